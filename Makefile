@@ -1,0 +1,55 @@
+# donegate: `make demo` runs the gate on the bundled example, `make test` runs the test suite.
+# Both set up what they need first: a Python venv (.venv) and the pinned Claude Code (node_modules).
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+CLAUDE := node_modules/.bin/claude
+
+.PHONY: setup demo test test-fast bench report review write install uninstall doctor clean
+
+setup: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	$(CLAUDE) --version
+	touch $@
+
+demo: setup
+	$(PY) examples/demo.py
+
+test: setup
+	$(PY) -m pytest -q
+
+test-fast: setup
+	$(PY) -m pytest -q -m "not e2e"
+
+bench: setup
+	$(PY) bench/run.py
+
+report: setup
+	$(PY) -m donegate report $(ARGS)
+
+write: setup
+	$(PY) -m donegate write "$(REPO)" --request "$(REQUEST)"
+
+review: setup
+	$(PY) -m donegate review "$(REPO)" $(ARGS)
+
+install: setup
+	$(PY) -m donegate install "$(REPO)" $(ARGS)
+
+uninstall: setup
+	$(PY) -m donegate uninstall "$(REPO)"
+
+doctor: setup
+	$(PY) -m donegate doctor "$(REPO)"
+
+clean:
+	rm -rf $(VENV) node_modules state logs

@@ -1,0 +1,242 @@
+"""The Stop hook: integrity, scope, acceptance, feedback, breaker, ledger.
+
+`evaluate` decides; `run_hook` wraps it so that whatever happens the hook exits 0 (stop allowed) or
+2 (blocked), writes exactly one ledger line, and never shows the agent a traceback. Claude Code treats
+any other exit code, a crash or a timeout as "let the agent stop", so failing closed is done here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from donegate import __version__, config, feedback, git, leaks, paths, runner, store
+from donegate.errors import DonegateError, StoreError
+from donegate.state import FileCounters
+
+ALLOW, BLOCK = 0, 2
+
+
+@dataclass
+class Outcome:
+    verdict: str  # pass | block | gave_up | unsealed | error
+    exit_code: int
+    reason: str = ""  # text for the agent (blocks) or the user (system message)
+    gates: dict[str, Any] = field(default_factory=dict)
+    failing: list[str] = field(default_factory=list)  # what the no-progress rule compares
+    system_message: str = ""
+    repo: str = ""
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def scope_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> dict[str, Any]:
+    """Protected files changed since the seal, and (with `allowed`) files changed outside it."""
+    t0 = time.monotonic()
+    problems = []
+    manifest = st.manifest
+    now = store.snapshot(repo, cfg["protected"])
+    before = {k: v for k, v in manifest.get("protected", {}).items() if store.matches(k, cfg["protected"])}
+    touched = sorted(k for k in set(now) | set(before) if now.get(k) != before.get(k))
+    if cfg["protect_repo_tests"]:
+        for name, digest in manifest.get("repo_tests", {}).items():
+            p = repo / name
+            if not p.is_file() or store.sha256_file(p) != digest:
+                touched.append(name)
+    touched = sorted(set(touched))
+    if touched:
+        problems.append("protected files were changed (restore them): " + ", ".join(touched))
+    outside: list[str] = []
+    if cfg["allowed"] is not None:
+        changed = git.changed_since(repo, manifest["base"])
+        outside = [n for n in changed if not store.matches(n, cfg["allowed"]) and n not in touched]
+        if outside:
+            problems.append("files outside the allowed scope were changed: " + ", ".join(outside))
+    return {"ok": not problems, "protected": touched, "outside": outside, "problems": problems,
+            "duration": round(time.monotonic() - t0, 4)}
+
+
+def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, Any], runner.TestRun]:
+    run = runner.run(st.path, repo, timeout=cfg["timeout"], expected=st.tests())
+    failing = run.failing()
+    gate = {
+        "ok": run.ok and not failing,
+        "total": st.manifest["count"],
+        "passed": len(run.passing()),
+        "failed": len(failing),
+        "failing": [{"id": k, "message": v[:1000]} for k, v in failing.items()],
+        "problem": run.problem,
+        "duration": round(run.duration, 4),
+    }
+    return gate, run
+
+
+def _sources(st: store.Store) -> list[str]:
+    return [p.read_text(encoding="utf-8", errors="replace") for p in runner.test_files(st.path)]
+
+
+def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path) -> Outcome:
+    cwd = payload.get("cwd") or os.getcwd()
+    repo = git.toplevel(Path(cwd))
+    paths.check_outside(repo, root)
+    out = _evaluate(payload, cfg, root, repo)
+    out.repo = str(repo)
+    return out
+
+
+def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path) -> Outcome:
+    try:
+        st = store.load(repo, root)
+    except StoreError as exc:
+        return Outcome("block", BLOCK, gates={"integrity": {"ok": False, "problem": exc.message}},
+                       reason=f"donegate: {exc.message}; the session needs a person to re-seal the tests",
+                       failing=["integrity"])
+    if st is None:
+        msg = f"donegate: no acceptance tests are sealed for {repo}; the stop was allowed unchecked"
+        return Outcome("unsealed", ALLOW, system_message=msg, gates={"integrity": {"ok": None}})
+    gates: dict[str, Any] = {"integrity": {"ok": True, "tests": st.manifest["count"]}}
+    secret_paths = [st.path, paths.acceptance_root(root), root, paths.KIT_ROOT]
+    sources = _sources(st)
+    scrub = feedback.Scrubber(secret_paths, sources)
+
+    leak = leaks.scan(payload.get("transcript_path"), [str(p) for p in (st.path, st.path.resolve())], sources)
+    if leak:
+        gates["leak"] = leak
+    scope = scope_gate(repo, st, cfg)
+    gates["scope"] = scope
+    accept, run = acceptance_gate(repo, st, cfg)
+    gates["acceptance"] = accept
+    problems = list(scope["problems"])
+    if run.problem:
+        problems.append(run.problem)
+    failures = run.failing()
+    leak_msg = ("donegate: the session transcript shows hidden acceptance-test content or store paths; "
+                "the tests may be compromised, review the session") if leak else ""
+    if not problems and not failures:
+        return Outcome("pass", ALLOW, gates=gates,
+                       system_message=leak_msg or f"donegate: {accept['total']} acceptance tests pass")
+    text = feedback.block_text(problems, failures, claimed=feedback.claims_done(payload.get("last_assistant_message")),
+                               total=accept["total"], scrub=scrub, cap=cfg["feedback_chars"])
+    failing = sorted(failures) + [p.split(":")[0] for p in problems]
+    return Outcome("block", BLOCK, reason=text, gates=gates, failing=failing, system_message=leak_msg)
+
+
+def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> Outcome:
+    """Count blocks per session; hand the session to a person when the loop stops paying."""
+    counters["stops"] += 1
+    if outcome.exit_code == ALLOW:
+        counters.update(blocks=0, same_streak=0, last_failing=None)
+        return outcome
+    same = counters["last_failing"] == outcome.failing
+    why = ""
+    if counters["blocks"] >= cfg["max_blocks"]:
+        why = f"{counters['blocks']} blocks in this session (max_blocks)"
+    elif cfg["max_same_failure"] and same and counters["same_streak"] >= cfg["max_same_failure"]:
+        why = f"the same tests failed {counters['same_streak']} stops in a row (max_same_failure)"
+    if why:
+        counters.update(blocks=0, same_streak=0, last_failing=None)
+        outcome.gates["breaker"] = {"gave_up": why, "was": outcome.verdict}
+        outcome.verdict, outcome.exit_code = "gave_up", ALLOW
+        outcome.system_message = (f"donegate: gave up after {why}; the stop was allowed but the work is NOT verified: "
+                                  "this session needs a person (see the ledger)")
+        return outcome
+    counters["blocks"] += 1
+    counters["same_streak"] = counters["same_streak"] + 1 if same else 1
+    counters["last_failing"] = outcome.failing
+    return outcome
+
+
+def _log_exception(root: Path) -> str:
+    log = paths.log_path(root)
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"--- {_now()}\n{traceback.format_exc()}\n")
+    except OSError:
+        pass
+    return str(log)
+
+
+def parse_payload(text: str) -> dict[str, Any]:
+    try:
+        payload = json.loads(text)
+    except ValueError as exc:
+        raise DonegateError(f"the hook's stdin is not JSON ({exc.msg} at position {exc.pos})") from None
+    if not isinstance(payload, dict):
+        raise DonegateError("the hook's stdin is not a JSON object")
+    return payload
+
+
+def run_hook(stdin_text: str, root: Path | None = None) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) for one stop. Never raises."""
+    t0 = time.monotonic()
+    root = root or paths.home()
+    payload: dict[str, Any] = {}
+    cfg = config.defaults()
+    try:
+        payload = parse_payload(stdin_text)
+        cfg = config.load(paths.config_path(root))
+        outcome = evaluate(payload, cfg, root)
+    except DonegateError as exc:
+        reason = f"donegate: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else "")
+        outcome = Outcome("error", BLOCK, reason=reason, gates={"error": exc.message}, failing=["error:" + exc.message])
+    except Exception as exc:  # a kit bug: block, bounded by the breaker, traceback to the log only
+        log = _log_exception(root)
+        reason = f"donegate: internal error ({type(exc).__name__}); the traceback is in the kit's log {log}"
+        outcome = Outcome("error", BLOCK, reason=reason, gates={"error": f"{type(exc).__name__}: {exc}"},
+                          failing=["error:internal"])
+    session = str(payload.get("session_id") or "unknown")
+    counters = {"stops": 0, "blocks": 0}
+    try:
+        with FileCounters(paths.state_dir(root)).transact(session) as counters:
+            outcome = breaker(outcome, counters, cfg)
+    except Exception:
+        _log_exception(root)
+        outcome.gates["counter_error"] = True
+        if outcome.exit_code == BLOCK:
+            # Without a working counter a block could trap the session forever: let it go, say so.
+            outcome.verdict, outcome.exit_code = "error", ALLOW
+            outcome.system_message = "donegate: the block counter is broken; the stop was allowed unverified"
+    record = {
+        "event": "stop",
+        "time": _now(),
+        "repo": outcome.repo or payload.get("cwd"),
+        "session": session,
+        "stop": counters.get("stops"),
+        "stop_hook_active": payload.get("stop_hook_active"),
+        "verdict": outcome.verdict,
+        "gates": outcome.gates,
+        "blocks": counters.get("blocks"),
+        "duration": round(time.monotonic() - t0, 4),
+        "kit_version": __version__,
+        "config": cfg.get("config", "default"),
+    }
+    try:
+        from donegate import ledger
+
+        ledger.append(record, paths.ledger_path(root))
+    except Exception:
+        _log_exception(root)
+        outcome.system_message = (outcome.system_message + " " if outcome.system_message else "") + \
+            "donegate: the ledger could not be written (see the kit's log)"
+    return render(outcome)
+
+
+def render(outcome: Outcome) -> tuple[int, str, str]:
+    if outcome.exit_code == BLOCK:
+        # Exit 2 with stderr, and the same reason as JSON on stdout: Claude Code drops some
+        # stderr-only blocks (stderr matching "no such file"), never a block with stdout.
+        body: dict[str, Any] = {"decision": "block", "reason": outcome.reason}
+        if outcome.system_message:
+            body["systemMessage"] = outcome.system_message
+        return BLOCK, json.dumps(body), outcome.reason + "\n"
+    body = {"systemMessage": outcome.system_message} if outcome.system_message else {}
+    return ALLOW, json.dumps(body) if body else "", ""

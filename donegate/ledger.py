@@ -1,0 +1,103 @@
+"""`ledger.jsonl`: one JSON line per event, appended whole under a lock, chained by hashes.
+
+Each line the kit appends carries `prev`, the sha256 of the line before it (of `GENESIS` for the
+first), so `donegate report --verify` can name the first line changed, removed or inserted by hand.
+Appends take an exclusive `flock` on the ledger itself, read the last line, and write the new line
+with one `write` call on an O_APPEND descriptor: concurrent stops lose nothing and tear nothing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+SCHEMA_VERSION = 1
+GENESIS = "0" * 64
+
+
+def line_hash(line: bytes) -> str:
+    return hashlib.sha256(line.rstrip(b"\n")).hexdigest()
+
+
+def _last_line(fd: int) -> bytes | None:
+    """The last complete-or-torn line of the file, reading backwards in chunks (constant memory)."""
+    end = os.lseek(fd, 0, os.SEEK_END)
+    if end == 0:
+        return None
+    pos, tail = end, b""
+    while pos > 0:
+        step = min(8192, pos)
+        pos -= step
+        chunk = os.pread(fd, step, pos)
+        tail = chunk + tail
+        body = tail[:-1] if tail.endswith(b"\n") else tail
+        nl = body.rfind(b"\n")
+        if nl >= 0:
+            return body[nl + 1 :]
+    return tail[:-1] if tail.endswith(b"\n") else tail
+
+
+def append(record: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Append `record` (plus `v` and `prev`) as one line; returns what was written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        rfd = os.open(path, os.O_RDONLY)
+        try:
+            last = _last_line(rfd)
+            size = os.fstat(rfd).st_size
+            torn = size > 0 and os.pread(rfd, 1, size - 1) != b"\n"
+        finally:
+            os.close(rfd)
+        record = {"v": SCHEMA_VERSION, **record, "prev": line_hash(last) if last is not None else GENESIS}
+        data = json.dumps(record, separators=(",", ":"), sort_keys=False, default=str).encode() + b"\n"
+        if torn:
+            # Someone left half a line; start ours on a fresh line so it stays whole.
+            data = b"\n" + data
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        return record
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def read(path: Path) -> Iterator[tuple[int, bytes]]:
+    """(line number from 1, raw line without newline), streaming."""
+    with open(path, "rb") as fh:
+        for number, line in enumerate(fh, 1):
+            yield number, line.rstrip(b"\n")
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    """Every parseable line (for tests and small ledgers; the report streams with `read`)."""
+    out = []
+    if not path.exists():
+        return out
+    for _, line in read(path):
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
+
+
+def verify(path: Path) -> tuple[int, int | None, str]:
+    """Check the chain: (lines checked, first bad line number or None, why)."""
+    prev = GENESIS
+    count = 0
+    for number, line in read(path):
+        count = number
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            return count, number, "not JSON"
+        if not isinstance(rec, dict) or rec.get("prev") != prev:
+            return count, number, "its prev hash does not match the line before it (changed, removed or inserted)"
+        prev = line_hash(line)
+    return count, None, "chain intact"

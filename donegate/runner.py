@@ -1,0 +1,115 @@
+"""Run the hidden tests against a repository in a process the repository cannot subvert.
+
+- `python -I -B`: no bytecode written into the store (whose files are hashed) or the repository;
+  no current folder on sys.path, no PYTHON* variables, no user site, so a planted
+  `sitecustomize.py` or `pytest.py` in the repository is never imported at start-up;
+- pytest is imported first, then the repository goes on sys.path (so it cannot shadow pytest);
+- `-c <store>/pytest.ini`, rootdir and confcutdir in the store: no `conftest.py` or ini file of the
+  repository is read; plugin autoload off, PYTEST_ADDOPTS dropped, no cache provider;
+- its own process group with a timeout (proc.run);
+- results from the kit's plugin as JSON, stamped with a nonce handed over on stdin, so text a test
+  prints can never pose as a result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from donegate import paths, proc
+
+INI_NAME = "pytest.ini"
+INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini file of the repository.\naddopts =\n"
+
+# Runs as `python -I -c BOOTSTRAP kit repo report -- pytest-args`; the nonce arrives on stdin.
+BOOTSTRAP = """\
+import sys
+kit, repo, report = sys.argv[1:4]
+args = sys.argv[5:]
+nonce = sys.stdin.readline().strip()
+sys.path.insert(0, kit)
+import pytest
+from donegate._plugin import Reporter
+sys.path.remove(kit)
+sys.path.insert(0, repo)
+sys.exit(pytest.main(args, plugins=[Reporter(report, nonce)]))
+"""
+
+# Variables pytest reads that would let the environment add options or plugins to the hidden run.
+_DROP = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DEBUG", "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER")
+
+
+@dataclass
+class TestRun:
+    ok: bool  # the run reported on every test it had to
+    problem: str = ""  # why it is not ok: a timeout, an early exit, a collection error, missing tests
+    collected: list[str] = field(default_factory=list)
+    results: dict[str, dict[str, str]] = field(default_factory=dict)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    duration: float = 0.0
+    output: str = ""  # pytest's own text, for the log only: it may quote test source
+
+    def failing(self) -> dict[str, str]:
+        return {
+            nodeid: r["message"]
+            for nodeid, r in self.results.items()
+            if r["outcome"] not in ("passed", "skipped", "xfailed")
+        }
+
+    def passing(self) -> list[str]:
+        return [nodeid for nodeid, r in self.results.items() if r["outcome"] in ("passed", "skipped", "xfailed")]
+
+
+def test_files(store: Path) -> list[Path]:
+    return sorted(p for p in store.iterdir() if p.suffix == ".py" and p.is_file())
+
+
+def env() -> dict[str, str]:
+    out = {k: v for k, v in os.environ.items() if k not in _DROP}
+    out["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    out["DONEGATE_NESTED"] = "1"  # a test that starts Claude Code must not fire the gate again
+    return out
+
+
+def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, expected: list[str] | None = None) -> TestRun:
+    """Run (or collect) the store's tests against `repo`; `expected` is the sealed list of test ids."""
+    files = test_files(store)
+    with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp:
+        report = Path(tmp) / "report.json"
+        nonce = secrets.token_hex(16)
+        args = [
+            "-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store),
+            "-p", "no:cacheprovider", "-p", "no:pastebin", "-p", "no:legacypath",
+            "--basetemp", str(Path(tmp) / "basetemp"),
+            "-q", "--no-header", "-rN", "--tb=line",
+        ]
+        if collect_only:
+            args.append("--collect-only")
+        args += [str(f) for f in files]
+        argv = [sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(paths.KIT_ROOT), str(repo), str(report), "--", *args]
+        res = proc.run(argv, timeout=timeout, cwd=repo, env=env(), input=nonce + "\n")
+        output = res.stdout + res.stderr
+        if res.timed_out:
+            return TestRun(False, f"the hidden tests did not finish within {timeout:g} s (timeout); the run was killed", duration=res.duration, output=output)
+        try:
+            data = json.loads(report.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return TestRun(False, f"the test run ended before reporting (exit code {res.returncode}): the code under test may exit the process early", duration=res.duration, output=output)
+    if data.get("nonce") != nonce or not data.get("complete"):
+        return TestRun(False, "the test report is not the one the kit asked for", duration=res.duration, output=output)
+    out = TestRun(True, collected=data["collected"], results=data["results"], errors=data["errors"], duration=res.duration, output=output)
+    if out.errors:
+        out.ok = False
+        out.problem = "the hidden tests failed to collect: " + "; ".join(e["message"].splitlines()[0] if e["message"] else e["nodeid"] for e in out.errors)
+    elif expected is not None:
+        seen = set(out.collected) if collect_only else set(out.results)
+        missing = [t for t in expected if t not in seen]
+        if missing:
+            out.ok = False
+            out.problem = f"{len(missing)} of {len(expected)} sealed tests did not run: " + ", ".join(missing[:5])
+    return out

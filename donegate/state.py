@@ -1,0 +1,73 @@
+"""Per-session counters for the breaker, behind one small storage interface.
+
+The kit counts blocks itself: Claude Code's `stop_hook_active` is a flag, not a count, and has been
+reported wrong. `FileCounters` is what the hook uses (one JSON file per session under
+`$DONEGATE_HOME/state/`, read-modify-write under an exclusive lock, replaced atomically so a crash never
+leaves half a file); `MemoryCounters` serves tests and in-process callers. Both are tested through
+one parametrised fixture.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Iterator
+
+
+def fresh(session_id: str) -> dict[str, Any]:
+    return {"session": session_id, "stops": 0, "blocks": 0, "same_streak": 0, "last_failing": None, "hinted": []}
+
+
+class MemoryCounters:
+    def __init__(self) -> None:
+        self._data: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def transact(self, session_id: str) -> Iterator[dict[str, Any]]:
+        with self._lock:
+            current = json.loads(json.dumps(self._data.get(session_id) or fresh(session_id)))
+            yield current
+            self._data[session_id] = current
+
+
+class FileCounters:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _path(self, session_id: str) -> Path:
+        # A session id comes from stdin: hash it so it can never name a path of its own choosing.
+        digest = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:24]
+        return self.directory / f"session-{digest}.json"
+
+    @contextlib.contextmanager
+    def transact(self, session_id: str) -> Iterator[dict[str, Any]]:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self._path(session_id)
+        lock_fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            try:
+                current = json.loads(path.read_text(encoding="utf-8"))
+                if not isinstance(current, dict):
+                    raise ValueError("not an object")
+                current = {**fresh(session_id), **current}
+            except FileNotFoundError:
+                current = fresh(session_id)
+            except ValueError:
+                # A corrupt counter must not trap the session: start counting again.
+                current = fresh(session_id)
+                current["corrupt"] = True
+            yield current
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(current, fh)
+            os.replace(tmp, path)
+        finally:
+            os.close(lock_fd)

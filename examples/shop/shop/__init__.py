@@ -1,0 +1,1 @@
+"""A small shop: carts, prices and the bulk discount."""

@@ -1,0 +1,207 @@
+"""Tests of the e2e harness itself, against the real Claude Code binary.
+
+They pin down the behaviours every other e2e test relies on: a scripted turn
+reaches the CLI's result, tool calls really run, Stop-hook feedback reaches
+the (fake) model, side requests do not eat the script, and a script that runs
+out ends the run at once instead of hanging.
+
+Each session costs about 1-1.5 s of CLI start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.fakeapi import FakeAPI, text, tool, tool_results, turn
+from tests.support.session import claude_version, find_claude, make_repo, run_session
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path, {"README.md": "demo\n"})
+
+
+def test_binary_is_the_pinned_native_cli() -> None:
+    # The facts the harness is built on were measured on one version: a bump
+    # of package.json without re-checking them should show up here.
+    root = find_claude().parents[2]
+    pinned = json.loads((root / "package.json").read_text())["dependencies"]["@anthropic-ai/claude-code"]
+    assert claude_version() == f"{pinned} (Claude Code)"
+    # npm's shim must point at the native binary (postinstall done), not a JS wrapper.
+    with open(find_claude().resolve(), "rb") as binary:
+        assert binary.read(4) == b"\x7fELF"
+
+
+def test_one_turn_text(repo: Path) -> None:
+    with FakeAPI([text("hello")]) as api:
+        res = run_session(repo, api, "say hello")
+
+    assert res.returncode == 0, res.describe()
+    assert res.result is not None, res.describe()
+    assert res.result["subtype"] == "success"
+    assert res.result["result"] == "hello"
+    # Usage is realistic enough for Claude Code to price the run.
+    assert res.result["total_cost_usd"] > 0
+    assert len(api.main_requests()) >= 1
+    assert api.main_requests()[0].body.get("stream") is True
+    assert "say hello" in api.all_text_shown()
+    assert not api.overrun
+    # The transcript lands under the fresh HOME, not the real one.
+    assert res.transcripts and all(p.is_relative_to(res.home) for p in res.transcripts)
+    assert any(e.get("type") == "assistant" for e in res.read_transcript())
+
+
+def test_tool_call_runs_and_result_is_recorded(repo: Path) -> None:
+    target = repo / "made.txt"
+    script = [
+        turn("Writing the file.", tool("Write", {"file_path": str(target), "content": "made by the fake model\n"})),
+        text("done"),
+    ]
+    with FakeAPI(script) as api:
+        res = run_session(repo, api, "create made.txt", allowed_tools=["Write"])
+
+    assert res.returncode == 0, res.describe()
+    assert res.result["result"] == "done"
+    assert target.read_text() == "made by the fake model\n"
+    mains = api.main_requests()
+    assert len(mains) == 2
+    results = tool_results(mains[1])
+    assert len(results) == 1, mains[1].body["messages"][-1]
+    assert not results[0]["is_error"], results
+    assert str(target) in results[0]["content"]
+    # The tool_use id we minted is the one the result answers.
+    assert results[0]["tool_use_id"].startswith("toolu_fake")
+    assert api.remaining() == 0
+
+
+HOOK = textwrap.dedent(
+    """\
+    import json, pathlib, sys
+    sys.stdin.read()  # the Stop event; unused here
+    counter = pathlib.Path(sys.argv[1])
+    n = int(counter.read_text()) if counter.exists() else 0
+    counter.write_text(str(n + 1))
+    if n == 0:
+        print("blocked: reason", file=sys.stderr)
+        print(json.dumps({"decision": "block", "reason": "blocked: reason"}))
+        sys.exit(2)
+    sys.exit(0)
+    """
+)
+
+
+def test_stop_hook_feedback_reaches_the_model(tmp_path: Path, repo: Path) -> None:
+    # The hook lives outside the repo, as donegate's does.
+    hook = tmp_path / "hooks" / "stop.py"
+    hook.parent.mkdir()
+    hook.write_text(HOOK)
+    counter = tmp_path / "hooks" / "count"
+    settings = {
+        "hooks": {
+            "Stop": [{"hooks": [{"type": "command", "command": f"{sys.executable} {hook} {counter}", "timeout": 30}]}]
+        }
+    }
+
+    def second(request: dict):
+        # A callable turn sees what the model was shown: echo the feedback.
+        shown = [b for b in request["messages"][-1]["content"] if b.get("type") == "text"]
+        return text("fixed after: " + shown[-1]["text"].splitlines()[-1])
+
+    with FakeAPI([text("done (first try)"), second]) as api:
+        res = run_session(repo, api, "do the task", settings=settings)
+
+    assert res.returncode == 0, res.describe()
+    assert counter.read_text() == "2"  # blocked once, then let through
+    feedback = api.stop_hook_feedback()
+    assert len(feedback) == 1, feedback
+    assert "blocked: reason" in feedback[0]
+    assert len(api.main_requests()) == 2  # the block bought exactly one more turn
+    assert api.remaining() == 0
+    assert res.result["result"] == "fixed after: blocked: reason"
+
+
+def test_overrun_ends_quickly_and_is_flagged(repo: Path) -> None:
+    # Two model turns needed (tool call, then a final answer); one scripted.
+    with FakeAPI([turn(tool("Bash", {"command": "true"}))]) as api:
+        started = time.monotonic()
+        res = run_session(repo, api, "run true", allowed_tools=["Bash"], timeout=60)
+        elapsed = time.monotonic() - started
+
+    assert api.overrun
+    assert "overrun" in api.overrun_message
+    assert elapsed < 30, f"overrun took {elapsed:.1f}s: Claude Code retried?"
+    assert res.returncode != 0
+    assert res.result is not None and res.result["is_error"] is True
+    assert "scenario overrun" in res.result["result"]
+    # The 400 is answered once, not retried.
+    assert [r.answer for r in api.main_requests()] == ["turn", "overrun"]
+
+
+def test_side_requests_do_not_consume_the_script(repo: Path) -> None:
+    # A "type": "prompt" Stop hook makes Claude Code ask the model, with no
+    # tools and a JSON schema, whether to stop: a side request, every time.
+    # It is answered off-script with schema-valid JSON ({"ok": true, ...}).
+    settings = {"hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "Is the task done? $ARGUMENTS"}]}]}}
+    with FakeAPI([text("hello")]) as api:
+        res = run_session(repo, api, "say hello", settings=settings)
+
+    assert res.returncode == 0, res.describe()
+    assert res.result["result"] == "hello"
+    assert not api.overrun
+    side = api.side_requests()
+    assert len(side) == 1, [r.body for r in side]
+    assert "Is the task done?" in side[0].body["messages"][-1]["content"][0]["text"]
+    assert len(api.main_requests()) == 1
+    assert api.remaining() == 0
+
+
+def test_concurrent_headless_runs_get_their_own_scripts(tmp_path: Path) -> None:
+    # The writer/reviewer shape: -p with a few tools and a JSON schema; the
+    # marker in each prompt routes its requests to its own script.
+    schema = json.dumps({"type": "object", "properties": {"who": {"type": "string"}}, "required": ["who"]})
+    args = ["--tools", "Read,Grep,Glob", "--json-schema", schema]
+    scripts = {
+        "[writer]": [turn(tool("Read", {"file_path": "README.md"})), turn(tool("StructuredOutput", {"who": "writer"}))],
+        "[reviewer]": [turn(tool("StructuredOutput", {"who": "reviewer"}))],
+    }
+    repos = {k: make_repo(tmp_path, {"README.md": k}, name=k.strip("[]")) for k in scripts}
+    results: dict[str, object] = {}
+
+    with FakeAPI(scripts=scripts) as api:
+
+        def run(key: str) -> None:
+            try:
+                results[key] = run_session(repos[key], api, f"{key} do your part", extra_args=args)
+            except BaseException as exc:  # surface in the main thread
+                results[key] = exc
+
+        threads = [threading.Thread(target=run, args=(k,)) for k in scripts]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+
+    assert not api.overrun, api.overrun_message
+    for key, who in (("[writer]", "writer"), ("[reviewer]", "reviewer")):
+        res = results[key]
+        assert not isinstance(res, BaseException), res
+        assert res.returncode == 0, res.describe()
+        assert res.result.get("structured_output") == {"who": who}, res.describe()
+        assert all(r.key == key for r in res.main_requests)
+        assert api.remaining(key) == 0
+    # Only 4 tools were offered, yet the requests counted as main-loop.
+    assert sorted(t["name"] for t in api.main_requests("[reviewer]")[0].body["tools"]) == [
+        "Glob",
+        "Grep",
+        "Read",
+        "StructuredOutput",
+    ]

@@ -1,0 +1,354 @@
+"""The Stop hook, run as Claude Code runs it: a subprocess with JSON on stdin, real git repos."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLE_TESTS, KIT, git, ledger_lines, make_repo, run_hook, stop_payload
+
+FIX = ("if units > BULK_THRESHOLD:", "if units >= BULK_THRESHOLD:")
+
+
+def fix_bug(repo: Path) -> None:
+    p = repo / "shop" / "pricing.py"
+    p.write_text(p.read_text().replace(*FIX))
+
+
+def seal(repo: Path, *tests: Path, extra_env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "donegate", "seal", str(repo), *map(str, tests)],
+        capture_output=True, text=True, timeout=120, cwd=KIT, env={**os.environ, **(extra_env or {})},
+    )
+
+
+def hidden_source() -> list[str]:
+    return [line.strip() for p in EXAMPLE_TESTS.glob("*.py") for line in p.read_text().splitlines() if len(line.strip()) > 12]
+
+
+def assert_no_secrets(text: str, kit_home: Path) -> None:
+    for line in hidden_source():
+        assert line not in text, f"hidden test source leaked: {line!r}"
+    assert str(kit_home) not in text
+    assert "acceptance" not in text.replace("acceptance test", "")
+
+
+def test_blocks_with_the_assertion_then_passes_after_the_fix(sealed_shop, kit_home):
+    res = run_hook(stop_payload(sealed_shop, message="All done, the discount is fixed."))
+    assert res.returncode == 2
+    assert "assert 4300 == 3870" in res.stderr
+    assert "test_ten_units_get_the_bulk_discount" in res.stderr
+    assert res.stderr.startswith("You reported the work as complete, but verification disagrees")
+    out = json.loads(res.stdout)
+    assert out["decision"] == "block" and out["reason"] == res.stderr.rstrip("\n")
+    assert_no_secrets(res.stderr + res.stdout, kit_home)
+
+    fix_bug(sealed_shop)
+    res = run_hook(stop_payload(sealed_shop))
+    assert res.returncode == 0, res.stderr
+    assert "5 acceptance tests pass" in json.loads(res.stdout)["systemMessage"]
+    lines = ledger_lines(kit_home)
+    assert [(r["verdict"], r["stop"], r["blocks"]) for r in lines] == [("block", 1, 1), ("pass", 2, 0)]
+    assert lines[0]["gates"]["acceptance"]["failed"] == 3 and lines[1]["gates"]["acceptance"]["passed"] == 5
+    assert lines[0]["repo"] == str(sealed_shop.resolve())
+
+
+def test_no_claim_no_claim_sentence(sealed_shop):
+    res = run_hook(stop_payload(sealed_shop, message="I have a question about the spec."))
+    assert res.returncode == 2
+    assert "You reported the work as complete" not in res.stderr
+
+
+def test_unsealed_repository_is_allowed_and_recorded(tmp_path, kit_home):
+    repo = make_repo(tmp_path / "r", {"a.py": "x = 1\n"})
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0
+    assert "no acceptance tests are sealed" in json.loads(res.stdout)["systemMessage"]
+    assert ledger_lines(kit_home)[0]["verdict"] == "unsealed"
+
+
+def test_tampered_store_blocks(sealed_shop, kit_home):
+    (test_file,) = (kit_home / "acceptance").glob("*/test_bulk_discount.py")
+    test_file.write_text(test_file.read_text() + "\ndef test_extra():\n    pass\n")
+    res = run_hook(stop_payload(sealed_shop))
+    assert res.returncode == 2
+    assert "acceptance tests were modified" in res.stderr
+    assert ledger_lines(kit_home)[0]["gates"]["integrity"]["ok"] is False
+
+
+def test_deleted_store_blocks_instead_of_reading_as_unsealed(sealed_shop, kit_home):
+    import shutil
+
+    (store,) = (kit_home / "acceptance").glob("shop-*")
+    shutil.rmtree(store)
+    res = run_hook(stop_payload(sealed_shop))
+    assert res.returncode == 2 and "missing although it was sealed" in res.stderr
+
+
+def test_rewritten_manifest_blocks(sealed_shop, kit_home):
+    (manifest,) = (kit_home / "acceptance").glob("*/manifest.json")
+    data = json.loads(manifest.read_text())
+    data["count"] = 1
+    manifest.write_text(json.dumps(data))
+    res = run_hook(stop_payload(sealed_shop))
+    assert res.returncode == 2 and "manifest changed" in res.stderr
+
+
+def test_protected_files_block_by_name(sealed_shop, kit_home):
+    fix_bug(sealed_shop)
+    (sealed_shop / ".claude").mkdir()
+    (sealed_shop / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
+    (sealed_shop / "tests" / "test_cart.py").write_text("def test_nothing():\n    pass\n")
+    res = run_hook(stop_payload(sealed_shop))
+    assert res.returncode == 2
+    assert ".claude/settings.local.json" in res.stderr and "tests/test_cart.py" in res.stderr
+    assert ledger_lines(kit_home)[0]["gates"]["scope"]["protected"] == [".claude/settings.local.json", "tests/test_cart.py"]
+
+
+def test_untracked_settings_present_at_seal_are_not_a_change(shop_repo, kit_home):
+    (shop_repo / ".claude").mkdir()
+    (shop_repo / ".claude" / "settings.json").write_text("{}")
+    assert seal(shop_repo, EXAMPLE_TESTS / "test_bulk_discount.py").returncode == 0
+    fix_bug(shop_repo)
+    assert run_hook(stop_payload(shop_repo)).returncode == 0
+
+
+def test_allowed_list_blocks_files_outside_it(sealed_shop, kit_home):
+    (kit_home / "donegate.yaml").write_text("allowed: ['shop/pricing.py']\n")
+    fix_bug(sealed_shop)
+    (sealed_shop / "notes.txt").write_text("scratch")
+    res = run_hook(stop_payload(sealed_shop))
+    assert res.returncode == 2 and "outside the allowed scope" in res.stderr and "notes.txt" in res.stderr
+    (sealed_shop / "notes.txt").unlink()
+    assert run_hook(stop_payload(sealed_shop)).returncode == 0
+
+
+def _seal_single(tmp_path, body: str, files: dict[str, str] | None = None) -> Path:
+    repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n", **(files or {})})
+    test = tmp_path / "hidden" / "test_mod.py"
+    test.parent.mkdir()
+    test.write_text(body)
+    res = seal(repo, test)
+    assert res.returncode == 0, res.stderr
+    return repo
+
+
+def test_hanging_test_blocks_within_timeout_and_leaves_no_process(tmp_path, kit_home):
+    marker = f"donegate-hang-{os.getpid()}"
+    repo = _seal_single(tmp_path, f"import mod, subprocess, time\n\ndef test_hang():\n    if mod.VALUE == 2:\n"
+                                  f"        subprocess.Popen(['sleep', '300', '{marker}'])\n        time.sleep(300)\n")
+    (kit_home / "donegate.yaml").write_text("timeout: 3\n")
+    (repo / "mod.py").write_text("VALUE = 2\n")
+    t0 = time.monotonic()
+    res = run_hook(stop_payload(repo))
+    assert time.monotonic() - t0 < 60
+    assert res.returncode == 2 and "did not finish within 3 s" in res.stderr
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, timeout=10).stdout
+    assert marker not in ps
+
+
+def test_collection_error_blocks(tmp_path):
+    repo = _seal_single(tmp_path, "from mod import VALUE\n\ndef test_value():\n    assert VALUE == 1\n")
+    (repo / "mod.py").write_text("OTHER = 1\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "failed to collect" in res.stderr and "ImportError" in res.stderr
+
+
+def test_early_exit_in_code_under_test_blocks(tmp_path):
+    repo = _seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 1\n")
+    (repo / "mod.py").write_text("import os\nos._exit(0)\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "ended before reporting" in res.stderr
+
+
+def test_fake_report_printed_by_code_under_test_is_not_a_pass(tmp_path):
+    repo = _seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
+    (repo / "mod.py").write_text(
+        "import json, os, sys\nVALUE = 1\nreport = sys.argv[3] if len(sys.argv) > 3 else None\n"
+        "if report:\n    open(report, 'w').write(json.dumps({'complete': True, 'nonce': 'x', 'collected': [], 'results': {}, 'errors': []}))\n"
+        "    os._exit(0)\n"
+    )
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "not the one the kit asked for" in res.stderr
+
+
+@pytest.mark.parametrize("planted", [
+    {"pytest.py": "import sys\nsys.exit(0)\n"},
+    {"conftest.py": "import pytest\n@pytest.hookimpl(tryfirst=True)\ndef pytest_runtest_call(item):\n    pass\n"
+                    "def pytest_collection_modifyitems(items):\n    items.clear()\n"},
+    {"sitecustomize.py": "import os\nos._exit(0)\n"},
+    {"pytest.ini": "[pytest]\naddopts = -p no:python\n"},
+    {"usercustomize.py": "import os\nos._exit(0)\n"},
+])
+def test_planted_files_in_the_repository_cannot_subvert_the_run(tmp_path, planted):
+    repo = _seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
+    for name, text in planted.items():
+        (repo / name).write_text(text)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2, res.stderr
+    assert "assert 1 == 2" in res.stderr
+
+
+def test_pytest_addopts_in_the_environment_is_ignored(tmp_path):
+    repo = _seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
+    res = run_hook(stop_payload(repo), env={"PYTEST_ADDOPTS": "--deselect test_mod.py::test_value", "PYTHONPATH": "/nonexistent"})
+    assert res.returncode == 2 and "assert 1 == 2" in res.stderr
+
+
+@pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", '{"cwd": 5}', "\x00\xff"])
+def test_malformed_stdin_blocks_with_a_reason(stdin, kit_home):
+    res = run_hook(stdin)
+    assert res.returncode == 2
+    assert res.stderr.startswith("donegate: ")
+    assert "Traceback" not in res.stderr and "Traceback" not in res.stdout
+    assert json.loads(res.stdout)["decision"] == "block"
+    assert ledger_lines(kit_home)[0]["verdict"] == "error"
+
+
+def test_cwd_outside_git_blocks(tmp_path, kit_home):
+    res = run_hook(stop_payload(tmp_path))
+    assert res.returncode == 2 and "not inside a git repository" in res.stderr
+
+
+@pytest.mark.parametrize("text, key", [
+    ("timeout: fast\n", "timeout"),
+    ("writer:\n  attempts: '3'\n", "writer.attempts"),
+    ("nonsense: 1\n", "nonsense"),
+    ("timeout: [\n", "line"),
+])
+def test_broken_config_blocks_naming_the_key(sealed_shop, kit_home, text, key):
+    (kit_home / "donegate.yaml").write_text(text)
+    res = run_hook(stop_payload(sealed_shop))
+    assert res.returncode == 2 and key in res.stderr and "Traceback" not in res.stderr
+
+
+def test_breaker_gives_up_after_max_blocks(tmp_path, kit_home):
+    # Each stop fails a different set, so only max_blocks can end the loop.
+    repo = _seal_single(tmp_path, "".join(f"import mod\ndef test_{i}():\n    assert mod.VALUE != {i}\n" for i in range(10)))
+    (kit_home / "donegate.yaml").write_text("max_blocks: 3\n")
+    verdicts = []
+    for i in range(5):
+        (repo / "mod.py").write_text(f"VALUE = {i}\n")
+        verdicts.append(run_hook(stop_payload(repo)).returncode)
+    assert verdicts == [2, 2, 2, 0, 2]  # the fourth stop is handed over; the next turn counts again
+    lines = ledger_lines(kit_home)
+    assert [r["verdict"] for r in lines] == ["block", "block", "block", "gave_up", "block"]
+    assert "max_blocks" in lines[3]["gates"]["breaker"]["gave_up"]
+
+
+def test_no_progress_rule_hands_over_early(sealed_shop, kit_home):
+    codes = [run_hook(stop_payload(sealed_shop)).returncode for _ in range(4)]
+    assert codes == [2, 2, 2, 0]
+    line = ledger_lines(kit_home)[-1]
+    assert line["verdict"] == "gave_up" and "max_same_failure" in line["gates"]["breaker"]["gave_up"]
+
+
+def test_errors_are_counted_by_the_breaker(tmp_path, kit_home):
+    codes = [run_hook(stop_payload(tmp_path)).returncode for _ in range(5)]
+    assert codes == [2, 2, 2, 0, 2]
+
+
+def test_sessions_are_counted_apart(sealed_shop, kit_home):
+    for _ in range(3):
+        run_hook(stop_payload(sealed_shop, session="a"))
+    assert run_hook(stop_payload(sealed_shop, session="b")).returncode == 2
+
+
+def test_nested_runs_are_not_gated(sealed_shop, kit_home):
+    res = run_hook(stop_payload(sealed_shop), env={"DONEGATE_NESTED": "1"})
+    assert res.returncode == 0 and not ledger_lines(kit_home)
+
+
+def test_broken_package_still_blocks_then_lets_go(sealed_shop, tmp_path):
+    # A copy of the launcher next to a package that fails to import: it must block, bounded.
+    kit = tmp_path / "kit"
+    (kit / "hooks").mkdir(parents=True)
+    (kit / "hooks" / "stop_gate.py").write_text((KIT / "hooks" / "stop_gate.py").read_text())
+    (kit / "donegate").mkdir()
+    (kit / "donegate" / "__init__.py").write_text("raise RuntimeError('broken')\n")
+    codes = []
+    for _ in range(8):
+        res = subprocess.run([sys.executable, "-I", str(kit / "hooks" / "stop_gate.py")], input=json.dumps(stop_payload(sealed_shop)),
+                             capture_output=True, text=True, timeout=60)
+        codes.append(res.returncode)
+    assert codes[:6] == [2] * 6 and codes[6] == 0
+    assert "donegate: the kit failed to start" in res.stderr or codes[7] == 2
+
+
+def test_concurrent_stops_append_whole_lines(sealed_shop, kit_home):
+    fix_bug(sealed_shop)
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(lambda i: run_hook(stop_payload(sealed_shop, session=f"s{i}")), range(16)))
+    assert all(r.returncode == 0 for r in results)
+    lines = (kit_home / "ledger.jsonl").read_text().splitlines()
+    assert len(lines) == 16
+    records = [json.loads(line) for line in lines]
+    assert sorted(r["session"] for r in records) == sorted(f"s{i}" for i in range(16))
+    from donegate import ledger
+
+    assert ledger.verify(kit_home / "ledger.jsonl")[1] is None
+
+
+def test_store_inside_the_repository_is_refused(shop_repo):
+    res = seal(shop_repo, EXAMPLE_TESTS / "test_bulk_discount.py", extra_env={"DONEGATE_HOME": str(shop_repo / ".dg")})
+    assert res.returncode == 1 and "inside the guarded repository" in res.stderr
+
+
+def test_seal_refuses_a_test_file_that_does_not_collect(shop_repo, tmp_path, kit_home):
+    bad = tmp_path / "test_bad.py"
+    bad.write_text("def test_x(:\n    pass\n")
+    res = seal(shop_repo, bad)
+    assert res.returncode == 1 and "do not collect" in res.stderr and "SyntaxError" in res.stderr
+    assert not (kit_home / "acceptance").exists() or not any((kit_home / "acceptance").glob("shop-*"))
+
+
+def test_failed_seal_leaves_the_previous_store(sealed_shop, tmp_path, kit_home):
+    (store,) = (kit_home / "acceptance").glob("shop-*")
+    before = {p.name: p.read_bytes() for p in store.iterdir()}
+    bad = tmp_path / "test_bad.py"
+    bad.write_text("import nonexistent_module\n")
+    assert seal(sealed_shop, bad).returncode == 1
+    assert {p.name: p.read_bytes() for p in store.iterdir()} == before
+    assert [p.name for p in (kit_home / "acceptance").iterdir()] == [store.name]
+
+
+def test_seal_manifest_records_baseline(sealed_shop, kit_home):
+    (manifest,) = (kit_home / "acceptance").glob("*/manifest.json")
+    m = json.loads(manifest.read_text())
+    assert m["count"] == 5 and len(m["tests"]) == 5
+    assert m["base"] == git(sealed_shop, "rev-parse", "HEAD").strip()
+    assert m["request"] == "orders of 10 or more units get 10% off"
+    assert sorted(m["baseline"]["failing"]) == sorted([
+        "test_bulk_discount.py::test_ten_units_get_the_bulk_discount",
+        "test_bulk_discount.py::test_units_across_lines_count_together",
+        "test_bulk_discount.py::test_discount_rounds_down_to_whole_cents",
+    ])
+    assert len(m["baseline"]["passing"]) == 2
+    assert set(m["files"]) == {"test_bulk_discount.py", "pytest.ini"}
+
+
+def test_leak_in_transcript_is_recorded_and_reported(sealed_shop, kit_home, tmp_path):
+    (test_file,) = (kit_home / "acceptance").glob("*/test_bulk_discount.py")
+    transcript = tmp_path / "t.jsonl"
+    shown = {"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "x", "content": test_file.read_text()}]}}
+    transcript.write_text(json.dumps({"type": "assistant", "message": {"content": "cat it"}}) + "\n" + json.dumps(shown) + "\n")
+    fix_bug(sealed_shop)
+    res = run_hook(stop_payload(sealed_shop, transcript_path=str(transcript)))
+    assert res.returncode == 0
+    assert "transcript shows hidden acceptance-test content" in json.loads(res.stdout)["systemMessage"]
+    assert ledger_lines(kit_home)[0]["gates"]["leak"]["source_lines"] > 0
+
+
+def test_feedback_is_capped(tmp_path, kit_home):
+    body = "import mod\n" + "".join(f"def test_{i}():\n    assert mod.VALUE == {i} + 1000, 'x' * 500\n" for i in range(40))
+    repo = _seal_single(tmp_path, body)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and len(res.stderr) <= 4100
