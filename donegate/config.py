@@ -27,9 +27,10 @@ class Key:
 
     def type_name(self) -> str:
         if self.choices:
-            return " | ".join(self.choices)
+            return " / ".join(self.choices)
         names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list"}
-        name = " or ".join(dict.fromkeys(names[t] for t in self.types if t in names))
+        types = [t for t in self.types if not (t is int and float in self.types)]  # int or float: a number
+        name = " or ".join(names[t] for t in types)
         if self.items is not None:
             name += f" of {names[self.items]}s"
         return name + (" or null" if self.nullable else "")

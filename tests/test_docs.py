@@ -1,0 +1,47 @@
+"""The README and the code cannot drift apart: its tables are checked against the schema and --help."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+
+from conftest import KIT
+from donegate import cli, config
+
+README = (KIT / "README.md").read_text()
+
+
+def test_readme_opens_with_the_two_commands():
+    first_block = README.split("```")[1]
+    assert re.search(r"^make demo\b", first_block, re.M) and re.search(r"^make test\b", first_block, re.M)
+
+
+def test_every_config_key_is_documented_with_its_type_and_default():
+    for path, key in config.iter_keys():
+        default = "null" if key.default is None else json.dumps(key.default)
+        row = f"| `{path}` | {key.type_name()} | `{default}` | {key.doc} |"
+        assert row in README, f"README config table is out of date for {path}: expected\n{row}"
+
+
+def test_every_command_is_documented_with_its_help_text():
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    documented = set(re.findall(r"^\| `donegate ([a-z-]+)` \|", README, re.M))
+    for choice in sub._choices_actions:
+        row = f"| `donegate {choice.dest}` | {choice.help} |"
+        assert row in README, f"README command table is out of date: expected\n{row}"
+    assert documented == set(sub.choices), "README lists commands the CLI does not have, or misses some"
+
+
+def test_makefile_targets_named_in_readme_exist():
+    makefile = (KIT / "Makefile").read_text()
+    for target in set(re.findall(r"`make ([a-z-]+)", README)):
+        assert re.search(rf"^{target}:", makefile, re.M), f"README names `make {target}`, the Makefile has no such target"
+
+
+def test_help_runs():
+    res = subprocess.run([sys.executable, "-m", "donegate", "--help"], capture_output=True, text=True, timeout=60, cwd=KIT)
+    assert res.returncode == 0 and "seal" in res.stdout

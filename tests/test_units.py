@@ -1,0 +1,159 @@
+"""Unit tests of the small seams: config schema, counters, ledger chain, subprocess wrapper."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from donegate import config, ledger, proc
+from donegate.errors import ConfigError
+from donegate.state import FileCounters, MemoryCounters
+
+
+# -- config -----------------------------------------------------------------------------------
+
+def test_defaults_cover_every_key():
+    cfg = config.validate({})
+    assert cfg["timeout"] == 120 and cfg["max_blocks"] == 6 and cfg["writer"]["attempts"] == 3
+    assert [p for p, _ in config.iter_keys()][:3] == ["config", "timeout", "max_blocks"]
+
+
+@pytest.mark.parametrize("data, path, expected", [
+    ({"timeout": "fast"}, "timeout", "number"),
+    ({"max_blocks": True}, "max_blocks", "integer"),
+    ({"writer": {"attempts": 1.5}}, "writer.attempts", "integer"),
+    ({"protected": [".claude/**", 3]}, "protected[1]", "string"),
+    ({"review": "sometimes"}, "review", "off, hint, block"),
+    ({"max_blocks": 0}, "max_blocks", "minimum"),
+    ({"writer": "yes"}, "writer", "mapping"),
+    ({"colour": 1}, "colour", "unknown key"),
+])
+def test_bad_values_name_the_key_path(data, path, expected):
+    with pytest.raises(ConfigError) as exc:
+        config.validate(data)
+    assert f"config key {path}" in str(exc.value) or f"config {path}" in str(exc.value)
+    assert expected in str(exc.value)
+
+
+def test_yaml_off_means_off(tmp_path):
+    p = tmp_path / "donegate.yaml"
+    p.write_text("review: off\nallowed: null\n")
+    assert config.load(p)["review"] == "off"
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path):
+    p = tmp_path / "donegate.yaml"
+    p.write_text("timeout: 3\nprotected: [a\n")
+    with pytest.raises(ConfigError) as exc:
+        config.load(p)
+    assert "line" in str(exc.value) and str(p) in str(exc.value)
+
+
+# -- counters: one parametrised fixture over both storages ------------------------------------
+
+@pytest.fixture(params=["file", "memory"])
+def counters(request, tmp_path):
+    return FileCounters(tmp_path / "state") if request.param == "file" else MemoryCounters()
+
+
+def test_counters_start_fresh_and_persist(counters):
+    with counters.transact("s") as c:
+        assert c["blocks"] == 0
+        c["blocks"] = 2
+    with counters.transact("s") as c:
+        assert c["blocks"] == 2
+    with counters.transact("other") as c:
+        assert c["blocks"] == 0
+
+
+def test_counters_are_atomic_under_threads(counters):
+    def bump():
+        for _ in range(25):
+            with counters.transact("s") as c:
+                c["stops"] += 1
+
+    threads = [threading.Thread(target=bump) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with counters.transact("s") as c:
+        assert c["stops"] == 200
+
+
+def test_file_counters_survive_corruption_and_hostile_ids(tmp_path):
+    store = FileCounters(tmp_path / "state")
+    with store.transact("../../etc/passwd") as c:
+        c["blocks"] = 1
+    assert all(p.parent == tmp_path / "state" for p in (tmp_path / "state").iterdir())
+    for p in (tmp_path / "state").glob("*.json"):
+        p.write_text("{torn")
+    with store.transact("../../etc/passwd") as c:
+        assert c["blocks"] == 0 and c["corrupt"]
+
+
+# -- ledger -------------------------------------------------------------------------------------
+
+def test_ledger_chain_detects_edits(tmp_path):
+    path = tmp_path / "ledger.jsonl"
+    for i in range(5):
+        ledger.append({"event": "stop", "i": i}, path)
+    assert ledger.verify(path) == (5, None, "chain intact")
+    lines = path.read_text().splitlines()
+    lines[2] = lines[2].replace('"i":2', '"i":9')
+    path.write_text("\n".join(lines) + "\n")
+    count, bad, _ = ledger.verify(path)
+    assert bad == 4  # line 3 changed: line 4's prev no longer matches
+
+
+def test_ledger_append_after_a_torn_line_starts_a_new_line(tmp_path):
+    path = tmp_path / "ledger.jsonl"
+    ledger.append({"event": "stop"}, path)
+    with open(path, "a") as fh:
+        fh.write('{"event": "sto')
+    ledger.append({"event": "stop", "after": True}, path)
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[-1])["after"] is True and lines[1] == '{"event": "sto'
+
+
+def test_ledger_concurrent_processes_lose_nothing(tmp_path):
+    path = tmp_path / "ledger.jsonl"
+    code = ("import sys; from pathlib import Path; from donegate import ledger\n"
+            "for i in range(50): ledger.append({'w': sys.argv[1], 'i': i, 'pad': 'x' * 5000}, Path(sys.argv[2]))")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(w), str(path)]) for w in range(6)]
+    for p in procs:
+        assert p.wait(timeout=120) == 0
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(records) == 300
+    assert ledger.verify(path)[1] is None
+
+
+# -- proc ---------------------------------------------------------------------------------------
+
+def test_proc_timeout_kills_the_whole_group(tmp_path):
+    marker = tmp_path / "alive"
+    script = f"import subprocess, time\nsubprocess.Popen(['sh', '-c', 'sleep 2; touch {marker}'])\ntime.sleep(60)\n"
+    t0 = time.monotonic()
+    res = proc.run([sys.executable, "-c", script], timeout=1)
+    assert res.timed_out and res.returncode is None and time.monotonic() - t0 < 30
+    time.sleep(2.5)
+    assert not marker.exists()
+
+
+def test_proc_output_and_input():
+    res = proc.run([sys.executable, "-c", "import sys; print(sys.stdin.read().upper()); sys.exit(3)"], timeout=30, input="hi")
+    assert res.returncode == 3 and res.stdout.strip() == "HI" and not res.timed_out
+
+
+def test_proc_does_not_wait_for_an_escaped_grandchild():
+    # A grandchild in its own session keeps stdout open; we must not wait for its end-of-file.
+    script = "import subprocess; subprocess.Popen(['setsid', 'sleep', '8']); print('done')"
+    t0 = time.monotonic()
+    res = proc.run([sys.executable, "-c", script], timeout=30)
+    assert res.stdout.strip() == "done" and time.monotonic() - t0 < 15
