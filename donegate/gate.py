@@ -8,6 +8,7 @@ any other exit code, a crash or a timeout as "let the agent stop", so failing cl
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
 import time
@@ -21,6 +22,7 @@ from donegate.errors import DonegateError, StoreError
 from donegate.state import FileCounters
 
 ALLOW, BLOCK = 0, 2
+MAX_HINTED = 50  # hinted states remembered per session
 
 
 @dataclass
@@ -32,6 +34,7 @@ class Outcome:
     failing: list[str] = field(default_factory=list)  # what the no-progress rule compares
     system_message: str = ""
     repo: str = ""
+    hint: str = ""  # a reviewers' hint: the state of the code it was given for (given once per state)
 
 
 def _now() -> str:
@@ -121,19 +124,109 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     leak_msg = ("donegate: the session transcript shows hidden acceptance-test content or store paths; "
                 "the tests may be compromised, review the session") if leak else ""
     if not problems and not failures:
-        return Outcome("pass", ALLOW, gates=gates,
-                       system_message=leak_msg or f"donegate: {accept['total']} acceptance tests pass")
+        passed = Outcome("pass", ALLOW, gates=gates,
+                         system_message=leak_msg or f"donegate: {accept['total']} acceptance tests pass")
+        if cfg["review"] == "off":
+            return passed
+        return review_gate(payload, cfg, root, repo, st, passed, scrub)
     text = feedback.block_text(problems, failures, claimed=feedback.claims_done(payload.get("last_assistant_message")),
                                total=accept["total"], scrub=scrub, cap=cfg["feedback_chars"])
     failing = sorted(failures) + [p.split(":")[0] for p in problems]
     return Outcome("block", BLOCK, reason=text, gates=gates, failing=failing, system_message=leak_msg)
 
 
+def _session(payload: dict[str, Any]) -> str:
+    return str(payload.get("session_id") or "unknown")
+
+
+def _hinted(root: Path, payload: dict[str, Any]) -> list[str]:
+    with FileCounters(paths.state_dir(root)).transact(_session(payload)) as counters:
+        return list(counters.get("hinted") or [])
+
+
+def review_gate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path, st: store.Store,
+                passed: Outcome, scrub: feedback.Scrubber) -> Outcome:
+    """The reviewers, once scope and acceptance pass (`review: hint | block`); `passed` is the outcome
+    without them. Their result goes to the ledger as `gates.review`.
+
+    - hint: standing findings go back to the agent once per state of the code (request + diff,
+      hashed), labelled as a model's judgment; the next stop on a hinted state is allowed without
+      running the reviewers again.
+    - block: blocking findings block like a failing test, counted by the same breaker; `failing` is
+      "review:<file>" per blocking finding, so reviewers flagging the same files stop after stop are
+      "no progress" (their wording changes every run, their files do not).
+    - a review that failed (timeout, error, no structured output, broken reviewer files, a kit bug)
+      allows the stop and tells the user: verdict `review_error`. It never blocks, never passes silently.
+    """
+    from donegate import reviewer
+
+    t0 = time.monotonic()
+    base, request, mode = st.manifest["base"], st.manifest.get("request", ""), cfg["review_mode"]
+    state = ""
+    try:
+        diff = git.diff(repo, base)
+        state = hashlib.sha256(json.dumps([request, diff]).encode()).hexdigest()[:32]
+        if cfg["review"] == "hint" and state in _hinted(root, payload):
+            passed.gates["review"] = {"mode": mode, "skipped": "the hint for this state of the code was given", "state": state}
+            return passed
+        result = reviewer.review(repo, request, base, cfg, timeout=cfg["review_timeout"], diff=diff)
+    except DonegateError as exc:
+        result = reviewer.error_result(mode, exc.message, time.monotonic() - t0)
+    except Exception as exc:  # a kit bug in the review must not turn into a block
+        result = reviewer.error_result(mode, f"internal error ({type(exc).__name__}), traceback in {_log_exception(root)}",
+                                       time.monotonic() - t0)
+    result["state"] = state
+    passed.gates["review"] = result
+    told = [passed.system_message] if "leak" in passed.gates else []
+    if result["verdict"] == "error":
+        told.append(f"donegate: the acceptance tests pass, but the review failed ({'; '.join(result['errors'])}); "
+                    "the stop was allowed WITHOUT a review (see the ledger)")
+        passed.verdict, passed.system_message = "review_error", " ".join(told)
+        return passed
+    if result["errors"]:  # a block stands on a healthy reviewer's finding; its failed partner is still news
+        told.append("donegate: part of the review failed: " + "; ".join(result["errors"]))
+    claimed = feedback.claims_done(payload.get("last_assistant_message"))
+    standing = reviewer.standing(result)
+    if cfg["review"] == "hint" and standing:
+        text = _capped(scrub(reviewer.feedback(result, hint=True, claimed=claimed)), cfg["feedback_chars"])
+        return Outcome("hint", BLOCK, reason=text, gates=passed.gates, system_message=" ".join(told), hint=state)
+    if cfg["review"] == "block" and result["verdict"] == "block":
+        text = _capped(scrub(reviewer.feedback(result, hint=False, claimed=claimed)), cfg["feedback_chars"])
+        failing = sorted({"review:" + (f["file"] or "-") for f in reviewer.blocking(result)})
+        return Outcome("block", BLOCK, reason=text, gates=passed.gates, failing=failing, system_message=" ".join(told))
+    minor = f" ({len(standing)} minor finding(s) in the ledger)" if standing else ""
+    told.append(f"donegate: {passed.gates['acceptance']['total']} acceptance tests pass; the reviewers approve{minor}")
+    passed.system_message = " ".join(told)
+    return passed
+
+
+def _capped(text: str, cap: int) -> str:
+    return text if len(text) <= cap else text[: cap - 40].rstrip() + "\n... (more findings not shown)"
+
+
 def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> Outcome:
-    """Count blocks per session; hand the session to a person when the loop stops paying."""
+    """Count blocks per session; hand the session to a person when the loop stops paying.
+
+    A reviewers' hint is a block too (exit 2), but it comes on passing tests: that is progress, so it
+    starts the no-progress streak over, while it still counts toward `max_blocks` (it costs a turn,
+    and an agent that changes a little each time would get a new hint each time). A hint that would
+    pass `max_blocks` is dropped rather than handed over: the tests pass, there is nothing to hand over.
+    """
     counters["stops"] += 1
+    if outcome.hint:
+        counters["hinted"] = [*(counters.get("hinted") or []), outcome.hint][-MAX_HINTED:]
     if outcome.exit_code == ALLOW:
         counters.update(blocks=0, same_streak=0, last_failing=None)
+        return outcome
+    if outcome.hint:
+        if counters["blocks"] >= cfg["max_blocks"]:
+            outcome.gates["breaker"] = {"hint_dropped": f"{counters['blocks']} blocks in this session (max_blocks)"}
+            counters.update(blocks=0, same_streak=0, last_failing=None)
+            outcome.verdict, outcome.exit_code = "pass", ALLOW
+            outcome.system_message = ("donegate: the acceptance tests pass; the reviewers' findings were not sent to the "
+                                      "agent (max_blocks reached), they are in the ledger")
+            return outcome
+        counters.update(blocks=counters["blocks"] + 1, same_streak=0, last_failing=None)
         return outcome
     same = counters["last_failing"] == outcome.failing
     why = ""
@@ -193,7 +286,7 @@ def run_hook(stdin_text: str, root: Path | None = None) -> tuple[int, str, str]:
         reason = f"donegate: internal error ({type(exc).__name__}); the traceback is in the kit's log {log}"
         outcome = Outcome("error", BLOCK, reason=reason, gates={"error": f"{type(exc).__name__}: {exc}"},
                           failing=["error:internal"])
-    session = str(payload.get("session_id") or "unknown")
+    session = _session(payload)
     counters = {"stops": 0, "blocks": 0}
     try:
         with FileCounters(paths.state_dir(root)).transact(session) as counters:

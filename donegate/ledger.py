@@ -17,10 +17,16 @@ from typing import Any, Iterator
 
 SCHEMA_VERSION = 1
 GENESIS = "0" * 64
+REF_CHARS = 10  # hex characters of a line's hash that name a stop (`donegate label`)
 
 
 def line_hash(line: bytes) -> str:
     return hashlib.sha256(line.rstrip(b"\n")).hexdigest()
+
+
+def stop_ref(line: bytes) -> str:
+    """The short, stable name of a stop: the start of its raw line's hash (the report shows it)."""
+    return line_hash(line)[:REF_CHARS]
 
 
 def _last_line(fd: int) -> bytes | None:

@@ -4,6 +4,9 @@ Argument lists only (never a shell), always a timeout, always its own process gr
 kills everything the child started (a hanging test's grandchildren too). Output goes to temporary
 files rather than pipes: a grandchild that escapes the group and keeps a pipe open cannot make us wait
 for an end-of-file that never comes.
+
+Streaming (`on_line`) follows the same rule: a reader thread tails the stdout file with `pread`
+(which never moves the offset the child writes at) and hands over each complete line as it lands.
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 
 @dataclass
@@ -34,6 +38,55 @@ def _killpg(pid: int) -> None:
         pass
 
 
+class _Tail:
+    """Follow a growing file by descriptor and call `on_line` for each complete line."""
+
+    POLL = 0.05
+
+    def __init__(self, fd: int, on_line: Callable[[str], None]) -> None:
+        self.fd = fd
+        self.on_line = on_line
+        self.pos = 0
+        self.buf = b""
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name="proc-tail", daemon=True)
+        self.thread.start()
+
+    def _emit(self, line: bytes) -> None:
+        if self.error is None:
+            try:
+                self.on_line(line.decode("utf-8", "replace").rstrip("\r"))
+            except BaseException as exc:  # re-raised by finish() in the caller's thread
+                self.error = exc
+
+    def _drain(self) -> None:
+        while True:
+            chunk = os.pread(self.fd, 65536, self.pos)
+            if not chunk:
+                return
+            self.pos += len(chunk)
+            self.buf += chunk
+            *lines, self.buf = self.buf.split(b"\n")
+            for line in lines:
+                self._emit(line)
+
+    def _loop(self) -> None:
+        while not self.done.wait(self.POLL):
+            self._drain()
+        self._drain()
+        if self.buf:
+            self._emit(self.buf)  # a last line without a newline
+            self.buf = b""
+
+    def finish(self) -> None:
+        """After the process is gone: hand over what is left, then re-raise a callback's error."""
+        self.done.set()
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -41,8 +94,14 @@ def run(
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
     input: str | None = None,
+    on_line: Callable[[str], None] | None = None,
 ) -> Result:
-    """Run `argv` to completion or until `timeout` seconds pass, then kill its whole process group."""
+    """Run `argv` to completion or until `timeout` seconds pass, then kill its whole process group.
+
+    `on_line`, if given, is called (from a reader thread) with each stdout line, newline stripped,
+    as it is written; stdout is still returned whole. An exception it raises stops the calls and is
+    raised here once the process is gone.
+    """
     argv = [os.fspath(a) for a in argv]
     start = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as inp:
@@ -58,14 +117,18 @@ def run(
             stderr=err,
             start_new_session=True,
         )
+        tail = _Tail(out.fileno(), on_line) if on_line is not None else None
         timed_out = False
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-        # Kill the group either way: a finished child may have left workers behind.
-        _killpg(proc.pid)
-        proc.wait()
+        finally:
+            # Kill the group either way: a finished child may have left workers behind.
+            _killpg(proc.pid)
+            proc.wait()
+            if tail is not None:
+                tail.finish()
         out.seek(0)
         err.seek(0)
         return Result(
