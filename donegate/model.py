@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from donegate import paths, proc
+from donegate import config, paths, proc
 from donegate.errors import DonegateError
 
 CLAUDE_ENV = "DONEGATE_CLAUDE"
@@ -88,6 +88,19 @@ def find_claude() -> str:
     )
 
 
+def guard_settings() -> dict:
+    """The kit's deny rules and PreToolUse guard for its own headless runs.
+
+    Read-only tools are not enough: a writer or reviewer can Read or Grep any absolute path, the
+    hidden tests included, and a reviewer's findings go back to the agent. `--setting-sources ""`
+    keeps the guarded repository's settings out; these come in through `--settings` instead.
+    """
+    from donegate import install
+
+    entries = install.kit_entries(config.defaults())
+    return {"permissions": {"deny": entries["deny"]}, "hooks": {"PreToolUse": [entries["PreToolUse"]]}}
+
+
 def command(claude: str, *, schema: dict, tools: list[str], max_turns: int, model: str | None) -> list[str]:
     """The `claude -p` argument list (the prompt itself goes on stdin)."""
     names = ",".join(tools)
@@ -98,6 +111,7 @@ def command(claude: str, *, schema: dict, tools: list[str], max_turns: int, mode
         "--tools", names,
         "--max-turns", str(max_turns),
         "--setting-sources", "",
+        "--settings", json.dumps(guard_settings(), separators=(",", ":")),
         "--no-session-persistence",
     ]
     if model:

@@ -195,3 +195,24 @@ def load(repo: Path, root: Path | None = None) -> Store | None:
     if changed:
         raise StoreError(f"acceptance tests were modified ({len(changed)} file(s) changed, added or removed)", "seal the tests again")
     return Store(repo, path, manifest)
+
+
+def refresh_protected(repo: Path, globs: list[str], root: Path | None = None) -> bool:
+    """Take a new snapshot of the protected files into a sealed store's manifest.
+
+    For a person's own changes after sealing (installing or removing the kit's settings, which lie
+    under `.claude/`): without this every later stop would block on "protected files were changed".
+    Returns False when there is no sealed store. The store must be intact: a tampered one stays so.
+    """
+    root = root or paths.home()
+    st = load(repo, root)
+    if st is None:
+        return False
+    manifest = {**st.manifest, "protected": snapshot(Path(st.manifest["repo"]), globs)}
+    text = json.dumps(manifest, indent=2) + "\n"
+    _atomic_write(st.path / MANIFEST, text)
+    _atomic_write(
+        seal_record_path(repo, root),
+        json.dumps({"manifest_sha256": hashlib.sha256(text.encode()).hexdigest(), "sealed_at": manifest["sealed_at"]}),
+    )
+    return True

@@ -352,3 +352,16 @@ def test_feedback_is_capped(tmp_path, kit_home):
     repo = _seal_single(tmp_path, body)
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and len(res.stderr) <= 4100
+
+
+def test_install_after_seal_does_not_read_as_a_protected_change(sealed_shop, kit_home):
+    res = subprocess.run([sys.executable, "-m", "donegate", "install", str(sealed_shop), "--sandbox", "off"],
+                         capture_output=True, text=True, timeout=60, cwd=KIT)
+    assert res.returncode == 0, res.stderr
+    fix_bug(sealed_shop)
+    assert run_hook(stop_payload(sealed_shop)).returncode == 0
+    # ...while the agent changing the installed settings afterwards still blocks.
+    settings = sealed_shop / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace('"timeout"', '"timeout_"'))
+    res = run_hook(stop_payload(sealed_shop))
+    assert res.returncode == 2 and ".claude/settings.json" in res.stderr

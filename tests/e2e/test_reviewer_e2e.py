@@ -211,3 +211,19 @@ def test_hint_reaches_the_agent_in_a_real_session(shop_repo, kit_home):
     lines = ledger_lines(kit_home)
     assert [r["verdict"] for r in lines] == ["hint", "pass"]
     assert lines[0]["gates"]["review"]["reviewers"][0]["findings"][0]["line"] == 15
+
+
+@pytest.mark.parametrize("attempt", ["read", "grep"])
+def test_a_reviewer_cannot_read_the_hidden_tests(sealed_shop, fake_env, kit_home, attempt):
+    """Read-only tools can still read any absolute path: the kit's deny rules and guard go in by --settings."""
+    (hidden,) = (kit_home / "acceptance").glob("*/test_bulk_discount.py")
+    call = (tool("Read", {"file_path": str(hidden)}) if attempt == "read"
+            else tool("Grep", {"pattern": "def test_", "path": str(kit_home)}))
+    fix_bug(sealed_shop)
+    with FakeAPI(scripts={A: [turn(call), *verdict(True)], B: verdict(True)}) as api:
+        code, out = review_cli(sealed_shop, fake_env(api))
+        shown = "\n".join(api.all_text_shown())
+    assert code == 0 and out["verdict"] == "approve"
+    assert "def test_ten_units_get_the_bulk_discount" not in shown and "3870" not in shown
+    result = api.tool_results(api.main_requests(A)[1])[0]
+    assert result["is_error"], result

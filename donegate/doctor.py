@@ -1,0 +1,589 @@
+"""`donegate doctor REPO`: check the installation as Claude Code will see it.
+
+Claude Code drops a settings file whole and silently when one value has a type it does not accept
+(measured with 2.1.197: a string or non-positive `timeout`, an unknown hook `type`, a `deny` that is
+not a list, a JSON syntax error or trailing comma, ...), and ignores only the hooks when `hooks` is a
+list. A gate whose settings were dropped is simply open, with no message anywhere. Doctor reads every
+settings file that applies (managed, user, project, local), names each value Claude Code would reject,
+then checks what the surviving files add up to: the Stop hook and its interpreter, the timeouts, the
+block cap, the deny rules over every protected folder, the sandbox and its dependencies; then the
+`claude` binary, the sealed store and the ledger. Every finding says what, where, and the fix; any
+error makes the exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from donegate import config, paths, proc
+from donegate.errors import DonegateError
+
+ERROR, WARNING, OK = "error", "warning", "ok"
+DROPS_FILE = "Claude Code silently ignores the whole file"
+DROPS_HOOKS = "Claude Code silently ignores every hook in this file"
+DROPS_EVENT = "Claude Code silently ignores the hooks of this event"
+HOOK_TYPES = ("command", "prompt", "agent", "http")
+MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
+SANDBOX_BOOLS = ("enabled", "failIfUnavailable", "allowUnsandboxedCommands", "autoAllowBashIfSandboxed",
+                 "enableWeakerNestedSandbox")
+FS_LISTS = ("denyRead", "denyWrite", "allowWrite", "allowRead")
+DEFAULT_HOOK_TIMEOUT = 600  # seconds, Claude Code's default for command hooks
+DEFAULT_BLOCK_CAP = 8
+MANAGED = Path("/etc/claude-code/managed-settings.json")
+_MISSING = object()
+
+
+@dataclass
+class Finding:
+    level: str  # error | warning | ok
+    what: str
+    where: str = ""
+    fix: str = ""
+
+
+def _show(value: Any) -> str:
+    kind = {dict: "an object", list: "a list", str: "the string", bool: "the boolean", type(None): "null"}.get(type(value))
+    if kind is None:
+        kind = "the number" if isinstance(value, (int, float)) else type(value).__name__
+    if isinstance(value, (dict, list)):
+        return kind
+    return f"{kind} {json.dumps(value)[:60]}"
+
+
+# -- one file: JSON and the shapes Claude Code accepts ----------------------------------------------
+
+def check_json(text: str, where: str) -> tuple[Any, list[Finding]]:
+    """(parsed data or _MISSING, findings) for the text of one settings file."""
+    try:
+        return json.loads(text), []
+    except ValueError as exc:
+        lineno, colno = getattr(exc, "lineno", 0), getattr(exc, "colno", 0)
+        m = re.search(r",\s*[}\]]", text)
+        if m:
+            line = text.count("\n", 0, m.start()) + 1
+            what = f"a trailing comma at line {line}: not valid JSON, so {DROPS_FILE}"
+            fix = f"remove the comma before the closing bracket on line {line}"
+        else:
+            what = f"not valid JSON ({getattr(exc, 'msg', exc)} at line {lineno}, column {colno}), so {DROPS_FILE}"
+            fix = "fix the JSON syntax (comments and single quotes are not JSON)"
+        return _MISSING, [Finding(ERROR, what, where, fix)]
+
+
+def check_shapes(data: Any, where: str) -> list[Finding]:
+    """Every value of a parsed settings file that Claude Code 2.1.197 rejects (seen), each named."""
+    out: list[Finding] = []
+
+    def bad(path: str, value: Any, expected: str, fix: str, drops: str = DROPS_FILE) -> None:
+        out.append(Finding(ERROR, f"{path} is {_show(value)}, expected {expected}: {drops}", where, fix))
+
+    if not isinstance(data, dict):
+        bad("the top level", data, "an object", "make the file a JSON object: {...}")
+        return out
+    hooks = data.get("hooks", _MISSING)
+    if hooks is not _MISSING and not isinstance(hooks, dict):
+        # Seen: a list, null or a string here costs the file its hooks, not its other settings.
+        bad("hooks", hooks, "an object keyed by event name", 'write "hooks": {"Stop": [...], ...}', DROPS_HOOKS)
+    elif isinstance(hooks, dict):
+        for event, groups in hooks.items():
+            if groups is None:
+                continue  # tolerated
+            if not isinstance(groups, list):
+                bad(f"hooks.{event}", groups, "a list of matcher groups", f'write "{event}": [{{"hooks": [...]}}]', DROPS_EVENT)
+                continue
+            for i, group in enumerate(groups):
+                gpath = f"hooks.{event}[{i}]"
+                if not isinstance(group, dict):
+                    bad(gpath, group, 'an object {"hooks": [...]}', 'wrap it: {"hooks": [...]}')
+                    continue
+                if "matcher" in group and not isinstance(group["matcher"], str):
+                    bad(f"{gpath}.matcher", group["matcher"], "a string", 'write the matcher as a string, e.g. "Bash|Read", or leave it out')
+                inner = group.get("hooks", _MISSING)
+                if not isinstance(inner, list):
+                    bad(f"{gpath}.hooks", None if inner is _MISSING else inner, "a list of hooks", f'give {gpath} a list: "hooks": [{{"type": "command", ...}}]')
+                    continue
+                for j, hook in enumerate(inner):
+                    hpath = f"{gpath}.hooks[{j}]"
+                    if not isinstance(hook, dict):
+                        bad(hpath, hook, "an object", 'write {"type": "command", "command": "..."}')
+                        continue
+                    kind = hook.get("type")
+                    if kind not in HOOK_TYPES:
+                        bad(f"{hpath}.type", kind, " or ".join(f'"{t}"' for t in HOOK_TYPES), 'use "type": "command" for a script')
+                    if kind == "command" and not isinstance(hook.get("command"), str):
+                        bad(f"{hpath}.command", hook.get("command"), "a string", "give the command line as one string")
+                    if "timeout" in hook:
+                        t = hook["timeout"]
+                        if isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0:
+                            bad(f"{hpath}.timeout", t, "a positive number of seconds", "write the timeout as a number without quotes, e.g. 151")
+    perms = data.get("permissions", _MISSING)
+    if perms is not _MISSING:
+        if not isinstance(perms, dict):
+            bad("permissions", perms, "an object", 'write "permissions": {"deny": [...]}')
+        else:
+            for key in ("allow", "deny", "ask", "additionalDirectories"):
+                if key in perms:
+                    value = perms[key]
+                    if not isinstance(value, list):
+                        bad(f"permissions.{key}", value, "a list of strings", f'write "{key}": [{json.dumps(value)}]' if isinstance(value, str) else f"make permissions.{key} a list")
+                        continue
+                    for k, item in enumerate(value):
+                        if not isinstance(item, str):
+                            out.append(Finding(WARNING, f"permissions.{key}[{k}] is {_show(item)}, not a string: Claude Code ignores it", where, "write the rule as a string"))
+            if "defaultMode" in perms and perms["defaultMode"] not in MODES:
+                bad("permissions.defaultMode", perms["defaultMode"], "one of " + ", ".join(MODES), "use one of the modes Claude Code knows, or leave it out")
+    if "disableAllHooks" in data and not isinstance(data["disableAllHooks"], bool):
+        bad("disableAllHooks", data["disableAllHooks"], "a boolean", "remove disableAllHooks")
+    box = data.get("sandbox", _MISSING)
+    if box is not _MISSING:
+        if not isinstance(box, dict):
+            bad("sandbox", box, "an object", 'write "sandbox": {"enabled": true, ...} (donegate install writes it)')
+        else:
+            for key in SANDBOX_BOOLS:
+                if key in box and not isinstance(box[key], bool):
+                    bad(f"sandbox.{key}", box[key], "true or false", f"write sandbox.{key} without quotes")
+            for sub in ("filesystem", "network"):
+                if sub in box and not isinstance(box[sub], dict):
+                    bad(f"sandbox.{sub}", box[sub], "an object", f"make sandbox.{sub} an object")
+            fs = box.get("filesystem")
+            if isinstance(fs, dict):
+                for key in FS_LISTS:
+                    if key in fs and not isinstance(fs[key], list):
+                        bad(f"sandbox.filesystem.{key}", fs[key], "a list of paths", f"write sandbox.filesystem.{key} as a list: [...]")
+    if "env" in data and not isinstance(data["env"], dict):
+        bad("env", data["env"], "an object of variables", "write env as an object, or leave it out")
+    if "model" in data and not isinstance(data["model"], str):
+        bad("model", data["model"], "a string", "write the model name as a string")
+    return out
+
+
+# -- all files --------------------------------------------------------------------------------------
+
+@dataclass
+class SettingsFile:
+    scope: str  # managed | user | project | local
+    path: Path
+    data: dict | None  # None: absent or dropped by Claude Code
+    hooks_ok: bool = True  # False: Claude Code ignores this file's hooks
+
+
+def settings_files(repo: Path) -> list[tuple[str, Path]]:
+    """Lowest precedence first: user < project < local < managed."""
+    out = [("user", Path.home() / ".claude" / "settings.json"),
+           ("project", repo / ".claude" / "settings.json"),
+           ("local", repo / ".claude" / "settings.local.json")]
+    if MANAGED.exists():
+        out.append(("managed", MANAGED))
+    return out
+
+
+def read_settings(repo: Path, findings: list[Finding]) -> list[SettingsFile]:
+    files = []
+    for scope, path in settings_files(repo):
+        if not path.exists():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            findings.append(Finding(ERROR, f"cannot read the {scope} settings ({exc})", str(path), "make the file readable UTF-8 text"))
+            files.append(SettingsFile(scope, path, None))
+            continue
+        data, problems = check_json(text, str(path))
+        if data is not _MISSING:
+            problems = check_shapes(data, str(path))
+        findings.extend(problems)
+        errors = [p for p in problems if p.level == ERROR]
+        dropped = any(DROPS_FILE in p.what for p in errors)
+        hooks_ok = not any(DROPS_HOOKS in p.what for p in errors)
+        files.append(SettingsFile(scope, path, None if dropped else data, hooks_ok))
+        if not errors:
+            findings.append(Finding(OK, f"{scope} settings: valid, every value of a shape Claude Code accepts", str(path)))
+    return files
+
+
+@dataclass
+class HookRef:
+    file: SettingsFile
+    where: str
+    hook: dict
+    matcher: Any
+
+
+def kit_hooks(files: list[SettingsFile], event: str, script_name: str) -> list[HookRef]:
+    out = []
+    for f in files:
+        if f.data is None or not f.hooks_ok or not isinstance(f.data.get("hooks"), dict):
+            continue
+        groups = f.data["hooks"].get(event)
+        for i, group in enumerate(groups if isinstance(groups, list) else []):
+            for j, hook in enumerate(group.get("hooks") or []):
+                if isinstance(hook.get("command"), str) and script_name in hook["command"]:
+                    out.append(HookRef(f, f"{f.path}: hooks.{event}[{i}].hooks[{j}]", hook, group.get("matcher")))
+    return out
+
+
+def parse_command(command: str) -> tuple[dict[str, str], str | None, str | None]:
+    """(variables set before it, interpreter, script) of a hook command line."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return {}, None, None
+    env = {}
+    while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+        k, v = words.pop(0).split("=", 1)
+        env[k] = v
+    if not words:
+        return env, None, None
+    script = next((w for w in words[1:] if w.endswith(".py")), None)
+    return env, words[0], script
+
+
+def rule_covers(rule: Any, tool: str, target: Path, repo: Path) -> bool:
+    """Whether a deny rule covers every file below `target` for `tool`."""
+    if not isinstance(rule, str):
+        return False
+    m = re.fullmatch(r"\s*(\w+)\s*(?:\((.*)\))?\s*", rule)
+    if not m or m.group(1) != tool:
+        return False
+    spec = m.group(2)
+    if spec is None or spec.strip() == "//**":
+        return True  # the tool is denied everywhere
+    if spec.startswith("//"):
+        base = Path(spec[1:])
+    elif spec.startswith("~/"):
+        base = Path.home() / spec[2:]
+    elif spec.startswith("/"):
+        base = repo / spec[1:]
+    else:
+        base = repo / spec.removeprefix("./")
+    text = str(base)
+    if text.endswith("/**"):
+        text = text[:-3]
+    elif re.search(r"[*?[]", text):
+        return False
+    if re.search(r"[*?[]", text):
+        return False
+    return paths.is_within(target, Path(text))
+
+
+def _merged_list(files: list[SettingsFile], *keys: str) -> list[tuple[SettingsFile, Any]]:
+    out = []
+    for f in files:
+        node: Any = f.data
+        for k in keys:
+            node = node.get(k) if isinstance(node, dict) else None
+        if isinstance(node, list):
+            out.extend((f, item) for item in node)
+    return out
+
+
+def _last_value(files: list[SettingsFile], *keys: str) -> tuple[Any, SettingsFile | None]:
+    value, source = _MISSING, None
+    for f in files:
+        node: Any = f.data
+        for k in keys:
+            node = node.get(k, _MISSING) if isinstance(node, dict) else _MISSING
+        if node is not _MISSING:
+            value, source = node, f
+    return value, source
+
+
+# -- the whole diagnosis ----------------------------------------------------------------------------
+
+def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Finding]:
+    env = dict(os.environ if env is None else env)
+    from donegate import install
+
+    findings: list[Finding] = []
+    repo_arg = Path(repo_arg).expanduser()
+    try:
+        repo = install._target(repo_arg)
+    except DonegateError as exc:
+        findings.append(Finding(ERROR, exc.message, str(repo_arg.resolve()), exc.fix or ""))
+        return findings
+    files = read_settings(repo, findings)
+    project = repo / install.SETTINGS
+    fix_install = f"donegate install {repo}"
+
+    for f in files:
+        if f.data is not None and f.data.get("disableAllHooks") is True:
+            findings.append(Finding(ERROR, f"disableAllHooks is true in the {f.scope} settings: no hook runs, the gate is open",
+                                    str(f.path), "remove disableAllHooks"))
+
+    # The Stop hook, its interpreter, script, state root and timeout.
+    home = paths.home()
+    stops = kit_hooks(files, "Stop", "stop_gate.py")
+    if not stops:
+        findings.append(Finding(ERROR, "no donegate Stop hook in any settings file Claude Code would load: the gate never runs",
+                                str(project), fix_install))
+    if len(stops) > 1:
+        findings.append(Finding(WARNING, f"{len(stops)} donegate Stop hooks: each stop runs the hidden tests {len(stops)} times",
+                                "; ".join(s.where for s in stops), "keep one (donegate uninstall, then install, in one place)"))
+    for ref in stops[:1]:
+        variables, interp, script = parse_command(ref.hook["command"])
+        if "DONEGATE_HOME" in variables:
+            home = Path(variables["DONEGATE_HOME"]).expanduser().resolve()
+            if home != paths.home():
+                findings.append(Finding(
+                    WARNING, f"the Stop hook uses the state root {home}, but here DONEGATE_HOME gives {paths.home()}: "
+                             "`donegate seal` or `write` run from this shell puts the tests where the hook does not look",
+                    ref.where, f"export DONEGATE_HOME={home} before sealing, or install again from this shell"))
+        _check_launch(findings, ref, interp, script, install.stop_script(), fix_install, modules="pytest, yaml")
+    try:
+        cfg = config.load(paths.config_path(home))
+    except DonegateError as exc:
+        findings.append(Finding(ERROR, exc.message, str(paths.config_path(home)), exc.fix or "fix donegate.yaml"))
+        cfg = config.defaults()
+    worst = install.hook_timeout(cfg) - 1
+    for ref in stops:
+        timeout = ref.hook.get("timeout", DEFAULT_HOOK_TIMEOUT)
+        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout <= worst:
+            review = f" + reviewers {cfg['review_timeout']:g}" if cfg["review"] != "off" else ""
+            findings.append(Finding(
+                ERROR, f"the Stop hook's timeout ({timeout:g} s) is not above the kit's worst case ({cfg['timeout']:g} s of tests"
+                       f"{review} + margin {cfg['hook_margin']:g}): a hook that times out lets the agent stop unchecked",
+                ref.where, f"set its timeout to {install.hook_timeout(cfg)} ({fix_install} writes it)"))
+        elif stops:
+            findings.append(Finding(OK, f"Stop hook timeout {timeout:g} s is above the kit's worst case {worst} s", ref.where))
+
+    # Claude Code's own cap on consecutive blocks.
+    cap_text, cap_where = env.get("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"), "the environment"
+    value, source = _last_value(files, "env", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
+    if value is not _MISSING and source is not None:
+        cap_text, cap_where = str(value), f"env in {source.path}"
+    try:
+        cap = int(cap_text) if cap_text not in (None, "") else DEFAULT_BLOCK_CAP
+    except ValueError:
+        findings.append(Finding(WARNING, f"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP={cap_text!r} is not a whole number", cap_where,
+                                "set it to a whole number, or unset it (default 8)"))
+        cap = DEFAULT_BLOCK_CAP
+    if cap > 0 and cfg["max_blocks"] >= cap:
+        findings.append(Finding(
+            ERROR, f"max_blocks is {cfg['max_blocks']} but Claude Code lets the stop through after {cap} blocks in a row "
+                   f"(CLAUDE_CODE_STOP_HOOK_BLOCK_CAP, from {cap_where}): the session ends unverified with no ledger line saying so",
+            str(paths.config_path(home)), f"set max_blocks below {cap} in donegate.yaml, or raise CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"))
+    else:
+        findings.append(Finding(OK, f"max_blocks {cfg['max_blocks']} is below Claude Code's block cap "
+                                    f"({'none' if cap <= 0 else cap}, from {cap_where})"))
+
+    # The guard.
+    guards = kit_hooks(files, "PreToolUse", "guard.py")
+    if not guards:
+        findings.append(Finding(WARNING, "no donegate PreToolUse guard: nothing trips on a search or a glob reaching the hidden tests",
+                                str(project), fix_install))
+    for ref in guards[:1]:
+        variables, interp, script = parse_command(ref.hook["command"])
+        _check_launch(findings, ref, interp, script, install.guard_script(), fix_install, modules=None)
+        from donegate import guard
+
+        matcher = ref.matcher if isinstance(ref.matcher, str) else ""
+        missing = [t for t in guard.TOOLS if t not in matcher.split("|")] if matcher not in ("", "*") else []
+        if missing:
+            findings.append(Finding(WARNING, f"the guard's matcher leaves out {', '.join(missing)}", ref.where, fix_install))
+
+    # Deny rules over every protected folder, and over the settings files.
+    rules = _merged_list(files, "permissions", "deny")
+    for root in install.protected_roots(home=home):
+        missing = [t for t in install.DENY_TOOLS if not any(rule_covers(r, t, root, repo) for _, r in rules)]
+        if missing:
+            findings.append(Finding(ERROR, f"no deny rule keeps {', '.join(missing)} out of {root}: the agent can read the hidden tests or the gate",
+                                    str(project), f"{fix_install} (it adds {missing[0]}({install.abs_pattern(root)}/**) and the others)"))
+        else:
+            findings.append(Finding(OK, f"deny rules cover {root} for {', '.join(install.DENY_TOOLS)}"))
+    settings_target = repo / ".claude" / "settings.json"
+    if not any(rule_covers(r, "Edit", settings_target, repo) or r in ("Edit(/.claude/settings*.json)",) for _, r in rules):
+        findings.append(Finding(WARNING, "no Edit deny rule over .claude/settings*.json: under bypassPermissions the agent can rewrite its own hooks",
+                                str(project), fix_install))
+
+    # The sandbox.
+    enabled, source = _last_value(files, "sandbox", "enabled")
+    if enabled is True:
+        where = str(source.path) if source else ""
+        ok, why = install.sandbox_available()
+        if not ok:
+            findings.append(Finding(ERROR, f"the sandbox is on but cannot run here ({why})", where, install.SANDBOX_FIX))
+        deny_read = [item for _, item in _merged_list(files, "sandbox", "filesystem", "denyRead")]
+        for root in install.protected_roots(home=home):
+            if not any(isinstance(p, str) and _sandbox_path_covers(p, root, repo) for p in deny_read):
+                findings.append(Finding(ERROR, f"the sandbox's filesystem.denyRead leaves {root} readable to Bash", where, fix_install))
+        for key, want in (("allowUnsandboxedCommands", False), ("failIfUnavailable", True)):
+            value, src = _last_value(files, "sandbox", key)
+            if value is not want:
+                findings.append(Finding(WARNING, f"sandbox.{key} is not {json.dumps(want)}: "
+                                        + ("a command can ask to run outside the sandbox" if key == "allowUnsandboxedCommands"
+                                           else "when the sandbox cannot start, Claude Code runs commands unsandboxed, with a warning only"),
+                                        str(src.path) if src else where, f'set "sandbox": {{"{key}": {json.dumps(want)}}} ({fix_install} does)'))
+        for f, r in rules:
+            if isinstance(r, str) and re.fullmatch(r"Edit\((\./|/)?\.claude/\*\*\)", r.strip()):
+                findings.append(Finding(ERROR, f"{r} while the sandbox is on makes every Bash command fail (bwrap cannot mount .claude)",
+                                        str(f.path), f"remove {r}: the sandbox already keeps .claude/settings*.json read-only"))
+        if ok:
+            findings.append(Finding(OK, "the sandbox is on and its dependencies are present", where))
+    else:
+        findings.append(Finding(WARNING, "the sandbox is off: a Bash command can still read the hidden tests with a program "
+                                         "of its own (python, find, cp); deny rules and the guard do not stop that",
+                                str(project), f"{fix_install} --sandbox on (needs bubblewrap and socat on Linux)"))
+
+    _check_claude(findings, cfg)
+    _check_store(findings, repo, home, cfg)
+    _check_writable(findings, paths.ledger_path(home), "the ledger")
+    _check_writable(findings, paths.state_dir(home), "the state folder (block counters)", folder=True)
+    return findings
+
+
+def _sandbox_path_covers(item: str, root: Path, repo: Path) -> bool:
+    if item.startswith("//"):
+        base = Path(item[1:])
+    elif item.startswith("~/"):
+        base = Path.home() / item[2:]
+    elif item.startswith("/"):
+        base = Path(item)  # older form: an absolute path
+    else:
+        base = repo / item
+    text = str(base).removesuffix("/**")
+    return not re.search(r"[*?[]", text) and paths.is_within(root, Path(text))
+
+
+def _check_launch(findings: list[Finding], ref: HookRef, interp: str | None, script: str | None, expected: Path,
+                  fix: str, modules: str | None) -> None:
+    if not interp or not os.path.isabs(interp) or not os.access(interp, os.X_OK):
+        findings.append(Finding(ERROR, f"the hook's interpreter {interp!r} is not an executable absolute path: the hook fails "
+                                       "and Claude Code carries on as if there were none", ref.where, fix))
+        return
+    if not script or not os.path.isfile(script):
+        findings.append(Finding(ERROR, f"the hook's script {script!r} does not exist: the hook fails and the gate is open", ref.where, fix))
+        return
+    if Path(script).resolve() != expected.resolve():
+        findings.append(Finding(WARNING, f"the hook runs {script}, not this kit's {expected}", ref.where, fix))
+    if modules:
+        if _run_cached(interp, "-c", f"import {modules}")[0] != 0:
+            findings.append(Finding(ERROR, f"the hook's interpreter {interp} cannot import {modules}: every stop would be an error",
+                                    ref.where, f"{interp} -m pip install pytest pyyaml, or install the kit with that interpreter"))
+            return
+    findings.append(Finding(OK, f"hook runs {script} with {interp}", ref.where))
+
+
+@functools.lru_cache(maxsize=None)
+def _run_cached(*argv: str) -> tuple[int | None, str]:
+    """(exit code, stdout + stderr) of a short probe, run once per process."""
+    res = proc.run(list(argv), timeout=60)
+    return res.returncode, res.stdout + res.stderr
+
+
+def pinned_version() -> str | None:
+    try:
+        pkg = json.loads((paths.KIT_ROOT / "package.json").read_text(encoding="utf-8"))
+        return pkg["dependencies"]["@anthropic-ai/claude-code"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
+    from donegate import model
+
+    level = ERROR if cfg["review"] != "off" else WARNING
+    try:
+        exe = model.find_claude()
+    except DonegateError as exc:
+        findings.append(Finding(level, exc.message + ("; the reviewers need it" if level == ERROR else ""),
+                                str(paths.KIT_ROOT / "node_modules" / ".bin" / "claude"), exc.fix or ""))
+        return
+    code, output = _run_cached(exe, "--version")
+    version = (output.strip().split() or ["?"])[0]
+    if code != 0 or "Claude Code" not in output:
+        findings.append(Finding(level, f"{exe} --version failed: {output.strip()[-200:]}", exe,
+                                "reinstall it (npm ci in the kit)"))
+        return
+    pinned = pinned_version()
+    if pinned and version != pinned:
+        findings.append(Finding(WARNING, f"claude is {version}; the kit was measured against {pinned}: hook and settings "
+                                         "behaviour moves between versions", exe, f"npm ci in the kit (pins {pinned}), or re-run the e2e tests"))
+    else:
+        findings.append(Finding(OK, f"claude {version}", exe))
+
+
+def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str, Any]) -> None:
+    from donegate import store
+
+    try:
+        st = store.load(repo, home)
+    except DonegateError as exc:
+        findings.append(Finding(ERROR, f"acceptance store: {exc.message}; the gate blocks every stop", str(paths.store_dir(repo, home)),
+                                exc.fix or "seal the tests again"))
+        return
+    if st is None:
+        findings.append(Finding(ERROR, "no acceptance tests are sealed for this repository: the gate lets every stop through unchecked",
+                                str(paths.store_dir(repo, home)), f"donegate write {repo} --request ..., or donegate seal {repo} TEST_FILE..."))
+        return
+    now = store.snapshot(repo, cfg["protected"])
+    before = {k: v for k, v in st.manifest.get("protected", {}).items() if store.matches(k, cfg["protected"])}
+    changed = sorted(k for k in set(now) | set(before) if now.get(k) != before.get(k))
+    if changed:
+        findings.append(Finding(ERROR, "protected files changed since the tests were sealed (" + ", ".join(changed)
+                                + "): the gate will block every stop until they are restored",
+                                str(repo), "restore them, or seal again after installing: donegate seal ..."))
+    findings.append(Finding(OK, f"{st.manifest['count']} acceptance tests sealed and intact", str(st.path)))
+
+
+def writable(path: Path, folder: bool = False) -> bool:
+    """Whether the kit can append to the file (or create files in the folder) at `path`."""
+    if path.exists():
+        if folder:
+            return path.is_dir() and os.access(path, os.W_OK | os.X_OK)
+        if path.is_dir():
+            return False
+        try:
+            with open(path, "a", encoding="utf-8"):
+                return True
+        except OSError:
+            return False
+    probe = path.parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    return probe.is_dir() and os.access(probe, os.W_OK | os.X_OK)
+
+
+def _check_writable(findings: list[Finding], path: Path, name: str, folder: bool = False) -> None:
+    if writable(path, folder):
+        findings.append(Finding(OK, f"{name} is writable", str(path)))
+    else:
+        findings.append(Finding(ERROR, f"{name} cannot be written: stops would not be recorded or counted", str(path),
+                                f"make {path} a writable {'folder' if folder else 'file'} (or set DONEGATE_HOME elsewhere and install again)"))
+
+
+def render(findings: list[Finding], verbose: bool = False) -> str:
+    lines = []
+    for f in findings:
+        if f.level == OK and not verbose:
+            continue
+        label = {ERROR: "ERROR", WARNING: "warning", OK: "ok"}[f.level]
+        lines.append(f"{label:8s}{f.what}")
+        if f.where and f.level != OK:
+            lines.append(f"{'':8s}where: {f.where}")
+        if f.fix and f.level != OK:
+            lines.append(f"{'':8s}fix: {f.fix}")
+    errors = sum(f.level == ERROR for f in findings)
+    warnings = sum(f.level == WARNING for f in findings)
+    lines.append(f"{errors} error(s), {warnings} warning(s), {sum(f.level == OK for f in findings)} check(s) passed")
+    return "\n".join(lines)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    findings = diagnose(args.repo)
+    print(f"donegate doctor {Path(args.repo).expanduser().resolve()}")
+    print(render(findings, verbose=args.verbose))
+    return 1 if any(f.level == ERROR for f in findings) else 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("doctor", help="check REPO's installation as Claude Code will see it; exit 1 on any error")
+    p.add_argument("repo", metavar="REPO", help="the guarded git repository")
+    p.add_argument("-v", "--verbose", action="store_true", help="list the checks that passed too")
+    p.set_defaults(func=cmd_doctor)

@@ -1,0 +1,498 @@
+"""`donegate install REPO` and `donegate uninstall REPO`: the kit's entries in `REPO/.claude/settings.json`.
+
+Install merges into whatever the file holds (the user's keys, hooks and rules stay, in their order)
+and writes:
+
+- the Stop hook: the kit's interpreter and `hooks/stop_gate.py`, both by absolute path and quoted,
+  with `DONEGATE_HOME` fixed to the state root the deny rules cover, and a `timeout` above the kit's
+  worst case (tests, plus reviewers when on, plus `hook_margin`): a hook that times out opens the gate;
+- the PreToolUse guard (`hooks/guard.py`) for the file, search and shell tools;
+- `permissions.deny` rules with absolute `//` paths for Read, Edit, Write, Grep, Glob and NotebookEdit
+  over the kit checkout and the state root, and Edit/Write rules over `.claude/settings*.json`;
+- with the sandbox (`--sandbox auto|on|off`): `sandbox.enabled`, `failIfUnavailable`,
+  `allowUnsandboxedCommands: false`, `autoAllowBashIfSandboxed`, and `filesystem.denyRead` /
+  `denyWrite` over the same folders. Never `Edit(./.claude/**)`: with the sandbox on it makes every
+  Bash command fail, and the sandbox already keeps the settings files read-only.
+
+What install added is recorded in `.claude/donegate-install.json` (hooks, rules, the earlier values
+of the sandbox keys it set, the containers it created) and the earlier file is kept in
+`.claude/settings.json.donegate-backup`. Uninstall removes exactly those entries; when the file is
+still what install wrote, it puts the backup back byte for byte. Installing again first undoes the
+earlier install, so installing twice gives the same file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from donegate import config, git, paths
+from donegate.errors import DonegateError
+
+SETTINGS = Path(".claude") / "settings.json"
+BACKUP_SUFFIX = ".donegate-backup"
+RECORD = Path(".claude") / "donegate-install.json"
+RECORD_VERSION = 1
+
+DENY_TOOLS = ("Read", "Edit", "Write", "Grep", "Glob", "NotebookEdit")
+SETTINGS_RULE_TOOLS = ("Edit", "Write")
+SETTINGS_PATTERNS = ("/.claude/settings*.json", "~/.claude/settings*.json")  # project root, home
+GUARD_TIMEOUT = 10  # seconds; the guard takes tens of milliseconds
+SANDBOX_FLAGS = {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False,
+                 "autoAllowBashIfSandboxed": True}
+SANDBOX_LISTS = ("denyRead", "denyWrite")
+SANDBOX_DEPS = ("bwrap", "socat")
+SANDBOX_FIX = "install bubblewrap and socat (Debian/Ubuntu: sudo apt-get install bubblewrap socat), or pass --sandbox off"
+
+
+# -- what install writes ----------------------------------------------------------------------------
+
+def stop_script(kit: Path | None = None) -> Path:
+    return (kit or paths.KIT_ROOT) / "hooks" / "stop_gate.py"
+
+
+def guard_script(kit: Path | None = None) -> Path:
+    return (kit or paths.KIT_ROOT) / "hooks" / "guard.py"
+
+
+def quote(word: str) -> str:
+    """Double quotes for the shell Claude Code runs hook commands with (`$`, `` ` ``, `"`, `\\` escaped)."""
+    return '"' + re.sub(r'([$`"\\])', r"\\\1", word) + '"'
+
+
+def hook_timeout(cfg: dict[str, Any]) -> int:
+    """Whole seconds strictly above the kit's worst case: tests, reviewers when on, and the margin."""
+    worst = cfg["timeout"] + (cfg["review_timeout"] if cfg["review"] != "off" else 0) + cfg["hook_margin"]
+    return math.floor(worst) + 1
+
+
+def protected_roots(kit: Path | None = None, home: Path | None = None) -> list[Path]:
+    """The kit checkout and the state root, without one that lies inside the other."""
+    roots = [(kit or paths.KIT_ROOT).resolve(), (home or paths.home()).resolve()]
+    out: list[Path] = []
+    for r in roots:
+        if not any(paths.is_within(r, o) for o in out):
+            out = [o for o in out if not paths.is_within(o, r)] + [r]
+    return out
+
+
+def abs_pattern(path: Path) -> str:
+    """Claude Code's absolute path form: `//abs/path` (a single `/` would be relative to the project)."""
+    return "/" + str(path)
+
+
+def deny_rules(kit: Path | None = None, home: Path | None = None) -> list[str]:
+    rules = [f"{tool}({abs_pattern(root)}/**)" for root in protected_roots(kit, home) for tool in DENY_TOOLS]
+    rules += [f"{tool}({pattern})" for pattern in SETTINGS_PATTERNS for tool in SETTINGS_RULE_TOOLS]
+    return rules
+
+
+def hook_command(script: Path, *, python: str, home: Path, flags: tuple[str, ...] = ()) -> str:
+    """`DONEGATE_HOME="..." "/abs/python" [flags] "/abs/script"`: the state root is fixed at install
+    time, so the hook reads the store the deny rules cover whatever the session's environment says."""
+    return " ".join([f"DONEGATE_HOME={quote(str(home))}", quote(python), *flags, quote(str(script))])
+
+
+def sandbox_available() -> tuple[bool, str]:
+    """(available, why not): Linux needs bubblewrap and socat on PATH; macOS has Seatbelt built in."""
+    if sys.platform == "darwin":
+        return True, ""
+    if not sys.platform.startswith("linux"):
+        return False, f"Claude Code's sandbox does not run on {sys.platform}"
+    missing = [d for d in SANDBOX_DEPS if shutil.which(d) is None]
+    if missing:
+        return False, "missing on PATH: " + ", ".join(missing)
+    return True, ""
+
+
+def want_sandbox(mode: str) -> bool:
+    ok, why = sandbox_available()
+    if mode == "off":
+        return False
+    if mode == "on" and not ok:
+        raise DonegateError(f"--sandbox on: Claude Code's sandbox cannot run here ({why})", SANDBOX_FIX)
+    return ok
+
+
+def _python() -> str:
+    return os.path.abspath(sys.executable)
+
+
+def kit_entries(cfg: dict[str, Any], *, kit: Path | None = None, home: Path | None = None,
+                python: str | None = None) -> dict[str, Any]:
+    """The hooks, rules and sandbox folders install adds, before merging."""
+    kit = (kit or paths.KIT_ROOT).resolve()
+    home = (home or paths.home()).resolve()
+    python = python or _python()
+    from donegate import guard
+
+    return {
+        "Stop": {"hooks": [{"type": "command", "command": hook_command(stop_script(kit), python=python, home=home),
+                            "timeout": hook_timeout(cfg)}]},
+        "PreToolUse": {"matcher": guard.MATCHER,
+                       "hooks": [{"type": "command",
+                                  "command": hook_command(guard_script(kit), python=python, home=home, flags=("-S",)),
+                                  "timeout": GUARD_TIMEOUT}]},
+        "deny": deny_rules(kit, home),
+        "sandbox_paths": [abs_pattern(r) for r in protected_roots(kit, home)],
+    }
+
+
+def _container(parent: dict, key: str, kind: type, where: str, created: list[str]) -> Any:
+    if key not in parent:
+        parent[key] = kind()
+        created.append(where)
+    value = parent[key]
+    if not isinstance(value, kind):
+        raise DonegateError(
+            f"{where} in the settings file is {type(value).__name__} {json.dumps(value)[:80]}, "
+            f"not {'an object' if kind is dict else 'a list'}; Claude Code ignores such a file",
+            f"fix {where} by hand (see `donegate doctor`), then install again",
+        )
+    return value
+
+
+def apply(existing: dict, *, sandbox: bool, cfg: dict[str, Any], kit: Path | None = None,
+          home: Path | None = None, python: str | None = None) -> tuple[dict, dict]:
+    """(new settings, record of what was added). `existing` is left untouched."""
+    if not isinstance(existing, dict):
+        raise DonegateError("the settings file does not hold a JSON object", "make it an object: {}")
+    data = copy.deepcopy(existing)
+    entries = kit_entries(cfg, kit=kit, home=home, python=python)
+    created: list[str] = []
+    record: dict[str, Any] = {"version": RECORD_VERSION, "hooks": {}, "deny": [], "sandbox_keys": {},
+                              "sandbox_lists": {}, "created": created}
+
+    hooks = _container(data, "hooks", dict, "hooks", created)
+    for event in ("Stop", "PreToolUse"):
+        groups = _container(hooks, event, list, f"hooks.{event}", created)
+        groups.append(copy.deepcopy(entries[event]))
+        record["hooks"][event] = [h["command"] for h in entries[event]["hooks"]]
+
+    perms = _container(data, "permissions", dict, "permissions", created)
+    deny = _container(perms, "deny", list, "permissions.deny", created)
+    for rule in entries["deny"]:
+        if rule not in deny:
+            deny.append(rule)
+            record["deny"].append(rule)
+
+    if sandbox:
+        box = _container(data, "sandbox", dict, "sandbox", created)
+        for key, value in SANDBOX_FLAGS.items():
+            record["sandbox_keys"][key] = {"had": key in box, "value": box.get(key)}
+            box[key] = value
+        fs = _container(box, "filesystem", dict, "sandbox.filesystem", created)
+        for name in SANDBOX_LISTS:
+            items = _container(fs, name, list, f"sandbox.filesystem.{name}", created)
+            added = [p for p in entries["sandbox_paths"] if p not in items]
+            items.extend(added)
+            record["sandbox_lists"][name] = added
+    return data, record
+
+
+def build_settings(existing: dict, *, sandbox: bool, cfg: dict[str, Any] | None = None, **kw: Any) -> dict:
+    """Exactly the settings `install` writes over `existing` (a pure function, for tests and harnesses)."""
+    return apply(existing, sandbox=sandbox, cfg=cfg or config.load(), **kw)[0]
+
+
+# -- undoing it -------------------------------------------------------------------------------------
+
+def _is_kit_command(command: Any, recorded: list[str]) -> bool:
+    if not isinstance(command, str):
+        return False
+    if command in recorded:
+        return True
+    return any(str(s) in command for s in (stop_script(), guard_script()))
+
+
+def remove(data: dict, record: dict) -> dict:
+    """`data` without what `record` says install added (and without any hook of this kit)."""
+    data = copy.deepcopy(data)
+    hooks = data.get("hooks")
+    if isinstance(hooks, dict):
+        for event, commands in (record.get("hooks") or {}).items():
+            groups = hooks.get(event)
+            if not isinstance(groups, list):
+                continue
+            kept = []
+            for group in groups:
+                inner = group.get("hooks") if isinstance(group, dict) else None
+                if isinstance(inner, list):
+                    rest = [h for h in inner if not (isinstance(h, dict) and _is_kit_command(h.get("command"), commands))]
+                    if not rest and inner:
+                        continue  # the group held only the kit's hooks
+                    group["hooks"] = rest
+                kept.append(group)
+            hooks[event] = kept
+    perms = data.get("permissions")
+    if isinstance(perms, dict) and isinstance(perms.get("deny"), list):
+        added = set(record.get("deny") or [])
+        perms["deny"] = [r for r in perms["deny"] if r not in added]
+    box = data.get("sandbox")
+    if isinstance(box, dict):
+        for key, before in (record.get("sandbox_keys") or {}).items():
+            if before.get("had"):
+                box[key] = before.get("value")
+            else:
+                box.pop(key, None)
+        fs = box.get("filesystem")
+        if isinstance(fs, dict):
+            for name, added in (record.get("sandbox_lists") or {}).items():
+                if isinstance(fs.get(name), list):
+                    fs[name] = [p for p in fs[name] if p not in added]
+    # Containers install created go again when nothing else was put in them (deepest first).
+    for where in sorted(record.get("created") or [], key=lambda w: -w.count(".")):
+        *parents, last = where.split(".")
+        node: Any = data
+        for p in parents:
+            node = node.get(p) if isinstance(node, dict) else None
+        if isinstance(node, dict) and last in node and node[last] in ({}, []):
+            del node[last]
+    return data
+
+
+# -- files ------------------------------------------------------------------------------------------
+
+def _indent(text: str) -> int | str:
+    m = re.search(r"\n([ \t]+)\S", text)
+    if not m:
+        return 2
+    ws = m.group(1)
+    return "\t" if ws.startswith("\t") else len(ws)
+
+
+def dumps(data: dict, like: str = "") -> str:
+    return json.dumps(data, indent=_indent(like), ensure_ascii=False) + "\n"
+
+
+def parse(text: str, where: Path) -> dict:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise DonegateError(
+            f"{where} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); Claude Code ignores it",
+            "fix the JSON by hand (`donegate doctor REPO` says what is wrong), then install again",
+        ) from None
+    if not isinstance(data, dict):
+        raise DonegateError(f"{where} does not hold a JSON object", "make it an object: {}")
+    return data
+
+
+def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_record(repo: Path) -> dict | None:
+    try:
+        record = json.loads((repo / RECORD).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except ValueError:
+        raise DonegateError(f"{repo / RECORD} is corrupt", f"restore it, or remove it and fix {repo / SETTINGS} by hand") from None
+    return record if isinstance(record, dict) else None
+
+
+def _target(repo: Path | str) -> Path:
+    repo = Path(repo).expanduser()
+    if not repo.is_dir():
+        raise DonegateError(f"{repo}: no such folder")
+    top = git.toplevel(repo)
+    for root, name in ((paths.KIT_ROOT, "the kit checkout"), (paths.home(), "the donegate state root (DONEGATE_HOME)")):
+        if paths.is_within(root, top):
+            raise DonegateError(
+                f"{name} {root} lies inside the repository {top}: the agent could read the hidden tests",
+                "keep the kit checkout outside the repository, and set DONEGATE_HOME to a folder outside it",
+            )
+        if paths.is_within(top, root):
+            raise DonegateError(
+                f"the repository {top} lies inside {name} {root}: the deny rules would cover the whole repository",
+                "copy or clone the repository to a folder outside the kit",
+            )
+    return top
+
+
+def _original(repo: Path) -> tuple[bytes | None, dict | None]:
+    """The settings file as it was before the kit's last install (None: there was none), and the record."""
+    path = repo / SETTINGS
+    current = path.read_bytes() if path.exists() else None
+    record = _read_record(repo)
+    if record is None:
+        return current, None
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    if current is not None and _sha(current) == record.get("installed_sha256"):
+        # Untouched since the install: the original is the backup (or no file at all).
+        return (backup.read_bytes() if record.get("had_file") and backup.exists() else None), record
+    if current is None:
+        return None, record
+    text = current.decode("utf-8")
+    return dumps(remove(parse(text, path), record), text).encode(), record
+
+
+def check_scripts(kit: Path | None = None) -> None:
+    """The launchers must exist where the commands will point: a missing script opens the gate."""
+    for script in (stop_script(kit), guard_script(kit)):
+        if not script.is_file():
+            raise DonegateError(
+                f"{script} does not exist: the kit's hook launchers are not installed next to its package",
+                "run donegate from a checkout of the kit (git clone, then `make setup` or `pip install -e .`)",
+            )
+
+
+def install(repo: Path | str, sandbox: str = "auto") -> Path:
+    """Write the kit's hooks, deny rules and sandbox into REPO/.claude/settings.json; returns its path."""
+    check_scripts()
+    repo = _target(repo)
+    cfg = config.load()
+    use_sandbox = want_sandbox(sandbox)
+    path = repo / SETTINGS
+    created_dir = not path.parent.exists()
+    original, old_record = _original(repo)
+    had_file = original is not None
+    text = original.decode("utf-8") if original is not None else ""
+    existing = parse(text, path) if had_file else {}
+    from donegate import doctor
+
+    problems = [f for f in doctor.check_shapes(existing, str(path)) if f.level == doctor.ERROR]
+    if problems:
+        raise DonegateError(
+            f"{path} has values Claude Code rejects (it then ignores the file, or its hooks, silently): "
+            + "; ".join(p.what for p in problems),
+            "fix them by hand (`donegate doctor REPO` lists each), then install again",
+        )
+    data, record = apply(existing, sandbox=use_sandbox, cfg=cfg)
+    out = dumps(data, text).encode()
+    record.update(had_file=had_file, installed_sha256=_sha(out), sandbox=use_sandbox,
+                  created_dir=old_record.get("created_dir", False) if old_record else created_dir)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    if original is not None:
+        # The file as it was without the kit: the old file on a first install, the same bytes again on
+        # a repeated one (or the user's later edits, with the kit's entries taken out).
+        atomic_write(backup, original, mode)
+    else:
+        backup.unlink(missing_ok=True)
+    atomic_write(repo / RECORD, (json.dumps(record, indent=2) + "\n").encode())
+    atomic_write(path, out, mode)
+    _refresh_seal(repo, cfg)
+    return path
+
+
+def _refresh_seal(repo: Path, cfg: dict[str, Any]) -> None:
+    # A person changing the settings after sealing is not the agent touching a protected file:
+    # take the new files into the sealed snapshot, so install and seal work in either order.
+    from donegate import store
+
+    store.refresh_protected(repo, cfg["protected"])
+
+
+def uninstall(repo: Path | str) -> tuple[Path, str]:
+    """Remove what install added; returns (settings path, what was done)."""
+    repo = Path(repo).expanduser()
+    repo = git.toplevel(repo) if repo.is_dir() else repo
+    path = repo / SETTINGS
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    record = _read_record(repo)
+    if record is None:
+        if not path.exists():
+            return path, "nothing to do: donegate is not installed here"
+        text = path.read_text(encoding="utf-8")
+        data = parse(text, path)
+        # No record (deleted, or an install by hand): remove this kit's hooks and rules by recognition.
+        guess = {"hooks": {"Stop": [], "PreToolUse": []}, "deny": deny_rules()}
+        cleaned = remove(data, guess)
+        if cleaned == data:
+            return path, "nothing to do: no donegate entries found"
+        atomic_write(path, dumps(cleaned, text).encode(), path.stat().st_mode & 0o7777)
+        return path, "removed the kit's hooks and deny rules (no install record was found)"
+    current = path.read_bytes() if path.exists() else None
+    if current is not None and _sha(current) == record.get("installed_sha256"):
+        if record.get("had_file"):
+            if not backup.exists():
+                raise DonegateError(f"{backup} is missing", f"restore it, or remove {repo / RECORD} and fix {path} by hand")
+            atomic_write(path, backup.read_bytes(), path.stat().st_mode & 0o7777)
+            done = "restored the settings file from before the install"
+        else:
+            path.unlink()
+            done = "removed the settings file install had created"
+        backup.unlink(missing_ok=True)
+    elif current is not None:
+        text = current.decode("utf-8")
+        cleaned = remove(parse(text, path), record)
+        if cleaned == {} and not record.get("had_file"):
+            path.unlink()
+            done = "removed the settings file install had created (only the kit's entries were left in it)"
+        else:
+            atomic_write(path, dumps(cleaned, text).encode(), path.stat().st_mode & 0o7777)
+            done = "removed the kit's entries (the file had changed since the install, so it was not restored whole"
+            done += f"; the file from before the install is kept in {backup.name})" if backup.exists() else ")"
+    else:
+        done = "the settings file was already gone"
+    (repo / RECORD).unlink(missing_ok=True)
+    if record.get("created_dir"):
+        try:
+            path.parent.rmdir()  # only when empty
+        except OSError:
+            pass
+    _refresh_seal(repo, config.load())
+    return path, done
+
+
+# -- commands ---------------------------------------------------------------------------------------
+
+def cmd_install(args: argparse.Namespace) -> int:
+    path = install(args.repo, sandbox=args.sandbox)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    box = data.get("sandbox", {}) if isinstance(data.get("sandbox"), dict) else {}
+    print(f"donegate installed in {path}")
+    print(f"  Stop hook (timeout {hook_timeout(config.load())} s), PreToolUse guard, "
+          f"{len(deny_rules())} deny rules, sandbox {'on' if box.get('enabled') else 'off'}")
+    if not box.get("enabled"):
+        ok, why = sandbox_available()
+        print("  without the sandbox, Bash can still read the hidden tests with a program of its own"
+              + (f" ({why}; {SANDBOX_FIX})" if not ok else " (pass --sandbox on)"))
+    print(f"  next: seal the acceptance tests (donegate seal), then check everything: donegate doctor {path.parent.parent}")
+    return 0
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    path, done = uninstall(args.repo)
+    print(f"donegate uninstall {path}: {done}")
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("install", help="write the Stop hook, guard, deny rules and sandbox into REPO/.claude/settings.json")
+    p.add_argument("repo", metavar="REPO", help="the git repository to guard")
+    p.add_argument("--sandbox", choices=("auto", "on", "off"), default="auto",
+                   help="Claude Code's sandbox over the kit's folders: auto (when bubblewrap and socat are present), on (fail without them), off")
+    p.set_defaults(func=cmd_install)
+    p = subparsers.add_parser("uninstall", help="remove exactly what install added to REPO/.claude/settings.json")
+    p.add_argument("repo", metavar="REPO", help="the git repository")
+    p.set_defaults(func=cmd_uninstall)
