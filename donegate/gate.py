@@ -82,6 +82,17 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
     return gate, run
 
 
+def _kit_sources() -> list[str]:
+    """The hook launchers: an agent shown these has read what the deny rules protect."""
+    out = []
+    for p in (paths.KIT_ROOT / "hooks" / "stop_gate.py", paths.KIT_ROOT / "hooks" / "guard.py"):
+        try:
+            out.append(p.read_text(encoding="utf-8"))
+        except OSError:
+            pass
+    return out
+
+
 def _sources(st: store.Store) -> list[str]:
     return [p.read_text(encoding="utf-8", errors="replace") for p in runner.test_files(st.path)]
 
@@ -110,7 +121,8 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     sources = _sources(st)
     scrub = feedback.Scrubber(secret_paths, sources)
 
-    leak = leaks.scan(payload.get("transcript_path"), [str(p) for p in (st.path, st.path.resolve())], sources)
+    markers = [str(st.path), str(st.path.resolve()), f"{st.path.parent.name}/{st.path.name}"]
+    leak = leaks.scan(payload.get("transcript_path"), markers, sources, _kit_sources())
     if leak:
         gates["leak"] = leak
     scope = scope_gate(repo, st, cfg)
@@ -121,8 +133,8 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     if run.problem:
         problems.append(run.problem)
     failures = run.failing()
-    leak_msg = ("donegate: the session transcript shows hidden acceptance-test content or store paths; "
-                "the tests may be compromised, review the session") if leak else ""
+    leak_msg = ("donegate: the session transcript shows hidden acceptance-test content, store paths or the kit's "
+                "hook code; the tests may be compromised, review the session") if leak else ""
     if not problems and not failures:
         passed = Outcome("pass", ALLOW, gates=gates,
                          system_message=leak_msg or f"donegate: {accept['total']} acceptance tests pass")

@@ -1,9 +1,13 @@
-"""Detect, after the fact, that the agent saw what it must not: hidden-test source or store paths.
+"""Detect, after the fact, that the agent saw what it must not: hidden-test source, store paths, or the
+kit's own hook code.
 
 Refusal is the job of the deny rules, the guard and the sandbox; where refusal cannot be guaranteed
 (no sandbox on this platform) this scan of the session transcript is the fallback: it looks at what
 the model was shown (tool results and other user-side content) and reports a leak to the user and the
 ledger. The gate's own feedback is scrubbed, so it never counts.
+
+Matching is by substring, not by whole line: `grep -rn` prints `path:15:    assert ...`, `cat -n`
+numbers lines, and a store path may be shown relative (`./acceptance/<repo-key>/...`).
 """
 
 from __future__ import annotations
@@ -27,32 +31,55 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
 
 
-def scan(transcript: str | None, secret_paths: list[str], sources: list[str]) -> dict[str, Any] | None:
-    """{'paths': n, 'source_lines': n, 'sample': ...} when the model was shown a secret, else None."""
+# Lines any Python file may hold (an import the repository's own tests share, a comment): not evidence.
+COMMON = ("import ", "from ", "#", "@", "if __name__")
+
+
+def distinctive(sources: list[str]) -> set[str]:
+    out = set()
+    for text in sources:
+        for line in text.splitlines():
+            line = line.strip()
+            if len(line) >= MIN_LINE and not line.startswith(COMMON):
+                out.add(line)
+    return out
+
+
+def shown_text(transcript: str | None) -> str:
+    """Everything the model was shown in the session (user-side entries), joined; '' if unreadable."""
     if not transcript:
-        return None
+        return ""
     path = Path(transcript)
     try:
         if not path.is_file() or path.stat().st_size > MAX_BYTES:
-            return None
+            return ""
         raw = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return None
-    lines = {line.strip() for text in sources for line in text.splitlines() if len(line.strip()) >= MIN_LINE}
-    seen_paths: set[str] = set()
-    seen_lines: set[str] = set()
+        return ""
+    parts = []
     for row in raw.splitlines():
         try:
             entry = json.loads(row)
         except ValueError:
             continue
-        if not isinstance(entry, dict) or entry.get("type") != "user":
-            continue  # only what the model was shown; its own tool calls are attempts, not leaks
-        for text in _strings(entry.get("message")):
-            seen_paths.update(p for p in secret_paths if p in text)
-            if lines:
-                seen_lines.update(line.strip() for line in text.splitlines() if line.strip() in lines)
-    if not seen_paths and not seen_lines:
+        # Only what the model was shown; its own tool calls are attempts, not leaks.
+        if isinstance(entry, dict) and entry.get("type") == "user":
+            parts.extend(_strings(entry.get("message")))
+    return "\n".join(parts)
+
+
+def scan(transcript: str | None, markers: list[str], sources: list[str], kit_sources: list[str] = ()) -> dict[str, Any] | None:
+    """{'paths': n, 'source_lines': n, 'kit_lines': n} when the model was shown a secret, else None.
+
+    `markers`: strings that only a store path contains (absolute paths, `acceptance/<repo-key>`);
+    `sources`: the hidden tests; `kit_sources`: the kit's hook code.
+    """
+    text = shown_text(transcript)
+    if not text:
         return None
-    sample = sorted(seen_lines)[:1] or ["(a store path)"]
-    return {"paths": len(seen_paths), "source_lines": len(seen_lines), "sample": sample[0][:80]}
+    paths = [m for m in markers if m and m in text]
+    lines = [line for line in distinctive(sources) if line in text]
+    kit = [line for line in distinctive(kit_sources) if line in text]
+    if not (paths or lines or kit):
+        return None
+    return {"paths": len(paths), "source_lines": len(lines), "kit_lines": len(kit)}

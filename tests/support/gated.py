@@ -1,0 +1,220 @@
+"""A repository guarded by donegate, driven by the real Claude Code: shared by the e2e tests and `make demo`.
+
+`GatedRepo.create` lays out what a user of the kit has, in one folder:
+
+    base/kit/           the kit checkout (a git repository): donegate/ and hooks/
+    base/donegate-home/ DONEGATE_HOME: the sealed hidden tests, the ledger, donegate.yaml
+    base/shop/          the bundled example repository, committed, with its bug
+    base/home/          HOME of the Claude Code session (its transcripts land here)
+
+then writes `donegate.yaml`, runs `donegate install` (settings into `shop/.claude/settings.json`) and
+`donegate seal` (in that order: the seal snapshots `.claude/` as protected files).
+
+The tests use a *copy* of the kit (`copy_kit`): an escape attempt that got through would change the
+copy, never the developer's checkout. The demo uses the checkout itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from donegate import ledger as kit_ledger
+
+from .fakeapi import FakeAPI
+from .session import SessionResult, make_repo, run_session
+
+KIT = Path(__file__).resolve().parents[2]
+EXAMPLE = KIT / "examples" / "shop"
+EXAMPLE_TESTS = KIT / "examples" / "shop-acceptance"
+REQUEST = "orders of 10 or more units get 10% off"
+# What an unattended session gets: the tools a headless run is allowed to use without asking.
+UNATTENDED_TOOLS = ("Bash", "Read", "Edit", "Write", "Grep", "Glob")
+BUG = ("if units > BULK_THRESHOLD:", "if units >= BULK_THRESHOLD:")
+
+
+def sandbox_available() -> bool:
+    """Whether `donegate install --sandbox auto` turns Claude Code's sandbox on here."""
+    from donegate import install
+
+    return install.sandbox_available()[0]
+
+
+def text_files(root: Path, *folders: str) -> dict[str, str]:
+    """{relative path: text} of the files under `root/folder` (no caches)."""
+    out = {}
+    for folder in folders:
+        for p in sorted((root / folder).rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
+                out[p.relative_to(root).as_posix()] = p.read_text(encoding="utf-8")
+    return out
+
+
+def copy_kit(dest: Path) -> Path:
+    """The kit's code (donegate/, hooks/) as a committed git repository at `dest`/kit."""
+    return make_repo(dest, text_files(KIT, "donegate", "hooks"), name="kit")
+
+
+def example_files() -> dict[str, str]:
+    return {k.removeprefix("examples/shop/"): v for k, v in text_files(KIT, "examples/shop").items()}
+
+
+def kit_cmd(kit: Path, home: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
+    """`python -m donegate ARGS` run from the kit checkout `kit`, with DONEGATE_HOME=`home`."""
+    env = {**os.environ, "DONEGATE_HOME": str(home)}
+    env.pop("DONEGATE_NESTED", None)
+    return subprocess.run([sys.executable, "-m", "donegate", *args], cwd=kit, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def ledger(home: Path) -> list[dict]:
+    """The records of the ledger in DONEGATE_HOME `home`."""
+    return kit_ledger.records(home / "ledger.jsonl")
+
+
+@dataclass
+class Session:
+    """One `claude -p` run in a gated repository: what Claude Code returned, what the model was shown,
+    what the gate recorded."""
+
+    res: SessionResult
+    api: FakeAPI
+    ledger: list[dict]
+
+    @property
+    def stops(self) -> list[dict]:
+        """The ledger's records of the Stop hook (the guard records its refusals there too)."""
+        return [r for r in self.ledger if r.get("event") == "stop"]
+
+    @property
+    def verdicts(self) -> list[str]:
+        return [r["verdict"] for r in self.stops]
+
+    def feedback(self) -> list[str]:
+        return self.api.stop_hook_feedback()
+
+    def shown(self) -> str:
+        """Everything the model was sent on the user side (prompt, tool results, hook feedback) and
+        the system prompts."""
+        return "\n".join(self.api.all_text_shown(include_system=True))
+
+    def tool_results(self) -> list[dict]:
+        """Every tool result the model got, in order."""
+        seen, out = set(), []
+        for req in self.api.main_requests():
+            for r in self.api.tool_results(req):
+                if r["tool_use_id"] not in seen:
+                    seen.add(r["tool_use_id"])
+                    out.append(r)
+        return out
+
+    def attachments(self, kind: str) -> list[dict]:
+        """Transcript attachments of one type (`hook_blocking_error`, `hook_system_message`, ...)."""
+        return [e["attachment"] for e in self.res.read_transcript()
+                if e.get("type") == "attachment" and (e.get("attachment") or {}).get("type") == kind]
+
+    def system_messages(self) -> list[str]:
+        return [a.get("content", "") for a in self.attachments("hook_system_message")]
+
+    def describe(self) -> str:
+        return (self.res.describe() + f"\nledger verdicts: {self.verdicts}\nfeedback: {self.feedback()}\n"
+                f"overrun: {self.api.overrun_message}\nserver errors: {self.api.errors}")
+
+
+@dataclass
+class GatedRepo:
+    base: Path
+    kit: Path
+    home: Path  # DONEGATE_HOME
+    repo: Path
+    sandbox: bool
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def create(
+        cls,
+        base: Path,
+        *,
+        kit: Path | None = None,
+        sandbox: bool | None = None,
+        config: dict[str, Any] | None = None,
+        tests: Iterable[Path] | None = None,
+        seal_fixed: bool = False,
+    ) -> "GatedRepo":
+        """`kit`: the kit checkout to use (default: a copy under `base`). `sandbox`: install the sandbox
+        block (default: when available). `config`: donegate.yaml. `tests`: hidden test files (default:
+        the example's). `seal_fixed`: seal while the bug is fixed in the working tree (for hidden tests
+        whose baseline run would otherwise hang), then put the bug back."""
+        base.mkdir(parents=True, exist_ok=True)
+        kit = kit or copy_kit(base)
+        home = base / "donegate-home"
+        home.mkdir(exist_ok=True)
+        if config:
+            (home / "donegate.yaml").write_text(json.dumps(config, indent=2) + "\n")  # JSON is YAML
+        sandbox = sandbox_available() if sandbox is None else sandbox
+        g = cls(base, kit, home, make_repo(base, example_files(), name="shop"), sandbox)
+        g.install()
+        if seal_fixed:
+            g.fix_bug()
+        g.seal(tests or sorted(EXAMPLE_TESTS.glob("test_*.py")))
+        if seal_fixed:
+            g.fix_bug(undo=True)
+        return g
+
+    # -- the kit's own steps -------------------------------------------------------------------------
+
+    def donegate(self, *args: str) -> str:
+        """`donegate ARGS` as a user runs it from the kit checkout; its output, or RuntimeError."""
+        res = kit_cmd(self.kit, self.home, *args)
+        if res.returncode != 0:
+            raise RuntimeError(f"donegate {args[0]} failed: {res.stdout}{res.stderr}")
+        return res.stdout
+
+    def install(self) -> None:
+        self.donegate("install", str(self.repo), "--sandbox", "on" if self.sandbox else "off")
+        self.settings = json.loads(self.settings_path.read_text())
+
+    def seal(self, tests: Iterable[Path]) -> None:
+        self.donegate("seal", str(self.repo), *map(str, tests), "--request", REQUEST)
+
+    # -- paths the agent must not reach --------------------------------------------------------------
+
+    @property
+    def hook(self) -> Path:
+        return self.kit / "hooks" / "stop_gate.py"
+
+    @property
+    def store(self) -> Path:
+        (store,) = (self.home / "acceptance").glob("shop-*")
+        return store
+
+    @property
+    def hidden_test(self) -> Path:
+        return self.store / "test_bulk_discount.py"
+
+    @property
+    def settings_path(self) -> Path:
+        return self.repo / ".claude" / "settings.json"
+
+    @property
+    def pricing(self) -> Path:
+        return self.repo / "shop" / "pricing.py"
+
+    def fix_bug(self, undo: bool = False) -> None:
+        old, new = BUG[::-1] if undo else BUG
+        self.pricing.write_text(self.pricing.read_text().replace(old, new))
+
+    # -- a session -----------------------------------------------------------------------------------
+
+    def run(self, api: FakeAPI, prompt: str = f"Implement the request: {REQUEST}.", *,
+            tools: Iterable[str] | None = UNATTENDED_TOOLS, timeout: float = 180, extra_env: dict | None = None) -> Session:
+        # DONEGATE_HOME is emptied in the session's environment (the kit reads "" as unset): the hooks
+        # must find the store through the command install wrote, as they do for a user who never set it.
+        res = run_session(self.repo, api, prompt, allowed_tools=tools, timeout=timeout, home=self.base / "home",
+                          extra_env={"DONEGATE_HOME": "", **(extra_env or {})})
+        return Session(res, api, ledger(self.home))
