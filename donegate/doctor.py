@@ -319,6 +319,8 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
 
     # The Stop hook, its interpreter, script, state root and timeout.
     home = paths.home()
+    # An installed kit's launchers import the package from their interpreter's site-packages.
+    checkout = paths.is_checkout()
     stops = kit_hooks(files, "Stop", "stop_gate.py")
     if not stops:
         findings.append(Finding(ERROR, "no donegate Stop hook in any settings file Claude Code would load: the gate never runs",
@@ -335,7 +337,8 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
                     WARNING, f"the Stop hook uses the state root {home}, but here DONEGATE_HOME gives {paths.home()}: "
                              "`donegate seal` or `write` run from this shell puts the tests where the hook does not look",
                     ref.where, f"export DONEGATE_HOME={home} before sealing, or install again from this shell"))
-        _check_launch(findings, ref, interp, script, install.stop_script(), fix_install, modules="pytest, yaml")
+        _check_launch(findings, ref, interp, script, install.stop_script(), fix_install,
+                      modules="pytest, yaml" if checkout else "donegate, pytest, yaml")
     try:
         cfg = config.load(paths.config_path(home))
     except DonegateError as exc:
@@ -380,7 +383,8 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
                                 str(project), fix_install))
     for ref in guards[:1]:
         variables, interp, script = parse_command(ref.hook["command"])
-        _check_launch(findings, ref, interp, script, install.guard_script(), fix_install, modules=None)
+        _check_launch(findings, ref, interp, script, install.guard_script(), fix_install,
+                      modules=None if checkout else "donegate")
         from donegate import guard
 
         matcher = ref.matcher if isinstance(ref.matcher, str) else ""
@@ -464,7 +468,7 @@ def _check_launch(findings: list[Finding], ref: HookRef, interp: str | None, scr
         findings.append(Finding(WARNING, f"the hook runs {script}, not this kit's {expected}", ref.where, fix))
     if modules:
         if _run_cached(interp, "-c", f"import {modules}")[0] != 0:
-            findings.append(Finding(ERROR, f"the hook's interpreter {interp} cannot import {modules}: every stop would be an error",
+            findings.append(Finding(ERROR, f"the hook's interpreter {interp} cannot import {modules}: every call of the hook would be an error",
                                     ref.where, f"{interp} -m pip install pytest pyyaml, or install the kit with that interpreter"))
             return
     findings.append(Finding(OK, f"hook runs {script} with {interp}", ref.where))

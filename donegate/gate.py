@@ -85,7 +85,7 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
 def _kit_sources() -> list[str]:
     """The hook launchers: an agent shown these has read what the deny rules protect."""
     out = []
-    for p in (paths.KIT_ROOT / "hooks" / "stop_gate.py", paths.KIT_ROOT / "hooks" / "guard.py"):
+    for p in (paths.hooks_dir() / name for name in ("stop_gate.py", "guard.py")):
         try:
             out.append(p.read_text(encoding="utf-8"))
         except OSError:
@@ -117,7 +117,7 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
         msg = f"donegate: no acceptance tests are sealed for {repo}; the stop was allowed unchecked"
         return Outcome("unsealed", ALLOW, system_message=msg, gates={"integrity": {"ok": None}})
     gates: dict[str, Any] = {"integrity": {"ok": True, "tests": st.manifest["count"]}}
-    secret_paths = [st.path, paths.acceptance_root(root), root, paths.KIT_ROOT]
+    secret_paths = [st.path, paths.acceptance_root(root), root, *paths.protected_roots(home=root)]
     sources = _sources(st)
     scrub = feedback.Scrubber(secret_paths, sources)
 

@@ -1,9 +1,11 @@
 """The PreToolUse guard: refuse tool calls that reach the files the agent must not see or change.
 
 Protected for every tool: the kit checkout (the Stop hook, the store of hidden tests, the ledger,
-`state/`) and the state root `DONEGATE_HOME` when it lies elsewhere. Protected from writes: Claude
-Code's own settings files (`.claude/settings*.json` of the project and of the home folder), where a
-changed hook or `disableAllHooks` would open the gate within the same session.
+`state/`) and the state root `DONEGATE_HOME` when it lies elsewhere; for a kit installed from a
+wheel, the site-packages folder holding the package, the launchers' folder and the state root
+(`donegate._layout` says which). Protected from writes: Claude Code's own settings files
+(`.claude/settings*.json` of the project and of the home folder), where a changed hook or
+`disableAllHooks` would open the gate within the same session.
 
 A call is refused when a path it names resolves into a protected folder (relative to the hook's
 `cwd`, through `..`, `~`, `$VARS`, symlinks, braces and globs, each expanded the way a shell would),
@@ -15,8 +17,8 @@ This is a tripwire, not a wall: a shell offers endless ways to name a path (`$(e
 deny rules for the file tools, both written by `donegate install`; the guard catches the ordinary
 attempts early and records them in the ledger.
 
-It runs before every tool call, so it imports nothing beyond the standard library and
-`donegate.paths`, and never runs git, pytest or PyYAML.
+It runs before every tool call, so its checks import nothing beyond the standard library and
+`donegate._layout`, and never run git, pytest or PyYAML.
 """
 
 from __future__ import annotations
@@ -30,17 +32,18 @@ import shlex
 import sys
 import time
 
+from donegate import _layout
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing, dataclasses and pathlib (via donegate.paths) would add ~25 ms to every tool call
     from typing import Any, Iterable, Iterator
 
-# The same answers as donegate.paths.KIT_ROOT and paths.home(), without importing pathlib.
-KIT_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+# The same answers as donegate.paths.KIT_ROOT and paths.home() (both come from donegate._layout).
+KIT_ROOT = _layout.KIT_ROOT
 
 
 def state_root(env: "dict[str, str] | None" = None) -> str:
-    value = (os.environ if env is None else env).get("DONEGATE_HOME")
-    return os.path.realpath(os.path.expanduser(value)) if value else KIT_ROOT
+    return _layout.state_root(KIT_ROOT, os.environ if env is None else env)
 
 # Tools the guard is registered for (the PreToolUse matcher install writes).
 TOOLS = ("Bash", "Read", "Grep", "Glob", "Edit", "MultiEdit", "Write", "NotebookEdit", "Monitor")
@@ -111,7 +114,7 @@ class Policy:
     @classmethod
     def current(cls, cwd: str, env: dict[str, str] | None = None) -> "Policy":
         env = os.environ if env is None else env
-        roots = _variants([KIT_ROOT, state_root(env)])
+        roots = _variants(_layout.protected(KIT_ROOT, state_root(env)))
         projects = [cwd] + ([env["CLAUDE_PROJECT_DIR"]] if env.get("CLAUDE_PROJECT_DIR") else [])
         home = env.get("HOME") or os.path.expanduser("~")
         settings_dirs = _variants([os.path.join(p, ".claude") for p in projects] + [os.path.join(home, ".claude")])

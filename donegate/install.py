@@ -3,12 +3,14 @@
 Install merges into whatever the file holds (the user's keys, hooks and rules stay, in their order)
 and writes:
 
-- the Stop hook: the kit's interpreter and `hooks/stop_gate.py`, both by absolute path and quoted,
+- the Stop hook: the kit's interpreter and `stop_gate.py`, both by absolute path and quoted,
   with `DONEGATE_HOME` fixed to the state root the deny rules cover, and a `timeout` above the kit's
   worst case (tests, plus reviewers when on, plus `hook_margin`): a hook that times out opens the gate;
-- the PreToolUse guard (`hooks/guard.py`) for the file, search and shell tools;
+- the PreToolUse guard (`guard.py`) for the file, search and shell tools;
 - `permissions.deny` rules with absolute `//` paths for Read, Edit, Write, Grep, Glob and NotebookEdit
-  over the kit checkout and the state root, and Edit/Write rules over `.claude/settings*.json`;
+  over the kit (the checkout; for an installed wheel, the site-packages folder holding the package, and
+  the launchers' folder `share/donegate/hooks`) and the state root, and Edit/Write rules over
+  `.claude/settings*.json`;
 - with the sandbox (`--sandbox auto|on|off`): `sandbox.enabled`, `failIfUnavailable`,
   `allowUnsandboxedCommands: false`, `autoAllowBashIfSandboxed`, and `filesystem.denyRead` /
   `denyWrite` over the same folders. Never `Edit(./.claude/**)`: with the sandbox on it makes every
@@ -36,7 +38,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from donegate import config, git, paths
+from donegate import _layout, config, git, paths
 from donegate.errors import DonegateError
 
 SETTINGS = Path(".claude") / "settings.json"
@@ -58,11 +60,11 @@ SANDBOX_FIX = "install bubblewrap and socat (Debian/Ubuntu: sudo apt-get install
 # -- what install writes ----------------------------------------------------------------------------
 
 def stop_script(kit: Path | None = None) -> Path:
-    return (kit or paths.KIT_ROOT) / "hooks" / "stop_gate.py"
+    return paths.hooks_dir(kit) / _layout.STOP_LAUNCHER
 
 
 def guard_script(kit: Path | None = None) -> Path:
-    return (kit or paths.KIT_ROOT) / "hooks" / "guard.py"
+    return paths.hooks_dir(kit) / _layout.GUARD_LAUNCHER
 
 
 def quote(word: str) -> str:
@@ -76,14 +78,7 @@ def hook_timeout(cfg: dict[str, Any]) -> int:
     return math.floor(worst) + 1
 
 
-def protected_roots(kit: Path | None = None, home: Path | None = None) -> list[Path]:
-    """The kit checkout and the state root, without one that lies inside the other."""
-    roots = [(kit or paths.KIT_ROOT).resolve(), (home or paths.home()).resolve()]
-    out: list[Path] = []
-    for r in roots:
-        if not any(paths.is_within(r, o) for o in out):
-            out = [o for o in out if not paths.is_within(o, r)] + [r]
-    return out
+protected_roots = paths.protected_roots  # what the deny rules and the sandbox cover
 
 
 def abs_pattern(path: Path) -> str:
@@ -134,6 +129,9 @@ def kit_entries(cfg: dict[str, Any], *, kit: Path | None = None, home: Path | No
     kit = (kit or paths.KIT_ROOT).resolve()
     home = (home or paths.home()).resolve()
     python = python or _python()
+    # `-S` (no site module) spares the guard ~10 ms per tool call, but only a checkout's launcher finds
+    # the package beside itself; an installed launcher imports it from the interpreter's site-packages.
+    guard_flags = ("-S",) if paths.is_checkout(kit) else ()
     from donegate import guard
 
     return {
@@ -141,7 +139,7 @@ def kit_entries(cfg: dict[str, Any], *, kit: Path | None = None, home: Path | No
                             "timeout": hook_timeout(cfg)}]},
         "PreToolUse": {"matcher": guard.MATCHER,
                        "hooks": [{"type": "command",
-                                  "command": hook_command(guard_script(kit), python=python, home=home, flags=("-S",)),
+                                  "command": hook_command(guard_script(kit), python=python, home=home, flags=guard_flags),
                                   "timeout": GUARD_TIMEOUT}]},
         "deny": deny_rules(kit, home),
         "sandbox_paths": [abs_pattern(r) for r in protected_roots(kit, home)],
@@ -324,11 +322,14 @@ def _target(repo: Path | str) -> Path:
     if not repo.is_dir():
         raise DonegateError(f"{repo}: no such folder")
     top = git.toplevel(repo)
-    for root, name in ((paths.KIT_ROOT, "the kit checkout"), (paths.home(), "the donegate state root (DONEGATE_HOME)")):
+    kit = "the kit checkout" if paths.is_checkout() else "the kit's installed package folder"
+    for root, name in ((paths.KIT_ROOT, kit), (paths.hooks_dir(), "the kit's hook launchers"),
+                       (paths.home(), "the donegate state root (DONEGATE_HOME)")):
         if paths.is_within(root, top):
             raise DonegateError(
                 f"{name} {root} lies inside the repository {top}: the agent could read the hidden tests",
-                "keep the kit checkout outside the repository, and set DONEGATE_HOME to a folder outside it",
+                "keep the kit (its checkout, or the environment it is installed in) outside the repository, "
+                "and set DONEGATE_HOME to a folder outside it",
             )
         if paths.is_within(top, root):
             raise DonegateError(
@@ -360,8 +361,10 @@ def check_scripts(kit: Path | None = None) -> None:
     for script in (stop_script(kit), guard_script(kit)):
         if not script.is_file():
             raise DonegateError(
-                f"{script} does not exist: the kit's hook launchers are not installed next to its package",
-                "run donegate from a checkout of the kit (git clone, then `make setup` or `pip install -e .`)",
+                f"{script} does not exist: the kit's hook launchers are neither beside its package nor in "
+                f"{_layout.SHARED_HOOKS} of its installation",
+                "reinstall the kit (`pipx install` or `pip install` of the kit gives both), or run donegate "
+                "from a checkout of the kit (git clone, then `make setup` or `pip install -e .`)",
             )
 
 

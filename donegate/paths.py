@@ -1,8 +1,10 @@
 """Where the kit keeps things.
 
 Everything the agent must not see lives under the state root `DONEGATE_HOME` (default: the kit
-checkout): the hidden tests (`acceptance/<repo-key>/`), the ledger, per-session counters and the log.
+checkout; for a kit installed from a wheel, `$XDG_DATA_HOME/donegate`, i.e. `~/.local/share/donegate`):
+the hidden tests (`acceptance/<repo-key>/`), the ledger, per-session counters and the log.
 The root must lie outside every repository it guards; `check_outside` refuses any other layout.
+The layout rules themselves are in `donegate._layout`, shared with the guard.
 """
 
 from __future__ import annotations
@@ -12,14 +14,29 @@ import os
 import re
 from pathlib import Path
 
+from donegate import _layout
 from donegate.errors import DonegateError
 
-KIT_ROOT = Path(__file__).resolve().parent.parent
+KIT_ROOT = Path(__file__).resolve().parent.parent  # the checkout, or the site-packages folder of a wheel
+
+
+def is_checkout(kit: Path | None = None) -> bool:
+    """A git checkout (or editable install) of the kit: `hooks/stop_gate.py` lies beside the package."""
+    return _layout.is_checkout(str(kit or KIT_ROOT))
+
+
+def hooks_dir(kit: Path | None = None) -> Path:
+    """The folder of the hook launchers (`stop_gate.py`, `guard.py`): the checkout's `hooks/`, else the
+    installed `share/donegate/hooks`; when neither exists, the checkout's `hooks/` (reported missing)."""
+    return Path(_layout.hooks_dir(str(kit or KIT_ROOT)))
 
 
 def home() -> Path:
-    env = os.environ.get("DONEGATE_HOME")
-    return Path(env).expanduser().resolve() if env else KIT_ROOT
+    """The state root: DONEGATE_HOME, else the checkout, else $XDG_DATA_HOME/donegate (~/.local/share/donegate)."""
+    return Path(_layout.state_root(str(KIT_ROOT), os.environ))
+
+
+_default_home = home  # for the functions below whose parameter is named `home`
 
 
 def repo_key(repo: Path) -> str:
@@ -60,6 +77,18 @@ def is_within(child: Path, parent: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+def protected_roots(kit: Path | None = None, home: Path | None = None) -> list[Path]:
+    """The kit (checkout, or site-packages folder), the launchers' folder and the state root, without
+    one that lies inside another: for a checkout, the checkout and the state root."""
+    kit = (kit or KIT_ROOT).resolve()
+    roots = [Path(r).resolve() for r in _layout.protected(str(kit), str((home or _default_home()).resolve()))]
+    out: list[Path] = []
+    for r in roots:
+        if not any(is_within(r, o) for o in out):
+            out = [o for o in out if not is_within(o, r)] + [r]
+    return out
 
 
 def check_outside(repo: Path, root: Path | None = None) -> None:

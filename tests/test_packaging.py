@@ -1,0 +1,269 @@
+"""The kit installed from a wheel (`pipx install` / `pip install`), not run from a checkout.
+
+The wheel carries the package in site-packages and the two hook launchers as data files in
+`<prefix>/share/donegate/hooks/`; the state root then defaults to `$XDG_DATA_HOME/donegate`.
+The layout tests fake that tree; the last test builds a real wheel from the working tree, installs it
+into a fresh venv and drives the installed Stop hook and guard the way Claude Code runs them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from donegate import config, guard, install, paths
+from donegate.errors import DonegateError
+from tests.conftest import KIT, make_repo, stop_payload
+
+SITE = Path("lib") / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+SHARED = Path("share") / "donegate" / "hooks"
+
+
+def fake_install(prefix: Path, site: Path = SITE, launchers: tuple[str, ...] = ("stop_gate.py", "guard.py")) -> Path:
+    """An installed wheel's tree under `prefix`; returns the package's parent (site-packages)."""
+    kit = prefix / site
+    (kit / "donegate").mkdir(parents=True)
+    (prefix / SHARED).mkdir(parents=True)
+    for name in launchers:
+        shutil.copy(KIT / "hooks" / name, prefix / SHARED / name)
+    return kit
+
+
+@pytest.fixture
+def installed(tmp_path, monkeypatch) -> Path:
+    """paths and the guard see a wheel installed under tmp_path/prefix; no DONEGATE_HOME."""
+    kit = fake_install(tmp_path / "prefix")
+    monkeypatch.setattr(paths, "KIT_ROOT", kit)
+    monkeypatch.setattr(guard, "KIT_ROOT", str(kit))
+    monkeypatch.delenv("DONEGATE_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    return tmp_path / "prefix"
+
+
+# -- the layout -------------------------------------------------------------------------------------
+
+def test_a_checkout_keeps_its_layout():
+    assert paths.is_checkout()
+    assert paths.hooks_dir() == KIT / "hooks"
+    assert install.stop_script() == KIT / "hooks" / "stop_gate.py"
+    assert install.guard_script() == KIT / "hooks" / "guard.py"
+    assert paths.protected_roots() == [KIT, paths.home()]
+
+
+def test_an_installed_wheel_finds_its_launchers_and_keeps_state_in_xdg(installed, tmp_path):
+    assert not paths.is_checkout()
+    assert paths.hooks_dir() == installed / SHARED
+    assert install.stop_script() == installed / SHARED / "stop_gate.py"
+    assert paths.home() == tmp_path / "xdg" / "donegate"
+    assert paths.protected_roots() == [installed / SITE, installed / SHARED, tmp_path / "xdg" / "donegate"]
+    install.check_scripts()
+
+
+@pytest.mark.parametrize("site", [Path("."), Path("Lib") / "site-packages", SITE], ids=["target", "windows", "posix"])
+def test_the_launchers_are_found_at_each_prefix_depth(tmp_path, site):
+    kit = fake_install(tmp_path / "p", site=site)
+    assert paths.hooks_dir(kit) == (tmp_path / "p" / SHARED)
+
+
+def test_launchers_of_another_environment_are_not_taken(tmp_path):
+    fake_install(tmp_path / "p", site=Path("a") / "b" / "c" / "d")  # deeper than any install scheme
+    kit = tmp_path / "p" / "a" / "b" / "c" / "d"
+    assert paths.hooks_dir(kit) == kit / "hooks"  # reported missing by check_scripts
+    with pytest.raises(DonegateError, match="stop_gate.py does not exist"):
+        install.check_scripts(kit)
+
+
+def test_a_missing_guard_launcher_is_refused(tmp_path):
+    kit = fake_install(tmp_path / "p", launchers=("stop_gate.py",))
+    with pytest.raises(DonegateError, match="guard.py does not exist"):
+        install.check_scripts(kit)
+
+
+@pytest.mark.parametrize("layout", ["checkout", "installed"])
+@pytest.mark.parametrize("env", [
+    {"DONEGATE_HOME": "{tmp}/state"},
+    {"DONEGATE_HOME": "~/relative-to-home"},
+    {"XDG_DATA_HOME": "{tmp}/xdg"},
+    {"XDG_DATA_HOME": "relative/ignored"},
+    {},
+], ids=["home", "home-tilde", "xdg", "xdg-relative", "none"])
+def test_the_guard_and_paths_agree_on_the_state_root_and_the_protected_folders(layout, env, tmp_path, monkeypatch):
+    if layout == "installed":
+        kit = fake_install(tmp_path / "prefix")
+        monkeypatch.setattr(paths, "KIT_ROOT", kit)
+        monkeypatch.setattr(guard, "KIT_ROOT", str(kit))
+    for var in ("DONEGATE_HOME", "XDG_DATA_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    for var, value in env.items():
+        monkeypatch.setenv(var, value.format(tmp=tmp_path))
+    assert guard.KIT_ROOT == str(paths.KIT_ROOT)
+    assert guard.state_root() == str(paths.home())
+    assert guard.state_root(dict(os.environ)) == str(paths.home())
+    if layout == "installed" and "DONEGATE_HOME" not in env:
+        base = tmp_path / "xdg" if env.get("XDG_DATA_HOME", "").startswith("{tmp}") else Path(os.environ["HOME"]) / ".local" / "share"
+        assert paths.home() == base / "donegate"
+    policy = guard.Policy.current(str(tmp_path))
+    for root in paths.protected_roots():
+        assert str(root) in policy.roots
+    assert set(policy.roots) <= {str(r) for r in paths.protected_roots()}
+
+
+def test_install_entries_point_at_the_installed_launchers(installed, tmp_path):
+    entries = install.kit_entries(config.defaults(), python="/venv/bin/python")
+    state = tmp_path / "xdg" / "donegate"
+    stop = entries["Stop"]["hooks"][0]["command"]
+    assert stop == f'DONEGATE_HOME="{state}" "/venv/bin/python" "{installed / SHARED / "stop_gate.py"}"'
+    # No -S: an installed launcher imports the package from the interpreter's site-packages.
+    guard_cmd = entries["PreToolUse"]["hooks"][0]["command"]
+    assert guard_cmd == f'DONEGATE_HOME="{state}" "/venv/bin/python" "{installed / SHARED / "guard.py"}"'
+    roots = [installed / SITE, installed / SHARED, state]
+    assert entries["sandbox_paths"] == ["/" + str(r) for r in roots]
+    for root in roots:
+        assert f"Read(/{root}/**)" in entries["deny"] and f"Edit(/{root}/**)" in entries["deny"]
+
+
+def test_a_checkout_guard_still_runs_without_site():
+    entries = install.kit_entries(config.defaults(), python="/x/python")
+    assert '"/x/python" -S "' in entries["PreToolUse"]["hooks"][0]["command"]
+
+
+def test_the_guard_of_an_installed_kit_protects_its_folders(installed, tmp_path):
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    state = tmp_path / "xdg" / "donegate"
+
+    def refused(tool_input, tool="Read"):
+        return guard.decide({"tool_name": tool, "cwd": str(repo), "tool_input": tool_input}) is not None
+
+    assert refused({"file_path": str(installed / SHARED / "stop_gate.py")})
+    assert refused({"file_path": str(installed / SITE / "donegate" / "gate.py")}, tool="Edit")
+    assert refused({"file_path": str(state / "acceptance" / "x" / "test_x.py")})
+    assert refused({"command": f"cat {state}/ledger.jsonl"}, tool="Bash")
+    assert not refused({"file_path": str(repo / "a.py")})
+    assert not refused({"file_path": str(installed / "share" / "other.txt")})
+
+
+def test_install_refuses_an_installed_kit_inside_the_repository(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    kit = fake_install(repo / ".venv")
+    monkeypatch.setattr(paths, "KIT_ROOT", kit)
+    with pytest.raises(DonegateError, match="the kit's installed package folder .* lies inside the repository"):
+        install.install(repo, sandbox="off")
+
+
+# -- a real wheel -----------------------------------------------------------------------------------
+
+def copy_tree(dest: Path) -> Path:
+    """The working tree as git sees it (tracked and untracked files, not the ignored node_modules or .venv)."""
+    listed = subprocess.run(["git", "-C", str(KIT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            check=True, capture_output=True, timeout=60).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        src = KIT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def run(argv, *, env, cwd, input=None, timeout=180) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, env=env, cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout)
+
+
+def hook_command(settings: dict, event: str) -> str:
+    [group] = [g for g in settings["hooks"][event] if "donegate" in json.dumps(g)]
+    return group["hooks"][0]["command"]
+
+
+def test_wheel_install_gates_a_session(tmp_path):
+    t0 = time.monotonic()
+    src = copy_tree(tmp_path / "src")
+    dist = tmp_path / "dist"
+    # Paths are absolute: pip reads a bare `src` as a project name on the index.
+    res = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(src)],
+              env=os.environ, cwd=tmp_path, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    [wheel] = dist.glob("donegate-*.whl")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    py = venv / "bin" / "python"
+    res = run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--quiet", str(wheel)],
+              env=os.environ, cwd=tmp_path, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    # pytest and PyYAML from this interpreter, without a download: their folders on the venv's path.
+    site = Path(run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                    env=os.environ, cwd=tmp_path).stdout.strip())
+    deps = {str(Path(m.__file__).resolve().parent.parent) for m in (pytest, __import__("yaml"), __import__("pluggy"))}
+    (site / "_donegate_test_deps.pth").write_text("\n".join(sorted(deps)) + "\n")
+    built = time.monotonic() - t0
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DONEGATE_HOME", "PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "xdg"))
+    state = tmp_path / "xdg" / "donegate"
+    res = run([str(py), "-c", "import donegate, sys; print(donegate.__file__)"], env=env, cwd=tmp_path)
+    assert Path(res.stdout.strip()).is_relative_to(site), res.stdout + res.stderr
+
+    repo = make_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    accept = tmp_path / "accept" / "test_x.py"
+    accept.parent.mkdir()
+    accept.write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    donegate = str(venv / "bin" / "donegate")
+    res = run([donegate, "install", str(repo), "--sandbox", "off"], env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    res = run([donegate, "seal", str(repo), str(accept)], env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+    settings = json.loads((repo / ".claude" / "settings.json").read_text())
+    stop_cmd, guard_cmd = hook_command(settings, "Stop"), hook_command(settings, "PreToolUse")
+    hooks = venv / SHARED
+    assert str(hooks / "stop_gate.py") in stop_cmd and str(hooks / "guard.py") in guard_cmd
+    assert f'DONEGATE_HOME="{state}"' in stop_cmd and str(py) in stop_cmd
+    assert f"Read(/{state}/**)" in settings["permissions"]["deny"]
+    assert f"Read(/{hooks}/**)" in settings["permissions"]["deny"]
+
+    def stop() -> subprocess.CompletedProcess:  # as Claude Code runs a hook: through a shell, JSON on stdin
+        return run(["bash", "-c", stop_cmd], env=env, cwd=repo, input=json.dumps(stop_payload(repo)))
+
+    res = stop()
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "assert -1 == 5" in res.stderr and str(state) not in res.stdout + res.stderr
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    res = stop()
+    assert res.returncode == 0, res.stdout + res.stderr
+
+    # The state landed in the XDG data folder, not in the venv.
+    [store] = (state / "acceptance").iterdir()
+    assert (store / "test_x.py").is_file() and (state / "ledger.jsonl").is_file()
+    assert sorted(p.name for p in (venv / "share" / "donegate").iterdir()) == ["hooks"]
+
+    # The installed guard (run without -S) imports the package from site-packages.
+    def guard_call(tool_input, tool="Read", extra=None) -> subprocess.CompletedProcess:
+        payload = {"session_id": "g", "tool_name": tool, "cwd": str(repo), "tool_input": tool_input}
+        return run(["bash", "-c", guard_cmd], env={**env, **(extra or {})}, cwd=repo, input=json.dumps(payload))
+
+    assert guard_call({"file_path": str(repo / "calc.py")}).returncode == 0
+    res = guard_call({"file_path": str(store / "test_x.py")})
+    assert res.returncode == 2 and json.loads(res.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+    # A broken package still fails closed: both launchers block (PYTHONPATH comes before site-packages).
+    broken = tmp_path / "broken" / "donegate"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('half-installed kit')\n")
+    extra = {"PYTHONPATH": str(broken.parent)}
+    res = guard_call({"file_path": str(repo / "calc.py")}, extra=extra)
+    assert res.returncode == 2 and "guard itself failed (ImportError)" in res.stdout
+    res = run(["bash", "-c", stop_cmd], env={**env, **extra}, cwd=repo, input=json.dumps(stop_payload(repo)))
+    assert res.returncode == 2 and "the kit failed to start (ImportError)" in res.stdout
+
+    # doctor, from the installed command, finds the same launchers and an interpreter that imports the kit.
+    res = run([donegate, "doctor", "-v", str(repo)], env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr  # warnings only: sandbox off, no `claude` here
+    assert f"hook runs {hooks / 'stop_gate.py'} with {py}" in res.stdout, res.stdout + res.stderr
+    assert f"hook runs {hooks / 'guard.py'} with {py}" in res.stdout
+    assert "does not exist" not in res.stdout and "cannot import" not in res.stdout
+    print(f"\nwheel built and installed in {built:.1f} s; whole test {time.monotonic() - t0:.1f} s")
