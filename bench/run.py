@@ -1,0 +1,32 @@
+"""`make bench`: every figure is a ratio (or a rate) measured side by side in this one run."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
+
+from hook_bench import bench_hook  # noqa: E402
+from report_bench import bench_report  # noqa: E402
+from review_bench import bench_review  # noqa: E402
+
+
+def main() -> int:
+    print("== the gate ==")
+    print("\n".join(bench_hook()))
+    print("\n== the report ==")
+    if not shutil.which("jq"):
+        print("jq is not installed (apt-get install jq); the report is timed without the jq comparison")
+    with tempfile.TemporaryDirectory(prefix="donegate-bench-") as tmp:
+        print("\n".join(bench_report(Path(tmp))))
+    print("\n== the reviewers ==")
+    print("\n".join(bench_review()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
