@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any, Iterator
 
 MIN_LINE = 20  # shorter source lines are too common to call a leak
 MAX_BYTES = 64 * 1024 * 1024

@@ -13,7 +13,9 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterator
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any, Iterator
 
 SCHEMA_VERSION = 1
 GENESIS = "0" * 64

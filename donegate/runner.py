@@ -18,7 +18,6 @@ import os
 import secrets
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from donegate import paths, proc
@@ -44,15 +43,19 @@ sys.exit(pytest.main(args, plugins=[Reporter(report, nonce)]))
 _DROP = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DEBUG", "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER")
 
 
-@dataclass
 class TestRun:
-    ok: bool  # the run reported on every test it had to
-    problem: str = ""  # why it is not ok: a timeout, an early exit, a collection error, missing tests
-    collected: list[str] = field(default_factory=list)
-    results: dict[str, dict[str, str]] = field(default_factory=dict)
-    errors: list[dict[str, str]] = field(default_factory=list)
-    duration: float = 0.0
-    output: str = ""  # pytest's own text, for the log only: it may quote test source
+    __test__ = False  # not a pytest test class, whatever its name
+
+    def __init__(self, ok: bool, problem: str = "", collected: list[str] | None = None,
+                 results: dict[str, dict[str, str]] | None = None, errors: list[dict[str, str]] | None = None,
+                 duration: float = 0.0, output: str = "") -> None:
+        self.ok = ok  # the run reported on every test it had to
+        self.problem = problem  # why it is not ok: a timeout, an early exit, a collection error, missing tests
+        self.collected = collected or []
+        self.results = results or {}
+        self.errors = errors or []
+        self.duration = duration
+        self.output = output  # pytest's own text, for the log only: it may quote test source
 
     def failing(self) -> dict[str, str]:
         return {

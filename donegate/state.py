@@ -17,7 +17,9 @@ import os
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Iterator
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any, Iterator
 
 
 def fresh(session_id: str) -> dict[str, Any]:

@@ -11,16 +11,16 @@ with renames; a seal that fails leaves the previous store as it was.
 
 from __future__ import annotations
 
-import datetime as dt
 import fnmatch
 import hashlib
 import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any
 
 from donegate import git, paths, runner
 from donegate.errors import DonegateError, StoreError
@@ -29,6 +29,12 @@ MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
 # Test files of the repository itself, protected from the agent when they existed at seal time.
 REPO_TEST_GLOBS = ("test_*.py", "*_test.py", "tests/*", "test/*", "*/tests/*", "*/test/*", "conftest.py", "*/conftest.py")
+
+
+def _utc_now() -> str:
+    import datetime as dt  # seal only: kept off the hook's start-up path
+
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def sha256_file(path: Path) -> str:
@@ -69,11 +75,9 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-@dataclass
 class Store:
-    repo: Path
-    path: Path
-    manifest: dict[str, Any]
+    def __init__(self, repo: Path, path: Path, manifest: dict[str, Any]) -> None:
+        self.repo, self.path, self.manifest = repo, path, manifest
 
     def tests(self) -> list[str]:
         return list(self.manifest["tests"])
@@ -131,7 +135,7 @@ def seal(
             "repo_key": paths.repo_key(repo),
             "base": git.head(repo),
             "request": request,
-            "sealed_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "sealed_at": _utc_now(),
             "files": {p.name: sha256_file(p) for p in sorted(tmp.iterdir()) if p.name != MANIFEST},
             "tests": collected.collected,
             "count": len(collected.collected),
