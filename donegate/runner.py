@@ -1,6 +1,6 @@
 """Run the hidden tests against a repository in a process the repository cannot subvert.
 
-- `python -I -B`: no bytecode written into the store (whose files are hashed) or the repository;
+- `python -I`, bytecode in a cache under the state root (never in the store or the repository):
   no current folder on sys.path, no PYTHON* variables, no user site, so a planted
   `sitecustomize.py` or `pytest.py` in the repository is never imported at start-up;
 - pytest is imported first, then the repository goes on sys.path (so it cannot shadow pytest);
@@ -25,16 +25,17 @@ from donegate import paths, proc
 INI_NAME = "pytest.ini"
 INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini file of the repository.\naddopts =\n"
 
-# Runs as `python -I -c BOOTSTRAP kit repo report -- pytest-args`; the nonce arrives on stdin.
+# Runs as `python -I -c BOOTSTRAP kit repo report pycache -- pytest-args`; the nonce arrives on stdin.
 BOOTSTRAP = """\
 import sys
-kit, repo, report = sys.argv[1:4]
-args = sys.argv[5:]
+kit, repo, report, pycache = sys.argv[1:5]
+args = sys.argv[6:]
 nonce = sys.stdin.readline().strip()
 sys.path.insert(0, kit)
 import pytest
 from donegate._plugin import Reporter
 sys.path.remove(kit)
+sys.pycache_prefix = pycache
 sys.path.insert(0, repo)
 sys.exit(pytest.main(args, plugins=[Reporter(report, nonce)]))
 """
@@ -82,6 +83,11 @@ def env() -> dict[str, str]:
 def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, expected: list[str] | None = None) -> TestRun:
     """Run (or collect) the store's tests against `repo`; `expected` is the sealed list of test ids."""
     files = test_files(store)
+    # Bytecode of what is imported after pytest (the rewritten tests, the repository's modules) goes
+    # to a cache under the state root, beside the store and under the same protection: never into
+    # the store, whose files are hashed, nor into the repository. Caching it, rather than `-B`,
+    # saves ~40 ms a stop on a 40-test file; pytest itself still loads from its own __pycache__.
+    pycache = paths.state_dir() / "pycache"
     with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp:
         report = Path(tmp) / "report.json"
         nonce = secrets.token_hex(16)
@@ -97,7 +103,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
         if collect_only:
             args.append("--collect-only")
         args += [str(f) for f in files]
-        argv = [sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(paths.KIT_ROOT), str(repo), str(report), "--", *args]
+        argv = [sys.executable, "-I", "-c", BOOTSTRAP, str(paths.KIT_ROOT), str(repo), str(report), str(pycache), "--", *args]
         res = proc.run(argv, timeout=timeout, cwd=repo, env=env(), input=nonce + "\n")
         output = res.stdout + res.stderr
         if res.timed_out:
