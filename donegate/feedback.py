@@ -38,8 +38,8 @@ class Scrubber:
         return "\n".join(kept)
 
 
-def claims_done(message: str | None) -> bool:
-    return bool(message and CLAIM.search(message))
+def claims_done(message: object) -> bool:
+    return isinstance(message, str) and bool(CLAIM.search(message))
 
 
 def _cap(text: str, lines: int, chars: int) -> str:

@@ -276,6 +276,13 @@ def _log_exception(root: Path) -> str:
     return str(log)
 
 
+def _hide_kit(text: str, root: Path) -> str:
+    """An error the agent reads must not say where the kit (and so the hidden tests) lives."""
+    for p in sorted({str(r) for r in (root, *paths.protected_roots(home=root))}, key=len, reverse=True):
+        text = text.replace(p, "<donegate>")
+    return text
+
+
 def parse_payload(text: str) -> dict[str, Any]:
     try:
         payload = json.loads(text)
@@ -297,11 +304,12 @@ def run_hook(stdin_text: str, root: Path | None = None) -> tuple[int, str, str]:
         cfg = config.load(paths.config_path(root))
         outcome = evaluate(payload, cfg, root)
     except DonegateError as exc:
-        reason = f"donegate: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else "")
+        reason = _hide_kit(f"donegate: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else ""), root)
         outcome = Outcome("error", BLOCK, reason=reason, gates={"error": exc.message}, failing=["error:" + exc.message])
     except Exception as exc:  # a kit bug: block, bounded by the breaker, traceback to the log only
         log = _log_exception(root)
-        reason = f"donegate: internal error ({type(exc).__name__}); the traceback is in the kit's log {log}"
+        reason = (f"donegate: internal error ({type(exc).__name__}); the traceback is in the kit's log "
+                  f"({Path(log).name}); a person must look")
         outcome = Outcome("error", BLOCK, reason=reason, gates={"error": f"{type(exc).__name__}: {exc}"},
                           failing=["error:internal"])
     session = _session(payload)

@@ -365,3 +365,14 @@ def test_install_after_seal_does_not_read_as_a_protected_change(sealed_shop, kit
     settings.write_text(settings.read_text().replace('"timeout"', '"timeout_"'))
     res = run_hook(stop_payload(sealed_shop))
     assert res.returncode == 2 and ".claude/settings.json" in res.stderr
+
+
+def test_kit_errors_do_not_tell_the_agent_where_the_kit_lives(sealed_shop, kit_home):
+    (kit_home / "donegate.yaml").write_text("timeout: fast\n")
+    res = run_hook(stop_payload(sealed_shop))
+    assert res.returncode == 2 and "config key timeout" in res.stderr
+    assert str(kit_home) not in res.stderr + res.stdout and str(KIT) not in res.stderr + res.stdout
+    (kit_home / "donegate.yaml").unlink()
+    res = run_hook(stop_payload(sealed_shop, cwd=["not", "a", "path"]))
+    assert res.returncode == 2 and "internal error" in res.stderr
+    assert str(kit_home) not in res.stderr + res.stdout
