@@ -7,7 +7,9 @@ from pathlib import Path
 from donegate import proc
 from donegate.errors import DonegateError
 
-GIT_TIMEOUT = 30.0
+# Local git questions answer in milliseconds; a hung one (a lock, a dying disk) must leave the stop
+# inside the hook timeout, whose `hook_margin` (30 s) covers the few git calls of one stop.
+GIT_TIMEOUT = 10.0
 
 
 def _git(repo: Path, *args: str) -> str:
