@@ -376,3 +376,12 @@ def test_kit_errors_do_not_tell_the_agent_where_the_kit_lives(sealed_shop, kit_h
     res = run_hook(stop_payload(sealed_shop, cwd=["not", "a", "path"]))
     assert res.returncode == 2 and "internal error" in res.stderr
     assert str(kit_home) not in res.stderr + res.stdout
+
+
+def test_an_edit_of_the_same_size_within_the_second_is_never_run_as_the_old_code(tmp_path):
+    # Python trusts cached bytecode whose source has the same size and mtime (whole seconds).
+    repo = _seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 1\n")
+    for value in (2, 1, 3):
+        (repo / "mod.py").write_text(f"VALUE = {value}\n")
+        os.utime(repo / "mod.py", (1_700_000_000, 1_700_000_000))  # the same mtime every time
+        assert run_hook(stop_payload(repo, session=f"s{value}")).returncode == (0 if value == 1 else 2)
