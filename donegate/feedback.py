@@ -74,7 +74,9 @@ def block_text(problems: list[str], failures: dict[str, str], *, claimed: bool, 
     lines.append("The acceptance tests are hidden on purpose: fix the code, not the tests, then stop again.")
     if note:
         lines.append(note)
-    text = "\n".join(lines)
-    if len(text) > cap:
-        text = text[: cap - 40].rstrip() + "\n... (more failures not shown)"
-    return text
+    return capped("\n".join(lines), cap, "failures")
+
+
+def capped(text: str, cap: int, what: str) -> str:
+    """`text` cut to at most `cap` characters, saying that more `what` were left out."""
+    return text if len(text) <= cap else text[: cap - 40].rstrip() + f"\n... (more {what} not shown)"

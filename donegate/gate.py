@@ -204,20 +204,16 @@ def review_gate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: 
     claimed = feedback.claims_done(payload.get("last_assistant_message"))
     standing = reviewer.standing(result)
     if cfg["review"] == "hint" and standing:
-        text = _capped(scrub(reviewer.feedback(result, hint=True, claimed=claimed)), cfg["feedback_chars"])
+        text = feedback.capped(scrub(reviewer.feedback(result, hint=True, claimed=claimed)), cfg["feedback_chars"], "findings")
         return Outcome("hint", BLOCK, reason=text, gates=passed.gates, system_message=" ".join(told), hint=state)
     if cfg["review"] == "block" and result["verdict"] == "block":
-        text = _capped(scrub(reviewer.feedback(result, hint=False, claimed=claimed)), cfg["feedback_chars"])
+        text = feedback.capped(scrub(reviewer.feedback(result, hint=False, claimed=claimed)), cfg["feedback_chars"], "findings")
         failing = sorted({"review:" + (f["file"] or "-") for f in reviewer.blocking(result)})
         return Outcome("block", BLOCK, reason=text, gates=passed.gates, failing=failing, system_message=" ".join(told))
     minor = f" ({len(standing)} minor finding(s) in the ledger)" if standing else ""
     told.append(f"donegate: {passed.gates['acceptance']['total']} acceptance tests pass; the reviewers approve{minor}")
     passed.system_message = " ".join(told)
     return passed
-
-
-def _capped(text: str, cap: int) -> str:
-    return text if len(text) <= cap else text[: cap - 40].rstrip() + "\n... (more findings not shown)"
 
 
 def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> Outcome:
