@@ -157,3 +157,13 @@ def test_proc_does_not_wait_for_an_escaped_grandchild():
     t0 = time.monotonic()
     res = proc.run([sys.executable, "-c", script], timeout=30)
     assert res.stdout.strip() == "done" and time.monotonic() - t0 < 15
+
+
+def test_wilson_interval_known_values():
+    from donegate.stats import overlap, wilson
+
+    lo, hi = wilson(42, 50)  # the article's "acceptance tests" row
+    assert round(lo, 3) == 0.715 and round(hi, 3) == 0.917
+    assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == 1.0
+    assert wilson(0, 0) == (0.0, 1.0)
+    assert overlap(wilson(35, 50), wilson(42, 50)) and not overlap(wilson(0, 50), wilson(50, 50))
