@@ -1,0 +1,41 @@
+"""Tools some tests need from the machine: skip where they are missing, fail in CI.
+
+`.ci/run` sets DONEGATE_REQUIRE_<NAME>=1 for each tool it installs, so a CI run where a sandbox or
+browser test was skipped is red instead of quietly green.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+
+def _missing(env: str, why: str) -> None:
+    if os.environ.get(env) == "1":
+        pytest.fail(f"{why} ({env}=1: this run must not skip it)")
+    pytest.skip(why)
+
+
+def bwrap() -> str:
+    """Path of a working bubblewrap (with user/PID/net namespaces), or skip/fail."""
+    path = shutil.which("bwrap")
+    if path is None:
+        _missing("DONEGATE_REQUIRE_SANDBOX", "bubblewrap (bwrap) is not installed")
+    res = subprocess.run([path, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--die-with-parent", "true"],
+                         capture_output=True, text=True, timeout=30)
+    if res.returncode != 0:
+        _missing("DONEGATE_REQUIRE_SANDBOX", f"bubblewrap does not run here: {res.stderr.strip()[:200]}")
+    return path  # type: ignore[return-value]
+
+
+def browser() -> str:
+    """Path of Chromium (Debian's /usr/bin/chromium), or skip/fail."""
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    _missing("DONEGATE_REQUIRE_BROWSER", "Chromium is not installed (Debian package chromium)")
+    raise AssertionError("unreachable")
