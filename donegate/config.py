@@ -54,6 +54,9 @@ SCHEMA: dict[str, Any] = {
     "review": Key((str,), "off", "reviewers after the tests pass: off, hint (feedback once) or block", choices=("off", "hint", "block")),
     "review_mode": Key((str,), "pair", "two reviewers in parallel, or a reviewer and a critic", choices=("pair", "critic")),
     "review_timeout": Key(NUM, 300, "seconds the reviewers may take in one stop", minimum=1),
+    "appeal": Key((str,), "on", "whether the agent may end a blocked stop with `APPEAL: <reason>` (a person decides)", choices=("on", "off")),
+    "max_appeals": Key((int,), 2, "accepted appeals per session; one more is refused and the stop judged as usual", minimum=1),
+    "cache": Key((bool,), True, "reuse the last stop's test results when nothing the hidden run reads has changed"),
     "writer": {
         "attempts": Key((int,), 3, "times the writer is asked before `donegate write` gives up", minimum=1),
         "max_turns": Key((int,), 30, "turn bound of one writer run", minimum=1),
@@ -87,6 +90,8 @@ def _check(path: str, key: Key, value: Any) -> Any:
     # YAML 1.1 reads a bare `off` as false; accept it where "off" is a choice.
     if key.choices and value is False and "off" in key.choices:
         value = "off"
+    if key.choices and value is True and "on" in key.choices:  # ... and a bare `on` as true
+        value = "on"
     if value is None and key.nullable:
         return None
     ok = isinstance(value, key.types) and not (isinstance(value, bool) and bool not in key.types)

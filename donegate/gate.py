@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate import __version__, config, feedback, git, leaks, paths, runner, store
+from donegate import __version__, appeal, cache, config, feedback, git, leaks, paths, runner, sessions, store
 from donegate.errors import DonegateError, StoreError
 from donegate.state import FileCounters
 
@@ -29,7 +29,7 @@ class Outcome:
 
     def __init__(self, verdict: str, exit_code: int, reason: str = "", gates: dict[str, Any] | None = None,
                  failing: list[str] | None = None, system_message: str = "", repo: str = "", hint: str = "") -> None:
-        self.verdict = verdict  # pass | block | hint | gave_up | unsealed | error | review_error
+        self.verdict = verdict  # pass | block | hint | gave_up | unsealed | error | review_error | appealed
         self.exit_code = exit_code
         self.reason = reason  # text for the agent (blocks) or the user (system message)
         self.gates = gates if gates is not None else {}
@@ -107,7 +107,7 @@ def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path) -> Outcom
     paths.check_outside(repo, root)
     out = _evaluate(payload, cfg, root, repo)
     out.repo = str(repo)
-    return out
+    return appeal.consider(out, payload, cfg, root, repo, _session(payload))
 
 
 def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path) -> Outcome:
@@ -129,14 +129,14 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     leak = leaks.scan(payload.get("transcript_path"), markers, sources, _kit_sources())
     if leak:
         gates["leak"] = leak
-    scope = scope_gate(repo, st, cfg)
+    scope, accept, failures, cached = cache.judged(repo, st.manifest, cfg, root, _session(payload),
+                                                   lambda: _judge(repo, st, cfg))
     gates["scope"] = scope
-    accept, run = acceptance_gate(repo, st, cfg)
     gates["acceptance"] = accept
+    gates["cache"] = cached
     problems = list(scope["problems"])
-    if run.problem:
-        problems.append(run.problem)
-    failures = run.failing()
+    if accept["problem"]:
+        problems.append(accept["problem"])
     leak_msg = ("donegate: the session transcript shows hidden acceptance-test content, store paths or the kit's "
                 "hook code; the tests may be compromised, review the session") if leak else ""
     if not problems and not failures:
@@ -151,8 +151,14 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     return Outcome("block", BLOCK, reason=text, gates=gates, failing=failing, system_message=leak_msg)
 
 
+def _judge(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+    scope = scope_gate(repo, st, cfg)
+    accept, run = acceptance_gate(repo, st, cfg)
+    return scope, accept, run.failing()
+
+
 def _session(payload: dict[str, Any]) -> str:
-    return str(payload.get("session_id") or "unknown")
+    return sessions.resolve(payload)[0]
 
 
 def _hinted(root: Path, payload: dict[str, Any]) -> list[str]:
@@ -308,10 +314,11 @@ def run_hook(stdin_text: str, root: Path | None = None) -> tuple[int, str, str]:
                   f"({Path(log).name}); a person must look")
         outcome = Outcome("error", BLOCK, reason=reason, gates={"error": f"{type(exc).__name__}: {exc}"},
                           failing=["error:internal"])
-    session = _session(payload)
+    session, session_from = sessions.resolve(payload)
     counters = {"stops": 0, "blocks": 0}
     try:
         with FileCounters(paths.state_dir(root)).transact(session) as counters:
+            appeal.count(outcome, counters)
             outcome = breaker(outcome, counters, cfg)
     except Exception:
         _log_exception(root)
@@ -329,6 +336,8 @@ def run_hook(stdin_text: str, root: Path | None = None) -> tuple[int, str, str]:
         "stop_hook_active": payload.get("stop_hook_active"),
         "verdict": outcome.verdict,
         "gates": outcome.gates,
+        **({"cached": True} if (outcome.gates.get("cache") or {}).get("hit") else {}),
+        **({"session_from": session_from} if session_from else {}),
         "blocks": counters.get("blocks"),
         "duration": round(time.monotonic() - t0, 4),
         "kit_version": __version__,

@@ -36,16 +36,19 @@ from donegate import ledger, paths
 from donegate.errors import DonegateError
 
 # Verdict codes. A blocking stop is one the hook answered with exit 2; `error` blocks unless the
-# block counter was broken (gates.counter_error), in which case the stop was let through.
-VERDICTS = ("pass", "review_error", "block", "hint", "gave_up", "unsealed", "error", "error")
-PASS, REVIEW_ERROR, BLOCK, HINT, GAVE_UP, UNSEALED, ERROR, ERROR_ALLOWED = range(8)
-_CODE = {name: code for code, name in enumerate(VERDICTS[:-1])}
+# block counter was broken (gates.counter_error), in which case the stop was let through. An
+# `appealed` stop was let through on the agent's appeal: never a pass, always left for a person.
+VERDICTS = ("pass", "review_error", "block", "hint", "gave_up", "unsealed", "error", "error", "appealed")
+PASS, REVIEW_ERROR, BLOCK, HINT, GAVE_UP, UNSEALED, ERROR, ERROR_ALLOWED, APPEALED = range(9)
+_CODE = {name: code for code, name in enumerate(VERDICTS) if code != ERROR_ALLOWED}
 _BCODE = {name.encode(): code for name, code in _CODE.items()}
 BLOCKING = frozenset((BLOCK, HINT, ERROR))
 PASSING = frozenset((PASS, REVIEW_ERROR))  # the acceptance tests passed at that stop
-FAILING = frozenset((BLOCK, HINT, GAVE_UP, ERROR, ERROR_ALLOWED))
+FAILING = frozenset((BLOCK, HINT, GAVE_UP, ERROR, ERROR_ALLOWED, APPEALED))
 BY = ("config", "repo", "day")
-LABELS = ("justified", "unjustified")
+LABELS = ("justified", "unjustified")  # of a block
+APPEAL_LABELS = ("upheld", "rejected")  # of an appeal: the test was wrong, or the agent was
+APPEALS_LISTED = 50  # appeals kept by name (the latest; the text shows the first few)
 
 CHUNK = 256 << 10  # bytes read at a time
 PARALLEL_BYTES = 64 << 20  # ledgers smaller than this are read by one process
@@ -69,7 +72,7 @@ _NUM = rb"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _STOP = re.compile(
     rb'\{"v":1,"event":"stop","time":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00)","repo":"(' + _STR + rb'*)",'
     rb'"session":"(' + _STR + rb'+)","stop":(?:\d+|null),"stop_hook_active":(?:true|false|null),'
-    rb'"verdict":"(pass|review_error|block|hint|gave_up)","gates":\{"integrity":\{[^{}]*\}(?:,"leak":\{[^{}]*\})?,'
+    rb'"verdict":"(pass|review_error|block|hint|gave_up|appealed)","gates":\{"integrity":\{[^{}]*\}(?:,"leak":\{[^{}]*\})?,'
     rb'"scope":\{[^{}]*\},"acceptance":\{"ok":(?:true|false|null),"total":(\d{1,7},"passed":\d{1,7}),'
 ).match
 # The end of a stop line, searched for in its last TAIL_WINDOW bytes (a longer config name or kit
@@ -98,7 +101,8 @@ class Group:
     `seconds` is in 1/TICKS s, `review_cost` in 1/MICRO $."""
 
     __slots__ = ("key", "stops", "blocks", "hints", "justified", "unjustified", "seconds", "review_cost",
-                 "sessions", "passing", "unsealed", "gave_up", "left", "passed", "sealed", "writer_cost")
+                 "sessions", "passing", "unsealed", "gave_up", "left", "passed", "sealed", "writer_cost",
+                 "appeals", "upheld", "rejected")
 
     def __init__(self, key: bytes) -> None:
         self.key = key
@@ -174,6 +178,8 @@ class Partial:
     skipped: int = 0
     examples: list[tuple[int, str]] = field(default_factory=list)  # (line in this range, why)
     events: collections.Counter = field(default_factory=collections.Counter)  # events the report ignores
+    # the latest appeals: (line in this range, ref, session, group key, time, reason, failing test ids)
+    appeals: collections.deque = field(default_factory=lambda: collections.deque(maxlen=APPEALS_LISTED))
     # filled by `fold`
     per_pair: collections.Counter = field(default_factory=collections.Counter)  # ((repo, config), key) -> sessions
     latest: list[tuple] = field(default_factory=list)  # (line, session, key, code, gave up) of the latest left
@@ -203,6 +209,19 @@ class Partial:
             self.skipped += 1
             if len(self.examples) < EXAMPLES:
                 self.examples.append((number, value))
+
+    def appeal(self, line: bytes, number: int, g: Group) -> None:
+        """An appealed stop (rare: json.loads is fine): counted, and kept by name with its reason."""
+        g.appeals += 1
+        try:
+            rec = json.loads(line)
+            gate = rec["gates"].get("appeal") or {}
+        except (ValueError, KeyError, AttributeError, TypeError):
+            rec, gate = {}, {}
+        gate = gate if isinstance(gate, dict) else {}
+        failing = [str(f) for f in gate.get("failing") or []] if isinstance(gate.get("failing"), list) else []
+        self.appeals.append((number, ledger.stop_ref(line), str(rec.get("session", "")), g.key,
+                             str(rec.get("time", "")), str(gate.get("reason", "")), failing))
 
     def handover(self, count: int) -> tuple[bytes, list[bytes], set[bytes]]:
         """What the other ranges need: this range's sessions (earlier ranges drop them), its give-ups
@@ -343,7 +362,7 @@ def label_row(rec: dict[str, Any]) -> tuple[str, Any]:
     from the stop), so it is counted in the same single pass, without finding the stop's line."""
     ref, label, when = rec.get("ref"), rec.get("label"), canonical_time(rec.get("stop_time"))
     fields = [rec.get(k) for k in ("repo", "config", "session", "verdict")]
-    if not (isinstance(ref, str) and label in LABELS and when and all(isinstance(f, str) for f in fields)):
+    if not (isinstance(ref, str) and label in LABELS + APPEAL_LABELS and when and all(isinstance(f, str) for f in fields)):
         return "skip", "label without ref, label, stop_time, repo, config, session or verdict"
     repo, cfg, session, verdict = fields
     return "label", (ref[: ledger.REF_CHARS], label, when, repo.encode(), cfg.encode(), session.encode(), verdict)
@@ -404,6 +423,7 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     tail, review_cost_at, find, tests_bits = _TAIL, _fast_review_cost, bytes.find, _Tests()
     # locals, not globals, in the loop: a global lookup per use adds up over a million lines
     codes, blocking, hint, gave, window, review, line_at = _BCODE, BLOCKING, HINT, GAVE_UP, _TAIL_WINDOW, _REVIEW, _LINE
+    appealed = APPEALED
     ticks, micro = TICKS, MICRO
     number = 0
     with open_range(path, start, end) as lines:
@@ -438,6 +458,8 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                 g.hints += code == hint
             elif code == gave:
                 gave_up.add(sid)
+            elif code == appealed:
+                part.appeal(line, number, g)
             last[sid] = base | number << line_at | tests | code
     part.lines = number
     return part
@@ -569,7 +591,8 @@ def _numbers(g: Group) -> dict[str, Any]:
     return {
         "sessions": n, "stops": g.stops, "blocks": g.blocks, "hints": g.hints,
         "justified": g.justified, "unjustified": g.unjustified, "unlabelled": g.blocks - g.justified - g.unjustified,
-        "gave_up": g.gave_up, "ended_passing": g.passing, "ended_unsealed": g.unsealed, "left_for_person": g.left,
+        "gave_up": g.gave_up, "appeals": g.appeals, "appeals_upheld": g.upheld, "appeals_rejected": g.rejected,
+        "ended_passing": g.passing, "ended_unsealed": g.unsealed, "left_for_person": g.left,
         "requirements_passed": g.passed, "requirements_sealed": g.sealed,
         "requirement_rate_pct": round(100 * g.passed / g.sealed, 1) if g.sealed else None,
         "writer_cost_usd": round(g.writer_cost, 4), "review_cost_usd": round(review, 4),
@@ -637,10 +660,23 @@ def summarize(files: list[Path], by: str = "config", since: bytes | None = None,
             {"session": _text(sid), by: _text(key), "last_verdict": VERDICTS[code], "gave_up": gave}
             for sid, key, code, gave in latest]},
         "labels": {"count": labels, "unmatched": unmatched},
+        "appeals": _appeals(merged, by, total),
         "writer_cost_unattributed_usd": round(unattributed, 4),
         "skipped": {"count": sum(p.skipped for _, _, p in merged), "examples": skipped},
         "ignored_events": dict(sorted(events.items())),
     }
+
+
+def _appeals(merged: list[tuple[Path, int, Partial]], by: str, total: Group) -> dict[str, Any]:
+    """The appeals: how many, how a person labelled them, and the latest by name with reason and tests."""
+    labels: dict[str, tuple] = {}
+    for _, _, part in merged:
+        labels.update(part.labels)
+    latest = sorted((part.index, *item) for _, _, part in merged for item in part.appeals)[-APPEALS_LISTED:][::-1]
+    return {"count": total.appeals, "upheld": total.upheld, "rejected": total.rejected, "latest": [
+        {"ref": ref, "session": sid, by: _text(key), "time": when, "reason": reason, "failing": failing,
+         "label": labels[ref][0] if ref in labels and labels[ref][0] in APPEAL_LABELS else None}
+        for _, _, ref, sid, key, when, reason, failing in latest]}
 
 
 def _count_labels(merged: list[tuple[Path, int, Partial]], groups: dict[bytes, Group], by: str,
@@ -655,14 +691,12 @@ def _count_labels(merged: list[tuple[Path, int, Partial]], groups: dict[bytes, G
         if since is not None and when < since:
             continue
         g = groups.get(when[:10] if by == "day" else repo if by == "repo" else cfg)
-        if g is None or _CODE.get(verdict) not in BLOCKING or not any(sid in p.present for _, _, p in merged):
+        fits = _CODE.get(verdict) == APPEALED if label in APPEAL_LABELS else _CODE.get(verdict) in BLOCKING
+        if g is None or not fits or not any(sid in p.present for _, _, p in merged):
             unmatched.append(ref)
             continue
         counted += 1
-        if label == "justified":
-            g.justified += 1
-        else:
-            g.unjustified += 1
+        setattr(g, label, getattr(g, label) + 1)
     return counted, sorted(unmatched)
 
 
@@ -684,6 +718,7 @@ COLUMNS: list[tuple[str, Any]] = [
     ("unjustified", lambda n: _num(n["unjustified"])),
     ("unlabelled", lambda n: _num(n["unlabelled"])),
     ("gave up", lambda n: _num(n["gave_up"])),
+    ("appeals", lambda n: _num(n["appeals"])),
     ("ended passing", lambda n: _num(n["ended_passing"])),
     ("requirements", lambda n: f"{n['requirements_passed']}/{n['requirements_sealed']}"),
     ("rate", lambda n: _num(n["requirement_rate_pct"], "%")),
@@ -773,6 +808,24 @@ def _attention(summary: dict[str, Any], markdown: bool) -> list[str]:
     return ["", head, *(a + b for a, b in zip(lines, why))]
 
 
+def _appeal_lines(summary: dict[str, Any], markdown: bool) -> list[str]:
+    a = summary["appeals"]
+    if not a["count"]:
+        return []
+    shown = a["latest"][:ATTENTION]
+    head = (f"Appeals: {a['count']:,} (never counted as passing; {a['upheld']} upheld, {a['rejected']} rejected, "
+            f"{a['count'] - a['upheld'] - a['rejected']} unlabelled)"
+            + (f", the {len(shown)} latest shown" if a["count"] > len(shown) else "")
+            + ": donegate label REF upheld|rejected")
+    out = ["", head]
+    for x in shown:
+        tests = ", ".join(x["failing"][:3]) + (f" and {len(x['failing']) - 3} more" if len(x["failing"]) > 3 else "")
+        label = f" [{x['label']}]" if x["label"] else ""
+        line = f"ref {x['ref']} session {x['session']}{label}: {x['reason'][:200]!r}; failing: {tests or '-'}"
+        out.append(f"- {line}" if markdown else f"  {line}")
+    return out
+
+
 def render(summary: dict[str, Any], markdown: bool = False, width: int = 1000) -> str:
     names = ", ".join(summary["ledgers"])
     if not summary["lines"]:
@@ -786,8 +839,9 @@ def render(summary: dict[str, Any], markdown: bool = False, width: int = 1000) -
     body = render_markdown(summary) if markdown else render_table(summary, width)
     tail = notes(summary)
     if markdown:
-        return "\n".join([f"**{title}**", "", *body, *_attention(summary, True), *([""] + [f"- {n}" for n in tail] if tail else [])])
-    return "\n".join([title, "", *body, *_attention(summary, False), *([""] + tail if tail else [])])
+        return "\n".join([f"**{title}**", "", *body, *_attention(summary, True), *_appeal_lines(summary, True),
+                          *([""] + [f"- {n}" for n in tail] if tail else [])])
+    return "\n".join([title, "", *body, *_attention(summary, False), *_appeal_lines(summary, False), *([""] + tail if tail else [])])
 
 
 # -------------------------------------------------------------------------------------------------
@@ -832,6 +886,8 @@ def _timeline_stop(rec: dict[str, Any], line: bytes, labels: dict[str, dict[str,
             "findings": _list(review.get("findings")), "errors": _list(review.get("errors")),
             "cost_usd": review_cost(review), "duration": review.get("duration")},
         "breaker": gates.get("breaker"),
+        "appeal": gates.get("appeal") if isinstance(gates.get("appeal"), dict) else None,
+        "cached": rec.get("cached") is True,
         "leak": gates.get("leak"),
         "label": {"label": label["label"], "note": label.get("note", "")} if label else None,
     }
@@ -854,7 +910,7 @@ def session_timeline(files: list[Path], session: str) -> dict[str, Any]:
                 continue
             if rec.get("event") == "stop":
                 found.append((rec, line))
-            elif rec.get("event") == "label" and isinstance(rec.get("ref"), str) and rec.get("label") in LABELS:
+            elif rec.get("event") == "label" and isinstance(rec.get("ref"), str) and rec.get("label") in LABELS + APPEAL_LABELS:
                 labels[rec["ref"][: ledger.REF_CHARS]] = rec
     stops = [_timeline_stop(rec, line, labels) for rec, line in found]
     repo, cfg = (found[-1][0].get("repo"), found[-1][0].get("config")) if found else (None, None)
@@ -887,6 +943,12 @@ def render_timeline(t: dict[str, Any]) -> str:
             out += [f"    error: {e}" for e in r["errors"]]
         if isinstance(s["breaker"], dict):
             out += [f"  breaker: {k.replace('_', ' ')}: {v}" for k, v in s["breaker"].items()]
+        if s["appeal"]:
+            a = s["appeal"]
+            out.append(f"  appeal {'accepted' if a.get('accepted') else 'refused'}: {_indent(str(a.get('reason', '')))}"
+                       + ("" if a.get("accepted") else f" (refused: {a.get('refused')})"))
+        if s["cached"]:
+            out.append("  cached: the tests did not run again, nothing they read had changed")
         if s["leak"]:
             out.append(f"  leak: the transcript shows hidden test content ({s['leak']})")
         if s["label"]:
@@ -1009,13 +1071,20 @@ def label_stop(path: Path, ref: str, label: str, note: str = "") -> dict[str, An
     if not re.fullmatch(r"[0-9a-f]{%d,64}" % MIN_REF, ref):
         raise DonegateError(f"{ref!r} is not a stop reference",
                             f"a ref is {ledger.REF_CHARS} hex characters, as `donegate report --session ID` shows")
-    if label not in LABELS:
-        raise DonegateError(f"unknown label {label!r}", "use justified or unjustified")
+    if label not in LABELS + APPEAL_LABELS:
+        raise DonegateError(f"unknown label {label!r}", "use justified or unjustified (a block), upheld or rejected (an appeal)")
     if not path.is_file():
         raise DonegateError(f"no ledger at {path}", "pass the ledger that holds the stop with --ledger")
     short, rec = find_stop(path, ref)
     kind, row = stop_row(rec)
-    if kind != "stop" or row[3] not in BLOCKING:
+    if kind == "stop" and row[3] == APPEALED:
+        if label not in APPEAL_LABELS:
+            raise DonegateError(f"stop {short} is an appeal: label it upheld (the test was wrong) or rejected",
+                                f"donegate label {short} upheld|rejected")
+    elif label in APPEAL_LABELS:
+        raise DonegateError(f"stop {short} is not an appeal (verdict {rec.get('verdict')}); only appeals are upheld or rejected",
+                            "label blocks justified or unjustified")
+    elif kind != "stop" or row[3] not in BLOCKING:
         raise DonegateError(f"stop {short} was not a block (verdict {rec.get('verdict')}); only blocks are labelled",
                             "label the stops `donegate report --session ID` shows as block or hint")
     # The stop's session, time, repo and config travel with the label: the report counts it without
@@ -1105,9 +1174,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--jobs", type=int, metavar="N", help="processes reading a large ledger (default: up to 2)")
     p.set_defaults(func=cmd_report)
 
-    p = subparsers.add_parser("label", help="record whether a block was justified (the report counts labels)")
+    p = subparsers.add_parser("label", help="record whether a block was justified, or an appeal upheld (the report counts labels)")
     p.add_argument("ref", metavar="STOP_REF", help="the stop's ref, as `donegate report --session ID` shows it")
-    p.add_argument("label", choices=LABELS)
+    p.add_argument("label", choices=LABELS + APPEAL_LABELS,
+                   help="justified or unjustified for a block; upheld (the test was wrong) or rejected for an appeal")
     p.add_argument("--note", help="why (kept in the ledger)")
     p.add_argument("--ledger", metavar="PATH", help="the ledger holding the stop (default: the kit's ledger)")
     p.set_defaults(func=cmd_label)

@@ -283,7 +283,7 @@ def test_table_says_what_json_says_number_for_number(kit_home, capsys, monkeypat
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("config "))
     rows = {line.split()[0]: line for line in lines[start + 1: start + 1 + len(summary["groups"]) + 1]}
-    keys = ["sessions", "stops", "blocks", "justified", "unjustified", "unlabelled", "gave_up", "ended_passing",
+    keys = ["sessions", "stops", "blocks", "justified", "unjustified", "unlabelled", "gave_up", "appeals", "ended_passing",
             "requirements_passed", "requirements_sealed", "requirement_rate_pct", "cost_per_session_usd",
             "seconds_per_session", "left_for_person"]
     for name, nums in [*((g["config"], g) for g in summary["groups"]), ("all", summary["total"])]:
