@@ -11,7 +11,7 @@ name such as "unknown": every such session would share one block counter and one
   start time and the boot id, so a reused pid never meets an old counter. The breaker bounds it as any
   session: the counter lives as long as that process. Without /proc (not Linux), `ps` answers the
   same questions; when nothing can say which process it is, the counter is the repository's own
-  (`no-session@<repo key>`): shared only by unidentifiable sessions of that one repository, and still
+  (`no-session@<repo key>`, of the hook's `cwd`): shared only by unidentifiable sessions of that one repository, and still
   bounded, which a fresh counter per stop would not be (it would block forever).
 
 `resolve` returns (session, why): `why` is "" for a real session id, else the ledger's `session_from`.
@@ -31,7 +31,7 @@ _WRAPPERS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busy
 _MAX_DEPTH = 12
 
 
-def resolve(payload: dict, repo_key: str = "") -> tuple[str, str]:
+def resolve(payload: dict) -> tuple[str, str]:
     sid = payload.get("session_id")
     if isinstance(sid, (str, int)) and not isinstance(sid, bool) and str(sid).strip():
         return str(sid), ""
@@ -42,7 +42,12 @@ def resolve(payload: dict, repo_key: str = "") -> tuple[str, str]:
     parent = _ancestor()
     if parent:
         return f"no-session@{parent}", "parent_process"
-    return f"no-session@{repo_key or 'unknown-repository'}", "repository"
+    cwd = payload.get("cwd")
+    if not isinstance(cwd, str) or not cwd:
+        cwd = os.getcwd()
+    from donegate import paths
+
+    return f"no-session@{paths.repo_key(Path(cwd))}", "repository"
 
 
 def _proc(pid: int) -> tuple[str, int, str] | None:

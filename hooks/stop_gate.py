@@ -15,7 +15,8 @@ FALLBACK_MAX = 6
 
 def _fallback(stdin_text, why):
     try:
-        session = str(json.loads(stdin_text).get("session_id", "unknown"))
+        data = json.loads(stdin_text)
+        session = str(data.get("session_id") or data.get("transcript_path") or "unknown")  # never share "" ids
     except Exception:
         session = "unknown"
     home = os.environ.get("DONEGATE_HOME") or KIT

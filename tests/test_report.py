@@ -118,6 +118,44 @@ def test_report_of_real_hook_runs(sealed_shop, kit_home, capsys):
     assert code == 0 and "5 lines, the hash chain is intact" in out
 
 
+def test_appeals_and_cached_stops_of_real_hook_runs(sealed_shop, kit_home, capsys):
+    """s1: blocked, blocked again on the same tree (cached), then appeals. The appeal is never a pass."""
+    assert run_hook(stop_payload(sealed_shop, "s1")).returncode == 2
+    assert run_hook(stop_payload(sealed_shop, "s1")).returncode == 2
+    reason = "the request never asked for rounding down to whole cents"
+    assert run_hook(stop_payload(sealed_shop, "s1", message=f"APPEAL: {reason}")).returncode == 0
+
+    lines = (kit_home / "ledger.jsonl").read_bytes().splitlines()
+    assert all(report._STOP(line) and report._TAIL(line, len(line) - report._TAIL_WINDOW) for line in lines), \
+        "appealed and cached stop lines must take the report's fast path"
+    assert [r.get("cached", False) for r in ledger_lines(kit_home)] == [False, True, True]
+    path = kit_home / "ledger.jsonl"
+    summary = report_json(capsys)
+    assert summary == json.loads(json.dumps(report.summarize([path], fast=False)))
+    d = group(summary, "default")
+    assert (d["stops"], d["blocks"], d["appeals"], d["ended_passing"], d["left_for_person"]) == (3, 2, 1, 0, 1)
+    (a,) = summary["appeals"]["latest"]
+    assert a["reason"] == reason and a["session"] == "s1" and a["label"] is None
+    assert a["failing"] == [f["id"] for f in ledger_lines(kit_home)[0]["gates"]["acceptance"]["failing"]]
+    assert summary["left_for_person"]["latest"][0]["last_verdict"] == "appealed"
+    code, out, _ = run(capsys, "report")
+    assert "Appeals: 1 (never counted as passing" in out and reason in out and a["ref"] in out
+
+    block_ref = report_json(capsys, "--session", "s1")["stops"][0]["ref"]
+    code, _, err = run(capsys, "label", a["ref"], "justified")
+    assert code == 1 and "is an appeal" in err
+    code, _, err = run(capsys, "label", block_ref, "upheld")
+    assert code == 1 and "not an appeal" in err
+    assert run(capsys, "label", a["ref"], "rejected")[0] == 0
+    assert run(capsys, "label", a["ref"], "upheld", "--note", "the writer's mistake")[0] == 0  # the latest wins
+    summary = report_json(capsys)
+    d = group(summary, "default")
+    assert (d["appeals_upheld"], d["appeals_rejected"], d["unlabelled"]) == (1, 0, 2)
+    assert summary["appeals"]["latest"][0]["label"] == "upheld" and summary["labels"] == {"count": 1, "unmatched": []}
+    code, out, _ = run(capsys, "report", "--session", "s1")
+    assert f"appeal accepted: {reason}" in out and "labelled upheld: the writer's mistake" in out and "cached:" in out
+
+
 # -- numbers on hand-built ledgers ---------------------------------------------
 
 
@@ -195,6 +233,9 @@ ODD_LINES = [
     stop("s6", "pass", passed=5, review={"mode": "pair", "skipped": "given", "state": "x"}),
     stop("s7", "unsealed", passed=0, total=0),
     {**stop("s8", "block"), "config": "c" * 600},  # longer than the tail window
+    stop("s9", "appealed", appeal={"accepted": True, "reason": "the test is wrong", "failing": ["t::a"],
+                                   "diff_sha256": "0" * 64, "appeals": 1}),
+    {**stop("s9", "block", n=2), "cached": True, "session_from": "transcript_path"},
 ]
 
 

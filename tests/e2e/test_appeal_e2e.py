@@ -1,0 +1,46 @@
+"""Appeals and cached stops inside the real Claude Code, against a scripted model.
+
+What is asserted is what the model was shown (the scripted server's requests), what Claude Code
+recorded (its result and transcript) and what the gate wrote (the ledger)."""
+
+from __future__ import annotations
+
+import pytest
+
+from donegate import appeal
+from tests.support.gated import EXAMPLE_TESTS
+
+from .test_gate_e2e import ASSERTION, CLAIM, stop_hook_ran_cleanly
+
+pytestmark = pytest.mark.e2e
+
+REASON = "the request says nothing about rounding, yet a hidden test insists on rounding down"
+APPEALING = f"I will not special-case a test I cannot read.\n\nAPPEAL: {REASON}"
+
+
+def test_an_appeal_ends_the_turn_for_a_person_and_an_unchanged_tree_is_not_tested_twice(gated, api, tmp_path):
+    # A second hidden test file records every hidden run outside the repository (outside the key).
+    runs = tmp_path / "runs.log"
+    marker = tmp_path / "test_marker.py"
+    marker.write_text(f"def test_the_run_is_recorded():\n    with open({str(runs)!r}, 'a') as fh:\n        fh.write('run\\n')\n")
+    g = gated(tests=[*sorted(EXAMPLE_TESTS.glob("test_*.py")), marker])
+    runs.unlink()  # the seal's baseline run
+    api.add(CLAIM, CLAIM, APPEALING)
+    s = g.run(api)
+
+    stop_hook_ran_cleanly(s)  # includes: the result's subtype is "success"
+    assert s.res.result["result"] == APPEALING
+    assert s.verdicts == ["block", "block", "appealed"], s.describe()
+    first, second = s.feedback()
+    assert ASSERTION in first and appeal.LINE in first and first.rstrip().endswith(appeal.LINE)
+    assert second == first  # the run's failures word for word (object addresses included: not run again)
+    # The user is told that the session needs a person, with the reason and the failing tests.
+    (msg,) = s.system_messages()
+    assert "APPEALED" in msg and REASON in msg and "NOT verified" in msg and "needs a person" in msg
+    assert "test_ten_units_get_the_bulk_discount" in msg
+    gate = s.stops[2]["gates"]["appeal"]
+    assert gate["accepted"] and gate["reason"] == REASON and len(gate["diff_sha256"]) == 64
+    # Nothing changed in the tree after the first stop: the tests ran once, the ledger says cached.
+    assert len(runs.read_text().splitlines()) == 1
+    assert [r.get("cached", False) for r in s.stops] == [False, True, True]
+    assert s.stops[1]["gates"]["acceptance"] == s.stops[0]["gates"]["acceptance"]

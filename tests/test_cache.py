@@ -1,0 +1,215 @@
+"""The cached stop: the same verdict without running the tests, only when nothing the run reads changed.
+
+Whether the hidden run started is proved by a marker: the hidden test appends a line to a file outside
+the repository (outside the key) every time it runs. Never by wall-clock time."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import ledger_lines, make_repo, run_hook, stop_payload
+from donegate import cache
+from test_gate import seal
+
+RUNS = "runs.log"
+
+
+def counted(tmp_path: Path, assertion: str = "mod.VALUE == 2", files: dict | None = None, extra: str = "") -> tuple[Path, Path]:
+    """A repository with a sealed hidden test that records each run in `runs`; (repo, runs)."""
+    runs = tmp_path / RUNS
+    repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n", ".gitignore": "*.local\n", **(files or {})})
+    test = tmp_path / "hidden" / "test_mod.py"
+    test.parent.mkdir()
+    test.write_text(f"import mod\n{extra}\ndef test_value():\n    with open({str(runs)!r}, 'a') as fh:\n"
+                    f"        fh.write('run\\n')\n    assert {assertion}\n")
+    res = seal(repo, test)
+    assert res.returncode == 0, res.stderr
+    runs.unlink()  # the seal's baseline run
+    return repo, runs
+
+
+def runs_of(runs: Path) -> int:
+    return len(runs.read_text().splitlines()) if runs.exists() else 0
+
+
+def test_a_stop_on_an_unchanged_tree_does_not_start_the_tests(tmp_path, kit_home):
+    repo, runs = counted(tmp_path)
+    first, second = (run_hook(stop_payload(repo)) for _ in range(2))
+    assert first.returncode == second.returncode == 2
+    assert runs_of(runs) == 1
+    a, b = ledger_lines(kit_home)
+    assert "cached" not in a and b["cached"] is True and b["gates"]["cache"]["hit"] is True
+    assert b["gates"]["acceptance"] == a["gates"]["acceptance"] and b["gates"]["scope"] == a["gates"]["scope"]
+    assert b["verdict"] == "block" and b["blocks"] == 2  # the same verdict, counted by the breaker as any stop
+    assert "assert 1 == 2" in second.stderr  # the same feedback
+    (repo / "mod.py").write_text("VALUE = 2\n")
+    assert run_hook(stop_payload(repo)).returncode == 0 and runs_of(runs) == 2
+    assert run_hook(stop_payload(repo)).returncode == 0 and runs_of(runs) == 2  # a cached pass
+    assert [r.get("cached", False) for r in ledger_lines(kit_home)] == [False, True, False, True]
+
+
+def test_a_cached_stop_without_progress_still_ends_in_gave_up(tmp_path, kit_home):
+    repo, runs = counted(tmp_path)
+    codes = [run_hook(stop_payload(repo)).returncode for _ in range(4)]
+    assert codes == [2, 2, 2, 0] and runs_of(runs) == 1
+    assert ledger_lines(kit_home)[-1]["verdict"] == "gave_up"
+
+
+@pytest.mark.parametrize("change", [
+    "same-size-same-mtime",  # content changed, size and timestamps set back
+    "ignored-file",  # git ignores it; the code under test can still read it
+    "untracked-file",
+    "mode",
+    "deleted-file",
+    "renamed-file",
+])
+def test_any_change_the_run_could_see_runs_the_tests_again(tmp_path, kit_home, change):
+    repo, runs = counted(tmp_path, files={"data.local": "a\n", "other.py": "X = 1\n"},
+                         assertion="open(os.path.join(os.path.dirname(mod.__file__), 'data.local')).read() == 'b\\n'",
+                         extra="import os")
+    assert run_hook(stop_payload(repo)).returncode == 2 and runs_of(runs) == 1
+    if change == "same-size-same-mtime":
+        st = (repo / "mod.py").stat()
+        (repo / "mod.py").write_text("VALUE = 3\n")
+        os.utime(repo / "mod.py", ns=(st.st_atime_ns, st.st_mtime_ns))
+    elif change == "ignored-file":
+        (repo / "data.local").write_text("b\n")
+    elif change == "untracked-file":
+        (repo / "new.py").write_text("")
+    elif change == "mode":
+        (repo / "other.py").chmod(0o755)
+    elif change == "deleted-file":
+        (repo / "other.py").unlink()
+    else:
+        (repo / "other.py").rename(repo / "other2.py")
+    res = run_hook(stop_payload(repo))
+    assert runs_of(runs) == 2, ledger_lines(kit_home)[-1]["gates"]["cache"]
+    assert "cached" not in ledger_lines(kit_home)[-1]
+    assert res.returncode == (0 if change == "ignored-file" else 2)
+
+
+def test_the_cache_is_per_session(tmp_path, kit_home):
+    repo, runs = counted(tmp_path)
+    run_hook(stop_payload(repo, session="a"))
+    run_hook(stop_payload(repo, session="b"))
+    assert runs_of(runs) == 2
+
+
+def test_only_the_last_stop_counts(tmp_path, kit_home):
+    repo, runs = counted(tmp_path)
+    run_hook(stop_payload(repo))
+    (repo / "mod.py").write_text("VALUE = 2\n")
+    run_hook(stop_payload(repo))
+    (repo / "mod.py").write_text("VALUE = 1\n")
+    run_hook(stop_payload(repo))
+    assert runs_of(runs) == 3
+
+
+def test_cache_off_runs_every_stop(tmp_path, kit_home):
+    repo, runs = counted(tmp_path)
+    (kit_home / "donegate.yaml").write_text("cache: false\n")
+    for _ in range(2):
+        run_hook(stop_payload(repo))
+    assert runs_of(runs) == 2 and all("cached" not in r for r in ledger_lines(kit_home))
+
+
+def test_a_config_change_runs_again(tmp_path, kit_home):
+    repo, runs = counted(tmp_path)
+    run_hook(stop_payload(repo))
+    (kit_home / "donegate.yaml").write_text("timeout: 60\n")
+    run_hook(stop_payload(repo))
+    assert runs_of(runs) == 2
+
+
+def test_a_run_that_changes_the_tree_is_not_kept(tmp_path, kit_home):
+    # The code under test writes into the repository: the next stop sees another tree anyway, and a
+    # tree changed during the run was judged half old, half new.
+    repo, runs = counted(tmp_path, files={"mod.py": "import time\nopen(__file__ + '.stamp', 'w').write(str(time.time_ns()))\nVALUE = 1\n"})
+    run_hook(stop_payload(repo))
+    assert ledger_lines(kit_home)[-1]["gates"]["cache"]["kept"] is False
+    run_hook(stop_payload(repo))
+    assert runs_of(runs) == 2
+
+
+def test_an_incomplete_run_is_never_reused(tmp_path, kit_home):
+    repo, runs = counted(tmp_path)
+    (repo / "mod.py").write_text("import os\nos._exit(0)\n")
+    for _ in range(2):
+        res = run_hook(stop_payload(repo))
+        assert res.returncode == 2 and "ended before reporting" in res.stderr
+    assert all("cached" not in r for r in ledger_lines(kit_home))
+    assert ledger_lines(kit_home)[-1]["gates"]["cache"]["kept"] is False
+
+
+def test_a_tampered_store_blocks_even_on_a_cached_tree(tmp_path, kit_home):
+    repo, runs = counted(tmp_path)
+    (repo / "mod.py").write_text("VALUE = 2\n")
+    assert run_hook(stop_payload(repo)).returncode == 0
+    (test_file,) = (kit_home / "acceptance").glob("*/test_mod.py")
+    test_file.write_text(test_file.read_text() + "\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "acceptance tests were modified" in res.stderr
+
+
+def test_a_protected_file_changed_is_not_hidden_by_the_cache(tmp_path, kit_home):
+    repo, runs = counted(tmp_path)
+    (repo / "mod.py").write_text("VALUE = 2\n")
+    assert run_hook(stop_payload(repo)).returncode == 0
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "protected files were changed" in res.stderr
+
+
+def test_a_fifo_in_the_tree_never_hangs_the_key(tmp_path, kit_home):
+    repo, runs = counted(tmp_path)
+    os.mkfifo(repo / "pipe")
+    run_hook(stop_payload(repo), timeout=120)
+    run_hook(stop_payload(repo), timeout=120)
+    assert runs_of(runs) == 1
+
+
+def test_a_symlink_out_of_the_repository_turns_the_cache_off(tmp_path, kit_home):
+    repo, runs = counted(tmp_path)
+    outside = tmp_path / "outside.py"
+    outside.write_text("X = 1\n")
+    (repo / "link.py").symlink_to(outside)
+    run_hook(stop_payload(repo))
+    outside.write_text("X = 2\n")  # the run reads through the link; the key cannot see it
+    run_hook(stop_payload(repo))
+    assert runs_of(runs) == 2
+    assert "symlink out of the repository" in ledger_lines(kit_home)[-1]["gates"]["cache"]["skipped"]
+
+
+def test_a_symlink_inside_the_repository_is_keyed_by_its_target(tmp_path):
+    repo = make_repo(tmp_path / "r", {"a.py": "A = 1\n", "b.py": "B = 1\n"})
+    (repo / "link.py").symlink_to("a.py")
+    before = cache.tree_digest(repo)[0]
+    (repo / "link.py").unlink()
+    (repo / "link.py").symlink_to("b.py")
+    assert cache.tree_digest(repo)[0] != before
+
+
+def test_an_installed_package_changes_the_key(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path / "r", {"a.py": "A = 1\n"})
+    site_dir = tmp_path / "site-packages"
+    site_dir.mkdir()
+    import site
+
+    monkeypatch.setattr(site, "getsitepackages", lambda: [str(site_dir)])
+    before = cache.key(repo, {}, {})[0]
+    assert cache.key(repo, {}, {})[0] == before
+    (site_dir / "evil").mkdir()  # pip install adds a folder
+    assert cache.key(repo, {}, {})[0] != before
+
+
+
+def test_the_tree_digest_reads_every_file_but_git(tmp_path):
+    repo = make_repo(tmp_path / "r", {f"pkg{i // 100}/mod{i}.py": f"X = {i}\n" * 40 for i in range(300)})
+    digest, files, size = cache.tree_digest(repo)
+    assert files == 300 and size == sum(len(f"X = {i}\n" * 40) for i in range(300)) and len(digest) == 64
+    (repo / ".git" / "junk").write_text("not the tree")
+    assert cache.tree_digest(repo)[0] == digest
