@@ -17,7 +17,8 @@ scope and acceptance results instead of running them again; everything else (int
 transcript scan, the reviewers, the appeal, the breaker) runs as always. Only complete runs are kept
 (a timeout or an early exit runs again), and only when the key after the run equals the key before
 it (a test run that changes the tree, or a change made during the run, is never kept). A tree too
-large to hash cheaply (`MAX_FILES`, `MAX_BYTES`) is not cached. `cache: false` turns it off, for
+large to hash cheaply (`MAX_FILES`, `MAX_BYTES`) is not cached. A miss costs two hashes of the
+tree (before and after the run), a hit one. `cache: false` turns it off, for
 suites whose outcome depends on time or on anything outside the key.
 
 The last entry of each session lives in `state/cache/`, beside the counters and as protected.
@@ -39,7 +40,7 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
 
 VERSION = 1
 MAX_FILES = 20_000
-MAX_BYTES = 256 << 20
+MAX_BYTES = 64 << 20  # ~0.1 s to hash: beyond it, running the tests again is the cheaper bet
 GIT_FILES = ("HEAD", "index", "config", os.path.join("info", "exclude"))
 CHUNK = 1 << 20
 
@@ -81,16 +82,14 @@ def tree_digest(repo: Path) -> tuple[str, int, int]:
                 files += 1
                 if files > MAX_FILES:
                     raise Skip(f"more than {MAX_FILES} files")
-                size += _file(h, name, entry.path)
-                if size > MAX_BYTES:
-                    raise Skip(f"more than {MAX_BYTES >> 20} MB")
+                size += _file(h, name, entry.path, MAX_BYTES - size)
             else:
                 h.update(b"O" + name + b"\0")  # a fifo, socket or device: never opened
         stack.extend(reversed(subdirs))
     return h.hexdigest(), files, size
 
 
-def _file(h: Any, name: bytes, path: str) -> int:
+def _file(h: Any, name: bytes, path: str, budget: int) -> int:
     try:  # O_NONBLOCK|O_NOFOLLOW: a file swapped for a fifo or a symlink meanwhile never hangs or leaves
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
@@ -101,6 +100,8 @@ def _file(h: Any, name: bytes, path: str) -> int:
         if not stat.S_ISREG(st.st_mode):
             h.update(b"O" + name + b"\0")
             return 0
+        if st.st_size > budget:  # checked before reading: one huge file must not cost its whole read
+            raise Skip(f"more than {MAX_BYTES >> 20} MB")
         h.update(b"F" + name + b"\0" + f"{st.st_mode & 0o777:o}:{st.st_size}\0".encode())
         while True:
             data = os.read(fd, CHUNK)
@@ -209,7 +210,9 @@ def judged(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any], root: Path
     if before is None:
         return scope, accept, failures, gate
     try:
+        t1 = time.monotonic()
         keep = not accept.get("problem") and key(repo, manifest, cfg)[0] == before
+        gate["duration"] = round(gate["duration"] + time.monotonic() - t1, 4)
         if not keep:
             gate["kept"] = False
         _save(path, {"key": before, "time": time.time(), "scope": scope, "acceptance": accept, "failures": failures}

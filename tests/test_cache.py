@@ -213,3 +213,11 @@ def test_the_tree_digest_reads_every_file_but_git(tmp_path):
     assert files == 300 and size == sum(len(f"X = {i}\n" * 40) for i in range(300)) and len(digest) == 64
     (repo / ".git" / "junk").write_text("not the tree")
     assert cache.tree_digest(repo)[0] == digest
+
+
+def test_a_tree_too_big_to_hash_cheaply_is_not_cached_and_not_read(tmp_path):
+    repo = make_repo(tmp_path / "r", {"a.py": "A = 1\n"})
+    with open(repo / "data.bin", "wb") as fh:
+        fh.truncate(cache.MAX_BYTES + 1)  # sparse: reading it would cost its whole size
+    with pytest.raises(cache.Skip, match="more than 64 MB"):
+        cache.tree_digest(repo)
