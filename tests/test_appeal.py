@@ -192,3 +192,10 @@ def test_a_block_that_cannot_be_appealed_does_not_offer_it(sealed_shop, kit_home
     res = run_hook(stop_payload(sealed_shop))
     assert res.returncode == 2 and appeal.LINE not in res.stderr
 
+
+
+def test_the_readme_quotes_the_line_the_agent_gets():
+    from conftest import KIT
+
+    readme = " ".join((KIT / "README.md").read_text().split())
+    assert " ".join(appeal.LINE.split()) in readme
