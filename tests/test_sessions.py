@@ -87,3 +87,20 @@ def test_the_broken_kit_launcher_counts_empty_ids_apart(sealed_shop, tmp_path):
 
     codes = [stop("/t/a.jsonl") for _ in range(6)] + [stop("/t/b.jsonl"), stop("/t/a.jsonl")]
     assert codes == [2] * 6 + [2, 0]  # b blocks on its own count; a lets go after its six
+
+
+def test_without_proc_ps_names_the_same_process(monkeypatch):
+    import builtins
+    import os
+
+    real = sessions._proc(os.getpid())
+    opened = builtins.open
+
+    def no_proc(path, *a, **kw):
+        if str(path).startswith("/proc/"):
+            raise FileNotFoundError(path)
+        return opened(path, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", no_proc)
+    comm, ppid, start = sessions._proc(os.getpid())
+    assert (comm[:15], ppid) == (real[0][:15], real[1]) and start  # the kernel cuts comm at 15 characters

@@ -44,3 +44,18 @@ def test_an_appeal_ends_the_turn_for_a_person_and_an_unchanged_tree_is_not_teste
     assert len(runs.read_text().splitlines()) == 1
     assert [r.get("cached", False) for r in s.stops] == [False, True, True]
     assert s.stops[1]["gates"]["acceptance"] == s.stops[0]["gates"]["acceptance"]
+
+
+def test_an_appeal_before_any_feedback_is_refused_and_the_agent_told_why(gated, api):
+    # An agent that ends every message with an appeal must still see the failures first.
+    g = gated()
+    api.add(APPEALING, APPEALING)
+    s = g.run(api)
+
+    stop_hook_ran_cleanly(s)
+    assert s.verdicts == ["block", "appealed"], s.describe()
+    (refusal,) = s.feedback()
+    assert ASSERTION in refusal and "your appeal was not accepted" in refusal and "not been shown yet" in refusal
+    first = s.stops[0]["gates"]["appeal"]
+    assert first["accepted"] is False and first["reason"] == REASON
+    assert any("APPEALED" in m for m in s.system_messages())
