@@ -338,6 +338,9 @@ def run_hook(stdin_text: str, root: Path | None = None) -> tuple[int, str, str]:
         "gates": outcome.gates,
         **({"cached": True} if (outcome.gates.get("cache") or {}).get("hit") else {}),
         **({"session_from": session_from} if session_from else {}),
+        # The text the agent was shown (blocks only): already scrubbed and capped, unlike the raw
+        # messages in `gates`. Before "blocks": the report's fast path reads the line's tail.
+        **({"feedback": outcome.reason} if outcome.exit_code == BLOCK else {}),
         "blocks": counters.get("blocks"),
         "duration": round(time.monotonic() - t0, 4),
         "kit_version": __version__,

@@ -385,3 +385,26 @@ def test_an_edit_of_the_same_size_within_the_second_is_never_run_as_the_old_code
         (repo / "mod.py").write_text(f"VALUE = {value}\n")
         os.utime(repo / "mod.py", (1_700_000_000, 1_700_000_000))  # the same mtime every time
         assert run_hook(stop_payload(repo, session=f"s{value}")).returncode == (0 if value == 1 else 2)
+
+
+def test_ledger_records_the_feedback_the_agent_was_shown_and_nothing_hidden(tmp_path, kit_home):
+    # A hidden test whose failure message carries a line of its own source and its store path: the
+    # raw message lands in gates.acceptance.failing, so a reader that showed it would leak. `feedback`
+    # is the text the agent got (scrubbed, capped), the one thing a report may show of a block.
+    secret = "secret_expected_total_for_ten_units = 3870"
+    repo = _seal_single(tmp_path, "import mod, pathlib\n\ndef test_value():\n"
+                                  f"    {secret}\n"
+                                  "    here = pathlib.Path(__file__).parent\n"
+                                  f"    assert mod.VALUE == 2, '\\n{secret}\\n' + str(here)\n")
+    res = run_hook(stop_payload(repo, message="Done."))
+    assert res.returncode == 2
+    (line,) = ledger_lines(kit_home)
+    raw = json.dumps(line["gates"])
+    assert secret in raw and "/acceptance/" in raw  # the attack: the gate's own record holds both
+    assert line["feedback"] == res.stderr.rstrip("\n") == json.loads(res.stdout)["reason"]
+    assert secret not in line["feedback"] and str(kit_home) not in line["feedback"]
+    assert "test_mod.py::test_value" in line["feedback"] and "<hidden>" in line["feedback"]
+
+    (repo / "mod.py").write_text("VALUE = 2\n")
+    assert run_hook(stop_payload(repo)).returncode == 0
+    assert "feedback" not in ledger_lines(kit_home)[-1]  # a stop let through showed the agent nothing
