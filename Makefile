@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 CLAUDE := node_modules/.bin/claude
 
-.PHONY: setup demo test test-fast bench report review write install uninstall doctor clean
+.PHONY: setup demo test test-fast bench report report-html review write install uninstall doctor clean
 
 setup: $(VENV)/.installed node_modules/.installed
 
@@ -37,6 +37,10 @@ bench: setup
 
 report: setup
 	$(PY) -m donegate report $(ARGS)
+
+# The HTML report of an example ledger written by the real gate, and its screenshot (build/report-html/).
+report-html: setup
+	$(PY) examples/report_html.py
 
 write: setup
 	$(PY) -m donegate write "$(REPO)" --request "$(REQUEST)"

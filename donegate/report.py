@@ -893,6 +893,9 @@ def _timeline_stop(rec: dict[str, Any], line: bytes, labels: dict[str, dict[str,
     }
 
 
+timeline_stop, finding_text = _timeline_stop, _finding_text  # the HTML page reads stops the same way
+
+
 def session_timeline(files: list[Path], session: str) -> dict[str, Any]:
     """Every stop of one session, in ledger order."""
     needle = json.dumps(session)[1:-1].encode()  # as the kit writes it (escaped, ASCII)
@@ -1122,6 +1125,10 @@ def _print_json(value: Any) -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     files = _files(args)
+    if getattr(args, "html", None) or getattr(args, "experiment", None):
+        from donegate import report_html
+
+        return report_html.cmd(args, files)
     if files is None:
         where = paths.ledger_path()
         if args.json:
@@ -1172,6 +1179,9 @@ def register(subparsers: Any) -> None:
     out.add_argument("--json", action="store_true", help="print JSON for machines (the same numbers as the table)")
     out.add_argument("--markdown", action="store_true", help="print a Markdown table for pasting into an issue")
     p.add_argument("--jobs", type=int, metavar="N", help="processes reading a large ledger (default: up to 2)")
+    from donegate import report_html  # --html, --experiment
+
+    report_html.add_options(p)
     p.set_defaults(func=cmd_report)
 
     p = subparsers.add_parser("label", help="record whether a block was justified, or an appeal upheld (the report counts labels)")

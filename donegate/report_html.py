@@ -1,0 +1,593 @@
+"""`donegate report --html FILE`: the ledger as one self-contained page a person can mail or attach.
+
+Everything is inline (CSS, JS, SVG, the data as JSON); a Content-Security-Policy forbids the page any
+request, so it opens the same from a mail attachment as from disk. Numbers come from the report's own
+readers: the per-configuration summary is `report.summarize`, each stop goes through the timeline's
+`report.timeline_stop`. The page is built for large ledgers: sessions are aggregated in Python, every
+session gets a compact row (its stops as one character each), and the per-stop details (feedback,
+timings) go in for the sessions a person sees first (left for a person, then the latest) up to a byte
+budget; the page stays under 5 MB for 100,000 stops and the browser renders one page of rows at a time.
+
+What a stop shows is what the agent was shown: the stop line's `feedback` (scrubbed and capped by the
+gate), never the raw test messages in `gates`, which can hold hidden-test source. Lines written before
+`feedback` existed show the failing test ids and the kit's own problems. Every text taken from the
+ledger also goes through a Scrubber built from the stores under DONEGATE_HOME (defence in depth).
+
+`--experiment NAME --html FILE` renders the experiment harness's `run` lines instead: the article's
+table, the task x configuration heat map and cost against requirements met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import html
+import json
+import math
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from donegate import feedback, ledger, paths, report
+from donegate.errors import DonegateError
+from donegate.stats import wilson
+
+# Colours of the verdicts this page knows; any other verdict gets NEUTRAL and its own name.
+COLOURS = {
+    "pass": "#2f9e5b", "block": "#d64545", "gave_up": "#7b3fa0", "error": "#e8830c", "hint": "#e3b505",
+    "review_error": "#d97aa6", "unsealed": "#a9b6c4", "appealed": "#3b7dd8", "tamper": "#6d1b1b",
+}
+NEUTRAL = "#7c8591"
+ORDER = ("block", "hint", "error", "gave_up", "tamper", "appealed", "review_error", "pass", "unsealed")
+# One character per stop in a session's compact row: the verdict's index in the page's verdict list.
+CODES = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+# Flags after a stop's character: the transcript leaked, the result was cached, a person's label.
+LEAK, CACHED, JUSTIFIED, UNJUSTIFIED = "!", "*", "+", "-"
+# Bytes of JSON the page carries at most: the session rows (the oldest sessions beyond it are counted in
+# the summary, not listed), then the per-stop details (feedback texts included). With the page's own
+# 40 KB, a page stays under 5 MB whatever the ledger.
+ROW_BYTES = 3_200_000
+DETAIL_BYTES = 1_300_000
+TEXT_CHARS = 4000  # one feedback text at most (the gate's own default cap)
+PASS_LIKE = ("pass", "review_error", "unsealed")  # a session ending on one of these is done, as in the report
+FAILING = ("block", "hint", "gave_up", "error")
+
+
+# -------------------------------------------------------------------------------------------------
+# What may be shown: a scrubber over every store this kit holds
+# -------------------------------------------------------------------------------------------------
+
+
+def local_scrubber(root: Path | None = None) -> feedback.Scrubber:
+    """The gate's Scrubber over every sealed store under DONEGATE_HOME: their paths become <hidden>,
+    their source lines are dropped. The ledger's `feedback` is scrubbed already; this catches the rest."""
+    root = root or paths.home()
+    acc = paths.acceptance_root(root)
+    sources = []
+    if acc.is_dir():
+        for p in sorted(acc.glob("*/**/*.py")):
+            try:
+                sources.append(p.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                pass
+    return feedback.Scrubber([acc, root, *paths.protected_roots(home=root)], sources)
+
+
+# -------------------------------------------------------------------------------------------------
+# The sessions: one pass over the ledger, each stop read by the timeline's code
+# -------------------------------------------------------------------------------------------------
+
+
+class _Session:
+    __slots__ = ("sid", "config", "repo", "first", "last", "stops", "gave", "cost", "seconds", "line")
+
+    def __init__(self, sid: str) -> None:
+        self.sid, self.config, self.repo, self.first, self.last = sid, "", "", "", ""
+        self.stops: list[tuple[str, dict[str, Any], bool, str]] = []  # (verdict, stop, cached, feedback or "")
+        self.gave, self.cost, self.seconds, self.line = False, 0.0, 0.0, 0
+
+
+def _num(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[str, _Session], dict[str, dict]]:
+    """(sessions by id in ledger order, latest label by stop ref) from every stop and label line."""
+    sessions: dict[str, _Session] = {}
+    labels: dict[str, dict[str, Any]] = {}
+    order = 0
+    for path in files:
+        for _, line in ledger.read(path):
+            if b'"stop"' not in line and b'"label"' not in line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(rec, dict) or rec.get("v") != ledger.SCHEMA_VERSION:
+                continue
+            event = rec.get("event")
+            if event == "label":
+                if isinstance(rec.get("ref"), str) and rec.get("label") in report.LABELS:
+                    labels[rec["ref"][: ledger.REF_CHARS]] = {"label": rec["label"], "note": str(rec.get("note") or "")}
+                continue
+            sid, verdict, when = rec.get("session"), rec.get("verdict"), report.canonical_time(rec.get("time"))
+            if event != "stop" or not (isinstance(sid, str) and sid and isinstance(verdict, str) and when):
+                continue
+            if since is not None and when < since:
+                continue
+            order += 1
+            s = sessions.get(sid)
+            if s is None:
+                s = sessions[sid] = _Session(sid)
+                s.first = when.decode()
+            stop = report.timeline_stop(rec, line, {})
+            gates = rec.get("gates") if isinstance(rec.get("gates"), dict) else {}
+            accept = gates.get("acceptance") if isinstance(gates.get("acceptance"), dict) else {}
+            cached = bool(rec.get("cached") or accept.get("cached"))
+            shown = rec.get("feedback") if isinstance(rec.get("feedback"), str) else ""
+            s.stops.append((verdict, stop, cached, shown))
+            s.config = rec["config"] if isinstance(rec.get("config"), str) else "(none)"
+            s.repo = rec["repo"] if isinstance(rec.get("repo"), str) else ""
+            s.last, s.line = when.decode(), order
+            s.gave = s.gave or verdict == "gave_up"
+            s.cost += stop["review"]["cost_usd"] if stop["review"] else 0.0
+            s.seconds += _num(stop["duration"])
+    return sessions, labels
+
+
+def left_for_person(s: _Session) -> bool:
+    """The report's rule (gave up, or the last stop failing), and a last verdict it does not know."""
+    last = s.stops[-1][0]
+    return s.gave or last in FAILING or last not in report.VERDICTS
+
+
+def _stop_text(verdict: str, stop: dict[str, Any], shown: str, scrub: feedback.Scrubber) -> str:
+    """What the agent was shown at this stop, as best the line allows."""
+    if shown:
+        return feedback.capped(scrub(shown), TEXT_CHARS, "feedback")
+    if verdict not in ("block", "hint", "error"):
+        return ""
+    ids = [str(f.get("id")) for f in stop["failing"] if f.get("id")]
+    parts = ["(this line predates the ledger's `feedback` field: the failing tests and the kit's problems "
+             "as recorded; the assertions the agent read are not shown)"]
+    parts += [f"- {p}" for p in stop["problems"]]
+    parts += [f"- {i}" for i in ids]
+    return feedback.capped(scrub("\n".join(parts)), TEXT_CHARS, "failures")
+
+
+def _detail(verdict: str, stop: dict[str, Any], shown: str, scrub: feedback.Scrubber, text_ids: dict[str, int],
+            texts: list[str], label: dict | None) -> tuple[dict[str, Any], int]:
+    """One stop's details for the page, and the bytes they add (new texts included)."""
+    text = _stop_text(verdict, stop, shown, scrub)
+    size = 0
+    tid = -1
+    if text:
+        tid = text_ids.get(text, -1)
+        if tid < 0:
+            tid = text_ids[text] = len(texts)
+            texts.append(text)
+            size += len(json.dumps(text))
+    acc, rev = stop["acceptance"] or {}, stop["review"]
+    d: dict[str, Any] = {"n": stop["stop"], "t": stop["time"], "ref": stop["ref"], "d": stop["duration"]}
+    if acc:
+        d.update(p=acc.get("passed"), of=acc.get("total"), ad=acc.get("duration"))
+    if rev:
+        d.update(rc=rev["cost_usd"], rd=rev["duration"], rv=rev["verdict"])
+        findings = [report.finding_text(f) for f in rev["findings"]][:20]
+        if findings:
+            d["rf"] = [scrub(f) for f in findings]
+    if isinstance(stop["breaker"], dict):
+        d["br"] = scrub("; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in stop["breaker"].items()))
+    if stop["leak"]:
+        leak = stop["leak"]
+        d["lk"] = (f"the transcript shows hidden-test content: {leak.get('paths', 0)} store path(s), "
+                   f"{leak.get('source_lines', 0)} source line(s)") if isinstance(leak, dict) else "the transcript shows hidden-test content"
+    if tid >= 0:
+        d["f"] = tid
+    if label:
+        d["lb"] = label["label"]
+        if label["note"]:
+            d["ln"] = scrub(label["note"])
+    return d, size + len(json.dumps(d))
+
+
+def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budget: int = DETAIL_BYTES,
+              row_budget: int = ROW_BYTES, root: Path | None = None) -> dict[str, Any]:
+    """Everything the page shows, aggregated: the report's summary plus one compact row per session."""
+    summary = report.summarize(files, by="config", since=since, jobs=jobs)
+    sessions, labels = read_sessions(files, since)
+    scrub = local_scrubber(root)
+    ordered = sorted(sessions.values(), key=lambda s: (not left_for_person(s), -s.line))
+    verdicts: list[str] = [v for v in ORDER]
+    seen = collections.Counter(v for s in ordered for v, _, _, _ in s.stops)
+    verdicts = [v for v in verdicts if seen[v]] + sorted(v for v in seen if v not in ORDER)
+    index = {v: i for i, v in enumerate(verdicts[: len(CODES)])}
+    configs = sorted({s.config for s in ordered})
+    cindex = {c: i for i, c in enumerate(configs)}
+    days = sorted({d for s in ordered for d in (s.first[:10], s.last[:10])})
+    dindex = {d: i for i, d in enumerate(days)}
+    repos = sorted({scrub(s.repo) for s in ordered})
+    rindex = {r: i for i, r in enumerate(repos)}
+    texts: list[str] = []
+    text_ids: dict[str, int] = {}
+    rows, details, used, row_bytes = [], [], 0, 0
+    for s in ordered:
+        codes = []
+        for verdict, stop, cached, _ in s.stops:
+            label = labels.get(stop["ref"])
+            codes.append(CODES[index.get(verdict, len(CODES) - 1)] + (LEAK if stop["leak"] else "")
+                         + (CACHED if cached else "")
+                         + ({"justified": JUSTIFIED, "unjustified": UNJUSTIFIED}[label["label"]] if label else ""))
+        row = [s.sid, cindex[s.config], rindex[scrub(s.repo)], dindex[s.first[:10]], dindex[s.last[:10]], "".join(codes),
+               1 + s.gave if left_for_person(s) else 0, round(s.cost, 4), round(s.seconds, 1), -1, s.last[11:16]]
+        row_bytes += len(json.dumps(row, separators=(",", ":"))) + 1
+        if row_bytes > row_budget:
+            break
+        if used < budget:
+            stops = []
+            for verdict, stop, _, shown in s.stops:
+                d, size = _detail(verdict, stop, shown, scrub, text_ids, texts, labels.get(stop["ref"]))
+                stops.append(d)
+                used += size
+            row[9] = len(details)
+            details.append(stops)
+        rows.append(row)
+    stops_by_verdict = {v: seen[v] for v in verdicts}
+    return {"summary": summary, "verdicts": verdicts, "colours": [COLOURS.get(v, NEUTRAL) for v in verdicts],
+            "configs": configs, "repos": repos, "days": days, "rows": rows, "details": details, "texts": texts,
+            "stops_by_verdict": stops_by_verdict, "detail_sessions": len(details), "sessions": len(ordered),
+            "stops": sum(len(s.stops) for s in ordered)}
+
+
+# -------------------------------------------------------------------------------------------------
+# The experiment: the harness's `run` lines
+# -------------------------------------------------------------------------------------------------
+
+DONE_RESULTS = ("pass", "passed", "done", "ok", "success", "met")
+
+
+def read_runs(files: list[Path], name: str) -> list[dict[str, Any]]:
+    """The `run` lines of experiment `name`, the last line of each (task, config, rep) winning."""
+    runs: dict[tuple, dict[str, Any]] = {}
+    for path in files:
+        for n, line in ledger.read(path):
+            if b'"run"' not in line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and rec.get("event") == "run" and rec.get("experiment") == name:
+                runs[(str(rec.get("task")), str(rec.get("config")), str(rec.get("rep", n)))] = rec
+    return list(runs.values())
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _run_left(rec: dict[str, Any]) -> bool:
+    """A run a person must look at: it gave up, or its result is not a finished one."""
+    result = str(rec.get("result") or "").strip().lower()
+    return bool(rec.get("gave_up")) or (bool(result) and result.split()[0].rstrip(":,.") not in DONE_RESULTS)
+
+
+def _run_cost(rec: dict[str, Any]) -> float | None:
+    cost = rec.get("cost")
+    if isinstance(cost, dict):
+        if isinstance(cost.get("total"), (int, float)) and not isinstance(cost.get("total"), bool):
+            return float(cost["total"])
+        parts = [cost.get(k) for k in ("agent", "writer", "reviewer")]
+        nums = [float(p) for p in parts if isinstance(p, (int, float)) and not isinstance(p, bool)]
+        return sum(nums) if nums else None
+    return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+
+
+def experiment_data(files: list[Path], name: str) -> dict[str, Any]:
+    runs = read_runs(files, name)
+    if not runs:
+        raise DonegateError(f"no run of experiment {name!r} in {', '.join(map(str, files))}",
+                            "experiment names are in the ledger's `run` lines (donegate experiment run SPEC writes them)")
+    configs = sorted({str(r.get("config")) for r in runs})
+    tasks = sorted({str(r.get("task")) for r in runs})
+    table, cells, points = [], {}, []
+    for c in configs:
+        mine = [r for r in runs if str(r.get("config")) == c]
+        scored = [(m, o) for r in mine if (m := _int(r.get("met"))) is not None and (o := _int(r.get("of"))) and m <= o]
+        met, of = sum(m for m, _ in scored), sum(o for _, o in scored)
+        costs = [x for r in mine if (x := _run_cost(r)) is not None]
+        times = [float(r["duration"]) for r in mine if isinstance(r.get("duration"), (int, float)) and not isinstance(r.get("duration"), bool)]
+        low, high = wilson(met, of) if of else (None, None)
+        table.append({"config": c, "runs": len(mine), "met": met, "of": of, "rate": met / of if of else None,
+                      "low": low, "high": high, "cost_per_run": sum(costs) / len(costs) if costs else None,
+                      "time_per_run": sum(times) / len(times) if times else None,
+                      "left": sum(_run_left(r) for r in mine),
+                      "blocks": sum(_int(r.get("blocks")) or 0 for r in mine)})
+        for t in tasks:
+            here = [r for r in mine if str(r.get("task")) == t]
+            sm = [(m, o) for r in here if (m := _int(r.get("met"))) is not None and (o := _int(r.get("of"))) and m <= o]
+            cells[t, c] = (sum(m for m, _ in sm), sum(o for _, o in sm), len(here))
+        for r in mine:
+            m, o, cost = _int(r.get("met")), _int(r.get("of")), _run_cost(r)
+            if m is not None and o and m <= o and cost is not None:
+                points.append((c, cost, m / o))
+    return {"experiment": name, "runs": len(runs), "configs": configs, "tasks": tasks, "table": table,
+            "cells": cells, "points": points}
+
+
+# -------------------------------------------------------------------------------------------------
+# Rendering
+# -------------------------------------------------------------------------------------------------
+
+E = html.escape
+
+
+def _asset(name: str) -> str:
+    return resources.files("donegate").joinpath("html", name).read_text(encoding="utf-8")
+
+
+def _json_for_script(value: Any) -> str:
+    """JSON safe inside <script>: no `<`, `>` or `&` left to end the element or open a comment."""
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":")).replace("<", "\\u003c").replace(
+        ">", "\\u003e").replace("&", "\\u0026")
+
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+
+def _page(title: str, body: str, script: str = "") -> str:
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{E(title)}</title><style>{_asset('page.css')}</style></head>"
+            f"<body>{body}{script}</body></html>\n")
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def rate_bar(k: int, n: int, colour: str = "#2f9e5b") -> str:
+    """A rate as a bar, its 95% Wilson interval as a whisker, and the numbers."""
+    if not n:
+        return '<span class="muted">-</span>'
+    low, high = wilson(k, n)
+    p = k / n
+    title = f"{k} of {n} = {100 * p:.1f}%, 95% interval {100 * low:.1f}% to {100 * high:.1f}%"
+    return (f'<div class="rate" title="{E(title)}"><svg class="bar" viewBox="0 0 100 14" preserveAspectRatio="none" '
+            f'aria-hidden="true"><rect class="track" x="0" y="2" width="100" height="10" rx="2"/>'
+            f'<rect x="0" y="2" width="{100 * p:.2f}" height="10" rx="2" fill="{colour}"/>'
+            f'<line class="ci" x1="{100 * low:.2f}" x2="{100 * high:.2f}" y1="7" y2="7"/>'
+            f'<line class="ci" x1="{100 * low:.2f}" x2="{100 * low:.2f}" y1="3" y2="11"/>'
+            f'<line class="ci" x1="{100 * high:.2f}" x2="{100 * high:.2f}" y1="3" y2="11"/></svg>'
+            f'<span class="num">{100 * p:.0f}%</span><span class="ci-text">{100 * low:.0f}-{100 * high:.0f}%</span>'
+            f'<span class="kn">{k}/{n}</span></div>')
+
+
+def _money(x: Any) -> str:
+    return "-" if x is None else f"${x:,.2f}" if x >= 1 else f"${x:.4f}".rstrip("0").rstrip(".") if x else "$0"
+
+
+def _secs(x: Any) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.1f}s" if x < 100 else f"{x / 60:.1f} min"
+
+
+def summary_table(summary: dict[str, Any]) -> str:
+    head = ("<tr><th>configuration</th><th>sessions</th><th>ended passing <small>(95% interval)</small></th>"
+            "<th>requirements met <small>(95% interval)</small></th><th>stops</th><th>blocks</th>"
+            "<th>justified / unjustified</th><th>gave up</th><th>cost / session</th><th>gate time / session</th>"
+            "<th>left for a person</th></tr>")
+    rows = []
+    groups = summary["groups"] + ([{"config": "all", **summary["total"]}] if len(summary["groups"]) > 1 else [])
+    for g in groups:
+        total = g["config"] == "all" and g is groups[-1] and len(summary["groups"]) > 1
+        rows.append(
+            f'<tr class="{"total" if total else "cfg"}" data-config="{E(g["config"])}"><th scope="row">{E(g["config"])}</th>'
+            f'<td class="n">{g["sessions"]:,}</td><td>{rate_bar(g["ended_passing"], g["sessions"])}</td>'
+            f'<td>{rate_bar(g["requirements_passed"], g["requirements_sealed"], "#3b7dd8")}</td>'
+            f'<td class="n">{g["stops"]:,}</td><td class="n">{g["blocks"]:,}</td>'
+            f'<td class="n">{g["justified"]} / {g["unjustified"]}<span class="muted"> ({g["unlabelled"]} unlabelled)</span></td>'
+            f'<td class="n">{g["gave_up"]:,}</td><td class="n">{_money(g["cost_per_session_usd"])}</td>'
+            f'<td class="n">{_secs(g["seconds_per_session"])}</td>'
+            f'<td class="n{" warn" if g["left_for_person"] else ""}">{g["left_for_person"]:,}</td></tr>')
+    return f'<table class="summary" id="summary"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def _notes(summary: dict[str, Any]) -> str:
+    lines = report.notes(summary)
+    return "".join(f'<p class="note">{E(n)}</p>' for n in lines)
+
+
+def render_page(data: dict[str, Any], scrub: feedback.Scrubber | None = None) -> str:
+    scrub = scrub or local_scrubber()
+    s = data["summary"]
+    t = s["total"]
+    title = f"donegate report: {t['sessions']:,} sessions, {t['stops']:,} stops"
+    ledgers = ", ".join(Path(p).name for p in s["ledgers"])
+    omitted = data["sessions"] - len(data["rows"])
+    listed = "" if not omitted else (
+        f' <b id="omitted">The page lists the first {len(data["rows"]):,} sessions in this order; the {omitted:,} older ones '
+        f'are in the counts above but not listed</b> (<code>--since</code> narrows the ledger).')
+    shown = listed + ("" if data["detail_sessions"] >= len(data["rows"]) else
+        f' Stop details (feedback, timings) are in this page for the first {data["detail_sessions"]:,} sessions in this '
+        f'order; for the others, <code>donegate report --session ID</code> prints them.')
+    tiles = "".join(f'<div class="tile{" alert" if warn else ""}"><b>{E(v)}</b><span>{E(k)}</span></div>' for k, v, warn in (
+        ("sessions", f"{t['sessions']:,}", False), ("stops", f"{t['stops']:,}", False), ("blocks", f"{t['blocks']:,}", False),
+        ("ended passing", _pct(t["ended_passing"] / t["sessions"]) if t["sessions"] else "-", False),
+        ("requirements met", _pct(t["requirements_passed"] / t["requirements_sealed"]) if t["requirements_sealed"] else "-", False),
+        ("gave up", f"{t['gave_up']:,}", bool(t["gave_up"])),
+        ("left for a person", f"{s['left_for_person']['count']:,}", bool(s["left_for_person"]["count"])),
+        ("cost", _money(t["cost_usd"]), False)))
+    body = (
+        f'<header><h1>donegate report</h1><p class="sub">{E(scrub(ledgers))} · {s["lines"]:,} lines'
+        f'{" · since " + E(s["since"]) if s["since"] else ""}</p></header>'
+        f'<section class="tiles" id="tiles">{tiles}</section>'
+        f'<section><h2>By configuration</h2>{summary_table(s)}'
+        f'<p class="hint">Bars: the rate; whiskers: its 95% Wilson interval. Requirements met counts the sealed tests '
+        f'passing at each session\'s last stop (tests of one session are not independent trials: read the interval as a guide).</p>'
+        f'{_notes(s)}</section>'
+        f'<section><h2>Sessions <span id="count" class="count"></span></h2>'
+        f'<p class="hint">Sessions left for a person first, then the latest. Each mark is a stop, coloured by its verdict; '
+        f'click one for what the agent was shown.{shown}</p>'
+        f'<div id="filters" class="filters"></div><div id="legend" class="legend"></div>'
+        f'<table class="sessions" id="sessions"><thead><tr><th></th><th>session</th><th>configuration</th><th>repository</th>'
+        f'<th>last stop (UTC)</th><th>stops</th><th class="n">blocks</th><th class="n">cost</th><th class="n">gate time</th>'
+        f'</tr></thead><tbody id="rows"></tbody></table>'
+        f'<div class="more"><button id="more" type="button">show more</button></div></section>'
+        f'<aside id="detail" class="detail" hidden></aside>'
+        f'<footer>Written by <code>donegate report --html</code>. Self-contained: no request leaves this page.</footer>')
+    payload = {k: data[k] for k in ("verdicts", "colours", "configs", "repos", "days", "rows", "details", "texts",
+                                    "stops_by_verdict", "sessions", "stops")}
+    script = (f'<script id="data" type="application/json">{_json_for_script(payload)}</script>'
+              f"<script>{_asset('page.js')}</script>")
+    return _page(title, body, script)
+
+
+def _heat(rate: float | None) -> str:
+    """Red (0%) through amber to green (100%)."""
+    if rate is None:
+        return "#eef1f4"
+    hue = 120 * rate
+    return f"hsl({hue:.0f}, 62%, {88 - 30 * abs(rate - 0.5):.0f}%)"
+
+
+def nice_step(raw: float) -> float:
+    """1, 2 or 5 times a power of ten, at least `raw`: tick steps a person reads at a glance."""
+    power = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
+    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+
+
+def _scatter(data: dict[str, Any]) -> str:
+    rows = [r for r in data["table"] if r["rate"] is not None and r["cost_per_run"] is not None]
+    if not rows:
+        return '<p class="muted">No run has both a cost and a score.</p>'
+    w, h, left, bottom, top, right = 640, 320, 56, 40, 16, 150
+    top_cost = max([r["cost_per_run"] for r in rows] + [p[1] for p in data["points"]]) or 1.0
+    step = nice_step(top_cost / 4)
+    ticks = math.ceil(top_cost * 1.05 / step)
+    xmax = step * ticks
+    px = lambda x: left + (w - left - right) * x / xmax  # noqa: E731
+    py = lambda y: top + (h - top - bottom) * (1 - y)  # noqa: E731
+    palette = ["#3b7dd8", "#d64545", "#2f9e5b", "#7b3fa0", "#e8830c", "#0f9aa8", "#a35d2a", "#c2478a"]
+    colour = {c: palette[i % len(palette)] for i, c in enumerate(data["configs"])}
+    out = [f'<svg class="scatter" id="scatter" viewBox="0 0 {w} {h}" role="img" aria-label="cost per run against requirements met">']
+    for k in range(0, 101, 25):
+        y = py(k / 100)
+        out.append(f'<line class="grid" x1="{left}" x2="{w - right}" y1="{y:.1f}" y2="{y:.1f}"/>'
+                   f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{k}%</text>')
+    for k in range(ticks + 1):
+        x = step * k
+        out.append(f'<text class="axis" x="{px(x):.1f}" y="{h - bottom + 16}" text-anchor="middle">{E(_money(x))}</text>')
+    out.append(f'<text class="axis" x="{(left + w - right) / 2:.0f}" y="{h - 6}" text-anchor="middle">cost per run</text>')
+    for c, cost, rate in data["points"]:
+        out.append(f'<circle class="run" cx="{px(cost):.1f}" cy="{py(rate):.1f}" r="3" fill="{colour[c]}"/>')
+    for i, r in enumerate(rows):
+        x, col = px(r["cost_per_run"]), colour[r["config"]]
+        out.append(f'<g class="cfgpt" data-config="{E(r["config"])}"><title>{E(r["config"])}: {_pct(r["rate"])} of requirements '
+                   f'({_pct(r["low"])}-{_pct(r["high"])}), {E(_money(r["cost_per_run"]))} per run</title>'
+                   f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{py(r["low"]):.1f}" y2="{py(r["high"]):.1f}" stroke="{col}" stroke-width="2"/>'
+                   f'<circle cx="{x:.1f}" cy="{py(r["rate"]):.1f}" r="6" fill="{col}" stroke="#fff" stroke-width="1.5"/></g>')
+        out.append(f'<circle cx="{w - right + 16}" cy="{top + 10 + 18 * i}" r="5" fill="{col}"/>'
+                   f'<text class="axis" x="{w - right + 26}" y="{top + 14 + 18 * i}">{E(r["config"])}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def render_experiment(data: dict[str, Any], scrub: feedback.Scrubber | None = None) -> str:
+    scrub = scrub or local_scrubber()
+    S = lambda v: E(scrub(str(v)))  # noqa: E731
+    head = ("<tr><th>configuration</th><th>runs</th><th>requirements met</th><th>rate <small>(95% interval)</small></th>"
+            "<th>cost / run</th><th>time / run</th><th>blocks</th><th>left for a person</th></tr>")
+    best = max((r["rate"] for r in data["table"] if r["rate"] is not None), default=None)
+    rows = "".join(
+        f'<tr data-config="{S(r["config"])}"><th scope="row">{S(r["config"])}</th><td class="n">{r["runs"]}</td>'
+        f'<td class="n">{r["met"]} of {r["of"]}</td><td>{rate_bar(r["met"], r["of"], "#2f9e5b" if r["rate"] == best else "#8fb8a0")}</td>'
+        f'<td class="n">{E(_money(r["cost_per_run"]))}</td><td class="n">{E(_secs(r["time_per_run"]))}</td>'
+        f'<td class="n">{r["blocks"]}</td><td class="n{" warn" if r["left"] else ""}">{r["left"]}</td></tr>' for r in data["table"])
+    tab = [r for r in data["table"] if r["of"]]
+    apart = [f"{a['config']} and {b['config']}" for i, a in enumerate(tab) for b in tab[i + 1:]
+             if a["high"] < b["low"] or b["high"] < a["low"]]
+    if len(tab) < 2:
+        caveat = ""
+    elif apart:
+        caveat = (f'<p class="note" id="apart">Apart beyond their 95% intervals: {E(scrub("; ".join(apart[:12])))}'
+                  f'{" and more" if len(apart) > 12 else ""}. The other differences are within the intervals: '
+                  f'the data do not tell those configurations apart.</p>')
+    else:
+        caveat = ('<p class="note" id="apart">No two configurations differ beyond their 95% intervals: '
+                  'the data do not tell them apart.</p>')
+    heat_head = "<tr><th>task \\ configuration</th>" + "".join(f"<th>{S(c)}</th>" for c in data["configs"]) + "</tr>"
+    heat_rows = []
+    for t in data["tasks"]:
+        cells = []
+        for c in data["configs"]:
+            met, of, n = data["cells"].get((t, c), (0, 0, 0))
+            rate = met / of if of else None
+            cells.append(f'<td class="cell" style="background:{_heat(rate)}" data-task="{S(t)}" data-config="{S(c)}" '
+                         f'title="{S(t)} x {S(c)}: {met} of {of} requirements in {n} run(s)"><b>{_pct(rate)}</b>'
+                         f'<small>{met}/{of}</small></td>')
+        heat_rows.append(f'<tr><th scope="row">{S(t)}</th>{"".join(cells)}</tr>')
+    body = (f'<header><h1>experiment {S(data["experiment"])}</h1><p class="sub">{data["runs"]} runs · '
+            f'{len(data["configs"])} configurations · {len(data["tasks"])} tasks</p></header>'
+            f'<section><h2>Requirements met per configuration</h2><table class="summary" id="experiment">'
+            f'<thead>{head}</thead><tbody>{rows}</tbody></table>{caveat}'
+            f'<p class="hint">Requirements: the grading tests passing after each run, summed over runs. '
+            f'Bars: the rate; whiskers: its 95% Wilson interval.</p></section>'
+            f'<section><h2>Task x configuration</h2><table class="heat" id="heat"><thead>{heat_head}</thead>'
+            f'<tbody>{"".join(heat_rows)}</tbody></table></section>'
+            f'<section><h2>Cost against requirements met</h2>{_scatter(data)}'
+            f'<p class="hint">Large dots: each configuration\'s cost per run and rate (bar: 95% interval); small dots: single runs.</p></section>'
+            f'<footer>Written by <code>donegate report --experiment NAME --html</code>. Self-contained: no request leaves this page.</footer>')
+    return _page(f"donegate experiment {data['experiment']}", body)
+
+
+def write(path: Path, text: str) -> None:
+    """Write the page whole: a temporary name, then a rename (a reader never sees half a page)."""
+    path = path.expanduser()
+    if path.is_dir():
+        raise DonegateError(f"--html {path} is a folder", "give a file name, e.g. report.html")
+    if not path.parent.is_dir():
+        raise DonegateError(f"--html {path}: no folder {path.parent}", "create it first, or write the page elsewhere")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# -------------------------------------------------------------------------------------------------
+# The command line (`donegate report` hands over when --html is given)
+# -------------------------------------------------------------------------------------------------
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page to FILE")
+    try:
+        p.add_argument("--experiment", metavar="NAME", help="report experiment NAME (its `run` lines) instead of the stops")
+    except argparse.ArgumentError:  # the experiment harness's report defines it too
+        pass
+
+
+def cmd(args: argparse.Namespace, files: list[Path] | None) -> int:
+    name = getattr(args, "experiment", None)
+    if not args.html:
+        raise DonegateError("--experiment goes with --html FILE (the page)", "add --html experiment.html")
+    target = Path(args.html)
+    if args.session or args.verify or args.json or args.markdown:
+        raise DonegateError("--html writes the whole report as a page", "drop --session, --verify, --json and --markdown")
+    if files is None:
+        raise DonegateError(f"no ledger yet at {paths.ledger_path()}: nothing to put in a page",
+                            "run a gated session first, or pass a ledger file")
+    if name:
+        text = render_experiment(experiment_data(files, name))
+    else:
+        since = report.parse_since(args.since) if args.since else None
+        if args.jobs is not None and args.jobs < 1:
+            raise DonegateError(f"--jobs {args.jobs} is not a number of processes", "use 1 or more")
+        text = render_page(page_data(files, since=since, jobs=args.jobs or report.default_jobs()))
+    write(target, text)
+    print(f"wrote {target} ({len(text.encode()) / 1e6:.2f} MB)")
+    return 0
+

@@ -1,0 +1,342 @@
+"""`donegate report --html`: the page from ledgers written by the real hook and by hand, checked as text
+(no hidden-test source, sizes, escaping) and in headless Chromium from disk with the network blocked
+(the counts, the marks, a feedback text opened by a click, the filters, no request leaving the page)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import KIT, ledger_lines, make_repo, run_hook, stop_payload
+from donegate import cli, ledger, report, report_html
+from tests.support import require
+
+sys.path.insert(0, str(KIT / "bench"))
+sys.path.insert(0, str(KIT / "examples"))
+import report_html_bench  # noqa: E402
+
+T = "2026-12-01T10:{:02d}:00.000+00:00"
+NEUTRAL = report_html.NEUTRAL
+
+
+def stop(session: str, verdict: str, n: int, *, config: str = "tests", minute: int = 0, passed: int = 3, total: int = 5,
+         shown: str | None = None, day: str = "2026-12-01", **top) -> dict:
+    """A stop record in the gate's key order; `shown` is the line's `feedback`."""
+    failing = [{"id": f"test_a.py::test_{k}", "message": f"assert {k} == {k + 1}"} for k in range(total - passed)]
+    gates = {"integrity": {"ok": True, "tests": total},
+             "scope": {"ok": True, "protected": [], "outside": [], "problems": [], "duration": 0.01},
+             "acceptance": {"ok": passed == total, "total": total, "passed": passed, "failed": total - passed,
+                            "failing": failing, "problem": "", "duration": 1.25}}
+    if verdict == "gave_up":
+        gates["breaker"] = {"gave_up": "6 blocks in this session (max_blocks)", "was": "block"}
+    rec = {"event": "stop", "time": T.format(minute).replace("2026-12-01", day), "repo": "/r/shop", "session": session,
+           "stop": n, "stop_hook_active": n > 1, "verdict": verdict, "gates": gates}
+    if shown is not None:
+        rec["feedback"] = shown
+    rec.update(blocks=0, duration=1.5, kit_version="0.1.0", config=config, **top)
+    return rec
+
+
+def known_ledger(path: Path) -> Path:
+    """Five sessions: two configurations, verdicts known and new, a cached stop, a label."""
+    recs = [
+        stop("aaaa-passes", "block", 1, minute=1, shown="A fails: assert 4300 == 3870"),
+        stop("aaaa-passes", "pass", 2, minute=2, passed=5),
+        stop("bbbb-gives-up", "block", 1, minute=3, shown="B fails: assert 1 == 2", config="strict"),
+        stop("bbbb-gives-up", "gave_up", 2, minute=4, config="strict"),
+        stop("cccc-new-verdicts", "appealed", 1, minute=5, shown="appeal text", day="2026-12-02"),
+        stop("cccc-new-verdicts", "tamper", 2, minute=6, day="2026-12-02"),
+        stop("cccc-new-verdicts", "frobnicated", 3, minute=7, day="2026-12-02"),
+        stop("dddd-cached", "pass", 1, minute=8, passed=5, cached=True, day="2026-12-02"),
+        stop("eeee-blocked", "block", 1, minute=9, shown="E fails: assert 'x' == 'y'", config="strict", day="2026-12-03"),
+    ]
+    for rec in recs:
+        ledger.append(rec, path)
+    ref = next(ledger.stop_ref(line) for _, line in ledger.read(path) if b"B fails" in line)
+    report.label_stop(path, ref, "unjustified", "the writer's mistake")
+    return path
+
+
+def page(tmp_path: Path, *ledgers: Path, extra: tuple = ()) -> Path:
+    out = tmp_path / "report.html"
+    assert cli.main(["report", *map(str, ledgers), "--html", str(out), *extra]) == 0
+    return out
+
+
+def page_json(path: Path) -> dict:
+    text = path.read_text()
+    return json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>', text, re.S).group(1))
+
+
+# -- no hidden-test source, whatever the ledger holds ---------------------------------------------
+
+
+SECRET = "secret_expected_total_for_ten_units = 3870"
+HIDDEN = ("import mod, pathlib\n\n\ndef test_value():\n"
+          f"    {SECRET}\n"
+          "    here_is_the_store = pathlib.Path(__file__).parent\n"
+          f"    assert mod.VALUE == 2, '\\n{SECRET}\\n' + str(here_is_the_store)\n")
+
+
+@pytest.fixture
+def gated(tmp_path, kit_home) -> Path:
+    """A repository sealed with a hidden test whose failure message repeats its own source and store path;
+    two real stops (a block, then a pass), plus one whose transcript leaks the source."""
+    repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n"})
+    test = tmp_path / "hidden" / "test_mod.py"
+    test.parent.mkdir()
+    test.write_text(HIDDEN)
+    res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test)], capture_output=True, text=True,
+                         timeout=120, cwd=KIT)
+    assert res.returncode == 0, res.stderr
+    test.unlink()
+    transcript = tmp_path / "transcript.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"content": HIDDEN}}) + "\n")
+    assert run_hook(stop_payload(repo, session="s-leaks", transcript_path=str(transcript))).returncode == 2
+    assert run_hook(stop_payload(repo, session="s-fixes", message="All done.")).returncode == 2
+    (repo / "mod.py").write_text("VALUE = 2\n")
+    assert run_hook(stop_payload(repo, session="s-fixes")).returncode == 0
+    return kit_home / "ledger.jsonl"
+
+
+def source_lines() -> list[str]:
+    return [line.strip() for line in HIDDEN.splitlines() if len(line.strip()) > 12]
+
+
+def test_the_page_shows_what_the_agent_saw_and_no_hidden_source(gated, tmp_path, kit_home):
+    raw = gated.read_text()
+    assert SECRET in raw and str(kit_home / "acceptance") in raw  # the attack: the ledger's gates hold both
+    text = page(tmp_path, gated).read_text()
+    for line in source_lines():
+        assert line not in text, f"hidden test source in the page: {line!r}"
+    assert str(kit_home) not in text and "/acceptance/" not in text
+    data = page_json(tmp_path / "report.html")
+    shown = [t for t in data["texts"] if "test_mod.py::test_value" in t]
+    blocks = [r["feedback"] for r in ledger_lines(kit_home) if r["verdict"] == "block"]
+    assert shown and set(shown) == set(blocks)  # the page's text is the gate's feedback, as the agent read it
+    assert "<hidden>" in shown[0] and "assert 1 == 2" in shown[0]
+
+
+def test_a_line_without_feedback_shows_test_ids_never_raw_messages(gated, tmp_path, kit_home):
+    # A ledger written before `feedback` existed: its raw messages hold the source; the page must not.
+    old = tmp_path / "old.jsonl"
+    for rec in ledger_lines(kit_home):
+        rec.pop("v"), rec.pop("prev"), rec.pop("feedback", None)
+        ledger.append(rec, old)
+    text = page(tmp_path, old).read_text()
+    assert SECRET in old.read_text()
+    for line in source_lines():
+        assert line not in text
+    assert "test_mod.py::test_value" in text and "predates the ledger" in text
+
+
+def test_the_store_scrubber_catches_source_a_feedback_text_would_carry(gated, tmp_path, kit_home):
+    # Defence in depth: even a `feedback` holding a source line (a gate bug) loses it in the page.
+    bad = tmp_path / "bad.jsonl"
+    for rec in ledger_lines(kit_home):
+        rec.pop("v"), rec.pop("prev")
+        if "feedback" in rec:
+            rec["feedback"] += f"\n{SECRET}\n{kit_home / 'acceptance'}"
+        ledger.append(rec, bad)
+    text = page(tmp_path, bad).read_text()
+    assert SECRET not in text and str(kit_home) not in text
+
+
+def test_ledger_text_cannot_become_markup(tmp_path):
+    led = tmp_path / "ledger.jsonl"
+    evil = '<img src="http://evil.invalid/x" onerror="alert(1)"></script><script>alert(2)</script>'
+    ledger.append(stop("x-1", "block", 1, config=evil, shown=evil), led)
+    text = page(tmp_path, led).read_text()
+    assert "<img" not in text and "<script>alert" not in text
+    assert page_json(tmp_path / "report.html")["configs"] == [evil]
+
+
+# -- numbers and shape ----------------------------------------------------------------------------
+
+
+def test_the_page_holds_the_reports_own_summary(tmp_path):
+    led = known_ledger(tmp_path / "ledger.jsonl")
+    text = page(tmp_path, led).read_text()
+    summary = report.summarize([led])
+    for g in summary["groups"]:
+        row = re.search(rf'<tr class="cfg" data-config="{g["config"]}">(.*?)</tr>', text, re.S).group(1)
+        assert f'{g["ended_passing"]}/{g["sessions"]}' in row
+        assert f'{g["requirements_passed"]}/{g["requirements_sealed"]}' in row
+    data = page_json(tmp_path / "report.html")
+    # left for a person first (a block, a verdict the report does not know, a give-up), each part latest first
+    assert [r[0] for r in data["rows"]] == ["eeee-blocked", "cccc-new-verdicts", "bbbb-gives-up", "dddd-cached", "aaaa-passes"]
+    by = {r[0]: r for r in data["rows"]}
+    assert [by[s][6] for s in ("eeee-blocked", "bbbb-gives-up", "aaaa-passes")] == [1, 2, 0]  # left, gave up, done
+    code = {v: report_html.CODES[i] for i, v in enumerate(data["verdicts"])}
+    assert by["bbbb-gives-up"][5] == code["block"] + report_html.UNJUSTIFIED + code["gave_up"]
+    assert by["dddd-cached"][5].endswith("*")
+    colour = dict(zip(data["verdicts"], data["colours"]))
+    assert colour["frobnicated"] == NEUTRAL and colour["tamper"] != NEUTRAL and colour["appealed"] != NEUTRAL
+
+
+def test_the_page_of_100000_stops_stays_under_5_mb(tmp_path):
+    led = tmp_path / "ledger.jsonl"
+    assert report_html_bench.generate(led, stops=100_000) == 100_000
+    out = page(tmp_path, led)
+    assert out.stat().st_size < 5_000_000
+    data = page_json(out)
+    assert data["stops"] == report.summarize([led])["total"]["stops"] == 100_000
+    assert data["rows"][0][6] and len(data["details"]) > 100  # left for a person first; details kept for the first
+
+
+def test_bad_targets_and_options_say_what_to_do(tmp_path, capsys):
+    led = known_ledger(tmp_path / "ledger.jsonl")
+    assert cli.main(["report", str(led), "--html", str(tmp_path)]) == 1
+    assert "is a folder" in capsys.readouterr().err
+    assert cli.main(["report", str(led), "--html", str(tmp_path / "no" / "x.html")]) == 1
+    assert "no folder" in capsys.readouterr().err
+    assert cli.main(["report", str(led), "--html", str(tmp_path / "x.html"), "--json"]) == 1
+    assert "drop --session" in capsys.readouterr().err
+    assert cli.main(["report", str(led), "--experiment", "x"]) == 1
+    assert "--html" in capsys.readouterr().err
+    assert cli.main(["report", str(led), "--experiment", "nope", "--html", str(tmp_path / "e.html")]) == 1
+    assert "no run of experiment 'nope'" in capsys.readouterr().err
+
+
+# -- the experiment view --------------------------------------------------------------------------
+
+
+def run_line(task: str, config: str, rep: int, met: int | None, of: int | None = 5, **more) -> dict:
+    rec = {"event": "run", "experiment": "e1", "task": task, "config": config, "rep": rep}
+    if met is not None:
+        rec.update(met=met, of=of)
+    rec.update(more)
+    return rec
+
+
+def experiment_ledger(path: Path) -> Path:
+    for rec in [
+        run_line("t1", "none", 1, 3, cost={"agent": 0.1, "writer": 0, "reviewer": 0, "total": 0.1}, duration=60, result="done"),
+        run_line("t1", "none", 2, 2, cost={"agent": 0.3}, duration=80, result="done"),
+        run_line("t2", "none", 1, 1, duration=100, result="error: the session timed out"),
+        run_line("t1", "tests", 1, 5, cost={"total": 0.5}, gave_up=False, result="done"),
+        run_line("t2", "tests", 1, 4, cost={"total": 0.7}, gave_up=True, blocks=6, result="gave_up"),
+        run_line("t2", "tests", 2, None),  # a run with no score yet (missing fields)
+        {"event": "run", "experiment": "other", "task": "t1", "config": "none", "rep": 1, "met": 0, "of": 5},
+    ]:
+        ledger.append(rec, path)
+    return path
+
+
+def test_experiment_numbers_tolerate_missing_fields(tmp_path):
+    data = report_html.experiment_data([experiment_ledger(tmp_path / "l.jsonl")], "e1")
+    none, tests = data["table"]
+    assert (none["config"], none["runs"], none["met"], none["of"], none["left"]) == ("none", 3, 6, 15, 1)
+    assert none["cost_per_run"] == pytest.approx(0.2) and none["time_per_run"] == pytest.approx(80)
+    assert (tests["runs"], tests["met"], tests["of"], tests["left"], tests["blocks"]) == (3, 9, 10, 1, 6)
+    assert (none["low"], none["high"]) == report_html.wilson(6, 15)
+    assert data["cells"]["t2", "tests"] == (4, 5, 2) and data["cells"]["t1", "none"] == (5, 10, 2)
+
+
+# -- in the browser -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from tests.support.browser import Chromium
+
+    with Chromium(require.browser()) as b:
+        yield b
+
+
+def outside(b) -> list[str]:
+    return [u for u in b.requests() if not u.startswith(("file://", "data:"))]
+
+
+def rows(b) -> list[str]:
+    return b.js("[...document.querySelectorAll('#rows tr[data-session]')].map(t => t.dataset.session)")
+
+
+def test_the_browser_shows_the_known_ledger_opens_feedback_and_filters(browser, tmp_path):
+    b = browser
+    led = known_ledger(tmp_path / "ledger.jsonl")
+    ledger.append(stop("ffff-xss", "block", 1, config='<img src="http://evil.invalid/x">', shown="<b>not bold</b>"), led)
+    b.open(page(tmp_path, led))
+    b.wait_for("window.donegateReady")
+    assert b.js("document.getElementById('count').textContent") == "6 of 6 sessions listed, 10 stops"
+    assert rows(b)[:3] == ["ffff-xss", "eeee-blocked", "cccc-new-verdicts"]
+    marks = b.js("[...document.querySelectorAll('tr[data-session=\"cccc-new-verdicts\"] .mark')].map(m => m.dataset.verdict)")
+    assert marks == ["appealed", "tamper", "frobnicated"]
+    assert b.js("getComputedStyle(document.querySelector('.mark[data-verdict=\"frobnicated\"]')).backgroundColor") == "rgb(124, 133, 145)"
+    assert "frobnicated" in b.js("document.getElementById('legend').textContent")
+    assert b.js("document.querySelector('tr[data-session=\"dddd-cached\"] .mark').classList.contains('cached')")
+    assert b.js("document.querySelector('tr[data-session=\"bbbb-gives-up\"] .mark').classList.contains('lab-u')")
+    # a real click on a mark opens what the agent was shown
+    b.click('tr[data-session="bbbb-gives-up"] .mark[data-verdict="block"]')
+    assert b.wait_for("document.getElementById('feedback') && document.getElementById('feedback').textContent") == "B fails: assert 1 == 2"
+    assert "labelled unjustified: the writer's mistake" in b.js("document.getElementById('detail').textContent")
+    b.click('tr[data-session="ffff-xss"] .mark')
+    assert b.js("document.getElementById('feedback').textContent") == "<b>not bold</b>"
+    assert b.js("document.querySelectorAll('#rows img, #detail b').length") == 0
+    # filters: configuration, verdict, date, labels, left for a person
+    b.js("(() => { const s = document.getElementById('f-config'); s.value = String([...s.options].findIndex(o => o.text === 'strict') - 1);"
+         " s.dispatchEvent(new Event('change')); })()")
+    assert sorted(rows(b)) == ["bbbb-gives-up", "eeee-blocked"]
+    assert b.js("[...document.querySelectorAll('#summary tr.cfg')].filter(t => !t.hidden).map(t => t.dataset.config)") == ["strict"]
+    b.js("(() => { const s = document.getElementById('f-config'); s.value = ''; s.dispatchEvent(new Event('change')); })()")
+    b.click('.chip[data-verdict="pass"]')
+    assert sorted(rows(b)) == ["aaaa-passes", "dddd-cached"]
+    b.click('.chip[data-verdict="pass"]')
+    b.js("(() => { const f = document.getElementById('f-from'); f.value = '2026-12-02'; f.dispatchEvent(new Event('change'));"
+         " const t = document.getElementById('f-to'); t.value = '2026-12-02'; t.dispatchEvent(new Event('change')); })()")
+    assert sorted(rows(b)) == ["cccc-new-verdicts", "dddd-cached"]
+    b.js("(() => { for (const id of ['f-from', 'f-to']) { const f = document.getElementById(id); f.value = '';"
+         " f.dispatchEvent(new Event('change')); } const l = document.getElementById('f-label'); l.value = 'u';"
+         " l.dispatchEvent(new Event('change')); })()")
+    assert rows(b) == ["bbbb-gives-up"]
+    b.js("(() => { const l = document.getElementById('f-label'); l.value = ''; l.dispatchEvent(new Event('change')); })()")
+    b.click("#f-left")
+    assert sorted(rows(b)) == ["bbbb-gives-up", "cccc-new-verdicts", "eeee-blocked", "ffff-xss"]
+    assert b.js("performance.getEntriesByType('resource').length") == 0
+    assert outside(b) == []
+
+
+def test_a_page_that_asks_the_network_is_caught(browser, tmp_path):
+    # The check itself: a page with an image from elsewhere shows up in the requests.
+    bad = tmp_path / "bad.html"
+    bad.write_text('<!doctype html><img src="http://example.invalid/x.png"><script>fetch("https://cdn.invalid/a.js").catch(() => 0)</script>')
+    browser.open(bad)
+    browser.wait_for("performance.getEntriesByType('resource').length >= 1")
+    assert any("invalid" in u for u in outside(browser))
+
+
+def test_the_browser_renders_100000_stops_one_page_at_a_time(browser, tmp_path):
+    led = tmp_path / "ledger.jsonl"
+    report_html_bench.generate(led, stops=100_000)
+    out = page(tmp_path, led)
+    browser.open(out)
+    ready = browser.wait_for("window.donegateReady", timeout=60)
+    print(f"\n100,000 stops: {out.stat().st_size / 1e6:.2f} MB, interactive after {ready:.0f} ms")
+    data = page_json(out)
+    assert len(rows(browser)) == 100
+    browser.click("#more")
+    assert len(rows(browser)) == 200
+    assert browser.js("document.querySelectorAll('#rows tr[data-session] .badge').length") >= 1
+    assert browser.js("document.getElementById('count').textContent").startswith(f"{len(data['rows']):,} of {len(data['rows']):,} sessions")
+    browser.click("#rows tr[data-session] .mark")
+    assert browser.wait_for("document.getElementById('feedback') && document.getElementById('feedback').textContent")
+    assert outside(browser) == []
+
+
+def test_the_browser_shows_the_experiment(browser, tmp_path):
+    led = experiment_ledger(tmp_path / "l.jsonl")
+    out = tmp_path / "e.html"
+    assert cli.main(["report", str(led), "--experiment", "e1", "--html", str(out)]) == 0
+    browser.open(out)
+    table = browser.js("[...document.querySelectorAll('#experiment tbody tr')].map(t => [...t.children].map(c => c.textContent))")
+    assert [r[0] for r in table] == ["none", "tests"]
+    assert table[0][2] == "6 of 15" and table[1][2] == "9 of 10" and table[1][-1] == "1"
+    cells = browser.js("[...document.querySelectorAll('#heat td.cell')].map(c => [c.dataset.task, c.dataset.config, c.querySelector('small').textContent])")
+    assert cells == [["t1", "none", "5/10"], ["t1", "tests", "5/5"], ["t2", "none", "1/5"], ["t2", "tests", "4/5"]]
+    assert browser.js("document.querySelectorAll('#scatter g.cfgpt').length") == 2
+    assert outside(browser) == []
