@@ -12,6 +12,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 
 from hook_bench import bench_hook, bench_tree_key  # noqa: E402
 from report_bench import bench_report  # noqa: E402
+from report_html_bench import bench_html  # noqa: E402
 from review_bench import bench_review  # noqa: E402
 
 
@@ -23,6 +24,9 @@ def main() -> int:
         print("jq is not installed (apt-get install jq); the report is timed without the jq comparison")
     with tempfile.TemporaryDirectory(prefix="donegate-bench-") as tmp:
         print("\n".join(bench_report(Path(tmp))))
+    print("\n== the HTML report ==")
+    with tempfile.TemporaryDirectory(prefix="donegate-bench-") as tmp:
+        print("\n".join(bench_html(Path(tmp))))
     print("\n== the reviewers ==")
     print("\n".join(bench_review()))
     return 0

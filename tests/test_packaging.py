@@ -241,6 +241,12 @@ def test_wheel_install_gates_a_session(tmp_path):
     assert (store / "test_x.py").is_file() and (state / "ledger.jsonl").is_file()
     assert sorted(p.name for p in (venv / "share" / "donegate").iterdir()) == ["hooks"]
 
+    # The HTML report finds its stylesheet and script in the installed package.
+    res = run([donegate, "report", "--html", str(tmp_path / "report.html")], env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    page = (tmp_path / "report.html").read_text()
+    assert ".mark {" in page and "donegateReady" in page and "assert -1 == 5" in page and str(state) not in page
+
     # The installed guard (run without -S) imports the package from site-packages.
     def guard_call(tool_input, tool="Read", extra=None) -> subprocess.CompletedProcess:
         payload = {"session_id": "g", "tool_name": tool, "cwd": str(repo), "tool_input": tool_input}
