@@ -88,8 +88,12 @@ class _Session:
         self.gave, self.cost, self.seconds, self.line = False, 0.0, 0.0, 0
 
 
+def _is_num(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _num(value: Any) -> float:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+    return float(value) if _is_num(value) else 0.0
 
 
 def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[str, _Session], dict[str, dict]]:
@@ -124,6 +128,8 @@ def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[s
                 s.first = when.decode()
             stop = report.timeline_stop(rec, line, {})
             gates = rec.get("gates") if isinstance(rec.get("gates"), dict) else {}
+            scope = gates.get("scope") if isinstance(gates.get("scope"), dict) else {}
+            stop["scope_duration"] = scope.get("duration") if _is_num(scope.get("duration")) else None
             accept = gates.get("acceptance") if isinstance(gates.get("acceptance"), dict) else {}
             cached = bool(rec.get("cached") or accept.get("cached"))
             shown = rec.get("feedback") if isinstance(rec.get("feedback"), str) else ""
@@ -173,6 +179,8 @@ def _detail(verdict: str, stop: dict[str, Any], shown: str, scrub: feedback.Scru
     d: dict[str, Any] = {"n": stop["stop"], "t": stop["time"], "ref": stop["ref"], "d": stop["duration"]}
     if acc:
         d.update(p=acc.get("passed"), of=acc.get("total"), ad=acc.get("duration"))
+    if stop["scope_duration"] is not None:
+        d["sd"] = stop["scope_duration"]
     if rev:
         d.update(rc=rev["cost_usd"], rd=rev["duration"], rv=rev["verdict"])
         findings = [report.finding_text(f) for f in rev["findings"]][:20]
@@ -194,9 +202,9 @@ def _detail(verdict: str, stop: dict[str, Any], shown: str, scrub: feedback.Scru
 
 
 def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budget: int = DETAIL_BYTES,
-              row_budget: int = ROW_BYTES, root: Path | None = None) -> dict[str, Any]:
+              row_budget: int = ROW_BYTES, root: Path | None = None, by: str = "config") -> dict[str, Any]:
     """Everything the page shows, aggregated: the report's summary plus one compact row per session."""
-    summary = report.summarize(files, by="config", since=since, jobs=jobs)
+    summary = report.summarize(files, by=by, since=since, jobs=jobs)
     sessions, labels = read_sessions(files, since)
     scrub = local_scrubber(root)
     ordered = sorted(sessions.values(), key=lambda s: (not left_for_person(s), -s.line))
@@ -377,16 +385,17 @@ def _secs(x: Any) -> str:
 
 
 def summary_table(summary: dict[str, Any]) -> str:
-    head = ("<tr><th>configuration</th><th>sessions</th><th>ended passing <small>(95% interval)</small></th>"
+    by = summary["by"]
+    head = (f"<tr><th>{'configuration' if by == 'config' else E(by)}</th><th>sessions</th><th>ended passing <small>(95% interval)</small></th>"
             "<th>requirements met <small>(95% interval)</small></th><th>stops</th><th>blocks</th>"
             "<th>justified / unjustified</th><th>gave up</th><th>cost / session</th><th>gate time / session</th>"
             "<th>left for a person</th></tr>")
     rows = []
-    groups = summary["groups"] + ([{"config": "all", **summary["total"]}] if len(summary["groups"]) > 1 else [])
+    groups = summary["groups"] + ([{by: "all", **summary["total"]}] if len(summary["groups"]) > 1 else [])
     for g in groups:
-        total = g["config"] == "all" and g is groups[-1] and len(summary["groups"]) > 1
+        total = len(summary["groups"]) > 1 and g is groups[-1]
         rows.append(
-            f'<tr class="{"total" if total else "cfg"}" data-config="{E(g["config"])}"><th scope="row">{E(g["config"])}</th>'
+            f'<tr class="{"total" if total else "cfg"}" data-{by}="{E(g[by])}"><th scope="row">{E(g[by])}</th>'
             f'<td class="n">{g["sessions"]:,}</td><td>{rate_bar(g["ended_passing"], g["sessions"])}</td>'
             f'<td>{rate_bar(g["requirements_passed"], g["requirements_sealed"], "#3b7dd8")}</td>'
             f'<td class="n">{g["stops"]:,}</td><td class="n">{g["blocks"]:,}</td>'
@@ -586,7 +595,7 @@ def cmd(args: argparse.Namespace, files: list[Path] | None) -> int:
         since = report.parse_since(args.since) if args.since else None
         if args.jobs is not None and args.jobs < 1:
             raise DonegateError(f"--jobs {args.jobs} is not a number of processes", "use 1 or more")
-        text = render_page(page_data(files, since=since, jobs=args.jobs or report.default_jobs()))
+        text = render_page(page_data(files, since=since, jobs=args.jobs or report.default_jobs(), by=args.by))
     write(target, text)
     print(f"wrote {target} ({len(text.encode()) / 1e6:.2f} MB)")
     return 0

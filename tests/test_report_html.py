@@ -108,9 +108,13 @@ def source_lines() -> list[str]:
     return [line.strip() for line in HIDDEN.splitlines() if len(line.strip()) > 12]
 
 
-def test_the_page_shows_what_the_agent_saw_and_no_hidden_source(gated, tmp_path, kit_home):
+@pytest.mark.parametrize("where", ["with its stores", "elsewhere"])
+def test_the_page_shows_what_the_agent_saw_and_no_hidden_source(gated, tmp_path, kit_home, monkeypatch, where):
     raw = gated.read_text()
     assert SECRET in raw and str(kit_home / "acceptance") in raw  # the attack: the ledger's gates hold both
+    if where == "elsewhere":  # no store to scrub against: the gate's own feedback must be clean by itself
+        (tmp_path / "elsewhere").mkdir()
+        monkeypatch.setenv("DONEGATE_HOME", str(tmp_path / "elsewhere"))
     text = page(tmp_path, gated).read_text()
     for line in source_lines():
         assert line not in text, f"hidden test source in the page: {line!r}"
@@ -122,16 +126,20 @@ def test_the_page_shows_what_the_agent_saw_and_no_hidden_source(gated, tmp_path,
     assert "<hidden>" in shown[0] and "assert 1 == 2" in shown[0]
 
 
-def test_a_line_without_feedback_shows_test_ids_never_raw_messages(gated, tmp_path, kit_home):
-    # A ledger written before `feedback` existed: its raw messages hold the source; the page must not.
+def test_a_line_without_feedback_shows_test_ids_never_raw_messages(gated, tmp_path, kit_home, monkeypatch):
+    # A ledger written before `feedback` existed: its raw messages hold the source; the page must not,
+    # even read where no store is at hand to scrub against (a ledger mailed to someone else).
     old = tmp_path / "old.jsonl"
     for rec in ledger_lines(kit_home):
         rec.pop("v"), rec.pop("prev"), rec.pop("feedback", None)
         ledger.append(rec, old)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.setenv("DONEGATE_HOME", str(tmp_path / "elsewhere"))
     text = page(tmp_path, old).read_text()
     assert SECRET in old.read_text()
     for line in source_lines():
         assert line not in text
+    assert str(kit_home) not in text
     assert "test_mod.py::test_value" in text and "predates the ledger" in text
 
 

@@ -19,7 +19,7 @@
     return e;
   }
   function money(x) { return x >= 1 ? "$" + x.toFixed(2) : x ? "$" + x.toFixed(4).replace(/0+$/, "").replace(/\.$/, "") : "$0"; }
-  function secs(x) { return x == null ? "-" : x < 100 ? x.toFixed(1) + "s" : (x / 60).toFixed(1) + " min"; }
+  function secs(x) { return x == null ? "-" : x < 1 && x > 0 ? Math.round(x * 1000) + " ms" : x < 100 ? x.toFixed(1) + "s" : (x / 60).toFixed(1) + " min"; }
 
   // Decode each row's stops once: [verdict index, leak, cached, label] per stop, plus masks to filter on.
   var rows = D.rows.map(function (r) {
@@ -109,7 +109,7 @@
       rows.length.toLocaleString("en") + " sessions listed, " + stops.toLocaleString("en") + " stops" +
       (D.sessions > rows.length ? " (" + D.sessions.toLocaleString("en") + " sessions in the ledger)" : "");
     document.querySelectorAll("#summary tr.cfg").forEach(function (tr) {
-      tr.hidden = state.cfg !== "" && tr.getAttribute("data-config") !== D.configs[+state.cfg];
+      tr.hidden = state.cfg !== "" && tr.hasAttribute("data-config") && tr.getAttribute("data-config") !== D.configs[+state.cfg];
     });
     showMore();
   }
@@ -187,7 +187,7 @@
     }
     detail.appendChild(dl([["time", d.t], ["configuration", D.configs[r.cfg]], ["repository", r.repo],
       ["tests passing", d.of != null ? d.p + " of " + d.of : null], ["gate time", secs(d.d)],
-      ["acceptance run", d.ad != null ? secs(d.ad) : null], ["review", d.rv ? d.rv + ", " + secs(d.rd) : null],
+      ["scope check", d.sd != null ? secs(d.sd) : null], ["acceptance run", d.ad != null ? secs(d.ad) : null], ["review", d.rv ? d.rv + ", " + secs(d.rd) : null],
       ["reviewer cost", d.rc != null ? money(d.rc) : null], ["ref", d.ref]]));
     detail.appendChild(el("h4", { text: "What the agent was shown" }));
     if (d.f != null) detail.appendChild(el("pre", { id: "feedback", text: D.texts[d.f] }));

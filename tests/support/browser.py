@@ -44,8 +44,8 @@ class Chromium:
         self._buf = b""
         to_chrome_r, self._to_chrome = os.pipe()
         self._from_chrome, from_chrome_w = os.pipe()
-        # fds 3 and 4 in the child, whatever numbers the pipes got here
-        cmd = ["/bin/sh", "-c", f'exec "$0" "$@" 3<&{to_chrome_r} 4>&{from_chrome_w}', exe, *FLAGS,
+        # fds 3 and 4 in the child, whatever numbers the pipes got here (bash: dash takes single-digit fds only)
+        cmd = [shutil.which("bash") or "/bin/bash", "-c", f'exec "$0" "$@" 3<&{to_chrome_r} 4>&{from_chrome_w}', exe, *FLAGS,
                f"--user-data-dir={self.profile}", "--remote-debugging-pipe", f"--window-size={width},{height}",
                "about:blank"]
         self.proc = subprocess.Popen(cmd, pass_fds=(to_chrome_r, from_chrome_w), stdin=subprocess.DEVNULL,
