@@ -357,6 +357,16 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.0f}%"
 
 
+def pct(k: float, n: float) -> str:
+    """k/n as a percentage a person can trust: whole numbers, one decimal where rounding would show 0%
+    or 100% for a rate that is neither."""
+    x = 100 * k / n
+    text = f"{x:.0f}"
+    if (text == "100" and k < n) or (text == "0" and k > 0):
+        text = f"{min(99.9, max(0.1, round(x, 1))):.1f}"
+    return text + "%"
+
+
 def rate_bar(k: int, n: int, colour: str = "#2f9e5b") -> str:
     """A rate as a bar, its 95% Wilson interval as a whisker, and the numbers."""
     if not n:
@@ -370,8 +380,8 @@ def rate_bar(k: int, n: int, colour: str = "#2f9e5b") -> str:
             f'<line class="ci" x1="{100 * low:.2f}" x2="{100 * high:.2f}" y1="7" y2="7"/>'
             f'<line class="ci" x1="{100 * low:.2f}" x2="{100 * low:.2f}" y1="3" y2="11"/>'
             f'<line class="ci" x1="{100 * high:.2f}" x2="{100 * high:.2f}" y1="3" y2="11"/></svg>'
-            f'<span class="num">{100 * p:.0f}%</span><span class="ci-text">{100 * low:.0f}-{100 * high:.0f}%</span>'
-            f'<span class="kn">{k}/{n}</span></div>')
+            f'<span class="num">{pct(k, n)}</span><span class="ci-text">{pct(low, 1)[:-1]}-{pct(high, 1)}</span>'
+            f'<span class="kn">{k:,}/{n:,}</span></div>')
 
 
 def _money(x: Any) -> str:
@@ -399,7 +409,7 @@ def summary_table(summary: dict[str, Any]) -> str:
             f'<td class="n">{g["sessions"]:,}</td><td>{rate_bar(g["ended_passing"], g["sessions"])}</td>'
             f'<td>{rate_bar(g["requirements_passed"], g["requirements_sealed"], "#3b7dd8")}</td>'
             f'<td class="n">{g["stops"]:,}</td><td class="n">{g["blocks"]:,}</td>'
-            f'<td class="n">{g["justified"]} / {g["unjustified"]}<span class="muted"> ({g["unlabelled"]} unlabelled)</span></td>'
+            f'<td class="n">{g["justified"]:,} / {g["unjustified"]:,}<span class="muted"> ({g["unlabelled"]:,} unlabelled)</span></td>'
             f'<td class="n">{g["gave_up"]:,}</td><td class="n">{_money(g["cost_per_session_usd"])}</td>'
             f'<td class="n">{_secs(g["seconds_per_session"])}</td>'
             f'<td class="n{" warn" if g["left_for_person"] else ""}">{g["left_for_person"]:,}</td></tr>')
@@ -426,8 +436,8 @@ def render_page(data: dict[str, Any], scrub: feedback.Scrubber | None = None) ->
         f'order; for the others, <code>donegate report --session ID</code> prints them.')
     tiles = "".join(f'<div class="tile{" alert" if warn else ""}"><b>{E(v)}</b><span>{E(k)}</span></div>' for k, v, warn in (
         ("sessions", f"{t['sessions']:,}", False), ("stops", f"{t['stops']:,}", False), ("blocks", f"{t['blocks']:,}", False),
-        ("ended passing", _pct(t["ended_passing"] / t["sessions"]) if t["sessions"] else "-", False),
-        ("requirements met", _pct(t["requirements_passed"] / t["requirements_sealed"]) if t["requirements_sealed"] else "-", False),
+        ("ended passing", pct(t["ended_passing"], t["sessions"]) if t["sessions"] else "-", False),
+        ("requirements met", pct(t["requirements_passed"], t["requirements_sealed"]) if t["requirements_sealed"] else "-", False),
         ("gave up", f"{t['gave_up']:,}", bool(t["gave_up"])),
         ("left for a person", f"{s['left_for_person']['count']:,}", bool(s["left_for_person"]["count"])),
         ("cost", _money(t["cost_usd"]), False)))
@@ -537,7 +547,7 @@ def render_experiment(data: dict[str, Any], scrub: feedback.Scrubber | None = No
             met, of, n = data["cells"].get((t, c), (0, 0, 0))
             rate = met / of if of else None
             cells.append(f'<td class="cell" style="background:{_heat(rate)}" data-task="{S(t)}" data-config="{S(c)}" '
-                         f'title="{S(t)} x {S(c)}: {met} of {of} requirements in {n} run(s)"><b>{_pct(rate)}</b>'
+                         f'title="{S(t)} x {S(c)}: {met} of {of} requirements in {n} run(s)"><b>{pct(met, of) if of else "-"}</b>'
                          f'<small>{met}/{of}</small></td>')
         heat_rows.append(f'<tr><th scope="row">{S(t)}</th>{"".join(cells)}</tr>')
     body = (f'<header><h1>experiment {S(data["experiment"])}</h1><p class="sub">{data["runs"]} runs · '

@@ -187,10 +187,25 @@ def test_the_page_holds_the_reports_own_summary(tmp_path):
     assert colour["frobnicated"] == NEUTRAL and colour["tamper"] != NEUTRAL and colour["appealed"] != NEUTRAL
 
 
-def test_the_page_of_100000_stops_stays_under_5_mb(tmp_path):
-    led = tmp_path / "ledger.jsonl"
+@pytest.mark.parametrize("k, n, shown", [(0, 5, "0%"), (5, 5, "100%"), (3, 4, "75%"), (1536618, 1539700, "99.8%"),
+                                         (1539699, 1539700, "99.9%"), (1, 3000, "0.1%"), (2, 3, "67%")])
+def test_a_rate_never_rounds_to_0_or_100_percent_unless_it_is(k, n, shown):
+    assert report_html.pct(k, n) == shown
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory) -> tuple[Path, Path]:
+    """A generated ledger of 100,000 stops (the bench's) and its page, made once for this file."""
+    tmp = tmp_path_factory.mktemp("big")
+    led = tmp / "ledger.jsonl"
     assert report_html_bench.generate(led, stops=100_000) == 100_000
-    out = page(tmp_path, led)
+    with pytest.MonkeyPatch.context() as mp:  # module scope: before the per-test home is set
+        mp.setenv("DONEGATE_HOME", str(tmp_path_factory.mktemp("donegate-home")))
+        return led, page(tmp, led)
+
+
+def test_the_page_of_100000_stops_stays_under_5_mb(big):
+    led, out = big
     assert out.stat().st_size < 5_000_000
     data = page_json(out)
     assert data["stops"] == report.summarize([led])["total"]["stops"] == 100_000
@@ -318,10 +333,8 @@ def test_a_page_that_asks_the_network_is_caught(browser, tmp_path):
     assert any("invalid" in u for u in outside(browser))
 
 
-def test_the_browser_renders_100000_stops_one_page_at_a_time(browser, tmp_path):
-    led = tmp_path / "ledger.jsonl"
-    report_html_bench.generate(led, stops=100_000)
-    out = page(tmp_path, led)
+def test_the_browser_renders_100000_stops_one_page_at_a_time(browser, big):
+    _, out = big
     browser.open(out)
     ready = browser.wait_for("window.donegateReady", timeout=60)
     print(f"\n100,000 stops: {out.stat().st_size / 1e6:.2f} MB, interactive after {ready:.0f} ms")
