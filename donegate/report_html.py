@@ -49,6 +49,7 @@ LEAK, CACHED, JUSTIFIED, UNJUSTIFIED = "!", "*", "+", "-"
 # 40 KB, a page stays under 5 MB whatever the ledger.
 ROW_BYTES = 3_200_000
 DETAIL_BYTES = 1_300_000
+DETAIL_STOPS = 25_000  # stops read again for their details: more than DETAIL_BYTES can hold (50+ bytes each)
 TEXT_CHARS = 4000  # one feedback text at most (the gate's own default cap)
 PASS_LIKE = ("pass", "review_error", "unsealed")  # a session ending on one of these is done, as in the report
 FAILING = ("block", "hint", "gave_up", "error")
@@ -84,7 +85,7 @@ class _Session:
 
     def __init__(self, sid: str) -> None:
         self.sid, self.config, self.repo, self.first, self.last = sid, "", "", "", ""
-        self.stops: list[tuple[str, dict[str, Any], bool, str]] = []  # (verdict, stop, cached, feedback or "")
+        self.stops: list[tuple] = []  # (verdict, ref, leak, cached, (file index, line number)) per stop
         self.gave, self.cost, self.seconds, self.line = False, 0.0, 0.0, 0
 
 
@@ -96,14 +97,15 @@ def _num(value: Any) -> float:
     return float(value) if _is_num(value) else 0.0
 
 
-def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[str, _Session], dict[str, dict]]:
-    """(sessions by id in ledger order, latest label by stop ref) from every stop and label line."""
-    sessions: dict[str, _Session] = {}
-    labels: dict[str, dict[str, Any]] = {}
-    order = 0
-    for path in files:
-        for _, line in ledger.read(path):
-            if b'"stop"' not in line and b'"label"' not in line:
+def _records(files: list[Path], words: tuple[bytes, ...], since: bytes | None,
+             wanted: set[tuple[int, int]] | None = None):
+    """(where, line, record, canonical time) of each schema-1 line holding one of `words` (and, when
+    `wanted` is given, only at those (file index, line number) places); stops before `since` left out."""
+    for f, path in enumerate(files):
+        for n, line in ledger.read(path):
+            if wanted is not None and (f, n) not in wanted:
+                continue
+            if not any(w in line for w in words):
                 continue
             try:
                 rec = json.loads(line)
@@ -111,36 +113,60 @@ def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[s
                 continue
             if not isinstance(rec, dict) or rec.get("v") != ledger.SCHEMA_VERSION:
                 continue
-            event = rec.get("event")
-            if event == "label":
-                if isinstance(rec.get("ref"), str) and rec.get("label") in report.LABELS:
-                    labels[rec["ref"][: ledger.REF_CHARS]] = {"label": rec["label"], "note": str(rec.get("note") or "")}
-                continue
-            sid, verdict, when = rec.get("session"), rec.get("verdict"), report.canonical_time(rec.get("time"))
-            if event != "stop" or not (isinstance(sid, str) and sid and isinstance(verdict, str) and when):
-                continue
-            if since is not None and when < since:
-                continue
-            order += 1
-            s = sessions.get(sid)
-            if s is None:
-                s = sessions[sid] = _Session(sid)
-                s.first = when.decode()
-            stop = report.timeline_stop(rec, line, {})
-            gates = rec.get("gates") if isinstance(rec.get("gates"), dict) else {}
-            scope = gates.get("scope") if isinstance(gates.get("scope"), dict) else {}
-            stop["scope_duration"] = scope.get("duration") if _is_num(scope.get("duration")) else None
-            accept = gates.get("acceptance") if isinstance(gates.get("acceptance"), dict) else {}
-            cached = bool(rec.get("cached") or accept.get("cached"))
-            shown = rec.get("feedback") if isinstance(rec.get("feedback"), str) else ""
-            s.stops.append((verdict, stop, cached, shown))
-            s.config = rec["config"] if isinstance(rec.get("config"), str) else "(none)"
-            s.repo = rec["repo"] if isinstance(rec.get("repo"), str) else ""
-            s.last, s.line = when.decode(), order
-            s.gave = s.gave or verdict == "gave_up"
-            s.cost += stop["review"]["cost_usd"] if stop["review"] else 0.0
-            s.seconds += _num(stop["duration"])
+            when = None
+            if rec.get("event") == "stop":
+                when = report.canonical_time(rec.get("time"))
+                if when is None or (since is not None and when < since):
+                    continue
+            yield (f, n), line, rec, when
+
+
+def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[str, _Session], dict[str, dict]]:
+    """(sessions by id in ledger order, latest label by stop ref) from every stop and label line.
+
+    A session keeps one small tuple per stop; the stops' details are read again, for the sessions the
+    page shows first only, by `read_details` (memory stays with the number of stops, not their text)."""
+    sessions: dict[str, _Session] = {}
+    labels: dict[str, dict[str, Any]] = {}
+    order = 0
+    for where, line, rec, when in _records(files, (b'"stop"', b'"label"'), since):
+        event = rec.get("event")
+        if event == "label":
+            if isinstance(rec.get("ref"), str) and rec.get("label") in report.LABELS:
+                labels[rec["ref"][: ledger.REF_CHARS]] = {"label": rec["label"], "note": str(rec.get("note") or "")}
+            continue
+        sid, verdict = rec.get("session"), rec.get("verdict")
+        if event != "stop" or not (isinstance(sid, str) and sid and isinstance(verdict, str)):
+            continue
+        order += 1
+        s = sessions.get(sid)
+        if s is None:
+            s = sessions[sid] = _Session(sid)
+            s.first = when.decode()
+        gates = rec.get("gates") if isinstance(rec.get("gates"), dict) else {}
+        accept = gates.get("acceptance") if isinstance(gates.get("acceptance"), dict) else {}
+        s.stops.append((verdict, ledger.stop_ref(line), bool(gates.get("leak")),
+                        bool(rec.get("cached") or accept.get("cached")), where))
+        s.config = rec["config"] if isinstance(rec.get("config"), str) else "(none)"
+        s.repo = rec["repo"] if isinstance(rec.get("repo"), str) else ""
+        s.last, s.line = when.decode(), order
+        s.gave = s.gave or verdict == "gave_up"
+        s.cost += report.review_cost(gates.get("review"))
+        s.seconds += _num(rec.get("duration"))
     return sessions, labels
+
+
+def read_details(files: list[Path], wanted: set[tuple[int, int]]) -> dict[tuple[int, int], tuple]:
+    """(the timeline's stop, the line's `feedback`) of each stop at a wanted place, read by the
+    timeline's own code (`report.timeline_stop`)."""
+    out = {}
+    for where, line, rec, _ in _records(files, (b'"stop"',), None, wanted):
+        stop = report.timeline_stop(rec, line, {})
+        gates = rec.get("gates") if isinstance(rec.get("gates"), dict) else {}
+        scope = gates.get("scope") if isinstance(gates.get("scope"), dict) else {}
+        stop["scope_duration"] = scope.get("duration") if _is_num(scope.get("duration")) else None
+        out[where] = (stop, rec.get("feedback") if isinstance(rec.get("feedback"), str) else "")
+    return out
 
 
 def left_for_person(s: _Session) -> bool:
@@ -209,7 +235,7 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
     scrub = local_scrubber(root)
     ordered = sorted(sessions.values(), key=lambda s: (not left_for_person(s), -s.line))
     verdicts: list[str] = [v for v in ORDER]
-    seen = collections.Counter(v for s in ordered for v, _, _, _ in s.stops)
+    seen = collections.Counter(st[0] for s in ordered for st in s.stops)
     verdicts = [v for v in verdicts if seen[v]] + sorted(v for v in seen if v not in ORDER)
     index = {v: i for i, v in enumerate(verdicts[: len(CODES)])}
     configs = sorted({s.config for s in ordered})
@@ -220,23 +246,30 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
     rindex = {r: i for i, r in enumerate(repos)}
     texts: list[str] = []
     text_ids: dict[str, int] = {}
+    # The sessions that may get details: the first ones, up to more stops than the budget can hold.
+    wanted, count = set(), 0
+    for s in ordered:
+        if count >= DETAIL_STOPS:
+            break
+        wanted.update(where for *_, where in s.stops)
+        count += len(s.stops)
+    found = read_details(files, wanted)
     rows, details, used, row_bytes = [], [], 0, 0
     for s in ordered:
         codes = []
-        for verdict, stop, cached, _ in s.stops:
-            label = labels.get(stop["ref"])
-            codes.append(CODES[index.get(verdict, len(CODES) - 1)] + (LEAK if stop["leak"] else "")
-                         + (CACHED if cached else "")
+        for verdict, ref, leak, cached, _ in s.stops:
+            label = labels.get(ref)
+            codes.append(CODES[index.get(verdict, len(CODES) - 1)] + (LEAK if leak else "") + (CACHED if cached else "")
                          + ({"justified": JUSTIFIED, "unjustified": UNJUSTIFIED}[label["label"]] if label else ""))
         row = [s.sid, cindex[s.config], rindex[scrub(s.repo)], dindex[s.first[:10]], dindex[s.last[:10]], "".join(codes),
                1 + s.gave if left_for_person(s) else 0, round(s.cost, 4), round(s.seconds, 1), -1, s.last[11:16]]
         row_bytes += len(json.dumps(row, separators=(",", ":"))) + 1
         if row_bytes > row_budget:
             break
-        if used < budget:
+        if used < budget and all(where in found for *_, where in s.stops):
             stops = []
-            for verdict, stop, _, shown in s.stops:
-                d, size = _detail(verdict, stop, shown, scrub, text_ids, texts, labels.get(stop["ref"]))
+            for verdict, ref, _, _, where in s.stops:
+                d, size = _detail(verdict, *found[where], scrub, text_ids, texts, labels.get(ref))
                 stops.append(d)
                 used += size
             row[9] = len(details)
