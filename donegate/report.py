@@ -893,7 +893,8 @@ def _timeline_stop(rec: dict[str, Any], line: bytes, labels: dict[str, dict[str,
     }
 
 
-timeline_stop, finding_text = _timeline_stop, _finding_text  # the HTML page reads stops the same way
+# the HTML page reads stops, findings and verdicts the same way
+timeline_stop, finding_text, verdict_code = _timeline_stop, _finding_text, _CODE.get
 
 
 def session_timeline(files: list[Path], session: str) -> dict[str, Any]:

@@ -44,6 +44,8 @@ ORDER = ("block", "hint", "error", "gave_up", "tamper", "appealed", "review_erro
 CODES = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 # Flags after a stop's character: the transcript leaked, the result was cached, a person's label.
 LEAK, CACHED, JUSTIFIED, UNJUSTIFIED = "!", "*", "+", "-"
+# A person's label: the gate was right (a justified block, a rejected appeal) or wrong.
+LABEL_FLAGS = {"justified": JUSTIFIED, "rejected": JUSTIFIED, "unjustified": UNJUSTIFIED, "upheld": UNJUSTIFIED}
 # Bytes of JSON the page carries at most: the session rows (the oldest sessions beyond it are counted in
 # the summary, not listed), then the per-stop details (feedback texts included). With the page's own
 # 40 KB, a page stays under 5 MB whatever the ledger.
@@ -51,8 +53,6 @@ ROW_BYTES = 3_200_000
 DETAIL_BYTES = 1_300_000
 DETAIL_STOPS = 25_000  # stops read again for their details: more than DETAIL_BYTES can hold (50+ bytes each)
 TEXT_CHARS = 4000  # one feedback text at most (the gate's own default cap)
-PASS_LIKE = ("pass", "review_error", "unsealed")  # a session ending on one of these is done, as in the report
-FAILING = ("block", "hint", "gave_up", "error")
 
 
 # -------------------------------------------------------------------------------------------------
@@ -132,7 +132,7 @@ def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[s
     for where, line, rec, when in _records(files, (b'"stop"', b'"label"'), since):
         event = rec.get("event")
         if event == "label":
-            if isinstance(rec.get("ref"), str) and rec.get("label") in report.LABELS:
+            if isinstance(rec.get("ref"), str) and isinstance(rec.get("label"), str) and rec["label"]:
                 labels[rec["ref"][: ledger.REF_CHARS]] = {"label": rec["label"], "note": str(rec.get("note") or "")}
             continue
         sid, verdict = rec.get("session"), rec.get("verdict")
@@ -171,8 +171,8 @@ def read_details(files: list[Path], wanted: set[tuple[int, int]]) -> dict[tuple[
 
 def left_for_person(s: _Session) -> bool:
     """The report's rule (gave up, or the last stop failing), and a last verdict it does not know."""
-    last = s.stops[-1][0]
-    return s.gave or last in FAILING or last not in report.VERDICTS
+    code = report.verdict_code(s.stops[-1][0])
+    return s.gave or code is None or code in report.FAILING
 
 
 def _stop_text(verdict: str, stop: dict[str, Any], shown: str, scrub: feedback.Scrubber) -> str:
@@ -260,7 +260,7 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
         for verdict, ref, leak, cached, _ in s.stops:
             label = labels.get(ref)
             codes.append(CODES[index.get(verdict, len(CODES) - 1)] + (LEAK if leak else "") + (CACHED if cached else "")
-                         + ({"justified": JUSTIFIED, "unjustified": UNJUSTIFIED}[label["label"]] if label else ""))
+                         + (LABEL_FLAGS.get(label["label"], "") if label else ""))
         row = [s.sid, cindex[s.config], rindex[scrub(s.repo)], dindex[s.first[:10]], dindex[s.last[:10]], "".join(codes),
                1 + s.gave if left_for_person(s) else 0, round(s.cost, 4), round(s.seconds, 1), -1, s.last[11:16]]
         row_bytes += len(json.dumps(row, separators=(",", ":"))) + 1
@@ -286,13 +286,11 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
 # The experiment: the harness's `run` lines
 # -------------------------------------------------------------------------------------------------
 
-DONE_RESULTS = ("pass", "passed", "done", "ok", "success", "met")
-
-
 def read_runs(files: list[Path], name: str) -> list[dict[str, Any]]:
-    """The `run` lines of experiment `name`, the last line of each (task, config, rep) winning."""
-    runs: dict[tuple, dict[str, Any]] = {}
-    for path in files:
+    """The `run` lines of experiment `name`; the first line of a run (its `key`, else its task,
+    configuration and repetition) counts, as in the harness's own table."""
+    runs: dict[Any, dict[str, Any]] = {}
+    for f, path in enumerate(files):
         for n, line in ledger.read(path):
             if b'"run"' not in line:
                 continue
@@ -301,7 +299,9 @@ def read_runs(files: list[Path], name: str) -> list[dict[str, Any]]:
             except ValueError:
                 continue
             if isinstance(rec, dict) and rec.get("event") == "run" and rec.get("experiment") == name:
-                runs[(str(rec.get("task")), str(rec.get("config")), str(rec.get("rep", n)))] = rec
+                key = rec.get("key") if isinstance(rec.get("key"), str) else (
+                    str(rec.get("task")), str(rec.get("config")), str(rec.get("rep", (f, n))))
+                runs.setdefault(key, rec)
     return list(runs.values())
 
 
@@ -310,9 +310,10 @@ def _int(value: Any) -> int | None:
 
 
 def _run_left(rec: dict[str, Any]) -> bool:
-    """A run a person must look at: it gave up, or its result is not a finished one."""
-    result = str(rec.get("result") or "").strip().lower()
-    return bool(rec.get("gave_up")) or (bool(result) and result.split()[0].rstrip(":,.") not in DONE_RESULTS)
+    """A run a person must look at, by the harness's rule: it gave up, its session ended blocked, or
+    the session ended in an error or a timeout (missing fields count as fine)."""
+    return (bool(rec.get("gave_up")) or rec.get("last_verdict") in ("block", "hint", "error", "appealed")
+            or rec.get("subtype") not in (None, "success"))
 
 
 def _run_cost(rec: dict[str, Any]) -> float | None:

@@ -109,8 +109,9 @@ def experiment_ledger(path: Path, name: str = "shop-example", seed: int = 3) -> 
                                         "total": round(agent + writer + reviewer, 4)},
                                "turns": rnd.randint(6, 30), "duration": round(rnd.uniform(40, 160), 1),
                                "stops": rnd.randint(1, 5), "blocks": rnd.randint(0, 4) if cfg.startswith("tests") else 0,
-                               "gave_up": gave, "appeals": 0, "result": "gave_up" if gave else "done",
-                               "time": "2026-12-02T10:00:00.000+00:00"}, path)
+                               "gave_up": gave, "appeals": 0, "result": "Done: the change is in place.",
+                               "key": f"{name}/{task}/{cfg}/{rep}", "subtype": "success",
+                               "last_verdict": "gave_up" if gave else "pass" if cfg.startswith("tests") else None}, path)
 
 
 def main() -> int:

@@ -182,9 +182,24 @@ def test_the_page_holds_the_reports_own_summary(tmp_path):
     assert [by[s][6] for s in ("eeee-blocked", "bbbb-gives-up", "aaaa-passes")] == [1, 2, 0]  # left, gave up, done
     code = {v: report_html.CODES[i] for i, v in enumerate(data["verdicts"])}
     assert by["bbbb-gives-up"][5] == code["block"] + report_html.UNJUSTIFIED + code["gave_up"]
+    assert by["cccc-new-verdicts"][5] == code["appealed"] + code["tamper"] + code["frobnicated"]
     assert by["dddd-cached"][5].endswith("*")
     colour = dict(zip(data["verdicts"], data["colours"]))
     assert colour["frobnicated"] == NEUTRAL and colour["tamper"] != NEUTRAL and colour["appealed"] != NEUTRAL
+
+
+def test_labels_of_other_kinds_are_flagged_too(tmp_path):
+    # An appeal is labelled upheld (the test was wrong) or rejected (the agent was): the appeal engineer's labels.
+    led = known_ledger(tmp_path / "ledger.jsonl")
+    ref = next(ledger.stop_ref(line) for _, line in ledger.read(led) if b"appeal text" in line)
+    ledger.append({"event": "label", "time": T.format(30), "ref": ref, "label": "upheld", "note": "the test was wrong",
+                   "session": "cccc-new-verdicts", "stop": 1, "stop_time": T.format(5), "repo": "/r/shop",
+                   "config": "tests", "verdict": "appealed"}, led)
+    page(tmp_path, led)
+    data = page_json(tmp_path / "report.html")
+    row = next(r for r in data["rows"] if r[0] == "cccc-new-verdicts")
+    assert row[5].startswith(report_html.CODES[data["verdicts"].index("appealed")] + report_html.UNJUSTIFIED)
+    assert data["details"][row[9]][0]["lb"] == "upheld" and data["details"][row[9]][0]["ln"] == "the test was wrong"
 
 
 @pytest.mark.parametrize("k, n, shown", [(0, 5, "0%"), (5, 5, "100%"), (3, 4, "75%"), (1536618, 1539700, "99.8%"),
@@ -239,12 +254,15 @@ def run_line(task: str, config: str, rep: int, met: int | None, of: int | None =
 
 def experiment_ledger(path: Path) -> Path:
     for rec in [
-        run_line("t1", "none", 1, 3, cost={"agent": 0.1, "writer": 0, "reviewer": 0, "total": 0.1}, duration=60, result="done"),
-        run_line("t1", "none", 2, 2, cost={"agent": 0.3}, duration=80, result="done"),
-        run_line("t2", "none", 1, 1, duration=100, result="error: the session timed out"),
-        run_line("t1", "tests", 1, 5, cost={"total": 0.5}, gave_up=False, result="done"),
-        run_line("t2", "tests", 1, 4, cost={"total": 0.7}, gave_up=True, blocks=6, result="gave_up"),
-        run_line("t2", "tests", 2, None),  # a run with no score yet (missing fields)
+        run_line("t1", "none", 1, 3, cost={"agent": 0.1, "writer": 0, "reviewer": 0, "total": 0.1}, duration=60,
+                 subtype="success", last_verdict=None, result="All done: every test passes."),
+        run_line("t1", "none", 2, 2, cost={"agent": 0.3}, duration=80, key="e1/t1/none/2"),
+        run_line("t1", "none", 2, 0, cost={"agent": 9.9}, duration=999, key="e1/t1/none/2"),  # a duplicate: the first counts
+        run_line("t2", "none", 1, 1, duration=100, subtype="timeout"),
+        run_line("t1", "tests", 1, 5, cost={"total": 0.5}, gave_up=False, last_verdict="pass"),
+        run_line("t2", "tests", 1, 4, cost={"total": 0.7}, gave_up=True, blocks=6, last_verdict="gave_up"),
+        run_line("t2", "tests", 2, None),  # a run with no score (missing fields)
+        run_line("t3", "tests", 1, 2, last_verdict="block", blocks=2),
         {"event": "run", "experiment": "other", "task": "t1", "config": "none", "rep": 1, "met": 0, "of": 5},
     ]:
         ledger.append(rec, path)
@@ -256,9 +274,10 @@ def test_experiment_numbers_tolerate_missing_fields(tmp_path):
     none, tests = data["table"]
     assert (none["config"], none["runs"], none["met"], none["of"], none["left"]) == ("none", 3, 6, 15, 1)
     assert none["cost_per_run"] == pytest.approx(0.2) and none["time_per_run"] == pytest.approx(80)
-    assert (tests["runs"], tests["met"], tests["of"], tests["left"], tests["blocks"]) == (3, 9, 10, 1, 6)
+    assert (tests["runs"], tests["met"], tests["of"], tests["left"], tests["blocks"]) == (4, 11, 15, 2, 8)
     assert (none["low"], none["high"]) == report_html.wilson(6, 15)
     assert data["cells"]["t2", "tests"] == (4, 5, 2) and data["cells"]["t1", "none"] == (5, 10, 2)
+    assert data["cells"]["t3", "none"] == (0, 0, 0)
 
 
 # -- in the browser -------------------------------------------------------------------------------
@@ -356,8 +375,10 @@ def test_the_browser_shows_the_experiment(browser, tmp_path):
     browser.open(out)
     table = browser.js("[...document.querySelectorAll('#experiment tbody tr')].map(t => [...t.children].map(c => c.textContent))")
     assert [r[0] for r in table] == ["none", "tests"]
-    assert table[0][2] == "6 of 15" and table[1][2] == "9 of 10" and table[1][-1] == "1"
+    assert table[0][2] == "6 of 15" and table[1][2] == "11 of 15" and table[1][-1] == "2"
     cells = browser.js("[...document.querySelectorAll('#heat td.cell')].map(c => [c.dataset.task, c.dataset.config, c.querySelector('small').textContent])")
-    assert cells == [["t1", "none", "5/10"], ["t1", "tests", "5/5"], ["t2", "none", "1/5"], ["t2", "tests", "4/5"]]
+    assert cells == [["t1", "none", "5/10"], ["t1", "tests", "5/5"], ["t2", "none", "1/5"], ["t2", "tests", "4/5"],
+                     ["t3", "none", "0/0"], ["t3", "tests", "2/5"]]
+    assert "All done" not in browser.js("document.body.textContent")  # the agent's words are not the page's
     assert browser.js("document.querySelectorAll('#scatter g.cfgpt').length") == 2
     assert outside(browser) == []
