@@ -6,8 +6,10 @@ The ledger is written by the real gate: in a temporary DONEGATE_HOME, the bundle
 as Claude Code runs it) is run for a handful of sessions under two configurations: one blocked on the
 bug and passing after the fix, one that keeps failing the same tests until the breaker gives up, one
 that changes a protected file, one whose transcript shows hidden-test content (a leak), one in a
-repository with nothing sealed, one outside git (an error). One block is labelled unjustified with
-`donegate label`. Only the hook's input is scripted; no model runs.
+repository with nothing sealed, one outside git (an error), and two with reviewers on (`review: hint`):
+real `claude -p` reviewers against the scripted Messages API, one giving a hint, one failing (review
+error). One block is labelled unjustified with `donegate label`. Only the hook's input and the
+reviewers' model are scripted.
 
 The experiment page is drawn from a generated fixture of `run` lines (the shape the experiment harness
 writes), since no harness run is bundled.
@@ -37,10 +39,10 @@ from tests.support.session import make_repo  # noqa: E402
 OUT = KIT / "build" / "report-html"
 
 
-def hook(home: Path, repo: Path, session: str, message: str = "Done.", transcript: str = "") -> int:
+def hook(home: Path, repo: Path, session: str, message: str = "Done.", transcript: str = "", env: dict | None = None) -> int:
     payload = {"session_id": session, "cwd": str(repo), "hook_event_name": "Stop", "stop_hook_active": False,
                "last_assistant_message": message, "transcript_path": transcript}
-    env = {**os.environ, "DONEGATE_HOME": str(home)}
+    env = {**(env or os.environ), "DONEGATE_HOME": str(home)}
     env.pop("DONEGATE_NESTED", None)
     res = subprocess.run([sys.executable, str(KIT / "hooks" / "stop_gate.py")], input=json.dumps(payload),
                          capture_output=True, text=True, timeout=300, env=env)
@@ -78,6 +80,8 @@ def example_ledger(base: Path) -> GatedRepo:
     assert hook(home, repo, "d4beef11-leaky", "Done.", str(transcript)) == 0
     set_config(home, config="tests-strict", max_blocks=2)
     assert hook(home, repo, "f6bb0033-strict-passes", "Done.") == 0
+    reviewed(g, base)
+    set_config(home, config="tests")
     loose = make_repo(base, {"notes.py": "X = 1\n"}, name="unsealed")
     hook(home, loose, "a7cc0044-unsealed", "Done.")
     outside = base / "not-a-repo"
@@ -88,6 +92,37 @@ def example_ledger(base: Path) -> GatedRepo:
     res = kit_cmd(KIT, home, "label", ref, "unjustified", "--note", "the hidden test expects rounding the request never asked for")
     assert res.returncode == 0, res.stderr
     return g
+
+
+CLAUDE = KIT / "node_modules" / ".bin" / "claude"
+A, B = "Role: reviewer A", "Role: reviewer B"
+NIT = {"severity": "minor", "file": "shop/cart.py", "line": 20, "summary": "name the discount variable",
+       "evidence": "`d = total * 10 // 100` reads better as `discount`"}
+
+
+def reviewed(g: GatedRepo, base: Path) -> None:
+    """Two sessions with reviewers on (review: hint): real `claude -p` reviewers against the scripted
+    Messages API. One gets a hint, then passes; in the other, reviewer B answers in prose (no verdict):
+    review_error. Skipped without the pinned Claude Code (make setup installs it)."""
+    if not CLAUDE.exists():
+        print("Claude Code is not installed (make setup): the example has no reviewer stops")
+        return
+    from tests.support.fakeapi import FakeAPI, text, tool, turn
+    from tests.support.session import _clean_env
+
+    def verdict(approve: bool, *findings: dict) -> list:
+        return [turn(tool("StructuredOutput", {"approve": approve, "findings": list(findings)}))]
+
+    set_config(g.home, config="tests+review", review="hint")
+    for session, scripts, message in (
+            ("g7ee0066-reviewed", {A: verdict(True, NIT), B: verdict(True, NIT)}, "Done: 10 units now get the discount."),
+            ("h8ff0077-review-error", {A: verdict(True), B: [text("Looks good to me."), text("Still good.")]}, "Done.")):
+        with FakeAPI(scripts=scripts) as api:
+            env = _clean_env({"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "test-key",
+                              "DONEGATE_CLAUDE": str(CLAUDE)}, home=base / "home")
+            hook(g.home, g.repo, session, message, env=env)
+            if session.startswith("g7"):  # the hint for this state of the code was given: no reviewers now
+                hook(g.home, g.repo, session, "Renamed it. Done.", env=env)
 
 
 def experiment_ledger(path: Path, name: str = "shop-example", seed: int = 3) -> None:
