@@ -382,3 +382,18 @@ def test_the_browser_shows_the_experiment(browser, tmp_path):
     assert "All done" not in browser.js("document.body.textContent")  # the agent's words are not the page's
     assert browser.js("document.querySelectorAll('#scatter g.cfgpt').length") == 2
     assert outside(browser) == []
+
+
+def test_the_browser_shows_a_real_gates_feedback_and_no_source(browser, gated, tmp_path, kit_home):
+    browser.open(page(tmp_path, gated))
+    browser.wait_for("window.donegateReady")
+    assert browser.js("document.querySelector('tr[data-session=\"s-leaks\"] .mark').classList.contains('leak')")
+    browser.click('tr[data-session="s-fixes"] .mark[data-verdict="block"]')
+    shown = browser.wait_for("document.getElementById('feedback') && document.getElementById('feedback').textContent")
+    assert shown == next(r["feedback"] for r in ledger_lines(kit_home) if r["session"] == "s-fixes")
+    browser.click('tr[data-session="s-leaks"] .mark')
+    assert "source line(s)" in browser.js("document.getElementById('detail').textContent")
+    everything = browser.js("document.documentElement.outerHTML")
+    for line in source_lines():
+        assert line not in everything
+    assert outside(browser) == []
