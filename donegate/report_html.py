@@ -212,6 +212,11 @@ def _detail(verdict: str, stop: dict[str, Any], shown: str, scrub: feedback.Scru
         findings = [report.finding_text(f) for f in rev["findings"]][:20]
         if findings:
             d["rf"] = [scrub(f) for f in findings]
+    appeal = stop.get("appeal")
+    if isinstance(appeal, dict):
+        tests = ", ".join(str(t) for t in appeal.get("failing") or [] if isinstance(t, str))
+        d["ap"] = scrub((f"accepted (against {tests}): " if appeal.get("accepted") else
+                         f"refused ({appeal.get('refused')}): ") + str(appeal.get("reason") or ""))
     if isinstance(stop["breaker"], dict):
         d["br"] = scrub("; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in stop["breaker"].items()))
     if stop["leak"]:
@@ -433,11 +438,15 @@ def summary_table(summary: dict[str, Any]) -> str:
     head = (f"<tr><th>{'configuration' if by == 'config' else E(by)}</th><th>sessions</th><th>ended passing <small>(95% interval)</small></th>"
             "<th>requirements met <small>(95% interval)</small></th><th>stops</th><th>blocks</th>"
             "<th>justified / unjustified</th><th>gave up</th><th>cost / session</th><th>gate time / session</th>"
-            "<th>left for a person</th></tr>")
+            "<th>left for a person</th>")
+    appeals = bool(summary["total"].get("appeals"))  # the column only where there were appeals
+    head += "<th>appeals <small>(upheld / rejected)</small></th></tr>" if appeals else "</tr>"
     rows = []
     groups = summary["groups"] + ([{by: "all", **summary["total"]}] if len(summary["groups"]) > 1 else [])
     for g in groups:
         total = len(summary["groups"]) > 1 and g is groups[-1]
+        extra = (f'<td class="n">{g.get("appeals", 0):,}<span class="muted"> ({g.get("appeals_upheld", 0):,} / '
+                 f'{g.get("appeals_rejected", 0):,})</span></td>') if appeals else ""
         rows.append(
             f'<tr class="{"total" if total else "cfg"}" data-{by}="{E(g[by])}"><th scope="row">{E(g[by])}</th>'
             f'<td class="n">{g["sessions"]:,}</td><td>{rate_bar(g["ended_passing"], g["sessions"])}</td>'
@@ -446,7 +455,7 @@ def summary_table(summary: dict[str, Any]) -> str:
             f'<td class="n">{g["justified"]:,} / {g["unjustified"]:,}<span class="muted"> ({g["unlabelled"]:,} unlabelled)</span></td>'
             f'<td class="n">{g["gave_up"]:,}</td><td class="n">{_money(g["cost_per_session_usd"])}</td>'
             f'<td class="n">{_secs(g["seconds_per_session"])}</td>'
-            f'<td class="n{" warn" if g["left_for_person"] else ""}">{g["left_for_person"]:,}</td></tr>')
+            f'<td class="n{" warn" if g["left_for_person"] else ""}">{g["left_for_person"]:,}</td>{extra}</tr>')
     return f'<table class="summary" id="summary"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
 
 

@@ -25,13 +25,15 @@ NEUTRAL = report_html.NEUTRAL
 
 
 def stop(session: str, verdict: str, n: int, *, config: str = "tests", minute: int = 0, passed: int = 3, total: int = 5,
-         shown: str | None = None, day: str = "2026-12-01", **top) -> dict:
+         shown: str | None = None, day: str = "2026-12-01", appeal: dict | None = None, **top) -> dict:
     """A stop record in the gate's key order; `shown` is the line's `feedback`."""
     failing = [{"id": f"test_a.py::test_{k}", "message": f"assert {k} == {k + 1}"} for k in range(total - passed)]
     gates = {"integrity": {"ok": True, "tests": total},
              "scope": {"ok": True, "protected": [], "outside": [], "problems": [], "duration": 0.01},
              "acceptance": {"ok": passed == total, "total": total, "passed": passed, "failed": total - passed,
                             "failing": failing, "problem": "", "duration": 1.25}}
+    if appeal:
+        gates["appeal"] = appeal
     if verdict == "gave_up":
         gates["breaker"] = {"gave_up": "6 blocks in this session (max_blocks)", "was": "block"}
     rec = {"event": "stop", "time": T.format(minute).replace("2026-12-01", day), "repo": "/r/shop", "session": session,
@@ -49,7 +51,8 @@ def known_ledger(path: Path) -> Path:
         stop("aaaa-passes", "pass", 2, minute=2, passed=5),
         stop("bbbb-gives-up", "block", 1, minute=3, shown="B fails: assert 1 == 2", config="strict"),
         stop("bbbb-gives-up", "gave_up", 2, minute=4, config="strict"),
-        stop("cccc-new-verdicts", "appealed", 1, minute=5, shown="appeal text", day="2026-12-02"),
+        stop("cccc-new-verdicts", "appealed", 1, minute=5, shown="appeal text", day="2026-12-02",
+             appeal={"accepted": True, "reason": "the test wants cents rounded up", "failing": ["test_a.py::test_0"]}),
         stop("cccc-new-verdicts", "tamper", 2, minute=6, day="2026-12-02"),
         stop("cccc-new-verdicts", "frobnicated", 3, minute=7, day="2026-12-02"),
         stop("dddd-cached", "pass", 1, minute=8, passed=5, cached=True, day="2026-12-02"),
@@ -112,6 +115,7 @@ def source_lines() -> list[str]:
 def test_the_page_shows_what_the_agent_saw_and_no_hidden_source(gated, tmp_path, kit_home, monkeypatch, where):
     raw = gated.read_text()
     assert SECRET in raw and str(kit_home / "acceptance") in raw  # the attack: the ledger's gates hold both
+    assert "<th>appeals" not in page(tmp_path, gated).read_text()  # no appeal, no column
     if where == "elsewhere":  # no store to scrub against: the gate's own feedback must be clean by itself
         (tmp_path / "elsewhere").mkdir()
         monkeypatch.setenv("DONEGATE_HOME", str(tmp_path / "elsewhere"))
@@ -171,6 +175,7 @@ def test_the_page_holds_the_reports_own_summary(tmp_path):
     led = known_ledger(tmp_path / "ledger.jsonl")
     text = page(tmp_path, led).read_text()
     summary = report.summarize([led])
+    assert summary["total"]["appeals"] == 1 and "<th>appeals <small>" in text  # the column shows where there were appeals
     for g in summary["groups"]:
         row = re.search(rf'<tr class="cfg" data-config="{g["config"]}">(.*?)</tr>', text, re.S).group(1)
         assert f'{g["ended_passing"]}/{g["sessions"]}' in row
@@ -317,6 +322,9 @@ def test_the_browser_shows_the_known_ledger_opens_feedback_and_filters(browser, 
     b.click('tr[data-session="bbbb-gives-up"] .mark[data-verdict="block"]')
     assert b.wait_for("document.getElementById('feedback') && document.getElementById('feedback').textContent") == "B fails: assert 1 == 2"
     assert "labelled unjustified: the writer's mistake" in b.js("document.getElementById('detail').textContent")
+    b.click('tr[data-session="cccc-new-verdicts"] .mark[data-verdict="appealed"]')
+    assert b.js("document.getElementById('appeal').textContent") == (
+        "the agent's appeal, accepted (against test_a.py::test_0): the test wants cents rounded up")
     b.click('tr[data-session="ffff-xss"] .mark')
     assert b.js("document.getElementById('feedback').textContent") == "<b>not bold</b>"
     assert b.js("document.querySelectorAll('#rows img, #detail b').length") == 0

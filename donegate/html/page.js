@@ -192,8 +192,11 @@
     detail.appendChild(el("h4", { text: "What the agent was shown" }));
     if (d.f != null) detail.appendChild(el("pre", { id: "feedback", text: D.texts[d.f] }));
     else detail.appendChild(el("p", { id: "feedback", cls: "muted", text: name === "gave_up" ? "Nothing: the stop was let through and the session handed to a person."
+      : name === "appealed" ? "Nothing more: the appeal let the stop through; a person decides on it."
       : BLOCKING[name] ? "No feedback was recorded for this stop." : "Nothing: the stop was let through." }));
+    if (d.ap) detail.appendChild(el("p", { id: "appeal", text: "the agent's appeal, " + d.ap }));
     if (d.br) detail.appendChild(el("p", { text: "breaker: " + d.br }));
+    if (s[2]) detail.appendChild(el("p", { cls: "hint", text: "cached: the tests did not run again, nothing they read had changed" }));
     if (d.lk) detail.appendChild(el("p", { cls: "note", text: "leak: " + d.lk }));
     if (d.rf) {
       detail.appendChild(el("h4", { text: "Reviewers' findings (in the ledger)" }));
