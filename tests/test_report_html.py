@@ -358,6 +358,7 @@ def test_a_page_that_asks_the_network_is_caught(browser, tmp_path):
     browser.open(bad)
     browser.wait_for("performance.getEntriesByType('resource').length >= 1")
     assert any("invalid" in u for u in outside(browser))
+    assert "csp" not in browser.blocked().values()  # no policy here: only the blocked network stopped it
 
 
 def test_the_browser_renders_100000_stops_one_page_at_a_time(browser, big):
@@ -405,3 +406,18 @@ def test_the_browser_shows_a_real_gates_feedback_and_no_source(browser, gated, t
     for line in source_lines():
         assert line not in everything
     assert outside(browser) == []
+
+
+def test_the_pages_own_policy_stops_a_request_even_from_injected_markup(browser, tmp_path):
+    # Defence in depth behind the escaping: were markup ever to get into the page, its
+    # Content-Security-Policy still lets nothing out (the unprotected page above does ask).
+    led = known_ledger(tmp_path / "ledger.jsonl")
+    out = page(tmp_path, led)
+    text = out.read_text().replace("<footer>", '<img src="http://example.invalid/x.png"><footer>', 1)
+    out.write_text(text)
+    browser.open(out)
+    browser.wait_for("window.donegateReady")
+    assert browser.js("document.images.length") == 1
+    # DevTools names the attempt, and that Chromium refused it for the page's policy: nothing was sent
+    assert outside(browser) == ["http://example.invalid/x.png"]
+    assert browser.blocked() == {"http://example.invalid/x.png": "csp"}

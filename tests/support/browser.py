@@ -156,6 +156,14 @@ class Chromium:
                 break
         return [e["params"]["request"]["url"] for e in self.events if e["method"] == "Network.requestWillBeSent"]
 
+    def blocked(self) -> dict[str, str]:
+        """URL -> why Chromium refused to send it (`csp`, ...), for the requests it never sent."""
+        self.requests()
+        urls = {e["params"]["requestId"]: e["params"]["request"]["url"] for e in self.events
+                if e["method"] == "Network.requestWillBeSent"}
+        return {urls.get(e["params"]["requestId"], "?"): e["params"]["blockedReason"] for e in self.events
+                if e["method"] == "Network.loadingFailed" and e["params"].get("blockedReason")}
+
     def screenshot(self, path: Path, full: bool = True) -> None:
         if full:
             h = self.js("Math.ceil(document.documentElement.scrollHeight)")
