@@ -165,6 +165,8 @@ def read_details(files: list[Path], wanted: set[tuple[int, int]]) -> dict[tuple[
         gates = rec.get("gates") if isinstance(rec.get("gates"), dict) else {}
         scope = gates.get("scope") if isinstance(gates.get("scope"), dict) else {}
         stop["scope_duration"] = scope.get("duration") if _is_num(scope.get("duration")) else None
+        accept = gates.get("acceptance") if isinstance(gates.get("acceptance"), dict) else {}
+        stop["tamper"] = accept.get("tamper") if isinstance(accept.get("tamper"), dict) else None  # the confined run's
         out[where] = (stop, rec.get("feedback") if isinstance(rec.get("feedback"), str) else "")
     return out
 
@@ -217,6 +219,10 @@ def _detail(verdict: str, stop: dict[str, Any], shown: str, scrub: feedback.Scru
         tests = ", ".join(str(t) for t in appeal.get("failing") or [] if isinstance(t, str))
         d["ap"] = scrub((f"accepted (against {tests}): " if appeal.get("accepted") else
                          f"refused ({appeal.get('refused')}): ") + str(appeal.get("reason") or ""))
+    if stop.get("tamper"):
+        changed = ", ".join(str(c) for c in stop["tamper"].get("changed") or [])[:300]
+        d["tm"] = scrub(f"{stop['tamper'].get('what') or 'the code under test tampered with the hidden run'}"
+                        + (f" (changed: {changed})" if changed else ""))
     if isinstance(stop["breaker"], dict):
         d["br"] = scrub("; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in stop["breaker"].items()))
     if stop["leak"]:

@@ -25,7 +25,8 @@ NEUTRAL = report_html.NEUTRAL
 
 
 def stop(session: str, verdict: str, n: int, *, config: str = "tests", minute: int = 0, passed: int = 3, total: int = 5,
-         shown: str | None = None, day: str = "2026-12-01", appeal: dict | None = None, **top) -> dict:
+         shown: str | None = None, day: str = "2026-12-01", appeal: dict | None = None, tamper: dict | None = None,
+         **top) -> dict:
     """A stop record in the gate's key order; `shown` is the line's `feedback`."""
     failing = [{"id": f"test_a.py::test_{k}", "message": f"assert {k} == {k + 1}"} for k in range(total - passed)]
     gates = {"integrity": {"ok": True, "tests": total},
@@ -34,6 +35,8 @@ def stop(session: str, verdict: str, n: int, *, config: str = "tests", minute: i
                             "failing": failing, "problem": "", "duration": 1.25}}
     if appeal:
         gates["appeal"] = appeal
+    if tamper:  # the confined run's finding (gates.acceptance.tamper)
+        gates["acceptance"]["tamper"] = tamper
     if verdict == "gave_up":
         gates["breaker"] = {"gave_up": "6 blocks in this session (max_blocks)", "was": "block"}
     rec = {"event": "stop", "time": T.format(minute).replace("2026-12-01", day), "repo": "/r/shop", "session": session,
@@ -53,7 +56,8 @@ def known_ledger(path: Path) -> Path:
         stop("bbbb-gives-up", "gave_up", 2, minute=4, config="strict"),
         stop("cccc-new-verdicts", "appealed", 1, minute=5, shown="appeal text", day="2026-12-02",
              appeal={"accepted": True, "reason": "the test wants cents rounded up", "failing": ["test_a.py::test_0"]}),
-        stop("cccc-new-verdicts", "tamper", 2, minute=6, day="2026-12-02"),
+        stop("cccc-new-verdicts", "tamper", 2, minute=6, day="2026-12-02",
+             tamper={"what": "the code under test replaced pytest's reporter", "changed": ["_pytest.runner"]}),
         stop("cccc-new-verdicts", "frobnicated", 3, minute=7, day="2026-12-02"),
         stop("dddd-cached", "pass", 1, minute=8, passed=5, cached=True, day="2026-12-02"),
         stop("eeee-blocked", "block", 1, minute=9, shown="E fails: assert 'x' == 'y'", config="strict", day="2026-12-03"),
@@ -325,6 +329,9 @@ def test_the_browser_shows_the_known_ledger_opens_feedback_and_filters(browser, 
     b.click('tr[data-session="cccc-new-verdicts"] .mark[data-verdict="appealed"]')
     assert b.js("document.getElementById('appeal').textContent") == (
         "the agent's appeal, accepted (against test_a.py::test_0): the test wants cents rounded up")
+    b.click('tr[data-session="cccc-new-verdicts"] .mark[data-verdict="tamper"]')
+    assert b.js("document.getElementById('tamper').textContent") == (
+        "tamper: the code under test replaced pytest's reporter (changed: _pytest.runner)")
     b.click('tr[data-session="ffff-xss"] .mark')
     assert b.js("document.getElementById('feedback').textContent") == "<b>not bold</b>"
     assert b.js("document.querySelectorAll('#rows img, #detail b').length") == 0
