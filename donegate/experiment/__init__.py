@@ -21,15 +21,19 @@ def _spec(args: argparse.Namespace):
     return spec.load(Path(args.spec))
 
 
-def _warn_exposed(s) -> None:
-    """Grading tests an agent could find on disk: the sandbox and deny rules cover the kit and the state root."""
-    roots = paths.protected_roots()
+def _warn_exposed(s, ledger_path: Path | None = None) -> None:
+    """What an agent could find on disk: each run's sandbox and deny rules cover the kit (checkout, or its
+    installed folders) and that run's own state root, not this process's state root."""
+    roots = paths.protected_roots(home=paths.KIT_ROOT)
+    where = ", ".join(str(r) for r in roots)
+    if ledger_path is not None and not any(paths.is_within(ledger_path, r) for r in roots):
+        print(f"donegate: warning: the ledger {ledger_path} lies outside what the runs' sandbox hides ({where}): an agent "
+              "searching the disk could read earlier runs' lines (grading test names, results)", file=sys.stderr)
     for task in s.tasks:
         folder = s.resolve(task["grading"])
         if not any(paths.is_within(folder, r) for r in roots):
-            print(f"donegate: warning: the grading tests of task {task['name']} ({folder}) lie outside the kit "
-                  f"checkout and the state root, which the runs' sandbox and deny rules hide; an agent searching the disk "
-                  f"could read them (move them under {paths.home()})", file=sys.stderr)
+            print(f"donegate: warning: the grading tests of task {task['name']} ({folder}) lie outside what the runs' "
+                  f"sandbox and deny rules hide ({where}); an agent searching the disk could read them", file=sys.stderr)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -44,7 +48,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise DonegateError(f"--max-cost {max_cost} is below zero", "give the budget in US dollars, e.g. --max-cost 10")
     shard = harness.parse_shard(args.shard) if args.shard else None
     ledger_path = Path(args.ledger).expanduser().resolve() if args.ledger else paths.ledger_path()
-    _warn_exposed(s)
+    _warn_exposed(s, ledger_path)
     out = harness.run_experiment(s, ledger_path, jobs=jobs, max_cost=max_cost, shard=shard, keep=args.keep)
     where = f" (shard {shard[0]}/{shard[1]})" if shard else ""
     print(f"experiment {s.name}{where}: {out['done']} of {out['planned']} runs recorded in {ledger_path} "

@@ -242,9 +242,12 @@ def parse_result(stdout: str) -> dict[str, Any] | None:
     return None
 
 
-def session_lines(path: Path, session: str) -> list[tuple[bytes, dict[str, Any]]]:
-    """The raw line and record of each ledger line of `session` (stops and guard refusals), in order."""
-    needle = json.dumps(session).encode()
+def session_lines(path: Path, session: str, repo: Path) -> list[tuple[bytes, dict[str, Any]]]:
+    """The raw line and record of each ledger line of the run (stops and guard refusals), in order: those
+    of `session`, or, when the session gave no id (it was killed at its time limit), of the run's own
+    repository (a fresh temporary folder, so no other run's)."""
+    where = str(repo.resolve())
+    needle = json.dumps(session if session else where).encode()
     out: list[tuple[bytes, dict[str, Any]]] = []
     if not path.exists():
         return out
@@ -255,7 +258,7 @@ def session_lines(path: Path, session: str) -> list[tuple[bytes, dict[str, Any]]
             rec = json.loads(line)
         except ValueError:
             continue
-        if isinstance(rec, dict) and rec.get("session") == session:
+        if isinstance(rec, dict) and (rec.get("session") == session if session else rec.get("repo") == where):
             out.append((line, rec))
     return out
 
@@ -389,7 +392,9 @@ def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep
             raise RunFailed(f"the agent's session failed at the API: {text[:300]}",
                             writer + float(result.get("total_cost_usd") or 0))
         session = str(result.get("session_id") or "")
-        account = gate_account(session_lines(ledger_path, session)) if session else gate_account([])
+        lines = session_lines(ledger_path, session, repo)
+        account = gate_account(lines)
+        session = session or next((str(r["session"]) for _, r in lines if r.get("event") == "stop"), "")
         requirements, problem = grade(prep, repo, spec.limits["grading_timeout"])
         at_end = acceptance_at_end(home, repo, spec.limits["grading_timeout"]) if account["blocks"] else []
         agent_cost = float(result.get("total_cost_usd") or 0)

@@ -106,7 +106,13 @@ def _extract(archive: Path, dest: Path) -> None:
             z.extractall(tmp)
     else:
         with tarfile.open(archive) as t:
-            t.extractall(tmp, filter="data")
+            try:
+                t.extractall(tmp, filter="data")
+            except TypeError:  # Python before 3.10.12 has no extraction filters: check the members here
+                for m in t.getmembers():
+                    if m.name.startswith("/") or ".." in Path(m.name).parts or m.issym() or m.islnk() or m.isdev():
+                        raise DonegateError(f"{archive.name}: member {m.name!r} is not a plain file inside the archive") from None
+                t.extractall(tmp)
     tops = [p for p in tmp.iterdir()]
     root = tops[0] if len(tops) == 1 and tops[0].is_dir() else tmp
     _copy_files(root, dest)

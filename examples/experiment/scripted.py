@@ -4,7 +4,8 @@
 A real pipeline: `donegate experiment run` with the real Claude Code binary (node_modules/.bin/claude)
 for the agent, the writer and the reviewers, pointed at the project's scripted server
 (tests/support/fakeapi.py) whose answers come from tests/support/shop_agents.py. Everything lives in
-a fresh temporary folder (its own DONEGATE_HOME, ledger and HOME): the kit's own ledger is untouched.
+a fresh folder under the kit's state/experiments/ (its own DONEGATE_HOME, ledger and HOME): the kit's own
+ledger is untouched.
 
     python examples/experiment/scripted.py [SPEC] [-- extra arguments of `experiment run`]
 """
@@ -26,8 +27,7 @@ from tests.support.session import _clean_env, find_claude  # noqa: E402
 
 
 def environment(api: FakeAPI, base: Path) -> dict[str, str]:
-    home = base / "home"
-    home.mkdir(parents=True, exist_ok=True)
+    home = Path(tempfile.mkdtemp(prefix="donegate-experiment-home-"))  # Claude Code's HOME: outside what the sandbox hides
     env = _clean_env({"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "test-key"}, home=home)
     env["DONEGATE_HOME"] = str(base / "donegate-home")
     env.pop("DONEGATE_NESTED", None)
@@ -47,7 +47,10 @@ def main(argv: list[str]) -> int:
 
     name = yaml.safe_load(spec.read_text(encoding="utf-8")).get("experiment", spec.stem)
     shop_agents.load_requests(spec)
-    base = Path(tempfile.mkdtemp(prefix="donegate-experiment-"))
+    # Under the kit's own (git-ignored) state folder: what the runs' sandbox hides, so the ledger of
+    # earlier runs is out of the agents' sight, as it must be for a real experiment.
+    (KIT / "state" / "experiments").mkdir(parents=True, exist_ok=True)
+    base = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=KIT / "state" / "experiments"))
     ledger = base / "ledger.jsonl"
     print(f"experiment {name} with scripted models (no key, no network); everything in {base}", flush=True)
     with FakeAPI(respond=shop_agents.respond) as api:
