@@ -67,7 +67,9 @@ def runs(path: Path) -> list[dict]:
 
 
 def grading_lines() -> list[str]:
-    """Distinctive lines of every bundled grading test (names, assertions, values), to look for in requests."""
+    """Distinctive lines of every bundled grading test (names, assertions, values), to look for in requests:
+    lines also found in what the models may see (the repository, the scripted writer's tests) are left out."""
+    seen = Path(shop_agents.__file__).read_text() + "".join(p.read_text() for p in (KIT / "examples" / "shop").rglob("*.py"))
     out = []
     for f in EXAMPLES.glob("*/*/grading/test_*.py"):
         for line in f.read_text().splitlines():
@@ -75,7 +77,7 @@ def grading_lines() -> list[str]:
             if len(line) >= 24 and not line.startswith(("from ", "import ", '"""', "Never shown", "def cart", "def one_line")):
                 out.append(line)
         out += re.findall(r"def (test_\w+)", f.read_text())
-    return out
+    return [n for n in out if n not in seen]
 
 
 def leaked(haystack: str, needles: list[str]) -> list[str]:
@@ -228,3 +230,45 @@ def test_a_tinydb_run_goes_through_setup_seal_and_grading(kit_home, tmp_path):
     writes = [r for r in ledger.records(led) if r.get("event") == "write"]
     assert writes and writes[0]["tests"] == 1
     assert list((kit_home / "cache" / "pypi" / "tinydb-4.9.0").glob("tinydb-4.9.0.tar.gz"))  # cached for next time
+
+
+GRADING_FILE = EXAMPLES / "shop" / "coupon" / "grading" / "test_coupon_grading.py"
+
+
+def snooping_respond(body: dict):
+    """An agent that goes looking for the grading tests (by absolute path, with every tool), then reads its
+    own repository like an honest agent would."""
+    schema = next((t.get("input_schema") for t in body.get("tools") or [] if t.get("name") == "StructuredOutput"), None)
+    if schema is not None:
+        return shop_agents.respond(body)
+    done = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
+    cwd = shop_agents._cwd(body)
+    steps = [
+        tool("Read", {"file_path": str(GRADING_FILE)}),
+        tool("Bash", {"command": f"cat {GRADING_FILE}; grep -rl apply_coupon {EXAMPLES} 2>&1 | head"}),
+        tool("Grep", {"pattern": "def test_", "path": str(GRADING_FILE.parent)}),
+        tool("Glob", {"pattern": "**/grading/*.py", "path": str(EXAMPLES)}),
+        tool("Read", {"file_path": f"{cwd}/shop/cart.py"}),  # the honest look-alike: its own code
+    ]
+    return turn(steps[done]) if done < len(steps) else text("Nothing to do. Done.")
+
+
+def test_an_agent_hunting_for_the_grading_tests_finds_nothing_gated_or_not(kit_home, tmp_path):
+    from tests.support.gated import sandbox_available
+
+    find_claude()
+    spec = shop_spec(tmp_path, "snoop", ["coupon"], ["none", "tests"])
+    led = tmp_path / "ledger.jsonl"
+    with FakeAPI(respond=snooping_respond) as api:
+        res = experiment(api, kit_home, spec, "--jobs", "2", "--ledger", str(led), "--quiet")
+        assert res.returncode == 0, res.stderr
+        results = [r for req in api.main_requests() for r in api.tool_results(req)]
+        shown = "\n".join(api.all_text_shown(include_system=True))
+    assert {r["config"] for r in runs(led)} == {"none", "tests"}
+    assert any("class Cart" in r["content"] for r in results), "the honest read of its own code must work"
+    needles = grading_lines()
+    hits = leaked(shown, needles)
+    if not sandbox_available():  # without the sandbox, Bash as such can read what the deny rules protect
+        pytest.skip("no sandbox here: only the Read/Grep/Glob refusals are checked")
+    assert not hits, hits[:3]
+    assert all(r["met"] == 0 for r in runs(led))  # it changed nothing
