@@ -182,8 +182,8 @@ def test_the_table_counts_rates_intervals_and_the_matrix(tmp_path):
     overlapping = {(c["a"], c["b"]) for c in s["comparisons"] if c["overlap"]}
     assert ("none", "x-custom") in overlapping and ("none", "tests") not in overlapping
     text = table.render(s)
-    assert "differ by less than the 95% intervals allow" in text and "none 50% [24-76] vs x-custom 50% [24-76]" in text
-    assert "tests 100% [84-100] above none 50% [24-76]" in text
+    assert "differ by less than the 95% intervals allow (the data do not tell them apart): none / x-custom" in text
+    assert "told apart, the intervals do not overlap: tests above none" in text
     md = table.render(s, "markdown")
     assert "| none | 5 of 10 | 50% [24-76] | 5 |" in md
     rows_csv = table.render(s, "csv").splitlines()
@@ -243,3 +243,23 @@ def test_recorded_runs_and_failures_are_read_back(tmp_path):
     assert harness.failed_cost(path, "x") == 0.25
     s = table.summarize([path], "x")
     assert s["failed_runs"] == ["x/b/none/1"] and "1 run(s) failed" in table.render(s)
+
+
+def test_when_no_two_configurations_are_told_apart_the_table_says_so_once(tmp_path):
+    lines = [run_line("a", c, 1, m) for c, m in (("none", 3), ("tests", 4), ("reviewers", 3))]
+    notes = table.notes(table.summarize([ledger_of(tmp_path / "l.jsonl", lines)], "x"))
+    assert notes == ["every two configurations differ by less than their 95% intervals allow: the data do not tell "
+                     "any of them apart (more repetitions narrow the intervals)"]
+
+
+def test_the_progress_line_counts_done_failures_spend_and_eta(tmp_path):
+    out = (tmp_path / "err").open("w+")
+    p = harness.Progress(out, total=10, done=4, spent=0.5, jobs=2)
+    p.show()
+    p.done, p.new, p.failed, p.spent = 6, 2, 1, 0.75
+    p.start -= 20  # two new runs in 20 s: four left take 40 s
+    p.show("x/t/c/1: 5/5")
+    out.seek(0)
+    first, second = out.read().splitlines()
+    assert first == "runs 4/10 done, 0 failed, $0.5000 spent, ETA ?"
+    assert second == "runs 6/10 done, 1 failed, $0.7500 spent, ETA 40s  (x/t/c/1: 5/5)"

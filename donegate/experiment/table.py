@@ -164,15 +164,17 @@ def notes(s: dict[str, Any]) -> list[str]:
     rates = {r["config"]: r for r in s["configurations"]}
     same = [c for c in s["comparisons"] if c["overlap"]]
     apart = [c for c in s["comparisons"] if not c["overlap"]]
-    if same:
+    if same and not apart and len(rates) > 2:
+        out.append("every two configurations differ by less than their 95% intervals allow: the data do not tell "
+                   "any of them apart (more repetitions narrow the intervals)")
+    elif same:
         out.append("differ by less than the 95% intervals allow (the data do not tell them apart): "
-                   + "; ".join(f"{c['a']} {_rate(rates[c['a']])} vs {c['b']} {_rate(rates[c['b']])}" for c in same))
+                   + ", ".join(f"{c['a']} / {c['b']}" for c in same))
     if apart:
-        def ordered(c: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        def ordered(c: dict[str, Any]) -> tuple[str, str]:
             a, b = rates[c["a"]], rates[c["b"]]
-            return (a, b) if (a["rate"] or 0) > (b["rate"] or 0) else (b, a)
-        out.append("told apart (the intervals do not overlap): "
-                   + "; ".join(f"{hi['config']} {_rate(hi)} above {lo['config']} {_rate(lo)}" for hi, lo in map(ordered, apart)))
+            return (a["config"], b["config"]) if (a["rate"] or 0) > (b["rate"] or 0) else (b["config"], a["config"])
+        out.append("told apart, the intervals do not overlap: " + ", ".join(f"{hi} above {lo}" for hi, lo in map(ordered, apart)))
     for chain in s["ledgers"]:
         if not chain["intact"]:
             out.append(f"WARNING: {chain['ledger']}: hash chain broken at line {chain['first_bad_line']} ({chain['why']})")
