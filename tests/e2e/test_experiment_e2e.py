@@ -176,6 +176,14 @@ def test_two_shards_merged_equal_one_unsharded_run(scripted, kit_home, tmp_path)
     # The agent that never fixes, against the writer's mistaken test: handed to a person, every block likely unjustified.
     gated = next(r for r in b["configurations"] if r["config"] == "tests")
     assert (gated["met"], gated["gave_up"], gated["blocks"], gated["likely_unjustified"]) == (5, 1, 3, 3)
+    # A person's label of one of those blocks (by the ref the run line names) overrides the rule.
+    (run,) = [r for r in runs(one) + runs(two) if r["config"] == "tests"]
+    shard = one if run in runs(one) else two
+    label = subprocess.run([sys.executable, "-m", "donegate", "label", run["blocked_by"][0]["ref"], "justified", "--ledger", str(shard)],
+                           cwd=KIT, capture_output=True, text=True, timeout=60)
+    assert label.returncode == 0, label.stderr
+    gated = next(r for r in table.summarize([one, two], "shards")["configurations"] if r["config"] == "tests")
+    assert (gated["justified"], gated["likely_unjustified"]) == (1, 2)
 
 
 def test_the_budget_cap_stops_new_runs_and_a_higher_cap_finishes_them(scripted, kit_home, tmp_path):
