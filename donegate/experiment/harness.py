@@ -209,7 +209,7 @@ def kit(home: Path, *args: str, timeout: float = SETUP_TIMEOUT) -> proc.Result:
     """`python -m donegate ARGS` with the run's DONEGATE_HOME."""
     env = {k: v for k, v in os.environ.items() if k not in DROP_ENV}
     env["DONEGATE_HOME"] = str(home)
-    return proc.run([sys.executable, "-m", "donegate", *args], timeout=timeout, cwd=paths.KIT_ROOT, env=env)
+    return proc.run([sys.executable, "-m", "donegate", *args], timeout=timeout, cwd=paths.KIT_ROOT, env=env, die_with_parent=True)
 
 
 def _kit_ok(res: proc.Result, what: str) -> None:
@@ -381,7 +381,8 @@ def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep
     try:
         repo, home = setup(spec, run, prep, tmp, ledger_path)
         writer = _writer_cost(home)
-        res = proc.run(agent_command(spec), timeout=spec.limits["time"], cwd=repo, env=agent_env(), input=run.task["request"])
+        res = proc.run(agent_command(spec), timeout=spec.limits["time"], cwd=repo, env=agent_env(), input=run.task["request"],
+                       die_with_parent=True)
         result = parse_result(res.stdout)
         if result is None and not res.timed_out:
             tail = (res.stderr.strip() or res.stdout.strip() or "no output").splitlines()[-1][:300]

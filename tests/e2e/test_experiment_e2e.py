@@ -120,7 +120,25 @@ def test_the_whole_pipeline_scores_two_configurations_and_no_model_sees_the_grad
     assert not scripted.errors
 
 
-def test_a_run_killed_by_sigkill_is_done_again_and_none_is_counted_twice(scripted, kit_home, tmp_path):
+def sessions_of(prefix: str) -> list[int]:
+    """Pids of processes whose working folder is a run's temporary folder (the agent's `claude -p`)."""
+    out = []
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and os.path.basename(os.path.dirname(os.readlink(f"/proc/{pid}/cwd"))).startswith(prefix):
+                out.append(int(pid))
+        except OSError:
+            continue
+    return out
+
+
+def test_a_run_killed_by_sigkill_is_done_again_and_none_is_counted_twice(kit_home, tmp_path):
+    find_claude()
+    with FakeAPI(respond=shop_agents.respond, delay=1.0) as slow:  # a session of a few seconds, to be killed in
+        killed_and_resumed(slow, kit_home, tmp_path)
+
+
+def killed_and_resumed(scripted: FakeAPI, kit_home: Path, tmp_path: Path) -> None:
     spec = shop_spec(tmp_path, "kill", ["bulk"], ["none"], reps=3)
     led = tmp_path / "ledger.jsonl"
     cmd = [sys.executable, "-m", "donegate", "experiment", "run", str(spec), "--ledger", str(led), "--jobs", "1"]
@@ -134,10 +152,13 @@ def test_a_run_killed_by_sigkill_is_done_again_and_none_is_counted_twice(scripte
         seen = len(scripted.requests)
         while len(scripted.requests) == seen and time.monotonic() < deadline:  # the next run's session has begun
             time.sleep(0.05)
+        assert sessions_of("donegate-exp-bulk-none-"), "the next run's session is not running"
         os.killpg(proc.pid, signal.SIGKILL)
     finally:
         proc.kill()
         proc.wait(timeout=30)
+    time.sleep(0.5)  # the kernel's SIGKILL to the session is immediate; the session itself would need seconds more
+    assert not sessions_of("donegate-exp-bulk-none-"), "the killed run's session lives on"
     before = [r["key"] for r in runs(led)]
     assert 1 <= len(before) < 3, before
     res = experiment(scripted, kit_home, spec, "--ledger", str(led), "--jobs", "1")
