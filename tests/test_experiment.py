@@ -263,3 +263,16 @@ def test_the_progress_line_counts_done_failures_spend_and_eta(tmp_path):
     first, second = out.read().splitlines()
     assert first == "runs 4/10 done, 0 failed, $0.5000 spent, ETA ?"
     assert second == "runs 6/10 done, 1 failed, $0.7500 spent, ETA 40s  (x/t/c/1: 5/5)"
+
+
+def test_resuming_refuses_runs_of_another_version_of_the_spec(tmp_path):
+    path = write_spec(tmp_path, base())
+    s = spec.load(path)
+    led = tmp_path / "ledger.jsonl"
+    first = harness.plan(s)[0]
+    ledger.append(dict(run_line("t", first.conf["name"], 1, 1), key=first.key, spec=first.fingerprint), led)
+    assert harness.recorded(led, "x")  # the same version: resumable (nothing is refused)
+    (tmp_path / "grading" / "test_g.py").write_text("def test_g():\n    assert 1\n")  # the grading changed since
+    with pytest.raises(Exception) as info:
+        harness.run_experiment(spec.load(path), led, jobs=1, max_cost=None, shard=None)
+    assert "another version of the spec" in str(info.value)

@@ -502,13 +502,14 @@ def run_experiment(spec: Spec, ledger_path: Path, *, jobs: int, max_cost: float 
     costs = list(spent_runs)  # costs of completed runs, for the average
     work = Path(tempfile.mkdtemp(prefix="donegate-exp-base-"))
     prepared: dict[str, Prepared] = {}
-    lock = threading.Lock()
 
-    def prep(task: dict[str, Any]) -> Prepared:
-        with lock:
-            if task["name"] not in prepared:
-                prepared[task["name"]] = prepare(spec, task, work)
-            return prepared[task["name"]]
+    try:  # every task ready (and its grading tests collected) before any money is spent
+        for r in todo:
+            if r.task["name"] not in prepared:
+                prepared[r.task["name"]] = prepare(spec, r.task, work)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
 
     def one(r: Planned) -> tuple[str, Any]:
         key_lock = KeyLock(ledger_path, r.key)
@@ -517,9 +518,8 @@ def run_experiment(spec: Spec, ledger_path: Path, *, jobs: int, max_cost: float 
         try:
             if r.key in recorded(ledger_path, spec.name):  # another process finished it meanwhile
                 return "busy", None
-            p = prep(r.task)
             try:
-                return "ok", execute(spec, r, p, ledger_path, keep=keep)
+                return "ok", execute(spec, r, prepared[r.task["name"]], ledger_path, keep=keep)
             except RunFailed as exc:
                 ledger.append({"event": "run_failed", "time": _now(), "experiment": spec.name, "task": r.task["name"],
                                "config": r.conf["name"], "rep": r.rep, "key": r.key, "error": exc.message,

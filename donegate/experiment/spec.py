@@ -109,9 +109,14 @@ class Spec:
         return (self.folder / rel).expanduser().resolve()
 
     def fingerprint(self, task: dict[str, Any], conf: dict[str, Any]) -> str:
-        """What a run of (task, configuration) depends on: a run recorded under another fingerprint is
-        not the same run, and resuming refuses to mix the two."""
-        body = json.dumps([task, conf, self.agent, {k: self.limits[k] for k in ("turns", "time")}], sort_keys=True)
+        """What a run of (task, configuration) depends on: the spec's entries, the agent and its limits,
+        and the test files of the grading (and acceptance) folder. A run recorded under another
+        fingerprint is not the same run, and resuming refuses to mix the two."""
+        files = []
+        for folder in (task["grading"], task["acceptance"]):
+            if folder != "writer":
+                files += [(p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in sorted(self.resolve(folder).glob("test_*.py"))]
+        body = json.dumps([task, conf, self.agent, {k: self.limits[k] for k in ("turns", "time")}, files], sort_keys=True)
         return hashlib.sha256(body.encode()).hexdigest()[:12]
 
 
