@@ -547,7 +547,15 @@ def run_experiment(spec: Spec, ledger_path: Path, *, jobs: int, max_cost: float 
                     inflight[pool.submit(one, r)] = r
                 if not inflight:
                     break  # the budget stops what is left
-                finished, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+                try:
+                    finished, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+                except KeyboardInterrupt:
+                    # Like kill -9, but said: the runs in flight die with this process (their sessions
+                    # were started to), their keys have no line, and the next call does them again.
+                    progress.end()
+                    err.write(f"donegate: interrupted; {len(inflight)} run(s) in flight dropped, run again to resume\n")
+                    err.flush()
+                    os._exit(130)
                 for fut in finished:
                     r = inflight.pop(fut)
                     status, value = fut.result()
