@@ -54,6 +54,9 @@ def env_for(api: FakeAPI, kit_home: Path) -> dict[str, str]:
     home = Path(os.environ["HOME"])
     env = _clean_env({"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "test-key"}, home=home)
     env["DONEGATE_HOME"] = str(kit_home)
+    tmp = kit_home.parent / f"{kit_home.name}-tmp"  # the runs' folders, left by a killed run, go with the test's
+    tmp.mkdir(exist_ok=True)
+    env["TMPDIR"] = str(tmp)
     return env
 
 
