@@ -289,6 +289,7 @@ def gate_account(lines: list[tuple[bytes, dict[str, Any]]]) -> dict[str, Any]:
         "blocks": len(blocked_by),
         "gave_up": any(r.get("verdict") == "gave_up" for _, r in stops),
         "appeals": sum(1 for _, r in stops if r.get("verdict") == "appealed"),
+        "appeal_refs": [ledger.stop_ref(line) for line, r in stops if r.get("verdict") == "appealed"],
         "reviewer": round(sum(review_cost((r.get("gates") or {}).get("review")) for _, r in stops), 6),
         "last": stops[-1][1].get("verdict") if stops else None,
         "refusals": sum(1 for _, r in lines if r.get("event") == "guard"),
@@ -412,7 +413,8 @@ def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep
             "key": run.key, "spec": run.fingerprint, "session": session or None,
             "subtype": "timeout" if res.timed_out else result.get("subtype"),
             "last_verdict": account["last"], "refusals": account["refusals"],
-            "blocked_by": account["blocked_by"], "acceptance_failing": at_end, "grading_problem": problem or None,
+            "blocked_by": account["blocked_by"], "appeal_refs": account["appeal_refs"], "acceptance_failing": at_end,
+            "grading_problem": problem or None,
         }
         return ledger.append(record, ledger_path)
     finally:

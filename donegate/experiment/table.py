@@ -28,7 +28,8 @@ def _order(names: set[str], first_seen: dict[str, int]) -> list[str]:
 
 def _person(rec: dict[str, Any]) -> bool:
     """A run the kit itself hands to a person: the gate gave up, or the session ended on a block or an error."""
-    return bool(rec.get("gave_up")) or rec.get("last_verdict") in ("block", "hint", "error") or rec.get("subtype") not in (None, "success")
+    return (bool(rec.get("gave_up")) or bool(rec.get("appeals")) or rec.get("last_verdict") in ("block", "hint", "error", "appealed")
+            or rec.get("subtype") not in (None, "success"))
 
 
 def summarize(files: list[Path], experiment: str) -> dict[str, Any]:
@@ -73,8 +74,12 @@ def summarize(files: list[Path], experiment: str) -> dict[str, Any]:
         mine = [r for r in runs.values() if r["config"] == name]
         met, of = sum(r["met"] for r in mine), sum(r["of"] for r in mine)
         lo, hi = wilson(met, of)
-        blocks = {"blocks": 0, "justified": 0, "unjustified": 0, "likely_unjustified": 0, "unlabelled": 0}
+        blocks = {"blocks": 0, "justified": 0, "unjustified": 0, "likely_unjustified": 0, "unlabelled": 0,
+                  "appeals_upheld": 0, "appeals_rejected": 0}
         for r in mine:
+            for ref in r.get("appeal_refs") or []:
+                if labels.get(str(ref)) in ("upheld", "rejected"):
+                    blocks[f"appeals_{labels[str(ref)]}"] += 1
             all_met = r["met"] == r["of"]
             still = set(r.get("acceptance_failing") or [])
             for b in r.get("blocked_by") or []:
@@ -121,7 +126,8 @@ def summarize(files: list[Path], experiment: str) -> dict[str, Any]:
 
 HEAD = ["configuration", "requirements passed", "rate (95% CI)", "missed", "cost per run", "time per run",
         "runs for a person", "runs"]
-BLOCK_HEAD = ["configuration", "blocks", "justified", "unjustified", "likely unjustified", "unlabelled", "gave up", "appeals"]
+BLOCK_HEAD = ["configuration", "blocks", "justified", "unjustified", "likely unjustified", "unlabelled", "gave up", "appeals",
+              "upheld", "rejected"]
 
 
 def _rate(row: dict[str, Any]) -> str:
@@ -146,7 +152,8 @@ def _matrix_rows(s: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 def _block_rows(s: dict[str, Any]) -> list[list[str]]:
     return [[r["config"], str(r["blocks"]), str(r["justified"]), str(r["unjustified"]), str(r["likely_unjustified"]),
-             str(r["unlabelled"]), str(r["gave_up"]), str(r["appeals"])] for r in s["configurations"]]
+             str(r["unlabelled"]), str(r["gave_up"]), str(r["appeals"]), str(r["appeals_upheld"]), str(r["appeals_rejected"])]
+            for r in s["configurations"]]
 
 
 def _aligned(head: list[str], rows: list[list[str]]) -> list[str]:
@@ -194,7 +201,8 @@ def render(s: dict[str, Any], fmt: str = "text") -> str:
         w = csv.writer(buf, lineterminator="\n")
         keys = ["config", "runs", "met", "of", "rate", "ci95_low", "ci95_high", "missed", "cost_per_run", "agent_per_run",
                 "writer_per_run", "reviewer_per_run", "seconds_per_run", "turns_per_run", "runs_for_person", "gave_up",
-                "stops", "blocks", "justified", "unjustified", "likely_unjustified", "unlabelled", "appeals"]
+                "stops", "blocks", "justified", "unjustified", "likely_unjustified", "unlabelled", "appeals",
+                "appeals_upheld", "appeals_rejected"]
         w.writerow(["experiment", *keys])
         for r in s["configurations"]:
             w.writerow([s["experiment"], *(r["ci95"][0] if k == "ci95_low" else r["ci95"][1] if k == "ci95_high" else r[k] for k in keys)])
@@ -211,8 +219,8 @@ def render(s: dict[str, Any], fmt: str = "text") -> str:
     lines += ["", f"{'### ' if md else ''}Requirements met per task and configuration (summed over repetitions)", ""]
     head, rows = _matrix_rows(s)
     lines += table(head, rows)
-    lines += ["", f"{'### ' if md else ''}Blocks (labels by `donegate label`; likely unjustified: the run met every "
-              "requirement while the acceptance test that blocked still failed)", ""]
+    lines += ["", f"{'### ' if md else ''}Blocks and appeals (labels by `donegate label`; likely unjustified: the run met "
+              "every requirement while the acceptance test that blocked still failed)", ""]
     lines += table(BLOCK_HEAD, _block_rows(s))
     said = notes(s)
     if said:
