@@ -55,6 +55,10 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"({out['new']} new, {out['failed']} failed, ${out['spent']:.4f} spent in all)")
     for line in out["failures"]:
         print(f"  failed: {line}", file=sys.stderr)
+    if out["stopped"]:
+        print(f"donegate: the first {out['failed']} runs all failed, so {out['stopped']} more were not started; "
+              "fix the cause above (a login or ANTHROPIC_API_KEY, the network, the spec), then run again", file=sys.stderr)
+        return 1
     if out["skipped_budget"]:
         print(f"donegate: --max-cost ${max_cost:g} reached: {out['skipped_budget']} run(s) not started; "
               "run again with a higher --max-cost to do them", file=sys.stderr)

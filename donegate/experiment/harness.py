@@ -49,6 +49,7 @@ PLACEHOLDER = "test_reviewers_only.py"
 PLACEHOLDER_TEXT = ('"""Sealed by the experiment for a configuration without acceptance tests: the reviewers need a sealed base."""\n\n\n'
                     "def test_no_acceptance_tests_in_this_configuration():\n    pass\n")
 RESULT_CHARS = 2000
+FAIL_FAST = 3  # failed runs, before any succeeded, that stop the rest from starting
 SETUP_TIMEOUT = 1800  # seconds for install/seal/write of one run (the writer's own timeout is in its keys)
 BLOCKING = ("block", "hint")
 # Variables of a surrounding Claude Code session or gate that must not reach the runs' sessions.
@@ -496,7 +497,7 @@ def run_experiment(spec: Spec, ledger_path: Path, *, jobs: int, max_cost: float 
     spent = sum(spent_runs) + failed_cost(ledger_path, spec.name)
     progress = Progress(err, len(runs), len(runs) - len(todo), spent, jobs)
     summary = {"planned": len(runs), "done": len(runs) - len(todo), "new": 0, "failed": 0, "skipped_budget": 0,
-               "busy": 0, "spent": spent, "failures": []}
+               "busy": 0, "spent": spent, "failures": [], "stopped": 0}
     if not todo:
         progress.show("nothing left to run")
         progress.end()
@@ -581,6 +582,11 @@ def run_experiment(spec: Spec, ledger_path: Path, *, jobs: int, max_cost: float 
                         note = f"{r.key}: recorded or running elsewhere, skipped"
                     progress.spent = summary["spent"]
                     progress.show(note)
+                    if summary["failed"] >= FAIL_FAST and not summary["new"] and pending:
+                        # The first runs all failed: most likely the same cause (no login, no key, a bad
+                        # spec entry) for every run; say so instead of failing every run the same way.
+                        summary["stopped"] = len(pending)
+                        pending.clear()
     finally:
         progress.end()
         shutil.rmtree(work, ignore_errors=True)

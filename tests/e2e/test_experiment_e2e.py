@@ -329,3 +329,18 @@ def test_an_appeal_is_counted_and_its_run_left_for_a_person(kit_home, tmp_path):
     assert label.returncode == 0, label.stderr
     (row,) = table.summarize([led], "appeal")["configurations"]
     assert (row["appeals"], row["appeals_upheld"], row["runs_for_person"], row["likely_unjustified"]) == (1, 1, 1, 1)
+
+
+def test_when_the_first_runs_all_fail_the_rest_are_not_started(kit_home, tmp_path):
+    from tests.support.fakeapi import error
+
+    find_claude()
+    spec = shop_spec(tmp_path, "broken", ["bulk"], ["none"], reps=5)
+    led = tmp_path / "ledger.jsonl"
+    with FakeAPI(respond=lambda body: error(400, "invalid_request_error", "scripted: the key is not valid")) as api:
+        res = experiment(api, kit_home, spec, "--ledger", str(led), "--jobs", "1")
+    assert res.returncode == 1
+    assert "the first 3 runs all failed, so 2 more were not started" in res.stderr
+    assert "the agent's session failed at the API" in res.stderr and "scripted: the key is not valid" in res.stderr
+    failed = [r for r in ledger.records(led) if r.get("event") == "run_failed"]
+    assert len(failed) == 3 and not runs(led)  # failed runs have no `run` line: the next call tries them again
