@@ -12,7 +12,6 @@ ledger is untouched.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import tempfile
