@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 CLAUDE := node_modules/.bin/claude
 
-.PHONY: setup demo test test-fast bench report report-html review write install uninstall doctor clean
+.PHONY: setup demo test test-fast bench experiment report report-html review write install uninstall doctor clean
 
 setup: $(VENV)/.installed node_modules/.installed
 
@@ -34,6 +34,10 @@ test-fast: setup
 
 bench: setup
 	$(PY) bench/run.py
+
+# The bundled experiment (examples/experiment/shop.yaml) against the scripted Messages API: prints the table.
+experiment: setup
+	$(PY) examples/experiment/scripted.py examples/experiment/shop.yaml -- --jobs 2 $(ARGS)
 
 report: setup
 	$(PY) -m donegate report $(ARGS)

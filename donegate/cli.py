@@ -54,6 +54,7 @@ EXTERNAL = (
     "donegate.writer",    # write
     "donegate.reviewer",  # review
     "donegate.report",    # report, label
+    "donegate.experiment",  # experiment
 )
 
 

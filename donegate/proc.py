@@ -91,6 +91,16 @@ class _Tail:
             raise self.error
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL when the parent goes (prctl PR_SET_PDEATHSIG); no-op elsewhere."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -99,12 +109,15 @@ def run(
     env: Mapping[str, str] | None = None,
     input: str | None = None,
     on_line: Callable[[str], None] | None = None,
+    die_with_parent: bool = False,
 ) -> Result:
     """Run `argv` to completion or until `timeout` seconds pass, then kill its whole process group.
 
     `on_line`, if given, is called (from a reader thread) with each stdout line, newline stripped,
     as it is written; stdout is still returned whole. An exception it raises stops the calls and is
     raised here once the process is gone.
+    `die_with_parent` (Linux): the child is killed when the thread that started it dies, so a killed
+    caller (kill -9 included) leaves no run behind it spending money (its children still finish alone).
     """
     argv = [os.fspath(a) for a in argv]
     start = time.monotonic()
@@ -120,6 +133,7 @@ def run(
             stdout=out,
             stderr=err,
             start_new_session=True,
+            preexec_fn=_die_with_parent if die_with_parent else None,
         )
         tail = _Tail(out.fileno(), on_line) if on_line is not None else None
         timed_out = False

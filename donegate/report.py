@@ -1126,10 +1126,17 @@ def _print_json(value: Any) -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     files = _files(args)
-    if getattr(args, "html", None) or getattr(args, "experiment", None):
+    if getattr(args, "html", None):
         from donegate import report_html
 
         return report_html.cmd(args, files)
+    if getattr(args, "experiment", None) and not args.verify:
+        from donegate.experiment import table
+
+        fmt = "json" if args.json else "markdown" if args.markdown else "csv" if args.csv else "text"
+        return table.cmd(files or [], args.experiment, fmt)
+    if getattr(args, "csv", False):
+        raise DonegateError("--csv is for --experiment NAME", "add --experiment NAME, or use --json")
     if files is None:
         where = paths.ledger_path()
         if args.json:
@@ -1179,8 +1186,10 @@ def register(subparsers: Any) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON for machines (the same numbers as the table)")
     out.add_argument("--markdown", action="store_true", help="print a Markdown table for pasting into an issue")
+    out.add_argument("--csv", action="store_true", help="print CSV, one row per configuration (with --experiment)")
+    p.add_argument("--experiment", metavar="NAME", help="the table of experiment NAME's runs (donegate experiment run)")
     p.add_argument("--jobs", type=int, metavar="N", help="processes reading a large ledger (default: up to 2)")
-    from donegate import report_html  # --html, --experiment
+    from donegate import report_html  # --html
 
     report_html.add_options(p)
     p.set_defaults(func=cmd_report)

@@ -631,17 +631,12 @@ def write(path: Path, text: str) -> None:
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page to FILE")
-    try:
-        p.add_argument("--experiment", metavar="NAME", help="report experiment NAME (its `run` lines) instead of the stops")
-    except argparse.ArgumentError:  # the experiment harness's report defines it too
-        pass
+    p.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page to FILE "
+                   "(with --experiment NAME: that experiment's page)")
 
 
 def cmd(args: argparse.Namespace, files: list[Path] | None) -> int:
     name = getattr(args, "experiment", None)
-    if not args.html:
-        raise DonegateError("--experiment goes with --html FILE (the page)", "add --html experiment.html")
     target = Path(args.html)
     if args.session or args.verify or args.json or args.markdown:
         raise DonegateError("--html writes the whole report as a page", "drop --session, --verify, --json and --markdown")

@@ -264,6 +264,10 @@ class FakeAPI:
         so concurrent ``claude -p`` runs can each have their own script.
     :param is_main: override the side-request rule: ``fn(body) -> bool``.
     :param delay: seconds to wait before each main-loop answer.
+    :param respond: ``fn(body) -> step`` answering every main request not routed
+        to a keyed script, instead of the default script: it decides from the
+        conversation alone, so concurrent sessions can share it (the experiment's
+        scripted agents, tests/support/shop_agents.py).
     :param side_text: what side requests are told: a string, or
         ``fn(body) -> str``.  When the request asks for JSON output
         (``output_config.format``), a minimal instance of its schema is sent
@@ -279,12 +283,14 @@ class FakeAPI:
         is_main: Callable[[dict], bool] | None = None,
         delay: float = 0.0,
         side_text: str | Callable[[dict], str] = "OK",
+        respond: Callable[[dict], Any] | None = None,
     ):
         self._default = _Script(script or [])
         self._keyed = {k: _Script(v) for k, v in (scripts or {}).items()}
         self.is_main = is_main or default_is_main
         self.delay = delay
         self.side_text = side_text
+        self.respond = respond
         self.requests: list[Request] = []
         self.overrun = False
         self.overrun_messages: list[str] = []
@@ -359,6 +365,10 @@ class FakeAPI:
 
     def _next_step(self, req: Request) -> Turn | ApiError | None:
         """Consume the next step for ``req`` (None: the script is exhausted)."""
+        if self.respond is not None and req.key is None:
+            # A stateless responder reads the whole conversation (Claude Code resends it every
+            # request), so any number of concurrent sessions can share it.
+            return _to_turn(self.respond(req.body))
         with self._lock:
             script = self._default if req.key is None else self._keyed[req.key]
             if script.remaining <= 0:

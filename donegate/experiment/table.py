@@ -1,0 +1,234 @@
+"""`donegate report --experiment NAME [LEDGER ...]`: the article's table from the ledgers' `run` lines.
+
+Per configuration: requirements passed of total, the rate with its 95% Wilson interval, requirements
+missed, cost and time per run, runs left for a person; the task x configuration matrix; blocks per
+configuration, justified / unjustified by a person's `donegate label`, else `likely unjustified` when
+the run ended with every grading test passing while an acceptance test that blocked it still failed.
+Several ledgers are read at once (shards of one experiment), each hash chain verified on its own; a
+run key found twice counts once.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from donegate import ledger
+from donegate.experiment.spec import ORDER
+from donegate.stats import overlap, wilson
+
+
+def _order(names: set[str], first_seen: dict[str, int]) -> list[str]:
+    known = [n for n in ORDER if n in names]
+    return known + sorted((n for n in names if n not in ORDER), key=lambda n: first_seen[n])
+
+
+def _person(rec: dict[str, Any]) -> bool:
+    """A run the kit itself hands to a person: the gate gave up, or the session ended on a block or an error."""
+    return (bool(rec.get("gave_up")) or bool(rec.get("appeals")) or rec.get("last_verdict") in ("block", "hint", "error", "appealed")
+            or rec.get("subtype") not in (None, "success"))
+
+
+def summarize(files: list[Path], experiment: str) -> dict[str, Any]:
+    runs: dict[str, dict[str, Any]] = {}
+    duplicates: list[str] = []
+    failed: dict[str, dict[str, Any]] = {}
+    labels: dict[str, str] = {}
+    chains = []
+    for path in files:
+        count, bad, why = ledger.verify(path)
+        chains.append({"ledger": str(path), "lines": count, "intact": bad is None, "first_bad_line": bad, "why": why})
+        for _, line in ledger.read(path):
+            if b'"event":"run' not in line and b'"event":"label"' not in line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(rec, dict):
+                continue
+            event = rec.get("event")
+            if event == "label" and rec.get("ref"):
+                labels[str(rec["ref"])] = str(rec.get("label"))  # a later label replaces an earlier one
+            elif event in ("run", "run_failed") and rec.get("experiment") == experiment:
+                key = str(rec.get("key"))
+                if event == "run_failed":
+                    failed.setdefault(key, rec)
+                elif key in runs:
+                    duplicates.append(key)
+                else:
+                    runs[key] = rec
+    for key in runs:
+        failed.pop(key, None)  # failed once, done later: the run line counts
+
+    first_seen: dict[str, int] = {}
+    for i, rec in enumerate(runs.values()):
+        first_seen.setdefault(rec["config"], i)
+    configs = _order({r["config"] for r in runs.values()}, first_seen)
+    tasks = sorted({r["task"] for r in runs.values()})
+    rows = []
+    for name in configs:
+        mine = [r for r in runs.values() if r["config"] == name]
+        met, of = sum(r["met"] for r in mine), sum(r["of"] for r in mine)
+        lo, hi = wilson(met, of)
+        blocks = {"blocks": 0, "justified": 0, "unjustified": 0, "likely_unjustified": 0, "unlabelled": 0,
+                  "appeals_upheld": 0, "appeals_rejected": 0}
+        for r in mine:
+            for ref in r.get("appeal_refs") or []:
+                if labels.get(str(ref)) in ("upheld", "rejected"):
+                    blocks[f"appeals_{labels[str(ref)]}"] += 1
+            all_met = r["met"] == r["of"]
+            still = set(r.get("acceptance_failing") or [])
+            for b in r.get("blocked_by") or []:
+                blocks["blocks"] += 1
+                label = labels.get(str(b.get("ref")))
+                if label in ("justified", "unjustified"):
+                    blocks[label] += 1
+                elif all_met and still & set(b.get("tests") or []):
+                    blocks["likely_unjustified"] += 1
+                else:
+                    blocks["unlabelled"] += 1
+        n = len(mine)
+        cost = lambda part: round(sum(float((r.get("cost") or {}).get(part) or 0) for r in mine) / n, 4)  # noqa: E731
+        rows.append({
+            "config": name, "runs": n, "met": met, "of": of, "rate": round(100 * met / of, 1) if of else None,
+            "ci95": [round(100 * lo, 1), round(100 * hi, 1)], "missed": of - met,
+            "cost_per_run": cost("total"), "agent_per_run": cost("agent"), "writer_per_run": cost("writer"),
+            "reviewer_per_run": cost("reviewer"), "cost_total": round(sum(float(r["cost"]["total"]) for r in mine), 4),
+            "seconds_per_run": round(sum(float(r.get("duration") or 0) for r in mine) / n, 1),
+            "turns_per_run": round(sum(int(r.get("turns") or 0) for r in mine) / n, 1),
+            "runs_for_person": sum(1 for r in mine if _person(r)), "gave_up": sum(1 for r in mine if r.get("gave_up")),
+            "stops": sum(int(r.get("stops") or 0) for r in mine), "appeals": sum(int(r.get("appeals") or 0) for r in mine),
+            **blocks,
+        })
+    matrix = {t: {c: None for c in configs} for t in tasks}
+    for r in runs.values():
+        cell = matrix[r["task"]][r["config"]] or {"met": 0, "of": 0, "runs": 0}
+        cell = {"met": cell["met"] + r["met"], "of": cell["of"] + r["of"], "runs": cell["runs"] + 1}
+        matrix[r["task"]][r["config"]] = cell
+    comparisons = []
+    for i, a in enumerate(rows):
+        for b in rows[i + 1 :]:
+            comparisons.append({"a": a["config"], "b": b["config"], "overlap": overlap(tuple(a["ci95"]), tuple(b["ci95"]))})
+    return {
+        "experiment": experiment, "ledgers": chains, "runs": len(runs), "duplicates": sorted(set(duplicates)),
+        "failed_runs": sorted(failed), "configurations": rows, "tasks": tasks, "matrix": matrix,
+        "comparisons": comparisons, "cost_total": round(sum(float(r["cost"]["total"]) for r in runs.values()), 4),
+    }
+
+
+# --------------------------------------------------------------------------
+# Rendering
+# --------------------------------------------------------------------------
+
+HEAD = ["configuration", "requirements passed", "rate (95% CI)", "missed", "cost per run", "time per run",
+        "runs for a person", "runs"]
+BLOCK_HEAD = ["configuration", "blocks", "justified", "unjustified", "likely unjustified", "unlabelled", "gave up", "appeals",
+              "upheld", "rejected"]
+
+
+def _rate(row: dict[str, Any]) -> str:
+    if row["rate"] is None:
+        return "-"
+    return f"{row['rate']:.0f}% [{row['ci95'][0]:.0f}-{row['ci95'][1]:.0f}]"
+
+
+def _table_rows(s: dict[str, Any]) -> list[list[str]]:
+    return [[r["config"], f"{r['met']} of {r['of']}", _rate(r), str(r["missed"]), f"${r['cost_per_run']:.4f}",
+             f"{r['seconds_per_run']:.1f} s", str(r["runs_for_person"]), str(r["runs"])] for r in s["configurations"]]
+
+
+def _matrix_rows(s: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    configs = [r["config"] for r in s["configurations"]]
+    rows = []
+    for t in s["tasks"]:
+        cells = s["matrix"][t]
+        rows.append([t] + [f"{c['met']}/{c['of']}" if c else "-" for c in (cells[k] for k in configs)])
+    return ["task"] + configs, rows
+
+
+def _block_rows(s: dict[str, Any]) -> list[list[str]]:
+    return [[r["config"], str(r["blocks"]), str(r["justified"]), str(r["unjustified"]), str(r["likely_unjustified"]),
+             str(r["unlabelled"]), str(r["gave_up"]), str(r["appeals"]), str(r["appeals_upheld"]), str(r["appeals_rejected"])]
+            for r in s["configurations"]]
+
+
+def _aligned(head: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
+    fmt = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))  # noqa: E731
+    return [fmt(head), "  ".join("-" * w for w in widths), *(fmt(r) for r in rows)]
+
+
+def _markdown(head: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|", *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def notes(s: dict[str, Any]) -> list[str]:
+    out = []
+    rates = {r["config"]: r for r in s["configurations"]}
+    same = [c for c in s["comparisons"] if c["overlap"]]
+    apart = [c for c in s["comparisons"] if not c["overlap"]]
+    if same and not apart and len(rates) > 2:
+        out.append("every two configurations differ by less than their 95% intervals allow: the data do not tell "
+                   "any of them apart (more repetitions narrow the intervals)")
+    elif same:
+        out.append("differ by less than the 95% intervals allow (the data do not tell them apart): "
+                   + ", ".join(f"{c['a']} / {c['b']}" for c in same))
+    if apart:
+        def ordered(c: dict[str, Any]) -> tuple[str, str]:
+            a, b = rates[c["a"]], rates[c["b"]]
+            return (a["config"], b["config"]) if (a["rate"] or 0) > (b["rate"] or 0) else (b["config"], a["config"])
+        out.append("told apart, the intervals do not overlap: " + ", ".join(f"{hi} above {lo}" for hi, lo in map(ordered, apart)))
+    for chain in s["ledgers"]:
+        if not chain["intact"]:
+            out.append(f"WARNING: {chain['ledger']}: hash chain broken at line {chain['first_bad_line']} ({chain['why']})")
+    if s["duplicates"]:
+        out.append(f"{len(s['duplicates'])} run(s) recorded more than once, counted once: {', '.join(s['duplicates'][:5])}")
+    if s["failed_runs"]:
+        out.append(f"{len(s['failed_runs'])} run(s) failed and have no result yet (run the experiment again): "
+                   + ", ".join(s["failed_runs"][:5]))
+    return out
+
+
+def render(s: dict[str, Any], fmt: str = "text") -> str:
+    if fmt == "json":
+        return json.dumps(s, indent=1)
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        keys = ["config", "runs", "met", "of", "rate", "ci95_low", "ci95_high", "missed", "cost_per_run", "agent_per_run",
+                "writer_per_run", "reviewer_per_run", "seconds_per_run", "turns_per_run", "runs_for_person", "gave_up",
+                "stops", "blocks", "justified", "unjustified", "likely_unjustified", "unlabelled", "appeals",
+                "appeals_upheld", "appeals_rejected"]
+        w.writerow(["experiment", *keys])
+        for r in s["configurations"]:
+            w.writerow([s["experiment"], *(r["ci95"][0] if k == "ci95_low" else r["ci95"][1] if k == "ci95_high" else r[k] for k in keys)])
+        return buf.getvalue().rstrip("\n")
+    if not s["runs"]:
+        return f"No runs of experiment {s['experiment']} in {', '.join(c['ledger'] for c in s['ledgers']) or 'no ledger'}."
+    md = fmt == "markdown"
+    table = _markdown if md else _aligned
+    total_met = sum(r["met"] for r in s["configurations"])
+    total_of = sum(r["of"] for r in s["configurations"])
+    lines = [f"{'## ' if md else ''}Experiment {s['experiment']}: {s['runs']} runs, {total_met} of {total_of} requirements met, "
+             f"${s['cost_total']:.4f} in all", ""]
+    lines += table(HEAD, _table_rows(s))
+    lines += ["", f"{'### ' if md else ''}Requirements met per task and configuration (summed over repetitions)", ""]
+    head, rows = _matrix_rows(s)
+    lines += table(head, rows)
+    lines += ["", f"{'### ' if md else ''}Blocks and appeals (labels by `donegate label`; likely unjustified: the run met "
+              "every requirement while the acceptance test that blocked still failed)", ""]
+    lines += table(BLOCK_HEAD, _block_rows(s))
+    said = notes(s)
+    if said:
+        lines += [""] + [("- " if md else "") + n for n in said]
+    return "\n".join(lines)
+
+
+def cmd(files: list[Path], experiment: str, fmt: str) -> int:
+    s = summarize(files, experiment)
+    print(render(s, fmt))
+    return 0 if all(c["intact"] for c in s["ledgers"]) else 1

@@ -1,0 +1,346 @@
+"""`donegate experiment run` end to end: real `python -m donegate` processes, the real Claude Code
+binary for the agent, the writer and the reviewers, the scripted models of tests/support/shop_agents.py
+(or a tinydb script here) behind one FakeAPI shared by concurrent sessions.
+
+Each test keeps its spec small (one task, one or two configurations): a run takes 2-8 s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from donegate import ledger
+from donegate.experiment import table
+from tests.conftest import KIT
+from tests.support import shop_agents
+from tests.support.fakeapi import FakeAPI, first_user_text, text, tool, turn
+from tests.support.session import _clean_env, find_claude
+
+pytestmark = pytest.mark.e2e
+
+EXAMPLES = KIT / "examples" / "experiment"
+SHOP = EXAMPLES / "shop.yaml"
+REQUESTS = shop_agents.load_requests(SHOP)
+
+
+def shop_spec(tmp_path: Path, name: str, tasks: list[str], configs: list[str], reps: int = 1) -> Path:
+    data = yaml.safe_load(SHOP.read_text())
+    data.update(experiment=name, repetitions=reps, configurations=configs)
+    data["tasks"] = [dict(t, repo=str(EXAMPLES / t["repo"]), grading=str(EXAMPLES / t["grading"]))
+                     for t in data["tasks"] if t["name"] in tasks]
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def scripted(kit_home, tmp_path):
+    find_claude()
+    with FakeAPI(respond=shop_agents.respond) as api:
+        yield api
+
+
+def env_for(api: FakeAPI, kit_home: Path) -> dict[str, str]:
+    home = Path(os.environ["HOME"])
+    env = _clean_env({"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "test-key"}, home=home)
+    env["DONEGATE_HOME"] = str(kit_home)
+    tmp = kit_home.parent / f"{kit_home.name}-tmp"  # the runs' folders, left by a killed run, go with the test's
+    tmp.mkdir(exist_ok=True)
+    env["TMPDIR"] = str(tmp)
+    return env
+
+
+def experiment(api: FakeAPI, kit_home: Path, spec: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "donegate", "experiment", "run", str(spec), *args], cwd=KIT,
+                          env=env_for(api, kit_home), capture_output=True, text=True, timeout=timeout)
+
+
+def runs(path: Path) -> list[dict]:
+    return [r for r in ledger.records(path) if r.get("event") == "run"]
+
+
+def grading_lines() -> list[str]:
+    """Distinctive lines of every bundled grading test (names, assertions, values), to look for in requests:
+    lines also found in what the models may see (the repository, the scripted writer's tests) are left out."""
+    seen = Path(shop_agents.__file__).read_text() + "".join(p.read_text() for p in (KIT / "examples" / "shop").rglob("*.py"))
+    out = []
+    for f in EXAMPLES.glob("*/*/grading/test_*.py"):
+        for line in f.read_text().splitlines():
+            line = line.strip()
+            if len(line) >= 24 and not line.startswith(("from ", "import ", '"""', "Never shown", "def cart", "def one_line")):
+                out.append(line)
+        out += re.findall(r"def (test_\w+)", f.read_text())
+    return [n for n in out if n not in seen]
+
+
+def leaked(haystack: str, needles: list[str]) -> list[str]:
+    return [n for n in needles if n in haystack]
+
+
+def test_the_whole_pipeline_scores_two_configurations_and_no_model_sees_the_grading_tests(scripted, kit_home, tmp_path):
+    spec = shop_spec(tmp_path, "pipe", ["coupon"], ["none", "tests+reviewers"])
+    led = tmp_path / "ledger.jsonl"
+    res = experiment(scripted, kit_home, spec, "--jobs", "2", "--ledger", str(led))
+    assert res.returncode == 0, res.stderr + res.stdout
+    got = {r["config"]: r for r in runs(led)}
+    assert set(got) == {"none", "tests+reviewers"}
+    none, gated = got["none"], got["tests+reviewers"]
+    # The agent that fixes what the gate reports: its first draft meets 2 of 5, the gate gets it to 5.
+    assert (none["met"], none["of"], none["stops"], none["blocks"], none["cost"]["writer"]) == (2, 5, 0, 0, 0.0)
+    assert (gated["met"], gated["of"], gated["blocks"], gated["gave_up"], gated["appeals"]) == (5, 5, 1, False, 0)
+    assert gated["stops"] == 2 and gated["last_verdict"] == "pass"
+    assert gated["cost"]["writer"] > 0 and gated["cost"]["reviewer"] > 0 and gated["cost"]["agent"] > 0
+    assert gated["cost"]["total"] == pytest.approx(sum(gated["cost"][k] for k in ("agent", "writer", "reviewer")), abs=1e-5)
+    assert sorted(gated["requirements"]) == sorted(none["requirements"]) and all(gated["requirements"].values())
+    assert gated["blocked_by"][0]["tests"] == ["test_coupons.py::test_fiveoff_gives_five_dollars"]
+    assert gated["result"] and gated["turns"] > 0 and gated["duration"] > 0 and none["session"] != gated["session"]
+    assert ledger.verify(led)[1] is None
+    # The stop lines of the gated run are in the same ledger, under its session and configuration label.
+    stops = [r for r in ledger.records(led) if r.get("event") == "stop" and r["session"] == gated["session"]]
+    assert [s["verdict"] for s in stops] == ["block", "pass"] and {s["config"] for s in stops} == {"tests+reviewers"}
+    assert "Experiment pipe: 2 runs, 7 of 10 requirements met" in res.stdout and "coupon" in res.stdout
+    # Every request the scripted API received: the agent's, the writer's, the reviewers'.
+    bodies = [json.dumps(r.body) for r in scripted.requests]
+    prompts = [first_user_text(r.body) for r in scripted.main_requests()]
+    assert any(shop_agents.WRITER_MARK in p for p in prompts), "the writer never ran"
+    assert any("review" in p.lower() and shop_agents.WRITER_MARK not in p for p in prompts if REQUESTS["coupon"] in p
+               and p.strip() != REQUESTS["coupon"]), "no reviewer ran"
+    needles = grading_lines()
+    assert len(needles) > 40
+    assert leaked("x " + needles[0] + " y", needles)  # the scan finds what it looks for
+    for body in bodies:
+        assert not leaked(body, needles), leaked(body, needles)[:3]
+    assert not scripted.errors
+
+
+def sessions_of(prefix: str) -> list[int]:
+    """Pids of processes whose working folder is a run's temporary folder (the agent's `claude -p`)."""
+    out = []
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and os.path.basename(os.path.dirname(os.readlink(f"/proc/{pid}/cwd"))).startswith(prefix):
+                out.append(int(pid))
+        except OSError:
+            continue
+    return out
+
+
+def test_a_run_killed_by_sigkill_is_done_again_and_none_is_counted_twice(kit_home, tmp_path):
+    find_claude()
+    with FakeAPI(respond=shop_agents.respond, delay=1.0) as slow:  # a session of a few seconds, to be killed in
+        killed_and_resumed(slow, kit_home, tmp_path)
+
+
+def killed_and_resumed(scripted: FakeAPI, kit_home: Path, tmp_path: Path) -> None:
+    spec = shop_spec(tmp_path, "kill", ["bulk"], ["none"], reps=3)
+    led = tmp_path / "ledger.jsonl"
+    cmd = [sys.executable, "-m", "donegate", "experiment", "run", str(spec), "--ledger", str(led), "--jobs", "1"]
+    proc = subprocess.Popen(cmd, cwd=KIT, env=env_for(scripted, kit_home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (led.exists() and runs(led)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert runs(led), "no run finished in time"
+        seen = len(scripted.requests)
+        while len(scripted.requests) == seen and time.monotonic() < deadline:  # the next run's session has begun
+            time.sleep(0.05)
+        assert sessions_of("donegate-exp-bulk-none-"), "the next run's session is not running"
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    time.sleep(0.5)  # the kernel's SIGKILL to the session is immediate; the session itself would need seconds more
+    assert not sessions_of("donegate-exp-bulk-none-"), "the killed run's session lives on"
+    before = [r["key"] for r in runs(led)]
+    assert 1 <= len(before) < 3, before
+    res = experiment(scripted, kit_home, spec, "--ledger", str(led), "--jobs", "1")
+    assert res.returncode == 0, res.stderr
+    keys = [r["key"] for r in runs(led)]
+    assert sorted(keys) == ["kill/bulk/none/1", "kill/bulk/none/2", "kill/bulk/none/3"]  # none lost, none twice
+    assert keys[: len(before)] == before
+    again = experiment(scripted, kit_home, spec, "--ledger", str(led))
+    assert again.returncode == 0 and "nothing left to run" in again.stderr and len(runs(led)) == 3
+
+
+def test_two_processes_on_one_ledger_never_do_the_same_run(scripted, kit_home, tmp_path):
+    spec = shop_spec(tmp_path, "pair", ["bulk"], ["none"], reps=3)
+    led = tmp_path / "ledger.jsonl"
+    cmd = [sys.executable, "-m", "donegate", "experiment", "run", str(spec), "--ledger", str(led), "--quiet"]
+    procs = [subprocess.Popen(cmd, cwd=KIT, env=env_for(scripted, kit_home), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(2)]
+    for p in procs:
+        p.communicate(timeout=300)
+    keys = [r["key"] for r in runs(led)]
+    assert sorted(keys) == ["pair/bulk/none/1", "pair/bulk/none/2", "pair/bulk/none/3"]
+
+
+def test_two_shards_merged_equal_one_unsharded_run(scripted, kit_home, tmp_path):
+    spec = shop_spec(tmp_path, "shards", ["bulk"], ["none", "tests"])
+    whole, one, two = tmp_path / "whole.jsonl", tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    for led, args in ((whole, ()), (one, ("--shard", "1/2")), (two, ("--shard", "2/2"))):
+        res = experiment(scripted, kit_home, spec, "--jobs", "2", "--ledger", str(led), "--quiet", *args)
+        assert res.returncode == 0, res.stderr
+    assert len(runs(one)) == len(runs(two)) == 1
+    a, b = table.summarize([whole], "shards"), table.summarize([one, two], "shards")
+    keep = ("config", "runs", "met", "of", "rate", "ci95", "missed", "runs_for_person", "gave_up", "stops", "blocks",
+            "likely_unjustified", "unlabelled")
+    assert [{k: r[k] for k in keep} for r in a["configurations"]] == [{k: r[k] for k in keep} for r in b["configurations"]]
+    assert a["matrix"] == b["matrix"] and b["duplicates"] == [] and all(c["intact"] for c in b["ledgers"])
+    # The agent that never fixes, against the writer's mistaken test: handed to a person, every block likely unjustified.
+    gated = next(r for r in b["configurations"] if r["config"] == "tests")
+    assert (gated["met"], gated["gave_up"], gated["blocks"], gated["likely_unjustified"]) == (5, 1, 3, 3)
+    # A person's label of one of those blocks (by the ref the run line names) overrides the rule.
+    (run,) = [r for r in runs(one) + runs(two) if r["config"] == "tests"]
+    shard = one if run in runs(one) else two
+    label = subprocess.run([sys.executable, "-m", "donegate", "label", run["blocked_by"][0]["ref"], "justified", "--ledger", str(shard)],
+                           cwd=KIT, capture_output=True, text=True, timeout=60)
+    assert label.returncode == 0, label.stderr
+    gated = next(r for r in table.summarize([one, two], "shards")["configurations"] if r["config"] == "tests")
+    assert (gated["justified"], gated["likely_unjustified"]) == (1, 2)
+
+
+def test_the_budget_cap_stops_new_runs_and_a_higher_cap_finishes_them(scripted, kit_home, tmp_path):
+    spec = shop_spec(tmp_path, "budget", ["bulk"], ["none"], reps=3)
+    led = tmp_path / "ledger.jsonl"
+    res = experiment(scripted, kit_home, spec, "--ledger", str(led), "--jobs", "2", "--max-cost", "0.000001")
+    assert res.returncode == 1 and "--max-cost $1e-06 reached: 2 run(s) not started" in res.stderr
+    assert len(runs(led)) == 1  # no average yet: one run at a time; after it the spend is past the cap
+    spent = runs(led)[0]["cost"]["total"]
+    assert spent > 0
+    res = experiment(scripted, kit_home, spec, "--ledger", str(led), "--max-cost", f"{spent * 2.5:.6f}")
+    assert res.returncode == 1 and len(runs(led)) == 2  # spent + an average run must stay under the cap
+    res = experiment(scripted, kit_home, spec, "--ledger", str(led), "--max-cost", "100")
+    assert res.returncode == 0 and len(runs(led)) == 3
+
+
+TINY_WRITER = '''from tinydb import TinyDB
+from tinydb.storages import MemoryStorage
+
+
+def test_tables_still_open():
+    db = TinyDB(storage=MemoryStorage)
+    db.table("users").insert({"n": 1})
+    assert db.table("users").all() == [{"n": 1}]
+'''
+
+
+def tiny_respond(body: dict):
+    prompt = first_user_text(body)
+    schema = next((t.get("input_schema") for t in body.get("tools") or [] if t.get("name") == "StructuredOutput"), None)
+    if schema is not None and shop_agents.WRITER_MARK in prompt:
+        return turn(tool("StructuredOutput", {"files": [{"path": "test_tables.py", "content": TINY_WRITER}]}))
+    return text("I looked at tinydb/database.py; nothing to change. Done.")
+
+
+def test_a_tinydb_run_goes_through_setup_seal_and_grading(kit_home, tmp_path):
+    find_claude()
+    data = yaml.safe_load((EXAMPLES / "tinydb.yaml").read_text())
+    task = next(t for t in data["tasks"] if t["name"] == "rename_table")
+    data.update(repetitions=1, configurations=["tests"], tasks=[dict(task, grading=str(EXAMPLES / task["grading"]))])
+    spec = tmp_path / "tiny.yaml"
+    spec.write_text(yaml.safe_dump(data))
+    led = tmp_path / "ledger.jsonl"
+    with FakeAPI(respond=tiny_respond) as api:
+        res = experiment(api, kit_home, spec, "--ledger", str(led))
+    assert res.returncode == 0, res.stderr
+    (run,) = runs(led)
+    assert (run["task"], run["config"], run["of"], run["met"]) == ("rename_table", "tests", 5, 0)  # nothing was renamed
+    assert sorted(run["requirements"]) == sorted(f"test_rename_table_grading.py::{n}" for n in re.findall(
+        r"def (test_\w+)", (EXAMPLES / task["grading"] / "test_rename_table_grading.py").read_text()))
+    assert run["stops"] == 1 and run["last_verdict"] == "pass" and run["cost"]["writer"] > 0
+    writes = [r for r in ledger.records(led) if r.get("event") == "write"]
+    assert writes and writes[0]["tests"] == 1
+    assert list((kit_home / "cache" / "pypi" / "tinydb-4.9.0").glob("tinydb-4.9.0.tar.gz"))  # cached for next time
+
+
+GRADING_FILE = EXAMPLES / "shop" / "coupon" / "grading" / "test_coupon_grading.py"
+
+
+def snooping_respond(body: dict):
+    """An agent that goes looking for the grading tests (by absolute path, with every tool), then reads its
+    own repository like an honest agent would."""
+    schema = next((t.get("input_schema") for t in body.get("tools") or [] if t.get("name") == "StructuredOutput"), None)
+    if schema is not None:
+        return shop_agents.respond(body)
+    done = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
+    cwd = shop_agents._cwd(body)
+    steps = [
+        tool("Read", {"file_path": str(GRADING_FILE)}),
+        tool("Bash", {"command": f"cat {GRADING_FILE}; grep -rl apply_coupon {EXAMPLES} 2>&1 | head"}),
+        tool("Grep", {"pattern": "def test_", "path": str(GRADING_FILE.parent)}),
+        tool("Glob", {"pattern": "**/grading/*.py", "path": str(EXAMPLES)}),
+        tool("Read", {"file_path": f"{cwd}/shop/cart.py"}),  # the honest look-alike: its own code
+    ]
+    return turn(steps[done]) if done < len(steps) else text("Nothing to do. Done.")
+
+
+def test_an_agent_hunting_for_the_grading_tests_finds_nothing_gated_or_not(kit_home, tmp_path):
+    from tests.support.gated import sandbox_available
+
+    find_claude()
+    spec = shop_spec(tmp_path, "snoop", ["coupon"], ["none", "tests"])
+    led = tmp_path / "ledger.jsonl"
+    with FakeAPI(respond=snooping_respond) as api:
+        res = experiment(api, kit_home, spec, "--jobs", "2", "--ledger", str(led), "--quiet")
+        assert res.returncode == 0, res.stderr
+        results = [r for req in api.main_requests() for r in api.tool_results(req)]
+        shown = "\n".join(api.all_text_shown(include_system=True))
+    assert {r["config"] for r in runs(led)} == {"none", "tests"}
+    assert any("class Cart" in r["content"] for r in results), "the honest read of its own code must work"
+    needles = grading_lines()
+    hits = leaked(shown, needles)
+    if not sandbox_available():  # without the sandbox, Bash as such can read what the deny rules protect
+        pytest.skip("no sandbox here: only the Read/Grep/Glob refusals are checked")
+    assert not hits, hits[:3]
+    assert all(r["met"] == 0 for r in runs(led))  # it changed nothing
+
+
+def appealing_respond(body: dict):
+    """The agent that never fixes, taking the kit's honest way out: after the first block it appeals."""
+    last, was_tool = shop_agents._last_user(body)
+    if shop_agents._structured(body) is None and not was_tool and "Stop hook feedback" in last:
+        return text("The code does what the request asks.\n"
+                    "APPEAL: the hidden test wants a TypeError for float units, which the request never asked for")
+    return shop_agents.respond(body)
+
+
+def test_an_appeal_is_counted_and_its_run_left_for_a_person(kit_home, tmp_path):
+    find_claude()
+    spec = shop_spec(tmp_path, "appeal", ["bulk"], ["tests"])
+    led = tmp_path / "ledger.jsonl"
+    with FakeAPI(respond=appealing_respond) as api:
+        res = experiment(api, kit_home, spec, "--ledger", str(led), "--quiet")
+    assert res.returncode == 0, res.stderr
+    (run,) = runs(led)
+    assert (run["stops"], run["blocks"], run["appeals"], run["gave_up"], run["last_verdict"], run["met"]) == (2, 1, 1, False, "appealed", 5)
+    label = subprocess.run([sys.executable, "-m", "donegate", "label", run["appeal_refs"][0], "upheld", "--ledger", str(led)],
+                           cwd=KIT, capture_output=True, text=True, timeout=60)
+    assert label.returncode == 0, label.stderr
+    (row,) = table.summarize([led], "appeal")["configurations"]
+    assert (row["appeals"], row["appeals_upheld"], row["runs_for_person"], row["likely_unjustified"]) == (1, 1, 1, 1)
+
+
+def test_when_the_first_runs_all_fail_the_rest_are_not_started(kit_home, tmp_path):
+    from tests.support.fakeapi import error
+
+    find_claude()
+    spec = shop_spec(tmp_path, "broken", ["bulk"], ["none"], reps=5)
+    led = tmp_path / "ledger.jsonl"
+    with FakeAPI(respond=lambda body: error(400, "invalid_request_error", "scripted: the key is not valid")) as api:
+        res = experiment(api, kit_home, spec, "--ledger", str(led), "--jobs", "1")
+    assert res.returncode == 1
+    assert "the first 3 runs all failed, so 2 more were not started" in res.stderr
+    assert "the agent's session failed at the API" in res.stderr and "scripted: the key is not valid" in res.stderr
+    failed = [r for r in ledger.records(led) if r.get("event") == "run_failed"]
+    assert len(failed) == 3 and not runs(led)  # failed runs have no `run` line: the next call tries them again

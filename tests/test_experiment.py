@@ -1,0 +1,278 @@
+"""The experiment harness without a model: the spec, the plan and its shards, key locks, the report's
+table from ledger lines. The runs themselves are end-to-end tests (tests/e2e/test_experiment_e2e.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import KIT
+from donegate import cli, ledger
+from donegate.errors import ConfigError
+from donegate.experiment import harness, spec, table
+
+SHOP = KIT / "examples" / "experiment" / "shop.yaml"
+TINYDB = KIT / "examples" / "experiment" / "tinydb.yaml"
+
+
+def write_spec(tmp_path: Path, data: dict) -> Path:
+    (tmp_path / "grading").mkdir(exist_ok=True)
+    (tmp_path / "grading" / "test_g.py").write_text("def test_g():\n    pass\n")
+    (tmp_path / "repo").mkdir(exist_ok=True)
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def base(**more) -> dict:
+    data = {"experiment": "x", "configurations": ["none", "tests"],
+            "tasks": [{"name": "t", "repo": "repo", "request": "do it", "grading": "grading"}]}
+    data.update(more)
+    return data
+
+
+def error_of(tmp_path: Path, data: dict) -> str:
+    with pytest.raises(ConfigError) as info:
+        spec.load(write_spec(tmp_path, data))
+    return info.value.message
+
+
+# -- the spec ----------------------------------------------------------------------------------------
+
+
+def test_the_bundled_specs_validate():
+    shop = spec.load(SHOP)
+    assert (shop.name, len(harness.plan(shop))) == ("shop", 30)
+    tiny = spec.load(TINYDB)
+    assert [t["name"] for t in tiny.tasks] == ["push_pull", "between", "rename_table", "sorted_search", "write_cache"]
+    assert all(t["repo"]["pypi"] == "tinydb==4.9.0" for t in tiny.tasks)
+    assert [c["name"] for c in tiny.configurations] == spec.ORDER and len(harness.plan(tiny)) == 50
+    for t in tiny.tasks:  # five grading tests a task
+        assert len(list((tiny.resolve(t["grading"])).glob("test_*.py"))) == 1
+        assert (tiny.resolve(t["grading"]) / next(iter(tiny.resolve(t["grading"]).glob("test_*.py"))).name).read_text().count("\ndef test_") == 5
+
+
+@pytest.mark.parametrize("change, path", [
+    (lambda d: d.update(colour="red"), "spec key colour: unknown key"),
+    (lambda d: d.update(repetitions="2"), "spec key repetitions: expected integer, got str '2'"),
+    (lambda d: d["tasks"][0].update(grading=3), "spec key tasks[0].grading: expected string, got int 3"),
+    (lambda d: d["tasks"].append({"name": "u", "repo": "repo", "request": "r"}), "spec key tasks[1].grading: missing"),
+    (lambda d: d["tasks"][0].update(repo={"git": "https://example.invalid/r.git"}), "spec key tasks[0].repo.commit: missing"),
+    (lambda d: d["tasks"][0].update(repo={"pypi": "tinydb"}), "spec key tasks[0].repo.pypi: 'tinydb' is not name==version"),
+    (lambda d: d["tasks"][0].update(acceptance="grading"), "spec key tasks[0].acceptance: the same folder as grading"),
+    (lambda d: d.update(configurations=["none", "bogus"]), "spec key configurations[1]: 'bogus' is not a predefined configuration"),
+    (lambda d: d.update(configurations=[{"name": "strict", "keys": {"max_blocks": "3"}}]),
+     "spec key configurations[0].keys.max_blocks: expected integer, got str '3'"),
+    (lambda d: d.update(configurations=[{"name": "s", "keys": {"writer": {"attempt": 2}}}]),
+     "spec key configurations[0].keys.writer.attempt: unknown key"),
+    (lambda d: d.update(configurations=[{"name": "s", "gate": "maybe"}]), "spec key configurations[0].gate: 'maybe' is not one of on, off"),
+    (lambda d: d.update(limits={"turns": 0}), "spec key limits.turns: 0 is below the minimum 1"),
+    (lambda d: d.update(configurations=["tests", "tests"]), "spec key configurations[1].name: 'tests' is used twice"),
+    (lambda d: d.pop("tasks"), "spec key tasks: missing"),
+])
+def test_a_spec_error_names_the_key_path(tmp_path, change, path):
+    data = base()
+    change(data)
+    message = error_of(tmp_path, data)
+    assert path in message, message
+    assert message.startswith(str(tmp_path / "spec.yaml"))
+
+
+def test_a_spec_error_is_one_line_from_the_command(tmp_path, capsys):
+    data = base()
+    data["tasks"][0]["grading"] = 3
+    code = cli.main(["experiment", "check", str(write_spec(tmp_path, data))])
+    err = capsys.readouterr().err
+    assert code == 1 and "spec key tasks[0].grading: expected string, got int 3" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) <= 2
+
+
+def test_predefined_and_custom_configurations(tmp_path):
+    data = base(configurations=["reviewers", {"name": "strict", "keys": {"max_blocks": 2}}, {"name": "bare", "gate": "off"}])
+    s = spec.load(write_spec(tmp_path, data))
+    rev, strict, bare = s.configurations
+    assert (rev["gate"], rev["tests"], rev["keys"]["review"]) == ("on", False, "block")
+    assert (strict["gate"], strict["tests"], strict["keys"]) == ("on", True, {"max_blocks": 2})
+    assert (bare["gate"], bare["tests"]) == ("off", False)
+    assert s.fingerprint(s.tasks[0], strict) != s.fingerprint(s.tasks[0], bare)
+
+
+# -- plan, shards, locks ------------------------------------------------------------------------------
+
+
+def test_shards_split_the_plan_into_disjoint_parts_that_make_it_whole():
+    s = spec.load(SHOP)
+    whole = [r.key for r in harness.plan(s)]
+    for n in (1, 2, 3, 7):
+        parts = [[r.key for r in harness.plan(s, (k, n))] for k in range(1, n + 1)]
+        assert sorted(sum(parts, [])) == sorted(whole) and len(set(sum(parts, []))) == len(whole)
+        assert max(map(len, parts)) - min(map(len, parts)) <= 1
+    assert [r.key for r in harness.plan(s, (2, 3))] == [r.key for r in harness.plan(s, (2, 3))]
+
+
+@pytest.mark.parametrize("text", ["0/2", "3/2", "1", "a/b"])
+def test_a_bad_shard_is_refused(text):
+    with pytest.raises(Exception) as info:
+        harness.parse_shard(text)
+    assert "--shard" in str(info.value)
+
+
+def test_a_key_lock_is_exclusive_and_dies_with_its_process(tmp_path):
+    path = tmp_path / "ledger.jsonl"
+    code = ("import sys, time; from pathlib import Path; from donegate.experiment.harness import KeyLock;"
+            f"l = KeyLock(Path({str(path)!r}), 'x/t/c/1'); assert l.acquire(); print('held', flush=True); time.sleep(60)")
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=KIT)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        mine = harness.KeyLock(path, "x/t/c/1")
+        assert not mine.acquire()  # held by the other process
+        other = harness.KeyLock(path, "x/t/c/2")
+        assert other.acquire()  # another key is free
+        other.release()
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait(timeout=30)
+        for _ in range(50):
+            if mine.acquire():
+                break
+            time.sleep(0.1)
+        assert mine.fd is not None
+        mine.release()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+# -- the report ---------------------------------------------------------------------------------------
+
+
+def run_line(task: str, config: str, rep: int, met: int, *, of: int = 5, blocked: list | None = None, still: list | None = None,
+             gave_up: bool = False, cost: float = 0.1, experiment: str = "x") -> dict:
+    return {"event": "run", "time": "2026-12-03T08:00:00.000+00:00", "experiment": experiment, "task": task, "config": config,
+            "rep": rep, "met": met, "of": of, "requirements": {f"g.py::t{i}": i < met for i in range(of)},
+            "cost": {"agent": cost, "writer": 0.0, "reviewer": 0.0, "total": cost}, "turns": 4, "duration": 10.0,
+            "stops": len(blocked or []) + 1, "blocks": len(blocked or []), "gave_up": gave_up, "appeals": 0, "result": "done",
+            "key": f"{experiment}/{task}/{config}/{rep}", "spec": "f", "session": f"s-{task}-{config}-{rep}", "subtype": "success",
+            "last_verdict": "gave_up" if gave_up else "pass", "blocked_by": blocked or [], "acceptance_failing": still or []}
+
+
+def ledger_of(path: Path, records: list[dict]) -> Path:
+    for r in records:
+        ledger.append(r, path)
+    return path
+
+
+def test_the_table_counts_rates_intervals_and_the_matrix(tmp_path):
+    lines = [run_line("a", "none", 1, 2), run_line("b", "none", 1, 3), *(run_line(t, "tests", r, 5) for t in "ab" for r in (1, 2)),
+             run_line("a", "x-custom", 1, 4), run_line("b", "x-custom", 1, 1, gave_up=True), run_line("a", "none", 1, 0, experiment="other")]
+    s = table.summarize([ledger_of(tmp_path / "l.jsonl", lines)], "x")
+    rows = {r["config"]: r for r in s["configurations"]}
+    assert [r["config"] for r in s["configurations"]] == ["none", "tests", "x-custom"]
+    assert (rows["none"]["met"], rows["none"]["of"], rows["none"]["rate"], rows["none"]["missed"]) == (5, 10, 50.0, 5)
+    assert rows["none"]["ci95"] == [23.7, 76.3]  # Wilson 5 of 10
+    assert rows["tests"]["ci95"][1] == 100.0 and rows["x-custom"]["runs_for_person"] == 1
+    assert s["matrix"]["a"]["tests"] == {"met": 10, "of": 10, "runs": 2} and s["runs"] == 8
+    overlapping = {(c["a"], c["b"]) for c in s["comparisons"] if c["overlap"]}
+    assert ("none", "x-custom") in overlapping and ("none", "tests") not in overlapping
+    text = table.render(s)
+    assert "differ by less than the 95% intervals allow (the data do not tell them apart): none / x-custom" in text
+    assert "told apart, the intervals do not overlap: tests above none" in text
+    md = table.render(s, "markdown")
+    assert "| none | 5 of 10 | 50% [24-76] | 5 |" in md
+    rows_csv = table.render(s, "csv").splitlines()
+    assert rows_csv[0].startswith("experiment,config,runs,met,of,rate,ci95_low,ci95_high") and rows_csv[1].startswith("x,none,2,5,10,50.0,23.7,76.3")
+    assert json.loads(table.render(s, "json"))["configurations"][0]["config"] == "none"
+
+
+def test_blocks_likely_unjustified_and_a_persons_label_overrides(tmp_path):
+    bad = [{"ref": "aaaaaaaaaa", "stop": 1, "verdict": "block", "tests": ["acc.py::test_wrong"], "review": False},
+           {"ref": "bbbbbbbbbb", "stop": 2, "verdict": "block", "tests": ["acc.py::test_wrong"], "review": False}]
+    real = [{"ref": "cccccccccc", "stop": 1, "verdict": "block", "tests": ["acc.py::test_real"], "review": False}]
+    lines = [run_line("a", "tests", 1, 5, blocked=bad, still=["acc.py::test_wrong"], gave_up=True),  # met all, blocker still fails
+             run_line("b", "tests", 1, 5, blocked=real),  # fixed what blocked it
+             run_line("c", "tests", 1, 4, blocked=[dict(bad[0], ref="dddddddddd")], still=["acc.py::test_wrong"]),  # missed one
+             {"event": "label", "time": "2026-12-03T08:01:00.000+00:00", "ref": "bbbbbbbbbb", "label": "justified", "note": "",
+              "session": "s", "stop": 2, "stop_time": "t", "repo": "r", "config": "tests", "verdict": "block"},
+             {"event": "label", "time": "2026-12-03T08:01:00.000+00:00", "ref": "cccccccccc", "label": "unjustified", "note": "",
+              "session": "s", "stop": 1, "stop_time": "t", "repo": "r", "config": "tests", "verdict": "block"}]
+    row = table.summarize([ledger_of(tmp_path / "l.jsonl", lines)], "x")["configurations"][0]
+    assert {k: row[k] for k in ("blocks", "justified", "unjustified", "likely_unjustified", "unlabelled", "gave_up")} == \
+        {"blocks": 4, "justified": 1, "unjustified": 1, "likely_unjustified": 1, "unlabelled": 1, "gave_up": 1}
+
+
+def test_several_ledgers_each_chain_verified_and_a_run_counted_once(tmp_path):
+    one = ledger_of(tmp_path / "shard1.jsonl", [run_line("a", "none", 1, 2), run_line("a", "tests", 1, 5)])
+    two = ledger_of(tmp_path / "shard2.jsonl", [run_line("b", "none", 1, 3), run_line("a", "none", 1, 2)])  # a/none/1 again
+    s = table.summarize([one, two], "x")
+    assert s["runs"] == 3 and s["duplicates"] == ["x/a/none/1"]
+    assert all(c["intact"] for c in s["ledgers"])
+    text = two.read_text().splitlines()
+    text[0] = text[0].replace('"met":3', '"met":5')  # edited by hand
+    two.write_text("\n".join(text) + "\n")
+    s = table.summarize([one, two], "x")
+    assert [c["intact"] for c in s["ledgers"]] == [True, False]
+    assert "hash chain broken at line 2" in table.render(s)
+    assert table.cmd([one, two], "x", "text") == 1
+
+
+def test_report_command_hook(tmp_path, capsys):
+    path = ledger_of(tmp_path / "l.jsonl", [run_line("a", "none", 1, 2), run_line("a", "tests", 1, 5)])
+    assert cli.main(["report", str(path), "--experiment", "x", "--csv"]) == 0
+    assert capsys.readouterr().out.startswith("experiment,config,runs")
+    assert cli.main(["report", str(path), "--experiment", "x"]) == 0
+    assert "Experiment x: 2 runs, 7 of 10 requirements met" in capsys.readouterr().out
+    assert cli.main(["report", str(path), "--csv"]) == 1
+    assert "--csv is for --experiment" in capsys.readouterr().err
+
+
+def test_recorded_runs_and_failures_are_read_back(tmp_path):
+    path = ledger_of(tmp_path / "l.jsonl", [
+        run_line("a", "none", 1, 2),
+        {"event": "run_failed", "time": "t", "experiment": "x", "task": "b", "config": "none", "rep": 1, "key": "x/b/none/1",
+         "error": "boom", "cost": {"total": 0.25}},
+        run_line("a", "none", 1, 2, experiment="y"),
+    ])
+    assert list(harness.recorded(path, "x")) == ["x/a/none/1"]
+    assert harness.failed_cost(path, "x") == 0.25
+    s = table.summarize([path], "x")
+    assert s["failed_runs"] == ["x/b/none/1"] and "1 run(s) failed" in table.render(s)
+
+
+def test_when_no_two_configurations_are_told_apart_the_table_says_so_once(tmp_path):
+    lines = [run_line("a", c, 1, m) for c, m in (("none", 3), ("tests", 4), ("reviewers", 3))]
+    notes = table.notes(table.summarize([ledger_of(tmp_path / "l.jsonl", lines)], "x"))
+    assert notes == ["every two configurations differ by less than their 95% intervals allow: the data do not tell "
+                     "any of them apart (more repetitions narrow the intervals)"]
+
+
+def test_the_progress_line_counts_done_failures_spend_and_eta(tmp_path):
+    out = (tmp_path / "err").open("w+")
+    p = harness.Progress(out, total=10, done=4, spent=0.5, jobs=2)
+    p.show()
+    p.done, p.new, p.failed, p.spent = 6, 2, 1, 0.75
+    p.start -= 20  # two new runs in 20 s: four left take 40 s
+    p.show("x/t/c/1: 5/5")
+    out.seek(0)
+    first, second = out.read().splitlines()
+    assert first == "runs 4/10 done, 0 failed, $0.5000 spent, ETA ?"
+    assert second == "runs 6/10 done, 1 failed, $0.7500 spent, ETA 40s  (x/t/c/1: 5/5)"
+
+
+def test_resuming_refuses_runs_of_another_version_of_the_spec(tmp_path):
+    path = write_spec(tmp_path, base())
+    s = spec.load(path)
+    led = tmp_path / "ledger.jsonl"
+    first = harness.plan(s)[0]
+    ledger.append(dict(run_line("t", first.conf["name"], 1, 1), key=first.key, spec=first.fingerprint), led)
+    assert harness.recorded(led, "x")  # the same version: resumable (nothing is refused)
+    (tmp_path / "grading" / "test_g.py").write_text("def test_g():\n    assert 1\n")  # the grading changed since
+    with pytest.raises(Exception) as info:
+        harness.run_experiment(spec.load(path), led, jobs=1, max_cost=None, shard=None)
+    assert "another version of the spec" in str(info.value)
