@@ -1,6 +1,11 @@
 """`donegate.yaml`: the schema is data, every key has a default, every error names the key path.
 
 PyYAML is imported only when the file exists, so the common hook run (no config) does not pay for it.
+
+The file is read inside the stop's deadline, so reading it is bounded: at most `MAX_BYTES`, a regular
+file only (a FIFO never blocks the read), UTF-8 text, no YAML aliases (an alias bomb expands without
+bound), at most `MAX_GLOBS` globs of at most `MAX_GLOB_CHARS` each per list, and an error message
+shows a short prefix of a bad value, never the whole of it.
 """
 
 from __future__ import annotations
@@ -13,6 +18,11 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
 
 from donegate import paths
 from donegate.errors import ConfigError
+
+MAX_BYTES = 256 * 1024
+MAX_GLOBS = 1000  # per list (protected, allowed): every file of the repository is matched against them
+MAX_GLOB_CHARS = 1000
+SHOW_CHARS = 60  # of a bad value, in an error message
 
 
 class Key:
@@ -86,6 +96,29 @@ def iter_keys(schema: dict[str, Any] = SCHEMA, prefix: str = ""):
             yield f"{prefix}{name}", key
 
 
+def show(value: Any) -> str:
+    """A short, bounded rendering of a value for an error message."""
+    if isinstance(value, (list, dict)):
+        kind = "list" if isinstance(value, list) else "mapping"
+        return f"a {kind} of {len(value)} item(s)"
+    if isinstance(value, str):
+        text = repr(value[:SHOW_CHARS])
+        return text + f"... ({len(value)} characters)" if len(value) > SHOW_CHARS else text
+    text = repr(value)
+    return text[:SHOW_CHARS] + "..." if len(text) > SHOW_CHARS else text
+
+
+def hook_timeout(cfg: dict[str, Any]) -> int:
+    """Whole seconds strictly above the kit's worst case: tests, reviewers when on, and the margin."""
+    worst = cfg["timeout"] + (cfg["review_timeout"] if cfg["review"] != "off" else 0) + cfg["hook_margin"]
+    return int(worst) + 1
+
+
+def minimal() -> dict[str, Any]:
+    """The defaults with the shortest hook timeout a valid donegate.yaml can give (before one is read)."""
+    return {**defaults(), "timeout": SCHEMA["timeout"].minimum, "hook_margin": SCHEMA["hook_margin"].minimum, "review": "off"}
+
+
 def _check(path: str, key: Key, value: Any) -> Any:
     # YAML 1.1 reads a bare `off` as false; accept it where "off" is a choice.
     if key.choices and value is False and "off" in key.choices:
@@ -97,23 +130,29 @@ def _check(path: str, key: Key, value: Any) -> Any:
     ok = isinstance(value, key.types) and not (isinstance(value, bool) and bool not in key.types)
     if not ok:
         raise ConfigError(
-            f"config key {path}: expected {key.type_name()}, got {type(value).__name__} {value!r}",
+            f"config key {path}: expected {key.type_name()}, got {type(value).__name__} {show(value)}",
             f"set {path} to a {key.type_name()} in donegate.yaml",
         )
     if key.choices and value not in key.choices:
         raise ConfigError(
-            f"config key {path}: {value!r} is not one of {', '.join(key.choices)}",
+            f"config key {path}: {show(value)} is not one of {', '.join(key.choices)}",
             f"set {path} to one of {', '.join(key.choices)}",
         )
     if key.minimum is not None and value < key.minimum:
-        raise ConfigError(f"config key {path}: {value!r} is below the minimum {key.minimum:g}")
+        raise ConfigError(f"config key {path}: {show(value)} is below the minimum {key.minimum:g}")
     if key.items is not None:
+        if len(value) > MAX_GLOBS:
+            raise ConfigError(f"config key {path}: {len(value)} entries, more than the {MAX_GLOBS} the gate matches",
+                              f"use fewer, broader globs in {path}")
         for i, item in enumerate(value):
             if not isinstance(item, key.items):
                 raise ConfigError(
-                    f"config key {path}[{i}]: expected string, got {type(item).__name__} {item!r}",
+                    f"config key {path}[{i}]: expected string, got {type(item).__name__} {show(item)}",
                     f"quote the entry in {path}",
                 )
+            if len(item) > MAX_GLOB_CHARS:
+                raise ConfigError(f"config key {path}[{i}]: {show(item)} is longer than {MAX_GLOB_CHARS} characters",
+                                  f"shorten the entry in {path}")
     return value
 
 
@@ -127,26 +166,69 @@ def validate(data: Any, schema: dict[str, Any] = SCHEMA, prefix: str = "") -> di
     out = defaults(schema)
     for name, value in data.items():
         path = f"{prefix}{name}"
-        if name not in schema:
+        if not isinstance(name, str) or name not in schema:
             known = ", ".join(schema)
-            raise ConfigError(f"config key {path}: unknown key", f"use one of: {known}")
+            shown = path if len(path) <= SHOW_CHARS else path[:SHOW_CHARS] + "..."
+            raise ConfigError(f"config key {shown}: unknown key", f"use one of: {known}")
         key = schema[name]
         out[name] = validate(value, key, f"{path}.") if isinstance(key, dict) else _check(path, key, value)
     return out
 
 
+def _read(path: Path) -> str | None:
+    """The config's text, or None when there is none; ConfigError for anything but a small UTF-8 file."""
+    from donegate import fsafe
+    import os
+
+    try:
+        raw = fsafe.read_bytes(os.path.realpath(path), limit=MAX_BYTES)  # a symlinked config is fine, a FIFO is not
+    except FileNotFoundError:
+        return None
+    except fsafe.NotRegular as exc:
+        raise ConfigError(f"{path} is a {exc.kind}, not a regular file", "make donegate.yaml a plain text file") from None
+    except OSError as exc:
+        if exc.errno == 27:  # EFBIG
+            raise ConfigError(f"{path} is larger than {MAX_BYTES // 1024} KiB", "a donegate.yaml is a few lines: shorten it") from None
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    if b"\0" in raw:
+        raise ConfigError(f"{path} is a binary file, not YAML text", "write donegate.yaml as YAML text (or remove it)")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (a bad byte at position {exc.start})",
+                          "write donegate.yaml as UTF-8 YAML text") from None
+
+
+def _loader():
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        """The safe loader, refusing aliases: `*name` can expand a few lines into gigabytes."""
+
+        def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                raise ConfigError(f"line {mark.line + 1}, column {mark.column + 1}: YAML aliases (*name) are not allowed",
+                                  "write the value out in full")
+            return super().compose_node(parent, index)
+
+    return Loader
+
+
 def load(path: Path | None = None) -> dict[str, Any]:
     path = path or paths.config_path()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    text = _read(path)
+    if text is None:
         return defaults()
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
     import yaml  # only when there is a file to read
 
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_loader())  # noqa: S506 - a SafeLoader subclass
+    except ConfigError as exc:
+        exc.message = f"{path}: {exc.message}"
+        raise
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply", "a donegate.yaml is a flat mapping of keys") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

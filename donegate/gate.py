@@ -16,12 +16,28 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate import __version__, appeal, cache, config, feedback, git, leaks, paths, runner, sessions, store
+from donegate import __version__, appeal, cache, config, deadline, feedback, fsafe, git, leaks, paths, runner, sessions, store
 from donegate.errors import DonegateError, StoreError
 from donegate.state import FileCounters
 
 ALLOW, BLOCK = 0, 2
 MAX_HINTED = 50  # hinted states remembered per session
+AFTER_RUN = 1.0  # seconds of the deadline kept after the hidden run (and the reviewers) for counters and ledger
+
+# The stop in progress: its deadline and the stage it is in (what the watchdog names when time runs out).
+_STOP: dict[str, Any] = {"deadline": None, "stage": "start"}
+
+
+def _stage(name: str) -> None:
+    _STOP["stage"] = name
+    if os.environ.get("DONEGATE_FAULT") == "hang:" + name:  # the deadline's tests: a stage that never ends
+        time.sleep(10**6)
+
+
+def time_left(cap: float) -> float:
+    """`cap` seconds, or less when the stop's deadline comes sooner (AFTER_RUN seconds kept for the end)."""
+    dl = _STOP["deadline"]
+    return cap if dl is None else max(0.0, min(cap, dl.remaining() - AFTER_RUN))
 
 
 class Outcome:
@@ -46,33 +62,63 @@ def _now() -> str:
 
 
 def scope_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> dict[str, Any]:
-    """Protected files changed since the seal, and (with `allowed`) files changed outside it."""
+    """Protected files changed since the seal, and (with `allowed`) files changed outside it.
+
+    Both compare the files on disk with the seal's snapshot, never what git says about them (an
+    ignore rule, skip-worktree, assume-unchanged or a `git replace` of the base hides a change from
+    git). Nothing is followed or opened but regular files: a symlink, FIFO, device or socket where a
+    file was sealed is a change, named as such. Doctor runs this same check.
+    """
+    _stage("the scope check")
     t0 = time.monotonic()
     problems = []
     manifest = st.manifest
+    protected = store.matcher(cfg["protected"])
     now = store.snapshot(repo, cfg["protected"])
-    before = {k: v for k, v in manifest.get("protected", {}).items() if store.matches(k, cfg["protected"])}
+    before = {k: v for k, v in manifest.get("protected", {}).items() if protected(k)}
     touched = sorted(k for k in set(now) | set(before) if now.get(k) != before.get(k))
+    kinds = {k: fsafe.describe(now.get(k)) for k in touched if k in before}
     if cfg["protect_repo_tests"]:
         for name, digest in manifest.get("repo_tests", {}).items():
-            p = repo / name
-            if not p.is_file() or store.sha256_file(p) != digest:
+            current = fsafe.digest(repo / name)
+            if current != digest:
                 touched.append(name)
+                kinds[name] = fsafe.describe(current)
     touched = sorted(set(touched))
+    kinds = {k: v for k, v in kinds.items() if v}
+
+    def named(names: list[str], what: dict[str, str]) -> str:
+        return ", ".join(f"{n} (now {what[n]})" if n in what else n for n in names)
+
     if touched:
-        problems.append("protected files were changed (restore them): " + ", ".join(touched))
+        problems.append("protected files were changed (restore them): " + named(touched, kinds))
     outside: list[str] = []
     if cfg["allowed"] is not None:
-        changed = git.changed_since(repo, manifest["base"])
-        outside = [n for n in changed if not store.matches(n, cfg["allowed"]) and n not in touched]
+        allowed = store.matcher(cfg["allowed"])
+        sealed_tree = st.tree()
+        if sealed_tree is None:  # a store sealed before the kit kept a snapshot of the whole tree
+            changed, more = git.changed_since(repo, manifest["base"]), {}
+        else:
+            changed, more = store.tree_changes(repo, sealed_tree)
+        outside = [n for n in changed if not allowed(n) and n not in touched and n not in store.KIT_FILES]
         if outside:
-            problems.append("files outside the allowed scope were changed: " + ", ".join(outside))
-    return {"ok": not problems, "protected": touched, "outside": outside, "problems": problems,
-            "duration": round(time.monotonic() - t0, 4)}
+            problems.append("files outside the allowed scope were changed: " + named(outside, more))
+        kinds.update((k, v) for k, v in more.items() if k in outside)
+    out = {"ok": not problems, "protected": touched, "outside": outside, "problems": problems,
+           "duration": round(time.monotonic() - t0, 4)}
+    if kinds:
+        out["kinds"] = kinds
+    return out
 
 
 def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, Any], runner.TestRun]:
-    run = runner.run(st.path, repo, timeout=cfg["timeout"], expected=st.tests())
+    _stage("the hidden test run")
+    review = cfg["review_timeout"] if cfg["review"] != "off" else 0
+    timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
+    run = runner.run(st.path, repo, timeout=timeout, expected=st.tests())
+    if run.problem and timeout < cfg["timeout"] and "timeout" in run.problem:
+        run.problem += (f" (the stop's deadline left it {timeout:.1f} of the {cfg['timeout']:g} s configured: "
+                        "an earlier stage was slow)")
     failing = run.failing()
     gate = {
         "ok": run.ok and not failing,
@@ -111,12 +157,14 @@ def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path) -> Outcom
 
 
 def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path) -> Outcome:
+    _stage("the store check")
     try:
         st = store.load(repo, root)
     except StoreError as exc:
         return Outcome("block", BLOCK, gates={"integrity": {"ok": False, "problem": exc.message}},
                        reason=f"donegate: {exc.message}; the session needs a person to re-seal the tests",
                        failing=["integrity"])
+    store.sweep(repo, root)  # copies of the tests a crashed seal left beside the store
     if st is None:
         msg = f"donegate: no acceptance tests are sealed for {repo}; the stop was allowed unchecked"
         return Outcome("unsealed", ALLOW, system_message=msg, gates={"integrity": {"ok": None}})
@@ -126,6 +174,7 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     scrub = feedback.Scrubber(secret_paths, sources)
 
     markers = [str(st.path), str(st.path.resolve()), f"{st.path.parent.name}/{st.path.name}"]
+    _stage("the transcript scan")
     leak = leaks.scan(payload.get("transcript_path"), markers, sources, _kit_sources())
     if leak:
         gates["leak"] = leak
@@ -191,7 +240,8 @@ def review_gate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: 
         if cfg["review"] == "hint" and state in _hinted(root, payload):
             passed.gates["review"] = {"mode": mode, "skipped": "the hint for this state of the code was given", "state": state}
             return passed
-        result = reviewer.review(repo, request, base, cfg, timeout=cfg["review_timeout"], diff=diff)
+        _stage("the review")
+        result = reviewer.review(repo, request, base, cfg, timeout=time_left(cfg["review_timeout"]), diff=diff)
     except DonegateError as exc:
         result = reviewer.error_result(mode, exc.message, time.monotonic() - t0)
     except Exception as exc:  # a kit bug in the review must not turn into a block
@@ -295,39 +345,14 @@ def parse_payload(text: str) -> dict[str, Any]:
     return payload
 
 
-def run_hook(stdin_text: str, root: Path | None = None) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) for one stop. Never raises."""
-    t0 = time.monotonic()
-    root = root or paths.home()
-    payload: dict[str, Any] = {}
-    cfg = config.defaults()
-    try:
-        payload = parse_payload(stdin_text)
-        cfg = config.load(paths.config_path(root))
-        outcome = evaluate(payload, cfg, root)
-    except DonegateError as exc:
-        reason = _hide_kit(f"donegate: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else ""), root)
-        outcome = Outcome("error", BLOCK, reason=reason, gates={"error": exc.message}, failing=["error:" + exc.message])
-    except Exception as exc:  # a kit bug: block, bounded by the breaker, traceback to the log only
-        log = _log_exception(root)
-        reason = (f"donegate: internal error ({type(exc).__name__}); the traceback is in the kit's log "
-                  f"({Path(log).name}); a person must look")
-        outcome = Outcome("error", BLOCK, reason=reason, gates={"error": f"{type(exc).__name__}: {exc}"},
-                          failing=["error:internal"])
-    session, session_from = sessions.resolve(payload)
-    counters = {"stops": 0, "blocks": 0}
-    try:
-        with FileCounters(paths.state_dir(root)).transact(session) as counters:
-            appeal.count(outcome, counters)
-            outcome = breaker(outcome, counters, cfg)
-    except Exception:
-        _log_exception(root)
-        outcome.gates["counter_error"] = True
-        if outcome.exit_code == BLOCK:
-            # Without a working counter a block could trap the session forever: let it go, say so.
-            outcome.verdict, outcome.exit_code = "error", ALLOW
-            outcome.system_message = "donegate: the block counter is broken; the stop was allowed unverified"
-    record = {
+def _budget(cfg: dict[str, Any]) -> float:
+    """Seconds the whole stop may take: the hook timeout install writes for `cfg`, less the reserve."""
+    return config.hook_timeout(cfg) - deadline.RESERVE
+
+
+def _record(outcome: Outcome, payload: dict[str, Any], session: str, session_from: str | None, counters: dict[str, Any],
+            cfg: dict[str, Any], t0: float) -> dict[str, Any]:
+    return {
         "event": "stop",
         "time": _now(),
         "repo": outcome.repo or payload.get("cwd"),
@@ -346,15 +371,137 @@ def run_hook(stdin_text: str, root: Path | None = None) -> tuple[int, str, str]:
         "kit_version": __version__,
         "config": cfg.get("config", "default"),
     }
-    try:
-        from donegate import ledger
 
-        ledger.append(record, paths.ledger_path(root))
+
+def _count(outcome: Outcome, session: str, cfg: dict[str, Any], root: Path, wait: float) -> dict[str, Any]:
+    """Run the breaker on the session's counters (waiting at most `wait` s for their lock)."""
+    counters: dict[str, Any] = {"stops": 0, "blocks": 0}
+    try:
+        with FileCounters(paths.state_dir(root)).transact(session, wait=wait) as counters:
+            appeal.count(outcome, counters)
+            outcome = breaker(outcome, counters, cfg)
+    except deadline.Busy:
+        # Someone holds the counters' lock (an agent's `flock`?): the verdict stands, uncounted.
+        outcome.gates["counter_error"] = "locked"
+        if outcome.exit_code == ALLOW:
+            outcome.system_message = (outcome.system_message + " " if outcome.system_message else "") + \
+                "donegate: the session's block counter was locked by another process; this stop was not counted"
     except Exception:
         _log_exception(root)
-        outcome.system_message = (outcome.system_message + " " if outcome.system_message else "") + \
-            "donegate: the ledger could not be written (see the kit's log)"
-    return render(outcome)
+        outcome.gates["counter_error"] = True
+        if outcome.exit_code == BLOCK:
+            # Without a working counter a block could trap the session forever: let it go, say so.
+            outcome.verdict, outcome.exit_code = "error", ALLOW
+            outcome.system_message = "donegate: the block counter is broken; the stop was allowed unverified"
+    return counters
+
+
+def _log(root: Path, line: str) -> None:
+    try:
+        log = paths.log_path(root)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"--- {_now()} {line}\n")
+    except OSError:
+        pass
+
+
+def _write_ledger(record: dict[str, Any], outcome: Outcome, root: Path, wait: float) -> None:
+    """Append the stop's line; a lock held past `wait` parks it for the next append (and says so in the log)."""
+    from donegate import ledger
+
+    note = ""
+    try:
+        ledger.append(record, paths.ledger_path(root), wait=wait)
+    except deadline.Busy:
+        try:
+            parked = ledger.park(record, paths.ledger_path(root))
+            _log(root, f"the ledger was locked for {wait:.1f} s: stop {record.get('stop')} of session "
+                       f"{record.get('session')} ({record.get('verdict')}) parked in {parked}; the next append writes it")
+            note = "donegate: the ledger was locked by another process; this stop's line waits beside it (see the kit's log)"
+        except Exception:
+            _log_exception(root)
+            note = "donegate: the ledger could not be written (see the kit's log)"
+    except Exception:
+        _log_exception(root)
+        note = "donegate: the ledger could not be written (see the kit's log)"
+    if note:
+        outcome.system_message = (outcome.system_message + " " if outcome.system_message else "") + note
+
+
+def _expired(ctx: dict[str, Any]) -> int:
+    """The watchdog's answer when the stop's deadline passes: block (bounded by the breaker), one ledger
+    line without waiting on any lock, the answer on stdout and stderr. Returns the exit code."""
+    from donegate import proc
+
+    proc.kill_all()
+    dl: deadline.Deadline = ctx["deadline"]
+    stage = _STOP["stage"]
+    budget = dl.budget()
+    reason = (f"donegate: the stop did not finish within its deadline ({budget:.0f} s; still in {stage}), so it is "
+              "blocked rather than left to Claude Code's hook timeout, which would let it through; if this repeats, "
+              "a person must look (see the kit's log)")
+    outcome = Outcome("error", BLOCK, reason=reason, failing=["error:deadline"],
+                      gates={"error": f"deadline of {budget:.1f} s passed in {stage}", "deadline": {"stage": stage, "budget": round(budget, 3)}})
+    root, payload, cfg = ctx["root"], ctx["payload"], ctx["cfg"]
+    session, session_from = sessions.resolve(payload)
+    _log(root, f"the stop's deadline ({budget:.1f} s) passed in {stage}: answered block by the watchdog")
+    try:
+        counters = _count(outcome, session, cfg, root, wait=0.2)
+        _write_ledger(_record(outcome, payload, session, session_from, counters, cfg, dl.start), outcome, root, wait=0.2)
+    except BaseException:
+        pass
+    code, out, err = render(outcome)
+    for fd, text in ((1, out), (2, err)):
+        try:
+            os.write(fd, text.encode())
+        except OSError:
+            pass
+    return code
+
+
+def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) for one stop. Never raises.
+
+    With `watchdog` (the hook), the stop runs under one deadline: if it is not done in time, a watchdog
+    thread answers block and ends the process (see `donegate.deadline`)."""
+    t0 = time.monotonic()
+    root = root or paths.home()
+    payload: dict[str, Any] = {}
+    cfg = config.defaults()
+    # Until the config is read the hook timeout is unknown: take the shortest any config can give.
+    dl = deadline.Deadline(_budget(config.minimal()), start=t0)
+    ctx: dict[str, Any] = {"deadline": dl, "root": root, "payload": payload, "cfg": cfg}
+    _STOP.update(deadline=dl, stage="reading the config")
+    if watchdog:
+        dl.arm(lambda: _expired(ctx))
+    try:
+        payload = ctx["payload"] = parse_payload(stdin_text)
+        cfg = config.load(paths.config_path(root))
+        ctx["cfg"] = cfg
+        dl.set_budget(_budget(cfg))
+        _stage("finding the repository")
+        outcome = evaluate(payload, cfg, root)
+    except DonegateError as exc:
+        reason = _hide_kit(f"donegate: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else ""), root)
+        outcome = Outcome("error", BLOCK, reason=reason, gates={"error": exc.message}, failing=["error:" + exc.message])
+    except Exception as exc:  # a kit bug: block, bounded by the breaker, traceback to the log only
+        log = _log_exception(root)
+        reason = (f"donegate: internal error ({type(exc).__name__}); the traceback is in the kit's log "
+                  f"({Path(log).name}); a person must look")
+        outcome = Outcome("error", BLOCK, reason=reason, gates={"error": f"{type(exc).__name__}: {exc}"},
+                          failing=["error:internal"])
+    session, session_from = sessions.resolve(payload)
+    _stage("the block counter")
+    counters = _count(outcome, session, cfg, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - AFTER_RUN)))
+    record = _record(outcome, payload, session, session_from, counters, cfg, t0)
+    _stage("the ledger")
+    _write_ledger(record, outcome, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - 0.5)))
+    answer = render(outcome)
+    if not dl.claim():
+        dl.wait_forever()  # the watchdog is answering for this stop
+    _STOP.update(deadline=None, stage="start")
+    return answer
 
 
 def render(outcome: Outcome) -> tuple[int, str, str]:

@@ -29,7 +29,6 @@ import argparse
 import copy
 import hashlib
 import json
-import math
 import os
 import re
 import shutil
@@ -74,8 +73,7 @@ def quote(word: str) -> str:
 
 def hook_timeout(cfg: dict[str, Any]) -> int:
     """Whole seconds strictly above the kit's worst case: tests, reviewers when on, and the margin."""
-    worst = cfg["timeout"] + (cfg["review_timeout"] if cfg["review"] != "off" else 0) + cfg["hook_margin"]
-    return math.floor(worst) + 1
+    return config.hook_timeout(cfg)
 
 
 protected_roots = paths.protected_roots  # what the deny rules and the sandbox cover

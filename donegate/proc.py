@@ -35,6 +35,15 @@ class Result:
         self.duration = duration
 
 
+_LIVE: set[int] = set()  # process groups of runs not yet finished (the stop's watchdog kills them)
+
+
+def kill_all() -> None:
+    """Kill the process group of every run still going (before the process ends without waiting)."""
+    for pid in list(_LIVE):
+        _killpg(pid)
+
+
 def _killpg(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
@@ -135,16 +144,18 @@ def run(
             start_new_session=True,
             preexec_fn=_die_with_parent if die_with_parent else None,
         )
+        _LIVE.add(proc.pid)
         tail = _Tail(out.fileno(), on_line) if on_line is not None else None
         timed_out = False
         try:
-            proc.wait(timeout=timeout)
+            proc.wait(timeout=max(timeout, 0.0))
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
             # Kill the group either way: a finished child may have left workers behind.
             _killpg(proc.pid)
             proc.wait()
+            _LIVE.discard(proc.pid)
             if tail is not None:
                 tail.finish()
         out.seek(0)

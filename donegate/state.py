@@ -10,13 +10,14 @@ one parametrised fixture.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import tempfile
 import threading
 from pathlib import Path
+
+from donegate.deadline import flock
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any, Iterator
@@ -32,7 +33,7 @@ class MemoryCounters:
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
-    def transact(self, session_id: str) -> Iterator[dict[str, Any]]:
+    def transact(self, session_id: str, wait: float | None = None) -> Iterator[dict[str, Any]]:
         with self._lock:
             current = json.loads(json.dumps(self._data.get(session_id) or fresh(session_id)))
             yield current
@@ -49,12 +50,13 @@ class FileCounters:
         return self.directory / f"session-{digest}.json"
 
     @contextlib.contextmanager
-    def transact(self, session_id: str) -> Iterator[dict[str, Any]]:
+    def transact(self, session_id: str, wait: float | None = None) -> Iterator[dict[str, Any]]:
+        """`wait`: seconds to wait for the lock at most (None: as long as it takes), else deadline.Busy."""
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self._path(session_id)
-        lock_fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        lock_fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o644)
         try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            flock(lock_fd, wait)
             try:
                 current = json.loads(path.read_text(encoding="utf-8"))
                 if not isinstance(current, dict):

@@ -243,7 +243,7 @@ def test_store_not_sealed_or_tampered(shop_repo, kit_home):
     install.install(shop_repo, sandbox="auto")
     only_error(doctor.diagnose(shop_repo), "no acceptance tests are sealed")
     seal(shop_repo)
-    test_file = next((paths.store_dir(shop_repo, kit_home)).glob("test_*.py"))
+    (test_file,) = (kit_home / "acceptance").glob("shop-*/test_*.py")
     test_file.write_text(test_file.read_text() + "\n# edited\n")
     only_error(doctor.diagnose(shop_repo), "acceptance store", "modified")
 

@@ -331,7 +331,7 @@ def test_seal_manifest_records_baseline(sealed_shop, kit_home):
         "test_bulk_discount.py::test_discount_rounds_down_to_whole_cents",
     ])
     assert len(m["baseline"]["passing"]) == 2
-    assert set(m["files"]) == {"test_bulk_discount.py", "pytest.ini"}
+    assert set(m["files"]) == {"test_bulk_discount.py", "pytest.ini", "tree.json"}
 
 
 def test_leak_in_transcript_is_recorded_and_reported(sealed_shop, kit_home, tmp_path):

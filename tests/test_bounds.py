@@ -1,0 +1,266 @@
+"""A hook that always answers in time and reads nothing that can hang it (issue 16, items 1 and 7).
+
+Each attack first, with an honest look-alike beside it: a file that never ends where a repository
+test was sealed, a lock an agent holds on the ledger or the counters, a stage that hangs, and config
+that costs without bound. Run as Claude Code runs the hook: a subprocess with JSON on stdin.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git, ledger_lines, run_hook, stop_payload
+from donegate import ledger
+from test_gate import fix_bug
+
+FAST = "timeout: 20\nhook_margin: 5\n"  # hook timeout 26 s: the stop's deadline 23 s
+
+
+def _block(res) -> str:
+    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
+    assert json.loads(res.stdout)["decision"] == "block"
+    return res.stderr
+
+
+# -- files that never end --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make, kind", [
+    (lambda p, tmp: os.mkfifo(p), "a FIFO"),
+    (lambda p, tmp: (os.mkfifo(tmp / "pipe"), os.symlink(tmp / "pipe", p)), "a symlink"),
+    (lambda p, tmp: os.symlink("/dev/zero", p), "a symlink"),
+    (lambda p, tmp: os.symlink("/proc/self/fd/0", p), "a symlink"),
+])
+def test_a_repository_test_replaced_by_something_that_never_ends_blocks_as_a_change(sealed_shop, kit_home, tmp_path, make, kind):
+    fix_bug(sealed_shop)
+    target = sealed_shop / "tests" / "test_cart.py"
+    target.unlink()
+    make(target, tmp_path)
+    res = run_hook(stop_payload(sealed_shop), timeout=60)
+    err = _block(res)
+    assert f"tests/test_cart.py (now {kind})" in err
+    (line,) = ledger_lines(kit_home)
+    assert line["gates"]["scope"]["kinds"] == {"tests/test_cart.py": kind}
+
+
+def test_a_protected_settings_file_made_a_fifo_blocks(sealed_shop, kit_home):
+    fix_bug(sealed_shop)
+    (sealed_shop / ".claude").mkdir()
+    os.mkfifo(sealed_shop / ".claude" / "settings.local.json")
+    err = _block(run_hook(stop_payload(sealed_shop), timeout=60))
+    assert ".claude/settings.local.json" in err
+
+
+def test_a_symlink_sealed_as_a_symlink_is_no_change(shop_repo, kit_home):
+    """Honest: a repository that holds a symlink among its tests; it is compared as a link, not followed."""
+    from test_gate import seal
+    from conftest import EXAMPLE_TESTS
+
+    os.symlink("test_cart.py", shop_repo / "tests" / "test_cart_link.py")
+    git(shop_repo, "add", "-A")
+    git(shop_repo, "commit", "-q", "-m", "link")
+    assert seal(shop_repo, EXAMPLE_TESTS / "test_bulk_discount.py").returncode == 0
+    fix_bug(shop_repo)
+    res = run_hook(stop_payload(shop_repo), timeout=60)
+    assert res.returncode == 0, res.stderr
+    (shop_repo / "tests" / "test_cart_link.py").unlink()
+    os.symlink("/dev/zero", shop_repo / "tests" / "test_cart_link.py")
+    assert "tests/test_cart_link.py" in _block(run_hook(stop_payload(shop_repo), timeout=60))
+
+
+def test_a_store_file_made_a_fifo_blocks_as_tampering(sealed_shop, kit_home):
+    (test_file,) = (kit_home / "acceptance").glob("shop-*/test_bulk_discount.py")
+    test_file.unlink()
+    os.mkfifo(test_file)
+    err = _block(run_hook(stop_payload(sealed_shop), timeout=60))
+    assert "acceptance tests were modified" in err
+
+
+def test_a_transcript_that_is_a_fifo_is_not_read(sealed_shop, kit_home, tmp_path):
+    os.mkfifo(tmp_path / "transcript.jsonl")
+    fix_bug(sealed_shop)
+    res = run_hook(stop_payload(sealed_shop, transcript_path=str(tmp_path / "transcript.jsonl")), timeout=60)
+    assert res.returncode == 0, res.stderr
+
+
+# -- locks an agent holds --------------------------------------------------------------------------
+
+
+HOLD = """\
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(600)
+"""
+
+
+class Held:
+    """A process holding an exclusive flock on `path`, as `flock FILE sleep 600 &` would."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path)], stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout.readline().strip() == "locked"
+
+    def release(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+
+
+def test_a_locked_ledger_still_gets_an_answer_and_the_line_is_written_later(sealed_shop, kit_home):
+    (kit_home / "donegate.yaml").write_text(FAST)
+    run_hook(stop_payload(sealed_shop, session="warm"))  # a first line, so the chain has something to join
+    held = Held(kit_home / "ledger.jsonl")
+    try:
+        err = _block(run_hook(stop_payload(sealed_shop), timeout=120))
+        assert "assert 4300 == 3870" in err  # the real verdict, not a timeout
+        parked = list(ledger.pending_dir(kit_home / "ledger.jsonl").glob("*.json"))
+        assert len(parked) == 1
+        log = (kit_home / "logs" / "donegate.log").read_text()
+        assert "the ledger was locked" in log and parked[0].name in log
+    finally:
+        held.release()
+    fix_bug(sealed_shop)
+    assert run_hook(stop_payload(sealed_shop)).returncode == 0
+    lines = ledger_lines(kit_home)
+    assert [(r["session"], r["verdict"], r.get("parked")) for r in lines] == [
+        ("warm", "block", None), ("s1", "block", True), ("s1", "pass", None)]
+    assert [r["stop"] for r in lines[1:]] == [1, 2]
+    assert ledger.verify(kit_home / "ledger.jsonl")[1] is None
+    assert not list(ledger.pending_dir(kit_home / "ledger.jsonl").glob("*"))
+
+
+def test_a_locked_block_counter_does_not_let_the_stop_through(sealed_shop, kit_home):
+    from donegate.state import FileCounters
+
+    (kit_home / "donegate.yaml").write_text(FAST)
+    held = Held(Path(str(FileCounters(kit_home / "state")._path("s1")) + ".lock"))
+    try:
+        res = run_hook(stop_payload(sealed_shop), timeout=120)
+        assert "assert 4300 == 3870" in _block(res)
+    finally:
+        held.release()
+    (line,) = ledger_lines(kit_home)
+    assert line["gates"]["counter_error"] == "locked" and line["verdict"] == "block"
+
+
+# -- one deadline for the whole stop ---------------------------------------------------------------
+
+
+def test_a_stage_that_hangs_is_answered_block_before_the_hook_timeout(sealed_shop, kit_home):
+    (kit_home / "donegate.yaml").write_text("timeout: 1\nhook_margin: 5\n")  # hook timeout 7 s, deadline 4 s
+    fix_bug(sealed_shop)
+    res = run_hook(stop_payload(sealed_shop), env={"DONEGATE_FAULT": "hang:the scope check"}, timeout=60)
+    err = _block(res)
+    assert "did not finish within its deadline" in err and "the scope check" in err
+    (line,) = ledger_lines(kit_home)
+    assert line["verdict"] == "error" and line["gates"]["deadline"]["stage"] == "the scope check"
+    assert line["blocks"] == 1  # counted by the breaker like any error
+    assert "deadline" in (kit_home / "logs" / "donegate.log").read_text()
+
+
+def test_the_watchdog_parks_its_line_when_the_ledger_is_locked(sealed_shop, kit_home):
+    (kit_home / "donegate.yaml").write_text("timeout: 1\nhook_margin: 5\n")
+    held = Held(kit_home / "ledger.jsonl")
+    try:
+        res = run_hook(stop_payload(sealed_shop), env={"DONEGATE_FAULT": "hang:the ledger"}, timeout=60)
+        assert "did not finish within its deadline" in _block(res)
+    finally:
+        held.release()
+    parked = [json.loads(p.read_text()) for p in ledger.pending_dir(kit_home / "ledger.jsonl").glob("*.json")]
+    assert [r["gates"]["deadline"]["stage"] for r in parked] == ["the ledger"]
+
+
+def test_the_hidden_run_gets_only_the_time_the_deadline_leaves(sealed_shop, kit_home, monkeypatch):
+    from donegate import deadline, gate
+
+    dl = deadline.Deadline(2.5)
+    monkeypatch.setitem(gate._STOP, "deadline", dl)
+    assert gate.time_left(120) <= 1.5
+    assert gate.time_left(0.5) == 0.5
+
+
+def test_the_deadline_is_inside_the_hook_timeout_install_writes():
+    from donegate import config, deadline, gate, install
+
+    for cfg in (config.defaults(), config.minimal(), {**config.defaults(), "review": "hint"}):
+        assert gate._budget(cfg) <= install.hook_timeout(cfg) - deadline.RESERVE
+        assert gate._budget(cfg) > cfg["timeout"]
+
+
+# -- config that costs without bound ---------------------------------------------------------------
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")) + "timeout: *i\n"
+
+
+@pytest.mark.parametrize("text, says", [
+    (BOMB, "YAML aliases (*name) are not allowed"),
+    ("timeout: 5\n" + "# padding\n" * 40000, "larger than 256 KiB"),
+    ("protected:\n" + "".join(f"  - 'dir{i}/**'\n" for i in range(1500)), "1500 entries, more than the 1000"),
+    ("timeout: '" + "9" * 5000 + "'\n", "(5000 characters)"),
+    ("[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+])
+def test_config_that_costs_without_bound_is_a_config_error(sealed_shop, kit_home, text, says):
+    (kit_home / "donegate.yaml").write_text(text)
+    res = run_hook(stop_payload(sealed_shop), timeout=60)
+    err = _block(res)
+    assert says in err and "internal error" not in err
+    assert len(err) < 600
+    (line,) = ledger_lines(kit_home)
+    assert line["verdict"] == "error"
+
+
+def test_a_binary_config_is_a_config_error(sealed_shop, kit_home):
+    (kit_home / "donegate.yaml").write_bytes(os.urandom(4096))
+    err = _block(run_hook(stop_payload(sealed_shop), timeout=60))
+    assert "donegate.yaml" in err and "internal error" not in err
+    assert ("binary" in err) or ("UTF-8" in err)
+
+
+def test_a_fifo_config_is_a_config_error(sealed_shop, kit_home):
+    os.mkfifo(kit_home / "donegate.yaml")
+    err = _block(run_hook(stop_payload(sealed_shop), timeout=60))
+    assert "is a FIFO, not a regular file" in err
+
+
+def test_honest_config_with_an_anchor_and_many_globs_still_loads(tmp_path):
+    from donegate import config
+
+    p = tmp_path / "donegate.yaml"
+    p.write_text("protected: &p\n" + "".join(f"  - 'dir{i}/**'\n" for i in range(1000)) + "timeout: 30\n")
+    cfg = config.load(p)
+    assert len(cfg["protected"]) == 1000 and cfg["timeout"] == 30
+
+
+def test_globs_are_compiled_once_and_agree_with_fnmatch():
+    import fnmatch
+
+    from donegate import store
+
+    globs = [".claude/**", "tests/*", "*.py", "a?c/[xy]*"]
+    for name in (".claude/settings.json", "tests/x/y.py", "mod.py", "abc/x1", "abc/z1", "README"):
+        assert store.matches(name, globs) == any(fnmatch.fnmatchcase(name, g) for g in globs), name
+    assert store.matcher(globs) is store.matcher(list(globs))
+    assert not store.matches("anything", [])
+
+
+def test_a_large_glob_list_is_matched_in_bounded_time(shop_repo, kit_home):
+    """1000 globs (the cap) against every file, in the hook: well inside the hook margin."""
+    (kit_home / "donegate.yaml").write_text("protected:\n" + "".join(f"  - 'dir{i}/*x*y*z*'\n" for i in range(1000)))
+    from test_gate import seal
+    from conftest import EXAMPLE_TESTS
+
+    assert seal(shop_repo, EXAMPLE_TESTS / "test_bulk_discount.py").returncode == 0
+    res = run_hook(stop_payload(shop_repo), timeout=60)
+    assert res.returncode == 2 and "assert 4300 == 3870" in res.stderr
+    assert len(ledger_lines(kit_home)) == 1
