@@ -1,0 +1,155 @@
+"""The `allowed` scope check compares the files on disk with the seal's snapshot (issue 16, items 4, 5).
+
+Each trick below hid a change outside `allowed` from the git-based check (the stop passed); each must
+block now, naming the file. Beside them, the honest look-alikes that must pass: the allowed change,
+committed or not, the caches running the code writes, and the files `donegate install` writes.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import KIT, git, ledger_lines, run_hook, stop_payload
+from test_gate import fix_bug
+
+ALLOWED = "allowed: ['shop/pricing.py']\n"
+
+
+def _hide_with_exclude(repo, tmp_path):
+    (repo / ".git" / "info" / "exclude").write_text("notes.txt\n")
+    (repo / "notes.txt").write_text("scratch")
+    return "notes.txt"
+
+
+def _hide_with_excludes_file(repo, tmp_path):
+    ignore = tmp_path / "global-ignore"
+    ignore.write_text("notes.txt\n")
+    git(repo, "config", "core.excludesFile", str(ignore))
+    (repo / "notes.txt").write_text("scratch")
+    return "notes.txt"
+
+
+def _hide_with_a_self_ignoring_gitignore(repo, tmp_path):
+    (repo / ".gitignore").write_text(".gitignore\nnotes.txt\n")
+    (repo / "notes.txt").write_text("scratch")
+    return "notes.txt"
+
+
+def _hide_with_skip_worktree(repo, tmp_path):
+    git(repo, "update-index", "--skip-worktree", "shop/cart.py")
+    (repo / "shop" / "cart.py").write_text((repo / "shop" / "cart.py").read_text() + "\n# changed\n")
+    return "shop/cart.py"
+
+
+def _hide_with_assume_unchanged(repo, tmp_path):
+    git(repo, "update-index", "--assume-unchanged", "shop/cart.py")
+    (repo / "shop" / "cart.py").write_text((repo / "shop" / "cart.py").read_text() + "\n# changed\n")
+    return "shop/cart.py"
+
+
+def _hide_with_git_replace(repo, tmp_path):
+    base = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "shop" / "cart.py").write_text((repo / "shop" / "cart.py").read_text() + "\n# changed\n")
+    git(repo, "commit", "-qam", "change")
+    git(repo, "replace", base, git(repo, "rev-parse", "HEAD").strip())
+    return "shop/cart.py"
+
+
+def _hide_a_deletion_with_skip_worktree(repo, tmp_path):
+    git(repo, "update-index", "--skip-worktree", "README.md")
+    (repo / "README.md").unlink()
+    return "README.md"
+
+
+TRICKS = [_hide_with_exclude, _hide_with_excludes_file, _hide_with_a_self_ignoring_gitignore, _hide_with_skip_worktree,
+          _hide_with_assume_unchanged, _hide_with_git_replace, _hide_a_deletion_with_skip_worktree]
+
+
+@pytest.mark.parametrize("trick", TRICKS, ids=lambda f: f.__name__.removeprefix("_"))
+def test_a_change_hidden_from_git_outside_allowed_blocks(sealed_shop, kit_home, tmp_path, trick):
+    (kit_home / "donegate.yaml").write_text(ALLOWED)
+    fix_bug(sealed_shop)
+    name = trick(sealed_shop, tmp_path)
+    res = run_hook(stop_payload(sealed_shop))
+    assert res.returncode == 2, res.stderr
+    assert "outside the allowed scope" in res.stderr and name in res.stderr
+    assert name in ledger_lines(kit_home)[-1]["gates"]["scope"]["outside"]
+
+
+def test_an_allowed_change_passes_committed_or_not(sealed_shop, kit_home):
+    (kit_home / "donegate.yaml").write_text(ALLOWED)
+    fix_bug(sealed_shop)
+    assert run_hook(stop_payload(sealed_shop)).returncode == 0
+    git(sealed_shop, "commit", "-qam", "the fix")
+    res = run_hook(stop_payload(sealed_shop))
+    assert res.returncode == 0, res.stderr
+
+
+def test_caches_written_by_running_the_code_are_no_change(sealed_shop, kit_home):
+    """The agent runs the repository's tests: __pycache__ and .pytest_cache appear (the hidden run reads
+    neither: its bytecode lives under the state root)."""
+    (kit_home / "donegate.yaml").write_text(ALLOWED)
+    fix_bug(sealed_shop)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=sealed_shop, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert list(sealed_shop.rglob("__pycache__")) and (sealed_shop / ".pytest_cache").is_dir(), res.stdout
+    res = run_hook(stop_payload(sealed_shop))
+    assert res.returncode == 0, res.stderr
+
+
+def test_an_ignored_build_file_outside_allowed_still_counts(sealed_shop, kit_home):
+    """Not a cache: a file git ignores can still change what the code does (a config it reads)."""
+    (kit_home / "donegate.yaml").write_text(ALLOWED)
+    (sealed_shop / ".gitignore").write_text("*.local\n")
+    git(sealed_shop, "add", ".gitignore")
+    fix_bug(sealed_shop)
+    (sealed_shop / "prices.local").write_text("discount = 0\n")
+    res = run_hook(stop_payload(sealed_shop))
+    assert res.returncode == 2 and "prices.local" in res.stderr and ".gitignore" in res.stderr
+
+
+@pytest.mark.parametrize("order", ["install-then-seal", "seal-then-install"])
+def test_the_files_install_writes_are_not_the_agents_change(shop_repo, kit_home, order):
+    from test_gate import seal
+    from conftest import EXAMPLE_TESTS
+
+    (kit_home / "donegate.yaml").write_text("allowed: ['shop/pricing.py']\n")
+
+    def install():
+        res = subprocess.run([sys.executable, "-m", "donegate", "install", str(shop_repo), "--sandbox", "off"],
+                             capture_output=True, text=True, timeout=120, cwd=KIT)
+        assert res.returncode == 0, res.stderr
+
+    steps = [install, lambda: seal(shop_repo, EXAMPLE_TESTS / "test_bulk_discount.py")]
+    for step in steps if order == "install-then-seal" else steps[::-1]:
+        step()
+    install()  # a second install (the backup file appears)
+    assert (shop_repo / ".claude" / "donegate-install.json").exists()
+    fix_bug(shop_repo)
+    res = run_hook(stop_payload(shop_repo))
+    assert res.returncode == 0, res.stderr
+    (shop_repo / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
+    res = run_hook(stop_payload(shop_repo))
+    assert res.returncode == 2 and ".claude/settings.local.json" in res.stderr
+
+
+def test_kit_files_are_the_ones_install_writes():
+    from donegate import install, store
+
+    assert set(store.KIT_FILES) == {install.SETTINGS.as_posix(), install.RECORD.as_posix(),
+                                    install.SETTINGS.as_posix() + install.BACKUP_SUFFIX}
+
+
+def test_a_symlink_outside_allowed_is_named_as_one(sealed_shop, kit_home):
+    (kit_home / "donegate.yaml").write_text(ALLOWED)
+    fix_bug(sealed_shop)
+    cart = sealed_shop / "shop" / "cart.py"
+    cart.unlink()
+    cart.symlink_to("/dev/zero")
+    res = run_hook(stop_payload(sealed_shop), timeout=60)
+    assert res.returncode == 2 and "shop/cart.py (now a symlink)" in res.stderr
