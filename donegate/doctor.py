@@ -526,13 +526,11 @@ def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str,
         findings.append(Finding(ERROR, "no acceptance tests are sealed for this repository: the gate lets every stop through unchecked",
                                 str(paths.store_dir(repo, home)), f"donegate write {repo} --request ..., or donegate seal {repo} TEST_FILE..."))
         return
-    now = store.snapshot(repo, cfg["protected"])
-    before = {k: v for k, v in st.manifest.get("protected", {}).items() if store.matches(k, cfg["protected"])}
-    changed = sorted(k for k in set(now) | set(before) if now.get(k) != before.get(k))
-    if changed:
-        findings.append(Finding(ERROR, "protected files changed since the tests were sealed (" + ", ".join(changed)
-                                + "): the gate will block every stop until they are restored",
-                                str(repo), "restore them, or seal again after installing: donegate seal ..."))
+    from donegate.gate import scope_gate  # the very check the Stop hook runs
+
+    for problem in scope_gate(repo, st, cfg)["problems"]:
+        findings.append(Finding(ERROR, f"since the seal, {problem}: the gate will block every stop until this is undone",
+                                str(repo), "undo the change, or seal again after a change of your own: donegate seal ..."))
     findings.append(Finding(OK, f"{st.manifest['count']} acceptance tests sealed and intact", str(st.path)))
 
 

@@ -250,13 +250,13 @@ def test_store_not_sealed_or_tampered(shop_repo, kit_home):
 
 def test_install_after_seal_is_taken_into_the_seal(sealed_shop):
     install.install(sealed_shop, sandbox="auto")
-    assert not [f for f in doctor.diagnose(sealed_shop) if "protected files changed" in f.what]
+    assert not [f for f in doctor.diagnose(sealed_shop) if "protected files were changed" in f.what]
 
 
 def test_protected_file_changed_after_install_is_caught(sealed_shop):
     install.install(sealed_shop, sandbox="auto")
     (sealed_shop / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
-    hit = only_error(doctor.diagnose(sealed_shop), "protected files changed since the tests were sealed",
+    hit = only_error(doctor.diagnose(sealed_shop), "since the seal, protected files were changed",
                      ".claude/settings.local.json")
     assert "seal again" in hit.fix
 
@@ -309,3 +309,67 @@ def test_state_root_mismatch_is_a_warning(healthy, kit_home, monkeypatch, tmp_pa
     findings = doctor.diagnose(healthy)
     assert errors(findings) == []  # doctor checks the store where the hook looks
     assert any(f.level == doctor.WARNING and f"uses the state root {kit_home}" in f.what for f in findings)
+
+
+# -- doctor and the Stop hook run one store check and one scope check (issue 11, item 1) --------------
+
+def _plant_settings(repo, home):
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
+
+
+def _plant_weakened_repo_test(repo, home):
+    (repo / "tests" / "test_cart.py").write_text("def test_nothing():\n    pass\n")
+
+
+def _plant_fifo_repo_test(repo, home):
+    (repo / "tests" / "test_cart.py").unlink()
+    os.mkfifo(repo / "tests" / "test_cart.py")
+
+
+def _plant_outside_allowed_hidden_by_exclude(repo, home):
+    (home / "donegate.yaml").write_text("allowed: ['shop/pricing.py']\n")
+    (repo / ".git" / "info" / "exclude").write_text("notes.txt\n")
+    (repo / "notes.txt").write_text("scratch")
+
+
+def _plant_edited_store(repo, home):
+    (test_file,) = (home / "acceptance").glob("shop-*/test_*.py")
+    test_file.write_text(test_file.read_text() + "\n# edited\n")
+
+
+def _plant_deleted_store(repo, home):
+    import shutil
+
+    (store,) = (home / "acceptance").glob("shop-*")
+    shutil.rmtree(store)
+
+
+def _plant_nothing(repo, home):
+    pass
+
+
+@pytest.mark.parametrize("plant", [_plant_nothing, _plant_settings, _plant_weakened_repo_test, _plant_fifo_repo_test,
+                                   _plant_outside_allowed_hidden_by_exclude, _plant_edited_store, _plant_deleted_store],
+                         ids=lambda f: f.__name__.removeprefix("_plant_"))
+def test_doctor_and_the_hook_agree_on_each_kind_of_change(sealed_shop, kit_home, plant):
+    from tests.conftest import ledger_lines, run_hook, stop_payload
+    from donegate import config
+
+    p = sealed_shop / "shop" / "pricing.py"
+    p.write_text(p.read_text().replace("if units > BULK_THRESHOLD:", "if units >= BULK_THRESHOLD:"))  # the tests pass
+    plant(sealed_shop, kit_home)
+    findings: list[doctor.Finding] = []
+    doctor._check_store(findings, sealed_shop, kit_home, config.load())
+    doctor_errors = [f.what for f in findings if f.level == doctor.ERROR]
+    res = run_hook(stop_payload(sealed_shop), timeout=120)
+    assert res.returncode in (0, 2)
+    blocked = res.returncode == 2
+    assert blocked == bool(doctor_errors), (res.stderr, doctor_errors)
+    if plant is _plant_nothing:
+        assert not blocked
+    else:
+        line = ledger_lines(kit_home)[-1]
+        problems = (line["gates"].get("scope") or {}).get("problems") or [line["gates"]["integrity"].get("problem")]
+        for problem in problems:  # the same words, from the same check
+            assert any(problem in what for what in doctor_errors), (problem, doctor_errors)
