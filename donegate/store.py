@@ -1,12 +1,13 @@
 """The acceptance store: hidden tests for one repository, sealed with a manifest.
 
-Layout: `$DONEGATE_HOME/acceptance/<repo-key>/` holds the test files, `pytest.ini` and `manifest.json`.
-A seal record in `$DONEGATE_HOME/state/seals/<repo-key>.json` keeps the manifest's hash apart from the
-store, so a store that was deleted or rewritten (manifest included) is told apart from one that was
-never sealed.
+Layout: `$DONEGATE_HOME/acceptance/<repo-key>@<id>/` holds the test files, `pytest.ini`, `tree.json`
+and `manifest.json`. A seal record in `$DONEGATE_HOME/state/seals/<repo-key>.json` names that folder
+and keeps the manifest's hash apart from the store, so a store that was deleted or rewritten
+(manifest included) is told apart from one that was never sealed.
 
-Sealing is atomic: the new store is built in a temporary folder beside the old one and swapped in
-with renames; a seal that fails leaves the previous store as it was.
+Sealing is atomic: the new store is built in a folder of its own and switched in by replacing the
+seal record (one `os.replace`); a seal that fails or crashes leaves the previous store as it was
+(see "the swap" below).
 """
 
 from __future__ import annotations
