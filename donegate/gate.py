@@ -132,21 +132,6 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
     return gate, run
 
 
-def _kit_sources() -> list[str]:
-    """The hook launchers: an agent shown these has read what the deny rules protect."""
-    out = []
-    for p in (paths.hooks_dir() / name for name in ("stop_gate.py", "guard.py")):
-        try:
-            out.append(p.read_text(encoding="utf-8"))
-        except OSError:
-            pass
-    return out
-
-
-def _sources(st: store.Store) -> list[str]:
-    return [p.read_text(encoding="utf-8", errors="replace") for p in runner.test_files(st.path)]
-
-
 def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path) -> Outcome:
     cwd = payload.get("cwd") or os.getcwd()
     repo = git.toplevel(Path(cwd))
@@ -170,12 +155,13 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
         return Outcome("unsealed", ALLOW, system_message=msg, gates={"integrity": {"ok": None}})
     gates: dict[str, Any] = {"integrity": {"ok": True, "tests": st.manifest["count"]}}
     secret_paths = [st.path, paths.acceptance_root(root), root, *paths.protected_roots(home=root)]
-    sources = _sources(st)
+    markers, sources, kit_sources = leaks.secrets(st)
     scrub = feedback.Scrubber(secret_paths, sources)
 
-    markers = [str(st.path), str(st.path.resolve()), f"{st.path.parent.name}/{st.path.name}"]
     _stage("the transcript scan")
-    leak = leaks.scan(payload.get("transcript_path"), markers, sources, _kit_sources())
+    shown, scanned_to = leaks.shown_since(payload.get("transcript_path"))
+    _STOP["scanned_to"] = scanned_to
+    leak = leaks.find(shown, markers, sources, kit_sources)
     if leak:
         gates["leak"] = leak
     scope, accept, failures, cached = cache.judged(repo, st.manifest, cfg, root, _session(payload),
@@ -472,7 +458,7 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True) -
     # Until the config is read the hook timeout is unknown: take the shortest any config can give.
     dl = deadline.Deadline(_budget(config.minimal()), start=t0)
     ctx: dict[str, Any] = {"deadline": dl, "root": root, "payload": payload, "cfg": cfg}
-    _STOP.update(deadline=dl, stage="reading the config")
+    _STOP.update(deadline=dl, stage="reading the config", scanned_to=0)
     if watchdog:
         dl.arm(lambda: _expired(ctx))
     try:
@@ -497,10 +483,15 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True) -
     record = _record(outcome, payload, session, session_from, counters, cfg, t0)
     _stage("the ledger")
     _write_ledger(record, outcome, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - 0.5)))
+    if outcome.verdict in ("pass", "review_error") and outcome.repo:
+        try:  # the transcript may still grow after this read: `donegate report` looks again
+            leaks.note_pass(root, session, outcome.repo, payload.get("transcript_path"), _STOP.get("scanned_to", 0))
+        except OSError:
+            _log_exception(root)
     answer = render(outcome)
     if not dl.claim():
         dl.wait_forever()  # the watchdog is answering for this stop
-    _STOP.update(deadline=None, stage="start")
+    _STOP.update(deadline=None, stage="start", scanned_to=0)
     return answer
 
 

@@ -76,8 +76,8 @@ def park(record: dict[str, Any], path: Path) -> Path:
     return final
 
 
-def _parked(path: Path) -> list[tuple[Path, dict[str, Any]]]:
-    folder = pending_dir(path)
+def json_files(folder: Path) -> list[tuple[Path, Any]]:
+    """(path, parsed) of each `*.json` file in `folder`, by name; unreadable ones are left out."""
     try:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
     except OSError:
@@ -86,12 +86,14 @@ def _parked(path: Path) -> list[tuple[Path, dict[str, Any]]]:
     for name in names:
         p = folder / name
         try:
-            rec = json.loads(p.read_text(encoding="utf-8"))
+            out.append((p, json.loads(p.read_text(encoding="utf-8"))))
         except (OSError, ValueError):
             continue
-        if isinstance(rec, dict):
-            out.append((p, rec))
     return out
+
+
+def _parked(path: Path) -> list[tuple[Path, dict[str, Any]]]:
+    return [(p, rec) for p, rec in json_files(pending_dir(path)) if isinstance(rec, dict)]
 
 
 def _write_line(fd: int, path: Path, record: dict[str, Any]) -> dict[str, Any]:
