@@ -144,8 +144,7 @@ def _counters(root: Path, session: str) -> dict[str, Any]:
     from donegate import paths
     from donegate.state import FileCounters
 
-    with FileCounters(paths.state_dir(root)).transact(session) as counters:
-        return dict(counters)
+    return FileCounters(paths.state_dir(root)).peek(session)  # never waits on the lock (the stop's deadline)
 
 
 def _ending(text: str, line: str, cap: int) -> str:

@@ -197,8 +197,7 @@ def _session(payload: dict[str, Any]) -> str:
 
 
 def _hinted(root: Path, payload: dict[str, Any]) -> list[str]:
-    with FileCounters(paths.state_dir(root)).transact(_session(payload)) as counters:
-        return list(counters.get("hinted") or [])
+    return list(FileCounters(paths.state_dir(root)).peek(_session(payload)).get("hinted") or [])
 
 
 def review_gate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path, st: store.Store,
@@ -483,7 +482,7 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True) -
     record = _record(outcome, payload, session, session_from, counters, cfg, t0)
     _stage("the ledger")
     _write_ledger(record, outcome, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - 0.5)))
-    if outcome.verdict in ("pass", "review_error") and outcome.repo:
+    if outcome.exit_code == ALLOW and outcome.verdict != "unsealed" and outcome.repo:
         try:  # the transcript may still grow after this read: `donegate report` looks again
             leaks.note_pass(root, session, outcome.repo, payload.get("transcript_path"), _STOP.get("scanned_to", 0))
         except OSError:

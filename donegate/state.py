@@ -39,6 +39,10 @@ class MemoryCounters:
             yield current
             self._data[session_id] = current
 
+    def peek(self, session_id: str) -> dict[str, Any]:
+        with self._lock:
+            return json.loads(json.dumps(self._data.get(session_id) or fresh(session_id)))
+
 
 class FileCounters:
     def __init__(self, directory: Path) -> None:
@@ -48,6 +52,18 @@ class FileCounters:
         # A session id comes from stdin: hash it so it can never name a path of its own choosing.
         digest = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:24]
         return self.directory / f"session-{digest}.json"
+
+    def peek(self, session_id: str) -> dict[str, Any]:
+        """The session's counters as last written, without the lock (the file is replaced whole, so a
+        reader never sees half of it): for readers that change nothing, which an agent's `flock` on the
+        lock file must not stall."""
+        from donegate import fsafe
+
+        try:
+            current = json.loads(fsafe.read_text(self._path(session_id), limit=1 << 20))
+        except (OSError, ValueError):
+            return fresh(session_id)
+        return {**fresh(session_id), **current} if isinstance(current, dict) else fresh(session_id)
 
     @contextlib.contextmanager
     def transact(self, session_id: str, wait: float | None = None) -> Iterator[dict[str, Any]]:
