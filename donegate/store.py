@@ -56,14 +56,36 @@ def sha256_file(path: Path) -> str:
 _MATCHERS: dict[tuple[str, ...], Any] = {}
 
 
+def _compile(globs: tuple[str, ...]):
+    """A matcher for `globs`: each glob's literal start (up to its first wildcard) indexes one regular
+    expression for the globs sharing it, so a name is tried only against globs that can match it."""
+    import re
+
+    table: dict[str, list[str]] = {}
+    for g in globs:
+        wild = re.search(r"[*?\[]", g)
+        table.setdefault(g if wild is None else g[:wild.start()], []).append(fnmatch.translate(g))
+    compiled = {prefix: re.compile("|".join(parts)).match for prefix, parts in table.items()}
+    lengths = sorted({len(prefix) for prefix in compiled})
+
+    def match(name: str) -> bool:
+        for n in lengths:
+            if n > len(name):
+                return False
+            found = compiled.get(name[:n])
+            if found is not None and found(name):
+                return True
+        return False
+
+    return match
+
+
 def matcher(globs):
-    """One compiled regular expression for all of `globs` (compiled once per list, not per file)."""
+    """One compiled matcher for all of `globs` (compiled once per list, not per file)."""
     key = tuple(globs)
     found = _MATCHERS.get(key)
     if found is None:
-        import re
-
-        found = re.compile("|".join(fnmatch.translate(g) for g in key)).match if key else (lambda name: None)
+        found = _compile(key)
         if len(_MATCHERS) > 16:
             _MATCHERS.clear()
         _MATCHERS[key] = found
@@ -72,7 +94,7 @@ def matcher(globs):
 
 def matches(name: str, globs) -> bool:
     """fnmatch semantics on the repository-relative path: `*` also crosses `/`."""
-    return matcher(globs)(name) is not None
+    return matcher(globs)(name)
 
 
 def _walk(top: Path, rel: str = ""):

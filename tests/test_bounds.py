@@ -252,6 +252,9 @@ def test_globs_are_compiled_once_and_agree_with_fnmatch():
         assert store.matches(name, globs) == any(fnmatch.fnmatchcase(name, g) for g in globs), name
     assert store.matcher(globs) is store.matcher(list(globs))
     assert not store.matches("anything", [])
+    many = [f"dir{i}/*.py" for i in range(300)] + [f"*{i}.txt" for i in range(300)] + ["exact/name.md"]
+    for name in ("dir7/a.py", "dir7", "dir77/b/c.py", "x/17.txt", "exact/name.md", "exact/name.mdx", "dir3x.py"):
+        assert store.matches(name, many) == any(fnmatch.fnmatchcase(name, g) for g in many), name
 
 
 def test_a_large_glob_list_is_matched_in_bounded_time(shop_repo, kit_home):
