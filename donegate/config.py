@@ -177,8 +177,10 @@ def validate(data: Any, schema: dict[str, Any] = SCHEMA, prefix: str = "") -> di
 
 def _read(path: Path) -> str | None:
     """The config's text, or None when there is none; ConfigError for anything but a small UTF-8 file."""
-    from donegate import fsafe
+    import errno
     import os
+
+    from donegate import fsafe
 
     try:
         raw = fsafe.read_bytes(os.path.realpath(path), limit=MAX_BYTES)  # a symlinked config is fine, a FIFO is not
@@ -187,7 +189,7 @@ def _read(path: Path) -> str | None:
     except fsafe.NotRegular as exc:
         raise ConfigError(f"{path} is a {exc.kind}, not a regular file", "make donegate.yaml a plain text file") from None
     except OSError as exc:
-        if exc.errno == 27:  # EFBIG
+        if exc.errno == errno.EFBIG:
             raise ConfigError(f"{path} is larger than {MAX_BYTES // 1024} KiB", "a donegate.yaml is a few lines: shorten it") from None
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
     if b"\0" in raw:

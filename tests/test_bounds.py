@@ -7,7 +7,6 @@ that costs without bound. Run as Claude Code runs the hook: a subprocess with JS
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
@@ -186,6 +185,25 @@ def test_the_hidden_run_gets_only_the_time_the_deadline_leaves(sealed_shop, kit_
     monkeypatch.setitem(gate._STOP, "deadline", dl)
     assert gate.time_left(120) <= 1.5
     assert gate.time_left(0.5) == 0.5
+
+
+def test_kill_all_ends_every_run_still_going():
+    """What the watchdog does before it ends the process: no run outlives the stop."""
+    import threading
+
+    from donegate import proc
+
+    results = []
+    t = threading.Thread(target=lambda: results.append(proc.run(["sleep", "300"], timeout=300)))
+    t.start()
+    for _ in range(200):
+        if proc._LIVE:
+            break
+        threading.Event().wait(0.05)
+    assert proc._LIVE
+    proc.kill_all()
+    t.join(timeout=60)
+    assert not t.is_alive() and results[0].returncode == -9 and not proc._LIVE
 
 
 def test_the_deadline_is_inside_the_hook_timeout_install_writes():
