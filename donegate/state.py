@@ -73,15 +73,18 @@ class FileCounters:
         lock_fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o644)
         try:
             flock(lock_fd, wait)
+            from donegate import fsafe
+
             try:
-                current = json.loads(path.read_text(encoding="utf-8"))
+                current = json.loads(fsafe.read_text(path, limit=1 << 20))
                 if not isinstance(current, dict):
                     raise ValueError("not an object")
                 current = {**fresh(session_id), **current}
             except FileNotFoundError:
                 current = fresh(session_id)
-            except ValueError:
-                # A corrupt counter must not trap the session: start counting again.
+            except (ValueError, OSError):
+                # A corrupt counter (or a FIFO, a symlink, a huge file put in its place, never read)
+                # must not trap the session, nor let its stop through: start counting again.
                 current = fresh(session_id)
                 current["corrupt"] = True
             yield current

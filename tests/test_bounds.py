@@ -151,6 +151,20 @@ def test_a_locked_block_counter_does_not_let_the_stop_through(sealed_shop, kit_h
     assert line["gates"]["counter_error"] == "locked" and line["verdict"] == "block"
 
 
+def test_a_counter_file_made_a_fifo_is_read_as_corrupt_and_the_block_stands(sealed_shop, kit_home):
+    from donegate.state import FileCounters
+
+    (kit_home / "donegate.yaml").write_text(FAST)
+    path = FileCounters(kit_home / "state")._path("s1")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    res = run_hook(stop_payload(sealed_shop), timeout=120)
+    assert "assert 4300 == 3870" in _block(res)
+    (line,) = ledger_lines(kit_home)
+    assert line["blocks"] == 1 and "counter_error" not in line["gates"]
+    assert path.is_file()  # replaced by a counter again
+
+
 # -- one deadline for the whole stop ---------------------------------------------------------------
 
 
