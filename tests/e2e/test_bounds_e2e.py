@@ -135,3 +135,20 @@ def test_an_agent_holding_the_ledger_lock_still_gets_the_real_verdict(gated, api
     assert [r["verdict"] for r in records if r.get("event") == "stop"] == ["block", "pass", "pass"]
     assert ledger.verify(path)[1] is None
     assert not list(ledger.pending_dir(path).glob("*.json"))
+
+
+def test_a_stop_that_hangs_is_answered_block_before_claude_codes_hook_timeout(gated, api):
+    """Whatever hangs (here a stage made to hang by the fault hook), Claude Code gets the watchdog's block
+    inside its hook timeout: never `hook_cancelled`, which would let the stop through."""
+    g = gated(sandbox=False, config={"timeout": 1, "hook_margin": 5, "max_blocks": 1})  # hook timeout 7 s, deadline 4 s
+    (stop,) = g.settings["hooks"]["Stop"]
+    assert stop["hooks"][0]["timeout"] == 7
+    api.add(CLAIM, "Still done.")
+    s = g.run(api, extra_env={"DONEGATE_FAULT": "hang:the scope check"})
+
+    ran_cleanly(s)
+    (feedback,) = s.feedback()
+    assert "did not finish within its deadline" in feedback and "the scope check" in feedback
+    assert [(r["verdict"], (r["gates"].get("deadline") or {}).get("stage")) for r in s.stops] == [
+        ("error", "the scope check"), ("gave_up", "the scope check")]
+    assert [a["hookEvent"] for a in s.attachments("hook_blocking_error")] == ["Stop"]
