@@ -37,6 +37,7 @@ class Outcome:
         self.system_message = system_message
         self.repo = repo
         self.hint = hint  # a reviewers' hint: the state of the code it was given for (given once per state)
+        self.quiet = False  # a managed hook's stop outside every sealed repository: counted, not recorded
 
 
 def _now() -> str:
@@ -101,9 +102,15 @@ def _sources(st: store.Store) -> list[str]:
     return [p.read_text(encoding="utf-8", errors="replace") for p in runner.test_files(st.path)]
 
 
-def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path) -> Outcome:
-    cwd = payload.get("cwd") or os.getcwd()
-    repo = git.toplevel(Path(cwd))
+def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg: str | None = None,
+             managed: bool = False) -> Outcome:
+    from donegate import repo as where
+
+    repo = where.guarded(payload, root, repo_arg, managed)
+    if repo is None:
+        out = Outcome("unsealed", ALLOW)
+        out.quiet = True
+        return out
     paths.check_outside(repo, root)
     out = _evaluate(payload, cfg, root, repo)
     out.repo = str(repo)
@@ -295,16 +302,56 @@ def parse_payload(text: str) -> dict[str, Any]:
     return payload
 
 
-def run_hook(stdin_text: str, root: Path | None = None) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) for one stop. Never raises."""
+# Variables of the hook's environment that weaken the gate without stopping it from running.
+WEAKENING = ("CLAUDE_CODE_SHELL_PREFIX", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES",
+             "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONINSPECT")
+
+
+def weakened_env(cfg: dict[str, Any], seen: list[str]) -> list[str]:
+    """What of the session's environment could have switched the gate off (the hook got through this
+    time; a person should know): the names the launcher saw, and a block cap at or below max_blocks."""
+    out = [k for k in seen if k in WEAKENING or k.startswith("DONEGATE_") and k != "DONEGATE_HOME"]
+    out += [k for k in ("CLAUDE_CODE_SHELL_PREFIX",) if os.environ.get(k) and k not in out]
+    cap = os.environ.get("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "")
+    try:
+        if cap and 0 < int(cap) <= cfg["max_blocks"]:
+            out.append(f"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP={int(cap)}")
+    except ValueError:
+        pass
+    return sorted(out)
+
+
+def _quiet(root: Path) -> tuple[int, str, str]:
+    """A managed hook's stop where nothing is sealed: one counter, no ledger line per unrelated session."""
+    try:
+        with FileCounters(paths.state_dir(root)).transact("managed:unsealed") as counters:
+            counters["stops"] += 1
+    except Exception:
+        _log_exception(root)
+    return ALLOW, "", ""
+
+
+def run_hook(stdin_text: str, root: Path | None = None, *, repo: str | None = None, git_path: str | None = None,
+             managed: bool = False, env_seen: list[str] | None = None) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) for one stop. Never raises.
+
+    `repo`, `git_path`, `managed`: from the hook's arguments (install wrote them); `env_seen`: the
+    distrusted variables the launcher found set (names only)."""
     t0 = time.monotonic()
     root = root or paths.home()
     payload: dict[str, Any] = {}
     cfg = config.defaults()
+    git.use(git_path)
     try:
         payload = parse_payload(stdin_text)
+        from donegate import kitruns
+
+        if kitruns.is_kit_session(root, payload.get("session_id")):
+            return ALLOW, "", ""  # the kit's own writer or reviewer run: never gated
         cfg = config.load(paths.config_path(root))
-        outcome = evaluate(payload, cfg, root)
+        outcome = evaluate(payload, cfg, root, repo, managed)
+        if outcome.quiet:
+            return _quiet(root)
     except DonegateError as exc:
         reason = _hide_kit(f"donegate: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else ""), root)
         outcome = Outcome("error", BLOCK, reason=reason, gates={"error": exc.message}, failing=["error:" + exc.message])
@@ -346,6 +393,13 @@ def run_hook(stdin_text: str, root: Path | None = None) -> tuple[int, str, str]:
         "kit_version": __version__,
         "config": cfg.get("config", "default"),
     }
+    if env_seen is not None:
+        record["env"] = env_seen
+        weak = weakened_env(cfg, env_seen)
+        if weak:
+            record["env_weakened"] = weak
+            outcome.system_message = (outcome.system_message + " " if outcome.system_message else "") + (
+                "donegate: the session's environment weakens the gate (" + ", ".join(weak) + "); run donegate doctor")
     try:
         from donegate import ledger
 

@@ -73,7 +73,8 @@ def executable() -> str:
     """The git the kit runs: the one given to `use`, else the first on the system's folders."""
     if _git_path:
         return _git_path
-    found = shutil.which("git", path=SYSTEM_PATH) or shutil.which("git")
+    found = next((os.path.join(d, "git") for d in SYSTEM_PATH.split(":")
+                  if os.access(os.path.join(d, "git"), os.X_OK)), None) or shutil.which("git")
     if not found:
         raise DonegateError("git is not installed", "install git (Debian/Ubuntu: apt-get install git)")
     return os.path.abspath(found)
