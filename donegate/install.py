@@ -499,6 +499,21 @@ def uninstall(repo: Path | str) -> tuple[Path, str]:
 # -- commands ---------------------------------------------------------------------------------------
 
 def cmd_install(args: argparse.Namespace) -> int:
+    if args.managed:
+        from donegate import managed
+
+        if args.repo:
+            raise DonegateError("install --managed guards every repository on the machine: give no REPO",
+                                "donegate install --managed (then seal each repository as usual)")
+        path = managed.install_managed(sandbox=args.sandbox)
+        data = json.loads(path.read_text(encoding="utf-8"))
+        print(f"donegate installed as managed policy in {path}")
+        print(f"  Stop hook and guard for every Claude Code session on this machine, {len(data['permissions']['deny'])} deny "
+              f"rules, env pinned ({', '.join(data['env'])}), sandbox {'on' if 'sandbox' in data else 'off'}")
+        print("  a session outside every sealed repository passes quietly; seal a repository to gate it")
+        return 0
+    if not args.repo:
+        raise DonegateError("install: give the repository to guard (or --managed for the whole machine)", "donegate install REPO")
     path = install(args.repo, sandbox=args.sandbox)
     data = json.loads(path.read_text(encoding="utf-8"))
     box = data.get("sandbox", {}) if isinstance(data.get("sandbox"), dict) else {}
@@ -514,6 +529,14 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
+    if args.managed:
+        from donegate import managed
+
+        path, done = managed.uninstall_managed()
+        print(f"donegate uninstall --managed {path}: {done}")
+        return 0
+    if not args.repo:
+        raise DonegateError("uninstall: give the repository (or --managed)", "donegate uninstall REPO")
     path, done = uninstall(args.repo)
     print(f"donegate uninstall {path}: {done}")
     return 0
@@ -521,10 +544,13 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("install", help="write the Stop hook, guard, deny rules and sandbox into REPO/.claude/settings.json")
-    p.add_argument("repo", metavar="REPO", help="the git repository to guard")
+    p.add_argument("repo", metavar="REPO", nargs="?", help="the git repository to guard")
+    p.add_argument("--managed", action="store_true",
+                   help="as root: write the hooks, pinned env, deny rules and sandbox as machine-wide managed policy instead")
     p.add_argument("--sandbox", choices=("auto", "on", "off"), default="auto",
                    help="Claude Code's sandbox over the kit's folders: auto (when bubblewrap and socat are present), on (fail without them), off")
     p.set_defaults(func=cmd_install)
     p = subparsers.add_parser("uninstall", help="remove exactly what install added to REPO/.claude/settings.json")
-    p.add_argument("repo", metavar="REPO", help="the git repository")
+    p.add_argument("repo", metavar="REPO", nargs="?", help="the git repository")
+    p.add_argument("--managed", action="store_true", help="as root: remove the managed drop-in, restoring what was there before")
     p.set_defaults(func=cmd_uninstall)
