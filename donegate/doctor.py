@@ -37,7 +37,7 @@ SANDBOX_BOOLS = ("enabled", "failIfUnavailable", "allowUnsandboxedCommands", "au
 FS_LISTS = ("denyRead", "denyWrite", "allowWrite", "allowRead")
 DEFAULT_HOOK_TIMEOUT = 600  # seconds, Claude Code's default for command hooks
 DEFAULT_BLOCK_CAP = 8
-MANAGED = Path("/etc/claude-code/managed-settings.json")
+MANAGED_DIR: Path | None = None  # None: the platform's (donegate.managed.managed_root); tests point it elsewhere
 _MISSING = object()
 
 
@@ -174,13 +174,26 @@ class SettingsFile:
     hooks_ok: bool = True  # False: Claude Code ignores this file's hooks
 
 
+def managed_dir() -> Path | None:
+    from donegate import managed
+
+    try:
+        return MANAGED_DIR or managed.managed_root()
+    except DonegateError:
+        return None
+
+
 def settings_files(repo: Path) -> list[tuple[str, Path]]:
-    """Lowest precedence first: user < project < local < managed."""
+    """Lowest precedence first: user < project < local < managed (the file, then the drop-ins A-Z)."""
     out = [("user", Path.home() / ".claude" / "settings.json"),
            ("project", repo / ".claude" / "settings.json"),
            ("local", repo / ".claude" / "settings.local.json")]
-    if MANAGED.exists():
-        out.append(("managed", MANAGED))
+    folder = managed_dir()
+    if folder is not None:
+        out.append(("managed", folder / "managed-settings.json"))
+        drop_ins = folder / "managed-settings.d"
+        if drop_ins.is_dir():
+            out += [("managed", p) for p in sorted(drop_ins.glob("*.json"))]
     return out
 
 
@@ -453,6 +466,12 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
                                          "of its own (python, find, cp); deny rules and the guard do not stop that",
                                 str(project), f"{fix_install} --sandbox on (needs bubblewrap and socat on Linux)"))
 
+    from donegate import weakening
+
+    weakening.check_env(findings, files, exec_form=bool(stops) and isinstance(stops[0].hook.get("args"), list),
+                        max_blocks=cfg["max_blocks"])
+    weakening.check_git(findings, repo)
+    weakening.check_mode(findings, files, stops, home)
     _check_claude(findings, cfg)
     _check_store(findings, repo, home, cfg)
     _check_writable(findings, paths.ledger_path(home), "the ledger")
