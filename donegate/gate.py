@@ -321,10 +321,11 @@ def weakened_env(cfg: dict[str, Any], seen: list[str]) -> list[str]:
     return sorted(out)
 
 
-def _quiet(root: Path) -> tuple[int, str, str]:
-    """A managed hook's stop where nothing is sealed: one counter, no ledger line per unrelated session."""
+def _quiet(root: Path, counter: str = "managed:unsealed") -> tuple[int, str, str]:
+    """A stop let through without a ledger line (a managed hook's stop where nothing is sealed, or
+    one of the kit's own runs): one counter instead of a line per session."""
     try:
-        with FileCounters(paths.state_dir(root)).transact("managed:unsealed") as counters:
+        with FileCounters(paths.state_dir(root)).transact(counter) as counters:
             counters["stops"] += 1
     except Exception:
         _log_exception(root)
@@ -347,7 +348,7 @@ def run_hook(stdin_text: str, root: Path | None = None, *, repo: str | None = No
         from donegate import kitruns
 
         if kitruns.is_kit_session(root, payload.get("session_id")):
-            return ALLOW, "", ""  # the kit's own writer or reviewer run: never gated
+            return _quiet(root, "kit:runs")  # the kit's own writer or reviewer run: never gated, counted
         cfg = config.load(paths.config_path(root))
         outcome = evaluate(payload, cfg, root, repo, managed)
         if outcome.quiet:

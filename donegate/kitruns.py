@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-import uuid
 from pathlib import Path
 
 FOLDER = "kit-sessions"
@@ -28,6 +27,8 @@ def _path(root: Path, session_id: str) -> Path:
 
 def register(root: Path, timeout: float) -> str:
     """A fresh session id for one kit run, recorded as the kit's until `timeout` (+ slack) has passed."""
+    import uuid  # not on the hook's path
+
     session_id = str(uuid.uuid4())
     path = _path(root, session_id)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -276,6 +276,10 @@ def test_the_kits_own_runs_are_recognised_by_their_recorded_session_id(sealed_sh
     sid = kitruns.register(kit_home, timeout=60)
     res = run_hook(stop_payload(sealed_shop, session=sid))
     assert res.returncode == 0 and res.stdout == "" and not ledger_lines(kit_home)
+    from donegate.state import FileCounters
+
+    with FileCounters(kit_home / "state").transact("kit:runs") as counters:
+        assert counters["stops"] == 1  # counted, not recorded
     # Another session, one that looks alike, and the same one after the run ended: gated.
     for other in (sid.replace(sid[-4:], "0000") if not sid.endswith("0000") else sid[:-4] + "1111", sid.upper()):
         assert run_hook(stop_payload(sealed_shop, session=other)).returncode == 2

@@ -37,7 +37,7 @@ import pytest
 
 from tests.support import require
 from tests.support.fakeapi import FakeAPI, tool, turn
-from tests.support.gated import GatedRepo, Session, sandbox_available
+from tests.support.gated import KIT, GatedRepo, Session, sandbox_available
 from tests.support.managed import wrap
 from tests.support.session import find_claude
 
@@ -287,3 +287,41 @@ def test_an_attack_is_refused_or_reported(attack_runs, attack, mode, record_prop
         assert s.stops[-1]["gates"]["breaker"]["was"] == "block"
         if attack.id == "nested-repo":
             assert {r["repo"] for r in s.stops} == {str(run.g.repo.resolve())}
+
+
+# -- the kit's own headless runs under a managed hook ------------------------------------------------
+
+def test_the_kits_reviewers_pass_a_managed_hook_that_fires_in_them(tmp_path):
+    """A managed Stop hook fires in every `claude -p`, the kit's reviewers included (with
+    `--setting-sources ""`), in the very repository it guards, with the bug still in. No variable says
+    "the kit's run" any more: the session ids the kit recorded do. Without them each reviewer's stop
+    would be judged (and blocked) like the agent's."""
+    from tests.e2e.test_reviewer_e2e import A, B, verdict
+    from tests.support.session import _clean_env
+
+    require.bwrap()
+    claude = find_claude()
+    g = GatedRepo.create(tmp_path / "g", config=CONFIG, install=False)
+    folder = tmp_path / "etc-claude-code"
+    folder.mkdir()
+    res = subprocess.run([*wrap(folder, writable=True), sys.executable, "-m", "donegate", "install", "--managed", "--sandbox", "off"],
+                         cwd=g.kit, env={**os.environ, "DONEGATE_HOME": str(g.home)}, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    with FakeAPI(scripts={A: verdict(True), B: verdict(True)}) as api:
+        env = _clean_env({"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "test-key", "DONEGATE_CLAUDE": str(claude),
+                          "DONEGATE_HOME": str(g.home)}, home=g.base / "home")
+        # From the checkout (the copy has no reviewer/ prompts); the same state root as the managed hook.
+        res = subprocess.run([*wrap(folder), sys.executable, "-m", "donegate", "review", str(g.repo), "--json"],
+                             cwd=KIT, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert json.loads(res.stdout)["verdict"] == "approve"
+    assert not api.overrun and not api.errors and api.remaining(A) == api.remaining(B) == 0
+    # The hook ran at the end of both reviewer sessions (the managed drop-in was live) and stood aside.
+    # (With the record check switched off, the same run left two `block` lines, one per reviewer.)
+    from donegate.state import FileCounters
+    from tests.support.gated import ledger
+
+    with FileCounters(g.home / "state").transact("kit:runs") as counters:
+        assert counters["stops"] == 2
+    assert not [r for r in ledger(g.home) if r.get("event") == "stop"]
+    assert not list((g.home / "state" / "kit-sessions").iterdir())
