@@ -375,6 +375,10 @@ def run_hook(stdin_text: str, root: Path | None = None, *, repo: str | None = No
             # Without a working counter a block could trap the session forever: let it go, say so.
             outcome.verdict, outcome.exit_code = "error", ALLOW
             outcome.system_message = "donegate: the block counter is broken; the stop was allowed unverified"
+    weak = weakened_env(cfg, env_seen) if env_seen is not None else []
+    if weak:
+        outcome.system_message = (outcome.system_message + " " if outcome.system_message else "") + (
+            "donegate: the session's environment weakens the gate (" + ", ".join(weak) + "); run donegate doctor")
     record = {
         "event": "stop",
         "time": _now(),
@@ -389,18 +393,13 @@ def run_hook(stdin_text: str, root: Path | None = None, *, repo: str | None = No
         # The text the agent was shown (blocks only): already scrubbed and capped, unlike the raw
         # messages in `gates`. Before "blocks": the report's fast path reads the line's tail.
         **({"feedback": outcome.reason} if outcome.exit_code == BLOCK else {}),
+        **({"env": env_seen} if env_seen is not None else {}),
+        **({"env_weakened": weak} if weak else {}),
         "blocks": counters.get("blocks"),
         "duration": round(time.monotonic() - t0, 4),
         "kit_version": __version__,
         "config": cfg.get("config", "default"),
     }
-    if env_seen is not None:
-        record["env"] = env_seen
-        weak = weakened_env(cfg, env_seen)
-        if weak:
-            record["env_weakened"] = weak
-            outcome.system_message = (outcome.system_message + " " if outcome.system_message else "") + (
-                "donegate: the session's environment weakens the gate (" + ", ".join(weak) + "); run donegate doctor")
     try:
         from donegate import ledger
 
