@@ -6,8 +6,9 @@ and writes:
 - the Stop hook in exec form (no shell, so neither `PATH`, `CLAUDE_CODE_SHELL_PREFIX` nor quoting
   can bend it): `"command"` the kit's interpreter by absolute path, `"args"` `-I` (no `PYTHON*`
   variable, no user site), `stop_gate.py`, `--home` the state root the deny rules cover, `--repo` the
-  repository (the stop is judged for it wherever the agent `cd`s) and `--git` the git found now (a
-  fake `git` put first on `PATH` later runs nothing); and a `timeout` above the kit's worst case
+  repository (the stop is judged for it wherever the agent `cd`s), `--git` the git found now (a
+  fake `git` put first on `PATH` later runs nothing) and `--claude` the reviewers' Claude Code (the
+  launcher ignores `DONEGATE_CLAUDE` from the session's environment); and a `timeout` above the kit's worst case
   (tests, plus reviewers when on, plus `hook_margin`): a hook that times out opens the gate;
 - the PreToolUse guard (`guard.py`) for the file, search and shell tools;
 - `permissions.deny` rules with absolute `//` paths for Read, Edit, Write, Grep, Glob and NotebookEdit
@@ -106,8 +107,19 @@ def git_executable() -> str:
     return git.executable()
 
 
+def claude_executable() -> str | None:
+    """The `claude` the reviewers run inside the hook, resolved now (None: none found; the hook then
+    looks for the kit's pinned one, else on PATH, and the reviewers report it missing)."""
+    from donegate import model
+
+    try:
+        return os.path.abspath(model.find_claude())
+    except DonegateError:
+        return None
+
+
 def exec_hook(script: Path, *, python: str, home: Path, flags: tuple[str, ...] = (), repo: Path | None = None,
-              managed: bool = False, timeout: int) -> dict[str, Any]:
+              managed: bool = False, timeout: int, claude: str | None = None) -> dict[str, Any]:
     """A hook in exec form: `command` is run directly with `args`, no shell in between."""
     args = ["-I", *flags, str(script), "--home", str(home)]
     if repo is not None:
@@ -115,6 +127,8 @@ def exec_hook(script: Path, *, python: str, home: Path, flags: tuple[str, ...] =
     if managed:
         args.append("--managed")
     args += ["--git", git_executable()]
+    if claude:
+        args += ["--claude", claude]
     return {"type": "command", "command": python, "args": args, "timeout": timeout}
 
 
@@ -164,7 +178,7 @@ def kit_entries(cfg: dict[str, Any], *, kit: Path | None = None, home: Path | No
 
     return {
         "Stop": {"hooks": [exec_hook(stop_script(kit), python=python, home=home, repo=repo, managed=managed,
-                                     timeout=hook_timeout(cfg))]},
+                                     timeout=hook_timeout(cfg), claude=claude_executable())]},
         "PreToolUse": {"matcher": guard.MATCHER,
                        "hooks": [exec_hook(guard_script(kit), python=python, home=home, flags=guard_flags,
                                            timeout=GUARD_TIMEOUT)]},

@@ -6,7 +6,7 @@ code or a crash. If the package itself cannot be imported, this launcher still b
 own blocks per session so a broken kit cannot trap a session forever.
 
 `donegate install` runs it in exec form (no shell): `PYTHON -I stop_gate.py --home ROOT --repo REPO
---git GIT` (`--managed` instead of `--repo` for the machine-wide install). Its environment is the
+--git GIT [--claude CLAUDE]` (`--managed` instead of `--repo` for the machine-wide install). Its environment is the
 session's, and settings `env` writes into it, so nothing of it is trusted: `DONEGATE_*`, `PYTHON*`,
 `LD_*` and `GIT_*` are dropped before the package is imported (their names go to the ledger), the state
 root, the repository and git come from the arguments. No variable opens the gate: the kit's own
@@ -19,7 +19,7 @@ import sys
 KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FALLBACK_MAX = 6
 DISTRUSTED = ("DONEGATE_", "PYTHON", "LD_", "DYLD_", "GIT_")
-OPTIONS = ("--home", "--repo", "--git")
+OPTIONS = ("--home", "--repo", "--git", "--claude")
 
 
 def _options(argv):
@@ -39,6 +39,8 @@ def _distrust(opts):
         del os.environ[k]
     if home:
         os.environ["DONEGATE_HOME"] = home
+    if opts.get("claude"):
+        os.environ["DONEGATE_CLAUDE"] = opts["claude"]  # the reviewers' Claude Code, fixed at install
     return seen
 
 

@@ -158,3 +158,27 @@ def test_honest_nested_folder_without_git_is_the_same_repository(sealed_shop, ki
     res = run(exec_argv(kit_home, managed=True), stop_payload(sealed_shop / "shop"))
     assert res.returncode == 2
     assert ledger_lines(kit_home)[0]["repo"] == str(sealed_shop.resolve())
+
+
+def test_the_reviewers_claude_comes_from_the_arguments_not_the_environment(sealed_shop, kit_home, tmp_path):
+    from tests.test_gate import fix_bug
+
+    fix_bug(sealed_shop)  # the tests pass, so the reviewers run
+    (kit_home / "donegate.yaml").write_text("review: hint\n")
+    fakes = {}
+    for name in ("agents", "installed"):
+        marker = tmp_path / f"{name}-claude-ran"
+        exe = tmp_path / f"{name}-claude"
+        exe.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+        exe.chmod(0o755)
+        fakes[name] = (exe, marker)
+    env = {"DONEGATE_CLAUDE": str(fakes["agents"][0])}  # settings `env` puts it in the hook's environment
+    # The kit without the launcher's distrust (`donegate hook`, as a person runs it) runs what it names:
+    # that is the attack, had the variable reached the hook's kit.
+    old = run([PY, "-m", "donegate", "hook"], stop_payload(sealed_shop), {**env, "DONEGATE_HOME": str(kit_home)}, drop=())
+    assert old.returncode == 0 and fakes["agents"][1].exists()
+    fakes["agents"][1].unlink()
+    hook = install.exec_hook(HOOK, python=PY, home=kit_home, repo=sealed_shop, timeout=60, claude=str(fakes["installed"][0]))
+    res = run(install.hook_words(hook), stop_payload(sealed_shop, "s2"), env)
+    assert res.returncode == 0 and "review failed" in res.stdout  # the installed (fake) claude failed: allowed, told
+    assert fakes["installed"][1].exists() and not fakes["agents"][1].exists()

@@ -72,8 +72,9 @@ def test_stop_hook_command_and_timeout(repo, kit_home):
     assert isinstance(hook["timeout"], int) and hook["timeout"] > 120 + 30  # default timeout + hook_margin
     # Exec form: no shell reads it, so neither PATH, CLAUDE_CODE_SHELL_PREFIX nor quoting can bend it.
     assert hook["command"] == os.path.abspath(sys.executable)
-    assert hook["args"] == ["-I", str(KIT / "hooks" / "stop_gate.py"), "--home", str(kit_home), "--repo", str(repo.resolve()),
-                            "--git", git_module.executable()]
+    assert hook["args"][:8] == ["-I", str(KIT / "hooks" / "stop_gate.py"), "--home", str(kit_home), "--repo", str(repo.resolve()),
+                                "--git", git_module.executable()]
+    assert hook["args"][8:] in ([], ["--claude", install.claude_executable()])
     assert os.path.isabs(hook["args"][-1])
 
 
