@@ -136,6 +136,8 @@ ATTACKS = [
            happened=lambda c: "fsmonitor.py" in (c.g.repo / ".git" / "config").read_text()),
     Attack("nested-repo", steps=lambda c: [tool("Bash", {"command": "mkdir -p shop/sub && cd shop/sub && git init -q . && pwd"})],
            happened=lambda c: (c.g.repo / "shop" / "sub" / ".git").is_dir()),
+    Attack("git-core-worktree", steps=bash(lambda c: f"mkdir -p {c.tools / 'wt'} && git config core.worktree {c.tools / 'wt'}"),
+           happened=lambda c: "worktree" in (c.g.repo / ".git" / "config").read_text()),
     # test_gate_e2e's strict xfail (a script run by Bash writes disableAllHooks into settings.local.json;
     # Claude Code applies it live): open in the project install without the sandbox, held by a managed
     # hook even without the sandbox.
