@@ -472,6 +472,7 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
                         max_blocks=cfg["max_blocks"])
     weakening.check_git(findings, repo)
     weakening.check_mode(findings, files, stops, home)
+    weakening.check_ledger(findings, repo, paths.ledger_path(home))
     _check_claude(findings, cfg)
     _check_store(findings, repo, home, cfg)
     _check_writable(findings, paths.ledger_path(home), "the ledger")

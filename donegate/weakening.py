@@ -138,3 +138,38 @@ def check_mode(findings: list, files: list, stops: list, root: Path) -> str:
                                          "(env, disableAllHooks) that switch the hook off",
                                 "", "donegate install REPO --sandbox on, or as root: donegate install --managed"))
     return m
+
+
+TAIL_BYTES = 1 << 20  # the ledger's last MiB: recent stops, without reading a long history
+
+
+def check_ledger(findings: list, repo: Path, ledger_path: Path) -> None:
+    """Recent stops of this repository whose hook saw a weakening environment (`env_weakened`)."""
+    import json
+    import os
+
+    from donegate.doctor import WARNING, Finding
+
+    try:
+        with open(ledger_path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            fh.seek(max(0, size - TAIL_BYTES))
+            data = fh.read()
+    except OSError:
+        return
+    names: set[str] = set()
+    count = 0
+    for line in data.splitlines()[1 if size > TAIL_BYTES else 0:]:
+        if b'"env_weakened"' not in line:
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and rec.get("repo") == str(repo) and isinstance(rec.get("env_weakened"), list):
+            count += 1
+            names.update(str(n) for n in rec["env_weakened"])
+    if count:
+        findings.append(Finding(WARNING, f"{count} recent stop(s) of this repository ran with an environment that weakens the gate: "
+                                         + ", ".join(sorted(names)), str(ledger_path),
+                                "find the settings layer that sets them (the env findings above), or the shell that started Claude Code"))

@@ -128,3 +128,14 @@ def test_the_mode(shop_repo, managed_dir):
     found = doctor.diagnose(shop_repo)
     assert findings_with(found, doctor.OK, "protected by a managed install")
     assert not [f.what for f in found if f.level == doctor.ERROR]  # the managed drop-in alone is a whole install
+
+
+def test_stops_that_saw_a_weakening_environment_are_reported(installed, kit_home):
+    from tests.conftest import HOOK, stop_payload
+
+    hook = install.hook_words(json.loads((installed / ".claude" / "settings.json").read_text())["hooks"]["Stop"][-1]["hooks"][0])
+    env = {k: v for k, v in os.environ.items() if k != "DONEGATE_HOME"}
+    for extra in ({}, {"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "2"}):
+        subprocess.run(hook, input=json.dumps(stop_payload(installed)), env={**env, **extra}, capture_output=True, text=True, timeout=300)
+    hits = findings_with(doctor.diagnose(installed), doctor.WARNING, "1 recent stop(s)", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=2")
+    assert hits and hits[0].where == str(kit_home / "ledger.jsonl")
