@@ -37,7 +37,7 @@ SANDBOX_BOOLS = ("enabled", "failIfUnavailable", "allowUnsandboxedCommands", "au
 FS_LISTS = ("denyRead", "denyWrite", "allowWrite", "allowRead")
 DEFAULT_HOOK_TIMEOUT = 600  # seconds, Claude Code's default for command hooks
 DEFAULT_BLOCK_CAP = 8
-MANAGED = Path("/etc/claude-code/managed-settings.json")
+MANAGED_DIR: Path | None = None  # None: the platform's (donegate.managed.managed_root); tests point it elsewhere
 _MISSING = object()
 
 
@@ -174,13 +174,26 @@ class SettingsFile:
     hooks_ok: bool = True  # False: Claude Code ignores this file's hooks
 
 
+def managed_dir() -> Path | None:
+    from donegate import managed
+
+    try:
+        return MANAGED_DIR or managed.managed_root()
+    except DonegateError:
+        return None
+
+
 def settings_files(repo: Path) -> list[tuple[str, Path]]:
-    """Lowest precedence first: user < project < local < managed."""
+    """Lowest precedence first: user < project < local < managed (the file, then the drop-ins A-Z)."""
     out = [("user", Path.home() / ".claude" / "settings.json"),
            ("project", repo / ".claude" / "settings.json"),
            ("local", repo / ".claude" / "settings.local.json")]
-    if MANAGED.exists():
-        out.append(("managed", MANAGED))
+    folder = managed_dir()
+    if folder is not None:
+        out.append(("managed", folder / "managed-settings.json"))
+        drop_ins = folder / "managed-settings.d"
+        if drop_ins.is_dir():
+            out += [("managed", p) for p in sorted(drop_ins.glob("*.json"))]
     return out
 
 
@@ -224,9 +237,22 @@ def kit_hooks(files: list[SettingsFile], event: str, script_name: str) -> list[H
         groups = f.data["hooks"].get(event)
         for i, group in enumerate(groups if isinstance(groups, list) else []):
             for j, hook in enumerate(group.get("hooks") or []):
-                if isinstance(hook.get("command"), str) and script_name in hook["command"]:
+                from donegate import install
+
+                if any(script_name in w for w in install.hook_words(hook)):
                     out.append(HookRef(f, f"{f.path}: hooks.{event}[{i}].hooks[{j}]", hook, group.get("matcher")))
     return out
+
+
+def parse_hook(hook: dict) -> tuple[dict[str, str], str | None, str | None]:
+    """(state root and the like, interpreter, script) of a hook entry, exec form or shell form."""
+    args = hook.get("args")
+    if not isinstance(args, list):
+        return parse_command(hook["command"])
+    args = [a for a in args if isinstance(a, str)]
+    script = next((a for a in args if a.endswith(".py")), None)
+    env = {"DONEGATE_HOME": args[args.index("--home") + 1]} if "--home" in args[:-1] else {}
+    return env, hook["command"], script
 
 
 def parse_command(command: str) -> tuple[dict[str, str], str | None, str | None]:
@@ -329,7 +355,12 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
         findings.append(Finding(WARNING, f"{len(stops)} donegate Stop hooks: each stop runs the hidden tests {len(stops)} times",
                                 "; ".join(s.where for s in stops), "keep one (donegate uninstall, then install, in one place)"))
     for ref in stops[:1]:
-        variables, interp, script = parse_command(ref.hook["command"])
+        variables, interp, script = parse_hook(ref.hook)
+        if not isinstance(ref.hook.get("args"), list):
+            findings.append(Finding(
+                ERROR, "the Stop hook runs through a shell: `env` in any settings file can bend it (PATH finds another "
+                       "interpreter, CLAUDE_CODE_SHELL_PREFIX wraps it, PYTHONPATH runs code before the gate)",
+                ref.where, f"{fix_install} (it writes the hook in exec form: an absolute interpreter with -I, no shell)"))
         if "DONEGATE_HOME" in variables:
             home = Path(variables["DONEGATE_HOME"]).expanduser().resolve()
             if home != paths.home():
@@ -382,7 +413,7 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
         findings.append(Finding(WARNING, "no donegate PreToolUse guard: nothing trips on a search or a glob reaching the hidden tests",
                                 str(project), fix_install))
     for ref in guards[:1]:
-        variables, interp, script = parse_command(ref.hook["command"])
+        variables, interp, script = parse_hook(ref.hook)
         _check_launch(findings, ref, interp, script, install.guard_script(), fix_install,
                       modules=None if checkout else "donegate")
         from donegate import guard
@@ -435,6 +466,13 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
                                          "of its own (python, find, cp); deny rules and the guard do not stop that",
                                 str(project), f"{fix_install} --sandbox on (needs bubblewrap and socat on Linux)"))
 
+    from donegate import weakening
+
+    weakening.check_env(findings, files, exec_form=bool(stops) and isinstance(stops[0].hook.get("args"), list),
+                        max_blocks=cfg["max_blocks"])
+    weakening.check_git(findings, repo)
+    weakening.check_mode(findings, files, stops, home)
+    weakening.check_ledger(findings, repo, paths.ledger_path(home))
     _check_claude(findings, cfg)
     _check_store(findings, repo, home, cfg)
     _check_writable(findings, paths.ledger_path(home), "the ledger")

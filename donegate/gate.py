@@ -30,8 +30,17 @@ _STOP: dict[str, Any] = {"deadline": None, "stage": "start"}
 
 def _stage(name: str) -> None:
     _STOP["stage"] = name
-    if os.environ.get("DONEGATE_FAULT") == "hang:" + name:  # the deadline's tests: a stage that never ends
+    if _STOP.get("fault") == "hang:" + name:  # the deadline's tests: a stage that never ends
         time.sleep(10**6)
+
+
+def _fault(root: Path) -> str | None:
+    """The deadline tests' fault hook: `state/fault` under the state root, which the agent cannot write
+    (deny rules, sandbox). Never an environment variable: a settings file's `env` reaches the hook."""
+    try:
+        return (paths.state_dir(root) / "fault").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
 
 
 def time_left(cap: float) -> float:
@@ -53,6 +62,7 @@ class Outcome:
         self.system_message = system_message
         self.repo = repo
         self.hint = hint  # a reviewers' hint: the state of the code it was given for (given once per state)
+        self.quiet = False  # a managed hook's stop outside every sealed repository: counted, not recorded
 
 
 def _now() -> str:
@@ -132,9 +142,15 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
     return gate, run
 
 
-def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path) -> Outcome:
-    cwd = payload.get("cwd") or os.getcwd()
-    repo = git.toplevel(Path(cwd))
+def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg: str | None = None,
+             managed: bool = False) -> Outcome:
+    from donegate import repo as where
+
+    repo = where.guarded(payload, root, repo_arg, managed)
+    if repo is None:
+        out = Outcome("unsealed", ALLOW)
+        out.quiet = True
+        return out
     paths.check_outside(repo, root)
     out = _evaluate(payload, cfg, root, repo)
     out.repo = str(repo)
@@ -330,13 +346,43 @@ def parse_payload(text: str) -> dict[str, Any]:
     return payload
 
 
+# Variables of the hook's environment that weaken the gate without stopping it from running.
+WEAKENING = ("CLAUDE_CODE_SHELL_PREFIX", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES",
+             "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONINSPECT")
+
+
+def weakened_env(cfg: dict[str, Any], seen: list[str]) -> list[str]:
+    """What of the session's environment could have switched the gate off (the hook got through this
+    time; a person should know): the names the launcher saw, and a block cap at or below max_blocks."""
+    out = [k for k in seen if k in WEAKENING or k.startswith("DONEGATE_") and k != "DONEGATE_HOME"]
+    out += [k for k in ("CLAUDE_CODE_SHELL_PREFIX",) if os.environ.get(k) and k not in out]
+    cap = os.environ.get("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "")
+    try:
+        if cap and 0 < int(cap) <= cfg["max_blocks"]:
+            out.append(f"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP={int(cap)}")
+    except ValueError:
+        pass
+    return sorted(out)
+
+
+def _quiet(root: Path, counter: str = "managed:unsealed") -> tuple[int, str, str]:
+    """A stop let through without a ledger line (a managed hook's stop where nothing is sealed, or
+    one of the kit's own runs): one counter instead of a line per session."""
+    try:
+        with FileCounters(paths.state_dir(root)).transact(counter) as counters:
+            counters["stops"] += 1
+    except Exception:
+        _log_exception(root)
+    return ALLOW, "", ""
+
+
 def _budget(cfg: dict[str, Any]) -> float:
     """Seconds the whole stop may take: the hook timeout install writes for `cfg`, less the reserve."""
     return config.hook_timeout(cfg) - deadline.RESERVE
 
 
 def _record(outcome: Outcome, payload: dict[str, Any], session: str, session_from: str | None, counters: dict[str, Any],
-            cfg: dict[str, Any], t0: float) -> dict[str, Any]:
+            cfg: dict[str, Any], t0: float, env_seen: list[str] | None = None, weak: list[str] | None = None) -> dict[str, Any]:
     return {
         "event": "stop",
         "time": _now(),
@@ -351,6 +397,8 @@ def _record(outcome: Outcome, payload: dict[str, Any], session: str, session_fro
         # The text the agent was shown (blocks only): already scrubbed and capped, unlike the raw
         # messages in `gates`. Before "blocks": the report's fast path reads the line's tail.
         **({"feedback": outcome.reason} if outcome.exit_code == BLOCK else {}),
+        **({"env": env_seen} if env_seen is not None else {}),
+        **({"env_weakened": weak} if weak else {}),
         "blocks": counters.get("blocks"),
         "duration": round(time.monotonic() - t0, 4),
         "kit_version": __version__,
@@ -445,28 +493,46 @@ def _expired(ctx: dict[str, Any]) -> int:
     return code
 
 
-def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True) -> tuple[int, str, str]:
+def _answer(dl: deadline.Deadline, answer: tuple[int, str, str]) -> tuple[int, str, str]:
+    """Hand `answer` back unless the watchdog has claimed the stop (it answers, and ends the process)."""
+    if not dl.claim():
+        dl.wait_forever()  # the watchdog is answering for this stop
+    _STOP.update(deadline=None, stage="start", scanned_to=0)
+    return answer
+
+
+def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *, repo: str | None = None,
+             git_path: str | None = None, managed: bool = False, env_seen: list[str] | None = None) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) for one stop. Never raises.
 
     With `watchdog` (the hook), the stop runs under one deadline: if it is not done in time, a watchdog
-    thread answers block and ends the process (see `donegate.deadline`)."""
+    thread answers block and ends the process (see `donegate.deadline`). `repo`, `git_path`, `managed`:
+    from the hook's arguments (install wrote them); `env_seen`: the distrusted variables the launcher
+    found set (names only)."""
     t0 = time.monotonic()
     root = root or paths.home()
     payload: dict[str, Any] = {}
     cfg = config.defaults()
+    git.use(git_path)
     # Until the config is read the hook timeout is unknown: take the shortest any config can give.
     dl = deadline.Deadline(_budget(config.minimal()), start=t0)
     ctx: dict[str, Any] = {"deadline": dl, "root": root, "payload": payload, "cfg": cfg}
-    _STOP.update(deadline=dl, stage="reading the config", scanned_to=0)
+    _STOP.update(deadline=dl, stage="reading the config", scanned_to=0, fault=_fault(root))
     if watchdog:
         dl.arm(lambda: _expired(ctx))
     try:
         payload = ctx["payload"] = parse_payload(stdin_text)
+        from donegate import kitruns
+
+        if kitruns.is_kit_session(root, payload.get("session_id")):
+            return _answer(dl, _quiet(root, "kit:runs"))  # the kit's own writer or reviewer run: never gated, counted
         cfg = config.load(paths.config_path(root))
         ctx["cfg"] = cfg
         dl.set_budget(_budget(cfg))
         _stage("finding the repository")
-        outcome = evaluate(payload, cfg, root)
+        outcome = evaluate(payload, cfg, root, repo, managed)
+        if outcome.quiet:
+            return _answer(dl, _quiet(root))
     except DonegateError as exc:
         reason = _hide_kit(f"donegate: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else ""), root)
         outcome = Outcome("error", BLOCK, reason=reason, gates={"error": exc.message}, failing=["error:" + exc.message])
@@ -479,7 +545,11 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True) -
     session, session_from = sessions.resolve(payload)
     _stage("the block counter")
     counters = _count(outcome, session, cfg, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - AFTER_RUN)))
-    record = _record(outcome, payload, session, session_from, counters, cfg, t0)
+    weak = weakened_env(cfg, env_seen) if env_seen is not None else []
+    if weak:
+        outcome.system_message = (outcome.system_message + " " if outcome.system_message else "") + (
+            "donegate: the session's environment weakens the gate (" + ", ".join(weak) + "); run donegate doctor")
+    record = _record(outcome, payload, session, session_from, counters, cfg, t0, env_seen, weak)
     _stage("the ledger")
     _write_ledger(record, outcome, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - 0.5)))
     if outcome.exit_code == ALLOW and outcome.verdict != "unsealed" and outcome.repo:
@@ -487,11 +557,7 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True) -
             leaks.note_pass(root, session, outcome.repo, payload.get("transcript_path"), _STOP.get("scanned_to", 0))
         except OSError:
             _log_exception(root)
-    answer = render(outcome)
-    if not dl.claim():
-        dl.wait_forever()  # the watchdog is answering for this stop
-    _STOP.update(deadline=None, stage="start", scanned_to=0)
-    return answer
+    return _answer(dl, render(outcome))
 
 
 def render(outcome: Outcome) -> tuple[int, str, str]:

@@ -3,9 +3,13 @@
 Install merges into whatever the file holds (the user's keys, hooks and rules stay, in their order)
 and writes:
 
-- the Stop hook: the kit's interpreter and `stop_gate.py`, both by absolute path and quoted,
-  with `DONEGATE_HOME` fixed to the state root the deny rules cover, and a `timeout` above the kit's
-  worst case (tests, plus reviewers when on, plus `hook_margin`): a hook that times out opens the gate;
+- the Stop hook in exec form (no shell, so neither `PATH`, `CLAUDE_CODE_SHELL_PREFIX` nor quoting
+  can bend it): `"command"` the kit's interpreter by absolute path, `"args"` `-I` (no `PYTHON*`
+  variable, no user site), `stop_gate.py`, `--home` the state root the deny rules cover, `--repo` the
+  repository (the stop is judged for it wherever the agent `cd`s), `--git` the git found now (a
+  fake `git` put first on `PATH` later runs nothing) and `--claude` the reviewers' Claude Code (the
+  launcher ignores `DONEGATE_CLAUDE` from the session's environment); and a `timeout` above the kit's worst case
+  (tests, plus reviewers when on, plus `hook_margin`): a hook that times out opens the gate;
 - the PreToolUse guard (`guard.py`) for the file, search and shell tools;
 - `permissions.deny` rules with absolute `//` paths for Read, Edit, Write, Grep, Glob and NotebookEdit
   over the kit (the checkout; for an installed wheel, the site-packages folder holding the package, and
@@ -91,9 +95,47 @@ def deny_rules(kit: Path | None = None, home: Path | None = None) -> list[str]:
 
 
 def hook_command(script: Path, *, python: str, home: Path, flags: tuple[str, ...] = ()) -> str:
-    """`DONEGATE_HOME="..." "/abs/python" [flags] "/abs/script"`: the state root is fixed at install
-    time, so the hook reads the store the deny rules cover whatever the session's environment says."""
+    """The older shell form, `DONEGATE_HOME="..." "/abs/python" [flags] "/abs/script"` (recognised by
+    uninstall and doctor; install writes `exec_hook` now)."""
     return " ".join([f"DONEGATE_HOME={quote(str(home))}", quote(python), *flags, quote(str(script))])
+
+
+def git_executable() -> str:
+    """The git the hook will run, resolved now (the system's, not a PATH the session can change)."""
+    return git.executable()
+
+
+def claude_executable() -> str | None:
+    """The `claude` the reviewers run inside the hook, resolved now (None: none found; the hook then
+    looks for the kit's pinned one, else on PATH, and the reviewers report it missing)."""
+    from donegate import model
+
+    try:
+        return os.path.abspath(model.find_claude())
+    except DonegateError:
+        return None
+
+
+def exec_hook(script: Path, *, python: str, home: Path, flags: tuple[str, ...] = (), repo: Path | None = None,
+              managed: bool = False, timeout: int, claude: str | None = None) -> dict[str, Any]:
+    """A hook in exec form: `command` is run directly with `args`, no shell in between."""
+    args = ["-I", *flags, str(script), "--home", str(home)]
+    if repo is not None:
+        args += ["--repo", str(repo)]
+    if managed:
+        args.append("--managed")
+    args += ["--git", git_executable()]
+    if claude:
+        args += ["--claude", claude]
+    return {"type": "command", "command": python, "args": args, "timeout": timeout}
+
+
+def hook_words(hook: Any) -> list[str]:
+    """The command and its arguments of one hook entry (shell form: the command line as one word)."""
+    if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
+        return []
+    args = hook.get("args")
+    return [hook["command"], *(a for a in args if isinstance(a, str))] if isinstance(args, list) else [hook["command"]]
 
 
 def sandbox_available() -> tuple[bool, str]:
@@ -122,7 +164,7 @@ def _python() -> str:
 
 
 def kit_entries(cfg: dict[str, Any], *, kit: Path | None = None, home: Path | None = None,
-                python: str | None = None) -> dict[str, Any]:
+                python: str | None = None, repo: Path | None = None, managed: bool = False) -> dict[str, Any]:
     """The hooks, rules and sandbox folders install adds, before merging."""
     kit = (kit or paths.KIT_ROOT).resolve()
     home = (home or paths.home()).resolve()
@@ -133,12 +175,11 @@ def kit_entries(cfg: dict[str, Any], *, kit: Path | None = None, home: Path | No
     from donegate import guard
 
     return {
-        "Stop": {"hooks": [{"type": "command", "command": hook_command(stop_script(kit), python=python, home=home),
-                            "timeout": hook_timeout(cfg)}]},
+        "Stop": {"hooks": [exec_hook(stop_script(kit), python=python, home=home, repo=repo, managed=managed,
+                                     timeout=hook_timeout(cfg), claude=claude_executable())]},
         "PreToolUse": {"matcher": guard.MATCHER,
-                       "hooks": [{"type": "command",
-                                  "command": hook_command(guard_script(kit), python=python, home=home, flags=guard_flags),
-                                  "timeout": GUARD_TIMEOUT}]},
+                       "hooks": [exec_hook(guard_script(kit), python=python, home=home, flags=guard_flags,
+                                           timeout=GUARD_TIMEOUT)]},
         "deny": deny_rules(kit, home),
         "sandbox_paths": [abs_pattern(r) for r in protected_roots(kit, home)],
     }
@@ -159,12 +200,13 @@ def _container(parent: dict, key: str, kind: type, where: str, created: list[str
 
 
 def apply(existing: dict, *, sandbox: bool, cfg: dict[str, Any], kit: Path | None = None,
-          home: Path | None = None, python: str | None = None) -> tuple[dict, dict]:
+          home: Path | None = None, python: str | None = None, repo: Path | None = None,
+          entries: dict[str, Any] | None = None) -> tuple[dict, dict]:
     """(new settings, record of what was added). `existing` is left untouched."""
     if not isinstance(existing, dict):
         raise DonegateError("the settings file does not hold a JSON object", "make it an object: {}")
     data = copy.deepcopy(existing)
-    entries = kit_entries(cfg, kit=kit, home=home, python=python)
+    entries = entries or kit_entries(cfg, kit=kit, home=home, python=python, repo=repo)
     created: list[str] = []
     record: dict[str, Any] = {"version": RECORD_VERSION, "hooks": {}, "deny": [], "sandbox_keys": {},
                               "sandbox_lists": {}, "created": created}
@@ -173,7 +215,7 @@ def apply(existing: dict, *, sandbox: bool, cfg: dict[str, Any], kit: Path | Non
     for event in ("Stop", "PreToolUse"):
         groups = _container(hooks, event, list, f"hooks.{event}", created)
         groups.append(copy.deepcopy(entries[event]))
-        record["hooks"][event] = [h["command"] for h in entries[event]["hooks"]]
+        record["hooks"][event] = [hook_words(h) for h in entries[event]["hooks"]]
 
     perms = _container(data, "permissions", dict, "permissions", created)
     deny = _container(perms, "deny", list, "permissions.deny", created)
@@ -203,12 +245,13 @@ def build_settings(existing: dict, *, sandbox: bool, cfg: dict[str, Any] | None 
 
 # -- undoing it -------------------------------------------------------------------------------------
 
-def _is_kit_command(command: Any, recorded: list[str]) -> bool:
-    if not isinstance(command, str):
+def _is_kit_command(hook: Any, recorded: list) -> bool:
+    words = hook_words(hook)
+    if not words:
         return False
-    if command in recorded:
+    if words in recorded or (len(words) == 1 and words[0] in recorded):  # exec form, or an older record's string
         return True
-    return any(str(s) in command for s in (stop_script(), guard_script()))
+    return any(str(s) in w for s in (stop_script(), guard_script()) for w in words)
 
 
 def remove(data: dict, record: dict) -> dict:
@@ -224,7 +267,7 @@ def remove(data: dict, record: dict) -> dict:
             for group in groups:
                 inner = group.get("hooks") if isinstance(group, dict) else None
                 if isinstance(inner, list):
-                    rest = [h for h in inner if not (isinstance(h, dict) and _is_kit_command(h.get("command"), commands))]
+                    rest = [h for h in inner if not _is_kit_command(h, commands)]
                     if not rest and inner:
                         continue  # the group held only the kit's hooks
                     group["hooks"] = rest
@@ -387,7 +430,7 @@ def install(repo: Path | str, sandbox: str = "auto") -> Path:
             + "; ".join(p.what for p in problems),
             "fix them by hand (`donegate doctor REPO` lists each), then install again",
         )
-    data, record = apply(existing, sandbox=use_sandbox, cfg=cfg)
+    data, record = apply(existing, sandbox=use_sandbox, cfg=cfg, repo=repo)
     out = dumps(data, text).encode()
     record.update(had_file=had_file, installed_sha256=_sha(out), sandbox=use_sandbox,
                   created_dir=old_record.get("created_dir", False) if old_record else created_dir)
@@ -468,6 +511,21 @@ def uninstall(repo: Path | str) -> tuple[Path, str]:
 # -- commands ---------------------------------------------------------------------------------------
 
 def cmd_install(args: argparse.Namespace) -> int:
+    if args.managed:
+        from donegate import managed
+
+        if args.repo:
+            raise DonegateError("install --managed guards every repository on the machine: give no REPO",
+                                "donegate install --managed (then seal each repository as usual)")
+        path = managed.install_managed(sandbox=args.sandbox)
+        data = json.loads(path.read_text(encoding="utf-8"))
+        print(f"donegate installed as managed policy in {path}")
+        print(f"  Stop hook and guard for every Claude Code session on this machine, {len(data['permissions']['deny'])} deny "
+              f"rules, env pinned ({', '.join(data['env'])}), sandbox {'on' if 'sandbox' in data else 'off'}")
+        print("  a session outside every sealed repository passes quietly; seal a repository to gate it")
+        return 0
+    if not args.repo:
+        raise DonegateError("install: give the repository to guard (or --managed for the whole machine)", "donegate install REPO")
     path = install(args.repo, sandbox=args.sandbox)
     data = json.loads(path.read_text(encoding="utf-8"))
     box = data.get("sandbox", {}) if isinstance(data.get("sandbox"), dict) else {}
@@ -483,6 +541,14 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
+    if args.managed:
+        from donegate import managed
+
+        path, done = managed.uninstall_managed()
+        print(f"donegate uninstall --managed {path}: {done}")
+        return 0
+    if not args.repo:
+        raise DonegateError("uninstall: give the repository (or --managed)", "donegate uninstall REPO")
     path, done = uninstall(args.repo)
     print(f"donegate uninstall {path}: {done}")
     return 0
@@ -490,10 +556,13 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("install", help="write the Stop hook, guard, deny rules and sandbox into REPO/.claude/settings.json")
-    p.add_argument("repo", metavar="REPO", help="the git repository to guard")
+    p.add_argument("repo", metavar="REPO", nargs="?", help="the git repository to guard")
+    p.add_argument("--managed", action="store_true",
+                   help="as root: write the hooks, pinned env, deny rules and sandbox as machine-wide managed policy instead")
     p.add_argument("--sandbox", choices=("auto", "on", "off"), default="auto",
                    help="Claude Code's sandbox over the kit's folders: auto (when bubblewrap and socat are present), on (fail without them), off")
     p.set_defaults(func=cmd_install)
     p = subparsers.add_parser("uninstall", help="remove exactly what install added to REPO/.claude/settings.json")
-    p.add_argument("repo", metavar="REPO", help="the git repository")
+    p.add_argument("repo", metavar="REPO", nargs="?", help="the git repository")
+    p.add_argument("--managed", action="store_true", help="as root: remove the managed drop-in, restoring what was there before")
     p.set_defaults(func=cmd_uninstall)

@@ -1,9 +1,11 @@
 """The model boundary: the one place the kit runs `claude -p`.
 
 A run is headless and isolated: read-only tools named by the caller, a turn bound, no settings files
-of any repository (`--setting-sources ""`, so no project hooks fire), no saved session, and
-`DONEGATE_NESTED=1` so that a donegate gate inherited some other way stands aside. The answer comes
-back through `--json-schema` as `structured_output`.
+of any repository (`--setting-sources ""`, so no project hooks fire), no saved session, and a session
+id the kit picks and records under the state root before the run (`kitruns`), so that a donegate gate
+that still fires (a managed hook fires in every session) recognises its own run and stands aside.
+No environment variable does that: the agent can set any of them through settings `env`. The answer
+comes back through `--json-schema` as `structured_output`.
 
 What Claude Code 2.1.197 does (measured against the scripted server in tests/support/fakeapi.py):
 - the answer is required: a model that answers in text twice ends with `subtype:"success"` and
@@ -101,7 +103,8 @@ def guard_settings() -> dict:
     return {"permissions": {"deny": entries["deny"]}, "hooks": {"PreToolUse": [entries["PreToolUse"]]}}
 
 
-def command(claude: str, *, schema: dict, tools: list[str], max_turns: int, model: str | None) -> list[str]:
+def command(claude: str, *, schema: dict, tools: list[str], max_turns: int, model: str | None,
+            session_id: str | None = None) -> list[str]:
     """The `claude -p` argument list (the prompt itself goes on stdin)."""
     names = ",".join(tools)
     argv = [
@@ -114,6 +117,8 @@ def command(claude: str, *, schema: dict, tools: list[str], max_turns: int, mode
         "--settings", json.dumps(guard_settings(), separators=(",", ":")),
         "--no-session-persistence",
     ]
+    if session_id:
+        argv += ["--session-id", session_id]
     if model:
         argv += ["--model", model]
     # Last: --allowedTools takes a variable number of values.
@@ -121,9 +126,8 @@ def command(claude: str, *, schema: dict, tools: list[str], max_turns: int, mode
 
 
 def environment() -> dict[str, str]:
-    env = dict(os.environ)
-    env["DONEGATE_NESTED"] = "1"  # no donegate gate fires inside a model run
-    return env
+    """The caller's environment, without the git variables the model's tools would inherit."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_CONFIG")}
 
 
 class _Stream:
@@ -238,9 +242,13 @@ def run(
     `on_progress(elapsed_seconds, turns)` is called at each model turn and about once a second
     in between (from helper threads, never two at once). `purpose` labels the log line.
     """
-    argv = command(find_claude(), schema=schema, tools=tools, max_turns=max_turns, model=model)
     if not Path(cwd).is_dir():
         raise DonegateError(f"cannot run the model in {cwd}: no such folder")
+    from donegate import kitruns
+
+    root = paths.home()
+    session_id = kitruns.register(root, timeout)  # before the run starts: its first stop may come at once
+    argv = command(find_claude(), schema=schema, tools=tools, max_turns=max_turns, model=model, session_id=session_id)
     start = time.monotonic()
     stream = _Stream(on_progress, start)
     stop = threading.Event()
@@ -260,6 +268,7 @@ def run(
             f"reinstall it (`make setup` in {paths.KIT_ROOT}) or set {CLAUDE_ENV} to a working `claude`",
         ) from None
     finally:
+        kitruns.unregister(root, session_id)
         stop.set()
         if ticker.is_alive():
             ticker.join()

@@ -270,7 +270,7 @@ class Progress:
 def clean_copy(repo: Path, dest: Path) -> Path:
     """The tracked files of `repo` at HEAD (no .git, no working-tree changes) extracted into `dest`."""
     archive = dest / "head.tar"
-    res = proc.run(["git", "-C", str(repo), "archive", "--format=tar", "-o", str(archive), "HEAD"], timeout=120)
+    res = git.archive(repo, archive, timeout=120)  # smudge filters and the like neutralised
     if res.timed_out or res.returncode != 0:
         why = "timed out" if res.timed_out else (res.stderr.strip().splitlines() or ["failed"])[-1]
         raise DonegateError(f"cannot take a clean copy of {repo} at HEAD: {why}", "commit at least once, then run donegate write")

@@ -4,6 +4,13 @@
 It may only exit 0 (stop allowed) or 2 (blocked): Claude Code lets the agent stop on any other exit
 code or a crash. If the package itself cannot be imported, this launcher still blocks, counting its
 own blocks per session so a broken kit cannot trap a session forever.
+
+`donegate install` runs it in exec form (no shell): `PYTHON -I stop_gate.py --home ROOT --repo REPO
+--git GIT [--claude CLAUDE]` (`--managed` instead of `--repo` for the machine-wide install). Its environment is the
+session's, and settings `env` writes into it, so nothing of it is trusted: `DONEGATE_*`, `PYTHON*`,
+`LD_*` and `GIT_*` are dropped before the package is imported (their names go to the ledger), the state
+root, the repository and git come from the arguments. No variable opens the gate: the kit's own
+headless runs are recognised by the session ids the kit recorded for them (`donegate.kitruns`).
 """
 import json
 import os
@@ -11,15 +18,39 @@ import sys
 
 KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FALLBACK_MAX = 6
+DISTRUSTED = ("DONEGATE_", "PYTHON", "LD_", "DYLD_", "GIT_")
+OPTIONS = ("--home", "--repo", "--git", "--claude")
 
 
-def _fallback(stdin_text, why):
+def _options(argv):
+    """{"home": ..., "repo": ..., "git": ..., "managed": bool} from the arguments install wrote."""
+    out = {"managed": "--managed" in argv}
+    for i, word in enumerate(argv[:-1]):
+        if word in OPTIONS:
+            out[word[2:]] = argv[i + 1]
+    return out
+
+
+def _distrust(opts):
+    """Drop what the session's environment could bend; returns the names that were set."""
+    seen = sorted(k for k, v in os.environ.items() if k.startswith(DISTRUSTED) and v)
+    home = opts.get("home") or os.environ.get("DONEGATE_HOME")  # an older install set it on the command line
+    for k in [k for k in os.environ if k.startswith(DISTRUSTED)]:
+        del os.environ[k]
+    if home:
+        os.environ["DONEGATE_HOME"] = home
+    if opts.get("claude"):
+        os.environ["DONEGATE_CLAUDE"] = opts["claude"]  # the reviewers' Claude Code, fixed at install
+    return seen
+
+
+def _fallback(stdin_text, why, home=None):
     try:
         data = json.loads(stdin_text)
         session = str(data.get("session_id") or data.get("transcript_path") or "unknown")  # never share "" ids
     except Exception:
         session = "unknown"
-    home = os.environ.get("DONEGATE_HOME") or KIT
+    home = home or os.environ.get("DONEGATE_HOME") or KIT
     count = 0
     try:
         import hashlib
@@ -46,8 +77,8 @@ def _fallback(stdin_text, why):
 
 
 def main():
-    if os.environ.get("DONEGATE_NESTED") == "1":
-        return 0  # the kit's own headless runs (writer, reviewers, hidden tests) are never gated
+    opts = _options(sys.argv[1:])
+    seen = _distrust(opts)
     try:
         stdin_text = sys.stdin.read()
     except Exception:
@@ -56,9 +87,10 @@ def main():
         sys.path.insert(0, KIT)
         from donegate import gate
 
-        code, out, err = gate.run_hook(stdin_text)
+        code, out, err = gate.run_hook(stdin_text, repo=opts.get("repo"), git_path=opts.get("git"),
+                                       managed=opts["managed"], env_seen=seen)
     except BaseException as exc:  # noqa: BLE001 - the launcher must never exit with anything but 0 or 2
-        return _fallback(stdin_text, type(exc).__name__)
+        return _fallback(stdin_text, type(exc).__name__, os.environ.get("DONEGATE_HOME"))
     try:
         sys.stdout.write(out)
         sys.stderr.write(err)

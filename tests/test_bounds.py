@@ -165,13 +165,20 @@ def test_a_counter_file_made_a_fifo_is_read_as_corrupt_and_the_block_stands(seal
     assert path.is_file()  # replaced by a counter again
 
 
+
+def plant_fault(kit_home: Path, fault: str) -> None:
+    """The gate's fault hook (`state/fault`): makes the named stage of the next stop hang."""
+    (kit_home / "state").mkdir(parents=True, exist_ok=True)
+    (kit_home / "state" / "fault").write_text(fault)
+
 # -- one deadline for the whole stop ---------------------------------------------------------------
 
 
 def test_a_stage_that_hangs_is_answered_block_before_the_hook_timeout(sealed_shop, kit_home):
     (kit_home / "donegate.yaml").write_text("timeout: 1\nhook_margin: 5\n")  # hook timeout 7 s, deadline 4 s
     fix_bug(sealed_shop)
-    res = run_hook(stop_payload(sealed_shop), env={"DONEGATE_FAULT": "hang:the scope check"}, timeout=60)
+    plant_fault(kit_home, "hang:the scope check")
+    res = run_hook(stop_payload(sealed_shop), timeout=60)
     err = _block(res)
     assert "did not finish within its deadline" in err and "the scope check" in err
     (line,) = ledger_lines(kit_home)
@@ -184,7 +191,8 @@ def test_the_watchdog_parks_its_line_when_the_ledger_is_locked(sealed_shop, kit_
     (kit_home / "donegate.yaml").write_text("timeout: 1\nhook_margin: 5\n")
     held = Held(kit_home / "ledger.jsonl")
     try:
-        res = run_hook(stop_payload(sealed_shop), env={"DONEGATE_FAULT": "hang:the ledger"}, timeout=60)
+        plant_fault(kit_home, "hang:the ledger")
+        res = run_hook(stop_payload(sealed_shop), timeout=60)
         assert "did not finish within its deadline" in _block(res)
     finally:
         held.release()

@@ -154,8 +154,9 @@ def test_missing_hook_interpreter_and_script(installed):
     healthy = installed
     def swap(old, new):
         def change(d):
-            h = [h for g in d["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in h["command"]][0]
+            h = [h for g in d["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(h)][0]
             h["command"] = h["command"].replace(old, new)
+            h["args"] = [a.replace(old, new) for a in h["args"]]
         return change
 
     edit_settings(healthy, swap(os.path.abspath(sys.executable), "/nonexistent/python3"))
@@ -173,7 +174,7 @@ def test_no_stop_hook(shop_repo):
 
 
 def test_timeout_too_low(healthy, kit_home):
-    edit_settings(healthy, lambda d: [h.update(timeout=120) for g in d["hooks"]["Stop"] for h in g["hooks"] if "stop_gate" in h["command"]])
+    edit_settings(healthy, lambda d: [h.update(timeout=120) for g in d["hooks"]["Stop"] for h in g["hooks"] if "stop_gate" in json.dumps(h)])
     hit = only_error(doctor.diagnose(healthy), "timeout (120 s) is not above")
     assert "151" in hit.fix
     # Turning the reviewers on raises the worst case: the installed timeout no longer covers it.

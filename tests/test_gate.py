@@ -261,9 +261,39 @@ def test_sessions_are_counted_apart(sealed_shop, kit_home):
     assert run_hook(stop_payload(sealed_shop, session="b")).returncode == 2
 
 
-def test_nested_runs_are_not_gated(sealed_shop, kit_home):
+def test_no_environment_variable_opens_the_gate(sealed_shop, kit_home):
+    # DONEGATE_NESTED=1 used to make the hook allow at once; settings `env` puts it in the hook's
+    # environment, so the agent could set it. Now it is one more name the ledger records.
     res = run_hook(stop_payload(sealed_shop), env={"DONEGATE_NESTED": "1"})
-    assert res.returncode == 0 and not ledger_lines(kit_home)
+    assert res.returncode == 2
+    (line,) = ledger_lines(kit_home)
+    assert line["verdict"] == "block" and "DONEGATE_NESTED" in line["env"] and "DONEGATE_NESTED" in line["env_weakened"]
+
+
+def test_the_kits_own_runs_are_recognised_by_their_recorded_session_id(sealed_shop, kit_home):
+    from donegate import kitruns
+
+    sid = kitruns.register(kit_home, timeout=60)
+    res = run_hook(stop_payload(sealed_shop, session=sid))
+    assert res.returncode == 0 and res.stdout == "" and not ledger_lines(kit_home)
+    from donegate.state import FileCounters
+
+    with FileCounters(kit_home / "state").transact("kit:runs") as counters:
+        assert counters["stops"] == 1  # counted, not recorded
+    # Another session, one that looks alike, and the same one after the run ended: gated.
+    for other in (sid.replace(sid[-4:], "0000") if not sid.endswith("0000") else sid[:-4] + "1111", sid.upper()):
+        assert run_hook(stop_payload(sealed_shop, session=other)).returncode == 2
+    kitruns.unregister(kit_home, sid)
+    assert run_hook(stop_payload(sealed_shop, session=sid)).returncode == 2
+
+
+def test_a_kit_session_past_its_deadline_is_gated(sealed_shop, kit_home):
+    from donegate import kitruns
+
+    sid = kitruns.register(kit_home, timeout=60)
+    kitruns._path(kit_home, sid).write_text("1\n")  # a deadline long past (a run that was killed)
+    assert run_hook(stop_payload(sealed_shop, session=sid)).returncode == 2
+    assert not kitruns._path(kit_home, sid).exists()
 
 
 def test_broken_package_still_blocks_then_lets_go(sealed_shop, tmp_path):

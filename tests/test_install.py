@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from donegate import config, guard, install, paths
+from donegate import git as git_module
 from donegate.errors import DonegateError
 from tests.conftest import KIT, make_repo, stop_payload
 
@@ -65,26 +66,29 @@ def test_install_keeps_user_settings_in_order(repo):
 
 def test_stop_hook_command_and_timeout(repo, kit_home):
     install.install(repo, sandbox="off")
-    [group] = [g for g in settings(repo)["hooks"]["Stop"] if "stop_gate.py" in g["hooks"][0]["command"]]
+    [group] = [g for g in settings(repo)["hooks"]["Stop"] if "stop_gate.py" in json.dumps(g)]
     hook = group["hooks"][0]
     assert hook["type"] == "command"
     assert isinstance(hook["timeout"], int) and hook["timeout"] > 120 + 30  # default timeout + hook_margin
-    words = shlex.split(hook["command"])
-    assert words == [f"DONEGATE_HOME={kit_home}", os.path.abspath(sys.executable), str(KIT / "hooks" / "stop_gate.py")]
-    assert hook["command"].count('"') == 6  # every path quoted
+    # Exec form: no shell reads it, so neither PATH, CLAUDE_CODE_SHELL_PREFIX nor quoting can bend it.
+    assert hook["command"] == os.path.abspath(sys.executable)
+    assert hook["args"][:8] == ["-I", str(KIT / "hooks" / "stop_gate.py"), "--home", str(kit_home), "--repo", str(repo.resolve()),
+                                "--git", git_module.executable()]
+    assert hook["args"][8:] in ([], ["--claude", install.claude_executable()])
+    assert os.path.isabs(hook["args"][-1])
 
 
-def test_the_written_commands_run_through_a_shell(repo, kit_home):
+def test_the_written_commands_run_as_argument_lists(repo, kit_home):
     install.install(repo, sandbox="off")
     data = settings(repo)
-    stop = [h for g in data["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in h["command"]][0]["command"]
-    res = subprocess.run(["sh", "-c", stop], input=json.dumps(stop_payload(repo)), capture_output=True, text=True,
+    stop = install.hook_words([h for g in data["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(h)][0])
+    res = subprocess.run(stop, input=json.dumps(stop_payload(repo)), capture_output=True, text=True,
                          timeout=120, env={k: v for k, v in os.environ.items() if k != "DONEGATE_HOME"})
     assert res.returncode == 0, res.stderr
     assert "no acceptance tests are sealed" in res.stdout  # the gate ran, with the state root install fixed
-    guard_cmd = data["hooks"]["PreToolUse"][-1]["hooks"][0]["command"]
+    guard_cmd = install.hook_words(data["hooks"]["PreToolUse"][-1]["hooks"][0])
     payload = {"tool_name": "Read", "cwd": str(repo), "tool_input": {"file_path": str(kit_home / "acceptance" / "x.py")}}
-    res = subprocess.run(["sh", "-c", guard_cmd], input=json.dumps(payload), capture_output=True, text=True,
+    res = subprocess.run(guard_cmd, input=json.dumps(payload), capture_output=True, text=True,
                          timeout=60, env={k: v for k, v in os.environ.items() if k != "DONEGATE_HOME"})
     assert res.returncode == 2 and json.loads(res.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
@@ -92,7 +96,7 @@ def test_the_written_commands_run_through_a_shell(repo, kit_home):
 def test_timeout_covers_reviewers_when_on(repo, kit_home):
     (kit_home / "donegate.yaml").write_text("timeout: 100\nreview: block\nreview_timeout: 200\nhook_margin: 30.5\n")
     install.install(repo, sandbox="off")
-    hook = [h for g in settings(repo)["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in h["command"]][0]
+    hook = [h for g in settings(repo)["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(h)][0]
     assert hook["timeout"] == 331  # > 100 + 200 + 30.5
     cfg = config.load()
     assert install.hook_timeout({**cfg, "review": "off"}) == 131
@@ -105,7 +109,7 @@ def test_guard_hook_and_deny_rules(repo, kit_home):
     assert group["matcher"] == guard.MATCHER
     for tool in ("Bash", "Read", "Grep", "Glob", "Edit", "Write", "NotebookEdit", "MultiEdit"):
         assert tool in group["matcher"].split("|")
-    assert str(KIT / "hooks" / "guard.py") in group["hooks"][0]["command"]
+    assert str(KIT / "hooks" / "guard.py") in group["hooks"][0]["args"]
     deny = data["permissions"]["deny"]
     for root in (KIT, kit_home):
         for tool in ("Read", "Edit", "Write", "Grep", "Glob", "NotebookEdit"):
@@ -210,7 +214,7 @@ def test_reinstall_after_user_edits_does_not_duplicate(repo):
     install.install(repo, sandbox="off")
     again = settings(repo)
     assert again["permissions"]["allow"] == ["Bash(ls:*)", "Bash(make:*)"]
-    kit_stops = [h for g in again["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in h["command"]]
+    kit_stops = [h for g in again["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(h)]
     assert len(kit_stops) == 1 and len(again["hooks"]["PreToolUse"]) == 1
     assert len(again["permissions"]["deny"]) == len(set(again["permissions"]["deny"]))
     install.uninstall(repo)
@@ -223,7 +227,7 @@ def test_uninstall_without_record_removes_the_kit_by_recognition(repo):
     (repo / install.RECORD).unlink()
     install.uninstall(repo)
     data = settings(repo)
-    assert not any("stop_gate.py" in h["command"] for g in data["hooks"]["Stop"] for h in g["hooks"])
+    assert not any("stop_gate.py" in json.dumps(h) for g in data["hooks"]["Stop"] for h in g["hooks"])
     assert data["permissions"]["deny"] == ["Read(./secrets/**)"]
 
 
@@ -234,7 +238,7 @@ def test_uninstall_when_not_installed(bare_repo):
 
 def test_build_settings_is_what_install_writes(repo):
     existing = json.loads(USER_SETTINGS)
-    built = install.build_settings(existing, sandbox=False, cfg=config.load())
+    built = install.build_settings(existing, sandbox=False, cfg=config.load(), repo=repo.resolve())
     install.install(repo, sandbox="off")
     assert built == settings(repo)
     assert existing == json.loads(USER_SETTINGS)  # not modified in place

@@ -125,7 +125,8 @@ def test_a_structured_answer_is_no_failure():
 FAKE = textwrap.dedent(
     """
     import json, os, sys, time
-    record = {"argv": sys.argv[1:], "stdin": sys.stdin.read(), "nested": os.environ.get("DONEGATE_NESTED"), "cwd": os.getcwd()}
+    record = {"argv": sys.argv[1:], "stdin": sys.stdin.read(), "nested": os.environ.get("DONEGATE_NESTED"),
+              "kit_session": sorted(os.listdir(os.path.join(os.environ["DONEGATE_HOME"], "state", "kit-sessions"))), "cwd": os.getcwd()}
     with open(os.environ["FAKE_RECORD"], "w") as fh:
         json.dump(record, fh)
     mode = os.environ.get("FAKE_MODE", "good")
@@ -169,7 +170,15 @@ def test_run_passes_the_isolation_flags_and_the_prompt_on_stdin(fake_claude, tmp
     assert argv[argv.index("--tools") + 1] == "Read,Grep,Glob" and argv[-2:] == ["--allowedTools", "Read,Grep,Glob"]
     assert argv[argv.index("--max-turns") + 1] == "7" and argv[argv.index("--setting-sources") + 1] == ""
     assert "--no-session-persistence" in argv and argv[argv.index("--model") + 1] == "m1"
-    assert rec["nested"] == "1" and Path(rec["cwd"]) == tmp_path.resolve()
+    # No environment variable marks the run as the kit's (the agent could set any); its session id,
+    # recorded under the state root while it runs, does.
+    assert rec["nested"] is None and Path(rec["cwd"]) == tmp_path.resolve()
+    from donegate import kitruns
+
+    session_id = argv[argv.index("--session-id") + 1]
+    assert rec["kit_session"] == [kitruns._path(kit_home, session_id).name]  # recorded before the run started
+    assert not kitruns.is_kit_session(kit_home, session_id)  # and gone once it is over
+    assert not list((kit_home / "state" / "kit-sessions").iterdir())
 
     assert out.ok and out.error == "" and out.subtype == "success"
     assert out.structured == {"files": []} and out.turns == 2 and out.cost_usd == 0.25 and out.model == "claude-test"

@@ -118,11 +118,11 @@ def test_the_guard_and_paths_agree_on_the_state_root_and_the_protected_folders(l
 def test_install_entries_point_at_the_installed_launchers(installed, tmp_path):
     entries = install.kit_entries(config.defaults(), python="/venv/bin/python")
     state = tmp_path / "xdg" / "donegate"
-    stop = entries["Stop"]["hooks"][0]["command"]
-    assert stop == f'DONEGATE_HOME="{state}" "/venv/bin/python" "{installed / SHARED / "stop_gate.py"}"'
+    stop = install.hook_words(entries["Stop"]["hooks"][0])
+    assert stop[:5] == ["/venv/bin/python", "-I", str(installed / SHARED / "stop_gate.py"), "--home", str(state)]
     # No -S: an installed launcher imports the package from the interpreter's site-packages.
-    guard_cmd = entries["PreToolUse"]["hooks"][0]["command"]
-    assert guard_cmd == f'DONEGATE_HOME="{state}" "/venv/bin/python" "{installed / SHARED / "guard.py"}"'
+    guard_cmd = install.hook_words(entries["PreToolUse"]["hooks"][0])
+    assert guard_cmd[:5] == ["/venv/bin/python", "-I", str(installed / SHARED / "guard.py"), "--home", str(state)]
     roots = [installed / SITE, installed / SHARED, state]
     assert entries["sandbox_paths"] == ["/" + str(r) for r in roots]
     for root in roots:
@@ -131,7 +131,7 @@ def test_install_entries_point_at_the_installed_launchers(installed, tmp_path):
 
 def test_a_checkout_guard_still_runs_without_site():
     entries = install.kit_entries(config.defaults(), python="/x/python")
-    assert '"/x/python" -S "' in entries["PreToolUse"]["hooks"][0]["command"]
+    assert install.hook_words(entries["PreToolUse"]["hooks"][0])[:3] == ["/x/python", "-I", "-S"]
 
 
 def test_the_guard_of_an_installed_kit_protects_its_folders(installed, tmp_path):
@@ -175,9 +175,10 @@ def run(argv, *, env, cwd, input=None, timeout=180) -> subprocess.CompletedProce
     return subprocess.run(argv, env=env, cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout)
 
 
-def hook_command(settings: dict, event: str) -> str:
+def hook_command(settings: dict, event: str) -> list[str]:
+    """The hook's argv: install writes exec form (Claude Code runs it without a shell)."""
     [group] = [g for g in settings["hooks"][event] if "donegate" in json.dumps(g)]
-    return group["hooks"][0]["command"]
+    return install.hook_words(group["hooks"][0])
 
 
 def test_wheel_install_gates_a_session(tmp_path):
@@ -222,12 +223,12 @@ def test_wheel_install_gates_a_session(tmp_path):
     stop_cmd, guard_cmd = hook_command(settings, "Stop"), hook_command(settings, "PreToolUse")
     hooks = venv / SHARED
     assert str(hooks / "stop_gate.py") in stop_cmd and str(hooks / "guard.py") in guard_cmd
-    assert f'DONEGATE_HOME="{state}"' in stop_cmd and str(py) in stop_cmd
+    assert stop_cmd[stop_cmd.index("--home") + 1] == str(state) and stop_cmd[0] == str(py)
     assert f"Read(/{state}/**)" in settings["permissions"]["deny"]
     assert f"Read(/{hooks}/**)" in settings["permissions"]["deny"]
 
-    def stop() -> subprocess.CompletedProcess:  # as Claude Code runs a hook: through a shell, JSON on stdin
-        return run(["bash", "-c", stop_cmd], env=env, cwd=repo, input=json.dumps(stop_payload(repo)))
+    def stop() -> subprocess.CompletedProcess:  # as Claude Code runs an exec-form hook: argv, JSON on stdin
+        return run(stop_cmd, env=env, cwd=repo, input=json.dumps(stop_payload(repo)))
 
     res = stop()
     assert res.returncode == 2, res.stdout + res.stderr
@@ -250,21 +251,24 @@ def test_wheel_install_gates_a_session(tmp_path):
     # The installed guard (run without -S) imports the package from site-packages.
     def guard_call(tool_input, tool="Read", extra=None) -> subprocess.CompletedProcess:
         payload = {"session_id": "g", "tool_name": tool, "cwd": str(repo), "tool_input": tool_input}
-        return run(["bash", "-c", guard_cmd], env={**env, **(extra or {})}, cwd=repo, input=json.dumps(payload))
+        return run(guard_cmd, env={**env, **(extra or {})}, cwd=repo, input=json.dumps(payload))
 
     assert guard_call({"file_path": str(repo / "calc.py")}).returncode == 0
     res = guard_call({"file_path": str(store / "test_x.py")})
     assert res.returncode == 2 and json.loads(res.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
-    # A broken package still fails closed: both launchers block (PYTHONPATH comes before site-packages).
+    # A package of the session's own on PYTHONPATH (settings `env` can set it) is never imported:
+    # the launchers run with -I. (Without -I this shadowed the installed kit.)
     broken = tmp_path / "broken" / "donegate"
     broken.mkdir(parents=True)
-    (broken / "__init__.py").write_text("raise ImportError('half-installed kit')\n")
+    (broken / "__init__.py").write_text("raise ImportError('a package of the agent')\n")
     extra = {"PYTHONPATH": str(broken.parent)}
+    res = run([str(py), *stop_cmd[2:]], env={**env, **extra}, cwd=repo, input=json.dumps(stop_payload(repo)))
+    assert res.returncode == 2 and "the kit failed to start (ImportError)" in res.stdout  # the attack, without -I
     res = guard_call({"file_path": str(repo / "calc.py")}, extra=extra)
-    assert res.returncode == 2 and "guard itself failed (ImportError)" in res.stdout
-    res = run(["bash", "-c", stop_cmd], env={**env, **extra}, cwd=repo, input=json.dumps(stop_payload(repo)))
-    assert res.returncode == 2 and "the kit failed to start (ImportError)" in res.stdout
+    assert res.returncode == 0, res.stdout + res.stderr
+    res = run(stop_cmd, env={**env, **extra}, cwd=repo, input=json.dumps(stop_payload(repo)))
+    assert res.returncode == 0 and "the kit failed" not in res.stdout, res.stdout + res.stderr
 
     # doctor, from the installed command, finds the same launchers and an interpreter that imports the kit.
     res = run([donegate, "doctor", "-v", str(repo)], env=env, cwd=tmp_path)

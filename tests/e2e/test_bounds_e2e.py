@@ -144,7 +144,9 @@ def test_a_stop_that_hangs_is_answered_block_before_claude_codes_hook_timeout(ga
     (stop,) = g.settings["hooks"]["Stop"]
     assert stop["hooks"][0]["timeout"] == 7
     api.add(CLAIM, "Still done.")
-    s = g.run(api, extra_env={"DONEGATE_FAULT": "hang:the scope check"})
+    (g.home / "state").mkdir(parents=True, exist_ok=True)
+    (g.home / "state" / "fault").write_text("hang:the scope check")  # the fault hook: a stage that never ends
+    s = g.run(api)
 
     ran_cleanly(s)
     (feedback,) = s.feedback()

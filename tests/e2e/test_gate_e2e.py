@@ -133,8 +133,9 @@ def script(body: str, then: str = "") -> Callable[[GatedRepo], list]:
 
 PATHS_FROM_SETTINGS = """\
 import json, os, re, subprocess
-command = json.load(open(".claude/settings.json"))["hooks"]["Stop"][0]["hooks"][0]["command"]
-home, python, hook = re.findall(r'"([^"]+)"', command)  # DONEGATE_HOME="..." "python" "hook"
+entry = json.load(open(".claude/settings.json"))["hooks"]["Stop"][0]["hooks"][0]  # exec form: command + args
+python, args = entry["command"], entry["args"]
+hook, home = args[1], args[args.index("--home") + 1]  # ["-I", "/abs/stop_gate.py", "--home", HOME, ...]
 """
 PY_OPEN = """python3 -c "print(open('{}').read())" """
 DISABLE = '{"disableAllHooks": true}'
@@ -256,9 +257,12 @@ def escape_runs(request, tmp_path_factory):
         if isinstance(params.get("esc"), Escape):
             wanted[(params["esc"].id, params["sandbox"])] = params["esc"]
 
+    # Folders made here, one by one: tmp_path_factory.mktemp raced when called from the threads.
+    bases = {key: tmp_path_factory.mktemp(f"escape-{key[0]}") for key in wanted}
+
     def one(key):
         try:
-            return run_escape(tmp_path_factory.mktemp(f"escape-{key[0]}"), wanted[key], key[1])
+            return run_escape(bases[key], wanted[key], key[1])
         except BaseException as exc:  # re-raised by the test that asked for it
             return exc
 

@@ -157,7 +157,7 @@ def test_with_the_sandbox_a_program_finds_nothing(gated):
 # -- what doctor calls fatal really switches the gate off ---------------------------------------------
 
 def _stop_hook(d: dict) -> dict:
-    return next(h for grp in d["hooks"]["Stop"] for h in grp["hooks"] if "stop_gate.py" in h["command"])
+    return next(h for grp in d["hooks"]["Stop"] for h in grp["hooks"] if "stop_gate.py" in json.dumps(h))
 
 
 BREAKAGES = {

@@ -145,11 +145,13 @@ class GatedRepo:
         config: dict[str, Any] | None = None,
         tests: Iterable[Path] | None = None,
         seal_fixed: bool = False,
+        install: bool = True,
     ) -> "GatedRepo":
         """`kit`: the kit checkout to use (default: a copy under `base`). `sandbox`: install the sandbox
         block (default: when available). `config`: donegate.yaml. `tests`: hidden test files (default:
         the example's). `seal_fixed`: seal while the bug is fixed in the working tree (for hidden tests
-        whose baseline run would otherwise hang), then put the bug back."""
+        whose baseline run would otherwise hang), then put the bug back. `install=False`: no project
+        install (a managed one, written by the test, guards the repository)."""
         base.mkdir(parents=True, exist_ok=True)
         kit = kit or copy_kit(base)
         home = base / "donegate-home"
@@ -158,7 +160,8 @@ class GatedRepo:
             (home / "donegate.yaml").write_text(json.dumps(config, indent=2) + "\n")  # JSON is YAML
         sandbox = sandbox_available() if sandbox is None else sandbox
         g = cls(base, kit, home, make_repo(base, example_files(), name="shop"), sandbox)
-        g.install()
+        if install:
+            g.install()
         if seal_fixed:
             g.fix_bug()
         g.seal(tests or sorted(EXAMPLE_TESTS.glob("test_*.py")))
@@ -212,9 +215,10 @@ class GatedRepo:
     # -- a session -----------------------------------------------------------------------------------
 
     def run(self, api: FakeAPI, prompt: str = f"Implement the request: {REQUEST}.", *,
-            tools: Iterable[str] | None = UNATTENDED_TOOLS, timeout: float = 180, extra_env: dict | None = None) -> Session:
+            tools: Iterable[str] | None = UNATTENDED_TOOLS, timeout: float = 180, extra_env: dict | None = None,
+            wrap: Iterable[str] = ()) -> Session:
         # DONEGATE_HOME is emptied in the session's environment (the kit reads "" as unset): the hooks
         # must find the store through the command install wrote, as they do for a user who never set it.
         res = run_session(self.repo, api, prompt, allowed_tools=tools, timeout=timeout, home=self.base / "home",
-                          extra_env={"DONEGATE_HOME": "", **(extra_env or {})})
+                          extra_env={"DONEGATE_HOME": "", **(extra_env or {})}, wrap=wrap)
         return Session(res, api, ledger(self.home))

@@ -266,6 +266,7 @@ def run_session(
     timeout: float = 120,
     home: Path | None = None,
     extra_args: Iterable[str] = (),
+    wrap: Iterable[str] = (),
 ) -> SessionResult:
     """Run ``claude -p PROMPT --output-format json`` in ``repo`` against ``server``.
 
@@ -290,7 +291,8 @@ def run_session(
         {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key", **(extra_env or {})},
         home=home,
     )
-    cmd = [str(claude), "-p", prompt, "--output-format", "json", *extra_args]
+    # `wrap`: a command prefix (e.g. bubblewrap mounting a test folder over /etc/claude-code).
+    cmd = [*wrap, str(claude), "-p", prompt, "--output-format", "json", *extra_args]
     if allowed_tools:
         # Last on the line: --allowedTools takes a variable number of values.
         cmd += ["--allowedTools", *allowed_tools]

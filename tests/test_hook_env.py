@@ -1,0 +1,184 @@
+"""The launcher as install writes it (exec form) against an environment and a cwd the agent steers
+(issue 15 items 1-2, issue 16 item 7 "a nested repository"). Each attack is first shown to work
+against the launcher run the old way, then refused the new way; honest stops still pass."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from donegate import git as kit_git
+from donegate import install
+from tests.conftest import HOOK, git, ledger_lines, stop_payload
+
+PY = os.path.abspath(sys.executable)
+
+
+def exec_argv(kit_home: Path, repo: Path | None = None, managed: bool = False) -> list[str]:
+    hook = install.exec_hook(HOOK, python=PY, home=kit_home, repo=repo, managed=managed, timeout=60)
+    return install.hook_words(hook)
+
+
+def run(argv: list[str], payload: dict, env: dict | None = None, drop=("DONEGATE_HOME",)) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in drop}
+    return subprocess.run(argv, input=json.dumps(payload), capture_output=True, text=True, timeout=300,
+                          env={**base, **(env or {})})
+
+
+@pytest.fixture
+def sitecustomize(tmp_path) -> Path:
+    d = tmp_path / "evil-site"
+    d.mkdir()
+    (d / "sitecustomize.py").write_text("import os\nos._exit(0)\n")
+    return d
+
+
+def test_pythonpath_sitecustomize_opens_a_launcher_without_dash_I_but_not_the_installed_one(sealed_shop, kit_home, sitecustomize):
+    env = {"PYTHONPATH": str(sitecustomize)}
+    old = run([PY, str(HOOK)], stop_payload(sealed_shop), {**env, "DONEGATE_HOME": str(kit_home)}, drop=())
+    assert old.returncode == 0 and old.stdout == ""  # the attack: the gate never ran
+    res = run(exec_argv(kit_home, sealed_shop), stop_payload(sealed_shop), env)
+    assert res.returncode == 2, res.stdout + res.stderr
+    (line,) = ledger_lines(kit_home)
+    assert line["verdict"] == "block" and "PYTHONPATH" in line["env"] and "PYTHONPATH" in line["env_weakened"]
+
+
+def test_donegate_home_from_the_environment_is_not_trusted(sealed_shop, kit_home, tmp_path):
+    empty = tmp_path / "empty-home"
+    empty.mkdir()
+    old = run([PY, str(HOOK)], stop_payload(sealed_shop), {"DONEGATE_HOME": str(empty)}, drop=())
+    assert old.returncode == 0 and "no acceptance tests are sealed" in old.stdout  # the attack, the old way
+    (empty / "ledger.jsonl").unlink()
+    res = run(exec_argv(kit_home, sealed_shop), stop_payload(sealed_shop), {"DONEGATE_HOME": str(empty), "DONEGATE_NESTED": "1"})
+    assert res.returncode == 2
+    assert not (empty / "ledger.jsonl").exists()
+    (line,) = ledger_lines(kit_home)
+    assert {"DONEGATE_HOME", "DONEGATE_NESTED"} <= set(line["env"])
+
+
+def test_a_fake_git_first_on_path_changes_nothing(sealed_shop, kit_home, tmp_path):
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    marker = tmp_path / "fake-git-ran"
+    (bin_ / "git").write_text(f"#!/bin/sh\ntouch {marker}\necho {tmp_path}\n")
+    (bin_ / "git").chmod(0o755)
+    env = {"PATH": f"{bin_}:{os.environ['PATH']}"}
+    res = run(exec_argv(kit_home), stop_payload(sealed_shop), env)  # no --repo: git is asked nothing here either
+    assert res.returncode == 2 and not marker.exists()
+    res = run(exec_argv(kit_home, sealed_shop), stop_payload(sealed_shop), env)
+    assert res.returncode == 2 and not marker.exists()
+
+
+def test_honest_stops_record_the_names_only(sealed_shop, kit_home):
+    res = run(exec_argv(kit_home, sealed_shop), stop_payload(sealed_shop), {"LD_PRELOAD": "", "PYTHONDONTWRITEBYTECODE": "1"})
+    assert res.returncode == 2
+    (line,) = ledger_lines(kit_home)
+    assert "LD_PRELOAD" not in line["env"]  # pinned empty (the managed install does): not a weakening
+    assert "PYTHONDONTWRITEBYTECODE" in line["env"] and "env_weakened" not in line
+
+
+def test_a_block_cap_at_or_below_max_blocks_is_recorded_and_told(sealed_shop, kit_home):
+    res = run(exec_argv(kit_home, sealed_shop), stop_payload(sealed_shop), {"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "1"})
+    assert res.returncode == 2
+    assert "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1" in json.loads(res.stdout)["systemMessage"]
+    (line,) = ledger_lines(kit_home)
+    assert line["env_weakened"] == ["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1"]
+
+
+# -- which repository: never the one a steered cwd names --------------------------------------------
+
+def _nested(repo: Path, how: str) -> Path:
+    sub = repo / "shop" / "sub"
+    sub.mkdir(parents=True, exist_ok=True)
+    if how == "git-init":
+        subprocess.run(["git", "init", "-q", str(sub)], check=True)
+    elif how == "git-file":
+        other = repo.parent / "elsewhere"
+        subprocess.run(["git", "init", "-q", str(other)], check=True)
+        (sub / ".git").write_text(f"gitdir: {other / '.git'}\n")
+    return sub
+
+
+@pytest.mark.parametrize("how", ["git-init", "git-file"])
+@pytest.mark.parametrize("mode", ["repo-arg", "managed", "older-install"])
+def test_a_stop_inside_a_sealed_tree_is_judged_by_that_seal(how, mode, sealed_shop, kit_home):
+    sub = _nested(sealed_shop, how)
+    payload = stop_payload(sub)
+    assert subprocess.run(["git", "-C", str(sub), "rev-parse", "--show-toplevel"], capture_output=True,
+                          text=True).stdout.strip() == str(sub.resolve())  # what git says: the nested repository
+    if mode == "older-install":
+        res = run([PY, str(HOOK)], payload, {"DONEGATE_HOME": str(kit_home)}, drop=())
+    else:
+        res = run(exec_argv(kit_home, sealed_shop if mode == "repo-arg" else None, managed=mode == "managed"), payload)
+    assert res.returncode == 2, res.stdout + res.stderr
+    (line,) = ledger_lines(kit_home)
+    assert line["verdict"] == "block" and line["repo"] == str(sealed_shop.resolve())
+
+
+def test_core_worktree_does_not_move_the_repository(sealed_shop, kit_home, tmp_path):
+    elsewhere = tmp_path / "wt"
+    elsewhere.mkdir()
+    git(sealed_shop, "config", "core.worktree", str(elsewhere))
+    for argv in (exec_argv(kit_home, sealed_shop), exec_argv(kit_home, managed=True)):
+        res = run(argv, stop_payload(sealed_shop))
+        assert res.returncode == 2, res.stdout + res.stderr
+    assert [r["repo"] for r in ledger_lines(kit_home)] == [str(sealed_shop.resolve())] * 2
+
+
+def test_with_the_repository_in_the_arguments_a_cd_anywhere_is_still_judged(sealed_shop, kit_home, tmp_path):
+    res = run(exec_argv(kit_home, sealed_shop), stop_payload(tmp_path))  # cd to a folder outside any repository
+    assert res.returncode == 2
+    assert ledger_lines(kit_home)[0]["repo"] == str(sealed_shop.resolve())
+
+
+def test_a_managed_hook_passes_quietly_where_nothing_is_sealed(kit_home, tmp_path, shop_repo):
+    from donegate.state import FileCounters
+
+    for cwd in (tmp_path, shop_repo):  # no repository at all; a repository nobody sealed
+        res = run(exec_argv(kit_home, managed=True), stop_payload(cwd))
+        assert res.returncode == 0 and res.stdout == "" and res.stderr == ""
+    assert ledger_lines(kit_home) == []
+    with FileCounters(kit_home / "state").transact("managed:unsealed") as counters:
+        assert counters["stops"] == 2
+
+
+def test_a_project_install_outside_a_seal_still_says_unsealed(shop_repo, kit_home):
+    res = run(exec_argv(kit_home, shop_repo), stop_payload(shop_repo))
+    assert res.returncode == 0 and "no acceptance tests are sealed" in res.stdout
+    assert [r["verdict"] for r in ledger_lines(kit_home)] == ["unsealed"]
+
+
+def test_honest_nested_folder_without_git_is_the_same_repository(sealed_shop, kit_home):
+    kit_git.use(None)
+    res = run(exec_argv(kit_home, managed=True), stop_payload(sealed_shop / "shop"))
+    assert res.returncode == 2
+    assert ledger_lines(kit_home)[0]["repo"] == str(sealed_shop.resolve())
+
+
+def test_the_reviewers_claude_comes_from_the_arguments_not_the_environment(sealed_shop, kit_home, tmp_path):
+    from tests.test_gate import fix_bug
+
+    fix_bug(sealed_shop)  # the tests pass, so the reviewers run
+    (kit_home / "donegate.yaml").write_text("review: hint\n")
+    fakes = {}
+    for name in ("agents", "installed"):
+        marker = tmp_path / f"{name}-claude-ran"
+        exe = tmp_path / f"{name}-claude"
+        exe.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+        exe.chmod(0o755)
+        fakes[name] = (exe, marker)
+    env = {"DONEGATE_CLAUDE": str(fakes["agents"][0])}  # settings `env` puts it in the hook's environment
+    # The kit without the launcher's distrust (`donegate hook`, as a person runs it) runs what it names:
+    # that is the attack, had the variable reached the hook's kit.
+    old = run([PY, "-m", "donegate", "hook"], stop_payload(sealed_shop), {**env, "DONEGATE_HOME": str(kit_home)}, drop=())
+    assert old.returncode == 0 and fakes["agents"][1].exists()
+    fakes["agents"][1].unlink()
+    hook = install.exec_hook(HOOK, python=PY, home=kit_home, repo=sealed_shop, timeout=60, claude=str(fakes["installed"][0]))
+    res = run(install.hook_words(hook), stop_payload(sealed_shop, "s2"), env)
+    assert res.returncode == 0 and "review failed" in res.stdout  # the installed (fake) claude failed: allowed, told
+    assert fakes["installed"][1].exists() and not fakes["agents"][1].exists()
