@@ -280,7 +280,8 @@ def test_a_damaged_run_line_is_skipped_and_said_never_a_crash(tmp_path, edit, wh
 
 
 def test_skipped_run_lines_are_counted_by_cause_and_an_all_damaged_experiment_says_so(tmp_path):
-    honest = run_line("a", "tests", 1, 4)
+    honest = run_line("a", "tests", 1, 4, blocked=[{"ref": "r", "stop": 1, "verdict": "block", "tests": ["t.py::a", None],
+                                                    "review": False}])  # a failing entry without an id: still honest
     assert table.damaged(honest) is None
     broken = [{k: v for k, v in run_line("a", "tests", r, 5).items() if k != "met"} for r in (2, 3)]
     lines = [honest, *broken, dict(run_line("b", "tests", 1, 5), cost={"total": -1})]

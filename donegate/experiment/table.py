@@ -46,7 +46,8 @@ def _is_count(value: Any) -> bool:
 
 
 def _strings(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    """A list of test ids or stop refs (None among them: a failing entry the gate wrote without an id)."""
+    return isinstance(value, list) and all(v is None or isinstance(v, str) for v in value)
 
 
 def damaged(rec: dict[str, Any]) -> str | None:
