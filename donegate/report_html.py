@@ -13,8 +13,9 @@ gate), never the raw test messages in `gates`, which can hold hidden-test source
 `feedback` existed show the failing test ids and the kit's own problems. Every text taken from the
 ledger also goes through a Scrubber built from the stores under DONEGATE_HOME (defence in depth).
 
-`--experiment NAME --html FILE` renders the experiment harness's `run` lines instead: the article's
-table, the task x configuration heat map and cost against requirements met.
+`--experiment NAME --html FILE` renders the experiment harness's table instead, from the numbers of
+`report --experiment NAME` (`experiment.table.summarize`; no reader of its own): the article's table,
+the task x configuration heat map, cost against requirements met, and the table's notes.
 """
 
 from __future__ import annotations
@@ -294,83 +295,6 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
 
 
 # -------------------------------------------------------------------------------------------------
-# The experiment: the harness's `run` lines
-# -------------------------------------------------------------------------------------------------
-
-def read_runs(files: list[Path], name: str) -> list[dict[str, Any]]:
-    """The `run` lines of experiment `name`; the first line of a run (its `key`, else its task,
-    configuration and repetition) counts, as in the harness's own table."""
-    runs: dict[Any, dict[str, Any]] = {}
-    for f, path in enumerate(files):
-        for n, line in ledger.read(path):
-            if b'"run"' not in line:
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and rec.get("event") == "run" and rec.get("experiment") == name:
-                key = rec.get("key") if isinstance(rec.get("key"), str) else (
-                    str(rec.get("task")), str(rec.get("config")), str(rec.get("rep", (f, n))))
-                runs.setdefault(key, rec)
-    return list(runs.values())
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _run_left(rec: dict[str, Any]) -> bool:
-    """A run a person must look at, by the harness's rule: it gave up, its session ended blocked, or
-    the session ended in an error or a timeout (missing fields count as fine)."""
-    return (bool(rec.get("gave_up")) or rec.get("last_verdict") in ("block", "hint", "error", "appealed")
-            or rec.get("subtype") not in (None, "success"))
-
-
-def _run_cost(rec: dict[str, Any]) -> float | None:
-    cost = rec.get("cost")
-    if isinstance(cost, dict):
-        if isinstance(cost.get("total"), (int, float)) and not isinstance(cost.get("total"), bool):
-            return float(cost["total"])
-        parts = [cost.get(k) for k in ("agent", "writer", "reviewer")]
-        nums = [float(p) for p in parts if isinstance(p, (int, float)) and not isinstance(p, bool)]
-        return sum(nums) if nums else None
-    return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
-
-
-def experiment_data(files: list[Path], name: str) -> dict[str, Any]:
-    runs = read_runs(files, name)
-    if not runs:
-        raise DonegateError(f"no run of experiment {name!r} in {', '.join(map(str, files))}",
-                            "experiment names are in the ledger's `run` lines (donegate experiment run SPEC writes them)")
-    configs = sorted({str(r.get("config")) for r in runs})
-    tasks = sorted({str(r.get("task")) for r in runs})
-    table, cells, points = [], {}, []
-    for c in configs:
-        mine = [r for r in runs if str(r.get("config")) == c]
-        scored = [(m, o) for r in mine if (m := _int(r.get("met"))) is not None and (o := _int(r.get("of"))) and m <= o]
-        met, of = sum(m for m, _ in scored), sum(o for _, o in scored)
-        costs = [x for r in mine if (x := _run_cost(r)) is not None]
-        times = [float(r["duration"]) for r in mine if isinstance(r.get("duration"), (int, float)) and not isinstance(r.get("duration"), bool)]
-        low, high = wilson(met, of) if of else (None, None)
-        table.append({"config": c, "runs": len(mine), "met": met, "of": of, "rate": met / of if of else None,
-                      "low": low, "high": high, "cost_per_run": sum(costs) / len(costs) if costs else None,
-                      "time_per_run": sum(times) / len(times) if times else None,
-                      "left": sum(_run_left(r) for r in mine),
-                      "blocks": sum(_int(r.get("blocks")) or 0 for r in mine)})
-        for t in tasks:
-            here = [r for r in mine if str(r.get("task")) == t]
-            sm = [(m, o) for r in here if (m := _int(r.get("met"))) is not None and (o := _int(r.get("of"))) and m <= o]
-            cells[t, c] = (sum(m for m, _ in sm), sum(o for _, o in sm), len(here))
-        for r in mine:
-            m, o, cost = _int(r.get("met")), _int(r.get("of")), _run_cost(r)
-            if m is not None and o and m <= o and cost is not None:
-                points.append((c, cost, m / o))
-    return {"experiment": name, "runs": len(runs), "configs": configs, "tasks": tasks, "table": table,
-            "cells": cells, "points": points}
-
-
-# -------------------------------------------------------------------------------------------------
 # Rendering
 # -------------------------------------------------------------------------------------------------
 
@@ -529,19 +453,22 @@ def nice_step(raw: float) -> float:
     return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
 
 
-def _scatter(data: dict[str, Any]) -> str:
-    rows = [r for r in data["table"] if r["rate"] is not None and r["cost_per_run"] is not None]
+def _scatter(s: dict[str, Any]) -> str:
+    """Cost per run against requirements met: a large dot (with its 95% interval) per configuration, a
+    small one per run (summarize's `points`)."""
+    rows = [r for r in s["configurations"] if r["rate"] is not None]
+    points = [p for p in s["points"] if p["of"]]
     if not rows:
-        return '<p class="muted">No run has both a cost and a score.</p>'
+        return '<p class="muted">No run has a score.</p>'
     w, h, left, bottom, top, right = 640, 320, 56, 40, 16, 150
-    top_cost = max([r["cost_per_run"] for r in rows] + [p[1] for p in data["points"]]) or 1.0
+    top_cost = max([r["cost_per_run"] for r in rows] + [p["cost"] for p in points]) or 1.0
     step = nice_step(top_cost / 4)
     ticks = math.ceil(top_cost * 1.05 / step)
     xmax = step * ticks
     px = lambda x: left + (w - left - right) * x / xmax  # noqa: E731
     py = lambda y: top + (h - top - bottom) * (1 - y)  # noqa: E731
     palette = ["#3b7dd8", "#d64545", "#2f9e5b", "#7b3fa0", "#e8830c", "#0f9aa8", "#a35d2a", "#c2478a"]
-    colour = {c: palette[i % len(palette)] for i, c in enumerate(data["configs"])}
+    colour = {r["config"]: palette[i % len(palette)] for i, r in enumerate(s["configurations"])}
     out = [f'<svg class="scatter" id="scatter" viewBox="0 0 {w} {h}" role="img" aria-label="cost per run against requirements met">']
     for k in range(0, 101, 25):
         y = py(k / 100)
@@ -551,66 +478,64 @@ def _scatter(data: dict[str, Any]) -> str:
         x = step * k
         out.append(f'<text class="axis" x="{px(x):.1f}" y="{h - bottom + 16}" text-anchor="middle">{E(_money(x))}</text>')
     out.append(f'<text class="axis" x="{(left + w - right) / 2:.0f}" y="{h - 6}" text-anchor="middle">cost per run</text>')
-    for c, cost, rate in data["points"]:
-        out.append(f'<circle class="run" cx="{px(cost):.1f}" cy="{py(rate):.1f}" r="3" fill="{colour[c]}"/>')
+    for p in points:
+        out.append(f'<circle class="run" cx="{px(p["cost"]):.1f}" cy="{py(p["met"] / p["of"]):.1f}" r="3" fill="{colour[p["config"]]}"/>')
     for i, r in enumerate(rows):
         x, col = px(r["cost_per_run"]), colour[r["config"]]
-        out.append(f'<g class="cfgpt" data-config="{E(r["config"])}"><title>{E(r["config"])}: {_pct(r["rate"])} of requirements '
-                   f'({_pct(r["low"])}-{_pct(r["high"])}), {E(_money(r["cost_per_run"]))} per run</title>'
-                   f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{py(r["low"]):.1f}" y2="{py(r["high"]):.1f}" stroke="{col}" stroke-width="2"/>'
-                   f'<circle cx="{x:.1f}" cy="{py(r["rate"]):.1f}" r="6" fill="{col}" stroke="#fff" stroke-width="1.5"/></g>')
+        rate, (low, high) = r["rate"] / 100, (c / 100 for c in r["ci95"])
+        out.append(f'<g class="cfgpt" data-config="{E(r["config"])}"><title>{E(r["config"])}: {_pct(rate)} of requirements '
+                   f'({_pct(low)}-{_pct(high)}), {E(_money(r["cost_per_run"]))} per run</title>'
+                   f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{py(low):.1f}" y2="{py(high):.1f}" stroke="{col}" stroke-width="2"/>'
+                   f'<circle cx="{x:.1f}" cy="{py(rate):.1f}" r="6" fill="{col}" stroke="#fff" stroke-width="1.5"/></g>')
         out.append(f'<circle cx="{w - right + 16}" cy="{top + 10 + 18 * i}" r="5" fill="{col}"/>'
                    f'<text class="axis" x="{w - right + 26}" y="{top + 14 + 18 * i}">{E(r["config"])}</text>')
     out.append("</svg>")
     return "".join(out)
 
 
-def render_experiment(data: dict[str, Any], scrub: feedback.Scrubber | None = None) -> str:
+def render_experiment(s: dict[str, Any], scrub: feedback.Scrubber | None = None) -> str:
+    """The experiment's page from `experiment.table.summarize` (the numbers of `report --experiment`)."""
+    from donegate.experiment import table
+
     scrub = scrub or local_scrubber()
     S = lambda v: E(scrub(str(v)))  # noqa: E731
+    configs = [r["config"] for r in s["configurations"]]
     head = ("<tr><th>configuration</th><th>runs</th><th>requirements met</th><th>rate <small>(95% interval)</small></th>"
             "<th>cost / run</th><th>time / run</th><th>blocks</th><th>left for a person</th></tr>")
-    best = max((r["rate"] for r in data["table"] if r["rate"] is not None), default=None)
+    best = max((r["rate"] for r in s["configurations"] if r["rate"] is not None), default=None)
     rows = "".join(
         f'<tr data-config="{S(r["config"])}"><th scope="row">{S(r["config"])}</th><td class="n">{r["runs"]}</td>'
         f'<td class="n">{r["met"]} of {r["of"]}</td><td>{rate_bar(r["met"], r["of"], "#2f9e5b" if r["rate"] == best else "#8fb8a0")}</td>'
-        f'<td class="n">{E(_money(r["cost_per_run"]))}</td><td class="n">{E(_secs(r["time_per_run"]))}</td>'
-        f'<td class="n">{r["blocks"]}</td><td class="n{" warn" if r["left"] else ""}">{r["left"]}</td></tr>' for r in data["table"])
-    tab = [r for r in data["table"] if r["of"]]
-    apart = [f"{a['config']} and {b['config']}" for i, a in enumerate(tab) for b in tab[i + 1:]
-             if a["high"] < b["low"] or b["high"] < a["low"]]
-    if len(tab) < 2:
-        caveat = ""
-    elif apart:
-        caveat = (f'<p class="note" id="apart">Apart beyond their 95% intervals: {E(scrub("; ".join(apart[:12])))}'
-                  f'{" and more" if len(apart) > 12 else ""}. The other differences are within the intervals: '
-                  f'the data do not tell those configurations apart.</p>')
-    else:
-        caveat = ('<p class="note" id="apart">No two configurations differ beyond their 95% intervals: '
-                  'the data do not tell them apart.</p>')
-    heat_head = "<tr><th>task \\ configuration</th>" + "".join(f"<th>{S(c)}</th>" for c in data["configs"]) + "</tr>"
+        f'<td class="n">{E(_money(r["cost_per_run"]))}</td><td class="n">{E(_secs(r["seconds_per_run"]))}</td>'
+        f'<td class="n">{r["blocks"]}</td><td class="n{" warn" if r["runs_for_person"] else ""}">{r["runs_for_person"]}</td></tr>'
+        for r in s["configurations"])
+    compared = table.comparison_notes(s)
+    caveat = f'<p class="note" id="apart">{S(" ".join(n[0].upper() + n[1:] + "." for n in compared))}</p>' if compared else ""
+    problems = "".join(f'<p class="note warn">{S(n)}</p>' for n in table.problem_notes(s))
+    heat_head = "<tr><th>task \\ configuration</th>" + "".join(f"<th>{S(c)}</th>" for c in configs) + "</tr>"
     heat_rows = []
-    for t in data["tasks"]:
+    for t in s["tasks"]:
         cells = []
-        for c in data["configs"]:
-            met, of, n = data["cells"].get((t, c), (0, 0, 0))
+        for c in configs:
+            cell = s["matrix"][t][c] or {"met": 0, "of": 0, "runs": 0}
+            met, of, n = cell["met"], cell["of"], cell["runs"]
             rate = met / of if of else None
             cells.append(f'<td class="cell" style="background:{_heat(rate)}" data-task="{S(t)}" data-config="{S(c)}" '
                          f'title="{S(t)} x {S(c)}: {met} of {of} requirements in {n} run(s)"><b>{pct(met, of) if of else "-"}</b>'
                          f'<small>{met}/{of}</small></td>')
         heat_rows.append(f'<tr><th scope="row">{S(t)}</th>{"".join(cells)}</tr>')
-    body = (f'<header><h1>experiment {S(data["experiment"])}</h1><p class="sub">{data["runs"]} runs · '
-            f'{len(data["configs"])} configurations · {len(data["tasks"])} tasks</p></header>'
+    body = (f'<header><h1>experiment {S(s["experiment"])}</h1><p class="sub">{s["runs"]} runs · '
+            f'{len(configs)} configurations · {len(s["tasks"])} tasks</p></header>'
             f'<section><h2>Requirements met per configuration</h2><table class="summary" id="experiment">'
-            f'<thead>{head}</thead><tbody>{rows}</tbody></table>{caveat}'
+            f'<thead>{head}</thead><tbody>{rows}</tbody></table>{caveat}{problems}'
             f'<p class="hint">Requirements: the grading tests passing after each run, summed over runs. '
             f'Bars: the rate; whiskers: its 95% Wilson interval.</p></section>'
             f'<section><h2>Task x configuration</h2><table class="heat" id="heat"><thead>{heat_head}</thead>'
             f'<tbody>{"".join(heat_rows)}</tbody></table></section>'
-            f'<section><h2>Cost against requirements met</h2>{_scatter(data)}'
+            f'<section><h2>Cost against requirements met</h2>{_scatter(s)}'
             f'<p class="hint">Large dots: each configuration\'s cost per run and rate (bar: 95% interval); small dots: single runs.</p></section>'
             f'<footer>Written by <code>donegate report --experiment NAME --html</code>. Self-contained: no request leaves this page.</footer>')
-    return _page(f"donegate experiment {data['experiment']}", body)
+    return _page(f"donegate experiment {s['experiment']}", body)
 
 
 def write(path: Path, text: str) -> None:
@@ -644,7 +569,14 @@ def cmd(args: argparse.Namespace, files: list[Path] | None) -> int:
         raise DonegateError(f"no ledger yet at {paths.ledger_path()}: nothing to put in a page",
                             "run a gated session first, or pass a ledger file")
     if name:
-        text = render_experiment(experiment_data(files, name))
+        from donegate.experiment import table
+
+        summary = table.summarize(files, name)
+        if not summary["runs"]:
+            raise DonegateError(f"no run of experiment {name!r} in {', '.join(map(str, files))}"
+                                + "".join(f"; {n}" for n in table.problem_notes(summary)),
+                                "experiment names are in the ledger's `run` lines (donegate experiment run SPEC writes them)")
+        text = render_experiment(summary)
     else:
         since = report.parse_since(args.since) if args.since else None
         if args.jobs is not None and args.jobs < 1:

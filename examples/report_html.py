@@ -138,12 +138,15 @@ def experiment_ledger(path: Path, name: str = "shop-example", seed: int = 3) -> 
                 agent = round(price[cfg] * rnd.uniform(0.7, 1.3), 4)
                 writer = 0.05 if cfg.startswith("tests") else 0.0
                 reviewer = 0.08 if "review" in cfg or "critic" in cfg else 0.0
+                turns, duration, stops = rnd.randint(6, 30), round(rnd.uniform(40, 160), 1), rnd.randint(1, 5)
+                blocks = rnd.randint(0, 4) if cfg.startswith("tests") else 0
                 ledger.append({"event": "run", "experiment": name, "task": task, "config": cfg, "rep": rep,
                                "met": met, "of": 5, "requirements": {f"r{k}": k < met for k in range(5)},
                                "cost": {"agent": agent, "writer": writer, "reviewer": reviewer,
                                         "total": round(agent + writer + reviewer, 4)},
-                               "turns": rnd.randint(6, 30), "duration": round(rnd.uniform(40, 160), 1),
-                               "stops": rnd.randint(1, 5), "blocks": rnd.randint(0, 4) if cfg.startswith("tests") else 0,
+                               "turns": turns, "duration": duration, "stops": stops, "blocks": blocks,
+                               "blocked_by": [{"ref": f"{task[:4]}{cfg[:4]}{rep}{k}", "stop": k + 1, "verdict": "block",
+                                               "tests": [f"test_acc.py::test_{k}"], "review": False} for k in range(blocks)],
                                "gave_up": gave, "appeals": 0, "result": "Done: the change is in place.",
                                "key": f"{name}/{task}/{cfg}/{rep}", "subtype": "success",
                                "last_verdict": "gave_up" if gave else "pass" if cfg.startswith("tests") else None}, path)

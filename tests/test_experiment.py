@@ -252,6 +252,47 @@ def test_when_no_two_configurations_are_told_apart_the_table_says_so_once(tmp_pa
                      "any of them apart (more repetitions narrow the intervals)"]
 
 
+@pytest.mark.parametrize("edit, why", [
+    (lambda r: r.pop("met"), "missing met"), (lambda r: r.pop("of"), "missing of"), (lambda r: r.pop("cost"), "missing cost"),
+    (lambda r: r["cost"].pop("total"), "missing cost.total"), (lambda r: r.update(met="5"), "met is not a whole number"),
+    (lambda r: r.update(met=True), "met is not a whole number"), (lambda r: r.update(of=None), "of is not a whole number"),
+    (lambda r: r.update(met=6), "met is above of"), (lambda r: r.update(cost=0.1), "cost is not an object"),
+    (lambda r: r["cost"].update(total="0.1"), "cost.total is not a number"),
+    (lambda r: r["cost"].update(agent=[1]), "cost.agent is not a number"),
+    (lambda r: r.update(duration="10 s"), "duration is not a number"),
+    (lambda r: r.update(turns=float("inf")), "turns is not a number"), (lambda r: r.pop("task"), "missing task"),
+    (lambda r: r.update(config=["tests"]), "config is not a name"),
+    (lambda r: r.update(blocked_by=["aaaaaaaaaa"]), "blocked_by is not a list of blocks"),
+    (lambda r: r.update(blocked_by=[{"ref": "a", "tests": [["x"]]}]), "blocked_by is not a list of blocks"),
+    (lambda r: r.update(acceptance_failing=[{"id": "x"}]), "acceptance_failing is not a list of names"),
+    (lambda r: r.update(key=7), "key is not a name"),
+])
+def test_a_damaged_run_line_is_skipped_and_said_never_a_crash(tmp_path, edit, why):
+    # The attack: a `run` line edited by hand (or torn by a disk) lacking a field or holding the wrong type.
+    damaged = run_line("b", "tests", 1, 5)
+    edit(damaged)
+    lines = [run_line("a", "tests", 1, 4), damaged, run_line("a", "none", 1, 2, experiment="y")]
+    s = table.summarize([ledger_of(tmp_path / "l.jsonl", lines)], "x")
+    assert s["runs"] == 1 and s["configurations"][0]["met"] == 4 and s["tasks"] == ["a"]  # the honest line alone counts
+    assert s["skipped"] == {"count": 1, "examples": [{"ledger": str(tmp_path / "l.jsonl"), "line": 2, "why": why}]}
+    assert f"1 run line skipped: {why} (line 2; the harness writes full lines" in table.render(s)
+    json.loads(table.render(s, "json")) and table.render(s, "csv") and table.render(s, "markdown")
+
+
+def test_skipped_run_lines_are_counted_by_cause_and_an_all_damaged_experiment_says_so(tmp_path):
+    honest = run_line("a", "tests", 1, 4, blocked=[{"ref": "r", "stop": 1, "verdict": "block", "tests": ["t.py::a", None],
+                                                    "review": False}])  # a failing entry without an id: still honest
+    assert table.damaged(honest) is None
+    broken = [{k: v for k, v in run_line("a", "tests", r, 5).items() if k != "met"} for r in (2, 3)]
+    lines = [honest, *broken, dict(run_line("b", "tests", 1, 5), cost={"total": -1})]
+    s = table.summarize([ledger_of(tmp_path / "l.jsonl", lines)], "x")
+    assert s["runs"] == 1 and s["skipped"]["count"] == 3
+    assert "3 run lines skipped (line 2 missing met, line 3 missing met, line 4 cost.total is not a number;" in table.render(s)
+    only = table.summarize([ledger_of(tmp_path / "m.jsonl", broken)], "x")
+    assert table.render(only).splitlines() == [f"No runs of experiment x in {tmp_path / 'm.jsonl'}.", table.problem_notes(only)[0]]
+    assert table.problem_notes(only)[0].startswith("2 run lines skipped: missing met (line 1, line 2;")
+
+
 def test_the_progress_line_counts_done_failures_spend_and_eta(tmp_path):
     out = (tmp_path / "err").open("w+")
     p = harness.Progress(out, total=10, done=4, spent=0.5, jobs=2)

@@ -14,6 +14,7 @@ import pytest
 
 from conftest import KIT, ledger_lines, make_repo, run_hook, stop_payload
 from donegate import cli, ledger, report, report_html
+from donegate.experiment import table
 from tests.support import require
 
 sys.path.insert(0, str(KIT / "bench"))
@@ -253,40 +254,63 @@ def test_bad_targets_and_options_say_what_to_do(tmp_path, capsys):
 # -- the experiment view --------------------------------------------------------------------------
 
 
-def run_line(task: str, config: str, rep: int, met: int | None, of: int | None = 5, **more) -> dict:
-    rec = {"event": "run", "experiment": "e1", "task": task, "config": config, "rep": rep}
-    if met is not None:
-        rec.update(met=met, of=of)
+def run_line(task: str, config: str, rep: int, met: int, cost: float = 0.1, duration: float = 60, blocks: int = 0, **more) -> dict:
+    """A `run` line as the harness writes it (every field), `more` on top."""
+    rec = {"event": "run", "time": T.format(rep), "experiment": "e1", "task": task, "config": config, "rep": rep,
+           "met": met, "of": 5, "requirements": {f"g.py::t{i}": i < met for i in range(5)},
+           "cost": {"agent": cost, "writer": 0.0, "reviewer": 0.0, "total": cost}, "turns": 4, "duration": duration,
+           "stops": blocks + 1, "blocks": blocks, "gave_up": False, "appeals": 0, "result": "done",
+           "key": f"e1/{task}/{config}/{rep}", "spec": "f", "session": f"s-{task}-{config}-{rep}", "subtype": "success",
+           "last_verdict": "pass", "refusals": 0, "appeal_refs": [], "acceptance_failing": [], "grading_problem": None,
+           "blocked_by": [{"ref": f"{task}{config}{k}", "stop": k + 1, "verdict": "block", "tests": ["acc.py::t"], "review": False}
+                          for k in range(blocks)]}
     rec.update(more)
     return rec
 
 
 def experiment_ledger(path: Path) -> Path:
+    no_met, text_met = run_line("t2", "tests", 2, 0), run_line("t3", "none", 1, 5)
+    del no_met["met"]
+    text_met["met"] = "5"
     for rec in [
-        run_line("t1", "none", 1, 3, cost={"agent": 0.1, "writer": 0, "reviewer": 0, "total": 0.1}, duration=60,
-                 subtype="success", last_verdict=None, result="All done: every test passes."),
-        run_line("t1", "none", 2, 2, cost={"agent": 0.3}, duration=80, key="e1/t1/none/2"),
-        run_line("t1", "none", 2, 0, cost={"agent": 9.9}, duration=999, key="e1/t1/none/2"),  # a duplicate: the first counts
-        run_line("t2", "none", 1, 1, duration=100, subtype="timeout"),
-        run_line("t1", "tests", 1, 5, cost={"total": 0.5}, gave_up=False, last_verdict="pass"),
-        run_line("t2", "tests", 1, 4, cost={"total": 0.7}, gave_up=True, blocks=6, last_verdict="gave_up"),
-        run_line("t2", "tests", 2, None),  # a run with no score (missing fields)
+        run_line("t1", "none", 1, 3, cost=0.1, duration=60, result="All done: every test passes."),
+        run_line("t1", "none", 2, 2, cost=0.3, duration=80),
+        run_line("t1", "none", 2, 0, cost=9.9, duration=999),  # a duplicate: the first counts
+        run_line("t2", "none", 1, 1, cost=0.2, duration=100, subtype="timeout"),
+        run_line("t1", "tests", 1, 5, cost=0.5, appeals=1, appeal_refs=["t1appeal"]),  # appealed, then passed
+        run_line("t2", "tests", 1, 4, cost=0.7, gave_up=True, blocks=6, last_verdict="gave_up"),
+        no_met,  # damaged: no score
+        text_met,  # damaged: met is text
         run_line("t3", "tests", 1, 2, last_verdict="block", blocks=2),
-        {"event": "run", "experiment": "other", "task": "t1", "config": "none", "rep": 1, "met": 0, "of": 5},
+        run_line("t1", "none", 1, 0, experiment="other"),
     ]:
         ledger.append(rec, path)
     return path
 
 
-def test_experiment_numbers_tolerate_missing_fields(tmp_path):
-    data = report_html.experiment_data([experiment_ledger(tmp_path / "l.jsonl")], "e1")
-    none, tests = data["table"]
-    assert (none["config"], none["runs"], none["met"], none["of"], none["left"]) == ("none", 3, 6, 15, 1)
-    assert none["cost_per_run"] == pytest.approx(0.2) and none["time_per_run"] == pytest.approx(80)
-    assert (tests["runs"], tests["met"], tests["of"], tests["left"], tests["blocks"]) == (4, 11, 15, 2, 8)
-    assert (none["low"], none["high"]) == report_html.wilson(6, 15)
-    assert data["cells"]["t2", "tests"] == (4, 5, 2) and data["cells"]["t1", "none"] == (5, 10, 2)
-    assert data["cells"]["t3", "none"] == (0, 0, 0)
+def test_the_experiment_page_shows_the_tables_numbers(tmp_path):
+    led = experiment_ledger(tmp_path / "l.jsonl")
+    s = table.summarize([led], "e1")
+    none, tests = s["configurations"]
+    assert (none["config"], none["runs"], none["met"], none["of"], none["runs_for_person"]) == ("none", 3, 6, 15, 1)
+    assert none["cost_per_run"] == pytest.approx(0.2) and none["seconds_per_run"] == pytest.approx(80)
+    # an appeal hands a run to a person (the table's rule, now the page's too); the run with no score is skipped
+    assert (tests["runs"], tests["met"], tests["of"], tests["runs_for_person"], tests["blocks"]) == (3, 11, 15, 3, 8)
+    assert s["matrix"]["t2"]["tests"] == {"met": 4, "of": 5, "runs": 1} and s["matrix"]["t1"]["none"]["runs"] == 2
+    assert s["matrix"]["t3"]["none"] is None and s["duplicates"] == ["e1/t1/none/2"]
+    assert [e["why"] for e in s["skipped"]["examples"]] == ["missing met", "met is not a whole number"]
+    assert sorted((p["config"], p["cost"], p["met"]) for p in s["points"])[:2] == [("none", 0.1, 3), ("none", 0.2, 1)]
+    text = report_html.render_experiment(s)
+    for r in s["configurations"]:
+        row = re.search(rf'<tr data-config="{r["config"]}">(.*?)</tr>', text, re.S).group(1)
+        cells = re.findall(r'<td class="n[^"]*">(.*?)</td>', row)
+        assert cells[0] == str(r["runs"]) and cells[1] == f'{r["met"]} of {r["of"]}' and cells[-1] == str(r["runs_for_person"])
+        assert cells[-2] == str(r["blocks"]) and f'{r["met"]}/{r["of"]}' in row
+    assert text.count('<circle class="run"') == len(s["points"]) == 6
+    assert "2 run lines skipped (line 7 missing met, line 8 met is not a whole number;" in text
+    assert "1 run(s) recorded more than once, counted once: e1/t1/none/2" in text
+    for note in table.comparison_notes(s):
+        assert note[1:] in text  # the table's comparisons, word for word
 
 
 # -- in the browser -------------------------------------------------------------------------------
@@ -389,12 +413,14 @@ def test_the_browser_shows_the_experiment(browser, tmp_path):
     out = tmp_path / "e.html"
     assert cli.main(["report", str(led), "--experiment", "e1", "--html", str(out)]) == 0
     browser.open(out)
-    table = browser.js("[...document.querySelectorAll('#experiment tbody tr')].map(t => [...t.children].map(c => c.textContent))")
-    assert [r[0] for r in table] == ["none", "tests"]
-    assert table[0][2] == "6 of 15" and table[1][2] == "11 of 15" and table[1][-1] == "2"
+    shown = browser.js("[...document.querySelectorAll('#experiment tbody tr')].map(t => [...t.children].map(c => c.textContent))")
+    assert [r[0] for r in shown] == ["none", "tests"]
+    assert shown[0][2] == "6 of 15" and shown[1][2] == "11 of 15" and shown[1][-1] == "3"  # the appealed run: 3
     cells = browser.js("[...document.querySelectorAll('#heat td.cell')].map(c => [c.dataset.task, c.dataset.config, c.querySelector('small').textContent])")
     assert cells == [["t1", "none", "5/10"], ["t1", "tests", "5/5"], ["t2", "none", "1/5"], ["t2", "tests", "4/5"],
                      ["t3", "none", "0/0"], ["t3", "tests", "2/5"]]
+    assert browser.js("document.getElementById('apart').textContent").startswith("Differ by less than the 95% intervals")
+    assert "2 run lines skipped" in browser.js("document.body.textContent")
     assert "All done" not in browser.js("document.body.textContent")  # the agent's words are not the page's
     assert browser.js("document.querySelectorAll('#scatter g.cfgpt').length") == 2
     assert outside(browser) == []

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -27,21 +28,79 @@ def _order(names: set[str], first_seen: dict[str, int]) -> list[str]:
 
 
 def _person(rec: dict[str, Any]) -> bool:
-    """A run the kit itself hands to a person: the gate gave up, or the session ended on a block or an error."""
+    """A run the kit itself hands to a person: the gate gave up, an appeal was made, or the session
+    ended on a block or an error."""
     return (bool(rec.get("gave_up")) or bool(rec.get("appeals")) or rec.get("last_verdict") in ("block", "hint", "error", "appealed")
             or rec.get("subtype") not in (None, "success"))
 
 
+EXAMPLES = 20  # skipped run lines kept by place (the text names the first few)
+
+
+def _is_num(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _strings(value: Any) -> bool:
+    """A list of test ids or stop refs (None among them: a failing entry the gate wrote without an id)."""
+    return isinstance(value, list) and all(v is None or isinstance(v, str) for v in value)
+
+
+def damaged(rec: dict[str, Any]) -> str | None:
+    """Why a `run` line cannot be counted (None: it can). The harness writes every field below; a line
+    lacking one, or holding the wrong type, was edited by hand or damaged."""
+    for key in ("task", "config"):
+        if not isinstance(rec.get(key), str) or not rec[key]:
+            return f"missing {key}" if rec.get(key) is None else f"{key} is not a name"
+    for key in ("met", "of"):
+        if key not in rec:
+            return f"missing {key}"
+        if not _is_count(rec[key]):
+            return f"{key} is not a whole number"
+    if rec["met"] > rec["of"]:
+        return "met is above of"
+    cost = rec.get("cost")
+    if cost is None or isinstance(cost, dict) and cost.get("total") is None:
+        return "missing cost" if cost is None else "missing cost.total"
+    if not isinstance(cost, dict):
+        return "cost is not an object"
+    for part in ("total", "agent", "writer", "reviewer"):
+        if cost.get(part) is not None and not _is_num(cost[part]):
+            return f"cost.{part} is not a number"
+    for key in ("duration", "turns", "stops", "appeals"):
+        if rec.get(key) is not None and not _is_num(rec[key]):
+            return f"{key} is not a number"
+    for key in ("acceptance_failing", "appeal_refs"):
+        if rec.get(key) is not None and not _strings(rec[key]):
+            return f"{key} is not a list of names"
+    blocked = rec.get("blocked_by")
+    if blocked is not None and not (isinstance(blocked, list) and all(
+            isinstance(b, dict) and (b.get("tests") is None or _strings(b["tests"])) for b in blocked)):
+        return "blocked_by is not a list of blocks"
+    if rec.get("key") is not None and not isinstance(rec["key"], str):
+        return "key is not a name"
+    return None
+
+
 def summarize(files: list[Path], experiment: str) -> dict[str, Any]:
+    """Everything `report --experiment` shows, in every format and in the HTML page (report_html
+    renders this, it reads no ledger of its own): the per-configuration table, the task x
+    configuration matrix, the comparisons, one point per run, and what was not counted."""
     runs: dict[str, dict[str, Any]] = {}
     duplicates: list[str] = []
     failed: dict[str, dict[str, Any]] = {}
     labels: dict[str, str] = {}
     chains = []
+    skipped: list[dict[str, Any]] = []
+    skipped_count = 0
     for path in files:
         count, bad, why = ledger.verify(path)
         chains.append({"ledger": str(path), "lines": count, "intact": bad is None, "first_bad_line": bad, "why": why})
-        for _, line in ledger.read(path):
+        for number, line in ledger.read(path):
             if b'"event":"run' not in line and b'"event":"label"' not in line:
                 continue
             try:
@@ -54,10 +113,18 @@ def summarize(files: list[Path], experiment: str) -> dict[str, Any]:
             if event == "label" and rec.get("ref"):
                 labels[str(rec["ref"])] = str(rec.get("label"))  # a later label replaces an earlier one
             elif event in ("run", "run_failed") and rec.get("experiment") == experiment:
-                key = str(rec.get("key"))
                 if event == "run_failed":
-                    failed.setdefault(key, rec)
-                elif key in runs:
+                    failed.setdefault(str(rec.get("key")), rec)
+                    continue
+                problem = damaged(rec)
+                if problem:
+                    skipped_count += 1
+                    if len(skipped) < EXAMPLES:
+                        skipped.append({"ledger": str(path), "line": number, "why": problem})
+                    continue
+                # the harness always writes `key`; without one, the name it would have written
+                key = rec["key"] if isinstance(rec.get("key"), str) else f"{experiment}/{rec['task']}/{rec['config']}/{rec.get('rep')}"
+                if key in runs:
                     duplicates.append(key)
                 else:
                     runs[key] = rec
@@ -69,6 +136,7 @@ def summarize(files: list[Path], experiment: str) -> dict[str, Any]:
         first_seen.setdefault(rec["config"], i)
     configs = _order({r["config"] for r in runs.values()}, first_seen)
     tasks = sorted({r["task"] for r in runs.values()})
+    total = lambda r: float(r["cost"]["total"])  # noqa: E731
     rows = []
     for name in configs:
         mine = [r for r in runs.values() if r["config"] == name]
@@ -92,14 +160,14 @@ def summarize(files: list[Path], experiment: str) -> dict[str, Any]:
                 else:
                     blocks["unlabelled"] += 1
         n = len(mine)
-        cost = lambda part: round(sum(float((r.get("cost") or {}).get(part) or 0) for r in mine) / n, 4)  # noqa: E731
+        cost = lambda part: round(sum(float(r["cost"].get(part) or 0) for r in mine) / n, 4)  # noqa: E731
         rows.append({
             "config": name, "runs": n, "met": met, "of": of, "rate": round(100 * met / of, 1) if of else None,
             "ci95": [round(100 * lo, 1), round(100 * hi, 1)], "missed": of - met,
             "cost_per_run": cost("total"), "agent_per_run": cost("agent"), "writer_per_run": cost("writer"),
-            "reviewer_per_run": cost("reviewer"), "cost_total": round(sum(float(r["cost"]["total"]) for r in mine), 4),
+            "reviewer_per_run": cost("reviewer"), "cost_total": round(sum(map(total, mine)), 4),
             "seconds_per_run": round(sum(float(r.get("duration") or 0) for r in mine) / n, 1),
-            "turns_per_run": round(sum(int(r.get("turns") or 0) for r in mine) / n, 1),
+            "turns_per_run": round(sum(float(r.get("turns") or 0) for r in mine) / n, 1),
             "runs_for_person": sum(1 for r in mine if _person(r)), "gave_up": sum(1 for r in mine if r.get("gave_up")),
             "stops": sum(int(r.get("stops") or 0) for r in mine), "appeals": sum(int(r.get("appeals") or 0) for r in mine),
             **blocks,
@@ -113,10 +181,13 @@ def summarize(files: list[Path], experiment: str) -> dict[str, Any]:
     for i, a in enumerate(rows):
         for b in rows[i + 1 :]:
             comparisons.append({"a": a["config"], "b": b["config"], "overlap": overlap(tuple(a["ci95"]), tuple(b["ci95"]))})
+    points = [{"config": r["config"], "task": r["task"], "cost": round(total(r), 6), "met": r["met"], "of": r["of"]}
+              for r in runs.values()]
     return {
         "experiment": experiment, "ledgers": chains, "runs": len(runs), "duplicates": sorted(set(duplicates)),
-        "failed_runs": sorted(failed), "configurations": rows, "tasks": tasks, "matrix": matrix,
-        "comparisons": comparisons, "cost_total": round(sum(float(r["cost"]["total"]) for r in runs.values()), 4),
+        "failed_runs": sorted(failed), "skipped": {"count": skipped_count, "examples": skipped},
+        "configurations": rows, "tasks": tasks, "matrix": matrix,
+        "comparisons": comparisons, "points": points, "cost_total": round(sum(map(total, runs.values())), 4),
     }
 
 
@@ -166,7 +237,8 @@ def _markdown(head: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|", *("| " + " | ".join(r) + " |" for r in rows)]
 
 
-def notes(s: dict[str, Any]) -> list[str]:
+def comparison_notes(s: dict[str, Any]) -> list[str]:
+    """Which configurations the 95% intervals tell apart, and which not (from `comparisons`)."""
     out = []
     rates = {r["config"]: r for r in s["configurations"]}
     same = [c for c in s["comparisons"] if c["overlap"]]
@@ -182,6 +254,13 @@ def notes(s: dict[str, Any]) -> list[str]:
             a, b = rates[c["a"]], rates[c["b"]]
             return (a["config"], b["config"]) if (a["rate"] or 0) > (b["rate"] or 0) else (b["config"], a["config"])
         out.append("told apart, the intervals do not overlap: " + ", ".join(f"{hi} above {lo}" for hi, lo in map(ordered, apart)))
+    return out
+
+
+def problem_notes(s: dict[str, Any]) -> list[str]:
+    """What the reader must know about what was not counted: broken chains, duplicates, failed runs,
+    damaged run lines."""
+    out = []
     for chain in s["ledgers"]:
         if not chain["intact"]:
             out.append(f"WARNING: {chain['ledger']}: hash chain broken at line {chain['first_bad_line']} ({chain['why']})")
@@ -190,7 +269,22 @@ def notes(s: dict[str, Any]) -> list[str]:
     if s["failed_runs"]:
         out.append(f"{len(s['failed_runs'])} run(s) failed and have no result yet (run the experiment again): "
                    + ", ".join(s["failed_runs"][:5]))
+    skipped = s["skipped"]
+    if skipped["count"]:
+        several = len(s["ledgers"]) > 1
+        whys = {e["why"] for e in skipped["examples"]}
+        named = ", ".join(f"line {e['line']}" + (f" ({Path(e['ledger']).name})" if several else "")
+                          + ("" if len(whys) == 1 else f" {e['why']}") for e in skipped["examples"][:5])
+        more = skipped["count"] - min(5, len(skipped["examples"]))
+        n = skipped["count"]
+        out.append(f"{n} run line{'' if n == 1 else 's'} skipped" + (f": {next(iter(whys))}" if len(whys) == 1 else "")
+                   + f" ({named}{f' and {more} more' if more > 0 else ''}; the harness writes full lines: "
+                   "these were edited by hand or damaged, and are not counted)")
     return out
+
+
+def notes(s: dict[str, Any]) -> list[str]:
+    return comparison_notes(s) + problem_notes(s)
 
 
 def render(s: dict[str, Any], fmt: str = "text") -> str:
@@ -208,7 +302,8 @@ def render(s: dict[str, Any], fmt: str = "text") -> str:
             w.writerow([s["experiment"], *(r["ci95"][0] if k == "ci95_low" else r["ci95"][1] if k == "ci95_high" else r[k] for k in keys)])
         return buf.getvalue().rstrip("\n")
     if not s["runs"]:
-        return f"No runs of experiment {s['experiment']} in {', '.join(c['ledger'] for c in s['ledgers']) or 'no ledger'}."
+        return "\n".join([f"No runs of experiment {s['experiment']} in {', '.join(c['ledger'] for c in s['ledgers']) or 'no ledger'}.",
+                          *problem_notes(s)])
     md = fmt == "markdown"
     table = _markdown if md else _aligned
     total_met = sum(r["met"] for r in s["configurations"])
