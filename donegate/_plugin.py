@@ -51,7 +51,10 @@ class Reporter:
             )
         elif report.skipped and entry["outcome"] == "passed":
             xfail = hasattr(report, "wasxfail")
-            entry.update(outcome="xfailed" if xfail else "skipped", message=_message(report), when=report.when)
+            message = report.wasxfail if xfail else _message(report)
+            entry.update(outcome="xfailed" if xfail else "skipped", message=message, when=report.when)
+        elif report.passed and report.when == "call" and hasattr(report, "wasxfail"):
+            entry.update(outcome="xpassed", message=report.wasxfail or "", when=report.when)
 
     def pytest_sessionfinish(self, session, exitstatus) -> None:
         data = {

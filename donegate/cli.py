@@ -35,12 +35,13 @@ def cmd_seal(args: argparse.Namespace) -> int:
     cfg = config.load()
     st = store.seal(
         Path(args.repo), [Path(f) for f in args.tests], request=args.request or "", timeout=cfg["timeout"],
-        protected=cfg["protected"], protect_repo_tests=cfg["protect_repo_tests"],
+        protected=cfg["protected"], protect_repo_tests=cfg["protect_repo_tests"], allow_skip=args.allow_skip,
     )
     m = st.manifest
     print(
         f"sealed {m['count']} tests for {m['repo']} at {m['base'][:12]}: "
         f"{len(m['baseline']['failing'])} new requirements failing, {len(m['baseline']['passing'])} already passing"
+        + (f", {len(m['baseline']['skipped'])} skipped (sealed with --allow-skip)" if m["baseline"]["skipped"] else "")
     )
     return 0
 
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("repo", metavar="REPO", help="the guarded git repository")
     p.add_argument("tests", metavar="TEST_FILE", nargs="+", help="pytest files holding the acceptance tests")
     p.add_argument("--request", help="the request the tests were written for (kept in the manifest)")
+    p.add_argument("--allow-skip", action="store_true", help="seal tests that skip or xfail now (they fail at every stop until they run)")
     p.set_defaults(func=cmd_seal)
 
     for module in EXTERNAL:

@@ -61,14 +61,27 @@ class TestRun:
         self.output = output  # pytest's own text, for the log only: it may quote test source
 
     def failing(self) -> dict[str, str]:
-        return {
-            nodeid: r["message"]
-            for nodeid, r in self.results.items()
-            if r["outcome"] not in ("passed", "skipped", "xfailed")
-        }
+        """Every test that did not pass: only `passed` counts. A test that skipped, xfailed or xpassed
+        at run time fails, with the reason shown (code under test can call `pytest.skip` itself)."""
+        return {nodeid: _shown(r) for nodeid, r in self.results.items() if r["outcome"] != "passed"}
 
     def passing(self) -> list[str]:
-        return [nodeid for nodeid, r in self.results.items() if r["outcome"] in ("passed", "skipped", "xfailed")]
+        return [nodeid for nodeid, r in self.results.items() if r["outcome"] == "passed"]
+
+    def skipped(self) -> dict[str, str]:
+        """Tests that skipped, xfailed or xpassed, with the reason shown: a seal refuses them."""
+        return {nodeid: _shown(r) for nodeid, r in self.results.items() if r["outcome"] in NOT_RUN}
+
+
+NOT_RUN = ("skipped", "xfailed", "xpassed")
+
+
+def _shown(result: dict[str, str]) -> str:
+    outcome, message = result["outcome"], result.get("message") or ""
+    if outcome in NOT_RUN:
+        reason = message.removeprefix("Skipped: ").strip() or "no reason given"
+        return f"{outcome} at run time: {reason}"
+    return message
 
 
 def test_files(store: Path) -> list[Path]:

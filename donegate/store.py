@@ -333,8 +333,12 @@ def seal(
     protect_repo_tests: bool = True,
     extra: dict[str, Any] | None = None,
     root: Path | None = None,
+    allow_skip: bool = False,
 ) -> Store:
-    """Copy `files` into a new store for `repo`, collect and run them once, write the manifest, switch."""
+    """Copy `files` into a new store for `repo`, collect and run them once, write the manifest, switch.
+
+    Only `passed` counts at the gate, so a test that skips or xfails at seal time could never pass:
+    it is refused unless `allow_skip`, and the baseline records it either way."""
     repo = git.toplevel(repo)
     root = root or paths.home()
     paths.check_outside(repo, root)
@@ -364,6 +368,13 @@ def seal(
         baseline = runner.run(tmp, repo, timeout=timeout, expected=collected.collected)
         if not baseline.ok:
             raise DonegateError(f"the baseline run against {repo} failed: {baseline.problem}")
+        skipped = baseline.skipped()
+        if skipped and not allow_skip:
+            shown = "; ".join(f"{k} ({v})" for k, v in list(skipped.items())[:5])
+            raise DonegateError(
+                f"{len(skipped)} test(s) skip or xfail at seal time, and only a passed test counts at the gate: {shown}",
+                "remove the skip/xfail from the tests, or seal them anyway with --allow-skip (they fail every stop until they run)",
+            )
         globs = list(protected if protected is not None else [".claude/**"])
         (tmp / TREE).write_text(json.dumps(tree(repo), separators=(",", ":")) + "\n", encoding="utf-8")
         return {
@@ -376,7 +387,8 @@ def seal(
             "files": {p.name: sha256_file(p) for p in sorted(tmp.iterdir()) if p.name != MANIFEST},
             "tests": collected.collected,
             "count": len(collected.collected),
-            "baseline": {"passing": sorted(baseline.passing()), "failing": sorted(baseline.failing())},
+            "baseline": {"passing": sorted(baseline.passing()), "failing": sorted(set(baseline.failing()) - set(skipped)),
+                         "skipped": sorted(skipped)},
             "protected": snapshot(repo, globs),
             "repo_tests": snapshot(repo, REPO_TEST_GLOBS) if protect_repo_tests else {},
             **(extra or {}),

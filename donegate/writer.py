@@ -181,9 +181,13 @@ def _import_error(message: str) -> bool:
     return any(word in message for word in ("ImportError", "ModuleNotFoundError", "cannot import"))
 
 
-def check_run(files: dict[str, str], run: runner.TestRun) -> list[str]:
-    """Problems of the accepted files' first run: collection errors, files without tests, a hang."""
+def check_run(files: dict[str, str], run: runner.TestRun, allow_skip: bool = False) -> list[str]:
+    """Problems of the accepted files' first run: collection errors, files without tests, a hang, and
+    (unless `allow_skip`) tests that skip or xfail: only a passed test counts at the gate."""
     problems = []
+    if not allow_skip:
+        for nodeid, why in run.skipped().items():
+            problems.append(f"{nodeid}: {why}; only a passed test counts at the gate, so never skip or xfail a test")
     for err in run.errors:
         message = err.get("message") or ""
         problems.append(f"{err.get('nodeid') or 'collection'} does not collect: {message}".rstrip())
@@ -336,7 +340,8 @@ def _failed(repo: Path, cfg: dict[str, Any], spent: Attempts, error: str) -> Non
     _ledger_write({"event": "write_failed", "repo": str(repo), "config": cfg["config"], "error": error[:2000], **spent.record()})
 
 
-def _check(run: model.ModelRun, schema: dict, copy: Path, timeout: float, folder: Path) -> tuple[dict[str, str], runner.TestRun | None, list[str]]:
+def _check(run: model.ModelRun, schema: dict, copy: Path, timeout: float, folder: Path,
+           allow_skip: bool = False) -> tuple[dict[str, str], runner.TestRun | None, list[str]]:
     """(files, their first run against the copy, problems) of one answer; problems empty when accepted."""
     problems = schema_errors(run.structured, schema)
     if problems:
@@ -345,10 +350,11 @@ def _check(run: model.ModelRun, schema: dict, copy: Path, timeout: float, folder
     if problems:
         return files, None, problems
     first = _first_run(files, copy, timeout, folder)
-    return files, first, check_run(files, first)
+    return files, first, check_run(files, first, allow_skip)
 
 
-def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None = None) -> tuple[store.Store, list[str]]:
+def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None = None,
+          allow_skip: bool = False) -> tuple[store.Store, list[str]]:
     """Have the writer write tests for `request`, check them, seal them; (store, warnings). Progress goes to `err`."""
     err = err or sys.stderr
     wcfg = cfg["writer"]
@@ -383,7 +389,7 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
                 progress.end()
             spent.add(run)
             if run.ok:
-                files, first, problems = _check(run, schema, copy, cfg["timeout"], tmp / f"attempt-{attempt}")
+                files, first, problems = _check(run, schema, copy, cfg["timeout"], tmp / f"attempt-{attempt}", allow_skip)
             elif run.subtype in RETRYABLE:
                 files, first, problems = {}, None, [_model_problem(run, wcfg)]
             else:
@@ -413,7 +419,7 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
                             "suspicious": flags}}
         try:
             st = store.seal(repo, sorted(out.iterdir()), request=request, timeout=cfg["timeout"], protected=cfg["protected"],
-                            protect_repo_tests=cfg["protect_repo_tests"], extra=extra)
+                            protect_repo_tests=cfg["protect_repo_tests"], extra=extra, allow_skip=allow_skip)
         except DonegateError as exc:
             _failed(repo, cfg, spent, exc.message)
             raise
@@ -450,7 +456,7 @@ def summary(st: store.Store) -> str:
 
 def cmd_write(args: argparse.Namespace) -> int:
     cfg = config.load()
-    st, warnings = write(Path(args.repo), args.request, cfg)
+    st, warnings = write(Path(args.repo), args.request, cfg, allow_skip=args.allow_skip)
     for w in warnings:
         print(f"donegate: warning: {w}", file=sys.stderr)
     print(summary(st))
@@ -463,4 +469,5 @@ def register(subparsers) -> None:
     )
     p.add_argument("repo", metavar="REPO", help="the guarded git repository (the writer sees its HEAD)")
     p.add_argument("--request", required=True, help="the request, as the developer would type it to the agent")
+    p.add_argument("--allow-skip", action="store_true", help="accept tests that skip or xfail now (they fail at every stop until they run)")
     p.set_defaults(func=cmd_write)
