@@ -125,7 +125,7 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
     _stage("the hidden test run")
     review = cfg["review_timeout"] if cfg["review"] != "off" else 0
     timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
-    run = runner.run(st.path, repo, timeout=timeout, expected=st.tests())
+    run = runner.run(st.path, repo, timeout=timeout, expected=st.tests(), confine=cfg["confine"])
     if run.problem and timeout < cfg["timeout"] and "timeout" in run.problem:
         run.problem += (f" (the stop's deadline left it {timeout:.1f} of the {cfg['timeout']:g} s configured: "
                         "an earlier stage was slow)")
@@ -138,8 +138,25 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
         "failing": [{"id": k, "message": v[:1000]} for k, v in failing.items()],
         "problem": run.problem,
         "duration": round(run.duration, 4),
+        "confinement": run.confinement,
     }
+    if run.tamper:
+        gate["tamper"] = {"what": run.tamper, "changed": run.tamper_keys}
+    if run.note:
+        gate["note"] = run.note
     return gate, run
+
+
+def scan_gate(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path) -> dict[str, Any] | None:
+    """The ast scan of the product files changed since the seal (`scan: block | hint | off`)."""
+    if cfg["scan"] == "off":
+        return None
+    from donegate import scan
+
+    t0 = time.monotonic()
+    findings = scan.scan(repo, st.manifest["base"], root)
+    return {"mode": cfg["scan"], "findings": findings[:50], "problem": scan.problem(findings) if findings else "",
+            "duration": round(time.monotonic() - t0, 4)}
 
 
 def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg: str | None = None,
@@ -188,18 +205,32 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     problems = list(scope["problems"])
     if accept["problem"]:
         problems.append(accept["problem"])
+    found = scan_gate(repo, st, cfg, root)
+    hint = ""
+    if found is not None:
+        gates["scan"] = found
+        if found["problem"] and cfg["scan"] == "block":
+            problems.append(found["problem"])
+        hint = found["problem"] if cfg["scan"] == "hint" else ""
     leak_msg = ("donegate: the session transcript shows hidden acceptance-test content, store paths or the kit's "
                 "hook code; the tests may be compromised, review the session") if leak else ""
+    unconfined = "" if accept.get("confinement") != "none" else \
+        " (unconfined: no sandbox ran the tests, see `donegate doctor`)" + (f"; {accept['note']}" if accept.get("note") else "")
     if not problems and not failures:
         passed = Outcome("pass", ALLOW, gates=gates,
-                         system_message=leak_msg or f"donegate: {accept['total']} acceptance tests pass")
+                         system_message=leak_msg or f"donegate: {accept['total']} acceptance tests pass{unconfined}"
+                         + (f"; the scan found: {hint}" if hint else ""))
         if cfg["review"] == "off":
             return passed
         return review_gate(payload, cfg, root, repo, st, passed, scrub)
     text = feedback.block_text(problems, failures, claimed=feedback.claims_done(payload.get("last_assistant_message")),
-                               total=accept["total"], scrub=scrub, cap=cfg["feedback_chars"])
+                               total=accept["total"], scrub=scrub, cap=cfg["feedback_chars"],
+                               note=f"donegate (a hint, not a failure): {hint}" if hint else "")
     failing = sorted(failures) + [p.split(":")[0] for p in problems]
-    return Outcome("block", BLOCK, reason=text, gates=gates, failing=failing, system_message=leak_msg)
+    if accept.get("tamper"):
+        failing.append("tamper")
+    told = leak_msg or (f"donegate: the hidden tests ran{unconfined}" if unconfined else "")
+    return Outcome("block", BLOCK, reason=text, gates=gates, failing=failing, system_message=told)
 
 
 def _judge(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:

@@ -119,6 +119,7 @@ def run(
     input: str | None = None,
     on_line: Callable[[str], None] | None = None,
     die_with_parent: bool = False,
+    pass_fds: Sequence[int] = (),
 ) -> Result:
     """Run `argv` to completion or until `timeout` seconds pass, then kill its whole process group.
 
@@ -127,6 +128,8 @@ def run(
     raised here once the process is gone.
     `die_with_parent` (Linux): the child is killed when the thread that started it dies, so a killed
     caller (kill -9 included) leaves no run behind it spending money (its children still finish alone).
+    `pass_fds` are handed to the child and closed here once it has started (so a pipe's reader sees
+    its end when the child and its own children are gone).
     """
     argv = [os.fspath(a) for a in argv]
     start = time.monotonic()
@@ -134,16 +137,21 @@ def run(
         if input is not None:
             inp.write(input.encode())
             inp.seek(0)
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            stdin=inp,
-            stdout=out,
-            stderr=err,
-            start_new_session=True,
-            preexec_fn=_die_with_parent if die_with_parent else None,
-        )
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=dict(env) if env is not None else None,
+                stdin=inp,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                preexec_fn=_die_with_parent if die_with_parent else None,
+                pass_fds=tuple(pass_fds),
+            )
+        finally:
+            for fd in pass_fds:
+                os.close(fd)
         _LIVE.add(proc.pid)
         tail = _Tail(out.fileno(), on_line) if on_line is not None else None
         timed_out = False

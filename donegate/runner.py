@@ -1,25 +1,28 @@
-"""Run the hidden tests against a repository in a process the repository cannot subvert.
+"""Run the hidden tests against a repository in a process the repository cannot subvert, confined.
 
-- `python -I`, bytecode in a cache under the state root (never in the store or the repository):
-  no current folder on sys.path, no PYTHON* variables, no user site, so a planted
-  `sitecustomize.py` or `pytest.py` in the repository is never imported at start-up;
+- confined (`donegate.confine`): bubblewrap where it exists (the system and the store read-only,
+  the kit, the state root and the user's home hidden, no network, its own PID namespace), else an
+  allow-listed environment; either way the repository is a throwaway copy, so nothing the run
+  writes outlives it;
+- `python -I`, bytecode in a private folder of the run: no current folder on sys.path, no PYTHON*
+  variables, no user site, so a planted `sitecustomize.py` or `pytest.py` in the repository is never
+  imported at start-up;
 - pytest is imported first, then the repository goes on sys.path (so it cannot shadow pytest);
 - `-c <store>/pytest.ini`, rootdir and confcutdir in the store: no `conftest.py` or ini file of the
-  repository is read; plugin autoload off, PYTEST_ADDOPTS dropped, no cache provider;
+  repository is read; plugin autoload off, PYTEST_* dropped, no cache provider;
 - its own process group with a timeout (proc.run);
-- results from the kit's plugin as JSON, stamped with a nonce handed over on stdin, so text a test
-  prints can never pose as a result.
+- results from the kit's plugin, one JSON line per event on an inherited pipe, checked as they come
+  (`donegate.channel`): text a test prints can never pose as a result, and a stream out of pytest's
+  order, or a tripwire of the plugin, is tampering.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import secrets
-import shutil
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from donegate import paths, proc
@@ -27,31 +30,29 @@ from donegate import paths, proc
 INI_NAME = "pytest.ini"
 INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini file of the repository.\naddopts =\n"
 
-# Runs as `python -I -c BOOTSTRAP kit repo report pycache -- pytest-args`; the nonce arrives on stdin.
+# Runs as `python -I -c BOOTSTRAP repo pycache fd -- pytest-args`; the nonce, then the plugin's
+# source, arrive on stdin (so no kit path has to be visible inside the sandbox).
 BOOTSTRAP = """\
-import sys
-kit, repo, report, pycache = sys.argv[1:5]
-args = sys.argv[6:]
+import os, sys
+repo, pycache, fd = sys.argv[1], sys.argv[2], int(sys.argv[3])
+args = sys.argv[5:]
 nonce = sys.stdin.readline().strip()
-sys.path.insert(0, kit)
+source = sys.stdin.read()
 import pytest
-from donegate._plugin import Reporter
-sys.path.remove(kit)
+plugin = {"__name__": "donegate_plugin"}
+exec(compile(source, "<donegate plugin>", "exec"), plugin)
+os.set_inheritable(fd, False)
 sys.pycache_prefix = pycache
 sys.path.insert(0, repo)
-sys.exit(pytest.main(args, plugins=[Reporter(report, nonce)]))
+sys.exit(pytest.main(args, plugins=[plugin["Reporter"](fd, nonce)]))
 """
-
-# Variables pytest reads that would let the environment add options or plugins to the hidden run.
-_DROP = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DEBUG", "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER")
-
 
 class TestRun:
     __test__ = False  # not a pytest test class, whatever its name
 
     def __init__(self, ok: bool, problem: str = "", collected: list[str] | None = None,
                  results: dict[str, dict[str, str]] | None = None, errors: list[dict[str, str]] | None = None,
-                 duration: float = 0.0, output: str = "") -> None:
+                 duration: float = 0.0, output: str = "", confinement: str = "none") -> None:
         self.ok = ok  # the run reported on every test it had to
         self.problem = problem  # why it is not ok: a timeout, an early exit, a collection error, missing tests
         self.collected = collected or []
@@ -59,6 +60,11 @@ class TestRun:
         self.errors = errors or []
         self.duration = duration
         self.output = output  # pytest's own text, for the log only: it may quote test source
+        self.confinement = confinement  # bwrap | sandbox-exec | none
+        self.tamper = ""  # what the code under test did to the harness or the result stream, in one line
+        self.note = ""  # e.g. why a sandbox that should have run did not
+        self.sandbox_failed = ""
+        self.tamper_keys: list[str] = []
 
     def failing(self) -> dict[str, str]:
         """Every test that did not pass: only `passed` counts. A test that skipped, xfailed or xpassed
@@ -88,65 +94,118 @@ def test_files(store: Path) -> list[Path]:
     return sorted(p for p in store.iterdir() if p.suffix == ".py" and p.is_file())
 
 
-def _bytecode_cache(files: list[Path], repo: Path) -> Path:
-    """Where the hidden run writes bytecode of what it imports after pytest.
-
-    Under the state root, beside the store and under the same protection: never into the store,
-    whose files are hashed, nor into the repository. Caching the rewritten tests rather than running
-    with `-B` saves ~40 ms a stop on a 40-test file. Python trusts a .pyc whose source has the same
-    size and mtime (whole seconds), so: the folder is named by the tests' content (a re-seal never
-    meets old bytecode), and the repository's part is wiped before every run (an agent's edit made
-    within the second of the last run, at the same size, must never run as the old code).
-    """
-    digest = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
-    cache = paths.state_dir() / "pycache" / digest
-    shutil.rmtree(cache / str(repo.resolve()).lstrip("/"), ignore_errors=True)
-    return cache
+def _plugin_source() -> str:
+    return (Path(__file__).parent / "_plugin.py").read_text(encoding="utf-8")
 
 
-def env() -> dict[str, str]:
-    out = {k: v for k, v in os.environ.items() if k not in _DROP}
-    out["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    out["DONEGATE_NESTED"] = "1"  # a test that starts Claude Code must not fire the gate again
+def _read(fd: int, stream: "channel.Stream") -> threading.Thread:
+    def loop() -> None:
+        buf = b""
+        with os.fdopen(fd, "rb", buffering=0) as fh:
+            while True:
+                chunk = fh.read(65536)
+                if not chunk:
+                    break
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    stream.feed(line.decode("utf-8", "replace"))
+        if buf:
+            stream.feed(buf.decode("utf-8", "replace"))
+
+    thread = threading.Thread(target=loop, name="donegate-channel", daemon=True)
+    thread.start()
+    return thread
+
+
+PYTEST_ARGS = (
+    # Plugins the hidden run has no use for; not loading them is what lets the gate keep up with a
+    # bare `pytest -q` of the same tests (measured: the last six save 50-70 ms on a 40-test file).
+    # None decides an outcome: they add options the run does not pass (--setup-only, --setup-plan,
+    # the `pythonpath` ini key), warnings about exceptions nobody raised in a test, or traceback dumps
+    # on a crash, which the timeout handles. The terminal plugin stays: assertion explanations need
+    # its options.
+    "-p", "no:cacheprovider", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:doctest",
+    "-p", "no:stepwise", "-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:unraisableexception",
+    "-p", "no:threadexception", "-p", "no:python_path", "-p", "no:faulthandler",
+    "-q", "--no-header", "-rN", "--tb=line",
+)
+
+
+def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, expected: list[str] | None = None,
+        confine: str = "auto") -> TestRun:
+    """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
+    (auto | on | off) allows; `expected` is the sealed list of test ids."""
+    from donegate import confine as walls
+
+    kind = walls.choose(confine)
+    out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind)
+    if kind == "bwrap" and out.sandbox_failed:
+        if confine == "on":
+            out.problem = f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed}"
+            return out
+        note = f"bubblewrap failed to start ({out.sandbox_failed}); the tests ran unconfined"
+        out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind="none")
+        out.note = note
     return out
 
 
-def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, expected: list[str] | None = None) -> TestRun:
-    """Run (or collect) the store's tests against `repo`; `expected` is the sealed list of test ids."""
+def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str) -> TestRun:
+    from donegate import channel, confine as walls
+
     files = test_files(store)
-    pycache = _bytecode_cache(files, repo)
+    repo, store = repo.resolve(), store.resolve()
+    hidden = walls.hidden_roots()
     with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp:
-        report = Path(tmp) / "report.json"
+        tmp_path = Path(tmp)
+        copy = tmp_path / "repo"
+        walls.copy_repo(repo, copy)
+        private = "/tmp" if kind == "bwrap" else str(tmp_path / "tmp")
+        if kind != "bwrap":
+            os.makedirs(os.path.join(private, "home"))
+        env = walls.env(private, hidden)
+        seen_repo = repo if kind == "bwrap" else copy
         nonce = secrets.token_hex(16)
-        args = [
-            "-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store),
-            "--basetemp", str(Path(tmp) / "basetemp"),
-            # Plugins the hidden run has no use for; not loading them is what lets the gate keep
-            # up with a bare `pytest -q` of the same tests (measured: the last six save 50-70 ms on
-            # a 40-test file). None decides an outcome: they add options the run does not pass
-            # (--setup-only, --setup-plan, the `pythonpath` ini key), warnings about exceptions
-            # nobody raised in a test, or traceback dumps on a crash, which the timeout handles.
-            # The terminal plugin stays: assertion explanations need its options.
-            "-p", "no:cacheprovider", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:doctest",
-            "-p", "no:stepwise", "-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:unraisableexception",
-            "-p", "no:threadexception", "-p", "no:python_path", "-p", "no:faulthandler",
-            "-q", "--no-header", "-rN", "--tb=line",
-        ]
+        args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store),
+                "--basetemp", os.path.join(private, "basetemp"), *PYTEST_ARGS]
         if collect_only:
             args.append("--collect-only")
         args += [str(f) for f in files]
-        argv = [sys.executable, "-I", "-c", BOOTSTRAP, str(paths.KIT_ROOT), str(repo), str(report), str(pycache), "--", *args]
-        res = proc.run(argv, timeout=timeout, cwd=repo, env=env(), input=nonce + "\n")
-        output = res.stdout + res.stderr
-        if res.timed_out:
-            return TestRun(False, f"the hidden tests did not finish within {timeout:g} s (timeout); the run was killed", duration=res.duration, output=output)
-        try:
-            data = json.loads(report.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return TestRun(False, f"the test run ended before reporting (exit code {res.returncode}): the code under test may exit the process early", duration=res.duration, output=output)
-    if data.get("nonce") != nonce or not data.get("complete"):
-        return TestRun(False, "the test report is not the one the kit asked for", duration=res.duration, output=output)
-    out = TestRun(True, collected=data["collected"], results=data["results"], errors=data["errors"], duration=res.duration, output=output)
+        r, w = os.pipe()
+        argv = [sys.executable, "-I", "-c", BOOTSTRAP, str(seen_repo), os.path.join(private, "pycache"), str(w), "--", *args]
+        if kind == "bwrap":
+            argv = walls.bwrap_argv(walls.shutil.which("bwrap") or "bwrap", repo=repo, copy=copy, store=store,
+                                    hidden=hidden, env=env) + argv
+        elif kind == "sandbox-exec":
+            profile = walls.sandbox_profile(copy=copy, store=store, tmp=tmp_path, hidden=hidden)
+            argv = ["/usr/bin/sandbox-exec", "-p", profile, *argv]
+        stream = channel.Stream(nonce)
+        reader = _read(r, stream)
+        res = proc.run(argv, timeout=timeout, cwd=seen_repo if kind != "bwrap" else tmp, env=env,
+                       input=nonce + "\n" + _plugin_source(), pass_fds=(w,))
+        reader.join(timeout=2)
+        outlived = reader.is_alive()
+    output = res.stdout + res.stderr
+    if kind != "bwrap":
+        output = output.replace(str(copy), str(repo))
+    base = {"duration": res.duration, "output": output, "confinement": kind}
+    if res.timed_out:
+        return TestRun(False, f"the hidden tests did not finish within {timeout:g} s (timeout); the run was killed", **base)
+    if kind == "bwrap" and not stream.hello and res.stderr.startswith("bwrap:"):
+        out = TestRun(False, "the sandbox failed to start", **base)
+        out.sandbox_failed = res.stderr.strip().splitlines()[0][:300]
+        return out
+    tamper, problem = stream.problem(res.returncode)
+    if outlived and not tamper:
+        tamper = problem = "a process started by the code under test outlived the run and kept the result channel open"
+    if kind != "bwrap":
+        for entry in [*stream.results.values(), *stream.errors]:
+            entry["message"] = entry["message"].replace(str(copy), str(repo))
+    out = TestRun(not problem, problem, collected=stream.collected or [], results=stream.results, errors=stream.errors, **base)
+    out.tamper = tamper
+    out.tamper_keys = stream.keys
+    if problem:
+        return out
     if out.errors:
         out.ok = False
         out.problem = "the hidden tests failed to collect: " + "; ".join(e["message"].splitlines()[0] if e["message"] else e["nodeid"] for e in out.errors)

@@ -176,7 +176,10 @@ def test_fake_report_printed_by_code_under_test_is_not_a_pass(tmp_path):
         "    os._exit(0)\n"
     )
     res = run_hook(stop_payload(repo))
-    assert res.returncode == 2 and "not the one the kit asked for" in res.stderr
+    # argv[3] is now the result channel's descriptor number: the "report" lands in the run's
+    # throwaway copy of the repository, and the early exit is an incomplete run.
+    assert res.returncode == 2 and "ended before reporting" in res.stderr
+    assert sorted(p.name for p in repo.iterdir()) == [".git", "mod.py"]
 
 
 @pytest.mark.parametrize("planted", [
