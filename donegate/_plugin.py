@@ -177,6 +177,75 @@ class Tripwires:
         return found
 
 
+_WATCH = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe", "object.__setattr__",
+                    "object.__getattr__", "sys.settrace", "sys.setprofile", "sys._current_frames"})
+_FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
+_STACK_APIS = frozenset({"stack", "currentframe", "getouterframes", "trace", "extract_stack", "walk_stack",
+                         "format_stack", "print_stack", "getinnerframes"})
+_HARNESS_MODULES = ("_pytest", "pytest", "pluggy", "donegate_plugin")
+
+
+def _watch(reporter, repo: str, store: str) -> None:
+    """An audit hook (it cannot be removed once added) that reports, the moment it happens and so
+    before the code can do anything with it, the code under test reaching for the harness: searching
+    the interpreter's objects (gc), walking the call stack (sys._getframe, inspect.stack, a
+    traceback's frame), patching a pytest or pluggy class or function, or a test's code, or setting a
+    trace or profile function. Only calls made from the repository's own files count: pytest,
+    logging, namedtuple and the like walk frames all the time."""
+    import inspect as _inspect
+    import traceback as _traceback
+
+    stdlib_stack = (_inspect.__file__, _traceback.__file__)
+    getframe = sys._getframe
+    busy = []
+    repo = repo.rstrip("/") + "/"
+
+    def ours(filename: str) -> bool:
+        return filename.startswith(repo)
+
+    def judge(event: str, args: tuple) -> str:
+        caller = getframe(2)  # 0: judge, 1: the hook, 2: the code that raised the event
+        if event == "sys._getframe" or event == "sys._current_frames":
+            names = []
+            while caller is not None and caller.f_code.co_filename in stdlib_stack:
+                names.append(caller.f_code.co_name)
+                caller = caller.f_back
+            if caller is not None and ours(caller.f_code.co_filename) and (not names or names[-1] in _STACK_APIS):
+                return f"walked the call stack ({'inspect/traceback.' + names[-1] if names else event})"
+            return ""
+        if not ours(caller.f_code.co_filename):
+            return ""
+        if event.startswith("gc."):
+            return f"searched the interpreter's live objects ({event})"
+        if event == "object.__getattr__":
+            return f"walked the call stack (.{args[1]})" if args[1] in _FRAME_ATTRS else ""
+        if event == "object.__setattr__":
+            obj = args[0]
+            mod = str(getattr(obj, "__module__", "") or "")
+            code = getattr(obj, "__code__", None)
+            if mod.split(".")[0] in _HARNESS_MODULES:
+                return f"patched {mod}.{getattr(obj, '__qualname__', '?')}.{args[1]}"
+            if code is not None and code.co_filename.startswith(store):
+                return f"replaced the code of the test {getattr(obj, '__qualname__', '?')}"
+            return ""
+        return f"set a {event[4:]} function"
+
+    def hook(event: str, args: tuple) -> None:
+        if event not in _WATCH or busy or reporter.tampered:
+            return
+        busy.append(1)
+        try:
+            what = judge(event, args)
+            if what:
+                reporter.alarm(f"the code under test {what}", event)
+        except Exception:  # never let the watch itself break an honest run
+            pass
+        finally:
+            busy.clear()
+
+    sys.addaudithook(hook)
+
+
 def describe(changed: list, where: str) -> str:
     """One plain line naming what changed, for the agent and the ledger."""
     def kind(key: str) -> str:
@@ -207,11 +276,13 @@ def _send(fd: int, msg: dict) -> None:
 
 
 class Reporter:
-    def __init__(self, fd: int, nonce: str) -> None:
+    def __init__(self, fd: int, nonce: str, repo: str = "") -> None:
         self.fd = fd
         self.nonce = nonce
+        self.repo = repo
         self.wires = None
         self.tampered = False
+        self.current = ""
 
     def _send(self, **msg) -> None:
         _send(self.fd, msg)
@@ -222,6 +293,14 @@ class Reporter:
     def pytest_collection(self, session) -> None:
         # The last moment before the test modules (and so the repository's code) are imported.
         self.wires = Tripwires(session.config, self)
+        if self.repo:
+            _watch(self, self.repo, str(session.config.rootpath).rstrip("/") + "/")
+
+    def alarm(self, what: str, key: str) -> None:
+        if not self.tampered:
+            self.tampered = True
+            where = f" during {self.current}" if self.current else " during collection"
+            self._send(ev="tamper", what=what + where, keys=[key])
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
@@ -234,6 +313,7 @@ class Reporter:
         self._send(ev="collected", ids=[item.nodeid for item in session.items])
 
     def pytest_runtest_logstart(self, nodeid, location) -> None:
+        self.current = nodeid
         self._send(ev="start", id=nodeid)
 
     def pytest_runtest_logreport(self, report) -> None:

@@ -150,3 +150,18 @@ def sandbox_profile(*, copy: Path, store: Path, tmp: Path, hidden: list[Path]) -
     lines.append(f"(allow file-read* (subpath {_sb_quote(store)}))")
     lines.append(f"(allow file-read* (subpath {_sb_quote(copy)}))")
     return "\n".join(lines) + "\n"
+
+
+def doctor_line(mode: str) -> tuple[str, str, str, str]:
+    """(level, what, where, fix) of `donegate doctor`'s line about the hidden run's confinement."""
+    try:
+        kind = choose(mode)
+    except DonegateError as exc:
+        return "error", exc.message, "", exc.fix
+    if kind == "none" and mode == "off":
+        return "warning", ("confinement: \"none\" (confine: off): the hidden tests run unconfined, with the kit's rights; "
+                           "only the environment and a throwaway copy of the repository keep them apart"), "", "set confine: auto"
+    if kind == "none":
+        return "warning", ("confinement: \"none\": no sandbox for the hidden tests on this machine; they run with the kit's "
+                           "rights, in a throwaway copy of the repository"), "", FIX_ON.split(", or set")[0]
+    return "ok", f"confinement: \"{kind}\": the hidden tests run in a sandbox (read-only system and store, no network)", "", ""

@@ -33,19 +33,21 @@ INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini f
 
 # Runs as `python -I -c BOOTSTRAP repo pycache fd -- pytest-args`; the nonce, then the plugin's
 # source, arrive on stdin (so no kit path has to be visible inside the sandbox).
+# Everything lives in a function's locals, not in __main__'s globals where any code could read them.
 BOOTSTRAP = """\
-import os, sys
-repo, pycache, fd = sys.argv[1], sys.argv[2], int(sys.argv[3])
-args = sys.argv[5:]
-nonce = sys.stdin.readline().strip()
-source = sys.stdin.read()
-import pytest
-plugin = {"__name__": "donegate_plugin"}
-exec(compile(source, "<donegate plugin>", "exec"), plugin)
-os.set_inheritable(fd, False)
-sys.pycache_prefix = pycache
-sys.path.insert(0, repo)
-sys.exit(pytest.main(args, plugins=[plugin["Reporter"](fd, nonce)]))
+def main():
+    import os, sys
+    repo, pycache, fd = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    args = sys.argv[5:]
+    nonce = sys.stdin.readline().strip()
+    plugin = {"__name__": "donegate_plugin"}
+    exec(compile(sys.stdin.read(), "<donegate plugin>", "exec"), plugin)
+    import pytest
+    os.set_inheritable(fd, False)
+    sys.pycache_prefix = pycache
+    sys.path.insert(0, repo)
+    return pytest.main(args, plugins=[plugin["Reporter"](fd, nonce, repo)])
+raise SystemExit(main())
 """
 
 class TestRun:

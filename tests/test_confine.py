@@ -52,3 +52,191 @@ def test_a_skip_or_xfail_from_the_code_under_test_is_a_failure_with_its_reason(t
     reason = call.split("'")[1]
     assert f"at run time: {reason}" in res.stderr
     assert ledger_lines(kit_home)[-1]["gates"]["acceptance"]["passed"] == 0
+
+
+# --- the confinement's parts ------------------------------------------------------------------------
+
+from pathlib import Path  # noqa: E402
+
+from donegate import channel, confine, feedback, scan  # noqa: E402
+from donegate import git as dgit  # noqa: E402
+from donegate.errors import DonegateError  # noqa: E402
+
+
+def test_confine_on_without_a_sandbox_is_refused_with_the_fix(monkeypatch):
+    monkeypatch.setattr(confine.shutil, "which", lambda name: None)
+    monkeypatch.setattr(confine.sys, "platform", "linux")
+    with pytest.raises(DonegateError) as exc:
+        confine.choose("on")
+    assert "no sandbox" in exc.value.message and "apt-get install bubblewrap" in exc.value.fix
+    assert confine.choose("auto") == "none" and confine.choose("off") == "none"
+    level, what, _, fix = confine.doctor_line("auto")
+    assert level == "warning" and what.startswith('confinement: "none"') and "bubblewrap" in fix
+
+
+def test_the_environment_is_an_allow_list(monkeypatch, tmp_path):
+    monkeypatch.setenv("DONEGATE_HOME", "/somewhere/secret")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x")
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:python")
+    monkeypatch.setenv("PATH", f"{confine.paths.KIT_ROOT}/.venv/bin:/usr/bin:/bin")
+    env = confine.env(str(tmp_path), confine.hidden_roots())
+    assert not [k for k in env if k.startswith(("DONEGATE", "AWS", "PYTHON"))] and "PYTEST_ADDOPTS" not in env
+    assert env["HOME"] == str(tmp_path / "home") and env["TMPDIR"] == str(tmp_path)
+    assert env["PATH"] == "/usr/bin:/bin" and env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1"
+
+
+def test_bwrap_arguments_hide_the_kit_and_keep_the_walls(tmp_path, kit_home):
+    store, repo, copy = kit_home / "acceptance" / "r-1", Path("/srv/repo"), tmp_path / "copy"
+    store.mkdir(parents=True)
+    argv = confine.bwrap_argv("bwrap", repo=repo, copy=copy, store=store, hidden=[kit_home, Path("/opt/kit")],
+                              env={"HOME": "/tmp/home", "PATH": "/usr/bin"})
+    text = " ".join(argv)
+    for flag in ("--ro-bind / /", "--tmpfs /tmp", "--unshare-net", "--unshare-pid", "--die-with-parent", "--cap-drop ALL",
+                 "--clearenv", "--new-session", f"--ro-bind {store} {store}", f"--bind {copy} {repo}"):
+        assert flag in text
+    assert argv[-1] == "--" and "--setenv HOME /tmp/home" in text
+
+
+def test_the_sandbox_exec_profile_says_the_same(tmp_path):
+    text = confine.sandbox_profile(copy=tmp_path / "run" / "repo", store=Path("/kit/acceptance/r-1"), tmp=tmp_path / "run",
+                                   hidden=[Path("/kit"), Path('/Users/me')])
+    lines = text.splitlines()
+    assert lines[:4] == ["(version 1)", "(allow default)", "(deny network*)", "(deny file-write*)"]
+    assert f'(allow file-write* (subpath "{tmp_path / "run"}")' in text
+    assert '(deny file-read* (subpath "/kit"))' in text and '(deny file-read* (subpath "/Users/me"))' in text
+    # later rules win in SBPL: the store is readable again, after the kit's folder is denied
+    assert lines.index('(allow file-read* (subpath "/kit/acceptance/r-1"))') > lines.index('(deny file-read* (subpath "/kit"))')
+
+
+def _stream(*events, nonce="n"):
+    s = channel.Stream(nonce)
+    for e in events:
+        s.feed(e if isinstance(e, str) else json.dumps(e))
+    return s
+
+
+HELLO = {"ev": "hello", "nonce": "n"}
+COLLECTED = {"ev": "collected", "ids": ["t::a", "t::b"]}
+
+
+def _test(nodeid, outcome="passed"):
+    return [{"ev": "start", "id": nodeid}, *({"ev": "report", "id": nodeid, "when": w, "outcome": outcome if w == "call" else "passed",
+                                               "message": ""} for w in ("setup", "call", "teardown")), {"ev": "end", "id": nodeid}]
+
+
+FINISH = {"ev": "finish", "nonce": "n", "exitstatus": 0}
+
+
+@pytest.mark.parametrize("events, returncode, problem", [
+    ([HELLO, COLLECTED, *_test("t::a"), *_test("t::b"), FINISH], 0, ""),
+    ([HELLO, COLLECTED, *_test("t::a"), *_test("t::a"), FINISH], 0, "t::a was reported as started twice"),
+    ([HELLO, COLLECTED, *_test("t::a"), {"ev": "report", "id": "t::b", "when": "call", "outcome": "passed"}], 0,
+     "a result came for a test that had not started (t::b)"),
+    ([HELLO, COLLECTED, *_test("t::a"), *_test("t::x")], 0, "a result came for a test that was never collected (t::x)"),
+    ([HELLO, COLLECTED, *_test("t::a")[:3]], 0, "the test run ended during t::a without reporting its end"),
+    ([HELLO, COLLECTED, *_test("t::a")[:3], *_test("t::a")[2:]], 0, "duplicate or conflicting results for t::a (call)"),
+    ([HELLO, COLLECTED, *_test("t::a"), *_test("t::b"), FINISH, *_test("t::b")], 0, "after the run had finished"),
+    ([HELLO, COLLECTED, *_test("t::a"), *_test("t::b"), {**FINISH, "nonce": "m"}], 0, "wrong nonce"),
+    ([HELLO, COLLECTED, *_test("t::a"), *_test("t::b"), FINISH], 1, "exited with code 1 after pytest had finished with 0"),
+    ([HELLO, "not json"], 0, "a line the kit did not write"),
+    ([HELLO, COLLECTED, *_test("t::a")], 0, "ended before reporting"),
+])
+def test_the_result_stream_is_held_to_pytests_order(events, returncode, problem):
+    tamper, found = _stream(*events).problem(returncode)
+    assert (problem in found) if problem else found == ""
+    assert bool(tamper) == (bool(problem) and problem != "ended before reporting")
+
+
+def test_only_passed_counts_in_the_stream():
+    s = _stream(HELLO, COLLECTED, *_test("t::a", "skipped"), *_test("t::b", "xpassed"), FINISH)
+    assert {k: v["outcome"] for k, v in s.results.items()} == {"t::a": "skipped", "t::b": "xpassed"}
+
+
+HIDDEN_SRC = 'import shop\n\n\ndef test_ten_units_get_the_bulk_discount():\n    assert shop.total(10) == 3870, "ten units get 10% off"\n'
+
+
+def _scrub():
+    return feedback.Scrubber([Path("/kit/acceptance/shop-1")], [HIDDEN_SRC])
+
+
+def test_feedback_redacts_encoded_runs_and_test_lines_but_keeps_the_assertion():
+    import base64
+
+    scrub = _scrub()
+    b64 = base64.b64encode(HIDDEN_SRC.encode()).decode()
+    assert scrub(f"ValueError: {b64}") == "ValueError: <redacted>"
+    assert scrub(f"ValueError: {HIDDEN_SRC.encode().hex()}") == "ValueError: <redacted>"
+    assert "<redacted>" in scrub("x " + b64[8:28])  # a short chunk of the test file's own base64
+    assert scrub("    assert shop.total(10) == 3870, 'ten units get 10% off'") == ""  # quotes and spaces normalised
+    assert scrub("got 'def test_ten_units_get_the_bulk_discount():\\n    assert'") == "<hidden test line removed>"
+    kept = "assert 4300 == 3870\n +  where 4300 = total(10)"
+    assert scrub(kept) == kept
+    name = "test_a_very_long_descriptive_test_name_that_says_what_it_checks"
+    assert scrub(name) == name and scrub("/kit/acceptance/shop-1/test_x.py:3") == "<hidden>/test_x.py:3"
+
+
+def test_a_tests_message_keeps_the_assertion_and_where_lines_only():
+    msg = "assert [1, 2] == [1, 3]\n  At index 1 diff: 2 != 3\n  Full diff:\n  - [1, 3]\n  + [1, 2]\n +  where [1, 2] = f()\n +    and [1, 3] = g()"
+    out = feedback._cap(msg, 8, 600)
+    assert out.splitlines()[:3] == ["assert [1, 2] == [1, 3]", " +  where [1, 2] = f()", " +    and [1, 3] = g()"]
+    assert out.endswith("(4 more line(s) not shown)")
+
+
+HONEST_CORPUS = {
+    "dataclass": "from dataclasses import dataclass\n@dataclass(eq=True, frozen=True)\nclass P:\n    x: int\n",
+    "value-eq": "class Money:\n    def __init__(self, c):\n        self.c = c\n    def __eq__(self, o):\n"
+                "        return isinstance(o, Money) and self.c == o.c\n    def __hash__(self):\n        return hash(self.c)\n",
+    "eq-notimplemented": "class A:\n    def __eq__(self, o):\n        return NotImplemented\n    __hash__ = None\n",
+    "signature": "import inspect\ndef f(a, b=1):\n    return list(inspect.signature(f).parameters)\n",
+    "logging-caller": "import logging\nlog = logging.getLogger(__name__)\ndef f():\n    log.info('x', stacklevel=2)\n"
+                      "    logging.basicConfig(format='%(funcName)s %(lineno)d')\n",
+    "exit-and-gc-collect": "import gc, sys\ndef main():\n    gc.collect()\n    gc.disable()\n    sys.exit(0)\n",
+    "traceback-format": "import traceback\ndef f(e):\n    return traceback.format_exception(e)\n",
+    "env-and-paths": "import os\nHOME = os.environ.get('HOME')\nDATA = os.path.join(os.path.dirname(__file__), 'data')\n",
+    "namedtuple-enum": "from collections import namedtuple\nimport enum\nP = namedtuple('P', 'x y')\nclass C(enum.Enum):\n    A = 1\n",
+    "unittest-word": "# uses unittest-style names\ndef setUp():\n    return 'unittest'\n",
+    "pytest-word-in-string": "HELP = 'run pytest -q to test'\n",
+}
+
+
+@pytest.mark.parametrize("name", list(HONEST_CORPUS))
+def test_the_scan_never_flags_honest_look_alikes(name):
+    assert scan.scan_source(HONEST_CORPUS[name], "pkg/mod.py", ["/opt/donegate"]) == []
+
+
+@pytest.mark.parametrize("source, line, rule", [
+    ("class A:\n    def __eq__(self, o):\n        return True\n", 2, "eq-constant"),
+    ("class A:\n    def __ne__(self, o):\n        '''never differs'''\n        return False\n", 2, "eq-constant"),
+    ("class A:\n    __eq__ = lambda self, o: True\n", 2, "eq-constant"),
+    ("class A:\n    def __hash__(self):\n        return 0\n", 2, "eq-constant"),
+    ("import pytest\n", 1, "imports-pytest"),
+    ("from _pytest.outcomes import Skipped\n", 1, "imports-pytest"),
+    ("import unittest.mock\n", 1, "imports-pytest"),
+    ("import sys\np = sys.modules['pytest']\n", 2, "imports-pytest"),
+    ("import importlib\np = importlib.import_module('_pytest.runner')\n", 2, "imports-pytest"),
+    ("import inspect\nx = inspect.stack()\n", 2, "frame-walk"),
+    ("import inspect as i\nx = i.currentframe()\n", 2, "frame-walk"),
+    ("from sys import _getframe\n", 1, "frame-walk"),
+    ("import traceback\nx = traceback.extract_stack()\n", 2, "frame-walk"),
+    ("def f(fr):\n    return fr.f_back\n", 2, "frame-walk"),
+    ("import gc\nx = gc.get_objects()\n", 2, "gc-objects"),
+    ("import os\nos._exit(0)\n", 2, "hard-exit"),
+    ("import os\nx = os.environ.get('PYTEST_CURRENT_TEST')\n", 2, "pytest-env"),
+    ("x = '/opt/donegate/acceptance'\n", 1, "kit-path"),
+    ("import os\nx = os.environ['DONEGATE_HOME']\n", 2, "kit-path"),
+])
+def test_the_scan_names_file_line_and_rule(source, line, rule):
+    found = scan.scan_source(source, "pkg/mod.py", ["/opt/donegate"])
+    assert (found[0]["file"], found[0]["line"], found[0]["rule"]) == ("pkg/mod.py", line, rule), found
+    assert f"pkg/mod.py:{line}" in scan.problem(found) and f"[{rule}]" in scan.problem(found)
+
+
+def test_the_scan_covers_changed_and_git_ignored_product_files_not_the_repos_tests(tmp_path):
+    repo = make_repo(tmp_path / "r", {"pkg/mod.py": "X = 1\n", "tests/test_mod.py": "import pytest\n", ".gitignore": "gen/\n"})
+    base = dgit.head(repo)
+    (repo / "pkg" / "mod.py").write_text("import gc\nX = gc.get_objects()\n")
+    (repo / "tests" / "test_mod.py").write_text("import pytest, gc\ngc.get_objects()\n")
+    (repo / "gen").mkdir()
+    (repo / "gen" / "helper.py").write_text("import os\nos._exit(0)\n")
+    found = {(f["file"], f["rule"]) for f in scan.scan(repo, base)}
+    assert found == {("pkg/mod.py", "gc-objects"), ("gen/helper.py", "hard-exit")}
