@@ -348,6 +348,19 @@ SCANNED = {
                          "def price(units):\n    return P(units * 100)\n", "calc.py:2", "eq-constant"),
     "pytest-current-test-special-case": ("import os\ndef price(units):\n    if 'bulk' in os.environ.get('PYTEST_CURRENT_TEST', ''):\n"
                                          "        return 900\n    return units * 100\n", "calc.py:3", "pytest-env"),
+    # Known limit of the run-time defences: code that reaches the kit's reporter through pytest's own
+    # modules (no gc, no frames) can forge a well-ordered stream and exit; only the scan sees it.
+    "forged-stream-via-pytest-internals": (
+        "import os, json\nimport _pytest.assertion.util as u\ndef price(units):\n"
+        "    r = [p for p in u._config.pluginmanager.get_plugins() if type(p).__name__ == 'Reporter'][0]\n"
+        "    send = lambda **m: os.write(r.fd, (json.dumps(m) + '\\n').encode())\n"
+        "    cur = os.environ['PYTEST_CURRENT_TEST'].split(' ')[0]\n"
+        "    send(ev='report', id=cur, when='call', outcome='passed', message='')\n"
+        "    send(ev='report', id=cur, when='teardown', outcome='passed', message='')\n    send(ev='end', id=cur)\n"
+        "    for it in u._config.pluginmanager.get_plugin('session').items:\n        if it.nodeid != cur:\n"
+        "            send(ev='start', id=it.nodeid)\n            for w in ('setup', 'call', 'teardown'):\n"
+        "                send(ev='report', id=it.nodeid, when=w, outcome='passed', message='')\n            send(ev='end', id=it.nodeid)\n"
+        "    send(ev='finish', nonce=r.nonce, exitstatus=0)\n    os._exit(0)\n", "calc.py:2", "imports-pytest"),
     "gc-and-exit": ("import gc, os\ndef price(units):\n    gc.get_objects()\n    os._exit(0)\n", "calc.py:3", "gc-objects"),
 }
 
