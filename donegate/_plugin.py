@@ -58,20 +58,8 @@ _KEEP_DUNDER = ("__init__", "__call__", "__eq__", "__exit__", "__enter__", "__ne
                 "__bool__", "__iter__", "__next__")
 
 
-def _unwrap(value):
-    """The function behind a method, classmethod, staticmethod or property (None if there is none)."""
-    value = getattr(value, "fget", value)
-    value = getattr(value, "__func__", value)
-    return value if hasattr(value, "__code__") else None
-
-
-_CODE = operator.attrgetter("__code__", "__defaults__", "__kwdefaults__", "__closure__")
 _OBJ = operator.attrgetter("_obj")
 _RUNTEST = operator.attrgetter("runtest.__func__")
-
-
-def _ids(func) -> tuple:
-    return _CODE(func) if func is not None else ()
 
 
 class Tripwires:
@@ -85,7 +73,6 @@ class Tripwires:
     def __init__(self, config, reporter) -> None:
         self.config, self.reporter = config, reporter
         self.spaces = []  # (label, namespace dict, keys)
-        self.funcs, self.func_labels = [], []  # the functions behind those keys, and their names
         for mod in _MODULES:
             m = sys.modules.get(mod)
             if m is None:
@@ -97,11 +84,6 @@ class Tripwires:
                         and not (k.startswith("__") and k.endswith("__") and k not in _KEEP_DUNDER)
                         and (mod, k) not in _VOLATILE]
                 self.spaces.append((label, d, keys))
-                for k in keys:
-                    f = _unwrap(d[k])
-                    if f is not None:
-                        self.funcs.append(f)
-                        self.func_labels.append(f"{label}.{k}")
         self.callers = [(name, c) for name, c in vars(config.pluginmanager.hook).items() if hasattr(c, "_hookimpls")]
         self.builtin_names = [k for k in vars(builtins) if k != "_"]  # `_`: the display hook and gettext set it
         self.modules = [m for m in _MODULES if m in sys.modules]
@@ -114,42 +96,39 @@ class Tripwires:
         self.labels, self.base = self.snapshot()
 
     def snapshot(self) -> tuple[list, list]:
+        # Objects, compared by identity, collected in C loops: `id()` and reading a function's
+        # `__code__` or `__defaults__` raise audit events, thousands a check. Assigning those on a
+        # pytest function or a test is reported by the audit hook (`_watch`) instead.
         labels, out = [], []
-        for label, d, keys in self.spaces:  # compared by identity (functions, properties) in C loops
+        for label, d, keys in self.spaces:
             labels.append(label)
             out.append(list(map(d.get, keys)))
-        labels.append("functions")
-        out.append(list(map(_CODE, self.funcs)))
         for name, c in self.callers:
             labels.append(f"hook {name}")
-            out.append(tuple([(id(i.plugin), id(i.function), _ids(_unwrap(i.function))) for i in c._hookimpls]))
+            out.append([(i.plugin, i.function, i.hookwrapper, i.wrapper, i.tryfirst, i.trylast) for i in c._hookimpls])
         pm = self.config.pluginmanager
         labels += ["plugins", "pluginmanager", "sys.modules", "sys.meta_path", "sys.path_hooks", "sys.settrace",
                    "sys.setprofile", "threading.settrace", "threading.setprofile", "builtins", "reporter"]
         out += [
-            tuple(map(id, getattr(pm, "_name2plugin", {}).values())) + (len(vars(pm.hook)),),
-            (id(pm.hook), _ids(_unwrap(getattr(pm, "_hookexec", None))), _ids(_unwrap(getattr(pm, "_inner_hookexec", None))),
-             tuple(id(c._hookexec) for _, c in self.callers)),
-            tuple([id(sys.modules.get(m)) for m in self.modules]),
-            tuple(map(id, sys.meta_path)),
-            tuple(map(id, sys.path_hooks)),
-            id(sys.gettrace()), id(sys.getprofile()),
-            id(getattr(threading, "_trace_hook", None)), id(getattr(threading, "_profile_hook", None)),
-            tuple([id(vars(builtins).get(k)) for k in self.builtin_names]),
-            (id(self.reporter.fd), id(self.reporter.nonce), tuple(map(id, vars(type(self.reporter)).values())),
-             tuple(map(id, globals().values())), _ids(_send)),
+            [*getattr(pm, "_name2plugin", {}).values(), len(vars(pm.hook))],
+            [pm.hook, getattr(pm, "_hookexec", None), getattr(pm, "_inner_hookexec", None), *(c._hookexec for _, c in self.callers)],
+            list(map(sys.modules.get, self.modules)),
+            list(sys.meta_path),
+            list(sys.path_hooks),
+            sys.gettrace(), sys.getprofile(),
+            getattr(threading, "_trace_hook", None), getattr(threading, "_profile_hook", None),
+            list(map(vars(builtins).get, self.builtin_names)),
+            [self.reporter.fd, self.reporter.nonce, *vars(type(self.reporter)).values(), *globals().values()],
         ]
         monitoring = getattr(sys, "monitoring", None)
         if monitoring is not None:
             labels.append("sys.monitoring")
-            out.append(tuple(monitoring.get_tool(i) for i in range(6)))
+            out.append([monitoring.get_tool(i) for i in range(6)])
         labels.append("tests")
         try:  # every collected test after every test: C loops, so a run of n tests costs O(n) each
-            objs = list(map(_OBJ, self.items))
-            out.append((objs, list(map(_CODE, map(_unwrap, objs))) if objs else [], list(map(_RUNTEST, self.items)),
-                        list(map(type, self.items))))
-        except (AttributeError, TypeError):
-            out.append(None)  # a test's function or runtest is no longer a function
+            out.append((list(map(_OBJ, self.items)), list(map(_RUNTEST, self.items)), list(map(type, self.items))))
+        except AttributeError:
+            out.append(None)  # a test's runtest is no longer a method
         return labels, out
 
     def changed(self) -> list:
@@ -167,9 +146,7 @@ class Tripwires:
                 found += [f"{label}.{keys[j]}" for j in range(len(keys)) if a[j] is not b[j]] or [label]
             elif label == "tests":
                 found += [f"test {item.nodeid}" for j, item in enumerate(self.items)
-                          if a is None or any(x[j] != y[j] for x, y in zip(a, b))] or ["tests"]
-            elif label == "functions":
-                found += [self.func_labels[j] for j in range(len(a)) if a[j] != b[j]]
+                          if a is None or any(x[j] is not y[j] for x, y in zip(a, b))] or ["tests"]
             elif label == "builtins":
                 found += [f"builtins.{self.builtin_names[j]}" for j in range(len(a)) if a[j] != b[j]]
             else:
@@ -233,6 +210,8 @@ def _watch(reporter, repo: str, store: str) -> None:
     def hook(event: str, args: tuple) -> None:
         if event not in _WATCH or busy or reporter.tampered:
             return
+        if event == "object.__getattr__" and args[1] not in _FRAME_ATTRS:
+            return  # reading a function's __code__ is audited too: the tripwires do it thousands of times
         busy.append(1)
         try:
             what = judge(event, args)
