@@ -4,9 +4,10 @@
   the kit, the state root and the user's home hidden, no network, its own PID namespace), else an
   allow-listed environment; either way the repository is a throwaway copy, so nothing the run
   writes outlives it;
-- `python -I`, bytecode in a private folder of the run: no current folder on sys.path, no PYTHON*
-  variables, no user site, so a planted `sitecustomize.py` or `pytest.py` in the repository is never
-  imported at start-up;
+- `python -I`, no bytecode written and none of the repository's read (the copy has no `__pycache__`
+  and no `.pyc`: a planted one would run instead of a source the scan read): no current folder on
+  sys.path, no PYTHON* variables, no user site, so a planted `sitecustomize.py` or `pytest.py` in the
+  repository is never imported at start-up;
 - pytest is imported first, then the repository goes on sys.path (so it cannot shadow pytest);
 - `-c <store>/pytest.ini`, rootdir and confcutdir in the store: no `conftest.py` or ini file of the
   repository is read; plugin autoload off, PYTEST_* dropped, no cache provider;
@@ -31,20 +32,20 @@ from donegate import paths, proc
 INI_NAME = "pytest.ini"
 INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini file of the repository.\naddopts =\n"
 
-# Runs as `python -I -c BOOTSTRAP repo pycache fd -- pytest-args`; the nonce, then the plugin's
+# Runs as `python -I -c BOOTSTRAP repo - fd -- pytest-args`; the nonce, then the plugin's
 # source, arrive on stdin (so no kit path has to be visible inside the sandbox).
 # Everything lives in a function's locals, not in __main__'s globals where any code could read them.
 BOOTSTRAP = """\
 def main():
     import os, sys
-    repo, pycache, fd = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    repo, fd = sys.argv[1], int(sys.argv[3])
     args = sys.argv[5:]
     nonce = sys.stdin.readline().strip()
     plugin = {"__name__": "donegate_plugin"}
     exec(compile(sys.stdin.read(), "<donegate plugin>", "exec"), plugin)
     import pytest
     os.set_inheritable(fd, False)
-    sys.pycache_prefix = pycache
+    sys.dont_write_bytecode = True
     sys.path.insert(0, repo)
     return pytest.main(args, plugins=[plugin["Reporter"](fd, nonce, repo)])
 raise SystemExit(main())
@@ -188,7 +189,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
             args.append("--collect-only")
         args += [str(f) for f in files]
         r, w = os.pipe()
-        argv = [sys.executable, "-I", "-c", BOOTSTRAP, str(seen_repo), os.path.join(private, "pycache"), str(w), "--", *args]
+        argv = [sys.executable, "-I", "-c", BOOTSTRAP, str(seen_repo), "-", str(w), "--", *args]
         if kind == "bwrap":
             argv = walls.bwrap_argv(walls.shutil.which("bwrap") or "bwrap", repo=repo, copy=copy, store=store,
                                     hidden=hidden, env=env) + argv

@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -377,3 +378,33 @@ def test_the_scan_blocks_what_the_run_cannot_see(tmp_path, kit_home, name):
     res = run_hook(stop_payload(repo, session="s2"))
     if name == "always-equal-int":  # the tests pass: the hint goes to the user, the stop is allowed
         assert res.returncode == 0 and "the scan found" in json.loads(res.stdout)["systemMessage"]
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "off"])
+@pytest.mark.parametrize("where", ["__pycache__", "sourceless"])
+def test_planted_bytecode_never_runs_instead_of_the_source(tmp_path, kit_home, mode, where):
+    # Python trusts a .pyc whose header matches the source's size and mtime, and imports a lone
+    # calc.pyc where no calc.py is: bytecode of the fix, planted beside the buggy (scanned) source.
+    import importlib.util
+    import sys
+
+    from importlib._bootstrap_external import _code_to_timestamp_pyc
+
+    repo = _sealed(tmp_path, kit_home, mode)
+    fixed = compile(RIGHT, str(repo / "calc.py"), "exec")
+    src = repo / "calc.py"
+    if where == "__pycache__":
+        st = src.stat()
+        pyc = Path(importlib.util.cache_from_source(str(src)))
+        pyc.parent.mkdir(exist_ok=True)
+        pyc.write_bytes(_code_to_timestamp_pyc(fixed, int(st.st_mtime), st.st_size))
+        # the planted bytecode really is what a plain import would run
+        probe = subprocess.run([sys.executable, "-c", "import calc; print(calc.price(10))"], cwd=repo,
+                               capture_output=True, text=True, timeout=60)
+        assert probe.stdout.strip() == "900"
+    else:
+        src.unlink()
+        (repo / "calc.pyc").write_bytes(_code_to_timestamp_pyc(fixed, 0, 0))
+    res = run_hook(stop_payload(repo), timeout=120)
+    assert res.returncode == 2, res.stdout
+    assert ("assert 1000 == 900" if where == "__pycache__" else "No module named 'calc'") in res.stderr
