@@ -240,3 +240,33 @@ def test_the_scan_covers_changed_and_git_ignored_product_files_not_the_repos_tes
     (repo / "gen" / "helper.py").write_text("import os\nos._exit(0)\n")
     found = {(f["file"], f["rule"]) for f in scan.scan(repo, base)}
     assert found == {("pkg/mod.py", "gc-objects"), ("gen/helper.py", "hard-exit")}
+
+
+def test_a_sandbox_that_fails_to_start_falls_back_under_auto_and_blocks_under_on(tmp_path, monkeypatch):
+    from donegate import runner
+
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(confine.shutil, "which", lambda name: str(fake) if name == "bwrap" else None)
+    monkeypatch.setattr(confine.sys, "platform", "linux")
+    repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n"})
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "test_mod.py").write_text("import mod\n\ndef test_value():\n    assert mod.VALUE == 1\n")
+    (store / runner.INI_NAME).write_text(runner.INI_TEXT)
+    run = runner.run(store, repo, timeout=60, confine="auto")
+    assert run.ok and run.passing() == ["test_mod.py::test_value"] and run.confinement == "none"
+    assert run.note.startswith("bubblewrap failed to start (bwrap: setting up uid map")
+    run = runner.run(store, repo, timeout=60, confine="on")
+    assert not run.ok and run.problem.startswith("the sandbox (bubblewrap) failed to start")
+
+
+def test_an_unconfined_run_says_so_to_the_user_and_the_ledger(tmp_path, kit_home):
+    repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n"})
+    assert seal(repo, _hidden(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 1\n")).returncode == 0
+    (kit_home / "donegate.yaml").write_text("confine: off\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0
+    assert "1 acceptance tests pass (unconfined: no sandbox ran the tests" in json.loads(res.stdout)["systemMessage"]
+    assert ledger_lines(kit_home)[-1]["gates"]["acceptance"]["confinement"] == "none"
