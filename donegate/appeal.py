@@ -64,16 +64,16 @@ def _not_appealable(out: Any) -> str | None:
         return "protected files or files outside the allowed scope were changed; restore them first"
     if gates.get("review"):
         return "this block is the reviewers' finding, not a hidden test's; appeals are for hidden tests"
-    if (gates.get("scan") or {}).get("problem") and (gates.get("scan") or {}).get("mode") == "block":
-        return "the scan found a test-harness trick in the change; remove it, an appeal cannot answer that"
     accept = gates.get("acceptance")
     if not isinstance(accept, dict):
         return "no hidden test was judged at this stop"
-    if accept.get("tamper"):
-        return "the code under test tampered with the test run; an appeal cannot answer that"
     problem = accept.get("problem") or ""
     if problem and not problem.startswith(_COLLECTION):
         return "the hidden tests did not run to the end, so there is no test verdict to appeal; make the run complete"
+    if accept.get("tamper"):
+        return "the code under test tampered with the test run; an appeal cannot answer that"
+    if (gates.get("scan") or {}).get("problem") and (gates.get("scan") or {}).get("mode") == "block":
+        return "the scan found a test-harness trick in the change; remove it, an appeal cannot answer that"
     if not accept.get("failed") and not problem:
         return "no hidden test fails"
     return None

@@ -36,6 +36,7 @@ def cmd_seal(args: argparse.Namespace) -> int:
     st = store.seal(
         Path(args.repo), [Path(f) for f in args.tests], request=args.request or "", timeout=cfg["timeout"],
         protected=cfg["protected"], protect_repo_tests=cfg["protect_repo_tests"], allow_skip=args.allow_skip,
+        confine=cfg["confine"],
     )
     m = st.manifest
     print(

@@ -334,6 +334,7 @@ def seal(
     extra: dict[str, Any] | None = None,
     root: Path | None = None,
     allow_skip: bool = False,
+    confine: str = "auto",
 ) -> Store:
     """Copy `files` into a new store for `repo`, collect and run them once, write the manifest, switch.
 
@@ -359,13 +360,13 @@ def seal(
             shutil.copyfile(f, tmp / f.name)
         (tmp / runner.INI_NAME).write_text(runner.INI_TEXT, encoding="utf-8")
         _fault("seal:copied")
-        collected = runner.run(tmp, repo, timeout=timeout, collect_only=True)
+        collected = runner.run(tmp, repo, timeout=timeout, collect_only=True, confine=confine)
         if not collected.ok:
             detail = "\n".join(e.get("detail", "") for e in collected.errors) or collected.output[-3000:]
             raise DonegateError(f"the test files do not collect: {collected.problem}\n{detail}".rstrip())
         if not collected.collected:
             raise DonegateError("the test files hold no tests", "write functions named test_* in them")
-        baseline = runner.run(tmp, repo, timeout=timeout, expected=collected.collected)
+        baseline = runner.run(tmp, repo, timeout=timeout, expected=collected.collected, confine=confine)
         if not baseline.ok:
             raise DonegateError(f"the baseline run against {repo} failed: {baseline.problem}")
         skipped = baseline.skipped()

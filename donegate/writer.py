@@ -419,7 +419,8 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
                             "suspicious": flags}}
         try:
             st = store.seal(repo, sorted(out.iterdir()), request=request, timeout=cfg["timeout"], protected=cfg["protected"],
-                            protect_repo_tests=cfg["protect_repo_tests"], extra=extra, allow_skip=allow_skip)
+                            protect_repo_tests=cfg["protect_repo_tests"], extra=extra, allow_skip=allow_skip,
+                            confine=cfg["confine"])
         except DonegateError as exc:
             _failed(repo, cfg, spent, exc.message)
             raise

@@ -20,6 +20,9 @@ RUNS = "runs.log"
 def counted(tmp_path: Path, assertion: str = "mod.VALUE == 2", files: dict | None = None, extra: str = "") -> tuple[Path, Path]:
     """A repository with a sealed hidden test that records each run in `runs`; (repo, runs)."""
     runs = tmp_path / RUNS
+    # The count is written outside the repository, which a confined run cannot do: these tests run
+    # the hidden tests unconfined (the confinement has tests of its own, tests/test_redteam.py).
+    (Path(os.environ["DONEGATE_HOME"]) / "donegate.yaml").write_text("confine: off\n")
     repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n", ".gitignore": "*.local\n", **(files or {})})
     test = tmp_path / "hidden" / "test_mod.py"
     test.parent.mkdir()
@@ -110,7 +113,7 @@ def test_only_the_last_stop_counts(tmp_path, kit_home):
 
 def test_cache_off_runs_every_stop(tmp_path, kit_home):
     repo, runs = counted(tmp_path)
-    (kit_home / "donegate.yaml").write_text("cache: false\n")
+    (kit_home / "donegate.yaml").write_text("confine: off\ncache: false\n")
     for _ in range(2):
         run_hook(stop_payload(repo))
     assert runs_of(runs) == 2 and all("cached" not in r for r in ledger_lines(kit_home))
@@ -119,19 +122,25 @@ def test_cache_off_runs_every_stop(tmp_path, kit_home):
 def test_a_config_change_runs_again(tmp_path, kit_home):
     repo, runs = counted(tmp_path)
     run_hook(stop_payload(repo))
-    (kit_home / "donegate.yaml").write_text("timeout: 60\n")
+    (kit_home / "donegate.yaml").write_text("confine: off\ntimeout: 60\n")
     run_hook(stop_payload(repo))
     assert runs_of(runs) == 2
 
 
 def test_a_run_that_changes_the_tree_is_not_kept(tmp_path, kit_home):
-    # The code under test writes into the repository: the next stop sees another tree anyway, and a
-    # tree changed during the run was judged half old, half new.
+    # A tree changed during the run was judged half old, half new. The run itself works in a
+    # throwaway copy of the repository (donegate.confine), so what the code under test writes into
+    # its package never changes the tree: such a run is kept. A change made beside the run is not.
     repo, runs = counted(tmp_path, files={"mod.py": "import time\nopen(__file__ + '.stamp', 'w').write(str(time.time_ns()))\nVALUE = 1\n"})
     run_hook(stop_payload(repo))
-    assert ledger_lines(kit_home)[-1]["gates"]["cache"]["kept"] is False
+    assert "kept" not in ledger_lines(kit_home)[-1]["gates"]["cache"] and not (repo / "mod.py.stamp").exists()
     run_hook(stop_payload(repo))
-    assert runs_of(runs) == 2
+    assert runs_of(runs) == 1
+    (repo / "mod.py").write_text("import pathlib\npathlib.Path(%r).write_text('changed during the run')\nVALUE = 1\n"
+                                 % str(repo / "beside.local"))
+    (kit_home / "donegate.yaml").write_text("confine: off\n")
+    run_hook(stop_payload(repo))
+    assert ledger_lines(kit_home)[-1]["gates"]["cache"]["kept"] is False
 
 
 def test_an_incomplete_run_is_never_reused(tmp_path, kit_home):
