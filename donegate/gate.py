@@ -229,8 +229,7 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     failing = sorted(failures) + [p.split(":")[0] for p in problems]
     if accept.get("tamper"):
         failing.append("tamper")
-    told = leak_msg or (f"donegate: the hidden tests ran{unconfined}" if unconfined else "")
-    return Outcome("block", BLOCK, reason=text, gates=gates, failing=failing, system_message=told)
+    return Outcome("block", BLOCK, reason=text, gates=gates, failing=failing, system_message=leak_msg)
 
 
 def _judge(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:

@@ -19,11 +19,12 @@ APPEALING = f"I will not special-case a test I cannot read.\n\nAPPEAL: {REASON}"
 
 
 def test_an_appeal_ends_the_turn_for_a_person_and_an_unchanged_tree_is_not_tested_twice(gated, api, tmp_path):
-    # A second hidden test file records every hidden run outside the repository (outside the key).
+    # A second hidden test file records every hidden run outside the repository (outside the key),
+    # which only an unconfined run can do (a confined one writes nothing that outlives it).
     runs = tmp_path / "runs.log"
     marker = tmp_path / "test_marker.py"
     marker.write_text(f"def test_the_run_is_recorded():\n    with open({str(runs)!r}, 'a') as fh:\n        fh.write('run\\n')\n")
-    g = gated(tests=[*sorted(EXAMPLE_TESTS.glob("test_*.py")), marker])
+    g = gated(tests=[*sorted(EXAMPLE_TESTS.glob("test_*.py")), marker], config={"confine": "off"})
     runs.unlink()  # the seal's baseline run
     api.add(CLAIM, CLAIM, APPEALING)
     s = g.run(api)
