@@ -72,7 +72,22 @@ def env(tmp: str, hidden: list[Path]) -> dict[str, str]:
     return out
 
 
-def copy_repo(repo: Path, dest: Path) -> None:
+def shared_dirs(repo: Path) -> list[str]:
+    """Top-level folders of the repository that are environments, not code: a virtualenv (it has
+    `pyvenv.cfg`) or `node_modules`. They are not copied (a project's `.venv` alone can hold tens of
+    thousands of files): the sandbox binds them read-only, an unconfined run reaches them by a link."""
+    out = []
+    try:
+        entries = list(os.scandir(repo))
+    except OSError:
+        return out
+    for e in entries:
+        if e.is_dir(follow_symlinks=False) and (e.name == "node_modules" or os.path.exists(os.path.join(e.path, "pyvenv.cfg"))):
+            out.append(e.name)
+    return sorted(out)
+
+
+def copy_repo(repo: Path, dest: Path, skip: list[str] | None = None) -> None:
     """A throwaway copy of the working tree (without `.git`), symlinks kept as links, without any
     bytecode: Python trusts a `.pyc` whose source has the same size and mtime, and imports a lone
     `x.pyc` where no `x.py` is, so planted bytecode would run instead of the source the scan read.
@@ -80,10 +95,10 @@ def copy_repo(repo: Path, dest: Path) -> None:
     `cp -a` (a C loop) where it exists, Python's copy otherwise; see bench/hook_bench.py for the cost.
     """
     cp = shutil.which("cp")
-    names = [n for n in os.listdir(repo) if n != ".git"]
+    names = [n for n in os.listdir(repo) if n != ".git" and n not in (skip or ())]
     dest.mkdir()
     done = False
-    if cp and names:
+    if cp and names and not _small(repo):  # starting cp costs ~10 ms: more than copying a small tree
         import subprocess
 
         res = subprocess.run([cp, "-a", "--", *[str(repo / n) for n in names], str(dest)],
@@ -108,6 +123,18 @@ def copy_repo(repo: Path, dest: Path) -> None:
                 os.unlink(os.path.join(top, f))
 
 
+def _small(repo: Path, limit: int = 200) -> bool:
+    """Fewer than `limit` files (without .git): Python copies them faster than cp starts."""
+    n = 0
+    for top, dirs, files in os.walk(repo):
+        if top == str(repo):
+            dirs[:] = [d for d in dirs if d != ".git" and d not in shared_dirs(repo)]
+        n += len(files) + len(dirs)
+        if n >= limit:
+            return False
+    return True
+
+
 def python_dirs() -> list[Path]:
     """Folders the interpreter needs: its prefix (the venv holding pytest) and the base installation."""
     out = []
@@ -116,7 +143,8 @@ def python_dirs() -> list[Path]:
     return sorted(set(out))
 
 
-def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path, hidden: list[Path], env: dict[str, str]) -> list[str]:
+def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path, hidden: list[Path], env: dict[str, str],
+               shared: list[str] = ()) -> list[str]:
     """bubblewrap's arguments for a run in `copy`, seen at `repo`'s own path."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     tmp = Path("/tmp")
@@ -127,8 +155,9 @@ def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path, hidden: list[
         if any(paths.is_within(p, h) for h in [*hidden, tmp]):
             argv += ["--ro-bind", str(p), str(p)]
     argv += ["--ro-bind", str(store), str(store), "--bind", str(copy), str(repo)]
-    if (repo / ".git").exists():
-        argv += ["--ro-bind", str(repo / ".git"), str(repo / ".git")]
+    for name in [".git", *shared]:
+        if (repo / name).exists():
+            argv += ["--ro-bind", str(repo / name), str(repo / name)]
     argv += ["--dir", env["HOME"]]
     argv += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session",
              "--die-with-parent", "--cap-drop", "ALL", "--chdir", str(repo), "--clearenv"]

@@ -270,3 +270,24 @@ def test_an_unconfined_run_says_so_to_the_user_and_the_ledger(tmp_path, kit_home
     assert res.returncode == 0
     assert "1 acceptance tests pass (unconfined: no sandbox ran the tests" in json.loads(res.stdout)["systemMessage"]
     assert ledger_lines(kit_home)[-1]["gates"]["acceptance"]["confinement"] == "none"
+
+
+def test_environments_in_the_repository_are_shared_read_only_not_copied(tmp_path, kit_home):
+    from tests.support import require
+
+    require.bwrap()
+    repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n", ".gitignore": ".venv/\nnode_modules/\n"})
+    (repo / ".venv").mkdir()
+    (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (repo / "node_modules" / "x").mkdir(parents=True)
+    assert confine.shared_dirs(repo) == [".venv", "node_modules"]
+    copy = tmp_path / "copy"
+    confine.copy_repo(repo, copy, skip=confine.shared_dirs(repo))
+    assert sorted(p.name for p in copy.iterdir()) == [".gitignore", "mod.py"]
+    body = ("import mod, pathlib\n\ndef test_value():\n    venv = pathlib.Path(mod.__file__).with_name('.venv')\n"
+            "    assert (venv / 'pyvenv.cfg').read_text() == 'home = /usr/bin\\n'\n"
+            "    try:\n        (venv / 'planted').write_text('x')\n    except OSError:\n        pass\n    assert mod.VALUE == 1\n")
+    assert seal(repo, _hidden(tmp_path, body)).returncode == 0
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+    assert not (repo / ".venv" / "planted").exists()
