@@ -108,12 +108,7 @@ def copy_repo(repo: Path, dest: Path, skip: list[str] | None = None) -> None:
             shutil.rmtree(dest, ignore_errors=True)
             dest.mkdir()
     if not done:
-        for n in names:
-            src = repo / n
-            if src.is_dir() and not src.is_symlink():
-                shutil.copytree(src, dest / n, symlinks=True)
-            else:
-                shutil.copy2(src, dest / n, follow_symlinks=False)
+        _pycopy(repo, dest, names)
     for top, dirs, files in os.walk(dest):
         if "__pycache__" in dirs:
             dirs.remove("__pycache__")
@@ -121,6 +116,23 @@ def copy_repo(repo: Path, dest: Path, skip: list[str] | None = None) -> None:
         for f in files:
             if f.endswith((".pyc", ".pyo")):
                 os.unlink(os.path.join(top, f))
+
+
+def _pycopy(src: Path, dest: Path, names: list[str]) -> None:
+    """Copy `names` of `src` into `dest`: files, folders, symlinks as links; a FIFO, socket or
+    device is left out (opening a FIFO to copy it would wait for a writer forever)."""
+    import stat
+
+    for n in names:
+        s, d = src / n, dest / n
+        mode = os.lstat(s).st_mode
+        if stat.S_ISLNK(mode):
+            os.symlink(os.readlink(s), d)
+        elif stat.S_ISDIR(mode):
+            d.mkdir()
+            _pycopy(s, d, os.listdir(s))
+        elif stat.S_ISREG(mode):
+            shutil.copy2(s, d)
 
 
 def _small(repo: Path, limit: int = 200) -> bool:
