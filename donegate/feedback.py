@@ -102,13 +102,14 @@ def claims_done(message: object) -> bool:
     return isinstance(message, str) and bool(CLAIM.search(message))
 
 
-WHERE = re.compile(r"^\s*(\+\s*)?(where|and)\b")
+WHERE = re.compile(r"^\s*((\+\s*)?(where|and)\b|assert\b)")
 MAX_LINE_CHARS = 300
 
 
 def _cap(text: str, lines: int, chars: int) -> str:
-    """One test's message: the assertion (its first line) and pytest's `where`/`and` lines, each
-    line and the whole capped; everything else (diffs, dumps, long exception text) is dropped."""
+    """One test's message: its first line, the `assert ...` line and pytest's `where`/`and` lines,
+    each line and the whole capped; everything else (diffs, dumps, long exception text, the lines of
+    a custom message after its first) is dropped."""
     parts = text.splitlines()
     keep = parts[:1] + [p for p in parts[1:] if WHERE.match(p)]
     keep = [p if len(p) <= MAX_LINE_CHARS else p[: MAX_LINE_CHARS - 3] + "..." for p in keep[:lines]]
