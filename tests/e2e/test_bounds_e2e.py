@@ -92,7 +92,9 @@ def _lock_free(path) -> bool:
 
 @pytest.mark.parametrize("sandbox", [True, False], ids=["sandbox", "no-sandbox"])
 def test_an_agent_holding_the_ledger_lock_still_gets_the_real_verdict(gated, api, sandbox):
-    g = gated(sandbox=_sandbox(sandbox), config=FAST)
+    # scan: off: the agent's hold.py names the ledger's path, which the change scan rightly blocks on its
+    # own; this test is about the lock, so the scan must not be what answers.
+    g = gated(sandbox=_sandbox(sandbox), config={**FAST, "scan": "off"})
     path = g.home / "ledger.jsonl"
     path.touch()
     pidfile = g.repo / "holder.pid"

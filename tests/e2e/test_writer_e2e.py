@@ -112,7 +112,7 @@ def test_baseline_splits_new_requirements_from_existing_behaviour(claude_api, sh
     assert code == 0, err
     base = store.load(shop_repo, kit_home).manifest["baseline"]
     # The example's bug: `units > BULK_THRESHOLD`, so exactly 10 units fails before the change.
-    assert base == {"failing": FAILING_BEFORE, "passing": PASSING_BEFORE}
+    assert base == {"failing": FAILING_BEFORE, "passing": PASSING_BEFORE, "skipped": []}
     assert "3 new (failing now), 2 existing behaviour (passing now)" in out
 
 
