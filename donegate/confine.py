@@ -147,12 +147,29 @@ def _small(repo: Path, limit: int = 200) -> bool:
     return True
 
 
-def python_dirs() -> list[Path]:
-    """Folders the interpreter needs: its prefix (the venv holding pytest) and the base installation."""
-    out = []
-    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}:
-        out.append(Path(p).resolve())
-    return sorted(set(out))
+def python_dirs(hidden: list[Path] = ()) -> list[Path]:
+    """Folders the interpreter needs: its prefix (the venv holding pytest), the base installation, and
+    the folders on its path (site-packages and what `.pth` files add, which may lie under /tmp or a
+    hidden folder: a venv whose packages come from elsewhere). A path folder that is, holds, or lies
+    under a hidden folder is left out (the kit's root, its `hooks/`): binding it back would show the
+    run the kit's own files. Under the user's home is fine (it is hidden for its credentials, and a
+    folder on the interpreter's own path is not one)."""
+    user_home = Path(os.environ.get("HOME") or "/").resolve()
+    # The kit's own roots stay out even when HOME (the session's to set) names one of them.
+    kit = [h for h in hidden if h != user_home] + paths.protected_roots(home=paths.home())
+    prefixes = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
+                                            os.path.dirname(os.path.realpath(sys.executable)))}
+    out = set(prefixes)
+    for entry in sys.path:
+        if not entry or not os.path.isdir(entry):
+            continue  # the stdlib's zip, a .pth line whose folder is gone
+        p = Path(entry).resolve()
+        if any(paths.is_within(p, q) for q in prefixes):
+            continue  # bound with its prefix
+        if any(paths.is_within(h, p) for h in hidden) or any(paths.is_within(p, h) for h in kit):
+            continue
+        out.add(p)
+    return sorted(out)
 
 
 def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path, hidden: list[Path], env: dict[str, str],
@@ -163,7 +180,7 @@ def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path, hidden: list[
     for h in sorted({h for h in hidden if h.is_dir() and not paths.is_within(h, tmp)}, key=lambda p: len(p.parts)):
         argv += ["--tmpfs", str(h)]
     # Back on top, read-only: what the run needs that lies under a hidden folder or /tmp.
-    for p in python_dirs():
+    for p in python_dirs(hidden):
         if any(paths.is_within(p, h) for h in [*hidden, tmp]):
             argv += ["--ro-bind", str(p), str(p)]
     argv += ["--ro-bind", str(store), str(store), "--bind", str(copy), str(repo)]
@@ -195,7 +212,7 @@ def sandbox_profile(*, copy: Path, store: Path, tmp: Path, hidden: list[Path]) -
     ]
     for h in hidden:
         lines.append(f"(deny file-read* (subpath {_sb_quote(h)}))")
-    for p in python_dirs():
+    for p in python_dirs(hidden):
         if any(paths.is_within(p, h) for h in hidden):
             lines.append(f"(allow file-read* (subpath {_sb_quote(p)}))")
     lines.append(f"(allow file-read* (subpath {_sb_quote(store)}))")

@@ -339,6 +339,9 @@ def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> 
         outcome.verdict, outcome.exit_code = "gave_up", ALLOW
         outcome.system_message = (f"donegate: gave up after {why}; the stop was allowed but the work is NOT verified: "
                                   "this session needs a person (see the ledger)")
+        if "leak" in outcome.gates:  # the person taking over must hear it too, not only the ledger
+            outcome.system_message += ("; the session transcript also shows hidden acceptance-test content, store "
+                                       "paths or the kit's hook code")
         return outcome
     counters["blocks"] += 1
     counters["same_streak"] = counters["same_streak"] + 1 if same else 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -291,3 +292,20 @@ def test_environments_in_the_repository_are_shared_read_only_not_copied(tmp_path
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
     assert not (repo / ".venv" / "planted").exists()
+
+
+def test_the_interpreters_path_folders_come_back_but_never_the_kits(tmp_path, kit_home, monkeypatch):
+    # A venv whose pytest comes through a .pth from a folder under /tmp (a clone's venv) or the home:
+    # the run needs those folders back; the kit's root and its hooks/ (on the launcher's path) must stay hidden.
+    deps, home_deps, hooks = tmp_path / "clone" / "site", tmp_path / "home" / "lib", kit_home / "hooks"
+    for d in (deps, home_deps, hooks):
+        d.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(sys, "path", [*sys.path, str(deps), str(home_deps), str(hooks), str(kit_home), str(tmp_path / "gone")])
+    hidden = [kit_home.resolve(), (tmp_path / "home").resolve()]
+    got = confine.python_dirs(hidden)
+    assert deps.resolve() in got and home_deps.resolve() in got
+    assert not any(confine.paths.is_within(p, kit_home) or confine.paths.is_within(kit_home, p) for p in got), got
+    argv = " ".join(confine.bwrap_argv("bwrap", repo=Path("/srv/repo"), copy=tmp_path / "copy", store=kit_home / "acceptance" / "r-1",
+                                       hidden=hidden, env={"HOME": "/tmp/home", "PATH": "/usr/bin"}))
+    assert f"--ro-bind {deps.resolve()} {deps.resolve()}" in argv and str(hooks) not in argv

@@ -380,6 +380,22 @@ def test_leak_in_transcript_is_recorded_and_reported(sealed_shop, kit_home, tmp_
     assert ledger_lines(kit_home)[0]["gates"]["leak"]["source_lines"] > 0
 
 
+def test_a_leak_at_the_stop_that_gives_up_is_told_to_the_person_too(sealed_shop, kit_home, tmp_path):
+    # The breaker's hand-over message replaced the leak's: the person taking over heard only "gave up".
+    (kit_home / "donegate.yaml").write_text("max_blocks: 1\n")
+    (test_file,) = (kit_home / "acceptance").glob("*/test_bulk_discount.py")
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "x", "content": test_file.read_text()}]}}) + "\n")
+    payload = stop_payload(sealed_shop, transcript_path=str(transcript))
+    assert run_hook(payload).returncode == 2
+    res = run_hook(payload)
+    message = json.loads(res.stdout)["systemMessage"]
+    assert res.returncode == 0 and "gave up" in message and "hidden acceptance-test content" in message
+    assert [ln["verdict"] for ln in ledger_lines(kit_home)] == ["block", "gave_up"]
+    assert ledger_lines(kit_home)[1]["gates"]["leak"]
+
+
 def test_feedback_is_capped(tmp_path, kit_home):
     body = "import mod\n" + "".join(f"def test_{i}():\n    assert mod.VALUE == {i} + 1000, 'x' * 500\n" for i in range(40))
     repo = _seal_single(tmp_path, body)

@@ -333,7 +333,7 @@ def test_attack_is_blocked_and_leaks_nothing(tmp_path, kit_home, name, code, exp
 
 @pytest.mark.parametrize("name", list(HONEST))
 def test_honest_code_passes_with_every_defence_on(tmp_path, kit_home, name):
-    mode = "bwrap" if os.environ.get("DONEGATE_REQUIRE_SANDBOX") == "1" or shutil.which("bwrap") else "off"
+    mode = "bwrap" if os.environ.get("DGTEST_REQUIRE_SANDBOX") == "1" or shutil.which("bwrap") else "off"
     repo = _sealed(tmp_path, kit_home, mode, scan="block")
     (repo / "calc.py").write_text(HONEST[name])
     res = run_hook(stop_payload(repo), timeout=120)

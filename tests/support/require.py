@@ -1,6 +1,6 @@
 """Tools some tests need from the machine: skip where they are missing, fail in CI.
 
-`.ci/run` sets DONEGATE_REQUIRE_<NAME>=1 for each tool it installs, so a CI run where a sandbox or
+`.ci/run` sets DGTEST_REQUIRE_<NAME>=1 for each tool it installs, so a CI run where a sandbox or
 browser test was skipped is red instead of quietly green.
 """
 
@@ -23,11 +23,11 @@ def bwrap() -> str:
     """Path of a working bubblewrap (with user/PID/net namespaces), or skip/fail."""
     path = shutil.which("bwrap")
     if path is None:
-        _missing("DONEGATE_REQUIRE_SANDBOX", "bubblewrap (bwrap) is not installed")
+        _missing("DGTEST_REQUIRE_SANDBOX", "bubblewrap (bwrap) is not installed")
     res = subprocess.run([path, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--die-with-parent", "true"],
                          capture_output=True, text=True, timeout=30)
     if res.returncode != 0:
-        _missing("DONEGATE_REQUIRE_SANDBOX", f"bubblewrap does not run here: {res.stderr.strip()[:200]}")
+        _missing("DGTEST_REQUIRE_SANDBOX", f"bubblewrap does not run here: {res.stderr.strip()[:200]}")
     return path  # type: ignore[return-value]
 
 
@@ -37,5 +37,5 @@ def browser() -> str:
         path = shutil.which(name)
         if path:
             return path
-    _missing("DONEGATE_REQUIRE_BROWSER", "Chromium is not installed (Debian package chromium)")
+    _missing("DGTEST_REQUIRE_BROWSER", "Chromium is not installed (Debian package chromium)")
     raise AssertionError("unreachable")

@@ -29,7 +29,7 @@ import pytest
 from .fakeapi import FakeAPI, Request
 
 #: Env var that turns "claude binary missing" from a skip into a failure (CI sets it).
-REQUIRE_ENV = "DONEGATE_REQUIRE_CLAUDE"
+REQUIRE_ENV = "DGTEST_REQUIRE_CLAUDE"
 
 # Every subprocess the harness starts has a timeout; these bound the small ones.
 _GIT_TIMEOUT = 30
@@ -50,7 +50,7 @@ def _project_root() -> Path | None:
 
 def _missing(reason: str):
     # Locally a missing CLI is a skip (not everyone runs npm install); in CI,
-    # where DONEGATE_REQUIRE_CLAUDE=1, a silently skipped e2e suite would hide
+    # where DGTEST_REQUIRE_CLAUDE=1, a silently skipped e2e suite would hide
     # breakage, so it is a failure there.
     if os.environ.get(REQUIRE_ENV) == "1":
         pytest.fail(f"{reason} (and {REQUIRE_ENV}=1)", pytrace=False)
@@ -89,7 +89,7 @@ def _check_binary(path: str) -> str | None:
 def find_claude() -> Path:
     """Path of the project's ``node_modules/.bin/claude``, or skip the test.
 
-    Skips (fails under ``DONEGATE_REQUIRE_CLAUDE=1``) when it is missing or
+    Skips (fails under ``DGTEST_REQUIRE_CLAUDE=1``) when it is missing or
     does not run.
     """
     root = _project_root()
