@@ -26,7 +26,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from donegate import paths
+from donegate import paths, proc
 from donegate.errors import DonegateError
 
 # Variables the hidden run may inherit; everything else (DONEGATE_*, PYTEST_*, PYTHON*, the user's
@@ -43,7 +43,7 @@ def choose(mode: str) -> str:
         return "none"
     if sys.platform == "darwin" and os.path.exists("/usr/bin/sandbox-exec"):
         return "sandbox-exec"
-    if sys.platform.startswith("linux") and shutil.which("bwrap"):
+    if sys.platform.startswith("linux") and proc.system_tool("bwrap"):
         return "bwrap"
     if mode == "on":
         raise DonegateError("confine: on, but this machine has no sandbox for the hidden tests (bubblewrap not found)", FIX_ON)
@@ -94,7 +94,7 @@ def copy_repo(repo: Path, dest: Path, skip: list[str] | None = None) -> None:
 
     `cp -a` (a C loop) where it exists, Python's copy otherwise; see bench/hook_bench.py for the cost.
     """
-    cp = shutil.which("cp")
+    cp = proc.system_tool("cp")
     names = [n for n in os.listdir(repo) if n != ".git" and n not in (skip or ())]
     dest.mkdir()
     done = False

@@ -33,7 +33,7 @@ from donegate.errors import DonegateError
 # inside the hook timeout, whose `hook_margin` (30 s) covers the few git calls of one stop.
 GIT_TIMEOUT = 10.0
 # Where git is looked up when nobody said (`use`): the system's folders, never the caller's PATH.
-SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+SYSTEM_PATH = proc.SYSTEM_PATH
 
 # Keys that name a program git may run, set to something that runs nothing. (`core.fsmonitor=false`
 # turns the hook off; an empty `core.hooksPath` would mean "the default", so it points at nothing.)
@@ -73,8 +73,7 @@ def executable() -> str:
     """The git the kit runs: the one given to `use`, else the first on the system's folders."""
     if _git_path:
         return _git_path
-    found = next((os.path.join(d, "git") for d in SYSTEM_PATH.split(":")
-                  if os.access(os.path.join(d, "git"), os.X_OK)), None) or shutil.which("git")
+    found = proc.system_tool("git") or shutil.which("git")
     if not found:
         raise DonegateError("git is not installed", "install git (Debian/Ubuntu: apt-get install git)")
     return os.path.abspath(found)

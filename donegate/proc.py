@@ -22,6 +22,21 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
     from typing import Callable, Mapping, Sequence
 
 
+# Where the kit looks for the programs it runs itself (bwrap, cp, ps, git). Never the session's PATH:
+# settings `env` sets it, so a `bwrap` first on it would be handed the hidden run (and the nonce of its
+# result stream). These folders are root's to write.
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def system_tool(name: str) -> str | None:
+    """The absolute path of `name` in the system's folders, or None."""
+    for d in SYSTEM_PATH.split(":"):
+        path = os.path.join(d, name)
+        if os.access(path, os.X_OK) and not os.path.isdir(path):
+            return path
+    return None
+
+
 class Result:
     """One finished run. (A plain class: dataclasses would add ~8 ms to every stop's start-up.)"""
 

@@ -184,7 +184,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         r, w = os.pipe()
         argv = [sys.executable, "-I", "-c", BOOTSTRAP, str(seen_repo), "-", str(w), "--", *args]
         if kind == "bwrap":
-            argv = walls.bwrap_argv(walls.shutil.which("bwrap") or "bwrap", repo=repo, copy=copy, store=store,
+            argv = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=copy, store=store,
                                     hidden=hidden, env=env, shared=shared) + argv
         elif kind == "sandbox-exec":
             profile = walls.sandbox_profile(copy=copy, store=store, tmp=tmp_path, hidden=hidden)

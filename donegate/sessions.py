@@ -24,6 +24,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from donegate import proc
+
 _SESSION_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # Processes between Claude Code and the hook that change at every stop.
 _WRAPPERS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox", "env", "timeout", "nice", "nohup",
@@ -61,7 +63,7 @@ def _proc(pid: int) -> tuple[str, int, str] | None:
     except (OSError, ValueError, IndexError):
         pass
     try:
-        res = subprocess.run(["ps", "-o", "ppid=", "-o", "lstart=", "-o", "comm=", "-p", str(pid)],
+        res = subprocess.run([proc.system_tool("ps") or "/bin/ps", "-o", "ppid=", "-o", "lstart=", "-o", "comm=", "-p", str(pid)],
                              capture_output=True, text=True, timeout=5)
         parts = res.stdout.split()
         if res.returncode != 0 or len(parts) < 7:

@@ -65,7 +65,7 @@ from donegate.errors import DonegateError  # noqa: E402
 
 
 def test_confine_on_without_a_sandbox_is_refused_with_the_fix(monkeypatch):
-    monkeypatch.setattr(confine.shutil, "which", lambda name: None)
+    monkeypatch.setattr(confine.proc, "system_tool", lambda name: None)
     monkeypatch.setattr(confine.sys, "platform", "linux")
     with pytest.raises(DonegateError) as exc:
         confine.choose("on")
@@ -249,7 +249,7 @@ def test_a_sandbox_that_fails_to_start_falls_back_under_auto_and_blocks_under_on
     fake = tmp_path / "bwrap"
     fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
     fake.chmod(0o755)
-    monkeypatch.setattr(confine.shutil, "which", lambda name: str(fake) if name == "bwrap" else None)
+    monkeypatch.setattr(confine.proc, "system_tool", lambda name: str(fake) if name == "bwrap" else None)
     monkeypatch.setattr(confine.sys, "platform", "linux")
     repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n"})
     store = tmp_path / "store"

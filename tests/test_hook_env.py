@@ -182,3 +182,27 @@ def test_the_reviewers_claude_comes_from_the_arguments_not_the_environment(seale
     res = run(install.hook_words(hook), stop_payload(sealed_shop, "s2"), env)
     assert res.returncode == 0 and "review failed" in res.stdout  # the installed (fake) claude failed: allowed, told
     assert fakes["installed"][1].exists() and not fakes["agents"][1].exists()
+
+
+@pytest.mark.parametrize("tool", ["bwrap", "cp"])
+def test_a_fake_sandbox_or_copier_first_on_path_is_never_run(tool, sealed_shop, kit_home, tmp_path):
+    # Settings `env` can set PATH for the hook. A `bwrap` found there would be handed the hidden run
+    # (and its nonce on stdin: it could forge the result stream); a `cp` would copy the repository.
+    real = f"/usr/bin/{tool}"
+    if not os.access(real, os.X_OK):
+        pytest.skip(f"no {real} on this machine")
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    marker = tmp_path / f"fake-{tool}-ran"
+    (bin_ / tool).write_text(f"#!/bin/sh\ntouch {marker}\nexec {real} \"$@\"\n")
+    (bin_ / tool).chmod(0o755)
+    if tool == "cp":  # cp copies only trees too big for the Python copy
+        data = sealed_shop / "data"
+        data.mkdir()
+        for i in range(250):
+            (data / f"f{i}.txt").write_text(str(i))
+    res = run(exec_argv(kit_home, sealed_shop), stop_payload(sealed_shop), {"PATH": f"{bin_}:{os.environ['PATH']}"})
+    assert res.returncode == 2 and "test_ten_units_get_the_bulk_discount" in res.stderr, res.stderr
+    assert not marker.exists(), f"the hook ran the {tool} it found on the session's PATH"
+    confinement = ledger_lines(kit_home)[-1]["gates"]["acceptance"]["confinement"]
+    assert confinement == ("bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else "none")
