@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from conftest import ledger_lines, run_hook, stop_payload
+from tests.support.repos import ledger_lines, run_hook, stop_payload
 from donegate import appeal
-from test_gate import _seal_single, fix_bug
+from tests.support.repos import seal_single, fix_bug
 
 REASON = "the request says nothing about rounding, but a hidden test expects rounding down"
 APPEAL = f"I looked at the failures again.\nAPPEAL: {REASON}"
@@ -53,7 +53,7 @@ def test_every_appealable_block_tells_the_agent_how_to_appeal_in_one_line(sealed
 
 def test_the_way_out_survives_a_capped_feedback(tmp_path, kit_home):
     body = "import mod\n" + "".join(f"def test_{i}():\n    assert mod.VALUE == {i} + 1000, 'x' * 500\n" for i in range(40))
-    repo = _seal_single(tmp_path, body)
+    repo = seal_single(tmp_path, body)
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and len(res.stderr) <= 4100
     assert res.stderr.rstrip("\n").endswith(appeal.LINE)
@@ -116,7 +116,7 @@ def test_an_appeal_at_the_first_stop_is_refused(sealed_shop, kit_home):
 
 
 def test_an_appeal_covering_a_failure_not_yet_shown_is_refused(tmp_path, kit_home):
-    repo = _seal_single(tmp_path, "import mod\ndef test_a():\n    assert mod.VALUE != 2\ndef test_b():\n    assert mod.VALUE != 1\n")
+    repo = seal_single(tmp_path, "import mod\ndef test_a():\n    assert mod.VALUE != 2\ndef test_b():\n    assert mod.VALUE != 1\n")
     assert run_hook(stop_payload(repo)).returncode == 2  # test_b fails and is shown
     (repo / "mod.py").write_text("VALUE = 2\n")  # now test_a fails instead: never shown
     refused(run_hook(stop_payload(repo, message=APPEAL)), kit_home, "not been shown yet")
@@ -155,7 +155,7 @@ def test_an_appeal_after_reading_the_hidden_tests_is_refused(sealed_shop, kit_ho
 
 
 def test_an_appeal_when_the_code_exits_the_run_early_is_refused(tmp_path, kit_home):
-    repo = _seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
+    repo = seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
     assert run_hook(stop_payload(repo)).returncode == 2
     (repo / "mod.py").write_text("import os\nos._exit(0)\n")  # the ImpossibleBench "exit early" move
     refused(run_hook(stop_payload(repo, message=APPEAL)), kit_home, "did not run to the end")
@@ -163,7 +163,7 @@ def test_an_appeal_when_the_code_exits_the_run_early_is_refused(tmp_path, kit_ho
 
 def test_an_appeal_against_a_test_that_does_not_collect_is_accepted(tmp_path, kit_home):
     # The writer's mistake of the published experiment: a test importing a name nobody asked for.
-    repo = _seal_single(tmp_path, "from mod import VALUE\n\ndef test_value():\n    assert VALUE == 1\n")
+    repo = seal_single(tmp_path, "from mod import VALUE\n\ndef test_value():\n    assert VALUE == 1\n")
     (repo / "mod.py").write_text("OTHER = 1\n")
     res = blocked_then(repo, APPEAL)
     assert res.returncode == 0 and ledger_lines(kit_home)[-1]["verdict"] == "appealed"
@@ -195,7 +195,7 @@ def test_a_block_that_cannot_be_appealed_does_not_offer_it(sealed_shop, kit_home
 
 
 def test_the_readme_quotes_the_line_the_agent_gets():
-    from conftest import KIT
+    from tests.support.repos import KIT
 
     readme = " ".join((KIT / "README.md").read_text().split())
     assert " ".join(appeal.LINE.split()) in readme

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, ledger_lines, run_hook, stop_payload
+from tests.support.repos import git, ledger_lines, run_hook, stop_payload
 from donegate import ledger
 from donegate.claude import settings as vocab
-from test_gate import fix_bug
+from tests.support.repos import fix_bug
 
 FAST = "timeout: 20\nhook_margin: 5\n"  # hook timeout 26 s: the stop's deadline 23 s
 
@@ -60,8 +60,8 @@ def test_a_protected_settings_file_made_a_fifo_blocks(sealed_shop, kit_home):
 
 def test_a_symlink_sealed_as_a_symlink_is_no_change(shop_repo, kit_home):
     """Honest: a repository that holds a symlink among its tests; it is compared as a link, not followed."""
-    from test_gate import seal
-    from conftest import EXAMPLE_TESTS
+    from tests.support.repos import seal
+    from tests.support.repos import EXAMPLE_TESTS
 
     os.symlink("test_cart.py", shop_repo / "tests" / "test_cart_link.py")
     git(shop_repo, "add", "-A")
@@ -301,8 +301,8 @@ def test_globs_are_compiled_once_and_agree_with_fnmatch():
 def test_a_large_glob_list_is_matched_in_bounded_time(shop_repo, kit_home):
     """1000 globs (the cap) against every file, in the hook: well inside the hook margin."""
     (kit_home / "donegate.yaml").write_text("protected:\n" + "".join(f"  - 'dir{i}/*x*y*z*'\n" for i in range(1000)))
-    from test_gate import seal
-    from conftest import EXAMPLE_TESTS
+    from tests.support.repos import seal
+    from tests.support.repos import EXAMPLE_TESTS
 
     assert seal(shop_repo, EXAMPLE_TESTS / "test_bulk_discount.py").returncode == 0
     res = run_hook(stop_payload(shop_repo), timeout=60)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ledger_lines, make_repo, run_hook, stop_payload
+from tests.support.repos import ledger_lines, make_repo, run_hook, stop_payload
 from donegate import cache
-from test_gate import seal
+from tests.support.repos import seal
 
 RUNS = "runs.log"
 

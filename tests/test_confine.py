@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from conftest import ledger_lines, make_repo, run_hook, stop_payload
-from test_gate import seal
+from tests.support.repos import ledger_lines, make_repo, run_hook, stop_payload
+from tests.support.repos import seal
 
 
 def _hidden(tmp_path, body: str):

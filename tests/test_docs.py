@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-from conftest import KIT
+from tests.support.repos import KIT
 from donegate import cli, config
 
 README = (KIT / "README.md").read_text()

@@ -14,20 +14,16 @@ from donegate import doctor, install, paths
 from donegate.claude import binary
 from donegate.claude import shapes
 from donegate.claude import settings as vocab
-from tests.conftest import EXAMPLE_TESTS, KIT
+from tests.support.repos import KIT, seal_example
 
 
-def seal(repo: Path) -> None:
-    res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), *map(str, sorted(EXAMPLE_TESTS.glob("test_*.py")))],
-                         capture_output=True, text=True, timeout=180, cwd=KIT)
-    assert res.returncode == 0, res.stderr
 
 
 @pytest.fixture
 def healthy(shop_repo) -> Path:
     """Installed (sandbox as available), then sealed: the order a user follows."""
     install.install(shop_repo, sandbox="auto")
-    seal(shop_repo)
+    seal_example(shop_repo)
     return shop_repo
 
 
@@ -237,7 +233,7 @@ def test_sandbox_checks(healthy, kit_home, monkeypatch):
 
 def test_sandbox_off_is_a_warning(shop_repo):
     install.install(shop_repo, sandbox="off")
-    seal(shop_repo)
+    seal_example(shop_repo)
     findings = doctor.diagnose(shop_repo)
     assert errors(findings) == []
     assert any(f.level == doctor.WARNING and "the sandbox is off" in f.what for f in findings)
@@ -246,7 +242,7 @@ def test_sandbox_off_is_a_warning(shop_repo):
 def test_store_not_sealed_or_tampered(shop_repo, kit_home):
     install.install(shop_repo, sandbox="auto")
     only_error(doctor.diagnose(shop_repo), "no acceptance tests are sealed")
-    seal(shop_repo)
+    seal_example(shop_repo)
     (test_file,) = (kit_home / "acceptance").glob("shop-*/test_*.py")
     test_file.write_text(test_file.read_text() + "\n# edited\n")
     only_error(doctor.diagnose(shop_repo), "acceptance store", "modified")
@@ -357,7 +353,7 @@ def _plant_nothing(repo, home):
                                    _plant_outside_allowed_hidden_by_exclude, _plant_edited_store, _plant_deleted_store],
                          ids=lambda f: f.__name__.removeprefix("_plant_"))
 def test_doctor_and_the_hook_agree_on_each_kind_of_change(sealed_shop, kit_home, plant):
-    from tests.conftest import ledger_lines, run_hook, stop_payload
+    from tests.support.repos import ledger_lines, run_hook, stop_payload
     from donegate import config
 
     p = sealed_shop / "shop" / "pricing.py"

@@ -13,7 +13,7 @@ import pytest
 from donegate import config, doctor, install
 from donegate.claude import managed as claude_managed
 from donegate.claude import settings as vocab
-from tests.test_doctor import seal
+from tests.support.repos import seal_example
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def managed_dir(tmp_path, monkeypatch) -> Path:
 @pytest.fixture
 def installed(shop_repo, managed_dir) -> Path:
     install.install(shop_repo, sandbox="off")
-    seal(shop_repo)
+    seal_example(shop_repo)
     return shop_repo
 
 
@@ -120,7 +120,7 @@ def test_honest_git_config_is_not_reported(installed):
 
 def test_the_mode(shop_repo, managed_dir):
     install.install(shop_repo, sandbox="off")
-    seal(shop_repo)
+    seal_example(shop_repo)
     assert findings_with(doctor.diagnose(shop_repo), doctor.WARNING, "protected by the project install alone")
     if vocab.sandbox_available()[0]:
         install.install(shop_repo, sandbox="on")
@@ -133,7 +133,7 @@ def test_the_mode(shop_repo, managed_dir):
 
 
 def test_stops_that_saw_a_weakening_environment_are_reported(installed, kit_home):
-    from tests.conftest import HOOK, stop_payload
+    from tests.support.repos import stop_payload
 
     hook = vocab.hook_words(json.loads((installed / ".claude" / "settings.json").read_text())["hooks"]["Stop"][-1]["hooks"][0])
     env = {k: v for k, v in os.environ.items() if k != "DONEGATE_HOME"}

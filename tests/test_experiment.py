@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import KIT
+from tests.support.repos import KIT
 from donegate import cli, ledger
 from donegate.errors import ConfigError
 from donegate.experiment import harness, spec, table

@@ -12,21 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLE_TESTS, KIT, git, ledger_lines, make_repo, run_hook, stop_payload
+from tests.support.repos import (EXAMPLE_TESTS, KIT, fix_bug, git, ledger_lines, make_repo, run_hook, seal, seal_single,
+                                  stop_payload)
 
-FIX = ("if units > BULK_THRESHOLD:", "if units >= BULK_THRESHOLD:")
-
-
-def fix_bug(repo: Path) -> None:
-    p = repo / "shop" / "pricing.py"
-    p.write_text(p.read_text().replace(*FIX))
-
-
-def seal(repo: Path, *tests: Path, extra_env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "donegate", "seal", str(repo), *map(str, tests)],
-        capture_output=True, text=True, timeout=120, cwd=KIT, env={**os.environ, **(extra_env or {})},
-    )
 
 
 def hidden_source() -> list[str]:
@@ -130,19 +118,11 @@ def test_allowed_list_blocks_files_outside_it(sealed_shop, kit_home):
     assert run_hook(stop_payload(sealed_shop)).returncode == 0
 
 
-def _seal_single(tmp_path, body: str, files: dict[str, str] | None = None) -> Path:
-    repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n", **(files or {})})
-    test = tmp_path / "hidden" / "test_mod.py"
-    test.parent.mkdir()
-    test.write_text(body)
-    res = seal(repo, test)
-    assert res.returncode == 0, res.stderr
-    return repo
 
 
 def test_hanging_test_blocks_within_timeout_and_leaves_no_process(tmp_path, kit_home):
     marker = f"donegate-hang-{os.getpid()}"
-    repo = _seal_single(tmp_path, f"import mod, subprocess, time\n\ndef test_hang():\n    if mod.VALUE == 2:\n"
+    repo = seal_single(tmp_path, f"import mod, subprocess, time\n\ndef test_hang():\n    if mod.VALUE == 2:\n"
                                   f"        subprocess.Popen(['sleep', '300', '{marker}'])\n        time.sleep(300)\n")
     (kit_home / "donegate.yaml").write_text("timeout: 3\n")
     (repo / "mod.py").write_text("VALUE = 2\n")
@@ -155,21 +135,21 @@ def test_hanging_test_blocks_within_timeout_and_leaves_no_process(tmp_path, kit_
 
 
 def test_collection_error_blocks(tmp_path):
-    repo = _seal_single(tmp_path, "from mod import VALUE\n\ndef test_value():\n    assert VALUE == 1\n")
+    repo = seal_single(tmp_path, "from mod import VALUE\n\ndef test_value():\n    assert VALUE == 1\n")
     (repo / "mod.py").write_text("OTHER = 1\n")
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "failed to collect" in res.stderr and "ImportError" in res.stderr
 
 
 def test_early_exit_in_code_under_test_blocks(tmp_path):
-    repo = _seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 1\n")
+    repo = seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 1\n")
     (repo / "mod.py").write_text("import os\nos._exit(0)\n")
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "ended before reporting" in res.stderr
 
 
 def test_fake_report_printed_by_code_under_test_is_not_a_pass(tmp_path):
-    repo = _seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
+    repo = seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
     (repo / "mod.py").write_text(
         "import json, os, sys\nVALUE = 1\nreport = sys.argv[3] if len(sys.argv) > 3 else None\n"
         "if report:\n    open(report, 'w').write(json.dumps({'complete': True, 'nonce': 'x', 'collected': [], 'results': {}, 'errors': []}))\n"
@@ -191,7 +171,7 @@ def test_fake_report_printed_by_code_under_test_is_not_a_pass(tmp_path):
     {"usercustomize.py": "import os\nos._exit(0)\n"},
 ])
 def test_planted_files_in_the_repository_cannot_subvert_the_run(tmp_path, planted):
-    repo = _seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
+    repo = seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
     for name, text in planted.items():
         (repo / name).write_text(text)
     res = run_hook(stop_payload(repo))
@@ -200,7 +180,7 @@ def test_planted_files_in_the_repository_cannot_subvert_the_run(tmp_path, plante
 
 
 def test_pytest_addopts_in_the_environment_is_ignored(tmp_path):
-    repo = _seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
+    repo = seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
     res = run_hook(stop_payload(repo), env={"PYTEST_ADDOPTS": "--deselect test_mod.py::test_value", "PYTHONPATH": "/nonexistent"})
     assert res.returncode == 2 and "assert 1 == 2" in res.stderr
 
@@ -234,7 +214,7 @@ def test_broken_config_blocks_naming_the_key(sealed_shop, kit_home, text, key):
 
 def test_breaker_gives_up_after_max_blocks(tmp_path, kit_home):
     # Each stop fails a different set, so only max_blocks can end the loop.
-    repo = _seal_single(tmp_path, "".join(f"import mod\ndef test_{i}():\n    assert mod.VALUE != {i}\n" for i in range(10)))
+    repo = seal_single(tmp_path, "".join(f"import mod\ndef test_{i}():\n    assert mod.VALUE != {i}\n" for i in range(10)))
     (kit_home / "donegate.yaml").write_text("max_blocks: 3\n")
     verdicts = []
     for i in range(5):
@@ -398,7 +378,7 @@ def test_a_leak_at_the_stop_that_gives_up_is_told_to_the_person_too(sealed_shop,
 
 def test_feedback_is_capped(tmp_path, kit_home):
     body = "import mod\n" + "".join(f"def test_{i}():\n    assert mod.VALUE == {i} + 1000, 'x' * 500\n" for i in range(40))
-    repo = _seal_single(tmp_path, body)
+    repo = seal_single(tmp_path, body)
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and len(res.stderr) <= 4100
 
@@ -429,7 +409,7 @@ def test_kit_errors_do_not_tell_the_agent_where_the_kit_lives(sealed_shop, kit_h
 
 def test_an_edit_of_the_same_size_within_the_second_is_never_run_as_the_old_code(tmp_path):
     # Python trusts cached bytecode whose source has the same size and mtime (whole seconds).
-    repo = _seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 1\n")
+    repo = seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 1\n")
     for value in (2, 1, 3):
         (repo / "mod.py").write_text(f"VALUE = {value}\n")
         os.utime(repo / "mod.py", (1_700_000_000, 1_700_000_000))  # the same mtime every time
@@ -441,7 +421,7 @@ def test_ledger_records_the_feedback_the_agent_was_shown_and_nothing_hidden(tmp_
     # raw message lands in gates.acceptance.failing, so a reader that showed it would leak. `feedback`
     # is the text the agent got (scrubbed, capped), the one thing a report may show of a block.
     secret = "secret_expected_total_for_ten_units = 3870"
-    repo = _seal_single(tmp_path, "import mod, pathlib\n\ndef test_value():\n"
+    repo = seal_single(tmp_path, "import mod, pathlib\n\ndef test_value():\n"
                                   f"    {secret}\n"
                                   "    here = pathlib.Path(__file__).parent\n"
                                   f"    assert mod.VALUE == 2, '\\n{secret}\\n' + str(here)\n")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from donegate import git, store
-from tests.conftest import make_repo
+from tests.support.repos import make_repo
 
 
 def _marker_script(tmp_path: Path, name: str) -> tuple[Path, Path]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from donegate import guard, paths
-from tests.conftest import KIT, ledger_lines, make_repo
+from tests.support.repos import KIT, ledger_lines, make_repo
 
 LAUNCHER = KIT / "hooks" / "guard.py"
 

@@ -14,7 +14,7 @@ import pytest
 
 from donegate import git as kit_git
 from donegate.claude import settings as vocab
-from tests.conftest import HOOK, git, ledger_lines, stop_payload
+from tests.support.repos import HOOK, git, ledger_lines, stop_payload
 
 PY = os.path.abspath(sys.executable)
 
@@ -161,7 +161,7 @@ def test_honest_nested_folder_without_git_is_the_same_repository(sealed_shop, ki
 
 
 def test_the_reviewers_claude_comes_from_the_arguments_not_the_environment(sealed_shop, kit_home, tmp_path):
-    from tests.test_gate import fix_bug
+    from tests.support.repos import fix_bug
 
     fix_bug(sealed_shop)  # the tests pass, so the reviewers run
     (kit_home / "donegate.yaml").write_text("review: hint\n")

@@ -95,3 +95,21 @@ def test_a_circle_hidden_in_a_function_is_found(tmp_path):
     assert cycle(graph(pkg)) == ["pkg.a", "pkg.sub.b", "pkg.sub.c", "pkg.a"]
     (pkg / "sub" / "c.py").write_text("def f():\n    import json\n    return json\n")  # honest look-alike
     assert cycle(graph(pkg)) is None
+
+
+TESTS = Path(__file__).resolve().parent
+
+
+def test_tests_import_helpers_from_support_only():
+    # conftest holds fixtures; helpers live in tests/support. A test module importing from conftest or
+    # from another test module (`from test_gate import seal`) ties tests together through their files.
+    bad = []
+    for f in sorted(TESTS.rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for n in names:
+                last = n.split(".")[-1]
+                if last == "conftest" or last.startswith("test_"):
+                    bad.append(f"{f.relative_to(TESTS)}:{node.lineno}: {n}")
+    assert not bad, bad

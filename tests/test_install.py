@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +15,7 @@ from donegate import git as git_module
 from donegate.errors import DonegateError
 from donegate.claude import binary
 from donegate.claude import settings as vocab
-from tests.conftest import KIT, make_repo, stop_payload
+from tests.support.repos import KIT, make_repo, stop_payload
 
 USER_SETTINGS = """{
     "model": "opus",

@@ -11,8 +11,8 @@ import json
 import subprocess
 import sys
 
-from conftest import KIT, ledger_lines, run_hook, stop_payload
-from test_gate import fix_bug
+from tests.support.repos import KIT, ledger_lines, run_hook, stop_payload
+from tests.support.repos import fix_bug
 
 
 def _entry(kind: str, content: str) -> str:

@@ -16,7 +16,7 @@ from donegate import config, managed
 from donegate.errors import DonegateError
 from donegate.claude import managed as claude_managed
 from donegate.claude import settings as vocab
-from tests.conftest import HOOK, KIT
+from tests.support.repos import HOOK, KIT
 from tests.support.managed import wrap
 
 

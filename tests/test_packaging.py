@@ -21,7 +21,7 @@ import pytest
 from donegate import config, guard, install, paths
 from donegate.errors import DonegateError
 from donegate.claude import settings as vocab
-from tests.conftest import KIT, make_repo, stop_payload
+from tests.support.repos import KIT, make_repo, stop_payload
 
 SITE = Path("lib") / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
 SHARED = Path("share") / "donegate" / "hooks"

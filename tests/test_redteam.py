@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, ledger_lines, make_repo, run_hook, stop_payload
+from tests.support.repos import git, ledger_lines, make_repo, run_hook, stop_payload
 from tests.support import require
-from test_gate import seal
+from tests.support.repos import seal
 
 HIDDEN = '''import calc
 

@@ -9,9 +9,8 @@ import re
 import sys
 from pathlib import Path
 
-import pytest
 
-from conftest import EXAMPLE, KIT, ledger_lines, run_hook, stop_payload
+from tests.support.repos import EXAMPLE, KIT, ledger_lines, run_hook, stop_payload
 from donegate import cli, ledger, report
 
 sys.path.insert(0, str(KIT / "bench"))

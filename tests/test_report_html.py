@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KIT, ledger_lines, make_repo, run_hook, stop_payload
+from tests.support.repos import KIT, ledger_lines, make_repo, run_hook, stop_payload
 from donegate import cli, ledger, report, report_html
 from donegate.experiment import table
 from tests.support import require

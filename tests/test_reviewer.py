@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ledger_lines, stop_payload
+from tests.support.repos import ledger_lines, stop_payload
 from donegate import config, gate, reviewer
 from donegate.model import ModelRun
-from test_gate import fix_bug
+from tests.support.repos import fix_bug
 
 
 def answer(structured=None, *, ok=True, subtype="success", error="", turns=2, cost=0.01, duration=1.0) -> ModelRun:

@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-from conftest import KIT, git, ledger_lines, run_hook, stop_payload
-from test_gate import fix_bug
+from tests.support.repos import KIT, git, ledger_lines, run_hook, stop_payload
+from tests.support.repos import fix_bug
 
 ALLOWED = "allowed: ['shop/pricing.py']\n"
 
@@ -115,8 +115,8 @@ def test_an_ignored_build_file_outside_allowed_still_counts(sealed_shop, kit_hom
 
 @pytest.mark.parametrize("order", ["install-then-seal", "seal-then-install"])
 def test_the_files_install_writes_are_not_the_agents_change(shop_repo, kit_home, order):
-    from test_gate import seal
-    from conftest import EXAMPLE_TESTS
+    from tests.support.repos import seal
+    from tests.support.repos import EXAMPLE_TESTS
 
     (kit_home / "donegate.yaml").write_text("allowed: ['shop/pricing.py']\n")
 

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import EXAMPLE_TESTS, KIT, ledger_lines, run_hook, stop_payload
+from tests.support.repos import EXAMPLE_TESTS, KIT, ledger_lines, run_hook, stop_payload
 
 NEW_TESTS = "from shop.pricing import line_total\n\ndef test_one():\n    assert line_total(100, 2) == 200\n"
 BEFORE_SWITCH = ["seal:copied", "seal:built", "seal:record-written"]

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from conftest import HOOK, KIT, ledger_lines, run_hook, stop_payload
+from tests.support.repos import HOOK, KIT, ledger_lines, run_hook, stop_payload
 from donegate import sessions
 
 UUID = "0b9c2d6e-1f3a-4c5d-8e7f-9a0b1c2d3e4f"

@@ -10,7 +10,7 @@ import pytest
 
 from donegate import runner, writer
 from donegate.errors import DonegateError
-from tests.conftest import make_repo
+from tests.support.repos import make_repo
 
 SCHEMA = writer.load_schema()
 

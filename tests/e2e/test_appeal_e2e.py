@@ -8,9 +8,7 @@ from __future__ import annotations
 import pytest
 
 from donegate import appeal
-from tests.support.gated import EXAMPLE_TESTS
-
-from .test_gate_e2e import ASSERTION, CLAIM, stop_hook_ran_cleanly
+from tests.support.gated import ASSERTION, CLAIM, EXAMPLE_TESTS, stop_hook_ran_cleanly
 
 pytestmark = pytest.mark.e2e
 

@@ -130,7 +130,7 @@ def test_an_agent_holding_the_ledger_lock_still_gets_the_real_verdict(gated, api
             break
         time.sleep(0.1)
     # The next line written takes the parked ones first: nothing lost, the chain whole.
-    from tests.conftest import run_hook, stop_payload
+    from tests.support.repos import run_hook, stop_payload
 
     run_hook(stop_payload(g.repo, session="after"), env={"DONEGATE_HOME": str(g.home)})
     records = ledger.records(path)

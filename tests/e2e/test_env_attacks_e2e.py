@@ -298,7 +298,7 @@ def test_the_kits_reviewers_pass_a_managed_hook_that_fires_in_them(tmp_path):
     `--setting-sources ""`), in the very repository it guards, with the bug still in. No variable says
     "the kit's run" any more: the session ids the kit recorded do. Without them each reviewer's stop
     would be judged (and blocked) like the agent's."""
-    from tests.e2e.test_reviewer_e2e import A, B, verdict
+    from tests.support.reviewers import A, B, verdict
     from tests.support.session import _clean_env
 
     require.bwrap()

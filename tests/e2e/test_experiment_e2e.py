@@ -21,7 +21,7 @@ import yaml
 
 from donegate import ledger
 from donegate.experiment import table
-from tests.conftest import KIT
+from tests.support.repos import KIT
 from tests.support import shop_agents
 from tests.support.fakeapi import FakeAPI, first_user_text, text, tool, turn
 from tests.support.session import _clean_env, find_claude

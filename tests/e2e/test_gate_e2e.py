@@ -17,13 +17,12 @@ import pytest
 
 from donegate import ledger
 from tests.support.fakeapi import FakeAPI, text, tool, turn
-from tests.support.gated import BUG, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, Session, sandbox_available
+from tests.support.gated import (ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, Session, sandbox_available,
+                                 stop_hook_ran_cleanly)
 from tests.support.session import find_claude
 
 pytestmark = pytest.mark.e2e
 
-CLAIM = "All done: orders of 10 or more units now get the bulk discount."
-ASSERTION = "assert 4300 == 3870"
 
 
 def _lines(paths, min_len: int) -> set[str]:
@@ -39,13 +38,6 @@ def leaked(shown: str, lines) -> list[str]:
     return [line for line in lines if line in shown]
 
 
-def stop_hook_ran_cleanly(s: Session) -> None:
-    assert s.res.returncode == 0, s.describe()
-    assert s.res.result and s.res.result.get("subtype") == "success", s.describe()
-    assert not s.api.overrun and not s.api.errors, s.describe()
-    assert s.api.remaining() == 0, s.describe()
-    assert not s.attachments("hook_cancelled"), s.describe()
-    assert all(r["session"] == s.res.session_id for r in s.stops), "the hook saw another session id"
 
 
 # -- 1. block with the assertion, fix, pass ------------------------------------------------------------

@@ -16,26 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLE_TESTS, KIT, ledger_lines, run_hook, stop_payload
-from test_gate import fix_bug
+from tests.support.repos import EXAMPLE_TESTS, KIT, ledger_lines, run_hook, stop_payload
+from tests.support.repos import fix_bug
 from tests.support.fakeapi import FakeAPI, first_user_text, text, tool, turn
+from tests.support.reviewers import A, B, BUG, CRITIC, NIT, stamped, verdict
 from tests.support.session import _clean_env, find_claude, run_session
 
 pytestmark = pytest.mark.e2e
-
-A, B, CRITIC = "Role: reviewer A", "Role: reviewer B", "Role: critic"
-BUG = {"severity": "blocking", "file": "shop/pricing.py", "line": 15, "summary": "the threshold check excludes exactly 10 units",
-       "evidence": "`units > BULK_THRESHOLD` should be `>=`"}
-NIT = {"severity": "minor", "file": "shop/cart.py", "line": 20, "summary": "name the discount variable", "evidence": "readability"}
-
-
-def verdict(approve: bool, *findings: dict) -> list:
-    return [turn(tool("StructuredOutput", {"approve": approve, "findings": list(findings)}))]
-
-
-def stamped(*stamps: tuple[int, str]) -> list:
-    return [turn(tool("StructuredOutput", {"stamps": [{"index": i, "status": s, "reason": f"read line {i}"} for i, s in stamps]}))]
-
 
 READ_FOREVER = [turn(tool("Read", {"file_path": "shop/pricing.py"}))] * 4  # never answers: max turns
 TEXT_ONLY = [text("Looks good to me."), text("Still looks good.")]  # answers in text: no structured_output

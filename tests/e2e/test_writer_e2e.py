@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from donegate import cli, store
-from tests.conftest import EXAMPLE_TESTS, ledger_lines
+from tests.support.repos import EXAMPLE_TESTS, ledger_lines
 from tests.support.fakeapi import FakeAPI, error, first_user_text, text, tool, turn
 from tests.support.session import _clean_env, find_claude
 

@@ -221,3 +221,17 @@ class GatedRepo:
         res = run_session(self.repo, api, prompt, allowed_tools=tools, timeout=timeout, home=self.base / "home",
                           extra_env={"DONEGATE_HOME": "", **(extra_env or {})}, wrap=wrap)
         return Session(res, api, ledger(self.home))
+
+
+# What the scripted agent claims, and the assertion the example's hidden tests fail with while the bug is in.
+CLAIM = "All done: orders of 10 or more units now get the bulk discount."
+ASSERTION = "assert 4300 == 3870"
+
+
+def stop_hook_ran_cleanly(s: Session) -> None:
+    assert s.res.returncode == 0, s.describe()
+    assert s.res.result and s.res.result.get("subtype") == "success", s.describe()
+    assert not s.api.overrun and not s.api.errors, s.describe()
+    assert s.api.remaining() == 0, s.describe()
+    assert not s.attachments("hook_cancelled"), s.describe()
+    assert all(r["session"] == s.res.session_id for r in s.stops), "the hook saw another session id"

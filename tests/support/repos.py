@@ -1,0 +1,94 @@
+"""The unit tests' shared parts: real git repositories, the hook run as Claude Code runs it, seals.
+
+Test modules import these from here, never from `conftest` or from one another (conftest holds the
+fixtures only): one place to read what a test is made of.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+KIT = Path(__file__).resolve().parents[2]
+HOOK = KIT / "hooks" / "stop_gate.py"
+EXAMPLE = KIT / "examples" / "shop"
+EXAMPLE_TESTS = KIT / "examples" / "shop-acceptance"
+REQUEST = "orders of 10 or more units get 10% off"
+# The example's bug and its fix: the bulk discount starts at 10 units, not above them.
+FIX = ("if units > BULK_THRESHOLD:", "if units >= BULK_THRESHOLD:")
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, timeout=30).stdout
+
+
+def make_repo(path: Path, files: dict[str, str]) -> Path:
+    """A real git repository with `files` committed."""
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "-c", "init.defaultBranch=main", "init", "-q", str(path)], check=True, timeout=30)
+    git(path, "config", "user.email", "t@example.com")
+    git(path, "config", "user.name", "donegate tests")
+    for name, text in files.items():
+        p = path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "base", "--allow-empty")
+    return path
+
+
+def example_files() -> dict[str, str]:
+    return {str(p.relative_to(EXAMPLE)): p.read_text() for p in EXAMPLE.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+
+def fix_bug(repo: Path) -> None:
+    p = repo / "shop" / "pricing.py"
+    p.write_text(p.read_text().replace(*FIX))
+
+
+def seal(repo: Path, *tests: Path, extra_env: dict | None = None, request: str | None = None) -> subprocess.CompletedProcess:
+    """`donegate seal REPO TESTS...` as a person runs it; the result, checked by the caller."""
+    argv = [sys.executable, "-m", "donegate", "seal", str(repo), *map(str, tests)]
+    if request is not None:
+        argv += ["--request", request]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=180, cwd=KIT, env={**os.environ, **(extra_env or {})})
+
+
+def seal_example(repo: Path) -> Path:
+    """The bundled example's acceptance tests sealed for `repo` (which must hold the example)."""
+    res = seal(repo, *sorted(EXAMPLE_TESTS.glob("test_*.py")), request=REQUEST)
+    assert res.returncode == 0, res.stderr
+    return repo
+
+
+def seal_single(tmp_path: Path, body: str, files: dict[str, str] | None = None) -> Path:
+    """A repository holding `mod.py` (VALUE = 1) with one hidden test file of `body` sealed for it."""
+    repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n", **(files or {})})
+    test = tmp_path / "hidden" / "test_mod.py"
+    test.parent.mkdir()
+    test.write_text(body)
+    res = seal(repo, test)
+    assert res.returncode == 0, res.stderr
+    return repo
+
+
+def run_hook(payload, *, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run hooks/stop_gate.py the way Claude Code does: a subprocess with JSON on stdin."""
+    text = payload if isinstance(payload, str) else json.dumps(payload)
+    return subprocess.run(
+        [sys.executable, str(HOOK)], input=text, capture_output=True, text=True, timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def stop_payload(repo: Path, session: str = "s1", message: str = "Done.", **extra) -> dict:
+    return {"session_id": session, "cwd": str(repo), "hook_event_name": "Stop", "stop_hook_active": False,
+            "last_assistant_message": message, "transcript_path": "", **extra}
+
+
+def ledger_lines(kit_home: Path) -> list[dict]:
+    path = kit_home / "ledger.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
