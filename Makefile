@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 CLAUDE := node_modules/.bin/claude
 
-.PHONY: setup demo test test-fast bench experiment report report-html review write install uninstall doctor clean
+.PHONY: setup demo lint test test-fast bench experiment report report-html review write install uninstall doctor clean
 
 setup: $(VENV)/.installed node_modules/.installed
 
@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	# compat mode: a plain path in a .pth file; the default editable finder costs ~20 ms at every
 	# interpreter start, and each stop starts two (the hook and the hidden run).
-	$(PY) -m pip install --quiet -e . --config-settings editable_mode=compat
+	$(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -25,6 +25,11 @@ node_modules/.installed: package.json package-lock.json
 
 demo: setup
 	$(PY) examples/demo.py
+
+# ruff (pyflakes, syntax errors, bugbear) and mypy on the package; config in pyproject.toml.
+lint: setup
+	$(VENV)/bin/ruff check donegate/
+	$(VENV)/bin/mypy
 
 test: setup
 	$(PY) -m pytest -q

@@ -14,6 +14,10 @@ tool call and so avoids importing pathlib. Two layouts:
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the guard imports this module at every tool call: typing stays off it
+    from typing import Mapping
+
 # The package's parent: the checkout, or the site-packages folder of an installed wheel.
 KIT_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 STOP_LAUNCHER = "stop_gate.py"
@@ -45,7 +49,7 @@ def hooks_dir(kit: str) -> str:
     return checkout
 
 
-def state_root(kit: str, env: "dict[str, str]") -> str:
+def state_root(kit: str, env: "Mapping[str, str]") -> str:
     value = env.get("DONEGATE_HOME")
     if value:
         return os.path.realpath(os.path.expanduser(value))

@@ -29,7 +29,7 @@ class Key:
     """One leaf of the schema. (A plain class: dataclasses would add ~8 ms to every stop's start-up.)"""
 
     def __init__(self, types: tuple[type, ...], default: Any, doc: str, choices: tuple[str, ...] = (),
-                 minimum: float | None = None, nullable: bool = False, items: type | None = None) -> None:
+                 minimum: float | None = None, nullable: bool = False, items: type[str] | None = None) -> None:
         self.types = types
         self.default = default
         self.doc = doc

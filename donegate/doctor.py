@@ -300,7 +300,7 @@ def rule_covers(rule: Any, tool: str, target: Path, repo: Path) -> bool:
 
 
 def _merged_list(files: list[SettingsFile], *keys: str) -> list[tuple[SettingsFile, Any]]:
-    out = []
+    out: list[tuple[SettingsFile, Any]] = []
     for f in files:
         node: Any = f.data
         for k in keys:

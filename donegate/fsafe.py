@@ -64,7 +64,8 @@ def read_bytes(path, limit: int | None = None) -> bytes:
     """The bytes of the regular file `path`; NotRegular for anything else; OSError(EFBIG) past `limit`."""
     fd = _open(path)
     try:
-        parts, size = [], 0
+        parts: list[bytes] = []
+        size = 0
         while True:
             chunk = os.read(fd, CHUNK)
             if not chunk:

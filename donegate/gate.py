@@ -106,6 +106,7 @@ def scope_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> dict[str, An
     if cfg["allowed"] is not None:
         allowed = store.matcher(cfg["allowed"])
         sealed_tree = st.tree()
+        more: dict[str, str]
         if sealed_tree is None:  # a store sealed before the kit kept a snapshot of the whole tree
             changed, more = git.changed_since(repo, manifest["base"]), {}
         else:
@@ -372,7 +373,7 @@ def _hide_kit(text: str, root: Path) -> str:
 def parse_payload(text: str) -> dict[str, Any]:
     try:
         payload = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise DonegateError(f"the hook's stdin is not JSON ({exc.msg} at position {exc.pos})") from None
     if not isinstance(payload, dict):
         raise DonegateError("the hook's stdin is not a JSON object")

@@ -36,13 +36,13 @@ from donegate import _layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing, dataclasses and pathlib (via donegate.paths) would add ~25 ms to every tool call
-    from typing import Any, Iterable, Iterator
+    from typing import Any, Iterable, Iterator, Mapping
 
 # The same answers as donegate.paths.KIT_ROOT and paths.home() (both come from donegate._layout).
 KIT_ROOT = _layout.KIT_ROOT
 
 
-def state_root(env: "dict[str, str] | None" = None) -> str:
+def state_root(env: "Mapping[str, str] | None" = None) -> str:
     return _layout.state_root(KIT_ROOT, os.environ if env is None else env)
 
 # Tools the guard is registered for (the PreToolUse matcher install writes).
@@ -112,7 +112,7 @@ class Policy:
         self.globbed = 0
 
     @classmethod
-    def current(cls, cwd: str, env: dict[str, str] | None = None) -> "Policy":
+    def current(cls, cwd: str, env: Mapping[str, str] | None = None) -> "Policy":
         env = os.environ if env is None else env
         roots = _variants(_layout.protected(KIT_ROOT, state_root(env)))
         projects = [cwd] + ([env["CLAUDE_PROJECT_DIR"]] if env.get("CLAUDE_PROJECT_DIR") else [])
@@ -259,7 +259,8 @@ def static_prefix(pattern: str) -> str:
 
 
 def check_search_tool(tool: str, tool_input: dict[str, Any], cwd: str, policy: Policy) -> None:
-    base = tool_input.get("path") if isinstance(tool_input.get("path"), str) and tool_input.get("path") else cwd
+    path = tool_input.get("path")
+    base = path if isinstance(path, str) and path else cwd
     starts = list(resolve(base, cwd))
     pattern = tool_input.get("pattern") if tool == "Glob" else tool_input.get("glob")
     if isinstance(pattern, str) and pattern:
@@ -420,7 +421,8 @@ def decide(payload: dict[str, Any], env: dict[str, str] | None = None) -> Refusa
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
         tool_input = {}
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload.get("cwd") else os.getcwd()
+    given = payload.get("cwd")
+    cwd = given if isinstance(given, str) and given else os.getcwd()
     cwd = os.path.normpath(os.path.expanduser(cwd))
     policy = Policy.current(cwd, env)
     try:

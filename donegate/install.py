@@ -317,7 +317,7 @@ def dumps(data: dict, like: str = "") -> str:
 def parse(text: str, where: Path) -> dict:
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise DonegateError(
             f"{where} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); Claude Code ignores it",
             "fix the JSON by hand (`donegate doctor REPO` says what is wrong), then install again",

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
-    from typing import Any, Iterator
+    from typing import Any, Iterator, Sequence
 
 MIN_LINE = 20  # shorter source lines are too common to call a leak
 MAX_BYTES = 64 * 1024 * 1024
@@ -38,7 +38,7 @@ def _strings(value: Any) -> Iterator[str]:
 COMMON = ("import ", "from ", "#", "@", "if __name__")
 
 
-def distinctive(sources: list[str]) -> set[str]:
+def distinctive(sources: Sequence[str]) -> set[str]:
     out = set()
     for text in sources:
         for line in text.splitlines():
@@ -62,7 +62,7 @@ def shown_since(transcript: str | None, start: int = 0) -> tuple[str, int]:
     end = raw.rfind(b"\n") + 1
     if end <= start:
         return "", start
-    parts = []
+    parts: list[str] = []
     for row in raw[start:end].decode("utf-8", "replace").splitlines():
         try:
             entry = json.loads(row)
@@ -79,7 +79,7 @@ def shown_text(transcript: str | None) -> str:
     return shown_since(transcript)[0]
 
 
-def find(text: str, markers: list[str], sources: list[str], kit_sources: list[str] = ()) -> dict[str, Any] | None:
+def find(text: str, markers: list[str], sources: list[str], kit_sources: Sequence[str] = ()) -> dict[str, Any] | None:
     if not text:
         return None
     paths = [m for m in markers if m and m in text]
@@ -90,7 +90,7 @@ def find(text: str, markers: list[str], sources: list[str], kit_sources: list[st
     return {"paths": len(paths), "source_lines": len(lines), "kit_lines": len(kit)}
 
 
-def scan(transcript: str | None, markers: list[str], sources: list[str], kit_sources: list[str] = ()) -> dict[str, Any] | None:
+def scan(transcript: str | None, markers: list[str], sources: list[str], kit_sources: Sequence[str] = ()) -> dict[str, Any] | None:
     """{'paths': n, 'source_lines': n, 'kit_lines': n} when the model was shown a secret, else None.
 
     `markers`: strings that only a store path contains (absolute paths, `acceptance/<repo-key>`);

@@ -141,7 +141,7 @@ def read(path: Path) -> Iterator[tuple[int, bytes]]:
 
 def records(path: Path) -> list[dict[str, Any]]:
     """Every parseable line (for tests and small ledgers; the report streams with `read`)."""
-    out = []
+    out: list[dict[str, Any]] = []
     if not path.exists():
         return out
     for _, line in read(path):

@@ -30,7 +30,7 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeGuard
 
 from donegate import ledger, paths
 from donegate.errors import DonegateError
@@ -103,6 +103,27 @@ class Group:
     __slots__ = ("key", "stops", "blocks", "hints", "justified", "unjustified", "seconds", "review_cost",
                  "sessions", "passing", "unsealed", "gave_up", "left", "passed", "sealed", "writer_cost",
                  "appeals", "upheld", "rejected")
+
+    # declared for readers and mypy; __init__ zeroes every counter
+    key: bytes
+    stops: int
+    blocks: int
+    hints: int
+    justified: int
+    unjustified: int
+    seconds: int
+    review_cost: int
+    sessions: int
+    passing: int
+    unsealed: int
+    gave_up: int
+    left: int
+    passed: int
+    sealed: int
+    writer_cost: float
+    appeals: int
+    upheld: int
+    rejected: int
 
     def __init__(self, key: bytes) -> None:
         self.key = key
@@ -237,7 +258,8 @@ class Partial:
         for blob in later:
             for m in _SESSIONS(blob):
                 last.pop(m.group(), None)  # a later range holds its last stop
-        gave_up, heap = self.gave_up | gave_before, []
+        gave_up = self.gave_up | gave_before
+        heap: list[tuple[Any, ...]] = []
         for sid, state in last.items():
             self.left += self._fold_session(sid, state, sid in gave_up, heap)
         self.latest = sorted(heap)
@@ -266,7 +288,7 @@ class Partial:
         return 1
 
 
-def _is_num(value: Any) -> bool:
+def _is_num(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
@@ -293,7 +315,7 @@ def review_cost(review: Any) -> float:
         return 0.0
     if _is_num(review.get("cost_usd")):
         return float(review["cost_usd"])
-    entries = review.get("reviewers") if isinstance(review.get("reviewers"), list) else []
+    entries = _list(review.get("reviewers"))
     return float(sum(e["cost_usd"] for e in entries if isinstance(e, dict) and _is_num(e.get("cost_usd"))))
 
 
@@ -325,7 +347,7 @@ def stop_row(rec: dict[str, Any]) -> tuple[str, Any]:
         sealed, passed = (_count(integrity.get("tests")) if isinstance(integrity, dict) else 0), 0
     if max(sealed, passed) > _FIELD:
         return "skip", f"stop with an implausible test count ({max(sealed, passed)})"
-    repo = rec.get("repo") if isinstance(rec.get("repo"), str) else ""
+    repo = _str(rec.get("repo"))
     return "stop", (when, repo.encode(), rec["session"].encode(), code, sealed, passed, float(rec["duration"]),
                     rec["config"].encode(), review_cost(gates.get("review")))
 
@@ -361,7 +383,7 @@ def label_row(rec: dict[str, Any]) -> tuple[str, Any]:
     """A label carries a copy of its stop's time, repo, config and session (`label_stop` takes them
     from the stop), so it is counted in the same single pass, without finding the stop's line."""
     ref, label, when = rec.get("ref"), rec.get("label"), canonical_time(rec.get("stop_time"))
-    fields = [rec.get(k) for k in ("repo", "config", "session", "verdict")]
+    fields: list[Any] = [rec.get(k) for k in ("repo", "config", "session", "verdict")]
     if not (isinstance(ref, str) and label in LABELS + APPEAL_LABELS and when and all(isinstance(f, str) for f in fields)):
         return "skip", "label without ref, label, stop_time, repo, config, session or verdict"
     repo, cfg, session, verdict = fields
@@ -400,7 +422,7 @@ class _Range(io.RawIOBase):
 
 
 @contextlib.contextmanager
-def open_range(path: str, start: int, end: int) -> Iterator[io.BufferedReader]:
+def open_range(path: str, start: int, end: int) -> Iterator[io.BufferedReader[_Range]]:
     """The lines of bytes `start` to `end` (each with its newline, the last maybe without)."""
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -419,7 +441,8 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     part = Partial(index=index, by=opts.by)
     last, gave_up, combos = part.last, part.gave_up, _Combos(part)
     by_day, since = opts.by == "day", opts.since
-    stop_match = _STOP if opts.fast else (lambda line: None)
+    stop_match: Callable[[bytes], Any] = _STOP if opts.fast else (lambda line: None)
+    t: Any  # the tail Match of a line the fast path takes
     tail, review_cost_at, find, tests_bits = _TAIL, _fast_review_cost, bytes.find, _Tests()
     # locals, not globals, in the loop: a global lookup per use adds up over a million lines
     codes, blocking, hint, gave, window, review, line_at = _BCODE, BLOCKING, HINT, GAVE_UP, _TAIL_WINDOW, _REVIEW, _LINE
@@ -482,7 +505,7 @@ def ranges(path: Path, jobs: int) -> list[tuple[int, int]]:
                 if cuts[-1] < fh.tell() < size:
                     cuts.append(fh.tell())
     cuts.append(size)
-    return list(zip(cuts, cuts[1:]))
+    return list(zip(cuts, cuts[1:], strict=False))  # consecutive pairs
 
 
 def default_jobs() -> int:
@@ -501,9 +524,9 @@ def read_all(files: list[Path], opts: Options, jobs: int) -> list[tuple[Path, in
     else:
         parts = [scan(str(p), a, b, opts, i) for i, (p, a, b) in enumerate(tasks)]
         inputs = _fold_inputs([part.handover(len(parts)) for part in parts])
-        parts = [part.fold(*args) for part, args in zip(parts, inputs)]
+        parts = [part.fold(*args) for part, args in zip(parts, inputs, strict=True)]
     out, offset, previous = [], 0, None
-    for (path, _, _), part in zip(tasks, parts):
+    for (path, _, _), part in zip(tasks, parts, strict=True):
         offset = offset if path == previous else 0
         out.append((path, offset, part))
         offset, previous = offset + part.lines, path
@@ -555,7 +578,7 @@ def _read_parallel(tasks: list[tuple[Path, int, int]], opts: Options) -> list[Pa
             conns.append(mine)
             procs.append(proc)
         inputs = _fold_inputs([_receive(c) for c in conns])
-        for conn, args in zip(conns, inputs):
+        for conn, args in zip(conns, inputs, strict=True):
             conn.send(args)
         del inputs
         return [_receive(c) for c in conns]
@@ -739,7 +762,7 @@ def _rows(summary: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 def _aligned(rows: list[list[str]]) -> list[str]:
     """Columns as wide as their widest cell: the first left-aligned, numbers right-aligned."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+    return ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False))).rstrip()
             for r in rows]
 
 
@@ -755,7 +778,7 @@ def render_table(summary: dict[str, Any], width: int) -> list[str]:
             return lines
     out = []
     for name, cells in rows:
-        out += [f"{summary['by']} {name}", *("  " + line for line in _aligned([[h, c] for h, c in zip(headers, cells)]))]
+        out += [f"{summary['by']} {name}", *("  " + line for line in _aligned([[h, c] for h, c in zip(headers, cells, strict=False)]))]
     return out
 
 
@@ -805,7 +828,7 @@ def _attention(summary: dict[str, Any], markdown: bool) -> list[str]:
     lines = [f"- `{s['session']}` {by} {s[by]}: " if markdown else f"  {s['session']}  {by} {s[by]}: " for s in left["latest"]]
     why = [("gave up" + ("" if s["last_verdict"] == "gave_up" else f", last stop {s['last_verdict']}"))
            if s["gave_up"] else f"ended on {s['last_verdict']}" for s in left["latest"]]
-    return ["", head, *(a + b for a, b in zip(lines, why))]
+    return ["", head, *(a + b for a, b in zip(lines, why, strict=False))]
 
 
 def _appeal_lines(summary: dict[str, Any], markdown: bool) -> list[str]:
@@ -865,6 +888,10 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def _timeline_stop(rec: dict[str, Any], line: bytes, labels: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """One stop for `--session`, tolerant of any shape a hand-edited line may have."""
     gates = _dict(rec.get("gates"))
@@ -873,7 +900,7 @@ def _timeline_stop(rec: dict[str, Any], line: bytes, labels: dict[str, dict[str,
     problems = [*_list(_dict(gates.get("scope")).get("problems")), integrity.get("problem"),
                 accept and accept.get("problem"), gates.get("error")]
     label = labels.get(ledger.stop_ref(line))
-    code = _CODE.get(rec.get("verdict"))
+    code = _CODE.get(rec.get("verdict", ""))
     return {
         "ref": ledger.stop_ref(line), "stop": rec.get("stop"), "time": rec.get("time"), "verdict": rec.get("verdict"),
         "blocked": code in BLOCKING and not (code == ERROR and gates.get("counter_error")),

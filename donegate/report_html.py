@@ -34,6 +34,8 @@ from donegate import feedback, ledger, paths, report
 from donegate.errors import DonegateError
 from donegate.stats import wilson
 
+_dict = report._dict  # a dict, else {}
+
 # Colours of the verdicts this page knows; any other verdict gets NEUTRAL and its own name.
 COLOURS = {
     "pass": "#2f9e5b", "block": "#d64545", "gave_up": "#7b3fa0", "error": "#e8830c", "hint": "#e3b505",
@@ -144,8 +146,8 @@ def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[s
         if s is None:
             s = sessions[sid] = _Session(sid)
             s.first = when.decode()
-        gates = rec.get("gates") if isinstance(rec.get("gates"), dict) else {}
-        accept = gates.get("acceptance") if isinstance(gates.get("acceptance"), dict) else {}
+        gates = _dict(rec.get("gates"))
+        accept = _dict(gates.get("acceptance"))
         s.stops.append((verdict, ledger.stop_ref(line), bool(gates.get("leak")),
                         bool(rec.get("cached") or accept.get("cached")), where))
         s.config = rec["config"] if isinstance(rec.get("config"), str) else "(none)"
@@ -157,16 +159,16 @@ def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[s
     return sessions, labels
 
 
-def read_details(files: list[Path], wanted: set[tuple[int, int]]) -> dict[tuple[int, int], tuple]:
+def read_details(files: list[Path], wanted: set[tuple[int, int]]) -> dict[tuple[int, int], tuple[dict[str, Any], str]]:
     """(the timeline's stop, the line's `feedback`) of each stop at a wanted place, read by the
     timeline's own code (`report.timeline_stop`)."""
     out = {}
     for where, line, rec, _ in _records(files, (b'"stop"',), None, wanted):
         stop = report.timeline_stop(rec, line, {})
-        gates = rec.get("gates") if isinstance(rec.get("gates"), dict) else {}
-        scope = gates.get("scope") if isinstance(gates.get("scope"), dict) else {}
+        gates = _dict(rec.get("gates"))
+        scope = _dict(gates.get("scope"))
         stop["scope_duration"] = scope.get("duration") if _is_num(scope.get("duration")) else None
-        accept = gates.get("acceptance") if isinstance(gates.get("acceptance"), dict) else {}
+        accept = _dict(gates.get("acceptance"))
         stop["tamper"] = accept.get("tamper") if isinstance(accept.get("tamper"), dict) else None  # the confined run's
         out[where] = (stop, rec.get("feedback") if isinstance(rec.get("feedback"), str) else "")
     return out
@@ -259,14 +261,17 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
     texts: list[str] = []
     text_ids: dict[str, int] = {}
     # The sessions that may get details: the first ones, up to more stops than the budget can hold.
-    wanted, count = set(), 0
+    wanted: set[tuple[int, int]] = set()
+    count = 0
     for s in ordered:
         if count >= DETAIL_STOPS:
             break
         wanted.update(where for *_, where in s.stops)
         count += len(s.stops)
     found = read_details(files, wanted)
-    rows, details, used, row_bytes = [], [], 0, 0
+    rows: list[list[Any]] = []
+    details: list[Any] = []
+    used = row_bytes = 0
     for s in ordered:
         codes = []
         for verdict, ref, leak, cached, _ in s.stops:
@@ -302,7 +307,7 @@ E = html.escape
 
 
 def _asset(name: str) -> str:
-    return resources.files("donegate").joinpath("html", name).read_text(encoding="utf-8")
+    return resources.files("donegate").joinpath("html").joinpath(name).read_text(encoding="utf-8")  # one name a call: 3.10
 
 
 def _json_for_script(value: Any) -> str:

@@ -332,7 +332,7 @@ def review(
 
     if mode == "pair":
         runs = run_parallel([reviewer("A", timeout), reviewer("B", timeout)], timeout)
-        entries = [read_review(run, role) for run, role in zip(runs, "AB")]
+        entries = [read_review(run, role) for run, role in zip(runs, "AB", strict=False)]
         findings = merge([(e["role"], e["findings"]) for e in entries if not e["error"]])
     elif mode == "critic":
         (run_a,) = run_parallel([reviewer("A", timeout * CRITIC_SHARE)], timeout * CRITIC_SHARE)

@@ -87,7 +87,7 @@ def check_git(findings: list, repo: Path) -> None:
         return
     hits = []
     items = res.stdout.split("\0")
-    for scope, entry in zip(items[0::2], items[1::2]):
+    for scope, entry in zip(items[0::2], items[1::2], strict=False):  # pairs; an odd last item is dropped
         name, _, value = entry.partition("\n")
         if scope == "command":
             continue

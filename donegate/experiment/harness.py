@@ -496,7 +496,7 @@ def run_experiment(spec: Spec, ledger_path: Path, *, jobs: int, max_cost: float 
     spent_runs = [float((have[r.key].get("cost") or {}).get("total") or 0) for r in runs if r.key in have]
     spent = sum(spent_runs) + failed_cost(ledger_path, spec.name)
     progress = Progress(err, len(runs), len(runs) - len(todo), spent, jobs)
-    summary = {"planned": len(runs), "done": len(runs) - len(todo), "new": 0, "failed": 0, "skipped_budget": 0,
+    summary: dict[str, Any] = {"planned": len(runs), "done": len(runs) - len(todo), "new": 0, "failed": 0, "skipped_budget": 0,
                "busy": 0, "spent": spent, "failures": [], "stopped": 0}
     if not todo:
         progress.show("nothing left to run")

@@ -142,7 +142,7 @@ def _mapping(data: Any, schema: dict[str, Any], prefix: str) -> dict[str, Any]:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"spec {where}: expected a mapping of keys, got {type(data).__name__}")
-    out = {}
+    out: dict[str, Any] = {}
     for name, key in schema.items():
         if isinstance(key, dict):
             out[name] = {}

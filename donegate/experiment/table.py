@@ -160,7 +160,7 @@ def summarize(files: list[Path], experiment: str) -> dict[str, Any]:
                 else:
                     blocks["unlabelled"] += 1
         n = len(mine)
-        cost = lambda part: round(sum(float(r["cost"].get(part) or 0) for r in mine) / n, 4)  # noqa: E731
+        cost = lambda part, mine=mine, n=n: round(sum(float(r["cost"].get(part) or 0) for r in mine) / n, 4)  # noqa: E731
         rows.append({
             "config": name, "runs": n, "met": met, "of": of, "rate": round(100 * met / of, 1) if of else None,
             "ci95": [round(100 * lo, 1), round(100 * hi, 1)], "missed": of - met,
@@ -172,7 +172,7 @@ def summarize(files: list[Path], experiment: str) -> dict[str, Any]:
             "stops": sum(int(r.get("stops") or 0) for r in mine), "appeals": sum(int(r.get("appeals") or 0) for r in mine),
             **blocks,
         })
-    matrix = {t: {c: None for c in configs} for t in tasks}
+    matrix: dict[str, dict[str, dict[str, int] | None]] = {t: {c: None for c in configs} for t in tasks}
     for r in runs.values():
         cell = matrix[r["task"]][r["config"]] or {"met": 0, "of": 0, "runs": 0}
         cell = {"met": cell["met"] + r["met"], "of": cell["of"] + r["of"], "runs": cell["runs"] + 1}
@@ -228,8 +228,8 @@ def _block_rows(s: dict[str, Any]) -> list[list[str]]:
 
 
 def _aligned(head: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
-    fmt = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))  # noqa: E731
+    widths = [max(len(x) for x in col) for col in zip(head, *rows, strict=False)]
+    fmt = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False)))  # noqa: E731
     return [fmt(head), "  ".join("-" * w for w in widths), *(fmt(r) for r in rows)]
 
 
