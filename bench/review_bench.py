@@ -22,7 +22,8 @@ from typing import Iterator
 KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
 
-from donegate import config, model, reviewer  # noqa: E402
+from donegate import config, reviewer  # noqa: E402
+from donegate.claude import binary  # noqa: E402
 from donegate.errors import DonegateError  # noqa: E402
 from tests.support.fakeapi import FakeAPI, tool, turn  # noqa: E402
 
@@ -67,7 +68,7 @@ def _environment(api: FakeAPI, home: Path) -> Iterator[None]:
 
 def bench_review(delay: float = DELAY, reps: int = REPS) -> list[str]:
     try:
-        model.find_claude()
+        binary.find_claude()
     except DonegateError as exc:
         return [f"skipped: {exc.message} (run `make setup`)"]
     answer = turn(tool("StructuredOutput", {"approve": True, "findings": []}))

@@ -116,7 +116,7 @@ def _refusal(reason: str, out: Any, state: dict[str, Any], cfg: dict[str, Any]) 
 
 
 def _accept(out: Any, reason: str, state: dict[str, Any], root: Path, repo: Path, session: str) -> Any:
-    from donegate.gate import ALLOW, Outcome
+    from donegate.outcome import ALLOW, Outcome
 
     accept = out.gates["acceptance"]
     failing = [f["id"] for f in accept.get("failing", [])] or list(out.failing)

@@ -50,12 +50,12 @@ def cmd_seal(args: argparse.Namespace) -> int:
 # Modules that add their own subcommands: each has `register(subparsers)`, which adds its parsers
 # with `set_defaults(func=cmd_...)`. Imported only when the parser is built (never for `hook`).
 EXTERNAL = (
-    "donegate.install",   # install, uninstall
+    "donegate.commands.install",  # install, uninstall
     "donegate.doctor",    # doctor
     "donegate.guard",     # guard (the PreToolUse hook)
     "donegate.writer",    # write
     "donegate.reviewer",  # review
-    "donegate.report",    # report, label
+    "donegate.commands.report",  # report, label
     "donegate.experiment",  # experiment
 )
 

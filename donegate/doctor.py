@@ -18,150 +18,22 @@ import functools
 import json
 import os
 import re
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from donegate import config, paths, proc
+from donegate import config, paths, proc, repo as repos
+from donegate.claude import binary, settings as vocab
+from donegate.claude.managed import managed_root
+from donegate.claude.shapes import (DEFAULT_BLOCK_CAP, DEFAULT_HOOK_TIMEOUT, DROPS_FILE, DROPS_HOOKS, MISSING, check_json,
+                                    check_shapes, parse_hook, rule_covers, sandbox_path_covers)
 from donegate.errors import DonegateError
+from donegate.finding import ERROR, OK, WARNING, Finding
 
-ERROR, WARNING, OK = "error", "warning", "ok"
-DROPS_FILE = "Claude Code silently ignores the whole file"
-DROPS_HOOKS = "Claude Code silently ignores every hook in this file"
-DROPS_EVENT = "Claude Code silently ignores the hooks of this event"
-HOOK_TYPES = ("command", "prompt", "agent", "http")
-MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
-SANDBOX_BOOLS = ("enabled", "failIfUnavailable", "allowUnsandboxedCommands", "autoAllowBashIfSandboxed",
-                 "enableWeakerNestedSandbox")
-FS_LISTS = ("denyRead", "denyWrite", "allowWrite", "allowRead")
-DEFAULT_HOOK_TIMEOUT = 600  # seconds, Claude Code's default for command hooks
-DEFAULT_BLOCK_CAP = 8
-MANAGED_DIR: Path | None = None  # None: the platform's (donegate.managed.managed_root); tests point it elsewhere
-_MISSING = object()
-
-
-@dataclass
-class Finding:
-    level: str  # error | warning | ok
-    what: str
-    where: str = ""
-    fix: str = ""
-
-
-def _show(value: Any) -> str:
-    kind = {dict: "an object", list: "a list", str: "the string", bool: "the boolean", type(None): "null"}.get(type(value))
-    if kind is None:
-        kind = "the number" if isinstance(value, (int, float)) else type(value).__name__
-    if isinstance(value, (dict, list)):
-        return kind
-    return f"{kind} {json.dumps(value)[:60]}"
+MANAGED_DIR: Path | None = None  # None: the platform's (donegate.claude.managed.managed_root); tests point it elsewhere
 
 
 # -- one file: JSON and the shapes Claude Code accepts ----------------------------------------------
-
-def check_json(text: str, where: str) -> tuple[Any, list[Finding]]:
-    """(parsed data or _MISSING, findings) for the text of one settings file."""
-    try:
-        return json.loads(text), []
-    except ValueError as exc:
-        lineno, colno = getattr(exc, "lineno", 0), getattr(exc, "colno", 0)
-        m = re.search(r",\s*[}\]]", text)
-        if m:
-            line = text.count("\n", 0, m.start()) + 1
-            what = f"a trailing comma at line {line}: not valid JSON, so {DROPS_FILE}"
-            fix = f"remove the comma before the closing bracket on line {line}"
-        else:
-            what = f"not valid JSON ({getattr(exc, 'msg', exc)} at line {lineno}, column {colno}), so {DROPS_FILE}"
-            fix = "fix the JSON syntax (comments and single quotes are not JSON)"
-        return _MISSING, [Finding(ERROR, what, where, fix)]
-
-
-def check_shapes(data: Any, where: str) -> list[Finding]:
-    """Every value of a parsed settings file that Claude Code 2.1.197 rejects (seen), each named."""
-    out: list[Finding] = []
-
-    def bad(path: str, value: Any, expected: str, fix: str, drops: str = DROPS_FILE) -> None:
-        out.append(Finding(ERROR, f"{path} is {_show(value)}, expected {expected}: {drops}", where, fix))
-
-    if not isinstance(data, dict):
-        bad("the top level", data, "an object", "make the file a JSON object: {...}")
-        return out
-    hooks = data.get("hooks", _MISSING)
-    if hooks is not _MISSING and not isinstance(hooks, dict):
-        # Seen: a list, null or a string here costs the file its hooks, not its other settings.
-        bad("hooks", hooks, "an object keyed by event name", 'write "hooks": {"Stop": [...], ...}', DROPS_HOOKS)
-    elif isinstance(hooks, dict):
-        for event, groups in hooks.items():
-            if groups is None:
-                continue  # tolerated
-            if not isinstance(groups, list):
-                bad(f"hooks.{event}", groups, "a list of matcher groups", f'write "{event}": [{{"hooks": [...]}}]', DROPS_EVENT)
-                continue
-            for i, group in enumerate(groups):
-                gpath = f"hooks.{event}[{i}]"
-                if not isinstance(group, dict):
-                    bad(gpath, group, 'an object {"hooks": [...]}', 'wrap it: {"hooks": [...]}')
-                    continue
-                if "matcher" in group and not isinstance(group["matcher"], str):
-                    bad(f"{gpath}.matcher", group["matcher"], "a string", 'write the matcher as a string, e.g. "Bash|Read", or leave it out')
-                inner = group.get("hooks", _MISSING)
-                if not isinstance(inner, list):
-                    bad(f"{gpath}.hooks", None if inner is _MISSING else inner, "a list of hooks", f'give {gpath} a list: "hooks": [{{"type": "command", ...}}]')
-                    continue
-                for j, hook in enumerate(inner):
-                    hpath = f"{gpath}.hooks[{j}]"
-                    if not isinstance(hook, dict):
-                        bad(hpath, hook, "an object", 'write {"type": "command", "command": "..."}')
-                        continue
-                    kind = hook.get("type")
-                    if kind not in HOOK_TYPES:
-                        bad(f"{hpath}.type", kind, " or ".join(f'"{t}"' for t in HOOK_TYPES), 'use "type": "command" for a script')
-                    if kind == "command" and not isinstance(hook.get("command"), str):
-                        bad(f"{hpath}.command", hook.get("command"), "a string", "give the command line as one string")
-                    if "timeout" in hook:
-                        t = hook["timeout"]
-                        if isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0:
-                            bad(f"{hpath}.timeout", t, "a positive number of seconds", "write the timeout as a number without quotes, e.g. 151")
-    perms = data.get("permissions", _MISSING)
-    if perms is not _MISSING:
-        if not isinstance(perms, dict):
-            bad("permissions", perms, "an object", 'write "permissions": {"deny": [...]}')
-        else:
-            for key in ("allow", "deny", "ask", "additionalDirectories"):
-                if key in perms:
-                    value = perms[key]
-                    if not isinstance(value, list):
-                        bad(f"permissions.{key}", value, "a list of strings", f'write "{key}": [{json.dumps(value)}]' if isinstance(value, str) else f"make permissions.{key} a list")
-                        continue
-                    for k, item in enumerate(value):
-                        if not isinstance(item, str):
-                            out.append(Finding(WARNING, f"permissions.{key}[{k}] is {_show(item)}, not a string: Claude Code ignores it", where, "write the rule as a string"))
-            if "defaultMode" in perms and perms["defaultMode"] not in MODES:
-                bad("permissions.defaultMode", perms["defaultMode"], "one of " + ", ".join(MODES), "use one of the modes Claude Code knows, or leave it out")
-    if "disableAllHooks" in data and not isinstance(data["disableAllHooks"], bool):
-        bad("disableAllHooks", data["disableAllHooks"], "a boolean", "remove disableAllHooks")
-    box = data.get("sandbox", _MISSING)
-    if box is not _MISSING:
-        if not isinstance(box, dict):
-            bad("sandbox", box, "an object", 'write "sandbox": {"enabled": true, ...} (donegate install writes it)')
-        else:
-            for key in SANDBOX_BOOLS:
-                if key in box and not isinstance(box[key], bool):
-                    bad(f"sandbox.{key}", box[key], "true or false", f"write sandbox.{key} without quotes")
-            for sub in ("filesystem", "network"):
-                if sub in box and not isinstance(box[sub], dict):
-                    bad(f"sandbox.{sub}", box[sub], "an object", f"make sandbox.{sub} an object")
-            fs = box.get("filesystem")
-            if isinstance(fs, dict):
-                for key in FS_LISTS:
-                    if key in fs and not isinstance(fs[key], list):
-                        bad(f"sandbox.filesystem.{key}", fs[key], "a list of paths", f"write sandbox.filesystem.{key} as a list: [...]")
-    if "env" in data and not isinstance(data["env"], dict):
-        bad("env", data["env"], "an object of variables", "write env as an object, or leave it out")
-    if "model" in data and not isinstance(data["model"], str):
-        bad("model", data["model"], "a string", "write the model name as a string")
-    return out
 
 
 # -- all files --------------------------------------------------------------------------------------
@@ -175,10 +47,8 @@ class SettingsFile:
 
 
 def managed_dir() -> Path | None:
-    from donegate import managed
-
     try:
-        return MANAGED_DIR or managed.managed_root()
+        return MANAGED_DIR or managed_root()
     except DonegateError:
         return None
 
@@ -209,7 +79,7 @@ def read_settings(repo: Path, findings: list[Finding]) -> list[SettingsFile]:
             files.append(SettingsFile(scope, path, None))
             continue
         data, problems = check_json(text, str(path))
-        if data is not _MISSING:
+        if data is not MISSING:
             problems = check_shapes(data, str(path))
         findings.extend(problems)
         errors = [p for p in problems if p.level == ERROR]
@@ -237,66 +107,9 @@ def kit_hooks(files: list[SettingsFile], event: str, script_name: str) -> list[H
         groups = f.data["hooks"].get(event)
         for i, group in enumerate(groups if isinstance(groups, list) else []):
             for j, hook in enumerate(group.get("hooks") or []):
-                from donegate import install
-
-                if any(script_name in w for w in install.hook_words(hook)):
+                if any(script_name in w for w in vocab.hook_words(hook)):
                     out.append(HookRef(f, f"{f.path}: hooks.{event}[{i}].hooks[{j}]", hook, group.get("matcher")))
     return out
-
-
-def parse_hook(hook: dict) -> tuple[dict[str, str], str | None, str | None]:
-    """(state root and the like, interpreter, script) of a hook entry, exec form or shell form."""
-    args = hook.get("args")
-    if not isinstance(args, list):
-        return parse_command(hook["command"])
-    args = [a for a in args if isinstance(a, str)]
-    script = next((a for a in args if a.endswith(".py")), None)
-    env = {"DONEGATE_HOME": args[args.index("--home") + 1]} if "--home" in args[:-1] else {}
-    return env, hook["command"], script
-
-
-def parse_command(command: str) -> tuple[dict[str, str], str | None, str | None]:
-    """(variables set before it, interpreter, script) of a hook command line."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return {}, None, None
-    env = {}
-    while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
-        k, v = words.pop(0).split("=", 1)
-        env[k] = v
-    if not words:
-        return env, None, None
-    script = next((w for w in words[1:] if w.endswith(".py")), None)
-    return env, words[0], script
-
-
-def rule_covers(rule: Any, tool: str, target: Path, repo: Path) -> bool:
-    """Whether a deny rule covers every file below `target` for `tool`."""
-    if not isinstance(rule, str):
-        return False
-    m = re.fullmatch(r"\s*(\w+)\s*(?:\((.*)\))?\s*", rule)
-    if not m or m.group(1) != tool:
-        return False
-    spec = m.group(2)
-    if spec is None or spec.strip() == "//**":
-        return True  # the tool is denied everywhere
-    if spec.startswith("//"):
-        base = Path(spec[1:])
-    elif spec.startswith("~/"):
-        base = Path.home() / spec[2:]
-    elif spec.startswith("/"):
-        base = repo / spec[1:]
-    else:
-        base = repo / spec.removeprefix("./")
-    text = str(base)
-    if text.endswith("/**"):
-        text = text[:-3]
-    elif re.search(r"[*?[]", text):
-        return False
-    if re.search(r"[*?[]", text):
-        return False
-    return paths.is_within(target, Path(text))
 
 
 def _merged_list(files: list[SettingsFile], *keys: str) -> list[tuple[SettingsFile, Any]]:
@@ -311,12 +124,12 @@ def _merged_list(files: list[SettingsFile], *keys: str) -> list[tuple[SettingsFi
 
 
 def _last_value(files: list[SettingsFile], *keys: str) -> tuple[Any, SettingsFile | None]:
-    value, source = _MISSING, None
+    value, source = MISSING, None
     for f in files:
         node: Any = f.data
         for k in keys:
-            node = node.get(k, _MISSING) if isinstance(node, dict) else _MISSING
-        if node is not _MISSING:
+            node = node.get(k, MISSING) if isinstance(node, dict) else MISSING
+        if node is not MISSING:
             value, source = node, f
     return value, source
 
@@ -325,17 +138,15 @@ def _last_value(files: list[SettingsFile], *keys: str) -> tuple[Any, SettingsFil
 
 def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Finding]:
     env = dict(os.environ if env is None else env)
-    from donegate import install
-
     findings: list[Finding] = []
     repo_arg = Path(repo_arg).expanduser()
     try:
-        repo = install._target(repo_arg)
+        repo = repos.target(repo_arg)
     except DonegateError as exc:
         findings.append(Finding(ERROR, exc.message, str(repo_arg.resolve()), exc.fix or ""))
         return findings
     files = read_settings(repo, findings)
-    project = repo / install.SETTINGS
+    project = repo / vocab.SETTINGS
     fix_install = f"donegate install {repo}"
 
     for f in files:
@@ -368,14 +179,14 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
                     WARNING, f"the Stop hook uses the state root {home}, but here DONEGATE_HOME gives {paths.home()}: "
                              "`donegate seal` or `write` run from this shell puts the tests where the hook does not look",
                     ref.where, f"export DONEGATE_HOME={home} before sealing, or install again from this shell"))
-        _check_launch(findings, ref, interp, script, install.stop_script(), fix_install,
+        _check_launch(findings, ref, interp, script, vocab.stop_script(), fix_install,
                       modules="pytest, yaml" if checkout else "donegate, pytest, yaml")
     try:
         cfg = config.load(paths.config_path(home))
     except DonegateError as exc:
         findings.append(Finding(ERROR, exc.message, str(paths.config_path(home)), exc.fix or "fix donegate.yaml"))
         cfg = config.defaults()
-    worst = install.hook_timeout(cfg) - 1
+    worst = vocab.hook_timeout(cfg) - 1
     for ref in stops:
         timeout = ref.hook.get("timeout", DEFAULT_HOOK_TIMEOUT)
         if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout <= worst:
@@ -383,14 +194,14 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
             findings.append(Finding(
                 ERROR, f"the Stop hook's timeout ({timeout:g} s) is not above the kit's worst case ({cfg['timeout']:g} s of tests"
                        f"{review} + margin {cfg['hook_margin']:g}): a hook that times out lets the agent stop unchecked",
-                ref.where, f"set its timeout to {install.hook_timeout(cfg)} ({fix_install} writes it)"))
+                ref.where, f"set its timeout to {vocab.hook_timeout(cfg)} ({fix_install} writes it)"))
         elif stops:
             findings.append(Finding(OK, f"Stop hook timeout {timeout:g} s is above the kit's worst case {worst} s", ref.where))
 
     # Claude Code's own cap on consecutive blocks.
     cap_text, cap_where = env.get("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"), "the environment"
     value, source = _last_value(files, "env", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
-    if value is not _MISSING and source is not None:
+    if value is not MISSING and source is not None:
         cap_text, cap_where = str(value), f"env in {source.path}"
     try:
         cap = int(cap_text) if cap_text not in (None, "") else DEFAULT_BLOCK_CAP
@@ -414,7 +225,7 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
                                 str(project), fix_install))
     for ref in guards[:1]:
         variables, interp, script = parse_hook(ref.hook)
-        _check_launch(findings, ref, interp, script, install.guard_script(), fix_install,
+        _check_launch(findings, ref, interp, script, vocab.guard_script(), fix_install,
                       modules=None if checkout else "donegate")
         from donegate import guard
 
@@ -425,13 +236,13 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
 
     # Deny rules over every protected folder, and over the settings files.
     rules = _merged_list(files, "permissions", "deny")
-    for root in install.protected_roots(home=home):
-        missing = [t for t in install.DENY_TOOLS if not any(rule_covers(r, t, root, repo) for _, r in rules)]
+    for root in vocab.protected_roots(home=home):
+        missing = [t for t in vocab.DENY_TOOLS if not any(rule_covers(r, t, root, repo) for _, r in rules)]
         if missing:
             findings.append(Finding(ERROR, f"no deny rule keeps {', '.join(missing)} out of {root}: the agent can read the hidden tests or the gate",
-                                    str(project), f"{fix_install} (it adds {missing[0]}({install.abs_pattern(root)}/**) and the others)"))
+                                    str(project), f"{fix_install} (it adds {missing[0]}({vocab.abs_pattern(root)}/**) and the others)"))
         else:
-            findings.append(Finding(OK, f"deny rules cover {root} for {', '.join(install.DENY_TOOLS)}"))
+            findings.append(Finding(OK, f"deny rules cover {root} for {', '.join(vocab.DENY_TOOLS)}"))
     settings_target = repo / ".claude" / "settings.json"
     if not any(rule_covers(r, "Edit", settings_target, repo) or r in ("Edit(/.claude/settings*.json)",) for _, r in rules):
         findings.append(Finding(WARNING, "no Edit deny rule over .claude/settings*.json: under bypassPermissions the agent can rewrite its own hooks",
@@ -441,12 +252,12 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
     enabled, source = _last_value(files, "sandbox", "enabled")
     if enabled is True:
         where = str(source.path) if source else ""
-        ok, why = install.sandbox_available()
+        ok, why = vocab.sandbox_available()
         if not ok:
-            findings.append(Finding(ERROR, f"the sandbox is on but cannot run here ({why})", where, install.SANDBOX_FIX))
+            findings.append(Finding(ERROR, f"the sandbox is on but cannot run here ({why})", where, vocab.SANDBOX_FIX))
         deny_read = [item for _, item in _merged_list(files, "sandbox", "filesystem", "denyRead")]
-        for root in install.protected_roots(home=home):
-            if not any(isinstance(p, str) and _sandbox_path_covers(p, root, repo) for p in deny_read):
+        for root in vocab.protected_roots(home=home):
+            if not any(isinstance(p, str) and sandbox_path_covers(p, root, repo) for p in deny_read):
                 findings.append(Finding(ERROR, f"the sandbox's filesystem.denyRead leaves {root} readable to Bash", where, fix_install))
         for key, want in (("allowUnsandboxedCommands", False), ("failIfUnavailable", True)):
             value, src = _last_value(files, "sandbox", key)
@@ -482,19 +293,6 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
     return findings
 
 
-def _sandbox_path_covers(item: str, root: Path, repo: Path) -> bool:
-    if item.startswith("//"):
-        base = Path(item[1:])
-    elif item.startswith("~/"):
-        base = Path.home() / item[2:]
-    elif item.startswith("/"):
-        base = Path(item)  # older form: an absolute path
-    else:
-        base = repo / item
-    text = str(base).removesuffix("/**")
-    return not re.search(r"[*?[]", text) and paths.is_within(root, Path(text))
-
-
 def _check_launch(findings: list[Finding], ref: HookRef, interp: str | None, script: str | None, expected: Path,
                   fix: str, modules: str | None) -> None:
     if not interp or not os.path.isabs(interp) or not os.access(interp, os.X_OK):
@@ -521,20 +319,10 @@ def _run_cached(*argv: str) -> tuple[int | None, str]:
     return res.returncode, res.stdout + res.stderr
 
 
-def pinned_version() -> str | None:
-    try:
-        pkg = json.loads((paths.KIT_ROOT / "package.json").read_text(encoding="utf-8"))
-        return pkg["dependencies"]["@anthropic-ai/claude-code"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
 def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
-    from donegate import model
-
     level = ERROR if cfg["review"] != "off" else WARNING
     try:
-        exe = model.find_claude()
+        exe = binary.find_claude()
     except DonegateError as exc:
         findings.append(Finding(level, exc.message + ("; the reviewers need it" if level == ERROR else ""),
                                 str(paths.KIT_ROOT / "node_modules" / ".bin" / "claude"), exc.fix or ""))
@@ -545,7 +333,7 @@ def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
         findings.append(Finding(level, f"{exe} --version failed: {output.strip()[-200:]}", exe,
                                 "reinstall it (npm ci in the kit)"))
         return
-    pinned = pinned_version()
+    pinned = binary.pinned_version()
     if pinned and version != pinned:
         findings.append(Finding(WARNING, f"claude is {version}; the kit was measured against {pinned}: hook and settings "
                                          "behaviour moves between versions", exe, f"npm ci in the kit (pins {pinned}), or re-run the e2e tests"))

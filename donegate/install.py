@@ -29,160 +29,28 @@ earlier install, so installing twice gives the same file.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import hashlib
 import json
 import os
 import re
-import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from donegate import _layout, config, git, paths
+from donegate import config, git, repo as repos
+from donegate.claude.settings import (SANDBOX_FLAGS, SANDBOX_LISTS, SETTINGS, check_scripts, deny_rules,
+                                       guard_script, hook_words, kit_entries, stop_script, want_sandbox)
+from donegate.claude.shapes import check_shapes
 from donegate.errors import DonegateError
+from donegate.finding import ERROR
 
-SETTINGS = Path(".claude") / "settings.json"
 BACKUP_SUFFIX = ".donegate-backup"
 RECORD = Path(".claude") / "donegate-install.json"
 RECORD_VERSION = 1
 
-DENY_TOOLS = ("Read", "Edit", "Write", "Grep", "Glob", "NotebookEdit")
-SETTINGS_RULE_TOOLS = ("Edit", "Write")
-SETTINGS_PATTERNS = ("/.claude/settings*.json", "~/.claude/settings*.json")  # project root, home
-GUARD_TIMEOUT = 10  # seconds; the guard takes tens of milliseconds
-SANDBOX_FLAGS = {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False,
-                 "autoAllowBashIfSandboxed": True}
-SANDBOX_LISTS = ("denyRead", "denyWrite")
-SANDBOX_DEPS = ("bwrap", "socat")
-SANDBOX_FIX = "install bubblewrap and socat (Debian/Ubuntu: sudo apt-get install bubblewrap socat), or pass --sandbox off"
-
 
 # -- what install writes ----------------------------------------------------------------------------
-
-def stop_script(kit: Path | None = None) -> Path:
-    return paths.hooks_dir(kit) / _layout.STOP_LAUNCHER
-
-
-def guard_script(kit: Path | None = None) -> Path:
-    return paths.hooks_dir(kit) / _layout.GUARD_LAUNCHER
-
-
-def quote(word: str) -> str:
-    """Double quotes for the shell Claude Code runs hook commands with (`$`, `` ` ``, `"`, `\\` escaped)."""
-    return '"' + re.sub(r'([$`"\\])', r"\\\1", word) + '"'
-
-
-def hook_timeout(cfg: dict[str, Any]) -> int:
-    """Whole seconds strictly above the kit's worst case: tests, reviewers when on, and the margin."""
-    return config.hook_timeout(cfg)
-
-
-protected_roots = paths.protected_roots  # what the deny rules and the sandbox cover
-
-
-def abs_pattern(path: Path) -> str:
-    """Claude Code's absolute path form: `//abs/path` (a single `/` would be relative to the project)."""
-    return "/" + str(path)
-
-
-def deny_rules(kit: Path | None = None, home: Path | None = None) -> list[str]:
-    rules = [f"{tool}({abs_pattern(root)}/**)" for root in protected_roots(kit, home) for tool in DENY_TOOLS]
-    rules += [f"{tool}({pattern})" for pattern in SETTINGS_PATTERNS for tool in SETTINGS_RULE_TOOLS]
-    return rules
-
-
-def hook_command(script: Path, *, python: str, home: Path, flags: tuple[str, ...] = ()) -> str:
-    """The older shell form, `DONEGATE_HOME="..." "/abs/python" [flags] "/abs/script"` (recognised by
-    uninstall and doctor; install writes `exec_hook` now)."""
-    return " ".join([f"DONEGATE_HOME={quote(str(home))}", quote(python), *flags, quote(str(script))])
-
-
-def git_executable() -> str:
-    """The git the hook will run, resolved now (the system's, not a PATH the session can change)."""
-    return git.executable()
-
-
-def claude_executable() -> str | None:
-    """The `claude` the reviewers run inside the hook, resolved now (None: none found; the hook then
-    looks for the kit's pinned one, else on PATH, and the reviewers report it missing)."""
-    from donegate import model
-
-    try:
-        return os.path.abspath(model.find_claude())
-    except DonegateError:
-        return None
-
-
-def exec_hook(script: Path, *, python: str, home: Path, flags: tuple[str, ...] = (), repo: Path | None = None,
-              managed: bool = False, timeout: int, claude: str | None = None) -> dict[str, Any]:
-    """A hook in exec form: `command` is run directly with `args`, no shell in between."""
-    args = ["-I", *flags, str(script), "--home", str(home)]
-    if repo is not None:
-        args += ["--repo", str(repo)]
-    if managed:
-        args.append("--managed")
-    args += ["--git", git_executable()]
-    if claude:
-        args += ["--claude", claude]
-    return {"type": "command", "command": python, "args": args, "timeout": timeout}
-
-
-def hook_words(hook: Any) -> list[str]:
-    """The command and its arguments of one hook entry (shell form: the command line as one word)."""
-    if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
-        return []
-    args = hook.get("args")
-    return [hook["command"], *(a for a in args if isinstance(a, str))] if isinstance(args, list) else [hook["command"]]
-
-
-def sandbox_available() -> tuple[bool, str]:
-    """(available, why not): Linux needs bubblewrap and socat on PATH; macOS has Seatbelt built in."""
-    if sys.platform == "darwin":
-        return True, ""
-    if not sys.platform.startswith("linux"):
-        return False, f"Claude Code's sandbox does not run on {sys.platform}"
-    missing = [d for d in SANDBOX_DEPS if shutil.which(d) is None]
-    if missing:
-        return False, "missing on PATH: " + ", ".join(missing)
-    return True, ""
-
-
-def want_sandbox(mode: str) -> bool:
-    ok, why = sandbox_available()
-    if mode == "off":
-        return False
-    if mode == "on" and not ok:
-        raise DonegateError(f"--sandbox on: Claude Code's sandbox cannot run here ({why})", SANDBOX_FIX)
-    return ok
-
-
-def _python() -> str:
-    return os.path.abspath(sys.executable)
-
-
-def kit_entries(cfg: dict[str, Any], *, kit: Path | None = None, home: Path | None = None,
-                python: str | None = None, repo: Path | None = None, managed: bool = False) -> dict[str, Any]:
-    """The hooks, rules and sandbox folders install adds, before merging."""
-    kit = (kit or paths.KIT_ROOT).resolve()
-    home = (home or paths.home()).resolve()
-    python = python or _python()
-    # `-S` (no site module) spares the guard ~10 ms per tool call, but only a checkout's launcher finds
-    # the package beside itself; an installed launcher imports it from the interpreter's site-packages.
-    guard_flags = ("-S",) if paths.is_checkout(kit) else ()
-    from donegate import guard
-
-    return {
-        "Stop": {"hooks": [exec_hook(stop_script(kit), python=python, home=home, repo=repo, managed=managed,
-                                     timeout=hook_timeout(cfg), claude=claude_executable())]},
-        "PreToolUse": {"matcher": guard.MATCHER,
-                       "hooks": [exec_hook(guard_script(kit), python=python, home=home, flags=guard_flags,
-                                           timeout=GUARD_TIMEOUT)]},
-        "deny": deny_rules(kit, home),
-        "sandbox_paths": [abs_pattern(r) for r in protected_roots(kit, home)],
-    }
 
 
 def _container(parent: dict, key: str, kind: type, where: str, created: list[str]) -> Any:
@@ -358,28 +226,6 @@ def _read_record(repo: Path) -> dict | None:
     return record if isinstance(record, dict) else None
 
 
-def _target(repo: Path | str) -> Path:
-    repo = Path(repo).expanduser()
-    if not repo.is_dir():
-        raise DonegateError(f"{repo}: no such folder")
-    top = git.toplevel(repo)
-    kit = "the kit checkout" if paths.is_checkout() else "the kit's installed package folder"
-    for root, name in ((paths.KIT_ROOT, kit), (paths.hooks_dir(), "the kit's hook launchers"),
-                       (paths.home(), "the donegate state root (DONEGATE_HOME)")):
-        if paths.is_within(root, top):
-            raise DonegateError(
-                f"{name} {root} lies inside the repository {top}: the agent could read the hidden tests",
-                "keep the kit (its checkout, or the environment it is installed in) outside the repository, "
-                "and set DONEGATE_HOME to a folder outside it",
-            )
-        if paths.is_within(top, root):
-            raise DonegateError(
-                f"the repository {top} lies inside {name} {root}: the deny rules would cover the whole repository",
-                "copy or clone the repository to a folder outside the kit",
-            )
-    return top
-
-
 def _original(repo: Path) -> tuple[bytes | None, dict | None]:
     """The settings file as it was before the kit's last install (None: there was none), and the record."""
     path = repo / SETTINGS
@@ -397,22 +243,10 @@ def _original(repo: Path) -> tuple[bytes | None, dict | None]:
     return dumps(remove(parse(text, path), record), text).encode(), record
 
 
-def check_scripts(kit: Path | None = None) -> None:
-    """The launchers must exist where the commands will point: a missing script opens the gate."""
-    for script in (stop_script(kit), guard_script(kit)):
-        if not script.is_file():
-            raise DonegateError(
-                f"{script} does not exist: the kit's hook launchers are neither beside its package nor in "
-                f"{_layout.SHARED_HOOKS} of its installation",
-                "reinstall the kit (`pipx install` or `pip install` of the kit gives both), or run donegate "
-                "from a checkout of the kit (git clone, then `make setup` or `pip install -e .`)",
-            )
-
-
 def install(repo: Path | str, sandbox: str = "auto") -> Path:
     """Write the kit's hooks, deny rules and sandbox into REPO/.claude/settings.json; returns its path."""
     check_scripts()
-    repo = _target(repo)
+    repo = repos.target(repo)
     cfg = config.load()
     use_sandbox = want_sandbox(sandbox)
     path = repo / SETTINGS
@@ -421,9 +255,7 @@ def install(repo: Path | str, sandbox: str = "auto") -> Path:
     had_file = original is not None
     text = original.decode("utf-8") if original is not None else ""
     existing = parse(text, path) if had_file else {}
-    from donegate import doctor
-
-    problems = [f for f in doctor.check_shapes(existing, str(path)) if f.level == doctor.ERROR]
+    problems = [f for f in check_shapes(existing, str(path)) if f.level == ERROR]
     if problems:
         raise DonegateError(
             f"{path} has values Claude Code rejects (it then ignores the file, or its hooks, silently): "
@@ -506,63 +338,3 @@ def uninstall(repo: Path | str) -> tuple[Path, str]:
             pass
     _refresh_seal(repo, config.load())
     return path, done
-
-
-# -- commands ---------------------------------------------------------------------------------------
-
-def cmd_install(args: argparse.Namespace) -> int:
-    if args.managed:
-        from donegate import managed
-
-        if args.repo:
-            raise DonegateError("install --managed guards every repository on the machine: give no REPO",
-                                "donegate install --managed (then seal each repository as usual)")
-        path = managed.install_managed(sandbox=args.sandbox)
-        data = json.loads(path.read_text(encoding="utf-8"))
-        print(f"donegate installed as managed policy in {path}")
-        print(f"  Stop hook and guard for every Claude Code session on this machine, {len(data['permissions']['deny'])} deny "
-              f"rules, env pinned ({', '.join(data['env'])}), sandbox {'on' if 'sandbox' in data else 'off'}")
-        print("  a session outside every sealed repository passes quietly; seal a repository to gate it")
-        return 0
-    if not args.repo:
-        raise DonegateError("install: give the repository to guard (or --managed for the whole machine)", "donegate install REPO")
-    path = install(args.repo, sandbox=args.sandbox)
-    data = json.loads(path.read_text(encoding="utf-8"))
-    box = data.get("sandbox", {}) if isinstance(data.get("sandbox"), dict) else {}
-    print(f"donegate installed in {path}")
-    print(f"  Stop hook (timeout {hook_timeout(config.load())} s), PreToolUse guard, "
-          f"{len(deny_rules())} deny rules, sandbox {'on' if box.get('enabled') else 'off'}")
-    if not box.get("enabled"):
-        ok, why = sandbox_available()
-        print("  without the sandbox, Bash can still read the hidden tests with a program of its own"
-              + (f" ({why}; {SANDBOX_FIX})" if not ok else " (pass --sandbox on)"))
-    print(f"  next: seal the acceptance tests (donegate seal), then check everything: donegate doctor {path.parent.parent}")
-    return 0
-
-
-def cmd_uninstall(args: argparse.Namespace) -> int:
-    if args.managed:
-        from donegate import managed
-
-        path, done = managed.uninstall_managed()
-        print(f"donegate uninstall --managed {path}: {done}")
-        return 0
-    if not args.repo:
-        raise DonegateError("uninstall: give the repository (or --managed)", "donegate uninstall REPO")
-    path, done = uninstall(args.repo)
-    print(f"donegate uninstall {path}: {done}")
-    return 0
-
-
-def register(subparsers) -> None:
-    p = subparsers.add_parser("install", help="write the Stop hook, guard, deny rules and sandbox into REPO/.claude/settings.json")
-    p.add_argument("repo", metavar="REPO", nargs="?", help="the git repository to guard")
-    p.add_argument("--managed", action="store_true",
-                   help="as root: write the hooks, pinned env, deny rules and sandbox as machine-wide managed policy instead")
-    p.add_argument("--sandbox", choices=("auto", "on", "off"), default="auto",
-                   help="Claude Code's sandbox over the kit's folders: auto (when bubblewrap and socat are present), on (fail without them), off")
-    p.set_defaults(func=cmd_install)
-    p = subparsers.add_parser("uninstall", help="remove exactly what install added to REPO/.claude/settings.json")
-    p.add_argument("repo", metavar="REPO", nargs="?", help="the git repository")
-    p.add_argument("--managed", action="store_true", help="as root: remove the managed drop-in, restoring what was there before")
-    p.set_defaults(func=cmd_uninstall)

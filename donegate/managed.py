@@ -26,57 +26,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 from pathlib import Path
-from typing import Any
 
 from donegate import config, install, paths
+from donegate.claude.managed import drop_in, drop_in_path, managed_root
+from donegate.claude.settings import check_scripts, want_sandbox
 from donegate.errors import DonegateError
 
-DROP_IN = "donegate.json"
 RECORD = "managed-install.json"
-LINUX_DIR = Path("/etc/claude-code")
-MACOS_DIR = Path("/Library/Application Support/ClaudeCode")
-PINNED_CAP_FLOOR = 20
-
-
-def managed_root(platform: str | None = None) -> Path:
-    """The folder Claude Code reads managed settings from on this platform."""
-    platform = platform or sys.platform
-    if platform == "darwin":
-        return MACOS_DIR
-    if platform.startswith("linux"):
-        return LINUX_DIR
-    raise DonegateError(f"managed settings are not supported on {platform} by this kit", "use the per-repository install")
-
-
-def drop_in_path(root: Path | None = None) -> Path:
-    return (root or managed_root()) / "managed-settings.d" / DROP_IN
-
-
-def pinned_env(cfg: dict[str, Any]) -> dict[str, str]:
-    return {"CLAUDE_CODE_SIMPLE": "0",
-            "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": str(max(PINNED_CAP_FLOOR, cfg["max_blocks"] + 2)),
-            "LD_PRELOAD": ""}
-
-
-def settings(cfg: dict[str, Any], *, sandbox: bool, root: Path | None = None, kit: Path | None = None,
-             home: Path | None = None, python: str | None = None) -> dict[str, Any]:
-    """The drop-in's content."""
-    root = root or managed_root()
-    entries = install.kit_entries(cfg, kit=kit, home=home, python=python, managed=True)
-    folder = install.abs_pattern(root)
-    deny = list(entries["deny"]) + [f"{tool}({folder}/**)" for tool in install.DENY_TOOLS]
-    data: dict[str, Any] = {
-        "hooks": {"Stop": [entries["Stop"]], "PreToolUse": [entries["PreToolUse"]]},
-        "env": pinned_env(cfg),
-        "permissions": {"deny": deny},
-    }
-    if sandbox:
-        data["sandbox"] = {**install.SANDBOX_FLAGS,
-                           "filesystem": {"denyRead": list(entries["sandbox_paths"]),
-                                          "denyWrite": [*entries["sandbox_paths"], folder]}}
-    return data
 
 
 def _sha(data: bytes) -> str:
@@ -96,10 +53,10 @@ def _need_root(check: bool) -> None:
 def install_managed(*, sandbox: str = "auto", root: Path | None = None, check_root: bool = True) -> Path:
     """Write the drop-in; returns its path."""
     _need_root(check_root)
-    install.check_scripts()
+    check_scripts()
     root = root or managed_root()
     cfg = config.load()
-    use_sandbox = install.want_sandbox(sandbox)
+    use_sandbox = want_sandbox(sandbox)
     path = drop_in_path(root)
     record_path = _record_path()
     old = _read_record(record_path)
@@ -107,7 +64,7 @@ def install_managed(*, sandbox: str = "auto", root: Path | None = None, check_ro
         uninstall_managed(root=root, check_root=False)  # installing again: from what was there before
     created = [str(p) for p in (root, path.parent) if not p.exists()]
     before = path.read_bytes() if path.exists() else None
-    data = (json.dumps(settings(cfg, sandbox=use_sandbox, root=root), indent=2) + "\n").encode()
+    data = (json.dumps(drop_in(cfg, sandbox=use_sandbox, root=root), indent=2) + "\n").encode()
     record = {"version": 1, "path": str(path), "installed_sha256": _sha(data), "created": created,
               "before": before.decode("latin-1") if before is not None else None, "sandbox": use_sandbox}
     install.atomic_write(record_path, (json.dumps(record, indent=2) + "\n").encode())

@@ -33,17 +33,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import shutil
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from donegate import config, paths, proc
+from donegate import paths, proc
+from donegate.claude.binary import CLAUDE_ENV, find_claude
+from donegate.claude.settings import guard_settings
 from donegate.errors import DonegateError
 
-CLAUDE_ENV = "DONEGATE_CLAUDE"
 # Seconds between progress calls while the model is quiet (a turn can take a minute).
 TICK = 1.0
 SCHEMA_REJECTED = "Output does not match required schema"
@@ -61,46 +61,6 @@ class ModelRun:
     error: str  # one clear line (what happened + what to do) when not ok
     model: str | None
     raw: dict | None  # the final `type:"result"` object
-
-
-def find_claude() -> str:
-    """$DONEGATE_CLAUDE, else the kit's pinned node_modules/.bin/claude, else `claude` on PATH."""
-    env = os.environ.get(CLAUDE_ENV)
-    if env:
-        path = Path(env).expanduser()
-        if path.is_file() and os.access(path, os.X_OK):
-            return str(path)
-        found = shutil.which(env)
-        if found:
-            return found
-        raise DonegateError(
-            f"{CLAUDE_ENV}={env} is not an executable Claude Code binary",
-            f"point {CLAUDE_ENV} at the `claude` executable, or unset it to use the kit's own",
-        )
-    pinned = paths.KIT_ROOT / "node_modules" / ".bin" / "claude"
-    if pinned.is_file() and os.access(pinned, os.X_OK):
-        return str(pinned)
-    found = shutil.which("claude")
-    if found:
-        return found
-    raise DonegateError(
-        "Claude Code (`claude`) is not installed",
-        f"run `make setup` in {paths.KIT_ROOT} (installs the pinned version), "
-        f"or `npm install -g @anthropic-ai/claude-code`, or set {CLAUDE_ENV} to its path",
-    )
-
-
-def guard_settings() -> dict:
-    """The kit's deny rules and PreToolUse guard for its own headless runs.
-
-    Read-only tools are not enough: a writer or reviewer can Read or Grep any absolute path, the
-    hidden tests included, and a reviewer's findings go back to the agent. `--setting-sources ""`
-    keeps the guarded repository's settings out; these come in through `--settings` instead.
-    """
-    from donegate import install
-
-    entries = install.kit_entries(config.defaults())
-    return {"permissions": {"deny": entries["deny"]}, "hooks": {"PreToolUse": [entries["PreToolUse"]]}}
 
 
 def command(claude: str, *, schema: dict, tools: list[str], max_turns: int, model: str | None,

@@ -44,3 +44,31 @@ def guarded(payload: dict, root: Path, fixed: str | None = None, managed: bool =
     from donegate import git
 
     return git.toplevel(cwd)
+
+
+def target(repo: Path | str) -> Path:
+    """The git top-level of `repo`, a repository the kit may guard: neither inside the kit, its
+    launchers or its state root (the agent could read the hidden tests) nor around one of them (the
+    deny rules would cover the whole repository). Install and doctor both ask this."""
+    from donegate import git, paths
+    from donegate.errors import DonegateError
+
+    repo = Path(repo).expanduser()
+    if not repo.is_dir():
+        raise DonegateError(f"{repo}: no such folder")
+    top = git.toplevel(repo)
+    kit = "the kit checkout" if paths.is_checkout() else "the kit's installed package folder"
+    for root, name in ((paths.KIT_ROOT, kit), (paths.hooks_dir(), "the kit's hook launchers"),
+                       (paths.home(), "the donegate state root (DONEGATE_HOME)")):
+        if paths.is_within(root, top):
+            raise DonegateError(
+                f"{name} {root} lies inside the repository {top}: the agent could read the hidden tests",
+                "keep the kit (its checkout, or the environment it is installed in) outside the repository, "
+                "and set DONEGATE_HOME to a folder outside it",
+            )
+        if paths.is_within(top, root):
+            raise DonegateError(
+                f"the repository {top} lies inside {name} {root}: the deny rules would cover the whole repository",
+                "copy or clone the repository to a folder outside the kit",
+            )
+    return top

@@ -15,7 +15,6 @@ read by two processes, each a range of whole lines; their partial counts merge i
 
 from __future__ import annotations
 
-import argparse
 import collections
 import contextlib
 import datetime as dt
@@ -25,14 +24,12 @@ import json
 import multiprocessing
 import os
 import re
-import shutil
-import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeGuard
 
-from donegate import ledger, paths
+from donegate import ledger
 from donegate.errors import DonegateError
 
 # Verdict codes. A blocking stop is one the hook answered with exit 2; `error` blocks unless the
@@ -1124,114 +1121,3 @@ def label_stop(path: Path, ref: str, label: str, note: str = "") -> dict[str, An
                           "ref": short, "label": label, "note": note, "session": rec["session"], "stop": rec.get("stop"),
                           "stop_time": rec["time"], "repo": rec.get("repo") or "", "config": rec["config"],
                           "verdict": rec["verdict"]}, path)
-
-
-# -------------------------------------------------------------------------------------------------
-# Commands
-# -------------------------------------------------------------------------------------------------
-
-
-def _files(args: argparse.Namespace) -> list[Path] | None:
-    """The ledgers to read; None when the default ledger does not exist yet (nothing has run)."""
-    if not args.ledgers:
-        default = paths.ledger_path()
-        return [default] if default.exists() else None
-    files = [Path(p).expanduser() for p in args.ledgers]
-    for path in files:
-        if not path.exists():
-            raise DonegateError(f"no ledger at {path}", "check the path; the kit's own ledger is "
-                                f"{paths.ledger_path()} (the default)")
-        if not path.is_file():
-            raise DonegateError(f"{path} is not a file", "pass ledger.jsonl files")
-    return files
-
-
-def _print_json(value: Any) -> None:
-    json.dump(value, sys.stdout, indent=1)
-    sys.stdout.write("\n")
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    if not args.ledgers and not args.verify:
-        from donegate import leaks  # a second look at sessions that ended on a pass
-
-        for rec in leaks.rescan(paths.home()):
-            print(f"donegate: a leak found late in session {rec['session']} ({rec['repo']}): its transcript shows "
-                  "hidden acceptance-test content, store paths or the kit's hook code after its last stop; recorded "
-                  "in the ledger", file=sys.stderr)
-    files = _files(args)
-    if getattr(args, "html", None):
-        from donegate import report_html
-
-        return report_html.cmd(args, files)
-    if getattr(args, "experiment", None) and not args.verify:
-        from donegate.experiment import table
-
-        fmt = "json" if args.json else "markdown" if args.markdown else "csv" if args.csv else "text"
-        return table.cmd(files or [], args.experiment, fmt)
-    if getattr(args, "csv", False):
-        raise DonegateError("--csv is for --experiment NAME", "add --experiment NAME, or use --json")
-    if files is None:
-        where = paths.ledger_path()
-        if args.json:
-            _print_json({"ledgers": [str(where)], "missing": True, "lines": 0, "groups": []})
-        else:
-            print(f"No ledger yet at {where}: no stop has been recorded (the Stop hook writes one line per stop).")
-        return 0
-    if args.verify:
-        results = [verify_chain(p) for p in files]
-        if args.json:
-            _print_json(results)
-        else:
-            print("\n".join(render_verify(v) for v in results))
-        return 0 if all(v["intact"] for v in results) else 1
-    if args.session:
-        timeline = session_timeline(files, args.session)
-        if args.json:
-            _print_json(timeline)
-        else:
-            print(render_timeline(timeline))
-        return 0
-    since = parse_since(args.since) if args.since else None
-    if args.jobs is not None and args.jobs < 1:
-        raise DonegateError(f"--jobs {args.jobs} is not a number of processes", "use 1 or more")
-    summary = summarize(files, by=args.by, since=since, jobs=args.jobs or default_jobs())
-    if args.json:
-        _print_json(summary)
-    else:
-        print(render(summary, markdown=args.markdown, width=shutil.get_terminal_size((1000, 24)).columns))
-    return 0
-
-
-def cmd_label(args: argparse.Namespace) -> int:
-    path = Path(args.ledger).expanduser() if args.ledger else paths.ledger_path()
-    rec = label_stop(path, args.ref, args.label, args.note or "")
-    print(f"labelled stop {rec['ref']} (session {rec['session']}, stop {rec['stop']}) {rec['label']}")
-    return 0
-
-
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("report", help="summarise the ledger: blocks, give-ups, pass rates, cost and time per configuration")
-    p.add_argument("ledgers", metavar="LEDGER", nargs="*", help="ledger files to read (default: the kit's ledger)")
-    p.add_argument("--by", choices=BY, default="config", help="group the summary by configuration label, repository or day (UTC)")
-    p.add_argument("--since", metavar="DATE", help="count only stops from DATE on (2026-12-01, an ISO time, 7d or 12h)")
-    p.add_argument("--session", metavar="ID", help="print one session stop by stop instead of the summary")
-    p.add_argument("--verify", action="store_true", help="check the hash chain and name the first line changed, removed or inserted")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print JSON for machines (the same numbers as the table)")
-    out.add_argument("--markdown", action="store_true", help="print a Markdown table for pasting into an issue")
-    out.add_argument("--csv", action="store_true", help="print CSV, one row per configuration (with --experiment)")
-    p.add_argument("--experiment", metavar="NAME", help="the table of experiment NAME's runs (donegate experiment run)")
-    p.add_argument("--jobs", type=int, metavar="N", help="processes reading a large ledger (default: up to 2)")
-    from donegate import report_html  # --html
-
-    report_html.add_options(p)
-    p.set_defaults(func=cmd_report)
-
-    p = subparsers.add_parser("label", help="record whether a block was justified, or an appeal upheld (the report counts labels)")
-    p.add_argument("ref", metavar="STOP_REF", help="the stop's ref, as `donegate report --session ID` shows it")
-    p.add_argument("label", choices=LABELS + APPEAL_LABELS,
-                   help="justified or unjustified for a block; upheld (the test was wrong) or rejected for an appeal")
-    p.add_argument("--note", help="why (kept in the ledger)")
-    p.add_argument("--ledger", metavar="PATH", help="the ledger holding the stop (default: the kit's ledger)")
-    p.set_defaults(func=cmd_label)

@@ -43,7 +43,7 @@ def effective_env(files: list) -> dict[str, tuple[str, Any]]:
 
 
 def check_env(findings: list, files: list, *, exec_form: bool, max_blocks: int) -> None:
-    from donegate.doctor import ERROR, OK, WARNING, Finding
+    from donegate.finding import ERROR, OK, WARNING, Finding
 
     fix = "remove it from that file's env (a managed install pins it: donegate install --managed)"
     found = False
@@ -79,7 +79,7 @@ def check_env(findings: list, files: list, *, exec_form: bool, max_blocks: int) 
 
 def check_git(findings: list, repo: Path) -> None:
     from donegate import git
-    from donegate.doctor import OK, WARNING, Finding
+    from donegate.finding import OK, WARNING, Finding
 
     try:
         res = git.run(repo, "config", "--null", "--list", "--show-scope")
@@ -116,7 +116,7 @@ def mode(files: list, stops: list) -> str:
 
 
 def check_mode(findings: list, files: list, stops: list, root: Path) -> str:
-    from donegate.doctor import OK, WARNING, Finding
+    from donegate.finding import OK, WARNING, Finding
 
     m = mode(files, stops)
     if m == "managed":
@@ -148,7 +148,7 @@ def check_ledger(findings: list, repo: Path, ledger_path: Path) -> None:
     import json
     import os
 
-    from donegate.doctor import WARNING, Finding
+    from donegate.finding import WARNING, Finding
 
     try:
         with open(ledger_path, "rb") as fh:

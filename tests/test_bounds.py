@@ -17,6 +17,7 @@ import pytest
 
 from conftest import git, ledger_lines, run_hook, stop_payload
 from donegate import ledger
+from donegate.claude import settings as vocab
 from test_gate import fix_bug
 
 FAST = "timeout: 20\nhook_margin: 5\n"  # hook timeout 26 s: the stop's deadline 23 s
@@ -229,10 +230,10 @@ def test_kill_all_ends_every_run_still_going():
 
 
 def test_the_deadline_is_inside_the_hook_timeout_install_writes():
-    from donegate import config, deadline, gate, install
+    from donegate import config, deadline, gate
 
     for cfg in (config.defaults(), config.minimal(), {**config.defaults(), "review": "hint"}):
-        assert gate._budget(cfg) <= install.hook_timeout(cfg) - deadline.RESERVE
+        assert gate._budget(cfg) <= vocab.hook_timeout(cfg) - deadline.RESERVE
         assert gate._budget(cfg) > cfg["timeout"]
 
 

@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from donegate import doctor, install, paths
+from donegate.claude import binary
+from donegate.claude import shapes
+from donegate.claude import settings as vocab
 from tests.conftest import EXAMPLE_TESTS, KIT
 
 
@@ -206,7 +209,7 @@ def test_a_broader_deny_rule_counts(healthy, kit_home):
     parent = kit_home.parent
     def change(d):
         d["permissions"]["deny"] = [r for r in d["permissions"]["deny"] if str(kit_home) not in r]
-        d["permissions"]["deny"] += [f"{t}(/{parent}/**)" for t in install.DENY_TOOLS]
+        d["permissions"]["deny"] += [f"{t}(/{parent}/**)" for t in vocab.DENY_TOOLS]
     edit_settings(healthy, change)
     assert not any("no deny rule" in e for e in errors(doctor.diagnose(healthy)))
 
@@ -221,7 +224,7 @@ def test_deny_rules_in_a_local_file_count(healthy, kit_home):
 def test_sandbox_checks(healthy, kit_home, monkeypatch):
     if "sandbox" not in json.loads((healthy / ".claude" / "settings.json").read_text()):
         pytest.skip("bubblewrap/socat not installed: install wrote no sandbox")
-    monkeypatch.setattr(install, "sandbox_available", lambda: (False, "missing on PATH: bwrap"))
+    monkeypatch.setattr(vocab, "sandbox_available", lambda: (False, "missing on PATH: bwrap"))
     hit = only_error(doctor.diagnose(healthy), "sandbox is on but cannot run here")
     assert "bubblewrap" in hit.fix
     monkeypatch.undo()
@@ -281,7 +284,7 @@ def test_claude_version_is_reported(healthy):
     if not (KIT / "node_modules" / ".bin" / "claude").exists():
         pytest.skip("the pinned claude is not installed (make setup)")
     oks = [f.what for f in doctor.diagnose(healthy) if f.level == doctor.OK]
-    assert f"claude {doctor.pinned_version()}" in oks
+    assert f"claude {binary.pinned_version()}" in oks
 
 
 def test_state_root_inside_the_repo(shop_repo, monkeypatch):
@@ -300,8 +303,8 @@ def test_check_shapes_accepts_what_claude_code_accepts():
                     "Unknown": [{"hooks": []}], "Notification": None},
           "permissions": {"defaultMode": "acceptEdits", "deny": [], "allow": ["Bash"]},
           "sandbox": {"enabled": False, "filesystem": {"bogus": 1}}, "env": {"X": 5}, "donegate": {"x": 1}}
-    assert doctor.check_shapes(ok, "f") == []
-    warn = doctor.check_shapes({"permissions": {"deny": [5]}}, "f")
+    assert shapes.check_shapes(ok, "f") == []
+    warn = shapes.check_shapes({"permissions": {"deny": [5]}}, "f")
     assert [f.level for f in warn] == [doctor.WARNING]
 
 

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from donegate import config, doctor, install, managed
+from donegate import config, doctor, install
+from donegate.claude import managed as claude_managed
+from donegate.claude import settings as vocab
 from tests.test_doctor import seal
 
 
@@ -87,7 +89,7 @@ def test_a_shell_form_hook_makes_path_and_pythonpath_errors(installed, managed_d
     path = installed / ".claude" / "settings.json"
     data = json.loads(path.read_text())
     hook = data["hooks"]["Stop"][-1]["hooks"][0]
-    hook["command"] = " ".join(install.quote(w) for w in install.hook_words(hook))
+    hook["command"] = " ".join(vocab.quote(w) for w in vocab.hook_words(hook))
     del hook["args"]
     write(path, data)
     add_env(installed, "user", managed_dir, {"PYTHONPATH": "/tmp/evil"})
@@ -99,7 +101,7 @@ def test_a_shell_form_hook_makes_path_and_pythonpath_errors(installed, managed_d
 def test_managed_env_wins_over_the_layers_below(installed, managed_dir):
     add_env(installed, "local", managed_dir, {"CLAUDE_CODE_SIMPLE": "1", "LD_PRELOAD": "/tmp/x.so"})
     assert findings_with(doctor.diagnose(installed), doctor.ERROR, "CLAUDE_CODE_SIMPLE")
-    write(managed_dir / "managed-settings.d" / "donegate.json", managed.settings(config.load(), sandbox=False, root=managed_dir))
+    write(managed_dir / "managed-settings.d" / "donegate.json", claude_managed.drop_in(config.load(), sandbox=False, root=managed_dir))
     found = doctor.diagnose(installed)
     assert not findings_with(found, doctor.ERROR, "CLAUDE_CODE_SIMPLE") and not findings_with(found, doctor.ERROR, "LD_PRELOAD")
 
@@ -120,11 +122,11 @@ def test_the_mode(shop_repo, managed_dir):
     install.install(shop_repo, sandbox="off")
     seal(shop_repo)
     assert findings_with(doctor.diagnose(shop_repo), doctor.WARNING, "protected by the project install alone")
-    if install.sandbox_available()[0]:
+    if vocab.sandbox_available()[0]:
         install.install(shop_repo, sandbox="on")
         assert findings_with(doctor.diagnose(shop_repo), doctor.OK, "project install with the sandbox")
     install.uninstall(shop_repo)
-    write(managed_dir / "managed-settings.d" / "donegate.json", managed.settings(config.load(), sandbox=False, root=managed_dir))
+    write(managed_dir / "managed-settings.d" / "donegate.json", claude_managed.drop_in(config.load(), sandbox=False, root=managed_dir))
     found = doctor.diagnose(shop_repo)
     assert findings_with(found, doctor.OK, "protected by a managed install")
     assert not [f.what for f in found if f.level == doctor.ERROR]  # the managed drop-in alone is a whole install
@@ -133,7 +135,7 @@ def test_the_mode(shop_repo, managed_dir):
 def test_stops_that_saw_a_weakening_environment_are_reported(installed, kit_home):
     from tests.conftest import HOOK, stop_payload
 
-    hook = install.hook_words(json.loads((installed / ".claude" / "settings.json").read_text())["hooks"]["Stop"][-1]["hooks"][0])
+    hook = vocab.hook_words(json.loads((installed / ".claude" / "settings.json").read_text())["hooks"]["Stop"][-1]["hooks"][0])
     env = {k: v for k, v in os.environ.items() if k != "DONEGATE_HOME"}
     for extra in ({}, {"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "2"}):
         subprocess.run(hook, input=json.dumps(stop_payload(installed)), env={**env, **extra}, capture_output=True, text=True, timeout=300)

@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 
 from donegate import git as kit_git
-from donegate import install
+from donegate.claude import settings as vocab
 from tests.conftest import HOOK, git, ledger_lines, stop_payload
 
 PY = os.path.abspath(sys.executable)
 
 
 def exec_argv(kit_home: Path, repo: Path | None = None, managed: bool = False) -> list[str]:
-    hook = install.exec_hook(HOOK, python=PY, home=kit_home, repo=repo, managed=managed, timeout=60)
-    return install.hook_words(hook)
+    hook = vocab.exec_hook(HOOK, python=PY, home=kit_home, repo=repo, managed=managed, timeout=60)
+    return vocab.hook_words(hook)
 
 
 def run(argv: list[str], payload: dict, env: dict | None = None, drop=("DONEGATE_HOME",)) -> subprocess.CompletedProcess:
@@ -178,8 +178,8 @@ def test_the_reviewers_claude_comes_from_the_arguments_not_the_environment(seale
     old = run([PY, "-m", "donegate", "hook"], stop_payload(sealed_shop), {**env, "DONEGATE_HOME": str(kit_home)}, drop=())
     assert old.returncode == 0 and fakes["agents"][1].exists()
     fakes["agents"][1].unlink()
-    hook = install.exec_hook(HOOK, python=PY, home=kit_home, repo=sealed_shop, timeout=60, claude=str(fakes["installed"][0]))
-    res = run(install.hook_words(hook), stop_payload(sealed_shop, "s2"), env)
+    hook = vocab.exec_hook(HOOK, python=PY, home=kit_home, repo=sealed_shop, timeout=60, claude=str(fakes["installed"][0]))
+    res = run(vocab.hook_words(hook), stop_payload(sealed_shop, "s2"), env)
     assert res.returncode == 0 and "review failed" in res.stdout  # the installed (fake) claude failed: allowed, told
     assert fakes["installed"][1].exists() and not fakes["agents"][1].exists()
 

@@ -14,6 +14,8 @@ import pytest
 from donegate import config, guard, install, paths
 from donegate import git as git_module
 from donegate.errors import DonegateError
+from donegate.claude import binary
+from donegate.claude import settings as vocab
 from tests.conftest import KIT, make_repo, stop_payload
 
 USER_SETTINGS = """{
@@ -74,19 +76,19 @@ def test_stop_hook_command_and_timeout(repo, kit_home):
     assert hook["command"] == os.path.abspath(sys.executable)
     assert hook["args"][:8] == ["-I", str(KIT / "hooks" / "stop_gate.py"), "--home", str(kit_home), "--repo", str(repo.resolve()),
                                 "--git", git_module.executable()]
-    assert hook["args"][8:] in ([], ["--claude", install.claude_executable()])
+    assert hook["args"][8:] in ([], ["--claude", binary.executable()])
     assert os.path.isabs(hook["args"][-1])
 
 
 def test_the_written_commands_run_as_argument_lists(repo, kit_home):
     install.install(repo, sandbox="off")
     data = settings(repo)
-    stop = install.hook_words([h for g in data["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(h)][0])
+    stop = vocab.hook_words([h for g in data["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(h)][0])
     res = subprocess.run(stop, input=json.dumps(stop_payload(repo)), capture_output=True, text=True,
                          timeout=120, env={k: v for k, v in os.environ.items() if k != "DONEGATE_HOME"})
     assert res.returncode == 0, res.stderr
     assert "no acceptance tests are sealed" in res.stdout  # the gate ran, with the state root install fixed
-    guard_cmd = install.hook_words(data["hooks"]["PreToolUse"][-1]["hooks"][0])
+    guard_cmd = vocab.hook_words(data["hooks"]["PreToolUse"][-1]["hooks"][0])
     payload = {"tool_name": "Read", "cwd": str(repo), "tool_input": {"file_path": str(kit_home / "acceptance" / "x.py")}}
     res = subprocess.run(guard_cmd, input=json.dumps(payload), capture_output=True, text=True,
                          timeout=60, env={k: v for k, v in os.environ.items() if k != "DONEGATE_HOME"})
@@ -99,7 +101,7 @@ def test_timeout_covers_reviewers_when_on(repo, kit_home):
     hook = [h for g in settings(repo)["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(h)][0]
     assert hook["timeout"] == 331  # > 100 + 200 + 30.5
     cfg = config.load()
-    assert install.hook_timeout({**cfg, "review": "off"}) == 131
+    assert vocab.hook_timeout({**cfg, "review": "off"}) == 131
 
 
 def test_guard_hook_and_deny_rules(repo, kit_home):
@@ -120,7 +122,7 @@ def test_guard_hook_and_deny_rules(repo, kit_home):
 
 
 def test_sandbox_block(repo, kit_home, monkeypatch):
-    monkeypatch.setattr(install, "sandbox_available", lambda: (True, ""))
+    monkeypatch.setattr(vocab, "sandbox_available", lambda: (True, ""))
     install.install(repo, sandbox="auto")
     box = settings(repo)["sandbox"]
     assert box["enabled"] is True and box["failIfUnavailable"] is True
@@ -132,8 +134,8 @@ def test_sandbox_block(repo, kit_home, monkeypatch):
 
 
 def test_sandbox_modes_without_dependencies(repo, monkeypatch):
-    monkeypatch.setattr(install.shutil, "which", lambda name: None)
-    monkeypatch.setattr(install.sys, "platform", "linux")
+    monkeypatch.setattr(vocab.shutil, "which", lambda name: None)
+    monkeypatch.setattr(vocab.sys, "platform", "linux")
     before = claude_files(repo)
     with pytest.raises(DonegateError) as err:
         install.install(repo, sandbox="on")
@@ -143,7 +145,7 @@ def test_sandbox_modes_without_dependencies(repo, monkeypatch):
 
 
 def test_sandbox_keeps_and_restores_user_values(tmp_path, monkeypatch):
-    monkeypatch.setattr(install, "sandbox_available", lambda: (True, ""))
+    monkeypatch.setattr(vocab, "sandbox_available", lambda: (True, ""))
     original = json.dumps({"sandbox": {"enabled": False, "filesystem": {"denyRead": ["~/.aws"]}, "network": {"allowLocalBinding": True}}}, indent=2) + "\n"
     repo = make_repo(tmp_path / "r", {".claude/settings.json": original})
     install.install(repo, sandbox="on")

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from donegate import config, install, managed
+from donegate import config, managed
 from donegate.errors import DonegateError
+from donegate.claude import managed as claude_managed
+from donegate.claude import settings as vocab
 from tests.conftest import HOOK, KIT
 from tests.support.managed import wrap
 
@@ -27,26 +29,26 @@ def tree(root: Path) -> dict[str, bytes | None]:
 
 
 def test_the_platform_folders():
-    assert managed.managed_root("linux") == Path("/etc/claude-code")
-    assert managed.managed_root("darwin") == Path("/Library/Application Support/ClaudeCode")
-    assert managed.drop_in_path(managed.managed_root("darwin")) == Path(
+    assert claude_managed.managed_root("linux") == Path("/etc/claude-code")
+    assert claude_managed.managed_root("darwin") == Path("/Library/Application Support/ClaudeCode")
+    assert claude_managed.drop_in_path(claude_managed.managed_root("darwin")) == Path(
         "/Library/Application Support/ClaudeCode/managed-settings.d/donegate.json")
     with pytest.raises(DonegateError, match="not supported on win32"):
-        managed.managed_root("win32")
+        claude_managed.managed_root("win32")
 
 
 def test_the_drop_in(tmp_path, kit_home):
     root = tmp_path / "claude-code"
-    path = managed.install_managed(sandbox="on" if install.sandbox_available()[0] else "off", root=root, check_root=False)
+    path = managed.install_managed(sandbox="on" if vocab.sandbox_available()[0] else "off", root=root, check_root=False)
     assert path == root / "managed-settings.d" / "donegate.json"
     data = json.loads(path.read_text())
-    assert "sandbox" in data if install.sandbox_available()[0] else "sandbox" not in data
+    assert "sandbox" in data if vocab.sandbox_available()[0] else "sandbox" not in data
     (stop,) = data["hooks"]["Stop"][0]["hooks"]
     assert stop["command"] == os.path.abspath(sys.executable)  # exec form: no shell
     assert stop["args"][:4] == ["-I", str(HOOK), "--home", str(kit_home)]
     assert "--managed" in stop["args"] and "--repo" not in stop["args"]
     assert os.path.isabs(stop["args"][stop["args"].index("--git") + 1])
-    assert stop["timeout"] == install.hook_timeout(config.load())
+    assert stop["timeout"] == vocab.hook_timeout(config.load())
     (guard,) = data["hooks"]["PreToolUse"][0]["hooks"]
     assert guard["args"][:3] == ["-I", "-S", str(KIT / "hooks" / "guard.py")]
     env = data["env"]
@@ -68,7 +70,7 @@ def stat_mode(path: Path) -> int:
 
 def test_the_block_cap_is_pinned_above_max_blocks(kit_home):
     (kit_home / "donegate.yaml").write_text("max_blocks: 30\n")
-    assert managed.pinned_env(config.load())["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"] == "32"
+    assert claude_managed.pinned_env(config.load())["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"] == "32"
 
 
 @pytest.mark.parametrize("before", ["nothing", "empty folder", "other drop-ins", "a file of the same name"])

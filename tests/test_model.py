@@ -18,6 +18,7 @@ import pytest
 
 from donegate import model, paths, proc
 from donegate.errors import DonegateError
+from donegate.claude import binary
 
 # -- proc.run(on_line=...) -------------------------------------------------------------
 
@@ -63,10 +64,10 @@ def _fake_exe(path: Path, body: str) -> Path:
 def test_find_claude_prefers_the_env_variable(tmp_path, monkeypatch):
     exe = _fake_exe(tmp_path / "claude", "")
     monkeypatch.setenv("DONEGATE_CLAUDE", str(exe))
-    assert model.find_claude() == str(exe)
+    assert binary.find_claude() == str(exe)
     monkeypatch.setenv("DONEGATE_CLAUDE", str(tmp_path / "missing"))
     with pytest.raises(DonegateError, match="DONEGATE_CLAUDE=.* is not an executable") as exc:
-        model.find_claude()
+        binary.find_claude()
     assert "unset it" in exc.value.fix
 
 
@@ -76,14 +77,14 @@ def test_find_claude_falls_back_to_the_kit_then_path(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "KIT_ROOT", kit)
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     with pytest.raises(DonegateError, match="Claude Code .* is not installed") as exc:
-        model.find_claude()
+        binary.find_claude()
     assert "make setup" in exc.value.fix and "DONEGATE_CLAUDE" in exc.value.fix
     (tmp_path / "bin").mkdir()
     on_path = _fake_exe(tmp_path / "bin" / "claude", "")
-    assert model.find_claude() == str(on_path)
+    assert binary.find_claude() == str(on_path)
     (kit / "node_modules" / ".bin").mkdir(parents=True)
     pinned = _fake_exe(kit / "node_modules" / ".bin" / "claude", "")
-    assert model.find_claude() == str(pinned)
+    assert binary.find_claude() == str(pinned)
 
 
 # -- reading results (objects as Claude Code 2.1.197 printed them) -----------------------------

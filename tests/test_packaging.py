@@ -20,6 +20,7 @@ import pytest
 
 from donegate import config, guard, install, paths
 from donegate.errors import DonegateError
+from donegate.claude import settings as vocab
 from tests.conftest import KIT, make_repo, stop_payload
 
 SITE = Path("lib") / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
@@ -52,18 +53,18 @@ def installed(tmp_path, monkeypatch) -> Path:
 def test_a_checkout_keeps_its_layout():
     assert paths.is_checkout()
     assert paths.hooks_dir() == KIT / "hooks"
-    assert install.stop_script() == KIT / "hooks" / "stop_gate.py"
-    assert install.guard_script() == KIT / "hooks" / "guard.py"
+    assert vocab.stop_script() == KIT / "hooks" / "stop_gate.py"
+    assert vocab.guard_script() == KIT / "hooks" / "guard.py"
     assert paths.protected_roots() == [KIT, paths.home()]
 
 
 def test_an_installed_wheel_finds_its_launchers_and_keeps_state_in_xdg(installed, tmp_path):
     assert not paths.is_checkout()
     assert paths.hooks_dir() == installed / SHARED
-    assert install.stop_script() == installed / SHARED / "stop_gate.py"
+    assert vocab.stop_script() == installed / SHARED / "stop_gate.py"
     assert paths.home() == tmp_path / "xdg" / "donegate"
     assert paths.protected_roots() == [installed / SITE, installed / SHARED, tmp_path / "xdg" / "donegate"]
-    install.check_scripts()
+    vocab.check_scripts()
 
 
 @pytest.mark.parametrize("site", [Path("."), Path("Lib") / "site-packages", SITE], ids=["target", "windows", "posix"])
@@ -77,13 +78,13 @@ def test_launchers_of_another_environment_are_not_taken(tmp_path):
     kit = tmp_path / "p" / "a" / "b" / "c" / "d"
     assert paths.hooks_dir(kit) == kit / "hooks"  # reported missing by check_scripts
     with pytest.raises(DonegateError, match="stop_gate.py does not exist"):
-        install.check_scripts(kit)
+        vocab.check_scripts(kit)
 
 
 def test_a_missing_guard_launcher_is_refused(tmp_path):
     kit = fake_install(tmp_path / "p", launchers=("stop_gate.py",))
     with pytest.raises(DonegateError, match="guard.py does not exist"):
-        install.check_scripts(kit)
+        vocab.check_scripts(kit)
 
 
 @pytest.mark.parametrize("layout", ["checkout", "installed"])
@@ -116,12 +117,12 @@ def test_the_guard_and_paths_agree_on_the_state_root_and_the_protected_folders(l
 
 
 def test_install_entries_point_at_the_installed_launchers(installed, tmp_path):
-    entries = install.kit_entries(config.defaults(), python="/venv/bin/python")
+    entries = vocab.kit_entries(config.defaults(), python="/venv/bin/python")
     state = tmp_path / "xdg" / "donegate"
-    stop = install.hook_words(entries["Stop"]["hooks"][0])
+    stop = vocab.hook_words(entries["Stop"]["hooks"][0])
     assert stop[:5] == ["/venv/bin/python", "-I", str(installed / SHARED / "stop_gate.py"), "--home", str(state)]
     # No -S: an installed launcher imports the package from the interpreter's site-packages.
-    guard_cmd = install.hook_words(entries["PreToolUse"]["hooks"][0])
+    guard_cmd = vocab.hook_words(entries["PreToolUse"]["hooks"][0])
     assert guard_cmd[:5] == ["/venv/bin/python", "-I", str(installed / SHARED / "guard.py"), "--home", str(state)]
     roots = [installed / SITE, installed / SHARED, state]
     assert entries["sandbox_paths"] == ["/" + str(r) for r in roots]
@@ -130,8 +131,8 @@ def test_install_entries_point_at_the_installed_launchers(installed, tmp_path):
 
 
 def test_a_checkout_guard_still_runs_without_site():
-    entries = install.kit_entries(config.defaults(), python="/x/python")
-    assert install.hook_words(entries["PreToolUse"]["hooks"][0])[:3] == ["/x/python", "-I", "-S"]
+    entries = vocab.kit_entries(config.defaults(), python="/x/python")
+    assert vocab.hook_words(entries["PreToolUse"]["hooks"][0])[:3] == ["/x/python", "-I", "-S"]
 
 
 def test_the_guard_of_an_installed_kit_protects_its_folders(installed, tmp_path):
@@ -178,7 +179,7 @@ def run(argv, *, env, cwd, input=None, timeout=180) -> subprocess.CompletedProce
 def hook_command(settings: dict, event: str) -> list[str]:
     """The hook's argv: install writes exec form (Claude Code runs it without a shell)."""
     [group] = [g for g in settings["hooks"][event] if "donegate" in json.dumps(g)]
-    return install.hook_words(group["hooks"][0])
+    return vocab.hook_words(group["hooks"][0])
 
 
 def test_wheel_install_gates_a_session(tmp_path):

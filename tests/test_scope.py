@@ -140,9 +140,10 @@ def test_the_files_install_writes_are_not_the_agents_change(shop_repo, kit_home,
 
 def test_kit_files_are_the_ones_install_writes():
     from donegate import install, store
+    from donegate.claude import settings as vocab
 
-    assert set(store.KIT_FILES) == {install.SETTINGS.as_posix(), install.RECORD.as_posix(),
-                                    install.SETTINGS.as_posix() + install.BACKUP_SUFFIX}
+    assert set(store.KIT_FILES) == {vocab.SETTINGS.as_posix(), install.RECORD.as_posix(),
+                                    vocab.SETTINGS.as_posix() + install.BACKUP_SUFFIX}
 
 
 def test_a_symlink_outside_allowed_is_named_as_one(sealed_shop, kit_home):

@@ -40,7 +40,8 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, TextIO
 
-from donegate import ledger, model, paths, proc, runner
+from donegate import ledger, paths, proc, runner
+from donegate.claude import binary
 from donegate.errors import DonegateError
 from donegate.experiment import source
 from donegate.experiment.spec import Spec
@@ -221,7 +222,7 @@ def _kit_ok(res: proc.Result, what: str) -> None:
 
 def agent_command(spec: Spec) -> list[str]:
     agent, limits = spec.agent, spec.limits
-    argv = [model.find_claude(), "-p", "--output-format", "json", "--max-turns", str(limits["turns"]),
+    argv = [binary.find_claude(), "-p", "--output-format", "json", "--max-turns", str(limits["turns"]),
             "--setting-sources", agent["setting_sources"]]
     if agent["model"]:
         argv += ["--model", agent["model"]]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from donegate import ledger as kit_ledger
+from donegate.claude import settings as vocab
 
 from .fakeapi import FakeAPI
 from .session import SessionResult, make_repo, run_session
@@ -40,9 +41,7 @@ BUG = ("if units > BULK_THRESHOLD:", "if units >= BULK_THRESHOLD:")
 
 def sandbox_available() -> bool:
     """Whether `donegate install --sandbox auto` turns Claude Code's sandbox on here."""
-    from donegate import install
-
-    return install.sandbox_available()[0]
+    return vocab.sandbox_available()[0]
 
 
 def text_files(root: Path, *folders: str) -> dict[str, str]:

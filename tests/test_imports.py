@@ -1,0 +1,97 @@
+"""The package's import graph has no cycle: not at module level, and not hidden in a function.
+
+A function-level import keeps a circle from failing at import time, but the circle is still there
+(doctor -> install -> model -> doctor was one): read from the source with `ast`, every
+`import donegate.x` and `from donegate[.x] import y` anywhere in a module is an edge.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "donegate"
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Dotted name -> file, for every module of the package under `root`."""
+    out = {}
+    for f in sorted(root.rglob("*.py")):
+        parts = list(f.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = f
+    return out
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The package's modules that `name` imports, at any depth of its code."""
+    top = name.split(".")[0]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.add(sub if sub in known else base)  # `from donegate import x`: the module x
+    return {m for m in found if m.split(".")[0] == top and m in known and m != name}
+
+
+def graph(root: Path) -> dict[str, set[str]]:
+    known = modules(root)
+    return {name: imports(name, path, known) for name, path in known.items()}
+
+
+def cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle (its modules in order, the first repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(edges):
+        if start not in state and (found := visit(start)):
+            return found
+    return None
+
+
+def test_the_package_has_no_import_cycle():
+    edges = graph(PACKAGE)
+    found = cycle(edges)
+    assert found is None, "import cycle: " + " -> ".join(found or [])
+
+
+def test_the_graph_sees_module_and_function_level_imports():
+    edges = graph(PACKAGE)
+    assert "donegate.claude.shapes" in edges["donegate.doctor"]  # module level, `from x.y import z`
+    assert "donegate.outcome" in edges["donegate.appeal"]  # inside a function
+    assert "donegate.claude.binary" in edges["donegate.claude.settings"]  # `from donegate.claude import binary`
+
+
+def test_a_circle_hidden_in_a_function_is_found(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from pkg.sub import b\n")
+    (pkg / "sub" / "b.py").write_text("from . import c\n")
+    (pkg / "sub" / "c.py").write_text("def f():\n    from pkg import a\n    return a\n")
+    assert cycle(graph(pkg)) == ["pkg.a", "pkg.sub.b", "pkg.sub.c", "pkg.a"]
+    (pkg / "sub" / "c.py").write_text("def f():\n    import json\n    return json\n")  # honest look-alike
+    assert cycle(graph(pkg)) is None
