@@ -356,10 +356,12 @@ def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str,
         return
     from donegate.gate import scope_gate  # the very check the Stop hook runs
 
-    for problem in scope_gate(repo, st, cfg)["problems"]:
+    problems = scope_gate(repo, st, cfg)["problems"]
+    for problem in problems:
         findings.append(Finding(ERROR, f"since the seal, {problem}: the gate will block every stop until this is undone",
                                 str(repo), "undo the change, or seal again after a change of your own: donegate seal ..."))
-    findings.append(Finding(OK, f"{st.manifest['count']} acceptance tests sealed and intact", str(st.path)))
+    if not problems:  # never "intact" beside the errors (it said so while every stop blocked)
+        findings.append(Finding(OK, f"{st.manifest['count']} acceptance tests sealed and intact", str(st.path)))
 
 
 def writable(path: Path, folder: bool = False) -> bool:
