@@ -32,7 +32,7 @@ from donegate import appeal, cache, config, deadline, git, paths, sessions, stor
 from donegate.errors import DonegateError
 from donegate.gate import breaker, feedback, integrity, leaks, record, review, scan, scope, watchdog as _watchdog
 from donegate.gate.acceptance import acceptance_gate
-from donegate.gate.inputs import parse_payload, weakened_env
+from donegate.gate.inputs import parse_payload, session_of, weakened_env
 from donegate.gate.scope import scope_gate
 from donegate.gate.stop import AFTER_RUN, STOP as _STOP, fault as _fault, log_exception as _log_exception, stage as _stage
 from donegate.gate.stop import time_left
@@ -56,11 +56,10 @@ def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg:
     paths.check_outside(repo, root)
     out = _evaluate(payload, cfg, root, repo)
     out.repo = str(repo)
-    return appeal.consider(out, payload, cfg, root, repo, _session(payload))
+    return appeal.consider(out, payload, cfg, root, repo, session_of(payload))
 
 
 def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path) -> Outcome:
-    _stage("the store check")
     st, sealed, _ = integrity.check(repo, root)
     if sealed["ok"] is False:
         return Outcome("block", BLOCK, gates={"integrity": sealed},
@@ -74,7 +73,7 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     leak, scrub = leaks.transcript_gate(payload, st, root)
     if leak:
         gates["leak"] = leak
-    in_scope, accept, failures, cached = cache.judged(repo, st.manifest, cfg, root, _session(payload),
+    in_scope, accept, failures, cached = cache.judged(repo, st.manifest, cfg, root, session_of(payload),
                                                       lambda: _judge(repo, st, cfg))
     gates["scope"] = in_scope
     gates["acceptance"] = accept
@@ -102,10 +101,6 @@ def _judge(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, 
     in_scope = scope.scope_gate(repo, st, cfg)
     accept, run = acceptance_gate(repo, st, cfg)
     return in_scope, accept, run.failing()
-
-
-def _session(payload: dict[str, Any]) -> str:
-    return sessions.resolve(payload)[0]
 
 
 def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *, repo: str | None = None,

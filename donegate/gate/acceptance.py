@@ -1,4 +1,4 @@
-"""Stage 3, acceptance: the hidden tests, in an isolated interpreter (`donegate.runner`), within the time
+"""The acceptance stage: the hidden tests, in an isolated interpreter (`donegate.runner`), within the time
 the stop's deadline leaves; every sealed test must report."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Stage 8, breaker: count blocks per session, and hand the session to a person when the loop stops paying
+"""The breaker: count blocks per session, and hand the session to a person when the loop stops paying
 (`max_blocks`, `max_same_failure`). The counters live under the state root (`donegate.state`)."""
 
 from __future__ import annotations

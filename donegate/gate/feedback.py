@@ -1,4 +1,4 @@
-"""Stage 6, feedback: what the agent is told. All failures of the stop together, each test's name and
+"""The feedback stage: what the agent is told. All failures of the stop together, each test's name and
 assertion, store paths scrubbed, never a line of test source (`donegate.feedback`); on a pass, what the
 user is told."""
 

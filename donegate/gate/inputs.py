@@ -9,6 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
+from donegate import sessions
 from donegate.errors import DonegateError
 
 
@@ -39,3 +40,8 @@ def weakened_env(cfg: dict[str, Any], seen: list[str]) -> list[str]:
     except ValueError:
         pass
     return sorted(out)
+
+
+def session_of(payload: dict[str, Any]) -> str:
+    """The session a stop belongs to (`donegate.sessions`)."""
+    return sessions.resolve(payload)[0]

@@ -1,4 +1,4 @@
-"""Stage 1, integrity: the store matches its manifest and its seal record (a missing or edited store blocks).
+"""The integrity stage: the store matches its manifest and its seal record (a missing or edited store blocks).
 
 `check` is the one store check: the Stop hook and `donegate doctor` both call it.
 """
@@ -13,12 +13,14 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
 
 from donegate import store
 from donegate.errors import StoreError
+from donegate.gate.stop import stage
 
 
 def check(repo: Path, root: Path) -> tuple[store.Store | None, dict[str, Any], str]:
     """(the sealed store for `repo` or None, the stage's gate for the ledger, the fix of a problem):
     gate {"ok": True, "tests": n}; {"ok": None} when nothing is sealed; {"ok": False, "problem": ...}
     when the store is missing, modified or unrecorded (then the store is None)."""
+    stage("the store check")
     try:
         st = store.load(repo, root)
     except StoreError as exc:

@@ -1,4 +1,4 @@
-"""Stage 2b, the transcript scan: did the session's transcript show hidden-test source, store paths or
+"""The transcript scan (leaks): did the session's transcript show hidden-test source, store paths or
 the kit's hook code (`donegate.leaks`)? A leak never blocks on its own; it is recorded and told. The
 scrubber the feedback stage uses is built here, from the same secrets."""
 

@@ -1,4 +1,4 @@
-"""Stage 9, ledger: the stop's one JSON line, appended under a lock and hash-chained (`donegate.ledger`);
+"""The ledger stage: the stop's one JSON line, appended under a lock and hash-chained (`donegate.ledger`);
 a lock held too long parks the line for the next append."""
 
 from __future__ import annotations

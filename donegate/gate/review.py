@@ -1,4 +1,4 @@
-"""Stage 5, review (optional): the reviewers once scope and acceptance pass, as a hint or as a gate."""
+"""The review stage (optional): the reviewers once scope and acceptance pass, as a hint or as a gate."""
 
 from __future__ import annotations
 
@@ -11,19 +11,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate import feedback, git, paths, sessions, store
+from donegate import feedback, git, paths, store
 from donegate.errors import DonegateError
+from donegate.gate.inputs import session_of
 from donegate.gate.stop import log_exception, stage, time_left
 from donegate.outcome import BLOCK, Outcome
 from donegate.state import FileCounters
 
 
-def _session(payload: dict[str, Any]) -> str:
-    return sessions.resolve(payload)[0]
-
-
 def _hinted(root: Path, payload: dict[str, Any]) -> list[str]:
-    return list(FileCounters(paths.state_dir(root)).peek(_session(payload)).get("hinted") or [])
+    return list(FileCounters(paths.state_dir(root)).peek(session_of(payload)).get("hinted") or [])
 
 
 def review_gate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path, st: store.Store,

@@ -1,4 +1,4 @@
-"""Stage 4, scan: the ast scan of the product files changed since the seal (`scan: block | hint | off`)."""
+"""The scan stage: the ast scan of the product files changed since the seal (`scan: block | hint | off`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stage 2, scope: protected files unchanged since the seal, and (with `allowed`) nothing changed outside it.
+"""The scope stage: protected files unchanged since the seal, and (with `allowed`) nothing changed outside it.
 
 `scope_gate` is the one protected-file check: the Stop hook and `donegate doctor` both call it.
 """
