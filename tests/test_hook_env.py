@@ -234,3 +234,12 @@ def test_donegate_hook_and_the_launcher_agree_on_a_nested_stop(sealed_shop, kit_
     sid = kitruns.register(kit_home, timeout=60)
     res = run(argv, stop_payload(sealed_shop, session=sid), drop=())
     assert res.returncode == 0 and res.stdout == "" and len(ledger_lines(kit_home)) == 1
+
+
+def test_donegate_hook_without_its_launcher_blocks(monkeypatch, capsys):
+    from donegate import _layout, cli
+
+    monkeypatch.setattr(_layout, "STOP_LAUNCHER", "no_such_launcher.py")
+    assert cli.main(["hook"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["decision"] == "block" and "launcher cannot be loaded" in err
