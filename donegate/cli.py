@@ -18,15 +18,26 @@ from donegate import __version__
 from donegate.errors import DonegateError
 
 
-def cmd_hook(args: argparse.Namespace) -> int:
-    from donegate import gate
+def cmd_hook(argv: list[str]) -> int:
+    """`donegate hook [--home H --repo R --git G --claude C | --managed]`: the launcher's own `main`
+    (hooks/stop_gate.py), so a stop run this way reads its arguments, distrusts the environment and
+    falls back exactly as the installed hook does."""
+    from donegate import _layout, paths
 
-    code, out, err = gate.run_hook(sys.stdin.read())
-    if out:
+    launcher = Path(_layout.hooks_dir(str(paths.KIT_ROOT))) / _layout.STOP_LAUNCHER
+    try:
+        spec = importlib.util.spec_from_file_location("donegate_stop_launcher", launcher)
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception as exc:  # fail closed: exit 2, never a traceback
+        from donegate.outcome import BLOCK, Outcome, render
+
+        code, out, err = render(Outcome("error", BLOCK, f"donegate: the Stop hook's launcher cannot be loaded "
+                                                         f"({type(exc).__name__}); reinstall the kit"))
         sys.stdout.write(out)
-    if err:
         sys.stderr.write(err)
-    return code
+        return code
+    return module.main(argv)
 
 
 def cmd_seal(args: argparse.Namespace) -> int:
@@ -66,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("hook", help="run the Stop hook (reads Claude Code's JSON on stdin; exits 0 or 2)")
-    p.set_defaults(func=cmd_hook)
+    p.set_defaults(func=lambda args: cmd_hook([]))
 
     p = sub.add_parser("seal", help="copy acceptance tests into the store for REPO, outside its tree")
     p.add_argument("repo", metavar="REPO", help="the guarded git repository")
@@ -86,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["hook"]:
         # The hot path: skip argparse and every other command module.
-        return cmd_hook(argparse.Namespace())
+        return cmd_hook(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -342,24 +342,26 @@ def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
 
 
 def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str, Any]) -> None:
-    from donegate import store
+    from donegate.gate import integrity, scope  # the very checks the Stop hook runs, in its order
 
     try:
-        st = store.load(repo, home)
+        st, sealed, fix = integrity.check(repo, home)
     except DonegateError as exc:
-        findings.append(Finding(ERROR, f"acceptance store: {exc.message}; the gate blocks every stop", str(paths.store_dir(repo, home)),
-                                exc.fix or "seal the tests again"))
+        st, sealed, fix = None, {"ok": False, "problem": exc.message}, exc.fix or "seal the tests again"
+    if sealed["ok"] is False:
+        findings.append(Finding(ERROR, f"acceptance store: {sealed['problem']}; the gate blocks every stop",
+                                str(paths.store_dir(repo, home)), fix))
         return
     if st is None:
         findings.append(Finding(ERROR, "no acceptance tests are sealed for this repository: the gate lets every stop through unchecked",
                                 str(paths.store_dir(repo, home)), f"donegate write {repo} --request ..., or donegate seal {repo} TEST_FILE..."))
         return
-    from donegate.gate import scope_gate  # the very check the Stop hook runs
-
-    for problem in scope_gate(repo, st, cfg)["problems"]:
+    problems = scope.scope_gate(repo, st, cfg)["problems"]
+    for problem in problems:
         findings.append(Finding(ERROR, f"since the seal, {problem}: the gate will block every stop until this is undone",
                                 str(repo), "undo the change, or seal again after a change of your own: donegate seal ..."))
-    findings.append(Finding(OK, f"{st.manifest['count']} acceptance tests sealed and intact", str(st.path)))
+    if not problems:  # never "intact" beside the errors (it said so while every stop blocked)
+        findings.append(Finding(OK, f"{st.manifest['count']} acceptance tests sealed and intact", str(st.path)))
 
 
 def writable(path: Path, folder: bool = False) -> bool:

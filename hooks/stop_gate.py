@@ -11,6 +11,9 @@ session's, and settings `env` writes into it, so nothing of it is trusted: `DONE
 `LD_*` and `GIT_*` are dropped before the package is imported (their names go to the ledger), the state
 root, the repository and git come from the arguments. No variable opens the gate: the kit's own
 headless runs are recognised by the session ids the kit recorded for them (`donegate.kitruns`).
+
+`donegate hook [ARGS]` runs this same `main` (the one code path of a stop): the same arguments, the
+same distrust of the environment, the same fallback.
 """
 import json
 import os
@@ -76,8 +79,8 @@ def _fallback(stdin_text, why, home=None):
     return 2
 
 
-def main():
-    opts = _options(sys.argv[1:])
+def main(argv=None):
+    opts = _options(sys.argv[1:] if argv is None else argv)
     seen = _distrust(opts)
     try:
         stdin_text = sys.stdin.read()

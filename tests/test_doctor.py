@@ -345,12 +345,23 @@ def _plant_deleted_store(repo, home):
     shutil.rmtree(store)
 
 
+def _plant_edited_manifest(repo, home):
+    (manifest,) = (home / "acceptance").glob("shop-*/manifest.json")
+    manifest.write_text(manifest.read_text().replace('"count": ', '"count":  '))
+
+
+def _plant_claude_hook(repo, home):
+    (repo / ".claude" / "hooks").mkdir(parents=True, exist_ok=True)
+    (repo / ".claude" / "hooks" / "stop.sh").write_text("exit 0\n")
+
+
 def _plant_nothing(repo, home):
     pass
 
 
 @pytest.mark.parametrize("plant", [_plant_nothing, _plant_settings, _plant_weakened_repo_test, _plant_fifo_repo_test,
-                                   _plant_outside_allowed_hidden_by_exclude, _plant_edited_store, _plant_deleted_store],
+                                   _plant_claude_hook, _plant_outside_allowed_hidden_by_exclude, _plant_edited_store,
+                                   _plant_deleted_store, _plant_edited_manifest],
                          ids=lambda f: f.__name__.removeprefix("_plant_"))
 def test_doctor_and_the_hook_agree_on_each_kind_of_change(sealed_shop, kit_home, plant):
     from tests.support.repos import ledger_lines, run_hook, stop_payload
@@ -366,6 +377,8 @@ def test_doctor_and_the_hook_agree_on_each_kind_of_change(sealed_shop, kit_home,
     assert res.returncode in (0, 2)
     blocked = res.returncode == 2
     assert blocked == bool(doctor_errors), (res.stderr, doctor_errors)
+    intact = [f.what for f in findings if f.level == doctor.OK and "intact" in f.what]
+    assert bool(intact) == (not blocked), (intact, doctor_errors)  # never "intact" beside the errors
     if plant is _plant_nothing:
         assert not blocked
     else:
@@ -373,3 +386,15 @@ def test_doctor_and_the_hook_agree_on_each_kind_of_change(sealed_shop, kit_home,
         problems = (line["gates"].get("scope") or {}).get("problems") or [line["gates"]["integrity"].get("problem")]
         for problem in problems:  # the same words, from the same check
             assert any(problem in what for what in doctor_errors), (problem, doctor_errors)
+
+
+def test_doctor_never_says_intact_after_a_repository_test_is_weakened(sealed_shop):
+    # issue 11: after an agent weakened a repository test, `doctor -v` said "acceptance tests sealed and
+    # intact" (beside the error) while every stop blocked.
+    install.install(sealed_shop, sandbox="auto")
+    _plant_weakened_repo_test(sealed_shop, None)
+    res = subprocess.run([sys.executable, "-m", "donegate", "doctor", "-v", str(sealed_shop)], capture_output=True,
+                         text=True, timeout=180, cwd=KIT)
+    assert res.returncode == 1
+    assert "protected files were changed (restore them): tests/test_cart.py" in res.stdout
+    assert "sealed and intact" not in res.stdout

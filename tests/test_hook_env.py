@@ -173,9 +173,10 @@ def test_the_reviewers_claude_comes_from_the_arguments_not_the_environment(seale
         exe.chmod(0o755)
         fakes[name] = (exe, marker)
     env = {"DONEGATE_CLAUDE": str(fakes["agents"][0])}  # settings `env` puts it in the hook's environment
-    # The kit without the launcher's distrust (`donegate hook`, as a person runs it) runs what it names:
-    # that is the attack, had the variable reached the hook's kit.
-    old = run([PY, "-m", "donegate", "hook"], stop_payload(sealed_shop), {**env, "DONEGATE_HOME": str(kit_home)}, drop=())
+    # The kit without the launcher's distrust (`gate.run_hook` called directly) runs what it names: that
+    # is the attack, had the variable reached the hook's kit. (`donegate hook` distrusts as the launcher does.)
+    direct = "import sys; from donegate import gate; sys.exit(gate.run_hook(sys.stdin.read())[0])"
+    old = run([PY, "-c", direct], stop_payload(sealed_shop), {**env, "DONEGATE_HOME": str(kit_home)}, drop=())
     assert old.returncode == 0 and fakes["agents"][1].exists()
     fakes["agents"][1].unlink()
     hook = vocab.exec_hook(HOOK, python=PY, home=kit_home, repo=sealed_shop, timeout=60, claude=str(fakes["installed"][0]))
@@ -206,3 +207,39 @@ def test_a_fake_sandbox_or_copier_first_on_path_is_never_run(tool, sealed_shop, 
     assert not marker.exists(), f"the hook ran the {tool} it found on the session's PATH"
     confinement = ledger_lines(kit_home)[-1]["gates"]["acceptance"]["confinement"]
     assert confinement == ("bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else "none")
+
+
+# -- `donegate hook` and the launcher are one code path (issue 11, item 7) ---------------------------
+
+ENTRIES = {"launcher": [PY, "-I", str(HOOK)], "donegate hook": [PY, "-m", "donegate", "hook"]}
+
+
+@pytest.mark.parametrize("entry", sorted(ENTRIES))
+def test_donegate_hook_and_the_launcher_agree_on_a_nested_stop(sealed_shop, kit_home, tmp_path, entry):
+    from donegate import kitruns
+
+    empty = tmp_path / "empty-home"
+    empty.mkdir()
+    argv = [*ENTRIES[entry], "--home", str(kit_home), "--repo", str(sealed_shop), "--git", kit_git.executable()]
+    # The agent's stop, dressed as a nested (kit) run through settings `env`: no variable opens the gate,
+    # every one is recorded, and the state root comes from the arguments.
+    agent_env = {"DONEGATE_NESTED": "1", "DONEGATE_HOME": str(empty), "DONEGATE_CLAUDE": "/nonexistent/claude"}
+    res = run(argv, stop_payload(sealed_shop), agent_env, drop=())
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert not (empty / "ledger.jsonl").exists()
+    (line,) = ledger_lines(kit_home)
+    assert {"DONEGATE_NESTED", "DONEGATE_HOME", "DONEGATE_CLAUDE"} <= set(line["env"])
+    assert "DONEGATE_NESTED" in line["env_weakened"]
+    # The kit's own run (its session id recorded under the state root): allowed, counted, no ledger line.
+    sid = kitruns.register(kit_home, timeout=60)
+    res = run(argv, stop_payload(sealed_shop, session=sid), drop=())
+    assert res.returncode == 0 and res.stdout == "" and len(ledger_lines(kit_home)) == 1
+
+
+def test_donegate_hook_without_its_launcher_blocks(monkeypatch, capsys):
+    from donegate import _layout, cli
+
+    monkeypatch.setattr(_layout, "STOP_LAUNCHER", "no_such_launcher.py")
+    assert cli.main(["hook"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["decision"] == "block" and "launcher cannot be loaded" in err

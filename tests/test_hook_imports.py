@@ -1,0 +1,72 @@
+"""The Stop hook's start-up stays lean (issue 11, items 1 and 6): what one stop imports, pinned.
+
+The launcher runs in a real subprocess, exactly as install writes it (`python -I stop_gate.py --home
+--repo --git`), on a sealed repository whose hidden tests fail, so every stage up to the ledger runs.
+A tiny wrapper runs the launcher's `main` and then writes `sys.modules` to a file: a module that joins
+the hook's path shows up here, and has to be added on purpose (or imported lazily).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from donegate import git as kit_git
+from tests.support.repos import HOOK, ledger_lines, stop_payload
+
+WRAPPER = """\
+import json, os, sys
+hook = sys.argv[1]
+ns = {"__name__": "probe", "__file__": hook}
+exec(compile(open(hook).read(), hook, "exec"), ns)
+sys.argv = sys.argv[1:]
+code = ns["main"]()
+with open(os.environ["PROBE_OUT"], "w") as fh:
+    json.dump(sorted(sys.modules), fh)
+os._exit(code)
+"""
+
+# Every donegate module a blocked stop imports (the ast scan is on by default). The stage files are
+# donegate.gate.*; the reviewers, the commands, the report and Claude Code's settings vocabulary stay off it.
+STOP_MODULES = {
+    "donegate", "donegate._layout", "donegate.appeal", "donegate.cache", "donegate.channel", "donegate.config",
+    "donegate.confine", "donegate.deadline", "donegate.errors", "donegate.feedback", "donegate.fsafe", "donegate.git",
+    "donegate.kitruns", "donegate.leaks", "donegate.ledger", "donegate.outcome", "donegate.paths", "donegate.proc",
+    "donegate.repo", "donegate.runner", "donegate.scan", "donegate.sessions", "donegate.state", "donegate.store",
+    "donegate.gate", "donegate.gate.acceptance", "donegate.gate.breaker", "donegate.gate.feedback",
+    "donegate.gate.inputs", "donegate.gate.integrity", "donegate.gate.leaks", "donegate.gate.record",
+    "donegate.gate.review", "donegate.gate.scan", "donegate.gate.scope", "donegate.gate.stop", "donegate.gate.watchdog",
+}
+# Standard modules that cost milliseconds at every stop (see the notes in outcome.py and config.py); `ast`
+# is the scan's, on by default.
+HEAVY = ("typing", "dataclasses", "datetime", "argparse", "inspect", "logging", "email", "uuid", "yaml", "pytest")
+
+
+def test_a_blocked_stop_imports_only_the_pinned_modules(sealed_shop, kit_home, tmp_path):
+    wrapper, out = tmp_path / "probe.py", tmp_path / "modules.json"
+    wrapper.write_text(WRAPPER)
+    argv = [sys.executable, "-I", str(wrapper), str(HOOK), "--home", str(kit_home), "--repo", str(sealed_shop),
+            "--git", kit_git.executable()]
+    res = subprocess.run(argv, input=json.dumps(stop_payload(sealed_shop)), capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PROBE_OUT": str(out)})
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert ledger_lines(kit_home)[-1]["verdict"] == "block"  # every stage ran, to the ledger
+    loaded = set(json.loads(out.read_text()))
+    ours = {m for m in loaded if m == "donegate" or m.startswith("donegate.")}
+    assert ours == STOP_MODULES, f"joined: {sorted(ours - STOP_MODULES)}, left: {sorted(STOP_MODULES - ours)}"
+    assert [m for m in HEAVY if m in loaded] == []
+
+
+def test_the_wrapper_sees_what_a_stop_imports(tmp_path):
+    # The probe is no stub: a launcher that imports a heavy module is seen importing it.
+    hook = tmp_path / "stop_gate.py"
+    hook.write_text("def main():\n    import dataclasses, typing\n    return 0\n")
+    (tmp_path / "probe.py").write_text(WRAPPER)
+    out = tmp_path / "modules.json"
+    res = subprocess.run([sys.executable, "-I", str(tmp_path / "probe.py"), str(hook)], capture_output=True, text=True,
+                         timeout=60, env={**os.environ, "PROBE_OUT": str(out)})
+    assert res.returncode == 0, res.stderr
+    loaded = set(json.loads(out.read_text()))
+    assert {"dataclasses", "typing"} <= loaded and "donegate.gate" not in loaded
