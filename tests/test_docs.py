@@ -45,3 +45,15 @@ def test_makefile_targets_named_in_readme_exist():
 def test_help_runs():
     res = subprocess.run([sys.executable, "-m", "donegate", "--help"], capture_output=True, text=True, timeout=60, cwd=KIT)
     assert res.returncode == 0 and "seal" in res.stdout
+
+
+def test_the_layout_page_names_every_module_and_only_modules_that_exist():
+    # A newcomer walks the kit from docs/layout.md: a module added, moved or removed without it is a wrong map.
+    package = KIT / "donegate"
+    text = (KIT / "docs" / "layout.md").read_text()
+    modules = {p.relative_to(package).as_posix() for p in package.rglob("*.py") if "__pycache__" not in p.parts}
+    named = {n.removeprefix("donegate/") for n in re.findall(r"`([a-z_/]+\.py)`", text)}
+    outside = {n for n in named if n.startswith(("hooks/", "tests/"))}
+    assert sorted(modules - named) == [], "modules missing from docs/layout.md"
+    assert sorted(named - modules - outside) == [], "docs/layout.md names modules that do not exist"
+    assert all((KIT / n).exists() for n in outside)
