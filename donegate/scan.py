@@ -1,6 +1,6 @@
 """A scan of the change for test-harness tricks: the product files changed since the seal, parsed with `ast`.
 
-The rules are narrow on purpose (honest code must pass: `tests/test_scan.py` keeps a corpus of honest
+The rules are narrow on purpose (honest code must pass: `tests/gate/test_confine.py` keeps a corpus of honest
 look-alikes that must never be flagged):
 
 - `eq-constant`: `__eq__`, `__ne__` or `__hash__` whose whole body returns a constant (an object equal

@@ -36,7 +36,7 @@ TREE = "tree.json"  # the store's snapshot of every file of the repository at se
 # code writes (the hidden run reads neither: its bytecode lives under the state root).
 SKIP_TOP = (".git",)
 SKIP_DIRS = ("__pycache__", ".pytest_cache")
-# What `donegate install` writes into the repository (tests/test_gate.py keeps this in step with
+# What `donegate install` writes into the repository (tests/gate/test_gate.py keeps this in step with
 # install.py): never the agent's change. They lie under `.claude/`, which the protected globs cover.
 KIT_FILES = (".claude/settings.json", ".claude/settings.json.donegate-backup", ".claude/donegate-install.json")
 

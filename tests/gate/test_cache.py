@@ -21,7 +21,7 @@ def counted(tmp_path: Path, assertion: str = "mod.VALUE == 2", files: dict | Non
     """A repository with a sealed hidden test that records each run in `runs`; (repo, runs)."""
     runs = tmp_path / RUNS
     # The count is written outside the repository, which a confined run cannot do: these tests run
-    # the hidden tests unconfined (the confinement has tests of its own, tests/test_redteam.py).
+    # the hidden tests unconfined (the confinement has tests of its own, tests/gate/test_redteam.py).
     (Path(os.environ["DONEGATE_HOME"]) / "donegate.yaml").write_text("confine: off\n")
     repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n", ".gitignore": "*.local\n", **(files or {})})
     test = tmp_path / "hidden" / "test_mod.py"
