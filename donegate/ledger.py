@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -152,17 +153,68 @@ def records(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def verify(path: Path) -> tuple[int, int | None, str]:
-    """Check the chain: (lines checked, first bad line number or None, why)."""
-    prev = GENESIS
-    count = 0
-    for number, line in read(path):
-        count = number
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            return count, number, "not JSON"
-        if not isinstance(rec, dict) or rec.get("prev") != prev:
-            return count, number, "its prev hash does not match the line before it (changed, removed or inserted)"
-        prev = line_hash(line)
-    return count, None, "chain intact"
+_PREV = re.compile(rb',"prev":"([0-9a-f]{64})"\}$').match
+
+
+def _prev_of(line: bytes) -> tuple[str | None, bool]:
+    """(the line's prev hash or None, whether the line is JSON at all)."""
+    pos = line.rfind(b',"prev":"')
+    m = _PREV(line, pos) if pos >= 0 else None
+    if m:  # `prev` is the last key the kit writes; its closing brace ends the line
+        return m.group(1).decode(), True
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None, False
+    prev = rec.get("prev") if isinstance(rec, dict) else None
+    return (prev if isinstance(prev, str) else None), True
+
+
+def verify(path: Path) -> dict[str, Any]:
+    """Walk the chain; name the first line changed, removed or inserted by hand. The one checker:
+    `donegate report --verify`, the experiment table and the tests all call it.
+
+    Line n holds the hash of line n-1. When it does not: line n was inserted if line n+1 points to
+    line n-1; line n-1 was inserted if line n points to line n-2; otherwise line n-1 was changed or
+    lines between n-1 and n were removed (the two look alike). A torn line (a write cut off) has no
+    hash of its own to check, but the next line the kit wrote still points to it; a torn last line
+    has nothing after it to tell a cut-off write from an edit.
+    """
+    hashes = [None, GENESIS]  # of lines n-2 and n-1
+    torn: list[int] = []
+    count, result = 0, None
+    items = ((n, line_hash(line), *_prev_of(line)) for n, line in read(path))
+    current = next(items, None)
+    while current is not None:
+        following = next(items, None)
+        n, h, prev, is_json = current
+        count = n
+        if prev is None:
+            if not is_json and (following is None or following[2] == h):
+                torn.append(n)  # the next line the kit wrote vouches for it (or it is the last, being written)
+            else:
+                what = "is not JSON" if not is_json else "has no prev hash"
+                result = (n, f"line {n} {what}: it was changed or inserted by hand")
+                break
+        elif prev != hashes[1]:
+            result = (n, _diagnose(n, prev, hashes, following))
+            break
+        hashes = [hashes[1], h]
+        current = following
+    if result:
+        count = sum(1 for _ in read(path))
+    return {"ledger": str(path), "lines": count, "intact": result is None, "line": result[0] if result else None,
+            "why": result[1] if result else "the hash chain is intact", "torn": torn,
+            "last_hash": hashes[1] if result is None and count else None}
+
+
+def _diagnose(n: int, prev: str, hashes: list, following: tuple | None) -> str:
+    # The next line vouches for line n-1 first: if it points there, line n is the intruder.
+    if following is not None and following[2] == hashes[1]:
+        return f"line {n} was inserted by hand " + (f"(line {n + 1} follows line {n - 1})" if n > 1 else "(line 2 starts the chain)")
+    if n > 1 and prev == hashes[0]:
+        return f"line {n - 1} was inserted by hand " + (f"(line {n} follows line {n - 2})" if n > 2 else "(line 2 starts the chain)")
+    if n == 1:
+        return "line 1 does not start the chain: lines were removed from the start, or line 1 was changed"
+    return (f"line {n - 1} was changed, or lines were removed between lines {n - 1} and {n} "
+            f"(line {n}'s prev hash does not match line {n - 1})")

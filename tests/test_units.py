@@ -120,12 +120,13 @@ def test_ledger_chain_detects_edits(tmp_path):
     path = tmp_path / "ledger.jsonl"
     for i in range(5):
         ledger.append({"event": "stop", "i": i}, path)
-    assert ledger.verify(path) == (5, None, "chain intact")
+    v = ledger.verify(path)
+    assert (v["lines"], v["intact"], v["line"], v["why"]) == (5, True, None, "the hash chain is intact")
     lines = path.read_text().splitlines()
     lines[2] = lines[2].replace('"i":2', '"i":9')
     path.write_text("\n".join(lines) + "\n")
-    count, bad, _ = ledger.verify(path)
-    assert bad == 4  # line 3 changed: line 4's prev no longer matches
+    v = ledger.verify(path)
+    assert v["line"] == 4 and "line 3 was changed" in v["why"]  # line 4's prev no longer matches
 
 
 def test_ledger_append_after_a_torn_line_starts_a_new_line(tmp_path):
@@ -147,7 +148,7 @@ def test_ledger_concurrent_processes_lose_nothing(tmp_path):
         assert p.wait(timeout=120) == 0
     records = [json.loads(line) for line in path.read_text().splitlines()]
     assert len(records) == 300
-    assert ledger.verify(path)[1] is None
+    assert ledger.verify(path)["intact"]
 
 
 # -- proc ---------------------------------------------------------------------------------------

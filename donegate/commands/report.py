@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from donegate import paths, report, report_html
+from donegate import ledger, paths, report, report_html
 from donegate.errors import DonegateError
 
 
@@ -60,7 +60,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             print(f"No ledger yet at {where}: no stop has been recorded (the Stop hook writes one line per stop).")
         return 0
     if args.verify:
-        results = [report.verify_chain(p) for p in files]
+        results = [ledger.verify(p) for p in files]
         if args.json:
             _print_json(results)
         else:

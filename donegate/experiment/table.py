@@ -98,8 +98,8 @@ def summarize(files: list[Path], experiment: str) -> dict[str, Any]:
     skipped: list[dict[str, Any]] = []
     skipped_count = 0
     for path in files:
-        count, bad, why = ledger.verify(path)
-        chains.append({"ledger": str(path), "lines": count, "intact": bad is None, "first_bad_line": bad, "why": why})
+        v = ledger.verify(path)
+        chains.append({"ledger": str(path), "lines": v["lines"], "intact": v["intact"], "first_bad_line": v["line"], "why": v["why"]})
         for number, line in ledger.read(path):
             if b'"event":"run' not in line and b'"event":"label"' not in line:
                 continue

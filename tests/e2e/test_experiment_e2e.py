@@ -104,7 +104,7 @@ def test_the_whole_pipeline_scores_two_configurations_and_no_model_sees_the_grad
     assert sorted(gated["requirements"]) == sorted(none["requirements"]) and all(gated["requirements"].values())
     assert gated["blocked_by"][0]["tests"] == ["test_coupons.py::test_fiveoff_gives_five_dollars"]
     assert gated["result"] and gated["turns"] > 0 and gated["duration"] > 0 and none["session"] != gated["session"]
-    assert ledger.verify(led)[1] is None
+    assert ledger.verify(led)["intact"]
     # The stop lines of the gated run are in the same ledger, under its session and configuration label.
     stops = [r for r in ledger.records(led) if r.get("event") == "stop" and r["session"] == gated["session"]]
     assert [s["verdict"] for s in stops] == ["block", "pass"] and {s["config"] for s in stops} == {"tests+reviewers"}

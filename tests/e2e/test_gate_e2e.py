@@ -300,7 +300,7 @@ def test_changing_what_guards_the_gate_is_refused_or_caught(escape_runs, esc, sa
     target = esc.target(g)
 
     if target == g.home / "ledger.jsonl":  # the gate appends to it: intact means every stop, chain unbroken
-        changed = s.verdicts != ["block", "block", "gave_up"] or ledger.verify(target)[1] is not None
+        changed = s.verdicts != ["block", "block", "gave_up"] or not ledger.verify(target)["intact"]
     else:
         changed = sha(target) != run.before
     caught = len(s.feedback()) > 1 and any(

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 
+import pytest
+
 from tests.support.repos import EXAMPLE, KIT, ledger_lines, run_hook, stop_payload
 from donegate import cli, ledger, report
 
@@ -439,6 +441,37 @@ def test_verify_goes_on_through_a_torn_line(kit_home, capsys):
     code, out = verify(capsys, path)
     assert code == 0 and "5 lines, the hash chain is intact; torn lines (a write cut off, the chain goes on): 4" in out
     assert report.summarize([path])["skipped"]["count"] == 1
+
+
+def _damage(kind: str, path: Path, lines: list[bytes]) -> None:
+    if kind == "changed":
+        lines[2] = lines[2].replace(b'"verdict":"pass"', b'"verdict":"block"')
+    elif kind == "removed":
+        del lines[2]
+    elif kind == "reordered":
+        lines[1], lines[2] = lines[2], lines[1]
+    path.write_bytes(b"".join(lines))
+    if kind in ("torn-middle", "torn-last"):
+        with open(path, "ab") as fh:
+            fh.write(lines[0][:40])  # a write cut off: no newline
+        if kind == "torn-middle":
+            write(path, stop("s9", "pass", passed=5))  # the kit's next line chains to the torn one
+
+
+@pytest.mark.parametrize("kind, intact", [("honest", True), ("changed", False), ("removed", False), ("reordered", False),
+                                          ("torn-middle", True), ("torn-last", True)])
+def test_one_chain_verifier_for_the_person_the_experiment_table_and_the_tests(kit_home, capsys, kind, intact):
+    # Two checkers had drifted: the tests and the experiment table called one that counted a torn line
+    # (a write cut off, the chain going on) as a break, while `report --verify` said intact.
+    path, lines = chain(kit_home)
+    _damage(kind, path, lines)
+    code, out = verify(capsys, path)
+    assert (code == 0) is intact and ("the hash chain is intact" in out) is intact, out
+    assert ledger.verify(path)["intact"] is intact
+    from donegate.experiment import table
+
+    (chain_seen,) = table.summarize([path], "none")["ledgers"]
+    assert chain_seen["intact"] is intact
 
 
 def test_session_timeline_survives_odd_stops(kit_home, capsys):
