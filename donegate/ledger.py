@@ -153,6 +153,22 @@ def records(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def containing(path: Path, needle: bytes) -> Iterator[tuple[bytes, dict[str, Any]]]:
+    """(raw line, record) of each line holding `needle` that parses to an object, in order: a cheap
+    byte test first, so one session's lines come out of a large ledger without parsing the rest."""
+    if not path.exists():
+        return
+    for _, line in read(path):
+        if needle not in line:
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            yield line, rec
+
+
 _PREV = re.compile(rb',"prev":"([0-9a-f]{64})"\}$').match
 
 

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from donegate import ledger, paths, report, report_html
+from donegate import ledger, paths, report
+from donegate.report import html as report_html
 from donegate.errors import DonegateError
 
 

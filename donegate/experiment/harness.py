@@ -250,19 +250,8 @@ def session_lines(path: Path, session: str, repo: Path) -> list[tuple[bytes, dic
     repository (a fresh temporary folder, so no other run's)."""
     where = str(repo.resolve())
     needle = json.dumps(session if session else where).encode()
-    out: list[tuple[bytes, dict[str, Any]]] = []
-    if not path.exists():
-        return out
-    for _, line in ledger.read(path):
-        if needle not in line:
-            continue
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and (rec.get("session") == session if session else rec.get("repo") == where):
-            out.append((line, rec))
-    return out
+    return [(line, rec) for line, rec in ledger.containing(path, needle)
+            if (rec.get("session") == session if session else rec.get("repo") == where)]
 
 
 def _is_block(rec: dict[str, Any]) -> bool:

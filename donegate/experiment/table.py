@@ -87,7 +87,7 @@ def damaged(rec: dict[str, Any]) -> str | None:
 
 
 def summarize(files: list[Path], experiment: str) -> dict[str, Any]:
-    """Everything `report --experiment` shows, in every format and in the HTML page (report_html
+    """Everything `report --experiment` shows, in every format and in the HTML page (donegate.report.html
     renders this, it reads no ledger of its own): the per-configuration table, the task x
     configuration matrix, the comparisons, one point per run, and what was not counted."""
     runs: dict[str, dict[str, Any]] = {}

@@ -259,7 +259,7 @@ def test_several_processes_agree_with_one(kit_home, tmp_path, monkeypatch):
         fh.write((tmp_path / "bulk.jsonl").read_bytes())
     write(path, *ODD_LINES, stop("early", "pass", passed=5, n=2))  # ...and passes in the last
     report_bench.generate(kit_home / "second.jsonl", 500, seed=5)
-    monkeypatch.setattr(report, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(report.parallel, "PARALLEL_BYTES", 1)
     files = [path, kit_home / "second.jsonl"]
     one = report.summarize(files, jobs=1)
     assert one == report.summarize(files, jobs=2) == report.summarize(files, jobs=3)
