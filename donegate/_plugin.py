@@ -25,6 +25,10 @@ import os
 import sys
 import threading
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # for the type checker only: the run imports no more than it must
+    from typing import Any
+
 _dumps, _write = json.dumps, os.write  # bound now: a later patch of json or os cannot reach the channel
 
 # Module-level names of these pytest modules, and the attributes of their classes, are fingerprinted.
@@ -99,7 +103,8 @@ class Tripwires:
         # Objects, compared by identity, collected in C loops: `id()` and reading a function's
         # `__code__` or `__defaults__` raise audit events, thousands a check. Assigning those on a
         # pytest function or a test is reported by the audit hook (`_watch`) instead.
-        labels, out = [], []
+        labels: list[str] = []
+        out: list[Any] = []
         for label, d, keys in self.spaces:
             labels.append(label)
             out.append(list(map(d.get, keys)))
@@ -138,7 +143,7 @@ class Tripwires:
         if labels != self.labels:
             return ["plugins"]  # a hook or test appeared or went: only a registered plugin does that
         found = []
-        for i, (label, a, b) in enumerate(zip(labels, now, self.base)):
+        for i, (label, a, b) in enumerate(zip(labels, now, self.base, strict=False)):
             if a == b:
                 continue
             if i < len(self.spaces):
@@ -146,7 +151,7 @@ class Tripwires:
                 found += [f"{label}.{keys[j]}" for j in range(len(keys)) if a[j] is not b[j]] or [label]
             elif label == "tests":
                 found += [f"test {item.nodeid}" for j, item in enumerate(self.items)
-                          if a is None or any(x[j] is not y[j] for x, y in zip(a, b))] or ["tests"]
+                          if a is None or any(x[j] is not y[j] for x, y in zip(a, b, strict=False))] or ["tests"]
             elif label == "builtins":
                 found += [f"builtins.{self.builtin_names[j]}" for j in range(len(a)) if a[j] != b[j]]
             else:
@@ -174,14 +179,14 @@ def _watch(reporter, repo: str, store: str) -> None:
 
     stdlib_stack = (_inspect.__file__, _traceback.__file__)
     getframe = sys._getframe
-    busy = []
+    busy: list[Any] = []
     repo = repo.rstrip("/") + "/"
 
     def ours(filename: str) -> bool:
         return filename.startswith(repo)
 
     def judge(event: str, args: tuple) -> str:
-        caller = getframe(2)  # 0: judge, 1: the hook, 2: the code that raised the event
+        caller: Any = getframe(2)  # 0: judge, 1: the hook, 2: the code that raised the event
         if event == "sys._getframe" or event == "sys._current_frames":
             names = []
             while caller is not None and caller.f_code.co_filename in stdlib_stack:
@@ -259,7 +264,7 @@ class Reporter:
         self.fd = fd
         self.nonce = nonce
         self.repo = repo
-        self.wires = None
+        self.wires: Tripwires | None = None
         self.tampered = False
         self.current = ""
 

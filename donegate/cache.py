@@ -31,9 +31,11 @@ import json
 import os
 import stat
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from donegate.util import atomic_write
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any, Callable
@@ -173,11 +175,7 @@ def _save(path: Path, entry: dict[str, Any] | None) -> None:
         except FileNotFoundError:
             pass
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(entry, fh)
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(entry), durable=False)  # a lost entry costs one full run, nothing more
 
 
 def judged(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any], root: Path, session: str,

@@ -26,6 +26,10 @@ import shutil
 import sys
 from pathlib import Path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Sequence
+
 from donegate import paths, proc
 from donegate.errors import DonegateError
 
@@ -76,7 +80,7 @@ def shared_dirs(repo: Path) -> list[str]:
     """Top-level folders of the repository that are environments, not code: a virtualenv (it has
     `pyvenv.cfg`) or `node_modules`. They are not copied (a project's `.venv` alone can hold tens of
     thousands of files): the sandbox binds them read-only, an unconfined run reaches them by a link."""
-    out = []
+    out: list[str] = []
     try:
         entries = list(os.scandir(repo))
     except OSError:
@@ -147,7 +151,7 @@ def _small(repo: Path, limit: int = 200) -> bool:
     return True
 
 
-def python_dirs(hidden: list[Path] = ()) -> list[Path]:
+def python_dirs(hidden: Sequence[Path] = ()) -> list[Path]:
     """Folders the interpreter needs: its prefix (the venv holding pytest), the base installation, and
     the folders on its path (site-packages and what `.pth` files add, which may lie under /tmp or a
     hidden folder: a venv whose packages come from elsewhere). A path folder that is, holds, or lies
@@ -173,7 +177,7 @@ def python_dirs(hidden: list[Path] = ()) -> list[Path]:
 
 
 def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path, hidden: list[Path], env: dict[str, str],
-               shared: list[str] = ()) -> list[str]:
+               shared: Sequence[str] = ()) -> list[str]:
     """bubblewrap's arguments for a run in `copy`, seen at `repo`'s own path."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     tmp = Path("/tmp")
@@ -225,7 +229,7 @@ def doctor_line(mode: str) -> tuple[str, str, str, str]:
     try:
         kind = choose(mode)
     except DonegateError as exc:
-        return "error", exc.message, "", exc.fix
+        return "error", exc.message, "", exc.fix or ""
     if kind == "none" and mode == "off":
         return "warning", ("confinement: \"none\" (confine: off): the hidden tests run unconfined, with the kit's rights; "
                            "only the environment and a throwaway copy of the repository keep them apart"), "", "set confine: auto"

@@ -13,7 +13,6 @@ error makes the exit code 1.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import os
@@ -405,17 +404,3 @@ def render(findings: list[Finding], verbose: bool = False) -> str:
     warnings = sum(f.level == WARNING for f in findings)
     lines.append(f"{errors} error(s), {warnings} warning(s), {sum(f.level == OK for f in findings)} check(s) passed")
     return "\n".join(lines)
-
-
-def cmd_doctor(args: argparse.Namespace) -> int:
-    findings = diagnose(args.repo)
-    print(f"donegate doctor {Path(args.repo).expanduser().resolve()}")
-    print(render(findings, verbose=args.verbose))
-    return 1 if any(f.level == ERROR for f in findings) else 0
-
-
-def register(subparsers) -> None:
-    p = subparsers.add_parser("doctor", help="check REPO's installation as Claude Code will see it; exit 1 on any error")
-    p.add_argument("repo", metavar="REPO", help="the guarded git repository")
-    p.add_argument("-v", "--verbose", action="store_true", help="list the checks that passed too")
-    p.set_defaults(func=cmd_doctor)

@@ -29,7 +29,6 @@ import json
 import os
 import re
 import shlex
-import sys
 import time
 
 from donegate import _layout
@@ -452,15 +451,15 @@ def render_denial(tool: str, why: str) -> tuple[int, str, str]:
 
 def _record(payload: dict[str, Any], refusal: Refusal) -> None:
     try:
-        import datetime
         from pathlib import Path
 
         from donegate import ledger
+        from donegate.util import utc_now
 
         tool_input = payload.get("tool_input")
         ledger.append({
             "event": "guard",
-            "time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds"),
+            "time": utc_now(),
             "session": str(payload.get("session_id") or "unknown"),
             "repo": payload.get("cwd"),
             "tool": payload.get("tool_name"),
@@ -490,17 +489,3 @@ def run_hook(stdin_text: str, env: dict[str, str] | None = None) -> tuple[int, s
         return 0, "", ""
     _record(payload, refusal)
     return render_denial(str(payload.get("tool_name") or "tool"), refusal.why)
-
-
-def cmd_guard(args) -> int:
-    code, out, err = run_hook(sys.stdin.read())
-    if out:
-        sys.stdout.write(out)
-    if err:
-        sys.stderr.write(err)
-    return code
-
-
-def register(subparsers) -> None:
-    p = subparsers.add_parser("guard", help="run the PreToolUse guard (reads Claude Code's JSON on stdin; exits 0 or 2)")
-    p.set_defaults(func=cmd_guard)

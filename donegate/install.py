@@ -32,9 +32,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +42,7 @@ from donegate.claude.settings import (SANDBOX_FLAGS, SANDBOX_LISTS, SETTINGS, ch
 from donegate.claude.shapes import check_shapes
 from donegate.errors import DonegateError
 from donegate.finding import ERROR
+from donegate.util import atomic_write
 
 BACKUP_SUFFIX = ".donegate-backup"
 RECORD = Path(".claude") / "donegate-install.json"
@@ -195,21 +194,6 @@ def parse(text: str, where: Path) -> dict:
     return data
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _sha(data: bytes) -> str:

@@ -15,6 +15,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+
+from donegate.util import atomic_write, utc_now
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any, Iterator, Sequence
@@ -121,9 +124,9 @@ def note_pass(root: Path, session: str, repo: str, transcript: str | None, offse
         return
     path = _note_path(root, session)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"session": session, "repo": repo, "transcript": transcript, "offset": offset}), encoding="utf-8")
-    os.replace(tmp, path)
+    # a note lost in a crash only means the next scan starts again at the transcript's beginning
+    atomic_write(path, json.dumps({"session": session, "repo": repo, "transcript": transcript, "offset": offset}),
+                 durable=False)
 
 
 def secrets(st: Any) -> tuple[list[str], list[str], list[str]]:
@@ -172,9 +175,7 @@ def rescan(root: Path) -> list[dict[str, Any]]:
         found_in = _secrets_of(Path(note["repo"]), root)
         leak = find(text, *found_in) if found_in else None
         if leak:
-            import time
-
-            record = {"event": "leak", "time": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),
+            record = {"event": "leak", "time": utc_now(ms=False),
                       "session": note["session"], "repo": note["repo"], "transcript": transcript,
                       "found": "late", "leak": leak}
             found.append(ledger.append(record, paths.ledger_path(root)))

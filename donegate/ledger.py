@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from donegate.deadline import Busy, flock
+from donegate.util import atomic_write
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any, Iterator
@@ -68,12 +69,8 @@ def park(record: dict[str, Any], path: Path) -> Path:
     """Keep `record` for the next append that gets the lock (written atomically, one file each)."""
     folder = pending_dir(path)
     folder.mkdir(parents=True, exist_ok=True)
-    name = f"{time.time_ns():020d}-{os.getpid()}"
-    tmp = folder / f".tmp-{name}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(record, fh, default=str)
-    final = folder / f"{name}.json"
-    os.replace(tmp, final)
+    final = folder / f"{time.time_ns():020d}-{os.getpid()}.json"
+    atomic_write(final, json.dumps(record, default=str))
     return final
 
 

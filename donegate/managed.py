@@ -28,10 +28,11 @@ import json
 import os
 from pathlib import Path
 
-from donegate import config, install, paths
+from donegate import config, paths
 from donegate.claude.managed import drop_in, drop_in_path, managed_root
 from donegate.claude.settings import check_scripts, want_sandbox
 from donegate.errors import DonegateError
+from donegate.util import atomic_write
 
 RECORD = "managed-install.json"
 
@@ -67,10 +68,10 @@ def install_managed(*, sandbox: str = "auto", root: Path | None = None, check_ro
     data = (json.dumps(drop_in(cfg, sandbox=use_sandbox, root=root), indent=2) + "\n").encode()
     record = {"version": 1, "path": str(path), "installed_sha256": _sha(data), "created": created,
               "before": before.decode("latin-1") if before is not None else None, "sandbox": use_sandbox}
-    install.atomic_write(record_path, (json.dumps(record, indent=2) + "\n").encode())
+    atomic_write(record_path, (json.dumps(record, indent=2) + "\n").encode())
     for folder in created:
         Path(folder).mkdir(mode=0o755, exist_ok=True)
-    install.atomic_write(path, data, 0o644)
+    atomic_write(path, data, 0o644)
     return path
 
 
@@ -99,7 +100,7 @@ def uninstall_managed(*, root: Path | None = None, check_root: bool = True) -> t
     else:
         done = "removed the drop-in"
     if record.get("before") is not None:
-        install.atomic_write(path, record["before"].encode("latin-1"), 0o644)
+        atomic_write(path, record["before"].encode("latin-1"), 0o644)
         done = "restored the file that was there before the install" if current is None or done.startswith("removed") else done
     elif current is not None:
         path.unlink()

@@ -26,7 +26,13 @@ import tempfile
 import threading
 from pathlib import Path
 
-from donegate import paths, proc
+from donegate import proc
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays off its path
+    from typing import Any
+
+    from donegate import channel
 
 INI_NAME = "pytest.ini"
 INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini file of the repository.\naddopts =\n"
@@ -198,11 +204,13 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
     output = res.stdout + res.stderr
     if kind != "bwrap":
         output = output.replace(str(copy), str(repo))
-    base = {"duration": res.duration, "output": output, "confinement": kind}
+    def run_of(ok: bool, problem: str, **found: Any) -> TestRun:
+        return TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)
+
     if res.timed_out:
-        return TestRun(False, f"the hidden tests did not finish within {timeout:g} s (timeout); the run was killed", **base)
+        return run_of(False, f"the hidden tests did not finish within {timeout:g} s (timeout); the run was killed")
     if kind == "bwrap" and not stream.hello and res.stderr.startswith("bwrap:"):
-        out = TestRun(False, "the sandbox failed to start", **base)
+        out = run_of(False, "the sandbox failed to start")
         out.sandbox_failed = res.stderr.strip().splitlines()[0][:300]
         return out
     tamper, problem = stream.problem(res.returncode)
@@ -211,7 +219,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
     if kind != "bwrap":
         for entry in [*stream.results.values(), *stream.errors]:
             entry["message"] = entry["message"].replace(str(copy), str(repo))
-    out = TestRun(not problem, problem, collected=stream.collected or [], results=stream.results, errors=stream.errors, **base)
+    out = run_of(not problem, problem, collected=stream.collected or [], results=stream.results, errors=stream.errors)
     out.tamper = tamper
     out.tamper_keys = stream.keys
     if problem:

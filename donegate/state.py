@@ -13,11 +13,11 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from pathlib import Path
 
 from donegate.deadline import flock
+from donegate.util import atomic_write
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any, Iterator
@@ -88,9 +88,7 @@ class FileCounters:
                 current = fresh(session_id)
                 current["corrupt"] = True
             yield current
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(current, fh)
-            os.replace(tmp, path)
+            # not synced: a counter lost in a crash reads as corrupt and counting starts again (bounded)
+            atomic_write(path, json.dumps(current), durable=False)
         finally:
             os.close(lock_fd)

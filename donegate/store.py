@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
 
 from donegate import fsafe, git, paths, runner
 from donegate.errors import DonegateError, StoreError
+from donegate.util import atomic_write, utc_now
 
 MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
@@ -42,9 +43,7 @@ KIT_FILES = (".claude/settings.json", ".claude/settings.json.donegate-backup", "
 
 
 def _utc_now() -> str:
-    import datetime as dt  # seal only: kept off the hook's start-up path
-
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return utc_now(ms=False)
 
 
 def sha256_file(path: Path) -> str:
@@ -271,18 +270,7 @@ def _switch(repo: Path, root: Path, folder: Path, text: str, sealed_at: str) -> 
     record = json.dumps({"manifest_sha256": hashlib.sha256(text.encode()).hexdigest(), "sealed_at": sealed_at,
                          "store": folder.name})
     path = seal_record_path(repo, root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(record)
-            fh.flush()
-            os.fsync(fh.fileno())
-        _fault("seal:record-written")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, record, before_replace=lambda: _fault("seal:record-written"))
     _fault("seal:switched")
 
 

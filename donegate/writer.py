@@ -1,6 +1,6 @@
 """`donegate write REPO --request TEXT`: a separate model writes the acceptance tests, then they are sealed.
 
-The writer is not the implementer. It runs headless (`model.run`) in a clean copy of REPO at HEAD,
+The writer is not the implementer. It runs headless (`claude.headless.run`) in a clean copy of REPO at HEAD,
 with read-only tools, and answers with test files (`writer/schema.json`, prompt in
 `writer/prompt.md`; both are the user's to edit). Its answer is checked before anything is sealed:
 valid against the schema, plain `test_*.py` names, each file compiles, pytest collects at least one
@@ -14,8 +14,6 @@ test fails for one import error, is reported as suspicious. Sealing goes through
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
 import json
 import re
 import shutil
@@ -26,8 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from donegate import config, git, ledger, model, paths, proc, runner, store
+from donegate import git, ledger, paths, runner, store
+from donegate.claude import headless
 from donegate.errors import DonegateError
+from donegate.util import plural, utc_now
 
 PROMPT_FILE = paths.KIT_ROOT / "writer" / "prompt.md"
 SCHEMA_FILE = paths.KIT_ROOT / "writer" / "schema.json"
@@ -254,7 +254,7 @@ class Progress:
         self.shown = False
 
     def __call__(self, elapsed: float, turns: int) -> None:
-        text = f"{self.label}: {elapsed:4.0f} s, {turns} turn{'' if turns == 1 else 's'}"
+        text = f"{self.label}: {elapsed:4.0f} s, {plural(turns, 'turn')}"
         if self.tty:
             self.stream.write("\r" + text + "\033[K")
         elif elapsed - self.last >= PROGRESS_EVERY:
@@ -300,7 +300,7 @@ class Attempts:
     model: str | None = None
     problems: list[str] = field(default_factory=list)
 
-    def add(self, run: model.ModelRun) -> None:
+    def add(self, run: headless.ModelRun) -> None:
         self.count += 1
         self.turns += run.turns
         self.cost_usd += run.cost_usd
@@ -312,7 +312,7 @@ class Attempts:
                 "duration": round(self.duration, 1), "attempts": self.count}
 
 
-def _fatal(run: model.ModelRun, wcfg: dict[str, Any]) -> DonegateError:
+def _fatal(run: headless.ModelRun, wcfg: dict[str, Any]) -> DonegateError:
     if run.subtype == "timeout":
         return DonegateError(
             f"the writer did not finish within {wcfg['timeout']:g} s and was stopped; nothing was sealed",
@@ -321,7 +321,7 @@ def _fatal(run: model.ModelRun, wcfg: dict[str, Any]) -> DonegateError:
     return DonegateError(f"the writer failed, nothing was sealed: {run.error}")
 
 
-def _model_problem(run: model.ModelRun, wcfg: dict[str, Any]) -> str:
+def _model_problem(run: headless.ModelRun, wcfg: dict[str, Any]) -> str:
     if run.subtype == "error_max_turns":
         return (f"you used all {wcfg['max_turns']} turns without answering: read only what the request touches, "
                 "and call StructuredOutput before the turns run out")
@@ -331,8 +331,7 @@ def _model_problem(run: model.ModelRun, wcfg: dict[str, Any]) -> str:
 
 
 def _ledger_write(record: dict[str, Any]) -> None:
-    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
-    ledger.append({"event": record.pop("event"), "time": now, **record}, paths.ledger_path())
+    ledger.append({"event": record.pop("event"), "time": utc_now(), **record}, paths.ledger_path())
 
 
 def _failed(repo: Path, cfg: dict[str, Any], spent: Attempts, error: str) -> None:
@@ -340,13 +339,13 @@ def _failed(repo: Path, cfg: dict[str, Any], spent: Attempts, error: str) -> Non
     _ledger_write({"event": "write_failed", "repo": str(repo), "config": cfg["config"], "error": error[:2000], **spent.record()})
 
 
-def _check(run: model.ModelRun, schema: dict, copy: Path, timeout: float, folder: Path,
+def _check(run: headless.ModelRun, schema: dict, copy: Path, timeout: float, folder: Path,
            allow_skip: bool = False) -> tuple[dict[str, str], runner.TestRun | None, list[str]]:
     """(files, their first run against the copy, problems) of one answer; problems empty when accepted."""
     problems = schema_errors(run.structured, schema)
     if problems:
         return {}, None, problems
-    files, problems = check_files(run.structured)
+    files, problems = check_files(run.structured or {})
     if problems:
         return files, None, problems
     first = _first_run(files, copy, timeout, folder)
@@ -354,8 +353,11 @@ def _check(run: model.ModelRun, schema: dict, copy: Path, timeout: float, folder
 
 
 def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None = None,
-          allow_skip: bool = False) -> tuple[store.Store, list[str]]:
-    """Have the writer write tests for `request`, check them, seal them; (store, warnings). Progress goes to `err`."""
+          allow_skip: bool = False, run_model: Callable[..., headless.ModelRun] | None = None) -> tuple[store.Store, list[str]]:
+    """Have the writer write tests for `request`, check them, seal them; (store, warnings). Progress goes to `err`.
+
+    `run_model` is the model boundary (`claude.headless.run` by default, with its arguments): the
+    reviewer has the same seam, and the tests script the writer's answers through it."""
     err = err or sys.stderr
     wcfg = cfg["writer"]
     repo = git.toplevel(repo)
@@ -363,7 +365,9 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
     if not request.strip():
         raise DonegateError("the request is empty", 'say what the change should do: donegate write REPO --request "..."')
     schema, template = load_schema(), load_prompt()
-    model.find_claude()  # a missing binary is reported before any work
+    if run_model is None:
+        headless.find_claude()  # a missing binary is reported before any work
+        run_model = headless.run
     base = git.head(repo)
     warnings = []
     dirty = git.changed_since(repo, base)
@@ -377,13 +381,14 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
             raise DonegateError(f"the temporary folder {tmp} lies inside {repo}", "set TMPDIR to a folder outside the repository")
         copy = clean_copy(repo, tmp)
         listing = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file())
-        retry, accepted = "", None
+        retry = ""
+        accepted: tuple[dict[str, str], runner.TestRun, dict[str, Any]] | None = None
         for attempt in range(1, wcfg["attempts"] + 1):
             prompt = render_prompt(template, request=request, repo=repo.name, base=base, files=listing, retry=retry)
             progress = Progress(err, f"donegate: writing tests (attempt {attempt} of {wcfg['attempts']})")
             progress(0.0, 0)
             try:
-                run = model.run(prompt, cwd=copy, schema=schema, tools=TOOLS, max_turns=wcfg["max_turns"],
+                run = run_model(prompt, cwd=copy, schema=schema, tools=TOOLS, max_turns=wcfg["max_turns"],
                                 timeout=wcfg["timeout"], model=wcfg["model"], on_progress=progress, purpose="writer")
             finally:
                 progress.end()
@@ -395,8 +400,8 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
             else:
                 _failed(repo, cfg, spent, run.error)
                 raise _fatal(run, wcfg)
-            if not problems:
-                accepted = (files, first, run.structured)
+            if not problems and first is not None:
+                accepted = (files, first, run.structured or {})
                 break
             spent.problems = problems
             err.write(f"donegate: the writer's answer was rejected: {'; '.join(problems)[:500]}\n")
@@ -441,8 +446,7 @@ def _first_run(files: dict[str, str], copy: Path, timeout: float, folder: Path) 
     return runner.run(folder, copy, timeout=timeout)
 
 
-def _n(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
+_n = plural
 
 
 def summary(st: store.Store) -> str:
@@ -453,22 +457,3 @@ def summary(st: store.Store) -> str:
         f"${w.get('cost_usd', 0):.4f}, {w.get('duration', 0):.0f} s, {_n(w.get('turns', 0), 'turn')}, "
         f"{_n(w.get('attempts', 0), 'attempt')}, model {w.get('model') or 'default'}"
     )
-
-
-def cmd_write(args: argparse.Namespace) -> int:
-    cfg = config.load()
-    st, warnings = write(Path(args.repo), args.request, cfg, allow_skip=args.allow_skip)
-    for w in warnings:
-        print(f"donegate: warning: {w}", file=sys.stderr)
-    print(summary(st))
-    return 0
-
-
-def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "write", help="have a separate model write acceptance tests for a request, check them and seal them",
-    )
-    p.add_argument("repo", metavar="REPO", help="the guarded git repository (the writer sees its HEAD)")
-    p.add_argument("--request", required=True, help="the request, as the developer would type it to the agent")
-    p.add_argument("--allow-skip", action="store_true", help="accept tests that skip or xfail now (they fail at every stop until they run)")
-    p.set_defaults(func=cmd_write)

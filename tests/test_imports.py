@@ -113,3 +113,40 @@ def test_tests_import_helpers_from_support_only():
                 if last == "conftest" or last.startswith("test_"):
                     bad.append(f"{f.relative_to(TESTS)}:{node.lineno}: {n}")
     assert not bad, bad
+
+
+# Where a user's words come in and the kit's words go out: the parser and the commands. The rest of
+# the package returns values and raises DonegateError, so that the hook, doctor, the experiment and
+# the tests call the same code without a terminal in between.
+FRONT = ("donegate.cli", "donegate.commands")
+
+
+def talkers(root: Path) -> list[str]:
+    """Modules outside cli.py and commands/ that parse arguments or print."""
+    bad = []
+    for name, path in modules(root).items():
+        if ".".join(name.split(".")[:2]) in FRONT:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import) and any(a.name == "argparse" for a in node.names) or \
+                    isinstance(node, ast.ImportFrom) and node.module == "argparse":
+                bad.append(f"{name}:{node.lineno}: imports argparse")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+                bad.append(f"{name}:{node.lineno}: prints")
+    return bad
+
+
+def test_domain_modules_neither_parse_arguments_nor_print():
+    assert talkers(PACKAGE) == []
+
+
+def test_a_print_in_a_domain_module_is_found(tmp_path):
+    pkg = tmp_path / "donegate"
+    (pkg / "commands").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "commands" / "__init__.py").write_text("")
+    (pkg / "commands" / "seal.py").write_text("import argparse\nprint('sealed')\n")  # a command may
+    (pkg / "cli.py").write_text("import argparse\n")
+    (pkg / "store.py").write_text("def seal():\n    print('sealed')\n")
+    (pkg / "writer.py").write_text("from argparse import Namespace\nlog = []\nlog.append('said')\n")
+    assert talkers(pkg) == ["donegate.store:2: prints", "donegate.writer:1: imports argparse"]

@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.repos import ledger_lines, stop_payload
 from donegate import config, gate, reviewer
-from donegate.model import ModelRun
+from donegate.claude.headless import ModelRun
 from tests.support.repos import fix_bug
 
 

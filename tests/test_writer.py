@@ -9,8 +9,9 @@ import subprocess
 import pytest
 
 from donegate import runner, writer
+from donegate.claude.headless import ModelRun
 from donegate.errors import DonegateError
-from tests.support.repos import make_repo
+from tests.support.repos import EXAMPLE_TESTS, REQUEST, make_repo
 
 SCHEMA = writer.load_schema()
 
@@ -226,5 +227,60 @@ def test_write_is_a_registered_command():
     from donegate import cli
 
     args = cli.build_parser().parse_args(["write", "REPO", "--request", "do it"])
-    assert args.func is writer.cmd_write and args.repo == "REPO" and args.request == "do it"
+    from donegate.commands import write as command
+
+    assert args.func is command.cmd_write and args.repo == "REPO" and args.request == "do it"
     assert json.loads(writer.SCHEMA_FILE.read_text()) == SCHEMA
+
+
+# -- write() through its model seam: the answers scripted, everything after them real ---------------
+
+
+def _answer(structured: dict | None, *, subtype: str = "success", cost: float = 0.01) -> ModelRun:
+    return ModelRun(ok=structured is not None, subtype=subtype, structured=structured, text="", turns=2, cost_usd=cost,
+                    duration=1.0, error="" if structured is not None else f"the writer gave no answer ({subtype})",
+                    model="scripted", raw=None)
+
+
+BEHAVIOUR = {"test": "test_bulk", "behaviour": "10 units get the discount", "source": "stated"}
+
+
+class ScriptedWriter:
+    """Stands where `claude.headless.run` stands: hands out the next answer, keeps the prompts."""
+
+    def __init__(self, *answers: ModelRun) -> None:
+        self.answers, self.prompts, self.calls = list(answers), [], []
+
+    def __call__(self, prompt: str, **kw) -> ModelRun:
+        self.prompts.append(prompt)
+        self.calls.append(kw)
+        return self.answers.pop(0)
+
+
+def test_a_rejected_answer_goes_back_with_its_problem_and_the_next_one_is_sealed(shop_repo, kit_home):
+    from donegate import config, ledger, store
+
+    good = sorted(EXAMPLE_TESTS.glob("test_*.py"))[0]
+    model = ScriptedWriter(
+        _answer(files_answer(("../escape.py", "def test_x():\n    assert True\n"), behaviours=[BEHAVIOUR])),
+        _answer(files_answer((good.name, good.read_text()), behaviours=[BEHAVIOUR], notes="n")),
+    )
+    st, warnings = writer.write(shop_repo, REQUEST, config.defaults(), err=io.StringIO(), run_model=model)
+    assert len(model.prompts) == 2 and "../escape.py" in model.prompts[1]
+    assert REQUEST in model.prompts[0] and model.calls[0]["purpose"] == "writer"
+    assert not writer.paths.is_within(model.calls[0]["cwd"], shop_repo)  # the writer works on a clean copy
+    assert st.manifest["count"] >= 1 and st.manifest["baseline"]["failing"]  # the example's bug fails them
+    assert store.load(shop_repo).manifest == st.manifest
+    line = [r for r in ledger.records(kit_home / "ledger.jsonl") if r.get("event") == "write"][-1]
+    assert line["attempts"] == 2 and line["cost_usd"] == pytest.approx(0.02)
+
+
+def test_no_usable_answer_seals_nothing_and_says_so_in_the_ledger(shop_repo, kit_home):
+    from donegate import config, ledger, store
+
+    cfg = config.defaults()
+    model = ScriptedWriter(*[_answer(files_answer(("notatest.txt", "x"), behaviours=[BEHAVIOUR])) for _ in range(cfg["writer"]["attempts"])])
+    with pytest.raises(DonegateError, match="nothing was sealed"):
+        writer.write(shop_repo, REQUEST, cfg, err=io.StringIO(), run_model=model)
+    assert store.load(shop_repo) is None and not list((kit_home / "acceptance").glob("*/*.py"))
+    assert [r["event"] for r in ledger.records(kit_home / "ledger.jsonl")][-1] == "write_failed"

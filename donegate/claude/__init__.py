@@ -5,9 +5,10 @@
 - `shapes`: what Claude Code accepts when it reads a settings file, and how it reads hook commands
   and deny rules (doctor and install check files with it);
 - `managed`: the shape and place of the machine-wide managed drop-in;
-- `binary`: which `claude` the kit runs, and the version the kit pins.
+- `binary`: which `claude` the kit runs, and the version the kit pins;
+- `headless`: the one place the kit runs `claude -p` (the writer and the reviewers), every call
+  logged with its cost in `logs/model.jsonl`; the model boundary the tests fake.
 
-These modules import nothing of the kit's commands (install, doctor, the model runs): those import
-them, never the other way round. `donegate.model` (headless `claude -p` runs) moves here as
-`headless` once the confinement work on its callers has landed.
+These modules import nothing of the kit's commands (install, doctor, writer, reviewer): those import
+them, never the other way round.
 """

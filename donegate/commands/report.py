@@ -45,12 +45,14 @@ def cmd_report(args: argparse.Namespace) -> int:
                   "in the ledger", file=sys.stderr)
     files = _files(args)
     if getattr(args, "html", None):
-        return report_html.cmd(args, files)
+        return _html(args, files)
     if getattr(args, "experiment", None) and not args.verify:
         from donegate.experiment import table
 
         fmt = "json" if args.json else "markdown" if args.markdown else "csv" if args.csv else "text"
-        return table.cmd(files or [], args.experiment, fmt)
+        s = table.summarize(files or [], args.experiment)
+        print(table.render(s, fmt))
+        return 0 if all(c["intact"] for c in s["ledgers"]) else 1
     if getattr(args, "csv", False):
         raise DonegateError("--csv is for --experiment NAME", "add --experiment NAME, or use --json")
     if files is None:
@@ -85,6 +87,35 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _html(args: argparse.Namespace, files: list[Path] | None) -> int:
+    """--html FILE: the report (or with --experiment NAME, that experiment) as one page."""
+    name = getattr(args, "experiment", None)
+    target = Path(args.html)
+    if args.session or args.verify or args.json or args.markdown:
+        raise DonegateError("--html writes the whole report as a page", "drop --session, --verify, --json and --markdown")
+    if files is None:
+        raise DonegateError(f"no ledger yet at {paths.ledger_path()}: nothing to put in a page",
+                            "run a gated session first, or pass a ledger file")
+    if name:
+        from donegate.experiment import table
+
+        summary = table.summarize(files, name)
+        if not summary["runs"]:
+            raise DonegateError(f"no run of experiment {name!r} in {', '.join(map(str, files))}"
+                                + "".join(f"; {n}" for n in table.problem_notes(summary)),
+                                "experiment names are in the ledger's `run` lines (donegate experiment run SPEC writes them)")
+        text = report_html.render_experiment(summary)
+    else:
+        since = report.parse_since(args.since) if args.since else None
+        if args.jobs is not None and args.jobs < 1:
+            raise DonegateError(f"--jobs {args.jobs} is not a number of processes", "use 1 or more")
+        text = report_html.render_page(report_html.page_data(files, since=since, jobs=args.jobs or report.default_jobs(),
+                                                             by=args.by))
+    report_html.write(target, text)
+    print(f"wrote {target} ({len(text.encode()) / 1e6:.2f} MB)")
+    return 0
+
+
 def cmd_label(args: argparse.Namespace) -> int:
     path = Path(args.ledger).expanduser() if args.ledger else paths.ledger_path()
     rec = report.label_stop(path, args.ref, args.label, args.note or "")
@@ -105,7 +136,8 @@ def register(subparsers: Any) -> None:
     out.add_argument("--csv", action="store_true", help="print CSV, one row per configuration (with --experiment)")
     p.add_argument("--experiment", metavar="NAME", help="the table of experiment NAME's runs (donegate experiment run)")
     p.add_argument("--jobs", type=int, metavar="N", help="processes reading a large ledger (default: up to 2)")
-    report_html.add_options(p)  # --html
+    p.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page to FILE "
+                   "(with --experiment NAME: that experiment's page)")
     p.set_defaults(func=cmd_report)
 
     p = subparsers.add_parser("label", help="record whether a block was justified, or an appeal upheld (the report counts labels)")

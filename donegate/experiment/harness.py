@@ -26,7 +26,6 @@ one ledger never do the same run. The report counts a key once even if two ledge
 
 from __future__ import annotations
 
-import datetime as dt
 import fcntl
 import hashlib
 import json
@@ -45,6 +44,7 @@ from donegate.claude import binary
 from donegate.errors import DonegateError
 from donegate.experiment import source
 from donegate.experiment.spec import Spec
+from donegate.util import utc_now
 
 PLACEHOLDER = "test_reviewers_only.py"
 PLACEHOLDER_TEXT = ('"""Sealed by the experiment for a configuration without acceptance tests: the reviewers need a sealed base."""\n\n\n'
@@ -95,8 +95,7 @@ def parse_shard(text: str) -> tuple[int, int]:
     return k, n
 
 
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+_now = utc_now
 
 
 def recorded(path: Path, experiment: str) -> dict[str, dict[str, Any]]:
@@ -366,7 +365,8 @@ def acceptance_at_end(home: Path, repo: Path, timeout: float) -> list[str]:
     return sorted(res.failing())
 
 
-def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep: bool = False) -> dict[str, Any]:
+def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep: bool = False,
+            err: TextIO | None = None) -> dict[str, Any]:
     """Carry out one run and append its `run` line; RunFailed when it could not be carried out."""
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix=f"donegate-exp-{run.task['name']}-{run.conf['name'].replace('+', '-')}-"))
@@ -410,7 +410,7 @@ def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep
         return ledger.append(record, ledger_path)
     finally:
         if keep:
-            print(f"donegate: kept {tmp} ({run.key})", file=sys.stderr)
+            (err or sys.stderr).write(f"donegate: kept {tmp} ({run.key})\n")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -512,7 +512,7 @@ def run_experiment(spec: Spec, ledger_path: Path, *, jobs: int, max_cost: float 
             if r.key in recorded(ledger_path, spec.name):  # another process finished it meanwhile
                 return "busy", None
             try:
-                return "ok", execute(spec, r, prepared[r.task["name"]], ledger_path, keep=keep)
+                return "ok", execute(spec, r, prepared[r.task["name"]], ledger_path, keep=keep, err=err)
             except RunFailed as exc:
                 ledger.append({"event": "run_failed", "time": _now(), "experiment": spec.name, "task": r.task["name"],
                                "config": r.conf["name"], "rep": r.rep, "key": r.key, "error": exc.message,

@@ -20,6 +20,7 @@ from typing import Any
 from donegate import ledger
 from donegate.experiment.spec import ORDER
 from donegate.stats import overlap, wilson
+from donegate.util import plural
 
 
 def _order(names: set[str], first_seen: dict[str, int]) -> list[str]:
@@ -277,7 +278,7 @@ def problem_notes(s: dict[str, Any]) -> list[str]:
                           + ("" if len(whys) == 1 else f" {e['why']}") for e in skipped["examples"][:5])
         more = skipped["count"] - min(5, len(skipped["examples"]))
         n = skipped["count"]
-        out.append(f"{n} run line{'' if n == 1 else 's'} skipped" + (f": {next(iter(whys))}" if len(whys) == 1 else "")
+        out.append(f"{plural(n, 'run line')} skipped" + (f": {next(iter(whys))}" if len(whys) == 1 else "")
                    + f" ({named}{f' and {more} more' if more > 0 else ''}; the harness writes full lines: "
                    "these were edited by hand or damaged, and are not counted)")
     return out
@@ -321,9 +322,3 @@ def render(s: dict[str, Any], fmt: str = "text") -> str:
     if said:
         lines += [""] + [("- " if md else "") + n for n in said]
     return "\n".join(lines)
-
-
-def cmd(files: list[Path], experiment: str, fmt: str) -> int:
-    s = summarize(files, experiment)
-    print(render(s, fmt))
-    return 0 if all(c["intact"] for c in s["ledgers"]) else 1

@@ -11,6 +11,7 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
     from typing import Any
 
 from donegate import paths
+from donegate.util import utc_now
 
 AFTER_RUN = 1.0  # seconds of the deadline kept after the hidden run (and the reviewers) for counters and ledger
 
@@ -39,10 +40,7 @@ def time_left(cap: float) -> float:
     return cap if dl is None else max(0.0, min(cap, dl.remaining() - AFTER_RUN))
 
 
-def now() -> str:
-    # ISO 8601 in UTC with milliseconds, without importing datetime on the hook's path.
-    t = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}+00:00"
+now = utc_now  # the stop line's time
 
 
 def log_exception(root: Path) -> str:

@@ -20,12 +20,10 @@ the task x configuration heat map, cost against requirements met, and the table'
 
 from __future__ import annotations
 
-import argparse
 import collections
 import html
 import json
 import math
-import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,7 @@ from typing import Any
 from donegate import feedback, ledger, paths, report
 from donegate.errors import DonegateError
 from donegate.stats import wilson
+from donegate.util import atomic_write
 
 _dict = report._dict  # a dict, else {}
 
@@ -550,44 +549,4 @@ def write(path: Path, text: str) -> None:
         raise DonegateError(f"--html {path} is a folder", "give a file name, e.g. report.html")
     if not path.parent.is_dir():
         raise DonegateError(f"--html {path}: no folder {path.parent}", "create it first, or write the page elsewhere")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-# -------------------------------------------------------------------------------------------------
-# The command line (`donegate report` hands over when --html is given)
-# -------------------------------------------------------------------------------------------------
-
-
-def add_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page to FILE "
-                   "(with --experiment NAME: that experiment's page)")
-
-
-def cmd(args: argparse.Namespace, files: list[Path] | None) -> int:
-    name = getattr(args, "experiment", None)
-    target = Path(args.html)
-    if args.session or args.verify or args.json or args.markdown:
-        raise DonegateError("--html writes the whole report as a page", "drop --session, --verify, --json and --markdown")
-    if files is None:
-        raise DonegateError(f"no ledger yet at {paths.ledger_path()}: nothing to put in a page",
-                            "run a gated session first, or pass a ledger file")
-    if name:
-        from donegate.experiment import table
-
-        summary = table.summarize(files, name)
-        if not summary["runs"]:
-            raise DonegateError(f"no run of experiment {name!r} in {', '.join(map(str, files))}"
-                                + "".join(f"; {n}" for n in table.problem_notes(summary)),
-                                "experiment names are in the ledger's `run` lines (donegate experiment run SPEC writes them)")
-        text = render_experiment(summary)
-    else:
-        since = report.parse_since(args.since) if args.since else None
-        if args.jobs is not None and args.jobs < 1:
-            raise DonegateError(f"--jobs {args.jobs} is not a number of processes", "use 1 or more")
-        text = render_page(page_data(files, since=since, jobs=args.jobs or report.default_jobs(), by=args.by))
-    write(target, text)
-    print(f"wrote {target} ({len(text.encode()) / 1e6:.2f} MB)")
-    return 0
-
+    atomic_write(path, text)

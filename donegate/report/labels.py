@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 from donegate import ledger
 from donegate.errors import DonegateError
+from donegate.util import utc_now
 from donegate.report.read import APPEALED, APPEAL_LABELS, BLOCKING, LABELS, MIN_REF, stop_row
 
 
@@ -60,7 +60,7 @@ def label_stop(path: Path, ref: str, label: str, note: str = "") -> dict[str, An
                             "label the stops `donegate report --session ID` shows as block or hint")
     # The stop's session, time, repo and config travel with the label: the report counts it without
     # finding the stop again (see `label_row`).
-    return ledger.append({"event": "label", "time": dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
+    return ledger.append({"event": "label", "time": utc_now(),
                           "ref": short, "label": label, "note": note, "session": rec["session"], "stop": rec.get("stop"),
                           "stop_time": rec["time"], "repo": rec.get("repo") or "", "config": rec["config"],
                           "verdict": rec["verdict"]}, path)

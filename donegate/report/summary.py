@@ -6,10 +6,12 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import re
+import time
 from pathlib import Path
 from typing import Any
 
 from donegate.errors import DonegateError
+from donegate.util import utc_now
 from donegate.report.parallel import read_all
 from donegate.report.read import APPEALED, APPEALS_LISTED, APPEAL_LABELS, ATTENTION, BLOCKING, EXAMPLES, Group, MICRO, Options, Partial, TICKS, VERDICTS, _CODE, canonical_time
 
@@ -19,7 +21,7 @@ def parse_since(text: str) -> bytes:
     m = re.fullmatch(r"\s*(\d+)\s*([dh])\s*", text)
     if m:
         delta = dt.timedelta(**{"days" if m.group(2) == "d" else "hours": int(m.group(1))})
-        return (dt.datetime.now(dt.timezone.utc) - delta).isoformat(timespec="milliseconds").encode()
+        return utc_now(time.time() - delta.total_seconds()).encode()
     when = canonical_time(text.strip())
     if when is None:
         raise DonegateError(f"--since {text!r} is not a date or time",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 from donegate.report.read import ATTENTION
+from donegate.util import plural
 
 
 
@@ -73,7 +74,7 @@ def render_markdown(summary: dict[str, Any]) -> list[str]:
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" + ("" if n == 1 else "s")
+    return plural(n, word, grouped=True)
 
 
 def notes(summary: dict[str, Any]) -> list[str]:

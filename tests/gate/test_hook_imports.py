@@ -35,6 +35,7 @@ STOP_MODULES = {
     "donegate.confine", "donegate.deadline", "donegate.errors", "donegate.feedback", "donegate.fsafe", "donegate.git",
     "donegate.kitruns", "donegate.leaks", "donegate.ledger", "donegate.outcome", "donegate.paths", "donegate.proc",
     "donegate.repo", "donegate.runner", "donegate.scan", "donegate.sessions", "donegate.state", "donegate.store",
+    "donegate.util",
     "donegate.gate", "donegate.gate.acceptance", "donegate.gate.breaker", "donegate.gate.feedback",
     "donegate.gate.inputs", "donegate.gate.integrity", "donegate.gate.leaks", "donegate.gate.record",
     "donegate.gate.review", "donegate.gate.scan", "donegate.gate.scope", "donegate.gate.stop", "donegate.gate.watchdog",

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from donegate import model, paths, proc
+from donegate import paths, proc
+from donegate.claude import headless as model
 from donegate.errors import DonegateError
 from donegate.claude import binary
 

@@ -30,7 +30,6 @@ Every call appends one line to `$DONEGATE_HOME/logs/model.jsonl` with its cost.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import threading
@@ -43,6 +42,7 @@ from donegate import paths, proc
 from donegate.claude.binary import CLAUDE_ENV, find_claude
 from donegate.claude.settings import guard_settings
 from donegate.errors import DonegateError
+from donegate.util import utc_now
 
 # Seconds between progress calls while the model is quiet (a turn can take a minute).
 TICK = 1.0
@@ -260,7 +260,7 @@ def run(
         raw=result or None,
     )
     _log({
-        "time": dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
+        "time": utc_now(),
         "purpose": purpose,
         "cwd": str(cwd),
         "model": out.model,

@@ -1,0 +1,34 @@
+"""`donegate hook`: the Stop hook, run exactly as the installed launcher runs it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+
+def cmd_hook(argv: list[str]) -> int:
+    """`donegate hook [--home H --repo R --git G --claude C | --managed]`: the launcher's own `main`
+    (hooks/stop_gate.py), so a stop run this way reads its arguments, distrusts the environment and
+    falls back exactly as the installed hook does."""
+    from donegate import _layout, paths
+
+    launcher = Path(_layout.hooks_dir(str(paths.KIT_ROOT))) / _layout.STOP_LAUNCHER
+    try:
+        spec = importlib.util.spec_from_file_location("donegate_stop_launcher", launcher)
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception as exc:  # fail closed: exit 2, never a traceback
+        from donegate.outcome import BLOCK, Outcome, render
+
+        code, out, err = render(Outcome("error", BLOCK, f"donegate: the Stop hook's launcher cannot be loaded "
+                                                         f"({type(exc).__name__}); reinstall the kit"))
+        sys.stdout.write(out)
+        sys.stderr.write(err)
+        return code
+    return module.main(argv)
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("hook", help="run the Stop hook (reads Claude Code's JSON on stdin; exits 0 or 2)")
+    p.set_defaults(func=lambda args: cmd_hook([]))
