@@ -54,13 +54,27 @@ def choose(mode: str) -> str:
     return "none"
 
 
+def user_homes() -> list[Path]:
+    """The user's home as `HOME` names it and as the account database does. `HOME` is the session's
+    to set (settings `env` reaches the hook), so it alone would let a session un-hide the real one."""
+    import pwd  # POSIX only, like the sandboxes that use this
+
+    named = [os.environ.get("HOME") or ""]
+    try:
+        named.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except (KeyError, OSError):  # a uid with no entry (some containers)
+        pass
+    out: list[Path] = []
+    for h in named:
+        p = Path(h).resolve() if h else None
+        if p is not None and p != Path("/") and p.is_dir() and p not in out:
+            out.append(p)  # a home of / would hide the whole system, so it hides nothing
+    return out
+
+
 def hidden_roots(home: Path | None = None) -> list[Path]:
     """What the run must not see: the kit, its launchers, the state root, the user's home."""
-    roots = [*paths.protected_roots(home=home or paths.home())]
-    user_home = os.environ.get("HOME")
-    if user_home and Path(user_home).is_dir() and Path(user_home).resolve() != Path("/"):
-        roots.append(Path(user_home).resolve())
-    return roots
+    return [*paths.protected_roots(home=home or paths.home()), *user_homes()]
 
 
 def env(tmp: str, hidden: list[Path]) -> dict[str, str]:
@@ -158,9 +172,9 @@ def python_dirs(hidden: Sequence[Path] = ()) -> list[Path]:
     under a hidden folder is left out (the kit's root, its `hooks/`): binding it back would show the
     run the kit's own files. Under the user's home is fine (it is hidden for its credentials, and a
     folder on the interpreter's own path is not one)."""
-    user_home = Path(os.environ.get("HOME") or "/").resolve()
+    homes = user_homes()
     # The kit's own roots stay out even when HOME (the session's to set) names one of them.
-    kit = [h for h in hidden if h != user_home] + paths.protected_roots(home=paths.home())
+    kit = [h for h in hidden if h not in homes] + paths.protected_roots(home=paths.home())
     prefixes = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
                                             os.path.dirname(os.path.realpath(sys.executable)))}
     out = set(prefixes)

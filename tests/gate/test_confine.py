@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pytest
@@ -309,3 +310,27 @@ def test_the_interpreters_path_folders_come_back_but_never_the_kits(tmp_path, ki
     argv = " ".join(confine.bwrap_argv("bwrap", repo=Path("/srv/repo"), copy=tmp_path / "copy", store=kit_home / "acceptance" / "r-1",
                                        hidden=hidden, env={"HOME": "/tmp/home", "PATH": "/usr/bin"}))
     assert f"--ro-bind {deps.resolve()} {deps.resolve()}" in argv and str(hooks) not in argv
+
+
+def test_a_session_that_moves_home_still_finds_the_accounts_home_hidden(tmp_path, monkeypatch):
+    # Settings `env` reaches the hook: {"env": {"HOME": "/tmp/elsewhere"}} must not un-hide the account's
+    # own home (its credentials, its ~/.claude) from the code under test.
+    import pwd
+
+    account = tmp_path / "account-home"
+    account.mkdir()
+    def entry(home: str):
+        return lambda uid: pwd.struct_passwd(("someone", "x", uid, uid, "", home, "/bin/sh"))
+
+    monkeypatch.setattr(pwd, "getpwuid", entry(str(account)))
+    spoof = tmp_path / "elsewhere"
+    spoof.mkdir()
+    monkeypatch.setenv("HOME", str(spoof))
+    roots = confine.hidden_roots()
+    assert account.resolve() in roots and spoof.resolve() in roots
+    # honest look-alikes: HOME is the account's home (named once); an account whose home is / hides nothing more
+    monkeypatch.setenv("HOME", str(account))
+    assert confine.hidden_roots().count(account.resolve()) == 1
+    monkeypatch.setattr(pwd, "getpwuid", entry("/"))
+    monkeypatch.delenv("HOME")
+    assert Path("/") not in confine.hidden_roots()
