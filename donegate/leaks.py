@@ -123,7 +123,6 @@ def note_pass(root: Path, session: str, repo: str, transcript: str | None, offse
     if not transcript:
         return
     path = _note_path(root, session)
-    path.parent.mkdir(parents=True, exist_ok=True)
     # a note lost in a crash only means the next scan starts again at the transcript's beginning
     atomic_write(path, json.dumps({"session": session, "repo": repo, "transcript": transcript, "offset": offset}),
                  durable=False)

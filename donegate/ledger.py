@@ -67,9 +67,7 @@ def pending_dir(path: Path) -> Path:
 
 def park(record: dict[str, Any], path: Path) -> Path:
     """Keep `record` for the next append that gets the lock (written atomically, one file each)."""
-    folder = pending_dir(path)
-    folder.mkdir(parents=True, exist_ok=True)
-    final = folder / f"{time.time_ns():020d}-{os.getpid()}.json"
+    final = pending_dir(path) / f"{time.time_ns():020d}-{os.getpid()}.json"
     atomic_write(final, json.dumps(record, default=str))
     return final
 
