@@ -137,7 +137,7 @@ def _confine_on_off(tmp: Path, home: Path, env: dict, rounds: int, hook, bare) -
 
 def bench_copy(files: int = 2000, rounds: int = 5) -> list[str]:
     """What the throwaway copy of the repository costs a stop (bubblewrap 0.8.0 has no overlay)."""
-    from donegate import confine
+    from donegate.hidden import copy as throwaway
 
     with tempfile.TemporaryDirectory(prefix="donegate-bench-copy-") as tmp:
         tree = Path(tmp) / "tree"
@@ -149,7 +149,7 @@ def bench_copy(files: int = 2000, rounds: int = 5) -> list[str]:
         for i in range(rounds):
             dest = Path(tmp) / f"copy{i}"
             t0 = time.perf_counter()
-            confine.copy_repo(tree, dest)
+            throwaway.copy_repo(tree, dest)
             took.append(time.perf_counter() - t0)
             shutil.rmtree(dest)
     return [f"throwaway copy of a {files}-file working tree: median {statistics.median(took) * 1000:.0f} ms a stop "

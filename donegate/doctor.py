@@ -283,7 +283,7 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
     weakening.check_git(findings, repo)
     weakening.check_mode(findings, files, stops, home)
     weakening.check_ledger(findings, repo, paths.ledger_path(home))
-    from donegate import confine  # one line: how the hidden run is confined
+    from donegate.hidden import confine  # one line: how the hidden run is confined
     findings.append(Finding(*confine.doctor_line(cfg.get("confine", "auto"))))
     _check_claude(findings, cfg)
     _check_store(findings, repo, home, cfg)

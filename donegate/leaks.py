@@ -130,7 +130,8 @@ def note_pass(root: Path, session: str, repo: str, transcript: str | None, offse
 
 def secrets(st: Any) -> tuple[list[str], list[str], list[str]]:
     """(markers, sources, kit sources) of a loaded store: what the scan looks for."""
-    from donegate import paths, runner
+    from donegate import paths
+    from donegate.hidden import runner
 
     markers = [str(st.path), str(st.path.resolve()), f"{st.path.parent.name}/{st.path.name}"]
     sources = [p.read_text(encoding="utf-8", errors="replace") for p in runner.test_files(st.path)]

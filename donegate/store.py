@@ -24,7 +24,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate import fsafe, git, paths, runner
+from donegate import fsafe, git, paths
+from donegate.hidden import runner
 from donegate.errors import DonegateError, StoreError
 from donegate.util import atomic_write, utc_now
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from donegate import git, ledger, paths, runner, store
+from donegate import git, ledger, paths, store
+from donegate.hidden import runner
 from donegate.claude import headless
 from donegate.errors import DonegateError
 from donegate.util import plural, utc_now

@@ -8,7 +8,8 @@ import subprocess
 
 import pytest
 
-from donegate import runner, writer
+from donegate import writer
+from donegate.hidden import runner
 from donegate.claude.headless import ModelRun
 from donegate.errors import DonegateError
 from tests.support.repos import EXAMPLE_TESTS, REQUEST, make_repo

@@ -12,7 +12,7 @@ One run (`execute`), in a fresh temporary folder:
    of the task's acceptance folder or `donegate write` (the writer, afresh for this run);
 2. a real headless session on the request: `claude -p --output-format json`, the agent's usual tools,
    the repository's settings (`--setting-sources project`), its turn and time limits;
-3. the grading tests, through the gate's own hidden run (`donegate.runner.run`), against what the
+3. the grading tests, through the gate's own hidden run (`donegate.hidden.runner.run`), against what the
    agent left: requirements met of n;
 4. one `run` line in the ledger (docs/ledger.md). A run that could not be carried out (setup failed,
    the session gave no result) writes `run_failed` instead, and is tried again next time.
@@ -39,7 +39,8 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, TextIO
 
-from donegate import ledger, paths, proc, runner
+from donegate import ledger, paths, proc
+from donegate.hidden import runner
 from donegate.claude import binary
 from donegate.errors import DonegateError
 from donegate.experiment import source

@@ -1,4 +1,4 @@
-"""The acceptance stage: the hidden tests, in an isolated interpreter (`donegate.runner`), within the time
+"""The acceptance stage: the hidden tests, in an isolated interpreter (`donegate.hidden.runner`), within the time
 the stop's deadline leaves; every sealed test must report."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate import runner, store
+from donegate import store
+from donegate.hidden import runner
 from donegate.gate.stop import stage, time_left
 
 

@@ -129,7 +129,7 @@ def test_a_config_change_runs_again(tmp_path, kit_home):
 
 def test_a_run_that_changes_the_tree_is_not_kept(tmp_path, kit_home):
     # A tree changed during the run was judged half old, half new. The run itself works in a
-    # throwaway copy of the repository (donegate.confine), so what the code under test writes into
+    # throwaway copy of the repository (donegate.hidden.copy), so what the code under test writes into
     # its package never changes the tree: such a run is kept. A change made beside the run is not.
     repo, runs = counted(tmp_path, files={"mod.py": "import time\nopen(__file__ + '.stamp', 'w').write(str(time.time_ns()))\nVALUE = 1\n"})
     run_hook(stop_payload(repo))

@@ -60,7 +60,8 @@ def test_a_skip_or_xfail_from_the_code_under_test_is_a_failure_with_its_reason(t
 
 from pathlib import Path  # noqa: E402
 
-from donegate import channel, confine, feedback, scan  # noqa: E402
+from donegate import feedback, scan  # noqa: E402
+from donegate.hidden import channel, confine, copy as throwaway  # noqa: E402
 from donegate import git as dgit  # noqa: E402
 from donegate.errors import DonegateError  # noqa: E402
 
@@ -245,7 +246,7 @@ def test_the_scan_covers_changed_and_git_ignored_product_files_not_the_repos_tes
 
 
 def test_a_sandbox_that_fails_to_start_falls_back_under_auto_and_blocks_under_on(tmp_path, monkeypatch):
-    from donegate import runner
+    from donegate.hidden import runner
 
     fake = tmp_path / "bwrap"
     fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
@@ -282,9 +283,9 @@ def test_environments_in_the_repository_are_shared_read_only_not_copied(tmp_path
     (repo / ".venv").mkdir()
     (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (repo / "node_modules" / "x").mkdir(parents=True)
-    assert confine.shared_dirs(repo) == [".venv", "node_modules"]
+    assert throwaway.shared_dirs(repo) == [".venv", "node_modules"]
     copy = tmp_path / "copy"
-    confine.copy_repo(repo, copy, skip=confine.shared_dirs(repo))
+    throwaway.copy_repo(repo, copy, skip=throwaway.shared_dirs(repo))
     assert sorted(p.name for p in copy.iterdir()) == [".gitignore", "mod.py"]
     body = ("import mod, pathlib\n\ndef test_value():\n    venv = pathlib.Path(mod.__file__).with_name('.venv')\n"
             "    assert (venv / 'pyvenv.cfg').read_text() == 'home = /usr/bin\\n'\n"

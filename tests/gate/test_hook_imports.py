@@ -31,11 +31,12 @@ os._exit(code)
 # Every donegate module a blocked stop imports (the ast scan is on by default). The stage files are
 # donegate.gate.*; the reviewers, the commands, the report and Claude Code's settings vocabulary stay off it.
 STOP_MODULES = {
-    "donegate", "donegate._layout", "donegate.appeal", "donegate.cache", "donegate.channel", "donegate.config",
-    "donegate.confine", "donegate.deadline", "donegate.errors", "donegate.feedback", "donegate.fsafe", "donegate.git",
+    "donegate", "donegate._layout", "donegate.appeal", "donegate.cache", "donegate.config",
+    "donegate.deadline", "donegate.errors", "donegate.feedback", "donegate.fsafe", "donegate.git",
     "donegate.kitruns", "donegate.leaks", "donegate.ledger", "donegate.outcome", "donegate.paths", "donegate.proc",
-    "donegate.repo", "donegate.runner", "donegate.scan", "donegate.sessions", "donegate.state", "donegate.store",
+    "donegate.repo", "donegate.scan", "donegate.sessions", "donegate.state", "donegate.store",
     "donegate.util",
+    "donegate.hidden", "donegate.hidden.channel", "donegate.hidden.confine", "donegate.hidden.copy", "donegate.hidden.runner",
     "donegate.gate", "donegate.gate.acceptance", "donegate.gate.breaker", "donegate.gate.feedback",
     "donegate.gate.inputs", "donegate.gate.integrity", "donegate.gate.leaks", "donegate.gate.record",
     "donegate.gate.review", "donegate.gate.scan", "donegate.gate.scope", "donegate.gate.stop", "donegate.gate.watchdog",

@@ -1,7 +1,7 @@
 """The kit's own pytest plugin: results come from here, never from parsing pytest's output.
 
 It runs inside the hidden test process, where the code under test runs too, so nothing here is
-trusted by the parent on its own word (see `donegate.channel`, which checks the stream):
+trusted by the parent on its own word (see `donegate.hidden.channel`, which checks the stream):
 
 - every result leaves the process as its test phase ends, one JSON line on an inherited pipe (the
   channel): nothing is kept in memory to rewrite later, and there is no file path to guess;
@@ -12,7 +12,7 @@ trusted by the parent on its own word (see `donegate.channel`, which checks the 
   every test and at the end. A change is reported as `tamper`, naming what changed and during which
   test. Tripwires catch the known families of in-process tricks; they are not the wall: code that
   runs in the process can in principle defeat anything the process checks. The wall is the
-  confinement around the process (`donegate.confine`).
+  confinement around the process (`donegate.hidden.confine`).
 
 The parent loads this file's source (it is sent on stdin and executed by the bootstrap, so no kit path
 is needed inside the sandbox).

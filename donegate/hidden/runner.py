@@ -1,6 +1,6 @@
 """Run the hidden tests against a repository in a process the repository cannot subvert, confined.
 
-- confined (`donegate.confine`): bubblewrap where it exists (the system and the store read-only,
+- confined (`donegate.hidden.confine`): bubblewrap where it exists (the system and the store read-only,
   the kit, the state root and the user's home hidden, no network, its own PID namespace), else an
   allow-listed environment; either way the repository is a throwaway copy, so nothing the run
   writes outlives it;
@@ -13,7 +13,7 @@
   repository is read; plugin autoload off, PYTEST_* dropped, no cache provider;
 - its own process group with a timeout (proc.run);
 - results from the kit's plugin, one JSON line per event on an inherited pipe, checked as they come
-  (`donegate.channel`): text a test prints can never pose as a result, and a stream out of pytest's
+  (`donegate.hidden.channel`): text a test prints can never pose as a result, and a stream out of pytest's
   order, or a tripwire of the plugin, is tampering.
 """
 
@@ -32,7 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays off its path
     from typing import Any
 
-    from donegate import channel
+    from donegate.hidden import channel
 
 INI_NAME = "pytest.ini"
 INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini file of the repository.\naddopts =\n"
@@ -104,7 +104,7 @@ def test_files(store: Path) -> list[Path]:
 
 
 def _plugin_source() -> str:
-    return (Path(__file__).parent / "_plugin.py").read_text(encoding="utf-8")
+    return (Path(__file__).parent / "plugin.py").read_text(encoding="utf-8")
 
 
 def _read(fd: int, stream: "channel.Stream") -> threading.Thread:
@@ -148,7 +148,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
         confine: str = "auto") -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
     (auto | on | off) allows; `expected` is the sealed list of test ids."""
-    from donegate import confine as walls
+    from donegate.hidden import confine as walls
 
     kind = walls.choose(confine)
     out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind)
@@ -163,7 +163,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
 
 
 def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str) -> TestRun:
-    from donegate import channel, confine as walls
+    from donegate.hidden import channel, confine as walls, copy as throwaway
 
     files = test_files(store)
     repo, store = repo.resolve(), store.resolve()
@@ -171,8 +171,8 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
     with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp:
         tmp_path = Path(tmp)
         copy = tmp_path / "repo"
-        shared = walls.shared_dirs(repo)
-        walls.copy_repo(repo, copy, skip=shared)
+        shared = throwaway.shared_dirs(repo)
+        throwaway.copy_repo(repo, copy, skip=shared)
         if kind != "bwrap":
             for name in shared:  # bwrap binds them read-only; here a link is what there is
                 os.symlink(repo / name, copy / name)
