@@ -3,7 +3,8 @@
 The key is a sha256 over everything the hidden run can read:
 
 - every file under the repository except `.git/`, tracked or not, git-ignored ones included: path,
-  mode and content (not timestamps: an agent can set those back); symlinks by their target text
+  mode and content digest (not timestamps: an agent can set those back), from a look at the tree
+  (`donegate.statcache`: a file is read again only when its stat moved); symlinks by their target text
   (a symlink leaving the repository turns the cache off for the stop: its target is not hashed);
   other file types by their type;
 - what the scope gate asks git: `.git/HEAD`, `.git/index`, `.git/config`, `.git/info/exclude`;
@@ -16,9 +17,9 @@ A stop whose key equals the key of the last stop the session ran the tests for t
 scope and acceptance results instead of running them again; everything else (integrity, the
 transcript scan, the reviewers, the appeal, the breaker) runs as always. Only complete runs are kept
 (a timeout or an early exit runs again), and only when the key after the run equals the key before
-it (a test run that changes the tree, or a change made during the run, is never kept). A tree too
-large to hash cheaply (`MAX_FILES`, `MAX_BYTES`) is not cached. A miss costs two hashes of the
-tree (before and after the run), a hit one. `cache: false` turns it off, for
+it (a test run that changes the tree, or a change made during the run, is never kept). A tree of
+more than `MAX_FILES` files is not cached. A miss costs two looks at the tree (before and after the
+run), a hit one; a look reads only what changed since the last. `cache: false` turns it off, for
 suites whose outcome depends on time or on anything outside the key.
 
 The last entry of each session lives in `state/cache/`, beside the counters and as protected.
@@ -29,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 import sys
 import time
 from pathlib import Path
@@ -38,81 +38,39 @@ from donegate.util import atomic_write
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
-    from typing import Any, Callable
+    from typing import Any
+
+    from donegate import statcache
 
 VERSION = 1
-MAX_FILES = 20_000
-MAX_BYTES = 64 << 20  # ~0.1 s to hash: beyond it, running the tests again is the cheaper bet
+MAX_FILES = 200_000  # beyond it even a look that hashes nothing (one lstat a file) costs more than it saves
 GIT_FILES = ("HEAD", "index", "config", os.path.join("info", "exclude"))
-CHUNK = 1 << 20
 
 
 class Skip(Exception):
     """The tree cannot be keyed (too big, a symlink leaving it): run the tests."""
 
 
-def tree_digest(repo: Path) -> tuple[str, int, int]:
-    """(sha256 of the tree as the hidden run sees it, files, bytes)."""
+def tree_digest(repo: Path, tree: statcache.Tree | None = None) -> tuple[str, int, int]:
+    """(sha256 of the tree as the hidden run sees it, files, bytes), from a look at it (`donegate.statcache`:
+    only files whose stat moved since the last look are read)."""
+    from donegate import statcache
+
+    tree = tree if tree is not None else statcache.look(repo)
     h = hashlib.sha256()
-    root = str(repo)
-    top = os.path.realpath(root)
-    files = size = 0
-    stack = [""]
-    while stack:
-        rel_dir = stack.pop()
-        try:
-            with os.scandir(os.path.join(root, rel_dir) if rel_dir else root) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError as exc:
-            h.update(f"D?{rel_dir}\0{exc.errno}\0".encode("utf-8", "surrogateescape"))
-            continue
-        subdirs = []
-        for entry in entries:
-            if entry.name == ".git":
-                continue
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            name = rel.encode("utf-8", "surrogateescape")
-            if entry.is_symlink():
-                target = os.readlink(entry.path)
-                resolved = os.path.realpath(entry.path)
-                if resolved != top and not resolved.startswith(top + os.sep):
-                    raise Skip(f"{rel} is a symlink out of the repository")
-                h.update(b"L" + name + b"\0" + target.encode("utf-8", "surrogateescape") + b"\0")
-            elif entry.is_dir(follow_symlinks=False):
-                subdirs.append(rel)
-            elif entry.is_file(follow_symlinks=False):
-                files += 1
-                if files > MAX_FILES:
-                    raise Skip(f"more than {MAX_FILES} files")
-                size += _file(h, name, entry.path, MAX_BYTES - size)
-            else:
-                h.update(b"O" + name + b"\0")  # a fifo, socket or device: never opened
-        stack.extend(reversed(subdirs))
+    top = os.path.realpath(repo)
+    files, size = tree.sizes()
+    if files > MAX_FILES:
+        raise Skip(f"more than {MAX_FILES} files")
+    for name in sorted(tree.entries):
+        key, digest = tree.entries[name]
+        if digest.startswith("symlink:"):
+            resolved = os.path.realpath(os.path.join(repo, name))
+            if resolved != top and not resolved.startswith(top + os.sep):
+                raise Skip(f"{name} is a symlink out of the repository")
+        mode = int(key.split(":", 1)[0]) & 0o777 if key else 0
+        h.update(f"{name}\0{mode:o}\0{digest}\0".encode("utf-8", "surrogateescape"))
     return h.hexdigest(), files, size
-
-
-def _file(h: Any, name: bytes, path: str, budget: int) -> int:
-    try:  # O_NONBLOCK|O_NOFOLLOW: a file swapped for a fifo or a symlink meanwhile never hangs or leaves
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    except OSError as exc:
-        h.update(b"F?" + name + b"\0" + str(exc.errno).encode() + b"\0")
-        return 0
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            h.update(b"O" + name + b"\0")
-            return 0
-        if st.st_size > budget:  # checked before reading: one huge file must not cost its whole read
-            raise Skip(f"more than {MAX_BYTES >> 20} MB")
-        h.update(b"F" + name + b"\0" + f"{st.st_mode & 0o777:o}:{st.st_size}\0".encode())
-        while True:
-            data = os.read(fd, CHUNK)
-            if not data:
-                break
-            h.update(data)
-        return st.st_size
-    finally:
-        os.close(fd)
 
 
 def _git_state(repo: Path) -> list[str]:
@@ -141,11 +99,12 @@ def _interpreter() -> list[Any]:
     return out
 
 
-def key(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any]) -> tuple[str, int, int]:
+def key(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any], tree: statcache.Tree | None = None
+        ) -> tuple[str, int, int]:
     from donegate import __version__
 
-    tree, files, size = tree_digest(repo)
-    parts = [VERSION, __version__, tree, _git_state(repo), manifest, _interpreter(), cfg]
+    digest, files, size = tree_digest(repo, tree)
+    parts = [VERSION, __version__, digest, _git_state(repo), manifest, _interpreter(), cfg]
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest(), files, size
 
 
@@ -178,43 +137,58 @@ def _save(path: Path, entry: dict[str, Any] | None) -> None:
     atomic_write(path, json.dumps(entry), durable=False)  # a lost entry costs one full run, nothing more
 
 
-def judged(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any], root: Path, session: str,
-           judge: Callable[[], tuple[dict[str, Any], dict[str, Any], dict[str, str]]]
-           ) -> tuple[dict[str, Any], dict[str, Any], dict[str, str], dict[str, Any]]:
-    """(scope gate, acceptance gate, failures {test id: message}, cache gate) for this stop: the
-    last run's when its key matches, else `judge()`'s (kept for the next stop when it may be)."""
+class Lookup:
+    """The cache's part in one stop: the key before the run, the entry it found, the ledger's gate."""
+
+    def __init__(self, path: Path, key: str | None, entry: dict[str, Any] | None, gate: dict[str, Any]) -> None:
+        self.path, self.key, self.entry, self.gate = path, key, entry, gate
+
+    def result(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+        """(scope gate, acceptance gate, failures) of the stop this one repeats."""
+        assert self.entry is not None
+        return self.entry["scope"], self.entry["acceptance"], self.entry["failures"]
+
+
+def lookup(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any], root: Path, session: str,
+           tree: statcache.Tree | None = None) -> Lookup:
+    """The last run's verdict when this stop's key (from `tree`, a look taken now) matches it."""
+    path = _entry_path(root, session)
     if not cfg["cache"]:
-        scope, accept, failures = judge()
-        return scope, accept, failures, {"hit": False, "off": True}
+        return Lookup(path, None, None, {"hit": False, "off": True})
     t0 = time.monotonic()
     gate: dict[str, Any] = {"hit": False}
-    path = _entry_path(root, session)
-    before = None
+    before = entry = None
     try:
-        before, files, size = key(repo, manifest, cfg)
+        before, files, size = key(repo, manifest, cfg, tree)
         gate.update(key=before[:16], files=files, bytes=size)
+        if tree is not None:
+            gate["hashed"] = tree.hashed
         entry = _load(path, before)
     except Skip as exc:
         gate["skipped"] = str(exc)
-        entry = None
     except Exception as exc:  # a cache fault must never decide a stop: run the tests
         gate["error"] = f"{type(exc).__name__}: {exc}"
-        entry = None
     gate["duration"] = round(time.monotonic() - t0, 4)
     if entry is not None:
         gate.update(hit=True, stop_time=entry.get("time"))
-        return entry["scope"], entry["acceptance"], entry["failures"], gate
-    scope, accept, failures = judge()
-    if before is None:
-        return scope, accept, failures, gate
+    return Lookup(path, before, entry, gate)
+
+
+def keep(found: Lookup, repo: Path, manifest: dict[str, Any], cfg: dict[str, Any], root: Path,
+         scope: dict[str, Any], accept: dict[str, Any], failures: dict[str, str]) -> None:
+    """Keep this stop's run for the next stop of the session when it may be: complete, and the tree
+    after the run (a new look) keyed as before it."""
+    if found.key is None:
+        return
+    from donegate import statcache
+
     try:
         t1 = time.monotonic()
-        keep = not accept.get("problem") and key(repo, manifest, cfg)[0] == before
-        gate["duration"] = round(gate["duration"] + time.monotonic() - t1, 4)
-        if not keep:
-            gate["kept"] = False
-        _save(path, {"key": before, "time": time.time(), "scope": scope, "acceptance": accept, "failures": failures}
-              if keep else None)
+        ok = not accept.get("problem") and key(repo, manifest, cfg, statcache.look(repo, root))[0] == found.key
+        found.gate["duration"] = round(found.gate["duration"] + time.monotonic() - t1, 4)
+        if not ok:
+            found.gate["kept"] = False
+        _save(found.path, {"key": found.key, "time": time.time(), "scope": scope, "acceptance": accept,
+                           "failures": failures} if ok else None)
     except Exception as exc:
-        gate["error"] = f"{type(exc).__name__}: {exc}"
-    return scope, accept, failures, gate
+        found.gate["error"] = f"{type(exc).__name__}: {exc}"

@@ -26,6 +26,10 @@ from pathlib import Path
 
 from donegate import git, paths, store
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from donegate import statcache
+
 RULES = {
     "eq-constant": "{name} returns a constant: an object equal to anything is not a result",
     "imports-pytest": "product code reaches for the test harness ({what})",
@@ -198,11 +202,24 @@ def _ignored_py(repo: Path) -> list[str]:
     return out[:MAX_IGNORED]
 
 
-def scan(repo: Path, base: str, root: Path | None = None) -> list[dict[str, object]]:
-    """Findings in the product files changed since `base` (the seal's commit), git-ignored ones included."""
+def changed(repo: Path, base: str, sealed: dict[str, list[object]] | None = None,
+            tree: statcache.Tree | None = None) -> list[str]:
+    """The files to scan: with the seal's snapshot of the tree (`sealed`) and a look at it now (`tree`),
+    every file whose content differs from the seal's, git-ignored ones included, read only where its
+    stat moved (`donegate.statcache`), without virtual environments and caches; without them (a store
+    sealed before the snapshot), what git says changed since `base` and the ignored Python files."""
+    if sealed is None or tree is None:
+        return list(dict.fromkeys([*git.changed_since(repo, base), *_ignored_py(repo)]))
+    names, _ = store.tree_changes(repo, sealed, tree)
+    return [n for n in names if not any(part in _ENVS for part in n.split("/")[:-1])]
+
+
+def scan(repo: Path, base: str, root: Path | None = None, sealed: dict[str, list[object]] | None = None,
+         tree: statcache.Tree | None = None) -> list[dict[str, object]]:
+    """Findings in the product files changed since the seal (`changed`), git-ignored ones included."""
     strings = kit_strings(root)
     out: list[dict[str, object]] = []
-    for name in dict.fromkeys([*git.changed_since(repo, base), *_ignored_py(repo)]):
+    for name in changed(repo, base, sealed, tree):
         if not name.endswith(".py") or store.matches(name, store.REPO_TEST_GLOBS):
             continue
         p = repo / name

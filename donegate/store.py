@@ -24,7 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate import fsafe, git, paths
+from donegate import fsafe, git, paths, statcache
 from donegate.hidden import runner
 from donegate.errors import DonegateError, StoreError
 from donegate.util import atomic_write, utc_now
@@ -37,7 +37,7 @@ TREE = "tree.json"  # the store's snapshot of every file of the repository at se
 # Folders never part of the snapshot: git's own, and the bytecode and pytest caches that running the
 # code writes (the hidden run reads neither: its bytecode lives under the state root).
 SKIP_TOP = (".git",)
-SKIP_DIRS = ("__pycache__", ".pytest_cache")
+SKIP_DIRS = statcache.CACHE_DIRS
 # What `donegate install` writes into the repository (tests/gate/test_gate.py keeps this in step with
 # install.py): never the agent's change. They lie under `.claude/`, which the protected globs cover.
 KIT_FILES = (".claude/settings.json", ".claude/settings.json.donegate-backup", ".claude/donegate-install.json")
@@ -132,32 +132,35 @@ def snapshot(repo: Path, globs) -> dict[str, str]:
     return out
 
 
-def tree(repo: Path) -> dict[str, list[Any]]:
+def tree(repo: Path, root: Path | None = None) -> dict[str, list[Any]]:
     """Every file of the working tree, tracked or not, ignored or not (but `.git/` and the caches):
-    [digest, size, mtime_ns, ctime_ns, inode]. What `tree_changes` compares a later tree with."""
-    return {name: [fsafe.digest(repo / name), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-            for name, st in sorted(_walk(repo))}
+    [digest, size, mtime_ns, ctime_ns, inode]. What `tree_changes` compares a later tree with. With
+    `root`, the look is kept under it: the first stop after a seal reads only what changed since."""
+    return statcache.look(repo, root).snapshot()
 
 
-def tree_changes(repo: Path, sealed: dict[str, list[Any]]) -> tuple[list[str], dict[str, str]]:
+def tree_changes(repo: Path, sealed: dict[str, list[Any]], now: statcache.Tree | None = None
+                 ) -> tuple[list[str], dict[str, str]]:
     """(names added, removed or changed since `sealed` was taken, {name: what it now is} where it is
-    no longer a regular file). Content is hashed again only where size, mtime, ctime or inode moved:
-    ctime is set by the kernel on every change and cannot be set back by a user."""
+    no longer a regular file), by content: `now` (a look at the tree, `donegate.statcache`) has every
+    file's digest, read again only where its stat moved since the last look. The seal's own stat is
+    never trusted: a file written again in the tick the seal read it keeps its mtime."""
+    now = now if now is not None else statcache.look(repo)
+    done = now.compared.get(id(sealed))
+    if done is not None:  # the scope check and the scan ask the same question of one look
+        return done
     changed, kinds = [], {}
-    seen = set()
-    for name, st in _walk(repo):
-        seen.add(name)
+    current = now.files()
+    for name, digest in current.items():
         before = sealed.get(name)
-        if before is not None and before[1:] == [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]:
-            continue
-        digest = fsafe.digest(repo / name)
         if before is None or digest != before[0]:
             changed.append(name)
             what = fsafe.describe(digest)
             if what and before is not None and fsafe.describe(before[0]) != what:
                 kinds[name] = what
-    changed.extend(name for name in sealed if name not in seen)
-    return sorted(changed), kinds
+    changed.extend(name for name in sealed if name not in current)
+    now.compared[id(sealed)] = out = (sorted(changed), kinds)
+    return out
 
 
 def seal_record_path(repo: Path, root: Path | None = None) -> Path:
@@ -175,19 +178,23 @@ def _fault(step: str) -> None:
 class Store:
     def __init__(self, repo: Path, path: Path, manifest: dict[str, Any]) -> None:
         self.repo, self.path, self.manifest = repo, path, manifest
+        self._tree: dict[str, list[Any]] | None = None
 
     def tests(self) -> list[str]:
         return list(self.manifest["tests"])
 
     def tree(self) -> dict[str, list[Any]] | None:
-        """The seal's snapshot of the whole working tree; None for a store sealed without one."""
+        """The seal's snapshot of the whole working tree; None for a store sealed without one. Read
+        once per Store (the scope check and the scan both compare with it)."""
         if TREE not in self.manifest.get("files", {}):
             return None
-        try:
-            data = json.loads(fsafe.read_text(self.path / TREE))
-        except (OSError, ValueError):
-            raise StoreError("acceptance tests were modified: the tree snapshot is unreadable", "seal the tests again") from None
-        return data if isinstance(data, dict) else {}
+        if self._tree is None:
+            try:
+                data = json.loads(fsafe.read_text(self.path / TREE))
+            except (OSError, ValueError):
+                raise StoreError("acceptance tests were modified: the tree snapshot is unreadable", "seal the tests again") from None
+            self._tree = data if isinstance(data, dict) else {}
+        return self._tree
 
 
 # -- the swap -----------------------------------------------------------------------------------------
@@ -366,7 +373,7 @@ def seal(
                 "remove the skip/xfail from the tests, or seal them anyway with --allow-skip (they fail every stop until they run)",
             )
         globs = list(protected if protected is not None else [".claude/**"])
-        (tmp / TREE).write_text(json.dumps(tree(repo), separators=(",", ":")) + "\n", encoding="utf-8")
+        (tmp / TREE).write_text(json.dumps(tree(repo, root), separators=(",", ":")) + "\n", encoding="utf-8")
         return {
             "version": MANIFEST_VERSION,
             "repo": str(repo),

@@ -1,10 +1,13 @@
 """The Stop hook. Its stages are this package's files, in the order a stop runs them:
 
     integrity.py   the store matches its manifest and its seal record
-    leaks.py       the transcript scan (a leak is told, never blocks on its own)
-    scope.py       protected files unchanged; with `allowed`, nothing changed outside it
-    acceptance.py  the hidden tests (scope and acceptance are the last run's when nothing changed: `donegate.cache`)
-    scan.py        the ast scan of the changed product files
+    (the look)     one stat walk of the working tree (`donegate.statcache`) for the cache key, scope and scan
+    acceptance.py  the hidden tests start, in a child process (none when `donegate.cache` has this tree's verdict);
+                   while they run, the stages that only read:
+      leaks.py       the transcript scan (a leak is told, never blocks on its own)
+      scan.py        the ast scan of the product files changed since the seal
+      scope.py       protected files unchanged; with `allowed`, nothing changed outside it
+    acceptance.py  the run's results: every sealed test must report and pass
     review.py      the reviewers (optional)
     feedback.py    what the agent is told
     (appeal)       `APPEAL: <reason>` lets a blocked stop through to a person (`donegate.appeal`)
@@ -28,10 +31,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate import appeal, cache, config, deadline, git, paths, sessions, store
+from donegate import appeal, cache, config, deadline, git, paths, proc, sessions, statcache, store
 from donegate.errors import DonegateError
-from donegate.gate import breaker, feedback, integrity, leaks, record, review, scan, scope, watchdog as _watchdog
-from donegate.gate.acceptance import acceptance_gate
+from donegate.gate import acceptance, breaker, feedback, integrity, leaks, record, review, scan, scope, watchdog as _watchdog
 from donegate.gate.inputs import parse_payload, session_of, weakened_env
 from donegate.gate.scope import scope_gate
 from donegate.gate.stop import AFTER_RUN, STOP as _STOP, fault as _fault, log_exception as _log_exception, stage as _stage
@@ -70,24 +72,39 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
         msg = f"donegate: no acceptance tests are sealed for {repo}; the stop was allowed unchecked"
         return Outcome("unsealed", ALLOW, system_message=msg, gates={"integrity": sealed})
     gates: dict[str, Any] = {"integrity": sealed}
-    leak, scrub = leaks.transcript_gate(payload, st, root)
+    # One look at the working tree (stat only; a file is read again only if its stat moved) serves
+    # the cache key, the scope check and the scan.
+    tree = _look(repo, root, st, cfg)
+    found = cache.lookup(repo, st.manifest, cfg, root, session_of(payload), tree)
+    # The hidden run starts now, on the other core; the stages that only read run beside it.
+    running = None if found.entry is not None else acceptance.start(repo, st, cfg)
+    try:
+        leak, scrub = leaks.transcript_gate(payload, st, root)
+        scanned = scan.scan_gate(repo, st, cfg, root, tree)
+        if running is None:
+            in_scope, accept, failures = found.result()
+        else:
+            in_scope = scope.scope_gate(repo, st, cfg, tree)
+            accept, run = running.finish()
+            failures = run.failing()
+            cache.keep(found, repo, st.manifest, cfg, root, in_scope, accept, failures)
+    except BaseException:
+        proc.kill_all()  # a stage beside the run failed: the stop blocks, and no run goes on without it
+        raise
     if leak:
         gates["leak"] = leak
-    in_scope, accept, failures, cached = cache.judged(repo, st.manifest, cfg, root, session_of(payload),
-                                                      lambda: _judge(repo, st, cfg))
     gates["scope"] = in_scope
     gates["acceptance"] = accept
-    gates["cache"] = cached
+    gates["cache"] = found.gate
     problems = list(in_scope["problems"])
     if accept["problem"]:
         problems.append(accept["problem"])
-    found = scan.scan_gate(repo, st, cfg, root)
     hint = ""
-    if found is not None:
-        gates["scan"] = found
-        if found["problem"] and cfg["scan"] == "block":
-            problems.append(found["problem"])
-        hint = found["problem"] if cfg["scan"] == "hint" else ""
+    if scanned is not None:
+        gates["scan"] = scanned
+        if scanned["problem"] and cfg["scan"] == "block":
+            problems.append(scanned["problem"])
+        hint = scanned["problem"] if cfg["scan"] == "hint" else ""
     leak_msg = leaks.LEAK_MSG if leak else ""
     if not problems and not failures:
         passed = feedback.passed(gates, accept, hint, leak_msg)
@@ -97,10 +114,13 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     return feedback.blocked(payload, cfg, gates, problems, failures, hint, leak_msg, scrub)
 
 
-def _judge(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
-    in_scope = scope.scope_gate(repo, st, cfg)
-    accept, run = acceptance_gate(repo, st, cfg)
-    return in_scope, accept, run.failing()
+def _look(repo: Path, root: Path, st: store.Store, cfg: dict[str, Any]) -> statcache.Tree | None:
+    """The stop's look at the working tree, when a stage reads it: the cache key, the scope check with
+    `allowed`, the scan (stores sealed before the tree snapshot scan what git says changed)."""
+    if not (cfg["cache"] or cfg["allowed"] is not None or cfg["scan"] != "off"):
+        return None
+    _stage("looking at the working tree")
+    return statcache.look(repo, root)
 
 
 def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *, repo: str | None = None,

@@ -1,8 +1,13 @@
 """The acceptance stage: the hidden tests, in an isolated interpreter (`donegate.hidden.runner`), within the time
-the stop's deadline leaves; every sealed test must report."""
+the stop's deadline leaves; every sealed test must report.
+
+`start` begins the run in a thread of the hook (the run itself is a child process, on the other core)
+so the stages that only read (scope, scan, the transcript) go on beside it; `finish` waits for it.
+"""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -14,11 +19,43 @@ from donegate.hidden import runner
 from donegate.gate.stop import stage, time_left
 
 
+class Running:
+    """A hidden run going on in a thread: `finish()` gives its gate and run, or raises what it raised."""
+
+    def __init__(self, repo: Path, st: store.Store, cfg: dict[str, Any]) -> None:
+        self.st, self.cfg = st, cfg
+        review = cfg["review_timeout"] if cfg["review"] != "off" else 0
+        self.timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
+        self.run: runner.TestRun | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._go, args=(repo,), name="donegate-hidden-run", daemon=True)
+        self.thread.start()
+
+    def _go(self, repo: Path) -> None:
+        try:
+            self.run = runner.run(self.st.path, repo, timeout=self.timeout, expected=self.st.tests(),
+                                  confine=self.cfg["confine"])
+        except BaseException as exc:  # raised again in the stop's own thread by finish()
+            self.error = exc
+
+    def finish(self) -> tuple[dict[str, Any], runner.TestRun]:
+        stage("the hidden test run")
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        assert self.run is not None
+        return _gate(self.run, self.st, self.cfg, self.timeout), self.run
+
+
+def start(repo: Path, st: store.Store, cfg: dict[str, Any]) -> Running:
+    return Running(repo, st, cfg)
+
+
 def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, Any], runner.TestRun]:
-    stage("the hidden test run")
-    review = cfg["review_timeout"] if cfg["review"] != "off" else 0
-    timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
-    run = runner.run(st.path, repo, timeout=timeout, expected=st.tests(), confine=cfg["confine"])
+    return start(repo, st, cfg).finish()
+
+
+def _gate(run: runner.TestRun, st: store.Store, cfg: dict[str, Any], timeout: float) -> dict[str, Any]:
     if run.problem and timeout < cfg["timeout"] and "timeout" in run.problem:
         run.problem += (f" (the stop's deadline left it {timeout:.1f} of the {cfg['timeout']:g} s configured: "
                         "an earlier stage was slow)")
@@ -37,4 +74,4 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
         gate["tamper"] = {"what": run.tamper, "changed": run.tamper_keys}
     if run.note:
         gate["note"] = run.note
-    return gate, run
+    return gate

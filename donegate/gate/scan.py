@@ -9,16 +9,20 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
+    from donegate import statcache
+
 from donegate import store
 
 
-def scan_gate(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path) -> dict[str, Any] | None:
-    """The scan's findings for the ledger (None with `scan: off`); "problem" says them in one line."""
+def scan_gate(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path, tree: statcache.Tree | None = None
+              ) -> dict[str, Any] | None:
+    """The scan's findings for the ledger (None with `scan: off`); "problem" says them in one line.
+    `tree`: the stop's look at the working tree, compared with the seal's snapshot of it."""
     if cfg["scan"] == "off":
         return None
     from donegate import scan
 
     t0 = time.monotonic()
-    findings = scan.scan(repo, st.manifest["base"], root)
+    findings = scan.scan(repo, st.manifest["base"], root, st.tree() if tree is not None else None, tree)
     return {"mode": cfg["scan"], "findings": findings[:50], "problem": scan.problem(findings) if findings else "",
             "duration": round(time.monotonic() - t0, 4)}

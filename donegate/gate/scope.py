@@ -12,6 +12,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
+    from donegate import statcache
+
 from donegate import fsafe, git, store
 from donegate.gate.stop import stage
 
@@ -34,13 +36,14 @@ def changed_protected(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any])
     return sorted(set(touched)), {k: v for k, v in kinds.items() if v}
 
 
-def scope_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> dict[str, Any]:
+def scope_gate(repo: Path, st: store.Store, cfg: dict[str, Any], tree: statcache.Tree | None = None) -> dict[str, Any]:
     """Protected files changed since the seal, and (with `allowed`) files changed outside it.
 
     Both compare the files on disk with the seal's snapshot, never what git says about them (an
     ignore rule, skip-worktree, assume-unchanged or a `git replace` of the base hides a change from
     git). Nothing is followed or opened but regular files: a symlink, FIFO, device or socket where a
-    file was sealed is a change, named as such. Doctor runs this same check.
+    file was sealed is a change, named as such. `tree`: the stop's look at the working tree
+    (`donegate.statcache`; without it, a look that hashes every file). Doctor runs this same check.
     """
     stage("the scope check")
     t0 = time.monotonic()
@@ -61,7 +64,7 @@ def scope_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> dict[str, An
         if sealed_tree is None:  # a store sealed before the kit kept a snapshot of the whole tree
             changed, more = git.changed_since(repo, manifest["base"]), {}
         else:
-            changed, more = store.tree_changes(repo, sealed_tree)
+            changed, more = store.tree_changes(repo, sealed_tree, tree)
         outside = [n for n in changed if not allowed(n) and n not in touched and n not in store.KIT_FILES]
         if outside:
             problems.append("files outside the allowed scope were changed: " + named(outside, more))

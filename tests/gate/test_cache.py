@@ -224,9 +224,24 @@ def test_the_tree_digest_reads_every_file_but_git(tmp_path):
     assert cache.tree_digest(repo)[0] == digest
 
 
-def test_a_tree_too_big_to_hash_cheaply_is_not_cached_and_not_read(tmp_path):
+def test_a_big_file_is_read_once_not_at_every_stop(tmp_path, kit_home):
+    """The key comes from the stat cache: a file is read again only when its stat moved (issue 27)."""
+    from donegate import statcache
+
     repo = make_repo(tmp_path / "r", {"a.py": "A = 1\n"})
     with open(repo / "data.bin", "wb") as fh:
-        fh.truncate(cache.MAX_BYTES + 1)  # sparse: reading it would cost its whole size
-    with pytest.raises(cache.Skip, match="more than 64 MB"):
-        cache.tree_digest(repo)
+        fh.truncate(96 << 20)  # sparse: cheap to make, read whole by the first look
+    first = statcache.look(repo, kit_home)
+    assert first.hashed_bytes >= 96 << 20
+    before = cache.key(repo, {}, {}, first)[0]
+    import time
+
+    time.sleep(statcache.SLACK_NS / 1e9 + 0.05)  # past git's racy window: the next looks trust the stat
+    statcache.look(repo, kit_home)
+    again = statcache.look(repo, kit_home)
+    assert again.hashed == 0 and cache.key(repo, {}, {}, again)[0] == before
+    with open(repo / "data.bin", "r+b") as fh:
+        fh.seek(50 << 20)
+        fh.write(b"x")
+    changed = statcache.look(repo, kit_home)
+    assert changed.hashed == 1 and cache.key(repo, {}, {}, changed)[0] != before

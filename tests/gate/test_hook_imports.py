@@ -34,7 +34,7 @@ STOP_MODULES = {
     "donegate", "donegate._layout", "donegate.appeal", "donegate.cache", "donegate.config",
     "donegate.deadline", "donegate.errors", "donegate.feedback", "donegate.fsafe", "donegate.git",
     "donegate.kitruns", "donegate.leaks", "donegate.ledger", "donegate.outcome", "donegate.paths", "donegate.proc",
-    "donegate.repo", "donegate.scan", "donegate.sessions", "donegate.state", "donegate.store",
+    "donegate.repo", "donegate.scan", "donegate.sessions", "donegate.state", "donegate.statcache", "donegate.store",
     "donegate.util",
     "donegate.hidden", "donegate.hidden.channel", "donegate.hidden.confine", "donegate.hidden.copy", "donegate.hidden.runner",
     "donegate.gate", "donegate.gate.acceptance", "donegate.gate.breaker", "donegate.gate.feedback",

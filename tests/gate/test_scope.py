@@ -1,4 +1,6 @@
-"""The `allowed` scope check compares the files on disk with the seal's snapshot (issue 16, items 4, 5).
+"""The `allowed` scope check compares the files on disk with the seal's snapshot (issue 16, items 4, 5),
+by content, read through the stat cache (issue 27: a same-size edit with the mtime set back, a file
+replaced by a hard link of the same size and mtime).
 
 Each trick below hid a change outside `allowed` from the git-based check (the stop passed); each must
 block now, naming the file. Beside them, the honest look-alikes that must pass: the allowed change,
@@ -65,7 +67,26 @@ def _hide_a_deletion_with_skip_worktree(repo, tmp_path):
     return "README.md"
 
 
-TRICKS = [_hide_with_exclude, _hide_with_excludes_file, _hide_with_a_self_ignoring_gitignore, _hide_with_skip_worktree,
+def _same_size_edit_with_the_mtime_set_back(repo, tmp_path):
+    st = os.lstat(repo / "README.md")
+    text = (repo / "README.md").read_text()
+    (repo / "README.md").write_text(("X" if text[0] != "X" else "Y") + text[1:])
+    os.utime(repo / "README.md", ns=(st.st_atime_ns, st.st_mtime_ns))
+    return "README.md"
+
+
+def _replace_with_a_hard_link_of_the_same_stat(repo, tmp_path):
+    st = os.lstat(repo / "README.md")
+    other = tmp_path / "other.md"
+    text = (repo / "README.md").read_text()
+    other.write_text(("X" if text[0] != "X" else "Y") + text[1:])
+    os.utime(other, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.link(other, repo / "README.tmp")
+    os.replace(repo / "README.tmp", repo / "README.md")
+    return "README.md"
+
+
+TRICKS = [_same_size_edit_with_the_mtime_set_back, _replace_with_a_hard_link_of_the_same_stat, _hide_with_exclude, _hide_with_excludes_file, _hide_with_a_self_ignoring_gitignore, _hide_with_skip_worktree,
           _hide_with_assume_unchanged, _hide_with_git_replace, _hide_a_deletion_with_skip_worktree]
 
 

@@ -1,0 +1,202 @@
+"""The working tree as git's index sees it: every file's stat, and its digest hashed again only when the stat moved.
+
+One look walks the tree (everything but `.git`, ignored files included: an import does not care what
+git ignores) with `lstat` only, and reads a file only when its stat differs from the last look's
+(mode, size, mtime_ns, ctime_ns, inode, device). It serves the stages that used to hash the whole
+tree at every stop: the scope check with `allowed` (`gate/scope.py`), the verdict cache's key
+(`donegate.cache`) and the scan (`donegate.scan`); and the seal takes its snapshot from it. A stop
+on a tree where nothing changed reads no file; one where an agent edited three files hashes three.
+
+Why a stat can be trusted, and when it cannot:
+
+- `ctime` is set by the kernel on every write, chmod, rename, link or `utime`, and no system call
+  sets it back: an edit that restores the mtime (`touch -d`, `os.utime`) and keeps the size still
+  moves the ctime; a file replaced by another (a rename, a hard link to another file) has another
+  inode and ctime. So a change the stat does not show needs the clock itself set back (root).
+- Racy timestamps, git's rule: a file written in the same tick as the look that recorded it can be
+  written again without its stat moving. An entry whose mtime or ctime lies within `SLACK_NS` of the
+  look's start (or after it) is kept without its digest, so the next look hashes it again. The
+  slack covers the kernel's coarse file clock and filesystems that keep seconds (2 s: FAT's tick).
+
+The last look of each working tree lives in `state/stat/<repo-key>.json` under the state root
+(which the agent cannot write), in columns (JSON parses three lists of strings faster than a table):
+rewritten only when something changed. A lost or corrupt file costs one full hash, never a verdict.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import time
+from pathlib import Path
+
+from donegate import fsafe
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays off its path
+    from typing import Iterator
+
+VERSION = 1
+SLACK_NS = 2_000_000_000
+SKIP_TOP = ".git"
+UNREADABLE = "unreadable folder"
+
+
+class Tree:
+    """One look at a working tree: `entries` {relative name: (stat key, digest)} of every file,
+    symlink and special file (folders are not entries; one that cannot be read is, as `UNREADABLE`)."""
+
+    def __init__(self, repo: Path, entries: dict[str, tuple[str, str]], hashed: int, hashed_bytes: int,
+                 duration: float) -> None:
+        self.repo = repo
+        self.entries = entries
+        self.hashed = hashed  # files read by this look: what changed since the last one
+        self.hashed_bytes = hashed_bytes
+        self.duration = duration
+        self.compared: dict[int, tuple[list[str], dict[str, str]]] = {}  # `store.tree_changes`, per snapshot
+
+
+    def digest(self, name: str) -> str | None:
+        """`fsafe.digest` of `name` as of this look (None: not there)."""
+        entry = self.entries.get(name)
+        return None if entry is None else entry[1]
+
+    def digests(self) -> dict[str, str]:
+        return {name: d for name, (_, d) in self.entries.items()}
+
+    def sizes(self) -> tuple[int, int]:
+        """(regular files, their bytes)."""
+        files = size = 0
+        for key, d in self.entries.values():
+            if len(d) == 64:
+                files += 1
+                size += int(key.split(":", 2)[1])
+        return files, size
+
+    def files(self) -> dict[str, str]:
+        """{name: digest} of every entry the seal's snapshot keeps (`snapshot`)."""
+        return {name: d for name, (_, d) in self.entries.items() if d != UNREADABLE and not _cached(name)}
+
+    def snapshot(self) -> dict[str, list[object]]:
+        """The seal's `tree.json`: {name: [digest, size, mtime_ns, ctime_ns, inode]} of every entry not
+        in a bytecode or pytest cache (running the code writes those)."""
+        out: dict[str, list[object]] = {}
+        for name in sorted(self.entries):
+            key, d = self.entries[name]
+            if d == UNREADABLE or _cached(name):
+                continue
+            _, size, mtime, ctime, ino, _dev = key.split(":")
+            out[name] = [d, int(size), int(mtime), int(ctime), int(ino)]
+        return out
+
+
+CACHE_DIRS = ("__pycache__", ".pytest_cache")
+_IN_CACHE = tuple(f"{d}/" for d in CACHE_DIRS) + tuple(f"/{d}/" for d in CACHE_DIRS)
+
+
+def _cached(name: str) -> bool:
+    """Inside a bytecode or pytest cache folder (running the code writes those)."""
+    return name.startswith(_IN_CACHE[:len(CACHE_DIRS)]) or any(m in name for m in _IN_CACHE[len(CACHE_DIRS):])
+
+
+def _path(repo: Path, root: Path) -> Path:
+    from donegate import paths
+
+    return paths.state_dir(root) / "stat" / f"{paths.repo_key(repo)}.json"
+
+
+def _load(path: Path, repo: Path) -> dict[str, tuple[str, str]]:
+    try:
+        data = json.loads(fsafe.read_text(path))
+        if data.get("version") != VERSION or data.get("repo") != str(repo):
+            return {}
+        names, keys, digests = data["names"], data["stat"], data["digest"]
+        return dict(zip(names, zip(keys, digests, strict=True), strict=True))  # unequal columns: ValueError
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def _save(path: Path, repo: Path, entries: dict[str, tuple[str, str]], start_ns: int) -> None:
+    from donegate.util import atomic_write
+
+    racy = start_ns - SLACK_NS
+    names, keys, digests = [], [], []
+    for name, (key, d) in entries.items():
+        _, _, mtime, ctime, _, _ = key.split(":")
+        names.append(name)
+        keys.append(key)
+        # git's racy rule: written within a tick of this look, it may change again without its stat moving.
+        digests.append(d if int(mtime) < racy and int(ctime) < racy else "")
+    text = json.dumps({"version": VERSION, "repo": str(repo), "names": names, "stat": keys, "digest": digests},
+                      separators=(",", ":"))
+    try:
+        atomic_write(path, text, durable=False)  # a lost look costs one full hash at the next stop
+    except OSError:
+        pass
+
+
+def _walk(root: str) -> Iterator[tuple[str, os.stat_result | None]]:
+    """(relative name, lstat) of every entry below `root` but folders (and the top `.git`); a folder
+    that cannot be read as (name + "/", None)."""
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            with os.scandir(os.path.join(root, rel_dir) if rel_dir else root) as it:
+                entries = list(it)
+        except OSError:
+            yield rel_dir + "/", None
+            continue
+        for e in entries:
+            if not rel_dir and e.name == SKIP_TOP:
+                continue
+            rel = f"{rel_dir}/{e.name}" if rel_dir else e.name
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue  # gone since the listing
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(rel)
+            else:
+                yield rel, st
+
+
+def _hash(path: str, st: os.stat_result) -> str:
+    """`fsafe.digest` of the entry whose lstat is `st`, never hanging on a FIFO or following a link."""
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            return "symlink:" + hashlib.sha256(os.fsencode(os.readlink(path))).hexdigest()
+        except OSError:
+            return "missing"
+    if not stat.S_ISREG(st.st_mode):
+        return fsafe.kind_of(st.st_mode)
+    return fsafe.digest(path) or "missing"
+
+
+def look(repo: Path, root: Path | None = None) -> Tree:
+    """The working tree now. With `root`, the last look of this tree (kept under the state root) spares
+    hashing every file whose stat did not move, and this look is kept for the next one."""
+    t0 = time.monotonic()
+    start_ns = time.time_ns()
+    top = str(repo)
+    path = _path(repo, root) if root is not None else None
+    before = _load(path, repo) if path is not None else {}
+    entries: dict[str, tuple[str, str]] = {}
+    hashed = hashed_bytes = 0
+    for name, st in _walk(top):
+        if st is None:
+            entries[name] = ("", UNREADABLE)
+            continue
+        key = f"{st.st_mode}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}:{st.st_dev}"
+        known = before.get(name)
+        if known is not None and known[0] == key and known[1]:
+            entries[name] = known
+            continue
+        entries[name] = (key, _hash(os.path.join(top, name), st))
+        hashed += 1
+        hashed_bytes += st.st_size if stat.S_ISREG(st.st_mode) else 0
+    if path is not None and (hashed or len(entries) != len(before)):
+        _save(path, repo, {k: v for k, v in entries.items() if v[0]}, start_ns)
+    return Tree(repo, entries, hashed, hashed_bytes, time.monotonic() - t0)

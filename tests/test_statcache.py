@@ -1,0 +1,161 @@
+"""The stat cache (`donegate.statcache`): a look reads only files whose stat moved, and no trick with
+mtime, size or inode hides a change from it (issue 27).
+
+Each attack edits a file so that a cache trusting less than (mode, size, mtime, ctime, inode, device)
+would keep the old digest; `_naive_look` is such a cache (mtime and size, as many build tools keep),
+run on the same edit to show the attack is real. Beside them, the honest look-alikes: a touch, a copy
+with the same content, a look with nothing changed, which must read (almost) nothing and report no change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+from donegate import paths, statcache, store
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    repo = tmp_path / "repo"
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    (repo / ".git").mkdir()
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    return repo
+
+
+def _age(repo: Path, seconds: float = 60) -> None:
+    """Set every file's mtime `seconds` back and wait out the slack (the ctime that sets is now): a tree
+    written a while ago, no entry racy."""
+    then = time.time_ns() - int(seconds * 1e9)
+    for top, dirs, files in os.walk(repo):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for f in files:
+            os.utime(os.path.join(top, f), ns=(then, then))
+    time.sleep(statcache.SLACK_NS / 1e9 + 0.05)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _settled(repo: Path, root: Path) -> None:
+    """A look that trusts every entry (none racy after `_age`): the state an attacker edits against."""
+    assert statcache.look(repo, root).hashed > 0 and statcache.look(repo, root).hashed == 0
+
+
+def _naive_look(repo: Path, before: dict[str, tuple[int, int, str]]) -> dict[str, str]:
+    """A cache keyed on (mtime, size) only: what the attacks below get through."""
+    out = {}
+    for name, (mtime, size, digest) in before.items():
+        st = os.lstat(repo / name)
+        out[name] = digest if (st.st_mtime_ns, st.st_size) == (mtime, size) else _sha((repo / name).read_text())
+    return out
+
+
+def _naive_record(repo: Path, names: list[str]) -> dict[str, tuple[int, int, str]]:
+    return {n: (os.lstat(repo / n).st_mtime_ns, os.lstat(repo / n).st_size, _sha((repo / n).read_text())) for n in names}
+
+
+def test_a_look_with_nothing_changed_reads_nothing(tmp_path, kit_home):
+    repo = _repo(tmp_path, {f"pkg/m{i}.py": f"X = {i}\n" for i in range(50)})
+    _age(repo)
+    first = statcache.look(repo, kit_home)
+    assert first.hashed == 50 and first.digest("pkg/m7.py") == _sha("X = 7\n")
+    again = statcache.look(repo, kit_home)
+    assert again.hashed == 0 and again.entries == first.entries
+    (repo / "pkg" / "m7.py").write_text("X = 70\n")
+    third = statcache.look(repo, kit_home)
+    # The edited file is read; so is nothing else (it is racy now, read again next time: git's rule).
+    assert third.hashed == 1 and third.digest("pkg/m7.py") == _sha("X = 70\n")
+    assert ".git/HEAD" not in third.entries and "pkg/m0.py" in third.entries
+
+
+def test_same_size_edit_with_the_mtime_set_back_is_seen(tmp_path, kit_home):
+    repo = _repo(tmp_path, {"mod.py": "VALUE = 1\n"})
+    _age(repo)
+    _settled(repo, kit_home)
+    naive = _naive_record(repo, ["mod.py"])
+    st = os.lstat(repo / "mod.py")
+    (repo / "mod.py").write_text("VALUE = 2\n")  # same size
+    os.utime(repo / "mod.py", ns=(st.st_atime_ns, st.st_mtime_ns))  # mtime set back
+    assert _naive_look(repo, naive)["mod.py"] == _sha("VALUE = 1\n")  # the attack gets past (mtime, size)
+    now = statcache.look(repo, kit_home)
+    assert now.digest("mod.py") == _sha("VALUE = 2\n") and now.hashed == 1  # the ctime moved
+
+
+def test_a_file_replaced_by_a_hard_link_is_seen(tmp_path, kit_home):
+    repo = _repo(tmp_path, {"mod.py": "VALUE = 1\n", "other/evil.py": "VALUE = 2\n"})
+    _age(repo)
+    st = os.lstat(repo / "mod.py")
+    assert os.lstat(repo / "other" / "evil.py").st_mtime_ns == st.st_mtime_ns  # the same mtime and size
+    _settled(repo, kit_home)
+    naive = _naive_record(repo, ["mod.py"])
+    os.link(repo / "other" / "evil.py", repo / "tmp.py")
+    os.replace(repo / "tmp.py", repo / "mod.py")
+    assert os.lstat(repo / "mod.py").st_mtime_ns == st.st_mtime_ns
+    assert _naive_look(repo, naive)["mod.py"] == _sha("VALUE = 1\n")
+    assert statcache.look(repo, kit_home).digest("mod.py") == _sha("VALUE = 2\n")
+
+
+def test_a_file_deleted_and_written_again_with_its_old_stat_is_seen(tmp_path, kit_home):
+    """A new file may get the old inode back; its ctime is still new."""
+    repo = _repo(tmp_path, {"mod.py": "VALUE = 1\n"})
+    _age(repo)
+    _settled(repo, kit_home)
+    st = os.lstat(repo / "mod.py")
+    (repo / "mod.py").unlink()
+    (repo / "mod.py").write_text("VALUE = 3\n")
+    os.chmod(repo / "mod.py", st.st_mode & 0o777)
+    os.utime(repo / "mod.py", ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert statcache.look(repo, kit_home).digest("mod.py") == _sha("VALUE = 3\n")
+
+
+def test_racy_entries_are_kept_without_their_digest(tmp_path, kit_home):
+    """git's rule: a file written within the slack of the look that read it can be written again in
+    the same tick without its stat moving, so the next look reads it again."""
+    repo = _repo(tmp_path, {"old.py": "A = 1\n", "new.py": "B = 1\n"})
+    _age(repo)
+    (repo / "new.py").write_text("B = 2\n")  # now: racy
+    statcache.look(repo, kit_home)
+    kept = json.loads((paths.state_dir(kit_home) / "stat" / f"{paths.repo_key(repo)}.json").read_text())
+    digests = dict(zip(kept["names"], kept["digest"], strict=True))
+    assert digests["old.py"] == _sha("A = 1\n") and digests["new.py"] == ""
+    assert statcache.look(repo, kit_home).hashed == 1  # new.py, read again though its stat did not move
+
+
+def test_honest_look_alikes_are_no_change(tmp_path, kit_home):
+    """A touch, and a file copied back with the same bytes: read again (their stat moved), the same digest."""
+    repo = _repo(tmp_path, {"mod.py": "VALUE = 1\n", "data.txt": "x" * 1000})
+    _age(repo)
+    sealed = statcache.look(repo, kit_home).snapshot()
+    os.utime(repo / "mod.py")
+    text = (repo / "data.txt").read_text()
+    (repo / "data.txt").unlink()
+    (repo / "data.txt").write_text(text)
+    now = statcache.look(repo, kit_home)
+    assert now.hashed == 2
+    assert store.tree_changes(repo, sealed, now) == ([], {})
+
+
+def test_a_lost_or_corrupt_stat_file_costs_a_full_read_never_a_wrong_digest(tmp_path, kit_home):
+    repo = _repo(tmp_path, {"a.py": "A = 1\n", "b.py": "B = 1\n"})
+    _age(repo)
+    statcache.look(repo, kit_home)
+    kept = paths.state_dir(kit_home) / "stat" / f"{paths.repo_key(repo)}.json"
+    for broken in ("{", json.dumps({"version": 1, "repo": str(repo), "names": ["a.py"], "stat": [], "digest": []}), ""):
+        kept.write_text(broken)
+        now = statcache.look(repo, kit_home)
+        assert now.hashed == 2 and now.digest("a.py") == _sha("A = 1\n")
+
+
+def test_symlinks_and_fifos_are_named_never_followed_or_opened(tmp_path, kit_home):
+    repo = _repo(tmp_path, {"a.py": "A = 1\n"})
+    (repo / "link.py").symlink_to("a.py")
+    os.mkfifo(repo / "pipe")
+    now = statcache.look(repo, kit_home)
+    assert now.digest("link.py").startswith("symlink:") and now.digest("pipe") == "FIFO"
