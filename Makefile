@@ -31,11 +31,12 @@ lint: setup
 	$(VENV)/bin/ruff check donegate/
 	$(VENV)/bin/mypy
 
+# Both cores (pytest-xdist): the e2e tests spend most of their time waiting on subprocesses.
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2
 
 test-fast: setup
-	$(PY) -m pytest -q -m "not e2e"
+	$(PY) -m pytest -q -n 2 -m "not e2e"
 
 bench: setup
 	$(PY) bench/run.py

@@ -62,14 +62,16 @@ def tree_digest(repo: Path, tree: statcache.Tree | None = None) -> tuple[str, in
     files, size = tree.sizes()
     if files > MAX_FILES:
         raise Skip(f"more than {MAX_FILES} files")
-    for name in sorted(tree.entries):
-        key, digest = tree.entries[name]
+    parts = []
+    entries = tree.entries
+    for name in sorted(entries):
+        key, digest = entries[name]
         if digest.startswith("symlink:"):
             resolved = os.path.realpath(os.path.join(repo, name))
             if resolved != top and not resolved.startswith(top + os.sep):
                 raise Skip(f"{name} is a symlink out of the repository")
-        mode = int(key.split(":", 1)[0]) & 0o777 if key else 0
-        h.update(f"{name}\0{mode:o}\0{digest}\0".encode("utf-8", "surrogateescape"))
+        parts.append(f"{name}\0{int(key[:key.index(':')]) & 0o777 if key else 0:o}\0{digest}\0")
+    h.update("".join(parts).encode("utf-8", "surrogateescape"))
     return h.hexdigest(), files, size
 
 
@@ -162,7 +164,7 @@ def lookup(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any], root: Path
         before, files, size = key(repo, manifest, cfg, tree)
         gate.update(key=before[:16], files=files, bytes=size)
         if tree is not None:
-            gate["hashed"] = tree.hashed
+            gate.update(hashed=tree.hashed, look=round(tree.duration, 4))
         entry = _load(path, before)
     except Skip as exc:
         gate["skipped"] = str(exc)

@@ -77,7 +77,7 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     tree = _look(repo, root, st, cfg)
     found = cache.lookup(repo, st.manifest, cfg, root, session_of(payload), tree)
     # The hidden run starts now, on the other core; the stages that only read run beside it.
-    running = None if found.entry is not None else acceptance.start(repo, st, cfg)
+    running = None if found.entry is not None else acceptance.start(repo, st, cfg, root, tree)
     try:
         leak, scrub = leaks.transcript_gate(payload, st, root)
         scanned = scan.scan_gate(repo, st, cfg, root, tree)

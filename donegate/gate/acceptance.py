@@ -14,6 +14,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
+    from donegate import statcache
+
 from donegate import store
 from donegate.hidden import runner
 from donegate.gate.stop import stage, time_left
@@ -22,19 +24,21 @@ from donegate.gate.stop import stage, time_left
 class Running:
     """A hidden run going on in a thread: `finish()` gives its gate and run, or raises what it raised."""
 
-    def __init__(self, repo: Path, st: store.Store, cfg: dict[str, Any]) -> None:
+    def __init__(self, repo: Path, st: store.Store, cfg: dict[str, Any], root: Path | None = None,
+                 tree: statcache.Tree | None = None) -> None:
         self.st, self.cfg = st, cfg
         review = cfg["review_timeout"] if cfg["review"] != "off" else 0
         self.timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
         self.run: runner.TestRun | None = None
         self.error: BaseException | None = None
+        self.root, self.tree = root, tree
         self.thread = threading.Thread(target=self._go, args=(repo,), name="donegate-hidden-run", daemon=True)
         self.thread.start()
 
     def _go(self, repo: Path) -> None:
         try:
             self.run = runner.run(self.st.path, repo, timeout=self.timeout, expected=self.st.tests(),
-                                  confine=self.cfg["confine"])
+                                  confine=self.cfg["confine"], root=self.root, tree=self.tree)
         except BaseException as exc:  # raised again in the stop's own thread by finish()
             self.error = exc
 
@@ -47,8 +51,11 @@ class Running:
         return _gate(self.run, self.st, self.cfg, self.timeout), self.run
 
 
-def start(repo: Path, st: store.Store, cfg: dict[str, Any]) -> Running:
-    return Running(repo, st, cfg)
+def start(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path | None = None,
+          tree: statcache.Tree | None = None) -> Running:
+    """The run begun; with the state root and the stop's look at the tree, it works in the tree's mirror
+    (`donegate.hidden.copy`), brought in step by what changed."""
+    return Running(repo, st, cfg, root, tree)
 
 
 def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, Any], runner.TestRun]:
@@ -68,6 +75,7 @@ def _gate(run: runner.TestRun, st: store.Store, cfg: dict[str, Any], timeout: fl
         "failing": [{"id": k, "message": v[:1000]} for k, v in failing.items()],
         "problem": run.problem,
         "duration": round(run.duration, 4),
+        "copy": round(run.copy_duration, 4),
         "confinement": run.confinement,
     }
     if run.tamper:

@@ -24,6 +24,7 @@ import secrets
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from donegate import proc
@@ -32,6 +33,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays off its path
     from typing import Any
 
+    from donegate import statcache
     from donegate.hidden import channel
 
 INI_NAME = "pytest.ini"
@@ -74,6 +76,7 @@ class TestRun:
         self.note = ""  # e.g. why a sandbox that should have run did not
         self.sandbox_failed = ""
         self.tamper_keys: list[str] = []
+        self.copy_duration = 0.0  # bringing the copy of the working tree in step (`donegate.hidden.copy`)
 
     def failing(self) -> dict[str, str]:
         """Every test that did not pass: only `passed` counts. A test that skipped, xfailed or xpassed
@@ -145,37 +148,42 @@ PYTEST_ARGS = (
 
 
 def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, expected: list[str] | None = None,
-        confine: str = "auto") -> TestRun:
+        confine: str = "auto", root: Path | None = None, tree: statcache.Tree | None = None) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
-    (auto | on | off) allows; `expected` is the sealed list of test ids."""
+    (auto | on | off) allows; `expected` is the sealed list of test ids. With the state root and the
+    stop's look at the tree (`tree`), the copy is the tree's mirror, brought in step by what changed
+    (`donegate.hidden.copy.working_copy`)."""
     from donegate.hidden import confine as walls
 
     kind = walls.choose(confine)
-    out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind)
+    out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, root=root, tree=tree)
     if kind == "bwrap" and out.sandbox_failed:
         if confine == "on":
             out.problem = f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed}"
             return out
         note = f"bubblewrap failed to start ({out.sandbox_failed}); the tests ran unconfined"
-        out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind="none")
+        out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind="none", root=root,
+                   tree=tree)
         out.note = note
     return out
 
 
-def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str) -> TestRun:
+def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str,
+         root: Path | None = None, tree: statcache.Tree | None = None) -> TestRun:
     from donegate.hidden import channel, confine as walls, copy as throwaway
 
     files = test_files(store)
     repo, store = repo.resolve(), store.resolve()
     hidden = walls.hidden_roots()
-    with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp:
+    shared = throwaway.shared_dirs(repo)
+    # The mirror only inside bubblewrap, which binds it at the repository's path: an unconfined run
+    # would see (and print) a path under the state root.
+    mirror = (root, tree) if kind == "bwrap" else (None, None)
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp, \
+            throwaway.working_copy(repo, Path(tmp), shared, root=mirror[0], tree=mirror[1], link_shared=kind != "bwrap") as copy:
         tmp_path = Path(tmp)
-        copy = tmp_path / "repo"
-        shared = throwaway.shared_dirs(repo)
-        throwaway.copy_repo(repo, copy, skip=shared)
-        if kind != "bwrap":
-            for name in shared:  # bwrap binds them read-only; here a link is what there is
-                os.symlink(repo / name, copy / name)
+        copied = time.monotonic() - t0
         private = "/tmp" if kind == "bwrap" else str(tmp_path / "tmp")
         if kind != "bwrap":
             os.makedirs(os.path.join(private, "home"))
@@ -205,7 +213,9 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
     if kind != "bwrap":
         output = output.replace(str(copy), str(repo))
     def run_of(ok: bool, problem: str, **found: Any) -> TestRun:
-        return TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)
+        out = TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)
+        out.copy_duration = copied
+        return out
 
     if res.timed_out:
         return run_of(False, f"the hidden tests did not finish within {timeout:g} s (timeout); the run was killed")

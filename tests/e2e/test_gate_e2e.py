@@ -15,7 +15,7 @@ from typing import Callable
 
 import pytest
 
-from donegate import ledger
+from donegate import ledger, proc
 from tests.support.fakeapi import FakeAPI, text, tool, turn
 from tests.support.gated import (ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, Session, sandbox_available,
                                  stop_hook_ran_cleanly)
@@ -80,7 +80,11 @@ def test_blocks_with_the_assertion_then_passes_after_an_edit(gated, api):
     assert s.stops[1]["gates"]["acceptance"]["passed"] == 5
     assert s.stops[1]["repo"] == str(g.repo.resolve())
     assert [a["hookEvent"] for a in s.attachments("hook_blocking_error")] == ["Stop"]
-    assert s.system_messages() == ["donegate: 5 acceptance tests pass"]
+    # Without bubblewrap (a fresh machine) the run is unconfined, and the pass says so.
+    unconfined = s.stops[1]["gates"]["acceptance"]["confinement"] == "none"
+    assert unconfined == (proc.system_tool("bwrap") is None)
+    assert s.system_messages() == ["donegate: 5 acceptance tests pass" + (
+        " (unconfined: no sandbox ran the tests, see `donegate doctor`)" if unconfined else "")]
 
 
 # -- 2. escape attempts after a block -------------------------------------------------------------------

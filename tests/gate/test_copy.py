@@ -1,0 +1,105 @@
+"""The copy the hidden run works in (`donegate.hidden.copy`): per working tree a mirror brought in step by
+what changed, and put back after the run, so nothing the run writes outlives it (issue 27).
+
+What the run does inside the mirror is done here by hand, inside `working_copy` (the run's place); the
+hook-level tests (tests/gate/test_redteam.py, test_confine.py) drive the real confined run through it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from donegate import statcache
+from donegate.hidden import copy as throwaway
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    files = {"pkg/__init__.py": "", "pkg/mod.py": "VALUE = 1\n", "data/big.bin": "x" * 5000, "README.md": "hi\n",
+             "pkg/__pycache__/mod.cpython-312.pyc": "planted", "lone.pyc": "planted"}
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    (repo / ".git").mkdir()
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (repo / "link.py").symlink_to("pkg/mod.py")
+    return repo
+
+
+def _content(top: Path) -> dict[str, str]:
+    return {n: d for n, d in statcache.look(top).digests().items() if not throwaway._skipped(n, (".git",))}
+
+
+def _run_in(repo: Path, tmp_path: Path, root: Path, act=None) -> tuple[Path, int]:
+    tree = statcache.look(repo, root)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(exist_ok=True)
+    with throwaway.working_copy(repo, tmp, [], root=root, tree=tree) as copy:
+        assert _content(copy) == _content(repo)  # the run sees the working tree
+        if act is not None:
+            act(copy)
+    return copy, int((copy.with_suffix(".json")).exists())
+
+
+def test_the_mirror_copies_only_what_changed(tmp_path, kit_home):
+    repo = _repo(tmp_path)
+    path = tmp_path / "mirror" / "m"
+    copied = []
+    for change in (None, None, "edit"):
+        if change == "edit":
+            (repo / "pkg" / "mod.py").write_text("VALUE = 22\n")
+        mirror = throwaway.Mirror(path, repo, (".git",))
+        mirror.load()
+        mirror.sync(statcache.look(repo, kit_home))
+        mirror.save()
+        copied.append(mirror.copied)
+    assert copied == [5, 0, 1]  # pkg/__init__.py, pkg/mod.py, data/big.bin, README.md, link.py; then the edit
+    assert (path / "pkg" / "mod.py").read_text() == "VALUE = 22\n"
+    assert not (path / "lone.pyc").exists() and not (path / "pkg" / "__pycache__").exists()
+    assert (path / "link.py").is_symlink() and os.readlink(path / "link.py") == "pkg/mod.py"
+
+
+def test_nothing_the_run_writes_outlives_it(tmp_path, kit_home):
+    repo = _repo(tmp_path)
+
+    def vandal(copy: Path) -> None:
+        (copy / "pkg" / "mod.py").write_text("VALUE = 2\n")  # same size
+        st = os.lstat(copy / "README.md")
+        (copy / "README.md").write_text("yo\n")
+        os.utime(copy / "README.md", ns=(st.st_atime_ns, st.st_mtime_ns))  # mtime set back
+        (copy / "planted.py").write_text("import os\n")
+        (copy / "newdir" / "deep").mkdir(parents=True)
+        (copy / "newdir" / "deep" / "x.py").write_text("")
+        (copy / "data" / "big.bin").unlink()
+        (copy / "pkg" / "__init__.py").unlink()
+        (copy / "pkg" / "__init__.py").symlink_to("/etc/passwd")
+        os.link(copy / "pkg" / "mod.py", copy / "alias.py")
+        (copy / "pkg" / "mod.pyc").write_text("planted")
+        os.chmod(copy / "newdir" / "deep", stat.S_IRUSR | stat.S_IXUSR)  # read-only: its file resists removal
+        os.chmod(copy / "pkg" / "mod.py", 0o777)
+
+    copy, _ = _run_in(repo, tmp_path, kit_home, vandal)
+    assert _content(copy) == _content(repo)  # put back at once, not at the next stop
+    assert not (copy / "newdir").exists() and not (copy / "pkg" / "mod.pyc").exists()
+    assert stat.S_IMODE(os.lstat(copy / "pkg" / "mod.py").st_mode) == stat.S_IMODE(os.lstat(repo / "pkg" / "mod.py").st_mode)
+    _run_in(repo, tmp_path, kit_home)  # and the next run finds the working tree, nothing else
+
+
+def test_a_mirror_in_use_gives_the_second_run_a_copy_of_its_own(tmp_path, kit_home):
+    repo = _repo(tmp_path)
+    tree = statcache.look(repo, kit_home)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with throwaway.working_copy(repo, tmp_path / "a", [], root=kit_home, tree=tree) as first:
+        with throwaway.working_copy(repo, tmp_path / "b", [], root=kit_home, tree=tree) as second:
+            assert first != second and second == tmp_path / "b" / "repo"
+            assert _content(second) == _content(repo)
+
+
+def test_without_a_look_the_copy_is_a_throwaway_one(tmp_path, kit_home):
+    repo = _repo(tmp_path)
+    (tmp_path / "t").mkdir()
+    with throwaway.working_copy(repo, tmp_path / "t", [], root=kit_home, tree=None) as copy:
+        assert copy == tmp_path / "t" / "repo" and _content(copy) == _content(repo)
