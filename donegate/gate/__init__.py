@@ -87,7 +87,7 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
             in_scope = scope.scope_gate(repo, st, cfg, tree)
             accept, run = running.finish()
             failures = run.failing()
-            cache.keep(found, repo, st.manifest, cfg, root, in_scope, accept, failures)
+            cache.keep(found, repo, st.manifest, cfg, root, in_scope, accept, failures, run.faithful)
     except BaseException:
         proc.kill_all()  # a stage beside the run failed: the stop blocks, and no run goes on without it
         raise

@@ -123,6 +123,9 @@ class Mirror:
         self.record_path = path.with_suffix(".json")
         self.record: dict[str, tuple[str, str]] = {}  # name: (its stat key in the repository, in the mirror)
         self.copied = 0
+        # Every file copied by the last sync holds the bytes the look saw (hashed after the copy): the
+        # mirror is the tree as keyed, whatever changed in the repository since the look.
+        self.faithful = True
 
     def load(self) -> None:
         try:
@@ -153,6 +156,7 @@ class Mirror:
             for i in range(1, len(parts) + 1):
                 dirs.add("/".join(parts[:i]))
         self.path.mkdir(parents=True, exist_ok=True)
+        self.faithful = True
         seen = set()
         stale_dirs = []
         for name, st, is_dir in _entries(self.path, self.top):
@@ -182,7 +186,10 @@ class Mirror:
                 shutil.copy2(src, dst, follow_symlinks=False)
             else:
                 continue  # a FIFO, socket or device is left out (opening a FIFO to copy it would wait forever)
-            self.record[name] = (key, _key(os.lstat(dst)))
+            now = os.lstat(dst)
+            if statcache._hash(str(dst), now) != tree.entries[name][1]:
+                self.faithful = False  # changed in the repository since the look
+            self.record[name] = (key, _key(now))
             self.copied += 1
 
 
@@ -229,11 +236,16 @@ def _rmtree(path: Path) -> None:
 
 @contextlib.contextmanager
 def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None = None,
-                 tree: statcache.Tree | None = None, link_shared: bool = False) -> Iterator[Path]:
+                 tree: statcache.Tree | None = None, link_shared: bool = False,
+                 told: dict[str, bool] | None = None) -> Iterator[Path]:
     """The folder the run works in: the working tree's mirror, brought in step with `tree` and put back
     when the run is over (a confined run: bubblewrap binds it at the repository's path, the shared
     environments over it), or (no state root or look given, or the mirror in use) a copy in `tmp`.
-    `link_shared`: the shared environments reached by a link in the copy (an unconfined run)."""
+    `link_shared`: the shared environments reached by a link in the copy (an unconfined run).
+    `told["faithful"]` says whether the run saw exactly what `tree` saw (the mirror's copies hashed:
+    then the verdict cache needs no second look at the tree after the run)."""
+    told = told if told is not None else {}
+    told["faithful"] = False
     mirror = lock = None
     if root is not None and tree is not None:
         lock, mirror = _take_mirror(repo, root, shared)
@@ -251,6 +263,7 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
             _rmtree(mirror.path)
             mirror.record = {}
             mirror.sync(tree)
+        told["faithful"] = mirror.faithful
         yield mirror.path
     finally:
         try:

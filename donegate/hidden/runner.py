@@ -77,6 +77,7 @@ class TestRun:
         self.sandbox_failed = ""
         self.tamper_keys: list[str] = []
         self.copy_duration = 0.0  # bringing the copy of the working tree in step (`donegate.hidden.copy`)
+        self.faithful = False  # the run saw exactly the stop's look at the tree (the mirror, its copies hashed)
 
     def failing(self) -> dict[str, str]:
         """Every test that did not pass: only `passed` counts. A test that skipped, xfailed or xpassed
@@ -180,8 +181,10 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
     # would see (and print) a path under the state root.
     mirror = (root, tree) if kind == "bwrap" else (None, None)
     t0 = time.monotonic()
+    told: dict[str, bool] = {}
     with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp, \
-            throwaway.working_copy(repo, Path(tmp), shared, root=mirror[0], tree=mirror[1], link_shared=kind != "bwrap") as copy:
+            throwaway.working_copy(repo, Path(tmp), shared, root=mirror[0], tree=mirror[1], link_shared=kind != "bwrap",
+                                   told=told) as copy:
         tmp_path = Path(tmp)
         copied = time.monotonic() - t0
         private = "/tmp" if kind == "bwrap" else str(tmp_path / "tmp")
@@ -215,6 +218,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
     def run_of(ok: bool, problem: str, **found: Any) -> TestRun:
         out = TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)
         out.copy_duration = copied
+        out.faithful = told.get("faithful", False)
         return out
 
     if res.timed_out:

@@ -103,3 +103,21 @@ def test_without_a_look_the_copy_is_a_throwaway_one(tmp_path, kit_home):
     (tmp_path / "t").mkdir()
     with throwaway.working_copy(repo, tmp_path / "t", [], root=kit_home, tree=None) as copy:
         assert copy == tmp_path / "t" / "repo" and _content(copy) == _content(repo)
+
+
+def test_the_mirror_says_whether_the_run_sees_the_tree_as_looked_at(tmp_path, kit_home):
+    """A file edited between the look and the copy: the run sees bytes the cache key does not describe,
+    so the verdict cache must look again after the run (`faithful` False); otherwise it need not."""
+    repo = _repo(tmp_path)
+    (tmp_path / "t").mkdir()
+    told: dict[str, bool] = {}
+    tree = statcache.look(repo, kit_home)
+    with throwaway.working_copy(repo, tmp_path / "t", [], root=kit_home, tree=tree, told=told):
+        pass
+    assert told["faithful"] is True
+    (repo / "pkg" / "mod.py").write_text("VALUE = 3\n")
+    tree = statcache.look(repo, kit_home)
+    (repo / "pkg" / "mod.py").write_text("VALUE = 4\n")  # after the look, before the copy
+    with throwaway.working_copy(repo, tmp_path / "t", [], root=kit_home, tree=tree, told=told):
+        pass
+    assert told["faithful"] is False
