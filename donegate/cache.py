@@ -18,9 +18,10 @@ scope and acceptance results instead of running them again; everything else (int
 transcript scan, the reviewers, the appeal, the breaker) runs as always. Only complete runs are kept
 (a timeout or an early exit runs again), and only when the key after the run equals the key before
 it (a test run that changes the tree, or a change made during the run, is never kept). A tree of
-more than `MAX_FILES` files is not cached. A miss costs two looks at the tree (before and after the
-run), a hit one; a look reads only what changed since the last. `cache: false` turns it off, for
-suites whose outcome depends on time or on anything outside the key.
+more than `MAX_FILES` files is not cached. A hit costs one look at the tree, a miss one more after
+the run unless the run worked in a mirror made from the first look (`donegate.hidden.copy`: then it
+saw the tree as keyed and could not change it); a look reads only what changed since the last.
+`cache: false` turns it off, for suites whose outcome depends on time or on anything outside the key.
 
 The last entry of each session lives in `state/cache/`, beside the counters and as protected.
 """

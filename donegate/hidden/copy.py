@@ -152,9 +152,10 @@ class Mirror:
                 if key and d != statcache.UNREADABLE and not _skipped(n, self.top)}
         dirs = {""}
         for n in want:
-            parts = n.split("/")[:-1]
-            for i in range(1, len(parts) + 1):
-                dirs.add("/".join(parts[:i]))
+            d = n.rpartition("/")[0]
+            while d not in dirs:
+                dirs.add(d)
+                d = d.rpartition("/")[0]
         self.path.mkdir(parents=True, exist_ok=True)
         self.faithful = True
         seen = set()
