@@ -161,7 +161,7 @@ CONFIGS = {
     "off": ("confine: off (none)            ", "confine: off\n", None),
 }
 STAGES = (("look", "look at the tree", lambda g: g.get("cache", {}).get("look")),
-          ("key", "cache key (look included)", lambda g: g.get("cache", {}).get("duration")),
+          ("key", "cache key", lambda g: g.get("cache", {}).get("duration")),
           ("scope", "scope check", lambda g: g.get("scope", {}).get("duration")),
           ("scan", "scan", lambda g: (g.get("scan") or {}).get("duration")),
           ("copy", "copy in step (before the run)", lambda g: g.get("acceptance", {}).get("copy")),

@@ -144,8 +144,12 @@ class Mirror:
                                                   "dst": [self.record[n][1] for n in names]}, separators=(",", ":")),
                      durable=False)
 
-    def sync(self, tree: statcache.Tree) -> None:
-        """Make the mirror hold exactly what `tree` (a look at the repository) saw, but what is skipped."""
+    def sync(self, tree: statcache.Tree, trusted: bool = False) -> None:
+        """Make the mirror hold exactly what `tree` (a look at the repository) saw, but what is skipped.
+        `trusted`: the last sync put back everything the last run did and nothing ran in the mirror
+        since (its `.clean` mark), so only the repository's changes are applied, without a walk of
+        the mirror. (The mirror lives under the state root, whose integrity the verdict cache and the
+        stat cache rely on already.)"""
         from donegate import statcache
 
         want = {n: key for n, (key, d) in tree.entries.items()
@@ -159,8 +163,19 @@ class Mirror:
         self.path.mkdir(parents=True, exist_ok=True)
         self.faithful = True
         seen = set()
-        stale_dirs = []
-        for name, st, is_dir in _entries(self.path, self.top):
+        stale_dirs: list[str] = []
+        if trusted:
+            for name, (was, _) in list(self.record.items()):
+                if name in want and was == want[name]:
+                    seen.add(name)
+                    continue
+                (self.path / name).unlink(missing_ok=True)
+                del self.record[name]
+                d = name.rpartition("/")[0]
+                while d not in dirs:  # a folder no wanted entry lies under any more
+                    stale_dirs.append(d)
+                    d = d.rpartition("/")[0]
+        for name, st, is_dir in _entries(self.path, self.top) if not trusted else ():
             if is_dir:
                 if name not in dirs:
                     stale_dirs.append(name)
@@ -256,10 +271,13 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
         _link(repo, copy, shared, link_shared)
         yield copy
         return
+    clean = mirror.path.with_suffix(".clean")
     try:
         try:
             mirror.load()
-            mirror.sync(tree)
+            trusted = clean.exists()
+            clean.unlink(missing_ok=True)  # from here until the sync after the run, the mirror is the run's
+            mirror.sync(tree, trusted=trusted)
         except OSError:  # the run left what cannot be undone in place: start the mirror again
             _rmtree(mirror.path)
             mirror.record = {}
@@ -270,6 +288,7 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
         try:
             mirror.sync(tree)  # undo what the run wrote: nothing of it outlives the run
             mirror.save()
+            clean.touch()
         except OSError:
             _rmtree(mirror.path)
             mirror.record_path.unlink(missing_ok=True)

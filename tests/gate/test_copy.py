@@ -121,3 +121,22 @@ def test_the_mirror_says_whether_the_run_sees_the_tree_as_looked_at(tmp_path, ki
     with throwaway.working_copy(repo, tmp_path / "t", [], root=kit_home, tree=tree, told=told):
         pass
     assert told["faithful"] is False
+
+
+def test_a_run_that_never_put_the_mirror_back_is_undone_at_the_next_stop(tmp_path, kit_home):
+    """The sync after a run marks the mirror clean; a stop killed mid-run leaves no mark, so the next
+    stop walks the mirror and undoes what that run wrote. With the mark, the repository's own changes
+    (a file and a folder removed, a file added) still reach the mirror."""
+    repo = _repo(tmp_path)
+    copy, _ = _run_in(repo, tmp_path, kit_home)
+    assert copy.with_suffix(".clean").exists()
+    (repo / "data" / "big.bin").unlink()
+    (repo / "data").rmdir()
+    (repo / "pkg" / "new.py").write_text("NEW = 1\n")
+    _run_in(repo, tmp_path, kit_home)  # asserts the run sees the working tree
+    assert not (copy / "data").exists()
+    copy.with_suffix(".clean").unlink()  # a run killed before its sync
+    (copy / "pkg" / "mod.py").write_text("VALUE = 9\n")
+    (copy / "planted.py").write_text("")
+    _run_in(repo, tmp_path, kit_home)
+    assert _content(copy) == _content(repo)
