@@ -266,10 +266,11 @@ def sweep(repo: Path, root: Path | None = None, wait: float | None = 0.0) -> int
         os.close(fd)
 
 
-def _switch(repo: Path, root: Path, folder: Path, text: str, sealed_at: str) -> None:
-    """Make `folder` (with manifest `text`) the store: one os.replace of the seal record."""
+def _switch(repo: Path, root: Path, folder: Path, text: str, sealed_at: str, by: dict[str, Any] | None = None) -> None:
+    """Make `folder` (with manifest `text`) the store: one os.replace of the seal record. `by`: who
+    sealed (`donegate.person.who`); the Stop hook hands a seal made inside a session to a person."""
     record = json.dumps({"manifest_sha256": hashlib.sha256(text.encode()).hexdigest(), "sealed_at": sealed_at,
-                         "store": folder.name})
+                         "store": folder.name, **({"by": by} if by is not None else {})})
     path = seal_record_path(repo, root)
     atomic_write(path, record, before_replace=lambda: _fault("seal:record-written"))
     _fault("seal:switched")
@@ -324,6 +325,7 @@ def seal(
     root: Path | None = None,
     allow_skip: bool = False,
     confine: str = "auto",
+    by: dict[str, Any] | None = None,
 ) -> Store:
     """Copy `files` into a new store for `repo`, collect and run them once, write the manifest, switch.
 
@@ -385,11 +387,11 @@ def seal(
         }
 
     with _sealing(repo, root) as old:
-        folder, manifest = _build(repo, root, old, fill)
+        folder, manifest = _build(repo, root, old, fill, by)
         return Store(repo, folder, manifest)
 
 
-def _build(repo: Path, root: Path, old: dict[str, Any] | None, fill) -> tuple[Path, dict[str, Any]]:
+def _build(repo: Path, root: Path, old: dict[str, Any] | None, fill, by: dict[str, Any] | None = None) -> tuple[Path, dict[str, Any]]:
     """A new store folder filled by `fill(folder) -> manifest`, its manifest written, switched in, the
     old folder removed; a failure before the switch removes the new folder and leaves the old store."""
     tmp = _new_folder(repo, root)
@@ -399,13 +401,23 @@ def _build(repo: Path, root: Path, old: dict[str, Any] | None, fill) -> tuple[Pa
         text = json.dumps(manifest, indent=2) + "\n"
         (tmp / MANIFEST).write_text(text, encoding="utf-8")
         _fault("seal:built")
-        _switch(repo, root, tmp, text, manifest["sealed_at"])
+        _switch(repo, root, tmp, text, manifest["sealed_at"], by)
         switched = True
     finally:
         if not switched:
             shutil.rmtree(tmp, ignore_errors=True)
     _retire(repo, root, old, tmp)
     return tmp, manifest
+
+
+def sealed_by(repo: Path, root: Path | None = None) -> dict[str, Any] | None:
+    """Who made the current seal (`donegate.person.who`, kept in the seal record); None when not recorded."""
+    try:
+        record = _read_record(repo, root or paths.home())
+    except StoreError:
+        return None
+    by = (record or {}).get("by")
+    return by if isinstance(by, dict) else None
 
 
 def load(repo: Path, root: Path | None = None) -> Store | None:
@@ -462,5 +474,5 @@ def refresh_protected(repo: Path, globs: list[str], root: Path | None = None) ->
                 shutil.copyfile(st.path / name, tmp / name)
             return manifest
 
-        _build(repo, root, old, fill)
+        _build(repo, root, old, fill, (old or {}).get("by"))  # the tests are the same: so is who sealed them
         return True

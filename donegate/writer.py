@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from donegate import git, ledger, paths, store
+from donegate import git, ledger, paths, person, store
 from donegate.hidden import runner
 from donegate.claude import headless
 from donegate.errors import DonegateError
@@ -354,8 +354,10 @@ def _check(run: headless.ModelRun, schema: dict, copy: Path, timeout: float, fol
 
 
 def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None = None,
-          allow_skip: bool = False, run_model: Callable[..., headless.ModelRun] | None = None) -> tuple[store.Store, list[str]]:
+          allow_skip: bool = False, run_model: Callable[..., headless.ModelRun] | None = None,
+          by: dict[str, Any] | None = None) -> tuple[store.Store, list[str]]:
     """Have the writer write tests for `request`, check them, seal them; (store, warnings). Progress goes to `err`.
+    `by`: who asked (`donegate.person.who`), kept in the seal record and the `write` line.
 
     `run_model` is the model boundary (`claude.headless.run` by default, with its arguments): the
     reviewer has the same seam, and the tests script the writer's answers through it."""
@@ -426,7 +428,7 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
         try:
             st = store.seal(repo, sorted(out.iterdir()), request=request, timeout=cfg["timeout"], protected=cfg["protected"],
                             protect_repo_tests=cfg["protect_repo_tests"], extra=extra, allow_skip=allow_skip,
-                            confine=cfg["confine"])
+                            confine=cfg["confine"], by=by)
         except DonegateError as exc:
             _failed(repo, cfg, spent, exc.message)
             raise
@@ -434,7 +436,8 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
         shutil.rmtree(tmp, ignore_errors=True)
     m = st.manifest
     _ledger_write({"event": "write", "repo": str(repo), "config": cfg["config"], "tests": m["count"],
-                   "new": len(m["baseline"]["failing"]), "existing": len(m["baseline"]["passing"]), **spent.record()})
+                   "new": len(m["baseline"]["failing"]), "existing": len(m["baseline"]["passing"]), **spent.record(),
+                   **({"by": by, "inside_session": person.inside_session(by)} if by is not None else {})})
     return st, warnings
 
 

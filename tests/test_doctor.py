@@ -364,7 +364,7 @@ def _plant_nothing(repo, home):
                                    _plant_deleted_store, _plant_edited_manifest],
                          ids=lambda f: f.__name__.removeprefix("_plant_"))
 def test_doctor_and_the_hook_agree_on_each_kind_of_change(sealed_shop, kit_home, plant):
-    from tests.support.repos import ledger_lines, run_hook, stop_payload
+    from tests.support.repos import stop_lines, run_hook, stop_payload
     from donegate import config
 
     p = sealed_shop / "shop" / "pricing.py"
@@ -382,7 +382,7 @@ def test_doctor_and_the_hook_agree_on_each_kind_of_change(sealed_shop, kit_home,
     if plant is _plant_nothing:
         assert not blocked
     else:
-        line = ledger_lines(kit_home)[-1]
+        line = stop_lines(kit_home)[-1]
         problems = (line["gates"].get("scope") or {}).get("problems") or [line["gates"]["integrity"].get("problem")]
         for problem in problems:  # the same words, from the same check
             assert any(problem in what for what in doctor_errors), (problem, doctor_errors)

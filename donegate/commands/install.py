@@ -6,9 +6,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from donegate import config, install, managed
+from donegate import config, install, managed, paths, person
 from donegate.claude.settings import SANDBOX_FIX, deny_rules, hook_timeout, sandbox_available
 from donegate.errors import DonegateError
+
+
+def _record(event: str, args: argparse.Namespace, settings: str) -> None:
+    """The ledger line of an install or uninstall, naming who ran it."""
+    person.record(paths.home(), event, getattr(args, "by", None) or person.who(), settings=settings,
+                  managed=bool(args.managed))
 
 
 def cmd_install(args: argparse.Namespace) -> int:
@@ -17,6 +23,7 @@ def cmd_install(args: argparse.Namespace) -> int:
             raise DonegateError("install --managed guards every repository on the machine: give no REPO",
                                 "donegate install --managed (then seal each repository as usual)")
         path = managed.install_managed(sandbox=args.sandbox)
+        _record("install", args, str(path))
         data = json.loads(path.read_text(encoding="utf-8"))
         print(f"donegate installed as managed policy in {path}")
         print(f"  Stop hook and guard for every Claude Code session on this machine, {len(data['permissions']['deny'])} deny "
@@ -26,6 +33,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     if not args.repo:
         raise DonegateError("install: give the repository to guard (or --managed for the whole machine)", "donegate install REPO")
     path = install.install(args.repo, sandbox=args.sandbox)
+    _record("install", args, str(path))
     data = json.loads(path.read_text(encoding="utf-8"))
     box = data.get("sandbox", {}) if isinstance(data.get("sandbox"), dict) else {}
     print(f"donegate installed in {path}")
@@ -42,11 +50,13 @@ def cmd_install(args: argparse.Namespace) -> int:
 def cmd_uninstall(args: argparse.Namespace) -> int:
     if args.managed:
         path, done = managed.uninstall_managed()
+        _record("uninstall", args, str(path))
         print(f"donegate uninstall --managed {path}: {done}")
         return 0
     if not args.repo:
         raise DonegateError("uninstall: give the repository (or --managed)", "donegate uninstall REPO")
     path, done = install.uninstall(args.repo)
+    _record("uninstall", args, str(path))
     print(f"donegate uninstall {path}: {done}")
     return 0
 

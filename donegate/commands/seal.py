@@ -7,15 +7,18 @@ from pathlib import Path
 
 
 def cmd_seal(args: argparse.Namespace) -> int:
-    from donegate import config, store
+    from donegate import config, paths, person, store
 
     cfg = config.load()
+    by = getattr(args, "by", None) or person.who()
     st = store.seal(
         Path(args.repo), [Path(f) for f in args.tests], request=args.request or "", timeout=cfg["timeout"],
         protected=cfg["protected"], protect_repo_tests=cfg["protect_repo_tests"], allow_skip=args.allow_skip,
-        confine=cfg["confine"],
+        confine=cfg["confine"], by=by,
     )
     m = st.manifest
+    person.record(paths.home(), "seal", by, repo=m["repo"], store=st.path.name, tests=m["count"],
+                  base=m["base"], request=m["request"][:500])
     print(
         f"sealed {m['count']} tests for {m['repo']} at {m['base'][:12]}: "
         f"{len(m['baseline']['failing'])} new requirements failing, {len(m['baseline']['passing'])} already passing"

@@ -60,7 +60,7 @@ def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg:
 
 
 def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path) -> Outcome:
-    st, sealed, _ = integrity.check(repo, root)
+    st, sealed, _ = integrity.check(repo, root, session_of(payload))
     if sealed["ok"] is False:
         return Outcome("block", BLOCK, gates={"integrity": sealed},
                        reason=f"donegate: {sealed['problem']}; the session needs a person to re-seal the tests",

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -26,6 +27,7 @@ def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> 
     pass `max_blocks` is dropped rather than handed over: the tests pass, there is nothing to hand over.
     """
     counters["stops"] += 1
+    counters.setdefault("first", round(time.time(), 3))  # a seal after this is "during the session" (integrity)
     if outcome.hint:
         counters["hinted"] = [*(counters.get("hinted") or []), outcome.hint][-MAX_HINTED:]
     if outcome.exit_code == ALLOW:

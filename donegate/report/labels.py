@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from donegate import ledger
+from donegate.person import inside_session
 from donegate.errors import DonegateError
 from donegate.util import utc_now
 from donegate.report.read import APPEALED, APPEAL_LABELS, BLOCKING, LABELS, MIN_REF, stop_row
@@ -37,7 +38,8 @@ def find_stop(path: Path, ref: str) -> tuple[str, dict[str, Any]]:
     return h[: ledger.REF_CHARS], rec
 
 
-def label_stop(path: Path, ref: str, label: str, note: str = "") -> dict[str, Any]:
+def label_stop(path: Path, ref: str, label: str, note: str = "", by: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Append a person's label of stop `ref`; `by`: who labelled it (`donegate.person.who`), kept in the line."""
     ref = ref.strip().lower()
     if not re.fullmatch(r"[0-9a-f]{%d,64}" % MIN_REF, ref):
         raise DonegateError(f"{ref!r} is not a stop reference",
@@ -63,4 +65,5 @@ def label_stop(path: Path, ref: str, label: str, note: str = "") -> dict[str, An
     return ledger.append({"event": "label", "time": utc_now(),
                           "ref": short, "label": label, "note": note, "session": rec["session"], "stop": rec.get("stop"),
                           "stop_time": rec["time"], "repo": rec.get("repo") or "", "config": rec["config"],
-                          "verdict": rec["verdict"]}, path)
+                          "verdict": rec["verdict"],
+                          **({"by": by, "inside_session": inside_session(by)} if by is not None else {})}, path)

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from tests.support.repos import KIT, git, ledger_lines, run_hook, stop_payload
+from tests.support.repos import KIT, git, stop_lines, run_hook, stop_payload
 from tests.support.repos import fix_bug
 
 ALLOWED = "allowed: ['shop/pricing.py']\n"
@@ -77,7 +77,7 @@ def test_a_change_hidden_from_git_outside_allowed_blocks(sealed_shop, kit_home, 
     res = run_hook(stop_payload(sealed_shop))
     assert res.returncode == 2, res.stderr
     assert "outside the allowed scope" in res.stderr and name in res.stderr
-    assert name in ledger_lines(kit_home)[-1]["gates"]["scope"]["outside"]
+    assert name in stop_lines(kit_home)[-1]["gates"]["scope"]["outside"]
 
 
 def test_an_allowed_change_passes_committed_or_not(sealed_shop, kit_home):

@@ -92,3 +92,8 @@ def stop_payload(repo: Path, session: str = "s1", message: str = "Done.", **extr
 def ledger_lines(kit_home: Path) -> list[dict]:
     path = kit_home / "ledger.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def stop_lines(kit_home: Path) -> list[dict]:
+    """The Stop hook's lines of the ledger (a seal, install or label is a line too: `donegate.person`)."""
+    return [r for r in ledger_lines(kit_home) if r.get("event") == "stop"]
