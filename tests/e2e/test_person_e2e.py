@@ -23,7 +23,7 @@ import sys
 import pytest
 
 from tests.support.fakeapi import FakeAPI, tool, turn
-from tests.support.gated import CLAIM, kit_cmd
+from tests.support.gated import CLAIM, kit_cmd, sandbox_available
 
 pytestmark = pytest.mark.e2e
 
@@ -111,3 +111,25 @@ def test_an_agent_hiding_from_the_check_reseals_and_is_handed_to_a_person(gated)
     assert s.verdicts == ["block", "block", "gave_up"], s.describe()
     assert "sealed again during this session" in s.feedback()[1], s.feedback()
     assert "sealed again during this session" in json.dumps(s.stops[1]["gates"]["integrity"])
+
+
+@pytest.mark.skipif(not sandbox_available(), reason="Claude Code's sandbox needs bubblewrap and socat")
+def test_with_the_sandbox_the_kits_commands_cannot_reach_the_state_root(gated):
+    """The same unseen spellings, and the hiding one, with the sandbox: the state root is an empty folder
+    for Bash, the settings read-only, so nothing the agent runs changes the store, the ledger or the gate."""
+    g = gated(sandbox=True, config=CONFIG)
+    record, settings = seal_record(g), g.settings_path.read_text()
+    home = f'H="$(printf \'{octal(str(g.home))}\')"; DONEGATE_HOME="$H"'
+    attempts = [f'{home} {PY} -c "{RUN}" seal . t_ok.py', f'{home} {PY} -c "{RUN}" uninstall .',
+                f'{home} {HIDE} {PY} -c "{RUN}" seal . t_ok.py', f'{home} {PY} -c "{RUN}" label 0123456789 unjustified']
+    with FakeAPI() as api:
+        api.add(CLAIM, write_cheat(g), *[bash(a) for a in attempts], CLAIM, CLAIM)
+        s = g.run(api)
+    assert s.res.returncode == 0, s.describe()
+    assert seal_record(g) == record and g.settings_path.read_text() == settings
+    assert s.verdicts == ["block", "block", "gave_up"], s.describe()
+    # the person's own install and seal from the setup, nothing after them
+    assert [r["event"] for r in s.ledger if r.get("event") in ("install", "seal", "uninstall", "label")] == ["install", "seal"]
+    # What the agent was told varies (a seal "succeeds" into the sandbox's empty folder and is gone after
+    # the command): the store, the settings and the verdicts above are what count.
+    assert len(s.tool_results()) == len(attempts) + 1
