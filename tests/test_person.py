@@ -217,7 +217,7 @@ def test_report_and_page_show_the_sessions_commands_first(sealed_shop, kit_home,
     assert first.startswith("WARNING: 2 commands of the kit") and "inside a Claude Code session" in first, res.stdout
     assert "seal (refused)" in res.stdout and "label (refused)" in res.stdout and "agent-session-1" in res.stdout
     js = json.loads(kit("report", "--json", cwd=tmp_path).stdout)
-    assert js["inside_session"]["count"] == 2
+    assert js["inside_session"]["count"] == 2 and js["kit_commands"] == {"seal": 1} and not js["ignored_events"]
     page = tmp_path / "r.html"
     assert kit("report", "--html", str(page), cwd=tmp_path).returncode == 0
     text = page.read_text()

@@ -33,6 +33,8 @@ BY = ("config", "repo", "day")
 LABELS = ("justified", "unjustified")  # of a block
 APPEAL_LABELS = ("upheld", "rejected")  # of an appeal: the test was wrong, or the agent was
 APPEALS_LISTED = 50  # appeals kept by name (the latest; the text shows the first few)
+# The person's commands' own lines (`donegate.person`): read, not "ignored"; those run inside a session are listed.
+PERSON_EVENTS = frozenset({"seal", "install", "uninstall", "refused", "unseal", "approve", "reject"})
 INSIDE_LISTED = 50  # the kit's commands run from inside a Claude Code session, kept by name (the latest)
 
 CHUNK = 256 << 10  # bytes read at a time
@@ -188,6 +190,7 @@ class Partial:
     # event, command, repo, session); `inside` counts them all
     inside_latest: collections.deque = field(default_factory=lambda: collections.deque(maxlen=INSIDE_LISTED))
     inside: int = 0
+    person: collections.Counter = field(default_factory=collections.Counter)  # the person's commands by name
     # filled by `fold`
     per_pair: collections.Counter = field(default_factory=collections.Counter)  # ((repo, config), key) -> sessions
     latest: list[tuple] = field(default_factory=list)  # (line, session, key, code, gave up) of the latest left
@@ -211,6 +214,8 @@ class Partial:
                 self.writes[repo, cfg] += round(cost * MICRO)
         elif kind == "label":
             self.labels[value[0]] = value[1:]
+        elif kind == "person":
+            self.person[value] += 1
         elif kind == "inside":
             self.inside += 1
             self.inside_latest.append((number, *value))
@@ -372,6 +377,8 @@ def slow_row(line: bytes) -> tuple[str, Any]:
         return "write", (repo.encode(), cfg.encode(), float(cost), canonical_time(rec.get("time")))
     if event == "label":
         return label_row(rec)
+    if event in PERSON_EVENTS:
+        return "person", event
     return "event", str(event)[:40]
 
 

@@ -281,19 +281,19 @@ def test_broken_lines_are_counted_and_named_never_a_crash(kit_home, capsys):
         fh.write(json.dumps({"v": 1, "event": "stop", "time": T0, "verdict": "block"}).encode() + b"\n")  # line 6
         fh.write(json.dumps({**stop("s9"), "v": 1, "verdict": "maybe"}).encode() + b"\n")  # line 7
         fh.write(json.dumps({**stop("s9"), "v": 1, "time": "yesterday"}).encode() + b"\n")  # line 8
-        fh.write(json.dumps({"v": 1, "event": "install", "repo": "/r"}).encode() + b"\n")  # line 9: ignored
+        fh.write(json.dumps({"v": 1, "event": "vacuum", "repo": "/r"}).encode() + b"\n")  # line 9: ignored
         fh.write(b'\xff\xfe not utf-8\n')  # line 10
     write(path, stop("s1", "pass", passed=5, n=2))  # line 11
     summary = report_json(capsys)
     assert summary["total"]["stops"] == 2 and summary["total"]["ended_passing"] == 1
-    assert summary["skipped"]["count"] == 8 and summary["ignored_events"] == {"install": 1}
+    assert summary["skipped"]["count"] == 8 and summary["ignored_events"] == {"vacuum": 1}
     assert [(e["line"], e["why"].split(" (")[0]) for e in summary["skipped"]["examples"]] == [
         (2, "not JSON"), (3, "empty"), (4, "unknown schema version 2"), (5, "not a JSON object"),
         (6, "stop without 'session'"), (7, "stop with an unknown verdict 'maybe'"), (8, "stop with a bad time 'yesterday'"),
         (10, "not JSON")]
     code, out, _ = run(capsys, "report")
     assert code == 0 and "8 lines skipped: line 2 not JSON (torn: cut off), line 3 empty, line 4 unknown schema version 2" in out
-    assert "and 3 more" in out and "events the report does not read: install (1)" in out
+    assert "and 3 more" in out and "events the report does not read: vacuum (1)" in out
 
 
 def test_empty_and_missing_ledgers_are_said_plainly(kit_home, capsys, tmp_path):
