@@ -53,6 +53,8 @@ NUM = (int, float)
 
 SCHEMA: dict[str, Any] = {
     "config": Key((str,), "default", "label of this configuration in the ledger, to compare runs in the report"),
+    "mode": Key((str,), "gate", "gate: the stop runs the sealed tests (and reviewers); retry: an experiment's blind control, the "
+                "first max_blocks stops get a fixed `keep working, verify your work` and no test runs", choices=("gate", "retry")),
     "timeout": Key(NUM, 120, "seconds the hidden tests may run before the stop is blocked", minimum=1),
     "max_blocks": Key((int,), 6, "blocks in one session before the next stop is handed to a person (keep below 8)", minimum=1),
     "max_same_failure": Key((int,), 3, "stops in a row failing the same tests before handing over; 0 turns it off", minimum=0),
