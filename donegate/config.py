@@ -53,8 +53,6 @@ NUM = (int, float)
 
 SCHEMA: dict[str, Any] = {
     "config": Key((str,), "default", "label of this configuration in the ledger, to compare runs in the report"),
-    "mode": Key((str,), "gate", "gate: the stop runs the sealed tests (and reviewers); retry: an experiment's blind control, the "
-                "first max_blocks stops get a fixed `keep working, verify your work` and no test runs", choices=("gate", "retry")),
     "timeout": Key(NUM, 120, "seconds the hidden tests may run before the stop is blocked", minimum=1),
     "max_blocks": Key((int,), 6, "blocks in one session before the next stop is handed to a person (keep below 8)", minimum=1),
     "max_same_failure": Key((int,), 3, "stops in a row failing the same tests before handing over; 0 turns it off", minimum=0),
@@ -73,6 +71,8 @@ SCHEMA: dict[str, Any] = {
     "appeal": Key((str,), "on", "whether the agent may end a blocked stop with `APPEAL: <reason>` (a person decides)", choices=("on", "off")),
     "max_appeals": Key((int,), 2, "accepted appeals per session; one more is refused and the stop judged as usual", minimum=1),
     "cache": Key((bool,), True, "reuse the last stop's test results when nothing the hidden run reads has changed"),
+    "mode": Key((str,), "gate", "gate: the stop runs the sealed tests (and reviewers); retry: an experiment's blind control, the "
+                "first max_blocks stops get a fixed `keep working, verify your work` and no test runs", choices=("gate", "retry")),
     "writer": {
         "attempts": Key((int,), 3, "times the writer is asked before `donegate write` gives up", minimum=1),
         "max_turns": Key((int,), 30, "turn bound of one writer run", minimum=1),

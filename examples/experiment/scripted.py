@@ -53,7 +53,7 @@ def main(argv: list[str]) -> int:
     ledger = base / "ledger.jsonl"
     print(f"experiment {name} with scripted models (no key, no network); everything in {base}", flush=True)
     with FakeAPI(respond=shop_agents.respond) as api:
-        cmd = [sys.executable, "-m", "donegate", "experiment", "run", str(spec), "--ledger", str(ledger), *extra]
+        cmd = [sys.executable, "-m", "donegate", "experiment", "run", str(spec), "--ledger", str(ledger), "--scripted", *extra]
         code = subprocess.run(cmd, cwd=KIT, env=environment(api, base)).returncode
         if api.errors:
             print("scripted server errors:\n  " + "\n  ".join(api.errors), file=sys.stderr)
