@@ -206,10 +206,16 @@ def test_cwd_outside_git_blocks(tmp_path, kit_home):
     ("nonsense: 1\n", "nonsense"),
     ("timeout: [\n", "line"),
 ])
-def test_broken_config_blocks_naming_the_key(sealed_shop, kit_home, text, key):
+def test_broken_config_hands_over_at_once_naming_the_key(sealed_shop, kit_home, text, key):
+    # The agent cannot reach donegate.yaml: blocking it looped the session until the breaker.
     (kit_home / "donegate.yaml").write_text(text)
     res = run_hook(stop_payload(sealed_shop))
-    assert res.returncode == 2 and key in res.stderr and "Traceback" not in res.stderr
+    assert res.returncode == 0 and res.stderr == "", res.stdout + res.stderr
+    told = json.loads(res.stdout)["systemMessage"]
+    assert key in told and "a person must fix the kit's configuration" in told and "Traceback" not in told
+    assert str(kit_home) not in told
+    (line,) = ledger_lines(kit_home)
+    assert line["verdict"] == "gave_up" and line["gates"]["handover"] == "config" and key in line["gates"]["error"]
 
 
 def test_breaker_gives_up_after_max_blocks(tmp_path, kit_home):
