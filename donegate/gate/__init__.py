@@ -156,6 +156,11 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
                   f"({Path(log).name}); a person must look")
         outcome = Outcome("error", BLOCK, reason=reason, gates={"error": f"{type(exc).__name__}: {exc}"},
                           failing=["error:internal"])
+    if outcome.repo:
+        try:
+            outcome = feedback.tell_rejections(outcome, root)
+        except Exception:  # a person's note is never worth a stop the hook cannot answer
+            _log_exception(root)
     session, session_from = sessions.resolve(payload)
     _stage("the block counter")
     counters = breaker.count(outcome, session, cfg, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - AFTER_RUN)))
