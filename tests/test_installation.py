@@ -89,3 +89,20 @@ def test_the_persons_prompts_folder_replaces_the_kits_file_by_file(tmp_path, kit
     assert writer.load_schema(override=str(mine))["description"] == "mine"
     assert writer.load_prompt(override=str(mine)) == (KIT / "writer" / "prompt.md").read_text()
     assert reviewer.load_assets(override=None).prompt == (KIT / "reviewer" / "prompt.md").read_text()
+
+
+def test_doctor_reports_reviewer_files_the_review_gate_cannot_read(tmp_path, monkeypatch):
+    from donegate import config, doctor
+    from donegate.finding import ERROR, OK, WARNING
+
+    cfg = {**config.defaults(), "review": "block"}
+    found: list = []
+    doctor._check_prompts(found, cfg)
+    assert [f.level for f in found] == [OK, OK]
+    monkeypatch.setattr(installation, "kit_dir", lambda folder, kit=None: tmp_path / "empty")
+    found = []
+    doctor._check_prompts(found, cfg)
+    assert [f.level for f in found] == [WARNING, ERROR] and "cannot read the reviewer file" in found[1].what
+    found = []
+    doctor._check_prompts(found, {**cfg, "review": "off"})
+    assert [f.level for f in found] == [WARNING, WARNING]
