@@ -1,0 +1,3 @@
+from donegate.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,58 @@
+"""Which Claude Code the kit runs, and the version its checkout pins."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from donegate import paths
+from donegate.errors import DonegateError
+
+CLAUDE_ENV = "DONEGATE_CLAUDE"
+
+
+def find_claude() -> str:
+    """$DONEGATE_CLAUDE, else the kit's pinned node_modules/.bin/claude, else `claude` on PATH."""
+    env = os.environ.get(CLAUDE_ENV)
+    if env:
+        path = Path(env).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path)
+        found = shutil.which(env)
+        if found:
+            return found
+        raise DonegateError(
+            f"{CLAUDE_ENV}={env} is not an executable Claude Code binary",
+            f"point {CLAUDE_ENV} at the `claude` executable, or unset it to use the kit's own",
+        )
+    pinned = paths.KIT_ROOT / "node_modules" / ".bin" / "claude"
+    if pinned.is_file() and os.access(pinned, os.X_OK):
+        return str(pinned)
+    found = shutil.which("claude")
+    if found:
+        return found
+    from donegate import installation
+
+    raise DonegateError(
+        "Claude Code (`claude`) is not installed",
+        f"{installation.claude_install()}, or set {CLAUDE_ENV} to its path",
+    )
+
+
+def executable() -> str | None:
+    """The `claude` the reviewers run inside the hook, resolved now (None: none found; the hook then
+    looks for the kit's pinned one, else on PATH, and the reviewers report it missing)."""
+    try:
+        return os.path.abspath(find_claude())
+    except DonegateError:
+        return None
+
+
+def pinned_version() -> str | None:
+    try:
+        pkg = json.loads((paths.KIT_ROOT / "package.json").read_text(encoding="utf-8"))
+        return pkg["dependencies"]["@anthropic-ai/claude-code"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

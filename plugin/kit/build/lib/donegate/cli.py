@@ -1,0 +1,71 @@
+"""`donegate` command line: the parser, and the one error handler. The commands are in `commands/`.
+
+`main` is the one error handler: the kit's own `DonegateError` becomes a one- or two-line message
+and exit code 1; anything else is logged with its traceback and reported in one line. Command
+modules are imported lazily so the hook does not pay for commands it does not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from donegate import __version__
+from donegate.errors import DonegateError
+
+
+# One module per command (or pair), each with `register(subparsers)` adding its parsers with
+# `set_defaults(func=cmd_...)`, in the order `--help` lists them. Imported only when the parser is
+# built: `donegate hook` never builds it.
+COMMANDS = (
+    "donegate.commands.hook",     # hook (the Stop hook)
+    "donegate.commands.guard",    # guard (the PreToolUse hook)
+    "donegate.commands.seal",     # seal, unseal
+    "donegate.commands.status",   # status
+    "donegate.commands.write",    # write
+    "donegate.commands.install",  # install, uninstall
+    "donegate.commands.doctor",   # doctor
+    "donegate.commands.review",   # review
+    "donegate.commands.report",   # report, label
+    "donegate.commands.decide",   # approve, reject
+    "donegate.commands.experiment",  # experiment run | check
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="donegate", description="Keep a Claude Code session from declaring done until hidden acceptance tests pass.")
+    parser.add_argument("--version", action="version", version=f"donegate {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS:
+        importlib.import_module(module).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hook"]:
+        # The hot path: skip argparse and every other command module.
+        from donegate.commands.hook import cmd_hook
+
+        return cmd_hook(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except DonegateError as exc:
+        print(f"donegate: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("donegate: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        from donegate import gate, paths
+
+        log = gate._log_exception(paths.home())
+        print(f"donegate: internal error ({type(exc).__name__}: {exc}); traceback in {log}", file=sys.stderr)
+        return 3

@@ -1,0 +1,23 @@
+"""`donegate doctor REPO`: the installation as Claude Code will see it, every check the gate runs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from donegate.doctor import diagnose, render
+from donegate.finding import ERROR
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    findings = diagnose(args.repo)
+    print(f"donegate doctor {Path(args.repo).expanduser().resolve()}")
+    print(render(findings, verbose=args.verbose))
+    return 1 if any(f.level == ERROR for f in findings) else 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("doctor", help="check REPO's installation as Claude Code will see it; exit 1 on any error")
+    p.add_argument("repo", metavar="REPO", help="the guarded git repository")
+    p.add_argument("-v", "--verbose", action="store_true", help="list the checks that passed too")
+    p.set_defaults(func=cmd_doctor)

@@ -1,0 +1,47 @@
+"""`donegate hook`: the Stop hook, run exactly as the installed launcher runs it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+
+def cmd_hook(argv: list[str]) -> int:
+    """`donegate hook [--home H --repo R --git G --claude C | --managed]`: the launcher's own `main`
+    (hooks/stop_gate.py), so a stop run this way reads its arguments, distrusts the environment and
+    falls back exactly as the installed hook does. `--help` prints the help and reads nothing: a person
+    trying the command must not wait on stdin nor leave a stop in the ledger."""
+    if "-h" in argv or "--help" in argv:
+        from donegate.cli import build_parser
+
+        build_parser().parse_args(["hook", "--help"])  # prints, then SystemExit(0)
+    from donegate import _layout, paths
+
+    launcher = Path(_layout.hooks_dir(str(paths.KIT_ROOT))) / _layout.STOP_LAUNCHER
+    try:
+        spec = importlib.util.spec_from_file_location("donegate_stop_launcher", launcher)
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception as exc:  # fail closed: exit 2, never a traceback
+        from donegate.outcome import BLOCK, Outcome, render
+
+        code, out, err = render(Outcome("error", BLOCK, f"donegate: the Stop hook's launcher cannot be loaded "
+                                                         f"({type(exc).__name__}); reinstall the kit"))
+        sys.stdout.write(out)
+        sys.stderr.write(err)
+        return code
+    return module.main(argv)
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("hook", help="run the Stop hook (reads Claude Code's JSON on stdin; exits 0 or 2)",
+                              description="The Stop hook, as Claude Code runs it: the stop's JSON on stdin; exit 0 "
+                              "lets the agent stop, exit 2 blocks it with the reason on stderr. Its arguments are "
+                              "the ones `donegate install` writes into the hook's command.")
+    p.add_argument("--home", metavar="ROOT", help="the state root (store, ledger, donegate.yaml)")
+    p.add_argument("--repo", metavar="REPO", help="the guarded repository")
+    p.add_argument("--git", metavar="GIT", help="the git binary to run")
+    p.add_argument("--claude", metavar="CLAUDE", help="the Claude Code binary the reviewers run")
+    p.add_argument("--managed", action="store_true", help="the machine-wide install: the repository comes from the stop's cwd")
+    p.set_defaults(func=lambda args: cmd_hook([]))

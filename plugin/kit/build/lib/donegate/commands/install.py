@@ -1,0 +1,65 @@
+"""`donegate install` and `donegate uninstall`: per repository (`donegate.install`) or machine-wide
+(`--managed`, `donegate.managed`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from donegate import config, install, managed
+from donegate.claude.settings import SANDBOX_FIX, deny_rules, hook_timeout, sandbox_available
+from donegate.errors import DonegateError
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    if args.managed:
+        if args.repo:
+            raise DonegateError("install --managed guards every repository on the machine: give no REPO",
+                                "donegate install --managed (then seal each repository as usual)")
+        path = managed.install_managed(sandbox=args.sandbox)
+        data = json.loads(path.read_text(encoding="utf-8"))
+        print(f"donegate installed as managed policy in {path}")
+        print(f"  Stop hook and guard for every Claude Code session on this machine, {len(data['permissions']['deny'])} deny "
+              f"rules, env pinned ({', '.join(data['env'])}), sandbox {'on' if 'sandbox' in data else 'off'}")
+        print("  a session outside every sealed repository passes quietly; seal a repository to gate it")
+        return 0
+    if not args.repo:
+        raise DonegateError("install: give the repository to guard (or --managed for the whole machine)", "donegate install REPO")
+    path = install.install(args.repo, sandbox=args.sandbox)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    box = data.get("sandbox", {}) if isinstance(data.get("sandbox"), dict) else {}
+    print(f"donegate installed in {path}")
+    print(f"  Stop hook (timeout {hook_timeout(config.load())} s), PreToolUse guard, "
+          f"{len(deny_rules())} deny rules, sandbox {'on' if box.get('enabled') else 'off'}")
+    if not box.get("enabled"):
+        ok, why = sandbox_available()
+        print("  without the sandbox, Bash can still read the hidden tests with a program of its own"
+              + (f" ({why}; {SANDBOX_FIX})" if not ok else " (pass --sandbox on)"))
+    print(f"  next: seal the acceptance tests (donegate seal), then check everything: donegate doctor {path.parent.parent}")
+    return 0
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    if args.managed:
+        path, done = managed.uninstall_managed()
+        print(f"donegate uninstall --managed {path}: {done}")
+        return 0
+    if not args.repo:
+        raise DonegateError("uninstall: give the repository (or --managed)", "donegate uninstall REPO")
+    path, done = install.uninstall(args.repo)
+    print(f"donegate uninstall {path}: {done}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("install", help="write the Stop hook, guard, deny rules and sandbox into REPO/.claude/settings.json")
+    p.add_argument("repo", metavar="REPO", nargs="?", help="the git repository to guard")
+    p.add_argument("--managed", action="store_true",
+                   help="as root: write the hooks, pinned env, deny rules and sandbox as machine-wide managed policy instead")
+    p.add_argument("--sandbox", choices=("auto", "on", "off"), default="auto",
+                   help="Claude Code's sandbox over the kit's folders: auto (when bubblewrap and socat are present), on (fail without them), off")
+    p.set_defaults(func=cmd_install)
+    p = subparsers.add_parser("uninstall", help="remove exactly what install added to REPO/.claude/settings.json")
+    p.add_argument("repo", metavar="REPO", nargs="?", help="the git repository")
+    p.add_argument("--managed", action="store_true", help="as root: remove the managed drop-in, restoring what was there before")
+    p.set_defaults(func=cmd_uninstall)

@@ -1,0 +1,251 @@
+"""`donegate.yaml`: the schema is data, every key has a default, every error names the key path.
+
+PyYAML is imported only when the file exists, so the common hook run (no config) does not pay for it.
+
+The file is read inside the stop's deadline, so reading it is bounded: at most `MAX_BYTES`, a regular
+file only (a FIFO never blocks the read), UTF-8 text, no YAML aliases (an alias bomb expands without
+bound), at most `MAX_GLOBS` globs of at most `MAX_GLOB_CHARS` each per list, and an error message
+shows a short prefix of a bad value, never the whole of it.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any
+
+from donegate import paths
+from donegate.errors import ConfigError
+
+MAX_BYTES = 256 * 1024
+MAX_GLOBS = 1000  # per list (protected, allowed): every file of the repository is matched against them
+MAX_GLOB_CHARS = 1000
+SHOW_CHARS = 60  # of a bad value, in an error message
+
+
+class Key:
+    """One leaf of the schema. (A plain class: dataclasses would add ~8 ms to every stop's start-up.)"""
+
+    def __init__(self, types: tuple[type, ...], default: Any, doc: str, choices: tuple[str, ...] = (),
+                 minimum: float | None = None, nullable: bool = False, items: type[str] | None = None) -> None:
+        self.types = types
+        self.default = default
+        self.doc = doc
+        self.choices = choices
+        self.minimum = minimum
+        self.nullable = nullable
+        self.items = items  # element type for lists
+
+    def type_name(self) -> str:
+        if self.choices:
+            return " / ".join(self.choices)
+        names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list"}
+        types = [t for t in self.types if not (t is int and float in self.types)]  # int or float: a number
+        name = " or ".join(names[t] for t in types)
+        if self.items is not None:
+            name += f" of {names[self.items]}s"
+        return name + (" or null" if self.nullable else "")
+
+
+NUM = (int, float)
+
+SCHEMA: dict[str, Any] = {
+    "config": Key((str,), "default", "label of this configuration in the ledger, to compare runs in the report"),
+    "timeout": Key(NUM, 120, "seconds the hidden tests may run before the stop is blocked", minimum=1),
+    "max_blocks": Key((int,), 6, "blocks in one session before the next stop is handed to a person (keep below 8)", minimum=1),
+    "max_same_failure": Key((int,), 3, "stops in a row failing the same tests before handing over; 0 turns it off", minimum=0),
+    "protected": Key((list,), [".claude/**"], "globs of repository files the agent must not change", items=str),
+    "protect_repo_tests": Key((bool,), True, "also protect the repository's own test files that existed at seal time"),
+    "allowed": Key((list,), None, "if set, globs of the only files the agent may change", items=str, nullable=True),
+    "feedback_chars": Key((int,), 4000, "cap on the feedback text sent back to the agent", minimum=200),
+    "hook_margin": Key(NUM, 30, "seconds the hook timeout in settings.json keeps above the kit's worst case", minimum=5),
+    "confine": Key((str,), "auto", "the hidden run in a sandbox: auto (where bubblewrap exists), on (block without one), off",
+                   choices=("auto", "on", "off")),
+    "scan": Key((str,), "block", "scan the changed product files for test-harness tricks: block, hint (tell the agent) or off",
+                choices=("block", "hint", "off")),
+    "review": Key((str,), "off", "reviewers after the tests pass: off, hint (feedback once) or block", choices=("off", "hint", "block")),
+    "review_mode": Key((str,), "pair", "two reviewers in parallel, or a reviewer and a critic", choices=("pair", "critic")),
+    "review_timeout": Key(NUM, 300, "seconds the reviewers may take in one stop", minimum=1),
+    "appeal": Key((str,), "on", "whether the agent may end a blocked stop with `APPEAL: <reason>` (a person decides)", choices=("on", "off")),
+    "max_appeals": Key((int,), 2, "accepted appeals per session; one more is refused and the stop judged as usual", minimum=1),
+    "prompts": Key((str,), None, "a folder of your own writer/ and reviewer/ prompts and schemas; each file there replaces the kit's "
+                   "(relative: beside donegate.yaml)", nullable=True),
+    "cache": Key((bool,), True, "reuse the last stop's test results when nothing the hidden run reads has changed"),
+    "writer": {
+        "attempts": Key((int,), 3, "times the writer is asked before `donegate write` gives up", minimum=1),
+        "max_turns": Key((int,), 30, "turn bound of one writer run", minimum=1),
+        "timeout": Key(NUM, 600, "seconds one writer run may take", minimum=1),
+        "model": Key((str,), None, "model for the writer (default: Claude Code's)", nullable=True),
+    },
+    "reviewer": {
+        "max_turns": Key((int,), 15, "turn bound of one reviewer run", minimum=1),
+        "model": Key((str,), None, "model for the reviewers (default: Claude Code's)", nullable=True),
+    },
+}
+
+
+def defaults(schema: dict[str, Any] = SCHEMA) -> dict[str, Any]:
+    return {
+        name: defaults(key) if isinstance(key, dict) else copy.deepcopy(key.default)
+        for name, key in schema.items()
+    }
+
+
+def iter_keys(schema: dict[str, Any] = SCHEMA, prefix: str = ""):
+    """(dotted path, Key) for every leaf, in schema order: the README's table is checked against this."""
+    for name, key in schema.items():
+        if isinstance(key, dict):
+            yield from iter_keys(key, f"{prefix}{name}.")
+        else:
+            yield f"{prefix}{name}", key
+
+
+def show(value: Any) -> str:
+    """A short, bounded rendering of a value for an error message."""
+    if isinstance(value, (list, dict)):
+        kind = "list" if isinstance(value, list) else "mapping"
+        return f"a {kind} of {len(value)} item(s)"
+    if isinstance(value, str):
+        text = repr(value[:SHOW_CHARS])
+        return text + f"... ({len(value)} characters)" if len(value) > SHOW_CHARS else text
+    text = repr(value)
+    return text[:SHOW_CHARS] + "..." if len(text) > SHOW_CHARS else text
+
+
+def hook_timeout(cfg: dict[str, Any]) -> int:
+    """Whole seconds strictly above the kit's worst case: tests, reviewers when on, and the margin."""
+    worst = cfg["timeout"] + (cfg["review_timeout"] if cfg["review"] != "off" else 0) + cfg["hook_margin"]
+    return int(worst) + 1
+
+
+def minimal() -> dict[str, Any]:
+    """The defaults with the shortest hook timeout a valid donegate.yaml can give (before one is read)."""
+    return {**defaults(), "timeout": SCHEMA["timeout"].minimum, "hook_margin": SCHEMA["hook_margin"].minimum, "review": "off"}
+
+
+def _check(path: str, key: Key, value: Any) -> Any:
+    # YAML 1.1 reads a bare `off` as false; accept it where "off" is a choice.
+    if key.choices and value is False and "off" in key.choices:
+        value = "off"
+    if key.choices and value is True and "on" in key.choices:  # ... and a bare `on` as true
+        value = "on"
+    if value is None and key.nullable:
+        return None
+    ok = isinstance(value, key.types) and not (isinstance(value, bool) and bool not in key.types)
+    if not ok:
+        raise ConfigError(
+            f"config key {path}: expected {key.type_name()}, got {type(value).__name__} {show(value)}",
+            f"set {path} to a {key.type_name()} in donegate.yaml",
+        )
+    if key.choices and value not in key.choices:
+        raise ConfigError(
+            f"config key {path}: {show(value)} is not one of {', '.join(key.choices)}",
+            f"set {path} to one of {', '.join(key.choices)}",
+        )
+    if key.minimum is not None and value < key.minimum:
+        raise ConfigError(f"config key {path}: {show(value)} is below the minimum {key.minimum:g}")
+    if key.items is not None:
+        if len(value) > MAX_GLOBS:
+            raise ConfigError(f"config key {path}: {len(value)} entries, more than the {MAX_GLOBS} the gate matches",
+                              f"use fewer, broader globs in {path}")
+        for i, item in enumerate(value):
+            if not isinstance(item, key.items):
+                raise ConfigError(
+                    f"config key {path}[{i}]: expected string, got {type(item).__name__} {show(item)}",
+                    f"quote the entry in {path}",
+                )
+            if len(item) > MAX_GLOB_CHARS:
+                raise ConfigError(f"config key {path}[{i}]: {show(item)} is longer than {MAX_GLOB_CHARS} characters",
+                                  f"shorten the entry in {path}")
+    return value
+
+
+def validate(data: Any, schema: dict[str, Any] = SCHEMA, prefix: str = "") -> dict[str, Any]:
+    """Defaults overlaid with `data`, or ConfigError naming the first bad key path."""
+    where = prefix.rstrip(".") or "the top level"
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config {where}: expected a mapping of keys, got {type(data).__name__}")
+    out = defaults(schema)
+    for name, value in data.items():
+        path = f"{prefix}{name}"
+        if not isinstance(name, str) or name not in schema:
+            known = ", ".join(schema)
+            shown = path if len(path) <= SHOW_CHARS else path[:SHOW_CHARS] + "..."
+            raise ConfigError(f"config key {shown}: unknown key", f"use one of: {known}")
+        key = schema[name]
+        out[name] = validate(value, key, f"{path}.") if isinstance(key, dict) else _check(path, key, value)
+    return out
+
+
+def _read(path: Path) -> str | None:
+    """The config's text, or None when there is none; ConfigError for anything but a small UTF-8 file."""
+    import errno
+    import os
+
+    from donegate import fsafe
+
+    try:
+        raw = fsafe.read_bytes(os.path.realpath(path), limit=MAX_BYTES)  # a symlinked config is fine, a FIFO is not
+    except FileNotFoundError:
+        return None
+    except fsafe.NotRegular as exc:
+        raise ConfigError(f"{path} is a {exc.kind}, not a regular file", "make donegate.yaml a plain text file") from None
+    except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise ConfigError(f"{path} is larger than {MAX_BYTES // 1024} KiB", "a donegate.yaml is a few lines: shorten it") from None
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    if b"\0" in raw:
+        raise ConfigError(f"{path} is a binary file, not YAML text", "write donegate.yaml as YAML text (or remove it)")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (a bad byte at position {exc.start})",
+                          "write donegate.yaml as UTF-8 YAML text") from None
+
+
+def _loader():
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        """The safe loader, refusing aliases: `*name` can expand a few lines into gigabytes."""
+
+        def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                raise ConfigError(f"line {mark.line + 1}, column {mark.column + 1}: YAML aliases (*name) are not allowed",
+                                  "write the value out in full")
+            return super().compose_node(parent, index)
+
+    return Loader
+
+
+def load(path: Path | None = None) -> dict[str, Any]:
+    path = path or paths.config_path()
+    text = _read(path)
+    if text is None:
+        return defaults()
+    import yaml  # only when there is a file to read
+
+    try:
+        data = yaml.load(text, Loader=_loader())  # noqa: S506 - a SafeLoader subclass
+    except ConfigError as exc:
+        exc.message = f"{path}: {exc.message}"
+        raise
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply", "a donegate.yaml is a flat mapping of keys") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(
+            f"{path}{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})",
+            "fix the YAML syntax",
+        ) from exc
+    try:
+        return validate(data)
+    except ConfigError as exc:
+        exc.message = f"{path}: {exc.message}"
+        raise

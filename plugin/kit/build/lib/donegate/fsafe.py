@@ -1,0 +1,121 @@
+"""Read files the agent can reach without ever hanging on them.
+
+Every file the kit reads from the repository (and from its own state root, which an agent without
+the sandbox can reach too) is looked at with `lstat` first: only a regular file is opened, never
+through a symlink (`O_NOFOLLOW`), never blocking on open (`O_NONBLOCK`: a FIFO swapped in after the
+`lstat` opens at once instead of waiting for a writer), and `fstat` must show the same regular file.
+A symlink, FIFO, device or socket is named by its kind, so a digest of it never equals the digest of
+a file: putting one where a regular file was sealed reads as a change, reported as such.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+
+KINDS = ((stat.S_ISLNK, "symlink"), (stat.S_ISFIFO, "FIFO"), (stat.S_ISCHR, "character device"),
+         (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket"), (stat.S_ISDIR, "folder"))
+_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+CHUNK = 1 << 20
+
+
+class NotRegular(OSError):
+    """The path exists but is not a regular file (`kind` says what it is)."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(f"{path}: a {kind}, not a regular file")
+        self.kind = kind
+
+
+def kind_of(mode: int) -> str:
+    for test, name in KINDS:
+        if test(mode):
+            return name
+    return "file" if stat.S_ISREG(mode) else "special file"
+
+
+def kind(path) -> str | None:
+    """'file', 'symlink', 'FIFO', ... for `path` itself (a symlink is not followed); None if missing."""
+    try:
+        return kind_of(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        return None
+
+
+def _open(path) -> int:
+    st = os.lstat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegular(os.fspath(path), kind_of(st.st_mode))
+    fd = os.open(path, _FLAGS)
+    try:
+        now = os.fstat(fd)
+        if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            raise NotRegular(os.fspath(path), kind_of(now.st_mode) if not stat.S_ISREG(now.st_mode) else "file swapped while opened")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(path, limit: int | None = None) -> bytes:
+    """The bytes of the regular file `path`; NotRegular for anything else; OSError(EFBIG) past `limit`."""
+    fd = _open(path)
+    try:
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            chunk = os.read(fd, CHUNK)
+            if not chunk:
+                return b"".join(parts)
+            size += len(chunk)
+            if limit is not None and size > limit:
+                import errno
+
+                raise OSError(errno.EFBIG, f"larger than {limit} bytes", os.fspath(path))
+            parts.append(chunk)
+    finally:
+        os.close(fd)
+
+
+def read_text(path, limit: int | None = None, errors: str = "strict") -> str:
+    return read_bytes(path, limit).decode("utf-8", errors)
+
+
+def digest(path) -> str | None:
+    """sha256 (hex) of a regular file; for anything else a label that never equals one
+    ('symlink:<sha256 of the target>', 'FIFO', ...); None when it does not exist."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return "symlink:" + hashlib.sha256(os.fsencode(os.readlink(path))).hexdigest()
+    if not stat.S_ISREG(st.st_mode):
+        return kind_of(st.st_mode)
+    try:
+        fd = _open(path)
+    except NotRegular as exc:
+        return exc.kind
+    try:
+        h = hashlib.sha256()
+        while True:
+            chunk = os.read(fd, CHUNK)
+            if not chunk:
+                return h.hexdigest()
+            h.update(chunk)
+    finally:
+        os.close(fd)
+
+
+def describe(value: str | None) -> str:
+    """What a `digest` value says about the file, for a message: '' for a regular file."""
+    if value is None:
+        return "missing"
+    if value.startswith("symlink:"):
+        return "a symlink"
+    if len(value) == 64:
+        return ""
+    return "a " + value

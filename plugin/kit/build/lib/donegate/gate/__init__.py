@@ -1,0 +1,179 @@
+"""The Stop hook. Its stages are this package's files, in the order a stop runs them:
+
+    integrity.py   the store matches its manifest and its seal record
+    leaks.py       the transcript scan (a leak is told, never blocks on its own)
+    scope.py       protected files unchanged; with `allowed`, nothing changed outside it
+    acceptance.py  the hidden tests (scope and acceptance are the last run's when nothing changed: `donegate.cache`)
+    scan.py        the ast scan of the changed product files
+    review.py      the reviewers (optional)
+    feedback.py    what the agent is told
+    (appeal)       `APPEAL: <reason>` lets a blocked stop through to a person (`donegate.appeal`)
+    breaker.py     blocks counted per session; the session handed to a person when the loop stops paying
+    record.py      the ledger line
+
+`stop.py` holds the stop in progress (deadline, stage, log); `watchdog.py` answers when the deadline
+passes; `inputs.py` reads stdin and the environment; the outcome is `donegate.outcome`.
+
+`evaluate` decides; `run_hook` wraps it so that whatever happens the hook exits 0 (stop allowed) or
+2 (blocked), writes exactly one ledger line, and never shows the agent a traceback. Claude Code treats
+any other exit code, a crash or a timeout as "let the agent stop", so failing closed is done here.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any
+
+from donegate import appeal, cache, config, deadline, git, paths, sessions, store
+from donegate.errors import ConfigError, DonegateError
+from donegate.gate import breaker, feedback, integrity, leaks, record, review, scan, scope, watchdog as _watchdog
+from donegate.gate.acceptance import acceptance_gate
+from donegate.gate.inputs import parse_payload, session_of, weakened_env
+from donegate.gate.scope import scope_gate
+from donegate.gate.stop import AFTER_RUN, STOP as _STOP, fault as _fault, log_exception as _log_exception, stage as _stage
+from donegate.gate.stop import time_left
+from donegate.gate.watchdog import budget as _budget
+from donegate.outcome import ALLOW, BLOCK, Outcome, render
+
+# What other modules and the tests use of the hook, kept where they have always found it.
+__all__ = ["ALLOW", "BLOCK", "Outcome", "evaluate", "render", "run_hook", "scope_gate", "time_left",
+           "_STOP", "_budget", "_log_exception"]
+
+
+def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg: str | None = None,
+             managed: bool = False) -> Outcome:
+    from donegate import repo as where
+
+    repo = where.guarded(payload, root, repo_arg, managed)
+    if repo is None:
+        out = Outcome("unsealed", ALLOW)
+        out.quiet = True
+        return out
+    paths.check_outside(repo, root)
+    out = _evaluate(payload, cfg, root, repo)
+    out.repo = str(repo)
+    return appeal.consider(out, payload, cfg, root, repo, session_of(payload))
+
+
+def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path) -> Outcome:
+    st, sealed, _ = integrity.check(repo, root)
+    if sealed["ok"] is False:
+        return Outcome("block", BLOCK, gates={"integrity": sealed},
+                       reason=f"donegate: {sealed['problem']}; the session needs a person to re-seal the tests",
+                       failing=["integrity"])
+    store.sweep(repo, root)  # copies of the tests a crashed seal left beside the store
+    if st is None:
+        msg = f"donegate: no acceptance tests are sealed for {repo}; the stop was allowed unchecked"
+        return Outcome("unsealed", ALLOW, system_message=msg, gates={"integrity": sealed})
+    gates: dict[str, Any] = {"integrity": sealed}
+    leak, scrub = leaks.transcript_gate(payload, st, root)
+    if leak:
+        gates["leak"] = leak
+    in_scope, accept, failures, cached = cache.judged(repo, st.manifest, cfg, root, session_of(payload),
+                                                      lambda: _judge(repo, st, cfg))
+    gates["scope"] = in_scope
+    gates["acceptance"] = accept
+    gates["cache"] = cached
+    problems = list(in_scope["problems"])
+    if accept["problem"]:
+        problems.append(accept["problem"])
+    found = scan.scan_gate(repo, st, cfg, root)
+    hint = ""
+    if found is not None:
+        gates["scan"] = found
+        if found["problem"] and cfg["scan"] == "block":
+            problems.append(found["problem"])
+        hint = found["problem"] if cfg["scan"] == "hint" else ""
+    leak_msg = leaks.LEAK_MSG if leak else ""
+    if not problems and not failures:
+        passed = feedback.passed(gates, accept, hint, leak_msg)
+        if cfg["review"] == "off":
+            return passed
+        return review.review_gate(payload, cfg, root, repo, st, passed, scrub)
+    return feedback.blocked(payload, cfg, gates, problems, failures, hint, leak_msg, scrub)
+
+
+def hand_over(exc: DonegateError, root: Path) -> Outcome:
+    """A broken donegate.yaml is the person's to fix, never the agent's (it cannot reach the state root):
+    blocking would only loop the agent until the breaker. The stop is allowed at once, the person told
+    (system message) and the session counted as left for a person (`gave_up`, with `gates.handover`)."""
+    msg = feedback.hide_kit(f"donegate: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else ""), root)
+    return Outcome("gave_up", ALLOW, gates={"error": exc.message, "handover": "config"},
+                   system_message=msg + "; the stop was allowed but the work is NOT verified: a person must fix "
+                   "the kit's configuration (donegate.yaml), then check it with donegate doctor")
+
+
+def _judge(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+    in_scope = scope.scope_gate(repo, st, cfg)
+    accept, run = acceptance_gate(repo, st, cfg)
+    return in_scope, accept, run.failing()
+
+
+def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *, repo: str | None = None,
+             git_path: str | None = None, managed: bool = False, env_seen: list[str] | None = None) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) for one stop. Never raises.
+
+    With `watchdog` (the hook), the stop runs under one deadline: if it is not done in time, a watchdog
+    thread answers block and ends the process (see `donegate.deadline`). `repo`, `git_path`, `managed`:
+    from the hook's arguments (install wrote them); `env_seen`: the distrusted variables the launcher
+    found set (names only)."""
+    t0 = time.monotonic()
+    root = root or paths.home()
+    payload: dict[str, Any] = {}
+    cfg = config.defaults()
+    git.use(git_path)
+    # Until the config is read the hook timeout is unknown: take the shortest any config can give.
+    dl = deadline.Deadline(_budget(config.minimal()), start=t0)
+    ctx: dict[str, Any] = {"deadline": dl, "root": root, "payload": payload, "cfg": cfg}
+    _STOP.update(deadline=dl, stage="reading the config", scanned_to=0, fault=_fault(root))
+    if watchdog:
+        dl.arm(lambda: _watchdog.expired(ctx))
+    try:
+        payload = ctx["payload"] = parse_payload(stdin_text)
+        from donegate import kitruns
+
+        if kitruns.is_kit_session(root, payload.get("session_id")):
+            return _watchdog.answer(dl, breaker.quiet(root, "kit:runs"))  # the kit's own writer or reviewer run: never gated, counted
+        cfg = config.load(paths.config_path(root))
+        ctx["cfg"] = cfg
+        dl.set_budget(_budget(cfg))
+        _stage("finding the repository")
+        outcome = evaluate(payload, cfg, root, repo, managed)
+        if outcome.quiet:
+            return _watchdog.answer(dl, breaker.quiet(root))
+    except ConfigError as exc:
+        outcome = hand_over(exc, root)
+    except DonegateError as exc:
+        reason = feedback.hide_kit(f"donegate: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else ""), root)
+        outcome = Outcome("error", BLOCK, reason=reason, gates={"error": exc.message}, failing=["error:" + exc.message])
+    except Exception as exc:  # a kit bug: block, bounded by the breaker, traceback to the log only
+        log = _log_exception(root)
+        reason = (f"donegate: internal error ({type(exc).__name__}); the traceback is in the kit's log "
+                  f"({Path(log).name}); a person must look")
+        outcome = Outcome("error", BLOCK, reason=reason, gates={"error": f"{type(exc).__name__}: {exc}"},
+                          failing=["error:internal"])
+    if outcome.repo:
+        try:
+            outcome = feedback.tell_rejections(outcome, root)
+        except Exception:  # a person's note is never worth a stop the hook cannot answer
+            _log_exception(root)
+    session, session_from = sessions.resolve(payload)
+    _stage("the block counter")
+    counters = breaker.count(outcome, session, cfg, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - AFTER_RUN)))
+    weak = weakened_env(cfg, env_seen) if env_seen is not None else []
+    if weak:
+        outcome.system_message = (outcome.system_message + " " if outcome.system_message else "") + (
+            "donegate: the session's environment weakens the gate (" + ", ".join(weak) + "); run donegate doctor")
+    line = record.record(outcome, payload, session, session_from, counters, cfg, t0, env_seen, weak)
+    _stage("the ledger")
+    record.write(line, outcome, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - 0.5)))
+    if outcome.exit_code == ALLOW and outcome.verdict != "unsealed" and outcome.repo:
+        try:
+            leaks.after_pass(root, session, outcome.repo, payload)
+        except OSError:
+            _log_exception(root)
+    return _watchdog.answer(dl, render(outcome))

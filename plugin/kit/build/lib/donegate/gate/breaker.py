@@ -1,0 +1,97 @@
+"""The breaker: count blocks per session, and hand the session to a person when the loop stops paying
+(`max_blocks`, `max_same_failure`). The counters live under the state root (`donegate.state`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any
+
+from donegate import appeal, deadline, paths
+from donegate.gate.stop import log_exception
+from donegate.outcome import ALLOW, BLOCK, Outcome
+from donegate.state import FileCounters
+
+MAX_HINTED = 50  # hinted states remembered per session
+
+
+def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> Outcome:
+    """Count blocks per session; hand the session to a person when the loop stops paying.
+
+    A reviewers' hint is a block too (exit 2), but it comes on passing tests: that is progress, so it
+    starts the no-progress streak over, while it still counts toward `max_blocks` (it costs a turn,
+    and an agent that changes a little each time would get a new hint each time). A hint that would
+    pass `max_blocks` is dropped rather than handed over: the tests pass, there is nothing to hand over.
+    """
+    counters["stops"] += 1
+    if outcome.hint:
+        counters["hinted"] = [*(counters.get("hinted") or []), outcome.hint][-MAX_HINTED:]
+    if outcome.exit_code == ALLOW:
+        counters.update(blocks=0, same_streak=0, last_failing=None)
+        return outcome
+    if outcome.hint:
+        if counters["blocks"] >= cfg["max_blocks"]:
+            outcome.gates["breaker"] = {"hint_dropped": f"{counters['blocks']} blocks in this session (max_blocks)"}
+            counters.update(blocks=0, same_streak=0, last_failing=None)
+            outcome.verdict, outcome.exit_code = "pass", ALLOW
+            outcome.system_message = ("donegate: the acceptance tests pass; the reviewers' findings were not sent to the "
+                                      "agent (max_blocks reached), they are in the ledger")
+            return outcome
+        counters.update(blocks=counters["blocks"] + 1, same_streak=0, last_failing=None)
+        return outcome
+    same = counters["last_failing"] == outcome.failing
+    why = ""
+    if counters["blocks"] >= cfg["max_blocks"]:
+        why = f"{counters['blocks']} blocks in this session (max_blocks)"
+    elif cfg["max_same_failure"] and same and counters["same_streak"] >= cfg["max_same_failure"]:
+        why = f"the same tests failed {counters['same_streak']} stops in a row (max_same_failure)"
+    if why:
+        counters.update(blocks=0, same_streak=0, last_failing=None)
+        outcome.gates["breaker"] = {"gave_up": why, "was": outcome.verdict}
+        outcome.verdict, outcome.exit_code = "gave_up", ALLOW
+        outcome.system_message = (f"donegate: gave up after {why}; the stop was allowed but the work is NOT verified: "
+                                  "this session needs a person (see the ledger)")
+        if "leak" in outcome.gates:  # the person taking over must hear it too, not only the ledger
+            outcome.system_message += ("; the session transcript also shows hidden acceptance-test content, store "
+                                       "paths or the kit's hook code")
+        return outcome
+    counters["blocks"] += 1
+    counters["same_streak"] = counters["same_streak"] + 1 if same else 1
+    counters["last_failing"] = outcome.failing
+    return outcome
+
+
+def count(outcome: Outcome, session: str, cfg: dict[str, Any], root: Path, wait: float) -> dict[str, Any]:
+    """Run the breaker on the session's counters (waiting at most `wait` s for their lock)."""
+    counters: dict[str, Any] = {"stops": 0, "blocks": 0}
+    try:
+        with FileCounters(paths.state_dir(root)).transact(session, wait=wait) as counters:
+            appeal.count(outcome, counters)
+            outcome = breaker(outcome, counters, cfg)
+    except deadline.Busy:
+        # Someone holds the counters' lock (an agent's `flock`?): the verdict stands, uncounted.
+        outcome.gates["counter_error"] = "locked"
+        if outcome.exit_code == ALLOW:
+            outcome.system_message = (outcome.system_message + " " if outcome.system_message else "") + \
+                "donegate: the session's block counter was locked by another process; this stop was not counted"
+    except Exception:
+        log_exception(root)
+        outcome.gates["counter_error"] = True
+        if outcome.exit_code == BLOCK:
+            # Without a working counter a block could trap the session forever: let it go, say so.
+            outcome.verdict, outcome.exit_code = "error", ALLOW
+            outcome.system_message = "donegate: the block counter is broken; the stop was allowed unverified"
+    return counters
+
+
+def quiet(root: Path, counter: str = "managed:unsealed") -> tuple[int, str, str]:
+    """A stop let through without a ledger line (a managed hook's stop where nothing is sealed, or
+    one of the kit's own runs): one counter instead of a line per session."""
+    try:
+        with FileCounters(paths.state_dir(root)).transact(counter) as counters:
+            counters["stops"] += 1
+    except Exception:
+        log_exception(root)
+    return ALLOW, "", ""

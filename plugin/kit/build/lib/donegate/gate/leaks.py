@@ -1,0 +1,34 @@
+"""The transcript scan (leaks): did the session's transcript show hidden-test source, store paths or
+the kit's hook code (`donegate.leaks`)? A leak never blocks on its own; it is recorded and told. The
+scrubber the feedback stage uses is built here, from the same secrets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any
+
+from donegate import feedback, leaks, paths, store
+from donegate.gate.stop import STOP, stage
+
+LEAK_MSG = ("donegate: the session transcript shows hidden acceptance-test content, store paths or the kit's "
+            "hook code; the tests may be compromised, review the session")
+
+
+def transcript_gate(payload: dict[str, Any], st: store.Store, root: Path) -> tuple[dict[str, Any] | None, feedback.Scrubber]:
+    """(the leak found in the transcript since the last scan, or None; the scrubber for the agent's feedback)."""
+    secret_paths = [st.path, paths.acceptance_root(root), root, *paths.protected_roots(home=root)]
+    markers, sources, kit_sources = leaks.secrets(st)
+    scrub = feedback.Scrubber(secret_paths, sources)
+
+    stage("the transcript scan")
+    shown, scanned_to = leaks.shown_since(payload.get("transcript_path"))
+    STOP["scanned_to"] = scanned_to
+    return leaks.find(shown, markers, sources, kit_sources), scrub
+
+
+def after_pass(root: Path, session: str, repo: str, payload: dict[str, Any]) -> None:
+    """An allowed stop: the transcript may still grow after this read, so `donegate report` looks again."""
+    leaks.note_pass(root, session, repo, payload.get("transcript_path"), STOP.get("scanned_to", 0))

@@ -1,0 +1,63 @@
+"""The ledger stage: the stop's one JSON line, appended under a lock and hash-chained (`donegate.ledger`);
+a lock held too long parks the line for the next append."""
+
+from __future__ import annotations
+
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from pathlib import Path
+    from typing import Any
+
+from donegate import __version__, deadline, paths
+from donegate.gate.stop import log, log_exception, now
+from donegate.outcome import BLOCK, Outcome
+
+
+def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from: str | None, counters: dict[str, Any],
+            cfg: dict[str, Any], t0: float, env_seen: list[str] | None = None, weak: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "event": "stop",
+        "time": now(),
+        "repo": outcome.repo or payload.get("cwd"),
+        "session": session,
+        "stop": counters.get("stops"),
+        "stop_hook_active": payload.get("stop_hook_active"),
+        "verdict": outcome.verdict,
+        "gates": outcome.gates,
+        **({"cached": True} if (outcome.gates.get("cache") or {}).get("hit") else {}),
+        **({"session_from": session_from} if session_from else {}),
+        # The text the agent was shown (blocks only): already scrubbed and capped, unlike the raw
+        # messages in `gates`. Before "blocks": the report's fast path reads the line's tail.
+        **({"feedback": outcome.reason} if outcome.exit_code == BLOCK else {}),
+        **({"env": env_seen} if env_seen is not None else {}),
+        **({"env_weakened": weak} if weak else {}),
+        "blocks": counters.get("blocks"),
+        "duration": round(time.monotonic() - t0, 4),
+        "kit_version": __version__,
+        "config": cfg.get("config", "default"),
+    }
+
+
+def write(record: dict[str, Any], outcome: Outcome, root: Path, wait: float) -> None:
+    """Append the stop's line; a lock held past `wait` parks it for the next append (and says so in the log)."""
+    from donegate import ledger
+
+    note = ""
+    try:
+        ledger.append(record, paths.ledger_path(root), wait=wait)
+    except deadline.Busy:
+        try:
+            parked = ledger.park(record, paths.ledger_path(root))
+            log(root, f"the ledger was locked for {wait:.1f} s: stop {record.get('stop')} of session "
+                       f"{record.get('session')} ({record.get('verdict')}) parked in {parked}; the next append writes it")
+            note = "donegate: the ledger was locked by another process; this stop's line waits beside it (see the kit's log)"
+        except Exception:
+            log_exception(root)
+            note = "donegate: the ledger could not be written (see the kit's log)"
+    except Exception:
+        log_exception(root)
+        note = "donegate: the ledger could not be written (see the kit's log)"
+    if note:
+        outcome.system_message = (outcome.system_message + " " if outcome.system_message else "") + note

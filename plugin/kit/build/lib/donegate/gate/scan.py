@@ -1,0 +1,24 @@
+"""The scan stage: the ast scan of the product files changed since the seal (`scan: block | hint | off`)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any
+
+from donegate import store
+
+
+def scan_gate(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path) -> dict[str, Any] | None:
+    """The scan's findings for the ledger (None with `scan: off`); "problem" says them in one line."""
+    if cfg["scan"] == "off":
+        return None
+    from donegate import scan
+
+    t0 = time.monotonic()
+    findings = scan.scan(repo, st.manifest["base"], root)
+    return {"mode": cfg["scan"], "findings": findings[:50], "problem": scan.problem(findings) if findings else "",
+            "duration": round(time.monotonic() - t0, 4)}

@@ -1,0 +1,73 @@
+"""The scope stage: protected files unchanged since the seal, and (with `allowed`) nothing changed outside it.
+
+`scope_gate` is the one protected-file check: the Stop hook and `donegate doctor` both call it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any
+
+from donegate import fsafe, git, store
+from donegate.gate.stop import stage
+
+
+def changed_protected(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """The protected files changed since the seal (the `protected` globs, and with `protect_repo_tests`
+    the repository's own tests as sealed), sorted, and what the changed ones are now where that is not
+    a regular file (a symlink, FIFO, device, socket, or gone)."""
+    protected = store.matcher(cfg["protected"])
+    now = store.snapshot(repo, cfg["protected"])
+    before = {k: v for k, v in manifest.get("protected", {}).items() if protected(k)}
+    touched = sorted(k for k in set(now) | set(before) if now.get(k) != before.get(k))
+    kinds = {k: fsafe.describe(now.get(k)) for k in touched if k in before}
+    if cfg["protect_repo_tests"]:
+        for name, digest in manifest.get("repo_tests", {}).items():
+            current = fsafe.digest(repo / name)
+            if current != digest:
+                touched.append(name)
+                kinds[name] = fsafe.describe(current)
+    return sorted(set(touched)), {k: v for k, v in kinds.items() if v}
+
+
+def scope_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> dict[str, Any]:
+    """Protected files changed since the seal, and (with `allowed`) files changed outside it.
+
+    Both compare the files on disk with the seal's snapshot, never what git says about them (an
+    ignore rule, skip-worktree, assume-unchanged or a `git replace` of the base hides a change from
+    git). Nothing is followed or opened but regular files: a symlink, FIFO, device or socket where a
+    file was sealed is a change, named as such. Doctor runs this same check.
+    """
+    stage("the scope check")
+    t0 = time.monotonic()
+    problems = []
+    manifest = st.manifest
+    touched, kinds = changed_protected(repo, manifest, cfg)
+
+    def named(names: list[str], what: dict[str, str]) -> str:
+        return ", ".join(f"{n} (now {what[n]})" if n in what else n for n in names)
+
+    if touched:
+        problems.append("protected files were changed (restore them): " + named(touched, kinds))
+    outside: list[str] = []
+    if cfg["allowed"] is not None:
+        allowed = store.matcher(cfg["allowed"])
+        sealed_tree = st.tree()
+        more: dict[str, str]
+        if sealed_tree is None:  # a store sealed before the kit kept a snapshot of the whole tree
+            changed, more = git.changed_since(repo, manifest["base"]), {}
+        else:
+            changed, more = store.tree_changes(repo, sealed_tree)
+        outside = [n for n in changed if not allowed(n) and n not in touched and n not in store.KIT_FILES]
+        if outside:
+            problems.append("files outside the allowed scope were changed: " + named(outside, more))
+        kinds.update((k, v) for k, v in more.items() if k in outside)
+    out = {"ok": not problems, "protected": touched, "outside": outside, "problems": problems,
+           "duration": round(time.monotonic() - t0, 4)}
+    if kinds:
+        out["kinds"] = kinds
+    return out

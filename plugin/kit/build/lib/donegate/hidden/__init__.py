@@ -1,0 +1,12 @@
+"""The hidden run: the sealed tests against the agent's working tree, in a process the code under test
+cannot subvert. Everything that decides a verdict from inside that process lives here:
+
+    runner.py   starts the run (a throwaway copy, a confined interpreter, the bootstrap) and reads its result
+    plugin.py   the kit's pytest plugin, sent into the run on stdin: results and tripwires
+    channel.py  the parent's side of the result stream, checked line by line as it arrives
+    confine.py  the walls: bubblewrap (or sandbox-exec), the allow-listed environment, what is hidden
+    copy.py     the throwaway copy of the working tree, and the environments shared with it read-only
+
+The gate's acceptance stage (`donegate.gate.acceptance`), `seal`, `write` and the experiment's grading
+all start it through `runner.run`.
+"""

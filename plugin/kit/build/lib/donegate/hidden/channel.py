@@ -1,0 +1,133 @@
+"""The parent's side of the result channel: one JSON line per event, checked as it arrives.
+
+The hidden run writes to an inherited pipe (never a file path it could guess): `hello` (with the
+nonce), `collected` (the test ids) or `collecterror`, then per test `start`, one `report` per phase
+(setup, call, teardown), `end`; `tamper` when a tripwire fired; `finish` (nonce, exit status).
+
+The code under test runs in the same process and can write to the pipe too, so the stream is held to
+the order pytest really keeps: a result for a test that never started, a duplicate or conflicting
+result, a test that starts while another is open, a test that never ends, anything after `finish`,
+or a line that is not the kit's, is tampering (or an early exit) and blocks the stop.
+"""
+
+from __future__ import annotations
+
+import json
+
+PHASES = ("setup", "call", "teardown")
+
+
+class Stream:
+    def __init__(self, nonce: str) -> None:
+        self.nonce = nonce
+        self.hello = False
+        self.collected: list[str] | None = None
+        self.errors: list[dict[str, str]] = []
+        self.results: dict[str, dict[str, str]] = {}
+        self.phases: dict[str, list[str]] = {}
+        self.ended: set[str] = set()
+        self.open = ""  # the test that started and has not ended
+        self.finish: dict | None = None
+        self.tamper = ""  # the first violation, in one plain line
+        self.keys: list[str] = []  # what a tripwire saw change (for the ledger)
+        self.lines = 0
+
+    def violate(self, what: str) -> None:
+        if not self.tamper:
+            self.tamper = what
+
+    def feed(self, line: str) -> None:
+        self.lines += 1
+        if not line.strip():
+            return
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            msg = None
+        if not isinstance(msg, dict) or not isinstance(msg.get("ev"), str):
+            return self.violate("the result channel carried a line the kit did not write")
+        ev = msg["ev"]
+        if self.finish is not None:
+            return self.violate(f"the result channel carried '{ev}' after the run had finished")
+        if ev == "hello":
+            if self.hello or msg.get("nonce") != self.nonce:
+                return self.violate("the result channel was opened twice or with the wrong nonce")
+            self.hello = True
+            return
+        if not self.hello:
+            return self.violate("the result channel carried results before the kit's plugin started")
+        nodeid = msg.get("id")
+        if ev == "collecterror":
+            self.errors.append({"nodeid": str(nodeid or ""), "message": str(msg.get("message") or ""),
+                                "detail": str(msg.get("detail") or "")})
+        elif ev == "collected":
+            if self.collected is not None or not isinstance(msg.get("ids"), list):
+                return self.violate("the list of collected tests was sent twice")
+            self.collected = [str(i) for i in msg["ids"]]
+        elif ev == "start":
+            if self.collected is None or nodeid not in self.collected:
+                return self.violate(f"a result came for a test that was never collected ({nodeid})")
+            if self.open:
+                return self.violate(f"{nodeid} started while {self.open} had not ended")
+            if nodeid in self.phases:
+                return self.violate(f"{nodeid} was reported as started twice")
+            self.open = nodeid
+            self.phases[nodeid] = []
+        elif ev == "report":
+            when = msg.get("when")
+            if nodeid != self.open:
+                return self.violate(f"a result came for a test that had not started ({nodeid})")
+            done = self.phases[nodeid]
+            if when not in PHASES or when in done or (done and PHASES.index(when) < PHASES.index(done[-1])):
+                return self.violate(f"duplicate or conflicting results for {nodeid} ({when})")
+            done.append(when)
+            self._merge(nodeid, when, str(msg.get("outcome")), str(msg.get("message") or ""))
+        elif ev == "end":
+            if nodeid != self.open or "teardown" not in self.phases.get(nodeid, []):
+                return self.violate(f"{nodeid} ended without its results")
+            self.open = ""
+            self.ended.add(nodeid)
+        elif ev == "tamper":
+            self.keys = [str(k) for k in msg.get("keys") or []][:20]
+            self.violate(str(msg.get("what") or "the code under test changed the test harness"))
+        elif ev == "finish":
+            if msg.get("nonce") != self.nonce:
+                return self.violate("the run's end was reported with the wrong nonce")
+            if self.open:
+                return self.violate(f"the run finished while {self.open} had not ended")
+            self.finish = msg
+        else:
+            self.violate(f"the result channel carried an unknown event {ev!r}")
+
+    def _merge(self, nodeid: str, when: str, outcome: str, message: str) -> None:
+        entry = self.results.setdefault(nodeid, {"outcome": "passed", "message": "", "when": ""})
+        if outcome == "failed" and entry["outcome"] not in ("failed", "error"):
+            # A failure in setup or teardown is an error; the first failure's message is the one shown.
+            entry.update(outcome="failed" if when == "call" else "error", message=message, when=when)
+        elif outcome in ("skipped", "xfailed") and entry["outcome"] == "passed":
+            entry.update(outcome=outcome, message=message, when=when)
+        elif outcome == "xpassed" and entry["outcome"] == "passed":
+            entry.update(outcome="xpassed", message=message, when=when)
+        elif outcome not in ("passed", "failed", "skipped", "xfailed", "xpassed"):
+            self.violate(f"an unknown outcome {outcome!r} was reported for {nodeid}")
+
+    def problem(self, returncode: int | None) -> tuple[str, str]:
+        """(tamper, problem) once the process is gone: why the stream cannot be trusted or is incomplete."""
+        if self.tamper:
+            return self.tamper, self.tamper
+        if self.open:
+            what = (f"the test run ended during {self.open} without reporting its end (exit code {returncode}): "
+                    "the code under test may exit the process early")
+            return what, what
+        if self.finish is None:
+            return "", (f"the test run ended before reporting (exit code {returncode}): the code under test may exit "
+                        "the process early")
+        if returncode != self.finish.get("exitstatus"):
+            what = (f"the test process exited with code {returncode} after pytest had finished with "
+                    f"{self.finish.get('exitstatus')}: the code under test changed the exit")
+            return what, what
+        started = set(self.phases)
+        if started - self.ended:
+            what = f"{len(started - self.ended)} test(s) started and never ended"
+            return what, what
+        return "", ""

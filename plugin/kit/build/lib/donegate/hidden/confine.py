@@ -1,0 +1,177 @@
+"""The walls around the hidden run: it imports the agent's code, so it runs confined.
+
+With bubblewrap (Linux; `confinement: "bwrap"`):
+- the system read-only (`--ro-bind / /`), a private `/tmp`, `/dev` and `/proc` of its own;
+- the kit's checkout, the state root (`DONEGATE_HOME`: ledger, counters, logs, other repositories'
+  stores) and the user's home hidden under empty tmpfs; back on top, read-only, only what the run
+  needs: the interpreter's environment (pytest) and this repository's store;
+- the repository as a **throwaway copy** bound writable at its own path (its `.git` bound read-only):
+  a test or the code under test may write into the package, nothing of it outlives the run. bubblewrap
+  0.8.0 has no `--overlay` (copy-on-write needs 0.11), so the copy is a real one (see `donegate.hidden.copy`);
+- no network (`--unshare-net`), its own PID namespace (`--unshare-pid`: nothing it starts survives
+  it), IPC and UTS namespaces, a new session, every capability dropped, `--die-with-parent`;
+- an environment built from an allow-list: no `DONEGATE_*`, no kit paths, no `HOME` of the user.
+
+With macOS `sandbox-exec` (`"sandbox-exec"`): a profile of the same intent (`sandbox_profile`).
+
+Without a sandbox (`"none"`): the same allow-listed environment and a throwaway copy of the repository
+in a private temporary folder; the run can still read and write what the kit's user may, and the
+hook says so to the user, in `doctor` and in the ledger. `confine: on` refuses to run without one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Sequence
+
+from donegate import paths, proc
+from donegate.errors import DonegateError
+
+# Variables the hidden run may inherit; everything else (DONEGATE_*, PYTEST_*, PYTHON*, the user's
+# HOME, credentials, kit paths) is dropped. HOME and TMPDIR are set to private folders.
+ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME",
+         "LC_COLLATE", "TZ", "TERM", "USER", "LOGNAME")
+FIX_ON = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or set confine: auto in donegate.yaml "
+          "to run the hidden tests unconfined")
+
+
+def choose(mode: str) -> str:
+    """The confinement this machine gives for `confine: mode`: bwrap, sandbox-exec or none."""
+    if mode == "off":
+        return "none"
+    if sys.platform == "darwin" and os.path.exists("/usr/bin/sandbox-exec"):
+        return "sandbox-exec"
+    if sys.platform.startswith("linux") and proc.system_tool("bwrap"):
+        return "bwrap"
+    if mode == "on":
+        raise DonegateError("confine: on, but this machine has no sandbox for the hidden tests (bubblewrap not found)", FIX_ON)
+    return "none"
+
+
+def user_homes() -> list[Path]:
+    """The user's home as `HOME` names it and as the account database does. `HOME` is the session's
+    to set (settings `env` reaches the hook), so it alone would let a session un-hide the real one."""
+    import pwd  # POSIX only, like the sandboxes that use this
+
+    named = [os.environ.get("HOME") or ""]
+    try:
+        named.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except (KeyError, OSError):  # a uid with no entry (some containers)
+        pass
+    out: list[Path] = []
+    for h in named:
+        p = Path(h).resolve() if h else None
+        if p is not None and p != Path("/") and p.is_dir() and p not in out:
+            out.append(p)  # a home of / would hide the whole system, so it hides nothing
+    return out
+
+
+def hidden_roots(home: Path | None = None) -> list[Path]:
+    """What the run must not see: the kit, its launchers, the state root, the user's home."""
+    return [*paths.protected_roots(home=home or paths.home()), *user_homes()]
+
+
+def env(tmp: str, hidden: list[Path]) -> dict[str, str]:
+    """The hidden run's environment: the allow-list, PATH without entries under hidden folders."""
+    out = {k: os.environ[k] for k in ALLOW if k in os.environ}
+    keep = [p for p in out.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(os.pathsep)
+            if p and not any(paths.is_within(Path(p), h) for h in hidden)]
+    out["PATH"] = os.pathsep.join(keep) or "/usr/bin:/bin"
+    out.setdefault("LANG", "C.UTF-8")
+    out["HOME"] = os.path.join(tmp, "home")
+    out["TMPDIR"] = tmp
+    out["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    return out
+
+
+def python_dirs(hidden: Sequence[Path] = ()) -> list[Path]:
+    """Folders the interpreter needs: its prefix (the venv holding pytest), the base installation, and
+    the folders on its path (site-packages and what `.pth` files add, which may lie under /tmp or a
+    hidden folder: a venv whose packages come from elsewhere). A path folder that is, holds, or lies
+    under a hidden folder is left out (the kit's root, its `hooks/`): binding it back would show the
+    run the kit's own files. Under the user's home is fine (it is hidden for its credentials, and a
+    folder on the interpreter's own path is not one)."""
+    homes = user_homes()
+    # The kit's own roots stay out even when HOME (the session's to set) names one of them.
+    kit = [h for h in hidden if h not in homes] + paths.protected_roots(home=paths.home())
+    prefixes = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
+                                            os.path.dirname(os.path.realpath(sys.executable)))}
+    out = set(prefixes)
+    for entry in sys.path:
+        if not entry or not os.path.isdir(entry):
+            continue  # the stdlib's zip, a .pth line whose folder is gone
+        p = Path(entry).resolve()
+        if any(paths.is_within(p, q) for q in prefixes):
+            continue  # bound with its prefix
+        if any(paths.is_within(h, p) for h in hidden) or any(paths.is_within(p, h) for h in kit):
+            continue
+        out.add(p)
+    return sorted(out)
+
+
+def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path, hidden: list[Path], env: dict[str, str],
+               shared: Sequence[str] = ()) -> list[str]:
+    """bubblewrap's arguments for a run in `copy`, seen at `repo`'s own path."""
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    tmp = Path("/tmp")
+    for h in sorted({h for h in hidden if h.is_dir() and not paths.is_within(h, tmp)}, key=lambda p: len(p.parts)):
+        argv += ["--tmpfs", str(h)]
+    # Back on top, read-only: what the run needs that lies under a hidden folder or /tmp.
+    for p in python_dirs(hidden):
+        if any(paths.is_within(p, h) for h in [*hidden, tmp]):
+            argv += ["--ro-bind", str(p), str(p)]
+    argv += ["--ro-bind", str(store), str(store), "--bind", str(copy), str(repo)]
+    for name in [".git", *shared]:
+        if (repo / name).exists():
+            argv += ["--ro-bind", str(repo / name), str(repo / name)]
+    argv += ["--dir", env["HOME"]]
+    argv += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session",
+             "--die-with-parent", "--cap-drop", "ALL", "--chdir", str(repo), "--clearenv"]
+    for k, v in env.items():
+        argv += ["--setenv", k, v]
+    return argv + ["--"]
+
+
+def _sb_quote(path: Path | str) -> str:
+    return '"' + str(path).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def sandbox_profile(*, copy: Path, store: Path, tmp: Path, hidden: list[Path]) -> str:
+    """A macOS sandbox-exec (SBPL) profile with the intent of the bubblewrap run: no network, no
+    writes but the private temporary folder (which holds the throwaway copy), the hidden folders
+    unreadable except the store. (No macOS machine here: the tests check its text.)"""
+    lines = [
+        "(version 1)",
+        "(allow default)",
+        "(deny network*)",
+        "(deny file-write*)",
+        f"(allow file-write* (subpath {_sb_quote(tmp)}) (literal \"/dev/null\") (literal \"/dev/tty\"))",
+    ]
+    for h in hidden:
+        lines.append(f"(deny file-read* (subpath {_sb_quote(h)}))")
+    for p in python_dirs(hidden):
+        if any(paths.is_within(p, h) for h in hidden):
+            lines.append(f"(allow file-read* (subpath {_sb_quote(p)}))")
+    lines.append(f"(allow file-read* (subpath {_sb_quote(store)}))")
+    lines.append(f"(allow file-read* (subpath {_sb_quote(copy)}))")
+    return "\n".join(lines) + "\n"
+
+
+def doctor_line(mode: str) -> tuple[str, str, str, str]:
+    """(level, what, where, fix) of `donegate doctor`'s line about the hidden run's confinement."""
+    try:
+        kind = choose(mode)
+    except DonegateError as exc:
+        return "error", exc.message, "", exc.fix or ""
+    if kind == "none" and mode == "off":
+        return "warning", ("confinement: \"none\" (confine: off): the hidden tests run unconfined, with the kit's rights; "
+                           "only the environment and a throwaway copy of the repository keep them apart"), "", "set confine: auto"
+    if kind == "none":
+        return "warning", ("confinement: \"none\": no sandbox for the hidden tests on this machine; they run with the kit's "
+                           "rights, in a throwaway copy of the repository"), "", FIX_ON.split(", or set")[0]
+    return "ok", f"confinement: \"{kind}\": the hidden tests run in a sandbox (read-only system and store, no network)", "", ""

@@ -1,0 +1,329 @@
+"""The kit's own pytest plugin: results come from here, never from parsing pytest's output.
+
+It runs inside the hidden test process, where the code under test runs too, so nothing here is
+trusted by the parent on its own word (see `donegate.hidden.channel`, which checks the stream):
+
+- every result leaves the process as its test phase ends, one JSON line on an inherited pipe (the
+  channel): nothing is kept in memory to rewrite later, and there is no file path to guess;
+- tripwires: before the repository's code is imported, it fingerprints what the verdict depends on
+  (registered plugins and hook implementations, pytest's runner, call, report, outcome and assertion
+  functions, the `pytest` namespace, every collected test function and its code, `sys.meta_path`,
+  `sys.path_hooks`, trace and profile functions, the builtins, this reporter), and checks them after
+  every test and at the end. A change is reported as `tamper`, naming what changed and during which
+  test. Tripwires catch the known families of in-process tricks; they are not the wall: code that
+  runs in the process can in principle defeat anything the process checks. The wall is the
+  confinement around the process (`donegate.hidden.confine`).
+
+The parent loads this file's source (it is sent on stdin and executed by the bootstrap, so no kit path
+is needed inside the sandbox).
+"""
+
+import builtins
+import json
+import operator
+import os
+import sys
+import threading
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # for the type checker only: the run imports no more than it must
+    from typing import Any
+
+_dumps, _write = json.dumps, os.write  # bound now: a later patch of json or os cannot reach the channel
+
+# Module-level names of these pytest modules, and the attributes of their classes, are fingerprinted.
+_MODULES = (
+    "pytest", "_pytest.runner", "_pytest.python", "_pytest.reports", "_pytest.outcomes", "_pytest.skipping",
+    "_pytest.main", "_pytest.fixtures", "_pytest.nodes", "_pytest.raises", "_pytest.approx", "_pytest.python_api",
+    "_pytest.assertion", "_pytest.assertion.rewrite", "_pytest.assertion.util", "_pytest.unittest",
+    "_pytest.capture", "_pytest.warnings", "_pytest.recwarn", "_pytest.monkeypatch", "pluggy", "pluggy._hooks",
+    "pluggy._manager", "pluggy._callers", "pluggy._result",
+)
+# Set by pytest itself around every test (assertion comparison hooks): not the code under test's doing.
+_VOLATILE = {("_pytest.assertion.util", "_reprcompare"), ("_pytest.assertion.util", "_assertion_pass"),
+             ("_pytest.assertion.util", "_config")}
+
+
+def _message(report) -> str:
+    longrepr = report.longrepr
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is not None and getattr(crash, "message", None):
+        return crash.message
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # skip: (path, line, reason)
+        return str(longrepr[2])
+    text = str(longrepr or "").strip()
+    lines = text.splitlines()
+    # Collection errors end with the exception line(s) starting with "E   ".
+    errs = [line[1:].strip() for line in lines if line.startswith("E ")]
+    return "\n".join(errs) if errs else (lines[-1] if lines else "")
+
+
+_KEEP_DUNDER = ("__init__", "__call__", "__eq__", "__exit__", "__enter__", "__new__", "__getattribute__", "__getattr__",
+                "__bool__", "__iter__", "__next__")
+
+
+_OBJ = operator.attrgetter("_obj")
+_RUNTEST = operator.attrgetter("runtest.__func__")
+
+
+class Tripwires:
+    """Fingerprints of what the verdict depends on, taken before the code under test is imported.
+
+    `snapshot` is a list of sections (a namespace, a hook, the plugins, ...), each a tuple of object
+    ids; a check compares it with the first one (well under a millisecond), and only a section that
+    differs is looked at closely to name what changed.
+    """
+
+    def __init__(self, config, reporter) -> None:
+        self.config, self.reporter = config, reporter
+        self.spaces = []  # (label, namespace dict, keys)
+        for mod in _MODULES:
+            m = sys.modules.get(mod)
+            if m is None:
+                continue
+            for label, ns in [(mod, m), *((f"{mod}.{k}", v) for k, v in vars(m).items() if isinstance(v, type)
+                                          and getattr(v, "__module__", "").split(".")[0] in ("_pytest", "pytest", "pluggy"))]:
+                d = vars(ns)
+                keys = [k for k, v in d.items() if (callable(v) or isinstance(v, (property, classmethod, staticmethod)))
+                        and not (k.startswith("__") and k.endswith("__") and k not in _KEEP_DUNDER)
+                        and (mod, k) not in _VOLATILE]
+                self.spaces.append((label, d, keys))
+        self.callers = [(name, c) for name, c in vars(config.pluginmanager.hook).items() if hasattr(c, "_hookimpls")]
+        self.builtin_names = [k for k in vars(builtins) if k != "_"]  # `_`: the display hook and gettext set it
+        self.modules = [m for m in _MODULES if m in sys.modules]
+        self.items: list = []
+        self.labels, self.base = self.snapshot()
+
+    def collected(self, items) -> None:
+        """Add the collected tests (their functions and code) to the fingerprints."""
+        self.items = list(items)
+        self.labels, self.base = self.snapshot()
+
+    def snapshot(self) -> tuple[list, list]:
+        # Objects, compared by identity, collected in C loops: `id()` and reading a function's
+        # `__code__` or `__defaults__` raise audit events, thousands a check. Assigning those on a
+        # pytest function or a test is reported by the audit hook (`_watch`) instead.
+        labels: list[str] = []
+        out: list[Any] = []
+        for label, d, keys in self.spaces:
+            labels.append(label)
+            out.append(list(map(d.get, keys)))
+        for name, c in self.callers:
+            labels.append(f"hook {name}")
+            out.append([(i.plugin, i.function, i.hookwrapper, i.wrapper, i.tryfirst, i.trylast) for i in c._hookimpls])
+        pm = self.config.pluginmanager
+        labels += ["plugins", "pluginmanager", "sys.modules", "sys.meta_path", "sys.path_hooks", "sys.settrace",
+                   "sys.setprofile", "threading.settrace", "threading.setprofile", "builtins", "reporter"]
+        out += [
+            [*getattr(pm, "_name2plugin", {}).values(), len(vars(pm.hook))],
+            [pm.hook, getattr(pm, "_hookexec", None), getattr(pm, "_inner_hookexec", None), *(c._hookexec for _, c in self.callers)],
+            list(map(sys.modules.get, self.modules)),
+            list(sys.meta_path),
+            list(sys.path_hooks),
+            sys.gettrace(), sys.getprofile(),
+            getattr(threading, "_trace_hook", None), getattr(threading, "_profile_hook", None),
+            list(map(vars(builtins).get, self.builtin_names)),
+            [self.reporter.fd, self.reporter.nonce, *vars(type(self.reporter)).values(), *globals().values()],
+        ]
+        monitoring = getattr(sys, "monitoring", None)
+        if monitoring is not None:
+            labels.append("sys.monitoring")
+            out.append([monitoring.get_tool(i) for i in range(6)])
+        labels.append("tests")
+        try:  # every collected test after every test: C loops, so a run of n tests costs O(n) each
+            out.append((list(map(_OBJ, self.items)), list(map(_RUNTEST, self.items)), list(map(type, self.items))))
+        except AttributeError:
+            out.append(None)  # a test's runtest is no longer a method
+        return labels, out
+
+    def changed(self) -> list:
+        labels, now = self.snapshot()
+        if now == self.base:
+            return []
+        if labels != self.labels:
+            return ["plugins"]  # a hook or test appeared or went: only a registered plugin does that
+        found = []
+        for i, (label, a, b) in enumerate(zip(labels, now, self.base, strict=False)):
+            if a == b:
+                continue
+            if i < len(self.spaces):
+                keys = self.spaces[i][2]
+                found += [f"{label}.{keys[j]}" for j in range(len(keys)) if a[j] is not b[j]] or [label]
+            elif label == "tests":
+                found += [f"test {item.nodeid}" for j, item in enumerate(self.items)
+                          if a is None or any(x[j] is not y[j] for x, y in zip(a, b, strict=False))] or ["tests"]
+            elif label == "builtins":
+                found += [f"builtins.{self.builtin_names[j]}" for j in range(len(a)) if a[j] != b[j]]
+            else:
+                found.append(label)
+        return found
+
+
+_WATCH = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe", "object.__setattr__",
+                    "object.__getattr__", "sys.settrace", "sys.setprofile", "sys._current_frames"})
+_FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
+_STACK_APIS = frozenset({"stack", "currentframe", "getouterframes", "trace", "extract_stack", "walk_stack",
+                         "format_stack", "print_stack", "getinnerframes"})
+_HARNESS_MODULES = ("_pytest", "pytest", "pluggy", "donegate_plugin")
+
+
+def _watch(reporter, repo: str, store: str) -> None:
+    """An audit hook (it cannot be removed once added) that reports, the moment it happens and so
+    before the code can do anything with it, the code under test reaching for the harness: searching
+    the interpreter's objects (gc), walking the call stack (sys._getframe, inspect.stack, a
+    traceback's frame), patching a pytest or pluggy class or function, or a test's code, or setting a
+    trace or profile function. Only calls made from the repository's own files count: pytest,
+    logging, namedtuple and the like walk frames all the time."""
+    import inspect as _inspect
+    import traceback as _traceback
+
+    stdlib_stack = (_inspect.__file__, _traceback.__file__)
+    getframe = sys._getframe
+    busy: list[Any] = []
+    repo = repo.rstrip("/") + "/"
+
+    def ours(filename: str) -> bool:
+        return filename.startswith(repo)
+
+    def judge(event: str, args: tuple) -> str:
+        caller: Any = getframe(2)  # 0: judge, 1: the hook, 2: the code that raised the event
+        if event == "sys._getframe" or event == "sys._current_frames":
+            names = []
+            while caller is not None and caller.f_code.co_filename in stdlib_stack:
+                names.append(caller.f_code.co_name)
+                caller = caller.f_back
+            if caller is not None and ours(caller.f_code.co_filename) and (not names or names[-1] in _STACK_APIS):
+                return f"walked the call stack ({'inspect/traceback.' + names[-1] if names else event})"
+            return ""
+        if not ours(caller.f_code.co_filename):
+            return ""
+        if event.startswith("gc."):
+            return f"searched the interpreter's live objects ({event})"
+        if event == "object.__getattr__":
+            return f"walked the call stack (.{args[1]})" if args[1] in _FRAME_ATTRS else ""
+        if event == "object.__setattr__":
+            obj = args[0]
+            mod = str(getattr(obj, "__module__", "") or "")
+            code = getattr(obj, "__code__", None)
+            if mod.split(".")[0] in _HARNESS_MODULES:
+                return f"patched {mod}.{getattr(obj, '__qualname__', '?')}.{args[1]}"
+            if code is not None and code.co_filename.startswith(store):
+                return f"replaced the code of the test {getattr(obj, '__qualname__', '?')}"
+            return ""
+        return f"set a {event[4:]} function"
+
+    def hook(event: str, args: tuple) -> None:
+        if event not in _WATCH or busy or reporter.tampered:
+            return
+        if event == "object.__getattr__" and args[1] not in _FRAME_ATTRS:
+            return  # reading a function's __code__ is audited too: the tripwires do it thousands of times
+        busy.append(1)
+        try:
+            what = judge(event, args)
+            if what:
+                reporter.alarm(f"the code under test {what}", event)
+        except Exception:  # never let the watch itself break an honest run
+            pass
+        finally:
+            busy.clear()
+
+    sys.addaudithook(hook)
+
+
+def describe(changed: list, where: str) -> str:
+    """One plain line naming what changed, for the agent and the ledger."""
+    def kind(key: str) -> str:
+        if key == "plugins":
+            return "a pytest plugin was registered or removed"
+        if key.startswith("hook "):
+            return f"the pytest hook {key.split()[1]} was changed"
+        if key.startswith("test "):
+            return f"the test function {key[5:]} was replaced"
+        if key.startswith("reporter"):
+            return "the kit's reporter was changed"
+        if key == "pluginmanager":
+            return "pytest's plugin manager was changed"
+        if key == "sys.modules":
+            return "a pytest module in sys.modules was replaced"
+        if key.startswith("builtins."):
+            return f"the builtin {key[9:]} was replaced"
+        if key.startswith(("sys.", "threading.")):
+            return f"{key} was changed"
+        return f"pytest's {key} was replaced"
+    kinds = list(dict.fromkeys(kind(k) for k in changed))
+    more = f" (and {len(kinds) - 2} more)" if len(kinds) > 2 else ""
+    return f"the code under test changed the test harness: {'; '.join(kinds[:2])}{more} {where}"
+
+
+def _send(fd: int, msg: dict) -> None:
+    _write(fd, (_dumps(msg) + "\n").encode())
+
+
+class Reporter:
+    def __init__(self, fd: int, nonce: str, repo: str = "") -> None:
+        self.fd = fd
+        self.nonce = nonce
+        self.repo = repo
+        self.wires: Tripwires | None = None
+        self.tampered = False
+        self.current = ""
+
+    def _send(self, **msg) -> None:
+        _send(self.fd, msg)
+
+    def pytest_configure(self, config) -> None:
+        self._send(ev="hello", nonce=self.nonce)
+
+    def pytest_collection(self, session) -> None:
+        # The last moment before the test modules (and so the repository's code) are imported.
+        self.wires = Tripwires(session.config, self)
+        if self.repo:
+            _watch(self, self.repo, str(session.config.rootpath).rstrip("/") + "/")
+
+    def alarm(self, what: str, key: str) -> None:
+        if not self.tampered:
+            self.tampered = True
+            where = f" during {self.current}" if self.current else " during collection"
+            self._send(ev="tamper", what=what + where, keys=[key])
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            self._send(ev="collecterror", id=report.nodeid, message=_message(report), detail=str(report.longrepr)[:4000])
+
+    def pytest_collection_finish(self, session) -> None:
+        self._check("during collection")
+        if self.wires is not None:
+            self.wires.collected(session.items)
+        self._send(ev="collected", ids=[item.nodeid for item in session.items])
+
+    def pytest_runtest_logstart(self, nodeid, location) -> None:
+        self.current = nodeid
+        self._send(ev="start", id=nodeid)
+
+    def pytest_runtest_logreport(self, report) -> None:
+        outcome = report.outcome
+        message = ""
+        if report.failed:
+            message = _message(report)
+        elif report.skipped:
+            outcome = "xfailed" if hasattr(report, "wasxfail") else "skipped"
+            message = report.wasxfail if outcome == "xfailed" else _message(report)
+        elif report.when == "call" and hasattr(report, "wasxfail"):
+            outcome, message = "xpassed", report.wasxfail or ""
+        self._send(ev="report", id=report.nodeid, when=report.when, outcome=outcome, message=message[:4000])
+
+    def pytest_runtest_logfinish(self, nodeid, location) -> None:
+        self._check(f"during {nodeid}")
+        self._send(ev="end", id=nodeid)
+
+    def _check(self, where: str) -> None:
+        if self.wires is None or self.tampered:
+            return
+        changed = self.wires.changed()
+        if changed:
+            self.tampered = True  # the first change is the one that matters; later checks would repeat it
+            self._send(ev="tamper", what=describe(changed, where), keys=changed[:20])
+
+    def pytest_sessionfinish(self, session, exitstatus) -> None:
+        self._check("at the end of the run")
+        self._send(ev="finish", nonce=self.nonce, exitstatus=int(exitstatus))

@@ -1,0 +1,236 @@
+"""Run the hidden tests against a repository in a process the repository cannot subvert, confined.
+
+- confined (`donegate.hidden.confine`): bubblewrap where it exists (the system and the store read-only,
+  the kit, the state root and the user's home hidden, no network, its own PID namespace), else an
+  allow-listed environment; either way the repository is a throwaway copy, so nothing the run
+  writes outlives it;
+- `python -I`, no bytecode written and none of the repository's read (the copy has no `__pycache__`
+  and no `.pyc`: a planted one would run instead of a source the scan read): no current folder on
+  sys.path, no PYTHON* variables, no user site, so a planted `sitecustomize.py` or `pytest.py` in the
+  repository is never imported at start-up;
+- pytest is imported first, then the repository goes on sys.path (so it cannot shadow pytest);
+- `-c <store>/pytest.ini`, rootdir and confcutdir in the store: no `conftest.py` or ini file of the
+  repository is read; plugin autoload off, PYTEST_* dropped, no cache provider;
+- its own process group with a timeout (proc.run);
+- results from the kit's plugin, one JSON line per event on an inherited pipe, checked as they come
+  (`donegate.hidden.channel`): text a test prints can never pose as a result, and a stream out of pytest's
+  order, or a tripwire of the plugin, is tampering.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from donegate import proc
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays off its path
+    from typing import Any
+
+    from donegate.hidden import channel
+
+INI_NAME = "pytest.ini"
+INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini file of the repository.\naddopts =\n"
+
+# Runs as `python -I -c BOOTSTRAP repo - fd -- pytest-args`; the nonce, then the plugin's
+# source, arrive on stdin (so no kit path has to be visible inside the sandbox).
+# Everything lives in a function's locals, not in __main__'s globals where any code could read them.
+BOOTSTRAP = """\
+def main():
+    import os, sys
+    repo, fd = sys.argv[1], int(sys.argv[3])
+    args = sys.argv[5:]
+    nonce = sys.stdin.readline().strip()
+    plugin = {"__name__": "donegate_plugin"}
+    exec(compile(sys.stdin.read(), "<donegate plugin>", "exec"), plugin)
+    import pytest
+    os.set_inheritable(fd, False)
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, repo)
+    return pytest.main(args, plugins=[plugin["Reporter"](fd, nonce, repo)])
+raise SystemExit(main())
+"""
+
+class TestRun:
+    __test__ = False  # not a pytest test class, whatever its name
+
+    def __init__(self, ok: bool, problem: str = "", collected: list[str] | None = None,
+                 results: dict[str, dict[str, str]] | None = None, errors: list[dict[str, str]] | None = None,
+                 duration: float = 0.0, output: str = "", confinement: str = "none") -> None:
+        self.ok = ok  # the run reported on every test it had to
+        self.problem = problem  # why it is not ok: a timeout, an early exit, a collection error, missing tests
+        self.collected = collected or []
+        self.results = results or {}
+        self.errors = errors or []
+        self.duration = duration
+        self.output = output  # pytest's own text, for the log only: it may quote test source
+        self.confinement = confinement  # bwrap | sandbox-exec | none
+        self.tamper = ""  # what the code under test did to the harness or the result stream, in one line
+        self.note = ""  # e.g. why a sandbox that should have run did not
+        self.sandbox_failed = ""
+        self.tamper_keys: list[str] = []
+
+    def failing(self) -> dict[str, str]:
+        """Every test that did not pass: only `passed` counts. A test that skipped, xfailed or xpassed
+        at run time fails, with the reason shown (code under test can call `pytest.skip` itself)."""
+        return {nodeid: _shown(r) for nodeid, r in self.results.items() if r["outcome"] != "passed"}
+
+    def passing(self) -> list[str]:
+        return [nodeid for nodeid, r in self.results.items() if r["outcome"] == "passed"]
+
+    def skipped(self) -> dict[str, str]:
+        """Tests that skipped, xfailed or xpassed, with the reason shown: a seal refuses them."""
+        return {nodeid: _shown(r) for nodeid, r in self.results.items() if r["outcome"] in NOT_RUN}
+
+
+NOT_RUN = ("skipped", "xfailed", "xpassed")
+
+
+def _shown(result: dict[str, str]) -> str:
+    outcome, message = result["outcome"], result.get("message") or ""
+    if outcome in NOT_RUN:
+        reason = message.removeprefix("Skipped: ").strip() or "no reason given"
+        return f"{outcome} at run time: {reason}"
+    return message
+
+
+def test_files(store: Path) -> list[Path]:
+    return sorted(p for p in store.iterdir() if p.suffix == ".py" and p.is_file())
+
+
+def _plugin_source() -> str:
+    return (Path(__file__).parent / "plugin.py").read_text(encoding="utf-8")
+
+
+def _read(fd: int, stream: "channel.Stream") -> threading.Thread:
+    """Feed `stream` from the pipe as the run goes (a thread of the parent, blocked in read)."""
+    def loop() -> None:
+        buf = b""
+        try:
+            while True:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    stream.feed(line.decode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+        if buf:
+            stream.feed(buf.decode("utf-8", "replace"))
+
+    thread = threading.Thread(target=loop, name="donegate-channel", daemon=True)
+    thread.start()
+    return thread
+
+
+PYTEST_ARGS = (
+    # Plugins the hidden run has no use for; not loading them is what lets the gate keep up with a
+    # bare `pytest -q` of the same tests (measured: the last six save 50-70 ms on a 40-test file).
+    # None decides an outcome: they add options the run does not pass (--setup-only, --setup-plan,
+    # the `pythonpath` ini key), warnings about exceptions nobody raised in a test, or traceback dumps
+    # on a crash, which the timeout handles. The terminal plugin stays: assertion explanations need
+    # its options.
+    "-p", "no:cacheprovider", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:doctest",
+    "-p", "no:stepwise", "-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:unraisableexception",
+    "-p", "no:threadexception", "-p", "no:python_path", "-p", "no:faulthandler",
+    "-q", "--no-header", "-rN", "--tb=line",
+)
+
+
+def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, expected: list[str] | None = None,
+        confine: str = "auto") -> TestRun:
+    """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
+    (auto | on | off) allows; `expected` is the sealed list of test ids."""
+    from donegate.hidden import confine as walls
+
+    kind = walls.choose(confine)
+    out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind)
+    if kind == "bwrap" and out.sandbox_failed:
+        if confine == "on":
+            out.problem = f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed}"
+            return out
+        note = f"bubblewrap failed to start ({out.sandbox_failed}); the tests ran unconfined"
+        out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind="none")
+        out.note = note
+    return out
+
+
+def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str) -> TestRun:
+    from donegate.hidden import channel, confine as walls, copy as throwaway
+
+    files = test_files(store)
+    repo, store = repo.resolve(), store.resolve()
+    hidden = walls.hidden_roots()
+    with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp:
+        tmp_path = Path(tmp)
+        copy = tmp_path / "repo"
+        shared = throwaway.shared_dirs(repo)
+        throwaway.copy_repo(repo, copy, skip=shared)
+        if kind != "bwrap":
+            for name in shared:  # bwrap binds them read-only; here a link is what there is
+                os.symlink(repo / name, copy / name)
+        private = "/tmp" if kind == "bwrap" else str(tmp_path / "tmp")
+        if kind != "bwrap":
+            os.makedirs(os.path.join(private, "home"))
+        env = walls.env(private, hidden)
+        seen_repo = repo if kind == "bwrap" else copy
+        nonce = secrets.token_hex(16)
+        args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store),
+                "--basetemp", os.path.join(private, "basetemp"), *PYTEST_ARGS]
+        if collect_only:
+            args.append("--collect-only")
+        args += [str(f) for f in files]
+        r, w = os.pipe()
+        argv = [sys.executable, "-I", "-c", BOOTSTRAP, str(seen_repo), "-", str(w), "--", *args]
+        if kind == "bwrap":
+            argv = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=copy, store=store,
+                                    hidden=hidden, env=env, shared=shared) + argv
+        elif kind == "sandbox-exec":
+            profile = walls.sandbox_profile(copy=copy, store=store, tmp=tmp_path, hidden=hidden)
+            argv = ["/usr/bin/sandbox-exec", "-p", profile, *argv]
+        stream = channel.Stream(nonce)
+        reader = _read(r, stream)
+        res = proc.run(argv, timeout=timeout, cwd=seen_repo if kind != "bwrap" else tmp, env=env,
+                       input=nonce + "\n" + _plugin_source(), pass_fds=(w,))
+        reader.join(timeout=2)
+        outlived = reader.is_alive()
+    output = res.stdout + res.stderr
+    if kind != "bwrap":
+        output = output.replace(str(copy), str(repo))
+    def run_of(ok: bool, problem: str, **found: Any) -> TestRun:
+        return TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)
+
+    if res.timed_out:
+        return run_of(False, f"the hidden tests did not finish within {timeout:g} s (timeout); the run was killed")
+    if kind == "bwrap" and not stream.hello and res.stderr.startswith("bwrap:"):
+        out = run_of(False, "the sandbox failed to start")
+        out.sandbox_failed = res.stderr.strip().splitlines()[0][:300]
+        return out
+    tamper, problem = stream.problem(res.returncode)
+    if outlived and not tamper:
+        tamper = problem = "a process started by the code under test outlived the run and kept the result channel open"
+    if kind != "bwrap":
+        for entry in [*stream.results.values(), *stream.errors]:
+            entry["message"] = entry["message"].replace(str(copy), str(repo))
+    out = run_of(not problem, problem, collected=stream.collected or [], results=stream.results, errors=stream.errors)
+    out.tamper = tamper
+    out.tamper_keys = stream.keys
+    if problem:
+        return out
+    if out.errors:
+        out.ok = False
+        out.problem = "the hidden tests failed to collect: " + "; ".join(e["message"].splitlines()[0] if e["message"] else e["nodeid"] for e in out.errors)
+    elif expected is not None:
+        seen = set(out.collected) if collect_only else set(out.results)
+        missing = [t for t in expected if t not in seen]
+        if missing:
+            out.ok = False
+            out.problem = f"{len(missing)} of {len(expected)} sealed tests did not run: " + ", ".join(missing[:5])
+    return out

@@ -1,0 +1,560 @@
+"""`donegate report --html FILE`: the ledger as one self-contained page a person can mail or attach.
+
+Everything is inline (CSS, JS, SVG, the data as JSON); a Content-Security-Policy forbids the page any
+request, so it opens the same from a mail attachment as from disk. Numbers come from the report's own
+readers: the per-configuration summary is `report.summarize`, each stop goes through the timeline's
+`report.timeline_stop`. The page is built for large ledgers: sessions are aggregated in Python, every
+session gets a compact row (its stops as one character each), and the per-stop details (feedback,
+timings) go in for the sessions a person sees first (left for a person, then the latest) up to a byte
+budget; the page stays under 5 MB for 100,000 stops and the browser renders one page of rows at a time.
+
+What a stop shows is what the agent was shown: the stop line's `feedback` (scrubbed and capped by the
+gate), never the raw test messages in `gates`, which can hold hidden-test source. Lines written before
+`feedback` existed show the failing test ids and the kit's own problems. Every text taken from the
+ledger also goes through a Scrubber built from the stores under DONEGATE_HOME (defence in depth).
+
+`--experiment NAME --html FILE` renders the experiment harness's table instead, from the numbers of
+`report --experiment NAME` (`experiment.table.summarize`; no reader of its own): the article's table,
+the task x configuration heat map, cost against requirements met, and the table's notes.
+"""
+
+from __future__ import annotations
+
+import collections
+import html
+import json
+import math
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from donegate import feedback, ledger, paths, report
+from donegate.errors import DonegateError
+from donegate.stats import wilson
+from donegate.util import atomic_write
+
+_dict = report._dict  # a dict, else {}
+
+# Colours of the verdicts this page knows; any other verdict gets NEUTRAL and its own name.
+COLOURS = {
+    "pass": "#2f9e5b", "block": "#d64545", "gave_up": "#7b3fa0", "error": "#e8830c", "hint": "#e3b505",
+    "review_error": "#d97aa6", "unsealed": "#a9b6c4", "appealed": "#3b7dd8", "tamper": "#6d1b1b",
+}
+NEUTRAL = "#7c8591"
+ORDER = ("block", "hint", "error", "gave_up", "tamper", "appealed", "review_error", "pass", "unsealed")
+# One character per stop in a session's compact row: the verdict's index in the page's verdict list.
+CODES = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+# Flags after a stop's character: the transcript leaked, the result was cached, a person's label.
+LEAK, CACHED, JUSTIFIED, UNJUSTIFIED = "!", "*", "+", "-"
+# A person's label: the gate was right (a justified block, a rejected appeal) or wrong.
+LABEL_FLAGS = {"justified": JUSTIFIED, "rejected": JUSTIFIED, "unjustified": UNJUSTIFIED, "upheld": UNJUSTIFIED}
+# Bytes of JSON the page carries at most: the session rows (the oldest sessions beyond it are counted in
+# the summary, not listed), then the per-stop details (feedback texts included). With the page's own
+# 40 KB, a page stays under 5 MB whatever the ledger.
+ROW_BYTES = 3_200_000
+DETAIL_BYTES = 1_300_000
+DETAIL_STOPS = 25_000  # stops read again for their details: more than DETAIL_BYTES can hold (50+ bytes each)
+TEXT_CHARS = 4000  # one feedback text at most (the gate's own default cap)
+
+
+# -------------------------------------------------------------------------------------------------
+# What may be shown: a scrubber over every store this kit holds
+# -------------------------------------------------------------------------------------------------
+
+
+def local_scrubber(root: Path | None = None) -> feedback.Scrubber:
+    """The gate's Scrubber over every sealed store under DONEGATE_HOME: their paths become <hidden>,
+    their source lines are dropped. The ledger's `feedback` is scrubbed already; this catches the rest."""
+    root = root or paths.home()
+    acc = paths.acceptance_root(root)
+    sources = []
+    if acc.is_dir():
+        for p in sorted(acc.glob("*/**/*.py")):
+            try:
+                sources.append(p.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                pass
+    return feedback.Scrubber([acc, root, *paths.protected_roots(home=root)], sources)
+
+
+# -------------------------------------------------------------------------------------------------
+# The sessions: one pass over the ledger, each stop read by the timeline's code
+# -------------------------------------------------------------------------------------------------
+
+
+class _Session:
+    __slots__ = ("sid", "config", "repo", "first", "last", "stops", "gave", "cost", "seconds", "line")
+
+    def __init__(self, sid: str) -> None:
+        self.sid, self.config, self.repo, self.first, self.last = sid, "", "", "", ""
+        self.stops: list[tuple] = []  # (verdict, ref, leak, cached, (file index, line number)) per stop
+        self.gave, self.cost, self.seconds, self.line = False, 0.0, 0.0, 0
+
+
+def _is_num(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _num(value: Any) -> float:
+    return float(value) if _is_num(value) else 0.0
+
+
+def _records(files: list[Path], words: tuple[bytes, ...], since: bytes | None,
+             wanted: set[tuple[int, int]] | None = None):
+    """(where, line, record, canonical time) of each schema-1 line holding one of `words` (and, when
+    `wanted` is given, only at those (file index, line number) places); stops before `since` left out."""
+    for f, path in enumerate(files):
+        for n, line in ledger.read(path):
+            if wanted is not None and (f, n) not in wanted:
+                continue
+            if not any(w in line for w in words):
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(rec, dict) or rec.get("v") != ledger.SCHEMA_VERSION:
+                continue
+            when = None
+            if rec.get("event") == "stop":
+                when = report.canonical_time(rec.get("time"))
+                if when is None or (since is not None and when < since):
+                    continue
+            yield (f, n), line, rec, when
+
+
+def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[str, _Session], dict[str, dict]]:
+    """(sessions by id in ledger order, latest label by stop ref) from every stop and label line.
+
+    A session keeps one small tuple per stop; the stops' details are read again, for the sessions the
+    page shows first only, by `read_details` (memory stays with the number of stops, not their text)."""
+    sessions: dict[str, _Session] = {}
+    labels: dict[str, dict[str, Any]] = {}
+    order = 0
+    for where, line, rec, when in _records(files, (b'"stop"', b'"label"', b'"decision"'), since):
+        event = rec.get("event")
+        if event == "label":
+            if isinstance(rec.get("ref"), str) and isinstance(rec.get("label"), str) and rec["label"]:
+                mark = labels.setdefault(rec["ref"][: ledger.REF_CHARS], {"label": "", "note": ""})
+                mark.update(label=rec["label"], note=str(rec.get("note") or ""))
+            continue
+        if event == "decision":  # a person's approve / reject of an appeal or a hand-over
+            if isinstance(rec.get("ref"), str) and isinstance(rec.get("decision"), str):
+                mark = labels.setdefault(rec["ref"][: ledger.REF_CHARS], {"label": "", "note": ""})
+                mark["decision"] = rec["decision"] + "d" + (f": {rec['note']}" if rec.get("note") else "")
+            continue
+        sid, verdict = rec.get("session"), rec.get("verdict")
+        if event != "stop" or not (isinstance(sid, str) and sid and isinstance(verdict, str)):
+            continue
+        order += 1
+        s = sessions.get(sid)
+        if s is None:
+            s = sessions[sid] = _Session(sid)
+            s.first = when.decode()
+        gates = _dict(rec.get("gates"))
+        accept = _dict(gates.get("acceptance"))
+        s.stops.append((verdict, ledger.stop_ref(line), bool(gates.get("leak")),
+                        bool(rec.get("cached") or accept.get("cached")), where))
+        s.config = rec["config"] if isinstance(rec.get("config"), str) else "(none)"
+        s.repo = rec["repo"] if isinstance(rec.get("repo"), str) else ""
+        s.last, s.line = when.decode(), order
+        s.gave = s.gave or verdict == "gave_up"
+        s.cost += report.review_cost(gates.get("review"))
+        s.seconds += _num(rec.get("duration"))
+    return sessions, labels
+
+
+def read_details(files: list[Path], wanted: set[tuple[int, int]]) -> dict[tuple[int, int], tuple[dict[str, Any], str]]:
+    """(the timeline's stop, the line's `feedback`) of each stop at a wanted place, read by the
+    timeline's own code (`report.timeline_stop`)."""
+    out = {}
+    for where, line, rec, _ in _records(files, (b'"stop"',), None, wanted):
+        stop = report.timeline_stop(rec, line, {})
+        gates = _dict(rec.get("gates"))
+        scope = _dict(gates.get("scope"))
+        stop["scope_duration"] = scope.get("duration") if _is_num(scope.get("duration")) else None
+        accept = _dict(gates.get("acceptance"))
+        stop["tamper"] = accept.get("tamper") if isinstance(accept.get("tamper"), dict) else None  # the confined run's
+        out[where] = (stop, rec.get("feedback") if isinstance(rec.get("feedback"), str) else "")
+    return out
+
+
+def left_for_person(s: _Session) -> bool:
+    """The report's rule (gave up, or the last stop failing), and a last verdict it does not know."""
+    code = report.verdict_code(s.stops[-1][0])
+    return s.gave or code is None or code in report.FAILING
+
+
+def _stop_text(verdict: str, stop: dict[str, Any], shown: str, scrub: feedback.Scrubber) -> str:
+    """What the agent was shown at this stop, as best the line allows."""
+    if shown:
+        return feedback.capped(scrub(shown), TEXT_CHARS, "feedback")
+    if verdict not in ("block", "hint", "error"):
+        return ""
+    ids = [str(f.get("id")) for f in stop["failing"] if f.get("id")]
+    parts = ["(this line predates the ledger's `feedback` field: the failing tests and the kit's problems "
+             "as recorded; the assertions the agent read are not shown)"]
+    parts += [f"- {p}" for p in stop["problems"]]
+    parts += [f"- {i}" for i in ids]
+    return feedback.capped(scrub("\n".join(parts)), TEXT_CHARS, "failures")
+
+
+def _detail(verdict: str, stop: dict[str, Any], shown: str, scrub: feedback.Scrubber, text_ids: dict[str, int],
+            texts: list[str], label: dict | None) -> tuple[dict[str, Any], int]:
+    """One stop's details for the page, and the bytes they add (new texts included)."""
+    text = _stop_text(verdict, stop, shown, scrub)
+    size = 0
+    tid = -1
+    if text:
+        tid = text_ids.get(text, -1)
+        if tid < 0:
+            tid = text_ids[text] = len(texts)
+            texts.append(text)
+            size += len(json.dumps(text))
+    acc, rev = stop["acceptance"] or {}, stop["review"]
+    d: dict[str, Any] = {"n": stop["stop"], "t": stop["time"], "ref": stop["ref"], "d": stop["duration"]}
+    if acc:
+        d.update(p=acc.get("passed"), of=acc.get("total"), ad=acc.get("duration"))
+    if stop["scope_duration"] is not None:
+        d["sd"] = stop["scope_duration"]
+    if rev:
+        d.update(rc=rev["cost_usd"], rd=rev["duration"], rv=rev["verdict"])
+        findings = [report.finding_text(f) for f in rev["findings"]][:20]
+        if findings:
+            d["rf"] = [scrub(f) for f in findings]
+    appeal = stop.get("appeal")
+    if isinstance(appeal, dict):
+        tests = ", ".join(str(t) for t in appeal.get("failing") or [] if isinstance(t, str))
+        d["ap"] = scrub((f"accepted (against {tests}): " if appeal.get("accepted") else
+                         f"refused ({appeal.get('refused')}): ") + str(appeal.get("reason") or ""))
+    if stop.get("tamper"):
+        changed = ", ".join(str(c) for c in stop["tamper"].get("changed") or [])[:300]
+        d["tm"] = scrub(f"{stop['tamper'].get('what') or 'the code under test tampered with the hidden run'}"
+                        + (f" (changed: {changed})" if changed else ""))
+    if isinstance(stop["breaker"], dict):
+        d["br"] = scrub("; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in stop["breaker"].items()))
+    if stop["leak"]:
+        leak = stop["leak"]
+        d["lk"] = (f"the transcript shows hidden-test content: {leak.get('paths', 0)} store path(s), "
+                   f"{leak.get('source_lines', 0)} source line(s)") if isinstance(leak, dict) else "the transcript shows hidden-test content"
+    if tid >= 0:
+        d["f"] = tid
+    if label and label["label"]:
+        d["lb"] = label["label"]
+        if label["note"]:
+            d["ln"] = scrub(label["note"])
+    if label and label.get("decision"):
+        d["dc"] = scrub(label["decision"])
+    return d, size + len(json.dumps(d))
+
+
+def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budget: int = DETAIL_BYTES,
+              row_budget: int = ROW_BYTES, root: Path | None = None, by: str = "config") -> dict[str, Any]:
+    """Everything the page shows, aggregated: the report's summary plus one compact row per session."""
+    summary = report.summarize(files, by=by, since=since, jobs=jobs)
+    sessions, labels = read_sessions(files, since)
+    scrub = local_scrubber(root)
+    ordered = sorted(sessions.values(), key=lambda s: (not left_for_person(s), -s.line))
+    verdicts: list[str] = [v for v in ORDER]
+    seen = collections.Counter(st[0] for s in ordered for st in s.stops)
+    verdicts = [v for v in verdicts if seen[v]] + sorted(v for v in seen if v not in ORDER)
+    index = {v: i for i, v in enumerate(verdicts[: len(CODES)])}
+    configs = sorted({s.config for s in ordered})
+    cindex = {c: i for i, c in enumerate(configs)}
+    days = sorted({d for s in ordered for d in (s.first[:10], s.last[:10])})
+    dindex = {d: i for i, d in enumerate(days)}
+    repos = sorted({scrub(s.repo) for s in ordered})
+    rindex = {r: i for i, r in enumerate(repos)}
+    texts: list[str] = []
+    text_ids: dict[str, int] = {}
+    # The sessions that may get details: the first ones, up to more stops than the budget can hold.
+    wanted: set[tuple[int, int]] = set()
+    count = 0
+    for s in ordered:
+        if count >= DETAIL_STOPS:
+            break
+        wanted.update(where for *_, where in s.stops)
+        count += len(s.stops)
+    found = read_details(files, wanted)
+    rows: list[list[Any]] = []
+    details: list[Any] = []
+    used = row_bytes = 0
+    for s in ordered:
+        codes = []
+        for verdict, ref, leak, cached, _ in s.stops:
+            label = labels.get(ref)
+            codes.append(CODES[index.get(verdict, len(CODES) - 1)] + (LEAK if leak else "") + (CACHED if cached else "")
+                         + (LABEL_FLAGS.get(label["label"], "") if label else ""))
+        row = [s.sid, cindex[s.config], rindex[scrub(s.repo)], dindex[s.first[:10]], dindex[s.last[:10]], "".join(codes),
+               1 + s.gave if left_for_person(s) else 0, round(s.cost, 4), round(s.seconds, 1), -1, s.last[11:16]]
+        row_bytes += len(json.dumps(row, separators=(",", ":"))) + 1
+        if row_bytes > row_budget:
+            break
+        if used < budget and all(where in found for *_, where in s.stops):
+            stops = []
+            for verdict, ref, _, _, where in s.stops:
+                d, size = _detail(verdict, *found[where], scrub, text_ids, texts, labels.get(ref))
+                stops.append(d)
+                used += size
+            row[9] = len(details)
+            details.append(stops)
+        rows.append(row)
+    stops_by_verdict = {v: seen[v] for v in verdicts}
+    return {"summary": summary, "verdicts": verdicts, "colours": [COLOURS.get(v, NEUTRAL) for v in verdicts],
+            "configs": configs, "repos": repos, "days": days, "rows": rows, "details": details, "texts": texts,
+            "stops_by_verdict": stops_by_verdict, "detail_sessions": len(details), "sessions": len(ordered),
+            "stops": sum(len(s.stops) for s in ordered)}
+
+
+# -------------------------------------------------------------------------------------------------
+# Rendering
+# -------------------------------------------------------------------------------------------------
+
+E = html.escape
+
+
+def _asset(name: str) -> str:
+    return resources.files("donegate").joinpath("html").joinpath(name).read_text(encoding="utf-8")  # one name a call: 3.10
+
+
+def _json_for_script(value: Any) -> str:
+    """JSON safe inside <script>: no `<`, `>` or `&` left to end the element or open a comment."""
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":")).replace("<", "\\u003c").replace(
+        ">", "\\u003e").replace("&", "\\u0026")
+
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+
+def _page(title: str, body: str, script: str = "") -> str:
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{E(title)}</title><style>{_asset('page.css')}</style></head>"
+            f"<body>{body}{script}</body></html>\n")
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def pct(k: float, n: float) -> str:
+    """k/n as a percentage a person can trust: whole numbers, one decimal where rounding would show 0%
+    or 100% for a rate that is neither."""
+    x = 100 * k / n
+    text = f"{x:.0f}"
+    if (text == "100" and k < n) or (text == "0" and k > 0):
+        text = f"{min(99.9, max(0.1, round(x, 1))):.1f}"
+    return text + "%"
+
+
+def rate_bar(k: int, n: int, colour: str = "#2f9e5b") -> str:
+    """A rate as a bar, its 95% Wilson interval as a whisker, and the numbers."""
+    if not n:
+        return '<span class="muted">-</span>'
+    low, high = wilson(k, n)
+    p = k / n
+    title = f"{k} of {n} = {100 * p:.1f}%, 95% interval {100 * low:.1f}% to {100 * high:.1f}%"
+    return (f'<div class="rate" title="{E(title)}"><svg class="bar" viewBox="0 0 100 14" preserveAspectRatio="none" '
+            f'aria-hidden="true"><rect class="track" x="0" y="2" width="100" height="10" rx="2"/>'
+            f'<rect x="0" y="2" width="{100 * p:.2f}" height="10" rx="2" fill="{colour}"/>'
+            f'<line class="ci" x1="{100 * low:.2f}" x2="{100 * high:.2f}" y1="7" y2="7"/>'
+            f'<line class="ci" x1="{100 * low:.2f}" x2="{100 * low:.2f}" y1="3" y2="11"/>'
+            f'<line class="ci" x1="{100 * high:.2f}" x2="{100 * high:.2f}" y1="3" y2="11"/></svg>'
+            f'<span class="num">{pct(k, n)}</span><span class="ci-text">{pct(low, 1)[:-1]}-{pct(high, 1)}</span>'
+            f'<span class="kn">{k:,}/{n:,}</span></div>')
+
+
+def _money(x: Any) -> str:
+    return "-" if x is None else f"${x:,.2f}" if x >= 1 else f"${x:.4f}".rstrip("0").rstrip(".") if x else "$0"
+
+
+def _secs(x: Any) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.1f}s" if x < 100 else f"{x / 60:.1f} min"
+
+
+def summary_table(summary: dict[str, Any]) -> str:
+    by = summary["by"]
+    head = (f"<tr><th>{'configuration' if by == 'config' else E(by)}</th><th>sessions</th><th>ended passing <small>(95% interval)</small></th>"
+            "<th>requirements met <small>(95% interval)</small></th><th>stops</th><th>blocks</th>"
+            "<th>justified / unjustified</th><th>gave up</th><th>cost / session</th><th>gate time / session</th>"
+            "<th>left for a person</th>")
+    appeals = bool(summary["total"].get("appeals"))  # the column only where there were appeals
+    head += "<th>appeals <small>(upheld / rejected)</small></th></tr>" if appeals else "</tr>"
+    rows = []
+    groups = summary["groups"] + ([{by: "all", **summary["total"]}] if len(summary["groups"]) > 1 else [])
+    for g in groups:
+        total = len(summary["groups"]) > 1 and g is groups[-1]
+        extra = (f'<td class="n">{g.get("appeals", 0):,}<span class="muted"> ({g.get("appeals_upheld", 0):,} / '
+                 f'{g.get("appeals_rejected", 0):,})</span></td>') if appeals else ""
+        rows.append(
+            f'<tr class="{"total" if total else "cfg"}" data-{by}="{E(g[by])}"><th scope="row">{E(g[by])}</th>'
+            f'<td class="n">{g["sessions"]:,}</td><td>{rate_bar(g["ended_passing"], g["sessions"])}</td>'
+            f'<td>{rate_bar(g["requirements_passed"], g["requirements_sealed"], "#3b7dd8")}</td>'
+            f'<td class="n">{g["stops"]:,}</td><td class="n">{g["blocks"]:,}</td>'
+            f'<td class="n">{g["justified"]:,} / {g["unjustified"]:,}<span class="muted"> ({g["unlabelled"]:,} unlabelled)</span></td>'
+            f'<td class="n">{g["gave_up"]:,}</td><td class="n">{_money(g["cost_per_session_usd"])}</td>'
+            f'<td class="n">{_secs(g["seconds_per_session"])}</td>'
+            f'<td class="n{" warn" if g["left_for_person"] else ""}">{g["left_for_person"]:,}</td>{extra}</tr>')
+    return f'<table class="summary" id="summary"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def _notes(summary: dict[str, Any]) -> str:
+    lines = report.notes(summary)
+    return "".join(f'<p class="note">{E(n)}</p>' for n in lines)
+
+
+def render_page(data: dict[str, Any], scrub: feedback.Scrubber | None = None) -> str:
+    scrub = scrub or local_scrubber()
+    s = data["summary"]
+    t = s["total"]
+    title = f"donegate report: {t['sessions']:,} sessions, {t['stops']:,} stops"
+    ledgers = ", ".join(Path(p).name for p in s["ledgers"])
+    omitted = data["sessions"] - len(data["rows"])
+    listed = "" if not omitted else (
+        f' <b id="omitted">The page lists the first {len(data["rows"]):,} sessions in this order; the {omitted:,} older ones '
+        f'are in the counts above but not listed</b> (<code>--since</code> narrows the ledger).')
+    shown = listed + ("" if data["detail_sessions"] >= len(data["rows"]) else
+        f' Stop details (feedback, timings) are in this page for the first {data["detail_sessions"]:,} sessions in this '
+        f'order; for the others, <code>donegate report --session ID</code> prints them.')
+    tiles = "".join(f'<div class="tile{" alert" if warn else ""}"><b>{E(v)}</b><span>{E(k)}</span></div>' for k, v, warn in (
+        ("sessions", f"{t['sessions']:,}", False), ("stops", f"{t['stops']:,}", False), ("blocks", f"{t['blocks']:,}", False),
+        ("ended passing", pct(t["ended_passing"], t["sessions"]) if t["sessions"] else "-", False),
+        ("requirements met", pct(t["requirements_passed"], t["requirements_sealed"]) if t["requirements_sealed"] else "-", False),
+        ("gave up", f"{t['gave_up']:,}", bool(t["gave_up"])),
+        ("left for a person", f"{s['left_for_person']['count']:,}", bool(s["left_for_person"]["count"])),
+        ("cost", _money(t["cost_usd"]), False)))
+    body = (
+        f'<header><h1>donegate report</h1><p class="sub">{E(scrub(ledgers))} · {s["lines"]:,} lines'
+        f'{" · since " + E(s["since"]) if s["since"] else ""}</p></header>'
+        f'<section class="tiles" id="tiles">{tiles}</section>'
+        f'<section><h2>By configuration</h2>{summary_table(s)}'
+        f'<p class="hint">Bars: the rate; whiskers: its 95% Wilson interval. Requirements met counts the sealed tests '
+        f'passing at each session\'s last stop (tests of one session are not independent trials: read the interval as a guide).</p>'
+        f'{_notes(s)}</section>'
+        f'<section><h2>Sessions <span id="count" class="count"></span></h2>'
+        f'<p class="hint">Sessions left for a person first, then the latest. Each mark is a stop, coloured by its verdict; '
+        f'click one for what the agent was shown.{shown}</p>'
+        f'<div id="filters" class="filters"></div><div id="legend" class="legend"></div>'
+        f'<table class="sessions" id="sessions"><thead><tr><th></th><th>session</th><th>configuration</th><th>repository</th>'
+        f'<th>last stop (UTC)</th><th>stops</th><th class="n">blocks</th><th class="n">cost</th><th class="n">gate time</th>'
+        f'</tr></thead><tbody id="rows"></tbody></table>'
+        f'<div class="more"><button id="more" type="button">show more</button></div></section>'
+        f'<aside id="detail" class="detail" hidden></aside>'
+        f'<footer>Written by <code>donegate report --html</code>. Self-contained: no request leaves this page.</footer>')
+    payload = {k: data[k] for k in ("verdicts", "colours", "configs", "repos", "days", "rows", "details", "texts",
+                                    "stops_by_verdict", "sessions", "stops")}
+    script = (f'<script id="data" type="application/json">{_json_for_script(payload)}</script>'
+              f"<script>{_asset('page.js')}</script>")
+    return _page(title, body, script)
+
+
+def _heat(rate: float | None) -> str:
+    """Red (0%) through amber to green (100%)."""
+    if rate is None:
+        return "#eef1f4"
+    hue = 120 * rate
+    return f"hsl({hue:.0f}, 62%, {88 - 30 * abs(rate - 0.5):.0f}%)"
+
+
+def nice_step(raw: float) -> float:
+    """1, 2 or 5 times a power of ten, at least `raw`: tick steps a person reads at a glance."""
+    power = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
+    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+
+
+def _scatter(s: dict[str, Any]) -> str:
+    """Cost per run against requirements met: a large dot (with its 95% interval) per configuration, a
+    small one per run (summarize's `points`)."""
+    rows = [r for r in s["configurations"] if r["rate"] is not None]
+    points = [p for p in s["points"] if p["of"]]
+    if not rows:
+        return '<p class="muted">No run has a score.</p>'
+    w, h, left, bottom, top, right = 640, 320, 56, 40, 16, 150
+    top_cost = max([r["cost_per_run"] for r in rows] + [p["cost"] for p in points]) or 1.0
+    step = nice_step(top_cost / 4)
+    ticks = math.ceil(top_cost * 1.05 / step)
+    xmax = step * ticks
+    px = lambda x: left + (w - left - right) * x / xmax  # noqa: E731
+    py = lambda y: top + (h - top - bottom) * (1 - y)  # noqa: E731
+    palette = ["#3b7dd8", "#d64545", "#2f9e5b", "#7b3fa0", "#e8830c", "#0f9aa8", "#a35d2a", "#c2478a"]
+    colour = {r["config"]: palette[i % len(palette)] for i, r in enumerate(s["configurations"])}
+    out = [f'<svg class="scatter" id="scatter" viewBox="0 0 {w} {h}" role="img" aria-label="cost per run against requirements met">']
+    for k in range(0, 101, 25):
+        y = py(k / 100)
+        out.append(f'<line class="grid" x1="{left}" x2="{w - right}" y1="{y:.1f}" y2="{y:.1f}"/>'
+                   f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{k}%</text>')
+    for k in range(ticks + 1):
+        x = step * k
+        out.append(f'<text class="axis" x="{px(x):.1f}" y="{h - bottom + 16}" text-anchor="middle">{E(_money(x))}</text>')
+    out.append(f'<text class="axis" x="{(left + w - right) / 2:.0f}" y="{h - 6}" text-anchor="middle">cost per run</text>')
+    for p in points:
+        out.append(f'<circle class="run" cx="{px(p["cost"]):.1f}" cy="{py(p["met"] / p["of"]):.1f}" r="3" fill="{colour[p["config"]]}"/>')
+    for i, r in enumerate(rows):
+        x, col = px(r["cost_per_run"]), colour[r["config"]]
+        rate, (low, high) = r["rate"] / 100, (c / 100 for c in r["ci95"])
+        out.append(f'<g class="cfgpt" data-config="{E(r["config"])}"><title>{E(r["config"])}: {_pct(rate)} of requirements '
+                   f'({_pct(low)}-{_pct(high)}), {E(_money(r["cost_per_run"]))} per run</title>'
+                   f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{py(low):.1f}" y2="{py(high):.1f}" stroke="{col}" stroke-width="2"/>'
+                   f'<circle cx="{x:.1f}" cy="{py(rate):.1f}" r="6" fill="{col}" stroke="#fff" stroke-width="1.5"/></g>')
+        out.append(f'<circle cx="{w - right + 16}" cy="{top + 10 + 18 * i}" r="5" fill="{col}"/>'
+                   f'<text class="axis" x="{w - right + 26}" y="{top + 14 + 18 * i}">{E(r["config"])}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def render_experiment(s: dict[str, Any], scrub: feedback.Scrubber | None = None) -> str:
+    """The experiment's page from `experiment.table.summarize` (the numbers of `report --experiment`)."""
+    from donegate.experiment import table
+
+    scrub = scrub or local_scrubber()
+    S = lambda v: E(scrub(str(v)))  # noqa: E731
+    configs = [r["config"] for r in s["configurations"]]
+    head = ("<tr><th>configuration</th><th>runs</th><th>requirements met</th><th>rate <small>(95% interval)</small></th>"
+            "<th>cost / run</th><th>time / run</th><th>blocks</th><th>left for a person</th></tr>")
+    best = max((r["rate"] for r in s["configurations"] if r["rate"] is not None), default=None)
+    rows = "".join(
+        f'<tr data-config="{S(r["config"])}"><th scope="row">{S(r["config"])}</th><td class="n">{r["runs"]}</td>'
+        f'<td class="n">{r["met"]} of {r["of"]}</td><td>{rate_bar(r["met"], r["of"], "#2f9e5b" if r["rate"] == best else "#8fb8a0")}</td>'
+        f'<td class="n">{E(_money(r["cost_per_run"]))}</td><td class="n">{E(_secs(r["seconds_per_run"]))}</td>'
+        f'<td class="n">{r["blocks"]}</td><td class="n{" warn" if r["runs_for_person"] else ""}">{r["runs_for_person"]}</td></tr>'
+        for r in s["configurations"])
+    compared = table.comparison_notes(s)
+    caveat = f'<p class="note" id="apart">{S(" ".join(n[0].upper() + n[1:] + "." for n in compared))}</p>' if compared else ""
+    problems = "".join(f'<p class="note warn">{S(n)}</p>' for n in table.problem_notes(s))
+    heat_head = "<tr><th>task \\ configuration</th>" + "".join(f"<th>{S(c)}</th>" for c in configs) + "</tr>"
+    heat_rows = []
+    for t in s["tasks"]:
+        cells = []
+        for c in configs:
+            cell = s["matrix"][t][c] or {"met": 0, "of": 0, "runs": 0}
+            met, of, n = cell["met"], cell["of"], cell["runs"]
+            rate = met / of if of else None
+            cells.append(f'<td class="cell" style="background:{_heat(rate)}" data-task="{S(t)}" data-config="{S(c)}" '
+                         f'title="{S(t)} x {S(c)}: {met} of {of} requirements in {n} run(s)"><b>{pct(met, of) if of else "-"}</b>'
+                         f'<small>{met}/{of}</small></td>')
+        heat_rows.append(f'<tr><th scope="row">{S(t)}</th>{"".join(cells)}</tr>')
+    body = (f'<header><h1>experiment {S(s["experiment"])}</h1><p class="sub">{s["runs"]} runs · '
+            f'{len(configs)} configurations · {len(s["tasks"])} tasks</p></header>'
+            f'<section><h2>Requirements met per configuration</h2><table class="summary" id="experiment">'
+            f'<thead>{head}</thead><tbody>{rows}</tbody></table>{caveat}{problems}'
+            f'<p class="hint">Requirements: the grading tests passing after each run, summed over runs. '
+            f'Bars: the rate; whiskers: its 95% Wilson interval.</p></section>'
+            f'<section><h2>Task x configuration</h2><table class="heat" id="heat"><thead>{heat_head}</thead>'
+            f'<tbody>{"".join(heat_rows)}</tbody></table></section>'
+            f'<section><h2>Cost against requirements met</h2>{_scatter(s)}'
+            f'<p class="hint">Large dots: each configuration\'s cost per run and rate (bar: 95% interval); small dots: single runs.</p></section>'
+            f'<footer>Written by <code>donegate report --experiment NAME --html</code>. Self-contained: no request leaves this page.</footer>')
+    return _page(f"donegate experiment {s['experiment']}", body)
+
+
+def write(path: Path, text: str) -> None:
+    """Write the page whole: a temporary name, then a rename (a reader never sees half a page)."""
+    path = path.expanduser()
+    if path.is_dir():
+        raise DonegateError(f"--html {path} is a folder", "give a file name, e.g. report.html")
+    if not path.parent.is_dir():
+        raise DonegateError(f"--html {path}: no folder {path.parent}", "create it first, or write the page elsewhere")
+    atomic_write(path, text)

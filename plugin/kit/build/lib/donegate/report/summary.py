@@ -1,0 +1,144 @@
+"""The summary: the one source of every number the text, Markdown and JSON show.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from donegate.errors import DonegateError
+from donegate.util import utc_now
+from donegate.report.parallel import read_all
+from donegate.report.read import APPEALED, APPEALS_LISTED, APPEAL_LABELS, ATTENTION, BLOCKING, EXAMPLES, Group, MICRO, Options, Partial, TICKS, VERDICTS, _CODE, canonical_time
+
+
+def parse_since(text: str) -> bytes:
+    """--since: a date, an ISO time (UTC unless it says otherwise), or '7d' / '12h' ago."""
+    m = re.fullmatch(r"\s*(\d+)\s*([dh])\s*", text)
+    if m:
+        delta = dt.timedelta(**{"days" if m.group(2) == "d" else "hours": int(m.group(1))})
+        return utc_now(time.time() - delta.total_seconds()).encode()
+    when = canonical_time(text.strip())
+    if when is None:
+        raise DonegateError(f"--since {text!r} is not a date or time",
+                            "use a date (2026-12-01), an ISO time (2026-12-01T14:00) or a span (7d, 12h)")
+    return when
+
+
+def _numbers(g: Group) -> dict[str, Any]:
+    n, seconds, review = g.sessions, g.seconds / TICKS, g.review_cost / MICRO
+    cost = g.writer_cost + review
+    return {
+        "sessions": n, "stops": g.stops, "blocks": g.blocks, "hints": g.hints,
+        "justified": g.justified, "unjustified": g.unjustified, "unlabelled": g.blocks - g.justified - g.unjustified,
+        "gave_up": g.gave_up, "appeals": g.appeals, "appeals_upheld": g.upheld, "appeals_rejected": g.rejected,
+        "ended_passing": g.passing, "ended_unsealed": g.unsealed, "left_for_person": g.left,
+        "requirements_passed": g.passed, "requirements_sealed": g.sealed,
+        "requirement_rate_pct": round(100 * g.passed / g.sealed, 1) if g.sealed else None,
+        "writer_cost_usd": round(g.writer_cost, 4), "review_cost_usd": round(review, 4),
+        "cost_usd": round(cost, 4), "cost_per_session_usd": round(cost / n, 4) if n else None,
+        "gate_seconds": round(seconds, 1), "seconds_per_session": round(seconds / n, 1) if n else None,
+    }
+
+
+def _merge(merged: list[tuple[Path, int, Partial]]) -> tuple[dict[bytes, Group], collections.Counter, list, int]:
+    """(groups by key, sessions per ((repo, config), key), the latest sessions left for a person,
+    how many are left) from the folded ranges."""
+    groups: dict[bytes, Group] = {}
+    per_pair: collections.Counter = collections.Counter()
+    latest = []
+    for _, _, part in merged:
+        for key, g in part.groups.items():
+            groups.setdefault(key, Group(key)).add(g)
+        per_pair.update(part.per_pair)
+        latest += [(part.index, *item) for item in part.latest]
+    latest = sorted(latest)[-ATTENTION:][::-1]  # the latest last stops first
+    return groups, per_pair, [item[2:] for item in latest], sum(p.left for _, _, p in merged)
+
+
+def _attribute_writers(groups: dict[bytes, Group], per_pair: collections.Counter, writes: collections.Counter) -> float:
+    """Share each (repo, config)'s writer cost among that pair's sessions evenly; return the cost of
+    writers whose pair has no session in what was read."""
+    sessions: collections.Counter = collections.Counter()
+    for (pair, _), n in per_pair.items():
+        sessions[pair] += n
+    for (pair, key), n in sorted(per_pair.items()):  # sorted: the same sums in the same order every time
+        if pair in writes:
+            groups[key].writer_cost += writes[pair] * n / sessions[pair] / MICRO
+    return sum(cost for pair, cost in writes.items() if not sessions[pair]) / MICRO
+
+
+def _text(key: bytes) -> str:
+    return key.decode("utf-8", "replace") or "(none)"
+
+
+def summarize(files: list[Path], by: str = "config", since: bytes | None = None, jobs: int = 1,
+              fast: bool = True) -> dict[str, Any]:
+    merged = read_all(files, Options(by=by, since=since, fast=fast), jobs)
+    groups, per_pair, latest, left = _merge(merged)
+    labels, unmatched = _count_labels(merged, groups, by, since)
+    writes: collections.Counter = collections.Counter()
+    for _, _, part in merged:
+        writes.update(part.writes)
+    unattributed = _attribute_writers(groups, per_pair, writes)
+    total = Group(b"all")
+    for g in groups.values():
+        total.add(g)
+    skipped = [{"ledger": str(path), "line": offset + n, "why": why}
+               for path, offset, part in merged for n, why in part.examples][:EXAMPLES]
+    events: collections.Counter = collections.Counter()
+    for _, _, part in merged:
+        events.update(part.events)
+    return {
+        "ledgers": [str(p) for p in files],
+        "by": by,
+        "since": since.decode() if since else None,
+        "lines": sum(p.lines for _, _, p in merged),
+        "groups": [{by: _text(key), **_numbers(groups[key])} for key in sorted(groups)],
+        "total": _numbers(total),
+        "left_for_person": {"count": left, "latest": [
+            {"session": _text(sid), by: _text(key), "last_verdict": VERDICTS[code], "gave_up": gave}
+            for sid, key, code, gave in latest]},
+        "labels": {"count": labels, "unmatched": unmatched},
+        "appeals": _appeals(merged, by, total),
+        "writer_cost_unattributed_usd": round(unattributed, 4),
+        "skipped": {"count": sum(p.skipped for _, _, p in merged), "examples": skipped},
+        "ignored_events": dict(sorted(events.items())),
+    }
+
+
+def _appeals(merged: list[tuple[Path, int, Partial]], by: str, total: Group) -> dict[str, Any]:
+    """The appeals: how many, how a person labelled them, and the latest by name with reason and tests."""
+    labels: dict[str, tuple] = {}
+    for _, _, part in merged:
+        labels.update(part.labels)
+    latest = sorted((part.index, *item) for _, _, part in merged for item in part.appeals)[-APPEALS_LISTED:][::-1]
+    return {"count": total.appeals, "upheld": total.upheld, "rejected": total.rejected, "latest": [
+        {"ref": ref, "session": sid, by: _text(key), "time": when, "reason": reason, "failing": failing,
+         "label": labels[ref][0] if ref in labels and labels[ref][0] in APPEAL_LABELS else None}
+        for _, _, ref, sid, key, when, reason, failing in latest]}
+
+
+def _count_labels(merged: list[tuple[Path, int, Partial]], groups: dict[bytes, Group], by: str,
+                  since: bytes | None) -> tuple[int, list[str]]:
+    """Count each stop's latest label in its stop's group: (labels counted, refs of labels whose
+    session is not in what was read or whose stop did not block)."""
+    labels: dict[str, tuple] = {}
+    for _, _, part in merged:
+        labels.update(part.labels)
+    counted, unmatched = 0, []
+    for ref, (label, when, repo, cfg, sid, verdict) in labels.items():
+        if since is not None and when < since:
+            continue
+        g = groups.get(when[:10] if by == "day" else repo if by == "repo" else cfg)
+        fits = _CODE.get(verdict) == APPEALED if label in APPEAL_LABELS else _CODE.get(verdict) in BLOCKING
+        if g is None or not fits or not any(sid in p.present for _, _, p in merged):
+            unmatched.append(ref)
+            continue
+        counted += 1
+        setattr(g, label, getattr(g, label) + 1)
+    return counted, sorted(unmatched)

@@ -1,0 +1,518 @@
+"""The acceptance store: hidden tests for one repository, sealed with a manifest.
+
+Layout: `$DONEGATE_HOME/acceptance/<repo-key>@<id>/` holds the test files, `pytest.ini`, `tree.json`
+and `manifest.json`. A seal record in `$DONEGATE_HOME/state/seals/<repo-key>.json` names that folder
+and keeps the manifest's hash apart from the store, so a store that was deleted or rewritten
+(manifest included) is told apart from one that was never sealed.
+
+Sealing is atomic: the new store is built in a folder of its own and switched in by replacing the
+seal record (one `os.replace`); a seal that fails or crashes leaves the previous store as it was
+(see "the swap" below).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any
+
+from donegate import fsafe, git, paths
+from donegate.hidden import runner
+from donegate.errors import DonegateError, StoreError
+from donegate.util import atomic_write, utc_now
+
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+# Test files of the repository itself, protected from the agent when they existed at seal time.
+REPO_TEST_GLOBS = ("test_*.py", "*_test.py", "tests/*", "test/*", "*/tests/*", "*/test/*", "conftest.py", "*/conftest.py")
+TREE = "tree.json"  # the store's snapshot of every file of the repository at seal time (the `allowed` check)
+# Folders never part of the snapshot: git's own, and the bytecode and pytest caches that running the
+# code writes (the hidden run reads neither: its bytecode lives under the state root).
+SKIP_TOP = (".git",)
+SKIP_DIRS = ("__pycache__", ".pytest_cache")
+# What `donegate install` writes into the repository (tests/gate/test_gate.py keeps this in step with
+# install.py): never the agent's change. They lie under `.claude/`, which the protected globs cover.
+KIT_FILES = (".claude/settings.json", ".claude/settings.json.donegate-backup", ".claude/donegate-install.json")
+
+
+def _utc_now() -> str:
+    return utc_now(ms=False)
+
+
+def sha256_file(path: Path) -> str:
+    """sha256 of a regular file; for a symlink, FIFO, device or socket a label that never equals one
+    (never following the link, never blocking on a FIFO: see `donegate.fsafe`)."""
+    return fsafe.digest(path) or "missing"
+
+
+_MATCHERS: dict[tuple[str, ...], Any] = {}
+
+
+def _compile(globs: tuple[str, ...]):
+    """A matcher for `globs`: each glob's literal start (up to its first wildcard) indexes one regular
+    expression for the globs sharing it, so a name is tried only against globs that can match it."""
+    import re
+
+    table: dict[str, list[str]] = {}
+    for g in globs:
+        wild = re.search(r"[*?\[]", g)
+        table.setdefault(g if wild is None else g[:wild.start()], []).append(fnmatch.translate(g))
+    compiled = {prefix: re.compile("|".join(parts)).match for prefix, parts in table.items()}
+    lengths = sorted({len(prefix) for prefix in compiled})
+
+    def match(name: str) -> bool:
+        for n in lengths:
+            if n > len(name):
+                return False
+            found = compiled.get(name[:n])
+            if found is not None and found(name):
+                return True
+        return False
+
+    return match
+
+
+def matcher(globs):
+    """One compiled matcher for all of `globs` (compiled once per list, not per file)."""
+    key = tuple(globs)
+    found = _MATCHERS.get(key)
+    if found is None:
+        found = _compile(key)
+        if len(_MATCHERS) > 16:
+            _MATCHERS.clear()
+        _MATCHERS[key] = found
+    return found
+
+
+def matches(name: str, globs) -> bool:
+    """fnmatch semantics on the repository-relative path: `*` also crosses `/`."""
+    return matcher(globs)(name)
+
+
+def _walk(top: Path, rel: str = ""):
+    """(relative name, lstat) of every entry below `top` that is not a folder, symlinks not followed."""
+    try:
+        entries = list(os.scandir(top))
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return
+    for e in entries:
+        name = rel + e.name
+        try:
+            st = e.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            if e.name in SKIP_DIRS or (not rel and e.name in SKIP_TOP):
+                continue
+            yield from _walk(Path(e.path), name + "/")
+        elif not (not rel and e.name in SKIP_TOP):  # a worktree's `.git` file
+            yield name, st
+
+
+def snapshot(repo: Path, globs) -> dict[str, str]:
+    """Digest of every working-tree entry (tracked, untracked, and anything under .claude/) matching
+    `globs`; a symlink, FIFO, device or socket is recorded as such (`sha256_file`)."""
+    names = set(git.ls_files(repo))
+    names.update(name for name, _ in _walk(repo / ".claude", ".claude/"))  # settings.local.json is usually git-ignored
+    match = matcher(globs)
+    out = {}
+    for name in sorted(names):
+        if match(name):
+            digest = fsafe.digest(repo / name)
+            if digest is not None:
+                out[name] = digest
+    return out
+
+
+def tree(repo: Path) -> dict[str, list[Any]]:
+    """Every file of the working tree, tracked or not, ignored or not (but `.git/` and the caches):
+    [digest, size, mtime_ns, ctime_ns, inode]. What `tree_changes` compares a later tree with."""
+    return {name: [fsafe.digest(repo / name), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+            for name, st in sorted(_walk(repo))}
+
+
+def tree_changes(repo: Path, sealed: dict[str, list[Any]]) -> tuple[list[str], dict[str, str]]:
+    """(names added, removed or changed since `sealed` was taken, {name: what it now is} where it is
+    no longer a regular file). Content is hashed again only where size, mtime, ctime or inode moved:
+    ctime is set by the kernel on every change and cannot be set back by a user."""
+    changed, kinds = [], {}
+    seen = set()
+    for name, st in _walk(repo):
+        seen.add(name)
+        before = sealed.get(name)
+        if before is not None and before[1:] == [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]:
+            continue
+        digest = fsafe.digest(repo / name)
+        if before is None or digest != before[0]:
+            changed.append(name)
+            what = fsafe.describe(digest)
+            if what and before is not None and fsafe.describe(before[0]) != what:
+                kinds[name] = what
+    changed.extend(name for name in sealed if name not in seen)
+    return sorted(changed), kinds
+
+
+def seal_record_path(repo: Path, root: Path | None = None) -> Path:
+    return paths.state_dir(root) / "seals" / f"{paths.repo_key(repo)}.json"
+
+
+def _fault(step: str) -> None:
+    """Crash here, as a kill -9 would, when DONEGATE_FAULT names this step (the swap's crash tests)."""
+    if os.environ.get("DONEGATE_FAULT") == step:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class Store:
+    def __init__(self, repo: Path, path: Path, manifest: dict[str, Any]) -> None:
+        self.repo, self.path, self.manifest = repo, path, manifest
+
+    def tests(self) -> list[str]:
+        return list(self.manifest["tests"])
+
+    def tree(self) -> dict[str, list[Any]] | None:
+        """The seal's snapshot of the whole working tree; None for a store sealed without one."""
+        if TREE not in self.manifest.get("files", {}):
+            return None
+        try:
+            data = json.loads(fsafe.read_text(self.path / TREE))
+        except (OSError, ValueError):
+            raise StoreError("acceptance tests were modified: the tree snapshot is unreadable", "seal the tests again") from None
+        return data if isinstance(data, dict) else {}
+
+
+# -- the swap -----------------------------------------------------------------------------------------
+#
+# Each seal builds a new folder `acceptance/<repo-key>@<random>/` (tests, pytest.ini, tree.json,
+# manifest.json). The seal record in `state/seals/<repo-key>.json` names the folder and holds its
+# manifest's hash; replacing the record (`os.replace`, one atomic step) is the switch. A crash before
+# it leaves the old record and its folder as they were; after it, the new ones. What a crash leaves
+# over (a half-built folder, the folder switched away from) is swept at the next seal or stop; a
+# seal holds `state/seals/<repo-key>.lock`, so a sweep never takes a folder being built.
+# A record without `store` (sealed before this layout) names the folder `acceptance/<repo-key>/`.
+
+def _lock_path(repo: Path, root: Path) -> Path:
+    return paths.state_dir(root) / "seals" / f"{paths.repo_key(repo)}.lock"
+
+
+def _read_record(repo: Path, root: Path) -> dict[str, Any] | None:
+    try:
+        record = json.loads(fsafe.read_text(seal_record_path(repo, root), limit=1 << 16))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        raise StoreError("the seal record of the acceptance store is corrupt", "seal the tests again") from None
+    if not isinstance(record, dict):
+        raise StoreError("the seal record of the acceptance store is corrupt", "seal the tests again")
+    return record
+
+
+def _folder(repo: Path, root: Path, record: dict[str, Any]) -> Path:
+    key = paths.repo_key(repo)
+    name = record.get("store", key)
+    if not isinstance(name, str) or not (name == key or name.startswith(key + "@")) or "/" in name:
+        raise StoreError("the seal record of the acceptance store is corrupt", "seal the tests again")
+    return paths.acceptance_root(root) / name
+
+
+def _leftovers(repo: Path, root: Path, keep: str | None) -> list[Path]:
+    key = paths.repo_key(repo)
+    try:
+        names = os.listdir(paths.acceptance_root(root))
+    except OSError:
+        return []
+    prefixes = (key + "@", f".seal-{key}-", f".old-{key}-")
+    return [paths.acceptance_root(root) / n for n in names
+            if n != keep and (n.startswith(prefixes) or (n == key and keep is not None and keep != key))]
+
+
+def sweep(repo: Path, root: Path | None = None, wait: float | None = 0.0) -> int:
+    """Remove copies of the hidden tests a crashed or finished seal left beside the store; returns
+    how many. Skipped (0) while a seal of the repository holds its lock."""
+    root = root or paths.home()
+    try:
+        record = _read_record(repo, root)
+        keep = _folder(repo, root, record).name if record is not None else None
+    except StoreError:
+        return 0  # a broken record blocks the stop; leave everything for a person to look at
+    if not _leftovers(repo, root, keep):
+        return 0
+    from donegate.deadline import Busy, flock
+
+    lock = _lock_path(repo, root)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            flock(fd, wait)
+        except Busy:
+            return 0
+        record = _read_record(repo, root)  # again, under the lock
+        keep = _folder(repo, root, record).name if record is not None else None
+        gone = _leftovers(repo, root, keep)
+        for p in gone:
+            shutil.rmtree(p, ignore_errors=True)
+        return len(gone)
+    finally:
+        os.close(fd)
+
+
+def _switch(repo: Path, root: Path, folder: Path, text: str, sealed_at: str) -> None:
+    """Make `folder` (with manifest `text`) the store: one os.replace of the seal record."""
+    record = json.dumps({"manifest_sha256": hashlib.sha256(text.encode()).hexdigest(), "sealed_at": sealed_at,
+                         "store": folder.name})
+    path = seal_record_path(repo, root)
+    atomic_write(path, record, before_replace=lambda: _fault("seal:record-written"))
+    _fault("seal:switched")
+
+
+def _sealing(repo: Path, root: Path):
+    """The seal's lock for `repo` (held for the whole seal), with leftovers of earlier seals swept."""
+    import contextlib
+    from donegate.deadline import flock
+
+    @contextlib.contextmanager
+    def held():
+        lock = _lock_path(repo, root)
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            flock(fd, None)
+            record = _read_record(repo, root)
+            keep = _folder(repo, root, record).name if record is not None else None
+            for p in _leftovers(repo, root, keep):
+                shutil.rmtree(p, ignore_errors=True)
+            yield record
+        finally:
+            os.close(fd)
+
+    return held()
+
+
+def _new_folder(repo: Path, root: Path) -> Path:
+    parent = paths.acceptance_root(root)
+    parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(dir=parent, prefix=f"{paths.repo_key(repo)}@"))
+
+
+def _retire(repo: Path, root: Path, old: dict[str, Any] | None, new: Path) -> None:
+    if old is not None:
+        previous = _folder(repo, root, old)
+        if previous != new:
+            shutil.rmtree(previous, ignore_errors=True)
+    _fault("seal:cleaned")
+
+
+def seal(
+    repo: Path,
+    files: list[Path],
+    *,
+    request: str = "",
+    timeout: float = 120,
+    protected: list[str] | None = None,
+    protect_repo_tests: bool = True,
+    extra: dict[str, Any] | None = None,
+    root: Path | None = None,
+    allow_skip: bool = False,
+    confine: str = "auto",
+    add: bool = False,
+) -> Store:
+    """Copy `files` into a new store for `repo`, collect and run them once, write the manifest, switch.
+
+    Only `passed` counts at the gate, so a test that skips or xfails at seal time could never pass:
+    it is refused unless `allow_skip`, and the baseline records it either way. With `add`, the sealed
+    set (verified) is kept and `files` join it: the whole new set is collected and run again, its
+    request kept unless a new one is given."""
+    repo = git.toplevel(repo)
+    root = root or paths.home()
+    paths.check_outside(repo, root)
+    if not files:
+        raise DonegateError("no test files given", "name at least one test file: donegate seal REPO test_x.py")
+    names = set()
+    for f in files:
+        if not f.is_file():
+            raise DonegateError(f"{f}: no such test file")
+        if f.suffix != ".py":
+            raise DonegateError(f"{f}: not a Python file", "acceptance tests are pytest files named test_*.py")
+        if f.name in names or f.name == "conftest.py":
+            raise DonegateError(f"{f}: two test files named {f.name} (or a conftest.py)", "give every test file its own name")
+        names.add(f.name)
+        check_syntax(f)
+
+    def fill(tmp: Path) -> dict[str, Any]:
+        nonlocal request
+        if add:
+            st = load(repo, root)
+            if st is None:
+                raise DonegateError(f"nothing is sealed for {repo} yet, so there is nothing to add to",
+                                    "seal without --add")
+            kept = sorted(n for n in st.manifest["files"] if n.endswith(".py"))
+            clash = sorted(names & set(kept))
+            if clash:
+                raise DonegateError(f"{', '.join(clash)}: already sealed for {repo}",
+                                    "rename the new file, or seal the whole set again with --replace")
+            for name in kept:
+                shutil.copyfile(st.path / name, tmp / name)
+            request = request or st.manifest.get("request", "")
+        for f in files:
+            shutil.copyfile(f, tmp / f.name)
+        (tmp / runner.INI_NAME).write_text(runner.INI_TEXT, encoding="utf-8")
+        _fault("seal:copied")
+        collected = runner.run(tmp, repo, timeout=timeout, collect_only=True, confine=confine)
+        if not collected.ok:
+            detail = "\n".join(e.get("detail", "") for e in collected.errors) or collected.output[-3000:]
+            raise DonegateError(f"the test files do not collect: {collected.problem}\n{detail}".rstrip())
+        if not collected.collected:
+            raise DonegateError("the test files hold no tests", "write functions named test_* in them")
+        baseline = runner.run(tmp, repo, timeout=timeout, expected=collected.collected, confine=confine)
+        if not baseline.ok:
+            raise DonegateError(f"the baseline run against {repo} failed: {baseline.problem}")
+        skipped = baseline.skipped()
+        if skipped and not allow_skip:
+            shown = "; ".join(f"{k} ({v})" for k, v in list(skipped.items())[:5])
+            raise DonegateError(
+                f"{len(skipped)} test(s) skip or xfail at seal time, and only a passed test counts at the gate: {shown}",
+                "remove the skip/xfail from the tests, or seal them anyway with --allow-skip (they fail every stop until they run)",
+            )
+        globs = list(protected if protected is not None else [".claude/**"])
+        (tmp / TREE).write_text(json.dumps(tree(repo), separators=(",", ":")) + "\n", encoding="utf-8")
+        return {
+            "version": MANIFEST_VERSION,
+            "repo": str(repo),
+            "repo_key": paths.repo_key(repo),
+            "base": git.head(repo),
+            "request": request,
+            "sealed_at": _utc_now(),
+            "files": {p.name: sha256_file(p) for p in sorted(tmp.iterdir()) if p.name != MANIFEST},
+            "tests": collected.collected,
+            "count": len(collected.collected),
+            "baseline": {"passing": sorted(baseline.passing()), "failing": sorted(set(baseline.failing()) - set(skipped)),
+                         "skipped": sorted(skipped)},
+            "protected": snapshot(repo, globs),
+            "repo_tests": snapshot(repo, REPO_TEST_GLOBS) if protect_repo_tests else {},
+            **(extra or {}),
+        }
+
+    with _sealing(repo, root) as old:
+        folder, manifest = _build(repo, root, old, fill)
+        return Store(repo, folder, manifest)
+
+
+def check_syntax(path: Path) -> None:
+    """A test file that does not parse, in one line with file:line (not pytest's collection traceback)."""
+    try:
+        compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise DonegateError(f"{path}:{exc.lineno or 0}: {exc.msg}", "fix the syntax, then seal again") from None
+    except ValueError as exc:  # null bytes
+        raise DonegateError(f"{path}: {exc}", "acceptance tests are Python source files") from None
+
+
+def is_sealed(repo: Path, root: Path | None = None) -> bool:
+    """Whether `repo` has a seal record (intact or not: `load` says which)."""
+    return seal_record_path(git.toplevel(repo), root).exists()
+
+
+def unseal(repo: Path, root: Path | None = None) -> dict[str, Any] | None:
+    """Remove `repo`'s seal: the record first (one atomic step: from then on the repository is not
+    gated), then its folder. Returns the manifest that was sealed (None: nothing was, or it was
+    unreadable)."""
+    repo = git.toplevel(repo)
+    root = root or paths.home()
+    with _sealing(repo, root) as old:
+        if old is None:
+            return None
+        try:
+            manifest: dict[str, Any] | None = json.loads(fsafe.read_text(_folder(repo, root, old) / MANIFEST))
+        except (OSError, ValueError, StoreError):
+            manifest = None
+        folder = _folder(repo, root, old)
+        seal_record_path(repo, root).unlink()
+        shutil.rmtree(folder, ignore_errors=True)
+        return manifest if isinstance(manifest, dict) else {}
+
+
+def _build(repo: Path, root: Path, old: dict[str, Any] | None, fill) -> tuple[Path, dict[str, Any]]:
+    """A new store folder filled by `fill(folder) -> manifest`, its manifest written, switched in, the
+    old folder removed; a failure before the switch removes the new folder and leaves the old store."""
+    tmp = _new_folder(repo, root)
+    switched = False
+    try:
+        manifest = fill(tmp)
+        text = json.dumps(manifest, indent=2) + "\n"
+        (tmp / MANIFEST).write_text(text, encoding="utf-8")
+        _fault("seal:built")
+        _switch(repo, root, tmp, text, manifest["sealed_at"])
+        switched = True
+    finally:
+        if not switched:
+            shutil.rmtree(tmp, ignore_errors=True)
+    _retire(repo, root, old, tmp)
+    return tmp, manifest
+
+
+def load(repo: Path, root: Path | None = None) -> Store | None:
+    """The sealed store for `repo`, verified against its manifest and seal record; None if never sealed.
+
+    Raises StoreError when the store is missing, modified or unrecorded.
+    """
+    root = root or paths.home()
+    record = _read_record(repo, root)
+    if record is None:
+        if paths.store_dir(repo, root).exists():  # the folder of the old layout, its record gone
+            raise StoreError("the acceptance store has no seal record", "seal the tests again: donegate seal")
+        return None  # never sealed (a folder a crashed first seal left is swept, not read)
+    path = _folder(repo, root, record)
+    if not path.is_dir():
+        raise StoreError("the acceptance store is missing although it was sealed", "seal the tests again: donegate seal")
+    try:
+        text = fsafe.read_text(path / MANIFEST)
+        manifest = json.loads(text)
+    except (OSError, ValueError):
+        raise StoreError("acceptance tests were modified: the manifest is missing or unreadable", "seal the tests again") from None
+    if hashlib.sha256(text.encode()).hexdigest() != record.get("manifest_sha256"):
+        raise StoreError("acceptance tests were modified: the manifest changed", "seal the tests again")
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise StoreError("acceptance tests were modified: the manifest is missing or unreadable", "seal the tests again")
+    present = {p.name for p in path.iterdir() if p.name != MANIFEST and not p.name.startswith(".")}
+    expected = set(manifest["files"])
+    changed = sorted(
+        name for name in expected | present
+        if name not in present or name not in expected or sha256_file(path / name) != manifest["files"][name]
+    )
+    if changed:
+        raise StoreError(f"acceptance tests were modified ({len(changed)} file(s) changed, added or removed)", "seal the tests again")
+    return Store(repo, path, manifest)
+
+
+def refresh_protected(repo: Path, globs: list[str], root: Path | None = None) -> bool:
+    """Take a new snapshot of the protected files into a sealed store's manifest.
+
+    For a person's own changes after sealing (installing or removing the kit's settings, which lie
+    under `.claude/`): without this every later stop would block on "protected files were changed".
+    Returns False when there is no sealed store. The store must be intact: a tampered one stays so.
+    The new manifest goes into a copy of the store, switched in like a seal.
+    """
+    root = root or paths.home()
+    with _sealing(repo, root) as old:
+        st = load(repo, root)
+        if st is None:
+            return False
+        manifest = {**st.manifest, "protected": snapshot(Path(st.manifest["repo"]), globs)}
+
+        def fill(tmp: Path) -> dict[str, Any]:
+            for name in manifest["files"]:
+                shutil.copyfile(st.path / name, tmp / name)
+            return manifest
+
+        _build(repo, root, old, fill)
+        return True
