@@ -17,6 +17,7 @@ person to repair, not for the agent: the stop is allowed at once with a system m
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -66,8 +67,13 @@ def setup(data):
         if ready(data):
             return ""
         venv = os.path.join(data, "venv")
+        # pip builds in the source folder (build/, *.egg-info): build from a copy, never in the plugin, which
+        # for a local marketplace is the repository itself.
+        src = os.path.join(data, "src")
+        shutil.rmtree(src, ignore_errors=True)
+        shutil.copytree(KIT, src, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
         steps = [[sys.executable, "-m", "venv", "--clear", venv],
-                 [venv_python(data), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", KIT]]
+                 [venv_python(data), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", src]]
         deadline = time.monotonic() + SETUP_TIMEOUT
         with open(log, "a") as out:
             out.write(f"donegate plugin setup at {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} from {KIT}\n")
@@ -80,6 +86,7 @@ def setup(data):
                     code = f"{type(exc).__name__}"
                 if code != 0:
                     return f"`{' '.join(argv[:3])} ...` failed ({code}); see {log}"
+        shutil.rmtree(src, ignore_errors=True)
         with open(os.path.join(venv, ".donegate-plugin"), "w") as fh:
             fh.write(ROOT)
     return ""

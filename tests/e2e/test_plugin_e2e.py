@@ -76,3 +76,6 @@ def test_installed_plugin_blocks_then_passes(tmp_path, shop_repo):
     # The environment was made once, in the plugin's data folder, not on any PATH.
     [venv] = (home / ".claude" / "plugins" / "data").glob("*/venv")
     assert (venv / "share" / "donegate" / "hooks" / "stop_gate.py").is_file()
+    # ... built from a copy: nothing written into the plugin (for a local marketplace, this repository).
+    assert sorted(p.name for p in (KIT / "plugin" / "kit").iterdir()) == ["README.md", "donegate", "hooks", "pyproject.toml",
+                                                                          "reviewer", "writer"]

@@ -1,3 +1,0 @@
-from donegate.cli import main
-
-raise SystemExit(main())
