@@ -59,8 +59,10 @@ def test_installed_plugin_blocks_then_passes(tmp_path, shop_repo):
     assert sealed.returncode == 0, sealed.stderr
 
     pricing = shop_repo / "shop" / "pricing.py"
+    [hidden] = (state / "acceptance").glob("*/test_bulk_discount.py")
     with FakeAPI() as api:
         api.add("Done: orders of 10 or more units get the discount.",
+                turn(tool("Read", {"file_path": str(hidden)})),  # the plugin's guard refuses it
                 turn(tool("Read", {"file_path": str(pricing)})),  # Claude Code edits only a file it has read
                 turn(tool("Edit", {"file_path": str(pricing), "old_string": BUG[0], "new_string": BUG[1]})),
                 "Fixed: exactly 10 units now get the discount.")
@@ -69,6 +71,9 @@ def test_installed_plugin_blocks_then_passes(tmp_path, shop_repo):
         assert s.returncode == 0 and not api.overrun, (s.result, s.stderr[-2000:])
         feedback = api.stop_hook_feedback()
     assert len(feedback) == 1 and "test_ten_units_get_the_bulk_discount" in feedback[0], feedback
+    refused = api.tool_results(api.main_requests()[2])[0]
+    assert refused["is_error"] and "donegate guard: this Read call was refused" in json.dumps(refused), refused
+    assert "def test_" not in json.dumps(refused)
     assert str(state) not in feedback[0]
     lines = [json.loads(line) for line in (state / "ledger.jsonl").read_text().splitlines()]
     assert [r["verdict"] for r in lines if r["event"] == "stop"] == ["block", "pass"]
