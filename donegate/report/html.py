@@ -131,11 +131,17 @@ def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[s
     sessions: dict[str, _Session] = {}
     labels: dict[str, dict[str, Any]] = {}
     order = 0
-    for where, line, rec, when in _records(files, (b'"stop"', b'"label"'), since):
+    for where, line, rec, when in _records(files, (b'"stop"', b'"label"', b'"decision"'), since):
         event = rec.get("event")
         if event == "label":
             if isinstance(rec.get("ref"), str) and isinstance(rec.get("label"), str) and rec["label"]:
-                labels[rec["ref"][: ledger.REF_CHARS]] = {"label": rec["label"], "note": str(rec.get("note") or "")}
+                mark = labels.setdefault(rec["ref"][: ledger.REF_CHARS], {"label": "", "note": ""})
+                mark.update(label=rec["label"], note=str(rec.get("note") or ""))
+            continue
+        if event == "decision":  # a person's approve / reject of an appeal or a hand-over
+            if isinstance(rec.get("ref"), str) and isinstance(rec.get("decision"), str):
+                mark = labels.setdefault(rec["ref"][: ledger.REF_CHARS], {"label": "", "note": ""})
+                mark["decision"] = rec["decision"] + "d" + (f": {rec['note']}" if rec.get("note") else "")
             continue
         sid, verdict = rec.get("session"), rec.get("verdict")
         if event != "stop" or not (isinstance(sid, str) and sid and isinstance(verdict, str)):
@@ -233,10 +239,12 @@ def _detail(verdict: str, stop: dict[str, Any], shown: str, scrub: feedback.Scru
                    f"{leak.get('source_lines', 0)} source line(s)") if isinstance(leak, dict) else "the transcript shows hidden-test content"
     if tid >= 0:
         d["f"] = tid
-    if label:
+    if label and label["label"]:
         d["lb"] = label["label"]
         if label["note"]:
             d["ln"] = scrub(label["note"])
+    if label and label.get("decision"):
+        d["dc"] = scrub(label["decision"])
     return d, size + len(json.dumps(d))
 
 
