@@ -12,7 +12,6 @@ dollars are a computation from a scripted server's token counts, not a price.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 # The article's tinydb runs (shared/reference/the-kit.md): cost per run, and seconds (gated runs took
@@ -73,11 +72,9 @@ def per_configuration(records: list[dict[str, Any]], experiment: str, configs: l
     return out
 
 
-def agent_cost(path: Path, experiment: str, config: str, scripted: bool) -> float:
-    """The mean agent cost of the configuration's earlier runs (or its prior): a killed run's estimate."""
-    from donegate.experiment import harness
-
-    records = harness.events(path, "run")
+def agent_cost(records: list[dict[str, Any]], experiment: str, config: str, scripted: bool) -> float:
+    """The mean agent cost of the configuration's earlier runs `records` (the ledger's run lines, or its
+    prior): a killed run's estimate."""
     runs = [r for r in records if r.get("experiment") == experiment and r.get("config") == config
             and (r.get("source") == "scripted") == scripted and known_cost(r) is not None
             and isinstance((r.get("cost") or {}).get("agent"), (int, float))]
@@ -91,27 +88,3 @@ def agent_cost(path: Path, experiment: str, config: str, scripted: bool) -> floa
     known = [float(r["cost"]["agent"]) for r in records if r.get("experiment") == experiment
              and isinstance((r.get("cost") or {}).get("agent"), (int, float))]
     return sum(known) / len(known) if known else max(c for c, _ in PRIOR.values())
-
-
-def dry_run(spec: Any, ledger_path: Path, *, jobs: int, shard: tuple[int, int] | None, scripted: bool = False) -> dict[str, Any]:
-    """The runs `experiment run` would do now (those without a line), each with its estimate, and the
-    totals: cost (of the runs with an estimate), time at `jobs` at a time, and the time limit's bound."""
-    from donegate.experiment import harness
-
-    runs = harness.plan(spec, shard)
-    have = harness.recorded(ledger_path, spec.name)
-    todo = [r for r in runs if r.key not in have]
-    by_conf = per_configuration(harness.events(ledger_path, "run"), spec.name, [c["name"] for c in spec.configurations], scripted)
-    rows = [{"key": r.key, "config": r.conf["name"], "cost": by_conf[r.conf["name"]].cost,
-             "seconds": by_conf[r.conf["name"]].seconds} for r in todo]
-    costs = [x["cost"] for x in rows if x["cost"] is not None]
-    seconds = [x["seconds"] for x in rows if x["seconds"] is not None]
-    waves = -(-len(todo) // max(1, jobs))  # runs in a row on one job slot
-    return {
-        "planned": len(runs), "recorded": len(runs) - len(todo), "runs": rows,
-        "configurations": {name: {"cost": e.cost, "seconds": e.seconds, "source": e.source, "from_runs": e.runs,
-                                  "todo": sum(1 for x in rows if x["config"] == name)} for name, e in by_conf.items()},
-        "cost": round(sum(costs), 4), "unestimated": len(rows) - len(costs),
-        "seconds": round(sum(seconds) / max(1, jobs), 1) if seconds else None, "seconds_bound": waves * float(spec.limits["time"]),
-        "jobs": jobs, "scripted": scripted,
-    }

@@ -424,7 +424,7 @@ def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep
         if res.timed_out and "total_cost_usd" not in result:
             # Killed at its time limit: Claude Code reports the cost only at the end. Unknown, never 0;
             # `--max-cost` counts the estimate (the configuration's earlier runs, else the prior).
-            guess = estimate.agent_cost(ledger_path, spec.name, run.conf["name"], scripted)
+            guess = estimate.agent_cost(events(ledger_path, "run"), spec.name, run.conf["name"], scripted)
             cost: dict[str, Any] = {"agent": None, "writer": round(writer, 6), "reviewer": account["reviewer"], "total": None,
                                     "estimate": round(known + guess, 6), "unknown": "the session was killed at its time limit"}
         else:
@@ -627,3 +627,25 @@ def run_experiment(spec: Spec, ledger_path: Path, *, jobs: int, max_cost: float 
         shutil.rmtree(work, ignore_errors=True)
     summary["skipped_budget"] = len(pending)
     return summary
+
+
+def dry_run(spec: Any, ledger_path: Path, *, jobs: int, shard: tuple[int, int] | None, scripted: bool = False) -> dict[str, Any]:
+    """The runs `experiment run` would do now (those without a line), each with its estimate, and the
+    totals: cost (of the runs with an estimate), time at `jobs` at a time, and the time limit's bound."""
+    runs = plan(spec, shard)
+    have = recorded(ledger_path, spec.name)
+    todo = [r for r in runs if r.key not in have]
+    by_conf = estimate.per_configuration(events(ledger_path, "run"), spec.name, [c["name"] for c in spec.configurations], scripted)
+    rows = [{"key": r.key, "config": r.conf["name"], "cost": by_conf[r.conf["name"]].cost,
+             "seconds": by_conf[r.conf["name"]].seconds} for r in todo]
+    costs = [x["cost"] for x in rows if x["cost"] is not None]
+    seconds = [x["seconds"] for x in rows if x["seconds"] is not None]
+    waves = -(-len(todo) // max(1, jobs))  # runs in a row on one job slot
+    return {
+        "planned": len(runs), "recorded": len(runs) - len(todo), "runs": rows,
+        "configurations": {name: {"cost": e.cost, "seconds": e.seconds, "source": e.source, "from_runs": e.runs,
+                                  "todo": sum(1 for x in rows if x["config"] == name)} for name, e in by_conf.items()},
+        "cost": round(sum(costs), 4), "unestimated": len(rows) - len(costs),
+        "seconds": round(sum(seconds) / max(1, jobs), 1) if seconds else None, "seconds_bound": waves * float(spec.limits["time"]),
+        "jobs": jobs, "scripted": scripted,
+    }
