@@ -364,10 +364,10 @@ def slow_row(line: bytes) -> tuple[str, Any]:
     event = rec.get("event")
     if event == "stop":
         return stop_row(rec)
-    if rec.get("inside_session") is True and event != "write":
-        # One of the person's commands run from inside a Claude Code session (`donegate.person`): never a
-        # person's label or approval; the report lists it before anything else.
-        by = rec["by"] if isinstance(rec.get("by"), dict) else {}
+    by = rec["by"] if isinstance(rec.get("by"), dict) else {}
+    if rec.get("inside_session") is True and event != "write" and not by.get("confirmed"):
+        # One of the person's commands run from inside a Claude Code session (`donegate.person`) and not
+        # confirmed on the person's terminal: never a person's label or approval; listed first.
         return "inside", (_str(rec.get("time")), _str(event), _str(rec.get("command") or event),
                           _str(rec.get("repo") or by.get("gated_repo")), _str(by.get("session") or rec.get("session")))
     if event in ("write", "write_failed"):  # a failed write cost money too
@@ -377,6 +377,8 @@ def slow_row(line: bytes) -> tuple[str, Any]:
         return "write", (repo.encode(), cfg.encode(), float(cost), canonical_time(rec.get("time")))
     if event == "label":
         return label_row(rec)
+    if event == "decision":  # a person's approve / reject: read on its own (`labels.decisions`)
+        return "decision", None
     if event in PERSON_EVENTS:
         return "person", event
     return "event", str(event)[:40]
