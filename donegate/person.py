@@ -28,7 +28,6 @@ Plain `os` and `/proc` only: the guard's launcher does not import this, but ever
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -128,19 +127,21 @@ def inside_session(by: Mapping[str, Any]) -> bool:
     return bool(by.get("claude_env") or by.get("claude_process"))
 
 
-def sealed_repos(root: Path) -> list[Path]:
-    """The repositories sealed under state root `root` (from each seal record's store manifest)."""
-    from donegate.ledger import json_files
-
-    out = []
-    for path, record in json_files(root / "state" / "seals"):
-        try:
-            store = record.get("store", path.stem) if isinstance(record, dict) else path.stem
-            manifest = json.loads((root / "acceptance" / str(store) / "manifest.json").read_text(encoding="utf-8"))
-            out.append(Path(manifest["repo"]))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return out
+def not_the_persons(by: dict[str, Any] | None, first: float | None) -> str:
+    """Why the current seal is not a person's (empty when it is, or when nobody recorded who sealed)."""
+    if by is None or by.get("confirmed"):
+        return ""
+    if inside_session(by):
+        # The kit refuses a seal from inside a session (`donegate.person`); one that got through anyway
+        # (a first seal, or the check dodged) holds the agent's own tests: a person must look.
+        where = f" (session {by['session']})" if by.get("session") else ""
+        return f"the acceptance tests were sealed again from inside a Claude Code session{where}, not by a person"
+    at = by.get("at")
+    if first is not None and not by.get("terminal") and isinstance(at, (int, float)) and at > first:
+        # No sign of a session on the seal, but it came after this session's first stop and not from a
+        # terminal: the way an agent seals after hiding from `donegate.person` (variables unset, detached).
+        return "the acceptance tests were sealed again during this session, after its first stop, and not from a terminal"
+    return ""
 
 
 def _within(child: str, parent: Path) -> bool:
@@ -155,6 +156,8 @@ def gated_repo(by: Mapping[str, Any], root: Path, target: str | None = None) -> 
         return None
     places = [p["cwd"] for p in by.get("claude_process") or [] if p.get("cwd")]
     places += [os.getcwd()] + ([target] if target else [])
+    from donegate.store import sealed_repos
+
     for repo in sealed_repos(root):
         if any(_within(place, repo) for place in places):
             return repo

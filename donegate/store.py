@@ -462,6 +462,19 @@ def _build(repo: Path, root: Path, old: dict[str, Any] | None, fill, by: dict[st
     return tmp, manifest
 
 
+def sealed_repos(root: Path) -> list[Path]:
+    """The repositories with a seal record, as their manifests name them (`status`, `donegate.person`)."""
+    out = []
+    for record in sorted((paths.state_dir(root) / "seals").glob("*.json")):
+        try:
+            name = json.loads(record.read_text(encoding="utf-8")).get("store", record.stem)
+            manifest = json.loads((paths.acceptance_root(root) / name / MANIFEST).read_text(encoding="utf-8"))
+            out.append(Path(manifest["repo"]))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+    return out
+
+
 def sealed_by(repo: Path, root: Path | None = None) -> dict[str, Any] | None:
     """Who made the current seal (`donegate.person.who`, kept in the seal record); None when not recorded."""
     try:

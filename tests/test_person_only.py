@@ -246,3 +246,10 @@ def test_a_person_resealing_at_a_terminal_during_a_session_is_judged_as_usual(se
     assert res.returncode == 0, res.stderr
     assert [r for r in ledger_lines(kit_home) if r["event"] == "seal"][-1]["by"]["terminal"] is True
     assert run_hook(stop_payload(sealed_shop, session="s1")).returncode == 0
+
+
+def test_status_names_a_seal_that_is_not_the_persons(shop_repo, kit_home, tmp_path):
+    assert kit("seal", ".", str(cheat(tmp_path)), cwd=shop_repo, env=SESSION_ENV).returncode == 0  # a first seal, flagged
+    res = kit("status", cwd=tmp_path)
+    assert res.returncode == 0 and "WARNING: the acceptance tests were sealed again from inside a Claude Code session" in res.stdout
+    assert "every stop blocks for a person" in res.stdout, res.stdout

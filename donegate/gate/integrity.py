@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
 
 from donegate import store
 from donegate.errors import StoreError
-from donegate.person import inside_session
+from donegate.person import not_the_persons
 from donegate.gate.stop import stage
 
 
@@ -29,28 +29,11 @@ def check(repo: Path, root: Path, session: str | None = None) -> tuple[store.Sto
     if st is None:
         return None, {"ok": None}, ""
     by = store.sealed_by(repo, root)
-    problem = _not_the_persons(by, _first_stop(root, session) if by is not None and session else None)
+    problem = not_the_persons(by, _first_stop(root, session) if by is not None and session else None)
     if by is not None and problem:
         return None, {"ok": False, "problem": problem, "sealed_by": by}, \
             "a person must seal the tests again from a terminal outside the session"
     return st, {"ok": True, "tests": st.manifest["count"]}, ""
-
-
-def _not_the_persons(by: dict[str, Any] | None, first: float | None) -> str:
-    """Why the current seal is not a person's (empty when it is, or when nobody recorded who sealed)."""
-    if by is None or by.get("confirmed"):
-        return ""
-    if inside_session(by):
-        # The kit refuses a seal from inside a session (`donegate.person`); one that got through anyway
-        # (a first seal, or the check dodged) holds the agent's own tests: a person must look.
-        where = f" (session {by['session']})" if by.get("session") else ""
-        return f"the acceptance tests were sealed again from inside a Claude Code session{where}, not by a person"
-    at = by.get("at")
-    if first is not None and not by.get("terminal") and isinstance(at, (int, float)) and at > first:
-        # No sign of a session on the seal, but it came after this session's first stop and not from a
-        # terminal: the way an agent seals after hiding from `donegate.person` (variables unset, detached).
-        return "the acceptance tests were sealed again during this session, after its first stop, and not from a terminal"
-    return ""
 
 
 def _first_stop(root: Path, session: str) -> float | None:
