@@ -1,4 +1,5 @@
-"""`donegate seal REPO TEST_FILE...`: copy acceptance tests into the store, outside the repository's tree."""
+"""`donegate seal REPO TEST_FILE...`: copy acceptance tests into the store, outside the repository's tree;
+`donegate relocate OLD NEW`: the seal follows a moved repository."""
 
 from __future__ import annotations
 
@@ -24,10 +25,24 @@ def cmd_seal(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_relocate(args: argparse.Namespace) -> int:
+    from donegate import store
+
+    st = store.relocate(args.old, args.new)
+    print(f"moved the seal of {args.old} to {st.manifest['repo']} ({st.manifest['count']} tests, base "
+          f"{st.manifest['base'][:12]}); stops there are judged again")
+    print(f"  a per-repository install names the old path: donegate install {st.manifest['repo']} (then donegate doctor it)")
+    return 0
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("seal", help="copy acceptance tests into the store for REPO, outside its tree")
-    p.add_argument("repo", metavar="REPO", help="the guarded git repository")
+    p.add_argument("repo", metavar="REPO", help="the guarded project: a git repository, or a subfolder of one (a monorepo package)")
     p.add_argument("tests", metavar="TEST_FILE", nargs="+", help="pytest files holding the acceptance tests")
     p.add_argument("--request", help="the request the tests were written for (kept in the manifest)")
     p.add_argument("--allow-skip", action="store_true", help="seal tests that skip or xfail now (they fail at every stop until they run)")
     p.set_defaults(func=cmd_seal)
+    p = subparsers.add_parser("relocate", help="move the seal of a repository that was moved or renamed from OLD to NEW")
+    p.add_argument("old", metavar="OLD", help="the path the repository was sealed at (doctor and the hook name it)")
+    p.add_argument("new", metavar="NEW", help="where the same repository is now")
+    p.set_defaults(func=cmd_relocate)
