@@ -40,7 +40,8 @@ SKIP_TOP = (".git",)
 SKIP_DIRS = ("__pycache__", ".pytest_cache")
 # What `donegate install` writes into the repository (tests/gate/test_gate.py keeps this in step with
 # install.py): never the agent's change. They lie under `.claude/`, which the protected globs cover.
-KIT_FILES = (".claude/settings.json", ".claude/settings.json.donegate-backup", ".claude/donegate-install.json")
+KIT_FILES = (".claude/settings.json", ".claude/settings.json.donegate-backup", ".claude/donegate-install.json",
+             ".claude/settings.local.json", ".claude/settings.local.json.donegate-backup", ".claude/donegate-install.local.json")
 
 
 def _utc_now() -> str:
