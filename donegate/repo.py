@@ -49,6 +49,7 @@ class Target:
 
     def __init__(self, tree: Path, sealed: Path, moved_from: str | None = None) -> None:
         self.tree, self.sealed, self.moved_from = tree, sealed, moved_from
+        self.found_from = ""  # which folder named it: "project" (the session's), "cwd", or "hook" (--repo)
 
     def __repr__(self) -> str:
         return f"Target(tree={self.tree}, sealed={self.sealed}, moved_from={self.moved_from})"
@@ -231,26 +232,32 @@ def locate(payload: dict[str, Any], root: Path, fixed: str | None = None, manage
            env: Any = None) -> Target | None:
     """The target of this stop; None: nothing sealed here and the hook is for every repository."""
     cwd = payload.get("cwd")
-    folders = [f for f in (project_dir(payload, env), Path(cwd) if isinstance(cwd, str) and cwd else None) if f]
+    start = project_dir(payload, env)
+    folders = [(f, name) for f, name in ((start, "project"), (Path(cwd) if isinstance(cwd, str) and cwd else None, "cwd")) if f]
     if fixed:
         sealed = Path(fixed).resolve()
-        for folder in folders:
+        for folder, name in folders:
             t = resolve(folder, root)
             if t is not None and t.sealed == sealed:
-                return t
+                return _named(t, name)
         if sealed.is_dir():
-            return Target(sealed, sealed)
-        return Target(sealed, sealed, moved_from=str(sealed))  # gone: moved (to nowhere this session knows) or deleted
-    for folder in folders or [Path(os.getcwd())]:
+            return _named(Target(sealed, sealed), "hook")
+        return _named(Target(sealed, sealed, moved_from=str(sealed)), "hook")  # gone: moved (where to, this session does not say) or deleted
+    for folder, name in folders or [(Path(os.getcwd()), "cwd")]:
         t = resolve(folder, root)
         if t is not None:
-            return t
+            return _named(t, name)
     if managed:
         return None
     from donegate import git
 
-    top = git.toplevel(folders[-1] if folders else Path(os.getcwd()))
-    return Target(top, top)
+    top = git.toplevel(folders[-1][0] if folders else Path(os.getcwd()))
+    return _named(Target(top, top), "cwd")
+
+
+def _named(t: Target, name: str) -> Target:
+    t.found_from = name
+    return t
 
 
 def guarded(payload: dict, root: Path, fixed: str | None = None, managed: bool = False) -> Path | None:

@@ -58,6 +58,7 @@ def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg:
     paths.check_outside(target.tree, root)
     out = _evaluate(payload, cfg, root, target.sealed, target.tree)
     out.repo = str(target.tree)
+    out.gates["found"] = target.found_from  # which folder named the tree: the session's, the cwd, the hook's --repo
     if target.tree != target.sealed:
         out.gates["sealed"] = str(target.sealed)  # the working tree judged is another one of the sealed repository
     return appeal.consider(out, payload, cfg, root, target.tree, session_of(payload), sealed=target.sealed)
