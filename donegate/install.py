@@ -1,4 +1,6 @@
-"""`donegate install REPO` and `donegate uninstall REPO`: the kit's entries in `REPO/.claude/settings.json`.
+"""`donegate install [--scope project|local|user] [REPO]` and `uninstall`: the kit's entries in the
+settings file of one scope (`Files`: `REPO/.claude/settings.json`, `REPO/.claude/settings.local.json`,
+or `~/.claude/settings.json`, whose hook takes `--managed` instead of `--repo`: every sealed repository).
 
 Install merges into whatever the file holds (the user's keys, hooks and rules stay, in their order)
 and writes:
@@ -6,7 +8,8 @@ and writes:
 - the Stop hook in exec form (no shell, so neither `PATH`, `CLAUDE_CODE_SHELL_PREFIX` nor quoting
   can bend it): `"command"` the kit's interpreter by absolute path, `"args"` `-I` (no `PYTHON*`
   variable, no user site), `stop_gate.py`, `--home` the state root the deny rules cover, `--repo` the
-  repository (the stop is judged for it wherever the agent `cd`s), `--git` the git found now (a
+  sealed project (a stop is judged against its seal wherever the agent `cd`s; on the session's own
+  worktree of it, `donegate.repo`), `--git` the git found now (a
   fake `git` put first on `PATH` later runs nothing) and `--claude` the reviewers' Claude Code (the
   launcher ignores `DONEGATE_CLAUDE` from the session's environment); and a `timeout` above the kit's worst case
   (tests, plus reviewers when on, plus `hook_margin`): a hook that times out opens the gate;

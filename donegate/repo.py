@@ -128,6 +128,30 @@ def _git_tops(folder: Path) -> list[Path]:
     return [f for f in (folder, *folder.parents) if os.path.lexists(f / ".git")]
 
 
+def _common_dir(top: Path) -> str | None:
+    """The common git dir of the working tree at `top`, read as git reads it (a `.git` folder, or a
+    `.git` file naming a worktree's git dir, whose `commondir` names the shared one): no process, so
+    a stop outside every sealed repository costs a few file reads. Seal records git's own answer
+    (`git.common_dir`); both are resolved paths."""
+    dotgit = top / ".git"
+    try:
+        if dotgit.is_dir():
+            return str(dotgit.resolve())
+        with open(dotgit, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(4096)
+        m = re.match(r"gitdir: *(.+)", text)
+        if not m:
+            return None
+        gitdir = top / m.group(1).strip()  # an absolute path stays itself
+        try:
+            with open(gitdir / "commondir", encoding="utf-8", errors="replace") as fh:
+                return str((gitdir / fh.read(4096).strip()).resolve())
+        except FileNotFoundError:
+            return str(gitdir.resolve())
+    except OSError:
+        return None
+
+
 def _within(child: Path, parent: Path) -> bool:
     return child == parent or parent in child.parents
 
@@ -162,9 +186,8 @@ def resolve(folder: Path, root: Path) -> Target | None:
         if not os.path.isdir(e["common_dir"]):
             stale.append(e)
     for top in _git_tops(folder):
-        try:
-            common = str(git.common_dir(top))
-        except DonegateError:
+        common = _common_dir(top)
+        if common is None:
             continue
         hit = _in_project(folder, top, [e for e in entries if e["common_dir"] == common])
         if hit is not None:
@@ -193,15 +216,8 @@ def _own_worktree(folder: Path, sealed: Path, root: Path) -> Target | None:
         ident = json.loads(identity_path(sealed, root).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    from donegate import git
-    from donegate.errors import DonegateError
-
     for top in below:
-        try:
-            common = str(git.common_dir(top))
-        except DonegateError:
-            continue
-        if common == ident.get("common_dir"):
+        if _common_dir(top) == ident.get("common_dir"):
             hit = _in_project(folder, top, [ident])
             if hit is not None:
                 return Target(hit[0], sealed)
@@ -232,6 +248,10 @@ def locate(payload: dict[str, Any], root: Path, fixed: str | None = None, manage
            env: Any = None) -> Target | None:
     """The target of this stop; None: nothing sealed here and the hook is for every repository."""
     cwd = payload.get("cwd")
+    if cwd is not None and not (isinstance(cwd, str) and cwd):
+        from donegate.errors import DonegateError
+
+        raise DonegateError(f"the hook's stdin has a cwd that is not a folder path ({type(cwd).__name__})")
     start = project_dir(payload, env)
     folders = [(f, name) for f, name in ((start, "project"), (Path(cwd) if isinstance(cwd, str) and cwd else None, "cwd")) if f]
     if fixed:
