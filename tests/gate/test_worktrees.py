@@ -184,6 +184,10 @@ def test_a_moved_repository_is_handed_to_a_person_in_one_line(mode, sealed_shop,
     lines = ledger_lines(kit_home)
     assert [x["verdict"] for x in lines] == ["gave_up"] * 3 and all(x["blocks"] == 0 for x in lines)
     assert lines[0]["gates"]["moved"] == {"from": str(old), "to": str(new)}
+    report = subprocess.run([PY, "-m", "donegate", "report", "--json", "--by", "repo"], capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0, report.stderr
+    total = json.loads(report.stdout)["total"]  # the report reads the moved lines as sessions left for a person
+    assert (total["stops"], total["gave_up"], total["left_for_person"], total["blocks"]) == (3, 2, 2, 0), total
     # The fix it names works: the seal follows, stops are judged again.
     res = subprocess.run([PY, "-m", "donegate", "relocate", str(old), str(new)], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
