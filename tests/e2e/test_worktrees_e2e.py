@@ -38,9 +38,9 @@ def stops(home: Path) -> list[dict]:
     return [r for r in kit_ledger.records(home / "ledger.jsonl") if r.get("event") == "stop"]
 
 
-def session(folder: Path, user_home: Path, api: FakeAPI):
+def session(folder: Path, user_home: Path, api: FakeAPI, wrap: list[str] | None = None):
     return run_session(folder, api, f"Implement the request: {REQUEST}.", allowed_tools=UNATTENDED_TOOLS, timeout=240,
-                       home=user_home, extra_env={"DONEGATE_HOME": ""})
+                       home=user_home, extra_env={"DONEGATE_HOME": ""}, wrap=wrap or ())
 
 
 def fix(folder: Path) -> list:
@@ -62,10 +62,21 @@ def layout(tmp_path):
     return g, user_home
 
 
-@pytest.mark.parametrize("mode", ["user scope", "committed project settings"])
+@pytest.mark.parametrize("mode", ["user scope", "committed project settings", "managed"])
 def test_worktrees_are_judged_on_their_own_tree(mode, layout, tmp_path):
     g, user_home = layout
-    if mode == "user scope":
+    prefix: list[str] = []
+    if mode == "managed":  # the drop-in in a folder mounted over /etc/claude-code, never the real /etc
+        from tests.support.managed import wrap
+
+        folder = tmp_path / "etc-claude-code"
+        folder.mkdir()
+        res = subprocess.run([*wrap(folder, writable=True), sys.executable, "-m", "donegate", "install", "--managed",
+                              "--sandbox", "off"], cwd=g.kit, env={**os.environ, "DONEGATE_HOME": str(g.home)},
+                             capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, res.stdout + res.stderr
+        prefix = wrap(folder)
+    elif mode == "user scope":
         kit(g.kit, g.home, user_home, "install", "--scope", "user", "--sandbox", "off")
     else:  # the team commits the project settings install wrote: every worktree has them
         kit(g.kit, g.home, user_home, "install", str(g.repo), "--sandbox", "off")
@@ -83,13 +94,13 @@ def test_worktrees_are_judged_on_their_own_tree(mode, layout, tmp_path):
     # --repo, or no hook at all with .claude/ untracked).
     with FakeAPI() as api:
         api.add(CLAIM)
-        s = session(fixed, user_home, api)
+        s = session(fixed, user_home, api, prefix)
     assert s.returncode == 0 and s.result["result"] == CLAIM and api.stop_hook_feedback() == [], s.describe()
     # A worktree without it is blocked with the failing assertion, then passes once fixed there
     # (before: a quiet pass under the managed/user hook, or judged on the main checkout).
     with FakeAPI() as api:
         api.add(CLAIM, *fix(broken))
-        s = session(broken, user_home, api)
+        s = session(broken, user_home, api, prefix)
     assert s.returncode == 0 and s.result["result"] == "Fixed.", s.describe()
     (feedback,) = api.stop_hook_feedback()
     assert ASSERTION in feedback
