@@ -57,14 +57,14 @@ class Target:
 
 def sealed_ancestor(cwd: Path, root: Path) -> Path | None:
     """The nearest folder at or above `cwd` with a seal record or a store under `root`."""
-    from donegate import paths, store
+    from donegate import paths
 
     try:
         start = cwd.resolve()
     except OSError:
         return None
     for folder in (start, *start.parents):
-        if store.seal_record_path(folder, root).exists() or paths.store_dir(folder, root).exists():
+        if paths.seal_record(folder, root).exists() or paths.store_dir(folder, root).exists():
             return folder
     return None
 

@@ -165,8 +165,7 @@ def tree_changes(repo: Path, sealed: dict[str, list[Any]]) -> tuple[list[str], d
     return sorted(changed), kinds
 
 
-def seal_record_path(repo: Path, root: Path | None = None) -> Path:
-    return paths.state_dir(root) / "seals" / f"{paths.repo_key(repo)}.json"
+seal_record_path = paths.seal_record
 
 
 def _fault(step: str) -> None:
