@@ -171,3 +171,28 @@ def test_a_moved_repository_is_handed_to_a_person_then_relocated(layout, tmp_pat
     assert s.returncode == 0 and ASSERTION in api.stop_hook_feedback()[0], s.describe()
     assert [r["verdict"] for r in stops(g.home)][1:] == ["block", "pass"]
     assert json.loads((g.home / "state" / "repos" / next(os.scandir(g.home / "state" / "repos")).name).read_text())["repo"] == str(new)
+
+
+def test_the_user_scope_rules_hold_in_the_project(layout):
+    """The user-scope install's rules in a project: the absolute deny rule over the state root, and the
+    guard refusing a write of the project's settings (which would switch the hooks off)."""
+    g, user_home = layout
+    kit(g.kit, g.home, user_home, "install", "--scope", "user", "--sandbox", "off")
+    kit(g.kit, g.home, user_home, "seal", str(g.repo), *map(str, TESTS), "--request", REQUEST)
+    local = g.repo / ".claude" / "settings.local.json"
+    attempts = [tool("Read", {"file_path": str(g.hidden_test)}),
+                tool("Write", {"file_path": str(local), "content": '{"disableAllHooks": true}'})]
+    with FakeAPI() as api:
+        api.add(*[turn(a) for a in attempts], CLAIM, *fix(g.repo))
+        s = session(g.repo, user_home, api)
+    assert s.returncode == 0 and s.result["result"] == "Fixed.", s.describe()
+    results = [r for req in api.main_requests() for r in api.tool_results(req)]
+    seen: dict = {}
+    for r in results:
+        seen.setdefault(r["tool_use_id"], r)
+    first_two = list(seen.values())[:2]
+    assert all(r["is_error"] for r in first_two), first_two
+    assert "denied by your permission settings" in str(first_two[0]["content"])  # the user settings' absolute rule
+    assert "donegate guard" in str(first_two[1]["content"])  # the user-scope guard (it runs before the permission check)
+    assert not local.exists()
+    assert [r["verdict"] for r in stops(g.home)] == ["block", "pass"]
