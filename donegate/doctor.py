@@ -303,7 +303,8 @@ def _check_hook_repo(findings: list[Finding], ref: HookRef, folder: Path, home: 
         return
     target = repos.resolve(folder, home)
     want = target.sealed if target is not None and target.moved_from is None else folder
-    if Path(named).resolve() != want:
+    hooked = repos.resolve(Path(named), home) if Path(named).is_dir() else None
+    if (hooked.sealed if hooked is not None else Path(named).resolve()) != want:
         gone = "" if Path(named).is_dir() else " (it no longer exists)"
         findings.append(Finding(ERROR, f"the Stop hook judges {named}{gone}, not {want}", ref.where, fix))
 

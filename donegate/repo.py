@@ -255,14 +255,18 @@ def locate(payload: dict[str, Any], root: Path, fixed: str | None = None, manage
     start = project_dir(payload, env)
     folders = [(f, name) for f, name in ((start, "project"), (Path(cwd) if isinstance(cwd, str) and cwd else None, "cwd")) if f]
     if fixed:
-        sealed = Path(fixed).resolve()
+        named = Path(fixed).resolve()
+        own = resolve(named, root) if named.is_dir() else None  # the hook may name a worktree or a subfolder of it
+        sealed = own.sealed if own is not None else named
         for folder, name in folders:
             t = resolve(folder, root)
             if t is not None and t.sealed == sealed:
                 return _named(t, name)
-        if sealed.is_dir():
-            return _named(Target(sealed, sealed), "hook")
-        return _named(Target(sealed, sealed, moved_from=str(sealed)), "hook")  # gone: moved (where to, this session does not say) or deleted
+        if own is not None:
+            return _named(own, "hook")
+        if named.is_dir():
+            return _named(Target(named, named), "hook")
+        return _named(Target(named, named, moved_from=str(named)), "hook")  # gone: moved (where to, this session does not say) or deleted
     for folder, name in folders or [(Path(os.getcwd()), "cwd")]:
         t = resolve(folder, root)
         if t is not None:

@@ -30,6 +30,8 @@ def changed_protected(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any],
         # A file the sealed base tracks stays protected (deleting it is a change).
         tracked = set(git.tracked_at(repo, manifest["base"])) if before else set()
         before = {k: v for k, v in before.items() if k in now or k in tracked}
+        # and what `donegate install` wrote into this tree (a person's install there) is not the agent's.
+        now = {k: v for k, v in now.items() if k in before or k not in store.KIT_FILES}
     touched = sorted(k for k in set(now) | set(before) if now.get(k) != before.get(k))
     kinds = {k: fsafe.describe(now.get(k)) for k in touched if k in before}
     if cfg["protect_repo_tests"]:

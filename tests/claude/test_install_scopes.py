@@ -100,3 +100,23 @@ def test_doctor_names_a_moved_repository_and_the_hook_that_names_the_old_path(sh
     assert any(f"the Stop hook judges {old} (it no longer exists)" in e for e in found), found
     moved = [f for f in doctor.diagnose(new) if "is now at" in f.what][0]
     assert moved.fix == f"donegate relocate {old} {new}"
+
+
+def test_a_project_install_in_a_worktree_judges_it_against_the_seal(sealed_shop, tmp_path):
+    import subprocess
+    import sys
+
+    from tests.support.repos import HOOK, ledger_lines, stop_payload
+
+    wt = tmp_path / "wt"
+    git(sealed_shop, "worktree", "add", "-q", "-b", "wt", str(wt))
+    path = install.install(wt, sandbox="off")  # its hook names the worktree (--repo WT)
+    assert errors(doctor.diagnose(wt)) == [], errors(doctor.diagnose(wt))
+    hook = json.loads(path.read_text())["hooks"]["Stop"][0]["hooks"][0]
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("DONEGATE_HOME", "CLAUDE_PROJECT_DIR")}
+    res = subprocess.run([hook["command"], *hook["args"]], input=json.dumps(stop_payload(wt)), capture_output=True,
+                         text=True, timeout=300, env=env)
+    # Before: "no acceptance tests are sealed for WT", allowed unchecked.
+    assert res.returncode == 2 and "test_ten_units_get_the_bulk_discount" in res.stderr, res.stdout + res.stderr
+    assert ledger_lines(paths.home())[-1]["gates"]["sealed"] == str(sealed_shop.resolve())
+    assert str(HOOK) in hook["args"] and hook["command"] == sys.executable
