@@ -40,7 +40,7 @@ from donegate.errors import DonegateError
 
 # Every command that changes what the gate decides or what the person reads. `approve`, `reject` and
 # `unseal` are here before their modules exist, so they are covered the day they land.
-PERSON_COMMANDS = frozenset({"seal", "write", "install", "uninstall", "label", "approve", "reject", "unseal"})
+PERSON_COMMANDS = frozenset({"seal", "write", "install", "uninstall", "label", "approve", "reject", "unseal", "relocate"})
 
 # Variables Claude Code puts in the environment of the tools it runs (names; their values are noted).
 SESSION_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_EXECPATH")
@@ -57,6 +57,7 @@ CHANGES = {
     "approve": "record a person's approval of an appeal or a hand-over",
     "reject": "record a person's rejection of an appeal or a hand-over",
     "unseal": "remove the hidden acceptance tests, so the gate lets every stop through",
+    "relocate": "point a seal at another folder, which the gate then judges against it",
 }
 
 

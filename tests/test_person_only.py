@@ -114,7 +114,7 @@ def test_a_session_elsewhere_does_not_stop_the_persons_commands(sealed_shop, kit
 
 
 def test_the_check_is_keyed_by_command_name():
-    assert {"seal", "write", "install", "uninstall", "label", "approve", "reject", "unseal"} == person.PERSON_COMMANDS
+    assert {"seal", "write", "install", "uninstall", "label", "approve", "reject", "unseal", "relocate"} == person.PERSON_COMMANDS
     assert set(person.CHANGES) == person.PERSON_COMMANDS
 
 
