@@ -214,7 +214,7 @@ def test_broken_config_hands_over_at_once_naming_the_key(sealed_shop, kit_home, 
     told = json.loads(res.stdout)["systemMessage"]
     assert key in told and "a person must fix the kit's configuration" in told and "Traceback" not in told
     assert str(kit_home) not in told
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert line["verdict"] == "gave_up" and line["gates"]["handover"] == "config" and key in line["gates"]["error"]
 
 

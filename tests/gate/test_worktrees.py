@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from donegate.claude import settings as vocab
-from tests.support.repos import (EXAMPLE_TESTS, HOOK, REQUEST, example_files, fix_bug, git, ledger_lines, make_repo,
+from tests.support.repos import (EXAMPLE_TESTS, HOOK, REQUEST, example_files, fix_bug, git, stop_lines, make_repo,
                                  seal, stop_payload)
 
 PY = sys.executable
@@ -56,12 +56,12 @@ def test_a_worktree_is_judged_on_its_own_tree_against_the_seal(mode, sealed_shop
     assert res.returncode == 0, res.stdout + res.stderr
     res = hook(kit_home, stop_payload(broken, "s-broken"), **_kw(mode, main))
     assert res.returncode == 2 and "test_ten_units_get_the_bulk_discount" in res.stderr
-    lines = ledger_lines(kit_home)
+    lines = stop_lines(kit_home)
     assert [(x["repo"], x["verdict"], x["gates"].get("sealed")) for x in lines] == [
         (str(fixed), "pass", str(main)), (str(broken), "block", str(main))]
     # The main checkout (without the fix) is judged on itself, as before.
     res = hook(kit_home, stop_payload(main, "s-main"), **_kw(mode, main))
-    assert res.returncode == 2 and ledger_lines(kit_home)[-1]["repo"] == str(main)
+    assert res.returncode == 2 and stop_lines(kit_home)[-1]["repo"] == str(main)
 
 
 def test_a_worktree_inside_the_sealed_checkout_is_its_own_tree(sealed_shop, kit_home):
@@ -71,7 +71,7 @@ def test_a_worktree_inside_the_sealed_checkout_is_its_own_tree(sealed_shop, kit_
     fix_bug(inner)
     res = hook(kit_home, stop_payload(inner), managed=True)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert ledger_lines(kit_home)[-1]["repo"] == str(inner)
+    assert stop_lines(kit_home)[-1]["repo"] == str(inner)
 
 
 @pytest.mark.parametrize("how", ["git-init", "git-file"])
@@ -86,7 +86,7 @@ def test_a_nested_repository_inside_a_worktree_is_still_the_worktree(how, sealed
         (sub / ".git").write_text(f"gitdir: {other / '.git'}\n")
     res = hook(kit_home, stop_payload(sub), managed=True)
     assert res.returncode == 2, res.stdout + res.stderr
-    assert ledger_lines(kit_home)[-1]["repo"] == str(wt)
+    assert stop_lines(kit_home)[-1]["repo"] == str(wt)
 
 
 def test_core_worktree_in_the_shared_config_does_not_move_a_worktree(sealed_shop, kit_home, tmp_path):
@@ -96,14 +96,14 @@ def test_core_worktree_in_the_shared_config_does_not_move_a_worktree(sealed_shop
     git(sealed_shop, "config", "core.worktree", str(empty))
     res = hook(kit_home, stop_payload(wt), managed=True)
     assert res.returncode == 2, res.stdout + res.stderr
-    assert ledger_lines(kit_home)[-1]["repo"] == str(wt)
+    assert stop_lines(kit_home)[-1]["repo"] == str(wt)
 
 
 def test_a_clone_is_not_the_sealed_repository(sealed_shop, kit_home, tmp_path):
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(sealed_shop), str(clone)], check=True)
     res = hook(kit_home, stop_payload(clone), managed=True)
-    assert res.returncode == 0 and res.stdout == "" and ledger_lines(kit_home) == []
+    assert res.returncode == 0 and res.stdout == "" and stop_lines(kit_home) == []
 
 
 def test_the_session_folder_comes_before_the_cwd(sealed_shop, kit_home, tmp_path):
@@ -112,13 +112,13 @@ def test_the_session_folder_comes_before_the_cwd(sealed_shop, kit_home, tmp_path
     fix_bug(other)
     # The session started in the sealed (failing) shop, then cd'd into another sealed repository that passes.
     res = hook(kit_home, stop_payload(other), managed=True, project=sealed_shop)
-    assert res.returncode == 2 and ledger_lines(kit_home)[-1]["repo"] == str(sealed_shop.resolve())
+    assert res.returncode == 2 and stop_lines(kit_home)[-1]["repo"] == str(sealed_shop.resolve())
     # A CLAUDE_PROJECT_DIR that disagrees with the transcript's project folder is not believed.
     transcript = tmp_path / ".claude" / "projects" / str(other.resolve()).replace("/", "-") / "s2.jsonl"
     transcript.parent.mkdir(parents=True)
     transcript.write_text("")
     res = hook(kit_home, stop_payload(other, "s2", transcript_path=str(transcript)), managed=True, project=sealed_shop)
-    assert res.returncode == 0 and ledger_lines(kit_home)[-1]["repo"] == str(other.resolve())
+    assert res.returncode == 0 and stop_lines(kit_home)[-1]["repo"] == str(other.resolve())
 
 
 # -- subfolder projects ----------------------------------------------------------------------------
@@ -140,7 +140,7 @@ def test_a_subfolder_project_is_sealed_and_judged_on_itself(mono, kit_home, tmp_
     assert manifest["repo"] == str(pkg) and "shop/pricing.py" in manifest["protected"] | json.loads(
         next((kit_home / "acceptance").glob("pkg-*/tree.json")).read_text())
     res = hook(kit_home, stop_payload(pkg / "shop"), managed=True)
-    assert res.returncode == 2 and ledger_lines(kit_home)[-1]["repo"] == str(pkg)
+    assert res.returncode == 2 and stop_lines(kit_home)[-1]["repo"] == str(pkg)
     # The monorepo's top and its other packages are not the sealed project.
     for folder in (mono, mono / "other"):
         res = hook(kit_home, stop_payload(folder), managed=True)
@@ -151,7 +151,7 @@ def test_a_subfolder_project_is_sealed_and_judged_on_itself(mono, kit_home, tmp_
     # A worktree of the monorepo: its pkg/ is the project, judged on that tree.
     wt = worktree(mono, tmp_path / "mono-wt", "wt")
     res = hook(kit_home, stop_payload(wt / "pkg"), managed=True)
-    assert res.returncode == 2 and ledger_lines(kit_home)[-1]["repo"] == str(wt / "pkg")
+    assert res.returncode == 2 and stop_lines(kit_home)[-1]["repo"] == str(wt / "pkg")
     res = hook(kit_home, stop_payload(wt), managed=True)
     assert res.returncode == 0 and res.stdout == ""
 
@@ -181,7 +181,7 @@ def test_a_moved_repository_is_handed_to_a_person_in_one_line(mode, sealed_shop,
         msg = json.loads(res.stdout)["systemMessage"]
         assert f"sealed at {old} and is now at {new}" in msg and f"donegate relocate {old} {new}" in msg
         assert "fatal" not in msg and len(msg.splitlines()) == 1
-    lines = ledger_lines(kit_home)
+    lines = stop_lines(kit_home)
     assert [x["verdict"] for x in lines] == ["gave_up"] * 3 and all(x["blocks"] == 0 for x in lines)
     assert lines[0]["gates"]["moved"] == {"from": str(old), "to": str(new)}
     report = subprocess.run([PY, "-m", "donegate", "report", "--json", "--by", "repo"], capture_output=True, text=True, timeout=120)
