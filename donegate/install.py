@@ -33,6 +33,7 @@ import copy
 import hashlib
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -231,6 +232,11 @@ def install(repo: Path | str, sandbox: str = "auto") -> Path:
     """Write the kit's hooks, deny rules and sandbox into REPO/.claude/settings.json; returns its path."""
     check_scripts()
     repo = repos.target(repo)
+    from donegate.hidden import python as pyenv
+
+    inside = pyenv.hook_problem(sys.executable, repo)
+    if inside is not None:
+        raise DonegateError(*inside)
     cfg = config.load()
     use_sandbox = want_sandbox(sandbox)
     path = repo / SETTINGS

@@ -324,12 +324,28 @@ def seal(
     root: Path | None = None,
     allow_skip: bool = False,
     confine: str = "auto",
+    python: str | None = None,
+    python_by: str = "--python",
+    pythonpath: list[str] | None = None,
 ) -> Store:
     """Copy `files` into a new store for `repo`, collect and run them once, write the manifest, switch.
 
     Only `passed` counts at the gate, so a test that skips or xfails at seal time could never pass:
-    it is refused unless `allow_skip`, and the baseline records it either way."""
+    it is refused unless `allow_skip`, and the baseline records it either way.
+
+    `repo` may be a folder inside the repository (a monorepo's package): that folder is the project
+    the hidden run is for (its environment, its sys.path, its working folder). `python` names its
+    interpreter (`python_by` says where that came from); default: found (`donegate.hidden.python`).
+    The interpreter and `pythonpath` are kept in the manifest: every stop starts the same one. An
+    import error that is the environment's (the project or a dependency not importable) refuses the
+    seal in one line, never counted as a new requirement."""
+    from donegate.hidden import python as pyenv
+
+    project = Path(repo).resolve()
     repo = git.toplevel(repo)
+    if not project.is_dir() or not paths.is_within(project, repo):
+        project = repo
+    launch = pyenv.launch(project, repo, named=python, named_by=python_by, pythonpath=pythonpath)
     root = root or paths.home()
     paths.check_outside(repo, root)
     if not files:
@@ -349,13 +365,24 @@ def seal(
             shutil.copyfile(f, tmp / f.name)
         (tmp / runner.INI_NAME).write_text(runner.INI_TEXT, encoding="utf-8")
         _fault("seal:copied")
-        collected = runner.run(tmp, repo, timeout=timeout, collect_only=True, confine=confine)
+        def env_check(run: runner.TestRun) -> None:
+            if run.environment:
+                raise DonegateError(run.environment, "repair or recreate the project's environment, or name another "
+                                    "interpreter with --python / python: in donegate.yaml")
+            found = pyenv.missing_module(run.imports, launch, project, tmp)
+            if found is not None:
+                raise DonegateError(*found)
+
+        collected = runner.run(tmp, repo, timeout=timeout, collect_only=True, confine=confine, project=project, python=launch)
+        env_check(collected)
         if not collected.ok:
             detail = "\n".join(e.get("detail", "") for e in collected.errors) or collected.output[-3000:]
             raise DonegateError(f"the test files do not collect: {collected.problem}\n{detail}".rstrip())
         if not collected.collected:
             raise DonegateError("the test files hold no tests", "write functions named test_* in them")
-        baseline = runner.run(tmp, repo, timeout=timeout, expected=collected.collected, confine=confine)
+        baseline = runner.run(tmp, repo, timeout=timeout, expected=collected.collected, confine=confine, project=project,
+                              python=launch)
+        env_check(baseline)
         if not baseline.ok:
             raise DonegateError(f"the baseline run against {repo} failed: {baseline.problem}")
         skipped = baseline.skipped()
@@ -381,6 +408,9 @@ def seal(
                          "skipped": sorted(skipped)},
             "protected": snapshot(repo, globs),
             "repo_tests": snapshot(repo, REPO_TEST_GLOBS) if protect_repo_tests else {},
+            "project": os.path.relpath(project, repo),
+            "python": {**launch.interp.record(), "named": python, "named_by": python_by if python else None,
+                       "pythonpath": list(pythonpath or [])},
             **(extra or {}),
         }
 

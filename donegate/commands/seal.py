@@ -13,7 +13,8 @@ def cmd_seal(args: argparse.Namespace) -> int:
     st = store.seal(
         Path(args.repo), [Path(f) for f in args.tests], request=args.request or "", timeout=cfg["timeout"],
         protected=cfg["protected"], protect_repo_tests=cfg["protect_repo_tests"], allow_skip=args.allow_skip,
-        confine=cfg["confine"],
+        confine=cfg["confine"], python=args.python or cfg["python"], python_by="--python" if args.python else "python:",
+        pythonpath=cfg["pythonpath"],
     )
     m = st.manifest
     print(
@@ -21,13 +22,18 @@ def cmd_seal(args: argparse.Namespace) -> int:
         f"{len(m['baseline']['failing'])} new requirements failing, {len(m['baseline']['passing'])} already passing"
         + (f", {len(m['baseline']['skipped'])} skipped (sealed with --allow-skip)" if m["baseline"]["skipped"] else "")
     )
+    py = m["python"]
+    print(f"  the hidden run uses {py['python']} (Python {py['version'] or '?'}, {py['source']})"
+          + (f", project folder {m['project']}" if m["project"] != "." else ""))
     return 0
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("seal", help="copy acceptance tests into the store for REPO, outside its tree")
-    p.add_argument("repo", metavar="REPO", help="the guarded git repository")
+    p.add_argument("repo", metavar="REPO", help="the guarded git repository, or a package folder inside it (a monorepo)")
     p.add_argument("tests", metavar="TEST_FILE", nargs="+", help="pytest files holding the acceptance tests")
     p.add_argument("--request", help="the request the tests were written for (kept in the manifest)")
+    p.add_argument("--python", metavar="PATH", help="the project's interpreter or environment folder for the hidden run "
+                   "(kept in the seal; default: python: in donegate.yaml, else the project's .venv/venv, else the kit's)")
     p.add_argument("--allow-skip", action="store_true", help="seal tests that skip or xfail now (they fail at every stop until they run)")
     p.set_defaults(func=cmd_seal)

@@ -73,8 +73,15 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     leak, scrub = leaks.transcript_gate(payload, st, root)
     if leak:
         gates["leak"] = leak
-    in_scope, accept, failures, cached = cache.judged(repo, st.manifest, cfg, root, session_of(payload),
-                                                      lambda: _judge(repo, st, cfg))
+    from donegate.hidden.python import EnvProblem
+
+    try:
+        in_scope, accept, failures, cached = cache.judged(repo, st.manifest, cfg, root, session_of(payload),
+                                                          lambda: _judge(repo, st, cfg))
+    except EnvProblem as exc:
+        return _environment(gates, exc.message, exc.fix or "")
+    if accept.get("environment"):
+        return _environment(gates, accept["environment"], "repair or recreate the project's environment, or seal again")
     gates["scope"] = in_scope
     gates["acceptance"] = accept
     gates["cache"] = cached
@@ -95,6 +102,16 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
             return passed
         return review.review_gate(payload, cfg, root, repo, st, passed, scrub)
     return feedback.blocked(payload, cfg, gates, problems, failures, hint, leak_msg, scrub)
+
+
+def _environment(gates: dict[str, Any], problem: str, fix: str) -> Outcome:
+    """The project's interpreter cannot run the hidden tests (gone, broken, inside the repository):
+    nothing the agent does in the code changes that, so the stop goes to a person at once instead
+    of looping through the block counter."""
+    gates["environment"] = {"problem": problem, "fix": fix}
+    out = Outcome("block", BLOCK, gates=gates, failing=["environment"])
+    return breaker.hand_over(out, "the project's environment cannot run the hidden tests",
+                             f"donegate: {problem} (fix: {fix})")
 
 
 def _judge(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:

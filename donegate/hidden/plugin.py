@@ -294,6 +294,18 @@ class Reporter:
         if report.failed:
             self._send(ev="collecterror", id=report.nodeid, message=_message(report), detail=str(report.longrepr)[:4000])
 
+    def pytest_exception_interact(self, node, call, report) -> None:
+        # A module that could not be found, and the file whose import asked for it: the parent tells a
+        # missing dependency (an environment problem) from a missing feature with it.
+        exc = getattr(call.excinfo, "value", None)
+        if not isinstance(exc, ModuleNotFoundError) or not exc.name:
+            return
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        where = tb.tb_frame.f_code.co_filename if tb is not None else ""
+        self._send(ev="import", id=node.nodeid, module=str(exc.name)[:200], file=str(where)[:1000])
+
     def pytest_collection_finish(self, session) -> None:
         self._check("during collection")
         if self.wires is not None:

@@ -67,9 +67,10 @@ class Interpreter:
         self.exe = ""  # what really runs: set by `resolve`
 
     def record(self) -> dict[str, Any]:
-        """What the seal's manifest keeps (and doctor shows)."""
+        """What the seal's manifest keeps (and doctor shows): `runs` and its `stat` pin the binary
+        every stop starts (a link retargeted since, or the file replaced, is a changed environment)."""
         return {"python": self.shown, "source": self.source, "env": self.env, "version": self.version,
-                "runs": self.exe}
+                "runs": self.exe, "stat": _identity(self.exe)}
 
     def describe(self) -> str:
         version = f" (Python {self.version})" if self.version else ""
@@ -137,14 +138,11 @@ def _poetry_env(project: Path) -> Path | None:
     import hashlib
     import re
 
-    try:
-        import tomllib
-        data = tomllib.loads(text)
-    except Exception:  # Python < 3.11, or a file poetry would refuse too
+    # The project's name as poetry reads it (the first `name = "..."` of [tool.poetry] or [project]).
+    found_name = re.search(r'^\[(?:tool\.poetry|project)\][^\[]*?^name\s*=\s*["\']([^"\']+)["\']', text, re.M | re.S)
+    if found_name is None:
         return None
-    name = (data.get("tool", {}).get("poetry", {}).get("name") or data.get("project", {}).get("name") or "")
-    if not isinstance(name, str) or not name:
-        return None
+    name = found_name.group(1)
     sanitized = re.sub(r'[ $`!*@"\\\r\n\t]', "_", name.lower())[:42]
     digest = base64.urlsafe_b64encode(hashlib.sha256(os.path.normcase(os.path.realpath(project)).encode()).digest()).decode()[:8]
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pypoetry" / "virtualenvs"
@@ -207,10 +205,24 @@ def _base_executable(venv: Path, cfg: dict[str, str]) -> str:
     return real
 
 
-def resolve(interp: Interpreter, repo: Path) -> Interpreter:
+def _identity(exe: str) -> list[int]:
+    try:
+        st = os.stat(exe)
+    except OSError:
+        return []
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def resolve(interp: Interpreter, repo: Path, pinned: "dict[str, Any] | None" = None) -> Interpreter:
     """Set `interp.exe`: the real interpreter to start, never a file inside the repository (the agent
     writes there: a script in its place would answer for the tests). EnvProblem when there is none."""
-    if interp.source == KIT:
+    if pinned is not None:
+        interp.exe = str(pinned.get("runs") or "")
+        if _identity(interp.exe) != pinned.get("stat"):
+            raise EnvProblem(f"the project's interpreter changed since the seal: {interp.shown} no longer runs the "
+                             f"{interp.exe} the seal recorded (removed, upgraded or replaced)",
+                             "recreate the project's environment as it was, or seal again")
+    elif interp.source == KIT:
         interp.exe = os.path.realpath(sys.executable)
     elif interp.env:
         venv = Path(interp.env)
@@ -376,12 +388,13 @@ class Launch:
 
 
 def launch(project: Path, repo: Path, *, named: str | None = None, named_by: str = "python:",
-           pythonpath: list[str] | None = None, interp: Interpreter | None = None) -> Launch:
+           pythonpath: list[str] | None = None, interp: Interpreter | None = None,
+           pinned: "dict[str, Any] | None" = None) -> Launch:
     """The hidden run's interpreter for `project` (a folder of the git repository `repo`): found,
     resolved to a real interpreter outside the repository, its sys.path computed. EnvProblem when the
     environment cannot run (gone, broken, inside the repository)."""
     project, repo = project.resolve(), repo.resolve()
-    interp = resolve(interp or find(project, repo, named, named_by), repo)
+    interp = resolve(interp or find(project, repo, named, named_by), repo, pinned)
     kit = paths.protected_roots(home=paths.home())
     site = [p for p in site_entries(interp.site) if not any(paths.is_within(k, Path(p)) for k in kit)]
     pytest = pytest_dirs()
@@ -398,9 +411,133 @@ def launch(project: Path, repo: Path, *, named: str | None = None, named_by: str
     return Launch(interp, project_entries(project, list(pythonpath or [])), site, pytest, out)
 
 
-def hook_inside(interp: str, repo: Path) -> bool:
-    """Whether a hook interpreter lies inside `repo` (itself, or the environment it belongs to): the
-    agent can write a `.pth` file into that environment that runs before the gate does."""
+# -- an environment problem, told from a missing feature ---------------------------------------------
+
+def _provided(top: str, front: list[str]) -> bool:
+    return any(os.path.isdir(os.path.join(f, top)) or os.path.isfile(os.path.join(f, top + ".py")) for f in front)
+
+
+def _somewhere(project: Path, top: str) -> str:
+    """A folder of the project (two levels down at most) holding the package `top`, or ""."""
+    for pattern in (f"*/{top}/__init__.py", f"*/*/{top}/__init__.py", f"*/{top}.py"):
+        for hit in sorted(project.glob(pattern)):
+            if not any(part.startswith(".") or part in ("node_modules", "site-packages") for part in hit.parts[len(project.parts):]):
+                return os.path.relpath(hit.parent.parent if hit.name == "__init__.py" else hit.parent, project)
+    return ""
+
+
+def declared(project: Path, top: str) -> bool:
+    """Whether the project declares `top` as a dependency (pyproject.toml, setup.cfg, setup.py,
+    requirements*.txt), by name: `yaml` for PyYAML is not seen, and then the test's import counts as
+    a missing feature."""
+    import re
+
+    names = {top.lower(), top.lower().replace("_", "-")}
+    texts = []
+    for name in ("pyproject.toml", "setup.cfg", "setup.py", *sorted(p.name for p in project.glob("requirements*.txt"))):
+        try:
+            texts.append((project / name).read_text(encoding="utf-8", errors="replace")[:200_000].lower())
+        except OSError:
+            pass
+    pattern = re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, names)) + r")(?![\w-])")
+    return any(pattern.search(t) for t in texts)
+
+
+def missing_module(imports: list[dict[str, str]], launch: Launch, project: Path, store: Path) -> "tuple[str, str] | None":
+    """(message, fix) when a module not found is the environment's doing, not a missing feature:
+    - the project's own package cannot be found (it lies in a folder that is not on sys.path);
+    - the project's code (or a dependency's) imports a module that is not installed;
+    - a hidden test imports a module the project declares as a dependency and that is not installed.
+    A test importing a module of the project that does not exist yet (`pkg.newmod`, or a new
+    top-level module nobody declares) is a missing feature: a new requirement."""
+    interp = launch.interp
+    ran = f"with the project's interpreter {interp.describe()}"
+    store_s = str(store.resolve()) + os.sep
+    for entry in imports:
+        module, where = entry["module"], entry["file"]
+        top = module.split(".")[0]
+        if _provided(top, launch.front):
+            continue  # the project's own package is there: a submodule of it that does not exist yet is the feature
+        by_test = where.startswith(store_s) or not where
+        shown = "a hidden test" if by_test else os.path.relpath(where, project) if paths.is_within(Path(where), project) else where
+        folder = _somewhere(project, top)
+        if folder:
+            return (f"the project's own package {top} cannot be imported {ran}: it lies in {folder}/, which is not on sys.path "
+                    f"(imported by {shown})", f"add pythonpath: [{folder}] to donegate.yaml, or "
+                    + _install_fix(interp, project, "pip install -e .").replace("install it", "install the project", 1))
+        if by_test and not declared(project, top):
+            continue  # a new module the request asks for
+        return (f"{module} is not installed {ran} (imported by {shown}): a missing dependency, not a new requirement",
+                _install_fix(interp, project, f"pip install {top}"))
+    return None
+
+
+def _install_fix(interp: Interpreter, project: Path, what: str) -> str:
+    if interp.source == KIT:
+        return (f"give the project its own environment, which the kit then uses: python -m venv {project}/.venv, then "
+                f"{project}/.venv/bin/pip install -e {project} (or {what}); or name one with --python / python: in donegate.yaml")
+    return (f"install it into that environment ({interp.shown} -m pip install -e {project}, or {what}), "
+            "or name another interpreter with --python / python: in donegate.yaml")
+
+
+def sealed(manifest: dict[str, Any], repo: Path) -> Launch:
+    """The interpreter the seal recorded, for a stop: the same environment again (an environment
+    that is gone or broken is an EnvProblem, never quietly another interpreter). A store sealed
+    before the kit recorded one: found as a seal would."""
+    repo = repo.resolve()
+    project = (repo / str(manifest.get("project") or ".")).resolve()
+    if not paths.is_within(project, repo):
+        project = repo
+    rec = manifest.get("python")
+    if not isinstance(rec, dict):
+        return launch(project, repo)
+    pythonpath = [p for p in rec.get("pythonpath") or [] if isinstance(p, str)]
+    source = str(rec.get("source") or "")
+    interp: Interpreter | None = None
+    if source == KIT:
+        interp = kit_interpreter()
+    elif rec.get("env"):
+        venv = Path(str(rec["env"]))
+        if not (venv / "pyvenv.cfg").is_file():
+            raise EnvProblem(f"the project's environment {venv}, which the seal used, is gone",
+                             f"recreate it (python -m venv {venv}, then install the project into it), or seal again")
+        interp = venv_interpreter(venv, source)
+        interp.shown = str(rec.get("python") or interp.shown)
+    elif rec.get("named"):
+        interp = named_interpreter(project, str(rec["named"]), str(rec.get("named_by") or "python:"))
+    return launch(project, repo, pythonpath=pythonpath, interp=interp, pinned=rec if rec.get("runs") else None)
+
+
+def hook_problem(interp: str, repo: Path) -> "tuple[str, str] | None":
+    """(message, fix) when the Stop hook's interpreter lies inside the repository (`install` refuses
+    it, `doctor` reports it): the agent can write a `.pth` file into that environment that runs before
+    the gate, and the stop then exits 0 with no ledger line."""
     p = Path(os.path.abspath(interp))
     env = p.parent.parent if (p.parent.parent / "pyvenv.cfg").exists() else p
-    return any(paths.is_within(x, repo) for x in (p, env, Path(os.path.realpath(p))))
+    if not any(paths.is_within(x, repo.resolve()) for x in (p, env, Path(os.path.realpath(p)))):
+        return None
+    return (f"the hook's interpreter {p} lies inside the repository: the agent can write a .pth file into its "
+            "environment that runs before the gate (the stop then ends with no ledger line)",
+            "install the kit with an interpreter outside the repository (pipx install donegate, or a venv elsewhere), "
+            "and run that donegate's install")
+
+
+def doctor_lines(repo: Path, manifest: "dict[str, Any] | None", cfg: dict[str, Any]) -> "list[tuple[str, str, str, str]]":
+    """(level, what, where, fix) of `donegate doctor`'s lines about the hidden run's interpreter:
+    the one the seal recorded (or would find, unsealed), and whether it still runs."""
+    try:
+        if manifest is not None:
+            got = sealed(manifest, repo)
+        else:
+            got = launch(repo, repo, named=cfg.get("python"), pythonpath=cfg.get("pythonpath") or [])
+    except EnvProblem as exc:
+        return [("error", f"the hidden run's interpreter: {exc.message}", str(repo), exc.fix or "")]
+    interp = got.interp
+    where = " ".join(got.front)
+    out = [("ok", f"the hidden run uses {interp.describe()}, running {interp.exe}; sys.path starts with {where}", interp.shown, "")]
+    if manifest is not None and interp.source == KIT:
+        now = find(Path(got.front[0]), repo, cfg.get("python"))
+        if now.source != KIT:
+            out.append(("warning", f"the seal uses the kit's own interpreter, but the project now has {now.describe()}",
+                        now.shown, "seal again to run the hidden tests in the project's environment"))
+    return out

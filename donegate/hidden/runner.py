@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -94,6 +93,7 @@ class TestRun:
         self.tamper_keys: list[str] = []
         self.environment = ""  # the project's interpreter cannot run the tests at all: a person's to fix
         self.python: dict[str, Any] = {}  # the interpreter that ran (`python.Interpreter.record`)
+        self.imports: list[dict[str, str]] = []  # modules not found, and the file importing each
 
     def failing(self) -> dict[str, str]:
         """Every test that did not pass: only `passed` counts. A test that skipped, xfailed or xpassed
@@ -260,9 +260,12 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
     if kind != "bwrap":
         for entry in [*stream.results.values(), *stream.errors]:
             entry["message"] = entry["message"].replace(str(copy), str(repo))
+        for entry in stream.imports:
+            entry["file"] = entry["file"].replace(str(copy), str(repo))
     out = run_of(not problem, problem, collected=stream.collected or [], results=stream.results, errors=stream.errors)
     out.tamper = tamper
     out.tamper_keys = stream.keys
+    out.imports = stream.imports
     if problem:
         return out
     if out.errors:
