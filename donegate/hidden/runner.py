@@ -4,11 +4,12 @@
   the kit, the state root and the user's home hidden, no network, its own PID namespace), else an
   allow-listed environment; either way the repository is a throwaway copy, so nothing the run
   writes outlives it;
-- `python -I`, no bytecode written and none of the repository's read (the copy has no `__pycache__`
-  and no `.pyc`: a planted one would run instead of a source the scan read): no current folder on
-  sys.path, no PYTHON* variables, no user site, so a planted `sitecustomize.py` or `pytest.py` in the
-  repository is never imported at start-up;
-- pytest is imported first, then the repository goes on sys.path (so it cannot shadow pytest);
+- the project's own interpreter (`donegate.hidden.python`) as `python -I -S`, no bytecode written and
+  none of the repository's read (the copy has no `__pycache__` and no `.pyc`: a planted one would run
+  instead of a source the scan read): no current folder on sys.path, no PYTHON* variables, no user
+  site, no `site` at all, so no `.pth` import line, `sitecustomize.py` or `pytest.py` of the repository
+  or its environment is imported at start-up (the bootstrap adds the path lines itself);
+- the kit's pytest is imported first, then the project goes on sys.path (so it cannot shadow pytest);
 - `-c <store>/pytest.ini`, rootdir and confcutdir in the store: no `conftest.py` or ini file of the
   repository is read; plugin autoload off, PYTEST_* dropped, no cache provider;
 - its own process group with a timeout (proc.run);
