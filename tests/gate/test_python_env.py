@@ -70,10 +70,13 @@ def src_project(py_template, tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def dep_project(py_template, tmp_path_factory) -> Path:
     """A flat package with a runtime dependency (a wheel built here), installed `pip install -e .`:
-    setuptools' finder style (`import __editable___shop2_0_1_finder` in the .pth)."""
+    setuptools' finder style (`import __editable___shop2_0_1_finder` in the .pth). The dependency walks
+    the call stack, as logging and many libraries do: living in the repository's `.venv` does not make
+    it the code under test (the plugin's watch would call that tampering)."""
     base = tmp_path_factory.mktemp("depproj")
     wheels = base / "wheels"
-    build_wheel(wheels, "fmtlib", {"fmtlib/__init__.py": "def money(cents):\n    return f'${cents / 100:.2f}'\n"})
+    build_wheel(wheels, "fmtlib", {"fmtlib/__init__.py": ("import sys\n\ndef money(cents):\n    sys._getframe(1)\n"
+                                                          "    return f'${cents / 100:.2f}'\n")})
     repo = make_repo(base / "shop2", {
         "pyproject.toml": SETUPTOOLS.format(name="shop2", deps='["fmtlib"]') + '\n[tool.setuptools]\npackages = ["shop2"]\n',
         "shop2/__init__.py": "from fmtlib import money\n\ndef total(cents):\n    return money(cents)\n",
@@ -366,3 +369,15 @@ def test_an_interpreter_inside_the_repository_is_refused(py_template, tmp_path):
     (venv / "pyvenv.cfg").write_text("\n".join(line for line in cfg.splitlines() if not line.startswith("home")) + "\n")
     with pytest.raises(pyenv.EnvProblem, match="inside the repository"):
         pyenv.launch(repo, repo)
+
+
+def test_an_interpreter_that_cannot_import_the_kit_pytest_is_an_environment_problem(tmp_path):
+    """Before the plugin's hello nothing of the project has run: the run says the interpreter cannot
+    run pytest (a person's to fix; the seal refuses, a stop hands over), never 'exited early'."""
+    repo = make_repo(tmp_path / "nopytest", {"calc.py": CALC})
+    launch = pyenv.launch(repo, repo)
+    launch.pytest = []  # as on a Python the kit's pytest does not run on
+    run = runner.run(one_store(tmp_path, "def test_x():\n    pass\n"), repo, timeout=60, confine="off", python=launch)
+    assert not run.ok and not run.tamper
+    assert run.environment.startswith(f"the project's interpreter {sys.executable}") and "cannot run the kit's pytest" in run.environment
+    assert "ModuleNotFoundError" in run.environment
