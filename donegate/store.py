@@ -410,7 +410,7 @@ def seal(
             "repo_tests": snapshot(repo, REPO_TEST_GLOBS) if protect_repo_tests else {},
             "project": os.path.relpath(project, repo),
             "python": {**launch.interp.record(), "named": python, "named_by": python_by if python else None,
-                       "pythonpath": list(pythonpath or [])},
+                       "pythonpath": list(pythonpath or []), "binds": [str(b) for b in launch.binds]},
             **(extra or {}),
         }
 

@@ -389,7 +389,7 @@ class Launch:
 
 def launch(project: Path, repo: Path, *, named: str | None = None, named_by: str = "python:",
            pythonpath: list[str] | None = None, interp: Interpreter | None = None,
-           pinned: "dict[str, Any] | None" = None) -> Launch:
+           pinned: "dict[str, Any] | None" = None, allowed: "list[str] | None" = None) -> Launch:
     """The hidden run's interpreter for `project` (a folder of the git repository `repo`): found,
     resolved to a real interpreter outside the repository, its sys.path computed. EnvProblem when the
     environment cannot run (gone, broken, inside the repository)."""
@@ -398,16 +398,29 @@ def launch(project: Path, repo: Path, *, named: str | None = None, named_by: str
     kit = paths.protected_roots(home=paths.home())
     site = [p for p in site_entries(interp.site) if not any(paths.is_within(k, Path(p)) for k in kit)]
     pytest = pytest_dirs()
-    # Bound back in a sandbox (where they lie under a hidden folder: the kit, the user's home, /tmp):
-    # the interpreter's installation, the environment, what its path names, the kit's pytest.
     exe = Path(interp.exe)
     base = exe.parent.parent if exe.parent.name in ("bin", "Scripts") else exe.parent
-    binds = [base, *([Path(interp.env)] if interp.env else []), *map(Path, site), *map(Path, pytest)]
+    own = [base, *([Path(interp.env)] if interp.env else []), *map(Path, interp.site), *map(Path, pytest)]
     out: list[Path] = []
-    for b in binds:
+    for b in own:
         b = b.resolve()
         if b not in out and not paths.is_within(b, repo):
             out.append(b)
+    # What the environment's path lines name (the agent can write them) is bound back only where the
+    # seal saw it too (`allowed`), and never a folder holding, or inside, the kit, the state root or a
+    # user's home: a line naming ~/.ssh or the state root must not un-hide it in the sandbox.
+    from donegate.hidden.confine import user_homes
+
+    hidden = [*kit, *user_homes()]
+    for p in map(Path, site):
+        b = p.resolve()
+        if b in out or paths.is_within(b, repo) or any(paths.is_within(b, q) for q in out):
+            continue
+        if any(paths.is_within(h, b) for h in hidden) or any(paths.is_within(b, k) for k in kit):
+            continue
+        if allowed is not None and str(b) not in allowed:
+            continue
+        out.append(b)
     return Launch(interp, project_entries(project, list(pythonpath or [])), site, pytest, out)
 
 
@@ -505,7 +518,9 @@ def sealed(manifest: dict[str, Any], repo: Path) -> Launch:
         interp.shown = str(rec.get("python") or interp.shown)
     elif rec.get("named"):
         interp = named_interpreter(project, str(rec["named"]), str(rec.get("named_by") or "python:"))
-    return launch(project, repo, pythonpath=pythonpath, interp=interp, pinned=rec if rec.get("runs") else None)
+    binds = rec.get("binds")
+    return launch(project, repo, pythonpath=pythonpath, interp=interp, pinned=rec if rec.get("runs") else None,
+                  allowed=[str(b) for b in binds] if isinstance(binds, list) else None)
 
 
 def hook_problem(interp: str, repo: Path) -> "tuple[str, str] | None":

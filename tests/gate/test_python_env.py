@@ -381,3 +381,37 @@ def test_an_interpreter_that_cannot_import_the_kit_pytest_is_an_environment_prob
     assert not run.ok and not run.tamper
     assert run.environment.startswith(f"the project's interpreter {sys.executable}") and "cannot run the kit's pytest" in run.environment
     assert "ModuleNotFoundError" in run.environment
+
+
+def test_a_pth_line_cannot_un_hide_the_home_or_the_state_root_in_the_sandbox(py_template, tmp_path, kit_home):
+    """The environment's path lines are the agent's to write: one naming a folder of the user's home
+    (credentials) or the state root (other stores, the ledger) is not bound back into the sandbox.
+    A path line the seal saw, outside those, still is (the honest look-alike: `extra`)."""
+    from tests.support import require
+
+    require.bwrap()
+    secret = Path(os.environ["HOME"]) / "secret"
+    secret.mkdir()
+    (secret / "creds.txt").write_text("token")
+    (kit_home / "ledger.jsonl").write_text("{}\n")
+    extra = tmp_path / "extra"
+    (extra / "helper").mkdir(parents=True)
+    (extra / "helper" / "__init__.py").write_text("OK = 1\n")
+    repo = make_repo(tmp_path / "unhide", {"calc.py": CALC, ".gitignore": ".venv/\n"})
+    venv = clone_venv(py_template, repo / ".venv")
+    (site_packages(venv) / "honest.pth").write_text(f"{extra}\n")
+    body = ("import os\n\ndef test_helper():\n    import helper\n    assert helper.OK == 1\n\n"
+            f"def test_no_secret():\n    assert not os.path.exists({str(secret / 'creds.txt')!r})\n\n"
+            f"def test_no_ledger():\n    assert not os.path.exists({str(kit_home / 'ledger.jsonl')!r})\n")
+    res = seal(repo, hidden(tmp_path, body))
+    assert res.returncode == 0, res.stderr
+    # After the seal, the agent adds path lines naming the secret folder and the state root.
+    (site_packages(venv) / "zz.pth").write_text(f"{secret}\n{kit_home}\n")
+    launch = pyenv.sealed(manifest_of(repo, kit_home), repo)
+    assert str(secret) in launch.site and secret not in launch.binds and kit_home not in launch.binds
+    run = runner.run(store.load(repo, kit_home).path, repo, timeout=120, confine="on", python=launch)
+    assert run.ok and not run.failing(), (run.problem, run.failing())
+    # At a seal (the person's environment as it is), a folder of the home may be bound (an editable
+    # install of a project kept under ~/src); the state root never is.
+    fresh = pyenv.launch(repo, repo)
+    assert kit_home not in fresh.binds and extra in fresh.binds
