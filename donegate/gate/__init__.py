@@ -88,6 +88,8 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     problems = list(in_scope["problems"])
     if accept["problem"]:
         problems.append(accept["problem"])
+    if accept.get("missing"):  # a dependency not installed: the agent may install it, or stop importing it
+        problems.append(accept["missing"])
     found = scan.scan_gate(repo, st, cfg, root)
     hint = ""
     if found is not None:

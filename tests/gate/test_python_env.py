@@ -415,3 +415,24 @@ def test_a_pth_line_cannot_un_hide_the_home_or_the_state_root_in_the_sandbox(py_
     # install of a project kept under ~/src); the state root never is.
     fresh = pyenv.launch(repo, repo)
     assert kit_home not in fresh.binds and extra in fresh.binds
+
+
+def test_at_a_stop_a_dependency_the_change_imports_but_nobody_installed_is_named(dep_project, kit_home, tmp_path):
+    """The agent's change imports a package its environment lacks: the block names the module, the
+    interpreter and the fix (the agent may install it), beside the failing test."""
+    repo = tmp_path / "shop2"
+    subprocess.run(["cp", "-a", str(dep_project), str(repo)], check=True)
+    (repo / "shop2" / "__init__.py").write_text("from fmtlib import money\n\ndef total(cents):\n    return money(cents)\n\n"
+                                                "def discount(cents):\n    import pricing\n    return pricing.off(cents)\n")
+    (repo / "pyproject.toml").write_text((repo / "pyproject.toml").read_text().replace('["fmtlib"]', '["fmtlib", "pricing"]'))
+    res = seal(repo, hidden(tmp_path, HIDDEN_SHOP))
+    assert res.returncode == 1 and "pricing is not installed" in res.stderr  # the seal refuses it, too
+    (repo / "shop2" / "__init__.py").write_text((dep_project / "shop2" / "__init__.py").read_text())
+    res = seal(repo, hidden(tmp_path, HIDDEN_SHOP))
+    assert res.returncode == 0, res.stderr
+    (repo / "shop2" / "__init__.py").write_text("from fmtlib import money\n\ndef total(cents):\n    return money(cents)\n\n"
+                                                "def discount(cents):\n    import pricing\n    return pricing.off(cents)\n")
+    out = run_hook(stop_payload(repo))
+    assert out.returncode == 2
+    assert "pricing is not installed with the project's interpreter" in out.stderr and "imported by shop2/__init__.py" in out.stderr
+    assert "test_discount_is_new" in out.stderr
