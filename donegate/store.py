@@ -339,7 +339,7 @@ def seal(
     The interpreter and `pythonpath` are kept in the manifest: every stop starts the same one. An
     import error that is the environment's (the project or a dependency not importable) refuses the
     seal in one line, never counted as a new requirement."""
-    from donegate.hidden import python as pyenv
+    from donegate.hidden import missing, python as pyenv
 
     project = Path(repo).resolve()
     repo = git.toplevel(repo)
@@ -369,7 +369,7 @@ def seal(
             if run.environment:
                 raise DonegateError(run.environment, "repair or recreate the project's environment, or name another "
                                     "interpreter with --python / python: in donegate.yaml")
-            found = pyenv.missing_module(run.imports, launch, project, tmp)
+            found = missing.missing_module(run.imports, launch, project, tmp)
             if found is not None:
                 raise DonegateError(*found)
 

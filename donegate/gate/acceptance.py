@@ -44,7 +44,9 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
     if run.environment:
         gate["environment"] = run.environment
     if failing and run.imports:  # a test fails on a module not found: say when it is the environment's
-        found = pyenv.missing_module(run.imports, launch, Path(launch.front[0]), st.path)
+        from donegate.hidden import missing
+
+        found = missing.missing_module(run.imports, launch, Path(launch.front[0]), st.path)
         if found is not None:
             gate["missing"] = f"{found[0]} (fix: {found[1]})"
     return gate, run
