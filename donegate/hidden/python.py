@@ -396,7 +396,10 @@ def launch(project: Path, repo: Path, *, named: str | None = None, named_by: str
     project, repo = project.resolve(), repo.resolve()
     interp = resolve(interp or find(project, repo, named, named_by), repo, pinned)
     kit = paths.protected_roots(home=paths.home())
-    site = [p for p in site_entries(interp.site) if not any(paths.is_within(k, Path(p)) for k in kit)]
+    # A path line naming a folder that holds the kit or the state root is dropped; the environment's own
+    # site-packages stay (an installed kit's own is a protected root, and the kit's fallback environment).
+    site = [p for p in site_entries(interp.site)
+            if p in interp.site or not any(paths.is_within(k, Path(p)) for k in kit)]
     pytest = pytest_dirs()
     exe = Path(interp.exe)
     base = exe.parent.parent if exe.parent.name in ("bin", "Scripts") else exe.parent
