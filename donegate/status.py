@@ -111,9 +111,9 @@ def sessions(files: list[Path], repo: Path | None) -> dict[str, list[dict[str, A
 def gather(repo: Path | None = None, root: Path | None = None) -> dict[str, Any]:
     root = root or paths.home()
     if repo is not None:
-        from donegate import git
+        from donegate import repo as where
 
-        repo = git.toplevel(repo)
+        repo = where.project(repo)  # the project: a repository, or a subfolder of one
     repos = [repo] if repo is not None else sealed_repos(root)
     led = paths.ledger_path(root)
     found = sessions([led], repo) if led.is_file() else {"waiting": [], "in_progress": []}

@@ -48,24 +48,50 @@ def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg:
              managed: bool = False) -> Outcome:
     from donegate import repo as where
 
-    repo = where.guarded(payload, root, repo_arg, managed)
-    if repo is None:
+    target = where.locate(payload, root, repo_arg, managed)
+    if target is None:
         out = Outcome("unsealed", ALLOW)
         out.quiet = True
         return out
-    paths.check_outside(repo, root)
+    if target.moved_from is not None:
+        return moved(target, payload)
+    paths.check_outside(target.tree, root)
     if cfg["mode"] == "retry":  # the blind control: no store, no test, no appeal (there is no test to appeal)
         from donegate.gate import retry
 
         out = retry.outcome()
-        out.repo = str(repo)
+        out.repo = str(target.tree)
         return out
-    out = _evaluate(payload, cfg, root, repo)
-    out.repo = str(repo)
-    return appeal.consider(out, payload, cfg, root, repo, session_of(payload))
+    out = _evaluate(payload, cfg, root, target.sealed, target.tree)
+    out.repo = str(target.tree)
+    out.gates["found"] = target.found_from  # which folder named the tree: the session's, the cwd, the hook's --repo
+    if target.tree != target.sealed:
+        out.gates["sealed"] = str(target.sealed)  # the working tree judged is another one of the sealed repository
+    return appeal.consider(out, payload, cfg, root, target.tree, session_of(payload), sealed=target.sealed)
 
 
-def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path) -> Outcome:
+def moved(target: Any, payload: dict[str, Any]) -> Outcome:
+    """A sealed repository at a path it was not sealed at (or gone from it): nothing the agent can fix.
+    The stop is handed to a person at once, with the one command that fixes it; no test ran, so it
+    never counts as failing tests."""
+    old = target.moved_from
+    if target.tree == target.sealed:  # the hook names a repository that is gone, and the session is nowhere we know
+        cwd = payload.get("cwd") or "this folder"
+        what = f"the sealed repository {old} is gone (moved or deleted)"
+        fix = f"donegate relocate {old} NEW_PATH (where it is now), or donegate uninstall here; stop in {cwd} was not judged"
+    else:
+        what = f"this repository was sealed at {old} and is now at {target.tree}"
+        fix = f"donegate relocate {old} {target.tree}"
+    msg = f"donegate: {what}: the stop was NOT verified; a person must run: {fix}"
+    out = Outcome("gave_up", ALLOW, gates={"moved": {"from": old, "to": str(target.tree)},
+                                           "breaker": {"gave_up": "moved", "was": "moved"}},
+                  system_message=msg, repo=str(target.tree))
+    return out
+
+
+def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path, tree: Path | None = None) -> Outcome:
+    """`repo`: the sealed project (whose seal judges); `tree`: the working tree judged (default `repo`)."""
+    tree = tree or repo
     st, sealed, _ = integrity.check(repo, root)
     if sealed["ok"] is False:
         return Outcome("block", BLOCK, gates={"integrity": sealed},
@@ -75,6 +101,9 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     if st is None:
         msg = f"donegate: no acceptance tests are sealed for {repo}; the stop was allowed unchecked"
         return Outcome("unsealed", ALLOW, system_message=msg, gates={"integrity": sealed})
+    if tree != repo:
+        st = store.Store(tree, st.path, st.manifest, sealed_at=repo)
+    repo = tree
     gates: dict[str, Any] = {"integrity": sealed}
     leak, scrub = leaks.transcript_gate(payload, st, root)
     if leak:
@@ -199,7 +228,7 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
     record.write(line, outcome, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - 0.5)))
     if outcome.exit_code == ALLOW and outcome.verdict != "unsealed" and outcome.repo:
         try:
-            leaks.after_pass(root, session, outcome.repo, payload)
+            leaks.after_pass(root, session, outcome.gates.get("sealed") or outcome.repo, payload)
         except OSError:
             _log_exception(root)
     return _watchdog.answer(dl, render(outcome))

@@ -389,12 +389,14 @@ class Launch:
 
 def launch(project: Path, repo: Path, *, named: str | None = None, named_by: str = "python:",
            pythonpath: list[str] | None = None, interp: Interpreter | None = None,
-           pinned: "dict[str, Any] | None" = None, allowed: "list[str] | None" = None) -> Launch:
+           pinned: "dict[str, Any] | None" = None, allowed: "list[str] | None" = None,
+           top: Path | None = None) -> Launch:
     """The hidden run's interpreter for `project` (a folder of the git repository `repo`): found,
     resolved to a real interpreter outside the repository, its sys.path computed. EnvProblem when the
     environment cannot run (gone, broken, inside the repository)."""
     project, repo = project.resolve(), repo.resolve()
-    interp = resolve(interp or find(project, repo, named, named_by), repo, pinned)
+    top = (top or repo).resolve()  # the git working tree: where an environment is looked for, where no binary may lie
+    interp = resolve(interp or find(project, top, named, named_by), top, pinned)
     kit = paths.protected_roots(home=paths.home())
     # A path line naming a folder that holds the kit or the state root is dropped; the environment's own
     # site-packages stay (an installed kit's own is a protected root, and the kit's fallback environment).

@@ -286,13 +286,27 @@ def test_a_monorepo_package_is_its_own_project(py_template, tmp_path, kit_home):
     clone_venv(py_template, mono / "libs" / "pkg" / ".venv")
     body = ("import os\n\ndef test_project_root():\n    import pkg\n    assert pkg.NAME == 'pkg'\n"
             "    assert os.getcwd().endswith('libs/pkg')\n")
-    res = seal(mono / "libs" / "pkg", hidden(tmp_path, body))
+    pkg = mono / "libs" / "pkg"
+    res = seal(pkg, hidden(tmp_path, body))
     assert res.returncode == 0, res.stderr
-    assert "project folder libs/pkg" in res.stdout
-    m = manifest_of(mono, kit_home)
-    assert m["project"] == "libs/pkg" and m["python"]["env"] == str(mono / "libs" / "pkg" / ".venv")
+    m = manifest_of(pkg, kit_home)
+    assert m["python"]["env"] == str(pkg / ".venv")
     assert m["baseline"]["passing"] == ["test_hidden.py::test_project_root"]
-    out = run_hook(stop_payload(mono))
+    out = run_hook(stop_payload(pkg))
+    assert out.returncode == 0, out.stderr
+    assert ledger_lines(kit_home)[-1]["verdict"] == "pass"
+
+
+def test_a_monorepo_package_without_its_own_venv_uses_the_shared_one_above(py_template, tmp_path, kit_home):
+    mono = make_repo(tmp_path / "mono2", {"libs/pkg/src/pkg/__init__.py": "NAME = 'pkg'\n", ".gitignore": ".venv/\n"})
+    clone_venv(py_template, mono / ".venv")
+    pkg = mono / "libs" / "pkg"
+    res = seal(pkg, hidden(tmp_path, "def test_pkg():\n    import pkg\n    assert pkg.NAME == 'pkg'\n"))
+    assert res.returncode == 0, res.stderr
+    m = manifest_of(pkg, kit_home)
+    assert m["python"]["env"] == str(mono / ".venv") and m["python"]["source"] == "../../.venv"
+    assert m["baseline"]["passing"] == ["test_hidden.py::test_pkg"]
+    out = run_hook(stop_payload(pkg))
     assert out.returncode == 0, out.stderr
     assert ledger_lines(kit_home)[-1]["verdict"] == "pass"
 
