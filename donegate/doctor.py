@@ -182,6 +182,11 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
                     ref.where, f"export DONEGATE_HOME={home} before sealing, or install again from this shell"))
         _check_launch(findings, ref, interp, script, vocab.stop_script(), fix_install,
                       modules="pytest, yaml" if checkout else "donegate, pytest, yaml")
+        from donegate.hidden import python as pyenv
+
+        inside = pyenv.hook_problem(interp, repo) if interp else None
+        if inside is not None:
+            findings.append(Finding(ERROR, inside[0], ref.where, inside[1]))
     try:
         cfg = config.load(paths.config_path(home))
     except DonegateError as exc:
@@ -411,6 +416,7 @@ def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str,
     if st is None:
         findings.append(Finding(ERROR, "no acceptance tests are sealed for this repository: the gate lets every stop through unchecked",
                                 str(paths.store_dir(repo, home)), f"donegate write {repo} --request ..., or donegate seal {repo} TEST_FILE..."))
+        _check_python(findings, repo, None, cfg)
         return
     if tree != repo:
         st = store.Store(tree, st.path, st.manifest, sealed_at=repo)
@@ -420,6 +426,14 @@ def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str,
                                 str(tree), "undo the change, or seal again after a change of your own: donegate seal ..."))
     if not problems:  # never "intact" beside the errors (it said so while every stop blocked)
         findings.append(Finding(OK, f"{st.manifest['count']} acceptance tests sealed and intact", str(st.path)))
+    _check_python(findings, repo, st.manifest, cfg)
+
+
+def _check_python(findings: list[Finding], repo: Path, manifest: dict[str, Any] | None, cfg: dict[str, Any]) -> None:
+    from donegate.hidden import python as pyenv  # the stop's own choice of interpreter
+
+    for level, what, where, fix in pyenv.doctor_lines(repo, manifest, cfg):
+        findings.append(Finding(level, what, where, fix))
 
 
 def writable(path: Path, folder: bool = False) -> bool:

@@ -36,6 +36,7 @@ import copy
 import hashlib
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -263,6 +264,13 @@ def install(repo: Path | str | None, sandbox: str = "auto", scope: str = "projec
     check_scripts()
     project = repos.target(repo) if repo is not None and scope != "user" else None
     files = Files(scope, project)
+    if project is not None:
+        from donegate import git
+        from donegate.hidden import python as pyenv
+
+        inside = pyenv.hook_problem(sys.executable, git.toplevel(project))  # anywhere in the working tree
+        if inside is not None:
+            raise DonegateError(*inside)
     cfg = config.load()
     use_sandbox = want_sandbox(sandbox)
     path = files.settings

@@ -51,8 +51,16 @@ def _seal(repo: Path, root: Path) -> dict[str, Any]:
     out["sealed_by"] = by
     return {**out, "intact": True, "tests": m.get("count"), "files": sorted(n for n in m.get("files", {}) if n.endswith(".py")),
             "base": m.get("base"), "request": m.get("request", ""), "sealed_at": m.get("sealed_at"),
-            "interpreter": m.get("python") or m.get("interpreter"),
+            "interpreter": _interpreter(m.get("python") or m.get("interpreter")),
             "failing_at_seal": len(m.get("baseline", {}).get("failing", []))}
+
+
+def _interpreter(rec: Any) -> Any:
+    """The manifest's record of the hidden run's interpreter (`donegate.hidden.python`), in one line."""
+    if not isinstance(rec, dict):
+        return rec
+    where = f", project folder {rec['project']}" if rec.get("project") not in (None, ".") else ""
+    return f"{rec.get('python')} (Python {rec.get('version') or '?'}, {rec.get('source')}){where}"
 
 
 def _why(rec: dict[str, Any]) -> str:
@@ -62,6 +70,9 @@ def _why(rec: dict[str, Any]) -> str:
         return f"appeal: {appeal.get('reason', '')}"[:300]
     if gates.get("handover") == "config":
         return f"the kit's configuration is broken: {gates.get('error', '')}"[:300]
+    if gates.get("handover") == "environment":
+        env: dict[str, Any] = gates["environment"] if isinstance(gates.get("environment"), dict) else {}
+        return f"the project's environment cannot run the hidden tests: {env.get('problem', '')}"[:300]
     breaker: dict[str, Any] = gates["breaker"] if isinstance(gates.get("breaker"), dict) else {}
     return f"gave up after {breaker.get('gave_up', 'the breaker')}"[:300]
 

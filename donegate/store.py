@@ -339,6 +339,9 @@ def seal(
     allow_skip: bool = False,
     confine: str = "auto",
     add: bool = False,
+    python: str | None = None,
+    python_by: str = "--python",
+    pythonpath: list[str] | None = None,
     by: dict[str, Any] | None = None,
 ) -> Store:
     """Copy `files` into a new store for `repo`, collect and run them once, write the manifest, switch.
@@ -346,10 +349,22 @@ def seal(
     Only `passed` counts at the gate, so a test that skips or xfails at seal time could never pass:
     it is refused unless `allow_skip`, and the baseline records it either way. With `add`, the sealed
     set (verified) is kept and `files` join it: the whole new set is collected and run again, its
-    request kept unless a new one is given."""
+    request kept unless a new one is given.
+
+    `repo` is the project (a working tree's top, or a subfolder: a monorepo's package): the hidden run
+    is for it (its environment, its sys.path, its working folder); its environment is looked for in it,
+    then in each folder above it up to the git top level. `python` names its interpreter (`python_by`
+    says where that came from); default: found (`donegate.hidden.python`). The interpreter and
+    `pythonpath` are kept in the manifest: every stop starts the same one. An import error that is the
+    environment's (the project or a dependency not importable) refuses the seal in one line, never
+    counted as a new requirement."""
     from donegate import repo as repos
+    from donegate.hidden import missing, python as pyenv
 
     repo = repos.project(repo)  # the folder named: a working tree's top, or a subfolder project in it
+    project = repo
+    launch = pyenv.launch(project, repo, named=python, named_by=python_by, pythonpath=pythonpath,
+                          top=git.toplevel(repo))
     root = root or paths.home()
     paths.check_outside(repo, root)
     ident = repos.identity(repo)
@@ -385,13 +400,24 @@ def seal(
             shutil.copyfile(f, tmp / f.name)
         (tmp / runner.INI_NAME).write_text(runner.INI_TEXT, encoding="utf-8")
         _fault("seal:copied")
-        collected = runner.run(tmp, repo, timeout=timeout, collect_only=True, confine=confine)
+        def env_check(run: runner.TestRun) -> None:
+            if run.environment:
+                raise DonegateError(run.environment, "repair or recreate the project's environment, or name another "
+                                    "interpreter with --python / python: in donegate.yaml")
+            found = missing.missing_module(run.imports, launch, project, tmp)
+            if found is not None:
+                raise DonegateError(*found)
+
+        collected = runner.run(tmp, repo, timeout=timeout, collect_only=True, confine=confine, project=project, python=launch)
+        env_check(collected)
         if not collected.ok:
             detail = "\n".join(e.get("detail", "") for e in collected.errors) or collected.output[-3000:]
             raise DonegateError(f"the test files do not collect: {collected.problem}\n{detail}".rstrip())
         if not collected.collected:
             raise DonegateError("the test files hold no tests", "write functions named test_* in them")
-        baseline = runner.run(tmp, repo, timeout=timeout, expected=collected.collected, confine=confine)
+        baseline = runner.run(tmp, repo, timeout=timeout, expected=collected.collected, confine=confine, project=project,
+                              python=launch)
+        env_check(baseline)
         if not baseline.ok:
             raise DonegateError(f"the baseline run against {repo} failed: {baseline.problem}")
         skipped = baseline.skipped()
@@ -417,6 +443,9 @@ def seal(
                          "skipped": sorted(skipped)},
             "protected": snapshot(repo, globs),
             "repo_tests": snapshot(repo, REPO_TEST_GLOBS) if protect_repo_tests else {},
+            "project": os.path.relpath(project, repo),
+            "python": {**launch.interp.record(), "named": python, "named_by": python_by if python else None,
+                       "pythonpath": list(pythonpath or []), "binds": [str(b) for b in launch.binds]},
             **(extra or {}),
         }
 

@@ -21,9 +21,10 @@ def cmd_seal(args: argparse.Namespace) -> int:
     cfg = config.load()
     by = getattr(args, "by", None) or person.who()
     st = store.seal(
-        repo, [Path(f) for f in args.tests], request=args.request or "", timeout=cfg["timeout"],
+        Path(args.repo), [Path(f) for f in args.tests], request=args.request or "", timeout=cfg["timeout"],
         protected=cfg["protected"], protect_repo_tests=cfg["protect_repo_tests"], allow_skip=args.allow_skip,
-        confine=cfg["confine"], add=args.add, by=by,
+        confine=cfg["confine"], add=args.add, python=args.python or cfg["python"],
+        python_by="--python" if args.python else "python:", pythonpath=cfg["pythonpath"], by=by,
     )
     m = st.manifest
     person.record(paths.home(), "seal", by, repo=m["repo"], store=st.path.name, tests=m["count"],
@@ -33,6 +34,9 @@ def cmd_seal(args: argparse.Namespace) -> int:
         f"{len(m['baseline']['failing'])} new requirements failing, {len(m['baseline']['passing'])} already passing"
         + (f", {len(m['baseline']['skipped'])} skipped (sealed with --allow-skip)" if m["baseline"]["skipped"] else "")
     )
+    py = m["python"]
+    print(f"  the hidden run uses {py['python']} (Python {py['version'] or '?'}, {py['source']})"
+          + (f", project folder {m['project']}" if m["project"] != "." else ""))
     return 0
 
 
@@ -65,6 +69,8 @@ def register(subparsers) -> None:
     p.add_argument("repo", metavar="REPO", help="the guarded project: a git repository, or a subfolder of one (a monorepo package)")
     p.add_argument("tests", metavar="TEST_FILE", nargs="+", help="pytest files holding the acceptance tests")
     p.add_argument("--request", help="the request the tests were written for (kept in the manifest)")
+    p.add_argument("--python", metavar="PATH", help="the project's interpreter or environment folder for the hidden run "
+                   "(kept in the seal; default: python: in donegate.yaml, else the project's .venv/venv, else the kit's)")
     p.add_argument("--allow-skip", action="store_true", help="seal tests that skip or xfail now (they fail at every stop until they run)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--add", action="store_true", help="add the files to REPO's sealed tests (the whole set is run again)")

@@ -108,14 +108,23 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     leak, scrub = leaks.transcript_gate(payload, st, root)
     if leak:
         gates["leak"] = leak
-    in_scope, accept, failures, cached = cache.judged(repo, st.manifest, cfg, root, session_of(payload),
-                                                      lambda: _judge(repo, st, cfg))
+    from donegate.hidden.python import EnvProblem
+
+    try:
+        in_scope, accept, failures, cached = cache.judged(repo, st.manifest, cfg, root, session_of(payload),
+                                                          lambda: _judge(repo, st, cfg))
+    except EnvProblem as exc:
+        return _environment(gates, exc.message, exc.fix or "")
+    if accept.get("environment"):
+        return _environment(gates, accept["environment"], "repair or recreate the project's environment, or seal again")
     gates["scope"] = in_scope
     gates["acceptance"] = accept
     gates["cache"] = cached
     problems = list(in_scope["problems"])
     if accept["problem"]:
         problems.append(accept["problem"])
+    if accept.get("missing"):  # a dependency not installed: the agent may install it, or stop importing it
+        problems.append(accept["missing"])
     found = scan.scan_gate(repo, st, cfg, root)
     hint = ""
     if found is not None:
@@ -140,6 +149,17 @@ def hand_over(exc: DonegateError, root: Path) -> Outcome:
     return Outcome("gave_up", ALLOW, gates={"error": exc.message, "handover": "config"},
                    system_message=msg + "; the stop was allowed but the work is NOT verified: a person must fix "
                    "the kit's configuration (donegate.yaml), then check it with donegate doctor")
+
+
+def _environment(gates: dict[str, Any], problem: str, fix: str) -> Outcome:
+    """The project's interpreter cannot run the hidden tests (gone, broken, inside the repository):
+    nothing the agent does in the code changes that, so the stop goes to a person at once instead
+    of looping through the block counter."""
+    gates["environment"] = {"problem": problem, "fix": fix}
+    gates["handover"] = "environment"
+    out = Outcome("block", BLOCK, gates=gates, failing=["environment"])
+    return breaker.hand_over(out, "the project's environment cannot run the hidden tests",
+                             f"donegate: {problem} (fix: {fix})")
 
 
 def _judge(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
