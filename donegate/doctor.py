@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from donegate import config, paths, proc, repo as repos
+from donegate import config, paths, proc, repo as repos, stubs
 from donegate.claude import binary, settings as vocab
 from donegate.claude.managed import managed_root
 from donegate.claude.shapes import (DEFAULT_BLOCK_CAP, DEFAULT_HOOK_TIMEOUT, DROPS_FILE, DROPS_HOOKS, MISSING, check_json,
@@ -98,6 +98,11 @@ class HookRef:
     matcher: Any
 
 
+def _exec_form(hook: dict) -> bool:
+    """Run with no shell: an argument list, or the kit's stub (a `#!` file, no arguments)."""
+    return isinstance(hook.get("args"), list) or bool(stubs.words(hook.get("command", "")))
+
+
 def kit_hooks(files: list[SettingsFile], event: str, script_name: str) -> list[HookRef]:
     out = []
     for f in files:
@@ -166,7 +171,7 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
                                 "; ".join(s.where for s in stops), "keep one (donegate uninstall, then install, in one place)"))
     for ref in stops[:1]:
         variables, interp, script = parse_hook(ref.hook)
-        if not isinstance(ref.hook.get("args"), list):
+        if not _exec_form(ref.hook):
             findings.append(Finding(
                 ERROR, "the Stop hook runs through a shell: `env` in any settings file can bend it (PATH finds another "
                        "interpreter, CLAUDE_CODE_SHELL_PREFIX wraps it, PYTHONPATH runs code before the gate)",
@@ -278,7 +283,7 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
 
     from donegate import weakening
 
-    weakening.check_env(findings, files, exec_form=bool(stops) and isinstance(stops[0].hook.get("args"), list),
+    weakening.check_env(findings, files, exec_form=bool(stops) and _exec_form(stops[0].hook),
                         max_blocks=cfg["max_blocks"])
     weakening.check_git(findings, repo)
     weakening.check_mode(findings, files, stops, home)

@@ -4,13 +4,16 @@ Install merges into whatever the file holds (the user's keys, hooks and rules st
 and writes:
 
 - the Stop hook in exec form (no shell, so neither `PATH`, `CLAUDE_CODE_SHELL_PREFIX` nor quoting
-  can bend it): `"command"` the kit's interpreter by absolute path, `"args"` `-I` (no `PYTHON*`
+  can bend it) whose `"command"` is a stub at a neutral path, `~/.claude/hooks/stop-<hash>`, and no
+  arguments (Claude Code 2.1.332 shows the model a blocking hook's command line; `donegate.stubs`). The
+  stub runs the kit's interpreter by absolute path with `-I` (no `PYTHON*`
   variable, no user site), `stop_gate.py`, `--home` the state root the deny rules cover, `--repo` the
   repository (the stop is judged for it wherever the agent `cd`s), `--git` the git found now (a
   fake `git` put first on `PATH` later runs nothing) and `--claude` the reviewers' Claude Code (the
   launcher ignores `DONEGATE_CLAUDE` from the session's environment); and a `timeout` above the kit's worst case
   (tests, plus reviewers when on, plus `hook_margin`): a hook that times out opens the gate;
-- the PreToolUse guard (`guard.py`) for the file, search and shell tools;
+- the PreToolUse guard (`guard.py`, through its stub `~/.claude/hooks/pretooluse-<hash>`) for the file,
+  search and shell tools;
 - `permissions.deny` rules with absolute `//` paths for Read, Edit, Write, Grep, Glob and NotebookEdit
   over the kit (the checkout; for an installed wheel, the site-packages folder holding the package, and
   the launchers' folder `share/donegate/hooks`) and the state root, and Edit/Write rules over
@@ -36,9 +39,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from donegate import config, git, repo as repos
-from donegate.claude.settings import (SANDBOX_FLAGS, SANDBOX_LISTS, SETTINGS, check_scripts, deny_rules,
-                                       guard_script, hook_words, kit_entries, stop_script, want_sandbox)
+from donegate import config, git, repo as repos, stubs
+from donegate.claude.settings import (SANDBOX_FLAGS, SANDBOX_LISTS, SETTINGS, check_scripts, guard_script, hook_words, kit_entries, stop_script, want_sandbox)
 from donegate.claude.shapes import check_shapes
 from donegate.errors import DonegateError
 from donegate.finding import ERROR
@@ -82,7 +84,8 @@ def apply(existing: dict, *, sandbox: bool, cfg: dict[str, Any], kit: Path | Non
     for event in ("Stop", "PreToolUse"):
         groups = _container(hooks, event, list, f"hooks.{event}", created)
         groups.append(copy.deepcopy(entries[event]))
-        record["hooks"][event] = [hook_words(h) for h in entries[event]["hooks"]]
+        record["hooks"][event] = [[h["command"]] if "args" not in h else hook_words(h) for h in entries[event]["hooks"]]
+    record["stubs"] = sorted(entries.get("stubs") or {})
 
     perms = _container(data, "permissions", dict, "permissions", created)
     deny = _container(perms, "deny", list, "permissions.deny", created)
@@ -116,6 +119,8 @@ def _is_kit_command(hook: Any, recorded: list) -> bool:
     words = hook_words(hook)
     if not words:
         return False
+    if isinstance(hook, dict) and [hook.get("command")] in recorded:  # a stub, recorded by its path
+        return True
     if words in recorded or (len(words) == 1 and words[0] in recorded):  # exec form, or an older record's string
         return True
     return any(str(s) in w for s in (stop_script(), guard_script()) for w in words)
@@ -246,7 +251,8 @@ def install(repo: Path | str, sandbox: str = "auto") -> Path:
             + "; ".join(p.what for p in problems),
             "fix them by hand (`donegate doctor REPO` lists each), then install again",
         )
-    data, record = apply(existing, sandbox=use_sandbox, cfg=cfg, repo=repo)
+    entries = kit_entries(cfg, repo=repo)
+    data, record = apply(existing, sandbox=use_sandbox, cfg=cfg, repo=repo, entries=entries)
     out = dumps(data, text).encode()
     record.update(had_file=had_file, installed_sha256=_sha(out), sandbox=use_sandbox,
                   created_dir=old_record.get("created_dir", False) if old_record else created_dir)
@@ -259,6 +265,8 @@ def install(repo: Path | str, sandbox: str = "auto") -> Path:
     else:
         backup.unlink(missing_ok=True)
     atomic_write(repo / RECORD, (json.dumps(record, indent=2) + "\n").encode())
+    stubs.remove([p for p in (old_record or {}).get("stubs") or [] if p not in entries["stubs"]])
+    stubs.write(entries["stubs"])  # before the settings that name them: a hook whose file is missing opens the gate
     atomic_write(path, out, mode)
     _refresh_seal(repo, cfg)
     return path
@@ -285,7 +293,7 @@ def uninstall(repo: Path | str) -> tuple[Path, str]:
         text = path.read_text(encoding="utf-8")
         data = parse(text, path)
         # No record (deleted, or an install by hand): remove this kit's hooks and rules by recognition.
-        guess = {"hooks": {"Stop": [], "PreToolUse": []}, "deny": deny_rules()}
+        guess = {"hooks": {"Stop": [], "PreToolUse": []}, "deny": kit_entries(config.load(), repo=repo)["deny"]}
         cleaned = remove(data, guess)
         if cleaned == data:
             return path, "nothing to do: no donegate entries found"
@@ -314,6 +322,7 @@ def uninstall(repo: Path | str) -> tuple[Path, str]:
             done += f"; the file from before the install is kept in {backup.name})" if backup.exists() else ")"
     else:
         done = "the settings file was already gone"
+    stubs.remove(record.get("stubs") or [])
     (repo / RECORD).unlink(missing_ok=True)
     if record.get("created_dir"):
         try:

@@ -143,7 +143,7 @@ def test_wrong_hooks_containers_drop_only_hooks(installed, change, words):
 def test_broken_user_settings_are_found(installed):
     healthy = installed
     user = Path(os.environ["HOME"]) / ".claude" / "settings.json"
-    user.parent.mkdir(parents=True)
+    user.parent.mkdir(parents=True, exist_ok=True)  # install made ~/.claude/hooks
     user.write_text('{"permissions": {"deny": "Bash"}}')
     hit = only_error(doctor.diagnose(healthy), "permissions.deny")
     assert hit.where == str(user)
@@ -153,9 +153,9 @@ def test_missing_hook_interpreter_and_script(installed):
     healthy = installed
     def swap(old, new):
         def change(d):
-            h = [h for g in d["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(h)][0]
-            h["command"] = h["command"].replace(old, new)
-            h["args"] = [a.replace(old, new) for a in h["args"]]
+            h = [h for g in d["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(vocab.hook_words(h))][0]
+            words = [w.replace(old, new) for w in vocab.hook_words(h)]
+            h["command"], h["args"] = words[0], words[1:]  # the exec form written out, the stub's words changed
         return change
 
     edit_settings(healthy, swap(os.path.abspath(sys.executable), "/nonexistent/python3"))
@@ -173,7 +173,7 @@ def test_no_stop_hook(shop_repo):
 
 
 def test_timeout_too_low(healthy, kit_home):
-    edit_settings(healthy, lambda d: [h.update(timeout=120) for g in d["hooks"]["Stop"] for h in g["hooks"] if "stop_gate" in json.dumps(h)])
+    edit_settings(healthy, lambda d: [h.update(timeout=120) for g in d["hooks"]["Stop"] for h in g["hooks"] if "stop_gate" in json.dumps(vocab.hook_words(h))])
     hit = only_error(doctor.diagnose(healthy), "timeout (120 s) is not above")
     assert "151" in hit.fix
     # Turning the reviewers on raises the worst case: the installed timeout no longer covers it.

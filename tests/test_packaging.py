@@ -119,20 +119,20 @@ def test_the_guard_and_paths_agree_on_the_state_root_and_the_protected_folders(l
 def test_install_entries_point_at_the_installed_launchers(installed, tmp_path):
     entries = vocab.kit_entries(config.defaults(), python="/venv/bin/python")
     state = tmp_path / "xdg" / "donegate"
-    stop = vocab.hook_words(entries["Stop"]["hooks"][0])
+    stop = vocab.entry_words(entries, "Stop")
     assert stop[:5] == ["/venv/bin/python", "-I", str(installed / SHARED / "stop_gate.py"), "--home", str(state)]
     # No -S: an installed launcher imports the package from the interpreter's site-packages.
-    guard_cmd = vocab.hook_words(entries["PreToolUse"]["hooks"][0])
+    guard_cmd = vocab.entry_words(entries, "PreToolUse")
     assert guard_cmd[:5] == ["/venv/bin/python", "-I", str(installed / SHARED / "guard.py"), "--home", str(state)]
     roots = [installed / SITE, installed / SHARED, state]
-    assert entries["sandbox_paths"] == ["/" + str(r) for r in roots]
+    assert entries["sandbox_paths"] == ["/" + str(r) for r in roots] + ["/" + str(Path.home() / ".claude" / "hooks")]
     for root in roots:
         assert f"Read(/{root}/**)" in entries["deny"] and f"Edit(/{root}/**)" in entries["deny"]
 
 
 def test_a_checkout_guard_still_runs_without_site():
     entries = vocab.kit_entries(config.defaults(), python="/x/python")
-    assert vocab.hook_words(entries["PreToolUse"]["hooks"][0])[:3] == ["/x/python", "-I", "-S"]
+    assert vocab.entry_words(entries, "PreToolUse")[:3] == ["/x/python", "-I", "-S"]
 
 
 def test_the_guard_of_an_installed_kit_protects_its_folders(installed, tmp_path):
@@ -178,7 +178,7 @@ def run(argv, *, env, cwd, input=None, timeout=180) -> subprocess.CompletedProce
 
 def hook_command(settings: dict, event: str) -> list[str]:
     """The hook's argv: install writes exec form (Claude Code runs it without a shell)."""
-    [group] = [g for g in settings["hooks"][event] if "donegate" in json.dumps(g)]
+    [group] = [g for g in settings["hooks"][event] if "donegate" in json.dumps(vocab.hook_words(g["hooks"][0]))]
     return vocab.hook_words(group["hooks"][0])
 
 
