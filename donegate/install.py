@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from donegate import config, git, repo as repos, stubs
-from donegate.claude.settings import (SANDBOX_FLAGS, SANDBOX_LISTS, SETTINGS, check_scripts, guard_script, hook_words, kit_entries, stop_script, want_sandbox)
+from donegate.claude.settings import (SANDBOX_FLAGS, SANDBOX_LISTS, SETTINGS, check_scripts, deny_rules,
+                                       guard_script, hook_words, kit_entries, stop_script, want_sandbox)
 from donegate.claude.shapes import check_shapes
 from donegate.errors import DonegateError
 from donegate.finding import ERROR
@@ -85,7 +86,7 @@ def apply(existing: dict, *, sandbox: bool, cfg: dict[str, Any], kit: Path | Non
         groups = _container(hooks, event, list, f"hooks.{event}", created)
         groups.append(copy.deepcopy(entries[event]))
         record["hooks"][event] = [[h["command"]] if "args" not in h else hook_words(h) for h in entries[event]["hooks"]]
-    record["stubs"] = sorted(entries.get("stubs") or {})
+    record["stubs"] = sorted([*(entries.get("stubs") or {}), *(entries.get("links") or {})])
 
     perms = _container(data, "permissions", dict, "permissions", created)
     deny = _container(perms, "deny", list, "permissions.deny", created)
@@ -265,8 +266,8 @@ def install(repo: Path | str, sandbox: str = "auto") -> Path:
     else:
         backup.unlink(missing_ok=True)
     atomic_write(repo / RECORD, (json.dumps(record, indent=2) + "\n").encode())
-    stubs.remove([p for p in (old_record or {}).get("stubs") or [] if p not in entries["stubs"]])
-    stubs.write(entries["stubs"])  # before the settings that name them: a hook whose file is missing opens the gate
+    stubs.remove([p for p in (old_record or {}).get("stubs") or [] if p not in record["stubs"]])
+    stubs.write(entries["stubs"], entries["links"])  # before the settings that name them: a hook whose file is missing opens the gate
     atomic_write(path, out, mode)
     _refresh_seal(repo, cfg)
     return path
@@ -293,7 +294,7 @@ def uninstall(repo: Path | str) -> tuple[Path, str]:
         text = path.read_text(encoding="utf-8")
         data = parse(text, path)
         # No record (deleted, or an install by hand): remove this kit's hooks and rules by recognition.
-        guess = {"hooks": {"Stop": [], "PreToolUse": []}, "deny": kit_entries(config.load(), repo=repo)["deny"]}
+        guess = {"hooks": {"Stop": [], "PreToolUse": []}, "deny": kit_entries(config.load(), repo=repo)["deny"] + deny_rules()}
         cleaned = remove(data, guess)
         if cleaned == data:
             return path, "nothing to do: no donegate entries found"

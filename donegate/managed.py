@@ -67,17 +67,17 @@ def install_managed(*, sandbox: str = "auto", root: Path | None = None, check_ro
         uninstall_managed(root=root, check_root=False)  # installing again: from what was there before
     created = [str(p) for p in (root, path.parent) if not p.exists()]
     before = path.read_bytes() if path.exists() else None
-    content, stub_files = drop_in(cfg, sandbox=use_sandbox, root=root, with_stubs=True)
+    content, stub_files, links = drop_in(cfg, sandbox=use_sandbox, root=root, with_stubs=True)
     data = (json.dumps(content, indent=2) + "\n").encode()
     stub_dir = stubs.folder(root)
     created += [str(stub_dir)] if not stub_dir.exists() else []
     record = {"version": 1, "path": str(path), "installed_sha256": _sha(data), "created": created,
               "before": before.decode("latin-1") if before is not None else None, "sandbox": use_sandbox,
-              "stubs": sorted(stub_files)}
+              "stubs": sorted([*stub_files, *links])}
     atomic_write(record_path, (json.dumps(record, indent=2) + "\n").encode())
     for folder in created:
         Path(folder).mkdir(mode=0o755, exist_ok=True)
-    stubs.write(stub_files)
+    stubs.write(stub_files, links)
     atomic_write(path, data, 0o644)
     return path
 

@@ -10,6 +10,10 @@ So install writes a stub per hook, a tiny executable file, and the hook entry is
     ARGV = [...]                the launcher and its arguments: state root, repository, git, claude
     exec(...)                   the launcher, as if started with those arguments
 
+Beside the stubs, links `ro-<hash>-<n>` stand for the kit and the state root: the deny rules and
+the sandbox name the links and the stubs' folder, never the folders themselves, because 2.1.332 lists
+every folder its sandbox hides, and every Read deny rule's, in the system prompt; both follow a link.
+
 The stubs lie in a folder with a neutral name: `~/.claude/hooks/` for a repository install (the
 conventional place of a user's hook scripts), `<managed folder>/hooks/` for the managed install. Their
 names carry a hash of the state root and repository, so two installs never share one. The stub is
@@ -87,15 +91,28 @@ def words(path: str | Path) -> list[str]:
         return []
 
 
-def write(stubs: dict[str, str]) -> None:
+def alias(folder: Path, tag: str, n: int) -> Path:
+    """The neutral link that stands for the n-th protected folder in the deny rules and the sandbox."""
+    return folder / f"ro-{tag}-{n}"
+
+
+def write(stubs: dict[str, str], links: dict[str, str] | None = None) -> None:
+    """Write the stubs (executable) and the links (link -> folder), each replaced whole."""
     from donegate.util import atomic_write
 
     for path, body in stubs.items():
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         atomic_write(Path(path), body.encode(), 0o755)
+    for link, target in (links or {}).items():
+        tmp = Path(f"{link}.tmp{os.getpid()}")
+        tmp.unlink(missing_ok=True)
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        tmp.symlink_to(target)
+        os.replace(tmp, link)
 
 
 def remove(paths: list[str]) -> None:
+    """Remove the kit's own stubs and links among `paths` (anything else there stays)."""
     for path in paths:
-        if words(path):  # only the kit's own stubs
+        if words(path) or (os.path.islink(path) and os.path.basename(path).startswith("ro-")):
             Path(path).unlink(missing_ok=True)

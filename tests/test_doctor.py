@@ -15,6 +15,7 @@ from donegate.claude import binary
 from donegate.claude import shapes
 from donegate.claude import settings as vocab
 from tests.support.repos import KIT, seal_example
+from tests.support.rules import resolved
 
 
 
@@ -196,7 +197,7 @@ def test_block_cap(healthy, kit_home):
 
 
 def test_missing_deny_rule(healthy, kit_home):
-    edit_settings(healthy, lambda d: d["permissions"].update(deny=[r for r in d["permissions"]["deny"] if r != f"Grep(/{kit_home}/**)"]))
+    edit_settings(healthy, lambda d: d["permissions"].update(deny=[r for r in d["permissions"]["deny"] if resolved(r) != f"Grep(/{kit_home}/**)"]))
     hit = only_error(doctor.diagnose(healthy), "no deny rule keeps Grep out of", str(kit_home))
     assert "donegate install" in hit.fix
 
@@ -204,14 +205,14 @@ def test_missing_deny_rule(healthy, kit_home):
 def test_a_broader_deny_rule_counts(healthy, kit_home):
     parent = kit_home.parent
     def change(d):
-        d["permissions"]["deny"] = [r for r in d["permissions"]["deny"] if str(kit_home) not in r]
+        d["permissions"]["deny"] = [r for r in d["permissions"]["deny"] if str(kit_home) not in resolved(r)]
         d["permissions"]["deny"] += [f"{t}(/{parent}/**)" for t in vocab.DENY_TOOLS]
     edit_settings(healthy, change)
     assert not any("no deny rule" in e for e in errors(doctor.diagnose(healthy)))
 
 
 def test_deny_rules_in_a_local_file_count(healthy, kit_home):
-    rules = [r for r in json.loads((healthy / ".claude" / "settings.json").read_text())["permissions"]["deny"] if str(kit_home) in r]
+    rules = [r for r in json.loads((healthy / ".claude" / "settings.json").read_text())["permissions"]["deny"] if str(kit_home) in resolved(r)]
     edit_settings(healthy, lambda d: d["permissions"].update(deny=[r for r in d["permissions"]["deny"] if r not in rules]))
     edit_settings(healthy, lambda d: d.update(permissions={"deny": rules}), "settings.local.json")
     assert not any("no deny rule" in e for e in errors(doctor.diagnose(healthy)))

@@ -37,8 +37,8 @@ def write(path: Path, data: dict) -> None:
 
 def write_drop_in(managed_dir: Path) -> None:
     """What `donegate install --managed` writes into `managed_dir`: the drop-in and the stubs its hooks run."""
-    data, files = claude_managed.drop_in(config.load(), sandbox=False, root=managed_dir, with_stubs=True)
-    stubs.write(files)
+    data, files, links = claude_managed.drop_in(config.load(), sandbox=False, root=managed_dir, with_stubs=True)
+    stubs.write(files, links)
     write(managed_dir / "managed-settings.d" / "donegate.json", data)
 
 

@@ -22,6 +22,7 @@ from donegate import config, guard, install, paths
 from donegate.errors import DonegateError
 from donegate.claude import settings as vocab
 from tests.support.repos import KIT, make_repo, stop_payload
+from tests.support.rules import resolved_all
 
 SITE = Path("lib") / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
 SHARED = Path("share") / "donegate" / "hooks"
@@ -125,9 +126,11 @@ def test_install_entries_point_at_the_installed_launchers(installed, tmp_path):
     guard_cmd = vocab.entry_words(entries, "PreToolUse")
     assert guard_cmd[:5] == ["/venv/bin/python", "-I", str(installed / SHARED / "guard.py"), "--home", str(state)]
     roots = [installed / SITE, installed / SHARED, state]
-    assert entries["sandbox_paths"] == ["/" + str(r) for r in roots] + ["/" + str(Path.home() / ".claude" / "hooks")]
-    for root in roots:
-        assert f"Read(/{root}/**)" in entries["deny"] and f"Edit(/{root}/**)" in entries["deny"]
+    # Named by neutral links beside the stubs (Claude Code shows the model the sandbox's folders).
+    assert list(entries["links"].values()) == [str(r) for r in roots]
+    assert entries["sandbox_paths"] == ["/" + link for link in entries["links"]] + ["/" + str(Path.home() / ".claude" / "hooks")]
+    for link in entries["links"]:
+        assert f"Read(/{link}/**)" in entries["deny"] and f"Edit(/{link}/**)" in entries["deny"]
 
 
 def test_a_checkout_guard_still_runs_without_site():
@@ -225,8 +228,8 @@ def test_wheel_install_gates_a_session(tmp_path):
     hooks = venv / SHARED
     assert str(hooks / "stop_gate.py") in stop_cmd and str(hooks / "guard.py") in guard_cmd
     assert stop_cmd[stop_cmd.index("--home") + 1] == str(state) and stop_cmd[0] == str(py)
-    assert f"Read(/{state}/**)" in settings["permissions"]["deny"]
-    assert f"Read(/{hooks}/**)" in settings["permissions"]["deny"]
+    assert f"Read(/{state}/**)" in resolved_all(settings["permissions"]["deny"])
+    assert f"Read(/{hooks}/**)" in resolved_all(settings["permissions"]["deny"])
 
     def stop() -> subprocess.CompletedProcess:  # as Claude Code runs an exec-form hook: argv, JSON on stdin
         return run(stop_cmd, env=env, cwd=repo, input=json.dumps(stop_payload(repo)))

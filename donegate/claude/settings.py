@@ -70,9 +70,13 @@ def abs_pattern(path: Path) -> str:
 
 
 def deny_rules(kit: Path | None = None, home: Path | None = None) -> list[str]:
+    """The rules by the folders' own paths (an install before the links wrote these; uninstall knows them)."""
     rules = [f"{tool}({abs_pattern(root)}/**)" for root in protected_roots(kit, home) for tool in DENY_TOOLS]
-    rules += [f"{tool}({pattern})" for pattern in SETTINGS_PATTERNS for tool in SETTINGS_RULE_TOOLS]
-    return rules
+    return rules + settings_rules()
+
+
+def settings_rules() -> list[str]:
+    return [f"{tool}({pattern})" for pattern in SETTINGS_PATTERNS for tool in SETTINGS_RULE_TOOLS]
 
 
 def hook_command(script: Path, *, python: str, home: Path, flags: tuple[str, ...] = ()) -> str:
@@ -163,12 +167,18 @@ def kit_entries(cfg: dict[str, Any], *, kit: Path | None = None, home: Path | No
                               claude=binary.executable())
     guard_words = launch_words(guard_script(kit), python=python, home=home, flags=guard_flags)
     stop_stub, guard_stub = folder / f"stop-{tag}", folder / f"pretooluse-{tag}"
+    # The deny rules and the sandbox name the protected folders by neutral links beside the stubs:
+    # 2.1.332 lists every folder the sandbox hides (and every Read deny rule's) in the system prompt;
+    # both follow a link to the folder itself (measured, docs/claude-code.md).
+    links = {str(stubs.alias(folder, tag, i)): str(r) for i, r in enumerate(protected_roots(kit, home))}
+    hidden = [Path(link) for link in links] + [folder]
     return {
         "Stop": {"hooks": [exec_hook(stop_stub, timeout=hook_timeout(cfg))]},
         "PreToolUse": {"matcher": guard.MATCHER, "hooks": [exec_hook(guard_stub, timeout=GUARD_TIMEOUT)]},
         "stubs": {str(stop_stub): stubs.text(stop_words), str(guard_stub): stubs.text(guard_words)},
-        "deny": deny_rules(kit, home) + [f"{tool}({abs_pattern(folder)}/**)" for tool in DENY_TOOLS],
-        "sandbox_paths": [abs_pattern(r) for r in protected_roots(kit, home)] + [abs_pattern(folder)],
+        "links": links,
+        "deny": [f"{tool}({abs_pattern(h)}/**)" for h in hidden for tool in DENY_TOOLS] + settings_rules(),
+        "sandbox_paths": [abs_pattern(h) for h in hidden],
     }
 
 

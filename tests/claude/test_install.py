@@ -16,6 +16,7 @@ from donegate.errors import DonegateError
 from donegate.claude import binary
 from donegate.claude import settings as vocab
 from tests.support.repos import KIT, make_repo, stop_payload
+from tests.support.rules import resolved_all
 
 USER_SETTINGS = """{
     "model": "opus",
@@ -92,8 +93,8 @@ def test_the_stub_runs_the_launcher_and_uninstall_removes_it(repo, kit_home):
                          timeout=120, env={k: v for k, v in os.environ.items() if k != "DONEGATE_HOME"})
     assert res.returncode == 0, res.stderr
     assert "no acceptance tests are sealed" in res.stdout  # the launcher ran, with the state root from the stub
-    stubs_now = sorted((Path.home() / ".claude" / "hooks").iterdir())
-    assert len(stubs_now) == 2
+    made = sorted(p.name.split("-")[0] for p in (Path.home() / ".claude" / "hooks").iterdir())
+    assert made == ["pretooluse", "ro", "ro", "stop"]  # the stubs, and the links to the checkout and the state root
     install.uninstall(repo)
     assert not any((Path.home() / ".claude" / "hooks").iterdir())
 
@@ -134,7 +135,8 @@ def test_guard_hook_and_deny_rules(repo, kit_home):
     for tool in ("Bash", "Read", "Grep", "Glob", "Edit", "Write", "NotebookEdit", "MultiEdit"):
         assert tool in group["matcher"].split("|")
     assert str(KIT / "hooks" / "guard.py") in vocab.hook_words(group["hooks"][0])
-    deny = data["permissions"]["deny"]
+    deny = resolved_all(data["permissions"]["deny"])
+    assert not any(str(KIT) in r or str(kit_home) in r for r in data["permissions"]["deny"])  # named by links only
     for root in (KIT, kit_home):
         for tool in ("Read", "Edit", "Write", "Grep", "Glob", "NotebookEdit"):
             assert f"{tool}(/{root}/**)" in deny  # `//abs/path/**`: absolute
@@ -150,7 +152,8 @@ def test_sandbox_block(repo, kit_home, monkeypatch):
     assert box["enabled"] is True and box["failIfUnavailable"] is True
     assert box["allowUnsandboxedCommands"] is False and box["autoAllowBashIfSandboxed"] is True
     for name in ("denyRead", "denyWrite"):
-        assert sorted(box["filesystem"][name]) == sorted(["/" + str(KIT), "/" + str(kit_home), "/" + str(Path.home() / ".claude" / "hooks")])
+        assert sorted(resolved_all(box["filesystem"][name])) == sorted(["/" + str(KIT), "/" + str(kit_home), "/" + str(Path.home() / ".claude" / "hooks")])
+        assert not any(str(KIT) in p or str(kit_home) in p for p in box["filesystem"][name])
     # Never Edit(./.claude/**) with the sandbox on: it breaks every Bash command.
     assert not any(".claude/**" in r for r in settings(repo)["permissions"]["deny"])
 

@@ -18,6 +18,7 @@ from donegate.claude import managed as claude_managed
 from donegate.claude import settings as vocab
 from tests.support.repos import HOOK, KIT
 from tests.support.managed import wrap
+from tests.support.rules import resolved_all
 
 
 def tree(root: Path) -> dict[str, bytes | None]:
@@ -56,13 +57,13 @@ def test_the_drop_in(tmp_path, kit_home):
     env = data["env"]
     assert env["CLAUDE_CODE_SIMPLE"] == "0" and env["LD_PRELOAD"] == ""
     assert int(env["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"]) > config.load()["max_blocks"]
-    deny = data["permissions"]["deny"]
+    deny = resolved_all(data["permissions"]["deny"])
     for folder in (KIT, kit_home, root):
         for tool in ("Read", "Edit", "Write"):
             assert f"{tool}(/{folder}/**)" in deny
     if "sandbox" in data:
         assert "/" + str(root) in data["sandbox"]["filesystem"]["denyWrite"]
-        assert "/" + str(kit_home) in data["sandbox"]["filesystem"]["denyRead"]
+        assert "/" + str(kit_home) in resolved_all(data["sandbox"]["filesystem"]["denyRead"])
     assert stat_mode(path) == 0o644
 
 
