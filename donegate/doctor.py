@@ -337,12 +337,18 @@ def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
         findings.append(Finding(level, f"{exe} --version failed: {output.strip()[-200:]}", exe,
                                 "reinstall it (npm ci in the kit)"))
         return
-    pinned = binary.pinned_version()
-    if pinned and version != pinned:
-        findings.append(Finding(WARNING, f"claude is {version}; the kit was measured against {pinned}: hook and settings "
-                                         "behaviour moves between versions", exe, f"npm ci in the kit (pins {pinned}), or re-run the e2e tests"))
+    low, high = binary.supported_range()
+    span = f"the kit is proven on {low} to {high}"
+    fit = binary.support(version)
+    if fit == "older":
+        findings.append(Finding(ERROR, f"claude is {version}, older than the oldest release {span.removeprefix('the kit is ')}: "
+                                       "its hooks may not run as the kit writes them (exec form), which opens the gate",
+                                exe, f"update Claude Code (npm ci in the kit pins {high})"))
+    elif fit != "ok":
+        findings.append(Finding(WARNING, f"claude is {version}; {span}: hook and settings behaviour moves between versions",
+                                exe, f"npm ci in the kit (pins {high}), or run `make e2e CLAUDE_VERSION={version}` first"))
     else:
-        findings.append(Finding(OK, f"claude {version}", exe))
+        findings.append(Finding(OK, f"claude {version} ({span})", exe))
 
 
 def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str, Any]) -> None:

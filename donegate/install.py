@@ -4,8 +4,8 @@ Install merges into whatever the file holds (the user's keys, hooks and rules st
 and writes:
 
 - the Stop hook in exec form (no shell, so neither `PATH`, `CLAUDE_CODE_SHELL_PREFIX` nor quoting
-  can bend it) whose `"command"` is a stub at a neutral path, `~/.claude/hooks/stop-<hash>`, and no
-  arguments (Claude Code 2.1.332 shows the model a blocking hook's command line; `donegate.stubs`). The
+  can bend it) whose `"command"` is a stub at a neutral path, `~/.claude/hooks/stop-<hash>`, and
+  `"args": []` (Claude Code 2.1.332 shows the model a blocking hook's command line; `donegate.stubs`). The
   stub runs the kit's interpreter by absolute path with `-I` (no `PYTHON*`
   variable, no user site), `stop_gate.py`, `--home` the state root the deny rules cover, `--repo` the
   repository (the stop is judged for it wherever the agent `cd`s), `--git` the git found now (a
@@ -85,7 +85,7 @@ def apply(existing: dict, *, sandbox: bool, cfg: dict[str, Any], kit: Path | Non
     for event in ("Stop", "PreToolUse"):
         groups = _container(hooks, event, list, f"hooks.{event}", created)
         groups.append(copy.deepcopy(entries[event]))
-        record["hooks"][event] = [[h["command"]] if "args" not in h else hook_words(h) for h in entries[event]["hooks"]]
+        record["hooks"][event] = [[h["command"]] if not h.get("args") else hook_words(h) for h in entries[event]["hooks"]]
     record["stubs"] = sorted([*(entries.get("stubs") or {}), *(entries.get("links") or {})])
 
     perms = _container(data, "permissions", dict, "permissions", created)

@@ -4,7 +4,8 @@ Since 2.1.332 Claude Code shows the model a blocking hook's whole command line (
 error from command: "<command> <args>": <reason>`). The kit's command line used to be its interpreter,
 its launcher, `--home STATE_ROOT --repo REPO`: every block told the agent where the hidden tests live.
 So install writes a stub per hook, a tiny executable file, and the hook entry is the stub's path alone
-(exec form, no arguments, no shell):
+(exec form: `"args": []`, no shell; without `args` Claude Code would run it through a shell,
+which `CLAUDE_CODE_SHELL_PREFIX` in settings `env` wraps):
 
     #!/abs/python -I            the kit's interpreter, run by the kernel (no PATH, no PYTHON* variables)
     ARGV = [...]                the launcher and its arguments: state root, repository, git, claude

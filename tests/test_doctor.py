@@ -281,7 +281,21 @@ def test_claude_version_is_reported(healthy):
     if not (KIT / "node_modules" / ".bin" / "claude").exists():
         pytest.skip("the pinned claude is not installed (make setup)")
     oks = [f.what for f in doctor.diagnose(healthy) if f.level == doctor.OK]
-    assert f"claude {binary.pinned_version()}" in oks
+    assert f"claude {binary.pinned_version()} (the kit is proven on {binary.OLDEST} to {binary.pinned_version()})" in oks
+
+
+@pytest.mark.parametrize("version, level", [("2.1.100", doctor.ERROR), ("2.1.250", doctor.OK), ("9.0.0", doctor.WARNING)])
+def test_claude_version_is_checked_against_the_supported_range(healthy, tmp_path, monkeypatch, version, level):
+    fake = tmp_path / f"claude-{version}"
+    fake.write_text(f"#!/bin/sh\necho '{version} (Claude Code)'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("DONEGATE_CLAUDE", str(fake))
+    doctor._run_cached.cache_clear()
+    hits = [f for f in doctor.diagnose(healthy) if f.what.startswith(("claude ", f"claude is {version}"))]
+    assert [f.level for f in hits] == [level], [f.what for f in hits]
+    assert hits[0].where == str(fake)
+    if level != doctor.OK:
+        assert binary.OLDEST in hits[0].what and hits[0].fix
 
 
 def test_state_root_inside_the_repo(shop_repo, monkeypatch):

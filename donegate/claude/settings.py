@@ -104,12 +104,20 @@ def launch_words(script: Path, *, python: str, home: Path, flags: tuple[str, ...
     return words
 
 
-def exec_hook(stub: Path, *, timeout: int) -> dict[str, Any]:
+def exec_hook(stub: Path, *, timeout: int, on_failure: str | None = None) -> dict[str, Any]:
     """A hook in exec form whose command line names nothing of the kit: the stub's path, no arguments.
 
     Since 2.1.332 Claude Code shows the model a blocking hook's whole command line; the interpreter,
-    the launcher, the state root and the repository are inside the stub (see `donegate.stubs`)."""
-    return {"type": "command", "command": str(stub), "timeout": timeout}
+    the launcher, the state root and the repository are inside the stub (see `donegate.stubs`).
+    `on_failure: "block"` (2.1.295): a hook that crashes, cannot start or exits with another code
+    refuses the tool call instead of letting it through (measured on 2.1.332 for PreToolUse; 2.1.197
+    ignores the key and keeps the file; reported as ignored on Stop, whose launcher blocks by itself)."""
+    # `args` present, even empty, is what makes it exec form: without it Claude Code runs `command`
+    # through a shell, and CLAUDE_CODE_SHELL_PREFIX from settings `env` wraps it (measured, 2.1.332).
+    hook: dict[str, Any] = {"type": "command", "command": str(stub), "args": [], "timeout": timeout}
+    if on_failure:
+        hook["onFailure"] = on_failure
+    return hook
 
 
 def hook_words(hook: Any) -> list[str]:
@@ -118,7 +126,7 @@ def hook_words(hook: Any) -> list[str]:
     if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
         return []
     args = hook.get("args")
-    if isinstance(args, list):
+    if isinstance(args, list) and args:
         return [hook["command"], *(a for a in args if isinstance(a, str))]
     inner = stubs.words(hook["command"])
     return inner if inner else [hook["command"]]
@@ -174,7 +182,8 @@ def kit_entries(cfg: dict[str, Any], *, kit: Path | None = None, home: Path | No
     hidden = [Path(link) for link in links] + [folder]
     return {
         "Stop": {"hooks": [exec_hook(stop_stub, timeout=hook_timeout(cfg))]},
-        "PreToolUse": {"matcher": guard.MATCHER, "hooks": [exec_hook(guard_stub, timeout=GUARD_TIMEOUT)]},
+        "PreToolUse": {"matcher": guard.MATCHER,
+                       "hooks": [exec_hook(guard_stub, timeout=GUARD_TIMEOUT, on_failure="block")]},
         "stubs": {str(stop_stub): stubs.text(stop_words), str(guard_stub): stubs.text(guard_words)},
         "links": links,
         "deny": [f"{tool}({abs_pattern(h)}/**)" for h in hidden for tool in DENY_TOOLS] + settings_rules(),

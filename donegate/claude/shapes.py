@@ -148,7 +148,7 @@ def parse_hook(hook: dict) -> tuple[dict[str, str], str | None, str | None]:
     """(state root and the like, interpreter, script) of a hook entry, exec form or shell form."""
     args = hook.get("args")
     command = hook["command"]
-    inner = stubs.words(command) if not isinstance(args, list) else []
+    inner = stubs.words(command) if not args else []
     if inner:  # the kit's stub: the words written inside it
         command, args = inner[0], inner[1:]
     if not isinstance(args, list):

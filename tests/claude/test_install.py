@@ -75,7 +75,7 @@ def test_stop_hook_command_and_timeout(repo, kit_home):
     # Exec form with no arguments: the command is a stub at a neutral path (Claude Code 2.1.332 shows the
     # model this command line), and no shell reads it, so neither PATH, CLAUDE_CODE_SHELL_PREFIX nor quoting
     # can bend it. The stub runs the kit's interpreter with -I, the launcher and its arguments.
-    assert "args" not in hook and hook["command"].startswith(str(Path.home() / ".claude" / "hooks" / "stop-"))
+    assert hook["args"] == [] and hook["command"].startswith(str(Path.home() / ".claude" / "hooks" / "stop-"))
     for secret in (str(KIT), str(kit_home), str(repo.resolve()), "donegate"):
         assert secret not in hook["command"]
     assert os.access(hook["command"], os.X_OK)
@@ -135,6 +135,7 @@ def test_guard_hook_and_deny_rules(repo, kit_home):
     for tool in ("Bash", "Read", "Grep", "Glob", "Edit", "Write", "NotebookEdit", "MultiEdit"):
         assert tool in group["matcher"].split("|")
     assert str(KIT / "hooks" / "guard.py") in vocab.hook_words(group["hooks"][0])
+    assert group["hooks"][0]["onFailure"] == "block"  # a guard that cannot start refuses the call (2.1.295)
     deny = resolved_all(data["permissions"]["deny"])
     assert not any(str(KIT) in r or str(kit_home) in r for r in data["permissions"]["deny"])  # named by links only
     for root in (KIT, kit_home):

@@ -46,7 +46,7 @@ def test_the_drop_in(tmp_path, kit_home):
     assert "sandbox" in data if vocab.sandbox_available()[0] else "sandbox" not in data
     (stop,) = data["hooks"]["Stop"][0]["hooks"]
     # exec form, no shell, no arguments: a stub in the managed folder, its path naming nothing of the kit
-    assert "args" not in stop and stop["command"].startswith(str(root / "hooks" / "stop-"))
+    assert stop["args"] == [] and stop["command"].startswith(str(root / "hooks" / "stop-"))
     words = vocab.hook_words(stop)
     assert words[:5] == [os.path.abspath(sys.executable), "-I", str(HOOK), "--home", str(kit_home)]
     assert "--managed" in words and "--repo" not in words

@@ -67,6 +67,8 @@ def kit_cmd(kit: Path, home: Path, *args: str, timeout: float = 180) -> subproce
     """`python -m donegate ARGS` run from the kit checkout `kit`, with DONEGATE_HOME=`home`."""
     env = {**os.environ, "DONEGATE_HOME": str(home)}
     env.pop("DONEGATE_NESTED", None)
+    if os.environ.get("DGTEST_CLAUDE"):  # `make e2e CLAUDE_VERSION=...`: install points the reviewers at that one
+        env["DONEGATE_CLAUDE"] = os.environ["DGTEST_CLAUDE"]
     return subprocess.run([sys.executable, "-m", "donegate", *args], cwd=kit, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
