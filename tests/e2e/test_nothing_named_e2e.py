@@ -54,6 +54,7 @@ def test_no_request_names_the_kit_the_state_root_or_the_store(mode, tmp_path):
     with FakeAPI() as api:
         # Two blocks, then the fix, then the stop that passes.
         api.add(CLAIM, "Done, really.",
+                turn(tool("Read", {"file_path": str(g.pricing)})),  # 2.1.197 edits only a file read first
                 turn(tool("Edit", {"file_path": str(g.pricing), "old_string": BUG[0], "new_string": BUG[1]})),
                 "Fixed the boundary.")
         s = g.run(api, wrap=prefix)
