@@ -27,7 +27,7 @@ from typing import Any, Iterable
 from donegate import ledger as kit_ledger
 from donegate.claude import settings as vocab
 
-from .fakeapi import FakeAPI
+from .fakeapi import FakeAPI, feedback_reason
 from .session import SessionResult, make_repo, run_session
 
 KIT = Path(__file__).resolve().parents[2]
@@ -97,7 +97,8 @@ class Session:
         return [r["verdict"] for r in self.stops]
 
     def feedback(self) -> list[str]:
-        return self.api.stop_hook_feedback()
+        """The Stop hook's words of each block, without the client's wrapping (which moves between releases)."""
+        return [feedback_reason(t) for t in self.api.stop_hook_feedback()]
 
     def shown(self) -> str:
         """Everything the model was sent on the user side (prompt, tool results, hook feedback) and
