@@ -126,7 +126,7 @@ def script(body: str, then: str = "") -> Callable[[GatedRepo], list]:
 PATHS_FROM_SETTINGS = """\
 import json, os, re, subprocess
 entry = json.load(open(".claude/settings.json"))["hooks"]["Stop"][0]["hooks"][0]
-if "args" in entry:  # exec form: command + args
+if entry.get("args"):  # exec form: command + args
     python, args = entry["command"], entry["args"]
 else:  # the kit's stub: '#!PYTHON -I', a comment, 'ARGV = [...]' (readable without the sandbox)
     stub = open(entry["command"]).read().splitlines()
