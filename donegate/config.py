@@ -63,6 +63,10 @@ SCHEMA: dict[str, Any] = {
     "hook_margin": Key(NUM, 30, "seconds the hook timeout in settings.json keeps above the kit's worst case", minimum=5),
     "confine": Key((str,), "auto", "the hidden run in a sandbox: auto (where bubblewrap exists), on (block without one), off",
                    choices=("auto", "on", "off")),
+    "python": Key((str,), None, "the project's interpreter or environment folder for the hidden run (relative to the project "
+                  "root); default: its .venv/venv, else the kit's own", nullable=True),
+    "pythonpath": Key((list,), [], "folders put first on sys.path in the hidden run, relative to the project root "
+                      "(like pytest's pythonpath)", items=str),
     "scan": Key((str,), "block", "scan the changed product files for test-harness tricks: block, hint (tell the agent) or off",
                 choices=("block", "hint", "off")),
     "review": Key((str,), "off", "reviewers after the tests pass: off, hint (feedback once) or block", choices=("off", "hint", "block")),

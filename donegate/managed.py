@@ -10,8 +10,9 @@ claude-code.md). The drop-in holds:
 - the Stop hook and the guard in exec form, each a stub in `<managed folder>/hooks/` (no path of the
   kit on the command line Claude Code shows the model; `donegate.stubs`) running the launcher with
   `--managed` instead of `--repo` (the hook judges the
-  nearest sealed repository at or above the stop's cwd, and passes quietly, counted, where nothing is
-  sealed, so unrelated sessions on the machine cost a counter and no ledger line);
+  session's working tree against the seal of the repository it belongs to, worktrees and subfolder
+  projects included (`donegate.repo`), and passes quietly, counted, where nothing is sealed, so
+  unrelated sessions on the machine cost a counter and no ledger line);
 - `env` pinning what switches a hook off from settings: `CLAUDE_CODE_SIMPLE: "0"` (bare mode skips
   every hook), `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` above `max_blocks`, `LD_PRELOAD: ""`;
 - deny rules over the kit, its state root and the managed folder itself (drop-ins apply live: a

@@ -47,8 +47,16 @@ def _seal(repo: Path, root: Path) -> dict[str, Any]:
     m = st.manifest
     return {**out, "intact": True, "tests": m.get("count"), "files": sorted(n for n in m.get("files", {}) if n.endswith(".py")),
             "base": m.get("base"), "request": m.get("request", ""), "sealed_at": m.get("sealed_at"),
-            "interpreter": m.get("python") or m.get("interpreter"),
+            "interpreter": _interpreter(m.get("python") or m.get("interpreter")),
             "failing_at_seal": len(m.get("baseline", {}).get("failing", []))}
+
+
+def _interpreter(rec: Any) -> Any:
+    """The manifest's record of the hidden run's interpreter (`donegate.hidden.python`), in one line."""
+    if not isinstance(rec, dict):
+        return rec
+    where = f", project folder {rec['project']}" if rec.get("project") not in (None, ".") else ""
+    return f"{rec.get('python')} (Python {rec.get('version') or '?'}, {rec.get('source')}){where}"
 
 
 def sealed_repos(root: Path) -> list[Path]:
@@ -71,6 +79,9 @@ def _why(rec: dict[str, Any]) -> str:
         return f"appeal: {appeal.get('reason', '')}"[:300]
     if gates.get("handover") == "config":
         return f"the kit's configuration is broken: {gates.get('error', '')}"[:300]
+    if gates.get("handover") == "environment":
+        env: dict[str, Any] = gates["environment"] if isinstance(gates.get("environment"), dict) else {}
+        return f"the project's environment cannot run the hidden tests: {env.get('problem', '')}"[:300]
     breaker: dict[str, Any] = gates["breaker"] if isinstance(gates.get("breaker"), dict) else {}
     return f"gave up after {breaker.get('gave_up', 'the breaker')}"[:300]
 
@@ -100,9 +111,9 @@ def sessions(files: list[Path], repo: Path | None) -> dict[str, list[dict[str, A
 def gather(repo: Path | None = None, root: Path | None = None) -> dict[str, Any]:
     root = root or paths.home()
     if repo is not None:
-        from donegate import git
+        from donegate import repo as where
 
-        repo = git.toplevel(repo)
+        repo = where.project(repo)  # the project: a repository, or a subfolder of one
     repos = [repo] if repo is not None else sealed_repos(root)
     led = paths.ledger_path(root)
     found = sessions([led], repo) if led.is_file() else {"waiting": [], "in_progress": []}

@@ -18,7 +18,11 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
     stage("the hidden test run")
     review = cfg["review_timeout"] if cfg["review"] != "off" else 0
     timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
-    run = runner.run(st.path, repo, timeout=timeout, expected=st.tests(), confine=cfg["confine"])
+    from donegate.hidden import python as pyenv  # EnvProblem: raised to the stop, which hands over
+
+    launch = pyenv.sealed(st.manifest, repo)
+    run = runner.run(st.path, repo, timeout=timeout, expected=st.tests(), confine=cfg["confine"],
+                     project=Path(launch.front[0]), python=launch)
     if run.problem and timeout < cfg["timeout"] and "timeout" in run.problem:
         run.problem += (f" (the stop's deadline left it {timeout:.1f} of the {cfg['timeout']:g} s configured: "
                         "an earlier stage was slow)")
@@ -37,4 +41,12 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
         gate["tamper"] = {"what": run.tamper, "changed": run.tamper_keys}
     if run.note:
         gate["note"] = run.note
+    if run.environment:
+        gate["environment"] = run.environment
+    if failing and run.imports:  # a test fails on a module not found: say when it is the environment's
+        from donegate.hidden import missing
+
+        found = missing.missing_module(run.imports, launch, Path(launch.front[0]), st.path)
+        if found is not None:
+            gate["missing"] = f"{found[0]} (fix: {found[1]})"
     return gate, run

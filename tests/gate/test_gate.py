@@ -412,8 +412,8 @@ def test_kit_errors_do_not_tell_the_agent_where_the_kit_lives(sealed_shop, kit_h
     assert res.returncode == 0 and "config key timeout" in res.stdout  # handed to the person, in the system message
     assert str(kit_home) not in res.stderr + res.stdout and str(KIT) not in res.stderr + res.stdout
     (kit_home / "donegate.yaml").unlink()
-    res = run_hook(stop_payload(sealed_shop, cwd=["not", "a", "path"]))
-    assert res.returncode == 2 and "internal error" in res.stderr
+    res = run_hook(stop_payload(sealed_shop, cwd=["not", "a", "path"]))  # a clear error now, no longer an internal one
+    assert res.returncode == 2 and "cwd that is not a folder path" in res.stderr
     assert str(kit_home) not in res.stderr + res.stdout
 
 

@@ -142,8 +142,9 @@ def test_kit_files_are_the_ones_install_writes():
     from donegate import install, store
     from donegate.claude import settings as vocab
 
-    assert set(store.KIT_FILES) == {vocab.SETTINGS.as_posix(), install.RECORD.as_posix(),
-                                    vocab.SETTINGS.as_posix() + install.BACKUP_SUFFIX}
+    written = {name.as_posix() for name in (vocab.SETTINGS, install.LOCAL_SETTINGS)}
+    assert set(store.KIT_FILES) == written | {n + install.BACKUP_SUFFIX for n in written} | {
+        install.RECORD.as_posix(), install.LOCAL_RECORD.as_posix()}
 
 
 def test_a_symlink_outside_allowed_is_named_as_one(sealed_shop, kit_home):
