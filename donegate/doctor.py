@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from donegate import config, paths, proc, repo as repos
+from donegate import config, paths, proc, repo as repos, stubs
 from donegate.claude import binary, settings as vocab
 from donegate.claude.managed import managed_root
 from donegate.claude.shapes import (DEFAULT_BLOCK_CAP, DEFAULT_HOOK_TIMEOUT, DROPS_FILE, DROPS_HOOKS, MISSING, check_json,
@@ -99,6 +99,11 @@ class HookRef:
     matcher: Any
 
 
+def _exec_form(hook: dict) -> bool:
+    """Run with no shell: an argument list, or the kit's stub (a `#!` file, no arguments)."""
+    return isinstance(hook.get("args"), list) or bool(stubs.words(hook.get("command", "")))
+
+
 def kit_hooks(files: list[SettingsFile], event: str, script_name: str) -> list[HookRef]:
     out = []
     for f in files:
@@ -168,7 +173,7 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
     for ref in stops[:1]:
         _check_hook_repo(findings, ref, repo, home, fix_install)
         variables, interp, script = parse_hook(ref.hook)
-        if not isinstance(ref.hook.get("args"), list):
+        if not _exec_form(ref.hook):
             findings.append(Finding(
                 ERROR, "the Stop hook runs through a shell: `env` in any settings file can bend it (PATH finds another "
                        "interpreter, CLAUDE_CODE_SHELL_PREFIX wraps it, PYTHONPATH runs code before the gate)",
@@ -285,7 +290,7 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
 
     from donegate import weakening
 
-    weakening.check_env(findings, files, exec_form=bool(stops) and isinstance(stops[0].hook.get("args"), list),
+    weakening.check_env(findings, files, exec_form=bool(stops) and _exec_form(stops[0].hook),
                         max_blocks=cfg["max_blocks"])
     weakening.check_git(findings, repo)
     weakening.check_mode(findings, files, stops, home)
@@ -355,12 +360,18 @@ def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
         findings.append(Finding(level, f"{exe} --version failed: {output.strip()[-200:]}", exe,
                                 "reinstall it (npm ci in the kit)"))
         return
-    pinned = binary.pinned_version()
-    if pinned and version != pinned:
-        findings.append(Finding(WARNING, f"claude is {version}; the kit was measured against {pinned}: hook and settings "
-                                         "behaviour moves between versions", exe, f"npm ci in the kit (pins {pinned}), or re-run the e2e tests"))
+    low, high = binary.supported_range()
+    span = f"the kit is proven on {low} to {high}"
+    fit = binary.support(version)
+    if fit == "older":
+        findings.append(Finding(ERROR, f"claude is {version}, older than the oldest release {span.removeprefix('the kit is ')}: "
+                                       "its hooks may not run as the kit writes them (exec form), which opens the gate",
+                                exe, f"update Claude Code (npm ci in the kit pins {high})"))
+    elif fit != "ok":
+        findings.append(Finding(WARNING, f"claude is {version}; {span}: hook and settings behaviour moves between versions",
+                                exe, f"npm ci in the kit (pins {high}), or run `make e2e CLAUDE_VERSION={version}` first"))
     else:
-        findings.append(Finding(OK, f"claude {version}", exe))
+        findings.append(Finding(OK, f"claude {version} ({span})", exe))
 
 
 def _check_target(findings: list[Finding], folder: Path, home: Path, cfg: dict[str, Any]) -> None:

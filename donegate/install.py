@@ -6,14 +6,17 @@ Install merges into whatever the file holds (the user's keys, hooks and rules st
 and writes:
 
 - the Stop hook in exec form (no shell, so neither `PATH`, `CLAUDE_CODE_SHELL_PREFIX` nor quoting
-  can bend it): `"command"` the kit's interpreter by absolute path, `"args"` `-I` (no `PYTHON*`
+  can bend it) whose `"command"` is a stub at a neutral path, `~/.claude/hooks/stop-<hash>`, and
+  `"args": []` (Claude Code 2.1.332 shows the model a blocking hook's command line; `donegate.stubs`). The
+  stub runs the kit's interpreter by absolute path with `-I` (no `PYTHON*`
   variable, no user site), `stop_gate.py`, `--home` the state root the deny rules cover, `--repo` the
   sealed project (a stop is judged against its seal wherever the agent `cd`s; on the session's own
   worktree of it, `donegate.repo`), `--git` the git found now (a
   fake `git` put first on `PATH` later runs nothing) and `--claude` the reviewers' Claude Code (the
   launcher ignores `DONEGATE_CLAUDE` from the session's environment); and a `timeout` above the kit's worst case
   (tests, plus reviewers when on, plus `hook_margin`): a hook that times out opens the gate;
-- the PreToolUse guard (`guard.py`) for the file, search and shell tools;
+- the PreToolUse guard (`guard.py`, through its stub `~/.claude/hooks/pretooluse-<hash>`) for the file,
+  search and shell tools;
 - `permissions.deny` rules with absolute `//` paths for Read, Edit, Write, Grep, Glob and NotebookEdit
   over the kit (the checkout; for an installed wheel, the site-packages folder holding the package, and
   the launchers' folder `share/donegate/hooks`) and the state root, and Edit/Write rules over
@@ -40,7 +43,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from donegate import config, git, repo as repos
+from donegate import config, git, repo as repos, stubs
 from donegate.claude.settings import (SANDBOX_FLAGS, SANDBOX_LISTS, SETTINGS, check_scripts, deny_rules,
                                        guard_script, hook_words, kit_entries, stop_script, want_sandbox)
 from donegate.claude.shapes import check_shapes
@@ -89,7 +92,8 @@ def apply(existing: dict, *, sandbox: bool, cfg: dict[str, Any], kit: Path | Non
     for event in ("Stop", "PreToolUse"):
         groups = _container(hooks, event, list, f"hooks.{event}", created)
         groups.append(copy.deepcopy(entries[event]))
-        record["hooks"][event] = [hook_words(h) for h in entries[event]["hooks"]]
+        record["hooks"][event] = [[h["command"]] if not h.get("args") else hook_words(h) for h in entries[event]["hooks"]]
+    record["stubs"] = sorted([*(entries.get("stubs") or {}), *(entries.get("links") or {})])
 
     perms = _container(data, "permissions", dict, "permissions", created)
     deny = _container(perms, "deny", list, "permissions.deny", created)
@@ -123,6 +127,8 @@ def _is_kit_command(hook: Any, recorded: list) -> bool:
     words = hook_words(hook)
     if not words:
         return False
+    if isinstance(hook, dict) and [hook.get("command")] in recorded:  # a stub, recorded by its path
+        return True
     if words in recorded or (len(words) == 1 and words[0] in recorded):  # exec form, or an older record's string
         return True
     return any(str(s) in w for s in (stop_script(), guard_script()) for w in words)
@@ -301,6 +307,8 @@ def install(repo: Path | str | None, sandbox: str = "auto", scope: str = "projec
         backup.unlink(missing_ok=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(files.record, (json.dumps(record, indent=2) + "\n").encode())
+    stubs.remove([p for p in (old_record or {}).get("stubs") or [] if p not in record["stubs"]])
+    stubs.write(entries["stubs"], entries["links"])  # before the settings that name them: a hook whose file is missing opens the gate
     atomic_write(path, out, mode)
     if project is not None:
         if scope == "local":
@@ -349,7 +357,7 @@ def uninstall(repo: Path | str | None, scope: str = "project") -> tuple[Path, st
         text = path.read_text(encoding="utf-8")
         data = parse(text, path)
         # No record (deleted, or an install by hand): remove this kit's hooks and rules by recognition.
-        guess = {"hooks": {"Stop": [], "PreToolUse": []}, "deny": deny_rules()}
+        guess = {"hooks": {"Stop": [], "PreToolUse": []}, "deny": kit_entries(config.load(), repo=project, managed=project is None)["deny"] + deny_rules()}
         cleaned = remove(data, guess)
         if cleaned == data:
             return path, "nothing to do: no donegate entries found"
@@ -378,6 +386,7 @@ def uninstall(repo: Path | str | None, scope: str = "project") -> tuple[Path, st
             done += f"; the file from before the install is kept in {backup.name})" if backup.exists() else ")"
     else:
         done = "the settings file was already gone"
+    stubs.remove(record.get("stubs") or [])
     files.record.unlink(missing_ok=True)
     if record.get("created_dir"):
         try:

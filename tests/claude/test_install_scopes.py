@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from donegate import doctor, install, paths
+from donegate import doctor, install, paths, stubs
+from donegate.claude import settings as vocab
 from tests.support.repos import EXAMPLE_TESTS, REQUEST, example_files, git, make_repo, seal, seal_example
 
 TESTS = sorted(EXAMPLE_TESTS.glob("test_*.py"))
@@ -24,7 +25,8 @@ def oks(findings) -> str:
 
 
 def machine_paths(text: str) -> list[str]:
-    return [p for p in (str(paths.KIT_ROOT), str(paths.home())) if p in text]
+    # the kit, the state root, and the stubs' folder the hooks run from (donegate.stubs)
+    return [p for p in (str(paths.KIT_ROOT), str(paths.home()), str(stubs.folder())) if p in text]
 
 
 def test_local_scope_leaves_the_project_settings_safe_to_commit(shop_repo):
@@ -49,7 +51,7 @@ def test_local_scope_leaves_the_project_settings_safe_to_commit(shop_repo):
 def test_user_scope_gates_every_worktree_and_subfolder_project(sealed_shop, tmp_path):
     path = install.install(None, sandbox="off", scope="user")
     assert path == Path.home() / ".claude" / "settings.json"
-    words = json.dumps(json.loads(path.read_text())["hooks"]["Stop"])
+    words = json.dumps([vocab.hook_words(h) for g in json.loads(path.read_text())["hooks"]["Stop"] for h in g["hooks"]])
     assert "--managed" in words and "--repo" not in words
     wt = tmp_path / "wt"
     git(sealed_shop, "worktree", "add", "-q", "-b", "wt", str(wt))
@@ -119,4 +121,4 @@ def test_a_project_install_in_a_worktree_judges_it_against_the_seal(sealed_shop,
     # Before: "no acceptance tests are sealed for WT", allowed unchecked.
     assert res.returncode == 2 and "test_ten_units_get_the_bulk_discount" in res.stderr, res.stdout + res.stderr
     assert ledger_lines(paths.home())[-1]["gates"]["sealed"] == str(sealed_shop.resolve())
-    assert str(HOOK) in hook["args"] and hook["command"] == sys.executable
+    assert str(HOOK) in vocab.hook_words(hook) and vocab.hook_words(hook)[0] == sys.executable

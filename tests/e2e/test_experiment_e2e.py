@@ -23,7 +23,7 @@ from donegate import ledger
 from donegate.experiment import table
 from tests.support.repos import KIT
 from tests.support import shop_agents
-from tests.support.fakeapi import FakeAPI, first_user_text, text, tool, turn
+from tests.support.fakeapi import FakeAPI, first_user_text, is_stop_feedback, text, tool, turn
 from tests.support.session import _clean_env, find_claude
 
 pytestmark = pytest.mark.e2e
@@ -309,7 +309,7 @@ def test_an_agent_hunting_for_the_grading_tests_finds_nothing_gated_or_not(kit_h
 def appealing_respond(body: dict):
     """The agent that never fixes, taking the kit's honest way out: after the first block it appeals."""
     last, was_tool = shop_agents._last_user(body)
-    if shop_agents._structured(body) is None and not was_tool and "Stop hook feedback" in last:
+    if shop_agents._structured(body) is None and not was_tool and is_stop_feedback(last):
         return text("The code does what the request asks.\n"
                     "APPEAL: the hidden test wants a TypeError for float units, which the request never asked for")
     return shop_agents.respond(body)

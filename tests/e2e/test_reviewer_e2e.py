@@ -18,7 +18,7 @@ import pytest
 
 from tests.support.repos import EXAMPLE_TESTS, KIT, run_hook, stop_lines, stop_payload
 from tests.support.repos import fix_bug
-from tests.support.fakeapi import FakeAPI, first_user_text, text, tool, turn
+from tests.support.fakeapi import FakeAPI, callable_tools, first_user_text, text, tool, turn
 from tests.support.reviewers import A, B, BUG, CRITIC, NIT, stamped, verdict
 from tests.support.session import _clean_env, find_claude, run_session
 
@@ -62,7 +62,7 @@ def test_pair_approves(sealed_shop, fake_env):
         assert r["approve"] is True and r["error"] == "" and r["turns"] >= 1 and r["cost_usd"] > 0 and r["duration"] > 0
     prompt = first_user_text(api.main_requests(A)[0].body)
     assert "orders of 10 or more units get 10% off" in prompt and "+    if units >= BULK_THRESHOLD:" in prompt
-    assert sorted(t["name"] for t in api.main_requests(A)[0].body["tools"]) == ["Glob", "Grep", "Read", "StructuredOutput"]
+    assert sorted(callable_tools(api.main_requests(A)[0].body)) == ["Glob", "Grep", "Read", "StructuredOutput"]
 
 
 def test_pair_one_reviewer_blocking_blocks(sealed_shop, fake_env):

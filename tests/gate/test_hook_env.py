@@ -20,8 +20,7 @@ PY = os.path.abspath(sys.executable)
 
 
 def exec_argv(kit_home: Path, repo: Path | None = None, managed: bool = False) -> list[str]:
-    hook = vocab.exec_hook(HOOK, python=PY, home=kit_home, repo=repo, managed=managed, timeout=60)
-    return vocab.hook_words(hook)
+    return vocab.launch_words(HOOK, python=PY, home=kit_home, repo=repo, managed=managed)
 
 
 def run(argv: list[str], payload: dict, env: dict | None = None, drop=("DONEGATE_HOME",)) -> subprocess.CompletedProcess:
@@ -179,8 +178,8 @@ def test_the_reviewers_claude_comes_from_the_arguments_not_the_environment(seale
     old = run([PY, "-c", direct], stop_payload(sealed_shop), {**env, "DONEGATE_HOME": str(kit_home)}, drop=())
     assert old.returncode == 0 and fakes["agents"][1].exists()
     fakes["agents"][1].unlink()
-    hook = vocab.exec_hook(HOOK, python=PY, home=kit_home, repo=sealed_shop, timeout=60, claude=str(fakes["installed"][0]))
-    res = run(vocab.hook_words(hook), stop_payload(sealed_shop, "s2"), env)
+    argv = vocab.launch_words(HOOK, python=PY, home=kit_home, repo=sealed_shop, claude=str(fakes["installed"][0]))
+    res = run(argv, stop_payload(sealed_shop, "s2"), env)
     assert res.returncode == 0 and "review failed" in res.stdout  # the installed (fake) claude failed: allowed, told
     assert fakes["installed"][1].exists() and not fakes["agents"][1].exists()
 
