@@ -410,7 +410,7 @@ def test_a_settings_file_claude_code_drops_silently_means_no_gate(gated, api, br
     # message said so: this is the failure `donegate doctor` has to catch before a session starts.
     assert s.res.returncode == 0 and s.res.result["result"] == CLAIM, s.describe()
     assert s.api.remaining() == 0 and not s.api.overrun
-    assert s.ledger == [] and s.feedback() == []
+    assert s.stops == [] and s.feedback() == []
     assert "settings" not in s.res.stderr.lower()
     (read,) = s.tool_results()
     if rules_hold and claude_release() > (2, 1, 197):  # the deny rules stayed (the guard went with the hooks): the read is refused

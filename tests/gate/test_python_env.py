@@ -18,7 +18,7 @@ import pytest
 from donegate import store
 from donegate.hidden import python as pyenv, runner
 from tests.support.pyprojects import SETUPTOOLS, build_wheel, clone_venv, editable, kit_pth, pip, site_packages
-from tests.support.repos import KIT, ledger_lines, make_repo, run_hook, seal, stop_payload
+from tests.support.repos import KIT, ledger_lines, make_repo, run_hook, seal, stop_lines, stop_payload
 
 CALC = "def add(a, b):\n    return a + b\n"
 HIDDEN_CALC = """\
@@ -272,7 +272,7 @@ def test_an_environment_gone_at_a_stop_is_handed_over_not_counted(py_template, t
         assert out.returncode == 0, out.stderr
         told = json.loads(out.stdout)["systemMessage"]
         assert "is gone" in told and "NOT verified" in told and "seal again" in told
-    lines = ledger_lines(kit_home)
+    lines = stop_lines(kit_home)
     assert [line["verdict"] for line in lines] == ["gave_up", "gave_up"]
     assert all(line["gates"]["environment"]["problem"] for line in lines)
 
@@ -329,11 +329,15 @@ def test_install_refuses_a_hook_interpreter_inside_the_repository(py_template, t
 
 
 def test_doctor_reports_a_hook_interpreter_inside_the_repository_and_shows_the_project_s(py_template, tmp_path, kit_home):
-    from donegate import doctor, install
+    from donegate import config, doctor, install, stubs
+    from donegate.claude.settings import kit_entries
 
     repo = make_repo(tmp_path / "doc", {"calc.py": CALC, ".gitignore": ".venv/\n"})
     venv = clone_venv(py_template, repo / ".venv")
-    data = install.build_settings({}, sandbox=False, python=str(venv / "bin" / "python"), repo=repo)
+    # As an install made with the project's interpreter wrote it (before install refused one): its stubs too.
+    entries = kit_entries(config.defaults(), python=str(venv / "bin" / "python"), repo=repo)
+    stubs.write(entries["stubs"], entries.get("links"))
+    data = install.build_settings({}, sandbox=False, entries=entries)
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text(json.dumps(data))
     found = doctor.diagnose(repo)

@@ -23,7 +23,7 @@ TESTS = sorted(EXAMPLE_TESTS.glob("test_*.py"))
 
 def hook(kit_home: Path, payload: dict, repo: Path | None = None, managed: bool = False,
          project: Path | None = None) -> subprocess.CompletedProcess:
-    argv = vocab.hook_words(vocab.exec_hook(HOOK, python=PY, home=kit_home, repo=repo, managed=managed, timeout=60))
+    argv = vocab.launch_words(HOOK, python=PY, home=kit_home, repo=repo, managed=managed)
     import os
 
     env = {k: v for k, v in os.environ.items() if k not in ("DONEGATE_HOME", "CLAUDE_PROJECT_DIR")}
