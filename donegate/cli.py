@@ -22,12 +22,14 @@ from donegate.errors import DonegateError
 COMMANDS = (
     "donegate.commands.hook",     # hook (the Stop hook)
     "donegate.commands.guard",    # guard (the PreToolUse hook)
-    "donegate.commands.seal",     # seal
+    "donegate.commands.seal",     # seal, unseal
+    "donegate.commands.status",   # status
     "donegate.commands.write",    # write
     "donegate.commands.install",  # install, uninstall
     "donegate.commands.doctor",   # doctor
     "donegate.commands.review",   # review
     "donegate.commands.report",   # report, label
+    "donegate.commands.decide",   # approve, reject
     "donegate.commands.experiment",  # experiment run | check
 )
 
@@ -39,6 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
     for module in COMMANDS:
         importlib.import_module(module).register(sub)
     return parser
+
+
+def _person(args: argparse.Namespace) -> None:
+    """The one check that the kit's own commands are the person's (`donegate.person`): a command of
+    `person.PERSON_COMMANDS` run from inside a gated Claude Code session refuses here, before it acts;
+    the others go on. `args.by` (who ran it) goes into the command's ledger line."""
+    from donegate import paths, person
+
+    if args.command in person.PERSON_COMMANDS:
+        args.by = person.check(args.command, paths.home(), getattr(args, "repo", None))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -54,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        _person(args)
         return args.func(args)
     except DonegateError as exc:
         print(f"donegate: {exc}", file=sys.stderr)

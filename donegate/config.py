@@ -63,6 +63,10 @@ SCHEMA: dict[str, Any] = {
     "hook_margin": Key(NUM, 30, "seconds the hook timeout in settings.json keeps above the kit's worst case", minimum=5),
     "confine": Key((str,), "auto", "the hidden run in a sandbox: auto (where bubblewrap exists), on (block without one), off",
                    choices=("auto", "on", "off")),
+    "python": Key((str,), None, "the project's interpreter or environment folder for the hidden run (relative to the project "
+                  "root); default: its .venv/venv, else the kit's own", nullable=True),
+    "pythonpath": Key((list,), [], "folders put first on sys.path in the hidden run, relative to the project root "
+                      "(like pytest's pythonpath)", items=str),
     "scan": Key((str,), "block", "scan the changed product files for test-harness tricks: block, hint (tell the agent) or off",
                 choices=("block", "hint", "off")),
     "review": Key((str,), "off", "reviewers after the tests pass: off, hint (feedback once) or block", choices=("off", "hint", "block")),
@@ -70,7 +74,11 @@ SCHEMA: dict[str, Any] = {
     "review_timeout": Key(NUM, 300, "seconds the reviewers may take in one stop", minimum=1),
     "appeal": Key((str,), "on", "whether the agent may end a blocked stop with `APPEAL: <reason>` (a person decides)", choices=("on", "off")),
     "max_appeals": Key((int,), 2, "accepted appeals per session; one more is refused and the stop judged as usual", minimum=1),
+    "prompts": Key((str,), None, "a folder of your own writer/ and reviewer/ prompts and schemas; each file there replaces the kit's "
+                   "(relative: beside donegate.yaml)", nullable=True),
     "cache": Key((bool,), True, "reuse the last stop's test results when nothing the hidden run reads has changed"),
+    "mode": Key((str,), "gate", "gate: the stop runs the sealed tests (and reviewers); retry: an experiment's blind control, the "
+                "first max_blocks stops get a fixed `keep working, verify your work` and no test runs", choices=("gate", "retry")),
     "writer": {
         "attempts": Key((int,), 3, "times the writer is asked before `donegate write` gives up", minimum=1),
         "max_turns": Key((int,), 30, "turn bound of one writer run", minimum=1),

@@ -24,14 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from donegate import git, ledger, paths, store
+from donegate import git, installation, ledger, paths, person, store
 from donegate.hidden import runner
 from donegate.claude import headless
 from donegate.errors import DonegateError
 from donegate.util import plural, utc_now
 
-PROMPT_FILE = paths.KIT_ROOT / "writer" / "prompt.md"
-SCHEMA_FILE = paths.KIT_ROOT / "writer" / "schema.json"
+# The kit's own (checkout or installed wheel); donegate.yaml's `prompts` folder can replace each.
+PROMPT_FILE = installation.kit_dir("writer") / "prompt.md"
+SCHEMA_FILE = installation.kit_dir("writer") / "schema.json"
 TOOLS = ["Read", "Grep", "Glob"]
 NAME = re.compile(r"test_[A-Za-z0-9_]+\.py")
 MAX_LISTED = 300  # repository files listed in the prompt
@@ -46,11 +47,12 @@ RETRYABLE = ("bad_output", "error_max_turns", "error_max_structured_output_retri
 # --------------------------------------------------------------------------
 
 
-def load_schema(path: Path = SCHEMA_FILE) -> dict:
+def load_schema(path: Path | None = None, override: str | None = None) -> dict:
+    path = path or installation.file("writer", "schema.json", override)
     try:
         schema = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise DonegateError(f"the writer's schema {path} is missing", "restore it from the kit (git checkout writer/schema.json)") from None
+        raise DonegateError(f"the writer's schema {path} is missing", installation.restore("writer/schema.json")) from None
     except ValueError as exc:
         raise DonegateError(f"{path} is not valid JSON: {exc}", "fix the JSON syntax of the writer's schema") from None
     files = schema.get("properties", {}).get("files") if isinstance(schema, dict) else None
@@ -62,11 +64,12 @@ def load_schema(path: Path = SCHEMA_FILE) -> dict:
     return schema
 
 
-def load_prompt(path: Path = PROMPT_FILE) -> str:
+def load_prompt(path: Path | None = None, override: str | None = None) -> str:
+    path = path or installation.file("writer", "prompt.md", override)
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise DonegateError(f"the writer's prompt {path} is missing", "restore it from the kit (git checkout writer/prompt.md)") from None
+        raise DonegateError(f"the writer's prompt {path} is missing", installation.restore("writer/prompt.md")) from None
 
 
 def render_prompt(template: str, *, request: str, repo: str, base: str, files: list[str], retry: str = "") -> str:
@@ -341,7 +344,8 @@ def _failed(repo: Path, cfg: dict[str, Any], spent: Attempts, error: str) -> Non
 
 
 def _check(run: headless.ModelRun, schema: dict, copy: Path, timeout: float, folder: Path,
-           allow_skip: bool = False) -> tuple[dict[str, str], runner.TestRun | None, list[str]]:
+           allow_skip: bool = False, python: Any = None, pythonpath: list[str] | None = None
+           ) -> tuple[dict[str, str], runner.TestRun | None, list[str]]:
     """(files, their first run against the copy, problems) of one answer; problems empty when accepted."""
     problems = schema_errors(run.structured, schema)
     if problems:
@@ -349,13 +353,15 @@ def _check(run: headless.ModelRun, schema: dict, copy: Path, timeout: float, fol
     files, problems = check_files(run.structured or {})
     if problems:
         return files, None, problems
-    first = _first_run(files, copy, timeout, folder)
+    first = _first_run(files, copy, timeout, folder, python, pythonpath)
     return files, first, check_run(files, first, allow_skip)
 
 
 def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None = None,
-          allow_skip: bool = False, run_model: Callable[..., headless.ModelRun] | None = None) -> tuple[store.Store, list[str]]:
+          allow_skip: bool = False, run_model: Callable[..., headless.ModelRun] | None = None,
+          by: dict[str, Any] | None = None) -> tuple[store.Store, list[str]]:
     """Have the writer write tests for `request`, check them, seal them; (store, warnings). Progress goes to `err`.
+    `by`: who asked (`donegate.person.who`), kept in the seal record and the `write` line.
 
     `run_model` is the model boundary (`claude.headless.run` by default, with its arguments): the
     reviewer has the same seam, and the tests script the writer's answers through it."""
@@ -365,7 +371,7 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
     paths.check_outside(repo)
     if not request.strip():
         raise DonegateError("the request is empty", 'say what the change should do: donegate write REPO --request "..."')
-    schema, template = load_schema(), load_prompt()
+    schema, template = load_schema(override=cfg.get("prompts")), load_prompt(override=cfg.get("prompts"))
     if run_model is None:
         headless.find_claude()  # a missing binary is reported before any work
         run_model = headless.run
@@ -380,6 +386,9 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
     try:
         if paths.is_within(tmp, repo):
             raise DonegateError(f"the temporary folder {tmp} lies inside {repo}", "set TMPDIR to a folder outside the repository")
+        from donegate.hidden import python as pyenv
+
+        interp = pyenv.find(repo, repo, cfg.get("python"))  # the repository's environment, for the copy's runs too
         copy = clean_copy(repo, tmp)
         listing = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file())
         retry = ""
@@ -395,7 +404,8 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
                 progress.end()
             spent.add(run)
             if run.ok:
-                files, first, problems = _check(run, schema, copy, cfg["timeout"], tmp / f"attempt-{attempt}", allow_skip)
+                files, first, problems = _check(run, schema, copy, cfg["timeout"], tmp / f"attempt-{attempt}", allow_skip,
+                                                interp, cfg.get("pythonpath"))
             elif run.subtype in RETRYABLE:
                 files, first, problems = {}, None, [_model_problem(run, wcfg)]
             else:
@@ -426,7 +436,8 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
         try:
             st = store.seal(repo, sorted(out.iterdir()), request=request, timeout=cfg["timeout"], protected=cfg["protected"],
                             protect_repo_tests=cfg["protect_repo_tests"], extra=extra, allow_skip=allow_skip,
-                            confine=cfg["confine"])
+                            confine=cfg["confine"], python=cfg.get("python"), python_by="python:",
+                            pythonpath=cfg.get("pythonpath"), by=by)
         except DonegateError as exc:
             _failed(repo, cfg, spent, exc.message)
             raise
@@ -434,17 +445,23 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
         shutil.rmtree(tmp, ignore_errors=True)
     m = st.manifest
     _ledger_write({"event": "write", "repo": str(repo), "config": cfg["config"], "tests": m["count"],
-                   "new": len(m["baseline"]["failing"]), "existing": len(m["baseline"]["passing"]), **spent.record()})
+                   "new": len(m["baseline"]["failing"]), "existing": len(m["baseline"]["passing"]), **spent.record(),
+                   **({"by": by, "inside_session": person.inside_session(by)} if by is not None else {})})
     return st, warnings
 
 
-def _first_run(files: dict[str, str], copy: Path, timeout: float, folder: Path) -> runner.TestRun:
-    """Run the answer's files once against the clean copy (the repository before the change)."""
+def _first_run(files: dict[str, str], copy: Path, timeout: float, folder: Path, python: Any = None,
+               pythonpath: list[str] | None = None) -> runner.TestRun:
+    """Run the answer's files once against the clean copy (the repository before the change), with
+    the repository's own interpreter (`python`: its `python.Interpreter`; the copy's folders first on sys.path)."""
+    from donegate.hidden import python as pyenv
+
     folder.mkdir()
     for name, content in files.items():
         (folder / name).write_text(content, encoding="utf-8")
     (folder / runner.INI_NAME).write_text(runner.INI_TEXT, encoding="utf-8")
-    return runner.run(folder, copy, timeout=timeout)
+    launch = pyenv.launch(copy, copy, interp=python, pythonpath=pythonpath) if python is not None else None
+    return runner.run(folder, copy, timeout=timeout, python=launch)
 
 
 _n = plural

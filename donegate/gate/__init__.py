@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
     from typing import Any
 
 from donegate import appeal, cache, config, deadline, git, paths, proc, sessions, statcache, store
-from donegate.errors import DonegateError
+from donegate.errors import ConfigError, DonegateError
 from donegate.gate import acceptance, breaker, feedback, integrity, leaks, record, review, scan, scope, watchdog as _watchdog
 from donegate.gate.inputs import parse_payload, session_of, weakened_env
 from donegate.gate.scope import scope_gate
@@ -50,19 +50,51 @@ def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg:
              managed: bool = False) -> Outcome:
     from donegate import repo as where
 
-    repo = where.guarded(payload, root, repo_arg, managed)
-    if repo is None:
+    target = where.locate(payload, root, repo_arg, managed)
+    if target is None:
         out = Outcome("unsealed", ALLOW)
         out.quiet = True
         return out
-    paths.check_outside(repo, root)
-    out = _evaluate(payload, cfg, root, repo)
-    out.repo = str(repo)
-    return appeal.consider(out, payload, cfg, root, repo, session_of(payload))
+    if target.moved_from is not None:
+        return moved(target, payload)
+    paths.check_outside(target.tree, root)
+    if cfg["mode"] == "retry":  # the blind control: no store, no test, no appeal (there is no test to appeal)
+        from donegate.gate import retry
+
+        out = retry.outcome()
+        out.repo = str(target.tree)
+        return out
+    out = _evaluate(payload, cfg, root, target.sealed, target.tree)
+    out.repo = str(target.tree)
+    out.gates["found"] = target.found_from  # which folder named the tree: the session's, the cwd, the hook's --repo
+    if target.tree != target.sealed:
+        out.gates["sealed"] = str(target.sealed)  # the working tree judged is another one of the sealed repository
+    return appeal.consider(out, payload, cfg, root, target.tree, session_of(payload), sealed=target.sealed)
 
 
-def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path) -> Outcome:
-    st, sealed, _ = integrity.check(repo, root)
+def moved(target: Any, payload: dict[str, Any]) -> Outcome:
+    """A sealed repository at a path it was not sealed at (or gone from it): nothing the agent can fix.
+    The stop is handed to a person at once, with the one command that fixes it; no test ran, so it
+    never counts as failing tests."""
+    old = target.moved_from
+    if target.tree == target.sealed:  # the hook names a repository that is gone, and the session is nowhere we know
+        cwd = payload.get("cwd") or "this folder"
+        what = f"the sealed repository {old} is gone (moved or deleted)"
+        fix = f"donegate relocate {old} NEW_PATH (where it is now), or donegate uninstall here; stop in {cwd} was not judged"
+    else:
+        what = f"this repository was sealed at {old} and is now at {target.tree}"
+        fix = f"donegate relocate {old} {target.tree}"
+    msg = f"donegate: {what}: the stop was NOT verified; a person must run: {fix}"
+    out = Outcome("gave_up", ALLOW, gates={"moved": {"from": old, "to": str(target.tree)},
+                                           "breaker": {"gave_up": "moved", "was": "moved"}},
+                  system_message=msg, repo=str(target.tree))
+    return out
+
+
+def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path, tree: Path | None = None) -> Outcome:
+    """`repo`: the sealed project (whose seal judges); `tree`: the working tree judged (default `repo`)."""
+    tree = tree or repo
+    st, sealed, _ = integrity.check(repo, root, session_of(payload))
     if sealed["ok"] is False:
         return Outcome("block", BLOCK, gates={"integrity": sealed},
                        reason=f"donegate: {sealed['problem']}; the session needs a person to re-seal the tests",
@@ -71,20 +103,28 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     if st is None:
         msg = f"donegate: no acceptance tests are sealed for {repo}; the stop was allowed unchecked"
         return Outcome("unsealed", ALLOW, system_message=msg, gates={"integrity": sealed})
+    if tree != repo:
+        st = store.Store(tree, st.path, st.manifest, sealed_at=repo)
+    repo = tree
     gates: dict[str, Any] = {"integrity": sealed}
     # One look at the working tree (stat only; a file is read again only if its stat moved) serves
     # the cache key, the scope check and the scan.
-    tree = _look(repo, root, st, cfg)
-    found = cache.lookup(repo, st.manifest, cfg, root, session_of(payload), tree)
-    # The hidden run starts now, on the other core; the stages that only read run beside it.
-    running = None if found.entry is not None else acceptance.start(repo, st, cfg, root, tree)
+    look = _look(repo, root, cfg)
+    found = cache.lookup(repo, st.manifest, cfg, root, session_of(payload), look)
+    from donegate.hidden.python import EnvProblem
+
+    try:
+        # The hidden run starts now, on the other core; the stages that only read run beside it.
+        running = None if found.entry is not None else acceptance.start(repo, st, cfg, root, look)
+    except EnvProblem as exc:
+        return _environment(gates, exc.message, exc.fix or "")
     try:
         leak, scrub = leaks.transcript_gate(payload, st, root)
-        scanned = scan.scan_gate(repo, st, cfg, root, tree)
+        scanned = scan.scan_gate(repo, st, cfg, root, look)
         if running is None:
             in_scope, accept, failures = found.result()
         else:
-            in_scope = scope.scope_gate(repo, st, cfg, tree)
+            in_scope = scope.scope_gate(repo, st, cfg, look)
             accept, run = running.finish()
             failures = run.failing()
             cache.keep(found, repo, st.manifest, cfg, root, in_scope, accept, failures, run.faithful)
@@ -93,12 +133,16 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
         raise
     if leak:
         gates["leak"] = leak
+    if accept.get("environment"):
+        return _environment(gates, accept["environment"], "repair or recreate the project's environment, or seal again")
     gates["scope"] = in_scope
     gates["acceptance"] = accept
     gates["cache"] = found.gate
     problems = list(in_scope["problems"])
     if accept["problem"]:
         problems.append(accept["problem"])
+    if accept.get("missing"):  # a dependency not installed: the agent may install it, or stop importing it
+        problems.append(accept["missing"])
     hint = ""
     if scanned is not None:
         gates["scan"] = scanned
@@ -114,7 +158,28 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     return feedback.blocked(payload, cfg, gates, problems, failures, hint, leak_msg, scrub)
 
 
-def _look(repo: Path, root: Path, st: store.Store, cfg: dict[str, Any]) -> statcache.Tree | None:
+def hand_over(exc: DonegateError, root: Path) -> Outcome:
+    """A broken donegate.yaml is the person's to fix, never the agent's (it cannot reach the state root):
+    blocking would only loop the agent until the breaker. The stop is allowed at once, the person told
+    (system message) and the session counted as left for a person (`gave_up`, with `gates.handover`)."""
+    msg = feedback.hide_kit(f"donegate: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else ""), root)
+    return Outcome("gave_up", ALLOW, gates={"error": exc.message, "handover": "config"},
+                   system_message=msg + "; the stop was allowed but the work is NOT verified: a person must fix "
+                   "the kit's configuration (donegate.yaml), then check it with donegate doctor")
+
+
+def _environment(gates: dict[str, Any], problem: str, fix: str) -> Outcome:
+    """The project's interpreter cannot run the hidden tests (gone, broken, inside the repository):
+    nothing the agent does in the code changes that, so the stop goes to a person at once instead
+    of looping through the block counter."""
+    gates["environment"] = {"problem": problem, "fix": fix}
+    gates["handover"] = "environment"
+    out = Outcome("block", BLOCK, gates=gates, failing=["environment"])
+    return breaker.hand_over(out, "the project's environment cannot run the hidden tests",
+                             f"donegate: {problem} (fix: {fix})")
+
+
+def _look(repo: Path, root: Path, cfg: dict[str, Any]) -> statcache.Tree | None:
     """The stop's look at the working tree, when a stage reads it: the cache key, the scope check with
     `allowed`, the scan (stores sealed before the tree snapshot scan what git says changed)."""
     if not (cfg["cache"] or cfg["allowed"] is not None or cfg["scan"] != "off"):
@@ -155,6 +220,8 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
         outcome = evaluate(payload, cfg, root, repo, managed)
         if outcome.quiet:
             return _watchdog.answer(dl, breaker.quiet(root))
+    except ConfigError as exc:
+        outcome = hand_over(exc, root)
     except DonegateError as exc:
         reason = feedback.hide_kit(f"donegate: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else ""), root)
         outcome = Outcome("error", BLOCK, reason=reason, gates={"error": exc.message}, failing=["error:" + exc.message])
@@ -164,6 +231,11 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
                   f"({Path(log).name}); a person must look")
         outcome = Outcome("error", BLOCK, reason=reason, gates={"error": f"{type(exc).__name__}: {exc}"},
                           failing=["error:internal"])
+    if outcome.repo:
+        try:
+            outcome = feedback.tell_rejections(outcome, root)
+        except Exception:  # a person's note is never worth a stop the hook cannot answer
+            _log_exception(root)
     session, session_from = sessions.resolve(payload)
     _stage("the block counter")
     counters = breaker.count(outcome, session, cfg, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - AFTER_RUN)))
@@ -176,7 +248,7 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
     record.write(line, outcome, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - 0.5)))
     if outcome.exit_code == ALLOW and outcome.verdict != "unsealed" and outcome.repo:
         try:
-            leaks.after_pass(root, session, outcome.repo, payload)
+            leaks.after_pass(root, session, outcome.gates.get("sealed") or outcome.repo, payload)
         except OSError:
             _log_exception(root)
     return _watchdog.answer(dl, render(outcome))

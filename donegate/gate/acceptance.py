@@ -26,9 +26,12 @@ class Running:
 
     def __init__(self, repo: Path, st: store.Store, cfg: dict[str, Any], root: Path | None = None,
                  tree: statcache.Tree | None = None) -> None:
+        from donegate.hidden import python as pyenv  # EnvProblem: raised to the stop, which hands over
+
         self.st, self.cfg = st, cfg
         review = cfg["review_timeout"] if cfg["review"] != "off" else 0
         self.timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
+        self.launch = pyenv.sealed(st.manifest, repo)  # in the stop's own thread: a broken environment raises here
         self.run: runner.TestRun | None = None
         self.error: BaseException | None = None
         self.root, self.tree = root, tree
@@ -38,7 +41,8 @@ class Running:
     def _go(self, repo: Path) -> None:
         try:
             self.run = runner.run(self.st.path, repo, timeout=self.timeout, expected=self.st.tests(),
-                                  confine=self.cfg["confine"], root=self.root, tree=self.tree)
+                                  confine=self.cfg["confine"], project=Path(self.launch.front[0]), python=self.launch,
+                                  root=self.root, tree=self.tree)
         except BaseException as exc:  # raised again in the stop's own thread by finish()
             self.error = exc
 
@@ -48,7 +52,7 @@ class Running:
         if self.error is not None:
             raise self.error
         assert self.run is not None
-        return _gate(self.run, self.st, self.cfg, self.timeout), self.run
+        return _gate(self.run, self.st, self.cfg, self.timeout, self.launch), self.run
 
 
 def start(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path | None = None,
@@ -62,7 +66,7 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
     return start(repo, st, cfg).finish()
 
 
-def _gate(run: runner.TestRun, st: store.Store, cfg: dict[str, Any], timeout: float) -> dict[str, Any]:
+def _gate(run: runner.TestRun, st: store.Store, cfg: dict[str, Any], timeout: float, launch: Any) -> dict[str, Any]:
     if run.problem and timeout < cfg["timeout"] and "timeout" in run.problem:
         run.problem += (f" (the stop's deadline left it {timeout:.1f} of the {cfg['timeout']:g} s configured: "
                         "an earlier stage was slow)")
@@ -82,4 +86,12 @@ def _gate(run: runner.TestRun, st: store.Store, cfg: dict[str, Any], timeout: fl
         gate["tamper"] = {"what": run.tamper, "changed": run.tamper_keys}
     if run.note:
         gate["note"] = run.note
+    if run.environment:
+        gate["environment"] = run.environment
+    if failing and run.imports:  # a test fails on a module not found: say when it is the environment's
+        from donegate.hidden import missing
+
+        found = missing.missing_module(run.imports, launch, Path(launch.front[0]), st.path)
+        if found is not None:
+            gate["missing"] = f"{found[0]} (fix: {found[1]})"
     return gate

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -26,6 +27,7 @@ def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> 
     pass `max_blocks` is dropped rather than handed over: the tests pass, there is nothing to hand over.
     """
     counters["stops"] += 1
+    counters.setdefault("first", round(time.time(), 3))  # a seal after this is "during the session" (integrity)
     if outcome.hint:
         counters["hinted"] = [*(counters.get("hinted") or []), outcome.hint][-MAX_HINTED:]
     if outcome.exit_code == ALLOW:
@@ -42,17 +44,22 @@ def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> 
         counters.update(blocks=counters["blocks"] + 1, same_streak=0, last_failing=None)
         return outcome
     same = counters["last_failing"] == outcome.failing
+    retry = "retry" in outcome.gates  # the blind control: its one message is always "the same", only max_blocks ends it
     why = ""
     if counters["blocks"] >= cfg["max_blocks"]:
         why = f"{counters['blocks']} blocks in this session (max_blocks)"
-    elif cfg["max_same_failure"] and same and counters["same_streak"] >= cfg["max_same_failure"]:
+    elif cfg["max_same_failure"] and same and not retry and counters["same_streak"] >= cfg["max_same_failure"]:
         why = f"the same tests failed {counters['same_streak']} stops in a row (max_same_failure)"
+    if why and retry:
+        counters.update(blocks=0, same_streak=0, last_failing=None)
+        outcome.gates["breaker"] = {"retry_done": why, "was": outcome.verdict}
+        outcome.verdict, outcome.exit_code = "gave_up", ALLOW
+        outcome.system_message = (f"donegate (mode: retry, a blind control): the stop was allowed after {why}; "
+                                  "no test ran, nothing was verified")
+        return outcome
     if why:
         counters.update(blocks=0, same_streak=0, last_failing=None)
-        outcome.gates["breaker"] = {"gave_up": why, "was": outcome.verdict}
-        outcome.verdict, outcome.exit_code = "gave_up", ALLOW
-        outcome.system_message = (f"donegate: gave up after {why}; the stop was allowed but the work is NOT verified: "
-                                  "this session needs a person (see the ledger)")
+        hand_over(outcome, why, f"donegate: gave up after {why}")
         if "leak" in outcome.gates:  # the person taking over must hear it too, not only the ledger
             outcome.system_message += ("; the session transcript also shows hidden acceptance-test content, store "
                                        "paths or the kit's hook code")
@@ -60,6 +67,17 @@ def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> 
     counters["blocks"] += 1
     counters["same_streak"] = counters["same_streak"] + 1 if same else 1
     counters["last_failing"] = outcome.failing
+    return outcome
+
+
+def hand_over(outcome: Outcome, why: str, told: str) -> Outcome:
+    """Let the stop through to a person: the work is not verified, and `told` (then the words saying so)
+    is what the person sees. For the breaker's limits, and for what the agent cannot repair (the
+    project's interpreter gone or broken), which no number of blocks would change."""
+    outcome.gates["breaker"] = {"gave_up": why, "was": outcome.verdict}
+    outcome.verdict, outcome.exit_code = "gave_up", ALLOW
+    outcome.system_message = (f"{told}; the stop was allowed but the work is NOT verified: "
+                              "this session needs a person (see the ledger)")
     return outcome
 
 

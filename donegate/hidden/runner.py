@@ -4,11 +4,12 @@
   the kit, the state root and the user's home hidden, no network, its own PID namespace), else an
   allow-listed environment; either way the repository is a throwaway copy, so nothing the run
   writes outlives it;
-- `python -I`, no bytecode written and none of the repository's read (the copy has no `__pycache__`
-  and no `.pyc`: a planted one would run instead of a source the scan read): no current folder on
-  sys.path, no PYTHON* variables, no user site, so a planted `sitecustomize.py` or `pytest.py` in the
-  repository is never imported at start-up;
-- pytest is imported first, then the repository goes on sys.path (so it cannot shadow pytest);
+- the project's own interpreter (`donegate.hidden.python`) as `python -I -S`, no bytecode written and
+  none of the repository's read (the copy has no `__pycache__` and no `.pyc`: a planted one would run
+  instead of a source the scan read): no current folder on sys.path, no PYTHON* variables, no user
+  site, no `site` at all, so no `.pth` import line, `sitecustomize.py` or `pytest.py` of the repository
+  or its environment is imported at start-up (the bootstrap adds the path lines itself);
+- the kit's pytest is imported first, then the project goes on sys.path (so it cannot shadow pytest);
 - `-c <store>/pytest.ini`, rootdir and confcutdir in the store: no `conftest.py` or ini file of the
   repository is read; plugin autoload off, PYTEST_* dropped, no cache provider;
 - its own process group with a timeout (proc.run);
@@ -19,9 +20,9 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
-import sys
 import tempfile
 import threading
 import time
@@ -34,29 +35,46 @@ if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays of
     from typing import Any
 
     from donegate import statcache
-    from donegate.hidden import channel
+    from donegate.hidden import channel, python as pyenv
 
 INI_NAME = "pytest.ini"
 INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini file of the repository.\naddopts =\n"
 
-# Runs as `python -I -c BOOTSTRAP repo - fd -- pytest-args`; the nonce, then the plugin's
-# source, arrive on stdin (so no kit path has to be visible inside the sandbox).
+# Runs as `python -I -S -c BOOTSTRAP - fd -- pytest-args` (the interpreter `donegate.hidden.python` chose);
+# the nonce, the path spec (JSON), then the plugin's source arrive on stdin, one line each for the first
+# two (so no kit path has to be on the command line inside the sandbox).
 # Everything lives in a function's locals, not in __main__'s globals where any code could read them.
+# With -S nothing of the environment has run: the bootstrap adds the path lines `python.Launch` read,
+# imports the kit's pytest before any folder of the project is on sys.path, then takes the kit's
+# folders off again. ENV_EXIT (with one line on stderr) says the interpreter cannot run pytest at all.
 BOOTSTRAP = """\
 def main():
-    import os, sys
-    repo, fd = sys.argv[1], int(sys.argv[3])
-    args = sys.argv[5:]
+    import os, sys, json, site
+    fd = int(sys.argv[2])
+    args = sys.argv[4:]
     nonce = sys.stdin.readline().strip()
+    spec = json.loads(sys.stdin.readline())
     plugin = {"__name__": "donegate_plugin"}
-    exec(compile(sys.stdin.read(), "<donegate plugin>", "exec"), plugin)
-    import pytest
+    source = sys.stdin.read()
+    site.setquit(); site.setcopyright(); site.sethelper()
+    std = list(sys.path)
+    sys.path[:] = std + spec["pytest"]
+    try:
+        exec(compile(source, "<donegate plugin>", "exec"), plugin)
+        import pytest
+    except Exception as exc:
+        sys.stderr.write("donegate-env: %s: %s\\n" % (type(exc).__name__, exc))
+        return 97
     os.set_inheritable(fd, False)
     sys.dont_write_bytecode = True
-    sys.path.insert(0, repo)
-    return pytest.main(args, plugins=[plugin["Reporter"](fd, nonce, repo)])
+    sys.path[:] = spec["front"] + std + spec["site"]
+    sys.executable = spec["executable"]
+    reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"])
+    return pytest.main(args, plugins=[reporter])
 raise SystemExit(main())
 """
+ENV_EXIT = 97
+ENV_MARK = "donegate-env: "
 
 class TestRun:
     __test__ = False  # not a pytest test class, whatever its name
@@ -78,6 +96,9 @@ class TestRun:
         self.tamper_keys: list[str] = []
         self.copy_duration = 0.0  # bringing the copy of the working tree in step (`donegate.hidden.copy`)
         self.faithful = False  # the run saw exactly the stop's look at the tree (the mirror, its copies hashed)
+        self.environment = ""  # the project's interpreter cannot run the tests at all: a person's to fix
+        self.python: dict[str, Any] = {}  # the interpreter that ran (`python.Interpreter.record`)
+        self.imports: list[dict[str, str]] = []  # modules not found, and the file importing each
 
     def failing(self) -> dict[str, str]:
         """Every test that did not pass: only `passed` counts. A test that skipped, xfailed or xpassed
@@ -149,32 +170,41 @@ PYTEST_ARGS = (
 
 
 def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, expected: list[str] | None = None,
-        confine: str = "auto", root: Path | None = None, tree: statcache.Tree | None = None) -> TestRun:
+        confine: str = "auto", project: Path | None = None, python: "pyenv.Launch | None" = None,
+        root: Path | None = None, tree: statcache.Tree | None = None) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
-    (auto | on | off) allows; `expected` is the sealed list of test ids. With the state root and the
-    stop's look at the tree (`tree`), the copy is the tree's mirror, brought in step by what changed
+    (auto | on | off) allows; `expected` is the sealed list of test ids. `project`: the folder of the
+    repository the tests are for (a monorepo's package; default the repository), its working folder
+    and first on sys.path; `python`: its interpreter (`donegate.hidden.python.launch`; default: found
+    for `project`). Raises `python.EnvProblem` when that interpreter cannot run. With the state root and
+    the stop's look at the tree (`tree`), the copy is the tree's mirror, brought in step by what changed
     (`donegate.hidden.copy.working_copy`)."""
-    from donegate.hidden import confine as walls
+    from donegate.hidden import confine as walls, python as pyenv
 
+    repo = repo.resolve()
+    project = (project or repo).resolve()
+    python = python or pyenv.launch(project, repo)
     kind = walls.choose(confine)
-    out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, root=root, tree=tree)
+    out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, project=project,
+               python=python, root=root, tree=tree)
     if kind == "bwrap" and out.sandbox_failed:
         if confine == "on":
             out.problem = f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed}"
             return out
         note = f"bubblewrap failed to start ({out.sandbox_failed}); the tests ran unconfined"
-        out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind="none", root=root,
-                   tree=tree)
+        out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind="none",
+                   project=project, python=python, root=root, tree=tree)
         out.note = note
     return out
 
 
 def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str,
-         root: Path | None = None, tree: statcache.Tree | None = None) -> TestRun:
+         project: Path, python: "pyenv.Launch", root: Path | None = None,
+         tree: statcache.Tree | None = None) -> TestRun:
     from donegate.hidden import channel, confine as walls, copy as throwaway
 
     files = test_files(store)
-    repo, store = repo.resolve(), store.resolve()
+    store = store.resolve()
     hidden = walls.hidden_roots()
     shared = throwaway.shared_dirs(repo)
     # The mirror only inside bubblewrap, which binds it at the repository's path: an unconfined run
@@ -192,6 +222,9 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
             os.makedirs(os.path.join(private, "home"))
         env = walls.env(private, hidden)
         seen_repo = repo if kind == "bwrap" else copy
+        seen_project = seen_repo / project.relative_to(repo)
+        spec = python.spec({} if kind == "bwrap" else {str(repo): str(copy)})
+        spec["repo"] = str(seen_repo)
         nonce = secrets.token_hex(16)
         args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store),
                 "--basetemp", os.path.join(private, "basetemp"), *PYTEST_ARGS]
@@ -199,27 +232,29 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
             args.append("--collect-only")
         args += [str(f) for f in files]
         r, w = os.pipe()
-        argv = [sys.executable, "-I", "-c", BOOTSTRAP, str(seen_repo), "-", str(w), "--", *args]
+        argv = [*python.argv, "-c", BOOTSTRAP, "-", str(w), "--", *args]
         if kind == "bwrap":
             argv = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=copy, store=store,
-                                    hidden=hidden, env=env, shared=shared) + argv
+                                    hidden=hidden, env=env, shared=shared, python=python.binds,
+                                    chdir=project) + argv
         elif kind == "sandbox-exec":
-            profile = walls.sandbox_profile(copy=copy, store=store, tmp=tmp_path, hidden=hidden)
+            profile = walls.sandbox_profile(copy=copy, store=store, tmp=tmp_path, hidden=hidden, python=python.binds)
             argv = ["/usr/bin/sandbox-exec", "-p", profile, *argv]
         stream = channel.Stream(nonce)
         reader = _read(r, stream)
-        res = proc.run(argv, timeout=timeout, cwd=seen_repo if kind != "bwrap" else tmp, env=env,
-                       input=nonce + "\n" + _plugin_source(), pass_fds=(w,))
+        res = proc.run(argv, timeout=timeout, cwd=seen_project if kind != "bwrap" else tmp, env=env,
+                       input=nonce + "\n" + json.dumps(spec) + "\n" + _plugin_source(), pass_fds=(w,))
         reader.join(timeout=2)
         outlived = reader.is_alive()
     output = res.stdout + res.stderr
     if kind != "bwrap":
         output = output.replace(str(copy), str(repo))
     def run_of(ok: bool, problem: str, **found: Any) -> TestRun:
-        out = TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)
-        out.copy_duration = copied
-        out.faithful = told.get("faithful", False)
-        return out
+        made = TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)
+        made.python = python.interp.record()
+        made.copy_duration = copied
+        made.faithful = told.get("faithful", False)
+        return made
 
     if res.timed_out:
         return run_of(False, f"the hidden tests did not finish within {timeout:g} s (timeout); the run was killed")
@@ -227,15 +262,24 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         out = run_of(False, "the sandbox failed to start")
         out.sandbox_failed = res.stderr.strip().splitlines()[0][:300]
         return out
+    if not stream.hello and res.returncode == ENV_EXIT and ENV_MARK in res.stderr:
+        # Before the plugin said hello nothing of the project has run: the interpreter itself cannot run pytest.
+        why = res.stderr.split(ENV_MARK, 1)[1].splitlines()[0][:300]
+        out = run_of(False, f"the project's interpreter {python.interp.describe()} cannot run the kit's pytest ({why})")
+        out.environment = out.problem
+        return out
     tamper, problem = stream.problem(res.returncode)
     if outlived and not tamper:
         tamper = problem = "a process started by the code under test outlived the run and kept the result channel open"
     if kind != "bwrap":
         for entry in [*stream.results.values(), *stream.errors]:
             entry["message"] = entry["message"].replace(str(copy), str(repo))
+        for entry in stream.imports:
+            entry["file"] = entry["file"].replace(str(copy), str(repo))
     out = run_of(not problem, problem, collected=stream.collected or [], results=stream.results, errors=stream.errors)
     out.tamper = tamper
     out.tamper_keys = stream.keys
+    out.imports = stream.imports
     if problem:
         return out
     if out.errors:

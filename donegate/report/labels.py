@@ -1,4 +1,5 @@
-"""`donegate label`: a person's verdict on a block or an appeal, appended to the ledger it names.
+"""`donegate label`: a person's verdict on a block or an appeal, appended to the ledger it names;
+`donegate approve` / `reject`: a person's decision on a session left for them (an appeal, a hand-over).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from donegate import ledger
+from donegate.person import inside_session
 from donegate.errors import DonegateError
 from donegate.util import utc_now
 from donegate.report.read import APPEALED, APPEAL_LABELS, BLOCKING, LABELS, MIN_REF, stop_row
@@ -37,11 +39,17 @@ def find_stop(path: Path, ref: str) -> tuple[str, dict[str, Any]]:
     return h[: ledger.REF_CHARS], rec
 
 
-def label_stop(path: Path, ref: str, label: str, note: str = "") -> dict[str, Any]:
+def _ref(ref: str) -> str:
     ref = ref.strip().lower()
     if not re.fullmatch(r"[0-9a-f]{%d,64}" % MIN_REF, ref):
         raise DonegateError(f"{ref!r} is not a stop reference",
                             f"a ref is {ledger.REF_CHARS} hex characters, as `donegate report --session ID` shows")
+    return ref
+
+
+def label_stop(path: Path, ref: str, label: str, note: str = "", by: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Append a person's label of stop `ref`; `by`: who labelled it (`donegate.person.who`), kept in the line."""
+    ref = _ref(ref)
     if label not in LABELS + APPEAL_LABELS:
         raise DonegateError(f"unknown label {label!r}", "use justified or unjustified (a block), upheld or rejected (an appeal)")
     if not path.is_file():
@@ -63,4 +71,42 @@ def label_stop(path: Path, ref: str, label: str, note: str = "") -> dict[str, An
     return ledger.append({"event": "label", "time": utc_now(),
                           "ref": short, "label": label, "note": note, "session": rec["session"], "stop": rec.get("stop"),
                           "stop_time": rec["time"], "repo": rec.get("repo") or "", "config": rec["config"],
-                          "verdict": rec["verdict"]}, path)
+                          "verdict": rec["verdict"], **_who(by)}, path)
+
+
+def _who(by: dict[str, Any] | None) -> dict[str, Any]:
+    """The fields naming who wrote a label or a decision (`donegate.person`)."""
+    return {"by": by, "inside_session": inside_session(by)} if by is not None else {}
+
+
+# A session waits for a person when it ended on one of these; `approve` and `reject` answer it.
+DECIDABLE = ("appealed", "gave_up")
+DECISIONS = ("approve", "reject")
+
+
+def decide(path: Path, ref: str, decision: str, note: str = "", by: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A person's decision on an appealed or handed-over stop: one `decision` line in the ledger. A
+    rejection is also left for the next stop in that repository (`gate.feedback.tell_rejections`)."""
+    ref = _ref(ref)
+    if decision not in DECISIONS:
+        raise DonegateError(f"unknown decision {decision!r}", "approve or reject")
+    if not path.is_file():
+        raise DonegateError(f"no ledger at {path}", "pass the ledger that holds the stop with --ledger")
+    short, rec = find_stop(path, ref)
+    if rec.get("verdict") not in DECIDABLE:
+        raise DonegateError(f"stop {short} ended {rec.get('verdict')}: only an appeal or a hand-over (gave_up) waits for a person",
+                            "donegate status lists the sessions waiting for a person, with their refs")
+    line = ledger.append({"event": "decision", "time": utc_now(), "ref": short, "decision": decision, "note": note,
+                          "session": rec["session"], "stop": rec.get("stop"), "stop_time": rec["time"],
+                          "repo": rec.get("repo") or "", "config": rec["config"], "verdict": rec["verdict"],
+                          **_who(by)}, path)
+    if decision == "reject" and rec.get("repo"):
+        from donegate.gate import feedback
+
+        feedback.add_rejection(path.parent, str(rec["repo"]), {"ref": short, "session": rec["session"], "note": note})
+    return line
+
+
+def decisions(files: list[Path]) -> dict[str, dict[str, Any]]:
+    """The latest decision line per stop ref, in ledger order."""
+    return {rec["ref"]: rec for _, rec in ledger.events(files, "decision") if isinstance(rec.get("ref"), str)}

@@ -51,7 +51,7 @@ def fix_bug(repo: Path) -> None:
 
 def seal(repo: Path, *tests: Path, extra_env: dict | None = None, request: str | None = None) -> subprocess.CompletedProcess:
     """`donegate seal REPO TESTS...` as a person runs it; the result, checked by the caller."""
-    argv = [sys.executable, "-m", "donegate", "seal", str(repo), *map(str, tests)]
+    argv = [sys.executable, "-m", "donegate", "seal", str(repo), *map(str, tests), "--replace"]
     if request is not None:
         argv += ["--request", request]
     return subprocess.run(argv, capture_output=True, text=True, timeout=180, cwd=KIT, env={**os.environ, **(extra_env or {})})
@@ -92,3 +92,8 @@ def stop_payload(repo: Path, session: str = "s1", message: str = "Done.", **extr
 def ledger_lines(kit_home: Path) -> list[dict]:
     path = kit_home / "ledger.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def stop_lines(kit_home: Path) -> list[dict]:
+    """The Stop hook's lines of the ledger (a seal, install or label is a line too: `donegate.person`)."""
+    return [r for r in ledger_lines(kit_home) if r.get("event") == "stop"]

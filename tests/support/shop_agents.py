@@ -11,6 +11,10 @@ concurrent Claude Code sessions share one FakeAPI (`FakeAPI(respond=respond)`).
   working code for a test it cannot read, and the breaker hands the run to a person (the blocks are
   `likely unjustified` in the report).
 
+Under the blind `retry` control ("keep working, verify your work", no test named) the fixer reads its
+file again at the first such block and writes the complete version at the second (it re-reads the
+request: FIVEOFF was asked for); the shipper and the never-fixer stand by their drafts until the cap.
+
 Reviewers (and the critic) approve with no findings: they cost money and move nothing.
 The grading tests (examples/experiment/shop/*/grading) are never read here.
 """
@@ -20,7 +24,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.support.fakeapi import _instance, first_user_text, system_text, text, tool, turn
+from tests.support.fakeapi import _instance, first_user_text, is_stop_feedback, system_text, text, tool, turn
 
 WRITER_MARK = "You write the acceptance tests"
 
@@ -178,7 +182,7 @@ def _read(body: dict, path: str) -> bool:
 
 def _last_user(body: dict) -> tuple[str, bool]:
     """(text of the last user message, whether it is a tool result)."""
-    messages = body.get("messages") or []
+    messages = [m for m in body.get("messages") or [] if m.get("role") != "system"]
     if not messages:
         return "", False
     content = messages[-1].get("content")
@@ -188,6 +192,16 @@ def _last_user(body: dict) -> tuple[str, bool]:
     if any(b.get("type") == "tool_result" for b in parts):
         return "", True
     return "\n".join(b.get("text", "") for b in parts if b.get("type") == "text"), False
+
+
+BLIND = "keep working, verify your work"  # the words of donegate.gate.retry.MESSAGE
+
+
+def _blind_blocks(body: dict) -> int:
+    """How many of the retry control's blind blocks the conversation holds."""
+    return sum(1 for m in body.get("messages") or [] if m.get("role") == "user"
+               and BLIND in (m["content"] if isinstance(m.get("content"), str) else
+                             " ".join(b.get("text", "") for b in m.get("content") or [] if isinstance(b, dict))))
 
 
 def _structured(body: dict) -> dict | None:
@@ -218,10 +232,15 @@ def respond(body: dict):
         return turn("Let me implement it.", _write(cwd, path, edits))
     if was_tool:
         return text(f"Implemented: {HABITS[task]} draft {writes} of {task} is in place. All done.")
-    feedback = "Stop hook feedback" in last or "verification disagrees" in last or "test_" in last
+    feedback = is_stop_feedback(last) or "verification disagrees" in last or "test_" in last
     if HABITS[task] == "fixer" and feedback and task in FINALS and writes < 2 and "test_" in last:
         path, edits = FINALS[task]
         return turn("The gate names a failing test; I will complete the implementation.", _write(cwd, path, edits))
+    if HABITS[task] == "fixer" and BLIND in last and task in FINALS and writes < 2:
+        path = FINALS[task][0]
+        if _blind_blocks(body) == 1:
+            return turn("Told to verify my work: let me read it again.", tool("Read", {"file_path": f"{cwd}/{path}"}))
+        return turn("Checking against the request again: FIVEOFF is missing. Completing it.", _write(cwd, path, FINALS[task][1]))
     if HABITS[task] == "never":
         return text("I will not change working code for a test I cannot read: the request is implemented as asked. Done.")
     return text("The work is complete as it stands. Done.")
