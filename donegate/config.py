@@ -65,6 +65,8 @@ SCHEMA: dict[str, Any] = {
                    choices=("auto", "on", "off")),
     "scan": Key((str,), "block", "scan the changed product files for test-harness tricks: block, hint (tell the agent) or off",
                 choices=("block", "hint", "off")),
+    "scan_allow": Key((list,), [], "rules the project allows: their scan findings and tripwires stay quiet (e.g. settrace, "
+                      "imports-pytest); recorded on every ledger line", items=str),
     "review": Key((str,), "off", "reviewers after the tests pass: off, hint (feedback once) or block", choices=("off", "hint", "block")),
     "review_mode": Key((str,), "pair", "two reviewers in parallel, or a reviewer and a critic", choices=("pair", "critic")),
     "review_timeout": Key(NUM, 300, "seconds the reviewers may take in one stop", minimum=1),

@@ -1,5 +1,6 @@
 """The acceptance stage: the hidden tests, in an isolated interpreter (`donegate.hidden.runner`), within the time
-the stop's deadline leaves; every sealed test must report."""
+the stop's deadline leaves; every sealed test must report. A run that passes is run again by the second
+harness (`donegate.hidden.second`): the stop passes only when both agree."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
     stage("the hidden test run")
     review = cfg["review_timeout"] if cfg["review"] != "off" else 0
     timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
-    run = runner.run(st.path, repo, timeout=timeout, expected=st.tests(), confine=cfg["confine"])
+    allow = tuple(cfg.get("scan_allow") or ())
+    run = runner.run(st.path, repo, timeout=timeout, expected=st.tests(), confine=cfg["confine"], allow=allow)
     if run.problem and timeout < cfg["timeout"] and "timeout" in run.problem:
         run.problem += (f" (the stop's deadline left it {timeout:.1f} of the {cfg['timeout']:g} s configured: "
                         "an earlier stage was slow)")
@@ -34,7 +36,27 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
         "confinement": run.confinement,
     }
     if run.tamper:
-        gate["tamper"] = {"what": run.tamper, "changed": run.tamper_keys}
+        gate["tamper"] = {"what": run.tamper, "changed": run.tamper_keys, "rule": run.tamper_rule}
     if run.note:
         gate["note"] = run.note
+    if gate["ok"] and not run.tamper:
+        _second(repo, st, cfg, run, gate, allow, review)
     return gate, run
+
+
+def _second(repo: Path, st: store.Store, cfg: dict[str, Any], run: runner.TestRun, gate: dict[str, Any],
+            allow: tuple[str, ...], review: float) -> None:
+    """The second opinion on a pass: a disagreement blocks as tampering, a run that did not finish blocks."""
+    from donegate.hidden import second
+
+    stage("the second run")
+    timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
+    two = second.run(st.path, repo, run.passing(), timeout=timeout, kind=run.confinement, allow=allow)
+    gate["second"] = two.summary()
+    if two.tamper:
+        gate["ok"] = False
+        gate["problem"] = two.tamper
+        gate["tamper"] = {"what": two.tamper, "changed": [], "rule": two.rule}
+    elif two.problem:
+        gate["ok"] = False
+        gate["problem"] = two.problem

@@ -1,4 +1,6 @@
-"""The scan stage: the ast scan of the product files changed since the seal (`scan: block | hint | off`)."""
+"""The scan stage: the ast scan of the product files changed since the seal (`scan: block | hint | off`).
+A finding can be wrong: it blocks with the rule named and the appeal offered (`donegate.appeal`); rules in
+`scan_allow` are not reported."""
 
 from __future__ import annotations
 
@@ -19,6 +21,10 @@ def scan_gate(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path) -> d
     from donegate import scan
 
     t0 = time.monotonic()
-    findings = scan.scan(repo, st.manifest["base"], root)
-    return {"mode": cfg["scan"], "findings": findings[:50], "problem": scan.problem(findings) if findings else "",
-            "duration": round(time.monotonic() - t0, 4)}
+    allow = set(cfg.get("scan_allow") or ())
+    findings = [f for f in scan.scan(repo, st.manifest["base"], root) if f["rule"] not in allow]
+    out = {"mode": cfg["scan"], "findings": findings[:50], "problem": scan.problem(findings) if findings else "",
+           "duration": round(time.monotonic() - t0, 4)}
+    if allow:
+        out["allow"] = sorted(allow)  # what the project allowed, beside what was found
+    return out

@@ -30,15 +30,15 @@ from donegate import proc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays off its path
-    from typing import Any
+    from typing import Any, Sequence
 
     from donegate.hidden import channel
 
 INI_NAME = "pytest.ini"
 INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini file of the repository.\naddopts =\n"
 
-# Runs as `python -I -c BOOTSTRAP repo - fd -- pytest-args`; the nonce, then the plugin's
-# source, arrive on stdin (so no kit path has to be visible inside the sandbox).
+# Runs as `python -I -c BOOTSTRAP repo - fd -- pytest-args`; the nonce, the allowed rules, then the
+# plugin's source arrive on stdin (so no kit path has to be visible inside the sandbox).
 # Everything lives in a function's locals, not in __main__'s globals where any code could read them.
 BOOTSTRAP = """\
 def main():
@@ -46,13 +46,14 @@ def main():
     repo, fd = sys.argv[1], int(sys.argv[3])
     args = sys.argv[5:]
     nonce = sys.stdin.readline().strip()
+    allow = tuple(sys.stdin.readline().split())
     plugin = {"__name__": "donegate_plugin"}
     exec(compile(sys.stdin.read(), "<donegate plugin>", "exec"), plugin)
     import pytest
     os.set_inheritable(fd, False)
     sys.dont_write_bytecode = True
     sys.path.insert(0, repo)
-    return pytest.main(args, plugins=[plugin["Reporter"](fd, nonce, repo)])
+    return pytest.main(args, plugins=[plugin["Reporter"](fd, nonce, repo, allow)])
 raise SystemExit(main())
 """
 
@@ -74,6 +75,7 @@ class TestRun:
         self.note = ""  # e.g. why a sandbox that should have run did not
         self.sandbox_failed = ""
         self.tamper_keys: list[str] = []
+        self.tamper_rule = ""  # its rule (`channel.HARD`: not appealable; the others are)
 
     def failing(self) -> dict[str, str]:
         """Every test that did not pass: only `passed` counts. A test that skipped, xfailed or xpassed
@@ -104,7 +106,8 @@ def test_files(store: Path) -> list[Path]:
 
 
 def _plugin_source() -> str:
-    return (Path(__file__).parent / "plugin.py").read_text(encoding="utf-8")
+    here = Path(__file__).parent  # the probe is the plugin's too: one namespace, sent as one text
+    return (here / "plugin.py").read_text(encoding="utf-8") + "\n\n" + (here / "probe.py").read_text(encoding="utf-8")
 
 
 def _read(fd: int, stream: "channel.Stream") -> threading.Thread:
@@ -145,65 +148,80 @@ PYTEST_ARGS = (
 
 
 def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, expected: list[str] | None = None,
-        confine: str = "auto") -> TestRun:
+        confine: str = "auto", allow: Sequence[str] = ()) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
-    (auto | on | off) allows; `expected` is the sealed list of test ids."""
+    (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
+    tripwires stay quiet (`scan.allow`)."""
     from donegate.hidden import confine as walls
 
     kind = walls.choose(confine)
-    out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind)
+    out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow)
     if kind == "bwrap" and out.sandbox_failed:
-        if confine == "on":
-            out.problem = f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed}"
-            return out
-        note = f"bubblewrap failed to start ({out.sandbox_failed}); the tests ran unconfined"
-        out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind="none")
-        out.note = note
+        # No unconfined fallback: the person chooses that (confine: off), never the machine.
+        out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
+                       "(fix: make bubblewrap work here, or set confine: off to run the hidden tests unconfined)")
     return out
 
 
-def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str) -> TestRun:
-    from donegate.hidden import channel, confine as walls, copy as throwaway
+class Walls:
+    """One confined run's setting: the throwaway copy, the environment, and the argv prefix of the walls.
+    Both harnesses (this pytest run and `donegate.hidden.second`) start their interpreter inside it."""
+
+    def __init__(self, store: Path, repo: Path, kind: str, tmp: Path, pytest_env: bool = True) -> None:
+        from donegate.hidden import confine as walls, copy as throwaway
+
+        self.kind, self.repo, self.store, self.tmp = kind, repo, store, tmp
+        hidden = walls.hidden_roots()
+        self.copy = tmp / "repo"
+        shared = throwaway.shared_dirs(repo)
+        throwaway.copy_repo(repo, self.copy, skip=shared)
+        if kind != "bwrap":
+            for name in shared:  # bwrap binds them read-only; here a link is what there is
+                os.symlink(repo / name, self.copy / name)
+        self.private = "/tmp" if kind == "bwrap" else str(tmp / "tmp")
+        if kind != "bwrap":
+            os.makedirs(os.path.join(self.private, "home"))
+        self.env = walls.env(self.private, hidden)
+        if not pytest_env:  # the second harness: nothing named like pytest in what the product sees
+            self.env = {k: v for k, v in self.env.items() if not k.startswith("PYTEST")}
+        self.seen_repo = repo if kind == "bwrap" else self.copy
+        self.cwd = str(self.seen_repo) if kind != "bwrap" else str(tmp)
+        self.prefix: list[str] = []
+        if kind == "bwrap":
+            self.prefix = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=self.copy,
+                                           store=store, hidden=hidden, env=self.env, shared=shared)
+        elif kind == "sandbox-exec":
+            self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=self.copy, store=store, tmp=tmp,
+                                                                                hidden=hidden)]
+
+    def unseen(self, text: str) -> str:
+        """`text` with the copy's path shown as the repository's (unconfined runs see the copy's)."""
+        return text if self.kind == "bwrap" else text.replace(str(self.copy), str(self.repo))
+
+
+def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str,
+         allow: Sequence[str] = ()) -> TestRun:
+    from donegate.hidden import channel
 
     files = test_files(store)
     repo, store = repo.resolve(), store.resolve()
-    hidden = walls.hidden_roots()
     with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp:
-        tmp_path = Path(tmp)
-        copy = tmp_path / "repo"
-        shared = throwaway.shared_dirs(repo)
-        throwaway.copy_repo(repo, copy, skip=shared)
-        if kind != "bwrap":
-            for name in shared:  # bwrap binds them read-only; here a link is what there is
-                os.symlink(repo / name, copy / name)
-        private = "/tmp" if kind == "bwrap" else str(tmp_path / "tmp")
-        if kind != "bwrap":
-            os.makedirs(os.path.join(private, "home"))
-        env = walls.env(private, hidden)
-        seen_repo = repo if kind == "bwrap" else copy
+        w_ = Walls(store, repo, kind, Path(tmp))
         nonce = secrets.token_hex(16)
         args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store),
-                "--basetemp", os.path.join(private, "basetemp"), *PYTEST_ARGS]
+                "--basetemp", os.path.join(w_.private, "basetemp"), *PYTEST_ARGS]
         if collect_only:
             args.append("--collect-only")
         args += [str(f) for f in files]
         r, w = os.pipe()
-        argv = [sys.executable, "-I", "-c", BOOTSTRAP, str(seen_repo), "-", str(w), "--", *args]
-        if kind == "bwrap":
-            argv = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=copy, store=store,
-                                    hidden=hidden, env=env, shared=shared) + argv
-        elif kind == "sandbox-exec":
-            profile = walls.sandbox_profile(copy=copy, store=store, tmp=tmp_path, hidden=hidden)
-            argv = ["/usr/bin/sandbox-exec", "-p", profile, *argv]
+        argv = [*w_.prefix, sys.executable, "-I", "-c", BOOTSTRAP, str(w_.seen_repo), "-", str(w), "--", *args]
         stream = channel.Stream(nonce)
         reader = _read(r, stream)
-        res = proc.run(argv, timeout=timeout, cwd=seen_repo if kind != "bwrap" else tmp, env=env,
-                       input=nonce + "\n" + _plugin_source(), pass_fds=(w,))
+        res = proc.run(argv, timeout=timeout, cwd=w_.cwd, env=w_.env,
+                       input=nonce + "\n" + " ".join(allow) + "\n" + _plugin_source(), pass_fds=(w,))
         reader.join(timeout=2)
         outlived = reader.is_alive()
-    output = res.stdout + res.stderr
-    if kind != "bwrap":
-        output = output.replace(str(copy), str(repo))
+    output = w_.unseen(res.stdout + res.stderr)
     def run_of(ok: bool, problem: str, **found: Any) -> TestRun:
         return TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)
 
@@ -216,11 +234,11 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
     tamper, problem = stream.problem(res.returncode)
     if outlived and not tamper:
         tamper = problem = "a process started by the code under test outlived the run and kept the result channel open"
-    if kind != "bwrap":
-        for entry in [*stream.results.values(), *stream.errors]:
-            entry["message"] = entry["message"].replace(str(copy), str(repo))
+    for entry in [*stream.results.values(), *stream.errors]:
+        entry["message"] = w_.unseen(entry["message"])
     out = run_of(not problem, problem, collected=stream.collected or [], results=stream.results, errors=stream.errors)
     out.tamper = tamper
+    out.tamper_rule = (stream.rule or "stream") if tamper else ""
     out.tamper_keys = stream.keys
     if problem:
         return out
