@@ -39,7 +39,11 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
         gate["tamper"] = {"what": run.tamper, "changed": run.tamper_keys, "rule": run.tamper_rule}
     if run.note:
         gate["note"] = run.note
-    if gate["ok"] and not run.tamper:
+    from donegate.hidden.channel import HARD
+
+    # A pass, or a pass but for a tripwire honest code trips too: the second opinion decides whether
+    # the product behaves differently under pytest (hard evidence then replaces the soft finding).
+    if not failing and (gate["ok"] or run.tamper and run.tamper_rule not in HARD and len(run.passing()) == gate["total"]):
         _second(repo, st, cfg, run, gate, allow, review)
     return gate, run
 
@@ -53,6 +57,10 @@ def _second(repo: Path, st: store.Store, cfg: dict[str, Any], run: runner.TestRu
     timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
     two = second.run(st.path, repo, run.passing(), timeout=timeout, kind=run.confinement, allow=allow)
     gate["second"] = two.summary()
+    from donegate.hidden.channel import HARD
+
+    if gate.get("tamper") and not (two.tamper and two.rule in HARD):
+        return  # the first run's finding stands
     if two.tamper:
         gate["ok"] = False
         gate["problem"] = two.tamper
