@@ -1,6 +1,7 @@
 """The hook's wall time against a bare `python -m pytest -q` of the same 40 hidden tests, with the
 hidden run confined (`confine: on`, bubblewrap) and unconfined (`confine: off`) side by side, a cached
-stop against a full one, what keying the tree costs and what the throwaway copy of the repository costs.
+stop against a full one, what keying the tree costs, what the throwaway copy of the repository costs, and
+what the second opinion (`donegate.hidden.second`) adds to a pass.
 
 Each pair runs side by side in one process, interleaved, so machine noise hits both alike; the figure
 is the median of the per-pair ratios. Targets: the confined hook within 1.15 of bare pytest, the
@@ -103,7 +104,25 @@ def bench_hook(rounds: int = 15) -> list[str]:
                 f"  median ratio cached/full = {statistics.median(c / f for c, f in pairs):.3f}",
                 f"  keying the tree ({lines[-1]['gates']['cache']['files']} files) in the hook: median "
                 f"{statistics.median(r['gates']['cache']['duration'] for r in lines) * 1000:.2f} ms a stop"]
-        return out
+        return out + _second_cost(tmp)
+
+
+def _second_cost(tmp: Path) -> list[str]:
+    """What the second opinion costs a pass: its run against the pytest run of the same stop (both timed by
+    the hook itself, in the same stop, so the machine's noise hits both), per confinement."""
+    out = ["the second opinion on a pass (the bare harness, a fork per test) against the pytest run, same stops:"]
+    for home in sorted(tmp.glob("home-*")):
+        lines = [json.loads(line) for line in (home / "ledger.jsonl").read_text().splitlines()]
+        both = [(r["gates"]["acceptance"]["duration"], r["gates"]["acceptance"]["second"]["duration"])
+                for r in lines if r["verdict"] == "pass" and (r["gates"]["acceptance"].get("second") or {}).get("duration")]
+        if not both:
+            continue
+        first, second = statistics.median(a for a, _ in both), statistics.median(b for _, b in both)
+        ratio = statistics.median((a + b) / a for a, b in both)
+        out.append(f"  confine: {home.name[5:]:<3} pytest run median {first * 1000:.0f} ms, second run median {second * 1000:.0f} ms, "
+                   f"median ratio (both)/(pytest alone) = {ratio:.3f}  ({len(both)} passing stops, "
+                   f"{N_TESTS} tests double-checked each)")
+    return out
 
 
 def _confine_on_off(tmp: Path, home: Path, env: dict, rounds: int, hook, bare) -> list[str]:

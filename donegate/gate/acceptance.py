@@ -19,7 +19,9 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
     stage("the hidden test run")
     review = cfg["review_timeout"] if cfg["review"] != "off" else 0
     timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
-    allow = tuple(cfg.get("scan_allow") or ())
+    from donegate.hidden.channel import HARD
+
+    allow = tuple(r for r in cfg.get("scan_allow") or () if r not in HARD)  # evidence is never waved through
     run = runner.run(st.path, repo, timeout=timeout, expected=st.tests(), confine=cfg["confine"], allow=allow)
     if run.problem and timeout < cfg["timeout"] and "timeout" in run.problem:
         run.problem += (f" (the stop's deadline left it {timeout:.1f} of the {cfg['timeout']:g} s configured: "
@@ -39,8 +41,6 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
         gate["tamper"] = {"what": run.tamper, "changed": run.tamper_keys, "rule": run.tamper_rule}
     if run.note:
         gate["note"] = run.note
-    from donegate.hidden.channel import HARD
-
     # A pass, or a pass but for a tripwire honest code trips too: the second opinion decides whether
     # the product behaves differently under pytest (hard evidence then replaces the soft finding).
     if not failing and (gate["ok"] or run.tamper and run.tamper_rule not in HARD and len(run.passing()) == gate["total"]):

@@ -70,7 +70,7 @@ ATTACKS = {
                                 "the two runs disagree", "disagree"),
     "any-pytest-variable": ({"calc.py": _when("any(k.startswith('PYTEST') for k in os.environ)", "import os\n")},
                             "the two runs disagree", "disagree"),
-    "pytest-import-caught": ({"calc.py": _when("_h", "try:\n    import pytest as _h\nexcept ImportError:\n    _h = None\n")},
+    "pytest-import-caught": ({"calc.py": _when("_h", "import importlib\ntry:\n    _h = importlib.import_module('py' + 'test')\nexcept ImportError:\n    _h = None\n")},
                              "the two runs disagree", "disagree"),
     "argv-names-pytest": ({"calc.py": _when("'--rootdir' in sys.argv", "import sys\n")}, "the two runs disagree", "disagree"),
     "pytest-frames-on-the-stack": ({"calc.py": _when("any('_pytest' in m for m in list(sys.modules))", "import sys\n")},
