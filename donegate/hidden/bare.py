@@ -16,6 +16,9 @@ a function's namespace. Nothing of the kit is imported; the standard library onl
   exit status 0 and the exact token, or the test did not pass.
 - Every `==`/`!=` in a test's assert goes through the equality probe (probe.py): an object equal to
   everything fails the test with `P:` (hard evidence).
+- A test that fails only because the product's own `import pytest` was refused runs again with pytest
+  importable (but not running): passing then, it is `imports-pytest` (appealable, or `scan_allow`);
+  failing still, the runs disagree.
 """
 
 import ast
@@ -515,7 +518,12 @@ def _hide(fd):
     """The descriptor moved to a random number (it is still in /proc/self/fd: see the README's limits)."""
     import random
 
-    new = random.randrange(200, 900)
+    while True:
+        new = random.randrange(200, 900)
+        try:
+            os.fstat(new)  # taken: the other pipe's end, /dev/null...
+        except OSError:
+            break
     os.dup2(fd, new, inheritable=False)
     os.close(fd)
     return new
@@ -622,6 +630,12 @@ def supervise(params):
                "allow": params["allow"]}
         t0 = time.monotonic()
         outcome, detail = _fork(job, sources[rel])
+        if outcome == "imports-pytest":
+            # Again with pytest importable (never run): a project that only uses pytest as a library passes
+            # and is a finding a person may wave through; code that needs pytest *running* (its config, its
+            # reporter) fails, and the runs disagree.
+            again, why = _fork({**job, "allow": [*job["allow"], "imports-pytest"]}, sources[rel])
+            outcome, detail = ("imports-pytest", detail) if again == "passed" else (again, why)
         out.write(json.dumps({"n": nonce, "id": nodeid, "outcome": outcome, "why": detail,
                               "duration": round(time.monotonic() - t0, 4)}) + "\n")
         out.flush()
@@ -637,9 +651,12 @@ def _fork(job, source):
     sys.stdout.flush()
     pid = os.fork()
     if pid == 0:
-        os.close(tok_w)
-        os.close(res_r)
-        child(job, source, tok_r, res_w)
+        try:
+            os.close(tok_w)
+            os.close(res_r)
+            child(job, source, tok_r, res_w)
+        finally:  # whatever happens, a child never goes back to being the supervisor
+            os._exit(3)
     os.close(tok_r)
     os.close(res_w)
     token = secrets.token_hex(16)  # made after the fork: the child's memory never held it

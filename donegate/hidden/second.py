@@ -50,6 +50,7 @@ class SecondRun:
         self.duration = 0.0
         self.tamper = ""
         self.rule = ""
+        self.output = ""  # the supervisor's stderr when it failed, for the kit's log only
 
     def unsupported(self) -> dict[str, str]:
         return {i: r.get("why", "") for i, r in self.results.items() if r.get("outcome") == "unsupported"}
@@ -107,8 +108,9 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         elif isinstance(msg.get("id"), str):
             out.results[msg["id"]] = {k: msg.get(k) for k in ("outcome", "why", "duration")}
     if not out.done:
-        first = (res.stderr.strip().splitlines() or [""])[0][:300]
-        out.problem = f"the second run of the hidden tests ended before reporting (exit code {res.returncode}){': ' + first if first else ''}"
+        last = (res.stderr.strip().splitlines() or [""])[-1][:300]  # a traceback's last line names the error
+        out.problem = f"the second run of the hidden tests ended before reporting (exit code {res.returncode}){': ' + last if last else ''}"
+        out.output = res.stderr[-4000:]
         return out
     missing = [t for t in tests if t not in out.results]
     if missing:
