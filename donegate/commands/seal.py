@@ -13,7 +13,7 @@ def cmd_seal(args: argparse.Namespace) -> int:
     st = store.seal(
         Path(args.repo), [Path(f) for f in args.tests], request=args.request or "", timeout=cfg["timeout"],
         protected=cfg["protected"], protect_repo_tests=cfg["protect_repo_tests"], allow_skip=args.allow_skip,
-        confine=cfg["confine"],
+        confine=cfg["confine"], extra={"scan_allow": list(cfg["scan_allow"])},  # what the project allowed, at the seal
     )
     m = st.manifest
     print(

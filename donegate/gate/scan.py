@@ -25,6 +25,9 @@ def scan_gate(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path) -> d
     findings = [f for f in scan.scan(repo, st.manifest["base"], root) if f["rule"] not in allow]
     out = {"mode": cfg["scan"], "findings": findings[:50], "problem": scan.problem(findings) if findings else "",
            "duration": round(time.monotonic() - t0, 4)}
-    if allow:
+    sealed = st.manifest.get("scan_allow")
+    if allow or sealed:
         out["allow"] = sorted(allow)  # what the project allowed, beside what was found
+    if sealed is not None and sorted(sealed) != sorted(allow):
+        out["allow_at_seal"] = sorted(sealed)  # changed since the seal: the person sees both
     return out
