@@ -15,8 +15,8 @@ look-alikes that must never be flagged):
 - `kit-path`: a string naming the kit: `DONEGATE_*`, the kit's folders, the state root;
 - `dynamic-code`: `exec`/`eval`/`compile` of a value, `import_module`/`__import__` of a name, built at run time;
 - `native-code`: `ctypes`, `posix`, `cffi` (and `posix._exit`, `getattr(..., "_exit")` as `hard-exit`);
-- `importable`: a new or changed `.so`, `.pyd`, `.pth`, `.pyc`, pickle, zip or egg (Python loads them, the
-  scan cannot read them).
+- `importable`: a new or changed `.so`, `.pyd`, `.pth`, pickle, zip or egg (Python loads them, the scan
+  cannot read them; bytecode never reaches the run, whose copy holds none).
 
 Every file the change touched is read (tracked or not, git-ignored or not, named like a test or not:
 test-named files may import pytest), decoded as Python decodes it. A finding names file:line and the
@@ -46,7 +46,8 @@ RULES = {
     "importable": "a new importable file that is not source ({what})",
 }
 # Files Python imports or loads that the scan cannot read: a finding when the change adds or changes one.
-IMPORTABLE = (".so", ".pyd", ".dylib", ".pth", ".pyc", ".pyo", ".pkl", ".pickle", ".zip", ".egg", ".whl")
+# (Bytecode is not: the hidden run's throwaway copy holds none, `donegate.hidden.copy`.)
+IMPORTABLE = (".so", ".pyd", ".dylib", ".pth", ".pkl", ".pickle", ".zip", ".egg", ".whl")
 NATIVE = ("ctypes", "posix", "_posixsubprocess", "cffi")
 HARNESS = ("pytest", "_pytest", "unittest")
 FRAMES = {("inspect", "stack"), ("inspect", "currentframe"), ("inspect", "getouterframes"), ("inspect", "trace"),

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import require
-from tests.support.repos import example_files, make_repo, seal_example
+from tests.support.repos import write_config, example_files, make_repo, seal_example
 
 
 @pytest.fixture(autouse=True)
@@ -24,7 +24,7 @@ def _isolated_home(tmp_path_factory, monkeypatch):
         # No unconfined default: on a machine without bubblewrap the hidden run is refused unless a person
         # says `confine: off`. Tests that do not care about the walls say it for them (a test that writes
         # its own config says it itself); tests of the walls skip (tests/support/require.py).
-        (kit_home / "donegate.yaml").write_text("confine: off\n")
+        write_config(kit_home, "confine: off\n")
     yield
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import ledger_lines, make_repo, run_hook, stop_payload
+from tests.support.repos import write_config, ledger_lines, make_repo, run_hook, stop_payload
 from donegate import cache
 from tests.support.repos import seal
 
@@ -113,7 +113,7 @@ def test_only_the_last_stop_counts(tmp_path, kit_home):
 
 def test_cache_off_runs_every_stop(tmp_path, kit_home):
     repo, runs = counted(tmp_path)
-    (kit_home / "donegate.yaml").write_text("confine: off\ncache: false\n")
+    write_config(kit_home, "confine: off\ncache: false\n")
     for _ in range(2):
         run_hook(stop_payload(repo))
     assert runs_of(runs) == 2 and all("cached" not in r for r in ledger_lines(kit_home))
@@ -122,7 +122,7 @@ def test_cache_off_runs_every_stop(tmp_path, kit_home):
 def test_a_config_change_runs_again(tmp_path, kit_home):
     repo, runs = counted(tmp_path)
     run_hook(stop_payload(repo))
-    (kit_home / "donegate.yaml").write_text("confine: off\ntimeout: 60\n")
+    write_config(kit_home, "confine: off\ntimeout: 60\n")
     run_hook(stop_payload(repo))
     assert runs_of(runs) == 2
 
@@ -138,7 +138,7 @@ def test_a_run_that_changes_the_tree_is_not_kept(tmp_path, kit_home):
     assert runs_of(runs) == 1
     (repo / "mod.py").write_text("import pathlib\npathlib.Path(%r).write_text('changed during the run')\nVALUE = 1\n"
                                  % str(repo / "beside.local"))
-    (kit_home / "donegate.yaml").write_text("confine: off\n")
+    write_config(kit_home, "confine: off\n")
     run_hook(stop_payload(repo))
     assert ledger_lines(kit_home)[-1]["gates"]["cache"]["kept"] is False
 

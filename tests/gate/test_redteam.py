@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import git, ledger_lines, make_repo, run_hook, stop_payload
+from tests.support.repos import write_config, git, ledger_lines, make_repo, run_hook, stop_payload
 from tests.support import require
 from tests.support.repos import seal
 
@@ -273,7 +273,7 @@ def _sealed(tmp_path: Path, kit_home: Path, mode: str, scan: str = "off") -> Pat
     hidden.write_text(HIDDEN)
     res = seal(repo, hidden)
     assert res.returncode == 0, res.stderr
-    (kit_home / "donegate.yaml").write_text(f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: {scan}\n")
+    write_config(kit_home, f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: {scan}\n")
     return repo
 
 
@@ -375,7 +375,7 @@ def test_the_scan_blocks_what_the_run_cannot_see(tmp_path, kit_home, name):
     (repo / "calc.py").write_text(code)
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "games the test harness" in res.stderr and where in res.stderr and f"[{rule}]" in res.stderr
-    (kit_home / "donegate.yaml").write_text("confine: off\nscan: hint\n")
+    write_config(kit_home, "confine: off\nscan: hint\n")
     res = run_hook(stop_payload(repo, session="s2"))
     if name == "always-equal-int":  # a hint only from the scan; the run's equality probe blocks it anyway
         assert res.returncode == 2 and "the equality probe" in res.stderr

@@ -17,7 +17,7 @@ import subprocess
 import pytest
 
 from tests.support import require
-from tests.support.repos import git, ledger_lines, make_repo, run_hook, seal, stop_payload
+from tests.support.repos import write_config, git, ledger_lines, make_repo, run_hook, seal, stop_payload
 
 HIDDEN = '''import pytest
 import calc
@@ -126,6 +126,7 @@ def sealed(tmp_path_factory):
     hidden = root / "hidden" / "test_calc.py"
     hidden.parent.mkdir()
     hidden.write_text(HIDDEN)
+    write_config(home, f"confine: {'on' if mode == 'bwrap' else 'off'}\n")
     res = seal(repo, hidden, extra_env={"DONEGATE_HOME": str(home)})
     assert res.returncode == 0, res.stderr
     return repo, home, mode
@@ -136,7 +137,7 @@ def _stop(sealed, monkeypatch, files: dict[str, str], session: str, config: str 
 
     repo, home, mode = sealed
     monkeypatch.setenv("DONEGATE_HOME", str(home))
-    (home / "donegate.yaml").write_text(f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: block\n{config}")
+    write_config(home, f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: block\n{config}")
     for name, text in files.items():
         p = repo / name
         p.parent.mkdir(parents=True, exist_ok=True)
