@@ -468,7 +468,7 @@ def _skipping(fn):
             raise _Skipped(str(m.kwargs.get("reason", "")))
 
 
-def child(job, source, tok_r, res_w):
+def child(job, code, tok_r, res_w):
     """Runs in the fork: never returns."""
     read, write, exit_ = os.read, os.write, os._exit
     hits = []
@@ -492,7 +492,6 @@ def child(job, source, tok_r, res_w):
         sys.dont_write_bytecode = True
         sys.path.insert(0, job["repo"])
         os.chdir(job["repo"])
-        tree = globals()["compare_probes"](_ToShim(shim_name).visit(ast.parse(source)), job["probe"])
         import types
 
         modname = job["rel"][:-3].replace("/", ".")
@@ -500,7 +499,7 @@ def child(job, source, tok_r, res_w):
         mod.__file__ = job["rel"]
         mod.__dict__[job["probe"]] = probe_cmp
         sys.modules[modname] = mod
-        exec(compile(tree, job["rel"], "exec"), mod.__dict__)
+        exec(code, mod.__dict__)
         _run_test(mod, job)
     except BaseException as exc:  # noqa: B036 (every way a test can end that is not a pass)
         # Only the refused import itself, left uncaught, is "the product needs pytest" (appealable): a
@@ -605,14 +604,20 @@ def supervise(params):
     """Every test in a fork; one JSON line per test on stdout (the children's stdout is /dev/null)."""
     import time
 
+    # What every child needs, loaded once here (the standard library only: no product code): a fork
+    # then starts with it, instead of importing it 40 times.
+    import importlib, inspect, io, pathlib, random, re, tempfile, types  # noqa: F401, E401
+
     out = os.fdopen(os.dup(1), "w")
     nonce = params["nonce"]
     sources, plans = {}, {}
     for rel, path in params["files"].items():
         with open(path, "rb") as fh:
-            sources[rel] = fh.read()
+            text = fh.read()
         try:
-            plans[rel] = plan(sources[rel])
+            plans[rel] = plan(text)
+            tree = globals()["compare_probes"](_ToShim(params["shim"]).visit(ast.parse(text)), params["probe"])
+            sources[rel] = compile(tree, rel, "exec", dont_inherit=True)  # compiled once, run in each fork
         except SyntaxError:
             plans[rel] = ("the file does not parse", {})
     ids = params["tests"]
@@ -643,7 +648,7 @@ def supervise(params):
     out.flush()
 
 
-def _fork(job, source):
+def _fork(job, code):
     import secrets
 
     tok_r, tok_w = os.pipe()
@@ -654,7 +659,7 @@ def _fork(job, source):
         try:
             os.close(tok_w)
             os.close(res_r)
-            child(job, source, tok_r, res_w)
+            child(job, code, tok_r, res_w)
         finally:  # whatever happens, a child never goes back to being the supervisor
             os._exit(3)
     os.close(tok_r)
