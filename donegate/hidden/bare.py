@@ -477,6 +477,10 @@ def child(job, code, tok_r, res_w):
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
         tok_r, res_w = _hide(tok_r), _hide(res_w)
+        low, high = sorted((tok_r, res_w))  # nothing else of the supervisor's: its report pipe above all
+        os.closerange(3, low)
+        os.closerange(low + 1, high)
+        os.closerange(high + 1, 65536)
         sys.argv = [""]
         shim_name = job["shim"]
         sys.modules[shim_name] = make_shim(shim_name)

@@ -103,18 +103,24 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
             out.problem = "the second run's report carried a line the harness did not write"
             out.tamper, out.rule = out.problem, "stream"
             return out
+        # One line per test, in the order asked, then `done`, once: a child that reached the report
+        # (say through /proc) would have to write before the supervisor and be caught repeating it.
+        if out.done or (msg.get("done") and len(out.results) != len(tests)) or \
+                (not msg.get("done") and (len(out.results) >= len(tests) or msg.get("id") != tests[len(out.results)])):
+            out.problem = "the second run's report was out of order or repeated"
+            out.tamper, out.rule = out.problem, "stream"
+            return out
         if msg.get("done"):
             out.done = True
-        elif isinstance(msg.get("id"), str):
+        else:
             out.results[msg["id"]] = {k: msg.get(k) for k in ("outcome", "why", "duration")}
     if not out.done:
         last = (res.stderr.strip().splitlines() or [""])[-1][:300]  # a traceback's last line names the error
         out.problem = f"the second run of the hidden tests ended before reporting (exit code {res.returncode}){': ' + last if last else ''}"
         out.output = res.stderr[-4000:]
         return out
-    missing = [t for t in tests if t not in out.results]
-    if missing:
-        out.problem = f"the second run did not report {len(missing)} test(s): " + ", ".join(missing[:3])
+    if res.returncode != 0:  # the supervisor reported, then did not end as it does: something ended it
+        out.problem = f"the second run's supervisor ended with exit code {res.returncode} after its report"
         return out
     _judge(out)
     return out

@@ -199,3 +199,34 @@ def test_the_second_runs_verdict_puts_hard_evidence_first():
     out.results = {"a": {"outcome": "imports-pytest", "why": "pytest"}}
     second._judge(out)
     assert out.rule == "imports-pytest"
+
+
+def test_the_second_runs_report_is_one_line_per_test_in_order_and_the_supervisor_must_end_well(monkeypatch, tmp_path):
+    # A child that reached the supervisor's report (e.g. through /proc) must write before it and is
+    # then caught repeating or reordering lines; a supervisor it killed does not exit 0.
+    from donegate import proc
+
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "test_x.py").write_text("def test_a():\n    pass\n")
+    tests = ["test_x.py::test_a", "test_x.py::test_b"]
+
+    def fake(lines, code=0):
+        def run(argv, **kw):
+            nonce = __import__("json").loads(kw["input"].splitlines()[0])["nonce"]
+            text = "".join(__import__("json").dumps({"n": nonce, **m}) + "\n" for m in lines)
+            return proc.Result(argv, code, text, "", False, 0.1)
+        return run
+
+    ok = [{"id": "test_x.py::test_a", "outcome": "passed"}, {"id": "test_x.py::test_b", "outcome": "passed"}, {"done": True}]
+    for lines, code, rule, problem in [
+        (ok, 0, "", ""),
+        ([ok[0], ok[0], ok[1], ok[2]], 0, "stream", "out of order or repeated"),
+        ([ok[1], ok[0], ok[2]], 0, "stream", "out of order or repeated"),
+        ([*ok, ok[2]], 0, "stream", "out of order or repeated"),
+        (ok, -9, "", "supervisor ended with exit code -9"),
+        (ok[:1], 0, "", "ended before reporting"),
+    ]:
+        monkeypatch.setattr(proc, "run", fake(lines, code))
+        out = second.run(store, tmp_path, tests, timeout=10, kind="none")
+        assert out.rule == rule and problem in out.problem, (lines, out.problem)
