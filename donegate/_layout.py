@@ -22,7 +22,8 @@ if TYPE_CHECKING:  # the guard imports this module at every tool call: typing st
 KIT_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 STOP_LAUNCHER = "stop_gate.py"
 GUARD_LAUNCHER = "guard.py"
-SHARED_HOOKS = os.path.join("share", "donegate", "hooks")
+SHARED = os.path.join("share", "donegate")
+SHARED_HOOKS = os.path.join(SHARED, "hooks")
 # How far above the package's parent the installation prefix may lie: 0 for `pip install --target DIR`
 # (DIR/share/...), 2 for Windows (`Lib/site-packages`), 3 for POSIX (`lib/pythonX.Y/site-packages`),
 # the same for --user, --prefix, venvs and Debian's /usr/local.
@@ -37,13 +38,20 @@ def hooks_dir(kit: str) -> str:
     """The launchers' folder: the checkout's `hooks/`, else `share/donegate/hooks` of the installation
     the package belongs to (searched upward from it, never in another environment). When neither holds
     the Stop launcher, the checkout's `hooks/`, so that whoever checks it reports where it should be."""
-    checkout = os.path.join(kit, "hooks")
+    return kit_folder(kit, "hooks", STOP_LAUNCHER)
+
+
+def kit_folder(kit: str, name: str, marker: str) -> str:
+    """A folder of the kit's own files (`hooks`, `writer`, `reviewer`): the checkout's `name/`, else
+    `share/donegate/name` of the installation holding `marker` (a wheel carries them as data files);
+    when neither, the checkout's, so that a missing file is reported where it belongs."""
+    checkout = os.path.join(kit, name)
     if is_checkout(kit):
         return checkout
     base = kit
     for _ in range(PREFIX_DEPTH + 1):
-        shared = os.path.join(base, SHARED_HOOKS)
-        if os.path.isfile(os.path.join(shared, STOP_LAUNCHER)):
+        shared = os.path.join(base, SHARED, name)
+        if os.path.isfile(os.path.join(shared, marker)):
             return shared
         base = os.path.dirname(base)
     return checkout

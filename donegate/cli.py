@@ -22,12 +22,14 @@ from donegate.errors import DonegateError
 COMMANDS = (
     "donegate.commands.hook",     # hook (the Stop hook)
     "donegate.commands.guard",    # guard (the PreToolUse hook)
-    "donegate.commands.seal",     # seal
+    "donegate.commands.seal",     # seal, unseal
+    "donegate.commands.status",   # status
     "donegate.commands.write",    # write
     "donegate.commands.install",  # install, uninstall
     "donegate.commands.doctor",   # doctor
     "donegate.commands.review",   # review
     "donegate.commands.report",   # report, label
+    "donegate.commands.decide",   # approve, reject
     "donegate.commands.experiment",  # experiment run | check
 )
 

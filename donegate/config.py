@@ -73,7 +73,11 @@ SCHEMA: dict[str, Any] = {
     "review_timeout": Key(NUM, 300, "seconds the reviewers may take in one stop", minimum=1),
     "appeal": Key((str,), "on", "whether the agent may end a blocked stop with `APPEAL: <reason>` (a person decides)", choices=("on", "off")),
     "max_appeals": Key((int,), 2, "accepted appeals per session; one more is refused and the stop judged as usual", minimum=1),
+    "prompts": Key((str,), None, "a folder of your own writer/ and reviewer/ prompts and schemas; each file there replaces the kit's "
+                   "(relative: beside donegate.yaml)", nullable=True),
     "cache": Key((bool,), True, "reuse the last stop's test results when nothing the hidden run reads has changed"),
+    "mode": Key((str,), "gate", "gate: the stop runs the sealed tests (and reviewers); retry: an experiment's blind control, the "
+                "first max_blocks stops get a fixed `keep working, verify your work` and no test runs", choices=("gate", "retry")),
     "writer": {
         "attempts": Key((int,), 3, "times the writer is asked before `donegate write` gives up", minimum=1),
         "max_turns": Key((int,), 30, "turn bound of one writer run", minimum=1),

@@ -286,6 +286,7 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
     from donegate.hidden import confine  # one line: how the hidden run is confined
     findings.append(Finding(*confine.doctor_line(cfg.get("confine", "auto"))))
     _check_claude(findings, cfg)
+    _check_prompts(findings, cfg)
     _check_store(findings, repo, home, cfg)
     _check_writable(findings, paths.ledger_path(home), "the ledger")
     _check_writable(findings, paths.state_dir(home), "the state folder (block counters)", folder=True)
@@ -338,6 +339,24 @@ def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
                                          "behaviour moves between versions", exe, f"npm ci in the kit (pins {pinned}), or re-run the e2e tests"))
     else:
         findings.append(Finding(OK, f"claude {version}", exe))
+
+
+def _check_prompts(findings: list[Finding], cfg: dict[str, Any]) -> None:
+    """The writer's and reviewers' prompts and schemas, read by the very loaders `write` and the review
+    gate use. With `review: block` a reviewer file that cannot be read let every stop through as
+    `review_error` while doctor said nothing (an installed wheel without them)."""
+    from donegate import reviewer, writer
+
+    for who, load, level in (("the writer's", lambda: (writer.load_schema(override=cfg["prompts"]),
+                                                        writer.load_prompt(override=cfg["prompts"])), WARNING),
+                             ("the reviewers'", lambda: reviewer.load_assets(override=cfg["prompts"]),
+                              ERROR if cfg["review"] != "off" else WARNING)):
+        try:
+            load()
+        except DonegateError as exc:
+            findings.append(Finding(level, f"{who} prompt and schema: {exc.message}", cfg["prompts"] or "", exc.fix or ""))
+        else:
+            findings.append(Finding(OK, f"{who} prompt and schema load", cfg["prompts"] or ""))
 
 
 def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str, Any]) -> None:

@@ -135,6 +135,21 @@ def read(path: Path) -> Iterator[tuple[int, bytes]]:
             yield number, line.rstrip(b"\n")
 
 
+def events(files: list[Path], event: str) -> Iterator[tuple[bytes, dict[str, Any]]]:
+    """(raw line, record) of each line of `event` in `files`, in order; lines that do not parse are passed over."""
+    mark = f'"{event}"'.encode()
+    for path in files:
+        for _, line in read(path):
+            if mark not in line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and rec.get("event") == event:
+                yield line, rec
+
+
 def records(path: Path) -> list[dict[str, Any]]:
     """Every parseable line (for tests and small ledgers; the report streams with `read`)."""
     out: list[dict[str, Any]] = []

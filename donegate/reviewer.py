@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from donegate import paths
+from donegate import installation
 from donegate.errors import DonegateError
 
-ASSETS = paths.KIT_ROOT / "reviewer"
+ASSETS = installation.kit_dir("reviewer")  # the kit's own; donegate.yaml's `prompts` can replace each file
 TOOLS = ["Read", "Grep", "Glob"]
 SEVERITIES = ("blocking", "minor")
 MAX_DIFF_CHARS = 150_000  # about 40k tokens; a longer diff is cut, and the reviewers are told to read the files
@@ -57,21 +57,25 @@ class Assets:
     critic_schema: dict[str, Any]
 
 
-def load_assets(directory: Path = ASSETS) -> Assets:
+def load_assets(directory: Path | None = None, override: str | None = None) -> Assets:
+    """The four files from `directory`, else each from the person's `prompts` folder or the kit's."""
+    def where(name: str) -> Path:
+        return directory / name if directory is not None else installation.file("reviewer", name, override)
+
     def text(name: str) -> str:
         try:
-            return (directory / name).read_text(encoding="utf-8")
+            return where(name).read_text(encoding="utf-8")
         except OSError as exc:
-            raise DonegateError(f"cannot read the reviewer file {directory / name}: {exc.strerror}",
-                                "restore it from the kit (git checkout reviewer/)") from None
+            raise DonegateError(f"cannot read the reviewer file {where(name)}: {exc.strerror}",
+                                installation.restore(f"reviewer/{name}")) from None
 
     def schema(name: str) -> dict[str, Any]:
         try:
             data = json.loads(text(name))
         except ValueError as exc:
-            raise DonegateError(f"{directory / name} is not valid JSON ({exc})", "fix the JSON syntax") from None
+            raise DonegateError(f"{where(name)} is not valid JSON ({exc})", "fix the JSON syntax") from None
         if not isinstance(data, dict) or data.get("type") != "object":
-            raise DonegateError(f"{directory / name} must be a JSON schema of an object (\"type\": \"object\")")
+            raise DonegateError(f"{where(name)} must be a JSON schema of an object (\"type\": \"object\")")
         return data
 
     return Assets(text("prompt.md"), schema("schema.json"), text("critic.md"), schema("critic_schema.json"))
@@ -310,7 +314,7 @@ def review(
     t0 = time.monotonic()
     mode = mode or cfg["review_mode"]
     timeout = float(timeout if timeout is not None else cfg["review_timeout"])
-    assets = assets or load_assets()
+    assets = assets or load_assets(override=cfg.get("prompts"))
     if diff is None:
         from donegate import git
 

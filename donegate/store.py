@@ -324,11 +324,14 @@ def seal(
     root: Path | None = None,
     allow_skip: bool = False,
     confine: str = "auto",
+    add: bool = False,
 ) -> Store:
     """Copy `files` into a new store for `repo`, collect and run them once, write the manifest, switch.
 
     Only `passed` counts at the gate, so a test that skips or xfails at seal time could never pass:
-    it is refused unless `allow_skip`, and the baseline records it either way."""
+    it is refused unless `allow_skip`, and the baseline records it either way. With `add`, the sealed
+    set (verified) is kept and `files` join it: the whole new set is collected and run again, its
+    request kept unless a new one is given."""
     repo = git.toplevel(repo)
     root = root or paths.home()
     paths.check_outside(repo, root)
@@ -343,8 +346,23 @@ def seal(
         if f.name in names or f.name == "conftest.py":
             raise DonegateError(f"{f}: two test files named {f.name} (or a conftest.py)", "give every test file its own name")
         names.add(f.name)
+        check_syntax(f)
 
     def fill(tmp: Path) -> dict[str, Any]:
+        nonlocal request
+        if add:
+            st = load(repo, root)
+            if st is None:
+                raise DonegateError(f"nothing is sealed for {repo} yet, so there is nothing to add to",
+                                    "seal without --add")
+            kept = sorted(n for n in st.manifest["files"] if n.endswith(".py"))
+            clash = sorted(names & set(kept))
+            if clash:
+                raise DonegateError(f"{', '.join(clash)}: already sealed for {repo}",
+                                    "rename the new file, or seal the whole set again with --replace")
+            for name in kept:
+                shutil.copyfile(st.path / name, tmp / name)
+            request = request or st.manifest.get("request", "")
         for f in files:
             shutil.copyfile(f, tmp / f.name)
         (tmp / runner.INI_NAME).write_text(runner.INI_TEXT, encoding="utf-8")
@@ -387,6 +405,40 @@ def seal(
     with _sealing(repo, root) as old:
         folder, manifest = _build(repo, root, old, fill)
         return Store(repo, folder, manifest)
+
+
+def check_syntax(path: Path) -> None:
+    """A test file that does not parse, in one line with file:line (not pytest's collection traceback)."""
+    try:
+        compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise DonegateError(f"{path}:{exc.lineno or 0}: {exc.msg}", "fix the syntax, then seal again") from None
+    except ValueError as exc:  # null bytes
+        raise DonegateError(f"{path}: {exc}", "acceptance tests are Python source files") from None
+
+
+def is_sealed(repo: Path, root: Path | None = None) -> bool:
+    """Whether `repo` has a seal record (intact or not: `load` says which)."""
+    return seal_record_path(git.toplevel(repo), root).exists()
+
+
+def unseal(repo: Path, root: Path | None = None) -> dict[str, Any] | None:
+    """Remove `repo`'s seal: the record first (one atomic step: from then on the repository is not
+    gated), then its folder. Returns the manifest that was sealed (None: nothing was, or it was
+    unreadable)."""
+    repo = git.toplevel(repo)
+    root = root or paths.home()
+    with _sealing(repo, root) as old:
+        if old is None:
+            return None
+        try:
+            manifest: dict[str, Any] | None = json.loads(fsafe.read_text(_folder(repo, root, old) / MANIFEST))
+        except (OSError, ValueError, StoreError):
+            manifest = None
+        folder = _folder(repo, root, old)
+        seal_record_path(repo, root).unlink()
+        shutil.rmtree(folder, ignore_errors=True)
+        return manifest if isinstance(manifest, dict) else {}
 
 
 def _build(repo: Path, root: Path, old: dict[str, Any] | None, fill) -> tuple[Path, dict[str, Any]]:

@@ -24,14 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from donegate import git, ledger, paths, store
+from donegate import git, installation, ledger, paths, store
 from donegate.hidden import runner
 from donegate.claude import headless
 from donegate.errors import DonegateError
 from donegate.util import plural, utc_now
 
-PROMPT_FILE = paths.KIT_ROOT / "writer" / "prompt.md"
-SCHEMA_FILE = paths.KIT_ROOT / "writer" / "schema.json"
+# The kit's own (checkout or installed wheel); donegate.yaml's `prompts` folder can replace each.
+PROMPT_FILE = installation.kit_dir("writer") / "prompt.md"
+SCHEMA_FILE = installation.kit_dir("writer") / "schema.json"
 TOOLS = ["Read", "Grep", "Glob"]
 NAME = re.compile(r"test_[A-Za-z0-9_]+\.py")
 MAX_LISTED = 300  # repository files listed in the prompt
@@ -46,11 +47,12 @@ RETRYABLE = ("bad_output", "error_max_turns", "error_max_structured_output_retri
 # --------------------------------------------------------------------------
 
 
-def load_schema(path: Path = SCHEMA_FILE) -> dict:
+def load_schema(path: Path | None = None, override: str | None = None) -> dict:
+    path = path or installation.file("writer", "schema.json", override)
     try:
         schema = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise DonegateError(f"the writer's schema {path} is missing", "restore it from the kit (git checkout writer/schema.json)") from None
+        raise DonegateError(f"the writer's schema {path} is missing", installation.restore("writer/schema.json")) from None
     except ValueError as exc:
         raise DonegateError(f"{path} is not valid JSON: {exc}", "fix the JSON syntax of the writer's schema") from None
     files = schema.get("properties", {}).get("files") if isinstance(schema, dict) else None
@@ -62,11 +64,12 @@ def load_schema(path: Path = SCHEMA_FILE) -> dict:
     return schema
 
 
-def load_prompt(path: Path = PROMPT_FILE) -> str:
+def load_prompt(path: Path | None = None, override: str | None = None) -> str:
+    path = path or installation.file("writer", "prompt.md", override)
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise DonegateError(f"the writer's prompt {path} is missing", "restore it from the kit (git checkout writer/prompt.md)") from None
+        raise DonegateError(f"the writer's prompt {path} is missing", installation.restore("writer/prompt.md")) from None
 
 
 def render_prompt(template: str, *, request: str, repo: str, base: str, files: list[str], retry: str = "") -> str:
@@ -365,7 +368,7 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
     paths.check_outside(repo)
     if not request.strip():
         raise DonegateError("the request is empty", 'say what the change should do: donegate write REPO --request "..."')
-    schema, template = load_schema(), load_prompt()
+    schema, template = load_schema(override=cfg.get("prompts")), load_prompt(override=cfg.get("prompts"))
     if run_model is None:
         headless.find_claude()  # a missing binary is reported before any work
         run_model = headless.run

@@ -12,7 +12,7 @@ error). One block is labelled unjustified with `donegate label`. Only the hook's
 reviewers' model are scripted.
 
 The experiment page is drawn from a generated fixture of `run` lines (the shape the experiment harness
-writes), since no harness run is bundled.
+writes, marked `"source": "generated"`), since no harness run is bundled: the page says so at its top.
 
 Writes build/report-html/report.html, report.png, experiment.html and experiment.png (the screenshots
 need Chromium: apt-get install chromium).
@@ -126,10 +126,11 @@ def reviewed(g: GatedRepo, base: Path) -> None:
 
 
 def experiment_ledger(path: Path, name: str = "shop-example", seed: int = 3) -> None:
-    """Generated `run` lines in the harness's shape: five configurations x three tasks x two reps."""
+    """Generated `run` lines in the harness's shape (`"source": "generated"`: the report says so): six
+    configurations x three tasks x two reps."""
     rnd = random.Random(seed)
-    skill = {"none": 0.62, "tests": 0.86, "reviewers": 0.64, "tests+reviewers": 0.88, "tests+critic": 0.84}
-    price = {"none": 0.18, "tests": 0.27, "reviewers": 0.33, "tests+reviewers": 0.41, "tests+critic": 0.39}
+    skill = {"none": 0.62, "tests": 0.86, "reviewers": 0.64, "tests+reviewers": 0.88, "tests+critic": 0.84, "retry": 0.82}
+    price = {"none": 0.18, "tests": 0.27, "reviewers": 0.33, "tests+reviewers": 0.41, "tests+critic": 0.39, "retry": 0.62}
     for task in ("bulk-discount", "coupon-codes", "free-shipping"):
         for cfg, p in skill.items():
             for rep in (1, 2):
@@ -140,16 +141,22 @@ def experiment_ledger(path: Path, name: str = "shop-example", seed: int = 3) -> 
                 reviewer = 0.08 if "review" in cfg or "critic" in cfg else 0.0
                 turns, duration, stops = rnd.randint(6, 30), round(rnd.uniform(40, 160), 1), rnd.randint(1, 5)
                 blocks = rnd.randint(0, 4) if cfg.startswith("tests") else 0
+                if cfg == "retry":  # the blind control: blocked to the cap, twice the turns
+                    turns, stops, blocks = turns * 2, 7, 6
                 ledger.append({"event": "run", "experiment": name, "task": task, "config": cfg, "rep": rep,
                                "met": met, "of": 5, "requirements": {f"r{k}": k < met for k in range(5)},
                                "cost": {"agent": agent, "writer": writer, "reviewer": reviewer,
                                         "total": round(agent + writer + reviewer, 4)},
                                "turns": turns, "duration": duration, "stops": stops, "blocks": blocks,
                                "blocked_by": [{"ref": f"{task[:4]}{cfg[:4]}{rep}{k}", "stop": k + 1, "verdict": "block",
-                                               "tests": [f"test_acc.py::test_{k}"], "review": False} for k in range(blocks)],
+                                               "tests": [] if cfg == "retry" else [f"test_acc.py::test_{k}"], "review": False}
+                                              for k in range(blocks)],
                                "gave_up": gave, "appeals": 0, "result": "Done: the change is in place.",
-                               "key": f"{name}/{task}/{cfg}/{rep}", "subtype": "success",
-                               "last_verdict": "gave_up" if gave else "pass" if cfg.startswith("tests") else None}, path)
+                               "key": f"{name}/{task}/{cfg}/{rep}", "subtype": "success", "source": "generated",
+                               "agent_model": "generated", "claude_version": "generated", "kit_version": "generated",
+                               "spec_hash": "generated",
+                               "last_verdict": "gave_up" if gave or cfg == "retry" else "pass" if cfg.startswith("tests") else None},
+                              path)
 
 
 def main() -> int:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,21 +19,8 @@ import pytest
 from donegate import config, guard, install, paths
 from donegate.errors import DonegateError
 from donegate.claude import settings as vocab
+from tests.support.installed import SHARED, SITE, fake_install, run, wheel_venv
 from tests.support.repos import KIT, make_repo, stop_payload
-
-SITE = Path("lib") / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
-SHARED = Path("share") / "donegate" / "hooks"
-
-
-def fake_install(prefix: Path, site: Path = SITE, launchers: tuple[str, ...] = ("stop_gate.py", "guard.py")) -> Path:
-    """An installed wheel's tree under `prefix`; returns the package's parent (site-packages)."""
-    kit = prefix / site
-    (kit / "donegate").mkdir(parents=True)
-    (prefix / SHARED).mkdir(parents=True)
-    for name in launchers:
-        shutil.copy(KIT / "hooks" / name, prefix / SHARED / name)
-    return kit
-
 
 @pytest.fixture
 def installed(tmp_path, monkeypatch) -> Path:
@@ -160,22 +145,6 @@ def test_install_refuses_an_installed_kit_inside_the_repository(tmp_path, monkey
 
 # -- a real wheel -----------------------------------------------------------------------------------
 
-def copy_tree(dest: Path) -> Path:
-    """The working tree as git sees it (tracked and untracked files, not the ignored node_modules or .venv)."""
-    listed = subprocess.run(["git", "-C", str(KIT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            check=True, capture_output=True, timeout=60).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        src = KIT / name
-        if src.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
-    return dest
-
-
-def run(argv, *, env, cwd, input=None, timeout=180) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, env=env, cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout)
-
-
 def hook_command(settings: dict, event: str) -> list[str]:
     """The hook's argv: install writes exec form (Claude Code runs it without a shell)."""
     [group] = [g for g in settings["hooks"][event] if "donegate" in json.dumps(g)]
@@ -184,24 +153,7 @@ def hook_command(settings: dict, event: str) -> list[str]:
 
 def test_wheel_install_gates_a_session(tmp_path):
     t0 = time.monotonic()
-    src = copy_tree(tmp_path / "src")
-    dist = tmp_path / "dist"
-    # Paths are absolute: pip reads a bare `src` as a project name on the index.
-    res = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(src)],
-              env=os.environ, cwd=tmp_path, timeout=300)
-    assert res.returncode == 0, res.stdout + res.stderr
-    [wheel] = dist.glob("donegate-*.whl")
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    py = venv / "bin" / "python"
-    res = run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--quiet", str(wheel)],
-              env=os.environ, cwd=tmp_path, timeout=300)
-    assert res.returncode == 0, res.stdout + res.stderr
-    # pytest and PyYAML from this interpreter, without a download: their folders on the venv's path.
-    site = Path(run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                    env=os.environ, cwd=tmp_path).stdout.strip())
-    deps = {str(Path(m.__file__).resolve().parent.parent) for m in (pytest, __import__("yaml"), __import__("pluggy"))}
-    (site / "_donegate_test_deps.pth").write_text("\n".join(sorted(deps)) + "\n")
+    venv, py, site = wheel_venv(tmp_path)
     built = time.monotonic() - t0
 
     env = {k: v for k, v in os.environ.items() if k not in ("DONEGATE_HOME", "PYTHONPATH", "VIRTUAL_ENV")}
@@ -241,7 +193,7 @@ def test_wheel_install_gates_a_session(tmp_path):
     # The state landed in the XDG data folder, not in the venv.
     [store] = (state / "acceptance").iterdir()
     assert (store / "test_x.py").is_file() and (state / "ledger.jsonl").is_file()
-    assert sorted(p.name for p in (venv / "share" / "donegate").iterdir()) == ["hooks"]
+    assert sorted(p.name for p in (venv / "share" / "donegate").iterdir()) == ["hooks", "reviewer", "writer"]
 
     # The HTML report finds its stylesheet and script in the installed package.
     res = run([donegate, "report", "--html", str(tmp_path / "report.html")], env=env, cwd=tmp_path)

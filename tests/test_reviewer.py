@@ -356,8 +356,7 @@ def test_a_failed_review_allows_the_stop_and_says_so(sealed_shop, kit_home, fake
 
 
 def test_broken_reviewer_files_are_a_review_error_not_a_block(sealed_shop, kit_home, monkeypatch, tmp_path):
-    monkeypatch.setattr(reviewer, "ASSETS", tmp_path)
-    monkeypatch.setattr(reviewer.load_assets, "__defaults__", (tmp_path,))
+    monkeypatch.setattr(reviewer.installation, "kit_dir", lambda folder, kit=None: tmp_path)
     write_config(kit_home, "review: block\n")
     fix_bug(sealed_shop)
     code, out, _ = hook(sealed_shop, kit_home)

@@ -23,7 +23,7 @@ AFTER_SWITCH = ["seal:switched", "seal:cleaned"]
 
 
 def _seal(repo, *tests, env=None):
-    return subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), *map(str, tests)],
+    return subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), *map(str, tests), "--replace"],
                           capture_output=True, text=True, timeout=120, cwd=KIT, env={**os.environ, **(env or {})})
 
 
@@ -75,7 +75,7 @@ def test_the_next_seal_sweeps_what_crashed_seals_left(sealed_shop, kit_home, new
 def test_seals_killed_at_random_moments_leave_one_store(sealed_shop, kit_home, new_tests):
     """kill -9 from outside, at moments spread over a seal's run (not a fault hook)."""
     for delay in (0.2, 0.5, 0.8, 1.2):
-        proc = subprocess.Popen([sys.executable, "-m", "donegate", "seal", str(sealed_shop), str(new_tests)], cwd=KIT,
+        proc = subprocess.Popen([sys.executable, "-m", "donegate", "seal", str(sealed_shop), str(new_tests), "--replace"], cwd=KIT,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(delay)
         proc.kill()
@@ -88,7 +88,7 @@ def test_seals_killed_at_random_moments_leave_one_store(sealed_shop, kit_home, n
 
 def test_a_seal_waits_for_another_seal_of_the_same_repository(sealed_shop, kit_home, new_tests):
     """Two seals at once: each builds its own folder under the seal lock; the last one wins, whole."""
-    procs = [subprocess.Popen([sys.executable, "-m", "donegate", "seal", str(sealed_shop), str(t)], cwd=KIT,
+    procs = [subprocess.Popen([sys.executable, "-m", "donegate", "seal", str(sealed_shop), str(t), "--replace"], cwd=KIT,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for t in (new_tests, EXAMPLE_TESTS / "test_bulk_discount.py")]
     for p in procs:

@@ -33,10 +33,11 @@ def find_claude() -> str:
     found = shutil.which("claude")
     if found:
         return found
+    from donegate import installation
+
     raise DonegateError(
         "Claude Code (`claude`) is not installed",
-        f"run `make setup` in {paths.KIT_ROOT} (installs the pinned version), "
-        f"or `npm install -g @anthropic-ai/claude-code`, or set {CLAUDE_ENV} to its path",
+        f"{installation.claude_install()}, or set {CLAUDE_ENV} to its path",
     )
 
 

@@ -223,9 +223,11 @@ def run(
     try:
         res = proc.run(argv, timeout=timeout, cwd=cwd, env=environment(), input=prompt, on_line=stream.line)
     except (FileNotFoundError, PermissionError) as exc:
+        from donegate import installation
+
         raise DonegateError(
             f"cannot run Claude Code at {argv[0]}: {exc.strerror}",
-            f"reinstall it (`make setup` in {paths.KIT_ROOT}) or set {CLAUDE_ENV} to a working `claude`",
+            f"{installation.claude_install()}, or set {CLAUDE_ENV} to a working `claude`",
         ) from None
     finally:
         kitruns.unregister(root, session_id)

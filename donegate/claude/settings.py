@@ -43,11 +43,12 @@ def check_scripts(kit: Path | None = None) -> None:
     """The launchers must exist where the commands will point: a missing script opens the gate."""
     for script in (stop_script(kit), guard_script(kit)):
         if not script.is_file():
+            from donegate import installation
+
             raise DonegateError(
                 f"{script} does not exist: the kit's hook launchers are neither beside its package nor in "
                 f"{_layout.SHARED_HOOKS} of its installation",
-                "reinstall the kit (`pipx install` or `pip install` of the kit gives both), or run donegate "
-                "from a checkout of the kit (git clone, then `make setup` or `pip install -e .`)",
+                installation.reinstall(kit),
             )
 
 

@@ -43,11 +43,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise DonegateError(f"--max-cost {max_cost} is below zero", "give the budget in US dollars, e.g. --max-cost 10")
     shard = harness.parse_shard(args.shard) if args.shard else None
     ledger_path = Path(args.ledger).expanduser().resolve() if args.ledger else paths.ledger_path()
+    if args.dry_run:
+        return _dry_run(s, ledger_path, jobs, shard, max_cost, args.scripted)
     _warn_exposed(s, ledger_path)
-    out = harness.run_experiment(s, ledger_path, jobs=jobs, max_cost=max_cost, shard=shard, keep=args.keep)
+    out = harness.run_experiment(s, ledger_path, jobs=jobs, max_cost=max_cost, shard=shard, keep=args.keep,
+                                 scripted=args.scripted)
     where = f" (shard {shard[0]}/{shard[1]})" if shard else ""
+    money = (f"${out['spent']:.4f} computed from the scripted server's tokens, no money spent" if args.scripted
+             else f"${out['spent']:.4f} spent in all")
     print(f"experiment {s.name}{where}: {out['done']} of {out['planned']} runs recorded in {ledger_path} "
-          f"({out['new']} new, {out['failed']} failed, ${out['spent']:.4f} spent in all)")
+          f"({out['new']} new, {out['failed']} failed, {money})")
     for line in out["failures"]:
         print(f"  failed: {line}", file=sys.stderr)
     if out["stopped"]:
@@ -67,6 +72,38 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         print()
         print(table.render(table.summarize([ledger_path], s.name), "text"))
+    return 0
+
+
+def _money(value: float | None) -> str:
+    return "?" if value is None else f"${value:.4f}"
+
+
+def _dry_run(s, ledger_path: Path, jobs: int, shard, max_cost: float | None, scripted: bool) -> int:
+    """`run --dry-run`: the runs it would do, each configuration's estimate and where it comes from."""
+    from donegate.experiment import harness
+    from donegate.experiment.harness import duration_text
+
+    est = harness.dry_run(s, ledger_path, jobs=jobs, shard=shard, scripted=scripted)
+    where = f" (shard {shard[0]}/{shard[1]})" if shard else ""
+    print(f"experiment {s.name}{where}: {len(est['runs'])} run(s) to do of {est['planned']} "
+          f"({est['recorded']} already in {ledger_path}); nothing is run (--dry-run)")
+    for name, c in est["configurations"].items():
+        if c["todo"]:
+            took = duration_text(c["seconds"]) if c["seconds"] is not None else "?"
+            per = f"{_money(c['cost'])} and {took} a run" if c["cost"] is not None else "no estimate"
+            print(f"  {name}: {c['todo']} run(s), {per} ({c['source']}" + (f", {c['from_runs']} run(s)" if c["from_runs"] else "") + ")")
+    for r in est["runs"]:
+        print(f"    {r['key']}")
+    unit = "computed from a scripted server's tokens, no money" if scripted else "US dollars"
+    more = f" plus {est['unestimated']} run(s) with no estimate" if est["unestimated"] else ""
+    took = duration_text(est["seconds"]) if est["seconds"] is not None else "?"
+    print(f"estimate: {_money(est['cost'])}{more} ({unit}); about {took} at {jobs} at a time, "
+          f"at most {duration_text(est['seconds_bound'])} by the spec's time limit ({s.limits['time']:g} s a session, "
+          "plus setup and grading)")
+    if max_cost is not None and est["cost"] > max_cost:
+        print(f"--max-cost ${max_cost:g} is below the estimate: the runs stop when the spend plus an average run "
+              "would pass it; run again with a higher cap to finish")
     return 0
 
 
@@ -99,6 +136,9 @@ def register(subparsers) -> None:
     r.add_argument("--ledger", metavar="PATH", help="the ledger to write (default: the kit's ledger)")
     r.add_argument("--keep", action="store_true", help="keep each run's temporary folder (repository, state root) for a look")
     r.add_argument("--quiet", action="store_true", help="do not print the table at the end")
+    r.add_argument("--dry-run", action="store_true", help="list the runs it would do, with their estimated cost and time, and run none")
+    r.add_argument("--scripted", action="store_true",
+                   help="the models are a scripted stand-in (make experiment): its dollars are labelled as no money spent")
     r.set_defaults(func=cmd_run)
     c = sub.add_parser("check", help="validate the spec and list its runs")
     c.add_argument("spec", metavar="SPEC", help="the experiment's YAML spec")

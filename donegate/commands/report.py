@@ -80,6 +80,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise DonegateError(f"--jobs {args.jobs} is not a number of processes", "use 1 or more")
     summary = report.summarize(files, by=args.by, since=since, jobs=args.jobs or report.default_jobs())
+    made = report.decisions(files)
+    if made:  # a person's approve / reject: shown only when there are some (the outputs stay as they were)
+        summary["decisions"] = list(made.values())
     if args.json:
         _print_json(summary)
     else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from donegate.errors import DonegateError
@@ -11,7 +12,16 @@ from donegate.reviewer import report, review
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    """Exit 0 approve, 1 block, 2 when the review itself failed."""
+    """Exit 0 approve, 1 block, 2 when the review itself failed or could not start (the help says so:
+    a script reading 1 as "the reviewers block" must not get it for a missing seal or prompt)."""
+    try:
+        return _review(args)
+    except DonegateError as exc:
+        print(f"donegate: {exc}", file=sys.stderr)
+        return 2
+
+
+def _review(args: argparse.Namespace) -> int:
     from donegate import config, git, store
 
     cfg = config.load()

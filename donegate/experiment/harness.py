@@ -39,11 +39,11 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, TextIO
 
-from donegate import ledger, paths, proc
+from donegate import __version__, ledger, paths, proc
 from donegate.hidden import runner
 from donegate.claude import binary
 from donegate.errors import DonegateError
-from donegate.experiment import source
+from donegate.experiment import estimate, source
 from donegate.experiment.spec import Spec
 from donegate.util import utc_now
 
@@ -229,6 +229,31 @@ def agent_command(spec: Spec) -> list[str]:
     return argv + ["--allowedTools", *agent["tools"]]  # last: it takes a variable number of values
 
 
+_CLAUDE_VERSION: dict[str, str] = {}
+
+
+def claude_version() -> str:
+    """`claude --version` of the binary the runs use (once per process): every run line carries it."""
+    exe = binary.find_claude()
+    if exe not in _CLAUDE_VERSION:
+        res = proc.run([exe, "--version"], timeout=60, env=agent_env())
+        words = res.stdout.split()
+        _CLAUDE_VERSION[exe] = words[0] if res.returncode == 0 and words else "unknown"
+    return _CLAUDE_VERSION[exe]
+
+
+def agent_model(result: dict[str, Any], spec: Spec) -> str | None:
+    """The model that did the agent's work: of Claude Code's `modelUsage`, the one that cost the most
+    (a session also uses a small model for titles and the like); else the one the spec asked for."""
+    usage = result.get("modelUsage")
+    if isinstance(usage, dict) and usage:
+        def cost(item: tuple[str, Any]) -> float:
+            value = item[1].get("costUSD") if isinstance(item[1], dict) else None
+            return float(value) if isinstance(value, (int, float)) else 0.0
+        return max(usage.items(), key=cost)[0]
+    return spec.agent["model"]
+
+
 def agent_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in DROP_ENV}
 
@@ -278,7 +303,9 @@ def gate_account(lines: list[tuple[bytes, dict[str, Any]]]) -> dict[str, Any]:
     return {
         "stops": len(stops),
         "blocks": len(blocked_by),
-        "gave_up": any(r.get("verdict") == "gave_up" for _, r in stops),
+        # the retry control's release after max_blocks is its design, not the gate handing over
+        "gave_up": any(r.get("verdict") == "gave_up" and "retry_done" not in ((r.get("gates") or {}).get("breaker") or {})
+                       for _, r in stops),
         "appeals": sum(1 for _, r in stops if r.get("verdict") == "appealed"),
         "appeal_refs": [ledger.stop_ref(line) for line, r in stops if r.get("verdict") == "appealed"],
         "reviewer": round(sum(review_cost((r.get("gates") or {}).get("review")) for _, r in stops), 6),
@@ -322,6 +349,8 @@ def setup(spec: Spec, run: Planned, prep: Prepared, tmp: Path, ledger_path: Path
     if run.conf["gate"] == "off":
         _drop_stop_hook(repo)
         return repo, home
+    if run.conf["keys"].get("mode") == "retry":
+        return repo, home  # the blind control reads no store: nothing to seal or write
     request = run.task["request"]
     if not run.conf["tests"]:
         folder = tmp / "placeholder"
@@ -367,7 +396,7 @@ def acceptance_at_end(home: Path, repo: Path, timeout: float) -> list[str]:
 
 
 def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep: bool = False,
-            err: TextIO | None = None) -> dict[str, Any]:
+            err: TextIO | None = None, scripted: bool = False) -> dict[str, Any]:
     """Carry out one run and append its `run` line; RunFailed when it could not be carried out."""
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix=f"donegate-exp-{run.task['name']}-{run.conf['name'].replace('+', '-')}-"))
@@ -391,14 +420,23 @@ def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep
         session = session or next((str(r["session"]) for _, r in lines if r.get("event") == "stop"), "")
         requirements, problem = grade(prep, repo, spec.limits["grading_timeout"])
         at_end = acceptance_at_end(home, repo, spec.limits["grading_timeout"]) if account["blocks"] else []
-        agent_cost = float(result.get("total_cost_usd") or 0)
+        known = writer + account["reviewer"]
+        if res.timed_out and "total_cost_usd" not in result:
+            # Killed at its time limit: Claude Code reports the cost only at the end. Unknown, never 0;
+            # `--max-cost` counts the estimate (the configuration's earlier runs, else the prior).
+            guess = estimate.agent_cost(events(ledger_path, "run"), spec.name, run.conf["name"], scripted)
+            cost: dict[str, Any] = {"agent": None, "writer": round(writer, 6), "reviewer": account["reviewer"], "total": None,
+                                    "estimate": round(known + guess, 6), "unknown": "the session was killed at its time limit"}
+        else:
+            agent_cost = float(result.get("total_cost_usd") or 0)
+            cost = {"agent": round(agent_cost, 6), "writer": round(writer, 6), "reviewer": account["reviewer"],
+                    "total": round(agent_cost + known, 6)}
         record = {
             "event": "run", "time": _now(),
             "experiment": spec.name, "task": run.task["name"], "config": run.conf["name"], "rep": run.rep,
             "met": sum(requirements.values()), "of": len(requirements), "requirements": requirements,
-            "cost": {"agent": round(agent_cost, 6), "writer": round(writer, 6), "reviewer": account["reviewer"],
-                     "total": round(agent_cost + writer + account["reviewer"], 6)},
-            "turns": int(result.get("num_turns") or 0),
+            "cost": cost,
+            "turns": int(result["num_turns"]) if isinstance(result.get("num_turns"), int) else None,
             "duration": round(time.monotonic() - t0, 2),
             "stops": account["stops"], "blocks": account["blocks"], "gave_up": account["gave_up"],
             "appeals": account["appeals"], "result": text[:RESULT_CHARS],
@@ -407,6 +445,9 @@ def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep
             "last_verdict": account["last"], "refusals": account["refusals"],
             "blocked_by": account["blocked_by"], "appeal_refs": account["appeal_refs"], "acceptance_failing": at_end,
             "grading_problem": problem or None,
+            # what ran it: the report groups by these and says when an experiment's runs were mixed
+            "agent_model": agent_model(result, spec), "claude_version": claude_version(), "kit_version": __version__,
+            "spec_hash": spec.digest(), "source": "scripted" if scripted else "live",
         }
         return ledger.append(record, ledger_path)
     finally:
@@ -421,7 +462,7 @@ def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep
 # --------------------------------------------------------------------------
 
 
-def _duration(seconds: float) -> str:
+def duration_text(seconds: float) -> str:
     seconds = int(round(seconds))
     if seconds >= 3600:
         return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
@@ -431,10 +472,11 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    """`runs 7/30 done, 1 failed, $0.42 spent, ETA 3m10s`: rewritten in place on a terminal, a line per
+    """`runs 7/30 done, 1 failed, $0.42 spent, ETA 3m10s` (scripted: `$0.42 computed (scripted: no money
+    spent)`): rewritten in place on a terminal, a line per
     change otherwise."""
 
-    def __init__(self, stream: TextIO, total: int, done: int, spent: float, jobs: int) -> None:
+    def __init__(self, stream: TextIO, total: int, done: int, spent: float, jobs: int, scripted: bool = False) -> None:
         self.stream = stream
         self.total = total
         self.done = done  # including runs recorded before this process started
@@ -442,6 +484,7 @@ class Progress:
         self.failed = 0
         self.spent = spent
         self.jobs = jobs
+        self.scripted = scripted  # the dollars are a computation from a scripted server's tokens, not money
         self.start = time.monotonic()
         self.tty = stream.isatty()
         self.lock = threading.Lock()
@@ -450,8 +493,9 @@ class Progress:
         left = self.total - self.done
         eta = "?"
         if self.new:
-            eta = _duration((time.monotonic() - self.start) / self.new * left) if left else "0s"
-        return (f"runs {self.done}/{self.total} done, {self.failed} failed, ${self.spent:.4f} spent, ETA {eta}")
+            eta = duration_text((time.monotonic() - self.start) / self.new * left) if left else "0s"
+        money = f"${self.spent:.4f} computed (scripted: no money spent)" if self.scripted else f"${self.spent:.4f} spent"
+        return f"runs {self.done}/{self.total} done, {self.failed} failed, {money}, ETA {eta}"
 
     def show(self, note: str = "") -> None:
         with self.lock:
@@ -470,7 +514,7 @@ class Progress:
 
 
 def run_experiment(spec: Spec, ledger_path: Path, *, jobs: int, max_cost: float | None, shard: tuple[int, int] | None,
-                   keep: bool = False, err: TextIO | None = None) -> dict[str, Any]:
+                   keep: bool = False, err: TextIO | None = None, scripted: bool = False) -> dict[str, Any]:
     """Do every planned run without a line; {"planned", "done", "new", "failed", "skipped_budget", "busy", "spent"}."""
     err = err or sys.stderr
     runs = plan(spec, shard)
@@ -484,9 +528,9 @@ def run_experiment(spec: Spec, ledger_path: Path, *, jobs: int, max_cost: float 
                 "give the changed experiment a new `experiment:` name, or use another --ledger",
             )
     todo = [r for r in runs if r.key not in have]
-    spent_runs = [float((have[r.key].get("cost") or {}).get("total") or 0) for r in runs if r.key in have]
+    spent_runs = [estimate.counted_cost(have[r.key]) for r in runs if r.key in have]
     spent = sum(spent_runs) + failed_cost(ledger_path, spec.name)
-    progress = Progress(err, len(runs), len(runs) - len(todo), spent, jobs)
+    progress = Progress(err, len(runs), len(runs) - len(todo), spent, jobs, scripted)
     summary: dict[str, Any] = {"planned": len(runs), "done": len(runs) - len(todo), "new": 0, "failed": 0, "skipped_budget": 0,
                "busy": 0, "spent": spent, "failures": [], "stopped": 0}
     if not todo:
@@ -513,7 +557,7 @@ def run_experiment(spec: Spec, ledger_path: Path, *, jobs: int, max_cost: float 
             if r.key in recorded(ledger_path, spec.name):  # another process finished it meanwhile
                 return "busy", None
             try:
-                return "ok", execute(spec, r, prepared[r.task["name"]], ledger_path, keep=keep, err=err)
+                return "ok", execute(spec, r, prepared[r.task["name"]], ledger_path, keep=keep, err=err, scripted=scripted)
             except RunFailed as exc:
                 ledger.append({"event": "run_failed", "time": _now(), "experiment": spec.name, "task": r.task["name"],
                                "config": r.conf["name"], "rep": r.rep, "key": r.key, "error": exc.message,
@@ -554,7 +598,7 @@ def run_experiment(spec: Spec, ledger_path: Path, *, jobs: int, max_cost: float 
                     r = inflight.pop(fut)
                     status, value = fut.result()
                     if status == "ok":
-                        cost = float(value["cost"]["total"])
+                        cost = estimate.counted_cost(value)
                         costs.append(cost)
                         summary["spent"] += cost
                         summary["new"] += 1
@@ -583,3 +627,25 @@ def run_experiment(spec: Spec, ledger_path: Path, *, jobs: int, max_cost: float 
         shutil.rmtree(work, ignore_errors=True)
     summary["skipped_budget"] = len(pending)
     return summary
+
+
+def dry_run(spec: Any, ledger_path: Path, *, jobs: int, shard: tuple[int, int] | None, scripted: bool = False) -> dict[str, Any]:
+    """The runs `experiment run` would do now (those without a line), each with its estimate, and the
+    totals: cost (of the runs with an estimate), time at `jobs` at a time, and the time limit's bound."""
+    runs = plan(spec, shard)
+    have = recorded(ledger_path, spec.name)
+    todo = [r for r in runs if r.key not in have]
+    by_conf = estimate.per_configuration(events(ledger_path, "run"), spec.name, [c["name"] for c in spec.configurations], scripted)
+    rows = [{"key": r.key, "config": r.conf["name"], "cost": by_conf[r.conf["name"]].cost,
+             "seconds": by_conf[r.conf["name"]].seconds} for r in todo]
+    costs = [x["cost"] for x in rows if x["cost"] is not None]
+    seconds = [x["seconds"] for x in rows if x["seconds"] is not None]
+    waves = -(-len(todo) // max(1, jobs))  # runs in a row on one job slot
+    return {
+        "planned": len(runs), "recorded": len(runs) - len(todo), "runs": rows,
+        "configurations": {name: {"cost": e.cost, "seconds": e.seconds, "source": e.source, "from_runs": e.runs,
+                                  "todo": sum(1 for x in rows if x["config"] == name)} for name, e in by_conf.items()},
+        "cost": round(sum(costs), 4), "unestimated": len(rows) - len(costs),
+        "seconds": round(sum(seconds) / max(1, jobs), 1) if seconds else None, "seconds_bound": waves * float(spec.limits["time"]),
+        "jobs": jobs, "scripted": scripted,
+    }

@@ -83,6 +83,9 @@ PREDEFINED: dict[str, dict[str, Any]] = {
     "reviewers": {"gate": "on", "tests": False, "keys": {"review": "block", "review_mode": "pair"}},
     "tests+reviewers": {"gate": "on", "tests": True, "keys": {"review": "block", "review_mode": "pair"}},
     "tests+critic": {"gate": "on", "tests": True, "keys": {"review": "block", "review_mode": "critic"}},
+    # The sceptic's control (issue 25): a Stop hook that blocks blind ("keep working, verify your work")
+    # up to the same cap, runs no test: does the specific failure buy recovery, or only efficiency?
+    "retry": {"gate": "on", "tests": False, "keys": {"mode": "retry", "review": "off"}},
 }
 ORDER = list(PREDEFINED)  # the table lists these first, in the article's order
 
@@ -107,6 +110,19 @@ class Spec:
 
     def resolve(self, rel: str) -> Path:
         return (self.folder / rel).expanduser().resolve()
+
+    def digest(self) -> str:
+        """The hash of the whole spec as validated (every task, configuration, limit) and of every grading
+        and acceptance file it names: run lines carry it, and the report says when runs of an experiment
+        came from different versions of its spec (an arm added later, a grading test fixed)."""
+        files = []
+        for task in self.tasks:
+            for folder in (task["grading"], task["acceptance"]):
+                if folder != "writer":
+                    files += [(task["name"], p.name, hashlib.sha256(p.read_bytes()).hexdigest())
+                              for p in sorted(self.resolve(folder).glob("test_*.py"))]
+        body = json.dumps([self.data, files], sort_keys=True, default=str)
+        return hashlib.sha256(body.encode()).hexdigest()[:12]
 
     def fingerprint(self, task: dict[str, Any], conf: dict[str, Any]) -> str:
         """What a run of (task, configuration) depends on: the spec's entries, the agent and its limits,

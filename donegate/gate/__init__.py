@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
     from typing import Any
 
 from donegate import appeal, cache, config, deadline, git, paths, sessions, store
-from donegate.errors import DonegateError
+from donegate.errors import ConfigError, DonegateError
 from donegate.gate import breaker, feedback, integrity, leaks, record, review, scan, scope, watchdog as _watchdog
 from donegate.gate.acceptance import acceptance_gate
 from donegate.gate.inputs import parse_payload, session_of, weakened_env
@@ -54,6 +54,12 @@ def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg:
         out.quiet = True
         return out
     paths.check_outside(repo, root)
+    if cfg["mode"] == "retry":  # the blind control: no store, no test, no appeal (there is no test to appeal)
+        from donegate.gate import retry
+
+        out = retry.outcome()
+        out.repo = str(repo)
+        return out
     out = _evaluate(payload, cfg, root, repo)
     out.repo = str(repo)
     return appeal.consider(out, payload, cfg, root, repo, session_of(payload))
@@ -97,6 +103,16 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     return feedback.blocked(payload, cfg, gates, problems, failures, hint, leak_msg, scrub)
 
 
+def hand_over(exc: DonegateError, root: Path) -> Outcome:
+    """A broken donegate.yaml is the person's to fix, never the agent's (it cannot reach the state root):
+    blocking would only loop the agent until the breaker. The stop is allowed at once, the person told
+    (system message) and the session counted as left for a person (`gave_up`, with `gates.handover`)."""
+    msg = feedback.hide_kit(f"donegate: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else ""), root)
+    return Outcome("gave_up", ALLOW, gates={"error": exc.message, "handover": "config"},
+                   system_message=msg + "; the stop was allowed but the work is NOT verified: a person must fix "
+                   "the kit's configuration (donegate.yaml), then check it with donegate doctor")
+
+
 def _judge(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
     in_scope = scope.scope_gate(repo, st, cfg)
     accept, run = acceptance_gate(repo, st, cfg)
@@ -135,6 +151,8 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
         outcome = evaluate(payload, cfg, root, repo, managed)
         if outcome.quiet:
             return _watchdog.answer(dl, breaker.quiet(root))
+    except ConfigError as exc:
+        outcome = hand_over(exc, root)
     except DonegateError as exc:
         reason = feedback.hide_kit(f"donegate: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else ""), root)
         outcome = Outcome("error", BLOCK, reason=reason, gates={"error": exc.message}, failing=["error:" + exc.message])
@@ -144,6 +162,11 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
                   f"({Path(log).name}); a person must look")
         outcome = Outcome("error", BLOCK, reason=reason, gates={"error": f"{type(exc).__name__}: {exc}"},
                           failing=["error:internal"])
+    if outcome.repo:
+        try:
+            outcome = feedback.tell_rejections(outcome, root)
+        except Exception:  # a person's note is never worth a stop the hook cannot answer
+            _log_exception(root)
     session, session_from = sessions.resolve(payload)
     _stage("the block counter")
     counters = breaker.count(outcome, session, cfg, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - AFTER_RUN)))

@@ -42,11 +42,19 @@ def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> 
         counters.update(blocks=counters["blocks"] + 1, same_streak=0, last_failing=None)
         return outcome
     same = counters["last_failing"] == outcome.failing
+    retry = "retry" in outcome.gates  # the blind control: its one message is always "the same", only max_blocks ends it
     why = ""
     if counters["blocks"] >= cfg["max_blocks"]:
         why = f"{counters['blocks']} blocks in this session (max_blocks)"
-    elif cfg["max_same_failure"] and same and counters["same_streak"] >= cfg["max_same_failure"]:
+    elif cfg["max_same_failure"] and same and not retry and counters["same_streak"] >= cfg["max_same_failure"]:
         why = f"the same tests failed {counters['same_streak']} stops in a row (max_same_failure)"
+    if why and retry:
+        counters.update(blocks=0, same_streak=0, last_failing=None)
+        outcome.gates["breaker"] = {"retry_done": why, "was": outcome.verdict}
+        outcome.verdict, outcome.exit_code = "gave_up", ALLOW
+        outcome.system_message = (f"donegate (mode: retry, a blind control): the stop was allowed after {why}; "
+                                  "no test ran, nothing was verified")
+        return outcome
     if why:
         counters.update(blocks=0, same_streak=0, last_failing=None)
         outcome.gates["breaker"] = {"gave_up": why, "was": outcome.verdict}

@@ -4,6 +4,7 @@ user is told."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -42,3 +43,60 @@ def hide_kit(text: str, root: Path) -> str:
     for p in sorted({str(r) for r in (root, *paths.protected_roots(home=root))}, key=len, reverse=True):
         text = text.replace(p, "<donegate>")
     return text
+
+
+# -- a person's rejection, told to the next stop in that repository ------------------------------------
+#
+# `donegate reject` leaves one file per rejection in state/rejected/<repo-key>/; the next stop in that
+# repository that would pass (or blocks anyway) takes each by renaming it (so two stops never both tell
+# it, and a rejection written meanwhile is not lost) and tells the agent. A stop that is allowed for a
+# person anyway (an appeal, a hand-over, an error) leaves them for the next one.
+
+
+def rejections_dir(root: Path, repo: str) -> Path:
+    return paths.state_dir(root) / "rejected" / paths.repo_key(Path(repo))
+
+
+def add_rejection(root: Path, repo: str, entry: dict[str, Any]) -> Path:
+    import json
+
+    from donegate.util import atomic_write
+
+    path = rejections_dir(root, repo) / f"{entry['ref']}.json"
+    atomic_write(path, json.dumps(entry))
+    return path
+
+
+def tell_rejections(outcome: Outcome, root: Path) -> Outcome:
+    if not outcome.repo or not (outcome.exit_code == BLOCK or outcome.verdict in ("pass", "review_error")):
+        return outcome
+    folder = rejections_dir(root, outcome.repo)
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+    except OSError:
+        return outcome
+    import json
+
+    told = []
+    for name in names:
+        taken = folder / f".{name}.taken-{os.getpid()}"
+        try:
+            os.rename(folder / name, taken)
+            entry = json.loads(taken.read_text(encoding="utf-8"))
+            taken.unlink()
+        except (OSError, ValueError):
+            continue
+        if isinstance(entry, dict):
+            told.append(entry)
+    if not told:
+        return outcome
+    notes = "; ".join(f"stop {e.get('ref')}" + (f": {e['note']}" if e.get("note") else "") for e in told)
+    text = hide_kit(f"donegate: a person rejected the work of an earlier session in this repository ({notes}). "
+                    "Take that into account before you stop again.", root)
+    outcome.gates["rejected"] = [e.get("ref") for e in told]
+    if outcome.exit_code == BLOCK:
+        outcome.reason = f"{text}\n\n{outcome.reason}"
+        return outcome
+    outcome.verdict, outcome.exit_code, outcome.reason = "block", BLOCK, text
+    outcome.failing = ["rejected"]
+    return outcome

@@ -205,6 +205,8 @@
     }
     if (d.lb) detail.appendChild(el("p", { text: "labelled " + d.lb + (d.ln ? ": " + d.ln : "") }));
     else if (BLOCKING[name]) detail.appendChild(el("p", { cls: "hint", text: "Label it: donegate label " + d.ref + " justified|unjustified" }));
+    if (d.dc) detail.appendChild(el("p", { id: "decision", text: "a person " + d.dc }));
+    else if (name === "appealed" || name === "gave_up") detail.appendChild(el("p", { cls: "hint", text: "Decide: donegate approve " + d.ref + ", or donegate reject " + d.ref + " --note WHY" }));
     detail.hidden = false;
   }
   function hide() { holder.hidden = true; detail.hidden = true; if (selected) selected.classList.remove("sel"); selected = null; }

@@ -131,11 +131,17 @@ def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[s
     sessions: dict[str, _Session] = {}
     labels: dict[str, dict[str, Any]] = {}
     order = 0
-    for where, line, rec, when in _records(files, (b'"stop"', b'"label"'), since):
+    for where, line, rec, when in _records(files, (b'"stop"', b'"label"', b'"decision"'), since):
         event = rec.get("event")
         if event == "label":
             if isinstance(rec.get("ref"), str) and isinstance(rec.get("label"), str) and rec["label"]:
-                labels[rec["ref"][: ledger.REF_CHARS]] = {"label": rec["label"], "note": str(rec.get("note") or "")}
+                mark = labels.setdefault(rec["ref"][: ledger.REF_CHARS], {"label": "", "note": ""})
+                mark.update(label=rec["label"], note=str(rec.get("note") or ""))
+            continue
+        if event == "decision":  # a person's approve / reject of an appeal or a hand-over
+            if isinstance(rec.get("ref"), str) and isinstance(rec.get("decision"), str):
+                mark = labels.setdefault(rec["ref"][: ledger.REF_CHARS], {"label": "", "note": ""})
+                mark["decision"] = rec["decision"] + "d" + (f": {rec['note']}" if rec.get("note") else "")
             continue
         sid, verdict = rec.get("session"), rec.get("verdict")
         if event != "stop" or not (isinstance(sid, str) and sid and isinstance(verdict, str)):
@@ -233,10 +239,12 @@ def _detail(verdict: str, stop: dict[str, Any], shown: str, scrub: feedback.Scru
                    f"{leak.get('source_lines', 0)} source line(s)") if isinstance(leak, dict) else "the transcript shows hidden-test content"
     if tid >= 0:
         d["f"] = tid
-    if label:
+    if label and label["label"]:
         d["lb"] = label["label"]
         if label["note"]:
             d["ln"] = scrub(label["note"])
+    if label and label.get("decision"):
+        d["dc"] = scrub(label["decision"])
     return d, size + len(json.dumps(d))
 
 
@@ -460,7 +468,7 @@ def nice_step(raw: float) -> float:
 def _scatter(s: dict[str, Any]) -> str:
     """Cost per run against requirements met: a large dot (with its 95% interval) per configuration, a
     small one per run (summarize's `points`)."""
-    rows = [r for r in s["configurations"] if r["rate"] is not None]
+    rows = [r for r in s["configurations"] if r["rate"] is not None and r["cost_per_run"] is not None]
     points = [p for p in s["points"] if p["of"]]
     if not rows:
         return '<p class="muted">No run has a score.</p>'
@@ -505,17 +513,36 @@ def render_experiment(s: dict[str, Any], scrub: feedback.Scrubber | None = None)
     S = lambda v: E(scrub(str(v)))  # noqa: E731
     configs = [r["config"] for r in s["configurations"]]
     head = ("<tr><th>configuration</th><th>runs</th><th>requirements met</th><th>rate <small>(95% interval)</small></th>"
-            "<th>cost / run</th><th>time / run</th><th>blocks</th><th>left for a person</th></tr>")
+            "<th>cost / run <small>(95% interval)</small></th><th>turns / run</th><th>time / run</th><th>blocks</th>"
+            "<th>left for a person</th></tr>")
+    mixed = len(s["versions"]) > 1
+
+    def groups(r: dict[str, Any]) -> str:
+        return "<small> (" + E("+".join(r["groups"])) + ")</small>"
+
+    def unknown(r: dict[str, Any]) -> str:
+        return f"<small> ({r['cost_unknown']} unknown)</small>"
+
+    def spread(value: Any, ci: Any, show: Any) -> str:
+        return "-" if value is None else E(show(value)) + (f'<small> [{E(show(ci[0]))}-{E(show(ci[1]))}]</small>' if ci else "")
     best = max((r["rate"] for r in s["configurations"] if r["rate"] is not None), default=None)
     rows = "".join(
-        f'<tr data-config="{S(r["config"])}"><th scope="row">{S(r["config"])}</th><td class="n">{r["runs"]}</td>'
+        f'<tr data-config="{S(r["config"])}"><th scope="row">{S(r["config"])}{groups(r) if mixed else ""}</th>'
+        f'<td class="n">{r["runs"]}</td>'
         f'<td class="n">{r["met"]} of {r["of"]}</td><td>{rate_bar(r["met"], r["of"], "#2f9e5b" if r["rate"] == best else "#8fb8a0")}</td>'
-        f'<td class="n">{E(_money(r["cost_per_run"]))}</td><td class="n">{E(_secs(r["seconds_per_run"]))}</td>'
+        f'<td class="n">{spread(r["cost_per_run"], r["cost_ci95"], _money)}'
+        f'{unknown(r) if r["cost_unknown"] else ""}</td>'
+        f'<td class="n">{spread(r["turns_per_run"], r["turns_ci95"], "{:.1f}".format)}</td>'
+        f'<td class="n">{spread(r["seconds_per_run"], r["seconds_ci95"], _secs)}</td>'
         f'<td class="n">{r["blocks"]}</td><td class="n{" warn" if r["runs_for_person"] else ""}">{r["runs_for_person"]}</td></tr>'
         for r in s["configurations"])
     compared = table.comparison_notes(s)
-    caveat = f'<p class="note" id="apart">{S(" ".join(n[0].upper() + n[1:] + "." for n in compared))}</p>' if compared else ""
-    problems = "".join(f'<p class="note warn">{S(n)}</p>' for n in table.problem_notes(s))
+    caveat = ('<div class="note" id="apart">' + "".join(f"<p>{S(n[0].upper() + n[1:])}.</p>" for n in compared) + "</div>"
+              if compared else "")
+    problems = "".join(f'<p class="note warn">{S(n)}</p>' for n in table.mixed_notes(s) + table.problem_notes(s))
+    # Generated or scripted data is said at the top, before any number is read as a measurement.
+    source = "".join(f'<p class="note warn" id="source">{S(n[0].upper() + n[1:])}.</p>' for n in table.source_notes(s))
+    ran = f'<p class="hint" id="ran">{S(table.ran_with(s))}</p>' if table.ran_with(s) else ""
     heat_head = "<tr><th>task \\ configuration</th>" + "".join(f"<th>{S(c)}</th>" for c in configs) + "</tr>"
     heat_rows = []
     for t in s["tasks"]:
@@ -529,11 +556,12 @@ def render_experiment(s: dict[str, Any], scrub: feedback.Scrubber | None = None)
                          f'<small>{met}/{of}</small></td>')
         heat_rows.append(f'<tr><th scope="row">{S(t)}</th>{"".join(cells)}</tr>')
     body = (f'<header><h1>experiment {S(s["experiment"])}</h1><p class="sub">{s["runs"]} runs · '
-            f'{len(configs)} configurations · {len(s["tasks"])} tasks</p></header>'
+            f'{len(configs)} configurations · {len(s["tasks"])} tasks · {S(table.money(s))}</p>{source}{ran}</header>'
             f'<section><h2>Requirements met per configuration</h2><table class="summary" id="experiment">'
             f'<thead>{head}</thead><tbody>{rows}</tbody></table>{caveat}{problems}'
             f'<p class="hint">Requirements: the grading tests passing after each run, summed over runs. '
-            f'Bars: the rate; whiskers: its 95% Wilson interval.</p></section>'
+            f'Bars: the rate; whiskers: its 95% Wilson interval. Cost, turns and time: means per run, in brackets the '
+            f'95% bootstrap interval over the runs.</p></section>'
             f'<section><h2>Task x configuration</h2><table class="heat" id="heat"><thead>{heat_head}</thead>'
             f'<tbody>{"".join(heat_rows)}</tbody></table></section>'
             f'<section><h2>Cost against requirements met</h2>{_scatter(s)}'

@@ -1,4 +1,5 @@
-"""`donegate label`: a person's verdict on a block or an appeal, appended to the ledger it names.
+"""`donegate label`: a person's verdict on a block or an appeal, appended to the ledger it names;
+`donegate approve` / `reject`: a person's decision on a session left for them (an appeal, a hand-over).
 """
 
 from __future__ import annotations
@@ -37,11 +38,16 @@ def find_stop(path: Path, ref: str) -> tuple[str, dict[str, Any]]:
     return h[: ledger.REF_CHARS], rec
 
 
-def label_stop(path: Path, ref: str, label: str, note: str = "") -> dict[str, Any]:
+def _ref(ref: str) -> str:
     ref = ref.strip().lower()
     if not re.fullmatch(r"[0-9a-f]{%d,64}" % MIN_REF, ref):
         raise DonegateError(f"{ref!r} is not a stop reference",
                             f"a ref is {ledger.REF_CHARS} hex characters, as `donegate report --session ID` shows")
+    return ref
+
+
+def label_stop(path: Path, ref: str, label: str, note: str = "") -> dict[str, Any]:
+    ref = _ref(ref)
     if label not in LABELS + APPEAL_LABELS:
         raise DonegateError(f"unknown label {label!r}", "use justified or unjustified (a block), upheld or rejected (an appeal)")
     if not path.is_file():
@@ -64,3 +70,35 @@ def label_stop(path: Path, ref: str, label: str, note: str = "") -> dict[str, An
                           "ref": short, "label": label, "note": note, "session": rec["session"], "stop": rec.get("stop"),
                           "stop_time": rec["time"], "repo": rec.get("repo") or "", "config": rec["config"],
                           "verdict": rec["verdict"]}, path)
+
+
+# A session waits for a person when it ended on one of these; `approve` and `reject` answer it.
+DECIDABLE = ("appealed", "gave_up")
+DECISIONS = ("approve", "reject")
+
+
+def decide(path: Path, ref: str, decision: str, note: str = "") -> dict[str, Any]:
+    """A person's decision on an appealed or handed-over stop: one `decision` line in the ledger. A
+    rejection is also left for the next stop in that repository (`gate.feedback.tell_rejections`)."""
+    ref = _ref(ref)
+    if decision not in DECISIONS:
+        raise DonegateError(f"unknown decision {decision!r}", "approve or reject")
+    if not path.is_file():
+        raise DonegateError(f"no ledger at {path}", "pass the ledger that holds the stop with --ledger")
+    short, rec = find_stop(path, ref)
+    if rec.get("verdict") not in DECIDABLE:
+        raise DonegateError(f"stop {short} ended {rec.get('verdict')}: only an appeal or a hand-over (gave_up) waits for a person",
+                            "donegate status lists the sessions waiting for a person, with their refs")
+    line = ledger.append({"event": "decision", "time": utc_now(), "ref": short, "decision": decision, "note": note,
+                          "session": rec["session"], "stop": rec.get("stop"), "stop_time": rec["time"],
+                          "repo": rec.get("repo") or "", "config": rec["config"], "verdict": rec["verdict"]}, path)
+    if decision == "reject" and rec.get("repo"):
+        from donegate.gate import feedback
+
+        feedback.add_rejection(path.parent, str(rec["repo"]), {"ref": short, "session": rec["session"], "note": note})
+    return line
+
+
+def decisions(files: list[Path]) -> dict[str, dict[str, Any]]:
+    """The latest decision line per stop ref, in ledger order."""
+    return {rec["ref"]: rec for _, rec in ledger.events(files, "decision") if isinstance(rec.get("ref"), str)}

@@ -358,6 +358,8 @@ def slow_row(line: bytes) -> tuple[str, Any]:
         return "write", (repo.encode(), cfg.encode(), float(cost), canonical_time(rec.get("time")))
     if event == "label":
         return label_row(rec)
+    if event == "decision":  # a person's approve / reject: read on its own (`labels.decisions`)
+        return "decision", None
     return "event", str(event)[:40]
 
 

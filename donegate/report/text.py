@@ -132,6 +132,20 @@ def _appeal_lines(summary: dict[str, Any], markdown: bool) -> list[str]:
     return out
 
 
+def _decision_lines(summary: dict[str, Any], markdown: bool) -> list[str]:
+    """A person's approve / reject of appeals and hand-overs (only when there are any: `cmd_report` adds them)."""
+    made = summary.get("decisions") or []
+    if not made:
+        return []
+    approved = sum(1 for d in made if d.get("decision") == "approve")
+    out = ["", f"Decided by a person: {len(made)} ({approved} approved, {len(made) - approved} rejected), latest first:"]
+    for d in reversed(made[-ATTENTION:]):
+        line = (f"ref {d.get('ref')} session {d.get('session')} ({d.get('verdict')}): {d.get('decision')}d"
+                + (f": {str(d.get('note'))[:200]!r}" if d.get("note") else ""))
+        out.append(f"- {line}" if markdown else f"  {line}")
+    return out
+
+
 def render(summary: dict[str, Any], markdown: bool = False, width: int = 1000) -> str:
     names = ", ".join(summary["ledgers"])
     if not summary["lines"]:
@@ -146,8 +160,9 @@ def render(summary: dict[str, Any], markdown: bool = False, width: int = 1000) -
     tail = notes(summary)
     if markdown:
         return "\n".join([f"**{title}**", "", *body, *_attention(summary, True), *_appeal_lines(summary, True),
-                          *([""] + [f"- {n}" for n in tail] if tail else [])])
-    return "\n".join([title, "", *body, *_attention(summary, False), *_appeal_lines(summary, False), *([""] + tail if tail else [])])
+                          *_decision_lines(summary, True), *([""] + [f"- {n}" for n in tail] if tail else [])])
+    return "\n".join([title, "", *body, *_attention(summary, False), *_appeal_lines(summary, False),
+                      *_decision_lines(summary, False), *([""] + tail if tail else [])])
 
 
 

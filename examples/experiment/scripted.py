@@ -5,7 +5,8 @@ A real pipeline: `donegate experiment run` with the real Claude Code binary (nod
 for the agent, the writer and the reviewers, pointed at the project's scripted server
 (tests/support/fakeapi.py) whose answers come from tests/support/shop_agents.py. Everything lives in
 a fresh folder under the kit's state/experiments/ (its own DONEGATE_HOME, ledger and HOME): the kit's own
-ledger is untouched.
+ledger is untouched. It passes `--scripted`: the run lines say `"source": "scripted"`, and the progress
+line, the summary and the table label the dollars as computed from token counts, no money spent.
 
     python examples/experiment/scripted.py [SPEC] [-- extra arguments of `experiment run`]
 """
@@ -53,7 +54,7 @@ def main(argv: list[str]) -> int:
     ledger = base / "ledger.jsonl"
     print(f"experiment {name} with scripted models (no key, no network); everything in {base}", flush=True)
     with FakeAPI(respond=shop_agents.respond) as api:
-        cmd = [sys.executable, "-m", "donegate", "experiment", "run", str(spec), "--ledger", str(ledger), *extra]
+        cmd = [sys.executable, "-m", "donegate", "experiment", "run", str(spec), "--ledger", str(ledger), "--scripted", *extra]
         code = subprocess.run(cmd, cwd=KIT, env=environment(api, base)).returncode
         if api.errors:
             print("scripted server errors:\n  " + "\n  ".join(api.errors), file=sys.stderr)

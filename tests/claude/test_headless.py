@@ -79,7 +79,7 @@ def test_find_claude_falls_back_to_the_kit_then_path(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     with pytest.raises(DonegateError, match="Claude Code .* is not installed") as exc:
         binary.find_claude()
-    assert "make setup" in exc.value.fix and "DONEGATE_CLAUDE" in exc.value.fix
+    assert "npm install -g @anthropic-ai/claude-code" in exc.value.fix and "DONEGATE_CLAUDE" in exc.value.fix  # not a checkout
     (tmp_path / "bin").mkdir()
     on_path = _fake_exe(tmp_path / "bin" / "claude", "")
     assert binary.find_claude() == str(on_path)

@@ -306,7 +306,7 @@ def test_refuses_when_the_launchers_are_missing(repo, monkeypatch, tmp_path):
     monkeypatch.setattr(paths, "KIT_ROOT", tmp_path / "site-packages")
     with pytest.raises(DonegateError, match="stop_gate.py does not exist") as err:
         install.install(repo, sandbox="off")
-    assert "checkout" in err.value.fix
+    assert "pip install --force-reinstall donegate" in err.value.fix  # worded for an installed wheel
 
 
 def test_uninstall_removes_a_created_file_left_with_only_the_kit(bare_repo):

@@ -344,3 +344,67 @@ def test_when_the_first_runs_all_fail_the_rest_are_not_started(kit_home, tmp_pat
     assert "the agent's session failed at the API" in res.stderr and "scripted: the key is not valid" in res.stderr
     failed = [r for r in ledger.records(led) if r.get("event") == "run_failed"]
     assert len(failed) == 3 and not runs(led)  # failed runs have no `run` line: the next call tries them again
+
+
+def test_the_retry_control_blocks_blind_to_the_cap_and_every_run_says_what_ran_it(scripted, kit_home, tmp_path):
+    from donegate import __version__
+    from donegate.claude import binary
+    from donegate.gate import retry
+
+    spec = shop_spec(tmp_path, "blind", ["coupon"], ["tests", "retry"])
+    led = tmp_path / "ledger.jsonl"
+    res = experiment(scripted, kit_home, spec, "--jobs", "2", "--ledger", str(led), "--scripted")
+    assert res.returncode == 0, res.stderr + res.stdout
+    got = {r["config"]: r for r in runs(led)}
+    gated, blind = got["tests"], got["retry"]
+    # The fixer recovers under the blind message too (it re-reads the request), at more turns: blocked up to
+    # the cap (max_blocks 6), never given a test, no writer ran; the release is not a hand-over to a person.
+    assert (blind["met"], blind["blocks"], blind["stops"], blind["gave_up"], blind["last_verdict"]) == (5, 6, 7, False, "gave_up")
+    assert blind["cost"]["writer"] == 0 and blind["turns"] > gated["turns"] and gated["met"] == 5
+    stops = [r for r in ledger.records(led) if r.get("event") == "stop" and r["session"] == blind["session"]]
+    assert [s["verdict"] for s in stops] == ["block"] * 6 + ["gave_up"]
+    assert all(s["gates"]["retry"] == {"tests_run": 0} and s["feedback"] == retry.MESSAGE for s in stops[:6])
+    # What ran each run: the model (from Claude Code's modelUsage), Claude Code's version, the kit's, the spec's hash.
+    for r in (gated, blind):
+        assert r["agent_model"].startswith("claude-") and r["claude_version"] == binary.pinned_version()
+        assert (r["kit_version"], r["source"]) == (__version__, "scripted") and len(r["spec_hash"]) == 12
+    assert gated["spec_hash"] == blind["spec_hash"]
+    progress = [line for line in res.stderr.splitlines() if line.startswith("runs ")]
+    assert progress and all("computed (scripted: no money spent)" in line and "spent," not in line for line in progress)
+    assert "computed from the scripted server's tokens, no money spent" in res.stdout and "spent in all" not in res.stdout
+    s = table.summarize([led], "blind")
+    assert [r["config"] for r in s["configurations"]] == ["tests", "retry"] and len(s["versions"]) == 1
+    assert not table.mixed_notes(s) and "scripted" in table.render(s)
+
+
+def test_a_run_killed_at_its_time_limit_records_its_cost_unknown_and_the_budget_counts_its_estimate(kit_home, tmp_path):
+    find_claude()
+    request = REQUESTS["bulk"]
+
+    def slow(body: dict):
+        prompt = first_user_text(body)
+        if prompt.strip() == request and not shop_agents._structured(body):
+            time.sleep(6)  # the agent's model never answers within the run's time limit
+        return shop_agents.respond(body)
+
+    spec = shop_spec(tmp_path, "slow", ["bulk"], ["none"], reps=2)
+    data = yaml.safe_load(spec.read_text())
+    data["limits"]["time"] = 3
+    spec.write_text(yaml.safe_dump(data, sort_keys=False))
+    led = tmp_path / "ledger.jsonl"
+    ledger.append({"event": "run", "experiment": "slow", "task": "bulk", "config": "none", "rep": 9, "key": "slow/bulk/none/9",
+                   "met": 5, "of": 5, "cost": {"agent": 0.5, "writer": 0.0, "reviewer": 0.0, "total": 0.5}, "duration": 3.0,
+                   "source": "live"}, led)  # an earlier run of the configuration: the estimate's source
+    with FakeAPI(respond=slow) as api:
+        res = experiment(api, kit_home, spec, "--ledger", str(led), "--jobs", "1", "--max-cost", "0.9", "--quiet")
+    killed = [r for r in runs(led) if r["key"] == "slow/bulk/none/1"]
+    assert len(killed) == 1 and killed[0]["subtype"] == "timeout", res.stderr
+    cost = killed[0]["cost"]
+    assert cost["total"] is None and cost["agent"] is None and cost["estimate"] == 0.5  # unknown, never 0
+    assert killed[0]["turns"] is None and "time limit" in cost["unknown"]
+    # 0.5 (the earlier run) + 0.5 (the killed run, by estimate) + an average run would pass 0.9: the second is not started.
+    assert res.returncode == 1 and "--max-cost $0.9 reached: 1 run(s) not started" in res.stderr
+    s = table.summarize([led], "slow")
+    row = s["configurations"][0]
+    assert row["cost_unknown"] == 1 and row["cost_per_run"] == 0.5  # the mean of the runs whose cost is known
+    assert "1 run killed at its time limit: cost unknown" in table.render(s)

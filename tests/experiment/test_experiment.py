@@ -50,11 +50,11 @@ def error_of(tmp_path: Path, data: dict) -> str:
 
 def test_the_bundled_specs_validate():
     shop = spec.load(SHOP)
-    assert (shop.name, len(harness.plan(shop))) == ("shop", 30)
+    assert (shop.name, len(harness.plan(shop))) == ("shop", 36)
     tiny = spec.load(TINYDB)
     assert [t["name"] for t in tiny.tasks] == ["push_pull", "between", "rename_table", "sorted_search", "write_cache"]
     assert all(t["repo"]["pypi"] == "tinydb==4.9.0" for t in tiny.tasks)
-    assert [c["name"] for c in tiny.configurations] == spec.ORDER and len(harness.plan(tiny)) == 50
+    assert [c["name"] for c in tiny.configurations] == spec.ORDER and len(harness.plan(tiny)) == 60
     for t in tiny.tasks:  # five grading tests a task
         assert len(list((tiny.resolve(t["grading"])).glob("test_*.py"))) == 1
         assert (tiny.resolve(t["grading"]) / next(iter(tiny.resolve(t["grading"]).glob("test_*.py"))).name).read_text().count("\ndef test_") == 5
@@ -179,11 +179,13 @@ def test_the_table_counts_rates_intervals_and_the_matrix(tmp_path):
     assert rows["none"]["ci95"] == [23.7, 76.3]  # Wilson 5 of 10
     assert rows["tests"]["ci95"][1] == 100.0 and rows["x-custom"]["runs_for_person"] == 1
     assert s["matrix"]["a"]["tests"] == {"met": 10, "of": 10, "runs": 2} and s["runs"] == 8
-    overlapping = {(c["a"], c["b"]) for c in s["comparisons"] if c["overlap"]}
-    assert ("none", "x-custom") in overlapping and ("none", "tests") not in overlapping
+    apart = {(c["a"], c["b"]) for c in s["comparisons"] if c["rate"]["apart"]}
+    assert ("none", "x-custom") not in apart and ("none", "tests") in apart
+    pair = next(c for c in s["comparisons"] if (c["a"], c["b"]) == ("none", "tests"))
+    assert pair["rate"] == {"diff": -50.0, "ci95": [-76.3, -19.1], "apart": True}  # Newcombe, 5/10 against 20/20
     text = table.render(s)
-    assert "differ by less than the 95% intervals allow (the data do not tell them apart): none / x-custom" in text
-    assert "told apart, the intervals do not overlap: tests above none" in text
+    assert "requirements met, not told apart (the interval includes 0): none / x-custom" in text
+    assert "requirements met, told apart (Newcombe's 95% interval of the difference excludes 0): tests above none by 50 points [19 to 76]" in text
     md = table.render(s, "markdown")
     assert "| none | 5 of 10 | 50% [24-76] | 5 |" in md
     rows_csv = table.render(s, "csv").splitlines()
@@ -250,8 +252,9 @@ def test_recorded_runs_and_failures_are_read_back(tmp_path):
 def test_when_no_two_configurations_are_told_apart_the_table_says_so_once(tmp_path):
     lines = [run_line("a", c, 1, m) for c, m in (("none", 3), ("tests", 4), ("reviewers", 3))]
     notes = table.notes(table.summarize([ledger_of(tmp_path / "l.jsonl", lines)], "x"))
-    assert notes == ["every two configurations differ by less than their 95% intervals allow: the data do not tell "
-                     "any of them apart (more repetitions narrow the intervals)"]
+    assert notes[0] == ("requirements met: no two configurations are told apart (Newcombe's 95% interval of each difference "
+                        "includes 0; more repetitions narrow the intervals)")
+    assert [n for n in notes if n.startswith("requirements met")] == notes[:1]
 
 
 @pytest.mark.parametrize("edit, why", [
@@ -319,3 +322,100 @@ def test_resuming_refuses_runs_of_another_version_of_the_spec(tmp_path):
     with pytest.raises(Exception) as info:
         harness.run_experiment(spec.load(path), led, jobs=1, max_cost=None, shard=None)
     assert "another version of the spec" in str(info.value)
+
+
+# -- issue 25: the blind control's table, what ran the runs, unknown costs, estimates ------------------
+
+
+def ran(line: dict, **what) -> dict:
+    return {**line, "agent_model": "claude-x", "claude_version": "2.1.197", "kit_version": "0.1.0", "spec_hash": "abc123abc123",
+            "source": "live", **what}
+
+
+def test_cost_turns_and_time_get_bootstrap_intervals_and_the_pairs_the_data_tell_apart(tmp_path):
+    lines = []
+    for rep in range(1, 7):  # retry: about 2.4 times the cost and twice the turns of tests, the same requirements met
+        lines.append(ran({**run_line("a", "tests", rep, 5, cost=0.20 + 0.01 * (rep % 3)), "turns": 10 + rep % 2, "duration": 60.0 + rep}))
+        lines.append(ran({**run_line("a", "retry", rep, 5, cost=0.48 + 0.01 * (rep % 3)), "turns": 20 + rep % 3, "duration": 61.0 + rep}))
+    s = table.summarize([ledger_of(tmp_path / "l.jsonl", lines)], "x")
+    rows = {r["config"]: r for r in s["configurations"]}
+    lo, hi = rows["retry"]["cost_ci95"]
+    assert lo <= rows["retry"]["cost_per_run"] <= hi and rows["tests"]["turns_ci95"][0] <= 10.5 <= rows["tests"]["turns_ci95"][1]
+    (pair,) = s["comparisons"]
+    assert (pair["a"], pair["b"]) == ("tests", "retry") and not pair["rate"]["apart"]
+    assert pair["cost"]["apart"] and pair["cost"]["ratio"] == 0.43 and pair["turns"]["apart"]
+    assert not pair["seconds"]["apart"]  # 63.5 s against 64.5 s: the data do not tell these apart
+    notes = "\n".join(table.comparison_notes(s))
+    assert "requirements met, not told apart (the interval includes 0): tests / retry" in notes
+    assert "cost per run, told apart (95% bootstrap interval of the ratio of means excludes 1): tests 0.43x retry [" in notes
+    assert "time per run, not told apart: tests / retry" in notes
+    assert table.summarize([tmp_path / "l.jsonl"], "x") == s  # a fixed seed: the same report every time
+    text = table.render(s)
+    assert "cost per run (95% CI)" in text and "turns (95% CI)" in text
+    assert "Ran with agent model claude-x, Claude Code 2.1.197, donegate 0.1.0, spec abc123abc123." in text
+
+
+def test_runs_of_mixed_versions_are_grouped_and_said(tmp_path):
+    lines = [ran(run_line("a", "none", 1, 2)), ran(run_line("a", "tests", 1, 5)),
+             ran(run_line("a", "retry", 1, 5), claude_version="2.1.332", spec_hash="def456def456"),  # the arm added later
+             run_line("b", "none", 1, 3)]  # an old line, from before the fields
+    s = table.summarize([ledger_of(tmp_path / "l.jsonl", lines)], "x")
+    assert [g["group"] for g in s["versions"]] == ["A", "B", "C"] and s["versions"][1]["configurations"] == {"retry": 1}
+    assert s["versions"][2]["claude_version"] == "unrecorded"
+    rows = {r["config"]: r for r in s["configurations"]}
+    assert rows["none"]["groups"] == ["A", "C"] and rows["retry"]["groups"] == ["B"]
+    text = table.render(s)
+    assert "WARNING: the runs were mixed: 3 combinations of agent model, Claude Code, kit and spec" in text
+    assert "group B: agent model claude-x, Claude Code 2.1.332, donegate 0.1.0, spec def456def456: 1 run (retry 1)" in text
+    assert "retry (B)" in text and "Ran with" not in text
+    assert not next(c for c in s["comparisons"] if c["b"] == "retry")["same_versions"]
+
+
+def test_a_run_with_unknown_cost_counts_by_estimate_and_is_never_free(tmp_path):
+    killed = ran(run_line("b", "tests", 1, 3), subtype="timeout", turns=None)
+    killed["cost"] = {"agent": None, "writer": 0.05, "reviewer": 0.0, "total": None, "estimate": 0.25,
+                      "unknown": "the session was killed at its time limit"}
+    path = ledger_of(tmp_path / "l.jsonl", [ran(run_line("a", "tests", 1, 5, cost=0.2)), killed])
+    assert table.damaged(killed) is None
+    assert table.damaged({**killed, "cost": {**killed["cost"], "estimate": None}}) == "cost.estimate is not a number"
+    s = table.summarize([path], "x")
+    row = s["configurations"][0]
+    assert (row["runs"], row["cost_unknown"], row["cost_per_run"], row["cost_estimated"], row["turns_per_run"]) == (2, 1, 0.2, 0.25, 4.0)
+    assert "$0.2000 (1 unknown)" in table.render(s)
+    assert "1 run killed at its time limit: cost unknown (left out of the cost per run; --max-cost counted them at an estimated $0.2500)" in table.render(s)
+    from donegate.experiment import estimate
+
+    assert estimate.counted_cost(killed) == 0.25 and estimate.counted_cost(run_line("a", "tests", 1, 5, cost=0.2)) == 0.2
+
+
+def test_scripted_and_generated_dollars_are_labelled_never_spent(tmp_path):
+    scripted = table.summarize([ledger_of(tmp_path / "s.jsonl", [ran(run_line("a", "none", 1, 2), source="scripted")])], "x")
+    text = table.render(scripted)
+    assert "computed from a scripted server's tokens (no money spent)" in text and "in all" not in text
+    generated = table.summarize([ledger_of(tmp_path / "g.jsonl", [ran(run_line("a", "none", 1, 2), source="generated")])], "x")
+    assert "GENERATED data" in table.render(generated) and "no session ran" in table.render(generated)
+
+
+def test_dry_run_lists_the_runs_to_do_with_estimates_from_the_ledger_else_the_article(tmp_path, capsys):
+    path = write_spec(tmp_path, base(configurations=["none", "tests", "retry", {"name": "mine", "keys": {"max_blocks": 2}}], repetitions=2))
+    led = tmp_path / "ledger.jsonl"
+    ledger.append(dict(ran(run_line("t", "none", 1, 2, cost=0.05)), key="x/t/none/1", spec=harness.plan(spec.load(path))[0].fingerprint), led)
+    assert cli.main(["experiment", "run", str(path), "--dry-run", "--ledger", str(led), "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "experiment x: 7 run(s) to do of 8 (1 already in" in out and "nothing is run (--dry-run)" in out
+    assert "  none: 1 run(s), $0.0500 and 10s a run (x's earlier runs, 1 run(s))" in out
+    assert "  tests: 2 run(s), $0.2000 and 1m10s a run (the article's tinydb runs)" in out
+    assert "  retry: 2 run(s), $0.4800 and 2m20s a run (the peer evaluation: 2.4x the gate's cost)" in out
+    assert "  mine: 2 run(s), no estimate" in out and "    x/t/mine/2" in out and "    x/t/none/1" not in out
+    assert "estimate: $1.4100 plus 2 run(s) with no estimate (US dollars)" in out
+    assert not led.read_text().count('"event":"run"') - 1  # nothing ran
+    # Scripted: only scripted runs are a basis, and the dollars are not money.
+    assert cli.main(["experiment", "run", str(path), "--dry-run", "--scripted", "--ledger", str(led)]) == 0
+    out = capsys.readouterr().out
+    assert "(computed from a scripted server's tokens, no money)" in out and "none: 1 run(s), no estimate" in out
+
+
+def test_the_article_study_with_the_retry_arm_is_estimated_from_the_published_figures(tmp_path, capsys):
+    assert cli.main(["experiment", "run", str(TINYDB), "--dry-run", "--ledger", str(tmp_path / "none.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "60 run(s) to do of 60" in out and "estimate: $14.7500 (US dollars)" in out  # $9.95 of the article + 10 x $0.48

@@ -314,6 +314,25 @@ def test_the_experiment_page_shows_the_tables_numbers(tmp_path):
         assert note[1:] in text  # the table's comparisons, word for word
 
 
+def test_the_experiment_page_says_generated_or_scripted_data_and_mixed_versions_at_the_top(tmp_path):
+    what = {"agent_model": "m", "claude_version": "2.1.197", "kit_version": "0.1.0", "spec_hash": "aaaaaaaaaaaa"}
+    gen = tmp_path / "g.jsonl"
+    for rec in (run_line("t1", "none", 1, 3, source="generated", **what), run_line("t1", "retry", 1, 4, source="generated", **what)):
+        ledger.append(rec, gen)
+    page = report_html.render_experiment(table.summarize([gen], "e1"))
+    top = page[: page.index("</header>")]
+    assert 'id="source">These runs are GENERATED data' in top and "of generated data (no session ran, no money spent)" in top
+    assert "Ran with agent model m, Claude Code 2.1.197" in top
+    mixed = tmp_path / "m.jsonl"
+    for rec in (run_line("t1", "none", 1, 3, source="scripted", **what),
+                run_line("t1", "retry", 1, 4, source="scripted", **dict(what, claude_version="2.1.332"))):
+        ledger.append(rec, mixed)
+    page = report_html.render_experiment(table.summarize([mixed], "e1"))
+    assert "Scripted runs: the models are a scripted stand-in" in page[: page.index("</header>")]
+    assert "WARNING: the runs were mixed: 2 combinations" in page and "retry<small> (B)</small>" in page
+    assert "Ran with" not in page
+
+
 # -- in the browser -------------------------------------------------------------------------------
 
 
@@ -420,7 +439,7 @@ def test_the_browser_shows_the_experiment(browser, tmp_path):
     cells = browser.js("[...document.querySelectorAll('#heat td.cell')].map(c => [c.dataset.task, c.dataset.config, c.querySelector('small').textContent])")
     assert cells == [["t1", "none", "5/10"], ["t1", "tests", "5/5"], ["t2", "none", "1/5"], ["t2", "tests", "4/5"],
                      ["t3", "none", "0/0"], ["t3", "tests", "2/5"]]
-    assert browser.js("document.getElementById('apart').textContent").startswith("Differ by less than the 95% intervals")
+    assert browser.js("document.getElementById('apart').textContent").startswith("Requirements met")
     assert "2 run lines skipped" in browser.js("document.body.textContent")
     assert "All done" not in browser.js("document.body.textContent")  # the agent's words are not the page's
     assert browser.js("document.querySelectorAll('#scatter g.cfgpt').length") == 2

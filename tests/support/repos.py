@@ -52,7 +52,7 @@ def fix_bug(repo: Path) -> None:
 
 def seal(repo: Path, *tests: Path, extra_env: dict | None = None, request: str | None = None) -> subprocess.CompletedProcess:
     """`donegate seal REPO TESTS...` as a person runs it; the result, checked by the caller."""
-    argv = [sys.executable, "-m", "donegate", "seal", str(repo), *map(str, tests)]
+    argv = [sys.executable, "-m", "donegate", "seal", str(repo), *map(str, tests), "--replace"]
     if request is not None:
         argv += ["--request", request]
     return subprocess.run(argv, capture_output=True, text=True, timeout=180, cwd=KIT, env={**os.environ, **(extra_env or {})})

@@ -11,6 +11,10 @@ concurrent Claude Code sessions share one FakeAPI (`FakeAPI(respond=respond)`).
   working code for a test it cannot read, and the breaker hands the run to a person (the blocks are
   `likely unjustified` in the report).
 
+Under the blind `retry` control ("keep working, verify your work", no test named) the fixer reads its
+file again at the first such block and writes the complete version at the second (it re-reads the
+request: FIVEOFF was asked for); the shipper and the never-fixer stand by their drafts until the cap.
+
 Reviewers (and the critic) approve with no findings: they cost money and move nothing.
 The grading tests (examples/experiment/shop/*/grading) are never read here.
 """
@@ -190,6 +194,16 @@ def _last_user(body: dict) -> tuple[str, bool]:
     return "\n".join(b.get("text", "") for b in parts if b.get("type") == "text"), False
 
 
+BLIND = "keep working, verify your work"  # the words of donegate.gate.retry.MESSAGE
+
+
+def _blind_blocks(body: dict) -> int:
+    """How many of the retry control's blind blocks the conversation holds."""
+    return sum(1 for m in body.get("messages") or [] if m.get("role") == "user"
+               and BLIND in (m["content"] if isinstance(m.get("content"), str) else
+                             " ".join(b.get("text", "") for b in m.get("content") or [] if isinstance(b, dict))))
+
+
 def _structured(body: dict) -> dict | None:
     for t in body.get("tools") or []:
         if isinstance(t, dict) and t.get("name") == "StructuredOutput":
@@ -222,6 +236,11 @@ def respond(body: dict):
     if HABITS[task] == "fixer" and feedback and task in FINALS and writes < 2 and "test_" in last:
         path, edits = FINALS[task]
         return turn("The gate names a failing test; I will complete the implementation.", _write(cwd, path, edits))
+    if HABITS[task] == "fixer" and BLIND in last and task in FINALS and writes < 2:
+        path = FINALS[task][0]
+        if _blind_blocks(body) == 1:
+            return turn("Told to verify my work: let me read it again.", tool("Read", {"file_path": f"{cwd}/{path}"}))
+        return turn("Checking against the request again: FIVEOFF is missing. Completing it.", _write(cwd, path, FINALS[task][1]))
     if HABITS[task] == "never":
         return text("I will not change working code for a test I cannot read: the request is implemented as asked. Done.")
     return text("The work is complete as it stands. Done.")
