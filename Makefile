@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 CLAUDE := node_modules/.bin/claude
 
-.PHONY: setup demo lint test test-fast bench experiment report report-html review write install uninstall doctor clean
+.PHONY: setup demo lint test test-fast e2e e2e-compat bench experiment report report-html review write install uninstall doctor clean
 
 setup: $(VENV)/.installed node_modules/.installed
 
@@ -36,6 +36,30 @@ test: setup
 
 test-fast: setup
 	$(PY) -m pytest -q -m "not e2e"
+
+# The end-to-end tests, one file at a time. CLAUDE_VERSION=X drives Claude Code X instead of the pinned
+# one, installed apart in .claude-versions/X (the kit's commands in the tests get it as DONEGATE_CLAUDE).
+E2E ?= $(sort $(wildcard tests/e2e/test_*.py))
+# The short compatibility set CI runs against the oldest supported release (donegate/claude/binary.py OLDEST).
+COMPAT_VERSION := $(shell sed -n 's/^OLDEST = "\(.*\)"/\1/p' donegate/claude/binary.py)
+COMPAT := tests/e2e/test_fakeapi.py tests/e2e/test_harness.py tests/e2e/test_nothing_named_e2e.py \
+	tests/e2e/test_gate_e2e.py::test_blocks_with_the_assertion_then_passes_after_an_edit \
+	tests/e2e/test_gate_e2e.py::test_a_settings_file_claude_code_drops_silently_means_no_gate
+OTHER_CLAUDE = $(CURDIR)/.claude-versions/$(CLAUDE_VERSION)/node_modules/.bin/claude
+
+.claude-versions/%/node_modules/.bin/claude:
+	mkdir -p .claude-versions/$*
+	printf '{"private": true, "dependencies": {"@anthropic-ai/claude-code": "%s"}}\n' $* > .claude-versions/$*/package.json
+	cd .claude-versions/$* && npm install --no-audit --no-fund --loglevel=error
+	$@ --version
+
+e2e: setup $(if $(CLAUDE_VERSION),.claude-versions/$(CLAUDE_VERSION)/node_modules/.bin/claude)
+	set -e; for f in $(E2E); do \
+	  $(if $(CLAUDE_VERSION),DGTEST_CLAUDE=$(OTHER_CLAUDE)) $(PY) -m pytest -q $$f $(ARGS); \
+	done
+
+e2e-compat:
+	$(MAKE) e2e CLAUDE_VERSION=$(COMPAT_VERSION) E2E="$(COMPAT)"
 
 bench: setup
 	$(PY) bench/run.py

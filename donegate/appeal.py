@@ -88,7 +88,8 @@ def _not_appealable(out: Any) -> str | None:
     return None  # failing tests, a tripwire honest code trips too, a scan finding: a person may judge them
 
 
-def consider(out: Any, payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path, session: str) -> Any:
+def consider(out: Any, payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path, session: str,
+             sealed: Path | None = None) -> Any:
     """The stop's outcome once the agent's appeal (if any) is weighed: an `appealed` Outcome, or `out`
     with the appeal line (or the refusal) added to its feedback."""
     if cfg["appeal"] != "on" or out.verdict != "block":
@@ -108,7 +109,7 @@ def consider(out: Any, payload: dict[str, Any], cfg: dict[str, Any], root: Path,
             tail += " " + (LINE if _left(state, cfg) else NO_APPEAL_LEFT)
         out.reason = _ending(out.reason, tail, cfg["feedback_chars"])
         return out
-    return _accept(out, reason, state, root, repo, session)
+    return _accept(out, reason, state, root, repo, session, sealed or repo)
 
 
 def _refusal(reason: str, out: Any, state: dict[str, Any], cfg: dict[str, Any]) -> str:
@@ -124,13 +125,13 @@ def _refusal(reason: str, out: Any, state: dict[str, Any], cfg: dict[str, Any]) 
     return ""
 
 
-def _accept(out: Any, reason: str, state: dict[str, Any], root: Path, repo: Path, session: str) -> Any:
+def _accept(out: Any, reason: str, state: dict[str, Any], root: Path, repo: Path, session: str, sealed: Path) -> Any:
     from donegate.outcome import ALLOW, Outcome
 
     accept = out.gates["acceptance"]
     failing = [f["id"] for f in accept.get("failing", [])] or list(out.failing)
     appeals = (state.get("appeals") or 0) + 1
-    out.gates["appeal"] = {"accepted": True, "reason": reason, "failing": failing, "diff_sha256": _diff_hash(root, repo),
+    out.gates["appeal"] = {"accepted": True, "reason": reason, "failing": failing, "diff_sha256": _diff_hash(root, repo, sealed),
                            "appeals": appeals}
     shown = ", ".join(failing[:3]) + (f" and {len(failing) - 3} more" if len(failing) > 3 else "")
     msg = (f"donegate: the agent APPEALED against the hidden tests ({reason!r}); {len(failing)} of "
@@ -168,12 +169,12 @@ def _ending(text: str, line: str, cap: int) -> str:
     return feedback.capped(text, max(cap - len(line) - 1, 80), "failures") + "\n" + line
 
 
-def _diff_hash(root: Path, repo: Path) -> str | None:
-    """sha256 of the diff against the sealed base, untracked files included: what the person judges."""
+def _diff_hash(root: Path, repo: Path, sealed: Path) -> str | None:
+    """sha256 of the working tree's diff against the sealed base, untracked files included: what the person judges."""
     from donegate import git, store
 
     try:
-        st = store.load(repo, root)
+        st = store.load(sealed, root)
         return hashlib.sha256(git.diff(repo, st.manifest["base"]).encode()).hexdigest() if st else None
     except Exception:  # the appeal stands without its hash; the ledger shows null
         return None

@@ -8,8 +8,8 @@ The key is a sha256 over everything the hidden run can read:
   other file types by their type;
 - what the scope gate asks git: `.git/HEAD`, `.git/index`, `.git/config`, `.git/info/exclude`;
 - the store's manifest (the hidden tests' hashes, the base, the protected snapshot);
-- the interpreter that runs them (path, version, the executable's and site-packages' stat: a package
-  installed or removed changes them) and the kit's version;
+- the interpreters involved (the kit's, and the project's the seal recorded: path, version, the
+  executable's and site-packages' stat: a package installed or removed changes them) and the kit's version;
 - the configuration.
 
 A stop whose key equals the key of the last stop the session ran the tests for takes that stop's
@@ -128,11 +128,18 @@ def _git_state(repo: Path) -> list[str]:
     return out
 
 
-def _interpreter() -> list[Any]:
+def _interpreter(manifest: dict[str, Any] | None = None) -> list[Any]:
     import site
 
     out: list[Any] = [sys.executable, sys.version]
-    for p in [os.path.realpath(sys.executable), *site.getsitepackages()]:
+    rec = (manifest or {}).get("python")
+    env = [str(rec.get("runs") or "")] if isinstance(rec, dict) else []
+    if isinstance(rec, dict) and rec.get("env"):  # the project's environment: a package installed there moves these
+        import glob
+
+        env += [os.path.join(str(rec["env"]), "pyvenv.cfg"), *sorted(glob.glob(os.path.join(glob.escape(str(rec["env"])),
+                                                                                       "lib", "python3*", "site-packages")))]
+    for p in [os.path.realpath(sys.executable), *site.getsitepackages(), *env]:
         try:
             st = os.stat(p)
             out.append([p, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
@@ -145,7 +152,7 @@ def key(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any]) -> tuple[str,
     from donegate import __version__
 
     tree, files, size = tree_digest(repo)
-    parts = [VERSION, __version__, tree, _git_state(repo), manifest, _interpreter(), cfg]
+    parts = [VERSION, __version__, tree, _git_state(repo), manifest, _interpreter(manifest), cfg]
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest(), files, size
 
 

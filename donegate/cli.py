@@ -43,6 +43,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _person(args: argparse.Namespace) -> None:
+    """The one check that the kit's own commands are the person's (`donegate.person`): a command of
+    `person.PERSON_COMMANDS` run from inside a gated Claude Code session refuses here, before it acts;
+    the others go on. `args.by` (who ran it) goes into the command's ledger line."""
+    from donegate import paths, person
+
+    if args.command in person.PERSON_COMMANDS:
+        args.by = person.check(args.command, paths.home(), getattr(args, "repo", None))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["hook"]:
@@ -56,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        _person(args)
         return args.func(args)
     except DonegateError as exc:
         print(f"donegate: {exc}", file=sys.stderr)

@@ -64,6 +64,10 @@ SCHEMA: dict[str, Any] = {
     "confine": Key((str,), "auto", "the hidden run in a sandbox: auto and on block without one on Linux (no unconfined default); "
                    "off runs it unconfined (a person's choice, on every ledger line)",
                    choices=("auto", "on", "off")),
+    "python": Key((str,), None, "the project's interpreter or environment folder for the hidden run (relative to the project "
+                  "root); default: its .venv/venv, else the kit's own", nullable=True),
+    "pythonpath": Key((list,), [], "folders put first on sys.path in the hidden run, relative to the project root "
+                      "(like pytest's pythonpath)", items=str),
     "scan": Key((str,), "block", "scan the changed product files for test-harness tricks: block, hint (tell the agent) or off",
                 choices=("block", "hint", "off")),
     "scan_allow": Key((list,), [], "rules the project allows: their scan findings and tripwires stay quiet (e.g. settrace, "

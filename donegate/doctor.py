@@ -1,4 +1,4 @@
-"""`donegate doctor REPO`: check the installation as Claude Code will see it.
+"""`donegate doctor FOLDER`: check the installation as Claude Code will see it in a session started in FOLDER.
 
 Claude Code drops a settings file whole and silently when one value has a type it does not accept
 (measured with 2.1.197: a string or non-positive `timeout`, an unknown hook `type`, a `deny` that is
@@ -7,7 +7,8 @@ list. A gate whose settings were dropped is simply open, with no message anywher
 settings file that applies (managed, user, project, local), names each value Claude Code would reject,
 then checks what the surviving files add up to: the Stop hook and its interpreter, the timeouts, the
 block cap, the deny rules over every protected folder, the sandbox and its dependencies; then the
-`claude` binary, the sealed store and the ledger. Every finding says what, where, and the fix; any
+`claude` binary, which working tree and seal a stop there is judged on (the hook's own
+`donegate.repo.resolve`: a worktree, a subfolder project, a moved repository), the sealed store and the ledger. Every finding says what, where, and the fix; any
 error makes the exit code 1.
 """
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from donegate import config, paths, proc, repo as repos
+from donegate import config, paths, proc, repo as repos, stubs
 from donegate.claude import binary, settings as vocab
 from donegate.claude.managed import managed_root
 from donegate.claude.shapes import (DEFAULT_BLOCK_CAP, DEFAULT_HOOK_TIMEOUT, DROPS_FILE, DROPS_HOOKS, MISSING, check_json,
@@ -98,6 +99,11 @@ class HookRef:
     matcher: Any
 
 
+def _exec_form(hook: dict) -> bool:
+    """Run with no shell: an argument list, or the kit's stub (a `#!` file, no arguments)."""
+    return isinstance(hook.get("args"), list) or bool(stubs.words(hook.get("command", "")))
+
+
 def kit_hooks(files: list[SettingsFile], event: str, script_name: str) -> list[HookRef]:
     out = []
     for f in files:
@@ -165,8 +171,9 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
         findings.append(Finding(WARNING, f"{len(stops)} donegate Stop hooks: each stop runs the hidden tests {len(stops)} times",
                                 "; ".join(s.where for s in stops), "keep one (donegate uninstall, then install, in one place)"))
     for ref in stops[:1]:
+        _check_hook_repo(findings, ref, repo, home, fix_install)
         variables, interp, script = parse_hook(ref.hook)
-        if not isinstance(ref.hook.get("args"), list):
+        if not _exec_form(ref.hook):
             findings.append(Finding(
                 ERROR, "the Stop hook runs through a shell: `env` in any settings file can bend it (PATH finds another "
                        "interpreter, CLAUDE_CODE_SHELL_PREFIX wraps it, PYTHONPATH runs code before the gate)",
@@ -180,6 +187,11 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
                     ref.where, f"export DONEGATE_HOME={home} before sealing, or install again from this shell"))
         _check_launch(findings, ref, interp, script, vocab.stop_script(), fix_install,
                       modules="pytest, yaml" if checkout else "donegate, pytest, yaml")
+        from donegate.hidden import python as pyenv
+
+        inside = pyenv.hook_problem(interp, repo) if interp else None
+        if inside is not None:
+            findings.append(Finding(ERROR, inside[0], ref.where, inside[1]))
     try:
         cfg = config.load(paths.config_path(home))
     except DonegateError as exc:
@@ -278,7 +290,7 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
 
     from donegate import weakening
 
-    weakening.check_env(findings, files, exec_form=bool(stops) and isinstance(stops[0].hook.get("args"), list),
+    weakening.check_env(findings, files, exec_form=bool(stops) and _exec_form(stops[0].hook),
                         max_blocks=cfg["max_blocks"])
     weakening.check_git(findings, repo)
     weakening.check_mode(findings, files, stops, home)
@@ -287,10 +299,25 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
     findings.append(Finding(*confine.doctor_line(cfg.get("confine", "auto"))))
     _check_claude(findings, cfg)
     _check_prompts(findings, cfg)
-    _check_store(findings, repo, home, cfg)
+    _check_target(findings, repo, home, cfg)
     _check_writable(findings, paths.ledger_path(home), "the ledger")
     _check_writable(findings, paths.state_dir(home), "the state folder (block counters)", folder=True)
     return findings
+
+
+def _check_hook_repo(findings: list[Finding], ref: HookRef, folder: Path, home: Path, fix: str) -> None:
+    """A hook that names its repository (`--repo`, an older per-repository install) must name this
+    folder's sealed project: copied settings, or a moved repository, judge another one or none."""
+    words = vocab.hook_words(ref.hook)
+    named = next((words[i + 1] for i, w in enumerate(words[:-1]) if w == "--repo"), None)
+    if named is None:
+        return
+    target = repos.resolve(folder, home)
+    want = target.sealed if target is not None and target.moved_from is None else folder
+    hooked = repos.resolve(Path(named), home) if Path(named).is_dir() else None
+    if (hooked.sealed if hooked is not None else Path(named).resolve()) != want:
+        gone = "" if Path(named).is_dir() else " (it no longer exists)"
+        findings.append(Finding(ERROR, f"the Stop hook judges {named}{gone}, not {want}", ref.where, fix))
 
 
 def _check_launch(findings: list[Finding], ref: HookRef, interp: str | None, script: str | None, expected: Path,
@@ -333,12 +360,37 @@ def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
         findings.append(Finding(level, f"{exe} --version failed: {output.strip()[-200:]}", exe,
                                 "reinstall it (npm ci in the kit)"))
         return
-    pinned = binary.pinned_version()
-    if pinned and version != pinned:
-        findings.append(Finding(WARNING, f"claude is {version}; the kit was measured against {pinned}: hook and settings "
-                                         "behaviour moves between versions", exe, f"npm ci in the kit (pins {pinned}), or re-run the e2e tests"))
+    low, high = binary.supported_range()
+    span = f"the kit is proven on {low} to {high}"
+    fit = binary.support(version)
+    if fit == "older":
+        findings.append(Finding(ERROR, f"claude is {version}, older than the oldest release {span.removeprefix('the kit is ')}: "
+                                       "its hooks may not run as the kit writes them (exec form), which opens the gate",
+                                exe, f"update Claude Code (npm ci in the kit pins {high})"))
+    elif fit != "ok":
+        findings.append(Finding(WARNING, f"claude is {version}; {span}: hook and settings behaviour moves between versions",
+                                exe, f"npm ci in the kit (pins {high}), or run `make e2e CLAUDE_VERSION={version}` first"))
     else:
-        findings.append(Finding(OK, f"claude {version}", exe))
+        findings.append(Finding(OK, f"claude {version} ({span})", exe))
+
+
+def _check_target(findings: list[Finding], folder: Path, home: Path, cfg: dict[str, Any]) -> None:
+    """Which working tree a session started in `folder` is judged on, against which seal (the hook's
+    own `donegate.repo.resolve`), then that seal's store and scope checks on that tree."""
+    target = repos.resolve(folder, home)
+    if target is None:
+        _check_store(findings, folder, home, cfg)  # says "no acceptance tests are sealed", with the fix
+        return
+    if target.moved_from is not None:
+        findings.append(Finding(ERROR, f"this repository was sealed at {target.moved_from} and is now at {target.tree}: "
+                                       "every stop here is handed to a person unverified",
+                                str(folder), f"donegate relocate {target.moved_from} {target.tree}"))
+        return
+    if target.tree != folder or target.sealed != folder:
+        what = "the working tree" if target.tree != target.sealed else "the sealed project"
+        findings.append(Finding(OK, f"a session in {folder} is judged on {what} {target.tree} against the seal of {target.sealed}",
+                                str(folder)))
+    _check_store(findings, target.sealed, home, cfg, tree=target.tree)
 
 
 def _check_prompts(findings: list[Finding], cfg: dict[str, Any]) -> None:
@@ -359,9 +411,11 @@ def _check_prompts(findings: list[Finding], cfg: dict[str, Any]) -> None:
             findings.append(Finding(OK, f"{who} prompt and schema load", cfg["prompts"] or ""))
 
 
-def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str, Any]) -> None:
+def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str, Any], tree: Path | None = None) -> None:
+    from donegate import store
     from donegate.gate import integrity, scope  # the very checks the Stop hook runs, in its order
 
+    tree = tree or repo
     try:
         st, sealed, fix = integrity.check(repo, home)
     except DonegateError as exc:
@@ -373,13 +427,24 @@ def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str,
     if st is None:
         findings.append(Finding(ERROR, "no acceptance tests are sealed for this repository: the gate lets every stop through unchecked",
                                 str(paths.store_dir(repo, home)), f"donegate write {repo} --request ..., or donegate seal {repo} TEST_FILE..."))
+        _check_python(findings, repo, None, cfg)
         return
-    problems = scope.scope_gate(repo, st, cfg)["problems"]
+    if tree != repo:
+        st = store.Store(tree, st.path, st.manifest, sealed_at=repo)
+    problems = scope.scope_gate(tree, st, cfg)["problems"]
     for problem in problems:
         findings.append(Finding(ERROR, f"since the seal, {problem}: the gate will block every stop until this is undone",
-                                str(repo), "undo the change, or seal again after a change of your own: donegate seal ..."))
+                                str(tree), "undo the change, or seal again after a change of your own: donegate seal ..."))
     if not problems:  # never "intact" beside the errors (it said so while every stop blocked)
         findings.append(Finding(OK, f"{st.manifest['count']} acceptance tests sealed and intact", str(st.path)))
+    _check_python(findings, repo, st.manifest, cfg)
+
+
+def _check_python(findings: list[Finding], repo: Path, manifest: dict[str, Any] | None, cfg: dict[str, Any]) -> None:
+    from donegate.hidden import python as pyenv  # the stop's own choice of interpreter
+
+    for level, what, where, fix in pyenv.doctor_lines(repo, manifest, cfg):
+        findings.append(Finding(level, what, where, fix))
 
 
 def writable(path: Path, folder: bool = False) -> bool:

@@ -60,13 +60,15 @@ DRIVER_VALUES = {"process": "", "clean": "cat", "smudge": "cat", "command": "", 
 
 _git_path: str | None = None
 _overrides: dict[str, list[str]] = {}  # per repository: the `-c` arguments (read once per process)
+_safe: list[str] | None = None  # the person's own safe.directory entries (read once per process)
 
 
 def use(path: str | None) -> None:
     """Use the git at `path` (absolute) for every call of this process."""
-    global _git_path
+    global _git_path, _safe
     _git_path = path or None
     _overrides.clear()
+    _safe = None
 
 
 def executable() -> str:
@@ -125,7 +127,37 @@ def command(repo: Path, *args: str) -> list[str]:
     for k, v in FIXED:
         argv += ["-c", f"{k}={v}"]
     argv += ["-c", f"safe.directory={repo}"]
+    for trusted in _safe_directories():
+        argv += ["-c", f"safe.directory={trusted}"]
     return argv + _driver_overrides(repo) + list(args)
+
+
+def _person_configs() -> list[Path]:
+    """The person's own global git config files: of the account the kit runs as (its home from the
+    password database, not $HOME, which a settings `env` can move), never the repository's."""
+    try:
+        import pwd
+
+        home = Path(pwd.getpwuid(os.getuid()).pw_dir)
+    except (ImportError, KeyError):
+        return []
+    return [home / ".gitconfig", home / ".config" / "git" / "config"]
+
+
+def _safe_directories() -> list[str]:
+    """`safe.directory` entries of the person's global config: git ignores them under the kit's own
+    `GIT_CONFIG_GLOBAL=/dev/null`, so a repository they trust (owned by another user) would not be a
+    repository to the kit. Only this key is taken over; read once per process, running nothing."""
+    global _safe
+    if _safe is None:
+        _safe = []
+        for path in _person_configs():
+            if not path.is_file():
+                continue
+            res = _run([executable(), "config", "--file", str(path), "--null", "--get-all", "safe.directory"])
+            if res.returncode == 0:
+                _safe += [v for v in res.stdout.split("\0") if v]
+    return _safe
 
 
 def run(repo: Path, *args: str, timeout: float = GIT_TIMEOUT) -> proc.Result:
@@ -151,6 +183,25 @@ def toplevel(path: Path) -> Path:
     return Path(res.stdout.strip()).resolve()
 
 
+def common_dir(path: Path) -> Path:
+    """The git dir shared by every working tree of the repository holding `path` (for a linked
+    worktree, the main checkout's `.git`), absolute and resolved."""
+    res = run(path, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    if res.returncode != 0:
+        raise DonegateError(f"{path} is not inside a git repository",
+                            "run Claude Code (and donegate) from inside a git repository")
+    return Path(res.stdout.strip()).resolve()
+
+
+def roots(path: Path) -> list[str]:
+    """The root commits of HEAD's history (what a moved or renamed repository still has); [] for a
+    repository without commits."""
+    res = run(path, "rev-list", "--max-parents=0", "HEAD")
+    if res.timed_out:
+        raise DonegateError(f"git rev-list in {path}: timed out")
+    return sorted(res.stdout.split()) if res.returncode == 0 else []
+
+
 def head(repo: Path) -> str:
     return _git(repo, "rev-parse", "HEAD").strip()
 
@@ -161,9 +212,15 @@ def _lines(text: str) -> list[str]:
 
 def changed_since(repo: Path, base: str) -> list[str]:
     """Files that differ from `base` in the working tree (committed or not), plus untracked files."""
-    changed = _lines(_git(repo, "diff", "--no-ext-diff", "--no-textconv", "--name-only", "-z", "--no-renames", base, "--"))
+    # `--relative`: names below `repo` and relative to it, as ls-files gives them (a subfolder project)
+    changed = _lines(_git(repo, "diff", "--no-ext-diff", "--no-textconv", "--relative", "--name-only", "-z", "--no-renames", base, "--"))
     untracked = _lines(_git(repo, "ls-files", "-z", "--others", "--exclude-standard"))
     return sorted(set(changed) | set(untracked))
+
+
+def tracked_at(repo: Path, commit: str) -> list[str]:
+    """The files `commit` holds below `repo`, relative to it."""
+    return _lines(_git(repo, "ls-tree", "-r", "-z", "--name-only", commit, "--"))
 
 
 def ls_files(repo: Path) -> list[str]:
@@ -173,7 +230,7 @@ def ls_files(repo: Path) -> list[str]:
 
 def diff(repo: Path, base: str) -> str:
     """The full diff against `base`, untracked files included (for reviewers)."""
-    text = _git(repo, "diff", "--no-color", "--no-ext-diff", "--no-textconv", base, "--")
+    text = _git(repo, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--relative", base, "--")
     for name in _lines(_git(repo, "ls-files", "-z", "--others", "--exclude-standard")):
         res = run(repo, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-index", "--", "/dev/null", name)
         text += res.stdout

@@ -89,16 +89,36 @@ BRACE_LIMIT = 64
 TIME_BUDGET = 3.0  # seconds; a command too costly to check is refused
 MAX_DEPTH = 4  # `bash -c "bash -c ..."` nesting followed
 
+# The kit's own command line, in any spelling the guard can see: the program `donegate`, a Python
+# running `-m donegate` or code importing it, a runner (`pipx run`, `uvx`, ...) starting it, or a script
+# file holding any of these. The commands are the person's (`donegate.person` refuses them too, without
+# needing to recognise the spelling: this is the tripwire in front of it).
+KIT_PROGRAM = "donegate"
+PYTHON_NAME = re.compile(r"(?:python|pypy)[0-9.]*[mtw]?(?:\.exe)?$|py$")
+RUNNERS = frozenset({"pipx", "uvx", "uv", "pdm", "poetry", "hatch", "rye", "pixi", "conda", "mamba", "micromamba"})
+KIT_TEXT = re.compile(
+    r"(?<![\w./-])donegate(?:\.exe)?\s+(?:hook|guard|seal|write|install|uninstall|doctor|review|report|label|experiment"
+    r"|approve|reject|unseal|status)\b|-m['\"]?\s*,?\s*['\"]?donegate\b"
+    r"|['\"]donegate['\"]\s*,\s*['\"](?:seal|write|install|uninstall|label|approve|reject|unseal)['\"]|\bimport\s+donegate\b|\bfrom\s+donegate\b"
+    r"|\b__import__\(\s*['\"]donegate|import_module\(\s*['\"]donegate|runpy\.\w+\(\s*['\"]donegate")
+SCRIPT_BYTES = 256 * 1024  # a script the agent wrote, read at most this far
+KIT_CLI_WHY = "it runs donegate's own command line"
+KIT_CLI_REASON = ("donegate guard: this {tool} call was refused: {why}. donegate's commands (seal, write, install, "
+                  "uninstall, label, approve, reject, unseal, report, ...) are the person's, not the session's: the "
+                  "gate's tests and verdicts are not the agent's to change. Work from the Stop hook's feedback; if you "
+                  "are sure a hidden test is wrong, end your message with `APPEAL: <why>` and a person decides.")
+
 REASON_HEAD = ("donegate guard: this {tool} call was refused: {why}. The files donegate protects (the hidden "
                "acceptance tests, the gate and its records) stay out of reach of the session; the Stop hook "
                "reports each failing requirement with its assertion, so work from that feedback.")
 
 
 class Refusal(Exception):
-    def __init__(self, why: str, detail: str = "") -> None:
+    def __init__(self, why: str, detail: str = "", head: str = "") -> None:
         super().__init__(why)
         self.why = why
         self.detail = detail  # the path involved: for the ledger, never shown to the agent
+        self.head = head  # the reason's text when not REASON_HEAD's
 
 
 class Policy:
@@ -367,9 +387,60 @@ def shell_body(name: str, args: list[str]) -> str | None:
     return None
 
 
+def _kit_cli(detail: str) -> Refusal:
+    return Refusal(KIT_CLI_WHY, detail, KIT_CLI_REASON)
+
+
+def _script_runs_kit(word: str, cwd: str) -> bool:
+    """Whether the file `word` names (a script the agent may have written) runs the kit's command line."""
+    path = resolve(word, cwd)[0]
+    try:
+        with open(path, "rb") as fh:
+            if not os.path.isfile(path):
+                return False
+            text = fh.read(SCRIPT_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return bool(KIT_TEXT.search(text))
+
+
+def check_kit_cli(name: str, args: list[str], words: list[str], cwd: str) -> None:
+    """Refuse a simple command that starts the kit's CLI: `donegate ...`, `python -m donegate`, Python code
+    importing it, a runner starting it, or a script file that does any of these."""
+    if name in (KIT_PROGRAM, KIT_PROGRAM + ".exe"):
+        raise _kit_cli(name)
+    if name in RUNNERS and any(os.path.basename(a) == KIT_PROGRAM for a in args):
+        raise _kit_cli(name)
+    if PYTHON_NAME.match(name):
+        for i, a in enumerate(args):
+            if a in ("-m", "-c") and i + 1 < len(args):
+                body = args[i + 1]
+                if (a == "-m" and (body == KIT_PROGRAM or body.startswith(KIT_PROGRAM + "."))) or \
+                        (a == "-c" and KIT_PROGRAM in body and KIT_TEXT.search(body)):
+                    raise _kit_cli(f"{name} {a}")
+                break
+            if a.startswith("-m") and a[2:].split(".")[0] == KIT_PROGRAM:
+                raise _kit_cli(f"{name} {a}")
+            if not a.startswith("-"):
+                if _script_runs_kit(a, cwd):
+                    raise _kit_cli(a)
+                break
+        return
+    if name in SHELLS or name in ("source", "."):
+        files = [a for a in args if not a.startswith("-")]
+        if files and _script_runs_kit(files[0], cwd):
+            raise _kit_cli(files[0])
+        return
+    program = words[len(words) - len(args) - 1] if len(words) > len(args) else ""
+    if "/" in program and _script_runs_kit(program, cwd):  # ./run.sh, /tmp/x (a script the agent wrote)
+        raise _kit_cli(program)
+
+
 def check_command(command: str, cwd: str, policy: Policy, depth: int = 0) -> None:
     if depth > MAX_DEPTH:
         raise Refusal("it nests shells too deeply to check")
+    if KIT_PROGRAM in command and KIT_TEXT.search(command):  # also heredocs, pipes into a shell, $(...)
+        raise _kit_cli("the command's text")
     for root in policy.roots:
         if re.search(re.escape(root) + r"(?![^/\s'\"`;|&)<>:,])", command):
             raise Refusal("it names a protected folder", root)
@@ -387,6 +458,7 @@ def check_command(command: str, cwd: str, policy: Policy, depth: int = 0) -> Non
                 cwd = resolve(target[0], cwd)[0]
                 _check_word(target[0], cwd, policy, walk=False, writes=False, removes=False)
             continue
+        check_kit_cli(name, args, words, cwd)
         body = shell_body(name, args)
         if body is not None:
             check_command(body, cwd, policy, depth + 1)
@@ -440,10 +512,10 @@ def decide(payload: dict[str, Any], env: dict[str, str] | None = None) -> Refusa
     return None
 
 
-def render_denial(tool: str, why: str) -> tuple[int, str, str]:
+def render_denial(tool: str, why: str, head: str = "") -> tuple[int, str, str]:
     """Claude Code's PreToolUse denial: the JSON decision on stdout (its reason is what the model reads)
     and exit 2 with the reason on stderr, which denies the call even if the JSON were not understood."""
-    reason = REASON_HEAD.format(tool=tool or "tool", why=why)
+    reason = (head or REASON_HEAD).format(tool=tool or "tool", why=why)
     body = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                    "permissionDecisionReason": reason}}
     return 2, json.dumps(body), reason + "\n"
@@ -488,4 +560,4 @@ def run_hook(stdin_text: str, env: dict[str, str] | None = None) -> tuple[int, s
     if refusal is None:
         return 0, "", ""
     _record(payload, refusal)
-    return render_denial(str(payload.get("tool_name") or "tool"), refusal.why)
+    return render_denial(str(payload.get("tool_name") or "tool"), refusal.why, refusal.head)

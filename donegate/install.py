@@ -1,16 +1,22 @@
-"""`donegate install REPO` and `donegate uninstall REPO`: the kit's entries in `REPO/.claude/settings.json`.
+"""`donegate install [--scope project|local|user] [REPO]` and `uninstall`: the kit's entries in the
+settings file of one scope (`Files`: `REPO/.claude/settings.json`, `REPO/.claude/settings.local.json`,
+or `~/.claude/settings.json`, whose hook takes `--managed` instead of `--repo`: every sealed repository).
 
 Install merges into whatever the file holds (the user's keys, hooks and rules stay, in their order)
 and writes:
 
 - the Stop hook in exec form (no shell, so neither `PATH`, `CLAUDE_CODE_SHELL_PREFIX` nor quoting
-  can bend it): `"command"` the kit's interpreter by absolute path, `"args"` `-I` (no `PYTHON*`
+  can bend it) whose `"command"` is a stub at a neutral path, `~/.claude/hooks/stop-<hash>`, and
+  `"args": []` (Claude Code 2.1.332 shows the model a blocking hook's command line; `donegate.stubs`). The
+  stub runs the kit's interpreter by absolute path with `-I` (no `PYTHON*`
   variable, no user site), `stop_gate.py`, `--home` the state root the deny rules cover, `--repo` the
-  repository (the stop is judged for it wherever the agent `cd`s), `--git` the git found now (a
+  sealed project (a stop is judged against its seal wherever the agent `cd`s; on the session's own
+  worktree of it, `donegate.repo`), `--git` the git found now (a
   fake `git` put first on `PATH` later runs nothing) and `--claude` the reviewers' Claude Code (the
   launcher ignores `DONEGATE_CLAUDE` from the session's environment); and a `timeout` above the kit's worst case
   (tests, plus reviewers when on, plus `hook_margin`): a hook that times out opens the gate;
-- the PreToolUse guard (`guard.py`) for the file, search and shell tools;
+- the PreToolUse guard (`guard.py`, through its stub `~/.claude/hooks/pretooluse-<hash>`) for the file,
+  search and shell tools;
 - `permissions.deny` rules with absolute `//` paths for Read, Edit, Write, Grep, Glob and NotebookEdit
   over the kit (the checkout; for an installed wheel, the site-packages folder holding the package, and
   the launchers' folder `share/donegate/hooks`) and the state root, and Edit/Write rules over
@@ -33,10 +39,11 @@ import copy
 import hashlib
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
-from donegate import config, git, repo as repos
+from donegate import config, git, repo as repos, stubs
 from donegate.claude.settings import (SANDBOX_FLAGS, SANDBOX_LISTS, SETTINGS, check_scripts, deny_rules,
                                        guard_script, hook_words, kit_entries, stop_script, want_sandbox)
 from donegate.claude.shapes import check_shapes
@@ -46,6 +53,9 @@ from donegate.util import atomic_write
 
 BACKUP_SUFFIX = ".donegate-backup"
 RECORD = Path(".claude") / "donegate-install.json"
+LOCAL_SETTINGS = Path(".claude") / "settings.local.json"
+LOCAL_RECORD = Path(".claude") / "donegate-install.local.json"
+SCOPES = ("project", "local", "user")
 RECORD_VERSION = 1
 
 
@@ -82,7 +92,8 @@ def apply(existing: dict, *, sandbox: bool, cfg: dict[str, Any], kit: Path | Non
     for event in ("Stop", "PreToolUse"):
         groups = _container(hooks, event, list, f"hooks.{event}", created)
         groups.append(copy.deepcopy(entries[event]))
-        record["hooks"][event] = [hook_words(h) for h in entries[event]["hooks"]]
+        record["hooks"][event] = [[h["command"]] if not h.get("args") else hook_words(h) for h in entries[event]["hooks"]]
+    record["stubs"] = sorted([*(entries.get("stubs") or {}), *(entries.get("links") or {})])
 
     perms = _container(data, "permissions", dict, "permissions", created)
     deny = _container(perms, "deny", list, "permissions.deny", created)
@@ -116,6 +127,8 @@ def _is_kit_command(hook: Any, recorded: list) -> bool:
     words = hook_words(hook)
     if not words:
         return False
+    if isinstance(hook, dict) and [hook.get("command")] in recorded:  # a stub, recorded by its path
+        return True
     if words in recorded or (len(words) == 1 and words[0] in recorded):  # exec form, or an older record's string
         return True
     return any(str(s) in w for s in (stop_script(), guard_script()) for w in words)
@@ -200,21 +213,46 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read_record(repo: Path) -> dict | None:
+class Files:
+    """Where one install scope writes: the settings file, and the record of what install added.
+
+    - `project`: `REPO/.claude/settings.json` (the default; Claude Code loads it in a session started
+      in REPO, and in a worktree only when the file is committed);
+    - `local`: `REPO/.claude/settings.local.json`, git-excluded: this machine's paths stay out of
+      the committed project settings, which remain safe to share;
+    - `user`: `~/.claude/settings.json`, loaded in every folder: one hook for every sealed
+      repository, its worktrees and subfolder projects, quiet where nothing is sealed.
+    """
+
+    def __init__(self, scope: str, repo: Path | None) -> None:
+        self.scope, self.repo = scope, repo
+        if scope == "user":
+            self.settings = Path.home() / SETTINGS
+            self.record = Path.home() / ".claude" / "donegate-install.json"
+        elif repo is None:
+            raise DonegateError(f"install --scope {scope}: give the repository", f"donegate install --scope {scope} REPO")
+        elif scope == "local":
+            self.settings = repo / LOCAL_SETTINGS
+            self.record = repo / LOCAL_RECORD
+        else:
+            self.settings, self.record = repo / SETTINGS, repo / RECORD
+
+
+def _read_record(files: Files) -> dict | None:
     try:
-        record = json.loads((repo / RECORD).read_text(encoding="utf-8"))
+        record = json.loads(files.record.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except ValueError:
-        raise DonegateError(f"{repo / RECORD} is corrupt", f"restore it, or remove it and fix {repo / SETTINGS} by hand") from None
+        raise DonegateError(f"{files.record} is corrupt", f"restore it, or remove it and fix {files.settings} by hand") from None
     return record if isinstance(record, dict) else None
 
 
-def _original(repo: Path) -> tuple[bytes | None, dict | None]:
+def _original(files: Files) -> tuple[bytes | None, dict | None]:
     """The settings file as it was before the kit's last install (None: there was none), and the record."""
-    path = repo / SETTINGS
+    path = files.settings
     current = path.read_bytes() if path.exists() else None
-    record = _read_record(repo)
+    record = _read_record(files)
     if record is None:
         return current, None
     backup = path.with_name(path.name + BACKUP_SUFFIX)
@@ -227,15 +265,23 @@ def _original(repo: Path) -> tuple[bytes | None, dict | None]:
     return dumps(remove(parse(text, path), record), text).encode(), record
 
 
-def install(repo: Path | str, sandbox: str = "auto") -> Path:
-    """Write the kit's hooks, deny rules and sandbox into REPO/.claude/settings.json; returns its path."""
+def install(repo: Path | str | None, sandbox: str = "auto", scope: str = "project") -> Path:
+    """Write the kit's hooks, deny rules and sandbox into the scope's settings file (`Files`); returns its path."""
     check_scripts()
-    repo = repos.target(repo)
+    project = repos.target(repo) if repo is not None and scope != "user" else None
+    files = Files(scope, project)
+    if project is not None:
+        from donegate import git
+        from donegate.hidden import python as pyenv
+
+        inside = pyenv.hook_problem(sys.executable, git.toplevel(project))  # anywhere in the working tree
+        if inside is not None:
+            raise DonegateError(*inside)
     cfg = config.load()
     use_sandbox = want_sandbox(sandbox)
-    path = repo / SETTINGS
+    path = files.settings
     created_dir = not path.parent.exists()
-    original, old_record = _original(repo)
+    original, old_record = _original(files)
     had_file = original is not None
     text = original.decode("utf-8") if original is not None else ""
     existing = parse(text, path) if had_file else {}
@@ -246,7 +292,8 @@ def install(repo: Path | str, sandbox: str = "auto") -> Path:
             + "; ".join(p.what for p in problems),
             "fix them by hand (`donegate doctor REPO` lists each), then install again",
         )
-    data, record = apply(existing, sandbox=use_sandbox, cfg=cfg, repo=repo)
+    entries = kit_entries(cfg, repo=project, managed=project is None)  # user scope: every repository, quiet where unsealed
+    data, record = apply(existing, sandbox=use_sandbox, cfg=cfg, entries=entries)
     out = dumps(data, text).encode()
     record.update(had_file=had_file, installed_sha256=_sha(out), sandbox=use_sandbox,
                   created_dir=old_record.get("created_dir", False) if old_record else created_dir)
@@ -258,10 +305,30 @@ def install(repo: Path | str, sandbox: str = "auto") -> Path:
         atomic_write(backup, original, mode)
     else:
         backup.unlink(missing_ok=True)
-    atomic_write(repo / RECORD, (json.dumps(record, indent=2) + "\n").encode())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(files.record, (json.dumps(record, indent=2) + "\n").encode())
+    stubs.remove([p for p in (old_record or {}).get("stubs") or [] if p not in record["stubs"]])
+    stubs.write(entries["stubs"], entries["links"])  # before the settings that name them: a hook whose file is missing opens the gate
     atomic_write(path, out, mode)
-    _refresh_seal(repo, cfg)
+    if project is not None:
+        if scope == "local":
+            _exclude(project)
+        _refresh_seal(project, cfg)
     return path
+
+
+def _exclude(project: Path) -> None:
+    """Keep the local scope's files out of commits: `.git/info/exclude` (shared by every worktree)."""
+    top = git.toplevel(project)
+    prefix = project.relative_to(top).as_posix() + "/" if project != top else ""
+    exclude = git.common_dir(top) / "info" / "exclude"
+    text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    want = [f"/{prefix}{name}" for name in (LOCAL_SETTINGS.as_posix(), LOCAL_SETTINGS.as_posix() + BACKUP_SUFFIX,
+                                             LOCAL_RECORD.as_posix())]
+    missing = [w for w in want if w not in text.splitlines()]
+    if missing:
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(exclude, (text + ("" if not text or text.endswith("\n") else "\n") + "\n".join(missing) + "\n").encode())
 
 
 def _refresh_seal(repo: Path, cfg: dict[str, Any]) -> None:
@@ -272,20 +339,25 @@ def _refresh_seal(repo: Path, cfg: dict[str, Any]) -> None:
     store.refresh_protected(repo, cfg["protected"])
 
 
-def uninstall(repo: Path | str) -> tuple[Path, str]:
+def uninstall(repo: Path | str | None, scope: str = "project") -> tuple[Path, str]:
     """Remove what install added; returns (settings path, what was done)."""
-    repo = Path(repo).expanduser()
-    repo = git.toplevel(repo) if repo.is_dir() else repo
-    path = repo / SETTINGS
+    project = None
+    if scope != "user":
+        if repo is None:
+            raise DonegateError(f"uninstall --scope {scope}: give the repository", f"donegate uninstall --scope {scope} REPO")
+        project = Path(repo).expanduser()
+        project = repos.project(project) if project.is_dir() else project
+    files = Files(scope, project)
+    path = files.settings
     backup = path.with_name(path.name + BACKUP_SUFFIX)
-    record = _read_record(repo)
+    record = _read_record(files)
     if record is None:
         if not path.exists():
             return path, "nothing to do: donegate is not installed here"
         text = path.read_text(encoding="utf-8")
         data = parse(text, path)
         # No record (deleted, or an install by hand): remove this kit's hooks and rules by recognition.
-        guess = {"hooks": {"Stop": [], "PreToolUse": []}, "deny": deny_rules()}
+        guess = {"hooks": {"Stop": [], "PreToolUse": []}, "deny": kit_entries(config.load(), repo=project, managed=project is None)["deny"] + deny_rules()}
         cleaned = remove(data, guess)
         if cleaned == data:
             return path, "nothing to do: no donegate entries found"
@@ -295,7 +367,7 @@ def uninstall(repo: Path | str) -> tuple[Path, str]:
     if current is not None and _sha(current) == record.get("installed_sha256"):
         if record.get("had_file"):
             if not backup.exists():
-                raise DonegateError(f"{backup} is missing", f"restore it, or remove {repo / RECORD} and fix {path} by hand")
+                raise DonegateError(f"{backup} is missing", f"restore it, or remove {files.record} and fix {path} by hand")
             atomic_write(path, backup.read_bytes(), path.stat().st_mode & 0o7777)
             done = "restored the settings file from before the install"
         else:
@@ -314,11 +386,13 @@ def uninstall(repo: Path | str) -> tuple[Path, str]:
             done += f"; the file from before the install is kept in {backup.name})" if backup.exists() else ")"
     else:
         done = "the settings file was already gone"
-    (repo / RECORD).unlink(missing_ok=True)
+    stubs.remove(record.get("stubs") or [])
+    files.record.unlink(missing_ok=True)
     if record.get("created_dir"):
         try:
             path.parent.rmdir()  # only when empty
         except OSError:
             pass
-    _refresh_seal(repo, config.load())
+    if project is not None:
+        _refresh_seal(project, config.load())
     return path, done

@@ -7,9 +7,12 @@ project or local settings does not silence them, their `deny` rules and `sandbox
 below, and their `env` wins over the same key elsewhere (measured with 2.1.197, see
 claude-code.md). The drop-in holds:
 
-- the Stop hook and the guard in exec form (`--managed` instead of `--repo`: the hook judges the
-  nearest sealed repository at or above the stop's cwd, and passes quietly, counted, where nothing is
-  sealed, so unrelated sessions on the machine cost a counter and no ledger line);
+- the Stop hook and the guard in exec form, each a stub in `<managed folder>/hooks/` (no path of the
+  kit on the command line Claude Code shows the model; `donegate.stubs`) running the launcher with
+  `--managed` instead of `--repo` (the hook judges the
+  session's working tree against the seal of the repository it belongs to, worktrees and subfolder
+  projects included (`donegate.repo`), and passes quietly, counted, where nothing is sealed, so
+  unrelated sessions on the machine cost a counter and no ledger line);
 - `env` pinning what switches a hook off from settings: `CLAUDE_CODE_SIMPLE: "0"` (bare mode skips
   every hook), `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` above `max_blocks`, `LD_PRELOAD: ""`;
 - deny rules over the kit, its state root and the managed folder itself (drop-ins apply live: a
@@ -28,7 +31,7 @@ import json
 import os
 from pathlib import Path
 
-from donegate import config, paths
+from donegate import config, paths, stubs
 from donegate.claude.managed import drop_in, drop_in_path, managed_root
 from donegate.claude.settings import check_scripts, want_sandbox
 from donegate.errors import DonegateError
@@ -65,12 +68,17 @@ def install_managed(*, sandbox: str = "auto", root: Path | None = None, check_ro
         uninstall_managed(root=root, check_root=False)  # installing again: from what was there before
     created = [str(p) for p in (root, path.parent) if not p.exists()]
     before = path.read_bytes() if path.exists() else None
-    data = (json.dumps(drop_in(cfg, sandbox=use_sandbox, root=root), indent=2) + "\n").encode()
+    content, stub_files, links = drop_in(cfg, sandbox=use_sandbox, root=root, with_stubs=True)
+    data = (json.dumps(content, indent=2) + "\n").encode()
+    stub_dir = stubs.folder(root)
+    created += [str(stub_dir)] if not stub_dir.exists() else []
     record = {"version": 1, "path": str(path), "installed_sha256": _sha(data), "created": created,
-              "before": before.decode("latin-1") if before is not None else None, "sandbox": use_sandbox}
+              "before": before.decode("latin-1") if before is not None else None, "sandbox": use_sandbox,
+              "stubs": sorted([*stub_files, *links])}
     atomic_write(record_path, (json.dumps(record, indent=2) + "\n").encode())
     for folder in created:
         Path(folder).mkdir(mode=0o755, exist_ok=True)
+    stubs.write(stub_files, links)
     atomic_write(path, data, 0o644)
     return path
 
@@ -104,6 +112,7 @@ def uninstall_managed(*, root: Path | None = None, check_root: bool = True) -> t
         done = "restored the file that was there before the install" if current is None or done.startswith("removed") else done
     elif current is not None:
         path.unlink()
+    stubs.remove(record.get("stubs") or [])
     for folder in reversed(record.get("created") or []):  # the deepest first; only when empty
         try:
             Path(folder).rmdir()

@@ -55,6 +55,11 @@ def store_dir(repo: Path, root: Path | None = None) -> Path:
     return acceptance_root(root) / repo_key(repo)
 
 
+def seal_record(repo: Path, root: Path | None = None) -> Path:
+    """The seal record naming the store of `repo` (`donegate.store`)."""
+    return state_dir(root) / "seals" / f"{repo_key(repo)}.json"
+
+
 def ledger_path(root: Path | None = None) -> Path:
     return (root or home()) / "ledger.jsonl"
 

@@ -125,6 +125,37 @@ def _die_with_parent() -> None:
         pass
 
 
+# The reaper of a `die_with_parent` run: its own session (a kill of the caller's group misses it), it
+# waits on a pipe only the caller holds; a byte means the run ended normally, end-of-file that the
+# caller died, and then the run's whole process group goes (PR_SET_PDEATHSIG reaches only the child:
+# what the child started, e.g. Claude Code's sandbox bridge, would live on).
+_REAPER = (
+    "import os, signal, sys\n"
+    "pgid, fd = int(sys.argv[1]), int(sys.argv[2])\n"
+    "if not os.read(fd, 1):\n"
+    "    try:\n"
+    "        os.killpg(pgid, signal.SIGKILL)\n"
+    "    except OSError:\n"
+    "        pass\n"
+)
+
+
+def _reaper(pgid: int) -> tuple[subprocess.Popen[bytes], int] | None:
+    """Start the reaper of process group `pgid`; (its process, the write end the caller keeps)."""
+    import sys
+
+    r, w = os.pipe()
+    try:
+        return subprocess.Popen([sys.executable, "-I", "-S", "-c", _REAPER, str(pgid), str(r)], pass_fds=(r,),
+                                start_new_session=True, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), w
+    except OSError:
+        os.close(w)
+        return None
+    finally:
+        os.close(r)
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -141,8 +172,9 @@ def run(
     `on_line`, if given, is called (from a reader thread) with each stdout line, newline stripped,
     as it is written; stdout is still returned whole. An exception it raises stops the calls and is
     raised here once the process is gone.
-    `die_with_parent` (Linux): the child is killed when the thread that started it dies, so a killed
-    caller (kill -9 included) leaves no run behind it spending money (its children still finish alone).
+    `die_with_parent` (Linux): the child is killed when the thread that started it dies, and its whole
+    process group when the caller dies, so a killed caller (kill -9 included) leaves no run behind it
+    spending money.
     `pass_fds` are handed to the child and closed here once it has started (so a pipe's reader sees
     its end when the child and its own children are gone).
     """
@@ -168,6 +200,7 @@ def run(
             for fd in pass_fds:
                 os.close(fd)
         _LIVE.add(proc.pid)
+        reaper = _reaper(proc.pid) if die_with_parent else None
         tail = _Tail(out.fileno(), on_line) if on_line is not None else None
         timed_out = False
         try:
@@ -179,6 +212,10 @@ def run(
             _killpg(proc.pid)
             proc.wait()
             _LIVE.discard(proc.pid)
+            if reaper is not None:
+                os.write(reaper[1], b".")  # ended here: the reaper leaves without a kill
+                os.close(reaper[1])
+                reaper[0].wait()
             if tail is not None:
                 tail.finish()
         out.seek(0)

@@ -9,13 +9,14 @@ seal records in `state/seals/`.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from donegate import __version__, installation, ledger, paths, store
 from donegate.errors import DonegateError
+from donegate.person import not_the_persons
 from donegate.report.labels import DECIDABLE, decisions
+from donegate.store import sealed_repos
 
 IN_PROGRESS = ("block", "hint", "error")
 LISTED = 20  # sessions of each kind listed (the latest)
@@ -45,23 +46,21 @@ def _seal(repo: Path, root: Path) -> dict[str, Any]:
     if st is None:
         return {**out, "intact": None}
     m = st.manifest
+    by = store.sealed_by(repo, root)
+    out["not_the_persons"] = not_the_persons(by, None)  # the Stop hook's own rule (no session: the evidence alone)
+    out["sealed_by"] = by
     return {**out, "intact": True, "tests": m.get("count"), "files": sorted(n for n in m.get("files", {}) if n.endswith(".py")),
             "base": m.get("base"), "request": m.get("request", ""), "sealed_at": m.get("sealed_at"),
-            "interpreter": m.get("python") or m.get("interpreter"),
+            "interpreter": _interpreter(m.get("python") or m.get("interpreter")),
             "failing_at_seal": len(m.get("baseline", {}).get("failing", []))}
 
 
-def sealed_repos(root: Path) -> list[Path]:
-    """The repositories with a seal record, as their manifests name them."""
-    out = []
-    for record in sorted((paths.state_dir(root) / "seals").glob("*.json")):
-        try:
-            name = json.loads(record.read_text(encoding="utf-8")).get("store", record.stem)
-            manifest = json.loads((paths.acceptance_root(root) / name / store.MANIFEST).read_text(encoding="utf-8"))
-            out.append(Path(manifest["repo"]))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            continue
-    return out
+def _interpreter(rec: Any) -> Any:
+    """The manifest's record of the hidden run's interpreter (`donegate.hidden.python`), in one line."""
+    if not isinstance(rec, dict):
+        return rec
+    where = f", project folder {rec['project']}" if rec.get("project") not in (None, ".") else ""
+    return f"{rec.get('python')} (Python {rec.get('version') or '?'}, {rec.get('source')}){where}"
 
 
 def _why(rec: dict[str, Any]) -> str:
@@ -71,6 +70,9 @@ def _why(rec: dict[str, Any]) -> str:
         return f"appeal: {appeal.get('reason', '')}"[:300]
     if gates.get("handover") == "config":
         return f"the kit's configuration is broken: {gates.get('error', '')}"[:300]
+    if gates.get("handover") == "environment":
+        env: dict[str, Any] = gates["environment"] if isinstance(gates.get("environment"), dict) else {}
+        return f"the project's environment cannot run the hidden tests: {env.get('problem', '')}"[:300]
     breaker: dict[str, Any] = gates["breaker"] if isinstance(gates.get("breaker"), dict) else {}
     return f"gave up after {breaker.get('gave_up', 'the breaker')}"[:300]
 
@@ -100,9 +102,9 @@ def sessions(files: list[Path], repo: Path | None) -> dict[str, list[dict[str, A
 def gather(repo: Path | None = None, root: Path | None = None) -> dict[str, Any]:
     root = root or paths.home()
     if repo is not None:
-        from donegate import git
+        from donegate import repo as where
 
-        repo = git.toplevel(repo)
+        repo = where.project(repo)  # the project: a repository, or a subfolder of one
     repos = [repo] if repo is not None else sealed_repos(root)
     led = paths.ledger_path(root)
     found = sessions([led], repo) if led.is_file() else {"waiting": [], "in_progress": []}
@@ -125,6 +127,8 @@ def render(s: dict[str, Any]) -> str:
         else:
             out.append(f"{r['repo']}: {r['tests']} sealed tests in {', '.join(r['files'])} ({r['failing_at_seal']} failing at seal), "
                        f"base {str(r['base'])[:12]}, sealed {r['sealed_at']}")
+            if r.get("not_the_persons"):
+                out.append(f"  WARNING: {r['not_the_persons']}: every stop blocks for a person until a person seals again")
             out.append(f"  request: {r['request']!r}" if r["request"] else "  request: (none recorded)")
             if r["interpreter"]:
                 out.append(f"  interpreter: {r['interpreter']}")

@@ -40,7 +40,8 @@ SKIP_TOP = (".git",)
 SKIP_DIRS = ("__pycache__", ".pytest_cache")
 # What `donegate install` writes into the repository (tests/gate/test_gate.py keeps this in step with
 # install.py): never the agent's change. They lie under `.claude/`, which the protected globs cover.
-KIT_FILES = (".claude/settings.json", ".claude/settings.json.donegate-backup", ".claude/donegate-install.json")
+KIT_FILES = (".claude/settings.json", ".claude/settings.json.donegate-backup", ".claude/donegate-install.json",
+             ".claude/settings.local.json", ".claude/settings.local.json.donegate-backup", ".claude/donegate-install.local.json")
 
 
 def _utc_now() -> str:
@@ -97,8 +98,10 @@ def matches(name: str, globs) -> bool:
     return matcher(globs)(name)
 
 
-def _walk(top: Path, rel: str = ""):
-    """(relative name, lstat) of every entry below `top` that is not a folder, symlinks not followed."""
+def _walk(top: Path, rel: str = "", trees: bool = True):
+    """(relative name, lstat) of every entry below `top` that is not a folder, symlinks not followed.
+    Without `trees`, folders holding a `.git` entry below `top` (a worktree under `.claude/worktrees/`)
+    are left out: another working tree's files are its own."""
     try:
         entries = list(os.scandir(top))
     except (FileNotFoundError, NotADirectoryError, PermissionError):
@@ -112,7 +115,9 @@ def _walk(top: Path, rel: str = ""):
         if stat.S_ISDIR(st.st_mode):
             if e.name in SKIP_DIRS or (not rel and e.name in SKIP_TOP):
                 continue
-            yield from _walk(Path(e.path), name + "/")
+            if not trees and os.path.lexists(os.path.join(e.path, ".git")):
+                continue
+            yield from _walk(Path(e.path), name + "/", trees)
         elif not (not rel and e.name in SKIP_TOP):  # a worktree's `.git` file
             yield name, st
 
@@ -121,7 +126,7 @@ def snapshot(repo: Path, globs) -> dict[str, str]:
     """Digest of every working-tree entry (tracked, untracked, and anything under .claude/) matching
     `globs`; a symlink, FIFO, device or socket is recorded as such (`sha256_file`)."""
     names = set(git.ls_files(repo))
-    names.update(name for name, _ in _walk(repo / ".claude", ".claude/"))  # settings.local.json is usually git-ignored
+    names.update(name for name, _ in _walk(repo / ".claude", ".claude/", trees=False))  # settings.local.json is usually git-ignored
     match = matcher(globs)
     out = {}
     for name in sorted(names):
@@ -160,8 +165,7 @@ def tree_changes(repo: Path, sealed: dict[str, list[Any]]) -> tuple[list[str], d
     return sorted(changed), kinds
 
 
-def seal_record_path(repo: Path, root: Path | None = None) -> Path:
-    return paths.state_dir(root) / "seals" / f"{paths.repo_key(repo)}.json"
+seal_record_path = paths.seal_record
 
 
 def _fault(step: str) -> None:
@@ -173,15 +177,24 @@ def _fault(step: str) -> None:
 
 
 class Store:
-    def __init__(self, repo: Path, path: Path, manifest: dict[str, Any]) -> None:
+    """A verified store. `repo` is the working tree it judges; `sealed_at` the project sealed (the same
+    folder, or another working tree of its repository: a worktree, `donegate.repo`)."""
+
+    def __init__(self, repo: Path, path: Path, manifest: dict[str, Any], sealed_at: Path | None = None) -> None:
         self.repo, self.path, self.manifest = repo, path, manifest
+        self.sealed_at = sealed_at or repo
+
+    def other_tree(self) -> bool:
+        """Judging a working tree other than the one sealed (its untracked files are its own)."""
+        return self.sealed_at != self.repo
 
     def tests(self) -> list[str]:
         return list(self.manifest["tests"])
 
     def tree(self) -> dict[str, list[Any]] | None:
-        """The seal's snapshot of the whole working tree; None for a store sealed without one."""
-        if TREE not in self.manifest.get("files", {}):
+        """The seal's snapshot of the whole working tree; None for a store sealed without one, or when
+        another working tree is judged (its changes then come from git, against the sealed base)."""
+        if TREE not in self.manifest.get("files", {}) or self.other_tree():
             return None
         try:
             data = json.loads(fsafe.read_text(self.path / TREE))
@@ -266,10 +279,11 @@ def sweep(repo: Path, root: Path | None = None, wait: float | None = 0.0) -> int
         os.close(fd)
 
 
-def _switch(repo: Path, root: Path, folder: Path, text: str, sealed_at: str) -> None:
-    """Make `folder` (with manifest `text`) the store: one os.replace of the seal record."""
+def _switch(repo: Path, root: Path, folder: Path, text: str, sealed_at: str, by: dict[str, Any] | None = None) -> None:
+    """Make `folder` (with manifest `text`) the store: one os.replace of the seal record. `by`: who
+    sealed (`donegate.person.who`); the Stop hook hands a seal made inside a session to a person."""
     record = json.dumps({"manifest_sha256": hashlib.sha256(text.encode()).hexdigest(), "sealed_at": sealed_at,
-                         "store": folder.name})
+                         "store": folder.name, **({"by": by} if by is not None else {})})
     path = seal_record_path(repo, root)
     atomic_write(path, record, before_replace=lambda: _fault("seal:record-written"))
     _fault("seal:switched")
@@ -325,16 +339,35 @@ def seal(
     allow_skip: bool = False,
     confine: str = "auto",
     add: bool = False,
+    python: str | None = None,
+    python_by: str = "--python",
+    pythonpath: list[str] | None = None,
+    by: dict[str, Any] | None = None,
 ) -> Store:
     """Copy `files` into a new store for `repo`, collect and run them once, write the manifest, switch.
 
     Only `passed` counts at the gate, so a test that skips or xfails at seal time could never pass:
     it is refused unless `allow_skip`, and the baseline records it either way. With `add`, the sealed
     set (verified) is kept and `files` join it: the whole new set is collected and run again, its
-    request kept unless a new one is given."""
-    repo = git.toplevel(repo)
+    request kept unless a new one is given.
+
+    `repo` is the project (a working tree's top, or a subfolder: a monorepo's package): the hidden run
+    is for it (its environment, its sys.path, its working folder); its environment is looked for in it,
+    then in each folder above it up to the git top level. `python` names its interpreter (`python_by`
+    says where that came from); default: found (`donegate.hidden.python`). The interpreter and
+    `pythonpath` are kept in the manifest: every stop starts the same one. An import error that is the
+    environment's (the project or a dependency not importable) refuses the seal in one line, never
+    counted as a new requirement."""
+    from donegate import repo as repos
+    from donegate.hidden import missing, python as pyenv
+
+    repo = repos.project(repo)  # the folder named: a working tree's top, or a subfolder project in it
+    project = repo
+    launch = pyenv.launch(project, repo, named=python, named_by=python_by, pythonpath=pythonpath,
+                          top=git.toplevel(repo))
     root = root or paths.home()
     paths.check_outside(repo, root)
+    ident = repos.identity(repo)
     if not files:
         raise DonegateError("no test files given", "name at least one test file: donegate seal REPO test_x.py")
     names = set()
@@ -367,13 +400,24 @@ def seal(
             shutil.copyfile(f, tmp / f.name)
         (tmp / runner.INI_NAME).write_text(runner.INI_TEXT, encoding="utf-8")
         _fault("seal:copied")
-        collected = runner.run(tmp, repo, timeout=timeout, collect_only=True, confine=confine)
+        def env_check(run: runner.TestRun) -> None:
+            if run.environment:
+                raise DonegateError(run.environment, "repair or recreate the project's environment, or name another "
+                                    "interpreter with --python / python: in donegate.yaml")
+            found = missing.missing_module(run.imports, launch, project, tmp)
+            if found is not None:
+                raise DonegateError(*found)
+
+        collected = runner.run(tmp, repo, timeout=timeout, collect_only=True, confine=confine, project=project, python=launch)
+        env_check(collected)
         if not collected.ok:
             detail = "\n".join(e.get("detail", "") for e in collected.errors) or collected.output[-3000:]
             raise DonegateError(f"the test files do not collect: {collected.problem}\n{detail}".rstrip())
         if not collected.collected:
             raise DonegateError("the test files hold no tests", "write functions named test_* in them")
-        baseline = runner.run(tmp, repo, timeout=timeout, expected=collected.collected, confine=confine)
+        baseline = runner.run(tmp, repo, timeout=timeout, expected=collected.collected, confine=confine, project=project,
+                              python=launch)
+        env_check(baseline)
         if not baseline.ok:
             raise DonegateError(f"the baseline run against {repo} failed: {baseline.problem}")
         skipped = baseline.skipped()
@@ -399,11 +443,15 @@ def seal(
                          "skipped": sorted(skipped)},
             "protected": snapshot(repo, globs),
             "repo_tests": snapshot(repo, REPO_TEST_GLOBS) if protect_repo_tests else {},
+            "project": os.path.relpath(project, repo),
+            "python": {**launch.interp.record(), "named": python, "named_by": python_by if python else None,
+                       "pythonpath": list(pythonpath or []), "binds": [str(b) for b in launch.binds]},
             **(extra or {}),
         }
 
     with _sealing(repo, root) as old:
-        folder, manifest = _build(repo, root, old, fill)
+        folder, manifest = _build(repo, root, old, fill, by)
+        repos.record_identity(repo, root, ident)  # where its worktrees and moves are recognised from
         return Store(repo, folder, manifest)
 
 
@@ -419,16 +467,21 @@ def check_syntax(path: Path) -> None:
 
 def is_sealed(repo: Path, root: Path | None = None) -> bool:
     """Whether `repo` has a seal record (intact or not: `load` says which)."""
-    return seal_record_path(git.toplevel(repo), root).exists()
+    from donegate import repo as repos
+
+    return seal_record_path(repos.project(repo), root).exists()
 
 
 def unseal(repo: Path, root: Path | None = None) -> dict[str, Any] | None:
     """Remove `repo`'s seal: the record first (one atomic step: from then on the repository is not
     gated), then its folder. Returns the manifest that was sealed (None: nothing was, or it was
     unreadable)."""
-    repo = git.toplevel(repo)
+    from donegate import repo as repos
+
+    repo = repos.project(repo) if Path(repo).is_dir() else Path(repo).absolute()
     root = root or paths.home()
     with _sealing(repo, root) as old:
+        repos.forget_identity(repo, root)  # its worktrees are no longer recognised as sealed
         if old is None:
             return None
         try:
@@ -441,7 +494,7 @@ def unseal(repo: Path, root: Path | None = None) -> dict[str, Any] | None:
         return manifest if isinstance(manifest, dict) else {}
 
 
-def _build(repo: Path, root: Path, old: dict[str, Any] | None, fill) -> tuple[Path, dict[str, Any]]:
+def _build(repo: Path, root: Path, old: dict[str, Any] | None, fill, by: dict[str, Any] | None = None) -> tuple[Path, dict[str, Any]]:
     """A new store folder filled by `fill(folder) -> manifest`, its manifest written, switched in, the
     old folder removed; a failure before the switch removes the new folder and leaves the old store."""
     tmp = _new_folder(repo, root)
@@ -451,13 +504,36 @@ def _build(repo: Path, root: Path, old: dict[str, Any] | None, fill) -> tuple[Pa
         text = json.dumps(manifest, indent=2) + "\n"
         (tmp / MANIFEST).write_text(text, encoding="utf-8")
         _fault("seal:built")
-        _switch(repo, root, tmp, text, manifest["sealed_at"])
+        _switch(repo, root, tmp, text, manifest["sealed_at"], by)
         switched = True
     finally:
         if not switched:
             shutil.rmtree(tmp, ignore_errors=True)
     _retire(repo, root, old, tmp)
     return tmp, manifest
+
+
+def sealed_repos(root: Path) -> list[Path]:
+    """The repositories with a seal record, as their manifests name them (`status`, `donegate.person`)."""
+    out = []
+    for record in sorted((paths.state_dir(root) / "seals").glob("*.json")):
+        try:
+            name = json.loads(record.read_text(encoding="utf-8")).get("store", record.stem)
+            manifest = json.loads((paths.acceptance_root(root) / name / MANIFEST).read_text(encoding="utf-8"))
+            out.append(Path(manifest["repo"]))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+    return out
+
+
+def sealed_by(repo: Path, root: Path | None = None) -> dict[str, Any] | None:
+    """Who made the current seal (`donegate.person.who`, kept in the seal record); None when not recorded."""
+    try:
+        record = _read_record(repo, root or paths.home())
+    except StoreError:
+        return None
+    by = (record or {}).get("by")
+    return by if isinstance(by, dict) else None
 
 
 def load(repo: Path, root: Path | None = None) -> Store | None:
@@ -514,5 +590,51 @@ def refresh_protected(repo: Path, globs: list[str], root: Path | None = None) ->
                 shutil.copyfile(st.path / name, tmp / name)
             return manifest
 
-        _build(repo, root, old, fill)
+        _build(repo, root, old, fill, (old or {}).get("by"))  # the tests are the same: so is who sealed them
         return True
+
+
+def relocate(old: Path | str, new: Path | str, root: Path | None = None) -> Store:
+    """Move the seal of the project sealed at `old` to the same project found at `new` (a moved or
+    renamed repository): the store is copied under `new`'s key, verified first, and the old seal,
+    store and identity are removed. Refused when `new` is not the same repository (no root commit
+    in common), or when `old` still holds it (a copy: seal the copy instead)."""
+    from donegate import repo as repos
+
+    root = root or paths.home()
+    old_path = Path(old).expanduser().absolute()
+    new_path = repos.project(new)
+    paths.check_outside(new_path, root)
+    ident_file = repos.identity_path(old_path, root)
+    if not seal_record_path(old_path, root).exists():
+        raise DonegateError(f"nothing is sealed for {old_path}", "name the path the repository was sealed at (donegate doctor NEW names it)")
+    try:
+        recorded = json.loads(ident_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        recorded = {}
+    ident = repos.identity(new_path)
+    if recorded.get("roots") and not set(recorded["roots"]) & set(ident["roots"]):
+        raise DonegateError(f"{new_path} is not the repository sealed at {old_path}: they share no root commit",
+                            f"seal the tests for {new_path}: donegate seal {new_path} TEST_FILE...")
+    if old_path.is_dir() and os.path.isdir(recorded.get("common_dir") or "") and recorded.get("common_dir") != ident["common_dir"]:
+        raise DonegateError(f"{old_path} still holds the sealed repository: {new_path} is a copy, not a move",
+                            f"seal the tests for the copy: donegate seal {new_path} TEST_FILE...")
+    with _sealing(old_path, root) as before:
+        st = load(old_path, root)
+        if st is None or before is None:
+            raise DonegateError(f"nothing is sealed for {old_path}")
+        manifest = {**st.manifest, "repo": str(new_path), "repo_key": paths.repo_key(new_path),
+                    "relocated_from": str(old_path)}
+
+        def fill(tmp: Path) -> dict[str, Any]:
+            for name in manifest["files"]:
+                shutil.copyfile(st.path / name, tmp / name)
+            return manifest
+
+        with _sealing(new_path, root) as previous:
+            folder, _ = _build(new_path, root, previous, fill)
+        repos.record_identity(new_path, root, ident)
+        seal_record_path(old_path, root).unlink(missing_ok=True)
+        shutil.rmtree(st.path, ignore_errors=True)
+        repos.forget_identity(old_path, root)
+    return Store(new_path, folder, manifest)

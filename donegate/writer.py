@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from donegate import git, installation, ledger, paths, store
+from donegate import git, installation, ledger, paths, person, store
 from donegate.hidden import runner
 from donegate.claude import headless
 from donegate.errors import DonegateError
@@ -344,7 +344,8 @@ def _failed(repo: Path, cfg: dict[str, Any], spent: Attempts, error: str) -> Non
 
 
 def _check(run: headless.ModelRun, schema: dict, copy: Path, timeout: float, folder: Path,
-           allow_skip: bool = False) -> tuple[dict[str, str], runner.TestRun | None, list[str]]:
+           allow_skip: bool = False, python: Any = None, pythonpath: list[str] | None = None
+           ) -> tuple[dict[str, str], runner.TestRun | None, list[str]]:
     """(files, their first run against the copy, problems) of one answer; problems empty when accepted."""
     problems = schema_errors(run.structured, schema)
     if problems:
@@ -352,13 +353,15 @@ def _check(run: headless.ModelRun, schema: dict, copy: Path, timeout: float, fol
     files, problems = check_files(run.structured or {})
     if problems:
         return files, None, problems
-    first = _first_run(files, copy, timeout, folder)
+    first = _first_run(files, copy, timeout, folder, python, pythonpath)
     return files, first, check_run(files, first, allow_skip)
 
 
 def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None = None,
-          allow_skip: bool = False, run_model: Callable[..., headless.ModelRun] | None = None) -> tuple[store.Store, list[str]]:
+          allow_skip: bool = False, run_model: Callable[..., headless.ModelRun] | None = None,
+          by: dict[str, Any] | None = None) -> tuple[store.Store, list[str]]:
     """Have the writer write tests for `request`, check them, seal them; (store, warnings). Progress goes to `err`.
+    `by`: who asked (`donegate.person.who`), kept in the seal record and the `write` line.
 
     `run_model` is the model boundary (`claude.headless.run` by default, with its arguments): the
     reviewer has the same seam, and the tests script the writer's answers through it."""
@@ -383,6 +386,9 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
     try:
         if paths.is_within(tmp, repo):
             raise DonegateError(f"the temporary folder {tmp} lies inside {repo}", "set TMPDIR to a folder outside the repository")
+        from donegate.hidden import python as pyenv
+
+        interp = pyenv.find(repo, repo, cfg.get("python"))  # the repository's environment, for the copy's runs too
         copy = clean_copy(repo, tmp)
         listing = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file())
         retry = ""
@@ -398,7 +404,8 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
                 progress.end()
             spent.add(run)
             if run.ok:
-                files, first, problems = _check(run, schema, copy, cfg["timeout"], tmp / f"attempt-{attempt}", allow_skip)
+                files, first, problems = _check(run, schema, copy, cfg["timeout"], tmp / f"attempt-{attempt}", allow_skip,
+                                                interp, cfg.get("pythonpath"))
             elif run.subtype in RETRYABLE:
                 files, first, problems = {}, None, [_model_problem(run, wcfg)]
             else:
@@ -429,7 +436,8 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
         try:
             st = store.seal(repo, sorted(out.iterdir()), request=request, timeout=cfg["timeout"], protected=cfg["protected"],
                             protect_repo_tests=cfg["protect_repo_tests"], extra=extra, allow_skip=allow_skip,
-                            confine=cfg["confine"])
+                            confine=cfg["confine"], python=cfg.get("python"), python_by="python:",
+                            pythonpath=cfg.get("pythonpath"), by=by)
         except DonegateError as exc:
             _failed(repo, cfg, spent, exc.message)
             raise
@@ -437,17 +445,23 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
         shutil.rmtree(tmp, ignore_errors=True)
     m = st.manifest
     _ledger_write({"event": "write", "repo": str(repo), "config": cfg["config"], "tests": m["count"],
-                   "new": len(m["baseline"]["failing"]), "existing": len(m["baseline"]["passing"]), **spent.record()})
+                   "new": len(m["baseline"]["failing"]), "existing": len(m["baseline"]["passing"]), **spent.record(),
+                   **({"by": by, "inside_session": person.inside_session(by)} if by is not None else {})})
     return st, warnings
 
 
-def _first_run(files: dict[str, str], copy: Path, timeout: float, folder: Path) -> runner.TestRun:
-    """Run the answer's files once against the clean copy (the repository before the change)."""
+def _first_run(files: dict[str, str], copy: Path, timeout: float, folder: Path, python: Any = None,
+               pythonpath: list[str] | None = None) -> runner.TestRun:
+    """Run the answer's files once against the clean copy (the repository before the change), with
+    the repository's own interpreter (`python`: its `python.Interpreter`; the copy's folders first on sys.path)."""
+    from donegate.hidden import python as pyenv
+
     folder.mkdir()
     for name, content in files.items():
         (folder / name).write_text(content, encoding="utf-8")
     (folder / runner.INI_NAME).write_text(runner.INI_TEXT, encoding="utf-8")
-    return runner.run(folder, copy, timeout=timeout)
+    launch = pyenv.launch(copy, copy, interp=python, pythonpath=pythonpath) if python is not None else None
+    return runner.run(folder, copy, timeout=timeout, python=launch)
 
 
 _n = plural

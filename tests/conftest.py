@@ -42,3 +42,12 @@ def shop_repo(tmp_path) -> Path:
 @pytest.fixture
 def sealed_shop(shop_repo, kit_home) -> Path:
     return seal_example(shop_repo)
+
+
+@pytest.fixture(scope="session")
+def py_template(tmp_path_factory) -> Path:
+    """A venv with pip, setuptools and wheel, made once per session and copied into each project
+    (tests/support/pyprojects.py: offline, nothing from an index)."""
+    from tests.support.pyprojects import template_venv
+
+    return template_venv(tmp_path_factory.mktemp("pytemplate"))

@@ -15,6 +15,7 @@ from donegate.claude import binary
 from donegate.claude import shapes
 from donegate.claude import settings as vocab
 from tests.support.repos import write_config, KIT, seal_example
+from tests.support.rules import resolved
 
 
 
@@ -143,7 +144,7 @@ def test_wrong_hooks_containers_drop_only_hooks(installed, change, words):
 def test_broken_user_settings_are_found(installed):
     healthy = installed
     user = Path(os.environ["HOME"]) / ".claude" / "settings.json"
-    user.parent.mkdir(parents=True)
+    user.parent.mkdir(parents=True, exist_ok=True)  # install made ~/.claude/hooks
     user.write_text('{"permissions": {"deny": "Bash"}}')
     hit = only_error(doctor.diagnose(healthy), "permissions.deny")
     assert hit.where == str(user)
@@ -153,9 +154,9 @@ def test_missing_hook_interpreter_and_script(installed):
     healthy = installed
     def swap(old, new):
         def change(d):
-            h = [h for g in d["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(h)][0]
-            h["command"] = h["command"].replace(old, new)
-            h["args"] = [a.replace(old, new) for a in h["args"]]
+            h = [h for g in d["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(vocab.hook_words(h))][0]
+            words = [w.replace(old, new) for w in vocab.hook_words(h)]
+            h["command"], h["args"] = words[0], words[1:]  # the exec form written out, the stub's words changed
         return change
 
     edit_settings(healthy, swap(os.path.abspath(sys.executable), "/nonexistent/python3"))
@@ -173,7 +174,7 @@ def test_no_stop_hook(shop_repo):
 
 
 def test_timeout_too_low(healthy, kit_home):
-    edit_settings(healthy, lambda d: [h.update(timeout=120) for g in d["hooks"]["Stop"] for h in g["hooks"] if "stop_gate" in json.dumps(h)])
+    edit_settings(healthy, lambda d: [h.update(timeout=120) for g in d["hooks"]["Stop"] for h in g["hooks"] if "stop_gate" in json.dumps(vocab.hook_words(h))])
     hit = only_error(doctor.diagnose(healthy), "timeout (120 s) is not above")
     assert "151" in hit.fix
     # Turning the reviewers on raises the worst case: the installed timeout no longer covers it.
@@ -196,7 +197,7 @@ def test_block_cap(healthy, kit_home):
 
 
 def test_missing_deny_rule(healthy, kit_home):
-    edit_settings(healthy, lambda d: d["permissions"].update(deny=[r for r in d["permissions"]["deny"] if r != f"Grep(/{kit_home}/**)"]))
+    edit_settings(healthy, lambda d: d["permissions"].update(deny=[r for r in d["permissions"]["deny"] if resolved(r) != f"Grep(/{kit_home}/**)"]))
     hit = only_error(doctor.diagnose(healthy), "no deny rule keeps Grep out of", str(kit_home))
     assert "donegate install" in hit.fix
 
@@ -204,14 +205,14 @@ def test_missing_deny_rule(healthy, kit_home):
 def test_a_broader_deny_rule_counts(healthy, kit_home):
     parent = kit_home.parent
     def change(d):
-        d["permissions"]["deny"] = [r for r in d["permissions"]["deny"] if str(kit_home) not in r]
+        d["permissions"]["deny"] = [r for r in d["permissions"]["deny"] if str(kit_home) not in resolved(r)]
         d["permissions"]["deny"] += [f"{t}(/{parent}/**)" for t in vocab.DENY_TOOLS]
     edit_settings(healthy, change)
     assert not any("no deny rule" in e for e in errors(doctor.diagnose(healthy)))
 
 
 def test_deny_rules_in_a_local_file_count(healthy, kit_home):
-    rules = [r for r in json.loads((healthy / ".claude" / "settings.json").read_text())["permissions"]["deny"] if str(kit_home) in r]
+    rules = [r for r in json.loads((healthy / ".claude" / "settings.json").read_text())["permissions"]["deny"] if str(kit_home) in resolved(r)]
     edit_settings(healthy, lambda d: d["permissions"].update(deny=[r for r in d["permissions"]["deny"] if r not in rules]))
     edit_settings(healthy, lambda d: d.update(permissions={"deny": rules}), "settings.local.json")
     assert not any("no deny rule" in e for e in errors(doctor.diagnose(healthy)))
@@ -280,7 +281,21 @@ def test_claude_version_is_reported(healthy):
     if not (KIT / "node_modules" / ".bin" / "claude").exists():
         pytest.skip("the pinned claude is not installed (make setup)")
     oks = [f.what for f in doctor.diagnose(healthy) if f.level == doctor.OK]
-    assert f"claude {binary.pinned_version()}" in oks
+    assert f"claude {binary.pinned_version()} (the kit is proven on {binary.OLDEST} to {binary.pinned_version()})" in oks
+
+
+@pytest.mark.parametrize("version, level", [("2.1.100", doctor.ERROR), ("2.1.250", doctor.OK), ("9.0.0", doctor.WARNING)])
+def test_claude_version_is_checked_against_the_supported_range(healthy, tmp_path, monkeypatch, version, level):
+    fake = tmp_path / f"claude-{version}"
+    fake.write_text(f"#!/bin/sh\necho '{version} (Claude Code)'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("DONEGATE_CLAUDE", str(fake))
+    doctor._run_cached.cache_clear()
+    hits = [f for f in doctor.diagnose(healthy) if f.what.startswith(("claude ", f"claude is {version}"))]
+    assert [f.level for f in hits] == [level], [f.what for f in hits]
+    assert hits[0].where == str(fake)
+    if level != doctor.OK:
+        assert binary.OLDEST in hits[0].what and hits[0].fix
 
 
 def test_state_root_inside_the_repo(shop_repo, monkeypatch):
@@ -364,7 +379,7 @@ def _plant_nothing(repo, home):
                                    _plant_deleted_store, _plant_edited_manifest],
                          ids=lambda f: f.__name__.removeprefix("_plant_"))
 def test_doctor_and_the_hook_agree_on_each_kind_of_change(sealed_shop, kit_home, plant):
-    from tests.support.repos import ledger_lines, run_hook, stop_payload
+    from tests.support.repos import stop_lines, run_hook, stop_payload
     from donegate import config
 
     p = sealed_shop / "shop" / "pricing.py"
@@ -382,7 +397,7 @@ def test_doctor_and_the_hook_agree_on_each_kind_of_change(sealed_shop, kit_home,
     if plant is _plant_nothing:
         assert not blocked
     else:
-        line = ledger_lines(kit_home)[-1]
+        line = stop_lines(kit_home)[-1]
         problems = (line["gates"].get("scope") or {}).get("problems") or [line["gates"]["integrity"].get("problem")]
         for problem in problems:  # the same words, from the same check
             assert any(problem in what for what in doctor_errors), (problem, doctor_errors)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from donegate import config, doctor, install
+from donegate import config, doctor, install, stubs
 from donegate.claude import managed as claude_managed
 from donegate.claude import settings as vocab
 from tests.support.repos import seal_example
@@ -33,6 +33,13 @@ def installed(shop_repo, managed_dir) -> Path:
 def write(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data))
+
+
+def write_drop_in(managed_dir: Path) -> None:
+    """What `donegate install --managed` writes into `managed_dir`: the drop-in and the stubs its hooks run."""
+    data, files, links = claude_managed.drop_in(config.load(), sandbox=False, root=managed_dir, with_stubs=True)
+    stubs.write(files, links)
+    write(managed_dir / "managed-settings.d" / "donegate.json", data)
 
 
 def layer(repo: Path, scope: str, managed_dir: Path) -> Path:
@@ -90,7 +97,7 @@ def test_a_shell_form_hook_makes_path_and_pythonpath_errors(installed, managed_d
     data = json.loads(path.read_text())
     hook = data["hooks"]["Stop"][-1]["hooks"][0]
     hook["command"] = " ".join(vocab.quote(w) for w in vocab.hook_words(hook))
-    del hook["args"]
+    hook.pop("args", None)
     write(path, data)
     add_env(installed, "user", managed_dir, {"PYTHONPATH": "/tmp/evil"})
     found = doctor.diagnose(installed)
@@ -101,7 +108,7 @@ def test_a_shell_form_hook_makes_path_and_pythonpath_errors(installed, managed_d
 def test_managed_env_wins_over_the_layers_below(installed, managed_dir):
     add_env(installed, "local", managed_dir, {"CLAUDE_CODE_SIMPLE": "1", "LD_PRELOAD": "/tmp/x.so"})
     assert findings_with(doctor.diagnose(installed), doctor.ERROR, "CLAUDE_CODE_SIMPLE")
-    write(managed_dir / "managed-settings.d" / "donegate.json", claude_managed.drop_in(config.load(), sandbox=False, root=managed_dir))
+    write_drop_in(managed_dir)
     found = doctor.diagnose(installed)
     assert not findings_with(found, doctor.ERROR, "CLAUDE_CODE_SIMPLE") and not findings_with(found, doctor.ERROR, "LD_PRELOAD")
 
@@ -126,7 +133,7 @@ def test_the_mode(shop_repo, managed_dir):
         install.install(shop_repo, sandbox="on")
         assert findings_with(doctor.diagnose(shop_repo), doctor.OK, "project install with the sandbox")
     install.uninstall(shop_repo)
-    write(managed_dir / "managed-settings.d" / "donegate.json", claude_managed.drop_in(config.load(), sandbox=False, root=managed_dir))
+    write_drop_in(managed_dir)
     found = doctor.diagnose(shop_repo)
     assert findings_with(found, doctor.OK, "protected by a managed install")
     assert not [f.what for f in found if f.level == doctor.ERROR]  # the managed drop-in alone is a whole install

@@ -287,3 +287,50 @@ def test_cli_guard_subcommand(layout):
                          timeout=60, cwd=KIT)
     assert res.returncode == 2
     assert json.loads(res.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+# -- the kit's own command line (issue 26) ----------------------------------------------------------
+
+KIT_CLI = "donegate's own command line"
+
+
+def reason(repo: Path, command: str) -> str:
+    r = decide(repo, "Bash", {"command": command})
+    return guard.render_denial("Bash", r.why, r.head)[2] if r else ""
+
+
+def test_every_spelling_of_the_kit_cli_is_refused_with_the_persons_line(layout):
+    repo, _ = layout
+    (repo / "s.sh").write_text("#!/bin/sh\ncd . && donegate seal . t_ok.py\n")
+    (repo / "p.py").write_text("import subprocess\nsubprocess.run(['python3', '-m', 'donegate', 'label', 'ab12', 'unjustified'])\n")
+    (repo / "q.py").write_text("from donegate.cli import main\nmain(['unseal', '.'])\n")
+    (repo / "s.sh").chmod(0o755)
+    for command in (
+        "donegate seal . t_ok.py", "python -m donegate seal . t_ok.py", "python3 -mdonegate seal . t.py",
+        f"{sys.executable} -m donegate.cli label ab12 unjustified", "/usr/bin/env donegate uninstall .",
+        "env -u CLAUDECODE donegate approve ab12", "sh -c 'donegate install . --sandbox off'",
+        "bash -c \"bash -c 'donegate seal . t.py'\"", "bash s.sh", "./s.sh", ". ./s.sh", "python3 p.py", "python q.py",
+        "pipx run donegate seal . t.py", "uvx donegate label x justified", "echo 'donegate seal . t.py' | sh",
+        "sh <<EOF\ndonegate seal . t.py\nEOF", "python -c 'import donegate.cli as c; c.main()'",
+        "nohup setsid donegate seal . t.py >/dev/null 2>&1 &", "ls | xargs donegate seal .",
+        "timeout 5 donegate report", "out=$(donegate seal . t.py)",
+    ):
+        text = reason(repo, command)
+        assert KIT_CLI in text and "are the person's" in text and "APPEAL" in text, command
+
+
+def test_honest_commands_that_mention_the_kit_pass(layout):
+    repo, _ = layout
+    (repo / "run.sh").write_text("#!/bin/sh\npython -m pytest -q\n")
+    (repo / "run.sh").chmod(0o755)
+    (repo / "donegate_notes.py").write_text("print('hello')\n")
+    for command in ("cat README.md", "python -m pytest -q", "python3 -m http.server 0 &", "./run.sh", "bash run.sh",
+                    "echo donegate", "pip list | grep donegate", "python donegate_notes.py", "git log --oneline",
+                    "grep -rn 'donegate' src", "ls -la"):
+        assert not bash(repo, command), command
+
+
+def test_a_variable_spelling_passes_the_tripwire(layout):
+    """What a string match cannot see, `donegate.person` refuses in the command itself (tests/test_person.py)."""
+    repo, _ = layout
+    assert not bash(repo, "D=done; ${D}gate seal . t.py")

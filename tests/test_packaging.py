@@ -21,6 +21,7 @@ from donegate.errors import DonegateError
 from donegate.claude import settings as vocab
 from tests.support.installed import SHARED, SITE, fake_install, run, wheel_venv
 from tests.support.repos import KIT, make_repo, stop_payload
+from tests.support.rules import resolved_all
 
 @pytest.fixture
 def installed(tmp_path, monkeypatch) -> Path:
@@ -104,20 +105,22 @@ def test_the_guard_and_paths_agree_on_the_state_root_and_the_protected_folders(l
 def test_install_entries_point_at_the_installed_launchers(installed, tmp_path):
     entries = vocab.kit_entries(config.defaults(), python="/venv/bin/python")
     state = tmp_path / "xdg" / "donegate"
-    stop = vocab.hook_words(entries["Stop"]["hooks"][0])
+    stop = vocab.entry_words(entries, "Stop")
     assert stop[:5] == ["/venv/bin/python", "-I", str(installed / SHARED / "stop_gate.py"), "--home", str(state)]
     # No -S: an installed launcher imports the package from the interpreter's site-packages.
-    guard_cmd = vocab.hook_words(entries["PreToolUse"]["hooks"][0])
+    guard_cmd = vocab.entry_words(entries, "PreToolUse")
     assert guard_cmd[:5] == ["/venv/bin/python", "-I", str(installed / SHARED / "guard.py"), "--home", str(state)]
     roots = [installed / SITE, installed / SHARED, state]
-    assert entries["sandbox_paths"] == ["/" + str(r) for r in roots]
-    for root in roots:
-        assert f"Read(/{root}/**)" in entries["deny"] and f"Edit(/{root}/**)" in entries["deny"]
+    # Named by neutral links beside the stubs (Claude Code shows the model the sandbox's folders).
+    assert list(entries["links"].values()) == [str(r) for r in roots]
+    assert entries["sandbox_paths"] == ["/" + link for link in entries["links"]] + ["/" + str(Path.home() / ".claude" / "hooks")]
+    for link in entries["links"]:
+        assert f"Read(/{link}/**)" in entries["deny"] and f"Edit(/{link}/**)" in entries["deny"]
 
 
 def test_a_checkout_guard_still_runs_without_site():
     entries = vocab.kit_entries(config.defaults(), python="/x/python")
-    assert vocab.hook_words(entries["PreToolUse"]["hooks"][0])[:3] == ["/x/python", "-I", "-S"]
+    assert vocab.entry_words(entries, "PreToolUse")[:3] == ["/x/python", "-I", "-S"]
 
 
 def test_the_guard_of_an_installed_kit_protects_its_folders(installed, tmp_path):
@@ -147,7 +150,7 @@ def test_install_refuses_an_installed_kit_inside_the_repository(tmp_path, monkey
 
 def hook_command(settings: dict, event: str) -> list[str]:
     """The hook's argv: install writes exec form (Claude Code runs it without a shell)."""
-    [group] = [g for g in settings["hooks"][event] if "donegate" in json.dumps(g)]
+    [group] = [g for g in settings["hooks"][event] if "donegate" in json.dumps(vocab.hook_words(g["hooks"][0]))]
     return vocab.hook_words(group["hooks"][0])
 
 
@@ -177,8 +180,8 @@ def test_wheel_install_gates_a_session(tmp_path):
     hooks = venv / SHARED
     assert str(hooks / "stop_gate.py") in stop_cmd and str(hooks / "guard.py") in guard_cmd
     assert stop_cmd[stop_cmd.index("--home") + 1] == str(state) and stop_cmd[0] == str(py)
-    assert f"Read(/{state}/**)" in settings["permissions"]["deny"]
-    assert f"Read(/{hooks}/**)" in settings["permissions"]["deny"]
+    assert f"Read(/{state}/**)" in resolved_all(settings["permissions"]["deny"])
+    assert f"Read(/{hooks}/**)" in resolved_all(settings["permissions"]["deny"])
 
     def stop() -> subprocess.CompletedProcess:  # as Claude Code runs an exec-form hook: argv, JSON on stdin
         return run(stop_cmd, env=env, cwd=repo, input=json.dumps(stop_payload(repo)))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import write_config, ledger_lines, stop_payload
+from tests.support.repos import write_config, stop_lines, stop_payload
 from donegate import config, gate, reviewer
 from donegate.claude.headless import ModelRun
 from tests.support.repos import fix_bug
@@ -305,7 +305,7 @@ def test_hint_is_given_once_per_state_then_the_stop_is_allowed(sealed_shop, kit_
     assert code == 0 and len(script.calls) == 2  # not reviewed again
     (sealed_shop / "shop" / "pricing.py").write_text((sealed_shop / "shop" / "pricing.py").read_text() + "\n# tidy\n")
     assert hook(sealed_shop, kit_home)[0] == 2  # a new state gets its own hint
-    lines = ledger_lines(kit_home)
+    lines = stop_lines(kit_home)
     assert [(r["verdict"], r["blocks"]) for r in lines] == [("hint", 1), ("pass", 0), ("hint", 1)]
     assert lines[0]["gates"]["review"]["verdict"] == "block" and len(lines[0]["gates"]["review"]["reviewers"]) == 2
     assert "skipped" in lines[1]["gates"]["review"]
@@ -320,7 +320,7 @@ def test_hints_reset_the_no_progress_streak_but_count_toward_max_blocks(sealed_s
         (sealed_shop / "notes.txt").write_text(str(i))
         codes.append(hook(sealed_shop, kit_home)[0])
     assert codes == [2, 2, 0]
-    last = ledger_lines(kit_home)[-1]
+    last = stop_lines(kit_home)[-1]
     assert last["verdict"] == "pass" and "max_blocks" in last["gates"]["breaker"]["hint_dropped"]
 
 
@@ -330,7 +330,7 @@ def test_block_mode_blocks_like_a_failing_test_and_the_breaker_counts_it(sealed_
     fix_bug(sealed_shop)
     codes = [hook(sealed_shop, kit_home, message="All done.")[0] for _ in range(4)]
     assert codes == [2, 2, 2, 0]  # the same file flagged three stops running: max_same_failure
-    lines = ledger_lines(kit_home)
+    lines = stop_lines(kit_home)
     assert [r["verdict"] for r in lines] == ["block", "block", "block", "gave_up"]
     _, _, err = hook(sealed_shop, kit_home, message="All done.")
     assert err.startswith("You reported the work as complete, but the reviewers found blocking problems")
@@ -351,7 +351,7 @@ def test_a_failed_review_allows_the_stop_and_says_so(sealed_shop, kit_home, fake
     fix_bug(sealed_shop)
     code, out, _ = hook(sealed_shop, kit_home)
     assert code == 0 and "the review failed" in out["systemMessage"] and "WITHOUT a review" in out["systemMessage"]
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert line["verdict"] == "review_error" and line["gates"]["review"]["verdict"] == "error"
 
 
@@ -361,7 +361,7 @@ def test_broken_reviewer_files_are_a_review_error_not_a_block(sealed_shop, kit_h
     fix_bug(sealed_shop)
     code, out, _ = hook(sealed_shop, kit_home)
     assert code == 0 and "cannot read the reviewer file" in out["systemMessage"]
-    assert ledger_lines(kit_home)[0]["verdict"] == "review_error"
+    assert stop_lines(kit_home)[0]["verdict"] == "review_error"
 
 
 def test_reviews_run_only_after_the_tests_pass(sealed_shop, kit_home, fake_model):

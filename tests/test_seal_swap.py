@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from tests.support.repos import EXAMPLE_TESTS, KIT, ledger_lines, run_hook, stop_payload
+from tests.support.repos import EXAMPLE_TESTS, KIT, stop_lines, run_hook, stop_payload
 
 NEW_TESTS = "from shop.pricing import line_total\n\ndef test_one():\n    assert line_total(100, 2) == 200\n"
 BEFORE_SWITCH = ["seal:copied", "seal:built", "seal:record-written"]
@@ -46,7 +46,7 @@ def test_a_seal_killed_at_any_step_leaves_the_old_store_or_the_new_one(sealed_sh
     res = _seal(sealed_shop, new_tests, env={"DONEGATE_FAULT": step})
     assert res.returncode == -signal.SIGKILL, res.stderr
     res = run_hook(stop_payload(sealed_shop))
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert line["gates"]["integrity"]["ok"] is True, line
     expected = 5 if step in BEFORE_SWITCH else 1
     assert line["gates"]["integrity"]["tests"] == expected
@@ -60,7 +60,7 @@ def test_a_first_seal_killed_before_the_switch_reads_as_unsealed_and_is_swept(sh
     assert res.returncode == -signal.SIGKILL
     assert len(_copies(kit_home)) == 1  # the half-made store
     res = run_hook(stop_payload(shop_repo))
-    assert res.returncode == 0 and ledger_lines(kit_home)[0]["verdict"] == "unsealed"
+    assert res.returncode == 0 and stop_lines(kit_home)[0]["verdict"] == "unsealed"
     assert _copies(kit_home) == []
 
 
@@ -81,7 +81,7 @@ def test_seals_killed_at_random_moments_leave_one_store(sealed_shop, kit_home, n
         proc.kill()
         proc.wait(timeout=60)
     res = run_hook(stop_payload(sealed_shop))
-    line = ledger_lines(kit_home)[-1]
+    line = stop_lines(kit_home)[-1]
     assert line["gates"]["integrity"]["ok"] is True and line["gates"]["integrity"]["tests"] in (1, 5), (res.stderr, line)
     assert len(_copies(kit_home)) == 1
 
@@ -95,7 +95,7 @@ def test_a_seal_waits_for_another_seal_of_the_same_repository(sealed_shop, kit_h
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
     run_hook(stop_payload(sealed_shop))
-    line = ledger_lines(kit_home)[-1]
+    line = stop_lines(kit_home)[-1]
     assert line["gates"]["integrity"]["ok"] is True
     assert len(_copies(kit_home)) == 1
 
@@ -105,7 +105,7 @@ def test_install_after_seal_switches_like_a_seal(sealed_shop, kit_home):
                          capture_output=True, text=True, timeout=120, cwd=KIT, env={**os.environ, "DONEGATE_FAULT": "seal:record-written"})
     assert res.returncode == -signal.SIGKILL
     run_hook(stop_payload(sealed_shop))
-    line = ledger_lines(kit_home)[-1]
+    line = stop_lines(kit_home)[-1]
     assert line["gates"]["integrity"]["ok"] is True  # the old store, whole: only the new settings read as changed
     assert line["gates"]["scope"]["protected"] == [".claude/donegate-install.json", ".claude/settings.json"]
     assert len(_copies(kit_home)) == 1

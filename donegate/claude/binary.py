@@ -11,6 +11,10 @@ from donegate import paths
 from donegate.errors import DonegateError
 
 CLAUDE_ENV = "DONEGATE_CLAUDE"
+# The oldest release the kit is proven on (`make e2e CLAUDE_VERSION=2.1.197` and CI's compatibility
+# set); the newest is the one package.json pins. Older releases lack what the kit relies on (exec-form
+# hooks with `args`); newer ones are unproven until the e2e tests ran on them (claude-code.md).
+OLDEST = "2.1.197"
 
 
 def find_claude() -> str:
@@ -56,3 +60,26 @@ def pinned_version() -> str | None:
         return pkg["dependencies"]["@anthropic-ai/claude-code"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def _key(version: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in version.split("."))
+    except ValueError:
+        return ()
+
+
+def supported_range() -> tuple[str, str]:
+    return OLDEST, pinned_version() or OLDEST
+
+
+def support(version: str) -> str:
+    """"ok" inside the supported range, "older" below it, "newer" above it, "unknown" unparseable."""
+    key, (low, high) = _key(version), supported_range()
+    if not key:
+        return "unknown"
+    if key < _key(low):
+        return "older"
+    if key > _key(high):
+        return "newer"
+    return "ok"

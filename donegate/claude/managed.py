@@ -39,10 +39,11 @@ def pinned_env(cfg: dict[str, Any]) -> dict[str, str]:
 
 
 def drop_in(cfg: dict[str, Any], *, sandbox: bool, root: Path | None = None, kit: Path | None = None,
-            home: Path | None = None, python: str | None = None) -> dict[str, Any]:
-    """The drop-in's content."""
+            home: Path | None = None, python: str | None = None, with_stubs: bool = False) -> Any:
+    """The drop-in's content (with `with_stubs`: and the stubs its hooks run, path -> text, and the
+    links its deny rules and sandbox name, link -> folder)."""
     root = root or managed_root()
-    entries = vocab.kit_entries(cfg, kit=kit, home=home, python=python, managed=True)
+    entries = vocab.kit_entries(cfg, kit=kit, home=home, python=python, managed=True, managed_root=root)
     folder = vocab.abs_pattern(root)
     deny = list(entries["deny"]) + [f"{tool}({folder}/**)" for tool in vocab.DENY_TOOLS]
     data: dict[str, Any] = {
@@ -54,4 +55,4 @@ def drop_in(cfg: dict[str, Any], *, sandbox: bool, root: Path | None = None, kit
         data["sandbox"] = {**vocab.SANDBOX_FLAGS,
                            "filesystem": {"denyRead": list(entries["sandbox_paths"]),
                                           "denyWrite": [*entries["sandbox_paths"], folder]}}
-    return data
+    return (data, entries["stubs"], entries["links"]) if with_stubs else data

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from donegate import _layout, config, git, paths
+from donegate import _layout, config, git, paths, stubs
 from donegate.claude import binary
 from donegate.errors import DonegateError
 
@@ -71,9 +71,13 @@ def abs_pattern(path: Path) -> str:
 
 
 def deny_rules(kit: Path | None = None, home: Path | None = None) -> list[str]:
+    """The rules by the folders' own paths (an install before the links wrote these; uninstall knows them)."""
     rules = [f"{tool}({abs_pattern(root)}/**)" for root in protected_roots(kit, home) for tool in DENY_TOOLS]
-    rules += [f"{tool}({pattern})" for pattern in SETTINGS_PATTERNS for tool in SETTINGS_RULE_TOOLS]
-    return rules
+    return rules + settings_rules()
+
+
+def settings_rules() -> list[str]:
+    return [f"{tool}({pattern})" for pattern in SETTINGS_PATTERNS for tool in SETTINGS_RULE_TOOLS]
 
 
 def hook_command(script: Path, *, python: str, home: Path, flags: tuple[str, ...] = ()) -> str:
@@ -87,26 +91,46 @@ def git_executable() -> str:
     return git.executable()
 
 
-def exec_hook(script: Path, *, python: str, home: Path, flags: tuple[str, ...] = (), repo: Path | None = None,
-              managed: bool = False, timeout: int, claude: str | None = None) -> dict[str, Any]:
-    """A hook in exec form: `command` is run directly with `args`, no shell in between."""
-    args = ["-I", *flags, str(script), "--home", str(home)]
+def launch_words(script: Path, *, python: str, home: Path, flags: tuple[str, ...] = (), repo: Path | None = None,
+                 managed: bool = False, claude: str | None = None) -> list[str]:
+    """The interpreter, its flags, the launcher and the launcher's arguments: what a hook runs."""
+    words = [python, "-I", *flags, str(script), "--home", str(home)]
     if repo is not None:
-        args += ["--repo", str(repo)]
+        words += ["--repo", str(repo)]
     if managed:
-        args.append("--managed")
-    args += ["--git", git_executable()]
+        words.append("--managed")
+    words += ["--git", git_executable()]
     if claude:
-        args += ["--claude", claude]
-    return {"type": "command", "command": python, "args": args, "timeout": timeout}
+        words += ["--claude", claude]
+    return words
+
+
+def exec_hook(stub: Path, *, timeout: int, on_failure: str | None = None) -> dict[str, Any]:
+    """A hook in exec form whose command line names nothing of the kit: the stub's path, no arguments.
+
+    Since 2.1.332 Claude Code shows the model a blocking hook's whole command line; the interpreter,
+    the launcher, the state root and the repository are inside the stub (see `donegate.stubs`).
+    `on_failure: "block"` (2.1.295): a hook that crashes, cannot start or exits with another code
+    refuses the tool call instead of letting it through (measured on 2.1.332 for PreToolUse; 2.1.197
+    ignores the key and keeps the file; reported as ignored on Stop, whose launcher blocks by itself)."""
+    # `args` present, even empty, is what makes it exec form: without it Claude Code runs `command`
+    # through a shell, and CLAUDE_CODE_SHELL_PREFIX from settings `env` wraps it (measured, 2.1.332).
+    hook: dict[str, Any] = {"type": "command", "command": str(stub), "args": [], "timeout": timeout}
+    if on_failure:
+        hook["onFailure"] = on_failure
+    return hook
 
 
 def hook_words(hook: Any) -> list[str]:
-    """The command and its arguments of one hook entry (shell form: the command line as one word)."""
+    """The command and its arguments of one hook entry (shell form: the command line as one word; a
+    kit's stub: the words written inside it)."""
     if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
         return []
     args = hook.get("args")
-    return [hook["command"], *(a for a in args if isinstance(a, str))] if isinstance(args, list) else [hook["command"]]
+    if isinstance(args, list) and args:
+        return [hook["command"], *(a for a in args if isinstance(a, str))]
+    inner = stubs.words(hook["command"])
+    return inner if inner else [hook["command"]]
 
 
 def sandbox_available() -> tuple[bool, str]:
@@ -135,8 +159,9 @@ def _python() -> str:
 
 
 def kit_entries(cfg: dict[str, Any], *, kit: Path | None = None, home: Path | None = None,
-                python: str | None = None, repo: Path | None = None, managed: bool = False) -> dict[str, Any]:
-    """The hooks, rules and sandbox folders install adds, before merging."""
+                python: str | None = None, repo: Path | None = None, managed: bool = False,
+                managed_root: Path | None = None) -> dict[str, Any]:
+    """The hooks, the stubs they run (path -> text), rules and sandbox folders install adds, before merging."""
     kit = (kit or paths.KIT_ROOT).resolve()
     home = (home or paths.home()).resolve()
     python = python or _python()
@@ -145,15 +170,32 @@ def kit_entries(cfg: dict[str, Any], *, kit: Path | None = None, home: Path | No
     guard_flags = ("-S",) if paths.is_checkout(kit) else ()
     from donegate import guard
 
+    folder = stubs.folder(managed_root)
+    tag = stubs.tag(home, repo)
+    stop_words = launch_words(stop_script(kit), python=python, home=home, repo=repo, managed=managed,
+                              claude=binary.executable())
+    guard_words = launch_words(guard_script(kit), python=python, home=home, flags=guard_flags)
+    stop_stub, guard_stub = folder / f"stop-{tag}", folder / f"pretooluse-{tag}"
+    # The deny rules and the sandbox name the protected folders by neutral links beside the stubs:
+    # 2.1.332 lists every folder the sandbox hides (and every Read deny rule's) in the system prompt;
+    # both follow a link to the folder itself (measured, docs/claude-code.md).
+    links = {str(stubs.alias(folder, tag, i)): str(r) for i, r in enumerate(protected_roots(kit, home))}
+    hidden = [Path(link) for link in links] + [folder]
     return {
-        "Stop": {"hooks": [exec_hook(stop_script(kit), python=python, home=home, repo=repo, managed=managed,
-                                     timeout=hook_timeout(cfg), claude=binary.executable())]},
+        "Stop": {"hooks": [exec_hook(stop_stub, timeout=hook_timeout(cfg))]},
         "PreToolUse": {"matcher": guard.MATCHER,
-                       "hooks": [exec_hook(guard_script(kit), python=python, home=home, flags=guard_flags,
-                                           timeout=GUARD_TIMEOUT)]},
-        "deny": deny_rules(kit, home),
-        "sandbox_paths": [abs_pattern(r) for r in protected_roots(kit, home)],
+                       "hooks": [exec_hook(guard_stub, timeout=GUARD_TIMEOUT, on_failure="block")]},
+        "stubs": {str(stop_stub): stubs.text(stop_words), str(guard_stub): stubs.text(guard_words)},
+        "links": links,
+        "deny": [f"{tool}({abs_pattern(h)}/**)" for h in hidden for tool in DENY_TOOLS] + settings_rules(),
+        "sandbox_paths": [abs_pattern(h) for h in hidden],
     }
+
+
+def entry_words(entries: dict[str, Any], event: str) -> list[str]:
+    """The words the kit's hook for `event` runs, from `kit_entries` before its stubs are written."""
+    hook = entries[event]["hooks"][0]
+    return stubs.parse(entries["stubs"][hook["command"]])
 
 
 def guard_settings() -> dict:
@@ -164,4 +206,8 @@ def guard_settings() -> dict:
     keeps the guarded repository's settings out; these come in through `--settings` instead.
     """
     entries = kit_entries(config.defaults())
-    return {"permissions": {"deny": entries["deny"]}, "hooks": {"PreToolUse": [entries["PreToolUse"]]}}
+    # The kit's own runs need no stub (nothing of theirs reaches the agent): the launcher directly.
+    words = entry_words(entries, "PreToolUse")
+    hook = {"type": "command", "command": words[0], "args": words[1:], "timeout": GUARD_TIMEOUT}
+    return {"permissions": {"deny": entries["deny"]},
+            "hooks": {"PreToolUse": [{"matcher": entries["PreToolUse"]["matcher"], "hooks": [hook]}]}}

@@ -15,7 +15,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from donegate import paths
+from donegate import paths, stubs
 from donegate.finding import ERROR, WARNING, Finding
 
 DROPS_FILE = "Claude Code silently ignores the whole file"
@@ -147,12 +147,16 @@ def check_shapes(data: Any, where: str) -> list[Finding]:
 def parse_hook(hook: dict) -> tuple[dict[str, str], str | None, str | None]:
     """(state root and the like, interpreter, script) of a hook entry, exec form or shell form."""
     args = hook.get("args")
+    command = hook["command"]
+    inner = stubs.words(command) if not args else []
+    if inner:  # the kit's stub: the words written inside it
+        command, args = inner[0], inner[1:]
     if not isinstance(args, list):
-        return parse_command(hook["command"])
+        return parse_command(command)
     args = [a for a in args if isinstance(a, str)]
     script = next((a for a in args if a.endswith(".py")), None)
     env = {"DONEGATE_HOME": args[args.index("--home") + 1]} if "--home" in args[:-1] else {}
-    return env, hook["command"], script
+    return env, command, script
 
 
 def parse_command(command: str) -> tuple[dict[str, str], str | None, str | None]:

@@ -9,10 +9,11 @@ from donegate import paths
 
 
 def cmd_decide(args: argparse.Namespace) -> int:
+    from donegate import person
     from donegate.report.labels import decide
 
     path = Path(args.ledger).expanduser() if args.ledger else paths.ledger_path()
-    rec = decide(path, args.ref, args.decision, args.note or "")
+    rec = decide(path, args.ref, args.decision, args.note or "", by=getattr(args, "by", None) or person.who())
     what = "an appeal" if rec["verdict"] == "appealed" else "a hand-over"
     print(f"{args.decision}d {what}: stop {rec['ref']} (session {rec['session']}, {rec['repo'] or 'no repository'})"
           + ("; the next stop in that repository is told" if args.decision == "reject" and rec["repo"] else ""))

@@ -1,4 +1,4 @@
-"""`donegate doctor REPO`: the installation as Claude Code will see it, every check the gate runs."""
+"""`donegate doctor FOLDER`: the installation as Claude Code will see it, every check the gate runs."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("doctor", help="check REPO's installation as Claude Code will see it; exit 1 on any error")
-    p.add_argument("repo", metavar="REPO", help="the guarded git repository")
+    p = subparsers.add_parser("doctor", help="check FOLDER's installation as Claude Code will load it there; exit 1 on any error")
+    p.add_argument("repo", metavar="FOLDER", help="the folder a session starts in: a repository, a worktree, a subfolder project")
     p.add_argument("-v", "--verbose", action="store_true", help="list the checks that passed too")
     p.set_defaults(func=cmd_doctor)

@@ -6,9 +6,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from donegate import config, install, managed
+from donegate import config, install, managed, paths, person
 from donegate.claude.settings import SANDBOX_FIX, deny_rules, hook_timeout, sandbox_available
 from donegate.errors import DonegateError
+
+
+def _record(event: str, args: argparse.Namespace, settings: str) -> None:
+    """The ledger line of an install or uninstall, naming who ran it."""
+    person.record(paths.home(), event, getattr(args, "by", None) or person.who(), settings=settings,
+                  managed=bool(args.managed))
 
 
 def cmd_install(args: argparse.Namespace) -> int:
@@ -17,15 +23,27 @@ def cmd_install(args: argparse.Namespace) -> int:
             raise DonegateError("install --managed guards every repository on the machine: give no REPO",
                                 "donegate install --managed (then seal each repository as usual)")
         path = managed.install_managed(sandbox=args.sandbox)
+        _record("install", args, str(path))
         data = json.loads(path.read_text(encoding="utf-8"))
         print(f"donegate installed as managed policy in {path}")
         print(f"  Stop hook and guard for every Claude Code session on this machine, {len(data['permissions']['deny'])} deny "
               f"rules, env pinned ({', '.join(data['env'])}), sandbox {'on' if 'sandbox' in data else 'off'}")
         print("  a session outside every sealed repository passes quietly; seal a repository to gate it")
         return 0
+    if args.scope == "user":
+        if args.repo:
+            raise DonegateError("install --scope user guards every sealed repository of this account: give no REPO",
+                                "donegate install --scope user (then seal each repository, worktree-wide, as usual)")
+        path = install.install(None, sandbox=args.sandbox, scope="user")
+        print(f"donegate installed in your user settings {path}")
+        print("  Stop hook and guard for every Claude Code session of this account: every sealed repository, its "
+              "worktrees and subfolder projects is gated; elsewhere a stop passes quietly")
+        return 0
     if not args.repo:
-        raise DonegateError("install: give the repository to guard (or --managed for the whole machine)", "donegate install REPO")
-    path = install.install(args.repo, sandbox=args.sandbox)
+        raise DonegateError("install: give the repository to guard (or --scope user, or --managed for the whole machine)",
+                            "donegate install REPO")
+    path = install.install(args.repo, sandbox=args.sandbox, scope=args.scope)
+    _record("install", args, str(path))
     data = json.loads(path.read_text(encoding="utf-8"))
     box = data.get("sandbox", {}) if isinstance(data.get("sandbox"), dict) else {}
     print(f"donegate installed in {path}")
@@ -35,6 +53,8 @@ def cmd_install(args: argparse.Namespace) -> int:
         ok, why = sandbox_available()
         print("  without the sandbox, Bash can still read the hidden tests with a program of its own"
               + (f" ({why}; {SANDBOX_FIX})" if not ok else " (pass --sandbox on)"))
+    if args.scope == "local":
+        print("  this machine's paths are in settings.local.json (git-excluded); .claude/settings.json stays safe to commit")
     print(f"  next: seal the acceptance tests (donegate seal), then check everything: donegate doctor {path.parent.parent}")
     return 0
 
@@ -42,11 +62,13 @@ def cmd_install(args: argparse.Namespace) -> int:
 def cmd_uninstall(args: argparse.Namespace) -> int:
     if args.managed:
         path, done = managed.uninstall_managed()
+        _record("uninstall", args, str(path))
         print(f"donegate uninstall --managed {path}: {done}")
         return 0
-    if not args.repo:
-        raise DonegateError("uninstall: give the repository (or --managed)", "donegate uninstall REPO")
-    path, done = install.uninstall(args.repo)
+    if not args.repo and args.scope != "user":
+        raise DonegateError("uninstall: give the repository (or --scope user, or --managed)", "donegate uninstall REPO")
+    path, done = install.uninstall(args.repo, scope=args.scope)
+    _record("uninstall", args, str(path))
     print(f"donegate uninstall {path}: {done}")
     return 0
 
@@ -58,8 +80,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="as root: write the hooks, pinned env, deny rules and sandbox as machine-wide managed policy instead")
     p.add_argument("--sandbox", choices=("auto", "on", "off"), default="auto",
                    help="Claude Code's sandbox over the kit's folders: auto (when bubblewrap and socat are present), on (fail without them), off")
+    _scope(p)
     p.set_defaults(func=cmd_install)
     p = subparsers.add_parser("uninstall", help="remove exactly what install added to REPO/.claude/settings.json")
     p.add_argument("repo", metavar="REPO", nargs="?", help="the git repository")
     p.add_argument("--managed", action="store_true", help="as root: remove the managed drop-in, restoring what was there before")
+    _scope(p)
     p.set_defaults(func=cmd_uninstall)
+
+
+def _scope(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scope", choices=install.SCOPES, default="project",
+                   help="which settings file: project (REPO/.claude/settings.json), local (REPO/.claude/settings.local.json, "
+                        "git-excluded: the project file stays safe to commit), user (~/.claude/settings.json: every sealed "
+                        "repository, worktree and subfolder project of this account)")

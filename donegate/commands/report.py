@@ -121,7 +121,9 @@ def _html(args: argparse.Namespace, files: list[Path] | None) -> int:
 
 def cmd_label(args: argparse.Namespace) -> int:
     path = Path(args.ledger).expanduser() if args.ledger else paths.ledger_path()
-    rec = report.label_stop(path, args.ref, args.label, args.note or "")
+    from donegate import person
+
+    rec = report.label_stop(path, args.ref, args.label, args.note or "", by=getattr(args, "by", None) or person.who())
     print(f"labelled stop {rec['ref']} (session {rec['session']}, stop {rec['stop']}) {rec['label']}")
     return 0
 

@@ -1,5 +1,5 @@
-"""`donegate seal REPO TEST_FILE...` (copy acceptance tests into the store, outside the repository's tree)
-and `donegate unseal REPO` (stop gating it)."""
+"""`donegate seal REPO TEST_FILE...` (copy acceptance tests into the store, outside the repository's tree),
+`donegate unseal REPO` (stop gating it) and `donegate relocate OLD NEW` (the seal follows a moved repository)."""
 
 from __future__ import annotations
 
@@ -10,40 +10,56 @@ from donegate.errors import DonegateError
 
 
 def cmd_seal(args: argparse.Namespace) -> int:
-    from donegate import config, git, store
+    from donegate import config, paths, person, repo as repos, store
 
-    repo = git.toplevel(Path(args.repo))
+    repo = repos.project(Path(args.repo))  # the project: a repository, or a subfolder of one
     if store.is_sealed(repo) and not (args.add or args.replace):
         # Replacing a set is a choice: a second `seal` of one file used to drop the others without a word.
         raise DonegateError(f"{repo} already has sealed acceptance tests",
                             "add these to them with --add, or replace the whole set with --replace "
                             "(donegate status shows what is sealed)")
     cfg = config.load()
+    by = getattr(args, "by", None) or person.who()
     st = store.seal(
-        repo, [Path(f) for f in args.tests], request=args.request or "", timeout=cfg["timeout"],
+        Path(args.repo), [Path(f) for f in args.tests], request=args.request or "", timeout=cfg["timeout"],
         protected=cfg["protected"], protect_repo_tests=cfg["protect_repo_tests"], allow_skip=args.allow_skip,
-        confine=cfg["confine"], add=args.add,
+        confine=cfg["confine"], add=args.add, python=args.python or cfg["python"],
+        python_by="--python" if args.python else "python:", pythonpath=cfg["pythonpath"], by=by,
         extra={"scan_allow": list(cfg["scan_allow"])},  # what the project allowed, at the seal
     )
     m = st.manifest
+    person.record(paths.home(), "seal", by, repo=m["repo"], store=st.path.name, tests=m["count"],
+                  base=m["base"], request=m["request"][:500])
     print(
         f"sealed {m['count']} tests for {m['repo']} at {m['base'][:12]}: "
         f"{len(m['baseline']['failing'])} new requirements failing, {len(m['baseline']['passing'])} already passing"
         + (f", {len(m['baseline']['skipped'])} skipped (sealed with --allow-skip)" if m["baseline"]["skipped"] else "")
     )
+    py = m["python"]
+    print(f"  the hidden run uses {py['python']} (Python {py['version'] or '?'}, {py['source']})"
+          + (f", project folder {m['project']}" if m["project"] != "." else ""))
+    return 0
+
+
+def cmd_relocate(args: argparse.Namespace) -> int:
+    from donegate import store
+
+    st = store.relocate(args.old, args.new)
+    print(f"moved the seal of {args.old} to {st.manifest['repo']} ({st.manifest['count']} tests, base "
+          f"{st.manifest['base'][:12]}); stops there are judged again")
+    print(f"  a per-repository install names the old path: donegate install {st.manifest['repo']} (then donegate doctor it)")
     return 0
 
 
 def cmd_unseal(args: argparse.Namespace) -> int:
-    from donegate import git, ledger, paths, store
-    from donegate.util import utc_now
+    from donegate import paths, person, repo as repos, store
 
-    repo = git.toplevel(Path(args.repo))
+    repo = repos.project(Path(args.repo))  # the project sealed: a repository, or a subfolder of one
     manifest = store.unseal(repo)
     if manifest is None:
         raise DonegateError(f"nothing is sealed for {repo}", "donegate status lists the sealed repositories")
-    ledger.append({"event": "unseal", "time": utc_now(), "repo": str(repo), "count": manifest.get("count")},
-                  paths.ledger_path())
+    person.record(paths.home(), "unseal", getattr(args, "by", None) or person.who(), repo=str(repo),
+                  count=manifest.get("count"))
     print(f"unsealed {repo}: {manifest.get('count', 'its')} acceptance tests removed from the store; "
           "its sessions stop ungated from now on")
     return 0
@@ -51,14 +67,20 @@ def cmd_unseal(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("seal", help="copy acceptance tests into the store for REPO, outside its tree")
-    p.add_argument("repo", metavar="REPO", help="the guarded git repository")
+    p.add_argument("repo", metavar="REPO", help="the guarded project: a git repository, or a subfolder of one (a monorepo package)")
     p.add_argument("tests", metavar="TEST_FILE", nargs="+", help="pytest files holding the acceptance tests")
     p.add_argument("--request", help="the request the tests were written for (kept in the manifest)")
+    p.add_argument("--python", metavar="PATH", help="the project's interpreter or environment folder for the hidden run "
+                   "(kept in the seal; default: python: in donegate.yaml, else the project's .venv/venv, else the kit's)")
     p.add_argument("--allow-skip", action="store_true", help="seal tests that skip or xfail now (they fail at every stop until they run)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--add", action="store_true", help="add the files to REPO's sealed tests (the whole set is run again)")
     how.add_argument("--replace", action="store_true", help="replace REPO's sealed tests with these (needed when some are sealed)")
     p.set_defaults(func=cmd_seal)
+    p = subparsers.add_parser("relocate", help="move the seal of a repository that was moved or renamed from OLD to NEW")
+    p.add_argument("old", metavar="OLD", help="the path the repository was sealed at (doctor and the hook name it)")
+    p.add_argument("new", metavar="NEW", help="where the same repository is now")
+    p.set_defaults(func=cmd_relocate)
     p = subparsers.add_parser("unseal", help="remove REPO's sealed acceptance tests: its sessions stop ungated")
     p.add_argument("repo", metavar="REPO", help="the guarded git repository")
     p.set_defaults(func=cmd_unseal)

@@ -6,13 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from donegate import config
+from donegate import config, person
 from donegate.writer import summary, write
 
 
 def cmd_write(args: argparse.Namespace) -> int:
     cfg = config.load()
-    st, warnings = write(Path(args.repo), args.request, cfg, allow_skip=args.allow_skip)
+    st, warnings = write(Path(args.repo), args.request, cfg, allow_skip=args.allow_skip,
+                         by=getattr(args, "by", None) or person.who())
     for w in warnings:
         print(f"donegate: warning: {w}", file=sys.stderr)
     print(summary(st))

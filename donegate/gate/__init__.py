@@ -48,25 +48,51 @@ def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg:
              managed: bool = False) -> Outcome:
     from donegate import repo as where
 
-    repo = where.guarded(payload, root, repo_arg, managed)
-    if repo is None:
+    target = where.locate(payload, root, repo_arg, managed)
+    if target is None:
         out = Outcome("unsealed", ALLOW)
         out.quiet = True
         return out
-    paths.check_outside(repo, root)
+    if target.moved_from is not None:
+        return moved(target, payload)
+    paths.check_outside(target.tree, root)
     if cfg["mode"] == "retry":  # the blind control: no store, no test, no appeal (there is no test to appeal)
         from donegate.gate import retry
 
         out = retry.outcome()
-        out.repo = str(repo)
+        out.repo = str(target.tree)
         return out
-    out = _evaluate(payload, cfg, root, repo)
-    out.repo = str(repo)
-    return appeal.consider(out, payload, cfg, root, repo, session_of(payload))
+    out = _evaluate(payload, cfg, root, target.sealed, target.tree)
+    out.repo = str(target.tree)
+    out.gates["found"] = target.found_from  # which folder named the tree: the session's, the cwd, the hook's --repo
+    if target.tree != target.sealed:
+        out.gates["sealed"] = str(target.sealed)  # the working tree judged is another one of the sealed repository
+    return appeal.consider(out, payload, cfg, root, target.tree, session_of(payload), sealed=target.sealed)
 
 
-def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path) -> Outcome:
-    st, sealed, _ = integrity.check(repo, root)
+def moved(target: Any, payload: dict[str, Any]) -> Outcome:
+    """A sealed repository at a path it was not sealed at (or gone from it): nothing the agent can fix.
+    The stop is handed to a person at once, with the one command that fixes it; no test ran, so it
+    never counts as failing tests."""
+    old = target.moved_from
+    if target.tree == target.sealed:  # the hook names a repository that is gone, and the session is nowhere we know
+        cwd = payload.get("cwd") or "this folder"
+        what = f"the sealed repository {old} is gone (moved or deleted)"
+        fix = f"donegate relocate {old} NEW_PATH (where it is now), or donegate uninstall here; stop in {cwd} was not judged"
+    else:
+        what = f"this repository was sealed at {old} and is now at {target.tree}"
+        fix = f"donegate relocate {old} {target.tree}"
+    msg = f"donegate: {what}: the stop was NOT verified; a person must run: {fix}"
+    out = Outcome("gave_up", ALLOW, gates={"moved": {"from": old, "to": str(target.tree)},
+                                           "breaker": {"gave_up": "moved", "was": "moved"}},
+                  system_message=msg, repo=str(target.tree))
+    return out
+
+
+def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path, tree: Path | None = None) -> Outcome:
+    """`repo`: the sealed project (whose seal judges); `tree`: the working tree judged (default `repo`)."""
+    tree = tree or repo
+    st, sealed, _ = integrity.check(repo, root, session_of(payload))
     if sealed["ok"] is False:
         return Outcome("block", BLOCK, gates={"integrity": sealed},
                        reason=f"donegate: {sealed['problem']}; the session needs a person to re-seal the tests",
@@ -75,18 +101,30 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     if st is None:
         msg = f"donegate: no acceptance tests are sealed for {repo}; the stop was allowed unchecked"
         return Outcome("unsealed", ALLOW, system_message=msg, gates={"integrity": sealed})
+    if tree != repo:
+        st = store.Store(tree, st.path, st.manifest, sealed_at=repo)
+    repo = tree
     gates: dict[str, Any] = {"integrity": sealed}
     leak, scrub = leaks.transcript_gate(payload, st, root)
     if leak:
         gates["leak"] = leak
-    in_scope, accept, failures, cached = cache.judged(repo, st.manifest, cfg, root, session_of(payload),
-                                                      lambda: _judge(repo, st, cfg))
+    from donegate.hidden.python import EnvProblem
+
+    try:
+        in_scope, accept, failures, cached = cache.judged(repo, st.manifest, cfg, root, session_of(payload),
+                                                          lambda: _judge(repo, st, cfg))
+    except EnvProblem as exc:
+        return _environment(gates, exc.message, exc.fix or "")
+    if accept.get("environment"):
+        return _environment(gates, accept["environment"], "repair or recreate the project's environment, or seal again")
     gates["scope"] = in_scope
     gates["acceptance"] = accept
     gates["cache"] = cached
     problems = list(in_scope["problems"])
     if accept["problem"]:
         problems.append(accept["problem"])
+    if accept.get("missing"):  # a dependency not installed: the agent may install it, or stop importing it
+        problems.append(accept["missing"])
     found = scan.scan_gate(repo, st, cfg, root)
     hint = ""
     if found is not None:
@@ -111,6 +149,17 @@ def hand_over(exc: DonegateError, root: Path) -> Outcome:
     return Outcome("gave_up", ALLOW, gates={"error": exc.message, "handover": "config"},
                    system_message=msg + "; the stop was allowed but the work is NOT verified: a person must fix "
                    "the kit's configuration (donegate.yaml), then check it with donegate doctor")
+
+
+def _environment(gates: dict[str, Any], problem: str, fix: str) -> Outcome:
+    """The project's interpreter cannot run the hidden tests (gone, broken, inside the repository):
+    nothing the agent does in the code changes that, so the stop goes to a person at once instead
+    of looping through the block counter."""
+    gates["environment"] = {"problem": problem, "fix": fix}
+    gates["handover"] = "environment"
+    out = Outcome("block", BLOCK, gates=gates, failing=["environment"])
+    return breaker.hand_over(out, "the project's environment cannot run the hidden tests",
+                             f"donegate: {problem} (fix: {fix})")
 
 
 def _judge(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
@@ -179,7 +228,7 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
     record.write(line, outcome, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - 0.5)))
     if outcome.exit_code == ALLOW and outcome.verdict != "unsealed" and outcome.repo:
         try:
-            leaks.after_pass(root, session, outcome.repo, payload)
+            leaks.after_pass(root, session, outcome.gates.get("sealed") or outcome.repo, payload)
         except OSError:
             _log_exception(root)
     return _watchdog.answer(dl, render(outcome))

@@ -19,10 +19,13 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
     stage("the hidden test run")
     review = cfg["review_timeout"] if cfg["review"] != "off" else 0
     timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
+    from donegate.hidden import python as pyenv  # EnvProblem: raised to the stop, which hands over
     from donegate.hidden.channel import HARD
 
     allow = tuple(r for r in cfg.get("scan_allow") or () if r not in HARD)  # evidence is never waved through
-    run = runner.run(st.path, repo, timeout=timeout, expected=st.tests(), confine=cfg["confine"], allow=allow)
+    launch = pyenv.sealed(st.manifest, repo)
+    run = runner.run(st.path, repo, timeout=timeout, expected=st.tests(), confine=cfg["confine"],
+                     project=Path(launch.front[0]), python=launch, allow=allow)
     if run.problem and timeout < cfg["timeout"] and "timeout" in run.problem:
         run.problem += (f" (the stop's deadline left it {timeout:.1f} of the {cfg['timeout']:g} s configured: "
                         "an earlier stage was slow)")
@@ -41,21 +44,30 @@ def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[d
         gate["tamper"] = {"what": run.tamper, "changed": run.tamper_keys, "rule": run.tamper_rule}
     if run.note:
         gate["note"] = run.note
+    if run.environment:
+        gate["environment"] = run.environment
+    if failing and run.imports:  # a test fails on a module not found: say when it is the environment's
+        from donegate.hidden import missing
+
+        found = missing.missing_module(run.imports, launch, Path(launch.front[0]), st.path)
+        if found is not None:
+            gate["missing"] = f"{found[0]} (fix: {found[1]})"
     # A pass, or a pass but for a tripwire honest code trips too: the second opinion decides whether
     # the product behaves differently under pytest (hard evidence then replaces the soft finding).
     if not failing and (gate["ok"] or run.tamper and run.tamper_rule not in HARD and len(run.passing()) == gate["total"]):
-        _second(repo, st, cfg, run, gate, allow, review)
+        _second(repo, st, cfg, run, gate, allow, review, launch)
     return gate, run
 
 
 def _second(repo: Path, st: store.Store, cfg: dict[str, Any], run: runner.TestRun, gate: dict[str, Any],
-            allow: tuple[str, ...], review: float) -> None:
+            allow: tuple[str, ...], review: float, launch: Any) -> None:
     """The second opinion on a pass: a disagreement blocks as tampering, a run that did not finish blocks."""
     from donegate.hidden import second
 
     stage("the second run")
     timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
-    two = second.run(st.path, repo, run.passing(), timeout=timeout, kind=run.confinement, allow=allow)
+    two = second.run(st.path, repo, run.passing(), timeout=timeout, kind=run.confinement, allow=allow,
+                     python=launch)
     gate["second"] = two.summary()
     from donegate.hidden.channel import HARD
 

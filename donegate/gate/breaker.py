@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -26,6 +27,7 @@ def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> 
     pass `max_blocks` is dropped rather than handed over: the tests pass, there is nothing to hand over.
     """
     counters["stops"] += 1
+    counters.setdefault("first", round(time.time(), 3))  # a seal after this is "during the session" (integrity)
     if outcome.hint:
         counters["hinted"] = [*(counters.get("hinted") or []), outcome.hint][-MAX_HINTED:]
     if outcome.exit_code == ALLOW:
@@ -57,10 +59,7 @@ def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> 
         return outcome
     if why:
         counters.update(blocks=0, same_streak=0, last_failing=None)
-        outcome.gates["breaker"] = {"gave_up": why, "was": outcome.verdict}
-        outcome.verdict, outcome.exit_code = "gave_up", ALLOW
-        outcome.system_message = (f"donegate: gave up after {why}; the stop was allowed but the work is NOT verified: "
-                                  "this session needs a person (see the ledger)")
+        hand_over(outcome, why, f"donegate: gave up after {why}")
         if "leak" in outcome.gates:  # the person taking over must hear it too, not only the ledger
             outcome.system_message += ("; the session transcript also shows hidden acceptance-test content, store "
                                        "paths or the kit's hook code")
@@ -68,6 +67,17 @@ def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> 
     counters["blocks"] += 1
     counters["same_streak"] = counters["same_streak"] + 1 if same else 1
     counters["last_failing"] = outcome.failing
+    return outcome
+
+
+def hand_over(outcome: Outcome, why: str, told: str) -> Outcome:
+    """Let the stop through to a person: the work is not verified, and `told` (then the words saying so)
+    is what the person sees. For the breaker's limits, and for what the agent cannot repair (the
+    project's interpreter gone or broken), which no number of blocks would change."""
+    outcome.gates["breaker"] = {"gave_up": why, "was": outcome.verdict}
+    outcome.verdict, outcome.exit_code = "gave_up", ALLOW
+    outcome.system_message = (f"{told}; the stop was allowed but the work is NOT verified: "
+                              "this session needs a person (see the ledger)")
     return outcome
 
 

@@ -13,10 +13,11 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
 
 from donegate import store
 from donegate.errors import StoreError
+from donegate.person import not_the_persons
 from donegate.gate.stop import stage
 
 
-def check(repo: Path, root: Path) -> tuple[store.Store | None, dict[str, Any], str]:
+def check(repo: Path, root: Path, session: str | None = None) -> tuple[store.Store | None, dict[str, Any], str]:
     """(the sealed store for `repo` or None, the stage's gate for the ledger, the fix of a problem):
     gate {"ok": True, "tests": n}; {"ok": None} when nothing is sealed; {"ok": False, "problem": ...}
     when the store is missing, modified or unrecorded (then the store is None)."""
@@ -27,4 +28,17 @@ def check(repo: Path, root: Path) -> tuple[store.Store | None, dict[str, Any], s
         return None, {"ok": False, "problem": exc.message}, exc.fix or "seal the tests again"
     if st is None:
         return None, {"ok": None}, ""
+    by = store.sealed_by(repo, root)
+    problem = not_the_persons(by, _first_stop(root, session) if by is not None and session else None)
+    if by is not None and problem:
+        return None, {"ok": False, "problem": problem, "sealed_by": by}, \
+            "a person must seal the tests again from a terminal outside the session"
     return st, {"ok": True, "tests": st.manifest["count"]}, ""
+
+
+def _first_stop(root: Path, session: str) -> float | None:
+    from donegate import paths
+    from donegate.state import FileCounters
+
+    first = FileCounters(paths.state_dir(root)).peek(session).get("first")
+    return first if isinstance(first, (int, float)) else None

@@ -16,13 +16,22 @@ from donegate import fsafe, git, store
 from donegate.gate.stop import stage
 
 
-def changed_protected(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+def changed_protected(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any],
+                      other_tree: bool = False) -> tuple[list[str], dict[str, str]]:
     """The protected files changed since the seal (the `protected` globs, and with `protect_repo_tests`
     the repository's own tests as sealed), sorted, and what the changed ones are now where that is not
     a regular file (a symlink, FIFO, device, socket, or gone)."""
     protected = store.matcher(cfg["protected"])
     now = store.snapshot(repo, cfg["protected"])
     before = {k: v for k, v in manifest.get("protected", {}).items() if protected(k)}
+    if other_tree:
+        # Another working tree of the sealed repository (a worktree): files the sealed checkout had
+        # untracked (its `.claude/settings.local.json`, an install's files) stay with that checkout.
+        # A file the sealed base tracks stays protected (deleting it is a change).
+        tracked = set(git.tracked_at(repo, manifest["base"])) if before else set()
+        before = {k: v for k, v in before.items() if k in now or k in tracked}
+        # and what `donegate install` wrote into this tree (a person's install there) is not the agent's.
+        now = {k: v for k, v in now.items() if k in before or k not in store.KIT_FILES}
     touched = sorted(k for k in set(now) | set(before) if now.get(k) != before.get(k))
     kinds = {k: fsafe.describe(now.get(k)) for k in touched if k in before}
     if cfg["protect_repo_tests"]:
@@ -46,7 +55,7 @@ def scope_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> dict[str, An
     t0 = time.monotonic()
     problems = []
     manifest = st.manifest
-    touched, kinds = changed_protected(repo, manifest, cfg)
+    touched, kinds = changed_protected(repo, manifest, cfg, st.other_tree())
 
     def named(names: list[str], what: dict[str, str]) -> str:
         return ", ".join(f"{n} (now {what[n]})" if n in what else n for n in names)

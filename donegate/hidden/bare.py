@@ -494,8 +494,9 @@ def child(job, code, tok_r, res_w):
             return result
 
         sys.dont_write_bytecode = True
-        sys.path.insert(0, job["repo"])
-        os.chdir(job["repo"])
+        if "imports-pytest" in job["allow"]:  # importable (the kit's), never run: last on the path
+            sys.path.extend(job["pytest"])
+        os.chdir(job["cwd"])  # sys.path is the first run's (`supervise` set it): the project's folder first
         import types
 
         modname = job["rel"][:-3].replace("/", ".")
@@ -612,6 +613,11 @@ def supervise(params):
     # then starts with it, instead of importing it 40 times.
     import importlib, inspect, io, pathlib, random, re, tempfile, types  # noqa: F401, E401
 
+    # The first run's sys.path, but for the kit's pytest: the project's folder first, the standard
+    # library, then the environment's path lines (the interpreter ran with -S: none of its import lines).
+    sys.path[:] = params["front"] + sys.path + params["site"]
+    sys.executable = params["executable"]
+
     out = os.fdopen(os.dup(1), "w")
     nonce = params["nonce"]
     sources, plans = {}, {}
@@ -636,7 +642,7 @@ def supervise(params):
             continue
         job = {"rel": rel, "qual": qual, "index": same.index(nodeid), "count": len(same) if bracket is not None else 1,
                "fixtures": tests[qual][1], "repo": params["repo"], "shim": params["shim"], "probe": params["probe"],
-               "allow": params["allow"]}
+               "allow": params["allow"], "cwd": params["cwd"], "pytest": params["pytest"]}
         t0 = time.monotonic()
         outcome, detail = _fork(job, sources[rel])
         if outcome == "imports-pytest":
@@ -669,7 +675,10 @@ def _fork(job, code):
     os.close(tok_r)
     os.close(res_w)
     token = secrets.token_hex(16)  # made after the fork: the child's memory never held it
-    os.write(tok_w, token.encode())
+    try:
+        os.write(tok_w, token.encode())
+    except BrokenPipeError:  # the child already ended (a failure before it asked): its pipe says how
+        pass
     os.close(tok_w)
     _, status = os.waitpid(pid, 0)
     os.set_blocking(res_r, False)

@@ -2,7 +2,8 @@
 
 The hidden run writes to an inherited pipe (never a file path it could guess): `hello` (with the
 nonce), `collected` (the test ids) or `collecterror`, then per test `start`, one `report` per phase
-(setup, call, teardown), `end`; `tamper` when a tripwire fired; `finish` (nonce, exit status).
+(setup, call, teardown), `end`; `tamper` when a tripwire fired; `finish` (nonce, exit status);
+`import` (a module not found, and the file importing it) beside a failure, at any point.
 
 The code under test runs in the same process and can write to the pipe too, so the stream is held to
 the order pytest really keeps: a result for a test that never started, a duplicate or conflicting
@@ -35,6 +36,7 @@ class Stream:
         self.rule = ""  # its rule: stream, harness, probe (hard) or one honest code may trip (settrace, gc-objects...)
         self.keys: list[str] = []  # what a tripwire saw change (for the ledger)
         self.lines = 0
+        self.imports: list[dict[str, str]] = []  # modules not found: {id, module, file}
 
     def violate(self, what: str, rule: str = "stream") -> None:
         if not self.tamper or (rule in HARD and self.rule not in HARD):
@@ -91,6 +93,10 @@ class Stream:
                 return self.violate(f"{nodeid} ended without its results")
             self.open = ""
             self.ended.add(nodeid)
+        elif ev == "import":
+            if len(self.imports) < 100:
+                self.imports.append({"id": str(nodeid or ""), "module": str(msg.get("module") or ""),
+                                     "file": str(msg.get("file") or "")})
         elif ev == "tamper":
             rule = str(msg.get("rule") or "harness")
             if not self.tamper or (rule in HARD and self.rule not in HARD):

@@ -94,13 +94,17 @@ def env(tmp: str, hidden: list[Path]) -> dict[str, str]:
     return out
 
 
-def python_dirs(hidden: Sequence[Path] = ()) -> list[Path]:
+def python_dirs(hidden: Sequence[Path] = (), python: Sequence[Path] | None = None) -> list[Path]:
     """Folders the interpreter needs: its prefix (the venv holding pytest), the base installation, and
     the folders on its path (site-packages and what `.pth` files add, which may lie under /tmp or a
     hidden folder: a venv whose packages come from elsewhere). A path folder that is, holds, or lies
     under a hidden folder is left out (the kit's root, its `hooks/`): binding it back would show the
     run the kit's own files. Under the user's home is fine (it is hidden for its credentials, and a
-    folder on the interpreter's own path is not one)."""
+    folder on the interpreter's own path is not one). `python`: the hidden run's interpreter's own
+    folders (`donegate.hidden.python.Launch.binds`: its installation, the project's environment, its
+    path, the kit's pytest), taken as they are; without it, the kit's interpreter's."""
+    if python is not None:
+        return sorted(set(python))
     homes = user_homes()
     # The kit's own roots stay out even when HOME (the session's to set) names one of them.
     kit = [h for h in hidden if h not in homes] + paths.protected_roots(home=paths.home())
@@ -120,15 +124,18 @@ def python_dirs(hidden: Sequence[Path] = ()) -> list[Path]:
 
 
 def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path, hidden: list[Path], env: dict[str, str],
-               shared: Sequence[str] = ()) -> list[str]:
-    """bubblewrap's arguments for a run in `copy`, seen at `repo`'s own path."""
+               shared: Sequence[str] = (), python: Sequence[Path] | None = None, chdir: Path | None = None) -> list[str]:
+    """bubblewrap's arguments for a run in `copy`, seen at `repo`'s own path, started in `chdir` (the
+    project's folder, default the repository); `python`: the interpreter's folders (`python_dirs`).
+    The project's environment is never writable: read-only like the whole system, or bound read-only
+    (a `.venv` inside the repository, shared with the copy; one under a hidden folder, bound back)."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     tmp = Path("/tmp")
     for h in sorted({h for h in hidden if h.is_dir() and not paths.is_within(h, tmp)}, key=lambda p: len(p.parts)):
         argv += ["--tmpfs", str(h)]
     # Back on top, read-only: what the run needs that lies under a hidden folder or /tmp.
-    for p in python_dirs(hidden):
-        if any(paths.is_within(p, h) for h in [*hidden, tmp]):
+    for p in python_dirs(hidden, python):
+        if any(paths.is_within(p, h) for h in [*hidden, tmp]) and not paths.is_within(p, repo):
             argv += ["--ro-bind", str(p), str(p)]
     argv += ["--ro-bind", str(store), str(store), "--bind", str(copy), str(repo)]
     for name in [".git", *shared]:
@@ -136,7 +143,7 @@ def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path, hidden: list[
             argv += ["--ro-bind", str(repo / name), str(repo / name)]
     argv += ["--dir", env["HOME"]]
     argv += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session",
-             "--die-with-parent", "--cap-drop", "ALL", "--chdir", str(repo), "--clearenv"]
+             "--die-with-parent", "--cap-drop", "ALL", "--chdir", str(chdir or repo), "--clearenv"]
     for k, v in env.items():
         argv += ["--setenv", k, v]
     return argv + ["--"]
@@ -146,7 +153,7 @@ def _sb_quote(path: Path | str) -> str:
     return '"' + str(path).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def sandbox_profile(*, copy: Path, store: Path, tmp: Path, hidden: list[Path]) -> str:
+def sandbox_profile(*, copy: Path, store: Path, tmp: Path, hidden: list[Path], python: Sequence[Path] | None = None) -> str:
     """A macOS sandbox-exec (SBPL) profile with the intent of the bubblewrap run: no network, no
     writes but the private temporary folder (which holds the throwaway copy), the hidden folders
     unreadable except the store. (No macOS machine here: the tests check its text.)"""
@@ -159,7 +166,7 @@ def sandbox_profile(*, copy: Path, store: Path, tmp: Path, hidden: list[Path]) -
     ]
     for h in hidden:
         lines.append(f"(deny file-read* (subpath {_sb_quote(h)}))")
-    for p in python_dirs(hidden):
+    for p in python_dirs(hidden, python):
         if any(paths.is_within(p, h) for h in hidden):
             lines.append(f"(allow file-read* (subpath {_sb_quote(p)}))")
     lines.append(f"(allow file-read* (subpath {_sb_quote(store)}))")

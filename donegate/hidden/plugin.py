@@ -167,13 +167,14 @@ _STACK_APIS = frozenset({"stack", "currentframe", "getouterframes", "trace", "ex
 _HARNESS_MODULES = ("_pytest", "pytest", "pluggy", "donegate_plugin")
 
 
-def _watch(reporter, repo: str, store: str) -> None:
+def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = ()) -> None:
     """An audit hook (it cannot be removed once added) that reports, the moment it happens and so
     before the code can do anything with it, the code under test reaching for the harness: searching
     the interpreter's objects (gc), walking the call stack (sys._getframe, inspect.stack, a
     traceback's frame), patching a pytest or pluggy class or function, or a test's code, or setting a
     trace or profile function. Only calls made from the repository's own files count: pytest,
-    logging, namedtuple and the like walk frames all the time."""
+    logging, namedtuple and the like walk frames all the time; so do the project's dependencies, which
+    may live in an environment inside the repository (`theirs`: its site-packages)."""
     import inspect as _inspect
     import traceback as _traceback
 
@@ -182,8 +183,10 @@ def _watch(reporter, repo: str, store: str) -> None:
     busy: list[Any] = []
     repo = repo.rstrip("/") + "/"
 
+    theirs = tuple(t.rstrip("/") + "/" for t in theirs)
+
     def ours(filename: str) -> bool:
-        return filename.startswith(repo)
+        return filename.startswith(repo) and not filename.startswith(theirs)
 
     def judge(event: str, args: tuple) -> tuple[str, str]:
         caller: Any = getframe(2)  # 0: judge, 1: the hook, 2: the code that raised the event
@@ -289,10 +292,12 @@ def _probe_asserts(reporter) -> None:
 
 
 class Reporter:
-    def __init__(self, fd: int, nonce: str, repo: str = "", allow: tuple = ()) -> None:
+    def __init__(self, fd: int, nonce: str, repo: str = "", theirs: "list[str] | None" = None,
+                 allow: tuple = ()) -> None:
         self.fd = fd
         self.nonce = nonce
         self.repo = repo
+        self.theirs = tuple(theirs or ())
         self.allow = frozenset(allow)  # rules the project allows (`scan.allow`): their tripwires stay quiet
         self.wires: Tripwires | None = None
         self.tampered = False  # hard evidence was sent: later checks would only repeat it
@@ -311,7 +316,7 @@ class Reporter:
         # The last moment before the test modules (and so the repository's code) are imported.
         self.wires = Tripwires(session.config, self)
         if self.repo:
-            _watch(self, self.repo, str(session.config.rootpath).rstrip("/") + "/")
+            _watch(self, self.repo, str(session.config.rootpath).rstrip("/") + "/", self.theirs)
 
     def alarm(self, what: str, key: str, rule: str) -> None:
         if not self.tampered and rule not in self.sent:
@@ -323,6 +328,18 @@ class Reporter:
     def pytest_collectreport(self, report) -> None:
         if report.failed:
             self._send(ev="collecterror", id=report.nodeid, message=_message(report), detail=str(report.longrepr)[:4000])
+
+    def pytest_exception_interact(self, node, call, report) -> None:
+        # A module that could not be found, and the file whose import asked for it: the parent tells a
+        # missing dependency (an environment problem) from a missing feature with it.
+        exc = getattr(call.excinfo, "value", None)
+        if not isinstance(exc, ModuleNotFoundError) or not exc.name:
+            return
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        where = tb.tb_frame.f_code.co_filename if tb is not None else ""
+        self._send(ev="import", id=node.nodeid, module=str(exc.name)[:200], file=str(where)[:1000])
 
     def pytest_collection_finish(self, session) -> None:
         self._check("during collection")

@@ -4,11 +4,12 @@
   the kit, the state root and the user's home hidden, no network, its own PID namespace), else an
   allow-listed environment; either way the repository is a throwaway copy, so nothing the run
   writes outlives it;
-- `python -I`, no bytecode written and none of the repository's read (the copy has no `__pycache__`
-  and no `.pyc`: a planted one would run instead of a source the scan read): no current folder on
-  sys.path, no PYTHON* variables, no user site, so a planted `sitecustomize.py` or `pytest.py` in the
-  repository is never imported at start-up;
-- pytest is imported first, then the repository goes on sys.path (so it cannot shadow pytest);
+- the project's own interpreter (`donegate.hidden.python`) as `python -I -S`, no bytecode written and
+  none of the repository's read (the copy has no `__pycache__` and no `.pyc`: a planted one would run
+  instead of a source the scan read): no current folder on sys.path, no PYTHON* variables, no user
+  site, no `site` at all, so no `.pth` import line, `sitecustomize.py` or `pytest.py` of the repository
+  or its environment is imported at start-up (the bootstrap adds the path lines itself);
+- the kit's pytest is imported first, then the project goes on sys.path (so it cannot shadow pytest);
 - `-c <store>/pytest.ini`, rootdir and confcutdir in the store: no `conftest.py` or ini file of the
   repository is read; plugin autoload off, PYTEST_* dropped, no cache provider;
 - its own process group with a timeout (proc.run);
@@ -19,9 +20,9 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
-import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -32,30 +33,46 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays off its path
     from typing import Any, Sequence
 
-    from donegate.hidden import channel
+    from donegate.hidden import channel, python as pyenv
 
 INI_NAME = "pytest.ini"
 INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini file of the repository.\naddopts =\n"
 
-# Runs as `python -I -c BOOTSTRAP repo - fd -- pytest-args`; the nonce, the allowed rules, then the
-# plugin's source arrive on stdin (so no kit path has to be visible inside the sandbox).
+# Runs as `python -I -S -c BOOTSTRAP - fd -- pytest-args` (the interpreter `donegate.hidden.python` chose);
+# the nonce, the path spec (JSON, with the rules the project allows), then the plugin's source arrive
+# on stdin, one line each for the first two (so no kit path has to be on the command line inside the sandbox).
 # Everything lives in a function's locals, not in __main__'s globals where any code could read them.
+# With -S nothing of the environment has run: the bootstrap adds the path lines `python.Launch` read,
+# imports the kit's pytest before any folder of the project is on sys.path, then takes the kit's
+# folders off again. ENV_EXIT (with one line on stderr) says the interpreter cannot run pytest at all.
 BOOTSTRAP = """\
 def main():
-    import os, sys
-    repo, fd = sys.argv[1], int(sys.argv[3])
-    args = sys.argv[5:]
+    import os, sys, json, site
+    fd = int(sys.argv[2])
+    args = sys.argv[4:]
     nonce = sys.stdin.readline().strip()
-    allow = tuple(sys.stdin.readline().split())
+    spec = json.loads(sys.stdin.readline())
     plugin = {"__name__": "donegate_plugin"}
-    exec(compile(sys.stdin.read(), "<donegate plugin>", "exec"), plugin)
-    import pytest
+    source = sys.stdin.read()
+    site.setquit(); site.setcopyright(); site.sethelper()
+    std = list(sys.path)
+    sys.path[:] = std + spec["pytest"]
+    try:
+        exec(compile(source, "<donegate plugin>", "exec"), plugin)
+        import pytest
+    except Exception as exc:
+        sys.stderr.write("donegate-env: %s: %s\\n" % (type(exc).__name__, exc))
+        return 97
     os.set_inheritable(fd, False)
     sys.dont_write_bytecode = True
-    sys.path.insert(0, repo)
-    return pytest.main(args, plugins=[plugin["Reporter"](fd, nonce, repo, allow)])
+    sys.path[:] = spec["front"] + std + spec["site"]
+    sys.executable = spec["executable"]
+    reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]))
+    return pytest.main(args, plugins=[reporter])
 raise SystemExit(main())
 """
+ENV_EXIT = 97
+ENV_MARK = "donegate-env: "
 
 class TestRun:
     __test__ = False  # not a pytest test class, whatever its name
@@ -76,6 +93,9 @@ class TestRun:
         self.sandbox_failed = ""
         self.tamper_keys: list[str] = []
         self.tamper_rule = ""  # its rule (`channel.HARD`: not appealable; the others are)
+        self.environment = ""  # the project's interpreter cannot run the tests at all: a person's to fix
+        self.python: dict[str, Any] = {}  # the interpreter that ran (`python.Interpreter.record`)
+        self.imports: list[dict[str, str]] = []  # modules not found, and the file importing each
 
     def failing(self) -> dict[str, str]:
         """Every test that did not pass: only `passed` counts. A test that skipped, xfailed or xpassed
@@ -148,14 +168,22 @@ PYTEST_ARGS = (
 
 
 def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, expected: list[str] | None = None,
-        confine: str = "auto", allow: Sequence[str] = ()) -> TestRun:
+        confine: str = "auto", allow: Sequence[str] = (), project: Path | None = None,
+        python: "pyenv.Launch | None" = None) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
     (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
-    tripwires stay quiet (`scan.allow`)."""
-    from donegate.hidden import confine as walls
+    tripwires stay quiet (`scan.allow`). `project`: the folder of the repository the tests are for (a
+    monorepo's package; default the repository), its working folder and first on sys.path; `python`: its
+    interpreter (`donegate.hidden.python.launch`; default: found for `project`). Raises
+    `python.EnvProblem` when that interpreter cannot run."""
+    from donegate.hidden import confine as walls, python as pyenv
 
+    repo = repo.resolve()
+    project = (project or repo).resolve()
+    python = python or pyenv.launch(project, repo)
     kind = walls.choose(confine)
-    out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow)
+    out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
+               project=project, python=python)
     if kind == "bwrap" and out.sandbox_failed:
         # No unconfined fallback: the person chooses that (confine: off), never the machine.
         out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
@@ -164,10 +192,12 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
 
 
 class Walls:
-    """One confined run's setting: the throwaway copy, the environment, and the argv prefix of the walls.
-    Both harnesses (this pytest run and `donegate.hidden.second`) start their interpreter inside it."""
+    """One confined run's setting: the throwaway copy, the environment, the argv prefix of the walls (the
+    project's interpreter bound in) and the sys.path spec of that interpreter as the run sees it. Both
+    harnesses (this pytest run and `donegate.hidden.second`) start `python.argv` inside it."""
 
-    def __init__(self, store: Path, repo: Path, kind: str, tmp: Path, pytest_env: bool = True) -> None:
+    def __init__(self, store: Path, repo: Path, kind: str, tmp: Path, *, project: Path, python: "pyenv.Launch",
+                 pytest_env: bool = True) -> None:
         from donegate.hidden import confine as walls, copy as throwaway
 
         self.kind, self.repo, self.store, self.tmp = kind, repo, store, tmp
@@ -185,14 +215,18 @@ class Walls:
         if not pytest_env:  # the second harness: nothing named like pytest in what the product sees
             self.env = {k: v for k, v in self.env.items() if not k.startswith("PYTEST")}
         self.seen_repo = repo if kind == "bwrap" else self.copy
-        self.cwd = str(self.seen_repo) if kind != "bwrap" else str(tmp)
+        self.seen_project = self.seen_repo / project.relative_to(repo)
+        self.spec = python.spec({} if kind == "bwrap" else {str(repo): str(self.copy)})
+        self.spec["repo"] = str(self.seen_repo)
+        self.cwd = str(self.seen_project) if kind != "bwrap" else str(tmp)
         self.prefix: list[str] = []
         if kind == "bwrap":
             self.prefix = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=self.copy,
-                                           store=store, hidden=hidden, env=self.env, shared=shared)
+                                           store=store, hidden=hidden, env=self.env, shared=shared,
+                                           python=python.binds, chdir=project)
         elif kind == "sandbox-exec":
             self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=self.copy, store=store, tmp=tmp,
-                                                                                hidden=hidden)]
+                                                                                hidden=hidden, python=python.binds)]
 
     def unseen(self, text: str) -> str:
         """`text` with the copy's path shown as the repository's (unconfined runs see the copy's)."""
@@ -200,13 +234,14 @@ class Walls:
 
 
 def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str,
-         allow: Sequence[str] = ()) -> TestRun:
+         allow: Sequence[str], project: Path, python: "pyenv.Launch") -> TestRun:
     from donegate.hidden import channel
 
     files = test_files(store)
-    repo, store = repo.resolve(), store.resolve()
+    store = store.resolve()
     with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp:
-        w_ = Walls(store, repo, kind, Path(tmp))
+        w_ = Walls(store, repo, kind, Path(tmp), project=project, python=python)
+        spec = {**w_.spec, "allow": list(allow)}
         nonce = secrets.token_hex(16)
         args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store),
                 "--basetemp", os.path.join(w_.private, "basetemp"), *PYTEST_ARGS]
@@ -214,16 +249,18 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
             args.append("--collect-only")
         args += [str(f) for f in files]
         r, w = os.pipe()
-        argv = [*w_.prefix, sys.executable, "-I", "-c", BOOTSTRAP, str(w_.seen_repo), "-", str(w), "--", *args]
+        argv = [*w_.prefix, *python.argv, "-c", BOOTSTRAP, "-", str(w), "--", *args]
         stream = channel.Stream(nonce)
         reader = _read(r, stream)
         res = proc.run(argv, timeout=timeout, cwd=w_.cwd, env=w_.env,
-                       input=nonce + "\n" + " ".join(allow) + "\n" + _plugin_source(), pass_fds=(w,))
+                       input=nonce + "\n" + json.dumps(spec) + "\n" + _plugin_source(), pass_fds=(w,))
         reader.join(timeout=2)
         outlived = reader.is_alive()
     output = w_.unseen(res.stdout + res.stderr)
     def run_of(ok: bool, problem: str, **found: Any) -> TestRun:
-        return TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)
+        made = TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)
+        made.python = python.interp.record()
+        return made
 
     if res.timed_out:
         return run_of(False, f"the hidden tests did not finish within {timeout:g} s (timeout); the run was killed")
@@ -231,15 +268,24 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         out = run_of(False, "the sandbox failed to start")
         out.sandbox_failed = res.stderr.strip().splitlines()[0][:300]
         return out
+    if not stream.hello and res.returncode == ENV_EXIT and ENV_MARK in res.stderr:
+        # Before the plugin said hello nothing of the project has run: the interpreter itself cannot run pytest.
+        why = res.stderr.split(ENV_MARK, 1)[1].splitlines()[0][:300]
+        out = run_of(False, f"the project's interpreter {python.interp.describe()} cannot run the kit's pytest ({why})")
+        out.environment = out.problem
+        return out
     tamper, problem = stream.problem(res.returncode)
     if outlived and not tamper:
         tamper = problem = "a process started by the code under test outlived the run and kept the result channel open"
     for entry in [*stream.results.values(), *stream.errors]:
         entry["message"] = w_.unseen(entry["message"])
+    for entry in stream.imports:
+        entry["file"] = w_.unseen(entry["file"])
     out = run_of(not problem, problem, collected=stream.collected or [], results=stream.results, errors=stream.errors)
     out.tamper = tamper
     out.tamper_rule = (stream.rule or "stream") if tamper else ""
     out.tamper_keys = stream.keys
+    out.imports = stream.imports
     if problem:
         return out
     if out.errors:

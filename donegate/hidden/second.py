@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import sys
 import tempfile
 from pathlib import Path
 
@@ -24,9 +23,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Sequence
 
+    from donegate.hidden import python as pyenv
+
 from donegate import proc
 
-# `python -I -c SUPERVISOR`: its parameters (one JSON line), then the harness's source, arrive on stdin.
+# `python -I -S -c SUPERVISOR` (the project's interpreter, as the first run starts it): its parameters (one
+# JSON line, with the sys.path spec of `python.Launch`), then the harness's source, arrive on stdin.
 SUPERVISOR = """\
 def main():
     import json, sys
@@ -36,7 +38,6 @@ def main():
     ns["supervise"](params)
 main()
 """
-DEFAULT_PYTHON = (sys.executable, "-I")
 # Outcomes of the second run that block, and under which rule: `probe` and `disagree` are hard evidence,
 # `imports-pytest` (the product needs pytest, which this run does not offer) is honest code's too.
 RULES = {"failed": "disagree", "probe": "probe", "imports-pytest": "imports-pytest"}
@@ -75,20 +76,26 @@ def _source() -> str:
 
 
 def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: str, allow: Sequence[str] = (),
-        python: Sequence[str] = DEFAULT_PYTHON) -> SecondRun:
+        project: Path | None = None, python: "pyenv.Launch | None" = None) -> SecondRun:
     """Run `tests` (ids the first run passed) again under the bare harness, inside the same walls (`kind`:
-    bwrap | sandbox-exec | none, as `confine.choose` gave the first run), with the interpreter `python`."""
-    from donegate.hidden import runner
+    bwrap | sandbox-exec | none, as `confine.choose` gave the first run), with the same interpreter and
+    sys.path as the first run (`python`, default found for `project`), but for the kit's pytest."""
+    from donegate.hidden import python as pyenv, runner
 
     out = SecondRun()
     repo, store = repo.resolve(), store.resolve()
+    python = python or pyenv.launch((project or repo).resolve(), repo)
+    project = Path(python.front[0]) if project is None else project.resolve()
     nonce = secrets.token_hex(16)
     with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp:
-        walls = runner.Walls(store, repo, kind, Path(tmp), pytest_env=False)
+        walls = runner.Walls(store, repo, kind, Path(tmp), project=project, python=python, pytest_env=False)
+        spec = walls.spec
+        # The kit's pytest is only for a test retried with the product's `import pytest` allowed (never run).
         params = {"nonce": nonce, "shim": "m" + secrets.token_hex(6), "probe": "_p" + secrets.token_hex(6),
-                  "repo": str(walls.seen_repo), "allow": list(allow), "tests": list(tests),
-                  "files": {p.name: str(p) for p in runner.test_files(store)}}
-        argv = [*walls.prefix, *python, "-c", SUPERVISOR]
+                  "repo": spec["repo"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
+                  "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"],
+                  "executable": spec["executable"], "files": {p.name: str(p) for p in runner.test_files(store)}}
+        argv = [*walls.prefix, *python.argv, "-c", SUPERVISOR]
         res = proc.run(argv, timeout=timeout, cwd=walls.cwd, env=walls.env, input=json.dumps(params) + "\n" + _source())
     out.duration = res.duration
     if res.timed_out:

@@ -406,6 +406,15 @@ def _notes(summary: dict[str, Any]) -> str:
     return "".join(f'<p class="note">{E(n)}</p>' for n in lines)
 
 
+def _inside(summary: dict[str, Any], scrub: feedback.Scrubber) -> str:
+    """The kit's own commands run from inside a Claude Code session, above everything else."""
+    lines = report.inside_lines(summary)
+    if not lines:
+        return ""
+    items = "".join(f"<li>{E(scrub(x.strip()))}</li>" for x in lines[1:] if x.strip())
+    return f'<section class="inside" id="inside"><h2>{E(lines[0])}</h2><ul>{items}</ul></section>'
+
+
 def render_page(data: dict[str, Any], scrub: feedback.Scrubber | None = None) -> str:
     scrub = scrub or local_scrubber()
     s = data["summary"]
@@ -429,6 +438,7 @@ def render_page(data: dict[str, Any], scrub: feedback.Scrubber | None = None) ->
     body = (
         f'<header><h1>donegate report</h1><p class="sub">{E(scrub(ledgers))} · {s["lines"]:,} lines'
         f'{" · since " + E(s["since"]) if s["since"] else ""}</p></header>'
+        f'{_inside(s, scrub)}'
         f'<section class="tiles" id="tiles">{tiles}</section>'
         f'<section><h2>By configuration</h2>{summary_table(s)}'
         f'<p class="hint">Bars: the rate; whiskers: its 95% Wilson interval. Requirements met counts the sealed tests '

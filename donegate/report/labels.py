@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from donegate import ledger
+from donegate.person import inside_session
 from donegate.errors import DonegateError
 from donegate.util import utc_now
 from donegate.report.read import APPEALED, APPEAL_LABELS, BLOCKING, LABELS, MIN_REF, stop_row
@@ -46,7 +47,8 @@ def _ref(ref: str) -> str:
     return ref
 
 
-def label_stop(path: Path, ref: str, label: str, note: str = "") -> dict[str, Any]:
+def label_stop(path: Path, ref: str, label: str, note: str = "", by: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Append a person's label of stop `ref`; `by`: who labelled it (`donegate.person.who`), kept in the line."""
     ref = _ref(ref)
     if label not in LABELS + APPEAL_LABELS:
         raise DonegateError(f"unknown label {label!r}", "use justified or unjustified (a block), upheld or rejected (an appeal)")
@@ -69,7 +71,12 @@ def label_stop(path: Path, ref: str, label: str, note: str = "") -> dict[str, An
     return ledger.append({"event": "label", "time": utc_now(),
                           "ref": short, "label": label, "note": note, "session": rec["session"], "stop": rec.get("stop"),
                           "stop_time": rec["time"], "repo": rec.get("repo") or "", "config": rec["config"],
-                          "verdict": rec["verdict"]}, path)
+                          "verdict": rec["verdict"], **_who(by)}, path)
+
+
+def _who(by: dict[str, Any] | None) -> dict[str, Any]:
+    """The fields naming who wrote a label or a decision (`donegate.person`)."""
+    return {"by": by, "inside_session": inside_session(by)} if by is not None else {}
 
 
 # A session waits for a person when it ended on one of these; `approve` and `reject` answer it.
@@ -77,7 +84,7 @@ DECIDABLE = ("appealed", "gave_up")
 DECISIONS = ("approve", "reject")
 
 
-def decide(path: Path, ref: str, decision: str, note: str = "") -> dict[str, Any]:
+def decide(path: Path, ref: str, decision: str, note: str = "", by: dict[str, Any] | None = None) -> dict[str, Any]:
     """A person's decision on an appealed or handed-over stop: one `decision` line in the ledger. A
     rejection is also left for the next stop in that repository (`gate.feedback.tell_rejections`)."""
     ref = _ref(ref)
@@ -91,7 +98,8 @@ def decide(path: Path, ref: str, decision: str, note: str = "") -> dict[str, Any
                             "donegate status lists the sessions waiting for a person, with their refs")
     line = ledger.append({"event": "decision", "time": utc_now(), "ref": short, "decision": decision, "note": note,
                           "session": rec["session"], "stop": rec.get("stop"), "stop_time": rec["time"],
-                          "repo": rec.get("repo") or "", "config": rec["config"], "verdict": rec["verdict"]}, path)
+                          "repo": rec.get("repo") or "", "config": rec["config"], "verdict": rec["verdict"],
+                          **_who(by)}, path)
     if decision == "reject" and rec.get("repo"):
         from donegate.gate import feedback
 

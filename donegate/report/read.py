@@ -33,6 +33,9 @@ BY = ("config", "repo", "day")
 LABELS = ("justified", "unjustified")  # of a block
 APPEAL_LABELS = ("upheld", "rejected")  # of an appeal: the test was wrong, or the agent was
 APPEALS_LISTED = 50  # appeals kept by name (the latest; the text shows the first few)
+# The person's commands' own lines (`donegate.person`): read, not "ignored"; those run inside a session are listed.
+PERSON_EVENTS = frozenset({"seal", "install", "uninstall", "refused", "unseal", "approve", "reject"})
+INSIDE_LISTED = 50  # the kit's commands run from inside a Claude Code session, kept by name (the latest)
 
 CHUNK = 256 << 10  # bytes read at a time
 EXAMPLES = 20  # skipped lines kept by name (the text shows the first few)
@@ -183,6 +186,11 @@ class Partial:
     events: collections.Counter = field(default_factory=collections.Counter)  # events the report ignores
     # the latest appeals: (line in this range, ref, session, group key, time, reason, failing test ids)
     appeals: collections.deque = field(default_factory=lambda: collections.deque(maxlen=APPEALS_LISTED))
+    # the kit's person-only commands run (or refused) inside a Claude Code session: (line in this range, time,
+    # event, command, repo, session); `inside` counts them all
+    inside_latest: collections.deque = field(default_factory=lambda: collections.deque(maxlen=INSIDE_LISTED))
+    inside: int = 0
+    person: collections.Counter = field(default_factory=collections.Counter)  # the person's commands by name
     # filled by `fold`
     per_pair: collections.Counter = field(default_factory=collections.Counter)  # ((repo, config), key) -> sessions
     latest: list[tuple] = field(default_factory=list)  # (line, session, key, code, gave up) of the latest left
@@ -206,6 +214,11 @@ class Partial:
                 self.writes[repo, cfg] += round(cost * MICRO)
         elif kind == "label":
             self.labels[value[0]] = value[1:]
+        elif kind == "person":
+            self.person[value] += 1
+        elif kind == "inside":
+            self.inside += 1
+            self.inside_latest.append((number, *value))
         elif kind == "event":
             self.events[value] += 1
         elif kind == "skip":
@@ -351,6 +364,12 @@ def slow_row(line: bytes) -> tuple[str, Any]:
     event = rec.get("event")
     if event == "stop":
         return stop_row(rec)
+    by = rec["by"] if isinstance(rec.get("by"), dict) else {}
+    if rec.get("inside_session") is True and event != "write" and not by.get("confirmed"):
+        # One of the person's commands run from inside a Claude Code session (`donegate.person`) and not
+        # confirmed on the person's terminal: never a person's label or approval; listed first.
+        return "inside", (_str(rec.get("time")), _str(event), _str(rec.get("command") or event),
+                          _str(rec.get("repo") or by.get("gated_repo")), _str(by.get("session") or rec.get("session")))
     if event in ("write", "write_failed"):  # a failed write cost money too
         repo, cfg, cost = rec.get("repo"), rec.get("config"), rec.get("cost_usd")
         if not (isinstance(repo, str) and isinstance(cfg, str) and _is_num(cost)):
@@ -360,6 +379,8 @@ def slow_row(line: bytes) -> tuple[str, Any]:
         return label_row(rec)
     if event == "decision":  # a person's approve / reject: read on its own (`labels.decisions`)
         return "decision", None
+    if event in PERSON_EVENTS:
+        return "person", event
     return "event", str(event)[:40]
 
 

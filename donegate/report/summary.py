@@ -13,7 +13,7 @@ from typing import Any
 from donegate.errors import DonegateError
 from donegate.util import utc_now
 from donegate.report.parallel import read_all
-from donegate.report.read import APPEALED, APPEALS_LISTED, APPEAL_LABELS, ATTENTION, BLOCKING, EXAMPLES, Group, MICRO, Options, Partial, TICKS, VERDICTS, _CODE, canonical_time
+from donegate.report.read import APPEALED, APPEALS_LISTED, INSIDE_LISTED, APPEAL_LABELS, ATTENTION, BLOCKING, EXAMPLES, Group, MICRO, Options, Partial, TICKS, VERDICTS, _CODE, canonical_time
 
 
 def parse_since(text: str) -> bytes:
@@ -105,10 +105,20 @@ def summarize(files: list[Path], by: str = "config", since: bytes | None = None,
             for sid, key, code, gave in latest]},
         "labels": {"count": labels, "unmatched": unmatched},
         "appeals": _appeals(merged, by, total),
+        "inside_session": _inside(merged),
+        "kit_commands": dict(sorted(sum((part.person for _, _, part in merged), collections.Counter()).items())),
         "writer_cost_unattributed_usd": round(unattributed, 4),
         "skipped": {"count": sum(p.skipped for _, _, p in merged), "examples": skipped},
         "ignored_events": dict(sorted(events.items())),
     }
+
+
+def _inside(merged: list[tuple[Path, int, Partial]]) -> dict[str, Any]:
+    """The kit's person-only commands run or refused inside a Claude Code session: how many, the latest."""
+    latest = sorted((part.index, *item) for _, _, part in merged for item in part.inside_latest)[-INSIDE_LISTED:][::-1]
+    return {"count": sum(part.inside for _, _, part in merged), "latest": [
+        {"time": when, "event": event, "command": command, "repo": repo, "session": sid or None}
+        for _, _, when, event, command, repo, sid in latest]}
 
 
 def _appeals(merged: list[tuple[Path, int, Partial]], by: str, total: Group) -> dict[str, Any]:

@@ -132,6 +132,23 @@ def _appeal_lines(summary: dict[str, Any], markdown: bool) -> list[str]:
     return out
 
 
+def inside_lines(summary: dict[str, Any], markdown: bool = False) -> list[str]:
+    """The kit's own commands run from inside a Claude Code session: first in the report, they change
+    what every number below means."""
+    inside = summary.get("inside_session") or {"count": 0}
+    if not inside["count"]:
+        return []
+    head = (f"WARNING: {_plural(inside['count'], 'command')} of the kit (seal, label, install, ...) "
+            f"{'was' if inside['count'] == 1 else 'were'} run from inside a Claude Code session, where only the agent "
+            "runs commands. A seal or label made there is the agent's, not a person's: check these sessions by hand.")
+    out = [f"**{head}**" if markdown else head]
+    for x in inside["latest"][:ATTENTION]:
+        what = "refused" if x["event"] == "refused" else "DONE"
+        line = f"{x['time']} {x['command']} ({what}) repo {x['repo'] or '-'} session {x['session'] or '-'}"
+        out.append(f"- {line}" if markdown else f"  {line}")
+    return out + [""]
+
+
 def _decision_lines(summary: dict[str, Any], markdown: bool) -> list[str]:
     """A person's approve / reject of appeals and hand-overs (only when there are any: `cmd_report` adds them)."""
     made = summary.get("decisions") or []
@@ -147,6 +164,11 @@ def _decision_lines(summary: dict[str, Any], markdown: bool) -> list[str]:
 
 
 def render(summary: dict[str, Any], markdown: bool = False, width: int = 1000) -> str:
+    warning = inside_lines(summary, markdown)
+    return "\n".join([*warning, _render(summary, markdown, width)])
+
+
+def _render(summary: dict[str, Any], markdown: bool = False, width: int = 1000) -> str:
     names = ", ".join(summary["ledgers"])
     if not summary["lines"]:
         return f"{names}: the ledger is empty; no stop has been recorded yet."

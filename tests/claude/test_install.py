@@ -16,6 +16,7 @@ from donegate.errors import DonegateError
 from donegate.claude import binary
 from donegate.claude import settings as vocab
 from tests.support.repos import write_config, KIT, make_repo, stop_payload
+from tests.support.rules import resolved_all
 
 USER_SETTINGS = """{
     "model": "opus",
@@ -67,22 +68,45 @@ def test_install_keeps_user_settings_in_order(repo):
 
 def test_stop_hook_command_and_timeout(repo, kit_home):
     install.install(repo, sandbox="off")
-    [group] = [g for g in settings(repo)["hooks"]["Stop"] if "stop_gate.py" in json.dumps(g)]
+    [group] = [g for g in settings(repo)["hooks"]["Stop"] if "stop_gate.py" in json.dumps(vocab.hook_words(g["hooks"][0]))]
     hook = group["hooks"][0]
     assert hook["type"] == "command"
     assert isinstance(hook["timeout"], int) and hook["timeout"] > 120 + 30  # default timeout + hook_margin
-    # Exec form: no shell reads it, so neither PATH, CLAUDE_CODE_SHELL_PREFIX nor quoting can bend it.
-    assert hook["command"] == os.path.abspath(sys.executable)
-    assert hook["args"][:8] == ["-I", str(KIT / "hooks" / "stop_gate.py"), "--home", str(kit_home), "--repo", str(repo.resolve()),
-                                "--git", git_module.executable()]
-    assert hook["args"][8:] in ([], ["--claude", binary.executable()])
-    assert os.path.isabs(hook["args"][-1])
+    # Exec form with no arguments: the command is a stub at a neutral path (Claude Code 2.1.332 shows the
+    # model this command line), and no shell reads it, so neither PATH, CLAUDE_CODE_SHELL_PREFIX nor quoting
+    # can bend it. The stub runs the kit's interpreter with -I, the launcher and its arguments.
+    assert hook["args"] == [] and hook["command"].startswith(str(Path.home() / ".claude" / "hooks" / "stop-"))
+    for secret in (str(KIT), str(kit_home), str(repo.resolve()), "donegate"):
+        assert secret not in hook["command"]
+    assert os.access(hook["command"], os.X_OK)
+    words = vocab.hook_words(hook)
+    assert words[:9] == [os.path.abspath(sys.executable), "-I", str(KIT / "hooks" / "stop_gate.py"), "--home", str(kit_home),
+                         "--repo", str(repo.resolve()), "--git", git_module.executable()]
+    assert words[9:] in ([], ["--claude", binary.executable()])
+    assert os.path.isabs(words[-1])
+
+
+def test_the_stub_runs_the_launcher_and_uninstall_removes_it(repo, kit_home):
+    install.install(repo, sandbox="off")
+    hook = _kit_stop(settings(repo))
+    res = subprocess.run([hook["command"]], input=json.dumps(stop_payload(repo)), capture_output=True, text=True,
+                         timeout=120, env={k: v for k, v in os.environ.items() if k != "DONEGATE_HOME"})
+    assert res.returncode == 0, res.stderr
+    assert "no acceptance tests are sealed" in res.stdout  # the launcher ran, with the state root from the stub
+    made = sorted(p.name.split("-")[0] for p in (Path.home() / ".claude" / "hooks").iterdir())
+    assert made == ["pretooluse", "ro", "ro", "stop"]  # the stubs, and the links to the checkout and the state root
+    install.uninstall(repo)
+    assert not any((Path.home() / ".claude" / "hooks").iterdir())
+
+
+def _kit_stop(data: dict) -> dict:
+    return [h for g in data["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(vocab.hook_words(h))][0]
 
 
 def test_the_written_commands_run_as_argument_lists(repo, kit_home):
     install.install(repo, sandbox="off")
     data = settings(repo)
-    stop = vocab.hook_words([h for g in data["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(h)][0])
+    stop = vocab.hook_words(_kit_stop(data))
     res = subprocess.run(stop, input=json.dumps(stop_payload(repo)), capture_output=True, text=True,
                          timeout=120, env={k: v for k, v in os.environ.items() if k != "DONEGATE_HOME"})
     assert res.returncode == 0, res.stderr
@@ -97,7 +121,7 @@ def test_the_written_commands_run_as_argument_lists(repo, kit_home):
 def test_timeout_covers_reviewers_when_on(repo, kit_home):
     write_config(kit_home, "timeout: 100\nreview: block\nreview_timeout: 200\nhook_margin: 30.5\n")
     install.install(repo, sandbox="off")
-    hook = [h for g in settings(repo)["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(h)][0]
+    hook = _kit_stop(settings(repo))
     assert hook["timeout"] == 331  # > 100 + 200 + 30.5
     cfg = config.load()
     assert vocab.hook_timeout({**cfg, "review": "off"}) == 131
@@ -110,8 +134,10 @@ def test_guard_hook_and_deny_rules(repo, kit_home):
     assert group["matcher"] == guard.MATCHER
     for tool in ("Bash", "Read", "Grep", "Glob", "Edit", "Write", "NotebookEdit", "MultiEdit"):
         assert tool in group["matcher"].split("|")
-    assert str(KIT / "hooks" / "guard.py") in group["hooks"][0]["args"]
-    deny = data["permissions"]["deny"]
+    assert str(KIT / "hooks" / "guard.py") in vocab.hook_words(group["hooks"][0])
+    assert group["hooks"][0]["onFailure"] == "block"  # a guard that cannot start refuses the call (2.1.295)
+    deny = resolved_all(data["permissions"]["deny"])
+    assert not any(str(KIT) in r or str(kit_home) in r for r in data["permissions"]["deny"])  # named by links only
     for root in (KIT, kit_home):
         for tool in ("Read", "Edit", "Write", "Grep", "Glob", "NotebookEdit"):
             assert f"{tool}(/{root}/**)" in deny  # `//abs/path/**`: absolute
@@ -127,7 +153,8 @@ def test_sandbox_block(repo, kit_home, monkeypatch):
     assert box["enabled"] is True and box["failIfUnavailable"] is True
     assert box["allowUnsandboxedCommands"] is False and box["autoAllowBashIfSandboxed"] is True
     for name in ("denyRead", "denyWrite"):
-        assert sorted(box["filesystem"][name]) == sorted(["/" + str(KIT), "/" + str(kit_home)])
+        assert sorted(resolved_all(box["filesystem"][name])) == sorted(["/" + str(KIT), "/" + str(kit_home), "/" + str(Path.home() / ".claude" / "hooks")])
+        assert not any(str(KIT) in p or str(kit_home) in p for p in box["filesystem"][name])
     # Never Edit(./.claude/**) with the sandbox on: it breaks every Bash command.
     assert not any(".claude/**" in r for r in settings(repo)["permissions"]["deny"])
 
@@ -215,7 +242,7 @@ def test_reinstall_after_user_edits_does_not_duplicate(repo):
     install.install(repo, sandbox="off")
     again = settings(repo)
     assert again["permissions"]["allow"] == ["Bash(ls:*)", "Bash(make:*)"]
-    kit_stops = [h for g in again["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(h)]
+    kit_stops = [h for g in again["hooks"]["Stop"] for h in g["hooks"] if "stop_gate.py" in json.dumps(vocab.hook_words(h))]
     assert len(kit_stops) == 1 and len(again["hooks"]["PreToolUse"]) == 1
     assert len(again["permissions"]["deny"]) == len(set(again["permissions"]["deny"]))
     install.uninstall(repo)
@@ -228,7 +255,7 @@ def test_uninstall_without_record_removes_the_kit_by_recognition(repo):
     (repo / install.RECORD).unlink()
     install.uninstall(repo)
     data = settings(repo)
-    assert not any("stop_gate.py" in json.dumps(h) for g in data["hooks"]["Stop"] for h in g["hooks"])
+    assert not any("stop_gate.py" in json.dumps(vocab.hook_words(h)) for g in data["hooks"]["Stop"] for h in g["hooks"])
     assert data["permissions"]["deny"] == ["Read(./secrets/**)"]
 
 

@@ -18,6 +18,7 @@ from donegate.claude import managed as claude_managed
 from donegate.claude import settings as vocab
 from tests.support.repos import write_config, HOOK, KIT
 from tests.support.managed import wrap
+from tests.support.rules import resolved_all
 
 
 def tree(root: Path) -> dict[str, bytes | None]:
@@ -44,23 +45,25 @@ def test_the_drop_in(tmp_path, kit_home):
     data = json.loads(path.read_text())
     assert "sandbox" in data if vocab.sandbox_available()[0] else "sandbox" not in data
     (stop,) = data["hooks"]["Stop"][0]["hooks"]
-    assert stop["command"] == os.path.abspath(sys.executable)  # exec form: no shell
-    assert stop["args"][:4] == ["-I", str(HOOK), "--home", str(kit_home)]
-    assert "--managed" in stop["args"] and "--repo" not in stop["args"]
-    assert os.path.isabs(stop["args"][stop["args"].index("--git") + 1])
+    # exec form, no shell, no arguments: a stub in the managed folder, its path naming nothing of the kit
+    assert stop["args"] == [] and stop["command"].startswith(str(root / "hooks" / "stop-"))
+    words = vocab.hook_words(stop)
+    assert words[:5] == [os.path.abspath(sys.executable), "-I", str(HOOK), "--home", str(kit_home)]
+    assert "--managed" in words and "--repo" not in words
+    assert os.path.isabs(words[words.index("--git") + 1])
     assert stop["timeout"] == vocab.hook_timeout(config.load())
     (guard,) = data["hooks"]["PreToolUse"][0]["hooks"]
-    assert guard["args"][:3] == ["-I", "-S", str(KIT / "hooks" / "guard.py")]
+    assert vocab.hook_words(guard)[1:4] == ["-I", "-S", str(KIT / "hooks" / "guard.py")]
     env = data["env"]
     assert env["CLAUDE_CODE_SIMPLE"] == "0" and env["LD_PRELOAD"] == ""
     assert int(env["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"]) > config.load()["max_blocks"]
-    deny = data["permissions"]["deny"]
+    deny = resolved_all(data["permissions"]["deny"])
     for folder in (KIT, kit_home, root):
         for tool in ("Read", "Edit", "Write"):
             assert f"{tool}(/{folder}/**)" in deny
     if "sandbox" in data:
         assert "/" + str(root) in data["sandbox"]["filesystem"]["denyWrite"]
-        assert "/" + str(kit_home) in data["sandbox"]["filesystem"]["denyRead"]
+        assert "/" + str(kit_home) in resolved_all(data["sandbox"]["filesystem"]["denyRead"])
     assert stat_mode(path) == 0o644
 
 

@@ -23,7 +23,7 @@ from donegate import ledger
 from donegate.experiment import table
 from tests.support.repos import KIT
 from tests.support import shop_agents
-from tests.support.fakeapi import FakeAPI, first_user_text, text, tool, turn
+from tests.support.fakeapi import FakeAPI, first_user_text, is_stop_feedback, text, tool, turn
 from tests.support.session import _clean_env, find_claude
 
 pytestmark = pytest.mark.e2e
@@ -161,7 +161,8 @@ def killed_and_resumed(scripted: FakeAPI, kit_home: Path, tmp_path: Path) -> Non
         proc.kill()
         proc.wait(timeout=30)
     time.sleep(0.5)  # the kernel's SIGKILL to the session is immediate; the session itself would need seconds more
-    assert not sessions_of("donegate-exp-bulk-none-"), "the killed run's session lives on"
+    left = sessions_of("donegate-exp-bulk-none-")
+    assert not left, "the killed run's session lives on: " + "; ".join(open(f"/proc/{p}/cmdline").read().replace("\0", " ")[:200] for p in left)
     before = [r["key"] for r in runs(led)]
     assert 1 <= len(before) < 3, before
     res = experiment(scripted, kit_home, spec, "--ledger", str(led), "--jobs", "1")
@@ -309,7 +310,7 @@ def test_an_agent_hunting_for_the_grading_tests_finds_nothing_gated_or_not(kit_h
 def appealing_respond(body: dict):
     """The agent that never fixes, taking the kit's honest way out: after the first block it appeals."""
     last, was_tool = shop_agents._last_user(body)
-    if shop_agents._structured(body) is None and not was_tool and "Stop hook feedback" in last:
+    if shop_agents._structured(body) is None and not was_tool and is_stop_feedback(last):
         return text("The code does what the request asks.\n"
                     "APPEAL: the hidden test wants a TypeError for float units, which the request never asked for")
     return shop_agents.respond(body)
@@ -383,7 +384,7 @@ def test_a_run_killed_at_its_time_limit_records_its_cost_unknown_and_the_budget_
 
     def slow(body: dict):
         prompt = first_user_text(body)
-        if prompt.strip() == request and not shop_agents._structured(body):
+        if request in prompt and not shop_agents._structured(body):
             time.sleep(6)  # the agent's model never answers within the run's time limit
         return shop_agents.respond(body)
 

@@ -19,7 +19,7 @@ from donegate import ledger
 from tests.support.fakeapi import FakeAPI, text, tool, turn
 from tests.support.gated import (ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, Session, sandbox_available,
                                  stop_hook_ran_cleanly)
-from tests.support.session import find_claude
+from tests.support.session import claude_release, find_claude
 
 pytestmark = pytest.mark.e2e
 
@@ -125,8 +125,12 @@ def script(body: str, then: str = "") -> Callable[[GatedRepo], list]:
 
 PATHS_FROM_SETTINGS = """\
 import json, os, re, subprocess
-entry = json.load(open(".claude/settings.json"))["hooks"]["Stop"][0]["hooks"][0]  # exec form: command + args
-python, args = entry["command"], entry["args"]
+entry = json.load(open(".claude/settings.json"))["hooks"]["Stop"][0]["hooks"][0]
+if entry.get("args"):  # exec form: command + args
+    python, args = entry["command"], entry["args"]
+else:  # the kit's stub: '#!PYTHON -I', a comment, 'ARGV = [...]' (readable without the sandbox)
+    stub = open(entry["command"]).read().splitlines()
+    python, args = stub[0][2:].split()[0], ["-I"] + json.loads(stub[2].split("=", 1)[1])
 hook, home = args[1], args[args.index("--home") + 1]  # ["-I", "/abs/stop_gate.py", "--home", HOME, ...]
 """
 PY_OPEN = """python3 -c "print(open('{}').read())" """
@@ -392,9 +396,11 @@ def _trailing_comma(settings: dict) -> str:
     return json.dumps(settings, indent=2)[:-2] + ",\n}"
 
 
-@pytest.mark.parametrize("breakage", [_string_timeout, _unknown_hook_type, _trailing_comma],
+# 2.1.197 dropped the whole file for any of these; 2.1.332 drops only the malformed hook entry and keeps
+# the file's deny rules, while a JSON syntax error still drops the whole file.
+@pytest.mark.parametrize("breakage, rules_hold", [(_string_timeout, True), (_unknown_hook_type, True), (_trailing_comma, False)],
                          ids=["timeout-as-string", "unknown-hook-type", "trailing-comma"])
-def test_a_settings_file_claude_code_drops_silently_means_no_gate(gated, api, breakage):
+def test_a_settings_file_claude_code_drops_silently_means_no_gate(gated, api, breakage, rules_hold):
     g = gated()
     g.settings_path.write_text(breakage(json.loads(g.settings_path.read_text())))
     api.add(turn(tool("Read", {"file_path": str(g.hidden_test)})), CLAIM)
@@ -404,8 +410,11 @@ def test_a_settings_file_claude_code_drops_silently_means_no_gate(gated, api, br
     # message said so: this is the failure `donegate doctor` has to catch before a session starts.
     assert s.res.returncode == 0 and s.res.result["result"] == CLAIM, s.describe()
     assert s.api.remaining() == 0 and not s.api.overrun
-    assert s.ledger == [] and s.feedback() == []
+    assert s.stops == [] and s.feedback() == []
     assert "settings" not in s.res.stderr.lower()
-    # The deny rules went with the hook: the hidden test was read.
     (read,) = s.tool_results()
-    assert not read["is_error"] and leaked(read["content"], HIDDEN_LINES), read
+    if rules_hold and claude_release() > (2, 1, 197):  # the deny rules stayed (the guard went with the hooks): the read is refused
+        assert read["is_error"] and "denied by your permission settings" in read["content"], read
+        assert not leaked(read["content"], HIDDEN_LINES)
+    else:  # the deny rules went with the hook: the hidden test was read
+        assert not read["is_error"] and leaked(read["content"], HIDDEN_LINES), read

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.fakeapi import FakeAPI, text, tool, tool_results, turn
+from tests.support.fakeapi import FakeAPI, callable_tools, feedback_reason, feedback_texts, text, tool, tool_results, turn
 from tests.support.session import claude_version, find_claude, make_repo, run_session
 
 pytestmark = pytest.mark.e2e
@@ -113,13 +113,12 @@ def test_stop_hook_feedback_reaches_the_model(tmp_path: Path, repo: Path) -> Non
 
     def second(request: dict):
         # A callable turn sees what the model was shown: echo the feedback.
-        shown = [b for b in request["messages"][-1]["content"] if b.get("type") == "text"]
-        return text("fixed after: " + shown[-1]["text"].splitlines()[-1])
+        return text("fixed after: " + feedback_reason(feedback_texts(request)[-1]))
 
     with FakeAPI([text("done (first try)"), second]) as api:
         res = run_session(repo, api, "do the task", settings=settings)
 
-    assert res.returncode == 0, res.describe()
+    assert res.returncode == 0, (res.describe(), api.errors, [r.answer for r in api.requests])
     assert counter.read_text() == "2"  # blocked once, then let through
     feedback = api.stop_hook_feedback()
     assert len(feedback) == 1, feedback
@@ -142,8 +141,10 @@ def test_overrun_ends_quickly_and_is_flagged(repo: Path) -> None:
     assert res.returncode != 0
     assert res.result is not None and res.result["is_error"] is True
     assert "scenario overrun" in res.result["result"]
-    # The 400 is answered once, not retried.
-    assert [r.answer for r in api.main_requests()] == ["turn", "overrun"]
+    # The 400 is not retried with backoff: 2.1.197 sent it once; 2.1.332 resends at once a few
+    # times with the request reshaped (ToolSearch dropped), then gives up.
+    answers = [r.answer for r in api.main_requests()]
+    assert answers[0] == "turn" and set(answers[1:]) == {"overrun"} and len(answers) <= 10, answers
 
 
 def test_side_requests_do_not_consume_the_script(repo: Path) -> None:
@@ -198,8 +199,9 @@ def test_concurrent_headless_runs_get_their_own_scripts(tmp_path: Path) -> None:
         assert res.result.get("structured_output") == {"who": who}, res.describe()
         assert all(r.key == key for r in res.main_requests)
         assert api.remaining(key) == 0
-    # Only 4 tools were offered, yet the requests counted as main-loop.
-    assert sorted(t["name"] for t in api.main_requests("[reviewer]")[0].body["tools"]) == [
+    # Only 4 tools were offered (2.1.332 adds a deferred placeholder, not callable), yet the requests
+    # counted as main-loop.
+    assert sorted(callable_tools(api.main_requests("[reviewer]")[0].body)) == [
         "Glob",
         "Grep",
         "Read",

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from donegate import ledger as kit_ledger
+from donegate.claude import settings as vocab
 from tests.support.fakeapi import FakeAPI, tool, turn
 from tests.support.gated import BUG, EXAMPLE_TESTS, GatedRepo, copy_kit, example_files, kit_cmd, sandbox_available
 from tests.support.session import find_claude, make_repo
@@ -157,7 +158,7 @@ def test_with_the_sandbox_a_program_finds_nothing(gated):
 # -- what doctor calls fatal really switches the gate off ---------------------------------------------
 
 def _stop_hook(d: dict) -> dict:
-    return next(h for grp in d["hooks"]["Stop"] for h in grp["hooks"] if "stop_gate.py" in json.dumps(h))
+    return next(h for grp in d["hooks"]["Stop"] for h in grp["hooks"] if "stop_gate.py" in json.dumps(vocab.hook_words(h)))
 
 
 BREAKAGES = {

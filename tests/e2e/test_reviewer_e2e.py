@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import write_config, EXAMPLE_TESTS, KIT, ledger_lines, run_hook, stop_payload
+from tests.support.repos import write_config, EXAMPLE_TESTS, KIT, run_hook, stop_lines, stop_payload
 from tests.support.repos import fix_bug
-from tests.support.fakeapi import FakeAPI, first_user_text, text, tool, turn
+from tests.support.fakeapi import FakeAPI, callable_tools, first_user_text, text, tool, turn
 from tests.support.reviewers import A, B, BUG, CRITIC, NIT, stamped, verdict
 from tests.support.session import _clean_env, find_claude, run_session
 
@@ -62,7 +62,7 @@ def test_pair_approves(sealed_shop, fake_env):
         assert r["approve"] is True and r["error"] == "" and r["turns"] >= 1 and r["cost_usd"] > 0 and r["duration"] > 0
     prompt = first_user_text(api.main_requests(A)[0].body)
     assert "orders of 10 or more units get 10% off" in prompt and "+    if units >= BULK_THRESHOLD:" in prompt
-    assert sorted(t["name"] for t in api.main_requests(A)[0].body["tools"]) == ["Glob", "Grep", "Read", "StructuredOutput"]
+    assert sorted(callable_tools(api.main_requests(A)[0].body)) == ["Glob", "Grep", "Read", "StructuredOutput"]
 
 
 def test_pair_one_reviewer_blocking_blocks(sealed_shop, fake_env):
@@ -135,7 +135,7 @@ def test_a_failing_reviewer_allows_the_stop_and_tells_the_user(sealed_shop, kit_
     assert res.returncode == 0, res.stderr
     message = json.loads(res.stdout)["systemMessage"]
     assert "the review failed" in message and "WITHOUT a review" in message
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert line["verdict"] == "review_error"
     review = line["gates"]["review"]
     assert review["verdict"] == "error" and review["reviewers"][0]["approve"] is True
@@ -152,7 +152,7 @@ def test_block_mode_blocks_on_a_blocking_finding(sealed_shop, kit_home, fake_env
     assert res.returncode == 2
     assert res.stderr.startswith("You reported the work as complete, but the reviewers found blocking problems")
     assert "a model's judgment, not a failed test" in res.stderr and "shop/pricing.py:15" in res.stderr
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert line["verdict"] == "block" and line["gates"]["acceptance"]["failed"] == 0
     review = line["gates"]["review"]
     assert [r["role"] for r in review["reviewers"]] == ["A", "B"] and review["cost_usd"] > 0
@@ -171,7 +171,7 @@ def test_hint_feeds_back_once_then_allows(sealed_shop, kit_home, fake_env):
     assert first.returncode == 2 and second.returncode == 0
     assert "a model's judgment, not a failed test" in first.stderr and "raised 2 point(s)" in first.stderr
     assert "shop/cart.py:20" in first.stderr
-    assert [r["verdict"] for r in ledger_lines(kit_home)] == ["hint", "pass"]
+    assert [r["verdict"] for r in stop_lines(kit_home)] == ["hint", "pass"]
 
 
 def test_hint_reaches_the_agent_in_a_real_session(shop_repo, kit_home):
@@ -195,7 +195,7 @@ def test_hint_reaches_the_agent_in_a_real_session(shop_repo, kit_home):
     assert res.result["result"] == "The reviewer's point is already handled; done."
     assert len(feedback) == 1 and "a model's judgment, not a failed test" in feedback[0] and "shop/pricing.py:15" in feedback[0]
     assert not api.overrun and api.remaining() == 0
-    lines = ledger_lines(kit_home)
+    lines = stop_lines(kit_home)
     assert [r["verdict"] for r in lines] == ["hint", "pass"]
     assert lines[0]["gates"]["review"]["reviewers"][0]["findings"][0]["line"] == 15
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.support.repos import write_config, ledger_lines, run_hook, stop_payload
+from tests.support.repos import write_config, stop_lines, run_hook, stop_payload
 from donegate import appeal
 from tests.support.repos import seal_single, fix_bug
 
@@ -65,7 +65,7 @@ def test_an_appeal_after_a_block_ends_the_stop_for_a_person(sealed_shop, kit_hom
     msg = json.loads(res.stdout)["systemMessage"]
     assert "APPEALED" in msg and REASON in msg and "NOT verified" in msg and "needs a person" in msg
     assert "test_ten_units_get_the_bulk_discount" in msg
-    first, second = ledger_lines(kit_home)
+    first, second = stop_lines(kit_home)
     assert second["verdict"] == "appealed" and second["blocks"] == 0
     gate = second["gates"]["appeal"]
     assert gate["accepted"] is True and gate["reason"] == REASON and gate["appeals"] == 1
@@ -74,21 +74,21 @@ def test_an_appeal_after_a_block_ends_the_stop_for_a_person(sealed_shop, kit_hom
     # the hash names the state of the code: another diff, another hash
     (sealed_shop / "shop" / "notes.py").write_text("# a note\n")
     blocked_then(sealed_shop, APPEAL, session="s2")
-    assert ledger_lines(kit_home)[-1]["gates"]["appeal"]["diff_sha256"] != gate["diff_sha256"]
+    assert stop_lines(kit_home)[-1]["gates"]["appeal"]["diff_sha256"] != gate["diff_sha256"]
 
 
 def test_an_appeal_line_on_passing_tests_is_just_a_pass(sealed_shop, kit_home):
     fix_bug(sealed_shop)
     res = run_hook(stop_payload(sealed_shop, message=APPEAL))
     assert res.returncode == 0 and "5 acceptance tests pass" in json.loads(res.stdout)["systemMessage"]
-    assert ledger_lines(kit_home)[0]["verdict"] == "pass" and "appeal" not in ledger_lines(kit_home)[0]["gates"]
+    assert stop_lines(kit_home)[0]["verdict"] == "pass" and "appeal" not in stop_lines(kit_home)[0]["gates"]
 
 
 def test_appeals_off_means_no_line_and_no_way_out(sealed_shop, kit_home):
     write_config(kit_home, "appeal: off\n")
     res = blocked_then(sealed_shop, APPEAL)
     assert res.returncode == 2 and appeal.LINE not in res.stderr and "appeal" not in res.stderr.lower()
-    assert [r["verdict"] for r in ledger_lines(kit_home)] == ["block", "block"]
+    assert [r["verdict"] for r in stop_lines(kit_home)] == ["block", "block"]
 
 
 def test_yaml_on_reads_as_on(sealed_shop, kit_home):
@@ -102,7 +102,7 @@ def test_yaml_on_reads_as_on(sealed_shop, kit_home):
 def refused(res, kit_home, why: str) -> dict:
     assert res.returncode == 2, res.stdout
     assert "your appeal was not accepted" in res.stderr and why in res.stderr, res.stderr
-    line = ledger_lines(kit_home)[-1]
+    line = stop_lines(kit_home)[-1]
     assert line["verdict"] == "block" and line["gates"]["appeal"]["accepted"] is False
     assert line["gates"]["appeal"]["reason"] == REASON
     return line
@@ -166,7 +166,7 @@ def test_an_appeal_against_a_test_that_does_not_collect_is_accepted(tmp_path, ki
     repo = seal_single(tmp_path, "from mod import VALUE\n\ndef test_value():\n    assert VALUE == 1\n")
     (repo / "mod.py").write_text("OTHER = 1\n")
     res = blocked_then(repo, APPEAL)
-    assert res.returncode == 0 and ledger_lines(kit_home)[-1]["verdict"] == "appealed"
+    assert res.returncode == 0 and stop_lines(kit_home)[-1]["verdict"] == "appealed"
 
 
 def test_an_appeal_without_a_reason_is_refused(sealed_shop, kit_home):

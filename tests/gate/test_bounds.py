@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import write_config, git, ledger_lines, run_hook, stop_payload
+from tests.support.repos import write_config, git, stop_lines, run_hook, stop_payload
 from donegate import ledger
 from donegate.claude import settings as vocab
 from tests.support.repos import fix_bug
@@ -52,7 +52,7 @@ def test_a_repository_test_replaced_by_something_that_never_ends_blocks_as_a_cha
     res = run_hook(stop_payload(sealed_shop), timeout=60)
     err = _block(res)
     assert f"tests/test_cart.py (now {kind})" in err
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert line["gates"]["scope"]["kinds"] == {"tests/test_cart.py": kind}
 
 
@@ -136,7 +136,7 @@ def test_a_locked_ledger_still_gets_an_answer_and_the_line_is_written_later(seal
         held.release()
     fix_bug(sealed_shop)
     assert run_hook(stop_payload(sealed_shop)).returncode == 0
-    lines = ledger_lines(kit_home)
+    lines = stop_lines(kit_home)
     assert [(r["session"], r["verdict"], r.get("parked")) for r in lines] == [
         ("warm", "block", None), ("s1", "block", True), ("s1", "pass", None)]
     assert [r["stop"] for r in lines[1:]] == [1, 2]
@@ -154,7 +154,7 @@ def test_a_locked_block_counter_does_not_let_the_stop_through(sealed_shop, kit_h
         assert "assert 4300 == 3870" in _block(res)
     finally:
         held.release()
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert line["gates"]["counter_error"] == "locked" and line["verdict"] == "block"
 
 
@@ -167,7 +167,7 @@ def test_a_counter_file_made_a_fifo_is_read_as_corrupt_and_the_block_stands(seal
     os.mkfifo(path)
     res = run_hook(stop_payload(sealed_shop), timeout=120)
     assert "assert 4300 == 3870" in _block(res)
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert line["blocks"] == 1 and "counter_error" not in line["gates"]
     assert path.is_file()  # replaced by a counter again
 
@@ -188,7 +188,7 @@ def test_a_stage_that_hangs_is_answered_block_before_the_hook_timeout(sealed_sho
     res = run_hook(stop_payload(sealed_shop), timeout=60)
     err = _block(res)
     assert "did not finish within its deadline" in err and "the scope check" in err
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert line["verdict"] == "error" and line["gates"]["deadline"]["stage"] == "the scope check"
     assert line["blocks"] == 1  # counted by the breaker like any error
     assert "deadline" in (kit_home / "logs" / "donegate.log").read_text()
@@ -263,7 +263,7 @@ def test_config_that_costs_without_bound_is_a_config_error(sealed_shop, kit_home
     err = _handed_over(res)
     assert says in err and "internal error" not in err
     assert len(err) < 600
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert line["verdict"] == "gave_up"
 
 
@@ -313,4 +313,4 @@ def test_a_large_glob_list_is_matched_in_bounded_time(shop_repo, kit_home):
     assert seal(shop_repo, EXAMPLE_TESTS / "test_bulk_discount.py").returncode == 0
     res = run_hook(stop_payload(shop_repo), timeout=60)
     assert res.returncode == 2 and "assert 4300 == 3870" in res.stderr
-    assert len(ledger_lines(kit_home)) == 1
+    assert len(stop_lines(kit_home)) == 1

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import write_config, ledger_lines, make_repo, run_hook, stop_payload
+from tests.support.repos import write_config, stop_lines, make_repo, run_hook, stop_payload
 from donegate import cache
 from tests.support.repos import seal
 
@@ -44,7 +44,7 @@ def test_a_stop_on_an_unchanged_tree_does_not_start_the_tests(tmp_path, kit_home
     first, second = (run_hook(stop_payload(repo)) for _ in range(2))
     assert first.returncode == second.returncode == 2
     assert runs_of(runs) == 1
-    a, b = ledger_lines(kit_home)
+    a, b = stop_lines(kit_home)
     assert "cached" not in a and b["cached"] is True and b["gates"]["cache"]["hit"] is True
     assert b["gates"]["acceptance"] == a["gates"]["acceptance"] and b["gates"]["scope"] == a["gates"]["scope"]
     assert b["verdict"] == "block" and b["blocks"] == 2  # the same verdict, counted by the breaker as any stop
@@ -52,14 +52,14 @@ def test_a_stop_on_an_unchanged_tree_does_not_start_the_tests(tmp_path, kit_home
     (repo / "mod.py").write_text("VALUE = 2\n")
     assert run_hook(stop_payload(repo)).returncode == 0 and runs_of(runs) == 2
     assert run_hook(stop_payload(repo)).returncode == 0 and runs_of(runs) == 2  # a cached pass
-    assert [r.get("cached", False) for r in ledger_lines(kit_home)] == [False, True, False, True]
+    assert [r.get("cached", False) for r in stop_lines(kit_home)] == [False, True, False, True]
 
 
 def test_a_cached_stop_without_progress_still_ends_in_gave_up(tmp_path, kit_home):
     repo, runs = counted(tmp_path)
     codes = [run_hook(stop_payload(repo)).returncode for _ in range(4)]
     assert codes == [2, 2, 2, 0] and runs_of(runs) == 1
-    assert ledger_lines(kit_home)[-1]["verdict"] == "gave_up"
+    assert stop_lines(kit_home)[-1]["verdict"] == "gave_up"
 
 
 @pytest.mark.parametrize("change", [
@@ -90,8 +90,8 @@ def test_any_change_the_run_could_see_runs_the_tests_again(tmp_path, kit_home, c
     else:
         (repo / "other.py").rename(repo / "other2.py")
     res = run_hook(stop_payload(repo))
-    assert runs_of(runs) == 2, ledger_lines(kit_home)[-1]["gates"]["cache"]
-    assert "cached" not in ledger_lines(kit_home)[-1]
+    assert runs_of(runs) == 2, stop_lines(kit_home)[-1]["gates"]["cache"]
+    assert "cached" not in stop_lines(kit_home)[-1]
     assert res.returncode == (0 if change == "ignored-file" else 2)
 
 
@@ -117,7 +117,7 @@ def test_cache_off_runs_every_stop(tmp_path, kit_home):
     write_config(kit_home, "confine: off\ncache: false\n")
     for _ in range(2):
         run_hook(stop_payload(repo))
-    assert runs_of(runs) == 2 and all("cached" not in r for r in ledger_lines(kit_home))
+    assert runs_of(runs) == 2 and all("cached" not in r for r in stop_lines(kit_home))
 
 
 def test_a_config_change_runs_again(tmp_path, kit_home):
@@ -134,14 +134,14 @@ def test_a_run_that_changes_the_tree_is_not_kept(tmp_path, kit_home):
     # its package never changes the tree: such a run is kept. A change made beside the run is not.
     repo, runs = counted(tmp_path, files={"mod.py": "import time\nopen(__file__ + '.stamp', 'w').write(str(time.time_ns()))\nVALUE = 1\n"})
     run_hook(stop_payload(repo))
-    assert "kept" not in ledger_lines(kit_home)[-1]["gates"]["cache"] and not (repo / "mod.py.stamp").exists()
+    assert "kept" not in stop_lines(kit_home)[-1]["gates"]["cache"] and not (repo / "mod.py.stamp").exists()
     run_hook(stop_payload(repo))
     assert runs_of(runs) == 1
     (repo / "mod.py").write_text("import pathlib\npathlib.Path(%r).write_text('changed during the run')\nVALUE = 1\n"
                                  % str(repo / "beside.local"))
     write_config(kit_home, "confine: off\n")
     run_hook(stop_payload(repo))
-    assert ledger_lines(kit_home)[-1]["gates"]["cache"]["kept"] is False
+    assert stop_lines(kit_home)[-1]["gates"]["cache"]["kept"] is False
 
 
 def test_an_incomplete_run_is_never_reused(tmp_path, kit_home):
@@ -150,8 +150,8 @@ def test_an_incomplete_run_is_never_reused(tmp_path, kit_home):
     for _ in range(2):
         res = run_hook(stop_payload(repo))
         assert res.returncode == 2 and "ended before reporting" in res.stderr
-    assert all("cached" not in r for r in ledger_lines(kit_home))
-    assert ledger_lines(kit_home)[-1]["gates"]["cache"]["kept"] is False
+    assert all("cached" not in r for r in stop_lines(kit_home))
+    assert stop_lines(kit_home)[-1]["gates"]["cache"]["kept"] is False
 
 
 def test_a_tampered_store_blocks_even_on_a_cached_tree(tmp_path, kit_home):
@@ -191,7 +191,7 @@ def test_a_symlink_out_of_the_repository_turns_the_cache_off(tmp_path, kit_home)
     outside.write_text("X = 2\n")  # the run reads through the link; the key cannot see it
     run_hook(stop_payload(repo))
     assert runs_of(runs) == 2
-    assert "symlink out of the repository" in ledger_lines(kit_home)[-1]["gates"]["cache"]["skipped"]
+    assert "symlink out of the repository" in stop_lines(kit_home)[-1]["gates"]["cache"]["skipped"]
 
 
 def test_a_symlink_inside_the_repository_is_keyed_by_its_target(tmp_path):

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.support.repos import write_config, ledger_lines, make_repo, run_hook, stop_payload
+from tests.support.repos import write_config, stop_lines, make_repo, run_hook, stop_payload
 from tests.support.repos import seal
 
 
@@ -53,7 +53,7 @@ def test_a_skip_or_xfail_from_the_code_under_test_is_a_failure_with_its_reason(t
     assert res.returncode == 2, res.stderr
     reason = call.split("'")[1]
     assert f"at run time: {reason}" in res.stderr
-    assert ledger_lines(kit_home)[-1]["gates"]["acceptance"]["passed"] == 0
+    assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["passed"] == 0
 
 
 # --- the confinement's parts ------------------------------------------------------------------------
@@ -296,7 +296,7 @@ def test_an_unconfined_run_says_so_to_the_user_and_the_ledger(tmp_path, kit_home
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0
     assert "1 acceptance tests pass (unconfined: no sandbox ran the tests" in json.loads(res.stdout)["systemMessage"]
-    assert ledger_lines(kit_home)[-1]["gates"]["acceptance"]["confinement"] == "none"
+    assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["confinement"] == "none"
 
 
 def test_environments_in_the_repository_are_shared_read_only_not_copied(tmp_path, kit_home):

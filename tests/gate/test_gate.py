@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import (write_config, EXAMPLE_TESTS, KIT, fix_bug, git, ledger_lines, make_repo, run_hook, seal, seal_single,
+from tests.support.repos import (write_config, EXAMPLE_TESTS, KIT, fix_bug, git, stop_lines, make_repo, run_hook, seal, seal_single,
                                   stop_payload)
 
 
@@ -42,7 +42,7 @@ def test_blocks_with_the_assertion_then_passes_after_the_fix(sealed_shop, kit_ho
     res = run_hook(stop_payload(sealed_shop))
     assert res.returncode == 0, res.stderr
     assert "5 acceptance tests pass" in json.loads(res.stdout)["systemMessage"]
-    lines = ledger_lines(kit_home)
+    lines = stop_lines(kit_home)
     assert [(r["verdict"], r["stop"], r["blocks"]) for r in lines] == [("block", 1, 1), ("pass", 2, 0)]
     assert lines[0]["gates"]["acceptance"]["failed"] == 3 and lines[1]["gates"]["acceptance"]["passed"] == 5
     assert lines[0]["repo"] == str(sealed_shop.resolve())
@@ -59,7 +59,7 @@ def test_unsealed_repository_is_allowed_and_recorded(tmp_path, kit_home):
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0
     assert "no acceptance tests are sealed" in json.loads(res.stdout)["systemMessage"]
-    assert ledger_lines(kit_home)[0]["verdict"] == "unsealed"
+    assert stop_lines(kit_home)[0]["verdict"] == "unsealed"
 
 
 def test_tampered_store_blocks(sealed_shop, kit_home):
@@ -68,7 +68,7 @@ def test_tampered_store_blocks(sealed_shop, kit_home):
     res = run_hook(stop_payload(sealed_shop))
     assert res.returncode == 2
     assert "acceptance tests were modified" in res.stderr
-    assert ledger_lines(kit_home)[0]["gates"]["integrity"]["ok"] is False
+    assert stop_lines(kit_home)[0]["gates"]["integrity"]["ok"] is False
 
 
 def test_deleted_store_blocks_instead_of_reading_as_unsealed(sealed_shop, kit_home):
@@ -97,7 +97,7 @@ def test_protected_files_block_by_name(sealed_shop, kit_home):
     res = run_hook(stop_payload(sealed_shop))
     assert res.returncode == 2
     assert ".claude/settings.local.json" in res.stderr and "tests/test_cart.py" in res.stderr
-    assert ledger_lines(kit_home)[0]["gates"]["scope"]["protected"] == [".claude/settings.local.json", "tests/test_cart.py"]
+    assert stop_lines(kit_home)[0]["gates"]["scope"]["protected"] == [".claude/settings.local.json", "tests/test_cart.py"]
 
 
 def test_untracked_settings_present_at_seal_are_not_a_change(shop_repo, kit_home):
@@ -192,7 +192,7 @@ def test_malformed_stdin_blocks_with_a_reason(stdin, kit_home):
     assert res.stderr.startswith("donegate: ")
     assert "Traceback" not in res.stderr and "Traceback" not in res.stdout
     assert json.loads(res.stdout)["decision"] == "block"
-    assert ledger_lines(kit_home)[0]["verdict"] == "error"
+    assert stop_lines(kit_home)[0]["verdict"] == "error"
 
 
 def test_cwd_outside_git_blocks(tmp_path, kit_home):
@@ -214,7 +214,7 @@ def test_broken_config_hands_over_at_once_naming_the_key(sealed_shop, kit_home, 
     told = json.loads(res.stdout)["systemMessage"]
     assert key in told and "a person must fix the kit's configuration" in told and "Traceback" not in told
     assert str(kit_home) not in told
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert line["verdict"] == "gave_up" and line["gates"]["handover"] == "config" and key in line["gates"]["error"]
 
 
@@ -227,7 +227,7 @@ def test_breaker_gives_up_after_max_blocks(tmp_path, kit_home):
         (repo / "mod.py").write_text(f"VALUE = {i}\n")
         verdicts.append(run_hook(stop_payload(repo)).returncode)
     assert verdicts == [2, 2, 2, 0, 2]  # the fourth stop is handed over; the next turn counts again
-    lines = ledger_lines(kit_home)
+    lines = stop_lines(kit_home)
     assert [r["verdict"] for r in lines] == ["block", "block", "block", "gave_up", "block"]
     assert "max_blocks" in lines[3]["gates"]["breaker"]["gave_up"]
 
@@ -235,7 +235,7 @@ def test_breaker_gives_up_after_max_blocks(tmp_path, kit_home):
 def test_no_progress_rule_hands_over_early(sealed_shop, kit_home):
     codes = [run_hook(stop_payload(sealed_shop)).returncode for _ in range(4)]
     assert codes == [2, 2, 2, 0]
-    line = ledger_lines(kit_home)[-1]
+    line = stop_lines(kit_home)[-1]
     assert line["verdict"] == "gave_up" and "max_same_failure" in line["gates"]["breaker"]["gave_up"]
 
 
@@ -255,7 +255,7 @@ def test_no_environment_variable_opens_the_gate(sealed_shop, kit_home):
     # environment, so the agent could set it. Now it is one more name the ledger records.
     res = run_hook(stop_payload(sealed_shop), env={"DONEGATE_NESTED": "1"})
     assert res.returncode == 2
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert line["verdict"] == "block" and "DONEGATE_NESTED" in line["env"] and "DONEGATE_NESTED" in line["env_weakened"]
 
 
@@ -264,7 +264,7 @@ def test_the_kits_own_runs_are_recognised_by_their_recorded_session_id(sealed_sh
 
     sid = kitruns.register(kit_home, timeout=60)
     res = run_hook(stop_payload(sealed_shop, session=sid))
-    assert res.returncode == 0 and res.stdout == "" and not ledger_lines(kit_home)
+    assert res.returncode == 0 and res.stdout == "" and not stop_lines(kit_home)
     from donegate.state import FileCounters
 
     with FileCounters(kit_home / "state").transact("kit:runs") as counters:
@@ -306,7 +306,7 @@ def test_concurrent_stops_append_whole_lines(sealed_shop, kit_home):
     with ThreadPoolExecutor(16) as pool:
         results = list(pool.map(lambda i: run_hook(stop_payload(sealed_shop, session=f"s{i}")), range(16)))
     assert all(r.returncode == 0 for r in results)
-    lines = (kit_home / "ledger.jsonl").read_text().splitlines()
+    lines = [line for line in (kit_home / "ledger.jsonl").read_text().splitlines() if '"event":"stop"' in line]
     assert len(lines) == 16
     records = [json.loads(line) for line in lines]
     assert sorted(r["session"] for r in records) == sorted(f"s{i}" for i in range(16))
@@ -367,7 +367,7 @@ def test_leak_in_transcript_is_recorded_and_reported(sealed_shop, kit_home, tmp_
     res = run_hook(stop_payload(sealed_shop, transcript_path=str(transcript)))
     assert res.returncode == 0
     assert "transcript shows hidden acceptance-test content" in json.loads(res.stdout)["systemMessage"]
-    assert ledger_lines(kit_home)[0]["gates"]["leak"]["source_lines"] > 0
+    assert stop_lines(kit_home)[0]["gates"]["leak"]["source_lines"] > 0
 
 
 def test_a_leak_at_the_stop_that_gives_up_is_told_to_the_person_too(sealed_shop, kit_home, tmp_path):
@@ -382,8 +382,8 @@ def test_a_leak_at_the_stop_that_gives_up_is_told_to_the_person_too(sealed_shop,
     res = run_hook(payload)
     message = json.loads(res.stdout)["systemMessage"]
     assert res.returncode == 0 and "gave up" in message and "hidden acceptance-test content" in message
-    assert [ln["verdict"] for ln in ledger_lines(kit_home)] == ["block", "gave_up"]
-    assert ledger_lines(kit_home)[1]["gates"]["leak"]
+    assert [ln["verdict"] for ln in stop_lines(kit_home)] == ["block", "gave_up"]
+    assert stop_lines(kit_home)[1]["gates"]["leak"]
 
 
 def test_feedback_is_capped(tmp_path, kit_home):
@@ -412,8 +412,8 @@ def test_kit_errors_do_not_tell_the_agent_where_the_kit_lives(sealed_shop, kit_h
     assert res.returncode == 0 and "config key timeout" in res.stdout  # handed to the person, in the system message
     assert str(kit_home) not in res.stderr + res.stdout and str(KIT) not in res.stderr + res.stdout
     (kit_home / "donegate.yaml").unlink()
-    res = run_hook(stop_payload(sealed_shop, cwd=["not", "a", "path"]))
-    assert res.returncode == 2 and "internal error" in res.stderr
+    res = run_hook(stop_payload(sealed_shop, cwd=["not", "a", "path"]))  # a clear error now, no longer an internal one
+    assert res.returncode == 2 and "cwd that is not a folder path" in res.stderr
     assert str(kit_home) not in res.stderr + res.stdout
 
 
@@ -437,7 +437,7 @@ def test_ledger_records_the_feedback_the_agent_was_shown_and_nothing_hidden(tmp_
                                   f"    assert mod.VALUE == 2, '\\n{secret}\\n' + str(here)\n")
     res = run_hook(stop_payload(repo, message="Done."))
     assert res.returncode == 2
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     raw = json.dumps(line["gates"])
     assert secret in raw and "/acceptance/" in raw  # the attack: the gate's own record holds both
     assert line["feedback"] == res.stderr.rstrip("\n") == json.loads(res.stdout)["reason"]
@@ -447,4 +447,4 @@ def test_ledger_records_the_feedback_the_agent_was_shown_and_nothing_hidden(tmp_
 
     (repo / "mod.py").write_text("VALUE = 2\n")
     assert run_hook(stop_payload(repo)).returncode == 0
-    assert "feedback" not in ledger_lines(kit_home)[-1]  # a stop let through showed the agent nothing
+    assert "feedback" not in stop_lines(kit_home)[-1]  # a stop let through showed the agent nothing

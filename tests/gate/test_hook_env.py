@@ -14,14 +14,13 @@ import pytest
 
 from donegate import git as kit_git
 from donegate.claude import settings as vocab
-from tests.support.repos import write_config, HOOK, git, ledger_lines, stop_payload
+from tests.support.repos import write_config, HOOK, git, stop_lines, stop_payload
 
 PY = os.path.abspath(sys.executable)
 
 
 def exec_argv(kit_home: Path, repo: Path | None = None, managed: bool = False) -> list[str]:
-    hook = vocab.exec_hook(HOOK, python=PY, home=kit_home, repo=repo, managed=managed, timeout=60)
-    return vocab.hook_words(hook)
+    return vocab.launch_words(HOOK, python=PY, home=kit_home, repo=repo, managed=managed)
 
 
 def run(argv: list[str], payload: dict, env: dict | None = None, drop=("DONEGATE_HOME",)) -> subprocess.CompletedProcess:
@@ -44,7 +43,7 @@ def test_pythonpath_sitecustomize_opens_a_launcher_without_dash_I_but_not_the_in
     assert old.returncode == 0 and old.stdout == ""  # the attack: the gate never ran
     res = run(exec_argv(kit_home, sealed_shop), stop_payload(sealed_shop), env)
     assert res.returncode == 2, res.stdout + res.stderr
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert line["verdict"] == "block" and "PYTHONPATH" in line["env"] and "PYTHONPATH" in line["env_weakened"]
 
 
@@ -57,7 +56,7 @@ def test_donegate_home_from_the_environment_is_not_trusted(sealed_shop, kit_home
     res = run(exec_argv(kit_home, sealed_shop), stop_payload(sealed_shop), {"DONEGATE_HOME": str(empty), "DONEGATE_NESTED": "1"})
     assert res.returncode == 2
     assert not (empty / "ledger.jsonl").exists()
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert {"DONEGATE_HOME", "DONEGATE_NESTED"} <= set(line["env"])
 
 
@@ -77,7 +76,7 @@ def test_a_fake_git_first_on_path_changes_nothing(sealed_shop, kit_home, tmp_pat
 def test_honest_stops_record_the_names_only(sealed_shop, kit_home):
     res = run(exec_argv(kit_home, sealed_shop), stop_payload(sealed_shop), {"LD_PRELOAD": "", "PYTHONDONTWRITEBYTECODE": "1"})
     assert res.returncode == 2
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert "LD_PRELOAD" not in line["env"]  # pinned empty (the managed install does): not a weakening
     assert "PYTHONDONTWRITEBYTECODE" in line["env"] and "env_weakened" not in line
 
@@ -86,7 +85,7 @@ def test_a_block_cap_at_or_below_max_blocks_is_recorded_and_told(sealed_shop, ki
     res = run(exec_argv(kit_home, sealed_shop), stop_payload(sealed_shop), {"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "1"})
     assert res.returncode == 2
     assert "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1" in json.loads(res.stdout)["systemMessage"]
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert line["env_weakened"] == ["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1"]
 
 
@@ -116,7 +115,7 @@ def test_a_stop_inside_a_sealed_tree_is_judged_by_that_seal(how, mode, sealed_sh
     else:
         res = run(exec_argv(kit_home, sealed_shop if mode == "repo-arg" else None, managed=mode == "managed"), payload)
     assert res.returncode == 2, res.stdout + res.stderr
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert line["verdict"] == "block" and line["repo"] == str(sealed_shop.resolve())
 
 
@@ -127,13 +126,13 @@ def test_core_worktree_does_not_move_the_repository(sealed_shop, kit_home, tmp_p
     for argv in (exec_argv(kit_home, sealed_shop), exec_argv(kit_home, managed=True)):
         res = run(argv, stop_payload(sealed_shop))
         assert res.returncode == 2, res.stdout + res.stderr
-    assert [r["repo"] for r in ledger_lines(kit_home)] == [str(sealed_shop.resolve())] * 2
+    assert [r["repo"] for r in stop_lines(kit_home)] == [str(sealed_shop.resolve())] * 2
 
 
 def test_with_the_repository_in_the_arguments_a_cd_anywhere_is_still_judged(sealed_shop, kit_home, tmp_path):
     res = run(exec_argv(kit_home, sealed_shop), stop_payload(tmp_path))  # cd to a folder outside any repository
     assert res.returncode == 2
-    assert ledger_lines(kit_home)[0]["repo"] == str(sealed_shop.resolve())
+    assert stop_lines(kit_home)[0]["repo"] == str(sealed_shop.resolve())
 
 
 def test_a_managed_hook_passes_quietly_where_nothing_is_sealed(kit_home, tmp_path, shop_repo):
@@ -142,7 +141,7 @@ def test_a_managed_hook_passes_quietly_where_nothing_is_sealed(kit_home, tmp_pat
     for cwd in (tmp_path, shop_repo):  # no repository at all; a repository nobody sealed
         res = run(exec_argv(kit_home, managed=True), stop_payload(cwd))
         assert res.returncode == 0 and res.stdout == "" and res.stderr == ""
-    assert ledger_lines(kit_home) == []
+    assert stop_lines(kit_home) == []
     with FileCounters(kit_home / "state").transact("managed:unsealed") as counters:
         assert counters["stops"] == 2
 
@@ -150,14 +149,14 @@ def test_a_managed_hook_passes_quietly_where_nothing_is_sealed(kit_home, tmp_pat
 def test_a_project_install_outside_a_seal_still_says_unsealed(shop_repo, kit_home):
     res = run(exec_argv(kit_home, shop_repo), stop_payload(shop_repo))
     assert res.returncode == 0 and "no acceptance tests are sealed" in res.stdout
-    assert [r["verdict"] for r in ledger_lines(kit_home)] == ["unsealed"]
+    assert [r["verdict"] for r in stop_lines(kit_home)] == ["unsealed"]
 
 
 def test_honest_nested_folder_without_git_is_the_same_repository(sealed_shop, kit_home):
     kit_git.use(None)
     res = run(exec_argv(kit_home, managed=True), stop_payload(sealed_shop / "shop"))
     assert res.returncode == 2
-    assert ledger_lines(kit_home)[0]["repo"] == str(sealed_shop.resolve())
+    assert stop_lines(kit_home)[0]["repo"] == str(sealed_shop.resolve())
 
 
 def test_the_reviewers_claude_comes_from_the_arguments_not_the_environment(sealed_shop, kit_home, tmp_path):
@@ -179,8 +178,8 @@ def test_the_reviewers_claude_comes_from_the_arguments_not_the_environment(seale
     old = run([PY, "-c", direct], stop_payload(sealed_shop), {**env, "DONEGATE_HOME": str(kit_home)}, drop=())
     assert old.returncode == 0 and fakes["agents"][1].exists()
     fakes["agents"][1].unlink()
-    hook = vocab.exec_hook(HOOK, python=PY, home=kit_home, repo=sealed_shop, timeout=60, claude=str(fakes["installed"][0]))
-    res = run(vocab.hook_words(hook), stop_payload(sealed_shop, "s2"), env)
+    argv = vocab.launch_words(HOOK, python=PY, home=kit_home, repo=sealed_shop, claude=str(fakes["installed"][0]))
+    res = run(argv, stop_payload(sealed_shop, "s2"), env)
     assert res.returncode == 0 and "review failed" in res.stdout  # the installed (fake) claude failed: allowed, told
     assert fakes["installed"][1].exists() and not fakes["agents"][1].exists()
 
@@ -205,7 +204,7 @@ def test_a_fake_sandbox_or_copier_first_on_path_is_never_run(tool, sealed_shop, 
     res = run(exec_argv(kit_home, sealed_shop), stop_payload(sealed_shop), {"PATH": f"{bin_}:{os.environ['PATH']}"})
     assert res.returncode == 2 and "test_ten_units_get_the_bulk_discount" in res.stderr, res.stderr
     assert not marker.exists(), f"the hook ran the {tool} it found on the session's PATH"
-    confinement = ledger_lines(kit_home)[-1]["gates"]["acceptance"]["confinement"]
+    confinement = stop_lines(kit_home)[-1]["gates"]["acceptance"]["confinement"]
     assert confinement == ("bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else "none")
 
 
@@ -227,13 +226,13 @@ def test_donegate_hook_and_the_launcher_agree_on_a_nested_stop(sealed_shop, kit_
     res = run(argv, stop_payload(sealed_shop), agent_env, drop=())
     assert res.returncode == 2, res.stdout + res.stderr
     assert not (empty / "ledger.jsonl").exists()
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     assert {"DONEGATE_NESTED", "DONEGATE_HOME", "DONEGATE_CLAUDE"} <= set(line["env"])
     assert "DONEGATE_NESTED" in line["env_weakened"]
     # The kit's own run (its session id recorded under the state root): allowed, counted, no ledger line.
     sid = kitruns.register(kit_home, timeout=60)
     res = run(argv, stop_payload(sealed_shop, session=sid), drop=())
-    assert res.returncode == 0 and res.stdout == "" and len(ledger_lines(kit_home)) == 1
+    assert res.returncode == 0 and res.stdout == "" and len(stop_lines(kit_home)) == 1
 
 
 def test_donegate_hook_without_its_launcher_blocks(monkeypatch, capsys):

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 from donegate import git as kit_git
-from tests.support.repos import HOOK, ledger_lines, stop_payload
+from tests.support.repos import HOOK, stop_lines, stop_payload
 
 WRAPPER = """\
 import json, os, sys
@@ -34,9 +34,10 @@ STOP_MODULES = {
     "donegate", "donegate._layout", "donegate.appeal", "donegate.cache", "donegate.config",
     "donegate.deadline", "donegate.errors", "donegate.feedback", "donegate.fsafe", "donegate.git",
     "donegate.kitruns", "donegate.leaks", "donegate.ledger", "donegate.outcome", "donegate.paths", "donegate.proc",
-    "donegate.repo", "donegate.scan", "donegate.sessions", "donegate.state", "donegate.store",
+    "donegate.person", "donegate.repo", "donegate.scan", "donegate.sessions", "donegate.state", "donegate.store",
     "donegate.util",
     "donegate.hidden", "donegate.hidden.channel", "donegate.hidden.confine", "donegate.hidden.copy", "donegate.hidden.runner",
+    "donegate.hidden.python",
     "donegate.gate", "donegate.gate.acceptance", "donegate.gate.breaker", "donegate.gate.feedback",
     "donegate.gate.inputs", "donegate.gate.integrity", "donegate.gate.leaks", "donegate.gate.record",
     "donegate.gate.review", "donegate.gate.scan", "donegate.gate.scope", "donegate.gate.stop", "donegate.gate.watchdog",
@@ -54,7 +55,7 @@ def test_a_blocked_stop_imports_only_the_pinned_modules(sealed_shop, kit_home, t
     res = subprocess.run(argv, input=json.dumps(stop_payload(sealed_shop)), capture_output=True, text=True, timeout=300,
                          env={**os.environ, "PROBE_OUT": str(out)})
     assert res.returncode == 2, res.stdout + res.stderr
-    assert ledger_lines(kit_home)[-1]["verdict"] == "block"  # every stage ran, to the ledger
+    assert stop_lines(kit_home)[-1]["verdict"] == "block"  # every stage ran, to the ledger
     loaded = set(json.loads(out.read_text()))
     ours = {m for m in loaded if m == "donegate" or m.startswith("donegate.")}
     assert ours == STOP_MODULES, f"joined: {sorted(ours - STOP_MODULES)}, left: {sorted(STOP_MODULES - ours)}"

@@ -11,7 +11,7 @@ import json
 import subprocess
 import sys
 
-from tests.support.repos import KIT, ledger_lines, run_hook, stop_payload
+from tests.support.repos import KIT, ledger_lines, stop_lines, run_hook, stop_payload
 from tests.support.repos import fix_bug
 
 
@@ -32,7 +32,7 @@ def _passed_with_a_late_leak(sealed_shop, kit_home, tmp_path):
     transcript.write_text(_entry("assistant", "let me look") + _entry("user", "ls output: shop tests"))
     fix_bug(sealed_shop)
     res = run_hook(stop_payload(sealed_shop, transcript_path=str(transcript)))
-    assert res.returncode == 0 and "leak" not in ledger_lines(kit_home)[0]["gates"]
+    assert res.returncode == 0 and "leak" not in stop_lines(kit_home)[0]["gates"]
     with open(transcript, "a") as fh:  # written after the hook read the transcript
         fh.write(_entry("user", test_file.read_text()))
     return transcript

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import write_config, git, ledger_lines, make_repo, run_hook, stop_payload
+from tests.support.repos import write_config, git, stop_lines, make_repo, run_hook, stop_payload, ledger_lines
 from tests.support import require
 from tests.support.repos import seal
 
@@ -317,7 +317,7 @@ def test_attack_is_blocked_and_leaks_nothing(tmp_path, kit_home, name, code, exp
     assert git(repo, "status", "--porcelain", "--untracked-files=all").split() == ["M", "calc.py"]
     assert _state(kit_home) == before
     _assert_no_test_text(res.stderr + res.stdout)
-    (line,) = ledger_lines(kit_home)
+    (line,) = stop_lines(kit_home)
     accept = line["gates"]["acceptance"]
     assert accept["confinement"] == ("bwrap" if mode == "bwrap" else "none")
     assert accept["passed"] < 2 or not accept["ok"]
@@ -340,7 +340,7 @@ def test_honest_code_passes_with_every_defence_on(tmp_path, kit_home, name):
     res = run_hook(stop_payload(repo), timeout=120)
     assert res.returncode == 0, res.stderr
     assert "2 acceptance tests pass" in json.loads(res.stdout)["systemMessage"]
-    line = ledger_lines(kit_home)[-1]
+    line = stop_lines(kit_home)[-1]
     assert "tamper" not in line["gates"]["acceptance"] and line["gates"]["scan"]["findings"] == []
     assert git(repo, "status", "--porcelain", "--untracked-files=all").split() == ["M", "calc.py"]
 

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from tests.support.repos import write_config, KIT, git, ledger_lines, run_hook, stop_payload
+from tests.support.repos import write_config, KIT, git, stop_lines, run_hook, stop_payload
 from tests.support.repos import fix_bug
 
 ALLOWED = "allowed: ['shop/pricing.py']\n"
@@ -77,7 +77,7 @@ def test_a_change_hidden_from_git_outside_allowed_blocks(sealed_shop, kit_home, 
     res = run_hook(stop_payload(sealed_shop))
     assert res.returncode == 2, res.stderr
     assert "outside the allowed scope" in res.stderr and name in res.stderr
-    assert name in ledger_lines(kit_home)[-1]["gates"]["scope"]["outside"]
+    assert name in stop_lines(kit_home)[-1]["gates"]["scope"]["outside"]
 
 
 def test_an_allowed_change_passes_committed_or_not(sealed_shop, kit_home):
@@ -142,8 +142,9 @@ def test_kit_files_are_the_ones_install_writes():
     from donegate import install, store
     from donegate.claude import settings as vocab
 
-    assert set(store.KIT_FILES) == {vocab.SETTINGS.as_posix(), install.RECORD.as_posix(),
-                                    vocab.SETTINGS.as_posix() + install.BACKUP_SUFFIX}
+    written = {name.as_posix() for name in (vocab.SETTINGS, install.LOCAL_SETTINGS)}
+    assert set(store.KIT_FILES) == written | {n + install.BACKUP_SUFFIX for n in written} | {
+        install.RECORD.as_posix(), install.LOCAL_RECORD.as_posix()}
 
 
 def test_a_symlink_outside_allowed_is_named_as_one(sealed_shop, kit_home):

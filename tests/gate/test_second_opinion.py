@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
 from tests.support import require
-from tests.support.repos import write_config, git, ledger_lines, make_repo, run_hook, seal, stop_payload
+from tests.support.repos import write_config, git, ledger_lines, make_repo, run_hook, seal, stop_lines, stop_payload
 
 HIDDEN = '''import pytest
 import calc
@@ -269,3 +270,67 @@ def test_a_test_the_second_harness_cannot_run_is_recorded_not_passed_silently(tm
     assert second["unsupported"] == {"test_calc.py::test_with_request":
                                      "uses the fixture request, which the second harness does not serve"}
     assert "1 not double-checked" in json.loads(res.stdout)["systemMessage"]
+
+
+# --- the second run starts the project's interpreter, as the first does --------------------------------
+
+DEP_HIDDEN = '''import builtins
+import calc
+
+
+def test_ten_units_get_the_bulk_discount():
+    assert calc.price(10) == 900
+
+
+def test_nothing_planted_ran():
+    assert not hasattr(builtins, "PLANTED")
+
+
+def test_the_path_line_counts():
+    import helper
+    assert helper.OK == 1
+'''
+
+
+@pytest.mark.parametrize("confine", ["off", "on"])
+def test_the_second_run_uses_the_project_s_interpreter_and_its_path_lines_never_its_import_lines(
+        py_template, tmp_path, kit_home, confine):
+    """The product imports a dependency that only the project's `.venv` holds, and that venv carries a
+    `.pth` with a path line (a folder the tests import from) and an import line (a plant). Both runs must
+    find the dependency and the path line's folder, and neither may run the import line: the second run
+    double-checks all three tests, so it started the same interpreter with the same sys.path."""
+    if confine == "on":
+        require.bwrap()
+    from tests.support.pyprojects import clone_venv, site_packages
+
+    write_config(kit_home, f"confine: {confine}\n")
+    repo = make_repo(tmp_path / "repo", {"calc.py": "from pricing_dep import rate\n\ndef price(units):\n    return units * 100\n",
+                                         ".gitignore": ".venv/\n"})
+    venv = clone_venv(py_template, repo / ".venv")
+    sp = site_packages(venv)
+    (sp / "pricing_dep.py").write_text("def rate(units):\n    return 90 if units >= 10 else 100\n")
+    extra = tmp_path / "extra"
+    (extra / "helper").mkdir(parents=True)
+    (extra / "helper" / "__init__.py").write_text("OK = 1\n")
+    sentinel = tmp_path / "sentinel"
+    (sp / "plant.pth").write_text(f"import builtins; builtins.PLANTED = 1; open('{sentinel}', 'w')\n{extra}\n")
+    # Honest look-alikes, so this test can fail: the kit's own interpreter (what the second run started
+    # before) has no such dependency, and the venv's python started the ordinary way runs the plant.
+    kit = subprocess.run([sys.executable, "-I", "-c", "import pricing_dep"], capture_output=True, text=True, timeout=60)
+    assert kit.returncode != 0 and "pricing_dep" in kit.stderr
+    plain = subprocess.run([str(venv / "bin" / "python"), "-c", "import builtins, helper; print(builtins.PLANTED)"],
+                           capture_output=True, text=True, timeout=60)
+    assert plain.stdout.strip() == "1", plain.stderr
+    sentinel.unlink()
+    hidden = tmp_path / "hidden" / "test_calc.py"
+    hidden.parent.mkdir()
+    hidden.write_text(DEP_HIDDEN)
+    res = seal(repo, hidden)
+    assert res.returncode == 0, res.stderr
+    (repo / "calc.py").write_text("from pricing_dep import rate\n\ndef price(units):\n    return units * rate(units)\n")
+    res = run_hook(stop_payload(repo), timeout=120)
+    accept = stop_lines(kit_home)[-1]["gates"]["acceptance"]
+    assert res.returncode == 0, (res.stderr, accept)
+    second = accept["second"]
+    assert second["checked"] == 3 and not second["unsupported"] and "disagree" not in second, second
+    assert not sentinel.exists()

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from tests.support.repos import HOOK, KIT, ledger_lines, run_hook, stop_payload
+from tests.support.repos import HOOK, KIT, stop_lines, run_hook, stop_payload
 from donegate import sessions
 
 UUID = "0b9c2d6e-1f3a-4c5d-8e7f-9a0b1c2d3e4f"
@@ -22,12 +22,12 @@ def test_sessions_without_an_id_but_with_transcripts_are_counted_apart(sealed_sh
     codes = [run_hook(no_id(sealed_shop, str(a))).returncode for _ in range(3)]
     codes.append(run_hook(no_id(sealed_shop, str(b))).returncode)
     assert codes == [2, 2, 2, 2]  # b is not handed over on a's no-progress streak
-    lines = ledger_lines(kit_home)
+    lines = stop_lines(kit_home)
     assert [r["session"] for r in lines] == [UUID] * 3 + [b.stem]
     assert {r["session_from"] for r in lines} == {"transcript_path"}
     # ... and a's own counter still bounds it
     assert run_hook(no_id(sealed_shop, str(a))).returncode == 0
-    assert ledger_lines(kit_home)[-1]["verdict"] == "gave_up"
+    assert stop_lines(kit_home)[-1]["verdict"] == "gave_up"
 
 
 def test_a_transcript_not_named_like_a_session_is_known_by_its_whole_path(tmp_path):
@@ -40,7 +40,7 @@ def test_a_transcript_not_named_like_a_session_is_known_by_its_whole_path(tmp_pa
 
 def test_a_real_session_id_adds_no_field(sealed_shop, kit_home):
     run_hook(stop_payload(sealed_shop))
-    assert "session_from" not in ledger_lines(kit_home)[0]
+    assert "session_from" not in stop_lines(kit_home)[0]
 
 
 def via_wrapper(payload: dict) -> subprocess.CompletedProcess:
@@ -58,8 +58,8 @@ def test_with_neither_the_counter_is_the_parent_processs_bounded_and_its_own(sea
                             timeout=300).returncode for _ in range(3)]
     other = via_wrapper(no_id(sealed_shop))  # another process: its own counter, not this streak's end
     codes += [other.returncode, run_hook(no_id(sealed_shop)).returncode]
-    assert codes == [2, 2, 2, 2, 0], [r["session"] for r in ledger_lines(kit_home)]
-    lines = ledger_lines(kit_home)
+    assert codes == [2, 2, 2, 2, 0], [r["session"] for r in stop_lines(kit_home)]
+    lines = stop_lines(kit_home)
     assert {r["session_from"] for r in lines} == {"parent_process"}
     mine = {lines[i]["session"] for i in (0, 1, 2, 4)}
     assert len(mine) == 1 and lines[3]["session"] not in mine and mine.pop().startswith("no-session@pid")

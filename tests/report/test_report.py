@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import write_config, EXAMPLE, KIT, ledger_lines, run_hook, stop_payload
+from tests.support.repos import write_config, EXAMPLE, KIT, stop_lines, run_hook, stop_payload
 from donegate import cli, ledger, report
 
 sys.path.insert(0, str(KIT / "bench"))
@@ -90,8 +90,8 @@ def test_report_of_real_hook_runs(sealed_shop, kit_home, capsys):
     assert run_hook(stop_payload(sealed_shop, "s2")).returncode == 2
     assert run_hook(stop_payload(sealed_shop, "s2")).returncode == 0  # gave up
 
-    lines = (kit_home / "ledger.jsonl").read_bytes().splitlines()
-    assert all(report._STOP(line) and report._TAIL(line, len(line) - report._TAIL_WINDOW) for line in lines), \
+    lines = [line for line in (kit_home / "ledger.jsonl").read_bytes().splitlines() if b'"event":"stop"' in line]
+    assert len(lines) == 4 and all(report._STOP(line) and report._TAIL(line, len(line) - report._TAIL_WINDOW) for line in lines), \
         "the gate's stop lines must take the report's fast path"
     summary = report_json(capsys)
     d, s = group(summary, "default"), group(summary, "strict")
@@ -99,8 +99,8 @@ def test_report_of_real_hook_runs(sealed_shop, kit_home, capsys):
     assert (d["requirements_passed"], d["requirements_sealed"], d["requirement_rate_pct"]) == (5, 5, 100.0)
     assert (s["sessions"], s["stops"], s["blocks"], s["gave_up"], s["ended_passing"], s["left_for_person"]) == (1, 2, 1, 1, 0, 1)
     assert (s["requirements_passed"], s["requirements_sealed"], s["requirement_rate_pct"]) == (2, 5, 40.0)
-    durations = {r["session"]: 0.0 for r in ledger_lines(kit_home)}
-    for r in ledger_lines(kit_home):
+    durations = {r["session"]: 0.0 for r in stop_lines(kit_home)}
+    for r in stop_lines(kit_home):
         durations[r["session"]] += r["duration"]
     assert d["gate_seconds"] == round(durations["s1"], 1) and s["seconds_per_session"] == round(durations["s2"], 1)
     assert summary["left_for_person"]["latest"] == [{"session": "s2", "config": "strict", "last_verdict": "gave_up", "gave_up": True}]
@@ -116,7 +116,8 @@ def test_report_of_real_hook_runs(sealed_shop, kit_home, capsys):
     code, out, _ = run(capsys, "report", "--session", "s2")
     assert code == 0 and f"ref {ref}" in out and "labelled unjustified: the writer's mistake" in out and "failing test_" in out
     code, out, _ = run(capsys, "report", "--verify")
-    assert code == 0 and "5 lines, the hash chain is intact" in out
+    # one more than the stops and the label: the seal's own line (who sealed it: donegate.person)
+    assert code == 0 and "6 lines, the hash chain is intact" in out
 
 
 def test_appeals_and_cached_stops_of_real_hook_runs(sealed_shop, kit_home, capsys):
@@ -126,10 +127,10 @@ def test_appeals_and_cached_stops_of_real_hook_runs(sealed_shop, kit_home, capsy
     reason = "the request never asked for rounding down to whole cents"
     assert run_hook(stop_payload(sealed_shop, "s1", message=f"APPEAL: {reason}")).returncode == 0
 
-    lines = (kit_home / "ledger.jsonl").read_bytes().splitlines()
-    assert all(report._STOP(line) and report._TAIL(line, len(line) - report._TAIL_WINDOW) for line in lines), \
+    lines = [line for line in (kit_home / "ledger.jsonl").read_bytes().splitlines() if b'"event":"stop"' in line]
+    assert len(lines) == 3 and all(report._STOP(line) and report._TAIL(line, len(line) - report._TAIL_WINDOW) for line in lines), \
         "appealed and cached stop lines must take the report's fast path"
-    assert [r.get("cached", False) for r in ledger_lines(kit_home)] == [False, True, True]
+    assert [r.get("cached", False) for r in stop_lines(kit_home)] == [False, True, True]
     path = kit_home / "ledger.jsonl"
     summary = report_json(capsys)
     assert summary == json.loads(json.dumps(report.summarize([path], fast=False)))
@@ -137,7 +138,7 @@ def test_appeals_and_cached_stops_of_real_hook_runs(sealed_shop, kit_home, capsy
     assert (d["stops"], d["blocks"], d["appeals"], d["ended_passing"], d["left_for_person"]) == (3, 2, 1, 0, 1)
     (a,) = summary["appeals"]["latest"]
     assert a["reason"] == reason and a["session"] == "s1" and a["label"] is None
-    assert a["failing"] == [f["id"] for f in ledger_lines(kit_home)[0]["gates"]["acceptance"]["failing"]]
+    assert a["failing"] == [f["id"] for f in stop_lines(kit_home)[0]["gates"]["acceptance"]["failing"]]
     assert summary["left_for_person"]["latest"][0]["last_verdict"] == "appealed"
     code, out, _ = run(capsys, "report")
     assert "Appeals: 1 (never counted as passing" in out and reason in out and a["ref"] in out
@@ -280,19 +281,19 @@ def test_broken_lines_are_counted_and_named_never_a_crash(kit_home, capsys):
         fh.write(json.dumps({"v": 1, "event": "stop", "time": T0, "verdict": "block"}).encode() + b"\n")  # line 6
         fh.write(json.dumps({**stop("s9"), "v": 1, "verdict": "maybe"}).encode() + b"\n")  # line 7
         fh.write(json.dumps({**stop("s9"), "v": 1, "time": "yesterday"}).encode() + b"\n")  # line 8
-        fh.write(json.dumps({"v": 1, "event": "install", "repo": "/r"}).encode() + b"\n")  # line 9: ignored
+        fh.write(json.dumps({"v": 1, "event": "vacuum", "repo": "/r"}).encode() + b"\n")  # line 9: ignored
         fh.write(b'\xff\xfe not utf-8\n')  # line 10
     write(path, stop("s1", "pass", passed=5, n=2))  # line 11
     summary = report_json(capsys)
     assert summary["total"]["stops"] == 2 and summary["total"]["ended_passing"] == 1
-    assert summary["skipped"]["count"] == 8 and summary["ignored_events"] == {"install": 1}
+    assert summary["skipped"]["count"] == 8 and summary["ignored_events"] == {"vacuum": 1}
     assert [(e["line"], e["why"].split(" (")[0]) for e in summary["skipped"]["examples"]] == [
         (2, "not JSON"), (3, "empty"), (4, "unknown schema version 2"), (5, "not a JSON object"),
         (6, "stop without 'session'"), (7, "stop with an unknown verdict 'maybe'"), (8, "stop with a bad time 'yesterday'"),
         (10, "not JSON")]
     code, out, _ = run(capsys, "report")
     assert code == 0 and "8 lines skipped: line 2 not JSON (torn: cut off), line 3 empty, line 4 unknown schema version 2" in out
-    assert "and 3 more" in out and "events the report does not read: install (1)" in out
+    assert "and 3 more" in out and "events the report does not read: vacuum (1)" in out
 
 
 def test_empty_and_missing_ledgers_are_said_plainly(kit_home, capsys, tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import KIT, ledger_lines, make_repo, run_hook, stop_payload
+from tests.support.repos import KIT, stop_lines, make_repo, run_hook, stop_payload
 from donegate import cli, ledger, report
 from donegate.report import html as report_html
 from donegate.experiment import table
@@ -131,7 +131,7 @@ def test_the_page_shows_what_the_agent_saw_and_no_hidden_source(gated, tmp_path,
     assert str(kit_home) not in text and "/acceptance/" not in text
     data = page_json(tmp_path / "report.html")
     shown = [t for t in data["texts"] if "test_mod.py::test_value" in t]
-    blocks = [r["feedback"] for r in ledger_lines(kit_home) if r["verdict"] == "block"]
+    blocks = [r["feedback"] for r in stop_lines(kit_home) if r["verdict"] == "block"]
     assert shown and set(shown) == set(blocks)  # the page's text is the gate's feedback, as the agent read it
     assert "assert 1 == 2" in shown[0]  # (the message's path line is dropped: only assertion and where lines are kept)
 
@@ -140,7 +140,7 @@ def test_a_line_without_feedback_shows_test_ids_never_raw_messages(gated, tmp_pa
     # A ledger written before `feedback` existed: its raw messages hold the source; the page must not,
     # even read where no store is at hand to scrub against (a ledger mailed to someone else).
     old = tmp_path / "old.jsonl"
-    for rec in ledger_lines(kit_home):
+    for rec in stop_lines(kit_home):
         rec.pop("v"), rec.pop("prev"), rec.pop("feedback", None)
         ledger.append(rec, old)
     (tmp_path / "elsewhere").mkdir()
@@ -156,7 +156,7 @@ def test_a_line_without_feedback_shows_test_ids_never_raw_messages(gated, tmp_pa
 def test_the_store_scrubber_catches_source_a_feedback_text_would_carry(gated, tmp_path, kit_home):
     # Defence in depth: even a `feedback` holding a source line (a gate bug) loses it in the page.
     bad = tmp_path / "bad.jsonl"
-    for rec in ledger_lines(kit_home):
+    for rec in stop_lines(kit_home):
         rec.pop("v"), rec.pop("prev")
         if "feedback" in rec:
             rec["feedback"] += f"\n{SECRET}\n{kit_home / 'acceptance'}"
@@ -452,7 +452,7 @@ def test_the_browser_shows_a_real_gates_feedback_and_no_source(browser, gated, t
     assert browser.js("document.querySelector('tr[data-session=\"s-leaks\"] .mark').classList.contains('leak')")
     browser.click('tr[data-session="s-fixes"] .mark[data-verdict="block"]')
     shown = browser.wait_for("document.getElementById('feedback') && document.getElementById('feedback').textContent")
-    assert shown == next(r["feedback"] for r in ledger_lines(kit_home) if r["session"] == "s-fixes")
+    assert shown == next(r["feedback"] for r in stop_lines(kit_home) if r["session"] == "s-fixes")
     browser.click('tr[data-session="s-leaks"] .mark')
     assert "source line(s)" in browser.js("document.getElementById('detail').textContent")
     everything = browser.js("document.documentElement.outerHTML")

@@ -13,16 +13,25 @@ Example::
         run_session(repo, api, "list files")
         assert api.tool_results(api.main_requests()[-1])
 
-What Claude Code 2.1.197 sends (measured, see tests/e2e/test_harness.py):
+What Claude Code sends (measured on 2.1.197 and 2.1.332, see tests/e2e/test_harness.py):
 ``POST /v1/messages?beta=true`` with ``"stream": true``; it parses Server-Sent
 Events and merges responses that share a message id, so every response here
-gets a fresh id.
+gets a fresh id.  2.1.332 moved the environment block ("Primary working
+directory: ...") out of the system prompt into a ``"role": "system"`` message of
+``messages``; `system_text` reads both.
+
+Anything the server cannot answer gets a 400 ``invalid_request_error`` whose
+message starts ``fakeapi: cannot answer`` and names the request (method, path,
+the tools it offers) and what is missing; it is also kept in ``api.unanswered``.
+400 is what Claude Code does not retry for minutes, so a client release that
+asks for something new fails its tests at once, with the cause in the result.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 import time
 import uuid
@@ -164,7 +173,7 @@ def tool_results(req: "Request | dict") -> list[dict]:
 
 
 def _last_text(body: dict) -> str:
-    messages = body.get("messages") or []
+    messages = [m for m in body.get("messages") or [] if m.get("role") != "system"]
     return _flatten(_blocks(messages[-1])) if messages else ""
 
 
@@ -177,14 +186,71 @@ def first_user_text(body: dict) -> str:
 
 
 def system_text(body: dict) -> str:
+    """The system prompt and every ``"role": "system"`` message (2.1.332 sends the environment block,
+    working directory included, as such a message)."""
     system = body.get("system")
-    if isinstance(system, str):
-        return system
-    return "\n".join(b.get("text", "") for b in system or [] if isinstance(b, dict))
+    parts = [system] if isinstance(system, str) else [b.get("text", "") for b in system or [] if isinstance(b, dict)]
+    parts += [_flatten(_blocks(m)) for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "system"]
+    return "\n".join(parts)
 
 
 def tool_names(body: dict) -> list[str]:
     return [t.get("name", "") for t in body.get("tools") or [] if isinstance(t, dict)]
+
+
+def callable_tools(body: dict) -> list[str]:
+    """Tools the model may call as offered: deferred ones (``defer_loading``, loaded through ToolSearch
+    first) and the placeholder are not callable directly."""
+    return [t.get("name", "") for t in body.get("tools") or []
+            if isinstance(t, dict) and not t.get("defer_loading")]
+
+
+def describe_request(method: str, path: str, body: dict) -> str:
+    """One line naming a request: method, path, and the shape that routes it (tools, format)."""
+    tools = tool_names(body)
+    deferred = sorted(set(tools) - set(callable_tools(body)))
+    fmt = ((body.get("output_config") or {}).get("format") or {}).get("type")
+    bits = [f"{method} {path}", f"tools={callable_tools(body)}" if tools else "no tools"]
+    if deferred:
+        bits.append(f"deferred={deferred}")
+    if fmt:
+        bits.append(f"format={fmt}")
+    if body.get("tool_choice"):
+        bits.append(f"tool_choice={json.dumps(body['tool_choice'])}")
+    return ", ".join(bits)
+
+
+# How a blocking Stop hook's output reaches the model:
+#   2.1.197: a user text ``Stop hook feedback:\n[<command>]: <stderr>`` (or ``...:\n<reason>`` for JSON);
+#   2.1.332: inside a ``<system-reminder>`` that first says the text is a hook's output, then either
+#            ``Stop hook feedback:\n[<command>]: <stderr>`` or, for a JSON ``decision: block``,
+#            ``Stop hook blocking error from command: "<command line>": <reason>``.
+_FEEDBACK_MARKS = ("Stop hook feedback", "Stop hook blocking error")
+_FEEDBACK_HEADS = (
+    re.compile(r'Stop hook blocking error from command: "(?:[^"\\]|\\.)*": ?'),
+    re.compile(r"Stop hook feedback:\n(?:\[[^\n]*?\]: )?"),
+)
+
+
+def is_stop_feedback(text: str) -> bool:
+    return any(mark in text for mark in _FEEDBACK_MARKS)
+
+
+def feedback_texts(req: "Request | dict") -> list[str]:
+    """Stop-hook feedback texts in a request's user messages, in order (the command-line copy 2.1.332
+    adds as a system message is left out: `feedback_reason` of either gives the same reason)."""
+    return [b.get("text", "") for m in _body(req).get("messages") or [] if m.get("role") == "user"
+            for b in _blocks(m) if b.get("type") == "text" and is_stop_feedback(b.get("text", ""))]
+
+
+def feedback_reason(text: str) -> str:
+    """The hook's own words in a Stop-hook feedback text, without the client's wrapping."""
+    for head in _FEEDBACK_HEADS:
+        m = head.search(text)
+        if m:
+            text = text[m.end():]
+            break
+    return text.replace("</system-reminder>", "").strip()
 
 
 # --------------------------------------------------------------------------
@@ -228,7 +294,7 @@ class Request:
     body: dict
     main: bool = False
     key: str | None = None  # script key it was routed to (None: default script)
-    answer: str = ""  # "turn", "side", "overrun", "error", "count_tokens", "404"
+    answer: str = ""  # "turn", "side", "overrun", "error", "count_tokens", "404" (HEAD probe), "unanswered"
     time: float = field(default_factory=time.time)
 
     @property
@@ -268,6 +334,9 @@ class FakeAPI:
         to a keyed script, instead of the default script: it decides from the
         conversation alone, so concurrent sessions can share it (the experiment's
         scripted agents, tests/support/shop_agents.py).
+    :param strict_tools: a scripted tool call naming a tool the request does not offer (or offers
+        only deferred) is refused with a 400 naming both, instead of being sent for the client to
+        reject in its own words.
     :param side_text: what side requests are told: a string, or
         ``fn(body) -> str``.  When the request asks for JSON output
         (``output_config.format``), a minimal instance of its schema is sent
@@ -284,6 +353,7 @@ class FakeAPI:
         delay: float = 0.0,
         side_text: str | Callable[[dict], str] = "OK",
         respond: Callable[[dict], Any] | None = None,
+        strict_tools: bool = True,
     ):
         self._default = _Script(script or [])
         self._keyed = {k: _Script(v) for k, v in (scripts or {}).items()}
@@ -291,7 +361,10 @@ class FakeAPI:
         self.delay = delay
         self.side_text = side_text
         self.respond = respond
+        self.strict_tools = strict_tools
         self.requests: list[Request] = []
+        # Requests the server could not answer, each named (see module docstring).
+        self.unanswered: list[str] = []
         self.overrun = False
         self.overrun_messages: list[str] = []
         # Failures inside the server itself (e.g. a scripted callable raised).
@@ -444,12 +517,18 @@ class FakeAPI:
         return out
 
     def stop_hook_feedback(self) -> list[str]:
-        """Texts of the ``Stop hook feedback`` messages, in order."""
+        """Texts of the Stop-hook feedback messages, in order (both wordings, see `is_stop_feedback`)."""
         return [
             b.get("text", "")
             for _role, b in self._shown_blocks()
-            if b.get("type") == "text" and "Stop hook feedback" in b.get("text", "")
+            if b.get("type") == "text" and is_stop_feedback(b.get("text", ""))
         ]
+
+    def all_request_text(self) -> str:
+        """Every request this server received, whole (system prompt, tools, messages, headers), as one
+        string: what a test searches for anything the model must never be sent."""
+        with self._lock:
+            return "\n".join(f"{r.method} {r.path}\n{json.dumps(r.headers)}\n{json.dumps(r.body)}" for r in self.requests)
 
     # -- answering ---------------------------------------------------------
 
@@ -459,6 +538,13 @@ class FakeAPI:
         if fmt.get("type") == "json_schema" and isinstance(fmt.get("schema"), dict):
             return turn(json.dumps(_instance(fmt["schema"], said)))
         return turn(said)
+
+    def _unoffered(self, body: dict, reply: Turn) -> list[str]:
+        """Tool names the reply calls that the request does not offer as callable (strict_tools)."""
+        if not self.strict_tools:
+            return []
+        offered = set(callable_tools(body))
+        return [b.get("name", "") for b in reply.blocks if b.get("type") == "tool_use" and b.get("name") not in offered]
 
     def _usage(self, body: dict, out_chars: int) -> dict:
         # Rough 4-chars-per-token estimate: enough for Claude Code to compute a
@@ -619,8 +705,8 @@ class _Handler(BaseHTTPRequestHandler):
                 req.answer = "count_tokens"
                 return self._send_json(200, {"input_tokens": api._usage(body, 0)["input_tokens"]})
             if not path.endswith("/v1/messages"):
-                req.answer = "404"
-                return self._send_error(404, "not_found_error", f"fakeapi: no route for {self.path}")
+                return self._cannot_answer(req, "no route for this path (the server answers /v1/messages and "
+                                                "/v1/messages/count_tokens)")
 
             req.main = bool(api.is_main(body))
             if not req.main:
@@ -651,6 +737,10 @@ class _Handler(BaseHTTPRequestHandler):
             if isinstance(reply, ApiError):
                 req.answer = "error"
                 return self._send_error(reply.status, reply.type, reply.message)
+            missing = api._unoffered(body, reply)
+            if missing:
+                return self._cannot_answer(req, f"the script calls {missing}, which this request does not "
+                                                f"offer as a callable tool")
 
             req.answer = req.answer or "turn"
             message = api._message(body, reply)
@@ -661,11 +751,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client went away (e.g. killed on timeout)
         except Exception as exc:  # a bug in a scripted callable: say so, don't hang
-            req.answer = "error"
-            with api._lock:
-                api.errors.append(f"fakeapi: error answering request #{req.index}: {exc!r}")
             try:
-                self._send_error(400, "invalid_request_error", f"fakeapi: {exc!r}")
+                self._cannot_answer(req, f"the scripted step raised {exc!r}")
             except OSError:
                 pass
 
@@ -677,12 +764,21 @@ class _Handler(BaseHTTPRequestHandler):
         if length:
             self.rfile.read(length)
         req = self._record(self.command, {})
-        req.answer = "404"
         if self.command == "HEAD":
+            req.answer = "404"
             self.send_response(404)
             self.send_header("content-length", "0")
             self.end_headers()
             return
-        self._send_error(404, "not_found_error", f"fakeapi: no route for {self.command} {self.path}")
+        self._cannot_answer(req, "no route for this method and path")
+
+    def _cannot_answer(self, req: Request, why: str) -> None:
+        """A 400 naming the request and why it has no answer; kept in api.unanswered and api.errors."""
+        req.answer = "unanswered"
+        msg = f"fakeapi: cannot answer request #{req.index} ({describe_request(req.method, req.path, req.body)}): {why}"
+        with self.api._lock:
+            self.api.unanswered.append(msg)
+            self.api.errors.append(msg)
+        self._send_error(400, "invalid_request_error", msg)
 
     do_GET = do_PUT = do_DELETE = do_PATCH = do_HEAD = _not_found

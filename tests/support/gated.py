@@ -27,7 +27,7 @@ from typing import Any, Iterable
 from donegate import ledger as kit_ledger
 from donegate.claude import settings as vocab
 
-from .fakeapi import FakeAPI
+from .fakeapi import FakeAPI, feedback_reason
 from .repos import write_config
 from .session import SessionResult, make_repo, run_session
 
@@ -68,6 +68,8 @@ def kit_cmd(kit: Path, home: Path, *args: str, timeout: float = 180) -> subproce
     """`python -m donegate ARGS` run from the kit checkout `kit`, with DONEGATE_HOME=`home`."""
     env = {**os.environ, "DONEGATE_HOME": str(home)}
     env.pop("DONEGATE_NESTED", None)
+    if os.environ.get("DGTEST_CLAUDE"):  # `make e2e CLAUDE_VERSION=...`: install points the reviewers at that one
+        env["DONEGATE_CLAUDE"] = os.environ["DGTEST_CLAUDE"]
     return subprocess.run([sys.executable, "-m", "donegate", *args], cwd=kit, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
@@ -96,7 +98,8 @@ class Session:
         return [r["verdict"] for r in self.stops]
 
     def feedback(self) -> list[str]:
-        return self.api.stop_hook_feedback()
+        """The Stop hook's words of each block, without the client's wrapping (which moves between releases)."""
+        return [feedback_reason(t) for t in self.api.stop_hook_feedback()]
 
     def shown(self) -> str:
         """Everything the model was sent on the user side (prompt, tool results, hook feedback) and

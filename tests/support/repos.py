@@ -106,3 +106,8 @@ def write_config(home: Path, text: str) -> None:
         text = ("confine: off\n" + text) if not text.lstrip().startswith("{") else \
             text.replace("{", '{"confine": "off", ', 1) if text.strip() != "{}" else '{"confine": "off"}\n'
     (home / "donegate.yaml").write_text(text)
+
+
+def stop_lines(kit_home: Path) -> list[dict]:
+    """The Stop hook's lines of the ledger (a seal, install or label is a line too: `donegate.person`)."""
+    return [r for r in ledger_lines(kit_home) if r.get("event") == "stop"]

@@ -86,12 +86,24 @@ def _check_binary(path: str) -> str | None:
     return None
 
 
+#: Env var naming another Claude Code to drive (`make e2e CLAUDE_VERSION=...` installs one in
+#: .claude-versions/VERSION/ and sets it): the compatibility runs against the oldest supported release.
+OTHER_ENV = "DGTEST_CLAUDE"
+
+
 def find_claude() -> Path:
-    """Path of the project's ``node_modules/.bin/claude``, or skip the test.
+    """Path of the project's ``node_modules/.bin/claude`` (or of ``$DGTEST_CLAUDE``), or skip the test.
 
     Skips (fails under ``DGTEST_REQUIRE_CLAUDE=1``) when it is missing or
     does not run.
     """
+    other = os.environ.get(OTHER_ENV)
+    if other:
+        path = Path(other)
+        problem = _check_binary(str(path))
+        if problem:
+            pytest.fail(f"{OTHER_ENV}={other}: {problem}", pytrace=False)
+        return path
     root = _project_root()
     if root is None:
         _missing("Claude Code CLI not installed: run `npm install` in the project root (node_modules/.bin/claude)")
@@ -105,6 +117,13 @@ def find_claude() -> Path:
 def claude_version() -> str:
     """``claude --version`` output, e.g. ``2.1.197 (Claude Code)``."""
     return _version(str(find_claude())).stdout.strip()
+
+
+@functools.lru_cache(maxsize=None)
+def claude_release() -> tuple[int, ...]:
+    """The release the tests drive, e.g. ``(2, 1, 332)``: for the few facts that differ between the
+    supported releases."""
+    return tuple(int(p) for p in claude_version().split()[0].split("."))
 
 
 # --------------------------------------------------------------------------

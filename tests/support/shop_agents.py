@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.support.fakeapi import _instance, first_user_text, system_text, text, tool, turn
+from tests.support.fakeapi import _instance, first_user_text, is_stop_feedback, system_text, text, tool, turn
 
 WRITER_MARK = "You write the acceptance tests"
 
@@ -182,7 +182,7 @@ def _read(body: dict, path: str) -> bool:
 
 def _last_user(body: dict) -> tuple[str, bool]:
     """(text of the last user message, whether it is a tool result)."""
-    messages = body.get("messages") or []
+    messages = [m for m in body.get("messages") or [] if m.get("role") != "system"]
     if not messages:
         return "", False
     content = messages[-1].get("content")
@@ -232,7 +232,7 @@ def respond(body: dict):
         return turn("Let me implement it.", _write(cwd, path, edits))
     if was_tool:
         return text(f"Implemented: {HABITS[task]} draft {writes} of {task} is in place. All done.")
-    feedback = "Stop hook feedback" in last or "verification disagrees" in last or "test_" in last
+    feedback = is_stop_feedback(last) or "verification disagrees" in last or "test_" in last
     if HABITS[task] == "fixer" and feedback and task in FINALS and writes < 2 and "test_" in last:
         path, edits = FINALS[task]
         return turn("The gate names a failing test; I will complete the implementation.", _write(cwd, path, edits))
