@@ -2,8 +2,9 @@
 hidden run confined (`confine: on`, bubblewrap), confined with `allowed` set, and unconfined
 (`confine: off`) side by side, on a small repository and on a ~15,000-file one with ~300 MB of
 git-ignored data (an in-repo venv, node_modules, build output); the per-stage split of the hook
-(from its ledger lines); a cached stop against a full one, what keying the tree costs and what the
-throwaway copy of the repository costs.
+(from its ledger lines); a cached stop against a full one, what keying the tree costs, what the
+throwaway copy of the repository costs, and what the second opinion (`donegate.hidden.second`) adds
+to a pass.
 
 Each pair runs side by side in one process, interleaved, so machine noise hits both alike; the figure
 is the median of the per-pair ratios. Targets (issue 27): confined with `allowed` set, hook/bare
@@ -135,7 +136,26 @@ def bench_hook(rounds: int = 15) -> list[str]:
                 f"  median ratio cached/full = {statistics.median(c / f for c, f in pairs):.3f}",
                 f"  keying the tree ({lines[-1]['gates']['cache']['files']} files) in the hook: median "
                 f"{statistics.median(r['gates']['cache']['duration'] for r in lines) * 1000:.2f} ms a stop"]
-        return out
+        return out + _second_cost(tmp)
+
+
+def _second_cost(tmp: Path) -> list[str]:
+    """What the second opinion costs a pass: its run against the pytest run of the same stop (both timed by
+    the hook itself, in the same stop, so the machine's noise hits both), per confinement. The two run at
+    once, so a pass waits for the slower: max(both)/(pytest alone) is what the second opinion adds."""
+    out = ["the second opinion on a pass (the bare harness, a fork per test, beside the pytest run), same stops:"]
+    for home in sorted(tmp.glob("home-*")):
+        lines = [json.loads(line) for line in (home / "ledger.jsonl").read_text().splitlines()]
+        both = [(r["gates"]["acceptance"]["duration"], r["gates"]["acceptance"]["second"]["duration"])
+                for r in lines if r["verdict"] == "pass" and (r["gates"]["acceptance"].get("second") or {}).get("duration")]
+        if not both:
+            continue
+        first, second = statistics.median(a for a, _ in both), statistics.median(b for _, b in both)
+        ratio = statistics.median(max(a, b) / a for a, b in both)
+        out.append(f"  {home.name[5:]:<10} pytest run median {first * 1000:.0f} ms, second run median {second * 1000:.0f} ms, "
+                   f"median ratio max(both)/(pytest alone) = {ratio:.3f}  ({len(both)} passing stops, "
+                   f"{N_TESTS} tests double-checked each)")
+    return out
 
 
 def bench_large(rounds: int = 7) -> list[str]:

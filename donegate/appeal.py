@@ -10,12 +10,18 @@ answer ends with `LINE`, which tells the agent so. An accepted appeal allows the
 `appealed` (exit 0): the work is NOT verified, the user is told that the session needs a person, and
 the ledger keeps the reason, the failing tests and the hash of the diff. It is never a pass.
 
+Findings that can be wrong are appealable: a scan finding, and a tripwire honest code trips too (a
+tracer or profiler, a stack walk, `gc`, the product importing pytest where the second run has none).
+A project that means it lists the rule in `scan_allow`.
+
 What an appeal cannot answer (it is refused, the stop is judged as it would be, and the feedback says
 why): a changed protected file or a change outside `allowed` (the agent reached for what guards the
 gate), a modified or missing store, hidden-test content in the transcript (the agent has seen the
-tests it appeals against), a hidden run that did not finish (timeout, early exit, a forged or
-incomplete report: nothing was judged), a reviewers' block, failures the agent has not been shown yet
-(an appeal names only what the last feedback named), and appeals past `max_appeals` in the session.
+tests it appeals against), hard evidence of tampering (a forged or disordered result stream, pytest's
+machinery changed, an object equal to everything, the two runs disagreeing), a hidden run that did not
+finish (timeout, early exit, an incomplete report: nothing was judged), a reviewers' block, failures the
+agent has not been shown yet (an appeal names only what the last feedback named), and appeals past
+`max_appeals` in the session.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ MIN_REASON = 10  # an appeal must say why
 _APPEAL = re.compile(r"[*_`\s]*APPEAL:[*_`\s]*(.*?)[*_`\s]*")
 # The hidden run's own problem that still judged every test it collected (runner.run's wording).
 _COLLECTION = "the hidden tests failed to collect"
+
 
 
 def parse(message: object) -> str | None:
@@ -68,15 +75,17 @@ def _not_appealable(out: Any) -> str | None:
     if not isinstance(accept, dict):
         return "no hidden test was judged at this stop"
     problem = accept.get("problem") or ""
-    if problem and not problem.startswith(_COLLECTION):
-        return "the hidden tests did not run to the end, so there is no test verdict to appeal; make the run complete"
-    if accept.get("tamper"):
+    from donegate.hidden.channel import HARD  # the evidence no honest code gives
+
+    tamper = accept.get("tamper") or {}
+    if tamper and (tamper.get("rule") or "harness") in HARD:
         return "the code under test tampered with the test run; an appeal cannot answer that"
-    if (gates.get("scan") or {}).get("problem") and (gates.get("scan") or {}).get("mode") == "block":
-        return "the scan found a test-harness trick in the change; remove it, an appeal cannot answer that"
-    if not accept.get("failed") and not problem:
+    if problem and not problem.startswith(_COLLECTION) and not tamper:
+        return "the hidden tests did not run to the end, so there is no test verdict to appeal; make the run complete"
+    finding = (gates.get("scan") or {}).get("problem") and (gates.get("scan") or {}).get("mode") == "block"
+    if not accept.get("failed") and not problem and not finding:
         return "no hidden test fails"
-    return None
+    return None  # failing tests, a tripwire honest code trips too, a scan finding: a person may judge them
 
 
 def consider(out: Any, payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path, session: str,

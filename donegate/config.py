@@ -61,7 +61,8 @@ SCHEMA: dict[str, Any] = {
     "allowed": Key((list,), None, "if set, globs of the only files the agent may change", items=str, nullable=True),
     "feedback_chars": Key((int,), 4000, "cap on the feedback text sent back to the agent", minimum=200),
     "hook_margin": Key(NUM, 30, "seconds the hook timeout in settings.json keeps above the kit's worst case", minimum=5),
-    "confine": Key((str,), "auto", "the hidden run in a sandbox: auto (where bubblewrap exists), on (block without one), off",
+    "confine": Key((str,), "auto", "the hidden run in a sandbox: auto and on block without one on Linux (no unconfined default); "
+                   "off runs it unconfined (a person's choice, on every ledger line)",
                    choices=("auto", "on", "off")),
     "python": Key((str,), None, "the project's interpreter or environment folder for the hidden run (relative to the project "
                   "root); default: its .venv/venv, else the kit's own", nullable=True),
@@ -69,6 +70,8 @@ SCHEMA: dict[str, Any] = {
                       "(like pytest's pythonpath)", items=str),
     "scan": Key((str,), "block", "scan the changed product files for test-harness tricks: block, hint (tell the agent) or off",
                 choices=("block", "hint", "off")),
+    "scan_allow": Key((list,), [], "rules the project allows: their scan findings and tripwires stay quiet (e.g. settrace, "
+                      "imports-pytest; never stream, harness, probe, disagree)", items=str),
     "review": Key((str,), "off", "reviewers after the tests pass: off, hint (feedback once) or block", choices=("off", "hint", "block")),
     "review_mode": Key((str,), "pair", "two reviewers in parallel, or a reviewer and a critic", choices=("pair", "critic")),
     "review_timeout": Key(NUM, 300, "seconds the reviewers may take in one stop", minimum=1),

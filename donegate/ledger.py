@@ -139,14 +139,8 @@ def events(files: list[Path], event: str) -> Iterator[tuple[bytes, dict[str, Any
     """(raw line, record) of each line of `event` in `files`, in order; lines that do not parse are passed over."""
     mark = f'"{event}"'.encode()
     for path in files:
-        for _, line in read(path):
-            if mark not in line:
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and rec.get("event") == event:
+        for line, rec in containing(path, mark):
+            if rec.get("event") == event:
                 yield line, rec
 
 

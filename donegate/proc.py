@@ -59,6 +59,12 @@ def kill_all() -> None:
         _killpg(pid)
 
 
+def cancel(pid: int) -> None:
+    """End the run `started` gave `pid`, and its group, if it is still going."""
+    if pid in _LIVE:  # reaped runs leave the set: a pid the system gave again is never hit
+        _killpg(pid)
+
+
 def _killpg(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
@@ -166,6 +172,7 @@ def run(
     on_line: Callable[[str], None] | None = None,
     die_with_parent: bool = False,
     pass_fds: Sequence[int] = (),
+    started: Callable[[int], None] | None = None,
 ) -> Result:
     """Run `argv` to completion or until `timeout` seconds pass, then kill its whole process group.
 
@@ -177,6 +184,8 @@ def run(
     spending money.
     `pass_fds` are handed to the child and closed here once it has started (so a pipe's reader sees
     its end when the child and its own children are gone).
+    `started` is called with the child's pid (its process group) once it runs: `cancel(pid)` from another
+    thread ends the run early (it returns as a run killed by a signal).
     """
     argv = [os.fspath(a) for a in argv]
     start = time.monotonic()
@@ -201,6 +210,8 @@ def run(
                 os.close(fd)
         _LIVE.add(proc.pid)
         reaper = _reaper(proc.pid) if die_with_parent else None
+        if started is not None:
+            started(proc.pid)
         tail = _Tail(out.fileno(), on_line) if on_line is not None else None
         timed_out = False
         try:

@@ -3,8 +3,8 @@
 The rules are narrow on purpose (honest code must pass: `tests/gate/test_confine.py` keeps a corpus of honest
 look-alikes that must never be flagged):
 
-- `eq-constant`: `__eq__`, `__ne__` or `__hash__` whose whole body returns a constant (an object equal
-  to anything passes every `==` a test makes);
+- `eq-constant`: an `__eq__` whose whole body returns True, or a `__ne__` returning False (an object
+  equal to anything passes every `==` a test makes; the run's equality probe catches the rest);
 - `imports-pytest`: product code importing `pytest`, `_pytest` or `unittest`, or reaching for
   `sys.modules["pytest"]` (product code has no business with the harness that runs it);
 - `frame-walk`: `inspect.stack`, `inspect.currentframe`, `inspect.getouterframes`, `sys._getframe`,
@@ -12,11 +12,18 @@ look-alikes that must never be flagged):
 - `gc-objects`: `gc.get_objects`, `gc.get_referrers`, `gc.get_referents` (the live pytest objects);
 - `hard-exit`: `os._exit`;
 - `pytest-env`: reading `PYTEST_CURRENT_TEST` (code that behaves differently under test);
-- `kit-path`: a string naming the kit: `DONEGATE_*`, the kit's folders, the state root.
+- `kit-path`: a string naming the kit: `DONEGATE_*`, the kit's folders, the state root;
+- `dynamic-code`: `exec`/`eval`/`compile` of a value, `import_module`/`__import__` of a name, built at run time;
+- `native-code`: `ctypes`, `posix`, `cffi` (and `posix._exit`, `getattr(..., "_exit")` as `hard-exit`);
+- `importable`: a new or changed `.so`, `.pyd`, `.pth`, pickle, zip or egg (Python loads them, the scan
+  cannot read them; bytecode never reaches the run, whose copy holds none).
 
-A finding names file:line and the rule. `scan: block` blocks the stop on a finding, `hint` tells the
-agent once with the stop (not blocking), `off` does not scan. The repository's own test files are not
-scanned (they may import pytest), nor files the change did not touch.
+Every file the change touched is read (tracked or not, git-ignored or not, named like a test or not:
+test-named files may import pytest), decoded as Python decodes it. A finding names file:line and the
+rule; every rule can be wrong, so a block offers the appeal, and `scan_allow` lists rules a project
+means. `scan: block` blocks the stop on a finding, `hint` tells the agent once with the stop (not
+blocking), `off` does not scan. Files the change did not touch are not scanned: the runs' defences
+(the second opinion, the probe) do not depend on where the code lives.
 """
 
 from __future__ import annotations
@@ -38,7 +45,14 @@ RULES = {
     "hard-exit": "product code ends the process without cleanup (os._exit)",
     "pytest-env": "product code reads PYTEST_CURRENT_TEST",
     "kit-path": "product code names the kit ({what})",
+    "dynamic-code": "product code runs code it builds or loads at run time ({what})",
+    "native-code": "product code reaches below Python ({what})",
+    "importable": "a new importable file that is not source ({what})",
 }
+# Files Python imports or loads that the scan cannot read: a finding when the change adds or changes one.
+# (Bytecode is not: the hidden run's throwaway copy holds none, `donegate.hidden.copy`.)
+IMPORTABLE = (".so", ".pyd", ".dylib", ".pth", ".pkl", ".pickle", ".zip", ".egg", ".whl")
+NATIVE = ("ctypes", "posix", "_posixsubprocess", "cffi")
 HARNESS = ("pytest", "_pytest", "unittest")
 FRAMES = {("inspect", "stack"), ("inspect", "currentframe"), ("inspect", "getouterframes"), ("inspect", "trace"),
           ("sys", "_getframe"), ("traceback", "extract_stack"), ("traceback", "walk_stack"), ("traceback", "format_stack"),
@@ -60,6 +74,8 @@ class _Visitor(ast.NodeVisitor):
             top = a.name.split(".")[0]
             if top in HARNESS:
                 self.add(node, "imports-pytest", what=f"import {a.name}")
+            elif top in NATIVE:
+                self.add(node, "native-code", what=f"import {a.name}")
             self.aliases[a.asname or top] = a.name if a.asname else top
         self.generic_visit(node)
 
@@ -67,6 +83,8 @@ class _Visitor(ast.NodeVisitor):
         mod = node.module or ""
         if node.level == 0 and mod.split(".")[0] in HARNESS:
             self.add(node, "imports-pytest", what=f"from {mod} import ...")
+        elif node.level == 0 and mod.split(".")[0] in NATIVE:
+            self.add(node, "native-code", what=f"from {mod} import ...")
         if node.level == 0:
             for a in node.names:
                 self.aliases[a.asname or a.name] = f"{mod}.{a.name}"
@@ -74,7 +92,7 @@ class _Visitor(ast.NodeVisitor):
                     self.add(node, "frame-walk", what=f"{mod}.{a.name}")
                 elif (mod, a.name) in GC:
                     self.add(node, "gc-objects", what=f"{mod}.{a.name}")
-                elif (mod, a.name) == ("os", "_exit"):
+                elif a.name == "_exit" and mod in ("os", "posix"):
                     self.add(node, "hard-exit")
         self.generic_visit(node)
 
@@ -96,7 +114,7 @@ class _Visitor(ast.NodeVisitor):
                 self.add(node, "frame-walk", what=name)
             elif (head, attr) in GC:
                 self.add(node, "gc-objects", what=name)
-            elif (head, attr) == ("os", "_exit"):
+            elif attr == "_exit" and head in ("os", "posix"):
                 self.add(node, "hard-exit")
             if node.attr == "f_back":
                 self.add(node, "frame-walk", what="f_back")
@@ -116,6 +134,14 @@ class _Visitor(ast.NodeVisitor):
         if text is not None and text.split(".")[0] in HARNESS and func in (
                 "__import__", "importlib.import_module", "sys.modules.get", "import_module"):
             self.add(node, "imports-pytest", what=f"{func}({text!r})")
+        elif first is not None and text is None and func in ("exec", "eval", "compile", "builtins.exec", "builtins.eval"):
+            self.add(node, "dynamic-code", what=f"{func} of a value built at run time")
+        elif first is not None and text is None and func in ("__import__", "importlib.import_module", "import_module"):
+            self.add(node, "dynamic-code", what=f"{func} of a name built at run time")
+        elif text is not None and text.split(".")[0] in NATIVE and func in ("__import__", "importlib.import_module", "import_module"):
+            self.add(node, "native-code", what=f"{func}({text!r})")
+        elif func == "getattr" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and node.args[1].value == "_exit":
+            self.add(node, "hard-exit")
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
@@ -131,7 +157,7 @@ class _Visitor(ast.NodeVisitor):
                         break
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        if node.name in ("__eq__", "__ne__", "__hash__") and _constant_body(node.body):
+        if node.name in ("__eq__", "__ne__") and _bending(node.name, _constant_body(node.body)):
             self.add(node, "eq-constant", name=node.name)
         self.generic_visit(node)
 
@@ -141,8 +167,8 @@ class _Visitor(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         # __eq__ = lambda self, other: True
         for t in node.targets:
-            if isinstance(t, ast.Name) and t.id in ("__eq__", "__ne__", "__hash__") and isinstance(node.value, ast.Lambda) \
-                    and _is_constant(node.value.body):
+            if isinstance(t, ast.Name) and t.id in ("__eq__", "__ne__") and isinstance(node.value, ast.Lambda) \
+                    and _bending(t.id, node.value.body if _is_constant(node.value.body) else None):
                 self.add(node, "eq-constant", name=t.id)
         self.generic_visit(node)
 
@@ -152,13 +178,26 @@ def _is_constant(node: ast.AST) -> bool:
         or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and isinstance(node.operand, ast.Constant)
 
 
-def _constant_body(body: list[ast.stmt]) -> bool:
+def _constant_body(body: list[ast.stmt]) -> ast.AST | None:
+    """The constant a body returns and does nothing else, or None."""
     stmts = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))]
-    return len(stmts) == 1 and isinstance(stmts[0], ast.Return) and stmts[0].value is not None and _is_constant(stmts[0].value)
+    if len(stmts) == 1 and isinstance(stmts[0], ast.Return) and stmts[0].value is not None and _is_constant(stmts[0].value):
+        return stmts[0].value
+    return None
 
 
-def scan_source(text: str, name: str, kit_strings: list[str] | None = None) -> list[dict[str, object]]:
-    """Findings in one file's source: [{file, line, rule, what}]."""
+def _bending(name: str, const: ast.AST | None) -> bool:
+    """An `__eq__` always true or a `__ne__` always false: equal to everything. (A sentinel whose `__eq__`
+    is always False is honest; the run's equality probe catches what no constant shows.)"""
+    if const is None:
+        return False
+    value = not const.operand.value if isinstance(const, ast.UnaryOp) else const.value  # type: ignore[attr-defined]
+    return bool(value) == (name == "__eq__")
+
+
+def scan_source(text: str | bytes, name: str, kit_strings: list[str] | None = None) -> list[dict[str, object]]:
+    """Findings in one file's source: [{file, line, rule, what}]. Bytes are decoded as Python decodes
+    them: an encoding cookie (`# coding: utf-7`) cannot hide code in what reads as a comment."""
     try:
         tree = ast.parse(text, filename=name)
     except (SyntaxError, ValueError):
@@ -181,23 +220,25 @@ _ENVS = ("site-packages", "node_modules", ".venv", "venv", ".tox", ".nox", "__py
 MAX_IGNORED = 500
 
 
-def _ignored_py(repo: Path) -> list[str]:
-    """Git-ignored Python files (an import does not care whether git tracks a file), without virtual
-    environments and caches, at most MAX_IGNORED of them."""
+def _ignored(repo: Path) -> list[str]:
+    """Git-ignored files Python could import (an import does not care whether git tracks a file):
+    sources and the importables the scan cannot read, without virtual environments and caches, at most
+    MAX_IGNORED of them."""
     out: list[str] = []
+    kinds = (".py", *IMPORTABLE)
     for name in git._lines(git._git(repo, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")):
         parts = name.rstrip("/").split("/")
         if any(p in _ENVS for p in parts):
             continue
         p = repo / name
         if name.endswith("/") and p.is_dir() and not (p / "pyvenv.cfg").exists():
-            for f in p.rglob("*.py"):
+            for f in p.rglob("*"):
                 rel = f.relative_to(repo).as_posix()
-                if not any(x in _ENVS for x in rel.split("/")):
+                if f.name.endswith(kinds) and not any(x in _ENVS for x in rel.split("/")):
                     out.append(rel)
                 if len(out) >= MAX_IGNORED:
                     return out
-        elif name.endswith(".py"):
+        elif name.endswith(kinds):
             out.append(name)
     return out[:MAX_IGNORED]
 
@@ -207,29 +248,37 @@ def changed(repo: Path, base: str, sealed: dict[str, list[object]] | None = None
     """The files to scan: with the seal's snapshot of the tree (`sealed`) and a look at it now (`tree`),
     every file whose content differs from the seal's, git-ignored ones included, read only where its
     stat moved (`donegate.statcache`), without virtual environments and caches; without them (a store
-    sealed before the snapshot), what git says changed since `base` and the ignored Python files."""
+    sealed before the snapshot), what git says changed since `base` and the ignored importables."""
     if sealed is None or tree is None:
-        return list(dict.fromkeys([*git.changed_since(repo, base), *_ignored_py(repo)]))
+        return list(dict.fromkeys([*git.changed_since(repo, base), *_ignored(repo)]))
     names, _ = store.tree_changes(repo, sealed, tree)
     return [n for n in names if not any(part in _ENVS for part in n.split("/")[:-1])]
 
 
 def scan(repo: Path, base: str, root: Path | None = None, sealed: dict[str, list[object]] | None = None,
          tree: statcache.Tree | None = None) -> list[dict[str, object]]:
-    """Findings in the product files changed since the seal (`changed`), git-ignored ones included."""
+    """Findings in every file changed since the seal (`changed`): tracked or not, git-ignored or not,
+    named like a test or not. Sources are decoded as Python decodes them (an encoding cookie included);
+    a new importable that is not source is a finding of its own."""
     strings = kit_strings(root)
     out: list[dict[str, object]] = []
     for name in changed(repo, base, sealed, tree):
-        if not name.endswith(".py") or store.matches(name, store.REPO_TEST_GLOBS):
-            continue
         p = repo / name
         if not p.is_file():
             continue
+        if name.endswith(IMPORTABLE):
+            out.append({"file": name, "line": 0, "rule": "importable", "what": RULES["importable"].format(what=name)})
+            continue
+        if not name.endswith(".py"):
+            continue
         try:
-            text = p.read_text(encoding="utf-8", errors="replace")
+            data = p.read_bytes()
         except OSError:
             continue
-        out += scan_source(text, name, strings)
+        found = scan_source(data, name, strings)
+        if store.matches(name, store.REPO_TEST_GLOBS):
+            found = [f for f in found if f["rule"] != "imports-pytest"]  # a test file may import pytest
+        out += found
     return out
 
 

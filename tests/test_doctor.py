@@ -14,7 +14,7 @@ from donegate import doctor, install, paths
 from donegate.claude import binary
 from donegate.claude import shapes
 from donegate.claude import settings as vocab
-from tests.support.repos import KIT, seal_example
+from tests.support.repos import write_config, KIT, seal_example
 from tests.support.rules import resolved
 
 
@@ -179,7 +179,7 @@ def test_timeout_too_low(healthy, kit_home):
     assert "151" in hit.fix
     # Turning the reviewers on raises the worst case: the installed timeout no longer covers it.
     install.install(healthy, sandbox="auto")
-    (kit_home / "donegate.yaml").write_text("review: hint\n")
+    write_config(kit_home, "review: hint\n")
     assert "reviewers 300" in only_error(doctor.diagnose(healthy), "timeout (151 s)").what
 
 
@@ -188,10 +188,10 @@ def test_block_cap(healthy, kit_home):
     hit = only_error(doctor.diagnose(healthy, env), "max_blocks is 6", "after 5 blocks")
     assert "below 5" in hit.fix
     assert errors(doctor.diagnose(healthy, {**env, "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "0"})) == []
-    (kit_home / "donegate.yaml").write_text("max_blocks: 8\n")
+    write_config(kit_home, "max_blocks: 8\n")
     only_error(doctor.diagnose(healthy, {k: v for k, v in env.items() if k != "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"}), "after 8 blocks")
     # The settings' env reaches Claude Code too.
-    (kit_home / "donegate.yaml").write_text("max_blocks: 4\n")
+    write_config(kit_home, "max_blocks: 4\n")
     edit_settings(healthy, lambda d: d.update(env={"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "3"}), "settings.local.json")
     only_error(doctor.diagnose(healthy), "after 3 blocks")
 
@@ -343,7 +343,7 @@ def _plant_fifo_repo_test(repo, home):
 
 
 def _plant_outside_allowed_hidden_by_exclude(repo, home):
-    (home / "donegate.yaml").write_text("allowed: ['shop/pricing.py']\n")
+    write_config(home, "allowed: ['shop/pricing.py']\n")
     (repo / ".git" / "info" / "exclude").write_text("notes.txt\n")
     (repo / "notes.txt").write_text("scratch")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import stop_lines, stop_payload
+from tests.support.repos import write_config, stop_lines, stop_payload
 from donegate import config, gate, reviewer
 from donegate.claude.headless import ModelRun
 from tests.support.repos import fix_bug
@@ -294,7 +294,7 @@ def hook(repo, kit_home, session="s1", message="Done."):
 
 
 def test_hint_is_given_once_per_state_then_the_stop_is_allowed(sealed_shop, kit_home, fake_model):
-    (kit_home / "donegate.yaml").write_text("review: hint\n")
+    write_config(kit_home, "review: hint\n")
     script = fake_model(Script(A=blocks(), B=blocks(finding(line=16, summary="boundary"))))
     fix_bug(sealed_shop)
     code, out, err = hook(sealed_shop, kit_home)
@@ -312,7 +312,7 @@ def test_hint_is_given_once_per_state_then_the_stop_is_allowed(sealed_shop, kit_
 
 
 def test_hints_reset_the_no_progress_streak_but_count_toward_max_blocks(sealed_shop, kit_home, fake_model):
-    (kit_home / "donegate.yaml").write_text("review: hint\nmax_blocks: 2\n")
+    write_config(kit_home, "review: hint\nmax_blocks: 2\n")
     fake_model(Script(A=blocks(), B=approve()))
     fix_bug(sealed_shop)
     codes = []
@@ -325,7 +325,7 @@ def test_hints_reset_the_no_progress_streak_but_count_toward_max_blocks(sealed_s
 
 
 def test_block_mode_blocks_like_a_failing_test_and_the_breaker_counts_it(sealed_shop, kit_home, fake_model):
-    (kit_home / "donegate.yaml").write_text("review: block\n")
+    write_config(kit_home, "review: block\n")
     fake_model(Script(A=blocks(), B=approve()))
     fix_bug(sealed_shop)
     codes = [hook(sealed_shop, kit_home, message="All done.")[0] for _ in range(4)]
@@ -337,7 +337,7 @@ def test_block_mode_blocks_like_a_failing_test_and_the_breaker_counts_it(sealed_
 
 
 def test_block_mode_lets_minor_findings_through(sealed_shop, kit_home, fake_model):
-    (kit_home / "donegate.yaml").write_text("review: block\n")
+    write_config(kit_home, "review: block\n")
     fake_model(Script(A=blocks(finding(severity="minor")), B=approve()))
     fix_bug(sealed_shop)
     code, out, _ = hook(sealed_shop, kit_home)
@@ -346,7 +346,7 @@ def test_block_mode_lets_minor_findings_through(sealed_shop, kit_home, fake_mode
 
 @pytest.mark.parametrize("mode", ["hint", "block"])
 def test_a_failed_review_allows_the_stop_and_says_so(sealed_shop, kit_home, fake_model, mode):
-    (kit_home / "donegate.yaml").write_text(f"review: {mode}\n")
+    write_config(kit_home, f"review: {mode}\n")
     fake_model(Script(A=NO_OUTPUT, B=MAX_TURNS))
     fix_bug(sealed_shop)
     code, out, _ = hook(sealed_shop, kit_home)
@@ -357,7 +357,7 @@ def test_a_failed_review_allows_the_stop_and_says_so(sealed_shop, kit_home, fake
 
 def test_broken_reviewer_files_are_a_review_error_not_a_block(sealed_shop, kit_home, monkeypatch, tmp_path):
     monkeypatch.setattr(reviewer.installation, "kit_dir", lambda folder, kit=None: tmp_path)
-    (kit_home / "donegate.yaml").write_text("review: block\n")
+    write_config(kit_home, "review: block\n")
     fix_bug(sealed_shop)
     code, out, _ = hook(sealed_shop, kit_home)
     assert code == 0 and "cannot read the reviewer file" in out["systemMessage"]
@@ -365,7 +365,7 @@ def test_broken_reviewer_files_are_a_review_error_not_a_block(sealed_shop, kit_h
 
 
 def test_reviews_run_only_after_the_tests_pass(sealed_shop, kit_home, fake_model):
-    (kit_home / "donegate.yaml").write_text("review: block\n")
+    write_config(kit_home, "review: block\n")
     script = fake_model(Script(A=approve(), B=approve()))
     code, _, err = hook(sealed_shop, kit_home)
     assert code == 2 and "acceptance tests fail" in err and script.calls == []
@@ -375,7 +375,7 @@ def test_reviews_run_only_after_the_tests_pass(sealed_shop, kit_home, fake_model
 
 
 def test_reviewer_feedback_is_scrubbed_of_hidden_tests(sealed_shop, kit_home, fake_model):
-    (kit_home / "donegate.yaml").write_text("review: hint\n")
+    write_config(kit_home, "review: hint\n")
     (store_file,) = (kit_home / "acceptance").glob("*/test_bulk_discount.py")
     quoted = "assert cart_of(10).total() == 3870"
     fake_model(Script(A=blocks(finding(evidence=f"{store_file} says:\n{quoted}\nso the boundary matters")), B=approve()))

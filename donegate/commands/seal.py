@@ -25,6 +25,7 @@ def cmd_seal(args: argparse.Namespace) -> int:
         protected=cfg["protected"], protect_repo_tests=cfg["protect_repo_tests"], allow_skip=args.allow_skip,
         confine=cfg["confine"], add=args.add, python=args.python or cfg["python"],
         python_by="--python" if args.python else "python:", pythonpath=cfg["pythonpath"], by=by,
+        extra={"scan_allow": list(cfg["scan_allow"])},  # what the project allowed, at the seal
     )
     m = st.manifest
     person.record(paths.home(), "seal", by, repo=m["repo"], store=st.path.name, tests=m["count"],

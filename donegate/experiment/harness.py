@@ -110,19 +110,8 @@ def recorded(path: Path, experiment: str) -> dict[str, dict[str, Any]]:
 
 def events(path: Path, event: str, needle: bytes = b"") -> list[dict[str, Any]]:
     """The ledger's records of one event (lines holding `needle` too), in order; none without a ledger."""
-    out: list[dict[str, Any]] = []
-    if not path.exists():
-        return out
     mark = f'"event":{json.dumps(event)}'.encode()
-    for _, line in ledger.read(path):
-        if mark in line and needle in line:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and rec.get("event") == event:
-                out.append(rec)
-    return out
+    return [rec for line, rec in ledger.containing(path, mark) if needle in line and rec.get("event") == event]
 
 
 def failed_cost(path: Path, experiment: str) -> float:

@@ -18,6 +18,9 @@ from donegate.outcome import ALLOW, BLOCK, Outcome
 def passed(gates: dict[str, Any], accept: dict[str, Any], hint: str, leak_msg: str) -> Outcome:
     unconfined = "" if accept.get("confinement") != "none" else \
         " (unconfined: no sandbox ran the tests, see `donegate doctor`)" + (f"; {accept['note']}" if accept.get("note") else "")
+    unchecked = len((accept.get("second") or {}).get("unsupported") or {})
+    if unchecked:  # the second harness could not run them: passed once, not twice (the ledger says why)
+        unconfined += f" ({unchecked} not double-checked: the second run cannot serve what they use)"
     return Outcome("pass", ALLOW, gates=gates,
                    system_message=leak_msg or f"donegate: {accept['total']} acceptance tests pass{unconfined}"
                    + (f"; the scan found: {hint}" if hint else ""))

@@ -33,6 +33,8 @@ def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from
         **({"feedback": outcome.reason} if outcome.exit_code == BLOCK else {}),
         **({"env": env_seen} if env_seen is not None else {}),
         **({"env_weakened": weak} if weak else {}),
+        # On every line: a person's `confine: off` (the hidden run unconfined) is never lost from sight.
+        "confine": cfg.get("confine", "auto"),
         "blocks": counters.get("blocks"),
         "duration": round(time.monotonic() - t0, 4),
         "kit_version": __version__,

@@ -1,4 +1,6 @@
-"""The scan stage: the ast scan of the product files changed since the seal (`scan: block | hint | off`)."""
+"""The scan stage: the ast scan of the product files changed since the seal (`scan: block | hint | off`).
+A finding can be wrong: it blocks with the rule named and the appeal offered (`donegate.appeal`); rules in
+`scan_allow` are not reported."""
 
 from __future__ import annotations
 
@@ -23,6 +25,14 @@ def scan_gate(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path, tree
     from donegate import scan
 
     t0 = time.monotonic()
-    findings = scan.scan(repo, st.manifest["base"], root, st.tree() if tree is not None else None, tree)
-    return {"mode": cfg["scan"], "findings": findings[:50], "problem": scan.problem(findings) if findings else "",
-            "duration": round(time.monotonic() - t0, 4)}
+    allow = set(cfg.get("scan_allow") or ())
+    findings = [f for f in scan.scan(repo, st.manifest["base"], root, st.tree() if tree is not None else None, tree)
+                if f["rule"] not in allow]
+    out = {"mode": cfg["scan"], "findings": findings[:50], "problem": scan.problem(findings) if findings else "",
+           "duration": round(time.monotonic() - t0, 4)}
+    sealed = st.manifest.get("scan_allow")
+    if allow or sealed:
+        out["allow"] = sorted(allow)  # what the project allowed, beside what was found
+    if sealed is not None and sorted(sealed) != sorted(allow):
+        out["allow_at_seal"] = sorted(sealed)  # changed since the seal: the person sees both
+    return out

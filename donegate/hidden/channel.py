@@ -16,6 +16,9 @@ from __future__ import annotations
 import json
 
 PHASES = ("setup", "call", "teardown")
+# Evidence no honest code gives: the stream itself broken, pytest's machinery changed, an object equal to
+# everything, the two runs disagreeing. Never appealable; every other tripwire rule is (`donegate.appeal`).
+HARD = frozenset({"stream", "harness", "probe", "disagree"})
 
 
 class Stream:
@@ -29,14 +32,15 @@ class Stream:
         self.ended: set[str] = set()
         self.open = ""  # the test that started and has not ended
         self.finish: dict | None = None
-        self.tamper = ""  # the first violation, in one plain line
+        self.tamper = ""  # the first violation, in one plain line (hard evidence before a soft finding)
+        self.rule = ""  # its rule: stream, harness, probe (hard) or one honest code may trip (settrace, gc-objects...)
         self.keys: list[str] = []  # what a tripwire saw change (for the ledger)
         self.lines = 0
         self.imports: list[dict[str, str]] = []  # modules not found: {id, module, file}
 
-    def violate(self, what: str) -> None:
-        if not self.tamper:
-            self.tamper = what
+    def violate(self, what: str, rule: str = "stream") -> None:
+        if not self.tamper or (rule in HARD and self.rule not in HARD):
+            self.tamper, self.rule = what, rule
 
     def feed(self, line: str) -> None:
         self.lines += 1
@@ -94,8 +98,10 @@ class Stream:
                 self.imports.append({"id": str(nodeid or ""), "module": str(msg.get("module") or ""),
                                      "file": str(msg.get("file") or "")})
         elif ev == "tamper":
-            self.keys = [str(k) for k in msg.get("keys") or []][:20]
-            self.violate(str(msg.get("what") or "the code under test changed the test harness"))
+            rule = str(msg.get("rule") or "harness")
+            if not self.tamper or (rule in HARD and self.rule not in HARD):
+                self.keys = [str(k) for k in msg.get("keys") or []][:20]
+            self.violate(str(msg.get("what") or "the code under test changed the test harness"), rule)
         elif ev == "finish":
             if msg.get("nonce") != self.nonce:
                 return self.violate("the run's end was reported with the wrong nonce")

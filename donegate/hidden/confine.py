@@ -14,9 +14,12 @@ With bubblewrap (Linux; `confinement: "bwrap"`):
 
 With macOS `sandbox-exec` (`"sandbox-exec"`): a profile of the same intent (`sandbox_profile`).
 
-Without a sandbox (`"none"`): the same allow-listed environment and a throwaway copy of the repository
-in a private temporary folder; the run can still read and write what the kit's user may, and the
-hook says so to the user, in `doctor` and in the ledger. `confine: on` refuses to run without one.
+Without a sandbox (`"none"`, only with `confine: off`, or `auto` where no sandbox kind exists for the
+platform at all): the same allow-listed environment and a throwaway copy of the repository in a private
+temporary folder; the run can still read and write what the kit's user may, and the hook says so to the
+user, in `doctor` and on every ledger line. On Linux there is no unconfined default: `auto` and `on`
+refuse to run without bubblewrap (unconfined, code under test killed or stopped the hook and the stop
+opened), and a bubblewrap that fails to start is a block, never a silent fallback.
 """
 
 from __future__ import annotations
@@ -36,8 +39,8 @@ from donegate.errors import DonegateError
 # HOME, credentials, kit paths) is dropped. HOME and TMPDIR are set to private folders.
 ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME",
          "LC_COLLATE", "TZ", "TERM", "USER", "LOGNAME")
-FIX_ON = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or set confine: auto in donegate.yaml "
-          "to run the hidden tests unconfined")
+FIX_ON = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or set confine: off in donegate.yaml "
+          "to run the hidden tests unconfined (they then run with the kit's rights: a person's decision)")
 
 
 def choose(mode: str) -> str:
@@ -48,8 +51,10 @@ def choose(mode: str) -> str:
         return "sandbox-exec"
     if sys.platform.startswith("linux") and proc.system_tool("bwrap"):
         return "bwrap"
-    if mode == "on":
-        raise DonegateError("confine: on, but this machine has no sandbox for the hidden tests (bubblewrap not found)", FIX_ON)
+    if mode == "on" or sys.platform.startswith("linux"):
+        # No unconfined default: unconfined, the code under test could kill or stop the hook and open the stop.
+        raise DonegateError(f"confine: {mode}, but this machine has no sandbox for the hidden tests (bubblewrap not found)",
+                            FIX_ON)
     return "none"
 
 

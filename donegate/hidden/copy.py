@@ -253,18 +253,19 @@ def _rmtree(path: Path) -> None:
 @contextlib.contextmanager
 def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None = None,
                  tree: statcache.Tree | None = None, link_shared: bool = False,
-                 told: dict[str, bool] | None = None) -> Iterator[Path]:
+                 told: dict[str, bool] | None = None, slot: str = "") -> Iterator[Path]:
     """The folder the run works in: the working tree's mirror, brought in step with `tree` and put back
     when the run is over (a confined run: bubblewrap binds it at the repository's path, the shared
     environments over it), or (no state root or look given, or the mirror in use) a copy in `tmp`.
     `link_shared`: the shared environments reached by a link in the copy (an unconfined run).
     `told["faithful"]` says whether the run saw exactly what `tree` saw (the mirror's copies hashed:
-    then the verdict cache needs no second look at the tree after the run)."""
+    then the verdict cache needs no second look at the tree after the run). `slot`: which of the tree's
+    mirrors (one per harness, so two runs at once never share a folder)."""
     told = told if told is not None else {}
     told["faithful"] = False
     mirror = lock = None
     if root is not None and tree is not None:
-        lock, mirror = _take_mirror(repo, root, shared)
+        lock, mirror = _take_mirror(repo, root, shared, slot)
     if mirror is None or tree is None:
         copy = tmp / "repo"
         copy_repo(repo, copy, skip=shared)
@@ -297,14 +298,14 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
             os.close(lock)
 
 
-def _take_mirror(repo: Path, root: Path, shared: list[str]) -> tuple[int | None, Mirror | None]:
+def _take_mirror(repo: Path, root: Path, shared: list[str], slot: str) -> tuple[int | None, Mirror | None]:
     import fcntl
 
     from donegate import paths
 
     folder = paths.state_dir(root) / "mirror"
     folder.mkdir(parents=True, exist_ok=True)
-    key = paths.repo_key(repo)
+    key = paths.repo_key(repo) + (f"-{slot}" if slot else "")
     fd = os.open(folder / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -188,7 +188,7 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = ()) -> N
     def ours(filename: str) -> bool:
         return filename.startswith(repo) and not filename.startswith(theirs)
 
-    def judge(event: str, args: tuple) -> str:
+    def judge(event: str, args: tuple) -> tuple[str, str]:
         caller: Any = getframe(2)  # 0: judge, 1: the hook, 2: the code that raised the event
         if event == "sys._getframe" or event == "sys._current_frames":
             names = []
@@ -196,35 +196,35 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = ()) -> N
                 names.append(caller.f_code.co_name)
                 caller = caller.f_back
             if caller is not None and ours(caller.f_code.co_filename) and (not names or names[-1] in _STACK_APIS):
-                return f"walked the call stack ({'inspect/traceback.' + names[-1] if names else event})"
-            return ""
+                return f"walked the call stack ({'inspect/traceback.' + names[-1] if names else event})", "frame-walk"
+            return "", ""
         if not ours(caller.f_code.co_filename):
-            return ""
+            return "", ""
         if event.startswith("gc."):
-            return f"searched the interpreter's live objects ({event})"
+            return f"searched the interpreter's live objects ({event})", "gc-objects"
         if event == "object.__getattr__":
-            return f"walked the call stack (.{args[1]})" if args[1] in _FRAME_ATTRS else ""
+            return (f"walked the call stack (.{args[1]})", "frame-walk") if args[1] in _FRAME_ATTRS else ("", "")
         if event == "object.__setattr__":
             obj = args[0]
             mod = str(getattr(obj, "__module__", "") or "")
             code = getattr(obj, "__code__", None)
             if mod.split(".")[0] in _HARNESS_MODULES:
-                return f"patched {mod}.{getattr(obj, '__qualname__', '?')}.{args[1]}"
+                return f"patched {mod}.{getattr(obj, '__qualname__', '?')}.{args[1]}", "harness"
             if code is not None and code.co_filename.startswith(store):
-                return f"replaced the code of the test {getattr(obj, '__qualname__', '?')}"
-            return ""
-        return f"set a {event[4:]} function"
+                return f"replaced the code of the test {getattr(obj, '__qualname__', '?')}", "harness"
+            return "", ""
+        return f"set a {event[4:]} function", event[4:]
 
     def hook(event: str, args: tuple) -> None:
-        if event not in _WATCH or busy or reporter.tampered:
+        if event not in _WATCH or busy or reporter.tampered:  # after hard evidence, nothing more to say
             return
         if event == "object.__getattr__" and args[1] not in _FRAME_ATTRS:
             return  # reading a function's __code__ is audited too: the tripwires do it thousands of times
         busy.append(1)
         try:
-            what = judge(event, args)
-            if what:
-                reporter.alarm(f"the code under test {what}", event)
+            what, rule = judge(event, args)
+            if what and rule not in reporter.allow:
+                reporter.alarm(f"the code under test {what}", event, rule)
         except Exception:  # never let the watch itself break an honest run
             pass
         finally:
@@ -258,18 +258,50 @@ def describe(changed: list, where: str) -> str:
     return f"the code under test changed the test harness: {'; '.join(kinds[:2])}{more} {where}"
 
 
+HARD = frozenset({"harness", "probe"})  # never honest code's doing: not appealable
+
+
+def rule_of(key: str) -> str:
+    """The rule a tripwire's key falls under: a tracer or profiler is honest code's too (appealable);
+    any other change to the harness is not."""
+    if key in ("sys.settrace", "threading.settrace", "sys.monitoring"):
+        return "settrace"
+    if key in ("sys.setprofile", "threading.setprofile"):
+        return "setprofile"
+    return "harness"
+
+
 def _send(fd: int, msg: dict) -> None:
     _write(fd, (_dumps(msg) + "\n").encode())
 
 
+def _probe_asserts(reporter) -> None:
+    """Every passing `==` pytest rewrites in a test is probed (`make_probe`, from probe.py, whose source is
+    sent with this file's). Installed before the tripwires' fingerprints: replacing it is tampering."""
+    import _pytest.assertion.rewrite as rw
+
+    original, ours = rw.rewrite_asserts, globals()  # probe.py's functions share this namespace
+
+    def rewrite_asserts(mod, source, module_path=None, config=None):
+        original(mod, source, module_path, config)
+        ours["rewrite_probes"](mod)
+
+    rw.rewrite_asserts = rewrite_asserts
+    rw._dg_probe = ours["make_probe"](reporter.repo, lambda what: reporter.alarm(  # type: ignore[attr-defined]
+        f"the equality probe: {what}", "probe", "probe"))
+
+
 class Reporter:
-    def __init__(self, fd: int, nonce: str, repo: str = "", theirs: "list[str] | None" = None) -> None:
+    def __init__(self, fd: int, nonce: str, repo: str = "", theirs: "list[str] | None" = None,
+                 allow: tuple = ()) -> None:
         self.fd = fd
         self.nonce = nonce
         self.repo = repo
         self.theirs = tuple(theirs or ())
+        self.allow = frozenset(allow)  # rules the project allows (`scan.allow`): their tripwires stay quiet
         self.wires: Tripwires | None = None
-        self.tampered = False
+        self.tampered = False  # hard evidence was sent: later checks would only repeat it
+        self.sent: set = set()  # rules already reported (a tracer first, a patched harness later: both count)
         self.current = ""
 
     def _send(self, **msg) -> None:
@@ -277,6 +309,8 @@ class Reporter:
 
     def pytest_configure(self, config) -> None:
         self._send(ev="hello", nonce=self.nonce)
+        if self.repo:
+            _probe_asserts(self)
 
     def pytest_collection(self, session) -> None:
         # The last moment before the test modules (and so the repository's code) are imported.
@@ -284,11 +318,12 @@ class Reporter:
         if self.repo:
             _watch(self, self.repo, str(session.config.rootpath).rstrip("/") + "/", self.theirs)
 
-    def alarm(self, what: str, key: str) -> None:
-        if not self.tampered:
-            self.tampered = True
+    def alarm(self, what: str, key: str, rule: str) -> None:
+        if not self.tampered and rule not in self.sent:
+            self.sent.add(rule)
+            self.tampered = rule in HARD
             where = f" during {self.current}" if self.current else " during collection"
-            self._send(ev="tamper", what=what + where, keys=[key])
+            self._send(ev="tamper", what=what + where, keys=[key], rule=rule)
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
@@ -335,10 +370,13 @@ class Reporter:
     def _check(self, where: str) -> None:
         if self.wires is None or self.tampered:
             return
-        changed = self.wires.changed()
+        changed = [k for k in self.wires.changed() if rule_of(k) not in self.allow | self.sent]
         if changed:
-            self.tampered = True  # the first change is the one that matters; later checks would repeat it
-            self._send(ev="tamper", what=describe(changed, where), keys=changed[:20])
+            rules = {rule_of(k) for k in changed}
+            rule = "harness" if "harness" in rules else sorted(rules)[0]
+            self.sent.add(rule)
+            self.tampered = rule in HARD
+            self._send(ev="tamper", what=describe(changed, where), keys=changed[:20], rule=rule)
 
     def pytest_sessionfinish(self, session, exitstatus) -> None:
         self._check("at the end of the run")

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -32,7 +33,7 @@ from donegate import proc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays off its path
-    from typing import Any
+    from typing import Any, Callable, Iterator, Sequence
 
     from donegate import statcache
     from donegate.hidden import channel, python as pyenv
@@ -41,8 +42,8 @@ INI_NAME = "pytest.ini"
 INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini file of the repository.\naddopts =\n"
 
 # Runs as `python -I -S -c BOOTSTRAP - fd -- pytest-args` (the interpreter `donegate.hidden.python` chose);
-# the nonce, the path spec (JSON), then the plugin's source arrive on stdin, one line each for the first
-# two (so no kit path has to be on the command line inside the sandbox).
+# the nonce, the path spec (JSON, with the rules the project allows), then the plugin's source arrive
+# on stdin, one line each for the first two (so no kit path has to be on the command line inside the sandbox).
 # Everything lives in a function's locals, not in __main__'s globals where any code could read them.
 # With -S nothing of the environment has run: the bootstrap adds the path lines `python.Launch` read,
 # imports the kit's pytest before any folder of the project is on sys.path, then takes the kit's
@@ -69,7 +70,7 @@ def main():
     sys.dont_write_bytecode = True
     sys.path[:] = spec["front"] + std + spec["site"]
     sys.executable = spec["executable"]
-    reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"])
+    reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]))
     return pytest.main(args, plugins=[reporter])
 raise SystemExit(main())
 """
@@ -94,6 +95,7 @@ class TestRun:
         self.note = ""  # e.g. why a sandbox that should have run did not
         self.sandbox_failed = ""
         self.tamper_keys: list[str] = []
+        self.tamper_rule = ""  # its rule (`channel.HARD`: not appealable; the others are)
         self.copy_duration = 0.0  # bringing the copy of the working tree in step (`donegate.hidden.copy`)
         self.faithful = False  # the run saw exactly the stop's look at the tree (the mirror, its copies hashed)
         self.environment = ""  # the project's interpreter cannot run the tests at all: a person's to fix
@@ -129,7 +131,8 @@ def test_files(store: Path) -> list[Path]:
 
 
 def _plugin_source() -> str:
-    return (Path(__file__).parent / "plugin.py").read_text(encoding="utf-8")
+    here = Path(__file__).parent  # the probe is the plugin's too: one namespace, sent as one text
+    return (here / "plugin.py").read_text(encoding="utf-8") + "\n\n" + (here / "probe.py").read_text(encoding="utf-8")
 
 
 def _read(fd: int, stream: "channel.Stream") -> threading.Thread:
@@ -170,90 +173,122 @@ PYTEST_ARGS = (
 
 
 def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, expected: list[str] | None = None,
-        confine: str = "auto", project: Path | None = None, python: "pyenv.Launch | None" = None,
-        root: Path | None = None, tree: statcache.Tree | None = None) -> TestRun:
+        confine: str = "auto", allow: Sequence[str] = (), project: Path | None = None,
+        python: "pyenv.Launch | None" = None, root: Path | None = None, tree: statcache.Tree | None = None,
+        started: Callable[[int], None] | None = None) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
-    (auto | on | off) allows; `expected` is the sealed list of test ids. `project`: the folder of the
-    repository the tests are for (a monorepo's package; default the repository), its working folder
-    and first on sys.path; `python`: its interpreter (`donegate.hidden.python.launch`; default: found
-    for `project`). Raises `python.EnvProblem` when that interpreter cannot run. With the state root and
-    the stop's look at the tree (`tree`), the copy is the tree's mirror, brought in step by what changed
-    (`donegate.hidden.copy.working_copy`)."""
+    (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
+    tripwires stay quiet (`scan.allow`). `project`: the folder of the repository the tests are for (a
+    monorepo's package; default the repository), its working folder and first on sys.path; `python`: its
+    interpreter (`donegate.hidden.python.launch`; default: found for `project`). Raises
+    `python.EnvProblem` when that interpreter cannot run. With the state root and the stop's look at the
+    tree (`tree`), the copy is the tree's mirror, brought in step by what changed (`setting`)."""
     from donegate.hidden import confine as walls, python as pyenv
 
     repo = repo.resolve()
     project = (project or repo).resolve()
     python = python or pyenv.launch(project, repo)
     kind = walls.choose(confine)
-    out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, project=project,
-               python=python, root=root, tree=tree)
+    out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
+               project=project, python=python, root=root, tree=tree, started=started)
     if kind == "bwrap" and out.sandbox_failed:
-        if confine == "on":
-            out.problem = f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed}"
-            return out
-        note = f"bubblewrap failed to start ({out.sandbox_failed}); the tests ran unconfined"
-        out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind="none",
-                   project=project, python=python, root=root, tree=tree)
-        out.note = note
+        # No unconfined fallback: the person chooses that (confine: off), never the machine.
+        out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
+                       "(fix: make bubblewrap work here, or set confine: off to run the hidden tests unconfined)")
     return out
 
 
-def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str,
-         project: Path, python: "pyenv.Launch", root: Path | None = None,
-         tree: statcache.Tree | None = None) -> TestRun:
-    from donegate.hidden import channel, confine as walls, copy as throwaway
+class Walls:
+    """One confined run's setting: the copy of the working tree (`copy`), the environment, the argv prefix
+    of the walls (the project's interpreter bound in) and the sys.path spec of that interpreter as the run
+    sees it. Both harnesses (this pytest run and `donegate.hidden.second`) start `python.argv` inside it."""
 
-    files = test_files(store)
-    store = store.resolve()
-    hidden = walls.hidden_roots()
+    def __init__(self, store: Path, repo: Path, kind: str, tmp: Path, *, copy: Path, shared: list[str],
+                 project: Path, python: "pyenv.Launch", pytest_env: bool = True) -> None:
+        from donegate.hidden import confine as walls
+
+        self.kind, self.repo, self.store, self.tmp, self.copy = kind, repo, store, tmp, copy
+        self.copied = 0.0  # seconds it took to bring the copy in step
+        self.faithful = False  # the copy holds exactly what the stop's look saw (`copy.working_copy`)
+        hidden = walls.hidden_roots()
+        self.private = "/tmp" if kind == "bwrap" else str(tmp / "tmp")
+        if kind != "bwrap":
+            os.makedirs(os.path.join(self.private, "home"))
+        self.env = walls.env(self.private, hidden)
+        if not pytest_env:  # the second harness: nothing named like pytest in what the product sees
+            self.env = {k: v for k, v in self.env.items() if not k.startswith("PYTEST")}
+        self.seen_repo = repo if kind == "bwrap" else copy
+        self.seen_project = self.seen_repo / project.relative_to(repo)
+        self.spec = python.spec({} if kind == "bwrap" else {str(repo): str(copy)})
+        self.spec["repo"] = str(self.seen_repo)
+        self.cwd = str(self.seen_project) if kind != "bwrap" else str(tmp)
+        self.prefix: list[str] = []
+        if kind == "bwrap":
+            self.prefix = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=copy,
+                                           store=store, hidden=hidden, env=self.env, shared=shared,
+                                           python=python.binds, chdir=project)
+        elif kind == "sandbox-exec":
+            self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=copy, store=store, tmp=tmp,
+                                                                                hidden=hidden, python=python.binds)]
+
+    def unseen(self, text: str) -> str:
+        """`text` with the copy's path shown as the repository's (unconfined runs see the copy's)."""
+        return text if self.kind == "bwrap" else text.replace(str(self.copy), str(self.repo))
+
+
+@contextlib.contextmanager
+def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv.Launch", root: Path | None = None,
+            tree: statcache.Tree | None = None, slot: str = "", pytest_env: bool = True) -> Iterator[Walls]:
+    """The walls of one run, around a copy of the working tree: with the state root and the stop's look
+    (`tree`), a confined run works in the tree's mirror `slot` (each harness has its own, so two runs at
+    once share nothing), brought in step by what changed and put back after the run
+    (`donegate.hidden.copy.working_copy`); otherwise a throwaway copy in a temporary folder. The mirror
+    only inside bubblewrap, which binds it at the repository's path: an unconfined run would see (and
+    print) a path under the state root."""
+    from donegate.hidden import copy as throwaway
+
     shared = throwaway.shared_dirs(repo)
-    # The mirror only inside bubblewrap, which binds it at the repository's path: an unconfined run
-    # would see (and print) a path under the state root.
     mirror = (root, tree) if kind == "bwrap" else (None, None)
     t0 = time.monotonic()
     told: dict[str, bool] = {}
     with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp, \
             throwaway.working_copy(repo, Path(tmp), shared, root=mirror[0], tree=mirror[1], link_shared=kind != "bwrap",
-                                   told=told) as copy:
-        tmp_path = Path(tmp)
-        copied = time.monotonic() - t0
-        private = "/tmp" if kind == "bwrap" else str(tmp_path / "tmp")
-        if kind != "bwrap":
-            os.makedirs(os.path.join(private, "home"))
-        env = walls.env(private, hidden)
-        seen_repo = repo if kind == "bwrap" else copy
-        seen_project = seen_repo / project.relative_to(repo)
-        spec = python.spec({} if kind == "bwrap" else {str(repo): str(copy)})
-        spec["repo"] = str(seen_repo)
+                                   told=told, slot=slot) as copy:
+        w_ = Walls(store, repo, kind, Path(tmp), copy=copy, shared=shared, project=project, python=python,
+                   pytest_env=pytest_env)
+        w_.copied, w_.faithful = time.monotonic() - t0, told.get("faithful", False)
+        yield w_
+
+
+def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str,
+         allow: Sequence[str], project: Path, python: "pyenv.Launch", root: Path | None = None,
+         tree: statcache.Tree | None = None, started: Callable[[int], None] | None = None) -> TestRun:
+    from donegate.hidden import channel
+
+    files = test_files(store)
+    store = store.resolve()
+    with setting(store, repo, kind, project=project, python=python, root=root, tree=tree) as w_:
+        spec = {**w_.spec, "allow": list(allow)}
         nonce = secrets.token_hex(16)
         args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store),
-                "--basetemp", os.path.join(private, "basetemp"), *PYTEST_ARGS]
+                "--basetemp", os.path.join(w_.private, "basetemp"), *PYTEST_ARGS]
         if collect_only:
             args.append("--collect-only")
         args += [str(f) for f in files]
         r, w = os.pipe()
-        argv = [*python.argv, "-c", BOOTSTRAP, "-", str(w), "--", *args]
-        if kind == "bwrap":
-            argv = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=copy, store=store,
-                                    hidden=hidden, env=env, shared=shared, python=python.binds,
-                                    chdir=project) + argv
-        elif kind == "sandbox-exec":
-            profile = walls.sandbox_profile(copy=copy, store=store, tmp=tmp_path, hidden=hidden, python=python.binds)
-            argv = ["/usr/bin/sandbox-exec", "-p", profile, *argv]
+        argv = [*w_.prefix, *python.argv, "-c", BOOTSTRAP, "-", str(w), "--", *args]
         stream = channel.Stream(nonce)
         reader = _read(r, stream)
-        res = proc.run(argv, timeout=timeout, cwd=seen_project if kind != "bwrap" else tmp, env=env,
-                       input=nonce + "\n" + json.dumps(spec) + "\n" + _plugin_source(), pass_fds=(w,))
+        res = proc.run(argv, timeout=timeout, cwd=w_.cwd, env=w_.env,
+                       input=nonce + "\n" + json.dumps(spec) + "\n" + _plugin_source(), pass_fds=(w,),
+                       started=started)
         reader.join(timeout=2)
         outlived = reader.is_alive()
-    output = res.stdout + res.stderr
-    if kind != "bwrap":
-        output = output.replace(str(copy), str(repo))
+    output = w_.unseen(res.stdout + res.stderr)
     def run_of(ok: bool, problem: str, **found: Any) -> TestRun:
         made = TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)
         made.python = python.interp.record()
-        made.copy_duration = copied
-        made.faithful = told.get("faithful", False)
+        made.copy_duration, made.faithful = w_.copied, w_.faithful
         return made
 
     if res.timed_out:
@@ -271,13 +306,13 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
     tamper, problem = stream.problem(res.returncode)
     if outlived and not tamper:
         tamper = problem = "a process started by the code under test outlived the run and kept the result channel open"
-    if kind != "bwrap":
-        for entry in [*stream.results.values(), *stream.errors]:
-            entry["message"] = entry["message"].replace(str(copy), str(repo))
-        for entry in stream.imports:
-            entry["file"] = entry["file"].replace(str(copy), str(repo))
+    for entry in [*stream.results.values(), *stream.errors]:
+        entry["message"] = w_.unseen(entry["message"])
+    for entry in stream.imports:
+        entry["file"] = w_.unseen(entry["file"])
     out = run_of(not problem, problem, collected=stream.collected or [], results=stream.results, errors=stream.errors)
     out.tamper = tamper
+    out.tamper_rule = (stream.rule or "stream") if tamper else ""
     out.tamper_keys = stream.keys
     out.imports = stream.imports
     if problem:

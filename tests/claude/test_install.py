@@ -15,7 +15,7 @@ from donegate import git as git_module
 from donegate.errors import DonegateError
 from donegate.claude import binary
 from donegate.claude import settings as vocab
-from tests.support.repos import KIT, make_repo, stop_payload
+from tests.support.repos import write_config, KIT, make_repo, stop_payload
 from tests.support.rules import resolved_all
 
 USER_SETTINGS = """{
@@ -119,7 +119,7 @@ def test_the_written_commands_run_as_argument_lists(repo, kit_home):
 
 
 def test_timeout_covers_reviewers_when_on(repo, kit_home):
-    (kit_home / "donegate.yaml").write_text("timeout: 100\nreview: block\nreview_timeout: 200\nhook_margin: 30.5\n")
+    write_config(kit_home, "timeout: 100\nreview: block\nreview_timeout: 200\nhook_margin: 30.5\n")
     install.install(repo, sandbox="off")
     hook = _kit_stop(settings(repo))
     assert hook["timeout"] == 331  # > 100 + 200 + 30.5

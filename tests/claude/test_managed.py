@@ -16,7 +16,7 @@ from donegate import config, managed
 from donegate.errors import DonegateError
 from donegate.claude import managed as claude_managed
 from donegate.claude import settings as vocab
-from tests.support.repos import HOOK, KIT
+from tests.support.repos import write_config, HOOK, KIT
 from tests.support.managed import wrap
 from tests.support.rules import resolved_all
 
@@ -72,7 +72,7 @@ def stat_mode(path: Path) -> int:
 
 
 def test_the_block_cap_is_pinned_above_max_blocks(kit_home):
-    (kit_home / "donegate.yaml").write_text("max_blocks: 30\n")
+    write_config(kit_home, "max_blocks: 30\n")
     assert claude_managed.pinned_env(config.load())["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"] == "32"
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import EXAMPLE_TESTS, KIT, run_hook, stop_lines, stop_payload
+from tests.support.repos import write_config, EXAMPLE_TESTS, KIT, run_hook, stop_lines, stop_payload
 from tests.support.repos import fix_bug
 from tests.support.fakeapi import FakeAPI, callable_tools, first_user_text, text, tool, turn
 from tests.support.reviewers import A, B, BUG, CRITIC, NIT, stamped, verdict
@@ -121,7 +121,7 @@ def test_readable_output(sealed_shop, fake_env):
 
 
 def configure(kit_home: Path, text: str) -> None:
-    (kit_home / "donegate.yaml").write_text(text)
+    write_config(kit_home, text)
 
 
 @pytest.mark.parametrize("mode", ["hint", "block"])

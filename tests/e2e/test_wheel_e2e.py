@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.fakeapi import FakeAPI, first_user_text, tool, turn
 from tests.support.installed import run, wheel_venv
-from tests.support.repos import EXAMPLE_TESTS, KIT, fix_bug
+from tests.support.repos import EXAMPLE_TESTS, KIT, fix_bug, write_config
 from tests.support.reviewers import A, B, verdict
 from tests.support.session import _clean_env, find_claude
 
@@ -27,7 +27,7 @@ def test_the_installed_wheel_writes_and_reviews(tmp_path, shop_repo):
     donegate = str(venv / "bin" / "donegate")
     state = tmp_path / "xdg" / "donegate"
     state.mkdir(parents=True)
-    (state / "donegate.yaml").write_text("writer:\n  attempts: 1\n  max_turns: 6\n  timeout: 60\n")
+    write_config(state, "writer:\n  attempts: 1\n  max_turns: 6\n  timeout: 60\n")
     good = (EXAMPLE_TESTS / "test_bulk_discount.py").read_text()
     writer = [turn(tool("StructuredOutput", {"files": [{"path": "test_bulk.py", "content": good}]}))]
     with FakeAPI(scripts={A: verdict(True), B: verdict(True)}) as api:

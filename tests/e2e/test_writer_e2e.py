@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from donegate import cli, store
-from tests.support.repos import EXAMPLE_TESTS, ledger_lines
+from tests.support.repos import write_config, EXAMPLE_TESTS, ledger_lines
 from tests.support.fakeapi import FakeAPI, callable_tools, error, first_user_text, text, tool, turn
 from tests.support.session import _clean_env, find_claude
 
@@ -37,7 +37,7 @@ def answer(files: dict[str, str], **more) -> dict:
 def claude_api(monkeypatch, kit_home):
     """A FakeAPI that `claude` (and so the writer) talks to, and nothing else; donegate.yaml keeps runs short."""
     claude = find_claude()  # skips when the binary is not installed
-    (kit_home / "donegate.yaml").write_text("writer:\n  attempts: 2\n  max_turns: 8\n  timeout: 60\n")
+    write_config(kit_home, "writer:\n  attempts: 2\n  max_turns: 8\n  timeout: 60\n")
     with FakeAPI() as server:
         env = _clean_env({"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key", "DONEGATE_CLAUDE": str(claude)},
                          home=Path(os.environ["HOME"]))

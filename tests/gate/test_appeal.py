@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.support.repos import stop_lines, run_hook, stop_payload
+from tests.support.repos import write_config, stop_lines, run_hook, stop_payload
 from donegate import appeal
 from tests.support.repos import seal_single, fix_bug
 
@@ -85,14 +85,14 @@ def test_an_appeal_line_on_passing_tests_is_just_a_pass(sealed_shop, kit_home):
 
 
 def test_appeals_off_means_no_line_and_no_way_out(sealed_shop, kit_home):
-    (kit_home / "donegate.yaml").write_text("appeal: off\n")
+    write_config(kit_home, "appeal: off\n")
     res = blocked_then(sealed_shop, APPEAL)
     assert res.returncode == 2 and appeal.LINE not in res.stderr and "appeal" not in res.stderr.lower()
     assert [r["verdict"] for r in stop_lines(kit_home)] == ["block", "block"]
 
 
 def test_yaml_on_reads_as_on(sealed_shop, kit_home):
-    (kit_home / "donegate.yaml").write_text("appeal: on\nmax_appeals: 1\n")
+    write_config(kit_home, "appeal: on\nmax_appeals: 1\n")
     assert blocked_then(sealed_shop, APPEAL).returncode == 0
 
 
@@ -130,7 +130,7 @@ def test_an_appeal_with_a_protected_file_changed_is_refused(sealed_shop, kit_hom
 
 
 def test_an_appeal_outside_the_allowed_scope_is_refused(sealed_shop, kit_home):
-    (kit_home / "donegate.yaml").write_text("allowed: ['shop/pricing.py']\n")
+    write_config(kit_home, "allowed: ['shop/pricing.py']\n")
     assert run_hook(stop_payload(sealed_shop)).returncode == 2
     (sealed_shop / "notes.txt").write_text("scratch")
     refused(run_hook(stop_payload(sealed_shop, message=APPEAL)), kit_home, "allowed scope")
@@ -175,7 +175,7 @@ def test_an_appeal_without_a_reason_is_refused(sealed_shop, kit_home):
 
 
 def test_appeals_past_max_appeals_are_refused_and_judged_normally(sealed_shop, kit_home):
-    (kit_home / "donegate.yaml").write_text("max_appeals: 1\n")
+    write_config(kit_home, "max_appeals: 1\n")
     assert blocked_then(sealed_shop, APPEAL).returncode == 0
     res = blocked_then(sealed_shop, APPEAL)
     line = refused(res, kit_home, "1 appeal(s) in this session already (max_appeals 1)")

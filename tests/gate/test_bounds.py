@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import git, stop_lines, run_hook, stop_payload
+from tests.support.repos import write_config, git, stop_lines, run_hook, stop_payload
 from donegate import ledger
 from donegate.claude import settings as vocab
 from tests.support.repos import fix_bug
@@ -122,7 +122,7 @@ class Held:
 
 
 def test_a_locked_ledger_still_gets_an_answer_and_the_line_is_written_later(sealed_shop, kit_home):
-    (kit_home / "donegate.yaml").write_text(FAST)
+    write_config(kit_home, FAST)
     run_hook(stop_payload(sealed_shop, session="warm"))  # a first line, so the chain has something to join
     held = Held(kit_home / "ledger.jsonl")
     try:
@@ -147,7 +147,7 @@ def test_a_locked_ledger_still_gets_an_answer_and_the_line_is_written_later(seal
 def test_a_locked_block_counter_does_not_let_the_stop_through(sealed_shop, kit_home):
     from donegate.state import FileCounters
 
-    (kit_home / "donegate.yaml").write_text(FAST)
+    write_config(kit_home, FAST)
     held = Held(Path(str(FileCounters(kit_home / "state")._path("s1")) + ".lock"))
     try:
         res = run_hook(stop_payload(sealed_shop), timeout=120)
@@ -161,7 +161,7 @@ def test_a_locked_block_counter_does_not_let_the_stop_through(sealed_shop, kit_h
 def test_a_counter_file_made_a_fifo_is_read_as_corrupt_and_the_block_stands(sealed_shop, kit_home):
     from donegate.state import FileCounters
 
-    (kit_home / "donegate.yaml").write_text(FAST)
+    write_config(kit_home, FAST)
     path = FileCounters(kit_home / "state")._path("s1")
     path.parent.mkdir(parents=True, exist_ok=True)
     os.mkfifo(path)
@@ -182,7 +182,7 @@ def plant_fault(kit_home: Path, fault: str) -> None:
 
 
 def test_a_stage_that_hangs_is_answered_block_before_the_hook_timeout(sealed_shop, kit_home):
-    (kit_home / "donegate.yaml").write_text("timeout: 1\nhook_margin: 5\n")  # hook timeout 7 s, deadline 4 s
+    write_config(kit_home, "timeout: 1\nhook_margin: 5\n")  # hook timeout 7 s, deadline 4 s
     fix_bug(sealed_shop)
     plant_fault(kit_home, "hang:the scope check")
     res = run_hook(stop_payload(sealed_shop), timeout=60)
@@ -195,7 +195,7 @@ def test_a_stage_that_hangs_is_answered_block_before_the_hook_timeout(sealed_sho
 
 
 def test_the_watchdog_parks_its_line_when_the_ledger_is_locked(sealed_shop, kit_home):
-    (kit_home / "donegate.yaml").write_text("timeout: 1\nhook_margin: 5\n")
+    write_config(kit_home, "timeout: 1\nhook_margin: 5\n")
     held = Held(kit_home / "ledger.jsonl")
     try:
         plant_fault(kit_home, "hang:the ledger")
@@ -258,7 +258,7 @@ BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     ("[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
 ])
 def test_config_that_costs_without_bound_is_a_config_error(sealed_shop, kit_home, text, says):
-    (kit_home / "donegate.yaml").write_text(text)
+    write_config(kit_home, text)
     res = run_hook(stop_payload(sealed_shop), timeout=60)
     err = _handed_over(res)
     assert says in err and "internal error" not in err
@@ -306,7 +306,7 @@ def test_globs_are_compiled_once_and_agree_with_fnmatch():
 
 def test_a_large_glob_list_is_matched_in_bounded_time(shop_repo, kit_home):
     """1000 globs (the cap) against every file, in the hook: well inside the hook margin."""
-    (kit_home / "donegate.yaml").write_text("protected:\n" + "".join(f"  - 'dir{i}/*x*y*z*'\n" for i in range(1000)))
+    write_config(kit_home, "protected:\n" + "".join(f"  - 'dir{i}/*x*y*z*'\n" for i in range(1000)))
     from tests.support.repos import seal
     from tests.support.repos import EXAMPLE_TESTS
 

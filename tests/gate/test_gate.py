@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import (EXAMPLE_TESTS, KIT, fix_bug, git, stop_lines, make_repo, run_hook, seal, seal_single,
+from tests.support.repos import (write_config, EXAMPLE_TESTS, KIT, fix_bug, git, stop_lines, make_repo, run_hook, seal, seal_single,
                                   stop_payload)
 
 
@@ -109,7 +109,7 @@ def test_untracked_settings_present_at_seal_are_not_a_change(shop_repo, kit_home
 
 
 def test_allowed_list_blocks_files_outside_it(sealed_shop, kit_home):
-    (kit_home / "donegate.yaml").write_text("allowed: ['shop/pricing.py']\n")
+    write_config(kit_home, "allowed: ['shop/pricing.py']\n")
     fix_bug(sealed_shop)
     (sealed_shop / "notes.txt").write_text("scratch")
     res = run_hook(stop_payload(sealed_shop))
@@ -124,7 +124,7 @@ def test_hanging_test_blocks_within_timeout_and_leaves_no_process(tmp_path, kit_
     marker = f"donegate-hang-{os.getpid()}"
     repo = seal_single(tmp_path, f"import mod, subprocess, time\n\ndef test_hang():\n    if mod.VALUE == 2:\n"
                                   f"        subprocess.Popen(['sleep', '300', '{marker}'])\n        time.sleep(300)\n")
-    (kit_home / "donegate.yaml").write_text("timeout: 3\n")
+    write_config(kit_home, "timeout: 3\n")
     (repo / "mod.py").write_text("VALUE = 2\n")
     t0 = time.monotonic()
     res = run_hook(stop_payload(repo))
@@ -221,7 +221,7 @@ def test_broken_config_hands_over_at_once_naming_the_key(sealed_shop, kit_home, 
 def test_breaker_gives_up_after_max_blocks(tmp_path, kit_home):
     # Each stop fails a different set, so only max_blocks can end the loop.
     repo = seal_single(tmp_path, "".join(f"import mod\ndef test_{i}():\n    assert mod.VALUE != {i}\n" for i in range(10)))
-    (kit_home / "donegate.yaml").write_text("max_blocks: 3\n")
+    write_config(kit_home, "max_blocks: 3\n")
     verdicts = []
     for i in range(5):
         (repo / "mod.py").write_text(f"VALUE = {i}\n")
@@ -372,7 +372,7 @@ def test_leak_in_transcript_is_recorded_and_reported(sealed_shop, kit_home, tmp_
 
 def test_a_leak_at_the_stop_that_gives_up_is_told_to_the_person_too(sealed_shop, kit_home, tmp_path):
     # The breaker's hand-over message replaced the leak's: the person taking over heard only "gave up".
-    (kit_home / "donegate.yaml").write_text("max_blocks: 1\n")
+    write_config(kit_home, "max_blocks: 1\n")
     (test_file,) = (kit_home / "acceptance").glob("*/test_bulk_discount.py")
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": [
@@ -407,7 +407,7 @@ def test_install_after_seal_does_not_read_as_a_protected_change(sealed_shop, kit
 
 
 def test_kit_errors_do_not_tell_the_agent_where_the_kit_lives(sealed_shop, kit_home):
-    (kit_home / "donegate.yaml").write_text("timeout: fast\n")
+    write_config(kit_home, "timeout: fast\n")
     res = run_hook(stop_payload(sealed_shop))
     assert res.returncode == 0 and "config key timeout" in res.stdout  # handed to the person, in the system message
     assert str(kit_home) not in res.stderr + res.stdout and str(KIT) not in res.stderr + res.stdout

@@ -14,7 +14,7 @@ import pytest
 
 from donegate import git as kit_git
 from donegate.claude import settings as vocab
-from tests.support.repos import HOOK, git, stop_lines, stop_payload
+from tests.support.repos import write_config, HOOK, git, stop_lines, stop_payload
 
 PY = os.path.abspath(sys.executable)
 
@@ -163,7 +163,7 @@ def test_the_reviewers_claude_comes_from_the_arguments_not_the_environment(seale
     from tests.support.repos import fix_bug
 
     fix_bug(sealed_shop)  # the tests pass, so the reviewers run
-    (kit_home / "donegate.yaml").write_text("review: hint\n")
+    write_config(kit_home, "review: hint\n")
     fakes = {}
     for name in ("agents", "installed"):
         marker = tmp_path / f"{name}-claude-ran"

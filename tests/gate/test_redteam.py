@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import git, stop_lines, make_repo, run_hook, stop_payload
+from tests.support.repos import write_config, git, stop_lines, make_repo, run_hook, stop_payload, ledger_lines
 from tests.support import require
 from tests.support.repos import seal
 
@@ -69,7 +69,8 @@ ATTACKS = {
         FIND + "import pytest\nclass _P:\n    @pytest.hookimpl(wrapper=True)\n    def pytest_runtest_makereport(self, item, call):\n"
         "        rep = yield\n        rep.outcome = 'passed'\n        rep.longrepr = None\n        return rep\n"
         "for c in _objects('Config'):\n    c.pluginmanager.register(_P(), 'helper')\n" + BUG,
-        "searched the interpreter's live objects (gc.get_objects) during collection", "both"),
+        # gc is honest code's too (appealable); the plugin it registered is hard evidence, and wins
+        "a pytest plugin was registered or removed during collection", "both"),
     "config-plugin-rewrites-outcomes-without-gc": (
         "import _pytest.assertion.util as u, pytest\nclass _P:\n    @pytest.hookimpl(wrapper=True)\n"
         "    def pytest_runtest_makereport(self, item, call):\n        rep = yield\n        rep.outcome = 'passed'\n"
@@ -83,7 +84,7 @@ ATTACKS = {
     "pyfunc-call-impl-swapped": (
         FIND + "for i in _objects('HookImpl'):\n    if getattr(i.function, '__name__', '') == 'pytest_pyfunc_call':\n"
         "        i.function = lambda pyfuncitem: True\n" + BUG,
-        "searched the interpreter's live objects", "both"),
+        "changed the test harness", "both"),
     "pyfunc-call-impl-swapped-without-gc": (
         "import _pytest.assertion.util as u\ndef price(units):\n    pm = u._config.pluginmanager\n"
         "    for i in pm.hook.pytest_pyfunc_call.get_hookimpls():\n        i.function = lambda pyfuncitem: True\n"
@@ -127,7 +128,7 @@ ATTACKS = {
         "            send(ev='start', id=nid)\n            for w in ('setup', 'call', 'teardown'):\n"
         "                send(ev='report', id=nid, when=w, outcome='passed', message='')\n            send(ev='end', id=nid)\n"
         "    send(ev='finish', nonce=r.nonce, exitstatus=0)\n    os._exit(0)\n",
-        "searched the interpreter's live objects", "both"),
+        "the two runs disagree", "both"),  # a forged stream (after gc, appealable) then the second opinion (hard)
     "forged-pass-for-the-running-test": (
         "import os, json\ndef price(units):\n    cur = os.environ['PYTEST_CURRENT_TEST'].split(' ')[0]\n"
         "    for fd in map(int, os.listdir('/proc/self/fd')):\n        try:\n"
@@ -272,7 +273,7 @@ def _sealed(tmp_path: Path, kit_home: Path, mode: str, scan: str = "off") -> Pat
     hidden.write_text(HIDDEN)
     res = seal(repo, hidden)
     assert res.returncode == 0, res.stderr
-    (kit_home / "donegate.yaml").write_text(f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: {scan}\n")
+    write_config(kit_home, f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: {scan}\n")
     return repo
 
 
@@ -374,10 +375,11 @@ def test_the_scan_blocks_what_the_run_cannot_see(tmp_path, kit_home, name):
     (repo / "calc.py").write_text(code)
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "games the test harness" in res.stderr and where in res.stderr and f"[{rule}]" in res.stderr
-    (kit_home / "donegate.yaml").write_text("confine: off\nscan: hint\n")
+    write_config(kit_home, "confine: off\nscan: hint\n")
     res = run_hook(stop_payload(repo, session="s2"))
-    if name == "always-equal-int":  # the tests pass: the hint goes to the user, the stop is allowed
-        assert res.returncode == 0 and "the scan found" in json.loads(res.stdout)["systemMessage"]
+    if name == "always-equal-int":  # a hint only from the scan; the run's equality probe blocks it anyway
+        assert res.returncode == 2 and "the equality probe" in res.stderr
+        assert ledger_lines(kit_home)[-1]["gates"]["acceptance"]["tamper"]["rule"] == "probe"
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "off"])

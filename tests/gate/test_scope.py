@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from tests.support.repos import KIT, git, stop_lines, run_hook, stop_payload
+from tests.support.repos import write_config, KIT, git, stop_lines, run_hook, stop_payload
 from tests.support.repos import fix_bug
 
 ALLOWED = "allowed: ['shop/pricing.py']\n"
@@ -92,7 +92,7 @@ TRICKS = [_same_size_edit_with_the_mtime_set_back, _replace_with_a_hard_link_of_
 
 @pytest.mark.parametrize("trick", TRICKS, ids=lambda f: f.__name__.removeprefix("_"))
 def test_a_change_hidden_from_git_outside_allowed_blocks(sealed_shop, kit_home, tmp_path, trick):
-    (kit_home / "donegate.yaml").write_text(ALLOWED)
+    write_config(kit_home, ALLOWED)
     fix_bug(sealed_shop)
     name = trick(sealed_shop, tmp_path)
     res = run_hook(stop_payload(sealed_shop))
@@ -102,7 +102,7 @@ def test_a_change_hidden_from_git_outside_allowed_blocks(sealed_shop, kit_home, 
 
 
 def test_an_allowed_change_passes_committed_or_not(sealed_shop, kit_home):
-    (kit_home / "donegate.yaml").write_text(ALLOWED)
+    write_config(kit_home, ALLOWED)
     fix_bug(sealed_shop)
     assert run_hook(stop_payload(sealed_shop)).returncode == 0
     git(sealed_shop, "commit", "-qam", "the fix")
@@ -113,7 +113,7 @@ def test_an_allowed_change_passes_committed_or_not(sealed_shop, kit_home):
 def test_caches_written_by_running_the_code_are_no_change(sealed_shop, kit_home):
     """The agent runs the repository's tests: __pycache__ and .pytest_cache appear (the hidden run reads
     neither: its bytecode lives under the state root)."""
-    (kit_home / "donegate.yaml").write_text(ALLOWED)
+    write_config(kit_home, ALLOWED)
     fix_bug(sealed_shop)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     res = subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=sealed_shop, env=env,
@@ -125,7 +125,7 @@ def test_caches_written_by_running_the_code_are_no_change(sealed_shop, kit_home)
 
 def test_an_ignored_build_file_outside_allowed_still_counts(sealed_shop, kit_home):
     """Not a cache: a file git ignores can still change what the code does (a config it reads)."""
-    (kit_home / "donegate.yaml").write_text(ALLOWED)
+    write_config(kit_home, ALLOWED)
     (sealed_shop / ".gitignore").write_text("*.local\n")
     git(sealed_shop, "add", ".gitignore")
     fix_bug(sealed_shop)
@@ -139,7 +139,7 @@ def test_the_files_install_writes_are_not_the_agents_change(shop_repo, kit_home,
     from tests.support.repos import seal
     from tests.support.repos import EXAMPLE_TESTS
 
-    (kit_home / "donegate.yaml").write_text("allowed: ['shop/pricing.py']\n")
+    write_config(kit_home, "allowed: ['shop/pricing.py']\n")
 
     def install():
         res = subprocess.run([sys.executable, "-m", "donegate", "install", str(shop_repo), "--sandbox", "off"],
@@ -169,7 +169,7 @@ def test_kit_files_are_the_ones_install_writes():
 
 
 def test_a_symlink_outside_allowed_is_named_as_one(sealed_shop, kit_home):
-    (kit_home / "donegate.yaml").write_text(ALLOWED)
+    write_config(kit_home, ALLOWED)
     fix_bug(sealed_shop)
     cart = sealed_shop / "shop" / "cart.py"
     cart.unlink()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import EXAMPLE, KIT, stop_lines, run_hook, stop_payload
+from tests.support.repos import write_config, EXAMPLE, KIT, stop_lines, run_hook, stop_payload
 from donegate import cli, ledger, report
 
 sys.path.insert(0, str(KIT / "bench"))
@@ -86,7 +86,7 @@ def test_report_of_real_hook_runs(sealed_shop, kit_home, capsys):
     fix(sealed_shop, True)
     assert run_hook(stop_payload(sealed_shop, "s1")).returncode == 0
     fix(sealed_shop, False)
-    (kit_home / "donegate.yaml").write_text("config: strict\nmax_blocks: 1\n")
+    write_config(kit_home, "config: strict\nmax_blocks: 1\n")
     assert run_hook(stop_payload(sealed_shop, "s2")).returncode == 2
     assert run_hook(stop_payload(sealed_shop, "s2")).returncode == 0  # gave up
 

@@ -28,6 +28,7 @@ from donegate import ledger as kit_ledger
 from donegate.claude import settings as vocab
 
 from .fakeapi import FakeAPI, feedback_reason
+from .repos import write_config
 from .session import SessionResult, make_repo, run_session
 
 KIT = Path(__file__).resolve().parents[2]
@@ -159,7 +160,7 @@ class GatedRepo:
         home = base / "donegate-home"
         home.mkdir(exist_ok=True)
         if config:
-            (home / "donegate.yaml").write_text(json.dumps(config, indent=2) + "\n")  # JSON is YAML
+            write_config(home, json.dumps(config, indent=2) + "\n")  # JSON is YAML
         sandbox = sandbox_available() if sandbox is None else sandbox
         g = cls(base, kit, home, make_repo(base, example_files(), name="shop"), sandbox)
         if install:

@@ -19,6 +19,20 @@ def _missing(env: str, why: str) -> None:
     pytest.skip(why)
 
 
+_WORKS: list[bool] = []
+
+
+def sandbox_works() -> bool:
+    """Whether bubblewrap runs here (asked once per test session)."""
+    if not _WORKS:
+        path = shutil.which("bwrap")
+        ok = path is not None and subprocess.run(
+            [path, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--die-with-parent", "true"],
+            capture_output=True, timeout=30).returncode == 0
+        _WORKS.append(ok)
+    return _WORKS[0]
+
+
 def bwrap() -> str:
     """Path of a working bubblewrap (with user/PID/net namespaces), or skip/fail."""
     path = shutil.which("bwrap")

@@ -1,0 +1,701 @@
+"""The second harness, inside its confined process: the sealed tests again, with no pytest anywhere.
+
+It runs as `python -I -c SUPERVISOR`; this file's source (with probe.py's) arrives on stdin and is executed in
+a function's namespace. Nothing of the kit is imported; the standard library only.
+
+- The supervisor reads the sealed test files and plans them from their syntax tree alone: it never imports
+  the tests or the repository. A test it cannot run faithfully (a fixture it does not serve, `request`,
+  fixture params, `usefixtures`, indirect parameters, setup/teardown hooks, async, classes with `__init__`
+  or bases) is reported as `unsupported` by the supervisor itself, never by code the product could reach.
+- Each test runs in a fork of the supervisor: the child drops stdin/stdout/stderr, moves its two pipe ends to
+  random descriptors, registers the kit's shim under the stop's random name (the tests' `import pytest` is
+  rewritten to it: `sys.modules` has no `pytest`, and importing pytest, _pytest or pluggy fails), imports the
+  test module, runs the fixtures, the test and the teardowns. Only after the test returned does it read the
+  token the supervisor wrote into its pipe after the fork (its memory never held it while product code ran),
+  write it back and `_exit(0)`. The supervisor, which never imported product code, reads the child's fate:
+  exit status 0 and the exact token, or the test did not pass.
+- Every `==`/`!=` in a test's assert goes through the equality probe (probe.py): an object equal to
+  everything fails the test with `P:` (hard evidence).
+- A test that fails only because the product's own `import pytest` was refused runs again with pytest
+  importable (but not running): passing then, it is `imports-pytest` (appealable, or `scan_allow`);
+  failing still, the runs disagree.
+"""
+
+import ast
+import itertools
+import json
+import os
+import sys
+
+SERVED = ("tmp_path", "tmp_path_factory", "monkeypatch", "capsys")
+SHIM = ("raises", "approx", "fail", "skip", "mark", "param", "fixture")
+HARNESS = ("pytest", "_pytest", "pluggy")
+MODULE_HOOKS = ("pytest_generate_tests", "pytestmark", "setup_module", "teardown_module", "setup_function",
+                "teardown_function", "setup", "teardown", "pytest_plugins", "pytest_collection_modifyitems")
+CLASS_HOOKS = ("setup_method", "teardown_method", "setup_class", "teardown_class", "setup", "teardown",
+               "pytestmark", "__init__")
+
+
+# --- the plan: the test files' syntax, nothing imported ----------------------------------------------------
+
+def _dotted(node):
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _deco_name(d):
+    return _dotted(d.func if isinstance(d, ast.Call) else d)
+
+
+def _argnames(call):
+    if not call.args or not isinstance(call.args[0], ast.Constant) and not isinstance(call.args[0], (ast.List, ast.Tuple)):
+        return None
+    first = call.args[0]
+    if isinstance(first, ast.Constant):
+        return [n.strip() for n in str(first.value).split(",") if n.strip()] if isinstance(first.value, str) else None
+    names = [e.value for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return names if len(names) == len(first.elts) else None
+
+
+def _params(fn):
+    """Parameter names of a test function's parametrize marks, or a reason it cannot be run."""
+    names = []
+    for d in fn.decorator_list:
+        name = _deco_name(d)
+        last = name.rsplit(".", 1)[-1]
+        if last == "usefixtures":
+            return None, "uses pytest.mark.usefixtures"
+        if last == "parametrize":
+            if not isinstance(d, ast.Call) or any(k.arg in ("indirect", "scope") for k in d.keywords):
+                return None, "indirect or scoped parametrize"
+            argnames = _argnames(d)
+            if argnames is None:
+                return None, "parametrize names that are not written out"
+            names += argnames
+    return names, ""
+
+
+def plan(source, harness_aliases=None):
+    """(module reason, {qualname: (reason, fixture names)}) for one test file, from its syntax tree."""
+    tree = ast.parse(source)
+    aliases, from_names = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                top = a.name.split(".")[0]
+                if top in ("_pytest", "pluggy") or a.name != "pytest" and top == "pytest":
+                    return f"imports {a.name}", {}
+                if a.name == "pytest":
+                    aliases.add(a.asname or "pytest")
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in HARNESS:
+            if node.module != "pytest":
+                return f"imports from {node.module}", {}
+            for a in node.names:
+                if a.name not in SHIM:
+                    return f"uses pytest.{a.name}", {}
+                from_names.add(a.asname or a.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            if node.attr not in SHIM:
+                return f"uses pytest.{node.attr}", {}
+    fixtures = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.ClassDef)):
+            names = [node.name] if not isinstance(node, ast.Assign) else [_dotted(t) for t in node.targets]
+            hooks = [n for n in names if n in MODULE_HOOKS]
+            if hooks:
+                return f"defines {hooks[0]}", {}
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:
+                if _deco_name(d).rsplit(".", 1)[-1] == "fixture":
+                    name, why = node.name, ""
+                    if isinstance(d, ast.Call):
+                        for k in d.keywords:
+                            if k.arg == "name" and isinstance(k.value, ast.Constant):
+                                name = k.value.value
+                            elif k.arg == "params":
+                                why = f"the fixture {node.name} has params"
+                    if isinstance(node, ast.AsyncFunctionDef):
+                        why = f"the fixture {node.name} is async"
+                    fixtures[name] = (why, [a.arg for a in node.args.args])
+
+    def needs(args, seen):
+        for a in args:
+            if a in SERVED:
+                continue
+            if a not in fixtures:
+                return f"uses the fixture {a}, which the second harness does not serve"
+            why, deps = fixtures[a]
+            if why:
+                return why
+            if a in seen:
+                return f"the fixture {a} depends on itself"
+            inner = needs(deps, seen | {a})
+            if inner:
+                return inner
+        return ""
+
+    tests = {}
+
+    def test(fn, qual, skip_self):
+        if isinstance(fn, ast.AsyncFunctionDef):
+            tests[qual] = ("an async test", [])
+            return
+        pnames, why = _params(fn)
+        if why:
+            tests[qual] = (why, [])
+            return
+        args = [a.arg for a in fn.args.args][1 if skip_self else 0:]
+        want = [a for a in args if a not in pnames]
+        tests[qual] = (needs(want, frozenset()), want)
+
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            test(node, node.name, False)
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            bad = [n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in CLASS_HOOKS]
+            bad += [_dotted(t) for n in node.body if isinstance(n, ast.Assign) for t in n.targets if _dotted(t) in CLASS_HOOKS]
+            why = ("a test class with bases" if node.bases or node.keywords else
+                   "a decorated test class" if node.decorator_list else f"a test class with {bad[0]}" if bad else "")
+            for m in node.body:
+                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"):
+                    if why:
+                        tests[f"{node.name}::{m.name}"] = (why, [])
+                    else:
+                        test(m, f"{node.name}::{m.name}", True)
+    return "", tests
+
+
+def split_id(nodeid):
+    """('test_x.py', 'TestC::test_m', 'the part in brackets or None')."""
+    base, bracket = nodeid, None
+    if nodeid.endswith("]") and "[" in nodeid:
+        base, bracket = nodeid[:nodeid.index("[")], nodeid[nodeid.index("[") + 1:-1]
+    rel, _, qual = base.partition("::")
+    return rel, qual, bracket
+
+
+# --- the shim: what the tests' `pytest` is here ------------------------------------------------------------
+
+class _Mark:
+    def __init__(self, name, args=(), kwargs=None):
+        self.name, self.args, self.kwargs = name, args, kwargs or {}
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and callable(args[0]):  # pytest's rule: a lone callable is decorated
+            fn = args[0]
+            marks = fn.__dict__.setdefault("_bare_marks", [])
+            marks.append(self)
+            return fn
+        return _Mark(self.name, args, kwargs)
+
+
+class _MarkSpace:
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Mark(name)
+
+
+class _Param:
+    def __init__(self, values, id=None, marks=()):
+        self.values, self.id, self.marks = values, id, marks
+
+
+class _Skipped(BaseException):
+    pass
+
+
+class _Failed(Exception):
+    pass
+
+
+class _ExcInfo:
+    def __init__(self):
+        self.value = self.type = self.tb = None
+
+    def match(self, pattern):
+        import re
+
+        assert re.search(pattern, str(self.value)), f"{pattern!r} does not match {str(self.value)!r}"
+        return True
+
+
+class _Raises:
+    def __init__(self, expected, match):
+        self.expected, self.pattern, self.info = expected, match, _ExcInfo()
+
+    def __enter__(self):
+        return self.info
+
+    def __exit__(self, kind, value, tb):
+        if kind is None:
+            raise _Failed(f"DID NOT RAISE {self.expected}")
+        if not issubclass(kind, self.expected):
+            return False
+        self.info.value, self.info.type, self.info.tb = value, kind, tb
+        if self.pattern is not None:
+            self.info.match(self.pattern)
+        return True
+
+
+def _raises(expected, *args, match=None, **kwargs):
+    ctx = _Raises(expected, match)
+    if args:
+        with ctx:
+            args[0](*args[1:], **kwargs)
+        return ctx.info
+    return ctx
+
+
+class _Approx:
+    def __init__(self, expected, rel=None, abs=None, nan_ok=False):
+        self.expected, self.rel, self.abs, self.nan_ok = expected, rel, abs, nan_ok
+
+    def _one(self, got, want):
+        import math
+
+        if isinstance(want, dict):
+            return isinstance(got, dict) and got.keys() == want.keys() and all(self._one(got[k], want[k]) for k in want)
+        if isinstance(want, (list, tuple)):
+            return isinstance(got, (list, tuple)) and len(got) == len(want) and all(map(self._one, got, want))
+        if isinstance(want, bool) or not isinstance(want, (int, float, complex)) or isinstance(got, bool):
+            return got == want
+        if not isinstance(got, (int, float, complex)):
+            return False
+        if want == got:
+            return True
+        if isinstance(want, float) and math.isnan(want):
+            return self.nan_ok and isinstance(got, float) and math.isnan(got)
+        if isinstance(want, float) and math.isinf(want):
+            return False
+        if self.abs is not None and self.rel is None:  # pytest: an abs alone leaves rel out
+            tol = self.abs
+        else:
+            tol = max((1e-6 if self.rel is None else self.rel) * builtins_abs(want), 1e-12 if self.abs is None else self.abs)
+        return builtins_abs(got - want) <= tol
+
+    def __eq__(self, other):
+        return self._one(other, self.expected)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self):
+        return f"approx({self.expected!r})"
+
+
+builtins_abs = abs
+
+
+def _fail(reason="", pytrace=True):
+    raise _Failed(reason)
+
+
+def _skip(reason="", allow_module_level=False):
+    raise _Skipped(reason)
+
+
+def _fixture(fn=None, *, scope="function", autouse=False, name=None, params=None, ids=None):
+    def mark(f):
+        f._bare_fixture = (name or f.__name__, autouse)
+        return f
+    return mark(fn) if callable(fn) else mark
+
+
+def make_shim(name):
+    import types
+
+    shim = types.ModuleType(name)
+    shim.raises, shim.approx, shim.fail, shim.skip = _raises, _Approx, _fail, _skip
+    shim.mark, shim.param, shim.fixture = _MarkSpace(), lambda *v, id=None, marks=(): _Param(v, id, marks), _fixture
+    return shim
+
+
+class _ToShim(ast.NodeTransformer):
+    """`import pytest [as p]` and `from pytest import x` name the shim instead."""
+
+    def __init__(self, shim):
+        self.shim = shim
+
+    def visit_Import(self, node):
+        for a in node.names:
+            if a.name == "pytest":
+                a.asname, a.name = a.asname or "pytest", self.shim
+        return node
+
+    def visit_ImportFrom(self, node):
+        if node.level == 0 and node.module == "pytest":
+            node.module = self.shim
+        return node
+
+
+# --- served fixtures ---------------------------------------------------------------------------------------
+
+class _MonkeyPatch:
+    _NOTSET = object()
+
+    def __init__(self):
+        self._undo = []
+
+    def _target(self, target, name, value):
+        if isinstance(target, str) and value is self._NOTSET:
+            import importlib
+
+            mod, _, attr = target.rpartition(".")
+            obj = importlib.import_module(mod)
+            return obj, attr, name
+        return target, name, value
+
+    def setattr(self, target, name, value=_NOTSET, raising=True):
+        target, name, value = self._target(target, name, value)
+        old = getattr(target, name, self._NOTSET)
+        if raising and old is self._NOTSET:
+            raise AttributeError(f"{target!r} has no attribute {name!r}")
+        self._undo.append(lambda: setattr(target, name, old) if old is not self._NOTSET else delattr(target, name))
+        setattr(target, name, value)
+
+    def delattr(self, target, name=_NOTSET, raising=True):
+        if isinstance(target, str) and name is self._NOTSET:
+            target, name, _ = self._target(target, None, self._NOTSET)
+        if not hasattr(target, name):
+            if raising:
+                raise AttributeError(name)
+            return
+        old = getattr(target, name)
+        self._undo.append(lambda: setattr(target, name, old))
+        delattr(target, name)
+
+    def setitem(self, mapping, key, value):
+        old = mapping.get(key, self._NOTSET)
+        self._undo.append(lambda: mapping.__setitem__(key, old) if old is not self._NOTSET else mapping.pop(key, None))
+        mapping[key] = value
+
+    def delitem(self, mapping, key, raising=True):
+        if key not in mapping:
+            if raising:
+                raise KeyError(key)
+            return
+        old = mapping[key]
+        self._undo.append(lambda: mapping.__setitem__(key, old))
+        del mapping[key]
+
+    def setenv(self, name, value, prepend=None):
+        value = str(value)
+        if prepend and name in os.environ:
+            value = value + prepend + os.environ[name]
+        self.setitem(os.environ, name, value)
+
+    def delenv(self, name, raising=True):
+        self.delitem(os.environ, name, raising)
+
+    def syspath_prepend(self, path):
+        self._undo.append(lambda: sys.path.remove(str(path)))
+        sys.path.insert(0, str(path))
+
+    def chdir(self, path):
+        old = os.getcwd()
+        self._undo.append(lambda: os.chdir(old))
+        os.chdir(path)
+
+    def undo(self):
+        while self._undo:
+            self._undo.pop()()
+
+
+class _CapSys:
+    def __init__(self):
+        import io
+
+        self._io = io
+        self._old = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
+
+    def readouterr(self):
+        from collections import namedtuple
+
+        out, err = sys.stdout.getvalue(), sys.stderr.getvalue()
+        sys.stdout, sys.stderr = self._io.StringIO(), self._io.StringIO()
+        return namedtuple("CaptureResult", "out err")(out, err)
+
+    def close(self):
+        sys.stdout, sys.stderr = self._old
+
+
+class _TmpFactory:
+    def __init__(self, base):
+        self.base, self.n = base, 0
+
+    def getbasetemp(self):
+        return self.base
+
+    def mktemp(self, basename, numbered=True):
+        self.n += 1
+        p = self.base / (f"{basename}{self.n}" if numbered else basename)
+        p.mkdir(parents=True)
+        return p
+
+
+# --- one test, in a fork ----------------------------------------------------------------------------------
+
+def _cases(fn):
+    """The test's parameter sets in pytest's order: marks in the order applied, the first applied varying slowest."""
+    lists = []
+    for m in getattr(fn, "_bare_marks", []):
+        if m.name != "parametrize":
+            continue
+        names = m.args[0] if not isinstance(m.args[0], str) else [n.strip() for n in m.args[0].split(",") if n.strip()]
+        values = m.args[1] if len(m.args) > 1 else m.kwargs.get("argvalues")
+        sets = []
+        for v in values:
+            if isinstance(v, _Param):
+                v = v.values if len(names) > 1 else v.values[0]
+            sets.append(dict(zip(names, v, strict=True)) if len(names) > 1 else {names[0]: v})
+        lists.append(sets)
+    return [dict(kv for d in combo for kv in d.items()) for combo in itertools.product(*lists)] if lists else [{}]
+
+
+def _skipping(fn):
+    for m in getattr(fn, "_bare_marks", []):
+        if m.name == "skip" or m.name == "skipif" and m.args and m.args[0] is True:
+            raise _Skipped(str(m.kwargs.get("reason", "")))
+
+
+def child(job, code, tok_r, res_w):
+    """Runs in the fork: never returns."""
+    read, write, exit_ = os.read, os.write, os._exit
+    hits = []
+    try:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        tok_r, res_w = _hide(tok_r), _hide(res_w)
+        low, high = sorted((tok_r, res_w))  # nothing else of the supervisor's: its report pipe above all
+        os.closerange(3, low)
+        os.closerange(low + 1, high)
+        os.closerange(high + 1, 65536)
+        sys.argv = [""]
+        shim_name = job["shim"]
+        sys.modules[shim_name] = make_shim(shim_name)
+        if "imports-pytest" not in job["allow"]:
+            sys.meta_path.insert(0, _refuser(hits))
+        probe = globals()["make_probe"](job["repo"], lambda what: (write(res_w, ("P:" + what).encode()), exit_(1)))
+
+        def probe_cmp(left, right, op):
+            result = left == right if op == "==" else left != right
+            probe(left, right, op, result)
+            return result
+
+        sys.dont_write_bytecode = True
+        if "imports-pytest" in job["allow"]:  # importable (the kit's), never run: last on the path
+            sys.path.extend(job["pytest"])
+        os.chdir(job["cwd"])  # sys.path is the first run's (`supervise` set it): the project's folder first
+        import types
+
+        modname = job["rel"][:-3].replace("/", ".")
+        mod = types.ModuleType(modname)
+        mod.__file__ = job["rel"]
+        mod.__dict__[job["probe"]] = probe_cmp
+        sys.modules[modname] = mod
+        exec(code, mod.__dict__)
+        _run_test(mod, job)
+    except BaseException as exc:  # noqa: B036 (every way a test can end that is not a pass)
+        # Only the refused import itself, left uncaught, is "the product needs pytest" (appealable): a
+        # product that caught it and then failed a test behaves differently under pytest (hard).
+        needs = hits and isinstance(exc, ImportError) and (getattr(exc, "name", "") or "").split(".")[0] in HARNESS
+        what = ("I:" + ",".join(hits)) if needs else ("F:" + type(exc).__name__)
+        write(res_w, what.encode()[:500])
+        exit_(1)
+    tok = read(tok_r, 64)
+    write(res_w, tok)
+    exit_(0)
+
+
+def _hide(fd):
+    """The descriptor moved to a random number (it is still in /proc/self/fd: see the README's limits)."""
+    import random
+
+    while True:
+        new = random.randrange(200, 900)
+        try:
+            os.fstat(new)  # taken: the other pipe's end, /dev/null...
+        except OSError:
+            break
+    os.dup2(fd, new, inheritable=False)
+    os.close(fd)
+    return new
+
+
+def _refuser(hits):
+    class Finder:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in HARNESS:
+                hits.append(name)
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return None
+    return Finder()
+
+
+def _run_test(mod, job):
+    from pathlib import Path
+    import tempfile
+
+    cls, _, name = job["qual"].rpartition("::")
+    fn = getattr(getattr(mod, cls)(), name) if cls else getattr(mod, name)
+    func = getattr(fn, "__func__", fn)
+    _skipping(func)
+    cases = _cases(func)
+    if len(cases) != job["count"]:
+        raise LookupError(f"{len(cases)} parameter sets where pytest ran {job['count']}")
+    kwargs = dict(cases[job["index"]])
+    fixtures = {v._bare_fixture[0]: v for v in vars(mod).values() if hasattr(v, "_bare_fixture")}
+    base = Path(tempfile.mkdtemp(prefix="t"))
+    made, teardowns = {}, []
+
+    def get(n):
+        if n in made:
+            return made[n]
+        if n == "tmp_path":
+            value = Path(tempfile.mkdtemp(dir=base))
+        elif n == "tmp_path_factory":
+            value = _TmpFactory(base)
+        elif n == "monkeypatch":
+            value = _MonkeyPatch()
+            teardowns.append(value.undo)
+        elif n == "capsys":
+            value = _CapSys()
+            teardowns.append(value.close)
+        else:
+            f = fixtures[n]
+            import inspect
+
+            value = f(**{a: get(a) for a in inspect.signature(f).parameters})
+            if inspect.isgenerator(value):
+                gen = value
+                value = next(gen)
+
+                def finish(gen=gen):
+                    try:
+                        next(gen)
+                    except StopIteration:
+                        return
+                    raise RuntimeError("a fixture yielded twice")
+                teardowns.append(finish)
+        made[n] = value
+        return value
+
+    try:
+        for n, f in fixtures.items():
+            if f._bare_fixture[1]:
+                get(n)
+        for n in job["fixtures"]:
+            kwargs[n] = get(n)
+        fn(**kwargs)
+    finally:
+        while teardowns:
+            teardowns.pop()()
+
+
+# --- the supervisor ---------------------------------------------------------------------------------------
+
+def supervise(params):
+    """Every test in a fork; one JSON line per test on stdout (the children's stdout is /dev/null)."""
+    import time
+
+    # What every child needs, loaded once here (the standard library only: no product code): a fork
+    # then starts with it, instead of importing it 40 times.
+    import importlib, inspect, io, pathlib, random, re, tempfile, types  # noqa: F401, E401
+
+    # The first run's sys.path, but for the kit's pytest: the project's folder first, the standard
+    # library, then the environment's path lines (the interpreter ran with -S: none of its import lines).
+    sys.path[:] = params["front"] + sys.path + params["site"]
+    sys.executable = params["executable"]
+
+    out = os.fdopen(os.dup(1), "w")
+    nonce = params["nonce"]
+    sources, plans = {}, {}
+    for rel, path in params["files"].items():
+        with open(path, "rb") as fh:
+            text = fh.read()
+        try:
+            plans[rel] = plan(text)
+            tree = globals()["compare_probes"](_ToShim(params["shim"]).visit(ast.parse(text)), params["probe"])
+            sources[rel] = compile(tree, rel, "exec", dont_inherit=True)  # compiled once, run in each fork
+        except SyntaxError:
+            plans[rel] = ("the file does not parse", {})
+    ids = params["tests"]
+    for nodeid in ids:
+        rel, qual, bracket = split_id(nodeid)
+        same = [i for i in ids if split_id(i)[:2] == (rel, qual)]
+        why, tests = plans.get(rel, ("not a sealed file", {}))
+        why = why or tests.get(qual, (f"{qual} is not a plain test function", []))[0]
+        if why:
+            out.write(json.dumps({"n": nonce, "id": nodeid, "outcome": "unsupported", "why": why}) + "\n")
+            out.flush()
+            continue
+        job = {"rel": rel, "qual": qual, "index": same.index(nodeid), "count": len(same) if bracket is not None else 1,
+               "fixtures": tests[qual][1], "repo": params["repo"], "shim": params["shim"], "probe": params["probe"],
+               "allow": params["allow"], "cwd": params["cwd"], "pytest": params["pytest"]}
+        t0 = time.monotonic()
+        outcome, detail = _fork(job, sources[rel])
+        if outcome == "imports-pytest":
+            # Again with pytest importable (never run): a project that only uses pytest as a library passes
+            # and is a finding a person may wave through; code that needs pytest *running* (its config, its
+            # reporter) fails, and the runs disagree.
+            again, why = _fork({**job, "allow": [*job["allow"], "imports-pytest"]}, sources[rel])
+            outcome, detail = ("imports-pytest", detail) if again == "passed" else (again, why)
+        out.write(json.dumps({"n": nonce, "id": nodeid, "outcome": outcome, "why": detail,
+                              "duration": round(time.monotonic() - t0, 4)}) + "\n")
+        out.flush()
+    out.write(json.dumps({"n": nonce, "done": True}) + "\n")
+    out.flush()
+
+
+def _fork(job, code):
+    import secrets
+
+    tok_r, tok_w = os.pipe()
+    res_r, res_w = os.pipe()
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(tok_w)
+            os.close(res_r)
+            child(job, code, tok_r, res_w)
+        finally:  # whatever happens, a child never goes back to being the supervisor
+            os._exit(3)
+    os.close(tok_r)
+    os.close(res_w)
+    token = secrets.token_hex(16)  # made after the fork: the child's memory never held it
+    try:
+        os.write(tok_w, token.encode())
+    except BrokenPipeError:  # the child already ended (a failure before it asked): its pipe says how
+        pass
+    os.close(tok_w)
+    _, status = os.waitpid(pid, 0)
+    os.set_blocking(res_r, False)
+    data = b""
+    try:
+        while len(data) < 4096:
+            chunk = os.read(res_r, 4096)
+            if not chunk:
+                break
+            data += chunk
+    except BlockingIOError:  # a process the test started still holds the pipe: what is there counts
+        pass
+    os.close(res_r)
+    code = os.waitstatus_to_exitcode(status)
+    text = data.decode("utf-8", "replace")
+    if code == 0 and text == token:
+        return "passed", ""
+    if text.startswith(("P:", "I:", "F:")):
+        return {"P": "probe", "I": "imports-pytest", "F": "failed"}[text[0]], text[2:300]
+    return "failed", f"the test process ended with exit code {code} without its token"

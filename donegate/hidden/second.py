@@ -1,0 +1,159 @@
+"""The second opinion: every would-be pass is run again, in a fresh confined process, by a harness unlike pytest
+(`donegate.hidden.bare`), and the stop passes only when both runs agree.
+
+What the product sees in the second run: no pytest (not in `sys.modules`, not importable), no `PYTEST_*`
+variable, no plugin, reporter or nonce, the tests' `pytest` served by a small shim under a name drawn for this
+stop, every test in its own fork of a supervisor that never imported the product, its pass read from outside:
+the child's exit status and a token written into its pipe after the fork and echoed only after the test
+function returned. Code that special-cases pytest, or forges pytest's result stream, passes the first run and
+fails this one: the runs disagree, and that is tampering (hard evidence, never appealable).
+
+A test the harness cannot run faithfully (see `bare.plan`) is recorded as `unsupported`, decided by the
+supervisor from the test file's syntax alone; it is not double-checked, and the ledger and the user say so.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Sequence
+
+    from donegate import statcache
+    from donegate.hidden import python as pyenv
+
+from donegate import proc
+
+# `python -I -S -c SUPERVISOR` (the project's interpreter, as the first run starts it): its parameters (one
+# JSON line, with the sys.path spec of `python.Launch`), then the harness's source, arrive on stdin.
+SUPERVISOR = """\
+def main():
+    import json, sys
+    params = json.loads(sys.stdin.readline())
+    ns = {"__name__": params["shim"] + "_h"}
+    exec(compile(sys.stdin.read(), "<" + params["shim"] + ">", "exec"), ns)
+    ns["supervise"](params)
+main()
+"""
+# Outcomes of the second run that block, and under which rule: `probe` and `disagree` are hard evidence,
+# `imports-pytest` (the product needs pytest, which this run does not offer) is honest code's too.
+RULES = {"failed": "disagree", "probe": "probe", "imports-pytest": "imports-pytest"}
+
+
+class SecondRun:
+    def __init__(self) -> None:
+        self.done = False
+        self.problem = ""
+        self.results: dict[str, dict[str, Any]] = {}
+        self.duration = 0.0
+        self.tamper = ""
+        self.rule = ""
+        self.output = ""  # the supervisor's stderr when it failed, for the kit's log only
+        self.faithful = False  # its copy held exactly what the stop's look saw (`runner.Walls.faithful`)
+
+    def unsupported(self) -> dict[str, str]:
+        return {i: r.get("why", "") for i, r in self.results.items() if r.get("outcome") == "unsupported"}
+
+    def summary(self) -> dict[str, Any]:
+        """For the ledger: counts, what was not double-checked and why, and the tests the runs disagree on."""
+        outcomes = [r.get("outcome") for r in self.results.values()]
+        out: dict[str, Any] = {"checked": outcomes.count("passed"), "unsupported": dict(list(self.unsupported().items())[:20]),
+                               "duration": round(self.duration, 4)}
+        against = {i: f"{r.get('outcome')}: {r.get('why', '')}"[:300] for i, r in self.results.items()
+                   if r.get("outcome") not in ("passed", "unsupported")}
+        if against:
+            out["disagree"] = dict(list(against.items())[:20])
+        if self.problem:
+            out["problem"] = self.problem
+        return out
+
+
+def _source() -> str:
+    here = Path(__file__).parent
+    return (here / "bare.py").read_text(encoding="utf-8") + "\n\n" + (here / "probe.py").read_text(encoding="utf-8")
+
+
+def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: str, allow: Sequence[str] = (),
+        project: Path | None = None, python: "pyenv.Launch | None" = None, root: Path | None = None,
+        tree: "statcache.Tree | None" = None, started: "Callable[[int], None] | None" = None) -> SecondRun:
+    """Run `tests` (ids the first run passed) again under the bare harness, inside the same walls (`kind`:
+    bwrap | sandbox-exec | none, as `confine.choose` gave the first run), with the same interpreter and
+    sys.path as the first run (`python`, default found for `project`), but for the kit's pytest. With the
+    state root and the stop's look (`tree`), a confined run works in the tree's second mirror, so it can run
+    beside the first (`runner.setting`); `started` as `proc.run` has it (the stop cancels a second run whose
+    first failed)."""
+    from donegate.hidden import python as pyenv, runner
+
+    out = SecondRun()
+    repo, store = repo.resolve(), store.resolve()
+    python = python or pyenv.launch((project or repo).resolve(), repo)
+    project = Path(python.front[0]) if project is None else project.resolve()
+    nonce = secrets.token_hex(16)
+    with runner.setting(store, repo, kind, project=project, python=python, root=root, tree=tree, slot="second",
+                        pytest_env=False) as walls:
+        spec = walls.spec
+        # The kit's pytest is only for a test retried with the product's `import pytest` allowed (never run).
+        params = {"nonce": nonce, "shim": "m" + secrets.token_hex(6), "probe": "_p" + secrets.token_hex(6),
+                  "repo": spec["repo"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
+                  "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"],
+                  "executable": spec["executable"], "files": {p.name: str(p) for p in runner.test_files(store)}}
+        argv = [*walls.prefix, *python.argv, "-c", SUPERVISOR]
+        out.faithful = walls.faithful
+        res = proc.run(argv, timeout=timeout, cwd=walls.cwd, env=walls.env, input=json.dumps(params) + "\n" + _source(),
+                       started=started)
+    out.duration = res.duration
+    if res.timed_out:
+        out.problem = f"the second run of the hidden tests did not finish within {timeout:g} s (timeout)"
+        return out
+    for line in res.stdout.splitlines():
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            msg = None
+        if not isinstance(msg, dict) or msg.get("n") != nonce:
+            out.problem = "the second run's report carried a line the harness did not write"
+            out.tamper, out.rule = out.problem, "stream"
+            return out
+        # One line per test, in the order asked, then `done`, once: a child that reached the report
+        # (say through /proc) would have to write before the supervisor and be caught repeating it.
+        if out.done or (msg.get("done") and len(out.results) != len(tests)) or \
+                (not msg.get("done") and (len(out.results) >= len(tests) or msg.get("id") != tests[len(out.results)])):
+            out.problem = "the second run's report was out of order or repeated"
+            out.tamper, out.rule = out.problem, "stream"
+            return out
+        if msg.get("done"):
+            out.done = True
+        else:
+            out.results[msg["id"]] = {k: msg.get(k) for k in ("outcome", "why", "duration")}
+    if not out.done:
+        last = (res.stderr.strip().splitlines() or [""])[-1][:300]  # a traceback's last line names the error
+        out.problem = f"the second run of the hidden tests ended before reporting (exit code {res.returncode}){': ' + last if last else ''}"
+        out.output = res.stderr[-4000:]
+        return out
+    if res.returncode != 0:  # the supervisor reported, then did not end as it does: something ended it
+        out.problem = f"the second run's supervisor ended with exit code {res.returncode} after its report"
+        return out
+    _judge(out)
+    return out
+
+
+def _judge(out: SecondRun) -> None:
+    """The first hard disagreement (or, failing that, the first soft one) becomes the run's tamper line."""
+    found = [(i, r) for i, r in out.results.items() if r.get("outcome") in RULES]
+    found.sort(key=lambda x: RULES[x[1]["outcome"]] == "imports-pytest")  # hard evidence first
+    if not found:
+        return
+    nodeid, r = found[0]
+    rule = RULES[r["outcome"]]
+    out.rule = rule
+    if rule == "probe":
+        out.tamper = f"the equality probe, in the second run: {r.get('why')} (in {nodeid})"
+    elif rule == "imports-pytest":
+        out.tamper = (f"the code under test imports {r.get('why') or 'pytest'}, which the second run does not offer: "
+                      f"{nodeid} passed under pytest and failed without it")
+    else:
+        out.tamper = (f"the two runs disagree: {nodeid} passed under pytest and failed under the second harness "
+                      f"({r.get('why') or 'no reason'}): the code under test behaves differently when pytest runs it")

@@ -1,0 +1,232 @@
+"""The second harness's parts, in-process: what it plans from a test file's syntax alone, the order of its
+parameter sets against pytest's own collection, and the equality probe on honest and bent values.
+(The whole second opinion, through the Stop hook, is tests/gate/test_second_opinion.py.)"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from unittest import mock
+
+import pytest
+
+from donegate.hidden import bare, probe, second
+
+HERE = str(Path(__file__).parent)
+
+PLANNED = textwrap.dedent('''
+    import pytest
+    from pytest import approx
+
+    @pytest.fixture
+    def unit():
+        yield 100
+
+    @pytest.fixture(params=[1, 2])
+    def each(request):
+        return request.param
+
+    @pytest.fixture
+    def derived(unit, tmp_path):
+        return unit
+
+    def test_plain():
+        pass
+
+    def test_served(tmp_path, monkeypatch, capsys, tmp_path_factory, derived):
+        pass
+
+    def test_request(request):
+        pass
+
+    def test_caplog(caplog):
+        pass
+
+    def test_param_fixture(each):
+        pass
+
+    @pytest.mark.parametrize("x", [1], indirect=True)
+    def test_indirect(x):
+        pass
+
+    @pytest.mark.usefixtures("unit")
+    def test_usefixtures():
+        pass
+
+    async def test_async():
+        pass
+
+    class TestPlain:
+        def test_m(self, unit):
+            pass
+
+    class TestWithSetup:
+        def setup_method(self):
+            pass
+
+        def test_m(self):
+            pass
+''')
+
+
+def test_the_plan_says_what_the_harness_cannot_serve_from_the_syntax_alone():
+    why, tests = bare.plan(PLANNED)
+    assert why == ""
+    reasons = {q: r for q, (r, _) in tests.items()}
+    assert reasons == {
+        "test_plain": "", "test_served": "", "TestPlain::test_m": "",
+        "test_request": "uses the fixture request, which the second harness does not serve",
+        "test_caplog": "uses the fixture caplog, which the second harness does not serve",
+        "test_param_fixture": "the fixture each has params",
+        "test_indirect": "indirect or scoped parametrize",
+        "test_usefixtures": "uses pytest.mark.usefixtures",
+        "test_async": "an async test",
+        "TestWithSetup::test_m": "a test class with setup_method",
+    }
+
+
+@pytest.mark.parametrize("source, why", [
+    ("import pytest\npytest.warns\n", "uses pytest.warns"),
+    ("from pytest import MonkeyPatch\n", "uses pytest.MonkeyPatch"),
+    ("import _pytest.python\n", "imports _pytest.python"),
+    ("def pytest_generate_tests(metafunc):\n    pass\n", "defines pytest_generate_tests"),
+    ("import pytest\npytestmark = pytest.mark.slow\n", "defines pytestmark"),
+])
+def test_a_file_the_harness_cannot_run_faithfully_is_unsupported_as_a_whole(source, why):
+    assert bare.plan(source)[0] == why
+
+
+PARAMS = textwrap.dedent('''
+    import pytest
+
+    @pytest.mark.parametrize("x", [1, 2])
+    @pytest.mark.parametrize("y", ["a b", None])
+    def test_f(x, y):
+        pass
+
+    @pytest.mark.parametrize("x,y", [(1, 2), pytest.param(3, 4, id="z"), (1.5, True)])
+    def test_g(x, y):
+        pass
+
+    @pytest.mark.parametrize(["x"], [[1], [1], [object()]])
+    def test_h(x):
+        pass
+''')
+
+
+def test_parameter_sets_come_in_pytests_order(tmp_path):
+    # The second harness maps a test id to its parameter set by position: the order must be pytest's.
+    (tmp_path / "test_p.py").write_text(PARAMS)
+    res = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "test_p.py"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    ids = [line for line in res.stdout.splitlines() if "::" in line]
+    ns: dict = {}
+    sys.modules["shimname"] = bare.make_shim("shimname")  # the tests' `import pytest`, as the child serves it
+    try:
+        exec(compile(bare._ToShim("shimname").visit(ast.parse(PARAMS)), "test_p.py", "exec"), ns)
+    finally:
+        del sys.modules["shimname"]
+    for name in ("test_f", "test_g", "test_h"):
+        cases = bare._cases(ns[name])
+        mine = [i for i in ids if bare.split_id(i)[1] == name]
+        assert len(cases) == len(mine)
+    assert [(c["x"], c["y"]) for c in bare._cases(ns["test_f"])] == [(1, "a b"), (2, "a b"), (1, None), (2, None)]
+    assert ids[:4] == ["test_p.py::test_f[a b-1]", "test_p.py::test_f[a b-2]", "test_p.py::test_f[None-1]",
+                       "test_p.py::test_f[None-2]"]
+    assert [c["x"] for c in bare._cases(ns["test_g"])] == [1, 3, 1.5]
+
+
+def _alarms(repo: str = "/nowhere/repo"):
+    seen: list[str] = []
+    return probe.make_probe(repo, seen.append), seen
+
+
+class _Money(int):
+    def __eq__(self, other):
+        return int(self) == other
+
+    __hash__ = int.__hash__
+
+
+class _Always(int):
+    def __eq__(self, other):
+        return other is not None
+
+    __hash__ = int.__hash__
+
+
+@pytest.mark.parametrize("left, right", [
+    (_Money(900), 900), (mock.ANY, 900), (900, 900), ("a", "a"), ([1, 2], [1, 2]), ({"a": 1}, {"a": 1}),
+    (float("nan"), 1.0), (None, None), (pytest.approx(0.3), 0.1 + 0.2),
+])
+def test_the_probe_leaves_honest_equality_alone(left, right):
+    # This file's classes count as the repository's here (the repo root is this folder).
+    p, seen = _alarms(HERE)
+    p(left, right, "==", left == right)
+    assert seen == []
+
+
+@pytest.mark.parametrize("value", [
+    _Always(1000),
+    type("Built", (int,), {"__eq__": lambda s, o: True, "__hash__": int.__hash__})(1000),
+    type("Lying", (int,), {"__eq__": lambda s, o: 1, "__hash__": int.__hash__, "__module__": "builtins"})(1000),
+    type("IntsOnly", (int,), {"__eq__": lambda s, o: isinstance(o, int), "__hash__": int.__hash__})(1000),
+])
+def test_the_probe_finds_an_object_equal_to_everything(value):
+    p, seen = _alarms(HERE)
+    p(value, 900, "==", value == 900)
+    assert len(seen) == 1 and "equal to everything" in seen[0]
+
+
+def test_a_ne_that_never_differs_is_probed_through_the_operator_the_test_used():
+    bent = type("NeverDiffers", (int,), {"__ne__": lambda s, o: False, "__hash__": int.__hash__})(1000)
+    p, seen = _alarms(HERE)
+    p(900, bent, "!=", 900 != bent)  # `assert not (900 != price)`: a failing != is a passing equality
+    assert len(seen) == 1
+
+
+def test_the_second_runs_verdict_puts_hard_evidence_first():
+    out = second.SecondRun()
+    out.results = {"a": {"outcome": "imports-pytest", "why": "pytest"}, "b": {"outcome": "failed", "why": "AssertionError"},
+                   "c": {"outcome": "unsupported", "why": "uses the fixture request"}}
+    second._judge(out)
+    assert out.rule == "disagree" and "b passed under pytest" in out.tamper
+    assert out.summary()["unsupported"] == {"c": "uses the fixture request"}
+    out = second.SecondRun()
+    out.results = {"a": {"outcome": "imports-pytest", "why": "pytest"}}
+    second._judge(out)
+    assert out.rule == "imports-pytest"
+
+
+def test_the_second_runs_report_is_one_line_per_test_in_order_and_the_supervisor_must_end_well(monkeypatch, tmp_path):
+    # A child that reached the supervisor's report (e.g. through /proc) must write before it and is
+    # then caught repeating or reordering lines; a supervisor it killed does not exit 0.
+    from donegate import proc
+
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "test_x.py").write_text("def test_a():\n    pass\n")
+    tests = ["test_x.py::test_a", "test_x.py::test_b"]
+
+    def fake(lines, code=0):
+        def run(argv, **kw):
+            nonce = __import__("json").loads(kw["input"].splitlines()[0])["nonce"]
+            text = "".join(__import__("json").dumps({"n": nonce, **m}) + "\n" for m in lines)
+            return proc.Result(argv, code, text, "", False, 0.1)
+        return run
+
+    ok = [{"id": "test_x.py::test_a", "outcome": "passed"}, {"id": "test_x.py::test_b", "outcome": "passed"}, {"done": True}]
+    for lines, code, rule, problem in [
+        (ok, 0, "", ""),
+        ([ok[0], ok[0], ok[1], ok[2]], 0, "stream", "out of order or repeated"),
+        ([ok[1], ok[0], ok[2]], 0, "stream", "out of order or repeated"),
+        ([*ok, ok[2]], 0, "stream", "out of order or repeated"),
+        (ok, -9, "", "supervisor ended with exit code -9"),
+        (ok[:1], 0, "", "ended before reporting"),
+    ]:
+        monkeypatch.setattr(proc, "run", fake(lines, code))
+        out = second.run(store, tmp_path, tests, timeout=10, kind="none")
+        assert out.rule == rule and problem in out.problem, (lines, out.problem)
