@@ -77,12 +77,9 @@ class Running:
         self.launch = pyenv.sealed(st.manifest, repo)  # in the stop's own thread: a broken environment raises here
         self.allow = tuple(r for r in cfg.get("scan_allow") or () if r not in HARD)  # evidence is never waved through
         tests = st.tests()
-        self.first = _Thread("donegate-hidden-run", lambda started: runner.run(
-            st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
-            project=Path(self.launch.front[0]), python=self.launch, allow=self.allow, root=root, tree=tree,
-            started=started))
         # The second opinion needs the whole sealed list passing in the first run; it starts now on that
-        # bet (a pass is the case worth making fast), in the walls the first run gets.
+        # bet (a pass is the case worth making fast), in the walls the first run gets, and is cancelled
+        # as soon as a test of the first run does not pass (so it exists before the first run does).
         kind = walls.choose(cfg["confine"])
         self.second: _Thread | None = None
         if tests:
@@ -91,6 +88,10 @@ class Running:
             self.second = _Thread("donegate-second-run", lambda started: second.run(
                 st.path, repo, tests, timeout=self.timeout, kind=kind, allow=self.allow, python=self.launch,
                 root=root, tree=tree, started=started))
+        self.first = _Thread("donegate-hidden-run", lambda started: runner.run(
+            st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
+            project=Path(self.launch.front[0]), python=self.launch, allow=self.allow, root=root, tree=tree,
+            started=started, failed=self.cancel))
 
     def finish(self) -> tuple[dict[str, Any], runner.TestRun]:
         stage("the hidden test run")

@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import json
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays off its path
+    from typing import Callable
+
 PHASES = ("setup", "call", "teardown")
 # Evidence no honest code gives: the stream itself broken, pytest's machinery changed, an object equal to
 # everything, the two runs disagreeing. Never appealable; every other tripwire rule is (`donegate.appeal`).
@@ -37,6 +41,9 @@ class Stream:
         self.keys: list[str] = []  # what a tripwire saw change (for the ledger)
         self.lines = 0
         self.imports: list[dict[str, str]] = []  # modules not found: {id, module, file}
+        # Called once, from the reader thread, when a test first reports anything but a pass: the run
+        # will block, so the second run started beside it is cancelled then (`gate.acceptance`).
+        self.on_fail: Callable[[], None] | None = None
 
     def violate(self, what: str, rule: str = "stream") -> None:
         if not self.tamper or (rule in HARD and self.rule not in HARD):
@@ -122,6 +129,9 @@ class Stream:
             entry.update(outcome="xpassed", message=message, when=when)
         elif outcome not in ("passed", "failed", "skipped", "xfailed", "xpassed"):
             self.violate(f"an unknown outcome {outcome!r} was reported for {nodeid}")
+        if entry["outcome"] != "passed" and self.on_fail is not None:
+            told, self.on_fail = self.on_fail, None
+            told()
 
     def problem(self, returncode: int | None) -> tuple[str, str]:
         """(tamper, problem) once the process is gone: why the stream cannot be trusted or is incomplete."""

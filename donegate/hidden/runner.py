@@ -175,14 +175,15 @@ PYTEST_ARGS = (
 def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, expected: list[str] | None = None,
         confine: str = "auto", allow: Sequence[str] = (), project: Path | None = None,
         python: "pyenv.Launch | None" = None, root: Path | None = None, tree: statcache.Tree | None = None,
-        started: Callable[[int], None] | None = None) -> TestRun:
+        started: Callable[[int], None] | None = None, failed: Callable[[], None] | None = None) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
     (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
     tripwires stay quiet (`scan.allow`). `project`: the folder of the repository the tests are for (a
     monorepo's package; default the repository), its working folder and first on sys.path; `python`: its
     interpreter (`donegate.hidden.python.launch`; default: found for `project`). Raises
     `python.EnvProblem` when that interpreter cannot run. With the state root and the stop's look at the
-    tree (`tree`), the copy is the tree's mirror, brought in step by what changed (`setting`)."""
+    tree (`tree`), the copy is the tree's mirror, brought in step by what changed (`setting`). `started`
+    as `proc.run` has it; `failed` is called once as soon as a test reports anything but a pass."""
     from donegate.hidden import confine as walls, python as pyenv
 
     repo = repo.resolve()
@@ -190,7 +191,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     python = python or pyenv.launch(project, repo)
     kind = walls.choose(confine)
     out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
-               project=project, python=python, root=root, tree=tree, started=started)
+               project=project, python=python, root=root, tree=tree, started=started, failed=failed)
     if kind == "bwrap" and out.sandbox_failed:
         # No unconfined fallback: the person chooses that (confine: off), never the machine.
         out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
@@ -262,7 +263,8 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
 
 def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str,
          allow: Sequence[str], project: Path, python: "pyenv.Launch", root: Path | None = None,
-         tree: statcache.Tree | None = None, started: Callable[[int], None] | None = None) -> TestRun:
+         tree: statcache.Tree | None = None, started: Callable[[int], None] | None = None,
+         failed: Callable[[], None] | None = None) -> TestRun:
     from donegate.hidden import channel
 
     files = test_files(store)
@@ -278,6 +280,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         r, w = os.pipe()
         argv = [*w_.prefix, *python.argv, "-c", BOOTSTRAP, "-", str(w), "--", *args]
         stream = channel.Stream(nonce)
+        stream.on_fail = failed
         reader = _read(r, stream)
         res = proc.run(argv, timeout=timeout, cwd=w_.cwd, env=w_.env,
                        input=nonce + "\n" + json.dumps(spec) + "\n" + _plugin_source(), pass_fds=(w,),

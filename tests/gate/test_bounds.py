@@ -235,6 +235,28 @@ def test_kill_all_ends_every_run_still_going():
     assert not t.is_alive() and results[0].returncode == -9 and not proc._LIVE
 
 
+def test_a_run_can_be_cancelled_from_another_thread_and_a_finished_one_is_left_alone():
+    """What a block does to the second run started beside the first: `cancel` ends it (and its group)."""
+    import threading
+
+    from donegate import proc
+
+    pids, results = [], []
+    t = threading.Thread(target=lambda: results.append(proc.run(["sh", "-c", "sleep 300 & sleep 300"], timeout=300,
+                                                                    started=pids.append)))
+    t.start()
+    for _ in range(200):
+        if pids:
+            break
+        threading.Event().wait(0.05)
+    proc.cancel(pids[0])
+    t.join(timeout=60)
+    assert not t.is_alive() and results[0].returncode == -9 and pids[0] not in proc._LIVE
+    done = proc.run(["true"], timeout=30, started=pids.append)
+    proc.cancel(pids[-1])  # reaped already: nothing is sent (the pid may belong to someone else by now)
+    assert done.returncode == 0
+
+
 def test_the_deadline_is_inside_the_hook_timeout_install_writes():
     from donegate import config, deadline, gate
 

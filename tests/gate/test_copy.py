@@ -98,6 +98,20 @@ def test_a_mirror_in_use_gives_the_second_run_a_copy_of_its_own(tmp_path, kit_ho
             assert _content(second) == _content(repo)
 
 
+def test_each_harness_has_a_mirror_of_its_own(tmp_path, kit_home):
+    """The pytest run and the second run go at once: each in its own slot, what one writes the other never sees."""
+    repo = _repo(tmp_path)
+    tree = statcache.look(repo, kit_home)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with throwaway.working_copy(repo, tmp_path / "a", [], root=kit_home, tree=tree) as first:
+        with throwaway.working_copy(repo, tmp_path / "b", [], root=kit_home, tree=tree, slot="second") as second:
+            assert first.parent == second.parent and first != second  # both mirrors, under the state root
+            (first / "pkg" / "mod.py").write_text("VALUE = 2\n")
+            (first / "made.txt").write_text("x")
+            assert _content(second) == _content(repo)
+
+
 def test_without_a_look_the_copy_is_a_throwaway_one(tmp_path, kit_home):
     repo = _repo(tmp_path)
     (tmp_path / "t").mkdir()

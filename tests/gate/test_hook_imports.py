@@ -37,7 +37,7 @@ STOP_MODULES = {
     "donegate.person", "donegate.repo", "donegate.scan", "donegate.sessions", "donegate.state", "donegate.statcache", "donegate.store",
     "donegate.util",
     "donegate.hidden", "donegate.hidden.channel", "donegate.hidden.confine", "donegate.hidden.copy", "donegate.hidden.runner",
-    "donegate.hidden.python",
+    "donegate.hidden.python", "donegate.hidden.second",  # the second run starts beside the first at every stop
     "donegate.gate", "donegate.gate.acceptance", "donegate.gate.breaker", "donegate.gate.feedback",
     "donegate.gate.inputs", "donegate.gate.integrity", "donegate.gate.leaks", "donegate.gate.record",
     "donegate.gate.review", "donegate.gate.scan", "donegate.gate.scope", "donegate.gate.stop", "donegate.gate.watchdog",

@@ -255,6 +255,27 @@ def test_honest_change_passes_or_is_appealable(sealed, monkeypatch, clean, name)
         assert res.returncode == 0, res.stderr
 
 
+# A module that notes on import that it ran (a cache file, a log): honest; the note must stay in the runs.
+NOTES = "import pathlib\npathlib.Path(__file__).with_name('ran.txt').write_text('ran')\n\ndef price(units):\n" + RIGHT
+
+
+def test_what_both_runs_write_stays_in_them(sealed, monkeypatch, clean):
+    for n in range(2):
+        res, line = _stop(sealed, monkeypatch, {"calc.py": NOTES}, f"notes-{n}")
+        assert res.returncode == 0, res.stderr
+        assert line["gates"]["acceptance"]["second"]["checked"] == 3, line["gates"]["acceptance"]
+    assert not (sealed[0] / "ran.txt").exists()
+
+
+def test_a_block_does_not_wait_for_the_second_run(sealed, monkeypatch, clean):
+    """Started beside the first, the second run is cancelled when the first blocks: no `second` on the line."""
+    res, line = _stop(sealed, monkeypatch, {"calc.py": BUG}, "block-cancels")
+    assert res.returncode == 2 and "test_ten_units_get_the_bulk_discount" in res.stderr, res.stderr
+    assert "second" not in line["gates"]["acceptance"], line["gates"]["acceptance"]
+    res, line = _stop(sealed, monkeypatch, {"calc.py": FIXED}, "block-cancels")  # its mirror is fine after a cancel
+    assert res.returncode == 0 and line["gates"]["acceptance"]["second"]["checked"] == 3, res.stderr
+
+
 def test_a_test_the_second_harness_cannot_run_is_recorded_not_passed_silently(tmp_path, kit_home):
     repo = make_repo(tmp_path / "repo", {"calc.py": BUG})
     hidden = tmp_path / "hidden" / "test_calc.py"
