@@ -129,7 +129,7 @@ def bench_hook(rounds: int = 15) -> list[str]:
                              "last_assistant_message": "done", "transcript_path": ""})
         _run(hook, input=cached, env=env)
         pairs = _pairs(rounds, lambda: _run(hook, input=cached, env=env), lambda: _run(hook, input=next(payload), env=env))
-        lines = [json.loads(line) for line in (home / "ledger.jsonl").read_text().splitlines()]
+        lines = _stops(home)
         hits = sum(1 for r in lines if r["session"] == "bench-cached" and r.get("cached"))
         out += [f"cached stop vs full stop (the tree unchanged), {rounds} interleaved pairs ({hits} of {rounds + 1} "
                 "cached stops answered from the cache):", *_medians(pairs, "cached", "full"),
@@ -145,7 +145,7 @@ def _second_cost(tmp: Path) -> list[str]:
     once, so a pass waits for the slower: max(both)/(pytest alone) is what the second opinion adds."""
     out = ["the second opinion on a pass (the bare harness, a fork per test, beside the pytest run), same stops:"]
     for home in sorted(tmp.glob("home-*")):
-        lines = [json.loads(line) for line in (home / "ledger.jsonl").read_text().splitlines()]
+        lines = _stops(home)
         both = [(r["gates"]["acceptance"]["duration"], r["gates"]["acceptance"]["second"]["duration"])
                 for r in lines if r["verdict"] == "pass" and (r["gates"]["acceptance"].get("second") or {}).get("duration")]
         if not both:
@@ -218,7 +218,7 @@ def _confine_on_off(tmp: Path, home: Path, env: dict, rounds: int, hook, bare, m
         cost = statistics.median(a / b for a, b in zip(took["on"], took["off"]))
         out.append(f"  confinement costs: median ratio on/off = {cost:.3f}")
     for mode in modes:
-        lines = [json.loads(x) for x in (Path(envs[mode]["DONEGATE_HOME"]) / "ledger.jsonl").read_text().splitlines()]
+        lines = _stops(Path(envs[mode]["DONEGATE_HOME"]))
         lines = lines[-rounds:]
         parts = []
         for _, name, get in STAGES:
@@ -261,6 +261,12 @@ def bench_copy(files: int = 2000, rounds: int = 5) -> list[str]:
     return [f"copy of a {files}-file working tree: a whole throwaway copy median {statistics.median(full) * 1000:.0f} ms, "
             f"the mirror brought in step after one edit median {statistics.median(synced) * 1000:.1f} ms "
             "(bubblewrap 0.8.0 has no --overlay)"]
+
+
+def _stops(home: Path) -> list[dict]:
+    """The ledger's stop lines (a seal, a label or an approval is a line too)."""
+    lines = [json.loads(x) for x in (home / "ledger.jsonl").read_text().splitlines()]
+    return [r for r in lines if "verdict" in r]
 
 
 def _payloads(repo: Path):
