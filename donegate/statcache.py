@@ -56,7 +56,7 @@ class Tree:
         self.hashed_bytes = hashed_bytes
         self.duration = duration
         self.compared: dict[int, tuple[list[str], dict[str, str]]] = {}  # `store.tree_changes`, per snapshot
-
+        self.wanted: dict[tuple[str, ...], tuple[dict[str, str], set[str]]] = {}  # `copy.Mirror.sync`, per skip set
 
     def digest(self, name: str) -> str | None:
         """`fsafe.digest` of `name` as of this look (None: not there)."""

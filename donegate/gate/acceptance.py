@@ -64,7 +64,8 @@ class _Thread:
 
 
 class Running:
-    """The hidden runs going on: `finish()` gives the gate and the first run, or raises what a run raised."""
+    """The hidden runs going on: `finish()` gives the gate and the first run, or raises what a run raised.
+    Their mirrors are put back after the hook's answer (`donegate.hidden.copy.after_answer`)."""
 
     def __init__(self, repo: Path, st: store.Store, cfg: dict[str, Any], root: Path | None = None,
                  tree: statcache.Tree | None = None) -> None:
@@ -87,11 +88,11 @@ class Running:
 
             self.second = _Thread("donegate-second-run", lambda started: second.run(
                 st.path, repo, tests, timeout=self.timeout, kind=kind, allow=self.allow, python=self.launch,
-                root=root, tree=tree, started=started))
+                root=root, tree=tree, started=started, later=True))
         self.first = _Thread("donegate-hidden-run", lambda started: runner.run(
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
             project=Path(self.launch.front[0]), python=self.launch, allow=self.allow, root=root, tree=tree,
-            started=started, failed=self.cancel))
+            started=started, failed=self.cancel, later=True))
 
     def finish(self) -> tuple[dict[str, Any], runner.TestRun]:
         stage("the hidden test run")

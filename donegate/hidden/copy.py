@@ -8,7 +8,9 @@ A stop copies by what changed (issue 27): each working tree has a mirror under t
 before the run and put back after it (`Mirror.sync`): a file is copied only when its stat in the
 repository moved since it was copied, and anything the run wrote, made, removed, chmod-ed or linked
 in the mirror is undone (a file whose stat differs from the one recorded right after the copy is
-removed and copied again: ctime cannot be set back, so no write escapes the check). On this
+removed and copied again: ctime cannot be set back, so no write escapes the check). The hook does
+that put-back in a child once its answer is out (`after_answer`): the mirror stays locked, with a
+`.putback` mark, until it is done, and the next stop waits for it. On this
 machine's ext4, creating a file is what a copy costs (`make bench`: a full copy of a 15,000-file
 tree takes seconds; the mirror's two syncs a stat of each file). A stop that finds the mirror in use
 (another session's stop on the same tree), and the seal, copy the whole tree into a temporary folder
@@ -22,6 +24,7 @@ import json
 import os
 import shutil
 import stat
+import time
 from pathlib import Path
 
 from donegate import proc
@@ -152,14 +155,7 @@ class Mirror:
         stat cache rely on already.)"""
         from donegate import statcache
 
-        want = {n: key for n, (key, d) in tree.entries.items()
-                if key and d != statcache.UNREADABLE and not _skipped(n, self.top)}
-        dirs = {""}
-        for n in want:
-            d = n.rpartition("/")[0]
-            while d not in dirs:
-                dirs.add(d)
-                d = d.rpartition("/")[0]
+        want, dirs = _wanted(tree, self.top)
         self.path.mkdir(parents=True, exist_ok=True)
         self.faithful = True
         seen = set()
@@ -209,6 +205,25 @@ class Mirror:
             self.copied += 1
 
 
+def _wanted(tree: statcache.Tree, top: tuple[str, ...]) -> tuple[dict[str, str], set[str]]:
+    """What a mirror of `tree` holds ({name: stat key in the repository}) and its folders; worked out once
+    per look (both harnesses' mirrors sync from the same look at once, and their threads share one GIL)."""
+    from donegate import statcache
+
+    found = tree.wanted.get(top)
+    if found is None:
+        want = {n: key for n, (key, d) in tree.entries.items()
+                if key and d != statcache.UNREADABLE and not _skipped(n, top)}
+        dirs = {""}
+        for n in want:
+            d = n.rpartition("/")[0]
+            while d not in dirs:
+                dirs.add(d)
+                d = d.rpartition("/")[0]
+        found = tree.wanted[top] = (want, dirs)
+    return found
+
+
 def _key(st: os.stat_result) -> str:
     return f"{st.st_mode}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}:{st.st_dev}"
 
@@ -253,14 +268,15 @@ def _rmtree(path: Path) -> None:
 @contextlib.contextmanager
 def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None = None,
                  tree: statcache.Tree | None = None, link_shared: bool = False,
-                 told: dict[str, bool] | None = None, slot: str = "") -> Iterator[Path]:
+                 told: dict[str, bool] | None = None, slot: str = "", later: bool = False) -> Iterator[Path]:
     """The folder the run works in: the working tree's mirror, brought in step with `tree` and put back
     when the run is over (a confined run: bubblewrap binds it at the repository's path, the shared
     environments over it), or (no state root or look given, or the mirror in use) a copy in `tmp`.
     `link_shared`: the shared environments reached by a link in the copy (an unconfined run).
     `told["faithful"]` says whether the run saw exactly what `tree` saw (the mirror's copies hashed:
     then the verdict cache needs no second look at the tree after the run). `slot`: which of the tree's
-    mirrors (one per harness, so two runs at once never share a folder)."""
+    mirrors (one per harness, so two runs at once never share a folder). `later`: the put-back waits
+    for `after_answer` (the hook, once its answer is out) instead of holding up the stop's verdict."""
     told = told if told is not None else {}
     told["faithful"] = False
     mirror = lock = None
@@ -286,16 +302,73 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
         told["faithful"] = mirror.faithful
         yield mirror.path
     finally:
+        assert lock is not None
+        done = _PutBack(mirror, tree, clean, lock)
+        if later:
+            _PENDING.append(done)
+        else:
+            done()
+
+
+class _PutBack:
+    """Undo what the run wrote in the mirror (nothing of it outlives the run), mark the mirror clean, let
+    it go. Until then the mirror is locked and has no `.clean` mark: a stop that comes first waits
+    (`_take_mirror`), and a put-back that never ran is done by the next stop's walk of the mirror."""
+
+    def __init__(self, mirror: Mirror, tree: statcache.Tree, clean: Path, lock: int) -> None:
+        self.mirror, self.tree, self.clean, self.lock = mirror, tree, clean, lock
+        self.mark = mirror.path.with_suffix(".putback")
+
+    def __call__(self) -> None:
         try:
-            mirror.sync(tree)  # undo what the run wrote: nothing of it outlives the run
-            mirror.save()
-            clean.touch()
+            self.mirror.sync(self.tree)
+            self.mirror.save()
+            self.clean.touch()
         except OSError:
-            _rmtree(mirror.path)
-            mirror.record_path.unlink(missing_ok=True)
+            _rmtree(self.mirror.path)
+            self.mirror.record_path.unlink(missing_ok=True)
         finally:
-            assert lock is not None
-            os.close(lock)
+            self.mark.unlink(missing_ok=True)
+            os.close(self.lock)
+
+
+_PENDING: list[_PutBack] = []
+
+
+def drain() -> None:
+    """Do every put-back still waiting, here and now (a process that stops twice, or exits without
+    `after_answer`)."""
+    while _PENDING:
+        _PENDING.pop(0)()
+
+
+def after_answer() -> None:
+    """The hook's answer is out: do the waiting put-backs in a child of their own, so the hook can exit
+    (Claude Code waits for it) while the mirrors are brought back. The child leaves the session and
+    Claude Code's pipes at once; the mirror locks go with it (`flock` follows the open file)."""
+    if not _PENDING:
+        return
+    for done in _PENDING:
+        done.mark.touch()  # a stop that finds the mirror locked waits for a put-back, not for a run
+    try:
+        pid = os.fork()
+    except OSError:
+        drain()
+        return
+    if pid:
+        _PENDING.clear()
+        return
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        drain()
+    finally:
+        os._exit(0)
+
+
+PUTBACK_WAIT = 500  # 10 ms each: five seconds for the last stop's put-back, then a copy of its own
 
 
 def _take_mirror(repo: Path, root: Path, shared: list[str], slot: str) -> tuple[int | None, Mirror | None]:
@@ -306,12 +379,21 @@ def _take_mirror(repo: Path, root: Path, shared: list[str], slot: str) -> tuple[
     folder = paths.state_dir(root) / "mirror"
     folder.mkdir(parents=True, exist_ok=True)
     key = paths.repo_key(repo) + (f"-{slot}" if slot else "")
+    drain()  # this process's own put-backs first (it holds their locks)
     fd = os.open(folder / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None, None  # another stop of this tree runs in it: copy
+    waited = 0
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError:
+            # The last stop's put-back is still going (it takes a walk of the mirror): wait for it, a
+            # little. Another stop's run in it: copy.
+            if waited >= PUTBACK_WAIT or not (folder / f"{key}.putback").exists():
+                os.close(fd)
+                return None, None
+            time.sleep(0.01)
+            waited += 1
     return fd, Mirror(folder / key, repo, (".git", *shared))
 
 

@@ -175,7 +175,8 @@ PYTEST_ARGS = (
 def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, expected: list[str] | None = None,
         confine: str = "auto", allow: Sequence[str] = (), project: Path | None = None,
         python: "pyenv.Launch | None" = None, root: Path | None = None, tree: statcache.Tree | None = None,
-        started: Callable[[int], None] | None = None, failed: Callable[[], None] | None = None) -> TestRun:
+        started: Callable[[int], None] | None = None, failed: Callable[[], None] | None = None,
+        later: bool = False) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
     (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
     tripwires stay quiet (`scan.allow`). `project`: the folder of the repository the tests are for (a
@@ -191,7 +192,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     python = python or pyenv.launch(project, repo)
     kind = walls.choose(confine)
     out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
-               project=project, python=python, root=root, tree=tree, started=started, failed=failed)
+               project=project, python=python, root=root, tree=tree, started=started, failed=failed, later=later)
     if kind == "bwrap" and out.sandbox_failed:
         # No unconfined fallback: the person chooses that (confine: off), never the machine.
         out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
@@ -239,13 +240,15 @@ class Walls:
 
 @contextlib.contextmanager
 def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv.Launch", root: Path | None = None,
-            tree: statcache.Tree | None = None, slot: str = "", pytest_env: bool = True) -> Iterator[Walls]:
+            tree: statcache.Tree | None = None, slot: str = "", pytest_env: bool = True,
+            later: bool = False) -> Iterator[Walls]:
     """The walls of one run, around a copy of the working tree: with the state root and the stop's look
     (`tree`), a confined run works in the tree's mirror `slot` (each harness has its own, so two runs at
     once share nothing), brought in step by what changed and put back after the run
     (`donegate.hidden.copy.working_copy`); otherwise a throwaway copy in a temporary folder. The mirror
     only inside bubblewrap, which binds it at the repository's path: an unconfined run would see (and
-    print) a path under the state root."""
+    print) a path under the state root. `later`: the mirror is put back after the hook's answer
+    (`copy.after_answer`)."""
     from donegate.hidden import copy as throwaway
 
     shared = throwaway.shared_dirs(repo)
@@ -254,7 +257,7 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
     told: dict[str, bool] = {}
     with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp, \
             throwaway.working_copy(repo, Path(tmp), shared, root=mirror[0], tree=mirror[1], link_shared=kind != "bwrap",
-                                   told=told, slot=slot) as copy:
+                                   told=told, slot=slot, later=later) as copy:
         w_ = Walls(store, repo, kind, Path(tmp), copy=copy, shared=shared, project=project, python=python,
                    pytest_env=pytest_env)
         w_.copied, w_.faithful = time.monotonic() - t0, told.get("faithful", False)
@@ -264,12 +267,12 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
 def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str,
          allow: Sequence[str], project: Path, python: "pyenv.Launch", root: Path | None = None,
          tree: statcache.Tree | None = None, started: Callable[[int], None] | None = None,
-         failed: Callable[[], None] | None = None) -> TestRun:
+         failed: Callable[[], None] | None = None, later: bool = False) -> TestRun:
     from donegate.hidden import channel
 
     files = test_files(store)
     store = store.resolve()
-    with setting(store, repo, kind, project=project, python=python, root=root, tree=tree) as w_:
+    with setting(store, repo, kind, project=project, python=python, root=root, tree=tree, later=later) as w_:
         spec = {**w_.spec, "allow": list(allow)}
         nonce = secrets.token_hex(16)
         args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store),

@@ -78,7 +78,8 @@ def _source() -> str:
 
 def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: str, allow: Sequence[str] = (),
         project: Path | None = None, python: "pyenv.Launch | None" = None, root: Path | None = None,
-        tree: "statcache.Tree | None" = None, started: "Callable[[int], None] | None" = None) -> SecondRun:
+        tree: "statcache.Tree | None" = None, started: "Callable[[int], None] | None" = None,
+        later: bool = False) -> SecondRun:
     """Run `tests` (ids the first run passed) again under the bare harness, inside the same walls (`kind`:
     bwrap | sandbox-exec | none, as `confine.choose` gave the first run), with the same interpreter and
     sys.path as the first run (`python`, default found for `project`), but for the kit's pytest. With the
@@ -93,7 +94,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     project = Path(python.front[0]) if project is None else project.resolve()
     nonce = secrets.token_hex(16)
     with runner.setting(store, repo, kind, project=project, python=python, root=root, tree=tree, slot="second",
-                        pytest_env=False) as walls:
+                        pytest_env=False, later=later) as walls:
         spec = walls.spec
         # The kit's pytest is only for a test retried with the product's `import pytest` allowed (never run).
         params = {"nonce": nonce, "shim": "m" + secrets.token_hex(6), "probe": "_p" + secrets.token_hex(6),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 from donegate import statcache
@@ -154,3 +155,58 @@ def test_a_run_that_never_put_the_mirror_back_is_undone_at_the_next_stop(tmp_pat
     (copy / "planted.py").write_text("")
     _run_in(repo, tmp_path, kit_home)
     assert _content(copy) == _content(repo)
+
+
+def _wait_for(path: Path, there: bool = True) -> None:
+    for _ in range(1000):
+        if path.exists() == there:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"{path} {'never appeared' if there else 'never went'}")
+
+
+def test_the_put_back_after_the_answer_undoes_the_run_in_a_child(tmp_path, kit_home):
+    """The hook answers first; a child of its own puts the mirror back. Until then the mirror is the run's
+    (locked, no `.clean` mark); after it, nothing the run wrote is left."""
+    repo = _repo(tmp_path)
+    tree = statcache.look(repo, kit_home)
+    (tmp_path / "t").mkdir()
+    with throwaway.working_copy(repo, tmp_path / "t", [], root=kit_home, tree=tree, later=True) as copy:
+        (copy / "planted.py").write_text("")
+        (copy / "pkg" / "mod.py").write_text("VALUE = 9\n")
+    assert (copy / "planted.py").exists() and not copy.with_suffix(".clean").exists()
+    throwaway.after_answer()
+    assert not throwaway._PENDING
+    _wait_for(copy.with_suffix(".clean"))
+    _wait_for(copy.with_suffix(".putback"), there=False)
+    assert _content(copy) == _content(repo) and not (copy / "planted.py").exists()
+
+
+def test_a_stop_that_comes_during_the_put_back_waits_for_the_mirror(tmp_path, kit_home):
+    """The last stop's put-back holds the lock (and says so): the next stop waits, then works in the mirror;
+    a lock held by a run (no mark) gets a copy at once; this process's own put-backs are done first."""
+    import subprocess
+    import sys
+
+    repo = _repo(tmp_path)
+    copy, _ = _run_in(repo, tmp_path, kit_home)
+    lock = copy.with_suffix(".lock")
+    holder = ("import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDWR)\nfcntl.flock(fd, fcntl.LOCK_EX)\n"
+              "mark = sys.argv[1][:-5] + '.putback'\nif sys.argv[2] == 'mark':\n    open(mark, 'w').close()\n"
+              "print('held', flush=True)\ntime.sleep(float(sys.argv[3]))\nif os.path.exists(mark):\n    os.unlink(mark)\n")
+    for mark, expect in (("mark", copy), ("run", tmp_path / "t2" / "repo")):
+        (tmp_path / "t2").mkdir()
+        p = subprocess.Popen([sys.executable, "-c", holder, str(lock), mark, "0.5" if mark == "mark" else "3"],
+                             stdout=subprocess.PIPE, text=True)
+        assert p.stdout.readline().strip() == "held"
+        with throwaway.working_copy(repo, tmp_path / "t2", [], root=kit_home, tree=statcache.look(repo, kit_home)) as got:
+            assert got == expect
+        p.wait(timeout=30)
+        import shutil
+
+        shutil.rmtree(tmp_path / "t2")
+    with throwaway.working_copy(repo, tmp_path, [], root=kit_home, tree=statcache.look(repo, kit_home), later=True):
+        pass
+    assert throwaway._PENDING
+    with throwaway.working_copy(repo, tmp_path, [], root=kit_home, tree=statcache.look(repo, kit_home)) as got:
+        assert got == copy and not throwaway._PENDING
