@@ -62,10 +62,18 @@ def _tests() -> str:
     return "".join(out)
 
 
+CPU: list[float] = []  # user + system seconds of each `_run`, its children's children included
+
+
 def _run(argv, **kw) -> float:
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     res = subprocess.run(argv, capture_output=True, text=True, timeout=300, **kw)
     took = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     if res.returncode not in (0, 2):
         raise SystemExit(f"bench: {argv[:3]} failed ({res.returncode}): {res.stderr[-500:]}")
     return took
@@ -203,10 +211,12 @@ def _confine_on_off(tmp: Path, home: Path, env: dict, rounds: int, hook, bare, m
         hook(envs[mode])  # warm (the first stop after the seal brings the mirror in step)
         hook(envs[mode])
     took: dict[str, list[float]] = {mode: [] for mode in [*modes, "bare"]}
+    cpu: dict[str, list[float]] = {mode: [] for mode in [*modes, "bare"]}
     for i in range(rounds):
         order = [*modes, "bare"]
         for what in (reversed(order) if i % 2 else order):
             took[what].append(bare() if what == "bare" else hook(envs[what]))
+            cpu[what].append(CPU[-1])
     out = [f"hook vs bare pytest{label and ', ' + label}, {N_TESTS} hidden tests, {rounds} interleaved rounds "
            f"(bare `python -m pytest -q` median {statistics.median(took['bare']) * 1000:.0f} ms):"]
     for mode in modes:
@@ -214,6 +224,13 @@ def _confine_on_off(tmp: Path, home: Path, env: dict, rounds: int, hook, bare, m
         target = f"  (target <= {targets[mode]})" if mode in targets else ""
         out.append(f"  {CONFIGS[mode][0]} hook median {statistics.median(took[mode]) * 1000:.0f} ms, "
                    f"median ratio hook/bare = {ratio:.3f}{target}")
+    # Wall time cannot go below the CPU a stop needs spread over the cores: the hook, the pytest run and
+    # the second run beside it (its mirrors' put-back runs after the answer and is not counted).
+    cores = os.cpu_count() or 1
+    bare_cpu = statistics.median(cpu["bare"])
+    out.append(f"  CPU a stop (user+system, with its runs) / bare pytest's ({bare_cpu * 1000:.0f} ms), median: "
+               + ", ".join(f"{mode} {statistics.median(cpu[mode]) / bare_cpu:.2f}" for mode in modes)
+               + f"; on {cores} cores a stop's wall time cannot go below CPU/{cores}")
     if "on" in modes and "off" in modes:
         cost = statistics.median(a / b for a, b in zip(took["on"], took["off"]))
         out.append(f"  confinement costs: median ratio on/off = {cost:.3f}")

@@ -344,8 +344,8 @@ def _failed(repo: Path, cfg: dict[str, Any], spent: Attempts, error: str) -> Non
 
 
 def _check(run: headless.ModelRun, schema: dict, copy: Path, timeout: float, folder: Path,
-           allow_skip: bool = False, python: Any = None, pythonpath: list[str] | None = None
-           ) -> tuple[dict[str, str], runner.TestRun | None, list[str]]:
+           allow_skip: bool = False, python: Any = None, pythonpath: list[str] | None = None,
+           confine: str = "auto") -> tuple[dict[str, str], runner.TestRun | None, list[str]]:
     """(files, their first run against the copy, problems) of one answer; problems empty when accepted."""
     problems = schema_errors(run.structured, schema)
     if problems:
@@ -353,7 +353,7 @@ def _check(run: headless.ModelRun, schema: dict, copy: Path, timeout: float, fol
     files, problems = check_files(run.structured or {})
     if problems:
         return files, None, problems
-    first = _first_run(files, copy, timeout, folder, python, pythonpath)
+    first = _first_run(files, copy, timeout, folder, python, pythonpath, confine)
     return files, first, check_run(files, first, allow_skip)
 
 
@@ -405,7 +405,7 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
             spent.add(run)
             if run.ok:
                 files, first, problems = _check(run, schema, copy, cfg["timeout"], tmp / f"attempt-{attempt}", allow_skip,
-                                                interp, cfg.get("pythonpath"))
+                                                interp, cfg.get("pythonpath"), cfg["confine"])
             elif run.subtype in RETRYABLE:
                 files, first, problems = {}, None, [_model_problem(run, wcfg)]
             else:
@@ -451,9 +451,10 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
 
 
 def _first_run(files: dict[str, str], copy: Path, timeout: float, folder: Path, python: Any = None,
-               pythonpath: list[str] | None = None) -> runner.TestRun:
+               pythonpath: list[str] | None = None, confine: str = "auto") -> runner.TestRun:
     """Run the answer's files once against the clean copy (the repository before the change), with
-    the repository's own interpreter (`python`: its `python.Interpreter`; the copy's folders first on sys.path)."""
+    the repository's own interpreter (`python`: its `python.Interpreter`; the copy's folders first on sys.path),
+    in the walls the configuration asks for (`confine`: a machine without a sandbox needs a person's `off`)."""
     from donegate.hidden import python as pyenv
 
     folder.mkdir()
@@ -461,7 +462,7 @@ def _first_run(files: dict[str, str], copy: Path, timeout: float, folder: Path, 
         (folder / name).write_text(content, encoding="utf-8")
     (folder / runner.INI_NAME).write_text(runner.INI_TEXT, encoding="utf-8")
     launch = pyenv.launch(copy, copy, interp=python, pythonpath=pythonpath) if python is not None else None
-    return runner.run(folder, copy, timeout=timeout, python=launch)
+    return runner.run(folder, copy, timeout=timeout, python=launch, confine=confine)
 
 
 _n = plural

@@ -20,7 +20,7 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("DONEGATE_HOME", str(kit_home))
     for var in ("DONEGATE_NESTED", "PYTEST_ADDOPTS", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"):
         monkeypatch.delenv(var, raising=False)
-    if not require.sandbox_works() and os.environ.get("DGTEST_REQUIRE_SANDBOX") != "1":
+    if require.unconfined():
         # No unconfined default: on a machine without bubblewrap the hidden run is refused unless a person
         # says `confine: off`. Tests that do not care about the walls say it for them (a test that writes
         # its own config says it itself); tests of the walls skip (tests/support/require.py).

@@ -20,7 +20,7 @@ from donegate import config, guard, install, paths
 from donegate.errors import DonegateError
 from donegate.claude import settings as vocab
 from tests.support.installed import SHARED, SITE, fake_install, run, wheel_venv
-from tests.support.repos import KIT, make_repo, stop_payload
+from tests.support.repos import KIT, make_repo, stop_payload, write_config
 from tests.support.rules import resolved_all
 
 @pytest.fixture
@@ -162,6 +162,8 @@ def test_wheel_install_gates_a_session(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DONEGATE_HOME", "PYTHONPATH", "VIRTUAL_ENV")}
     env.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "xdg"))
     state = tmp_path / "xdg" / "donegate"
+    state.mkdir(parents=True)
+    write_config(state, "")  # `confine: off` where there are no walls
     res = run([str(py), "-c", "import donegate, sys; print(donegate.__file__)"], env=env, cwd=tmp_path)
     assert Path(res.stdout.strip()).is_relative_to(site), res.stdout + res.stderr
 

@@ -12,6 +12,7 @@ from donegate import writer
 from donegate.hidden import runner
 from donegate.claude.headless import ModelRun
 from donegate.errors import DonegateError
+from tests.support import require
 from tests.support.repos import EXAMPLE_TESTS, REQUEST, make_repo
 
 SCHEMA = writer.load_schema()
@@ -266,7 +267,8 @@ def test_a_rejected_answer_goes_back_with_its_problem_and_the_next_one_is_sealed
         _answer(files_answer(("../escape.py", "def test_x():\n    assert True\n"), behaviours=[BEHAVIOUR])),
         _answer(files_answer((good.name, good.read_text()), behaviours=[BEHAVIOUR], notes="n")),
     )
-    st, warnings = writer.write(shop_repo, REQUEST, config.defaults(), err=io.StringIO(), run_model=model)
+    cfg = {**config.defaults(), "confine": require.confine()}  # no walls here: a person's `confine: off`
+    st, warnings = writer.write(shop_repo, REQUEST, cfg, err=io.StringIO(), run_model=model)
     assert len(model.prompts) == 2 and "../escape.py" in model.prompts[1]
     assert REQUEST in model.prompts[0] and model.calls[0]["purpose"] == "writer"
     assert not writer.paths.is_within(model.calls[0]["cwd"], shop_repo)  # the writer works on a clean copy

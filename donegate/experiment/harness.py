@@ -158,10 +158,11 @@ class KeyLock:
 class Prepared:
     """A task's committed base repository and its grading tests' ids."""
 
-    def __init__(self, base: Path, grading: Path, expected: list[str]) -> None:
+    def __init__(self, base: Path, grading: Path, expected: list[str], confine: str = "auto") -> None:
         self.base = base
         self.grading = grading
         self.expected = expected
+        self.confine = confine  # the grading runs' walls (the spec's `keys.confine`)
 
 
 def repo_name(task: dict[str, Any]) -> str:
@@ -184,11 +185,11 @@ def prepare(spec: Spec, task: dict[str, Any], work: Path) -> Prepared:
     base = source.prepare(task["repo"], spec.folder, work / task["name"] / repo_name(task), f"{spec.name}/{task['name']}")
     grading = spec.resolve(task["grading"])
     ensure_ini(grading)
-    run = runner.run(grading, base, timeout=spec.limits["grading_timeout"], collect_only=True)
+    run = runner.run(grading, base, timeout=spec.limits["grading_timeout"], collect_only=True, confine=spec.confine)
     if not run.ok or not run.collected:
         raise DonegateError(f"task {task['name']}: the grading tests in {grading} do not collect against the repository: "
                             f"{run.problem or 'no tests'}", "fix the grading tests (run them with pytest against the repository)")
-    return Prepared(base, grading, sorted(run.collected))
+    return Prepared(base, grading, sorted(run.collected), spec.confine)
 
 
 # --------------------------------------------------------------------------
@@ -365,12 +366,12 @@ def _writer_failed_cost(ledger_path: Path, repo: Path) -> float:
 
 def grade(prep: Prepared, repo: Path, timeout: float) -> tuple[dict[str, bool], str]:
     """{grading test id: passed} against what the agent left, and the run's problem if any."""
-    res = runner.run(prep.grading, repo, timeout=timeout, expected=prep.expected)
+    res = runner.run(prep.grading, repo, timeout=timeout, expected=prep.expected, confine=prep.confine)
     passing = set(res.passing())
     return {t: t in passing for t in prep.expected}, res.problem
 
 
-def acceptance_at_end(home: Path, repo: Path, timeout: float) -> list[str]:
+def acceptance_at_end(home: Path, repo: Path, timeout: float, confine: str = "auto") -> list[str]:
     """The sealed acceptance tests still failing when the run ended (for the `likely unjustified` rule)."""
     from donegate import store
 
@@ -380,7 +381,7 @@ def acceptance_at_end(home: Path, repo: Path, timeout: float) -> list[str]:
         return []
     if st is None or PLACEHOLDER in st.manifest.get("files", {}):
         return []
-    res = runner.run(st.path, repo, timeout=timeout)
+    res = runner.run(st.path, repo, timeout=timeout, confine=confine)
     return sorted(res.failing())
 
 
@@ -408,7 +409,7 @@ def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep
         account = gate_account(lines)
         session = session or next((str(r["session"]) for _, r in lines if r.get("event") == "stop"), "")
         requirements, problem = grade(prep, repo, spec.limits["grading_timeout"])
-        at_end = acceptance_at_end(home, repo, spec.limits["grading_timeout"]) if account["blocks"] else []
+        at_end = acceptance_at_end(home, repo, spec.limits["grading_timeout"], spec.confine) if account["blocks"] else []
         known = writer + account["reviewer"]
         if res.timed_out and "total_cost_usd" not in result:
             # Killed at its time limit: Claude Code reports the cost only at the end. Unknown, never 0;

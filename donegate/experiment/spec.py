@@ -58,6 +58,7 @@ SCHEMA: dict[str, Any] = {
     "experiment": Key((str,), None, "the experiment's name (the key of its runs in the ledger)"),
     "repetitions": Key((int,), 2, "runs of each task x configuration", minimum=1),
     "configurations": ListOf(CONFIGURATION, "configurations: a predefined name, or a mapping", min_items=1),
+    "keys": Key((dict,), {}, "donegate.yaml keys every configuration sets (its own keys win), e.g. confine: off on a machine without bubblewrap; the grading runs follow its confine"),
     "tasks": ListOf(TASK, "tasks", min_items=1),
     "agent": {
         "model": Key((str,), None, "model of the agent's session (default: Claude Code's)", nullable=True),
@@ -101,6 +102,7 @@ class Spec:
         self.configurations: list[dict[str, Any]] = data["configurations"]
         self.agent: dict[str, Any] = data["agent"]
         self.limits: dict[str, Any] = data["limits"]
+        self.confine: str = data["keys"].get("confine", "auto")  # the grading runs' walls
 
     def task(self, name: str) -> dict[str, Any]:
         return next(t for t in self.tasks if t["name"] == name)
@@ -257,6 +259,14 @@ def validate(data: Any, path: Path) -> Spec:
     _name("experiment", out["experiment"])
     folder = path.parent
     out["configurations"] = [_configuration(c, f"configurations[{i}]") for i, c in enumerate(out["configurations"])]
+    if "config" in out["keys"]:
+        raise _fail("keys.config", "set by the harness (the configuration's name)", "remove it")
+    try:
+        config.validate(out["keys"], prefix="keys.")
+    except ConfigError as exc:
+        raise ConfigError(exc.message.replace("config key ", "spec key ", 1), (exc.fix or "").replace("in donegate.yaml", "in the spec")) from None
+    for conf in out["configurations"]:
+        conf["keys"] = {**out["keys"], **conf["keys"]}
     out["tasks"] = [_task(t, f"tasks[{i}]", folder) for i, t in enumerate(out["tasks"])]
     for kind in ("configurations", "tasks"):
         seen: set[str] = set()

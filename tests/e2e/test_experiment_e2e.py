@@ -22,7 +22,7 @@ import yaml
 from donegate import ledger
 from donegate.experiment import table
 from tests.support.repos import KIT
-from tests.support import shop_agents
+from tests.support import require, shop_agents
 from tests.support.fakeapi import FakeAPI, first_user_text, is_stop_feedback, text, tool, turn
 from tests.support.session import _clean_env, find_claude
 
@@ -36,6 +36,8 @@ REQUESTS = shop_agents.load_requests(SHOP)
 def shop_spec(tmp_path: Path, name: str, tasks: list[str], configs: list[str], reps: int = 1) -> Path:
     data = yaml.safe_load(SHOP.read_text())
     data.update(experiment=name, repetitions=reps, configurations=configs)
+    if require.unconfined():
+        data["keys"] = {"confine": "off"}  # every configuration, and the grading runs
     data["tasks"] = [dict(t, repo=str(EXAMPLES / t["repo"]), grading=str(EXAMPLES / t["grading"]))
                      for t in data["tasks"] if t["name"] in tasks]
     path = tmp_path / f"{name}.yaml"
@@ -249,6 +251,8 @@ def test_a_tinydb_run_goes_through_setup_seal_and_grading(kit_home, tmp_path):
     data = yaml.safe_load((EXAMPLES / "tinydb.yaml").read_text())
     task = next(t for t in data["tasks"] if t["name"] == "rename_table")
     data.update(repetitions=1, configurations=["tests"], tasks=[dict(task, grading=str(EXAMPLES / task["grading"]))])
+    if require.unconfined():
+        data["keys"] = {"confine": "off"}
     spec = tmp_path / "tiny.yaml"
     spec.write_text(yaml.safe_dump(data))
     led = tmp_path / "ledger.jsonl"

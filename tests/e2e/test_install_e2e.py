@@ -20,6 +20,7 @@ from donegate import ledger as kit_ledger
 from donegate.claude import settings as vocab
 from tests.support.fakeapi import FakeAPI, tool, turn
 from tests.support.gated import BUG, EXAMPLE_TESTS, GatedRepo, copy_kit, example_files, kit_cmd, sandbox_available
+from tests.support.repos import write_config
 from tests.support.session import find_claude, make_repo
 
 pytestmark = pytest.mark.e2e
@@ -65,6 +66,7 @@ def user_gated(tmp_path, monkeypatch) -> tuple[GatedRepo, str, Path]:
     repo = make_repo(base, {**example_files(), ".claude/settings.json": original}, name="shop")
     g = GatedRepo(base, copy_kit(base), base / "donegate-home", repo, sandbox_available())
     g.home.mkdir()
+    write_config(g.home, "")  # `confine: off` where there are no walls
     monkeypatch.setenv("DONEGATE_HOME", str(g.home))
     g.install()
     g.seal(sorted(EXAMPLE_TESTS.glob("test_*.py")))

@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.fakeapi import FakeAPI, turn, tool
 from tests.support.gated import BUG
-from tests.support.repos import EXAMPLE_TESTS, KIT, REQUEST, make_repo
+from tests.support.repos import EXAMPLE_TESTS, KIT, REQUEST, make_repo, write_config
 from tests.support.session import _clean_env, find_claude, run_session
 
 pytestmark = pytest.mark.e2e
@@ -56,6 +56,8 @@ def test_installed_plugin_blocks_then_passes(tmp_path, shop_repo):
 
     # The person seals, into the state root the plugin's hooks read (the installed kit's default).
     state = xdg / "donegate"
+    state.mkdir(parents=True)
+    write_config(state, "")  # `confine: off` where there are no walls
     sealed = subprocess.run([sys.executable, "-m", "donegate", "seal", str(shop_repo), *map(str, sorted(EXAMPLE_TESTS.glob("test_*.py"))),
                              "--request", REQUEST], cwd=KIT, capture_output=True, text=True, timeout=180,
                             env={**os.environ, "DONEGATE_HOME": str(state)})

@@ -19,6 +19,7 @@ from donegate import ledger as kit_ledger
 from tests.support.fakeapi import FakeAPI, tool, turn
 from tests.support.gated import (ASSERTION, BUG, CLAIM, EXAMPLE_TESTS, REQUEST, UNATTENDED_TOOLS, GatedRepo, copy_kit,
                                  example_files)
+from tests.support.repos import write_config
 from tests.support.session import find_claude, git, make_repo, run_session
 
 pytestmark = pytest.mark.e2e
@@ -57,6 +58,7 @@ def layout(tmp_path):
     base.mkdir()
     g = GatedRepo(base, copy_kit(base), base / "donegate-home", make_repo(base, example_files(), name="shop"), False)
     g.home.mkdir()
+    write_config(g.home, "")  # `confine: off` where there are no walls
     user_home = base / "home"
     user_home.mkdir()
     return g, user_home

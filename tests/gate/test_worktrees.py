@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from donegate.claude import settings as vocab
-from tests.support.repos import (EXAMPLE_TESTS, HOOK, REQUEST, example_files, fix_bug, git, stop_lines, make_repo,
+from tests.support.repos import (write_config, EXAMPLE_TESTS, HOOK, REQUEST, example_files, fix_bug, git, stop_lines, make_repo,
                                  seal, stop_payload)
 
 PY = sys.executable
@@ -159,7 +159,7 @@ def test_a_subfolder_project_is_sealed_and_judged_on_itself(mono, kit_home, tmp_
 def test_allowed_scope_in_a_subfolder_names_its_own_files(mono, kit_home):
     pkg = (mono / "pkg").resolve()
     assert seal(pkg, *TESTS, request=REQUEST).returncode == 0
-    (kit_home / "donegate.yaml").write_text("allowed: ['shop/pricing.py']\n")
+    write_config(kit_home, "allowed: ['shop/pricing.py']\n")
     fix_bug(pkg)
     (mono / "other" / "app.py").write_text("print('changed outside the project')\n")
     res = hook(kit_home, stop_payload(pkg), managed=True)

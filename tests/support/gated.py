@@ -159,8 +159,7 @@ class GatedRepo:
         kit = kit or copy_kit(base)
         home = base / "donegate-home"
         home.mkdir(exist_ok=True)
-        if config:
-            write_config(home, json.dumps(config, indent=2) + "\n")  # JSON is YAML
+        write_config(home, json.dumps(config or {}, indent=2) + "\n")  # JSON is YAML; `confine: off` without walls
         sandbox = sandbox_available() if sandbox is None else sandbox
         g = cls(base, kit, home, make_repo(base, example_files(), name="shop"), sandbox)
         if install:

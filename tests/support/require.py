@@ -33,6 +33,18 @@ def sandbox_works() -> bool:
     return _WORKS[0]
 
 
+def unconfined() -> bool:
+    """No walls here (bubblewrap missing or not running) and the run may do without them: the kit then
+    needs `confine: off` from a person (there is no unconfined default), so tests that do not care about
+    the walls say it (tests/support/repos.write_config, `confine()`); tests of the walls skip."""
+    return not sandbox_works() and os.environ.get("DGTEST_REQUIRE_SANDBOX") != "1"
+
+
+def confine() -> str:
+    """The `confine` value for a test that does not care about the walls: `auto`, or `off` where there are none."""
+    return "off" if unconfined() else "auto"
+
+
 def bwrap() -> str:
     """Path of a working bubblewrap (with user/PID/net namespaces), or skip/fail."""
     path = shutil.which("bwrap")
