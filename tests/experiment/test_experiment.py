@@ -77,6 +77,8 @@ def test_the_bundled_specs_validate():
     (lambda d: d.update(limits={"turns": 0}), "spec key limits.turns: 0 is below the minimum 1"),
     (lambda d: d.update(configurations=["tests", "tests"]), "spec key configurations[1].name: 'tests' is used twice"),
     (lambda d: d.pop("tasks"), "spec key tasks: missing"),
+    (lambda d: d.update(keys={"confine": "maybe"}), "spec key keys.confine: 'maybe' is not one of"),
+    (lambda d: d.update(keys={"config": "x"}), "spec key keys.config: set by the harness"),
 ])
 def test_a_spec_error_names_the_key_path(tmp_path, change, path):
     data = base()
@@ -103,6 +105,17 @@ def test_predefined_and_custom_configurations(tmp_path):
     assert (strict["gate"], strict["tests"], strict["keys"]) == ("on", True, {"max_blocks": 2})
     assert (bare["gate"], bare["tests"]) == ("off", False)
     assert s.fingerprint(s.tasks[0], strict) != s.fingerprint(s.tasks[0], bare)
+
+
+def test_the_spec_s_keys_go_to_every_configuration_and_its_confine_to_the_grading(tmp_path):
+    """A machine without bubblewrap: `keys: {confine: off}` once, not in every configuration."""
+    data = base(configurations=["tests", {"name": "walled", "keys": {"confine": "on", "max_blocks": 2}}],
+                keys={"confine": "off", "timeout": 30})
+    s = spec.load(write_spec(tmp_path, data))
+    tests, walled = s.configurations
+    assert tests["keys"] == {"confine": "off", "timeout": 30, "review": "off"}
+    assert walled["keys"] == {"confine": "on", "timeout": 30, "max_blocks": 2}  # its own keys win
+    assert s.confine == "off" and spec.load(write_spec(tmp_path, base())).confine == "auto"
 
 
 # -- plan, shards, locks ------------------------------------------------------------------------------
