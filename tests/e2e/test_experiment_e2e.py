@@ -162,7 +162,11 @@ def killed_and_resumed(scripted: FakeAPI, kit_home: Path, tmp_path: Path) -> Non
     finally:
         proc.kill()
         proc.wait(timeout=30)
-    time.sleep(0.5)  # the kernel's SIGKILL to the session is immediate; the session itself would need seconds more
+    # The reaper (its own process) ends the session as soon as it is scheduled: well within 2 s even on a loaded
+    # machine, while the session itself, its model answering a second late each turn, would need seconds more.
+    stop = time.monotonic() + 2
+    while sessions_of("donegate-exp-bulk-none-") and time.monotonic() < stop:
+        time.sleep(0.05)
     left = sessions_of("donegate-exp-bulk-none-")
     assert not left, "the killed run's session lives on: " + "; ".join(open(f"/proc/{p}/cmdline").read().replace("\0", " ")[:200] for p in left)
     before = [r["key"] for r in runs(led)]
