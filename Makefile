@@ -31,13 +31,12 @@ lint: setup
 	$(VENV)/bin/ruff check donegate/
 	$(VENV)/bin/mypy
 
-# Both cores (pytest-xdist): the e2e tests spend most of their time waiting on subprocesses; loadgroup keeps
-# each pooled e2e module (xdist_group) on one worker, which runs its pool once.
+# Both cores (pytest-xdist): the e2e tests spend most of their time waiting on subprocesses.
 test: setup
-	$(PY) -m pytest -q -n 2 --dist loadgroup
+	$(PY) -m pytest -q -n 2
 
 test-fast: setup
-	$(PY) -m pytest -q -n 2 --dist loadgroup -m "not e2e"
+	$(PY) -m pytest -q -n 2 -m "not e2e"
 
 # The end-to-end tests, one file at a time. CLAUDE_VERSION=X drives Claude Code X instead of the pinned
 # one, installed apart in .claude-versions/X (the kit's commands in the tests get it as DONEGATE_CLAUDE).

@@ -257,9 +257,6 @@ def attack_runs(request, tmp_path_factory):
         return dict(zip(wanted, pool.map(one, wanted)))
 
 
-# One worker runs the whole pool (`make test` runs on both cores, pytest-xdist --dist loadgroup): the module
-# fixture pools every selected session, and a worker that got one of these tests would run them all again.
-@pytest.mark.xdist_group("env-attacks")
 @pytest.mark.parametrize("attack, mode", list(_params()))
 def test_an_attack_is_refused_or_reported(attack_runs, attack, mode, record_property):
     if mode.startswith("managed") or mode == "project-sandbox":

@@ -277,9 +277,6 @@ def escape_run(escape_runs, esc: Escape, sandbox) -> EscapeRun:
     return run
 
 
-# One worker runs the whole pool (`make test` runs on both cores, pytest-xdist --dist loadgroup): the module
-# fixture pools every selected session, and a worker that got one of these tests would run them all again.
-@pytest.mark.xdist_group("escapes")
 @pytest.mark.parametrize("esc, sandbox", list(escape_params(READS)))
 def test_reading_what_is_hidden_is_refused_or_detected(escape_runs, esc, sandbox, record_property):
     run = escape_run(escape_runs, esc, sandbox)
@@ -304,7 +301,6 @@ def test_reading_what_is_hidden_is_refused_or_detected(escape_runs, esc, sandbox
         assert outcome in ("refused", "detected"), f"{esc.id}: the model was shown {seen[:3]} in {attempt} and the gate missed it"
 
 
-@pytest.mark.xdist_group("escapes")
 @pytest.mark.parametrize("esc, sandbox", list(escape_params(WRITES)))
 def test_changing_what_guards_the_gate_is_refused_or_caught(escape_runs, esc, sandbox, record_property):
     run = escape_run(escape_runs, esc, sandbox)
