@@ -32,8 +32,9 @@ class Busy(OSError):
     """A lock was not had within the time the caller could wait."""
 
 
-def flock(fd: int, wait: float | None) -> None:
-    """An exclusive `flock` on `fd`, waiting at most `wait` seconds (None: as long as it takes), else Busy."""
+def flock(fd: int, wait: float | None, worth_waiting: Callable[[], bool] | None = None) -> None:
+    """An exclusive `flock` on `fd`, waiting at most `wait` seconds (None: as long as it takes), else Busy;
+    with `worth_waiting`, asked each time the lock is found held, Busy as soon as it says no."""
     import fcntl
 
     if wait is None:
@@ -47,7 +48,7 @@ def flock(fd: int, wait: float | None) -> None:
             return
         except BlockingIOError:
             left = end - time.monotonic()
-            if left <= 0:
+            if left <= 0 or (worth_waiting is not None and not worth_waiting()):
                 raise Busy(f"the lock stayed held by another process for {wait:.1f} s") from None
             time.sleep(min(pause, left))
             pause = min(pause * 2, 0.1)

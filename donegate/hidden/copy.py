@@ -24,7 +24,6 @@ import json
 import os
 import shutil
 import stat
-import time
 from pathlib import Path
 
 from donegate import proc
@@ -368,32 +367,25 @@ def after_answer() -> None:
         os._exit(0)
 
 
-PUTBACK_WAIT = 500  # 10 ms each: five seconds for the last stop's put-back, then a copy of its own
+PUTBACK_WAIT = 5.0  # seconds for the last stop's put-back, then a copy of its own
 
 
 def _take_mirror(repo: Path, root: Path, shared: list[str], slot: str) -> tuple[int | None, Mirror | None]:
-    import fcntl
-
-    from donegate import paths
+    from donegate import deadline, paths
 
     folder = paths.state_dir(root) / "mirror"
     folder.mkdir(parents=True, exist_ok=True)
     key = paths.repo_key(repo) + (f"-{slot}" if slot else "")
     drain()  # this process's own put-backs first (it holds their locks)
     fd = os.open(folder / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    waited = 0
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except OSError:
-            # The last stop's put-back is still going (it takes a walk of the mirror): wait for it, a
-            # little. Another stop's run in it: copy.
-            if waited >= PUTBACK_WAIT or not (folder / f"{key}.putback").exists():
-                os.close(fd)
-                return None, None
-            time.sleep(0.01)
-            waited += 1
+    mark = folder / f"{key}.putback"
+    try:
+        # The last stop's put-back still going (it takes a walk of the mirror): wait for it, a little.
+        # Another stop's run in it (no mark): copy.
+        deadline.flock(fd, PUTBACK_WAIT, worth_waiting=mark.exists)
+    except OSError:
+        os.close(fd)
+        return None, None
     return fd, Mirror(folder / key, repo, (".git", *shared))
 
 
