@@ -72,11 +72,11 @@ class Running:
         from donegate.hidden import confine as walls, python as pyenv  # EnvProblem: raised to the stop, which hands over
         from donegate.hidden.channel import HARD
 
-        self.st, self.cfg, self.repo = st, cfg, repo
-        self.review = cfg["review_timeout"] if cfg["review"] != "off" else 0
-        self.timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + self.review) - self.review))
+        self.st, self.cfg = st, cfg
+        review = cfg["review_timeout"] if cfg["review"] != "off" else 0
+        self.timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
         self.launch = pyenv.sealed(st.manifest, repo)  # in the stop's own thread: a broken environment raises here
-        self.allow = tuple(r for r in cfg.get("scan_allow") or () if r not in HARD)  # evidence is never waved through
+        allow = tuple(r for r in cfg.get("scan_allow") or () if r not in HARD)  # evidence is never waved through
         tests = st.tests()
         # The second opinion needs the whole sealed list passing in the first run; it starts now on that
         # bet (a pass is the case worth making fast), in the walls the first run gets, and is cancelled
@@ -87,11 +87,11 @@ class Running:
             from donegate.hidden import second
 
             self.second = _Thread("donegate-second-run", lambda started: second.run(
-                st.path, repo, tests, timeout=self.timeout, kind=kind, allow=self.allow, python=self.launch,
+                st.path, repo, tests, timeout=self.timeout, kind=kind, allow=allow, python=self.launch,
                 root=root, tree=tree, started=started, later=True))
         self.first = _Thread("donegate-hidden-run", lambda started: runner.run(
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
-            project=Path(self.launch.front[0]), python=self.launch, allow=self.allow, root=root, tree=tree,
+            project=Path(self.launch.front[0]), python=self.launch, allow=allow, root=root, tree=tree,
             started=started, failed=self.cancel, later=True))
 
     def finish(self) -> tuple[dict[str, Any], runner.TestRun]:

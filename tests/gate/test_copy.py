@@ -7,6 +7,7 @@ hook-level tests (tests/gate/test_redteam.py, test_confine.py) drive the real co
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import time
@@ -88,29 +89,32 @@ def test_nothing_the_run_writes_outlives_it(tmp_path, kit_home):
     _run_in(repo, tmp_path, kit_home)  # and the next run finds the working tree, nothing else
 
 
-def test_a_mirror_in_use_gives_the_second_run_a_copy_of_its_own(tmp_path, kit_home):
-    repo = _repo(tmp_path)
-    tree = statcache.look(repo, kit_home)
+@contextlib.contextmanager
+def _two_at_once(repo: Path, tmp_path: Path, root: Path, slot: str):
+    """Two runs' copies of one look at `repo` at the same time, the second in mirror `slot`."""
+    tree = statcache.look(repo, root)
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    with throwaway.working_copy(repo, tmp_path / "a", [], root=kit_home, tree=tree) as first:
-        with throwaway.working_copy(repo, tmp_path / "b", [], root=kit_home, tree=tree) as second:
-            assert first != second and second == tmp_path / "b" / "repo"
-            assert _content(second) == _content(repo)
+    with throwaway.working_copy(repo, tmp_path / "a", [], root=root, tree=tree) as first:
+        with throwaway.working_copy(repo, tmp_path / "b", [], root=root, tree=tree, slot=slot) as second:
+            yield first, second
+
+
+def test_a_mirror_in_use_gives_the_second_run_a_copy_of_its_own(tmp_path, kit_home):
+    repo = _repo(tmp_path)
+    with _two_at_once(repo, tmp_path, kit_home, "") as (first, second):
+        assert first != second and second == tmp_path / "b" / "repo"
+        assert _content(second) == _content(repo)
 
 
 def test_each_harness_has_a_mirror_of_its_own(tmp_path, kit_home):
     """The pytest run and the second run go at once: each in its own slot, what one writes the other never sees."""
     repo = _repo(tmp_path)
-    tree = statcache.look(repo, kit_home)
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    with throwaway.working_copy(repo, tmp_path / "a", [], root=kit_home, tree=tree) as first:
-        with throwaway.working_copy(repo, tmp_path / "b", [], root=kit_home, tree=tree, slot="second") as second:
-            assert first.parent == second.parent and first != second  # both mirrors, under the state root
-            (first / "pkg" / "mod.py").write_text("VALUE = 2\n")
-            (first / "made.txt").write_text("x")
-            assert _content(second) == _content(repo)
+    with _two_at_once(repo, tmp_path, kit_home, "second") as (first, second):
+        assert first.parent == second.parent and first != second  # both mirrors, under the state root
+        (first / "pkg" / "mod.py").write_text("VALUE = 2\n")
+        (first / "made.txt").write_text("x")
+        assert _content(second) == _content(repo)
 
 
 def test_without_a_look_the_copy_is_a_throwaway_one(tmp_path, kit_home):
