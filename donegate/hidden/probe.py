@@ -105,7 +105,7 @@ def make_probe(repo, alarm):
 def rewrite_probes(tree, name=_PROBE_NAME, owner="@pytest_ar"):
     """Insert `owner.name(left, right, op, res)` after every `res = left == right` (or `!=`) that pytest's
     assertion rewriter wrote into `tree` (its temporaries start with `@py_assert`)."""
-    for node in _ast.walk(tree):
+    for node in _statements(tree):
         for field in ("body", "orelse", "finalbody"):
             stmts = _getattr_list(node, field)
             if stmts is None:
@@ -127,6 +127,20 @@ def rewrite_probes(tree, name=_PROBE_NAME, owner="@pytest_ar"):
                     i += 1
                 i += 1
     return tree  # no fix_missing_locations: pytest leaves some of its nodes without an end on purpose
+
+
+def _statements(tree):
+    """The module and every statement in it, with the handlers and cases that hold statements: the nodes
+    `rewrite_probes` looks in. An expression never holds a statement, so none is walked (a whole-tree
+    `ast.walk` visited ten nodes for each of these)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stmts = _getattr_list(node, field)
+            if stmts:
+                todo.extend(stmts)
 
 
 def _getattr_list(node, field):

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 from donegate import proc
 
 # `python -I -S -c SUPERVISOR` (the project's interpreter, as the first run starts it): its parameters (one
-# JSON line, with the sys.path spec of `python.Launch`), then the harness's source, arrive on stdin.
+# JSON line, with the sys.path spec of `python.Launch`), then the harness's source, arrive on stdin. It
+# leaves without the interpreter's teardown once its report is out (it never imported product code, and
+# its children are all waited for).
 SUPERVISOR = """\
 def main():
     import json, sys
@@ -36,6 +38,9 @@ def main():
     ns = {"__name__": params["shim"] + "_h"}
     exec(compile(sys.stdin.read(), "<" + params["shim"] + ">", "exec"), ns)
     ns["supervise"](params)
+    sys.stdout.flush()
+    import os
+    os._exit(0)
 main()
 """
 # Outcomes of the second run that block, and under which rule: `probe` and `disagree` are hard evidence,
