@@ -327,8 +327,10 @@ class _PutBack:
             _rmtree(self.mirror.path)
             self.mirror.record_path.unlink(missing_ok=True)
         finally:
-            self.mark.unlink(missing_ok=True)
+            # The lock goes first: a stop that finds it held and no mark takes a copy of its own, so the
+            # other order made a stop coming in between copy a mirror that was just about free.
             os.close(self.lock)
+            self.mark.unlink(missing_ok=True)
 
 
 _PENDING: list[_PutBack] = []

@@ -197,7 +197,7 @@ def test_a_stop_that_comes_during_the_put_back_waits_for_the_mirror(tmp_path, ki
     lock = copy.with_suffix(".lock")
     holder = ("import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDWR)\nfcntl.flock(fd, fcntl.LOCK_EX)\n"
               "mark = sys.argv[1][:-5] + '.putback'\nif sys.argv[2] == 'mark':\n    open(mark, 'w').close()\n"
-              "print('held', flush=True)\ntime.sleep(float(sys.argv[3]))\nif os.path.exists(mark):\n    os.unlink(mark)\n")
+              "print('held', flush=True)\ntime.sleep(float(sys.argv[3]))\nos.close(fd)\nif os.path.exists(mark):\n    os.unlink(mark)\n")
     for mark, expect in (("mark", copy), ("run", tmp_path / "t2" / "repo")):
         (tmp_path / "t2").mkdir()
         p = subprocess.Popen([sys.executable, "-c", holder, str(lock), mark, "0.5" if mark == "mark" else "3"],
