@@ -27,6 +27,7 @@ import json
 import os
 import sys
 
+SLOW_FORK = 0.02  # seconds: a fork slower than this makes the run use every core (`supervise`)
 SERVED = ("tmp_path", "tmp_path_factory", "monkeypatch", "capsys")
 SHIM = ("raises", "approx", "fail", "skip", "mark", "param", "fixture")
 HARNESS = ("pytest", "_pytest", "pluggy")
@@ -636,34 +637,76 @@ def supervise(params):
         except SyntaxError:
             plans[rel] = ("the file does not parse", {})
     ids = params["tests"]
-    for nodeid in ids:
+    lines, todo = {}, []  # the report's lines by position, the tests still to run: (position, job)
+    for i, nodeid in enumerate(ids):
         rel, qual, bracket = split_id(nodeid)
-        same = [i for i in ids if split_id(i)[:2] == (rel, qual)]
+        same = [t for t in ids if split_id(t)[:2] == (rel, qual)]
         why, tests = plans.get(rel, ("not a sealed file", {}))
         why = why or tests.get(qual, (f"{qual} is not a plain test function", []))[0]
         if why:
-            out.write(json.dumps({"n": nonce, "id": nodeid, "outcome": "unsupported", "why": why}) + "\n")
-            out.flush()
+            lines[i] = {"n": nonce, "id": nodeid, "outcome": "unsupported", "why": why}
             continue
-        job = {"rel": rel, "qual": qual, "index": same.index(nodeid), "count": len(same) if bracket is not None else 1,
-               "fixtures": tests[qual][1], "repo": params["repo"], "shim": params["shim"], "probe": params["probe"],
-               "allow": params["allow"], "cwd": params["cwd"], "pytest": params["pytest"]}
-        t0 = time.monotonic()
-        outcome, detail = _fork(job, sources[rel])
-        if outcome == "imports-pytest":
+        todo.append((i, {"rel": rel, "qual": qual, "index": same.index(nodeid),
+                         "count": len(same) if bracket is not None else 1, "fixtures": tests[qual][1],
+                         "repo": params["repo"], "shim": params["shim"], "probe": params["probe"],
+                         "allow": params["allow"], "cwd": params["cwd"], "pytest": params["pytest"]}))
+    # One fork at a time while forks are cheap (the pytest run beside this one has the other core, and its
+    # verdict comes first); once a fork takes longer than SLOW_FORK (its import of the product costs more
+    # than the test: a real project's dependencies), one per core, as this run is then the one the stop
+    # waits for. Tests may share files, ports, the working folder: one that did not pass beside another is
+    # run again alone, and only that outcome counts (pytest runs them one after another). The report
+    # stays in the order asked.
+    cores = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
+    width, running, crowded, again = 1, {}, set(), []
+    todo.reverse()
+
+    def record(i, job, t0, outcome, detail):
+        if outcome == "imports-pytest" and "imports-pytest" not in job["allow"]:
             # Again with pytest importable (never run): a project that only uses pytest as a library passes
             # and is a finding a person may wave through; code that needs pytest *running* (its config, its
             # reporter) fails, and the runs disagree.
-            again, why = _fork({**job, "allow": [*job["allow"], "imports-pytest"]}, sources[rel])
-            outcome, detail = ("imports-pytest", detail) if again == "passed" else (again, why)
-        out.write(json.dumps({"n": nonce, "id": nodeid, "outcome": outcome, "why": detail,
-                              "duration": round(time.monotonic() - t0, 4)}) + "\n")
-        out.flush()
+            return {**job, "allow": [*job["allow"], "imports-pytest"], "first": detail}
+        if "first" in job:
+            outcome, detail = ("imports-pytest", job["first"]) if outcome == "passed" else (outcome, detail)
+        lines[i] = {"n": nonce, "id": ids[i], "outcome": outcome, "why": detail, "duration": round(time.monotonic() - t0, 4)}
+        return None
+
+    while todo or running:
+        while todo and len(running) < width:
+            i, job, t0 = (*todo.pop(), None)[:3]
+            pid, pipe, token = _start(job, sources[job["rel"]])
+            if running:
+                crowded.update(running)
+                crowded.add(pid)
+            running[pid] = (i, job, t0 or time.monotonic(), pipe, token)
+        pid, status = os.waitpid(-1, 0)
+        if pid not in running:
+            continue
+        i, job, t0, pipe, token = running.pop(pid)
+        outcome, detail = _finish(status, pipe, token)
+        if time.monotonic() - t0 > SLOW_FORK:
+            width = cores
+        if pid in crowded:
+            crowded.discard(pid)
+            if outcome != "passed":
+                again.append((i, job, t0))
+                continue
+        retry = record(i, job, t0, outcome, detail)
+        if retry is not None:
+            todo.append((i, retry, t0))
+    for i, job, t0 in again:  # alone now: nothing else runs
+        while job is not None:
+            pid, pipe, token = _start(job, sources[job["rel"]])
+            _, status = os.waitpid(pid, 0)
+            job = record(i, job, t0, *_finish(status, pipe, token))
+    for i in range(len(ids)):
+        out.write(json.dumps(lines[i]) + "\n")
     out.write(json.dumps({"n": nonce, "done": True}) + "\n")
     out.flush()
 
 
-def _fork(job, code):
+def _start(job, code):
+    """A fork running one test: (pid, its result pipe, the token it must give back)."""
     import secrets
 
     tok_r, tok_w = os.pipe()
@@ -685,7 +728,11 @@ def _fork(job, code):
     except BrokenPipeError:  # the child already ended (a failure before it asked): its pipe says how
         pass
     os.close(tok_w)
-    _, status = os.waitpid(pid, 0)
+    return pid, res_r, token
+
+
+def _finish(status, res_r, token):
+    """The ended fork's outcome: its exit status (from waitpid) and what its result pipe holds."""
     os.set_blocking(res_r, False)
     data = b""
     try:

@@ -321,6 +321,52 @@ def test_the_second_runs_forks_compile_the_product_once_not_once_a_test(tmp_path
     assert not list(repo.rglob("*.pyc")), "bytecode was written beside the sources"
 
 
+SHARED_HIDDEN = '''import sys
+import time
+
+import calc
+
+
+def _claim(name):
+    start = time.monotonic()
+    try:
+        with open("shared.txt", "w") as fh:  # honest tests that share a file: they pass one after another
+            fh.write(name)
+        time.sleep(0.05)
+        with open("shared.txt") as fh:
+            assert fh.read() == name
+    finally:
+        with open(LOG, "a") as fh:
+            fh.write(f"{'pytest' if 'pytest' in sys.modules else 'second'} {name} {start} {time.monotonic()}\\n")
+    assert calc.price(10) == 900
+''' + "".join(f"\n\ndef test_{n}():\n    _claim({n!r})\n" for n in "abcdef")
+
+
+def test_slow_forks_run_side_by_side_and_a_test_that_failed_beside_another_is_judged_alone(tmp_path, kit_home):
+    """A product whose import is slow (a real project's dependencies) makes the second run use every core;
+    honest tests that share a file then collide, and each one that failed beside another runs again alone:
+    the stop passes and all six are double-checked. Without the rerun the collisions were a disagreement
+    (hard evidence, not appealable) against honest code."""
+    write_config(kit_home, "confine: off\n")
+    log = tmp_path / "tests.log"
+    slow = "import time\ntime.sleep(0.05)  # an import as slow as a real project's dependencies\n"
+    repo = make_repo(tmp_path / "repo", {"calc.py": slow + BUG})
+    hidden = tmp_path / "hidden" / "test_calc.py"
+    hidden.parent.mkdir()
+    hidden.write_text(f"LOG = {str(log)!r}\n" + SHARED_HIDDEN)
+    res = seal(repo, hidden)
+    assert res.returncode == 0, res.stderr
+    (repo / "calc.py").write_text(slow + FIXED)
+    log.unlink(missing_ok=True)
+    res = run_hook(stop_payload(repo), timeout=120)
+    second = stop_lines(kit_home)[-1]["gates"]["acceptance"].get("second")
+    assert res.returncode == 0, (res.stderr, second)
+    assert second["checked"] == 6 and "disagree" not in second, second
+    if len(os.sched_getaffinity(0)) >= 2:  # on two cores or more, two of its tests ran at once
+        spans = sorted((float(a), float(b)) for h, _, a, b in (x.split() for x in log.read_text().splitlines()) if h == "second")
+        assert any(spans[k + 1][0] < spans[k][1] for k in range(len(spans) - 1)), spans
+
+
 # --- the second run starts the project's interpreter, as the first does --------------------------------
 
 DEP_HIDDEN = '''import builtins
