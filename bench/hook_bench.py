@@ -166,6 +166,37 @@ def _second_cost(tmp: Path) -> list[str]:
     return out
 
 
+def package_repo(repo: Path, modules: int = 40, per_module: int = 60) -> None:
+    """The inventory module importing a package of `modules` modules (~26,000 lines at the defaults):
+    a project whose tests import real code, as most do. Every fork of the second run imports it afresh."""
+    pkg = repo / "pkg"
+    pkg.mkdir()
+    body = "".join(f"\ndef func_{j}(x, y=1):\n    total = 0\n    for i in range(x):\n        total += i * y + {j}\n"
+                   f"    return total\n\n\nclass C{j}:\n    def m(self, a):\n        return [a] * {j}\n" for j in range(per_module))
+    for i in range(modules):
+        (pkg / f"mod{i}.py").write_text(body)
+    (pkg / "__init__.py").write_text("".join(f"from . import mod{i}\n" for i in range(modules)))
+    (repo / "inventory.py").write_text("import pkg  # noqa: F401\n" + MODULE)
+
+
+def bench_package(rounds: int = 5) -> list[str]:
+    """The hook (confined where bubblewrap is) against bare pytest when the tests import a 40-module package:
+    what the second run's forks cost when each imports real code."""
+    with tempfile.TemporaryDirectory(prefix="donegate-bench-pkg-") as tmp:
+        tmp = Path(tmp)
+        repo, hidden, home, env = _sealed(tmp, package_repo)
+        payload = _payloads(repo)
+        hook = [sys.executable, str(KIT / "hooks" / "stop_gate.py")]
+        bare = [sys.executable, "-m", "pytest", "-q", str(hidden / "test_inventory.py")]
+        bare_env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+        mode = "on" if shutil.which("bwrap") else "off"
+        _run(bare, cwd=repo, env=bare_env)
+        out = _confine_on_off(tmp, home, env, rounds, lambda e: _run(hook, input=next(payload), env=e),
+                              lambda: _run(bare, cwd=repo, env=bare_env), modes=(mode,),
+                              label="tests importing a 40-module package (26,000 lines)")
+        return out + _second_cost(tmp)
+
+
 def bench_large(rounds: int = 7) -> list[str]:
     """The hook confined, and confined with `allowed` set, on the ~15,000-file repository (`large_repo`)."""
     if not shutil.which("bwrap"):
@@ -343,4 +374,4 @@ def bench_tree_key(rounds: int = 15) -> list[str]:
 
 
 if __name__ == "__main__":
-    print("\n".join(bench_hook() + bench_large() + bench_tree_key() + bench_copy()))
+    print("\n".join(bench_hook() + bench_package() + bench_large() + bench_tree_key() + bench_copy()))

@@ -3,9 +3,9 @@
 
 What the product sees in the second run: no pytest (not in `sys.modules`, not importable), no `PYTEST_*`
 variable, no plugin, reporter or nonce, the tests' `pytest` served by a small shim under a name drawn for this
-stop, every test in its own fork of a supervisor that never imported the product, its pass read from outside:
-the child's exit status and a token written into its pipe after the fork and echoed only after the test
-function returned. Code that special-cases pytest, or forges pytest's result stream, passes the first run and
+stop, every test in its own fork of a zygote that imported the test module once (forked by a supervisor that
+never imports the product), its pass the fork's exit status and a token handed to it after the fork and
+echoed only after the test function returned. Code that special-cases pytest, or forges pytest's result stream, passes the first run and
 fails this one: the runs disagree, and that is tampering (hard evidence, never appealable).
 
 A test the harness cannot run faithfully (see `bare.plan`) is recorded as `unsupported`, decided by the

@@ -293,18 +293,14 @@ def test_a_test_the_second_harness_cannot_run_is_recorded_not_passed_silently(tm
     assert "1 not double-checked" in json.loads(res.stdout)["systemMessage"]
 
 
-def test_the_second_runs_forks_compile_the_product_once_not_once_a_test(tmp_path, kit_home):
-    """Every fork of the second run imports the product afresh; they share one bytecode cache of the run,
-    so only the first compiles it (a 26,000-line package: 9 s a stop before, 1.7 s after). The product
-    notes, as it is imported, whether its bytecode was already there: once in the pytest run (compiled:
-    that run writes none), once a fork. Before the cache: compiled four times out of four."""
+def test_the_second_run_imports_the_product_once_not_once_a_test(tmp_path, kit_home):
+    """The second run imports the test module, and the product, once (its zygote), then forks once per
+    test: the product notes each import. Once in the pytest run, once in the second run's zygote; before,
+    every fork imported it again (four imports for three tests: 12 s a passing stop for a 26,000-line
+    package in bubblewrap, against 0.5 s for bare pytest)."""
     write_config(kit_home, "confine: off\n")
     log = tmp_path / "imports.log"
-    calc = ("import importlib.util, os\n"
-            "_pyc = importlib.util.cache_from_source(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'pricing.py'))\n"
-            "_state = 'cached' if os.path.exists(_pyc) else 'compiled'\n"
-            "from pricing import price  # noqa: F401\n"
-            f"with open({str(log)!r}, 'a') as fh:\n    fh.write(_state + '\\n')\n")
+    calc = f"with open({str(log)!r}, 'a') as fh:\n    fh.write('imported\\n')\nfrom pricing import price  # noqa: F401\n"
     repo = make_repo(tmp_path / "repo", {"calc.py": calc, "pricing.py": BUG})
     hidden = tmp_path / "hidden" / "test_calc.py"
     hidden.parent.mkdir()
@@ -316,55 +312,8 @@ def test_the_second_runs_forks_compile_the_product_once_not_once_a_test(tmp_path
     res = run_hook(stop_payload(repo), timeout=120)
     assert res.returncode == 0, res.stderr
     assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["second"]["checked"] == 3
-    # The pytest run and the first fork compile; the two forks after it read the run's cache.
-    assert sorted(log.read_text().split()) == ["cached", "cached", "compiled", "compiled"]
+    assert log.read_text().split() == ["imported", "imported"]
     assert not list(repo.rglob("*.pyc")), "bytecode was written beside the sources"
-
-
-SHARED_HIDDEN = '''import sys
-import time
-
-import calc
-
-
-def _claim(name):
-    start = time.monotonic()
-    try:
-        with open("shared.txt", "w") as fh:  # honest tests that share a file: they pass one after another
-            fh.write(name)
-        time.sleep(0.05)
-        with open("shared.txt") as fh:
-            assert fh.read() == name
-    finally:
-        with open(LOG, "a") as fh:
-            fh.write(f"{'pytest' if 'pytest' in sys.modules else 'second'} {name} {start} {time.monotonic()}\\n")
-    assert calc.price(10) == 900
-''' + "".join(f"\n\ndef test_{n}():\n    _claim({n!r})\n" for n in "abcdef")
-
-
-def test_slow_forks_run_side_by_side_and_a_test_that_failed_beside_another_is_judged_alone(tmp_path, kit_home):
-    """A product whose import is slow (a real project's dependencies) makes the second run use every core;
-    honest tests that share a file then collide, and each one that failed beside another runs again alone:
-    the stop passes and all six are double-checked. Without the rerun the collisions were a disagreement
-    (hard evidence, not appealable) against honest code."""
-    write_config(kit_home, "confine: off\n")
-    log = tmp_path / "tests.log"
-    slow = "import time\ntime.sleep(0.05)  # an import as slow as a real project's dependencies\n"
-    repo = make_repo(tmp_path / "repo", {"calc.py": slow + BUG})
-    hidden = tmp_path / "hidden" / "test_calc.py"
-    hidden.parent.mkdir()
-    hidden.write_text(f"LOG = {str(log)!r}\n" + SHARED_HIDDEN)
-    res = seal(repo, hidden)
-    assert res.returncode == 0, res.stderr
-    (repo / "calc.py").write_text(slow + FIXED)
-    log.unlink(missing_ok=True)
-    res = run_hook(stop_payload(repo), timeout=120)
-    second = stop_lines(kit_home)[-1]["gates"]["acceptance"].get("second")
-    assert res.returncode == 0, (res.stderr, second)
-    assert second["checked"] == 6 and "disagree" not in second, second
-    if len(os.sched_getaffinity(0)) >= 2:  # on two cores or more, two of its tests ran at once
-        spans = sorted((float(a), float(b)) for h, _, a, b in (x.split() for x in log.read_text().splitlines()) if h == "second")
-        assert any(spans[k + 1][0] < spans[k][1] for k in range(len(spans) - 1)), spans
 
 
 # --- the second run starts the project's interpreter, as the first does --------------------------------
