@@ -28,7 +28,7 @@ demo: setup
 
 # ruff (pyflakes, syntax errors, bugbear) and mypy on the package; config in pyproject.toml.
 lint: setup
-	$(VENV)/bin/ruff check donegate/
+	$(VENV)/bin/ruff check donegate/ bench/
 	$(VENV)/bin/mypy
 
 # Both cores (pytest-xdist): the e2e tests spend most of their time waiting on subprocesses.

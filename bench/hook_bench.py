@@ -181,37 +181,34 @@ def package_repo(repo: Path, modules: int = 40, per_module: int = 60) -> None:
 
 def bench_package(rounds: int = 5) -> list[str]:
     """The hook (confined where bubblewrap is) against bare pytest when the tests import a 40-module package:
-    what the second run's forks cost when each imports real code."""
-    with tempfile.TemporaryDirectory(prefix="donegate-bench-pkg-") as tmp:
-        tmp = Path(tmp)
-        repo, hidden, home, env = _sealed(tmp, package_repo)
-        payload = _payloads(repo)
-        hook = [sys.executable, str(KIT / "hooks" / "stop_gate.py")]
-        bare = [sys.executable, "-m", "pytest", "-q", str(hidden / "test_inventory.py")]
-        bare_env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
-        mode = "on" if shutil.which("bwrap") else "off"
-        _run(bare, cwd=repo, env=bare_env)
-        out = _confine_on_off(tmp, home, env, rounds, lambda e: _run(hook, input=next(payload), env=e),
-                              lambda: _run(bare, cwd=repo, env=bare_env), modes=(mode,),
-                              label="tests importing a 40-module package (26,000 lines)")
-        return out + _second_cost(tmp)
+    what the second run costs when the product is real code."""
+    mode = "on" if shutil.which("bwrap") else "off"
+    return _built("pkg", package_repo, rounds, (mode,), {}, "tests importing a 40-module package (26,000 lines)",
+                  second=True)
 
 
 def bench_large(rounds: int = 7) -> list[str]:
     """The hook confined, and confined with `allowed` set, on the ~15,000-file repository (`large_repo`)."""
     if not shutil.which("bwrap"):
         return ["the large repository is measured confined only: bubblewrap is not installed"]
-    with tempfile.TemporaryDirectory(prefix="donegate-bench-large-") as tmp:
+    return _built("large", large_repo, rounds, ("on", "allowed"), {"allowed": "1.35"},
+                  "~15,000 files and 300 MB of ignored data")
+
+
+def _built(name: str, build, rounds: int, modes: tuple[str, ...], targets: dict, label: str,
+           second: bool = False) -> list[str]:
+    """The hook against bare pytest on a repository `build` makes, in each of `modes`."""
+    with tempfile.TemporaryDirectory(prefix=f"donegate-bench-{name}-") as tmp:
         tmp = Path(tmp)
-        repo, hidden, home, env = _sealed(tmp, large_repo)
+        repo, hidden, home, env = _sealed(tmp, build)
         payload = _payloads(repo)
         hook = [sys.executable, str(KIT / "hooks" / "stop_gate.py")]
         bare = [sys.executable, "-m", "pytest", "-q", str(hidden / "test_inventory.py")]
         bare_env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
         _run(bare, cwd=repo, env=bare_env)
-        return _confine_on_off(tmp, home, env, rounds, lambda e: _run(hook, input=next(payload), env=e),
-                               lambda: _run(bare, cwd=repo, env=bare_env), modes=("on", "allowed"),
-                               targets={"allowed": "1.35"}, label="~15,000 files and 300 MB of ignored data")
+        out = _confine_on_off(tmp, home, env, rounds, lambda e: _run(hook, input=next(payload), env=e),
+                              lambda: _run(bare, cwd=repo, env=bare_env), modes=modes, targets=targets, label=label)
+        return out + (_second_cost(tmp) if second else [])
 
 
 CONFIGS = {
@@ -251,7 +248,7 @@ def _confine_on_off(tmp: Path, home: Path, env: dict, rounds: int, hook, bare, m
     out = [f"hook vs bare pytest{label and ', ' + label}, {N_TESTS} hidden tests, {rounds} interleaved rounds "
            f"(bare `python -m pytest -q` median {statistics.median(took['bare']) * 1000:.0f} ms):"]
     for mode in modes:
-        ratio = statistics.median(h / b for h, b in zip(took[mode], took["bare"]))
+        ratio = statistics.median(h / b for h, b in zip(took[mode], took["bare"], strict=True))
         target = f"  (target <= {targets[mode]})" if mode in targets else ""
         out.append(f"  {CONFIGS[mode][0]} hook median {statistics.median(took[mode]) * 1000:.0f} ms, "
                    f"median ratio hook/bare = {ratio:.3f}{target}")
@@ -265,7 +262,7 @@ def _confine_on_off(tmp: Path, home: Path, env: dict, rounds: int, hook, bare, m
                    f"{need / bare_cpu:.2f}x bare pytest's {bare_cpu * 1000:.0f} ms; on {cores} cores its wall time "
                    f"cannot go below {need / bare_cpu / cores:.2f}x bare's")
     if "on" in modes and "off" in modes:
-        cost = statistics.median(a / b for a, b in zip(took["on"], took["off"]))
+        cost = statistics.median(a / b for a, b in zip(took["on"], took["off"], strict=True))
         out.append(f"  confinement costs: median ratio on/off = {cost:.3f}")
     for mode in modes:
         lines = _stops(Path(envs[mode]["DONEGATE_HOME"]))
