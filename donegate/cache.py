@@ -58,6 +58,13 @@ def tree_digest(repo: Path, tree: statcache.Tree | None = None) -> tuple[str, in
     from donegate import statcache
 
     tree = tree if tree is not None else statcache.look(repo)
+    if any(d.startswith("symlink:") for _, d in tree.entries.values()):
+        return _digest(repo, tree)  # where a link leads can change outside the tree: checked at every stop
+    digest, files, size = tree.remember("key", lambda: _digest(repo, tree))
+    return digest, files, size
+
+
+def _digest(repo: Path, tree: statcache.Tree) -> tuple[str, int, int]:
     h = hashlib.sha256()
     top = os.path.realpath(repo)
     files, size = tree.sizes()

@@ -36,7 +36,7 @@ from donegate import fsafe
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays off its path
-    from typing import Iterator
+    from typing import Any, Callable, Iterator
 
 VERSION = 1
 SLACK_NS = 2_000_000_000
@@ -57,6 +57,31 @@ class Tree:
         self.duration = duration
         self.compared: dict[int, tuple[list[str], dict[str, str]]] = {}  # `store.tree_changes`, per snapshot
         self.wanted: dict[tuple[str, ...], tuple[dict[str, str], set[str]]] = {}  # `copy.Mirror.sync`, per skip set
+        # Set by a look that found exactly what the last one kept (nothing to hash, nothing new or gone):
+        # the kept look's file and the id written in it (`remember`).
+        self.kept: tuple[Path, str] | None = None
+
+    def remember(self, what: str, compute: Callable[[], Any]) -> Any:
+        """`compute()`, or what it gave for the same tree before: kept beside the last look's file, under the
+        id that file was written with, and used only by a look that found the tree exactly as that file has
+        it. (The verdict cache's key: a 15,000-file tree costs a sort and a string a file to key.)"""
+        if self.kept is None:
+            return compute()
+        path = self.kept[0].with_suffix(f".{what}.json")
+        try:
+            memo = json.loads(fsafe.read_text(path))
+            if memo["id"] == self.kept[1]:
+                return memo["value"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        value = compute()
+        from donegate.util import atomic_write
+
+        try:
+            atomic_write(path, json.dumps({"id": self.kept[1], "value": value}), durable=False)
+        except OSError:
+            pass
+        return value
 
     def digest(self, name: str) -> str | None:
         """`fsafe.digest` of `name` as of this look (None: not there)."""
@@ -107,15 +132,17 @@ def _path(repo: Path, root: Path) -> Path:
     return paths.state_dir(root) / "stat" / f"{paths.repo_key(repo)}.json"
 
 
-def _load(path: Path, repo: Path) -> dict[str, tuple[str, str]]:
+def _load(path: Path, repo: Path) -> tuple[dict[str, tuple[str, str]], str]:
+    """The kept look's entries, and the id its file was written with ("" for none)."""
     try:
         data = json.loads(fsafe.read_text(path))
         if data.get("version") != VERSION or data.get("repo") != str(repo):
-            return {}
+            return {}, ""
         names, keys, digests = data["names"], data["stat"], data["digest"]
-        return dict(zip(names, zip(keys, digests, strict=True), strict=True))  # unequal columns: ValueError
+        # unequal columns: ValueError
+        return dict(zip(names, zip(keys, digests, strict=True), strict=True)), str(data.get("id") or "")
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}
+        return {}, ""
 
 
 def _save(path: Path, repo: Path, entries: dict[str, tuple[str, str]], start_ns: int) -> None:
@@ -129,8 +156,8 @@ def _save(path: Path, repo: Path, entries: dict[str, tuple[str, str]], start_ns:
         keys.append(key)
         # git's racy rule: written within a tick of this look, it may change again without its stat moving.
         digests.append(d if int(mtime) < racy and int(ctime) < racy else "")
-    text = json.dumps({"version": VERSION, "repo": str(repo), "names": names, "stat": keys, "digest": digests},
-                      separators=(",", ":"))
+    text = json.dumps({"version": VERSION, "repo": str(repo), "id": os.urandom(8).hex(), "names": names, "stat": keys,
+                       "digest": digests}, separators=(",", ":"))
     try:
         atomic_write(path, text, durable=False)  # a lost look costs one full hash at the next stop
     except OSError:
@@ -182,7 +209,7 @@ def look(repo: Path, root: Path | None = None) -> Tree:
     start_ns = time.time_ns()
     top = str(repo)
     path = _path(repo, root) if root is not None else None
-    before = _load(path, repo) if path is not None else {}
+    before, kept = _load(path, repo) if path is not None else ({}, "")
     entries: dict[str, tuple[str, str]] = {}
     hashed = hashed_bytes = 0
     for name, st in _walk(top):
@@ -197,6 +224,10 @@ def look(repo: Path, root: Path | None = None) -> Tree:
         entries[name] = (key, _hash(os.path.join(top, name), st))
         hashed += 1
         hashed_bytes += st.st_size if stat.S_ISREG(st.st_mode) else 0
-    if path is not None and (hashed or len(entries) != len(before)):
+    tree = Tree(repo, entries, hashed, hashed_bytes, 0.0)
+    if path is not None and (hashed or len(entries) != len(before) or not kept):  # (a file of before ids: no id)
         _save(path, repo, {k: v for k, v in entries.items() if v[0]}, start_ns)
-    return Tree(repo, entries, hashed, hashed_bytes, time.monotonic() - t0)
+    elif path is not None:  # every entry found as kept (same names, same stat, a digest each)
+        tree.kept = (path, kept)
+    tree.duration = time.monotonic() - t0
+    return tree

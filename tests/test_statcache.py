@@ -159,3 +159,34 @@ def test_symlinks_and_fifos_are_named_never_followed_or_opened(tmp_path, kit_hom
     os.mkfifo(repo / "pipe")
     now = statcache.look(repo, kit_home)
     assert now.digest("link.py").startswith("symlink:") and now.digest("pipe") == "FIFO"
+
+
+def test_the_cache_key_of_an_unchanged_tree_is_kept_and_any_change_makes_it_again(tmp_path, kit_home):
+    """A look that finds the tree exactly as the last one kept it reuses the key that tree was given (a
+    sort and a string a file, 15,000 files a stop); after any change, even one the mtime hides, and with
+    a kept key that does not name the kept look, the key is worked out again and is the tree's."""
+    from donegate import cache
+
+    repo = _repo(tmp_path, {"a.py": "A = 1\n", "pkg/b.py": "B = 2\n"})
+    _age(repo)
+    _settled(repo, kit_home)
+    first = statcache.look(repo, kit_home)
+    assert first.kept is not None
+    key = cache.tree_digest(repo, first)
+    assert key == cache._digest(repo, first)
+    memo = first.kept[0].with_suffix(".key.json")
+    assert json.loads(memo.read_text())["value"] == list(key)
+    again = statcache.look(repo, kit_home)
+    assert cache.tree_digest(repo, again) == key  # what was kept
+    # A same-size edit with the mtime set back: the ctime moved, the look hashes it, the key is made again.
+    st = os.stat(repo / "a.py")
+    (repo / "a.py").write_text("A = 9\n")
+    os.utime(repo / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns))
+    changed = statcache.look(repo, kit_home)
+    assert changed.kept is None and cache.tree_digest(repo, changed) == cache._digest(repo, changed) != key
+    # A kept key whose id is not the kept look's is not used (a look written since, by another stop).
+    _age(repo)
+    _settled(repo, kit_home)
+    settled = statcache.look(repo, kit_home)
+    memo.write_text(json.dumps({"id": "not-this-look", "value": list(key)}))
+    assert cache.tree_digest(repo, settled) == cache._digest(repo, settled) != key
