@@ -720,10 +720,11 @@ def supervise(params):
     # library, then the environment's path lines (the interpreter ran with -S: none of its import lines).
     sys.path[:] = params["front"] + sys.path + params["site"]
     sys.executable = params["executable"]
-    # The zygotes (one per test file, and one more with pytest importable when a test needs it) share a
-    # bytecode cache of this run, in its private temporary folder: empty at the start, and the
-    # repository's own `__pycache__` is never read (the copy has none).
-    sys.pycache_prefix = tempfile.mkdtemp(prefix="pyc")
+    # The zygotes (one per test file, and one more with pytest importable when a test needs it) read the
+    # product's bytecode the kit compiled after the last stops (`donegate.hidden.pyc`, read-only), or
+    # share a cache of this run in its private temporary folder; the repository's own `__pycache__` is
+    # never read (the copy has none).
+    sys.pycache_prefix = params.get("pyc") or tempfile.mkdtemp(prefix="pyc")
 
     out = os.fdopen(os.dup(1), "w")
     nonce = params["nonce"]

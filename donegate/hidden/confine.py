@@ -124,9 +124,11 @@ def python_dirs(hidden: Sequence[Path] = (), python: Sequence[Path] | None = Non
 
 
 def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path, hidden: list[Path], env: dict[str, str],
-               shared: Sequence[str] = (), python: Sequence[Path] | None = None, chdir: Path | None = None) -> list[str]:
-    """bubblewrap's arguments for a run in `copy`, seen at `repo`'s own path, started in `chdir` (the
-    project's folder, default the repository); `python`: the interpreter's folders (`python_dirs`).
+               shared: Sequence[str] = (), python: Sequence[Path] | None = None, chdir: Path | None = None,
+               read_only: bool = False, extra: Sequence[str] = ()) -> list[str]:
+    """bubblewrap's arguments for a run in `copy`, seen at `repo`'s own path (`read_only`: not writable),
+    started in `chdir` (the project's folder, default the repository); `python`: the interpreter's folders
+    (`python_dirs`); `extra`: more mount arguments, last (`donegate.hidden.pyc`'s store).
     The project's environment is never writable: read-only like the whole system, or bound read-only
     (a `.venv` inside the repository, shared with the copy; one under a hidden folder, bound back)."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
@@ -137,11 +139,11 @@ def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path, hidden: list[
     for p in python_dirs(hidden, python):
         if any(paths.is_within(p, h) for h in [*hidden, tmp]) and not paths.is_within(p, repo):
             argv += ["--ro-bind", str(p), str(p)]
-    argv += ["--ro-bind", str(store), str(store), "--bind", str(copy), str(repo)]
+    argv += ["--ro-bind", str(store), str(store), "--ro-bind" if read_only else "--bind", str(copy), str(repo)]
     for name in [".git", *shared]:
         if (repo / name).exists():
             argv += ["--ro-bind", str(repo / name), str(repo / name)]
-    argv += ["--dir", env["HOME"]]
+    argv += [*extra, "--dir", env["HOME"]]
     argv += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session",
              "--die-with-parent", "--cap-drop", "ALL", "--chdir", str(chdir or repo), "--clearenv"]
     for k, v in env.items():

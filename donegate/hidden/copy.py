@@ -30,7 +30,7 @@ from donegate import proc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator
+    from typing import Callable, Iterator
 
     from donegate import statcache
 
@@ -336,7 +336,7 @@ class _PutBack:
             self.mark.unlink(missing_ok=True)
 
 
-_PENDING: list[_PutBack] = []
+_PENDING: list[Callable[[], None]] = []  # put-backs, then `pyc.Compile` jobs: done in order
 
 
 def drain() -> None:
@@ -353,7 +353,8 @@ def after_answer() -> None:
     if not _PENDING:
         return
     for done in _PENDING:
-        done.mark.touch()  # a stop that finds the mirror locked waits for a put-back, not for a run
+        if isinstance(done, _PutBack):
+            done.mark.touch()  # a stop that finds the mirror locked waits for a put-back, not for a run
     try:
         pid = os.fork()
     except OSError:

@@ -72,6 +72,8 @@ def main():
         return 97
     os.set_inheritable(fd, False)
     sys.dont_write_bytecode = True
+    if spec.get("pyc"):
+        sys.pycache_prefix = spec["pyc"]
     sys.path[:] = spec["front"] + std + spec["site"]
     sys.executable = spec["executable"]
     reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]))
@@ -224,10 +226,10 @@ class Walls:
     sees it. Both harnesses (this pytest run and `donegate.hidden.second`) start `python.argv` inside it."""
 
     def __init__(self, store: Path, repo: Path, kind: str, tmp: Path, *, copy: Path, shared: list[str],
-                 project: Path, python: "pyenv.Launch", pytest_env: bool = True) -> None:
+                 project: Path, python: "pyenv.Launch", pytest_env: bool = True, root: Path | None = None) -> None:
         from donegate.hidden import confine as walls
 
-        self.kind, self.repo, self.store, self.tmp, self.copy = kind, repo, store, tmp, copy
+        self.kind, self.repo, self.store, self.tmp, self.copy, self.shared = kind, repo, store, tmp, copy, shared
         self.copied = 0.0  # seconds it took to bring the copy in step
         self.faithful = False  # the copy holds exactly what the stop's look saw (`copy.working_copy`)
         hidden = walls.hidden_roots()
@@ -241,12 +243,18 @@ class Walls:
         self.seen_project = self.seen_repo / project.relative_to(repo)
         self.spec = python.spec({} if kind == "bwrap" else {str(repo): str(copy)})
         self.spec["repo"] = str(self.seen_repo)
+        from donegate.hidden import pyc as bytecode
+
+        pyc: list[str] = []
+        if kind == "bwrap":  # the product's bytecode from the last stops, read-only
+            pyc = bytecode.bind(root, repo)
+            self.spec["pyc"] = bytecode.INSIDE if pyc else ""
         self.cwd = str(self.seen_project) if kind != "bwrap" else str(tmp)
         self.prefix: list[str] = []
         if kind == "bwrap":
             self.prefix = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=copy,
                                            store=store, hidden=hidden, env=self.env, shared=shared,
-                                           python=python.binds, chdir=project)
+                                           python=python.binds, chdir=project, extra=pyc)
         elif kind == "sandbox-exec":
             self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=copy, store=store, tmp=tmp,
                                                                                 hidden=hidden, python=python.binds)]
@@ -277,7 +285,7 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
             throwaway.working_copy(repo, Path(tmp), shared, root=mirror[0], tree=mirror[1], link_shared=kind != "bwrap",
                                    told=told, slot=slot, later=later) as copy:
         w_ = Walls(store, repo, kind, Path(tmp), copy=copy, shared=shared, project=project, python=python,
-                   pytest_env=pytest_env)
+                   pytest_env=pytest_env, root=mirror[0])
         w_.copied, w_.faithful = time.monotonic() - t0, told.get("faithful", False)
         yield w_
 
@@ -308,6 +316,14 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
                        started=started)
         reader.join(timeout=2)
         outlived = reader.is_alive()
+    from donegate import paths
+
+    if later and kind == "bwrap" and root is not None and tree is not None and w_.copy.parent == paths.state_dir(root) / "mirror":
+        # The run used the tree's mirror: once the hook has answered and the mirror is put back, its
+        # sources are compiled for the next stops (`donegate.hidden.pyc`).
+        from donegate.hidden import copy as throwaway, pyc as bytecode
+
+        throwaway._PENDING.append(bytecode.Compile(root, repo, w_.copy, tree, (".git", *w_.shared), python, project))
     output = w_.unseen(res.stdout + res.stderr)
     def run_of(ok: bool, problem: str, **found: Any) -> TestRun:
         made = TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)

@@ -104,7 +104,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         # The kit's pytest is only for a test retried with the product's `import pytest` allowed (never run).
         params = {"nonce": nonce, "shim": "m" + secrets.token_hex(6), "probe": "_p" + secrets.token_hex(6),
                   "repo": spec["repo"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
-                  "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"],
+                  "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""),
                   "executable": spec["executable"], "files": {p.name: str(p) for p in runner.test_files(store)}}
         argv = [*walls.prefix, *python.argv, "-c", SUPERVISOR]
         out.faithful = walls.faithful

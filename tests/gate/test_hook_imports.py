@@ -39,6 +39,7 @@ STOP_MODULES = {
     "donegate.util",
     "donegate.hidden", "donegate.hidden.channel", "donegate.hidden.confine", "donegate.hidden.copy", "donegate.hidden.runner",
     "donegate.hidden.python", "donegate.hidden.second",  # the second run starts beside the first at every stop
+    "donegate.hidden.pyc",  # the product's bytecode kept between confined stops
     "donegate.gate", "donegate.gate.acceptance", "donegate.gate.breaker", "donegate.gate.feedback",
     "donegate.gate.inputs", "donegate.gate.integrity", "donegate.gate.leaks", "donegate.gate.record",
     "donegate.gate.review", "donegate.gate.scan", "donegate.gate.scope", "donegate.gate.stop", "donegate.gate.watchdog",

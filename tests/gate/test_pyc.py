@@ -1,0 +1,58 @@
+"""The product's bytecode kept between stops (`donegate.hidden.pyc`): compiled after the answer, confined,
+read by the next stops' runs, and never run instead of a source that changed, however the change hides
+from mtime and size."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from donegate.hidden import pyc
+from tests.support import require
+from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload, write_config
+
+HIDDEN = "import calc\n\n\ndef test_ten_units_get_the_bulk_discount():\n    assert calc.price(10) == 900\n"
+# The bug and its fix, the same size: with the mtime set back too, a pyc checked by (mtime, size), as
+# Python's default ones are, would run the bug again.
+BUG = "def price(u):\n    return u * 100 - u * (u >= 99) * 10\n"
+FIXED = "def price(u):\n    return u * 100 - u * (u >= 10) * 10\n"
+
+
+def _compiled(root: Path, repo: Path, timeout: float = 60) -> Path:
+    """calc.py's pyc in the store, once the put-back's child has written it."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        found = list(pyc.folder(root, repo).rglob("calc.*.pyc"))
+        if found:
+            return found[0]
+        time.sleep(0.05)
+    raise AssertionError(f"no bytecode in {pyc.folder(root, repo)}")
+
+
+def test_bytecode_kept_between_stops_never_runs_instead_of_a_changed_source(tmp_path, kit_home):
+    require.bwrap()
+    assert len(BUG) == len(FIXED)
+    write_config(kit_home, "confine: on\n")
+    repo = make_repo(tmp_path / "repo", {"calc.py": BUG})
+    hidden = tmp_path / "hidden" / "test_calc.py"
+    hidden.parent.mkdir()
+    hidden.write_text(HIDDEN)
+    assert seal(repo, hidden).returncode == 0
+    res = run_hook(stop_payload(repo, session="a"), timeout=120)
+    assert res.returncode == 2 and "test_ten_units_get_the_bulk_discount" in res.stderr, res.stderr
+    kept = _compiled(kit_home, repo)
+    head = kept.read_bytes()[:16]
+    assert head[4:8] == b"\x03\x00\x00\x00", "not a checked hash-based pyc"
+    st = os.stat(repo / "calc.py")
+    (repo / "calc.py").write_text(FIXED)
+    os.utime(repo / "calc.py", ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(repo / "calc.py").st_size == st.st_size
+    res = run_hook(stop_payload(repo, session="b"), timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["second"]["checked"] == 1
+    # And the fix's bytecode replaces the bug's, for the stops after it.
+    end = time.monotonic() + 60
+    while kept.read_bytes()[:16] == head and time.monotonic() < end:
+        time.sleep(0.05)
+    assert kept.read_bytes()[:16] != head
