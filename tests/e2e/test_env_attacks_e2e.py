@@ -46,7 +46,7 @@ pytestmark = pytest.mark.e2e
 CLAIM = "All done: orders of 10 or more units now get the bulk discount."
 CONFIG = {"max_blocks": 2, "max_same_failure": 0}
 HELD = ["block", "block", "gave_up"]
-POOL = 4
+POOL = 8  # attack sessions at a time in the whole run (threads, split between the xdist workers)
 
 
 @dataclass(frozen=True)
@@ -237,7 +237,7 @@ def _params():
 @pytest.fixture(scope="session")
 def attack_runs(request, tmp_path_factory):
     """The attack sessions of every selected test, keyed by (attack id, mode), each run once in the whole
-    test run by whichever worker gets to it first, POOL at a time per worker: tests/support/pool.py."""
+    test run by whichever worker gets to it first, POOL at a time: tests/support/pool.py."""
     find_claude()
     wanted = {}
     for item in request.session.items:

@@ -201,7 +201,7 @@ WRITES = [
 SANDBOX = pytest.param(True, id="sandbox", marks=pytest.mark.skipif(not sandbox_available(), reason="no bwrap/socat"))
 NO_SANDBOX = pytest.param(False, id="no-sandbox")
 ESCAPE_CONFIG = {"max_blocks": 2, "max_same_failure": 0}
-POOL = 4  # escape sessions at a time (threads: the work is in their subprocesses)
+POOL = 8  # escape sessions at a time in the whole run (threads, split between the xdist workers)
 
 
 def escape_params(escapes):
@@ -250,7 +250,7 @@ def run_escape(base: Path, esc: Escape, sandbox: bool | None) -> tuple[GatedRepo
 @pytest.fixture(scope="session")
 def escape_runs(request, tmp_path_factory):
     """The escape sessions of every selected escape test, keyed by (escape id, sandbox), each run once
-    in the whole test run by whichever worker gets to it first, POOL at a time per worker (each has its
+    in the whole test run by whichever worker gets to it first, POOL at a time (each has its
     own kit copy, store, repository and scripted model): tests/support/pool.py."""
     find_claude()
     wanted = {}

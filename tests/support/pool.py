@@ -10,8 +10,9 @@ folder every worker of the run sees:
   written, so a test that needs the key waits on that lock, then reads the result; when the lock is free
   and no result is there (nobody claimed it yet, or its runner died, which releases the lock), the test
   runs the key itself;
-- threads in the background (`threads` per worker, started when a test first asks) claim the keys nobody
-  holds, without waiting, so both workers run the pool side by side while their tests go on.
+- threads in the background (`threads` in all, shared out between the workers; started when a test
+  first asks) claim the keys nobody holds, without waiting, so the workers run the pool side by side
+  while their tests go on.
 
 A result crosses processes pickled: the run function returns plain data (paths, records, a finished
 FakeAPI), never what it was given as callables. A run that raised is re-raised in each test that asks
@@ -62,7 +63,8 @@ class SharedRuns:
         self._slugs = {key: _slug(key) for key in self.keys}
         assert len(set(self._slugs.values())) == len(self.keys), "two keys share a folder name"
         self._run = run
-        self._threads = threads
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+        self._threads = max(1, threads // workers)
         self._pool: ThreadPoolExecutor | None = None
         self._start_lock = threading.Lock()
 
