@@ -355,7 +355,7 @@ def test_ten_units_get_the_discount_in_time():
 def test_a_hanging_test_blocks_with_a_timeout_inside_the_hooks_timeout(gated, api, tmp_path):
     hanging = tmp_path / "test_hanging.py"
     hanging.write_text(HANGING)
-    g = gated(config={"timeout": 3}, tests=[hanging], seal_fixed=True)
+    g = gated(config={"timeout": 3}, tests=[hanging], seal_fixed=True, seal_timeout=60)  # the seal: no 3 s race
     (stop,) = g.settings["hooks"]["Stop"]
     hook_timeout = stop["hooks"][0]["timeout"]
     api.add(
