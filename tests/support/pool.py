@@ -59,6 +59,7 @@ class SharedRuns:
 
     def __init__(self, root: Path, keys: Iterable[Hashable], run: Callable[[Any, Path], Any], threads: int):
         self.root = root
+        root.mkdir(parents=True, exist_ok=True)
         self.keys = list(keys)
         self._slugs = {key: _slug(key) for key in self.keys}
         assert len(set(self._slugs.values())) == len(self.keys), "two keys share a folder name"
