@@ -52,8 +52,11 @@ def sealed_shop(kit_home, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def py_template(tmp_path_factory) -> Path:
-    """A venv with pip, setuptools and wheel, made once per session and copied into each project
-    (tests/support/pyprojects.py: offline, nothing from an index)."""
+    """A venv with pip, setuptools and wheel, made once for the whole run (whichever xdist worker asks
+    first: tests/support/pool.py) and copied into each project (tests/support/pyprojects.py: offline,
+    nothing from an index)."""
+    from tests.support.pool import SharedRuns, shared_root
     from tests.support.pyprojects import template_venv
 
-    return template_venv(tmp_path_factory.mktemp("pytemplate"))
+    return SharedRuns(shared_root(tmp_path_factory, "pytemplate"), ["venv"], lambda key, base: template_venv(base),
+                      threads=0)["venv"]

@@ -12,7 +12,8 @@ folder every worker of the run sees:
   runs the key itself;
 - threads in the background (`threads` in all, shared out between the workers; started when a test
   first asks) claim the keys nobody holds, without waiting, so the workers run the pool side by side
-  while their tests go on.
+  while their tests go on. With `threads=0` a key is run by the first test that asks for it (one costly
+  set-up both workers read: the venv template, the report of 100,000 stops).
 
 A result crosses processes pickled: the run function returns plain data (paths, records, a finished
 FakeAPI), never what it was given as callables. A run that raised is re-raised in each test that asks
@@ -65,7 +66,7 @@ class SharedRuns:
         assert len(set(self._slugs.values())) == len(self.keys), "two keys share a folder name"
         self._run = run
         workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
-        self._threads = max(1, threads // workers)
+        self._threads = max(1, threads // workers) if threads else 0  # 0: no runners in the background
         self._pool: ThreadPoolExecutor | None = None
         self._start_lock = threading.Lock()
 
@@ -100,7 +101,7 @@ class SharedRuns:
     def start(self) -> None:
         """Start this worker's background runners (once)."""
         with self._start_lock:
-            if self._pool is not None:
+            if self._pool is not None or not self._threads:
                 return
             self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix=f"pool-{self.root.name}")
             for key in self.keys:
