@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import require
-from tests.support.repos import write_config, example_files, make_repo, seal_example
+from tests.support.repos import write_config, example_files, make_repo, seal_example, sealed_copy
 
 
 @pytest.fixture(autouse=True)
@@ -40,14 +40,23 @@ def shop_repo(tmp_path) -> Path:
 
 
 @pytest.fixture
-def sealed_shop(shop_repo, kit_home) -> Path:
-    return seal_example(shop_repo)
+def sealed_shop(kit_home, tmp_path_factory) -> Path:
+    """The bundled example sealed for a repository holding it: a copy of one sealed once per worker
+    (tests/support/repos.py `sealed_copy`), at the path it was sealed at, in a folder of its own."""
+
+    def build(repo: Path, home: Path) -> None:
+        seal_example(make_repo(repo, example_files()), extra_env={"DONEGATE_HOME": str(home)})
+
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "shop", build, kit_home)
 
 
 @pytest.fixture(scope="session")
 def py_template(tmp_path_factory) -> Path:
-    """A venv with pip, setuptools and wheel, made once per session and copied into each project
-    (tests/support/pyprojects.py: offline, nothing from an index)."""
+    """A venv with pip, setuptools and wheel, made once for the whole run (whichever xdist worker asks
+    first: tests/support/pool.py) and copied into each project (tests/support/pyprojects.py: offline,
+    nothing from an index)."""
+    from tests.support.pool import SharedRuns, shared_root
     from tests.support.pyprojects import template_venv
 
-    return template_venv(tmp_path_factory.mktemp("pytemplate"))
+    return SharedRuns(shared_root(tmp_path_factory, "pytemplate"), ["venv"], lambda key, base: template_venv(base),
+                      threads=0)["venv"]

@@ -142,7 +142,8 @@ def test_an_agent_holding_the_ledger_lock_still_gets_the_real_verdict(gated, api
 def test_a_stop_that_hangs_is_answered_block_before_claude_codes_hook_timeout(gated, api):
     """Whatever hangs (here a stage made to hang by the fault hook), Claude Code gets the watchdog's block
     inside its hook timeout: never `hook_cancelled`, which would let the stop through."""
-    g = gated(sandbox=False, config={"timeout": 1, "hook_margin": 5, "max_blocks": 1})  # hook timeout 7 s, deadline 4 s
+    # hook timeout 7 s, deadline 4 s; the seal's own run gets 60 s (1 s failed it on a loaded machine)
+    g = gated(sandbox=False, config={"timeout": 1, "hook_margin": 5, "max_blocks": 1}, seal_timeout=60)
     (stop,) = g.settings["hooks"]["Stop"]
     assert stop["hooks"][0]["timeout"] == 7
     api.add(CLAIM, "Still done.")

@@ -28,7 +28,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -39,6 +38,7 @@ from tests.support import require
 from tests.support.fakeapi import FakeAPI, tool, turn
 from tests.support.gated import KIT, GatedRepo, Session, sandbox_available
 from tests.support.managed import wrap
+from tests.support.pool import SharedRuns, shared_root
 from tests.support.session import find_claude
 
 pytestmark = pytest.mark.e2e
@@ -46,7 +46,7 @@ pytestmark = pytest.mark.e2e
 CLAIM = "All done: orders of 10 or more units now get the bulk discount."
 CONFIG = {"max_blocks": 2, "max_same_failure": 0}
 HELD = ["block", "block", "gave_up"]
-POOL = 4
+POOL = 8  # attack sessions at a time in the whole run (threads, split between the xdist workers)
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,9 @@ class Run:
         return self.s.verdicts == HELD and not self.marker.exists()
 
 
-def run_one(base: Path, attack: Attack, mode: str) -> Run:
+def run_one(base: Path, attack: Attack, mode: str) -> tuple:
+    """The attack's session; what a Run holds past its attack and mode (plain data: an Attack holds
+    callables, and the result may be read by another worker)."""
     sandbox = mode == "project-sandbox" or (mode == "managed" and sandbox_available())
     managed = mode.startswith("managed")
     g = GatedRepo.create(base, sandbox=sandbox if not managed else False, config=CONFIG, install=not managed)
@@ -210,11 +212,10 @@ def run_one(base: Path, attack: Attack, mode: str) -> Run:
     with FakeAPI() as api:
         api.add(CLAIM, *[turn(step) for step in steps], CLAIM, CLAIM)
         s = g.run(api, wrap=prefix)
-    run = Run(attack, mode, g, s, marker)
-    run.happened = attack.happened(c) if attack.happened else None
-    for p in (home / ".claude" / "settings.json", g.repo / ".claude" / "settings.local.json"):
-        run.planted[str(p)] = p.exists() and ("env" in p.read_text() or "disableAllHooks" in p.read_text())
-    return run
+    happened = attack.happened(c) if attack.happened else None
+    planted = {str(p): p.exists() and ("env" in p.read_text() or "disableAllHooks" in p.read_text())
+               for p in (home / ".claude" / "settings.json", g.repo / ".claude" / "settings.local.json")}
+    return g, s, marker, planted, happened
 
 
 def doctor(run: Run) -> str:
@@ -233,8 +234,10 @@ def _params():
             yield pytest.param(attack, mode, id=f"{attack.id}-{mode}", marks=marks)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def attack_runs(request, tmp_path_factory):
+    """The attack sessions of every selected test, keyed by (attack id, mode), each run once in the whole
+    test run by whichever worker gets to it first, POOL at a time: tests/support/pool.py."""
     find_claude()
     wanted = {}
     for item in request.session.items:
@@ -243,18 +246,10 @@ def attack_runs(request, tmp_path_factory):
             if (params["mode"].startswith("managed") or params["mode"] == "project-sandbox") and not shutil.which("bwrap"):
                 continue  # the test itself skips (fails in CI) through require.bwrap()
             wanted[(params["attack"].id, params["mode"])] = params["attack"]
-
-    # Folders made here, one by one: tmp_path_factory.mktemp is not safe to call from threads.
-    bases = {key: tmp_path_factory.mktemp(f"attack-{key[0]}-{key[1]}") for key in wanted}
-
-    def one(key):
-        try:
-            return run_one(bases[key], wanted[key], key[1])
-        except BaseException as exc:  # re-raised by the test that asked for it
-            return exc
-
-    with ThreadPoolExecutor(POOL) as pool:
-        return dict(zip(wanted, pool.map(one, wanted)))
+    runs = SharedRuns(shared_root(tmp_path_factory, "attacks"), wanted,
+                      lambda key, base: run_one(base, wanted[key], key[1]), threads=POOL)
+    yield runs
+    runs.close(cancel=bool(request.session.shouldfail or request.session.shouldstop))
 
 
 @pytest.mark.parametrize("attack, mode", list(_params()))
@@ -263,9 +258,7 @@ def test_an_attack_is_refused_or_reported(attack_runs, attack, mode, record_prop
         require.bwrap()  # a skip locally without it, a failure in CI
     if attack.id == "env-LD_PRELOAD" and not (shutil.which("cc") or shutil.which("gcc")):
         pytest.skip("no C compiler to build the preload library")
-    run = attack_runs[(attack.id, mode)]
-    if isinstance(run, BaseException):
-        raise run
+    run = Run(attack, mode, *attack_runs[(attack.id, mode)])
     s = run.s
     assert s.res.returncode == 0 and not s.api.errors, s.describe()
     if mode == "project-sandbox" and not attack.steps:

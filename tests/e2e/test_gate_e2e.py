@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -19,6 +18,7 @@ from donegate import ledger, proc
 from tests.support.fakeapi import FakeAPI, text, tool, turn
 from tests.support.gated import (ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, Session, sandbox_available,
                                  stop_hook_ran_cleanly)
+from tests.support.pool import SharedRuns, shared_root
 from tests.support.session import claude_release, find_claude
 
 pytestmark = pytest.mark.e2e
@@ -201,7 +201,7 @@ WRITES = [
 SANDBOX = pytest.param(True, id="sandbox", marks=pytest.mark.skipif(not sandbox_available(), reason="no bwrap/socat"))
 NO_SANDBOX = pytest.param(False, id="no-sandbox")
 ESCAPE_CONFIG = {"max_blocks": 2, "max_same_failure": 0}
-POOL = 4  # escape sessions at a time (threads: the work is in their subprocesses)
+POOL = 8  # escape sessions at a time in the whole run (threads, split between the xdist workers)
 
 
 def escape_params(escapes):
@@ -236,45 +236,36 @@ class EscapeRun:
         print(f"\n{self.esc.id} sandbox={self.g.sandbox}: {outcome}; the model was shown: {shown}")
 
 
-def run_escape(base: Path, esc: Escape, sandbox: bool | None) -> EscapeRun:
+def run_escape(base: Path, esc: Escape, sandbox: bool | None) -> tuple[GatedRepo, Session, str | None]:
     """Claim done, get blocked, try the escape, claim done again; max_blocks 2 ends the session at the
-    third stop whatever the escape did to the gate's verdict."""
+    third stop whatever the escape did to the gate's verdict. Plain data (the escape's steps are
+    callables): an EscapeRun is made of it where it is read."""
     g = GatedRepo.create(base, sandbox=sandbox, config=ESCAPE_CONFIG)
     before = sha(esc.target(g)) if esc.target else None
     with FakeAPI() as api:
         api.add(CLAIM, *[turn(step) for step in esc.steps(g)], CLAIM, CLAIM)
-        return EscapeRun(esc, g, g.run(api), before)
+        return g, g.run(api), before
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def escape_runs(request, tmp_path_factory):
-    """The escape sessions of every selected escape test, run POOL at a time (each has its own kit
-    copy, store, repository and scripted model), keyed by (escape id, sandbox)."""
+    """The escape sessions of every selected escape test, keyed by (escape id, sandbox), each run once
+    in the whole test run by whichever worker gets to it first, POOL at a time (each has its
+    own kit copy, store, repository and scripted model): tests/support/pool.py."""
     find_claude()
     wanted = {}
     for item in request.session.items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         if isinstance(params.get("esc"), Escape):
             wanted[(params["esc"].id, params["sandbox"])] = params["esc"]
-
-    # Folders made here, one by one: tmp_path_factory.mktemp raced when called from the threads.
-    bases = {key: tmp_path_factory.mktemp(f"escape-{key[0]}") for key in wanted}
-
-    def one(key):
-        try:
-            return run_escape(bases[key], wanted[key], key[1])
-        except BaseException as exc:  # re-raised by the test that asked for it
-            return exc
-
-    with ThreadPoolExecutor(POOL) as pool:
-        return dict(zip(wanted, pool.map(one, wanted)))
+    runs = SharedRuns(shared_root(tmp_path_factory, "escapes"), wanted,
+                      lambda key, base: run_escape(base, wanted[key], key[1]), threads=POOL)
+    yield runs
+    runs.close(cancel=bool(request.session.shouldfail or request.session.shouldstop))
 
 
 def escape_run(escape_runs, esc: Escape, sandbox) -> EscapeRun:
-    run = escape_runs[(esc.id, sandbox)]
-    if isinstance(run, BaseException):
-        raise run
-    return run
+    return EscapeRun(esc, *escape_runs[(esc.id, sandbox)])
 
 
 @pytest.mark.parametrize("esc, sandbox", list(escape_params(READS)))
@@ -364,7 +355,7 @@ def test_ten_units_get_the_discount_in_time():
 def test_a_hanging_test_blocks_with_a_timeout_inside_the_hooks_timeout(gated, api, tmp_path):
     hanging = tmp_path / "test_hanging.py"
     hanging.write_text(HANGING)
-    g = gated(config={"timeout": 3}, tests=[hanging], seal_fixed=True)
+    g = gated(config={"timeout": 3}, tests=[hanging], seal_fixed=True, seal_timeout=60)  # the seal: no 3 s race
     (stop,) = g.settings["hooks"]["Stop"]
     hook_timeout = stop["hooks"][0]["timeout"]
     api.add(

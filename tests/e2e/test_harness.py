@@ -207,3 +207,43 @@ def test_concurrent_headless_runs_get_their_own_scripts(tmp_path: Path) -> None:
         "Read",
         "StructuredOutput",
     ]
+
+
+def test_pooled_runs_are_run_once_between_processes(tmp_path: Path) -> None:
+    """tests/support/pool.py, which the escape and env-attack pools stand on: two processes (as two xdist
+    workers) asking for every key get the same results, and each key ran once between them; a key's
+    failure reaches whoever asks, with the runner's traceback."""
+    import subprocess
+
+    from tests.support.gated import KIT
+
+    script = textwrap.dedent("""
+        import json, sys, time
+        from pathlib import Path
+        from tests.support.pool import RunFailed, SharedRuns
+        root = Path(sys.argv[1])
+        def run(key, base):
+            (root.parent / "ran" / f"{key}-{base.name}").touch()
+            time.sleep(0.3)  # long enough for the other process to find the key held
+            if key == "bad":
+                raise ValueError("the run of bad broke")
+            return {"key": key, "folder": str(base)}
+        runs = SharedRuns(root, ["a", "b", "c", "d", "bad"], run, threads=2)
+        out = {}
+        for key in runs.keys:
+            try:
+                out[key] = runs[key]
+            except RunFailed as exc:
+                out[key] = str(exc).splitlines()[-1]
+        runs.close()
+        print(json.dumps(out))
+        """)
+    (tmp_path / "ran").mkdir()
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "pool")], cwd=KIT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    one, two = (json.loads(o) for o, _ in outs)
+    assert one == two and one["bad"] == "ValueError: the run of bad broke", one
+    ran = sorted(p.name.split("-")[0] for p in (tmp_path / "ran").iterdir())
+    assert ran == ["a", "b", "bad", "c", "d"]  # once each, whoever ran it

@@ -195,6 +195,9 @@ def test_a_stop_that_comes_during_the_put_back_waits_for_the_mirror(tmp_path, ki
     repo = _repo(tmp_path)
     copy, _ = _run_in(repo, tmp_path, kit_home)
     lock = copy.with_suffix(".lock")
+    # The holder lets the lock go before it takes its mark away: the other order left the lock held
+    # without a mark while the interpreter shut down, and a stop that looked then (a loaded machine)
+    # rightly took it for a run and copied.
     holder = ("import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDWR)\nfcntl.flock(fd, fcntl.LOCK_EX)\n"
               "mark = sys.argv[1][:-5] + '.putback'\nif sys.argv[2] == 'mark':\n    open(mark, 'w').close()\n"
               "print('held', flush=True)\ntime.sleep(float(sys.argv[3]))\nos.close(fd)\nif os.path.exists(mark):\n    os.unlink(mark)\n")

@@ -26,7 +26,7 @@ import pytest
 
 from tests.support.repos import write_config, git, stop_lines, make_repo, run_hook, stop_payload, ledger_lines
 from tests.support import require
-from tests.support.repos import seal
+from tests.support.repos import seal, sealed_copy
 
 HIDDEN = '''import calc
 
@@ -264,15 +264,21 @@ def _cases():
             yield pytest.param(name, code, expect, mode, id=f"{name}-{mode}")
 
 
-def _sealed(tmp_path: Path, kit_home: Path, mode: str, scan: str = "off") -> Path:
+def _sealed(tmp_path_factory, kit_home: Path, mode: str, scan: str = "off") -> Path:
+    """A copy of `calc.py` with the bug, HIDDEN sealed for it (once per worker: repos.sealed_copy), then
+    the case's config."""
     if mode == "bwrap":
         require.bwrap()
-    repo = make_repo(tmp_path / "repo", {"calc.py": BUG})
-    hidden = tmp_path / "hidden" / "test_calc.py"
-    hidden.parent.mkdir()
-    hidden.write_text(HIDDEN)
-    res = seal(repo, hidden)
-    assert res.returncode == 0, res.stderr
+
+    def build(repo: Path, home: Path) -> None:
+        make_repo(repo, {"calc.py": BUG})
+        hidden = repo.parent / "hidden" / "test_calc.py"
+        hidden.parent.mkdir()
+        hidden.write_text(HIDDEN)
+        res = seal(repo, hidden, extra_env={"DONEGATE_HOME": str(home)})
+        assert res.returncode == 0, res.stderr
+
+    repo = sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "repo", build, kit_home)
     write_config(kit_home, f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: {scan}\n")
     return repo
 
@@ -294,8 +300,8 @@ def _assert_no_test_text(text: str) -> None:
 
 
 @pytest.mark.parametrize("name, code, expect, mode", list(_cases()))
-def test_attack_is_blocked_and_leaks_nothing(tmp_path, kit_home, name, code, expect, mode):
-    repo = _sealed(tmp_path, kit_home, mode)
+def test_attack_is_blocked_and_leaks_nothing(tmp_path_factory, kit_home, name, code, expect, mode):
+    repo = _sealed(tmp_path_factory, kit_home, mode)
     server = None
     if "PORT" in code:
         server = socket.socket()
@@ -333,9 +339,9 @@ def test_attack_is_blocked_and_leaks_nothing(tmp_path, kit_home, name, code, exp
 
 
 @pytest.mark.parametrize("name", list(HONEST))
-def test_honest_code_passes_with_every_defence_on(tmp_path, kit_home, name):
+def test_honest_code_passes_with_every_defence_on(tmp_path_factory, kit_home, name):
     mode = "bwrap" if os.environ.get("DGTEST_REQUIRE_SANDBOX") == "1" or shutil.which("bwrap") else "off"
-    repo = _sealed(tmp_path, kit_home, mode, scan="block")
+    repo = _sealed(tmp_path_factory, kit_home, mode, scan="block")
     (repo / "calc.py").write_text(HONEST[name])
     res = run_hook(stop_payload(repo), timeout=120)
     assert res.returncode == 0, res.stderr
@@ -368,10 +374,10 @@ SCANNED = {
 
 
 @pytest.mark.parametrize("name", list(SCANNED))
-def test_the_scan_blocks_what_the_run_cannot_see(tmp_path, kit_home, name):
+def test_the_scan_blocks_what_the_run_cannot_see(tmp_path_factory, kit_home, name):
     # An always-equal value passes `==` at run time; the scan names the trick, file:line and rule.
     code, where, rule = SCANNED[name]
-    repo = _sealed(tmp_path, kit_home, "off", scan="block")
+    repo = _sealed(tmp_path_factory, kit_home, "off", scan="block")
     (repo / "calc.py").write_text(code)
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "games the test harness" in res.stderr and where in res.stderr and f"[{rule}]" in res.stderr
@@ -384,7 +390,7 @@ def test_the_scan_blocks_what_the_run_cannot_see(tmp_path, kit_home, name):
 
 @pytest.mark.parametrize("mode", ["bwrap", "off"])
 @pytest.mark.parametrize("where", ["__pycache__", "sourceless"])
-def test_planted_bytecode_never_runs_instead_of_the_source(tmp_path, kit_home, mode, where):
+def test_planted_bytecode_never_runs_instead_of_the_source(tmp_path_factory, kit_home, mode, where):
     # Python trusts a .pyc whose header matches the source's size and mtime, and imports a lone
     # calc.pyc where no calc.py is: bytecode of the fix, planted beside the buggy (scanned) source.
     import importlib.util
@@ -392,7 +398,7 @@ def test_planted_bytecode_never_runs_instead_of_the_source(tmp_path, kit_home, m
 
     from importlib._bootstrap_external import _code_to_timestamp_pyc
 
-    repo = _sealed(tmp_path, kit_home, mode)
+    repo = _sealed(tmp_path_factory, kit_home, mode)
     fixed = compile(RIGHT, str(repo / "calc.py"), "exec")
     src = repo / "calc.py"
     if where == "__pycache__":

@@ -17,6 +17,7 @@ from donegate import cli, ledger, report
 from donegate.report import html as report_html
 from donegate.experiment import table
 from tests.support import require
+from tests.support.pool import SharedRuns, shared_root
 
 sys.path.insert(0, str(KIT / "bench"))
 sys.path.insert(0, str(KIT / "examples"))
@@ -221,13 +222,18 @@ def test_a_rate_never_rounds_to_0_or_100_percent_unless_it_is(k, n, shown):
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory) -> tuple[Path, Path]:
-    """A generated ledger of 100,000 stops (the bench's) and its page, made once for this file."""
-    tmp = tmp_path_factory.mktemp("big")
-    led = tmp / "ledger.jsonl"
-    assert report_html_bench.generate(led, stops=100_000) == 100_000
-    with pytest.MonkeyPatch.context() as mp:  # module scope: before the per-test home is set
-        mp.setenv("DONEGATE_HOME", str(tmp_path_factory.mktemp("donegate-home")))
-        return led, page(tmp, led)
+    """A generated ledger of 100,000 stops (the bench's) and its page, made once for the whole run
+    (whichever xdist worker asks first: tests/support/pool.py)."""
+
+    def make(key: str, tmp: Path) -> tuple[Path, Path]:
+        led = tmp / "ledger.jsonl"
+        assert report_html_bench.generate(led, stops=100_000) == 100_000
+        (tmp / "donegate-home").mkdir()
+        with pytest.MonkeyPatch.context() as mp:  # module scope: before the per-test home is set
+            mp.setenv("DONEGATE_HOME", str(tmp / "donegate-home"))
+            return led, page(tmp, led)
+
+    return SharedRuns(shared_root(tmp_path_factory, "report-of-100000-stops"), ["big"], make, threads=0)["big"]
 
 
 def test_the_page_of_100000_stops_stays_under_5_mb(big):

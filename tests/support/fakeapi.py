@@ -393,6 +393,26 @@ class FakeAPI:
             self._httpd.server_close()
             self._httpd = None
 
+    def __getstate__(self) -> dict:
+        """A stopped server pickles as what it recorded (tests/support/pool.py hands a pooled session's
+        results to another worker): the requests, errors and how much of each script was used. The
+        scripted steps and callables stay behind, so the copy answers the inspection helpers only."""
+        assert self._httpd is None, "pickle a FakeAPI only once it is stopped"
+        state = dict(self.__dict__, _lock=None, _ids=None, _thread=None, is_main=None, side_text="", respond=None)
+        state["_default"] = self._spent(self._default)
+        state["_keyed"] = {k: self._spent(v) for k, v in self._keyed.items()}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _lock=threading.RLock(), _ids=itertools.count(1))
+
+    @staticmethod
+    def _spent(script: _Script) -> _Script:
+        """`script` with its steps left out: only its length and position (what `remaining` reads)."""
+        out = _Script([None] * len(script.steps))
+        out.pos = script.pos
+        return out
+
     def __enter__(self) -> "FakeAPI":
         return self.start()
 

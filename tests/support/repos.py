@@ -6,12 +6,16 @@ fixtures only): one place to read what a test is made of.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
+from typing import Callable
 
 KIT = Path(__file__).resolve().parents[2]
 HOOK = KIT / "hooks" / "stop_gate.py"
@@ -58,9 +62,9 @@ def seal(repo: Path, *tests: Path, extra_env: dict | None = None, request: str |
     return subprocess.run(argv, capture_output=True, text=True, timeout=180, cwd=KIT, env={**os.environ, **(extra_env or {})})
 
 
-def seal_example(repo: Path) -> Path:
+def seal_example(repo: Path, extra_env: dict | None = None) -> Path:
     """The bundled example's acceptance tests sealed for `repo` (which must hold the example)."""
-    res = seal(repo, *sorted(EXAMPLE_TESTS.glob("test_*.py")), request=REQUEST)
+    res = seal(repo, *sorted(EXAMPLE_TESTS.glob("test_*.py")), request=REQUEST, extra_env=extra_env)
     assert res.returncode == 0, res.stderr
     return repo
 
@@ -74,6 +78,43 @@ def seal_single(tmp_path: Path, body: str, files: dict[str, str] | None = None) 
     res = seal(repo, test)
     assert res.returncode == 0, res.stderr
     return repo
+
+
+def sealed_copy(root: Path, name: str, build: Callable[[Path, Path], None], kit_home: Path) -> Path:
+    """A fresh copy of a repository sealed once per test process for every test that asks for the same
+    `name` under the same donegate.yaml (a seal costs a run of the hidden tests; a copy, milliseconds).
+
+    `build(repo, home)` makes the repository at `repo` (and whatever beside it, in its parent folder,
+    the slot) and seals it with DONEGATE_HOME=`home` (which holds the test's donegate.yaml). Each test
+    then gets a copy of the slot at the very path the seal recorded (a moved repository is handed to a
+    person): `root/<name>-<config>/slot/<name>`, the test before moved aside first, the slot the test's
+    own; `kit_home` gets what the seal wrote (store, state, ledger), never the template's donegate.yaml.
+    Tests run one at a time in a process (pytest-xdist workers are processes): one slot per template."""
+    config_path = kit_home / "donegate.yaml"
+    config = config_path.read_text() if config_path.exists() else ""
+    base = root / f"{name}-{hashlib.sha256(config.encode()).hexdigest()[:10]}"
+    template, slot = base / "template", base / "slot"
+    if not template.exists():
+        building = base / "building"
+        shutil.rmtree(building, ignore_errors=True)
+        (building / "home").mkdir(parents=True)
+        if config:
+            (building / "home" / "donegate.yaml").write_text(config)
+        shutil.rmtree(slot, ignore_errors=True)
+        build(slot / name, building / "home")
+        shutil.copytree(slot, building / "slot", symlinks=True)
+        building.rename(template)  # whole or absent: a build that failed is made again
+    if slot.exists():
+        slot.rename(base / f"used-{uuid.uuid4().hex[:8]}")
+    shutil.copytree(template / "slot", slot, symlinks=True)
+    for entry in (template / "home").iterdir():
+        if entry.name == "donegate.yaml":
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, kit_home / entry.name, symlinks=True, dirs_exist_ok=True)
+        else:
+            shutil.copy2(entry, kit_home / entry.name)
+    return slot / name
 
 
 def run_hook(payload, *, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
