@@ -4,7 +4,7 @@ PyYAML is imported only when the file exists, so the common hook run (no config)
 
 The file is read inside the stop's deadline, so reading it is bounded: at most `MAX_BYTES`, a regular
 file only (a FIFO never blocks the read), UTF-8 text, no YAML aliases (an alias bomb expands without
-bound), at most `MAX_GLOBS` globs of at most `MAX_GLOB_CHARS` each per list, and an error message
+bound), at most `MAX_DEPTH` levels of flow brackets (checked before PyYAML recurses through them), at most `MAX_GLOBS` globs of at most `MAX_GLOB_CHARS` each per list, and an error message
 shows a short prefix of a bad value, never the whole of it.
 """
 
@@ -232,11 +232,29 @@ def _loader():
     return Loader
 
 
+MAX_DEPTH = 100  # of [ and { (flow style); the schema's deepest value is a list in a mapping
+
+
+def _depth(text: str) -> int:
+    """The deepest nesting of flow brackets, counted without parsing (a bracket in a quoted glob counts
+    too: a hundred of them unclosed is not a config)."""
+    depth = top = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            top = max(top, depth)
+        elif ch in "]}" and depth:
+            depth -= 1
+    return top
+
+
 def load(path: Path | None = None) -> dict[str, Any]:
     path = path or paths.config_path()
     text = _read(path)
     if text is None:
         return defaults()
+    if _depth(text) > MAX_DEPTH:  # PyYAML spends most of a second on it before its recursion limit
+        raise ConfigError(f"{path}: nested too deeply", "a donegate.yaml is a flat mapping of keys")
     import yaml  # only when there is a file to read
 
     try:
