@@ -316,6 +316,45 @@ def test_the_second_run_imports_the_product_once_not_once_a_test(tmp_path, kit_h
     assert not list(repo.rglob("*.pyc")), "bytecode was written beside the sources"
 
 
+THREADED = """import threading
+import time
+
+_lock = threading.Lock()
+
+
+def _spin():  # a background thread the import starts, holding a lock most of the time
+    while True:
+        with _lock:
+            time.sleep(0.002)
+        time.sleep(0.0002)
+
+
+threading.Thread(target=_spin, daemon=True).start()
+
+
+def price(units):
+    with _lock:
+        return units * 90 if units >= 10 else units * 100
+"""
+
+
+def test_a_product_whose_import_starts_a_thread_is_double_checked_without_forking_its_threads(tmp_path, kit_home):
+    """Honest code that starts a thread when imported: a fork of the zygote would copy that thread stopped,
+    its lock held, and the test would wait for it until the run's timeout (a block). The zygote sees the
+    thread and runs one test itself, a fresh zygote for each."""
+    write_config(kit_home, "confine: off\ntimeout: 20\n")
+    repo = make_repo(tmp_path / "repo", {"calc.py": BUG})
+    hidden = tmp_path / "hidden" / "test_calc.py"
+    hidden.parent.mkdir()
+    hidden.write_text(HIDDEN)
+    assert seal(repo, hidden).returncode == 0
+    (repo / "calc.py").write_text(THREADED)
+    res = run_hook(stop_payload(repo), timeout=120)
+    second = stop_lines(kit_home)[-1]["gates"]["acceptance"].get("second")
+    assert res.returncode == 0, (res.stderr, second)
+    assert second["checked"] == 3 and "disagree" not in second, second
+
+
 # --- the second run starts the project's interpreter, as the first does --------------------------------
 
 DEP_HIDDEN = '''import builtins
