@@ -225,7 +225,7 @@ def look(repo: Path, root: Path | None = None) -> Tree:
         hashed += 1
         hashed_bytes += st.st_size if stat.S_ISREG(st.st_mode) else 0
     tree = Tree(repo, entries, hashed, hashed_bytes, 0.0)
-    if path is not None and (hashed or len(entries) != len(before) or not kept):  # (a file of before ids: no id)
+    if path is not None and (hashed or len(entries) != len(before) or not kept):  # (no id: written before ids were)
         _save(path, repo, {k: v for k, v in entries.items() if v[0]}, start_ns)
     elif path is not None:  # every entry found as kept (same names, same stat, a digest each)
         tree.kept = (path, kept)

@@ -510,7 +510,7 @@ def zygote(job, code, cmd_r, rep_w):
         sys.modules[modname] = mod
         exec(code, mod.__dict__)
     except BaseException as exc:  # noqa: B036 (the module did not import: every test of it fails alike)
-        failed = exc.args[0] if isinstance(exc, _Alarm) else _failure(exc, hits)
+        failed = _failure(exc, hits)
     # Threads the import started (the kernel's count: native ones too) would be copied into a fork
     # stopped where they were, holding whatever lock they held: then this zygote runs one test itself,
     # reports and ends, and the supervisor starts another for the next test (each imports again).
@@ -531,7 +531,7 @@ def zygote(job, code, cmd_r, rep_w):
             try:
                 _run_test(mod, {**job, **test})
             except BaseException as exc:  # noqa: B036 (every way a test can end that is not a pass)
-                what = exc.args[0] if isinstance(exc, _Alarm) else _failure(exc, hits)
+                what = _failure(exc, hits)
                 write(rep_w, (json.dumps({"status": 1, "data": what[:500], "alone": True}) + "\n").encode())
                 exit_(1)
             token = _exactly(cmd_r, TOKEN).decode()
@@ -579,7 +579,7 @@ def one_test(mod, job, tok_r, res_w, hits):
     try:
         _run_test(mod, job)
     except BaseException as exc:  # noqa: B036 (every way a test can end that is not a pass)
-        write(res_w, (exc.args[0] if isinstance(exc, _Alarm) else _failure(exc, hits)).encode()[:500])
+        write(res_w, (_failure(exc, hits)).encode()[:500])
         exit_(1)
     tok = read(tok_r, 64)
     write(res_w, tok)
@@ -612,7 +612,9 @@ def _threads():
 def _failure(exc, hits):
     """What a fork or the zygote reports for `exc`. Only the refused import itself, left uncaught, is "the
     product needs pytest" (appealable): a product that caught it and then failed a test behaves differently
-    under pytest (hard)."""
+    under pytest (hard). The probe's alarm at the zygote's import carries its own line."""
+    if isinstance(exc, _Alarm):
+        return exc.args[0]
     needs = hits and isinstance(exc, ImportError) and (getattr(exc, "name", "") or "").split(".")[0] in HARNESS
     return ("I:" + ",".join(hits)) if needs else ("F:" + type(exc).__name__)
 

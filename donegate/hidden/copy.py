@@ -30,7 +30,7 @@ from donegate import proc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Iterator
+    from typing import Callable, Iterable, Iterator
 
     from donegate import statcache
 
@@ -110,11 +110,13 @@ def _small(repo: Path, limit: int = 200) -> bool:
     return True
 
 
-def _skipped(name: str, top: tuple[str, ...]) -> bool:
-    """Not part of the copy: `.git` and the shared environments (bound or linked), and bytecode (a planted
-    `.pyc` would run instead of the source the scan read)."""
-    first = name.split("/", 1)[0]
-    return first in top or name.endswith((".pyc", ".pyo")) or "__pycache__/" in name or name.startswith("__pycache__")
+def _copied(names: Iterable[str], top: tuple[str, ...]) -> set[str]:
+    """Which of `names` are part of the copy: not `.git` or the shared environments (bound or linked), and
+    no bytecode (a planted `.pyc` would run instead of the source the scan read). String methods only: a
+    15,000-file look goes through it at every stop."""
+    under, pyc = tuple(f"{t}/" for t in top), (".pyc", ".pyo")
+    return {n for n in names if not (n.startswith(under) or n in top or n.endswith(pyc) or "__pycache__/" in n
+                                     or n.startswith("__pycache__"))}
 
 
 class Mirror:
@@ -211,11 +213,8 @@ def _wanted(tree: statcache.Tree, top: tuple[str, ...]) -> tuple[dict[str, str],
 
     found = tree.wanted.get(top)
     if found is None:
-        # `_skipped`, inlined with its tests in C (string methods): 15,000 entries a look.
-        under, pyc = tuple(f"{t}/" for t in top), (".pyc", ".pyo")
-        want = {n: key for n, (key, d) in tree.entries.items()
-                if key and d != statcache.UNREADABLE and not (n.startswith(under) or n in top or n.endswith(pyc)
-                                                              or "__pycache__/" in n or n.startswith("__pycache__"))}
+        keep = _copied(tree.entries, top)
+        want = {n: key for n, (key, d) in tree.entries.items() if key and d != statcache.UNREADABLE and n in keep}
         dirs = {""}
         for n in want:
             d = n.rpartition("/")[0]
@@ -302,6 +301,7 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
             mirror.record = {}
             mirror.sync(tree)
         told["faithful"] = mirror.faithful
+        told["mirror"] = True
         yield mirror.path
     finally:
         assert lock is not None
@@ -337,6 +337,11 @@ class _PutBack:
 
 
 _PENDING: list[Callable[[], None]] = []  # put-backs, then `pyc.Compile` jobs: done in order
+
+
+def after(job: Callable[[], None]) -> None:
+    """`job` done once the hook has answered, after the put-backs queued before it (`after_answer`)."""
+    _PENDING.append(job)
 
 
 def drain() -> None:

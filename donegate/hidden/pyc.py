@@ -91,15 +91,15 @@ class Compile:
 
         if not self.files:
             return
-        store = folder(self.root, self.repo)
-        store.mkdir(parents=True, exist_ok=True)
-        hidden = walls.hidden_roots()
-        env = walls.env("/tmp", hidden)
-        argv = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=self.repo, copy=self.mirror,
-                                store=store, hidden=hidden, env=env, shared=self.shared, python=self.python.binds,
-                                chdir=self.project, read_only=True, extra=["--bind", str(store), INSIDE])
         try:
+            store = folder(self.root, self.repo)
+            store.mkdir(parents=True, exist_ok=True)
+            hidden = walls.hidden_roots()
+            env = walls.env("/tmp", hidden)
+            argv = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=self.repo, copy=self.mirror,
+                                    store=store, hidden=hidden, env=env, shared=self.shared, python=self.python.binds,
+                                    chdir=self.project, read_only=True, extra=["--bind", str(store), INSIDE])
             proc.run([*argv, *self.python.argv, "-c", COMPILE], timeout=120, env=env,
                      input=json.dumps({"prefix": INSIDE, "repo": str(self.repo), "files": self.files}))
-        except OSError:
+        except Exception:  # noqa: BLE001 - a job that failed costs the next stops a compile from source, nothing more
             pass

@@ -232,6 +232,7 @@ class Walls:
         self.kind, self.repo, self.store, self.tmp, self.copy, self.shared = kind, repo, store, tmp, copy, shared
         self.copied = 0.0  # seconds it took to bring the copy in step
         self.faithful = False  # the copy holds exactly what the stop's look saw (`copy.working_copy`)
+        self.mirrored = False  # the copy is the tree's mirror, kept between stops
         hidden = walls.hidden_roots()
         self.private = "/tmp" if kind == "bwrap" else str(tmp / "tmp")
         if kind != "bwrap":
@@ -287,6 +288,7 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
         w_ = Walls(store, repo, kind, Path(tmp), copy=copy, shared=shared, project=project, python=python,
                    pytest_env=pytest_env, root=mirror[0])
         w_.copied, w_.faithful = time.monotonic() - t0, told.get("faithful", False)
+        w_.mirrored = told.get("mirror", False)
         yield w_
 
 
@@ -316,14 +318,12 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
                        started=started)
         reader.join(timeout=2)
         outlived = reader.is_alive()
-    from donegate import paths
-
-    if later and kind == "bwrap" and root is not None and tree is not None and w_.copy.parent == paths.state_dir(root) / "mirror":
-        # The run used the tree's mirror: once the hook has answered and the mirror is put back, its
-        # sources are compiled for the next stops (`donegate.hidden.pyc`).
+    if later and w_.mirrored and root is not None and tree is not None:
+        # The run used the tree's mirror (confined): once the hook has answered and the mirror is put
+        # back, its sources are compiled for the next stops (`donegate.hidden.pyc`).
         from donegate.hidden import copy as throwaway, pyc as bytecode
 
-        throwaway._PENDING.append(bytecode.Compile(root, repo, w_.copy, tree, (".git", *w_.shared), python, project))
+        throwaway.after(bytecode.Compile(root, repo, w_.copy, tree, (".git", *w_.shared), python, project))
     output = w_.unseen(res.stdout + res.stderr)
     def run_of(ok: bool, problem: str, **found: Any) -> TestRun:
         made = TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)

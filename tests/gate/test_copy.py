@@ -31,7 +31,9 @@ def _repo(tmp_path: Path) -> Path:
 
 
 def _content(top: Path) -> dict[str, str]:
-    return {n: d for n, d in statcache.look(top).digests().items() if not throwaway._skipped(n, (".git",))}
+    digests = statcache.look(top).digests()
+    keep = throwaway._copied(digests, (".git",))
+    return {n: d for n, d in digests.items() if n in keep}
 
 
 def _run_in(repo: Path, tmp_path: Path, root: Path, act=None) -> tuple[Path, int]:
