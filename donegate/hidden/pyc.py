@@ -15,6 +15,7 @@ at `INSIDE` as their `sys.pycache_prefix`; a module whose source moved on is com
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -24,20 +25,27 @@ if TYPE_CHECKING:
 
 INSIDE = "/tmp/.pycache"  # where the runs see the store (their /tmp is their own)
 MAX_FILES = 20_000
+MAX_BYTES = 4 << 20  # a larger source is compiled by the run that imports it, as before
 
 # `python -I -S -c COMPILE`, its JSON on stdin: compile each file (read at its path in the repository,
 # where the mirror is bound) into `prefix`, unless the pyc there was made from the same source.
 COMPILE = """\
 def main():
-    import importlib.util, json, os, sys
+    import importlib.util, json, os, stat, sys
     from importlib import _bootstrap_external as ext
     job = json.loads(sys.stdin.read())
     sys.pycache_prefix = job["prefix"]
     for rel in job["files"]:
         path = os.path.join(job["repo"], rel)
         try:
-            with open(path, "rb") as fh:
-                source = fh.read()
+            # A regular file only, opened without following a link and without waiting on a FIFO: a
+            # `.py` linked to /dev/zero would be read until the memory runs out.
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with open(fd, "rb") as fh:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode) or st.st_size > job["max_bytes"]:
+                    continue
+                source = fh.read(job["max_bytes"] + 1)
             want = importlib.util.source_hash(source)
             cfile = importlib.util.cache_from_source(path)
             try:
@@ -82,7 +90,9 @@ class Compile:
 
         self.root, self.repo, self.mirror, self.python, self.project = root, repo, mirror, python, project
         want, _ = throwaway._wanted(tree, top)
-        self.files = [n for n in want if n.endswith(".py")][:MAX_FILES]
+        # Regular files (the stat key starts with the mode); the job checks again as it opens each.
+        self.files = [n for n, key in want.items()
+                      if n.endswith(".py") and stat.S_ISREG(int(key.partition(":")[0]))][:MAX_FILES]
         self.shared = [t for t in top if t != ".git"]
 
     def __call__(self) -> None:
@@ -100,6 +110,7 @@ class Compile:
                                     store=store, hidden=hidden, env=env, shared=self.shared, python=self.python.binds,
                                     chdir=self.project, read_only=True, extra=["--bind", str(store), INSIDE])
             proc.run([*argv, *self.python.argv, "-c", COMPILE], timeout=120, env=env,
-                     input=json.dumps({"prefix": INSIDE, "repo": str(self.repo), "files": self.files}))
+                     input=json.dumps({"prefix": INSIDE, "repo": str(self.repo), "files": self.files,
+                                       "max_bytes": MAX_BYTES}))
         except Exception:  # noqa: BLE001 - a job that failed costs the next stops a compile from source, nothing more
             pass

@@ -56,3 +56,32 @@ def test_bytecode_kept_between_stops_never_runs_instead_of_a_changed_source(tmp_
     while kept.read_bytes()[:16] == head and time.monotonic() < end:
         time.sleep(0.05)
     assert kept.read_bytes()[:16] != head
+
+
+def test_the_compile_job_reads_regular_files_only_and_ends(tmp_path):
+    """A `.py` in the tree that never ends when read (a symlink to /dev/zero, a FIFO) is skipped by the job,
+    not read: reading /dev/zero grew the job's memory until it failed, seconds of CPU after every stop
+    (seen in the suite: 20-28 s a job), and a FIFO held it until its timeout. The files around it are
+    compiled all the same."""
+    import json
+    import resource
+    import subprocess
+    import sys
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    os.symlink("/dev/zero", repo / "a_zero.py")
+    os.mkfifo(repo / "b_pipe.py")
+    (repo / "calc.py").write_text(BUG)
+    store = tmp_path / "store"
+
+    def limit() -> None:  # the bug shows as a MemoryError within a second, not as the machine's memory gone
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    job = {"prefix": str(store), "repo": str(repo), "files": ["a_zero.py", "b_pipe.py", "calc.py"],
+           "max_bytes": pyc.MAX_BYTES}
+    res = subprocess.run([sys.executable, "-I", "-S", "-c", pyc.COMPILE], input=json.dumps(job), text=True,
+                         capture_output=True, timeout=60, preexec_fn=limit)
+    assert res.returncode == 0, res.stderr[-800:]
+    assert list(store.rglob("calc.*.pyc")), "the regular file next to them was not compiled"
+    assert not list(store.rglob("a_zero.*.pyc")) and not list(store.rglob("b_pipe.*.pyc"))
