@@ -497,7 +497,6 @@ def zygote(job, code, cmd_r, rep_w):
             probe(left, right, op, result)
             return result
 
-        sys.dont_write_bytecode = False  # into the run's own cache (`supervise`), never beside a source
         if "imports-pytest" in job["allow"]:  # importable (the kit's), never run: last on the path
             sys.path.extend(job["pytest"])
         os.chdir(job["cwd"])  # sys.path is the first run's (`supervise` set it): the project's folder first
@@ -753,7 +752,8 @@ def supervise(params):
     # product's bytecode the kit compiled after the last stops (`donegate.hidden.pyc`, read-only), or
     # share a cache of this run in its private temporary folder; the repository's own `__pycache__` is
     # never read (the copy has none).
-    sys.pycache_prefix = params.get("pyc") or tempfile.mkdtemp(prefix="pyc")
+    store = params.get("pyc")
+    globals()["keep_bytecode"](store or tempfile.mkdtemp(prefix="pyc"), params["repo"], params["shared"], writable=not store)
 
     out = os.fdopen(os.dup(1), "w")
     nonce = params["nonce"]

@@ -9,7 +9,8 @@ sources into this store: confined as the runs are (bubblewrap, the mirror read-o
 path, the store the one folder it may write), with the project's interpreter. Its files are checked
 hash-based pycs (PEP 552): an import reads the source and uses the bytecode only when the source hashes
 to what it was compiled from, whatever its mtime, size or inode say. Both runs see the store read-only
-at `INSIDE` as their `sys.pycache_prefix`; a module whose source moved on is compiled as before.
+at `INSIDE`, for the repository's modules only (`donegate.hidden.kept`); a module whose source moved on
+is compiled as before.
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ def main():
     os.set_inheritable(fd, False)
     sys.dont_write_bytecode = True
     if spec.get("pyc"):
-        sys.pycache_prefix = spec["pyc"]
+        plugin["keep_bytecode"](spec["pyc"], spec["repo"], spec["shared"])
     sys.path[:] = spec["front"] + std + spec["site"]
     sys.executable = spec["executable"]
     reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]))
@@ -152,7 +152,7 @@ def test_files(store: Path) -> list[Path]:
 
 def _plugin_source() -> str:
     here = Path(__file__).parent  # the probe is the plugin's too: one namespace, sent as one text
-    return (here / "plugin.py").read_text(encoding="utf-8") + "\n\n" + (here / "probe.py").read_text(encoding="utf-8")
+    return "\n\n".join((here / name).read_text(encoding="utf-8") for name in ("plugin.py", "probe.py", "kept.py"))
 
 
 def _read(fd: int, stream: "channel.Stream") -> threading.Thread:
@@ -244,6 +244,7 @@ class Walls:
         self.seen_project = self.seen_repo / project.relative_to(repo)
         self.spec = python.spec({} if kind == "bwrap" else {str(repo): str(copy)})
         self.spec["repo"] = str(self.seen_repo)
+        self.spec["shared"] = list(shared)
         from donegate.hidden import pyc as bytecode
 
         pyc: list[str] = []

@@ -78,7 +78,7 @@ class SecondRun:
 
 def _source() -> str:
     here = Path(__file__).parent
-    return (here / "bare.py").read_text(encoding="utf-8") + "\n\n" + (here / "probe.py").read_text(encoding="utf-8")
+    return "\n\n".join((here / name).read_text(encoding="utf-8") for name in ("bare.py", "probe.py", "kept.py"))
 
 
 def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: str, allow: Sequence[str] = (),
@@ -104,7 +104,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         # The kit's pytest is only for a test retried with the product's `import pytest` allowed (never run).
         params = {"nonce": nonce, "shim": "m" + secrets.token_hex(6), "probe": "_p" + secrets.token_hex(6),
                   "repo": spec["repo"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
-                  "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""),
+                  "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
                   "executable": spec["executable"], "files": {p.name: str(p) for p in runner.test_files(store)}}
         argv = [*walls.prefix, *python.argv, "-c", SUPERVISOR]
         out.faithful = walls.faithful

@@ -30,17 +30,26 @@ def _compiled(root: Path, repo: Path, timeout: float = 60) -> Path:
     raise AssertionError(f"no bytecode in {pyc.folder(root, repo)}")
 
 
-def test_bytecode_kept_between_stops_never_runs_instead_of_a_changed_source(tmp_path, kit_home):
+def _first_stop(tmp_path: Path, kit_home: Path, hidden_text: str) -> Path:
+    """A confined repository with the bug, sealed with `hidden_text`, after a stop that failed only the
+    bulk-discount test (its put-back then compiles the store)."""
     require.bwrap()
-    assert len(BUG) == len(FIXED)
     write_config(kit_home, "confine: on\n")
     repo = make_repo(tmp_path / "repo", {"calc.py": BUG})
     hidden = tmp_path / "hidden" / "test_calc.py"
     hidden.parent.mkdir()
-    hidden.write_text(HIDDEN)
+    hidden.write_text(hidden_text)
     assert seal(repo, hidden).returncode == 0
     res = run_hook(stop_payload(repo, session="a"), timeout=120)
-    assert res.returncode == 2 and "test_ten_units_get_the_bulk_discount" in res.stderr, res.stderr
+    assert res.returncode == 2, res.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["failed"] == 1, res.stderr
+    assert "test_ten_units_get_the_bulk_discount" in res.stderr, res.stderr
+    return repo
+
+
+def test_bytecode_kept_between_stops_never_runs_instead_of_a_changed_source(tmp_path, kit_home):
+    assert len(BUG) == len(FIXED)
+    repo = _first_stop(tmp_path, kit_home, HIDDEN)
     kept = _compiled(kit_home, repo)
     head = kept.read_bytes()[:16]
     assert head[4:8] == b"\x03\x00\x00\x00", "not a checked hash-based pyc"
@@ -85,3 +94,26 @@ def test_the_compile_job_reads_regular_files_only_and_ends(tmp_path):
     assert res.returncode == 0, res.stderr[-800:]
     assert list(store.rglob("calc.*.pyc")), "the regular file next to them was not compiled"
     assert not list(store.rglob("a_zero.*.pyc")) and not list(store.rglob("b_pipe.*.pyc"))
+
+
+WHERE = (HIDDEN + "\n\ndef test_the_standard_library_is_read_where_python_keeps_its_bytecode():\n"
+         "    import colorsys  # imported by no harness: this test's import is the first\n"
+         "    assert '/__pycache__/' in colorsys.__spec__.cached, colorsys.__spec__.cached\n")
+
+
+def test_the_runs_read_the_products_bytecode_from_the_store_and_the_rest_where_python_keeps_it(tmp_path, kit_home):
+    """The store serves the repository's modules only: pointing every import at it (`sys.pycache_prefix`)
+    made both confined runs compile the standard library and the environment from source at every stop
+    (370 ms a run of 40 tests against 266). The store's file is what runs: the test forges it (a checked
+    pyc of the fix, under the hash of the bug's source) and the bug's source passes."""
+    import importlib.util
+    from importlib import _bootstrap_external as ext  # type: ignore[attr-defined]
+
+    repo = _first_stop(tmp_path, kit_home, WHERE)
+    kept = _compiled(kit_home, repo)
+    forged = ext._code_to_hash_pyc(compile(FIXED, str(repo / "calc.py"), "exec"),
+                                   importlib.util.source_hash(BUG.encode()), True)
+    kept.write_bytes(forged)
+    res = run_hook(stop_payload(repo, session="b"), timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["second"]["checked"] == 2
