@@ -54,6 +54,46 @@ def test_yaml_syntax_error_names_the_line(tmp_path):
     assert "line" in str(exc.value) and str(p) in str(exc.value)
 
 
+def _load_apart(p) -> tuple[str, bool]:
+    """config.load(p) in a fresh interpreter: (the config or the error, whether PyYAML was imported)."""
+    code = ("import json, sys\nfrom donegate import config\nfrom donegate.errors import ConfigError\n"
+            f"try:\n    out = json.dumps(config.load(__import__('pathlib').Path({str(p)!r})), sort_keys=True)\n"
+            "except ConfigError as exc:\n    out = 'error: ' + str(exc)\n"
+            "print(json.dumps([out, 'yaml' in sys.modules]))\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    out, imported = json.loads(res.stdout)
+    return out, imported
+
+
+def test_a_config_parsed_once_is_not_parsed_again_until_its_text_changes(tmp_path):
+    """PyYAML costs every stop ~11 ms to import: the parse is kept in the state folder under the text's
+    digest, so an unchanged donegate.yaml is read as JSON. Any change of the text parses it again, however
+    its size and mtime hide it; a value JSON cannot hold as it is (a date) is never kept; a broken
+    cache file is parsed past."""
+    import os
+
+    (tmp_path / "state").mkdir()
+    p = tmp_path / "donegate.yaml"
+    p.write_text("timeout: 30\nreview: off\n")
+    first, imported = _load_apart(p)
+    assert imported and json.loads(first)["timeout"] == 30
+    assert _load_apart(p) == (first, False)
+    st = os.stat(p)
+    p.write_text("timeout: 40\nreview: off\n")
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    changed, imported = _load_apart(p)
+    assert imported and json.loads(changed)["timeout"] == 40
+    for cache in (tmp_path / "state").glob("config*"):
+        cache.write_text("{not json")
+    assert _load_apart(p) == (changed, True)
+    assert _load_apart(p) == (changed, False)
+    p.write_text("config: 2024-01-01\n")  # a date: the same error each time, parsed each time
+    err, imported = _load_apart(p)
+    assert imported and err.startswith("error: ") and "config" in err
+    assert _load_apart(p) == (err, True)
+
+
 # -- counters: one parametrised fixture over both storages ------------------------------------
 
 @pytest.fixture(params=["file", "memory"])
