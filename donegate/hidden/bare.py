@@ -682,16 +682,20 @@ def _run_test(mod, job):
         raise LookupError(f"{len(cases)} parameter sets where pytest ran {job['count']}")
     kwargs = dict(cases[job["index"]])
     fixtures = {v._bare_fixture[0]: v for v in vars(mod).values() if hasattr(v, "_bare_fixture")}
-    base = Path(tempfile.mkdtemp(prefix="t"))
-    made, teardowns = {}, []
+    made, teardowns, base = {}, [], []
+
+    def temp():  # the test's temporary folder, made when a fixture asks for it (most tests never do)
+        if not base:
+            base.append(Path(tempfile.mkdtemp(prefix="t")))
+        return base[0]
 
     def get(n):
         if n in made:
             return made[n]
         if n == "tmp_path":
-            value = Path(tempfile.mkdtemp(dir=base))
+            value = Path(tempfile.mkdtemp(dir=temp()))
         elif n == "tmp_path_factory":
-            value = _TmpFactory(base)
+            value = _TmpFactory(temp())
         elif n == "monkeypatch":
             value = _MonkeyPatch()
             teardowns.append(value.undo)
@@ -743,6 +747,7 @@ def supervise(params):
     # What every child needs, loaded once here (the standard library only: no product code): a fork
     # then starts with it, instead of importing it 40 times.
     import importlib, inspect, io, pathlib, random, re, tempfile, types  # noqa: F401, E401
+    tempfile.gettempdir()  # found once (it writes a probe file), not by every fork that asks for tmp_path
 
     # The first run's sys.path, but for the kit's pytest: the project's folder first, the standard
     # library, then the environment's path lines (the interpreter ran with -S: none of its import lines).
