@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from donegate import proc
+from donegate.hidden import ship
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays off its path
@@ -60,12 +61,14 @@ def main():
     nonce = sys.stdin.readline().strip()
     spec = json.loads(sys.stdin.readline())
     plugin = {"__name__": "donegate_plugin"}
-    source = sys.stdin.read()
+    LABEL = "<donegate plugin>"
+""" + ship.READ + """\
     site.setquit(); site.setcopyright(); site.sethelper()
     std = list(sys.path)
     sys.path[:] = std + spec["pytest"]
     try:
-        exec(compile(source, "<donegate plugin>", "exec"), plugin)
+        for code in codes:
+            exec(code, plugin)
         import pytest
     except Exception as exc:
         sys.stderr.write("donegate-env: %s: %s\\n" % (type(exc).__name__, exc))
@@ -151,8 +154,8 @@ def test_files(store: Path) -> list[Path]:
 
 
 def _plugin_source() -> str:
-    here = Path(__file__).parent  # the probe is the plugin's too: one namespace, sent as one text
-    return "\n\n".join((here / name).read_text(encoding="utf-8") for name in ("plugin.py", "probe.py", "kept.py"))
+    """The plugin, the probe and the bytecode hook: one namespace (`donegate.hidden.ship`)."""
+    return ship.payload(("plugin", "probe", "kept"), "<donegate plugin>")
 
 
 def _read(fd: int, stream: "channel.Stream") -> threading.Thread:

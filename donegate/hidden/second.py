@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from donegate.hidden import python as pyenv
 
 from donegate import proc
+from donegate.hidden import ship
 
 # `python -I -S -c SUPERVISOR` (the project's interpreter, as the first run starts it): its parameters (one
 # JSON line, with the sys.path spec of `python.Launch`), then the harness's source, arrive on stdin. It
@@ -36,7 +37,10 @@ def main():
     import json, sys
     params = json.loads(sys.stdin.readline())
     ns = {"__name__": params["shim"] + "_h"}
-    exec(compile(sys.stdin.read(), "<" + params["shim"] + ">", "exec"), ns)
+    LABEL = "<" + params["shim"] + ">"
+""" + ship.READ + """\
+    for code in codes:
+        exec(code, ns)
     ns["supervise"](params)
     sys.stdout.flush()
     import os
@@ -76,9 +80,9 @@ class SecondRun:
         return out
 
 
-def _source() -> str:
-    here = Path(__file__).parent
-    return "\n\n".join((here / name).read_text(encoding="utf-8") for name in ("bare.py", "probe.py", "kept.py"))
+def _source(shim: str) -> str:
+    """The harness, the probe and the bytecode hook: one namespace (`donegate.hidden.ship`)."""
+    return ship.payload(("bare", "probe", "kept"), f"<{shim}>")
 
 
 def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: str, allow: Sequence[str] = (),
@@ -108,7 +112,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "executable": spec["executable"], "files": {p.name: str(p) for p in runner.test_files(store)}}
         argv = [*walls.prefix, *python.argv, "-c", SUPERVISOR]
         out.faithful = walls.faithful
-        res = proc.run(argv, timeout=timeout, cwd=walls.cwd, env=walls.env, input=json.dumps(params) + "\n" + _source(),
+        res = proc.run(argv, timeout=timeout, cwd=walls.cwd, env=walls.env, input=json.dumps(params) + "\n" + _source(params["shim"]),
                        started=started)
     out.duration = res.duration
     if res.timed_out:

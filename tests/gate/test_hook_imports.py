@@ -37,7 +37,7 @@ STOP_MODULES = {
     "donegate.kitruns", "donegate.leaks", "donegate.ledger", "donegate.outcome", "donegate.paths", "donegate.proc",
     "donegate.person", "donegate.repo", "donegate.scan", "donegate.sessions", "donegate.state", "donegate.statcache", "donegate.store",
     "donegate.util",
-    "donegate.hidden", "donegate.hidden.channel", "donegate.hidden.confine", "donegate.hidden.copy", "donegate.hidden.runner",
+    "donegate.hidden", "donegate.hidden.channel", "donegate.hidden.confine", "donegate.hidden.copy", "donegate.hidden.runner", "donegate.hidden.ship",
     "donegate.hidden.python", "donegate.hidden.second",  # the second run starts beside the first at every stop
     "donegate.hidden.pyc",  # the product's bytecode kept between confined stops
     "donegate.gate", "donegate.gate.acceptance", "donegate.gate.breaker", "donegate.gate.feedback",

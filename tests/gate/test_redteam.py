@@ -65,6 +65,9 @@ ATTACKS = {
         "from _pytest.outcomes import Skipped\ndef price(units):\n    raise Skipped('later')\n",
         "skipped at run time: later", "both"),
     # --- the harness, patched -------------------------------------------------------------------
+    "harness-function-deleted": (  # no audit event for a deletion: the tripwires after collection see it
+        "import _pytest.approx as a\ndel a.approx\n" + BUG,
+        "pytest's _pytest.approx.approx was replaced during collection", "both"),
     "gc-config-plugin-rewrites-outcomes": (
         FIND + "import pytest\nclass _P:\n    @pytest.hookimpl(wrapper=True)\n    def pytest_runtest_makereport(self, item, call):\n"
         "        rep = yield\n        rep.outcome = 'passed'\n        rep.longrepr = None\n        return rep\n"

@@ -1,0 +1,61 @@
+"""What a hidden run executes of the kit (`donegate.hidden.ship`): the kit's bytecode of its harness when the
+run's interpreter reads it, the source otherwise, and no kit path in either."""
+
+from __future__ import annotations
+
+import binascii
+import json
+import marshal
+import subprocess
+import sys
+from pathlib import Path
+from types import CodeType
+
+import pytest
+
+from donegate.hidden import ship
+
+KIT = Path(ship.__file__).resolve().parent.parent.parent
+NAMES = ("bare", "probe", "kept")
+
+
+def _every(code: CodeType):
+    yield code
+    for c in code.co_consts:
+        if isinstance(c, CodeType):
+            yield from _every(c)
+
+
+def test_the_code_sent_names_only_the_label_never_the_kit():
+    line, _, source = ship.payload(NAMES, "<m0123>").partition("\n")
+    magic, blob = line.split()
+    raw = binascii.a2b_base64(blob)
+    codes = marshal.loads(raw)
+    assert len(codes) == len(NAMES)
+    assert {c.co_filename for code in codes for c in _every(code)} == {"<m0123>"}
+    assert str(KIT).encode() not in raw and str(KIT) not in source
+    assert "def supervise(" in source and "def keep_bytecode(" in source
+
+
+# The run's side: READ, then the code executed in one namespace, as SUPERVISOR and BOOTSTRAP do.
+RUN = "import sys\ndef main():\n    LABEL = '<m0123>'\n" + ship.READ + """\
+    ns = {"__name__": "h"}
+    for code in codes:
+        exec(code, ns)
+    import json
+    print(json.dumps([len(codes), "supervise" in ns, "keep_bytecode" in ns, ns["keep_bytecode"].__code__.co_filename]))
+main()
+"""
+
+
+@pytest.mark.parametrize("tamper, compiled", [(False, False), (True, True)])
+def test_a_run_executes_the_bytecode_when_its_interpreter_reads_it_else_the_source(tamper, compiled):
+    """Another interpreter (another magic number) gets the source and compiles it, one code object."""
+    text = ship.payload(NAMES, "<m0123>")
+    if tamper:
+        text = "0000" + text[4:]
+    res = subprocess.run([sys.executable, "-I", "-S", "-c", RUN], input=text, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    count, supervise, keep, name = json.loads(res.stdout)
+    assert supervise and keep and name == "<m0123>"
+    assert count == (1 if compiled else len(NAMES))
