@@ -119,6 +119,8 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     except EnvProblem as exc:
         return _environment(gates, exc.message, exc.fix or "")
     try:
+        if running is not None:
+            running.begun(timeout=min(5.0, max(0.0, time_left(cfg["timeout"]))))
         leak, scrub = leaks.transcript_gate(payload, st, root)
         scanned = scan.scan_gate(repo, st, cfg, root, look)
         if running is None:

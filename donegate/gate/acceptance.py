@@ -33,6 +33,7 @@ class _Thread:
         self.error: BaseException | None = None
         self.pid: int | None = None
         self.cancelled = False
+        self.begun = threading.Event()  # its child process runs (or it never will: it ended, or raised)
         self._lock = threading.Lock()
         self.thread = threading.Thread(target=self._go, args=(go,), name=name, daemon=True)
         self.thread.start()
@@ -42,12 +43,15 @@ class _Thread:
             self.pid = pid
             if self.cancelled:
                 proc.cancel(pid)
+        self.begun.set()
 
     def _go(self, go: Callable[[Callable[[int], None]], Any]) -> None:
         try:
             self.result = go(self._started)
         except BaseException as exc:  # raised again in the stop's own thread by join()
             self.error = exc
+        finally:
+            self.begun.set()
 
     def join(self) -> Any:
         self.thread.join()
@@ -93,6 +97,14 @@ class Running:
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
             project=Path(self.launch.front[0]), python=self.launch, allow=allow, root=root, tree=tree,
             started=started, failed=self.cancel, later=True))
+
+    def begun(self, timeout: float) -> None:
+        """Wait (at most `timeout` s) until both runs' processes are started. Bringing their copies in step is
+        Python work in the hook, as are the stages that read beside the runs: done first, it is not slowed
+        by them (one interpreter lock), and the runs start sooner (a 15,000-file tree: the scan 46 ms)."""
+        for t in (self.first, self.second):
+            if t is not None:
+                t.begun.wait(timeout)
 
     def finish(self) -> tuple[dict[str, Any], runner.TestRun]:
         stage("the hidden test run")
