@@ -257,6 +257,25 @@ def test_a_run_can_be_cancelled_from_another_thread_and_a_finished_one_is_left_a
     assert done.returncode == 0
 
 
+def test_the_stages_beside_the_runs_wait_for_a_started_process_or_a_run_that_never_starts():
+    """The scan and scope wait until both runs' processes run (`Running.begun`): a run that raises before its
+    process starts (its copy could not be made) must not hold them up until the wait's bound."""
+    from donegate import proc
+    from donegate.gate import acceptance
+
+    def broken(started):
+        raise OSError("the copy could not be made")
+
+    failed = acceptance._Thread("broken", broken)
+    assert failed.begun.wait(30), "a run that never started kept the stages beside it waiting"
+    with pytest.raises(OSError):
+        failed.join()
+    running = acceptance._Thread("sleeper", lambda started: proc.run(["sleep", "300"], timeout=300, started=started))
+    assert running.begun.wait(30) and running.thread.is_alive()
+    running.cancel()
+    assert running.join().returncode == -9
+
+
 def test_the_deadline_is_inside_the_hook_timeout_install_writes():
     from donegate import config, deadline, gate
 
