@@ -283,11 +283,12 @@ class _Parsed:
     def get(self) -> Any:
         import json
 
+        from donegate import fsafe
+
         if self.file is None:
             return self.NONE
-        try:
-            with open(self.file, encoding="utf-8") as fh:
-                kept = json.load(fh)
+        try:  # read as the config is: a regular file, bounded (a FIFO here would hold the stop)
+            kept = json.loads(fsafe.read_text(self.file, limit=4 * MAX_BYTES))
             if isinstance(kept, dict) and kept.get("sha256") == self.digest and "data" in kept:
                 return kept["data"]
         except (OSError, ValueError):

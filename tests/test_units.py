@@ -70,7 +70,7 @@ def test_a_config_parsed_once_is_not_parsed_again_until_its_text_changes(tmp_pat
     """PyYAML costs every stop ~11 ms to import: the parse is kept in the state folder under the text's
     digest, so an unchanged donegate.yaml is read as JSON. Any change of the text parses it again, however
     its size and mtime hide it; a value JSON cannot hold as it is (a date) is never kept; a broken
-    cache file is parsed past."""
+    cache file, or a FIFO in its place, is parsed past."""
     import os
 
     (tmp_path / "state").mkdir()
@@ -88,6 +88,10 @@ def test_a_config_parsed_once_is_not_parsed_again_until_its_text_changes(tmp_pat
         cache.write_text("{not json")
     assert _load_apart(p) == (changed, True)
     assert _load_apart(p) == (changed, False)
+    for cache in (tmp_path / "state").glob("config*"):  # a FIFO is never waited on
+        cache.unlink()
+        os.mkfifo(cache)
+    assert _load_apart(p) == (changed, True)
     p.write_text("config: 2024-01-01\n")  # a date: the same error each time, parsed each time
     err, imported = _load_apart(p)
     assert imported and err.startswith("error: ") and "config" in err

@@ -756,7 +756,7 @@ def supervise(params):
     # The zygotes (one per test file, and one more with pytest importable when a test needs it) read the
     # product's bytecode the kit compiled after the last stops (`donegate.hidden.pyc`, read-only), or
     # share a cache of this run in its private temporary folder; the repository's own `__pycache__` is
-    # never read (the copy has none).
+    # never read (the copy has none), and every other folder's is read as Python reads it (`kept.py`).
     store = params.get("pyc")
     globals()["keep_bytecode"](store or tempfile.mkdtemp(prefix="pyc"), params["repo"], params["shared"], writable=not store)
 
