@@ -10,7 +10,7 @@ from pathlib import Path
 
 from donegate.hidden import pyc
 from tests.support import require
-from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload, write_config
+from tests.support.repos import run_hook, seal_files, stop_lines, stop_payload, write_config
 
 HIDDEN = "import calc\n\n\ndef test_ten_units_get_the_bulk_discount():\n    assert calc.price(10) == 900\n"
 # The bug and its fix, the same size: with the mtime set back too, a pyc checked by (mtime, size), as
@@ -35,11 +35,7 @@ def _first_stop(tmp_path: Path, kit_home: Path, hidden_text: str) -> Path:
     bulk-discount test (its put-back then compiles the store)."""
     require.bwrap()
     write_config(kit_home, "confine: on\n")
-    repo = make_repo(tmp_path / "repo", {"calc.py": BUG})
-    hidden = tmp_path / "hidden" / "test_calc.py"
-    hidden.parent.mkdir()
-    hidden.write_text(hidden_text)
-    assert seal(repo, hidden).returncode == 0
+    repo = seal_files(tmp_path, {"calc.py": BUG}, "test_calc.py", hidden_text)
     res = run_hook(stop_payload(repo, session="a"), timeout=120)
     assert res.returncode == 2, res.stderr
     assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["failed"] == 1, res.stderr

@@ -18,7 +18,7 @@ import sys
 import pytest
 
 from tests.support import require
-from tests.support.repos import write_config, git, ledger_lines, make_repo, run_hook, seal, stop_lines, stop_payload
+from tests.support.repos import write_config, git, ledger_lines, make_repo, run_hook, seal, stop_lines, seal_files, stop_payload
 
 HIDDEN = '''import pytest
 import calc
@@ -277,12 +277,8 @@ def test_a_block_does_not_wait_for_the_second_run(sealed, monkeypatch, clean):
 
 
 def test_a_test_the_second_harness_cannot_run_is_recorded_not_passed_silently(tmp_path, kit_home):
-    repo = make_repo(tmp_path / "repo", {"calc.py": BUG})
-    hidden = tmp_path / "hidden" / "test_calc.py"
-    hidden.parent.mkdir()
-    hidden.write_text(HIDDEN + "\n\ndef test_with_request(request):\n    assert calc.price(3) == 300\n")
-    res = seal(repo, hidden)
-    assert res.returncode == 0, res.stderr
+    repo = seal_files(tmp_path, {"calc.py": BUG}, "test_calc.py",
+                      HIDDEN + "\n\ndef test_with_request(request):\n    assert calc.price(3) == 300\n")
     (repo / "calc.py").write_text(FIXED)
     res = run_hook(stop_payload(repo), timeout=120)
     assert res.returncode == 0, res.stderr
@@ -301,12 +297,7 @@ def test_the_second_run_imports_the_product_once_not_once_a_test(tmp_path, kit_h
     write_config(kit_home, "confine: off\n")
     log = tmp_path / "imports.log"
     calc = f"with open({str(log)!r}, 'a') as fh:\n    fh.write('imported\\n')\nfrom pricing import price  # noqa: F401\n"
-    repo = make_repo(tmp_path / "repo", {"calc.py": calc, "pricing.py": BUG})
-    hidden = tmp_path / "hidden" / "test_calc.py"
-    hidden.parent.mkdir()
-    hidden.write_text(HIDDEN)
-    res = seal(repo, hidden)
-    assert res.returncode == 0, res.stderr
+    repo = seal_files(tmp_path, {"calc.py": calc, "pricing.py": BUG}, "test_calc.py", HIDDEN)
     log.unlink()
     (repo / "pricing.py").write_text(FIXED)
     res = run_hook(stop_payload(repo), timeout=120)
@@ -343,11 +334,7 @@ def test_a_product_whose_import_starts_a_thread_is_double_checked_without_forkin
     its lock held, and the test would wait for it until the run's timeout (a block). The zygote sees the
     thread and runs one test itself, a fresh zygote for each."""
     write_config(kit_home, "confine: off\ntimeout: 20\n")
-    repo = make_repo(tmp_path / "repo", {"calc.py": BUG})
-    hidden = tmp_path / "hidden" / "test_calc.py"
-    hidden.parent.mkdir()
-    hidden.write_text(HIDDEN)
-    assert seal(repo, hidden).returncode == 0
+    repo = seal_files(tmp_path, {"calc.py": BUG}, "test_calc.py", HIDDEN)
     (repo / "calc.py").write_text(THREADED)
     res = run_hook(stop_payload(repo), timeout=120)
     second = stop_lines(kit_home)[-1]["gates"]["acceptance"].get("second")

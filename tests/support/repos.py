@@ -71,8 +71,14 @@ def seal_example(repo: Path, extra_env: dict | None = None) -> Path:
 
 def seal_single(tmp_path: Path, body: str, files: dict[str, str] | None = None) -> Path:
     """A repository holding `mod.py` (VALUE = 1) with one hidden test file of `body` sealed for it."""
-    repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n", **(files or {})})
-    test = tmp_path / "hidden" / "test_mod.py"
+    return seal_files(tmp_path, {"mod.py": "VALUE = 1\n", **(files or {})}, "test_mod.py", body)
+
+
+def seal_files(tmp_path: Path, files: dict[str, str], test_name: str, body: str) -> Path:
+    """`tmp_path/repo` holding `files`, with one hidden test file (`tmp_path/hidden/test_name`) of `body`
+    sealed for it."""
+    repo = make_repo(tmp_path / "repo", files)
+    test = tmp_path / "hidden" / test_name
     test.parent.mkdir()
     test.write_text(body)
     res = seal(repo, test)
