@@ -1,7 +1,7 @@
 """`donegate.yaml`: the schema is data, every key has a default, every error names the key path.
 
-PyYAML is imported only when the file exists and its text is not the one last parsed (`_Parsed`, kept in
-the state folder), so a stop does not pay ~11 ms for it.
+PyYAML is imported only when the file exists and its text is not the one last parsed (kept in the state
+folder, `util.remembered`), so a stop does not pay ~11 ms for it.
 
 The file is read inside the stop's deadline, so reading it is bounded: at most `MAX_BYTES`, a regular
 file only (a FIFO never blocks the read), UTF-8 text, no YAML aliases (an alias bomb expands without
@@ -254,61 +254,23 @@ def load(path: Path | None = None) -> dict[str, Any]:
     text = _read(path)
     if text is None:
         return defaults()
-    kept = _Parsed(path, text)
-    data = kept.get()
-    if data is _Parsed.NONE:
+    # PyYAML costs every stop ~11 ms to import: the parse is kept in the state folder under the text's
+    # sha256 (only a parse JSON holds exactly); validation runs at every load.
+    import hashlib
+
+    from donegate.util import remembered
+
+    state = path.parent / "state"
+    if state.is_dir():
+        data = remembered(state / "config-parsed.json", hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                          lambda: _parse(path, text), exact=True, limit=4 * MAX_BYTES)
+    else:
         data = _parse(path, text)
-        kept.put(data)
     try:
         return validate(data)
     except ConfigError as exc:
         exc.message = f"{path}: {exc.message}"
         raise
-
-
-class _Parsed:
-    """The last parse of the config, kept in the state folder under the sha256 of its text: importing PyYAML
-    costs every stop ~11 ms, the JSON of a kept parse a fraction of one. Only a parse JSON holds exactly
-    (no dates, no tuples) is kept; validation runs on every load; a missing or broken file is parsed past."""
-
-    NONE = object()
-
-    def __init__(self, path: Path, text: str) -> None:
-        import hashlib
-
-        state = path.parent / "state"
-        self.file = state / "config-parsed.json" if state.is_dir() else None
-        self.digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-    def get(self) -> Any:
-        import json
-
-        from donegate import fsafe
-
-        if self.file is None:
-            return self.NONE
-        try:  # read as the config is: a regular file, bounded (a FIFO here would hold the stop)
-            kept = json.loads(fsafe.read_text(self.file, limit=4 * MAX_BYTES))
-            if isinstance(kept, dict) and kept.get("sha256") == self.digest and "data" in kept:
-                return kept["data"]
-        except (OSError, ValueError):
-            pass
-        return self.NONE
-
-    def put(self, data: Any) -> None:
-        import json
-
-        from donegate.util import atomic_write
-
-        if self.file is None:
-            return
-        try:
-            text = json.dumps({"sha256": self.digest, "data": data})
-            if json.loads(text)["data"] != data:
-                return
-            atomic_write(self.file, text, durable=False)
-        except (OSError, TypeError, ValueError):
-            pass  # not kept: the next load parses again
 
 
 def _parse(path: Path, text: str) -> Any:

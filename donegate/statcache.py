@@ -67,21 +67,9 @@ class Tree:
         it. (The verdict cache's key: a 15,000-file tree costs a sort and a string a file to key.)"""
         if self.kept is None:
             return compute()
-        path = self.kept[0].with_suffix(f".{what}.json")
-        try:
-            memo = json.loads(fsafe.read_text(path))
-            if memo["id"] == self.kept[1]:
-                return memo["value"]
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-        value = compute()
-        from donegate.util import atomic_write
+        from donegate.util import remembered
 
-        try:
-            atomic_write(path, json.dumps({"id": self.kept[1], "value": value}), durable=False)
-        except OSError:
-            pass
-        return value
+        return remembered(self.kept[0].with_suffix(f".{what}.json"), self.kept[1], compute)
 
     def digest(self, name: str) -> str | None:
         """`fsafe.digest` of `name` as of this look (None: not there)."""

@@ -12,10 +12,36 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable
+    from typing import Any, Callable
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
 _seq = 0
+
+
+def remembered(path: "os.PathLike[str] | str", tag: str, compute: "Callable[[], Any]", *, exact: bool = False,
+               limit: int | None = None) -> "Any":
+    """`compute()`, or what it gave before under the same `tag`: kept as JSON in `path` (`{"id", "value"}`),
+    read as a regular file (`fsafe`: a FIFO in its place is never waited on, a broken file is computed
+    past), written whole but not synced (a lost memo costs one `compute`). `exact`: kept only when JSON
+    gives back exactly what `compute` gave (no tuples, no dates). What `compute` raises is raised."""
+    import json
+
+    from donegate import fsafe
+
+    try:
+        memo = json.loads(fsafe.read_text(path, limit=limit))
+        if isinstance(memo, dict) and memo.get("id") == tag and "value" in memo:
+            return memo["value"]
+    except (OSError, ValueError):
+        pass
+    value = compute()
+    try:
+        text = json.dumps({"id": tag, "value": value})
+        if not exact or json.loads(text)["value"] == value:
+            atomic_write(path, text, durable=False)
+    except (OSError, TypeError, ValueError):
+        pass  # not kept: the next call computes again
+    return value
 
 
 def atomic_write(path: "os.PathLike[str] | str", data: "bytes | str", mode: int | None = None, *,
