@@ -523,7 +523,7 @@ def zygote(job, code, cmd_r, rep_w):
         test = json.loads(_exactly(cmd_r, int(head)))
         if failed:
             _exactly(cmd_r, TOKEN)
-            write(rep_w, (json.dumps({"data": failed[:500]}) + "\n").encode())
+            _report(write, rep_w, data=failed[:500])
             continue
         if alone:
             out[0] = ("report", rep_w)
@@ -531,10 +531,10 @@ def zygote(job, code, cmd_r, rep_w):
                 _run_test(mod, {**job, **test})
             except BaseException as exc:  # noqa: B036 (every way a test can end that is not a pass)
                 what = _failure(exc, hits)
-                write(rep_w, (json.dumps({"status": 1, "data": what[:500], "alone": True}) + "\n").encode())
+                _report(write, rep_w, status=1, data=what[:500], alone=True)
                 exit_(1)
             token = _exactly(cmd_r, TOKEN).decode()
-            write(rep_w, (json.dumps({"status": 0, "data": token, "alone": True}) + "\n").encode())
+            _report(write, rep_w, status=0, data=token, alone=True)
             exit_(0)
         tok_r, tok_w = os.pipe()
         res_r, res_w = os.pipe()
@@ -558,7 +558,13 @@ def zygote(job, code, cmd_r, rep_w):
         del token
         _, status = os.waitpid(pid, 0)
         data = _drain(res_r)
-        write(rep_w, (json.dumps({"status": os.waitstatus_to_exitcode(status), "data": data}) + "\n").encode())
+        _report(write, rep_w, status=os.waitstatus_to_exitcode(status), data=data)
+
+
+def _report(write, fd, **msg):
+    """The zygote's line to the supervisor (`_Zygote.run`): `status`, the fork's exit status (none: the module
+    did not import), `data`, what it wrote back, and `alone` when the zygote ran the test itself and ends."""
+    write(fd, (json.dumps(msg) + "\n").encode())
 
 
 def _exactly(fd, n):
@@ -593,7 +599,7 @@ def _alarm(out, what):
     if out[0] is None:
         raise _Alarm(what)
     if isinstance(out[0], tuple):  # a zygote running its one test itself: straight to the supervisor
-        os.write(out[0][1], (json.dumps({"status": 1, "data": what[:500], "alone": True}) + "\n").encode())
+        _report(os.write, out[0][1], status=1, data=what[:500], alone=True)
     else:
         os.write(out[0], what.encode()[:500])
     os._exit(1)
