@@ -162,6 +162,28 @@ def _reaper(pgid: int) -> tuple[subprocess.Popen[bytes], int] | None:
         os.close(r)
 
 
+def _wait(child: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait until `child` ends, at most `timeout` seconds; False when it is still running. Where the system has
+    pidfds (Linux 5.3), the wait wakes the moment the child ends: `Popen.wait(timeout)` polls, sleeping up to
+    50 ms between looks, so a hidden run that ended after 160 ms was seen to end at 215 (a stop waits for two)."""
+    try:
+        fd = os.pidfd_open(child.pid)
+    except (AttributeError, OSError):
+        try:
+            child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        import select
+
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(timeout * 1000))  # readable: ended (a zombie until `wait` reaps it)
+    finally:
+        os.close(fd)
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -215,9 +237,7 @@ def run(
         tail = _Tail(out.fileno(), on_line) if on_line is not None else None
         timed_out = False
         try:
-            proc.wait(timeout=max(timeout, 0.0))
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            timed_out = not _wait(proc, max(timeout, 0.0))
         finally:
             # Kill the group either way: a finished child may have left workers behind.
             _killpg(proc.pid)

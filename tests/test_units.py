@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import json
 import subprocess
 import sys
@@ -197,7 +198,17 @@ def test_ledger_concurrent_processes_lose_nothing(tmp_path):
 
 # -- proc ---------------------------------------------------------------------------------------
 
-def test_proc_timeout_kills_the_whole_group(tmp_path):
+@pytest.fixture(params=["pidfd", "polling"])
+def waits(request, monkeypatch):
+    """Both ways `proc.run` waits for its child: a pidfd where the system has one, `Popen.wait`'s polling else."""
+    if request.param == "polling":
+        monkeypatch.delattr(os, "pidfd_open", raising=False)
+    elif not hasattr(os, "pidfd_open"):
+        pytest.skip("no pidfd on this system")
+    return request.param
+
+
+def test_proc_timeout_kills_the_whole_group(tmp_path, waits):
     marker = tmp_path / "alive"
     script = f"import subprocess, time\nsubprocess.Popen(['sh', '-c', 'sleep 2; touch {marker}'])\ntime.sleep(60)\n"
     t0 = time.monotonic()
@@ -207,7 +218,7 @@ def test_proc_timeout_kills_the_whole_group(tmp_path):
     assert not marker.exists()
 
 
-def test_proc_output_and_input():
+def test_proc_output_and_input(waits):
     res = proc.run([sys.executable, "-c", "import sys; print(sys.stdin.read().upper()); sys.exit(3)"], timeout=30, input="hi")
     assert res.returncode == 3 and res.stdout.strip() == "HI" and not res.timed_out
 
