@@ -79,7 +79,7 @@ def main():
         plugin["keep_bytecode"](spec["pyc"], spec["repo"], spec["shared"])
     sys.path[:] = spec["front"] + std + spec["site"]
     sys.executable = spec["executable"]
-    reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]))
+    reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]), spec.get("tests_pyc"))
     return pytest.main(args, plugins=[reporter])
 def end(rc):
     import os, sys
@@ -306,6 +306,14 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
     store = store.resolve()
     with setting(store, repo, kind, project=project, python=python, root=root, tree=tree, later=later) as w_:
         spec = {**w_.spec, "allow": list(allow)}
+        tests = None
+        if w_.mirrored and root is not None:  # confined, with the state root: the sealed tests' kept rewrite
+            from donegate.hidden import pyc as bytecode
+
+            tests = bytecode.Tests(root, repo, python, files)
+            if spec.get("pyc") and tests.folder.is_dir():
+                spec["tests_pyc"] = {"stores": sorted({str(f.parent) for f in files} | {str(store)}),
+                                     "dir": tests.inside}
         nonce = secrets.token_hex(16)
         args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store),
                 "--basetemp", os.path.join(w_.private, "basetemp"), *PYTEST_ARGS]
@@ -327,7 +335,8 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         # back, its sources are compiled for the next stops (`donegate.hidden.pyc`).
         from donegate.hidden import copy as throwaway, pyc as bytecode
 
-        throwaway.after(bytecode.Compile(root, repo, w_.copy, tree, (".git", *w_.shared), python, project))
+        throwaway.after(bytecode.Compile(root, repo, w_.copy, tree, (".git", *w_.shared), python, project, store,
+                                         tests))
     output = w_.unseen(res.stdout + res.stderr)
     def run_of(ok: bool, problem: str, **found: Any) -> TestRun:
         made = TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)

@@ -113,3 +113,42 @@ def test_the_runs_read_the_products_bytecode_from_the_store_and_the_rest_where_p
     res = run_hook(stop_payload(repo, session="b"), timeout=120)
     assert res.returncode == 0, res.stderr
     assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["second"]["checked"] == 2
+
+
+def _rewritten(root: Path, repo: Path, timeout: float = 60) -> Path:
+    """The sealed test file's kept rewrite, once the put-back's child has written it."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        found = list((pyc.folder(root, repo) / pyc.TESTS).rglob("test_calc.*-pytest-*.pyc"))
+        if found:
+            return found[0]
+        time.sleep(0.05)
+    raise AssertionError(f"no rewritten test in {pyc.folder(root, repo)}")
+
+
+def test_the_sealed_tests_rewrite_is_kept_and_runs_only_for_the_source_it_was_made_from(tmp_path, kit_home):
+    """pytest's rewrite of the sealed tests (with the kit's probes) cost every run ~21 ms of its 220 where bare
+    pytest reads its cache: the job keeps it, and the pytest run reads it. The test forges it: a test that
+    passes, under the sealed source's hash, is what pytest runs (the second harness, which compiles the sealed
+    source itself, still fails the stop); under another source's hash, pytest rewrites the sealed file."""
+    import marshal
+
+    from donegate import store
+
+    repo = _first_stop(tmp_path, kit_home, HIDDEN)
+    kept = _rewritten(kit_home, repo)
+    head = kept.read_bytes()[:16]
+    assert head[4:8] == b"\x03\x00\x00\x00", "not a checked hash-based pyc"
+    sealed = store.load(repo, kit_home).path / "test_calc.py"
+    assert marshal.loads(kept.read_bytes()[16:]).co_filename == str(sealed.resolve())
+    passing = compile("def test_ten_units_get_the_bulk_discount():\n    pass\n", str(sealed), "exec")
+    kept.write_bytes(head + marshal.dumps(passing))
+    res = run_hook(stop_payload(repo, session="b"), timeout=120)
+    gate = stop_lines(kit_home)[-1]["gates"]["acceptance"]
+    assert gate["passed"] == 1, gate  # pytest ran the kept rewrite
+    assert res.returncode == 2 and not gate["ok"], gate  # the second harness ran the sealed source
+    kept.write_bytes(head[:8] + bytes(8) + marshal.dumps(passing))
+    res = run_hook(stop_payload(repo, session="c"), timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["passed"] == 0
+    assert "test_ten_units_get_the_bulk_discount" in res.stderr, res.stderr
