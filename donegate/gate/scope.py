@@ -19,13 +19,13 @@ from donegate.gate.stop import stage
 
 
 def changed_protected(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any],
-                      other_tree: bool = False) -> tuple[list[str], dict[str, str]]:
+                      other_tree: bool = False, tree: statcache.Tree | None = None) -> tuple[list[str], dict[str, str]]:
     """The protected files changed since the seal (the `protected` globs, and with `protect_repo_tests`
     the repository's own tests as sealed), sorted, and what the changed ones are now where that is not
-    a regular file (a symlink, FIFO, device, socket, or gone)."""
+    a regular file (a symlink, FIFO, device, socket, or gone). `tree`: the stop's look at the working tree."""
     protected = store.matcher(cfg["protected"])
-    now = store.snapshot(repo, cfg["protected"])
     before = {k: v for k, v in manifest.get("protected", {}).items() if protected(k)}
+    now = _protected_now(repo, cfg["protected"], before, tree)
     if other_tree:
         # Another working tree of the sealed repository (a worktree): files the sealed checkout had
         # untracked (its `.claude/settings.local.json`, an install's files) stay with that checkout.
@@ -38,11 +38,24 @@ def changed_protected(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any],
     kinds = {k: fsafe.describe(now.get(k)) for k in touched if k in before}
     if cfg["protect_repo_tests"]:
         for name, digest in manifest.get("repo_tests", {}).items():
-            current = fsafe.digest(repo / name)
+            current = tree.digest(name) if tree is not None else fsafe.digest(repo / name)
             if current != digest:
                 touched.append(name)
                 kinds[name] = fsafe.describe(current)
     return sorted(set(touched)), {k: v for k, v in kinds.items() if v}
+
+
+def _protected_now(repo: Path, globs: list[str], before: dict[str, str], tree: statcache.Tree | None) -> dict[str, str]:
+    """What `store.snapshot` gives now (the files matching `globs`, by digest). With the stop's look, the sealed
+    ones' digests are the look's, and git is asked only when a file matching the globs is new since the seal
+    (the snapshot names what git lists: an ignored file there is not protected): at almost every stop it is
+    not asked at all (it was three git processes beside the runs at every stop)."""
+    if tree is None:
+        return store.snapshot(repo, globs)
+    match = store.matcher(globs)
+    if any(name not in before and match(name) for name in tree.entries):
+        return store.snapshot(repo, globs)
+    return {name: d for name in before if (d := tree.digest(name)) is not None}
 
 
 def scope_gate(repo: Path, st: store.Store, cfg: dict[str, Any], tree: statcache.Tree | None = None) -> dict[str, Any]:
@@ -58,7 +71,7 @@ def scope_gate(repo: Path, st: store.Store, cfg: dict[str, Any], tree: statcache
     t0 = time.monotonic()
     problems = []
     manifest = st.manifest
-    touched, kinds = changed_protected(repo, manifest, cfg, st.other_tree())
+    touched, kinds = changed_protected(repo, manifest, cfg, st.other_tree(), tree)
 
     def named(names: list[str], what: dict[str, str]) -> str:
         return ", ".join(f"{n} (now {what[n]})" if n in what else n for n in names)
