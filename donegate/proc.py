@@ -207,7 +207,8 @@ def run(
     `pass_fds` are handed to the child and closed here once it has started (so a pipe's reader sees
     its end when the child and its own children are gone).
     `started` is called with the child's pid (its process group) once it runs: `cancel(pid)` from another
-    thread ends the run early (it returns as a run killed by a signal).
+    thread ends the run early (it returns as a run killed by a signal). What it raises is raised here, once
+    the child's group is killed.
     """
     argv = [os.fspath(a) for a in argv]
     start = time.monotonic()
@@ -232,12 +233,13 @@ def run(
                 os.close(fd)
         _LIVE.add(proc.pid)
         reaper = _reaper(proc.pid) if die_with_parent else None
-        if started is not None:
-            started(proc.pid)
-        tail = _Tail(out.fileno(), on_line) if on_line is not None else None
+        tail = None
         timed_out = False
         try:
-            timed_out = not _wait(proc, max(timeout, 0.0))
+            if started is not None:
+                started(proc.pid)  # may wait (a run started before its copy is in step): the timeout counts it
+            tail = _Tail(out.fileno(), on_line) if on_line is not None else None
+            timed_out = not _wait(proc, max(timeout - (time.monotonic() - start), 0.0))
         finally:
             # Kill the group either way: a finished child may have left workers behind.
             _killpg(proc.pid)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import time
 from pathlib import Path
@@ -90,7 +91,11 @@ class Tree:
 
     def files(self) -> dict[str, str]:
         """{name: digest} of every entry the seal's snapshot keeps (`snapshot`)."""
-        return {name: d for name, (_, d) in self.entries.items() if d != UNREADABLE and not _cached(name)}
+        out = {name: d for name, (_, d) in self.entries.items()}
+        cached = _IN_CACHE.search  # one regular expression in C a name (a 15,000-file tree: 15 ms less at each stop)
+        for name in [n for n, d in out.items() if d == UNREADABLE or cached(n)]:
+            del out[name]
+        return out
 
     def snapshot(self) -> dict[str, list[object]]:
         """The seal's `tree.json`: {name: [digest, size, mtime_ns, ctime_ns, inode]} of every entry not
@@ -105,13 +110,36 @@ class Tree:
         return out
 
 
+class Pending:
+    """The stop's look, for the runs started before it is taken (`donegate.gate`): their interpreters start
+    while the hook looks, and a run's copy is brought in step once the look is here (`get`). `run` False:
+    the stop needs no run (its verdict came from the cache, or it failed first); `tree` then still serves
+    the put-back of the mirrors the runs held."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._ready = threading.Event()
+        self.tree: Tree | None = None
+        self.run = False
+
+    def set(self, tree: Tree | None, run: bool) -> None:
+        self.tree, self.run = tree, run
+        self._ready.set()
+
+    def get(self, timeout: float | None = None) -> Tree | None:
+        """The look to run on, once the stop has it; None when there is to be no run (or `timeout` passed)."""
+        self._ready.wait(timeout)
+        return self.tree if self.run else None
+
+
 CACHE_DIRS = ("__pycache__", ".pytest_cache")
-_IN_CACHE = tuple(f"{d}/" for d in CACHE_DIRS) + tuple(f"/{d}/" for d in CACHE_DIRS)
+_IN_CACHE = re.compile("(?:^|/)(?:" + "|".join(map(re.escape, CACHE_DIRS)) + ")/")
 
 
 def _cached(name: str) -> bool:
     """Inside a bytecode or pytest cache folder (running the code writes those)."""
-    return name.startswith(_IN_CACHE[:len(CACHE_DIRS)]) or any(m in name for m in _IN_CACHE[len(CACHE_DIRS):])
+    return _IN_CACHE.search(name) is not None
 
 
 def _path(repo: Path, root: Path) -> Path:

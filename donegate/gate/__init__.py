@@ -107,18 +107,27 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
         st = store.Store(tree, st.path, st.manifest, sealed_at=repo)
     repo = tree
     gates: dict[str, Any] = {"integrity": sealed}
-    # One look at the working tree (stat only; a file is read again only if its stat moved) serves
-    # the cache key, the scope check and the scan.
-    look = _look(repo, root, cfg)
-    found = cache.lookup(repo, st.manifest, cfg, root, session_of(payload), look)
     from donegate.hidden.python import EnvProblem
 
+    # The hidden runs start first: their interpreters import pytest while the hook takes its look at the
+    # working tree, and a confined run goes on once its mirror is in step with that look (`statcache.Pending`).
+    # When the verdict comes from the cache instead, they end unrun (`abandon`).
+    pending = statcache.Pending() if _looks(cfg) else None
     try:
-        # The hidden run starts now, on the other core; the stages that only read run beside it.
-        running = None if found.entry is not None else acceptance.start(repo, st, cfg, root, look)
+        started = acceptance.start(repo, st, cfg, root, pending)
     except EnvProblem as exc:
         return _environment(gates, exc.message, exc.fix or "")
+    running: acceptance.Running | None = started
     try:
+        # One look at the working tree (stat only; a file is read again only if its stat moved) serves
+        # the cache key, the mirrors, the scope check and the scan.
+        look = _look(repo, root, cfg)
+        found = cache.lookup(repo, st.manifest, cfg, root, session_of(payload), look)
+        if pending is not None:
+            pending.set(look, run=found.entry is None)
+        if found.entry is not None:
+            started.abandon()
+            running = None
         if running is not None:
             running.begun(timeout=min(5.0, max(0.0, time_left(cfg["timeout"]))))
         leak, scrub = leaks.transcript_gate(payload, st, root)
@@ -131,6 +140,8 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
             failures = run.failing()
             cache.keep(found, repo, st.manifest, cfg, root, in_scope, accept, failures, run.faithful)
     except BaseException:
+        if pending is not None and not pending.run:
+            pending.set(None, run=False)  # the runs waiting for the look end unrun
         proc.kill_all()  # a stage beside the run failed: the stop blocks, and no run goes on without it
         raise
     if leak:
@@ -181,10 +192,15 @@ def _environment(gates: dict[str, Any], problem: str, fix: str) -> Outcome:
                              f"donegate: {problem} (fix: {fix})")
 
 
+def _looks(cfg: dict[str, Any]) -> bool:
+    """Whether the stop looks at the working tree: a stage reads it (the cache key, the scope check with
+    `allowed`, the scan; stores sealed before the tree snapshot scan what git says changed)."""
+    return bool(cfg["cache"] or cfg["allowed"] is not None or cfg["scan"] != "off")
+
+
 def _look(repo: Path, root: Path, cfg: dict[str, Any]) -> statcache.Tree | None:
-    """The stop's look at the working tree, when a stage reads it: the cache key, the scope check with
-    `allowed`, the scan (stores sealed before the tree snapshot scan what git says changed)."""
-    if not (cfg["cache"] or cfg["allowed"] is not None or cfg["scan"] != "off"):
+    """The stop's look at the working tree, when a stage reads it (`_looks`)."""
+    if not _looks(cfg):
         return None
     _stage("looking at the working tree")
     return statcache.look(repo, root)

@@ -72,7 +72,7 @@ class Running:
     Their mirrors are put back after the hook's answer (`donegate.hidden.copy.after_answer`)."""
 
     def __init__(self, repo: Path, st: store.Store, cfg: dict[str, Any], root: Path | None = None,
-                 tree: statcache.Tree | None = None) -> None:
+                 tree: statcache.Tree | statcache.Pending | None = None) -> None:
         from donegate.hidden import confine as walls, python as pyenv  # EnvProblem: raised to the stop, which hands over
         from donegate.hidden.channel import HARD
 
@@ -132,11 +132,23 @@ class Running:
         if self.second is not None:
             self.second.cancel()
 
+    def abandon(self, wait: float = 0.5) -> None:
+        """The stop needs no run (its verdict came from the cache, or a stage failed): both runs end, started or
+        not, and their threads are given `wait` seconds to let their mirrors go (their put-back is queued)."""
+        for t in (self.first, self.second):
+            if t is not None:
+                t.cancel()
+        for t in (self.first, self.second):
+            if t is not None:
+                t.thread.join(wait)
+
 
 def start(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path | None = None,
-          tree: statcache.Tree | None = None) -> Running:
+          tree: statcache.Tree | statcache.Pending | None = None) -> Running:
     """The runs begun; with the state root and the stop's look at the tree, each works in one of the tree's
-    mirrors (`donegate.hidden.copy`), brought in step by what changed."""
+    mirrors (`donegate.hidden.copy`), brought in step by what changed. With the look still to come
+    (`statcache.Pending`), a confined run's interpreter starts now and waits: it goes on once its mirror is
+    in step with the look, or ends unrun when the stop wants no run (`abandon`)."""
     return Running(repo, st, cfg, root, tree)
 
 

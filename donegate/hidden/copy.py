@@ -30,7 +30,7 @@ from donegate import proc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Iterable, Iterator
+    from typing import Any, Callable, Iterable, Iterator
 
     from donegate import statcache
 
@@ -127,11 +127,13 @@ class Mirror:
         self.record_path = path.with_suffix(".json")
         self.record: dict[str, tuple[str, str]] = {}  # name: (its stat key in the repository, in the mirror)
         self.copied = 0
+        self.loaded = False  # `record` read from its file (`load`)
         # Every file copied by the last sync holds the bytes the look saw (hashed after the copy): the
         # mirror is the tree as keyed, whatever changed in the repository since the look.
         self.faithful = True
 
     def load(self) -> None:
+        self.loaded = True
         try:
             data = json.loads(self.record_path.read_text(encoding="utf-8"))
             if data.get("repo") == str(self.repo):
@@ -268,8 +270,8 @@ def _rmtree(path: Path) -> None:
 
 @contextlib.contextmanager
 def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None = None,
-                 tree: statcache.Tree | None = None, link_shared: bool = False,
-                 told: dict[str, bool] | None = None, slot: str = "", later: bool = False) -> Iterator[Path]:
+                 tree: statcache.Tree | statcache.Pending | None = None, link_shared: bool = False,
+                 told: dict[str, Any] | None = None, slot: str = "", later: bool = False) -> Iterator[Path]:
     """The folder the run works in: the working tree's mirror, brought in step with `tree` and put back
     when the run is over (a confined run: bubblewrap binds it at the repository's path, the shared
     environments over it), or (no state root or look given, or the mirror in use) a copy in `tmp`.
@@ -277,39 +279,84 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
     `told["faithful"]` says whether the run saw exactly what `tree` saw (the mirror's copies hashed:
     then the verdict cache needs no second look at the tree after the run). `slot`: which of the tree's
     mirrors (one per harness, so two runs at once never share a folder). `later`: the put-back waits
-    for `after_answer` (the hook, once its answer is out) instead of holding up the stop's verdict."""
+    for `after_answer` (the hook, once its answer is out) instead of holding up the stop's verdict.
+    With a look still to come (`statcache.Pending`), the mirror is yielded before it is in step, and
+    `told["bring"]()` brings it in step once the look is here (False: the stop wants no run): the run's
+    process can start first (bubblewrap binds the folder itself, so what the sync writes is seen)."""
+    from donegate import statcache
+
     told = told if told is not None else {}
     told["faithful"] = False
     mirror = lock = None
     if root is not None and tree is not None:
         lock, mirror = _take_mirror(repo, root, shared, slot)
     if mirror is None or tree is None:
+        if isinstance(tree, statcache.Pending):
+            settled(tree)  # a copy of the whole tree: made, and run, once the stop wants the run
         copy = tmp / "repo"
         copy_repo(repo, copy, skip=shared)
         _link(repo, copy, shared, link_shared)
         yield copy
         return
     clean = mirror.path.with_suffix(".clean")
-    try:
+    synced: list[statcache.Tree] = []
+
+    def bring() -> bool:
+        look = tree.get() if isinstance(tree, statcache.Pending) else tree
+        if look is None:
+            return False
+        mirror.load()
         try:
-            mirror.load()
-            trusted = clean.exists()
-            clean.unlink(missing_ok=True)  # from here until the sync after the run, the mirror is the run's
-            mirror.sync(tree, trusted=trusted)
-        except OSError:  # the run left what cannot be undone in place: start the mirror again
-            _rmtree(mirror.path)
+            mirror.sync(look, trusted=trusted)
+        except OSError:  # the run left what cannot be undone in place: start the mirror again (the same folder)
+            _empty(mirror.path)
             mirror.record = {}
-            mirror.sync(tree)
+            mirror.sync(look)
+        synced.append(look)
         told["faithful"] = mirror.faithful
+        return True
+
+    try:
+        trusted = clean.exists()
+        clean.unlink(missing_ok=True)  # from here until the sync after the run, the mirror is the run's
+        mirror.path.mkdir(parents=True, exist_ok=True)
         told["mirror"] = True
+        if isinstance(tree, statcache.Pending):
+            told["bring"] = bring
+        else:
+            bring()
         yield mirror.path
     finally:
         assert lock is not None
-        done = _PutBack(mirror, tree, clean, lock)
+        done = _PutBack(mirror, synced[0] if synced else tree.tree if isinstance(tree, statcache.Pending) else tree,
+                        clean, lock)
         if later:
             _PENDING.append(done)
         else:
             done()
+
+
+class Abandoned(Exception):
+    """The stop wants no run after all: its verdict came from the cache, or a stage beside the runs failed."""
+
+
+def settled(tree: statcache.Tree | statcache.Pending | None) -> statcache.Tree | None:
+    """The look itself, once the stop has it (`statcache.Pending`); Abandoned when the stop wants no run."""
+    from donegate import statcache
+
+    if isinstance(tree, statcache.Pending):
+        look = tree.get()
+        if look is None:
+            raise Abandoned()
+        return look
+    return tree
+
+
+def _empty(path: Path) -> None:
+    """Remove what is in `path`, whatever the run did to its modes, keeping the folder (a sandbox may bind it)."""
+    os.chmod(path, 0o700)
+    for name in os.listdir(path):
+        _rmtree(path / name)
 
 
 class _PutBack:
@@ -317,12 +364,16 @@ class _PutBack:
     it go. Until then the mirror is locked and has no `.clean` mark: a stop that comes first waits
     (`_take_mirror`), and a put-back that never ran is done by the next stop's walk of the mirror."""
 
-    def __init__(self, mirror: Mirror, tree: statcache.Tree, clean: Path, lock: int) -> None:
+    def __init__(self, mirror: Mirror, tree: statcache.Tree | None, clean: Path, lock: int) -> None:
         self.mirror, self.tree, self.clean, self.lock = mirror, tree, clean, lock
         self.mark = mirror.path.with_suffix(".putback")
 
     def __call__(self) -> None:
         try:
+            if self.tree is None:  # a run cancelled before the stop looked: no clean mark, the next stop walks it
+                return
+            if not self.mirror.loaded:  # a run cancelled before its mirror was brought in step
+                self.mirror.load()
             self.mirror.sync(self.tree)
             self.mirror.save()
             self.clean.touch()

@@ -73,6 +73,11 @@ def main():
     except Exception as exc:
         sys.stderr.write("donegate-env: %s: %s\\n" % (type(exc).__name__, exc))
         return 97
+    if spec.get("go") is not None:
+        # Started before its copy was in step: nothing of the project runs until the hook says go.
+        if os.read(spec["go"], 1) != b"g":
+            return 96
+        os.close(spec["go"])
     os.set_inheritable(fd, False)
     sys.dont_write_bytecode = True
     if spec.get("pyc"):
@@ -197,7 +202,7 @@ PYTEST_ARGS = (
 
 def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, expected: list[str] | None = None,
         confine: str = "auto", allow: Sequence[str] = (), project: Path | None = None,
-        python: "pyenv.Launch | None" = None, root: Path | None = None, tree: statcache.Tree | None = None,
+        python: "pyenv.Launch | None" = None, root: Path | None = None, tree: statcache.Tree | statcache.Pending | None = None,
         started: Callable[[int], None] | None = None, failed: Callable[[], None] | None = None,
         later: bool = False) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
@@ -223,6 +228,17 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     return out
 
 
+def _both(first: Callable[[int], None] | None, then: Callable[[int], None] | None) -> Callable[[int], None] | None:
+    """`proc.run`'s `started`: `first`, then `then` (either may be None)."""
+    if first is None or then is None:
+        return first or then
+
+    def started(pid: int) -> None:
+        first(pid)
+        then(pid)
+    return started
+
+
 class Walls:
     """One confined run's setting: the copy of the working tree (`copy`), the environment, the argv prefix
     of the walls (the project's interpreter bound in) and the sys.path spec of that interpreter as the run
@@ -236,6 +252,8 @@ class Walls:
         self.copied = 0.0  # seconds it took to bring the copy in step
         self.faithful = False  # the copy holds exactly what the stop's look saw (`copy.working_copy`)
         self.mirrored = False  # the copy is the tree's mirror, kept between stops
+        self.told: dict[str, Any] = {}  # what `copy.working_copy` said of the copy
+        self.wait: int | None = None  # the pipe a run started early waits on (`go`)
         hidden = walls.hidden_roots()
         self.private = "/tmp" if kind == "bwrap" else str(tmp / "tmp")
         if kind != "bwrap":
@@ -264,6 +282,28 @@ class Walls:
             self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=copy, store=store, tmp=tmp,
                                                                                 hidden=hidden, python=python.binds)]
 
+    def go(self) -> Callable[[int], None] | None:
+        """For a run started before its copy is in step (the mirror, with the look still to come): the
+        callback that, once the run's process is started, brings the copy in step and tells the process to go
+        on (a byte on the pipe `self.wait` names to it), or ends it when the stop wants no run. None otherwise."""
+        bring = self.told.get("bring")
+        if bring is None:
+            return None
+        r, w = os.pipe()
+        self.wait = r
+
+        def started(pid: int) -> None:
+            try:
+                t0 = time.monotonic()
+                if bring():
+                    self.copied, self.faithful = time.monotonic() - t0, self.told.get("faithful", False)
+                    os.write(w, b"g")
+                else:
+                    proc.cancel(pid)
+            finally:
+                os.close(w)  # never told: the process reads its end and leaves
+        return started
+
     def unseen(self, text: str) -> str:
         """`text` with the copy's path shown as the repository's (unconfined runs see the copy's)."""
         return text if self.kind == "bwrap" else text.replace(str(self.copy), str(self.repo))
@@ -271,7 +311,7 @@ class Walls:
 
 @contextlib.contextmanager
 def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv.Launch", root: Path | None = None,
-            tree: statcache.Tree | None = None, slot: str = "", pytest_env: bool = True,
+            tree: statcache.Tree | statcache.Pending | None = None, slot: str = "", pytest_env: bool = True,
             later: bool = False) -> Iterator[Walls]:
     """The walls of one run, around a copy of the working tree: with the state root and the stop's look
     (`tree`), a confined run works in the tree's mirror `slot` (each harness has its own, so two runs at
@@ -282,10 +322,15 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
     (`copy.after_answer`)."""
     from donegate.hidden import copy as throwaway
 
+    from donegate import statcache
+
     shared = throwaway.shared_dirs(repo)
     mirror = (root, tree) if kind == "bwrap" else (None, None)
+    if isinstance(tree, statcache.Pending) and kind != "bwrap":
+        # Unconfined, the run starts only once the stop wants it (nothing of the product runs on a cached stop).
+        tree = throwaway.settled(tree)
     t0 = time.monotonic()
-    told: dict[str, bool] = {}
+    told: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp, \
             throwaway.working_copy(repo, Path(tmp), shared, root=mirror[0], tree=mirror[1], link_shared=kind != "bwrap",
                                    told=told, slot=slot, later=later) as copy:
@@ -293,12 +338,13 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
                    pytest_env=pytest_env, root=mirror[0])
         w_.copied, w_.faithful = time.monotonic() - t0, told.get("faithful", False)
         w_.mirrored = told.get("mirror", False)
+        w_.told = told
         yield w_
 
 
 def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str,
          allow: Sequence[str], project: Path, python: "pyenv.Launch", root: Path | None = None,
-         tree: statcache.Tree | None = None, started: Callable[[int], None] | None = None,
+         tree: statcache.Tree | statcache.Pending | None = None, started: Callable[[int], None] | None = None,
          failed: Callable[[], None] | None = None, later: bool = False) -> TestRun:
     from donegate.hidden import channel
 
@@ -325,17 +371,22 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         stream = channel.Stream(nonce)
         stream.on_fail = failed
         reader = _read(r, stream)
+        go = w_.go()
+        spec["go"] = w_.wait
         res = proc.run(argv, timeout=timeout, cwd=w_.cwd, env=w_.env,
-                       input=nonce + "\n" + json.dumps(spec) + "\n" + _plugin_source(), pass_fds=(w,),
-                       started=started)
+                       input=nonce + "\n" + json.dumps(spec) + "\n" + _plugin_source(),
+                       pass_fds=(w,) if w_.wait is None else (w, w_.wait), started=_both(started, go))
         reader.join(timeout=2)
         outlived = reader.is_alive()
-    if later and w_.mirrored and root is not None and tree is not None:
+    from donegate import statcache
+
+    look = tree.get(0) if isinstance(tree, statcache.Pending) else tree  # None: the stop cancelled the run unrun
+    if later and w_.mirrored and root is not None and look is not None:
         # The run used the tree's mirror (confined): once the hook has answered and the mirror is put
         # back, its sources are compiled for the next stops (`donegate.hidden.pyc`).
         from donegate.hidden import copy as throwaway, pyc as bytecode
 
-        throwaway.after(bytecode.Compile(root, repo, w_.copy, tree, (".git", *w_.shared), python, project, store,
+        throwaway.after(bytecode.Compile(root, repo, w_.copy, look, (".git", *w_.shared), python, project, store,
                                          tests))
     output = w_.unseen(res.stdout + res.stderr)
     def run_of(ok: bool, problem: str, **found: Any) -> TestRun:

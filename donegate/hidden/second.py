@@ -41,6 +41,12 @@ def main():
 """ + ship.READ + """\
     for code in codes:
         exec(code, ns)
+    if params.get("go") is not None:
+        # Started before its copy was in step: no test runs until the hook says go.
+        import os
+        if os.read(params["go"], 1) != b"g":
+            os._exit(96)
+        os.close(params["go"])
     ns["supervise"](params)
     sys.stdout.flush()
     import os
@@ -87,7 +93,7 @@ def _source(shim: str) -> str:
 
 def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: str, allow: Sequence[str] = (),
         project: Path | None = None, python: "pyenv.Launch | None" = None, root: Path | None = None,
-        tree: "statcache.Tree | None" = None, started: "Callable[[int], None] | None" = None,
+        tree: "statcache.Tree | statcache.Pending | None" = None, started: "Callable[[int], None] | None" = None,
         later: bool = False) -> SecondRun:
     """Run `tests` (ids the first run passed) again under the bare harness, inside the same walls (`kind`:
     bwrap | sandbox-exec | none, as `confine.choose` gave the first run), with the same interpreter and
@@ -111,9 +117,11 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
                   "executable": spec["executable"], "files": {p.name: str(p) for p in runner.test_files(store)}}
         argv = [*walls.prefix, *python.argv, "-c", SUPERVISOR]
-        out.faithful = walls.faithful
+        go = walls.go()
+        params["go"] = walls.wait
         res = proc.run(argv, timeout=timeout, cwd=walls.cwd, env=walls.env, input=json.dumps(params) + "\n" + _source(params["shim"]),
-                       started=started)
+                       pass_fds=() if walls.wait is None else (walls.wait,), started=runner._both(started, go))
+        out.faithful = walls.faithful
     out.duration = res.duration
     if res.timed_out:
         out.problem = f"the second run of the hidden tests did not finish within {timeout:g} s (timeout)"

@@ -55,6 +55,48 @@ def test_a_stop_on_an_unchanged_tree_does_not_start_the_tests(tmp_path, kit_home
     assert [r.get("cached", False) for r in stop_lines(kit_home)] == [False, True, False, True]
 
 
+def _runs_alive(marker: str) -> list[str]:
+    """Command lines of the processes whose arguments name `marker` (the hidden runs name their store)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmd:
+            found.append(cmd[:200])
+    return found
+
+
+def test_a_cached_stop_ends_the_confined_runs_it_started_before_its_look_unrun(tmp_path, kit_home):
+    """A confined stop starts both runs before it looks at the tree (their interpreters import pytest while it
+    looks), and they wait for their mirrors to be brought in step. When the verdict comes from the cache they
+    end there: nothing of theirs is left running, the mirrors are put back, and the next stop, after an edit,
+    runs on the edited tree."""
+    import time
+
+    from donegate import store
+    from tests.support import require
+
+    require.bwrap()
+    repo, _ = counted(tmp_path)
+    write_config(kit_home, "confine: on\n")
+    sealed = str(store.load(repo, kit_home).path)
+    assert run_hook(stop_payload(repo)).returncode == 2
+    again = run_hook(stop_payload(repo))
+    assert again.returncode == 2 and "assert 1 == 2" in again.stderr
+    assert stop_lines(kit_home)[-1]["cached"] is True
+    end = time.monotonic() + 10
+    while _runs_alive(sealed) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not _runs_alive(sealed)
+    (repo / "mod.py").write_text("VALUE = 2\n")
+    passed = run_hook(stop_payload(repo))
+    assert passed.returncode == 0, passed.stderr
+    last = stop_lines(kit_home)[-1]
+    assert "cached" not in last and last["gates"]["acceptance"]["passed"] == 1
+
+
 def test_a_cached_stop_without_progress_still_ends_in_gave_up(tmp_path, kit_home):
     repo, runs = counted(tmp_path)
     codes = [run_hook(stop_payload(repo)).returncode for _ in range(4)]
