@@ -61,6 +61,7 @@ class Tree:
         # Set by a look that found exactly what the last one kept (nothing to hash, nothing new or gone):
         # the kept look's file and the id written in it (`remember`).
         self.kept: tuple[Path, str] | None = None
+        self.later: tuple[str, ...] = ()  # an early part of a look (`Pending.early`): the top-level folders left out
 
     def remember(self, what: str, compute: Callable[[], Any]) -> Any:
         """`compute()`, or what it gave for the same tree before: kept beside the last look's file, under the
@@ -112,25 +113,45 @@ class Tree:
 
 class Pending:
     """The stop's look, for the runs started before it is taken (`donegate.gate`): their interpreters start
-    while the hook looks, and a run's copy is brought in step once the look is here (`get`). `run` False:
-    the stop needs no run (its verdict came from the cache, or it failed first); `tree` then still serves
-    the put-back of the mirrors the runs held."""
+    while the hook looks, and a run's mirror is brought in step as soon as the part of the look it copies
+    is taken (`early`: all but the shared environments, which the sandbox binds as they are), the rest of the
+    look going on beside it. `run` False: the stop needs no run (its verdict came from the cache, or it failed
+    first); `tree` then still serves the put-back of the mirrors the runs held."""
 
     def __init__(self) -> None:
         import threading
 
+        self._part = threading.Event()
         self._ready = threading.Event()
+        self.part: Tree | None = None
         self.tree: Tree | None = None
         self.run = False
+
+    def early(self, part: Tree) -> None:
+        """The look so far: everything but the top-level folders `part.later` names."""
+        self.part = part
+        self._part.set()
 
     def set(self, tree: Tree | None, run: bool) -> None:
         self.tree, self.run = tree, run
         self._ready.set()
+        self._part.set()
 
     def get(self, timeout: float | None = None) -> Tree | None:
         """The look to run on, once the stop has it; None when there is to be no run (or `timeout` passed)."""
         self._ready.wait(timeout)
         return self.tree if self.run else None
+
+    def for_mirror(self, shared: list[str]) -> Tree | None:
+        """What a mirror that leaves out `shared` is brought in step with: the early part of the look when it
+        leaves out no more than that, else the whole look; None when the stop wants no run."""
+        self._part.wait()
+        if self._ready.is_set() and not self.run:
+            return None
+        part = self.part
+        if part is not None and set(part.later) <= set(shared):
+            return part
+        return self.get()
 
 
 CACHE_DIRS = ("__pycache__", ".pytest_cache")
@@ -180,11 +201,21 @@ def _save(path: Path, repo: Path, entries: dict[str, tuple[str, str]], start_ns:
         pass
 
 
-def _walk(root: str) -> Iterator[tuple[str, os.stat_result | None]]:
+def _walk(root: str, later: tuple[str, ...] = ()) -> Iterator[tuple[str | None, os.stat_result | None]]:
     """(relative name, lstat) of every entry below `root` but folders (and the top `.git`); a folder
-    that cannot be read as (name + "/", None)."""
-    stack = [""]
-    while stack:
+    that cannot be read as (name + "/", None). The top-level folders `later` names come last, after one
+    (None, None) that says everything else is walked."""
+    stack: list[str] = [""]
+    rest: list[str] = []
+    said = False
+    while True:
+        if not stack:
+            if not said:
+                said = True
+                yield None, None
+            if not rest:
+                return
+            stack, rest = rest, []
         rel_dir = stack.pop()
         try:
             with os.scandir(os.path.join(root, rel_dir) if rel_dir else root) as it:
@@ -201,7 +232,7 @@ def _walk(root: str) -> Iterator[tuple[str, os.stat_result | None]]:
             except OSError:
                 continue  # gone since the listing
             if stat.S_ISDIR(st.st_mode):
-                stack.append(rel)
+                (rest if not rel_dir and e.name in later else stack).append(rel)
             else:
                 yield rel, st
 
@@ -218,9 +249,12 @@ def _hash(path: str, st: os.stat_result) -> str:
     return fsafe.digest(path) or "missing"
 
 
-def look(repo: Path, root: Path | None = None) -> Tree:
+def look(repo: Path, root: Path | None = None, later: tuple[str, ...] = (),
+         early: Callable[[Tree], None] | None = None) -> Tree:
     """The working tree now. With `root`, the last look of this tree (kept under the state root) spares
-    hashing every file whose stat did not move, and this look is kept for the next one."""
+    hashing every file whose stat did not move, and this look is kept for the next one. `early` is given
+    the look of everything but the top-level folders `later` names, as soon as it is taken (then those
+    folders are walked): the runs' mirrors leave out the shared environments, so they need not wait for them."""
     t0 = time.monotonic()
     start_ns = time.time_ns()
     top = str(repo)
@@ -228,7 +262,13 @@ def look(repo: Path, root: Path | None = None) -> Tree:
     before, kept = _load(path, repo) if path is not None else ({}, "")
     entries: dict[str, tuple[str, str]] = {}
     hashed = hashed_bytes = 0
-    for name, st in _walk(top):
+    for name, st in _walk(top, later):
+        if name is None:
+            if early is not None:
+                part = Tree(repo, dict(entries), hashed, hashed_bytes, time.monotonic() - t0)
+                part.later = later
+                early(part)
+            continue
         if st is None:
             entries[name] = ("", UNREADABLE)
             continue

@@ -190,3 +190,34 @@ def test_the_cache_key_of_an_unchanged_tree_is_kept_and_any_change_makes_it_agai
     settled = statcache.look(repo, kit_home)
     memo.write_text(json.dumps({"id": "not-this-look", "value": list(key)}))
     assert cache.tree_digest(repo, settled) == cache._digest(repo, settled) != key
+
+
+def test_the_early_part_of_a_look_leaves_out_the_folders_named_and_the_runs_take_it_only_when_they_leave_them_out(tmp_path):
+    """The runs' mirrors leave out the shared environments (bound as they are), so a look gives them its part
+    without those first (`early`), then walks them: the whole look has every entry, the part all but those."""
+    import threading
+
+    repo = _repo(tmp_path, {"app.py": "x = 1\n", ".venv/lib/site.py": "y = 2\n", "node_modules/m.js": "z\n",
+                            "src/.venv/not_top.py": "w\n"})
+    parts: list[statcache.Tree] = []
+    tree = statcache.look(repo, tmp_path / "home", (".venv", "node_modules"), parts.append)
+    assert set(tree.entries) == {"app.py", ".venv/lib/site.py", "node_modules/m.js", "src/.venv/not_top.py"}
+    [part] = parts
+    assert set(part.entries) == {"app.py", "src/.venv/not_top.py"} and part.later == (".venv", "node_modules")
+    assert part.entries["app.py"] == tree.entries["app.py"]
+    pending = statcache.Pending()
+    pending.early(part)
+    assert pending.for_mirror([".venv", "node_modules"]) is part
+    # A mirror that copies node_modules needs the whole look: it waits for it.
+    got: list[object] = []
+    waiter = threading.Thread(target=lambda: got.append(pending.for_mirror([".venv"])))
+    waiter.start()
+    waiter.join(0.2)
+    assert waiter.is_alive() and not got
+    pending.set(tree, run=True)
+    waiter.join(5)
+    assert got == [tree]
+    # The stop wants no run after all: nobody waits, nobody gets a look.
+    cancelled = statcache.Pending()
+    cancelled.set(tree, run=False)
+    assert cancelled.for_mirror([".venv", "node_modules"]) is None and cancelled.get() is None

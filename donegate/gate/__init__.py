@@ -110,8 +110,9 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     from donegate.hidden.python import EnvProblem
 
     # The hidden runs start first: their interpreters import pytest while the hook takes its look at the
-    # working tree, and a confined run goes on once its mirror is in step with that look (`statcache.Pending`).
-    # When the verdict comes from the cache instead, they end unrun (`abandon`).
+    # working tree, and a confined run goes on once its mirror is in step with the part of that look it copies
+    # (`statcache.Pending`). When the verdict comes from the cache instead, they are ended (`abandon`), and
+    # what they did in their mirrors is put back.
     pending = statcache.Pending() if _looks(cfg) else None
     try:
         started = acceptance.start(repo, st, cfg, root, pending)
@@ -121,7 +122,7 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
     try:
         # One look at the working tree (stat only; a file is read again only if its stat moved) serves
         # the cache key, the mirrors, the scope check and the scan.
-        look = _look(repo, root, cfg)
+        look = _look(repo, root, cfg, pending)
         found = cache.lookup(repo, st.manifest, cfg, root, session_of(payload), look)
         if pending is not None:
             pending.set(look, run=found.entry is None)
@@ -198,12 +199,17 @@ def _looks(cfg: dict[str, Any]) -> bool:
     return bool(cfg["cache"] or cfg["allowed"] is not None or cfg["scan"] != "off")
 
 
-def _look(repo: Path, root: Path, cfg: dict[str, Any]) -> statcache.Tree | None:
-    """The stop's look at the working tree, when a stage reads it (`_looks`)."""
+def _look(repo: Path, root: Path, cfg: dict[str, Any], pending: statcache.Pending | None = None) -> statcache.Tree | None:
+    """The stop's look at the working tree, when a stage reads it (`_looks`). The runs waiting for it (`pending`)
+    get its part without the shared environments first: their mirrors hold nothing of those."""
     if not _looks(cfg):
         return None
     _stage("looking at the working tree")
-    return statcache.look(repo, root)
+    if pending is None:
+        return statcache.look(repo, root)
+    from donegate.hidden.copy import shared_dirs
+
+    return statcache.look(repo, root, tuple(shared_dirs(repo)), pending.early)
 
 
 def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *, repo: str | None = None,

@@ -148,7 +148,7 @@ def start(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path | None = 
     """The runs begun; with the state root and the stop's look at the tree, each works in one of the tree's
     mirrors (`donegate.hidden.copy`), brought in step by what changed. With the look still to come
     (`statcache.Pending`), a confined run's interpreter starts now and waits: it goes on once its mirror is
-    in step with the look, or ends unrun when the stop wants no run (`abandon`)."""
+    in step with the look, and is ended when the stop wants no run after all (`abandon`)."""
     return Running(repo, st, cfg, root, tree)
 
 

@@ -302,7 +302,7 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
     synced: list[statcache.Tree] = []
 
     def bring() -> bool:
-        look = tree.get() if isinstance(tree, statcache.Pending) else tree
+        look = tree.for_mirror(shared) if isinstance(tree, statcache.Pending) else tree
         if look is None:
             return False
         mirror.load()

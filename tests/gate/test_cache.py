@@ -68,11 +68,11 @@ def _runs_alive(marker: str) -> list[str]:
     return found
 
 
-def test_a_cached_stop_ends_the_confined_runs_it_started_before_its_look_unrun(tmp_path, kit_home):
+def test_a_cached_stop_ends_the_confined_runs_it_started_before_its_look(tmp_path, kit_home):
     """A confined stop starts both runs before it looks at the tree (their interpreters import pytest while it
-    looks), and they wait for their mirrors to be brought in step. When the verdict comes from the cache they
-    end there: nothing of theirs is left running, the mirrors are put back, and the next stop, after an edit,
-    runs on the edited tree."""
+    looks), and each goes on once its mirror is in step with the part of the look it copies. When the verdict
+    comes from the cache they are ended: nothing of theirs is left running, the mirrors are put back, and the
+    next stop, after an edit, runs on the edited tree."""
     import time
 
     from donegate import store
