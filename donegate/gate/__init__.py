@@ -1,9 +1,11 @@
 """The Stop hook. Its stages are this package's files, in the order a stop runs them:
 
     integrity.py   the store matches its manifest and its seal record
-    (the look)     one stat walk of the working tree (`donegate.statcache`) for the cache key, scope and scan
-    acceptance.py  the hidden tests start, in a child process (none when `donegate.cache` has this tree's verdict);
-                   while they run, the stages that only read:
+    acceptance.py  the hidden runs start, in child processes that import pytest and wait for their copies
+    (the look)     one stat walk of the working tree (`donegate.statcache`) for the runs' copies (its part
+                   without the shared environments first: the runs go on then), the cache key, scope and scan;
+                   when `donegate.cache` has this tree's verdict, the runs are ended; while they run, the
+                   stages that only read:
       leaks.py       the transcript scan (a leak is told, never blocks on its own)
       scan.py        the ast scan of the product files changed since the seal
       scope.py       protected files unchanged; with `allowed`, nothing changed outside it
