@@ -221,3 +221,37 @@ def test_the_early_part_of_a_look_leaves_out_the_folders_named_and_the_runs_take
     cancelled = statcache.Pending()
     cancelled.set(tree, run=False)
     assert cancelled.for_mirror([".venv", "node_modules"]) is None and cancelled.get() is None
+
+
+def test_the_look_waits_for_the_mirrors_it_gave_its_early_part_to_and_never_for_one_that_waits_for_it(tmp_path):
+    """The mirrors' syncs and the rest of the look are Python in one interpreter: the look pauses (bounded) until
+    the mirrors that take its early part are in step, since the runs wait for those; a mirror that needs the
+    whole look releases the look first, or the two would wait for each other until the pause ran out."""
+    import threading
+
+    repo = _repo(tmp_path, {"app.py": "x = 1\n", ".venv/lib/site.py": "y = 2\n"})
+    part = statcache.look(repo)
+    part.later = (".venv",)
+    pending = statcache.Pending()
+    pending.PAUSE = 30  # the test ends it: were a ticket never done, the join below would run out
+    ticket = pending.expect()
+    looking = threading.Thread(target=pending.early, args=(part,))
+    looking.start()
+    looking.join(0.2)
+    assert looking.is_alive()
+    assert pending.for_mirror([".venv"], ticket) is part
+    ticket.done()
+    ticket.done()  # once only
+    looking.join(5)
+    assert not looking.is_alive()
+    # A mirror that copies the shared environment waits for the whole look, and lets the look go on first.
+    other = statcache.Pending()
+    other.PAUSE = 30
+    wants_all = other.expect()
+    got: list[object] = []
+    mirror = threading.Thread(target=lambda: got.append(other.for_mirror([], wants_all)))
+    mirror.start()
+    other.early(part)  # returns: the mirror's ticket was done as it chose to wait
+    other.set(part, run=True)
+    mirror.join(5)
+    assert got == [part]

@@ -300,18 +300,23 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
         return
     clean = mirror.path.with_suffix(".clean")
     synced: list[statcache.Tree] = []
+    ticket = tree.expect() if isinstance(tree, statcache.Pending) else None
 
     def bring() -> bool:
-        look = tree.for_mirror(shared) if isinstance(tree, statcache.Pending) else tree
-        if look is None:
-            return False
-        mirror.load()
         try:
-            mirror.sync(look, trusted=trusted)
-        except OSError:  # the run left what cannot be undone in place: start the mirror again (the same folder)
-            _empty(mirror.path)
-            mirror.record = {}
-            mirror.sync(look)
+            look = tree.for_mirror(shared, ticket) if isinstance(tree, statcache.Pending) else tree
+            if look is None:
+                return False
+            mirror.load()
+            try:
+                mirror.sync(look, trusted=trusted)
+            except OSError:  # the run left what cannot be undone in place: start the mirror again (the same folder)
+                _empty(mirror.path)
+                mirror.record = {}
+                mirror.sync(look)
+        finally:
+            if ticket is not None:
+                ticket.done()
         synced.append(look)
         told["faithful"] = mirror.faithful
         return True
@@ -327,6 +332,8 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
             bring()
         yield mirror.path
     finally:
+        if ticket is not None:
+            ticket.done()  # a run that never got to bring its mirror in step: the look waits for it no more
         assert lock is not None
         done = _PutBack(mirror, synced[0] if synced else tree.tree if isinstance(tree, statcache.Pending) else tree,
                         clean, lock)
