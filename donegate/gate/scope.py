@@ -81,7 +81,7 @@ def scope_gate(repo: Path, st: store.Store, cfg: dict[str, Any], tree: statcache
     outside: list[str] = []
     if cfg["allowed"] is not None:
         allowed = store.matcher(cfg["allowed"])
-        sealed_tree = st.tree()
+        sealed_tree = st.digests()
         more: dict[str, str]
         if sealed_tree is None:  # a store sealed before the kit kept a snapshot of the whole tree
             changed, more = git.changed_since(repo, manifest["base"]), {}

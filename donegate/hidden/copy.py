@@ -291,9 +291,7 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
     if root is not None and tree is not None:
         lock, mirror = _take_mirror(repo, root, shared, slot)
     if mirror is None or tree is None:
-        if isinstance(tree, statcache.Pending):
-            settled(tree)  # a copy of the whole tree: made, and run, once the stop wants the run
-        copy = tmp / "repo"
+        copy = tmp / "repo"  # a whole copy needs no look: the run starts at once (a cached stop ends it)
         copy_repo(repo, copy, skip=shared)
         _link(repo, copy, shared, link_shared)
         yield copy
