@@ -7,7 +7,9 @@ throwaway copy of the repository costs, and what the second opinion (`donegate.h
 to a pass.
 
 Each pair runs side by side in one process, interleaved, so machine noise hits both alike; the figure
-is the median of the per-pair ratios. Targets (issue 27): confined with `allowed` set, hook/bare
+is the median of the per-pair ratios. Each timed run starts once the last stop's after-answer work (its
+hook's child: the mirrors put back, the bytecode job) is done, as a session's next stop does after a model
+turn; how long that work went on after the answer is printed beside the ratios (`_settle`). Targets (issue 27): confined with `allowed` set, hook/bare
 <= 1.25 on the small repository and <= 1.35 on the large one. Every full stop is a new session, so
 none is answered from the verdict cache (each pays for its look at the tree and its run); the stat
 cache and the mirror of the tree are per working tree, so they carry over, as in real use.
@@ -63,11 +65,40 @@ def _tests() -> str:
 
 
 CPU: list[float] = []  # user + system seconds of each `_run`, its children's children included
+AFTER: list[float] = []  # seconds the last stop's after-answer work went on once its hook had answered
+
+
+def _settle(timeout: float = 60.0) -> float:
+    """Wait until no process of this kit's Stop hook is left: once a stop has answered, a child of its hook
+    puts the mirrors back and runs the bytecode job (`copy.after_answer`). Between a session's stops lies a
+    model turn, so the next stop does not meet that work; back to back, the next timed run (a stop or bare
+    pytest) would share the two cores with it. Returns how long it went on (0 where there is no /proc)."""
+    marker = str(KIT / "hooks" / "stop_gate.py").encode()
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        try:
+            pids = [p for p in os.listdir("/proc") if p.isdigit()]
+        except OSError:
+            return 0.0
+        alive = False
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    alive = marker in fh.read()
+            except OSError:
+                continue
+            if alive:
+                break
+        if not alive:
+            return time.perf_counter() - t0
+        time.sleep(0.002)
+    return time.perf_counter() - t0
 
 
 def _run(argv, **kw) -> float:
     import resource
 
+    _settle()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     res = subprocess.run(argv, capture_output=True, text=True, timeout=300, **kw)
@@ -76,6 +107,8 @@ def _run(argv, **kw) -> float:
     CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     if res.returncode not in (0, 2):
         raise SystemExit(f"bench: {argv[:3]} failed ({res.returncode}): {res.stderr[-500:]}")
+    if str(argv[-1]).endswith("stop_gate.py"):
+        AFTER.append(_settle())
     return took
 
 
@@ -246,7 +279,9 @@ def _confine_on_off(tmp: Path, home: Path, env: dict, rounds: int, hook, bare, m
             took[what].append(bare() if what == "bare" else hook(envs[what]))
             cpu[what].append(CPU[-1])
     out = [f"hook vs bare pytest{label and ', ' + label}, {N_TESTS} hidden tests, {rounds} interleaved rounds "
-           f"(bare `python -m pytest -q` median {statistics.median(took['bare']) * 1000:.0f} ms):"]
+           f"(bare `python -m pytest -q` median {statistics.median(took['bare']) * 1000:.0f} ms; each timed run "
+           f"starts once the last stop's after-answer work is done, which went on a median "
+           f"{statistics.median(AFTER[-rounds * len(modes):]) * 1000:.0f} ms after its answer):"]
     for mode in modes:
         ratio = statistics.median(h / b for h, b in zip(took[mode], took["bare"], strict=True))
         target = f"  (target <= {targets[mode]})" if mode in targets else ""

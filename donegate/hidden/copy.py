@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 import stat
+import time
 from pathlib import Path
 
 from donegate import proc
@@ -305,6 +306,7 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
             look = tree.for_mirror(shared, ticket) if isinstance(tree, statcache.Pending) else tree
             if look is None:
                 return False
+            t0 = time.monotonic()  # the copy's own time, not the wait for the look
             mirror.load()
             try:
                 mirror.sync(look, trusted=trusted)
@@ -317,6 +319,7 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
                 ticket.done()
         synced.append(look)
         told["faithful"] = mirror.faithful
+        told["copied"] = time.monotonic() - t0
         return True
 
     try:
