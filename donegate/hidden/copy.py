@@ -336,8 +336,9 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
         if ticket is not None:
             ticket.done()  # a run that never got to bring its mirror in step: the look waits for it no more
         assert lock is not None
-        done = _PutBack(mirror, synced[0] if synced else tree.tree if isinstance(tree, statcache.Pending) else tree,
-                        clean, lock)
+        # What the mirror was brought in step with; else, for a run ended before that, the stop's look if any.
+        look = synced[0] if synced else (tree.tree if isinstance(tree, statcache.Pending) else tree)
+        done = _PutBack(mirror, look, clean, lock)
         if later:
             _PENDING.append(done)
         else:

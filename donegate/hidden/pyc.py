@@ -14,7 +14,7 @@ is compiled as before.
 
 The sealed tests are kept too, rewritten as the pytest run rewrites them (pytest's assertion rewrite, then
 the kit's equality probes, `donegate.hidden.probe`): that rewrite cost ~21 ms of a 220 ms run of 40 tests,
-where bare pytest reads its cached rewrite. The same job writes them (`tests_folder`), from the store's
+where bare pytest reads its cached rewrite. The same job writes them (`Tests`), from the store's
 files (bound read-only) with the kit's pytest, before anything else, in pytest's own checked-hash format:
 the run's pytest uses one only when the source hashes to what it was made from.
 """
@@ -140,7 +140,8 @@ class Tests:
         # The kit's probes, the kit's pytest (a stat of its rewriter: an upgrade), the interpreter (another
         # version writes another file name). The run's pytest checks each file's source hash anyway:
         # a stale recipe costs a rewrite, never a wrong test.
-        parts = [(Path(__file__).parent / "probe.py").read_bytes(), python.interp.exe.encode()]
+        self.probe = (Path(__file__).parent / "probe.py").read_bytes()  # the recipe's, and what the job is sent
+        parts = [self.probe, python.interp.exe.encode()]
         for d in python.pytest:
             try:
                 st = os.stat(os.path.join(d, "_pytest", "assertion", "rewrite.py"))
@@ -165,7 +166,7 @@ class Tests:
         if not self.missing:
             return {}
         return {"tests": [[p, self.marks[p]] for p in self.missing], "tests_dir": self.inside,
-                "pytest": self.python.pytest, "probe": (Path(__file__).parent / "probe.py").read_text(encoding="utf-8")}
+                "pytest": self.python.pytest, "probe": self.probe.decode("utf-8")}
 
 
 class Compile:

@@ -29,14 +29,13 @@ import threading
 import time
 from pathlib import Path
 
-from donegate import proc
+from donegate import proc, statcache
 from donegate.hidden import ship
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays off its path
     from typing import Any, Callable, Iterator, Sequence
 
-    from donegate import statcache
     from donegate.hidden import channel, python as pyenv
 
 INI_NAME = "pytest.ini"
@@ -228,17 +227,6 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     return out
 
 
-def _both(first: Callable[[int], None] | None, then: Callable[[int], None] | None) -> Callable[[int], None] | None:
-    """`proc.run`'s `started`: `first`, then `then` (either may be None)."""
-    if first is None or then is None:
-        return first or then
-
-    def started(pid: int) -> None:
-        first(pid)
-        then(pid)
-    return started
-
-
 class Walls:
     """One confined run's setting: the copy of the working tree (`copy`), the environment, the argv prefix
     of the walls (the project's interpreter bound in) and the sys.path spec of that interpreter as the run
@@ -254,6 +242,7 @@ class Walls:
         self.mirrored = False  # the copy is the tree's mirror, kept between stops
         self.told: dict[str, Any] = {}  # what `copy.working_copy` said of the copy
         self.wait: int | None = None  # the pipe a run started early waits on (`go`)
+        self.passed: tuple[int, ...] = ()  # what of it the run's process is handed
         hidden = walls.hidden_roots()
         self.private = "/tmp" if kind == "bwrap" else str(tmp / "tmp")
         if kind != "bwrap":
@@ -282,17 +271,19 @@ class Walls:
             self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=copy, store=store, tmp=tmp,
                                                                                 hidden=hidden, python=python.binds)]
 
-    def go(self) -> Callable[[int], None] | None:
-        """For a run started before its copy is in step (the mirror, with the look still to come): the
-        callback that, once the run's process is started, brings the copy in step and tells the process to go
-        on (a byte on the pipe `self.wait` names to it), or ends it when the stop wants no run. None otherwise."""
+    def go(self, started: Callable[[int], None] | None) -> Callable[[int], None] | None:
+        """`proc.run`'s `started` for this run: `started`, then, for a run started before its copy is in step
+        (the mirror, with the look still to come), what brings the copy in step and tells the process to go on
+        (a byte on the pipe `wait` names to it, passed with `passed`), or ends it when the stop wants no run."""
         bring = self.told.get("bring")
         if bring is None:
-            return None
+            return started
         r, w = os.pipe()
-        self.wait = r
+        self.wait, self.passed = r, (r,)
 
-        def started(pid: int) -> None:
+        def both(pid: int) -> None:
+            if started is not None:
+                started(pid)
             try:
                 if bring():
                     self.copied, self.faithful = self.told.get("copied", 0.0), self.told.get("faithful", False)
@@ -301,7 +292,7 @@ class Walls:
                     proc.cancel(pid)
             finally:
                 os.close(w)  # never told: the process reads its end and leaves
-        return started
+        return both
 
     def unseen(self, text: str) -> str:
         """`text` with the copy's path shown as the repository's (unconfined runs see the copy's)."""
@@ -320,8 +311,6 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
     print) a path under the state root. `later`: the mirror is put back after the hook's answer
     (`copy.after_answer`)."""
     from donegate.hidden import copy as throwaway
-
-    from donegate import statcache
 
     shared = throwaway.shared_dirs(repo)
     mirror = (root, tree) if kind == "bwrap" else (None, None)
@@ -370,15 +359,13 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         stream = channel.Stream(nonce)
         stream.on_fail = failed
         reader = _read(r, stream)
-        go = w_.go()
+        started = w_.go(started)
         spec["go"] = w_.wait
         res = proc.run(argv, timeout=timeout, cwd=w_.cwd, env=w_.env,
-                       input=nonce + "\n" + json.dumps(spec) + "\n" + _plugin_source(),
-                       pass_fds=(w,) if w_.wait is None else (w, w_.wait), started=_both(started, go))
+                       input=nonce + "\n" + json.dumps(spec) + "\n" + _plugin_source(), pass_fds=(w, *w_.passed),
+                       started=started)
         reader.join(timeout=2)
         outlived = reader.is_alive()
-    from donegate import statcache
-
     look = tree.get(0) if isinstance(tree, statcache.Pending) else tree  # None: the stop cancelled the run unrun
     if later and w_.mirrored and root is not None and look is not None:
         # The run used the tree's mirror (confined): once the hook has answered and the mirror is put

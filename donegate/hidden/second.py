@@ -117,10 +117,10 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
                   "executable": spec["executable"], "files": {p.name: str(p) for p in runner.test_files(store)}}
         argv = [*walls.prefix, *python.argv, "-c", SUPERVISOR]
-        go = walls.go()
+        started = walls.go(started)
         params["go"] = walls.wait
         res = proc.run(argv, timeout=timeout, cwd=walls.cwd, env=walls.env, input=json.dumps(params) + "\n" + _source(params["shim"]),
-                       pass_fds=() if walls.wait is None else (walls.wait,), started=runner._both(started, go))
+                       pass_fds=walls.passed, started=started)
         out.faithful = walls.faithful
     out.duration = res.duration
     if res.timed_out:
