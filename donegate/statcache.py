@@ -62,6 +62,9 @@ class Tree:
         # the kept look's file and the id written in it (`remember`).
         self.kept: tuple[Path, str] | None = None
         self.later: tuple[str, ...] = ()  # an early part of a look (`Pending.early`): the top-level folders left out
+        # What `files` leaves out, as the look found it: the entries in cache folders, a folder at a time, and
+        # the folders it could not read (None: `files` finds them itself).
+        self.left_out: set[str] | None = None
 
     def remember(self, what: str, compute: Callable[[], Any]) -> Any:
         """`compute()`, or what it gave for the same tree before: kept beside the last look's file, under the
@@ -93,8 +96,12 @@ class Tree:
     def files(self) -> dict[str, str]:
         """{name: digest} of every entry the seal's snapshot keeps (`snapshot`)."""
         out = {name: d for name, (_, d) in self.entries.items()}
-        cached = _IN_CACHE.search  # one regular expression in C a name (a 15,000-file tree: 15 ms less at each stop)
-        for name in [n for n, d in out.items() if d == UNREADABLE or cached(n)]:
+        if self.left_out is not None:
+            gone = [n for n in self.left_out if n in out]
+        else:
+            cached = _IN_CACHE.search  # one regular expression in C a name
+            gone = [n for n, d in out.items() if d == UNREADABLE or cached(n)]
+        for name in gone:
             del out[name]
         return out
 
@@ -236,12 +243,17 @@ def _save(path: Path, repo: Path, entries: dict[str, tuple[str, str]], start_ns:
         pass
 
 
-def _walk(root: str, later: tuple[str, ...] = ()) -> Iterator[tuple[str | None, os.stat_result | None]]:
+def _walk(root: str, later: tuple[str, ...] = (), cached: set[str] | None = None
+          ) -> Iterator[tuple[str | None, os.stat_result | None]]:
     """(relative name, lstat) of every entry below `root` but folders (and the top `.git`); a folder
     that cannot be read as (name + "/", None). The top-level folders `later` names come last, after one
-    (None, None) that says everything else is walked."""
-    stack: list[str] = [""]
-    rest: list[str] = []
+    (None, None) that says everything else is walked. `cached` is given the names that lie in a bytecode or
+    pytest cache folder (told by the folder's name, once a folder: not a pattern matched on every name).
+
+    Each folder is listed through a descriptor of its own, so each entry's lstat is looked up from that
+    folder (`fstatat`), not along its whole path again: a 15,000-file walk, 50 -> 42 ms of CPU."""
+    stack: list[tuple[str, bool]] = [("", False)]
+    rest: list[tuple[str, bool]] = []
     said = False
     while True:
         if not stack:
@@ -251,25 +263,43 @@ def _walk(root: str, later: tuple[str, ...] = ()) -> Iterator[tuple[str | None, 
             if not rest:
                 return
             stack, rest = rest, []
-        rel_dir = stack.pop()
+        rel_dir, in_cache = stack.pop()
         try:
-            with os.scandir(os.path.join(root, rel_dir) if rel_dir else root) as it:
-                entries = list(it)
+            # (the root as named: it may be reached through a link)
+            fd = os.open(os.path.join(root, rel_dir), _DIR_FLAGS) if rel_dir else os.open(root, _ROOT_FLAGS)
         except OSError:
             yield rel_dir + "/", None
             continue
-        for e in entries:
-            if not rel_dir and e.name == SKIP_TOP:
-                continue
-            rel = f"{rel_dir}/{e.name}" if rel_dir else e.name
+        try:
             try:
-                st = e.stat(follow_symlinks=False)
+                with os.scandir(fd) as it:
+                    entries = list(it)
             except OSError:
-                continue  # gone since the listing
-            if stat.S_ISDIR(st.st_mode):
-                (rest if not rel_dir and e.name in later else stack).append(rel)
-            else:
-                yield rel, st
+                yield rel_dir + "/", None
+                continue
+            prefix = rel_dir + "/" if rel_dir else ""
+            for e in entries:
+                name = e.name
+                if not rel_dir and name == SKIP_TOP:
+                    continue
+                rel = prefix + name
+                try:
+                    st = e.stat(follow_symlinks=False)  # from the folder's descriptor
+                except OSError:
+                    continue  # gone since the listing
+                if stat.S_ISDIR(st.st_mode):
+                    (rest if not rel_dir and name in later else stack).append((rel, in_cache or name in CACHE_DIRS))
+                else:
+                    if in_cache and cached is not None:
+                        cached.add(rel)
+                    yield rel, st
+        finally:
+            os.close(fd)
+
+
+# A folder opened to be listed: never through a link (the walk found it a folder by lstat), not kept open by a child.
+_ROOT_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = _ROOT_FLAGS | getattr(os, "O_NOFOLLOW", 0)
 
 
 def _hash(path: str, st: os.stat_result) -> str:
@@ -296,16 +326,18 @@ def look(repo: Path, root: Path | None = None, later: tuple[str, ...] = (),
     path = _path(repo, root) if root is not None else None
     before, kept = _load(path, repo) if path is not None else ({}, "")
     entries: dict[str, tuple[str, str]] = {}
+    left_out: set[str] = set()  # (`Tree.files`)
     hashed = hashed_bytes = 0
-    for name, st in _walk(top, later):
+    for name, st in _walk(top, later, left_out):
         if name is None:
             if early is not None:
                 part = Tree(repo, dict(entries), hashed, hashed_bytes, time.monotonic() - t0)
-                part.later = later
+                part.later, part.left_out = later, set(left_out)
                 early(part)
             continue
         if st is None:
             entries[name] = ("", UNREADABLE)
+            left_out.add(name)
             continue
         key = f"{st.st_mode}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}:{st.st_dev}"
         known = before.get(name)
@@ -316,6 +348,7 @@ def look(repo: Path, root: Path | None = None, later: tuple[str, ...] = (),
         hashed += 1
         hashed_bytes += st.st_size if stat.S_ISREG(st.st_mode) else 0
     tree = Tree(repo, entries, hashed, hashed_bytes, 0.0)
+    tree.left_out = left_out
     if path is not None and (hashed or len(entries) != len(before) or not kept):  # (no id: written before ids were)
         _save(path, repo, {k: v for k, v in entries.items() if v[0]}, start_ns)
     elif path is not None:  # every entry found as kept (same names, same stat, a digest each)

@@ -192,6 +192,28 @@ def test_the_cache_key_of_an_unchanged_tree_is_kept_and_any_change_makes_it_agai
     assert cache.tree_digest(repo, settled) == cache._digest(repo, settled) != key
 
 
+def test_files_leaves_out_the_caches_and_unreadable_folders_as_the_walk_found_them(tmp_path, kit_home):
+    """`files` (what the seal's snapshot keeps, what the scan and the scope check compare) leaves out what lies
+    in a bytecode or pytest cache folder at any depth, told by the folder as the walk enters it; a file or a
+    folder named only like one stays. The same answer as the pattern matched on every name."""
+    repo = _repo(tmp_path, {"app.py": "x\n", "__pycache__/app.cpython-311.pyc": "b", "pkg/__pycache__/m.pyc": "b",
+                            "pkg/__pycache__/deep/x.txt": "b", ".pytest_cache/v/cache/nodeids": "[]",
+                            "pkg/x__pycache__/kept.py": "k", "pkg/__pycache__.py": "k", ".venv/lib/__pycache__/s.pyc": "b",
+                            "locked/inner.py": "i"})
+    os.mkfifo(repo / "pkg" / "__pycache__" / "fifo")
+    os.chmod(repo / "locked", 0o000)
+    try:
+        tree = statcache.look(repo, kit_home, later=(".venv",))
+        unreadable = os.geteuid() != 0  # root reads a folder whatever its mode
+        expected = {"app.py", "pkg/x__pycache__/kept.py", "pkg/__pycache__.py"} | (set() if unreadable else {"locked/inner.py"})
+        assert set(tree.files()) == expected
+        assert ("locked/" in tree.entries) is unreadable
+        tree.left_out = None  # the pattern, name by name: what a tree built elsewhere gets
+        assert set(tree.files()) == expected
+    finally:
+        os.chmod(repo / "locked", 0o700)
+
+
 def test_the_early_part_of_a_look_leaves_out_the_folders_named_and_the_runs_take_it_only_when_they_leave_them_out(tmp_path):
     """The runs' mirrors leave out the shared environments (bound as they are), so a look gives them its part
     without those first (`early`), then walks them: the whole look has every entry, the part all but those."""

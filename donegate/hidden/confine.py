@@ -84,14 +84,22 @@ def hidden_roots(home: Path | None = None) -> list[Path]:
 def env(tmp: str, hidden: list[Path]) -> dict[str, str]:
     """The hidden run's environment: the allow-list, PATH without entries under hidden folders."""
     out = {k: os.environ[k] for k in ALLOW if k in os.environ}
+    # Each folder resolved once, compared as text (`paths.is_within` per pair resolved both sides again: a
+    # ten-entry PATH cost ~3 ms a run, before the run could start).
+    roots = [os.path.realpath(h) for h in hidden]
     keep = [p for p in out.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(os.pathsep)
-            if p and not any(paths.is_within(Path(p), h) for h in hidden)]
+            if p and not _under(os.path.realpath(p), roots)]
     out["PATH"] = os.pathsep.join(keep) or "/usr/bin:/bin"
     out.setdefault("LANG", "C.UTF-8")
     out["HOME"] = os.path.join(tmp, "home")
     out["TMPDIR"] = tmp
     out["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return out
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    """`path` is, or lies under, one of `roots` (all resolved)."""
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
 def python_dirs(hidden: Sequence[Path] = (), python: Sequence[Path] | None = None) -> list[Path]:

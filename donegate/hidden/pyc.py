@@ -174,22 +174,25 @@ class Compile:
 
     def __init__(self, root: Path, repo: Path, mirror: Path, tree: statcache.Tree, top: tuple[str, ...],
                  python: pyenv.Launch, project: Path, store: Path, tests: Tests | None = None) -> None:
+        self.root, self.repo, self.mirror, self.python, self.project = root, repo, mirror, python, project
+        self.store, self.tests, self.tree, self.top = store, tests, tree, top
+        self.shared = [t for t in top if t != ".git"]
+
+    def sources(self) -> list[str]:
+        """The mirror's regular `.py` files (the stat key starts with the mode); the job checks again as it opens
+        each. Worked out here, after the answer: at the stop it was a pass over the look beside a run."""
         from donegate.hidden import copy as throwaway
 
-        self.root, self.repo, self.mirror, self.python, self.project = root, repo, mirror, python, project
-        self.store, self.tests = store, tests
-        want, _ = throwaway._wanted(tree, top)
-        # Regular files (the stat key starts with the mode); the job checks again as it opens each.
-        self.files = [n for n, key in want.items()
-                      if n.endswith(".py") and stat.S_ISREG(int(key.partition(":")[0]))][:MAX_FILES]
-        self.shared = [t for t in top if t != ".git"]
+        want, _ = throwaway._wanted(self.tree, self.top)
+        return [n for n, key in want.items() if n.endswith(".py") and stat.S_ISREG(int(key.partition(":")[0]))][:MAX_FILES]
 
     def __call__(self) -> None:
         from donegate import proc
         from donegate.hidden import confine as walls
 
         tests = self.tests.job() if self.tests is not None else {}
-        if not self.files and not tests:
+        files = self.sources()
+        if not files and not tests:
             return
         try:
             store = folder(self.root, self.repo)
@@ -202,7 +205,7 @@ class Compile:
                                     store=self.store, hidden=hidden, env=env, shared=self.shared, python=self.python.binds,
                                     chdir=self.project, read_only=True, extra=["--bind", str(store), INSIDE])
             proc.run([*argv, *self.python.argv, "-c", COMPILE], timeout=120, env=env,
-                     input=json.dumps({"prefix": INSIDE, "repo": str(self.repo), "files": self.files,
+                     input=json.dumps({"prefix": INSIDE, "repo": str(self.repo), "files": files,
                                        "max_bytes": MAX_BYTES, **tests}))
         except Exception:  # noqa: BLE001 - a job that failed costs the next stops a compile from source, nothing more
             pass

@@ -101,6 +101,16 @@ def test_the_environment_is_an_allow_list(monkeypatch, tmp_path):
     assert env["PATH"] == "/usr/bin:/bin" and env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1"
 
 
+def test_path_entries_are_dropped_by_where_they_resolve_not_by_how_they_are_spelled(monkeypatch, tmp_path):
+    kit = tmp_path / "kit"
+    (kit / "bin").mkdir(parents=True)
+    (tmp_path / "kit-other" / "bin").mkdir(parents=True)  # a name that starts like the kit's: not under it
+    (tmp_path / "link").symlink_to(kit / "bin")
+    monkeypatch.setenv("PATH", f"{tmp_path}/link:{kit}/./bin:{kit}:{tmp_path}/kit-other/bin:/usr/bin")
+    env = confine.env(str(tmp_path), [kit])
+    assert env["PATH"] == f"{tmp_path}/kit-other/bin:/usr/bin"
+
+
 def test_bwrap_arguments_hide_the_kit_and_keep_the_walls(tmp_path, kit_home):
     store, repo, copy = kit_home / "acceptance" / "r-1", Path("/srv/repo"), tmp_path / "copy"
     store.mkdir(parents=True)
