@@ -33,10 +33,6 @@ from pathlib import Path
 
 from donegate import git, paths, store
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from donegate import statcache
-
 RULES = {
     "eq-constant": "{name} returns a constant: an object equal to anything is not a result",
     "imports-pytest": "product code reaches for the test harness ({what})",
@@ -243,26 +239,23 @@ def _ignored(repo: Path) -> list[str]:
     return out[:MAX_IGNORED]
 
 
-def changed(repo: Path, base: str, sealed: dict[str, str] | None = None,
-            tree: statcache.Tree | None = None) -> list[str]:
-    """The files to scan: with the seal's snapshot of the tree (`sealed`) and a look at it now (`tree`),
-    every file whose content differs from the seal's, git-ignored ones included, read only where its
-    stat moved (`donegate.statcache`), without virtual environments and caches; without them (a store
-    sealed before the snapshot), what git says changed since `base` and the ignored importables."""
-    if sealed is None or tree is None:
+def changed(repo: Path, base: str, since_seal: list[str] | None = None) -> list[str]:
+    """The files to scan: with the names whose content differs from the seal's snapshot of the tree
+    (`since_seal`: `store.Store.changes`, git-ignored ones included, read only where the stat moved), those
+    without virtual environments and caches; without them (a store sealed before the snapshot), what git
+    says changed since `base` and the ignored importables."""
+    if since_seal is None:
         return list(dict.fromkeys([*git.changed_since(repo, base), *_ignored(repo)]))
-    names, _ = store.tree_changes(repo, sealed, tree)
-    return [n for n in names if not any(part in _ENVS for part in n.split("/")[:-1])]
+    return [n for n in since_seal if not any(part in _ENVS for part in n.split("/")[:-1])]
 
 
-def scan(repo: Path, base: str, root: Path | None = None, sealed: dict[str, str] | None = None,
-         tree: statcache.Tree | None = None) -> list[dict[str, object]]:
+def scan(repo: Path, base: str, root: Path | None = None, since_seal: list[str] | None = None) -> list[dict[str, object]]:
     """Findings in every file changed since the seal (`changed`): tracked or not, git-ignored or not,
     named like a test or not. Sources are decoded as Python decodes them (an encoding cookie included);
     a new importable that is not source is a finding of its own."""
     strings = kit_strings(root)
     out: list[dict[str, object]] = []
-    for name in changed(repo, base, sealed, tree):
+    for name in changed(repo, base, since_seal):
         p = repo / name
         if not p.is_file():
             continue

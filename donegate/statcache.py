@@ -21,6 +21,13 @@ Why a stat can be trusted, and when it cannot:
 The last look of each working tree lives in `state/stat/<repo-key>.json` under the state root
 (which the agent cannot write), in columns (JSON parses three lists of strings faster than a table):
 rewritten only when something changed. A lost or corrupt file costs one full hash, never a verdict.
+
+Each kept look has an id, and a look says which names it found not as the kept look had them (`Tree.since`:
+new, stat moved, read again, gone). What was worked out from the last look is brought in step by those names
+alone: the runs' mirrors (`copy.Mirror.step`) and the changes since the seal (`store.Store.changes`). Gone
+names are found by a count (names found that the kept look has, against how many it has), and only when the
+count says some are gone by a set difference; the early part of a look knows its count from the kept look's
+(how many entries it walked before the shared environments).
 """
 
 from __future__ import annotations
@@ -56,7 +63,7 @@ class Tree:
         self.hashed = hashed  # files read by this look: what changed since the last one
         self.hashed_bytes = hashed_bytes
         self.duration = duration
-        self.compared: dict[int, tuple[list[str], dict[str, str]]] = {}  # `store.tree_changes`, per snapshot
+        self.compared: dict[object, tuple[list[str], dict[str, str]]] = {}  # `store.tree_changes`, per snapshot
         self.wanted: dict[tuple[str, ...], tuple[dict[str, str], set[str]]] = {}  # `copy.Mirror.sync`, per skip set
         # Set by a look that found exactly what the last one kept (nothing to hash, nothing new or gone):
         # the kept look's file and the id written in it (`remember`).
@@ -65,6 +72,11 @@ class Tree:
         # What `files` leaves out, as the look found it: the entries in cache folders, a folder at a time, and
         # the folders it could not read (None: `files` finds them itself).
         self.left_out: set[str] | None = None
+        # What this look is kept under (its id in the stat file; None: not kept), and (the id of the kept look
+        # it started from, the names whose entry is not as that one has it) when it started from one: what a
+        # memo of the last look can be brought in step with (`copy.Mirror`, `store.Store.tree_changes`).
+        self.id: str | None = None
+        self.since: tuple[str, set[str]] | None = None
 
     def remember(self, what: str, compute: Callable[[], Any]) -> Any:
         """`compute()`, or what it gave for the same tree before: kept beside the last look's file, under the
@@ -211,20 +223,26 @@ def _path(repo: Path, root: Path) -> Path:
     return paths.state_dir(root) / "stat" / f"{paths.repo_key(repo)}.json"
 
 
-def _load(path: Path, repo: Path) -> tuple[dict[str, tuple[str, str]], str]:
-    """The kept look's entries, and the id its file was written with ("" for none)."""
+def _load(path: Path, repo: Path) -> tuple[dict[str, tuple[str, str]], str, tuple[tuple[str, ...], int] | None]:
+    """The kept look's entries, the id its file was written with ("" for none), and (the top-level folders
+    it walked last, how many entries it kept from before them) when it says."""
     try:
         data = json.loads(fsafe.read_text(path))
         if data.get("version") != VERSION or data.get("repo") != str(repo):
-            return {}, ""
+            return {}, "", None
         names, keys, digests = data["names"], data["stat"], data["digest"]
         # unequal columns: ValueError
-        return dict(zip(names, zip(keys, digests, strict=True), strict=True)), str(data.get("id") or "")
+        entries = dict(zip(names, zip(keys, digests, strict=True), strict=True))
+        early = data.get("early")
+        split = (tuple(early[0]), int(early[1])) if isinstance(early, list) and len(early) == 2 else None
+        return entries, str(data.get("id") or ""), split
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}, ""
+        return {}, "", None
 
 
-def _save(path: Path, repo: Path, entries: dict[str, tuple[str, str]], start_ns: int) -> None:
+def _save(path: Path, repo: Path, entries: dict[str, tuple[str, str]], start_ns: int,
+          early: tuple[tuple[str, ...], int] | None = None) -> str | None:
+    """Keep this look for the next one; the id it is kept under (None: not kept)."""
     from donegate.util import atomic_write
 
     racy = start_ns - SLACK_NS
@@ -235,12 +253,15 @@ def _save(path: Path, repo: Path, entries: dict[str, tuple[str, str]], start_ns:
         keys.append(key)
         # git's racy rule: written within a tick of this look, it may change again without its stat moving.
         digests.append(d if int(mtime) < racy and int(ctime) < racy else "")
-    text = json.dumps({"version": VERSION, "repo": str(repo), "id": os.urandom(8).hex(), "names": names, "stat": keys,
-                       "digest": digests}, separators=(",", ":"))
+    ident = os.urandom(8).hex()
+    data: dict[str, Any] = {"version": VERSION, "repo": str(repo), "id": ident, "names": names, "stat": keys, "digest": digests}
+    if early is not None:
+        data["early"] = [list(early[0]), early[1]]
     try:
-        atomic_write(path, text, durable=False)  # a lost look costs one full hash at the next stop
+        atomic_write(path, json.dumps(data, separators=(",", ":")), durable=False)  # a lost look costs one full hash
     except OSError:
-        pass
+        return None
+    return ident
 
 
 def _walk(root: str, later: tuple[str, ...] = (), cached: set[str] | None = None
@@ -324,34 +345,57 @@ def look(repo: Path, root: Path | None = None, later: tuple[str, ...] = (),
     start_ns = time.time_ns()
     top = str(repo)
     path = _path(repo, root) if root is not None else None
-    before, kept = _load(path, repo) if path is not None else ({}, "")
+    before, kept, split = _load(path, repo) if path is not None else ({}, "", None)
     entries: dict[str, tuple[str, str]] = {}
     left_out: set[str] = set()  # (`Tree.files`)
-    hashed = hashed_bytes = 0
+    changed: list[str] = []  # not as the kept look has them: new, stat moved, read again, unreadable
+    found = 0  # names the kept look has too
+    parts: list[Tree] = []
+    early_kept = -1  # entries kept from before the later folders (what the next look's early part checks)
+    hashed = hashed_bytes = unreadable = 0
     for name, st in _walk(top, later, left_out):
         if name is None:
+            early_kept = len(entries) - unreadable  # (an unreadable folder is not kept)
             if early is not None:
                 part = Tree(repo, dict(entries), hashed, hashed_bytes, time.monotonic() - t0)
                 part.later, part.left_out = later, set(left_out)
+                # Nothing of the kept look's early part gone (it says how many it kept): changed is the whole change.
+                if kept and split == (later, found):
+                    part.since = (kept, set(changed))
+                parts.append(part)
                 early(part)
             continue
         if st is None:
             entries[name] = ("", UNREADABLE)
             left_out.add(name)
+            changed.append(name)
+            unreadable += 1
             continue
         key = f"{st.st_mode}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}:{st.st_dev}"
         known = before.get(name)
-        if known is not None and known[0] == key and known[1]:
-            entries[name] = known
-            continue
+        if known is not None:
+            found += 1
+            if known[0] == key and known[1]:
+                entries[name] = known
+                continue
         entries[name] = (key, _hash(os.path.join(top, name), st))
+        changed.append(name)
         hashed += 1
         hashed_bytes += st.st_size if stat.S_ISREG(st.st_mode) else 0
     tree = Tree(repo, entries, hashed, hashed_bytes, 0.0)
     tree.left_out = left_out
-    if path is not None and (hashed or len(entries) != len(before) or not kept):  # (no id: written before ids were)
-        _save(path, repo, {k: v for k, v in entries.items() if v[0]}, start_ns)
+    delta = set(changed)
+    if found != len(before):  # names gone since the kept look (a set difference only then)
+        delta.update(before.keys() - entries.keys())
+    if kept:
+        tree.since = (kept, delta)
+    # (no id: written before ids were; no split, or another: the next look's early part could not say what changed)
+    if path is not None and (delta or not kept or (early_kept >= 0 and split != (later, early_kept))):
+        tree.id = _save(path, repo, {k: v for k, v in entries.items() if v[0]}, start_ns,
+                        (later, early_kept) if early_kept >= 0 else None)
     elif path is not None:  # every entry found as kept (same names, same stat, a digest each)
-        tree.kept = (path, kept)
+        tree.kept, tree.id = (path, kept), kept
+    for part in parts:
+        part.id = tree.id  # what the part's entries are kept under, with the rest (`copy.Mirror`)
     tree.duration = time.monotonic() - t0
     return tree

@@ -168,6 +168,45 @@ def tree_changes(repo: Path, sealed: dict[str, str], now: statcache.Tree | None 
     return out
 
 
+def _read_memo(path: Path) -> tuple[str, list[str], dict[str, str]] | None:
+    """(look id, changed, kinds) of a kept `Store.changes` answer; None for none or a broken one."""
+    try:
+        data = json.loads(fsafe.read_text(path))
+        look, changed, kinds = data["look"], data["changed"], data["kinds"]
+        if (isinstance(look, str) and isinstance(changed, list) and isinstance(kinds, dict)
+                and all(isinstance(n, str) for n in changed)
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in kinds.items())):
+            return look, changed, kinds
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
+def _brought_in_step(changed: list[str], kinds: dict[str, str], delta: set[str], now: statcache.Tree,
+                     sealed: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """`tree_changes` for `now`, from its answer for the look `now` started from: only the names whose entry
+    moved since (`delta`) are compared again, as `tree_changes` compares them."""
+    out = set(changed) - delta
+    what_now = {k: v for k, v in kinds.items() if k not in delta}
+    left_out = now.left_out
+    for name in delta:
+        entry = now.entries.get(name)
+        current = None
+        if entry is not None and entry[1] != statcache.UNREADABLE and (
+                name not in left_out if left_out is not None else not statcache._cached(name)):
+            current = entry[1]
+        before = sealed.get(name)
+        if current is None:
+            if before is not None:
+                out.add(name)  # gone
+        elif before is None or current != before:
+            out.add(name)
+            what = fsafe.describe(current)
+            if what and before is not None and fsafe.describe(before) != what:
+                what_now[name] = what
+    return sorted(out), what_now
+
+
 seal_record_path = paths.seal_record
 
 
@@ -208,6 +247,35 @@ class Store:
                 raise StoreError("acceptance tests were modified: the tree snapshot is unreadable", "seal the tests again") from None
             self._tree = data if isinstance(data, dict) else {}
         return self._tree
+
+    def changes(self, now: statcache.Tree | None) -> tuple[list[str], dict[str, str]] | None:
+        """`tree_changes` of the working tree against the seal's snapshot (None when there is none: `tree`), for the
+        stop's look `now` (None: a look of its own). The last answer is kept (`state/tree/<snapshot sha>.changes.json`,
+        under the id of the look it was worked out for): a look that started from that one (`Tree.since`) needs it
+        brought in step only for the names it found changed, and no read of the seal's digests when none did (a
+        15,000-file tree: ~10 ms of a pass over every file, at each stop, beside the runs)."""
+        if TREE not in self.manifest.get("files", {}) or self.other_tree():
+            return None
+        if now is None:
+            return tree_changes(self.repo, self.digests() or {}, None)
+        sha = self.manifest["files"][TREE]
+        done = now.compared.get(sha)
+        if done is not None:  # the scope check and the scan ask the same question of one look
+            return done
+        memo_path = paths.state_dir(self.path.parent.parent) / "tree" / f"{sha}.changes.json"
+        memo = _read_memo(memo_path)
+        since = now.since
+        if memo is not None and since is not None and memo[0] == since[0]:
+            out = _brought_in_step(memo[1], memo[2], since[1], now, (self.digests() or {}) if since[1] else {})
+        else:
+            out = tree_changes(self.repo, self.digests() or {}, now)
+        now.compared[sha] = out
+        if now.id is not None and (memo is None or memo[0] != now.id):
+            try:
+                atomic_write(memo_path, json.dumps({"look": now.id, "changed": out[0], "kinds": out[1]}), durable=False)
+            except OSError:
+                pass  # lost: worked out whole at the next stop
+        return out
 
     def digests(self) -> dict[str, str] | None:
         """{name: digest} of the seal's snapshot (`tree`), what `tree_changes` compares: kept with marshal in the

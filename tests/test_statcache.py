@@ -75,6 +75,59 @@ def test_a_look_with_nothing_changed_reads_nothing(tmp_path, kit_home):
     assert ".git/HEAD" not in third.entries and "pkg/m0.py" in third.entries
 
 
+def test_a_look_says_what_changed_since_the_look_it_started_from(tmp_path, kit_home):
+    """`since`: the kept look's id and every name whose entry differs from it (new, edited, gone), so what was
+    worked out from that look (the mirrors, the changes since the seal) is brought in step by those alone."""
+    repo = _repo(tmp_path, {"a.py": "a\n", "pkg/b.py": "b\n", "pkg/c.py": "c\n", ".venv/lib/d.py": "d\n"})
+    _age(repo)
+    first = statcache.look(repo, kit_home, later=(".venv",))
+    assert first.since is None and first.id
+    parts: list[statcache.Tree] = []
+    same = statcache.look(repo, kit_home, later=(".venv",), early=parts.append)
+    assert same.since == (first.id, set()) and same.id == first.id and same.kept
+    assert parts[0].since == (first.id, set()) and parts[0].id == first.id
+    (repo / "pkg" / "b.py").write_text("B\n")
+    (repo / "pkg" / "new.py").write_text("n\n")
+    (repo / ".venv" / "lib" / "d.py").unlink()
+    parts.clear()
+    edited = statcache.look(repo, kit_home, later=(".venv",), early=parts.append)
+    assert edited.since == (first.id, {"pkg/b.py", "pkg/new.py", ".venv/lib/d.py"}) and edited.id not in (None, first.id)
+    assert edited.kept is None
+    # The early part saw the edit and the new file, and knows nothing of it is gone: it was all walked.
+    assert parts[0].since == (first.id, {"pkg/b.py", "pkg/new.py"}) and parts[0].id == edited.id
+    (repo / "pkg" / "c.py").unlink()
+    parts.clear()
+    gone = statcache.look(repo, kit_home, later=(".venv",), early=parts.append)
+    assert gone.since is not None and "pkg/c.py" in gone.since[1]
+    # A name of the early part is gone: which, only the whole look tells (a set difference), so the part says nothing.
+    assert parts[0].since is None
+
+
+def test_a_file_gone_and_a_folder_made_unreadable_at_once_is_not_the_kept_look(tmp_path, kit_home, monkeypatch):
+    """The attack on a count: one name gone and one new entry that is never kept (an unreadable folder) leave the
+    number of entries as the kept look had it. The look read nothing, yet the tree is not the kept one: its verdict
+    cache key must not be the kept look's."""
+    repo = _repo(tmp_path, {"a.py": "a\n", "b.py": "b\n"})
+    (repo / "locked").mkdir()
+    _age(repo)
+    first = statcache.look(repo, kit_home)
+    key = first.remember("key", lambda: "for the tree with b.py")
+    (repo / "b.py").unlink()
+    (repo / "locked" / "x").write_text("x")
+    locked, real_open = str(repo / "locked"), os.open
+
+    def open_(path, flags, *a, **k):  # the system refusing the folder, as it does an unprivileged user (mode 000)
+        if str(path) == locked:
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, flags, *a, **k)
+
+    monkeypatch.setattr(statcache.os, "open", open_)
+    now = statcache.look(repo, kit_home)
+    assert now.hashed == 0 and "locked/" in now.entries and "b.py" not in now.entries
+    assert now.kept is None and now.since == (first.id, {"b.py", "locked/"})
+    assert now.remember("key", lambda: "for the tree now") == "for the tree now" != key
+
+
 def test_same_size_edit_with_the_mtime_set_back_is_seen(tmp_path, kit_home):
     repo = _repo(tmp_path, {"mod.py": "VALUE = 1\n"})
     _age(repo)
@@ -293,3 +346,43 @@ def test_the_seals_snapshot_digests_are_kept_under_its_hash_and_a_broken_memo_is
     memo.write_bytes(b"\x00broken")
     assert store.load(repo, kit_home).digests() == want
     assert store.load(repo, kit_home).digests() == want  # written again, whole
+
+
+def test_the_changes_since_the_seal_brought_in_step_by_what_each_look_found_changed_are_those_worked_out_whole(tmp_path, kit_home):
+    """`Store.changes` keeps its last answer under the look's id and, at the next stop, compares again only the
+    names that look found changed (`Tree.since`). Over a run of edits (new files, edits put back as sealed,
+    deletions, a file made a link, a folder made a file, a cache written), each answer is the one worked out
+    whole from the seal's digests, and a look that found nothing changed reads no digest at all."""
+    from tests.support.repos import seal_files
+
+    files = {"mod.py": "VALUE = 1\n", "pkg/a.py": "A = 1\n", "pkg/b.py": "B = 1\n", "data/x.txt": "x\n"}
+    repo = seal_files(tmp_path, files, "test_mod.py", "import mod\n\ndef test_v():\n    assert mod.VALUE == 1\n")
+    steps = [
+        lambda: (repo / "mod.py").write_text("VALUE = 2\n"),
+        lambda: (repo / "new.py").write_text("N = 1\n"),
+        lambda: (repo / "mod.py").write_text("VALUE = 1\n"),  # back as sealed: no longer a change
+        lambda: (repo / "pkg" / "b.py").unlink(),
+        lambda: ((repo / "pkg" / "a.py").unlink(), (repo / "pkg" / "a.py").symlink_to("../mod.py")),
+        lambda: ((repo / "pkg" / "__pycache__").mkdir(), (repo / "pkg" / "__pycache__" / "a.pyc").write_bytes(b"c")),
+        lambda: ((repo / "data" / "x.txt").unlink(), (repo / "data").rmdir(), (repo / "data").write_text("now a file\n")),
+        lambda: time.sleep(statcache.SLACK_NS / 1e9 + 0.05),  # nothing racy any more: read once more, then kept
+        lambda: None,
+    ]
+    memo = None
+    for i, step in enumerate(steps):
+        step()
+        st = store.load(repo, kit_home)
+        now = statcache.look(repo, kit_home)
+        read: list[int] = []
+        real = st.digests
+        st.digests = lambda: (read.append(1), real())[1]  # type: ignore[method-assign]  # counts, answers as it did
+        got = st.changes(now)
+        whole = store.tree_changes(repo, store.load(repo, kit_home).digests() or {}, statcache.look(repo))
+        assert got == whole, f"step {i}"
+        if i > 0:
+            assert memo is not None and now.since is not None and now.since[0] == memo
+            assert bool(read) == bool(now.since[1]), f"step {i}: the seal's digests read only for a change"
+        memo = now.id
+    assert now.since == (memo, set()) and not read  # the last look changed nothing: the kept answer, no digest read
+    assert got[0] == ["data", "data/x.txt", "new.py", "pkg/a.py", "pkg/b.py"] and list(got[1]) == ["pkg/a.py"]
+    assert got[1]["pkg/a.py"].startswith("a symlink")

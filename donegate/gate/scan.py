@@ -26,7 +26,8 @@ def scan_gate(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path, tree
 
     t0 = time.monotonic()
     allow = set(cfg.get("scan_allow") or ())
-    findings = [f for f in scan.scan(repo, st.manifest["base"], root, st.digests() if tree is not None else None, tree)
+    since_seal = st.changes(tree) if tree is not None else None
+    findings = [f for f in scan.scan(repo, st.manifest["base"], root, since_seal[0] if since_seal is not None else None)
                 if f["rule"] not in allow]
     out = {"mode": cfg["scan"], "findings": findings[:50], "problem": scan.problem(findings) if findings else "",
            "duration": round(time.monotonic() - t0, 4)}

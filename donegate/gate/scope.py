@@ -81,12 +81,12 @@ def scope_gate(repo: Path, st: store.Store, cfg: dict[str, Any], tree: statcache
     outside: list[str] = []
     if cfg["allowed"] is not None:
         allowed = store.matcher(cfg["allowed"])
-        sealed_tree = st.digests()
         more: dict[str, str]
-        if sealed_tree is None:  # a store sealed before the kit kept a snapshot of the whole tree
+        since_seal = st.changes(tree)
+        if since_seal is None:  # a store sealed before the kit kept a snapshot of the whole tree
             changed, more = git.changed_since(repo, manifest["base"]), {}
         else:
-            changed, more = store.tree_changes(repo, sealed_tree, tree)
+            changed, more = since_seal
         outside = [n for n in changed if not allowed(n) and n not in touched and n not in store.KIT_FILES]
         if outside:
             problems.append("files outside the allowed scope were changed: " + named(outside, more))

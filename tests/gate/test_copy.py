@@ -219,3 +219,54 @@ def test_a_stop_that_comes_during_the_put_back_waits_for_the_mirror(tmp_path, ki
     assert throwaway._PENDING
     with throwaway.working_copy(repo, tmp_path, [], root=kit_home, tree=statcache.look(repo, kit_home)) as got:
         assert got == copy and not throwaway._PENDING
+
+
+def test_a_mirror_in_step_with_the_last_look_is_brought_in_step_by_what_the_look_found_changed(tmp_path, kit_home):
+    """The put-back's `.clean` mark names the look the mirror is in step with; a stop whose look started from that
+    one copies and removes only the names it found changed (`Mirror.step`), no walk of the mirror. Over a run of
+    stops with every kind of change between them, and a run that vandalises the mirror each time, what the next
+    run sees is the working tree, each time."""
+    repo = _repo(tmp_path)
+    changes = [
+        lambda: None,
+        lambda: (repo / "pkg" / "mod.py").write_text("VALUE = 2\n"),
+        lambda: ((repo / "pkg" / "new.py").write_text("N = 1\n"), (repo / "deep" / "er").mkdir(parents=True),
+                 (repo / "deep" / "er" / "x.py").write_text("X = 1\n")),
+        lambda: ((repo / "deep" / "er" / "x.py").unlink(), (repo / "deep" / "er").rmdir()),  # a folder left empty
+        lambda: ((repo / "data" / "big.bin").unlink(), (repo / "data").rmdir(), (repo / "data").write_text("a file\n")),
+        lambda: ((repo / "README.md").unlink(), (repo / "README.md").mkdir(), (repo / "README.md" / "x").write_text("")),
+        lambda: ((repo / "link.py").unlink(), (repo / "link.py").symlink_to("pkg/new.py")),
+        lambda: ((repo / "pkg" / "__pycache__" / "new.cpython-312.pyc").write_text("planted")),
+        lambda: None,
+    ]
+
+    def vandal(copy: Path) -> None:
+        (copy / "pkg" / "mod.py").write_text("VALUE = 666\n")
+        (copy / "written.py").write_text("")
+
+    stepped = []
+    for i, change in enumerate(changes):
+        change()
+        tree = statcache.look(repo, kit_home)
+        (tmp_path / "tmp").mkdir(exist_ok=True)
+        told: dict = {}
+        with throwaway.working_copy(repo, tmp_path / "tmp", [], root=kit_home, tree=tree, told=told) as copy:
+            assert _content(copy) == _content(repo), f"stop {i}"
+            assert not (copy / "deep" / "er").exists() or (repo / "deep" / "er").exists()
+            vandal(copy)
+        stepped.append(bool(told.get("stepped")))
+    assert stepped == [False] + [True] * (len(changes) - 1)
+    assert _content(copy) == _content(repo)  # and put back
+    # A mark that names another look, or a record lost when there is something to bring in step, is a walk of the
+    # mirror, as before.
+    copy.with_suffix(".clean").write_text("another look")
+    (repo / "pkg" / "mod.py").write_text("VALUE = 3\n")
+    told = {}
+    with throwaway.working_copy(repo, tmp_path / "tmp", [], root=kit_home, tree=statcache.look(repo, kit_home), told=told) as copy:
+        assert _content(copy) == _content(repo) and not told.get("stepped")
+    copy.with_suffix(".json").unlink()
+    (copy / "stray.py").write_text("")  # what only a walk finds
+    (repo / "pkg" / "mod.py").write_text("VALUE = 4\n")  # something to bring in step: the record is needed
+    told = {}
+    with throwaway.working_copy(repo, tmp_path / "tmp", [], root=kit_home, tree=statcache.look(repo, kit_home), told=told) as copy:
+        assert _content(copy) == _content(repo) and not told.get("stepped")
