@@ -208,11 +208,11 @@ def _look(repo: Path, root: Path, cfg: dict[str, Any], pending: statcache.Pendin
     if not _looks(cfg):
         return None
     _stage("looking at the working tree")
-    if pending is None:
-        return statcache.look(repo, root)
-    from donegate.hidden.copy import shared_dirs
+    from donegate.hidden.copy import after, shared_dirs
 
-    return statcache.look(repo, root, tuple(shared_dirs(repo)), pending.early)
+    if pending is None:
+        return statcache.look(repo, root, keep=after)
+    return statcache.look(repo, root, tuple(shared_dirs(repo)), pending.early, keep=after)
 
 
 def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *, repo: str | None = None,

@@ -288,3 +288,41 @@ def test_a_big_file_is_read_once_not_at_every_stop(tmp_path, kit_home):
         fh.write(b"x")
     changed = statcache.look(repo, kit_home)
     assert changed.hashed == 1 and cache.key(repo, {}, {}, changed)[0] != before
+
+
+def _after_answer(kit_home: Path) -> dict[str, str]:
+    """Once the last stop's after-answer child is done: {what: the look id it names} for the kept look and each
+    mirror's clean mark."""
+    import json
+    import time
+
+    from donegate import paths
+
+    state = paths.state_dir(kit_home)
+    end = time.monotonic() + 20
+    while time.monotonic() < end and (list((state / "mirror").glob("*.putback")) or not list((state / "mirror").glob("*.clean"))):
+        time.sleep(0.05)
+    [stat_file] = [p for p in (state / "stat").glob("*.json") if p.name.count(".") == 1]
+    out = {"look": json.loads(stat_file.read_text())["id"]}
+    out.update((p.name, p.read_text()) for p in (state / "mirror").glob("*.clean"))
+    return out
+
+
+def test_the_hook_keeps_its_look_after_the_answer_and_the_next_stop_starts_from_it(tmp_path, kit_home):
+    """The stop's look is kept by the hook's after-answer child (its JSON off the stop's time), under the id drawn
+    at the stop; the mirrors' put-back names that id, so the next stop's look, which starts from the kept one,
+    brings them in step by what it found changed. An edit between the stops is seen, and run."""
+    from tests.support import require
+
+    require.bwrap()
+    repo, _ = counted(tmp_path)
+    write_config(kit_home, "confine: on\n")
+    assert run_hook(stop_payload(repo)).returncode == 2
+    first = _after_answer(kit_home)
+    assert len(first) == 3 and len(set(first.values())) == 1  # both mirrors are in step with the kept look
+    (repo / "mod.py").write_text("VALUE = 2\n")
+    passed = run_hook(stop_payload(repo))
+    assert passed.returncode == 0, passed.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["passed"] == 1
+    second = _after_answer(kit_home)
+    assert len(second) == 3 and len(set(second.values())) == 1 and second["look"] != first["look"]
