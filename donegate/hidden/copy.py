@@ -165,7 +165,6 @@ class Mirror:
         since (its `.clean` mark), so only the repository's changes are applied, without a walk of
         the mirror. (The mirror lives under the state root, whose integrity the verdict cache and the
         stat cache rely on already.)"""
-
         want, dirs = _wanted(tree, self.top)
         self.path.mkdir(parents=True, exist_ok=True)
         self.faithful = True
@@ -200,7 +199,6 @@ class Mirror:
         for name, key in want.items():
             if name not in seen:
                 self._copy(name, key, tree.entries[name][1])
-
 
     def step(self, tree: statcache.Tree, changed: set[str]) -> None:
         """`sync`, for a mirror in step with the look `tree` started from (its `.clean` mark names that look, and
