@@ -4,9 +4,10 @@ The key is a sha256 over everything the hidden run can read:
 
 - every file under the repository except `.git/`, tracked or not, git-ignored ones included: path,
   mode and content digest (not timestamps: an agent can set those back), from a look at the tree
-  (`donegate.statcache`: a file is read again only when its stat moved); symlinks by their target text
-  (a symlink leaving the repository turns the cache off for the stop: its target is not hashed);
-  other file types by their type;
+  (`donegate.statcache`: a file is read again only when its stat moved); symlinks by their target text,
+  and one leaving the repository for a file (every venv's `bin/python`) by where it leads and that file's
+  stat, resolved at every stop (a link out to a folder, or to a file written within the stat's slack,
+  turns the cache off for the stop: what is under the folder is not looked at); other file types by their type;
 - what the scope gate asks git: `.git/HEAD`, `.git/index`, `.git/config`, `.git/info/exclude`;
 - the store's manifest (the hidden tests' hashes, the base, the protected snapshot);
 - the interpreters involved (the kit's, and the project's the seal recorded: path, version, the
@@ -49,7 +50,7 @@ GIT_FILES = ("HEAD", "index", "config", os.path.join("info", "exclude"))
 
 
 class Skip(Exception):
-    """The tree cannot be keyed (too big, a symlink leaving it): run the tests."""
+    """The tree cannot be keyed (too big, a symlink leaving it for a folder): run the tests."""
 
 
 def tree_digest(repo: Path, tree: statcache.Tree | None = None) -> tuple[str, int, int]:
@@ -58,15 +59,53 @@ def tree_digest(repo: Path, tree: statcache.Tree | None = None) -> tuple[str, in
     from donegate import statcache
 
     tree = tree if tree is not None else statcache.look(repo)
-    if any(d.startswith("symlink:") for _, d in tree.entries.values()):
-        return _digest(repo, tree)  # where a link leads can change outside the tree: checked at every stop
     digest, files, size = tree.remember("key", lambda: _digest(repo, tree))
+    links = tree.remember("links", lambda: sorted(n for n, (_, d) in tree.entries.items() if d.startswith("symlink:")))
+    # Where a link leads can change outside the tree (a venv's `bin/python -> /usr/bin/python3`): resolved at
+    # every stop, and a link out of the tree keys the stop by its target's path and stat.
+    outside = _outside(repo, links)
+    if outside:
+        digest = hashlib.sha256(json.dumps([digest, outside]).encode("utf-8", "surrogateescape")).hexdigest()
     return digest, files, size
 
 
-def _digest(repo: Path, tree: statcache.Tree) -> tuple[str, int, int]:
-    h = hashlib.sha256()
+def _outside(repo: Path, links: list[str]) -> list[list[str]]:
+    """[name, where it leads, that file's stat key] of each link in `links` that leads out of the repository.
+    Its stat stands for its content as the stat cache's does (ctime moves with every write and cannot be set
+    back); a file written within the stat's slack (`statcache.SLACK_NS`), a folder (what is under it is not
+    looked at) or anything but a regular file or nothing: Skip."""
+    import stat as modes
+    import time
+
+    from donegate import statcache
+
     top = os.path.realpath(repo)
+    out = []
+    racy = time.time_ns() - statcache.SLACK_NS
+    for name in links:
+        resolved = os.path.realpath(os.path.join(repo, name))
+        if resolved == top or resolved.startswith(top + os.sep):
+            continue  # what it leads to is in the tree, keyed with it
+        try:
+            st = os.stat(resolved)
+        except FileNotFoundError:
+            out.append([name, resolved, "missing"])
+            continue
+        except OSError:
+            raise Skip(f"{name} is a symlink out of the repository that cannot be followed") from None
+        if modes.S_ISDIR(st.st_mode):
+            raise Skip(f"{name} is a symlink to a folder out of the repository")
+        if not modes.S_ISREG(st.st_mode):
+            raise Skip(f"{name} is a symlink out of the repository to something not a file")
+        if st.st_mtime_ns >= racy or st.st_ctime_ns >= racy:
+            raise Skip(f"{name} leads out of the repository to a file written just now")
+        out.append([name, resolved, f"{st.st_mode}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}:{st.st_dev}"])
+    return out
+
+
+def _digest(repo: Path, tree: statcache.Tree) -> tuple[str, int, int]:
+    """(sha256 of every entry's name, mode and digest, files, bytes); links by where they say they lead."""
+    h = hashlib.sha256()
     files, size = tree.sizes()
     if files > MAX_FILES:
         raise Skip(f"more than {MAX_FILES} files")
@@ -74,10 +113,6 @@ def _digest(repo: Path, tree: statcache.Tree) -> tuple[str, int, int]:
     entries = tree.entries
     for name in sorted(entries):
         key, digest = entries[name]
-        if digest.startswith("symlink:"):
-            resolved = os.path.realpath(os.path.join(repo, name))
-            if resolved != top and not resolved.startswith(top + os.sep):
-                raise Skip(f"{name} is a symlink out of the repository")
         parts.append(f"{name}\0{int(key[:key.index(':')]) & 0o777 if key else 0:o}\0{digest}\0")
     h.update("".join(parts).encode("utf-8", "surrogateescape"))
     return h.hexdigest(), files, size

@@ -224,7 +224,8 @@ def test_a_fifo_in_the_tree_never_hangs_the_key(tmp_path, kit_home):
     assert runs_of(runs) == 1
 
 
-def test_a_symlink_out_of_the_repository_turns_the_cache_off(tmp_path, kit_home):
+def test_a_symlink_out_of_the_repository_to_a_file_written_just_now_turns_the_cache_off(tmp_path, kit_home):
+    """Its stat cannot stand for its content within the stat's slack (git's racy rule): no answer from the cache."""
     repo, runs = counted(tmp_path)
     outside = tmp_path / "outside.py"
     outside.write_text("X = 1\n")
@@ -233,7 +234,7 @@ def test_a_symlink_out_of_the_repository_turns_the_cache_off(tmp_path, kit_home)
     outside.write_text("X = 2\n")  # the run reads through the link; the key cannot see it
     run_hook(stop_payload(repo))
     assert runs_of(runs) == 2
-    assert "symlink out of the repository" in stop_lines(kit_home)[-1]["gates"]["cache"]["skipped"]
+    assert "leads out of the repository to a file written just now" in stop_lines(kit_home)[-1]["gates"]["cache"]["skipped"]
 
 
 def test_a_symlink_inside_the_repository_is_keyed_by_its_target(tmp_path):
@@ -326,3 +327,39 @@ def test_the_hook_keeps_its_look_after_the_answer_and_the_next_stop_starts_from_
     assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["passed"] == 1
     second = _after_answer(kit_home)
     assert len(second) == 3 and len(set(second.values())) == 1 and second["look"] != first["look"]
+
+
+def test_a_link_out_of_the_repository_to_a_file_is_keyed_by_where_it_leads_and_what_is_there(tmp_path, kit_home):
+    """Every virtualenv links its interpreter out of the repository (`.venv/bin/python -> /usr/bin/python3`): a
+    project with its venv inside was never answered from the cache. A link out of the tree to a file now keys the
+    stop by where it leads and that file's stat (as the stat cache trusts one: ctime cannot be set back), read at
+    every stop; the file changed behind the link runs the tests again. A link to a folder out of the tree still
+    never caches (what lies under it is not looked at)."""
+    import time
+
+    from donegate import statcache
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "python3").write_text("the interpreter\n")
+    (outside / "lib").mkdir()
+    repo, runs = counted(tmp_path)
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (repo / ".venv" / "bin" / "python").symlink_to(outside / "python3")
+    (repo / ".venv" / "bin" / "python3").symlink_to("python")  # a link to a link, as venv makes them
+    time.sleep(statcache.SLACK_NS / 1e9 + 0.05)  # nothing racy
+    assert run_hook(stop_payload(repo)).returncode == 2 and runs_of(runs) == 1
+    assert run_hook(stop_payload(repo)).returncode == 2 and runs_of(runs) == 1
+    assert stop_lines(kit_home)[-1]["cached"] is True
+    # The agent writes through the link, behind the tree's back: the stop runs again.
+    with open(outside / "python3", "a") as fh:
+        fh.write("changed\n")
+    time.sleep(statcache.SLACK_NS / 1e9 + 0.05)
+    assert run_hook(stop_payload(repo)).returncode == 2 and runs_of(runs) == 2
+    assert "cached" not in stop_lines(kit_home)[-1]
+    # A link out of the tree to a folder: what is in it is not looked at, so no answer from the cache.
+    (repo / ".venv" / "lib").symlink_to(outside / "lib")
+    assert run_hook(stop_payload(repo, session="s2")).returncode == 2 and runs_of(runs) == 3
+    assert run_hook(stop_payload(repo, session="s2")).returncode == 2 and runs_of(runs) == 4
+    assert "a symlink to a folder out of the repository" in stop_lines(kit_home)[-1]["gates"]["cache"]["skipped"]

@@ -114,6 +114,11 @@ def test_a_src_layout_with_an_editable_install_seals_in_its_own_venv(src_project
     assert out.returncode == 2, out.stdout + out.stderr
     assert "test_mul_is_new" in out.stderr and "test_add_exists" not in out.stderr
     assert "cannot import name 'mul'" in out.stderr
+    # The same stop again is answered from the cache: the venv's links out of the repository (its interpreter)
+    # are keyed by where they lead, not a reason to run again.
+    again = run_hook(stop_payload(src_project))
+    assert again.returncode == 2 and "cannot import name 'mul'" in again.stderr
+    assert os.path.islink(src_project / ".venv" / "bin" / "python") and stop_lines(kit_home)[-1]["cached"] is True
 
 
 def test_a_dependency_installed_in_the_venv_imports_and_the_finder_is_read_not_run(dep_project, kit_home, tmp_path):
