@@ -220,7 +220,7 @@ def bench_package(rounds: int = 5) -> list[str]:
                   second=True)
 
 
-def bench_large(rounds: int = 7) -> list[str]:
+def bench_large(rounds: int = 11) -> list[str]:
     """The hook confined, and confined with `allowed` set, on the ~15,000-file repository (`large_repo`)."""
     if not shutil.which("bwrap"):
         return ["the large repository is measured confined only: bubblewrap is not installed"]
