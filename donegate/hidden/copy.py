@@ -171,8 +171,11 @@ class Mirror:
         seen = set()
         stale_dirs: list[str] = []
         if trusted:
+            # What the look read again is copied again whatever its stat (a racy file: its bytes may have
+            # changed within the stat's tick), as `step` does.
+            reread = tree.since[1] if tree.since is not None else set()
             for name, (was, _) in list(self.record.items()):
-                if name in want and was == want[name]:
+                if name in want and was == want[name] and name not in reread:
                     seen.add(name)
                     continue
                 (self.path / name).unlink(missing_ok=True)

@@ -270,3 +270,24 @@ def test_a_mirror_in_step_with_the_last_look_is_brought_in_step_by_what_the_look
     told = {}
     with throwaway.working_copy(repo, tmp_path / "tmp", [], root=kit_home, tree=statcache.look(repo, kit_home), told=told) as copy:
         assert _content(copy) == _content(repo) and not told.get("stepped")
+
+
+def test_a_file_the_look_read_again_with_its_stat_unchanged_is_copied_again(tmp_path, kit_home):
+    """git's racy case: a file written again within the file clock's tick keeps its stat, so the look reads it
+    again (`statcache`: it was kept without its digest). The mirror copies it again too, brought in step by the
+    look's names (`step`) or by its record (`sync`): the run sees the bytes the look hashed. The kernel's coarse
+    clock is what cannot be made to tick on demand here: the new look is given the old stat by hand."""
+    repo = _repo(tmp_path)
+    first = statcache.look(repo, kit_home)
+    mirrors = [throwaway.Mirror(tmp_path / "mirrors" / how, repo, (".git",)) for how in ("step", "sync")]
+    for m in mirrors:
+        m.sync(first)
+        m.save()
+    (repo / "pkg" / "mod.py").write_text("VALUE = 9\n")  # the same size
+    now = statcache.look(repo, kit_home)
+    now.entries["pkg/mod.py"] = (first.entries["pkg/mod.py"][0], now.entries["pkg/mod.py"][1])
+    assert now.since is not None and now.since[0] == first.id and "pkg/mod.py" in now.since[1]
+    mirrors[0].step(now, now.since[1])
+    mirrors[1].sync(now, trusted=True)
+    for m in mirrors:
+        assert (m.path / "pkg" / "mod.py").read_text() == "VALUE = 9\n" and m.faithful
