@@ -17,6 +17,7 @@ cache and the mirror of the tree are per working tree, so they carry over, as in
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -228,9 +229,20 @@ def bench_large(rounds: int = 11) -> list[str]:
                   "~15,000 files and 300 MB of ignored data")
 
 
+def bench_large_edited(rounds: int = 11) -> list[str]:
+    """The same tree as a session sees it: one file of the code edited before every stop (and before every bare
+    run: pytest compiles it again too), so each look reads it, the mirrors copy it, the changes since the seal
+    are brought in step by it and the stop's look is kept again. The figures above are of an unchanged tree."""
+    if not shutil.which("bwrap"):
+        return []
+    return _built("large-edited", large_repo, rounds, ("allowed",), {}, "the same tree, a file of the code edited before "
+                  "each run", edit="inventory.py")
+
+
 def _built(name: str, build, rounds: int, modes: tuple[str, ...], targets: dict, label: str,
-           second: bool = False) -> list[str]:
-    """The hook against bare pytest on a repository `build` makes, in each of `modes`."""
+           second: bool = False, edit: str = "") -> list[str]:
+    """The hook against bare pytest on a repository `build` makes, in each of `modes`; `edit`: a file of it
+    that gets one more line before each run (a comment: the tests' outcome stays)."""
     with tempfile.TemporaryDirectory(prefix=f"donegate-bench-{name}-") as tmp:
         tmp = Path(tmp)
         repo, hidden, home, env = _sealed(tmp, build)
@@ -239,8 +251,16 @@ def _built(name: str, build, rounds: int, modes: tuple[str, ...], targets: dict,
         bare = [sys.executable, "-m", "pytest", "-q", str(hidden / "test_inventory.py")]
         bare_env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
         _run(bare, cwd=repo, env=bare_env)
-        out = _confine_on_off(tmp, home, env, rounds, lambda e: _run(hook, input=next(payload), env=e),
-                              lambda: _run(bare, cwd=repo, env=bare_env), modes=modes, targets=targets, label=label)
+        edits = itertools.count()
+
+        def edited() -> None:
+            if edit:
+                with open(repo / edit, "a", encoding="utf-8") as fh:
+                    fh.write(f"# edit {next(edits)}\n")
+
+        out = _confine_on_off(tmp, home, env, rounds, lambda e: (edited(), _run(hook, input=next(payload), env=e))[1],
+                              lambda: (edited(), _run(bare, cwd=repo, env=bare_env))[1], modes=modes, targets=targets,
+                              label=label)
         return out + (_second_cost(tmp) if second else [])
 
 
@@ -406,4 +426,4 @@ def bench_tree_key(rounds: int = 15) -> list[str]:
 
 
 if __name__ == "__main__":
-    print("\n".join(bench_hook() + bench_package() + bench_large() + bench_tree_key() + bench_copy()))
+    print("\n".join(bench_hook() + bench_package() + bench_large() + bench_large_edited() + bench_tree_key() + bench_copy()))

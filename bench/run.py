@@ -10,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 
-from hook_bench import bench_copy, bench_hook, bench_large, bench_package, bench_tree_key  # noqa: E402
+from hook_bench import bench_copy, bench_hook, bench_large, bench_large_edited, bench_package, bench_tree_key  # noqa: E402
 from report_bench import bench_report  # noqa: E402
 from report_html_bench import bench_html  # noqa: E402
 from review_bench import bench_review  # noqa: E402
@@ -19,7 +19,8 @@ from where_bench import bench_where  # noqa: E402
 
 def main() -> int:
     print("== the gate ==")
-    print("\n".join(bench_hook() + bench_package() + bench_large() + bench_tree_key() + bench_copy() + bench_where()))
+    print("\n".join(bench_hook() + bench_package() + bench_large() + bench_large_edited() + bench_tree_key() + bench_copy()
+                      + bench_where()))
     print("\n== the report ==")
     if not shutil.which("jq"):
         print("jq is not installed (apt-get install jq); the report is timed without the jq comparison")
