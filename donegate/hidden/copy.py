@@ -133,22 +133,37 @@ class Mirror:
         self.record: dict[str, tuple[str, str]] = {}  # name: (its stat key in the repository, in the mirror)
         self.copied = 0
         self.loaded = False  # `record` read from its file (`load`)
+        self.noted: dict[str, tuple[str, str] | None] = {}  # what `step` changed before the record was read
         # Every file copied by the last sync holds the bytes the look saw (hashed after the copy): the
         # mirror is the tree as keyed, whatever changed in the repository since the look.
         self.faithful = True
 
     def load(self) -> bool:
         """Read the record; False when there is none to read (then only a walk of the mirror says what it holds)."""
-        self.loaded = True
+        self.loaded, found = True, False
         try:
             data = json.loads(self.record_path.read_text(encoding="utf-8"))
             if data.get("repo") == str(self.repo):
                 self.record = dict(zip(data["names"], zip(data["src"], data["dst"], strict=True), strict=True))
-                return True
+                found = True
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             pass
-        self.record = {}
-        return False
+        if not found:
+            self.record = {}
+        for name, entry in self.noted.items():  # what `step` did since
+            self._note(name, entry)
+        self.noted = {}
+        return found
+
+    def _note(self, name: str, entry: tuple[str, str] | None) -> None:
+        """Record `name` as copied (its stat key in the repository, in the mirror) or gone; kept aside until
+        the record is read (`step` does not read it: the put-back after the answer does)."""
+        if not self.loaded:
+            self.noted[name] = entry
+        elif entry is None:
+            self.record.pop(name, None)
+        else:
+            self.record[name] = entry
 
     def save(self) -> None:
         from donegate.util import atomic_write
@@ -165,6 +180,11 @@ class Mirror:
         since (its `.clean` mark), so only the repository's changes are applied, without a walk of
         the mirror. (The mirror lives under the state root, whose integrity the verdict cache and the
         stat cache rely on already.)"""
+        if not self.loaded:  # a mirror synced without reading its record: the record is what this object holds
+            self.loaded = True
+            for name, entry in self.noted.items():
+                self._note(name, entry)
+            self.noted = {}
         want, dirs = _wanted(tree, self.top)
         self.path.mkdir(parents=True, exist_ok=True)
         self.faithful = True
@@ -206,21 +226,21 @@ class Mirror:
     def step(self, tree: statcache.Tree, changed: set[str]) -> None:
         """`sync`, for a mirror in step with the look `tree` started from (its `.clean` mark names that look, and
         nothing ran in it since): only the names that look found changed (`Tree.since`) are removed and copied
-        again, without a walk of the mirror or a pass over the whole look. A name read again with its stat as it
-        was (a racy one) is copied again too: its bytes may have changed within the stat's tick."""
+        again, without a walk of the mirror, a pass over the whole look or a read of the record (what it did is
+        noted, for the put-back, which reads it). A name read again with its stat as it was (a racy one) is
+        copied again too: its bytes may have changed within the stat's tick."""
         from donegate import statcache
 
         names = _copied(changed, self.top)
         self.faithful = True
-        if not names:
-            return
-        if not self.loaded and not self.load():
-            raise OSError("the mirror's record is gone")  # (the caller starts the mirror again)
         parents: set[str] = set()
-        for name in names:
-            if self.record.pop(name, None) is not None:
-                (self.path / name).unlink(missing_ok=True)
+        for name in names:  # (the record is not read: what the mirror holds is what the look it is in step with saw)
+            try:
+                (self.path / name).unlink()
                 parents.add(name.rpartition("/")[0])
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):  # not there; a folder: its files go too
+                pass
+            self._note(name, None)
         # Folders left empty go, the deepest first (the mirror holds wanted files only: an empty one is stale).
         stale: set[str] = set()
         for d in parents:
@@ -256,7 +276,7 @@ class Mirror:
         now = os.lstat(dst)
         if statcache._hash(str(dst), now) != digest:
             self.faithful = False  # changed in the repository since the look
-        self.record[name] = (key, _key(now))
+        self._note(name, (key, _key(now)))
         self.copied += 1
 
 
@@ -367,7 +387,7 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
                     mirror.sync(look, trusted=mirror.load() and trusted)
             except OSError:  # the run left what cannot be undone in place: start the mirror again (the same folder)
                 _empty(mirror.path)
-                mirror.record = {}
+                mirror.record, mirror.noted, mirror.loaded = {}, {}, True
                 mirror.sync(look)
         finally:
             if ticket is not None:
