@@ -77,6 +77,8 @@ class Tree:
         # memo of the last look can be brought in step with (`copy.Mirror`, `store.Store.tree_changes`).
         self.id: str | None = None
         self.since: tuple[str, set[str]] | None = None
+        self.stat_path: Path | None = None  # the kept look's file (memos of what was worked out from it lie beside)
+        self.folders: dict[str, list[str]] | None = None  # each folder's entries, as the walk listed them
 
     def remember(self, what: str, compute: Callable[[], Any]) -> Any:
         """`compute()`, or what it gave for the same tree before: kept beside the last look's file, under the
@@ -265,15 +267,23 @@ def _save(path: Path, repo: Path, entries: dict[str, tuple[str, str]], racy: set
     return ident
 
 
-def _walk(root: str, later: tuple[str, ...] = (), cached: set[str] | None = None
-          ) -> Iterator[tuple[str | None, os.stat_result | None]]:
+def memo_path(tree: Tree, what: str) -> Path:
+    """Where what is worked out from `tree` is kept: beside its stat file (a look with a state root)."""
+    assert tree.stat_path is not None
+    return tree.stat_path.with_suffix(f".{what}.json")
+
+
+def _walk(root: str, later: tuple[str, ...] = (), cached: set[str] | None = None,
+          folders: dict[str, list[str]] | None = None) -> Iterator[tuple[str | None, os.stat_result | None]]:
     """(relative name, lstat) of every entry below `root` but folders (and the top `.git`); a folder
     that cannot be read as (name + "/", None). The top-level folders `later` names come last, after one
     (None, None) that says everything else is walked. `cached` is given the names that lie in a bytecode or
     pytest cache folder (told by the folder's name, once a folder: not a pattern matched on every name).
 
     Each folder is listed through a descriptor of its own, so each entry's lstat is looked up from that
-    folder (`fstatat`), not along its whole path again: a 15,000-file walk, 50 -> 42 ms of CPU."""
+    folder (`fstatat`), not along its whole path again: a 15,000-file walk, 50 -> 42 ms of CPU. `folders` is
+    given each folder's entries (an unreadable folder's own entry is its)."""
+    batch: list[str] = []
     stack: list[tuple[str, bool]] = [("", False)]
     rest: list[tuple[str, bool]] = []
     said = False
@@ -286,10 +296,13 @@ def _walk(root: str, later: tuple[str, ...] = (), cached: set[str] | None = None
                 return
             stack, rest = rest, []
         rel_dir, in_cache = stack.pop()
+        if folders is not None:
+            batch = folders.setdefault(rel_dir, [])
         try:
             # (the root as named: it may be reached through a link)
             fd = os.open(os.path.join(root, rel_dir), _DIR_FLAGS) if rel_dir else os.open(root, _ROOT_FLAGS)
         except OSError:
+            batch.append(rel_dir + "/")
             yield rel_dir + "/", None
             continue
         try:
@@ -297,6 +310,7 @@ def _walk(root: str, later: tuple[str, ...] = (), cached: set[str] | None = None
                 with os.scandir(fd) as it:
                     entries = list(it)
             except OSError:
+                batch.append(rel_dir + "/")
                 yield rel_dir + "/", None
                 continue
             prefix = rel_dir + "/" if rel_dir else ""
@@ -314,6 +328,7 @@ def _walk(root: str, later: tuple[str, ...] = (), cached: set[str] | None = None
                 else:
                     if in_cache and cached is not None:
                         cached.add(rel)
+                    batch.append(rel)
                     yield rel, st
         finally:
             os.close(fd)
@@ -357,7 +372,8 @@ def look(repo: Path, root: Path | None = None, later: tuple[str, ...] = (),
     racy: set[str] = set()
     racy_ns = start_ns - SLACK_NS
     hashed = hashed_bytes = unreadable = 0
-    for name, st in _walk(top, later, left_out):
+    folders: dict[str, list[str]] = {}
+    for name, st in _walk(top, later, left_out, folders):
         if name is None:
             early_kept = len(entries) - unreadable  # (an unreadable folder is not kept)
             if early is not None:
@@ -389,7 +405,7 @@ def look(repo: Path, root: Path | None = None, later: tuple[str, ...] = (),
         hashed += 1
         hashed_bytes += st.st_size if stat.S_ISREG(st.st_mode) else 0
     tree = Tree(repo, entries, hashed, hashed_bytes, 0.0)
-    tree.left_out = left_out
+    tree.left_out, tree.folders, tree.stat_path = left_out, folders, path
     delta = set(changed)
     if found != len(before):  # names gone since the kept look (a set difference only then)
         delta.update(before.keys() - entries.keys())

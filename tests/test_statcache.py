@@ -227,7 +227,7 @@ def test_the_cache_key_of_an_unchanged_tree_is_kept_and_any_change_makes_it_agai
     assert first.kept is not None
     key = cache.tree_digest(repo, first)
     assert key == cache._digest(repo, first)
-    memo = first.kept[0].with_suffix(".key.json")
+    memo = first.kept[0].with_suffix(".tree-key.json")
     assert json.loads(memo.read_text())["value"] == list(key)
     again = statcache.look(repo, kit_home)
     assert cache.tree_digest(repo, again) == key  # what was kept
@@ -386,3 +386,35 @@ def test_the_changes_since_the_seal_brought_in_step_by_what_each_look_found_chan
     assert now.since == (memo, set()) and not read  # the last look changed nothing: the kept answer, no digest read
     assert got[0] == ["data", "data/x.txt", "new.py", "pkg/a.py", "pkg/b.py"] and list(got[1]) == ["pkg/a.py"]
     assert got[1]["pkg/a.py"].startswith("a symlink")
+
+
+def test_the_trees_cache_key_brought_in_step_folder_by_folder_is_the_one_worked_out_whole(tmp_path, kit_home):
+    """The verdict cache's key of a tree hashes each folder's entries, then the folders: kept with the look's id, a
+    look that started from it hashes again only the folders holding a name it found changed. Over a run of edits,
+    each key is the one worked out whole from a look of its own; an edit put back gives the first key again (the
+    content decides, not the way there); a look that found nothing changed reads its kept key."""
+    from donegate import cache
+
+    repo = _repo(tmp_path, {"a.py": "a\n", "pkg/b.py": "b\n", "pkg/sub/c.py": "c\n", "data/x.bin": "x" * 100})
+    steps = [
+        lambda: None,
+        lambda: (repo / "pkg" / "b.py").write_text("B\n"),
+        lambda: (repo / "pkg" / "sub" / "d.py").write_text("d\n"),  # a new file
+        lambda: ((repo / "data" / "x.bin").unlink(), (repo / "data").rmdir()),  # a folder gone
+        lambda: (repo / "data").write_text("a file where the folder was\n"),
+        lambda: os.chmod(repo / "a.py", 0o755),  # the mode only
+        lambda: ((repo / "pkg" / "b.py").write_text("b\n"), (repo / "pkg" / "sub" / "d.py").unlink(),
+                 (repo / "data").unlink(), (repo / "data").mkdir(), (repo / "data" / "x.bin").write_text("x" * 100),
+                 os.chmod(repo / "a.py", 0o644)),  # everything as at first
+    ]
+    keys = []
+    for i, step in enumerate(steps):
+        step()
+        now = statcache.look(repo, kit_home)
+        got = cache.tree_digest(repo, now)
+        assert got == cache._digest(repo, statcache.look(repo)), f"step {i}"
+        if i:
+            assert now.since is not None and now.since[1], f"step {i}: brought in step from the last look"
+        keys.append(got[0])
+    assert len(set(keys[:-1])) == len(keys) - 1 and keys[-1] == keys[0]
+    assert cache.tree_digest(repo, statcache.look(repo, kit_home))[0] == keys[0]
