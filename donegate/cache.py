@@ -100,7 +100,7 @@ def _outside(repo: Path, links: list[str]) -> list[list[str]]:
             raise Skip(f"{name} is a symlink out of the repository to something not a file")
         if st.st_mtime_ns >= racy or st.st_ctime_ns >= racy:
             raise Skip(f"{name} leads out of the repository to a file written just now")
-        out.append([name, resolved, f"{st.st_mode}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}:{st.st_dev}"])
+        out.append([name, resolved, statcache.stat_key(st)])
     return out
 
 
@@ -172,28 +172,26 @@ class _FolderMemo:
 
     @classmethod
     def read(cls, tree: statcache.Tree) -> _FolderMemo | None:
-        from donegate import fsafe, statcache
+        from donegate import statcache
+        from donegate.util import memo_read
 
         if tree.stat_path is None:
             return None
         path = statcache.memo_path(tree, "folders")
-        try:
-            data = json.loads(fsafe.read_text(path))
-            look, hashes = data["look"], data["hashes"]
-            if isinstance(look, str) and isinstance(hashes, dict) and all(
-                    isinstance(h, list) and len(h) == 3 and isinstance(h[0], str) and type(h[1]) is int
-                    and type(h[2]) is int for h in hashes.values()):
-                return cls(path, look, hashes)
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
+        memo = memo_read(path)
+        if memo is None:
+            return None
+        look, hashes = memo
+        if isinstance(hashes, dict) and all(
+                isinstance(h, list) and len(h) == 3 and isinstance(h[0], str) and type(h[1]) is int
+                and type(h[2]) is int for h in hashes.values()):
+            return cls(path, look, hashes)
         return None
 
     def write(self) -> None:
-        try:
-            atomic_write(self.path, json.dumps({"look": self.look, "hashes": self.hashes}, separators=(",", ":")),
-                         durable=False)
-        except OSError:
-            pass  # lost: the next changed tree is hashed whole
+        from donegate.util import memo_write
+
+        memo_write(self.path, self.look, self.hashes)  # lost: the next changed tree is hashed whole
 
 
 def _git_state(repo: Path) -> list[str]:

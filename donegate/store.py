@@ -154,31 +154,42 @@ def tree_changes(repo: Path, sealed: dict[str, str], now: statcache.Tree | None 
     done = now.compared.get(id(sealed))
     if done is not None:  # the scope check and the scan ask the same question of one look
         return done
-    changed, kinds = [], {}
+    changed: set[str] = set()
+    kinds: dict[str, str] = {}
     current = now.files()
     for name, digest in current.items():
-        before = sealed.get(name)
-        if before is None or digest != before:
-            changed.append(name)
-            what = fsafe.describe(digest)
-            if what and before is not None and fsafe.describe(before) != what:
-                kinds[name] = what
-    changed.extend(name for name in sealed if name not in current)
+        _compare(name, digest, sealed.get(name), changed, kinds)
+    changed.update(name for name in sealed if name not in current)
     now.compared[id(sealed)] = out = (sorted(changed), kinds)
     return out
 
 
+def _compare(name: str, current: str | None, before: str | None, changed: set[str], kinds: dict[str, str]) -> None:
+    """`name` into `changed` when its digest now (`current`; None: not a file of the snapshot's now) is not the
+    sealed one (`before`), and into `kinds` what it now is where it was a regular file and is no longer."""
+    if current is None:
+        if before is not None:
+            changed.add(name)  # gone
+    elif before is None or current != before:
+        changed.add(name)
+        what = fsafe.describe(current)
+        if what and before is not None and fsafe.describe(before) != what:
+            kinds[name] = what
+
+
 def _read_memo(path: Path) -> tuple[str, list[str], dict[str, str]] | None:
     """(look id, changed, kinds) of a kept `Store.changes` answer; None for none or a broken one."""
-    try:
-        data = json.loads(fsafe.read_text(path))
-        look, changed, kinds = data["look"], data["changed"], data["kinds"]
-        if (isinstance(look, str) and isinstance(changed, list) and isinstance(kinds, dict)
-                and all(isinstance(n, str) for n in changed)
-                and all(isinstance(k, str) and isinstance(v, str) for k, v in kinds.items())):
+    from donegate.util import memo_read
+
+    memo = memo_read(path)
+    if memo is None:
+        return None
+    look, value = memo
+    if isinstance(value, list) and len(value) == 2:
+        changed, kinds = value
+        if (isinstance(changed, list) and isinstance(kinds, dict) and all(isinstance(n, str) for n in changed)
+                and all(isinstance(v, str) for v in kinds.values())):
             return look, changed, kinds
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
     return None
 
 
@@ -188,22 +199,8 @@ def _brought_in_step(changed: list[str], kinds: dict[str, str], delta: set[str],
     moved since (`delta`) are compared again, as `tree_changes` compares them."""
     out = set(changed) - delta
     what_now = {k: v for k, v in kinds.items() if k not in delta}
-    left_out = now.left_out
     for name in delta:
-        entry = now.entries.get(name)
-        current = None
-        if entry is not None and entry[1] != statcache.UNREADABLE and (
-                name not in left_out if left_out is not None else not statcache._cached(name)):
-            current = entry[1]
-        before = sealed.get(name)
-        if current is None:
-            if before is not None:
-                out.add(name)  # gone
-        elif before is None or current != before:
-            out.add(name)
-            what = fsafe.describe(current)
-            if what and before is not None and fsafe.describe(before) != what:
-                what_now[name] = what
+        _compare(name, now.file(name), sealed.get(name), out, what_now)
     return sorted(out), what_now
 
 
@@ -271,10 +268,9 @@ class Store:
             out = tree_changes(self.repo, self.digests() or {}, now)
         now.compared[sha] = out
         if now.id is not None and (memo is None or memo[0] != now.id):
-            try:
-                atomic_write(memo_path, json.dumps({"look": now.id, "changed": out[0], "kinds": out[1]}), durable=False)
-            except OSError:
-                pass  # lost: worked out whole at the next stop
+            from donegate.util import memo_write
+
+            memo_write(memo_path, now.id, list(out))  # lost: worked out whole at the next stop
         return out
 
     def digests(self) -> dict[str, str] | None:
@@ -285,8 +281,6 @@ class Store:
             return None
         if self._digests is None:
             import marshal
-
-            from donegate.util import atomic_write
 
             # acceptance/<store>/ lies under the state root (`paths.acceptance_root`)
             memo = paths.state_dir(self.path.parent.parent) / "tree" / f"{self.manifest['files'][TREE]}.marshal"

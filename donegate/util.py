@@ -20,28 +20,44 @@ _seq = 0
 
 def remembered(path: "os.PathLike[str] | str", tag: str, compute: "Callable[[], Any]", *, exact: bool = False,
                limit: int | None = None) -> "Any":
-    """`compute()`, or what it gave before under the same `tag`: kept as JSON in `path` (`{"id", "value"}`),
-    read as a regular file (`fsafe`: a FIFO in its place is never waited on, a broken file is computed
-    past), written whole but not synced (a lost memo costs one `compute`). `exact`: kept only when JSON
+    """`compute()`, or what it gave before under the same `tag`: kept as JSON in `path` (`{"id", "value"}`,
+    `memo_read`), written whole but not synced (a lost memo costs one `compute`). `exact`: kept only when JSON
     gives back exactly what `compute` gave (no tuples, no dates). What `compute` raises is raised."""
+    memo = memo_read(path, limit=limit)
+    if memo is not None and memo[0] == tag:
+        return memo[1]
+    value = compute()
+    memo_write(path, tag, value, exact=exact)
+    return value
+
+
+def memo_read(path: "os.PathLike[str] | str", limit: int | None = None) -> "tuple[str, Any] | None":
+    """(tag, value) of a memo `memo_write` kept, read as a regular file (`fsafe`: a FIFO in its place is never
+    waited on); None for none or a broken one. The value is JSON's: its caller checks its shape."""
     import json
 
     from donegate import fsafe
 
     try:
         memo = json.loads(fsafe.read_text(path, limit=limit))
-        if isinstance(memo, dict) and memo.get("id") == tag and "value" in memo:
-            return memo["value"]
+        if isinstance(memo, dict) and isinstance(memo.get("id"), str) and "value" in memo:
+            return memo["id"], memo["value"]
     except (OSError, ValueError):
         pass
-    value = compute()
+    return None
+
+
+def memo_write(path: "os.PathLike[str] | str", tag: str, value: "Any", *, exact: bool = False) -> None:
+    """Keep `value` under `tag` in `path`, whole, not synced: lost or not kept (`exact`: JSON does not give back
+    exactly `value`), the next reader works it out again."""
+    import json
+
     try:
-        text = json.dumps({"id": tag, "value": value})
+        text = json.dumps({"id": tag, "value": value}, separators=(",", ":"))
         if not exact or json.loads(text)["value"] == value:
             atomic_write(path, text, durable=False)
     except (OSError, TypeError, ValueError):
-        pass  # not kept: the next call computes again
-    return value
+        pass
 
 
 def atomic_write(path: "os.PathLike[str] | str", data: "bytes | str", mode: int | None = None, *,

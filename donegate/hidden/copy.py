@@ -140,20 +140,22 @@ class Mirror:
 
     def load(self) -> bool:
         """Read the record; False when there is none to read (then only a walk of the mirror says what it holds)."""
-        self.loaded, found = True, False
+        record: dict[str, tuple[str, str]] | None = None
         try:
             data = json.loads(self.record_path.read_text(encoding="utf-8"))
             if data.get("repo") == str(self.repo):
-                self.record = dict(zip(data["names"], zip(data["src"], data["dst"], strict=True), strict=True))
-                found = True
+                record = dict(zip(data["names"], zip(data["src"], data["dst"], strict=True), strict=True))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             pass
-        if not found:
-            self.record = {}
-        for name, entry in self.noted.items():  # what `step` did since
+        self._hold(record or {})
+        return record is not None
+
+    def _hold(self, record: dict[str, tuple[str, str]]) -> None:
+        """`record` is the mirror's from here on, with what `step` noted before it was read."""
+        self.record, self.loaded = record, True
+        for name, entry in self.noted.items():
             self._note(name, entry)
         self.noted = {}
-        return found
 
     def _note(self, name: str, entry: tuple[str, str] | None) -> None:
         """Record `name` as copied (its stat key in the repository, in the mirror) or gone; kept aside until
@@ -181,10 +183,7 @@ class Mirror:
         the mirror. (The mirror lives under the state root, whose integrity the verdict cache and the
         stat cache rely on already.)"""
         if not self.loaded:  # a mirror synced without reading its record: the record is what this object holds
-            self.loaded = True
-            for name, entry in self.noted.items():
-                self._note(name, entry)
-            self.noted = {}
+            self._hold(self.record)
         want, dirs = _wanted(tree, self.top)
         self.path.mkdir(parents=True, exist_ok=True)
         self.faithful = True
@@ -250,10 +249,8 @@ class Mirror:
         for d in sorted(stale, key=lambda n: n.count("/"), reverse=True):
             try:
                 os.rmdir(self.path / d)
-            except FileNotFoundError:
+            except OSError:  # gone already, or not empty: it still holds wanted files
                 pass
-            except OSError:  # not empty: it still holds wanted files
-                continue
         for name in sorted(names):
             entry = tree.entries.get(name)
             if entry is None or not entry[0] or entry[1] == statcache.UNREADABLE:
@@ -300,7 +297,9 @@ def _wanted(tree: statcache.Tree, top: tuple[str, ...]) -> tuple[dict[str, str],
 
 
 def _key(st: os.stat_result) -> str:
-    return f"{st.st_mode}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}:{st.st_dev}"
+    from donegate import statcache
+
+    return statcache.stat_key(st)
 
 
 def _entries(top: Path, skip_top: tuple[str, ...]) -> Iterator[tuple[str, os.stat_result, bool]]:
@@ -387,7 +386,8 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
                     mirror.sync(look, trusted=mirror.load() and trusted)
             except OSError:  # the run left what cannot be undone in place: start the mirror again (the same folder)
                 _empty(mirror.path)
-                mirror.record, mirror.noted, mirror.loaded = {}, {}, True
+                mirror.noted = {}
+                mirror._hold({})
                 mirror.sync(look)
         finally:
             if ticket is not None:
