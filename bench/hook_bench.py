@@ -337,7 +337,7 @@ def bench_copy(files: int = 2000, rounds: int = 5) -> list[str]:
     """What the copy of the repository costs a stop: a whole throwaway copy (`copy_repo`, what the seal
     and a stop finding the mirror in use do) against bringing the tree's mirror in step after one edit
     (`Mirror.sync`, what a confined stop does, twice: before the run and after it)."""
-    from donegate import statcache
+    from donegate.tree import statcache
     from donegate.hidden import copy as throwaway
 
     with tempfile.TemporaryDirectory(prefix="donegate-bench-copy-") as tmp:
@@ -402,7 +402,7 @@ def _medians(pairs: list[tuple[float, float]], a: str, b: str) -> list[str]:
 def bench_tree_key(rounds: int = 15) -> list[str]:
     """What keying the tree costs on the bundled example and on a repository of 2,000 files: hashing every
     file (a look without the stat cache) against a look that finds nothing changed."""
-    from donegate import cache, statcache
+    from donegate.tree import verdict_cache as cache, statcache
 
     out = ["keying the tree (sha256 of every file but .git; with the stat cache, of what changed), median of %d:" % rounds]
     with tempfile.TemporaryDirectory(prefix="donegate-bench-") as tmp:

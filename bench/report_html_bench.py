@@ -23,7 +23,7 @@ sys.path.insert(0, str(KIT / "bench"))
 sys.path.insert(1, str(KIT))
 
 import report_bench  # noqa: E402
-from donegate import feedback  # noqa: E402
+from donegate.core import scrub as feedback  # noqa: E402
 
 STOPS = 100_000
 TARGET_MB, TARGET_MS = 5.0, 2000

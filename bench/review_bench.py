@@ -22,7 +22,8 @@ from typing import Iterator
 KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
 
-from donegate import config, reviewer  # noqa: E402
+from donegate import config  # noqa: E402
+from donegate.models import reviewer
 from donegate.claude import binary  # noqa: E402
 from donegate.errors import DonegateError  # noqa: E402
 from tests.support.fakeapi import FakeAPI, tool, turn  # noqa: E402

@@ -1,4 +1,4 @@
-"""What finding the working tree costs a stop (`donegate.repo.locate`): in the sealed checkout (a seal
+"""What finding the working tree costs a stop (`donegate.tree.repo.locate`): in the sealed checkout (a seal
 record above the folder, no git), in a linked worktree (its `.git` file read), and in a repository nobody
 sealed while 50 other repositories are (the quiet path of a user or managed hook: no process: the
 `.git` entries are read), and the same when one sealed repository is gone (a `git rev-list` for the root
@@ -23,7 +23,9 @@ def _git(repo: Path, *args: str) -> None:
 
 
 def bench_where() -> list[str]:
-    from donegate import paths, repo as repos, store
+    from donegate import paths
+    from donegate.tree import repo as repos
+    from donegate.seal import store
 
     with tempfile.TemporaryDirectory(prefix="donegate-where-") as tmp:
         base = Path(tmp)

@@ -20,8 +20,7 @@ from donegate.errors import DonegateError
 # `set_defaults(func=cmd_...)`, in the order `--help` lists them. Imported only when the parser is
 # built: `donegate hook` never builds it.
 COMMANDS = (
-    "donegate.commands.hook",     # hook (the Stop hook)
-    "donegate.commands.guard",    # guard (the PreToolUse hook)
+    "donegate.commands.hooks",    # hook (the Stop hook), guard (the PreToolUse hook)
     "donegate.commands.seal",     # seal, unseal
     "donegate.commands.status",   # status
     "donegate.commands.write",    # write
@@ -44,10 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _person(args: argparse.Namespace) -> None:
-    """The one check that the kit's own commands are the person's (`donegate.person`): a command of
+    """The one check that the kit's own commands are the person's (`donegate.person.ownership`): a command of
     `person.PERSON_COMMANDS` run from inside a gated Claude Code session refuses here, before it acts;
     the others go on. `args.by` (who ran it) goes into the command's ledger line."""
-    from donegate import paths, person
+    from donegate import paths
+    from donegate.person import ownership as person
 
     if args.command in person.PERSON_COMMANDS:
         args.by = person.check(args.command, paths.home(), getattr(args, "repo", None))
@@ -57,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["hook"]:
         # The hot path: skip argparse and every other command module.
-        from donegate.commands.hook import cmd_hook
+        from donegate.commands.hooks import cmd_hook
 
         return cmd_hook(argv[1:])
     parser = build_parser()

@@ -196,7 +196,7 @@ def _read(path: Path) -> str | None:
     import errno
     import os
 
-    from donegate import fsafe
+    from donegate.core import fsafe
 
     try:
         raw = fsafe.read_bytes(os.path.realpath(path), limit=MAX_BYTES)  # a symlinked config is fine, a FIFO is not
@@ -258,7 +258,7 @@ def load(path: Path | None = None) -> dict[str, Any]:
     # sha256 (only a parse JSON holds exactly); validation runs at every load.
     import hashlib
 
-    from donegate.util import remembered
+    from donegate.core.util import remembered
 
     state = path.parent / "state"
     if state.is_dir():

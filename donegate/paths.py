@@ -56,7 +56,7 @@ def store_dir(repo: Path, root: Path | None = None) -> Path:
 
 
 def seal_record(repo: Path, root: Path | None = None) -> Path:
-    """The seal record naming the store of `repo` (`donegate.store`)."""
+    """The seal record naming the store of `repo` (`donegate.seal.store`)."""
     return state_dir(root) / "seals" / f"{repo_key(repo)}.json"
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 KIT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(KIT))
 
-from donegate import ledger  # noqa: E402
+from donegate.ledger import chain as ledger  # noqa: E402
 from tests.support.gated import GatedRepo, kit_cmd  # noqa: E402
 from tests.support.session import make_repo  # noqa: E402
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""donegate's PreToolUse guard for Claude Code: a tiny launcher for `donegate.guard`.
+"""donegate's PreToolUse guard for Claude Code: a tiny launcher for `donegate.install.guard`.
 
 Claude Code lets a tool call through when its PreToolUse hook exits with anything but 0 or 2, crashes,
 or prints something it cannot read. So this launcher never crashes open: when the package cannot be
@@ -41,7 +41,7 @@ def main():
         stdin_text = ""
     try:
         sys.path.insert(0, KIT)
-        from donegate import guard
+        from donegate.install import guard
 
         code, out, err = guard.run_hook(stdin_text)
     except BaseException as exc:  # noqa: BLE001 - the launcher must never exit with anything but 0 or 2

@@ -10,7 +10,7 @@ own blocks per session so a broken kit cannot trap a session forever.
 session's, and settings `env` writes into it, so nothing of it is trusted: `DONEGATE_*`, `PYTHON*`,
 `LD_*` and `GIT_*` are dropped before the package is imported (their names go to the ledger), the state
 root, the repository and git come from the arguments. No variable opens the gate: the kit's own
-headless runs are recognised by the session ids the kit recorded for them (`donegate.kitruns`).
+headless runs are recognised by the session ids the kit recorded for them (`donegate.sessions.kitruns`).
 
 `donegate hook [ARGS]` runs this same `main` (the one code path of a stop): the same arguments, the
 same distrust of the environment, the same fallback.

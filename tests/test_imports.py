@@ -79,8 +79,8 @@ def test_the_package_has_no_import_cycle():
 
 def test_the_graph_sees_module_and_function_level_imports():
     edges = graph(PACKAGE)
-    assert "donegate.claude.shapes" in edges["donegate.doctor"]  # module level, `from x.y import z`
-    assert "donegate.outcome" in edges["donegate.appeal"]  # inside a function
+    assert "donegate.claude.shapes" in edges["donegate.install.diagnose"]  # module level, `from x.y import z`
+    assert "donegate.core.outcome" in edges["donegate.person.appeal"]  # inside a function
     assert "donegate.claude.binary" in edges["donegate.claude.settings"]  # `from donegate.claude import binary`
 
 
@@ -150,3 +150,44 @@ def test_a_print_in_a_domain_module_is_found(tmp_path):
     (pkg / "store.py").write_text("def seal():\n    print('sealed')\n")
     (pkg / "writer.py").write_text("from argparse import Namespace\nlog = []\nlog.append('said')\n")
     assert talkers(pkg) == ["donegate.store:2: prints", "donegate.writer:1: imports argparse"]
+
+
+# The package's hallway (issue 35): a newcomer who opens donegate/ sees a few modules and the subsystems'
+# folders, each file name says one room, and no module is too long to read in one sitting.
+TOP_ALLOWED = 8  # flat modules at the top, besides __init__, __main__ and cli
+MAX_LINES = 600
+
+
+def shape(root: Path) -> dict[str, list[str]]:
+    files = [f for f in root.rglob("*.py") if "__pycache__" not in f.parts]
+    top = sorted(f.name for f in root.glob("*.py") if f.name not in ("__init__.py", "__main__.py", "cli.py"))
+    names: dict[str, list[str]] = {}
+    for f in files:
+        if f.name != "__init__.py":
+            names.setdefault(f.name, []).append(f.relative_to(root).as_posix())
+    twins = sorted(f"{n}: {', '.join(sorted(where))}" for n, where in names.items() if len(where) > 1)
+    long = sorted(f"{f.relative_to(root).as_posix()}: {n}" for f in files
+                  if (n := len(f.read_text(encoding="utf-8").splitlines())) > MAX_LINES)
+    return {"top": top, "twins": twins, "long": long}
+
+
+def test_the_package_is_a_short_hallway_of_rooms():
+    found = shape(PACKAGE)
+    assert len(found["top"]) <= TOP_ALLOWED, found["top"]
+    assert found["twins"] == [], "file names used twice in the package"
+    assert found["long"] == [], f"modules over {MAX_LINES} lines"
+
+
+def test_the_hallway_check_sees_twins_long_modules_and_a_crowded_top(tmp_path):
+    pkg = tmp_path / "donegate"
+    (pkg / "gate").mkdir(parents=True)
+    for name in ("__init__.py", "cli.py", "scan.py", "gate/__init__.py", "gate/scan.py"):
+        (pkg / name).write_text("")
+    (pkg / "gate" / "long.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    found = shape(pkg)
+    assert found["twins"] == ["scan.py: gate/scan.py, scan.py"]
+    assert found["long"] == [f"gate/long.py: {MAX_LINES + 1}"]
+    assert found["top"] == ["scan.py"]
+    (pkg / "gate" / "scan.py").rename(pkg / "gate" / "stage.py")  # honest look-alike: one name, one room
+    (pkg / "gate" / "long.py").write_text("x = 1\n" * MAX_LINES)
+    assert shape(pkg)["twins"] == [] and shape(pkg)["long"] == []

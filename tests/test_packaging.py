@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from donegate import config, guard, install, paths
+from donegate import config, paths
+from donegate.install import guard, project as install
 from donegate.errors import DonegateError
 from donegate.claude import settings as vocab
 from tests.support.installed import SHARED, SITE, fake_install, run, wheel_venv

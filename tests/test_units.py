@@ -11,9 +11,11 @@ import time
 
 import pytest
 
-from donegate import config, ledger, proc
+from donegate import config
+from donegate.ledger import chain as ledger
+from donegate.core import proc
 from donegate.errors import ConfigError
-from donegate.state import FileCounters, MemoryCounters
+from donegate.sessions.counters import FileCounters, MemoryCounters
 
 
 # -- config -----------------------------------------------------------------------------------
@@ -186,7 +188,7 @@ def test_ledger_append_after_a_torn_line_starts_a_new_line(tmp_path):
 
 def test_ledger_concurrent_processes_lose_nothing(tmp_path):
     path = tmp_path / "ledger.jsonl"
-    code = ("import sys; from pathlib import Path; from donegate import ledger\n"
+    code = ("import sys; from pathlib import Path; from donegate.ledger import chain as ledger\n"
             "for i in range(50): ledger.append({'w': sys.argv[1], 'i': i, 'pad': 'x' * 5000}, Path(sys.argv[2]))")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(w), str(path)]) for w in range(6)]
     for p in procs:
@@ -232,7 +234,7 @@ def test_proc_does_not_wait_for_an_escaped_grandchild():
 
 
 def test_wilson_interval_known_values():
-    from donegate.stats import overlap, wilson
+    from donegate.core.stats import overlap, wilson
 
     lo, hi = wilson(42, 50)  # the article's "acceptance tests" row
     assert round(lo, 3) == 0.715 and round(hi, 3) == 0.917

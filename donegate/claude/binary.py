@@ -37,7 +37,7 @@ def find_claude() -> str:
     found = shutil.which("claude")
     if found:
         return found
-    from donegate import installation
+    from donegate.install import kit as installation
 
     raise DonegateError(
         "Claude Code (`claude`) is not installed",

@@ -38,11 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from donegate import paths, proc
+from donegate import paths
+from donegate.core import proc
 from donegate.claude.binary import CLAUDE_ENV, find_claude
 from donegate.claude.settings import guard_settings
 from donegate.errors import DonegateError
-from donegate.util import utc_now
+from donegate.core.util import utc_now
 
 # Seconds between progress calls while the model is quiet (a turn can take a minute).
 TICK = 1.0
@@ -204,7 +205,7 @@ def run(
     """
     if not Path(cwd).is_dir():
         raise DonegateError(f"cannot run the model in {cwd}: no such folder")
-    from donegate import kitruns
+    from donegate.sessions import kitruns
 
     root = paths.home()
     session_id = kitruns.register(root, timeout)  # before the run starts: its first stop may come at once
@@ -223,7 +224,7 @@ def run(
     try:
         res = proc.run(argv, timeout=timeout, cwd=cwd, env=environment(), input=prompt, on_line=stream.line)
     except (FileNotFoundError, PermissionError) as exc:
-        from donegate import installation
+        from donegate.install import kit as installation
 
         raise DonegateError(
             f"cannot run Claude Code at {argv[0]}: {exc.strerror}",

@@ -1,6 +1,6 @@
 """The managed drop-in: where Claude Code reads machine-wide settings, and what the kit's holds.
 
-See `donegate.managed` for what the drop-in is for and how install and uninstall keep what was there.
+See `donegate.install.machine` for what the drop-in is for and how install and uninstall keep what was there.
 """
 
 from __future__ import annotations

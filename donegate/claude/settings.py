@@ -15,7 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from donegate import _layout, config, git, paths, stubs
+from donegate import _layout, config, paths
+from donegate.tree import git
+from donegate.install import stubs
 from donegate.claude import binary
 from donegate.errors import DonegateError
 
@@ -43,7 +45,7 @@ def check_scripts(kit: Path | None = None) -> None:
     """The launchers must exist where the commands will point: a missing script opens the gate."""
     for script in (stop_script(kit), guard_script(kit)):
         if not script.is_file():
-            from donegate import installation
+            from donegate.install import kit as installation
 
             raise DonegateError(
                 f"{script} does not exist: the kit's hook launchers are neither beside its package nor in "
@@ -109,7 +111,7 @@ def exec_hook(stub: Path, *, timeout: int, on_failure: str | None = None) -> dic
     """A hook in exec form whose command line names nothing of the kit: the stub's path, no arguments.
 
     Since 2.1.332 Claude Code shows the model a blocking hook's whole command line; the interpreter,
-    the launcher, the state root and the repository are inside the stub (see `donegate.stubs`).
+    the launcher, the state root and the repository are inside the stub (see `donegate.install.stubs`).
     `on_failure: "block"` (2.1.295): a hook that crashes, cannot start or exits with another code
     refuses the tool call instead of letting it through (measured on 2.1.332 for PreToolUse; 2.1.197
     ignores the key and keeps the file; reported as ignored on Stop, whose launcher blocks by itself)."""
@@ -168,7 +170,7 @@ def kit_entries(cfg: dict[str, Any], *, kit: Path | None = None, home: Path | No
     # `-S` (no site module) spares the guard ~10 ms per tool call, but only a checkout's launcher finds
     # the package beside itself; an installed launcher imports it from the interpreter's site-packages.
     guard_flags = ("-S",) if paths.is_checkout(kit) else ()
-    from donegate import guard
+    from donegate.install import guard
 
     folder = stubs.folder(managed_root)
     tag = stubs.tag(home, repo)

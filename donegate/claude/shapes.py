@@ -15,8 +15,9 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from donegate import paths, stubs
-from donegate.finding import ERROR, WARNING, Finding
+from donegate import paths
+from donegate.install import stubs
+from donegate.core.finding import ERROR, WARNING, Finding
 
 DROPS_FILE = "Claude Code silently ignores the whole file"
 DROPS_HOOKS = "Claude Code silently ignores every hook in this file"

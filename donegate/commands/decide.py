@@ -9,7 +9,7 @@ from donegate import paths
 
 
 def cmd_decide(args: argparse.Namespace) -> int:
-    from donegate import person
+    from donegate.person import ownership as person
     from donegate.report.labels import decide
 
     path = Path(args.ledger).expanduser() if args.ledger else paths.ledger_path()

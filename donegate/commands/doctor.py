@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from donegate.doctor import diagnose, render
-from donegate.finding import ERROR
+from donegate.install.diagnose import diagnose, render
+from donegate.core.finding import ERROR
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

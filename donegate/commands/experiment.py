@@ -82,7 +82,7 @@ def _money(value: float | None) -> str:
 def _dry_run(s, ledger_path: Path, jobs: int, shard, max_cost: float | None, scripted: bool) -> int:
     """`run --dry-run`: the runs it would do, each configuration's estimate and where it comes from."""
     from donegate.experiment import harness
-    from donegate.experiment.harness import duration_text
+    from donegate.experiment.bookkeeping import duration_text
 
     est = harness.dry_run(s, ledger_path, jobs=jobs, shard=shard, scripted=scripted)
     where = f" (shard {shard[0]}/{shard[1]})" if shard else ""

@@ -1,12 +1,14 @@
-"""`donegate install` and `donegate uninstall`: per repository (`donegate.install`) or machine-wide
-(`--managed`, `donegate.managed`)."""
+"""`donegate install` and `donegate uninstall`: per repository (`donegate.install.project`) or machine-wide
+(`--managed`, `donegate.install.machine`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from donegate import config, install, managed, paths, person
+from donegate import config, paths
+from donegate.install import project as install, machine as managed
+from donegate.person import ownership as person
 from donegate.claude.settings import SANDBOX_FIX, deny_rules, hook_timeout, sandbox_available
 from donegate.errors import DonegateError
 

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from donegate import ledger, paths, report
+from donegate.ledger import chain as ledger
+from donegate import paths, report
 from donegate.report import html as report_html
 from donegate.errors import DonegateError
 
@@ -37,7 +38,7 @@ def _print_json(value: Any) -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     if not args.ledgers and not args.verify:
-        from donegate import leaks  # a second look at sessions that ended on a pass
+        from donegate.seal import leak_scan as leaks  # a second look at sessions that ended on a pass
 
         for rec in leaks.rescan(paths.home()):
             print(f"donegate: a leak found late in session {rec['session']} ({rec['repo']}): its transcript shows "
@@ -121,7 +122,7 @@ def _html(args: argparse.Namespace, files: list[Path] | None) -> int:
 
 def cmd_label(args: argparse.Namespace) -> int:
     path = Path(args.ledger).expanduser() if args.ledger else paths.ledger_path()
-    from donegate import person
+    from donegate.person import ownership as person
 
     rec = report.label_stop(path, args.ref, args.label, args.note or "", by=getattr(args, "by", None) or person.who())
     print(f"labelled stop {rec['ref']} (session {rec['session']}, stop {rec['stop']}) {rec['label']}")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from donegate.errors import DonegateError
-from donegate.reviewer import report, review
+from donegate.models.reviewer import report, review
 
 
 def cmd_review(args: argparse.Namespace) -> int:
@@ -22,7 +22,9 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 
 def _review(args: argparse.Namespace) -> int:
-    from donegate import config, git, store
+    from donegate import config
+    from donegate.tree import git
+    from donegate.seal import store
 
     cfg = config.load()
     repo = git.toplevel(Path(args.repo))

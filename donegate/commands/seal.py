@@ -10,7 +10,10 @@ from donegate.errors import DonegateError
 
 
 def cmd_seal(args: argparse.Namespace) -> int:
-    from donegate import config, paths, person, repo as repos, store
+    from donegate import config, paths
+    from donegate.person import ownership as person
+    from donegate.tree import repo as repos
+    from donegate.seal import sealing, store
 
     repo = repos.project(Path(args.repo))  # the project: a repository, or a subfolder of one
     if store.is_sealed(repo) and not (args.add or args.replace):
@@ -20,7 +23,7 @@ def cmd_seal(args: argparse.Namespace) -> int:
                             "(donegate status shows what is sealed)")
     cfg = config.load()
     by = getattr(args, "by", None) or person.who()
-    st = store.seal(
+    st = sealing.seal(
         Path(args.repo), [Path(f) for f in args.tests], request=args.request or "", timeout=cfg["timeout"],
         protected=cfg["protected"], protect_repo_tests=cfg["protect_repo_tests"], allow_skip=args.allow_skip,
         confine=cfg["confine"], add=args.add, python=args.python or cfg["python"],
@@ -42,9 +45,9 @@ def cmd_seal(args: argparse.Namespace) -> int:
 
 
 def cmd_relocate(args: argparse.Namespace) -> int:
-    from donegate import store
+    from donegate.seal import sealing
 
-    st = store.relocate(args.old, args.new)
+    st = sealing.relocate(args.old, args.new)
     print(f"moved the seal of {args.old} to {st.manifest['repo']} ({st.manifest['count']} tests, base "
           f"{st.manifest['base'][:12]}); stops there are judged again")
     print(f"  a per-repository install names the old path: donegate install {st.manifest['repo']} (then donegate doctor it)")
@@ -52,10 +55,13 @@ def cmd_relocate(args: argparse.Namespace) -> int:
 
 
 def cmd_unseal(args: argparse.Namespace) -> int:
-    from donegate import paths, person, repo as repos, store
+    from donegate import paths
+    from donegate.person import ownership as person
+    from donegate.tree import repo as repos
+    from donegate.seal import sealing
 
     repo = repos.project(Path(args.repo))  # the project sealed: a repository, or a subfolder of one
-    manifest = store.unseal(repo)
+    manifest = sealing.unseal(repo)
     if manifest is None:
         raise DonegateError(f"nothing is sealed for {repo}", "donegate status lists the sealed repositories")
     person.record(paths.home(), "unseal", getattr(args, "by", None) or person.who(), repo=str(repo),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from donegate import status
+    from donegate.person import overview as status
 
     s = status.gather(Path(args.repo) if args.repo else None)
     print(json.dumps(s, indent=1) if args.json else status.render(s))

@@ -6,8 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from donegate import config, person
-from donegate.writer import summary, write
+from donegate import config
+from donegate.person import ownership as person
+from donegate.models.writer import summary, write
 
 
 def cmd_write(args: argparse.Namespace) -> int:

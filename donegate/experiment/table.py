@@ -20,11 +20,11 @@ import math
 from pathlib import Path
 from typing import Any
 
-from donegate import ledger
+from donegate.ledger import chain as ledger
 from donegate.experiment.spec import ORDER
 from donegate.experiment.estimate import known_cost
-from donegate.stats import newcombe, percentile_interval, resampled_means, wilson
-from donegate.util import plural
+from donegate.core.stats import newcombe, percentile_interval, resampled_means, wilson
+from donegate.core.util import plural
 
 MEASURES = (("cost", "cost"), ("turns", "turns"), ("seconds", "time"))  # (field stem, word) of the per-run means
 WHAT_RAN = ("agent_model", "claude_version", "kit_version", "spec_hash")

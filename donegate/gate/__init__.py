@@ -2,9 +2,9 @@
 
     integrity.py   the store matches its manifest and its seal record
     acceptance.py  the hidden runs start, in child processes that import pytest and wait for their copies
-    (the look)     one stat walk of the working tree (`donegate.statcache`) for the runs' copies (its part
+    (the look)     one stat walk of the working tree (`donegate.tree.statcache`) for the runs' copies (its part
                    without the shared environments first: the runs go on then), the cache key, scope and scan;
-                   when `donegate.cache` has this tree's verdict, the runs are ended; while they run, the
+                   when `donegate.tree.verdict_cache` has this tree's verdict, the runs are ended; while they run, the
                    stages that only read:
       leaks.py       the transcript scan (a leak is told, never blocks on its own)
       scan.py        the ast scan of the product files changed since the seal
@@ -12,12 +12,12 @@
     acceptance.py  the run's results: every sealed test must report and pass
     review.py      the reviewers (optional)
     feedback.py    what the agent is told
-    (appeal)       `APPEAL: <reason>` lets a blocked stop through to a person (`donegate.appeal`)
+    (appeal)       `APPEAL: <reason>` lets a blocked stop through to a person (`donegate.person.appeal`)
     breaker.py     blocks counted per session; the session handed to a person when the loop stops paying
     record.py      the ledger line
 
 `stop.py` holds the stop in progress (deadline, stage, log); `watchdog.py` answers when the deadline
-passes; `inputs.py` reads stdin and the environment; the outcome is `donegate.outcome`.
+passes; `inputs.py` reads stdin and the environment; the outcome is `donegate.core.outcome`.
 
 `evaluate` decides; `run_hook` wraps it so that whatever happens the hook exits 0 (stop allowed) or
 2 (blocked), writes exactly one ledger line, and never shows the agent a traceback. Claude Code treats
@@ -33,15 +33,20 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate import appeal, cache, config, deadline, git, paths, proc, sessions, statcache, store
+from donegate.person import appeal
+from donegate.tree import verdict_cache as cache, git, statcache
+from donegate import config, paths
+from donegate.core import deadline, proc
+from donegate.sessions import ids as sessions
+from donegate.seal import sealing, store
 from donegate.errors import ConfigError, DonegateError
-from donegate.gate import acceptance, breaker, feedback, integrity, leaks, record, review, scan, scope, watchdog as _watchdog
+from donegate.gate import acceptance, breaker, feedback, integrity, leaks, record, review_gate, scan, scope, watchdog as _watchdog
 from donegate.gate.inputs import parse_payload, session_of, weakened_env
 from donegate.gate.scope import scope_gate
 from donegate.gate.stop import AFTER_RUN, STOP as _STOP, fault as _fault, log_exception as _log_exception, stage as _stage
 from donegate.gate.stop import time_left
 from donegate.gate.watchdog import budget as _budget
-from donegate.outcome import ALLOW, BLOCK, Outcome, render
+from donegate.core.outcome import ALLOW, BLOCK, Outcome, render
 
 # What other modules and the tests use of the hook, kept where they have always found it.
 __all__ = ["ALLOW", "BLOCK", "Outcome", "evaluate", "render", "run_hook", "scope_gate", "time_left",
@@ -50,7 +55,7 @@ __all__ = ["ALLOW", "BLOCK", "Outcome", "evaluate", "render", "run_hook", "scope
 
 def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg: str | None = None,
              managed: bool = False) -> Outcome:
-    from donegate import repo as where
+    from donegate.tree import repo as where
 
     target = where.locate(payload, root, repo_arg, managed)
     if target is None:
@@ -101,7 +106,7 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
         return Outcome("block", BLOCK, gates={"integrity": sealed},
                        reason=f"donegate: {sealed['problem']}; the session needs a person to re-seal the tests",
                        failing=["integrity"])
-    store.sweep(repo, root)  # copies of the tests a crashed seal left beside the store
+    sealing.sweep(repo, root)  # copies of the tests a crashed seal left beside the store
     if st is None:
         msg = f"donegate: no acceptance tests are sealed for {repo}; the stop was allowed unchecked"
         return Outcome("unsealed", ALLOW, system_message=msg, gates={"integrity": sealed})
@@ -171,7 +176,7 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
         passed = feedback.passed(gates, accept, hint, leak_msg)
         if cfg["review"] == "off":
             return passed
-        return review.review_gate(payload, cfg, root, repo, st, passed, scrub)
+        return review_gate.review_gate(payload, cfg, root, repo, st, passed, scrub)
     return feedback.blocked(payload, cfg, gates, problems, failures, hint, leak_msg, scrub)
 
 
@@ -220,7 +225,7 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
     """(exit code, stdout, stderr) for one stop. Never raises.
 
     With `watchdog` (the hook), the stop runs under one deadline: if it is not done in time, a watchdog
-    thread answers block and ends the process (see `donegate.deadline`). `repo`, `git_path`, `managed`:
+    thread answers block and ends the process (see `donegate.core.deadline`). `repo`, `git_path`, `managed`:
     from the hook's arguments (install wrote them); `env_seen`: the distrusted variables the launcher
     found set (names only)."""
     t0 = time.monotonic()
@@ -236,7 +241,7 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
         dl.arm(lambda: _watchdog.expired(ctx))
     try:
         payload = ctx["payload"] = parse_payload(stdin_text)
-        from donegate import kitruns
+        from donegate.sessions import kitruns
 
         if kitruns.is_kit_session(root, payload.get("session_id")):
             return _watchdog.answer(dl, breaker.quiet(root, "kit:runs"))  # the kit's own writer or reviewer run: never gated, counted

@@ -17,10 +17,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any, Callable
 
-    from donegate import statcache
+    from donegate.tree import statcache
     from donegate.hidden import second as second_run
 
-from donegate import proc, store
+from donegate.core import proc
+from donegate.seal import store
 from donegate.hidden import runner
 from donegate.gate.stop import stage, time_left
 

@@ -1,5 +1,5 @@
 """The breaker: count blocks per session, and hand the session to a person when the loop stops paying
-(`max_blocks`, `max_same_failure`). The counters live under the state root (`donegate.state`)."""
+(`max_blocks`, `max_same_failure`). The counters live under the state root (`donegate.sessions.counters`)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate import appeal, deadline, paths
+from donegate.person import appeal
+from donegate.core import deadline
+from donegate import paths
 from donegate.gate.stop import log_exception
-from donegate.outcome import ALLOW, BLOCK, Outcome
-from donegate.state import FileCounters
+from donegate.core.outcome import ALLOW, BLOCK, Outcome
+from donegate.sessions.counters import FileCounters
 
 MAX_HINTED = 50  # hinted states remembered per session
 

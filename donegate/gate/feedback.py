@@ -1,5 +1,5 @@
 """The feedback stage: what the agent is told. All failures of the stop together, each test's name and
-assertion, store paths scrubbed, never a line of test source (`donegate.feedback`); on a pass, what the
+assertion, store paths scrubbed, never a line of test source (`donegate.core.scrub`); on a pass, what the
 user is told."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate import feedback, paths
-from donegate.outcome import ALLOW, BLOCK, Outcome
+from donegate.core import scrub as feedback
+from donegate import paths
+from donegate.core.outcome import ALLOW, BLOCK, Outcome
 
 
 def passed(gates: dict[str, Any], accept: dict[str, Any], hint: str, leak_msg: str) -> Outcome:
@@ -60,7 +61,7 @@ def rejections_dir(root: Path, repo: str) -> Path:
 def add_rejection(root: Path, repo: str, entry: dict[str, Any]) -> Path:
     import json
 
-    from donegate.util import atomic_write
+    from donegate.core.util import atomic_write
 
     path = rejections_dir(root, repo) / f"{entry['ref']}.json"
     atomic_write(path, json.dumps(entry))

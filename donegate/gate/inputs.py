@@ -9,7 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate import sessions
+from donegate.sessions import ids as sessions
 from donegate.errors import DonegateError
 
 
@@ -43,5 +43,5 @@ def weakened_env(cfg: dict[str, Any], seen: list[str]) -> list[str]:
 
 
 def session_of(payload: dict[str, Any]) -> str:
-    """The session a stop belongs to (`donegate.sessions`)."""
+    """The session a stop belongs to (`donegate.sessions.ids`)."""
     return sessions.resolve(payload)[0]

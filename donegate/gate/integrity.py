@@ -11,9 +11,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate import store
+from donegate.seal import store
 from donegate.errors import StoreError
-from donegate.person import not_the_persons
+from donegate.person.ownership import not_the_persons
 from donegate.gate.stop import stage
 
 
@@ -38,7 +38,7 @@ def check(repo: Path, root: Path, session: str | None = None) -> tuple[store.Sto
 
 def _first_stop(root: Path, session: str) -> float | None:
     from donegate import paths
-    from donegate.state import FileCounters
+    from donegate.sessions.counters import FileCounters
 
     first = FileCounters(paths.state_dir(root)).peek(session).get("first")
     return first if isinstance(first, (int, float)) else None

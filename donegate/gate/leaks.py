@@ -1,5 +1,5 @@
 """The transcript scan (leaks): did the session's transcript show hidden-test source, store paths or
-the kit's hook code (`donegate.leaks`)? A leak never blocks on its own; it is recorded and told. The
+the kit's hook code (`donegate.seal.leak_scan`)? A leak never blocks on its own; it is recorded and told. The
 scrubber the feedback stage uses is built here, from the same secrets."""
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate import feedback, leaks, paths, store
+from donegate.core import scrub as feedback
+from donegate.seal import leak_scan as leaks, store
+from donegate import paths
 from donegate.gate.stop import STOP, stage
 
 LEAK_MSG = ("donegate: the session transcript shows hidden acceptance-test content, store paths or the kit's "

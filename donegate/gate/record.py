@@ -1,4 +1,4 @@
-"""The ledger stage: the stop's one JSON line, appended under a lock and hash-chained (`donegate.ledger`);
+"""The ledger stage: the stop's one JSON line, appended under a lock and hash-chained (`donegate.ledger.chain`);
 a lock held too long parks the line for the next append."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
     from pathlib import Path
     from typing import Any
 
-from donegate import __version__, deadline, paths
+from donegate import __version__, paths
+from donegate.core import deadline
 from donegate.gate.stop import log, log_exception, now
-from donegate.outcome import BLOCK, Outcome
+from donegate.core.outcome import BLOCK, Outcome
 
 
 def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from: str | None, counters: dict[str, Any],
@@ -44,7 +45,7 @@ def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from
 
 def write(record: dict[str, Any], outcome: Outcome, root: Path, wait: float) -> None:
     """Append the stop's line; a lock held past `wait` parks it for the next append (and says so in the log)."""
-    from donegate import ledger
+    from donegate.ledger import chain as ledger
 
     note = ""
     try:

@@ -9,7 +9,7 @@ Imported only when the mode is set, so the gate's stops do not load it.
 
 from __future__ import annotations
 
-from donegate.outcome import BLOCK, Outcome
+from donegate.core.outcome import BLOCK, Outcome
 
 MESSAGE = ("donegate: keep working, verify your work. Check it against the request, run what tests you have, "
            "and fix what is missing or wrong before you stop.")

@@ -1,5 +1,5 @@
 """The scan stage: the ast scan of the product files changed since the seal (`scan: block | hint | off`).
-A finding can be wrong: it blocks with the rule named and the appeal offered (`donegate.appeal`); rules in
+A finding can be wrong: it blocks with the rule named and the appeal offered (`donegate.person.appeal`); rules in
 `scan_allow` are not reported."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-    from donegate import statcache
+    from donegate.tree import statcache
 
-from donegate import store
+from donegate.seal import store
 
 
 def scan_gate(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path, tree: statcache.Tree | None = None
@@ -22,7 +22,7 @@ def scan_gate(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path, tree
     `tree`: the stop's look at the working tree, compared with the seal's snapshot of it."""
     if cfg["scan"] == "off":
         return None
-    from donegate import scan
+    from donegate.gate import scan_rules as scan
 
     t0 = time.monotonic()
     allow = set(cfg.get("scan_allow") or ())

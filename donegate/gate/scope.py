@@ -12,9 +12,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-    from donegate import statcache
+    from donegate.tree import statcache
 
-from donegate import fsafe, git, store
+from donegate.core import fsafe
+from donegate.tree import git
+from donegate.seal import store
 from donegate.gate.stop import stage
 
 
@@ -65,7 +67,7 @@ def scope_gate(repo: Path, st: store.Store, cfg: dict[str, Any], tree: statcache
     ignore rule, skip-worktree, assume-unchanged or a `git replace` of the base hides a change from
     git). Nothing is followed or opened but regular files: a symlink, FIFO, device or socket where a
     file was sealed is a change, named as such. `tree`: the stop's look at the working tree
-    (`donegate.statcache`; without it, a look that hashes every file). Doctor runs this same check.
+    (`donegate.tree.statcache`; without it, a look that hashes every file). Doctor runs this same check.
     """
     stage("the scope check")
     t0 = time.monotonic()

@@ -11,7 +11,7 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
     from typing import Any
 
 from donegate import paths
-from donegate.util import utc_now
+from donegate.core.util import utc_now
 
 AFTER_RUN = 1.0  # seconds of the deadline kept after the hidden run (and the reviewers) for counters and ledger
 

@@ -1,4 +1,4 @@
-"""The stop's deadline, kept by a watchdog thread (`donegate.deadline`): past it, the stop is answered
+"""The stop's deadline, kept by a watchdog thread (`donegate.core.deadline`): past it, the stop is answered
 block (bounded by the breaker) with one ledger line, rather than left to Claude Code's hook timeout,
 which would let it through."""
 
@@ -10,10 +10,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate import config, deadline, sessions
+from donegate import config
+from donegate.core import deadline
+from donegate.sessions import ids as sessions
 from donegate.gate import breaker, record
 from donegate.gate.stop import STOP, log
-from donegate.outcome import BLOCK, Outcome, render
+from donegate.core.outcome import BLOCK, Outcome, render
 
 
 def budget(cfg: dict[str, Any]) -> float:
@@ -24,7 +26,7 @@ def budget(cfg: dict[str, Any]) -> float:
 def expired(ctx: dict[str, Any]) -> int:
     """The watchdog's answer when the stop's deadline passes: block (bounded by the breaker), one ledger
     line without waiting on any lock, the answer on stdout and stderr. Returns the exit code."""
-    from donegate import proc
+    from donegate.core import proc
 
     proc.kill_all()
     dl: deadline.Deadline = ctx["deadline"]

@@ -32,7 +32,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Sequence
 
-from donegate import paths, proc
+from donegate import paths
+from donegate.core import proc
 from donegate.errors import DonegateError
 
 # Variables the hidden run may inherit; everything else (DONEGATE_*, PYTEST_*, PYTHON*, the user's

@@ -4,7 +4,7 @@ Environments in the repository (a `.venv` with `pyvenv.cfg`, `node_modules`) are
 shared: the sandbox binds them read-only, an unconfined run reaches them by a link.
 
 A stop copies by what changed (issue 27): each working tree has a mirror under the state root
-(`state/mirror/<repo-key>/`), brought in step with the stop's look at the tree (`donegate.statcache`)
+(`state/mirror/<repo-key>/`), brought in step with the stop's look at the tree (`donegate.tree.statcache`)
 before the run and put back after it (`Mirror.sync`): a file is copied only when its stat in the
 repository moved since it was copied, and anything the run wrote, made, removed, chmod-ed or linked
 in the mirror is undone (a file whose stat differs from the one recorded right after the copy is
@@ -31,13 +31,13 @@ import stat
 import time
 from pathlib import Path
 
-from donegate import proc
+from donegate.core import proc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Iterator
 
-    from donegate import statcache
+    from donegate.tree import statcache
 
 
 def shared_dirs(repo: Path) -> list[str]:
@@ -168,7 +168,7 @@ class Mirror:
             self.record[name] = entry
 
     def save(self) -> None:
-        from donegate.util import atomic_write
+        from donegate.core.util import atomic_write
 
         names = list(self.record)
         atomic_write(self.record_path, json.dumps({"repo": str(self.repo), "names": names,
@@ -228,7 +228,7 @@ class Mirror:
         again, without a walk of the mirror, a pass over the whole look or a read of the record (what it did is
         noted, for the put-back, which reads it). A name read again with its stat as it was (a racy one) is
         copied again too: its bytes may have changed within the stat's tick."""
-        from donegate import statcache
+        from donegate.tree import statcache
 
         names = _copied(changed, self.top)
         self.faithful = True
@@ -259,7 +259,7 @@ class Mirror:
 
     def _copy(self, name: str, key: str, digest: str) -> None:
         """Copy `name` from the repository (its stat key there `key`, its digest as looked `digest`) and record it."""
-        from donegate import statcache
+        from donegate.tree import statcache
 
         src, dst = self.repo / name, self.path / name
         dst.parent.mkdir(parents=True, exist_ok=True)
@@ -280,7 +280,7 @@ class Mirror:
 def _wanted(tree: statcache.Tree, top: tuple[str, ...]) -> tuple[dict[str, str], set[str]]:
     """What a mirror of `tree` holds ({name: stat key in the repository}) and its folders; worked out once
     per look (both harnesses' mirrors sync from the same look at once, and their threads share one GIL)."""
-    from donegate import statcache
+    from donegate.tree import statcache
 
     found = tree.wanted.get(top)
     if found is None:
@@ -297,7 +297,7 @@ def _wanted(tree: statcache.Tree, top: tuple[str, ...]) -> tuple[dict[str, str],
 
 
 def _key(st: os.stat_result) -> str:
-    from donegate import statcache
+    from donegate.tree import statcache
 
     return statcache.stat_key(st)
 
@@ -354,7 +354,7 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
     With a look still to come (`statcache.Pending`), the mirror is yielded before it is in step, and
     `told["bring"]()` brings it in step once the look is here (False: the stop wants no run): the run's
     process can start first (bubblewrap binds the folder itself, so what the sync writes is seen)."""
-    from donegate import statcache
+    from donegate.tree import statcache
 
     told = told if told is not None else {}
     told["faithful"] = False
@@ -429,7 +429,7 @@ class Abandoned(Exception):
 
 def settled(tree: statcache.Tree | statcache.Pending | None) -> statcache.Tree | None:
     """The look itself, once the stop has it (`statcache.Pending`); Abandoned when the stop wants no run."""
-    from donegate import statcache
+    from donegate.tree import statcache
 
     if isinstance(tree, statcache.Pending):
         look = tree.get()
@@ -456,7 +456,7 @@ class _PutBack:
         self.mark = mirror.path.with_suffix(".putback")
 
     def __call__(self) -> None:
-        from donegate.util import atomic_write
+        from donegate.core.util import atomic_write
 
         try:
             if self.tree is None:  # a run cancelled before the stop looked: no clean mark, the next stop walks it
@@ -524,7 +524,8 @@ PUTBACK_WAIT = 5.0  # seconds for the last stop's put-back, then a copy of its o
 
 
 def _take_mirror(repo: Path, root: Path, shared: list[str], slot: str) -> tuple[int | None, Mirror | None]:
-    from donegate import deadline, paths
+    from donegate.core import deadline
+    from donegate import paths
 
     folder = paths.state_dir(root) / "mirror"
     folder.mkdir(parents=True, exist_ok=True)

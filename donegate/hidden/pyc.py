@@ -27,7 +27,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from donegate import statcache
+    from donegate.tree import statcache
     from donegate.hidden import python as pyenv
 
 INSIDE = "/tmp/.pycache"  # where the runs see the store (their /tmp is their own)
@@ -187,7 +187,7 @@ class Compile:
         return [n for n, key in want.items() if n.endswith(".py") and stat.S_ISREG(int(key.partition(":")[0]))][:MAX_FILES]
 
     def __call__(self) -> None:
-        from donegate import proc
+        from donegate.core import proc
         from donegate.hidden import confine as walls
 
         tests = self.tests.job() if self.tests is not None else {}

@@ -244,7 +244,7 @@ def resolve(interp: Interpreter, repo: Path, pinned: "dict[str, Any] | None" = N
 
 
 def _probe(exe: str, code: str) -> str:
-    from donegate import proc
+    from donegate.core import proc
 
     try:
         res = proc.run([exe, "-I", "-S", "-c", code], timeout=30)

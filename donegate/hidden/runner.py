@@ -29,7 +29,8 @@ import threading
 import time
 from pathlib import Path
 
-from donegate import proc, statcache
+from donegate.core import proc
+from donegate.tree import statcache
 from donegate.hidden import ship
 
 TYPE_CHECKING = False

@@ -8,7 +8,7 @@ never imports the product), its pass the fork's exit status and a token handed t
 echoed only after the test function returned. Code that special-cases pytest, or forges pytest's result stream, passes the first run and
 fails this one: the runs disagree, and that is tampering (hard evidence, never appealable).
 
-A test the harness cannot run faithfully (see `bare.plan`) is recorded as `unsupported`, decided by the
+A test the harness cannot run faithfully (see `bare_plan.plan`) is recorded as `unsupported`, decided by the
 supervisor from the test file's syntax alone; it is not double-checked, and the ledger and the user say so.
 """
 
@@ -22,10 +22,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Sequence
 
-    from donegate import statcache
+    from donegate.tree import statcache
     from donegate.hidden import python as pyenv
 
-from donegate import proc
+from donegate.core import proc
 from donegate.hidden import ship
 
 # `python -I -S -c SUPERVISOR` (the project's interpreter, as the first run starts it): its parameters (one
@@ -88,7 +88,7 @@ class SecondRun:
 
 def _source(shim: str) -> str:
     """The harness, the probe and the bytecode hook: one namespace (`donegate.hidden.ship`)."""
-    return ship.payload(("bare", "probe", "kept"), f"<{shim}>")
+    return ship.payload(("bare_plan", "bare_shim", "bare", "probe", "kept"), f"<{shim}>")
 
 
 def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: str, allow: Sequence[str] = (),

@@ -28,10 +28,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from donegate import feedback, ledger, paths, report
+from donegate.core import scrub as feedback
+from donegate.ledger import chain as ledger
+from donegate import paths, report
 from donegate.errors import DonegateError
-from donegate.stats import wilson
-from donegate.util import atomic_write
+from donegate.core.stats import wilson
+from donegate.core.util import atomic_write
 
 _dict = report._dict  # a dict, else {}
 

@@ -9,10 +9,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from donegate import ledger
-from donegate.person import inside_session
+from donegate.ledger import chain as ledger
+from donegate.person.ownership import inside_session
 from donegate.errors import DonegateError
-from donegate.util import utc_now
+from donegate.core.util import utc_now
 from donegate.report.read import APPEALED, APPEAL_LABELS, BLOCKING, LABELS, MIN_REF, stop_row
 
 
@@ -48,7 +48,7 @@ def _ref(ref: str) -> str:
 
 
 def label_stop(path: Path, ref: str, label: str, note: str = "", by: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Append a person's label of stop `ref`; `by`: who labelled it (`donegate.person.who`), kept in the line."""
+    """Append a person's label of stop `ref`; `by`: who labelled it (`donegate.person.ownership.who`), kept in the line."""
     ref = _ref(ref)
     if label not in LABELS + APPEAL_LABELS:
         raise DonegateError(f"unknown label {label!r}", "use justified or unjustified (a block), upheld or rejected (an appeal)")
@@ -75,7 +75,7 @@ def label_stop(path: Path, ref: str, label: str, note: str = "", by: dict[str, A
 
 
 def _who(by: dict[str, Any] | None) -> dict[str, Any]:
-    """The fields naming who wrote a label or a decision (`donegate.person`)."""
+    """The fields naming who wrote a label or a decision (`donegate.person.ownership`)."""
     return {"by": by, "inside_session": inside_session(by)} if by is not None else {}
 
 

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, TypeGuard
 
-from donegate import ledger
+from donegate.ledger import chain as ledger
 
 
 # Verdict codes. A blocking stop is one the hook answered with exit 2; `error` blocks unless the
@@ -33,7 +33,7 @@ BY = ("config", "repo", "day")
 LABELS = ("justified", "unjustified")  # of a block
 APPEAL_LABELS = ("upheld", "rejected")  # of an appeal: the test was wrong, or the agent was
 APPEALS_LISTED = 50  # appeals kept by name (the latest; the text shows the first few)
-# The person's commands' own lines (`donegate.person`): read, not "ignored"; those run inside a session are listed.
+# The person's commands' own lines (`donegate.person.ownership`): read, not "ignored"; those run inside a session are listed.
 PERSON_EVENTS = frozenset({"seal", "install", "uninstall", "refused", "unseal", "approve", "reject"})
 INSIDE_LISTED = 50  # the kit's commands run from inside a Claude Code session, kept by name (the latest)
 
@@ -366,7 +366,7 @@ def slow_row(line: bytes) -> tuple[str, Any]:
         return stop_row(rec)
     by = rec["by"] if isinstance(rec.get("by"), dict) else {}
     if rec.get("inside_session") is True and event != "write" and not by.get("confirmed"):
-        # One of the person's commands run from inside a Claude Code session (`donegate.person`) and not
+        # One of the person's commands run from inside a Claude Code session (`donegate.person.ownership`) and not
         # confirmed on the person's terminal: never a person's label or approval; listed first.
         return "inside", (_str(rec.get("time")), _str(event), _str(rec.get("command") or event),
                           _str(rec.get("repo") or by.get("gated_repo")), _str(by.get("session") or rec.get("session")))

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from donegate.errors import DonegateError
-from donegate.util import utc_now
+from donegate.core.util import utc_now
 from donegate.report.parallel import read_all
 from donegate.report.read import APPEALED, APPEALS_LISTED, INSIDE_LISTED, APPEAL_LABELS, ATTENTION, BLOCKING, EXAMPLES, Group, MICRO, Options, Partial, TICKS, VERDICTS, _CODE, canonical_time
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 from donegate.report.read import ATTENTION
-from donegate.util import plural
+from donegate.core.util import plural
 
 
 

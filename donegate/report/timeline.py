@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from donegate import ledger
+from donegate.ledger import chain as ledger
 from donegate.errors import DonegateError
 from donegate.report.read import APPEAL_LABELS, BLOCKING, ERROR, LABELS, _CODE, _is_num, _list, review_cost
 from donegate.report.text import _num, _plural

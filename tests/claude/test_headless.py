@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from donegate import paths, proc
+from donegate import paths
+from donegate.core import proc
 from donegate.claude import headless as model
 from donegate.errors import DonegateError
 from donegate.claude import binary
@@ -185,7 +186,7 @@ def test_run_passes_the_isolation_flags_and_the_prompt_on_stdin(fake_claude, tmp
     # No environment variable marks the run as the kit's (the agent could set any); its session id,
     # recorded under the state root while it runs, does.
     assert rec["nested"] is None and Path(rec["cwd"]) == tmp_path.resolve()
-    from donegate import kitruns
+    from donegate.sessions import kitruns
 
     session_id = argv[argv.index("--session-id") + 1]
     assert rec["kit_session"] == [kitruns._path(kit_home, session_id).name]  # recorded before the run started

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from donegate import config, guard, install, paths
-from donegate import git as git_module
+from donegate import config, paths
+from donegate.install import guard, project as install
+from donegate.tree import git as git_module
 from donegate.errors import DonegateError
 from donegate.claude import binary
 from donegate.claude import settings as vocab

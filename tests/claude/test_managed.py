@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from donegate import config, managed
+from donegate import config
+from donegate.install import machine as managed
 from donegate.errors import DonegateError
 from donegate.claude import managed as claude_managed
 from donegate.claude import settings as vocab

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from donegate import ledger
+from donegate.ledger import chain as ledger
 from tests.support import require
 from tests.support.fakeapi import tool, turn
 from tests.support.gated import BUG

@@ -313,7 +313,7 @@ def test_the_kits_reviewers_pass_a_managed_hook_that_fires_in_them(tmp_path):
     assert not api.overrun and not api.errors and api.remaining(A) == api.remaining(B) == 0
     # The hook ran at the end of both reviewer sessions (the managed drop-in was live) and stood aside.
     # (With the record check switched off, the same run left two `block` lines, one per reviewer.)
-    from donegate.state import FileCounters
+    from donegate.sessions.counters import FileCounters
     from tests.support.gated import ledger
 
     with FileCounters(g.home / "state").transact("kit:runs") as counters:

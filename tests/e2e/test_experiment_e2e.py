@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from donegate import ledger
+from donegate.ledger import chain as ledger
 from donegate.experiment import table
 from tests.support.repos import KIT
 from tests.support import require, shop_agents

@@ -14,7 +14,8 @@ from typing import Callable
 
 import pytest
 
-from donegate import ledger, proc
+from donegate.ledger import chain as ledger
+from donegate.core import proc
 from tests.support.fakeapi import FakeAPI, text, tool, turn
 from tests.support.gated import (ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, Session, sandbox_available,
                                  stop_hook_ran_cleanly)

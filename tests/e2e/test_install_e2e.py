@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from donegate import ledger as kit_ledger
+from donegate.ledger import chain as kit_ledger
 from donegate.claude import settings as vocab
 from tests.support.fakeapi import FakeAPI, tool, turn
 from tests.support.gated import BUG, EXAMPLE_TESTS, GatedRepo, copy_kit, example_files, kit_cmd, sandbox_available

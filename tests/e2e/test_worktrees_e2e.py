@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from donegate import ledger as kit_ledger
+from donegate.ledger import chain as kit_ledger
 from tests.support.fakeapi import FakeAPI, tool, turn
 from tests.support.gated import (ASSERTION, BUG, CLAIM, EXAMPLE_TESTS, REQUEST, UNATTENDED_TOOLS, GatedRepo, copy_kit,
                                  example_files)

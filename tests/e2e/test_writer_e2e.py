@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from donegate import cli, store
+from donegate import cli
+from donegate.seal import store
 from tests.support.repos import write_config, EXAMPLE_TESTS, ledger_lines
 from tests.support.fakeapi import FakeAPI, callable_tools, error, first_user_text, text, tool, turn
 from tests.support.session import _clean_env, find_claude

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from tests.support.repos import KIT
-from donegate import cli, ledger
+from donegate import cli
+from donegate.ledger import chain as ledger
 from donegate.errors import ConfigError
 from donegate.experiment import harness, spec, table
 

@@ -204,7 +204,7 @@ def test_the_second_runs_verdict_puts_hard_evidence_first():
 def test_the_second_runs_report_is_one_line_per_test_in_order_and_the_supervisor_must_end_well(monkeypatch, tmp_path):
     # A child that reached the supervisor's report (e.g. through /proc) must write before it and is
     # then caught repeating or reordering lines; a supervisor it killed does not exit 0.
-    from donegate import proc
+    from donegate.core import proc
 
     store = tmp_path / "store"
     store.mkdir()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.repos import write_config, git, stop_lines, run_hook, stop_payload
-from donegate import ledger
+from donegate.ledger import chain as ledger
 from donegate.claude import settings as vocab
 from tests.support.repos import fix_bug
 
@@ -145,7 +145,7 @@ def test_a_locked_ledger_still_gets_an_answer_and_the_line_is_written_later(seal
 
 
 def test_a_locked_block_counter_does_not_let_the_stop_through(sealed_shop, kit_home):
-    from donegate.state import FileCounters
+    from donegate.sessions.counters import FileCounters
 
     write_config(kit_home, FAST)
     held = Held(Path(str(FileCounters(kit_home / "state")._path("s1")) + ".lock"))
@@ -159,7 +159,7 @@ def test_a_locked_block_counter_does_not_let_the_stop_through(sealed_shop, kit_h
 
 
 def test_a_counter_file_made_a_fifo_is_read_as_corrupt_and_the_block_stands(sealed_shop, kit_home):
-    from donegate.state import FileCounters
+    from donegate.sessions.counters import FileCounters
 
     write_config(kit_home, FAST)
     path = FileCounters(kit_home / "state")._path("s1")
@@ -208,7 +208,8 @@ def test_the_watchdog_parks_its_line_when_the_ledger_is_locked(sealed_shop, kit_
 
 
 def test_the_hidden_run_gets_only_the_time_the_deadline_leaves(sealed_shop, kit_home, monkeypatch):
-    from donegate import deadline, gate
+    from donegate.core import deadline
+    from donegate import gate
 
     dl = deadline.Deadline(2.5)
     monkeypatch.setitem(gate._STOP, "deadline", dl)
@@ -220,7 +221,7 @@ def test_kill_all_ends_every_run_still_going():
     """What the watchdog does before it ends the process: no run outlives the stop."""
     import threading
 
-    from donegate import proc
+    from donegate.core import proc
 
     results = []
     t = threading.Thread(target=lambda: results.append(proc.run(["sleep", "300"], timeout=300)))
@@ -239,7 +240,7 @@ def test_a_run_can_be_cancelled_from_another_thread_and_a_finished_one_is_left_a
     """What a block does to the second run started beside the first: `cancel` ends it (and its group)."""
     import threading
 
-    from donegate import proc
+    from donegate.core import proc
 
     pids, results = [], []
     t = threading.Thread(target=lambda: results.append(proc.run(["sh", "-c", "sleep 300 & sleep 300"], timeout=300,
@@ -260,7 +261,7 @@ def test_a_run_can_be_cancelled_from_another_thread_and_a_finished_one_is_left_a
 def test_the_stages_beside_the_runs_wait_for_a_started_process_or_a_run_that_never_starts():
     """The scan and scope wait until both runs' processes run (`Running.begun`): a run that raises before its
     process starts (its copy could not be made) must not hold them up until the wait's bound."""
-    from donegate import proc
+    from donegate.core import proc
     from donegate.gate import acceptance
 
     def broken(started):
@@ -277,7 +278,8 @@ def test_the_stages_beside_the_runs_wait_for_a_started_process_or_a_run_that_nev
 
 
 def test_the_deadline_is_inside_the_hook_timeout_install_writes():
-    from donegate import config, deadline, gate
+    from donegate import config, gate
+    from donegate.core import deadline
 
     for cfg in (config.defaults(), config.minimal(), {**config.defaults(), "review": "hint"}):
         assert gate._budget(cfg) <= vocab.hook_timeout(cfg) - deadline.RESERVE
@@ -334,7 +336,7 @@ def test_honest_config_with_an_anchor_and_many_globs_still_loads(tmp_path):
 def test_globs_are_compiled_once_and_agree_with_fnmatch():
     import fnmatch
 
-    from donegate import store
+    from donegate.seal import store
 
     globs = [".claude/**", "tests/*", "*.py", "a?c/[xy]*"]
     for name in (".claude/settings.json", "tests/x/y.py", "mod.py", "abc/x1", "abc/z1", "README"):

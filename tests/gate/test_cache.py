@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.repos import write_config, stop_lines, make_repo, run_hook, stop_payload
-from donegate import cache
+from donegate.tree import verdict_cache as cache
 from tests.support.repos import seal
 
 RUNS = "runs.log"
@@ -75,7 +75,7 @@ def test_a_cached_stop_ends_the_confined_runs_it_started_before_its_look(tmp_pat
     next stop, after an edit, runs on the edited tree."""
     import time
 
-    from donegate import store
+    from donegate.seal import store
     from tests.support import require
 
     require.bwrap()
@@ -270,7 +270,7 @@ def test_the_tree_digest_reads_every_file_but_git(tmp_path):
 
 def test_a_big_file_is_read_once_not_at_every_stop(tmp_path, kit_home):
     """The key comes from the stat cache: a file is read again only when its stat moved (issue 27)."""
-    from donegate import statcache
+    from donegate.tree import statcache
 
     repo = make_repo(tmp_path / "r", {"a.py": "A = 1\n"})
     with open(repo / "data.bin", "wb") as fh:
@@ -337,7 +337,7 @@ def test_a_link_out_of_the_repository_to_a_file_is_keyed_by_where_it_leads_and_w
     never caches (what lies under it is not looked at)."""
     import time
 
-    from donegate import statcache
+    from donegate.tree import statcache
 
     outside = tmp_path / "outside"
     outside.mkdir()

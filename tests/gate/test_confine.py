@@ -60,9 +60,10 @@ def test_a_skip_or_xfail_from_the_code_under_test_is_a_failure_with_its_reason(t
 
 from pathlib import Path  # noqa: E402
 
-from donegate import feedback, scan  # noqa: E402
+from donegate.core import scrub as feedback  # noqa: E402
+from donegate.gate import scan_rules as scan
 from donegate.hidden import channel, confine, copy as throwaway  # noqa: E402
-from donegate import git as dgit  # noqa: E402
+from donegate.tree import git as dgit  # noqa: E402
 from donegate.errors import DonegateError  # noqa: E402
 
 

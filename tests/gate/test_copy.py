@@ -14,7 +14,7 @@ import stat
 import time
 from pathlib import Path
 
-from donegate import statcache
+from donegate.tree import statcache
 from donegate.hidden import copy as throwaway
 
 

@@ -260,12 +260,12 @@ def test_no_environment_variable_opens_the_gate(sealed_shop, kit_home):
 
 
 def test_the_kits_own_runs_are_recognised_by_their_recorded_session_id(sealed_shop, kit_home):
-    from donegate import kitruns
+    from donegate.sessions import kitruns
 
     sid = kitruns.register(kit_home, timeout=60)
     res = run_hook(stop_payload(sealed_shop, session=sid))
     assert res.returncode == 0 and res.stdout == "" and not stop_lines(kit_home)
-    from donegate.state import FileCounters
+    from donegate.sessions.counters import FileCounters
 
     with FileCounters(kit_home / "state").transact("kit:runs") as counters:
         assert counters["stops"] == 1  # counted, not recorded
@@ -277,7 +277,7 @@ def test_the_kits_own_runs_are_recognised_by_their_recorded_session_id(sealed_sh
 
 
 def test_a_kit_session_past_its_deadline_is_gated(sealed_shop, kit_home):
-    from donegate import kitruns
+    from donegate.sessions import kitruns
 
     sid = kitruns.register(kit_home, timeout=60)
     kitruns._path(kit_home, sid).write_text("1\n")  # a deadline long past (a run that was killed)
@@ -310,7 +310,7 @@ def test_concurrent_stops_append_whole_lines(sealed_shop, kit_home):
     assert len(lines) == 16
     records = [json.loads(line) for line in lines]
     assert sorted(r["session"] for r in records) == sorted(f"s{i}" for i in range(16))
-    from donegate import ledger
+    from donegate.ledger import chain as ledger
 
     assert ledger.verify(kit_home / "ledger.jsonl")["intact"]
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from donegate import git, store
+from donegate.tree import git
+from donegate.seal import store
 from tests.support.repos import make_repo
 
 
@@ -156,7 +157,7 @@ def test_git_is_the_one_given_not_the_first_on_path(repo, tmp_path, monkeypatch)
 
 
 def test_the_writers_clean_copy_runs_no_smudge_filter(tmp_path):
-    from donegate import writer
+    from donegate.models import writer
 
     r = make_repo(tmp_path / "r", {"a.txt": "a\n"})
     script, marker = _marker_script(tmp_path, "smudge")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from donegate import git as kit_git
+from donegate.tree import git as kit_git
 from donegate.claude import settings as vocab
 from tests.support.repos import write_config, HOOK, git, stop_lines, stop_payload
 
@@ -136,7 +136,7 @@ def test_with_the_repository_in_the_arguments_a_cd_anywhere_is_still_judged(seal
 
 
 def test_a_managed_hook_passes_quietly_where_nothing_is_sealed(kit_home, tmp_path, shop_repo):
-    from donegate.state import FileCounters
+    from donegate.sessions.counters import FileCounters
 
     for cwd in (tmp_path, shop_repo):  # no repository at all; a repository nobody sealed
         res = run(exec_argv(kit_home, managed=True), stop_payload(cwd))
@@ -215,7 +215,7 @@ ENTRIES = {"launcher": [PY, "-I", str(HOOK)], "donegate hook": [PY, "-m", "doneg
 
 @pytest.mark.parametrize("entry", sorted(ENTRIES))
 def test_donegate_hook_and_the_launcher_agree_on_a_nested_stop(sealed_shop, kit_home, tmp_path, entry):
-    from donegate import kitruns
+    from donegate.sessions import kitruns
 
     empty = tmp_path / "empty-home"
     empty.mkdir()

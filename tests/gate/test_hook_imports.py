@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 
-from donegate import git as kit_git
+from donegate.tree import git as kit_git
 from tests.support import require
 from tests.support.repos import HOOK, stop_lines, stop_payload
 
@@ -32,17 +32,20 @@ os._exit(code)
 # Every donegate module a blocked stop imports (the ast scan is on by default). The stage files are
 # donegate.gate.*; the reviewers, the commands, the report and Claude Code's settings vocabulary stay off it.
 STOP_MODULES = {
-    "donegate", "donegate._layout", "donegate.appeal", "donegate.cache", "donegate.config",
-    "donegate.deadline", "donegate.errors", "donegate.feedback", "donegate.fsafe", "donegate.git",
-    "donegate.kitruns", "donegate.leaks", "donegate.ledger", "donegate.outcome", "donegate.paths", "donegate.proc",
-    "donegate.person", "donegate.repo", "donegate.scan", "donegate.sessions", "donegate.state", "donegate.statcache", "donegate.store",
-    "donegate.util",
+    "donegate", "donegate._layout",
+    "donegate.core", "donegate.tree", "donegate.seal", "donegate.sessions", "donegate.person", "donegate.ledger",
+    "donegate.seal.sealing",  # the sweep of what a crashed seal left
+    "donegate.person.appeal", "donegate.tree.verdict_cache", "donegate.config",
+    "donegate.core.deadline", "donegate.errors", "donegate.core.scrub", "donegate.core.fsafe", "donegate.tree.git",
+    "donegate.sessions.kitruns", "donegate.seal.leak_scan", "donegate.ledger.chain", "donegate.core.outcome", "donegate.paths", "donegate.core.proc",
+    "donegate.person.ownership", "donegate.tree.repo", "donegate.gate.scan_rules", "donegate.sessions.ids", "donegate.sessions.counters", "donegate.tree.statcache", "donegate.seal.store",
+    "donegate.core.util",
     "donegate.hidden", "donegate.hidden.channel", "donegate.hidden.confine", "donegate.hidden.copy", "donegate.hidden.runner", "donegate.hidden.ship",
     "donegate.hidden.python", "donegate.hidden.second",  # the second run starts beside the first at every stop
     "donegate.hidden.pyc",  # the product's bytecode kept between confined stops
     "donegate.gate", "donegate.gate.acceptance", "donegate.gate.breaker", "donegate.gate.feedback",
     "donegate.gate.inputs", "donegate.gate.integrity", "donegate.gate.leaks", "donegate.gate.record",
-    "donegate.gate.review", "donegate.gate.scan", "donegate.gate.scope", "donegate.gate.stop", "donegate.gate.watchdog",
+    "donegate.gate.review_gate", "donegate.gate.scan", "donegate.gate.scope", "donegate.gate.stop", "donegate.gate.watchdog",
 }
 # Standard modules that cost milliseconds at every stop (see the notes in outcome.py and config.py); `ast`
 # is the scan's, on by default.

@@ -133,7 +133,7 @@ def test_the_sealed_tests_rewrite_is_kept_and_runs_only_for_the_source_it_was_ma
     source itself, still fails the stop); under another source's hash, pytest rewrites the sealed file."""
     import marshal
 
-    from donegate import store
+    from donegate.seal import store
 
     repo = _first_stop(tmp_path, kit_home, HIDDEN)
     kept = _rewritten(kit_home, repo)

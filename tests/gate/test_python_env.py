@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from donegate import store
+from donegate.seal import store
 from donegate.hidden import python as pyenv, runner
 from tests.support.pyprojects import SETUPTOOLS, build_wheel, clone_venv, editable, kit_pth, pip, site_packages
 from tests.support.repos import KIT, ledger_lines, make_repo, run_hook, seal, stop_lines, stop_payload, write_config
@@ -334,7 +334,8 @@ def test_install_refuses_a_hook_interpreter_inside_the_repository(py_template, t
 
 
 def test_doctor_reports_a_hook_interpreter_inside_the_repository_and_shows_the_project_s(py_template, tmp_path, kit_home):
-    from donegate import config, doctor, install, stubs
+    from donegate import config
+    from donegate.install import diagnose as doctor, project as install, stubs
     from donegate.claude.settings import kit_entries
 
     repo = make_repo(tmp_path / "doc", {"calc.py": CALC, ".gitignore": ".venv/\n"})

@@ -160,7 +160,8 @@ def test_the_files_install_writes_are_not_the_agents_change(shop_repo, kit_home,
 
 
 def test_kit_files_are_the_ones_install_writes():
-    from donegate import install, store
+    from donegate.install import project as install
+    from donegate.seal import store
     from donegate.claude import settings as vocab
 
     written = {name.as_posix() for name in (vocab.SETTINGS, install.LOCAL_SETTINGS)}

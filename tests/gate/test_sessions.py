@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from tests.support.repos import HOOK, KIT, stop_lines, run_hook, stop_payload
-from donegate import sessions
+from donegate.sessions import ids as sessions
 
 UUID = "0b9c2d6e-1f3a-4c5d-8e7f-9a0b1c2d3e4f"
 

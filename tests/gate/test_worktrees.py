@@ -209,7 +209,7 @@ def test_relocate_refuses_a_copy_and_a_stranger(sealed_shop, kit_home, tmp_path)
 
 
 def test_git_honours_the_persons_own_safe_directory(monkeypatch, tmp_path):
-    from donegate import git as kit_git
+    from donegate.tree import git as kit_git
 
     repo = make_repo(tmp_path / "theirs", {"a.py": "A = 1\n"})
     cfg = tmp_path / "gitconfig"

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.repos import write_config, EXAMPLE, KIT, stop_lines, run_hook, stop_payload
-from donegate import cli, ledger, report
+from donegate import cli, report
+from donegate.ledger import chain as ledger
 
 sys.path.insert(0, str(KIT / "bench"))
 import report_bench  # noqa: E402
@@ -41,7 +42,7 @@ def stop(session: str, verdict: str = "block", *, config: str = "default", repo:
 
 
 def review(cost: float, verdict: str = "approve") -> dict:
-    """The reviewer's result shape (donegate.reviewer.review), with a total after its entries."""
+    """The reviewer's result shape (donegate.models.reviewer.review), with a total after its entries."""
     entries = [{"role": r, "approve": True, "findings": [], "turns": 3, "cost_usd": cost / 2, "duration": 5.0,
                 "error": "", "subtype": "success", "model": "m"} for r in "AB"]
     return {"mode": "pair", "verdict": verdict, "findings": [], "reviewers": entries, "errors": [], "cost_usd": cost,
@@ -116,7 +117,7 @@ def test_report_of_real_hook_runs(sealed_shop, kit_home, capsys):
     code, out, _ = run(capsys, "report", "--session", "s2")
     assert code == 0 and f"ref {ref}" in out and "labelled unjustified: the writer's mistake" in out and "failing test_" in out
     code, out, _ = run(capsys, "report", "--verify")
-    # one more than the stops and the label: the seal's own line (who sealed it: donegate.person)
+    # one more than the stops and the label: the seal's own line (who sealed it: donegate.person.ownership)
     assert code == 0 and "6 lines, the hash chain is intact" in out
 
 

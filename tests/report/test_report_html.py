@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.repos import KIT, stop_lines, make_repo, run_hook, stop_payload
-from donegate import cli, ledger, report
+from donegate import cli, report
+from donegate.ledger import chain as ledger
 from donegate.report import html as report_html
 from donegate.experiment import table
 from tests.support import require

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from donegate import ledger as kit_ledger
+from donegate.ledger import chain as kit_ledger
 from donegate.claude import settings as vocab
 
 from .fakeapi import FakeAPI, feedback_reason

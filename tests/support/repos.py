@@ -155,5 +155,5 @@ def write_config(home: Path, text: str) -> None:
 
 
 def stop_lines(kit_home: Path) -> list[dict]:
-    """The Stop hook's lines of the ledger (a seal, install or label is a line too: `donegate.person`)."""
+    """The Stop hook's lines of the ledger (a seal, install or label is a line too: `donegate.person.ownership`)."""
     return [r for r in ledger_lines(kit_home) if r.get("event") == "stop"]

@@ -1,0 +1,113 @@
+"""The small things every module needs once: a file replaced whole, a UTC timestamp, a counted noun.
+
+Kept free of imports beyond `os` and `time`: the Stop hook writes its counter and cache entry with
+`atomic_write` at every stop, and `tempfile` (with `random` and `shutil` behind it) would cost it
+milliseconds for a name it can make itself.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+_seq = 0
+
+
+def remembered(path: "os.PathLike[str] | str", tag: str, compute: "Callable[[], Any]", *, exact: bool = False,
+               limit: int | None = None) -> "Any":
+    """`compute()`, or what it gave before under the same `tag`: kept as JSON in `path` (`{"id", "value"}`,
+    `memo_read`), written whole but not synced (a lost memo costs one `compute`). `exact`: kept only when JSON
+    gives back exactly what `compute` gave (no tuples, no dates). What `compute` raises is raised."""
+    memo = memo_read(path, limit=limit)
+    if memo is not None and memo[0] == tag:
+        return memo[1]
+    value = compute()
+    memo_write(path, tag, value, exact=exact)
+    return value
+
+
+def memo_read(path: "os.PathLike[str] | str", limit: int | None = None) -> "tuple[str, Any] | None":
+    """(tag, value) of a memo `memo_write` kept, read as a regular file (`fsafe`: a FIFO in its place is never
+    waited on); None for none or a broken one. The value is JSON's: its caller checks its shape."""
+    import json
+
+    from donegate.core import fsafe
+
+    try:
+        memo = json.loads(fsafe.read_text(path, limit=limit))
+        if isinstance(memo, dict) and isinstance(memo.get("id"), str) and "value" in memo:
+            return memo["id"], memo["value"]
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def memo_write(path: "os.PathLike[str] | str", tag: str, value: "Any", *, exact: bool = False) -> None:
+    """Keep `value` under `tag` in `path`, whole, not synced: lost or not kept (`exact`: JSON does not give back
+    exactly `value`), the next reader works it out again."""
+    import json
+
+    try:
+        text = json.dumps({"id": tag, "value": value}, separators=(",", ":"))
+        if not exact or json.loads(text)["value"] == value:
+            atomic_write(path, text, durable=False)
+    except (OSError, TypeError, ValueError):
+        pass
+
+
+def atomic_write(path: "os.PathLike[str] | str", data: "bytes | str", mode: int | None = None, *,
+                 durable: bool = True, before_replace: "Callable[[], None] | None" = None) -> None:
+    """Replace `path` with `data` in one step: a reader sees the old file or the new one, never half.
+
+    The temporary file lies beside `path` (a rename across file systems is not atomic), is created
+    exclusively (never opened through a symlink or onto a file someone else made) and is removed when
+    anything fails. `durable` syncs the data before the rename, so a crash cannot leave an empty file
+    under the final name; counters and caches that are rebuilt when lost skip it. `before_replace`
+    runs between the write and the rename (the seal's crash tests stop there)."""
+    global _seq
+    _seq += 1
+    target = os.fspath(path)
+    folder, name = os.path.split(target)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{time.monotonic_ns()}.{_seq}.tmp")
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd = os.open(tmp, _FLAGS, 0o666 if mode is None else mode)  # a name already there is not ours to remove
+    try:
+        try:
+            view = memoryview(raw)
+            while view:
+                view = view[os.write(fd, view):]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        if mode is not None:
+            os.chmod(tmp, mode)  # the umask narrowed what os.open was given
+        if before_replace is not None:
+            before_replace()
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def utc_now(seconds: float | None = None, *, ms: bool = True) -> str:
+    """ISO 8601 in UTC, as the ledger writes it: `2026-12-03T16:48:44.123+00:00` (or without the
+    milliseconds). Built with `time`, not `datetime`, which the hook does not otherwise import."""
+    t = time.time() if seconds is None else seconds
+    head = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t))
+    return head + (f".{int(t % 1 * 1000):03d}" if ms else "") + "+00:00"
+
+
+def plural(count: int, word: str, *, grouped: bool = False) -> str:
+    """`1 test`, `2 tests` (`1,000 stops` with `grouped`)."""
+    return (f"{count:,}" if grouped else str(count)) + f" {word}" + ("" if count == 1 else "s")

@@ -1,0 +1,284 @@
+"""A scan of the change for test-harness tricks: the product files changed since the seal, parsed with `ast`.
+
+The rules are narrow on purpose (honest code must pass: `tests/gate/test_confine.py` keeps a corpus of honest
+look-alikes that must never be flagged):
+
+- `eq-constant`: an `__eq__` whose whole body returns True, or a `__ne__` returning False (an object
+  equal to anything passes every `==` a test makes; the run's equality probe catches the rest);
+- `imports-pytest`: product code importing `pytest`, `_pytest` or `unittest`, or reaching for
+  `sys.modules["pytest"]` (product code has no business with the harness that runs it);
+- `frame-walk`: `inspect.stack`, `inspect.currentframe`, `inspect.getouterframes`, `sys._getframe`,
+  `traceback.extract_stack` / `walk_stack` (the calling test's frame and file);
+- `gc-objects`: `gc.get_objects`, `gc.get_referrers`, `gc.get_referents` (the live pytest objects);
+- `hard-exit`: `os._exit`;
+- `pytest-env`: reading `PYTEST_CURRENT_TEST` (code that behaves differently under test);
+- `kit-path`: a string naming the kit: `DONEGATE_*`, the kit's folders, the state root;
+- `dynamic-code`: `exec`/`eval`/`compile` of a value, `import_module`/`__import__` of a name, built at run time;
+- `native-code`: `ctypes`, `posix`, `cffi` (and `posix._exit`, `getattr(..., "_exit")` as `hard-exit`);
+- `importable`: a new or changed `.so`, `.pyd`, `.pth`, pickle, zip or egg (Python loads them, the scan
+  cannot read them; bytecode never reaches the run, whose copy holds none).
+
+Every file the change touched is read (tracked or not, git-ignored or not, named like a test or not:
+test-named files may import pytest), decoded as Python decodes it. A finding names file:line and the
+rule; every rule can be wrong, so a block offers the appeal, and `scan_allow` lists rules a project
+means. `scan: block` blocks the stop on a finding, `hint` tells the agent once with the stop (not
+blocking), `off` does not scan. Files the change did not touch are not scanned: the runs' defences
+(the second opinion, the probe) do not depend on where the code lives.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from donegate.tree import git
+from donegate import paths
+from donegate.seal import store
+
+RULES = {
+    "eq-constant": "{name} returns a constant: an object equal to anything is not a result",
+    "imports-pytest": "product code reaches for the test harness ({what})",
+    "frame-walk": "product code walks the call stack ({what})",
+    "gc-objects": "product code searches the interpreter's live objects ({what})",
+    "hard-exit": "product code ends the process without cleanup (os._exit)",
+    "pytest-env": "product code reads PYTEST_CURRENT_TEST",
+    "kit-path": "product code names the kit ({what})",
+    "dynamic-code": "product code runs code it builds or loads at run time ({what})",
+    "native-code": "product code reaches below Python ({what})",
+    "importable": "a new importable file that is not source ({what})",
+}
+# Files Python imports or loads that the scan cannot read: a finding when the change adds or changes one.
+# (Bytecode is not: the hidden run's throwaway copy holds none, `donegate.hidden.copy`.)
+IMPORTABLE = (".so", ".pyd", ".dylib", ".pth", ".pkl", ".pickle", ".zip", ".egg", ".whl")
+NATIVE = ("ctypes", "posix", "_posixsubprocess", "cffi")
+HARNESS = ("pytest", "_pytest", "unittest")
+FRAMES = {("inspect", "stack"), ("inspect", "currentframe"), ("inspect", "getouterframes"), ("inspect", "trace"),
+          ("sys", "_getframe"), ("traceback", "extract_stack"), ("traceback", "walk_stack"), ("traceback", "format_stack"),
+          ("traceback", "print_stack")}
+GC = {("gc", "get_objects"), ("gc", "get_referrers"), ("gc", "get_referents")}
+
+
+class _Visitor(ast.NodeVisitor):
+    def __init__(self, kit_strings: list[str]) -> None:
+        self.found: list[tuple[int, str, str]] = []
+        self.kit_strings = kit_strings
+        self.aliases: dict[str, str] = {}  # local name -> "module" or "module.attr"
+
+    def add(self, node: ast.AST, rule: str, **kw: str) -> None:
+        self.found.append((getattr(node, "lineno", 0), rule, RULES[rule].format(**kw)))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            top = a.name.split(".")[0]
+            if top in HARNESS:
+                self.add(node, "imports-pytest", what=f"import {a.name}")
+            elif top in NATIVE:
+                self.add(node, "native-code", what=f"import {a.name}")
+            self.aliases[a.asname or top] = a.name if a.asname else top
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        mod = node.module or ""
+        if node.level == 0 and mod.split(".")[0] in HARNESS:
+            self.add(node, "imports-pytest", what=f"from {mod} import ...")
+        elif node.level == 0 and mod.split(".")[0] in NATIVE:
+            self.add(node, "native-code", what=f"from {mod} import ...")
+        if node.level == 0:
+            for a in node.names:
+                self.aliases[a.asname or a.name] = f"{mod}.{a.name}"
+                if (mod, a.name) in FRAMES:
+                    self.add(node, "frame-walk", what=f"{mod}.{a.name}")
+                elif (mod, a.name) in GC:
+                    self.add(node, "gc-objects", what=f"{mod}.{a.name}")
+                elif a.name == "_exit" and mod in ("os", "posix"):
+                    self.add(node, "hard-exit")
+        self.generic_visit(node)
+
+    def _dotted(self, node: ast.AST) -> str:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            parts.append(self.aliases.get(node.id, node.id))
+            return ".".join(reversed(parts))
+        return ""
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        name = self._dotted(node)
+        if name:
+            head, _, attr = name.rpartition(".")
+            if (head, attr) in FRAMES:
+                self.add(node, "frame-walk", what=name)
+            elif (head, attr) in GC:
+                self.add(node, "gc-objects", what=name)
+            elif attr == "_exit" and head in ("os", "posix"):
+                self.add(node, "hard-exit")
+            if node.attr == "f_back":
+                self.add(node, "frame-walk", what="f_back")
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if self._dotted(node.value) == "sys.modules":
+            key = node.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.split(".")[0] in HARNESS:
+                self.add(node, "imports-pytest", what=f'sys.modules["{key.value}"]')
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = self._dotted(node.func)
+        first = node.args[0] if node.args else None
+        text = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+        if text is not None and text.split(".")[0] in HARNESS and func in (
+                "__import__", "importlib.import_module", "sys.modules.get", "import_module"):
+            self.add(node, "imports-pytest", what=f"{func}({text!r})")
+        elif first is not None and text is None and func in ("exec", "eval", "compile", "builtins.exec", "builtins.eval"):
+            self.add(node, "dynamic-code", what=f"{func} of a value built at run time")
+        elif first is not None and text is None and func in ("__import__", "importlib.import_module", "import_module"):
+            self.add(node, "dynamic-code", what=f"{func} of a name built at run time")
+        elif text is not None and text.split(".")[0] in NATIVE and func in ("__import__", "importlib.import_module", "import_module"):
+            self.add(node, "native-code", what=f"{func}({text!r})")
+        elif func == "getattr" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and node.args[1].value == "_exit":
+            self.add(node, "hard-exit")
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str):
+            if "PYTEST_CURRENT_TEST" in node.value:
+                self.add(node, "pytest-env")
+            elif "DONEGATE_" in node.value:
+                self.add(node, "kit-path", what="a DONEGATE_ variable")
+            else:
+                for s in self.kit_strings:
+                    if s in node.value:
+                        self.add(node, "kit-path", what="the kit's folder")
+                        break
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if node.name in ("__eq__", "__ne__") and _bending(node.name, _constant_body(node.body)):
+            self.add(node, "eq-constant", name=node.name)
+        self.generic_visit(node)
+
+    visit_FunctionDef = _function
+    visit_AsyncFunctionDef = _function
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        # __eq__ = lambda self, other: True
+        for t in node.targets:
+            if isinstance(t, ast.Name) and t.id in ("__eq__", "__ne__") and isinstance(node.value, ast.Lambda) \
+                    and _bending(t.id, node.value.body if _is_constant(node.value.body) else None):
+                self.add(node, "eq-constant", name=t.id)
+        self.generic_visit(node)
+
+
+def _is_constant(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is not None and not isinstance(node.value, str) \
+        or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and isinstance(node.operand, ast.Constant)
+
+
+def _constant_body(body: list[ast.stmt]) -> ast.AST | None:
+    """The constant a body returns and does nothing else, or None."""
+    stmts = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))]
+    if len(stmts) == 1 and isinstance(stmts[0], ast.Return) and stmts[0].value is not None and _is_constant(stmts[0].value):
+        return stmts[0].value
+    return None
+
+
+def _bending(name: str, const: ast.AST | None) -> bool:
+    """An `__eq__` always true or a `__ne__` always false: equal to everything. (A sentinel whose `__eq__`
+    is always False is honest; the run's equality probe catches what no constant shows.)"""
+    if const is None:
+        return False
+    value = not const.operand.value if isinstance(const, ast.UnaryOp) else const.value  # type: ignore[attr-defined]
+    return bool(value) == (name == "__eq__")
+
+
+def scan_source(text: str | bytes, name: str, kit_strings: list[str] | None = None) -> list[dict[str, object]]:
+    """Findings in one file's source: [{file, line, rule, what}]. Bytes are decoded as Python decodes
+    them: an encoding cookie (`# coding: utf-7`) cannot hide code in what reads as a comment."""
+    try:
+        tree = ast.parse(text, filename=name)
+    except (SyntaxError, ValueError):
+        return []  # the tests will say what is wrong with it
+    v = _Visitor(kit_strings or [])
+    v.visit(tree)
+    seen, out = set(), []
+    for line, rule, what in sorted(v.found):
+        if (line, rule) not in seen:
+            seen.add((line, rule))
+            out.append({"file": name, "line": line, "rule": rule, "what": what})
+    return out
+
+
+def kit_strings(root: Path | None = None) -> list[str]:
+    return [str(p) for p in paths.protected_roots(home=root)]
+
+
+_ENVS = ("site-packages", "node_modules", ".venv", "venv", ".tox", ".nox", "__pycache__", ".git")
+MAX_IGNORED = 500
+
+
+def _ignored(repo: Path) -> list[str]:
+    """Git-ignored files Python could import (an import does not care whether git tracks a file):
+    sources and the importables the scan cannot read, without virtual environments and caches, at most
+    MAX_IGNORED of them."""
+    out: list[str] = []
+    kinds = (".py", *IMPORTABLE)
+    for name in git._lines(git._git(repo, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")):
+        parts = name.rstrip("/").split("/")
+        if any(p in _ENVS for p in parts):
+            continue
+        p = repo / name
+        if name.endswith("/") and p.is_dir() and not (p / "pyvenv.cfg").exists():
+            for f in p.rglob("*"):
+                rel = f.relative_to(repo).as_posix()
+                if f.name.endswith(kinds) and not any(x in _ENVS for x in rel.split("/")):
+                    out.append(rel)
+                if len(out) >= MAX_IGNORED:
+                    return out
+        elif name.endswith(kinds):
+            out.append(name)
+    return out[:MAX_IGNORED]
+
+
+def changed(repo: Path, base: str, since_seal: list[str] | None = None) -> list[str]:
+    """The files to scan: with the names whose content differs from the seal's snapshot of the tree
+    (`since_seal`: `store.Store.changes`, git-ignored ones included, read only where the stat moved), those
+    without virtual environments and caches; without them (a store sealed before the snapshot), what git
+    says changed since `base` and the ignored importables."""
+    if since_seal is None:
+        return list(dict.fromkeys([*git.changed_since(repo, base), *_ignored(repo)]))
+    return [n for n in since_seal if not any(part in _ENVS for part in n.split("/")[:-1])]
+
+
+def scan(repo: Path, base: str, root: Path | None = None, since_seal: list[str] | None = None) -> list[dict[str, object]]:
+    """Findings in every file changed since the seal (`changed`): tracked or not, git-ignored or not,
+    named like a test or not. Sources are decoded as Python decodes them (an encoding cookie included);
+    a new importable that is not source is a finding of its own."""
+    strings = kit_strings(root)
+    out: list[dict[str, object]] = []
+    for name in changed(repo, base, since_seal):
+        p = repo / name
+        if not p.is_file():
+            continue
+        if name.endswith(IMPORTABLE):
+            out.append({"file": name, "line": 0, "rule": "importable", "what": RULES["importable"].format(what=name)})
+            continue
+        if not name.endswith(".py"):
+            continue
+        try:
+            data = p.read_bytes()
+        except OSError:
+            continue
+        found = scan_source(data, name, strings)
+        if store.matches(name, store.REPO_TEST_GLOBS):
+            found = [f for f in found if f["rule"] != "imports-pytest"]  # a test file may import pytest
+        out += found
+    return out
+
+
+def problem(findings: list[dict[str, object]]) -> str:
+    """One line for the agent: what was found, where, and which rule."""
+    shown = "; ".join(f"{f['file']}:{f['line']} {f['what']} [{f['rule']}]" for f in findings[:5])
+    more = f" (and {len(findings) - 5} more)" if len(findings) > 5 else ""
+    return f"the change looks like it games the test harness: {shown}{more}"

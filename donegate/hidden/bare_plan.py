@@ -1,0 +1,161 @@
+"""The second harness's plan: which sealed tests it can run faithfully, from their syntax tree alone.
+
+Nothing is imported: the kit's side (`second.py`) plans before it starts the run, and the supervisor inside the run
+(`bare.py`) plans again from the files it reads. Standard library only: this source is sent with `bare.py`.
+"""
+
+import ast
+
+TOKEN = 32  # characters of the token a passing fork gives back
+SERVED = ("tmp_path", "tmp_path_factory", "monkeypatch", "capsys")
+SHIM = ("raises", "approx", "fail", "skip", "mark", "param", "fixture")
+HARNESS = ("pytest", "_pytest", "pluggy")
+MODULE_HOOKS = ("pytest_generate_tests", "pytestmark", "setup_module", "teardown_module", "setup_function",
+                "teardown_function", "setup", "teardown", "pytest_plugins", "pytest_collection_modifyitems")
+CLASS_HOOKS = ("setup_method", "teardown_method", "setup_class", "teardown_class", "setup", "teardown",
+               "pytestmark", "__init__")
+
+
+
+# --- the plan: the test files' syntax, nothing imported ----------------------------------------------------
+
+def _dotted(node):
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _deco_name(d):
+    return _dotted(d.func if isinstance(d, ast.Call) else d)
+
+
+def _argnames(call):
+    if not call.args or not isinstance(call.args[0], ast.Constant) and not isinstance(call.args[0], (ast.List, ast.Tuple)):
+        return None
+    first = call.args[0]
+    if isinstance(first, ast.Constant):
+        return [n.strip() for n in str(first.value).split(",") if n.strip()] if isinstance(first.value, str) else None
+    names = [e.value for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return names if len(names) == len(first.elts) else None
+
+
+def _params(fn):
+    """Parameter names of a test function's parametrize marks, or a reason it cannot be run."""
+    names = []
+    for d in fn.decorator_list:
+        name = _deco_name(d)
+        last = name.rsplit(".", 1)[-1]
+        if last == "usefixtures":
+            return None, "uses pytest.mark.usefixtures"
+        if last == "parametrize":
+            if not isinstance(d, ast.Call) or any(k.arg in ("indirect", "scope") for k in d.keywords):
+                return None, "indirect or scoped parametrize"
+            argnames = _argnames(d)
+            if argnames is None:
+                return None, "parametrize names that are not written out"
+            names += argnames
+    return names, ""
+
+
+def plan(source, harness_aliases=None):
+    """(module reason, {qualname: (reason, fixture names)}) for one test file, from its syntax tree."""
+    tree = ast.parse(source)
+    aliases, from_names = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                top = a.name.split(".")[0]
+                if top in ("_pytest", "pluggy") or a.name != "pytest" and top == "pytest":
+                    return f"imports {a.name}", {}
+                if a.name == "pytest":
+                    aliases.add(a.asname or "pytest")
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in HARNESS:
+            if node.module != "pytest":
+                return f"imports from {node.module}", {}
+            for a in node.names:
+                if a.name not in SHIM:
+                    return f"uses pytest.{a.name}", {}
+                from_names.add(a.asname or a.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            if node.attr not in SHIM:
+                return f"uses pytest.{node.attr}", {}
+    fixtures = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.ClassDef)):
+            names = [node.name] if not isinstance(node, ast.Assign) else [_dotted(t) for t in node.targets]
+            hooks = [n for n in names if n in MODULE_HOOKS]
+            if hooks:
+                return f"defines {hooks[0]}", {}
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:
+                if _deco_name(d).rsplit(".", 1)[-1] == "fixture":
+                    name, why = node.name, ""
+                    if isinstance(d, ast.Call):
+                        for k in d.keywords:
+                            if k.arg == "name" and isinstance(k.value, ast.Constant):
+                                name = k.value.value
+                            elif k.arg == "params":
+                                why = f"the fixture {node.name} has params"
+                    if isinstance(node, ast.AsyncFunctionDef):
+                        why = f"the fixture {node.name} is async"
+                    fixtures[name] = (why, [a.arg for a in node.args.args])
+
+    def needs(args, seen):
+        for a in args:
+            if a in SERVED:
+                continue
+            if a not in fixtures:
+                return f"uses the fixture {a}, which the second harness does not serve"
+            why, deps = fixtures[a]
+            if why:
+                return why
+            if a in seen:
+                return f"the fixture {a} depends on itself"
+            inner = needs(deps, seen | {a})
+            if inner:
+                return inner
+        return ""
+
+    tests = {}
+
+    def test(fn, qual, skip_self):
+        if isinstance(fn, ast.AsyncFunctionDef):
+            tests[qual] = ("an async test", [])
+            return
+        pnames, why = _params(fn)
+        if why:
+            tests[qual] = (why, [])
+            return
+        args = [a.arg for a in fn.args.args][1 if skip_self else 0:]
+        want = [a for a in args if a not in pnames]
+        tests[qual] = (needs(want, frozenset()), want)
+
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            test(node, node.name, False)
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            bad = [n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in CLASS_HOOKS]
+            bad += [_dotted(t) for n in node.body if isinstance(n, ast.Assign) for t in n.targets if _dotted(t) in CLASS_HOOKS]
+            why = ("a test class with bases" if node.bases or node.keywords else
+                   "a decorated test class" if node.decorator_list else f"a test class with {bad[0]}" if bad else "")
+            for m in node.body:
+                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"):
+                    if why:
+                        tests[f"{node.name}::{m.name}"] = (why, [])
+                    else:
+                        test(m, f"{node.name}::{m.name}", True)
+    return "", tests
+
+
+def split_id(nodeid):
+    """('test_x.py', 'TestC::test_m', 'the part in brackets or None')."""
+    base, bracket = nodeid, None
+    if nodeid.endswith("]") and "[" in nodeid:
+        base, bracket = nodeid[:nodeid.index("[")], nodeid[nodeid.index("[") + 1:-1]
+    rel, _, qual = base.partition("::")
+    return rel, qual, bracket

@@ -1,0 +1,272 @@
+"""What the sealed tests' `pytest` is inside the second harness: the shim (`raises`, `approx`, `mark`, `param`,
+`fixture`, `fail`, `skip`) and the fixtures it serves (`tmp_path`, `tmp_path_factory`, `monkeypatch`, `capsys`).
+
+Standard library only: this source is sent with `bare.py` and executed in the same namespace.
+"""
+
+import ast
+import os
+import sys
+
+
+# --- the shim: what the tests' `pytest` is here ------------------------------------------------------------
+
+class _Mark:
+    def __init__(self, name, args=(), kwargs=None):
+        self.name, self.args, self.kwargs = name, args, kwargs or {}
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and callable(args[0]):  # pytest's rule: a lone callable is decorated
+            fn = args[0]
+            marks = fn.__dict__.setdefault("_bare_marks", [])
+            marks.append(self)
+            return fn
+        return _Mark(self.name, args, kwargs)
+
+
+class _MarkSpace:
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Mark(name)
+
+
+class _Param:
+    def __init__(self, values, id=None, marks=()):
+        self.values, self.id, self.marks = values, id, marks
+
+
+class _Skipped(BaseException):
+    pass
+
+
+class _Failed(Exception):
+    pass
+
+
+class _ExcInfo:
+    def __init__(self):
+        self.value = self.type = self.tb = None
+
+    def match(self, pattern):
+        import re
+
+        assert re.search(pattern, str(self.value)), f"{pattern!r} does not match {str(self.value)!r}"
+        return True
+
+
+class _Raises:
+    def __init__(self, expected, match):
+        self.expected, self.pattern, self.info = expected, match, _ExcInfo()
+
+    def __enter__(self):
+        return self.info
+
+    def __exit__(self, kind, value, tb):
+        if kind is None:
+            raise _Failed(f"DID NOT RAISE {self.expected}")
+        if not issubclass(kind, self.expected):
+            return False
+        self.info.value, self.info.type, self.info.tb = value, kind, tb
+        if self.pattern is not None:
+            self.info.match(self.pattern)
+        return True
+
+
+def _raises(expected, *args, match=None, **kwargs):
+    ctx = _Raises(expected, match)
+    if args:
+        with ctx:
+            args[0](*args[1:], **kwargs)
+        return ctx.info
+    return ctx
+
+
+class _Approx:
+    def __init__(self, expected, rel=None, abs=None, nan_ok=False):
+        self.expected, self.rel, self.abs, self.nan_ok = expected, rel, abs, nan_ok
+
+    def _one(self, got, want):
+        import math
+
+        if isinstance(want, dict):
+            return isinstance(got, dict) and got.keys() == want.keys() and all(self._one(got[k], want[k]) for k in want)
+        if isinstance(want, (list, tuple)):
+            return isinstance(got, (list, tuple)) and len(got) == len(want) and all(map(self._one, got, want))
+        if isinstance(want, bool) or not isinstance(want, (int, float, complex)) or isinstance(got, bool):
+            return got == want
+        if not isinstance(got, (int, float, complex)):
+            return False
+        if want == got:
+            return True
+        if isinstance(want, float) and math.isnan(want):
+            return self.nan_ok and isinstance(got, float) and math.isnan(got)
+        if isinstance(want, float) and math.isinf(want):
+            return False
+        if self.abs is not None and self.rel is None:  # pytest: an abs alone leaves rel out
+            tol = self.abs
+        else:
+            tol = max((1e-6 if self.rel is None else self.rel) * builtins_abs(want), 1e-12 if self.abs is None else self.abs)
+        return builtins_abs(got - want) <= tol
+
+    def __eq__(self, other):
+        return self._one(other, self.expected)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self):
+        return f"approx({self.expected!r})"
+
+
+builtins_abs = abs
+
+
+def _fail(reason="", pytrace=True):
+    raise _Failed(reason)
+
+
+def _skip(reason="", allow_module_level=False):
+    raise _Skipped(reason)
+
+
+def _fixture(fn=None, *, scope="function", autouse=False, name=None, params=None, ids=None):
+    def mark(f):
+        f._bare_fixture = (name or f.__name__, autouse)
+        return f
+    return mark(fn) if callable(fn) else mark
+
+
+def make_shim(name):
+    import types
+
+    shim = types.ModuleType(name)
+    shim.raises, shim.approx, shim.fail, shim.skip = _raises, _Approx, _fail, _skip
+    shim.mark, shim.param, shim.fixture = _MarkSpace(), lambda *v, id=None, marks=(): _Param(v, id, marks), _fixture
+    return shim
+
+
+class _ToShim(ast.NodeTransformer):
+    """`import pytest [as p]` and `from pytest import x` name the shim instead."""
+
+    def __init__(self, shim):
+        self.shim = shim
+
+    def visit_Import(self, node):
+        for a in node.names:
+            if a.name == "pytest":
+                a.asname, a.name = a.asname or "pytest", self.shim
+        return node
+
+    def visit_ImportFrom(self, node):
+        if node.level == 0 and node.module == "pytest":
+            node.module = self.shim
+        return node
+
+
+# --- served fixtures ---------------------------------------------------------------------------------------
+
+class _MonkeyPatch:
+    _NOTSET = object()
+
+    def __init__(self):
+        self._undo = []
+
+    def _target(self, target, name, value):
+        if isinstance(target, str) and value is self._NOTSET:
+            import importlib
+
+            mod, _, attr = target.rpartition(".")
+            obj = importlib.import_module(mod)
+            return obj, attr, name
+        return target, name, value
+
+    def setattr(self, target, name, value=_NOTSET, raising=True):
+        target, name, value = self._target(target, name, value)
+        old = getattr(target, name, self._NOTSET)
+        if raising and old is self._NOTSET:
+            raise AttributeError(f"{target!r} has no attribute {name!r}")
+        self._undo.append(lambda: setattr(target, name, old) if old is not self._NOTSET else delattr(target, name))
+        setattr(target, name, value)
+
+    def delattr(self, target, name=_NOTSET, raising=True):
+        if isinstance(target, str) and name is self._NOTSET:
+            target, name, _ = self._target(target, None, self._NOTSET)
+        if not hasattr(target, name):
+            if raising:
+                raise AttributeError(name)
+            return
+        old = getattr(target, name)
+        self._undo.append(lambda: setattr(target, name, old))
+        delattr(target, name)
+
+    def setitem(self, mapping, key, value):
+        old = mapping.get(key, self._NOTSET)
+        self._undo.append(lambda: mapping.__setitem__(key, old) if old is not self._NOTSET else mapping.pop(key, None))
+        mapping[key] = value
+
+    def delitem(self, mapping, key, raising=True):
+        if key not in mapping:
+            if raising:
+                raise KeyError(key)
+            return
+        old = mapping[key]
+        self._undo.append(lambda: mapping.__setitem__(key, old))
+        del mapping[key]
+
+    def setenv(self, name, value, prepend=None):
+        value = str(value)
+        if prepend and name in os.environ:
+            value = value + prepend + os.environ[name]
+        self.setitem(os.environ, name, value)
+
+    def delenv(self, name, raising=True):
+        self.delitem(os.environ, name, raising)
+
+    def syspath_prepend(self, path):
+        self._undo.append(lambda: sys.path.remove(str(path)))
+        sys.path.insert(0, str(path))
+
+    def chdir(self, path):
+        old = os.getcwd()
+        self._undo.append(lambda: os.chdir(old))
+        os.chdir(path)
+
+    def undo(self):
+        while self._undo:
+            self._undo.pop()()
+
+
+class _CapSys:
+    def __init__(self):
+        import io
+
+        self._io = io
+        self._old = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
+
+    def readouterr(self):
+        from collections import namedtuple
+
+        out, err = sys.stdout.getvalue(), sys.stderr.getvalue()
+        sys.stdout, sys.stderr = self._io.StringIO(), self._io.StringIO()
+        return namedtuple("CaptureResult", "out err")(out, err)
+
+    def close(self):
+        sys.stdout, sys.stderr = self._old
+
+
+class _TmpFactory:
+    def __init__(self, base):
+        self.base, self.n = base, 0
+
+    def getbasetemp(self):
+        return self.base
+
+    def mktemp(self, basename, numbered=True):
+        self.n += 1
+        p = self.base / (f"{basename}{self.n}" if numbered else basename)
+        p.mkdir(parents=True)
+        return p

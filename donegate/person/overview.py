@@ -1,0 +1,149 @@
+"""`donegate status`: what a person needs to see at a glance. How the kit is installed and where its state
+lives; for each sealed repository (or the one named) its tests, base commit, request, the interpreter
+recorded at seal time, and how its hook is installed; the sessions still being blocked, and those waiting
+for a person (an appeal, a hand-over) that nobody has approved or rejected yet, with why.
+
+The sessions come from the ledger (the latest stop of each session decides its state), the seals from the
+seal records in `state/seals/`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from donegate import __version__, paths
+from donegate.install import kit as installation
+from donegate.ledger import chain as ledger
+from donegate.seal import store
+from donegate.errors import DonegateError
+from donegate.person.ownership import not_the_persons
+from donegate.report.labels import DECIDABLE, decisions
+from donegate.seal.store import sealed_repos
+
+IN_PROGRESS = ("block", "hint", "error")
+LISTED = 20  # sessions of each kind listed (the latest)
+
+
+def install_mode(repo: Path) -> str:
+    from donegate.install import project as install
+    from donegate.claude import managed
+
+    modes = []
+    if (repo / install.RECORD).is_file():
+        modes.append("per repository (.claude/settings.json)")
+    try:
+        if managed.drop_in_path().is_file():
+            modes.append("managed (machine-wide policy)")
+    except OSError:
+        pass
+    return " and ".join(modes) or "not installed: no hook runs in its sessions (donegate install REPO)"
+
+
+def _seal(repo: Path, root: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {"repo": str(repo), "install": install_mode(repo)}
+    try:
+        st = store.load(repo, root)
+    except DonegateError as exc:
+        return {**out, "intact": False, "problem": exc.message}
+    if st is None:
+        return {**out, "intact": None}
+    m = st.manifest
+    by = store.sealed_by(repo, root)
+    out["not_the_persons"] = not_the_persons(by, None)  # the Stop hook's own rule (no session: the evidence alone)
+    out["sealed_by"] = by
+    return {**out, "intact": True, "tests": m.get("count"), "files": sorted(n for n in m.get("files", {}) if n.endswith(".py")),
+            "base": m.get("base"), "request": m.get("request", ""), "sealed_at": m.get("sealed_at"),
+            "interpreter": _interpreter(m.get("python") or m.get("interpreter")),
+            "failing_at_seal": len(m.get("baseline", {}).get("failing", []))}
+
+
+def _interpreter(rec: Any) -> Any:
+    """The manifest's record of the hidden run's interpreter (`donegate.hidden.python`), in one line."""
+    if not isinstance(rec, dict):
+        return rec
+    where = f", project folder {rec['project']}" if rec.get("project") not in (None, ".") else ""
+    return f"{rec.get('python')} (Python {rec.get('version') or '?'}, {rec.get('source')}){where}"
+
+
+def _why(rec: dict[str, Any]) -> str:
+    gates: dict[str, Any] = rec["gates"] if isinstance(rec.get("gates"), dict) else {}
+    if rec.get("verdict") == "appealed":
+        appeal: dict[str, Any] = gates["appeal"] if isinstance(gates.get("appeal"), dict) else {}
+        return f"appeal: {appeal.get('reason', '')}"[:300]
+    if gates.get("handover") == "config":
+        return f"the kit's configuration is broken: {gates.get('error', '')}"[:300]
+    if gates.get("handover") == "environment":
+        env: dict[str, Any] = gates["environment"] if isinstance(gates.get("environment"), dict) else {}
+        return f"the project's environment cannot run the hidden tests: {env.get('problem', '')}"[:300]
+    breaker: dict[str, Any] = gates["breaker"] if isinstance(gates.get("breaker"), dict) else {}
+    return f"gave up after {breaker.get('gave_up', 'the breaker')}"[:300]
+
+
+def sessions(files: list[Path], repo: Path | None) -> dict[str, list[dict[str, Any]]]:
+    latest: dict[str, tuple[int, str, dict[str, Any]]] = {}
+    blocks: dict[str, int] = {}
+    n = 0
+    for line, rec in ledger.events(files, "stop"):
+        sid = rec.get("session")
+        if not isinstance(sid, str) or (repo is not None and rec.get("repo") != str(repo)):
+            continue
+        n += 1
+        latest[sid] = (n, ledger.stop_ref(line), rec)
+        blocks[sid] = blocks.get(sid, 0) + 1 if rec.get("verdict") in IN_PROGRESS else 0
+    decided = decisions(files)
+    waiting, progress = [], []
+    for sid, (_, ref, rec) in sorted(latest.items(), key=lambda kv: kv[1][0], reverse=True):
+        row = {"session": sid, "ref": ref, "repo": rec.get("repo") or "", "time": rec.get("time"), "verdict": rec.get("verdict")}
+        if rec.get("verdict") in DECIDABLE and ref not in decided:
+            waiting.append({**row, "why": _why(rec)})
+        elif rec.get("verdict") in IN_PROGRESS:
+            progress.append({**row, "blocks": blocks[sid]})
+    return {"waiting": waiting, "in_progress": progress}
+
+
+def gather(repo: Path | None = None, root: Path | None = None) -> dict[str, Any]:
+    root = root or paths.home()
+    if repo is not None:
+        from donegate.tree import repo as where
+
+        repo = where.project(repo)  # the project: a repository, or a subfolder of one
+    repos = [repo] if repo is not None else sealed_repos(root)
+    led = paths.ledger_path(root)
+    found = sessions([led], repo) if led.is_file() else {"waiting": [], "in_progress": []}
+    return {"version": __version__, "install": installation.kind(), "command": installation.command(),
+            "kit": str(paths.KIT_ROOT), "state_root": str(root), "ledger": str(led),
+            "sealed": [_seal(r, root) for r in repos], **found}
+
+
+def render(s: dict[str, Any]) -> str:
+    out = [f"donegate {s['version']}, a {s['install']} install ({s['kit']}); run it as: {s['command']}",
+           f"state root {s['state_root']}"]
+    if not s["sealed"]:
+        out.append("no repository is sealed (donegate seal REPO TEST_FILE..., or donegate write REPO --request ...)")
+    for r in s["sealed"]:
+        out.append("")
+        if r["intact"] is None:
+            out.append(f"{r['repo']}: nothing sealed")
+        elif r["intact"] is False:
+            out.append(f"{r['repo']}: the sealed store is broken: {r['problem']} (every stop blocks until it is sealed again)")
+        else:
+            out.append(f"{r['repo']}: {r['tests']} sealed tests in {', '.join(r['files'])} ({r['failing_at_seal']} failing at seal), "
+                       f"base {str(r['base'])[:12]}, sealed {r['sealed_at']}")
+            if r.get("not_the_persons"):
+                out.append(f"  WARNING: {r['not_the_persons']}: every stop blocks for a person until a person seals again")
+            out.append(f"  request: {r['request']!r}" if r["request"] else "  request: (none recorded)")
+            if r["interpreter"]:
+                out.append(f"  interpreter: {r['interpreter']}")
+        out.append(f"  hook: {r['install']}")
+    for key, head in (("waiting", "waiting for a person (donegate approve REF, or donegate reject REF --note WHY)"),
+                      ("in_progress", "in progress (the latest stop blocked)")):
+        rows = s[key]
+        out.append("")
+        out.append(f"{len(rows)} session(s) {head}" + (":" if rows else ""))
+        for row in rows[:LISTED]:
+            extra = row["why"] if key == "waiting" else f"{row['blocks']} block(s) in a row"
+            out.append(f"  ref {row['ref']}  session {row['session']}  {row['repo']}  {row['time']}: {extra}")
+        if len(rows) > LISTED:
+            out.append(f"  ... and {len(rows) - LISTED} more")
+    return "\n".join(out)

@@ -1,0 +1,367 @@
+"""Sealing: building a store for a repository and switching it in, and the changes to a seal after it
+(`unseal`, `relocate`, the protected files refreshed at install, old stores swept).
+
+The swap: the new store is built in a folder of its own (`_build`) and switched in by replacing the seal
+record (one `os.replace`, `_switch`); a seal that fails or crashes leaves the previous store as it was, and
+`sweep` removes what a crashed seal left. Reading a store is `store.py`.
+"""
+
+from __future__ import annotations
+
+from __future__ import annotations
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any
+from donegate.core import fsafe
+from donegate.tree import git
+from donegate import paths
+from donegate.hidden import runner
+from donegate.errors import DonegateError, StoreError
+from donegate.core.util import atomic_write, utc_now
+from donegate.seal.store import (MANIFEST, MANIFEST_VERSION, REPO_TEST_GLOBS, TREE, Store, fault, folder_of, load, lock_path,
+                                 read_record, seal_record_path, sha256_file, snapshot, tree)
+
+
+def _leftovers(repo: Path, root: Path, keep: str | None) -> list[Path]:
+    key = paths.repo_key(repo)
+    try:
+        names = os.listdir(paths.acceptance_root(root))
+    except OSError:
+        return []
+    prefixes = (key + "@", f".seal-{key}-", f".old-{key}-")
+    return [paths.acceptance_root(root) / n for n in names
+            if n != keep and (n.startswith(prefixes) or (n == key and keep is not None and keep != key))]
+
+
+def sweep(repo: Path, root: Path | None = None, wait: float | None = 0.0) -> int:
+    """Remove copies of the hidden tests a crashed or finished seal left beside the store; returns
+    how many. Skipped (0) while a seal of the repository holds its lock."""
+    root = root or paths.home()
+    try:
+        record = read_record(repo, root)
+        keep = folder_of(repo, root, record).name if record is not None else None
+    except StoreError:
+        return 0  # a broken record blocks the stop; leave everything for a person to look at
+    if not _leftovers(repo, root, keep):
+        return 0
+    from donegate.core.deadline import Busy, flock
+
+    lock = lock_path(repo, root)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            flock(fd, wait)
+        except Busy:
+            return 0
+        record = read_record(repo, root)  # again, under the lock
+        keep = folder_of(repo, root, record).name if record is not None else None
+        gone = _leftovers(repo, root, keep)
+        for p in gone:
+            shutil.rmtree(p, ignore_errors=True)
+        return len(gone)
+    finally:
+        os.close(fd)
+
+
+def _switch(repo: Path, root: Path, folder: Path, text: str, sealed_at: str, by: dict[str, Any] | None = None) -> None:
+    """Make `folder` (with manifest `text`) the store: one os.replace of the seal record. `by`: who
+    sealed (`donegate.person.ownership.who`); the Stop hook hands a seal made inside a session to a person."""
+    record = json.dumps({"manifest_sha256": hashlib.sha256(text.encode()).hexdigest(), "sealed_at": sealed_at,
+                         "store": folder.name, **({"by": by} if by is not None else {})})
+    path = seal_record_path(repo, root)
+    atomic_write(path, record, before_replace=lambda: fault("seal:record-written"))
+    fault("seal:switched")
+
+
+def _sealing(repo: Path, root: Path):
+    """The seal's lock for `repo` (held for the whole seal), with leftovers of earlier seals swept."""
+    import contextlib
+    from donegate.core.deadline import flock
+
+    @contextlib.contextmanager
+    def held():
+        lock = lock_path(repo, root)
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            flock(fd, None)
+            record = read_record(repo, root)
+            keep = folder_of(repo, root, record).name if record is not None else None
+            for p in _leftovers(repo, root, keep):
+                shutil.rmtree(p, ignore_errors=True)
+            yield record
+        finally:
+            os.close(fd)
+
+    return held()
+
+
+def _new_folder(repo: Path, root: Path) -> Path:
+    parent = paths.acceptance_root(root)
+    parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(dir=parent, prefix=f"{paths.repo_key(repo)}@"))
+
+
+def _retire(repo: Path, root: Path, old: dict[str, Any] | None, new: Path) -> None:
+    if old is not None:
+        previous = folder_of(repo, root, old)
+        if previous != new:
+            shutil.rmtree(previous, ignore_errors=True)
+    fault("seal:cleaned")
+
+
+def seal(
+    repo: Path,
+    files: list[Path],
+    *,
+    request: str = "",
+    timeout: float = 120,
+    protected: list[str] | None = None,
+    protect_repo_tests: bool = True,
+    extra: dict[str, Any] | None = None,
+    root: Path | None = None,
+    allow_skip: bool = False,
+    confine: str = "auto",
+    add: bool = False,
+    python: str | None = None,
+    python_by: str = "--python",
+    pythonpath: list[str] | None = None,
+    by: dict[str, Any] | None = None,
+) -> Store:
+    """Copy `files` into a new store for `repo`, collect and run them once, write the manifest, switch.
+
+    Only `passed` counts at the gate, so a test that skips or xfails at seal time could never pass:
+    it is refused unless `allow_skip`, and the baseline records it either way. With `add`, the sealed
+    set (verified) is kept and `files` join it: the whole new set is collected and run again, its
+    request kept unless a new one is given.
+
+    `repo` is the project (a working tree's top, or a subfolder: a monorepo's package): the hidden run
+    is for it (its environment, its sys.path, its working folder); its environment is looked for in it,
+    then in each folder above it up to the git top level. `python` names its interpreter (`python_by`
+    says where that came from); default: found (`donegate.hidden.python`). The interpreter and
+    `pythonpath` are kept in the manifest: every stop starts the same one. An import error that is the
+    environment's (the project or a dependency not importable) refuses the seal in one line, never
+    counted as a new requirement."""
+    from donegate.tree import repo as repos
+    from donegate.hidden import missing, python as pyenv
+
+    repo = repos.project(repo)  # the folder named: a working tree's top, or a subfolder project in it
+    project = repo
+    launch = pyenv.launch(project, repo, named=python, named_by=python_by, pythonpath=pythonpath,
+                          top=git.toplevel(repo))
+    root = root or paths.home()
+    paths.check_outside(repo, root)
+    ident = repos.identity(repo)
+    if not files:
+        raise DonegateError("no test files given", "name at least one test file: donegate seal REPO test_x.py")
+    names = set()
+    for f in files:
+        if not f.is_file():
+            raise DonegateError(f"{f}: no such test file")
+        if f.suffix != ".py":
+            raise DonegateError(f"{f}: not a Python file", "acceptance tests are pytest files named test_*.py")
+        if f.name in names or f.name == "conftest.py":
+            raise DonegateError(f"{f}: two test files named {f.name} (or a conftest.py)", "give every test file its own name")
+        names.add(f.name)
+        check_syntax(f)
+
+    def fill(tmp: Path) -> dict[str, Any]:
+        nonlocal request
+        if add:
+            st = load(repo, root)
+            if st is None:
+                raise DonegateError(f"nothing is sealed for {repo} yet, so there is nothing to add to",
+                                    "seal without --add")
+            kept = sorted(n for n in st.manifest["files"] if n.endswith(".py"))
+            clash = sorted(names & set(kept))
+            if clash:
+                raise DonegateError(f"{', '.join(clash)}: already sealed for {repo}",
+                                    "rename the new file, or seal the whole set again with --replace")
+            for name in kept:
+                shutil.copyfile(st.path / name, tmp / name)
+            request = request or st.manifest.get("request", "")
+        for f in files:
+            shutil.copyfile(f, tmp / f.name)
+        (tmp / runner.INI_NAME).write_text(runner.INI_TEXT, encoding="utf-8")
+        fault("seal:copied")
+        def env_check(run: runner.TestRun) -> None:
+            if run.environment:
+                raise DonegateError(run.environment, "repair or recreate the project's environment, or name another "
+                                    "interpreter with --python / python: in donegate.yaml")
+            found = missing.missing_module(run.imports, launch, project, tmp)
+            if found is not None:
+                raise DonegateError(*found)
+
+        collected = runner.run(tmp, repo, timeout=timeout, collect_only=True, confine=confine, project=project, python=launch)
+        env_check(collected)
+        if not collected.ok:
+            detail = "\n".join(e.get("detail", "") for e in collected.errors) or collected.output[-3000:]
+            raise DonegateError(f"the test files do not collect: {collected.problem}\n{detail}".rstrip())
+        if not collected.collected:
+            raise DonegateError("the test files hold no tests", "write functions named test_* in them")
+        baseline = runner.run(tmp, repo, timeout=timeout, expected=collected.collected, confine=confine, project=project,
+                              python=launch)
+        env_check(baseline)
+        if not baseline.ok:
+            raise DonegateError(f"the baseline run against {repo} failed: {baseline.problem}")
+        skipped = baseline.skipped()
+        if skipped and not allow_skip:
+            shown = "; ".join(f"{k} ({v})" for k, v in list(skipped.items())[:5])
+            raise DonegateError(
+                f"{len(skipped)} test(s) skip or xfail at seal time, and only a passed test counts at the gate: {shown}",
+                "remove the skip/xfail from the tests, or seal them anyway with --allow-skip (they fail every stop until they run)",
+            )
+        globs = list(protected if protected is not None else [".claude/**"])
+        (tmp / TREE).write_text(json.dumps(tree(repo, root), separators=(",", ":")) + "\n", encoding="utf-8")
+        return {
+            "version": MANIFEST_VERSION,
+            "repo": str(repo),
+            "repo_key": paths.repo_key(repo),
+            "base": git.head(repo),
+            "request": request,
+            "sealed_at": utc_now(ms=False),
+            "files": {p.name: sha256_file(p) for p in sorted(tmp.iterdir()) if p.name != MANIFEST},
+            "tests": collected.collected,
+            "count": len(collected.collected),
+            "baseline": {"passing": sorted(baseline.passing()), "failing": sorted(set(baseline.failing()) - set(skipped)),
+                         "skipped": sorted(skipped)},
+            "protected": snapshot(repo, globs),
+            "repo_tests": snapshot(repo, REPO_TEST_GLOBS) if protect_repo_tests else {},
+            "project": os.path.relpath(project, repo),
+            "python": {**launch.interp.record(), "named": python, "named_by": python_by if python else None,
+                       "pythonpath": list(pythonpath or []), "binds": [str(b) for b in launch.binds]},
+            **(extra or {}),
+        }
+
+    with _sealing(repo, root) as old:
+        folder, manifest = _build(repo, root, old, fill, by)
+        repos.record_identity(repo, root, ident)  # where its worktrees and moves are recognised from
+        return Store(repo, folder, manifest)
+
+
+def check_syntax(path: Path) -> None:
+    """A test file that does not parse, in one line with file:line (not pytest's collection traceback)."""
+    try:
+        compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise DonegateError(f"{path}:{exc.lineno or 0}: {exc.msg}", "fix the syntax, then seal again") from None
+    except ValueError as exc:  # null bytes
+        raise DonegateError(f"{path}: {exc}", "acceptance tests are Python source files") from None
+
+
+def unseal(repo: Path, root: Path | None = None) -> dict[str, Any] | None:
+    """Remove `repo`'s seal: the record first (one atomic step: from then on the repository is not
+    gated), then its folder. Returns the manifest that was sealed (None: nothing was, or it was
+    unreadable)."""
+    from donegate.tree import repo as repos
+
+    repo = repos.project(repo) if Path(repo).is_dir() else Path(repo).absolute()
+    root = root or paths.home()
+    with _sealing(repo, root) as old:
+        repos.forget_identity(repo, root)  # its worktrees are no longer recognised as sealed
+        if old is None:
+            return None
+        try:
+            manifest: dict[str, Any] | None = json.loads(fsafe.read_text(folder_of(repo, root, old) / MANIFEST))
+        except (OSError, ValueError, StoreError):
+            manifest = None
+        folder = folder_of(repo, root, old)
+        seal_record_path(repo, root).unlink()
+        shutil.rmtree(folder, ignore_errors=True)
+        return manifest if isinstance(manifest, dict) else {}
+
+
+def _build(repo: Path, root: Path, old: dict[str, Any] | None, fill, by: dict[str, Any] | None = None) -> tuple[Path, dict[str, Any]]:
+    """A new store folder filled by `fill(folder) -> manifest`, its manifest written, switched in, the
+    old folder removed; a failure before the switch removes the new folder and leaves the old store."""
+    tmp = _new_folder(repo, root)
+    switched = False
+    try:
+        manifest = fill(tmp)
+        text = json.dumps(manifest, indent=2) + "\n"
+        (tmp / MANIFEST).write_text(text, encoding="utf-8")
+        fault("seal:built")
+        _switch(repo, root, tmp, text, manifest["sealed_at"], by)
+        switched = True
+    finally:
+        if not switched:
+            shutil.rmtree(tmp, ignore_errors=True)
+    _retire(repo, root, old, tmp)
+    return tmp, manifest
+
+
+def refresh_protected(repo: Path, globs: list[str], root: Path | None = None) -> bool:
+    """Take a new snapshot of the protected files into a sealed store's manifest.
+
+    For a person's own changes after sealing (installing or removing the kit's settings, which lie
+    under `.claude/`): without this every later stop would block on "protected files were changed".
+    Returns False when there is no sealed store. The store must be intact: a tampered one stays so.
+    The new manifest goes into a copy of the store, switched in like a seal.
+    """
+    root = root or paths.home()
+    with _sealing(repo, root) as old:
+        st = load(repo, root)
+        if st is None:
+            return False
+        manifest = {**st.manifest, "protected": snapshot(Path(st.manifest["repo"]), globs)}
+
+        def fill(tmp: Path) -> dict[str, Any]:
+            for name in manifest["files"]:
+                shutil.copyfile(st.path / name, tmp / name)
+            return manifest
+
+        _build(repo, root, old, fill, (old or {}).get("by"))  # the tests are the same: so is who sealed them
+        return True
+
+
+def relocate(old: Path | str, new: Path | str, root: Path | None = None) -> Store:
+    """Move the seal of the project sealed at `old` to the same project found at `new` (a moved or
+    renamed repository): the store is copied under `new`'s key, verified first, and the old seal,
+    store and identity are removed. Refused when `new` is not the same repository (no root commit
+    in common), or when `old` still holds it (a copy: seal the copy instead)."""
+    from donegate.tree import repo as repos
+
+    root = root or paths.home()
+    old_path = Path(old).expanduser().absolute()
+    new_path = repos.project(new)
+    paths.check_outside(new_path, root)
+    ident_file = repos.identity_path(old_path, root)
+    if not seal_record_path(old_path, root).exists():
+        raise DonegateError(f"nothing is sealed for {old_path}", "name the path the repository was sealed at (donegate doctor NEW names it)")
+    try:
+        recorded = json.loads(ident_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        recorded = {}
+    ident = repos.identity(new_path)
+    if recorded.get("roots") and not set(recorded["roots"]) & set(ident["roots"]):
+        raise DonegateError(f"{new_path} is not the repository sealed at {old_path}: they share no root commit",
+                            f"seal the tests for {new_path}: donegate seal {new_path} TEST_FILE...")
+    if old_path.is_dir() and os.path.isdir(recorded.get("common_dir") or "") and recorded.get("common_dir") != ident["common_dir"]:
+        raise DonegateError(f"{old_path} still holds the sealed repository: {new_path} is a copy, not a move",
+                            f"seal the tests for the copy: donegate seal {new_path} TEST_FILE...")
+    with _sealing(old_path, root) as before:
+        st = load(old_path, root)
+        if st is None or before is None:
+            raise DonegateError(f"nothing is sealed for {old_path}")
+        manifest = {**st.manifest, "repo": str(new_path), "repo_key": paths.repo_key(new_path),
+                    "relocated_from": str(old_path)}
+
+        def fill(tmp: Path) -> dict[str, Any]:
+            for name in manifest["files"]:
+                shutil.copyfile(st.path / name, tmp / name)
+            return manifest
+
+        with _sealing(new_path, root) as previous:
+            folder, _ = _build(new_path, root, previous, fill)
+        repos.record_identity(new_path, root, ident)
+        seal_record_path(old_path, root).unlink(missing_ok=True)
+        shutil.rmtree(st.path, ignore_errors=True)
+        repos.forget_identity(old_path, root)
+    return Store(new_path, folder, manifest)
