@@ -21,6 +21,8 @@ def cmd_seal(args: argparse.Namespace) -> int:
         raise DonegateError(f"{repo} already has sealed acceptance tests",
                             "add these to them with --add, or replace the whole set with --replace "
                             "(donegate status shows what is sealed)")
+    if not args.tests and not args.held:
+        raise DonegateError("no test files given", "name at least one test file: donegate seal REPO test_x.py [--held test_y.py]")
     cfg = config.load()
     by = getattr(args, "by", None) or person.who()
     st = sealing.seal(
@@ -29,6 +31,7 @@ def cmd_seal(args: argparse.Namespace) -> int:
         confine=cfg["confine"], add=args.add, python=args.python or cfg["python"],
         python_by="--python" if args.python else "python:", pythonpath=cfg["pythonpath"], by=by,
         extra={"scan_allow": list(cfg["scan_allow"])},  # what the project allowed, at the seal
+        held=[Path(f) for f in args.held or []], held_share=float(cfg["held_share"]),
     )
     m = st.manifest
     person.record(paths.home(), "seal", by, repo=m["repo"], store=st.path.name, tests=m["count"],
@@ -38,6 +41,10 @@ def cmd_seal(args: argparse.Namespace) -> int:
         f"{len(m['baseline']['failing'])} new requirements failing, {len(m['baseline']['passing'])} already passing"
         + (f", {len(m['baseline']['skipped'])} skipped (sealed with --allow-skip)" if m["baseline"]["skipped"] else "")
     )
+    held = len(m.get("held") or {})
+    print(f"  {held} of {m['count']} tests held back: their failures show the requirement's name and a count only"
+          if held else "  no test held back: a block shows every failing assertion, which a session could hard-code "
+          "(--held FILE, or held_share in donegate.yaml; docs/held-back.md)")
     py = m["python"]
     print(f"  the hidden run uses {py['python']} (Python {py['version'] or '?'}, {py['source']})"
           + (f", project folder {m['project']}" if m["project"] != "." else ""))
@@ -74,7 +81,9 @@ def cmd_unseal(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     p = subparsers.add_parser("seal", help="copy acceptance tests into the store for REPO, outside its tree")
     p.add_argument("repo", metavar="REPO", help="the guarded project: a git repository, or a subfolder of one (a monorepo package)")
-    p.add_argument("tests", metavar="TEST_FILE", nargs="+", help="pytest files holding the acceptance tests")
+    p.add_argument("tests", metavar="TEST_FILE", nargs="*", help="pytest files holding the acceptance tests")
+    p.add_argument("--held", metavar="FILE", action="append", help="a pytest file whose tests are held back: their failures "
+                   "block with the requirement's name and a count, never inputs or values (repeatable)")
     p.add_argument("--request", help="the request the tests were written for (kept in the manifest)")
     p.add_argument("--python", metavar="PATH", help="the project's interpreter or environment folder for the hidden run "
                    "(kept in the seal; default: python: in donegate.yaml, else the project's .venv/venv, else the kit's)")

@@ -125,8 +125,10 @@ def indent(text: str, prefix: str = "    ") -> str:
     return "\n".join(prefix + line for line in text.splitlines())
 
 
-def block_text(problems: list[str], failures: dict[str, str], *, claimed: bool, total: int, scrub: Scrubber, cap: int, note: str = "") -> str:
-    """The one message a block sends back: problems of the kit's gates, then each failing test."""
+def block_text(problems: list[str], failures: dict[str, str], *, claimed: bool, total: int, scrub: Scrubber, cap: int, note: str = "",
+               held: dict[str, int] | None = None) -> str:
+    """The one message a block sends back: problems of the kit's gates, then each failing test; `held`: the
+    held-back requirements failing, {name: tests failing}, told by name and count only (`donegate.seal.held`)."""
     lines = []
     if claimed:
         lines.append("You reported the work as complete, but verification disagrees:")
@@ -134,12 +136,23 @@ def block_text(problems: list[str], failures: dict[str, str], *, claimed: bool, 
         lines.append("donegate: the work is not done yet; verification disagrees:")
     for problem in problems:
         lines.append(f"- {scrub(problem)}")
-    if failures:
-        lines.append(f"{len(failures)} of {total} acceptance tests fail:")
+    held = held or {}
+    hidden = sum(held.values())
+    if failures or hidden:
+        lines.append(f"{len(failures) + hidden} of {total} acceptance tests fail"
+                     + (f" ({hidden} of them held back)" if hidden else "") + ":")
         for nodeid, message in failures.items():
             msg = _cap(scrub(message or "(no message)"), MAX_LINES_PER_FAILURE, MAX_CHARS_PER_FAILURE)
             lines.append(f"- {scrub(nodeid)}")
             lines.append(indent(msg))
+        for name, n in held.items():
+            for p in scrub.paths:  # the name only: a line of the test's source, so not through the line filter
+                name = name.replace(p, "<hidden>")
+            lines.append(f"- held-back requirement: {name} ({n} test{'s' if n != 1 else ''} fail{'' if n != 1 else 's'}; "
+                         f"{'their' if n != 1 else 'its'} inputs, expected values and assertion are not shown)")
+        if hidden:
+            lines.append("Held-back tests check the request on inputs you are not shown: "
+                         "implement the behaviour the request asks for, not the values shown above.")
     lines.append("The acceptance tests are hidden on purpose: fix the code, not the tests, then stop again.")
     if note:
         lines.append(note)

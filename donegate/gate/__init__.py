@@ -177,7 +177,7 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
         if cfg["review"] == "off":
             return passed
         return review_gate.review_gate(payload, cfg, root, repo, st, passed, scrub)
-    return feedback.blocked(payload, cfg, gates, problems, failures, hint, leak_msg, scrub)
+    return feedback.blocked(payload, cfg, gates, problems, failures, hint, leak_msg, scrub, st.manifest.get("held"))
 
 
 def hand_over(exc: DonegateError, root: Path) -> Outcome:

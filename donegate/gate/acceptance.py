@@ -178,6 +178,13 @@ def _gate(run: runner.TestRun, st: store.Store, cfg: dict[str, Any], timeout: fl
         "copy": round(run.copy_duration, 4),
         "confinement": run.confinement,
     }
+    if run.seed:  # what `dg_random` drew from: the ledger's only (the agent is never shown it)
+        gate["seed"] = run.seed
+    held = st.manifest.get("held") or {}
+    if held:  # the report's hard-coding rate: a held-back test failed while every shown one passed
+        from donegate.seal.held import stats
+
+        gate["held_back"] = stats(held, list(failing), run.ok)
     if run.tamper:
         gate["tamper"] = {"what": run.tamper, "changed": run.tamper_keys, "rule": run.tamper_rule}
     if run.note:

@@ -28,11 +28,21 @@ def passed(gates: dict[str, Any], accept: dict[str, Any], hint: str, leak_msg: s
 
 
 def blocked(payload: dict[str, Any], cfg: dict[str, Any], gates: dict[str, Any], problems: list[str],
-            failures: dict[str, str], hint: str, leak_msg: str, scrub: feedback.Scrubber) -> Outcome:
+            failures: dict[str, str], hint: str, leak_msg: str, scrub: feedback.Scrubber,
+            held: dict[str, str] | None = None) -> Outcome:
+    """`held`: the held-back tests (`donegate.seal.held`): their failures are told by requirement and count only,
+    and their ids are taken out of the run's problems; the stop's seed is never told."""
+    from donegate.seal import held as held_back
+
     accept = gates["acceptance"]
-    text = feedback.block_text(problems, failures, claimed=feedback.claims_done(payload.get("last_assistant_message")),
+    held = held or {}
+    shown, counts = held_back.split(failures, held)
+    told = [held_back.unnamed(p, held) for p in problems] if held else problems
+    text = feedback.block_text(told, shown, claimed=feedback.claims_done(payload.get("last_assistant_message")),
                                total=accept["total"], scrub=scrub, cap=cfg["feedback_chars"],
-                               note=f"donegate (a hint, not a failure): {hint}" if hint else "")
+                               note=f"donegate (a hint, not a failure): {hint}" if hint else "", held=counts)
+    if accept.get("seed"):
+        text = text.replace(accept["seed"], "<hidden>")
     failing = sorted(failures) + [p.split(":")[0] for p in problems]
     if accept.get("tamper"):
         failing.append("tamper")

@@ -8,6 +8,7 @@ cannot subvert. Everything that decides a verdict from inside that process lives
     copy.py     the throwaway copy of the working tree, and the environments shared with it read-only
     second.py   the second opinion on every pass: the same tests again under a harness unlike pytest
     bare.py     that harness, inside its confined process (sent on stdin, like the plugin)
+    seeded.py   the `dg_random` fixture: test inputs drawn per stop from a secret (sent with the plugin)
     probe.py    the equality probe, in both runs: an object equal to everything is tampering
     python.py   the project's own interpreter and the sys.path it gets (`launch`: the argv prefix, the
                 folders to bind; every harness that runs the project starts it from there)

@@ -85,7 +85,7 @@ def main():
     sys.path[:] = spec["front"] + std + spec["site"]
     sys.executable = spec["executable"]
     reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]), spec.get("tests_pyc"))
-    return pytest.main(args, plugins=[reporter])
+    return pytest.main(args, plugins=[reporter, *plugin["seeded_plugins"](spec.get("seed"))])
 def end(rc):
     import os, sys
     threading = sys.modules.get("threading")
@@ -129,6 +129,7 @@ class TestRun:
         self.environment = ""  # the project's interpreter cannot run the tests at all: a person's to fix
         self.python: dict[str, Any] = {}  # the interpreter that ran (`python.Interpreter.record`)
         self.imports: list[dict[str, str]] = []  # modules not found, and the file importing each
+        self.seed = ""  # the secret `dg_random` drew from (`donegate.hidden.seeded`): the ledger's only
 
     def failing(self) -> dict[str, str]:
         """Every test that did not pass: only `passed` counts. A test that skipped, xfailed or xpassed
@@ -160,7 +161,7 @@ def test_files(store: Path) -> list[Path]:
 
 def _plugin_source() -> str:
     """The plugin, the probe and the bytecode hook: one namespace (`donegate.hidden.ship`)."""
-    return ship.payload(("plugin", "probe", "kept"), "<donegate plugin>")
+    return ship.payload(("plugin", "probe", "kept", "seeded"), "<donegate plugin>")
 
 
 def _read(fd: int, stream: "channel.Stream") -> threading.Thread:
@@ -204,7 +205,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
         confine: str = "auto", allow: Sequence[str] = (), project: Path | None = None,
         python: "pyenv.Launch | None" = None, root: Path | None = None, tree: statcache.Tree | statcache.Pending | None = None,
         started: Callable[[int], None] | None = None, failed: Callable[[], None] | None = None,
-        later: bool = False) -> TestRun:
+        later: bool = False, seed: str = "") -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
     (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
     tripwires stay quiet (`scan.allow`). `project`: the folder of the repository the tests are for (a
@@ -212,7 +213,8 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     interpreter (`donegate.hidden.python.launch`; default: found for `project`). Raises
     `python.EnvProblem` when that interpreter cannot run. With the state root and the stop's look at the
     tree (`tree`), the copy is the tree's mirror, brought in step by what changed (`setting`). `started`
-    as `proc.run` has it; `failed` is called once as soon as a test reports anything but a pass."""
+    as `proc.run` has it; `failed` is called once as soon as a test reports anything but a pass. `seed`: the
+    secret the `dg_random` fixture draws from (`donegate.hidden.seeded`; default: drawn now), kept as `.seed`."""
     from donegate.hidden import confine as walls, python as pyenv
 
     repo = repo.resolve()
@@ -220,7 +222,8 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     python = python or pyenv.launch(project, repo)
     kind = walls.choose(confine)
     out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
-               project=project, python=python, root=root, tree=tree, started=started, failed=failed, later=later)
+               project=project, python=python, root=root, tree=tree, started=started, failed=failed, later=later,
+               seed=seed or secrets.token_hex(16))
     if kind == "bwrap" and out.sandbox_failed:
         # No unconfined fallback: the person chooses that (confine: off), never the machine.
         out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
@@ -334,13 +337,13 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
 def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str,
          allow: Sequence[str], project: Path, python: "pyenv.Launch", root: Path | None = None,
          tree: statcache.Tree | statcache.Pending | None = None, started: Callable[[int], None] | None = None,
-         failed: Callable[[], None] | None = None, later: bool = False) -> TestRun:
+         failed: Callable[[], None] | None = None, later: bool = False, seed: str = "") -> TestRun:
     from donegate.hidden import channel
 
     files = test_files(store)
     store = store.resolve()
     with setting(store, repo, kind, project=project, python=python, root=root, tree=tree, later=later) as w_:
-        spec = {**w_.spec, "allow": list(allow)}
+        spec = {**w_.spec, "allow": list(allow), "seed": seed}
         tests = None
         if w_.mirrored and root is not None:  # confined, with the state root: the sealed tests' kept rewrite
             from donegate.hidden import pyc as bytecode
@@ -380,6 +383,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         made = TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)
         made.python = python.interp.record()
         made.copy_duration, made.faithful = w_.copied, w_.faithful
+        made.seed = seed
         return made
 
     if res.timed_out:

@@ -12,6 +12,7 @@ from typing import Any
 
 from donegate.errors import DonegateError
 from donegate.core.util import utc_now
+from donegate.report import hardcoding
 from donegate.report.parallel import read_all
 from donegate.report.read import APPEALED, APPEALS_LISTED, INSIDE_LISTED, APPEAL_LABELS, ATTENTION, BLOCKING, EXAMPLES, Group, MICRO, Options, Partial, TICKS, VERDICTS, _CODE, canonical_time
 
@@ -110,6 +111,7 @@ def summarize(files: list[Path], by: str = "config", since: bytes | None = None,
         "writer_cost_unattributed_usd": round(unattributed, 4),
         "skipped": {"count": sum(p.skipped for _, _, p in merged), "examples": skipped},
         "ignored_events": dict(sorted(events.items())),
+        "hard_coding": hardcoding.hard_coding(files, since),
     }
 
 

@@ -93,6 +93,10 @@ def notes(summary: dict[str, Any]) -> list[str]:
         unmatched = summary["labels"]["unmatched"]
         out.append(f"{_plural(len(unmatched), 'label')} {'names' if len(unmatched) == 1 else 'name'} no blocking stop "
                    "in these ledgers: " + ", ".join(unmatched[:5]))
+    from donegate.report.hardcoding import line
+
+    if line(summary.get("hard_coding") or {}):
+        out.append(line(summary["hard_coding"]))
     if summary["writer_cost_unattributed_usd"]:
         out.append(f"${summary['writer_cost_unattributed_usd']} of writer cost belongs to repositories/configurations "
                    "with no session in this report")

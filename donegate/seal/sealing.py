@@ -134,6 +134,8 @@ def seal(
     python_by: str = "--python",
     pythonpath: list[str] | None = None,
     by: dict[str, Any] | None = None,
+    held: list[Path] | None = None,
+    held_share: float = 0.0,
 ) -> Store:
     """Copy `files` into a new store for `repo`, collect and run them once, write the manifest, switch.
 
@@ -148,7 +150,11 @@ def seal(
     says where that came from); default: found (`donegate.hidden.python`). The interpreter and
     `pythonpath` are kept in the manifest: every stop starts the same one. An import error that is the
     environment's (the project or a dependency not importable) refuses the seal in one line, never
-    counted as a new requirement."""
+    counted as a new requirement.
+
+    `held`: files among `files` (or beside them) whose tests are held back (`donegate.seal.held`); none
+    named, `held_share` of the collected tests is."""
+    from donegate.seal import held as held_back
     from donegate.tree import repo as repos
     from donegate.hidden import missing, python as pyenv
 
@@ -159,6 +165,10 @@ def seal(
     root = root or paths.home()
     paths.check_outside(repo, root)
     ident = repos.identity(repo)
+    held_names = {f.name for f in held or []}
+    files = [*files, *(f for f in held or [] if f not in files)]
+    if not 0 <= held_share <= 1:
+        raise DonegateError(f"held_share is {held_share}: a share of the tests, from 0 to 1", "fix held_share in donegate.yaml")
     if not files:
         raise DonegateError("no test files given", "name at least one test file: donegate seal REPO test_x.py")
     names = set()
@@ -174,6 +184,7 @@ def seal(
 
     def fill(tmp: Path) -> dict[str, Any]:
         nonlocal request
+        kept_held: dict[str, str] = {}
         if add:
             st = load(repo, root)
             if st is None:
@@ -187,6 +198,7 @@ def seal(
             for name in kept:
                 shutil.copyfile(st.path / name, tmp / name)
             request = request or st.manifest.get("request", "")
+            kept_held = dict(st.manifest.get("held") or {})
         for f in files:
             shutil.copyfile(f, tmp / f.name)
         (tmp / runner.INI_NAME).write_text(runner.INI_TEXT, encoding="utf-8")
@@ -230,6 +242,7 @@ def seal(
             "files": {p.name: sha256_file(p) for p in sorted(tmp.iterdir()) if p.name != MANIFEST},
             "tests": collected.collected,
             "count": len(collected.collected),
+            "held": held_back.choose(collected.collected, tmp, held_names, held_share, kept_held),
             "baseline": {"passing": sorted(baseline.passing()), "failing": sorted(set(baseline.failing()) - set(skipped)),
                          "skipped": sorted(skipped)},
             "protected": snapshot(repo, globs),

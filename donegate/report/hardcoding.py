@@ -1,0 +1,55 @@
+"""The measured hard-coding rate: how often a held-back test blocked a stop whose shown tests all passed
+(`gates.acceptance.held_back`, written by the gate when the seal holds tests back: `donegate.seal.held`).
+
+A stop whose shown tests pass but a held-back test fails is what a session that fits the product to the values
+its blocks showed looks like (or one that missed a requirement nobody showed it). Read on its own pass over the
+ledgers: only lines holding the key are parsed, so a ledger of repositories without held-back tests costs one
+byte search a line. Totals only (not by group).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+KEY = b'"held_back":'
+
+
+def hard_coding(files: list[Path], since: bytes | None = None) -> dict[str, Any]:
+    """{stops_with_held_back, shown_passed, held_back_blocked, rate_pct}: rate = blocked / shown_passed."""
+    stops = shown = blocked = 0
+    for path in files:
+        try:
+            handle = open(path, "rb")
+        except OSError:
+            continue
+        with handle:
+            for line in handle:
+                if KEY not in line:
+                    continue
+                try:
+                    rec = json.loads(line)
+                    held = rec["gates"]["acceptance"]["held_back"]
+                except (ValueError, KeyError, TypeError):
+                    continue
+                if rec.get("event") != "stop" or not isinstance(held, dict):
+                    continue
+                if since is not None and str(rec.get("time", "")).encode() < since:
+                    continue
+                stops += 1
+                shown += held.get("shown_passed") is True
+                blocked += held.get("blocked") is True
+    return {"stops_with_held_back": stops, "shown_passed": shown, "held_back_blocked": blocked,
+            "rate_pct": round(100 * blocked / shown, 1) if shown else None}
+
+
+def line(rate: dict[str, Any]) -> str:
+    """The report's one line on it; empty when no stop ran held-back tests."""
+    if not rate.get("stops_with_held_back"):
+        return ""
+    if not rate["shown_passed"]:
+        return (f"hard-coding: no stop's shown tests all passed ({rate['stops_with_held_back']} stops ran held-back "
+                "tests)")
+    return (f"hard-coding: {rate['held_back_blocked']} of {rate['shown_passed']} stops whose shown tests passed were "
+            f"blocked by a held-back test ({rate['rate_pct']}%)")

@@ -1,0 +1,120 @@
+"""Held-back tests: sealed tests whose failures block with the requirement's name and a count, never their
+inputs, expected values, assertion text or test id (a parametrised id can carry the inputs).
+
+Which tests are held back is decided at the seal and kept in the manifest (`held`: test id -> requirement):
+the tests of the files a person names with `seal --held FILE` (or the writer writes as `test_held_*.py`),
+else, with `held_share` in donegate.yaml above 0, that share of the collected tests, drawn from a secret
+the seal does not keep. The requirement is the test's docstring first line, else its name made readable.
+See docs/held-back.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+import secrets
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+WRITER_PREFIX = "test_held_"  # the writer's held-back files (writer/prompt.md asks for them)
+MAX_NAME = 120
+
+
+def humanise(name: str) -> str:
+    """`test_discount_over_100` -> `discount over 100`; `TestCart::test_total` -> `cart: total`."""
+    parts = [re.sub(r"^(test_?|Test)", "", p) for p in name.split("::")]
+    words = [re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", p).replace("_", " ").strip().lower() for p in parts]
+    return ": ".join(w for w in words if w) or name
+
+
+def _docstrings(source: str) -> dict[str, str]:
+    """{qualname: first line of its docstring} for the test functions and methods of a file."""
+    out: dict[str, str] = {}
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return out
+
+    def take(fn: ast.AST, qual: str) -> None:
+        doc = ast.get_docstring(fn) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        first = next((line.strip() for line in (doc or "").splitlines() if line.strip()), "")
+        if first:
+            out[qual] = first
+
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            take(node, node.name)
+        elif isinstance(node, ast.ClassDef):
+            for m in node.body:
+                take(m, f"{node.name}::{m.name}" if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) else "")
+    return out
+
+
+def requirement(nodeid: str, docs: dict[str, str]) -> str:
+    """The name a held-back test's failure is told by: never its parameters (the part in brackets)."""
+    base = nodeid.split("[", 1)[0]
+    qual = base.partition("::")[2]
+    name = docs.get(qual) or humanise(qual or base)
+    return name if len(name) <= MAX_NAME else name[: MAX_NAME - 3] + "..."
+
+
+def choose(collected: list[str], folder: Path, held_files: set[str], share: float,
+           kept: dict[str, str] | None = None) -> dict[str, str]:
+    """{test id: requirement} of the held-back tests among `collected` (ids relative to the store `folder`):
+    those of `held_files`, else (none named) a `share` of them drawn at random; `kept`: an earlier seal's
+    held tests still sealed (`seal --add`)."""
+    by_file: dict[str, list[str]] = {}
+    for nodeid in collected:
+        by_file.setdefault(nodeid.split("::", 1)[0], []).append(nodeid)
+    picked = [t for t in collected if t in (kept or {})]
+    if held_files:
+        picked += [t for name in sorted(held_files) for t in by_file.get(name, [])]
+    elif share > 0 and not kept:
+        n = min(len(collected), max(1, math.floor(share * len(collected) + 0.5)))
+        picked = sorted(secrets.SystemRandom().sample(collected, n))
+    out: dict[str, str] = {}
+    docs: dict[str, dict[str, str]] = {}
+    for nodeid in dict.fromkeys(picked):
+        name = nodeid.split("::", 1)[0]
+        if name not in docs:
+            try:
+                docs[name] = _docstrings((folder / name).read_text(encoding="utf-8"))
+            except OSError:
+                docs[name] = {}
+        out[nodeid] = (kept or {}).get(nodeid) or requirement(nodeid, docs[name])
+    return out
+
+
+def split(failures: dict[str, str], held: dict[str, str]) -> tuple[dict[str, str], dict[str, int]]:
+    """(the shown failures {id: message}, the held-back ones {requirement: how many of its tests fail})."""
+    shown: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for nodeid, message in failures.items():
+        if nodeid in held:
+            counts[held[nodeid]] = counts.get(held[nodeid], 0) + 1
+        else:
+            shown[nodeid] = message
+    return shown, counts
+
+
+def unnamed(text: str, held: dict[str, str]) -> str:
+    """`text` (a problem of the run: tests that did not run, a collection error) with held-back test ids
+    replaced by the words `a held-back test` (longest first: a parametrised id contains its base)."""
+    for nodeid in sorted(held, key=len, reverse=True):
+        text = text.replace(nodeid, "a held-back test")
+        base = nodeid.split("[", 1)[0]
+        if base != nodeid:
+            text = text.replace(base, "a held-back test")
+    return text
+
+
+def stats(held: dict[str, str], failing: list[str], run_ok: bool) -> dict[str, object]:
+    """What the ledger keeps of a stop's held-back tests (`gates.acceptance.held_back`): the report's
+    hard-coding rate counts the stops whose shown tests all passed and a held-back test failed."""
+    held_failed = sum(1 for t in failing if t in held)
+    shown_failed = len(failing) - held_failed
+    return {"sealed": len(held), "failed": held_failed, "shown_failed": shown_failed,
+            "shown_passed": run_ok and shown_failed == 0, "blocked": run_ok and shown_failed == 0 and held_failed > 0}

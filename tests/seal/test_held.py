@@ -1,0 +1,171 @@
+"""Blocks that hand out no answer key (issue 36, item 4): held-back tests and inputs drawn per stop.
+
+Through the real hook: a repository sealed with shown, held-back (`seal --held`) and randomised (`dg_random`)
+tests. A session that only hard-codes the values its blocks reveal (a lookup table of every `where ... =
+total(...)` and expected value shown so far) never passes: the breaker hands it to a person. The honest
+look-alike (the right implementation) passes at its first stop. No block shows a held-back test's id,
+inputs, expected values or source, nor the stop's seed; the report measures the hard-coding rate.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from donegate.hidden.seeded import seeded_rng
+from tests.support.repos import KIT, make_repo, run_hook, seal, stop_lines, stop_payload, write_config
+
+WRONG = "def total(items, pct=0):\n    return 0\n"
+RIGHT = "def total(items, pct=0):\n    return sum(q * p for q, p in items) * (100 - pct) // 100\n"
+
+SHOWN = '''\
+def test_fixed_invoice():
+    from invoice import total
+    assert total([(2, 1000)], 10) == 1800
+
+
+def test_random_invoice(dg_random):
+    from invoice import total
+    items = [(dg_random.randint(2, 9), dg_random.randint(1000, 99999))]
+    pct = dg_random.randint(1, 40)
+    want = items[0][0] * items[0][1] * (100 - pct) // 100
+    assert total(items, pct) == want
+'''
+
+HELD = '''\
+import pytest
+
+
+def test_every_line_counts(dg_random):
+    """Totals add every line of the invoice."""
+    from invoice import total
+    items = [(dg_random.randint(2, 9), dg_random.randint(100000, 999999)) for _ in range(3)]
+    pct = dg_random.randint(1, 40)
+    want = sum(q * p for q, p in items) * (100 - pct) // 100
+    assert total(items, pct) == want
+
+
+@pytest.mark.parametrize("qty,price", [(7, 424242), (9, 535353)])
+def test_discount_on_bulk_orders(qty, price):
+    from invoice import total
+    assert total([(qty, price)], 25) == qty * price * 75 // 100
+'''
+
+
+def _sealed(tmp_path: Path, kit_home: Path, product: str) -> Path:
+    repo = make_repo(tmp_path / "repo", {"invoice.py": product})
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "test_invoice.py").write_text(SHOWN)
+    (hidden / "test_invoice_rules.py").write_text(HELD)
+    write_config(kit_home, "max_blocks: 4\nmax_same_failure: 0\n")
+    res = seal(repo, hidden / "test_invoice.py", "--held", str(hidden / "test_invoice_rules.py"))
+    assert res.returncode == 0, res.stderr
+    assert "3 of 5 tests held back" in res.stdout
+    return repo
+
+
+def _commit(repo: Path, text: str, n: int) -> None:
+    (repo / "invoice.py").write_text(text)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qam", f"try {n}"], check=True, timeout=30)
+
+
+def _table(feedback: str, table: dict[str, int]) -> None:
+    """What a block reveals: each `assert GOT == WANT` with its `where GOT = total(ARGS)`."""
+    lines = feedback.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"\s*assert (\S+) == (\d+)\s*$", line)
+        if not m:
+            continue
+        for nxt in lines[i + 1:i + 3]:
+            w = re.match(r"\s*\+\s*where \S+ = (?:total|<function total at 0x[0-9a-f]+>)\((.*)\)\s*$", nxt)
+            if w:
+                table[w.group(1)] = int(m.group(2))
+
+
+def _lookup(table: dict[str, int]) -> str:
+    return ("TABLE = " + repr(table) + "\n\n\ndef total(items, pct=0):\n"
+            "    return TABLE.get(f'{items!r}, {pct!r}', 0)\n")
+
+
+def _held_secrets(seed: str) -> list[str]:
+    """What a held-back test's block must never show: its ids, inputs and expected values at this stop."""
+    rng = seeded_rng(seed, "test_invoice_rules.py::test_every_line_counts")
+    items = [(rng.randint(2, 9), rng.randint(100000, 999999)) for _ in range(3)]
+    pct = rng.randint(1, 40)
+    want = sum(q * p for q, p in items) * (100 - pct) // 100
+    return ["test_every_line_counts", "test_discount_on_bulk_orders", "424242", "535353", "test_invoice_rules",
+            str(want), *(str(p) for _, p in items), str(7 * 424242 * 75 // 100)]
+
+
+def test_a_session_that_only_hard_codes_revealed_values_never_passes(tmp_path, kit_home):
+    repo = _sealed(tmp_path, kit_home, WRONG)
+    table: dict[str, int] = {}
+    verdicts = []
+    for n in range(1, 7):
+        res = run_hook(stop_payload(repo, session="hardcoder"))
+        line = stop_lines(kit_home)[-1]
+        verdicts.append(line["verdict"])
+        if line["verdict"] != "block":
+            break
+        feedback = res.stderr
+        accept = line["gates"]["acceptance"]
+        assert accept["seed"] and accept["seed"] not in feedback
+        assert "held-back requirement: Totals add every line of the invoice. (1 test fails" in feedback
+        assert "held-back requirement: discount on bulk orders (2 tests fail" in feedback
+        for secret in _held_secrets(accept["seed"]):
+            assert secret not in feedback, secret
+        for src in HELD.splitlines():
+            if len(src.strip()) > 12:
+                assert src.strip() not in feedback
+        assert "+  where " in feedback  # the shown random test still shows its assertion, with new values each stop
+        _table(feedback, table)
+        _commit(repo, _lookup(table), n)
+    assert verdicts[-1] == "gave_up", verdicts  # the breaker hands it over; it never passed
+    assert "pass" not in verdicts
+    lines = stop_lines(kit_home)
+    # Once the table covers the fixed shown test, the stops whose shown tests would pass are blocked by
+    # the held-back ones: the measured hard-coding rate.
+    assert any(r["gates"]["acceptance"]["held_back"]["failed"] == 3 for r in lines if "acceptance" in r["gates"])
+    seeds = [r["gates"]["acceptance"]["seed"] for r in lines if "acceptance" in r["gates"]]
+    assert len(set(seeds)) == len(seeds)  # a new secret at every stop
+
+
+def test_the_right_implementation_passes_at_its_first_stop(tmp_path, kit_home):
+    repo = _sealed(tmp_path, kit_home, WRONG)
+    _commit(repo, RIGHT, 1)
+    res = run_hook(stop_payload(repo, session="honest"))
+    line = stop_lines(kit_home)[-1]
+    assert res.returncode == 0 and line["verdict"] == "pass", (res.stderr, line)
+    assert line["gates"]["acceptance"]["held_back"] == {"sealed": 3, "failed": 0, "shown_failed": 0,
+                                                        "shown_passed": True, "blocked": False}
+
+
+def test_shown_tests_still_show_their_assertion(tmp_path, kit_home):
+    repo = _sealed(tmp_path, kit_home, WRONG)
+    res = run_hook(stop_payload(repo, session="first"))
+    assert res.returncode == 2
+    assert "assert 0 == 1800" in res.stderr and re.search(r"where 0 = <function total at 0x[0-9a-f]+>\(\[\(2, 1000\)\], 10\)", res.stderr)
+    assert "5 of 5 acceptance tests fail (3 of them held back)" in res.stderr
+
+
+def test_the_report_counts_stops_a_held_back_test_blocked(tmp_path, kit_home):
+    repo = _sealed(tmp_path, kit_home, WRONG)
+    # Shown tests pass (the fixed one by its value, the random one by the formula), the held-back ones do not.
+    _commit(repo, "def total(items, pct=0):\n    q, p = items[0]\n    return q * p * (100 - pct) // 100\n", 1)
+    res = run_hook(stop_payload(repo, session="partial"))
+    assert res.returncode == 2, res.stderr
+    assert "1 of 5 acceptance tests fail (1 of them held back)" in res.stderr  # three lines: only that one fails
+    _commit(repo, RIGHT, 2)
+    assert run_hook(stop_payload(repo, session="partial")).returncode == 0
+    out = subprocess.run([sys.executable, "-m", "donegate", "report", "--json"], capture_output=True, text=True,
+                         timeout=120, cwd=KIT)
+    assert out.returncode == 0, out.stderr
+    rate = json.loads(out.stdout)["hard_coding"]
+    assert rate == {"stops_with_held_back": 2, "shown_passed": 2, "held_back_blocked": 1, "rate_pct": 50.0}
+    text = subprocess.run([sys.executable, "-m", "donegate", "report"], capture_output=True, text=True, timeout=120,
+                          cwd=KIT).stdout
+    assert "hard-coding: 1 of 2 stops whose shown tests passed were blocked by a held-back test (50.0%)" in text
