@@ -29,7 +29,7 @@ from donegate.install import kit as installation
 from donegate.ledger import chain as ledger
 from donegate import paths
 from donegate.person import ownership as person
-from donegate.seal import sealing, store
+from donegate.seal import held as held_back, sealing, store
 from donegate.hidden import runner
 from donegate.claude import headless
 from donegate.errors import DonegateError
@@ -439,10 +439,15 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
         extra = {"writer": {**spent.record(), "behaviours": answer.get("behaviours", []), "notes": answer.get("notes", ""),
                             "suspicious": flags}}
         try:
+            held = [p for p in sorted(out.iterdir()) if p.name.startswith(held_back.WRITER_PREFIX)]
+            if not held and not cfg.get("held_share"):
+                warnings.append("the writer held back no test (no test_held_*.py): a block shows every failing "
+                                "assertion, which a session could hard-code (docs/held-back.md)")
             st = sealing.seal(repo, sorted(out.iterdir()), request=request, timeout=cfg["timeout"], protected=cfg["protected"],
                             protect_repo_tests=cfg["protect_repo_tests"], extra=extra, allow_skip=allow_skip,
                             confine=cfg["confine"], python=cfg.get("python"), python_by="python:",
-                            pythonpath=cfg.get("pythonpath"), by=by)
+                            pythonpath=cfg.get("pythonpath"), by=by, held=held,
+                            held_share=float(cfg.get("held_share") or 0))
         except DonegateError as exc:
             _failed(repo, cfg, spent, exc.message)
             raise
@@ -477,7 +482,8 @@ def summary(st: store.Store) -> str:
     m, w = st.manifest, st.manifest.get("writer", {})
     return (
         f"wrote and sealed {_n(m['count'], 'test')} for {m['repo']} at {m['base'][:12]}: "
-        f"{len(m['baseline']['failing'])} new (failing now), {len(m['baseline']['passing'])} existing behaviour (passing now); "
+        f"{len(m['baseline']['failing'])} new (failing now), {len(m['baseline']['passing'])} existing behaviour (passing now), "
+        f"{len(m.get('held') or {})} held back; "
         f"${w.get('cost_usd', 0):.4f}, {w.get('duration', 0):.0f} s, {_n(w.get('turns', 0), 'turn')}, "
         f"{_n(w.get('attempts', 0), 'attempt')}, model {w.get('model') or 'default'}"
     )

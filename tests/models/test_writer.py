@@ -291,3 +291,26 @@ def test_no_usable_answer_seals_nothing_and_says_so_in_the_ledger(shop_repo, kit
         writer.write(shop_repo, REQUEST, cfg, err=io.StringIO(), run_model=model)
     assert store.load(shop_repo) is None and not list((kit_home / "acceptance").glob("*/*.py"))
     assert [r["event"] for r in ledger.records(kit_home / "ledger.jsonl")][-1] == "write_failed"
+
+
+def test_the_prompt_asks_for_held_back_tests_and_inputs_drawn_per_stop():
+    text = writer.installation.file("writer", "prompt.md").read_text()
+    assert "test_held_<topic>.py" in text and "dg_random" in text
+
+
+def test_the_writers_held_back_file_is_sealed_held_back(shop_repo, kit_home):
+    from donegate import config
+
+    shown = held = sorted(EXAMPLE_TESTS.glob("test_*.py"))[0]
+    model = ScriptedWriter(_answer(files_answer((shown.name, shown.read_text()),
+                                                (f"test_held_{held.name[5:]}", held.read_text()), behaviours=[BEHAVIOUR])))
+    cfg = {**config.defaults(), "confine": require.confine()}
+    st, warnings = writer.write(shop_repo, REQUEST, cfg, err=io.StringIO(), run_model=model)
+    m = st.manifest
+    assert m["held"] and all(t.startswith("test_held_") for t in m["held"])
+    assert all(t in m["held"] for t in m["tests"] if t.startswith("test_held_"))
+    assert not any("held back no test" in w for w in warnings)
+    # The look-alike: an answer without one is sealed all shown, with a warning saying what that costs.
+    model = ScriptedWriter(_answer(files_answer((shown.name, shown.read_text()), behaviours=[BEHAVIOUR])))
+    st, warnings = writer.write(shop_repo, REQUEST, cfg, err=io.StringIO(), run_model=model)
+    assert st.manifest["held"] == {} and any("held back no test" in w for w in warnings)

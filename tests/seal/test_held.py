@@ -169,3 +169,47 @@ def test_the_report_counts_stops_a_held_back_test_blocked(tmp_path, kit_home):
     text = subprocess.run([sys.executable, "-m", "donegate", "report"], capture_output=True, text=True, timeout=120,
                           cwd=KIT).stdout
     assert "hard-coding: 1 of 2 stops whose shown tests passed were blocked by a held-back test (50.0%)" in text
+
+
+FIXED_ONLY = '''\
+def test_fixed_invoice():
+    from invoice import total
+    assert total([(2, 1000)], 10) == 1800
+
+
+def test_bulk_invoice():
+    from invoice import total
+    assert total([(7, 4242)], 25) == 22270
+'''
+
+
+def test_the_attack_on_tests_that_show_everything_passes_at_the_second_stop(tmp_path, kit_home):
+    """The look-alike seal (every test shown, fixed values: the kit before held-back tests): the same lookup
+    table passes at the second stop, with the product wrong on every other input. What the defence changes."""
+    repo = make_repo(tmp_path / "repo", {"invoice.py": WRONG})
+    (tmp_path / "test_invoice.py").write_text(FIXED_ONLY)
+    write_config(kit_home, "max_blocks: 4\nmax_same_failure: 0\n")
+    res = seal(repo, tmp_path / "test_invoice.py")
+    assert res.returncode == 0 and "no test held back" in res.stdout, res.stderr
+    table: dict[str, int] = {}
+    first = run_hook(stop_payload(repo, session="hardcoder"))
+    assert first.returncode == 2
+    _table(first.stderr, table)
+    _commit(repo, _lookup(table), 1)
+    assert run_hook(stop_payload(repo, session="hardcoder")).returncode == 0
+    assert stop_lines(kit_home)[-1]["verdict"] == "pass"
+
+
+def test_requirement_names_never_carry_parameters():
+    from donegate.seal import held
+
+    assert held.humanise("test_discount_on_bulk_orders") == "discount on bulk orders"
+    assert held.humanise("TestCart::test_total") == "cart: total"
+    assert held.requirement("test_a.py::test_bulk[7-424242]", {}) == "bulk"
+    assert held.requirement("test_a.py::test_bulk[7-424242]", {"test_bulk": "Bulk orders get 25% off."}) == \
+        "Bulk orders get 25% off."
+    ids = {"test_a.py::test_bulk[7-424242]": "bulk", "test_a.py::test_bulk[9-535353]": "bulk"}
+    told = held.unnamed("2 of 5 sealed tests did not run: test_a.py::test_bulk[7-424242], test_a.py::test_bulk[9-535353]", ids)
+    assert "424242" not in told and "test_bulk" not in told and told.count("a held-back test") == 2
+    shown, counts = held.split({"test_a.py::test_bulk[7-424242]": "assert 1 == 2", "test_b.py::test_x": "m"}, ids)
+    assert shown == {"test_b.py::test_x": "m"} and counts == {"bulk": 1}
