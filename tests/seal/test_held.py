@@ -218,3 +218,19 @@ def test_requirement_names_never_carry_parameters():
     assert "424242" not in told and "test_bulk" not in told and told.count("a held-back test") == 2
     shown, counts = held.split({"test_a.py::test_bulk[7-424242]": "assert 1 == 2", "test_b.py::test_x": "m"}, ids)
     assert shown == {"test_b.py::test_x": "m"} and counts == {"bulk": 1}
+
+
+def test_a_share_the_kit_picks_when_no_file_is_named(tmp_path):
+    from donegate.seal import held
+
+    (tmp_path / "test_a.py").write_text('def test_one():\n    """One rule."""\n\n\ndef test_two():\n    pass\n')
+    ids = ["test_a.py::test_one", "test_a.py::test_two", "test_a.py::test_three[1]", "test_a.py::test_three[2]"]
+    assert held.choose(ids, tmp_path, set(), 0.0) == {}  # the default: none
+    picked = held.choose(ids, tmp_path, set(), 0.5)
+    assert len(picked) == 2 and set(picked) <= set(ids)
+    assert len(held.choose(ids, tmp_path, set(), 0.01)) == 1  # a share above 0 holds back one at least
+    assert held.choose(ids, tmp_path, {"test_a.py"}, 0.5) == {  # files named win over the share
+        "test_a.py::test_one": "One rule.", "test_a.py::test_two": "two", "test_a.py::test_three[1]": "three",
+        "test_a.py::test_three[2]": "three"}
+    # `seal --add`: what was held back stays held back, with its name
+    assert held.choose(ids, tmp_path, set(), 0.5, kept={"test_a.py::test_two": "kept name"}) == {"test_a.py::test_two": "kept name"}
