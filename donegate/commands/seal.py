@@ -45,6 +45,10 @@ def cmd_seal(args: argparse.Namespace) -> int:
     print(f"  {held} of {m['count']} tests held back: their failures show the requirement's name and a count only"
           if held else "  no test held back: a block shows every failing assertion, which a session could hard-code "
           "(--held FILE, or held_share in donegate.yaml; docs/held-back.md)")
+    numbered = sorted({n for n in (m.get("held") or {}).values() if any(c.isdigit() for c in n)})
+    if numbered:  # the name is what a block shows of a held-back test: a value in it is a value handed out
+        print(f"  warning: {len(numbered)} held-back requirement name(s) hold digits, and a block shows the name: "
+              f"{'; '.join(numbered[:3])} (fix: say the rule in words in the test's docstring first line)")
     py = m["python"]
     print(f"  the hidden run uses {py['python']} (Python {py['version'] or '?'}, {py['source']})"
           + (f", project folder {m['project']}" if m["project"] != "." else ""))

@@ -65,6 +65,7 @@ def _sealed(tmp_path: Path, kit_home: Path, product: str) -> Path:
     res = seal(repo, hidden / "test_invoice.py", "--held", str(hidden / "test_invoice_rules.py"))
     assert res.returncode == 0, res.stderr
     assert "3 of 5 tests held back" in res.stdout
+    assert "warning" not in res.stdout  # requirement names without values
     return repo
 
 
@@ -234,3 +235,13 @@ def test_a_share_the_kit_picks_when_no_file_is_named(tmp_path):
         "test_a.py::test_three[2]": "three"}
     # `seal --add`: what was held back stays held back, with its name
     assert held.choose(ids, tmp_path, set(), 0.5, kept={"test_a.py::test_two": "kept name"}) == {"test_a.py::test_two": "kept name"}
+
+
+def test_a_held_back_name_holding_a_value_is_warned_about_at_the_seal(tmp_path, kit_home):
+    repo = make_repo(tmp_path / "repo", {"invoice.py": RIGHT})
+    (tmp_path / "test_named.py").write_text('def test_bulk():\n    """Seven at 424242 cost 2227269."""\n'
+                                            "    from invoice import total\n    assert total([(7, 424242)], 25) == 2227269\n")
+    res = seal(repo, "--held", str(tmp_path / "test_named.py"))
+    assert res.returncode == 0, res.stderr
+    assert "1 of 1 tests held back" in res.stdout
+    assert "warning: 1 held-back requirement name(s) hold digits" in res.stdout and "Seven at 424242" in res.stdout
