@@ -350,6 +350,8 @@ def _run_cached(*argv: str) -> tuple[int | None, str]:
 
 
 def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
+    from donegate.install import kit as installation
+
     level = ERROR if cfg["review"] != "off" else WARNING
     try:
         exe = binary.find_claude()
@@ -361,7 +363,7 @@ def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
     version = (output.strip().split() or ["?"])[0]
     if code != 0 or "Claude Code" not in output:
         findings.append(Finding(level, f"{exe} --version failed: {output.strip()[-200:]}", exe,
-                                "reinstall it (npm ci in the kit)"))
+                                f"reinstall it: {installation.claude_pin()}"))
         return
     low, high = binary.supported_range()
     span = f"the kit is proven on {low} to {high}"
@@ -369,10 +371,10 @@ def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
     if fit == "older":
         findings.append(Finding(ERROR, f"claude is {version}, older than the oldest release {span.removeprefix('the kit is ')}: "
                                        "its hooks may not run as the kit writes them (exec form), which opens the gate",
-                                exe, f"update Claude Code (npm ci in the kit pins {high})"))
+                                exe, f"update Claude Code: {installation.claude_pin()}"))
     elif fit != "ok":
         findings.append(Finding(WARNING, f"claude is {version}; {span}: hook and settings behaviour moves between versions",
-                                exe, f"npm ci in the kit (pins {high}), or run `make e2e CLAUDE_VERSION={version}` first"))
+                                exe, f"{installation.claude_pin()}, {installation.try_claude(version)}"))
     else:
         findings.append(Finding(OK, f"claude {version} ({span})", exe))
 
