@@ -167,12 +167,19 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
     # An installed kit's launchers import the package from their interpreter's site-packages.
     checkout = paths.is_checkout()
     stops = kit_hooks(files, "Stop", "stop_gate.py")
-    if not stops:
+    from donegate.install import routes
+
+    reach = routes.found(repo)  # every route, the plugin included
+    plugins = [r for r in reach if r.plugin]
+    if not stops and plugins:
+        findings.append(Finding(OK, f"{plugins[0].describe()}: its hooks run the gate in this folder's sessions", str(plugins[0].path)))
+    elif not stops:
         findings.append(Finding(ERROR, "no donegate Stop hook in any settings file Claude Code would load: the gate never runs",
                                 str(project), fix_install))
-    if len(stops) > 1:
-        findings.append(Finding(WARNING, f"{len(stops)} donegate Stop hooks: each stop runs the hidden tests {len(stops)} times",
-                                "; ".join(s.where for s in stops), "keep one (donegate uninstall, then install, in one place)"))
+    if len(reach) > 1:
+        findings.append(Finding(WARNING, f"{len(reach)} donegate installs reach this folder ({'; '.join(r.describe() for r in reach)}): "
+                                "one hook judges each stop and the others report its verdict only where they share a state root",
+                                "; ".join(str(r.path) for r in reach), "keep one: donegate uninstall the others (or claude plugin uninstall donegate@donegate)"))
     for ref in stops[:1]:
         _check_hook_repo(findings, ref, repo, home, fix_install)
         variables, interp, script = parse_hook(ref.hook)
@@ -234,7 +241,7 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
 
     # The guard.
     guards = kit_hooks(files, "PreToolUse", "guard.py")
-    if not guards:
+    if not guards and not plugins:
         findings.append(Finding(WARNING, "no donegate PreToolUse guard: nothing trips on a search or a glob reaching the hidden tests",
                                 str(project), fix_install))
     for ref in guards[:1]:

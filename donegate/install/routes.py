@@ -91,3 +91,35 @@ def unplugged(text: str) -> str | None:
         rest = {k: v for k, v in markets.items() if k != "donegate"}
         data = {k: v for k, v in data.items() if k != "extraKnownMarketplaces"} | ({"extraKnownMarketplaces": rest} if rest else {})
     return json.dumps(data, sort_keys=True)
+
+
+def plugin_only(repo: Path, name: str, before: str | None, base: str | None) -> bool:
+    """Whether the protected settings file `name` differs from its sealed digest `before` only by the plugin's
+    entries: created by `claude plugin install` with nothing else in it, or the file the sealed base commit
+    holds (when that is what was sealed) plus the plugin."""
+    if not name.startswith(".claude/settings") or not name.endswith(".json"):
+        return False
+    from donegate.core import fsafe
+
+    try:
+        text = fsafe.read_text(repo / name, limit=1 << 20)
+    except (OSError, ValueError):
+        return False
+    try:
+        if not plugin_enabled(json.loads(text)):
+            return False
+    except ValueError:
+        return False
+    now = unplugged(text)
+    if before is None:
+        return now == "{}"
+    if not base:
+        return False
+    import hashlib
+
+    from donegate.tree import git
+
+    res = git.run(repo, "show", f"{base}:./{name}")
+    if res.returncode != 0 or hashlib.sha256(res.stdout.encode()).hexdigest() != before:
+        return False
+    return unplugged(res.stdout) == now
