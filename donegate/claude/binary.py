@@ -44,7 +44,7 @@ def find_claude() -> str:
 
     raise DonegateError(
         "Claude Code (`claude`) is not installed",
-        f"{installation.claude_install()}, or set {CLAUDE_ENV} to its path",
+        f"{installation.claude_install(high=supported_range()[1])}, or set {CLAUDE_ENV} to its path",
     )
 
 

@@ -85,7 +85,9 @@ def _rules(project) -> int:
 
 def _covered(folder, mine) -> None:
     """Say which other install already puts a donegate Stop hook in front of `folder`'s sessions."""
-    for other in routes.others(folder, mine):
+    from donegate.install import diagnose
+
+    for other in routes.others(diagnose.settings_files(folder), mine):
         print(f"  warning: {folder} is already covered by {other.describe()}: the hooks of a stop share one verdict "
               f"(one judges, the others report it), but keep one install (donegate uninstall the other)")
 

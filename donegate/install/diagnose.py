@@ -169,7 +169,7 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
     stops = kit_hooks(files, "Stop", "stop_gate.py")
     from donegate.install import routes
 
-    reach = routes.found(repo)  # every route, the plugin included
+    reach = routes.found(settings_files(repo))  # every route, the plugin included
     plugins = [r for r in reach if r.plugin]
     if not stops and plugins:
         findings.append(Finding(OK, f"{plugins[0].describe()}: its hooks run the gate in this folder's sessions", str(plugins[0].path)))
@@ -360,6 +360,7 @@ def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
     from donegate.install import kit as installation
 
     level = ERROR if cfg["review"] != "off" else WARNING
+    low, high = binary.supported_range()
     try:
         exe = binary.find_claude()
     except DonegateError as exc:
@@ -370,18 +371,17 @@ def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
     version = (output.strip().split() or ["?"])[0]
     if code != 0 or "Claude Code" not in output:
         findings.append(Finding(level, f"{exe} --version failed: {output.strip()[-200:]}", exe,
-                                f"reinstall it: {installation.claude_pin()}"))
+                                f"reinstall it: {installation.claude_pin(high)}"))
         return
-    low, high = binary.supported_range()
     span = f"the kit is proven on {low} to {high}"
     fit = binary.support(version)
     if fit == "older":
         findings.append(Finding(ERROR, f"claude is {version}, older than the oldest release {span.removeprefix('the kit is ')}: "
                                        "its hooks may not run as the kit writes them (exec form), which opens the gate",
-                                exe, f"update Claude Code: {installation.claude_pin()}"))
+                                exe, f"update Claude Code: {installation.claude_pin(high)}"))
     elif fit != "ok":
         findings.append(Finding(WARNING, f"claude is {version}; {span}: hook and settings behaviour moves between versions",
-                                exe, f"{installation.claude_pin()}, {installation.try_claude(version)}"))
+                                exe, f"{installation.claude_pin(high)}, {installation.try_claude(version)}"))
     else:
         findings.append(Finding(OK, f"claude {version} ({span})", exe))
 

@@ -53,12 +53,11 @@ def _load(path: Path) -> Any:
         return None
 
 
-def found(folder: Path) -> list[Route]:
-    """The routes that put a donegate Stop hook in front of a session started in `folder`."""
-    from donegate.install import diagnose
-
+def found(files: list[tuple[str, Path]]) -> list[Route]:
+    """The routes that put a donegate Stop hook in front of a session whose settings files are `files`
+    ((scope, path), `donegate.install.diagnose.settings_files`)."""
     out = []
-    for scope, path in diagnose.settings_files(folder):
+    for scope, path in files:
         data = _load(path) if path.is_file() else None
         if kit_stop_hook(data):
             out.append(Route(scope, path))
@@ -67,9 +66,9 @@ def found(folder: Path) -> list[Route]:
     return out
 
 
-def others(folder: Path, mine: Path) -> list[Route]:
-    """The routes reaching `folder` other than the settings file `mine` (the one being installed)."""
-    return [r for r in found(folder) if r.plugin or r.path.resolve() != mine.resolve()]
+def others(files: list[tuple[str, Path]], mine: Path) -> list[Route]:
+    """The routes among `files` other than the settings file `mine` (the one being installed)."""
+    return [r for r in found(files) if r.plugin or r.path.resolve() != mine.resolve()]
 
 
 def unplugged(text: str) -> str | None:

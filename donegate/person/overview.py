@@ -26,9 +26,10 @@ LISTED = 20  # sessions of each kind listed (the latest)
 
 
 def install_mode(repo: Path) -> str:
-    from donegate.install import routes
+    from donegate.install import diagnose, routes
 
-    modes = [("the plugin" if r.plugin else "the hook") + f" in the {r.scope} settings ({r.path})" for r in routes.found(repo)]
+    modes = [("the plugin" if r.plugin else "the hook") + f" in the {r.scope} settings ({r.path})"
+             for r in routes.found(diagnose.settings_files(repo))]
     return " and ".join(modes) or "not installed: no hook runs in its sessions (donegate install REPO)"
 
 
