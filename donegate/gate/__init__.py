@@ -58,6 +58,8 @@ def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg:
     from donegate.tree import repo as where
 
     target = where.locate(payload, root, repo_arg, managed)
+    if target is None or target.moved_from is None and not store.is_sealed(target.sealed, root):
+        target = _below(payload, root) or target  # a monorepo's root: the sealed package the session changed
     if target is None:
         out = Outcome("unsealed", ALLOW)
         out.quiet = True
@@ -77,6 +79,21 @@ def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg:
     if target.tree != target.sealed:
         out.gates["sealed"] = str(target.sealed)  # the working tree judged is another one of the sealed repository
     return appeal.consider(out, payload, cfg, root, target.tree, session_of(payload), sealed=target.sealed)
+
+
+def _below(payload: dict[str, Any], root: Path) -> Any:
+    from donegate.tree import repo as where
+
+    def changed(t: Any) -> bool:
+        st = store.load(t.sealed, root)
+        names = git.changed_since(t.tree, st.manifest["base"]) if st is not None else []
+        return any(n not in store.KIT_FILES for n in names)  # an install's own files are not a change
+
+    start = where.project_dir(payload) or Path(payload.get("cwd") or ".")
+    found = where.touched_below(start, root, changed)
+    if found is not None:
+        found.found_from = "subfolder"
+    return found
 
 
 def moved(target: Any, payload: dict[str, Any]) -> Outcome:

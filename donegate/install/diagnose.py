@@ -155,7 +155,10 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
         return findings
     files = read_settings(repo, findings)
     project = repo / vocab.SETTINGS
-    fix_install = f"donegate install {repo}"
+    # A worktree, or a monorepo's root above a sealed package: only an install for every folder reaches it.
+    tops = repos._git_tops(repo)
+    wide = bool(repos.sealed_below(repo, paths.home())) or bool(tops and (tops[0] / ".git").is_file())
+    fix_install = "donegate install --scope user" if wide else f"donegate install {repo}"
 
     for f in files:
         if f.data is not None and f.data.get("disableAllHooks") is True:
@@ -390,6 +393,13 @@ def _check_target(findings: list[Finding], folder: Path, home: Path, cfg: dict[s
     """Which working tree a session started in `folder` is judged on, against which seal (the hook's
     own `donegate.tree.repo.resolve`), then that seal's store and scope checks on that tree."""
     target = repos.resolve(folder, home)
+    below = repos.sealed_below(folder, home) if target is None else []
+    if below:
+        findings.append(Finding(WARNING, f"nothing is sealed for this folder; sealed below this folder: {', '.join(str(t.tree) for t in below)}: "
+                                "a session started here is judged on the one it changes only through an install for every folder "
+                                "(a project install there runs only in sessions started there)",
+                                str(folder), "donegate install --scope user, or start the session in the sealed folder"))
+        return
     if target is None:
         _check_store(findings, folder, home, cfg)  # says "no acceptance tests are sealed", with the fix
         return
@@ -450,7 +460,7 @@ def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str,
                                 str(tree), "undo the change, or seal again after a change of your own: donegate seal ..."))
     if not problems:  # never "intact" beside the errors (it said so while every stop blocked)
         findings.append(Finding(OK, f"{st.manifest['count']} acceptance tests sealed and intact", str(st.path)))
-    _check_python(findings, repo, st.manifest, cfg)
+    _check_python(findings, tree, st.manifest, cfg)  # the tree judged: a worktree runs with its own paths
 
 
 def _check_python(findings: list[Finding], repo: Path, manifest: dict[str, Any] | None, cfg: dict[str, Any]) -> None:

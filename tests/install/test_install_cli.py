@@ -54,3 +54,15 @@ def test_stubs_of_gone_repositories_are_swept(tmp_path, shop_repo):
     assert not set(before) & set(after)  # the gone repository's stubs and links
     assert any(n.startswith("stop-") for n in after)  # the live install's stay
     assert stubs.sweep() == []
+
+
+def test_doctor_in_a_worktree_suggests_the_user_scope_and_names_the_worktrees_paths(shop_repo, tmp_path):
+    from tests.support.repos import git
+
+    assert donegate("install", str(shop_repo), "--sandbox", "off").returncode == 0
+    seal_example(shop_repo)
+    worktree = tmp_path / "wt"
+    git(shop_repo, "worktree", "add", "-q", str(worktree))
+    out = donegate("doctor", str(worktree), "-v").stdout
+    assert "fix: donegate install --scope user" in out and f"fix: donegate install {worktree}" not in out, out
+    assert f"sys.path starts with {worktree.resolve()}" in out, out
