@@ -35,6 +35,7 @@ def test_a_project_and_a_user_install_give_one_verdict_per_stop(gated):
     out = g.donegate("install", "--scope", "user", "--sandbox", "off")
     assert "already" in out and str(g.repo) in out, out  # install says the project install covers the repository
     assert len(stop_hooks(g)) == 2
+    assert all(h.startswith(str(g.user_home / ".claude" / "hooks")) for h in stop_hooks(g))  # never the person's home
     fix = [turn(tool("Read", {"file_path": str(g.pricing)})),
            turn(tool("Edit", {"file_path": str(g.pricing), "old_string": BUG[0], "new_string": BUG[1]})), "Fixed."]
     with FakeAPI() as api:
