@@ -26,6 +26,9 @@ def _isolated_home(tmp_path_factory, monkeypatch):
         # its own config says it itself); tests of the walls skip (tests/support/require.py).
         write_config(kit_home, "confine: off\n")
     yield
+    # `monkeypatch.undo()` in a test puts the real HOME back: whatever ran after it (an install's hook stubs)
+    # went into the person's ~/.claude/hooks. Use `monkeypatch.context()` for a change of one block.
+    assert os.environ.get("HOME") == str(home), "the test put the real HOME back (monkeypatch.undo?): use monkeypatch.context()"
 
 
 @pytest.fixture

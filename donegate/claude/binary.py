@@ -15,6 +15,9 @@ CLAUDE_ENV = "DONEGATE_CLAUDE"
 # set); the newest is the one package.json pins. Older releases lack what the kit relies on (exec-form
 # hooks with `args`); newer ones are unproven until the e2e tests ran on them (claude-code.md).
 OLDEST = "2.1.197"
+# The newest release the kit is proven on, carried by the package itself: a wheel has no package.json
+# (tests/claude/test_binary.py holds it equal to the checkout's pin).
+NEWEST = "2.1.332"
 
 
 def find_claude() -> str:
@@ -41,7 +44,7 @@ def find_claude() -> str:
 
     raise DonegateError(
         "Claude Code (`claude`) is not installed",
-        f"{installation.claude_install()}, or set {CLAUDE_ENV} to its path",
+        f"{installation.claude_install(high=supported_range()[1])}, or set {CLAUDE_ENV} to its path",
     )
 
 
@@ -55,11 +58,12 @@ def executable() -> str | None:
 
 
 def pinned_version() -> str | None:
+    """The checkout's package.json pin (what `npm ci` installs), else the release the package was proven on."""
     try:
         pkg = json.loads((paths.KIT_ROOT / "package.json").read_text(encoding="utf-8"))
         return pkg["dependencies"]["@anthropic-ai/claude-code"]
     except (OSError, ValueError, KeyError, TypeError):
-        return None
+        return NEWEST
 
 
 def _key(version: str) -> tuple[int, ...]:
@@ -70,7 +74,7 @@ def _key(version: str) -> tuple[int, ...]:
 
 
 def supported_range() -> tuple[str, str]:
-    return OLDEST, pinned_version() or OLDEST
+    return OLDEST, pinned_version() or NEWEST
 
 
 def support(version: str) -> str:

@@ -15,7 +15,7 @@ def cmd_decide(args: argparse.Namespace) -> int:
     path = Path(args.ledger).expanduser() if args.ledger else paths.ledger_path()
     rec = decide(path, args.ref, args.decision, args.note or "", by=getattr(args, "by", None) or person.who())
     what = "an appeal" if rec["verdict"] == "appealed" else "a hand-over"
-    print(f"{args.decision}d {what}: stop {rec['ref']} (session {rec['session']}, {rec['repo'] or 'no repository'})"
+    print(f"{args.decision.removesuffix('e')}ed {what}: stop {rec['ref']} (session {rec['session']}, {rec['repo'] or 'no repository'})"
           + ("; the next stop in that repository is told" if args.decision == "reject" and rec["repo"] else ""))
     return 0
 

@@ -10,8 +10,13 @@ from donegate.core.finding import ERROR
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from donegate.install import stubs
+
     findings = diagnose(args.repo)
     print(f"donegate doctor {Path(args.repo).expanduser().resolve()}")
+    gone = stubs.sweep()  # a deleted clone's or a test's stubs: their hooks could only fail
+    if gone:
+        print(f"removed {len(gone)} hook stub(s) of installs whose repository or kit is gone (in {stubs.folder()})")
     print(render(findings, verbose=args.verbose))
     return 1 if any(f.level == ERROR for f in findings) else 0
 

@@ -7,9 +7,9 @@ import argparse
 import json
 
 from donegate import config, paths
-from donegate.install import project as install, machine as managed
+from donegate.install import project as install, machine as managed, routes, stubs
 from donegate.person import ownership as person
-from donegate.claude.settings import SANDBOX_FIX, deny_rules, hook_timeout, sandbox_available
+from donegate.claude.settings import SANDBOX_FIX, hook_timeout, sandbox_available
 from donegate.errors import DonegateError
 
 
@@ -36,29 +36,66 @@ def cmd_install(args: argparse.Namespace) -> int:
         if args.repo:
             raise DonegateError("install --scope user guards every sealed repository of this account: give no REPO",
                                 "donegate install --scope user (then seal each repository, worktree-wide, as usual)")
+        _sweep()
         path = install.install(None, sandbox=args.sandbox, scope="user")
         print(f"donegate installed in your user settings {path}")
         print("  Stop hook and guard for every Claude Code session of this account: every sealed repository, its "
               "worktrees and subfolder projects is gated; elsewhere a stop passes quietly")
+        from donegate.seal.store import sealed_repos
+
+        for repo in sealed_repos(paths.home()):
+            _covered(repo, path)
         return 0
     if not args.repo:
         raise DonegateError("install: give the repository to guard (or --scope user, or --managed for the whole machine)",
                             "donegate install REPO")
+    _sweep()
     path = install.install(args.repo, sandbox=args.sandbox, scope=args.scope)
     _record("install", args, str(path))
     data = json.loads(path.read_text(encoding="utf-8"))
     box = data.get("sandbox", {}) if isinstance(data.get("sandbox"), dict) else {}
+    project = path.parent.parent
     print(f"donegate installed in {path}")
     print(f"  Stop hook (timeout {hook_timeout(config.load())} s), PreToolUse guard, "
-          f"{len(deny_rules())} deny rules, sandbox {'on' if box.get('enabled') else 'off'}")
+          f"{_rules(project)} deny rules, sandbox {'on' if box.get('enabled') else 'off'}")
     if not box.get("enabled"):
         ok, why = sandbox_available()
         print("  without the sandbox, Bash can still read the hidden tests with a program of its own"
               + (f" ({why}; {SANDBOX_FIX})" if not ok else " (pass --sandbox on)"))
     if args.scope == "local":
         print("  this machine's paths are in settings.local.json (git-excluded); .claude/settings.json stays safe to commit")
-    print(f"  next: seal the acceptance tests (donegate seal), then check everything: donegate doctor {path.parent.parent}")
+    _covered(project, path)
+    from donegate.seal import store
+
+    if store.is_sealed(project):
+        print(f"  sealed already; check everything: donegate doctor {project}")
+    else:
+        print(f"  next: seal the acceptance tests (donegate seal {project} TEST_FILE..., or donegate write {project} "
+              f"--request ...), then check everything: donegate doctor {project}")
     return 0
+
+
+def _rules(project) -> int:
+    """The deny rules install wrote (the protected folders' links and the stubs' folder, for each file
+    tool, and the settings files' own): the same entries `install` merged in."""
+    from donegate.claude.settings import kit_entries
+
+    return len(kit_entries(config.load(), repo=project)["deny"])
+
+
+def _covered(folder, mine) -> None:
+    """Say which other install already puts a donegate Stop hook in front of `folder`'s sessions."""
+    from donegate.install import diagnose
+
+    for other in routes.others(diagnose.settings_files(folder), mine):
+        print(f"  warning: {folder} is already covered by {other.describe()}: the hooks of a stop share one verdict "
+              f"(one judges, the others report it), but keep one install (donegate uninstall the other)")
+
+
+def _sweep() -> None:
+    gone = stubs.sweep()
+    if gone:
+        print(f"donegate: removed {len(gone)} hook stub(s) of installs whose repository or kit is gone (in {stubs.folder()})")
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ def cmd_seal(args: argparse.Namespace) -> int:
     from donegate.seal import sealing, store
 
     repo = repos.project(Path(args.repo))  # the project: a repository, or a subfolder of one
+    _outside_the_agents_reach(repo, [Path(f) for f in args.tests])
     if store.is_sealed(repo) and not (args.add or args.replace):
         # Replacing a set is a choice: a second `seal` of one file used to drop the others without a word.
         raise DonegateError(f"{repo} already has sealed acceptance tests",
@@ -53,6 +54,28 @@ def cmd_seal(args: argparse.Namespace) -> int:
     print(f"  the hidden run uses {py['python']} (Python {py['version'] or '?'}, {py['source']})"
           + (f", project folder {m['project']}" if m["project"] != "." else ""))
     return 0
+
+
+def readable_trees(repo: Path) -> list[Path]:
+    """The trees a session of `repo` can read: its working tree and every worktree of the repository."""
+    from donegate.tree import git
+
+    top = git.toplevel(repo)
+    res = git.run(top, "worktree", "list", "--porcelain")
+    found = [Path(line[len("worktree "):]) for line in res.stdout.splitlines() if line.startswith("worktree ")] \
+        if res.returncode == 0 else []
+    return [top, *(p for p in found if p != top)]
+
+
+def _outside_the_agents_reach(repo: Path, tests: list[Path]) -> None:
+    """A hidden test the agent can read is not hidden: refuse a file inside the repository or its worktrees."""
+    from donegate import paths
+
+    for test in tests:
+        for tree in readable_trees(repo):
+            if test.exists() and paths.is_within(test.resolve(), tree.resolve()):
+                raise DonegateError(f"{test} lies inside {tree}, where the agent can read it: it would not be hidden",
+                                    f"move it outside the repository (mv {test} ~/acceptance/), then seal that path")
 
 
 def cmd_relocate(args: argparse.Namespace) -> int:

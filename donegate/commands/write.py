@@ -25,7 +25,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "write", help="have a separate model write acceptance tests for a request, check them and seal them",
     )
-    p.add_argument("repo", metavar="REPO", help="the guarded git repository (the writer sees its HEAD)")
+    p.add_argument("repo", metavar="REPO", help="the guarded project, exactly as `seal` takes it: a git repository, or a "
+                   "subfolder of one (a monorepo package: `write packages/x` seals packages/x); the writer sees its HEAD")
     p.add_argument("--request", required=True, help="the request, as the developer would type it to the agent")
     p.add_argument("--allow-skip", action="store_true", help="accept tests that skip or xfail now (they fail at every stop until they run)")
     p.set_defaults(func=cmd_write)

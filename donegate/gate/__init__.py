@@ -40,7 +40,7 @@ from donegate.core import deadline, proc
 from donegate.sessions import ids as sessions
 from donegate.seal import sealing, store
 from donegate.errors import ConfigError, DonegateError
-from donegate.gate import acceptance, breaker, feedback, integrity, leaks, record, review_gate, scan, scope, watchdog as _watchdog
+from donegate.gate import acceptance, breaker, feedback, integrity, leaks, once, record, review_gate, scan, scope, watchdog as _watchdog
 from donegate.gate.inputs import parse_payload, session_of, weakened_env
 from donegate.gate.scope import scope_gate
 from donegate.gate.stop import AFTER_RUN, STOP as _STOP, fault as _fault, log_exception as _log_exception, stage as _stage
@@ -58,6 +58,8 @@ def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg:
     from donegate.tree import repo as where
 
     target = where.locate(payload, root, repo_arg, managed)
+    if target is None or target.moved_from is None and not store.is_sealed(target.sealed, root):
+        target = _below(payload, root) or target  # a monorepo's root: the sealed package the session changed
     if target is None:
         out = Outcome("unsealed", ALLOW)
         out.quiet = True
@@ -77,6 +79,21 @@ def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg:
     if target.tree != target.sealed:
         out.gates["sealed"] = str(target.sealed)  # the working tree judged is another one of the sealed repository
     return appeal.consider(out, payload, cfg, root, target.tree, session_of(payload), sealed=target.sealed)
+
+
+def _below(payload: dict[str, Any], root: Path) -> Any:
+    from donegate.tree import repo as where
+
+    def changed(t: Any) -> bool:
+        st = store.load(t.sealed, root)
+        names = git.changed_since(t.tree, st.manifest["base"]) if st is not None else []
+        return any(n not in store.KIT_FILES for n in names)  # an install's own files are not a change
+
+    start = where.project_dir(payload) or Path(payload.get("cwd") or ".")
+    found = where.touched_below(start, root, changed)
+    if found is not None:
+        found.found_from = "subfolder"
+    return found
 
 
 def moved(target: Any, payload: dict[str, Any]) -> Outcome:
@@ -235,7 +252,8 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
     git.use(git_path)
     # Until the config is read the hook timeout is unknown: take the shortest any config can give.
     dl = deadline.Deadline(_budget(config.minimal()), start=t0)
-    ctx: dict[str, Any] = {"deadline": dl, "root": root, "payload": payload, "cfg": cfg}
+    claim = once.Claim(root)  # the other donegate hooks of this stop report the verdict of the one that judges it
+    ctx: dict[str, Any] = {"deadline": dl, "root": root, "payload": payload, "cfg": cfg, "claim": claim}
     _STOP.update(deadline=dl, stage="reading the config", scanned_to=0, fault=_fault(root))
     if watchdog:
         dl.arm(lambda: _watchdog.expired(ctx))
@@ -248,10 +266,14 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
         cfg = config.load(paths.config_path(root))
         ctx["cfg"] = cfg
         dl.set_budget(_budget(cfg))
+        _stage("waiting for another donegate hook of this stop")
+        shared = claim.take(payload, wait=dl.remaining() - 2 * AFTER_RUN)
+        if shared is not None:
+            return _watchdog.answer(dl, shared)
         _stage("finding the repository")
         outcome = evaluate(payload, cfg, root, repo, managed)
         if outcome.quiet:
-            return _watchdog.answer(dl, breaker.quiet(root))
+            return _watchdog.answer(dl, claim.keep(breaker.quiet(root)))
     except ConfigError as exc:
         outcome = hand_over(exc, root)
     except DonegateError as exc:
@@ -283,4 +305,4 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
             leaks.after_pass(root, session, outcome.gates.get("sealed") or outcome.repo, payload)
         except OSError:
             _log_exception(root)
-    return _watchdog.answer(dl, render(outcome))
+    return _watchdog.answer(dl, claim.keep(render(outcome)))

@@ -37,6 +37,10 @@ def changed_protected(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any],
         # and what `donegate install` wrote into this tree (a person's install there) is not the agent's.
         now = {k: v for k, v in now.items() if k in before or k not in store.KIT_FILES}
     touched = sorted(k for k in set(now) | set(before) if now.get(k) != before.get(k))
+    if touched:  # `claude plugin install donegate@...` after the seal: the person's install, never the agent's change
+        from donegate.install import routes
+
+        touched = [k for k in touched if not routes.plugin_only(repo, k, before.get(k), manifest.get("base"))]
     kinds = {k: fsafe.describe(now.get(k)) for k in touched if k in before}
     if cfg["protect_repo_tests"]:
         for name, digest in manifest.get("repo_tests", {}).items():

@@ -155,7 +155,10 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
         return findings
     files = read_settings(repo, findings)
     project = repo / vocab.SETTINGS
-    fix_install = f"donegate install {repo}"
+    # A worktree, or a monorepo's root above a sealed package: only an install for every folder reaches it.
+    tops = repos._git_tops(repo)
+    wide = bool(repos.sealed_below(repo, paths.home())) or bool(tops and (tops[0] / ".git").is_file())
+    fix_install = "donegate install --scope user" if wide else f"donegate install {repo}"
 
     for f in files:
         if f.data is not None and f.data.get("disableAllHooks") is True:
@@ -167,12 +170,19 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
     # An installed kit's launchers import the package from their interpreter's site-packages.
     checkout = paths.is_checkout()
     stops = kit_hooks(files, "Stop", "stop_gate.py")
-    if not stops:
+    from donegate.install import routes
+
+    reach = routes.found(settings_files(repo))  # every route, the plugin included
+    plugins = [r for r in reach if r.plugin]
+    if not stops and plugins:
+        findings.append(Finding(OK, f"{plugins[0].describe()}: its hooks run the gate in this folder's sessions", str(plugins[0].path)))
+    elif not stops:
         findings.append(Finding(ERROR, "no donegate Stop hook in any settings file Claude Code would load: the gate never runs",
                                 str(project), fix_install))
-    if len(stops) > 1:
-        findings.append(Finding(WARNING, f"{len(stops)} donegate Stop hooks: each stop runs the hidden tests {len(stops)} times",
-                                "; ".join(s.where for s in stops), "keep one (donegate uninstall, then install, in one place)"))
+    if len(reach) > 1:
+        findings.append(Finding(WARNING, f"{len(reach)} donegate installs reach this folder ({'; '.join(r.describe() for r in reach)}): "
+                                "one hook judges each stop and the others report its verdict only where they share a state root",
+                                "; ".join(str(r.path) for r in reach), "keep one: donegate uninstall the others (or claude plugin uninstall donegate@donegate)"))
     for ref in stops[:1]:
         _check_hook_repo(findings, ref, repo, home, fix_install)
         variables, interp, script = parse_hook(ref.hook)
@@ -234,7 +244,7 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
 
     # The guard.
     guards = kit_hooks(files, "PreToolUse", "guard.py")
-    if not guards:
+    if not guards and not plugins:
         findings.append(Finding(WARNING, "no donegate PreToolUse guard: nothing trips on a search or a glob reaching the hidden tests",
                                 str(project), fix_install))
     for ref in guards[:1]:
@@ -350,7 +360,10 @@ def _run_cached(*argv: str) -> tuple[int | None, str]:
 
 
 def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
+    from donegate.install import kit as installation
+
     level = ERROR if cfg["review"] != "off" else WARNING
+    low, high = binary.supported_range()
     try:
         exe = binary.find_claude()
     except DonegateError as exc:
@@ -361,18 +374,17 @@ def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
     version = (output.strip().split() or ["?"])[0]
     if code != 0 or "Claude Code" not in output:
         findings.append(Finding(level, f"{exe} --version failed: {output.strip()[-200:]}", exe,
-                                "reinstall it (npm ci in the kit)"))
+                                f"reinstall it: {installation.claude_pin(high)}"))
         return
-    low, high = binary.supported_range()
     span = f"the kit is proven on {low} to {high}"
     fit = binary.support(version)
     if fit == "older":
         findings.append(Finding(ERROR, f"claude is {version}, older than the oldest release {span.removeprefix('the kit is ')}: "
                                        "its hooks may not run as the kit writes them (exec form), which opens the gate",
-                                exe, f"update Claude Code (npm ci in the kit pins {high})"))
+                                exe, f"update Claude Code: {installation.claude_pin(high)}"))
     elif fit != "ok":
         findings.append(Finding(WARNING, f"claude is {version}; {span}: hook and settings behaviour moves between versions",
-                                exe, f"npm ci in the kit (pins {high}), or run `make e2e CLAUDE_VERSION={version}` first"))
+                                exe, f"{installation.claude_pin(high)}, {installation.try_claude(version)}"))
     else:
         findings.append(Finding(OK, f"claude {version} ({span})", exe))
 
@@ -381,6 +393,13 @@ def _check_target(findings: list[Finding], folder: Path, home: Path, cfg: dict[s
     """Which working tree a session started in `folder` is judged on, against which seal (the hook's
     own `donegate.tree.repo.resolve`), then that seal's store and scope checks on that tree."""
     target = repos.resolve(folder, home)
+    below = repos.sealed_below(folder, home) if target is None else []
+    if below:
+        findings.append(Finding(WARNING, f"nothing is sealed for this folder; sealed below this folder: {', '.join(str(t.tree) for t in below)}: "
+                                "a session started here is judged on the one it changes only through an install for every folder "
+                                "(a project install there runs only in sessions started there)",
+                                str(folder), "donegate install --scope user, or start the session in the sealed folder"))
+        return
     if target is None:
         _check_store(findings, folder, home, cfg)  # says "no acceptance tests are sealed", with the fix
         return
@@ -441,7 +460,7 @@ def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str,
                                 str(tree), "undo the change, or seal again after a change of your own: donegate seal ..."))
     if not problems:  # never "intact" beside the errors (it said so while every stop blocked)
         findings.append(Finding(OK, f"{st.manifest['count']} acceptance tests sealed and intact", str(st.path)))
-    _check_python(findings, repo, st.manifest, cfg)
+    _check_python(findings, tree, st.manifest, cfg)  # the tree judged: a worktree runs with its own paths
 
 
 def _check_python(findings: list[Finding], repo: Path, manifest: dict[str, Any] | None, cfg: dict[str, Any]) -> None:

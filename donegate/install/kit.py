@@ -81,11 +81,26 @@ def restore(rel: str, kit: Path | None = None) -> str:
     return f"{reinstall(kit)}; or set `prompts` in donegate.yaml to a folder holding your own {rel}"
 
 
-def claude_install(kit: Path | None = None) -> str:
-    """How to get the Claude Code binary the writer and reviewers run."""
+def claude_install(kit: Path | None = None, high: str | None = None) -> str:
+    """How to get the Claude Code binary the writer and reviewers run (`high`: the newest release proven)."""
     if kind(kit) == CHECKOUT:
         return f"run `make setup` in {kit or paths.KIT_ROOT} (installs the pinned version)"
-    return "install it: `npm install -g @anthropic-ai/claude-code`"
+    return f"install it: {claude_pin(high, kit)}" if high else "install it: `npm install -g @anthropic-ai/claude-code`"
+
+
+def claude_pin(high: str, kit: Path | None = None) -> str:
+    """How to get `high`, the Claude Code release the kit is proven on, for the kind of install this is: a
+    checkout pins it in package.json; a wheel knows it (`donegate.claude.binary.NEWEST`) but has no kit to run npm in."""
+    if kind(kit) == CHECKOUT:
+        return f"`npm ci` in {kit or paths.KIT_ROOT} (pins {high})"
+    return f"`npm install -g @anthropic-ai/claude-code@{high}`"
+
+
+def try_claude(version: str, kit: Path | None = None) -> str:
+    """How a person proves the kit on another Claude Code release before trusting it."""
+    if kind(kit) == CHECKOUT:
+        return f"or run `make e2e CLAUDE_VERSION={version}` in {kit or paths.KIT_ROOT} first"
+    return "or check a session by hand: `donegate doctor` here, then a stop that must block"
 
 
 def kit_dir(folder: str, kit: Path | None = None) -> Path:

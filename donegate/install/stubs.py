@@ -117,3 +117,31 @@ def remove(paths: list[str]) -> None:
     for path in paths:
         if words(path) or (os.path.islink(path) and os.path.basename(path).startswith("ro-")):
             Path(path).unlink(missing_ok=True)
+
+
+def _gone(argv: list[str]) -> bool:
+    """Whether the stub's launcher, state root or repository no longer exists (a deleted clone, a test's
+    temporary folder): its hook could only fail."""
+    named = [argv[i + 1] for i, w in enumerate(argv[:-1]) if w in ("--home", "--repo")]
+    return any(not os.path.exists(p) for p in argv[:1] + named)
+
+
+def sweep(where: Path | None = None) -> list[str]:
+    """Remove the stubs (and their links) of an install whose launcher, state root or repository is gone;
+    returns the stubs' paths. A settings file still naming one has a hook that fails: doctor there says so."""
+    where = where or folder()
+    try:
+        names = sorted(os.listdir(where))
+    except OSError:
+        return []
+    dead: set[str] = set()
+    for name in names:
+        kind, _, tag = name.partition("-")
+        if kind in ("stop", "pretooluse") and tag:
+            argv = words(where / name)[1:]
+            argv = argv[next((i for i, w in enumerate(argv) if not w.startswith("-")), len(argv)):]
+            if argv and _gone(argv):
+                dead.add(tag)
+    mine = [n for n in names if n.partition("-")[2] in dead or n.startswith("ro-") and n[3:].rpartition("-")[0] in dead]
+    remove([str(where / n) for n in mine])
+    return [str(where / n) for n in mine if not n.startswith("ro-")]

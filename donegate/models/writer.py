@@ -372,7 +372,10 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
     reviewer has the same seam, and the tests script the writer's answers through it."""
     err = err or sys.stderr
     wcfg = cfg["writer"]
-    repo = git.toplevel(repo)
+    from donegate.tree import repo as repos
+
+    repo = repos.project(repo)  # the project, exactly as `seal` takes it: a repository, or a subfolder of one
+    top = git.toplevel(repo)
     paths.check_outside(repo)
     if not request.strip():
         raise DonegateError("the request is empty", 'say what the change should do: donegate write REPO --request "..."')
@@ -393,8 +396,8 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
             raise DonegateError(f"the temporary folder {tmp} lies inside {repo}", "set TMPDIR to a folder outside the repository")
         from donegate.hidden import python as pyenv
 
-        interp = pyenv.find(repo, repo, cfg.get("python"))  # the repository's environment, for the copy's runs too
-        copy = clean_copy(repo, tmp)
+        interp = pyenv.find(repo, top, cfg.get("python"))  # the project's environment, for the copy's runs too
+        copy = clean_copy(top, tmp) / repo.resolve().relative_to(top.resolve())  # the project's folder in the repository's HEAD
         listing = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file())
         retry = ""
         accepted: tuple[dict[str, str], runner.TestRun, dict[str, Any]] | None = None

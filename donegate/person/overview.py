@@ -26,17 +26,10 @@ LISTED = 20  # sessions of each kind listed (the latest)
 
 
 def install_mode(repo: Path) -> str:
-    from donegate.install import project as install
-    from donegate.claude import managed
+    from donegate.install import diagnose, routes
 
-    modes = []
-    if (repo / install.RECORD).is_file():
-        modes.append("per repository (.claude/settings.json)")
-    try:
-        if managed.drop_in_path().is_file():
-            modes.append("managed (machine-wide policy)")
-    except OSError:
-        pass
+    modes = [("the plugin" if r.plugin else "the hook") + f" in the {r.scope} settings ({r.path})"
+             for r in routes.found(diagnose.settings_files(repo))]
     return " and ".join(modes) or "not installed: no hook runs in its sessions (donegate install REPO)"
 
 

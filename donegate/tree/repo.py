@@ -279,6 +279,38 @@ def locate(payload: dict[str, Any], root: Path, fixed: str | None = None, manage
     return _named(Target(top, top), "cwd")
 
 
+def sealed_below(folder: Path, root: Path) -> list[Target]:
+    """The sealed projects inside `folder`'s working tree below `folder` (a monorepo's packages seen from its root)."""
+    try:
+        folder = folder.resolve()
+    except OSError:
+        return []
+    tops = _git_tops(folder)
+    common = _common_dir(tops[0]) if tops else None
+    if common is None:
+        return []
+    out = []
+    for e in identities(root):
+        tree = tops[0] / e["sub"] if e["sub"] else tops[0]
+        if e["common_dir"] == common and tree != folder and _within(tree, folder) and tree.is_dir():
+            out.append(Target(tree, Path(e["repo"])))
+    return sorted(out, key=lambda t: str(t.tree))
+
+
+def touched_below(folder: Path, root: Path, changed: Any) -> Target | None:
+    """A session started above a sealed subfolder (a monorepo's root) that changed files in it since its seal
+    is judged on it: the first such subfolder (`changed(target)`: its changes since the seal, as the seal
+    reads them; it raises when the seal is broken, and that one is judged, so the stop says so). Untouched ones
+    pass, as any folder outside a seal does."""
+    for t in sealed_below(folder, root):
+        try:
+            if changed(t):
+                return t
+        except Exception:
+            return t
+    return None
+
+
 def _named(t: Target, name: str) -> Target:
     t.found_from = name
     return t

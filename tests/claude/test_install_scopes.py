@@ -88,8 +88,12 @@ def test_install_seal_and_doctor_of_a_subfolder_act_on_that_subfolder(mono):
     findings = doctor.diagnose(pkg)
     assert errors(findings) == [], errors(findings)
     # The monorepo's top: Claude Code started there loads no hook of the kit, and no seal holds it.
-    top = errors(doctor.diagnose(mono))
-    assert any("no donegate Stop hook" in e for e in top) and any("no acceptance tests are sealed" in e for e in top)
+    found = doctor.diagnose(mono)
+    top = errors(found)
+    assert any("no donegate Stop hook" in e for e in top)
+    # ... and doctor there points to the sealed package below it, with the install that reaches a root session
+    (below,) = [f for f in found if "sealed below this folder" in f.what]
+    assert str(pkg) in below.what and below.fix.startswith("donegate install --scope user")
 
 
 def test_doctor_names_a_moved_repository_and_the_hook_that_names_the_old_path(shop_repo, tmp_path):

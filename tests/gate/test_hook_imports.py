@@ -44,7 +44,7 @@ STOP_MODULES = {
     "donegate.hidden.python", "donegate.hidden.second",  # the second run starts beside the first at every stop
     "donegate.hidden.pyc",  # the product's bytecode kept between confined stops
     "donegate.gate", "donegate.gate.acceptance", "donegate.gate.breaker", "donegate.gate.feedback",
-    "donegate.gate.inputs", "donegate.gate.integrity", "donegate.gate.leaks", "donegate.gate.record",
+    "donegate.gate.inputs", "donegate.gate.integrity", "donegate.gate.leaks", "donegate.gate.once", "donegate.gate.record",
     "donegate.gate.review_gate", "donegate.gate.scan", "donegate.gate.scope", "donegate.gate.stop", "donegate.gate.watchdog",
 }
 # Standard modules that cost milliseconds at every stop (see the notes in outcome.py and config.py); `ast`

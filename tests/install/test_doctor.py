@@ -222,10 +222,10 @@ def test_deny_rules_in_a_local_file_count(healthy, kit_home):
 def test_sandbox_checks(healthy, kit_home, monkeypatch):
     if "sandbox" not in json.loads((healthy / ".claude" / "settings.json").read_text()):
         pytest.skip("bubblewrap/socat not installed: install wrote no sandbox")
-    monkeypatch.setattr(vocab, "sandbox_available", lambda: (False, "missing on PATH: bwrap"))
-    hit = only_error(doctor.diagnose(healthy), "sandbox is on but cannot run here")
+    with monkeypatch.context() as m:  # never monkeypatch.undo(): it would put the real HOME back for the install below
+        m.setattr(vocab, "sandbox_available", lambda: (False, "missing on PATH: bwrap"))
+        hit = only_error(doctor.diagnose(healthy), "sandbox is on but cannot run here")
     assert "bubblewrap" in hit.fix
-    monkeypatch.undo()
     edit_settings(healthy, lambda d: d["sandbox"]["filesystem"].update(denyRead=[]))
     only_error(doctor.diagnose(healthy), "denyRead leaves", str(paths.KIT_ROOT))
     install.install(healthy, sandbox="auto")

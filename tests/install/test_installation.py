@@ -110,3 +110,33 @@ def test_doctor_reports_reviewer_files_the_review_gate_cannot_read(tmp_path, mon
     found = []
     doctor._check_prompts(found, {**cfg, "review": "off"})
     assert [f.level for f in found] == [WARNING, WARNING]
+
+
+@pytest.mark.parametrize("version, level", [("2.1.400", "warning"), ("2.1.100", "error")])
+def test_a_wheel_knows_its_claude_code_range_and_names_no_step_it_cannot_do(tmp_path, monkeypatch, version, level):
+    """From a pipx install, doctor said "proven on 2.1.197 to 2.1.197", fix "npm ci in the kit (pins 2.1.197)": a
+    wheel has neither the pin nor a kit to run npm in. It carries the range, and the fix is one it can run."""
+    from donegate import config
+    from donegate.claude import binary
+    from donegate.install import diagnose
+
+    kit = wheel(tmp_path / "p", "pipx_metadata.json")
+    monkeypatch.setattr(paths, "KIT_ROOT", kit)
+    claude = tmp_path / "claude"
+    claude.write_text(f"#!/bin/sh\necho '{version} (Claude Code)'\n")
+    claude.chmod(0o755)
+    monkeypatch.setenv("DONEGATE_CLAUDE", str(claude))
+    diagnose._run_cached.cache_clear()
+    findings: list = []
+    diagnose._check_claude(findings, config.defaults())
+    (found,) = [f for f in findings if "claude is" in f.what]
+    assert found.level == level and f"{binary.OLDEST} to {binary.NEWEST}" in found.what, found
+    assert f"npm install -g @anthropic-ai/claude-code@{binary.NEWEST}" in found.fix, found.fix
+    assert "npm ci" not in found.fix and "make " not in found.fix and "in the kit" not in found.fix, found.fix
+
+
+def test_the_packaged_range_is_the_checkouts_pin():
+    from donegate.claude import binary
+
+    pin = json.loads((KIT / "package.json").read_text())["dependencies"]["@anthropic-ai/claude-code"]
+    assert binary.NEWEST == pin == binary.pinned_version()

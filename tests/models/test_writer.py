@@ -314,3 +314,26 @@ def test_the_writers_held_back_file_is_sealed_held_back(shop_repo, kit_home):
     model = ScriptedWriter(_answer(files_answer((shown.name, shown.read_text()), behaviours=[BEHAVIOUR])))
     st, warnings = writer.write(shop_repo, REQUEST, cfg, err=io.StringIO(), run_model=model)
     assert st.manifest["held"] == {} and any("held back no test" in w for w in warnings)
+
+
+def test_write_seals_the_subfolder_named_as_seal_does(tmp_path, kit_home):
+    """A monorepo: `donegate write packages/shop` seals packages/shop, as `seal packages/shop` does, never the
+    repository's root; the writer works in the package's folder of the repository's HEAD."""
+    from donegate import config
+    from donegate.seal import store
+    from tests.support.repos import example_files
+
+    mono = make_repo(tmp_path / "mono", {**{f"packages/shop/{k}": v for k, v in example_files().items()},
+                                         "packages/other/README.md": "another package\n"})
+    package = mono / "packages" / "shop"
+    good = sorted(EXAMPLE_TESTS.glob("test_*.py"))[0]
+    model = ScriptedWriter(_answer(files_answer((good.name, good.read_text()), behaviours=[BEHAVIOUR], notes="n")))
+    cfg = {**config.defaults(), "confine": require.confine()}
+    st, _ = writer.write(package, REQUEST, cfg, err=io.StringIO(), run_model=model)
+    assert store.is_sealed(package) and not store.is_sealed(mono)
+    assert st.manifest["repo"] == str(package.resolve()) and st.manifest["baseline"]["failing"]
+    assert model.calls[0]["cwd"].parts[-2:] == ("packages", "shop")  # the package's folder, in the clean copy
+    assert "shop/pricing.py" in model.prompts[0] and "other/README.md" not in model.prompts[0]
+    from donegate import cli
+
+    assert "subfolder" in cli.build_parser()._subparsers._group_actions[0].choices["write"].format_help()

@@ -75,6 +75,7 @@ def test_a_rejection_is_told_to_the_next_stop_in_that_repository_once(sealed_sho
     assert donegate("reject", ref).returncode == 2  # a rejection says why: --note is required
     res = donegate("reject", ref, "--note", "round half up, as the finance team asked")
     assert res.returncode == 0 and "the next stop in that repository is told" in res.stdout, res.stderr
+    assert res.stdout.startswith(f"rejected an appeal: stop {ref}"), res.stdout  # not "rejectd"
 
     fix_bug(sealed_shop)  # the tests pass now: the stop would be allowed
     res = run_hook(stop_payload(sealed_shop, session="next"))

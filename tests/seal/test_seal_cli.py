@@ -95,3 +95,26 @@ def test_hook_help_prints_help_and_reads_nothing(tmp_path, kit_home):
     assert proc.returncode == 0 and "usage: donegate hook" in out and "--home ROOT" in out, err
     assert not (kit_home / "ledger.jsonl").exists() or not json.loads("[" + ",".join(
         (kit_home / "ledger.jsonl").read_text().splitlines()) + "]")
+
+
+def test_a_test_file_the_agent_can_read_is_refused_in_one_line(tmp_path):
+    """`seal --add REPO REPO/tests/test_x.py` sealed a "hidden" test the agent reads in its own tree; a file
+    in a worktree of the repository too. The look-alike: the same file outside both is sealed."""
+    from tests.support.repos import EXAMPLE_TESTS, example_files, git, make_repo, seal
+
+    repo = make_repo(tmp_path / "shop", example_files())
+    body = sorted(EXAMPLE_TESTS.glob("test_*.py"))[0].read_text()
+    inside = repo / "tests" / "test_hidden.py"
+    inside.parent.mkdir(exist_ok=True)
+    inside.write_text(body)
+    git(repo, "worktree", "add", "-q", str(tmp_path / "wt"))
+    in_worktree = tmp_path / "wt" / "test_hidden.py"
+    in_worktree.write_text(body)
+    for test in (inside, in_worktree):
+        res = seal(repo, test)
+        assert res.returncode != 0 and "where the agent can read it" in res.stderr and "move it outside" in res.stderr, res.stderr
+        assert len([line for line in res.stderr.splitlines() if line.strip()]) <= 2
+    outside = tmp_path / "hidden" / "test_hidden.py"
+    outside.parent.mkdir()
+    outside.write_text(body)
+    assert seal(repo, outside).returncode == 0

@@ -64,9 +64,13 @@ def example_files() -> dict[str, str]:
     return {k.removeprefix("examples/shop/"): v for k, v in text_files(KIT, "examples/shop").items()}
 
 
-def kit_cmd(kit: Path, home: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    """`python -m donegate ARGS` run from the kit checkout `kit`, with DONEGATE_HOME=`home`."""
+def kit_cmd(kit: Path, home: Path, *args: str, timeout: float = 180, user_home: Path | None = None) -> subprocess.CompletedProcess:
+    """`python -m donegate ARGS` run from the kit checkout `kit`, with DONEGATE_HOME=`home` (and HOME=`user_home`:
+    where install writes its hook stubs and `--scope user` its settings; never the person's real home)."""
     env = {**os.environ, "DONEGATE_HOME": str(home)}
+    if user_home is not None:
+        user_home.mkdir(parents=True, exist_ok=True)
+        env["HOME"] = str(user_home)
     env.pop("DONEGATE_NESTED", None)
     if os.environ.get("DGTEST_CLAUDE"):  # `make e2e CLAUDE_VERSION=...`: install points the reviewers at that one
         env["DONEGATE_CLAUDE"] = os.environ["DGTEST_CLAUDE"]
@@ -183,7 +187,7 @@ class GatedRepo:
 
     def donegate(self, *args: str) -> str:
         """`donegate ARGS` as a user runs it from the kit checkout; its output, or RuntimeError."""
-        res = kit_cmd(self.kit, self.home, *args)
+        res = kit_cmd(self.kit, self.home, *args, user_home=self.user_home)
         if res.returncode != 0:
             raise RuntimeError(f"donegate {args[0]} failed: {res.stdout}{res.stderr}")
         return res.stdout
@@ -194,6 +198,11 @@ class GatedRepo:
 
     def seal(self, tests: Iterable[Path]) -> None:
         self.donegate("seal", str(self.repo), *map(str, tests), "--request", REQUEST)
+
+    @property
+    def user_home(self) -> Path:
+        """HOME of the session and of the kit's commands: the hook stubs and `--scope user` land here."""
+        return self.base / "home"
 
     # -- paths the agent must not reach --------------------------------------------------------------
 
@@ -229,7 +238,7 @@ class GatedRepo:
             wrap: Iterable[str] = ()) -> Session:
         # DONEGATE_HOME is emptied in the session's environment (the kit reads "" as unset): the hooks
         # must find the store through the command install wrote, as they do for a user who never set it.
-        res = run_session(self.repo, api, prompt, allowed_tools=tools, timeout=timeout, home=self.base / "home",
+        res = run_session(self.repo, api, prompt, allowed_tools=tools, timeout=timeout, home=self.user_home,
                           extra_env={"DONEGATE_HOME": "", **(extra_env or {})}, wrap=wrap)
         return Session(res, api, ledger(self.home))
 
