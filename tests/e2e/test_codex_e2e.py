@@ -116,3 +116,24 @@ def test_the_agent_cannot_read_the_store_the_hook_or_its_config_and_no_request_n
     assert not named or all(str(p) in tried or str(p) in str(g.hidden_test) for p in map(Path, named.values())), named
     # The store's path reaches the model only in the commands the agent typed (Codex echoes a refused one).
     assert all(str(g.store) not in o.replace(str(g.hidden_test), "") for o in outputs), outputs
+
+
+def test_the_kits_block_counter_ends_a_loop_codex_never_ends(tmp_path):
+    """Codex 0.169.0 has no block cap (a hook that always blocks keeps a turn going forever): the kit's
+    own counter is the only one. An agent that claims done again and again is blocked `max_blocks`
+    times, then the stop is handed to a person and Codex ends the turn."""
+    find_codex()
+    g = GatedRepo.create(tmp_path / "g", sandbox=False, install=False, config={"max_blocks": 2})
+    codex_home = tmp_path / "codex-home"
+    with FakeResponses() as api:
+        write_provider(codex_home, api)
+        res = subprocess.run([sys.executable, "-m", "donegate", "install", "--client", "codex", "--sandbox", "off"],
+                             cwd=g.kit, env={**os.environ, "DONEGATE_HOME": str(g.home), "CODEX_HOME": str(codex_home)},
+                             capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, res.stdout + res.stderr
+        api.add(*[CLAIM] * 6)
+        run = run_codex(codex_home, g.repo, "Implement the request.", env={"DONEGATE_HOME": ""})
+    verdicts = [s["verdict"] for s in _stops(g)]
+    assert run.returncode == 0, run.describe()
+    assert verdicts[-1] == "gave_up" and verdicts.count("block") <= 3, verdicts
+    assert len(api.model_requests()) == len(verdicts) and len(api.turns) > 0  # Codex stopped asking once handed over

@@ -1,0 +1,107 @@
+"""The Codex boundary without the binary: the trust recipe, the config block, the ledger's client,
+Codex's block semantics (exit 2 needs non-empty stderr) and the hook timeout above the kit's deadline."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from donegate import config
+from donegate.codex import installing, trust, userconfig
+from donegate.core.outcome import BLOCK, Outcome, render
+from donegate.errors import DonegateError
+from donegate.gate import watchdog
+from donegate.gate.inputs import client_of
+
+CODEX_STOP = {"session_id": "s", "turn_id": "t", "transcript_path": "", "cwd": "/x", "hook_event_name": "Stop",
+              "model": "gpt-5.1-codex", "permission_mode": "bypassPermissions", "stop_hook_active": False,
+              "last_assistant_message": "done"}
+
+
+def test_trusted_hash_is_codexs_recipe_and_moves_with_the_command_timeout_and_matcher():
+    h = {"type": "command", "command": "python3 /x.py", "timeout": 120}
+    # The value a hand-written hash made Codex 0.169.0 run (the prototype, /work/codex-proto/demo_gate.py recipe).
+    ident = '{"event_name":"stop","hooks":[{"async":false,"command":"python3 /x.py","timeout":120,"type":"command"}]}'
+    import hashlib
+
+    assert trust.trusted_hash("Stop", h) == "sha256:" + hashlib.sha256(ident.encode()).hexdigest()
+    assert trust.trusted_hash("Stop", {**h, "timeout": 121}) != trust.trusted_hash("Stop", h)
+    assert trust.trusted_hash("PreToolUse", h, "Bash") != trust.trusted_hash("PreToolUse", h)
+    assert trust.key("/c/config.toml", "PreToolUse", 2) == "/c/config.toml:pre_tool_use:2:0"
+
+
+def test_install_appends_a_block_uninstall_takes_out_exactly_it(tmp_path):
+    codex = tmp_path / "codex"
+    codex.mkdir()
+    mine = 'model = "o3"\n\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = "command"\ncommand = "echo mine"\n'
+    (codex / "config.toml").write_text(mine)
+    p = installing.install(codex=codex, home=tmp_path / "state")
+    text = (codex / "config.toml").read_text()
+    assert text.startswith('default_permissions = "standard"') and mine in text
+    # The user's own Stop group is group 0: the kit's is group 1, and its trust key says so.
+    assert any(k.endswith(":stop:1:0") for k in p["trusted"]) and any(k.endswith(":pre_tool_use:0:0") for k in p["trusted"])
+    assert installing.install(codex=codex, home=tmp_path / "state")["text"] == text  # twice: the same file
+    assert not [f for f in installing.check(codex, tmp_path / "state") if f.level == "error"]
+    installing.uninstall(codex)
+    assert (codex / "config.toml").read_text() == mine
+    assert not list((codex / "hooks").iterdir())
+
+
+def test_an_edited_hook_is_reported_untrusted(tmp_path):
+    codex = tmp_path / "codex"
+    installing.install(codex=codex, home=tmp_path / "state")
+    cfg = codex / "config.toml"
+    cfg.write_text(cfg.read_text().replace("timeout = 10", "timeout = 11"))
+    errors = [f.what for f in installing.check(codex, tmp_path / "state") if f.level == "error"]
+    assert errors == ["the PreToolUse hook is not trusted as it stands (Codex skips it silently)"]
+
+
+def test_no_profile_beside_sandbox_mode_and_on_refuses(tmp_path):
+    codex = tmp_path / "codex"
+    codex.mkdir()
+    (codex / "config.toml").write_text('sandbox_mode = "workspace-write"\n')
+    p = installing.plan(codex=codex, home=tmp_path / "state")
+    assert not p["profile"] and "sandbox_mode" in p["why_no_profile"] and "[permissions." not in p["text"]
+    with pytest.raises(DonegateError):
+        installing.plan(codex=codex, home=tmp_path / "state", sandbox="on")
+
+
+def test_a_user_file_the_block_cannot_join_is_refused(tmp_path):
+    codex = tmp_path / "codex"
+    codex.mkdir()
+    (codex / "config.toml").write_text('hooks = { Stop = [] }\n')
+    with pytest.raises(DonegateError, match="not valid TOML"):
+        installing.plan(codex=codex, home=tmp_path / "state")
+
+
+def test_the_hook_timeout_written_for_codex_is_longer_than_the_kits_deadline(tmp_path):
+    cfg = config.defaults()
+    p = installing.plan(codex=tmp_path / "codex", home=tmp_path / "state", cfg=cfg)
+    assert p["timeout"] > watchdog.budget(cfg)
+    assert f"timeout = {p['timeout']}" in p["text"]
+
+
+def test_every_block_has_non_empty_stderr_codex_fails_open_without_it():
+    for reason in ("", "  ", "assert 1 == 2"):
+        code, out, err = render(Outcome("error", BLOCK, reason=reason))
+        assert code == 2 and err.strip() and json.loads(out)["reason"].strip()
+
+
+def test_the_launchers_own_block_has_stderr_when_the_package_cannot_load(tmp_path):
+    from tests.support.repos import HOOK
+
+    res = subprocess.run([sys.executable, "-S", "-c", f"import sys; sys.modules['donegate'] = None; "
+                          f"sys.argv = ['x', '--home', {str(tmp_path)!r}]; "
+                          f"exec(open({str(HOOK)!r}).read(), {{'__file__': {str(HOOK)!r}, '__name__': '__main__'}})"],
+                         input=json.dumps(CODEX_STOP), capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and res.stderr.strip(), (res.returncode, res.stderr)
+
+
+def test_the_client_comes_from_install_else_from_codexs_payload():
+    assert client_of(CODEX_STOP) == "codex"
+    claude = {k: v for k, v in CODEX_STOP.items() if k not in ("turn_id", "model")}
+    assert client_of(claude) == "claude"
+    assert client_of(claude, "codex") == "codex" and client_of(CODEX_STOP, "nonsense") == "codex"
