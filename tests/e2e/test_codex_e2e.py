@@ -107,6 +107,8 @@ def test_the_agent_cannot_read_the_store_the_hook_or_its_config_and_no_request_n
     back = "\n".join(outputs)
     assert "trusted_hash" not in back and "ARGV" not in back, outputs
     # Codex lists the profile's denied folders to the model (0.169.0); nothing else names them.
+    listed = "".join(PROFILE.findall(sent))
+    assert str(g.home) in listed, "Codex no longer lists the denied folders to the model: re-check docs/codex.md"
     unlisted = PROFILE.sub("", sent)
     secrets = {"the kit copy": g.kit, "the state root": g.home, "the store": g.store, "the kit checkout": KIT,
                "the interpreter": Path(sys.executable).parent}
@@ -137,3 +139,61 @@ def test_the_kits_block_counter_ends_a_loop_codex_never_ends(tmp_path):
     assert run.returncode == 0, run.describe()
     assert verdicts[-1] == "gave_up" and verdicts.count("block") <= 3, verdicts
     assert len(api.model_requests()) == len(verdicts) and len(api.turns) > 0  # Codex stopped asking once handed over
+
+
+def test_an_edited_hook_is_skipped_silently_which_is_why_doctor_checks_trust(codex_gated):
+    g, codex_home, install = codex_gated
+    with FakeResponses() as api:
+        install(api)
+        cfg = codex_home / "config.toml"
+        cfg.write_text(cfg.read_text().replace("timeout = 10\n", "timeout = 11\n"))  # the guard's hash no longer fits
+        api.add(shell(f"cat {g.hidden_test}"), CLAIM, FIX, "Fixed.")
+        run = run_codex(codex_home, g.repo, "Implement the request.", env={"DONEGATE_HOME": ""})
+    assert run.returncode == 0, run.describe()
+    assert "PreToolUse" not in run.stderr and "Command blocked" not in api.tool_outputs()[0]  # no word of it
+    assert [s["verdict"] for s in _stops(g)] == ["block", "pass"]  # the Stop hook, still trusted, ran
+    res = subprocess.run([sys.executable, "-m", "donegate", "doctor", "--client", "codex", str(g.repo)], cwd=g.kit,
+                         env={**os.environ, "DONEGATE_HOME": str(g.home), "CODEX_HOME": str(codex_home)},
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 1 and "PreToolUse hook is not trusted" in res.stdout, res.stdout
+
+
+# Answers only the first stop of the turn (Codex has no block cap: a hook that always blocks loops forever).
+HOOK_SCRIPT = "import json, sys\nif json.load(sys.stdin).get('stop_hook_active'):\n    sys.exit(0)\n{body}\n"
+
+
+@pytest.mark.parametrize("body, blocks", [
+    ("sys.stderr.write('not yet'); sys.exit(2)", True),
+    ("sys.exit(2)", False),  # exit 2 with nothing on stderr: Codex lets the agent stop
+    ("print('{\"decision\": \"block\"}')", False),  # a decision without a reason: the same
+    ("sys.stderr.write('broken'); sys.exit(1)", False),  # any other failure: the same (Claude Code: the same)
+])
+def test_codex_reads_a_block_only_from_exit_2_with_stderr_or_a_decision_with_a_reason(tmp_path, body, blocks):
+    """Codex 0.169.0's reading of a Stop hook's answer, the reason every block of the kit has words on stderr
+    (`donegate.core.outcome.render`). A bare hook trusted with the kit's recipe (`donegate.codex.trust`)."""
+    from donegate.codex import trust
+
+    find_codex()
+    codex_home, repo = tmp_path / "codex-home", tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    script = tmp_path / "hook.py"
+    script.write_text(HOOK_SCRIPT.format(body=body))
+    handler = {"type": "command", "command": f"{sys.executable} {script}", "timeout": 30}
+    with FakeResponses() as api:
+        key = trust.key(str(codex_home / "config.toml"), "Stop", 0)
+        write_provider(codex_home, api, extra=f'''
+[[hooks.Stop]]
+[[hooks.Stop.hooks]]
+type = "command"
+command = {json.dumps(handler["command"])}
+timeout = 30
+
+[hooks.state.{json.dumps(key)}]
+trusted_hash = "{trust.trusted_hash("Stop", handler)}"
+''')
+        api.add("Done.", "Done again.")
+        run = run_codex(codex_home, repo, "Do it.", timeout=60)
+    assert run.returncode == 0, run.describe()
+    assert len(api.model_requests()) == (2 if blocks else 1), run.describe()
+    assert ("Stop Blocked" in run.stderr) == blocks, run.stderr[-1500:]
