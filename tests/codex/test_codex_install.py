@@ -4,8 +4,10 @@ Codex's block semantics (exit 2 needs non-empty stderr) and the hook timeout abo
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -105,3 +107,22 @@ def test_the_client_comes_from_install_else_from_codexs_payload():
     claude = {k: v for k, v in CODEX_STOP.items() if k not in ("turn_id", "model")}
     assert client_of(claude) == "claude"
     assert client_of(claude, "codex") == "codex" and client_of(CODEX_STOP, "nonsense") == "codex"
+
+
+def test_the_commands_install_check_show_and_uninstall_the_codex_hooks(tmp_path):
+    from tests.support.repos import KIT
+
+    def donegate(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "donegate", *argv], capture_output=True, text=True, cwd=KIT, timeout=120)
+
+    codex_config = userconfig.config_path()
+    assert codex_config == Path(os.environ["HOME"]).resolve() / ".codex" / "config.toml"  # the test's HOME (conftest)
+    res = donegate("install", "--client", "codex")
+    assert res.returncode == 0 and "permission profile on" in res.stdout, res.stdout + res.stderr
+    assert userconfig.kit_block(codex_config.read_text())
+    res = donegate("doctor", "--client", "codex", str(tmp_path))
+    assert res.returncode == 0 and "0 error(s)" in res.stdout, res.stdout
+    assert "Codex: hooks installed at the user level" in donegate("status").stdout
+    res = donegate("uninstall", "--client", "codex")
+    assert res.returncode == 0 and not userconfig.kit_block(codex_config.read_text())
+    assert donegate("doctor", "--client", "codex", str(tmp_path)).returncode == 1
