@@ -7,6 +7,7 @@ Every run gets its own CODEX_HOME (never ~/.codex: Codex writes helper links the
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -79,7 +80,32 @@ def write_provider(codex_home: Path, api: FakeResponses, extra: str = "") -> Non
 
 def run_codex(codex_home: Path, repo: Path, prompt: str, *, timeout: float = 240, args: tuple[str, ...] = (),
               env: dict[str, str] | None = None) -> CodexRun:
-    res = subprocess.run([str(find_codex()), "exec", "--skip-git-repo-check", "-C", str(repo), *args, prompt],
-                         env=clean_env(codex_home, **(env or {})), capture_output=True, text=True,
-                         timeout=timeout, stdin=subprocess.DEVNULL)
+    try:
+        res = subprocess.run([str(find_codex()), "exec", "--skip-git-repo-check", "-C", str(repo), *args, prompt],
+                             env=clean_env(codex_home, **(env or {})), capture_output=True, text=True,
+                             timeout=timeout, stdin=subprocess.DEVNULL)
+    finally:
+        reap_helpers(repo)
     return CodexRun(res.returncode, res.stdout, res.stderr)
+
+
+def reap_helpers(repo: Path) -> list[int]:
+    """End the sandboxed file-system helpers a run left behind: Codex 0.169.0 sometimes leaves a
+    `bwrap ... codex --codex-run-as-fs-helper` (its parent gone) after `codex exec` exits. Only this run's:
+    the profile in its command line names the run's workspace."""
+    ended = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        text = b" ".join(words)
+        if b"--codex-run-as-fs-helper" in text and f'"{repo}"'.encode() in text:
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+                ended.append(int(entry.name))
+            except OSError:
+                pass
+    return ended
