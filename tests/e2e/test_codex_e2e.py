@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import require
 from tests.support.codexrun import find_codex, run_codex, write_provider
 from tests.support.fakeresponses import FakeResponses, shell
 from tests.support.gated import ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, ledger
@@ -44,6 +45,8 @@ def codex_gated(tmp_path):
 
     def install(api: FakeResponses, *args: str) -> str:
         write_provider(codex_home, api)
+        if not require.sandbox_works():  # no namespaces for Codex's bubblewrap here: the guard alone
+            args = ("--sandbox", "off", *args)
         res = subprocess.run([sys.executable, "-m", "donegate", "install", "--client", "codex", str(g.repo), *args],
                              cwd=g.kit, env={**os.environ, "DONEGATE_HOME": str(g.home), "CODEX_HOME": str(codex_home)},
                              capture_output=True, text=True, timeout=120)
@@ -78,6 +81,7 @@ def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_f
 
 
 def test_the_agent_cannot_read_the_store_the_hook_or_its_config_and_no_request_names_them(codex_gated):
+    require.bwrap()  # the permission profile is Codex's bubblewrap sandbox
     g, codex_home, install = codex_gated
     config = codex_home / "config.toml"
     stub = next((codex_home / "hooks").glob("stop-*")) if (codex_home / "hooks").exists() else None
