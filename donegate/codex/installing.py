@@ -38,14 +38,46 @@ def _stub_paths(codex: Path, home: Path) -> tuple[Path, Path]:
 
 
 def deny_paths(codex: Path, kit: Path | None = None, home: Path | None = None) -> list[Path]:
-    """What the permission profile denies reading: the kit, the state root, the stubs, the hooks' config."""
-    return [*paths.protected_roots(kit, home), codex / stubs.FOLDER, userconfig.config_path(codex)]
+    """What the permission profile denies reading: the kit, the state root, the stubs, the hooks' config.
+
+    Never the folder Codex itself runs from: Codex 0.169.0 starts its sandbox helper from its own binary,
+    and a session whose profile denies it fails to start (`bwrap: execvp .../codex-linux-sandbox:
+    Permission denied`). A protected folder holding it (a kit checkout with Codex in its node_modules)
+    is denied entry by entry, that one left out."""
+    holders = codex_homes(kit)
+    state = (home or paths.home()).resolve()
+    out: list[Path] = []
+    for root in paths.protected_roots(kit, home):
+        inside = [h for h in holders if paths.is_within(h, root)]
+        if not inside:
+            out.append(root)
+            continue
+        if root == state:  # the store's folders, made now: an entry made later would not be denied
+            for name in ("acceptance", "state", "logs"):
+                (root / name).mkdir(exist_ok=True)
+        out += [p for p in sorted(root.iterdir()) if not any(paths.is_within(h, p) for h in inside)]
+    return out + [codex / stubs.FOLDER, userconfig.config_path(codex)]
+
+
+def codex_homes(kit: Path | None = None) -> list[Path]:
+    """Where Codex's executables lie: the checkout's `node_modules/@openai`, and the `codex` on PATH."""
+    import shutil
+
+    out = []
+    pinned = (kit or paths.KIT_ROOT).resolve() / "node_modules" / "@openai"
+    if pinned.is_dir():
+        out.append(pinned)
+    found = shutil.which("codex")
+    if found:
+        out.append(Path(os.path.realpath(found)).parent)
+    return out
 
 
 def plan(*, sandbox: str = "auto", codex: Path | None = None, kit: Path | None = None, home: Path | None = None,
-         python: str | None = None, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+         python: str | None = None, cfg: dict[str, Any] | None = None, stop: bool = True) -> dict[str, Any]:
     """What install would write: {"config": path, "text": new text, "stubs": {path: text}, "trusted": {...},
-    "profile": bool, "why_no_profile": str, "timeout": int}."""
+    "profile": bool, "why_no_profile": str, "timeout": int}. `stop=False`: the guard and the profile without
+    the Stop hook (an experiment's ungated baseline)."""
     import sys
 
     cfg = cfg or config.load()
@@ -67,8 +99,8 @@ def plan(*, sandbox: str = "auto", codex: Path | None = None, kit: Path | None =
     guard_flags = ("-S",) if paths.is_checkout(kit) else ()
     guard_words = launch_words(guard_script(kit), python=python, home=home, flags=guard_flags)
     timeout = config.hook_timeout(cfg)
-    top, body, trusted = userconfig.block(file, base, shlex.quote(str(stop_stub)), timeout, shlex.quote(str(guard_stub)),
-                                          GUARD_TIMEOUT, MATCHER,
+    top, body, trusted = userconfig.block(file, base, shlex.quote(str(stop_stub)) if stop else None, timeout,
+                                          shlex.quote(str(guard_stub)), GUARD_TIMEOUT, MATCHER,
                                           None if why else deny_paths(codex, kit, home))
     return {"config": file, "text": userconfig.compose(text, top, body, file), "trusted": trusted,
             "stubs": {str(stop_stub): stubs.text(stop_words), str(guard_stub): stubs.text(guard_words)},

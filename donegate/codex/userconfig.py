@@ -73,7 +73,7 @@ def _q(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
 
 
-def block(file: Path, base: dict[str, Any], stop_cmd: str, stop_timeout: int, guard_cmd: str, guard_timeout: int,
+def block(file: Path, base: dict[str, Any], stop_cmd: str | None, stop_timeout: int, guard_cmd: str, guard_timeout: int,
           matcher: str, deny: list[Path] | None) -> tuple[str, str, dict[str, str]]:
     """(top line, block, {trust key: hash}) for a file whose content without the kit's lines is `base`."""
     hooks: dict[str, Any] = base["hooks"] if isinstance(base.get("hooks"), dict) else {}
@@ -81,10 +81,13 @@ def block(file: Path, base: dict[str, Any], stop_cmd: str, stop_timeout: int, gu
     guard_group = len(hooks.get("PreToolUse") or [])
     stop = {"type": "command", "command": stop_cmd, "timeout": stop_timeout}
     guard = {"type": "command", "command": guard_cmd, "timeout": guard_timeout}
-    trusted = {trust.key(str(file), "Stop", stop_group): trust.trusted_hash("Stop", stop),
-               trust.key(str(file), "PreToolUse", guard_group): trust.trusted_hash("PreToolUse", guard, matcher)}
-    lines = [BEGIN, "[[hooks.Stop]]", "[[hooks.Stop.hooks]]", 'type = "command"', f"command = {_q(stop_cmd)}",
-             f"timeout = {stop_timeout}", "", "[[hooks.PreToolUse]]", f"matcher = {_q(matcher)}",
+    trusted = {trust.key(str(file), "Stop", stop_group): trust.trusted_hash("Stop", stop)} if stop_cmd else {}
+    trusted[trust.key(str(file), "PreToolUse", guard_group)] = trust.trusted_hash("PreToolUse", guard, matcher)
+    lines = [BEGIN]
+    if stop_cmd:
+        lines += ["[[hooks.Stop]]", "[[hooks.Stop.hooks]]", 'type = "command"', f"command = {_q(stop_cmd)}",
+                  f"timeout = {stop_timeout}", ""]
+    lines += ["[[hooks.PreToolUse]]", f"matcher = {_q(matcher)}",
              "[[hooks.PreToolUse.hooks]]", 'type = "command"', f"command = {_q(guard_cmd)}", f"timeout = {guard_timeout}", ""]
     for k, h in trusted.items():
         lines += [f"[hooks.state.{_q(k)}]", f"trusted_hash = {_q(h)}", ""]

@@ -126,3 +126,18 @@ def test_the_commands_install_check_show_and_uninstall_the_codex_hooks(tmp_path)
     res = donegate("uninstall", "--client", "codex")
     assert res.returncode == 0 and not userconfig.kit_block(codex_config.read_text())
     assert donegate("doctor", "--client", "codex", str(tmp_path)).returncode == 1
+
+
+def test_the_profile_never_denies_the_folder_codex_runs_from(tmp_path):
+    """Codex 0.169.0 cannot start a session whose profile denies its own binary (its sandbox helper is a
+    link to it): a checkout holding Codex in node_modules is denied entry by entry, node_modules left out."""
+    kit = tmp_path / "kit"
+    (kit / "node_modules" / "@openai" / "codex").mkdir(parents=True)
+    (kit / "donegate").mkdir()
+    (kit / "hooks").mkdir()
+    denied = installing.deny_paths(tmp_path / "codex", kit=kit, home=kit)
+    assert kit not in denied and kit / "node_modules" not in denied
+    assert {kit / "donegate", kit / "hooks", kit / "acceptance", kit / "state", kit / "logs"} <= set(denied)
+    other = tmp_path / "other-kit"
+    other.mkdir()
+    assert other in installing.deny_paths(tmp_path / "codex", kit=other, home=tmp_path / "state")

@@ -201,3 +201,42 @@ trusted_hash = "{trust.trusted_hash("Stop", handler)}"
     assert run.returncode == 0, run.describe()
     assert len(api.model_requests()) == (2 if blocks else 1), run.describe()
     assert ("Stop Blocked" in run.stderr) == blocks, run.stderr[-1500:]
+
+
+def test_an_experiment_configuration_runs_on_codex(tmp_path, kit_home):
+    """`client: codex` in a configuration: the run's own CODEX_HOME from `agent.codex_config`, the kit installed
+    in it, the session `codex exec --json`, its stops in the experiment's ledger, graded as Claude Code's runs."""
+    import yaml
+
+    find_codex()
+    examples = KIT / "examples"
+    with FakeResponses() as api:
+        provider = tmp_path / "codex.toml"
+        write_provider(tmp_path / "provider", api)
+        provider.write_text((tmp_path / "provider" / "config.toml").read_text())
+        spec = tmp_path / "spec.yaml"
+        spec.write_text(yaml.safe_dump({
+            "experiment": "on-codex", "repetitions": 1,
+            "configurations": [{"name": "tests-codex", "gate": "on", "tests": True, "client": "codex"}],
+            "keys": {"confine": require.confine()},
+            "agent": {"codex_config": str(provider)},
+            "tasks": [{"name": "bulk", "repo": {"path": str(examples / "shop")},
+                       "request": "orders of 10 or more units get 10% off",
+                       "grading": str(examples / "experiment" / "shop" / "bulk" / "grading"),
+                       "acceptance": str(examples / "shop-acceptance")}],
+        }))
+        api.add(CLAIM, FIX, "Fixed the boundary.")
+        tmp = tmp_path / "runs-tmp"
+        tmp.mkdir()
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "CODEX"))}
+        env.update(DONEGATE_HOME=str(kit_home), TMPDIR=str(tmp), SCRIPTED_API_KEY="dummy")
+        res = subprocess.run([sys.executable, "-m", "donegate", "experiment", "run", str(spec)], cwd=KIT, env=env,
+                             capture_output=True, text=True, timeout=600)
+    lines = ledger(kit_home)
+    assert res.returncode == 0, res.stdout + res.stderr + json.dumps([r for r in lines if r.get("event") == "run_failed"])
+    (run,) = [r for r in lines if r.get("event") == "run"]
+    stops = [r for r in lines if r.get("event") == "stop"]
+    assert [s["verdict"] for s in stops] == ["block", "pass"] and {s["client"] for s in stops} == {"codex"}
+    assert run["client"] == "codex" and run["codex_version"] == "0.169.0" and run["session"] == stops[0]["session"]
+    assert (run["stops"], run["blocks"], run["cost"]["agent"]) == (2, 1, None)
+    assert run["result"] == "Fixed the boundary." and run["of"] > 0
