@@ -104,3 +104,26 @@ def version() -> str:
     res = proc.run([find_codex(), "--version"], timeout=60)
     words = res.stdout.split()
     return words[-1] if res.returncode == 0 and words else "unknown"
+
+
+def reap_helpers(repo: Path) -> list[int]:
+    """End the sandboxed file-system helpers a run left behind: Codex 0.169.0 sometimes leaves a
+    `bwrap ... codex --codex-run-as-fs-helper` (its parent gone) after `codex exec` exits. Only this run's:
+    the profile in its command line names the run's workspace."""
+    import signal
+
+    ended = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if b"--codex-run-as-fs-helper" in text and f'"{repo}"'.encode() in text:
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+                ended.append(int(entry.name))
+            except OSError:
+                pass
+    return ended

@@ -291,8 +291,12 @@ def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep
             argv = codex_runs.command(repo, spec.agent["model"])
         else:
             env, argv = agent_env(), agent_command(spec)
-        res = proc.run(argv, timeout=spec.limits["time"], cwd=repo, env=env, input=run.task["request"],
-                       die_with_parent=True)
+        try:
+            res = proc.run(argv, timeout=spec.limits["time"], cwd=repo, env=env, input=run.task["request"],
+                           die_with_parent=True)
+        finally:
+            if codex:
+                codex_runs.reap_helpers(repo)
         result = codex_runs.parse_events(res.stdout) if codex else parse_result(res.stdout)
         if result is None and not res.timed_out:
             said = (res.stderr.strip() or res.stdout.strip() or "no output").splitlines()

@@ -141,3 +141,24 @@ def test_the_profile_never_denies_the_folder_codex_runs_from(tmp_path):
     other = tmp_path / "other-kit"
     other.mkdir()
     assert other in installing.deny_paths(tmp_path / "codex", kit=other, home=tmp_path / "state")
+
+
+def test_a_codex_configuration_needs_a_provider_config_and_leaves_claude_fingerprints_alone(tmp_path):
+    from donegate.experiment import spec as specs
+    from donegate.errors import ConfigError
+
+    task = {"name": "t", "repo": {"path": "."}, "request": "r", "grading": "g", "acceptance": "a"}
+    for folder in ("g", "a"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "test_x.py").write_text("def test_x():\n    pass\n")
+    base = {"experiment": "e", "configurations": ["tests"], "tasks": [task]}
+    with pytest.raises(ConfigError, match="codex needs agent.codex_config"):
+        specs.validate({**base, "configurations": [{"name": "c", "client": "codex"}]}, tmp_path / "s.yaml")
+    both = specs.validate({**base, "agent": {"codex_config": "c.toml"},
+                           "configurations": ["tests", {"name": "tests-codex", "client": "codex"}]}, tmp_path / "s.yaml")
+    assert [c.get("client") for c in both.configurations] == [None, "codex"]
+    plain = specs.validate(base, tmp_path / "s.yaml")
+    # A Claude Code configuration's fingerprint is what it was before the client keys existed.
+    assert "client" not in specs._stable(plain.agent) and "codex_config" not in specs._stable(plain.agent)
+    with pytest.raises(ConfigError):
+        specs.validate({**base, "configurations": [{"name": "c", "client": "copilot"}]}, tmp_path / "s.yaml")

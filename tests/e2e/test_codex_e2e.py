@@ -240,3 +240,4 @@ def test_an_experiment_configuration_runs_on_codex(tmp_path, kit_home):
     assert run["client"] == "codex" and run["codex_version"] == "0.169.0" and run["session"] == stops[0]["session"]
     assert (run["stops"], run["blocks"], run["cost"]["agent"]) == (2, 1, None)
     assert run["result"] == "Fixed the boundary." and run["of"] > 0
+    assert "codex-cli 0.169.0" in res.stdout, res.stdout  # the table says what ran the runs

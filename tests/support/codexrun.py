@@ -7,13 +7,14 @@ Every run gets its own CODEX_HOME (never ~/.codex: Codex writes helper links the
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from donegate.experiment.codex_runs import reap_helpers
 
 from .fakeresponses import FakeResponses
 
@@ -85,27 +86,5 @@ def run_codex(codex_home: Path, repo: Path, prompt: str, *, timeout: float = 240
                              env=clean_env(codex_home, **(env or {})), capture_output=True, text=True,
                              timeout=timeout, stdin=subprocess.DEVNULL)
     finally:
-        reap_helpers(repo)
+        reap_helpers(repo)  # the kit's own: an experiment's Codex runs end theirs the same way
     return CodexRun(res.returncode, res.stdout, res.stderr)
-
-
-def reap_helpers(repo: Path) -> list[int]:
-    """End the sandboxed file-system helpers a run left behind: Codex 0.169.0 sometimes leaves a
-    `bwrap ... codex --codex-run-as-fs-helper` (its parent gone) after `codex exec` exits. Only this run's:
-    the profile in its command line names the run's workspace."""
-    ended = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            words = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        text = b" ".join(words)
-        if b"--codex-run-as-fs-helper" in text and f'"{repo}"'.encode() in text:
-            try:
-                os.kill(int(entry.name), signal.SIGKILL)
-                ended.append(int(entry.name))
-            except OSError:
-                pass
-    return ended
