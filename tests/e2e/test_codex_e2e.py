@@ -106,6 +106,8 @@ def test_the_agent_cannot_read_the_store_the_hook_or_its_config_and_no_request_n
     for attempt in outputs[:5]:
         assert "Command blocked by PreToolUse hook" in attempt or "Permission denied" in attempt, attempt
     assert "Command blocked by PreToolUse hook" in outputs[0]  # the guard: a tripwire, recorded
+    guarded = [r for r in ledger(g.home) if r.get("event") == "guard"]
+    assert guarded and {r["client"] for r in guarded} == {"codex"}
     assert "Permission denied" in outputs[4]  # the profile: the wall behind it
     assert not [line for line in HIDDEN_LINES if line in sent]
     back = "\n".join(outputs)
