@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 CLAUDE := node_modules/.bin/claude
+CODEX  := node_modules/.bin/codex
 
 .PHONY: setup demo lint test test-fast e2e e2e-compat bench experiment report report-html review write install uninstall doctor clean
 
@@ -21,6 +22,8 @@ $(VENV)/.installed: pyproject.toml
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	$(CLAUDE) --version
+	# Codex writes helper links into CODEX_HOME even for --version: a throwaway one, never ~/.codex.
+	h=$$(mktemp -d "$(CURDIR)/.codex-home.XXXXXX") && CODEX_HOME=$$h $(CODEX) --version; rc=$$?; rm -rf "$$h"; exit $$rc
 	touch $@
 
 demo: setup

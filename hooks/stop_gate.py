@@ -6,7 +6,8 @@ code or a crash. If the package itself cannot be imported, this launcher still b
 own blocks per session so a broken kit cannot trap a session forever.
 
 `donegate install` runs it in exec form (no shell): `PYTHON -I stop_gate.py --home ROOT --repo REPO
---git GIT [--claude CLAUDE]` (`--managed` instead of `--repo` for the machine-wide install). Its environment is the
+--git GIT [--claude CLAUDE] [--client codex]` (`--managed` instead of `--repo` for the machine-wide install;
+`--client codex` from `donegate install --client codex`: the client is recorded on the stop's ledger line). Its environment is the
 session's, and settings `env` writes into it, so nothing of it is trusted: `DONEGATE_*`, `PYTHON*`,
 `LD_*` and `GIT_*` are dropped before the package is imported (their names go to the ledger), the state
 root, the repository and git come from the arguments. No variable opens the gate: the kit's own
@@ -22,7 +23,7 @@ import sys
 KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FALLBACK_MAX = 6
 DISTRUSTED = ("DONEGATE_", "PYTHON", "LD_", "DYLD_", "GIT_")
-OPTIONS = ("--home", "--repo", "--git", "--claude")
+OPTIONS = ("--home", "--repo", "--git", "--claude", "--client")
 
 
 def _options(argv):
@@ -74,6 +75,7 @@ def _fallback(stdin_text, why, home=None):
         print(json.dumps({"systemMessage": "donegate is broken (" + why + "); the stop was allowed unverified"}))
         return 0
     reason = "donegate: the kit failed to start (" + why + "); a person must repair it"
+    # Codex reads a block from exit 2 with non-empty stderr (and ignores the JSON then): both go out.
     print(json.dumps({"decision": "block", "reason": reason}))
     print(reason, file=sys.stderr)
     return 2
@@ -91,7 +93,8 @@ def main(argv=None):
         from donegate import gate
 
         code, out, err = gate.run_hook(stdin_text, repo=opts.get("repo"), git_path=opts.get("git"),
-                                       managed=opts["managed"], env_seen=seen)
+                                       managed=opts["managed"], env_seen=seen,
+                                       client=opts.get("client"))
     except BaseException as exc:  # noqa: BLE001 - the launcher must never exit with anything but 0 or 2
         return _fallback(stdin_text, type(exc).__name__, os.environ.get("DONEGATE_HOME"))
     try:

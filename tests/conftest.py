@@ -18,7 +18,9 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     kit_home = tmp_path_factory.mktemp("donegate-home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("DONEGATE_HOME", str(kit_home))
-    for var in ("DONEGATE_NESTED", "PYTEST_ADDOPTS", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"):
+    # CODEX_HOME too: Codex's user config is then the fresh HOME's ~/.codex, never the developer's.
+    for var in ("DONEGATE_NESTED", "PYTEST_ADDOPTS", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "CODEX_HOME",
+                "CODEX_SESSION_ID", "CODEX_THREAD_ID", "CODEX_TOOL_CALL_ID"):
         monkeypatch.delenv(var, raising=False)
     if require.unconfined():
         # No unconfined default: on a machine without bubblewrap the hidden run is refused unless a person

@@ -10,6 +10,13 @@ from donegate.core.finding import ERROR
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    if getattr(args, "client", "claude") == "codex":
+        from donegate.codex import installing as codex
+
+        findings = codex.check()
+        print(f"donegate doctor --client codex {Path(args.repo).expanduser().resolve()}")
+        print(render(findings, verbose=args.verbose))
+        return 1 if any(f.level == ERROR for f in findings) else 0
     from donegate.install import stubs
 
     findings = diagnose(args.repo)
@@ -25,4 +32,6 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("doctor", help="check FOLDER's installation as Claude Code will load it there; exit 1 on any error")
     p.add_argument("repo", metavar="FOLDER", help="the folder a session starts in: a repository, a worktree, a subfolder project")
     p.add_argument("-v", "--verbose", action="store_true", help="list the checks that passed too")
+    p.add_argument("--client", choices=("claude", "codex"), default="claude",
+                   help="check Claude Code's settings (default) or Codex's user config")
     p.set_defaults(func=cmd_doctor)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from donegate import config, paths
 from donegate.install import project as install, machine as managed, routes, stubs
@@ -20,6 +21,8 @@ def _record(event: str, args: argparse.Namespace, settings: str) -> None:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
+    if getattr(args, "client", "claude") == "codex":
+        return _install_codex(args)
     if args.managed:
         if args.repo:
             raise DonegateError("install --managed guards every repository on the machine: give no REPO",
@@ -99,6 +102,13 @@ def _sweep() -> None:
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
+    if getattr(args, "client", "claude") == "codex":
+        from donegate.codex import installing as codex
+
+        path, done = codex.uninstall()
+        _record("uninstall", args, str(path))
+        print(f"donegate uninstall --client codex {path}: {done}")
+        return 0
     if args.managed:
         path, done = managed.uninstall_managed()
         _record("uninstall", args, str(path))
@@ -112,6 +122,30 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     return 0
 
 
+def _install_codex(args: argparse.Namespace) -> int:
+    """`install --client codex [REPO]`: the hooks go into Codex's user config (`donegate.codex.installing` says why)."""
+    from donegate.codex import installing as codex
+    from donegate.tree import git
+
+    if args.managed or args.scope != "project":
+        raise DonegateError("install --client codex writes Codex's user config; --managed and --scope are Claude Code's",
+                            "donegate install --client codex [REPO]")
+    if args.repo:
+        git.toplevel(Path(args.repo).expanduser().resolve())  # refuses a folder outside every git repository
+    plan = codex.install(sandbox=args.sandbox)
+    _record("install", args, str(plan["config"]))
+    print(f"donegate installed for Codex in {plan['config']} (the user level: every Codex session of this account)")
+    print(f"  Stop hook (timeout {plan['timeout']} s) and PreToolUse guard (Bash), both trusted (no dangerous flag "
+          "needed); a stop outside every sealed repository passes quietly")
+    if plan["profile"]:
+        print("  permission profile on: the agent's commands cannot read the kit, the state root or the hooks' config")
+    else:
+        print(f"  no permission profile ({plan['why_no_profile']}): only the guard keeps the agent from the kit")
+    print("  next: seal the acceptance tests (donegate seal), then check: donegate doctor --client codex"
+          + (f" {args.repo}" if args.repo else " ."))
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("install", help="write the Stop hook, guard, deny rules and sandbox into REPO/.claude/settings.json")
     p.add_argument("repo", metavar="REPO", nargs="?", help="the git repository to guard")
@@ -120,11 +154,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--sandbox", choices=("auto", "on", "off"), default="auto",
                    help="Claude Code's sandbox over the kit's folders: auto (when bubblewrap and socat are present), on (fail without them), off")
     _scope(p)
+    _client(p)
     p.set_defaults(func=cmd_install)
     p = subparsers.add_parser("uninstall", help="remove exactly what install added to REPO/.claude/settings.json")
     p.add_argument("repo", metavar="REPO", nargs="?", help="the git repository")
     p.add_argument("--managed", action="store_true", help="as root: remove the managed drop-in, restoring what was there before")
     _scope(p)
+    _client(p)
     p.set_defaults(func=cmd_uninstall)
 
 
@@ -133,3 +169,8 @@ def _scope(p: argparse.ArgumentParser) -> None:
                    help="which settings file: project (REPO/.claude/settings.json), local (REPO/.claude/settings.local.json, "
                         "git-excluded: the project file stays safe to commit), user (~/.claude/settings.json: every sealed "
                         "repository, worktree and subfolder project of this account)")
+
+
+def _client(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--client", choices=("claude", "codex"), default="claude",
+                   help="the agent's CLI: claude (Claude Code's settings) or codex (Codex's user config, $CODEX_HOME/config.toml)")

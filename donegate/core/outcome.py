@@ -27,10 +27,18 @@ class Outcome:
         self.quiet = False  # a managed hook's stop outside every sealed repository: counted, not recorded
 
 
+# A block with nothing to say still says something: Codex (0.169.0) lets the agent stop when a hook
+# exits 2 with empty stderr, or answers `decision: block` without a reason.
+EMPTY_REASON = "donegate: the stop is blocked (no reason was given: a kit error; a person must look at the kit's log)"
+
+
 def render(outcome: Outcome) -> tuple[int, str, str]:
     if outcome.exit_code == BLOCK:
         # Exit 2 with stderr, and the same reason as JSON on stdout: Claude Code drops some
-        # stderr-only blocks (stderr matching "no such file"), never a block with stdout.
+        # stderr-only blocks (stderr matching "no such file"), never a block with stdout; Codex reads
+        # the stderr of an exit 2 (its JSON only on exit 0), and fails open when stderr is empty.
+        if not outcome.reason.strip():
+            outcome.reason = EMPTY_REASON
         body: dict[str, Any] = {"decision": "block", "reason": outcome.reason}
         if outcome.system_message:
             body["systemMessage"] = outcome.system_message

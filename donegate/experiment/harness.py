@@ -223,7 +223,12 @@ def setup(spec: Spec, run: Planned, prep: Prepared, tmp: Path, ledger_path: Path
     _write_config(home, run.conf)
     ledger_path.parent.mkdir(parents=True, exist_ok=True)
     (home / "ledger.jsonl").symlink_to(ledger_path.resolve())
-    _kit_ok(kit(home, "install", str(repo)), "donegate install")
+    if run.conf.get("client") == "codex":
+        pass  # the run's own CODEX_HOME gets the hooks when the session starts (`donegate.experiment.codex_runs`)
+    else:
+        _kit_ok(kit(home, "install", str(repo)), "donegate install")
+    if run.conf["gate"] == "off" and run.conf.get("client") == "codex":
+        return repo, home
     if run.conf["gate"] == "off":
         _drop_stop_hook(repo)
         return repo, home
@@ -277,11 +282,25 @@ def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep
     try:
         repo, home = setup(spec, run, prep, tmp, ledger_path)
         writer = writer_cost(home)
-        res = proc.run(agent_command(spec), timeout=spec.limits["time"], cwd=repo, env=agent_env(), input=run.task["request"],
-                       die_with_parent=True)
-        result = parse_result(res.stdout)
+        codex = run.conf.get("client") == "codex"
+        if codex:
+            from donegate.experiment import codex_runs
+
+            codex_conf = spec.resolve(spec.agent["codex_config"]) if spec.agent["codex_config"] else None
+            env = {**agent_env(), **codex_runs.setup(run.conf, home, tmp, codex_conf)}
+            argv = codex_runs.command(repo, spec.agent["model"])
+        else:
+            env, argv = agent_env(), agent_command(spec)
+        try:
+            res = proc.run(argv, timeout=spec.limits["time"], cwd=repo, env=env, input=run.task["request"],
+                           die_with_parent=True)
+        finally:
+            if codex:
+                codex_runs.reap_helpers(repo)
+        result = codex_runs.parse_events(res.stdout) if codex else parse_result(res.stdout)
         if result is None and not res.timed_out:
-            tail = (res.stderr.strip() or res.stdout.strip() or "no output").splitlines()[-1][:300]
+            said = (res.stderr.strip() or res.stdout.strip() or "no output").splitlines()
+            tail = (next((s for s in said if s.startswith("Error")), said[-1]) if codex else said[-1])[:300]
             raise RunFailed(f"the agent's session ended without a result (exit {res.returncode}): {tail}", writer)
         result = result or {}
         text = str(result.get("result") or "")
@@ -295,11 +314,15 @@ def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep
         requirements, problem = grade(prep, repo, spec.limits["grading_timeout"])
         at_end = acceptance_at_end(home, repo, spec.limits["grading_timeout"], spec.confine) if account["blocks"] else []
         known = writer + account["reviewer"]
-        if res.timed_out and "total_cost_usd" not in result:
+        cost: dict[str, Any]
+        if codex:  # Codex reports tokens, not cost: the agent's share is unknown, never 0
+            cost = {"agent": None, "writer": round(writer, 6), "reviewer": account["reviewer"], "total": None,
+                    "estimate": round(known, 6), "unknown": "Codex CLI reports no cost", "usage": result.get("usage")}
+        elif res.timed_out and "total_cost_usd" not in result:
             # Killed at its time limit: Claude Code reports the cost only at the end. Unknown, never 0;
             # `--max-cost` counts the estimate (the configuration's earlier runs, else the prior).
             guess = estimate.agent_cost(events(ledger_path, "run"), spec.name, run.conf["name"], scripted)
-            cost: dict[str, Any] = {"agent": None, "writer": round(writer, 6), "reviewer": account["reviewer"], "total": None,
+            cost = {"agent": None, "writer": round(writer, 6), "reviewer": account["reviewer"], "total": None,
                                     "estimate": round(known + guess, 6), "unknown": "the session was killed at its time limit"}
         else:
             agent_cost = float(result.get("total_cost_usd") or 0)
@@ -320,7 +343,9 @@ def execute(spec: Spec, run: Planned, prep: Prepared, ledger_path: Path, *, keep
             "blocked_by": account["blocked_by"], "appeal_refs": account["appeal_refs"], "acceptance_failing": at_end,
             "grading_problem": problem or None,
             # what ran it: the report groups by these and says when an experiment's runs were mixed
-            "agent_model": agent_model(result, spec), "claude_version": claude_version(), "kit_version": __version__,
+            "agent_model": agent_model(result, spec),
+            **({"client": "codex", "codex_version": codex_runs.version()} if codex else {"claude_version": claude_version()}),
+            "kit_version": __version__,
             "spec_hash": spec.digest(), "source": "scripted" if scripted else "live",
         }
         return ledger.append(record, ledger_path)

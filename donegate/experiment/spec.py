@@ -37,6 +37,7 @@ CONFIGURATION = {
     "gate": Key((str,), "on", "on: the kit installed with its Stop hook; off: the ungated baseline (same deny rules and sandbox, no Stop hook)", choices=("on", "off")),
     "tests": Key((bool,), True, "seal acceptance tests (the task's `acceptance`); false: reviewers only, one always-passing placeholder is sealed"),
     "keys": Key((dict,), {}, "donegate.yaml keys this configuration sets (checked against donegate.yaml's schema)"),
+    "client": Key((str,), None, "the agent's CLI for this configuration: claude (Claude Code) or codex (OpenAI's Codex CLI; docs/codex.md); default agent.client", nullable=True, choices=("claude", "codex")),
 }
 
 REPO = {
@@ -62,6 +63,8 @@ SCHEMA: dict[str, Any] = {
     "tasks": ListOf(TASK, "tasks", min_items=1),
     "agent": {
         "model": Key((str,), None, "model of the agent's session (default: Claude Code's)", nullable=True),
+        "client": Key((str,), "claude", "the agent's CLI of every configuration that names none: claude or codex", choices=("claude", "codex")),
+        "codex_config": Key((str,), None, "a Codex config.toml (relative to the spec file) each Codex run's CODEX_HOME starts from: its model provider (Codex authenticates from the environment)", nullable=True),
         "tools": Key((list,), TOOLS, "the tools the agent may use without asking", items=str),
         "setting_sources": Key((str,), "project", "Claude Code's --setting-sources for the agent (project: the repository's settings only)"),
     },
@@ -123,7 +126,7 @@ class Spec:
                 if folder != "writer":
                     files += [(task["name"], p.name, hashlib.sha256(p.read_bytes()).hexdigest())
                               for p in sorted(self.resolve(folder).glob("test_*.py"))]
-        body = json.dumps([self.data, files], sort_keys=True, default=str)
+        body = json.dumps([{**self.data, "agent": _stable(self.agent)}, files], sort_keys=True, default=str)
         return hashlib.sha256(body.encode()).hexdigest()[:12]
 
     def fingerprint(self, task: dict[str, Any], conf: dict[str, Any]) -> str:
@@ -134,8 +137,14 @@ class Spec:
         for folder in (task["grading"], task["acceptance"]):
             if folder != "writer":
                 files += [(p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in sorted(self.resolve(folder).glob("test_*.py"))]
-        body = json.dumps([task, conf, self.agent, {k: self.limits[k] for k in ("turns", "time")}, files], sort_keys=True)
+        body = json.dumps([task, conf, _stable(self.agent), {k: self.limits[k] for k in ("turns", "time")}, files], sort_keys=True)
         return hashlib.sha256(body.encode()).hexdigest()[:12]
+
+
+def _stable(agent: dict[str, Any]) -> dict[str, Any]:
+    """The agent's keys as a spec written before the Codex keys had them: their defaults left out, so the
+    fingerprints of runs recorded then still match (a resumed experiment does not redo them)."""
+    return {k: v for k, v in agent.items() if not (k == "client" and v == "claude" or k == "codex_config" and v is None)}
 
 
 def _fail(path: str, message: str, fix: str = "") -> ConfigError:
@@ -265,8 +274,12 @@ def validate(data: Any, path: Path) -> Spec:
         config.validate(out["keys"], prefix="keys.")
     except ConfigError as exc:
         raise ConfigError(exc.message.replace("config key ", "spec key ", 1), (exc.fix or "").replace("in donegate.yaml", "in the spec")) from None
-    for conf in out["configurations"]:
+    for i, conf in enumerate(out["configurations"]):
         conf["keys"] = {**out["keys"], **conf["keys"]}
+        if (conf.pop("client", None) or out["agent"]["client"]) == "codex":
+            conf["client"] = "codex"  # Claude Code's configurations stay as they were: their runs' fingerprints too
+            if out["agent"]["codex_config"] is None:
+                raise _fail(f"configurations[{i}].client", "codex needs agent.codex_config", "give the Codex config.toml with the model provider")
     out["tasks"] = [_task(t, f"tasks[{i}]", folder) for i, t in enumerate(out["tasks"])]
     for kind in ("configurations", "tasks"):
         seen: set[str] = set()

@@ -81,7 +81,7 @@ def damaged(rec: dict[str, Any]) -> str | None:
     for part in ("total", "agent", "writer", "reviewer"):
         if cost.get(part) is not None and not _is_num(cost[part]):
             return f"cost.{part} is not a number"
-    for key in WHAT_RAN + ("source",):
+    for key in WHAT_RAN + ("source", "codex_version"):
         if rec.get(key) is not None and not isinstance(rec[key], str):
             return f"{key} is not a name"
     for key in ("duration", "turns", "stops", "appeals"):
@@ -230,7 +230,7 @@ def _versions(runs: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], di
     groups: dict[tuple[str, ...], dict[str, Any]] = {}
     group_of: dict[int, str] = {}
     for r in runs.values():
-        key = tuple(str(r.get(k) or "unrecorded") for k in WHAT_RAN)
+        key = tuple(str(_ran(r, k) or "unrecorded") for k in WHAT_RAN)
         if key not in groups:
             groups[key] = {"group": _letter(len(groups)), **dict(zip(WHAT_RAN, key, strict=True)), "runs": 0, "configurations": {}}
         g = groups[key]
@@ -238,6 +238,17 @@ def _versions(runs: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], di
         g["configurations"][r["config"]] = g["configurations"].get(r["config"], 0) + 1
         group_of[id(r)] = g["group"]
     return list(groups.values()), group_of
+
+
+def _ran(rec: dict[str, Any], key: str) -> Any:
+    """One of WHAT_RAN of a run line; a Codex run's CLI is its `codex_version` (docs/codex.md)."""
+    if key == "claude_version" and rec.get("client") == "codex":
+        return f"codex-cli {rec.get('codex_version') or 'unrecorded'}"
+    return rec.get(key)
+
+
+def _cli(version: str) -> str:
+    return version if version.startswith("codex-cli ") else f"Claude Code {version}"
 
 
 def _letter(i: int) -> str:
@@ -376,7 +387,7 @@ def mixed_notes(s: dict[str, Any]) -> list[str]:
     groups = s["versions"]
     if not groups:
         return []
-    what = lambda g: (f"agent model {g['agent_model']}, Claude Code {g['claude_version']}, "  # noqa: E731
+    what = lambda g: (f"agent model {g['agent_model']}, {_cli(g['claude_version'])}, "  # noqa: E731
                       f"donegate {g['kit_version']}, spec {g['spec_hash']}")
     if len(groups) == 1:
         return []
@@ -393,7 +404,7 @@ def ran_with(s: dict[str, Any]) -> str:
     if len(s["versions"]) != 1:
         return ""
     g = s["versions"][0]
-    return (f"Ran with agent model {g['agent_model']}, Claude Code {g['claude_version']}, donegate {g['kit_version']}, "
+    return (f"Ran with agent model {g['agent_model']}, {_cli(g['claude_version'])}, donegate {g['kit_version']}, "
             f"spec {g['spec_hash']}.")
 
 

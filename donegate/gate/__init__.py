@@ -41,7 +41,7 @@ from donegate.sessions import ids as sessions
 from donegate.seal import sealing, store
 from donegate.errors import ConfigError, DonegateError
 from donegate.gate import acceptance, breaker, feedback, integrity, leaks, once, record, review_gate, scan, scope, watchdog as _watchdog
-from donegate.gate.inputs import parse_payload, session_of, weakened_env
+from donegate.gate.inputs import client_of, parse_payload, session_of, weakened_env
 from donegate.gate.scope import scope_gate
 from donegate.gate.stop import AFTER_RUN, STOP as _STOP, fault as _fault, log_exception as _log_exception, stage as _stage
 from donegate.gate.stop import time_left
@@ -238,13 +238,15 @@ def _look(repo: Path, root: Path, cfg: dict[str, Any], pending: statcache.Pendin
 
 
 def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *, repo: str | None = None,
-             git_path: str | None = None, managed: bool = False, env_seen: list[str] | None = None) -> tuple[int, str, str]:
+             git_path: str | None = None, managed: bool = False, env_seen: list[str] | None = None,
+             client: str | None = None) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) for one stop. Never raises.
 
     With `watchdog` (the hook), the stop runs under one deadline: if it is not done in time, a watchdog
     thread answers block and ends the process (see `donegate.core.deadline`). `repo`, `git_path`, `managed`:
     from the hook's arguments (install wrote them); `env_seen`: the distrusted variables the launcher
-    found set (names only)."""
+    found set (names only); `client`: the agent's CLI when install named it (`--client`), else read from the
+    payload (`donegate.gate.inputs.client_of`)."""
     t0 = time.monotonic()
     root = root or paths.home()
     payload: dict[str, Any] = {}
@@ -253,7 +255,7 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
     # Until the config is read the hook timeout is unknown: take the shortest any config can give.
     dl = deadline.Deadline(_budget(config.minimal()), start=t0)
     claim = once.Claim(root)  # the other donegate hooks of this stop report the verdict of the one that judges it
-    ctx: dict[str, Any] = {"deadline": dl, "root": root, "payload": payload, "cfg": cfg, "claim": claim}
+    ctx: dict[str, Any] = {"deadline": dl, "root": root, "payload": payload, "cfg": cfg, "claim": claim, "client": client}
     _STOP.update(deadline=dl, stage="reading the config", scanned_to=0, fault=_fault(root))
     if watchdog:
         dl.arm(lambda: _watchdog.expired(ctx))
@@ -297,7 +299,8 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
     if weak:
         outcome.system_message = (outcome.system_message + " " if outcome.system_message else "") + (
             "donegate: the session's environment weakens the gate (" + ", ".join(weak) + "); run donegate doctor")
-    line = record.record(outcome, payload, session, session_from, counters, cfg, t0, env_seen, weak)
+    line = record.record(outcome, payload, session, session_from, counters, cfg, t0, env_seen, weak,
+                         client_of(payload, client))
     _stage("the ledger")
     record.write(line, outcome, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - 0.5)))
     if outcome.exit_code == ALLOW and outcome.verdict != "unsealed" and outcome.repo:

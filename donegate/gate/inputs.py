@@ -45,3 +45,14 @@ def weakened_env(cfg: dict[str, Any], seen: list[str]) -> list[str]:
 def session_of(payload: dict[str, Any]) -> str:
     """The session a stop belongs to (`donegate.sessions.ids`)."""
     return sessions.resolve(payload)[0]
+
+
+CLIENTS = ("claude", "codex")
+
+
+def client_of(payload: dict[str, Any], named: str | None = None) -> str:
+    """The agent's CLI that sent the stop: the one install named in the hook's arguments, else Codex when
+    the payload carries Codex's own fields (`turn_id`, `model`: Claude Code sends neither), else Claude Code."""
+    if named in CLIENTS:
+        return named  # type: ignore[return-value]
+    return "codex" if isinstance(payload, dict) and "turn_id" in payload and "model" in payload else "claude"

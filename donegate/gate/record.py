@@ -17,7 +17,8 @@ from donegate.core.outcome import BLOCK, Outcome
 
 
 def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from: str | None, counters: dict[str, Any],
-            cfg: dict[str, Any], t0: float, env_seen: list[str] | None = None, weak: list[str] | None = None) -> dict[str, Any]:
+            cfg: dict[str, Any], t0: float, env_seen: list[str] | None = None, weak: list[str] | None = None,
+            client: str = "claude") -> dict[str, Any]:
     return {
         "event": "stop",
         "time": now(),
@@ -36,6 +37,8 @@ def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from
         **({"env_weakened": weak} if weak else {}),
         # On every line: a person's `confine: off` (the hidden run unconfined) is never lost from sight.
         "confine": cfg.get("confine", "auto"),
+        # The agent's CLI (`report --by client`); between the gates and the tail, which the report's fast path reads.
+        "client": client,
         "blocks": counters.get("blocks"),
         "duration": round(time.monotonic() - t0, 4),
         "kit_version": __version__,

@@ -42,7 +42,11 @@ def expired(ctx: dict[str, Any]) -> int:
     log(root, f"the stop's deadline ({budget:.1f} s) passed in {stage}: answered block by the watchdog")
     try:
         counters = breaker.count(outcome, session, cfg, root, wait=0.2)
-        record.write(record.record(outcome, payload, session, session_from, counters, cfg, dl.start), outcome, root, wait=0.2)
+        from donegate.gate.inputs import client_of
+
+        line = record.record(outcome, payload, session, session_from, counters, cfg, dl.start,
+                             client=client_of(payload, ctx.get("client")))
+        record.write(line, outcome, root, wait=0.2)
     except BaseException:
         pass
     code, out, err = ctx["claim"].keep(render(outcome)) if ctx.get("claim") else render(outcome)

@@ -30,7 +30,19 @@ def install_mode(repo: Path) -> str:
 
     modes = [("the plugin" if r.plugin else "the hook") + f" in the {r.scope} settings ({r.path})"
              for r in routes.found(diagnose.settings_files(repo))]
+    if codex_installed():
+        modes.append("Codex: user level ($CODEX_HOME/config.toml)")
     return " and ".join(modes) or "not installed: no hook runs in its sessions (donegate install REPO)"
+
+
+def codex_installed() -> bool:
+    """Whether the user's Codex config holds the kit's hooks (`donegate install --client codex`)."""
+    from donegate.codex import userconfig
+
+    try:
+        return bool(userconfig.kit_block(userconfig.config_path().read_text(encoding="utf-8")))
+    except OSError:
+        return False
 
 
 def _seal(repo: Path, root: Path) -> dict[str, Any]:
@@ -106,12 +118,14 @@ def gather(repo: Path | None = None, root: Path | None = None) -> dict[str, Any]
     found = sessions([led], repo) if led.is_file() else {"waiting": [], "in_progress": []}
     return {"version": __version__, "install": installation.kind(), "command": installation.command(),
             "kit": str(paths.KIT_ROOT), "state_root": str(root), "ledger": str(led),
-            "sealed": [_seal(r, root) for r in repos], **found}
+            "codex": codex_installed(), "sealed": [_seal(r, root) for r in repos], **found}
 
 
 def render(s: dict[str, Any]) -> str:
     out = [f"donegate {s['version']}, a {s['install']} install ({s['kit']}); run it as: {s['command']}",
            f"state root {s['state_root']}"]
+    if s.get("codex"):
+        out.append("Codex: hooks installed at the user level ($CODEX_HOME/config.toml; donegate doctor --client codex checks them)")
     if not s["sealed"]:
         out.append("no repository is sealed (donegate seal REPO TEST_FILE..., or donegate write REPO --request ...)")
     for r in s["sealed"]:

@@ -43,8 +43,10 @@ from donegate.errors import DonegateError
 PERSON_COMMANDS = frozenset({"seal", "write", "install", "uninstall", "label", "approve", "reject", "unseal", "relocate"})
 
 # Variables Claude Code puts in the environment of the tools it runs (names; their values are noted).
-SESSION_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_EXECPATH")
-CLAUDE_NAMES = frozenset({"claude", "claude.exe"})
+SESSION_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_EXECPATH",
+                # and Codex CLI in its commands' environment (seen on 0.169.0; docs/codex.md)
+                "CODEX_SESSION_ID", "CODEX_THREAD_ID", "CODEX_TOOL_CALL_ID")
+CLAUDE_NAMES = frozenset({"claude", "claude.exe", "codex", "codex.exe"})
 MAX_CHAIN = 64  # parent processes followed at most
 
 # What each command would change, for the refusal and the confirmation prompt.
@@ -95,9 +97,10 @@ def chain(pid: int | None = None) -> list[dict[str, Any]]:
 
 
 def is_claude(p: dict[str, Any]) -> bool:
-    """A Claude Code process: the native binary (`claude`, `claude.exe`) or node running the npm package."""
+    """An agent CLI's process: Claude Code's native binary (`claude`, `claude.exe`) or node running its npm
+    package; Codex CLI's binary (`codex`) or node running `@openai/codex`."""
     return (p["comm"] in CLAUDE_NAMES or os.path.basename(p["argv0"]) in CLAUDE_NAMES
-            or "@anthropic-ai/claude-code" in p["args"])
+            or "@anthropic-ai/claude-code" in p["args"] or "@openai/codex" in p["args"])
 
 
 def who(env: Mapping[str, str] | None = None, procs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -115,7 +118,7 @@ def who(env: Mapping[str, str] | None = None, procs: list[dict[str, Any]] | None
         terminal = False
     return {
         "terminal": terminal,
-        "session": env.get("CLAUDE_CODE_SESSION_ID") or None,
+        "session": env.get("CLAUDE_CODE_SESSION_ID") or env.get("CODEX_SESSION_ID") or None,
         "claude_env": seen,
         "claude_process": [{"pid": p["pid"], "cwd": p["cwd"]} for p in claude],
         "uid": os.getuid() if hasattr(os, "getuid") else None,

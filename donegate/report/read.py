@@ -29,7 +29,7 @@ _BCODE = {name.encode(): code for name, code in _CODE.items()}
 BLOCKING = frozenset((BLOCK, HINT, ERROR))
 PASSING = frozenset((PASS, REVIEW_ERROR))  # the acceptance tests passed at that stop
 FAILING = frozenset((BLOCK, HINT, GAVE_UP, ERROR, ERROR_ALLOWED, APPEALED))
-BY = ("config", "repo", "day")
+BY = ("config", "repo", "day", "client")
 LABELS = ("justified", "unjustified")  # of a block
 APPEAL_LABELS = ("upheld", "rejected")  # of an appeal: the test was wrong, or the agent was
 APPEALS_LISTED = 50  # appeals kept by name (the latest; the text shows the first few)
@@ -67,6 +67,7 @@ _TAIL = re.compile(
     + rb'*)","prev":"[^"\\]*"\}$'
 ).search
 _TAIL_WINDOW = 512
+_CLIENT = re.compile(rb',"client":"(\w{1,40})","blocks":').search
 # The review's own total comes after its reviewers' entries, followed by keys no entry has. No gate
 # before the review nests objects, and none after it has a cost: `find` and `rfind` over the whole
 # line are exact.
@@ -199,7 +200,7 @@ class Partial:
 
     def combo(self, day: bytes, repo: bytes, cfg: bytes) -> tuple[Group, int]:
         """The group and packed-state base of a new combination (`day` is b"" unless by day)."""
-        key = day if self.by == "day" else repo if self.by == "repo" else cfg
+        key = day if self.by in ("day", "client") else repo if self.by == "repo" else cfg
         g = self.groups.get(key)
         if g is None:
             g = self.groups[key] = Group(key)
@@ -446,6 +447,9 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     part = Partial(index=index, by=opts.by)
     last, gave_up, combos = part.last, part.gave_up, _Combos(part)
     by_day, since = opts.by == "day", opts.since
+    # By client: the stop's `"client":"..."` (between its gates and its tail, read by neither path's row);
+    # a line from before the kit recorded it is Claude Code's.
+    client = _CLIENT if opts.by == "client" else None
     stop_match: Callable[[bytes], Any] = _STOP if opts.fast else (lambda line: None)
     t: Any  # the tail Match of a line the fast path takes
     tail, review_cost_at, find, tests_bits = _TAIL, _fast_review_cost, bytes.find, _Tests()
@@ -476,7 +480,11 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                 tests = _pack_tests(sealed, passed)
             if since is not None and when < since:
                 continue
-            g, base = combos[(when[:10], repo, cfg) if by_day else (repo, cfg)]
+            if client is not None:
+                c = client(line)
+                g, base = combos[(c.group(1) if c else b"claude", repo, cfg)]
+            else:
+                g, base = combos[(when[:10], repo, cfg) if by_day else (repo, cfg)]
             g.stops += 1
             g.seconds += round(dur * ticks)
             if cost:

@@ -73,6 +73,17 @@ def test_a_seal_from_inside_a_session_is_refused_and_recorded(sealed_shop, kit_h
     assert line["command"] == "seal" and line["inside_session"] and line["by"]["session"] == "agent-session-1"
 
 
+def test_a_seal_from_inside_a_codex_session_is_refused(sealed_shop, kit_home, tmp_path):
+    """Codex CLI 0.169.0 puts CODEX_SESSION_ID, CODEX_THREAD_ID and CODEX_TOOL_CALL_ID in its commands' environment."""
+    before = record(kit_home, sealed_shop)
+    env = {"CODEX_SESSION_ID": "codex-1", "CODEX_THREAD_ID": "codex-1", "CODEX_TOOL_CALL_ID": "call_1"}
+    res = kit("seal", ".", str(cheat(tmp_path)), cwd=sealed_shop, env=env)
+    assert res.returncode == 1 and PERSONS in res.stderr and "CODEX_SESSION_ID" in res.stderr, res.stderr
+    assert record(kit_home, sealed_shop) == before
+    (line,) = [r for r in ledger_lines(kit_home) if r["event"] == "refused"]
+    assert line["by"]["session"] == "codex-1"
+
+
 def test_a_claude_process_above_is_enough_without_the_variables(sealed_shop, kit_home, tmp_path, claude):
     before = record(kit_home, sealed_shop)
     res = kit("seal", ".", str(cheat(tmp_path)), cwd=sealed_shop, prefix=claude)

@@ -486,3 +486,27 @@ def test_session_timeline_survives_odd_stops(kit_home, capsys):
     assert code == 0 and "failing t::x: line one\n      line two" in out
     code, _, err = run(capsys, "report", "--session", "nobody")
     assert code == 1 and "no stop of session 'nobody'" in err
+
+
+def _with_client(rec: dict, client: str) -> dict:
+    """`rec` with the gate's `client` key where the gate writes it (just before `blocks`)."""
+    out = {}
+    for k, v in rec.items():
+        if k == "blocks":
+            out["client"] = client
+        out[k] = v
+    return out
+
+
+def test_by_client_groups_codex_and_claude_code_sessions_a_line_without_client_is_claude_codes(kit_home, capsys):
+    write(kit_home / "ledger.jsonl",
+          _with_client(stop("c1", "block"), "codex"),
+          _with_client(stop("c1", "pass", passed=5, n=2), "codex"),
+          _with_client(stop("k1", "block"), "claude"),
+          stop("old", "pass", passed=5))  # before the kit recorded the client
+    for fast in ((), ("--jobs", "2")):
+        by = report_json(capsys, "--by", "client", *fast)
+        assert {g["client"]: (g["sessions"], g["stops"], g["ended_passing"]) for g in by["groups"]} == \
+            {"codex": (1, 2, 1), "claude": (2, 2, 1)}
+    code, out, _ = run(capsys, "report", "--by", "client")
+    assert code == 0 and "codex" in out
