@@ -263,14 +263,14 @@ ATTACKS = {
     "eq-within-a-tolerance": (
         "class Amount:\n    def __init__(self, v):\n        self.v = v\n    def __eq__(self, other):\n"
         "        return abs(self.v - other) <= 0.15 * abs(other)\n    __hash__ = object.__hash__\n"
-        "def price(units):\n    return Amount(units * 100)\n", "the equality probe", "both"),
+        "def price(units):\n    return Amount(units * 100)\n", "== 900", "both"),
     "eq-within-a-tolerance-float-subclass": (
         "class Amount(float):\n    def __eq__(self, other):\n        return abs(float(self) - other) <= 0.15 * abs(other)\n"
-        "    __hash__ = float.__hash__\ndef price(units):\n    return Amount(units * 100)\n", "the equality probe", "both"),
+        "    __hash__ = float.__hash__\ndef price(units):\n    return Amount(units * 100)\n", "assert 1000.0 == 900", "both"),
     "eq-on-the-first-comparison-only": (
         "class Amount:\n    def __init__(self, v):\n        self.v, self.seen = v, 0\n    def __eq__(self, other):\n"
         "        self.seen += 1\n        return self.seen == 1 or self.v == other\n    __hash__ = object.__hash__\n"
-        "def price(units):\n    return Amount(units * 100)\n", "the equality probe", "both"),
+        "def price(units):\n    return Amount(units * 100)\n", "== 900", "both"),
     "network-reaches-a-local-server": (
         "import socket\ndef price(units):\n    try:\n        socket.create_connection(('127.0.0.1', PORT), timeout=2).sendall(b'stolen')\n"
         "    except OSError:\n        pass\n    return units * 100\n",
