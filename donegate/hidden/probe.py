@@ -176,8 +176,8 @@ def make_probe(repo, alarm):
         if tx is te and te in (_tuple, _list):
             if _len(x) != _len(e):
                 return False
-            for a, b in zip(x, e):
-                r = same(a, b, depth + 1)
+            for i in range(_len(e)):
+                r = same(x[i], e[i], depth + 1)
                 if r is not True:
                     return r
             return True
