@@ -58,6 +58,11 @@ def make_probe(repo, alarm):
     if _isinstance(globals().get("_Approx"), type):  # the second harness's shim
         wild.add(globals()["_Approx"])
 
+    mode = ["=="]  # the operator the test used: a lie may sit in `__ne__` alone
+
+    def eq(a, b):
+        return _bool(a == b) if mode[0] == "==" else not _bool(a != b)
+
     def wildcard(tp):
         if tp in wild:
             return True
@@ -142,13 +147,13 @@ def make_probe(repo, alarm):
         """`x` (an object of no builtin type) against `e` (pure): equal again, and to nothing next to it.
         False, or "stranger" when it equals a fresh value too (equal to everything)."""
         try:
-            if not (_bool(x == e) and _bool(x == e)):
+            if not (eq(x, e) and eq(x, e)):
                 return False
             for s in strangers(e):
-                if _bool(x == s):
+                if eq(x, s):
                     return "stranger"
             for s in near(e):
-                if _bool(x == s):
+                if eq(x, s):
                     return False
         except Exception:
             return False
@@ -168,7 +173,7 @@ def make_probe(repo, alarm):
                 r = same(take(x), e, depth + 1)
                 if r is False and not wildcard(tx):  # it said equal: to a fresh value too?
                     try:
-                        if any(_bool(x == s) for s in strangers(e)):
+                        if any(eq(x, s) for s in strangers(e)):
                             return "stranger"
                     except Exception:
                         pass
@@ -194,7 +199,7 @@ def make_probe(repo, alarm):
         if tx in (_set, _frozenset, _tuple, _list, _dict) or tx in scalars:
             return x == e  # builtin against builtin of another kind: their own answer
         if wildcard(tx):
-            return _bool(x == e)
+            return eq(x, e)
         return stands_in(x, e)
 
     def lied(x):
@@ -215,6 +220,7 @@ def make_probe(repo, alarm):
             return result
         if lp != rp:  # one side a builtin value: its own equality decides
             x, e = (right, left) if lp else (left, right)
+            mode[0] = op
             try:
                 answer = same(x, e)
             except Exception:

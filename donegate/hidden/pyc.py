@@ -204,7 +204,7 @@ class Compile:
             argv = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=self.repo, copy=self.mirror,
                                     store=self.store, hidden=hidden, env=env, shared=self.shared, python=self.python.binds,
                                     chdir=self.project, read_only=True, extra=["--bind", str(store), INSIDE])
-            proc.run([*argv, *self.python.kit_argv, "-c", COMPILE], timeout=120, env=env,
+            proc.run([*argv, *self.python.argv, "-c", COMPILE], timeout=120, env=env,
                      input=json.dumps({"prefix": INSIDE, "repo": str(self.repo), "files": files,
                                        "max_bytes": MAX_BYTES, **tests}))
         except Exception:  # noqa: BLE001 - a job that failed costs the next stops a compile from source, nothing more

@@ -83,8 +83,8 @@ def main():
         plugin["keep_bytecode"](spec["pyc"], spec["repo"], spec["shared"])
     sys.path[:] = spec["front"] + std + spec["site"]
     sys.executable = spec["executable"]
-    if spec.get("prefix"):  # as `site` sets them for a developer's environment
-        sys.prefix = sys.exec_prefix = spec["prefix"]
+    # As a developer's run has them: the project's environment, or the base installation (not the starter's).
+    sys.prefix, sys.exec_prefix = spec["prefix"] or sys.base_prefix, spec["prefix"] or sys.base_exec_prefix
     # As `python -m pytest ARGS` has them (/proc/self/cmdline is the one place left that shows `-c`).
     sys.orig_argv = [spec["executable"], "-m", "pytest", *args]
     sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *args]
@@ -107,6 +107,7 @@ def end(rc):
 end(main())
 """
 ENV_EXIT = 97
+STARTER = "/tmp/.python"  # where a confined run sees the environment it starts from (`python.Launch.starter`)
 ENV_MARK = "donegate-env: "
 
 class TestRun:
@@ -235,7 +236,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
 class Walls:
     """One confined run's setting: the copy of the working tree (`copy`), the environment, the argv prefix
     of the walls (the project's interpreter bound in) and the sys.path spec of that interpreter as the run
-    sees it. Both harnesses (this pytest run and `donegate.hidden.second`) start `python.argv` inside it."""
+    sees it. Both harnesses (this pytest run and `donegate.hidden.second`) start `argv` inside it."""
 
     def __init__(self, store: Path, repo: Path, kind: str, tmp: Path, *, copy: Path, shared: list[str],
                  project: Path, python: "pyenv.Launch", pytest_env: bool = True, root: Path | None = None) -> None:
@@ -271,11 +272,15 @@ class Walls:
             pyc = bytecode.bind(root, repo)
             self.spec["pyc"] = bytecode.INSIDE if pyc else ""
         self.cwd = str(self.seen_project) if kind != "bwrap" else str(tmp)
+        # The interpreter both harnesses start (`python.Launch.starter`), seen in the sandbox at /tmp/.python.
+        starter = python.starter(tmp / "python")
+        self.argv = [STARTER + "/bin/python" if kind == "bwrap" else str(starter)]
         self.prefix: list[str] = []
         if kind == "bwrap":
             self.prefix = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=copy,
                                            store=store, hidden=hidden, env=self.env, shared=shared,
-                                           python=python.binds, chdir=project, extra=pyc, pid1=not pytest_env)
+                                           python=python.binds, chdir=project, pid1=not pytest_env,
+                                           extra=[*pyc, "--ro-bind", str(tmp / "python"), STARTER])
         elif kind == "sandbox-exec":
             self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=copy, store=store, tmp=tmp,
                                                                                 hidden=hidden, python=python.binds)]
@@ -364,7 +369,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
             args.append("--collect-only")
         args += [str(f) for f in files]
         r, w = os.pipe()
-        argv = [*w_.prefix, *python.argv, "-c", BOOTSTRAP, "-", str(w), "--", *args]
+        argv = [*w_.prefix, *w_.argv, "-c", BOOTSTRAP, "-", str(w), "--", *args]
         stream = channel.Stream(nonce)
         stream.on_fail = failed
         reader = _read(r, stream)

@@ -116,7 +116,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "repo": spec["repo"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
                   "executable": spec["executable"], "files": {p.name: str(p) for p in runner.test_files(store)}}
-        argv = [*walls.prefix, *python.argv, "-c", SUPERVISOR]
+        argv = [*walls.prefix, *walls.argv, "-c", SUPERVISOR]
         started = walls.go(started)
         params["go"] = walls.wait
         res = proc.run(argv, timeout=timeout, cwd=walls.cwd, env=walls.env, input=json.dumps(params) + "\n" + _source(params["shim"]),

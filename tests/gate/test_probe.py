@@ -157,3 +157,9 @@ def test_honest_values_keep_their_answer(name):
 def test_a_failing_comparison_is_left_failing():
     assert _ask(1000, 900) == (False, [])
     assert _ask(_Tolerant(2000), 900) == (False, [])
+
+
+def test_a_ne_that_never_differs_is_judged_by_the_operator_the_test_used():
+    bent = type("NeverDiffers", (), {"__ne__": lambda s, o: False, "__hash__": object.__hash__})()
+    answer, alarms = _ask(900, bent, "!=")  # `assert not (900 != price)`
+    assert answer is True and len(alarms) == 1
