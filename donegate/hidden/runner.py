@@ -262,6 +262,7 @@ class Walls:
             self.env = {k: v for k, v in self.env.items() if not k.startswith("PYTEST")}
         self.seen_repo = repo if kind == "bwrap" else copy
         self.seen_project = self.seen_repo / project.relative_to(repo)
+        self.env["PWD"] = str(self.seen_project)  # the working folder, as a developer's shell exports it
         self.spec = python.spec({} if kind == "bwrap" else {str(repo): str(copy)})
         self.spec["repo"] = str(self.seen_repo)
         self.spec["shared"] = list(shared)

@@ -247,6 +247,7 @@ ATTACKS = {
     "fingerprint-no-venv-prefix": (_when("import sys", "sys.prefix == sys.base_prefix"), "assert 1000 == 900", "both"),
     "fingerprint-bwrap-pid-1": (_when("", "b'bwrap' in open('/proc/1/cmdline', 'rb').read()"), "the two runs disagree", "bwrap"),
     "fingerprint-parent-is-pid-1": (_when("import os", "os.getppid() == 1"), "the two runs disagree", "bwrap"),
+    "fingerprint-no-pwd-variable": (_when("import os", "os.environ.get('PWD') != os.getcwd()"), "assert 1000 == 900", "both"),
     "fingerprint-dont-write-bytecode": (_when("import sys", "sys.dont_write_bytecode"), "", "both"),
     "fingerprint-home-is-not-the-users": (
         _when("import os, pwd", "os.path.expanduser('~') != pwd.getpwuid(os.getuid()).pw_dir"), "assert 1000 == 900",
