@@ -49,8 +49,10 @@ def make_probe(repo, alarm):
     numbers = (_bool, _int, _float, _complex)
     scalars = (*numbers, _str, _bytes, _none)
     # A builtin base, and how to take a subclass's value as exactly that base, whatever the subclass overrides.
-    bases = ((_bool, _bool), (_int, _int.__int__), (_float, _float.__float__), (_complex, _complex.__complex__),
-             (_str, _str.__str__), (_bytes, _bytes.__bytes__), (_tuple, lambda x: _tuple.__getitem__(x, _slice(None))),
+    # (`complex.__complex__` and `bytes.__bytes__` are 3.11's: the parts and the buffer serve any version.)
+    real, imag, view = _complex.real.__get__, _complex.imag.__get__, memoryview
+    bases = ((_int, _int.__int__), (_float, _float.__float__), (_complex, lambda x: _complex(real(x), imag(x))),
+             (_str, _str.__str__), (_bytes, lambda x: _bytes(view(x))), (_tuple, lambda x: _tuple.__getitem__(x, _slice(None))),
              (_list, lambda x: _list.__getitem__(x, _slice(None))), (_dict, _dict.copy), (_set, _set.copy),
              (_frozenset, _frozenset.copy))
     approx = modules.get("_pytest.approx") or modules.get("_pytest.python_api")

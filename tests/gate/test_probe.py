@@ -141,6 +141,7 @@ HONEST = {
     "None": (None, None),
     "nested containers": ({"a": [Pair(1, 2), (Colour.RED,)]}, {"a": [(1, 2), (900,)]}),
     "pytest.approx": (0.1 + 0.2, pytest.approx(0.3)),
+    "bytes and complex subclasses": ((type("B", (bytes,), {})(b"ab"), type("C", (complex,), {})(1 + 2j)), (b"ab", 1 + 2j)),
     "mock.ANY in a dict": ({"id": 7, "total": 900}, {"id": mock.ANY, "total": 900}),
 }
 
