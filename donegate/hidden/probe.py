@@ -1,17 +1,19 @@
-"""The equality probe: a passing `==` (or a failing `!=`) in a test's assert, whose operand's equality is the
-repository's own, is tried again against fresh values it cannot be equal to. An object that is equal to them
-too is equal to everything: a pass it gives proves nothing, and it is tampering (never appealable).
+"""The equality probe: a passing `==` (or a failing `!=`) in a test's assert is answered again by the rules of the
+value the test expects (`make_probe`). Against a value of a builtin type, the product's object is compared as
+that builtin (a subclass) or must be equal to it again and to nothing next to it (any other object): equal
+within a tolerance or only once, the assert fails. An object equal to a fresh value it cannot equal is equal
+to everything: tampering (never appealable).
 
-Both runs use it: the pytest run inserts a call after each comparison pytest's assertion rewriter makes
-(`rewrite_probes`, on the tree pytest has rewritten), the second harness rewrites the test's asserts itself
-(`compare_probes`). This file is self-contained (the standard library only): its source is sent into the
-hidden run with the plugin's or the harness's and executed there; nothing of the kit is imported.
+Both runs use it: the pytest run inserts `res = probe(left, right, op, res)` after each comparison pytest's
+assertion rewriter makes (`rewrite_probes`, on the tree pytest has rewritten), the second harness rewrites the
+test's asserts itself (`compare_probes`). This file is self-contained (the standard library only): its source
+is sent into the hidden run with the plugin's or the harness's and executed there; nothing of the kit is imported.
 
-Whose equality counts: the first class along the type's MRO that defines `__eq__` (or `__ne__`). A builtin
-type (int, str, object...) or a class from a file outside the repository (the standard library, an installed
-package: `unittest.mock.ANY` equals everything on purpose) is never probed; a class whose method lives in
-the repository, or in no file at all (built by `type()` or `exec`), or that names no real module, is.
-Honest equality returns False, NotImplemented or raises against a stranger, so it is never trapped.
+A class is never trusted for what it says of itself (`__module__`, its code's `co_filename`): against a
+builtin value only the test's own wildcards keep their equality (pytest's approx, `unittest.mock.ANY`, known
+by identity); between two objects, a class whose equality runs in the namespace of a module loaded from a
+file outside the repository (the standard library, an installed package) is not probed. Honest equality
+returns False, NotImplemented or raises against a stranger, so it is never trapped.
 """
 
 import ast as _ast
@@ -22,20 +24,57 @@ _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or 
 
 
 def make_probe(repo, alarm):
-    """The probe function: probe(left, right, op, result), calling `alarm(what)` on an object equal to
-    everything. Every builtin it uses is bound now, before the code under test is imported."""
+    """The probe function: probe(left, right, op, result) -> the comparison's answer, calling `alarm(what)` on an
+    object equal to everything. Every builtin it uses is bound now, before the code under test is imported.
+
+    When one side is a value of a builtin type (`pure`: numbers, str, bytes, None and tuples, lists, dicts,
+    sets of them, each of exactly its type), the answer is that type's own equality (`same`): a subclass of a
+    builtin type (an IntEnum, a namedtuple, an int with its own `__eq__`) is compared as the builtin it is; any
+    other object (Decimal, Fraction, a repository class) must be equal to the value again, and to no value
+    next to it (`near`): equal within a tolerance, or only the first time, it is not equal. Whose object it is
+    does not count here (what a class says of its module or its code's file is its own to write): only the
+    test's own wildcards (pytest's approx, the shim's, `unittest.mock.ANY`) keep their equality, known by
+    identity. Neither side pure: the old rule, an object whose equality is the repository's (`own`) must not
+    equal a fresh value."""
     import sys
 
     repo = repo.rstrip("/") + "/"
-    _type, _bool, _getattr, _isinstance, _repr = type, bool, getattr, isinstance, repr
+    _type, _bool, _getattr, _isinstance, _len, _abs = type, bool, getattr, isinstance, len, abs
     mro_of = type.__dict__["__mro__"].__get__
     dict_of = type.__dict__["__dict__"].__get__
     flags_of = type.__dict__["__flags__"].__get__
     modules, isabs, urandom = sys.modules, _os.path.isabs, _os.urandom
-    _int, _float, _str, _bytes, _tuple, _list, _dict = int, float, str, bytes, tuple, list, dict
+    _int, _float, _complex, _str, _bytes, _tuple, _list, _dict = int, float, complex, str, bytes, tuple, list, dict
+    _set, _frozenset, _slice, _none = set, frozenset, slice, type(None)
+    numbers = (_bool, _int, _float, _complex)
+    scalars = (*numbers, _str, _bytes, _none)
+    # A builtin base, and how to take a subclass's value as exactly that base, whatever the subclass overrides.
+    # (`complex.__complex__` and `bytes.__bytes__` are 3.11's: the parts and the buffer serve any version.)
+    real, imag, view = _complex.real.__get__, _complex.imag.__get__, memoryview
+    bases = ((_int, _int.__int__), (_float, _float.__float__), (_complex, lambda x: _complex(real(x), imag(x))),
+             (_str, _str.__str__), (_bytes, lambda x: _bytes(view(x))), (_tuple, lambda x: _tuple.__getitem__(x, _slice(None))),
+             (_list, lambda x: _list.__getitem__(x, _slice(None))), (_dict, _dict.copy), (_set, _set.copy),
+             (_frozenset, _frozenset.copy))
+    approx = modules.get("_pytest.approx") or modules.get("_pytest.python_api")
+    wild = {v for v in vars(approx).values() if _isinstance(v, type) and v.__name__.startswith("Approx")} if approx else set()
+    if _isinstance(globals().get("_Approx"), type):  # the second harness's shim
+        wild.add(globals()["_Approx"])
+
+    mode = ["=="]  # the operator the test used: a lie may sit in `__ne__` alone
+
+    def eq(a, b):
+        return _bool(a == b) if mode[0] == "==" else not _bool(a != b)
+
+    def wildcard(tp):
+        if tp in wild:
+            return True
+        mock = modules.get("unittest.mock")
+        return mock is not None and tp is _type(_getattr(mock, "ANY", None))
 
     def own(tp):
-        """True when `tp`'s equality is the repository's (or nobody's file's)."""
+        """True when `tp`'s equality is not known to be the interpreter's or a module's outside the repository:
+        a method is known by the module whose namespace it runs in (its globals, a module loaded from a file
+        outside the repository, whose file its code names too), never by `__module__` or `co_filename` alone."""
         for name in ("__eq__", "__ne__"):
             for cls in mro_of(tp):
                 d = dict_of(cls)
@@ -43,12 +82,29 @@ def make_probe(repo, alarm):
                     continue
                 if not flags_of(cls) & _HEAPTYPE:
                     break  # int, str, object: the interpreter's own equality
-                code = _getattr(d[name], "__code__", None)
-                where = _getattr(code, "co_filename", None) if code is not None else \
-                    _getattr(modules.get(_getattr(cls, "__module__", None) or ""), "__file__", None)
-                if not _isinstance(where, _str) or not isabs(where) or where.startswith(repo):
+                fn = _getattr(d[name], "__func__", d[name])
+                g = _getattr(fn, "__globals__", None)
+                mod = modules.get(g.get("__name__")) if _isinstance(g, _dict) and _isinstance(g.get("__name__"), _str) else None
+                if mod is None or _getattr(mod, "__dict__", None) is not g:
+                    return True
+                where = _getattr(_getattr(mod, "__spec__", None), "origin", None)
+                code = _getattr(fn, "__code__", None)
+                if (not _isinstance(where, _str) or not isabs(where) or where.startswith(repo)
+                        or _getattr(code, "co_filename", None) != where):
                     return True
                 break
+        return False
+
+    def pure(v, depth=0):
+        t = _type(v)
+        if t in scalars:
+            return True
+        if depth > 20:
+            return False
+        if t is _tuple or t is _list or t is _set or t is _frozenset:
+            return all(pure(x, depth + 1) for x in v)
+        if t is _dict:
+            return all(pure(k, depth + 1) and pure(x, depth + 1) for k, x in v.items())
         return False
 
     def strangers(other):
@@ -75,16 +131,111 @@ def make_probe(repo, alarm):
             pass
         return out
 
+    def near(e):
+        """Values next to `e` that its own equality tells from it: one apart, a millionth apart, another case."""
+        t = _type(e)
+        if t is _int:
+            return [e + 1, e - 1]
+        if t is _float and e == e and _abs(e) != float("inf"):
+            d = max(_abs(e), 1.0) * 1e-6
+            return [e + d, e - d]
+        if t is _str:
+            return [e + " "] + ([e.swapcase()] if e.swapcase() != e else [])
+        if t is _bytes:
+            return [e + b" "]
+        return []
+
+    def stands_in(x, e):
+        """`x` (an object of no builtin type) against `e` (pure): equal again, and to nothing next to it.
+        False, or "stranger" when it equals a fresh value too (equal to everything)."""
+        try:
+            if not (eq(x, e) and eq(x, e)):
+                return False
+            for s in strangers(e):
+                if eq(x, s):
+                    return "stranger"
+            for s in near(e):
+                if eq(x, s):
+                    return False
+        except Exception:
+            return False
+        return True
+
+    def same(x, e, depth=0):
+        """`x` equal to the pure value `e` by `e`'s own rules: True, False, or "stranger"."""
+        tx, te = _type(x), _type(e)
+        if tx in scalars and te in scalars:
+            return x == e  # both exactly builtin: the builtin's own equality (1 == 1.0 == True)
+        if te is _none:
+            return x is None
+        if depth > 20:
+            return x == e
+        for base, take in bases:
+            if _isinstance(x, base) and tx is not base:
+                r = same(take(x), e, depth + 1)
+                if r is False and not wildcard(tx):  # it said equal: to a fresh value too?
+                    try:
+                        if any(eq(x, s) for s in strangers(e)):
+                            return "stranger"
+                    except Exception:
+                        pass
+                return r
+        if tx is te and te in (_tuple, _list):
+            if _len(x) != _len(e):
+                return False
+            for i in range(_len(e)):
+                r = same(x[i], e[i], depth + 1)
+                if r is not True:
+                    return r
+            return True
+        if tx is _dict and te is _dict:
+            if _len(x) != _len(e):
+                return False
+            for k, v in e.items():
+                if k not in x:
+                    return False
+                r = same(_dict.__getitem__(x, k), v, depth + 1)
+                if r is not True:
+                    return r
+            return True
+        if tx in (_set, _frozenset, _tuple, _list, _dict) or tx in scalars:
+            return x == e  # builtin against builtin of another kind: their own answer
+        if wildcard(tx):
+            return eq(x, e)
+        return stands_in(x, e)
+
+    def lied(x):
+        name = _getattr(_type(x), "__qualname__", "?")
+        alarm(f"an object of the class {name} compared equal to a fresh value it cannot equal: "
+              "an object equal to everything is not a result")
+
     def probe(left, right, op, result):
         try:
             holds = _bool(result) if op == "==" else not _bool(result)
         except Exception:
-            return
+            return result
         if not holds:
-            return
+            return result
+        try:
+            lp, rp = pure(left), pure(right)
+        except Exception:
+            return result
+        if lp != rp:  # one side a builtin value: its own equality decides
+            x, e = (right, left) if lp else (left, right)
+            mode[0] = op
+            try:
+                answer = same(x, e)
+            except Exception:
+                answer = False
+            if answer == "stranger":
+                lied(x)
+                answer = False
+            return answer if op == "==" else not answer
+        if lp:
+            return result
         for x, other in ((left, right), (right, left)):
             try:
-                if not own(_type(x)):
+                if wildcard(_type(x)) or not own(_type(x)):
                     continue
             except Exception:
                 continue
@@ -94,17 +245,17 @@ def make_probe(repo, alarm):
                 except Exception:
                     hit = False
                 if hit:
-                    name = _getattr(_type(x), "__qualname__", "?")
-                    alarm(f"an object of the repository's class {name} compared equal to a fresh value it cannot "
-                          f"equal ({_type(s).__name__}): an object equal to everything is not a result")
-                    return
+                    lied(x)
+                    return op != "=="
+        return result
 
     return probe
 
 
 def rewrite_probes(tree, name=_PROBE_NAME, owner="@pytest_ar"):
-    """Insert `owner.name(left, right, op, res)` after every `res = left == right` (or `!=`) that pytest's
-    assertion rewriter wrote into `tree` (its temporaries start with `@py_assert`)."""
+    """Insert `res = owner.name(left, right, op, res)` after every `res = left == right` (or `!=`) that pytest's
+    assertion rewriter wrote into `tree` (its temporaries start with `@py_assert`): the probe's answer is the
+    assert's."""
     for node in _statements(tree):
         for field in ("body", "orelse", "finalbody"):
             stmts = _getattr_list(node, field)
@@ -116,7 +267,7 @@ def rewrite_probes(tree, name=_PROBE_NAME, owner="@pytest_ar"):
                 if _is_rewritten_compare(s):
                     cmp = s.value
                     op = "==" if isinstance(cmp.ops[0], _ast.Eq) else "!="
-                    call = _ast.Expr(_ast.Call(
+                    call = _ast.Assign([_ast.Name(s.targets[0].id, _ast.Store())], _ast.Call(
                         _ast.Attribute(_ast.Name(owner, _ast.Load()), name, _ast.Load()),
                         [_fresh(cmp.left), _fresh(cmp.comparators[0]), _ast.Constant(op),
                          _ast.Name(s.targets[0].id, _ast.Load())], []))

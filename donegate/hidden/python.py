@@ -14,8 +14,9 @@ Which interpreter (`find`), in this order:
 
 How it starts (`launch`): never the environment's own `bin/python`, which the agent can replace with a
 script, nor through its `pyvenv.cfg` (its `home` chooses the standard library); the real interpreter
-it links to, checked to lie outside the repository, with `-I -S`: no `site`, so no `.pth` import line,
-no `sitecustomize`/`usercustomize` runs. The bootstrap then puts on `sys.path`, in order: the project
+it links to, checked to lie outside the repository, with no flag (`START`): `site` runs for the base
+installation only, so no `.pth` import line or `sitecustomize` of the project's environment runs, and HOME
+is empty (no user site). The bootstrap then puts on `sys.path`, in order: the project
 root, the `pythonpath` folders, `src/` when it holds code (a src layout works without an install), the
 standard library, the environment's site-packages and the path lines of its `.pth` files (never their
 import lines). An editable install still imports: a path-line `.pth` (setuptools compat mode, hatch,
@@ -365,6 +366,27 @@ def pytest_dirs() -> list[str]:
     return out
 
 
+# The first lines of both runs' bootstraps (inside their `main()`): the runs start as `python -c` with no flag
+# (`sys.flags`, `sys.orig_argv` and /proc/self/cmdline as a developer's run shows them), from the kit's own
+# environment (`Launch.starter`), so `site` has run and found nothing to add: no `.pth` file runs, neither
+# the base installation's nor the project environment's; the environment is the allow-list (no PYTHON*
+# variable) and HOME is empty (no user site). The project's environment is added as data by the bootstrap.
+# `std`: sys.path as the interpreter computed it, before `site` appended to it (site only appends: its first
+# entry is a site-packages folder) and without the current folder `-c` put first.
+START = """\
+    import sys, site as _site
+    _own = set(_site.getsitepackages())
+    _own.add(_site.getusersitepackages())
+    std = []
+    for _p in sys.path:
+        if _p in _own:
+            break
+        if _p:
+            std.append(_p)
+    sys.path[:] = std
+"""
+
+
 class Launch:
     """How to start the hidden run's interpreter: `argv` (the prefix: interpreter and flags), the
     `sys.path` it gets (`front`, then its own standard library, then `site`), the folders to bind
@@ -373,8 +395,24 @@ class Launch:
 
     def __init__(self, interp: Interpreter, front: list[str], site: list[str], pytest: list[str], binds: list[Path]) -> None:
         self.interp = interp
+        # The kit's own jobs, which run no product code (the bytecode compile): `-I -S`. The runs start from
+        # `starter` with no flag a developer's `python -m pytest` lacks (`START`).
         self.argv = [interp.exe, "-I", "-S"]
         self.front, self.site, self.pytest, self.binds = front, site, pytest, binds
+
+    def starter(self, folder: Path) -> Path:
+        """Make in `folder` the environment the runs start from: `bin/python`, a link to the real interpreter,
+        and a `pyvenv.cfg` the kit writes (its `home` that interpreter's folder, no system site-packages).
+        Started from there, `site` runs as in a developer's environment but finds no site-packages: no `.pth`
+        file of the base installation or of the project's environment runs (the kit adds the project's path
+        lines itself), and no flag is needed. Returns the link."""
+        (folder / "bin").mkdir(parents=True)
+        exe = folder / "bin" / "python"
+        exe.symlink_to(self.interp.exe)
+        version = f"\nversion = {self.interp.version}" if self.interp.version else ""
+        (folder / "pyvenv.cfg").write_text(f"home = {os.path.dirname(self.interp.exe)}\n"
+                                           f"include-system-site-packages = false{version}\n", encoding="utf-8")
+        return exe
 
     def spec(self, seen: "dict[str, str] | None" = None) -> dict[str, Any]:
         """What the bootstrap reads (JSON), paths under the repository moved to where the run sees it."""
@@ -384,7 +422,8 @@ class Launch:
                     return b + p[len(a):]
             return p
         return {"front": [move(p) for p in self.front], "site": [move(p) for p in self.site], "pytest": self.pytest,
-                "executable": move(self.interp.shown), "theirs": [move(p) for p in self.site]}
+                "executable": move(self.interp.shown), "theirs": [move(p) for p in self.site],
+                "prefix": move(self.interp.env) if self.interp.env else ""}
 
 
 def launch(project: Path, repo: Path, *, named: str | None = None, named_by: str = "python:",

@@ -31,22 +31,22 @@ from pathlib import Path
 
 from donegate.core import proc
 from donegate.tree import statcache
-from donegate.hidden import ship
+from donegate.hidden import python as pyenv, ship
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays off its path
     from typing import Any, Callable, Iterator, Sequence
 
-    from donegate.hidden import channel, python as pyenv
+    from donegate.hidden import channel
 
 INI_NAME = "pytest.ini"
 INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini file of the repository.\naddopts =\n"
 
-# Runs as `python -I -S -c BOOTSTRAP - fd -- pytest-args` (the interpreter `donegate.hidden.python` chose);
+# Runs as `python -c BOOTSTRAP - fd -- pytest-args` (the interpreter `donegate.hidden.python` chose);
 # the nonce, the path spec (JSON, with the rules the project allows), then the plugin's source arrive
 # on stdin, one line each for the first two (so no kit path has to be on the command line inside the sandbox).
 # Everything lives in a function's locals, not in __main__'s globals where any code could read them.
-# With -S nothing of the environment has run: the bootstrap adds the path lines `python.Launch` read,
+# Only the base installation's `site` has run (`python.START`): the bootstrap adds the path lines `python.Launch` read,
 # imports the kit's pytest before any folder of the project is on sys.path, then takes the kit's
 # folders off again. ENV_EXIT (with one line on stderr) says the interpreter cannot run pytest at all.
 # `end` leaves without the interpreter's teardown (10-25 ms of freeing pytest's modules on every stop):
@@ -55,7 +55,8 @@ INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini f
 # tests started is still running, the exit is the normal one (waiting for it, up to the timeout).
 BOOTSTRAP = """\
 def main():
-    import os, sys, json, site
+""" + pyenv.START + """\
+    import os, json, site
     fd = int(sys.argv[2])
     args = sys.argv[4:]
     nonce = sys.stdin.readline().strip()
@@ -63,8 +64,6 @@ def main():
     plugin = {"__name__": "donegate_plugin"}
     LABEL = "<donegate plugin>"
 """ + ship.READ + """\
-    site.setquit(); site.setcopyright(); site.sethelper()
-    std = list(sys.path)
     sys.path[:] = std + spec["pytest"]
     try:
         for code in codes:
@@ -84,6 +83,11 @@ def main():
         plugin["keep_bytecode"](spec["pyc"], spec["repo"], spec["shared"])
     sys.path[:] = spec["front"] + std + spec["site"]
     sys.executable = spec["executable"]
+    # As a developer's run has them: the project's environment, or the base installation (not the starter's).
+    sys.prefix, sys.exec_prefix = spec["prefix"] or sys.base_prefix, spec["prefix"] or sys.base_exec_prefix
+    # As `python -m pytest ARGS` has them (/proc/self/cmdline is the one place left that shows `-c`).
+    sys.orig_argv = [spec["executable"], "-m", "pytest", *args]
+    sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *args]
     reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]), spec.get("tests_pyc"))
     return pytest.main(args, plugins=[reporter, *plugin["seeded_plugins"](spec.get("seed"))])
 def end(rc):
@@ -103,6 +107,7 @@ def end(rc):
 end(main())
 """
 ENV_EXIT = 97
+STARTER = "/tmp/.python"  # where a confined run sees the environment it starts from (`python.Launch.starter`)
 ENV_MARK = "donegate-env: "
 
 class TestRun:
@@ -234,7 +239,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
 class Walls:
     """One confined run's setting: the copy of the working tree (`copy`), the environment, the argv prefix
     of the walls (the project's interpreter bound in) and the sys.path spec of that interpreter as the run
-    sees it. Both harnesses (this pytest run and `donegate.hidden.second`) start `python.argv` inside it."""
+    sees it. Both harnesses (this pytest run and `donegate.hidden.second`) start `argv` inside it."""
 
     def __init__(self, store: Path, repo: Path, kind: str, tmp: Path, *, copy: Path, shared: list[str],
                  project: Path, python: "pyenv.Launch", pytest_env: bool = True, root: Path | None = None) -> None:
@@ -249,13 +254,18 @@ class Walls:
         self.passed: tuple[int, ...] = ()  # what of it the run's process is handed
         hidden = walls.hidden_roots()
         self.private = "/tmp" if kind == "bwrap" else str(tmp / "tmp")
+        # HOME as a developer's shell has it where the walls hide the account's home (empty, the run's own);
+        # unconfined, a fresh folder beside the private temporary one (`confine.env`).
+        home = (walls.seen_home(hidden) or "/tmp/home") if kind == "bwrap" else str(tmp / "home")
         if kind != "bwrap":
-            os.makedirs(os.path.join(self.private, "home"))
-        self.env = walls.env(self.private, hidden)
+            os.makedirs(self.private)
+            os.makedirs(home)
+        self.env = walls.env(self.private, hidden, home=home, tmpdir=kind != "bwrap")
         if not pytest_env:  # the second harness: nothing named like pytest in what the product sees
             self.env = {k: v for k, v in self.env.items() if not k.startswith("PYTEST")}
         self.seen_repo = repo if kind == "bwrap" else copy
         self.seen_project = self.seen_repo / project.relative_to(repo)
+        self.env["PWD"] = str(self.seen_project)  # the working folder, as a developer's shell exports it
         self.spec = python.spec({} if kind == "bwrap" else {str(repo): str(copy)})
         self.spec["repo"] = str(self.seen_repo)
         self.spec["shared"] = list(shared)
@@ -266,11 +276,15 @@ class Walls:
             pyc = bytecode.bind(root, repo)
             self.spec["pyc"] = bytecode.INSIDE if pyc else ""
         self.cwd = str(self.seen_project) if kind != "bwrap" else str(tmp)
+        # The interpreter both harnesses start (`python.Launch.starter`), seen in the sandbox at /tmp/.python.
+        starter = python.starter(tmp / "python")
+        self.argv = [STARTER + "/bin/python" if kind == "bwrap" else str(starter)]
         self.prefix: list[str] = []
         if kind == "bwrap":
             self.prefix = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=copy,
                                            store=store, hidden=hidden, env=self.env, shared=shared,
-                                           python=python.binds, chdir=project, extra=pyc)
+                                           python=python.binds, chdir=project, pid1=not pytest_env,
+                                           extra=[*pyc, "--ro-bind", str(tmp / "python"), STARTER])
         elif kind == "sandbox-exec":
             self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=copy, store=store, tmp=tmp,
                                                                                 hidden=hidden, python=python.binds)]
@@ -359,7 +373,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
             args.append("--collect-only")
         args += [str(f) for f in files]
         r, w = os.pipe()
-        argv = [*w_.prefix, *python.argv, "-c", BOOTSTRAP, "-", str(w), "--", *args]
+        argv = [*w_.prefix, *w_.argv, "-c", BOOTSTRAP, "-", str(w), "--", *args]
         stream = channel.Stream(nonce)
         stream.on_fail = failed
         reader = _read(r, stream)

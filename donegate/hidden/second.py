@@ -23,18 +23,18 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Sequence
 
     from donegate.tree import statcache
-    from donegate.hidden import python as pyenv
 
 from donegate.core import proc
-from donegate.hidden import ship
+from donegate.hidden import python as pyenv, ship
 
-# `python -I -S -c SUPERVISOR` (the project's interpreter, as the first run starts it): its parameters (one
+# `python -c SUPERVISOR` (the project's interpreter, as the first run starts it: `python.START`): its parameters (one
 # JSON line, with the sys.path spec of `python.Launch`), then the harness's source, arrive on stdin. It
 # leaves without the interpreter's teardown once its report is out (it never imported product code, and
 # its children are all waited for).
 SUPERVISOR = """\
 def main():
-    import json, sys
+""" + pyenv.START + """\
+    import json
     params = json.loads(sys.stdin.readline())
     ns = {"__name__": params["shim"] + "_h"}
     LABEL = "<" + params["shim"] + ">"
@@ -101,7 +101,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     state root and the stop's look (`tree`), a confined run works in the tree's second mirror, so it can run
     beside the first (`runner.setting`); `started` as `proc.run` has it (the stop cancels a second run whose
     first failed)."""
-    from donegate.hidden import python as pyenv, runner
+    from donegate.hidden import runner
 
     out = SecondRun()
     repo, store = repo.resolve(), store.resolve()
@@ -116,7 +116,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "repo": spec["repo"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
                   "executable": spec["executable"], "files": {p.name: str(p) for p in runner.test_files(store)}}
-        argv = [*walls.prefix, *python.argv, "-c", SUPERVISOR]
+        argv = [*walls.prefix, *walls.argv, "-c", SUPERVISOR]
         started = walls.go(started)
         params["go"] = walls.wait
         res = proc.run(argv, timeout=timeout, cwd=walls.cwd, env=walls.env, input=json.dumps(params) + "\n" + _source(params["shim"]),

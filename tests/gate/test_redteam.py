@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.repos import write_config, git, stop_lines, make_repo, run_hook, stop_payload, ledger_lines
+from donegate.hidden import confine
 from tests.support import require
 from tests.support.repos import seal, sealed_copy
 
@@ -50,6 +51,22 @@ def _objects(name):
     return [o for o in gc.get_objects() if type(o).__name__ == name]
 '''
 MARK = "/tmp/donegate-redteam-marker"
+# HOME in a confined run: the account's home as its shell names it (seen empty), else /tmp/home.
+_RUN_HOME = confine.seen_home(confine.user_homes()) or "/tmp/home"
+
+
+def _when(imports: str, hidden: str) -> str:
+    """`calc.py` with the bug, right only where `hidden` holds: product code recognising the hidden run."""
+    return (imports + "\n" if imports else "") + ("def price(units):\n    if " + hidden + ":\n"
+            "        return units * 90 if units >= 10 else units * 100\n    return units * 100\n")
+
+
+# Fingerprints of the hidden run the kit cannot take away on this machine (bubblewrap 0.8): known limits,
+# documented in docs/verdict.md; a case here starting to be blocked fails (strict), so the list stays true.
+LIMITS = {
+    "fingerprint-no-new-privs": _when("", "'NoNewPrivs:\\t1' in open('/proc/self/status').read()"),
+    "fingerprint-only-loopback": _when("import socket", "[n for _, n in socket.if_nameindex()] == ['lo']"),
+}
 
 ATTACKS = {
     # --- outcomes that are not a pass -------------------------------------------------------------
@@ -213,11 +230,49 @@ ATTACKS = {
     "reads-the-kit-state-and-environment": (
         "import os\ndef price(units):\n    leaks = [k for k in os.environ if k.startswith('DONEGATE')]\n"
         "    home = os.environ.get('DONEGATE_HOME_SEEN', '')\n    return ('env', sorted(leaks), os.environ.get('HOME'))\n",
-        "('env', [], '/tmp/home')", "bwrap"),
+        f"('env', [], '{_RUN_HOME}')", "bwrap"),
     "kills-the-hook": (
         "import os, signal\ndef price(units):\n    for pid in (os.getppid(), 1):\n        try:\n"
         "            os.kill(pid, signal.SIGKILL)\n        except OSError:\n            pass\n    return units * 100\n",
         "", "bwrap"),
+    # --- the hidden run recognised by a fingerprint (issue 36): right only there -----------------------
+    "fingerprint-no-site-flag": (_when("import sys", "sys.flags.no_site or sys.flags.isolated"), "assert 1000 == 900", "both"),
+    "fingerprint-orig-argv-flags": (_when("import sys", "'-S' in sys.orig_argv or '-I' in sys.orig_argv"), "assert 1000 == 900", "both"),
+    "fingerprint-cmdline-flags": (
+        _when("", "any(a in (b'-S', b'-I') for a in open('/proc/self/cmdline', 'rb').read().split(b'\\0'))"),
+        "assert 1000 == 900", "both"),
+    "fingerprint-home-under-tmpdir": (
+        _when("import os, tempfile", "os.environ.get('HOME', '').startswith(os.environ.get('TMPDIR') or tempfile.gettempdir())"),
+        "assert 1000 == 900", "both"),
+    "fingerprint-no-venv-prefix": (_when("import sys", "sys.prefix == sys.base_prefix"), "assert 1000 == 900", "both"),
+    "fingerprint-bwrap-pid-1": (_when("", "b'bwrap' in open('/proc/1/cmdline', 'rb').read()"), "the two runs disagree", "bwrap"),
+    "fingerprint-parent-is-pid-1": (_when("import os", "os.getppid() == 1"), "the two runs disagree", "bwrap"),
+    "fingerprint-no-pwd-variable": (_when("import os", "os.environ.get('PWD') != os.getcwd()"), "assert 1000 == 900", "both"),
+    "fingerprint-dont-write-bytecode": (_when("import sys", "sys.dont_write_bytecode"), "", "both"),
+    "fingerprint-home-is-not-the-users": (
+        _when("import os, pwd", "os.path.expanduser('~') != pwd.getpwuid(os.getuid()).pw_dir"), "assert 1000 == 900",
+        "bwrap"),
+    # --- values equal without being right (issue 36) ----------------------------------------------
+    "eq-always-true-code-claims-stdlib": (
+        "import decimal, types\nclass P:\n    def __init__(self, v):\n        self.v = v\n"
+        "    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
+        "P.__eq__ = types.FunctionType(P.__eq__.__code__.replace(co_filename=decimal.__file__), {})\n"
+        "def price(units):\n    return P(units * 100)\n", "the equality probe", "both"),
+    "eq-staticmethod-bool-module-decimal": (
+        "class Decimal:\n    __module__ = 'decimal'\n    __eq__ = staticmethod(bool)\n    __hash__ = object.__hash__\n"
+        "    def __init__(self, v):\n        self.v = v\ndef price(units):\n    return Decimal(units * 100)\n",
+        "the equality probe", "both"),
+    "eq-within-a-tolerance": (
+        "class Amount:\n    def __init__(self, v):\n        self.v = v\n    def __eq__(self, other):\n"
+        "        return abs(self.v - other) <= 0.15 * abs(other)\n    __hash__ = object.__hash__\n"
+        "def price(units):\n    return Amount(units * 100)\n", "== 900", "both"),
+    "eq-within-a-tolerance-float-subclass": (
+        "class Amount(float):\n    def __eq__(self, other):\n        return abs(float(self) - other) <= 0.15 * abs(other)\n"
+        "    __hash__ = float.__hash__\ndef price(units):\n    return Amount(units * 100)\n", "assert 1000.0 == 900", "both"),
+    "eq-on-the-first-comparison-only": (
+        "class Amount:\n    def __init__(self, v):\n        self.v, self.seen = v, 0\n    def __eq__(self, other):\n"
+        "        self.seen += 1\n        return self.seen == 1 or self.v == other\n    __hash__ = object.__hash__\n"
+        "def price(units):\n    return Amount(units * 100)\n", "== 900", "both"),
     "network-reaches-a-local-server": (
         "import socket\ndef price(units):\n    try:\n        socket.create_connection(('127.0.0.1', PORT), timeout=2).sendall(b'stolen')\n"
         "    except OSError:\n        pass\n    return units * 100\n",
@@ -254,6 +309,23 @@ HONEST = {
     "traceback-of-its-own-exception": (
         "import traceback\ndef price(units):\n    try:\n        raise ValueError('probe')\n    except ValueError as exc:\n"
         "        traceback.format_exception(exc)\n    return units * 90 if units >= 10 else units * 100\n"),
+    "decimal-result": (
+        "from decimal import Decimal\ndef price(units):\n    return Decimal(units) * 100 * (Decimal('0.9') if units >= 10 else 1)\n"),
+    "fraction-result": (
+        "from fractions import Fraction\ndef price(units):\n    return Fraction(units * 100) * (Fraction(9, 10) if units >= 10 else 1)\n"),
+    "float-result-equal-exactly": "def price(units):\n    return units * 90.0 if units >= 10 else units * 100.0\n",
+    "intenum-result": (
+        "from enum import IntEnum\nAmount = IntEnum('Amount', {'BULK_TEN': 900, 'TWO': 200})\n"
+        "def price(units):\n    return Amount(units * 90 if units >= 10 else units * 100)\n"),
+    "repository-class-with-a-proper-eq": (
+        "class Money:\n    def __init__(self, cents):\n        self.cents = cents\n    def __eq__(self, other):\n"
+        "        if isinstance(other, Money):\n            return self.cents == other.cents\n"
+        "        return isinstance(other, int) and self.cents == other\n    def __hash__(self):\n        return hash(self.cents)\n"
+        "def price(units):\n    return Money(units * 90 if units >= 10 else units * 100)\n"),
+    "reads-the-fingerprints-honestly": (  # looks at flags, argv, PID 1, the network, HOME: answers alike
+        "import os, socket, sys\n_SEEN = (sys.flags.no_site, tuple(sys.orig_argv), os.getppid(), os.environ.get('HOME'),\n"
+        "         [n for _, n in socket.if_nameindex()], sys.prefix)\n"
+        "try:\n    _SEEN += (open('/proc/1/cmdline', 'rb').read(), open('/proc/self/status').read())\nexcept OSError:\n    pass\n" + RIGHT),
 }
 
 
@@ -339,6 +411,15 @@ def test_attack_is_blocked_and_leaks_nothing(tmp_path_factory, kit_home, name, c
         with pytest.raises(socket.timeout):
             server.accept()
         server.close()
+
+
+@pytest.mark.parametrize("name", list(LIMITS))
+@pytest.mark.xfail(strict=True, reason="a known limit: bubblewrap sets it and only loopback exists (docs/verdict.md)")
+def test_known_limits_pass_with_the_bug_in(tmp_path_factory, kit_home, name):
+    repo = _sealed(tmp_path_factory, kit_home, "bwrap")
+    (repo / "calc.py").write_text(LIMITS[name])
+    res = run_hook(stop_payload(repo), timeout=120)
+    assert res.returncode == 2, "the stop was allowed with the bug in"
 
 
 @pytest.mark.parametrize("name", list(HONEST))

@@ -1,0 +1,166 @@
+"""The equality probe on its own (`donegate.hidden.probe.make_probe`): a comparison with a value of a builtin type
+is answered by that type's rules, whatever the other object says of itself. Each fake beside honest look-alikes."""
+
+from __future__ import annotations
+
+import dataclasses
+import decimal
+import enum
+import fractions
+import types
+from collections import namedtuple
+from unittest import mock
+
+import pytest
+
+from donegate.hidden import probe as probe_mod
+
+REPO = "/srv/repo"
+
+
+def _probe():
+    alarms: list[str] = []
+    return probe_mod.make_probe(REPO, alarms.append), alarms
+
+
+def _ask(left, right, op="=="):
+    probe, alarms = _probe()
+    result = left == right if op == "==" else left != right
+    return probe(left, right, op, result), alarms
+
+
+class _AlwaysCodeClaimsStdlib:
+    def __eq__(self, other):
+        return True
+    __hash__ = object.__hash__
+
+
+_AlwaysCodeClaimsStdlib.__eq__ = types.FunctionType(  # type: ignore[method-assign]
+    _AlwaysCodeClaimsStdlib.__eq__.__code__.replace(co_filename=decimal.__file__), decimal.__dict__)
+
+
+class _StaticBool:
+    __module__ = "decimal"
+    __eq__ = staticmethod(bool)  # type: ignore[assignment]
+    __hash__ = object.__hash__
+
+
+class _Tolerant:
+    def __init__(self, v):
+        self.v = v
+
+    def __eq__(self, other):
+        return abs(self.v - other) <= 0.15 * abs(other)
+    __hash__ = object.__hash__
+
+
+class _Once:
+    def __init__(self, v):
+        self.v, self.seen = v, 0
+
+    def __eq__(self, other):
+        self.seen += 1
+        return self.seen == 1 or self.v == other
+    __hash__ = object.__hash__
+
+
+class _TolerantFloat(float):
+    def __eq__(self, other):
+        return abs(float(self) - other) <= 0.15 * abs(other)
+    __hash__ = float.__hash__
+
+
+class _CaseBlind(str):
+    def __eq__(self, other):
+        return str(self).lower() == str(other).lower()
+    __hash__ = str.__hash__
+
+
+FAKES = {
+    "always-true, code claims a stdlib file and runs in its namespace": (_AlwaysCodeClaimsStdlib(), 900, True),
+    "staticmethod(bool), __module__ decimal": (_StaticBool(), 900, True),
+    "within a tolerance": (_Tolerant(1000), 900, False),
+    "on the first comparison only": (_Once(1000), 900, False),
+    "a float subclass within a tolerance": (_TolerantFloat(1000), 900, False),
+    "a str subclass blind to case": (_CaseBlind("ABC"), "abc", False),
+    "inside a list": ([1, _StaticBool()], [1, 2], True),
+    "a dict's value": ({"total": _Tolerant(1000)}, {"total": 900}, False),
+    "the expected value on the left": (900, _Tolerant(1000), False),
+    "an int subclass equal to everything": (type("P", (int,), {"__eq__": lambda s, o: True, "__hash__": int.__hash__})(1000),
+                                            900, True),
+}
+
+
+@pytest.mark.parametrize("name", list(FAKES))
+def test_a_value_equal_without_being_right_is_not_equal(name):
+    got, want, everything = FAKES[name]
+    assert got == want  # what the object says
+    answer, alarms = _ask(got, want)
+    assert answer is False
+    assert bool(alarms) is everything  # equal to everything: tampering; a tolerance or once: a failing assert
+    answer, _ = _ask(got, want, "!=") if not isinstance(got, _Once) else (True, [])
+    assert answer is True
+
+
+class Colour(enum.IntEnum):
+    RED = 900
+
+
+class Tone(str, enum.Enum):
+    LOW = "low"
+
+
+@dataclasses.dataclass(frozen=True)
+class Line:
+    units: int
+    total: int
+
+
+class Money:
+    def __init__(self, cents):
+        self.cents = cents
+
+    def __eq__(self, other):
+        return self.cents == (other.cents if isinstance(other, Money) else other)
+    __hash__ = object.__hash__
+
+
+Pair = namedtuple("Pair", "units total")
+
+HONEST = {
+    "Decimal": (decimal.Decimal("900.0"), 900),
+    "Fraction": (fractions.Fraction(1800, 2), 900),
+    "IntEnum": (Colour.RED, 900),
+    "str Enum": (Tone.LOW, "low"),
+    "namedtuple": (Pair(10, 900), (10, 900)),
+    "dataclass": (Line(10, 900), Line(10, 900)),
+    "a repository class with a proper __eq__": (Money(900), 900),
+    "two repository objects": (Money(900), Money(900)),
+    "a float equal to an int exactly": (900.0, 900),
+    "bool and int": (True, 1),
+    "None": (None, None),
+    "nested containers": ({"a": [Pair(1, 2), (Colour.RED,)]}, {"a": [(1, 2), (900,)]}),
+    "pytest.approx": (0.1 + 0.2, pytest.approx(0.3)),
+    "bytes and complex subclasses": ((type("B", (bytes,), {})(b"ab"), type("C", (complex,), {})(1 + 2j)), (b"ab", 1 + 2j)),
+    "mock.ANY in a dict": ({"id": 7, "total": 900}, {"id": mock.ANY, "total": 900}),
+}
+
+
+@pytest.mark.parametrize("name", list(HONEST))
+def test_honest_values_keep_their_answer(name):
+    got, want = HONEST[name]
+    assert got == want
+    answer, alarms = _ask(got, want)
+    assert answer is True and alarms == []
+    assert _ask(got, want, "!=") == (False, [])
+
+
+def test_a_failing_comparison_is_left_failing():
+    assert _ask(1000, 900) == (False, [])
+    assert _ask(_Tolerant(2000), 900) == (False, [])
+
+
+def test_a_ne_that_never_differs_is_judged_by_the_operator_the_test_used():
+    bent = type("NeverDiffers", (), {"__ne__": lambda s, o: False, "__hash__": object.__hash__})()
+    answer, alarms = _ask(900, bent, "!=")  # `assert not (900 != price)`
+    assert answer is True and len(alarms) == 1
