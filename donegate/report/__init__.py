@@ -24,4 +24,4 @@ from donegate.report.parallel import default_jobs, ranges  # noqa: F401
 from donegate.report.summary import parse_since, summarize  # noqa: F401
 from donegate.report.text import COLUMNS, inside_lines, notes, render, render_table, render_verify  # noqa: F401
 from donegate.report.timeline import _dict, finding_text, render_timeline, session_timeline, timeline_stop, verdict_code  # noqa: F401
-from donegate.report.labels import decisions, find_stop, label_stop  # noqa: F401
+from donegate.report.labels import decided_sessions, decisions, find_stop, label_stop  # noqa: F401

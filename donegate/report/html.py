@@ -135,15 +135,15 @@ def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[s
     order = 0
     for where, line, rec, when in _records(files, (b'"stop"', b'"label"', b'"decision"'), since):
         event = rec.get("event")
-        if event == "label":
+        if event == "label" or (event == "decision" and rec.get("label")):  # an appeal's decision is its label
             if isinstance(rec.get("ref"), str) and isinstance(rec.get("label"), str) and rec["label"]:
                 mark = labels.setdefault(rec["ref"][: ledger.REF_CHARS], {"label": "", "note": ""})
                 mark.update(label=rec["label"], note=str(rec.get("note") or ""))
-            continue
         if event == "decision":  # a person's approve / reject of an appeal or a hand-over
             if isinstance(rec.get("ref"), str) and isinstance(rec.get("decision"), str):
                 mark = labels.setdefault(rec["ref"][: ledger.REF_CHARS], {"label": "", "note": ""})
-                mark["decision"] = rec["decision"] + "d" + (f": {rec['note']}" if rec.get("note") else "")
+                mark["decision"] = {"approve": "approved", "reject": "rejected"}.get(rec["decision"], rec["decision"]) + (
+                    f": {rec['note']}" if rec.get("note") else "")
             continue
         sid, verdict = rec.get("session"), rec.get("verdict")
         if event != "stop" or not (isinstance(sid, str) and sid and isinstance(verdict, str)):
@@ -181,9 +181,13 @@ def read_details(files: list[Path], wanted: set[tuple[int, int]]) -> dict[tuple[
     return out
 
 
-def left_for_person(s: _Session) -> bool:
-    """The report's rule (gave up, or the last stop failing), and a last verdict it does not know."""
+def left_for_person(s: _Session, decided: dict[bytes, bytes] | None = None) -> bool:
+    """The report's rule (gave up, or the last stop failing, and no person decided it since), and a last
+    verdict it does not know."""
     code = report.verdict_code(s.stops[-1][0])
+    when = (decided or {}).get(s.sid.encode())
+    if when is not None and not (s.last.encode() > when and code in report.FAILING):
+        return False
     return s.gave or code is None or code in report.FAILING
 
 
@@ -256,7 +260,8 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
     summary = report.summarize(files, by=by, since=since, jobs=jobs)
     sessions, labels = read_sessions(files, since)
     scrub = local_scrubber(root)
-    ordered = sorted(sessions.values(), key=lambda s: (not left_for_person(s), -s.line))
+    decided = report.decided_sessions(files)
+    ordered = sorted(sessions.values(), key=lambda s: (not left_for_person(s, decided), -s.line))
     verdicts: list[str] = [v for v in ORDER]
     seen = collections.Counter(st[0] for s in ordered for st in s.stops)
     verdicts = [v for v in verdicts if seen[v]] + sorted(v for v in seen if v not in ORDER)
@@ -288,7 +293,7 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
             codes.append(CODES[index.get(verdict, len(CODES) - 1)] + (LEAK if leak else "") + (CACHED if cached else "")
                          + (LABEL_FLAGS.get(label["label"], "") if label else ""))
         row = [s.sid, cindex[s.config], rindex[scrub(s.repo)], dindex[s.first[:10]], dindex[s.last[:10]], "".join(codes),
-               1 + s.gave if left_for_person(s) else 0, round(s.cost, 4), round(s.seconds, 1), -1, s.last[11:16]]
+               1 + s.gave if left_for_person(s, decided) else 0, round(s.cost, 4), round(s.seconds, 1), -1, s.last[11:16]]
         row_bytes += len(json.dumps(row, separators=(",", ":"))) + 1
         if row_bytes > row_budget:
             break

@@ -87,7 +87,7 @@ class Group:
 
     __slots__ = ("key", "stops", "blocks", "hints", "justified", "unjustified", "seconds", "review_cost",
                  "sessions", "passing", "unsealed", "gave_up", "left", "passed", "sealed", "writer_cost",
-                 "appeals", "upheld", "rejected")
+                 "appeals", "upheld", "rejected", "decided")
 
     # declared for readers and mypy; __init__ zeroes every counter
     key: bytes
@@ -109,6 +109,7 @@ class Group:
     appeals: int
     upheld: int
     rejected: int
+    decided: int  # sessions a person decided (approve, reject, an appeal's label): never left for a person
 
     def __init__(self, key: bytes) -> None:
         self.key = key
@@ -125,6 +126,9 @@ class Options:
     by: str = "config"
     since: bytes | None = None  # canonical UTC time; stops before it are not counted
     fast: bool = True  # False sends every line through json.loads (tests compare the two)
+    # session -> the time of the latest stop a person decided in it (`labels.decided_sessions`): such a
+    # session is not left for a person, unless a stop after that one failed again
+    decided: dict[bytes, bytes] = field(default_factory=dict)
 
 
 # A session's state is one int, not a tuple: a million-line ledger holds a few hundred thousand
@@ -196,6 +200,9 @@ class Partial:
     latest: list[tuple] = field(default_factory=list)  # (line, session, key, code, gave up) of the latest left
     left: int = 0
     present: set[bytes] = field(default_factory=set)  # labelled sessions this range holds
+    # decided sessions whose last stop (in this range) came after the decided one and failed: waiting again
+    reopened: set[bytes] = field(default_factory=set)
+    decided: dict[bytes, bytes] = field(default_factory=dict)  # `Options.decided`
 
     def combo(self, day: bytes, repo: bytes, cfg: bytes) -> tuple[Group, int]:
         """The group and packed-state base of a new combination (`day` is b"" unless by day)."""
@@ -272,6 +279,9 @@ class Partial:
         g.unsealed += code == UNSEALED
         g.gave_up += gave
         self.per_pair[pair, g.key] += 1
+        if sid in self.decided and sid not in self.reopened:
+            g.decided += 1
+            return 0
         if not (gave or code in FAILING):
             return 0
         g.left += 1
@@ -377,8 +387,8 @@ def slow_row(line: bytes) -> tuple[str, Any]:
         return "write", (repo.encode(), cfg.encode(), float(cost), canonical_time(rec.get("time")))
     if event == "label":
         return label_row(rec)
-    if event == "decision":  # a person's approve / reject: read on its own (`labels.decisions`)
-        return "decision", None
+    if event == "decision":  # a person's approve / reject: read on its own (`labels.decisions`); an appeal's is its label too
+        return label_row(rec) if rec.get("label") in APPEAL_LABELS else ("decision", None)
     if event in PERSON_EVENTS:
         return "person", event
     return "event", str(event)[:40]
@@ -443,7 +453,8 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     This loop is the report's hot path, written for speed: the fast path is inline (a function call
     per line costs a tenth of the budget), and a session's state is one packed int (see `_PASSED`).
     """
-    part = Partial(index=index, by=opts.by)
+    part = Partial(index=index, by=opts.by, decided=opts.decided)
+    decided, reopened, failing = opts.decided, part.reopened, FAILING
     last, gave_up, combos = part.last, part.gave_up, _Combos(part)
     by_day, since = opts.by == "day", opts.since
     stop_match: Callable[[bytes], Any] = _STOP if opts.fast else (lambda line: None)
@@ -489,6 +500,11 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
             elif code == appealed:
                 part.appeal(line, number, g)
             last[sid] = base | number << line_at | tests | code
+            if decided and sid in decided:  # rare: a session a person decided; only its last stop matters
+                if when > decided[sid] and code in failing:
+                    reopened.add(sid)
+                else:
+                    reopened.discard(sid)
     part.lines = number
     return part
 

@@ -157,7 +157,8 @@ def _decision_lines(summary: dict[str, Any], markdown: bool) -> list[str]:
     approved = sum(1 for d in made if d.get("decision") == "approve")
     out = ["", f"Decided by a person: {len(made)} ({approved} approved, {len(made) - approved} rejected), latest first:"]
     for d in reversed(made[-ATTENTION:]):
-        line = (f"ref {d.get('ref')} session {d.get('session')} ({d.get('verdict')}): {d.get('decision')}d"
+        done = {"approve": "approved", "reject": "rejected"}.get(str(d.get("decision")), str(d.get("decision")))
+        line = (f"ref {d.get('ref')} session {d.get('session')} ({d.get('verdict')}): {done}"
                 + (f": {str(d.get('note'))[:200]!r}" if d.get("note") else ""))
         out.append(f"- {line}" if markdown else f"  {line}")
     return out

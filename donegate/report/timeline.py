@@ -68,7 +68,8 @@ def session_timeline(files: list[Path], session: str) -> dict[str, Any]:
                 continue
             if rec.get("event") == "stop":
                 found.append((rec, line))
-            elif rec.get("event") == "label" and isinstance(rec.get("ref"), str) and rec.get("label") in LABELS + APPEAL_LABELS:
+            elif rec.get("event") in ("label", "decision") and isinstance(rec.get("ref"), str) \
+                    and rec.get("label") in LABELS + APPEAL_LABELS:  # an appeal's decision carries its label
                 labels[rec["ref"][: ledger.REF_CHARS]] = rec
     stops = [_timeline_stop(rec, line, labels) for rec, line in found]
     repo, cfg = (found[-1][0].get("repo"), found[-1][0].get("config")) if found else (None, None)
