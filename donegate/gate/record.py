@@ -17,7 +17,8 @@ from donegate.core.outcome import BLOCK, Outcome
 
 
 def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from: str | None, counters: dict[str, Any],
-            cfg: dict[str, Any], t0: float, env_seen: list[str] | None = None, weak: list[str] | None = None) -> dict[str, Any]:
+            cfg: dict[str, Any], t0: float, env_seen: list[str] | None = None, weak: list[str] | None = None,
+            agent: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "event": "stop",
         "time": now(),
@@ -34,6 +35,10 @@ def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from
         **({"feedback": outcome.reason} if outcome.exit_code == BLOCK else {}),
         **({"env": env_seen} if env_seen is not None else {}),
         **({"env_weakened": weak} if weak else {}),
+        # The agent's session so far, from its transcript (`donegate.sessions.usage`): its model cost
+        # (`usd`, None when a model is not priced) and time; the gate's own share is `duration` and the
+        # reviewers' `cost_usd`. No `cost_usd` key in it: the report's fast path finds the review's by rfind.
+        **({"agent": agent} if agent is not None else {}),
         # On every line: a person's `confine: off` (the hidden run unconfined) is never lost from sight.
         "confine": cfg.get("confine", "auto"),
         "blocks": counters.get("blocks"),
@@ -41,6 +46,17 @@ def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from
         "kit_version": __version__,
         "config": cfg.get("config", "default"),
     }
+
+
+def agent_usage(payload: dict[str, Any], session: str, root: Path) -> dict[str, Any] | None:
+    """The session's own cost and time so far (None without a readable transcript; a failure is logged, never a block)."""
+    try:
+        from donegate.sessions import usage
+
+        return usage.session_usage(payload.get("transcript_path"), session, root)
+    except Exception:
+        log_exception(root)
+        return None
 
 
 def write(record: dict[str, Any], outcome: Outcome, root: Path, wait: float) -> None:

@@ -33,7 +33,8 @@
       if (m[4] === "-") lab |= 2;
     }
     return { sid: r[0], cfg: r[1], repo: D.repos[r[2]], d0: D.days[r[3]], d1: D.days[r[4]], stops: stops, left: r[6],
-             cost: r[7], secs: r[8], detail: r[9], last: D.days[r[4]] + " " + r[10], mask: mask, blocks: blocks, lab: lab };
+             cost: r[7], secs: r[8], detail: r[9], last: D.days[r[4]] + " " + r[10], mask: mask, blocks: blocks, lab: lab,
+             acost: r[11], asecs: r[12] };
   });
 
   var state = { cfg: "", verdicts: {}, left: false, label: "", from: "", to: "", q: "", shown: 0, list: rows };
@@ -136,8 +137,9 @@
       el("td", { cls: "n", text: r.last }),
       el("td", null, [tl]),
       el("td", { cls: "n", text: String(r.blocks) }),
-      el("td", { cls: "n", text: money(r.cost) }),
-      el("td", { cls: "n", text: secs(r.secs) })]);
+      // the agent's own session (its model calls; "unpriced": a model the price table does not know), the gate's share after it
+      el("td", { cls: "n", text: (r.acost == null ? "-" : r.acost === "?" ? "unpriced" : money(r.acost)) + " (" + money(r.cost) + ")" }),
+      el("td", { cls: "n", text: secs(r.asecs) + " (" + secs(r.secs) + ")" })]);
     return tr;
   }
 

@@ -72,6 +72,9 @@ _TAIL_WINDOW = 512
 # line are exact.
 _REVIEW_TOTAL = re.compile(rb',"cost_usd":(' + _NUM + rb'),"duration":' + _NUM + rb'(?:,"diff_chars":|,"state":|\})').match
 _REVIEW = b',"review":{'
+# The agent's own cost and time (`gate.record`, `sessions.usage`): the first two keys of its object.
+_AGENT_AT = b',"agent":{"usd":'
+_AGENT = re.compile(rb'(' + _NUM + rb'|null),"seconds":(' + _NUM + rb'|null)[,}]').match
 _COST = b'"cost_usd":'
 
 
@@ -87,7 +90,8 @@ class Group:
 
     __slots__ = ("key", "stops", "blocks", "hints", "justified", "unjustified", "seconds", "review_cost",
                  "sessions", "passing", "unsealed", "gave_up", "left", "passed", "sealed", "writer_cost",
-                 "appeals", "upheld", "rejected", "decided")
+                 "appeals", "upheld", "rejected", "decided",
+                 "agent_cost", "agent_priced", "agent_unpriced", "agent_seconds", "agent_timed")
 
     # declared for readers and mypy; __init__ zeroes every counter
     key: bytes
@@ -110,6 +114,11 @@ class Group:
     upheld: int
     rejected: int
     decided: int  # sessions a person decided (approve, reject, an appeal's label): never left for a person
+    agent_cost: int  # the agent's model cost, summed over sessions whose cost is known (1/MICRO $)
+    agent_priced: int  # sessions with a known agent cost
+    agent_unpriced: int  # sessions whose agent used a model the price table does not know
+    agent_seconds: int  # the agent's session time, summed over sessions that have it (1/TICKS s)
+    agent_timed: int
 
     def __init__(self, key: bytes) -> None:
         self.key = key
@@ -133,10 +142,10 @@ class Options:
 
 # A session's state is one int, not a tuple: a million-line ledger holds a few hundred thousand
 # sessions, and a tuple would cost 40 more bytes each. Bits: verdict code 0-3, tests passing 4-27,
-# tests sealed 28-51, line number (in the range) 52-91, from 92 on the index of its (group, repo,
-# config) in `Partial.combo_list`.
-_PASSED, _SEALED, _LINE, _COMBO = 4, 28, 52, 92
-_FIELD, _LINES = (1 << 24) - 1, (1 << 40) - 1
+# tests sealed 28-51, line number (in the range) 52-91, the agent's cost 92-132 (`_agent_bits`), its time
+# 133-164, from 165 on the index of its (group, repo, config) in `Partial.combo_list`.
+_PASSED, _SEALED, _LINE, _AUSD, _ASECS, _COMBO = 4, 28, 52, 92, 133, 165
+_FIELD, _LINES, _USD_BITS, _SECS_BITS = (1 << 24) - 1, (1 << 40) - 1, (1 << 41) - 1, (1 << 32) - 1
 _SEP = b"\xff"  # joins session ids for the hand-over: UTF-8 never holds a 0xFF byte
 _SESSIONS = re.compile(rb"[^\xff]+").finditer
 
@@ -279,6 +288,15 @@ class Partial:
         g.unsealed += code == UNSEALED
         g.gave_up += gave
         self.per_pair[pair, g.key] += 1
+        usd, secs = state >> _AUSD & _USD_BITS, state >> _ASECS & _SECS_BITS
+        if usd == 1:
+            g.agent_unpriced += 1
+        elif usd:
+            g.agent_priced += 1
+            g.agent_cost += usd - 2
+        if secs:
+            g.agent_timed += 1
+            g.agent_seconds += (secs - 1) * (TICKS // 10)
         if sid in self.decided and sid not in self.reopened:
             g.decided += 1
             return 0
@@ -353,8 +371,34 @@ def stop_row(rec: dict[str, Any]) -> tuple[str, Any]:
     if max(sealed, passed) > _FIELD:
         return "skip", f"stop with an implausible test count ({max(sealed, passed)})"
     repo = _str(rec.get("repo"))
+    agent: dict[str, Any] = rec["agent"] if isinstance(rec.get("agent"), dict) else {}
     return "stop", (when, repo.encode(), rec["session"].encode(), code, sealed, passed, float(rec["duration"]),
-                    rec["config"].encode(), review_cost(gates.get("review")))
+                    rec["config"].encode(), review_cost(gates.get("review")),
+                    _agent_bits(agent.get("usd"), agent.get("seconds"), "usd" in agent))
+
+
+def _agent_bits(usd: Any, seconds: Any, present: bool) -> int:
+    """The agent's cost and time of one stop line, packed for a session's state: cost 0 when the line has
+    none, 1 when it is unknown (a model not priced), else 2 + micro-dollars; time 0 when none, else 1 +
+    tenths of a second."""
+    bits = 0
+    if present:
+        bits |= (min(round(usd * MICRO), _USD_BITS - 2) + 2 if _is_num(usd) and usd >= 0 else 1) << _AUSD
+    if _is_num(seconds) and seconds >= 0:
+        bits |= (min(round(seconds * 10), _SECS_BITS - 1) + 1) << _ASECS
+    return bits
+
+
+def _fast_agent(line: bytes, find: Callable[..., int]) -> int:
+    """`_agent_bits` read from the raw line (0 when it has no agent object)."""
+    pos = find(line, _AGENT_AT)
+    if pos < 0:
+        return 0
+    m = _AGENT(line, pos + len(_AGENT_AT))
+    if m is None:
+        return 0
+    usd, secs = m.groups()
+    return _agent_bits(None if usd == b"null" else float(usd), None if secs == b"null" else float(secs), True)
 
 
 def slow_row(line: bytes) -> tuple[str, Any]:
@@ -462,7 +506,7 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     tail, review_cost_at, find, tests_bits = _TAIL, _fast_review_cost, bytes.find, _Tests()
     # locals, not globals, in the loop: a global lookup per use adds up over a million lines
     codes, blocking, hint, gave, window, review, line_at = _BCODE, BLOCKING, HINT, GAVE_UP, _TAIL_WINDOW, _REVIEW, _LINE
-    appealed = APPEALED
+    appealed, fast_agent = APPEALED, _fast_agent
     ticks, micro = TICKS, MICRO
     number = 0
     with open_range(path, start, end) as lines:
@@ -478,12 +522,13 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                 code, tests = codes[code], tests_bits[tests]
                 dur, cfg = t.groups()
                 dur = float(dur)
+                agent = fast_agent(line, find)
             else:
                 kind, row = slow_row(line)
                 if kind != "stop":
                     part.note(kind, row, number, since)
                     continue
-                when, repo, sid, code, sealed, passed, dur, cfg, cost = row
+                when, repo, sid, code, sealed, passed, dur, cfg, cost, agent = row
                 tests = _pack_tests(sealed, passed)
             if since is not None and when < since:
                 continue
@@ -499,7 +544,7 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                 gave_up.add(sid)
             elif code == appealed:
                 part.appeal(line, number, g)
-            last[sid] = base | number << line_at | tests | code
+            last[sid] = base | number << line_at | tests | code | agent
             if decided and sid in decided:  # rare: a session a person decided; only its last stop matters
                 if when > decided[sid] and code in failing:
                     reopened.add(sid)

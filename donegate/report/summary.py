@@ -42,6 +42,12 @@ def _numbers(g: Group) -> dict[str, Any]:
         "writer_cost_usd": round(g.writer_cost, 4), "review_cost_usd": round(review, 4),
         "cost_usd": round(cost, 4), "cost_per_session_usd": round(cost / n, 4) if n else None,
         "gate_seconds": round(seconds, 1), "seconds_per_session": round(seconds / n, 1) if n else None,
+        # The agent's own session (`donegate.sessions.usage`): its model cost and its time, per session that has
+        # them; a session on a model the price table does not know is counted as unpriced, never as $0.
+        "agent_cost_usd": round(g.agent_cost / MICRO, 4), "agent_sessions_priced": g.agent_priced,
+        "agent_sessions_unpriced": g.agent_unpriced,
+        "agent_cost_per_session_usd": round(g.agent_cost / MICRO / g.agent_priced, 4) if g.agent_priced else None,
+        "agent_seconds_per_session": round(g.agent_seconds / TICKS / g.agent_timed, 1) if g.agent_timed else None,
     }
 
 

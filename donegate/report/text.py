@@ -28,8 +28,14 @@ COLUMNS: list[tuple[str, Any]] = [
     ("ended passing", lambda n: _num(n["ended_passing"])),
     ("requirements", lambda n: f"{n['requirements_passed']}/{n['requirements_sealed']}"),
     ("rate", lambda n: _num(n["requirement_rate_pct"], "%")),
-    ("cost/session", lambda n: _num(n["cost_per_session_usd"], prefix="$")),
-    ("time/session", lambda n: _num(n["seconds_per_session"], "s")),
+    # The agent's own session (its model calls, first to last transcript entry), then the gate's share of it
+    # (the kit's writer and reviewers; the hook's own time). "+N unpriced": sessions on a model the price
+    # table does not know, left out of the mean, never counted as $0.
+    ("agent $/session", lambda n: _num(n["agent_cost_per_session_usd"], prefix="$")
+     + (f" +{n['agent_sessions_unpriced']} unpriced" if n["agent_sessions_unpriced"] else "")),
+    ("agent time/session", lambda n: _num(n["agent_seconds_per_session"], "s")),
+    ("gate $/session", lambda n: _num(n["cost_per_session_usd"], prefix="$")),
+    ("gate time/session", lambda n: _num(n["seconds_per_session"], "s")),
     ("left for a person", lambda n: _num(n["left_for_person"])),
 ]
 

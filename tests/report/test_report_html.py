@@ -16,6 +16,7 @@ from tests.support.repos import KIT, stop_lines, make_repo, run_hook, stop_paylo
 from donegate import cli, report
 from donegate.ledger import chain as ledger
 from donegate.report import html as report_html
+from donegate.report import experiment_page
 from donegate.experiment import table
 from tests.support import require
 from tests.support.pool import SharedRuns, shared_root
@@ -308,7 +309,7 @@ def test_the_experiment_page_shows_the_tables_numbers(tmp_path):
     assert s["matrix"]["t3"]["none"] is None and s["duplicates"] == ["e1/t1/none/2"]
     assert [e["why"] for e in s["skipped"]["examples"]] == ["missing met", "met is not a whole number"]
     assert sorted((p["config"], p["cost"], p["met"]) for p in s["points"])[:2] == [("none", 0.1, 3), ("none", 0.2, 1)]
-    text = report_html.render_experiment(s)
+    text = experiment_page.render(s)
     for r in s["configurations"]:
         row = re.search(rf'<tr data-config="{r["config"]}">(.*?)</tr>', text, re.S).group(1)
         cells = re.findall(r'<td class="n[^"]*">(.*?)</td>', row)
@@ -326,7 +327,7 @@ def test_the_experiment_page_says_generated_or_scripted_data_and_mixed_versions_
     gen = tmp_path / "g.jsonl"
     for rec in (run_line("t1", "none", 1, 3, source="generated", **what), run_line("t1", "retry", 1, 4, source="generated", **what)):
         ledger.append(rec, gen)
-    page = report_html.render_experiment(table.summarize([gen], "e1"))
+    page = experiment_page.render(table.summarize([gen], "e1"))
     top = page[: page.index("</header>")]
     assert 'id="source">These runs are GENERATED data' in top and "of generated data (no session ran, no money spent)" in top
     assert "Ran with agent model m, Claude Code 2.1.197" in top
@@ -334,7 +335,7 @@ def test_the_experiment_page_says_generated_or_scripted_data_and_mixed_versions_
     for rec in (run_line("t1", "none", 1, 3, source="scripted", **what),
                 run_line("t1", "retry", 1, 4, source="scripted", **dict(what, claude_version="2.1.332"))):
         ledger.append(rec, mixed)
-    page = report_html.render_experiment(table.summarize([mixed], "e1"))
+    page = experiment_page.render(table.summarize([mixed], "e1"))
     assert "Scripted runs: the models are a scripted stand-in" in page[: page.index("</header>")]
     assert "WARNING: the runs were mixed: 2 combinations" in page and "retry<small> (B)</small>" in page
     assert "Ran with" not in page
