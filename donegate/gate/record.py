@@ -15,6 +15,8 @@ from donegate.core import deadline
 from donegate.gate.stop import log, log_exception, now
 from donegate.core.outcome import BLOCK, Outcome
 
+SAID_CHARS = 2000  # the agent's last message kept on the stop line at most
+
 
 def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from: str | None, counters: dict[str, Any],
             cfg: dict[str, Any], t0: float, env_seen: list[str] | None = None, weak: list[str] | None = None,
@@ -35,6 +37,8 @@ def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from
         **({"feedback": outcome.reason} if outcome.exit_code == BLOCK else {}),
         **({"env": env_seen} if env_seen is not None else {}),
         **({"env_weakened": weak} if weak else {}),
+        # The agent's last message (what it claimed), capped: for the person's report, which scrubs it before showing it.
+        **({"said": said[:SAID_CHARS]} if isinstance(said := payload.get("last_assistant_message"), str) and said else {}),
         # The agent's session so far, from its transcript (`donegate.sessions.usage`): its model cost
         # (`usd`, None when a model is not priced) and time; the gate's own share is `duration` and the
         # reviewers' `cost_usd`. No `cost_usd` key in it: the report's fast path finds the review's by rfind.

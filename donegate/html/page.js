@@ -188,6 +188,7 @@
       return;
     }
     detail.appendChild(dl([["time", d.t], ["configuration", D.configs[r.cfg]], ["repository", r.repo],
+      ["request (sealed)", (D.requests || [])[D.repos.indexOf(r.repo)] || null],
       ["tests passing", d.of != null ? d.p + " of " + d.of : null], ["gate time", secs(d.d)],
       ["scope check", d.sd != null ? secs(d.sd) : null], ["acceptance run", d.ad != null ? secs(d.ad) : null], ["review", d.rv ? d.rv + ", " + secs(d.rd) : null],
       ["reviewer cost", d.rc != null ? money(d.rc) : null], ["ref", d.ref]]));
@@ -196,6 +197,7 @@
     else detail.appendChild(el("p", { id: "feedback", cls: "muted", text: name === "gave_up" ? "Nothing: the stop was let through and the session handed to a person."
       : name === "appealed" ? "Nothing more: the appeal let the stop through; a person decides on it."
       : BLOCKING[name] ? "No feedback was recorded for this stop." : "Nothing: the stop was let through." }));
+    if (d.sa) { detail.appendChild(el("h4", { text: "What the agent said last" })); detail.appendChild(el("pre", { id: "said", text: d.sa })); }
     if (d.ap) detail.appendChild(el("p", { id: "appeal", text: "the agent's appeal, " + d.ap }));
     if (d.tm) detail.appendChild(el("p", { id: "tamper", cls: "note", text: "tamper: " + d.tm }));
     if (d.br) detail.appendChild(el("p", { text: "breaker: " + d.br }));

@@ -177,6 +177,7 @@ def read_details(files: list[Path], wanted: set[tuple[int, int]]) -> dict[tuple[
         stop["scope_duration"] = scope.get("duration") if _is_num(scope.get("duration")) else None
         accept = _dict(gates.get("acceptance"))
         stop["tamper"] = accept.get("tamper") if isinstance(accept.get("tamper"), dict) else None  # the confined run's
+        stop["said"] = rec.get("said") if isinstance(rec.get("said"), str) else ""  # the agent's last message
         out[where] = (stop, rec.get("feedback") if isinstance(rec.get("feedback"), str) else "")
     return out
 
@@ -185,6 +186,22 @@ def _agent_cells(agent: dict[str, Any]) -> list[Any]:
     """The agent's own cost (None: no figure; "?": a model the price table does not know) and time of a session."""
     usd = (round(agent["usd"], 4) if _is_num(agent.get("usd")) else "?") if "usd" in agent else None
     return [usd, round(agent["seconds"], 1) if _is_num(agent.get("seconds")) else None]
+
+
+def sealed_requests(repos: set[str], scrub: feedback.Scrubber, root: Path | None) -> dict[str, str]:
+    """Each repository's sealed request (from its store's manifest, as sealed now), scrubbed, by its scrubbed name."""
+    from donegate.seal import store
+
+    out = {}
+    for repo in repos:
+        try:
+            st = store.load(Path(repo), root) if repo else None
+        except (DonegateError, OSError, ValueError):
+            st = None
+        request = st.manifest.get("request") if st is not None else None
+        if isinstance(request, str) and request:
+            out[scrub(repo)] = feedback.capped(scrub(request), TEXT_CHARS, "request")
+    return out
 
 
 def left_for_person(s: _Session, decided: dict[bytes, bytes] | None = None) -> bool:
@@ -251,6 +268,8 @@ def _detail(verdict: str, stop: dict[str, Any], shown: str, scrub: feedback.Scru
                    f"{leak.get('source_lines', 0)} source line(s)") if isinstance(leak, dict) else "the transcript shows hidden-test content"
     if tid >= 0:
         d["f"] = tid
+    if stop.get("said"):
+        d["sa"] = feedback.capped(scrub(stop["said"]), TEXT_CHARS, "message")
     if label and label["label"]:
         d["lb"] = label["label"]
         if label["note"]:
@@ -277,6 +296,7 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
     days = sorted({d for s in ordered for d in (s.first[:10], s.last[:10])})
     dindex = {d: i for i, d in enumerate(days)}
     repos = sorted({scrub(s.repo) for s in ordered})
+    requests = sealed_requests({s.repo for s in ordered}, scrub, root)
     rindex = {r: i for i, r in enumerate(repos)}
     texts: list[str] = []
     text_ids: dict[str, int] = {}
@@ -315,7 +335,8 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
         rows.append(row)
     stops_by_verdict = {v: seen[v] for v in verdicts}
     return {"summary": summary, "verdicts": verdicts, "colours": [COLOURS.get(v, NEUTRAL) for v in verdicts],
-            "configs": configs, "repos": repos, "days": days, "rows": rows, "details": details, "texts": texts,
+            "configs": configs, "repos": repos,
+            "requests": [requests.get(r, "") for r in repos], "days": days, "rows": rows, "details": details, "texts": texts,
             "stops_by_verdict": stops_by_verdict, "detail_sessions": len(details), "sessions": len(ordered),
             "stops": sum(len(s.stops) for s in ordered)}
 
@@ -476,7 +497,7 @@ def render_page(data: dict[str, Any], scrub: feedback.Scrubber | None = None) ->
         f'<div class="more"><button id="more" type="button">show more</button></div></section>'
         f'<aside id="detail" class="detail" hidden></aside>'
         f'<footer>Written by <code>donegate report --html</code>. Self-contained: no request leaves this page.</footer>')
-    payload = {k: data[k] for k in ("verdicts", "colours", "configs", "repos", "days", "rows", "details", "texts",
+    payload = {k: data[k] for k in ("verdicts", "colours", "configs", "repos", "requests", "days", "rows", "details", "texts",
                                     "stops_by_verdict", "sessions", "stops")}
     script = (f'<script id="data" type="application/json">{_json_for_script(payload)}</script>'
               f"<script>{_asset('page.js')}</script>")

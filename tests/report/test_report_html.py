@@ -482,3 +482,40 @@ def test_the_pages_own_policy_stops_a_request_even_from_injected_markup(browser,
     # DevTools names the attempt, and that Chromium refused it for the page's policy: nothing was sent
     assert outside(browser) == ["http://example.invalid/x.png"]
     assert browser.blocked() == {"http://example.invalid/x.png": "csp"}
+
+
+@pytest.fixture
+def claimed(tmp_path, kit_home) -> Path:
+    """A repository sealed with its request; one stop whose agent's last message repeats a hidden line and a store path."""
+    repo = make_repo(tmp_path / "claims", {"mod.py": "VALUE = 1\n"})
+    test = tmp_path / "hidden2" / "test_mod.py"
+    test.parent.mkdir()
+    test.write_text(HIDDEN)
+    res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test), "--request", "VALUE must be 2"],
+                         capture_output=True, text=True, timeout=120, cwd=KIT)
+    assert res.returncode == 0, res.stderr
+    store = next((kit_home / "acceptance").iterdir())
+    said = f"All done: VALUE is 2 now.\n{SECRET}\nI read it in {store}/test_mod.py"
+    assert run_hook(stop_payload(repo, session="s-claims", message=said)).returncode == 2
+    return kit_home / "ledger.jsonl"
+
+
+def test_the_page_shows_the_sealed_request_and_the_agents_last_message_scrubbed(claimed, tmp_path, kit_home):
+    # Before: neither was on the page (the stop line did not keep the message; the request was only in the store).
+    assert SECRET in stop_lines(kit_home)[-1]["said"]  # the ledger keeps it, for the person
+    data = page_json(page(tmp_path, claimed))
+    assert data["requests"] == ["VALUE must be 2"] and len(data["repos"]) == 1  # (the repository beside the store: redacted)
+    (stops,) = data["details"]
+    said = stops[0]["sa"]
+    assert said.startswith("All done: VALUE is 2 now.") and SECRET not in said and str(kit_home) not in said
+    text = (tmp_path / "report.html").read_text()
+    assert SECRET not in text and str(kit_home / "acceptance") not in text
+
+
+def test_the_browser_shows_the_request_and_what_the_agent_said(browser, claimed, tmp_path):
+    b = browser
+    b.open(page(tmp_path, claimed))
+    b.wait_for("window.donegateReady")
+    b.click('tr[data-session="s-claims"] .mark')
+    assert b.wait_for("document.getElementById('said') && document.getElementById('said').textContent").startswith("All done: VALUE is 2 now.")
+    assert "request (sealed)VALUE must be 2" in b.js("document.getElementById('detail').textContent")
