@@ -89,6 +89,9 @@ def test_a_model_the_table_does_not_know_is_unknown_never_zero(sealed_shop, kit_
     summary = report_json()
     (g,) = summary["groups"]
     assert g["agent_sessions_unpriced"] == 1 and g["agent_cost_per_session_usd"] is None
+    timeline = subprocess.run([sys.executable, "-m", "donegate", "report", "--session", "u"], capture_output=True, text=True,
+                              cwd=KIT).stdout
+    assert "the agent's session: cost unknown (claude-fake not in the price table of" in timeline and "30.0s" in timeline
     assert "+1 unpriced" in subprocess.run([sys.executable, "-m", "donegate", "report"], capture_output=True, text=True,
                                            cwd=KIT).stdout
 
