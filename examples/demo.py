@@ -29,6 +29,7 @@ sys.path.insert(0, str(KIT))
 from tests.support.fakeapi import FakeAPI, text, tool, turn  # noqa: E402
 from tests.support.gated import BUG, REQUEST, GatedRepo, Session  # noqa: E402
 from tests.support.session import claude_version, find_claude  # noqa: E402
+from donegate.report.read import agent_of  # noqa: E402
 
 WIDTH = 110
 TASK = f"Implement the request: {REQUEST}. The code is in shop/. Say when you are done."
@@ -121,7 +122,7 @@ def ledger_summary(s: Session) -> None:
             continue
         acc = (r.get("gates") or {}).get("acceptance") or {}
         say(f"{r['time'][11:23]}  stop {r['stop']}: {r['verdict']:<7} acceptance {acc.get('passed', '?')}/{acc.get('total', '?')} "
-            f"passing, hook took {r['duration']:.2f} s" + agent_text(r.get("agent") or {}), 2)
+            f"passing, hook took {r['duration']:.2f} s" + agent_text(agent_of(r)), 2)
 
 
 def main() -> int:

@@ -39,12 +39,15 @@ def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from
         **({"env_weakened": weak} if weak else {}),
         # The agent's last message (what it claimed), capped: for the person's report, which scrubs it before showing it.
         **({"said": said[:SAID_CHARS]} if isinstance(said := payload.get("last_assistant_message"), str) and said else {}),
-        # The agent's session so far, from its transcript (`donegate.sessions.usage`): its model cost
-        # (`usd`, None when a model is not priced) and time; the gate's own share is `duration` and the
-        # reviewers' `cost_usd`. No `cost_usd` key in it: the report's fast path finds the review's by rfind.
-        **({"agent": agent} if agent is not None else {}),
+        # The agent's session so far, from its transcript (`donegate.sessions.usage`): tokens per model;
+        # its cost and time are `agent_usd` and `agent_seconds` below. No `cost_usd` key in it: the report's
+        # fast path finds the review's by rfind.
+        **({"agent": {k: v for k, v in agent.items() if k not in ("usd", "seconds")}} if agent is not None else {}),
         # On every line: a person's `confine: off` (the hidden run unconfined) is never lost from sight.
         "confine": cfg.get("confine", "auto"),
+        # The agent's session's cost (None: a model the price table does not know) and time so far: just before
+        # "blocks", where the report's fast path reads them with the line's tail (`report.read._TAIL`).
+        **({"agent_usd": agent.get("usd"), "agent_seconds": agent.get("seconds")} if agent is not None else {}),
         "blocks": counters.get("blocks"),
         "duration": round(time.monotonic() - t0, 4),
         "kit_version": __version__,

@@ -162,7 +162,7 @@ def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[s
         s.gave = s.gave or verdict == "gave_up"
         s.cost += report.review_cost(gates.get("review"))
         s.seconds += _num(rec.get("duration"))
-        s.agent = _dict(rec.get("agent")) or s.agent
+        s.agent = report.agent_of(rec) or s.agent
     return sessions, labels
 
 

@@ -67,14 +67,17 @@ _TAIL = re.compile(
     + rb'*)","prev":"[^"\\]*"\}$'
 ).search
 _TAIL_WINDOW = 512
+# The agent's own cost and time (`gate.record`, `sessions.usage`), when the line has them: just before the
+# tail, found in the few bytes before it (a regular expression with an optional part before `,"blocks":`
+# loses the literal prefix the search starts from, and costs 3 times the whole read).
+_AGENT_AT = b',"agent_usd":'
+_AGENT = re.compile(rb',"agent_usd":(' + _NUM + rb'|null),"agent_seconds":(' + _NUM + rb'|null)').fullmatch
+_AGENT_WINDOW = 80
 # The review's own total comes after its reviewers' entries, followed by keys no entry has. No gate
 # before the review nests objects, and none after it has a cost: `find` and `rfind` over the whole
 # line are exact.
 _REVIEW_TOTAL = re.compile(rb',"cost_usd":(' + _NUM + rb'),"duration":' + _NUM + rb'(?:,"diff_chars":|,"state":|\})').match
 _REVIEW = b',"review":{'
-# The agent's own cost and time (`gate.record`, `sessions.usage`): the first two keys of its object.
-_AGENT_AT = b',"agent":{"usd":'
-_AGENT = re.compile(rb'(' + _NUM + rb'|null),"seconds":(' + _NUM + rb'|null)[,}]').match
 _COST = b'"cost_usd":'
 
 
@@ -142,9 +145,11 @@ class Options:
 
 # A session's state is one int, not a tuple: a million-line ledger holds a few hundred thousand
 # sessions, and a tuple would cost 40 more bytes each. Bits: verdict code 0-3, tests passing 4-27,
-# tests sealed 28-51, line number (in the range) 52-91, the agent's cost 92-132 (`_agent_bits`), its time
-# 133-164, from 165 on the index of its (group, repo, config) in `Partial.combo_list`.
-_PASSED, _SEALED, _LINE, _AUSD, _ASECS, _COMBO = 4, 28, 52, 92, 133, 165
+# tests sealed 28-51, line number (in the range) 52-91, from 92 on the index of its (group, repo,
+# config) in `Partial.combo_list`. The agent's figures are apart (`Partial.agents`): a ledger written
+# before them pays nothing for them.
+_PASSED, _SEALED, _LINE, _COMBO = 4, 28, 52, 92
+_AUSD, _ASECS = 0, 41  # in `Partial.agents`: the agent's cost (`_agent_bits`), its time
 _FIELD, _LINES, _USD_BITS, _SECS_BITS = (1 << 24) - 1, (1 << 40) - 1, (1 << 41) - 1, (1 << 32) - 1
 _SEP = b"\xff"  # joins session ids for the hand-over: UTF-8 never holds a 0xFF byte
 _SESSIONS = re.compile(rb"[^\xff]+").finditer
@@ -209,6 +214,7 @@ class Partial:
     latest: list[tuple] = field(default_factory=list)  # (line, session, key, code, gave up) of the latest left
     left: int = 0
     present: set[bytes] = field(default_factory=set)  # labelled sessions this range holds
+    agents: dict[bytes, bytes] = field(default_factory=dict)  # session -> its latest agent figures' raw text
     # decided sessions whose last stop (in this range) came after the decided one and failed: waiting again
     reopened: set[bytes] = field(default_factory=set)
     decided: dict[bytes, bytes] = field(default_factory=dict)  # `Options.decided`
@@ -274,7 +280,7 @@ class Partial:
         for sid, state in last.items():
             self.left += self._fold_session(sid, state, sid in gave_up, heap)
         self.latest = sorted(heap)
-        self.last, self.gave_up = {}, set()  # the rest is small enough to send back
+        self.last, self.gave_up, self.agents = {}, set(), {}  # the rest is small enough to send back
         return self
 
     def _fold_session(self, sid: bytes, state: int, gave: bool, heap: list) -> int:
@@ -288,7 +294,8 @@ class Partial:
         g.unsealed += code == UNSEALED
         g.gave_up += gave
         self.per_pair[pair, g.key] += 1
-        usd, secs = state >> _AUSD & _USD_BITS, state >> _ASECS & _SECS_BITS
+        agent = _fast_agent(self.agents[sid]) if sid in self.agents else 0
+        usd, secs = agent >> _AUSD & _USD_BITS, agent >> _ASECS & _SECS_BITS
         if usd == 1:
             g.agent_unpriced += 1
         elif usd:
@@ -371,10 +378,17 @@ def stop_row(rec: dict[str, Any]) -> tuple[str, Any]:
     if max(sealed, passed) > _FIELD:
         return "skip", f"stop with an implausible test count ({max(sealed, passed)})"
     repo = _str(rec.get("repo"))
-    agent: dict[str, Any] = rec["agent"] if isinstance(rec.get("agent"), dict) else {}
     return "stop", (when, repo.encode(), rec["session"].encode(), code, sealed, passed, float(rec["duration"]),
                     rec["config"].encode(), review_cost(gates.get("review")),
-                    _agent_bits(agent.get("usd"), agent.get("seconds"), "usd" in agent))
+                    _agent_bits(rec.get("agent_usd"), rec.get("agent_seconds"), "agent_usd" in rec))
+
+
+def agent_of(rec: dict[str, Any]) -> dict[str, Any]:
+    """A stop line's figures of the agent's session: `agent` with its `usd` and `seconds` ({} when none)."""
+    if "agent_usd" not in rec:
+        return {}
+    agent = rec["agent"] if isinstance(rec.get("agent"), dict) else {}
+    return {**agent, "usd": rec.get("agent_usd"), "seconds": rec.get("agent_seconds")}
 
 
 def _agent_bits(usd: Any, seconds: Any, present: bool) -> int:
@@ -389,12 +403,18 @@ def _agent_bits(usd: Any, seconds: Any, present: bool) -> int:
     return bits
 
 
-def _fast_agent(line: bytes, find: Callable[..., int]) -> int:
-    """`_agent_bits` read from the raw line (0 when it has no agent object)."""
-    pos = find(line, _AGENT_AT)
-    if pos < 0:
-        return 0
-    m = _AGENT(line, pos + len(_AGENT_AT))
+def _agent_text(bits: int) -> bytes:
+    """A slow-path line's agent figures as the fast path keeps them: the raw text (b"" when none)."""
+    if not bits:
+        return b""
+    usd, secs = bits >> _AUSD & _USD_BITS, bits >> _ASECS & _SECS_BITS
+    return (b',"agent_usd":' + (b"null" if usd < 2 else repr((usd - 2) / MICRO).encode())
+            + b',"agent_seconds":' + (b"null" if not secs else repr((secs - 1) / 10).encode()))
+
+
+def _fast_agent(text: bytes) -> int:
+    """`_agent_bits` from the raw `,"agent_usd":X,"agent_seconds":Y` of a stop line (0: none)."""
+    m = _AGENT(text)
     if m is None:
         return 0
     usd, secs = m.groups()
@@ -499,14 +519,14 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     """
     part = Partial(index=index, by=opts.by, decided=opts.decided)
     decided, reopened, failing = opts.decided, part.reopened, FAILING
-    last, gave_up, combos = part.last, part.gave_up, _Combos(part)
+    last, gave_up, combos, agents = part.last, part.gave_up, _Combos(part), part.agents
     by_day, since = opts.by == "day", opts.since
     stop_match: Callable[[bytes], Any] = _STOP if opts.fast else (lambda line: None)
     t: Any  # the tail Match of a line the fast path takes
     tail, review_cost_at, find, tests_bits = _TAIL, _fast_review_cost, bytes.find, _Tests()
     # locals, not globals, in the loop: a global lookup per use adds up over a million lines
     codes, blocking, hint, gave, window, review, line_at = _BCODE, BLOCKING, HINT, GAVE_UP, _TAIL_WINDOW, _REVIEW, _LINE
-    appealed, fast_agent = APPEALED, _fast_agent
+    appealed, agent_at, agent_window, rfind = APPEALED, _AGENT_AT, _AGENT_WINDOW, bytes.rfind
     ticks, micro = TICKS, MICRO
     number = 0
     with open_range(path, start, end) as lines:
@@ -522,13 +542,16 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                 code, tests = codes[code], tests_bits[tests]
                 dur, cfg = t.groups()
                 dur = float(dur)
-                agent = fast_agent(line, find)
+                end = t.start()
+                apos = rfind(line, agent_at, end - agent_window, end)
+                agent = b"" if apos < 0 else line[apos:end]  # parsed once per session, in `fold`
             else:
                 kind, row = slow_row(line)
                 if kind != "stop":
                     part.note(kind, row, number, since)
                     continue
                 when, repo, sid, code, sealed, passed, dur, cfg, cost, agent = row
+                agent = _agent_text(agent)
                 tests = _pack_tests(sealed, passed)
             if since is not None and when < since:
                 continue
@@ -544,7 +567,9 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                 gave_up.add(sid)
             elif code == appealed:
                 part.appeal(line, number, g)
-            last[sid] = base | number << line_at | tests | code | agent
+            last[sid] = base | number << line_at | tests | code
+            if agent:  # the session's latest figures (a session whose last range has none keeps none)
+                agents[sid] = agent
             if decided and sid in decided:  # rare: a session a person decided; only its last stop matters
                 if when > decided[sid] and code in failing:
                     reopened.add(sid)

@@ -9,7 +9,7 @@ from typing import Any
 
 from donegate.ledger import chain as ledger
 from donegate.errors import DonegateError
-from donegate.report.read import APPEAL_LABELS, BLOCKING, ERROR, LABELS, _CODE, _is_num, _list, review_cost
+from donegate.report.read import APPEAL_LABELS, BLOCKING, ERROR, LABELS, _CODE, _is_num, _list, agent_of, review_cost
 from donegate.report.text import _num, _plural
 
 
@@ -77,7 +77,7 @@ def session_timeline(files: list[Path], session: str) -> dict[str, Any]:
         raise DonegateError(f"no stop of session {session!r} in {', '.join(map(str, files))}",
                             "session ids are in the summary (donegate report) and in Claude Code's transcript names")
     cost = sum(s["review"]["cost_usd"] for s in stops if s["review"])
-    agent = next((rec["agent"] for rec, _ in reversed(found) if isinstance(rec.get("agent"), dict)), None)
+    agent = next((agent_of(rec) for rec, _ in reversed(found) if agent_of(rec)), None)
     return {"session": session, "repo": repo, "config": cfg, "stops": stops, "agent": agent,
             "total": {"stops": len(stops), "blocks": sum(s["blocked"] for s in stops),
                       "gate_seconds": round(sum(s["duration"] for s in stops if _is_num(s["duration"])), 1),

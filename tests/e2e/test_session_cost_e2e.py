@@ -13,6 +13,7 @@ import json
 
 import pytest
 
+from donegate.report.read import agent_of
 from donegate.sessions import usage
 from tests.support.fakeapi import tool, turn
 from tests.support.gated import BUG, CLAIM, kit_cmd
@@ -51,7 +52,7 @@ def test_the_ledger_holds_what_the_sessions_replies_used(gated, api):
     entries = s.res.read_transcript()
     tokens, seconds, repeated = expected(entries)
     assert repeated >= 2, "a reply with a text and a tool call is written as two entries: the shape this test is about"
-    first, last = (stop["agent"] for stop in s.stops)
+    first, last = (agent_of(stop) for stop in s.stops)
     assert {m: {k: v for k, v in t.items() if k != "usd"} for m, t in last["models"].items()} == tokens
     assert 0 < first["seconds"] < last["seconds"] <= seconds + 1e-3
     # The pinned Claude Code's default model is newer than the dated price table: its cost is unknown, not $0.

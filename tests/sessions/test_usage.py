@@ -58,7 +58,7 @@ def test_a_stop_records_the_sessions_cost_and_time_then_reads_only_what_is_new(s
           entry("user", "2026-12-05T10:00:06.000Z", content="tool result"),
           reply("msg_2", "2026-12-05T10:01:40.000Z", model="claude-haiku-4-5-20251001", i=50, o=10, cw=0, cr=0))
     assert run_hook(stop_payload(sealed_shop, session="s", transcript_path=str(transcript))).returncode == 2
-    agent = stop_lines(kit_home)[-1]["agent"]
+    agent = report.agent_of(stop_lines(kit_home)[-1])
     sonnet = (3 * 3.0 + 100 * 15.0 + 2000 * 3.75 + 10000 * 0.3) / 1e6
     haiku = (50 * 1.0 + 10 * 5.0) / 1e6
     assert agent["usd"] == round(sonnet + haiku, 6) and agent["seconds"] == 100.0
@@ -74,7 +74,7 @@ def test_a_stop_records_the_sessions_cost_and_time_then_reads_only_what_is_new(s
     with transcript.open("a") as fh:
         fh.write('{"type": "assistant", "timestamp": "2026-12-05T10:09')
     assert run_hook(stop_payload(sealed_shop, session="s", transcript_path=str(transcript))).returncode == 2
-    agent = stop_lines(kit_home)[-1]["agent"]
+    agent = report.agent_of(stop_lines(kit_home)[-1])
     assert agent["usd"] == round(2 * sonnet + haiku, 6) and agent["seconds"] == 200.0
     assert json.loads(state.read_text())["offset"] == transcript.stat().st_size - len('{"type": "assistant", "timestamp": "2026-12-05T10:09')
 
@@ -83,7 +83,7 @@ def test_a_model_the_table_does_not_know_is_unknown_never_zero(sealed_shop, kit_
     transcript = tmp_path / "t.jsonl"
     write(transcript, reply("m1", "2026-12-05T10:00:00.000Z"), reply("m2", "2026-12-05T10:00:30.000Z", model="claude-fake"))
     assert run_hook(stop_payload(sealed_shop, session="u", transcript_path=str(transcript))).returncode == 2
-    agent = stop_lines(kit_home)[-1]["agent"]
+    agent = report.agent_of(stop_lines(kit_home)[-1])
     assert agent["usd"] is None and agent["unknown"] == ["claude-fake"] and agent["models"]["claude-fake"]["usd"] is None
     assert agent["seconds"] == 30.0
     summary = report_json()
@@ -106,7 +106,7 @@ def test_the_transcript_is_read_only_as_a_regular_file(sealed_shop, kit_home, tm
     for path in (fifo, link):
         res = run_hook(stop_payload(sealed_shop, session=f"odd-{path.stem}", transcript_path=str(path)), timeout=60)
         assert res.returncode == 2, res.stderr
-        assert "agent" not in stop_lines(kit_home)[-1]
+        assert "agent" not in stop_lines(kit_home)[-1] and "agent_usd" not in stop_lines(kit_home)[-1]
 
 
 def report_json() -> dict:
@@ -124,7 +124,7 @@ def test_the_report_and_the_page_show_the_agents_cost_and_time_per_configuration
     lines = stop_lines(kit_home)
     summary = report_json()
     (g,) = summary["groups"]
-    mean = round((lines[0]["agent"]["usd"] + lines[1]["agent"]["usd"]) / 2, 4)
+    mean = round((lines[0]["agent_usd"] + lines[1]["agent_usd"]) / 2, 4)
     assert g["agent_cost_per_session_usd"] == mean and g["agent_seconds_per_session"] == 50.0
     assert g["agent_sessions_priced"] == 2 and g["cost_per_session_usd"] == 0  # the gate's share: no writer, no reviewer
     from donegate.report import read as reader
@@ -132,8 +132,9 @@ def test_the_report_and_the_page_show_the_agents_cost_and_time_per_configuration
     assert summary == json.loads(json.dumps(report.summarize([kit_home / "ledger.jsonl"], fast=False))), \
         "the fast path and json.loads agree"
     stops = [raw for raw in (kit_home / "ledger.jsonl").read_bytes().splitlines() if b'"event":"stop"' in raw]
-    assert all(reader._STOP(raw) and reader._TAIL(raw, len(raw) - reader._TAIL_WINDOW) and reader._fast_agent(raw, bytes.find)
-               for raw in stops), "stop lines with the agent's figures take the report's fast path"
+    assert all(reader._STOP(raw) and (t := reader._TAIL(raw, len(raw) - reader._TAIL_WINDOW))
+               and reader._fast_agent(raw[raw.rfind(reader._AGENT_AT, 0, t.start()):t.start()]) for raw in stops), \
+        "stop lines with the agent's figures take the report's fast path"
     out = subprocess.run([sys.executable, "-m", "donegate", "report"], capture_output=True, text=True, cwd=KIT).stdout
     assert "agent $/session" in out and f"${mean}" in out and "gate time/session" in out
     page = tmp_path / "r.html"
