@@ -106,7 +106,7 @@ def defaults(schema: dict[str, Any] = SCHEMA) -> dict[str, Any]:
 
 
 def iter_keys(schema: dict[str, Any] = SCHEMA, prefix: str = ""):
-    """(dotted path, Key) for every leaf, in schema order: the README's table is checked against this."""
+    """(dotted path, Key) for every leaf, in schema order: docs/configuration.md's table is checked against this."""
     for name, key in schema.items():
         if isinstance(key, dict):
             yield from iter_keys(key, f"{prefix}{name}.")

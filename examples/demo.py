@@ -29,6 +29,7 @@ sys.path.insert(0, str(KIT))
 from tests.support.fakeapi import FakeAPI, text, tool, turn  # noqa: E402
 from tests.support.gated import BUG, REQUEST, GatedRepo, Session  # noqa: E402
 from tests.support.session import claude_version, find_claude  # noqa: E402
+from donegate.report.read import agent_of  # noqa: E402
 
 WIDTH = 110
 TASK = f"Implement the request: {REQUEST}. The code is in shop/. Say when you are done."
@@ -104,14 +105,24 @@ def account(g: GatedRepo, s: Session) -> None:
             say(f"gate  : to the user: {entry['attachment'].get('content')}")
 
 
+def agent_text(agent: dict) -> str:
+    """The agent's session so far, as the stop line records it: its model cost (or why it is unknown) and time."""
+    if not agent:
+        return ""
+    cost = f"${agent['usd']:.4f}" if agent.get("usd") is not None else \
+        f"cost unknown ({', '.join(agent.get('unknown') or [])} not in the price table of {agent.get('prices')})"
+    return f"; the session so far: {cost}, {agent.get('seconds') or 0:.1f} s"
+
+
 def ledger_summary(s: Session) -> None:
+    """One line per ledger line, in words: the raw JSON stays in the file (`donegate report` reads it)."""
     for r in s.ledger:
         if r.get("event") != "stop":
             say(f"{r.get('time', '')[11:23]}  {r.get('event')}: {r.get('verdict', '')}", 2)
             continue
         acc = (r.get("gates") or {}).get("acceptance") or {}
         say(f"{r['time'][11:23]}  stop {r['stop']}: {r['verdict']:<7} acceptance {acc.get('passed', '?')}/{acc.get('total', '?')} "
-            f"passing, hook took {r['duration']:.2f} s", 2)
+            f"passing, hook took {r['duration']:.2f} s" + agent_text(agent_of(r)), 2)
 
 
 def main() -> int:
@@ -166,8 +177,7 @@ def main() -> int:
     say()
     say(f"Ledger ({g.home / 'ledger.jsonl'}):")
     ledger_summary(s)
-    for line in (g.home / "ledger.jsonl").read_text().splitlines() if (g.home / "ledger.jsonl").exists() else []:
-        print(line)
+    say(f"Read it as a person would: DONEGATE_HOME={g.home} {sys.executable} -m donegate report  (or --html report.html)", 2)
     say()
     ok = stops[-1:] == ["pass"] if real else (stops == ["block", "pass"] and BUG[1] in g.pricing.read_text())
     if ok:

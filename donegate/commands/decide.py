@@ -14,8 +14,9 @@ def cmd_decide(args: argparse.Namespace) -> int:
 
     path = Path(args.ledger).expanduser() if args.ledger else paths.ledger_path()
     rec = decide(path, args.ref, args.decision, args.note or "", by=getattr(args, "by", None) or person.who())
-    what = "an appeal" if rec["verdict"] == "appealed" else "a hand-over"
-    print(f"{args.decision.removesuffix('e')}ed {what}: stop {rec['ref']} (session {rec['session']}, {rec['repo'] or 'no repository'})"
+    what = {"appealed": "an appeal", "gave_up": "a hand-over"}.get(rec["verdict"], "a passed session")
+    done = {"approve": "approved", "reject": "rejected"}[args.decision]
+    print(f"{done} {what}: stop {rec['ref']} (session {rec['session']}, {rec['repo'] or 'no repository'})"
           + ("; the next stop in that repository is told" if args.decision == "reject" and rec["repo"] else ""))
     return 0
 
@@ -23,7 +24,7 @@ def cmd_decide(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     for name, help, note in (
         ("approve", "accept the work of a session left for a person (an appeal or a hand-over)", "why (kept in the ledger)"),
-        ("reject", "refuse it: the ledger says so, and the next session in that repository is told why",
+        ("reject", "refuse it (or a session that passed): the ledger says so, and the next session in that repository is told why",
          "why: the next session in that repository is told this"),
     ):
         p = subparsers.add_parser(name, help=help)

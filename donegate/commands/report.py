@@ -108,7 +108,9 @@ def _html(args: argparse.Namespace, files: list[Path] | None) -> int:
             raise DonegateError(f"no run of experiment {name!r} in {', '.join(map(str, files))}"
                                 + "".join(f"; {n}" for n in table.problem_notes(summary)),
                                 "experiment names are in the ledger's `run` lines (donegate experiment run SPEC writes them)")
-        text = report_html.render_experiment(summary)
+        from donegate.report import experiment_page
+
+        text = experiment_page.render(summary)
     else:
         since = report.parse_since(args.since) if args.since else None
         if args.jobs is not None and args.jobs < 1:

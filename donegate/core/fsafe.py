@@ -80,6 +80,25 @@ def read_bytes(path, limit: int | None = None) -> bytes:
         os.close(fd)
 
 
+def read_from(path, start: int, limit: int) -> tuple[bytes, int]:
+    """(at most `limit` bytes of the regular file `path` from byte `start` on, the file's size now):
+    a file that only grows is read a piece at a time; NotRegular for anything else."""
+    fd = _open(path)
+    try:
+        size = os.fstat(fd).st_size
+        parts: list[bytes] = []
+        pos, end = start, min(size, start + limit)
+        while pos < end:
+            chunk = os.pread(fd, min(CHUNK, end - pos), pos)
+            if not chunk:
+                break
+            parts.append(chunk)
+            pos += len(chunk)
+        return b"".join(parts), size
+    finally:
+        os.close(fd)
+
+
 def read_text(path, limit: int | None = None, errors: str = "strict") -> str:
     return read_bytes(path, limit).decode("utf-8", errors)
 

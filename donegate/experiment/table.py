@@ -113,17 +113,9 @@ def summarize(files: list[Path], experiment: str) -> dict[str, Any]:
     for path in files:
         v = ledger.verify(path)
         chains.append({"ledger": str(path), "lines": v["lines"], "intact": v["intact"], "first_bad_line": v["line"], "why": v["why"]})
-        for number, line in ledger.read(path):
-            if b'"event":"run' not in line and b'"event":"label"' not in line:
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(rec, dict):
-                continue
+        for number, _, rec in ledger.matching(path, (b'"event":"run', b'"event":"label"', b'"event":"decision"')):
             event = rec.get("event")
-            if event == "label" and rec.get("ref"):
+            if event in ("label", "decision") and rec.get("ref") and rec.get("label"):  # an appeal's decision is its label
                 labels[str(rec["ref"])] = str(rec.get("label"))  # a later label replaces an earlier one
             elif event in ("run", "run_failed") and rec.get("experiment") == experiment:
                 if event == "run_failed":

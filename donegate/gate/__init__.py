@@ -299,8 +299,9 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
     if weak:
         outcome.system_message = (outcome.system_message + " " if outcome.system_message else "") + (
             "donegate: the session's environment weakens the gate (" + ", ".join(weak) + "); run donegate doctor")
+    _stage("the session's cost and time")
     line = record.record(outcome, payload, session, session_from, counters, cfg, t0, env_seen, weak,
-                         client_of(payload, client))
+                         client_of(payload, client), record.agent_usage(payload, session, root))
     _stage("the ledger")
     record.write(line, outcome, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - 0.5)))
     if outcome.exit_code == ALLOW and outcome.verdict != "unsealed" and outcome.repo:

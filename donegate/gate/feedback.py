@@ -78,6 +78,14 @@ def add_rejection(root: Path, repo: str, entry: dict[str, Any]) -> Path:
     return path
 
 
+def withdraw_rejection(root: Path, repo: str, ref: str) -> None:
+    """A person approved a stop they had rejected: the rejection not yet told is not told."""
+    try:
+        (rejections_dir(root, repo) / f"{ref}.json").unlink()
+    except OSError:
+        pass
+
+
 def tell_rejections(outcome: Outcome, root: Path) -> Outcome:
     if not outcome.repo or not (outcome.exit_code == BLOCK or outcome.verdict in ("pass", "review_error")):
         return outcome

@@ -15,10 +15,12 @@ from donegate.core import deadline
 from donegate.gate.stop import log, log_exception, now
 from donegate.core.outcome import BLOCK, Outcome
 
+SAID_CHARS = 2000  # the agent's last message kept on the stop line at most
+
 
 def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from: str | None, counters: dict[str, Any],
             cfg: dict[str, Any], t0: float, env_seen: list[str] | None = None, weak: list[str] | None = None,
-            client: str = "claude") -> dict[str, Any]:
+            client: str = "claude", agent: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "event": "stop",
         "time": now(),
@@ -35,15 +37,35 @@ def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from
         **({"feedback": outcome.reason} if outcome.exit_code == BLOCK else {}),
         **({"env": env_seen} if env_seen is not None else {}),
         **({"env_weakened": weak} if weak else {}),
+        # The agent's last message (what it claimed), capped: for the person's report, which scrubs it before showing it.
+        **({"said": said[:SAID_CHARS]} if isinstance(said := payload.get("last_assistant_message"), str) and said else {}),
+        # The agent's session so far, from its transcript (`donegate.sessions.usage`): tokens per model;
+        # its cost and time are `agent_usd` and `agent_seconds` below. No `cost_usd` key in it: the report's
+        # fast path finds the review's by rfind.
+        **({"agent": {k: v for k, v in agent.items() if k not in ("usd", "seconds")}} if agent is not None else {}),
         # On every line: a person's `confine: off` (the hidden run unconfined) is never lost from sight.
         "confine": cfg.get("confine", "auto"),
         # The agent's CLI (`report --by client`); between the gates and the tail, which the report's fast path reads.
         "client": client,
+        # The agent's session's cost (None: a model the price table does not know) and time so far: just before
+        # "blocks", where the report's fast path reads them with the line's tail (`report.read._TAIL`).
+        **({"agent_usd": agent.get("usd"), "agent_seconds": agent.get("seconds")} if agent is not None else {}),
         "blocks": counters.get("blocks"),
         "duration": round(time.monotonic() - t0, 4),
         "kit_version": __version__,
         "config": cfg.get("config", "default"),
     }
+
+
+def agent_usage(payload: dict[str, Any], session: str, root: Path) -> dict[str, Any] | None:
+    """The session's own cost and time so far (None without a readable transcript; a failure is logged, never a block)."""
+    try:
+        from donegate.sessions import usage
+
+        return usage.session_usage(payload.get("transcript_path"), session, root)
+    except Exception:
+        log_exception(root)
+        return None
 
 
 def write(record: dict[str, Any], outcome: Outcome, root: Path, wait: float) -> None:

@@ -16,7 +16,7 @@ a function's namespace. Nothing of the kit is imported; the standard library onl
   `_exit(0)`. The supervisor, which never imported product code, judges each test from the fork's exit
   status and what it wrote back, as the zygote reports them: status 0 and the exact token, or the test did
   not pass. (The zygote has run the product's import, as every fork before it did: code written against
-  this harness can forge its report either way; see the README's limits.)
+  this harness can forge its report either way; see docs/security.md.)
 - Every `==`/`!=` in a test's assert goes through the equality probe (probe.py): an object equal to
   everything fails the test with `P:` (hard evidence).
 - A test that fails only because the product's own `import pytest` was refused runs again with pytest
@@ -239,7 +239,7 @@ def _drain(fd):
 
 
 def _hide(fd):
-    """The descriptor moved to a random number (it is still in /proc/self/fd: see the README's limits)."""
+    """The descriptor moved to a random number (it is still in /proc/self/fd: see docs/security.md)."""
     import random
 
     while True:

@@ -33,7 +33,8 @@
       if (m[4] === "-") lab |= 2;
     }
     return { sid: r[0], cfg: r[1], repo: D.repos[r[2]], d0: D.days[r[3]], d1: D.days[r[4]], stops: stops, left: r[6],
-             cost: r[7], secs: r[8], detail: r[9], last: D.days[r[4]] + " " + r[10], mask: mask, blocks: blocks, lab: lab };
+             cost: r[7], secs: r[8], detail: r[9], last: D.days[r[4]] + " " + r[10], mask: mask, blocks: blocks, lab: lab,
+             acost: r[11], asecs: r[12] };
   });
 
   var state = { cfg: "", verdicts: {}, left: false, label: "", from: "", to: "", q: "", shown: 0, list: rows };
@@ -136,8 +137,9 @@
       el("td", { cls: "n", text: r.last }),
       el("td", null, [tl]),
       el("td", { cls: "n", text: String(r.blocks) }),
-      el("td", { cls: "n", text: money(r.cost) }),
-      el("td", { cls: "n", text: secs(r.secs) })]);
+      // the agent's own session (its model calls; "unpriced": a model the price table does not know), the gate's share after it
+      el("td", { cls: "n", text: (r.acost == null ? "-" : r.acost === "?" ? "unpriced" : money(r.acost)) + " (" + money(r.cost) + ")" }),
+      el("td", { cls: "n", text: secs(r.asecs) + " (" + secs(r.secs) + ")" })]);
     return tr;
   }
 
@@ -186,6 +188,7 @@
       return;
     }
     detail.appendChild(dl([["time", d.t], ["configuration", D.configs[r.cfg]], ["repository", r.repo],
+      ["request (sealed)", (D.requests || [])[D.repos.indexOf(r.repo)] || null],
       ["tests passing", d.of != null ? d.p + " of " + d.of : null], ["gate time", secs(d.d)],
       ["scope check", d.sd != null ? secs(d.sd) : null], ["acceptance run", d.ad != null ? secs(d.ad) : null], ["review", d.rv ? d.rv + ", " + secs(d.rd) : null],
       ["reviewer cost", d.rc != null ? money(d.rc) : null], ["ref", d.ref]]));
@@ -194,6 +197,7 @@
     else detail.appendChild(el("p", { id: "feedback", cls: "muted", text: name === "gave_up" ? "Nothing: the stop was let through and the session handed to a person."
       : name === "appealed" ? "Nothing more: the appeal let the stop through; a person decides on it."
       : BLOCKING[name] ? "No feedback was recorded for this stop." : "Nothing: the stop was let through." }));
+    if (d.sa) { detail.appendChild(el("h4", { text: "What the agent said last" })); detail.appendChild(el("pre", { id: "said", text: d.sa })); }
     if (d.ap) detail.appendChild(el("p", { id: "appeal", text: "the agent's appeal, " + d.ap }));
     if (d.tm) detail.appendChild(el("p", { id: "tamper", cls: "note", text: "tamper: " + d.tm }));
     if (d.br) detail.appendChild(el("p", { text: "breaker: " + d.br }));

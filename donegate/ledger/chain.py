@@ -157,20 +157,26 @@ def records(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def containing(path: Path, needle: bytes) -> Iterator[tuple[bytes, dict[str, Any]]]:
-    """(raw line, record) of each line holding `needle` that parses to an object, in order: a cheap
-    byte test first, so one session's lines come out of a large ledger without parsing the rest."""
+def matching(path: Path, needles: tuple[bytes, ...]) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
+    """(line number, raw line, record) of each line holding one of `needles` that parses to an object."""
     if not path.exists():
         return
-    for _, line in read(path):
-        if needle not in line:
+    for number, line in read(path):
+        if not any(n in line for n in needles):
             continue
         try:
             rec = json.loads(line)
         except ValueError:
             continue
         if isinstance(rec, dict):
-            yield line, rec
+            yield number, line, rec
+
+
+def containing(path: Path, needle: bytes) -> Iterator[tuple[bytes, dict[str, Any]]]:
+    """(raw line, record) of each line holding `needle` that parses to an object, in order: a cheap
+    byte test first, so one session's lines come out of a large ledger without parsing the rest."""
+    for _, line, rec in matching(path, (needle,)):
+        yield line, rec
 
 
 _PREV = re.compile(rb',"prev":"([0-9a-f]{64})"\}$').match

@@ -21,7 +21,7 @@ The confirmation: a one-time word written to `/dev/tty` and typed back there. Th
 a terminal's screen, so it cannot read the word; a terminal the agent made itself (`script`, a
 Python `pty`) is refused because its session leader lies below the Claude Code process. This is a
 tripwire plus a lock for the ordinary case, not a wall: an agent that may write the state root can
-forge anything in it. The walls are Claude Code's sandbox and the managed install (see the README).
+forge anything in it. The walls are Claude Code's sandbox and the managed install (see docs/security.md).
 
 Plain `os` and `/proc` only: the guard's launcher does not import this, but every command does.
 """

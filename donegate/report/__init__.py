@@ -19,9 +19,9 @@ page). The names below are the ones the commands, the experiment table and the t
 
 from __future__ import annotations
 
-from donegate.report.read import APPEAL_LABELS, BY, FAILING, LABELS, VERDICTS, _STOP, _TAIL, _TAIL_WINDOW, canonical_time, review_cost, stop_row  # noqa: F401
+from donegate.report.read import APPEAL_LABELS, BY, FAILING, LABELS, VERDICTS, _STOP, _TAIL, _TAIL_WINDOW, agent_of, canonical_time, review_cost, stop_row  # noqa: F401
 from donegate.report.parallel import default_jobs, ranges  # noqa: F401
 from donegate.report.summary import parse_since, summarize  # noqa: F401
 from donegate.report.text import COLUMNS, inside_lines, notes, render, render_table, render_verify  # noqa: F401
 from donegate.report.timeline import _dict, finding_text, render_timeline, session_timeline, timeline_stop, verdict_code  # noqa: F401
-from donegate.report.labels import decisions, find_stop, label_stop  # noqa: F401
+from donegate.report.labels import decided_sessions, decisions, find_stop, label_stop  # noqa: F401

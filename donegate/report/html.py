@@ -13,9 +13,8 @@ gate), never the raw test messages in `gates`, which can hold hidden-test source
 `feedback` existed show the failing test ids and the kit's own problems. Every text taken from the
 ledger also goes through a Scrubber built from the stores under DONEGATE_HOME (defence in depth).
 
-`--experiment NAME --html FILE` renders the experiment harness's table instead, from the numbers of
-`report --experiment NAME` (`experiment.table.summarize`; no reader of its own): the article's table,
-the task x configuration heat map, cost against requirements met, and the table's notes.
+`--experiment NAME --html FILE` renders the experiment harness's table instead
+(`donegate.report.experiment_page`).
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ from __future__ import annotations
 import collections
 import html
 import json
-import math
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -85,12 +83,13 @@ def local_scrubber(root: Path | None = None) -> feedback.Scrubber:
 
 
 class _Session:
-    __slots__ = ("sid", "config", "repo", "first", "last", "stops", "gave", "cost", "seconds", "line")
+    __slots__ = ("sid", "config", "repo", "first", "last", "stops", "gave", "cost", "seconds", "line", "agent")
 
     def __init__(self, sid: str) -> None:
         self.sid, self.config, self.repo, self.first, self.last = sid, "", "", "", ""
         self.stops: list[tuple] = []  # (verdict, ref, leak, cached, (file index, line number)) per stop
         self.gave, self.cost, self.seconds, self.line = False, 0.0, 0.0, 0
+        self.agent: dict[str, Any] = {}  # the last stop's `agent` figures: the session's own cost and time so far
 
 
 def _is_num(value: Any) -> bool:
@@ -135,15 +134,15 @@ def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[s
     order = 0
     for where, line, rec, when in _records(files, (b'"stop"', b'"label"', b'"decision"'), since):
         event = rec.get("event")
-        if event == "label":
+        if event == "label" or (event == "decision" and rec.get("label")):  # an appeal's decision is its label
             if isinstance(rec.get("ref"), str) and isinstance(rec.get("label"), str) and rec["label"]:
                 mark = labels.setdefault(rec["ref"][: ledger.REF_CHARS], {"label": "", "note": ""})
                 mark.update(label=rec["label"], note=str(rec.get("note") or ""))
-            continue
         if event == "decision":  # a person's approve / reject of an appeal or a hand-over
             if isinstance(rec.get("ref"), str) and isinstance(rec.get("decision"), str):
                 mark = labels.setdefault(rec["ref"][: ledger.REF_CHARS], {"label": "", "note": ""})
-                mark["decision"] = rec["decision"] + "d" + (f": {rec['note']}" if rec.get("note") else "")
+                mark["decision"] = {"approve": "approved", "reject": "rejected"}.get(rec["decision"], rec["decision"]) + (
+                    f": {rec['note']}" if rec.get("note") else "")
             continue
         sid, verdict = rec.get("session"), rec.get("verdict")
         if event != "stop" or not (isinstance(sid, str) and sid and isinstance(verdict, str)):
@@ -163,6 +162,7 @@ def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[s
         s.gave = s.gave or verdict == "gave_up"
         s.cost += report.review_cost(gates.get("review"))
         s.seconds += _num(rec.get("duration"))
+        s.agent = report.agent_of(rec) or s.agent
     return sessions, labels
 
 
@@ -177,13 +177,40 @@ def read_details(files: list[Path], wanted: set[tuple[int, int]]) -> dict[tuple[
         stop["scope_duration"] = scope.get("duration") if _is_num(scope.get("duration")) else None
         accept = _dict(gates.get("acceptance"))
         stop["tamper"] = accept.get("tamper") if isinstance(accept.get("tamper"), dict) else None  # the confined run's
+        stop["said"] = rec.get("said") if isinstance(rec.get("said"), str) else ""  # the agent's last message
         out[where] = (stop, rec.get("feedback") if isinstance(rec.get("feedback"), str) else "")
     return out
 
 
-def left_for_person(s: _Session) -> bool:
-    """The report's rule (gave up, or the last stop failing), and a last verdict it does not know."""
+def _agent_cells(agent: dict[str, Any]) -> list[Any]:
+    """The agent's own cost (None: no figure; "?": a model the price table does not know) and time of a session."""
+    usd = (round(agent["usd"], 4) if _is_num(agent.get("usd")) else "?") if "usd" in agent else None
+    return [usd, round(agent["seconds"], 1) if _is_num(agent.get("seconds")) else None]
+
+
+def sealed_requests(repos: set[str], scrub: feedback.Scrubber, root: Path | None) -> dict[str, str]:
+    """Each repository's sealed request (from its store's manifest, as sealed now), scrubbed, by its scrubbed name."""
+    from donegate.seal import store
+
+    out = {}
+    for repo in repos:
+        try:
+            st = store.load(Path(repo), root) if repo else None
+        except (DonegateError, OSError, ValueError):
+            st = None
+        request = st.manifest.get("request") if st is not None else None
+        if isinstance(request, str) and request:
+            out[scrub(repo)] = feedback.capped(scrub(request), TEXT_CHARS, "request")
+    return out
+
+
+def left_for_person(s: _Session, decided: dict[bytes, bytes] | None = None) -> bool:
+    """The report's rule (gave up, or the last stop failing, and no person decided it since), and a last
+    verdict it does not know."""
     code = report.verdict_code(s.stops[-1][0])
+    when = (decided or {}).get(s.sid.encode())
+    if when is not None and not (s.last.encode() > when and code in report.FAILING):
+        return False
     return s.gave or code is None or code in report.FAILING
 
 
@@ -241,6 +268,8 @@ def _detail(verdict: str, stop: dict[str, Any], shown: str, scrub: feedback.Scru
                    f"{leak.get('source_lines', 0)} source line(s)") if isinstance(leak, dict) else "the transcript shows hidden-test content"
     if tid >= 0:
         d["f"] = tid
+    if stop.get("said"):
+        d["sa"] = feedback.capped(scrub(stop["said"]), TEXT_CHARS, "message")
     if label and label["label"]:
         d["lb"] = label["label"]
         if label["note"]:
@@ -256,7 +285,8 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
     summary = report.summarize(files, by=by, since=since, jobs=jobs)
     sessions, labels = read_sessions(files, since)
     scrub = local_scrubber(root)
-    ordered = sorted(sessions.values(), key=lambda s: (not left_for_person(s), -s.line))
+    decided = report.decided_sessions(files)
+    ordered = sorted(sessions.values(), key=lambda s: (not left_for_person(s, decided), -s.line))
     verdicts: list[str] = [v for v in ORDER]
     seen = collections.Counter(st[0] for s in ordered for st in s.stops)
     verdicts = [v for v in verdicts if seen[v]] + sorted(v for v in seen if v not in ORDER)
@@ -266,6 +296,7 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
     days = sorted({d for s in ordered for d in (s.first[:10], s.last[:10])})
     dindex = {d: i for i, d in enumerate(days)}
     repos = sorted({scrub(s.repo) for s in ordered})
+    requests = sealed_requests({s.repo for s in ordered}, scrub, root)
     rindex = {r: i for i, r in enumerate(repos)}
     texts: list[str] = []
     text_ids: dict[str, int] = {}
@@ -288,7 +319,8 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
             codes.append(CODES[index.get(verdict, len(CODES) - 1)] + (LEAK if leak else "") + (CACHED if cached else "")
                          + (LABEL_FLAGS.get(label["label"], "") if label else ""))
         row = [s.sid, cindex[s.config], rindex[scrub(s.repo)], dindex[s.first[:10]], dindex[s.last[:10]], "".join(codes),
-               1 + s.gave if left_for_person(s) else 0, round(s.cost, 4), round(s.seconds, 1), -1, s.last[11:16]]
+               1 + s.gave if left_for_person(s, decided) else 0, round(s.cost, 4), round(s.seconds, 1), -1, s.last[11:16],
+               *_agent_cells(s.agent)]
         row_bytes += len(json.dumps(row, separators=(",", ":"))) + 1
         if row_bytes > row_budget:
             break
@@ -303,7 +335,8 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
         rows.append(row)
     stops_by_verdict = {v: seen[v] for v in verdicts}
     return {"summary": summary, "verdicts": verdicts, "colours": [COLOURS.get(v, NEUTRAL) for v in verdicts],
-            "configs": configs, "repos": repos, "days": days, "rows": rows, "details": details, "texts": texts,
+            "configs": configs, "repos": repos,
+            "requests": [requests.get(r, "") for r in repos], "days": days, "rows": rows, "details": details, "texts": texts,
             "stops_by_verdict": stops_by_verdict, "detail_sessions": len(details), "sessions": len(ordered),
             "stops": sum(len(s.stops) for s in ordered)}
 
@@ -377,11 +410,18 @@ def _secs(x: Any) -> str:
     return f"{x:.1f}s" if x < 100 else f"{x / 60:.1f} min"
 
 
+def _agent_money(g: dict[str, Any]) -> str:
+    """The agent's cost per session, and the sessions on a model the price table does not know (never $0)."""
+    unpriced = g.get("agent_sessions_unpriced") or 0
+    return _money(g.get("agent_cost_per_session_usd")) + (f" +{unpriced} unpriced" if unpriced else "")
+
+
 def summary_table(summary: dict[str, Any]) -> str:
     by = summary["by"]
     head = (f"<tr><th>{'configuration' if by == 'config' else E(by)}</th><th>sessions</th><th>ended passing <small>(95% interval)</small></th>"
             "<th>requirements met <small>(95% interval)</small></th><th>stops</th><th>blocks</th>"
-            "<th>justified / unjustified</th><th>gave up</th><th>cost / session</th><th>gate time / session</th>"
+            "<th>justified / unjustified</th><th>gave up</th><th>agent cost / session <small>(the gate's)</small></th>"
+            "<th>agent time / session <small>(the gate's)</small></th>"
             "<th>left for a person</th>")
     appeals = bool(summary["total"].get("appeals"))  # the column only where there were appeals
     head += "<th>appeals <small>(upheld / rejected)</small></th></tr>" if appeals else "</tr>"
@@ -397,8 +437,9 @@ def summary_table(summary: dict[str, Any]) -> str:
             f'<td>{rate_bar(g["requirements_passed"], g["requirements_sealed"], "#3b7dd8")}</td>'
             f'<td class="n">{g["stops"]:,}</td><td class="n">{g["blocks"]:,}</td>'
             f'<td class="n">{g["justified"]:,} / {g["unjustified"]:,}<span class="muted"> ({g["unlabelled"]:,} unlabelled)</span></td>'
-            f'<td class="n">{g["gave_up"]:,}</td><td class="n">{_money(g["cost_per_session_usd"])}</td>'
-            f'<td class="n">{_secs(g["seconds_per_session"])}</td>'
+            f'<td class="n">{g["gave_up"]:,}</td><td class="n">{_agent_money(g)}<span class="muted"> '
+            f'({_money(g["cost_per_session_usd"])})</span></td><td class="n">{_secs(g.get("agent_seconds_per_session"))}'
+            f'<span class="muted"> ({_secs(g["seconds_per_session"])})</span></td>'
             f'<td class="n{" warn" if g["left_for_person"] else ""}">{g["left_for_person"]:,}</td>{extra}</tr>')
     return f'<table class="summary" id="summary"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
 
@@ -451,135 +492,16 @@ def render_page(data: dict[str, Any], scrub: feedback.Scrubber | None = None) ->
         f'click one for what the agent was shown.{shown}</p>'
         f'<div id="filters" class="filters"></div><div id="legend" class="legend"></div>'
         f'<table class="sessions" id="sessions"><thead><tr><th></th><th>session</th><th>configuration</th><th>repository</th>'
-        f'<th>last stop (UTC)</th><th>stops</th><th class="n">blocks</th><th class="n">cost</th><th class="n">gate time</th>'
+        f'<th>last stop (UTC)</th><th>stops</th><th class="n">blocks</th><th class="n">agent cost (gate)</th><th class="n">agent time (gate)</th>'
         f'</tr></thead><tbody id="rows"></tbody></table>'
         f'<div class="more"><button id="more" type="button">show more</button></div></section>'
         f'<aside id="detail" class="detail" hidden></aside>'
         f'<footer>Written by <code>donegate report --html</code>. Self-contained: no request leaves this page.</footer>')
-    payload = {k: data[k] for k in ("verdicts", "colours", "configs", "repos", "days", "rows", "details", "texts",
+    payload = {k: data[k] for k in ("verdicts", "colours", "configs", "repos", "requests", "days", "rows", "details", "texts",
                                     "stops_by_verdict", "sessions", "stops")}
     script = (f'<script id="data" type="application/json">{_json_for_script(payload)}</script>'
               f"<script>{_asset('page.js')}</script>")
     return _page(title, body, script)
-
-
-def _heat(rate: float | None) -> str:
-    """Red (0%) through amber to green (100%)."""
-    if rate is None:
-        return "#eef1f4"
-    hue = 120 * rate
-    return f"hsl({hue:.0f}, 62%, {88 - 30 * abs(rate - 0.5):.0f}%)"
-
-
-def nice_step(raw: float) -> float:
-    """1, 2 or 5 times a power of ten, at least `raw`: tick steps a person reads at a glance."""
-    power = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
-    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
-
-
-def _scatter(s: dict[str, Any]) -> str:
-    """Cost per run against requirements met: a large dot (with its 95% interval) per configuration, a
-    small one per run (summarize's `points`)."""
-    rows = [r for r in s["configurations"] if r["rate"] is not None and r["cost_per_run"] is not None]
-    points = [p for p in s["points"] if p["of"]]
-    if not rows:
-        return '<p class="muted">No run has a score.</p>'
-    w, h, left, bottom, top, right = 640, 320, 56, 40, 16, 150
-    top_cost = max([r["cost_per_run"] for r in rows] + [p["cost"] for p in points]) or 1.0
-    step = nice_step(top_cost / 4)
-    ticks = math.ceil(top_cost * 1.05 / step)
-    xmax = step * ticks
-    px = lambda x: left + (w - left - right) * x / xmax  # noqa: E731
-    py = lambda y: top + (h - top - bottom) * (1 - y)  # noqa: E731
-    palette = ["#3b7dd8", "#d64545", "#2f9e5b", "#7b3fa0", "#e8830c", "#0f9aa8", "#a35d2a", "#c2478a"]
-    colour = {r["config"]: palette[i % len(palette)] for i, r in enumerate(s["configurations"])}
-    out = [f'<svg class="scatter" id="scatter" viewBox="0 0 {w} {h}" role="img" aria-label="cost per run against requirements met">']
-    for k in range(0, 101, 25):
-        y = py(k / 100)
-        out.append(f'<line class="grid" x1="{left}" x2="{w - right}" y1="{y:.1f}" y2="{y:.1f}"/>'
-                   f'<text class="axis" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{k}%</text>')
-    for k in range(ticks + 1):
-        x = step * k
-        out.append(f'<text class="axis" x="{px(x):.1f}" y="{h - bottom + 16}" text-anchor="middle">{E(_money(x))}</text>')
-    out.append(f'<text class="axis" x="{(left + w - right) / 2:.0f}" y="{h - 6}" text-anchor="middle">cost per run</text>')
-    for p in points:
-        out.append(f'<circle class="run" cx="{px(p["cost"]):.1f}" cy="{py(p["met"] / p["of"]):.1f}" r="3" fill="{colour[p["config"]]}"/>')
-    for i, r in enumerate(rows):
-        x, col = px(r["cost_per_run"]), colour[r["config"]]
-        rate, (low, high) = r["rate"] / 100, (c / 100 for c in r["ci95"])
-        out.append(f'<g class="cfgpt" data-config="{E(r["config"])}"><title>{E(r["config"])}: {_pct(rate)} of requirements '
-                   f'({_pct(low)}-{_pct(high)}), {E(_money(r["cost_per_run"]))} per run</title>'
-                   f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{py(low):.1f}" y2="{py(high):.1f}" stroke="{col}" stroke-width="2"/>'
-                   f'<circle cx="{x:.1f}" cy="{py(rate):.1f}" r="6" fill="{col}" stroke="#fff" stroke-width="1.5"/></g>')
-        out.append(f'<circle cx="{w - right + 16}" cy="{top + 10 + 18 * i}" r="5" fill="{col}"/>'
-                   f'<text class="axis" x="{w - right + 26}" y="{top + 14 + 18 * i}">{E(r["config"])}</text>')
-    out.append("</svg>")
-    return "".join(out)
-
-
-def render_experiment(s: dict[str, Any], scrub: feedback.Scrubber | None = None) -> str:
-    """The experiment's page from `experiment.table.summarize` (the numbers of `report --experiment`)."""
-    from donegate.experiment import table
-
-    scrub = scrub or local_scrubber()
-    S = lambda v: E(scrub(str(v)))  # noqa: E731
-    configs = [r["config"] for r in s["configurations"]]
-    head = ("<tr><th>configuration</th><th>runs</th><th>requirements met</th><th>rate <small>(95% interval)</small></th>"
-            "<th>cost / run <small>(95% interval)</small></th><th>turns / run</th><th>time / run</th><th>blocks</th>"
-            "<th>left for a person</th></tr>")
-    mixed = len(s["versions"]) > 1
-
-    def groups(r: dict[str, Any]) -> str:
-        return "<small> (" + E("+".join(r["groups"])) + ")</small>"
-
-    def unknown(r: dict[str, Any]) -> str:
-        return f"<small> ({r['cost_unknown']} unknown)</small>"
-
-    def spread(value: Any, ci: Any, show: Any) -> str:
-        return "-" if value is None else E(show(value)) + (f'<small> [{E(show(ci[0]))}-{E(show(ci[1]))}]</small>' if ci else "")
-    best = max((r["rate"] for r in s["configurations"] if r["rate"] is not None), default=None)
-    rows = "".join(
-        f'<tr data-config="{S(r["config"])}"><th scope="row">{S(r["config"])}{groups(r) if mixed else ""}</th>'
-        f'<td class="n">{r["runs"]}</td>'
-        f'<td class="n">{r["met"]} of {r["of"]}</td><td>{rate_bar(r["met"], r["of"], "#2f9e5b" if r["rate"] == best else "#8fb8a0")}</td>'
-        f'<td class="n">{spread(r["cost_per_run"], r["cost_ci95"], _money)}'
-        f'{unknown(r) if r["cost_unknown"] else ""}</td>'
-        f'<td class="n">{spread(r["turns_per_run"], r["turns_ci95"], "{:.1f}".format)}</td>'
-        f'<td class="n">{spread(r["seconds_per_run"], r["seconds_ci95"], _secs)}</td>'
-        f'<td class="n">{r["blocks"]}</td><td class="n{" warn" if r["runs_for_person"] else ""}">{r["runs_for_person"]}</td></tr>'
-        for r in s["configurations"])
-    compared = table.comparison_notes(s)
-    caveat = ('<div class="note" id="apart">' + "".join(f"<p>{S(n[0].upper() + n[1:])}.</p>" for n in compared) + "</div>"
-              if compared else "")
-    problems = "".join(f'<p class="note warn">{S(n)}</p>' for n in table.mixed_notes(s) + table.problem_notes(s))
-    # Generated or scripted data is said at the top, before any number is read as a measurement.
-    source = "".join(f'<p class="note warn" id="source">{S(n[0].upper() + n[1:])}.</p>' for n in table.source_notes(s))
-    ran = f'<p class="hint" id="ran">{S(table.ran_with(s))}</p>' if table.ran_with(s) else ""
-    heat_head = "<tr><th>task \\ configuration</th>" + "".join(f"<th>{S(c)}</th>" for c in configs) + "</tr>"
-    heat_rows = []
-    for t in s["tasks"]:
-        cells = []
-        for c in configs:
-            cell = s["matrix"][t][c] or {"met": 0, "of": 0, "runs": 0}
-            met, of, n = cell["met"], cell["of"], cell["runs"]
-            rate = met / of if of else None
-            cells.append(f'<td class="cell" style="background:{_heat(rate)}" data-task="{S(t)}" data-config="{S(c)}" '
-                         f'title="{S(t)} x {S(c)}: {met} of {of} requirements in {n} run(s)"><b>{pct(met, of) if of else "-"}</b>'
-                         f'<small>{met}/{of}</small></td>')
-        heat_rows.append(f'<tr><th scope="row">{S(t)}</th>{"".join(cells)}</tr>')
-    body = (f'<header><h1>experiment {S(s["experiment"])}</h1><p class="sub">{s["runs"]} runs · '
-            f'{len(configs)} configurations · {len(s["tasks"])} tasks · {S(table.money(s))}</p>{source}{ran}</header>'
-            f'<section><h2>Requirements met per configuration</h2><table class="summary" id="experiment">'
-            f'<thead>{head}</thead><tbody>{rows}</tbody></table>{caveat}{problems}'
-            f'<p class="hint">Requirements: the grading tests passing after each run, summed over runs. '
-            f'Bars: the rate; whiskers: its 95% Wilson interval. Cost, turns and time: means per run, in brackets the '
-            f'95% bootstrap interval over the runs.</p></section>'
-            f'<section><h2>Task x configuration</h2><table class="heat" id="heat"><thead>{heat_head}</thead>'
-            f'<tbody>{"".join(heat_rows)}</tbody></table></section>'
-            f'<section><h2>Cost against requirements met</h2>{_scatter(s)}'
-            f'<p class="hint">Large dots: each configuration\'s cost per run and rate (bar: 95% interval); small dots: single runs.</p></section>'
-            f'<footer>Written by <code>donegate report --experiment NAME --html</code>. Self-contained: no request leaves this page.</footer>')
-    return _page(f"donegate experiment {s['experiment']}", body)
 
 
 def write(path: Path, text: str) -> None:

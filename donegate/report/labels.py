@@ -13,7 +13,7 @@ from donegate.ledger import chain as ledger
 from donegate.person.ownership import inside_session
 from donegate.errors import DonegateError
 from donegate.core.util import utc_now
-from donegate.report.read import APPEALED, APPEAL_LABELS, BLOCKING, LABELS, MIN_REF, stop_row
+from donegate.report.read import APPEALED, APPEAL_LABELS, BLOCKING, LABELS, MIN_REF, canonical_time, stop_row
 
 
 def find_stop(path: Path, ref: str) -> tuple[str, dict[str, Any]]:
@@ -48,7 +48,8 @@ def _ref(ref: str) -> str:
 
 
 def label_stop(path: Path, ref: str, label: str, note: str = "", by: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Append a person's label of stop `ref`; `by`: who labelled it (`donegate.person.ownership.who`), kept in the line."""
+    """Append a person's label of stop `ref`; `by`: who labelled it (`donegate.person.ownership.who`), kept in the line.
+    An appeal's label is a decision: `upheld` is `approve`, `rejected` is `reject` (one line, `decide`)."""
     ref = _ref(ref)
     if label not in LABELS + APPEAL_LABELS:
         raise DonegateError(f"unknown label {label!r}", "use justified or unjustified (a block), upheld or rejected (an appeal)")
@@ -60,6 +61,7 @@ def label_stop(path: Path, ref: str, label: str, note: str = "", by: dict[str, A
         if label not in APPEAL_LABELS:
             raise DonegateError(f"stop {short} is an appeal: label it upheld (the test was wrong) or rejected",
                                 f"donegate label {short} upheld|rejected")
+        return decide(path, short, APPEAL_DECISION[label], note, by)
     elif label in APPEAL_LABELS:
         raise DonegateError(f"stop {short} is not an appeal (verdict {rec.get('verdict')}); only appeals are upheld or rejected",
                             "label blocks justified or unjustified")
@@ -79,34 +81,71 @@ def _who(by: dict[str, Any] | None) -> dict[str, Any]:
     return {"by": by, "inside_session": inside_session(by)} if by is not None else {}
 
 
-# A session waits for a person when it ended on one of these; `approve` and `reject` answer it.
+# A session waits for a person when it ended on one of these; `approve` and `reject` answer it. A stop that
+# passed can be rejected too (a person read the work and refused it): nothing to approve there.
 DECIDABLE = ("appealed", "gave_up")
+REJECTABLE = DECIDABLE + ("pass", "review_error")
 DECISIONS = ("approve", "reject")
+# An appeal's label and the decision are one thing: upheld (the test was wrong) approves the work, rejected refuses it.
+APPEAL_DECISION = {"upheld": "approve", "rejected": "reject"}
+APPEAL_LABEL = {v: k for k, v in APPEAL_DECISION.items()}
 
 
 def decide(path: Path, ref: str, decision: str, note: str = "", by: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A person's decision on an appealed or handed-over stop: one `decision` line in the ledger. A
-    rejection is also left for the next stop in that repository (`gate.feedback.tell_rejections`)."""
+    """A person's decision on an appealed, handed-over or passed stop: one `decision` line in the ledger
+    (on an appeal it carries the appeal's label too: `label REF rejected` writes the very same line). A
+    rejection is also left for the next stop in that repository (`gate.feedback.tell_rejections`); a later
+    approval of the same stop withdraws it if it was not told yet."""
     ref = _ref(ref)
     if decision not in DECISIONS:
         raise DonegateError(f"unknown decision {decision!r}", "approve or reject")
     if not path.is_file():
         raise DonegateError(f"no ledger at {path}", "pass the ledger that holds the stop with --ledger")
     short, rec = find_stop(path, ref)
-    if rec.get("verdict") not in DECIDABLE:
-        raise DonegateError(f"stop {short} ended {rec.get('verdict')}: only an appeal or a hand-over (gave_up) waits for a person",
-                            "donegate status lists the sessions waiting for a person, with their refs")
-    line = ledger.append({"event": "decision", "time": utc_now(), "ref": short, "decision": decision, "note": note,
+    verdict = rec.get("verdict")
+    if verdict not in (REJECTABLE if decision == "reject" else DECIDABLE):
+        passed = verdict in REJECTABLE
+        raise DonegateError(f"stop {short} ended {verdict}: " + (
+            "it passed, so there is nothing to approve (reject it to send the work back)" if passed else
+            "only an appeal or a hand-over (gave_up) waits for a person, and a passed stop can be rejected"),
+            "donegate status lists the sessions waiting for a person, with their refs")
+    label = {"label": APPEAL_LABEL[decision]} if verdict == "appealed" else {}
+    line = ledger.append({"event": "decision", "time": utc_now(), "ref": short, "decision": decision, **label, "note": note,
                           "session": rec["session"], "stop": rec.get("stop"), "stop_time": rec["time"],
-                          "repo": rec.get("repo") or "", "config": rec["config"], "verdict": rec["verdict"],
+                          "repo": rec.get("repo") or "", "config": rec["config"], "verdict": verdict,
                           **_who(by)}, path)
-    if decision == "reject" and rec.get("repo"):
+    if rec.get("repo"):
         from donegate.gate import feedback
 
-        feedback.add_rejection(path.parent, str(rec["repo"]), {"ref": short, "session": rec["session"], "note": note})
+        if decision == "reject":
+            feedback.add_rejection(path.parent, str(rec["repo"]), {"ref": short, "session": rec["session"], "note": note})
+        else:
+            feedback.withdraw_rejection(path.parent, str(rec["repo"]), short)
     return line
 
 
 def decisions(files: list[Path]) -> dict[str, dict[str, Any]]:
-    """The latest decision line per stop ref, in ledger order."""
-    return {rec["ref"]: rec for _, rec in ledger.events(files, "decision") if isinstance(rec.get("ref"), str)}
+    """The latest decision per stop ref, in ledger order: `decision` lines, and the appeal labels of
+    ledgers written before an appeal's label was a decision (`upheld` read as approve, `rejected` as reject)."""
+    out: dict[str, dict[str, Any]] = {}
+    for path in files:
+        for _, _, rec in ledger.matching(path, (b'"decision"', b'"label"')):  # a cheap byte test before parsing
+            event, ref = rec.get("event"), rec.get("ref")
+            if not isinstance(ref, str):
+                continue
+            if event == "decision" and rec.get("decision") in DECISIONS:
+                out[ref[: ledger.REF_CHARS]] = rec
+            elif event == "label" and rec.get("label") in APPEAL_DECISION:
+                out[ref[: ledger.REF_CHARS]] = {**rec, "decision": APPEAL_DECISION[rec["label"]]}
+    return out
+
+
+def decided_sessions(files: list[Path]) -> dict[bytes, bytes]:
+    """Session -> the time of the latest stop a person decided in it (canonical UTC): the report takes
+    such a session off "left for a person" unless a stop after that one failed again."""
+    out: dict[bytes, bytes] = {}
+    for rec in decisions(files).values():
+        sid, when = rec.get("session"), canonical_time(rec.get("stop_time"))
+        if isinstance(sid, str) and when is not None and when > out.get(sid.encode(), b""):
+            out[sid.encode()] = when
+    return out

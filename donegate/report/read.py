@@ -67,7 +67,14 @@ _TAIL = re.compile(
     + rb'*)","prev":"[^"\\]*"\}$'
 ).search
 _TAIL_WINDOW = 512
-_CLIENT = re.compile(rb',"client":"(\w{1,40})","blocks":').search
+# The stop's client (`report --by client`): after the gates, before the agent's figures and the tail.
+_CLIENT = re.compile(rb',"client":"(\w{1,40})"(?:,"agent_usd":[^,]*,"agent_seconds":[^,]*)?,"blocks":').search
+# The agent's own cost and time (`gate.record`, `sessions.usage`), when the line has them: just before the
+# tail, found in the few bytes before it (a regular expression with an optional part before `,"blocks":`
+# loses the literal prefix the search starts from, and costs 3 times the whole read).
+_AGENT_AT = b',"agent_usd":'
+_AGENT = re.compile(rb',"agent_usd":(' + _NUM + rb'|null),"agent_seconds":(' + _NUM + rb'|null)').fullmatch
+_AGENT_WINDOW = 80
 # The review's own total comes after its reviewers' entries, followed by keys no entry has. No gate
 # before the review nests objects, and none after it has a cost: `find` and `rfind` over the whole
 # line are exact.
@@ -88,7 +95,8 @@ class Group:
 
     __slots__ = ("key", "stops", "blocks", "hints", "justified", "unjustified", "seconds", "review_cost",
                  "sessions", "passing", "unsealed", "gave_up", "left", "passed", "sealed", "writer_cost",
-                 "appeals", "upheld", "rejected")
+                 "appeals", "upheld", "rejected", "decided",
+                 "agent_cost", "agent_priced", "agent_unpriced", "agent_seconds", "agent_timed")
 
     # declared for readers and mypy; __init__ zeroes every counter
     key: bytes
@@ -110,6 +118,12 @@ class Group:
     appeals: int
     upheld: int
     rejected: int
+    decided: int  # sessions a person decided (approve, reject, an appeal's label): never left for a person
+    agent_cost: int  # the agent's model cost, summed over sessions whose cost is known (1/MICRO $)
+    agent_priced: int  # sessions with a known agent cost
+    agent_unpriced: int  # sessions whose agent used a model the price table does not know
+    agent_seconds: int  # the agent's session time, summed over sessions that have it (1/TICKS s)
+    agent_timed: int
 
     def __init__(self, key: bytes) -> None:
         self.key = key
@@ -126,14 +140,19 @@ class Options:
     by: str = "config"
     since: bytes | None = None  # canonical UTC time; stops before it are not counted
     fast: bool = True  # False sends every line through json.loads (tests compare the two)
+    # session -> the time of the latest stop a person decided in it (`labels.decided_sessions`): such a
+    # session is not left for a person, unless a stop after that one failed again
+    decided: dict[bytes, bytes] = field(default_factory=dict)
 
 
 # A session's state is one int, not a tuple: a million-line ledger holds a few hundred thousand
 # sessions, and a tuple would cost 40 more bytes each. Bits: verdict code 0-3, tests passing 4-27,
 # tests sealed 28-51, line number (in the range) 52-91, from 92 on the index of its (group, repo,
-# config) in `Partial.combo_list`.
+# config) in `Partial.combo_list`. The agent's figures are apart (`Partial.agents`): a ledger written
+# before them pays nothing for them.
 _PASSED, _SEALED, _LINE, _COMBO = 4, 28, 52, 92
-_FIELD, _LINES = (1 << 24) - 1, (1 << 40) - 1
+_AUSD, _ASECS = 0, 41  # in `Partial.agents`: the agent's cost (`_agent_bits`), its time
+_FIELD, _LINES, _USD_BITS, _SECS_BITS = (1 << 24) - 1, (1 << 40) - 1, (1 << 41) - 1, (1 << 32) - 1
 _SEP = b"\xff"  # joins session ids for the hand-over: UTF-8 never holds a 0xFF byte
 _SESSIONS = re.compile(rb"[^\xff]+").finditer
 
@@ -197,6 +216,10 @@ class Partial:
     latest: list[tuple] = field(default_factory=list)  # (line, session, key, code, gave up) of the latest left
     left: int = 0
     present: set[bytes] = field(default_factory=set)  # labelled sessions this range holds
+    agents: dict[bytes, bytes] = field(default_factory=dict)  # session -> its latest agent figures' raw text
+    # decided sessions whose last stop (in this range) came after the decided one and failed: waiting again
+    reopened: set[bytes] = field(default_factory=set)
+    decided: dict[bytes, bytes] = field(default_factory=dict)  # `Options.decided`
 
     def combo(self, day: bytes, repo: bytes, cfg: bytes) -> tuple[Group, int]:
         """The group and packed-state base of a new combination (`day` is b"" unless by day)."""
@@ -259,7 +282,7 @@ class Partial:
         for sid, state in last.items():
             self.left += self._fold_session(sid, state, sid in gave_up, heap)
         self.latest = sorted(heap)
-        self.last, self.gave_up = {}, set()  # the rest is small enough to send back
+        self.last, self.gave_up, self.agents = {}, set(), {}  # the rest is small enough to send back
         return self
 
     def _fold_session(self, sid: bytes, state: int, gave: bool, heap: list) -> int:
@@ -273,6 +296,19 @@ class Partial:
         g.unsealed += code == UNSEALED
         g.gave_up += gave
         self.per_pair[pair, g.key] += 1
+        agent = _fast_agent(self.agents[sid]) if sid in self.agents else 0
+        usd, secs = agent >> _AUSD & _USD_BITS, agent >> _ASECS & _SECS_BITS
+        if usd == 1:
+            g.agent_unpriced += 1
+        elif usd:
+            g.agent_priced += 1
+            g.agent_cost += usd - 2
+        if secs:
+            g.agent_timed += 1
+            g.agent_seconds += (secs - 1) * (TICKS // 10)
+        if sid in self.decided and sid not in self.reopened:
+            g.decided += 1
+            return 0
         if not (gave or code in FAILING):
             return 0
         g.left += 1
@@ -345,7 +381,46 @@ def stop_row(rec: dict[str, Any]) -> tuple[str, Any]:
         return "skip", f"stop with an implausible test count ({max(sealed, passed)})"
     repo = _str(rec.get("repo"))
     return "stop", (when, repo.encode(), rec["session"].encode(), code, sealed, passed, float(rec["duration"]),
-                    rec["config"].encode(), review_cost(gates.get("review")))
+                    rec["config"].encode(), review_cost(gates.get("review")),
+                    _agent_bits(rec.get("agent_usd"), rec.get("agent_seconds"), "agent_usd" in rec))
+
+
+def agent_of(rec: dict[str, Any]) -> dict[str, Any]:
+    """A stop line's figures of the agent's session: `agent` with its `usd` and `seconds` ({} when none)."""
+    if "agent_usd" not in rec:
+        return {}
+    agent = rec["agent"] if isinstance(rec.get("agent"), dict) else {}
+    return {**agent, "usd": rec.get("agent_usd"), "seconds": rec.get("agent_seconds")}
+
+
+def _agent_bits(usd: Any, seconds: Any, present: bool) -> int:
+    """The agent's cost and time of one stop line, packed for a session's state: cost 0 when the line has
+    none, 1 when it is unknown (a model not priced), else 2 + micro-dollars; time 0 when none, else 1 +
+    tenths of a second."""
+    bits = 0
+    if present:
+        bits |= (min(round(usd * MICRO), _USD_BITS - 2) + 2 if _is_num(usd) and usd >= 0 else 1) << _AUSD
+    if _is_num(seconds) and seconds >= 0:
+        bits |= (min(round(seconds * 10), _SECS_BITS - 1) + 1) << _ASECS
+    return bits
+
+
+def _agent_text(bits: int) -> bytes:
+    """A slow-path line's agent figures as the fast path keeps them: the raw text (b"" when none)."""
+    if not bits:
+        return b""
+    usd, secs = bits >> _AUSD & _USD_BITS, bits >> _ASECS & _SECS_BITS
+    return (b',"agent_usd":' + (b"null" if usd < 2 else repr((usd - 2) / MICRO).encode())
+            + b',"agent_seconds":' + (b"null" if not secs else repr((secs - 1) / 10).encode()))
+
+
+def _fast_agent(text: bytes) -> int:
+    """`_agent_bits` from the raw `,"agent_usd":X,"agent_seconds":Y` of a stop line (0: none)."""
+    m = _AGENT(text)
+    if m is None:
+        return 0
+    usd, secs = m.groups()
+    return _agent_bits(None if usd == b"null" else float(usd), None if secs == b"null" else float(secs), True)
 
 
 def slow_row(line: bytes) -> tuple[str, Any]:
@@ -378,8 +453,8 @@ def slow_row(line: bytes) -> tuple[str, Any]:
         return "write", (repo.encode(), cfg.encode(), float(cost), canonical_time(rec.get("time")))
     if event == "label":
         return label_row(rec)
-    if event == "decision":  # a person's approve / reject: read on its own (`labels.decisions`)
-        return "decision", None
+    if event == "decision":  # a person's approve / reject: read on its own (`labels.decisions`); an appeal's is its label too
+        return label_row(rec) if rec.get("label") in APPEAL_LABELS else ("decision", None)
     if event in PERSON_EVENTS:
         return "person", event
     return "event", str(event)[:40]
@@ -444,8 +519,9 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     This loop is the report's hot path, written for speed: the fast path is inline (a function call
     per line costs a tenth of the budget), and a session's state is one packed int (see `_PASSED`).
     """
-    part = Partial(index=index, by=opts.by)
-    last, gave_up, combos = part.last, part.gave_up, _Combos(part)
+    part = Partial(index=index, by=opts.by, decided=opts.decided)
+    decided, reopened, failing = opts.decided, part.reopened, FAILING
+    last, gave_up, combos, agents = part.last, part.gave_up, _Combos(part), part.agents
     by_day, since = opts.by == "day", opts.since
     # By client: the stop's `"client":"..."` (between its gates and its tail, read by neither path's row);
     # a line from before the kit recorded it is Claude Code's.
@@ -455,7 +531,7 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     tail, review_cost_at, find, tests_bits = _TAIL, _fast_review_cost, bytes.find, _Tests()
     # locals, not globals, in the loop: a global lookup per use adds up over a million lines
     codes, blocking, hint, gave, window, review, line_at = _BCODE, BLOCKING, HINT, GAVE_UP, _TAIL_WINDOW, _REVIEW, _LINE
-    appealed = APPEALED
+    appealed, agent_at, agent_window, rfind = APPEALED, _AGENT_AT, _AGENT_WINDOW, bytes.rfind
     ticks, micro = TICKS, MICRO
     number = 0
     with open_range(path, start, end) as lines:
@@ -471,12 +547,16 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                 code, tests = codes[code], tests_bits[tests]
                 dur, cfg = t.groups()
                 dur = float(dur)
+                end = t.start()
+                apos = rfind(line, agent_at, end - agent_window, end)
+                agent = b"" if apos < 0 else line[apos:end]  # parsed once per session, in `fold`
             else:
                 kind, row = slow_row(line)
                 if kind != "stop":
                     part.note(kind, row, number, since)
                     continue
-                when, repo, sid, code, sealed, passed, dur, cfg, cost = row
+                when, repo, sid, code, sealed, passed, dur, cfg, cost, agent = row
+                agent = _agent_text(agent)
                 tests = _pack_tests(sealed, passed)
             if since is not None and when < since:
                 continue
@@ -497,6 +577,13 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
             elif code == appealed:
                 part.appeal(line, number, g)
             last[sid] = base | number << line_at | tests | code
+            if agent:  # the session's latest figures (a session whose last range has none keeps none)
+                agents[sid] = agent
+            if decided and sid in decided:  # rare: a session a person decided; only its last stop matters
+                if when > decided[sid] and code in failing:
+                    reopened.add(sid)
+                else:
+                    reopened.discard(sid)
     part.lines = number
     return part
 

@@ -37,12 +37,18 @@ def _numbers(g: Group) -> dict[str, Any]:
         "sessions": n, "stops": g.stops, "blocks": g.blocks, "hints": g.hints,
         "justified": g.justified, "unjustified": g.unjustified, "unlabelled": g.blocks - g.justified - g.unjustified,
         "gave_up": g.gave_up, "appeals": g.appeals, "appeals_upheld": g.upheld, "appeals_rejected": g.rejected,
-        "ended_passing": g.passing, "ended_unsealed": g.unsealed, "left_for_person": g.left,
+        "ended_passing": g.passing, "ended_unsealed": g.unsealed, "left_for_person": g.left, "decided_by_person": g.decided,
         "requirements_passed": g.passed, "requirements_sealed": g.sealed,
         "requirement_rate_pct": round(100 * g.passed / g.sealed, 1) if g.sealed else None,
         "writer_cost_usd": round(g.writer_cost, 4), "review_cost_usd": round(review, 4),
         "cost_usd": round(cost, 4), "cost_per_session_usd": round(cost / n, 4) if n else None,
         "gate_seconds": round(seconds, 1), "seconds_per_session": round(seconds / n, 1) if n else None,
+        # The agent's own session (`donegate.sessions.usage`): its model cost and its time, per session that has
+        # them; a session on a model the price table does not know is counted as unpriced, never as $0.
+        "agent_cost_usd": round(g.agent_cost / MICRO, 4), "agent_sessions_priced": g.agent_priced,
+        "agent_sessions_unpriced": g.agent_unpriced,
+        "agent_cost_per_session_usd": round(g.agent_cost / MICRO / g.agent_priced, 4) if g.agent_priced else None,
+        "agent_seconds_per_session": round(g.agent_seconds / TICKS / g.agent_timed, 1) if g.agent_timed else None,
     }
 
 
@@ -79,7 +85,9 @@ def _text(key: bytes) -> str:
 
 def summarize(files: list[Path], by: str = "config", since: bytes | None = None, jobs: int = 1,
               fast: bool = True) -> dict[str, Any]:
-    merged = read_all(files, Options(by=by, since=since, fast=fast), jobs)
+    from donegate.report.labels import decided_sessions
+
+    merged = read_all(files, Options(by=by, since=since, fast=fast, decided=decided_sessions(files)), jobs)
     groups, per_pair, latest, left = _merge(merged)
     labels, unmatched = _count_labels(merged, groups, by, since)
     writes: collections.Counter = collections.Counter()

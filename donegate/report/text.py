@@ -28,8 +28,14 @@ COLUMNS: list[tuple[str, Any]] = [
     ("ended passing", lambda n: _num(n["ended_passing"])),
     ("requirements", lambda n: f"{n['requirements_passed']}/{n['requirements_sealed']}"),
     ("rate", lambda n: _num(n["requirement_rate_pct"], "%")),
-    ("cost/session", lambda n: _num(n["cost_per_session_usd"], prefix="$")),
-    ("time/session", lambda n: _num(n["seconds_per_session"], "s")),
+    # The agent's own session (its model calls, first to last transcript entry), then the gate's share of it
+    # (the kit's writer and reviewers; the hook's own time). "+N unpriced": sessions on a model the price
+    # table does not know, left out of the mean, never counted as $0.
+    ("agent $/session", lambda n: _num(n["agent_cost_per_session_usd"], prefix="$")
+     + (f" +{n['agent_sessions_unpriced']} unpriced" if n["agent_sessions_unpriced"] else "")),
+    ("agent time/session", lambda n: _num(n["agent_seconds_per_session"], "s")),
+    ("gate $/session", lambda n: _num(n["cost_per_session_usd"], prefix="$")),
+    ("gate time/session", lambda n: _num(n["seconds_per_session"], "s")),
     ("left for a person", lambda n: _num(n["left_for_person"])),
 ]
 
@@ -161,7 +167,8 @@ def _decision_lines(summary: dict[str, Any], markdown: bool) -> list[str]:
     approved = sum(1 for d in made if d.get("decision") == "approve")
     out = ["", f"Decided by a person: {len(made)} ({approved} approved, {len(made) - approved} rejected), latest first:"]
     for d in reversed(made[-ATTENTION:]):
-        line = (f"ref {d.get('ref')} session {d.get('session')} ({d.get('verdict')}): {d.get('decision')}d"
+        done = {"approve": "approved", "reject": "rejected"}.get(str(d.get("decision")), str(d.get("decision")))
+        line = (f"ref {d.get('ref')} session {d.get('session')} ({d.get('verdict')}): {done}"
                 + (f": {str(d.get('note'))[:200]!r}" if d.get("note") else ""))
         out.append(f"- {line}" if markdown else f"  {line}")
     return out

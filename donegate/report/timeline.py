@@ -9,7 +9,7 @@ from typing import Any
 
 from donegate.ledger import chain as ledger
 from donegate.errors import DonegateError
-from donegate.report.read import APPEAL_LABELS, BLOCKING, ERROR, LABELS, _CODE, _is_num, _list, review_cost
+from donegate.report.read import APPEAL_LABELS, BLOCKING, ERROR, LABELS, _CODE, _is_num, _list, agent_of, review_cost
 from donegate.report.text import _num, _plural
 
 
@@ -68,7 +68,8 @@ def session_timeline(files: list[Path], session: str) -> dict[str, Any]:
                 continue
             if rec.get("event") == "stop":
                 found.append((rec, line))
-            elif rec.get("event") == "label" and isinstance(rec.get("ref"), str) and rec.get("label") in LABELS + APPEAL_LABELS:
+            elif rec.get("event") in ("label", "decision") and isinstance(rec.get("ref"), str) \
+                    and rec.get("label") in LABELS + APPEAL_LABELS:  # an appeal's decision carries its label
                 labels[rec["ref"][: ledger.REF_CHARS]] = rec
     stops = [_timeline_stop(rec, line, labels) for rec, line in found]
     repo, cfg = (found[-1][0].get("repo"), found[-1][0].get("config")) if found else (None, None)
@@ -76,7 +77,8 @@ def session_timeline(files: list[Path], session: str) -> dict[str, Any]:
         raise DonegateError(f"no stop of session {session!r} in {', '.join(map(str, files))}",
                             "session ids are in the summary (donegate report) and in Claude Code's transcript names")
     cost = sum(s["review"]["cost_usd"] for s in stops if s["review"])
-    return {"session": session, "repo": repo, "config": cfg, "stops": stops,
+    agent = next((agent_of(rec) for rec, _ in reversed(found) if agent_of(rec)), None)
+    return {"session": session, "repo": repo, "config": cfg, "stops": stops, "agent": agent,
             "total": {"stops": len(stops), "blocks": sum(s["blocked"] for s in stops),
                       "gate_seconds": round(sum(s["duration"] for s in stops if _is_num(s["duration"])), 1),
                       "review_cost_usd": round(cost, 4)}}
@@ -114,4 +116,9 @@ def render_timeline(t: dict[str, Any]) -> str:
     tot = t["total"]
     out += ["", f"{_plural(tot['stops'], 'stop')}, {_plural(tot['blocks'], 'block')}, {tot['gate_seconds']}s in the gate, "
                 f"${tot['review_cost_usd']} for reviewers (writer cost: see the summary)"]
+    agent = t.get("agent")
+    if agent:  # the agent's own session, from its transcript (the last stop's figures: its totals)
+        cost = f"${agent['usd']}" if agent.get("usd") is not None else \
+            f"cost unknown ({', '.join(agent.get('unknown') or [])} not in the price table of {agent.get('prices')})"
+        out.append(f"the agent's session: {cost}, {_num(agent.get('seconds'), 's')} from its first to its last transcript entry")
     return "\n".join(out)

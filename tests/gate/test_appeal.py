@@ -194,8 +194,8 @@ def test_a_block_that_cannot_be_appealed_does_not_offer_it(sealed_shop, kit_home
 
 
 
-def test_the_readme_quotes_the_line_the_agent_gets():
+def test_the_docs_quote_the_line_the_agent_gets():
     from tests.support.repos import KIT
 
-    readme = " ".join((KIT / "README.md").read_text().split())
+    readme = " ".join((KIT / "docs" / "how-it-works.md").read_text().split())
     assert " ".join(appeal.LINE.split()) in readme

@@ -35,6 +35,8 @@ STOP_MODULES = {
     "donegate", "donegate._layout",
     "donegate.core", "donegate.tree", "donegate.seal", "donegate.sessions", "donegate.person", "donegate.ledger",
     "donegate.seal.sealing",  # the sweep of what a crashed seal left
+    "donegate.seal.held",  # held-back tests: what a block may show of them
+    "donegate.sessions.usage",  # the session's cost and time from its transcript
     "donegate.person.appeal", "donegate.tree.verdict_cache", "donegate.config",
     "donegate.core.deadline", "donegate.errors", "donegate.core.scrub", "donegate.core.fsafe", "donegate.tree.git",
     "donegate.sessions.kitruns", "donegate.seal.leak_scan", "donegate.ledger.chain", "donegate.core.outcome", "donegate.paths", "donegate.core.proc",

@@ -87,3 +87,64 @@ def test_a_rejection_is_told_to_the_next_stop_in_that_repository_once(sealed_sho
     res = run_hook(stop_payload(sealed_shop, session="next"))  # told once
     assert res.returncode == 0, res.stdout + res.stderr
     assert "Decided by a person: 1 (0 approved, 1 rejected)" in donegate("report").stdout
+
+
+def _left(tmp_path: Path) -> tuple[int, dict]:
+    """(sessions left for a person in the report, the HTML page's row flag per session)."""
+    summary = json.loads(donegate("report", "--json").stdout)
+    page = tmp_path / "p.html"
+    assert donegate("report", "--html", str(page)).returncode == 0
+    from donegate.report import html
+
+    data = html.page_data([Path(os.environ["DONEGATE_HOME"]) / "ledger.jsonl"])
+    return summary["total"]["left_for_person"], {row[0]: row[6] for row in data["rows"]}
+
+
+def test_a_decided_session_is_no_longer_left_for_a_person(sealed_shop, kit_home, tmp_path):
+    # Before: approve, reject and `label ... rejected` left the session counted and marked as waiting.
+    a = appealed(sealed_shop, "approved-one")
+    r = appealed(sealed_shop, "labelled-one")
+    appealed(sealed_shop, "still-waiting")
+    left, flags = _left(tmp_path)
+    assert left == 3 and all(flags[s] for s in ("approved-one", "labelled-one", "still-waiting"))
+
+    assert donegate("approve", a, "--note", "fine").returncode == 0
+    res = donegate("label", r, "rejected", "--note", "no rounding down")
+    assert res.returncode == 0, res.stderr
+    left, flags = _left(tmp_path)
+    assert left == 1 and flags == {"approved-one": 0, "labelled-one": 0, "still-waiting": 1}
+    summary = json.loads(donegate("report", "--json").stdout)
+    assert summary["total"]["decided_by_person"] == 2 and summary["total"]["appeals_rejected"] == 1
+    assert [w["session"] for w in json.loads(donegate("status", "--json").stdout)["waiting"]] == ["still-waiting"]
+    assert "Decided by a person: 2 (1 approved, 1 rejected)" in donegate("report").stdout
+
+
+def test_reject_and_the_label_rejected_record_the_same_thing(sealed_shop, kit_home):
+    first, second = appealed(sealed_shop, "one"), appealed(sealed_shop, "two")
+    assert donegate("reject", first, "--note", "why").returncode == 0
+    by_reject = ledger_lines(kit_home)[-1]
+    assert donegate("label", second, "rejected", "--note", "why").returncode == 0
+    by_label = ledger_lines(kit_home)[-1]
+    same = ("event", "decision", "label", "note", "verdict")
+    assert {k: by_reject.get(k) for k in same} == {k: by_label.get(k) for k in same} == {
+        "event": "decision", "decision": "reject", "label": "rejected", "note": "why", "verdict": "appealed"}
+    # both are told to the next stop in that repository
+    res = run_hook(stop_payload(sealed_shop, session="next"))
+    assert res.returncode == 2 and first in res.stderr and second in res.stderr, res.stderr
+    res = donegate("approve", first)
+    assert "approved an appeal" in res.stdout and "approved" in res.stdout and "rejectd" not in res.stdout
+
+
+def test_a_session_that_passed_can_be_rejected_and_the_next_stop_is_told(sealed_shop, kit_home):
+    fix_bug(sealed_shop)
+    assert run_hook(stop_payload(sealed_shop, session="passed")).returncode == 0
+    ref = ledger.stop_ref(last_line().encode())
+    res = donegate("approve", ref)
+    assert res.returncode == 1 and "nothing to approve" in res.stderr
+    res = donegate("reject", ref, "--note", "the discount must not apply to gift cards")
+    assert res.returncode == 0 and f"rejected a passed session: stop {ref}" in res.stdout, res.stderr
+    assert "the next stop in that repository is told" in res.stdout
+    res = run_hook(stop_payload(sealed_shop, session="after"))
+    assert res.returncode == 2 and "gift cards" in res.stderr, res.stdout + res.stderr
+    summary = json.loads(donegate("report", "--json").stdout)
+    assert summary["total"]["decided_by_person"] == 1 and summary["decisions"][0]["verdict"] == "pass"

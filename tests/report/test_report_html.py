@@ -16,6 +16,7 @@ from tests.support.repos import KIT, stop_lines, make_repo, run_hook, stop_paylo
 from donegate import cli, report
 from donegate.ledger import chain as ledger
 from donegate.report import html as report_html
+from donegate.report import experiment_page
 from donegate.experiment import table
 from tests.support import require
 from tests.support.pool import SharedRuns, shared_root
@@ -308,7 +309,7 @@ def test_the_experiment_page_shows_the_tables_numbers(tmp_path):
     assert s["matrix"]["t3"]["none"] is None and s["duplicates"] == ["e1/t1/none/2"]
     assert [e["why"] for e in s["skipped"]["examples"]] == ["missing met", "met is not a whole number"]
     assert sorted((p["config"], p["cost"], p["met"]) for p in s["points"])[:2] == [("none", 0.1, 3), ("none", 0.2, 1)]
-    text = report_html.render_experiment(s)
+    text = experiment_page.render(s)
     for r in s["configurations"]:
         row = re.search(rf'<tr data-config="{r["config"]}">(.*?)</tr>', text, re.S).group(1)
         cells = re.findall(r'<td class="n[^"]*">(.*?)</td>', row)
@@ -326,7 +327,7 @@ def test_the_experiment_page_says_generated_or_scripted_data_and_mixed_versions_
     gen = tmp_path / "g.jsonl"
     for rec in (run_line("t1", "none", 1, 3, source="generated", **what), run_line("t1", "retry", 1, 4, source="generated", **what)):
         ledger.append(rec, gen)
-    page = report_html.render_experiment(table.summarize([gen], "e1"))
+    page = experiment_page.render(table.summarize([gen], "e1"))
     top = page[: page.index("</header>")]
     assert 'id="source">These runs are GENERATED data' in top and "of generated data (no session ran, no money spent)" in top
     assert "Ran with agent model m, Claude Code 2.1.197" in top
@@ -334,7 +335,7 @@ def test_the_experiment_page_says_generated_or_scripted_data_and_mixed_versions_
     for rec in (run_line("t1", "none", 1, 3, source="scripted", **what),
                 run_line("t1", "retry", 1, 4, source="scripted", **dict(what, claude_version="2.1.332"))):
         ledger.append(rec, mixed)
-    page = report_html.render_experiment(table.summarize([mixed], "e1"))
+    page = experiment_page.render(table.summarize([mixed], "e1"))
     assert "Scripted runs: the models are a scripted stand-in" in page[: page.index("</header>")]
     assert "WARNING: the runs were mixed: 2 combinations" in page and "retry<small> (B)</small>" in page
     assert "Ran with" not in page
@@ -481,3 +482,40 @@ def test_the_pages_own_policy_stops_a_request_even_from_injected_markup(browser,
     # DevTools names the attempt, and that Chromium refused it for the page's policy: nothing was sent
     assert outside(browser) == ["http://example.invalid/x.png"]
     assert browser.blocked() == {"http://example.invalid/x.png": "csp"}
+
+
+@pytest.fixture
+def claimed(tmp_path, kit_home) -> Path:
+    """A repository sealed with its request; one stop whose agent's last message repeats a hidden line and a store path."""
+    repo = make_repo(tmp_path / "claims", {"mod.py": "VALUE = 1\n"})
+    test = tmp_path / "hidden2" / "test_mod.py"
+    test.parent.mkdir()
+    test.write_text(HIDDEN)
+    res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test), "--request", "VALUE must be 2"],
+                         capture_output=True, text=True, timeout=120, cwd=KIT)
+    assert res.returncode == 0, res.stderr
+    store = next((kit_home / "acceptance").iterdir())
+    said = f"All done: VALUE is 2 now.\n{SECRET}\nI read it in {store}/test_mod.py"
+    assert run_hook(stop_payload(repo, session="s-claims", message=said)).returncode == 2
+    return kit_home / "ledger.jsonl"
+
+
+def test_the_page_shows_the_sealed_request_and_the_agents_last_message_scrubbed(claimed, tmp_path, kit_home):
+    # Before: neither was on the page (the stop line did not keep the message; the request was only in the store).
+    assert SECRET in stop_lines(kit_home)[-1]["said"]  # the ledger keeps it, for the person
+    data = page_json(page(tmp_path, claimed))
+    assert data["requests"] == ["VALUE must be 2"] and len(data["repos"]) == 1  # (the repository beside the store: redacted)
+    (stops,) = data["details"]
+    said = stops[0]["sa"]
+    assert said.startswith("All done: VALUE is 2 now.") and SECRET not in said and str(kit_home) not in said
+    text = (tmp_path / "report.html").read_text()
+    assert SECRET not in text and str(kit_home / "acceptance") not in text
+
+
+def test_the_browser_shows_the_request_and_what_the_agent_said(browser, claimed, tmp_path):
+    b = browser
+    b.open(page(tmp_path, claimed))
+    b.wait_for("window.donegateReady")
+    b.click('tr[data-session="s-claims"] .mark')
+    assert b.wait_for("document.getElementById('said') && document.getElementById('said').textContent").startswith("All done: VALUE is 2 now.")
+    assert "request (sealed)VALUE must be 2" in b.js("document.getElementById('detail').textContent")
