@@ -20,7 +20,10 @@ import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any
 
 from donegate import paths
 from donegate.core import fsafe
