@@ -134,6 +134,7 @@ def seal(
     python_by: str = "--python",
     pythonpath: list[str] | None = None,
     by: dict[str, Any] | None = None,
+    allow: list[str] | None = None,
 ) -> Store:
     """Copy `files` into a new store for `repo`, collect and run them once, write the manifest, switch.
 
@@ -199,7 +200,17 @@ def seal(
             if found is not None:
                 raise DonegateError(*found)
 
-        collected = runner.run(tmp, repo, timeout=timeout, collect_only=True, confine=confine, project=project, python=launch)
+        # What the unchanged project already trips: the scan's findings in it first, so its own lines are its own
+        # in the runs below too; a tripwire the baseline run still trips is recorded, not refused.
+        from donegate.gate import scan_rules
+        from donegate.gate.acceptance import own_marks
+        from donegate.hidden.channel import HARD
+
+        snap = tree(repo, root)
+        found = scan_rules.baseline(repo, snap, root)
+        marks = tuple(allow or ()) + own_marks({"scan_baseline": found})
+        collected = runner.run(tmp, repo, timeout=timeout, collect_only=True, confine=confine, project=project, python=launch,
+                               allow=marks)
         env_check(collected)
         if not collected.ok:
             detail = "\n".join(e.get("detail", "") for e in collected.errors) or collected.output[-3000:]
@@ -207,8 +218,12 @@ def seal(
         if not collected.collected:
             raise DonegateError("the test files hold no tests", "write functions named test_* in them")
         baseline = runner.run(tmp, repo, timeout=timeout, expected=collected.collected, confine=confine, project=project,
-                              python=launch)
+                              python=launch, allow=marks)
         env_check(baseline)
+        trips = None
+        if baseline.tamper and baseline.tamper_rule not in HARD and set(baseline.results) >= set(collected.collected):
+            trips = {"rule": baseline.tamper_rule, "what": _without_where(baseline.tamper)}
+            baseline.ok, baseline.problem = True, ""
         if not baseline.ok:
             raise DonegateError(f"the baseline run against {repo} failed: {baseline.problem}")
         skipped = baseline.skipped()
@@ -219,7 +234,7 @@ def seal(
                 "remove the skip/xfail from the tests, or seal them anyway with --allow-skip (they fail every stop until they run)",
             )
         globs = list(protected if protected is not None else [".claude/**"])
-        (tmp / TREE).write_text(json.dumps(tree(repo, root), separators=(",", ":")) + "\n", encoding="utf-8")
+        (tmp / TREE).write_text(json.dumps(snap, separators=(",", ":")) + "\n", encoding="utf-8")
         return {
             "version": MANIFEST_VERSION,
             "repo": str(repo),
@@ -235,6 +250,10 @@ def seal(
             "protected": snapshot(repo, globs),
             "repo_tests": snapshot(repo, REPO_TEST_GLOBS) if protect_repo_tests else {},
             "project": os.path.relpath(project, repo),
+            # what the unchanged project already trips: never counted against a later stop
+            "scan_baseline": found,
+            "tripwire_baseline": [trips] if trips else [],
+            "allow": sorted(set(allow or ())),
             "python": {**launch.interp.record(), "named": python, "named_by": python_by if python else None,
                        "pythonpath": list(pythonpath or []), "binds": [str(b) for b in launch.binds]},
             **(extra or {}),
@@ -244,6 +263,14 @@ def seal(
         folder, manifest = _build(repo, root, old, fill, by)
         repos.record_identity(repo, root, ident)  # where its worktrees and moves are recognised from
         return Store(repo, folder, manifest)
+
+
+def _without_where(what: str) -> str:
+    """A tripwire's line without the test it happened during (the same event at another test is the same)."""
+    for cut in (" during ", " at the end of the run"):
+        if cut in what:
+            what = what.split(cut)[0]
+    return what
 
 
 def check_syntax(path: Path) -> None:

@@ -1,0 +1,109 @@
+"""The scan judges the change, not the project (issue 37): code that was there at the seal is never a
+finding, wherever an edit moved it; what the unchanged project trips is printed by the seal and kept
+as its baseline; `seal --allow RULE` allows a rule for one repository. Real repositories, the real
+seal and the real Stop hook."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.support.repos import KIT, make_repo, run_hook, stop_lines, stop_payload, write_config
+
+# Like environs' `Env.read_env`: the project walks the call stack itself to find its caller's folder.
+UPSTREAM = '''import inspect
+import os
+
+
+class Env:
+    def read_env(self, path=None):
+        if path is None:
+            current_frame = inspect.currentframe()
+            frame = current_frame.f_back
+            caller_dir = os.path.dirname(frame.f_code.co_filename)
+            path = os.path.join(caller_dir, ".env")
+        return path
+
+    def str(self, name, default=None):
+        return os.environ.get(name, default)
+'''
+HIDDEN = '''import envlike
+
+
+def test_port_parses_an_integer(monkeypatch):
+    monkeypatch.setenv("PORT", "8080")
+    assert envlike.Env().port("PORT") == 8080
+
+
+def test_read_env_still_finds_the_callers_folder():
+    assert envlike.Env().read_env().endswith(".env")
+'''
+# The agent's honest change: a new parser inserted above the upstream frame walk (its lines move down).
+PORT = '''    def port(self, name, default=None):
+        value = os.environ.get(name, default)
+        return int(value)
+
+'''
+
+
+def _seal(tmp_path, *extra: str) -> tuple:
+    repo = make_repo(tmp_path / "repo", {"envlike.py": UPSTREAM})
+    test = tmp_path / "hidden" / "test_envlike.py"
+    test.parent.mkdir()
+    test.write_text(HIDDEN)
+    res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test), *extra],
+                         capture_output=True, text=True, timeout=180, cwd=KIT)
+    return repo, res
+
+
+def _insert_port(repo, more: str = "") -> None:
+    p = repo / "envlike.py"
+    p.write_text(p.read_text().replace("    def read_env", PORT + more + "    def read_env", 1))
+
+
+def test_upstream_frame_walk_moved_by_an_edit_is_not_a_finding(tmp_path, kit_home):
+    write_config(kit_home, "scan: block\n")
+    repo, res = _seal(tmp_path)
+    assert res.returncode == 0, res.stderr
+    # the seal says what the unchanged project already trips
+    assert "already trips the scan: frame-walk" in res.stdout and "envlike.py" in res.stdout
+    _insert_port(repo)
+    out = run_hook(stop_payload(repo), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["scan"]["findings"] == []
+    assert "tamper" not in stop_lines(kit_home)[-1]["gates"]["acceptance"]
+
+
+def test_a_new_frame_walk_in_the_change_is_still_a_finding(tmp_path, kit_home):
+    write_config(kit_home, "scan: block\n")
+    repo, res = _seal(tmp_path)
+    assert res.returncode == 0, res.stderr
+    # the same upstream line, copied into the new code: a second copy is the change's
+    _insert_port(repo, "    def caller(self):\n        current_frame = inspect.currentframe()\n"
+                       "        return current_frame.f_back.f_locals\n\n")
+    out = run_hook(stop_payload(repo), timeout=120)
+    assert out.returncode == 2
+    assert "[frame-walk]" in out.stderr and "envlike.py:" in out.stderr
+    found = stop_lines(kit_home)[-1]["gates"]["scan"]["findings"]
+    assert {f["rule"] for f in found} == {"frame-walk"}
+    # the upstream walk is not reported a second time beside the new one
+    assert sum(f["code"] == "current_frame = inspect.currentframe()" for f in found) == 1
+
+
+def test_seal_allow_keeps_a_rule_for_this_repository(tmp_path, kit_home):
+    write_config(kit_home, "scan: block\n")
+    repo, res = _seal(tmp_path, "--allow", "nonsense")
+    assert res.returncode != 0 and "no such rule" in res.stderr and "frame-walk" in res.stderr
+    repo2 = tmp_path / "two"
+    repo2.mkdir()
+    repo, res = _seal(repo2, "--allow", "frame-walk", "--allow", "gc-objects")
+    assert res.returncode == 0, res.stderr
+    assert "allowed for this repository: frame-walk, gc-objects" in res.stdout
+    _insert_port(repo, "    def caller(self):\n        return inspect.stack()[1].function\n\n")
+    out = run_hook(stop_payload(repo), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["scan"]["allow_repo"] == ["frame-walk", "gc-objects"]
+    status = subprocess.run([sys.executable, "-m", "donegate", "status"], capture_output=True, text=True, timeout=60, cwd=KIT)
+    assert "frame-walk" in status.stdout, status.stdout
+    assert json.loads(out.stdout)
