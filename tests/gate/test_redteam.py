@@ -289,9 +289,13 @@ HONEST_FILES = {
     "a-pytest-plugin-project": ({"pytest_calc.py": "import pytest\n\n@pytest.fixture\ndef units():\n    return 10\n"},
                                 {"calc.py": RIGHT, "pytest_calc.py": "import pytest\n\n\n@pytest.fixture\ndef bulk():\n    return 10\n\n"
                                  "@pytest.fixture\ndef units():\n    return 10\n"}),
-    "a-module-named-signal": ({}, {"calc.py": "from pricing import signal as _s\ndef price(units):\n    return _s.rate(units)\n",
-                                   "pricing/__init__.py": "", "pricing/signal.py": "def rate(units):\n" + RIGHT_BODY}),
+    # a project module named like the standard library's (the harnesses' own `signal` stays the standard one)
+    "a-module-named-signal": ({}, {"calc.py": RIGHT, "signal.py": "HANDLERS = {}\ndef connect(name, handler):\n"
+                                   "    HANDLERS.setdefault(name, []).append(handler)\n"}),
+    "a-module-named-secrets": ({}, {"calc.py": RIGHT, "secrets.py": "API_KEY = 'not-a-secret'\n"}),
 }
+# The second harness (hidden/bare*.py, another branch's) imports the project's module where it means the standard one.
+SECOND_HARNESS_SHADOWED = {"a-module-named-signal", "a-module-named-secrets"}
 
 
 def _modes(which: str) -> list:
@@ -391,7 +395,9 @@ def test_honest_code_passes_with_every_defence_on(tmp_path_factory, kit_home, na
     assert git(repo, "status", "--porcelain", "--untracked-files=all").split() == ["M", "calc.py"]
 
 
-@pytest.mark.parametrize("name", list(HONEST_FILES))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
+    n in SECOND_HARNESS_SHADOWED, reason="the second harness imports the project's module named like the standard "
+    "library's (hidden/bare*.py)", strict=False)) for n in HONEST_FILES])
 def test_honest_project_shapes_pass_with_every_defence_on(tmp_path_factory, kit_home, name):
     mode = "bwrap" if os.environ.get("DGTEST_REQUIRE_SANDBOX") == "1" or shutil.which("bwrap") else "off"
     before, change = HONEST_FILES[name]
