@@ -170,7 +170,7 @@ class Tripwires:
 # walk is a finding when it reaches the harness's frames (pytest, pluggy, this plugin), and opening a sealed test's
 # file is one.
 _WATCH = frozenset({"sys._getframe", "object.__setattr__", "object.__getattr__", "sys._current_frames", "open"})
-_FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "f_code"})
+_FRAME_ATTRS = frozenset({"f_code", "__code__"})  # a frame's code (whose frame it is), a function's (a test's?)
 _HARNESS_MODULES = ("_pytest", "pytest", "pluggy", "donegate_plugin")
 
 
@@ -213,7 +213,15 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = ()) -> N
         return isinstance(mod, str) and mod.split(".")[0] in _HARNESS_MODULES
 
     def judge(event: str, args: tuple) -> tuple[str, str]:
-        caller: Any = getframe(2)  # 0: judge, 1: the hook, 2: the code that raised the event
+        if event == "object.__getattr__" and args[1] == "__code__":  # pytest reads tests' code all the time: cheap first
+            code = getattr(args[0], "__code__", None)
+            if code is None or not str(getattr(code, "co_filename", "")).startswith(store):
+                return "", ""
+            caller: Any = getframe(2)
+            if ours(caller.f_code.co_filename, caller):
+                return "reached the sealed tests' code (a test function's __code__)", "frame-walk"
+            return "", ""
+        caller = getframe(2)  # 0: judge, 1: the hook, 2: the code that raised the event
         if event == "sys._getframe" or event == "sys._current_frames":
             names = []
             while caller is not None and caller.f_code.co_filename in stdlib_stack:
@@ -253,7 +261,7 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = ()) -> N
         if event not in _WATCH or busy or reporter.tampered:  # after hard evidence, nothing more to say
             return
         if event == "object.__getattr__" and args[1] not in _FRAME_ATTRS:
-            return  # reading a function's __code__ is audited too: the tripwires do it thousands of times
+            return  # every other audited read (a traceback's frame, a generator's): not a walk outward
         busy.append(1)
         try:
             what, rule = judge(event, args)

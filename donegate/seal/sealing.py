@@ -212,6 +212,8 @@ def seal(
         collected = runner.run(tmp, repo, timeout=timeout, collect_only=True, confine=confine, project=project, python=launch,
                                allow=marks)
         env_check(collected)
+        if collected.tamper and collected.tamper_rule not in HARD and collected.collected and not collected.errors:
+            collected.ok, collected.problem = True, ""  # the project's own tripwire: the baseline run records it
         if not collected.ok:
             detail = "\n".join(e.get("detail", "") for e in collected.errors) or collected.output[-3000:]
             raise DonegateError(f"the test files do not collect: {collected.problem}\n{detail}".rstrip())

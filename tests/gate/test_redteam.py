@@ -121,6 +121,19 @@ ATTACKS = {
         "    for p in list(pm.get_plugins()):\n        if type(p).__name__ == 'Reporter':\n            pm.unregister(p)\n"
         "    return units * 100\n",
         "", "both"),
+    # --- judged by effect (issue 37): reaching the harness or the tests, not the use --------------
+    "frame-walk-to-the-harness": (
+        "import sys\ndef price(units):\n    f = sys._getframe(0)\n    while f is not None:\n"
+        "        if '/_pytest/' in f.f_code.co_filename:\n            break\n        f = f.f_back\n    return units * 100\n",
+        "walked the call stack to the test harness's frames", "both"),
+    "gc-reads-the-tests-constants": (
+        "import gc, types\ndef price(units):\n    for o in gc.get_objects():\n"
+        "        if isinstance(o, types.FunctionType) and o.__name__.startswith('test_'):\n"
+        "            o.__code__.co_consts\n    return units * 100\n",
+        "reached the sealed tests' code", "both"),
+    "tracer-left-running": (
+        "import sys\ndef _t(frame, event, arg):\n    return None\ndef price(units):\n    sys.settrace(_t)\n    return units * 100\n",
+        "set a settrace function and left it running", "both"),
     # --- the result stream, forged -------------------------------------------------------------
     "forged-stream-with-nonce-and-os-exit": (
         FIND + "def price(units):\n    r = _objects('Reporter')[0]\n    send = lambda **m: os.write(r.fd, (json.dumps(m) + '\\n').encode())\n"
@@ -441,6 +454,11 @@ SCANNED = {
         "            send(ev='start', id=it.nodeid)\n            for w in ('setup', 'call', 'teardown'):\n"
         "                send(ev='report', id=it.nodeid, when=w, outcome='passed', message='')\n            send(ev='end', id=it.nodeid)\n"
         "    send(ev='finish', nonce=r.nonce, exitstatus=0)\n    os._exit(0)\n", "calc.py:2", "imports-pytest"),
+    # The run sees a walk to a test's own frame as the honest caller's-name lookup it resembles; the scan sees it
+    # read the frame's constants (a walk plus a read of frames' state).
+    "frame-walk-reads-the-tests-constants": (
+        "import sys\ndef price(units):\n    consts = sys._getframe(1).f_code.co_consts\n"
+        "    return 900 if 900 in consts else units * 100\n", "calc.py:3", "frame-walk"),
     "gc-and-exit": ("import gc, os\ndef price(units):\n    gc.get_objects()\n    os._exit(0)\n", "calc.py:3", "gc-objects"),
 }
 

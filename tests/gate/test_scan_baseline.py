@@ -107,3 +107,71 @@ def test_seal_allow_keeps_a_rule_for_this_repository(tmp_path, kit_home):
     status = subprocess.run([sys.executable, "-m", "donegate", "status"], capture_output=True, text=True, timeout=60, cwd=KIT)
     assert "frame-walk" in status.stdout, status.stdout
     assert json.loads(out.stdout)
+
+
+def test_the_true_reason_everywhere_when_every_test_passes(tmp_path, kit_home):
+    """A finding that blocks stop after stop with every hidden test passing: the breaker hands the session over
+    naming the finding (not "the same tests failed"), and status, report --session and the HTML page say it."""
+    write_config(kit_home, "scan: block\nmax_same_failure: 2\n")
+    repo, res = _seal(tmp_path)
+    assert res.returncode == 0, res.stderr
+    _insert_port(repo, "    def caller(self):\n        return inspect.stack()[1].frame.f_locals\n\n")
+    codes = [run_hook(stop_payload(repo, session="loop"), timeout=120).returncode for _ in range(3)]
+    assert codes == [2, 2, 0]
+    last = stop_lines(kit_home)[-1]
+    assert last["verdict"] == "gave_up"
+    breaker = last["gates"]["breaker"]
+    assert "the same tests failed" not in breaker["gave_up"]
+    assert "scan [frame-walk]: envlike.py:" in breaker["gave_up"] and "scan [frame-walk]" in breaker["blocked_by"]
+
+    def cli(*args: str) -> str:
+        out = subprocess.run([sys.executable, "-m", "donegate", *args], capture_output=True, text=True, timeout=60, cwd=KIT)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    status = cli("status")
+    assert "scan [frame-walk]" in status and "the same tests failed" not in status, status
+    timeline = cli("report", "--session", "loop")
+    shown = [line for line in timeline.splitlines() if line.startswith("  blocked by: scan [frame-walk]: envlike.py:")]
+    assert len(shown) == 3, timeline  # both blocks and the hand-over
+    page = tmp_path / "report.html"
+    cli("report", "--html", str(page))
+    assert "scan [frame-walk]: envlike.py:" in page.read_text()
+
+
+CALC_HIDDEN = '''import calc
+
+
+def test_ten_units_get_the_bulk_discount():
+    assert calc.price(10) == 900
+'''
+
+
+def test_a_tripwire_the_unchanged_project_trips_is_recorded_at_the_seal_and_never_counted(tmp_path, kit_home):
+    # The project leaves a tracer running from import on (a home-made coverage hook): the seal's own run trips it.
+    write_config(kit_home, "scan: block\n")
+    repo = make_repo(tmp_path / "repo", {
+        "trace_hook.py": "import sys\n\ndef _trace(frame, event, arg):\n    return None\n\nsys.settrace(_trace)\n",
+        "calc.py": "import trace_hook  # noqa: F401\n\ndef price(units):\n    return units * 100\n"})
+    test = tmp_path / "hidden" / "test_calc.py"
+    test.parent.mkdir()
+    test.write_text(CALC_HIDDEN)
+    res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test)],
+                         capture_output=True, text=True, timeout=180, cwd=KIT)
+    assert res.returncode == 0, res.stderr
+    assert "already trips a tripwire" in res.stdout and "[settrace]" in res.stdout, res.stdout
+    (repo / "calc.py").write_text("import trace_hook  # noqa: F401\n\ndef price(units):\n"
+                                  "    return units * 90 if units >= 10 else units * 100\n")
+    out = run_hook(stop_payload(repo), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "tamper" not in stop_lines(kit_home)[-1]["gates"]["acceptance"]
+    status = subprocess.run([sys.executable, "-m", "donegate", "status"], capture_output=True, text=True, timeout=60, cwd=KIT)
+    assert "settrace (tripwire:" in status.stdout, status.stdout
+    doctor = subprocess.run([sys.executable, "-m", "donegate", "doctor", "-v", str(repo)], capture_output=True, text=True,
+                            timeout=60, cwd=KIT)
+    assert "the unchanged project already does what these rules look for: settrace" in doctor.stdout, doctor.stdout
+    # the agent's own tracer, left running in its new code, is still a finding
+    (repo / "calc.py").write_text("import sys, trace_hook  # noqa: F401\n\ndef price(units):\n    sys.settrace(None)\n"
+                                  "    sys.setprofile(lambda *a: None)\n    return units * 90 if units >= 10 else units * 100\n")
+    out = run_hook(stop_payload(repo, session="s2"), timeout=120)
+    assert out.returncode == 2 and "set a setprofile function and left it running" in out.stderr, out.stderr
