@@ -221,6 +221,8 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = ()) -> N
             if ours(caller.f_code.co_filename, caller):
                 return "reached the sealed tests' code (a test function's __code__)", "frame-walk"
             return "", ""
+        if event == "open" and not (args and isinstance(args[0], str) and args[0].startswith(store)):
+            return "", ""  # every import opens its source: only a sealed test's file is looked at closely
         caller = getframe(2)  # 0: judge, 1: the hook, 2: the code that raised the event
         if event == "sys._getframe" or event == "sys._current_frames":
             names = []
@@ -236,8 +238,7 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = ()) -> N
                 return "walked the call stack to the test harness's frames (sys._getframe)", "frame-walk"
             return "", ""
         if event == "open":
-            path = args[0] if args else None
-            if isinstance(path, str) and path.startswith(store) and ours(caller.f_code.co_filename):
+            if ours(caller.f_code.co_filename):
                 return "walked the call stack to a sealed test's file and opened it", "frame-walk"
             return "", ""
         if not ours(caller.f_code.co_filename, None if event == "object.__setattr__" else caller):
