@@ -207,6 +207,15 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = ()) -> N
                 return False
         return True
 
+    def at(frame: "Any") -> str:
+        """Where the code that did it is: its file and line's text (the same wherever an edit moved it; what a
+        tripwire of the seal's baseline is matched by, `Reporter.own`)."""
+        import linecache
+
+        name = frame.f_code.co_filename
+        code = " ".join(linecache.getline(name, frame.f_lineno).split())[:200]
+        return f" at {name[len(repo):]}: {code}" if code else f" in {name[len(repo):]}"
+
     def harness_frame(frame: "Any") -> bool:
         """A frame of pytest, pluggy or this plugin: the harness's own state (config, reporter, outcomes)."""
         mod = frame.f_globals.get("__name__") or ""
@@ -219,7 +228,7 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = ()) -> N
                 return "", ""
             caller: Any = getframe(2)
             if ours(caller.f_code.co_filename, caller):
-                return "reached the sealed tests' code (a test function's __code__)", "frame-walk"
+                return "reached the sealed tests' code (a test function's __code__)" + at(caller), "frame-walk"
             return "", ""
         if event == "open" and not (args and isinstance(args[0], str) and args[0].startswith(store)):
             return "", ""  # every import opens its source: only a sealed test's file is looked at closely
@@ -232,21 +241,21 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = ()) -> N
             if caller is None or not ours(caller.f_code.co_filename, caller):
                 return "", ""
             if event == "sys._current_frames":
-                return "walked every thread's call stack (sys._current_frames)", "frame-walk"
+                return "walked every thread's call stack (sys._current_frames)" + at(caller), "frame-walk"
             got = args[0] if args else None
             if not names and got is not None and hasattr(got, "f_globals") and harness_frame(got):
-                return "walked the call stack to the test harness's frames (sys._getframe)", "frame-walk"
+                return "walked the call stack to the test harness's frames (sys._getframe)" + at(caller), "frame-walk"
             return "", ""
         if event == "open":
             if ours(caller.f_code.co_filename):
-                return "walked the call stack to a sealed test's file and opened it", "frame-walk"
+                return "walked the call stack to a sealed test's file and opened it" + at(caller), "frame-walk"
             return "", ""
         if not ours(caller.f_code.co_filename, None if event == "object.__setattr__" else caller):
             return "", ""
         if event == "object.__getattr__":
             frame = args[0] if args[1] == "f_code" else None
             if frame is not None and hasattr(frame, "f_globals") and harness_frame(frame):
-                return "walked the call stack to the test harness's frames (.f_code)", "frame-walk"
+                return "walked the call stack to the test harness's frames (.f_code)" + at(caller), "frame-walk"
             return "", ""
         if event == "object.__setattr__":
             obj = args[0]
@@ -363,6 +372,7 @@ class Reporter:
         self.wires: Tripwires | None = None
         self.tampered = False  # hard evidence was sent: later checks would only repeat it
         self.sent: set = set()  # rules already reported (a tracer first, a patched harness later: both count)
+        self.said: set = set()  # (rule, what) of the alarms sent
         self.current = ""
 
     def _send(self, **msg) -> None:
@@ -382,7 +392,9 @@ class Reporter:
     def alarm(self, what: str, key: str, rule: str) -> None:
         if rule not in HARD and f"{rule}:{what}" in self.own:
             return  # the unchanged project did this at the seal: its own
-        if not self.tampered and rule not in self.sent:
+        # each distinct soft finding once (the seal's baseline records them all: `donegate.seal.sealing`), at most 20
+        if not self.tampered and (rule, what) not in self.said and len(self.said) < 20:
+            self.said.add((rule, what))
             self.sent.add(rule)
             self.tampered = rule in HARD
             where = f" during {self.current}" if self.current else " during collection"

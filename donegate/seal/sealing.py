@@ -222,9 +222,11 @@ def seal(
         baseline = runner.run(tmp, repo, timeout=timeout, expected=collected.collected, confine=confine, project=project,
                               python=launch, allow=marks)
         env_check(baseline)
-        trips = None
+        trips: list[dict[str, str]] = []
         if baseline.tamper and baseline.tamper_rule not in HARD and set(baseline.results) >= set(collected.collected):
-            trips = {"rule": baseline.tamper_rule, "what": _without_where(baseline.tamper)}
+            alarms = [*collected.alarms, *baseline.alarms] or [(baseline.tamper_rule, baseline.tamper)]
+            trips = [{"rule": r, "what": w} for r, w in dict.fromkeys((r, _without_where(w)) for r, w in alarms)
+                     if r not in HARD]
             baseline.ok, baseline.problem = True, ""
         if not baseline.ok:
             raise DonegateError(f"the baseline run against {repo} failed: {baseline.problem}")
@@ -254,7 +256,7 @@ def seal(
             "project": os.path.relpath(project, repo),
             # what the unchanged project already trips: never counted against a later stop
             "scan_baseline": found,
-            "tripwire_baseline": [trips] if trips else [],
+            "tripwire_baseline": trips,
             "allow": sorted(set(allow or ())),
             "python": {**launch.interp.record(), "named": python, "named_by": python_by if python else None,
                        "pythonpath": list(pythonpath or []), "binds": [str(b) for b in launch.binds]},
