@@ -147,17 +147,21 @@ def test_ten_units_get_the_bulk_discount():
 '''
 
 
+def _seal_calc(repo, tmp_path) -> subprocess.CompletedProcess:
+    test = tmp_path / "hidden" / "test_calc.py"
+    test.parent.mkdir()
+    test.write_text(CALC_HIDDEN)
+    return subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test)],
+                          capture_output=True, text=True, timeout=180, cwd=KIT)
+
+
 def test_a_tripwire_the_unchanged_project_trips_is_recorded_at_the_seal_and_never_counted(tmp_path, kit_home):
     # The project leaves a tracer running from import on (a home-made coverage hook): the seal's own run trips it.
     write_config(kit_home, "scan: block\n")
     repo = make_repo(tmp_path / "repo", {
         "trace_hook.py": "import sys\n\ndef _trace(frame, event, arg):\n    return None\n\nsys.settrace(_trace)\n",
         "calc.py": "import trace_hook  # noqa: F401\n\ndef price(units):\n    return units * 100\n"})
-    test = tmp_path / "hidden" / "test_calc.py"
-    test.parent.mkdir()
-    test.write_text(CALC_HIDDEN)
-    res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test)],
-                         capture_output=True, text=True, timeout=180, cwd=KIT)
+    res = _seal_calc(repo, tmp_path)
     assert res.returncode == 0, res.stderr
     assert "already trips a tripwire" in res.stdout and "[settrace]" in res.stdout, res.stdout
     (repo / "calc.py").write_text("import trace_hook  # noqa: F401\n\ndef price(units):\n"
@@ -187,11 +191,7 @@ def test_the_projects_own_walk_to_the_harness_is_its_own_and_the_agents_is_not(t
     write_config(kit_home, "scan: block\n")
     repo = make_repo(tmp_path / "repo", {"where.py": WALKER, "calc.py": "import where\n\ndef price(units):\n"
                                          "    where.runner_name()\n    return units * 100\n"})
-    test = tmp_path / "hidden" / "test_calc.py"
-    test.parent.mkdir()
-    test.write_text(CALC_HIDDEN)
-    res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test)],
-                         capture_output=True, text=True, timeout=180, cwd=KIT)
+    res = _seal_calc(repo, tmp_path)
     assert res.returncode == 0, res.stderr
     assert "already trips a tripwire" in res.stdout and "at where.py:" in res.stdout, res.stdout
     # the agent's fix, and an edit above the project's walk that moves it: passes
