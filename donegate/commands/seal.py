@@ -25,6 +25,7 @@ def cmd_seal(args: argparse.Namespace) -> int:
     if not args.tests and not args.held:
         raise DonegateError("no test files given", "name at least one test file: donegate seal REPO test_x.py [--held test_y.py]")
     cfg = config.load()
+    allow = _allowances(getattr(args, "allow", None) or [])
     by = getattr(args, "by", None) or person.who()
     st = sealing.seal(
         Path(args.repo), [Path(f) for f in args.tests], request=args.request or "", timeout=cfg["timeout"],
@@ -33,6 +34,7 @@ def cmd_seal(args: argparse.Namespace) -> int:
         python_by="--python" if args.python else "python:", pythonpath=cfg["pythonpath"], by=by,
         extra={"scan_allow": list(cfg["scan_allow"])},  # what the project allowed, at the seal
         held=[Path(f) for f in args.held or []], held_share=float(cfg["held_share"]),
+        allow=allow,
     )
     m = st.manifest
     person.record(paths.home(), "seal", by, repo=m["repo"], store=st.path.name, tests=m["count"],
@@ -53,6 +55,8 @@ def cmd_seal(args: argparse.Namespace) -> int:
     py = m["python"]
     print(f"  the hidden run uses {py['python']} (Python {py['version'] or '?'}, {py['source']})"
           + (f", project folder {m['project']}" if m["project"] != "." else ""))
+    for line in baseline_lines(m):
+        print(line)
     return 0
 
 
@@ -76,6 +80,35 @@ def _outside_the_agents_reach(repo: Path, tests: list[Path]) -> None:
             if test.exists() and paths.is_within(test.resolve(), tree.resolve()):
                 raise DonegateError(f"{test} lies inside {tree}, where the agent can read it: it would not be hidden",
                                     f"move it outside the repository (mv {test} ~/acceptance/), then seal that path")
+
+
+def _allowances(names: list[str]) -> list[str]:
+    """`--allow RULE` names checked against the scan's and the tripwires' rules (never hard evidence)."""
+    from donegate.gate.scan_rules import ALLOWABLE
+
+    unknown = sorted(set(names) - set(ALLOWABLE))
+    if unknown:
+        raise DonegateError(f"--allow {', '.join(unknown)}: no such rule",
+                            f"name one of: {', '.join(sorted(ALLOWABLE))}")
+    return sorted(set(names))
+
+
+def baseline_lines(m: dict) -> list[str]:
+    """What the unchanged project already trips (the seal's baseline) and what this repository allows: a few lines."""
+    out = []
+    found = m.get("scan_baseline") or {}
+    if found:
+        rules: dict[str, list[str]] = {}
+        for name, items in found.items():
+            for rule, _code, _what in items:
+                rules.setdefault(rule, []).append(name)
+        shown = "; ".join(f"{rule} ({len(files)}x, e.g. {files[0]})" for rule, files in sorted(rules.items()))
+        out.append(f"  the unchanged project already trips the scan: {shown} - its own code, never counted against a stop")
+    for trip in m.get("tripwire_baseline") or []:
+        out.append(f"  the unchanged project already trips a tripwire: {trip['what']} [{trip['rule']}] - never counted against a stop")
+    if m.get("allow"):
+        out.append(f"  allowed for this repository: {', '.join(m['allow'])}")
+    return out
 
 
 def cmd_relocate(args: argparse.Namespace) -> int:
@@ -115,6 +148,8 @@ def register(subparsers) -> None:
     p.add_argument("--python", metavar="PATH", help="the project's interpreter or environment folder for the hidden run "
                    "(kept in the seal; default: python: in donegate.yaml, else the project's .venv/venv, else the kit's)")
     p.add_argument("--allow-skip", action="store_true", help="seal tests that skip or xfail now (they fail at every stop until they run)")
+    p.add_argument("--allow", metavar="RULE", action="append", help="allow a scan or tripwire rule for this repository "
+                   "only (repeatable; kept in the seal, shown by status)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--add", action="store_true", help="add the files to REPO's sealed tests (the whole set is run again)")
     how.add_argument("--replace", action="store_true", help="replace REPO's sealed tests with these (needed when some are sealed)")

@@ -81,7 +81,10 @@ class Running:
         review = cfg["review_timeout"] if cfg["review"] != "off" else 0
         self.timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
         self.launch = pyenv.sealed(st.manifest, repo)  # in the stop's own thread: a broken environment raises here
-        allow = tuple(r for r in cfg.get("scan_allow") or () if r not in HARD)  # evidence is never waved through
+        # evidence is never waved through; `seal --allow`: this repository's own; the seal's baseline: what the
+        # unchanged project already trips, and its own lines the scan found (`hidden.plugin.Reporter.own`)
+        allow = tuple(r for r in (*(cfg.get("scan_allow") or ()), *(st.manifest.get("allow") or ()))
+                      if r not in HARD) + own_marks(st.manifest)
         tests = st.tests()
         # The second opinion needs the whole sealed list passing in the first run; it starts now on that
         # bet (a pass is the case worth making fast), in the walls the first run gets, and is cancelled
@@ -198,6 +201,18 @@ def _gate(run: runner.TestRun, st: store.Store, cfg: dict[str, Any], timeout: fl
         if found is not None:
             gate["missing"] = f"{found[0]} (fix: {found[1]})"
     return gate
+
+
+def own_marks(manifest: dict[str, Any]) -> tuple[str, ...]:
+    """What the seal's baseline says the unchanged project already does, for the run's plugin (beside the rules
+    allowed): `own:RULE:WHAT` a tripwire it tripped at the seal, `line:FILE:CODE` a line the scan found in it."""
+    from donegate.hidden.channel import HARD
+
+    out = [f"own:{t['rule']}:{t['what']}" for t in manifest.get("tripwire_baseline") or ()
+           if isinstance(t, dict) and t.get("rule") not in HARD]
+    for name, items in (manifest.get("scan_baseline") or {}).items():
+        out += [f"line:{name}:{code}" for _rule, code, *_ in items if code]
+    return tuple(dict.fromkeys(out))
 
 
 def _second(two: second_run.SecondRun, gate: dict[str, Any]) -> None:

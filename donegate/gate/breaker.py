@@ -51,7 +51,11 @@ def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> 
     if counters["blocks"] >= cfg["max_blocks"]:
         why = f"{counters['blocks']} blocks in this session (max_blocks)"
     elif cfg["max_same_failure"] and same and not retry and counters["same_streak"] >= cfg["max_same_failure"]:
-        why = f"the same tests failed {counters['same_streak']} stops in a row (max_same_failure)"
+        accept: dict[str, Any] = outcome.gates["acceptance"] if isinstance(outcome.gates.get("acceptance"), dict) else {}
+        tests_failed = bool(accept.get("failed")) or not accept
+        what = "the same tests failed" if tests_failed and not blocked_by(outcome.gates, tests=False) else \
+            f"the same reason blocked ({blocked_by(outcome.gates)})"
+        why = f"{what} {counters['same_streak']} stops in a row (max_same_failure)"
     if why and retry:
         counters.update(blocks=0, same_streak=0, last_failing=None)
         outcome.gates["breaker"] = {"retry_done": why, "was": outcome.verdict}
@@ -76,11 +80,40 @@ def hand_over(outcome: Outcome, why: str, told: str) -> Outcome:
     """Let the stop through to a person: the work is not verified, and `told` (then the words saying so)
     is what the person sees. For the breaker's limits, and for what the agent cannot repair (the
     project's interpreter gone or broken), which no number of blocks would change."""
-    outcome.gates["breaker"] = {"gave_up": why, "was": outcome.verdict}
+    outcome.gates["breaker"] = {"gave_up": why, "was": outcome.verdict, "blocked_by": blocked_by(outcome.gates)}
     outcome.verdict, outcome.exit_code = "gave_up", ALLOW
     outcome.system_message = (f"{told}; the stop was allowed but the work is NOT verified: "
                               "this session needs a person (see the ledger)")
     return outcome
+
+
+def blocked_by(gates: dict[str, Any], tests: bool = True) -> str:
+    """What blocked a stop, in one line, from its gates (the ledger's record): the scan's finding, the tripwire, the
+    run's problem, the failing tests (without `tests`: only what is not a failing test). For the breaker's hand-over,
+    `status`, `report`."""
+    out: list[str] = []
+    accept: dict[str, Any] = gates["acceptance"] if isinstance(gates.get("acceptance"), dict) else {}
+    scan: dict[str, Any] = gates["scan"] if isinstance(gates.get("scan"), dict) else {}
+    tamper: dict[str, Any] | None = accept["tamper"] if isinstance(accept.get("tamper"), dict) else None
+    if tamper:
+        out.append(f"tripwire [{tamper.get('rule', '?')}]: {tamper.get('what', '')}")
+    elif accept.get("problem"):
+        out.append(str(accept["problem"]))
+    if scan.get("mode") == "block" and scan.get("findings"):
+        f = scan["findings"][0]
+        more = f" (+{len(scan['findings']) - 1} more)" if len(scan["findings"]) > 1 else ""
+        out.append(f"scan [{f.get('rule')}]: {f.get('file')}:{f.get('line')} {f.get('what')}{more}")
+    scope: dict[str, Any] = gates["scope"] if isinstance(gates.get("scope"), dict) else {}
+    out += [f"scope: {p}" for p in (scope.get("problems") or [])[:2] if isinstance(p, str)]
+    for key in ("leak", "review", "integrity", "error"):
+        g = gates.get(key)
+        if isinstance(g, dict) and isinstance(g.get("problem"), str) and g["problem"]:
+            out.append(f"{key}: {g['problem']}")
+        elif key == "error" and isinstance(g, str) and g:
+            out.append(f"error: {g}")
+    if tests and accept.get("failed"):
+        out.append(f"{accept['failed']} of {accept.get('total', '?')} tests failing")
+    return "; ".join(out)[:500]
 
 
 def count(outcome: Outcome, session: str, cfg: dict[str, Any], root: Path, wait: float) -> dict[str, Any]:

@@ -26,9 +26,11 @@ def scan_gate(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path, tree
 
     t0 = time.monotonic()
     allow = set(cfg.get("scan_allow") or ())
+    own = set(st.manifest.get("allow") or ())  # `seal --allow RULE`: this repository's own allowances
     since_seal = st.changes(tree) if tree is not None else None
-    findings = [f for f in scan.scan(repo, st.manifest["base"], root, since_seal[0] if since_seal is not None else None)
-                if f["rule"] not in allow]
+    findings = [f for f in scan.scan(repo, st.manifest["base"], root, since_seal[0] if since_seal is not None else None,
+                                     st.manifest.get("scan_baseline"))
+                if f["rule"] not in allow | own]
     out = {"mode": cfg["scan"], "findings": findings[:50], "problem": scan.problem(findings) if findings else "",
            "duration": round(time.monotonic() - t0, 4)}
     sealed = st.manifest.get("scan_allow")
@@ -36,4 +38,6 @@ def scan_gate(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path, tree
         out["allow"] = sorted(allow)  # what the project allowed, beside what was found
     if sealed is not None and sorted(sealed) != sorted(allow):
         out["allow_at_seal"] = sorted(sealed)  # changed since the seal: the person sees both
+    if own:
+        out["allow_repo"] = sorted(own)
     return out

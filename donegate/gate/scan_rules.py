@@ -5,15 +5,17 @@ look-alikes that must never be flagged):
 
 - `eq-constant`: an `__eq__` whose whole body returns True, or a `__ne__` returning False (an object
   equal to anything passes every `==` a test makes; the run's equality probe catches the rest);
-- `imports-pytest`: product code importing `pytest`, `_pytest` or `unittest`, or reaching for
-  `sys.modules["pytest"]` (product code has no business with the harness that runs it);
+- `imports-pytest`: product code importing `pytest`, `_pytest` or `unittest` (not `unittest.mock`), or reaching
+  for `sys.modules["pytest"]` (product code has no business with the harness that runs it);
 - `frame-walk`: `inspect.stack`, `inspect.currentframe`, `inspect.getouterframes`, `sys._getframe`,
-  `traceback.extract_stack` / `walk_stack` (the calling test's frame and file);
-- `gc-objects`: `gc.get_objects`, `gc.get_referrers`, `gc.get_referents` (the live pytest objects);
-- `hard-exit`: `os._exit`;
+  `traceback.extract_stack` / `walk_stack`, `f_back`, in a file that also reads frames' state (`FRAME_STATE`:
+  the calling test's locals, globals, constants); a caller's name or line for a log line is not one;
+- `gc-objects`: `gc.get_objects`, `gc.get_referrers`, `gc.get_referents` (the live pytest objects), but a count;
+- `hard-exit`: `os._exit`, but in a function that forks (it ends the child);
 - `pytest-env`: reading `PYTEST_CURRENT_TEST` (code that behaves differently under test);
 - `kit-path`: a string naming the kit: `DONEGATE_*`, the kit's folders, the state root;
-- `dynamic-code`: `exec`/`eval`/`compile` of a value, `import_module`/`__import__` of a name, built at run time;
+- `dynamic-code`: `exec`/`eval`/`compile` of a value, `import_module`/`__import__` of a name, built at run time
+  (a plugin loader inside one package is not: `f"pkg.plugins.{name}"`, `package=`);
 - `native-code`: `ctypes`, `posix`, `cffi` (and `posix._exit`, `getattr(..., "_exit")` as `hard-exit`);
 - `importable`: a new or changed `.so`, `.pyd`, `.pth`, pickle, zip or egg (Python loads them, the scan
   cannot read them; bytecode never reaches the run, whose copy holds none).
@@ -21,7 +23,8 @@ look-alikes that must never be flagged):
 Every file the change touched is read (tracked or not, git-ignored or not, named like a test or not:
 test-named files may import pytest), decoded as Python decodes it. A finding names file:line and the
 rule; every rule can be wrong, so a block offers the appeal, and `scan_allow` lists rules a project
-means. `scan: block` blocks the stop on a finding, `hint` tells the agent once with the stop (not
+means (`seal --allow RULE` for one repository). Code that was there at the seal is never a finding, wherever
+an edit moved it (`baseline`, kept by the seal; docs/judging.md). `scan: block` blocks the stop on a finding, `hint` tells the agent once with the stop (not
 blocking), `off` does not scan. Files the change did not touch are not scanned: the runs' defences
 (the second opinion, the probe) do not depend on where the code lives.
 """
@@ -47,15 +50,22 @@ RULES = {
     "native-code": "product code reaches below Python ({what})",
     "importable": "a new importable file that is not source ({what})",
 }
+# Rules a person may allow (`scan_allow`, `seal --allow`): the scan's and the tripwires' that honest code trips.
+ALLOWABLE = (*RULES, "settrace", "setprofile")
 # Files Python imports or loads that the scan cannot read: a finding when the change adds or changes one.
 # (Bytecode is not: the hidden run's throwaway copy holds none, `donegate.hidden.copy`.)
 IMPORTABLE = (".so", ".pyd", ".dylib", ".pth", ".pkl", ".pickle", ".zip", ".egg", ".whl")
 NATIVE = ("ctypes", "posix", "_posixsubprocess", "cffi")
 HARNESS = ("pytest", "_pytest", "unittest")
+NOT_HARNESS = ("unittest.mock",)  # product code's own mocks (a dry-run client, a patched environment): not the harness
 FRAMES = {("inspect", "stack"), ("inspect", "currentframe"), ("inspect", "getouterframes"), ("inspect", "trace"),
           ("sys", "_getframe"), ("traceback", "extract_stack"), ("traceback", "walk_stack"), ("traceback", "format_stack"),
           ("traceback", "print_stack")}
 GC = {("gc", "get_objects"), ("gc", "get_referrers"), ("gc", "get_referents")}
+# What a frame holds of its code's state: a walk up the stack is a finding only in a file that reads one of these
+# (a caller's name, file or line is what a log line wants; its locals, globals or constants are what a trick wants).
+FRAME_STATE = frozenset({"f_locals", "f_globals", "f_builtins", "f_trace", "co_consts", "co_code", "frame", "tb_frame",
+                         "gi_frame", "cr_frame", "ag_frame", "f_lasti", "clear"})
 
 
 class _Visitor(ast.NodeVisitor):
@@ -63,6 +73,10 @@ class _Visitor(ast.NodeVisitor):
         self.found: list[tuple[int, str, str]] = []
         self.kit_strings = kit_strings
         self.aliases: dict[str, str] = {}  # local name -> "module" or "module.attr"
+        self.walks: list[tuple[int, str]] = []  # frame walks: a finding only where the file reads frames' state
+        self.state = False  # the file reads a frame's state (f_locals, f_globals, ..., a FrameInfo's frame)
+        self.forking = [False]  # per function: it forks (os._exit then ends the child, not the run)
+        self.counted: set[int] = set()  # ids of gc calls only counted (`len(gc.get_objects())`)
 
     def add(self, node: ast.AST, rule: str, **kw: str) -> None:
         self.found.append((getattr(node, "lineno", 0), rule, RULES[rule].format(**kw)))
@@ -70,7 +84,7 @@ class _Visitor(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for a in node.names:
             top = a.name.split(".")[0]
-            if top in HARNESS:
+            if top in HARNESS and not a.name.startswith(NOT_HARNESS):
                 self.add(node, "imports-pytest", what=f"import {a.name}")
             elif top in NATIVE:
                 self.add(node, "native-code", what=f"import {a.name}")
@@ -79,7 +93,8 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         mod = node.module or ""
-        if node.level == 0 and mod.split(".")[0] in HARNESS:
+        if node.level == 0 and mod.split(".")[0] in HARNESS and not (
+                mod.startswith(NOT_HARNESS) or mod == "unittest" and all(a.name == "mock" for a in node.names)):
             self.add(node, "imports-pytest", what=f"from {mod} import ...")
         elif node.level == 0 and mod.split(".")[0] in NATIVE:
             self.add(node, "native-code", what=f"from {mod} import ...")
@@ -87,10 +102,10 @@ class _Visitor(ast.NodeVisitor):
             for a in node.names:
                 self.aliases[a.asname or a.name] = f"{mod}.{a.name}"
                 if (mod, a.name) in FRAMES:
-                    self.add(node, "frame-walk", what=f"{mod}.{a.name}")
+                    self.walks.append((node.lineno, f"{mod}.{a.name}"))
                 elif (mod, a.name) in GC:
                     self.add(node, "gc-objects", what=f"{mod}.{a.name}")
-                elif a.name == "_exit" and mod in ("os", "posix"):
+                elif a.name == "_exit" and mod in ("os", "posix") and not self.forking[-1]:
                     self.add(node, "hard-exit")
         self.generic_visit(node)
 
@@ -109,13 +124,15 @@ class _Visitor(ast.NodeVisitor):
         if name:
             head, _, attr = name.rpartition(".")
             if (head, attr) in FRAMES:
-                self.add(node, "frame-walk", what=name)
-            elif (head, attr) in GC:
+                self.walks.append((node.lineno, name))
+            elif (head, attr) in GC and id(node) not in self.counted:
                 self.add(node, "gc-objects", what=name)
-            elif attr == "_exit" and head in ("os", "posix"):
+            elif attr == "_exit" and head in ("os", "posix") and not self.forking[-1]:
                 self.add(node, "hard-exit")
-            if node.attr == "f_back":
-                self.add(node, "frame-walk", what="f_back")
+        if node.attr == "f_back":
+            self.walks.append((node.lineno, "f_back"))
+        elif node.attr in FRAME_STATE:
+            self.state = True
         self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
@@ -128,13 +145,16 @@ class _Visitor(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = self._dotted(node.func)
         first = node.args[0] if node.args else None
+        if func == "len" and isinstance(first, ast.Call) and self._dotted(first.func).rpartition(".")[::2] in GC:
+            self.counted.add(id(first.func))  # a gc object counter: the objects are counted, never touched
         text = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
         if text is not None and text.split(".")[0] in HARNESS and func in (
                 "__import__", "importlib.import_module", "sys.modules.get", "import_module"):
             self.add(node, "imports-pytest", what=f"{func}({text!r})")
         elif first is not None and text is None and func in ("exec", "eval", "compile", "builtins.exec", "builtins.eval"):
             self.add(node, "dynamic-code", what=f"{func} of a value built at run time")
-        elif first is not None and text is None and func in ("__import__", "importlib.import_module", "import_module"):
+        elif first is not None and text is None and func in ("__import__", "importlib.import_module", "import_module") \
+                and not _in_package(first, node):
             self.add(node, "dynamic-code", what=f"{func} of a name built at run time")
         elif text is not None and text.split(".")[0] in NATIVE and func in ("__import__", "importlib.import_module", "import_module"):
             self.add(node, "native-code", what=f"{func}({text!r})")
@@ -157,7 +177,11 @@ class _Visitor(ast.NodeVisitor):
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if node.name in ("__eq__", "__ne__") and _bending(node.name, _constant_body(node.body)):
             self.add(node, "eq-constant", name=node.name)
+        forks = any(isinstance(n, ast.Call) and self._dotted(n.func) in ("os.fork", "os.forkpty", "fork", "forkpty")
+                    for n in ast.walk(node))
+        self.forking.append(forks)
         self.generic_visit(node)
+        self.forking.pop()
 
     visit_FunctionDef = _function
     visit_AsyncFunctionDef = _function
@@ -169,6 +193,22 @@ class _Visitor(ast.NodeVisitor):
                     and _bending(t.id, node.value.body if _is_constant(node.value.body) else None):
                 self.add(node, "eq-constant", name=t.id)
         self.generic_visit(node)
+
+
+def _in_package(name: ast.AST, call: ast.Call) -> bool:
+    """An import of a name built at run time that stays inside one package: a constant prefix ending with a dot
+    (`f"myapp.plugins.{name}"`, `"myapp.plugins." + name`), or relative to this module's package (`package=`):
+    a plugin loader, which cannot reach the harness."""
+    if any(k.arg == "package" for k in call.keywords) or len(call.args) > 1:
+        return True
+    if isinstance(name, ast.JoinedStr) and name.values:
+        head = name.values[0]
+    elif isinstance(name, ast.BinOp) and isinstance(name.op, ast.Add):
+        head = name.left
+    else:
+        return False
+    return isinstance(head, ast.Constant) and isinstance(head.value, str) and head.value.endswith(".") \
+        and len(head.value) > 1
 
 
 def _is_constant(node: ast.AST) -> bool:
@@ -193,15 +233,20 @@ def _bending(name: str, const: ast.AST | None) -> bool:
     return bool(value) == (name == "__eq__")
 
 
-def scan_source(text: str | bytes, name: str, kit_strings: list[str] | None = None) -> list[dict[str, object]]:
+def scan_source(text: str | bytes, name: str, kit_strings: list[str] | None = None, walks: bool = False
+                ) -> list[dict[str, object]]:
     """Findings in one file's source: [{file, line, rule, what}]. Bytes are decoded as Python decodes
-    them: an encoding cookie (`# coding: utf-7`) cannot hide code in what reads as a comment."""
+    them: an encoding cookie (`# coding: utf-7`) cannot hide code in what reads as a comment. With `walks`
+    (the seal's baseline), every frame walk, whether or not the file reads frames' state: a change that adds a
+    read of a frame's state leaves the project's own walks its own."""
     try:
         tree = ast.parse(text, filename=name)
     except (SyntaxError, ValueError):
         return []  # the tests will say what is wrong with it
     v = _Visitor(kit_strings or [])
     v.visit(tree)
+    if v.state or walks:  # a walk up the stack and a read of frames' state: the callers' locals, globals, code
+        v.found += [(line, "frame-walk", RULES["frame-walk"].format(what=what)) for line, what in v.walks]
     seen, out = set(), []
     for line, rule, what in sorted(v.found):
         if (line, rule) not in seen:
@@ -251,10 +296,81 @@ def changed(repo: Path, base: str, since_seal: list[str] | None = None) -> list[
     return [n for n in since_seal if not any(part in _ENVS for part in n.split("/")[:-1])]
 
 
-def scan(repo: Path, base: str, root: Path | None = None, since_seal: list[str] | None = None) -> list[dict[str, object]]:
+def _file_findings(data: bytes, name: str, strings: list[str], walks: bool = False) -> list[dict[str, object]]:
+    """`scan_source` of one file, each finding with its `code`: the finding's source line, whitespace
+    collapsed (what the seal's baseline is compared by: an edit above it moves its number, not its text)."""
+    found = scan_source(data, name, strings, walks)
+    if store.matches(name, store.REPO_TEST_GLOBS):
+        found = [f for f in found if f["rule"] != "imports-pytest"]  # a test file may import pytest
+    if found:
+        try:
+            lines = data.decode("utf-8", "replace").splitlines()
+        except Exception:  # pragma: no cover - decode with "replace" does not raise
+            lines = []
+        for f in found:
+            n = int(f["line"])  # type: ignore[call-overload]
+            f["code"] = " ".join(lines[n - 1].split()) if 0 < n <= len(lines) else ""
+    return found
+
+
+def _own(found: list[dict[str, object]], sealed: list[list[str]] | None) -> list[dict[str, object]]:
+    """The findings of a file that are not the project's own: each (rule, code) the seal's baseline holds for
+    the file is the project's as many times as the baseline holds it (a multiset: a second copy of an
+    upstream frame walk is the change's)."""
+    if not sealed:
+        return found
+    from collections import Counter
+
+    left = Counter((str(r), str(c)) for r, c, *_ in sealed)
+    out = []
+    for f in found:
+        key = (str(f["rule"]), str(f.get("code", "")))
+        if left[key] > 0:
+            left[key] -= 1
+        else:
+            out.append(f)
+    return out
+
+
+# Words one of the rules needs in a file's bytes (an encoding cookie: in its first two lines): a file without any
+# is not parsed at seal time. Not "import" (every file has it): a call is found by its own name, whatever alias.
+_NEEDLES = (b"inspect", b"stack", b"currentframe", b"getouterframes", b"_getframe", b"f_back", b"get_objects",
+            b"get_referr", b"_exit", b"pytest", b"unittest", b"__eq__", b"__ne__", b"exec", b"eval", b"compile",
+            b"__import__", b"import_module", b"ctypes", b"posix", b"cffi", b"PYTEST_CURRENT_TEST", b"DONEGATE_", b"modules")
+
+
+def _may_find(data: bytes, needles: tuple[bytes, ...]) -> bool:
+    return any(n in data for n in needles) or b"coding" in b"\n".join(data.split(b"\n", 2)[:2])
+
+
+def baseline(repo: Path, names, root: Path | None = None) -> dict[str, list[list[str]]]:
+    """What the unchanged project already trips, for the seal: {file: [[rule, code, what], ...]} of every
+    source file of the tree (`names`, without virtual environments and caches). Kept in the manifest; a
+    later stop never reports a finding the baseline holds for its file (`scan`)."""
+    strings = kit_strings(root)
+    needles = (*_NEEDLES, *(s.encode() for s in strings))
+    out: dict[str, list[list[str]]] = {}
+    for name in sorted(names):
+        if not name.endswith(".py") or any(part in _ENVS for part in name.split("/")[:-1]):
+            continue
+        try:
+            data = (repo / name).read_bytes()
+        except OSError:
+            continue
+        if not _may_find(data, needles):
+            continue
+        found = _file_findings(data, name, strings, walks=True)
+        if found:
+            out[name] = [[str(f["rule"]), str(f["code"]), str(f["what"])] for f in found]
+    return out
+
+
+def scan(repo: Path, base: str, root: Path | None = None, since_seal: list[str] | None = None,
+         sealed: dict[str, list[list[str]]] | None = None) -> list[dict[str, object]]:
     """Findings in every file changed since the seal (`changed`): tracked or not, git-ignored or not,
     named like a test or not. Sources are decoded as Python decodes them (an encoding cookie included);
-    a new importable that is not source is a finding of its own."""
+    a new importable that is not source is a finding of its own. `sealed`: the seal's baseline
+    (`baseline`): code that was there at the seal is never a finding, wherever an edit moved it."""
     strings = kit_strings(root)
     out: list[dict[str, object]] = []
     for name in changed(repo, base, since_seal):
@@ -270,10 +386,7 @@ def scan(repo: Path, base: str, root: Path | None = None, since_seal: list[str] 
             data = p.read_bytes()
         except OSError:
             continue
-        found = scan_source(data, name, strings)
-        if store.matches(name, store.REPO_TEST_GLOBS):
-            found = [f for f in found if f["rule"] != "imports-pytest"]  # a test file may import pytest
-        out += found
+        out += _own(_file_findings(data, name, strings), (sealed or {}).get(name))
     return out
 
 

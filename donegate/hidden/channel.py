@@ -39,6 +39,7 @@ class Stream:
         self.tamper = ""  # the first violation, in one plain line (hard evidence before a soft finding)
         self.rule = ""  # its rule: stream, harness, probe (hard) or one honest code may trip (settrace, gc-objects...)
         self.keys: list[str] = []  # what a tripwire saw change (for the ledger)
+        self.alarms: list[tuple[str, str]] = []  # (rule, what) of every tripwire the run reported
         self.lines = 0
         self.imports: list[dict[str, str]] = []  # modules not found: {id, module, file}
         # Called once, from the reader thread, when a test first reports anything but a pass: the run
@@ -106,6 +107,8 @@ class Stream:
                                      "file": str(msg.get("file") or "")})
         elif ev == "tamper":
             rule = str(msg.get("rule") or "harness")
+            if len(self.alarms) < 20:  # every tripwire, for the seal's baseline (the first stays the run's finding)
+                self.alarms.append((rule, str(msg.get("what") or "")))
             if not self.tamper or (rule in HARD and self.rule not in HARD):
                 self.keys = [str(k) for k in msg.get("keys") or []][:20]
             self.violate(str(msg.get("what") or "the code under test changed the test harness"), rule)

@@ -129,6 +129,7 @@ class TestRun:
         self.sandbox_failed = ""
         self.tamper_keys: list[str] = []
         self.tamper_rule = ""  # its rule (`channel.HARD`: not appealable; the others are)
+        self.alarms: list[tuple[str, str]] = []  # every tripwire reported: (rule, what), the seal's baseline
         self.copy_duration = 0.0  # bringing the copy of the working tree in step (`donegate.hidden.copy`)
         self.faithful = False  # the run saw exactly the stop's look at the tree (the mirror, its copies hashed)
         self.environment = ""  # the project's interpreter cannot run the tests at all: a person's to fix
@@ -423,6 +424,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
     out.tamper = tamper
     out.tamper_rule = (stream.rule or "stream") if tamper else ""
     out.tamper_keys = stream.keys
+    out.alarms = stream.alarms
     out.imports = stream.imports
     if problem:
         return out

@@ -200,6 +200,7 @@
     if (d.sa) { detail.appendChild(el("h4", { text: "What the agent said last" })); detail.appendChild(el("pre", { id: "said", text: d.sa })); }
     if (d.ap) detail.appendChild(el("p", { id: "appeal", text: "the agent's appeal, " + d.ap }));
     if (d.tm) detail.appendChild(el("p", { id: "tamper", cls: "note", text: "tamper: " + d.tm }));
+    if (d.by) detail.appendChild(el("p", { cls: "note", text: "blocked by: " + d.by }));
     if (d.br) detail.appendChild(el("p", { text: "breaker: " + d.br }));
     if (s[2]) detail.appendChild(el("p", { cls: "hint", text: "cached: the tests did not run again, nothing they read had changed" }));
     if (d.lk) detail.appendChild(el("p", { cls: "note", text: "leak: " + d.lk }));

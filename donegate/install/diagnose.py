@@ -460,6 +460,11 @@ def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str,
                                 str(tree), "undo the change, or seal again after a change of your own: donegate seal ..."))
     if not problems:  # never "intact" beside the errors (it said so while every stop blocked)
         findings.append(Finding(OK, f"{st.manifest['count']} acceptance tests sealed and intact", str(st.path)))
+    own = sorted({rule for items in (st.manifest.get("scan_baseline") or {}).values() for rule, *_ in items}
+                 | {str(t.get("rule")) for t in st.manifest.get("tripwire_baseline") or () if isinstance(t, dict)})
+    if own:  # issue 37: what the unchanged project already does is its own, said once here and at the seal
+        findings.append(Finding(OK, f"the unchanged project already does what these rules look for: {', '.join(own)} "
+                                "(the seal's baseline: never counted against a stop)", str(repo)))
     _check_python(findings, tree, st.manifest, cfg)  # the tree judged: a worktree runs with its own paths
 
 

@@ -60,7 +60,19 @@ def _seal(repo: Path, root: Path) -> dict[str, Any]:
     return {**out, "intact": True, "tests": m.get("count"), "files": sorted(n for n in m.get("files", {}) if n.endswith(".py")),
             "base": m.get("base"), "request": m.get("request", ""), "sealed_at": m.get("sealed_at"),
             "interpreter": _interpreter(m.get("python") or m.get("interpreter")),
-            "failing_at_seal": len(m.get("baseline", {}).get("failing", []))}
+            "failing_at_seal": len(m.get("baseline", {}).get("failing", [])),
+            "allow": list(m.get("allow") or []),  # `seal --allow RULE`: this repository's own allowances
+            "own": _own(m)}
+
+
+def _own(m: dict[str, Any]) -> list[str]:
+    """What the unchanged project already trips (the seal's baseline), rule by rule."""
+    rules: dict[str, int] = {}
+    for items in (m.get("scan_baseline") or {}).values():
+        for rule, *_ in items:
+            rules[rule] = rules.get(rule, 0) + 1
+    out = [f"{rule} ({n}x in its code)" for rule, n in sorted(rules.items())]
+    return out + [f"{t.get('rule')} (tripwire: {t.get('what')})" for t in m.get("tripwire_baseline") or () if isinstance(t, dict)]
 
 
 def _interpreter(rec: Any) -> Any:
@@ -82,7 +94,10 @@ def _why(rec: dict[str, Any]) -> str:
         env: dict[str, Any] = gates["environment"] if isinstance(gates.get("environment"), dict) else {}
         return f"the project's environment cannot run the hidden tests: {env.get('problem', '')}"[:300]
     breaker: dict[str, Any] = gates["breaker"] if isinstance(gates.get("breaker"), dict) else {}
-    return f"gave up after {breaker.get('gave_up', 'the breaker')}"[:300]
+    from donegate.gate.breaker import blocked_by
+
+    what = breaker.get("blocked_by") or blocked_by(gates)  # the finding or tripwire that blocked, by name
+    return f"gave up after {breaker.get('gave_up', 'the breaker')}" + (f"; blocked by {what}" if what else "")[:600]
 
 
 def sessions(files: list[Path], repo: Path | None) -> dict[str, list[dict[str, Any]]]:
@@ -142,6 +157,10 @@ def render(s: dict[str, Any]) -> str:
             out.append(f"  request: {r['request']!r}" if r["request"] else "  request: (none recorded)")
             if r["interpreter"]:
                 out.append(f"  interpreter: {r['interpreter']}")
+            if r.get("allow"):
+                out.append(f"  allowed for this repository: {', '.join(r['allow'])} (donegate seal --allow RULE)")
+            if r.get("own"):
+                out.append(f"  the project's own, never counted against a stop: {'; '.join(r['own'])[:300]}")
         out.append(f"  hook: {r['install']}")
     for key, head in (("waiting", "waiting for a person (donegate approve REF, or donegate reject REF --note WHY)"),
                       ("in_progress", "in progress (the latest stop blocked)")):

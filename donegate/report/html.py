@@ -260,6 +260,8 @@ def _detail(verdict: str, stop: dict[str, Any], shown: str, scrub: feedback.Scru
         changed = ", ".join(str(c) for c in stop["tamper"].get("changed") or [])[:300]
         d["tm"] = scrub(f"{stop['tamper'].get('what') or 'the code under test tampered with the hidden run'}"
                         + (f" (changed: {changed})" if changed else ""))
+    if stop.get("blocked_by"):
+        d["by"] = scrub(stop["blocked_by"])  # the finding or tripwire that blocked, by name
     if isinstance(stop["breaker"], dict):
         d["br"] = scrub("; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in stop["breaker"].items()))
     if stop["leak"]:

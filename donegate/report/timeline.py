@@ -45,12 +45,23 @@ def _timeline_stop(rec: dict[str, Any], line: bytes, labels: dict[str, dict[str,
             "mode": review.get("mode"), "verdict": review.get("verdict") or ("skipped" if review.get("skipped") else None),
             "findings": _list(review.get("findings")), "errors": _list(review.get("errors")),
             "cost_usd": review_cost(review), "duration": review.get("duration")},
+        "blocked_by": _blocked_by(gates) if code in BLOCKING or rec.get("verdict") == "gave_up" else "",
         "breaker": gates.get("breaker"),
         "appeal": gates.get("appeal") if isinstance(gates.get("appeal"), dict) else None,
         "cached": rec.get("cached") is True,
         "leak": gates.get("leak"),
         "label": {"label": label["label"], "note": label.get("note", "")} if label else None,
     }
+
+
+def _blocked_by(gates: dict[str, Any]) -> str:
+    """What blocked the stop, by name (the scan's finding, the tripwire, the run's problem, failing tests)."""
+    from donegate.gate.breaker import blocked_by
+
+    try:
+        return blocked_by(gates)
+    except Exception:  # a hand-edited line of any shape
+        return ""
 
 
 # the HTML page reads stops, findings and verdicts the same way
@@ -94,6 +105,8 @@ def render_timeline(t: dict[str, Any]) -> str:
     for s in t["stops"]:
         acc = f"  {s['acceptance']['passed']}/{s['acceptance']['total']} tests pass" if s["acceptance"] else ""
         out.append(f"stop {s['stop']}  {s['time']}  {s['verdict']}{acc}  {_num(s['duration'], 's')}  ref {s['ref']}")
+        if s.get("blocked_by"):
+            out.append(f"  blocked by: {_indent(s['blocked_by'])}")
         out += [f"  failing {f.get('id')}: {_indent(str(f.get('message', '')))}" for f in s["failing"]]
         out += [f"  problem: {_indent(str(p))}" for p in s["problems"]]
         if s["review"]:

@@ -136,6 +136,7 @@ def seal(
     by: dict[str, Any] | None = None,
     held: list[Path] | None = None,
     held_share: float = 0.0,
+    allow: list[str] | None = None,
 ) -> Store:
     """Copy `files` into a new store for `repo`, collect and run them once, write the manifest, switch.
 
@@ -211,16 +212,34 @@ def seal(
             if found is not None:
                 raise DonegateError(*found)
 
-        collected = runner.run(tmp, repo, timeout=timeout, collect_only=True, confine=confine, project=project, python=launch)
+        # What the unchanged project already trips: the scan's findings in it first, so its own lines are its own
+        # in the runs below too; a tripwire the baseline run still trips is recorded, not refused.
+        from donegate.gate import scan_rules
+        from donegate.gate.acceptance import own_marks
+        from donegate.hidden.channel import HARD
+
+        snap = tree(repo, root)
+        found = scan_rules.baseline(repo, snap, root)
+        marks = tuple(allow or ()) + own_marks({"scan_baseline": found})
+        collected = runner.run(tmp, repo, timeout=timeout, collect_only=True, confine=confine, project=project, python=launch,
+                               allow=marks)
         env_check(collected)
+        if collected.tamper and collected.tamper_rule not in HARD and collected.collected and not collected.errors:
+            collected.ok, collected.problem = True, ""  # the project's own tripwire: the baseline run records it
         if not collected.ok:
             detail = "\n".join(e.get("detail", "") for e in collected.errors) or collected.output[-3000:]
             raise DonegateError(f"the test files do not collect: {collected.problem}\n{detail}".rstrip())
         if not collected.collected:
             raise DonegateError("the test files hold no tests", "write functions named test_* in them")
         baseline = runner.run(tmp, repo, timeout=timeout, expected=collected.collected, confine=confine, project=project,
-                              python=launch)
+                              python=launch, allow=marks)
         env_check(baseline)
+        trips: list[dict[str, str]] = []
+        if baseline.tamper and baseline.tamper_rule not in HARD and set(baseline.results) >= set(collected.collected):
+            alarms = [*collected.alarms, *baseline.alarms] or [(baseline.tamper_rule, baseline.tamper)]
+            trips = [{"rule": r, "what": w} for r, w in dict.fromkeys((r, _without_where(w)) for r, w in alarms)
+                     if r not in HARD]
+            baseline.ok, baseline.problem = True, ""
         if not baseline.ok:
             raise DonegateError(f"the baseline run against {repo} failed: {baseline.problem}")
         skipped = baseline.skipped()
@@ -231,7 +250,7 @@ def seal(
                 "remove the skip/xfail from the tests, or seal them anyway with --allow-skip (they fail every stop until they run)",
             )
         globs = list(protected if protected is not None else [".claude/**"])
-        (tmp / TREE).write_text(json.dumps(tree(repo, root), separators=(",", ":")) + "\n", encoding="utf-8")
+        (tmp / TREE).write_text(json.dumps(snap, separators=(",", ":")) + "\n", encoding="utf-8")
         return {
             "version": MANIFEST_VERSION,
             "repo": str(repo),
@@ -248,6 +267,10 @@ def seal(
             "protected": snapshot(repo, globs),
             "repo_tests": snapshot(repo, REPO_TEST_GLOBS) if protect_repo_tests else {},
             "project": os.path.relpath(project, repo),
+            # what the unchanged project already trips: never counted against a later stop
+            "scan_baseline": found,
+            "tripwire_baseline": trips,
+            "allow": sorted(set(allow or ())),
             "python": {**launch.interp.record(), "named": python, "named_by": python_by if python else None,
                        "pythonpath": list(pythonpath or []), "binds": [str(b) for b in launch.binds]},
             **(extra or {}),
@@ -257,6 +280,14 @@ def seal(
         folder, manifest = _build(repo, root, old, fill, by)
         repos.record_identity(repo, root, ident)  # where its worktrees and moves are recognised from
         return Store(repo, folder, manifest)
+
+
+def _without_where(what: str) -> str:
+    """A tripwire's line without the test it happened during (the same event at another test is the same)."""
+    for cut in (" during ", " at the end of the run"):
+        if cut in what:
+            what = what.split(cut)[0]
+    return what
 
 
 def check_syntax(path: Path) -> None:
