@@ -404,3 +404,29 @@ def test_the_second_run_uses_the_project_s_interpreter_and_its_path_lines_never_
     second = accept["second"]
     assert second["checked"] == 3 and not second["unsupported"] and "disagree" not in second, second
     assert not sentinel.exists()
+
+
+SLOW_WITHOUT_PYTEST = ("import sys, time\n" + FIXED +
+                       "    \ndef price(units, _p=price):\n"
+                       "    if units == 1 and 'pytest' not in sys.modules:\n        time.sleep(300)\n    return _p(units)\n")
+
+
+def test_a_second_run_that_cannot_finish_hands_the_stop_to_a_person_with_how_far_it_got(tmp_path, kit_home):
+    """Time is no evidence: the first run passes, the second cannot finish within the stop's time (its limit
+    follows the first run's duration and `timeout`). The stop is neither a pass nor "the tests failed": it goes
+    to a person at once (`gave_up`, `handover: second-run-time`), the ledger saying how many tests were checked."""
+    repo = seal_files(tmp_path, {"calc.py": BUG}, "test_calc.py", HIDDEN)
+    write_config(kit_home, "timeout: 3\n")
+    (repo / "calc.py").write_text(SLOW_WITHOUT_PYTEST)
+    res = run_hook(stop_payload(repo), timeout=120)
+    assert res.returncode == 0, res.stderr
+    line = stop_lines(kit_home)[-1]
+    assert line["verdict"] == "gave_up" and line["gates"]["handover"] == "second-run-time", line["gates"]
+    second = line["gates"]["acceptance"]["second"]
+    assert second["unfinished"] and (second["checked"], second["of"]) == (2, 3), second
+    told = json.loads(res.stdout)["systemMessage"]
+    assert "could not finish" in told and "checked 2 of 3 tests" in told and "NOT verified" in told, told
+    assert "failed" not in line["gates"]["breaker"]["gave_up"]
+    (repo / "calc.py").write_text(FIXED)  # the look-alike: the same suite, no slow path, passes
+    res = run_hook(stop_payload(repo, session="s2"), timeout=120)
+    assert res.returncode == 0 and stop_lines(kit_home)[-1]["verdict"] == "pass", res.stderr
