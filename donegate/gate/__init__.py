@@ -155,6 +155,8 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
         raise
     if leak:
         gates["leak"] = leak
+    if _STOP.get("transcript_unread"):  # a FIFO or device planted where the transcript was: refused, recorded
+        gates["transcript"] = _STOP["transcript_unread"]
     if accept.get("environment"):
         return _environment(gates, accept["environment"], "repair or recreate the project's environment, or seal again")
     gates["scope"] = in_scope
@@ -248,7 +250,7 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
     # Until the config is read the hook timeout is unknown: take the shortest any config can give.
     dl = deadline.Deadline(_budget(config.minimal()), start=t0)
     ctx: dict[str, Any] = {"deadline": dl, "root": root, "payload": payload, "cfg": cfg}
-    _STOP.update(deadline=dl, stage="reading the config", scanned_to=0, fault=_fault(root))
+    _STOP.update(deadline=dl, stage="reading the config", scanned_to=0, transcript_unread="", fault=_fault(root))
     if watchdog:
         dl.arm(lambda: _watchdog.expired(ctx))
     try:
