@@ -12,13 +12,15 @@ a function's namespace. Nothing of the kit is imported; the standard library onl
   kit's shim under the stop's random name (the tests' `import pytest` is rewritten to it: `sys.modules` has no
   `pytest`, and importing pytest, _pytest or pluggy fails) and imports the test modules in pytest's order.
   (A zygote per file imported the product 500 times for 500 files: more than 120 s a stop.) Each test then
-  runs in a fork of the zygote: its fixtures, the test and the teardowns. Only after the test returned does
-  the fork read the token the
-  supervisor drew after the fork (its memory never held it while product code ran), write it back and
-  `_exit(0)`. The supervisor, which never imported product code, judges each test from the fork's exit
-  status and what it wrote back, as the zygote reports them: status 0 and the exact token, or the test did
-  not pass. (The zygote has run the product's import, as every fork before it did: code written against
-  this harness can forge its report either way; see the README's limits.)
+  runs in a fork of the zygote: its fixtures, the test and the teardowns. While the test runs, the fork holds
+  nothing it could echo: its three pipes (close-on-exec, at random descriptors) are empty. Only once the test
+  returned does the fork ask for the token (the supervisor drew it after the fork; the zygote hands it over
+  only when asked), write it back and end with the exit status drawn with it (`passing_code`, never 0). The
+  supervisor, which never imported product code, judges each test from the fork's exit status and what it
+  wrote back, as the zygote reports them: that status and the exact token, or the test did not pass. A fork
+  that exec'd (/bin/true: status 0), ended by `os._exit`/`sys.exit`, or echoed what it found in
+  /proc/self/fd has not passed. (Code written against this harness's protocol can still forge it: see the
+  README's limits.)
 - Every `==`/`!=` in a test's assert goes through the equality probe (probe.py): an object equal to
   everything fails the test with `P:` (hard evidence).
 - A test that fails only because the product's own `import pytest` was refused runs again with pytest
@@ -33,6 +35,7 @@ import json
 import os
 import random
 import secrets
+import select
 import signal
 import sys
 import tempfile
@@ -150,31 +153,62 @@ def zygote(job, codes, cmd_r, rep_w):
                 _report(write, rep_w, status=1, data=what[:500], alone=True)
                 exit_(1)
             token = _exactly(cmd_r, TOKEN).decode()
-            _report(write, rep_w, status=0, data=token, alone=True)
+            _report(write, rep_w, status=passing_code(token), data=token, alone=True)
             exit_(0)
+        ask_r, ask_w = os.pipe()
         tok_r, tok_w = os.pipe()
         res_r, res_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
-                tok_r, res_w = _hide(tok_r), _hide(res_w)
-                _only(tok_r, res_w)  # the zygote's pipes to the supervisor above all
+                ask_w, tok_r, res_w = _hide(ask_w), _hide(tok_r), _hide(res_w)  # close-on-exec, all three
+                _only(ask_w, tok_r, res_w)  # the zygote's pipes to the supervisor above all
+                os.set_blocking(tok_r, False)  # nothing to read there while the test runs, and no waiting for it
                 out[0] = res_w
-                one_test(mod, {**job, **test}, tok_r, res_w, hits)
+                one_test(mod, {**job, **test}, ask_w, tok_r, res_w, hits)
             finally:  # whatever happens, a fork never goes back to being the zygote
                 exit_(3)
-        os.close(tok_r)
-        os.close(res_w)
+        for fd in (ask_w, tok_r, res_w):
+            os.close(fd)
         token = _exactly(cmd_r, TOKEN)
-        try:
-            write(tok_w, token)
-        except BrokenPipeError:  # the fork already ended (a failure before it asked): its pipe says how
-            pass
+        # The token goes to the fork only once it asks, after its test returned: while the test runs, no pipe
+        # of the fork holds anything it could echo. A fork that ended (or exec'd: its pipes close on exec) asks
+        # nothing; one whose child still holds the pipe is watched until it ends.
+        status = _asked(ask_r, pid)
+        if status is None:
+            try:
+                write(tok_w, token)
+            except BrokenPipeError:
+                pass
         os.close(tok_w)
+        os.close(ask_r)
         del token
-        _, status = os.waitpid(pid, 0)
+        if status is None or status == -1:
+            _, status = os.waitpid(pid, 0)
         data = _drain(res_r)
         _report(write, rep_w, status=os.waitstatus_to_exitcode(status), data=data)
+
+
+def passing_code(token):
+    """The exit status of a fork whose test returned: drawn with the token (10-99), never 0. A fork that
+    ends by `os._exit(0)`, `sys.exit()` or an exec'd `/bin/true` has not passed."""
+    return 10 + int(token[:2], 16) % 90
+
+
+def _asked(ask_r, pid):
+    """None once the fork asked for its token; its wait status when it ended without asking."""
+    while True:
+        ready, _, _ = select.select([ask_r], [], [], 0.05)
+        if ready:
+            said = os.read(ask_r, 1)
+            if said == b"R":
+                return None
+            if said:  # not the harness's word (product code found the pipe): no token, ever
+                return -1
+            return os.waitpid(pid, 0)[1]  # its end of the pipe closed: it ended, or exec'd and will
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
 
 
 def _report(write, fd, **msg):
@@ -194,17 +228,25 @@ def _exactly(fd, n):
     return data
 
 
-def one_test(mod, job, tok_r, res_w, hits):
-    """Runs in the fork of the zygote: the test, then the token back. Never returns."""
-    read, write, exit_ = os.read, os.write, os._exit
+def one_test(mod, job, ask_w, tok_r, res_w, hits):
+    """Runs in the fork of the zygote: the test; once it returned, the token asked for, echoed, and the exit
+    status drawn with it (`passing_code`). Never returns."""
+    read, write, exit_, wait = os.read, os.write, os._exit, select.select
     try:
         _run_test(mod, job)
     except BaseException as exc:  # noqa: B036 (every way a test can end that is not a pass)
         write(res_w, (_failure(exc, hits)).encode()[:500])
         exit_(1)
-    tok = read(tok_r, 64)
+    write(ask_w, b"R")
+    tok = b""
+    while len(tok) < TOKEN:
+        wait([tok_r], [], [], None)
+        chunk = read(tok_r, TOKEN - len(tok))
+        if not chunk:
+            exit_(1)
+        tok += chunk
     write(res_w, tok)
-    exit_(0)
+    exit_(passing_code(tok.decode()))
 
 
 class _Alarm(BaseException):
@@ -464,7 +506,7 @@ class _Zygote:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.dead = True
             return "failed", "the test process ended without its token"
-        if code == 0 and text == token:
+        if code == passing_code(token) and text == token:
             return "passed", ""
         if isinstance(text, str) and text.startswith(("P:", "I:", "F:")):
             return {"P": "probe", "I": "imports-pytest", "F": "failed"}[text[0]], text[2:300]
