@@ -14,6 +14,7 @@ from hook_bench import bench_copy, bench_hook, bench_large, bench_large_edited, 
 from report_bench import bench_report  # noqa: E402
 from report_html_bench import bench_html  # noqa: E402
 from review_bench import bench_review  # noqa: E402
+from suite_bench import bench_suites  # noqa: E402
 from where_bench import bench_where  # noqa: E402
 
 
@@ -21,6 +22,8 @@ def main() -> int:
     print("== the gate ==")
     print("\n".join(bench_hook() + bench_package() + bench_large() + bench_large_edited() + bench_tree_key() + bench_copy()
                       + bench_where()))
+    print("\n== large hidden suites ==")
+    print("\n".join(bench_suites()))
     print("\n== the report ==")
     if not shutil.which("jq"):
         print("jq is not installed (apt-get install jq); the report is timed without the jq comparison")

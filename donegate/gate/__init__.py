@@ -172,6 +172,8 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
         raise
     if leak:
         gates["leak"] = leak
+    if _STOP.get("transcript_unread"):  # a FIFO or device planted where the transcript was: refused, recorded
+        gates["transcript"] = _STOP["transcript_unread"]
     if accept.get("environment"):
         return _environment(gates, accept["environment"], "repair or recreate the project's environment, or seal again")
     gates["scope"] = in_scope
@@ -189,6 +191,8 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
             problems.append(scanned["problem"])
         hint = scanned["problem"] if cfg["scan"] == "hint" else ""
     leak_msg = leaks.LEAK_MSG if leak else ""
+    if accept.get("handover") == "second-run-time" and problems == [accept["problem"]] and not failures:
+        return _unverified(gates, accept)
     if not problems and not failures:
         passed = feedback.passed(gates, accept, hint, leak_msg)
         if cfg["review"] == "off":
@@ -216,6 +220,16 @@ def _environment(gates: dict[str, Any], problem: str, fix: str) -> Outcome:
     out = Outcome("block", BLOCK, gates=gates, failing=["environment"])
     return breaker.hand_over(out, "the project's environment cannot run the hidden tests",
                              f"donegate: {problem} (fix: {fix})")
+
+
+def _unverified(gates: dict[str, Any], accept: dict[str, Any]) -> Outcome:
+    """The hidden tests passed and the second run could not finish in the stop's time: time is no reason to
+    block honest work, nor a pass. The stop goes to a person at once, the ledger saying how far the run got."""
+    gates["acceptance"] = accept
+    gates["handover"] = "second-run-time"
+    out = Outcome("block", BLOCK, gates=gates, failing=["second-run-time"])
+    return breaker.hand_over(out, "the second run of the hidden tests could not finish in the stop's time",
+                             f"donegate: {accept['problem']} (fix: raise `timeout` in donegate.yaml, or seal fewer tests)")
 
 
 def _looks(cfg: dict[str, Any]) -> bool:
@@ -256,7 +270,7 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
     dl = deadline.Deadline(_budget(config.minimal()), start=t0)
     claim = once.Claim(root)  # the other donegate hooks of this stop report the verdict of the one that judges it
     ctx: dict[str, Any] = {"deadline": dl, "root": root, "payload": payload, "cfg": cfg, "claim": claim, "client": client}
-    _STOP.update(deadline=dl, stage="reading the config", scanned_to=0, fault=_fault(root))
+    _STOP.update(deadline=dl, stage="reading the config", scanned_to=0, transcript_unread="", fault=_fault(root))
     if watchdog:
         dl.arm(lambda: _watchdog.expired(ctx))
     try:

@@ -11,6 +11,7 @@ needs no second opinion (a block), the second run is cancelled and not waited fo
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -54,8 +55,11 @@ class _Thread:
         finally:
             self.begun.set()
 
-    def join(self) -> Any:
-        self.thread.join()
+    def join(self, timeout: float | None = None) -> Any:
+        """What the run returned (None when it is still going after `timeout` seconds)."""
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            return None
         if self.error is not None:
             raise self.error
         return self.result
@@ -91,12 +95,17 @@ class Running:
         # as soon as a test of the first run does not pass (so it exists before the first run does).
         kind = walls.choose(cfg["confine"])
         self.second: _Thread | None = None
+        self.progress: list[int] = []  # a line per test the second run has reported
+        self.tests = len(tests)
+        self.t0 = time.monotonic()
         if tests:
             from donegate.hidden import second
 
+            # Its own limit is the stop's (`finish` ends it sooner: `_second_limit`), so a second run slower than
+            # the first is never killed at the configured timeout while the stop still has time for it.
             self.second = _Thread("donegate-second-run", lambda started: second.run(
-                st.path, repo, tests, timeout=self.timeout, kind=kind, allow=allow, python=self.launch,
-                root=root, tree=tree, started=started, later=True))
+                st.path, repo, tests, timeout=max(self.timeout, time_left(4 * self.timeout + 60)), kind=kind, allow=allow,
+                python=self.launch, root=root, tree=tree, started=started, later=True, progress=self.progress))
         self.first = _Thread("donegate-hidden-run", lambda started: runner.run(
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
             project=Path(self.launch.front[0]), python=self.launch, allow=allow, root=root, tree=tree,
@@ -130,12 +139,24 @@ class Running:
         if self.second is not None and not gate["failed"] and (
                 gate["ok"] or run.tamper and run.tamper_rule not in HARD and len(run.passing()) == gate["total"]):
             stage("the second run")
-            two = self.second.join()
-            _second(two, gate)
-            run.faithful = run.faithful and two.faithful  # the verdict cache keeps what both runs saw
+            two = self.second.join(self._second_limit(run.duration))
+            if two is None:  # it could not finish in the time this stop has: a person's, not a block
+                self.second.cancel()
+                _unfinished(gate, len(self.progress), self.tests, time.monotonic() - self.t0, run.duration)
+                run.faithful = False
+            else:
+                _second(two, gate)
+                run.faithful = run.faithful and two.faithful  # the verdict cache keeps what both runs saw
         else:
             self.cancel()
         return gate, run
+
+    def _second_limit(self, first: float) -> float:
+        """How much longer the stop waits for the second run, the first done: until the configured timeout, or
+        twice the first run's own duration and 10 s (both ran at once on shared cores), whichever is later, as
+        far as the stop's deadline allows."""
+        spent = time.monotonic() - self.t0
+        return max(0.0, min(time_left(4 * self.timeout + 60) - spent, max(self.timeout, 2 * first + 10.0) - spent))
 
     def cancel(self) -> None:
         if self.second is not None:
@@ -213,6 +234,16 @@ def own_marks(manifest: dict[str, Any]) -> tuple[str, ...]:
     for name, items in (manifest.get("scan_baseline") or {}).items():
         out += [f"line:{name}:{code}" for _rule, code, *_ in items if code]
     return tuple(dict.fromkeys(out))
+
+
+def _unfinished(gate: dict[str, Any], done: int, total: int, waited: float, first: float) -> None:
+    """The first run passed and the second could not finish within the stop's time: no evidence against the
+    work, none for it either. The stop goes to a person (`gates.handover`: `second-run-time`), never blocks."""
+    gate["ok"] = False
+    gate["problem"] = (f"the second run of the hidden tests could not finish in this stop's time: it had checked "
+                       f"{done} of {total} tests after {waited:.0f} s (the first run took {first:.1f} s)")
+    gate["second"] = {"checked": done, "of": total, "unfinished": True, "duration": round(waited, 4)}
+    gate["handover"] = "second-run-time"
 
 
 def _second(two: second_run.SecondRun, gate: dict[str, Any]) -> None:

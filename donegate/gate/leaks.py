@@ -26,8 +26,10 @@ def transcript_gate(payload: dict[str, Any], st: store.Store, root: Path) -> tup
     scrub = feedback.Scrubber(secret_paths, sources)
 
     stage("the transcript scan")
-    shown, scanned_to = leaks.shown_since(payload.get("transcript_path"))
+    why: list[str] = []
+    shown, scanned_to = leaks.shown_since(payload.get("transcript_path"), why=why)
     STOP["scanned_to"] = scanned_to
+    STOP["transcript_unread"] = why[0] if why else ""
     return leaks.find(shown, markers, sources, kit_sources), scrub
 
 

@@ -5,8 +5,14 @@ Standard library only: this source is sent with `bare.py` and executed in the sa
 """
 
 import ast
+import importlib
+import io
+import math
 import os
+import re
 import sys
+import types
+from collections import namedtuple
 
 
 # --- the shim: what the tests' `pytest` is here ------------------------------------------------------------
@@ -49,7 +55,6 @@ class _ExcInfo:
         self.value = self.type = self.tb = None
 
     def match(self, pattern):
-        import re
 
         assert re.search(pattern, str(self.value)), f"{pattern!r} does not match {str(self.value)!r}"
         return True
@@ -87,7 +92,6 @@ class _Approx:
         self.expected, self.rel, self.abs, self.nan_ok = expected, rel, abs, nan_ok
 
     def _one(self, got, want):
-        import math
 
         if isinstance(want, dict):
             return isinstance(got, dict) and got.keys() == want.keys() and all(self._one(got[k], want[k]) for k in want)
@@ -140,7 +144,6 @@ def _fixture(fn=None, *, scope="function", autouse=False, name=None, params=None
 
 
 def make_shim(name):
-    import types
 
     shim = types.ModuleType(name)
     shim.raises, shim.approx, shim.fail, shim.skip = _raises, _Approx, _fail, _skip
@@ -176,7 +179,6 @@ class _MonkeyPatch:
 
     def _target(self, target, name, value):
         if isinstance(target, str) and value is self._NOTSET:
-            import importlib
 
             mod, _, attr = target.rpartition(".")
             obj = importlib.import_module(mod)
@@ -241,14 +243,12 @@ class _MonkeyPatch:
 
 class _CapSys:
     def __init__(self):
-        import io
 
         self._io = io
         self._old = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
 
     def readouterr(self):
-        from collections import namedtuple
 
         out, err = sys.stdout.getvalue(), sys.stderr.getvalue()
         sys.stdout, sys.stderr = self._io.StringIO(), self._io.StringIO()

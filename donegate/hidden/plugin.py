@@ -64,6 +64,15 @@ _KEEP_DUNDER = ("__init__", "__call__", "__eq__", "__exit__", "__enter__", "__ne
 
 _OBJ = operator.attrgetter("_obj")
 _RUNTEST = operator.attrgetter("runtest.__func__")
+_EACH = 200  # a run of up to this many tests checks every test's function after every test (`Tripwires.collected`)
+
+
+def _prints(items):
+    """(functions, runtests, classes) of `items`, in C loops; None when a runtest is no longer a method."""
+    try:
+        return (list(map(_OBJ, items)), list(map(_RUNTEST, items)), list(map(type, items)))
+    except AttributeError:
+        return None
 
 
 class Tripwires:
@@ -96,12 +105,38 @@ class Tripwires:
         self.builtin_names = [k for k in vars(builtins) if k != "_"]  # `_`: the display hook and gettext set it
         self.modules = [m for m in _MODULES if m in sys.modules]
         self.items: list = []
+        self.many: list = []  # a large run's tests (`collected`)
+        self.where: dict = {}
+        self.many_base = None
         self.labels, self.base = self.snapshot()
 
     def collected(self, items) -> None:
-        """Add the collected tests (their functions and code) to the fingerprints."""
-        self.items = list(items)
+        """Add the collected tests (their functions and code) to the fingerprints. Up to `_EACH` tests, every
+        test's are checked after every test; in a larger run each test's own as it starts and every test's at
+        the end (all after each was O(n²): 2,000 tests, a second and more of the run)."""
+        items = list(items)
+        self.many = items if len(items) > _EACH else []
+        self.items = [] if self.many else items
+        self.where = {item.nodeid: j for j, item in enumerate(self.many)}
+        self.many_base = _prints(self.many)
         self.labels, self.base = self.snapshot()
+
+    def replaced(self, nodeid: "str | None" = None) -> list:
+        """Of a large run's tests, those whose function, runtest or class changed: the test `nodeid`, or all."""
+        if not self.many:
+            return []
+        j = self.where.get(nodeid, -1) if nodeid is not None else None
+        if j == -1:
+            return []
+        picked = self.many if j is None else [self.many[j]]
+        now, base = _prints(picked), self.many_base
+        if base is not None and j is not None:
+            base = tuple([column[j]] for column in base)
+        if now is not None and base is not None and all(x is y for a, b in zip(now, base, strict=True)
+                                                        for x, y in zip(a, b, strict=True)):
+            return []
+        return [f"test {item.nodeid}" for k, item in enumerate(picked)
+                if now is None or base is None or any(a[k] is not b[k] for a, b in zip(now, base, strict=True))] or ["tests"]
 
     def snapshot(self) -> tuple[list, list]:
         # Objects, compared by identity, collected in C loops: `id()` and reading a function's
@@ -425,6 +460,8 @@ class Reporter:
     def pytest_runtest_logstart(self, nodeid, location) -> None:
         self.current = nodeid
         self._send(ev="start", id=nodeid)
+        if self.wires is not None and self.wires.many:
+            self._check(f"before {nodeid} ran", self.wires.replaced(nodeid), only=True)
 
     def pytest_runtest_logreport(self, report) -> None:
         outcome = report.outcome
@@ -442,10 +479,11 @@ class Reporter:
         self._check(f"during {nodeid}")
         self._send(ev="end", id=nodeid)
 
-    def _check(self, where: str) -> None:
+    def _check(self, where: str, also: "list | None" = None, only: bool = False) -> None:
         if self.wires is None or self.tampered:
             return
-        changed = [k for k in self.wires.changed() if rule_of(k) not in self.allow | self.sent]
+        found = (also or []) if only else [*self.wires.changed(), *(also or [])]
+        changed = [k for k in found if rule_of(k) not in self.allow | self.sent]
         if changed and all(rule_of(k) not in HARD for k in changed) and \
                 f"{rule_of(changed[0])}:{describe(changed, '').rstrip()}" in self.own:
             return  # the unchanged project did this at the seal: its own
@@ -457,5 +495,5 @@ class Reporter:
             self._send(ev="tamper", what=describe(changed, where), keys=changed[:20], rule=rule)
 
     def pytest_sessionfinish(self, session, exitstatus) -> None:
-        self._check("at the end of the run")
+        self._check("at the end of the run", self.wires.replaced() if self.wires is not None else None)
         self._send(ev="finish", nonce=self.nonce, exitstatus=int(exitstatus))

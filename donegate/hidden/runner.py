@@ -165,6 +165,14 @@ def test_files(store: Path) -> list[Path]:
     return sorted(p for p in store.iterdir() if p.suffix == ".py" and p.is_file())
 
 
+def collected_as(store: Path, files: list[Path]) -> list[str]:
+    """pytest's arguments naming the sealed files. Named one by one, pytest 9 collects the store's folder once per
+    file (500 files: 250,000 modules made, 35 s of a 40 s run); so a store of plain files only is named as its
+    folder, every `.py` in it a test file (`python_files`), collected in the same order under the same ids."""
+    plain = all(p.is_file() for p in store.iterdir()) and not any(f.name == "__init__.py" for f in files)
+    return ["-o", "python_files=*.py", str(store)] if plain and len(files) > 1 else [str(f) for f in files]
+
+
 def _plugin_source() -> str:
     """The plugin, the probe and the bytecode hook: one namespace (`donegate.hidden.ship`)."""
     return ship.payload(("plugin", "probe", "kept", "seeded"), "<donegate plugin>")
@@ -372,7 +380,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
                 "--basetemp", os.path.join(w_.private, "basetemp"), *PYTEST_ARGS]
         if collect_only:
             args.append("--collect-only")
-        args += [str(f) for f in files]
+        args += collected_as(store, files)
         r, w = os.pipe()
         argv = [*w_.prefix, *w_.argv, "-c", BOOTSTRAP, "-", str(w), "--", *args]
         stream = channel.Stream(nonce)

@@ -94,13 +94,13 @@ def _source(shim: str) -> str:
 def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: str, allow: Sequence[str] = (),
         project: Path | None = None, python: "pyenv.Launch | None" = None, root: Path | None = None,
         tree: "statcache.Tree | statcache.Pending | None" = None, started: "Callable[[int], None] | None" = None,
-        later: bool = False) -> SecondRun:
+        later: bool = False, progress: "list[int] | None" = None) -> SecondRun:
     """Run `tests` (ids the first run passed) again under the bare harness, inside the same walls (`kind`:
     bwrap | sandbox-exec | none, as `confine.choose` gave the first run), with the same interpreter and
     sys.path as the first run (`python`, default found for `project`), but for the kit's pytest. With the
     state root and the stop's look (`tree`), a confined run works in the tree's second mirror, so it can run
     beside the first (`runner.setting`); `started` as `proc.run` has it (the stop cancels a second run whose
-    first failed)."""
+    first failed). `progress` gets an item per line of the report as it comes (how far a run the stop ended got)."""
     from donegate.hidden import runner
 
     out = SecondRun()
@@ -120,7 +120,8 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         started = walls.go(started)
         params["go"] = walls.wait
         res = proc.run(argv, timeout=timeout, cwd=walls.cwd, env=walls.env, input=json.dumps(params) + "\n" + _source(params["shim"]),
-                       pass_fds=walls.passed, started=started)
+                       pass_fds=walls.passed, started=started,
+                       on_line=None if progress is None else (lambda line: progress.append(1)))
         out.faithful = walls.faithful
     out.duration = res.duration
     if res.timed_out:

@@ -51,16 +51,20 @@ def distinctive(sources: Sequence[str]) -> set[str]:
     return out
 
 
-def shown_since(transcript: str | None, start: int = 0) -> tuple[str, int]:
+def shown_since(transcript: str | None, start: int = 0, why: list[str] | None = None) -> tuple[str, int]:
     """(everything the model was shown from byte `start` on (user-side entries), joined; the offset
-    after the last complete line read). ('', start) if unreadable. A FIFO or device is never opened."""
+    after the last complete line read). ('', start) if unreadable, and `why` gets the reason. Only a
+    regular file is read: a FIFO, a device (`/dev/kmsg`) or a link to one is refused at once, never waited on."""
     if not transcript:
         return "", start
     from donegate.core import fsafe
 
     try:
         raw = fsafe.read_bytes(transcript, limit=MAX_BYTES)
-    except OSError:
+    except OSError as exc:
+        if why is not None:
+            why.append(f"the transcript was not read: {exc.strerror or exc}" if not isinstance(exc, fsafe.NotRegular)
+                       else f"the transcript was not read: a {exc.kind}, not a regular file")
         return "", start
     end = raw.rfind(b"\n") + 1
     if end <= start:

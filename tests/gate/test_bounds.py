@@ -94,6 +94,35 @@ def test_a_transcript_that_is_a_fifo_is_not_read(sealed_shop, kit_home, tmp_path
     fix_bug(sealed_shop)
     res = run_hook(stop_payload(sealed_shop, transcript_path=str(tmp_path / "transcript.jsonl")), timeout=60)
     assert res.returncode == 0, res.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["transcript"] == "the transcript was not read: a FIFO, not a regular file"
+
+
+# A link the agent planted where the transcript is: to a FIFO nobody writes, to a device that never ends a read
+# (/dev/kmsg waits for the next kernel message; /dev/zero never ends; /dev/null where neither is there).
+_DEVICE = next((d for d in ("/dev/kmsg", "/dev/zero", "/dev/null") if os.path.exists(d)), "/dev/null")
+
+
+@pytest.mark.parametrize("target", ["fifo", "device"])
+def test_a_transcript_linked_to_a_fifo_or_a_device_never_makes_the_stop_wait(sealed_shop, kit_home, tmp_path, target):
+    if target == "fifo":
+        os.mkfifo(tmp_path / "pipe")
+    link = tmp_path / "transcript.jsonl"
+    link.symlink_to(tmp_path / "pipe" if target == "fifo" else _DEVICE)
+    fix_bug(sealed_shop)
+    res = run_hook(stop_payload(sealed_shop, transcript_path=str(link)), timeout=60)
+    assert res.returncode == 0, res.stderr  # answered: not waiting for a writer, a kernel message or an end
+    line = stop_lines(kit_home)[-1]
+    assert line["verdict"] == "pass" and line["gates"]["transcript"] == \
+        "the transcript was not read: a symlink, not a regular file", line["gates"]
+
+
+def test_a_regular_transcript_is_read_and_says_nothing(sealed_shop, kit_home, tmp_path):
+    """The look-alike: a real transcript is scanned, and the line has no `transcript` reason."""
+    (tmp_path / "transcript.jsonl").write_text(json.dumps({"type": "user", "message": {"content": "hello"}}) + "\n")
+    fix_bug(sealed_shop)
+    res = run_hook(stop_payload(sealed_shop, transcript_path=str(tmp_path / "transcript.jsonl")), timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert "transcript" not in stop_lines(kit_home)[-1]["gates"]
 
 
 # -- locks an agent holds --------------------------------------------------------------------------

@@ -448,3 +448,21 @@ def test_ledger_records_the_feedback_the_agent_was_shown_and_nothing_hidden(tmp_
     (repo / "mod.py").write_text("VALUE = 2\n")
     assert run_hook(stop_payload(repo)).returncode == 0
     assert "feedback" not in stop_lines(kit_home)[-1]  # a stop let through showed the agent nothing
+
+
+def test_a_store_of_several_files_runs_every_file_whatever_its_name(tmp_path, kit_home):
+    """The pytest run names a store of plain files as its folder (`runner.collected_as`, every `.py` a test file):
+    a sealed file not named test_*.py still runs, under the same ids, in the same order, as named one by one."""
+    repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n"})
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "test_a.py").write_text("import mod\n\ndef test_a():\n    assert mod.VALUE == 2\n")
+    (hidden / "checks.py").write_text("import mod\n\ndef test_b():\n    assert mod.VALUE == 2\n")
+    res = seal(repo, hidden / "test_a.py", hidden / "checks.py")
+    assert res.returncode == 0, res.stderr
+    assert "2 new requirements failing" in res.stdout + res.stderr
+    (repo / "mod.py").write_text("VALUE = 2\n")
+    res = run_hook(stop_payload(repo), timeout=120)
+    assert res.returncode == 0, res.stderr
+    accept = stop_lines(kit_home)[-1]["gates"]["acceptance"]
+    assert (accept["total"], accept["passed"], accept["second"]["checked"]) == (2, 2, 2), accept
