@@ -21,9 +21,10 @@ look-alikes that must never be flagged):
   cannot read them; bytecode never reaches the run, whose copy holds none);
 - `sandbox-probe`: a look at what only tells a sandbox apart and neither run can hide (docs/verdict.md, known
   limits): a string naming `NoNewPrivs` or `Seccomp` (the lines of `/proc/<pid>/status` bubblewrap sets),
-  `prctl` PR_GET_NO_NEW_PRIVS, the network's interfaces (`socket.if_nameindex`, `/sys/class/net`, `/proc/net/*`,
-  an `ioctl` SIOCGIF*, psutil's and netifaces' interface lists); `/proc/self/status` read for its memory lines and
-  ordinary networking (`create_connection`, `gethostname`) are not.
+  `prctl` PR_GET_NO_NEW_PRIVS, `/proc/self/cmdline` (`python -c` in both runs), the network's interfaces
+  (`socket.if_nameindex`, `/sys/class/net`, `/proc/net/*`, an `ioctl` SIOCGIF*, psutil's and netifaces' lists);
+  `/proc/self/status` read for its memory lines and ordinary networking (`create_connection`, `gethostname`)
+  are not.
 
 Every file the change touched is read (tracked or not, git-ignored or not, named like a test or not:
 test-named files may import pytest), decoded as Python decodes it. A finding names file:line and the
@@ -75,6 +76,9 @@ GC = {("gc", "get_objects"), ("gc", "get_referrers"), ("gc", "get_referents")}
 # network's interfaces (the runs have loopback only). Reading a status file for its memory lines, or networking, is not.
 STATUS_WORD = re.compile(r"\b(NoNewPrivs|Seccomp)")
 NET_PATHS = re.compile(r"^/(sys/class/net|sys/devices/virtual/net|proc/net|proc/[^/]*/net)(/|$)")
+# The run's own command line as the kernel keeps it: `python -c ...` in both runs, `python -m pytest` by hand
+# (sys.argv and sys.orig_argv look as a developer's). Another process's (`/proc/1/cmdline`, `/proc/{pid}/`) is not.
+OWN_CMDLINE = re.compile(r"^/proc/(self|thread-self)/cmdline$")
 NET_CALLS = frozenset({"socket.if_nameindex", "socket.if_nametoindex", "socket.if_indextoname", "psutil.net_if_addrs",
                        "psutil.net_if_stats", "netifaces.interfaces", "netifaces.ifaddresses", "netifaces.gateways"})
 NET_NAMES = frozenset(n.rpartition(".")[2] for n in NET_CALLS if "_" in n)  # getattr(socket, "if_nameindex")
@@ -217,9 +221,14 @@ class _Visitor(ast.NodeVisitor):
         f"/proc/{pid}/net/dev"), read whole: the network's interfaces by their files."""
         if id(node) in self.paths:
             return
-        text = self._static(node)
-        if text and NET_PATHS.match(re.sub("/+", "/", text)):
-            self.add(node, "sandbox-probe", what=f"{text}: the network's interfaces")
+        what = _probe_path(re.sub("/+", "/", self._static(node)))
+        if what:
+            self.add(node, "sandbox-probe", what=what)
+
+    def _getpid(self, node: ast.AST) -> bool:
+        """`os.getpid()`, `str(os.getpid())`: this process, as `self` names it."""
+        return isinstance(node, ast.Call) and (self._dotted(node.func) in ("os.getpid", "getpid") or self._dotted(
+            node.func) == "str" and len(node.args) == 1 and self._getpid(node.args[0]))
 
     def _static(self, node: ast.AST) -> str:
         """The text of a string or path built of pieces, `*` for each piece only known at run time."""
@@ -228,6 +237,8 @@ class _Visitor(ast.NodeVisitor):
             return node.value if isinstance(node.value, str) else "*"
         if isinstance(node, ast.JoinedStr):
             return "".join(self._static(v) for v in node.values)
+        if self._getpid(node.value if isinstance(node, ast.FormattedValue) else node):
+            return "self"
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Div)):
             return self._static(node.left) + ("/" if isinstance(node.op, ast.Div) else "") + self._static(node.right)
         if isinstance(node, ast.Call) and self._dotted(node.func).endswith(
@@ -245,8 +256,8 @@ class _Visitor(ast.NodeVisitor):
                 self.add(node, "sandbox-probe", what=f"{word.group(1)}: a line of /proc/<pid>/status a sandbox sets")
             elif text in NET_NAMES or text in NO_NEW_PRIVS:
                 self.add(node, "sandbox-probe", what=text)
-            elif NET_PATHS.match(text):
-                self.add(node, "sandbox-probe", what=f"{text}: the network's interfaces")
+            elif _probe_path(text):
+                self.add(node, "sandbox-probe", what=_probe_path(text))
         if isinstance(node.value, str):
             if "PYTEST_CURRENT_TEST" in node.value:
                 self.add(node, "pytest-env")
@@ -277,6 +288,15 @@ class _Visitor(ast.NodeVisitor):
                     and _bending(t.id, node.value.body if _is_constant(node.value.body) else None):
                 self.add(node, "eq-constant", name=t.id)
         self.generic_visit(node)
+
+
+def _probe_path(text: str) -> str:
+    """What a path tells a sandbox apart by (`sandbox-probe`), or ""."""
+    if NET_PATHS.match(text):
+        return f"{text}: the network's interfaces"
+    if OWN_CMDLINE.match(text):
+        return f"{text}: the run's own command line as the kernel keeps it"
+    return ""
 
 
 def _in_package(name: ast.AST, call: ast.Call) -> bool:
@@ -423,7 +443,7 @@ _NEEDLES = (b"inspect", b"stack", b"currentframe", b"getouterframes", b"_getfram
             b"__import__", b"import_module", b"ctypes", b"posix", b"cffi", b"PYTEST_CURRENT_TEST", b"DONEGATE_", b"modules",
             # sandbox-probe
             b"NoNewPrivs", b"Seccomp", b"NO_NEW_PRIVS", b"no_new_privs", b"prctl", b"ioctl", b"SIOCGIF", b"if_name",
-            b"if_index", b"net_if_", b"netifaces", b"/net", b"'net'", b'"net"')
+            b"if_index", b"net_if_", b"netifaces", b"/net", b"'net'", b'"net"', b"cmdline")
 
 
 def _may_find(data: bytes, needles: tuple[bytes, ...]) -> bool:

@@ -240,6 +240,8 @@ HONEST_CORPUS = {
     "server-binds-all-interfaces": "import socket\ns = socket.socket()\ns.bind(('0.0.0.0', 0))\nINTERFACES = 'interfaces'\n",
     "container-seccomp-option": "OPTS = ['--security-opt', 'seccomp=unconfined']\nNET = '/etc/network/interfaces'\n",
     "docstring-naming-the-status-lines": "def f():\n    '''Unlike NoNewPrivs or Seccomp, memory is ours to read.'''\n    return 1\n",
+    "another-process-cmdline": "def argv(pid):\n    return open(f'/proc/{pid}/cmdline', 'rb').read().split(b'\\0')\n"
+                               "INIT = open('/proc/1/cmdline', 'rb').read()\n",
     "net-words-in-paths": "import os\nP = os.path.join('/srv', 'net', 'dev')\nQ = '/proc/self/statm'\nR = 'https://example.net/dev'\n",
 }
 
@@ -283,6 +285,8 @@ def test_the_scan_never_flags_honest_look_alikes(name):
     ("import fcntl, socket\nfcntl.ioctl(socket.socket().fileno(), 0x8912, bytes(4096))\n", 2, "sandbox-probe"),
     ("import prctl\nx = prctl.get_no_new_privs()\n", 2, "sandbox-probe"),
     ("def f(libc):\n    return libc.prctl(39, 0, 0, 0, 0)\n", 2, "sandbox-probe"),
+    ("x = open('/proc/self/cmdline', 'rb').read()\n", 1, "sandbox-probe"),
+    ("import os\nx = open(f'/proc/{os.getpid()}/cmdline', 'rb').read()\n", 2, "sandbox-probe"),
 ])
 def test_the_scan_names_file_line_and_rule(source, line, rule):
     found = scan.scan_source(source, "pkg/mod.py", ["/opt/donegate"])
