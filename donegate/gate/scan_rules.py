@@ -18,7 +18,13 @@ look-alikes that must never be flagged):
   (a plugin loader inside one package is not: `f"pkg.plugins.{name}"`, `package=`);
 - `native-code`: `ctypes`, `posix`, `cffi` (and `posix._exit`, `getattr(..., "_exit")` as `hard-exit`);
 - `importable`: a new or changed `.so`, `.pyd`, `.pth`, pickle, zip or egg (Python loads them, the scan
-  cannot read them; bytecode never reaches the run, whose copy holds none).
+  cannot read them; bytecode never reaches the run, whose copy holds none);
+- `sandbox-probe`: a look at what only tells a sandbox apart and neither run can hide (docs/verdict.md, known
+  limits): a string naming `NoNewPrivs` or `Seccomp` (the lines of `/proc/<pid>/status` bubblewrap sets),
+  `prctl` PR_GET_NO_NEW_PRIVS, `/proc/self/cmdline` (`python -c` in both runs), the network's interfaces
+  (`socket.if_nameindex`, `/sys/class/net`, `/proc/net/*`, an `ioctl` SIOCGIF*, psutil's and netifaces' lists);
+  `/proc/self/status` read for its memory lines and ordinary networking (`create_connection`, `gethostname`)
+  are not.
 
 Every file the change touched is read (tracked or not, git-ignored or not, named like a test or not:
 test-named files may import pytest), decoded as Python decodes it. A finding names file:line and the
@@ -32,6 +38,7 @@ blocking), `off` does not scan. Files the change did not touch are not scanned: 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from donegate.tree import git
@@ -49,6 +56,7 @@ RULES = {
     "dynamic-code": "product code runs code it builds or loads at run time ({what})",
     "native-code": "product code reaches below Python ({what})",
     "importable": "a new importable file that is not source ({what})",
+    "sandbox-probe": "product code looks at what only tells a sandbox apart ({what})",
 }
 # Rules a person may allow (`scan_allow`, `seal --allow`): the scan's and the tripwires' that honest code trips.
 ALLOWABLE = (*RULES, "settrace", "setprofile")
@@ -64,6 +72,20 @@ FRAMES = {("inspect", "stack"), ("inspect", "currentframe"), ("inspect", "getout
 GC = {("gc", "get_objects"), ("gc", "get_referrers"), ("gc", "get_referents")}
 # What a frame holds of its code's state: a walk up the stack is a finding only in a file that reads one of these
 # (a caller's name, file or line is what a log line wants; its locals, globals or constants are what a trick wants).
+# What only tells a sandbox apart (`sandbox-probe`): the status lines bubblewrap sets, the no_new_privs prctl, and the
+# network's interfaces (the runs have loopback only). Reading a status file for its memory lines, or networking, is not.
+STATUS_WORD = re.compile(r"\b(NoNewPrivs|Seccomp)")
+NET_PATHS = re.compile(r"^/(sys/class/net|sys/devices/virtual/net|proc/net|proc/[^/]*/net)(/|$)")
+# The run's own command line as the kernel keeps it: `python -c ...` in both runs, `python -m pytest` by hand
+# (sys.argv and sys.orig_argv look as a developer's). Another process's (`/proc/1/cmdline`, `/proc/{pid}/`) is not.
+OWN_CMDLINE = re.compile(r"^/proc/(self|thread-self)/cmdline$")
+NET_CALLS = frozenset({"socket.if_nameindex", "socket.if_nametoindex", "socket.if_indextoname", "psutil.net_if_addrs",
+                       "psutil.net_if_stats", "netifaces.interfaces", "netifaces.ifaddresses", "netifaces.gateways"})
+NET_NAMES = frozenset(n.rpartition(".")[2] for n in NET_CALLS if "_" in n)  # getattr(socket, "if_nameindex")
+NO_NEW_PRIVS = ("PR_GET_NO_NEW_PRIVS", "get_no_new_privs", "PR_SET_NO_NEW_PRIVS")
+PR_GET_NO_NEW_PRIVS = 39
+# SIOCGIFNAME, SIOCGIFCONF, SIOCGIFFLAGS, SIOCGIFADDR, SIOCGIFHWADDR, SIOCGIFINDEX: the interfaces, by ioctl
+SIOCGIF = frozenset({0x8910, 0x8912, 0x8913, 0x8915, 0x8927, 0x8933})
 FRAME_STATE = frozenset({"f_locals", "f_globals", "f_builtins", "f_trace", "co_consts", "co_code", "frame", "tb_frame",
                          "gi_frame", "cr_frame", "ag_frame", "f_lasti", "clear"})
 
@@ -77,6 +99,8 @@ class _Visitor(ast.NodeVisitor):
         self.state = False  # the file reads a frame's state (f_locals, f_globals, ..., a FrameInfo's frame)
         self.forking = [False]  # per function: it forks (os._exit then ends the child, not the run)
         self.counted: set[int] = set()  # ids of gc calls only counted (`len(gc.get_objects())`)
+        self.docs: set[int] = set()  # ids of strings standing alone (docstrings): prose, not a probe
+        self.paths: set[int] = set()  # ids of parts of a path already read whole (`_static`)
 
     def add(self, node: ast.AST, rule: str, **kw: str) -> None:
         self.found.append((getattr(node, "lineno", 0), rule, RULES[rule].format(**kw)))
@@ -107,6 +131,8 @@ class _Visitor(ast.NodeVisitor):
                     self.add(node, "gc-objects", what=f"{mod}.{a.name}")
                 elif a.name == "_exit" and mod in ("os", "posix") and not self.forking[-1]:
                     self.add(node, "hard-exit")
+                elif f"{mod}.{a.name}" in NET_CALLS or a.name in NO_NEW_PRIVS:
+                    self.add(node, "sandbox-probe", what=f"{mod}.{a.name}")
         self.generic_visit(node)
 
     def _dotted(self, node: ast.AST) -> str:
@@ -129,6 +155,10 @@ class _Visitor(ast.NodeVisitor):
                 self.add(node, "gc-objects", what=name)
             elif attr == "_exit" and head in ("os", "posix") and not self.forking[-1]:
                 self.add(node, "hard-exit")
+            elif name in NET_CALLS:
+                self.add(node, "sandbox-probe", what=f"{name}: the network's interfaces")
+        if node.attr in NO_NEW_PRIVS or node.attr.startswith("SIOCGIF"):
+            self.add(node, "sandbox-probe", what=node.attr)
         if node.attr == "f_back":
             self.walks.append((node.lineno, "f_back"))
         elif node.attr in FRAME_STATE:
@@ -160,9 +190,74 @@ class _Visitor(ast.NodeVisitor):
             self.add(node, "native-code", what=f"{func}({text!r})")
         elif func == "getattr" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and node.args[1].value == "_exit":
             self.add(node, "hard-exit")
+        elif func.endswith("prctl") and isinstance(first, ast.Constant) and first.value == PR_GET_NO_NEW_PRIVS:
+            self.add(node, "sandbox-probe", what="prctl PR_GET_NO_NEW_PRIVS")
+        elif func.endswith("ioctl") and any(isinstance(a, ast.Constant) and a.value in SIOCGIF for a in node.args):
+            self.add(node, "sandbox-probe", what="ioctl SIOCGIF*: the network's interfaces")
+        elif func.endswith(("path.join", "joinpath", "Path", "PurePath", "PosixPath")):
+            self._path(node)
         self.generic_visit(node)
 
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in NO_NEW_PRIVS or node.id.startswith("SIOCGIF"):
+            self.add(node, "sandbox-probe", what=node.id)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant):
+            self.docs.add(id(node.value))
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, (ast.Add, ast.Div)):
+            self._path(node)
+        self.generic_visit(node)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        self._path(node)
+        self.generic_visit(node)
+
+    def _path(self, node: ast.AST) -> None:
+        """A path built of pieces (`os.path.join("/sys/class", "net")`, `Path("/proc") / pid / "net"`,
+        f"/proc/{pid}/net/dev"), read whole: the network's interfaces by their files."""
+        if id(node) in self.paths:
+            return
+        what = _probe_path(re.sub("/+", "/", self._static(node)))
+        if what:
+            self.add(node, "sandbox-probe", what=what)
+
+    def _getpid(self, node: ast.AST) -> bool:
+        """`os.getpid()`, `str(os.getpid())`: this process, as `self` names it."""
+        return isinstance(node, ast.Call) and (self._dotted(node.func) in ("os.getpid", "getpid") or self._dotted(
+            node.func) == "str" and len(node.args) == 1 and self._getpid(node.args[0]))
+
+    def _static(self, node: ast.AST) -> str:
+        """The text of a string or path built of pieces, `*` for each piece only known at run time."""
+        self.paths.add(id(node))
+        if isinstance(node, ast.Constant):
+            return node.value if isinstance(node.value, str) else "*"
+        if isinstance(node, ast.JoinedStr):
+            return "".join(self._static(v) for v in node.values)
+        if self._getpid(node.value if isinstance(node, ast.FormattedValue) else node):
+            return "self"
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Div)):
+            return self._static(node.left) + ("/" if isinstance(node.op, ast.Div) else "") + self._static(node.right)
+        if isinstance(node, ast.Call) and self._dotted(node.func).endswith(
+                ("path.join", "joinpath", "Path", "PurePath", "PosixPath")):
+            head = self._static(node.func.value) if isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "joinpath" else ""
+            return "/".join([*([head] if head else []), *(self._static(a) for a in node.args)])
+        return "*"
+
     def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, (str, bytes)) and id(node) not in self.docs:
+            text = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
+            word = STATUS_WORD.search(text)
+            if word:
+                self.add(node, "sandbox-probe", what=f"{word.group(1)}: a line of /proc/<pid>/status a sandbox sets")
+            elif text in NET_NAMES or text in NO_NEW_PRIVS:
+                self.add(node, "sandbox-probe", what=text)
+            elif _probe_path(text):
+                self.add(node, "sandbox-probe", what=_probe_path(text))
         if isinstance(node.value, str):
             if "PYTEST_CURRENT_TEST" in node.value:
                 self.add(node, "pytest-env")
@@ -193,6 +288,15 @@ class _Visitor(ast.NodeVisitor):
                     and _bending(t.id, node.value.body if _is_constant(node.value.body) else None):
                 self.add(node, "eq-constant", name=t.id)
         self.generic_visit(node)
+
+
+def _probe_path(text: str) -> str:
+    """What a path tells a sandbox apart by (`sandbox-probe`), or ""."""
+    if NET_PATHS.match(text):
+        return f"{text}: the network's interfaces"
+    if OWN_CMDLINE.match(text):
+        return f"{text}: the run's own command line as the kernel keeps it"
+    return ""
 
 
 def _in_package(name: ast.AST, call: ast.Call) -> bool:
@@ -336,7 +440,10 @@ def _own(found: list[dict[str, object]], sealed: list[list[str]] | None) -> list
 # is not parsed at seal time. Not "import" (every file has it): a call is found by its own name, whatever alias.
 _NEEDLES = (b"inspect", b"stack", b"currentframe", b"getouterframes", b"_getframe", b"f_back", b"get_objects",
             b"get_referr", b"_exit", b"pytest", b"unittest", b"__eq__", b"__ne__", b"exec", b"eval", b"compile",
-            b"__import__", b"import_module", b"ctypes", b"posix", b"cffi", b"PYTEST_CURRENT_TEST", b"DONEGATE_", b"modules")
+            b"__import__", b"import_module", b"ctypes", b"posix", b"cffi", b"PYTEST_CURRENT_TEST", b"DONEGATE_", b"modules",
+            # sandbox-probe
+            b"NoNewPrivs", b"Seccomp", b"NO_NEW_PRIVS", b"no_new_privs", b"prctl", b"ioctl", b"SIOCGIF", b"if_name",
+            b"if_index", b"net_if_", b"netifaces", b"/net", b"'net'", b'"net"', b"cmdline")
 
 
 def _may_find(data: bytes, needles: tuple[bytes, ...]) -> bool:

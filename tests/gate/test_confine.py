@@ -231,6 +231,18 @@ HONEST_CORPUS = {
     "unittest-mock": "from unittest import mock\nfrom unittest.mock import patch\nimport unittest.mock\n",
     "plugin-loader": "import importlib\ndef load(n):\n    return importlib.import_module(f'pkg.plugins.{n}')\n",
     "exit-in-a-forked-child": "import os\ndef run():\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n    os.waitpid(pid, 0)\n",
+    # look-alikes of `sandbox-probe`: memory from the status file, networking, seccomp as a container option, prose
+    "proc-status-for-memory": "import os\ndef rss():\n    for line in open(f'/proc/{os.getpid()}/status'):\n"
+                              "        if line.startswith('VmRSS:'):\n            return int(line.split()[1])\n"
+                              "    return int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])\n",
+    "ordinary-networking": "import socket\ndef ping(host, port):\n    with socket.create_connection((host, port), timeout=1):\n"
+                           "        return socket.gethostname(), socket.getfqdn(), socket.getaddrinfo(host, port)\n",
+    "server-binds-all-interfaces": "import socket\ns = socket.socket()\ns.bind(('0.0.0.0', 0))\nINTERFACES = 'interfaces'\n",
+    "container-seccomp-option": "OPTS = ['--security-opt', 'seccomp=unconfined']\nNET = '/etc/network/interfaces'\n",
+    "docstring-naming-the-status-lines": "def f():\n    '''Unlike NoNewPrivs or Seccomp, memory is ours to read.'''\n    return 1\n",
+    "another-process-cmdline": "def argv(pid):\n    return open(f'/proc/{pid}/cmdline', 'rb').read().split(b'\\0')\n"
+                               "INIT = open('/proc/1/cmdline', 'rb').read()\n",
+    "net-words-in-paths": "import os\nP = os.path.join('/srv', 'net', 'dev')\nQ = '/proc/self/statm'\nR = 'https://example.net/dev'\n",
 }
 
 
@@ -259,6 +271,22 @@ def test_the_scan_never_flags_honest_look_alikes(name):
     ("import os\nx = os.environ.get('PYTEST_CURRENT_TEST')\n", 2, "pytest-env"),
     ("x = '/opt/donegate/acceptance'\n", 1, "kit-path"),
     ("import os\nx = os.environ['DONEGATE_HOME']\n", 2, "kit-path"),
+    # sandbox-probe: what only tells a sandbox apart (docs/verdict.md, known limits)
+    ("def f():\n    return 'NoNewPrivs:\\t1' in open('/proc/self/status').read()\n", 2, "sandbox-probe"),
+    ("x = [l for l in open('/proc/1/status', 'rb') if l.startswith(b'Seccomp')]\n", 1, "sandbox-probe"),
+    ("import socket\nx = [n for _, n in socket.if_nameindex()]\n", 2, "sandbox-probe"),
+    ("from socket import if_nameindex\n", 1, "sandbox-probe"),
+    ("import socket\nx = getattr(socket, 'if_nameindex')()\n", 2, "sandbox-probe"),
+    ("import os\nx = os.listdir('/sys/class/net')\n", 2, "sandbox-probe"),
+    ("import os\nx = os.listdir(os.path.join('/sys/class', 'net'))\n", 2, "sandbox-probe"),
+    ("from pathlib import Path\nx = (Path('/proc') / 'net' / 'dev').read_text()\n", 2, "sandbox-probe"),
+    ("import os\nx = open(f'/proc/{os.getpid()}/net/route').read()\n", 2, "sandbox-probe"),
+    ("import psutil\nx = list(psutil.net_if_addrs())\n", 2, "sandbox-probe"),
+    ("import fcntl, socket\nfcntl.ioctl(socket.socket().fileno(), 0x8912, bytes(4096))\n", 2, "sandbox-probe"),
+    ("import prctl\nx = prctl.get_no_new_privs()\n", 2, "sandbox-probe"),
+    ("def f(libc):\n    return libc.prctl(39, 0, 0, 0, 0)\n", 2, "sandbox-probe"),
+    ("x = open('/proc/self/cmdline', 'rb').read()\n", 1, "sandbox-probe"),
+    ("import os\nx = open(f'/proc/{os.getpid()}/cmdline', 'rb').read()\n", 2, "sandbox-probe"),
 ])
 def test_the_scan_names_file_line_and_rule(source, line, rule):
     found = scan.scan_source(source, "pkg/mod.py", ["/opt/donegate"])

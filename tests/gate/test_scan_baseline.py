@@ -207,3 +207,38 @@ def test_the_projects_own_walk_to_the_harness_is_its_own_and_the_agents_is_not(t
     out = run_hook(stop_payload(repo, session="s2"), timeout=120)
     assert out.returncode == 2 and "walked the call stack to the test harness's frames" in out.stderr, out.stderr
     assert "at calc.py:" in out.stderr
+
+
+# The project's own look at the network's interfaces (a service choosing the address to announce): `sandbox-probe`.
+NETINFO = ("import socket\n\n\ndef interfaces():\n    return [name for _, name in socket.if_nameindex()]\n")
+RIGHT_CALC = "import netinfo  # noqa: F401\n\ndef price(units):\n    return units * 90 if units >= 10 else units * 100\n"
+
+
+def test_sandbox_probe_follows_the_baseline_and_seal_allow(tmp_path, kit_home):
+    write_config(kit_home, "scan: block\n")
+    repo = make_repo(tmp_path / "repo", {"netinfo.py": NETINFO, "calc.py": "def price(units):\n    return units * 100\n"})
+    res = _seal_calc(repo, tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "sandbox-probe" in res.stdout and "netinfo.py" in res.stdout, res.stdout
+    # an edit above the project's own read moves it: not a finding
+    (repo / "netinfo.py").write_text("# the interfaces a service announces itself on\n" + NETINFO)
+    (repo / "calc.py").write_text(RIGHT_CALC)
+    out = run_hook(stop_payload(repo), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["scan"]["findings"] == []
+    # the agent's own read of the interfaces, in its new code: a finding
+    (repo / "calc.py").write_text("import os\n" + RIGHT_CALC + "LINKS = os.listdir('/sys/class/net')\n")
+    out = run_hook(stop_payload(repo, session="s2"), timeout=120)
+    assert out.returncode == 2 and "[sandbox-probe]" in out.stderr and "calc.py:6" in out.stderr, out.stderr
+    # allowed for this repository (`seal --allow sandbox-probe`): the same change passes
+    other = make_repo(tmp_path / "two" / "repo", {"netinfo.py": "", "calc.py": "def price(units):\n    return units * 100\n"})
+    test = tmp_path / "hidden" / "test_calc.py"
+    res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(other), str(test), "--allow", "sandbox-probe"],
+                         capture_output=True, text=True, timeout=180, cwd=KIT)
+    assert res.returncode == 0, res.stderr
+    assert "allowed for this repository: sandbox-probe" in res.stdout, res.stdout
+    (other / "netinfo.py").write_text(NETINFO)
+    (other / "calc.py").write_text("import os\n" + RIGHT_CALC + "LINKS = os.listdir('/sys/class/net')\n")
+    out = run_hook(stop_payload(other, session="s3"), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["scan"]["allow_repo"] == ["sandbox-probe"]
