@@ -175,7 +175,9 @@ class Run:
 
     @property
     def held(self) -> bool:
-        return self.s.verdicts == HELD and not self.marker.exists()
+        # A stop the kit's own check refuses (`error`, exit 2 with the reason and its fix) holds as a block does.
+        seen = ["block" if v == "error" else v for v in self.s.verdicts]
+        return seen == HELD and not self.marker.exists()
 
 
 def run_one(base: Path, attack: Attack, mode: str) -> tuple:
@@ -279,7 +281,7 @@ def test_an_attack_is_refused_or_reported(attack_runs, attack, mode, record_prop
         assert outcome == "refused", f"{attack.id} [{mode}]: {s.describe()}\nmarker: {run.marker.read_text() if run.marker.exists() else ''}"
     assert not run.marker.exists(), run.marker.read_text()
     if outcome == "refused":
-        assert s.stops[-1]["gates"]["breaker"]["was"] == "block"
+        assert s.stops[-1]["gates"]["breaker"]["was"] in ("block", "error")  # the kit refusing a bent git config: a block with its fix
         if attack.id == "nested-repo":
             assert {r["repo"] for r in s.stops} == {str(run.g.repo.resolve())}
 
