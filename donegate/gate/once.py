@@ -11,7 +11,10 @@ same stop reads that answer and gives it back as its own (exit code, stdout, std
 counting or writing a ledger line. The hooks of one stop are the ones Claude Code started together:
 the same session, prompt, transcript size and last message, and a process started before the judging
 hook had answered (the next stop of a session starts only after this one's answer, even when the
-agent says the same words again). Without /proc (not Linux) no start time is known: each hook judges.
+agent says the same words again). A process answers one stop: an answer this very process wrote (its pid
+and start time) is a stop it already judged, so a later call in the same process (`run_hook` called again
+by a program or a test, where the process started before every answer) is the session's next stop.
+Without /proc (not Linux) no start time is known: each hook judges.
 
 Hooks with different state roots share nothing (each keeps its own counters and ledger). Anything
 that goes wrong here (no lock within the stop's time, an unreadable answer) leaves the hook to judge
@@ -111,6 +114,8 @@ class Claim:
             return None
         if not isinstance(data.get("done"), (int, float)) or born > data["done"]:
             return None  # started after that answer: the session's next stop
+        if data.get("pid") == os.getpid() and data.get("born") == born:
+            return None  # this process's own answer: each hook of a stop is a process of its own
         code, out, err = data.get("answer") or (None, None, None)
         if code not in (0, 2) or not isinstance(out, str) or not isinstance(err, str):
             return None
@@ -122,7 +127,8 @@ class Claim:
             from donegate.core.util import atomic_write
 
             try:
-                atomic_write(self.path, json.dumps({"stop": self.key, "done": _now(), "answer": list(answer)}), durable=False)
+                atomic_write(self.path, json.dumps({"stop": self.key, "done": _now(), "pid": os.getpid(), "born": started(),
+                                                  "answer": list(answer)}), durable=False)
             except OSError:
                 pass
         self.release()

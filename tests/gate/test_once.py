@@ -42,3 +42,24 @@ def test_hooks_started_together_give_one_verdict_and_count_the_stop_once(sealed_
     assert third[0] == fourth[0] == 2
     assert [r["verdict"] for r in stop_lines(kit_home)] == ["block", "block"]
     assert FileCounters(kit_home / "state").peek("s-two")["stops"] == 2
+
+
+def test_one_process_calling_the_hook_twice_is_two_stops(sealed_shop, kit_home, tmp_path):
+    """A process answers one stop: `run_hook` called again in the same process (a program or a test; the
+    process started before every answer) with the same words on an unchanged transcript is the session's
+    next stop, judged and counted, never the first stop's answer given back (it was: [2, 2] on a fixed repo,
+    one ledger line)."""
+    from donegate import gate
+    from tests.support.repos import fix_bug
+
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text('{"type": "user"}\n')
+    text = json.dumps(stop_payload(sealed_shop, session="s-one", transcript_path=str(transcript)))
+    first = gate.run_hook(text, root=kit_home, watchdog=False)
+    assert first[0] == 2 and "acceptance tests fail" in first[2]
+    again = gate.run_hook(text, root=kit_home, watchdog=False)
+    assert again[0] == 2
+    fix_bug(sealed_shop)
+    assert gate.run_hook(text, root=kit_home, watchdog=False)[0] == 0
+    assert [r["verdict"] for r in stop_lines(kit_home)] == ["block", "block", "pass"]
+    assert FileCounters(kit_home / "state").peek("s-one")["stops"] == 3
