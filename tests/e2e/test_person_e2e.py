@@ -98,8 +98,12 @@ def test_an_agent_hiding_from_the_check_reseals_and_is_handed_to_a_person(gated)
     record = seal_record(g)
     home = f'H="$(printf \'{octal(str(g.home))}\')"'
     # Variables unset, and detached from Claude Code (the double fork leaves init as the parent).
-    dodge = (f'{home}; ( {HIDE} DONEGATE_HOME="$H" setsid {PY} -c "{RUN}" seal . t_ok.py --replace > sealed.out 2>&1 & ); '
-             "for i in $(seq 120); do grep -q sealed sealed.out 2>/dev/null && break; sleep 1; done; cat sealed.out")
+    # The command waits until the detached seal has exited, not only written: a process still running when the
+    # command returns becomes a background task whose end Claude Code reports to the model as a turn of its own.
+    # The test file goes outside the repository first: seal refuses one the agent could read in place.
+    dodge = (f'{home}; cp t_ok.py ../t_ok.py; ( {HIDE} DONEGATE_HOME="$H" setsid {PY} -c "{RUN}" seal . ../t_ok.py --replace > sealed.out 2>&1 & '
+             'echo $! > seal.pid ); '
+             "for i in $(seq 240); do kill -0 $(cat seal.pid) 2>/dev/null || break; sleep 0.5; done; cat sealed.out")
     with FakeAPI() as api:
         api.add(CLAIM, write_cheat(g), bash(dodge), CLAIM, CLAIM)
         s = g.run(api, extra_env={})
