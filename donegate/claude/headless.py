@@ -43,7 +43,7 @@ from donegate.core import proc
 from donegate.claude.binary import CLAUDE_ENV, find_claude
 from donegate.claude.settings import guard_settings
 from donegate.errors import DonegateError
-from donegate.core.util import utc_now
+from donegate.core.util import json_object, utc_now
 
 # Seconds between progress calls while the model is quiet (a turn can take a minute).
 TICK = 1.0
@@ -110,11 +110,8 @@ class _Stream:
                 self.on_progress(time.monotonic() - self.start, self.turns)
 
     def line(self, text: str) -> None:
-        try:
-            obj = json.loads(text)
-        except ValueError:
-            return
-        if not isinstance(obj, dict):
+        obj = json_object(text)
+        if obj is None:
             return
         kind = obj.get("type")
         if kind == "assistant":

@@ -7,6 +7,7 @@ milliseconds for a name it can make itself.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -111,3 +112,13 @@ def utc_now(seconds: float | None = None, *, ms: bool = True) -> str:
 def plural(count: int, word: str, *, grouped: bool = False) -> str:
     """`1 test`, `2 tests` (`1,000 stops` with `grouped`)."""
     return (f"{count:,}" if grouped else str(count)) + f" {word}" + ("" if count == 1 else "s")
+
+
+def json_object(text: "str | bytes") -> "dict[str, Any] | None":
+    """One line of JSON that must be an object (a transcript's, a stream's, an event log's): the dict, or None
+    for anything else (not JSON, or a list, a number, a string)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

@@ -26,6 +26,7 @@ from typing import Any
 
 from donegate import config, paths
 from donegate.errors import DonegateError
+from donegate.core.util import json_object
 
 CODEX_NPM = ("node_modules", ".bin", "codex")
 
@@ -72,11 +73,8 @@ def parse_events(stdout: str) -> dict[str, Any] | None:
     out: dict[str, Any] = {}
     turns = 0
     for line in stdout.splitlines():
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(ev, dict):
+        ev = json_object(line)
+        if ev is None:
             continue
         kind = ev.get("type")
         if kind == "thread.started":

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from donegate.core.deadline import Busy, flock
-from donegate.core.util import atomic_write
+from donegate.core.util import atomic_write, json_object
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any, Iterator
@@ -164,11 +164,8 @@ def matching(path: Path, needles: tuple[bytes, ...]) -> Iterator[tuple[int, byte
     for number, line in read(path):
         if not any(n in line for n in needles):
             continue
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
+        rec = json_object(line)
+        if rec is not None:
             yield number, line, rec
 
 

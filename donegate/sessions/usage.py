@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
 
 from donegate import paths
 from donegate.core import fsafe
-from donegate.core.util import atomic_write
+from donegate.core.util import atomic_write, json_object
 
 MAX_READ = 16 << 20  # bytes of transcript one stop reads at most (the rest at the next stop)
 RECENT = 500  # replies remembered by id, for their repeated entries
@@ -88,11 +88,8 @@ def fold(state: dict[str, Any], text: bytes) -> None:
     """Add the complete lines of `text` (read from the transcript at `state['offset']`) to `state`."""
     models, recent = state["models"], state["recent"]
     for raw in text.splitlines():
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            continue
-        if not isinstance(entry, dict):
+        entry = json_object(raw)
+        if entry is None:
             continue
         when = entry.get("timestamp")
         if isinstance(when, str) and when:
