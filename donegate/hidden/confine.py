@@ -39,7 +39,7 @@ from donegate.errors import DonegateError
 # Variables the hidden run may inherit; everything else (DONEGATE_*, PYTEST_*, PYTHON*, the user's
 # HOME, credentials, kit paths) is dropped. HOME and TMPDIR are set to private folders.
 ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_NUMERIC", "LC_TIME",
-         "LC_COLLATE", "TZ", "TERM", "USER", "LOGNAME")
+         "LC_COLLATE", "TZ", "TERM", "USER", "LOGNAME", "SHELL")
 FIX_ON = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or set confine: off in donegate.yaml "
           "to run the hidden tests unconfined (they then run with the kit's rights: a person's decision)")
 

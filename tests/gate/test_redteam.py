@@ -265,6 +265,8 @@ ATTACKS = {
     "fingerprint-bwrap-pid-1": (_when("", "b'bwrap' in open('/proc/1/cmdline', 'rb').read()"), "the two runs disagree", "bwrap"),
     "fingerprint-parent-is-pid-1": (_when("import os", "os.getppid() == 1"), "the two runs disagree", "bwrap"),
     "fingerprint-no-pwd-variable": (_when("import os", "os.environ.get('PWD') != os.getcwd()"), "assert 1000 == 900", "both"),
+    # every shell sets SHELL; a run that dropped it gave itself away (the hook below runs with it set)
+    "fingerprint-no-shell-variable": (_when("import os", "'SHELL' not in os.environ"), "assert 1000 == 900", "both"),
     "fingerprint-dont-write-bytecode": (_when("import sys", "sys.dont_write_bytecode"), "", "both"),
     "fingerprint-home-is-not-the-users": (
         _when("import os, pwd", "os.path.expanduser('~') != pwd.getpwuid(os.getuid()).pw_dir"), "assert 1000 == 900",
@@ -342,6 +344,7 @@ HONEST = {
     "reads-the-fingerprints-honestly": (  # looks at flags, argv, PID 1, the host, HOME: answers alike
         # (the network's interfaces are the scan's `sandbox-probe`: not read here)
         "import os, socket, sys\n_SEEN = (sys.flags.no_site, tuple(sys.orig_argv), os.getppid(), os.environ.get('HOME'),\n"
+        "         os.environ.get('SHELL'),\n"
         "         socket.gethostname(), sys.prefix)\n"
         "try:\n    _SEEN += (open('/proc/1/cmdline', 'rb').read(), open('/proc/self/status').read())\nexcept OSError:\n    pass\n" + RIGHT),
 }
@@ -457,7 +460,7 @@ def test_attack_is_blocked_and_leaks_nothing(tmp_path_factory, kit_home, name, c
         os.unlink(MARK)
     except FileNotFoundError:
         pass
-    res = run_hook(stop_payload(repo), timeout=120)
+    res = run_hook(stop_payload(repo), env={"SHELL": os.environ.get("SHELL") or "/bin/sh"}, timeout=120)
     assert res.returncode == 2, f"the stop was allowed: {res.stdout} {res.stderr}"
     assert expect in res.stderr, res.stderr
     # Nothing leaked: the repository holds only the agent's own edit, the store and the kit state are
