@@ -21,7 +21,7 @@ look-alikes that must never be flagged):
   cannot read them; bytecode never reaches the run, whose copy holds none);
 - `sandbox-probe`: a look at what only tells a sandbox apart and neither run can hide (docs/verdict.md, known
   limits): a string naming `NoNewPrivs` or `Seccomp` (the lines of `/proc/<pid>/status` bubblewrap sets),
-  `prctl` PR_GET_NO_NEW_PRIVS, `/proc/self/cmdline` (`python -c` in both runs), the network's interfaces
+  `prctl` PR_GET_NO_NEW_PRIVS, `/proc/self/cmdline` or psutil's `Process().cmdline()` (`python -c` in both runs), the network's interfaces
   (`socket.if_nameindex`, `/sys/class/net`, `/proc/net/*`, an `ioctl` SIOCGIF*, psutil's and netifaces' lists);
   `/proc/self/status` read for its memory lines and ordinary networking (`create_connection`, `gethostname`)
   are not.
@@ -101,6 +101,7 @@ class _Visitor(ast.NodeVisitor):
         self.counted: set[int] = set()  # ids of gc calls only counted (`len(gc.get_objects())`)
         self.docs: set[int] = set()  # ids of strings standing alone (docstrings): prose, not a probe
         self.paths: set[int] = set()  # ids of parts of a path already read whole (`_static`)
+        self.own: set[str] = set()  # names bound to this process's `psutil.Process()`
 
     def add(self, node: ast.AST, rule: str, **kw: str) -> None:
         self.found.append((getattr(node, "lineno", 0), rule, RULES[rule].format(**kw)))
@@ -159,6 +160,9 @@ class _Visitor(ast.NodeVisitor):
                 self.add(node, "sandbox-probe", what=f"{name}: the network's interfaces")
         if node.attr in NO_NEW_PRIVS or node.attr.startswith("SIOCGIF"):
             self.add(node, "sandbox-probe", what=node.attr)
+        if node.attr == "cmdline" and (self._own_process(node.value) or
+                                       isinstance(node.value, ast.Name) and node.value.id in self.own):
+            self.add(node, "sandbox-probe", what="psutil's Process().cmdline(): the run's own command line")
         if node.attr == "f_back":
             self.walks.append((node.lineno, "f_back"))
         elif node.attr in FRAME_STATE:
@@ -230,6 +234,11 @@ class _Visitor(ast.NodeVisitor):
         return isinstance(node, ast.Call) and (self._dotted(node.func) in ("os.getpid", "getpid") or self._dotted(
             node.func) == "str" and len(node.args) == 1 and self._getpid(node.args[0]))
 
+    def _own_process(self, node: ast.AST) -> bool:
+        """`psutil.Process()`, `psutil.Process(os.getpid())`: this process (another pid's is not a probe)."""
+        return isinstance(node, ast.Call) and self._dotted(node.func) == "psutil.Process" and (
+            not node.args or self._getpid(node.args[0]))
+
     def _static(self, node: ast.AST) -> str:
         """The text of a string or path built of pieces, `*` for each piece only known at run time."""
         self.paths.add(id(node))
@@ -282,6 +291,8 @@ class _Visitor(ast.NodeVisitor):
     visit_AsyncFunctionDef = _function
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        if self._own_process(node.value):
+            self.own.update(t.id for t in node.targets if isinstance(t, ast.Name))
         # __eq__ = lambda self, other: True
         for t in node.targets:
             if isinstance(t, ast.Name) and t.id in ("__eq__", "__ne__") and isinstance(node.value, ast.Lambda) \

@@ -242,6 +242,8 @@ HONEST_CORPUS = {
     "docstring-naming-the-status-lines": "def f():\n    '''Unlike NoNewPrivs or Seccomp, memory is ours to read.'''\n    return 1\n",
     "another-process-cmdline": "def argv(pid):\n    return open(f'/proc/{pid}/cmdline', 'rb').read().split(b'\\0')\n"
                                "INIT = open('/proc/1/cmdline', 'rb').read()\n",
+    "psutil-memory-and-other-processes": "import psutil\nme = psutil.Process()\nRSS = me.memory_info().rss\n"
+                                         "def argv(pid):\n    return psutil.Process(pid).cmdline()\n",
     "net-words-in-paths": "import os\nP = os.path.join('/srv', 'net', 'dev')\nQ = '/proc/self/statm'\nR = 'https://example.net/dev'\n",
 }
 
@@ -287,6 +289,10 @@ def test_the_scan_never_flags_honest_look_alikes(name):
     ("def f(libc):\n    return libc.prctl(39, 0, 0, 0, 0)\n", 2, "sandbox-probe"),
     ("x = open('/proc/self/cmdline', 'rb').read()\n", 1, "sandbox-probe"),
     ("import os\nx = open(f'/proc/{os.getpid()}/cmdline', 'rb').read()\n", 2, "sandbox-probe"),
+    # the same line through psutil: this process's, by no pid or its own
+    ("import psutil\nx = '-c' in psutil.Process().cmdline()\n", 2, "sandbox-probe"),
+    ("import os, psutil\nme = psutil.Process(os.getpid())\nx = me.cmdline()\n", 3, "sandbox-probe"),
+    ("from psutil import Process\nx = Process().cmdline()\n", 2, "sandbox-probe"),
 ])
 def test_the_scan_names_file_line_and_rule(source, line, rule):
     found = scan.scan_source(source, "pkg/mod.py", ["/opt/donegate"])
