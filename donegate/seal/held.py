@@ -18,6 +18,7 @@ import secrets
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 WRITER_PREFIX = "test_held_"  # the writer's held-back files (writer/prompt.md asks for them)
@@ -69,6 +70,19 @@ def choose(collected: list[str], folder: Path, held_files: set[str], share: floa
     `kept` (an earlier seal's held tests still sealed: `seal --add`), the tests of `held_files`, else (none
     named) the kit's pick (`pick`) with `share` among the tests of the files in `pick_from` (None: every
     file). `failing`: the tests the baseline run fails (the new requirements)."""
+    docs: dict[str, dict[str, str]] = {}
+
+    def named(nodeid: str) -> str:
+        if nodeid in (kept or {}):
+            return (kept or {})[nodeid]
+        name = nodeid.split("::", 1)[0]
+        if name not in docs:
+            try:
+                docs[name] = _docstrings((folder / name).read_text(encoding="utf-8"))
+            except OSError:
+                docs[name] = {}
+        return requirement(nodeid, docs[name])
+
     by_file: dict[str, list[str]] = {}
     for nodeid in collected:
         by_file.setdefault(nodeid.split("::", 1)[0], []).append(nodeid)
@@ -77,41 +91,35 @@ def choose(collected: list[str], folder: Path, held_files: set[str], share: floa
         picked += [t for name in sorted(held_files) for t in by_file.get(name, [])]
     elif share > 0:
         files = {n: ids for n, ids in by_file.items() if pick_from is None or n in pick_from}
-        picked += pick(files, share, failing, rng or secrets.SystemRandom())
-    out: dict[str, str] = {}
-    docs: dict[str, dict[str, str]] = {}
-    for nodeid in dict.fromkeys(picked):
-        name = nodeid.split("::", 1)[0]
-        if name not in docs:
-            try:
-                docs[name] = _docstrings((folder / name).read_text(encoding="utf-8"))
-            except OSError:
-                docs[name] = {}
-        out[nodeid] = (kept or {}).get(nodeid) or requirement(nodeid, docs[name])
-    return out
+        picked += pick(files, share, failing, rng or secrets.SystemRandom(), named)
+    return {nodeid: named(nodeid) for nodeid in dict.fromkeys(picked)}
 
 
 def pick(files: dict[str, list[str]], share: float, failing: set[str] | frozenset[str],
-         rng: random.Random) -> list[str]:
+         rng: random.Random, named: Callable[[str], str] | None = None) -> list[str]:
     """The kit's own pick (`held_share`, drawn from `rng`: a secret the seal does not keep), from {file: its
     test ids}: in each file of 2 tests or more, `share` of its tests (at least one) and never all of them, so
     every file keeps a shown test, a failing one when the file has one (the assertion an honest fix reads).
-    A file of one test gives none; when no file has two, the tests of all files are one group."""
+    A file of one test gives none; when no file has two, the tests of all files are one group. `named`: a
+    test's requirement (what a block shows of it), to hold back tests whose name holds no digit first."""
+    named = named or (lambda t: requirement(t, {}))
     groups = [ids for ids in files.values() if len(ids) >= 2]
     if not groups:
         every = [t for ids in files.values() for t in ids]
         groups = [every] if len(every) >= 2 else []
     out: list[str] = []
     for ids in groups:
-        out += _pick_group(ids, share, failing, rng)
+        out += _pick_group(ids, share, failing, rng, named)
     return sorted(out)
 
 
-def _pick_group(ids: list[str], share: float, failing: set[str] | frozenset[str], rng: random.Random) -> list[str]:
+def _pick_group(ids: list[str], share: float, failing: set[str] | frozenset[str], rng: random.Random,
+                named: Callable[[str], str]) -> list[str]:
     """`share` of `ids` (at least one, never all). One test stays shown, failing if any fails; first held back
     are the failing cases of a parametrised test whose other case stays shown (that case shows the assertion's
     shape), then other failing tests (a table that answers unknown inputs as the old code did passes a held-back
-    test the old code passes), then the rest."""
+    test the old code passes), then the rest; within each, a test whose name holds no digit (a block shows the
+    name: a value in it is a value handed out)."""
     want = min(len(ids) - 1, max(1, math.floor(share * len(ids) + 0.5)))
     order = {t: rng.random() for t in ids}
     first = sorted(ids, key=lambda t: (t not in failing, order[t]))
@@ -122,7 +130,8 @@ def _pick_group(ids: list[str], share: float, failing: set[str] | frozenset[str]
             cases.setdefault(t.split("[", 1)[0], []).append(t)
     anchors = {shown} | {next(t for t in first if t in group) for group in cases.values() if shown not in group}
     sibling = {t for group in cases.values() if len(group) >= 2 for t in group if t not in anchors}
-    rest = sorted((t for t in ids if t != shown), key=lambda t: (t not in failing, t not in sibling, order[t]))
+    rest = sorted((t for t in ids if t != shown), key=lambda t: (t not in failing, t not in sibling,
+                                                                 any(c.isdigit() for c in named(t)), order[t]))
     return rest[:want]
 
 

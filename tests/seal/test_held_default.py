@@ -207,3 +207,14 @@ def test_seal_add_to_a_persons_held_back_files_adds_none_of_the_kits(tmp_path, k
     m = _manifest(kit_home)
     assert sorted(m["held"]) == sorted(t for t in m["tests"] if t.startswith("test_rules.py"))
     assert m["held_by"] == "files" and "5 of 9 tests held back" in out
+
+
+def test_a_test_whose_name_holds_a_value_is_held_back_last(tmp_path):
+    """A block shows a held-back test's requirement: the kit holds back a test named in words first (the example's
+    boundary test, `exactly 10 units`, stays shown, and no seal of it warns of a name with digits)."""
+    (tmp_path / "test_a.py").write_text('def test_ten():\n    """Exactly 10 units is 10 or more."""\n\n\n'
+                                        "def test_across():\n    pass\n\n\ndef test_rounding():\n    pass\n")
+    ids = ["test_a.py::test_ten", "test_a.py::test_across", "test_a.py::test_rounding"]
+    for seed in SEEDS:
+        out = held.choose(ids, tmp_path, set(), 0.25, failing=set(ids), rng=random.Random(seed))
+        assert len(out) == 1 and "test_a.py::test_ten" not in out
