@@ -3,9 +3,9 @@ inputs, expected values, assertion text or test id (a parametrised id can carry 
 
 Which tests are held back is decided at the seal and kept in the manifest (`held`: test id -> requirement):
 the tests of the files a person names with `seal --held FILE` (or the writer writes as `test_held_*.py`),
-else, with `held_share` in donegate.yaml above 0, that share of the collected tests, drawn from a secret
-the seal does not keep. The requirement is the test's docstring first line, else its name made readable.
-See docs/held-back.md.
+else the kit's pick (`pick`): `held_share` (default 0.25; 0 turns it off) of each file's tests, never a whole
+file, drawn from a secret the seal does not keep. The requirement is the test's docstring first line, else its
+name made readable. See docs/held-back.md.
 """
 
 from __future__ import annotations

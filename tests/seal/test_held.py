@@ -299,8 +299,11 @@ def test_a_lookup_table_never_passes_a_persons_own_tests_under_the_default_confi
         _table(res.stderr, table)
         _commit(repo, _lookup(table), n)
     assert "pass" not in verdicts, verdicts
-    assert verdicts[-1] == "gave_up", verdicts  # the breaker hands it to a person
+    assert verdicts == ["block"] * 4 + ["gave_up"], verdicts  # the breaker hands it to a person (max_blocks 4)
     assert len(table) == 3  # every shown case was hard-coded; the held-back one never showed its values
+    # From the second stop on its shown tests pass and the held-back case blocks: the measured hard-coding rate.
+    held_back = [r["gates"]["acceptance"]["held_back"] for r in stop_lines(kit_home) if "acceptance" in r["gates"]]
+    assert [h["blocked"] for h in held_back] == [False, True, True, True, True], held_back
 
 
 def test_the_honest_fix_of_a_persons_own_tests_passes_at_its_first_stop(tmp_path, kit_home):

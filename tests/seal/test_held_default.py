@@ -218,3 +218,8 @@ def test_a_test_whose_name_holds_a_value_is_held_back_last(tmp_path):
     for seed in SEEDS:
         out = held.choose(ids, tmp_path, set(), 0.25, failing=set(ids), rng=random.Random(seed))
         assert len(out) == 1 and "test_a.py::test_ten" not in out
+
+
+def test_the_docs_table_names_the_default_share():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "held-back.md").read_text()
+    assert f"| neither (the default, `held_share: {config.SCHEMA['held_share'].default:g}`) |" in doc
