@@ -62,8 +62,8 @@ def held_line(m: dict, share: float) -> str:
     held = len(m.get("held") or {})
     if not held:
         why = ("held_share is 0 in donegate.yaml" if share <= 0 else
-               "the kit holds back none of a one-test suite" if m["count"] < 2 else
-               "the held-back tests sealed were a person's, and --held named none of the new files")
+               "the kit never holds back a suite's only test" if m["count"] < 2 else
+               "the kit never holds back the only test a seal --add adds")
         return (f"  no test held back ({why}): a block shows every failing assertion, which a session could "
                 "hard-code (--held FILE, or held_share in donegate.yaml; docs/held-back.md)")
     line = f"  {held} of {m['count']} tests held back: their failures show the requirement's name and a count only"
