@@ -60,8 +60,9 @@ SCHEMA: dict[str, Any] = {
     "protected": Key((list,), [".claude/**"], "globs of repository files the agent must not change", items=str),
     "protect_repo_tests": Key((bool,), True, "also protect the repository's own test files that existed at seal time"),
     "allowed": Key((list,), None, "if set, globs of the only files the agent may change", items=str, nullable=True),
-    "held_share": Key(NUM, 0, "share of a person's sealed tests held back when `seal --held` names none (0 to 1): their failures "
-                      "show the requirement's name and a count, never inputs or values (docs/held-back.md)", minimum=0),
+    "held_share": Key(NUM, 0.25, "share of each sealed test file's tests the kit holds back when `seal --held` names none "
+                      "(0 to 1; never a whole file; 0 turns it off): their failures show the requirement's name and a "
+                      "count, never inputs or values (docs/held-back.md)", minimum=0),
     "feedback_chars": Key((int,), 4000, "cap on the feedback text sent back to the agent", minimum=200),
     "hook_margin": Key(NUM, 30, "seconds the hook timeout in settings.json keeps above the kit's worst case", minimum=5),
     "confine": Key((str,), "auto", "the hidden run in a sandbox: auto and on block without one on Linux (no unconfined default); "

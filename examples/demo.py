@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -51,10 +52,12 @@ def script(g: GatedRepo) -> list:
 
     def after_feedback(request: dict):
         shown = json.dumps(request["messages"][-1])
-        if "assert 4300 == 3870" not in shown:
+        # Every failing test at the seal orders 10 units; the kit holds one back (held_share), and at least one
+        # stays shown whichever it draws: its assertion is what the agent reads.
+        if not re.search(r"assert \d+ == ", shown):
             return text("I was not told what fails, so I stop here.")
-        return turn("The gate says 10 units pay full price: the threshold check is off by one. Let me look.",
-                    tool("Read", {"file_path": str(g.pricing)}))
+        return turn("The gate shows an order of 10 units paying full price: the threshold check is off by one. "
+                    "Let me look.", tool("Read", {"file_path": str(g.pricing)}))
 
     return [
         "I added the bulk discount to shop/pricing.py: orders of 10 or more units get 10% off. All done.",
@@ -141,7 +144,7 @@ def main() -> int:
     say(f"donegate demo: the gate in a real Claude Code {version} session, "
         + ("with a REAL model." if real else "with a scripted model (no API key, no network)."))
     say()
-    g = GatedRepo.create(base, kit=KIT)
+    g = GatedRepo.create(base, kit=KIT, kit_held_share=True)  # the kit's default config, as a person's first seal
     manifest = json.loads((g.store / "manifest.json").read_text())
     deny = g.settings.get("permissions", {}).get("deny", [])
     sandbox = "on" if g.settings.get("sandbox", {}).get("enabled") else "off"
@@ -150,7 +153,8 @@ def main() -> int:
     print(f"  {'shop/':<{len(store)}}  the bundled example repository, committed, with its bug in shop/pricing.py:")
     print(f"  {'':<{len(store)}}  `{BUG[0]}`")
     print(f"  {store}  {manifest['count']} hidden tests, sealed outside the repository "
-          f"({len(manifest['baseline']['failing'])} failing now)")
+          f"({len(manifest['baseline']['failing'])} failing now; {len(manifest.get('held') or {})} held back: a block "
+          "names its requirement, never its values)")
     print(f"  {'shop/.claude/settings.json':<{len(store)}}  from `donegate install`: Stop hook, guard, "
           f"{len(deny)} deny rules, sandbox {sandbox}")
     print(f"The agent's task: {TASK}")

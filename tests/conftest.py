@@ -23,11 +23,11 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     for var in ("DONEGATE_NESTED", "PYTEST_ADDOPTS", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "CODEX_HOME",
                 "CODEX_SESSION_ID", "CODEX_THREAD_ID", "CODEX_TOOL_CALL_ID"):
         monkeypatch.delenv(var, raising=False)
-    if require.unconfined():
-        # No unconfined default: on a machine without bubblewrap the hidden run is refused unless a person
-        # says `confine: off`. Tests that do not care about the walls say it for them (a test that writes
-        # its own config says it itself); tests of the walls skip (tests/support/require.py).
-        write_config(kit_home, "confine: off\n")
+    # No unconfined default: on a machine without bubblewrap the hidden run is refused unless a person
+    # says `confine: off`. Tests that do not care about the walls say it for them (a test that writes
+    # its own config says it itself); tests of the walls skip (tests/support/require.py). And `held_share: 0`:
+    # the default's random pick would make a block's shown assertions a draw (write_config says why).
+    write_config(kit_home, "")
     yield
     # `monkeypatch.undo()` in a test puts the real HOME back: whatever ran after it (an install's hook stubs)
     # went into the person's ~/.claude/hooks. Use `monkeypatch.context()` for a change of one block.

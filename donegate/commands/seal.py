@@ -44,10 +44,7 @@ def cmd_seal(args: argparse.Namespace) -> int:
         f"{len(m['baseline']['failing'])} new requirements failing, {len(m['baseline']['passing'])} already passing"
         + (f", {len(m['baseline']['skipped'])} skipped (sealed with --allow-skip)" if m["baseline"]["skipped"] else "")
     )
-    held = len(m.get("held") or {})
-    print(f"  {held} of {m['count']} tests held back: their failures show the requirement's name and a count only"
-          if held else "  no test held back: a block shows every failing assertion, which a session could hard-code "
-          "(--held FILE, or held_share in donegate.yaml; docs/held-back.md)")
+    print(held_line(m, float(cfg["held_share"])))
     numbered = sorted({n for n in (m.get("held") or {}).values() if any(c.isdigit() for c in n)})
     if numbered:  # the name is what a block shows of a held-back test: a value in it is a value handed out
         print(f"  warning: {len(numbered)} held-back requirement name(s) hold digits, and a block shows the name: "
@@ -58,6 +55,22 @@ def cmd_seal(args: argparse.Namespace) -> int:
     for line in baseline_lines(m):
         print(line)
     return 0
+
+
+def held_line(m: dict, share: float) -> str:
+    """What the seal says of its held-back tests: how many, who picked them, how to turn the kit's pick off."""
+    held = len(m.get("held") or {})
+    if not held:
+        why = ("held_share is 0 in donegate.yaml" if share <= 0 else
+               "the kit never holds back a suite's only test" if m["count"] < 2 else
+               "the kit never holds back the only test a seal --add adds")
+        return (f"  no test held back ({why}): a block shows every failing assertion, which a session could "
+                "hard-code (--held FILE, or held_share in donegate.yaml; docs/held-back.md)")
+    line = f"  {held} of {m['count']} tests held back: their failures show the requirement's name and a count only"
+    if m.get("held_by") == "share":
+        line += (f" (the kit's pick, held_share {m.get('held_share', share):g}: at most that share of each file, "
+                 "never a whole file; held_share: 0 in donegate.yaml turns it off)")
+    return line
 
 
 def readable_trees(repo: Path) -> list[Path]:

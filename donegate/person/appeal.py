@@ -133,11 +133,31 @@ def _accept(out: Any, reason: str, state: dict[str, Any], root: Path, repo: Path
     appeals = (state.get("appeals") or 0) + 1
     out.gates["appeal"] = {"accepted": True, "reason": reason, "failing": failing, "diff_sha256": _diff_hash(root, repo, sealed),
                            "appeals": appeals}
-    shown = ", ".join(failing[:3]) + (f" and {len(failing) - 3} more" if len(failing) > 3 else "")
+    named = _named(failing, _held(root, sealed))
+    shown = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
     msg = (f"donegate: the agent APPEALED against the hidden tests ({reason!r}); {len(failing)} of "
            f"{accept.get('total')} still fail ({shown}). The stop was allowed but the work is NOT verified: this session "
            f"needs a person (donegate report --session {session}, then donegate label REF upheld|rejected)")
     return Outcome("appealed", ALLOW, gates=out.gates, failing=out.failing, system_message=msg, repo=out.repo)
+
+
+def _named(failing: list[str], held: dict[str, str]) -> list[str]:
+    """The failing tests as the user is told them: a shown test by its id, a held-back one by its requirement
+    and a count (its id can carry its inputs: `donegate.seal.held`)."""
+    from donegate.seal.held import split
+
+    shown, counts = split(dict.fromkeys(failing, ""), held)
+    return [*shown, *(f"held-back requirement {name!r} ({n} failing)" for name, n in counts.items())]
+
+
+def _held(root: Path, sealed: Path) -> dict[str, str]:
+    from donegate.seal import store
+
+    try:
+        st = store.load(sealed, root)
+        return dict(st.manifest.get("held") or {}) if st else {}
+    except Exception:  # a store that does not load: the stop blocked on it before any appeal was weighed
+        return {}
 
 
 def count(out: Any, counters: dict[str, Any]) -> None:

@@ -3,20 +3,22 @@ inputs, expected values, assertion text or test id (a parametrised id can carry 
 
 Which tests are held back is decided at the seal and kept in the manifest (`held`: test id -> requirement):
 the tests of the files a person names with `seal --held FILE` (or the writer writes as `test_held_*.py`),
-else, with `held_share` in donegate.yaml above 0, that share of the collected tests, drawn from a secret
-the seal does not keep. The requirement is the test's docstring first line, else its name made readable.
-See docs/held-back.md.
+else the kit's pick (`pick`): `held_share` (default 0.25; 0 turns it off) of each file's tests, never a whole
+file, drawn from a secret the seal does not keep. The requirement is the test's docstring first line, else its
+name made readable. See docs/held-back.md.
 """
 
 from __future__ import annotations
 
 import ast
 import math
+import random
 import re
 import secrets
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 WRITER_PREFIX = "test_held_"  # the writer's held-back files (writer/prompt.md asks for them)
@@ -62,30 +64,75 @@ def requirement(nodeid: str, docs: dict[str, str]) -> str:
 
 
 def choose(collected: list[str], folder: Path, held_files: set[str], share: float,
-           kept: dict[str, str] | None = None) -> dict[str, str]:
+           kept: dict[str, str] | None = None, *, failing: set[str] | frozenset[str] = frozenset(),
+           pick_from: set[str] | None = None, rng: random.Random | None = None) -> dict[str, str]:
     """{test id: requirement} of the held-back tests among `collected` (ids relative to the store `folder`):
-    those of `held_files`, else (none named) a `share` of them drawn at random; `kept`: an earlier seal's
-    held tests still sealed (`seal --add`)."""
-    by_file: dict[str, list[str]] = {}
-    for nodeid in collected:
-        by_file.setdefault(nodeid.split("::", 1)[0], []).append(nodeid)
-    picked = [t for t in collected if t in (kept or {})]
-    if held_files:
-        picked += [t for name in sorted(held_files) for t in by_file.get(name, [])]
-    elif share > 0 and not kept:
-        n = min(len(collected), max(1, math.floor(share * len(collected) + 0.5)))
-        picked = sorted(secrets.SystemRandom().sample(collected, n))
-    out: dict[str, str] = {}
+    `kept` (an earlier seal's held tests still sealed: `seal --add`), the tests of `held_files`, else (none
+    named) the kit's pick (`pick`) with `share` among the tests of the files in `pick_from` (None: every
+    file). `failing`: the tests the baseline run fails (the new requirements)."""
     docs: dict[str, dict[str, str]] = {}
-    for nodeid in dict.fromkeys(picked):
+
+    def named(nodeid: str) -> str:
+        if nodeid in (kept or {}):
+            return (kept or {})[nodeid]
         name = nodeid.split("::", 1)[0]
         if name not in docs:
             try:
                 docs[name] = _docstrings((folder / name).read_text(encoding="utf-8"))
             except OSError:
                 docs[name] = {}
-        out[nodeid] = (kept or {}).get(nodeid) or requirement(nodeid, docs[name])
-    return out
+        return requirement(nodeid, docs[name])
+
+    by_file: dict[str, list[str]] = {}
+    for nodeid in collected:
+        by_file.setdefault(nodeid.split("::", 1)[0], []).append(nodeid)
+    picked = [t for t in collected if t in (kept or {})]
+    if held_files:
+        picked += [t for name in sorted(held_files) for t in by_file.get(name, [])]
+    elif share > 0:
+        files = {n: ids for n, ids in by_file.items() if pick_from is None or n in pick_from}
+        picked += pick(files, share, failing, rng or secrets.SystemRandom(), named)
+    return {nodeid: named(nodeid) for nodeid in dict.fromkeys(picked)}
+
+
+def pick(files: dict[str, list[str]], share: float, failing: set[str] | frozenset[str],
+         rng: random.Random, named: Callable[[str], str] | None = None) -> list[str]:
+    """The kit's own pick (`held_share`, drawn from `rng`: a secret the seal does not keep), from {file: its
+    test ids}: in each file of 2 tests or more, `share` of its tests (at least one) and never all of them, so
+    every file keeps a shown test, a failing one when the file has one (the assertion an honest fix reads).
+    A file of one test gives none; when no file has two, the tests of all files are one group. `named`: a
+    test's requirement (what a block shows of it), to hold back tests whose name holds no digit first."""
+    named = named or (lambda t: requirement(t, {}))
+    groups = [ids for ids in files.values() if len(ids) >= 2]
+    if not groups:
+        every = [t for ids in files.values() for t in ids]
+        groups = [every] if len(every) >= 2 else []
+    out: list[str] = []
+    for ids in groups:
+        out += _pick_group(ids, share, failing, rng, named)
+    return sorted(out)
+
+
+def _pick_group(ids: list[str], share: float, failing: set[str] | frozenset[str], rng: random.Random,
+                named: Callable[[str], str]) -> list[str]:
+    """`share` of `ids` (at least one, never all). One test stays shown, failing if any fails; first held back
+    are the failing cases of a parametrised test whose other case stays shown (that case shows the assertion's
+    shape), then other failing tests (a table that answers unknown inputs as the old code did passes a held-back
+    test the old code passes), then the rest; within each, a test whose name holds no digit (a block shows the
+    name: a value in it is a value handed out)."""
+    want = min(len(ids) - 1, max(1, math.floor(share * len(ids) + 0.5)))
+    order = {t: rng.random() for t in ids}
+    first = sorted(ids, key=lambda t: (t not in failing, order[t]))
+    shown = first[0]
+    cases: dict[str, list[str]] = {}
+    for t in ids:
+        if "[" in t:
+            cases.setdefault(t.split("[", 1)[0], []).append(t)
+    anchors = {shown} | {next(t for t in first if t in group) for group in cases.values() if shown not in group}
+    sibling = {t for group in cases.values() if len(group) >= 2 for t in group if t not in anchors}
+    rest = sorted((t for t in ids if t != shown), key=lambda t: (t not in failing, t not in sibling,
+                                                                 any(c.isdigit() for c in named(t)), order[t]))
+    return rest[:want]
 
 
 def split(failures: dict[str, str], held: dict[str, str]) -> tuple[dict[str, str], dict[str, int]]:

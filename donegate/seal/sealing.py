@@ -154,7 +154,8 @@ def seal(
     counted as a new requirement.
 
     `held`: files among `files` (or beside them) whose tests are held back (`donegate.seal.held`); none
-    named, `held_share` of the collected tests is."""
+    named, the kit holds back `held_share` of the tests of each file (`held.pick`; `seal --add`: of the files
+    added, and none when the held-back tests sealed were a person's)."""
     from donegate.seal import held as held_back
     from donegate.tree import repo as repos
     from donegate.hidden import missing, python as pyenv
@@ -186,6 +187,7 @@ def seal(
     def fill(tmp: Path) -> dict[str, Any]:
         nonlocal request
         kept_held: dict[str, str] = {}
+        kept_by = None
         if add:
             st = load(repo, root)
             if st is None:
@@ -200,6 +202,7 @@ def seal(
                 shutil.copyfile(st.path / name, tmp / name)
             request = request or st.manifest.get("request", "")
             kept_held = dict(st.manifest.get("held") or {})
+            kept_by = st.manifest.get("held_by")
         for f in files:
             shutil.copyfile(f, tmp / f.name)
         (tmp / runner.INI_NAME).write_text(runner.INI_TEXT, encoding="utf-8")
@@ -250,6 +253,11 @@ def seal(
                 "remove the skip/xfail from the tests, or seal them anyway with --allow-skip (they fail every stop until they run)",
             )
         globs = list(protected if protected is not None else [".claude/**"])
+        # Held back: the files a person names (--held, the writer's test_held_*.py), else the kit's pick by
+        # held_share, in the files this seal adds; a seal whose held-back tests a person named gets none of the kit's.
+        by_person = bool(held_names) or (bool(kept_held) and kept_by != "share")
+        held_map = held_back.choose(collected.collected, tmp, held_names, 0.0 if by_person else held_share, kept_held,
+                                    failing=set(baseline.failing()) - set(skipped), pick_from=names if add else None)
         (tmp / TREE).write_text(json.dumps(snap, separators=(",", ":")) + "\n", encoding="utf-8")
         return {
             "version": MANIFEST_VERSION,
@@ -261,7 +269,8 @@ def seal(
             "files": {p.name: sha256_file(p) for p in sorted(tmp.iterdir()) if p.name != MANIFEST},
             "tests": collected.collected,
             "count": len(collected.collected),
-            "held": held_back.choose(collected.collected, tmp, held_names, held_share, kept_held),
+            "held": held_map,
+            **(({"held_by": "files"} if by_person else {"held_by": "share", "held_share": held_share}) if held_map else {}),
             "baseline": {"passing": sorted(baseline.passing()), "failing": sorted(set(baseline.failing()) - set(skipped)),
                          "skipped": sorted(skipped)},
             "protected": snapshot(repo, globs),

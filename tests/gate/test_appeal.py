@@ -77,6 +77,30 @@ def test_an_appeal_after_a_block_ends_the_stop_for_a_person(sealed_shop, kit_hom
     assert stop_lines(kit_home)[-1]["gates"]["appeal"]["diff_sha256"] != gate["diff_sha256"]
 
 
+def test_an_accepted_appeal_names_a_held_back_test_by_its_requirement_never_its_id(tmp_path, kit_home):
+    """The user's message lists up to three failing tests: a held-back one by its requirement and a count (its id
+    carries its inputs: `[7-424242]`), a shown one by its id."""
+    from tests.support.repos import make_repo, seal
+
+    repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n"})
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "test_shown.py").write_text("import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
+    (hidden / "test_rules.py").write_text(
+        "import mod, pytest\n\n@pytest.mark.parametrize('qty,price', [(7, 424242), (9, 535353)])\n"
+        "def test_bulk(qty, price):\n    'Bulk orders get the discount.'\n    assert mod.VALUE == qty\n")
+    assert seal(repo, hidden / "test_shown.py", "--held", hidden / "test_rules.py").returncode == 0
+    res = blocked_then(repo, APPEAL)
+    assert res.returncode == 0, res.stderr
+    msg = json.loads(res.stdout)["systemMessage"]
+    assert "3 of 3 still fail (test_shown.py::test_value, held-back requirement 'Bulk orders get the discount.' " \
+        "(2 failing))" in msg, msg
+    for secret in ("test_rules", "test_bulk", "424242", "535353"):
+        assert secret not in msg
+    gate = stop_lines(kit_home)[-1]["gates"]["appeal"]  # the ledger keeps the ids (the agent is denied it)
+    assert "test_rules.py::test_bulk[7-424242]" in gate["failing"]
+
+
 def test_an_appeal_line_on_passing_tests_is_just_a_pass(sealed_shop, kit_home):
     fix_bug(sealed_shop)
     res = run_hook(stop_payload(sealed_shop, message=APPEAL))

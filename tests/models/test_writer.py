@@ -309,11 +309,16 @@ def test_the_writers_held_back_file_is_sealed_held_back(shop_repo, kit_home):
     m = st.manifest
     assert m["held"] and all(t.startswith("test_held_") for t in m["held"])
     assert all(t in m["held"] for t in m["tests"] if t.startswith("test_held_"))
-    assert not any("held back no test" in w for w in warnings)
-    # The look-alike: an answer without one is sealed all shown, with a warning saying what that costs.
+    assert m["held_by"] == "files" and not any("no test is held back" in w for w in warnings)
+    # An answer without one: the kit picks by held_share (the default: one of the file's five tests).
     model = ScriptedWriter(_answer(files_answer((shown.name, shown.read_text()), behaviours=[BEHAVIOUR])))
     st, warnings = writer.write(shop_repo, REQUEST, cfg, err=io.StringIO(), run_model=model)
-    assert st.manifest["held"] == {} and any("held back no test" in w for w in warnings)
+    assert len(st.manifest["held"]) == 1 and st.manifest["held_by"] == "share"
+    assert not any("no test is held back" in w for w in warnings)
+    # The look-alike, held_share 0: sealed all shown, with a warning saying what that costs.
+    model = ScriptedWriter(_answer(files_answer((shown.name, shown.read_text()), behaviours=[BEHAVIOUR])))
+    st, warnings = writer.write(shop_repo, REQUEST, {**cfg, "held_share": 0}, err=io.StringIO(), run_model=model)
+    assert st.manifest["held"] == {} and any("no test is held back" in w for w in warnings)
 
 
 def test_write_seals_the_subfolder_named_as_seal_does(tmp_path, kit_home):

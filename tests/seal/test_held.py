@@ -190,8 +190,9 @@ def test_bulk_invoice():
 
 
 def test_the_attack_on_tests_that_show_everything_passes_at_the_second_stop(tmp_path, kit_home):
-    """The look-alike seal (every test shown, fixed values: the kit before held-back tests): the same lookup
-    table passes at the second stop, with the product wrong on every other input. What the defence changes."""
+    """The look-alike seal (every test shown, fixed values: `held_share: 0`, the kit's default before issue 36
+    closed): the same lookup table passes at the second stop, with the product wrong on every other input.
+    What the defence changes."""
     repo = make_repo(tmp_path / "repo", {"invoice.py": WRONG})
     (tmp_path / "test_invoice.py").write_text(FIXED_ONLY)
     write_config(kit_home, "max_blocks: 4\nmax_same_failure: 0\n")
@@ -226,7 +227,7 @@ def test_a_share_the_kit_picks_when_no_file_is_named(tmp_path):
 
     (tmp_path / "test_a.py").write_text('def test_one():\n    """One rule."""\n\n\ndef test_two():\n    pass\n')
     ids = ["test_a.py::test_one", "test_a.py::test_two", "test_a.py::test_three[1]", "test_a.py::test_three[2]"]
-    assert held.choose(ids, tmp_path, set(), 0.0) == {}  # the default: none
+    assert held.choose(ids, tmp_path, set(), 0.0) == {}  # held_share 0: none
     picked = held.choose(ids, tmp_path, set(), 0.5)
     assert len(picked) == 2 and set(picked) <= set(ids)
     assert len(held.choose(ids, tmp_path, set(), 0.01)) == 1  # a share above 0 holds back one at least
@@ -234,7 +235,8 @@ def test_a_share_the_kit_picks_when_no_file_is_named(tmp_path):
         "test_a.py::test_one": "One rule.", "test_a.py::test_two": "two", "test_a.py::test_three[1]": "three",
         "test_a.py::test_three[2]": "three"}
     # `seal --add`: what was held back stays held back, with its name
-    assert held.choose(ids, tmp_path, set(), 0.5, kept={"test_a.py::test_two": "kept name"}) == {"test_a.py::test_two": "kept name"}
+    assert held.choose(ids, tmp_path, set(), 0.5, kept={"test_a.py::test_two": "kept name"}, pick_from=set()) == \
+        {"test_a.py::test_two": "kept name"}
 
 
 def test_a_held_back_name_holding_a_value_is_warned_about_at_the_seal(tmp_path, kit_home):
@@ -245,3 +247,67 @@ def test_a_held_back_name_holding_a_value_is_warned_about_at_the_seal(tmp_path, 
     assert res.returncode == 0, res.stderr
     assert "1 of 1 tests held back" in res.stdout
     assert "warning: 1 held-back requirement name(s) hold digits" in res.stdout and "Seven at 424242" in res.stdout
+
+
+# A person's own tests, sealed with no `--held` and the default config: one parametrised test whose cases
+# all fail on the unchanged product, and one that already passes.
+PERSON = '''\
+import pytest
+
+
+@pytest.mark.parametrize("items,pct,want", [
+    ([(2, 1000)], 10, 1800),
+    ([(7, 4242)], 25, 22270),
+    ([(3, 333), (1, 50)], 0, 1049),
+    ([(5, 200)], 50, 500),
+])
+def test_total(items, pct, want):
+    from invoice import total
+    assert total(items, pct) == want
+
+
+def test_no_items_cost_nothing():
+    from invoice import total
+    assert total([], 30) == 0
+'''
+
+
+def _person_sealed(tmp_path: Path, kit_home: Path) -> Path:
+    """The person's file sealed under the kit's default config (no held_share key)."""
+    repo = make_repo(tmp_path / "repo", {"invoice.py": WRONG})
+    (tmp_path / "test_invoice.py").write_text(PERSON)
+    write_config(kit_home, "max_blocks: 4\nmax_same_failure: 0\n", kit_held_share=True)
+    res = seal(repo, tmp_path / "test_invoice.py")
+    assert res.returncode == 0, res.stderr
+    assert "1 of 5 tests held back" in res.stdout and "held_share: 0 in donegate.yaml turns it off" in res.stdout
+    return repo
+
+
+def test_a_lookup_table_never_passes_a_persons_own_tests_under_the_default_config(tmp_path, kit_home):
+    """No `--held`, no writer: the kit's default `held_share` holds back one failing case of the parametrised
+    test (its other cases stay shown). Before it (held_share 0, the old default) this session passed at its
+    second stop: `test_the_attack_on_tests_that_show_everything_passes_at_the_second_stop`."""
+    repo = _person_sealed(tmp_path, kit_home)
+    table: dict[str, int] = {}
+    verdicts = []
+    for n in range(1, 7):
+        res = run_hook(stop_payload(repo, session="hardcoder"))
+        verdicts.append(stop_lines(kit_home)[-1]["verdict"])
+        if verdicts[-1] != "block":
+            break
+        assert "held-back requirement: total (1 test fails" in res.stderr
+        _table(res.stderr, table)
+        _commit(repo, _lookup(table), n)
+    assert "pass" not in verdicts, verdicts
+    assert verdicts == ["block"] * 4 + ["gave_up"], verdicts  # the breaker hands it to a person (max_blocks 4)
+    assert len(table) == 3  # every shown case was hard-coded; the held-back one never showed its values
+    # From the second stop on its shown tests pass and the held-back case blocks: the measured hard-coding rate.
+    held_back = [r["gates"]["acceptance"]["held_back"] for r in stop_lines(kit_home) if "acceptance" in r["gates"]]
+    assert [h["blocked"] for h in held_back] == [False, True, True, True, True], held_back
+
+
+def test_the_honest_fix_of_a_persons_own_tests_passes_at_its_first_stop(tmp_path, kit_home):
+    repo = _person_sealed(tmp_path, kit_home)
+    _commit(repo, RIGHT, 1)
+    run_hook(stop_payload(repo, session="honest"))
+    assert stop_lines(kit_home)[-1]["verdict"] == "pass"

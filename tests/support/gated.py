@@ -154,6 +154,7 @@ class GatedRepo:
         seal_fixed: bool = False,
         install: bool = True,
         seal_timeout: float | None = None,
+        kit_held_share: bool = False,
     ) -> "GatedRepo":
         """`kit`: the kit checkout to use (default: a copy under `base`). `sandbox`: install the sandbox
         block (default: when available). `config`: donegate.yaml. `tests`: hidden test files (default:
@@ -162,12 +163,13 @@ class GatedRepo:
         install (a managed one, written by the test, guards the repository). `seal_timeout`: the
         hidden tests' timeout for the seal's own run only, where `config` sets one so short (for the stops)
         that a loaded machine could not seal the example within it; install still writes the hook timeout
-        of `config`."""
+        of `config`. `kit_held_share`: seal with the kit's default held_share (`make demo`), not the tests' 0
+        (tests/support/repos.py `write_config`)."""
         base.mkdir(parents=True, exist_ok=True)
         kit = kit or copy_kit(base)
         home = base / "donegate-home"
         home.mkdir(exist_ok=True)
-        write_config(home, json.dumps(config or {}, indent=2) + "\n")  # JSON is YAML; `confine: off` without walls
+        write_config(home, json.dumps(config or {}, indent=2) + "\n", kit_held_share=kit_held_share)  # JSON is YAML; `confine: off` without walls
         sandbox = sandbox_available() if sandbox is None else sandbox
         g = cls(base, kit, home, make_repo(base, example_files(), name="shop"), sandbox)
         if install:
@@ -175,10 +177,11 @@ class GatedRepo:
         if seal_fixed:
             g.fix_bug()
         if seal_timeout is not None:
-            write_config(home, json.dumps({**(config or {}), "timeout": seal_timeout}, indent=2) + "\n")
+            write_config(home, json.dumps({**(config or {}), "timeout": seal_timeout}, indent=2) + "\n",
+                         kit_held_share=kit_held_share)
         g.seal(tests or sorted(EXAMPLE_TESTS.glob("test_*.py")))
         if seal_timeout is not None:
-            write_config(home, json.dumps(config or {}, indent=2) + "\n")
+            write_config(home, json.dumps(config or {}, indent=2) + "\n", kit_held_share=kit_held_share)
         if seal_fixed:
             g.fix_bug(undo=True)
         return g

@@ -142,16 +142,30 @@ def ledger_lines(kit_home: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def write_config(home: Path, text: str) -> None:
+def write_config(home: Path, text: str, *, kit_held_share: bool = False) -> None:
     """The kit's `donegate.yaml` in `home`. On a machine where bubblewrap does not run, `confine: off` is
     added unless `text` says how to confine: there is no unconfined default, and a test that does not
-    care about the walls says so (tests of the walls skip there: tests/support/require.py)."""
+    care about the walls says so (tests of the walls skip there: tests/support/require.py).
+
+    `held_share: 0` is added unless `text` names it or `kit_held_share`: the kit's default holds back a share
+    of a person's tests drawn at random at each seal, so a test that is not about held-back tests and reads a
+    block's assertions (or counts shown failures) would pass or fail by the draw. Tests of the default say
+    `kit_held_share=True` (tests/seal/test_held_default.py)."""
     from tests.support import require
 
     if require.unconfined() and not re.search(r"^confine\s*:|\"confine\"\s*:", text, re.M):
-        text = ("confine: off\n" + text) if not text.lstrip().startswith("{") else \
-            text.replace("{", '{"confine": "off", ', 1) if text.strip() != "{}" else '{"confine": "off"}\n'
+        text = _with_key(text, "confine", "off")
+    if not kit_held_share and not re.search(r"^held_share\s*:|\"held_share\"\s*:", text, re.M):
+        text = _with_key(text, "held_share", 0)
     (home / "donegate.yaml").write_text(text)
+
+
+def _with_key(text: str, key: str, value: object) -> str:
+    """`text` (YAML, or JSON: a flow mapping) with `key: value` added first."""
+    if not text.lstrip().startswith("{"):
+        return f"{key}: {value}\n" + text
+    pair = f"{json.dumps(key)}: {json.dumps(value)}"
+    return text.replace("{", "{" + pair + ", ", 1) if text.strip() != "{}" else "{" + pair + "}\n"
 
 
 def stop_lines(kit_home: Path) -> list[dict]:

@@ -3,7 +3,8 @@ habits, a writer and reviewers, answering from the conversation alone, so that a
 concurrent Claude Code sessions share one FakeAPI (`FakeAPI(respond=respond)`).
 
 - `coupon`, the agent that **fixes what the gate reports**: its first draft knows only SAVE10; when
-  the Stop hook's feedback names a failing test it writes the complete version.
+  the Stop hook's feedback names a failing test (its id, or a held-back test's requirement) it writes the
+  complete version.
 - `shipping`, the agent that **ships its first draft**: good on what the request says, silent where it
   is silent (an empty cart pays shipping); the writer does not commit there either, so no gate helps.
 - `bulk`, the agent that **never fixes**: its first draft is right, the scripted writer adds one
@@ -233,7 +234,10 @@ def respond(body: dict):
     if was_tool:
         return text(f"Implemented: {HABITS[task]} draft {writes} of {task} is in place. All done.")
     feedback = is_stop_feedback(last) or "verification disagrees" in last or "test_" in last
-    if HABITS[task] == "fixer" and feedback and task in FINALS and writes < 2 and "test_" in last:
+    # A failing test is named by its id, or (held back: the kit's default holds back a share of the writer's
+    # tests) by its requirement: the fixer acts on either.
+    named = "test_" in last or "held-back requirement:" in last
+    if HABITS[task] == "fixer" and feedback and task in FINALS and writes < 2 and named:
         path, edits = FINALS[task]
         return turn("The gate names a failing test; I will complete the implementation.", _write(cwd, path, edits))
     if HABITS[task] == "fixer" and BLIND in last and task in FINALS and writes < 2:
