@@ -88,19 +88,21 @@ class SecondRun:
 
 def _source(shim: str) -> str:
     """The harness, the probe and the bytecode hook: one namespace (`donegate.hidden.ship`)."""
-    return ship.payload(("bare_plan", "bare_shim", "bare", "probe", "kept"), f"<{shim}>")
+    return ship.payload(("bare_plan", "bare_shim", "bare", "probe", "kept", "seeded"), f"<{shim}>")
 
 
 def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: str, allow: Sequence[str] = (),
         project: Path | None = None, python: "pyenv.Launch | None" = None, root: Path | None = None,
         tree: "statcache.Tree | statcache.Pending | None" = None, started: "Callable[[int], None] | None" = None,
-        later: bool = False, progress: "list[int] | None" = None) -> SecondRun:
+        later: bool = False, progress: "list[int] | None" = None, seed: str = "") -> SecondRun:
     """Run `tests` (ids the first run passed) again under the bare harness, inside the same walls (`kind`:
     bwrap | sandbox-exec | none, as `confine.choose` gave the first run), with the same interpreter and
     sys.path as the first run (`python`, default found for `project`), but for the kit's pytest. With the
     state root and the stop's look (`tree`), a confined run works in the tree's second mirror, so it can run
     beside the first (`runner.setting`); `started` as `proc.run` has it (the stop cancels a second run whose
-    first failed). `progress` gets an item per line of the report as it comes (how far a run the stop ended got)."""
+    first failed). `progress` gets an item per line of the report as it comes (how far a run the stop ended got).
+    `seed`: the stop's secret the first run's `dg_random` drew from; the run is sent each test's own seed
+    (`seeded.seed_of`), never the secret, and serves `dg_random` with it (without one, such tests are unsupported)."""
     from donegate.hidden import runner
 
     out = SecondRun()
@@ -116,6 +118,10 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "repo": spec["repo"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
                   "executable": spec["executable"], "files": {p.name: str(p) for p in runner.test_files(store)}}
+        if seed:
+            from donegate.hidden.seeded import seed_of
+
+            params["draws"] = [seed_of(seed, t) for t in tests]
         argv = [*walls.prefix, *walls.argv, "-c", SUPERVISOR]
         started = walls.go(started)
         params["go"] = walls.wait
