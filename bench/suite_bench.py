@@ -78,8 +78,10 @@ def _bench_one(label: str, tmp: Path, files: dict[str, str], rounds: int) -> lis
     verdicts = sorted({r["verdict"] for r in lines})
     runs = [(r["gates"]["acceptance"]["duration"], (r["gates"]["acceptance"].get("second") or {}).get("duration", 0.0))
             for r in lines if "acceptance" in r["gates"]]
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     return [f"{label}: seal {seal:.1f} s against one bare pytest run {once:.1f} s (ratio {seal / once:.2f}); "
-            f"{rounds} interleaved pairs, verdicts {verdicts}:",
+            f"{rounds} interleaved pairs, verdicts {verdicts}, load average at the end {load}:",
+            "  pairs (hook/bare): " + ", ".join(f"{a:.2f}/{b:.2f}" for a, b in pairs),
             f"  hook median {statistics.median(a for a, _ in pairs):.2f} s, bare pytest median "
             f"{statistics.median(b for _, b in pairs):.2f} s, median ratio hook/bare = "
             f"{statistics.median(a / b for a, b in pairs):.3f} (target <= 1.30)",

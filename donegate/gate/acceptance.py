@@ -104,11 +104,15 @@ class Running:
         if tests:
             from donegate.hidden import second
 
+            # Every test up to 200; above, every new requirement and a share of the rest drawn at this stop.
+            share = second.drawn(tests, st.manifest)
+            self.tests = len(share)
             # Its own limit is the stop's (`finish` ends it sooner: `_second_limit`), so a second run slower than
             # the first is never killed at the configured timeout while the stop still has time for it.
             self.second = _Thread("donegate-second-run", lambda started: second.run(
-                st.path, repo, tests, timeout=max(self.timeout, time_left(4 * self.timeout + 60)), kind=kind, allow=allow,
-                python=self.launch, root=root, tree=tree, started=started, later=True, progress=self.progress, seed=seed))
+                st.path, repo, share, timeout=max(self.timeout, time_left(4 * self.timeout + 60)), kind=kind, allow=allow,
+                python=self.launch, root=root, tree=tree, started=started, later=True, progress=self.progress, seed=seed,
+                of=len(tests) if len(share) < len(tests) else 0))
         self.first = _Thread("donegate-hidden-run", lambda started: runner.run(
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
             project=Path(self.launch.front[0]), python=self.launch, allow=allow, root=root, tree=tree,
