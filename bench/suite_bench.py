@@ -1,4 +1,5 @@
-"""Large hidden suites (issue 40): 500 test files of one test each, and 2,000 tests in one file, all passing.
+"""Large hidden suites (issue 40): 40 CPU-bound tests, 500 test files of one test each, and 2,000 tests in one
+file, all passing.
 
 For each: the seal against one bare `python -m pytest -q` of the same tests (the seal runs them twice: a
 collection and the baseline), then full stops (new sessions, default config: confined where bubblewrap runs)
@@ -21,7 +22,11 @@ from hook_bench import KIT, MODULE, _pairs, _payloads, _run, _stops
 
 TEST = "def test_{i}():\n    inv = Inventory()\n    inv.add('s', {i} + 1)\n    assert inv.count('s') == {i} + 1\n"
 HEAD = "from inventory import Inventory\n"
+# ~0.1 s of the CPU each (one core, idle): the stop's cost is the tests' own, run twice on two cores.
+CPU_TEST = ("def test_cpu_{i}():\n    inv = Inventory()\n    s = 0\n    for k in range(2_500_000):\n        s += k % 7\n"
+            "    inv.add('s', s)\n    assert inv.count('s') == s\n")
 SUITES = {
+    "40 CPU-bound tests (~0.1 s each)": lambda: {"test_cpu.py": HEAD + "".join(CPU_TEST.format(i=i) for i in range(40))},
     "500 files of one test each": lambda: {f"test_f{i}.py": HEAD + TEST.format(i=i) for i in range(500)},
     "2,000 tests in one file": lambda: {"test_many.py": HEAD + "".join(TEST.format(i=i) for i in range(2000))},
 }
@@ -47,9 +52,11 @@ def _suite(tmp: Path, files: dict[str, str]) -> tuple[Path, Path, Path, dict, fl
     return repo, hidden, home, env, time.perf_counter() - t0
 
 
-def bench_suites(rounds: int = 3) -> list[str]:
+def bench_suites(rounds: int = 3, only: str = "") -> list[str]:
     out: list[str] = []
     for label, build in SUITES.items():
+        if only and only not in label:
+            continue
         tmp = Path(tempfile.mkdtemp(prefix="donegate-bench-"))
         try:
             out += _bench_one(label, tmp, build(), rounds)
@@ -71,10 +78,16 @@ def _bench_one(label: str, tmp: Path, files: dict[str, str], rounds: int) -> lis
     verdicts = sorted({r["verdict"] for r in lines})
     runs = [(r["gates"]["acceptance"]["duration"], (r["gates"]["acceptance"].get("second") or {}).get("duration", 0.0))
             for r in lines if "acceptance" in r["gates"]]
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     return [f"{label}: seal {seal:.1f} s against one bare pytest run {once:.1f} s (ratio {seal / once:.2f}); "
-            f"{rounds} interleaved pairs, verdicts {verdicts}:",
+            f"{rounds} interleaved pairs, verdicts {verdicts}, load average at the end {load}:",
+            "  pairs (hook/bare): " + ", ".join(f"{a:.2f}/{b:.2f}" for a, b in pairs),
             f"  hook median {statistics.median(a for a, _ in pairs):.2f} s, bare pytest median "
             f"{statistics.median(b for _, b in pairs):.2f} s, median ratio hook/bare = "
             f"{statistics.median(a / b for a, b in pairs):.3f} (target <= 1.30)",
             f"  in the stop: pytest run median {statistics.median(a for a, _ in runs):.2f} s, second run median "
             f"{statistics.median(b for _, b in runs):.2f} s (at once, on the machine's cores)"]
+
+
+if __name__ == "__main__":  # one row: `python bench/suite_bench.py "2,000" 3`
+    print("\n".join(bench_suites(int(sys.argv[2]) if len(sys.argv) > 2 else 3, sys.argv[1] if len(sys.argv) > 1 else "")))

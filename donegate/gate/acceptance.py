@@ -10,6 +10,7 @@ needs no second opinion (a block), the second run is cancelled and not waited fo
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from pathlib import Path
@@ -98,18 +99,24 @@ class Running:
         self.progress: list[int] = []  # a line per test the second run has reported
         self.tests = len(tests)
         self.t0 = time.monotonic()
+        # The secret `dg_random` draws from at this stop, for both runs (the second is sent each test's own seed).
+        seed = secrets.token_hex(16)
         if tests:
             from donegate.hidden import second
 
+            # Every test up to 200; above, every new requirement and a share of the rest drawn at this stop.
+            share = second.drawn(tests, st.manifest)
+            self.tests = len(share)
             # Its own limit is the stop's (`finish` ends it sooner: `_second_limit`), so a second run slower than
             # the first is never killed at the configured timeout while the stop still has time for it.
             self.second = _Thread("donegate-second-run", lambda started: second.run(
-                st.path, repo, tests, timeout=max(self.timeout, time_left(4 * self.timeout + 60)), kind=kind, allow=allow,
-                python=self.launch, root=root, tree=tree, started=started, later=True, progress=self.progress))
+                st.path, repo, share, timeout=max(self.timeout, time_left(4 * self.timeout + 60)), kind=kind, allow=allow,
+                python=self.launch, root=root, tree=tree, started=started, later=True, progress=self.progress, seed=seed,
+                of=len(tests) if len(share) < len(tests) else 0))
         self.first = _Thread("donegate-hidden-run", lambda started: runner.run(
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
             project=Path(self.launch.front[0]), python=self.launch, allow=allow, root=root, tree=tree,
-            started=started, failed=self.cancel, later=True))
+            started=started, failed=self.cancel, later=True, seed=seed))
         if kind != "bwrap":  # not in bubblewrap, a run waits for the whole look to start (`runner.setting`)
             for t in (self.first, self.second):
                 if t is not None:

@@ -8,6 +8,7 @@ import ast
 
 TOKEN = 32  # characters of the token a passing fork gives back
 SERVED = ("tmp_path", "tmp_path_factory", "monkeypatch", "capsys")
+SEEDED = "dg_random"  # served when the kit sent the tests' seeds (`second.run`'s `seed`), as the first run serves it
 SHIM = ("raises", "approx", "fail", "skip", "mark", "param", "fixture")
 HARNESS = ("pytest", "_pytest", "pluggy")
 MODULE_HOOKS = ("pytest_generate_tests", "pytestmark", "setup_module", "teardown_module", "setup_function",
@@ -62,8 +63,9 @@ def _params(fn):
     return names, ""
 
 
-def plan(source, harness_aliases=None):
-    """(module reason, {qualname: (reason, fixture names)}) for one test file, from its syntax tree."""
+def plan(source, harness_aliases=None, served=SERVED):
+    """(module reason, {qualname: (reason, fixture names)}) for one test file, from its syntax tree; `served`: the
+    fixtures the harness serves itself (a file's own fixture of that name is its own)."""
     tree = ast.parse(source)
     aliases, from_names = set(), set()
     for node in ast.walk(tree):
@@ -107,7 +109,7 @@ def plan(source, harness_aliases=None):
 
     def needs(args, seen):
         for a in args:
-            if a in SERVED:
+            if a in served and a not in fixtures:
                 continue
             if a not in fixtures:
                 return f"uses the fixture {a}, which the second harness does not serve"

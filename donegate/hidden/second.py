@@ -58,6 +58,26 @@ main()
 RULES = {"failed": "disagree", "probe": "probe", "imports-pytest": "imports-pytest"}
 
 
+# Up to this many sealed tests, every stop checks each again; above, every new requirement (a test that did not
+# pass at the seal's baseline) and a share of the rest drawn afresh at each stop (`drawn`).
+ALL_UP_TO = 200
+SHARE = 4  # above ALL_UP_TO: a quarter of the tests that passed at the seal, and at least ALL_UP_TO in all
+
+
+def drawn(tests: Sequence[str], manifest: dict[str, Any]) -> list[str]:
+    """The tests the second run checks at this stop, in the sealed order: all of them up to `ALL_UP_TO`; above,
+    every new requirement and a share of the tests that already passed at the seal, drawn now from the operating
+    system's randomness (nothing in the repository, the run or an earlier stop tells which)."""
+    if len(tests) <= ALL_UP_TO:
+        return list(tests)
+    passing = set(((manifest.get("baseline") or {}).get("passing")) or ())
+    old = [t for t in tests if t in passing]
+    keep = len(tests) - len(old)  # the new requirements: always
+    k = min(len(old), max(len(old) // SHARE, ALL_UP_TO - keep))
+    chosen = set(secrets.SystemRandom().sample(old, k)) if k > 0 else set()
+    return [t for t in tests if t not in passing or t in chosen]
+
+
 class SecondRun:
     def __init__(self) -> None:
         self.done = False
@@ -68,6 +88,7 @@ class SecondRun:
         self.rule = ""
         self.output = ""  # the supervisor's stderr when it failed, for the kit's log only
         self.faithful = False  # its copy held exactly what the stop's look saw (`runner.Walls.faithful`)
+        self.of = 0  # the sealed tests, when it checked a share of them (`drawn`)
 
     def unsupported(self) -> dict[str, str]:
         return {i: r.get("why", "") for i, r in self.results.items() if r.get("outcome") == "unsupported"}
@@ -81,6 +102,8 @@ class SecondRun:
                    if r.get("outcome") not in ("passed", "unsupported")}
         if against:
             out["disagree"] = dict(list(against.items())[:20])
+        if self.of:
+            out["drawn"] = {"checked": len(self.results), "of": self.of}
         if self.problem:
             out["problem"] = self.problem
         return out
@@ -88,22 +111,26 @@ class SecondRun:
 
 def _source(shim: str) -> str:
     """The harness, the probe and the bytecode hook: one namespace (`donegate.hidden.ship`)."""
-    return ship.payload(("bare_plan", "bare_shim", "bare", "probe", "kept"), f"<{shim}>")
+    return ship.payload(("bare_plan", "bare_shim", "bare", "probe", "kept", "seeded"), f"<{shim}>")
 
 
 def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: str, allow: Sequence[str] = (),
         project: Path | None = None, python: "pyenv.Launch | None" = None, root: Path | None = None,
         tree: "statcache.Tree | statcache.Pending | None" = None, started: "Callable[[int], None] | None" = None,
-        later: bool = False, progress: "list[int] | None" = None) -> SecondRun:
+        later: bool = False, progress: "list[int] | None" = None, seed: str = "", of: int = 0) -> SecondRun:
     """Run `tests` (ids the first run passed) again under the bare harness, inside the same walls (`kind`:
     bwrap | sandbox-exec | none, as `confine.choose` gave the first run), with the same interpreter and
     sys.path as the first run (`python`, default found for `project`), but for the kit's pytest. With the
     state root and the stop's look (`tree`), a confined run works in the tree's second mirror, so it can run
     beside the first (`runner.setting`); `started` as `proc.run` has it (the stop cancels a second run whose
-    first failed). `progress` gets an item per line of the report as it comes (how far a run the stop ended got)."""
+    first failed). `progress` gets an item per line of the report as it comes (how far a run the stop ended got).
+    `seed`: the stop's secret the first run's `dg_random` drew from; the run is sent each test's own seed
+    (`seeded.seed_of`), never the secret, and serves `dg_random` with it (without one, such tests are unsupported).
+    `of`: the number of sealed tests when `tests` is the share of them `drawn` for this stop (the ledger says so)."""
     from donegate.hidden import runner
 
     out = SecondRun()
+    out.of = of  # `tests` is a share of that many sealed tests (`drawn`)
     repo, store = repo.resolve(), store.resolve()
     python = python or pyenv.launch((project or repo).resolve(), repo)
     project = Path(python.front[0]) if project is None else project.resolve()
@@ -116,6 +143,10 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "repo": spec["repo"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
                   "executable": spec["executable"], "files": {p.name: str(p) for p in runner.test_files(store)}}
+        if seed:
+            from donegate.hidden.seeded import seed_of
+
+            params["draws"] = [seed_of(seed, t) for t in tests]
         argv = [*walls.prefix, *walls.argv, "-c", SUPERVISOR]
         started = walls.go(started)
         params["go"] = walls.wait

@@ -2,8 +2,9 @@
 test from a secret the kit draws at each stop (`runner.run`'s `seed`), kept in the ledger only. A test that draws
 its inputs from it sees new ones at every stop, so a table of the values a block showed fails the next stop.
 
-Sent with the plugin (one namespace, `donegate.hidden.ship`), never imported in the run. Standard library
-and pytest only. The second harness does not serve it: tests that use it are checked by this run alone.
+Sent with the plugin and with the second harness (one namespace each, `donegate.hidden.ship`), never imported
+in the run. Standard library and pytest only. The second harness is never given the secret: the kit sends it each
+test's own seed (`seed_of`), so both runs draw the same inputs for a test and neither can work out another stop's.
 """
 
 import hashlib as _hashlib
@@ -20,10 +21,15 @@ class SeededRandom(_random.Random):
         raise TypeError("dg_random cannot be pickled")
 
 
+def seed_of(seed: str, nodeid: str) -> int:
+    """The test `nodeid`'s own seed at the stop whose secret is `seed`: a one-way function of both."""
+    digest = _hashlib.sha256(f"{seed}\0{nodeid}".encode()).digest()
+    return int.from_bytes(digest[:16], "big")
+
+
 def seeded_rng(seed: str, nodeid: str) -> SeededRandom:
     """The test `nodeid`'s generator at the stop whose secret is `seed` (the same id, the same draws)."""
-    digest = _hashlib.sha256(f"{seed}\0{nodeid}".encode()).digest()
-    return SeededRandom(int.from_bytes(digest[:16], "big"))
+    return SeededRandom(seed_of(seed, nodeid))
 
 
 def seeded_plugins(seed: "str | None") -> list:

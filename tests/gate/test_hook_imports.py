@@ -44,6 +44,7 @@ STOP_MODULES = {
     "donegate.core.util",
     "donegate.hidden", "donegate.hidden.channel", "donegate.hidden.confine", "donegate.hidden.copy", "donegate.hidden.runner", "donegate.hidden.ship",
     "donegate.hidden.python", "donegate.hidden.second",  # the second run starts beside the first at every stop
+    "donegate.hidden.seeded",  # each test's own dg_random seed, sent to the second run (its imports are already loaded)
     "donegate.hidden.pyc",  # the product's bytecode kept between confined stops
     "donegate.gate", "donegate.gate.acceptance", "donegate.gate.breaker", "donegate.gate.feedback",
     "donegate.gate.inputs", "donegate.gate.integrity", "donegate.gate.leaks", "donegate.gate.once", "donegate.gate.record",

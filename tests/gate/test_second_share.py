@@ -1,0 +1,68 @@
+"""What the second run checks at a stop (issue 40): every sealed test up to `second.ALL_UP_TO`; above, every new
+requirement (a test that did not pass at the seal) at every stop, and a share of the rest drawn afresh per stop."""
+
+from __future__ import annotations
+
+from donegate.hidden import second
+from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload
+
+
+def _ids(n: int) -> list[str]:
+    return [f"test_a.py::test_{i}" for i in range(n)]
+
+
+def test_every_test_is_checked_up_to_the_limit():
+    tests = _ids(second.ALL_UP_TO)
+    assert second.drawn(tests, {"baseline": {"passing": tests}}) == tests
+
+
+def test_above_it_every_new_requirement_always_and_a_share_of_the_rest_drawn_per_stop():
+    tests = _ids(1000)
+    new = set(tests[::50])  # 20 tests that failed at the seal
+    manifest = {"baseline": {"passing": [t for t in tests if t not in new], "failing": sorted(new)}}
+    draws = [second.drawn(tests, manifest) for _ in range(20)]
+    for d in draws:
+        assert new <= set(d)
+        assert d == [t for t in tests if t in set(d)]  # the sealed order
+        assert len(d) == len(new) + (1000 - len(new)) // second.SHARE
+    assert len({tuple(d) for d in draws}) == 20  # drawn afresh each time
+    assert set().union(*draws) > set(draws[0])
+    # A test the seal did not run (added later, or no baseline recorded) counts as a new requirement.
+    assert second.drawn(tests, {}) == tests
+
+
+def test_a_small_suite_above_the_limit_checks_at_least_the_limit():
+    tests = _ids(second.ALL_UP_TO + 40)
+    d = second.drawn(tests, {"baseline": {"passing": tests}})
+    assert len(d) == second.ALL_UP_TO
+
+
+TEST = "def test_{i}():\n    from calc import twice\n    assert twice({i}) == {d}\n"
+NEW = "def test_new():\n    from calc import half\n    assert half(10) == 5\n"
+BASE = "def twice(x):\n    return 2 * x\n"
+RIGHT = BASE + "\n\ndef half(x):\n    return x // 2\n"
+# Right on the new requirement under pytest only: checked at every stop however large the suite.
+UNDER_PYTEST = BASE + "\n\nimport sys\n\n\ndef half(x):\n    return x // 2 if 'pytest' in sys.modules else 0\n"
+
+
+def _stop(tmp_path, kit_home, product: str) -> tuple[int, dict]:
+    repo = make_repo(tmp_path / "repo", {"calc.py": BASE})
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    n = second.ALL_UP_TO + 50
+    (hidden / "test_calc.py").write_text("".join(TEST.format(i=i, d=2 * i) for i in range(n)) + NEW)
+    assert seal(repo, hidden / "test_calc.py").returncode == 0
+    (repo / "calc.py").write_text(product)
+    hook = run_hook(stop_payload(repo, session="share"))
+    return hook.returncode, stop_lines(kit_home)[-1]["gates"]["acceptance"]
+
+
+def test_a_large_suite_checks_a_drawn_share_and_says_so(tmp_path, kit_home):
+    code, acc = _stop(tmp_path, kit_home, RIGHT)
+    assert code == 0 and acc["ok"], acc
+    assert acc["second"]["drawn"] == {"checked": second.ALL_UP_TO, "of": second.ALL_UP_TO + 51}, acc["second"]
+
+
+def test_a_new_requirement_right_only_under_pytest_is_caught_in_a_large_suite(tmp_path, kit_home):
+    code, acc = _stop(tmp_path, kit_home, UNDER_PYTEST)
+    assert code == 2 and acc["tamper"]["rule"] == "disagree" and "test_new" in acc["tamper"]["what"], acc
