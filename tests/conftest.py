@@ -68,3 +68,15 @@ def py_template(tmp_path_factory) -> Path:
 
     return SharedRuns(shared_root(tmp_path_factory, "pytemplate"), ["venv"], lambda key, base: template_venv(base),
                       threads=0)["venv"]
+
+
+@pytest.fixture(scope="session")
+def kit_wheel(tmp_path_factory) -> Path:
+    """The kit's wheel built from the working tree, once for the whole run (tests/support/pool.py): each
+    test installs it into a venv of its own (tests/support/installed.py `wheel_venv`)."""
+    from tests.support.installed import build_wheel
+    from tests.support.pool import SharedRuns, shared_root
+
+    return SharedRuns(shared_root(tmp_path_factory, "kit-wheel"), ["wheel"], lambda key, base: build_wheel(base),
+                      threads=0)["wheel"]
+
