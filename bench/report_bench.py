@@ -122,6 +122,12 @@ def _stamp(t: float) -> str:
 
 def generate(path: Path, lines: int = LINES, seed: int = 6) -> None:
     """A ledger of `lines` lines (give or take the last session), in the gate's format."""
+    with open(path, "wb") as fh:
+        generate_into(Writer(fh), lines, seed)
+
+
+def generate_into(w: Writer, lines: int = LINES, seed: int = 6) -> None:
+    """`generate`'s lines, given to `w`."""
     rnd = random.Random(seed)
     repos = [f"/home/dev/work/task-{k}" for k in range(20)]
     t = 1_796_000_000.0
@@ -134,42 +140,40 @@ def generate(path: Path, lines: int = LINES, seed: int = 6) -> None:
             pool.append(_gates(rnd, sealed, failing, _review(rnd, mode, blocking) if mode else None, gave_up))
         return rnd.choice(pool)
 
-    with open(path, "wb") as fh:
-        w = Writer(fh)
-        written: set[tuple[str, str]] = set()
-        labels = 0
-        while w.count < lines:
-            sid = "%08x-%04x-4%03x-a%03x-%012x" % (rnd.getrandbits(32), rnd.getrandbits(16), rnd.getrandbits(12),
-                                                   rnd.getrandbits(12), rnd.getrandbits(48))
-            cfg = rnd.choice(list(CONFIGS))
-            mode, repo, sealed = CONFIGS[cfg], rnd.choice(repos), rnd.choice(range(23, 54, 3))
-            if (repo, cfg) not in written or rnd.random() < 0.005:
-                written.add((repo, cfg))
-                w.event({"event": "write", "time": _stamp(t), "repo": repo, "config": cfg, "tests": sealed,
-                         "new": sealed - 5, "existing": 5, "model": "claude-sonnet", "turns": rnd.randint(8, 30),
-                         "cost_usd": round(rnd.uniform(0.2, 0.6), 6), "duration": round(rnd.uniform(25, 60), 1), "attempts": 1})
-            n_blocks = rnd.choice(BLOCKS_BEFORE_END)
-            hint = mode is not None and n_blocks < 6 and rnd.random() < 0.1
-            failing = rnd.randint(1, 3)
-            for stop in range(1, n_blocks + 2 + hint):
-                t += rnd.uniform(20, 120)
-                dur = round(rnd.uniform(0.5, 4.0), 4)
-                if stop <= n_blocks:
-                    line = w.stop(_stamp(t), repo, sid, stop, "block", gates(sealed, failing, None, False, False), stop, dur, cfg)
-                    failing = max(1, failing - (rnd.random() < 0.3))
-                    if rnd.random() < 0.002 and labels < 500:
-                        labels += 1
-                        w.event({"event": "label", "time": _stamp(t + 1), "ref": hashlib.sha256(line.encode()).hexdigest()[:10],
-                                 "label": rnd.choice(["justified", "justified", "unjustified"]), "note": "",
-                                 "session": sid, "stop": stop, "stop_time": _stamp(t), "repo": repo, "config": cfg,
-                                 "verdict": "block"})
-                elif n_blocks == 6:
-                    w.stop(_stamp(t), repo, sid, stop, "gave_up", gates(sealed, failing, None, False, True), 0, dur, cfg)
-                elif hint and stop == n_blocks + 1:
-                    w.stop(_stamp(t), repo, sid, stop, "hint", gates(sealed, 0, mode, True, False), stop, dur + 20, cfg)
-                else:
-                    w.stop(_stamp(t), repo, sid, stop, "pass", gates(sealed, 0, mode, False, False), 0,
-                           dur + (20 if mode else 0), cfg)
+    written: set[tuple[str, str]] = set()
+    labels = 0
+    while w.count < lines:
+        sid = "%08x-%04x-4%03x-a%03x-%012x" % (rnd.getrandbits(32), rnd.getrandbits(16), rnd.getrandbits(12),
+                                               rnd.getrandbits(12), rnd.getrandbits(48))
+        cfg = rnd.choice(list(CONFIGS))
+        mode, repo, sealed = CONFIGS[cfg], rnd.choice(repos), rnd.choice(range(23, 54, 3))
+        if (repo, cfg) not in written or rnd.random() < 0.005:
+            written.add((repo, cfg))
+            w.event({"event": "write", "time": _stamp(t), "repo": repo, "config": cfg, "tests": sealed,
+                     "new": sealed - 5, "existing": 5, "model": "claude-sonnet", "turns": rnd.randint(8, 30),
+                     "cost_usd": round(rnd.uniform(0.2, 0.6), 6), "duration": round(rnd.uniform(25, 60), 1), "attempts": 1})
+        n_blocks = rnd.choice(BLOCKS_BEFORE_END)
+        hint = mode is not None and n_blocks < 6 and rnd.random() < 0.1
+        failing = rnd.randint(1, 3)
+        for stop in range(1, n_blocks + 2 + hint):
+            t += rnd.uniform(20, 120)
+            dur = round(rnd.uniform(0.5, 4.0), 4)
+            if stop <= n_blocks:
+                line = w.stop(_stamp(t), repo, sid, stop, "block", gates(sealed, failing, None, False, False), stop, dur, cfg)
+                failing = max(1, failing - (rnd.random() < 0.3))
+                if rnd.random() < 0.002 and labels < 500:
+                    labels += 1
+                    w.event({"event": "label", "time": _stamp(t + 1), "ref": hashlib.sha256(line.encode()).hexdigest()[:10],
+                             "label": rnd.choice(["justified", "justified", "unjustified"]), "note": "",
+                             "session": sid, "stop": stop, "stop_time": _stamp(t), "repo": repo, "config": cfg,
+                             "verdict": "block"})
+            elif n_blocks == 6:
+                w.stop(_stamp(t), repo, sid, stop, "gave_up", gates(sealed, failing, None, False, True), 0, dur, cfg)
+            elif hint and stop == n_blocks + 1:
+                w.stop(_stamp(t), repo, sid, stop, "hint", gates(sealed, 0, mode, True, False), stop, dur + 20, cfg)
+            else:
+                w.stop(_stamp(t), repo, sid, stop, "pass", gates(sealed, 0, mode, False, False), 0,
+                       dur + (20 if mode else 0), cfg)
 
 
 def check_format(path: Path, sample: int = 2000) -> None:

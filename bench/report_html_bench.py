@@ -29,45 +29,66 @@ STOPS = 100_000
 TARGET_MB, TARGET_MS = 5.0, 2000
 
 
-def _with_feedback(line: bytes, scrub: feedback.Scrubber) -> bytes:
-    """A generated stop line with the `feedback` the gate would have written (blocks and hints)."""
-    rec = json.loads(line)
-    if rec.get("event") != "stop" or rec["verdict"] not in ("block", "hint"):
-        return line
-    acc = rec["gates"]["acceptance"]
+class _Enough(Exception):
+    """The stop after the last one wanted came: the ledger is complete."""
+
+
+class _Sink:
+    def write(self, data: bytes) -> None:
+        pass
+
+
+class _FeedbackWriter(report_bench.Writer):
+    """The report bench's writer with each blocking stop's `feedback` put in as it is written, after `gates`
+    (where the gate writes it), until `stops` stop lines: one pass, no line parsed again. A feedback text
+    depends only on the stop's gates blob (one of a few hundred), its verdict and whether it is claimed.
+    `stop` returns the line the bench's own writer would have written (a label's `ref` is its hash, as the
+    ledgers this bench made before did)."""
+
+    def __init__(self, fh, stops: int, scrub: feedback.Scrubber) -> None:
+        super().__init__(fh)
+        self.plain = report_bench.Writer(_Sink())
+        self.stops, self.scrub, self.stop_lines = stops, scrub, 0
+        self._texts: dict[tuple[str, str, bool], str] = {}
+
+    def stop(self, when: str, repo: str, sid: str, stop: int, verdict: str, gates: str, blocks: int, dur: float, cfg: str) -> str:
+        if self.stop_lines >= self.stops:
+            raise _Enough
+        self.stop_lines += 1
+        plain = self.plain.stop(when, repo, sid, stop, verdict, gates, blocks, dur, cfg)
+        if verdict in ("block", "hint"):
+            key = (gates, verdict, stop % 2 == 1)
+            if key not in self._texts:
+                self._texts[key] = ',"feedback":' + json.dumps(_feedback(json.loads(gates), verdict, key[2], self.scrub))
+            gates += self._texts[key]
+        super().stop(when, repo, sid, stop, verdict, gates, blocks, dur, cfg)
+        return plain
+
+    def event(self, record: dict) -> str:
+        self.plain.event(record)
+        return super().event(record)
+
+
+def _feedback(gates: dict, verdict: str, claimed: bool, scrub: feedback.Scrubber) -> str:
+    acc = gates["acceptance"]
+    if verdict == "hint":
+        return "donegate: the acceptance tests pass; reviewers (a model's judgment, not a test) found:\n" + "\n".join(
+            f"- {f['file']}:{f['line']}: {f['summary']}" for f in gates["review"]["findings"])
     failures = {f["id"]: f["message"] for f in acc["failing"]}
-    if rec["verdict"] == "hint":
-        text = "donegate: the acceptance tests pass; reviewers (a model's judgment, not a test) found:\n" + "\n".join(
-            f"- {f['file']}:{f['line']}: {f['summary']}" for f in rec["gates"]["review"]["findings"])
-    else:
-        text = feedback.block_text([], failures, claimed=rec["stop"] % 2 == 1, total=acc["total"], scrub=scrub, cap=4000)
-    keys = list(rec)
-    out = {k: rec[k] for k in keys[: keys.index("gates") + 1]}
-    out["feedback"] = text
-    out.update({k: rec[k] for k in keys[keys.index("gates") + 1:]})
-    return json.dumps(out, separators=(",", ":")).encode()
+    return feedback.block_text([], failures, claimed=claimed, total=acc["total"], scrub=scrub, cap=4000)
 
 
 def generate(path: Path, stops: int = STOPS, seed: int = 6) -> int:
     """A ledger of about `stops` stop lines (plus the writer and label lines among them), hash-chained;
-    returns the number of stop lines."""
-    raw = path.with_suffix(".raw")
-    report_bench.generate(raw, lines=int(stops * 1.02), seed=seed)
-    scrub = feedback.Scrubber([], [])
-    count = 0
-    with open(raw, "rb") as src, open(path, "wb") as fh:
-        w = report_bench.Writer(fh)
-        for line in src:
-            rec = line.rstrip(b"\n")
-            is_stop = b'"event":"stop"' in rec[:40]
-            if is_stop and count >= stops:
-                break
-            count += is_stop
-            body = json.loads(_with_feedback(rec, scrub))
-            body["prev"] = w.prev
-            w.raw(json.dumps(body, separators=(",", ":")))
-    raw.unlink()
-    return count
+    returns the number of stop lines. The report bench's generator (`int(stops * 1.02)` lines at most) cut
+    before the stop after the `stops`th, each blocking stop with its feedback (`_FeedbackWriter`)."""
+    with open(path, "wb") as fh:
+        w = _FeedbackWriter(fh, stops, feedback.Scrubber([], []))
+        try:
+            report_bench.generate_into(w, lines=int(stops * 1.02), seed=seed)
+        except _Enough:
+            pass
+    return w.stop_lines
 
 
 def bench_html(tmpdir: Path) -> list[str]:

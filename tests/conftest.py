@@ -68,3 +68,46 @@ def py_template(tmp_path_factory) -> Path:
 
     return SharedRuns(shared_root(tmp_path_factory, "pytemplate"), ["venv"], lambda key, base: template_venv(base),
                       threads=0)["venv"]
+
+
+@pytest.fixture(scope="session")
+def kit_wheel(tmp_path_factory) -> Path:
+    """The kit's wheel built from the working tree, once for the whole run (tests/support/pool.py): each
+    test installs it into a venv of its own (tests/support/installed.py `wheel_venv`)."""
+    from tests.support.installed import build_wheel
+    from tests.support.pool import SharedRuns, shared_root
+
+    return SharedRuns(shared_root(tmp_path_factory, "kit-wheel"), ["wheel"], lambda key, base: build_wheel(base),
+                      threads=0)["wheel"]
+
+
+# The longest tests first. Under pytest-xdist (`make test`: `-n 4`, the default `load` scheduling) the first
+# quarter of the collection is dealt round-robin to the workers, then the rest as they free up: a long test
+# collected last (the tinydb experiment run, ~70 s on a quiet machine) became the run's tail, one worker busy
+# while the others had finished. So the few longest (measured with --durations; a renamed one falls back to
+# its place) lead, then the end-to-end tests, then the rest, each group in collection order. Order only:
+# every test still runs, and none depends on another's having run.
+LONGEST_FIRST = (
+    "tests/e2e/test_experiment_e2e.py::test_a_tinydb_run_goes_through_setup_seal_and_grading",
+    "tests/report/test_report_html.py::test_the_page_of_100000_stops_stays_under_5_mb",
+    "tests/e2e/test_wheel_e2e.py::",
+    "tests/e2e/test_install_e2e.py::test_each_shape_doctor_rejects_switches_the_gate_off",
+    "tests/e2e/test_plugin_e2e.py::test_installed_plugin_blocks_then_passes",
+    "tests/e2e/test_experiment_e2e.py::test_two_shards_merged_equal_one_unsharded_run",
+    "tests/gate/test_python_env.py::test_a_src_layout_with_an_editable_install_seals_in_its_own_venv",
+    "tests/e2e/test_bounds_e2e.py::test_an_agent_holding_the_ledger_lock_still_gets_the_real_verdict",
+    "tests/e2e/test_experiment_e2e.py::test_the_budget_cap_stops_new_runs_and_a_higher_cap_finishes_them",
+    "tests/e2e/test_experiment_e2e.py::test_a_run_killed_by_sigkill_is_done_again_and_none_is_counted_twice",
+    "tests/person/test_person.py::test_a_decided_session_is_no_longer_left_for_a_person",
+    "tests/test_packaging.py::test_wheel_install_gates_a_session",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item) -> tuple[int, int]:
+        for k, prefix in enumerate(LONGEST_FIRST):
+            if item.nodeid.startswith(prefix):
+                return 0, k
+        return (1 if item.get_closest_marker("e2e") else 2), 0
+
+    items.sort(key=rank)  # stable: collection order within a group

@@ -40,9 +40,9 @@ def test_the_quick_start_names_the_kit_by_its_checkout_and_has_the_five_steps():
     assert any(v[0] == "claude" for v in verbs) and "pipx install donegate\n" not in README
 
 
-def test_the_quick_start_works_as_written(tmp_path):
+def test_the_quick_start_works_as_written(tmp_path, kit_wheel):
     claude = find_claude()
-    venv, _, _ = wheel_venv(tmp_path)  # what `pipx install /path/to/donegate` makes, without an index
+    venv, _, _ = wheel_venv(tmp_path, kit_wheel)  # what `pipx install /path/to/donegate` makes, without an index
     home = tmp_path / "home"
     repo = make_repo(home / "src" / "myproject", example_files())
     (home / "acceptance").mkdir()

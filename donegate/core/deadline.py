@@ -34,7 +34,9 @@ class Busy(OSError):
 
 def flock(fd: int, wait: float | None, worth_waiting: Callable[[], bool] | None = None) -> None:
     """An exclusive `flock` on `fd`, waiting at most `wait` seconds (None: as long as it takes), else Busy;
-    with `worth_waiting`, asked each time the lock is found held, Busy as soon as it says no."""
+    with `worth_waiting`, asked each time the lock is found held, Busy as soon as it says no and one more
+    try finds the lock still held (the holder may have let it go between the try and the question: a
+    put-back lets its lock go, then takes its mark away)."""
     import fcntl
 
     if wait is None:
@@ -48,7 +50,13 @@ def flock(fd: int, wait: float | None, worth_waiting: Callable[[], bool] | None 
             return
         except BlockingIOError:
             left = end - time.monotonic()
-            if left <= 0 or (worth_waiting is not None and not worth_waiting()):
+            if worth_waiting is not None and not worth_waiting():
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return
+                except BlockingIOError:
+                    raise Busy(f"the lock stayed held by another process for {wait:.1f} s") from None
+            if left <= 0:
                 raise Busy(f"the lock stayed held by another process for {wait:.1f} s") from None
             time.sleep(min(pause, left))
             pause = min(pause * 2, 0.1)

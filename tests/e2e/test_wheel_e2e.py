@@ -21,9 +21,9 @@ pytestmark = pytest.mark.e2e
 REQUEST = "orders of 10 or more units get 10% off"
 
 
-def test_the_installed_wheel_writes_and_reviews(tmp_path, shop_repo):
+def test_the_installed_wheel_writes_and_reviews(tmp_path, shop_repo, kit_wheel):
     claude = find_claude()  # skips without `make setup`
-    venv, _, _ = wheel_venv(tmp_path)
+    venv, _, _ = wheel_venv(tmp_path, kit_wheel)
     donegate = str(venv / "bin" / "donegate")
     state = tmp_path / "xdg" / "donegate"
     state.mkdir(parents=True)

@@ -14,6 +14,8 @@ import stat
 import time
 from pathlib import Path
 
+import pytest
+
 from donegate.tree import statcache
 from donegate.hidden import copy as throwaway
 
@@ -220,6 +222,47 @@ def test_a_stop_that_comes_during_the_put_back_waits_for_the_mirror(tmp_path, ki
     assert throwaway._PENDING
     with throwaway.working_copy(repo, tmp_path, [], root=kit_home, tree=statcache.look(repo, kit_home)) as got:
         assert got == copy and not throwaway._PENDING
+
+
+def test_a_put_back_that_ends_between_the_try_and_the_look_at_its_mark_is_still_waited_for(tmp_path):
+    """The put-back lets its lock go, then takes its mark away. A stop that found the lock held and only
+    then looked at the mark (a loaded machine, run 1 of the speed work: it copied) must try the lock once
+    more: it is free. The look-alike: a lock held with no mark (another stop's run) is not waited for."""
+    import fcntl
+
+    from donegate.core import deadline
+
+    lock, mark = tmp_path / "m.lock", tmp_path / "m.putback"
+    holder = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    mark.touch()
+    asked = []
+
+    def put_back_ends_then_look() -> bool:  # the holder's last two steps, in its order, then the stop's look
+        if not asked:
+            os.close(holder)
+            mark.unlink()
+        asked.append(1)
+        return mark.exists()
+
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        deadline.flock(fd, 5.0, worth_waiting=put_back_ends_then_look)
+        assert asked == [1]
+    finally:
+        os.close(fd)
+
+    run = os.open(lock, os.O_RDWR)  # another stop's run: held, no mark
+    fcntl.flock(run, fcntl.LOCK_EX)
+    fd = os.open(lock, os.O_RDWR)
+    looks = []
+    try:
+        with pytest.raises(deadline.Busy):
+            deadline.flock(fd, 5.0, worth_waiting=lambda: looks.append(1) or mark.exists())
+        assert looks == [1]  # given up at the first look, not waited for
+    finally:
+        os.close(fd)
+        os.close(run)
 
 
 def test_a_mirror_in_step_with_the_last_look_is_brought_in_step_by_what_the_look_found_changed(tmp_path, kit_home):

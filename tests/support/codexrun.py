@@ -46,8 +46,13 @@ def clean_env(codex_home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+_FOUND: list[Path] = []  # the pinned CLI once `--version` answered in this process (a Node start saved per run)
+
+
 def find_codex() -> Path:
     """The pinned Codex CLI, or skip (fail under DGTEST_REQUIRE_CLAUDE=1, as CI runs)."""
+    if _FOUND:
+        return _FOUND[0]
     why = ""
     if not CODEX.exists():
         why = "Codex CLI not installed: run `make setup` (npm ci puts @openai/codex in node_modules)"
@@ -61,6 +66,7 @@ def find_codex() -> Path:
         if os.environ.get("DGTEST_REQUIRE_CLAUDE") == "1":
             pytest.fail(why + " (DGTEST_REQUIRE_CLAUDE=1: this run must not skip it)")
         pytest.skip(why)
+    _FOUND.append(CODEX)
     return CODEX
 
 

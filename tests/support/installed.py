@@ -42,17 +42,24 @@ def run(argv, *, env, cwd, input=None, timeout=180) -> subprocess.CompletedProce
     return subprocess.run(argv, env=env, cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout)
 
 
-def wheel_venv(tmp_path: Path) -> tuple[Path, Path, Path]:
-    """The wheel built from the working tree, installed into a fresh venv under tmp_path (outside the
-    checkout); pytest and PyYAML come from this interpreter by a .pth file, without a download.
-    Returns (venv, its python, its site-packages)."""
-    src = copy_tree(tmp_path / "src")
-    dist = tmp_path / "dist"
+def build_wheel(folder: Path) -> Path:
+    """The wheel built from the working tree (a copy of it in `folder`/src), in `folder`/dist."""
+    src = copy_tree(folder / "src")
+    dist = folder / "dist"
     # Paths are absolute: pip reads a bare `src` as a project name on the index.
+    # HOME of its own: made once per run (before any test's own HOME is set), pip's cache goes there.
+    (folder / "home").mkdir()
     res = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(src)],
-              env=os.environ, cwd=tmp_path, timeout=300)
+              env={**os.environ, "HOME": str(folder / "home")}, cwd=folder, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
     [wheel] = dist.glob("donegate-*.whl")
+    return wheel
+
+
+def wheel_venv(tmp_path: Path, wheel: Path) -> tuple[Path, Path, Path]:
+    """`wheel` (the `kit_wheel` fixture: built from the working tree once per test run) installed into a
+    fresh venv under tmp_path (outside the checkout); pytest and PyYAML come from this interpreter by a
+    .pth file, without a download. Returns (venv, its python, its site-packages)."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     py = venv / "bin" / "python"
