@@ -112,7 +112,12 @@ class Running:
             self.second = _Thread("donegate-second-run", lambda started: second.run(
                 st.path, repo, share, timeout=max(self.timeout, time_left(4 * self.timeout + 60)), kind=kind, allow=allow,
                 python=self.launch, root=root, tree=tree, started=started, later=True, progress=self.progress, seed=seed,
-                of=len(tests) if len(share) < len(tests) else 0))
+                of=len(tests) if len(share) < len(tests) else 0, sealed=tests))
+            # A disagreement in a share is checked again with every sealed test before it (`_confirm`), in a
+            # throwaway copy: the mirror holds what the share's tests wrote.
+            self._again: Callable[[list[str], float], second_run.SecondRun] = lambda ids, limit: second.run(
+                st.path, repo, ids, timeout=limit, kind=kind, allow=allow, python=self.launch, seed=seed, sealed=tests)
+            self.sealed = tests
         self.first = _Thread("donegate-hidden-run", lambda started: runner.run(
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
             project=Path(self.launch.front[0]), python=self.launch, allow=allow, root=root, tree=tree,
@@ -152,11 +157,33 @@ class Running:
                 _unfinished(gate, len(self.progress), self.tests, time.monotonic() - self.t0, run.duration)
                 run.faithful = False
             else:
+                two = self._confirm(two, run.duration)
                 _second(two, gate)
                 run.faithful = run.faithful and two.faithful  # the verdict cache keeps what both runs saw
         else:
             self.cancel()
         return gate, run
+
+    def _confirm(self, two: second_run.SecondRun, first: float) -> second_run.SecondRun:
+        """A share (`second.drawn`) leaves out tests a later one may need (a file an earlier test wrote): a test it
+        failed that pytest passed is run again with every sealed test before it, in pytest's order. Passing
+        then, it is cleared; failing again, or anything but a failure (the probe's evidence), the runs disagree.
+        Code right only under pytest fails both times, so this costs a block nothing and an honest suite a run."""
+        failed = [i for i, r in two.results.items() if r.get("outcome") not in ("passed", "unsupported")]
+        if not two.of or not failed or any(two.results[i].get("outcome") != "failed" for i in failed):
+            return two
+        last = max(self.sealed.index(i) for i in failed)
+        again = self._again(self.sealed[: last + 1], self._second_limit(first))
+        if again.problem or again.tamper or any((again.results.get(i) or {}).get("outcome") != "passed" for i in failed):
+            again.of = two.of
+            return again if again.tamper else two
+        cleared = two
+        for i in failed:
+            cleared.results[i] = again.results[i]
+        cleared.tamper = cleared.rule = ""
+        cleared.confirmed = {"tests": len(again.results), "cleared": failed[:20]}
+        cleared.faithful = cleared.faithful and again.faithful
+        return cleared
 
     def _second_limit(self, first: float) -> float:
         """How much longer the stop waits for the second run, the first done: until the configured timeout, or

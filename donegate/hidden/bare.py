@@ -447,7 +447,7 @@ def supervise(params):
     codes = [(rel, sources[rel]) for rel in sorted(sources)]  # pytest's order of collection
     groups = {}  # (file, test): its ids, in order (a parametrized test's index is its place here)
     place = {}
-    for nodeid in ids:
+    for nodeid in params.get("sealed") or ids:  # every sealed id when `ids` is a share of them
         same = groups.setdefault(split_id(nodeid)[:2], [])
         place[nodeid] = len(same)
         same.append(nodeid)

@@ -89,6 +89,7 @@ class SecondRun:
         self.output = ""  # the supervisor's stderr when it failed, for the kit's log only
         self.faithful = False  # its copy held exactly what the stop's look saw (`runner.Walls.faithful`)
         self.of = 0  # the sealed tests, when it checked a share of them (`drawn`)
+        self.confirmed: dict[str, Any] = {}  # a share's disagreements cleared by a run of every test before them
 
     def unsupported(self) -> dict[str, str]:
         return {i: r.get("why", "") for i, r in self.results.items() if r.get("outcome") == "unsupported"}
@@ -104,6 +105,8 @@ class SecondRun:
             out["disagree"] = dict(list(against.items())[:20])
         if self.of:
             out["drawn"] = {"checked": len(self.results), "of": self.of}
+        if self.confirmed:
+            out["confirmed"] = self.confirmed
         if self.problem:
             out["problem"] = self.problem
         return out
@@ -117,7 +120,8 @@ def _source(shim: str) -> str:
 def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: str, allow: Sequence[str] = (),
         project: Path | None = None, python: "pyenv.Launch | None" = None, root: Path | None = None,
         tree: "statcache.Tree | statcache.Pending | None" = None, started: "Callable[[int], None] | None" = None,
-        later: bool = False, progress: "list[int] | None" = None, seed: str = "", of: int = 0) -> SecondRun:
+        later: bool = False, progress: "list[int] | None" = None, seed: str = "", of: int = 0,
+        sealed: "Sequence[str] | None" = None) -> SecondRun:
     """Run `tests` (ids the first run passed) again under the bare harness, inside the same walls (`kind`:
     bwrap | sandbox-exec | none, as `confine.choose` gave the first run), with the same interpreter and
     sys.path as the first run (`python`, default found for `project`), but for the kit's pytest. With the
@@ -126,7 +130,8 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     first failed). `progress` gets an item per line of the report as it comes (how far a run the stop ended got).
     `seed`: the stop's secret the first run's `dg_random` drew from; the run is sent each test's own seed
     (`seeded.seed_of`), never the secret, and serves `dg_random` with it (without one, such tests are unsupported).
-    `of`: the number of sealed tests when `tests` is the share of them `drawn` for this stop (the ledger says so)."""
+    `of`: the number of sealed tests when `tests` is the share of them `drawn` for this stop (the ledger says so);
+    `sealed`: then every sealed id in order (a parametrised test's case is known by its place among all its cases)."""
     from donegate.hidden import runner
 
     out = SecondRun()
@@ -141,6 +146,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         # The kit's pytest is only for a test retried with the product's `import pytest` allowed (never run).
         params = {"nonce": nonce, "shim": "m" + secrets.token_hex(6), "probe": "_p" + secrets.token_hex(6),
                   "repo": spec["repo"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
+                  **({"sealed": list(sealed)} if sealed is not None and list(sealed) != list(tests) else {}),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
                   "executable": spec["executable"], "files": {p.name: str(p) for p in runner.test_files(store)}}
         if seed:

@@ -66,3 +66,36 @@ def test_a_large_suite_checks_a_drawn_share_and_says_so(tmp_path, kit_home):
 def test_a_new_requirement_right_only_under_pytest_is_caught_in_a_large_suite(tmp_path, kit_home):
     code, acc = _stop(tmp_path, kit_home, UNDER_PYTEST)
     assert code == 2 and acc["tamper"]["rule"] == "disagree" and "test_new" in acc["tamper"]["what"], acc
+
+
+# An honest suite whose last test needs every earlier one to have run (each leaves a line in a file): a drawn share
+# leaves most of them out, and the last test then fails in the second run only. The kit checks such a disagreement
+# again with every sealed test before it in pytest's order: it passes then, so the stop passes.
+STEP = ("import os\nimport pytest\nLOG = os.path.join(os.environ.get('TMPDIR') or '/tmp', 'steps.log')\n\n\n"
+        "@pytest.mark.parametrize('i', range({n}))\ndef test_step(i):\n    from calc import twice\n"
+        "    with open(LOG, 'a') as f:\n        f.write(f'{{i}}\\n')\n    assert twice(i) == 2 * i\n\n\n"
+        "def test_every_step_then_half():\n    from calc import half\n"
+        "    assert len(set(open(LOG).read().split())) == {n}\n    assert half(10) == 5\n")
+
+
+def _ordered(tmp_path, kit_home, product: str) -> tuple[int, dict]:
+    repo = make_repo(tmp_path / "repo", {"calc.py": BASE})
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    n = second.ALL_UP_TO + 100  # a share leaves out about a third of the steps at every draw
+    (hidden / "test_steps.py").write_text(STEP.format(n=n))
+    assert seal(repo, hidden / "test_steps.py").returncode == 0
+    (repo / "calc.py").write_text(product)
+    hook = run_hook(stop_payload(repo, session="order"))
+    return hook.returncode, stop_lines(kit_home)[-1]["gates"]["acceptance"]
+
+
+def test_a_test_that_needs_the_earlier_ones_is_not_a_disagreement(tmp_path, kit_home):
+    code, acc = _ordered(tmp_path, kit_home, RIGHT)
+    assert code == 0 and acc["ok"], acc
+    assert acc["second"]["confirmed"] == {"tests": second.ALL_UP_TO + 101, "cleared": ["test_steps.py::test_every_step_then_half"]}, acc
+
+
+def test_the_same_suite_right_only_under_pytest_still_disagrees(tmp_path, kit_home):
+    code, acc = _ordered(tmp_path, kit_home, UNDER_PYTEST)
+    assert code == 2 and acc["tamper"]["rule"] == "disagree" and "test_every_step_then_half" in acc["tamper"]["what"], acc
