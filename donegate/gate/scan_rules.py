@@ -57,6 +57,7 @@ RULES = {
     "native-code": "product code reaches below Python ({what})",
     "importable": "a new importable file that is not source ({what})",
     "sandbox-probe": "product code looks at what only tells a sandbox apart ({what})",
+    "fork-hook": "product code runs its own code in every fork ({what})",
 }
 # Rules a person may allow (`scan_allow`, `seal --allow`): the scan's and the tripwires' that honest code trips.
 ALLOWABLE = (*RULES, "settrace", "setprofile")
@@ -132,6 +133,8 @@ class _Visitor(ast.NodeVisitor):
                     self.add(node, "gc-objects", what=f"{mod}.{a.name}")
                 elif a.name == "_exit" and mod in ("os", "posix") and not self.forking[-1]:
                     self.add(node, "hard-exit")
+                elif a.name == "register_at_fork" and mod in ("os", "posix"):
+                    self.add(node, "fork-hook", what=f"{mod}.register_at_fork")
                 elif f"{mod}.{a.name}" in NET_CALLS or a.name in NO_NEW_PRIVS:
                     self.add(node, "sandbox-probe", what=f"{mod}.{a.name}")
         self.generic_visit(node)
@@ -158,6 +161,10 @@ class _Visitor(ast.NodeVisitor):
                 self.add(node, "hard-exit")
             elif name in NET_CALLS:
                 self.add(node, "sandbox-probe", what=f"{name}: the network's interfaces")
+            elif attr == "register_at_fork" and head in ("os", "posix"):
+                # the second harness forks once per test: a hook there runs before the fork has let go of the
+                # zygote's pipes (docs/security.md)
+                self.add(node, "fork-hook", what=name)
         if node.attr in NO_NEW_PRIVS or node.attr.startswith("SIOCGIF"):
             self.add(node, "sandbox-probe", what=node.attr)
         if node.attr == "cmdline" and (self._own_process(node.value) or
@@ -194,6 +201,9 @@ class _Visitor(ast.NodeVisitor):
             self.add(node, "native-code", what=f"{func}({text!r})")
         elif func == "getattr" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and node.args[1].value == "_exit":
             self.add(node, "hard-exit")
+        elif func == "getattr" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and \
+                node.args[1].value == "register_at_fork":
+            self.add(node, "fork-hook", what="getattr(..., 'register_at_fork')")
         elif func.endswith("prctl") and isinstance(first, ast.Constant) and first.value == PR_GET_NO_NEW_PRIVS:
             self.add(node, "sandbox-probe", what="prctl PR_GET_NO_NEW_PRIVS")
         elif func.endswith("ioctl") and any(isinstance(a, ast.Constant) and a.value in SIOCGIF for a in node.args):
@@ -454,7 +464,8 @@ _NEEDLES = (b"inspect", b"stack", b"currentframe", b"getouterframes", b"_getfram
             b"__import__", b"import_module", b"ctypes", b"posix", b"cffi", b"PYTEST_CURRENT_TEST", b"DONEGATE_", b"modules",
             # sandbox-probe
             b"NoNewPrivs", b"Seccomp", b"NO_NEW_PRIVS", b"no_new_privs", b"prctl", b"ioctl", b"SIOCGIF", b"if_name",
-            b"if_index", b"net_if_", b"netifaces", b"/net", b"'net'", b'"net"', b"cmdline")
+            b"if_index", b"net_if_", b"netifaces", b"/net", b"'net'", b'"net"', b"cmdline",
+            b"register_at_fork")
 
 
 def _may_find(data: bytes, needles: tuple[bytes, ...]) -> bool:

@@ -244,6 +244,7 @@ HONEST_CORPUS = {
                                "INIT = open('/proc/1/cmdline', 'rb').read()\n",
     "psutil-memory-and-other-processes": "import psutil\nme = psutil.Process()\nRSS = me.memory_info().rss\n"
                                          "def argv(pid):\n    return psutil.Process(pid).cmdline()\n",
+    "multiprocessing-after-fork": "from multiprocessing import util\nutil.register_after_fork(object(), print)\n",
     "net-words-in-paths": "import os\nP = os.path.join('/srv', 'net', 'dev')\nQ = '/proc/self/statm'\nR = 'https://example.net/dev'\n",
 }
 
@@ -293,6 +294,10 @@ def test_the_scan_never_flags_honest_look_alikes(name):
     ("import psutil\nx = '-c' in psutil.Process().cmdline()\n", 2, "sandbox-probe"),
     ("import os, psutil\nme = psutil.Process(os.getpid())\nx = me.cmdline()\n", 3, "sandbox-probe"),
     ("from psutil import Process\nx = Process().cmdline()\n", 2, "sandbox-probe"),
+    # fork-hook: code that runs in every fork of the second harness, before the fork lets go of its pipes
+    ("import os\nos.register_at_fork(after_in_child=lambda: None)\n", 2, "fork-hook"),
+    ("from os import register_at_fork as r\nr(before=print)\n", 1, "fork-hook"),
+    ("import os\ngetattr(os, 'register_at_fork')(after_in_child=print)\n", 2, "fork-hook"),
 ])
 def test_the_scan_names_file_line_and_rule(source, line, rule):
     found = scan.scan_source(source, "pkg/mod.py", ["/opt/donegate"])
