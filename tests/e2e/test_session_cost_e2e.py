@@ -55,12 +55,14 @@ def test_the_ledger_holds_what_the_sessions_replies_used(gated, api):
     first, last = (agent_of(stop) for stop in s.stops)
     assert {m: {k: v for k, v in t.items() if k != "usd"} for m, t in last["models"].items()} == tokens
     assert 0 < first["seconds"] < last["seconds"] <= seconds + 1e-3
-    # The pinned Claude Code's default model is newer than the dated price table: its cost is unknown, not $0.
+    # A model the price table does not know is unknown, not $0 (the pinned Claude Code's default is in it).
     (model,) = tokens
     if usage.price_of(model) is None:
         assert last["usd"] is None and last["unknown"] == [model] and last["models"][model]["usd"] is None
     else:
         assert last["usd"] == pytest.approx(usage.cost(tokens[model], model), abs=2e-6) and last["usd"] > first["usd"] > 0
+        # ... and it is what Claude Code itself says the session cost (its own price list, `total_cost_usd`)
+        assert last["usd"] == pytest.approx(s.res.result["total_cost_usd"], abs=2e-6), (last, s.res.result)
     summary = json.loads(kit_cmd(g.kit, g.home, "report", "--json").stdout)
     (group,) = summary["groups"]
     assert group["agent_seconds_per_session"] == round(last["seconds"], 1)
