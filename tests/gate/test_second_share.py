@@ -45,13 +45,14 @@ RIGHT = BASE + "\n\ndef half(x):\n    return x // 2\n"
 UNDER_PYTEST = BASE + "\n\nimport sys\n\n\ndef half(x):\n    return x // 2 if 'pytest' in sys.modules else 0\n"
 
 
-def _stop(tmp_path, kit_home, product: str) -> tuple[int, dict]:
+def _stop(tmp_path, kit_home, product: str, name: str = "test_calc.py", source: str = "") -> tuple[int, dict]:
+    """One stop with `product` as calc.py against the sealed `name` (`source`; default: ALL_UP_TO + 51 tests)."""
     repo = make_repo(tmp_path / "repo", {"calc.py": BASE})
     hidden = tmp_path / "hidden"
     hidden.mkdir()
     n = second.ALL_UP_TO + 50
-    (hidden / "test_calc.py").write_text("".join(TEST.format(i=i, d=2 * i) for i in range(n)) + NEW)
-    assert seal(repo, hidden / "test_calc.py").returncode == 0
+    (hidden / name).write_text(source or "".join(TEST.format(i=i, d=2 * i) for i in range(n)) + NEW)
+    assert seal(repo, hidden / name).returncode == 0
     (repo / "calc.py").write_text(product)
     hook = run_hook(stop_payload(repo, session="share"))
     return hook.returncode, stop_lines(kit_home)[-1]["gates"]["acceptance"]
@@ -79,15 +80,8 @@ STEP = ("import os\nimport pytest\nLOG = os.path.join(os.environ.get('TMPDIR') o
 
 
 def _ordered(tmp_path, kit_home, product: str) -> tuple[int, dict]:
-    repo = make_repo(tmp_path / "repo", {"calc.py": BASE})
-    hidden = tmp_path / "hidden"
-    hidden.mkdir()
-    n = second.ALL_UP_TO + 100  # a share leaves out about a third of the steps at every draw
-    (hidden / "test_steps.py").write_text(STEP.format(n=n))
-    assert seal(repo, hidden / "test_steps.py").returncode == 0
-    (repo / "calc.py").write_text(product)
-    hook = run_hook(stop_payload(repo, session="order"))
-    return hook.returncode, stop_lines(kit_home)[-1]["gates"]["acceptance"]
+    # a share leaves out about a third of the steps at every draw
+    return _stop(tmp_path, kit_home, product, "test_steps.py", STEP.format(n=second.ALL_UP_TO + 100))
 
 
 def test_a_test_that_needs_the_earlier_ones_is_not_a_disagreement(tmp_path, kit_home):
