@@ -1,8 +1,8 @@
 """Large hidden suites (issue 40): 40 CPU-bound tests, 500 test files of one test each, and 2,000 tests in one
 file, all passing.
 
-For each: the seal against one bare `python -m pytest -q` of the same tests (the seal runs them twice: a
-collection and the baseline), then full stops (new sessions, default config: confined where bubblewrap runs)
+For each: the seal against one bare `python -m pytest -q` of the same tests (the seal runs them once: collection
+and baseline in one pytest run), then full stops (new sessions, default config: confined where bubblewrap runs)
 against bare pytest, interleaved, the figure the median of the per-pair ratios; and how far each stop's two
 runs took (the pytest run and the second opinion, from its ledger line). Target: hook/bare <= 1.30.
 """

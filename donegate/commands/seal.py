@@ -88,9 +88,10 @@ def _outside_the_agents_reach(repo: Path, tests: list[Path]) -> None:
     """A hidden test the agent can read is not hidden: refuse a file inside the repository or its worktrees."""
     from donegate import paths
 
+    trees = [t.resolve() for t in readable_trees(repo)]  # once: two git calls (500 test files: 3.5 s of a 5.8 s seal)
     for test in tests:
-        for tree in readable_trees(repo):
-            if test.exists() and paths.is_within(test.resolve(), tree.resolve()):
+        for tree in trees:
+            if test.exists() and paths.is_within(test.resolve(), tree):
                 raise DonegateError(f"{test} lies inside {tree}, where the agent can read it: it would not be hidden",
                                     f"move it outside the repository (mv {test} ~/acceptance/), then seal that path")
 
