@@ -13,9 +13,12 @@ turn adds only tens of milliseconds against the local server.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
+import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -178,8 +181,42 @@ def make_repo(tmp_path: Path, files: Mapping[str, str] | None = None, *, name: s
 # --------------------------------------------------------------------------
 
 
-def _clean_env(extra: Mapping[str, str], home: Path) -> dict[str, str]:
-    """The environment for a claude run (see module docstring)."""
+@functools.lru_cache(maxsize=None)
+def _npm_shim() -> str | None:
+    """A folder (this process's, removed at exit) holding an `npm` that answers `npm root -g` with what the
+    real npm answered once, and hands every other command to the real npm; None without npm on PATH.
+
+    Why: a sandboxed Claude Code session runs `sh -c "npm root -g"` at start to look for a globally
+    installed apply-seccomp helper (measured on 2.1.332); that one node start cost ~0.16 CPU-s per session,
+    about a tenth of a gated session's CPU. The answer is the same text, asked with the same HOME-free
+    configuration, so the sandbox finds exactly what it found before (here: no helper)."""
+    npm = shutil.which("npm")
+    if npm is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="npm-home-") as home:
+        try:
+            proc = subprocess.run([npm, "root", "-g"], capture_output=True, text=True, timeout=_VERSION_TIMEOUT,
+                                  cwd="/", env=_clean_env({}, home=Path(home), shim=False), stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    root = proc.stdout.strip()
+    if proc.returncode != 0 or not root or "\n" in root:
+        return None
+    folder = tempfile.mkdtemp(prefix="dgtest-npm-shim-")
+    atexit.register(shutil.rmtree, folder, True)
+    script = Path(folder) / "npm"
+    script.write_text(
+        "#!/bin/sh\n"
+        "# tests/support/session.py: `npm root -g` answered from one real run; all else is the real npm.\n"
+        f'if [ "$#" -eq 2 ] && [ "$1" = root ] && [ "$2" = -g ]; then printf \'%s\\n\' {shlex.quote(root)}; exit 0; fi\n'
+        f'exec {shlex.quote(npm)} "$@"\n'
+    )
+    script.chmod(0o755)
+    return folder
+
+
+def _clean_env(extra: Mapping[str, str], home: Path, shim: bool = True) -> dict[str, str]:
+    """The environment for a claude run (see module docstring); `shim`: the `npm` of `_npm_shim` first on PATH."""
     drop_prefixes = ("ANTHROPIC_", "CLAUDE", "XDG_")
     # Proxies would route 127.0.0.1 traffic away from the fake server.
     drop_names = {"http_proxy", "https_proxy", "all_proxy", "no_proxy"}
@@ -194,8 +231,17 @@ def _clean_env(extra: Mapping[str, str], home: Path) -> dict[str, str]:
         DISABLE_AUTOUPDATER="1",
         DISABLE_ERROR_REPORTING="1",
         NO_PROXY="127.0.0.1,localhost",
+        # The native CLI is a Bun executable: this switches off Bun's own GC scheduler (a timer that adds
+        # collections on top of JavaScriptCore's, which still run). Its cost is paid while the CLI waits (for
+        # a hook, a tool): measured on 2.1.332, ~0.1 CPU-s per second of waiting (a session whose Bash tool
+        # sleeps 4 s: 1.78 -> 1.32 CPU-s; one that sleeps 0 s: 1.01 -> 0.98), a gated session 2.15 -> 1.87
+        # CPU-s; ~15 MB more RSS. No hook, sandbox, permission or settings behaviour depends on it.
+        BUN_GC_TIMER_DISABLE="1",
     )
     env["HOME"] = str(home)
+    folder = _npm_shim() if shim else None
+    if folder:
+        env["PATH"] = os.pathsep.join([folder, env.get("PATH") or os.defpath])
     env.update(extra)
     return env
 
