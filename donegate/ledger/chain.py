@@ -159,14 +159,44 @@ def records(path: Path) -> list[dict[str, Any]]:
 
 def matching(path: Path, needles: tuple[bytes, ...]) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
     """(line number, raw line, record) of each line holding one of `needles` that parses to an object."""
-    if not path.exists():
-        return
-    for number, line in read(path):
-        if not any(n in line for n in needles):
-            continue
+    for number, line in holding(path, needles):
         rec = json_object(line)
         if rec is not None:
             yield number, line, rec
+
+
+def holding(path: Path, needles: tuple[bytes, ...], chunk: int = 1 << 23) -> Iterator[tuple[int, bytes]]:
+    """(line number from 1, raw line) of each line of `path` holding one of `needles`, in order: a C search over
+    8 MB of whole lines at a time, a line cut out only where a needle is (a 1 GB ledger: a Python loop over
+    its lines took 3.5 s a pass; mapped whole, its every page counted in the report's memory)."""
+    try:
+        fh = open(path, "rb")
+    except OSError:
+        return
+    with fh:
+        number, tail = 0, b""  # the lines before `data`; a line the last block cut
+        while True:
+            block = fh.read(chunk)
+            data = tail + block
+            cut = data.rfind(b"\n") + 1 if block else len(data)
+            found: set[tuple[int, int]] = set()
+            for needle in needles:
+                at = data.find(needle, 0, cut)
+                while at >= 0:
+                    start = data.rfind(b"\n", 0, at) + 1
+                    end = data.find(b"\n", at, cut)
+                    end = cut if end < 0 else end
+                    found.add((start, end))
+                    at = data.find(needle, end, cut)
+            seen = 0
+            for start, end in sorted(found):
+                number += data.count(b"\n", seen, start)
+                seen = start
+                yield number + 1, data[start:end]
+            number += data.count(b"\n", seen, cut)
+            tail = data[cut:]
+            if not block:
+                return
 
 
 def containing(path: Path, needle: bytes) -> Iterator[tuple[bytes, dict[str, Any]]]:

@@ -3,15 +3,16 @@
 
 A stop whose shown tests pass but a held-back test fails is what a session that fits the product to the values
 its blocks showed looks like (or one that missed a requirement nobody showed it). Read on its own pass over the
-ledgers: one search of each mapped file for the key, and only the lines holding it are parsed. Totals only (not by group).
+ledgers: a C search of each file for the key (`ledger.chain.holding`), and only the lines holding it are parsed. Totals only (not by group).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+
+from donegate.ledger.chain import holding
 
 KEY = b'"held_back":'
 
@@ -20,7 +21,7 @@ def hard_coding(files: list[Path], since: bytes | None = None) -> dict[str, Any]
     """{stops_with_held_back, shown_passed, held_back_blocked, rate_pct}: rate = blocked / shown_passed."""
     stops = shown = blocked = 0
     for path in files:
-        for line in _lines_with(path, KEY):
+        for _, line in holding(path, (KEY,)):
             try:
                 rec = json.loads(line)
                 held = rec["gates"]["acceptance"]["held_back"]
@@ -35,27 +36,6 @@ def hard_coding(files: list[Path], since: bytes | None = None) -> dict[str, Any]
             blocked += held.get("blocked") is True
     return {"stops_with_held_back": stops, "shown_passed": shown, "held_back_blocked": blocked,
             "rate_pct": round(100 * blocked / shown, 1) if shown else None}
-
-
-def _lines_with(path: Path, key: bytes) -> Iterator[bytes]:
-    """The lines of `path` holding `key`: one C search over the mapped file, a line cut out only where it is found."""
-    import mmap
-
-    try:
-        with open(path, "rb") as handle:
-            if not os.fstat(handle.fileno()).st_size:
-                return
-            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
-        return
-    with data:
-        at = data.find(key)
-        while at >= 0:
-            start = data.rfind(b"\n", 0, at) + 1
-            end = data.find(b"\n", at)
-            end = len(data) if end < 0 else end
-            yield data[start:end]
-            at = data.find(key, end)
 
 
 def line(rate: dict[str, Any]) -> str:
