@@ -10,6 +10,7 @@ needs no second opinion (a block), the second run is cancelled and not waited fo
 
 from __future__ import annotations
 
+import functools
 import secrets
 import threading
 import time
@@ -109,14 +110,15 @@ class Running:
             self.tests = len(share)
             # Its own limit is the stop's (`finish` ends it sooner: `_second_limit`), so a second run slower than
             # the first is never killed at the configured timeout while the stop still has time for it.
-            self.second = _Thread("donegate-second-run", lambda started: second.run(
-                st.path, repo, share, timeout=max(self.timeout, time_left(4 * self.timeout + 60)), kind=kind, allow=allow,
-                python=self.launch, root=root, tree=tree, started=started, later=True, progress=self.progress, seed=seed,
-                of=len(tests) if len(share) < len(tests) else 0, sealed=tests))
+            # Both second runs of this stop (the share, and `_confirm`'s) with the same walls, interpreter and seed.
+            again = functools.partial(second.run, st.path, repo, kind=kind, allow=allow, python=self.launch, seed=seed,
+                                      sealed=tests)
+            self.second = _Thread("donegate-second-run", lambda started: again(
+                share, timeout=max(self.timeout, time_left(4 * self.timeout + 60)), root=root, tree=tree, started=started,
+                later=True, progress=self.progress, of=len(tests) if len(share) < len(tests) else 0))
             # A disagreement in a share is checked again with every sealed test before it (`_confirm`), in a
             # throwaway copy: the mirror holds what the share's tests wrote.
-            self._again: Callable[[list[str], float], second_run.SecondRun] = lambda ids, limit: second.run(
-                st.path, repo, ids, timeout=limit, kind=kind, allow=allow, python=self.launch, seed=seed, sealed=tests)
+            self._again: Callable[[list[str], float], second_run.SecondRun] = lambda ids, limit: again(ids, timeout=limit)
             self.sealed = tests
         self.first = _Thread("donegate-hidden-run", lambda started: runner.run(
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
@@ -172,18 +174,20 @@ class Running:
         failed = [i for i, r in two.results.items() if r.get("outcome") not in ("passed", "unsupported")]
         if not two.of or not failed or any(two.results[i].get("outcome") != "failed" for i in failed):
             return two
-        last = max(self.sealed.index(i) for i in failed)
+        wanted = set(failed)
+        last = max(k for k, t in enumerate(self.sealed) if t in wanted)
         again = self._again(self.sealed[: last + 1], self._second_limit(first))
-        if again.problem or again.tamper or any((again.results.get(i) or {}).get("outcome") != "passed" for i in failed):
+        if again.tamper:
             again.of = two.of
-            return again if again.tamper else two
-        cleared = two
+            return again
+        if again.problem or any((again.results.get(i) or {}).get("outcome") != "passed" for i in failed):
+            return two
         for i in failed:
-            cleared.results[i] = again.results[i]
-        cleared.tamper = cleared.rule = ""
-        cleared.confirmed = {"tests": len(again.results), "cleared": failed[:20]}
-        cleared.faithful = cleared.faithful and again.faithful
-        return cleared
+            two.results[i] = again.results[i]
+        two.tamper = two.rule = ""
+        two.confirmed = {"tests": len(again.results), "cleared": failed[:20]}
+        two.faithful = two.faithful and again.faithful
+        return two
 
     def _second_limit(self, first: float) -> float:
         """How much longer the stop waits for the second run, the first done: until the configured timeout, or
