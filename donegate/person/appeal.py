@@ -131,9 +131,10 @@ def _accept(out: Any, reason: str, state: dict[str, Any], root: Path, repo: Path
     accept = out.gates["acceptance"]
     failing = [f["id"] for f in accept.get("failing", [])] or list(out.failing)
     appeals = (state.get("appeals") or 0) + 1
-    out.gates["appeal"] = {"accepted": True, "reason": reason, "failing": failing, "diff_sha256": _diff_hash(root, repo, sealed),
+    manifest = _manifest(root, sealed)
+    out.gates["appeal"] = {"accepted": True, "reason": reason, "failing": failing, "diff_sha256": _diff_hash(repo, manifest),
                            "appeals": appeals}
-    named = _named(failing, _held(root, sealed))
+    named = _named(failing, dict((manifest or {}).get("held") or {}))
     shown = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
     msg = (f"donegate: the agent APPEALED against the hidden tests ({reason!r}); {len(failing)} of "
            f"{accept.get('total')} still fail ({shown}). The stop was allowed but the work is NOT verified: this session "
@@ -150,14 +151,15 @@ def _named(failing: list[str], held: dict[str, str]) -> list[str]:
     return [*shown, *(f"held-back requirement {name!r} ({n} failing)" for name, n in counts.items())]
 
 
-def _held(root: Path, sealed: Path) -> dict[str, str]:
+def _manifest(root: Path, sealed: Path) -> dict[str, Any] | None:
+    """The sealed store's manifest, read once for the appeal's diff hash and its held-back names."""
     from donegate.seal import store
 
     try:
         st = store.load(sealed, root)
-        return dict(st.manifest.get("held") or {}) if st else {}
+        return st.manifest if st else None
     except Exception:  # a store that does not load: the stop blocked on it before any appeal was weighed
-        return {}
+        return None
 
 
 def count(out: Any, counters: dict[str, Any]) -> None:
@@ -189,13 +191,11 @@ def _ending(text: str, line: str, cap: int) -> str:
     return feedback.capped(text, max(cap - len(line) - 1, 80), "failures") + "\n" + line
 
 
-def _diff_hash(root: Path, repo: Path, sealed: Path) -> str | None:
+def _diff_hash(repo: Path, manifest: dict[str, Any] | None) -> str | None:
     """sha256 of the working tree's diff against the sealed base, untracked files included: what the person judges."""
     from donegate.tree import git
-    from donegate.seal import store
 
     try:
-        st = store.load(sealed, root)
-        return hashlib.sha256(git.diff(repo, st.manifest["base"]).encode()).hexdigest() if st else None
+        return hashlib.sha256(git.diff(repo, manifest["base"]).encode()).hexdigest() if manifest else None
     except Exception:  # the appeal stands without its hash; the ledger shows null
         return None
