@@ -51,13 +51,14 @@ def acceptance_root(root: Path | None = None) -> Path:
     return (root or home()) / "acceptance"
 
 
-def store_dir(repo: Path, root: Path | None = None) -> Path:
-    return acceptance_root(root) / repo_key(repo)
+def store_dir(repo: Path, root: Path | None = None, key: str | None = None) -> Path:
+    """`key`: `repo_key(repo)` when the caller has it (a stop derives it once: `donegate.gate.context`)."""
+    return acceptance_root(root) / (key or repo_key(repo))
 
 
-def seal_record(repo: Path, root: Path | None = None) -> Path:
-    """The seal record naming the store of `repo` (`donegate.seal.store`)."""
-    return state_dir(root) / "seals" / f"{repo_key(repo)}.json"
+def seal_record(repo: Path, root: Path | None = None, key: str | None = None) -> Path:
+    """The seal record naming the store of `repo` (`donegate.seal.store`); `key` as for `store_dir`."""
+    return state_dir(root) / "seals" / f"{key or repo_key(repo)}.json"
 
 
 def ledger_path(root: Path | None = None) -> Path:

@@ -39,9 +39,10 @@ from donegate import config, paths
 from donegate.core import deadline, proc
 from donegate.sessions import ids as sessions
 from donegate.seal import sealing, store
-from donegate.errors import ConfigError, DonegateError
+from donegate.errors import ConfigError, DonegateError, StoreError
 from donegate.gate import acceptance, breaker, feedback, integrity, leaks, once, record, review_gate, scan, scope, watchdog as _watchdog
-from donegate.gate.inputs import client_of, parse_payload, session_of, weakened_env
+from donegate.gate.context import StopContext
+from donegate.gate.inputs import client_of, parse_payload, weakened_env
 from donegate.gate.scope import scope_gate
 from donegate.gate.stop import AFTER_RUN, STOP as _STOP, fault as _fault, log_exception as _log_exception, stage as _stage
 from donegate.gate.stop import time_left
@@ -53,12 +54,13 @@ __all__ = ["ALLOW", "BLOCK", "Outcome", "evaluate", "render", "run_hook", "scope
            "_STOP", "_budget", "_log_exception"]
 
 
-def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg: str | None = None,
-             managed: bool = False) -> Outcome:
+def evaluate(ctx: StopContext, repo_arg: str | None = None, managed: bool = False) -> Outcome:
+    """The stop's verdict: the repository found (once, into `ctx`), then its stages (`_evaluate`)."""
     from donegate.tree import repo as where
 
+    payload, root = ctx.payload, ctx.root
     target = where.locate(payload, root, repo_arg, managed)
-    if target is None or target.moved_from is None and not store.is_sealed(target.sealed, root):
+    if target is None or target.moved_from is None and not ctx.at(target).has_record():
         target = _below(payload, root) or target  # a monorepo's root: the sealed package the session changed
     if target is None:
         out = Outcome("unsealed", ALLOW)
@@ -66,26 +68,29 @@ def evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo_arg:
         return out
     if target.moved_from is not None:
         return moved(target, payload)
+    ctx.at(target)
     paths.check_outside(target.tree, root)
-    if cfg["mode"] == "retry":  # the blind control: no store, no test, no appeal (there is no test to appeal)
+    if ctx.cfg["mode"] == "retry":  # the blind control: no store, no test, no appeal (there is no test to appeal)
         from donegate.gate import retry
 
         out = retry.outcome()
         out.repo = str(target.tree)
         return out
-    out = _evaluate(payload, cfg, root, target.sealed, target.tree)
+    out = _evaluate(ctx)
     out.repo = str(target.tree)
     out.gates["found"] = target.found_from  # which folder named the tree: the session's, the cwd, the hook's --repo
     if target.tree != target.sealed:
         out.gates["sealed"] = str(target.sealed)  # the working tree judged is another one of the sealed repository
-    return appeal.consider(out, payload, cfg, root, target.tree, session_of(payload), sealed=target.sealed)
+    return appeal.consider(out, payload, ctx.cfg, root, target.tree, ctx.session, sealed=target.sealed,
+                           manifest=ctx.store.manifest if ctx.store is not None else None)
 
 
 def _below(payload: dict[str, Any], root: Path) -> Any:
     from donegate.tree import repo as where
 
     def changed(t: Any) -> bool:
-        st = store.load(t.sealed, root)
+        t.key = paths.repo_key(t.sealed)  # the stop's context takes it (`StopContext.at`)
+        st = store.load(t.sealed, root, key=t.key)
         names = git.changed_since(t.tree, st.manifest["base"]) if st is not None else []
         return any(n not in store.KIT_FILES for n in names)  # an install's own files are not a change
 
@@ -115,20 +120,27 @@ def moved(target: Any, payload: dict[str, Any]) -> Outcome:
     return out
 
 
-def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path, tree: Path | None = None) -> Outcome:
-    """`repo`: the sealed project (whose seal judges); `tree`: the working tree judged (default `repo`)."""
-    tree = tree or repo
-    st, sealed, _ = integrity.check(repo, root, session_of(payload))
+def _evaluate(ctx: StopContext) -> Outcome:
+    """The stages, on `ctx.tree` (the working tree judged) against the seal of `ctx.sealed`."""
+    payload, cfg, root, repo, tree = ctx.payload, ctx.cfg, ctx.root, ctx.sealed, ctx.tree
+    assert repo is not None and tree is not None
+    record: Any
+    try:
+        record = ctx.record()
+    except StoreError:
+        record = store.READ  # the store check reads it and says what is wrong with it
+    st, sealed, _ = integrity.check(repo, root, ctx.session, key=ctx.key, record=record)
     if sealed["ok"] is False:
         return Outcome("block", BLOCK, gates={"integrity": sealed},
                        reason=f"donegate: {sealed['problem']}; the session needs a person to re-seal the tests",
                        failing=["integrity"])
-    sealing.sweep(repo, root)  # copies of the tests a crashed seal left beside the store
+    sealing.sweep(repo, root, key=ctx.key, record=record)  # copies of the tests a crashed seal left beside the store
     if st is None:
         msg = f"donegate: no acceptance tests are sealed for {repo}; the stop was allowed unchecked"
         return Outcome("unsealed", ALLOW, system_message=msg, gates={"integrity": sealed})
     if tree != repo:
         st = store.Store(tree, st.path, st.manifest, sealed_at=repo)
+    ctx.store = st
     repo = tree
     gates: dict[str, Any] = {"integrity": sealed}
     from donegate.hidden.python import EnvProblem
@@ -149,8 +161,8 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
         started.begun(timeout=min(5.0, max(0.0, time_left(cfg["timeout"]))))
         # One look at the working tree (stat only; a file is read again only if its stat moved) serves
         # the cache key, the mirrors, the scope check and the scan.
-        look = _look(repo, root, cfg, pending)
-        found = cache.lookup(repo, st.manifest, cfg, root, session_of(payload), look)
+        look = ctx.look = _look(ctx, pending)
+        found = cache.lookup(repo, st.manifest, cfg, root, ctx.session, look)
         if pending is not None:
             pending.set(look, run=found.entry is None)
         if found.entry is not None:
@@ -164,7 +176,7 @@ def _evaluate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Pa
             in_scope = scope.scope_gate(repo, st, cfg, look)
             accept, run = running.finish()
             failures = run.failing()
-            cache.keep(found, repo, st.manifest, cfg, root, in_scope, accept, failures, run.faithful)
+            cache.keep(found, repo, st.manifest, cfg, root, in_scope, accept, failures, run.faithful, tree_key=ctx.tree_key)
     except BaseException:
         if pending is not None and not pending.run:
             pending.set(None, run=False)  # the runs waiting for the look end unrun
@@ -238,17 +250,19 @@ def _looks(cfg: dict[str, Any]) -> bool:
     return bool(cfg["cache"] or cfg["allowed"] is not None or cfg["scan"] != "off")
 
 
-def _look(repo: Path, root: Path, cfg: dict[str, Any], pending: statcache.Pending | None = None) -> statcache.Tree | None:
+def _look(ctx: StopContext, pending: statcache.Pending | None = None) -> statcache.Tree | None:
     """The stop's look at the working tree, when a stage reads it (`_looks`). The runs waiting for it (`pending`)
     get its part without the shared environments first: their mirrors hold nothing of those."""
-    if not _looks(cfg):
+    if not _looks(ctx.cfg):
         return None
     _stage("looking at the working tree")
     from donegate.hidden.copy import after, shared_dirs
 
+    repo, root = ctx.tree, ctx.root
+    assert repo is not None
     if pending is None:
-        return statcache.look(repo, root, keep=after)
-    return statcache.look(repo, root, tuple(shared_dirs(repo)), pending.early, keep=after)
+        return statcache.look(repo, root, keep=after, key=ctx.tree_key)
+    return statcache.look(repo, root, tuple(shared_dirs(repo)), pending.early, keep=after, key=ctx.tree_key)
 
 
 def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *, repo: str | None = None,
@@ -269,25 +283,27 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
     # Until the config is read the hook timeout is unknown: take the shortest any config can give.
     dl = deadline.Deadline(_budget(config.minimal()), start=t0)
     claim = once.Claim(root)  # the other donegate hooks of this stop report the verdict of the one that judges it
-    ctx: dict[str, Any] = {"deadline": dl, "root": root, "payload": payload, "cfg": cfg, "claim": claim, "client": client}
+    watch: dict[str, Any] = {"deadline": dl, "root": root, "payload": payload, "cfg": cfg, "claim": claim, "client": client}
     _STOP.update(deadline=dl, stage="reading the config", scanned_to=0, transcript_unread="", fault=_fault(root))
     if watchdog:
-        dl.arm(lambda: _watchdog.expired(ctx))
+        dl.arm(lambda: _watchdog.expired(watch))
+    ctx: StopContext | None = None
     try:
-        payload = ctx["payload"] = parse_payload(stdin_text)
+        payload = watch["payload"] = parse_payload(stdin_text)
         from donegate.sessions import kitruns
 
         if kitruns.is_kit_session(root, payload.get("session_id")):
             return _watchdog.answer(dl, breaker.quiet(root, "kit:runs"))  # the kit's own writer or reviewer run: never gated, counted
         cfg = config.load(paths.config_path(root))
-        ctx["cfg"] = cfg
+        watch["cfg"] = cfg
         dl.set_budget(_budget(cfg))
+        ctx = StopContext(root, payload, cfg, client)  # what every stage reads, found once (`gate/context.py`)
         _stage("waiting for another donegate hook of this stop")
         shared = claim.take(payload, wait=dl.remaining() - 2 * AFTER_RUN)
         if shared is not None:
             return _watchdog.answer(dl, shared)
         _stage("finding the repository")
-        outcome = evaluate(payload, cfg, root, repo, managed)
+        outcome = evaluate(ctx, repo, managed)
         if outcome.quiet:
             return _watchdog.answer(dl, claim.keep(breaker.quiet(root)))
     except ConfigError as exc:
@@ -303,10 +319,10 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
                           failing=["error:internal"])
     if outcome.repo:
         try:
-            outcome = feedback.tell_rejections(outcome, root)
+            outcome = feedback.tell_rejections(outcome, root, ctx.key_of(outcome.repo) if ctx is not None else None)
         except Exception:  # a person's note is never worth a stop the hook cannot answer
             _log_exception(root)
-    session, session_from = sessions.resolve(payload)
+    session, session_from = (ctx.session, ctx.session_from) if ctx is not None else sessions.resolve(payload)
     _stage("the block counter")
     counters = breaker.count(outcome, session, cfg, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - AFTER_RUN)))
     weak = weakened_env(cfg, env_seen) if env_seen is not None else []

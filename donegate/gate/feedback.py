@@ -64,8 +64,8 @@ def hide_kit(text: str, root: Path) -> str:
 # person anyway (an appeal, a hand-over, an error) leaves them for the next one.
 
 
-def rejections_dir(root: Path, repo: str) -> Path:
-    return paths.state_dir(root) / "rejected" / paths.repo_key(Path(repo))
+def rejections_dir(root: Path, repo: str, key: str | None = None) -> Path:
+    return paths.state_dir(root) / "rejected" / (key or paths.repo_key(Path(repo)))
 
 
 def add_rejection(root: Path, repo: str, entry: dict[str, Any]) -> Path:
@@ -86,10 +86,11 @@ def withdraw_rejection(root: Path, repo: str, ref: str) -> None:
         pass
 
 
-def tell_rejections(outcome: Outcome, root: Path) -> Outcome:
+def tell_rejections(outcome: Outcome, root: Path, key: str | None = None) -> Outcome:
+    """`key`: `paths.repo_key` of the tree judged (`outcome.repo`) when the caller has it."""
     if not outcome.repo or not (outcome.exit_code == BLOCK or outcome.verdict in ("pass", "review_error")):
         return outcome
-    folder = rejections_dir(root, outcome.repo)
+    folder = rejections_dir(root, outcome.repo, key)
     try:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
     except OSError:

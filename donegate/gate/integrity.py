@@ -17,18 +17,25 @@ from donegate.person.ownership import not_the_persons
 from donegate.gate.stop import stage
 
 
-def check(repo: Path, root: Path, session: str | None = None) -> tuple[store.Store | None, dict[str, Any], str]:
+def check(repo: Path, root: Path, session: str | None = None, *, key: str | None = None,
+          record: Any = store.READ) -> tuple[store.Store | None, dict[str, Any], str]:
     """(the sealed store for `repo` or None, the stage's gate for the ledger, the fix of a problem):
     gate {"ok": True, "tests": n}; {"ok": None} when nothing is sealed; {"ok": False, "problem": ...}
-    when the store is missing, modified or unrecorded (then the store is None)."""
+    when the store is missing, modified or unrecorded (then the store is None). `key`, `record`: the
+    repository's key and seal record when the caller has them (the stop's context); else read here, once."""
     stage("the store check")
     try:
-        st = store.load(repo, root)
+        if record is store.READ:
+            from donegate import paths
+
+            key = key or paths.repo_key(repo)
+            record = store.read_record(repo, root, key)
+        st = store.load(repo, root, key=key, record=record)
     except StoreError as exc:
         return None, {"ok": False, "problem": exc.message}, exc.fix or "seal the tests again"
     if st is None:
         return None, {"ok": None}, ""
-    by = store.sealed_by(repo, root)
+    by = store.recorded_by(record)
     problem = not_the_persons(by, _first_stop(root, session) if by is not None and session else None)
     if by is not None and problem:
         return None, {"ok": False, "problem": problem, "sealed_by": by}, \

@@ -89,9 +89,10 @@ def _not_appealable(out: Any) -> str | None:
 
 
 def consider(out: Any, payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path, session: str,
-             sealed: Path | None = None) -> Any:
+             sealed: Path | None = None, manifest: dict[str, Any] | None = None) -> Any:
     """The stop's outcome once the agent's appeal (if any) is weighed: an `appealed` Outcome, or `out`
-    with the appeal line (or the refusal) added to its feedback."""
+    with the appeal line (or the refusal) added to its feedback. `manifest`: the sealed store's, when the
+    stop has it (its context); else read from the store."""
     if cfg["appeal"] != "on" or out.verdict != "block":
         return out  # a pass, a hint, a kit error: there is nothing to appeal, an APPEAL line is just text
     reason = parse(payload.get("last_assistant_message"))
@@ -109,7 +110,7 @@ def consider(out: Any, payload: dict[str, Any], cfg: dict[str, Any], root: Path,
             tail += " " + (LINE if _left(state, cfg) else NO_APPEAL_LEFT)
         out.reason = _ending(out.reason, tail, cfg["feedback_chars"])
         return out
-    return _accept(out, reason, state, root, repo, session, sealed or repo)
+    return _accept(out, reason, state, root, repo, session, sealed or repo, manifest)
 
 
 def _refusal(reason: str, out: Any, state: dict[str, Any], cfg: dict[str, Any]) -> str:
@@ -125,13 +126,14 @@ def _refusal(reason: str, out: Any, state: dict[str, Any], cfg: dict[str, Any]) 
     return ""
 
 
-def _accept(out: Any, reason: str, state: dict[str, Any], root: Path, repo: Path, session: str, sealed: Path) -> Any:
+def _accept(out: Any, reason: str, state: dict[str, Any], root: Path, repo: Path, session: str, sealed: Path,
+            manifest: dict[str, Any] | None = None) -> Any:
     from donegate.core.outcome import ALLOW, Outcome
 
     accept = out.gates["acceptance"]
     failing = [f["id"] for f in accept.get("failing", [])] or list(out.failing)
     appeals = (state.get("appeals") or 0) + 1
-    manifest = _manifest(root, sealed)
+    manifest = manifest if manifest is not None else _manifest(root, sealed)
     out.gates["appeal"] = {"accepted": True, "reason": reason, "failing": failing, "diff_sha256": _diff_hash(repo, manifest),
                            "appeals": appeals}
     named = _named(failing, dict((manifest or {}).get("held") or {}))

@@ -306,13 +306,14 @@ class Store:
 # seal holds `state/seals/<repo-key>.lock`, so a sweep never takes a folder being built.
 # A record without `store` (sealed before this layout) names the folder `acceptance/<repo-key>/`.
 
-def lock_path(repo: Path, root: Path) -> Path:
-    return paths.state_dir(root) / "seals" / f"{paths.repo_key(repo)}.lock"
+def lock_path(repo: Path, root: Path, key: str | None = None) -> Path:
+    return paths.state_dir(root) / "seals" / f"{key or paths.repo_key(repo)}.lock"
 
 
-def read_record(repo: Path, root: Path) -> dict[str, Any] | None:
+def read_record(repo: Path, root: Path, key: str | None = None) -> dict[str, Any] | None:
+    """The seal record of `repo` (None: never sealed); `key`: its `paths.repo_key` when the caller has it."""
     try:
-        record = json.loads(fsafe.read_text(seal_record_path(repo, root), limit=1 << 16))
+        record = json.loads(fsafe.read_text(seal_record_path(repo, root, key), limit=1 << 16))
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
@@ -322,8 +323,8 @@ def read_record(repo: Path, root: Path) -> dict[str, Any] | None:
     return record
 
 
-def folder_of(repo: Path, root: Path, record: dict[str, Any]) -> Path:
-    key = paths.repo_key(repo)
+def folder_of(repo: Path, root: Path, record: dict[str, Any], key: str | None = None) -> Path:
+    key = key or paths.repo_key(repo)
     name = record.get("store", key)
     if not isinstance(name, str) or not (name == key or name.startswith(key + "@")) or "/" in name:
         raise StoreError("the seal record of the acceptance store is corrupt", "seal the tests again")
@@ -356,22 +357,36 @@ def sealed_by(repo: Path, root: Path | None = None) -> dict[str, Any] | None:
         record = read_record(repo, root or paths.home())
     except StoreError:
         return None
+    return recorded_by(record)
+
+
+def recorded_by(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`sealed_by` of a seal record already read."""
     by = (record or {}).get("by")
     return by if isinstance(by, dict) else None
 
 
-def load(repo: Path, root: Path | None = None) -> Store | None:
+READ = object()  # `load`'s record not given: read it
+
+
+def load(repo: Path, root: Path | None = None, *, key: str | None = None, record: Any = READ) -> Store | None:
     """The sealed store for `repo`, verified against its manifest and seal record; None if never sealed.
+    `key`, `record`: its `paths.repo_key` and its seal record (`read_record`) when the caller has them (a stop
+    reads them once: `donegate.gate.context`).
 
     Raises StoreError when the store is missing, modified or unrecorded.
     """
     root = root or paths.home()
-    record = read_record(repo, root)
+    key = key or paths.repo_key(repo)
+    return _verified(repo, root, key, read_record(repo, root, key) if record is READ else record)
+
+
+def _verified(repo: Path, root: Path, key: str, record: dict[str, Any] | None) -> Store | None:
     if record is None:
-        if paths.store_dir(repo, root).exists():  # the folder of the old layout, its record gone
+        if paths.store_dir(repo, root, key).exists():  # the folder of the old layout, its record gone
             raise StoreError("the acceptance store has no seal record", "seal the tests again: donegate seal")
         return None  # never sealed (a folder a crashed first seal left is swept, not read)
-    path = folder_of(repo, root, record)
+    path = folder_of(repo, root, record, key)
     if not path.is_dir():
         raise StoreError("the acceptance store is missing although it was sealed", "seal the tests again: donegate seal")
     try:

@@ -47,9 +47,11 @@ class Target:
     """The working tree a stop is judged on, the sealed project whose seal judges it, and (for a moved
     repository) the path it was sealed at. A plain class: dataclasses cost start-up time."""
 
-    def __init__(self, tree: Path, sealed: Path, moved_from: str | None = None) -> None:
+    def __init__(self, tree: Path, sealed: Path, moved_from: str | None = None, key: str | None = None) -> None:
         self.tree, self.sealed, self.moved_from = tree, sealed, moved_from
         self.found_from = ""  # which folder named it: "project" (the session's), "cwd", or "hook" (--repo)
+        self.key = key  # `paths.repo_key(sealed)` when finding it derived it (the stop's context takes it, not again)
+        self.store: Any = None  # the seal's store when finding it loaded it (a monorepo's root: `touched_below`)
 
     def __repr__(self) -> str:
         return f"Target(tree={self.tree}, sealed={self.sealed}, moved_from={self.moved_from})"
@@ -57,6 +59,12 @@ class Target:
 
 def sealed_ancestor(cwd: Path, root: Path) -> Path | None:
     """The nearest folder at or above `cwd` with a seal record or a store under `root`."""
+    found = _sealed_ancestor(cwd, root)
+    return found[0] if found is not None else None
+
+
+def _sealed_ancestor(cwd: Path, root: Path) -> tuple[Path, str] | None:
+    """(`sealed_ancestor`, its `paths.repo_key`): each folder's key is derived once, and the stop keeps the one found."""
     from donegate import paths
 
     try:
@@ -64,17 +72,18 @@ def sealed_ancestor(cwd: Path, root: Path) -> Path | None:
     except OSError:
         return None
     for folder in (start, *start.parents):
-        if paths.seal_record(folder, root).exists() or paths.store_dir(folder, root).exists():
-            return folder
+        key = paths.repo_key(folder)
+        if paths.seal_record(folder, root, key).exists() or paths.store_dir(folder, root, key).exists():
+            return folder, key
     return None
 
 
 # -- the identity recorded at seal time -------------------------------------------------------------
 
-def identity_path(project: Path, root: Path) -> Path:
+def identity_path(project: Path, root: Path, key: str | None = None) -> Path:
     from donegate import paths
 
-    return paths.state_dir(root) / IDENTITIES / f"{paths.repo_key(project)}.json"
+    return paths.state_dir(root) / IDENTITIES / f"{key or paths.repo_key(project)}.json"
 
 
 def identity(project: Path) -> dict[str, Any]:
@@ -172,9 +181,10 @@ def resolve(folder: Path, root: Path) -> Target | None:
         folder = folder.resolve()
     except OSError:
         return None
-    found = sealed_ancestor(folder, root)
+    found = _sealed_ancestor(folder, root)
     if found is not None:
-        return _own_worktree(folder, found, root) or Target(found, found)
+        sealed, key = found
+        return _own_worktree(folder, sealed, root, key) or Target(sealed, sealed, key=key)
     entries = identities(root)
     if not entries or not folder.is_dir():
         return None
@@ -205,7 +215,7 @@ def resolve(folder: Path, root: Path) -> Target | None:
     return None
 
 
-def _own_worktree(folder: Path, sealed: Path, root: Path) -> Target | None:
+def _own_worktree(folder: Path, sealed: Path, root: Path, key: str | None = None) -> Target | None:
     """A linked worktree of the sealed repository inside the sealed folder (Claude Code puts its
     worktrees under `.claude/worktrees/`): judged on itself. A nested `git init` or a `.git` file
     naming another repository has another common git dir: the sealed folder stays the tree."""
@@ -213,14 +223,14 @@ def _own_worktree(folder: Path, sealed: Path, root: Path) -> Target | None:
     if not below:
         return None
     try:
-        ident = json.loads(identity_path(sealed, root).read_text(encoding="utf-8"))
+        ident = json.loads(identity_path(sealed, root, key).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     for top in below:
         if _common_dir(top) == ident.get("common_dir"):
             hit = _in_project(folder, top, [ident])
             if hit is not None:
-                return Target(hit[0], sealed)
+                return Target(hit[0], sealed, key=key)
     return None
 
 

@@ -228,10 +228,10 @@ def _cached(name: str) -> bool:
     return _IN_CACHE.search(name) is not None
 
 
-def _path(repo: Path, root: Path) -> Path:
+def _path(repo: Path, root: Path, key: str | None = None) -> Path:
     from donegate import paths
 
-    return paths.state_dir(root) / "stat" / f"{paths.repo_key(repo)}.json"
+    return paths.state_dir(root) / "stat" / f"{key or paths.repo_key(repo)}.json"
 
 
 def _load(path: Path, repo: Path) -> tuple[dict[str, tuple[str, str]], str, tuple[tuple[str, ...], int] | None]:
@@ -364,16 +364,18 @@ def _hash(path: str, st: os.stat_result) -> str:
 
 
 def look(repo: Path, root: Path | None = None, later: tuple[str, ...] = (),
-         early: Callable[[Tree], None] | None = None, keep: Callable[[Callable[[], None]], None] | None = None) -> Tree:
+         early: Callable[[Tree], None] | None = None, keep: Callable[[Callable[[], None]], None] | None = None,
+         key: str | None = None) -> Tree:
     """The working tree now. With `root`, the last look of this tree (kept under the state root) spares
     hashing every file whose stat did not move, and this look is kept for the next one. `early` is given
     the look of everything but the top-level folders `later` names, as soon as it is taken (then those
     folders are walked): the runs' mirrors leave out the shared environments, so they need not wait for them.
-    `keep`: given the job that keeps this look, to do later (the hook: after its answer); else it is kept now."""
+    `keep`: given the job that keeps this look, to do later (the hook: after its answer); else it is kept now.
+    `key`: the tree's `paths.repo_key` when the caller has it (a stop: `donegate.gate.context`)."""
     t0 = time.monotonic()
     start_ns = time.time_ns()
     top = str(repo)
-    path = _path(repo, root) if root is not None else None
+    path = _path(repo, root, key) if root is not None else None
     before, kept, split = _load(path, repo) if path is not None else ({}, "", None)
     entries: dict[str, tuple[str, str]] = {}
     left_out: set[str] = set()  # (`Tree.files`)

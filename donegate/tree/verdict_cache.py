@@ -303,17 +303,19 @@ def lookup(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any], root: Path
 
 
 def keep(found: Lookup, repo: Path, manifest: dict[str, Any], cfg: dict[str, Any], root: Path,
-         scope: dict[str, Any], accept: dict[str, Any], failures: dict[str, str], faithful: bool = False) -> None:
+         scope: dict[str, Any], accept: dict[str, Any], failures: dict[str, str], faithful: bool = False,
+         tree_key: str | None = None) -> None:
     """Keep this stop's run for the next stop of the session when it may be: complete, and it saw the
     tree as keyed: `faithful` (the run's mirror was made from the look the key came from, every copied
-    file hashed: `donegate.hidden.copy`), else the tree after the run (a new look) keyed as before it."""
+    file hashed: `donegate.hidden.copy`), else the tree after the run (a new look) keyed as before it.
+    `tree_key`: the working tree's `paths.repo_key` (the stop's context has it)."""
     if found.key is None:
         return
     from donegate.tree import statcache
 
     try:
         t1 = time.monotonic()
-        ok = not accept.get("problem") and (faithful or key(repo, manifest, cfg, statcache.look(repo, root))[0] == found.key)
+        ok = not accept.get("problem") and (faithful or key(repo, manifest, cfg, statcache.look(repo, root, key=tree_key))[0] == found.key)
         found.gate["duration"] = round(found.gate["duration"] + time.monotonic() - t1, 4)
         if not ok:
             found.gate["kept"] = False

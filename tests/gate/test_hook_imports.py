@@ -46,7 +46,7 @@ STOP_MODULES = {
     "donegate.hidden.python", "donegate.hidden.second",  # the second run starts beside the first at every stop
     "donegate.hidden.seeded",  # each test's own dg_random seed, sent to the second run (its imports are already loaded)
     "donegate.hidden.pyc",  # the product's bytecode kept between confined stops
-    "donegate.gate", "donegate.gate.acceptance", "donegate.gate.breaker", "donegate.gate.feedback",
+    "donegate.gate", "donegate.gate.context", "donegate.gate.acceptance", "donegate.gate.breaker", "donegate.gate.feedback",
     "donegate.gate.inputs", "donegate.gate.integrity", "donegate.gate.leaks", "donegate.gate.once", "donegate.gate.record",
     "donegate.gate.review_gate", "donegate.gate.scan", "donegate.gate.scope", "donegate.gate.stop", "donegate.gate.watchdog",
 }

@@ -1,0 +1,91 @@
+"""One stop, one context (issue 48): the hook finds the repository's key and reads its seal record once, at
+its entry (`donegate.gate.context.StopContext`), and hands them to every stage.
+
+The real hook (`gate.run_hook`, in this process so its calls can be counted) judges a real sealed repository:
+`paths.repo_key` is wrapped where every caller finds it (the module's attribute: no module imports the name
+itself), and the seal record's opens are counted by an audit hook on `open` (every `open`/`os.open` of the
+process, whatever name a module reached it by). Before the context a blocked stop derived the key 11 times
+and opened the record 3 times.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from donegate import paths
+from tests.support.repos import fix_bug, stop_lines, stop_payload
+
+_OPENS: list[str] = []
+_WATCH: list[str] = []  # the seal record's path while a stop is counted; empty: the hook does nothing
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "open" and _WATCH and isinstance(args[0], (str, bytes, Path)) and str(args[0]) in _WATCH:
+        _OPENS.append(str(args[0]))
+
+
+_HOOKED: list[bool] = []
+
+
+def _count_stop(repo: Path, kit_home: Path, monkeypatch, **kw) -> tuple[int, Counter, int]:
+    """(exit code, the folders whose key the stop derived, how often it opened the seal record) of one stop."""
+    from donegate import gate
+
+    if not _HOOKED:
+        sys.addaudithook(_audit)  # cannot be removed: it counts only while `_WATCH` names a file
+        _HOOKED.append(True)
+    keys: Counter = Counter()
+    real = paths.repo_key
+
+    def counted(folder: Path) -> str:
+        keys[str(folder)] += 1
+        return real(folder)
+
+    record = str(paths.seal_record(repo, kit_home))
+    monkeypatch.setattr(paths, "repo_key", counted)
+    _OPENS.clear()
+    _WATCH[:] = [record]
+    try:
+        code, _, _ = gate.run_hook(json.dumps(stop_payload(repo, **kw)), root=kit_home, watchdog=False)
+    finally:
+        _WATCH.clear()
+        monkeypatch.setattr(paths, "repo_key", real)
+    return code, keys, len(_OPENS)
+
+
+def test_a_stop_derives_the_key_and_reads_the_seal_record_once(sealed_shop, kit_home, monkeypatch):
+    code, keys, opens = _count_stop(sealed_shop, kit_home, monkeypatch, session="s1")
+    assert code == 2 and stop_lines(kit_home)[-1]["verdict"] == "block"  # every stage ran, to the ledger
+    assert keys == Counter({str(sealed_shop): 1}) and opens == 1, (keys, opens)
+    # An accepted appeal (it hashes the diff against the sealed manifest), then a pass and a cached pass.
+    code, keys, opens = _count_stop(sealed_shop, kit_home, monkeypatch, session="s1",
+                                    message="Done.\nAPPEAL: the hidden test contradicts the request's wording")
+    assert code == 0 and stop_lines(kit_home)[-1]["verdict"] == "appealed"
+    assert keys == Counter({str(sealed_shop): 1}) and opens == 1, (keys, opens)
+    fix_bug(sealed_shop)
+    for cached in (False, True):
+        code, keys, opens = _count_stop(sealed_shop, kit_home, monkeypatch, session="s2")
+        assert code == 0 and stop_lines(kit_home)[-1]["verdict"] == "pass"
+        assert bool(stop_lines(kit_home)[-1].get("cached")) is cached
+        assert keys == Counter({str(sealed_shop): 1}) and opens == 1, (keys, opens)
+
+
+def test_the_counts_see_what_a_stop_does(sealed_shop, kit_home, monkeypatch):
+    # The look-alike: the counters are no stubs. A store check the stop did not need (doctor's own, which
+    # finds the key and reads the record itself) is counted, on top of the stop's own.
+    from donegate.gate import integrity
+
+    calls = []
+    real = integrity.check
+
+    def twice(repo, root, *a, **kw):
+        calls.append(real(repo, root))  # as doctor calls it: no key, no record
+        return real(repo, root, *a, **kw)
+
+    monkeypatch.setattr(integrity, "check", twice)
+    code, keys, opens = _count_stop(sealed_shop, kit_home, monkeypatch, session="s1")
+    assert code == 2 and calls and calls[0][1]["ok"] is True
+    assert keys == Counter({str(sealed_shop): 2}) and opens == 2, (keys, opens)
