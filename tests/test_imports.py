@@ -80,7 +80,7 @@ def test_the_package_has_no_import_cycle():
 def test_the_graph_sees_module_and_function_level_imports():
     edges = graph(PACKAGE)
     assert "donegate.claude.shapes" in edges["donegate.install.diagnose"]  # module level, `from x.y import z`
-    assert "donegate.core.outcome" in edges["donegate.person.appeal"]  # inside a function
+    assert "donegate.core.outcome" in edges["donegate.gate.appeal"]  # inside a function
     assert "donegate.claude.binary" in edges["donegate.claude.settings"]  # `from donegate.claude import binary`
 
 
@@ -191,3 +191,59 @@ def test_the_hallway_check_sees_twins_long_modules_and_a_crowded_top(tmp_path):
     (pkg / "gate" / "scan.py").rename(pkg / "gate" / "stage.py")  # honest look-alike: one name, one room
     (pkg / "gate" / "long.py").write_text("x = 1\n" * MAX_LINES)
     assert shape(pkg)["twins"] == [] and shape(pkg)["long"] == []
+
+
+# One stop, one way (issue 48): a stop goes down from its entry (`donegate.gate`, what the launcher imports)
+# and never up into the person's commands or the installer: what a stop needs of them lives below the stages
+# (the appeal is a stage, `gate/appeal.py`; who sealed is `seal/sealer.py`; the plugin's settings entries are
+# `claude/marketplace.py`). The reviewers' model jobs (`donegate.models`, run by the optional review stage as
+# the `review` command runs them) still reach install/ through the headless runs' guard settings
+# (`claude.settings`) and the prompts' folder (`install.kit`): the one boundary this walk stops at, by name.
+STOP_ENTRY = "donegate.gate"
+ABOVE_THE_STOP = ("donegate.install", "donegate.person")
+STOP_BOUNDARY = ("donegate.models",)
+
+
+def upward(edges: dict[str, set[str]], entry: str = STOP_ENTRY, above: tuple[str, ...] = ABOVE_THE_STOP,
+           boundary: tuple[str, ...] = STOP_BOUNDARY) -> list[str]:
+    """Each module under `above` reachable from `entry`, with the path of imports that reaches it."""
+    parent: dict[str, str] = {}
+    todo, seen = [entry], {entry}
+    while todo:
+        node = todo.pop()
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in seen and not nxt.startswith(boundary):
+                seen.add(nxt)
+                parent[nxt] = node
+                todo.append(nxt)
+    out = []
+    for m in sorted(seen):
+        if m.startswith(above):
+            path = [m]
+            while path[-1] in parent:
+                path.append(parent[path[-1]])
+            out.append(" <- ".join(path))
+    return out
+
+
+def test_a_stop_never_imports_the_installer_or_the_persons_commands():
+    assert upward(graph(PACKAGE)) == []
+
+
+def test_the_walk_finds_a_stop_reaching_up(tmp_path):
+    pkg = tmp_path / "donegate"
+    for sub in ("gate", "install", "person", "seal", "models"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "gate" / "__init__.py").write_text("from donegate.gate import scope\nfrom donegate.models import reviewer\n")
+    (pkg / "gate" / "scope.py").write_text("from donegate.seal import store\n")
+    (pkg / "seal" / "store.py").write_text("def f():\n    from donegate.install import routes\n    return routes\n")
+    (pkg / "install" / "routes.py").write_text("")
+    (pkg / "models" / "reviewer.py").write_text("from donegate.person import ownership\n")  # beyond the boundary
+    (pkg / "person" / "ownership.py").write_text("")
+    edges = graph(pkg)
+    assert upward(edges) == ["donegate.install.routes <- donegate.seal.store <- donegate.gate.scope <- donegate.gate"]
+    (pkg / "seal" / "store.py").write_text("def f():\n    from donegate.seal import held\n    return held\n")  # honest look-alike
+    (pkg / "seal" / "held.py").write_text("")
+    assert upward(graph(pkg)) == []

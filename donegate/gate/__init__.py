@@ -10,9 +10,9 @@
       scan.py        the ast scan of the product files changed since the seal
       scope.py       protected files unchanged; with `allowed`, nothing changed outside it
     acceptance.py  the run's results: every sealed test must report and pass
-    review.py      the reviewers (optional)
+    review_gate.py the reviewers (optional)
     feedback.py    what the agent is told
-    (appeal)       `APPEAL: <reason>` lets a blocked stop through to a person (`donegate.person.appeal`)
+    appeal.py      `APPEAL: <reason>` lets a blocked stop through to a person
     breaker.py     blocks counted per session; the session handed to a person when the loop stops paying
     record.py      the ledger line
 
@@ -33,14 +33,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate.person import appeal
 from donegate.tree import verdict_cache as cache, git, statcache
 from donegate import config, paths
 from donegate.core import deadline, proc
 from donegate.sessions import ids as sessions
 from donegate.seal import sealing, store
 from donegate.errors import ConfigError, DonegateError, StoreError
-from donegate.gate import acceptance, breaker, feedback, integrity, leaks, once, record, review_gate, scan, scope, watchdog as _watchdog
+from donegate.gate import acceptance, appeal, breaker, feedback, integrity, leaks, once, record, review_gate, scan, scope, watchdog as _watchdog
 from donegate.gate.context import StopContext
 from donegate.gate.inputs import client_of, parse_payload, weakened_env
 from donegate.gate.scope import scope_gate

@@ -10,7 +10,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate.person import appeal
+from donegate.gate import appeal
 from donegate.core import deadline
 from donegate import paths
 from donegate.gate.stop import log_exception

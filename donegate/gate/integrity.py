@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
 
 from donegate.seal import store
 from donegate.errors import StoreError
-from donegate.person.ownership import not_the_persons
+from donegate.seal.sealer import not_the_persons
 from donegate.gate.stop import stage
 
 

@@ -1,5 +1,5 @@
 """The scan stage: the ast scan of the product files changed since the seal (`scan: block | hint | off`).
-A finding can be wrong: it blocks with the rule named and the appeal offered (`donegate.person.appeal`); rules in
+A finding can be wrong: it blocks with the rule named and the appeal offered (`donegate.gate.appeal`); rules in
 `scan_allow` are not reported."""
 
 from __future__ import annotations

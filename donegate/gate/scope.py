@@ -38,9 +38,7 @@ def changed_protected(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any],
         now = {k: v for k, v in now.items() if k in before or k not in store.KIT_FILES}
     touched = sorted(k for k in set(now) | set(before) if now.get(k) != before.get(k))
     if touched:  # `claude plugin install donegate@...` after the seal: the person's install, never the agent's change
-        from donegate.install import routes
-
-        touched = [k for k in touched if not routes.plugin_only(repo, k, before.get(k), manifest.get("base"))]
+        touched = [k for k in touched if not plugin_only(repo, k, before.get(k), manifest.get("base"))]
     kinds = {k: fsafe.describe(now.get(k)) for k in touched if k in before}
     if cfg["protect_repo_tests"]:
         for name, digest in manifest.get("repo_tests", {}).items():
@@ -49,6 +47,38 @@ def changed_protected(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any],
                 touched.append(name)
                 kinds[name] = fsafe.describe(current)
     return sorted(set(touched)), {k: v for k, v in kinds.items() if v}
+
+
+def plugin_only(repo: Path, name: str, before: str | None, base: str | None) -> bool:
+    """Whether the protected settings file `name` differs from its sealed digest `before` only by the plugin's
+    entries (`donegate.claude.marketplace`): created by `claude plugin install` with nothing else in it, or the
+    file the sealed base commit holds (when that is what was sealed) plus the plugin."""
+    if not name.startswith(".claude/settings") or not name.endswith(".json"):
+        return False
+    import json
+
+    from donegate.claude.marketplace import plugin_enabled, unplugged
+
+    try:
+        text = fsafe.read_text(repo / name, limit=1 << 20)
+    except (OSError, ValueError):
+        return False
+    try:
+        if not plugin_enabled(json.loads(text)):
+            return False
+    except ValueError:
+        return False
+    now = unplugged(text)
+    if before is None:
+        return now == "{}"
+    if not base:
+        return False
+    import hashlib
+
+    res = git.run(repo, "show", f"{base}:./{name}")
+    if res.returncode != 0 or hashlib.sha256(res.stdout.encode()).hexdigest() != before:
+        return False
+    return unplugged(res.stdout) == now
 
 
 def _protected_now(repo: Path, globs: list[str], before: dict[str, str], tree: statcache.Tree | None) -> dict[str, str]:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays of
 
 PHASES = ("setup", "call", "teardown")
 # Evidence no honest code gives: the stream itself broken, pytest's machinery changed, an object equal to
-# everything, the two runs disagreeing. Never appealable; every other tripwire rule is (`donegate.person.appeal`).
+# everything, the two runs disagreeing. Never appealable; every other tripwire rule is (`donegate.gate.appeal`).
 HARD = frozenset({"stream", "harness", "probe", "disagree"})
 
 

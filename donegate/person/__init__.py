@@ -1,2 +1,3 @@
 """What only a person may do, and what a person reads: the kit's commands refused to the agent
-(`ownership`), the agent's appeal to a person (`appeal`), and what `status` gathers (`overview`)."""
+(`ownership`) and what `status` gathers (`overview`). The agent's appeal to a person is a stage of the
+Stop hook (`donegate.gate.appeal`): nothing of a stop imports this package."""

@@ -17,7 +17,7 @@ from donegate.install import kit as installation
 from donegate.ledger import chain as ledger
 from donegate.seal import store
 from donegate.errors import DonegateError
-from donegate.person.ownership import not_the_persons
+from donegate.seal.sealer import not_the_persons
 from donegate.report.labels import DECIDABLE, decisions
 from donegate.seal.store import sealed_repos
 

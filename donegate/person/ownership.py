@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from typing import Any, Mapping
 
 from donegate.errors import DonegateError
+from donegate.seal.sealer import inside_session, not_the_persons  # noqa: F401 - the rule of a person's seal, also the Stop hook's
 
 # Every command that changes what the gate decides or what the person reads. `approve`, `reject` and
 # `unseal` are here before their modules exist, so they are covered the day they land.
@@ -124,28 +125,6 @@ def who(env: Mapping[str, str] | None = None, procs: list[dict[str, Any]] | None
         "uid": os.getuid() if hasattr(os, "getuid") else None,
         "at": round(time.time(), 3),  # the Stop hook compares it with the session's first stop
     }
-
-
-def inside_session(by: Mapping[str, Any]) -> bool:
-    """Whether a `who` answer shows a Claude Code session around the command."""
-    return bool(by.get("claude_env") or by.get("claude_process"))
-
-
-def not_the_persons(by: dict[str, Any] | None, first: float | None) -> str:
-    """Why the current seal is not a person's (empty when it is, or when nobody recorded who sealed)."""
-    if by is None or by.get("confirmed"):
-        return ""
-    if inside_session(by):
-        # The kit refuses a seal from inside a session (`donegate.person.ownership`); one that got through anyway
-        # (a first seal, or the check dodged) holds the agent's own tests: a person must look.
-        where = f" (session {by['session']})" if by.get("session") else ""
-        return f"the acceptance tests were sealed again from inside a Claude Code session{where}, not by a person"
-    at = by.get("at")
-    if first is not None and not by.get("terminal") and isinstance(at, (int, float)) and at > first:
-        # No sign of a session on the seal, but it came after this session's first stop and not from a
-        # terminal: the way an agent seals after hiding from `donegate.person.ownership` (variables unset, detached).
-        return "the acceptance tests were sealed again during this session, after its first stop, and not from a terminal"
-    return ""
 
 
 def _within(child: str, parent: Path) -> bool:

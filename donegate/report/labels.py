@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from donegate.ledger import chain as ledger
-from donegate.person.ownership import inside_session
+from donegate.seal.sealer import inside_session
 from donegate.errors import DonegateError
 from donegate.core.util import utc_now
 from donegate.report.read import APPEALED, APPEAL_LABELS, BLOCKING, LABELS, MIN_REF, canonical_time, stop_row

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.support.repos import write_config, stop_lines, run_hook, stop_payload
-from donegate.person import appeal
+from donegate.gate import appeal
 from tests.support.repos import seal_single, fix_bug
 
 REASON = "the request says nothing about rounding, but a hidden test expects rounding down"

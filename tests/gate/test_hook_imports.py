@@ -30,17 +30,18 @@ os._exit(code)
 """
 
 # Every donegate module a blocked stop imports (the ast scan is on by default). The stage files are
-# donegate.gate.*; the reviewers, the commands, the report and Claude Code's settings vocabulary stay off it.
+# donegate.gate.*; the reviewers, the commands, the person's and the installer's modules (tests/test_imports.py
+# holds that for every stop, at any depth), the report and Claude Code's settings vocabulary stay off it.
 STOP_MODULES = {
     "donegate", "donegate._layout",
-    "donegate.core", "donegate.tree", "donegate.seal", "donegate.sessions", "donegate.person", "donegate.ledger",
+    "donegate.core", "donegate.tree", "donegate.seal", "donegate.sessions", "donegate.ledger",
     "donegate.seal.sealing",  # the sweep of what a crashed seal left
     "donegate.seal.held",  # held-back tests: what a block may show of them
     "donegate.sessions.usage",  # the session's cost and time from its transcript
-    "donegate.person.appeal", "donegate.tree.verdict_cache", "donegate.config",
+    "donegate.gate.appeal", "donegate.tree.verdict_cache", "donegate.config",
     "donegate.core.deadline", "donegate.errors", "donegate.core.scrub", "donegate.core.fsafe", "donegate.tree.git",
     "donegate.sessions.kitruns", "donegate.seal.leak_scan", "donegate.ledger.chain", "donegate.core.outcome", "donegate.paths", "donegate.core.proc",
-    "donegate.person.ownership", "donegate.tree.repo", "donegate.gate.scan_rules", "donegate.sessions.ids", "donegate.sessions.counters", "donegate.tree.statcache", "donegate.seal.store",
+    "donegate.seal.sealer", "donegate.tree.repo", "donegate.gate.scan_rules", "donegate.sessions.ids", "donegate.sessions.counters", "donegate.tree.statcache", "donegate.seal.store",
     "donegate.core.util",
     "donegate.hidden", "donegate.hidden.channel", "donegate.hidden.confine", "donegate.hidden.copy", "donegate.hidden.runner", "donegate.hidden.ship",
     "donegate.hidden.python", "donegate.hidden.second",  # the second run starts beside the first at every stop
