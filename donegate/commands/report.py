@@ -13,6 +13,7 @@ from typing import Any
 from donegate.ledger import chain as ledger
 from donegate import paths, report
 from donegate.report import html as report_html
+from donegate.report.summary import summarize_and_decisions
 from donegate.errors import DonegateError
 
 
@@ -80,8 +81,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     since = report.parse_since(args.since) if args.since else None
     if args.jobs is not None and args.jobs < 1:
         raise DonegateError(f"--jobs {args.jobs} is not a number of processes", "use 1 or more")
-    summary = report.summarize(files, by=args.by, since=since, jobs=args.jobs or report.default_jobs())
-    made = report.decisions(files)
+    summary, made = summarize_and_decisions(files, by=args.by, since=since, jobs=args.jobs or report.default_jobs(),
+                                            keep=True)
     if made:  # a person's approve / reject: shown only when there are some (the outputs stay as they were)
         summary["decisions"] = list(made.values())
     if args.json:
@@ -116,7 +117,7 @@ def _html(args: argparse.Namespace, files: list[Path] | None) -> int:
         if args.jobs is not None and args.jobs < 1:
             raise DonegateError(f"--jobs {args.jobs} is not a number of processes", "use 1 or more")
         text = report_html.render_page(report_html.page_data(files, since=since, jobs=args.jobs or report.default_jobs(),
-                                                             by=args.by))
+                                                             by=args.by, keep=True))
     report_html.write(target, text)
     print(f"wrote {target} ({len(text.encode()) / 1e6:.2f} MB)")
     return 0

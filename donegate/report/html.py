@@ -282,12 +282,15 @@ def _detail(verdict: str, stop: dict[str, Any], shown: str, scrub: feedback.Scru
 
 
 def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budget: int = DETAIL_BYTES,
-              row_budget: int = ROW_BYTES, root: Path | None = None, by: str = "config") -> dict[str, Any]:
-    """Everything the page shows, aggregated: the report's summary plus one compact row per session."""
-    summary = report.summarize(files, by=by, since=since, jobs=jobs)
+              row_budget: int = ROW_BYTES, root: Path | None = None, by: str = "config", keep: bool = False) -> dict[str, Any]:
+    """Everything the page shows, aggregated: the report's summary plus one compact row per session. `keep`: the
+    summary reads only what was added since the last report (`report.resume`)."""
+    from donegate.report.summary import summarize_and_decisions
+
+    summary, made = summarize_and_decisions(files, by=by, since=since, jobs=jobs, keep=keep)
     sessions, labels = read_sessions(files, since)
     scrub = local_scrubber(root)
-    decided = report.decided_sessions(files)
+    decided = report.decided_sessions(files, made)
     ordered = sorted(sessions.values(), key=lambda s: (not left_for_person(s, decided), -s.line))
     verdicts: list[str] = [v for v in ORDER]
     seen = collections.Counter(st[0] for s in ordered for st in s.stops)

@@ -13,7 +13,7 @@ from donegate.ledger import chain as ledger
 from donegate.seal.sealer import inside_session
 from donegate.errors import DonegateError
 from donegate.core.util import utc_now
-from donegate.report.read import APPEALED, APPEAL_LABELS, BLOCKING, LABELS, MIN_REF, canonical_time, stop_row
+from donegate.report.read import APPEALED, APPEAL_DECISION, APPEAL_LABELS, BLOCKING, DECISIONS, LABELS, MIN_REF, canonical_time, decision_entry, stop_row
 
 
 def find_stop(path: Path, ref: str) -> tuple[str, dict[str, Any]]:
@@ -85,9 +85,6 @@ def _who(by: dict[str, Any] | None) -> dict[str, Any]:
 # passed can be rejected too (a person read the work and refused it): nothing to approve there.
 DECIDABLE = ("appealed", "gave_up")
 REJECTABLE = DECIDABLE + ("pass", "review_error")
-DECISIONS = ("approve", "reject")
-# An appeal's label and the decision are one thing: upheld (the test was wrong) approves the work, rejected refuses it.
-APPEAL_DECISION = {"upheld": "approve", "rejected": "reject"}
 APPEAL_LABEL = {v: k for k, v in APPEAL_DECISION.items()}
 
 
@@ -125,26 +122,23 @@ def decide(path: Path, ref: str, decision: str, note: str = "", by: dict[str, An
 
 
 def decisions(files: list[Path]) -> dict[str, dict[str, Any]]:
-    """The latest decision per stop ref, in ledger order: `decision` lines, and the appeal labels of
-    ledgers written before an appeal's label was a decision (`upheld` read as approve, `rejected` as reject)."""
+    """The latest decision per stop ref, in ledger order (`read.decision_entry`), on a pass of their own (the report
+    reads them in its one pass: `read.Partial.decisions`)."""
     out: dict[str, dict[str, Any]] = {}
     for path in files:
         for _, _, rec in ledger.matching(path, (b'"decision"', b'"label"')):  # a cheap byte test before parsing
-            event, ref = rec.get("event"), rec.get("ref")
-            if not isinstance(ref, str):
-                continue
-            if event == "decision" and rec.get("decision") in DECISIONS:
-                out[ref[: ledger.REF_CHARS]] = rec
-            elif event == "label" and rec.get("label") in APPEAL_DECISION:
-                out[ref[: ledger.REF_CHARS]] = {**rec, "decision": APPEAL_DECISION[rec["label"]]}
+            entry = decision_entry(rec)
+            if entry is not None:
+                out[entry[0]] = entry[1]
     return out
 
 
-def decided_sessions(files: list[Path]) -> dict[bytes, bytes]:
+def decided_sessions(files: list[Path], made: dict[str, dict[str, Any]] | None = None) -> dict[bytes, bytes]:
     """Session -> the time of the latest stop a person decided in it (canonical UTC): the report takes
-    such a session off "left for a person" unless a stop after that one failed again."""
+    such a session off "left for a person" unless a stop after that one failed again. `made`: the decisions,
+    when already read (`decisions`)."""
     out: dict[bytes, bytes] = {}
-    for rec in decisions(files).values():
+    for rec in (decisions(files) if made is None else made).values():
         sid, when = rec.get("session"), canonical_time(rec.get("stop_time"))
         if isinstance(sid, str) and when is not None and when > out.get(sid.encode(), b""):
             out[sid.encode()] = when

@@ -1,5 +1,6 @@
 """Files, ranges, processes: a large ledger is read by two processes, each a range of whole lines;
-their partial counts merge in file order.
+their partial counts merge in file order. Each range starts from what the last report kept of it
+(`donegate.report.resume`), when asked to and when that still holds.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import os
 import traceback
 from pathlib import Path
 from typing import Any
+from donegate.report import resume
 from donegate.report.read import Options, Partial, scan
 
 PARALLEL_BYTES = 64 << 20  # ledgers smaller than this are read by one process
@@ -38,36 +40,79 @@ def default_jobs() -> int:
     return max(1, min(2, cpus))
 
 
-def read_all(files: list[Path], opts: Options, jobs: int) -> list[tuple[Path, int, Partial]]:
-    """(file, lines before the range in its file, folded Partial) for every range, in file order."""
-    tasks = [(path, a, b) for path in files for a, b in ranges(path, jobs)]
-    if len(tasks) > 1 and jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
-        parts = _read_parallel(tasks, opts)
+def read_all(files: list[Path], opts: Options, jobs: int, keep: bool = False) -> tuple[list[tuple[Path, int, Partial]], dict[str, dict]]:
+    """((file, lines before the range in its file, folded Partial) for every range, in file order; the latest
+    decision per stop ref). `keep`: start from what the last report kept of each file, and keep this one's
+    (`donegate.report.resume`)."""
+    plans: list[resume.Plan] = []
+    manifests = []
+    for path in files:
+        mine, manifest = resume.plan(path, opts, ranges(path, jobs), keep, len(plans))
+        plans += mine
+        manifests.append((len(plans) - len(mine), len(plans), manifest))
+    if len(plans) > 1 and jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+        parts, made = _read_parallel(plans, opts, manifests)
     else:
-        parts = [scan(str(p), a, b, opts, i) for i, (p, a, b) in enumerate(tasks)]
-        inputs = _fold_inputs([part.handover(len(parts)) for part in parts])
-        parts = [part.fold(*args) for part, args in zip(parts, inputs, strict=True)]
+        states = [_read(plan, opts) for plan in plans]
+        _commit(manifests, [h for _, h in states])
+        made = _decisions([part.decisions for part, _ in states])
+        inputs = _fold_inputs([part.handover(len(states)) for part, _ in states], made)
+        parts = [part.fold(*args) for (part, _), args in zip(states, inputs, strict=True)]
     out, offset, previous = [], 0, None
-    for (path, _, _), part in zip(tasks, parts, strict=True):
-        offset = offset if path == previous else 0
-        out.append((path, offset, part))
-        offset, previous = offset + part.lines, path
-    return out
+    for plan, part in zip(plans, parts, strict=True):
+        offset = offset if plan.path == previous else 0
+        out.append((Path(plan.path), offset, part))
+        offset, previous = offset + part.lines, plan.path
+    return out, made
 
 
-def _fold_inputs(handovers: list[tuple]) -> list[tuple[list[bytes], set[bytes], set[bytes]]]:
-    """For each range: the sessions of every later range, the give-ups of every earlier range, and
-    every labelled session."""
+def _read(plan: resume.Plan, opts: Options) -> tuple[Partial, tuple[str, str] | None]:
+    """One range: its kept shard (else its lines from where the shard began), the new lines up to the last whole
+    line, kept as the next report's shard, then a torn last line (read, never kept). (state, the shard kept:
+    its file and content hash)."""
+    part = resume.open_shard(*plan.shard, opts, plan.path, plan.index) if plan.shard else None
+    if part is not None and plan.start == plan.cut:  # nothing new in this range: its shard stays as it is
+        shard: tuple[str, str] | None = plan.shard
+    else:
+        new = scan(plan.path, plan.start if part is not None else plan.first, plan.cut, opts, plan.index)
+        part = new if part is None else resume.merge(part, new)
+        digest = resume.save(part, plan.out) if plan.out else None
+        shard = (plan.out, digest) if plan.out and digest else None
+    if plan.end > plan.cut:
+        part = resume.merge(part, scan(plan.path, plan.cut, plan.end, opts, plan.index))
+    return part, shard
+
+
+def _commit(manifests: list[tuple[int, int, dict | None]], shards: list[tuple[str, str] | None]) -> None:
+    for a, b, manifest in manifests:
+        if manifest is not None:
+            resume.commit(manifest, shards[a:b])
+
+
+def _decisions(each: list[dict[str, dict]]) -> dict[str, dict]:
+    """The latest decision per stop ref over the ranges, in file order."""
+    made: dict[str, dict] = {}
+    for decisions in each:
+        made.update(decisions)
+    return made
+
+
+def _fold_inputs(handovers: list[tuple], made: dict[str, dict]) -> list[tuple[list[bytes], set[bytes], set[bytes], dict]]:
+    """For each range: the sessions of every later range, the give-ups of every earlier range, every labelled
+    session, and the sessions a person decided."""
+    from donegate.report.labels import decided_sessions
+
+    decided = decided_sessions([], made)
     labelled = set().union(*(h[2] for h in handovers))
-    return [([h[0] for h in handovers[i + 1:]], set().union(*(h[1] for h in handovers[:i])), labelled)
+    return [([h[0] for h in handovers[i + 1:]], set().union(*(h[1] for h in handovers[:i])), labelled, decided)
             for i in range(len(handovers))]
 
 
-def _reader(conn: Any, path: str, start: int, end: int, opts: Options, index: int, count: int) -> None:
-    """One reader process: scan, hand over, fold, send the folded Partial back."""
+def _reader(conn: Any, plan: resume.Plan, opts: Options, count: int) -> None:
+    """One reader process: read (and keep) its range, hand over, fold, send the folded Partial back."""
     try:
-        part = scan(path, start, end, opts, index)
-        conn.send(("ok", part.handover(count)))
+        part, shard = _read(plan, opts)
+        conn.send(("ok", (part.handover(count), part.decisions, shard)))
         conn.send(("ok", part.fold(*conn.recv())))
     except BaseException:  # noqa: BLE001 - the parent reports it; a reader must not die silently
         conn.send(("error", traceback.format_exc()))
@@ -87,23 +132,27 @@ def _receive(conn: Any) -> Any:
     return value
 
 
-def _read_parallel(tasks: list[tuple[Path, int, int]], opts: Options) -> list[Partial]:
+def _read_parallel(plans: list[resume.Plan], opts: Options, manifests: list) -> tuple[list[Partial], dict[str, dict]]:
     """One forked reader per range (they inherit the code and the options)."""
     ctx = multiprocessing.get_context("fork")
     conns, procs = [], []
     try:
-        for i, (path, a, b) in enumerate(tasks):
+        for plan in plans:
             mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_reader, args=(theirs, str(path), a, b, opts, i, len(tasks)), daemon=True)
+            proc = ctx.Process(target=_reader, args=(theirs, plan, opts, len(plans)), daemon=True)
             proc.start()
             theirs.close()
             conns.append(mine)
             procs.append(proc)
-        inputs = _fold_inputs([_receive(c) for c in conns])
+        first = [_receive(c) for c in conns]
+        _commit(manifests, [shard for _, _, shard in first])
+        made = _decisions([decisions for _, decisions, _ in first])
+        inputs = _fold_inputs([handover for handover, _, _ in first], made)
+        del first
         for conn, args in zip(conns, inputs, strict=True):
             conn.send(args)
         del inputs
-        return [_receive(c) for c in conns]
+        return [_receive(c) for c in conns], made
     finally:
         for proc in procs:
             proc.join(timeout=10)

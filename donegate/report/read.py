@@ -1,46 +1,35 @@
-"""Reading the ledger: verdict codes, and the fast path for the lines the gate writes (a few anchored
-regular expressions instead of `json.loads`, five times slower); any line they do not recognise goes
-through `json.loads` and is either used or counted as skipped, never a crash.
+"""Reading the ledger: the fast path for the lines the gate writes (a few anchored regular expressions
+instead of `json.loads`, five times slower); any line they do not recognise goes through `json.loads`
+(`rows.slow_row`) and is either used or counted as skipped, never a crash. What one reader learned of
+its range is a `Partial`, folded into counts once every range is read.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
-import datetime as dt
 import heapq
 import io
+import itertools
 import json
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, TypeGuard
+from typing import Any, Callable, Iterator
 
+from donegate.core.util import json_object
 from donegate.ledger import chain as ledger
+from donegate.report import hardcoding
+# What a line means, and the slow path: `rows`. The names are read from here too (the report's other modules, tests).
+from donegate.report.rows import (  # noqa: F401
+    _AGENT, _ASECS, _AUSD, _BCODE, _CODE, _FIELD, _NUM, _SECS_BITS, _USD_BITS, APPEAL_DECISION, APPEAL_LABELS, APPEALED,
+    APPEALS_LISTED, ATTENTION, BLOCK, BLOCKING, BY, DECISIONS, ERROR, ERROR_ALLOWED, EXAMPLES, FAILING, GAVE_UP, HINT,
+    INSIDE_LISTED, LABELS, MICRO, MIN_REF, PASS, PASSING, PERSON_EVENTS, REVIEW_ERROR, TICKS, UNSEALED, VERDICTS,
+    _agent_bits, _agent_text, _count, _fast_agent, _is_num, _list, _str, agent_of, canonical_time, decision_entry,
+    label_row, review_cost, slow_row, stop_row)
 
-
-# Verdict codes. A blocking stop is one the hook answered with exit 2; `error` blocks unless the
-# block counter was broken (gates.counter_error), in which case the stop was let through. An
-# `appealed` stop was let through on the agent's appeal: never a pass, always left for a person.
-VERDICTS = ("pass", "review_error", "block", "hint", "gave_up", "unsealed", "error", "error", "appealed")
-PASS, REVIEW_ERROR, BLOCK, HINT, GAVE_UP, UNSEALED, ERROR, ERROR_ALLOWED, APPEALED = range(9)
-_CODE = {name: code for code, name in enumerate(VERDICTS) if code != ERROR_ALLOWED}
-_BCODE = {name.encode(): code for name, code in _CODE.items()}
-BLOCKING = frozenset((BLOCK, HINT, ERROR))
-PASSING = frozenset((PASS, REVIEW_ERROR))  # the acceptance tests passed at that stop
-FAILING = frozenset((BLOCK, HINT, GAVE_UP, ERROR, ERROR_ALLOWED, APPEALED))
-BY = ("config", "repo", "day", "client")
-LABELS = ("justified", "unjustified")  # of a block
-APPEAL_LABELS = ("upheld", "rejected")  # of an appeal: the test was wrong, or the agent was
-APPEALS_LISTED = 50  # appeals kept by name (the latest; the text shows the first few)
-# The person's commands' own lines (`donegate.person.ownership`): read, not "ignored"; those run inside a session are listed.
-PERSON_EVENTS = frozenset({"seal", "install", "uninstall", "refused", "unseal", "approve", "reject"})
-INSIDE_LISTED = 50  # the kit's commands run from inside a Claude Code session, kept by name (the latest)
 
 CHUNK = 256 << 10  # bytes read at a time
-EXAMPLES = 20  # skipped lines kept by name (the text shows the first few)
-ATTENTION = 10  # sessions left for a person listed by the text report
-MIN_REF = 6  # hex characters `label` accepts as a stop reference
 
 # -------------------------------------------------------------------------------------------------
 # Reading: the fast path for the lines the gate writes, json.loads for everything else
@@ -49,7 +38,6 @@ MIN_REF = 6  # hex characters `label` accepts as a stop reference
 # A JSON string body without escapes or non-ASCII: its raw bytes equal the decoded value's UTF-8, so
 # the fast path and json.loads agree on it byte for byte. Anything else takes the slow path.
 _STR = rb'[^"\\\x00-\x1f\x7f-\xff]'
-_NUM = rb"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 # From the start of a stop line to its acceptance counts. `\{[^{}]*\}` spans a gate object without
 # nesting exactly: a brace inside one of its strings makes the match fail (then json.loads reads it),
 # never succeed wrongly, because the `,"scope":{` that must follow cannot occur inside a string (a
@@ -73,7 +61,6 @@ _CLIENT = re.compile(rb',"client":"(\w{1,40})"(?:,"agent_usd":[^,]*,"agent_secon
 # tail, found in the few bytes before it (a regular expression with an optional part before `,"blocks":`
 # loses the literal prefix the search starts from, and costs 3 times the whole read).
 _AGENT_AT = b',"agent_usd":'
-_AGENT = re.compile(rb',"agent_usd":(' + _NUM + rb'|null),"agent_seconds":(' + _NUM + rb'|null)').fullmatch
 _AGENT_WINDOW = 80
 # The review's own total comes after its reviewers' entries, followed by keys no entry has. No gate
 # before the review nests objects, and none after it has a cost: `find` and `rfind` over the whole
@@ -83,9 +70,6 @@ _REVIEW = b',"review":{'
 _COST = b'"cost_usd":'
 
 
-# Time and money add up as integers (the gate rounds durations to 4 decimals, costs to 6): float
-# sums would differ in the last digit with the order of addition, i.e. with the number of readers.
-TICKS, MICRO = 10_000, 1_000_000
 
 
 class Group:
@@ -140,19 +124,17 @@ class Options:
     by: str = "config"
     since: bytes | None = None  # canonical UTC time; stops before it are not counted
     fast: bool = True  # False sends every line through json.loads (tests compare the two)
-    # session -> the time of the latest stop a person decided in it (`labels.decided_sessions`): such a
-    # session is not left for a person, unless a stop after that one failed again
-    decided: dict[bytes, bytes] = field(default_factory=dict)
 
 
 # A session's state is one int, not a tuple: a million-line ledger holds a few hundred thousand
 # sessions, and a tuple would cost 40 more bytes each. Bits: verdict code 0-3, tests passing 4-27,
-# tests sealed 28-51, line number (in the range) 52-91, from 92 on the index of its (group, repo,
+# tests sealed 28-51, the line's byte offset in its file 52-91 (it orders the latest; `fold` reads a decided
+# session's last stop there again), from 92 on the index of its (group, repo,
 # config) in `Partial.combo_list`. The agent's figures are apart (`Partial.agents`): a ledger written
 # before them pays nothing for them.
-_PASSED, _SEALED, _LINE, _COMBO = 4, 28, 52, 92
-_AUSD, _ASECS = 0, 41  # in `Partial.agents`: the agent's cost (`_agent_bits`), its time
-_FIELD, _LINES, _USD_BITS, _SECS_BITS = (1 << 24) - 1, (1 << 40) - 1, (1 << 41) - 1, (1 << 32) - 1
+_PASSED, _SEALED, _AT, _COMBO = 4, 28, 52, 92
+_OFFSET = (1 << 40) - 1
+_KIND = ~(_OFFSET << _AT)  # a session's state without its offset: its group, verdict and tests
 _SEP = b"\xff"  # joins session ids for the hand-over: UTF-8 never holds a 0xFF byte
 _SESSIONS = re.compile(rb"[^\xff]+").finditer
 
@@ -193,6 +175,7 @@ class Partial:
 
     index: int = 0
     by: str = "config"
+    path: str = ""  # the ledger read (`fold` reads a decided session's last stop there again)
     lines: int = 0
     groups: dict[bytes, Group] = field(default_factory=dict)
     combo_list: list[tuple[Group, tuple[bytes, bytes]]] = field(default_factory=list)  # index -> (group, (repo, config))
@@ -211,15 +194,16 @@ class Partial:
     inside_latest: collections.deque = field(default_factory=lambda: collections.deque(maxlen=INSIDE_LISTED))
     inside: int = 0
     person: collections.Counter = field(default_factory=collections.Counter)  # the person's commands by name
+    # a person's latest decision per stop ref (`labels.decisions`), and the held-back stops (`hardcoding.held`):
+    # read in this same pass, not in passes of their own over the whole ledger
+    decisions: dict[str, dict] = field(default_factory=dict)
+    held: list[int] = field(default_factory=lambda: [0, 0, 0])  # stops with held-back tests, shown passed, blocked
     # filled by `fold`
     per_pair: collections.Counter = field(default_factory=collections.Counter)  # ((repo, config), key) -> sessions
     latest: list[tuple] = field(default_factory=list)  # (line, session, key, code, gave up) of the latest left
     left: int = 0
     present: set[bytes] = field(default_factory=set)  # labelled sessions this range holds
     agents: dict[bytes, bytes] = field(default_factory=dict)  # session -> its latest agent figures' raw text
-    # decided sessions whose last stop (in this range) came after the decided one and failed: waiting again
-    reopened: set[bytes] = field(default_factory=set)
-    decided: dict[bytes, bytes] = field(default_factory=dict)  # `Options.decided`
 
     def combo(self, day: bytes, repo: bytes, cfg: bytes) -> tuple[Group, int]:
         """The group and packed-state base of a new combination (`day` is b"" unless by day)."""
@@ -250,6 +234,19 @@ class Partial:
             if len(self.examples) < EXAMPLES:
                 self.examples.append((number, value))
 
+    def decide(self, line: bytes) -> None:
+        """A line that may be a person's decision (`labels.decisions`): the latest per stop ref is kept."""
+        rec = json_object(line)
+        entry = decision_entry(rec) if rec is not None else None
+        if entry is not None:
+            self.decisions[entry[0]] = entry[1]
+
+    def hold(self, line: bytes, since: bytes | None) -> None:
+        """A line holding held-back results (`hardcoding.held`): counted when it is a stop's."""
+        row = hardcoding.held(line, since)
+        if row is not None:
+            self.held = [a + b for a, b in zip(self.held, row, strict=True)]
+
     def appeal(self, line: bytes, number: int, g: Group) -> None:
         """An appealed stop (rare: json.loads is fine): counted, and kept by name with its reason."""
         g.appeals += 1
@@ -270,33 +267,73 @@ class Partial:
         gave_up = list(self.gave_up) if self.index < count - 1 else []
         return sessions, gave_up, {label[4] for label in self.labels.values()}
 
-    def fold(self, later: list[bytes], gave_before: set[bytes], labelled: set[bytes]) -> Partial:
-        """Count every session whose last stop is in this range in the group of that stop."""
+    def fold(self, later: list[bytes], gave_before: set[bytes], labelled: set[bytes], decided: dict[bytes, bytes]) -> Partial:
+        """Count every session whose last stop is in this range in the group of that stop. `decided`: session ->
+        the time of the latest stop a person decided in it (`labels.decided_sessions`): such a session is not
+        left for a person, unless its last stop came after that one and failed."""
         self.present = {sid for sid in labelled if sid in self.last}
         last = self.last
         for blob in later:
             for m in _SESSIONS(blob):
                 last.pop(m.group(), None)  # a later range holds its last stop
         gave_up = self.gave_up | gave_before
+        decided = {sid: when for sid, when in decided.items() if sid in last}
+        reopened = self._reopened(decided)
+        # Sessions alike in their group, verdict and tests are counted together: a few thousand kinds for a few
+        # hundred thousand sessions (a Python step per session cost half a second a million lines).
+        kinds = collections.Counter(map(int.__and__, last.values(), itertools.repeat(_KIND)))
+        for kind, n in kinds.items():
+            code, passed, sealed = kind & 15, kind >> _PASSED & _FIELD, kind >> _SEALED & _FIELD
+            g, pair = self.combo_list[kind >> _COMBO]
+            g.sessions += n
+            g.passed += passed * n
+            g.sealed += sealed * n
+            g.passing += n if code in PASSING else 0
+            g.unsealed += n if code == UNSEALED else 0
+            self.per_pair[pair, g.key] += n
+        for sid in gave_up:
+            if sid in last:
+                self.combo_list[last[sid] >> _COMBO][0].gave_up += 1
+        for sid, text in self.agents.items():
+            if sid in last:
+                self._agent(self.combo_list[last[sid] >> _COMBO][0], _fast_agent(text))
         heap: list[tuple[Any, ...]] = []
-        for sid, state in last.items():
-            self.left += self._fold_session(sid, state, sid in gave_up, heap)
+        failing = {kind & 15 for kind in kinds} & FAILING
+        for sid, state in last.items() if failing else ():
+            if state & 15 in failing:
+                self.left += self._leave(sid, state, sid in gave_up, heap, decided, reopened)
+        for sid in gave_up:
+            if sid in last and last[sid] & 15 not in failing:
+                self.left += self._leave(sid, last[sid], True, heap, decided, reopened)
+        for sid in decided:
+            state = last[sid]
+            if not (state & 15 in failing or sid in gave_up) and sid not in reopened:
+                self.combo_list[state >> _COMBO][0].decided += 1
         self.latest = sorted(heap)
         self.last, self.gave_up, self.agents = {}, set(), {}  # the rest is small enough to send back
         return self
 
-    def _fold_session(self, sid: bytes, state: int, gave: bool, heap: list) -> int:
-        """Count one session; 1 when it is left for a person (kept in `heap` if among the latest)."""
-        code, passed, sealed = state & 15, state >> _PASSED & _FIELD, state >> _SEALED & _FIELD
-        g, pair = self.combo_list[state >> _COMBO]
-        g.sessions += 1
-        g.passed += passed
-        g.sealed += sealed
-        g.passing += code in PASSING
-        g.unsealed += code == UNSEALED
-        g.gave_up += gave
-        self.per_pair[pair, g.key] += 1
-        agent = _fast_agent(self.agents[sid]) if sid in self.agents else 0
+    def _reopened(self, decided: dict[bytes, bytes]) -> set[bytes]:
+        """The decided sessions whose last stop failed after the decided one: its time, read again at its offset
+        (a few lines: only sessions a person decided)."""
+        out = set()
+        with contextlib.ExitStack() as stack:
+            fh = None
+            for sid, when in decided.items():
+                state = self.last[sid]
+                if state & 15 not in FAILING:
+                    continue
+                if fh is None:
+                    fh = stack.enter_context(open(self.path, "rb"))
+                fh.seek(state >> _AT & _OFFSET)
+                kind, row = slow_row(fh.readline())
+                if kind == "stop" and row[0] > when:
+                    out.add(sid)
+        return out
+
+    @staticmethod
+    def _agent(g: Group, agent: int) -> None:
+        """A session's agent figures (`_agent_bits`) counted in its group."""
         usd, secs = agent >> _AUSD & _USD_BITS, agent >> _ASECS & _SECS_BITS
         if usd == 1:
             g.agent_unpriced += 1
@@ -306,169 +343,21 @@ class Partial:
         if secs:
             g.agent_timed += 1
             g.agent_seconds += (secs - 1) * (TICKS // 10)
-        if sid in self.decided and sid not in self.reopened:
+
+    def _leave(self, sid: bytes, state: int, gave: bool, heap: list, decided: dict, reopened: set) -> int:
+        """A session that gave up or ended failing: 1 when it is left for a person (kept in `heap` if among the
+        latest), 0 when a person decided it (and it did not fail again after)."""
+        g = self.combo_list[state >> _COMBO][0]
+        if sid in decided and sid not in reopened:
             g.decided += 1
             return 0
-        if not (gave or code in FAILING):
-            return 0
         g.left += 1
-        item = (state >> _LINE & _LINES, sid, g.key, code, gave)
+        item = (state >> _AT & _OFFSET, sid, g.key, state & 15, gave)
         if len(heap) < ATTENTION:
             heapq.heappush(heap, item)
         else:
             heapq.heappushpop(heap, item)
         return 1
-
-
-def _is_num(value: Any) -> TypeGuard[float]:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-def canonical_time(value: Any) -> bytes | None:
-    """An ISO time as the gate writes it (UTC, milliseconds); naive times are taken as UTC."""
-    if not isinstance(value, str):
-        return None
-    try:
-        when = dt.datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    return when.astimezone(dt.timezone.utc).isoformat(timespec="milliseconds").encode()
-
-
-def review_cost(review: Any) -> float:
-    """The reviewers' cost at one stop: the review's total, else the sum of its reviewers' costs."""
-    if not isinstance(review, dict):
-        return 0.0
-    if _is_num(review.get("cost_usd")):
-        return float(review["cost_usd"])
-    entries = _list(review.get("reviewers"))
-    return float(sum(e["cost_usd"] for e in entries if isinstance(e, dict) and _is_num(e.get("cost_usd"))))
-
-
-_STOP_FIELDS = (("time", str), ("session", str), ("verdict", str), ("gates", dict), ("config", str), ("duration", float))
-
-
-def stop_row(rec: dict[str, Any]) -> tuple[str, Any]:
-    """('stop', row) for a stop record, or ('skip', why) when a field the report needs is missing."""
-    for name, kind in _STOP_FIELDS:
-        if name not in rec:
-            return "skip", f"stop without '{name}'"
-        value = rec[name]
-        good = _is_num(value) if kind is float else isinstance(value, kind)
-        if not good or (name == "session" and not value):
-            return "skip", f"stop with a bad '{name}' ({json.dumps(value)[:40]})"
-    gates, code = rec["gates"], _CODE.get(rec["verdict"])
-    if code is None:
-        return "skip", f"stop with an unknown verdict {rec['verdict'][:40]!r}"
-    if code == ERROR and gates.get("counter_error"):
-        code = ERROR_ALLOWED
-    when = canonical_time(rec["time"])
-    if when is None:
-        return "skip", f"stop with a bad time {rec['time'][:40]!r}"
-    accept = gates.get("acceptance")
-    if isinstance(accept, dict):
-        sealed, passed = _count(accept.get("total")), _count(accept.get("passed"))
-    else:
-        integrity = gates.get("integrity")
-        sealed, passed = (_count(integrity.get("tests")) if isinstance(integrity, dict) else 0), 0
-    if max(sealed, passed) > _FIELD:
-        return "skip", f"stop with an implausible test count ({max(sealed, passed)})"
-    repo = _str(rec.get("repo"))
-    return "stop", (when, repo.encode(), rec["session"].encode(), code, sealed, passed, float(rec["duration"]),
-                    rec["config"].encode(), review_cost(gates.get("review")),
-                    _agent_bits(rec.get("agent_usd"), rec.get("agent_seconds"), "agent_usd" in rec))
-
-
-def agent_of(rec: dict[str, Any]) -> dict[str, Any]:
-    """A stop line's figures of the agent's session: `agent` with its `usd` and `seconds` ({} when none)."""
-    if "agent_usd" not in rec:
-        return {}
-    agent = rec["agent"] if isinstance(rec.get("agent"), dict) else {}
-    return {**agent, "usd": rec.get("agent_usd"), "seconds": rec.get("agent_seconds")}
-
-
-def _agent_bits(usd: Any, seconds: Any, present: bool) -> int:
-    """The agent's cost and time of one stop line, packed for a session's state: cost 0 when the line has
-    none, 1 when it is unknown (a model not priced), else 2 + micro-dollars; time 0 when none, else 1 +
-    tenths of a second."""
-    bits = 0
-    if present:
-        bits |= (min(round(usd * MICRO), _USD_BITS - 2) + 2 if _is_num(usd) and usd >= 0 else 1) << _AUSD
-    if _is_num(seconds) and seconds >= 0:
-        bits |= (min(round(seconds * 10), _SECS_BITS - 1) + 1) << _ASECS
-    return bits
-
-
-def _agent_text(bits: int) -> bytes:
-    """A slow-path line's agent figures as the fast path keeps them: the raw text (b"" when none)."""
-    if not bits:
-        return b""
-    usd, secs = bits >> _AUSD & _USD_BITS, bits >> _ASECS & _SECS_BITS
-    return (b',"agent_usd":' + (b"null" if usd < 2 else repr((usd - 2) / MICRO).encode())
-            + b',"agent_seconds":' + (b"null" if not secs else repr((secs - 1) / 10).encode()))
-
-
-def _fast_agent(text: bytes) -> int:
-    """`_agent_bits` from the raw `,"agent_usd":X,"agent_seconds":Y` of a stop line (0: none)."""
-    m = _AGENT(text)
-    if m is None:
-        return 0
-    usd, secs = m.groups()
-    return _agent_bits(None if usd == b"null" else float(usd), None if secs == b"null" else float(secs), True)
-
-
-def slow_row(line: bytes) -> tuple[str, Any]:
-    """Any line the fast path did not take: ('stop', row), ('write', cost), ('label', None),
-    ('event', name) or ('skip', why)."""
-    if not line.strip():
-        return "skip", "empty"
-    try:
-        rec = json.loads(line)
-    except ValueError:
-        return "skip", "not JSON" + ("" if line.rstrip().endswith(b"}") else " (torn: cut off)")
-    if not isinstance(rec, dict):
-        return "skip", "not a JSON object"
-    version = rec.get("v")
-    if not (type(version) is int and version == ledger.SCHEMA_VERSION):
-        return "skip", f"unknown schema version {json.dumps(version)[:20]}" if "v" in rec else "no schema version"
-    event = rec.get("event")
-    if event == "stop":
-        return stop_row(rec)
-    by = rec["by"] if isinstance(rec.get("by"), dict) else {}
-    if rec.get("inside_session") is True and event != "write" and not by.get("confirmed"):
-        # One of the person's commands run from inside a Claude Code session (`donegate.person.ownership`) and not
-        # confirmed on the person's terminal: never a person's label or approval; listed first.
-        return "inside", (_str(rec.get("time")), _str(event), _str(rec.get("command") or event),
-                          _str(rec.get("repo") or by.get("gated_repo")), _str(by.get("session") or rec.get("session")))
-    if event in ("write", "write_failed"):  # a failed write cost money too
-        repo, cfg, cost = rec.get("repo"), rec.get("config"), rec.get("cost_usd")
-        if not (isinstance(repo, str) and isinstance(cfg, str) and _is_num(cost)):
-            return "skip", f"{event} without repo, config or cost_usd"
-        return "write", (repo.encode(), cfg.encode(), float(cost), canonical_time(rec.get("time")))
-    if event == "label":
-        return label_row(rec)
-    if event == "decision":  # a person's approve / reject: read on its own (`labels.decisions`); an appeal's is its label too
-        return label_row(rec) if rec.get("label") in APPEAL_LABELS else ("decision", None)
-    if event in PERSON_EVENTS:
-        return "person", event
-    return "event", str(event)[:40]
-
-
-def label_row(rec: dict[str, Any]) -> tuple[str, Any]:
-    """A label carries a copy of its stop's time, repo, config and session (`label_stop` takes them
-    from the stop), so it is counted in the same single pass, without finding the stop's line."""
-    ref, label, when = rec.get("ref"), rec.get("label"), canonical_time(rec.get("stop_time"))
-    fields: list[Any] = [rec.get(k) for k in ("repo", "config", "session", "verdict")]
-    if not (isinstance(ref, str) and label in LABELS + APPEAL_LABELS and when and all(isinstance(f, str) for f in fields)):
-        return "skip", "label without ref, label, stop_time, repo, config, session or verdict"
-    repo, cfg, session, verdict = fields
-    return "label", (ref[: ledger.REF_CHARS], label, when, repo.encode(), cfg.encode(), session.encode(), verdict)
 
 
 def _fast_review_cost(line: bytes, start: int) -> float | None:
@@ -519,8 +408,7 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     This loop is the report's hot path, written for speed: the fast path is inline (a function call
     per line costs a tenth of the budget), and a session's state is one packed int (see `_PASSED`).
     """
-    part = Partial(index=index, by=opts.by, decided=opts.decided)
-    decided, reopened, failing = opts.decided, part.reopened, FAILING
+    part = Partial(index=index, by=opts.by, path=path)
     last, gave_up, combos, agents = part.last, part.gave_up, _Combos(part), part.agents
     by_day, since = opts.by == "day", opts.since
     # By client: the stop's `"client":"..."` (between its gates and its tail, read by neither path's row);
@@ -530,13 +418,16 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     t: Any  # the tail Match of a line the fast path takes
     tail, review_cost_at, find, tests_bits = _TAIL, _fast_review_cost, bytes.find, _Tests()
     # locals, not globals, in the loop: a global lookup per use adds up over a million lines
-    codes, blocking, hint, gave, window, review, line_at = _BCODE, BLOCKING, HINT, GAVE_UP, _TAIL_WINDOW, _REVIEW, _LINE
+    codes, blocking, hint, gave, window, review, at_bit = _BCODE, BLOCKING, HINT, GAVE_UP, _TAIL_WINDOW, _REVIEW, _AT
     appealed, agent_at, agent_window, rfind = APPEALED, _AGENT_AT, _AGENT_WINDOW, bytes.rfind
     ticks, micro = TICKS, MICRO
-    number = 0
+    number, pos, held = 0, start, hardcoding.KEY
     with open_range(path, start, end) as lines:
         for line in lines:
             number += 1
+            at, pos = pos, pos + len(line)
+            if find(line, held) >= 0:  # a stop that ran held-back tests (`hardcoding`)
+                part.hold(line, since)
             cost = None
             m = stop_match(line)
             if m is not None and (t := tail(line, len(line) - window)) is not None:
@@ -554,6 +445,8 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                 kind, row = slow_row(line)
                 if kind != "stop":
                     part.note(kind, row, number, since)
+                    if find(line, b'"decision"') >= 0 or find(line, b'"label"') >= 0:
+                        part.decide(line)
                     continue
                 when, repo, sid, code, sealed, passed, dur, cfg, cost, agent = row
                 agent = _agent_text(agent)
@@ -576,21 +469,8 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                 gave_up.add(sid)
             elif code == appealed:
                 part.appeal(line, number, g)
-            last[sid] = base | number << line_at | tests | code
+            last[sid] = base | at << at_bit | tests | code
             if agent:  # the session's latest figures (a session whose last range has none keeps none)
                 agents[sid] = agent
-            if decided and sid in decided:  # rare: a session a person decided; only its last stop matters
-                if when > decided[sid] and code in failing:
-                    reopened.add(sid)
-                else:
-                    reopened.discard(sid)
     part.lines = number
     return part
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""

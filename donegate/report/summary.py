@@ -84,10 +84,16 @@ def _text(key: bytes) -> str:
 
 
 def summarize(files: list[Path], by: str = "config", since: bytes | None = None, jobs: int = 1,
-              fast: bool = True) -> dict[str, Any]:
-    from donegate.report.labels import decided_sessions
+              fast: bool = True, keep: bool = False) -> dict[str, Any]:
+    """The summary of `files`. `keep`: read only what was added since the last report that kept its reading
+    (`donegate.report.resume`); the summary is the same either way."""
+    return summarize_and_decisions(files, by, since, jobs, fast, keep)[0]
 
-    merged = read_all(files, Options(by=by, since=since, fast=fast, decided=decided_sessions(files)), jobs)
+
+def summarize_and_decisions(files: list[Path], by: str = "config", since: bytes | None = None, jobs: int = 1,
+                            fast: bool = True, keep: bool = False) -> tuple[dict[str, Any], dict[str, dict]]:
+    """(`summarize`, the latest decision per stop ref: `labels.decisions`), from one reading of `files`."""
+    merged, made = read_all(files, Options(by=by, since=since, fast=fast), jobs, keep)
     groups, per_pair, latest, left = _merge(merged)
     labels, unmatched = _count_labels(merged, groups, by, since)
     writes: collections.Counter = collections.Counter()
@@ -119,8 +125,8 @@ def summarize(files: list[Path], by: str = "config", since: bytes | None = None,
         "writer_cost_unattributed_usd": round(unattributed, 4),
         "skipped": {"count": sum(p.skipped for _, _, p in merged), "examples": skipped},
         "ignored_events": dict(sorted(events.items())),
-        "hard_coding": hardcoding.hard_coding(files, since),
-    }
+        "hard_coding": hardcoding.rate(*(sum(p.held[k] for _, _, p in merged) for k in range(3))),
+    }, made
 
 
 def _inside(merged: list[tuple[Path, int, Partial]]) -> dict[str, Any]:

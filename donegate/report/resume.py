@@ -1,0 +1,320 @@
+"""What the report has read of a ledger, kept between reports: the next report reads only the lines added since.
+
+A ledger is append-only, so the counts of its first N bytes never change. After each report the readers' states
+(one per range a process read: `read.Partial`, before the hand-over and the fold that finish a report) are kept
+in the kit's state folder (`state/report/`, never beside the ledger): one shard file per range and a manifest.
+The next report loads them, reads the bytes from the kept offset to the end into the last range, and folds as a
+cold read would: its output is byte for byte that of reading the whole file again.
+
+The manifest is keyed so that a ledger replaced, truncated or edited is read again from the start:
+- the file's identity (device, inode) and a size at least the kept offset;
+- the sha256 of the last line read (the chain's hash at the offset: the next line the kit appends holds it as
+  `prev`) and of the first line, both read again from the file;
+- nothing appended and the modification time moved: the file was written in place, read again.
+An edit in place that keeps every byte offset and the first and last lines, made together with an append, is
+not seen by the report: `donegate report --verify` reads the whole chain, always, and names it.
+
+Each shard file holds the sha256 of its content; the manifest names each shard with it. A shard that is missing,
+unreadable, cut off or not what the manifest says is ignored: its range is read from the ledger instead. Every
+file is written whole (a temporary name, then a rename); the manifest last. Only `since`-less reports keep
+anything (a `--since 7d` differs every time).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import hashlib
+import json
+import marshal
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from donegate import paths
+from donegate.core.util import atomic_write
+from donegate.ledger import chain as ledger
+from donegate.report.read import EXAMPLES, Group, Options, Partial, _COMBO
+
+VERSION = 1
+_MAGIC = b"donegate-report-shard 1\n"
+_LOW = (1 << _COMBO) - 1
+_NAME = re.compile(r"[0-9a-f]{24}\.[0-9]+-[0-9]+\.[0-9]+\.bin").fullmatch  # a shard's file name (`plan`)  # a packed session state without its combination's index
+
+
+@dataclass
+class Plan:
+    """How one range of a ledger is read: a kept shard to start from (its file, content hash), the bytes to read
+    into it and keep (`start`..`cut`), the bytes to read after it is kept (`cut`..`end`: a torn last line, which
+    the next report reads again), and the shard file to write (None: keep nothing)."""
+
+    path: str
+    index: int
+    start: int
+    cut: int
+    end: int
+    shard: tuple[str, str] | None = None
+    first: int = 0  # where the kept shard's own range begins (read from there when the shard cannot be used)
+    out: str | None = None
+
+
+def state_folder() -> Path:
+    return paths.state_dir() / "report"
+
+
+def key(path: Path, opts: Options) -> str:
+    """The name of a ledger's kept summary: its resolved path and the options that shape the counts."""
+    text = f"{path.resolve()}\n{opts.by}\n{opts.fast}"
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+# -------------------------------------------------------------------------------------------------
+# The manifest: is what was kept still a prefix of this file?
+# -------------------------------------------------------------------------------------------------
+
+
+def _line_before(fd: int, offset: int) -> bytes | None:
+    """The line that ends (with its newline) at byte `offset`; None unless byte offset-1 is a newline."""
+    if offset <= 0 or os.pread(fd, 1, offset - 1) != b"\n":
+        return None
+    pos, tail = offset - 1, b""
+    while pos > 0:
+        step = min(8192, pos)
+        pos -= step
+        tail = os.pread(fd, step, pos) + tail
+        nl = tail.rfind(b"\n")
+        if nl >= 0:
+            return tail[nl + 1:]
+    return tail
+
+
+def _first_line(fd: int) -> bytes:
+    data, pos = b"", 0
+    while b"\n" not in data:
+        chunk = os.pread(fd, 8192, pos)
+        if not chunk:
+            break
+        data, pos = data + chunk, pos + len(chunk)
+    return data.split(b"\n", 1)[0]
+
+
+def _marks(path: Path, offset: int) -> tuple[os.stat_result, str | None, str] | None:
+    """(the file's stat, the hash of the line ending at `offset`, the hash of line 1), or None when unreadable."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        last = _line_before(fd, offset) if 0 < offset <= st.st_size else None
+        return st, (ledger.line_hash(last) if last is not None else None), ledger.line_hash(_first_line(fd))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def load(path: Path, opts: Options) -> dict[str, Any] | None:
+    """The kept manifest of `path` when it still describes a prefix of the file; None means: read from the start."""
+    if opts.since is not None:
+        return None
+    try:
+        kept = json.loads((state_folder() / f"{key(path, opts)}.json").read_text(encoding="utf-8"))
+        offset, shards = kept["offset"], kept["shards"]
+        good = (kept["version"] == VERSION and kept["ledger"] == str(path.resolve()) and kept["by"] == opts.by
+                and kept["fast"] == opts.fast and isinstance(offset, int) and offset > 0 and isinstance(shards, list)
+                and _spans(shards, offset))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    marks = _marks(path, offset) if good else None
+    if marks is None:
+        return None
+    st, last, first = marks
+    same = (st.st_dev, st.st_ino) == (kept["dev"], kept["ino"]) and st.st_size >= offset
+    written = st.st_size == offset and st.st_mtime_ns != kept["mtime_ns"]  # written in place, nothing appended
+    if not same or written or last != kept["last_hash"] or first != kept["first_hash"]:
+        return None
+    return kept
+
+
+def _spans(shards: Any, offset: int) -> bool:
+    """The manifest's shards: [file, content hash, start, end] each, one after the other from byte 0 to `offset`."""
+    if not (isinstance(shards, list) and shards):
+        return False
+    at = 0
+    for s in shards:
+        if not (isinstance(s, list) and len(s) == 4 and isinstance(s[0], str) and _NAME(s[0]) and isinstance(s[1], str)
+                and type(s[2]) is int and type(s[3]) is int and s[2] == at and s[3] >= at):
+            return False
+        at = s[3]
+    return at == offset
+
+
+def plan(path: Path, opts: Options, ranges: list[tuple[int, int]], keep: bool, index: int) -> tuple[list[Plan], dict[str, Any] | None]:
+    """The ranges to read for `path` (numbered from `index`), from its kept summary when it still holds, and the
+    manifest to write once every shard is kept (None: keep nothing)."""
+    kept = load(path, opts) if keep else None
+    try:
+        st = path.stat()
+    except OSError:
+        return [Plan(str(path), index + k, a, b, b) for k, (a, b) in enumerate(ranges)], None
+    size = st.st_size
+    shards: list[tuple[str, str] | None]
+    if kept is not None and size - kept["offset"] <= kept["offset"]:  # the new part no larger than the kept one
+        spans = [(s[2], s[3]) for s in kept["shards"]]
+        spans[-1] = (spans[-1][0], size)
+        shards = [(str(s[0]), str(s[1])) for s in kept["shards"]]
+        starts = [kept["offset"] if k == len(spans) - 1 else b for k, (_, b) in enumerate(spans)]
+    else:
+        spans, starts = ranges, [a for a, _ in ranges]
+        shards = [None] * len(ranges)
+    cut = _cut(path, size)
+    plans = []
+    generation = f"{time.time_ns()}-{os.getpid()}"
+    name = key(path, opts)
+    keeping = keep and opts.since is None
+    for k, ((a, b), shard, start) in enumerate(zip(spans, shards, starts, strict=True)):
+        c = max(start, min(b, cut)) if k == len(spans) - 1 else b
+        out = f"{name}.{generation}.{k}.bin" if keeping else None
+        plans.append(Plan(str(path), index + k, start, c, b, shard, a, out))
+    offset = plans[-1].cut
+    marks = _marks(path, offset) if keeping and offset > 0 else None
+    if marks is None or marks[1] is None:
+        for p in plans:
+            p.out = None
+        return plans, None
+    manifest = {"version": VERSION, "ledger": str(path.resolve()), "by": opts.by, "fast": opts.fast,
+                "dev": st.st_dev, "ino": st.st_ino, "mtime_ns": st.st_mtime_ns, "offset": offset,
+                "last_hash": marks[1], "first_hash": marks[2],
+                "shards": [[p.out, None, p.first, p.cut] for p in plans]}
+    return plans, manifest
+
+
+def _cut(path: Path, size: int) -> int:
+    """The end of the last whole line (a torn last line, or one being written, is read but never kept)."""
+    with open(path, "rb") as fh:
+        pos = size
+        while pos > 0:
+            step = min(65536, pos)
+            fh.seek(pos - step)
+            nl = fh.read(step).rfind(b"\n")
+            if nl >= 0:
+                return pos - step + nl + 1
+            pos -= step
+    return 0
+
+
+def commit(manifest: dict[str, Any], shards: list[tuple[str, str] | None]) -> None:
+    """Write the manifest once every range is kept (each shard's file and content hash), then drop the shards it
+    no longer names."""
+    if any(s is None for s in shards):
+        return
+    for entry, (name, digest) in zip(manifest["shards"], shards, strict=True):  # type: ignore[misc]
+        entry[0], entry[1] = name, digest
+    folder = state_folder()
+    name = key(Path(manifest["ledger"]), Options(by=manifest["by"], fast=manifest["fast"]))
+    with contextlib.suppress(OSError):
+        atomic_write(folder / f"{name}.json", json.dumps(manifest), durable=False)
+        keep = {s[0] for s in manifest["shards"]}
+        for old in folder.glob(f"{name}.*.bin"):
+            if old.name not in keep:
+                old.unlink(missing_ok=True)
+
+
+# -------------------------------------------------------------------------------------------------
+# Shards: a reader's state on disk
+# -------------------------------------------------------------------------------------------------
+
+
+def save(part: Partial, name: str) -> str | None:
+    """Write `part` as shard `name`; its content hash, or None when it could not be written."""
+    payload = marshal.dumps(_builtins(part))
+    digest = hashlib.sha256(payload).hexdigest()
+    try:
+        atomic_write(state_folder() / name, _MAGIC + digest.encode() + b"\n" + payload, 0o600, durable=False)
+    except OSError:
+        return None
+    return digest
+
+
+def open_shard(name: str, digest: str, opts: Options, path: str, index: int) -> Partial | None:
+    """The shard `name` if its content is what the manifest says (`digest`); None otherwise, never a guess."""
+    try:
+        data = (state_folder() / name).read_bytes()
+    except OSError:
+        return None
+    head = len(_MAGIC) + 65
+    if not (data.startswith(_MAGIC) and data[len(_MAGIC):head] == f"{digest}\n".encode()):
+        return None
+    payload = memoryview(data)[head:]
+    if hashlib.sha256(payload).hexdigest() != digest:
+        return None
+    try:
+        return _partial(marshal.loads(payload), opts, path, index)
+    except (ValueError, TypeError, KeyError, IndexError, EOFError, AttributeError):
+        return None
+
+
+def _builtins(part: Partial) -> dict[str, Any]:
+    """A reader's state as plain values `marshal` writes (no pickle: a state file is data, never code)."""
+    return {"by": part.by, "lines": part.lines,
+            "groups": [[g.key, *(getattr(g, n) for n in Group.__slots__[1:])] for g in part.groups.values()],
+            "combos": [(g.key, repo, cfg) for g, (repo, cfg) in part.combo_list], "last": part.last,
+            "gave_up": part.gave_up, "writes": dict(part.writes), "labels": part.labels, "skipped": part.skipped,
+            "examples": part.examples, "events": dict(part.events), "appeals": list(part.appeals),
+            "inside_latest": list(part.inside_latest), "inside": part.inside, "person": dict(part.person),
+            "decisions": part.decisions, "held": part.held, "agents": part.agents}
+
+
+def _partial(d: dict[str, Any], opts: Options, path: str, index: int) -> Partial:
+    if d["by"] != opts.by:
+        raise ValueError("another grouping")
+    part = Partial(index=index, by=opts.by, path=path, lines=int(d["lines"]), last=dict(d["last"]),
+                   gave_up=set(d["gave_up"]), writes=collections.Counter(d["writes"]), labels=dict(d["labels"]),
+                   skipped=int(d["skipped"]), examples=list(d["examples"]), events=collections.Counter(d["events"]),
+                   inside=int(d["inside"]), person=collections.Counter(d["person"]), decisions=dict(d["decisions"]),
+                   held=[int(x) for x in d["held"]], agents=dict(d["agents"]))
+    part.appeals.extend(tuple(a) for a in d["appeals"])
+    part.inside_latest.extend(tuple(a) for a in d["inside_latest"])
+    for key_, *values in d["groups"]:
+        g = part.groups[key_] = Group(key_)
+        for n, v in zip(Group.__slots__[1:], values, strict=True):
+            setattr(g, n, v)
+    part.combo_list = [(part.groups[gkey], (repo, cfg)) for gkey, repo, cfg in d["combos"]]
+    return part
+
+
+def merge(part: Partial, new: Partial) -> Partial:
+    """`part` followed by `new` (the next bytes of the same file), as one reader would have read them both."""
+    off = part.lines
+    index = {(g.key, pair): k for k, (g, pair) in enumerate(part.combo_list)}
+    for key_, g in new.groups.items():  # in order of first appearance, as one pass would have them
+        part.groups.setdefault(key_, Group(key_)).add(g)
+    remap = []
+    for g, pair in new.combo_list:
+        k = index.get((g.key, pair))
+        if k is None:
+            k = index[g.key, pair] = len(part.combo_list)
+            part.combo_list.append((part.groups[g.key], pair))
+        remap.append(k << _COMBO)
+    last = part.last
+    for sid, state in new.last.items():  # byte offsets are the file's: only the combination is renumbered
+        last[sid] = state & _LOW | remap[state >> _COMBO]
+    part.gave_up |= new.gave_up
+    part.writes.update(new.writes)
+    part.labels.update(new.labels)
+    part.skipped += new.skipped
+    part.examples = (part.examples + [(n + off, why) for n, why in new.examples])[:EXAMPLES]
+    part.events.update(new.events)
+    part.appeals.extend((n + off, *rest) for n, *rest in new.appeals)
+    part.inside_latest.extend((n + off, *rest) for n, *rest in new.inside_latest)
+    part.inside += new.inside
+    part.person.update(new.person)
+    part.decisions.update(new.decisions)
+    part.held = [a + b for a, b in zip(part.held, new.held, strict=True)]
+    part.agents.update(new.agents)
+    part.lines += new.lines
+    return part
