@@ -1,0 +1,247 @@
+"""The report keeps what it has read of a ledger (`donegate.report.resume`) and reads only what is new: the same
+output as a cold read of the whole file, a ledger replaced, cut or edited read again from the start, a kept
+summary that is not what it says ignored."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.repos import KIT
+from donegate import cli, report
+from donegate.ledger import chain as ledger
+
+sys.path.insert(0, str(KIT / "bench"))
+import report_bench  # noqa: E402
+
+T = "2026-12-0{d}T1{h}:00:00.000+00:00"
+
+
+def _stop(session: str, verdict: str, day: int = 3, hour: int = 0, **more) -> dict:
+    gates = {"integrity": {"ok": True, "tests": 4},
+             "scope": {"ok": True, "protected": [], "outside": [], "problems": [], "duration": 0.01},
+             "acceptance": {"ok": verdict == "pass", "total": 4, "passed": 4 if verdict == "pass" else 2, "failed": 0,
+                            "failing": [], "problem": "", "duration": 1.0, **more.pop("acceptance", {})}}
+    return {"event": "stop", "time": T.format(d=day, h=hour), "repo": "/r/kept", "session": session, "stop": 1,
+            "stop_hook_active": False, "verdict": verdict, "gates": gates, "blocks": 0, "duration": 2.5,
+            "kit_version": "0.1.0", "config": more.pop("config", "tests"), **more}
+
+
+def _bulk(path: Path, lines: int = 2000, seed: int = 7) -> Path:
+    report_bench.generate(path, lines, seed=seed)
+    return path
+
+
+def _kept(home: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((home / "state" / "report").glob("*.json"))]
+
+
+def _cli(capsys, *argv: str) -> str:
+    assert cli.main(["report", *argv]) == 0
+    return capsys.readouterr().out
+
+
+def _cold(capsys, home: Path, *argv: str) -> str:
+    """The report as a cold read gives it: nothing kept before it."""
+    shutil.rmtree(home / "state" / "report", ignore_errors=True)
+    return _cli(capsys, *argv)
+
+
+def _same_as_cold(path: Path, jobs: int = 1) -> None:
+    """Every grouping, read with what was kept, equals a cold read of the whole file."""
+    for by in report.BY:
+        kept = report.summarize([path], by=by, jobs=jobs, keep=True)
+        assert kept == report.summarize([path], by=by, jobs=jobs), by
+
+
+def test_a_second_report_reads_only_the_bytes_added_since_the_first(kit_home, capsys, tmp_path):
+    path = _bulk(kit_home / "ledger.jsonl")
+    pristine = tmp_path / "pristine.jsonl"
+    shutil.copyfile(path, pristine)
+    first = _cli(capsys, "--json")
+    (kept,) = _kept(kit_home)
+    assert kept["offset"] == path.stat().st_size and kept["last_hash"] == ledger.line_hash(path.read_bytes().splitlines()[-1])
+    # Bytes the first report read, changed in place (same length, the time stamp put back): a report that read them
+    # again would count a line it cannot parse. Nothing was added, so nothing is read: the kept numbers stand.
+    data = bytearray(path.read_bytes())
+    middle = data.index(b"\n", len(data) // 2) + 1
+    data[middle:middle + 8] = b"########"
+    st = path.stat()
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert report.summarize([path])["skipped"]["count"] == 1  # a cold read sees it
+    assert _cli(capsys, "--json") == first
+    # One line added: only it is read. The result is a cold read of the ledger as it was, plus that line.
+    line = _stop("appended", "gave_up")
+    ledger.append(line, path)
+    ledger.append(line, pristine)
+    numbers = {k: v for k, v in json.loads(_cli(capsys, "--json")).items() if k != "ledgers"}
+    assert numbers == {k: v for k, v in json.loads(_cli(capsys, "--json", str(pristine))).items() if k != "ledgers"}
+    assert _kept(kit_home)[0]["offset"] == path.stat().st_size
+
+
+def test_a_report_without_a_kept_summary_reads_the_whole_ledger(kit_home, capsys):
+    """The honest look-alike: nothing kept, nothing reused; the changed bytes are counted."""
+    path = _bulk(kit_home / "ledger.jsonl")
+    data = bytearray(path.read_bytes())
+    middle = data.index(b"\n", len(data) // 2) + 1
+    data[middle:middle + 8] = b"########"
+    path.write_bytes(bytes(data))
+    assert json.loads(_cli(capsys, "--json"))["skipped"]["count"] == 1
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_appended_lines_give_what_a_cold_read_gives(kit_home, capsys, monkeypatch, jobs):
+    monkeypatch.setattr(report.parallel, "PARALLEL_BYTES", 1)  # two ranges, two shards, two processes
+    path = _bulk(kit_home / "ledger.jsonl", 1500)
+    ledger.append(_stop("seam", "gave_up", hour=1), path)
+    ledger.append(_stop("decided", "block", hour=1), path)
+    _same_as_cold(path, jobs)
+    assert len(_kept(kit_home)[-1]["shards"]) == jobs
+    decided = next(line for _, line in ledger.read(path) if b'"decided"' in line)
+    rounds = [
+        # a session that gave up before the seam and passes after it; a label of a stop read before
+        [_stop("seam", "pass", hour=2), {"event": "label", "time": T.format(d=4, h=0), "ref": ledger.stop_ref(decided),
+                                         "label": "justified", "note": "", "session": "decided", "stop": 1,
+                                         "stop_time": T.format(d=3, h=1), "repo": "/r/kept", "config": "tests",
+                                         "verdict": "block"}],
+        # a person's decision on a stop read before, then the session fails again after it
+        [{"event": "decision", "time": T.format(d=4, h=1), "ref": ledger.stop_ref(decided), "decision": "reject",
+          "note": "no", "session": "decided", "stop": 1, "stop_time": T.format(d=3, h=1), "repo": "/r/kept",
+          "config": "tests", "verdict": "block"}],
+        [_stop("decided", "block", day=5), _stop("held", "block", day=5, acceptance={
+            "held_back": {"sealed": 2, "failed": 1, "shown_failed": 0, "shown_passed": True, "blocked": True}})],
+        [_stop("other", "hint", day=6, config="new-config"), {"event": "vacuum", "time": T.format(d=6, h=1)}],
+    ]
+    for records in rounds:
+        for rec in records:
+            ledger.append(rec, path)
+        _same_as_cold(path, jobs)
+    with open(path, "ab") as fh:  # a torn last line: read (and counted), never kept
+        fh.write(b'{"v":1,"event":"stop","time":"2026-12-07')
+    _same_as_cold(path, jobs)
+    assert _kept(kit_home)[-1]["offset"] < path.stat().st_size
+    ledger.append(_stop("after-torn", "pass", day=7), path)  # the next line the kit writes starts a new line
+    _same_as_cold(path, jobs)
+    text = _cli(capsys, "--jobs", str(jobs))
+    assert text == _cold(capsys, kit_home, "--jobs", str(jobs))
+
+
+def _truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: data.rindex(b"\n", 0, len(data) - 1) + 1])  # the last line removed
+
+
+def _replace(path: Path) -> None:
+    other = _bulk(path.with_name("other.jsonl"), 2100, seed=9)
+    os.replace(other, path)
+
+
+def _edit_in_place(path: Path) -> None:
+    """A verdict changed by hand in the middle, the line's length unchanged (pass -> hint), nothing added."""
+    data = path.read_bytes()
+    at = data.index(b'"verdict":"pass"', len(data) // 2)
+    path.write_bytes(data[:at] + b'"verdict":"hint"' + data[at + 16:])
+
+
+def _edit_and_append(path: Path) -> None:
+    data = path.read_bytes()
+    at = data.index(b'"verdict":"block"', len(data) // 2)
+    path.write_bytes(data[:at] + b'"verdict":"pass"' + data[at + 17:])
+    ledger.append(_stop("late", "pass", day=8), path)
+
+
+@pytest.mark.parametrize("change, broken", [(_truncate, False), (_replace, False), (_edit_in_place, True),
+                                            (_edit_and_append, True)])
+def test_a_ledger_cut_replaced_or_edited_is_read_from_the_start(kit_home, capsys, change, broken):
+    path = _bulk(kit_home / "ledger.jsonl")
+    _cli(capsys, "--json")
+    change(path)
+    kept = _cli(capsys, "--json")
+    assert _kept(kit_home)[0]["offset"] == path.stat().st_size
+    assert kept == _cold(capsys, kit_home, "--json")
+    code = cli.main(["report", "--verify"])
+    out = capsys.readouterr().out
+    assert (code, "the hash chain breaks at line" in out) == ((1, True) if broken else (0, False)), out
+
+
+def _shard(home: Path) -> Path:
+    (kept,) = _kept(home)
+    return home / "state" / "report" / kept["shards"][0][0]
+
+
+def _flip(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x55
+    path.write_bytes(bytes(data))
+
+
+def _other_content(path: Path) -> None:
+    """The shard's header kept, its content changed: numbers that are not the ledger's."""
+    import marshal
+
+    head, _, payload = path.read_bytes().partition(b"\n")
+    digest, _, payload = payload.partition(b"\n")
+    state = marshal.loads(payload)
+    state["groups"][0][1] += 1000  # stops
+    path.write_bytes(head + b"\n" + digest + b"\n" + marshal.dumps(state))
+
+
+CORRUPTIONS = {
+    "a flipped byte in the shard": lambda home: _flip(_shard(home)),
+    "a shard whose content is not its hash's": lambda home: _other_content(_shard(home)),
+    "a shard cut short": lambda home: _shard(home).write_bytes(_shard(home).read_bytes()[:1000]),
+    "no shard": lambda home: _shard(home).unlink(),
+    "a manifest that is not JSON": lambda home: next((home / "state" / "report").glob("*.json")).write_text("{oops"),
+    "a manifest whose offset lies": lambda home: _rewrite(home, offset=1),
+    "a shard named outside the folder": lambda home: _rewrite(home, shards=[["../../ledger.jsonl", "0" * 64, 0, 1]]),
+}
+
+
+def _rewrite(home: Path, **changes) -> None:
+    path = next((home / "state" / "report").glob("*.json"))
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+@pytest.mark.parametrize("corrupt", CORRUPTIONS.values(), ids=list(CORRUPTIONS))
+def test_a_kept_summary_that_is_not_what_it_says_is_ignored(kit_home, capsys, corrupt):
+    path = _bulk(kit_home / "ledger.jsonl")
+    first = _cli(capsys, "--json")
+    corrupt(kit_home)
+    ledger.append(_stop("x", "block", day=9), path)
+    kept = _cli(capsys, "--json")
+    assert kept != first and _cli(capsys, "--json") == kept  # kept again, whole, and read back
+    assert kept == _cold(capsys, kit_home, "--json")
+
+
+def test_the_page_reads_what_the_report_kept(kit_home, tmp_path):
+    from donegate.report import html as report_html
+
+    path = _bulk(kit_home / "ledger.jsonl", 1200)
+    report_html.page_data([path], keep=True)
+    ledger.append(_stop("page", "gave_up", day=9), path)
+    kept = report_html.render_page(report_html.page_data([path], keep=True))
+    assert _kept(kit_home) and kept == report_html.render_page(report_html.page_data([path]))
+
+
+def test_the_report_writes_only_under_the_kits_state_folder(tmp_path):
+    """Never into the real home, never beside the ledger (a folder the agent may write)."""
+    home, kit, repo = tmp_path / "home", tmp_path / "kit", tmp_path / "repo"
+    for folder in (home, kit, repo):
+        folder.mkdir()
+    path = _bulk(repo / "ledger.jsonl", 300)
+    env = {**os.environ, "HOME": str(home), "DONEGATE_HOME": str(kit), "XDG_DATA_HOME": str(home / ".local" / "share")}
+    before = {p for p in tmp_path.rglob("*")}
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-m", "donegate", "report", "--json", str(path)], cwd=KIT, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    made = {p.relative_to(tmp_path).as_posix() for p in set(tmp_path.rglob("*")) - before}
+    assert made and all(p.startswith("kit/state") for p in made), made
+    assert {p.suffix for p in (kit / "state" / "report").iterdir()} == {".json", ".bin"}
