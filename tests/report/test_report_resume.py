@@ -245,3 +245,20 @@ def test_the_report_writes_only_under_the_kits_state_folder(tmp_path):
     made = {p.relative_to(tmp_path).as_posix() for p in set(tmp_path.rglob("*")) - before}
     assert made and all(p.startswith("kit/state") for p in made), made
     assert {p.suffix for p in (kit / "state" / "report").iterdir()} == {".json", ".bin"}
+
+
+@pytest.mark.parametrize("shift", [-11, -5, 0, 1])
+def test_a_held_back_result_cut_by_a_chunk_boundary_is_counted(kit_home, shift):
+    """The report finds held-back results a chunk at a time (`read.CHUNK`): a key cut in two is found all the same."""
+    from donegate.report import hardcoding
+    from donegate.report.read import CHUNK
+
+    path = kit_home / "ledger.jsonl"
+    held = _stop("held", "block", acceptance={"held_back": {"sealed": 1, "failed": 1, "shown_failed": 0,
+                                                            "shown_passed": True, "blocked": True}})
+    line = json.dumps({"v": 1, **held, "prev": "0" * 64}, separators=(",", ":")).encode()
+    pad = CHUNK + shift - line.index(hardcoding.KEY) - len(b'{"v":1,"event":"pad","x":""}\n')
+    path.write_bytes(b'{"v":1,"event":"pad","x":"' + b"x" * pad + b'"}\n' + line + b"\n")
+    assert path.read_bytes().index(hardcoding.KEY) == CHUNK + shift
+    summary = report.summarize([path])
+    assert summary["hard_coding"] == hardcoding.hard_coding([path]) and summary["hard_coding"]["held_back_blocked"] == 1
