@@ -39,8 +39,7 @@ from donegate.core.util import atomic_write
 from donegate.ledger import chain as ledger
 from donegate.report.read import EXAMPLES, Group, Options, Partial, _COMBO
 
-VERSION = 1
-_MAGIC = b"donegate-report-shard 1\n"
+VERSION = 2
 _LOW = (1 << _COMBO) - 1
 _NAME = re.compile(r"[0-9a-f]{24}\.[0-9]+-[0-9]+\.[0-9]+\.bin").fullmatch  # a shard's file name (`plan`)  # a packed session state without its combination's index
 
@@ -163,7 +162,9 @@ def plan(path: Path, opts: Options, ranges: list[tuple[int, int]], keep: bool, i
         return [Plan(str(path), index + k, a, b, b) for k, (a, b) in enumerate(ranges)], None
     size = st.st_size
     shards: list[tuple[str, str] | None]
-    if kept is not None and size - kept["offset"] <= kept["offset"]:  # the new part no larger than the kept one
+    # Read from the start when the new part is larger than the kept one, or when the kept ranges are not the ones
+    # `jobs` readers take (a summary kept by `--jobs 1` would leave one process all the sessions: its memory).
+    if kept is not None and size - kept["offset"] <= kept["offset"] and len(kept["shards"]) == len(ranges):
         spans = [(s[2], s[3]) for s in kept["shards"]]
         spans[-1] = (spans[-1][0], size)
         shards = [(str(s[0]), str(s[1])) for s in kept["shards"]]
@@ -230,11 +231,11 @@ def commit(manifest: dict[str, Any], shards: list[tuple[str, str] | None]) -> No
 
 
 def save(part: Partial, name: str) -> str | None:
-    """Write `part` as shard `name`; its content hash, or None when it could not be written."""
+    """Write `part` as shard `name`; its content hash (the manifest holds it), or None when it could not be written."""
     payload = marshal.dumps(_builtins(part))
     digest = hashlib.sha256(payload).hexdigest()
     try:
-        atomic_write(state_folder() / name, _MAGIC + digest.encode() + b"\n" + payload, 0o600, durable=False)
+        atomic_write(state_folder() / name, payload, 0o600, durable=False)
     except OSError:
         return None
     return digest
@@ -243,13 +244,9 @@ def save(part: Partial, name: str) -> str | None:
 def open_shard(name: str, digest: str, opts: Options, path: str, index: int) -> Partial | None:
     """The shard `name` if its content is what the manifest says (`digest`); None otherwise, never a guess."""
     try:
-        data = (state_folder() / name).read_bytes()
+        payload = (state_folder() / name).read_bytes()
     except OSError:
         return None
-    head = len(_MAGIC) + 65
-    if not (data.startswith(_MAGIC) and data[len(_MAGIC):head] == f"{digest}\n".encode()):
-        return None
-    payload = memoryview(data)[head:]
     if hashlib.sha256(payload).hexdigest() != digest:
         return None
     try:

@@ -183,14 +183,12 @@ def _flip(path: Path) -> None:
 
 
 def _other_content(path: Path) -> None:
-    """The shard's header kept, its content changed: numbers that are not the ledger's."""
+    """The shard's content changed, its name and the manifest's hash of it kept: numbers that are not the ledger's."""
     import marshal
 
-    head, _, payload = path.read_bytes().partition(b"\n")
-    digest, _, payload = payload.partition(b"\n")
-    state = marshal.loads(payload)
+    state = marshal.loads(path.read_bytes())
     state["groups"][0][1] += 1000  # stops
-    path.write_bytes(head + b"\n" + digest + b"\n" + marshal.dumps(state))
+    path.write_bytes(marshal.dumps(state))
 
 
 CORRUPTIONS = {
@@ -248,17 +246,32 @@ def test_the_report_writes_only_under_the_kits_state_folder(tmp_path):
 
 
 @pytest.mark.parametrize("shift", [-11, -5, 0, 1])
-def test_a_held_back_result_cut_by_a_chunk_boundary_is_counted(kit_home, shift):
-    """The report finds held-back results a chunk at a time (`read.CHUNK`): a key cut in two is found all the same."""
-    from donegate.report import hardcoding
+@pytest.mark.parametrize("needle", [b'"held_back":', b',"review":{'])
+def test_a_gate_cut_by_a_chunk_boundary_is_read(kit_home, shift, needle):
+    """The report finds held-back results and reviews a chunk at a time (`read.CHUNK`): a key cut in two by a
+    chunk's end is found all the same (the counts equal those of json.loads on every line)."""
     from donegate.report.read import CHUNK
 
     path = kit_home / "ledger.jsonl"
+    review = {"mode": "pair", "verdict": "approve", "findings": [], "reviewers": [], "errors": [], "cost_usd": 0.25,
+              "duration": 3.0, "diff_chars": 10, "diff_cut": False, "state": "ab"}
     held = _stop("held", "block", acceptance={"held_back": {"sealed": 1, "failed": 1, "shown_failed": 0,
                                                             "shown_passed": True, "blocked": True}})
+    held["gates"]["review"] = review
     line = json.dumps({"v": 1, **held, "prev": "0" * 64}, separators=(",", ":")).encode()
-    pad = CHUNK + shift - line.index(hardcoding.KEY) - len(b'{"v":1,"event":"pad","x":""}\n')
+    pad = CHUNK + shift - line.index(needle) - len(b'{"v":1,"event":"pad","x":""}\n')
     path.write_bytes(b'{"v":1,"event":"pad","x":"' + b"x" * pad + b'"}\n' + line + b"\n")
-    assert path.read_bytes().index(hardcoding.KEY) == CHUNK + shift
+    assert path.read_bytes().index(needle) == CHUNK + shift
     summary = report.summarize([path])
-    assert summary["hard_coding"] == hardcoding.hard_coding([path]) and summary["hard_coding"]["held_back_blocked"] == 1
+    assert summary == report.summarize([path], fast=False)
+    assert summary["hard_coding"]["held_back_blocked"] == 1 and summary["total"]["review_cost_usd"] == 0.25
+
+
+def test_a_summary_kept_by_one_process_is_read_again_by_two(kit_home, monkeypatch):
+    """Ranges kept by `--jobs 1` are not the ones two readers take: read again from the start, kept as two."""
+    monkeypatch.setattr(report.parallel, "PARALLEL_BYTES", 1)
+    path = _bulk(kit_home / "ledger.jsonl", 800)
+    report.summarize([path], jobs=1, keep=True)
+    assert len(_kept(kit_home)[0]["shards"]) == 1
+    assert report.summarize([path], jobs=2, keep=True) == report.summarize([path], jobs=2)
+    assert len(_kept(kit_home)[0]["shards"]) == 2
