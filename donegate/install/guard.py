@@ -539,11 +539,17 @@ def _record(payload: dict[str, Any], refusal: Refusal) -> None:
             "why": refusal.why,
             "path": refusal.detail,
             "input": json.dumps(tool_input)[:2000] if tool_input is not None else None,
-            # the agent's CLI, as the Stop hook's lines say it (`donegate.gate.inputs.client_of`: Codex sends these two)
-            "client": "codex" if "turn_id" in payload and "model" in payload else "claude",
+            # the agent's CLI, as the Stop hook's lines say it
+            "client": client_of(payload),
         }, Path(state_root()) / "ledger.jsonl")
     except Exception:
         pass  # the refusal stands whether or not it could be recorded
+
+
+def client_of(payload: Any) -> str:
+    from donegate.clients.payloads import client_of as of
+
+    return of(payload)
 
 
 def run_hook(stdin_text: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
