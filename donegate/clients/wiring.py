@@ -225,9 +225,25 @@ def _disabled(client: str, home: Path, repo: Path, name: str) -> list[Finding]:
     return out
 
 
-def installed(client: str) -> bool:
+def copilot_skips(repo: Path, env: dict[str, str]) -> list[Finding]:
+    """Plain doctor's word on a Claude Code install where this account has used Copilot CLI (its folder exists):
+    Copilot runs the repository's Claude Code Stop hook in a folder it trusts, and skips it silently elsewhere."""
+    home = homes.folder("copilot", env)
+    if not home.is_dir():
+        return []
+    try:
+        if homes.is_trusted("copilot", home, repo) or installed("copilot", home):
+            return []
+    except DonegateError:
+        return []
+    return [Finding(WARNING, f"Copilot CLI is used on this account and does not trust {repo}: a Copilot session there "
+                             "skips this Claude Code install's Stop hook and ends ungated", str(homes.trust_file("copilot", home)),
+                    f"trust the folder in Copilot, or donegate install --client copilot {repo}")]
+
+
+def installed(client: str, home: Path | None = None) -> bool:
     """Whether the client's user configuration holds the kit's Stop hook (for `status`)."""
     try:
-        return bool(_kit_entries(client, homes.read_json(_hooks_file(client, homes.folder(client)))))
+        return bool(_kit_entries(client, homes.read_json(_hooks_file(client, home or homes.folder(client)))))
     except DonegateError:
         return False

@@ -116,3 +116,16 @@ def test_the_commands_install_check_show_and_uninstall_each_client(tmp_path):
         assert f"{wiring.NAMES[client]}: Stop hook installed" in donegate("status").stdout
         assert donegate("uninstall", "--client", client).returncode == 0
         assert donegate("doctor", "--client", client, str(repo)).returncode == 1
+
+
+def test_plain_doctor_warns_where_copilot_would_skip_a_claude_code_install(tmp_path):
+    from donegate.clients.wiring import copilot_skips
+
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    env = {"HOME": str(tmp_path / "h")}
+    assert copilot_skips(repo, env) == []  # no Copilot on this account: nothing to say
+    (tmp_path / "h" / ".copilot").mkdir(parents=True)
+    (warning,) = copilot_skips(repo, env)
+    assert warning.level == "warning" and "skips this Claude Code install's Stop hook" in warning.what
+    homes.trust("copilot", tmp_path / "h" / ".copilot", repo)
+    assert copilot_skips(repo, env) == []
