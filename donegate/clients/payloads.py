@@ -36,9 +36,9 @@ def client_of(payload: Any, named: str | None = None, env: dict[str, str] | None
         return named  # type: ignore[return-value]
     if not isinstance(payload, dict):
         return "claude"
-    if "sessionId" in payload or "stopReason" in payload or "stop_reason" in payload:
+    if "sessionId" in payload or "stopReason" in payload or "stop_reason" in payload or "toolName" in payload:
         return "copilot"
-    if payload.get("hook_event_name") == "AfterAgent" or "prompt_response" in payload:
+    if payload.get("hook_event_name") in ("AfterAgent", "BeforeTool") or "prompt_response" in payload:
         return "gemini"
     if "turn_id" in payload and "model" in payload:
         return "codex"
@@ -94,3 +94,18 @@ def copilot_last_message(transcript: Any) -> str | None:
         if isinstance(text, str) and text.strip():
             return text
     return None
+
+
+def tool_call(payload: dict[str, Any]) -> dict[str, Any]:
+    """Copilot CLI's preToolUse payload (`sessionId`, `toolName`, `toolArgs`: an object, or its JSON) in Claude
+    Code's words; any other payload as it is."""
+    if "toolName" not in payload:
+        return payload
+    args = payload.get("toolArgs")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            args = {"command": args}
+    return {**payload, "session_id": payload.get("sessionId"), "tool_name": payload.get("toolName"),
+            "tool_input": args if isinstance(args, dict) else {}}

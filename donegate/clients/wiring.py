@@ -9,12 +9,14 @@ Install writes, for the user's client (its folder: `donegate.clients.homes`), as
   Gemini `settings.json` `hooks.AfterAgent` and Qwen Code `settings.json` `hooks.Stop` (timeouts in
   milliseconds), Copilot a file of the kit's own, `hooks/gate.json` `hooks.agentStop` (`timeoutSec`);
   each timeout above the kit's own deadline, which answers block first;
+- the PreToolUse guard (`donegate.install.guard`, through a `pretooluse-<hash>` stub) for every tool:
+  Gemini `BeforeTool`, Copilot `preToolUse`, Qwen Code `PreToolUse`, answered in the form each obeys;
 - with REPO, the client's trust of REPO (`homes.trust`), so no `--skip-trust`, `--trust-folder` or
   `GEMINI_CLI_TRUST_WORKSPACE` is needed.
 
 The kit's hook entries are the ones whose command is a kit stub: uninstall takes out exactly those (the
 user's own hooks stay), and the stubs; a folder's trust stays (it is the person's decision as much as
-the kit's). Neither client has a PreToolUse guard installed by the kit (see `check`).
+the kit's).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from donegate import config, paths
-from donegate.claude.settings import check_scripts, launch_words, stop_script
+from donegate.claude.settings import GUARD_TIMEOUT, check_scripts, guard_script, launch_words, stop_script
 from donegate.clients import homes
 from donegate.core.finding import ERROR, OK, WARNING, Finding
 from donegate.errors import DonegateError
@@ -34,11 +36,12 @@ from donegate.install import stubs
 
 NAMES = {"gemini": "Gemini CLI", "copilot": "Copilot CLI", "qwen": "Qwen Code"}
 EVENTS = {"gemini": "AfterAgent", "copilot": "agentStop", "qwen": "Stop"}
+GUARDS = {"gemini": "BeforeTool", "copilot": "preToolUse", "qwen": "PreToolUse"}  # every tool: no matcher
 COPILOT_FILE = "gate.json"  # Copilot reads every hooks/*.json of its folder; a neutral name
 
 
-def _stub(client: str, home: Path, state: Path) -> Path:
-    return home / stubs.FOLDER / f"stop-{stubs.tag(state, None)}"
+def _stub(client: str, home: Path, state: Path, kind: str = "stop") -> Path:
+    return home / stubs.FOLDER / f"{kind}-{stubs.tag(state, None)}"
 
 
 def _is_kit(command: Any) -> bool:
@@ -57,24 +60,24 @@ def _without_kit(client: str, data: dict[str, Any]) -> dict[str, Any]:
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return data
-    event = EVENTS[client]
-    groups = hooks.get(event)
-    if not isinstance(groups, list):
-        return data
-    if client == "copilot":
-        kept = [h for h in groups if not (isinstance(h, dict) and _is_kit(h.get("bash")))]
-    else:
-        kept = [g for g in groups if not (isinstance(g, dict) and any(
-            isinstance(h, dict) and _is_kit(h.get("command")) for h in g.get("hooks") or []))]
-    hooks = {**hooks, event: kept}
-    if not kept:
-        del hooks[event]
+    for event in (EVENTS[client], GUARDS[client]):
+        groups = hooks.get(event)
+        if not isinstance(groups, list):
+            continue
+        if client == "copilot":
+            kept = [h for h in groups if not (isinstance(h, dict) and _is_kit(h.get("bash")))]
+        else:
+            kept = [g for g in groups if not (isinstance(g, dict) and any(
+                isinstance(h, dict) and _is_kit(h.get("command")) for h in g.get("hooks") or []))]
+        hooks = {**hooks, event: kept}
+        if not kept:
+            del hooks[event]
     return {**data, "hooks": hooks}
 
 
 def plan(client: str, *, repo: Path | None = None, home: Path | None = None, kit: Path | None = None,
          state: Path | None = None, python: str | None = None, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
-    """What install would write: {"file": hooks file, "data": its JSON, "stub": (path, text), "timeout": s,
+    """What install would write: {"file": hooks file, "data": its JSON, "stubs": {path: text}, "timeout": s,
     "trust": repo or None}."""
     if client not in NAMES:
         raise DonegateError(f"no such client: {client}", "one of: " + ", ".join(NAMES))
@@ -83,29 +86,30 @@ def plan(client: str, *, repo: Path | None = None, home: Path | None = None, kit
     kit = (kit or paths.KIT_ROOT).resolve()
     state = (state or paths.home()).resolve()
     check_scripts(kit)
-    stub = _stub(client, home, state)
-    words = launch_words(stop_script(kit), python=python or os.path.abspath(sys.executable), home=state,
-                         managed=True) + ["--client", client]
+    python = python or os.path.abspath(sys.executable)
+    stub, guard = _stub(client, home, state), _stub(client, home, state, "pretooluse")
+    words = launch_words(stop_script(kit), python=python, home=state, managed=True) + ["--client", client]
+    guard_words = launch_words(guard_script(kit), python=python, home=state,
+                               flags=("-S",) if paths.is_checkout(kit) else ())
     timeout = config.hook_timeout(cfg)
     file = _hooks_file(client, home)
     data = _without_kit(client, homes.read_json(file))
-    command = shlex.quote(str(stub))
     hooks = dict(data.get("hooks") or {}) if isinstance(data.get("hooks"), dict) else {}
     if client == "copilot":
         data = {"version": 1, **data}
-        hooks[EVENTS[client]] = [*(hooks.get(EVENTS[client]) or []),
-                                 {"type": "command", "bash": command, "timeoutSec": timeout}]
-    else:
-        hooks[EVENTS[client]] = [*(hooks.get(EVENTS[client]) or []),
-                                 {"hooks": [{"type": "command", "command": command, "timeout": timeout * 1000}]}]
+    for event, path, seconds in ((EVENTS[client], stub, timeout), (GUARDS[client], guard, GUARD_TIMEOUT)):
+        command = shlex.quote(str(path))
+        entry: dict[str, Any] = ({"type": "command", "bash": command, "timeoutSec": seconds} if client == "copilot" else
+                                 {"hooks": [{"type": "command", "command": command, "timeout": seconds * 1000}]})
+        hooks[event] = [*(hooks.get(event) or []), entry]
     data["hooks"] = hooks
-    return {"file": file, "data": data, "stub": (stub, stubs.text(words)), "timeout": timeout, "home": home,
-            "trust": repo}
+    return {"file": file, "data": data, "stubs": {str(stub): stubs.text(words), str(guard): stubs.text(guard_words)},
+            "timeout": timeout, "home": home, "trust": repo}
 
 
 def install(client: str, **kw: Any) -> dict[str, Any]:
     p = plan(client, **kw)
-    stubs.write({str(p["stub"][0]): p["stub"][1]})
+    stubs.write(p["stubs"])
     homes.write_json(p["file"], p["data"])
     p["trusted_now"] = homes.trust(client, p["home"], p["trust"]) if p["trust"] is not None else False
     return p
@@ -117,7 +121,7 @@ def uninstall(client: str, home: Path | None = None) -> tuple[Path, str]:
     data = homes.read_json(file)
     left = _without_kit(client, data)
     folder = home / stubs.FOLDER
-    mine = [str(p) for p in folder.iterdir() if p.name.startswith("stop-")] if folder.is_dir() else []
+    mine = [str(p) for p in folder.iterdir() if p.name.startswith(("stop-", "pretooluse-"))] if folder.is_dir() else []
     if left == data and not [p for p in mine if stubs.words(p)]:
         return file, "nothing of the kit's was there"
     stubs.remove(mine)
@@ -125,11 +129,11 @@ def uninstall(client: str, home: Path | None = None) -> tuple[Path, str]:
         file.unlink(missing_ok=True)
     else:
         homes.write_json(file, left)
-    return file, "the Stop hook and its stub removed; the rest of the file, and the folders' trust, kept"
+    return file, "the Stop hook, the guard and their stubs removed; the rest of the file, and the folders' trust, kept"
 
 
-def _kit_entries(client: str, data: dict[str, Any]) -> list[dict[str, Any]]:
-    groups = (data.get("hooks") or {}).get(EVENTS[client]) if isinstance(data.get("hooks"), dict) else None
+def _kit_entries(client: str, data: dict[str, Any], event: str = "") -> list[dict[str, Any]]:
+    groups = (data.get("hooks") or {}).get(event or EVENTS[client]) if isinstance(data.get("hooks"), dict) else None
     if not isinstance(groups, list):
         return []
     if client == "copilot":
@@ -180,9 +184,14 @@ def check(client: str, repo: Path, home: Path | None = None, state: Path | None 
                            str(repo / ".claude")))
     out += _trusted(client, home, repo, name, fix, needed=client != "copilot" or (via_claude and not entries))
     out += _disabled(client, home, repo, name)
-    out.append(Finding(WARNING, f"weaker than under Claude Code: no PreToolUse guard and no deny rules for {name}: "
-                                "the agent's shell can read the kit's folders; the transcript's leak scan reads "
-                                f"Claude Code's transcripts only (docs/{client}.md)", str(file)))
+    if client != "copilot" or entries:
+        guarded = _kit_entries(client, homes.read_json(file), GUARDS[client])
+        out.append(Finding(OK, f"{GUARDS[client]} guard declared", str(file)) if guarded else
+                   Finding(WARNING, f"no {GUARDS[client]} guard: the agent's tools can read the store and the hook",
+                           str(file), fix))
+    out.append(Finding(WARNING, f"weaker than under Claude Code: the guard is a tripwire and no sandbox or deny rules "
+                                f"cover the kit's folders for {name} (a program of the agent's own can read them); the "
+                                f"transcript's leak scan reads Claude Code's transcripts only (docs/{client}.md)", str(file)))
     return out
 
 

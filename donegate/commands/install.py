@@ -173,11 +173,12 @@ def _install_other(args: argparse.Namespace) -> int:
     name = wiring.NAMES[args.client]
     _record("install", args, str(plan["file"]))
     print(f"donegate installed for {name} in {plan['file']} (the user level: every {name} session of this account)")
-    print(f"  {wiring.EVENTS[args.client]} hook (timeout {plan['timeout']} s); a stop outside every sealed repository "
-          "passes quietly")
+    print(f"  {wiring.EVENTS[args.client]} hook (timeout {plan['timeout']} s) and {wiring.GUARDS[args.client]} guard; a stop "
+          "outside every sealed repository passes quietly")
     if repo is not None:
         print(f"  {repo} {'now' if plan['trusted_now'] else 'already'} trusted by {name} (no skip-trust flag needed)")
-    print(f"  no guard or deny rules for {name}: the agent's shell can still read the kit's folders (docs/{args.client}.md)")
+    print(f"  no sandbox or deny rules for {name}: past the guard (a tripwire), a program of the agent's own can still read "
+          f"the kit's folders (docs/{args.client}.md)")
     print(f"  next: seal the acceptance tests (donegate seal), then check: donegate doctor --client {args.client}"
           + (f" {repo}" if repo else " REPO"))
     return 0

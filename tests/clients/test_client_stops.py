@@ -6,11 +6,14 @@ the block in the form each obeys, the ledger's `client`, the kit's counter endin
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from donegate.clients.payloads import client_of, copilot_last_message, normalize
-from tests.support.repos import fix_bug, run_hook, stop_lines, write_config
+from tests.support.repos import KIT, fix_bug, ledger_lines, run_hook, stop_lines, write_config
 
 ASSERTION = "assert 4300 == 3870"
 
@@ -62,8 +65,6 @@ def test_copilots_payload_gets_claude_codes_keys_and_its_last_message_from_the_t
     assert p["sessionId"] == "c0ffee"  # nothing of the client's own is taken away
     assert normalize(payload("gemini", "/r", "s", "a\nb"))["last_assistant_message"] == "a\nb"
     fifo = tmp_path / "fifo"
-    import os
-
     os.mkfifo(fifo)
     assert copilot_last_message(str(fifo)) is None  # refused at once, never waited on
     assert copilot_last_message(str(tmp_path / "gone")) is None
@@ -112,3 +113,34 @@ def test_an_appeal_is_read_from_copilots_transcript(sealed_shop, kit_home, tmp_p
     res = run_hook(payload("copilot", sealed_shop, "appeal", active=True, transcript=t))
     assert res.returncode == 0, res.stdout + res.stderr
     assert [(r["verdict"], r["client"]) for r in stop_lines(kit_home)] == [("block", "copilot"), ("appealed", "copilot")]
+
+
+@pytest.mark.parametrize("client", ["gemini", "copilot", "qwen", "claude"])
+def test_the_guard_refuses_in_the_form_each_client_reads(client, kit_home, tmp_path):
+    """Gemini CLI 0.61.0 runs the tool on Claude Code's `hookSpecificOutput` deny (exit 2 notwithstanding) and reads
+    `{"decision": "deny"}`; Copilot CLI 1.0.102 sends `toolName`/`toolArgs` and reads a top-level
+    `permissionDecision` (exit 2 alone denies, without the reason); Qwen Code reads Claude Code's form."""
+    secret = kit_home / "acceptance" / "x" / "test_secret.py"
+    command = f"cat {secret}"
+    p = {"gemini": {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "BeforeTool",
+                    "tool_name": "run_shell_command", "tool_input": {"command": command}},
+         "copilot": {"sessionId": "s", "timestamp": 1, "cwd": str(tmp_path), "toolName": "bash",
+                     "toolArgs": {"command": command, "description": "look"}},
+         "qwen": {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "PreToolUse",
+                  "tool_name": "run_shell_command", "tool_input": {"command": command}}}.get(client) or \
+        {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+         "tool_input": {"command": command}}
+    env = {"QWEN_PROJECT_DIR": str(tmp_path)} if client == "qwen" else {}
+    res = subprocess.run([sys.executable, str(KIT / "hooks" / "guard.py"), "--home", str(kit_home)],
+                         input=json.dumps(p), capture_output=True, text=True, timeout=60,
+                         env={**os.environ, **env})
+    assert res.returncode == 2 and "refused" in res.stderr
+    body = json.loads(res.stdout)
+    if client == "gemini":
+        assert body["decision"] == "deny" and "refused" in body["reason"]
+    elif client == "copilot":
+        assert body["permissionDecision"] == "deny" and "refused" in body["permissionDecisionReason"]
+    else:
+        assert body["hookSpecificOutput"]["permissionDecision"] == "deny"
+    (line,) = [r for r in ledger_lines(kit_home) if r["event"] == "guard"]
+    assert line["client"] == client and line["session"] == "s"

@@ -30,10 +30,12 @@ def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_f
     g = GatedRepo.create(tmp_path / "g", sandbox=False, install=False)
     with FakeGemini() as api:
         env = clientrun.install("gemini", g, api)
-        api.add(CLAIM, FIX, "Fixed the boundary: 10 units get the discount.")
+        peek = f"cat {g.hidden_test}"
+        api.add(shell(peek), CLAIM, FIX, "Fixed the boundary: 10 units get the discount.")
         run = clientrun.run("gemini", g.repo, g.user_home, "Implement the request: orders of 10 or more units get 10% off.",
                             env)
         sent = api.all_request_text()
+        refused = api.tool_outputs()[0]
         told = api.user_texts()
     stops = _stops(g)
     assert run.returncode == 0, run.describe()
@@ -43,7 +45,10 @@ def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_f
     assert BUG[1] in g.pricing.read_text() and api.overrun == 0
     assert not [line for line in clientrun.hidden_lines(EXAMPLE_TESTS, EXAMPLE) if line in sent]
     secrets = {"the kit copy": g.kit, "the state root": g.home, "the store": g.store, "the kit checkout": KIT}
-    assert clientrun.named(sent, secrets) == {}
+    assert clientrun.named(clientrun.without(sent, peek), secrets) == {}
+    # The guard refused the agent's look at the store (a tripwire: recorded), in the form this client reads.
+    assert "donegate" in refused and "import pytest" not in refused, refused
+    assert [r["client"] for r in clientrun.guard_lines(g.home)] == ["gemini"]
 
 
 def test_the_kits_counter_ends_a_loop_gemini_never_ends(tmp_path):

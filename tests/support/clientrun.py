@@ -120,3 +120,16 @@ def named(text: str, secrets: dict[str, Path]) -> dict[str, str]:
 
     text = text.replace(str(ROOT / "node_modules"), "<the client's own folder>")
     return {what: str(p) for what, p in secrets.items() if re.search(re.escape(str(p)) + r"(?![\w.-])", text)}
+
+
+def without(text: str, *commands: str) -> str:
+    """`text` without the scripted model's own commands (raw and JSON-escaped): what the model said is not a leak."""
+    for c in commands:
+        text = text.replace(json.dumps(c)[1:-1], "").replace(c, "")
+    return text
+
+
+def guard_lines(home: Path) -> list[dict]:
+    from .gated import ledger
+
+    return [r for r in ledger(home) if r.get("event") == "guard"]
