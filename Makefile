@@ -1,5 +1,6 @@
 # donegate: `make demo` runs the gate on the bundled example, `make test` runs the test suite.
-# Both set up what they need first: a Python venv (.venv) and the pinned Claude Code (node_modules).
+# Both set up what they need first: a Python venv (.venv) and the pinned agent CLIs (node_modules: Claude Code,
+# Codex, Gemini CLI, Copilot CLI, Qwen Code).
 
 PYTHON ?= python3
 VENV   := .venv
@@ -24,6 +25,9 @@ node_modules/.installed: package.json package-lock.json
 	$(CLAUDE) --version
 	# Codex writes helper links into CODEX_HOME even for --version: a throwaway one, never ~/.codex.
 	h=$$(mktemp -d "$(CURDIR)/.codex-home.XXXXXX") && CODEX_HOME=$$h $(CODEX) --version; rc=$$?; rm -rf "$$h"; exit $$rc
+	# Gemini CLI, Copilot CLI and Qwen Code (docs/gemini.md, copilot.md, qwen.md): a throwaway HOME, never the real one.
+	h=$$(mktemp -d) && for c in gemini copilot qwen; do HOME=$$h COPILOT_HOME=$$h/.copilot node_modules/.bin/$$c --version \
+	  </dev/null || { rm -rf "$$h"; exit 1; }; done; rm -rf "$$h"
 	touch $@
 
 demo: setup

@@ -51,7 +51,8 @@ def _distrust(opts):
 def _fallback(stdin_text, why, home=None):
     try:
         data = json.loads(stdin_text)
-        session = str(data.get("session_id") or data.get("transcript_path") or "unknown")  # never share "" ids
+        session = str(data.get("session_id") or data.get("sessionId") or data.get("transcript_path")
+                      or data.get("transcriptPath") or "unknown")  # never share "" ids (sessionId: Copilot's)
     except Exception:
         session = "unknown"
     home = home or os.environ.get("DONEGATE_HOME") or KIT

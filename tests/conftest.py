@@ -20,8 +20,10 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("DONEGATE_HOME", str(kit_home))
     # CODEX_HOME too: Codex's user config is then the fresh HOME's ~/.codex, never the developer's.
+    # And the other clients' folders and markers (docs/gemini.md, copilot.md, qwen.md): never the developer's.
     for var in ("DONEGATE_NESTED", "PYTEST_ADDOPTS", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "CODEX_HOME",
-                "CODEX_SESSION_ID", "CODEX_THREAD_ID", "CODEX_TOOL_CALL_ID"):
+                "CODEX_SESSION_ID", "CODEX_THREAD_ID", "CODEX_TOOL_CALL_ID", "GEMINI_CLI_HOME", "COPILOT_HOME",
+                "QWEN_HOME", "GEMINI_CLI", "QWEN_CODE", "COPILOT_CLI", "QWEN_PROJECT_DIR"):
         monkeypatch.delenv(var, raising=False)
     # No unconfined default: on a machine without bubblewrap the hidden run is refused unless a person
     # says `confine: off`. Tests that do not care about the walls say it for them (a test that writes

@@ -17,6 +17,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"donegate doctor --client codex {Path(args.repo).expanduser().resolve()}")
         print(render(findings, verbose=args.verbose))
         return 1 if any(f.level == ERROR for f in findings) else 0
+    if getattr(args, "client", "claude") in ("gemini", "copilot", "qwen"):
+        from donegate.clients import wiring
+
+        repo = Path(args.repo).expanduser().resolve()
+        findings = wiring.check(args.client, repo)
+        print(f"donegate doctor --client {args.client} {repo}")
+        print(render(findings, verbose=args.verbose))
+        return 1 if any(f.level == ERROR for f in findings) else 0
     from donegate.install import stubs
 
     findings = diagnose(args.repo)
@@ -32,6 +40,6 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("doctor", help="check FOLDER's installation as Claude Code will load it there; exit 1 on any error")
     p.add_argument("repo", metavar="FOLDER", help="the folder a session starts in: a repository, a worktree, a subfolder project")
     p.add_argument("-v", "--verbose", action="store_true", help="list the checks that passed too")
-    p.add_argument("--client", choices=("claude", "codex"), default="claude",
-                   help="check Claude Code's settings (default) or Codex's user config")
+    p.add_argument("--client", choices=("claude", "codex", "gemini", "copilot", "qwen"), default="claude",
+                   help="check Claude Code's settings (default), or that client's user configuration and trust of FOLDER")
     p.set_defaults(func=cmd_doctor)

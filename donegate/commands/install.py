@@ -13,6 +13,8 @@ from donegate.person import ownership as person
 from donegate.claude.settings import SANDBOX_FIX, hook_timeout, sandbox_available
 from donegate.errors import DonegateError
 
+OTHERS = ("gemini", "copilot", "qwen")  # the clients of `donegate.clients`
+
 
 def _record(event: str, args: argparse.Namespace, settings: str) -> None:
     """The ledger line of an install or uninstall, naming who ran it."""
@@ -23,6 +25,8 @@ def _record(event: str, args: argparse.Namespace, settings: str) -> None:
 def cmd_install(args: argparse.Namespace) -> int:
     if getattr(args, "client", "claude") == "codex":
         return _install_codex(args)
+    if getattr(args, "client", "claude") in OTHERS:
+        return _install_other(args)
     if args.managed:
         if args.repo:
             raise DonegateError("install --managed guards every repository on the machine: give no REPO",
@@ -102,6 +106,13 @@ def _sweep() -> None:
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
+    if getattr(args, "client", "claude") in OTHERS:
+        from donegate.clients import wiring
+
+        path, done = wiring.uninstall(args.client)
+        _record("uninstall", args, str(path))
+        print(f"donegate uninstall --client {args.client} {path}: {done}")
+        return 0
     if getattr(args, "client", "claude") == "codex":
         from donegate.codex import installing as codex
 
@@ -146,6 +157,33 @@ def _install_codex(args: argparse.Namespace) -> int:
     return 0
 
 
+def _install_other(args: argparse.Namespace) -> int:
+    """`install --client gemini|copilot|qwen [REPO]`: the Stop hook at the client's user level, REPO trusted
+    (`donegate.clients.wiring` says why)."""
+    from donegate.clients import wiring
+    from donegate.tree import git
+
+    if args.managed or args.scope != "project":
+        raise DonegateError(f"install --client {args.client} writes the client's user configuration; --managed and "
+                            "--scope are Claude Code's", f"donegate install --client {args.client} [REPO]")
+    repo = None
+    if args.repo:
+        repo = git.toplevel(Path(args.repo).expanduser().resolve())  # refuses a folder outside every git repository
+    plan = wiring.install(args.client, repo=repo)
+    name = wiring.NAMES[args.client]
+    _record("install", args, str(plan["file"]))
+    print(f"donegate installed for {name} in {plan['file']} (the user level: every {name} session of this account)")
+    print(f"  {wiring.EVENTS[args.client]} hook (timeout {plan['timeout']} s) and {wiring.GUARDS[args.client]} guard; a stop "
+          "outside every sealed repository passes quietly")
+    if repo is not None:
+        print(f"  {repo} {'now' if plan['trusted_now'] else 'already'} trusted by {name} (no skip-trust flag needed)")
+    print(f"  no sandbox or deny rules for {name}: past the guard (a tripwire), a program of the agent's own can still read "
+          f"the kit's folders (docs/{args.client}.md)")
+    print(f"  next: seal the acceptance tests (donegate seal), then check: donegate doctor --client {args.client}"
+          + (f" {repo}" if repo else " REPO"))
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("install", help="write the Stop hook, guard, deny rules and sandbox into REPO/.claude/settings.json")
     p.add_argument("repo", metavar="REPO", nargs="?", help="the git repository to guard")
@@ -172,5 +210,6 @@ def _scope(p: argparse.ArgumentParser) -> None:
 
 
 def _client(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--client", choices=("claude", "codex"), default="claude",
-                   help="the agent's CLI: claude (Claude Code's settings) or codex (Codex's user config, $CODEX_HOME/config.toml)")
+    p.add_argument("--client", choices=("claude", "codex", *OTHERS), default="claude",
+                   help="the agent's CLI: claude (Claude Code's settings), codex (Codex's user config, $CODEX_HOME/config.toml), "
+                        "gemini, copilot or qwen (that client's user configuration; docs/<client>.md)")

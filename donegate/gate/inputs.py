@@ -9,6 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
+from donegate.clients.payloads import CLIENTS, client_of, normalize
 from donegate.sessions import ids as sessions
 from donegate.errors import DonegateError
 
@@ -20,7 +21,7 @@ def parse_payload(text: str) -> dict[str, Any]:
         raise DonegateError(f"the hook's stdin is not JSON ({exc.msg} at position {exc.pos})") from None
     if not isinstance(payload, dict):
         raise DonegateError("the hook's stdin is not a JSON object")
-    return payload
+    return normalize(payload)  # Claude Code's keys where the client (Copilot, Gemini) uses others
 
 
 # Variables of the hook's environment that weaken the gate without stopping it from running.
@@ -47,12 +48,4 @@ def session_of(payload: dict[str, Any]) -> str:
     return sessions.resolve(payload)[0]
 
 
-CLIENTS = ("claude", "codex")
-
-
-def client_of(payload: dict[str, Any], named: str | None = None) -> str:
-    """The agent's CLI that sent the stop: the one install named in the hook's arguments, else Codex when
-    the payload carries Codex's own fields (`turn_id`, `model`: Claude Code sends neither), else Claude Code."""
-    if named in CLIENTS:
-        return named  # type: ignore[return-value]
-    return "codex" if isinstance(payload, dict) and "turn_id" in payload and "model" in payload else "claude"
+__all__ = ["CLIENTS", "client_of", "parse_payload", "session_of", "weakened_env"]  # the client's: donegate.clients.payloads

@@ -183,6 +183,10 @@ def diagnose(repo_arg: Path | str, env: dict[str, str] | None = None) -> list[Fi
         findings.append(Finding(WARNING, f"{len(reach)} donegate installs reach this folder ({'; '.join(r.describe() for r in reach)}): "
                                 "one hook judges each stop and the others report its verdict only where they share a state root",
                                 "; ".join(str(r.path) for r in reach), "keep one: donegate uninstall the others (or claude plugin uninstall donegate@donegate)"))
+    if stops:  # GitHub Copilot CLI runs this install's Stop hook too, but only in a folder it trusts
+        from donegate.clients.wiring import copilot_skips
+
+        findings += copilot_skips(repo, env)
     for ref in stops[:1]:
         _check_hook_repo(findings, ref, repo, home, fix_install)
         variables, interp, script = parse_hook(ref.hook)

@@ -50,7 +50,7 @@ MATCHER = "|".join(TOOLS)
 WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 SHELL_TOOLS = frozenset({"Bash", "Monitor"})
 SEARCH_TOOLS = frozenset({"Grep", "Glob"})
-PATH_KEYS = ("file_path", "notebook_path", "path")
+PATH_KEYS = ("file_path", "notebook_path", "path", "absolute_path")  # the last: Qwen Code's read_file
 
 SETTINGS_GLOB = "settings*.json"
 # Commands that walk every folder below the ones they are given.
@@ -512,12 +512,19 @@ def decide(payload: dict[str, Any], env: dict[str, str] | None = None) -> Refusa
     return None
 
 
-def render_denial(tool: str, why: str, head: str = "") -> tuple[int, str, str]:
-    """Claude Code's PreToolUse denial: the JSON decision on stdout (its reason is what the model reads)
-    and exit 2 with the reason on stderr, which denies the call even if the JSON were not understood."""
+def render_denial(tool: str, why: str, head: str = "", client: str = "claude") -> tuple[int, str, str]:
+    """The PreToolUse denial in the form the calling client reads its reason from, and exit 2 with the reason on
+    stderr, which denies the call even if the JSON were not understood (verified: Claude Code, Codex 0.169.0,
+    Gemini CLI 0.61.0, Copilot CLI 1.0.102, Qwen Code 0.15.10). Claude Code's `hookSpecificOutput` is not
+    Gemini's: Gemini runs the tool on it (exit 2 notwithstanding), and reads `{"decision": "deny"}`; Copilot
+    reads a top-level `permissionDecision`."""
     reason = (head or REASON_HEAD).format(tool=tool or "tool", why=why)
-    body = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                   "permissionDecisionReason": reason}}
+    body: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                                   "permissionDecisionReason": reason}}
+    if client == "gemini":
+        body = {"decision": "deny", "reason": reason}
+    elif client == "copilot":
+        body = {"permissionDecision": "deny", "permissionDecisionReason": reason}
     return 2, json.dumps(body), reason + "\n"
 
 
@@ -525,6 +532,7 @@ def _record(payload: dict[str, Any], refusal: Refusal) -> None:
     try:
         from pathlib import Path
 
+        from donegate.clients import payloads
         from donegate.ledger import chain as ledger
         from donegate.core.util import utc_now
 
@@ -539,8 +547,8 @@ def _record(payload: dict[str, Any], refusal: Refusal) -> None:
             "why": refusal.why,
             "path": refusal.detail,
             "input": json.dumps(tool_input)[:2000] if tool_input is not None else None,
-            # the agent's CLI, as the Stop hook's lines say it (`donegate.gate.inputs.client_of`: Codex sends these two)
-            "client": "codex" if "turn_id" in payload and "model" in payload else "claude",
+            # the agent's CLI, as the Stop hook's lines say it
+            "client": payloads.client_of(payload),
         }, Path(state_root()) / "ledger.jsonl")
     except Exception:
         pass  # the refusal stands whether or not it could be recorded
@@ -554,12 +562,18 @@ def run_hook(stdin_text: str, env: dict[str, str] | None = None) -> tuple[int, s
             raise ValueError("not an object")
     except ValueError:
         return render_denial("tool", "the guard could not read the tool call it was given")
+    client = "claude"
     try:
+        from donegate.clients import payloads
+
+        client = payloads.client_of(payload)
+        payload = payloads.tool_call(payload)
         refusal = decide(payload, env)
     except Exception as exc:  # a guard bug must not open the way: refuse, say so
         return render_denial(str(payload.get("tool_name") or "tool"),
-                             f"the guard failed while checking it ({type(exc).__name__}); a person must repair the kit")
+                             f"the guard failed while checking it ({type(exc).__name__}); a person must repair the kit",
+                             client=client)
     if refusal is None:
         return 0, "", ""
     _record(payload, refusal)
-    return render_denial(str(payload.get("tool_name") or "tool"), refusal.why, refusal.head)
+    return render_denial(str(payload.get("tool_name") or "tool"), refusal.why, refusal.head, client)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from donegate import __version__, paths
+from donegate.clients import wiring
 from donegate.install import kit as installation
 from donegate.ledger import chain as ledger
 from donegate.seal import store
@@ -32,7 +33,13 @@ def install_mode(repo: Path) -> str:
              for r in routes.found(diagnose.settings_files(repo))]
     if codex_installed():
         modes.append("Codex: user level ($CODEX_HOME/config.toml)")
+    modes += [f"{wiring.NAMES[c]}: user level" for c in clients_installed()]
     return " and ".join(modes) or "not installed: no hook runs in its sessions (donegate install REPO)"
+
+
+def clients_installed() -> list[str]:
+    """The other clients whose user configuration holds the kit's Stop hook (`install --client gemini|copilot|qwen`)."""
+    return [c for c in wiring.NAMES if wiring.installed(c)]
 
 
 def codex_installed() -> bool:
@@ -133,7 +140,7 @@ def gather(repo: Path | None = None, root: Path | None = None) -> dict[str, Any]
     found = sessions([led], repo) if led.is_file() else {"waiting": [], "in_progress": []}
     return {"version": __version__, "install": installation.kind(), "command": installation.command(),
             "kit": str(paths.KIT_ROOT), "state_root": str(root), "ledger": str(led),
-            "codex": codex_installed(), "sealed": [_seal(r, root) for r in repos], **found}
+            "codex": codex_installed(), "clients": clients_installed(), "sealed": [_seal(r, root) for r in repos], **found}
 
 
 def render(s: dict[str, Any]) -> str:
@@ -141,6 +148,8 @@ def render(s: dict[str, Any]) -> str:
            f"state root {s['state_root']}"]
     if s.get("codex"):
         out.append("Codex: hooks installed at the user level ($CODEX_HOME/config.toml; donegate doctor --client codex checks them)")
+    for c in s.get("clients") or []:
+        out.append(f"{wiring.NAMES[c]}: Stop hook installed at the user level (donegate doctor --client {c} REPO checks it)")
     if not s["sealed"]:
         out.append("no repository is sealed (donegate seal REPO TEST_FILE..., or donegate write REPO --request ...)")
     for r in s["sealed"]:

@@ -46,8 +46,11 @@ PERSON_COMMANDS = frozenset({"seal", "write", "install", "uninstall", "label", "
 # Variables Claude Code puts in the environment of the tools it runs (names; their values are noted).
 SESSION_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_EXECPATH",
                 # and Codex CLI in its commands' environment (seen on 0.169.0; docs/codex.md)
-                "CODEX_SESSION_ID", "CODEX_THREAD_ID", "CODEX_TOOL_CALL_ID")
-CLAUDE_NAMES = frozenset({"claude", "claude.exe", "codex", "codex.exe"})
+                "CODEX_SESSION_ID", "CODEX_THREAD_ID", "CODEX_TOOL_CALL_ID",
+                # Gemini CLI (0.61.0), Qwen Code (0.15.10) and Copilot CLI (1.0.102) in their shell tools' environment
+                "GEMINI_CLI", "QWEN_CODE", "COPILOT_CLI")
+CLAUDE_NAMES = frozenset({"claude", "claude.exe", "codex", "codex.exe", "gemini", "qwen", "copilot"})
+AGENT_PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex", "@google/gemini-cli", "@qwen-code/qwen-code", "@github/copilot")
 MAX_CHAIN = 64  # parent processes followed at most
 
 # What each command would change, for the refusal and the confirmation prompt.
@@ -101,7 +104,7 @@ def is_claude(p: dict[str, Any]) -> bool:
     """An agent CLI's process: Claude Code's native binary (`claude`, `claude.exe`) or node running its npm
     package; Codex CLI's binary (`codex`) or node running `@openai/codex`."""
     return (p["comm"] in CLAUDE_NAMES or os.path.basename(p["argv0"]) in CLAUDE_NAMES
-            or "@anthropic-ai/claude-code" in p["args"] or "@openai/codex" in p["args"])
+            or any(name in p["args"] for name in AGENT_PACKAGES))
 
 
 def who(env: Mapping[str, str] | None = None, procs: list[dict[str, Any]] | None = None) -> dict[str, Any]:

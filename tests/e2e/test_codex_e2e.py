@@ -45,7 +45,10 @@ def codex_gated(tmp_path):
 
     def install(api: FakeResponses, *args: str) -> str:
         write_provider(codex_home, api)
-        if not require.sandbox_works():  # no namespaces for Codex's bubblewrap here: the guard alone
+        # Codex's sandbox needs user namespaces, not the `bwrap` package (it bundles its own). Where there are
+        # none, the guard alone, and the session runs unsandboxed (`codexrun.run_codex`): Codex's default
+        # without a profile is its read-only sandbox, in which the agent's fix is never written.
+        if not require.namespaces_work():
             args = ("--sandbox", "off", *args)
         res = subprocess.run([sys.executable, "-m", "donegate", "install", "--client", "codex", str(g.repo), *args],
                              cwd=g.kit, env={**os.environ, "DONEGATE_HOME": str(g.home), "CODEX_HOME": str(codex_home)},
@@ -81,7 +84,7 @@ def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_f
 
 
 def test_the_agent_cannot_read_the_store_the_hook_or_its_config_and_no_request_names_them(codex_gated):
-    require.bwrap()  # the permission profile is Codex's bubblewrap sandbox
+    require.namespaces()  # the permission profile is Codex's (bundled) bubblewrap sandbox
     g, codex_home, install = codex_gated
     config = codex_home / "config.toml"
     stub = next((codex_home / "hooks").glob("stop-*")) if (codex_home / "hooks").exists() else None

@@ -84,6 +84,16 @@ def test_a_seal_from_inside_a_codex_session_is_refused(sealed_shop, kit_home, tm
     assert line["by"]["session"] == "codex-1"
 
 
+@pytest.mark.parametrize("var", ["GEMINI_CLI", "QWEN_CODE", "COPILOT_CLI"])
+def test_a_seal_from_inside_a_gemini_qwen_or_copilot_session_is_refused(var, sealed_shop, kit_home, tmp_path):
+    """Gemini CLI 0.61.0, Qwen Code 0.15.10 and Copilot CLI 1.0.102 put `<VAR>=1` in their shell tool's environment
+    (seen by an `env` the scripted agent ran)."""
+    before = record(kit_home, sealed_shop)
+    res = kit("seal", ".", str(cheat(tmp_path)), cwd=sealed_shop, env={var: "1"})
+    assert res.returncode == 1 and PERSONS in res.stderr and var in res.stderr, res.stderr
+    assert record(kit_home, sealed_shop) == before
+
+
 def test_a_claude_process_above_is_enough_without_the_variables(sealed_shop, kit_home, tmp_path, claude):
     before = record(kit_home, sealed_shop)
     res = kit("seal", ".", str(cheat(tmp_path)), cwd=sealed_shop, prefix=claude)

@@ -510,3 +510,13 @@ def test_by_client_groups_codex_and_claude_code_sessions_a_line_without_client_i
             {"codex": (1, 2, 1), "claude": (2, 2, 1)}
     code, out, _ = run(capsys, "report", "--by", "client")
     assert code == 0 and "codex" in out
+
+
+def test_by_client_shows_gemini_copilot_and_qwen_sessions_beside_the_others(kit_home, capsys):
+    """One ledger and one report whichever of the five CLIs the agent ran in (`donegate.clients.payloads`)."""
+    clients = ("claude", "codex", "gemini", "copilot", "qwen")
+    write(kit_home / "ledger.jsonl", *[_with_client(stop(c + "-s", v, n=i + 1), c)
+                                       for c in clients for i, v in enumerate(("block", "pass"))])
+    for fast in ((), ("--jobs", "2")):
+        by = report_json(capsys, "--by", "client", *fast)
+        assert {g["client"]: (g["sessions"], g["stops"]) for g in by["groups"]} == {c: (1, 2) for c in clients}

@@ -87,6 +87,10 @@ def write_provider(codex_home: Path, api: FakeResponses, extra: str = "") -> Non
 
 def run_codex(codex_home: Path, repo: Path, prompt: str, *, timeout: float = 240, args: tuple[str, ...] = (),
               env: dict[str, str] | None = None) -> CodexRun:
+    from .require import namespaces_work
+
+    if not namespaces_work():  # no sandbox can start here: Codex's default read-only one would refuse every command
+        args = ("--dangerously-bypass-approvals-and-sandbox", *args)
     try:
         res = subprocess.run([str(find_codex()), "exec", "--skip-git-repo-check", "-C", str(repo), *args, prompt],
                              env=clean_env(codex_home, **(env or {})), capture_output=True, text=True,

@@ -12,12 +12,11 @@ server answers "done" and counts an overrun: a test that ends with one got more 
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .scripted import ScriptedServer
 
 HOOK_PROMPT = re.compile(r'<hook_prompt hook_run_id="([^"]*)">(.*?)</hook_prompt>', re.S)
 
@@ -38,80 +37,23 @@ def _item(turn: Any, i: int) -> dict[str, Any]:
             "content": [{"type": "output_text", "text": str(turn), "annotations": []}]}
 
 
-class FakeResponses:
-    def __init__(self) -> None:
-        self.turns: list[Any] = []
-        self.requests: list[dict[str, Any]] = []
-        self.overrun = 0
-        self._lock = threading.Lock()
-        self._ids = itertools.count(1)
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a: Any) -> None:
-                pass
-
-            def _send(self, code: int, body: bytes, kind: str) -> None:
-                self.send_response(code)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self) -> None:
-                outer._keep(self, None)
-                self._send(200, b'{"object": "list", "data": [], "models": []}', "application/json")
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                try:
-                    body = json.loads(raw or b"null")
-                except ValueError:
-                    body = {"_raw": raw.decode("utf-8", "replace")}
-                outer._keep(self, body)
-                if not self.path.rstrip("/").endswith("/responses"):
-                    self._send(404, b"", "text/plain")
-                    return
-                with outer._lock:
-                    if outer.turns:
-                        turn = outer.turns.pop(0)
-                    else:
-                        turn, outer.overrun = "done", outer.overrun + 1
-                    i = next(outer._ids)
-                item = _item(turn, i)
-                usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
-                         "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
-                rid = f"resp_{i}"
-                out = b"".join([
-                    _sse("response.created", {"response": {"id": rid, "status": "in_progress"}}),
-                    _sse("response.output_item.added", {"output_index": 0, "item": item}),
-                    _sse("response.output_item.done", {"output_index": 0, "item": item}),
-                    _sse("response.completed", {"response": {"id": rid, "status": "completed", "output": [item],
-                                                             "usage": usage}}),
-                ])
-                self._send(200, out, "text/event-stream")
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.httpd.server_address[1]
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def _keep(self, handler: BaseHTTPRequestHandler, body: Any) -> None:
-        with self._lock:
-            self.requests.append({"method": handler.command, "path": handler.path,
-                                  "headers": dict(handler.headers.items()), "body": body})
-
-    def __enter__(self) -> "FakeResponses":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def add(self, *turns: Any) -> None:
-        self.turns.extend(turns)
+class FakeResponses(ScriptedServer):
+    def respond(self, path: str, body: Any) -> tuple[int, bytes, str]:
+        if not path.rstrip("/").endswith("/responses"):
+            return 404, b"", "text/plain"
+        turn, i = self.take()
+        item = _item(turn, i)
+        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+        rid = f"resp_{i}"
+        out = b"".join([
+            _sse("response.created", {"response": {"id": rid, "status": "in_progress"}}),
+            _sse("response.output_item.added", {"output_index": 0, "item": item}),
+            _sse("response.output_item.done", {"output_index": 0, "item": item}),
+            _sse("response.completed", {"response": {"id": rid, "status": "completed", "output": [item],
+                                                     "usage": usage}}),
+        ])
+        return 200, out, "text/event-stream"
 
     @property
     def base_url(self) -> str:
@@ -119,10 +61,6 @@ class FakeResponses:
 
     def model_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["method"] == "POST" and r["path"].rstrip("/").endswith("/responses")]
-
-    def all_request_text(self) -> str:
-        """Every request whole (path, headers, body) as text: what could name something to the model."""
-        return "\n".join(json.dumps(r, ensure_ascii=False) for r in self.requests)
 
     def inputs(self) -> list[dict[str, Any]]:
         """The input items of the last model request (it carries the whole conversation)."""

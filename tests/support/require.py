@@ -33,6 +33,26 @@ def sandbox_works() -> bool:
     return _WORKS[0]
 
 
+_NS: list[bool] = []
+
+
+def namespaces_work() -> bool:
+    """Whether unprivileged user namespaces work here (asked once per test session): what any bubblewrap needs,
+    the system's or the one Codex bundles. Codex 0.169.0 falls back to its own bubblewrap when none is on
+    PATH, so its sandbox (and the kit's permission profile) works on a machine without the `bwrap` package."""
+    if not _NS:
+        path = shutil.which("unshare")
+        _NS.append(path is not None and subprocess.run([path, "--user", "--map-root-user", "true"],
+                                                       capture_output=True, timeout=30).returncode == 0)
+    return _NS[0]
+
+
+def namespaces() -> None:
+    """Skip (fail in CI) where unprivileged user namespaces do not work: no bubblewrap can run."""
+    if not namespaces_work():
+        _missing("DGTEST_REQUIRE_SANDBOX", "unprivileged user namespaces do not work here (no bubblewrap can run)")
+
+
 def unconfined() -> bool:
     """No walls here (bubblewrap missing or not running) and the run may do without them: the kit then
     needs `confine: off` from a person (there is no unconfined default), so tests that do not care about

@@ -1,0 +1,111 @@
+"""Which agent CLI sent a stop, and its payload in Claude Code's words (verified on each pinned release).
+
+What each client sends its Stop-shaped hook:
+
+| client | event | its own fields | the last message |
+|---|---|---|---|
+| Claude Code | `Stop` | `session_id`, `transcript_path`, `stop_hook_active` | `last_assistant_message` |
+| Codex 0.169.0 | `Stop` | Claude Code's, plus `turn_id`, `model` | `last_assistant_message` |
+| Gemini CLI 0.61.0 | `AfterAgent` | Claude Code's, plus `prompt`, `prompt_response` | `prompt_response`: the whole turn so far |
+| Copilot CLI 1.0.102, its own hooks | `agentStop` | `sessionId`, `transcriptPath`, `stopReason` | none: read from its `events.jsonl` |
+| Copilot CLI 1.0.102, a Claude Code install | `Stop` | Claude Code's, plus `stop_reason` | none: read from its `events.jsonl` |
+| Qwen Code 0.15.10 | `Stop` | Claude Code's (`stop_hook_active` always true) | `last_assistant_message` |
+
+The client the hook's arguments name (`--client`, written by install) wins; else the payload's shape
+says it; Qwen Code's payload is Claude Code's, so its environment (`QWEN_PROJECT_DIR`, set by Qwen
+Code for its hooks) tells it apart. `normalize` adds Claude Code's keys where a client has others,
+so every stage reads one shape; nothing of the client's own is taken away.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+CLIENTS = ("claude", "codex", "gemini", "copilot", "qwen")
+TAIL = 4 * 1024 * 1024  # bytes of a Copilot transcript read back for the last message
+
+
+def client_of(payload: Any, named: str | None = None, env: dict[str, str] | None = None) -> str:
+    """The agent's CLI that sent the stop (see the table above)."""
+    if named in CLIENTS:
+        return named  # type: ignore[return-value]
+    if not isinstance(payload, dict):
+        return "claude"
+    if "sessionId" in payload or "stopReason" in payload or "stop_reason" in payload or "toolName" in payload:
+        return "copilot"
+    if payload.get("hook_event_name") in ("AfterAgent", "BeforeTool") or "prompt_response" in payload:
+        return "gemini"
+    if "turn_id" in payload and "model" in payload:
+        return "codex"
+    seen = os.environ if env is None else env
+    if seen.get("COPILOT_CLI") == "1":
+        return "copilot"
+    if seen.get("QWEN_PROJECT_DIR"):
+        return "qwen"
+    return "claude"
+
+
+def normalize(payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload with Claude Code's keys added where the client uses others (see the table above)."""
+    client = client_of(payload, env={})
+    if client not in ("copilot", "gemini"):
+        return payload
+    out = dict(payload)
+    if client == "gemini":
+        if not isinstance(out.get("last_assistant_message"), str) and isinstance(out.get("prompt_response"), str):
+            out["last_assistant_message"] = out["prompt_response"]
+        return out
+    for theirs, ours in (("sessionId", "session_id"), ("transcriptPath", "transcript_path")):
+        if ours not in out and isinstance(out.get(theirs), str):
+            out[ours] = out[theirs]
+    if not isinstance(out.get("last_assistant_message"), str):
+        said = copilot_last_message(out.get("transcript_path"))
+        if said is not None:
+            out["last_assistant_message"] = said
+    return out
+
+
+def copilot_last_message(transcript: Any) -> str | None:
+    """The text of the last `assistant.message` with words in Copilot's `events.jsonl`, or None. Only a
+    regular file is read (a FIFO planted there is refused, never waited on), and only its last few MB."""
+    if not isinstance(transcript, str) or not transcript:
+        return None
+    from donegate.core import fsafe
+
+    try:
+        size = os.stat(transcript).st_size
+        raw, _ = fsafe.read_from(transcript, max(0, size - TAIL), TAIL)
+    except OSError:
+        return None
+    for row in reversed(raw.decode("utf-8", "replace").splitlines()):
+        if '"assistant.message"' not in row:
+            continue
+        try:
+            entry = json.loads(row)
+        except ValueError:
+            continue
+        data = entry.get("data") if isinstance(entry, dict) and entry.get("type") == "assistant.message" else None
+        text = data.get("content") if isinstance(data, dict) else None
+        if isinstance(text, str) and text.strip():
+            return text
+    return None
+
+
+def tool_call(payload: dict[str, Any]) -> dict[str, Any]:
+    """Copilot CLI's preToolUse payload (`sessionId`, `toolName`, `toolArgs`: an object, or its JSON) in Claude
+    Code's words; any other payload as it is."""
+    if "toolName" not in payload:
+        return payload
+    args = payload.get("toolArgs")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            args = {"command": args}
+    return {**payload, "session_id": payload.get("sessionId"), "tool_name": payload.get("toolName"),
+            "tool_input": args if isinstance(args, dict) else {}}

@@ -1,0 +1,135 @@
+"""The real Gemini CLI, Copilot CLI and Qwen Code from the project's node_modules, run headless and offline
+against the scripted servers (`fakegemini.FakeGemini`, `fakechat.FakeChat`), in a HOME of the test's own.
+
+| client | pinned | headless | its model server |
+|---|---|---|---|
+| gemini | 0.61.0 | `gemini -p PROMPT --yolo -m M` in REPO | `GOOGLE_GEMINI_BASE_URL`, `GEMINI_API_KEY`, `security.auth.selectedType: gemini-api-key` |
+| copilot | 1.0.102 | `copilot -p PROMPT --allow-all-tools -C REPO` | `COPILOT_OFFLINE=true`, `COPILOT_PROVIDER_BASE_URL`, `COPILOT_MODEL` |
+| qwen | 0.15.10 | `qwen -p PROMPT --yolo` in REPO | `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `OPENAI_MODEL`, `security.auth.selectedType: openai` |
+
+No skip-trust flag and no `GEMINI_CLI_TRUST_WORKSPACE`: the trust is what `donegate install --client` wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+VERSIONS = {"gemini": "0.61.0", "copilot": "1.0.102", "qwen": "0.15.10"}
+DROPPED = ("DONEGATE_", "OPENAI", "GEMINI", "GOOGLE", "COPILOT", "QWEN", "CLAUDE", "CODEX", "ANTHROPIC")
+_FOUND: dict[str, Path] = {}
+
+
+def binary(client: str) -> Path:
+    return ROOT / "node_modules" / ".bin" / client
+
+
+def find(client: str) -> Path:
+    """The pinned CLI, or skip (fail under DGTEST_REQUIRE_CLAUDE=1, as CI runs)."""
+    if client in _FOUND:
+        return _FOUND[client]
+    path, why = binary(client), ""
+    if not path.exists():
+        why = f"{client} not installed: run `make setup` (npm ci puts it in node_modules)"
+    else:
+        with tempfile.TemporaryDirectory() as home:
+            res = subprocess.run([str(path), "--version"], env=clean_env(Path(home)), capture_output=True, text=True,
+                                 timeout=120, stdin=subprocess.DEVNULL)
+            if res.returncode != 0 or VERSIONS[client] not in res.stdout:
+                why = f"{client} unusable: {res.stdout.strip()[:200]} {res.stderr.strip()[:200]}"
+    if why:
+        if os.environ.get("DGTEST_REQUIRE_CLAUDE") == "1":
+            pytest.fail(why + " (DGTEST_REQUIRE_CLAUDE=1: this run must not skip it)")
+        pytest.skip(why)
+    _FOUND[client] = path
+    return path
+
+
+def clean_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(DROPPED)}
+    env.update(HOME=str(home), COPILOT_HOME=str(home / ".copilot"), COPILOT_AUTO_UPDATE="false", NO_COLOR="1", **extra)
+    return env
+
+
+def provider(client: str, home: Path, api: Any) -> dict[str, str]:
+    """Point the client at the scripted server: its settings (before install merges the kit's hook into them)
+    and the variables of the session."""
+    if client == "copilot":
+        return {"COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_BASE_URL": api.base_url, "COPILOT_MODEL": "gpt-4.1",
+                "COPILOT_PROVIDER_API_KEY": "dummy"}
+    folder = home / (".gemini" if client == "gemini" else ".qwen")
+    folder.mkdir(parents=True, exist_ok=True)
+    auth = "gemini-api-key" if client == "gemini" else "openai"
+    (folder / "settings.json").write_text(json.dumps({"security": {"auth": {"selectedType": auth}}}))
+    if client == "gemini":
+        return {"GEMINI_API_KEY": "dummy", "GOOGLE_GEMINI_BASE_URL": api.base_url}
+    return {"OPENAI_API_KEY": "dummy", "OPENAI_BASE_URL": api.base_url, "OPENAI_MODEL": "scripted"}
+
+
+@dataclass
+class ClientRun:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def describe(self) -> str:
+        return f"exit {self.returncode}\nstdout: {self.stdout[-2000:]}\nstderr: {self.stderr[-3000:]}"
+
+
+def run(client: str, repo: Path, home: Path, prompt: str, env: dict[str, str], *, timeout: float = 240) -> ClientRun:
+    exe = str(find(client))
+    argv = {"gemini": [exe, "-p", prompt, "--yolo", "-m", "gemini-2.5-pro"],
+            "copilot": [exe, "-p", prompt, "--allow-all-tools", "-C", str(repo), "--no-auto-update"],
+            "qwen": [exe, "-p", prompt, "--yolo"]}[client]
+    res = subprocess.run(argv, cwd=repo, env=clean_env(home, **env), capture_output=True, text=True, timeout=timeout,
+                         stdin=subprocess.DEVNULL)
+    return ClientRun(res.returncode, res.stdout, res.stderr)
+
+
+def hidden_lines(tests: Path, product: Path) -> list[str]:
+    """The hidden tests' lines (16+ characters) that the product's own files do not hold."""
+    def lines(paths: Any, n: int) -> set[str]:
+        return {x.strip() for p in paths for x in p.read_text().splitlines() if len(x.strip()) >= n}
+
+    return sorted(lines(tests.glob("*.py"), 16) - lines(product.rglob("*.py"), 1))
+
+
+def install(client: str, g: Any, api: Any, *args: str) -> dict[str, str]:
+    """The scripted provider in the session's HOME, then `donegate install --client CLIENT REPO` as a person runs
+    it (HOME the session's); the session's variables."""
+    from .gated import kit_cmd
+
+    env = provider(client, g.user_home, api)
+    res = kit_cmd(g.kit, g.home, "install", "--client", client, str(g.repo), *args, user_home=g.user_home)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return env
+
+
+def named(text: str, secrets: dict[str, Path]) -> dict[str, str]:
+    """Which of `secrets` (a path each) `text` names. The CLIs' own files are left out: here they are installed in
+    the kit checkout's node_modules (Gemini CLI lists its built-in skills' paths to the model), a user's are not."""
+    import re
+
+    text = text.replace(str(ROOT / "node_modules"), "<the client's own folder>")
+    return {what: str(p) for what, p in secrets.items() if re.search(re.escape(str(p)) + r"(?![\w.-])", text)}
+
+
+def without(text: str, *commands: str) -> str:
+    """`text` without the scripted model's own commands (raw and JSON-escaped): what the model said is not a leak."""
+    for c in commands:
+        text = text.replace(json.dumps(c)[1:-1], "").replace(c, "")
+    return text
+
+
+def guard_lines(home: Path) -> list[dict]:
+    from .gated import ledger
+
+    return [r for r in ledger(home) if r.get("event") == "guard"]
