@@ -124,10 +124,6 @@ class Running:
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
             project=Path(self.launch.front[0]), python=self.launch, allow=allow, root=root, tree=tree,
             started=started, failed=self.cancel, later=True, seed=seed))
-        if kind != "bwrap":  # not in bubblewrap, a run waits for the whole look to start (`runner.setting`)
-            for t in (self.first, self.second):
-                if t is not None:
-                    t.begun.set()
 
     def begun(self, timeout: float) -> None:
         """Wait (at most `timeout` s) until both runs' processes are started (in bubblewrap: before the look).

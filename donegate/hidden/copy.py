@@ -64,7 +64,7 @@ def copy_repo(repo: Path, dest: Path, skip: list[str] | None = None) -> None:
     """
     cp = proc.system_tool("cp")
     names = [n for n in os.listdir(repo) if n != ".git" and n not in (skip or ())]
-    dest.mkdir()
+    dest.mkdir(exist_ok=True)  # (made empty, with the project's folder, for a run already started: `working_copy`)
     done = False
     if cp and names and not _small(repo):  # starting cp costs ~10 ms: more than copying a small tree
         import subprocess
@@ -73,8 +73,7 @@ def copy_repo(repo: Path, dest: Path, skip: list[str] | None = None) -> None:
                              capture_output=True, text=True, timeout=300)
         done = res.returncode == 0
         if not done:
-            shutil.rmtree(dest, ignore_errors=True)
-            dest.mkdir()
+            _empty(dest)
     if not done:
         _pycopy(repo, dest, names)
     for top, dirs, files in os.walk(dest):
@@ -97,7 +96,7 @@ def _pycopy(src: Path, dest: Path, names: list[str]) -> None:
         if stat.S_ISLNK(mode):
             os.symlink(os.readlink(s), d)
         elif stat.S_ISDIR(mode):
-            d.mkdir()
+            d.mkdir(exist_ok=True)
             _pycopy(s, d, os.listdir(s))
         elif stat.S_ISREG(mode):
             shutil.copy2(s, d)
@@ -342,7 +341,8 @@ def _rmtree(path: Path) -> None:
 @contextlib.contextmanager
 def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None = None,
                  tree: statcache.Tree | statcache.Pending | None = None, link_shared: bool = False,
-                 told: dict[str, Any] | None = None, slot: str = "", later: bool = False) -> Iterator[Path]:
+                 told: dict[str, Any] | None = None, slot: str = "", later: bool = False,
+                 wait: statcache.Pending | None = None, sub: str = "") -> Iterator[Path]:
     """The folder the run works in: the working tree's mirror, brought in step with `tree` and put back
     when the run is over (a confined run: bubblewrap binds it at the repository's path, the shared
     environments over it), or (no state root or look given, or the mirror in use) a copy in `tmp`.
@@ -353,7 +353,10 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
     for `after_answer` (the hook, once its answer is out) instead of holding up the stop's verdict.
     With a look still to come (`statcache.Pending`), the mirror is yielded before it is in step, and
     `told["bring"]()` brings it in step once the look is here (False: the stop wants no run): the run's
-    process can start first (bubblewrap binds the folder itself, so what the sync writes is seen)."""
+    process can start first (bubblewrap binds the folder itself, so what the sync writes is seen).
+    `wait`: a whole copy made only once the stop wants the run (an unconfined run: nothing of the product
+    runs on a cached stop), yielded empty but for the project's folder `sub` (the process's working folder)
+    with `told["bring"]` making it: the run's process imports pytest meanwhile."""
     from donegate.tree import statcache
 
     told = told if told is not None else {}
@@ -363,6 +366,21 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
         lock, mirror = _take_mirror(repo, root, shared, slot)
     if mirror is None or tree is None:
         copy = tmp / "repo"  # a whole copy needs no look: the run starts at once (a cached stop ends it)
+        if wait is not None:
+            (copy / sub).mkdir(parents=True)
+
+            def made() -> bool:
+                if wait.get() is None:
+                    return False
+                t0 = time.monotonic()
+                copy_repo(repo, copy, skip=shared)
+                _link(repo, copy, shared, link_shared)
+                told["copied"] = time.monotonic() - t0
+                return True
+
+            told["bring"] = made
+            yield copy
+            return
         copy_repo(repo, copy, skip=shared)
         _link(repo, copy, shared, link_shared)
         yield copy
@@ -421,22 +439,6 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
             _PENDING.append(done)
         else:
             done()
-
-
-class Abandoned(Exception):
-    """The stop wants no run after all: its verdict came from the cache, or a stage beside the runs failed."""
-
-
-def settled(tree: statcache.Tree | statcache.Pending | None) -> statcache.Tree | None:
-    """The look itself, once the stop has it (`statcache.Pending`); Abandoned when the stop wants no run."""
-    from donegate.tree import statcache
-
-    if isinstance(tree, statcache.Pending):
-        look = tree.get()
-        if look is None:
-            raise Abandoned()
-        return look
-    return tree
 
 
 def _empty(path: Path) -> None:

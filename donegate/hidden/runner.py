@@ -341,14 +341,15 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
 
     shared = throwaway.shared_dirs(repo)
     mirror = (root, tree) if kind == "bwrap" else (None, None)
-    if isinstance(tree, statcache.Pending) and kind != "bwrap":
-        # Unconfined, the run starts only once the stop wants it (nothing of the product runs on a cached stop).
-        tree = throwaway.settled(tree)
+    # Unconfined, the run's process starts at once and imports pytest, and its copy of the tree is made only once
+    # the stop wants the run (nothing of the product runs on a cached stop: `copy.working_copy`, `Walls.go`).
+    wait = tree if isinstance(tree, statcache.Pending) and kind != "bwrap" else None
     t0 = time.monotonic()
     told: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp, \
             throwaway.working_copy(repo, Path(tmp), shared, root=mirror[0], tree=mirror[1], link_shared=kind != "bwrap",
-                                   told=told, slot=slot, later=later) as copy:
+                                   told=told, slot=slot, later=later, wait=wait,
+                                   sub=project.relative_to(repo).as_posix() if project != repo else "") as copy:
         w_ = Walls(store, repo, kind, Path(tmp), copy=copy, shared=shared, project=project, python=python,
                    pytest_env=pytest_env, root=mirror[0])
         w_.copied, w_.faithful = time.monotonic() - t0, told.get("faithful", False)

@@ -363,3 +363,40 @@ def test_a_link_out_of_the_repository_to_a_file_is_keyed_by_where_it_leads_and_w
     assert run_hook(stop_payload(repo, session="s2")).returncode == 2 and runs_of(runs) == 3
     assert run_hook(stop_payload(repo, session="s2")).returncode == 2 and runs_of(runs) == 4
     assert "a symlink to a folder out of the repository" in stop_lines(kit_home)[-1]["gates"]["cache"]["skipped"]
+
+
+def test_an_unconfined_stop_starts_its_runs_before_its_look_and_a_cached_one_ends_them_unrun(tmp_path, kit_home, monkeypatch):
+    """Unconfined too, both runs' processes start before the stop looks at the tree (they import pytest while it
+    looks, issue 48), and their copy of the tree is made only once the stop wants the run: a cached stop ends
+    them before the hidden test (the product) runs, and leaves nothing running. The real hook, in this process,
+    so its look can be watched."""
+    import json
+    import time
+
+    from donegate import gate
+    from donegate.seal import store
+    from donegate.tree import statcache
+
+    repo, runs = counted(tmp_path)
+    sealed = str(store.load(repo, kit_home).path)
+    seen: list[list[str]] = []
+    real = statcache.look
+
+    def look(*a, **kw):
+        seen.append(_runs_alive(sealed))  # the runs' processes when the stop takes its look
+        return real(*a, **kw)
+
+    monkeypatch.setattr(statcache, "look", look)
+    payload = json.dumps(stop_payload(repo, session="s1"))
+    assert gate.run_hook(payload, root=kit_home, watchdog=False)[0] == 2 and runs_of(runs) == 1
+    assert seen and seen[0], "no run had started when the stop looked at the tree"
+    seen.clear()
+    assert gate.run_hook(payload, root=kit_home, watchdog=False)[0] == 2  # the same tree: the verdict from the cache
+    assert stop_lines(kit_home)[-1]["cached"] is True and seen and seen[0]  # started, then ended unrun
+    assert runs_of(runs) == 1
+    end = time.monotonic() + 10
+    while _runs_alive(sealed) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not _runs_alive(sealed)
+    (repo / "mod.py").write_text("VALUE = 2\n")  # the look-alike: an edit, and the run goes on to its verdict
+    assert gate.run_hook(payload, root=kit_home, watchdog=False)[0] == 0 and runs_of(runs) == 2
