@@ -392,14 +392,19 @@ class _Range(io.RawIOBase):
             return 0
         data = os.pread(self.fd, want, self.pos)
         buf[: len(data)] = data
-        if self.needles:  # the end of the last chunk goes with this one: a needle cut in two is found
-            hay, base = self.carry + data, self.pos - len(self.carry)
+        if self.needles:
+            carry, pos = self.carry, self.pos
+            edge = carry + data[: self.keep]  # the end of the last chunk and the start of this one
             for needle, hits in zip(self.needles, self.hits, strict=True):
-                at = hay.find(needle, max(0, len(self.carry) - len(needle) + 1))  # not one found in the carry before
+                at = edge.find(needle, max(0, len(carry) - len(needle) + 1))  # one the last chunk cut in two
+                while 0 <= at < len(carry):
+                    hits.append(pos - len(carry) + at)
+                    at = edge.find(needle, at + 1)
+                at = data.find(needle)
                 while at >= 0:
-                    hits.append(base + at)
-                    at = hay.find(needle, at + 1)
-            self.carry = hay[max(0, len(hay) - self.keep):]
+                    hits.append(pos + at)
+                    at = data.find(needle, at + 1)
+            self.carry = (carry + data)[-self.keep:] if len(data) < self.keep else data[len(data) - self.keep:]
         self.pos += len(data)
         return len(data)
 
