@@ -12,9 +12,12 @@ they do not recognise goes through `json.loads` and is either used or counted as
 crash. Memory grows with the number of sessions, never with the number of lines. Large files are
 read by two processes, each a range of whole lines; their partial counts merge in file order.
 
-The package: `read` (verdict codes and the fast path), `parallel` (ranges of a large file read by
-several processes), `summary`, `text` (rendering), `timeline` (`--session`), `labels`, `html` (the
-page). The names below are the ones the commands, the experiment table and the tests use.
+`donegate report` keeps what it has read of each ledger (`resume`, under `state/report/`): the next
+report reads only the lines added since, and prints what a reading of the whole file would.
+
+The package: `rows` (verdict codes, what a line means, the slow path), `read` (the fast path, one pass
+for every count), `parallel` (ranges of a large file read by several processes), `resume` (what was
+read, kept), `summary`, `text` (rendering), `timeline` (`--session`), `labels`, `html` (the page). The names below are the ones the commands, the experiment table and the tests use.
 """
 
 from __future__ import annotations
