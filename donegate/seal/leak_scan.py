@@ -75,9 +75,14 @@ def shown_since(transcript: str | None, start: int = 0, why: list[str] | None = 
             entry = json.loads(row)
         except ValueError:
             continue
-        # Only what the model was shown; its own tool calls are attempts, not leaks.
-        if isinstance(entry, dict) and entry.get("type") == "user":
-            parts.extend(_strings(entry.get("message")))
+        # Only what the model was shown; its own tool calls are attempts, not leaks. Claude Code's and Qwen
+        # Code's `user` entries hold it in `message`, Gemini CLI's in `content`; Copilot CLI's events.jsonl in the
+        # `data` of `user.message` and `tool.execution_complete` events (verified on 0.15.10, 0.61.0, 1.0.102).
+        kind = entry.get("type") if isinstance(entry, dict) else None
+        if kind == "user":
+            parts.extend(_strings(entry.get("message") or entry.get("content")))
+        elif kind in ("user.message", "tool.execution_complete"):
+            parts.extend(_strings(entry.get("data")))
     return "\n".join(parts), end
 
 

@@ -144,3 +144,25 @@ def test_the_guard_refuses_in_the_form_each_client_reads(client, kit_home, tmp_p
         assert body["hookSpecificOutput"]["permissionDecision"] == "deny"
     (line,) = [r for r in ledger_lines(kit_home) if r["event"] == "guard"]
     assert line["client"] == client and line["session"] == "s"
+
+
+@pytest.mark.parametrize("client", ["gemini", "copilot", "qwen"])
+def test_a_hidden_test_shown_in_the_clients_transcript_is_a_leak_on_the_ledger(client, sealed_shop, kit_home, tmp_path):
+    """Each client's transcript as it writes what the model was shown (a tool's result): Gemini CLI's `content`,
+    Copilot CLI's `tool.execution_complete` event, Qwen Code's Claude-like `message`."""
+    (test_file,) = (kit_home / "acceptance").glob("*/test_bulk_discount.py")
+    source = test_file.read_text()
+    shown = {"gemini": {"type": "user", "content": [{"functionResponse": {"response": {"output": source}}}]},
+             "copilot": {"type": "tool.execution_complete", "data": {"success": True, "result": {"content": source}}},
+             "qwen": {"type": "user", "message": {"role": "user", "parts": [{"functionResponse": {
+                 "response": {"output": source}}}]}}}[client]
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "assistant.message", "data": {"content": "All done."}}) + "\n"
+                          + json.dumps(shown) + "\n")
+    fix_bug(sealed_shop)
+    p = payload(client, sealed_shop, "leaky", transcript=str(transcript))
+    p["transcript_path" if client != "copilot" else "transcriptPath"] = str(transcript)
+    res = run_hook(p, env={"QWEN_PROJECT_DIR": str(sealed_shop)} if client == "qwen" else None)
+    assert res.returncode == 0, res.stderr
+    (line,) = stop_lines(kit_home)
+    assert line["gates"]["leak"]["source_lines"] > 0 and line["client"] == client

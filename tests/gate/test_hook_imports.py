@@ -38,6 +38,7 @@ STOP_MODULES = {
     "donegate.seal.sealing",  # the sweep of what a crashed seal left
     "donegate.seal.held",  # held-back tests: what a block may show of them
     "donegate.sessions.usage",  # the session's cost and time from its transcript
+    "donegate.clients", "donegate.clients.payloads",  # which agent CLI stopped, its payload in Claude Code's words
     "donegate.gate.appeal", "donegate.tree.verdict_cache", "donegate.config",
     "donegate.core.deadline", "donegate.errors", "donegate.core.scrub", "donegate.core.fsafe", "donegate.tree.git",
     "donegate.sessions.kitruns", "donegate.seal.leak_scan", "donegate.ledger.chain", "donegate.core.outcome", "donegate.paths", "donegate.core.proc",
