@@ -190,8 +190,8 @@ def check(client: str, repo: Path, home: Path | None = None, state: Path | None 
                    Finding(WARNING, f"no {GUARDS[client]} guard: the agent's tools can read the store and the hook",
                            str(file), fix))
     out.append(Finding(WARNING, f"weaker than under Claude Code: the guard is a tripwire and no sandbox or deny rules "
-                                f"cover the kit's folders for {name} (a program of the agent's own can read them), and the "
-                                f"hooks' own file is not watched (docs/{client}.md)", str(file)))
+                                f"cover the kit's folders or the hooks' own file for {name} (a program of the agent's own can "
+                                f"read or edit them; docs/{client}.md)", str(file)))
     return out
 
 

@@ -124,9 +124,10 @@ class Refusal(Exception):
 class Policy:
     """What is protected, as normalised absolute path strings (both as given and symlink-resolved)."""
 
-    def __init__(self, roots: list[str], settings_dirs: list[str]) -> None:
+    def __init__(self, roots: list[str], settings_dirs: list[str], hook_dirs: list[str] | None = None) -> None:
         self.roots = roots  # no access at all
         self.settings_dirs = settings_dirs  # folders whose settings*.json may not be written
+        self.hook_dirs = hook_dirs or []  # folders whose *.json may not be written (Copilot CLI's hooks)
         self.deadline = time.monotonic() + TIME_BUDGET
         self.globbed = 0
 
@@ -136,8 +137,14 @@ class Policy:
         roots = _variants(_layout.protected(KIT_ROOT, state_root(env)))
         projects = [cwd] + ([env["CLAUDE_PROJECT_DIR"]] if env.get("CLAUDE_PROJECT_DIR") else [])
         home = env.get("HOME") or os.path.expanduser("~")
-        settings_dirs = _variants([os.path.join(p, ".claude") for p in projects] + [os.path.join(home, ".claude")])
-        return cls(roots=_minimal(roots), settings_dirs=settings_dirs)
+        # Claude Code's settings, and the other clients' files that hold the gate's hooks (donegate.clients.homes):
+        # Gemini CLI's and Qwen Code's settings*.json, Copilot CLI's hooks/*.json.
+        agents = [os.path.join(home, ".claude"), os.path.join(env.get("GEMINI_CLI_HOME") or home, ".gemini"),
+                  env.get("QWEN_HOME") or os.path.join(home, ".qwen")]
+        settings_dirs = _variants([os.path.join(p, d) for p in projects for d in (".claude", ".gemini", ".qwen")] + agents)
+        hook_dirs = _variants([os.path.join(env.get("COPILOT_HOME") or os.path.join(home, ".copilot"), "hooks")]
+                              + [os.path.join(p, ".github", "hooks") for p in projects])
+        return cls(roots=_minimal(roots), settings_dirs=settings_dirs, hook_dirs=hook_dirs)
 
     # -- questions about one resolved path --------------------------------------------------------
     def inside(self, path: str) -> str | None:
@@ -156,11 +163,12 @@ class Policy:
 
     def is_settings(self, path: str) -> bool:
         head, name = os.path.split(path)
-        return head in self.settings_dirs and fnmatch.fnmatchcase(name, SETTINGS_GLOB)
+        return (head in self.settings_dirs and fnmatch.fnmatchcase(name, SETTINGS_GLOB)
+                or head in self.hook_dirs and name.endswith(".json"))
 
     def holds_settings(self, path: str) -> bool:
         base = path.rstrip("/") + "/"
-        return any(d == path or d.startswith(base) for d in self.settings_dirs)
+        return any(d == path or d.startswith(base) for d in [*self.settings_dirs, *self.hook_dirs])
 
     def check_time(self) -> None:
         if time.monotonic() > self.deadline:
@@ -263,7 +271,7 @@ def check_file_tool(tool: str, tool_input: dict[str, Any], cwd: str, policy: Pol
             if root:
                 raise Refusal("the path it names lies inside a protected folder", path)
             if tool in WRITE_TOOLS and policy.is_settings(path):
-                raise Refusal("it would change Claude Code's settings, which hold the gate's hooks", path)
+                raise Refusal("it would change the agent's settings, which hold the gate's hooks", path)
 
 
 def static_prefix(pattern: str) -> str:
@@ -479,9 +487,9 @@ def _check_word(word: str, cwd: str, policy: Policy, *, walk: bool, writes: bool
             if walk and policy.contains(path):
                 raise Refusal("it walks a folder that contains a protected folder", path)
             if writes and policy.is_settings(path):
-                raise Refusal("it would change Claude Code's settings, which hold the gate's hooks", path)
+                raise Refusal("it would change the agent's settings, which hold the gate's hooks", path)
             if removes and policy.holds_settings(path):
-                raise Refusal("it would remove or move the folder holding Claude Code's settings", path)
+                raise Refusal("it would remove or move the folder holding the agent's settings", path)
 
 
 # -- the hook ---------------------------------------------------------------------------------------

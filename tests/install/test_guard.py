@@ -335,3 +335,20 @@ def test_a_variable_spelling_passes_the_tripwire(layout):
     """What a string match cannot see, `donegate.person.ownership` refuses in the command itself (tests/test_person.py)."""
     repo, _ = layout
     assert not bash(repo, "D=done; ${D}gate seal . t.py")
+
+
+def test_the_other_clients_hook_files_cannot_be_written(layout):
+    """Gemini CLI's and Qwen Code's settings.json and Copilot CLI's hooks/*.json hold the gate's hooks there
+    (`donegate install --client gemini|qwen|copilot`): the agent may not edit them, as Claude Code's."""
+    repo, _ = layout
+    home = Path(os.environ["HOME"])
+    for file in (home / ".gemini" / "settings.json", home / ".qwen" / "settings.json",
+                 home / ".copilot" / "hooks" / "gate.json", repo / ".gemini" / "settings.json",
+                 repo / ".github" / "hooks" / "x.json"):
+        assert refused(repo, "Write", {"file_path": str(file)}), file
+        assert bash(repo, f"echo '{{}}' > {file}"), file
+    assert bash(repo, "rm -rf ~/.copilot/hooks")
+    assert refused(repo, "Write", {"file_path": str(home / "q" / "settings.json")},
+                   env={**os.environ, "QWEN_HOME": str(home / "q")})
+    assert not bash(repo, "cat ~/.gemini/settings.json")  # reading is no edit (the hook's command is a stub path)
+    assert not refused(repo, "Write", {"file_path": str(home / ".copilot" / "hooks" / "notes.txt")})
