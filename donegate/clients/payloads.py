@@ -63,27 +63,34 @@ def normalize(payload: dict[str, Any]) -> dict[str, Any]:
     for theirs, ours in (("sessionId", "session_id"), ("transcriptPath", "transcript_path")):
         if ours not in out and isinstance(out.get(theirs), str):
             out[ours] = out[theirs]
-    if not isinstance(out.get("last_assistant_message"), str):
-        said = copilot_last_message(out.get("transcript_path"))
-        if said is not None:
+    found = copilot_last_message(out.get("transcript_path"), at=True)
+    if found is not None:
+        said, out["said_at"] = found  # where in the transcript: the stop's identity for its several hooks (gate.once)
+        if not isinstance(out.get("last_assistant_message"), str):
             out["last_assistant_message"] = said
     return out
 
 
-def copilot_last_message(transcript: Any) -> str | None:
-    """The text of the last `assistant.message` with words in Copilot's `events.jsonl`, or None. Only a
-    regular file is read (a FIFO planted there is refused, never waited on), and only its last few MB."""
+def copilot_last_message(transcript: Any, at: bool = False) -> Any:
+    """The text of the last `assistant.message` with words in Copilot's `events.jsonl` (with `at`: and the byte
+    offset of its line), or None. Only a regular file is read (a FIFO planted there is refused, never waited
+    on), and only its last few MB."""
     if not isinstance(transcript, str) or not transcript:
         return None
     from donegate.core import fsafe
 
     try:
         size = os.stat(transcript).st_size
-        raw, _ = fsafe.read_from(transcript, max(0, size - TAIL), TAIL)
+        start = max(0, size - TAIL)
+        raw, _ = fsafe.read_from(transcript, start, TAIL)
     except OSError:
         return None
-    for row in reversed(raw.decode("utf-8", "replace").splitlines()):
-        if '"assistant.message"' not in row:
+    end = len(raw)
+    while end > 0:
+        begin = raw.rfind(b"\n", 0, end - 1) + 1
+        row, line_end = raw[begin:end], end
+        end = begin
+        if b'"assistant.message"' not in row:
             continue
         try:
             entry = json.loads(row)
@@ -92,7 +99,7 @@ def copilot_last_message(transcript: Any) -> str | None:
         data = entry.get("data") if isinstance(entry, dict) and entry.get("type") == "assistant.message" else None
         text = data.get("content") if isinstance(data, dict) else None
         if isinstance(text, str) and text.strip():
-            return text
+            return (text, start + line_end) if at else text
     return None
 
 

@@ -61,7 +61,9 @@ def identity(payload: dict[str, Any]) -> str:
     """What the hooks of one stop share, and the next stop of the session does not."""
     transcript = payload.get("transcript_path")
     size = -1
-    if isinstance(transcript, str) and transcript:
+    if isinstance(payload.get("said_at"), int):  # Copilot CLI: where its last message ends, not hook events after it
+        size = payload["said_at"]
+    elif isinstance(transcript, str) and transcript:
         try:
             size = os.stat(transcript).st_size
         except OSError:
@@ -80,9 +82,12 @@ class Claim:
         self.fd: int | None = None
         self.key = ""
         self.path: Path | None = None
+        self.exact = False
 
     def take(self, payload: dict[str, Any], wait: float) -> tuple[int, str, str] | None:
         try:
+            # Copilot CLI runs the hooks of one stop one after another; its key names the stop exactly (`said_at`)
+            self.exact = isinstance(payload.get("said_at"), int)
             self.key = identity(payload)
             folder = paths.state_dir(self.root) / FOLDER
             folder.mkdir(parents=True, exist_ok=True)
@@ -112,8 +117,8 @@ class Claim:
         born = started()
         if not isinstance(data, dict) or data.get("stop") != self.key or born is None:
             return None
-        if not isinstance(data.get("done"), (int, float)) or born > data["done"]:
-            return None  # started after that answer: the session's next stop
+        if not isinstance(data.get("done"), (int, float)) or born > data["done"] and not self.exact:
+            return None  # started after that answer: the session's next stop (unless the key names the stop exactly)
         if data.get("pid") == os.getpid() and data.get("born") == born:
             return None  # this process's own answer: each hook of a stop is a process of its own
         code, out, err = data.get("answer") or (None, None, None)

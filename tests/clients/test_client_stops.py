@@ -97,10 +97,11 @@ def test_the_kits_counter_hands_over_whatever_stop_hook_active_says(client, seal
     """Gemini has no cap (a hook that always blocks ran 853 times in 90 s) and says `stop_hook_active: false`
     again after any tool call; Qwen Code says true on every stop: the kit counts blocks per session itself."""
     write_config(kit_home, "max_blocks: 2\n")
-    t = copilot_transcript(tmp_path, "All done.") if client == "copilot" else ""
     env = {"QWEN_PROJECT_DIR": str(sealed_shop)} if client == "qwen" else None
-    codes = [run_hook(payload(client, sealed_shop, "loop", active=False, transcript=t), env=env).returncode
-             for _ in range(3)]
+    codes = []
+    for i in range(3):  # each stop a new claim (Copilot: a new message in its transcript)
+        t = copilot_transcript(tmp_path, *["All done."] * (i + 1)) if client == "copilot" else ""
+        codes.append(run_hook(payload(client, sealed_shop, "loop", active=False, transcript=t), env=env).returncode)
     assert codes == [2, 2, 0]
     lines = stop_lines(kit_home)
     assert [r["verdict"] for r in lines] == ["block", "block", "gave_up"] and {r["client"] for r in lines} == {client}
@@ -166,3 +167,20 @@ def test_a_hidden_test_shown_in_the_clients_transcript_is_a_leak_on_the_ledger(c
     assert res.returncode == 0, res.stderr
     (line,) = stop_lines(kit_home)
     assert line["gates"]["leak"]["source_lines"] > 0 and line["client"] == client
+
+
+def test_copilots_two_hooks_of_one_stop_share_one_verdict(sealed_shop, kit_home, tmp_path):
+    """With both installs (`--client copilot` and a repository's Claude Code install), Copilot CLI 1.0.102 runs the two
+    hooks of a stop one after the other and writes its hook events into the transcript between them: without an
+    exact key the stop was judged twice (two ledger lines, two blocks counted: seen with the real binary)."""
+    t = copilot_transcript(tmp_path, "All done, it works.")
+    first = run_hook(payload("copilot", sealed_shop, "both", transcript=t))
+    with open(t, "a") as fh:
+        fh.write(json.dumps({"type": "hook.start", "data": {"hookType": "agentStop"}}) + "\n")
+    second = run_hook(payload("copilot-claude", sealed_shop, "both", transcript=t))
+    assert first.returncode == second.returncode == 2 and first.stdout == second.stdout
+    (line,) = stop_lines(kit_home)
+    assert line["blocks"] == 1
+    copilot_transcript(tmp_path, "All done, it works.", "Still done.")  # the session's next stop: judged again
+    assert run_hook(payload("copilot", sealed_shop, "both", active=True, transcript=t)).returncode == 2
+    assert [r["blocks"] for r in stop_lines(kit_home)] == [1, 2]
