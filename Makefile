@@ -21,7 +21,9 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
+	# npm ci refuses this lock: Qwen Code 0.15.10 lists optional packages (@teddyzhu/clipboard-darwin-*, -win32-*)
+	# that were never published, so no lock can hold them; npm install then installs the locked versions.
+	npm ci --no-audit --no-fund --loglevel=silent || npm install --no-save --no-audit --no-fund --loglevel=error
 	$(CLAUDE) --version
 	# Codex writes helper links into CODEX_HOME even for --version: a throwaway one, never ~/.codex.
 	h=$$(mktemp -d "$(CURDIR)/.codex-home.XXXXXX") && CODEX_HOME=$$h $(CODEX) --version; rc=$$?; rm -rf "$$h"; exit $$rc
