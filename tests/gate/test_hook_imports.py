@@ -44,7 +44,6 @@ STOP_MODULES = {
     "donegate.sessions.kitruns", "donegate.seal.leak_scan", "donegate.ledger.chain", "donegate.core.outcome", "donegate.paths", "donegate.core.proc",
     "donegate.seal.sealer", "donegate.tree.repo", "donegate.gate.scan_rules", "donegate.sessions.ids", "donegate.sessions.counters", "donegate.tree.statcache", "donegate.seal.store",
     "donegate.core.util",
-    "donegate.clients", "donegate.clients.payloads",  # which agent CLI sent the stop, its payload in Claude Code's words
     "donegate.hidden", "donegate.hidden.channel", "donegate.hidden.confine", "donegate.hidden.copy", "donegate.hidden.runner", "donegate.hidden.ship",
     "donegate.hidden.python", "donegate.hidden.second",  # the second run starts beside the first at every stop
     "donegate.hidden.seeded",  # each test's own dg_random seed, sent to the second run (its imports are already loaded)
