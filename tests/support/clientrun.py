@@ -68,7 +68,13 @@ def provider(client: str, home: Path, api: Any) -> dict[str, str]:
     folder = home / (".gemini" if client == "gemini" else ".qwen")
     folder.mkdir(parents=True, exist_ok=True)
     auth = "gemini-api-key" if client == "gemini" else "openai"
-    (folder / "settings.json").write_text(json.dumps({"security": {"auth": {"selectedType": auth}}}))
+    # No usage statistics or telemetry: Qwen Code 0.15.10 otherwise sends its logger's events to a host of its own
+    # (seen in its --debug log); and no managed memory, whose side requests would take the script's turns.
+    settings = {"security": {"auth": {"selectedType": auth}}, "privacy": {"usageStatisticsEnabled": False},
+                "telemetry": {"enabled": False}}
+    if client == "qwen":
+        settings["memory"] = {"enableManagedAutoMemory": False, "enableManagedAutoDream": False}
+    (folder / "settings.json").write_text(json.dumps(settings))
     if client == "gemini":
         return {"GEMINI_API_KEY": "dummy", "GOOGLE_GEMINI_BASE_URL": api.base_url}
     return {"OPENAI_API_KEY": "dummy", "OPENAI_BASE_URL": api.base_url, "OPENAI_MODEL": "scripted"}
