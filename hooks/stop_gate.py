@@ -6,8 +6,9 @@ code or a crash. If the package itself cannot be imported, this launcher still b
 own blocks per session so a broken kit cannot trap a session forever.
 
 `donegate install` runs it in exec form (no shell): `PYTHON -I stop_gate.py --home ROOT --repo REPO
---git GIT [--claude CLAUDE] [--client codex]` (`--managed` instead of `--repo` for the machine-wide install;
-`--client codex` from `donegate install --client codex`: the client is recorded on the stop's ledger line). Its environment is the
+--git GIT [--claude CLAUDE] [--client NAME]` (`--managed` instead of `--repo` for the machine-wide install;
+`--client codex|gemini|copilot|qwen` from `donegate install --client NAME`: the client is recorded on the stop's
+ledger line; without it the payload's shape tells, `donegate.clients.payloads`). Its environment is the
 session's, and settings `env` writes into it, so nothing of it is trusted: `DONEGATE_*`, `PYTHON*`,
 `LD_*` and `GIT_*` are dropped before the package is imported (their names go to the ledger), the state
 root, the repository and git come from the arguments. No variable opens the gate: the kit's own
