@@ -1,0 +1,143 @@
+"""The project's own tests, sealed (issue 44; docs/own-suite.md): through the real hook, real git repositories.
+
+The two headline failures first: an honest agent that adds a test to the project's own test file was told to
+undo it ("protected files were changed"), and an agent that broke what the project's own tests covered passed.
+Beside each attack, the honest look-alike that passes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from donegate.seal import store
+from tests.support.repos import KIT, make_repo, run_hook, stop_lines, stop_payload
+
+CALC = "def add(a, b):\n    return a + b\n"
+OWN = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+HIDDEN = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
+MUL = "\n\ndef mul(a, b):\n    return a * b\n"
+ADD_BROKEN = "def add(a, b):\n    return a - b\n"
+
+
+def donegate(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "donegate", *argv], capture_output=True, text=True, cwd=KIT,
+                          timeout=timeout)
+
+
+def sealed_calc(tmp_path, files: dict[str, str] | None = None, *extra: str):
+    repo = make_repo(tmp_path / "calc", {"calc.py": CALC, "tests/test_calc.py": OWN, **(files or {})})
+    hidden = tmp_path / "hidden" / "test_mul.py"
+    hidden.parent.mkdir()
+    hidden.write_text(HIDDEN)
+    res = donegate("seal", str(repo), str(hidden), "--request", "add mul", *extra)
+    assert res.returncode == 0, res.stderr
+    return repo, res
+
+
+def blocked(res) -> str:
+    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
+    return res.stderr
+
+
+# -- the seal -----------------------------------------------------------------------------------------
+
+
+def test_the_seal_keeps_the_projects_own_suite_and_its_baseline(tmp_path, kit_home):
+    repo, res = sealed_calc(tmp_path)
+    assert "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout
+    st = store.load(repo)
+    assert st.manifest["own_suite"]["tests"] == 1 and st.manifest["own_suite"]["passing"] == 1
+    own = json.loads((st.path / "own-suite.json").read_text())
+    assert own["tests"] == ["tests/test_calc.py::test_add"]
+    assert own["baseline"]["passing"] == ["tests/test_calc.py::test_add"]
+    assert own["files"]["tests/test_calc.py"]["text"] == OWN
+
+
+def test_own_tests_off_seals_no_own_suite(tmp_path, kit_home):
+    repo, res = sealed_calc(tmp_path, None, "--own-tests", "off")
+    st = store.load(repo)
+    assert "own_suite" in st.manifest and st.manifest["own_suite"].get("off")
+    assert not (st.path / "own-suite.json").exists()
+
+
+def test_a_suite_that_does_not_collect_is_named_in_one_line_and_nothing_is_sealed(tmp_path, kit_home):
+    repo = make_repo(tmp_path / "calc", {"calc.py": CALC, "tests/test_calc.py": "import nothere_at_all\n\ndef test_x():\n    pass\n"})
+    hidden = tmp_path / "test_mul.py"
+    hidden.write_text(HIDDEN)
+    res = donegate("seal", str(repo), str(hidden))
+    assert res.returncode == 1, res.stdout
+    assert "the project's own tests do not collect" in res.stderr and "--own-tests" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
+    assert store.load(repo) is None
+
+
+# -- the headline cases -------------------------------------------------------------------------------
+
+
+def test_an_honest_agent_adding_a_test_to_the_projects_test_file_passes(tmp_path, kit_home):
+    """Was: "protected files were changed (restore them): tests/test_calc.py"."""
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN + "\n\ndef test_mul():\n    from calc import mul\n    assert mul(2, 4) == 8\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+
+
+def test_an_agent_that_breaks_what_the_projects_tests_covered_is_blocked(tmp_path, kit_home):
+    """Was: the stop passed (the hidden tests were all it ran)."""
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "tests/test_calc.py::test_add" in err and "tests/test_calc.py:4" in err, err
+    assert "as it was when the work began" in err and "assert -1 == 5" in err, err
+    own = stop_lines(kit_home)[-1]["gates"]["own"]
+    assert own["failing"][0]["id"] == "tests/test_calc.py::test_add"
+
+
+def test_the_visible_copy_edited_to_match_the_regression_changes_nothing(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 5", "== -1"))
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "tests/test_calc.py::test_add" in err and "the old contract changed" in err, err
+    assert "APPEAL:" in err  # the appeal is offered for a contract the request changed
+
+
+def test_the_visible_copy_deleted_or_skipped_changes_nothing(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    (repo / "tests" / "test_calc.py").unlink()
+    (repo / "conftest.py").write_text("import pytest\n\ndef pytest_collection_modifyitems(items):\n"
+                                      "    for i in items:\n        i.add_marker(pytest.mark.skip)\n")
+    (repo / "pytest.ini").write_text("[pytest]\naddopts = -k nothing\n")
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "tests/test_calc.py::test_add" in err
+
+
+def test_the_agents_own_new_test_must_pass(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests" / "test_more.py").write_text("from calc import mul\n\ndef test_mul_zero():\n    assert mul(0, 3) == 3\n")
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "tests/test_more.py::test_mul_zero" in err and "your own" in err, err
+    (repo / "tests" / "test_more.py").write_text("from calc import mul\n\ndef test_mul_zero():\n    assert mul(0, 3) == 0\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+
+
+def test_a_test_failing_at_the_seal_never_blocks(tmp_path, kit_home):
+    repo, res = sealed_calc(tmp_path, {"tests/test_old.py": "def test_broken():\n    assert 1 == 2\n"})
+    assert "1 failing at the seal" in res.stdout, res.stdout
+    (repo / "calc.py").write_text(CALC + MUL)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+
+
+def test_supersedes_says_a_test_the_request_changes(tmp_path, kit_home):
+    repo, res = sealed_calc(tmp_path, None, "--supersedes", "tests/test_calc.py::test_add")
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 5", "== -1"))
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
