@@ -243,3 +243,18 @@ def problems(gate: dict[str, Any] | None) -> list[str]:
         out.append(f"a test of the project was weakened: {w['test']}: {w['what']} [{w['rule']}]; restore what it "
                    "checks, or appeal if the request changes it")
     return out
+
+
+def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
+    """What the repository's test files weaken against the sealed suite now, without running anything (`doctor`:
+    the same finding a stop names)."""
+    from donegate.seal import loosened, own
+
+    if own.NAME not in st.manifest.get("files", {}) or cfg.get("own_tests") in ("off", False):
+        return []
+    pack = own.load(st.path) or {}
+    prefix = str(st.manifest.get("project") or ".")
+    prefix = "" if prefix == "." else prefix
+    current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, None, prefix)}
+    found = loosened.findings(pack.get("shape") or {}, current, set(pack.get("baseline", {}).get("passing", [])))
+    return problems({"weakened": found})

@@ -53,6 +53,9 @@ def test_the_seal_keeps_the_projects_own_suite_and_its_baseline(tmp_path, kit_ho
     assert own["tests"] == ["tests/test_calc.py::test_add"]
     assert own["baseline"]["passing"] == ["tests/test_calc.py::test_add"]
     assert own["files"]["tests/test_calc.py"]["text"] == OWN
+    for command in (["status"], ["doctor", "-v"]):
+        shown = donegate(*command, str(repo)).stdout
+        assert "the project's own tests: 1 of 1 pass at the seal and are kept (tests; 1 files)" in shown, (command, shown)
 
 
 def test_own_tests_off_seals_no_own_suite(tmp_path, kit_home):
