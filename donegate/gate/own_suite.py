@@ -66,6 +66,7 @@ class OwnRuns:
         prefix = _prefix(repo, project)
         self.changed = _changed_tests(repo, st, look, prefix)
         self.current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, look, prefix)}
+        self.weakened = _support_weakened(repo, st, pack, look, prefix)
         confine = cfg["confine"]
         self.sealed = _Run(lambda: runner.run(suite, repo, timeout=self.timeout, confine=confine, project=project,
                                               python=launch, allow=allow, layout=layout))
@@ -85,7 +86,11 @@ class OwnRuns:
         if sealed is None or (self.now is not None and now is None):
             return {"ok": False, "problem": "the project's own tests did not finish in the stop's time", "failing": [],
                     "mine": [], "weakened": []}
-        return judge(self.pack, sealed, now, self.changed, self.current, time.monotonic() - self.t0)
+        gate = judge(self.pack, sealed, now, self.changed, self.current, time.monotonic() - self.t0)
+        if self.weakened:
+            gate["weakened"] += self.weakened
+            gate["ok"] = False
+        return gate
 
 
 def start(repo: Path, st: store.Store, cfg: dict[str, Any], launch: Any, allow: tuple[str, ...],
@@ -257,4 +262,29 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     prefix = "" if prefix == "." else prefix
     current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, None, prefix)}
     found = loosened.findings(pack.get("shape") or {}, current, set(pack.get("baseline", {}).get("passing", [])))
-    return problems({"weakened": found})
+    return problems({"weakened": found + _support_weakened(repo, st, pack, None, prefix)})
+
+
+def _support_weakened(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None,
+                      prefix: str) -> list[dict[str, str]]:
+    """What the configuration files and the conftest.py files changed since the seal take out of a run."""
+    from donegate.seal import loosened, own
+
+    sealed_files = pack.get("files") or {}
+    configs, conftests = {}, {}
+    for name in _since_seal(repo, st, look):
+        if prefix and not name.startswith(prefix + "/"):
+            continue
+        rel = name[len(prefix) + 1:] if prefix else name
+        parts = rel.split("/")
+        if rel in own.CONFIGS:
+            configs[rel] = _text(repo / name)
+        elif parts[-1] == "conftest.py" and not SKIP_PARTS & set(parts):
+            conftests[rel] = _text(repo / name)
+
+    def sealed(name: str) -> str | None:
+        return (sealed_files.get(name) or {}).get("text")
+
+    # a configuration file the agent added where none was sealed counts too (pytest reads the first it finds)
+    out = loosened.config_findings({n: sealed(n) for n in configs}, configs)
+    return out + loosened.conftest_findings({n: sealed(n) for n in conftests}, conftests)

@@ -155,3 +155,82 @@ def _looser(old: list[str], new: list[str]) -> bool:
         return True
     return sorted(k for k in old if k.startswith("approx:")) != sorted(k for k in new if k.startswith("approx:")) and \
         any(k.startswith("approx:") and k != "approx:" for k in new if k not in old)
+
+
+# Options that take tests out of a run: in `addopts`, or as the keys that say what is collected.
+EXCLUDING_OPTS = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--co", "--collect-only", "--lf", "--last-failed",
+                  "-x", "--exitfirst", "--maxfail", "--sw", "--stepwise")
+COLLECT_KEYS = ("testpaths", "python_files", "python_classes", "python_functions", "norecursedirs", "collect_ignore")
+HOOKS = ("pytest_collection_modifyitems", "pytest_ignore_collect", "pytest_deselected", "pytest_collect_file",
+         "pytest_pycollect_makeitem", "pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_makereport",
+         "collect_ignore", "collect_ignore_glob")
+
+
+def _options(name: str, text: str | None) -> dict[str, str]:
+    """The pytest options of a configuration file's text ({} for none)."""
+    if not text:
+        return {}
+    import tempfile
+    from pathlib import Path
+
+    from donegate.seal.own import _pytest_section
+
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / name.rsplit("/", 1)[-1]
+        p.write_text(text, encoding="utf-8")
+        found = _pytest_section(p) or {}
+    if name.endswith("pyproject.toml"):  # the pyproject reader keeps testpaths only: the rest by its own look
+        try:
+            import tomllib
+
+            tool = tomllib.loads(text).get("tool", {}).get("pytest", {})
+            opts = tool.get("ini_options", tool) if isinstance(tool, dict) else {}
+            found = {k: " ".join(v) if isinstance(v, list) else str(v) for k, v in opts.items()}
+        except (ImportError, ValueError):
+            pass
+    return found
+
+
+def config_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """Tests taken out by configuration: an option in `addopts` that deselects or stops early, a collection key
+    narrowed or changed. `sealed` and `current`: {configuration file: text (None: none)}."""
+    out = []
+    for name in sorted(set(sealed) | set(current)):
+        before, now = _options(name, sealed.get(name)), _options(name, current.get(name))
+        old_words = set((before.get("addopts") or "").replace("=", " ").split())
+        for word in (now.get("addopts") or "").replace("=", " ").split():
+            if word in EXCLUDING_OPTS and word not in old_words:
+                out.append({"test": name, "rule": "config-excluded", "what": f"addopts gained {word}"})
+        for key in COLLECT_KEYS:
+            if now.get(key, before.get(key)) != before.get(key):
+                out.append({"test": name, "rule": "config-excluded",
+                            "what": f"{key} changed from {before.get(key)!r} to {now.get(key)!r}"})
+    return out
+
+
+def _hooks(text: str | None) -> set[str]:
+    if not text:
+        return set()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {"(does not parse)"}
+    found = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in HOOKS:
+            found.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found.update(t.id for t in targets if isinstance(t, ast.Name) and t.id in HOOKS)
+    found.update(f"a {m} mark" for m in _marks(tree) if m in SKIPS)
+    return found
+
+
+def conftest_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """A collection or run hook (or a skip) in a conftest.py that it did not have at the seal."""
+    out = []
+    for name, text in sorted(current.items()):
+        added = sorted(_hooks(text) - _hooks(sealed.get(name)))
+        if added:
+            out.append({"test": name, "rule": "collection-hook", "what": f"{', '.join(added)} added"})
+    return out

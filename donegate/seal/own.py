@@ -128,8 +128,9 @@ def gather(project: Path, config: str | None, found: list[str]) -> dict[str, dic
             conftest = Path(*parts[:i], "conftest.py") if i else Path("conftest.py")
             if (project / conftest).is_file():
                 names.add(str(conftest))
-    if config:
-        names.add(config)
+    # every configuration file pytest could read (the one it read, and those a later edit could make it read):
+    # the weakening check compares each with what it is at a stop
+    names.update(name for name in CONFIGS if (project / name).is_file())
     if len(names) > MAX_FILES:
         raise DonegateError(f"the project's own tests hold {len(names)} files (at most {MAX_FILES} are sealed)",
                             "name the test folders with --own-tests PATH..., or switch them off: --own-tests off")

@@ -144,3 +144,34 @@ def test_supersedes_says_a_test_the_request_changes(tmp_path, kit_home):
     (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 5", "== -1"))
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
+
+
+# -- weakening, named (docs/own-suite.md; the rules one by one: tests/seal/test_loosened.py) ---------------------
+
+
+def test_a_skip_added_to_a_passing_project_test_is_named_and_appealable(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN.replace("def test_add", "import pytest\n\n\n@pytest.mark.skip\ndef test_add"))
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "a test of the project was weakened: tests/test_calc.py::test_add: skip added [skipped]" in err, err
+    assert "APPEAL:" in err
+    assert stop_lines(kit_home)[-1]["gates"]["own"]["weakened"][0]["rule"] == "skipped"
+
+
+def test_tests_excluded_by_a_new_configuration_are_named(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "pytest.ini").write_text("[pytest]\naddopts = --deselect tests/test_calc.py::test_add\n")
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "pytest.ini: addopts gained --deselect [config-excluded]" in err, err
+
+
+def test_an_honest_agent_strengthening_a_test_and_adding_config_passes(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN + "    assert add(-1, 1) == 0\n")
+    (repo / "pytest.ini").write_text("[pytest]\naddopts = -v\nmarkers =\n    slow: slow tests\n")
+    (repo / "tests" / "conftest.py").write_text("import pytest\n\n\n@pytest.fixture\ndef two():\n    return 2\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
