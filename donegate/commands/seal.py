@@ -66,12 +66,9 @@ def _own_tests(args: argparse.Namespace, cfg: dict) -> list[str] | str:
     named = getattr(args, "own_tests", None)
     if named:
         return "off" if named == ["off"] else ("auto" if named == ["auto"] else list(named))
-    value = cfg["own_tests"]
-    if isinstance(value, bool):  # YAML reads a bare `off` as false
-        return "auto" if value else "off"
-    if isinstance(value, list) and not all(isinstance(v, str) for v in value):
-        raise DonegateError("config key own_tests: expected auto, off or a list of paths", "fix own_tests in donegate.yaml")
-    return value if isinstance(value, list) or value in ("auto", "off") else [value]
+    from donegate.seal import own
+
+    return own.configured(cfg["own_tests"])
 
 
 def held_line(m: dict, share: float) -> str:

@@ -33,6 +33,15 @@ MAX_BYTES = 32 << 20
 KIT_INI = "[pytest]\n# Written by donegate: the project had no pytest configuration at the seal.\n"
 
 
+def configured(value: Any) -> list[str] | str:
+    """`own_tests:` of donegate.yaml as the seal takes it: "auto", "off" or a list of paths."""
+    if isinstance(value, bool):  # YAML reads a bare `off` as false
+        return "auto" if value else "off"
+    if isinstance(value, list) and not all(isinstance(v, str) for v in value):
+        raise DonegateError("config key own_tests: expected auto, off or a list of paths", "fix own_tests in donegate.yaml")
+    return value if isinstance(value, list) or value in ("auto", "off") else [value]
+
+
 def _pytest_section(path: Path) -> dict[str, str] | None:
     """The pytest options of one configuration file ({} for a section without options), None without one."""
     try:

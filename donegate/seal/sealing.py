@@ -279,7 +279,7 @@ def seal(
                 (tmp / own.NAME).write_text(json.dumps(pack, separators=(",", ":")) + "\n", encoding="utf-8")
                 own_summary = own.summary(pack)
             else:
-                own_summary = {"off": "switched off (own_tests: off)" if own_tests in ("off", ["off"])
+                own_summary = {"off": "switched off by own_tests: off or --own-tests off" if own_tests in ("off", ["off"])
                                else "no test folder found (testpaths, tests/, test/)"}
         (tmp / TREE).write_text(json.dumps(snap, separators=(",", ":")) + "\n", encoding="utf-8")
         return {

@@ -175,3 +175,12 @@ def test_an_honest_agent_strengthening_a_test_and_adding_config_passes(tmp_path,
     (repo / "tests" / "conftest.py").write_text("import pytest\n\n\n@pytest.fixture\ndef two():\n    return 2\n")
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
+
+
+def test_a_cached_stop_still_names_the_regression(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    first = blocked(run_hook(stop_payload(repo)))
+    second = blocked(run_hook(stop_payload(repo)))
+    assert stop_lines(kit_home)[-1]["gates"]["cache"]["hit"] is True
+    assert "tests/test_calc.py::test_add" in second and second == first
