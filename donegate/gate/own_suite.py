@@ -32,7 +32,9 @@ SKIP_PARTS = {".venv", "venv", "node_modules", ".tox", ".nox", "site-packages"}
 class _Run(threading.Thread):
     def __init__(self, go: Any) -> None:
         super().__init__(name="donegate-own-run", daemon=True)
-        self.go, self.result, self.error = go, None, None
+        self.go = go
+        self.result: Any = None
+        self.error: BaseException | None = None
         self.start()
 
     def run(self) -> None:

@@ -151,7 +151,7 @@ def _looser(old: list[str], new: list[str]) -> bool:
         return 2 if kind.startswith("approx:") else STRENGTH.get(kind, 1)
 
     a, b = sorted(old, key=strength), sorted(new, key=strength)
-    if any(strength(y) < strength(x) for x, y in zip(a, b)):
+    if any(strength(y) < strength(x) for x, y in zip(a, b, strict=False)):
         return True
     return sorted(k for k in old if k.startswith("approx:")) != sorted(k for k in new if k.startswith("approx:")) and \
         any(k.startswith("approx:") and k != "approx:" for k in new if k not in old)
@@ -181,7 +181,7 @@ def _options(name: str, text: str | None) -> dict[str, str]:
         found = _pytest_section(p) or {}
     if name.endswith("pyproject.toml"):  # the pyproject reader keeps testpaths only: the rest by its own look
         try:
-            import tomllib
+            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
 
             tool = tomllib.loads(text).get("tool", {}).get("pytest", {})
             opts = tool.get("ini_options", tool) if isinstance(tool, dict) else {}

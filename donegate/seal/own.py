@@ -50,7 +50,7 @@ def _pytest_section(path: Path) -> dict[str, str] | None:
         return None
     if path.name == "pyproject.toml":
         try:
-            import tomllib
+            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
         except ImportError:  # Python 3.10: the keys read are plain enough for a look by line
             if not re.search(r"^\[tool\.pytest(\.ini_options)?\]", text, re.M):
                 return None
