@@ -69,12 +69,15 @@ def bench_own(rounds: int = 3) -> list[str]:
                 ("a change everywhere", [f"mod_{i:03}.py" for i in range(MODULES)], [str(hidden), str(repo / "tests")])):
             bare = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *bare_files]
 
-            def stop() -> float:
+            def stop(names: list[str] = names) -> float:
                 _touch(repo, names, next(counter))
                 return _run(hook, input=next(payload), env=env)
 
+            def plain(bare: list[str] = bare) -> float:
+                return _run(bare, cwd=repo, env=bare_env)
+
             stop()  # warm
-            pairs = _pairs(rounds, stop, lambda: _run(bare, cwd=repo, env=bare_env))
+            pairs = _pairs(rounds, stop, plain)
             lines = _stops(home)[-rounds:]
             verdicts = sorted({r["verdict"] for r in lines})
             ran = [len((r["gates"].get("own") or {}).get("ran_sealed") or []) for r in lines]

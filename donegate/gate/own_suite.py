@@ -70,8 +70,16 @@ class OwnRuns:
         self.current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, look, prefix)}
         self.weakened = _support_weakened(repo, st, pack, look, prefix)
         confine = cfg["confine"]
-        self.sealed = _Run(lambda: runner.run(suite, repo, timeout=self.timeout, confine=confine, project=project,
-                                              python=launch, allow=allow, layout=layout))
+        # Cost follows the change: the sealed test files the change can reach (`donegate.seal.reach`), or all.
+        self.selected = None if cfg.get("own_run") == "all" else _selected(repo, st, pack, look, prefix)
+        self.sealed: _Run | None = None
+        if self.selected is None:
+            self.sealed = _Run(lambda: runner.run(suite, repo, timeout=self.timeout, confine=confine, project=project,
+                                                  python=launch, allow=allow, layout=layout))
+        elif self.selected:
+            some = [*layout[:4], *(str(suite / f) for f in sorted(self.selected))]
+            self.sealed = _Run(lambda: runner.run(suite, repo, timeout=self.timeout, confine=confine, project=project,
+                                                  python=launch, allow=allow, layout=some))
         self.now: _Run | None = None
         if self.changed:
             args = ["--rootdir", ".", *self.changed]
@@ -80,15 +88,17 @@ class OwnRuns:
 
     def finish(self) -> dict[str, Any]:
         stage("the project's own tests")
+        from donegate.hidden.runner import TestRun
+
         try:
-            sealed = self.sealed.get(max(1.0, self.timeout + 30))
+            sealed = self.sealed.get(max(1.0, self.timeout + 30)) if self.sealed is not None else TestRun(True)
             now = self.now.get(max(1.0, self.timeout + 30)) if self.now is not None else None
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
         if sealed is None or (self.now is not None and now is None):
             return {"ok": False, "problem": "the project's own tests did not finish in the stop's time", "failing": [],
                     "mine": [], "weakened": []}
-        gate = judge(self.pack, sealed, now, self.changed, self.current, time.monotonic() - self.t0)
+        gate = judge(self.pack, sealed, now, self.changed, self.current, time.monotonic() - self.t0, self.selected)
         if self.weakened:
             gate["weakened"] += self.weakened
             gate["ok"] = False
@@ -158,10 +168,25 @@ def _text(path: Path) -> str | None:
         return None
 
 
+def _selected(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None, prefix: str) -> set[str] | None:
+    """The sealed test files the change since the seal can reach (None: all of them)."""
+    from donegate.seal import own, reach
+
+    names = []
+    for name in _since_seal(repo, st, look):
+        if prefix and not name.startswith(prefix + "/"):
+            continue
+        rel = name[len(prefix) + 1:] if prefix else name
+        if rel not in own.CONFIGS:  # the sealed run reads the sealed configuration
+            names.append(rel)
+    files = set(pack.get("files") or {})
+    return reach.select(pack.get("reach"), pack["tests"], names, files)
+
+
 def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], current: dict[str, str | None],
-          duration: float) -> dict[str, Any]:
+          duration: float, selected: set[str] | None = None) -> dict[str, Any]:
     """The gate of both runs: the sealed tests that passed at the seal and fail now, the agent's tests that fail,
-    what the current test files weaken."""
+    what the current test files weaken. `selected`: the sealed test files this stop ran (None: all)."""
     from donegate.seal import loosened, own
 
     passing = set(pack["baseline"]["passing"])
@@ -169,7 +194,9 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
     changed_tests = _changed_test_ids(pack, current)
     failing = []
     gate: dict[str, Any] = {"tests": len(pack["tests"]), "sealed_passing": len(passing), "duration": round(duration, 4),
-                            "ran_now": changed}
+                            "ran_now": changed, "ran_sealed": "all" if selected is None else sorted(selected)}
+    if selected is not None:  # the tests the change cannot reach are as they were at the seal
+        passing = {t for t in passing if t.split("::", 1)[0] in selected}
     problem = ""
     if sealed.problem and not sealed.results:
         problem = f"the project's own tests (as sealed) did not run: {sealed.problem}"

@@ -11,7 +11,10 @@ test checks (an assert added, a case added, a rename of a helper) are no finding
 from __future__ import annotations
 
 import ast
+import configparser
+import re
 import hashlib
+from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -157,6 +160,41 @@ def _looser(old: list[str], new: list[str]) -> bool:
         any(k.startswith("approx:") and k != "approx:" for k in new if k not in old)
 
 
+def pytest_section(path: Path) -> dict[str, str] | None:
+    """The pytest options of one configuration file ({} for a section without options), None without one."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if path.name == "pyproject.toml":
+        try:
+            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
+        except ImportError:  # Python 3.10: the keys read are plain enough for a look by line
+            if not re.search(r"^\[tool\.pytest(\.ini_options)?\]", text, re.M):
+                return None
+            m = re.search(r"^testpaths\s*=\s*(\[[^\]]*\]|\"[^\"]*\")", text, re.M)
+            return {"testpaths": " ".join(re.findall(r"\"([^\"]*)\"", m.group(1)))} if m else {}
+        try:
+            data = tomllib.loads(text)
+        except ValueError:
+            return None
+        tool = data.get("tool", {}).get("pytest", {})
+        opts = tool.get("ini_options") if isinstance(tool, dict) and "ini_options" in tool else tool
+        if not isinstance(data.get("tool", {}).get("pytest"), dict):
+            return None
+        tp = (opts or {}).get("testpaths", [])
+        return {"testpaths": " ".join(tp) if isinstance(tp, list) else str(tp)}
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    section = "tool:pytest" if path.name == "setup.cfg" else "pytest"
+    if not parser.has_section(section):
+        return {} if path.name in ("pytest.ini", ".pytest.ini") else None
+    return dict(parser.items(section))
+
+
 # Options that take tests out of a run: in `addopts`, or as the keys that say what is collected.
 EXCLUDING_OPTS = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--co", "--collect-only", "--lf", "--last-failed",
                   "-x", "--exitfirst", "--maxfail", "--sw", "--stepwise")
@@ -171,14 +209,11 @@ def _options(name: str, text: str | None) -> dict[str, str]:
     if not text:
         return {}
     import tempfile
-    from pathlib import Path
-
-    from donegate.seal.own import _pytest_section
 
     with tempfile.TemporaryDirectory() as tmp:
         p = Path(tmp) / name.rsplit("/", 1)[-1]
         p.write_text(text, encoding="utf-8")
-        found = _pytest_section(p) or {}
+        found = pytest_section(p) or {}
     if name.endswith("pyproject.toml"):  # the pyproject reader keeps testpaths only: the rest by its own look
         try:
             import tomllib  # type: ignore[import-not-found]  # Python 3.11+

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import ast
 import base64
-import configparser
 import json
 import os
-import re
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -21,6 +19,7 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
     from typing import Any
 
 from donegate.errors import DonegateError
+from donegate.seal.loosened import pytest_section
 
 NAME = "own-suite.json"
 VERSION = 1
@@ -42,45 +41,10 @@ def configured(value: Any) -> list[str] | str:
     return value if isinstance(value, list) or value in ("auto", "off") else [value]
 
 
-def _pytest_section(path: Path) -> dict[str, str] | None:
-    """The pytest options of one configuration file ({} for a section without options), None without one."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    if path.name == "pyproject.toml":
-        try:
-            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
-        except ImportError:  # Python 3.10: the keys read are plain enough for a look by line
-            if not re.search(r"^\[tool\.pytest(\.ini_options)?\]", text, re.M):
-                return None
-            m = re.search(r"^testpaths\s*=\s*(\[[^\]]*\]|\"[^\"]*\")", text, re.M)
-            return {"testpaths": " ".join(re.findall(r"\"([^\"]*)\"", m.group(1)))} if m else {}
-        try:
-            data = tomllib.loads(text)
-        except ValueError:
-            return None
-        tool = data.get("tool", {}).get("pytest", {})
-        opts = tool.get("ini_options") if isinstance(tool, dict) and "ini_options" in tool else tool
-        if not isinstance(data.get("tool", {}).get("pytest"), dict):
-            return None
-        tp = (opts or {}).get("testpaths", [])
-        return {"testpaths": " ".join(tp) if isinstance(tp, list) else str(tp)}
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
-        return None
-    section = "tool:pytest" if path.name == "setup.cfg" else "pytest"
-    if not parser.has_section(section):
-        return {} if path.name in ("pytest.ini", ".pytest.ini") else None
-    return dict(parser.items(section))
-
-
 def configuration(project: Path) -> tuple[str | None, list[str]]:
     """(the configuration file pytest reads in `project`, relative; its `testpaths`)."""
     for name in CONFIGS:
-        found = _pytest_section(project / name) if (project / name).is_file() else None
+        found = pytest_section(project / name) if (project / name).is_file() else None
         if found is not None:
             return name, found.get("testpaths", "").split()
     return None, []
@@ -252,11 +216,19 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
         return None
     files = gather(project, config, found)
     pack: dict[str, Any] = {"version": VERSION, "config": config, "paths": found, "by": how, "files": files}
+    import copy
+
+    from donegate.seal import reach
+
     with tempfile.TemporaryDirectory(prefix="donegate-own-") as tmp:
         dest = Path(tmp) / "suite"
         dest.mkdir()
-        run = runner.run(dest, repo, timeout=timeout, confine=confine, project=project, python=launch, allow=allow,
-                         layout=lay_out(pack, dest))
+        layout = lay_out(pack, dest)
+        load, folder = reach.plant(dest)  # which project files each test reaches, recorded in this one run
+        mapping = copy.copy(launch)
+        mapping.site = [*launch.site, folder]
+        run = runner.run(dest, repo, timeout=timeout, confine=confine, project=project, python=mapping, allow=allow,
+                         layout=[*layout[:4], *load, *layout[4:]])
     fix = ("fix them, name the test folders with --own-tests PATH..., or switch them off: --own-tests off "
            "(own_tests: off in donegate.yaml)")
     if run.environment:
@@ -286,4 +258,7 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     from donegate.seal import loosened
 
     pack["shape"] = loosened.shapes(files)
+    reached = reach.read(run.output, [str(project.resolve()), str(project)])
+    if reached is not None:
+        pack["reach"] = {**reach.pack(reach.close(project, reached)), "project_files": reach.project_files(project)}
     return pack

@@ -108,9 +108,9 @@ def read(output: str, seen: list[str]) -> dict[str, list[str]] | None:
                 found = name[len(top.rstrip("/")) + 1:]
                 break
         rel.append(found)
-    out = {}
+    out: dict[str, list[str]] = {}
     for tid, idx in tests.items():
-        out[tid] = sorted({rel[i] for i in idx if isinstance(i, int) and 0 <= i < len(rel) and rel[i]})
+        out[tid] = sorted({r for i in idx if isinstance(i, int) and 0 <= i < len(rel) and (r := rel[i]) is not None})
     return out
 
 

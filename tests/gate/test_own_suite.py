@@ -184,3 +184,59 @@ def test_a_cached_stop_still_names_the_regression(tmp_path, kit_home):
     second = blocked(run_hook(stop_payload(repo)))
     assert stop_lines(kit_home)[-1]["gates"]["cache"]["hit"] is True
     assert "tests/test_calc.py::test_add" in second and second == first
+
+
+# -- cost follows the change (donegate.seal.reach) ----------------------------------------------------------------
+
+TWO = {
+    "calc.py": "from consts import OFFSET\n\n\ndef add(a, b):\n    return a + b + OFFSET\n",
+    "consts.py": "OFFSET = 0\n",
+    "text.py": "def shout(s):\n    return s.upper()\n",
+    "tests/test_calc.py": OWN,
+    "tests/test_text.py": "from text import shout\n\n\ndef test_shout():\n    assert shout('a') == 'A'\n",
+    "data.txt": "x\n",
+}
+
+
+def _ran(kit_home):
+    return stop_lines(kit_home)[-1]["gates"]["own"]["ran_sealed"]
+
+
+def test_a_stop_runs_the_sealed_test_files_its_change_can_reach(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path, TWO)
+    (repo / "calc.py").write_text(TWO["calc.py"] + MUL)
+    assert run_hook(stop_payload(repo)).returncode == 0
+    assert _ran(kit_home) == ["tests/test_calc.py"]
+    (repo / "text.py").write_text("def shout(s):\n    return s\n")  # a regression the other file reaches
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "tests/test_text.py::test_shout" in err and _ran(kit_home) == ["tests/test_calc.py", "tests/test_text.py"]
+
+
+def test_a_constant_read_through_an_import_is_reached(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path, TWO)
+    (repo / "calc.py").write_text(TWO["calc.py"] + MUL)
+    (repo / "consts.py").write_text("OFFSET = 1\n")
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "tests/test_calc.py::test_add" in err and _ran(kit_home) == ["tests/test_calc.py"]
+
+
+def test_a_change_the_map_cannot_place_runs_the_whole_suite(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path, TWO)
+    (repo / "calc.py").write_text(TWO["calc.py"] + MUL)
+    (repo / "data.txt").write_text("y\n")
+    assert run_hook(stop_payload(repo)).returncode == 0
+    assert _ran(kit_home) == "all"
+    (repo / "data.txt").write_text("x\n")
+    (repo / "json.py").write_text("X = 1\n")  # a new top-level module could shadow an import
+    assert run_hook(stop_payload(repo)).returncode == 0
+    assert _ran(kit_home) == "all"
+
+
+def test_own_run_all_runs_the_whole_suite_every_stop(tmp_path, kit_home):
+    from tests.support.repos import write_config
+
+    write_config(kit_home, "own_run: all\n")
+    repo, _ = sealed_calc(tmp_path, TWO)
+    (repo / "calc.py").write_text(TWO["calc.py"] + MUL)
+    assert run_hook(stop_payload(repo)).returncode == 0
+    assert _ran(kit_home) == "all"
