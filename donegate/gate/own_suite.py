@@ -231,6 +231,7 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
         for e in now.errors:
             mine.append({"id": e.get("nodeid", ""), "message": "does not collect: "
                          + ((e.get("message") or "").strip().splitlines() or [""])[-1][:300]})
+        gate["added"] = sum(1 for t in now.results if t not in pack["tests"])  # the agent's new tests (the report)
         if now.problem and "timeout" in now.problem:
             problem = problem or f"the tests you added or changed did not finish: {now.problem}"
     weakened = loosened.findings(pack.get("shape") or {}, current, passing)

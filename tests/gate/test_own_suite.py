@@ -240,3 +240,26 @@ def test_own_run_all_runs_the_whole_suite_every_stop(tmp_path, kit_home):
     (repo / "calc.py").write_text(TWO["calc.py"] + MUL)
     assert run_hook(stop_payload(repo)).returncode == 0
     assert _ran(kit_home) == "all"
+
+
+# -- the report --------------------------------------------------------------------------------------------------
+
+
+def test_the_report_counts_what_the_own_suite_did(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    blocked(run_hook(stop_payload(repo, session="regress")))  # a regression blocked
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests" / "test_more.py").write_text("from calc import mul\n\ndef test_m():\n    assert mul(2, 2) == 4\n\n"
+                                                 "def test_n():\n    assert mul(0, 2) == 0\n")
+    assert run_hook(stop_payload(repo, session="grow")).returncode == 0  # two tests added
+    (repo / "tests" / "test_more.py").unlink()
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 5", "== -1"))  # the contract changed
+    blocked(run_hook(stop_payload(repo, session="contract")))
+    appeal = "The request changes add.\n\nAPPEAL: the request says add now subtracts, the old test contradicts it"
+    assert run_hook(stop_payload(repo, session="contract", message=appeal)).returncode == 0
+    res = donegate("report", "--json")
+    counts = json.loads(res.stdout)["own_suite"]["default"]
+    assert counts["regressions_blocked"] == 1 and counts["tests_added"] == 2 and counts["contract_changes_appealed"] == 1
+    assert "1 regressions blocked, 2 tests added by the agents" in donegate("report").stdout
