@@ -29,6 +29,7 @@ USUAL = ("tests", "test", "testing")
 SKIP_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".git", "node_modules", ".tox", ".nox"}
 MAX_FILES = 5000
 MAX_BYTES = 32 << 20
+AGAIN_BELOW = 20.0  # seconds: a suite faster than this runs twice at the seal
 KIT_INI = "[pytest]\n# Written by donegate: the project had no pytest configuration at the seal.\n"
 
 
@@ -180,7 +181,7 @@ def summary(pack: dict[str, Any]) -> dict[str, Any]:
     """The manifest's short view of the packed suite (status, doctor)."""
     base = pack["baseline"]
     return {"tests": len(pack["tests"]), "passing": len(base["passing"]), "failing": len(base["failing"]),
-            "skipped": len(base["skipped"]), "files": len(pack["files"]), "config": pack.get("config"),
+            "skipped": len(base["skipped"]), "flaky": len(base.get("flaky") or []), "files": len(pack["files"]), "config": pack.get("config"),
             "paths": pack["paths"], "by": pack.get("by", ""), "supersedes": pack.get("supersedes", [])}
 
 
@@ -193,8 +194,9 @@ def describe(own: dict[str, Any] | None) -> str:
     line = (f"the project's own tests: {own['passing']} of {own['tests']} pass at the seal and are kept "
             f"({', '.join(own['paths']) or 'nothing'}; {own['files']} files"
             + (f", configuration {own['config']}" if own.get("config") else "") + ")")
-    if own.get("failing") or own.get("skipped"):
-        line += f"; {own['failing']} failing at the seal and {own['skipped']} skipped never block"
+    if own.get("failing") or own.get("skipped") or own.get("flaky"):
+        line += (f"; {own['failing']} failing at the seal, {own['skipped']} skipped"
+                 + (f" and {own['flaky']} flaky (passed once of two runs)" if own.get("flaky") else "") + " never block")
     if own.get("supersedes"):
         line += f"; superseded by the request: {', '.join(own['supersedes'][:5])}"
     return line
@@ -229,6 +231,10 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
         mapping.site = [*launch.site, folder]
         run = runner.run(dest, repo, timeout=timeout, confine=confine, project=project, python=mapping, allow=allow,
                          layout=[*layout[:4], *load, *layout[4:]])
+        again = None
+        if run.results and not run.problem and run.duration < AGAIN_BELOW:  # twice where cheap: a flaky test is known
+            again = runner.run(dest, repo, timeout=timeout, confine=confine, project=project, python=launch, allow=allow,
+                               layout=layout)
     fix = ("fix them, name the test folders with --own-tests PATH..., or switch them off: --own-tests off "
            "(own_tests: off in donegate.yaml)")
     if run.environment:
@@ -239,7 +245,7 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
         why = detail[-1] if detail else first.get("nodeid", "")
         raise DonegateError(f"the project's own tests do not collect ({len(run.errors)} error(s)): "
                             f"{first.get('nodeid') or ''}: {why}"[:400], fix)
-    if run.problem and not run.results:
+    if run.problem and (not run.results or "timeout" in run.problem):
         raise DonegateError(f"the project's own tests did not run: {run.problem}"[:400], fix)
     if run.tamper:
         raise DonegateError(f"the project's own tests trip the run's tripwires at the seal: {run.tamper}"[:400], fix)
@@ -253,7 +259,11 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     skipped = run.skipped()
     passing = sorted(t for t in run.passing() if t not in superseded)
     failing = sorted(t for t in run.failing() if t not in skipped and t not in superseded)
-    pack.update(tests=run.collected, baseline={"passing": passing, "failing": failing, "skipped": sorted(skipped)},
+    # A test that passed once and not again is flaky: it never blocks (nor would a person want it to).
+    flaky = [] if again is None else [t for t in passing if (again.results.get(t) or {}).get("outcome") != "passed"]
+    passing = [t for t in passing if t not in flaky]
+    pack.update(tests=run.collected, baseline={"passing": passing, "failing": failing, "skipped": sorted(skipped),
+                                               "flaky": flaky},
                 where=where(files), supersedes=superseded)
     from donegate.seal import loosened
 

@@ -132,7 +132,7 @@ def test_the_agents_own_new_test_must_pass(tmp_path, kit_home):
 
 def test_a_test_failing_at_the_seal_never_blocks(tmp_path, kit_home):
     repo, res = sealed_calc(tmp_path, {"tests/test_old.py": "def test_broken():\n    assert 1 == 2\n"})
-    assert "1 failing at the seal" in res.stdout, res.stdout
+    assert "1 failing at the seal, 0 skipped never block" in res.stdout, res.stdout
     (repo / "calc.py").write_text(CALC + MUL)
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
@@ -263,3 +263,20 @@ def test_the_report_counts_what_the_own_suite_did(tmp_path, kit_home):
     counts = json.loads(res.stdout)["own_suite"]["default"]
     assert counts["regressions_blocked"] == 1 and counts["tests_added"] == 2 and counts["contract_changes_appealed"] == 1
     assert "1 regressions blocked, 2 tests added by the agents" in donegate("report").stdout
+
+
+def test_a_flaky_test_is_known_at_the_seal_and_never_blocks(tmp_path, kit_home):
+    """It passes at the seal's first run and fails at its second (a counter outside the repository)."""
+    count = tmp_path / "count"
+    flaky = (f"import os\n\n\ndef test_flaky():\n    n = os.path.getsize({str(count)!r}) if os.path.exists({str(count)!r}) else 0\n"
+             f"    open({str(count)!r}, 'a').write('x')\n    assert n % 2 == 0\n")
+    repo, res = sealed_calc(tmp_path, {"tests/test_flaky.py": flaky})
+    assert "1 flaky (passed once of two runs)" in res.stdout, res.stdout
+    assert json.loads((store.load(repo).path / "own-suite.json").read_text())["baseline"]["flaky"] == ["tests/test_flaky.py::test_flaky"]
+    from tests.support.repos import write_config
+
+    write_config(kit_home, "own_run: all\n")
+    count.write_text("x")  # its next run fails: as sealed passing, it would block
+    (repo / "calc.py").write_text(CALC + MUL)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
