@@ -280,3 +280,19 @@ def test_a_flaky_test_is_known_at_the_seal_and_never_blocks(tmp_path, kit_home):
     (repo / "calc.py").write_text(CALC + MUL)
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
+
+
+def test_a_subfolder_project_keeps_and_runs_its_own_suite(tmp_path, kit_home):
+    repo = make_repo(tmp_path / "mono", {"pkg/calc.py": CALC, "pkg/tests/test_calc.py": OWN, "other/x.py": "X = 1\n"})
+    hidden = tmp_path / "hidden" / "test_mul.py"
+    hidden.parent.mkdir()
+    hidden.write_text(HIDDEN)
+    res = donegate("seal", str(repo / "pkg"), str(hidden))
+    assert res.returncode == 0 and "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout + res.stderr
+    (repo / "pkg" / "calc.py").write_text(ADD_BROKEN + MUL)
+    err = blocked(run_hook(stop_payload(repo / "pkg")))
+    assert "tests/test_calc.py::test_add" in err and "tests/test_calc.py:4" in err, err
+    (repo / "pkg" / "calc.py").write_text(CALC + MUL)
+    (repo / "pkg" / "tests" / "test_calc.py").write_text(OWN + "    assert add(1, 1) == 2\n")
+    res = run_hook(stop_payload(repo / "pkg"))
+    assert res.returncode == 0, res.stderr
