@@ -296,3 +296,24 @@ def test_a_subfolder_project_keeps_and_runs_its_own_suite(tmp_path, kit_home):
     (repo / "pkg" / "tests" / "test_calc.py").write_text(OWN + "    assert add(1, 1) == 2\n")
     res = run_hook(stop_payload(repo / "pkg"))
     assert res.returncode == 0, res.stderr
+
+
+def test_a_sealed_test_file_that_no_longer_imports_is_a_regression_named_by_test(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text("def plus(a, b):\n    return a + b\n" + MUL)  # add renamed away
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "the project's own test tests/test_calc.py::test_add (tests/test_calc.py:4)" in err, err
+    assert "no longer collects" in err and "ImportError" in err and "hidden tests" not in err, err
+    own = stop_lines(kit_home)[-1]["gates"]["own"]
+    assert not own["problem"] and own["failing"][0]["id"] == "tests/test_calc.py::test_add"
+
+
+def test_seal_add_keeps_the_suite_as_it_was_when_the_work_began(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    first = (store.load(repo).path / "own-suite.json").read_text()
+    (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 5", "== 6"))  # the visible copy edited meanwhile
+    more = tmp_path / "hidden" / "test_more.py"
+    more.write_text("import calc\n\n\ndef test_add_zero():\n    assert calc.add(0, 0) == 0\n")
+    res = donegate("seal", str(repo), str(more), "--add")
+    assert res.returncode == 0, res.stderr
+    assert (store.load(repo).path / "own-suite.json").read_text() == first
