@@ -15,6 +15,7 @@ from report_bench import bench_report  # noqa: E402
 from report_html_bench import bench_html  # noqa: E402
 from review_bench import bench_review  # noqa: E402
 from suite_bench import bench_suites  # noqa: E402
+from own_bench import bench_own  # noqa: E402
 from where_bench import bench_where  # noqa: E402
 
 
@@ -24,6 +25,8 @@ def main() -> int:
                       + bench_where()))
     print("\n== large hidden suites ==")
     print("\n".join(bench_suites()))
+    print("\n== the project's own suite ==")
+    print("\n".join(bench_own()))
     print("\n== the report ==")
     if not shutil.which("jq"):
         print("jq is not installed (apt-get install jq); the report is timed without the jq comparison")

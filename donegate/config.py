@@ -59,6 +59,10 @@ SCHEMA: dict[str, Any] = {
     "max_same_failure": Key((int,), 3, "stops in a row failing the same tests before handing over; 0 turns it off", minimum=0),
     "protected": Key((list,), [".claude/**"], "globs of repository files the agent must not change", items=str),
     "protect_repo_tests": Key((bool,), True, "also protect the repository's own test files that existed at seal time"),
+    "own_tests": Key((str, list, bool), "auto", "the project's own tests sealed beside the hidden ones and run at every stop: "
+                     "auto (as pytest finds them: testpaths, else tests/ or test/), off, or a list of paths (docs/own-suite.md)"),
+    "own_run": Key((str,), "reach", "which sealed tests of the project's own suite a stop runs: reach (those the change "
+                   "can reach, by the map the seal records) or all", choices=("reach", "all")),
     "allowed": Key((list,), None, "if set, globs of the only files the agent may change", items=str, nullable=True),
     "held_share": Key(NUM, 0.25, "share of each sealed test file's tests the kit holds back when `seal --held` names none "
                       "(0 to 1; never a whole file; 0 turns it off): their failures show the requirement's name and a "

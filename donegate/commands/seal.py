@@ -34,7 +34,7 @@ def cmd_seal(args: argparse.Namespace) -> int:
         python_by="--python" if args.python else "python:", pythonpath=cfg["pythonpath"], by=by,
         extra={"scan_allow": list(cfg["scan_allow"])},  # what the project allowed, at the seal
         held=[Path(f) for f in args.held or []], held_share=float(cfg["held_share"]),
-        allow=allow,
+        allow=allow, own_tests=_own_tests(args, cfg), supersedes=getattr(args, "supersedes", None) or [],
     )
     m = st.manifest
     person.record(paths.home(), "seal", by, repo=m["repo"], store=st.path.name, tests=m["count"],
@@ -54,7 +54,21 @@ def cmd_seal(args: argparse.Namespace) -> int:
           + (f", project folder {m['project']}" if m["project"] != "." else ""))
     for line in baseline_lines(m):
         print(line)
+    if "own_suite" in m:
+        from donegate.seal import own
+
+        print("  " + own.describe(m["own_suite"]))
     return 0
+
+
+def _own_tests(args: argparse.Namespace, cfg: dict) -> list[str] | str:
+    """`--own-tests PATH...` / `--own-tests off`, else `own_tests:` in donegate.yaml ("auto": as pytest finds them)."""
+    named = getattr(args, "own_tests", None)
+    if named:
+        return "off" if named == ["off"] else ("auto" if named == ["auto"] else list(named))
+    from donegate.seal import own
+
+    return own.configured(cfg["own_tests"])
 
 
 def held_line(m: dict, share: float) -> str:
@@ -164,6 +178,10 @@ def register(subparsers) -> None:
     p.add_argument("--allow-skip", action="store_true", help="seal tests that skip or xfail now (they fail at every stop until they run)")
     p.add_argument("--allow", metavar="RULE", action="append", help="allow a scan or tripwire rule for this repository "
                    "only (repeatable; kept in the seal, shown by status)")
+    p.add_argument("--own-tests", metavar="PATH", nargs="+", help="the project's own test folders or files to seal beside "
+                   "the hidden tests (default: as pytest finds them: testpaths, else tests/ or test/); off: none")
+    p.add_argument("--supersedes", metavar="TEST", action="append", help="a test id of the project's own tests that the "
+                   "request changes: it never blocks (repeatable)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--add", action="store_true", help="add the files to REPO's sealed tests (the whole set is run again)")
     how.add_argument("--replace", action="store_true", help="replace REPO's sealed tests with these (needed when some are sealed)")

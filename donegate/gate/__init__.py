@@ -39,7 +39,7 @@ from donegate.core import deadline, proc
 from donegate.sessions import ids as sessions
 from donegate.seal import sealing, store
 from donegate.errors import ConfigError, DonegateError, StoreError
-from donegate.gate import acceptance, appeal, breaker, feedback, integrity, leaks, once, record, review_gate, scan, scope, watchdog as _watchdog
+from donegate.gate import acceptance, appeal, breaker, feedback, integrity, leaks, once, own_suite, record, review_gate, scan, scope, watchdog as _watchdog
 from donegate.gate.context import StopContext
 from donegate.gate.inputs import client_of, parse_payload, weakened_env
 from donegate.gate.scope import scope_gate
@@ -167,6 +167,7 @@ def _evaluate(ctx: StopContext) -> Outcome:
         if found.entry is not None:
             started.abandon()
             running = None
+        own_runs = own_suite.start(repo, st, cfg, started.launch, started.allow, look) if running is not None else None
         leak, scrub = leaks.transcript_gate(payload, st, root)
         scanned = scan.scan_gate(repo, st, cfg, root, look)
         if running is None:
@@ -175,7 +176,10 @@ def _evaluate(ctx: StopContext) -> Outcome:
             in_scope = scope.scope_gate(repo, st, cfg, look)
             accept, run = running.finish()
             failures = run.failing()
-            cache.keep(found, repo, st.manifest, cfg, root, in_scope, accept, failures, run.faithful, tree_key=ctx.tree_key)
+            if own_runs is not None:
+                accept["own"] = own_runs.finish()  # kept with the run's verdict: the cache key covers the same tree
+            if not (accept.get("own") or {}).get("problem"):
+                cache.keep(found, repo, st.manifest, cfg, root, in_scope, accept, failures, run.faithful, tree_key=ctx.tree_key)
     except BaseException:
         if pending is not None and not pending.run:
             pending.set(None, run=False)  # the runs waiting for the look end unrun
@@ -187,10 +191,14 @@ def _evaluate(ctx: StopContext) -> Outcome:
         gates["transcript"] = _STOP["transcript_unread"]
     if accept.get("environment"):
         return _environment(gates, accept["environment"], "repair or recreate the project's environment, or seal again")
+    accept = dict(accept)
+    own_gate = accept.pop("own", None)
     gates["scope"] = in_scope
     gates["acceptance"] = accept
+    if own_gate is not None:
+        gates["own"] = own_gate
     gates["cache"] = found.gate
-    problems = list(in_scope["problems"])
+    problems = list(in_scope["problems"]) + own_suite.problems(own_gate)
     if accept["problem"]:
         problems.append(accept["problem"])
     if accept.get("missing"):  # a dependency not installed: the agent may install it, or stop importing it

@@ -83,6 +83,11 @@ def _not_appealable(out: Any) -> str | None:
     if problem and not problem.startswith(_COLLECTION) and not tamper:
         return "the hidden tests did not run to the end, so there is no test verdict to appeal; make the run complete"
     finding = (gates.get("scan") or {}).get("problem") and (gates.get("scan") or {}).get("mode") == "block"
+    own = gates.get("own") or {}
+    if own.get("problem"):
+        return "the project's own tests did not run to the end, so there is no test verdict to appeal; make the run complete"
+    if own.get("failing") or own.get("mine") or own.get("weakened"):
+        finding = True  # the project's own tests, as sealed or as the agent wrote them: a contract the request may change
     if not accept.get("failed") and not problem and not finding:
         return "no hidden test fails"
     return None  # failing tests, a tripwire honest code trips too, a scan finding: a person may judge them

@@ -219,7 +219,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
         confine: str = "auto", allow: Sequence[str] = (), project: Path | None = None,
         python: "pyenv.Launch | None" = None, root: Path | None = None, tree: statcache.Tree | statcache.Pending | None = None,
         started: Callable[[int], None] | None = None, failed: Callable[[], None] | None = None,
-        later: bool = False, seed: str = "") -> TestRun:
+        later: bool = False, seed: str = "", layout: Sequence[str] | None = None, slot: str = "") -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
     (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
     tripwires stay quiet (`scan.allow`). `project`: the folder of the repository the tests are for (a
@@ -228,7 +228,9 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     `python.EnvProblem` when that interpreter cannot run. With the state root and the stop's look at the
     tree (`tree`), the copy is the tree's mirror, brought in step by what changed (`setting`). `started`
     as `proc.run` has it; `failed` is called once as soon as a test reports anything but a pass. `seed`: the
-    secret the `dg_random` fixture draws from (`donegate.hidden.seeded`; default: drawn now), kept as `.seed`."""
+    secret the `dg_random` fixture draws from (`donegate.hidden.seeded`; default: drawn now), kept as `.seed`.
+    `layout`: pytest's arguments naming what to run and how instead of the store's hidden tests (the project's own
+    suite laid out in `store`, `donegate.seal.own`): its configuration, rootdir and paths; `slot`: the mirror's."""
     from donegate.hidden import confine as walls, python as pyenv
 
     repo = repo.resolve()
@@ -237,7 +239,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     kind = walls.choose(confine)
     out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
                project=project, python=python, root=root, tree=tree, started=started, failed=failed, later=later,
-               seed=seed or secrets.token_hex(16))
+               seed=seed or secrets.token_hex(16), layout=layout, slot=slot)
     if kind == "bwrap" and out.sandbox_failed:
         # No unconfined fallback: the person chooses that (confine: off), never the machine.
         out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
@@ -361,15 +363,16 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
 def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str,
          allow: Sequence[str], project: Path, python: "pyenv.Launch", root: Path | None = None,
          tree: statcache.Tree | statcache.Pending | None = None, started: Callable[[int], None] | None = None,
-         failed: Callable[[], None] | None = None, later: bool = False, seed: str = "") -> TestRun:
+         failed: Callable[[], None] | None = None, later: bool = False, seed: str = "",
+         layout: Sequence[str] | None = None, slot: str = "") -> TestRun:
     from donegate.hidden import channel
 
-    files = test_files(store)
+    files = test_files(store) if layout is None else []
     store = store.resolve()
-    with setting(store, repo, kind, project=project, python=python, root=root, tree=tree, later=later) as w_:
+    with setting(store, repo, kind, project=project, python=python, root=root, tree=tree, later=later, slot=slot) as w_:
         spec = {**w_.spec, "allow": list(allow), "seed": seed}
         tests = None
-        if w_.mirrored and root is not None:  # confined, with the state root: the sealed tests' kept rewrite
+        if w_.mirrored and root is not None and layout is None:  # confined, with the state root: the sealed tests' kept rewrite
             from donegate.hidden import pyc as bytecode
 
             tests = bytecode.Tests(root, repo, python, files)
@@ -377,11 +380,11 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
                 spec["tests_pyc"] = {"stores": sorted({str(f.parent) for f in files} | {str(store)}),
                                      "dir": tests.inside}
         nonce = secrets.token_hex(16)
-        args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store),
-                "--basetemp", os.path.join(w_.private, "basetemp"), *PYTEST_ARGS]
+        args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store)] if layout is None else []
+        args += ["--basetemp", os.path.join(w_.private, "basetemp"), *PYTEST_ARGS]
         if collect_only:
             args.append("--collect-only")
-        args += collected_as(store, files)
+        args += collected_as(store, files) if layout is None else list(layout)
         r, w = os.pipe()
         argv = [*w_.prefix, *w_.argv, "-c", BOOTSTRAP, "-", str(w), "--", *args]
         stream = channel.Stream(nonce)
@@ -395,7 +398,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         reader.join(timeout=2)
         outlived = reader.is_alive()
     look = tree.get(0) if isinstance(tree, statcache.Pending) else tree  # None: the stop cancelled the run unrun
-    if later and w_.mirrored and root is not None and look is not None:
+    if later and w_.mirrored and root is not None and look is not None and layout is None:
         # The run used the tree's mirror (confined): once the hook has answered and the mirror is put
         # back, its sources are compiled for the next stops (`donegate.hidden.pyc`).
         from donegate.hidden import copy as throwaway, pyc as bytecode

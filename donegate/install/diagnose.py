@@ -458,12 +458,17 @@ def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str,
         return
     if tree != repo:
         st = store.Store(tree, st.path, st.manifest, sealed_at=repo)
-    problems = scope.scope_gate(tree, st, cfg)["problems"]
+    from donegate.gate import own_suite
+    from donegate.seal import own as own_tests
+
+    problems = scope.scope_gate(tree, st, cfg)["problems"] + own_suite.weakenings(tree, st, cfg)
     for problem in problems:
         findings.append(Finding(ERROR, f"since the seal, {problem}: the gate will block every stop until this is undone",
                                 str(tree), "undo the change, or seal again after a change of your own: donegate seal ..."))
     if not problems:  # never "intact" beside the errors (it said so while every stop blocked)
         findings.append(Finding(OK, f"{st.manifest['count']} acceptance tests sealed and intact", str(st.path)))
+    if "own_suite" in st.manifest:  # issue 44: what every stop runs of the project's own tests
+        findings.append(Finding(OK, own_tests.describe(st.manifest["own_suite"]), str(repo)))
     own = sorted({rule for items in (st.manifest.get("scan_baseline") or {}).values() for rule, *_ in items}
                  | {str(t.get("rule")) for t in st.manifest.get("tripwire_baseline") or () if isinstance(t, dict)})
     if own:  # issue 37: what the unchanged project already does is its own, said once here and at the seal

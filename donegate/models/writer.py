@@ -29,7 +29,7 @@ from donegate.install import kit as installation
 from donegate.ledger import chain as ledger
 from donegate import paths
 from donegate.person import ownership as person
-from donegate.seal import held as held_back, sealing, store
+from donegate.seal import held as held_back, own, sealing, store
 from donegate.hidden import runner
 from donegate.claude import headless
 from donegate.errors import DonegateError
@@ -447,7 +447,7 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
                             protect_repo_tests=cfg["protect_repo_tests"], extra=extra, allow_skip=allow_skip,
                             confine=cfg["confine"], python=cfg.get("python"), python_by="python:",
                             pythonpath=cfg.get("pythonpath"), by=by, held=held,
-                            held_share=float(cfg.get("held_share") or 0))
+                            held_share=float(cfg.get("held_share") or 0), own_tests=own.configured(cfg.get("own_tests", "auto")))
         except DonegateError as exc:
             _failed(repo, cfg, spent, exc.message)
             raise

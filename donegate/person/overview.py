@@ -69,7 +69,7 @@ def _seal(repo: Path, root: Path) -> dict[str, Any]:
             "interpreter": _interpreter(m.get("python") or m.get("interpreter")),
             "failing_at_seal": len(m.get("baseline", {}).get("failing", [])),
             "allow": list(m.get("allow") or []),  # `seal --allow RULE`: this repository's own allowances
-            "own": _own(m)}
+            "own": _own(m), "own_suite": m.get("own_suite")}
 
 
 def _own(m: dict[str, Any]) -> list[str]:
@@ -170,6 +170,10 @@ def render(s: dict[str, Any]) -> str:
                 out.append(f"  allowed for this repository: {', '.join(r['allow'])} (donegate seal --allow RULE)")
             if r.get("own"):
                 out.append(f"  the project's own, never counted against a stop: {'; '.join(r['own'])[:300]}")
+            if r.get("own_suite"):  # issue 44: the project's own tests, as sealed, run at every stop
+                from donegate.seal import own as own_tests
+
+                out.append("  " + own_tests.describe(r["own_suite"]))
         out.append(f"  hook: {r['install']}")
     for key, head in (("waiting", "waiting for a person (donegate approve REF, or donegate reject REF --note WHY)"),
                       ("in_progress", "in progress (the latest stop blocked)")):

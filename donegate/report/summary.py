@@ -12,7 +12,7 @@ from typing import Any
 
 from donegate.errors import DonegateError
 from donegate.core.util import utc_now
-from donegate.report import hardcoding
+from donegate.report import hardcoding, own_counts
 from donegate.report.parallel import read_all
 from donegate.report.read import APPEALED, APPEALS_LISTED, INSIDE_LISTED, APPEAL_LABELS, ATTENTION, BLOCKING, EXAMPLES, Group, MICRO, Options, Partial, TICKS, VERDICTS, _CODE, canonical_time
 
@@ -126,6 +126,7 @@ def summarize_and_decisions(files: list[Path], by: str = "config", since: bytes 
         "skipped": {"count": sum(p.skipped for _, _, p in merged), "examples": skipped},
         "ignored_events": dict(sorted(events.items())),
         "hard_coding": hardcoding.rate(*(sum(p.held[k] for _, _, p in merged) for k in range(3))),
+        "own_suite": own_counts.own_counts(files, since),  # its own pass (lines holding gates.own only)
     }, made
 
 

@@ -103,6 +103,9 @@ def notes(summary: dict[str, Any]) -> list[str]:
 
     if line(summary.get("hard_coding") or {}):
         out.append(line(summary["hard_coding"]))
+    from donegate.report.own_counts import lines
+
+    out += lines(summary.get("own_suite") or {})
     if summary["writer_cost_unattributed_usd"]:
         out.append(f"${summary['writer_cost_unattributed_usd']} of writer cost belongs to repositories/configurations "
                    "with no session in this report")

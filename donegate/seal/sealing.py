@@ -8,7 +8,6 @@ record (one `os.replace`, `_switch`); a seal that fails or crashes leaves the pr
 
 from __future__ import annotations
 
-from __future__ import annotations
 import hashlib
 import json
 import os
@@ -22,6 +21,7 @@ from donegate.core import fsafe
 from donegate.tree import git
 from donegate import paths
 from donegate.hidden import runner
+from donegate.seal import own
 from donegate.errors import DonegateError, StoreError
 from donegate.core.util import atomic_write, utc_now
 from donegate.seal.store import (MANIFEST, MANIFEST_VERSION, READ, REPO_TEST_GLOBS, TREE, Store, fault, folder_of, load,
@@ -141,6 +141,8 @@ def seal(
     held: list[Path] | None = None,
     held_share: float = 0.0,
     allow: list[str] | None = None,
+    own_tests: list[str] | str | None = "auto",
+    supersedes: list[str] | None = None,
 ) -> Store:
     """Copy `files` into a new store for `repo`, collect and run them once, write the manifest, switch.
 
@@ -159,7 +161,11 @@ def seal(
 
     `held`: files among `files` (or beside them) whose tests are held back (`donegate.seal.held`); none
     named, the kit holds back `held_share` of the tests of each file (`held.pick`; `seal --add`: of the files
-    added, and none when the held-back tests sealed were a person's)."""
+    added, and none when the held-back tests sealed were a person's).
+
+    `own_tests`: the project's own suite (`donegate.seal.own`): "auto" finds it as pytest would, "off" keeps none,
+    a list names its paths; it is run once and packed into the store with its baseline (`seal --add` keeps the
+    one sealed). `supersedes`: its test ids the request changes (they never block)."""
     from donegate.seal import held as held_back
     from donegate.tree import repo as repos
     from donegate.hidden import missing, python as pyenv
@@ -192,6 +198,7 @@ def seal(
         nonlocal request
         kept_held: dict[str, str] = {}
         kept_by = None
+        kept_own: dict[str, Any] | None = None
         if add:
             st = load(repo, root)
             if st is None:
@@ -204,6 +211,9 @@ def seal(
                                     "rename the new file, or seal the whole set again with --replace")
             for name in kept:
                 shutil.copyfile(st.path / name, tmp / name)
+            if own.NAME in st.manifest["files"]:  # the project's suite as it was when the work began, not as it is now
+                shutil.copyfile(st.path / own.NAME, tmp / own.NAME)
+            kept_own = st.manifest.get("own_suite")
             request = request or st.manifest.get("request", "")
             kept_held = dict(st.manifest.get("held") or {})
             kept_by = st.manifest.get("held_by")
@@ -261,6 +271,16 @@ def seal(
         by_person = bool(held_names) or (bool(kept_held) and kept_by != "share")
         held_map = held_back.choose(collected, tmp, held_names, 0.0 if by_person else held_share, kept_held,
                                     failing=set(baseline.failing()) - set(skipped), pick_from=names if add else None)
+        own_summary = kept_own
+        if not add:
+            pack = own.seal_suite(project, repo, launch=launch, timeout=timeout, confine=confine, allow=marks,
+                                  named=own_tests, supersedes=supersedes)
+            if pack is not None:
+                (tmp / own.NAME).write_text(json.dumps(pack, separators=(",", ":")) + "\n", encoding="utf-8")
+                own_summary = own.summary(pack)
+            else:
+                own_summary = {"off": "switched off by own_tests: off or --own-tests off" if own_tests in ("off", ["off"])
+                               else "no test folder found (testpaths, tests/, test/)"}
         (tmp / TREE).write_text(json.dumps(snap, separators=(",", ":")) + "\n", encoding="utf-8")
         return {
             "version": MANIFEST_VERSION,
@@ -278,6 +298,7 @@ def seal(
                          "skipped": sorted(skipped)},
             "protected": snapshot(repo, globs),
             "repo_tests": snapshot(repo, REPO_TEST_GLOBS) if protect_repo_tests else {},
+            **({"own_suite": own_summary} if own_summary is not None else {}),
             "project": os.path.relpath(project, repo),
             # what the unchanged project already trips: never counted against a later stop
             "scan_baseline": found,

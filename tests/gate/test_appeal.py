@@ -148,9 +148,10 @@ def test_an_appeal_covering_a_failure_not_yet_shown_is_refused(tmp_path, kit_hom
 
 def test_an_appeal_with_a_protected_file_changed_is_refused(sealed_shop, kit_home):
     assert run_hook(stop_payload(sealed_shop)).returncode == 2
-    (sealed_shop / "tests" / "test_cart.py").write_text("def test_nothing():\n    pass\n")
+    (sealed_shop / ".claude").mkdir()
+    (sealed_shop / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
     line = refused(run_hook(stop_payload(sealed_shop, message=APPEAL)), kit_home, "restore them first")
-    assert line["gates"]["scope"]["protected"] == ["tests/test_cart.py"]
+    assert line["gates"]["scope"]["protected"] == [".claude/settings.local.json"]
 
 
 def test_an_appeal_outside_the_allowed_scope_is_refused(sealed_shop, kit_home):
@@ -212,7 +213,8 @@ def test_appeals_past_max_appeals_are_refused_and_judged_normally(sealed_shop, k
 
 def test_a_block_that_cannot_be_appealed_does_not_offer_it(sealed_shop, kit_home):
     fix_bug(sealed_shop)
-    (sealed_shop / "tests" / "test_cart.py").write_text("def test_nothing():\n    pass\n")
+    (sealed_shop / ".claude").mkdir()
+    (sealed_shop / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
     res = run_hook(stop_payload(sealed_shop))
     assert res.returncode == 2 and appeal.LINE not in res.stderr
 

@@ -97,7 +97,10 @@ def test_protected_files_block_by_name(sealed_shop, kit_home):
     res = run_hook(stop_payload(sealed_shop))
     assert res.returncode == 2
     assert ".claude/settings.local.json" in res.stderr and "tests/test_cart.py" in res.stderr
-    assert stop_lines(kit_home)[0]["gates"]["scope"]["protected"] == [".claude/settings.local.json", "tests/test_cart.py"]
+    # the repository's tests are the own suite's now (docs/own-suite.md): their deletion is a weakening, named
+    line = stop_lines(kit_home)[0]
+    assert line["gates"]["scope"]["protected"] == [".claude/settings.local.json"]
+    assert {w["rule"] for w in line["gates"]["own"]["weakened"]} == {"deleted"}
 
 
 def test_untracked_settings_present_at_seal_are_not_a_change(shop_repo, kit_home):
@@ -354,7 +357,8 @@ def test_seal_manifest_records_baseline(sealed_shop, kit_home):
         "test_bulk_discount.py::test_discount_rounds_down_to_whole_cents",
     ])
     assert len(m["baseline"]["passing"]) == 2
-    assert set(m["files"]) == {"test_bulk_discount.py", "pytest.ini", "tree.json"}
+    assert set(m["files"]) == {"test_bulk_discount.py", "pytest.ini", "tree.json", "own-suite.json"}
+    assert m["own_suite"]["paths"] == ["tests"] and m["own_suite"]["tests"] == m["own_suite"]["passing"] > 0
 
 
 def test_leak_in_transcript_is_recorded_and_reported(sealed_shop, kit_home, tmp_path):

@@ -399,7 +399,10 @@ def test_doctor_and_the_hook_agree_on_each_kind_of_change(sealed_shop, kit_home,
         assert not blocked
     else:
         line = stop_lines(kit_home)[-1]
-        problems = (line["gates"].get("scope") or {}).get("problems") or [line["gates"]["integrity"].get("problem")]
+        from donegate.gate import own_suite
+
+        weakened = own_suite.problems({"weakened": (line["gates"].get("own") or {}).get("weakened") or []})
+        problems = (line["gates"].get("scope") or {}).get("problems") or weakened or [line["gates"]["integrity"].get("problem")]
         for problem in problems:  # the same words, from the same check
             assert any(problem in what for what in doctor_errors), (problem, doctor_errors)
 
@@ -412,5 +415,5 @@ def test_doctor_never_says_intact_after_a_repository_test_is_weakened(sealed_sho
     res = subprocess.run([sys.executable, "-m", "donegate", "doctor", "-v", str(sealed_shop)], capture_output=True,
                          text=True, timeout=180, cwd=KIT)
     assert res.returncode == 1
-    assert "protected files were changed (restore them): tests/test_cart.py" in res.stdout
+    assert "a test of the project was weakened: tests/test_cart.py::" in res.stdout  # the own suite's (docs/own-suite.md)
     assert "sealed and intact" not in res.stdout

@@ -1,0 +1,320 @@
+"""The own-suite stage (docs/own-suite.md): the project's own tests as sealed run against the agent's code, and the
+test files the agent added or changed run as they are now, each in the walls of the hidden run, beside it.
+
+A sealed test that passed at the seal and fails now blocks, named by id, `file:line` and assertion, as the project's
+own test as it was when the work began; when the agent changed that test, the block says the old contract changed
+and the appeal is offered. A test of the agent's (added or changed) that fails blocks as its own. What the current
+test files weaken against the sealed ones (`donegate.seal.loosened`) is named.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any
+
+    from donegate.seal import store
+    from donegate.tree import statcache
+
+from donegate.core import fsafe
+from donegate.gate.stop import stage, time_left
+
+TEST_NAMES = ("test_*.py", "*_test.py")
+SKIP_PARTS = {".venv", "venv", "node_modules", ".tox", ".nox", "site-packages"}
+
+
+class _Run(threading.Thread):
+    def __init__(self, go: Any) -> None:
+        super().__init__(name="donegate-own-run", daemon=True)
+        self.go = go
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.result = self.go()
+        except BaseException as exc:  # raised again in the stop's own thread
+            self.error = exc
+
+    def get(self, timeout: float) -> Any:
+        self.join(timeout)
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+class OwnRuns:
+    """The two runs going on: the sealed copies, and the agent's added or changed test files."""
+
+    def __init__(self, repo: Path, st: store.Store, cfg: dict[str, Any], pack: dict[str, Any], launch: Any,
+                 allow: tuple[str, ...], look: statcache.Tree | None) -> None:
+        from donegate.hidden import runner
+        from donegate.seal import own
+
+        self.pack, self.t0 = pack, time.monotonic()
+        self.timeout = min(cfg["timeout"], max(1.0, time_left(cfg["timeout"])))
+        self.tmp = Path(tempfile.mkdtemp(prefix="donegate-own-"))
+        suite = self.tmp / "suite"
+        suite.mkdir()
+        layout = own.lay_out(pack, suite)
+        project = Path(launch.front[0])
+        prefix = _prefix(repo, project)
+        self.changed = _changed_tests(repo, st, look, prefix)
+        self.current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, look, prefix)}
+        self.weakened = _support_weakened(repo, st, pack, look, prefix)
+        confine = cfg["confine"]
+        # Cost follows the change: the sealed test files the change can reach (`donegate.seal.reach`), or all.
+        self.selected = None if cfg.get("own_run") == "all" else _selected(repo, st, pack, look, prefix)
+        self.sealed: _Run | None = None
+        if self.selected is None:
+            self.sealed = _Run(lambda: runner.run(suite, repo, timeout=self.timeout, confine=confine, project=project,
+                                                  python=launch, allow=allow, layout=layout))
+        elif self.selected:
+            some = [*layout[:4], *(str(suite / f) for f in sorted(self.selected))]
+            self.sealed = _Run(lambda: runner.run(suite, repo, timeout=self.timeout, confine=confine, project=project,
+                                                  python=launch, allow=allow, layout=some))
+        self.now: _Run | None = None
+        if self.changed:
+            args = ["--rootdir", ".", *self.changed]
+            self.now = _Run(lambda: runner.run(suite, repo, timeout=self.timeout, confine=confine, project=project,
+                                               python=launch, allow=allow, layout=args))
+
+    def finish(self) -> dict[str, Any]:
+        stage("the project's own tests")
+        from donegate.hidden.runner import TestRun
+
+        try:
+            sealed = self.sealed.get(max(1.0, self.timeout + 30)) if self.sealed is not None else TestRun(True)
+            now = self.now.get(max(1.0, self.timeout + 30)) if self.now is not None else None
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        if sealed is None or (self.now is not None and now is None):
+            return {"ok": False, "problem": "the project's own tests did not finish in the stop's time", "failing": [],
+                    "mine": [], "weakened": []}
+        gate = judge(self.pack, sealed, now, self.changed, self.current, time.monotonic() - self.t0, self.selected)
+        if self.weakened:
+            gate["weakened"] += self.weakened
+            gate["ok"] = False
+        return gate
+
+
+def start(repo: Path, st: store.Store, cfg: dict[str, Any], launch: Any, allow: tuple[str, ...],
+          look: statcache.Tree | None) -> OwnRuns | None:
+    """The runs begun, or None when the seal holds no own suite (or it is switched off)."""
+    from donegate.seal import own
+
+    if own.NAME not in st.manifest.get("files", {}) or cfg.get("own_tests") in ("off", False):
+        return None
+    pack = own.load(st.path)
+    if not pack or not pack.get("tests"):
+        return None
+    return OwnRuns(repo, st, cfg, pack, launch, allow, look)
+
+
+def _prefix(repo: Path, project: Path) -> str:
+    try:
+        rel = project.resolve().relative_to(repo.resolve()).as_posix()
+    except ValueError:
+        return ""
+    return "" if rel == "." else rel
+
+
+def _since_seal(repo: Path, st: store.Store, look: statcache.Tree | None) -> list[str]:
+    found = st.changes(look)
+    if found is None:
+        from donegate.tree import git
+
+        return git.changed_since(repo, st.manifest["base"])
+    return found[0]
+
+
+def _changed_tests(repo: Path, st: store.Store, look: statcache.Tree | None, prefix: str) -> list[str]:
+    """The project's test files (as pytest names them) added or changed since the seal that are there now,
+    relative to the project."""
+    from donegate.seal.store import matcher
+
+    match = matcher(TEST_NAMES)
+    out = []
+    for name in _since_seal(repo, st, look):
+        if prefix and not name.startswith(prefix + "/"):
+            continue
+        rel = name[len(prefix) + 1:] if prefix else name
+        parts = rel.split("/")
+        if match(parts[-1]) and not SKIP_PARTS & set(parts) and fsafe.digest(repo / name) not in (None, "missing") \
+                and (repo / name).is_file() and not (repo / name).is_symlink():
+            out.append(rel)
+    return sorted(out)
+
+
+def _sealed_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None, prefix: str) -> list[str]:
+    """The sealed test files that changed or are gone since the seal (relative to the project)."""
+    changed = set(_since_seal(repo, st, look))
+    return sorted(name for name in pack.get("shape", {}) if (f"{prefix}/{name}" if prefix else name) in changed)
+
+
+def _text(path: Path) -> str | None:
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        return fsafe.read_text(path)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _selected(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None, prefix: str) -> set[str] | None:
+    """The sealed test files the change since the seal can reach (None: all of them)."""
+    from donegate.seal import own, reach
+
+    names = []
+    for name in _since_seal(repo, st, look):
+        if prefix and not name.startswith(prefix + "/"):
+            continue
+        rel = name[len(prefix) + 1:] if prefix else name
+        if rel not in own.CONFIGS:  # the sealed run reads the sealed configuration
+            names.append(rel)
+    files = set(pack.get("files") or {})
+    return reach.select(pack.get("reach"), pack["tests"], names, files)
+
+
+def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], current: dict[str, str | None],
+          duration: float, selected: set[str] | None = None) -> dict[str, Any]:
+    """The gate of both runs: the sealed tests that passed at the seal and fail now, the agent's tests that fail,
+    what the current test files weaken. `selected`: the sealed test files this stop ran (None: all)."""
+    from donegate.seal import loosened, own
+
+    passing = set(pack["baseline"]["passing"])
+    lines = pack.get("where") or {}
+    changed_tests = _changed_test_ids(pack, current)
+    failing = []
+    gate: dict[str, Any] = {"tests": len(pack["tests"]), "sealed_passing": len(passing), "duration": round(duration, 4),
+                            "ran_now": changed, "ran_sealed": "all" if selected is None else sorted(selected)}
+    if selected is not None:  # the tests the change cannot reach are as they were at the seal
+        passing = {t for t in passing if t.split("::", 1)[0] in selected}
+    problem = ""
+    if sealed.problem and not sealed.results and not sealed.errors:  # a file that no longer imports: its tests, below
+        problem = f"the project's own tests (as sealed) did not run: {sealed.problem}"
+    elif sealed.tamper:
+        problem = f"the project's own tests (as sealed): {sealed.tamper}"
+    elif sealed.problem and "timeout" in sealed.problem:
+        problem = f"the project's own tests (as sealed): {sealed.problem}"
+    errors = {e.get("nodeid", ""): (e.get("message") or "").strip() for e in sealed.errors}
+    for tid in sorted(passing):
+        r = sealed.results.get(tid)
+        if r is not None and r.get("outcome") == "passed":
+            continue
+        if r is None:
+            file = tid.split("::", 1)[0]
+            why = next((m for n, m in errors.items() if n == file or n.startswith(file)), "") or "it did not run"
+            message = "no longer collects: " + why.splitlines()[-1] if why != "it did not run" else why
+        else:
+            from donegate.hidden.runner import _shown
+
+            message = _shown(r)
+        failing.append({"id": tid, "where": own.line_of(tid, lines), "message": _short(message, sealed),
+                        "contract": tid.split("[", 1)[0] in changed_tests})
+    mine = []
+    if now is not None:
+        for tid, r in sorted(now.results.items()):
+            if r.get("outcome") in ("passed", "skipped", "xfailed") or tid in pack["baseline"]["failing"] \
+                    or tid in pack["baseline"]["skipped"] or any(f["id"] == tid for f in failing):
+                continue
+            from donegate.hidden.runner import _shown
+
+            mine.append({"id": tid, "message": _short(_shown(r), now)})
+        for e in now.errors:
+            mine.append({"id": e.get("nodeid", ""), "message": "does not collect: "
+                         + ((e.get("message") or "").strip().splitlines() or [""])[-1][:300]})
+        gate["added"] = sum(1 for t in now.results if t not in pack["tests"])  # the agent's new tests (the report)
+        if now.problem and "timeout" in now.problem:
+            problem = problem or f"the tests you added or changed did not finish: {now.problem}"
+    weakened = loosened.findings(pack.get("shape") or {}, current, passing)
+    gate.update(ok=not (failing or mine or problem or weakened), problem=problem, failing=failing, mine=mine,
+                weakened=weakened, contract=sum(1 for f in failing if f["contract"]))
+    return gate
+
+
+def _short(message: str, run: Any) -> str:
+    return message.strip()[:1000]
+
+
+def _changed_test_ids(pack: dict[str, Any], current: dict[str, str | None]) -> set[str]:
+    """The sealed tests whose source the agent changed (or deleted)."""
+    from donegate.seal import loosened
+
+    out = set()
+    for name, text in current.items():
+        now = (loosened.tests_of(text) if text is not None else {}) or {}
+        for test, shape in (pack.get("shape") or {}).get(name, {}).items():
+            if (now.get(test) or {}).get("src") != shape["src"]:
+                out.add(f"{name}::{test}")
+    return out
+
+
+def problems(gate: dict[str, Any] | None) -> list[str]:
+    """What the block says of the project's own tests, one problem each."""
+    if not gate:
+        return []
+    out = []
+    if gate.get("problem"):
+        out.append(gate["problem"])
+    for f in gate.get("failing", []):
+        if f.get("contract"):
+            out.append(f"the old contract changed: the project's own test {f['id']} ({f['where']}), as it was when the "
+                       f"work began, fails now and you changed that test: {f['message']}. If the request changes what "
+                       "it checks, say so with an appeal; otherwise make the code pass it as sealed")
+        else:
+            out.append(f"the project's own test {f['id']} ({f['where']}), as it was when the work began, fails now "
+                       f"(a regression of what the project already did): {f['message']}")
+    for f in gate.get("mine", []):
+        out.append(f"your own test {f['id']} (a test you added or changed) fails: {f['message']}")
+    for w in gate.get("weakened", []):
+        out.append(f"a test of the project was weakened: {w['test']}: {w['what']} [{w['rule']}]; restore what it "
+                   "checks, or appeal if the request changes it")
+    return out
+
+
+def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
+    """What the repository's test files weaken against the sealed suite now, without running anything (`doctor`:
+    the same finding a stop names)."""
+    from donegate.seal import loosened, own
+
+    if own.NAME not in st.manifest.get("files", {}) or cfg.get("own_tests") in ("off", False):
+        return []
+    pack = own.load(st.path) or {}
+    prefix = str(st.manifest.get("project") or ".")
+    prefix = "" if prefix == "." else prefix
+    current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, None, prefix)}
+    found = loosened.findings(pack.get("shape") or {}, current, set(pack.get("baseline", {}).get("passing", [])))
+    return problems({"weakened": found + _support_weakened(repo, st, pack, None, prefix)})
+
+
+def _support_weakened(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None,
+                      prefix: str) -> list[dict[str, str]]:
+    """What the configuration files and the conftest.py files changed since the seal take out of a run."""
+    from donegate.seal import loosened, own
+
+    sealed_files = pack.get("files") or {}
+    configs, conftests = {}, {}
+    for name in _since_seal(repo, st, look):
+        if prefix and not name.startswith(prefix + "/"):
+            continue
+        rel = name[len(prefix) + 1:] if prefix else name
+        parts = rel.split("/")
+        if rel in own.CONFIGS:
+            configs[rel] = _text(repo / name)
+        elif parts[-1] == "conftest.py" and not SKIP_PARTS & set(parts):
+            conftests[rel] = _text(repo / name)
+
+    def sealed(name: str) -> str | None:
+        return (sealed_files.get(name) or {}).get("text")
+
+    # a configuration file the agent added where none was sealed counts too (pytest reads the first it finds)
+    out = loosened.config_findings({n: sealed(n) for n in configs}, configs)
+    return out + loosened.conftest_findings({n: sealed(n) for n in conftests}, conftests)

@@ -1,0 +1,271 @@
+"""What a test checks, by its syntax (`ast`, never a grep): the seal keeps each sealed test's shape, a stop compares
+the repository's current test files with it and names what was weakened (docs/own-suite.md).
+
+A shape per test function: its source's digest (changed or not), its asserts (how many, and each one's kind: an
+equality, a comparison, a truthiness, `in`, an approx with its tolerance, a `raises` with its exception), the
+skip/skipif/xfail marks and calls it holds, and how many parametrized cases it has. A weakening is a test deleted
+or renamed away, a skip or xfail added, fewer or looser asserts, fewer cases. Edits that keep or strengthen what a
+test checks (an assert added, a case added, a rename of a helper) are no finding.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+import hashlib
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+SKIPS = {"skip", "skipif", "xfail"}
+
+
+def _marks(node: ast.AST) -> list[str]:
+    """The skip/skipif/xfail marks of a decorator list or calls in a body (`pytest.mark.skip`, `pytest.skip(...)`)."""
+    out = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and sub.attr in SKIPS:
+            out.append(sub.attr)
+    return sorted(out)
+
+
+def _cases(fn: ast.AST) -> int:
+    """Parametrized cases: the product of the lengths of literal argvalues lists (1 without parametrize)."""
+    n = 1
+    for dec in getattr(fn, "decorator_list", []):
+        if isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "parametrize":
+            values = dec.args[1] if len(dec.args) > 1 else next((k.value for k in dec.keywords if k.arg == "argvalues"), None)
+            if isinstance(values, (ast.List, ast.Tuple, ast.Set)):
+                n *= max(1, len(values.elts))
+    return n
+
+
+def _assert_kind(node: ast.Assert) -> str:
+    t = node.test
+    if isinstance(t, ast.Compare) and len(t.ops) == 1:
+        op = type(t.ops[0]).__name__
+        right = t.comparators[0]
+        if isinstance(right, ast.Call) and getattr(right.func, "attr", getattr(right.func, "id", "")) == "approx":
+            return "approx:" + ",".join(sorted(ast.unparse(k) for k in right.keywords))
+        return {"Eq": "eq", "Is": "eq", "NotEq": "ne", "IsNot": "ne", "In": "in", "NotIn": "in"}.get(op, "cmp")
+    return "truth"
+
+
+STRENGTH = {"eq": 3, "ne": 1, "cmp": 2, "in": 1, "truth": 0}
+
+
+def _raises(fn: ast.AST) -> list[str]:
+    out = []
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.Call) and getattr(sub.func, "attr", "") == "raises" and sub.args:
+            out.append(ast.unparse(sub.args[0]))
+    return sorted(out)
+
+
+def shape_of(fn: ast.AST) -> dict[str, Any]:
+    asserts = [_assert_kind(a) for a in ast.walk(fn) if isinstance(a, ast.Assert)]
+    return {"src": hashlib.sha256(ast.dump(fn).encode()).hexdigest()[:16], "asserts": sorted(asserts),
+            "skips": _marks(fn), "cases": _cases(fn), "raises": _raises(fn)}
+
+
+def tests_of(text: str) -> dict[str, dict[str, Any]] | None:
+    """{test name (Class::name for a method): shape} of one test file; None when it does not parse."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    module_skip = any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in n.targets)
+                      and _marks(n.value) for n in tree.body)
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            out[node.name] = shape_of(node)
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            class_marks = [m for d in node.decorator_list for m in _marks(d)]
+            for sub in node.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name.startswith("test"):
+                    found = shape_of(sub)
+                    found["skips"] = sorted(found["skips"] + class_marks)
+                    out[f"{node.name}::{sub.name}"] = found
+    if module_skip:
+        for found in out.values():
+            found["skips"] = sorted(found["skips"] + ["module"])
+    return out
+
+
+def shapes(files: dict[str, dict[str, str]]) -> dict[str, dict[str, Any]]:
+    """{test file: {test: shape}} of the sealed files (`donegate.seal.own` pack's `files`)."""
+    out = {}
+    for name, body in files.items():
+        base = name.rsplit("/", 1)[-1]
+        if name.endswith(".py") and "text" in body and base != "conftest.py" and (base.startswith("test") or base.endswith("_test.py")):
+            found = tests_of(body["text"])
+            if found is not None:
+                out[name] = found
+    return out
+
+
+def findings(sealed: dict[str, dict[str, Any]], current: dict[str, str | None], passing: set[str]) -> list[dict[str, str]]:
+    """What the current test files weaken against the sealed shapes, for the tests that passed at the seal:
+    `current` is {test file: its text now (None: gone)} for the sealed test files that changed."""
+    out = []
+    for name, text in current.items():
+        before = sealed.get(name)
+        if before is None:
+            continue
+        now = tests_of(text) if text is not None else {}
+        if now is None:
+            continue  # it does not parse: the current run names that
+        for test, old in before.items():
+            tid = f"{name}::{test}"
+            if not any(p == tid or p.startswith(tid + "[") for p in passing):
+                continue
+            new = now.get(test)
+            if new is None:
+                out.append({"test": tid, "rule": "deleted", "what": "the test was deleted or renamed away"
+                            if text is not None else "its file was deleted"})
+                continue
+            if new["src"] == old["src"]:
+                continue
+            added = sorted(set(new["skips"]) - set(old["skips"]))
+            if added:
+                out.append({"test": tid, "rule": "skipped", "what": f"{'/'.join(added)} added"})
+            if len(new["asserts"]) < len(old["asserts"]):
+                out.append({"test": tid, "rule": "assert-removed",
+                            "what": f"{len(old['asserts'])} assert(s) at the seal, {len(new['asserts'])} now"})
+            elif _looser(old["asserts"], new["asserts"]):
+                out.append({"test": tid, "rule": "assert-loosened", "what": f"asserts were {', '.join(old['asserts'])}; "
+                            f"now {', '.join(new['asserts'])}"})
+            if new["cases"] < old["cases"]:
+                out.append({"test": tid, "rule": "fewer-cases", "what": f"{old['cases']} parametrized cases at the seal, {new['cases']} now"})
+            if old["raises"] and set(new["raises"]) != set(old["raises"]) and any(r in ("Exception", "BaseException") for r in new["raises"]):
+                out.append({"test": tid, "rule": "raises-broadened", "what": f"raises({', '.join(old['raises'])}) became "
+                            f"raises({', '.join(new['raises'])})"})
+    return out
+
+
+def _looser(old: list[str], new: list[str]) -> bool:
+    """The asserts, matched weakest to weakest, with one now weaker than it was (an equality made truthiness or `in`;
+    an approx given a tolerance it did not have)."""
+    def strength(kind: str) -> int:
+        return 2 if kind.startswith("approx:") else STRENGTH.get(kind, 1)
+
+    a, b = sorted(old, key=strength), sorted(new, key=strength)
+    if any(strength(y) < strength(x) for x, y in zip(a, b, strict=False)):
+        return True
+    return sorted(k for k in old if k.startswith("approx:")) != sorted(k for k in new if k.startswith("approx:")) and \
+        any(k.startswith("approx:") and k != "approx:" for k in new if k not in old)
+
+
+def pytest_section(path: Path) -> dict[str, str] | None:
+    """The pytest options of one configuration file ({} for a section without options), None without one."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if path.name == "pyproject.toml":
+        try:
+            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
+        except ImportError:  # Python 3.10: the keys read are plain enough for a look by line
+            if not re.search(r"^\[tool\.pytest(\.ini_options)?\]", text, re.M):
+                return None
+            m = re.search(r"^testpaths\s*=\s*(\[[^\]]*\]|\"[^\"]*\")", text, re.M)
+            return {"testpaths": " ".join(re.findall(r"\"([^\"]*)\"", m.group(1)))} if m else {}
+        try:
+            data = tomllib.loads(text)
+        except ValueError:
+            return None
+        tool = data.get("tool", {}).get("pytest", {})
+        opts = tool.get("ini_options") if isinstance(tool, dict) and "ini_options" in tool else tool
+        if not isinstance(data.get("tool", {}).get("pytest"), dict):
+            return None
+        tp = (opts or {}).get("testpaths", [])
+        return {"testpaths": " ".join(tp) if isinstance(tp, list) else str(tp)}
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    section = "tool:pytest" if path.name == "setup.cfg" else "pytest"
+    if not parser.has_section(section):
+        return {} if path.name in ("pytest.ini", ".pytest.ini") else None
+    return dict(parser.items(section))
+
+
+# Options that take tests out of a run: in `addopts`, or as the keys that say what is collected.
+EXCLUDING_OPTS = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--co", "--collect-only", "--lf", "--last-failed",
+                  "-x", "--exitfirst", "--maxfail", "--sw", "--stepwise")
+COLLECT_KEYS = ("testpaths", "python_files", "python_classes", "python_functions", "norecursedirs", "collect_ignore")
+HOOKS = ("pytest_collection_modifyitems", "pytest_ignore_collect", "pytest_deselected", "pytest_collect_file",
+         "pytest_pycollect_makeitem", "pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_makereport",
+         "collect_ignore", "collect_ignore_glob")
+
+
+def _options(name: str, text: str | None) -> dict[str, str]:
+    """The pytest options of a configuration file's text ({} for none)."""
+    if not text:
+        return {}
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / name.rsplit("/", 1)[-1]
+        p.write_text(text, encoding="utf-8")
+        found = pytest_section(p) or {}
+    if name.endswith("pyproject.toml"):  # the pyproject reader keeps testpaths only: the rest by its own look
+        try:
+            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
+
+            tool = tomllib.loads(text).get("tool", {}).get("pytest", {})
+            opts = tool.get("ini_options", tool) if isinstance(tool, dict) else {}
+            found = {k: " ".join(v) if isinstance(v, list) else str(v) for k, v in opts.items()}
+        except (ImportError, ValueError):
+            pass
+    return found
+
+
+def config_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """Tests taken out by configuration: an option in `addopts` that deselects or stops early, a collection key
+    narrowed or changed. `sealed` and `current`: {configuration file: text (None: none)}."""
+    out = []
+    for name in sorted(set(sealed) | set(current)):
+        before, now = _options(name, sealed.get(name)), _options(name, current.get(name))
+        old_words = set((before.get("addopts") or "").replace("=", " ").split())
+        for word in (now.get("addopts") or "").replace("=", " ").split():
+            if word in EXCLUDING_OPTS and word not in old_words:
+                out.append({"test": name, "rule": "config-excluded", "what": f"addopts gained {word}"})
+        for key in COLLECT_KEYS:
+            if now.get(key, before.get(key)) != before.get(key):
+                out.append({"test": name, "rule": "config-excluded",
+                            "what": f"{key} changed from {before.get(key)!r} to {now.get(key)!r}"})
+    return out
+
+
+def _hooks(text: str | None) -> set[str]:
+    if not text:
+        return set()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {"(does not parse)"}
+    found = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in HOOKS:
+            found.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found.update(t.id for t in targets if isinstance(t, ast.Name) and t.id in HOOKS)
+    found.update(f"a {m} mark" for m in _marks(tree) if m in SKIPS)
+    return found
+
+
+def conftest_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """A collection or run hook (or a skip) in a conftest.py that it did not have at the seal."""
+    out = []
+    for name, text in sorted(current.items()):
+        added = sorted(_hooks(text) - _hooks(sealed.get(name)))
+        if added:
+            out.append({"test": name, "rule": "collection-hook", "what": f"{', '.join(added)} added"})
+    return out

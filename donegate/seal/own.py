@@ -1,0 +1,274 @@
+"""The project's own test suite in the store (docs/own-suite.md): found as pytest would find it, packed into one
+store file (`own-suite.json`) with its baseline, and laid out again for a run.
+
+Packed, not copied as files: the store's check compares its top-level files with the manifest, and the hidden run
+takes every `.py` file at the store's top for a hidden test; one JSON file is verified like any store file and
+is never collected.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import json
+import os
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any
+
+from donegate.errors import DonegateError
+from donegate.seal.loosened import pytest_section
+
+NAME = "own-suite.json"
+VERSION = 1
+# pytest's own order of configuration files (its rootdir rules): the first holding a pytest section wins.
+CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+USUAL = ("tests", "test", "testing")
+SKIP_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".git", "node_modules", ".tox", ".nox"}
+MAX_FILES = 5000
+MAX_BYTES = 32 << 20
+AGAIN_BELOW = 20.0  # seconds: a suite faster than this runs twice at the seal
+KIT_INI = "[pytest]\n# Written by donegate: the project had no pytest configuration at the seal.\n"
+
+
+def configured(value: Any) -> list[str] | str:
+    """`own_tests:` of donegate.yaml as the seal takes it: "auto", "off" or a list of paths."""
+    if isinstance(value, bool):  # YAML reads a bare `off` as false
+        return "auto" if value else "off"
+    if isinstance(value, list) and not all(isinstance(v, str) for v in value):
+        raise DonegateError("config key own_tests: expected auto, off or a list of paths", "fix own_tests in donegate.yaml")
+    return value if isinstance(value, list) or value in ("auto", "off") else [value]
+
+
+def configuration(project: Path) -> tuple[str | None, list[str]]:
+    """(the configuration file pytest reads in `project`, relative; its `testpaths`)."""
+    for name in CONFIGS:
+        found = pytest_section(project / name) if (project / name).is_file() else None
+        if found is not None:
+            return name, found.get("testpaths", "").split()
+    return None, []
+
+
+def find(project: Path, named: list[str] | None = None) -> tuple[str | None, list[str], str]:
+    """(configuration file, the paths pytest would collect, relative, how they were found). `named`: what
+    `--own-tests` / `own_tests:` say (paths relative to the project)."""
+    config, testpaths = configuration(project)
+    if named:
+        how, wanted = "named", named
+    elif testpaths:
+        how, wanted = "testpaths", testpaths
+    else:
+        how, wanted = "usual", [d for d in USUAL if (project / d).is_dir()]
+        if not wanted:
+            wanted = sorted(p.name for p in project.glob("test_*.py")) + sorted(p.name for p in project.glob("*_test.py"))
+    out = []
+    for p in wanted:
+        rel = os.path.normpath(p)
+        if rel.startswith("..") or os.path.isabs(rel):
+            raise DonegateError(f"own tests {p!r}: outside the project", "name folders or files inside it (own_tests: in donegate.yaml)")
+        if (project / rel).exists():
+            out.append(rel)
+        elif how == "named":
+            raise DonegateError(f"own tests {p!r}: no such file or folder in {project}", "name the project's test folders (own_tests:)")
+    return config, out, how
+
+
+def _read(path: Path) -> dict[str, str]:
+    data = path.read_bytes()
+    try:
+        return {"text": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"b64": base64.b64encode(data).decode("ascii")}
+
+
+def gather(project: Path, config: str | None, found: list[str]) -> dict[str, dict[str, str]]:
+    """Every file under the collected paths (caches left out), every `conftest.py` from the project's folder down to
+    them, and the configuration: {relative path: content}."""
+    names: set[str] = set()
+    for rel in found:
+        top = project / rel
+        if top.is_file():
+            names.add(rel)
+            continue
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not (Path(folder) / d / "pyvenv.cfg").exists())
+            for f in files:
+                if not f.endswith((".pyc", ".pyo")):
+                    names.add(os.path.relpath(os.path.join(folder, f), project))
+        parts = Path(rel).parts
+        for i in range(len(parts)):
+            conftest = Path(*parts[:i], "conftest.py") if i else Path("conftest.py")
+            if (project / conftest).is_file():
+                names.add(str(conftest))
+    # every configuration file pytest could read (the one it read, and those a later edit could make it read):
+    # the weakening check compares each with what it is at a stop
+    names.update(name for name in CONFIGS if (project / name).is_file())
+    if len(names) > MAX_FILES:
+        raise DonegateError(f"the project's own tests hold {len(names)} files (at most {MAX_FILES} are sealed)",
+                            "name the test folders with --own-tests PATH..., or switch them off: --own-tests off")
+    out, size = {}, 0
+    for name in sorted(names):
+        p = project / name
+        if p.is_symlink() or not p.is_file():
+            continue
+        out[name] = _read(p)
+        size += p.stat().st_size
+        if size > MAX_BYTES:
+            raise DonegateError(f"the project's own tests hold more than {MAX_BYTES >> 20} MB",
+                                "name the test folders with --own-tests PATH..., or switch them off: --own-tests off")
+    return out
+
+
+def lay_out(pack: dict[str, Any], dest: Path) -> list[str]:
+    """The sealed files written under `dest` as they lay in the project; returns pytest's arguments for a run
+    there: the sealed configuration (or the kit's empty one), `dest` as rootdir, the collected paths."""
+    for name, body in pack["files"].items():
+        p = dest / name
+        if not p.resolve().is_relative_to(dest.resolve()):
+            continue
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(body["text"].encode("utf-8") if "text" in body else base64.b64decode(body["b64"]))
+    config = pack.get("config")
+    if not config:
+        config = "pytest.ini"
+        (dest / config).write_text(KIT_INI, encoding="utf-8")
+    paths = [str(dest / p) for p in pack["paths"] if (dest / p).exists()]
+    return ["-c", str(dest / config), "--rootdir", str(dest), *paths]
+
+
+def where(files: dict[str, dict[str, str]]) -> dict[str, int]:
+    """{"file::function" or "file::Class::function": line} of every test function of the sealed test files."""
+    out: dict[str, int] = {}
+    for name, body in files.items():
+        if not name.endswith(".py") or "text" not in body or Path(name).name == "conftest.py":
+            continue
+        try:
+            tree = ast.parse(body["text"])
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out[f"{name}::{node.name}"] = node.lineno
+            elif isinstance(node, ast.ClassDef):
+                for sub in node.body:
+                    if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        out[f"{name}::{node.name}::{sub.name}"] = sub.lineno
+    return out
+
+
+def line_of(test_id: str, lines: dict[str, int]) -> str:
+    """`file:line` of a test id (its parameters dropped)."""
+    base = test_id.split("[", 1)[0]
+    file = base.split("::", 1)[0]
+    n = lines.get(base)
+    return f"{file}:{n}" if n else file
+
+
+def load(store_path: Path) -> dict[str, Any] | None:
+    """The packed suite of a verified store (None: it has none)."""
+    from donegate.core import fsafe
+
+    p = store_path / NAME
+    if not p.exists():
+        return None
+    data = json.loads(fsafe.read_text(p))
+    return data if isinstance(data, dict) else None
+
+
+def summary(pack: dict[str, Any]) -> dict[str, Any]:
+    """The manifest's short view of the packed suite (status, doctor)."""
+    base = pack["baseline"]
+    return {"tests": len(pack["tests"]), "passing": len(base["passing"]), "failing": len(base["failing"]),
+            "skipped": len(base["skipped"]), "flaky": len(base.get("flaky") or []), "files": len(pack["files"]), "config": pack.get("config"),
+            "paths": pack["paths"], "by": pack.get("by", ""), "supersedes": pack.get("supersedes", [])}
+
+
+def describe(own: dict[str, Any] | None) -> str:
+    """One line for the seal, status and doctor."""
+    if not own:
+        return "the project's own tests: not sealed (a store sealed before the kit kept them)"
+    if own.get("off"):
+        return f"the project's own tests: not sealed ({own['off']})"
+    line = (f"the project's own tests: {own['passing']} of {own['tests']} pass at the seal and are kept "
+            f"({', '.join(own['paths']) or 'nothing'}; {own['files']} files"
+            + (f", configuration {own['config']}" if own.get("config") else "") + ")")
+    if own.get("failing") or own.get("skipped") or own.get("flaky"):
+        line += (f"; {own['failing']} failing at the seal, {own['skipped']} skipped"
+                 + (f" and {own['flaky']} flaky (passed once of two runs)" if own.get("flaky") else "") + " never block")
+    if own.get("supersedes"):
+        line += f"; superseded by the request: {', '.join(own['supersedes'][:5])}"
+    return line
+
+
+def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confine: str, allow: tuple[str, ...],
+               named: list[str] | str | None, supersedes: list[str] | None = None) -> dict[str, Any] | None:
+    """Find the project's own suite, run it once in the project's environment (as the hidden tests), and return
+    the pack for the store (None: `named` is "off" or nothing was found). A suite that does not collect is
+    refused in one line, with the fix."""
+    import tempfile
+
+    from donegate.hidden import runner
+
+    if named == "off" or named == ["off"]:
+        return None
+    config, found, how = find(project, None if named in (None, "auto", ["auto"]) else list(named))
+    if not found:
+        return None
+    files = gather(project, config, found)
+    pack: dict[str, Any] = {"version": VERSION, "config": config, "paths": found, "by": how, "files": files}
+    import copy
+
+    from donegate.seal import reach
+
+    with tempfile.TemporaryDirectory(prefix="donegate-own-") as tmp:
+        dest = Path(tmp) / "suite"
+        dest.mkdir()
+        layout = lay_out(pack, dest)
+        load, folder = reach.plant(dest)  # which project files each test reaches, recorded in this one run
+        mapping = copy.copy(launch)
+        mapping.site = [*launch.site, folder]
+        run = runner.run(dest, repo, timeout=timeout, confine=confine, project=project, python=mapping, allow=allow,
+                         layout=[*layout[:4], *load, *layout[4:]])
+        again = None
+        if run.results and not run.problem and run.duration < AGAIN_BELOW:  # twice where cheap: a flaky test is known
+            again = runner.run(dest, repo, timeout=timeout, confine=confine, project=project, python=launch, allow=allow,
+                               layout=layout)
+    fix = ("fix them, name the test folders with --own-tests PATH..., or switch them off: --own-tests off "
+           "(own_tests: off in donegate.yaml)")
+    if run.environment:
+        raise DonegateError(f"the project's own tests cannot run: {run.environment}", fix)
+    if run.errors:
+        first = run.errors[0]
+        detail = (first.get("message") or "").strip().splitlines()
+        why = detail[-1] if detail else first.get("nodeid", "")
+        raise DonegateError(f"the project's own tests do not collect ({len(run.errors)} error(s)): "
+                            f"{first.get('nodeid') or ''}: {why}"[:400], fix)
+    if run.problem and (not run.results or "timeout" in run.problem):
+        raise DonegateError(f"the project's own tests did not run: {run.problem}"[:400], fix)
+    if run.tamper:
+        raise DonegateError(f"the project's own tests trip the run's tripwires at the seal: {run.tamper}"[:400], fix)
+    if not run.collected:
+        return None
+    superseded = sorted(set(supersedes or ()))
+    unknown = [t for t in superseded if t not in run.collected]
+    if unknown:
+        raise DonegateError(f"--supersedes {unknown[0]}: no such test in the project's own tests",
+                            "name a test id as pytest prints it (tests/test_x.py::test_y)")
+    skipped = run.skipped()
+    passing = sorted(t for t in run.passing() if t not in superseded)
+    failing = sorted(t for t in run.failing() if t not in skipped and t not in superseded)
+    # A test that passed once and not again is flaky: it never blocks (nor would a person want it to).
+    flaky = [] if again is None else [t for t in passing if (again.results.get(t) or {}).get("outcome") != "passed"]
+    passing = [t for t in passing if t not in flaky]
+    pack.update(tests=run.collected, baseline={"passing": passing, "failing": failing, "skipped": sorted(skipped),
+                                               "flaky": flaky},
+                where=where(files), supersedes=superseded)
+    from donegate.seal import loosened
+
+    pack["shape"] = loosened.shapes(files)
+    reached = reach.read(run.output, [str(project.resolve()), str(project)])
+    if reached is not None:
+        pack["reach"] = {**reach.pack(reach.close(project, reached)), "project_files": reach.project_files(project)}
+    return pack

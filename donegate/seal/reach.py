@@ -1,0 +1,215 @@
+"""Which project files each sealed test of the project's own suite reaches (docs/own-suite.md, "Cost follows the
+change"): recorded once, at the seal's run of the suite, so a stop runs only the sealed test files a change can reach.
+
+At the seal a small pytest plugin (`PLUGIN`, written beside the laid-out suite and loaded with `-p`) records, per
+test, the source files of every Python function called during its setup, call and teardown (a trace function that
+follows calls only, set for each phase and removed after it); the map goes back on pytest's own output, one marked
+line, and the seal closes it over the project's static imports (a module read only for its constants is reached
+through the module that imports it). A stop then runs a sealed test file when a file its tests reached changed; a
+change the map cannot place (a Python file no test reached, a file that is not Python, a new top-level module that
+could shadow an import) runs the whole suite.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+MODULE = "_donegate_own_reach"
+MARK = "DONEGATE-OWN-REACH "
+FOLDER = ".donegate-reach"  # under the laid-out suite: never a test path (pytest skips dot folders)
+
+PLUGIN = '''\
+import json, os, sys
+
+import pytest
+
+_files = {}
+_map = {}
+_now = []
+
+
+def _trace(frame, event, arg):
+    if event == "call":
+        name = frame.f_code.co_filename
+        index = _files.get(name)
+        if index is None:
+            index = _files[name] = len(_files)
+        _now[-1].add(index)
+    return None
+
+
+def _phase(item):
+    _now.append(_map.setdefault(item.nodeid, set()))
+    before = sys.gettrace()
+    sys.settrace(_trace)
+    try:
+        return (yield)
+    finally:
+        sys.settrace(before)
+        _now.pop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    return (yield from _phase(item))
+
+
+def pytest_unconfigure(config):
+    names = sorted(_files, key=_files.get)
+    data = {"files": names, "tests": {k: sorted(v) for k, v in _map.items()}}
+    out = os.fdopen(os.dup(1), "w")
+    out.write("\\n''' + MARK + '''" + json.dumps(data, separators=(",", ":")) + "\\n")
+    out.close()
+'''
+
+
+def plant(dest: Path) -> tuple[list[str], str]:
+    """The plugin written under the laid-out suite `dest`: (pytest's arguments loading it, the folder to put on the
+    run's sys.path)."""
+    folder = dest / FOLDER
+    folder.mkdir()
+    (folder / f"{MODULE}.py").write_text(PLUGIN, encoding="utf-8")
+    return ["-p", MODULE], str(folder)
+
+
+def read(output: str, seen: list[str]) -> dict[str, list[str]] | None:
+    """{test id: project files it reached, relative} from the run's output; `seen`: the folders the project was seen at
+    in the run (its path, or the copy's), longest first. None when the run printed no map."""
+    line = next((ln for ln in reversed(output.splitlines()) if ln.startswith(MARK)), None)
+    if line is None:
+        return None
+    try:
+        data = json.loads(line[len(MARK):])
+        names, tests = data["files"], data["tests"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    rel: list[str | None] = []
+    for name in names:
+        found = None
+        for top in seen:
+            if isinstance(name, str) and name.startswith(top.rstrip("/") + "/"):
+                found = name[len(top.rstrip("/")) + 1:]
+                break
+        rel.append(found)
+    out: dict[str, list[str]] = {}
+    for tid, idx in tests.items():
+        out[tid] = sorted({r for i in idx if isinstance(i, int) and 0 <= i < len(rel) and (r := rel[i]) is not None})
+    return out
+
+
+def _imports(project: Path, name: str) -> set[str]:
+    """The project's files a module imports at its top (static, `ast`): `import a.b`, `from a import b`, relative."""
+    try:
+        tree = ast.parse((project / name).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return set()
+    here = Path(name).parent
+    wanted: list[Path] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            wanted += [Path(*a.name.split(".")) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = here
+            for _ in range(max(0, node.level - 1)):
+                base = base.parent
+            mod = Path(*node.module.split(".")) if node.module else Path()
+            start = (base / mod) if node.level else mod
+            wanted.append(start)
+            wanted += [start / a.name for a in node.names]
+    out = set()
+    for w in wanted:
+        for root in (Path(), Path("src")):
+            for cand in (root / w.with_suffix(".py") if w.parts else None, root / w / "__init__.py" if w.parts else None):
+                if cand is not None and (project / cand).is_file():
+                    out.add(cand.as_posix())
+    return out
+
+
+def close(project: Path, reached: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Each test's files with every project file they import, transitively (a module read only for its constants)."""
+    memo: dict[str, set[str]] = {}
+
+    def closure(name: str) -> set[str]:
+        if name in memo:
+            return memo[name]
+        memo[name] = seen = {name}
+        todo = [name]
+        while todo:
+            for nxt in _imports(project, todo.pop()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    out = {}
+    for tid, files in reached.items():
+        found: set[str] = set()
+        for f in [tid.split("::", 1)[0], *files]:  # the test file's own imports too (a constant it reads)
+            if f.endswith(".py"):
+                found |= closure(f)
+        out[tid] = sorted(found)
+    return out
+
+
+def pack(reached: dict[str, list[str]]) -> dict[str, Any]:
+    """The map as the store keeps it: file names once, each test by its file's indexes."""
+    names = sorted({f for files in reached.values() for f in files})
+    index = {n: i for i, n in enumerate(names)}
+    return {"files": names, "tests": {t: [index[f] for f in files] for t, files in reached.items()}}
+
+
+def select(kept: dict[str, Any] | None, tests: list[str], changed: list[str], test_files: set[str]) -> set[str] | None:
+    """The sealed test files (relative to the project) a stop must run for `changed` (project-relative names changed
+    since the seal), or None: all of them. `test_files`: the suite's own files (a change to one is not the product's:
+    the sealed copies run, and the agent's own are run as they are now)."""
+    if not kept:
+        return None
+    names = kept.get("files") or []
+    mapped = kept.get("tests") or {}
+    at_seal = set(kept.get("project_files") or [])
+    reached_by: dict[str, set[str]] = {}
+    for tid, idx in mapped.items():
+        for i in idx:
+            if isinstance(i, int) and 0 <= i < len(names):
+                reached_by.setdefault(names[i], set()).add(tid.split("::", 1)[0])
+    out = {t.split("::", 1)[0] for t in tests if t not in mapped}  # a test the map does not know runs every time
+    for name in changed:
+        if name in test_files or name.endswith((".pyc", ".pyo")) or "__pycache__/" in name or name.startswith(".claude/"):
+            continue
+        if not name.endswith(".py"):
+            return None  # data or configuration the product may read
+        if name in reached_by:
+            out |= reached_by[name]
+        elif name in at_seal:
+            return None  # there at the seal, reached by no test as far as the map sees: it cannot place the change
+        elif "/" not in name or name.startswith("src/") and name.count("/") == 1:
+            return None  # a new top-level module: it could shadow what a test imports
+        # else a new module inside a package: reached only through a file that imports it, which changed too
+    return out
+
+
+def project_files(project: Path) -> list[str]:
+    """The project's Python files at the seal (environments and caches left out)."""
+    skip = {"__pycache__", ".git", ".venv", "venv", "node_modules", ".tox", ".nox", ".pytest_cache", ".mypy_cache"}
+    out = []
+    for folder, dirs, files in os.walk(project):
+        dirs[:] = [d for d in dirs if d not in skip and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))]
+        out += [os.path.relpath(os.path.join(folder, f), project) for f in files if f.endswith(".py")]
+    return sorted(out)

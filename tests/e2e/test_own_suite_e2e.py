@@ -1,0 +1,55 @@
+"""The project's own tests inside the real Claude Code (issue 44; docs/own-suite.md), against a scripted model.
+
+One session holds both headline failures: the agent adds a test to the project's own `tests/test_cart.py` (was:
+"protected files were changed (restore them)") and its fix of the request breaks what that file already checked
+(was: the stop passed, the hidden tests being all it ran). It is blocked with the project's own test, fixes the
+regression, and stops with its added test kept.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.fakeapi import tool, turn
+from tests.support.gated import BUG, CLAIM, stop_hook_ran_cleanly
+
+pytestmark = pytest.mark.e2e
+
+SLOPPY = "if units >= BULK_THRESHOLD or units <= 2:"  # the boundary fixed, and small carts discounted by mistake
+ADDED = ("\n\ndef test_ten_units_get_the_discount():\n    cart = Cart()\n    cart.add(\"mug\", 430, 10)\n"
+         "    assert cart.total() == 3870\n")
+OWN_TEST = "tests/test_cart.py::test_small_cart_has_no_discount"
+
+
+def test_a_regression_of_the_projects_own_test_blocks_and_an_added_test_is_kept(gated, api):
+    g = gated()
+    own = g.repo / "tests" / "test_cart.py"
+    before = own.read_text()
+
+    def fix_after_feedback(request: dict):
+        said = "\n".join(b.get("text", "") for b in request["messages"][-1]["content"] if isinstance(b, dict))
+        assert OWN_TEST in said, said
+        return turn("The small-cart change was wrong.", tool("Edit", {"file_path": str(g.pricing), "old_string": SLOPPY,
+                                                                    "new_string": BUG[1]}))
+
+    api.add(
+        turn(tool("Read", {"file_path": str(g.pricing)}), tool("Read", {"file_path": str(own)})),
+        turn(tool("Edit", {"file_path": str(g.pricing), "old_string": BUG[0], "new_string": SLOPPY}),
+             tool("Edit", {"file_path": str(own), "old_string": before.rstrip("\n").splitlines()[-1],
+                           "new_string": before.rstrip("\n").splitlines()[-1] + ADDED})),
+        CLAIM,
+        fix_after_feedback,
+        "Fixed: the discount starts at 10 units, and a test says so.",
+    )
+    s = g.run(api)
+
+    stop_hook_ran_cleanly(s)
+    assert s.verdicts == ["block", "pass"], s.describe()
+    (feedback,) = s.feedback()
+    assert OWN_TEST in feedback and "tests/test_cart.py:4" in feedback and "as it was when the work began" in feedback
+    assert "assert 450 == 500" in feedback and "protected files were changed" not in feedback
+    first, second = s.stops
+    assert first["gates"]["acceptance"]["failed"] == 0  # the hidden tests passed: only the project's own test saw it
+    assert [f["id"] for f in first["gates"]["own"]["failing"]] == [OWN_TEST]
+    assert second["gates"]["own"]["ok"] and second["gates"]["own"]["ran_now"] == ["tests/test_cart.py"]
+    assert ADDED.strip() in own.read_text()  # the agent's test stays

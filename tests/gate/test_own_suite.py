@@ -1,0 +1,319 @@
+"""The project's own tests, sealed (issue 44; docs/own-suite.md): through the real hook, real git repositories.
+
+The two headline failures first: an honest agent that adds a test to the project's own test file was told to
+undo it ("protected files were changed"), and an agent that broke what the project's own tests covered passed.
+Beside each attack, the honest look-alike that passes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from donegate.seal import store
+from tests.support.repos import KIT, make_repo, run_hook, stop_lines, stop_payload
+
+CALC = "def add(a, b):\n    return a + b\n"
+OWN = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+HIDDEN = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
+MUL = "\n\ndef mul(a, b):\n    return a * b\n"
+ADD_BROKEN = "def add(a, b):\n    return a - b\n"
+
+
+def donegate(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "donegate", *argv], capture_output=True, text=True, cwd=KIT,
+                          timeout=timeout)
+
+
+def sealed_calc(tmp_path, files: dict[str, str] | None = None, *extra: str):
+    repo = make_repo(tmp_path / "calc", {"calc.py": CALC, "tests/test_calc.py": OWN, **(files or {})})
+    hidden = tmp_path / "hidden" / "test_mul.py"
+    hidden.parent.mkdir()
+    hidden.write_text(HIDDEN)
+    res = donegate("seal", str(repo), str(hidden), "--request", "add mul", *extra)
+    assert res.returncode == 0, res.stderr
+    return repo, res
+
+
+def blocked(res) -> str:
+    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
+    return res.stderr
+
+
+# -- the seal -----------------------------------------------------------------------------------------
+
+
+def test_the_seal_keeps_the_projects_own_suite_and_its_baseline(tmp_path, kit_home):
+    repo, res = sealed_calc(tmp_path)
+    assert "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout
+    st = store.load(repo)
+    assert st.manifest["own_suite"]["tests"] == 1 and st.manifest["own_suite"]["passing"] == 1
+    own = json.loads((st.path / "own-suite.json").read_text())
+    assert own["tests"] == ["tests/test_calc.py::test_add"]
+    assert own["baseline"]["passing"] == ["tests/test_calc.py::test_add"]
+    assert own["files"]["tests/test_calc.py"]["text"] == OWN
+    for command in (["status"], ["doctor", "-v"]):
+        shown = donegate(*command, str(repo)).stdout
+        assert "the project's own tests: 1 of 1 pass at the seal and are kept (tests; 1 files)" in shown, (command, shown)
+
+
+def test_own_tests_off_seals_no_own_suite(tmp_path, kit_home):
+    repo, res = sealed_calc(tmp_path, None, "--own-tests", "off")
+    st = store.load(repo)
+    assert "own_suite" in st.manifest and st.manifest["own_suite"].get("off")
+    assert not (st.path / "own-suite.json").exists()
+
+
+def test_a_suite_that_does_not_collect_is_named_in_one_line_and_nothing_is_sealed(tmp_path, kit_home):
+    repo = make_repo(tmp_path / "calc", {"calc.py": CALC, "tests/test_calc.py": "import nothere_at_all\n\ndef test_x():\n    pass\n"})
+    hidden = tmp_path / "test_mul.py"
+    hidden.write_text(HIDDEN)
+    res = donegate("seal", str(repo), str(hidden))
+    assert res.returncode == 1, res.stdout
+    assert "the project's own tests do not collect" in res.stderr and "--own-tests" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
+    assert store.load(repo) is None
+
+
+# -- the headline cases -------------------------------------------------------------------------------
+
+
+def test_an_honest_agent_adding_a_test_to_the_projects_test_file_passes(tmp_path, kit_home):
+    """Was: "protected files were changed (restore them): tests/test_calc.py"."""
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN + "\n\ndef test_mul():\n    from calc import mul\n    assert mul(2, 4) == 8\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+
+
+def test_an_agent_that_breaks_what_the_projects_tests_covered_is_blocked(tmp_path, kit_home):
+    """Was: the stop passed (the hidden tests were all it ran)."""
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "tests/test_calc.py::test_add" in err and "tests/test_calc.py:4" in err, err
+    assert "as it was when the work began" in err and "assert -1 == 5" in err, err
+    own = stop_lines(kit_home)[-1]["gates"]["own"]
+    assert own["failing"][0]["id"] == "tests/test_calc.py::test_add"
+
+
+def test_the_visible_copy_edited_to_match_the_regression_changes_nothing(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 5", "== -1"))
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "tests/test_calc.py::test_add" in err and "the old contract changed" in err, err
+    assert "APPEAL:" in err  # the appeal is offered for a contract the request changed
+
+
+def test_the_visible_copy_deleted_or_skipped_changes_nothing(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    (repo / "tests" / "test_calc.py").unlink()
+    (repo / "conftest.py").write_text("import pytest\n\ndef pytest_collection_modifyitems(items):\n"
+                                      "    for i in items:\n        i.add_marker(pytest.mark.skip)\n")
+    (repo / "pytest.ini").write_text("[pytest]\naddopts = -k nothing\n")
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "tests/test_calc.py::test_add" in err
+
+
+def test_the_agents_own_new_test_must_pass(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests" / "test_more.py").write_text("from calc import mul\n\ndef test_mul_zero():\n    assert mul(0, 3) == 3\n")
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "tests/test_more.py::test_mul_zero" in err and "your own" in err, err
+    (repo / "tests" / "test_more.py").write_text("from calc import mul\n\ndef test_mul_zero():\n    assert mul(0, 3) == 0\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+
+
+def test_a_test_failing_at_the_seal_never_blocks(tmp_path, kit_home):
+    repo, res = sealed_calc(tmp_path, {"tests/test_old.py": "def test_broken():\n    assert 1 == 2\n"})
+    assert "1 failing at the seal, 0 skipped never block" in res.stdout, res.stdout
+    (repo / "calc.py").write_text(CALC + MUL)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+
+
+def test_supersedes_says_a_test_the_request_changes(tmp_path, kit_home):
+    repo, res = sealed_calc(tmp_path, None, "--supersedes", "tests/test_calc.py::test_add")
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 5", "== -1"))
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+
+
+# -- weakening, named (docs/own-suite.md; the rules one by one: tests/seal/test_loosened.py) ---------------------
+
+
+def test_a_skip_added_to_a_passing_project_test_is_named_and_appealable(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN.replace("def test_add", "import pytest\n\n\n@pytest.mark.skip\ndef test_add"))
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "a test of the project was weakened: tests/test_calc.py::test_add: skip added [skipped]" in err, err
+    assert "APPEAL:" in err
+    assert stop_lines(kit_home)[-1]["gates"]["own"]["weakened"][0]["rule"] == "skipped"
+
+
+def test_tests_excluded_by_a_new_configuration_are_named(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "pytest.ini").write_text("[pytest]\naddopts = --deselect tests/test_calc.py::test_add\n")
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "pytest.ini: addopts gained --deselect [config-excluded]" in err, err
+
+
+def test_an_honest_agent_strengthening_a_test_and_adding_config_passes(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN + "    assert add(-1, 1) == 0\n")
+    (repo / "pytest.ini").write_text("[pytest]\naddopts = -v\nmarkers =\n    slow: slow tests\n")
+    (repo / "tests" / "conftest.py").write_text("import pytest\n\n\n@pytest.fixture\ndef two():\n    return 2\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+
+
+def test_a_cached_stop_still_names_the_regression(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    first = blocked(run_hook(stop_payload(repo)))
+    second = blocked(run_hook(stop_payload(repo)))
+    assert stop_lines(kit_home)[-1]["gates"]["cache"]["hit"] is True
+    assert "tests/test_calc.py::test_add" in second and second == first
+
+
+# -- cost follows the change (donegate.seal.reach) ----------------------------------------------------------------
+
+TWO = {
+    "calc.py": "from consts import OFFSET\n\n\ndef add(a, b):\n    return a + b + OFFSET\n",
+    "consts.py": "OFFSET = 0\n",
+    "text.py": "def shout(s):\n    return s.upper()\n",
+    "tests/test_calc.py": OWN,
+    "tests/test_text.py": "from text import shout\n\n\ndef test_shout():\n    assert shout('a') == 'A'\n",
+    "data.txt": "x\n",
+}
+
+
+def _ran(kit_home):
+    return stop_lines(kit_home)[-1]["gates"]["own"]["ran_sealed"]
+
+
+def test_a_stop_runs_the_sealed_test_files_its_change_can_reach(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path, TWO)
+    (repo / "calc.py").write_text(TWO["calc.py"] + MUL)
+    assert run_hook(stop_payload(repo)).returncode == 0
+    assert _ran(kit_home) == ["tests/test_calc.py"]
+    (repo / "text.py").write_text("def shout(s):\n    return s\n")  # a regression the other file reaches
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "tests/test_text.py::test_shout" in err and _ran(kit_home) == ["tests/test_calc.py", "tests/test_text.py"]
+
+
+def test_a_constant_read_through_an_import_is_reached(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path, TWO)
+    (repo / "calc.py").write_text(TWO["calc.py"] + MUL)
+    (repo / "consts.py").write_text("OFFSET = 1\n")
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "tests/test_calc.py::test_add" in err and _ran(kit_home) == ["tests/test_calc.py"]
+
+
+def test_a_change_the_map_cannot_place_runs_the_whole_suite(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path, TWO)
+    (repo / "calc.py").write_text(TWO["calc.py"] + MUL)
+    (repo / "data.txt").write_text("y\n")
+    assert run_hook(stop_payload(repo)).returncode == 0
+    assert _ran(kit_home) == "all"
+    (repo / "data.txt").write_text("x\n")
+    (repo / "json.py").write_text("X = 1\n")  # a new top-level module could shadow an import
+    assert run_hook(stop_payload(repo)).returncode == 0
+    assert _ran(kit_home) == "all"
+
+
+def test_own_run_all_runs_the_whole_suite_every_stop(tmp_path, kit_home):
+    from tests.support.repos import write_config
+
+    write_config(kit_home, "own_run: all\n")
+    repo, _ = sealed_calc(tmp_path, TWO)
+    (repo / "calc.py").write_text(TWO["calc.py"] + MUL)
+    assert run_hook(stop_payload(repo)).returncode == 0
+    assert _ran(kit_home) == "all"
+
+
+# -- the report --------------------------------------------------------------------------------------------------
+
+
+def test_the_report_counts_what_the_own_suite_did(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    blocked(run_hook(stop_payload(repo, session="regress")))  # a regression blocked
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests" / "test_more.py").write_text("from calc import mul\n\ndef test_m():\n    assert mul(2, 2) == 4\n\n"
+                                                 "def test_n():\n    assert mul(0, 2) == 0\n")
+    assert run_hook(stop_payload(repo, session="grow")).returncode == 0  # two tests added
+    (repo / "tests" / "test_more.py").unlink()
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 5", "== -1"))  # the contract changed
+    blocked(run_hook(stop_payload(repo, session="contract")))
+    appeal = "The request changes add.\n\nAPPEAL: the request says add now subtracts, the old test contradicts it"
+    assert run_hook(stop_payload(repo, session="contract", message=appeal)).returncode == 0
+    res = donegate("report", "--json")
+    counts = json.loads(res.stdout)["own_suite"]["default"]
+    assert counts["regressions_blocked"] == 1 and counts["tests_added"] == 2 and counts["contract_changes_appealed"] == 1
+    assert "1 regressions blocked, 2 tests added by the agents" in donegate("report").stdout
+
+
+def test_a_flaky_test_is_known_at_the_seal_and_never_blocks(tmp_path, kit_home):
+    """It passes at the seal's first run and fails at its second (a counter outside the repository)."""
+    count = tmp_path / "count"
+    flaky = (f"import os\n\n\ndef test_flaky():\n    n = os.path.getsize({str(count)!r}) if os.path.exists({str(count)!r}) else 0\n"
+             f"    open({str(count)!r}, 'a').write('x')\n    assert n % 2 == 0\n")
+    repo, res = sealed_calc(tmp_path, {"tests/test_flaky.py": flaky})
+    assert "1 flaky (passed once of two runs)" in res.stdout, res.stdout
+    assert json.loads((store.load(repo).path / "own-suite.json").read_text())["baseline"]["flaky"] == ["tests/test_flaky.py::test_flaky"]
+    from tests.support.repos import write_config
+
+    write_config(kit_home, "own_run: all\n")
+    count.write_text("x")  # its next run fails: as sealed passing, it would block
+    (repo / "calc.py").write_text(CALC + MUL)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+
+
+def test_a_subfolder_project_keeps_and_runs_its_own_suite(tmp_path, kit_home):
+    repo = make_repo(tmp_path / "mono", {"pkg/calc.py": CALC, "pkg/tests/test_calc.py": OWN, "other/x.py": "X = 1\n"})
+    hidden = tmp_path / "hidden" / "test_mul.py"
+    hidden.parent.mkdir()
+    hidden.write_text(HIDDEN)
+    res = donegate("seal", str(repo / "pkg"), str(hidden))
+    assert res.returncode == 0 and "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout + res.stderr
+    (repo / "pkg" / "calc.py").write_text(ADD_BROKEN + MUL)
+    err = blocked(run_hook(stop_payload(repo / "pkg")))
+    assert "tests/test_calc.py::test_add" in err and "tests/test_calc.py:4" in err, err
+    (repo / "pkg" / "calc.py").write_text(CALC + MUL)
+    (repo / "pkg" / "tests" / "test_calc.py").write_text(OWN + "    assert add(1, 1) == 2\n")
+    res = run_hook(stop_payload(repo / "pkg"))
+    assert res.returncode == 0, res.stderr
+
+
+def test_a_sealed_test_file_that_no_longer_imports_is_a_regression_named_by_test(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text("def plus(a, b):\n    return a + b\n" + MUL)  # add renamed away
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "the project's own test tests/test_calc.py::test_add (tests/test_calc.py:4)" in err, err
+    assert "no longer collects" in err and "ImportError" in err and "hidden tests" not in err, err
+    own = stop_lines(kit_home)[-1]["gates"]["own"]
+    assert not own["problem"] and own["failing"][0]["id"] == "tests/test_calc.py::test_add"
+
+
+def test_seal_add_keeps_the_suite_as_it_was_when_the_work_began(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    first = (store.load(repo).path / "own-suite.json").read_text()
+    (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 5", "== 6"))  # the visible copy edited meanwhile
+    more = tmp_path / "hidden" / "test_more.py"
+    more.write_text("import calc\n\n\ndef test_add_zero():\n    assert calc.add(0, 0) == 0\n")
+    res = donegate("seal", str(repo), str(more), "--add")
+    assert res.returncode == 0, res.stderr
+    assert (store.load(repo).path / "own-suite.json").read_text() == first
