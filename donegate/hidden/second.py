@@ -64,11 +64,12 @@ ALL_UP_TO = 200
 SHARE = 4  # above ALL_UP_TO: a quarter of the tests that passed at the seal, and at least ALL_UP_TO in all
 
 
-def drawn(tests: Sequence[str], manifest: dict[str, Any]) -> list[str]:
+def drawn(tests: Sequence[str], manifest: dict[str, Any], every: bool = False) -> list[str]:
     """The tests the second run checks at this stop, in the sealed order: all of them up to `ALL_UP_TO`; above,
     every new requirement and a share of the tests that already passed at the seal, drawn now from the operating
-    system's randomness (nothing in the repository, the run or an earlier stop tells which)."""
-    if len(tests) <= ALL_UP_TO:
+    system's randomness (nothing in the repository, the run or an earlier stop tells which). `every`: all of them
+    whatever their number (the runs disagreed earlier in the session: a retry is no new draw)."""
+    if every or len(tests) <= ALL_UP_TO:
         return list(tests)
     passing = set(((manifest.get("baseline") or {}).get("passing")) or ())
     old = [t for t in tests if t in passing]
