@@ -125,7 +125,7 @@ class Running:
         self.first = _Thread("donegate-hidden-run", lambda started: runner.run(
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
             project=Path(self.launch.front[0]), python=self.launch, allow=allow, root=root, tree=tree,
-            started=started, failed=self.cancel, later=True, seed=seed))
+            started=started, failed=self.cancel, later=True, seed=seed, last=sorted(st.manifest.get("held") or ())))
 
     def begun(self, timeout: float) -> None:
         """Wait (at most `timeout` s) until both runs' processes are started (in bubblewrap: before the look).

@@ -392,8 +392,9 @@ def _probe_asserts(reporter) -> None:
 
 class Reporter:
     def __init__(self, fd: int, nonce: str, repo: str = "", theirs: "list[str] | None" = None,
-                 allow: tuple = (), tests_pyc: "dict | None" = None) -> None:
+                 allow: tuple = (), tests_pyc: "dict | None" = None, last: "list[str] | None" = None) -> None:
         self.fd = fd
+        self.last = frozenset(last or ())  # the held-back tests: run after every shown one (`pytest_collection_modifyitems`)
         self.tests_pyc = tests_pyc  # where the sealed tests' rewrite is kept ({"stores": [...], "dir": ...}), or None
         self.nonce = nonce
         self.repo = repo
@@ -450,6 +451,12 @@ class Reporter:
             tb = tb.tb_next
         where = tb.tb_frame.f_code.co_filename if tb is not None else ""
         self._send(ev="import", id=node.nodeid, module=str(exc.name)[:200], file=str(where)[:1000])
+
+    def pytest_collection_modifyitems(self, session, config, items) -> None:
+        # The held-back tests last: a shown test's failure (its assertion, the product's repr) is written before any
+        # held-back test ran, so no value a held-back test compares (a spy's `__eq__` records them) can be in it.
+        if self.last:
+            items[:] = [i for i in items if i.nodeid not in self.last] + [i for i in items if i.nodeid in self.last]
 
     def pytest_collection_finish(self, session) -> None:
         self._check("during collection")

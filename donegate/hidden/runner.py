@@ -88,7 +88,8 @@ def main():
     # As `python -m pytest ARGS` has them (/proc/self/cmdline is the one place left that shows `-c`).
     sys.orig_argv = [spec["executable"], "-m", "pytest", *args]
     sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *args]
-    reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]), spec.get("tests_pyc"))
+    reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]), spec.get("tests_pyc"),
+                                  spec.get("last"))
     return pytest.main(args, plugins=[reporter, *plugin["seeded_plugins"](spec.get("seed"))])
 def end(rc):
     import os, sys
@@ -219,7 +220,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
         confine: str = "auto", allow: Sequence[str] = (), project: Path | None = None,
         python: "pyenv.Launch | None" = None, root: Path | None = None, tree: statcache.Tree | statcache.Pending | None = None,
         started: Callable[[int], None] | None = None, failed: Callable[[], None] | None = None,
-        later: bool = False, seed: str = "") -> TestRun:
+        later: bool = False, seed: str = "", last: Sequence[str] = ()) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
     (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
     tripwires stay quiet (`scan.allow`). `project`: the folder of the repository the tests are for (a
@@ -228,7 +229,9 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     `python.EnvProblem` when that interpreter cannot run. With the state root and the stop's look at the
     tree (`tree`), the copy is the tree's mirror, brought in step by what changed (`setting`). `started`
     as `proc.run` has it; `failed` is called once as soon as a test reports anything but a pass. `seed`: the
-    secret the `dg_random` fixture draws from (`donegate.hidden.seeded`; default: drawn now), kept as `.seed`."""
+    secret the `dg_random` fixture draws from (`donegate.hidden.seeded`; default: drawn now), kept as `.seed`.
+    `last`: tests run after every other (the held-back ones: no value they compare is yet in the process when a
+    shown test's failure is written, `donegate.seal.held`), in their own order."""
     from donegate.hidden import confine as walls, python as pyenv
 
     repo = repo.resolve()
@@ -237,7 +240,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     kind = walls.choose(confine)
     out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
                project=project, python=python, root=root, tree=tree, started=started, failed=failed, later=later,
-               seed=seed or secrets.token_hex(16))
+               seed=seed or secrets.token_hex(16), last=last)
     if kind == "bwrap" and out.sandbox_failed:
         # No unconfined fallback: the person chooses that (confine: off), never the machine.
         out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
@@ -361,13 +364,13 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
 def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str,
          allow: Sequence[str], project: Path, python: "pyenv.Launch", root: Path | None = None,
          tree: statcache.Tree | statcache.Pending | None = None, started: Callable[[int], None] | None = None,
-         failed: Callable[[], None] | None = None, later: bool = False, seed: str = "") -> TestRun:
+         failed: Callable[[], None] | None = None, later: bool = False, seed: str = "", last: Sequence[str] = ()) -> TestRun:
     from donegate.hidden import channel
 
     files = test_files(store)
     store = store.resolve()
     with setting(store, repo, kind, project=project, python=python, root=root, tree=tree, later=later) as w_:
-        spec = {**w_.spec, "allow": list(allow), "seed": seed}
+        spec = {**w_.spec, "allow": list(allow), "seed": seed, "last": list(last)}
         tests = None
         if w_.mirrored and root is not None:  # confined, with the state root: the sealed tests' kept rewrite
             from donegate.hidden import pyc as bytecode

@@ -91,3 +91,63 @@ def test_blocks_that_are_no_disagreement_do_not_count(tmp_path, kit_home):
         res, line = _stop(repo, kit_home, BASE + "\n\ndef half(x):\n    return 0\n")
         assert res.returncode == 2 and line["verdict"] == "block", res.stderr
         assert "disagreement" not in (line["gates"]["acceptance"].get("second") or {})
+
+
+# --- item 5: no held-back value reaches a block ---------------------------------------------------------------
+# The held-back file sorts first: under pytest's order its tests ran before the shown one, whose failure shows
+# the product's value. A spy's `__eq__` records what it is compared with; the repr of a value returned later
+# carries it out. The held-back expected values are 4321 and 'Quintus' (never shown).
+HELD = ("import calc\n\n\ndef test_rebate():\n    \"\"\"Rebates follow the contract.\"\"\"\n    assert calc.total(3) == 4321\n\n\n"
+        "def test_owner():\n    assert calc.owner() == 'Quintus'\n")
+SHOWN = "import calc\n\n\ndef test_one_unit():\n    assert calc.total(1) == 100\n"
+SPY_BUG = ("SEEN = []\n\n\nclass Amount:\n    def __init__(self, v):\n        self.v = v\n\n    def __eq__(self, other):\n"
+           "        SEEN.append(other)\n        return self.v == other\n\n    __hash__ = object.__hash__\n\n"
+           "    def __repr__(self):\n        return f'Amount({self.v}, audit={SEEN!r})'\n\n\n"
+           "def total(n):\n    return Amount(n * 99)\n\n\ndef owner():\n    return Amount('nobody')\n")
+# The look-alike: an honest value class with a repr of its own (it records nothing), the same failure shown.
+HONEST_BUG = ("class Amount:\n    def __init__(self, v):\n        self.v = v\n\n    def __eq__(self, other):\n"
+              "        return self.v == other\n\n    __hash__ = object.__hash__\n\n"
+              "    def __repr__(self):\n        return f'Amount({self.v})'\n\n\n"
+              "def total(n):\n    return Amount(n * 99)\n\n\ndef owner():\n    return Amount('nobody')\n")
+
+
+def _held_sealed(tmp_path):
+    repo = make_repo(tmp_path / "repo", {"calc.py": "def total(n):\n    return 0\n\n\ndef owner():\n    return ''\n"})
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "test_a_rules.py").write_text(HELD)
+    (hidden / "test_b_shown.py").write_text(SHOWN)
+    res = seal(repo, hidden / "test_b_shown.py", "--held", hidden / "test_a_rules.py")
+    assert res.returncode == 0, res.stderr
+    return repo
+
+
+def test_a_spy_eq_carries_no_held_back_value_into_a_shown_failure(tmp_path, kit_home):
+    repo = _held_sealed(tmp_path)
+    res, line = _stop(repo, kit_home, SPY_BUG)
+    assert res.returncode == 2, res.stdout
+    assert "4321" not in res.stderr and "Quintus" not in res.stderr, res.stderr
+    assert "held-back requirement: Rebates follow the contract." in res.stderr
+
+
+def test_an_honest_value_class_shows_its_failure_with_its_repr(tmp_path, kit_home):
+    repo = _held_sealed(tmp_path)
+    res, line = _stop(repo, kit_home, HONEST_BUG)
+    assert res.returncode == 2 and "assert Amount(99) == 100" in res.stderr, res.stderr
+    assert "4321" not in res.stderr and "Quintus" not in res.stderr
+
+
+# Right on every sealed test, and recording what it is compared with: its repr grows with the probe's values.
+TABLE = "def _value(key):\n    return {1: 100, 3: 4321, 'owner': 'Quintus'}[key]\n\n\n"
+SPY_RIGHT = TABLE + SPY_BUG.replace("Amount(n * 99)", "Amount(_value(n))").replace("Amount('nobody')", "Amount(_value('owner'))")
+HONEST_RIGHT = TABLE + HONEST_BUG.replace("Amount(n * 99)", "Amount(_value(n))").replace("Amount('nobody')", "Amount(_value('owner'))")
+
+
+def test_a_value_whose_repr_grows_with_its_comparisons_is_evidence(tmp_path, kit_home):
+    repo = _held_sealed(tmp_path)
+    res, line = _stop(repo, kit_home, SPY_RIGHT)
+    assert res.returncode == 2 and "records what it is compared with" in res.stderr, res.stdout
+    assert line["gates"]["acceptance"]["tamper"]["rule"] == "probe"
+    assert "4321" not in res.stderr and "Quintus" not in res.stderr
+    res, line = _stop(repo, kit_home, HONEST_RIGHT, session="honest")  # the look-alike: the same class, no record
+    assert res.returncode == 0 and line["verdict"] == "pass", res.stderr
