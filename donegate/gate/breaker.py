@@ -33,8 +33,8 @@ def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> 
     """
     counters["stops"] += 1
     counters.setdefault("first", round(time.time(), 3))  # a seal after this is "during the session" (integrity)
-    accept = outcome.gates.get("acceptance")
-    second = accept.get("second") if isinstance(accept, dict) else None
+    ran = outcome.gates.get("acceptance")
+    second = ran.get("second") if isinstance(ran, dict) else None
     if isinstance(second, dict) and second.get("disagreement"):  # never reset: not by a pass, not by a hand-over
         counters["disagreements"] = int(counters.get("disagreements") or 0) + 1
         if outcome.exit_code != ALLOW and counters["disagreements"] >= MAX_DISAGREEMENTS:

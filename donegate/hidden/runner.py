@@ -293,12 +293,13 @@ class Walls:
         self.argv = [STARTER + "/bin/python" if kind == "bwrap" else str(starter)]
         self.prefix: list[str] = []
         if kind == "bwrap":
+            # The second harness is sent the sealed tests without their literal expected values: no store there.
             self.prefix = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=copy,
-                                           store=store, hidden=hidden, env=self.env, shared=shared,
+                                           store=store if pytest_env else None, hidden=hidden, env=self.env, shared=shared,
                                            python=python.binds, chdir=project, pid1=not pytest_env,
                                            extra=[*pyc, "--ro-bind", str(tmp / "python"), STARTER])
         elif kind == "sandbox-exec":
-            self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=copy, store=store, tmp=tmp,
+            self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=copy, store=store if pytest_env else None, tmp=tmp,
                                                                                 hidden=hidden, python=python.binds)]
 
     def go(self, started: Callable[[int], None] | None) -> Callable[[int], None] | None:

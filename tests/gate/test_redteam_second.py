@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from donegate.hidden import second
-from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload
+from tests.support import require
+from tests.support.repos import make_repo, run_hook, seal, seal_files, stop_lines, stop_payload, write_config
 
 OLD = "def test_{i}():\n    from calc import twice\n    assert twice({i}) == {d}\n"
 NEW = "def test_new():\n    from calc import half\n    assert half(10) == 5\n"
@@ -151,3 +154,80 @@ def test_a_value_whose_repr_grows_with_its_comparisons_is_evidence(tmp_path, kit
     assert "4321" not in res.stderr and "Quintus" not in res.stderr
     res, line = _stop(repo, kit_home, HONEST_RIGHT, session="honest")  # the look-alike: the same class, no record
     assert res.returncode == 0 and line["verdict"] == "pass", res.stderr
+
+
+# --- item 4: the second run holds no answer ---------------------------------------------------------------------
+# The literal expected values of the sealed asserts stay with the kit; the second run's fork sends what the product
+# returned (a builtin value) or compares an object with the expected value among 15 decoys after the test returned.
+PRICES = ("import calc\n\n\ndef test_bulk():\n    assert calc.price(10) == 900\n\n\ndef test_two():\n    assert calc.price(2) == 200\n\n\n"
+          "def test_many():\n    assert calc.price(20) == 1800\n\n\ndef test_label():\n    assert calc.label(3) == 'three units'\n")
+PRICE_BUG = "def price(units):\n    return units * 100\n\n\ndef label(units):\n    return f'{units} units'\n"
+PRICE_RIGHT = ("def price(units):\n    return units * 90 if units >= 10 else units * 100\n\n\n"
+               "def label(units):\n    return {1: 'one', 2: 'two', 3: 'three'}.get(units, str(units)) + ' units'\n")
+HOLDS_NO_ANSWER = {
+    # equal to the first value it is compared with: passes pytest and the equality probe (equal again, to no neighbour)
+    "latch": ("class Latch:\n    def __init__(self):\n        self.v = None\n\n    def __eq__(self, other):\n"
+              "        if self.v is None:\n            self.v = other\n        return self.v == other\n\n"
+              "    __hash__ = object.__hash__\n\n\ndef price(units):\n    return Latch()\n\n\ndef label(units):\n    return Latch()\n"),
+    # the expected value read from the calling test's own code: its largest number, its string that names units
+    "reads-the-callers-constants": (
+        "import sys\n\n\ndef _consts(kind):\n    return [c for c in sys._getframe(2).f_code.co_consts if type(c) is kind]\n\n\n"
+        "def price(units):\n    return max(_consts(int) + [0])\n\n\n"
+        "def label(units):\n    return ([c for c in _consts(str) if c.endswith(' units')] + [''])[0]\n"),
+}
+HONEST_RESULTS = {  # the fix, returned as the kinds honest code returns
+    "ints-and-str": PRICE_RIGHT,
+    "decimal": "from decimal import Decimal\n" + PRICE_RIGHT.replace("return units * 90 if", "return Decimal(units) * 90 if"),
+    "money-class-without-int": ("class Money:\n    def __init__(self, c):\n        self.c = c\n\n    def __eq__(self, other):\n"
+                                "        return self.c == (other.c if isinstance(other, Money) else other)\n\n"
+                                "    __hash__ = object.__hash__\n\n\n" + PRICE_RIGHT.replace("return units * 90 if units >= 10 else units * 100",
+                                                                                            "return Money(units * 90 if units >= 10 else units * 100)")),
+    "intenum-and-str-subclass": ("import enum\n\n\nclass Label(str):\n    pass\n\n\nTotal = enum.IntEnum('Total', {'A': 900, 'B': 200, 'C': 1800})\n\n\n"
+                                 + PRICE_RIGHT.replace("return units * 90 if units >= 10 else units * 100",
+                                                       "return Total(units * 90 if units >= 10 else units * 100)")
+                                 .replace("return {1:", "return Label({1:").replace("+ ' units'", "+ ' units')")),
+    "float": PRICE_RIGHT.replace("units * 90 if", "units * 90.0 if"),
+}
+
+
+def _prices(tmp_path):
+    return seal_files(tmp_path, {"calc.py": PRICE_BUG}, "test_prices.py", PRICES), "scan: off\n"
+
+
+@pytest.mark.parametrize("name", list(HOLDS_NO_ANSWER))
+def test_a_product_that_finds_its_answer_in_the_run_disagrees(tmp_path, kit_home, name):
+    repo, config = _prices(tmp_path)
+    write_config(kit_home, config)  # the scan off: the runs are what is tested
+    res, line = _stop(repo, kit_home, HOLDS_NO_ANSWER[name])
+    accept = line["gates"]["acceptance"]
+    assert res.returncode == 2, f"the stop was allowed: {res.stdout}"
+    assert "tamper" in accept, (res.stderr, accept)
+    assert accept["tamper"]["rule"] == "disagree" and "held by the supervisor" in accept["tamper"]["what"], accept
+    assert "900" not in res.stderr and "three units" not in res.stderr
+
+
+def test_honest_results_of_every_kind_pass_both_runs(tmp_path, kit_home):
+    repo, config = _prices(tmp_path)
+    write_config(kit_home, config)
+    for name, code in HONEST_RESULTS.items():
+        res, line = _stop(repo, kit_home, code, session=name)
+        assert res.returncode == 0 and line["verdict"] == "pass", (name, res.stderr)
+        assert line["gates"]["acceptance"]["second"]["checked"] == 4
+
+
+def test_the_second_run_cannot_read_the_sealed_tests(tmp_path, kit_home):
+    # Confined: the store is not bound into the second run (it is sent the tests without their expected values).
+    # A product that reads the expected value from the sealed file where pytest is not running (pytest's own run
+    # would trip the tripwire on opening it), and from its caller's code where it is, answers right in both runs
+    # when the file is readable there.
+    require.bwrap()
+    repo, config = _prices(tmp_path)
+    write_config(kit_home, "confine: on\n" + config)
+    (sealed,) = [p for p in kit_home.rglob("test_prices.py")]
+    code = HOLDS_NO_ANSWER["reads-the-callers-constants"].replace("def price(units):\n", (
+        "import re\n\n\ndef _sealed(units):\n    text = open(" + repr(str(sealed)) + ").read()\n"
+        "    return int(re.search(r'price\\(%d\\) == (\\d+)' % units, text).group(1))\n\n\n"
+        "def price(units):\n    if 'pytest' not in sys.modules:\n        return _sealed(units)\n"))
+    res, line = _stop(repo, kit_home, code)
+    assert res.returncode == 2, res.stdout
+    assert line["gates"]["acceptance"]["tamper"]["rule"] == "disagree", line["gates"]["acceptance"]
