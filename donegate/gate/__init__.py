@@ -151,7 +151,7 @@ def _evaluate(ctx: StopContext) -> Outcome:
     pending = statcache.Pending() if _looks(cfg) else None
     try:
         # After a disagreement of the runs in this session, every later stop checks every sealed test again.
-        started = acceptance.start(repo, st, cfg, root, pending, every=breaker.disagreed(root, session_of(payload)) > 0)
+        started = acceptance.start(repo, st, cfg, root, pending, every=breaker.disagreed(root, ctx.session) > 0)
     except EnvProblem as exc:
         return _environment(gates, exc.message, exc.fix or "")
     running: acceptance.Running | None = started
