@@ -2,7 +2,8 @@
 the supervisor, outside every process that runs the product.
 
 Sent with the second harness (`bare.py`; standard library only, one namespace, so every name here starts with
-`answer`). The kit rewrites each test's top-level `assert <expr> == <literal>` (`answer_holds`; at most
+`answer`). The kit rewrites each test's top-level `assert <expr> == <literal>` (a literal, or arithmetic on number
+literals: `9 * 430`) (`answer_holds`; at most
 `ANSWER_MAX` a test) into `HOLD(<expr>, K)`: the literal is in no code object a zygote or fork holds. In the fork:
 
 - a value of a builtin type (numbers, str, bytes, None, and tuples, lists, dicts, sets of them; a subclass taken as
@@ -96,12 +97,35 @@ def answer_decode(d):
 
 # --- the supervisor's side ----------------------------------------------------------------------------------
 
+_ANSWER_OPS = {_answer_ast.Add: lambda a, b: a + b, _answer_ast.Sub: lambda a, b: a - b,
+               _answer_ast.Mult: lambda a, b: a * b, _answer_ast.FloorDiv: lambda a, b: a // b,
+               _answer_ast.Mod: lambda a, b: a % b, _answer_ast.Div: lambda a, b: a / b}
+
+
+def _answer_arith(node):
+    """The value of arithmetic on number literals (`9 * 430`, `(6 * 430 + 4 * 250) * 90 // 100`), else ValueError."""
+    if isinstance(node, _answer_ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    if isinstance(node, _answer_ast.UnaryOp) and isinstance(node.op, (_answer_ast.USub, _answer_ast.UAdd)):
+        v = _answer_arith(node.operand)
+        return -v if isinstance(node.op, _answer_ast.USub) else v
+    if isinstance(node, _answer_ast.BinOp) and type(node.op) in _ANSWER_OPS:
+        a, b = _answer_arith(node.left), _answer_arith(node.right)
+        if abs(a) > 1e18 or abs(b) > 1e18:
+            raise ValueError("too large")
+        return _ANSWER_OPS[type(node.op)](a, b)
+    raise ValueError("not arithmetic on literals")
+
+
 def _answer_literal(node):
-    """The builtin value a literal expression stands for, or a reason it is none."""
+    """(the builtin value a literal expression stands for, whether it is held): a literal, or arithmetic on numbers."""
     try:
         value = _answer_ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return None, False
+        try:
+            value = _answer_arith(node)
+        except (ValueError, TypeError, ZeroDivisionError, OverflowError, RecursionError):
+            return None, False
     enc = answer_encode(value)
     return value, enc is not None and len(_answer_dumps(enc)) <= ANSWER_LITERAL
 

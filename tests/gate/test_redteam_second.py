@@ -231,3 +231,18 @@ def test_the_second_run_cannot_read_the_sealed_tests(tmp_path, kit_home):
     res, line = _stop(repo, kit_home, code)
     assert res.returncode == 2, res.stdout
     assert line["gates"]["acceptance"]["tamper"]["rule"] == "disagree", line["gates"]["acceptance"]
+
+
+def test_which_asserts_the_kit_holds():
+    """Top-level asserts against a literal or arithmetic on number literals, before any return, at most 8 a test;
+    the rest (a computed expected value, a loop's asserts) is compared in the fork as before."""
+    import ast
+
+    from donegate.hidden import answers
+
+    src = ("def test_a():\n    x = 3\n    assert f(x) == 9 * 430\n    assert 'b' == g()\n    for i in range(2):\n"
+           "        assert f(i) == 7\n    assert f(1) == h(2)\n    return\n    assert f(2) == 3\n\n\n"
+           "class TestC:\n    def test_m(self):\n        assert f(1) == (1, [2.5, None], {'k': b'v'})\n")
+    held = answers.answer_holds(ast.parse(src))
+    assert {q: [(k, e) for k, e, _, _ in v] for q, v in held.items()} == {
+        "test_a": [(0, 3870), (1, "b")], "TestC::test_m": [(2, (1, [2.5, None], {"k": b"v"}))]}
