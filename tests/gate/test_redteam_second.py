@@ -246,3 +246,29 @@ def test_which_asserts_the_kit_holds():
     held = answers.answer_holds(ast.parse(src))
     assert {q: [(k, e) for k, e, _, _ in v] for q, v in held.items()} == {
         "test_a": [(0, 3870), (1, "b")], "TestC::test_m": [(2, (1, [2.5, None], {"k": b"v"}))]}
+
+
+# --- item 3: what no wall hides is observed by effect -----------------------------------------------------------
+# The run's own command line shows `python -c` in both runs (a developer's shows `-m pytest`): a product right only
+# there, with the path spelled at run time so no constant names it, passed the scan and both runs.
+SPELLED = ("import os\n\n\ndef _inline():\n    path = os.path.join('/proc', 'self', ''.join(reversed('enildmc')))\n"
+           "    return b'-c' in open(path, 'rb').read().split(b'\\0')\n\n\n"
+           "def price(units):\n    return units * 90 if units >= 10 and _inline() else units * 100\n\n\n"
+           "def label(units):\n    return {1: 'one', 2: 'two', 3: 'three'}.get(units, str(units)) + ' units'\n")
+# The look-alike: honest reads of /proc (its memory, the machine's, its parent's command line) answer alike.
+PROC_HONEST = ("import os\n\n\ndef _figures():\n    with open(f'/proc/{os.getpid()}/status') as fh:\n"
+               "        rss = [line for line in fh if line.startswith('VmRSS')]\n"
+               "    with open('/proc/meminfo') as fh:\n        total = fh.readline()\n"
+               "    with open(f'/proc/{os.getppid()}/cmdline', 'rb') as fh:\n        parent = fh.read()\n"
+               "    return rss, total, parent\n\n\n" + PRICE_RIGHT.replace("def price(units):\n", "def price(units):\n    _figures()\n"))
+
+
+def test_a_trace_of_the_walls_read_under_a_spelled_path_is_seen_at_run_time(tmp_path, kit_home):
+    repo, _ = _prices(tmp_path)
+    write_config(kit_home, "scan: block\n")
+    res, line = _stop(repo, kit_home, SPELLED)
+    assert res.returncode == 2 and "read what only tells the sandbox apart (/proc/self/cmdline)" in res.stderr, res.stdout
+    assert line["gates"]["acceptance"]["tamper"]["rule"] == "sandbox-probe"
+    assert line["gates"]["scan"]["findings"] == []  # the scan does not see it: the run does
+    res, line = _stop(repo, kit_home, PROC_HONEST, session="honest")
+    assert res.returncode == 0 and line["verdict"] == "pass", res.stderr
