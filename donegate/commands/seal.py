@@ -128,7 +128,7 @@ def baseline_lines(m: dict) -> list[str]:
     if found:
         rules: dict[str, list[str]] = {}
         for name, items in found.items():
-            for rule, _code, _what in items:
+            for rule, *_ in items:
                 rules.setdefault(rule, []).append(name)
         shown = "; ".join(f"{rule} ({len(files)}x, e.g. {files[0]})" for rule, files in sorted(rules.items()))
         out.append(f"  the unchanged project already trips the scan: {shown} - its own code, never counted against a stop")

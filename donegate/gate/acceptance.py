@@ -79,7 +79,7 @@ class Running:
     Their mirrors are put back after the hook's answer (`donegate.hidden.copy.after_answer`)."""
 
     def __init__(self, repo: Path, st: store.Store, cfg: dict[str, Any], root: Path | None = None,
-                 tree: statcache.Tree | statcache.Pending | None = None) -> None:
+                 tree: statcache.Tree | statcache.Pending | None = None, every: bool = False) -> None:
         from donegate.hidden import confine as walls, python as pyenv  # EnvProblem: raised to the stop, which hands over
         from donegate.hidden.channel import HARD
 
@@ -99,6 +99,7 @@ class Running:
         kind = walls.choose(cfg["confine"])
         self.second: _Thread | None = None
         self.progress: list[int] = []  # a line per test the second run has reported
+        self.every = every  # the second run checks every sealed test (`start`)
         self.tests = len(tests)
         self.t0 = time.monotonic()
         # The secret `dg_random` draws from at this stop, for both runs (the second is sent each test's own seed).
@@ -106,8 +107,9 @@ class Running:
         if tests:
             from donegate.hidden import second
 
-            # Every test up to 200; above, every new requirement and a share of the rest drawn at this stop.
-            share = second.drawn(tests, st.manifest)
+            # Every test up to 200; above, every new requirement and a share of the rest drawn at this stop; every
+            # test after a disagreement earlier in the session (`every`: a stop retried is no fresh draw).
+            share = second.drawn(tests, st.manifest, every)
             self.tests = len(share)
             # Its own limit is the stop's (`finish` ends it sooner: `_second_limit`), so a second run slower than
             # the first is never killed at the configured timeout while the stop still has time for it.
@@ -124,7 +126,7 @@ class Running:
         self.first = _Thread("donegate-hidden-run", lambda started: runner.run(
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
             project=Path(self.launch.front[0]), python=self.launch, allow=allow, root=root, tree=tree,
-            started=started, failed=self.cancel, later=True, seed=seed))
+            started=started, failed=self.cancel, later=True, seed=seed, last=sorted(st.manifest.get("held") or ())))
 
     def begun(self, timeout: float) -> None:
         """Wait (at most `timeout` s) until both runs' processes are started (in bubblewrap: before the look).
@@ -158,6 +160,8 @@ class Running:
             else:
                 two = self._confirm(two, run.duration)
                 _second(two, gate)
+                if self.every:  # the ledger says why a large suite was checked whole
+                    gate["second"]["every"] = "the runs disagreed earlier in this session"
                 run.faithful = run.faithful and two.faithful  # the verdict cache keeps what both runs saw
         else:
             self.cancel()
@@ -209,12 +213,13 @@ class Running:
 
 
 def start(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path | None = None,
-          tree: statcache.Tree | statcache.Pending | None = None) -> Running:
+          tree: statcache.Tree | statcache.Pending | None = None, every: bool = False) -> Running:
     """The runs begun; with the state root and the stop's look at the tree, each works in one of the tree's
     mirrors (`donegate.hidden.copy`), brought in step by what changed. With the look still to come
     (`statcache.Pending`), a confined run's interpreter starts now and waits: it goes on once its mirror is
-    in step with the look, and is ended when the stop wants no run after all (`abandon`)."""
-    return Running(repo, st, cfg, root, tree)
+    in step with the look, and is ended when the stop wants no run after all (`abandon`). `every`: the second
+    run checks every sealed test, however many (the runs disagreed earlier in the session)."""
+    return Running(repo, st, cfg, root, tree, every)
 
 
 def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, Any], runner.TestRun]:
@@ -286,6 +291,8 @@ def _second(two: second_run.SecondRun, gate: dict[str, Any]) -> None:
     from donegate.hidden.channel import HARD
 
     gate["second"] = two.summary()
+    if two.tamper and two.rule in HARD:  # remembered by the session's counters (`breaker`): hard evidence
+        gate["second"]["disagreement"] = two.rule
     if gate.get("tamper") and not (two.tamper and two.rule in HARD):
         return  # the first run's finding stands
     if two.tamper:

@@ -18,6 +18,9 @@ from donegate.core.outcome import ALLOW, BLOCK, Outcome
 from donegate.sessions.counters import FileCounters
 
 MAX_HINTED = 50  # hinted states remembered per session
+# The two runs disagreeing (`gates.acceptance.second.disagreement`) is remembered for the session: every later stop
+# checks every sealed test in the second run (`disagreed`), and this many hand the session to a person.
+MAX_DISAGREEMENTS = 2
 
 
 def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> Outcome:
@@ -30,6 +33,16 @@ def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> 
     """
     counters["stops"] += 1
     counters.setdefault("first", round(time.time(), 3))  # a seal after this is "during the session" (integrity)
+    ran = outcome.gates.get("acceptance")
+    second = ran.get("second") if isinstance(ran, dict) else None
+    if isinstance(second, dict) and second.get("disagreement"):  # never reset: not by a pass, not by a hand-over
+        counters["disagreements"] = int(counters.get("disagreements") or 0) + 1
+        if outcome.exit_code != ALLOW and counters["disagreements"] >= MAX_DISAGREEMENTS:
+            counters.update(blocks=0, same_streak=0, last_failing=None)
+            why = (f"the two runs disagreed at {counters['disagreements']} stops of this session: the code under test "
+                   "behaves differently when pytest runs it (suspected special-casing of the test harness)")
+            outcome.gates["handover"] = "disagreements"
+            return hand_over(outcome, why, f"donegate: gave up: {why}")
     if outcome.hint:
         counters["hinted"] = [*(counters.get("hinted") or []), outcome.hint][-MAX_HINTED:]
     if outcome.exit_code == ALLOW:
@@ -114,6 +127,14 @@ def blocked_by(gates: dict[str, Any], tests: bool = True) -> str:
     if tests and accept.get("failed"):
         out.append(f"{accept['failed']} of {accept.get('total', '?')} tests failing")
     return "; ".join(out)[:500]
+
+
+def disagreed(root: Path, session: str) -> int:
+    """How many stops of the session the two runs disagreed at (read without the lock: it changes nothing)."""
+    try:
+        return int(FileCounters(paths.state_dir(root)).peek(session).get("disagreements") or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def count(outcome: Outcome, session: str, cfg: dict[str, Any], root: Path, wait: float) -> dict[str, Any]:

@@ -29,7 +29,7 @@ def scan_gate(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path, tree
     own = set(st.manifest.get("allow") or ())  # `seal --allow RULE`: this repository's own allowances
     since_seal = st.changes(tree) if tree is not None else None
     findings = [f for f in scan.scan(repo, st.manifest["base"], root, since_seal[0] if since_seal is not None else None,
-                                     st.manifest.get("scan_baseline"))
+                                     st.manifest.get("scan_baseline"), st.manifest.get("scan_calls"))
                 if f["rule"] not in allow | own]
     out = {"mode": cfg["scan"], "findings": findings[:50], "problem": scan.problem(findings) if findings else "",
            "duration": round(time.monotonic() - t0, 4)}

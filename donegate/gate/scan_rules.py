@@ -384,7 +384,7 @@ def kit_strings(root: Path | None = None) -> list[str]:
     return [str(p) for p in paths.protected_roots(home=root)]
 
 
-_ENVS = ("site-packages", "node_modules", ".venv", "venv", ".tox", ".nox", "__pycache__", ".git")
+from donegate.gate.scan_places import ENVS as _ENVS, sources  # noqa: E402 (beside the names it serves)
 MAX_IGNORED = 500
 
 
@@ -428,28 +428,36 @@ def _file_findings(data: bytes, name: str, strings: list[str], walks: bool = Fal
     if store.matches(name, store.REPO_TEST_GLOBS):
         found = [f for f in found if f["rule"] != "imports-pytest"]  # a test file may import pytest
     if found:
+        from donegate.gate.scan_places import where
+
         try:
             lines = data.decode("utf-8", "replace").splitlines()
         except Exception:  # pragma: no cover - decode with "replace" does not raise
             lines = []
+        at = where(ast.parse(data))  # it parsed for scan_source: the function each finding is in
         for f in found:
             n = int(f["line"])  # type: ignore[call-overload]
             f["code"] = " ".join(lines[n - 1].split()) if 0 < n <= len(lines) else ""
+            f["where"] = at(n)
     return found
 
 
 def _own(found: list[dict[str, object]], sealed: list[list[str]] | None) -> list[dict[str, object]]:
-    """The findings of a file that are not the project's own: each (rule, code) the seal's baseline holds for
-    the file is the project's as many times as the baseline holds it (a multiset: a second copy of an
-    upstream frame walk is the change's)."""
+    """The findings of a file that are not the project's own: each (rule, code, function) the seal's baseline holds
+    for the file is the project's as many times as the baseline holds it (a multiset: a second copy of an
+    upstream frame walk is the change's; the same line moved into another function is the change's). A seal made
+    before the function was kept matches by (rule, code) as it did."""
     if not sealed:
         return found
     from collections import Counter
 
-    left = Counter((str(r), str(c)) for r, c, *_ in sealed)
+    left: Counter[tuple[str, str, str | None]] = Counter((str(e[0]), str(e[1]), str(e[3]) if len(e) > 3 else None)
+                                                         for e in sealed)
     out = []
     for f in found:
-        key = (str(f["rule"]), str(f.get("code", "")))
+        key: tuple[str, str, str | None] = (str(f["rule"]), str(f.get("code", "")), str(f.get("where", "")))
+        if left[key] <= 0:
+            key = (key[0], key[1], None)
         if left[key] > 0:
             left[key] -= 1
         else:
@@ -479,29 +487,28 @@ def baseline(repo: Path, names, root: Path | None = None) -> dict[str, list[list
     strings = kit_strings(root)
     needles = (*_NEEDLES, *(s.encode() for s in strings))
     out: dict[str, list[list[str]]] = {}
-    for name in sorted(names):
-        if not name.endswith(".py") or any(part in _ENVS for part in name.split("/")[:-1]):
-            continue
-        try:
-            data = (repo / name).read_bytes()
-        except OSError:
-            continue
+    for name, data in sources(repo, names):
         if not _may_find(data, needles):
             continue
         found = _file_findings(data, name, strings, walks=True)
         if found:
-            out[name] = [[str(f["rule"]), str(f["code"]), str(f["what"])] for f in found]
+            out[name] = [[str(f["rule"]), str(f["code"]), str(f["what"]), str(f["where"])] for f in found]
     return out
 
 
 def scan(repo: Path, base: str, root: Path | None = None, since_seal: list[str] | None = None,
-         sealed: dict[str, list[list[str]]] | None = None) -> list[dict[str, object]]:
+         sealed: dict[str, list[list[str]]] | None = None, calls: dict[str, list[list[str]]] | None = None
+         ) -> list[dict[str, object]]:
     """Findings in every file changed since the seal (`changed`): tracked or not, git-ignored or not,
     named like a test or not. Sources are decoded as Python decodes them (an encoding cookie included);
     a new importable that is not source is a finding of its own. `sealed`: the seal's baseline
-    (`baseline`): code that was there at the seal is never a finding, wherever an edit moved it."""
+    (`baseline`): code that was there at the seal is never a finding, wherever an edit moved it in its function;
+    `calls`: the calls into the functions that hold it at the seal (`scan_places.callers`): a new one is a finding."""
+    from donegate.gate.scan_places import baseline_rules, new_calls
+
     strings = kit_strings(root)
     out: list[dict[str, object]] = []
+    rules = baseline_rules(sealed)
     for name in changed(repo, base, since_seal):
         p = repo / name
         if not p.is_file():
@@ -516,6 +523,8 @@ def scan(repo: Path, base: str, root: Path | None = None, since_seal: list[str] 
         except OSError:
             continue
         out += _own(_file_findings(data, name, strings), (sealed or {}).get(name))
+        if rules:
+            out += new_calls(data, name, sealed, (calls or {}).get(name), rules)
     return out
 
 

@@ -29,8 +29,6 @@ a function's namespace. Nothing of the kit is imported; the standard library onl
 """
 
 import ast
-import inspect
-import itertools
 import json
 import os
 import random
@@ -40,14 +38,13 @@ import signal
 import sys
 import tempfile
 import time
-from pathlib import Path
 from types import ModuleType as _ModuleType
 
 # Sent to a run, this source shares one namespace with bare_plan's and bare_shim's (`second._source`); imported by
 # the kit (its tests), it takes their names from the modules. A shipped namespace has no `__package__`.
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, plan, split_id
-    from donegate.hidden.bare_shim import _CapSys, _MonkeyPatch, _Param, _Skipped, _TmpFactory, _ToShim, make_shim
+    from donegate.hidden.bare_shim import _run_test, _ToShim, make_shim
 
 
 # --- one test, in a fork ----------------------------------------------------------------------------------
@@ -55,29 +52,6 @@ if globals().get("__package__"):
 # Imported by the harness (its top lines) but not by a pytest run: a zygote drops them from `sys.modules`, so the
 # product imports its own module of that name (or the standard one, afresh) exactly as under pytest.
 _HARNESS_ONLY = ("secrets", "hmac")
-
-
-def _cases(fn):
-    """The test's parameter sets in pytest's order: marks in the order applied, the first applied varying slowest."""
-    lists = []
-    for m in getattr(fn, "_bare_marks", []):
-        if m.name != "parametrize":
-            continue
-        names = m.args[0] if not isinstance(m.args[0], str) else [n.strip() for n in m.args[0].split(",") if n.strip()]
-        values = m.args[1] if len(m.args) > 1 else m.kwargs.get("argvalues")
-        sets = []
-        for v in values:
-            if isinstance(v, _Param):
-                v = v.values if len(names) > 1 else v.values[0]
-            sets.append(dict(zip(names, v, strict=True)) if len(names) > 1 else {names[0]: v})
-        lists.append(sets)
-    return [dict(kv for d in combo for kv in d.items()) for combo in itertools.product(*lists)] if lists else [{}]
-
-
-def _skipping(fn):
-    for m in getattr(fn, "_bare_marks", []):
-        if m.name == "skip" or m.name == "skipif" and m.args and m.args[0] is True:
-            raise _Skipped(str(m.kwargs.get("reason", "")))
 
 
 def zygote(job, codes, tests, cmd_r, rep_w):
@@ -104,6 +78,11 @@ def zygote(job, codes, tests, cmd_r, rep_w):
         def probe_cmp(left, right, op):
             return probe(left, right, op, left == right if op == "==" else left != right)
 
+        # A held assert's value goes to the fork's result pipe as returned, an object waits for its candidates
+        # (`answers.py`); a zygote running its one test itself keeps the answers for its report (`said`).
+        said, later = [], []
+        hold = globals()["answer_hold"](lambda rec: write(out[0], rec) if isinstance(out[0], int) else said.append(rec), later)
+
         if "imports-pytest" in job["allow"]:  # importable (the kit's), never run: last on the path
             sys.path.extend(job["pytest"])
         for name in job["unload"]:  # the harness's own imports that pytest's process would not hold (`_HARNESS_ONLY`)
@@ -119,6 +98,7 @@ def zygote(job, codes, tests, cmd_r, rep_w):
             mod = _ModuleType(modname)
             mod.__file__ = rel
             mod.__dict__[job["probe"]] = probe_cmp
+            mod.__dict__[job["hold"]] = hold
             sys.modules[modname] = mod
             exec(code, mod.__dict__)
             mods[rel] = mod
@@ -140,7 +120,7 @@ def zygote(job, codes, tests, cmd_r, rep_w):
         rel = test["rel"]
         why = failed.get(None) or failed.get(rel)
         if why or rel not in mods:
-            _exactly(cmd_r, TOKEN)
+            _ticket(cmd_r)
             _report(write, rep_w, None, (why or "F:ImportError").encode()[:500])
             continue
         mod, fns = mods[rel], fixtures[rel]
@@ -152,8 +132,10 @@ def zygote(job, codes, tests, cmd_r, rep_w):
                 what = _failure(exc, hits)
                 _report(write, rep_w, 1, what.encode()[:500], alone=True)
                 exit_(1)
-            token = _exactly(cmd_r, TOKEN)
-            _report(write, rep_w, passing_code(token.decode()), token, alone=True)
+            ticket = _ticket(cmd_r)
+            token = ticket[:TOKEN]
+            answered = b"".join(said) + globals()["answer_later"](later, ticket[TOKEN + 7:])
+            _report(write, rep_w, passing_code(token.decode()), answered + token, alone=True)
             exit_(0)
         ask_r, ask_w = os.pipe()
         tok_r, tok_w = os.pipe()
@@ -165,12 +147,12 @@ def zygote(job, codes, tests, cmd_r, rep_w):
                 _only(ask_w, tok_r, res_w)  # the zygote's pipes to the supervisor above all
                 os.set_blocking(tok_r, False)  # nothing to read there while the test runs, and no waiting for it
                 out[0] = res_w
-                one_test(mod, test, fns, ask_w, tok_r, res_w, hits)
+                one_test(mod, test, fns, ask_w, tok_r, res_w, hits, later)
             finally:  # whatever happens, a fork never goes back to being the zygote
                 exit_(3)
         for fd in (ask_w, tok_r, res_w):
             os.close(fd)
-        token = _exactly(cmd_r, TOKEN)
+        token = _ticket(cmd_r)  # the token, and the candidates of the test's held asserts
         # The token goes to the fork only once it asks, after its test returned: while the test runs, no pipe
         # of the fork holds anything it could echo. A fork that ended (or exec'd: its pipes close on exec) asks
         # nothing; one whose child still holds the pipe is watched until it ends.
@@ -217,6 +199,12 @@ def _report(write, fd, status, data, alone=False):
     write(fd, b"%c%+05d%07d" % (65 if alone else 82, -999 if status is None else status, len(data)) + data)
 
 
+def _ticket(fd):
+    """A test's token and the candidates of its held asserts (length first), as sent: read only after the fork."""
+    token, size = _exactly(fd, TOKEN), _exactly(fd, 7)
+    return token + size + (_exactly(fd, int(size)) if size and int(size) else b"")
+
+
 def _exactly(fd, n):
     """`n` bytes from `fd` (b"" at its end)."""
     data = b""
@@ -228,9 +216,10 @@ def _exactly(fd, n):
     return data
 
 
-def one_test(mod, test, fns, ask_w, tok_r, res_w, hits):
-    """Runs in the fork of the zygote: the test; once it returned, the token asked for, echoed, and the exit
-    status drawn with it (`passing_code`). Never returns."""
+def one_test(mod, test, fns, ask_w, tok_r, res_w, hits, later):
+    """Runs in the fork of the zygote: the test; once it returned, the token asked for (with the candidates of its
+    held asserts: `later`'s objects are compared with them now), echoed, and the exit status drawn with it
+    (`passing_code`). Never returns."""
     read, write, exit_, wait = os.read, os.write, os._exit, select.select
     try:
         _run_test(mod, test, fns)
@@ -238,14 +227,18 @@ def one_test(mod, test, fns, ask_w, tok_r, res_w, hits):
         write(res_w, (_failure(exc, hits)).encode()[:500])
         exit_(1)
     write(ask_w, b"R")
-    tok = b""
-    while len(tok) < TOKEN:
-        wait([tok_r], [], [], None)
-        chunk = read(tok_r, TOKEN - len(tok))
-        if not chunk:
-            exit_(1)
-        tok += chunk
-    write(res_w, tok)
+
+    def take(n):
+        got = b""
+        while len(got) < n:
+            wait([tok_r], [], [], None)
+            chunk = read(tok_r, n - len(got))
+            if not chunk:
+                exit_(1)
+            got += chunk
+        return got
+    tok = take(TOKEN)
+    write(res_w, globals()["answer_later"](later, take(int(take(7)))) + tok)
     exit_(passing_code(tok.decode()))
 
 
@@ -297,8 +290,8 @@ def _drain(fd):
     os.set_blocking(fd, False)
     data = b""
     try:
-        while len(data) < 4096:
-            chunk = os.read(fd, 4096)
+        while len(data) < 1 << 16:  # the token, and a test's answers (`answers.py`)
+            chunk = os.read(fd, 1 << 16)
             if not chunk:
                 break
             data += chunk
@@ -331,73 +324,6 @@ def _refuser(hits):
     return Finder()
 
 
-def _fixture_value(f, get, teardowns):
-    """A fixture function's value (a generator's first yield, its rest a teardown)."""
-    value = f(**{a: get(a) for a in inspect.signature(f).parameters})
-    if inspect.isgenerator(value):
-        gen = value
-        value = next(gen)
-
-        def finish(gen=gen):
-            try:
-                next(gen)
-            except StopIteration:
-                return
-            raise RuntimeError("a fixture yielded twice")
-        teardowns.append(finish)
-    return value
-
-
-def _run_test(mod, job, fixtures):
-    cls, _, name = job["qual"].rpartition("::")
-    fn = getattr(getattr(mod, cls)(), name) if cls else getattr(mod, name)
-    func = getattr(fn, "__func__", fn)
-    _skipping(func)
-    cases = _cases(func)
-    if len(cases) != job["count"]:
-        raise LookupError(f"{len(cases)} parameter sets where pytest ran {job['count']}")
-    kwargs = dict(cases[job["index"]])
-    made, teardowns, base = {}, [], []
-
-    def temp():  # the test's temporary folder, made when a fixture asks for it (most tests never do)
-        if not base:
-            base.append(Path(tempfile.mkdtemp(prefix="t")))
-        return base[0]
-
-    def get(n):
-        if n in made:
-            return made[n]
-        if n in fixtures:  # the file's own, as pytest prefers it to a fixture of the same name it serves
-            value = _fixture_value(fixtures[n], get, teardowns)
-        elif n == "tmp_path":
-            value = Path(tempfile.mkdtemp(dir=temp()))
-        elif n == "tmp_path_factory":
-            value = _TmpFactory(temp())
-        elif n == "monkeypatch":
-            value = _MonkeyPatch()
-            teardowns.append(value.undo)
-        elif n == "capsys":
-            value = _CapSys()
-            teardowns.append(value.close)
-        elif n == SEEDED:  # the stop's draws for this test, as the first run's plugin makes them (`seeded.py`)
-            value = globals()["SeededRandom"](job["draw"])
-        else:
-            raise LookupError(f"the fixture {n} is not served")
-        made[n] = value
-        return value
-
-    try:
-        for n, f in fixtures.items():
-            if f._bare_fixture[1]:
-                get(n)
-        for n in job["fixtures"]:
-            kwargs[n] = get(n)
-        fn(**kwargs)
-    finally:
-        while teardowns:
-            teardowns.pop()()
-
-
 # --- the supervisor ---------------------------------------------------------------------------------------
 
 def supervise(params):
@@ -427,9 +353,8 @@ def supervise(params):
     nonce = params["nonce"]
     sources, plans = {}, {}
     served = (*SERVED, SEEDED) if params.get("draws") else SERVED
-    for rel, path in params["files"].items():
-        with open(path, "rb") as fh:
-            text = fh.read()
+    for rel, text in params["sources"].items():  # the kit took the held asserts' literals out (`answers.py`)
+        text = text.encode("utf-8", "surrogateescape")
         try:
             plans[rel] = plan(text, served=served)
             tree = globals()["compare_probes"](_ToShim(params["shim"]).visit(ast.parse(text)), params["probe"])
@@ -442,7 +367,7 @@ def supervise(params):
     ids = params["tests"]
     # Each test's own seed for `dg_random` (`seeded.seed_of`), never the stop's secret: none, and it is not served.
     draws = dict(zip(ids, params.get("draws") or (), strict=False))
-    base = {"repo": params["repo"], "shim": params["shim"], "probe": params["probe"], "allow": params["allow"],
+    base = {"repo": params["repo"], "shim": params["shim"], "probe": params["probe"], "hold": params["hold"], "allow": params["allow"],
             "cwd": params["cwd"], "pytest": params["pytest"], "unload": unload}
     codes = [(rel, sources[rel]) for rel in sorted(sources)]  # pytest's order of collection
     groups = {}  # (file, test): its ids, in order (a parametrized test's index is its place here)
@@ -469,6 +394,16 @@ def supervise(params):
     # instead of a round trip through this process per test. What a zygote that ended had been sent goes to the next.
     sent = done = 0  # entries sent to the current zygote (those from `done` on); entries reported
     z, t0 = None, time.monotonic()
+    blobs, cands = [], params.get("cands")
+
+    def candidates(i):
+        """Entry `i`'s candidates (`answers.py`), from the kit's pipe as they are needed: never held by a zygote
+        forked before they were read."""
+        while len(blobs) <= i:
+            size = _exactly(cands, 7) if cands is not None else b""
+            blobs.append(_exactly(cands, int(size)) if size and int(size) else b"")
+        return blobs[i]
+
     while done < len(entries):
         sent = max(sent, done)
         while sent < len(entries) and sent - done < AHEAD:
@@ -477,7 +412,7 @@ def supervise(params):
                     if z is not None and z.tokens:
                         break  # one that ended holds what it was sent: its reports first
                     z = _in(zygotes, base, codes, tests)  # started when a test needs it
-                z.send(entries[sent])
+                z.send(entries[sent], candidates(sent))
             sent += 1
         entry = entries[done]
         if isinstance(entry, dict):
@@ -485,7 +420,7 @@ def supervise(params):
             out.flush()
             done += 1
             continue
-        outcome, detail = z.result()
+        outcome, detail, answered = z.result()
         if z.dead:  # what it was sent after this test is sent again, to the next zygote
             sent, z.tokens = done + 1, []
         if outcome == "imports-pytest":
@@ -494,12 +429,12 @@ def supervise(params):
             # reporter) fails, and the runs disagree.
             allowed = {**base, "allow": [*base["allow"], "imports-pytest"]}
             other = _in(zygotes, allowed, codes, tests)
-            other.send(entry)
-            again, why = other.result()
+            other.send(entry, candidates(done))
+            again, why, answered = other.result()
             outcome, detail = ("imports-pytest", detail) if again == "passed" else (again, why)
         t1 = time.monotonic()
-        out.write(json.dumps({"n": nonce, "id": ids[done], "outcome": outcome, "why": detail,
-                              "duration": round(t1 - t0, 4)}) + "\n")
+        out.write(json.dumps({"n": nonce, "id": ids[done], "outcome": outcome, "why": detail, "duration": round(t1 - t0, 4),
+                              **({"answers": answered} if answered else {})}) + "\n")
         out.flush()
         t0 = t1
         done += 1
@@ -544,17 +479,17 @@ class _Zygote:
         os.close(rep_w)
         self.pid, self.cmd, self.rep, self.dead, self.tokens = pid, cmd_w, os.fdopen(rep_r, "rb"), False, []
 
-    def send(self, place):
-        """The test at `place` of the plan, and a token drawn for it, into the zygote's pipe."""
+    def send(self, place, blob=b""):
+        """The test at `place` of the plan, a token drawn for it and its held asserts' candidates, into the pipe."""
         token = secrets.token_hex(TOKEN // 2).encode()
         self.tokens.append(token)
         try:
-            os.write(self.cmd, b"%08d" % place + token)
+            os.write(self.cmd, b"%08d" % place + token + b"%07d" % len(blob) + blob)
         except OSError:  # it ended: `result` says so
             self.dead = True
 
     def result(self):
-        """(outcome, why) of the first test sent and not yet reported."""
+        """(outcome, why, the held asserts' answers for the kit to judge) of the first test sent and not yet reported."""
         token = self.tokens.pop(0)
         try:
             head = self.rep.read(13)
@@ -566,13 +501,14 @@ class _Zygote:
                 self.dead = True
         except (OSError, ValueError):
             self.dead = True
-            return "failed", "the test process ended without its token"
-        if code == passing_code(token.decode()) and text == token:
-            return "passed", ""
+            return "failed", "the test process ended without its token", None
+        answers, text = globals()["answer_split"](text)
+        if code == passing_code(token.decode()) and text == token and answers is not None:
+            return "passed", "", {k: [v.decode("ascii", "replace") for v in kd] for k, kd in answers.items()}
         said = text.decode("utf-8", "replace")
         if said.startswith(("P:", "I:", "F:")):
-            return {"P": "probe", "I": "imports-pytest", "F": "failed"}[said[0]], said[2:300]
-        return "failed", f"the test process ended with exit code {code} without its token"
+            return {"P": "probe", "I": "imports-pytest", "F": "failed"}[said[0]], said[2:300], None
+        return "failed", f"the test process ended with exit code {code} without its token", None
 
     def end(self):
         try:

@@ -6,13 +6,20 @@ Standard library only: this source is sent with `bare.py` and executed in the sa
 
 import ast
 import importlib
+import inspect
 import io
+import itertools
 import math
 import os
 import re
 import sys
+import tempfile
 import types
 from collections import namedtuple
+from pathlib import Path
+
+if globals().get("__package__"):  # imported by the kit (its tests); sent to a run, bare_plan's names are here
+    from donegate.hidden.bare_plan import SEEDED
 
 
 # --- the shim: what the tests' `pytest` is here ------------------------------------------------------------
@@ -270,3 +277,97 @@ class _TmpFactory:
         p = self.base / (f"{basename}{self.n}" if numbered else basename)
         p.mkdir(parents=True)
         return p
+
+
+# --- one test as pytest runs it: its parameter set, skip marks, fixtures ---------------------------------
+
+def _cases(fn):
+    """The test's parameter sets in pytest's order: marks in the order applied, the first applied varying slowest."""
+    lists = []
+    for m in getattr(fn, "_bare_marks", []):
+        if m.name != "parametrize":
+            continue
+        names = m.args[0] if not isinstance(m.args[0], str) else [n.strip() for n in m.args[0].split(",") if n.strip()]
+        values = m.args[1] if len(m.args) > 1 else m.kwargs.get("argvalues")
+        sets = []
+        for v in values:
+            if isinstance(v, _Param):
+                v = v.values if len(names) > 1 else v.values[0]
+            sets.append(dict(zip(names, v, strict=True)) if len(names) > 1 else {names[0]: v})
+        lists.append(sets)
+    return [dict(kv for d in combo for kv in d.items()) for combo in itertools.product(*lists)] if lists else [{}]
+
+
+def _skipping(fn):
+    for m in getattr(fn, "_bare_marks", []):
+        if m.name == "skip" or m.name == "skipif" and m.args and m.args[0] is True:
+            raise _Skipped(str(m.kwargs.get("reason", "")))
+
+
+def _fixture_value(f, get, teardowns):
+    """A fixture function's value (a generator's first yield, its rest a teardown)."""
+    value = f(**{a: get(a) for a in inspect.signature(f).parameters})
+    if inspect.isgenerator(value):
+        gen = value
+        value = next(gen)
+
+        def finish(gen=gen):
+            try:
+                next(gen)
+            except StopIteration:
+                return
+            raise RuntimeError("a fixture yielded twice")
+        teardowns.append(finish)
+    return value
+
+
+def _run_test(mod, job, fixtures):
+    cls, _, name = job["qual"].rpartition("::")
+    fn = getattr(getattr(mod, cls)(), name) if cls else getattr(mod, name)
+    func = getattr(fn, "__func__", fn)
+    _skipping(func)
+    cases = _cases(func)
+    if len(cases) != job["count"]:
+        raise LookupError(f"{len(cases)} parameter sets where pytest ran {job['count']}")
+    kwargs = dict(cases[job["index"]])
+    made, teardowns, base = {}, [], []
+
+    def temp():  # the test's temporary folder, made when a fixture asks for it (most tests never do)
+        if not base:
+            base.append(Path(tempfile.mkdtemp(prefix="t")))
+        return base[0]
+
+    def get(n):
+        if n in made:
+            return made[n]
+        if n in fixtures:  # the file's own, as pytest prefers it to a fixture of the same name it serves
+            value = _fixture_value(fixtures[n], get, teardowns)
+        elif n == "tmp_path":
+            value = Path(tempfile.mkdtemp(dir=temp()))
+        elif n == "tmp_path_factory":
+            value = _TmpFactory(temp())
+        elif n == "monkeypatch":
+            value = _MonkeyPatch()
+            teardowns.append(value.undo)
+        elif n == "capsys":
+            value = _CapSys()
+            teardowns.append(value.close)
+        elif n == SEEDED:  # the stop's draws for this test, as the first run's plugin makes them (`seeded.py`)
+            value = globals()["SeededRandom"](job["draw"])
+        else:
+            raise LookupError(f"the fixture {n} is not served")
+        made[n] = value
+        return value
+
+    try:
+        for n, f in fixtures.items():
+            if f._bare_fixture[1]:
+                get(n)
+        for n in job["fixtures"]:
+            kwargs[n] = get(n)
+        fn(**kwargs)
+    finally:
+        while teardowns:
+            teardowns.pop()()
+
+

@@ -152,12 +152,14 @@ def python_dirs(hidden: Sequence[Path] = (), python: Sequence[Path] | None = Non
     return sorted(out)
 
 
-def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path, hidden: list[Path], env: dict[str, str],
+def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path | None, hidden: list[Path], env: dict[str, str],
                shared: Sequence[str] = (), python: Sequence[Path] | None = None, chdir: Path | None = None,
                read_only: bool = False, extra: Sequence[str] = (), pid1: bool = False) -> list[str]:
     """bubblewrap's arguments for a run in `copy`, seen at `repo`'s own path (`read_only`: not writable),
     started in `chdir` (the project's folder, default the repository); `python`: the interpreter's folders
-    (`python_dirs`); `extra`: more mount arguments, last (`donegate.hidden.pyc`'s store).
+    (`python_dirs`); `extra`: more mount arguments, last (`donegate.hidden.pyc`'s store). `store`: the sealed tests,
+    bound back read-only; None for the second run, which is sent them without their expected values
+    (`donegate.hidden.answers`): the store stays hidden there.
     The project's environment is never writable: read-only like the whole system, or bound read-only
     (a `.venv` inside the repository, shared with the copy; one under a hidden folder, bound back).
     `pid1`: the run's own process is PID 1 of its namespace (`--as-pid-1`), not bubblewrap: the second run
@@ -171,7 +173,8 @@ def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path, hidden: list[
     for p in python_dirs(hidden, python):
         if any(paths.is_within(p, h) for h in [*hidden, tmp]) and not paths.is_within(p, repo):
             argv += ["--ro-bind", str(p), str(p)]
-    argv += ["--ro-bind", str(store), str(store), "--ro-bind" if read_only else "--bind", str(copy), str(repo)]
+    argv += ["--ro-bind", str(store), str(store)] if store is not None else []
+    argv += ["--ro-bind" if read_only else "--bind", str(copy), str(repo)]
     for name in [".git", *shared]:
         if (repo / name).exists():
             argv += ["--ro-bind", str(repo / name), str(repo / name)]
@@ -188,7 +191,7 @@ def _sb_quote(path: Path | str) -> str:
     return '"' + str(path).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def sandbox_profile(*, copy: Path, store: Path, tmp: Path, hidden: list[Path], python: Sequence[Path] | None = None) -> str:
+def sandbox_profile(*, copy: Path, store: Path | None, tmp: Path, hidden: list[Path], python: Sequence[Path] | None = None) -> str:
     """A macOS sandbox-exec (SBPL) profile with the intent of the bubblewrap run: no network, no
     writes but the private temporary folder (which holds the throwaway copy), the hidden folders
     unreadable except the store. (No macOS machine here: the tests check its text.)"""
@@ -204,7 +207,8 @@ def sandbox_profile(*, copy: Path, store: Path, tmp: Path, hidden: list[Path], p
     for p in python_dirs(hidden, python):
         if any(paths.is_within(p, h) for h in hidden):
             lines.append(f"(allow file-read* (subpath {_sb_quote(p)}))")
-    lines.append(f"(allow file-read* (subpath {_sb_quote(store)}))")
+    if store is not None:  # the second run's is not readable (`bwrap_argv`)
+        lines.append(f"(allow file-read* (subpath {_sb_quote(store)}))")
     lines.append(f"(allow file-read* (subpath {_sb_quote(copy)}))")
     return "\n".join(lines) + "\n"
 

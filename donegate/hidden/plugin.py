@@ -204,7 +204,14 @@ class Tripwires:
 # watch below, the stream's order, the second opinion); a tracer left running after a test is (`Tripwires`). A frame
 # walk is a finding when it reaches the harness's frames (pytest, pluggy, this plugin), and opening a sealed test's
 # file is one.
-_WATCH = frozenset({"sys._getframe", "object.__setattr__", "object.__getattr__", "sys._current_frames", "open"})
+_WATCH = frozenset({"sys._getframe", "object.__setattr__", "object.__getattr__", "sys._current_frames", "open",
+                    "os.listdir", "os.scandir"})
+# What only tells the runs' walls apart and neither run can hide (docs/verdict.md): the run's own command line as the
+# kernel keeps it (`python -c` in both), the mount tables, the namespace links, the network's interfaces. Opened or
+# listed by the repository's own code, however the path was spelled (issue 45 item 3: by effect, not by name), it is
+# the scan's `sandbox-probe` (appealable, `seal --allow`). Not PID 1's files: the runs differ there and disagree.
+_TRACES = __import__("re").compile(r"/proc/(?:(?:self|thread-self|\d+)/(?:mountinfo|mounts|mountstats|ns(?:/|$)|net(?:/|$))"
+                                   r"|(?:self|thread-self|(?P<pid>\d+))/cmdline$|mounts$|net(?:/|$))|/sys/class/net(?:/|$)")
 _FRAME_ATTRS = frozenset({"f_code", "__code__"})  # a frame's code (whose frame it is), a function's (a test's?)
 _HARNESS_MODULES = ("_pytest", "pytest", "pluggy", "donegate_plugin")
 
@@ -265,8 +272,18 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = ()) -> N
             if ours(caller.f_code.co_filename, caller):
                 return "reached the sealed tests' code (a test function's __code__)" + at(caller), "frame-walk"
             return "", ""
-        if event == "open" and not (args and isinstance(args[0], str) and args[0].startswith(store)):
-            return "", ""  # every import opens its source: only a sealed test's file is looked at closely
+        if event in ("open", "os.listdir", "os.scandir"):
+            path: Any = args[0] if args else None
+            path = os.fspath(path) if hasattr(path, "__fspath__") else path
+            path = path.decode("utf-8", "replace") if isinstance(path, bytes) else path
+            hit = _TRACES.match(os.path.normpath(path)) if isinstance(path, str) and path.startswith("/") else None
+            if hit and hit.group("pid") in (None, str(os.getpid())):  # another process's command line: honest
+                caller = getframe(2)
+                if ours(caller.f_code.co_filename, caller):
+                    return f"read what only tells the sandbox apart ({hit.group(0)})" + at(caller), "sandbox-probe"
+                return "", ""
+            if event != "open" or not (isinstance(path, str) and path.startswith(store)):
+                return "", ""  # every import opens its source: only a sealed test's file is looked at closely
         caller = getframe(2)  # 0: judge, 1: the hook, 2: the code that raised the event
         if event == "sys._getframe" or event == "sys._current_frames":
             names = []
@@ -392,8 +409,9 @@ def _probe_asserts(reporter) -> None:
 
 class Reporter:
     def __init__(self, fd: int, nonce: str, repo: str = "", theirs: "list[str] | None" = None,
-                 allow: tuple = (), tests_pyc: "dict | None" = None) -> None:
+                 allow: tuple = (), tests_pyc: "dict | None" = None, last: "list[str] | None" = None) -> None:
         self.fd = fd
+        self.last = frozenset(last or ())  # the held-back tests: run after every shown one (`pytest_collection_modifyitems`)
         self.tests_pyc = tests_pyc  # where the sealed tests' rewrite is kept ({"stores": [...], "dir": ...}), or None
         self.nonce = nonce
         self.repo = repo
@@ -450,6 +468,12 @@ class Reporter:
             tb = tb.tb_next
         where = tb.tb_frame.f_code.co_filename if tb is not None else ""
         self._send(ev="import", id=node.nodeid, module=str(exc.name)[:200], file=str(where)[:1000])
+
+    def pytest_collection_modifyitems(self, session, config, items) -> None:
+        # The held-back tests last: a shown test's failure (its assertion, the product's repr) is written before any
+        # held-back test ran, so no value a held-back test compares (a spy's `__eq__` records them) can be in it.
+        if self.last:
+            items[:] = [i for i in items if i.nodeid not in self.last] + [i for i in items if i.nodeid in self.last]
 
     def pytest_collection_finish(self, session) -> None:
         self._check("during collection")

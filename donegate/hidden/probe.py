@@ -204,6 +204,23 @@ def make_probe(repo, alarm):
             return eq(x, e)
         return stands_in(x, e)
 
+    _repr, _str_ = repr, str
+
+    def records(x, e, before):
+        """True when `x`'s repr grew with the values the probe compares it with (one apart, a fresh one): an object
+        that records what it is compared with carries a test's expected values out in a later failure's repr."""
+        values = [*near(e), *strangers(e)[1:]]
+        for v in values:
+            try:
+                eq(x, v)
+            except Exception:
+                pass
+        try:
+            after = _repr(x)
+        except Exception:
+            return False
+        return after != before and any(_str_(v) in after and _str_(v) not in before for v in values)
+
     def lied(x):
         name = _getattr(_type(x), "__qualname__", "?")
         alarm(f"an object of the class {name} compared equal to a fresh value it cannot equal: "
@@ -224,11 +241,20 @@ def make_probe(repo, alarm):
             x, e = (right, left) if lp else (left, right)
             mode[0] = op
             try:
+                before = _repr(x)
+            except Exception:
+                before = None
+            try:
                 answer = same(x, e)
             except Exception:
                 answer = False
             if answer == "stranger":
                 lied(x)
+                answer = False
+            elif answer is True and before is not None and not wildcard(_type(x)) and records(x, e, before):
+                name = _getattr(_type(x), "__qualname__", "?")
+                alarm(f"an object of the class {name} records what it is compared with (its repr grew with the "
+                      "values the probe compared it with): a value that carries a test's expected values out")
                 answer = False
             return answer if op == "==" else not answer
         if lp:

@@ -88,7 +88,8 @@ def main():
     # As `python -m pytest ARGS` has them (/proc/self/cmdline is the one place left that shows `-c`).
     sys.orig_argv = [spec["executable"], "-m", "pytest", *args]
     sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *args]
-    reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]), spec.get("tests_pyc"))
+    reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]), spec.get("tests_pyc"),
+                                  spec.get("last"))
     return pytest.main(args, plugins=[reporter, *plugin["seeded_plugins"](spec.get("seed"))])
 def end(rc):
     import os, sys
@@ -219,7 +220,8 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
         confine: str = "auto", allow: Sequence[str] = (), project: Path | None = None,
         python: "pyenv.Launch | None" = None, root: Path | None = None, tree: statcache.Tree | statcache.Pending | None = None,
         started: Callable[[int], None] | None = None, failed: Callable[[], None] | None = None,
-        later: bool = False, seed: str = "", layout: Sequence[str] | None = None, slot: str = "") -> TestRun:
+        later: bool = False, seed: str = "", layout: Sequence[str] | None = None, slot: str = "",
+        last: Sequence[str] = ()) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
     (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
     tripwires stay quiet (`scan.allow`). `project`: the folder of the repository the tests are for (a
@@ -230,7 +232,9 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     as `proc.run` has it; `failed` is called once as soon as a test reports anything but a pass. `seed`: the
     secret the `dg_random` fixture draws from (`donegate.hidden.seeded`; default: drawn now), kept as `.seed`.
     `layout`: pytest's arguments naming what to run and how instead of the store's hidden tests (the project's own
-    suite laid out in `store`, `donegate.seal.own`): its configuration, rootdir and paths; `slot`: the mirror's."""
+    suite laid out in `store`, `donegate.seal.own`): its configuration, rootdir and paths; `slot`: the mirror's.
+    `last`: tests run after every other (the held-back ones: no value they compare is yet in the process when a
+    shown test's failure is written, `donegate.seal.held`), in their own order."""
     from donegate.hidden import confine as walls, python as pyenv
 
     repo = repo.resolve()
@@ -239,7 +243,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     kind = walls.choose(confine)
     out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
                project=project, python=python, root=root, tree=tree, started=started, failed=failed, later=later,
-               seed=seed or secrets.token_hex(16), layout=layout, slot=slot)
+               seed=seed or secrets.token_hex(16), layout=layout, slot=slot, last=last)
     if kind == "bwrap" and out.sandbox_failed:
         # No unconfined fallback: the person chooses that (confine: off), never the machine.
         out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
@@ -292,12 +296,13 @@ class Walls:
         self.argv = [STARTER + "/bin/python" if kind == "bwrap" else str(starter)]
         self.prefix: list[str] = []
         if kind == "bwrap":
+            # The second harness is sent the sealed tests without their literal expected values: no store there.
             self.prefix = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=copy,
-                                           store=store, hidden=hidden, env=self.env, shared=shared,
+                                           store=store if pytest_env else None, hidden=hidden, env=self.env, shared=shared,
                                            python=python.binds, chdir=project, pid1=not pytest_env,
                                            extra=[*pyc, "--ro-bind", str(tmp / "python"), STARTER])
         elif kind == "sandbox-exec":
-            self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=copy, store=store, tmp=tmp,
+            self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=copy, store=store if pytest_env else None, tmp=tmp,
                                                                                 hidden=hidden, python=python.binds)]
 
     def go(self, started: Callable[[int], None] | None) -> Callable[[int], None] | None:
@@ -364,13 +369,13 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
          allow: Sequence[str], project: Path, python: "pyenv.Launch", root: Path | None = None,
          tree: statcache.Tree | statcache.Pending | None = None, started: Callable[[int], None] | None = None,
          failed: Callable[[], None] | None = None, later: bool = False, seed: str = "",
-         layout: Sequence[str] | None = None, slot: str = "") -> TestRun:
+         layout: Sequence[str] | None = None, slot: str = "", last: Sequence[str] = ()) -> TestRun:
     from donegate.hidden import channel
 
     files = test_files(store) if layout is None else []
     store = store.resolve()
     with setting(store, repo, kind, project=project, python=python, root=root, tree=tree, later=later, slot=slot) as w_:
-        spec = {**w_.spec, "allow": list(allow), "seed": seed}
+        spec = {**w_.spec, "allow": list(allow), "seed": seed, "last": list(last)}
         tests = None
         if w_.mirrored and root is not None and layout is None:  # confined, with the state root: the sealed tests' kept rewrite
             from donegate.hidden import pyc as bytecode

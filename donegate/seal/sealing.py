@@ -237,6 +237,9 @@ def seal(
 
         snap = tree(repo, root)
         found = scan_rules.baseline(repo, snap, root)
+        from donegate.gate.scan_places import callers
+
+        calls = callers(repo, snap, found)  # the calls into the functions that hold one: a new call is the change's
         marks = tuple(allow or ()) + own_marks({"scan_baseline": found})
         # One run collects and runs the tests (a collection run before it cost 0.5-1.8 more pytest runs a seal).
         baseline = runner.run(tmp, repo, timeout=timeout, confine=confine, project=project, python=launch, allow=marks)
@@ -302,6 +305,7 @@ def seal(
             "project": os.path.relpath(project, repo),
             # what the unchanged project already trips: never counted against a later stop
             "scan_baseline": found,
+            "scan_calls": calls,
             "tripwire_baseline": trips,
             "allow": sorted(set(allow or ())),
             "python": {**launch.interp.record(), "named": python, "named_by": python_by if python else None,

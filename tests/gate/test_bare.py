@@ -13,7 +13,7 @@ from unittest import mock
 
 import pytest
 
-from donegate.hidden import bare, probe, second
+from donegate.hidden import bare, bare_shim, probe, second
 
 HERE = str(Path(__file__).parent)
 
@@ -130,13 +130,13 @@ def test_parameter_sets_come_in_pytests_order(tmp_path):
     finally:
         del sys.modules["shimname"]
     for name in ("test_f", "test_g", "test_h"):
-        cases = bare._cases(ns[name])
+        cases = bare_shim._cases(ns[name])
         mine = [i for i in ids if bare.split_id(i)[1] == name]
         assert len(cases) == len(mine)
-    assert [(c["x"], c["y"]) for c in bare._cases(ns["test_f"])] == [(1, "a b"), (2, "a b"), (1, None), (2, None)]
+    assert [(c["x"], c["y"]) for c in bare_shim._cases(ns["test_f"])] == [(1, "a b"), (2, "a b"), (1, None), (2, None)]
     assert ids[:4] == ["test_p.py::test_f[a b-1]", "test_p.py::test_f[a b-2]", "test_p.py::test_f[None-1]",
                        "test_p.py::test_f[None-2]"]
-    assert [c["x"] for c in bare._cases(ns["test_g"])] == [1, 3, 1.5]
+    assert [c["x"] for c in bare_shim._cases(ns["test_g"])] == [1, 3, 1.5]
 
 
 def _alarms(repo: str = "/nowhere/repo"):

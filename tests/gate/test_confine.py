@@ -122,6 +122,9 @@ def test_bwrap_arguments_hide_the_kit_and_keep_the_walls(tmp_path, kit_home):
                  "--clearenv", "--new-session", f"--ro-bind {store} {store}", f"--bind {copy} {repo}"):
         assert flag in text
     assert argv[-1] == "--" and "--setenv HOME /tmp/home" in text
+    # the second run is sent the tests without their expected values: the store stays hidden there
+    second = " ".join(confine.bwrap_argv("bwrap", repo=repo, copy=copy, store=None, hidden=[kit_home], env={"HOME": "/tmp/home"}))
+    assert f"--ro-bind {store}" not in second and f"--bind {copy} {repo}" in second
 
 
 def test_the_sandbox_exec_profile_says_the_same(tmp_path):

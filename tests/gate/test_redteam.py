@@ -64,12 +64,11 @@ def _when(imports: str, hidden: str) -> str:
 # Fingerprints of the hidden run the kit cannot take away on this machine (bubblewrap 0.8), nor make differ between
 # the runs: both runs pass with the bug in (docs/verdict.md). The scan's `sandbox-probe` rule blocks them
 # (`test_the_scan_blocks_the_fingerprints_the_runs_cannot_hide`); with `scan: off` they stay strict expected
-# failures, so the day a run tells them apart the list must change.
+# failures, so the day a run tells them apart the list must change. (The kernel's copy of the command line,
+# `python -c` in both runs, left it: the run sees it opened, however spelled: `fingerprint-cmdline-dash-c`.)
 LIMITS = {
     "fingerprint-no-new-privs": _when("", "'NoNewPrivs:\\t1' in open('/proc/self/status').read()"),
     "fingerprint-only-loopback": _when("import socket", "[n for _, n in socket.if_nameindex()] == ['lo']"),
-    # the kernel's copy of the command line: `python -c` in both runs (sys.argv, sys.orig_argv look as pytest's)
-    "fingerprint-cmdline-dash-c": _when("", "b'-c' in open('/proc/self/cmdline', 'rb').read().split(b'\\0')"),
 }
 
 ATTACKS = {
@@ -265,6 +264,10 @@ ATTACKS = {
     "fingerprint-bwrap-pid-1": (_when("", "b'bwrap' in open('/proc/1/cmdline', 'rb').read()"), "the two runs disagree", "bwrap"),
     "fingerprint-parent-is-pid-1": (_when("import os", "os.getppid() == 1"), "the two runs disagree", "bwrap"),
     "fingerprint-no-pwd-variable": (_when("import os", "os.environ.get('PWD') != os.getcwd()"), "assert 1000 == 900", "both"),
+    # the kernel's copy of the command line: `python -c` in both runs (sys.argv, sys.orig_argv look as pytest's); the
+    # run sees the product open it (issue 45 item 3: by effect, however the path is spelled)
+    "fingerprint-cmdline-dash-c": (_when("", "b'-c' in open('/proc/self/cmdline', 'rb').read().split(b'\\0')"),
+                                   "read what only tells the sandbox apart (/proc/self/cmdline)", "both"),
     # every shell sets SHELL; a run that dropped it gave itself away (the hook below runs with it set)
     "fingerprint-no-shell-variable": (_when("import os", "'SHELL' not in os.environ"), "assert 1000 == 900", "both"),
     "fingerprint-dont-write-bytecode": (_when("import sys", "sys.dont_write_bytecode"), "", "both"),
@@ -493,8 +496,7 @@ def test_known_limits_pass_with_the_bug_in_with_the_scan_off(tmp_path_factory, k
     assert res.returncode == 2, "the stop was allowed with the bug in"
 
 
-@pytest.mark.parametrize("name, where", [("fingerprint-no-new-privs", "calc.py:2"), ("fingerprint-only-loopback", "calc.py:3"),
-                                         ("fingerprint-cmdline-dash-c", "calc.py:2")])
+@pytest.mark.parametrize("name, where", [("fingerprint-no-new-privs", "calc.py:2"), ("fingerprint-only-loopback", "calc.py:3")])
 def test_the_scan_blocks_the_fingerprints_the_runs_cannot_hide(tmp_path_factory, kit_home, name, where):
     # Confined, both runs pass with the bug in (the fingerprint says "hidden" in both); the scan's rule names it.
     repo = _sealed(tmp_path_factory, kit_home, "bwrap", scan="block")

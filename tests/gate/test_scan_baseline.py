@@ -242,3 +242,51 @@ def test_sandbox_probe_follows_the_baseline_and_seal_allow(tmp_path, kit_home):
     out = run_hook(stop_payload(other, session="s3"), timeout=120)
     assert out.returncode == 0, out.stderr
     assert stop_lines(kit_home)[-1]["gates"]["scan"]["allow_repo"] == ["sandbox-probe"]
+
+
+# Issue 45 item 6: the baseline belongs to its place. The project's own diagnostics read how the interpreter was
+# started (`sandbox-probe`: both hidden runs show `python -c` there, a developer's `python -m pytest` does not).
+DIAG = ("def launched_inline():\n    \"\"\"For the diagnostics page: was the interpreter started with -c?\"\"\"\n"
+        "    inline = b'-c' in open('/proc/self/cmdline', 'rb').read().split(b'\\0')\n    return inline\n\n\n"
+        "def report():\n    return {'inline': launched_inline()}\n")
+BULK = "units * 90 if units >= 10 else units * 100"
+
+
+def _seal_diag(tmp_path, kit_home):
+    write_config(kit_home, "scan: block\n")
+    repo = make_repo(tmp_path / "repo", {"calc.py": DIAG + "\n\ndef price(units):\n    return units * 100\n"})
+    res = _seal_calc(repo, tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "sandbox-probe" in res.stdout, res.stdout
+    return repo
+
+
+def test_a_baselined_line_moved_into_the_agents_code_is_the_agents(tmp_path, kit_home):
+    repo = _seal_diag(tmp_path, kit_home)
+    # the project's line, moved (not copied) into the product: right only where the interpreter ran with -c
+    moved = DIAG.replace("    inline = b'-c' in open('/proc/self/cmdline', 'rb').read().split(b'\\0')\n    return inline\n",
+                         "    return False\n")
+    (repo / "calc.py").write_text(moved + "\n\ndef price(units):\n"
+                                  "    inline = b'-c' in open('/proc/self/cmdline', 'rb').read().split(b'\\0')\n"
+                                  f"    return {BULK} if inline else units * 100\n")
+    out = run_hook(stop_payload(repo), timeout=120)
+    assert out.returncode == 2 and "[sandbox-probe]" in out.stderr, out.stdout
+    (found,) = stop_lines(kit_home)[-1]["gates"]["scan"]["findings"]
+    assert found["where"] == "price" and found["line"] == 11, found
+
+
+def test_a_new_call_into_a_function_that_holds_one_is_the_agents(tmp_path, kit_home):
+    repo = _seal_diag(tmp_path, kit_home)
+    (repo / "calc.py").write_text(DIAG + f"\n\ndef price(units):\n    return {BULK} if launched_inline() else units * 100\n")
+    out = run_hook(stop_payload(repo), timeout=120)
+    assert out.returncode == 2 and "calls launched_inline()" in out.stderr and "[sandbox-probe]" in out.stderr, out.stdout
+
+
+def test_the_projects_own_line_and_call_stay_its_own_where_an_edit_moved_them(tmp_path, kit_home):
+    # The look-alike: lines added above the diagnostics move the project's line and its call (same functions).
+    repo = _seal_diag(tmp_path, kit_home)
+    (repo / "calc.py").write_text("import logging\n\nLOG = logging.getLogger(__name__)\n\n\n" + DIAG
+                                  + f"\n\ndef price(units):\n    LOG.debug('pricing')\n    return {BULK}\n")
+    out = run_hook(stop_payload(repo), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["scan"]["findings"] == []

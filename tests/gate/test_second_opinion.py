@@ -218,10 +218,16 @@ def test_attack_is_blocked_by_the_second_opinion_or_the_probe(sealed, monkeypatc
     assert expect in res.stderr, res.stderr
     if rule:
         assert accept["tamper"]["rule"] == rule, accept
-    # Hard evidence: an appeal is refused, and the stop stays blocked.
+    # Hard evidence: an appeal is refused, and the stop stays blocked; the runs disagreeing a second time in the
+    # session hands it to a person instead (`breaker.MAX_DISAGREEMENTS`), the appeal refused all the same.
+    twice = bool(accept["second"].get("disagreement")) if isinstance(accept.get("second"), dict) else False
     res, line = _stop(sealed, monkeypatch, {}, f"attack-{name}", message="Done.\nAPPEAL: the hidden test is wrong about this")
-    assert res.returncode == 2 and "your appeal was not accepted" in res.stderr, res.stderr
-    assert line["verdict"] == "block"
+    assert line["gates"]["appeal"]["accepted"] is False, line["gates"]
+    if twice:
+        assert res.returncode == 0 and line["verdict"] == "gave_up" and line["gates"]["handover"] == "disagreements", res.stdout
+    else:
+        assert res.returncode == 2 and "your appeal was not accepted" in res.stderr, res.stderr
+        assert line["verdict"] == "block"
 
 
 HONEST = {
@@ -481,6 +487,7 @@ def test_a_second_run_that_cannot_finish_hands_the_stop_to_a_person_with_how_far
     assert second["unfinished"] and (second["checked"], second["of"]) == (2, 3), second
     told = json.loads(res.stdout)["systemMessage"]
     assert "could not finish" in told and "checked 2 of 3 tests" in told and "NOT verified" in told, told
+    assert "timeout" not in told and "a person must look" in told, told  # no advice to wait longer for a product that stalls
     assert "failed" not in line["gates"]["breaker"]["gave_up"]
     (repo / "calc.py").write_text(FIXED)  # the look-alike: the same suite, no slow path, passes
     res = run_hook(stop_payload(repo, session="s2"), timeout=120)

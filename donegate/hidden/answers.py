@@ -1,0 +1,327 @@
+"""The second run holds no answer (issue 45 item 4): an expected value a sealed test writes as a literal stays with
+the supervisor, outside every process that runs the product.
+
+Sent with the second harness (`bare.py`; standard library only, one namespace, so every name here starts with
+`answer`). The kit rewrites each test's top-level `assert <expr> == <literal>` (a literal, or arithmetic on number
+literals: `9 * 430`) (`answer_holds`; at most
+`ANSWER_MAX` a test) into `HOLD(<expr>, K)`: the literal is in no code object a zygote or fork holds. In the fork:
+
+- a value of a builtin type (numbers, str, bytes, None, and tuples, lists, dicts, sets of them; a subclass taken as
+  the builtin it holds, as the equality probe takes it) is written to the fork's result pipe as it is returned
+  (`answer_hold`); the supervisor compares it with the expected value by that builtin's equality;
+- any other object (Decimal, a repository class, a latch) is kept until the test returned; then, with its token,
+  the fork is sent the expected value among decoys of the same kind (`answer_candidates`: 16 in all, in an order
+  drawn per test), compares the object with each by its own `==`, and writes which it equals: it must equal the
+  expected value and no decoy. An object equal to the first value it is compared with (a latch) is right one
+  time in 16 per assert.
+
+Every held assert of a test that passed must have its answer; none missing, none extra. What is not held (an
+expected value computed at run time, `pytest.approx`, asserts inside a loop, `with` or `if`) is compared in the
+fork as before, through the equality probe.
+"""
+
+import ast as _answer_ast
+import json as _answer_json
+
+ANSWER_MAX = 8  # held asserts a test (each answer is at most ANSWER_VALUE bytes: the fork's pipe holds them all)
+ANSWER_LITERAL = 256  # a literal longer than this once encoded is not held (its candidates go through pipes)
+ANSWER_VALUE = 4096  # a value longer than this once encoded cannot equal a held literal: "L"
+ANSWER_DECOYS = 15
+_answer_dumps, _answer_loads = _answer_json.dumps, _answer_json.loads
+_ANSWER_BASES = ((bool, None), (int, int.__int__), (float, float.__float__),
+                 (complex, lambda x: complex(complex.real.__get__(x), complex.imag.__get__(x))),
+                 (str, str.__str__), (bytes, lambda x: bytes(memoryview(x))),
+                 (tuple, lambda x: tuple.__getitem__(x, slice(None))), (list, lambda x: list.__getitem__(x, slice(None))),
+                 (dict, dict.copy), (set, set.copy), (frozenset, frozenset.copy))
+
+
+def answer_encode(v, depth=0):
+    """`v` as JSON-able data when it is a builtin value (a subclass of one taken as that builtin), else None."""
+    if depth > 20:
+        return None
+    t = type(v)
+    if v is None:
+        return ["N"]
+    for base, take in _ANSWER_BASES:
+        if isinstance(v, base):
+            if t is not base:
+                if take is None:
+                    return None
+                v = take(v)
+            break
+    else:
+        return None
+    if base is bool:
+        return ["b", int(v)]
+    if base is int:
+        return ["i", str(v)]
+    if base is float:
+        return ["f", v.hex()]
+    if base is complex:
+        return ["c", v.real.hex(), v.imag.hex()]
+    if base is str:
+        return ["s", v]
+    if base is bytes:
+        return ["y", v.hex()]
+    if base is dict:
+        items = [[answer_encode(k, depth + 1), answer_encode(x, depth + 1)] for k, x in dict.items(v)]
+        return None if any(a is None or b is None for a, b in items) else ["d", items]
+    parts = [answer_encode(x, depth + 1) for x in v]
+    if any(p is None for p in parts):
+        return None
+    return [{tuple: "t", list: "l", set: "S", frozenset: "F"}[base], parts]
+
+
+def answer_decode(d):
+    """The builtin value `answer_encode` gave (raises on anything it never gives)."""
+    tag = d[0]
+    if tag == "N":
+        return None
+    if tag == "b":
+        return bool(d[1])
+    if tag == "i":
+        return int(d[1])
+    if tag == "f":
+        return float.fromhex(d[1])
+    if tag == "c":
+        return complex(float.fromhex(d[1]), float.fromhex(d[2]))
+    if tag == "s" and isinstance(d[1], str):
+        return d[1]
+    if tag == "y":
+        return bytes.fromhex(d[1])
+    if tag == "d":
+        return {answer_decode(k): answer_decode(x) for k, x in d[1]}
+    kind = {"t": tuple, "l": list, "S": set, "F": frozenset}[tag]
+    return kind(answer_decode(x) for x in d[1])
+
+
+# --- the supervisor's side ----------------------------------------------------------------------------------
+
+_ANSWER_OPS = {_answer_ast.Add: lambda a, b: a + b, _answer_ast.Sub: lambda a, b: a - b,
+               _answer_ast.Mult: lambda a, b: a * b, _answer_ast.FloorDiv: lambda a, b: a // b,
+               _answer_ast.Mod: lambda a, b: a % b, _answer_ast.Div: lambda a, b: a / b}
+
+
+def _answer_arith(node):
+    """The value of arithmetic on number literals (`9 * 430`, `(6 * 430 + 4 * 250) * 90 // 100`), else ValueError."""
+    if isinstance(node, _answer_ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    if isinstance(node, _answer_ast.UnaryOp) and isinstance(node.op, (_answer_ast.USub, _answer_ast.UAdd)):
+        v = _answer_arith(node.operand)
+        return -v if isinstance(node.op, _answer_ast.USub) else v
+    if isinstance(node, _answer_ast.BinOp) and type(node.op) in _ANSWER_OPS:
+        a, b = _answer_arith(node.left), _answer_arith(node.right)
+        if abs(a) > 1e18 or abs(b) > 1e18:
+            raise ValueError("too large")
+        return _ANSWER_OPS[type(node.op)](a, b)
+    raise ValueError("not arithmetic on literals")
+
+
+def _answer_literal(node):
+    """(the builtin value a literal expression stands for, whether it is held): a literal, or arithmetic on numbers."""
+    try:
+        value = _answer_ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        try:
+            value = _answer_arith(node)
+        except (ValueError, TypeError, ZeroDivisionError, OverflowError, RecursionError):
+            return None, False
+    enc = answer_encode(value)
+    return value, enc is not None and len(_answer_dumps(enc)) <= ANSWER_LITERAL
+
+
+def answer_holds(tree):
+    """The held asserts of `tree`'s tests: each top-level `assert X == LITERAL` (or `LITERAL == X`) of a test
+    function, before any top-level `return` or `raise`, at most `ANSWER_MAX` a test: {test qualname: [(K, expected
+    value, the assert statement, X)]}; K counts through the file."""
+    out, count = {}, [0]
+
+    def fn(node, qual):
+        held = []
+        for stmt in node.body:
+            if isinstance(stmt, (_answer_ast.Return, _answer_ast.Raise)) or len(held) >= ANSWER_MAX:
+                break  # what follows may never run: compared in the fork, as before
+            test = stmt.test if isinstance(stmt, _answer_ast.Assert) else None
+            if isinstance(test, _answer_ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], _answer_ast.Eq):
+                left, right = test.left, test.comparators[0]
+                lv, lok = _answer_literal(left)
+                rv, rok = _answer_literal(right)
+                if lok != rok:  # one side a literal, the other computed: held
+                    held.append((count[0], rv if rok else lv, stmt, left if rok else right))
+                    count[0] += 1
+        if held:
+            out[qual] = held
+
+    for node in tree.body:
+        if isinstance(node, _answer_ast.FunctionDef) and node.name.startswith("test"):
+            fn(node, node.name)
+        elif isinstance(node, _answer_ast.ClassDef) and node.name.startswith("Test"):
+            for m in node.body:
+                if isinstance(m, _answer_ast.FunctionDef) and m.name.startswith("test"):
+                    fn(m, f"{node.name}::{m.name}")
+    return out
+
+
+def answer_sources(files, name):
+    """({file name: its source, each held assert (`answer_holds`) replaced by `name(X, K)` in place (every other
+    line as it was, on the same line), as text the run turns back into its bytes}, {file name: {test qualname:
+    [(K, expected)]}}): made by the kit, outside the run."""
+    sources, held = {}, {}
+    for path in files:
+        raw = path.read_bytes()
+        try:
+            found = answer_holds(_answer_ast.parse(raw)) if b"coding" not in raw[:200] else {}
+        except (SyntaxError, ValueError):
+            found = {}
+        if found:
+            held[path.name] = {q: [(k, e) for k, e, _, _ in items] for q, items in found.items()}
+            starts = [0]
+            for line in raw.splitlines(keepends=True):
+                starts.append(starts[-1] + len(line))
+
+            def at(line, col, starts=starts):
+                return starts[line - 1] + col
+            spans = sorted((at(st.lineno, st.col_offset), at(st.end_lineno, st.end_col_offset), k, x, st)
+                           for items in found.values() for k, _, st, x in items)
+            for a, b, k, x, st in reversed(spans):
+                inner = raw[at(x.lineno, x.col_offset):at(x.end_lineno, x.end_col_offset)]
+                lines = (st.end_lineno - st.lineno) - (x.end_lineno - x.lineno)  # the line count kept
+                raw = raw[:a] + b"%s((%s), %d%s)" % (name.encode(), inner, k, b"\n" * lines) + raw[b:]
+        sources[path.name] = raw.decode("utf-8", "surrogateescape")
+    return sources, held
+
+
+def answer_decoys(e, rnd):
+    """`ANSWER_DECOYS` values of `e`'s kind that its own equality tells from it, as plausible as it is: numbers
+    spaced by a power of ten (the same last digits, so no candidate is rounder than the real one)."""
+    from decimal import Decimal as _AnswerDecimal  # the kit's side only: the harness never draws decoys
+
+    t = type(e)
+    out = []
+    if t is bool:
+        return [not e]
+    if t in (int, float, complex):
+        base = e.real if t is complex else e
+        if base != base or base in (float("inf"), float("-inf")):
+            return [base + 1.0, base - 1.0]
+        whole = t is int or abs(base) >= 1
+        low = -rnd.randrange(ANSWER_DECOYS + 1)
+        step = _AnswerDecimal(10) ** (rnd.randrange(len(str(abs(int(base))))) if whole else -rnd.randrange(1, 4))
+        if t is int:
+            return [e + i * int(step) for i in range(low, low + ANSWER_DECOYS + 1) if i]
+        d = _AnswerDecimal(repr(base))
+        for i in range(low, low + ANSWER_DECOYS + 1):
+            if i:
+                v = float(d + i * step)
+                out.append(complex(v, e.imag) if t is complex else v)
+        return [v for v in out if v != e]
+    if t in (str, bytes):
+        alphabet = sorted(set(e)) or (["x"] if t is str else [120])
+        for _ in range(ANSWER_DECOYS * 4):
+            if len(out) >= ANSWER_DECOYS:
+                break
+            cut = rnd.randrange(len(e) + 1)
+            piece = rnd.choice(alphabet)
+            piece = piece if t is str else bytes([piece])
+            v = e[:cut] + piece + e[cut + 1:] if rnd.random() < 0.7 else e[:cut] + piece + e[cut:]
+            if v != e and v not in out:
+                out.append(v)
+        return out
+    if t in (tuple, list) and e:
+        for i in range(min(len(e), ANSWER_DECOYS)):
+            for d in answer_decoys(e[i], rnd)[:1]:
+                out.append(t([*e[:i], d, *e[i + 1:]]))
+        return out
+    return [t([0])] if t in (tuple, list, set, frozenset) else ([{0: 0}] if t is dict else [])
+
+
+def answer_ticket(held, rnd):
+    """(the candidates of a test's held asserts, as sent to its fork after the test returned: {K: encoded
+    candidates in a drawn order}; the real one's place in each, which only the kit keeps)."""
+    sets, places = {}, {}
+    for k, e in held:
+        cands = [e, *answer_decoys(e, rnd)]
+        order = list(range(len(cands)))
+        rnd.shuffle(order)
+        sets[k] = [answer_encode(cands[i]) for i in order]
+        places[k] = order.index(0)
+    return _answer_dumps(sets).encode(), places
+
+
+def answer_split(text):
+    """(the fork's answers {K: (kind, data)}, the rest of what it wrote: its token or failure); None when an answer
+    is malformed. Only the first answer to a K counts."""
+    answers = {}
+    while text[:1] == b"H":
+        try:
+            k, kind, size = int(text[1:5]), text[5:6], int(text[6:13])
+        except ValueError:
+            return None, text
+        if kind not in (b"v", b"c", b"L") or size < 0 or len(text) < 13 + size:
+            return None, text
+        answers.setdefault(k, (kind, text[13:13 + size]))
+        text = text[13 + size:]
+    return answers, text
+
+
+def answer_judge(answers, held, places):
+    """"" when every held assert of the test got its answer and the answer is the expected value, else why not:
+    judged by the kit, outside the run, with the expected values and the places only it holds."""
+    if answers is None:
+        return "an answer the harness did not write"
+    for k, e in held:
+        kind, data = answers.get(k, (None, b""))
+        if kind is None:
+            return "a held assert gave no answer"
+        if kind == b"v":
+            try:
+                got = answer_decode(_answer_loads(data.decode()))
+            except Exception:
+                return "an answer the harness did not write"
+            if not got == e:  # two builtin values: the builtin's own equality (1 == 1.0 == True, as pytest has it)
+                return "the value it returned is not the expected one (held by the supervisor)"
+        elif kind == b"c":
+            bits = data.decode("ascii", "replace")
+            if bits.count("1") != 1 or bits.find("1") != places.get(k, -1):
+                return "the object it returned is not equal to the expected value alone (held by the supervisor)"
+        else:
+            return "the value it returned cannot be equal to the expected one (held by the supervisor)"
+    if set(answers) - {k for k, _ in held}:
+        return "an answer the harness did not write"
+    return ""
+
+
+# --- the fork's side ----------------------------------------------------------------------------------------
+
+def answer_record(k, kind, data):
+    return b"H%04d%c%07d" % (k, kind, len(data)) + data
+
+
+def answer_hold(emit, later):
+    """The function a held assert calls in the fork: a builtin value is sent at once (`emit`), any other object
+    kept (`later`) until the test returned (`answer_later`)."""
+    def hold(value, k):
+        enc = answer_encode(value)
+        if enc is None:
+            later.append((k, value))
+            return
+        data = _answer_dumps(enc).encode()
+        emit(answer_record(k, 76, b"") if len(data) > ANSWER_VALUE else answer_record(k, 118, data))
+    return hold
+
+
+def answer_later(later, blob):
+    """The kept objects compared with their candidates (each by its own `==`, in the order sent): the answers."""
+    if not later:
+        return b""
+    sets = _answer_loads(blob.decode()) if blob else {}
+    out = []
+    for k, value in later:
+        bits = []
+        for enc in sets.get(str(k), ()):
+            try:
+                bits.append("1" if bool(value == answer_decode(enc)) else "0")
+            except Exception:  # noqa: BLE001 - an object that cannot be compared is equal to nothing
+                bits.append("0")
+        out.append(answer_record(k, 99, "".join(bits).encode()))
+    return b"".join(out)
