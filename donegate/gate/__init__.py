@@ -88,8 +88,9 @@ def _below(payload: dict[str, Any], root: Path) -> Any:
     from donegate.tree import repo as where
 
     def changed(t: Any) -> bool:
-        t.key = paths.repo_key(t.sealed)  # the stop's context takes it (`StopContext.at`)
-        st = store.load(t.sealed, root, key=t.key)
+        t.key = paths.repo_key(t.sealed)  # the stop's context takes both (`StopContext.at`)
+        t.record = store.read_record(t.sealed, root, t.key)
+        st = store.load(t.sealed, root, key=t.key, record=t.record)
         names = git.changed_since(t.tree, st.manifest["base"]) if st is not None else []
         return any(n not in store.KIT_FILES for n in names)  # an install's own files are not a change
 
@@ -217,7 +218,7 @@ def _evaluate(ctx: StopContext) -> Outcome:
         passed = feedback.passed(gates, accept, hint, leak_msg)
         if cfg["review"] == "off":
             return passed
-        return review_gate.review_gate(payload, cfg, root, repo, st, passed, scrub)
+        return review_gate.review_gate(payload, cfg, root, repo, st, passed, scrub, session=ctx.session)
     return feedback.blocked(payload, cfg, gates, problems, failures, hint, leak_msg, scrub, st.manifest.get("held"))
 
 

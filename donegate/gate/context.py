@@ -58,7 +58,7 @@ class StopContext:
         self.key = target.key or paths.repo_key(target.sealed)
         target.key = self.key
         self.tree_key = self.key if target.tree == target.sealed else paths.repo_key(target.tree)
-        self._record = _UNREAD
+        self._record = target.record if target.record is not None else _UNREAD  # read while finding it
         self.store = None
         return self
 

@@ -22,14 +22,14 @@ from donegate.core.outcome import BLOCK, Outcome
 from donegate.sessions.counters import FileCounters
 
 
-def _hinted(root: Path, payload: dict[str, Any]) -> list[str]:
-    return list(FileCounters(paths.state_dir(root)).peek(session_of(payload)).get("hinted") or [])
+def _hinted(root: Path, session: str) -> list[str]:
+    return list(FileCounters(paths.state_dir(root)).peek(session).get("hinted") or [])
 
 
 def review_gate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: Path, st: store.Store,
-                passed: Outcome, scrub: feedback.Scrubber) -> Outcome:
+                passed: Outcome, scrub: feedback.Scrubber, session: str | None = None) -> Outcome:
     """The reviewers, once scope and acceptance pass (`review: hint | block`); `passed` is the outcome
-    without them. Their result goes to the ledger as `gates.review`.
+    without them. Their result goes to the ledger as `gates.review`. `session`: the stop's (its context).
 
     - hint: standing findings go back to the agent once per state of the code (request + diff,
       hashed), labelled as a model's judgment; the next stop on a hinted state is allowed without
@@ -48,7 +48,7 @@ def review_gate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: 
     try:
         diff = git.diff(repo, base)
         state = hashlib.sha256(json.dumps([request, diff]).encode()).hexdigest()[:32]
-        if cfg["review"] == "hint" and state in _hinted(root, payload):
+        if cfg["review"] == "hint" and state in _hinted(root, session if session is not None else session_of(payload)):
             passed.gates["review"] = {"mode": mode, "skipped": "the hint for this state of the code was given", "state": state}
             return passed
         stage("the review")

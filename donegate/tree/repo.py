@@ -51,7 +51,7 @@ class Target:
         self.tree, self.sealed, self.moved_from = tree, sealed, moved_from
         self.found_from = ""  # which folder named it: "project" (the session's), "cwd", or "hook" (--repo)
         self.key = key  # `paths.repo_key(sealed)` when finding it derived it (the stop's context takes it, not again)
-        self.store: Any = None  # the seal's store when finding it loaded it (a monorepo's root: `touched_below`)
+        self.record: Any = None  # its seal record when finding it read it (a monorepo's root: `touched_below`)
 
     def __repr__(self) -> str:
         return f"Target(tree={self.tree}, sealed={self.sealed}, moved_from={self.moved_from})"
@@ -63,8 +63,9 @@ def sealed_ancestor(cwd: Path, root: Path) -> Path | None:
     return found[0] if found is not None else None
 
 
-def _sealed_ancestor(cwd: Path, root: Path) -> tuple[Path, str] | None:
-    """(`sealed_ancestor`, its `paths.repo_key`): each folder's key is derived once, and the stop keeps the one found."""
+def _sealed_ancestor(cwd: Path, root: Path, keys: dict[Path, str] | None = None) -> tuple[Path, str] | None:
+    """(`sealed_ancestor`, its `paths.repo_key`): each folder's key is derived once, and the stop keeps the one found
+    (and, in `keys`, each folder's it tried: a repository found without a seal keeps its own)."""
     from donegate import paths
 
     try:
@@ -72,7 +73,11 @@ def _sealed_ancestor(cwd: Path, root: Path) -> tuple[Path, str] | None:
     except OSError:
         return None
     for folder in (start, *start.parents):
-        key = paths.repo_key(folder)
+        key = keys.get(folder) if keys is not None else None
+        if key is None:
+            key = paths.repo_key(folder)
+            if keys is not None:
+                keys[folder] = key
         if paths.seal_record(folder, root, key).exists() or paths.store_dir(folder, root, key).exists():
             return folder, key
     return None
@@ -175,13 +180,14 @@ def _in_project(folder: Path, top: Path, entries: list[dict[str, Any]]) -> tuple
     return best
 
 
-def resolve(folder: Path, root: Path) -> Target | None:
-    """The target a stop in `folder` is judged on, or None: no sealed repository holds it."""
+def resolve(folder: Path, root: Path, keys: dict[Path, str] | None = None) -> Target | None:
+    """The target a stop in `folder` is judged on, or None: no sealed repository holds it. `keys`: the folders'
+    keys derived on the way (`_sealed_ancestor`)."""
     try:
         folder = folder.resolve()
     except OSError:
         return None
-    found = _sealed_ancestor(folder, root)
+    found = _sealed_ancestor(folder, root, keys)
     if found is not None:
         sealed, key = found
         return _own_worktree(folder, sealed, root, key) or Target(sealed, sealed, key=key)
@@ -262,23 +268,24 @@ def locate(payload: dict[str, Any], root: Path, fixed: str | None = None, manage
         from donegate.errors import DonegateError
 
         raise DonegateError(f"the hook's stdin has a cwd that is not a folder path ({type(cwd).__name__})")
+    keys: dict[Path, str] = {}  # the folders' keys derived while finding it: the stop derives none twice
     start = project_dir(payload, env)
     folders = [(f, name) for f, name in ((start, "project"), (Path(cwd) if isinstance(cwd, str) and cwd else None, "cwd")) if f]
     if fixed:
         named = Path(fixed).resolve()
-        own = resolve(named, root) if named.is_dir() else None  # the hook may name a worktree or a subfolder of it
+        own = resolve(named, root, keys) if named.is_dir() else None  # the hook may name a worktree or a subfolder of it
         sealed = own.sealed if own is not None else named
         for folder, name in folders:
-            t = resolve(folder, root)
+            t = resolve(folder, root, keys)
             if t is not None and t.sealed == sealed:
                 return _named(t, name)
         if own is not None:
             return _named(own, "hook")
         if named.is_dir():
-            return _named(Target(named, named), "hook")
+            return _named(Target(named, named, key=keys.get(named)), "hook")
         return _named(Target(named, named, moved_from=str(named)), "hook")  # gone: moved (where to, this session does not say) or deleted
     for folder, name in folders or [(Path(os.getcwd()), "cwd")]:
-        t = resolve(folder, root)
+        t = resolve(folder, root, keys)
         if t is not None:
             return _named(t, name)
     if managed:
@@ -286,7 +293,7 @@ def locate(payload: dict[str, Any], root: Path, fixed: str | None = None, manage
     from donegate.tree import git
 
     top = git.toplevel(folders[-1][0] if folders else Path(os.getcwd()))
-    return _named(Target(top, top), "cwd")
+    return _named(Target(top, top, key=keys.get(top)), "cwd")
 
 
 def sealed_below(folder: Path, root: Path) -> list[Target]:

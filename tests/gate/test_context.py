@@ -30,8 +30,9 @@ def _audit(event: str, args: tuple) -> None:
 _HOOKED: list[bool] = []
 
 
-def _count_stop(repo: Path, kit_home: Path, monkeypatch, **kw) -> tuple[int, Counter, int]:
-    """(exit code, the folders whose key the stop derived, how often it opened the seal record) of one stop."""
+def _count_stop(repo: Path, kit_home: Path, monkeypatch, sealed: Path | None = None, **kw) -> tuple[int, Counter, int]:
+    """(exit code, the folders whose key the stop derived, how often it opened the seal record of `sealed`, by
+    default `repo`) of one stop in `repo`."""
     from donegate import gate
 
     if not _HOOKED:
@@ -44,7 +45,7 @@ def _count_stop(repo: Path, kit_home: Path, monkeypatch, **kw) -> tuple[int, Cou
         keys[str(folder)] += 1
         return real(folder)
 
-    record = str(paths.seal_record(repo, kit_home))
+    record = str(paths.seal_record(sealed or repo, kit_home))
     monkeypatch.setattr(paths, "repo_key", counted)
     _OPENS.clear()
     _WATCH[:] = [record]
@@ -71,6 +72,22 @@ def test_a_stop_derives_the_key_and_reads_the_seal_record_once(sealed_shop, kit_
         assert code == 0 and stop_lines(kit_home)[-1]["verdict"] == "pass"
         assert bool(stop_lines(kit_home)[-1].get("cached")) is cached
         assert keys == Counter({str(sealed_shop): 1}) and opens == 1, (keys, opens)
+
+
+def test_a_stop_at_a_monorepos_root_reads_the_packages_seal_record_once(tmp_path, kit_home, monkeypatch):
+    # The session's folder is the root, the seal is a package's below it: finding it reads the package's record
+    # (is it changed since its seal?), and the stop judges it with that record, not a second read. Each folder
+    # tried on the way (the root and those above it, the package) has its key derived once.
+    from tests.support.repos import EXAMPLE_TESTS, REQUEST, example_files, make_repo, seal
+
+    mono = make_repo(tmp_path / "mono", {**{f"packages/shop/{k}": v for k, v in example_files().items()}, "README.md": "mono\n"})
+    package = (mono / "packages" / "shop").resolve()
+    assert seal(package, *sorted(EXAMPLE_TESTS.glob("test_*.py")), request=REQUEST).returncode == 0
+    pricing = package / "shop" / "pricing.py"
+    pricing.write_text(pricing.read_text() + "\n# a change in the sealed package\n")
+    code, keys, opens = _count_stop(mono, kit_home, monkeypatch, sealed=package, session="root")
+    assert code == 2 and stop_lines(kit_home)[-1]["repo"] == str(package)
+    assert keys[str(package)] == 1 and set(keys.values()) == {1} and opens == 1, (keys, opens)
 
 
 def test_the_counts_see_what_a_stop_does(sealed_shop, kit_home, monkeypatch):
