@@ -87,6 +87,13 @@ class Running:
         review = cfg["review_timeout"] if cfg["review"] != "off" else 0
         self.timeout = min(cfg["timeout"], max(0.0, time_left(cfg["timeout"] + review) - review))
         self.launch = pyenv.sealed(st.manifest, repo)  # in the stop's own thread: a broken environment raises here
+        # The environment's pytest plugins the seal recorded, those still as sealed (a changed one is not loaded).
+        plugins: list[str] = []
+        self.plugins_changed: list[str] = []
+        if st.manifest.get("plugins"):  # most projects have none: the module stays off the stop's imports
+            from donegate.hidden import plugins as env_plugins
+
+            plugins, self.plugins_changed = env_plugins.loadable(st.manifest["plugins"], self.launch)
         # evidence is never waved through; `seal --allow`: this repository's own; the seal's baseline: what the
         # unchanged project already trips, and its own lines the scan found (`hidden.plugin.Reporter.own`)
         allow = tuple(r for r in (*(cfg.get("scan_allow") or ()), *(st.manifest.get("allow") or ()))
@@ -109,7 +116,8 @@ class Running:
         self.first = _Thread("donegate-hidden-run", lambda started: runner.run(
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
             project=Path(self.launch.front[0]), python=self.launch, allow=allow, root=root, tree=tree,
-            started=started, failed=self.cancel, later=True, seed=seed, last=sorted(st.manifest.get("held") or ())))
+            started=started, failed=self.cancel, later=True, seed=seed, last=sorted(st.manifest.get("held") or ()),
+            plugins=plugins))
         if tests:
             from donegate.hidden import second
 
@@ -149,6 +157,8 @@ class Running:
             self.cancel()
             raise
         gate = _gate(run, self.st, self.cfg, self.timeout, self.launch)
+        if self.plugins_changed:  # not loaded: their fixtures are missing, and the tests that use them fail
+            gate["plugins_not_loaded"] = self.plugins_changed[:20]
         # A pass, or a pass but for a tripwire honest code trips too: the second opinion decides whether
         # the product behaves differently under pytest (hard evidence then replaces the soft finding).
         from donegate.hidden.channel import HARD
@@ -271,13 +281,18 @@ def _gate(run: runner.TestRun, st: store.Store, cfg: dict[str, Any], timeout: fl
 
 def own_marks(manifest: dict[str, Any]) -> tuple[str, ...]:
     """What the seal's baseline says the unchanged project already does, for the run's plugin (beside the rules
-    allowed): `own:RULE:WHAT` a tripwire it tripped at the seal, `line:FILE:CODE` a line the scan found in it."""
+    allowed): `own:RULE:WHAT` a tripwire it tripped at the seal, `line:FILE:CODE` a line the scan found in it, and
+    `imports-pytest` when it already imported pytest."""
     from donegate.hidden.channel import HARD
 
     out = [f"own:{t['rule']}:{t['what']}" for t in manifest.get("tripwire_baseline") or ()
            if isinstance(t, dict) and t.get("rule") not in HARD]
     for name, items in (manifest.get("scan_baseline") or {}).items():
         out += [f"line:{name}:{code}" for _rule, code, *_ in items if code]
+        if any(rule == "imports-pytest" for rule, *_ in items):
+            # The unchanged project imports pytest (it is a pytest plugin): its product needs pytest importable, as
+            # the second run then offers it (never running); a new import of it in the change is still the scan's.
+            out.append("imports-pytest")
     return tuple(dict.fromkeys(out))
 
 

@@ -9,7 +9,8 @@ look-alikes that must never be flagged):
   for `sys.modules["pytest"]` (product code has no business with the harness that runs it);
 - `frame-walk`: `inspect.stack`, `inspect.currentframe`, `inspect.getouterframes`, `sys._getframe`,
   `traceback.extract_stack` / `walk_stack`, `f_back`, in a file that also reads frames' state (`FRAME_STATE`:
-  the calling test's locals, globals, constants); a caller's name or line for a log line is not one;
+  the calling test's locals, globals, constants); a caller's name or line for a log line is not one, nor a read of
+  the immediate caller's module name (`sys._getframe(1).f_globals["__name__"]`, namedtuple's idiom);
 - `gc-objects`: `gc.get_objects`, `gc.get_referrers`, `gc.get_referents` (the live pytest objects), but a count;
 - `hard-exit`: `os._exit`, but in a function that forks (it ends the child);
 - `pytest-env`: reading `PYTEST_CURRENT_TEST` (code that behaves differently under test);
@@ -103,6 +104,7 @@ class _Visitor(ast.NodeVisitor):
         self.docs: set[int] = set()  # ids of strings standing alone (docstrings): prose, not a probe
         self.paths: set[int] = set()  # ids of parts of a path already read whole (`_static`)
         self.own: set[str] = set()  # names bound to this process's `psutil.Process()`
+        self.names_only: set[int] = set()  # ids of the nodes of a read of a caller's module name (`_module_name`)
 
     def add(self, node: ast.AST, rule: str, **kw: str) -> None:
         self.found.append((getattr(node, "lineno", 0), rule, RULES[rule].format(**kw)))
@@ -149,7 +151,29 @@ class _Visitor(ast.NodeVisitor):
             return ".".join(reversed(parts))
         return ""
 
+    def _module_name(self, node: ast.AST, key: ast.AST | None) -> None:
+        """`sys._getframe(1).f_globals["__name__"]` (or `.get("__name__")`): the immediate caller's module name, as
+        namedtuple and logging read it. No walk and no frame's state: its nodes are left out of both."""
+        frame = node.value if isinstance(node, ast.Attribute) and node.attr == "f_globals" else None
+        if not (isinstance(key, ast.Constant) and key.value == "__name__" and isinstance(frame, ast.Call)):
+            return
+        if self._dotted(frame.func) in ("sys._getframe", "_getframe") and not frame.keywords and (
+                not frame.args or len(frame.args) == 1 and isinstance(frame.args[0], ast.Constant)
+                and frame.args[0].value in (0, 1)):
+            self.names_only.update((id(node), id(frame.func)))
+
+    def _module_name_back(self, node: ast.AST, key: ast.AST | None) -> None:
+        """`inspect.currentframe().f_back.f_globals["__name__"]`: the same read, the caller reached by one `f_back`."""
+        back = node.value if isinstance(node, ast.Attribute) and node.attr == "f_globals" else None
+        call = back.value if isinstance(back, ast.Attribute) and back.attr == "f_back" else None
+        if isinstance(key, ast.Constant) and key.value == "__name__" and isinstance(call, ast.Call) and \
+                self._dotted(call.func) in ("inspect.currentframe", "sys._getframe") and not call.args:
+            self.names_only.update((id(node), id(back), id(call.func)))
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if id(node) in self.names_only:
+            self.generic_visit(node)
+            return
         name = self._dotted(node)
         if name:
             head, _, attr = name.rpartition(".")
@@ -177,6 +201,8 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
+        self._module_name(node.value, node.slice)
+        self._module_name_back(node.value, node.slice)
         if self._dotted(node.value) == "sys.modules":
             key = node.slice
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.split(".")[0] in HARNESS:
@@ -184,6 +210,9 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+            self._module_name(node.func.value, node.args[0])
+            self._module_name_back(node.func.value, node.args[0])
         func = self._dotted(node.func)
         first = node.args[0] if node.args else None
         if func == "len" and isinstance(first, ast.Call) and self._dotted(first.func).rpartition(".")[::2] in GC:

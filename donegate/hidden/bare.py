@@ -30,6 +30,7 @@ a function's namespace. Nothing of the kit is imported; the standard library onl
 
 import ast
 import json
+import linecache
 import os
 import random
 import secrets
@@ -44,7 +45,7 @@ from types import ModuleType as _ModuleType
 # the kit (its tests), it takes their names from the modules. A shipped namespace has no `__package__`.
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, plan, split_id
-    from donegate.hidden.bare_shim import _run_test, _ToShim, make_shim
+    from donegate.hidden.bare_shim import _as_program, _own_names, _refuser, _run_test, _ToShim, make_shim
 
 
 # --- one test, in a fork ----------------------------------------------------------------------------------
@@ -68,11 +69,11 @@ def zygote(job, codes, tests, cmd_r, rep_w):
     _only(cmd_r, rep_w)  # nothing else of the supervisor's: its report pipe above all
     mods, failed, fixtures = {}, {}, {}
     try:
-        sys.argv = [""]
+        _as_program(job["program"])
         shim_name = job["shim"]
         sys.modules[shim_name] = make_shim(shim_name)
         if "imports-pytest" not in job["allow"]:
-            sys.meta_path.insert(0, _refuser(hits))
+            sys.meta_path.insert(0, _refuser(hits, job["own"]))
         probe = globals()["make_probe"](job["repo"], lambda what: _alarm(out, "P:" + what))
 
         def probe_cmp(left, right, op):
@@ -96,7 +97,7 @@ def zygote(job, codes, tests, cmd_r, rep_w):
         try:
             modname = rel[:-3].replace("/", ".")
             mod = _ModuleType(modname)
-            mod.__file__ = rel
+            mod.__file__ = code.co_filename
             mod.__dict__[job["probe"]] = probe_cmp
             mod.__dict__[job["hold"]] = hold
             sys.modules[modname] = mod
@@ -314,14 +315,6 @@ def _hide(fd):
     return new
 
 
-def _refuser(hits):
-    class Finder:
-        def find_spec(self, name, path=None, target=None):
-            if name.split(".")[0] in HARNESS:
-                hits.append(name)
-                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-            return None
-    return Finder()
 
 
 # --- the supervisor ---------------------------------------------------------------------------------------
@@ -336,7 +329,16 @@ def supervise(params):
     # Everything the harness uses was imported with this source (its top lines), before any folder of the
     # project is on sys.path: a project module named `secrets` or `signal` cannot stand in for one of them.
     tempfile.gettempdir()  # found once (it writes a probe file), not by every fork that asks for tmp_path
-    unload = [m for m in _HARNESS_ONLY if m in sys.modules]
+    # The developer's program the tests run in (`_as_program`): a file of its own, empty, so a child process that
+    # multiprocessing's spawn starts (it runs `__main__`'s file again) runs nothing of the harness's or the tests'.
+    program = os.path.join(tempfile.mkdtemp(prefix="p"), "main.py")
+    with open(program, "w") as fh:
+        fh.write("")
+    # The project's own modules named like one the harness imported (`signal`, `select`...), and its own pluggy (a
+    # project that is pluggy): its tests import its own, as `python -m pytest` in the repository gives them.
+    own = _own_names(params["front"])
+    startup = set(params.get("startup") or ())
+    unload = [m for m in sys.modules if m in _HARNESS_ONLY or m.partition(".")[0] in own and m not in startup]
 
     # The first run's sys.path, but for the kit's pytest: the project's folder first, the standard
     # library, then the environment's path lines (the interpreter ran with -S: none of its import lines).
@@ -356,9 +358,14 @@ def supervise(params):
     for rel, text in params["sources"].items():  # the kit took the held asserts' literals out (`answers.py`)
         text = text.encode("utf-8", "surrogateescape")
         try:
-            plans[rel] = plan(text, served=served)
+            plans[rel] = plan(text, served=served, own=own)
             tree = globals()["compare_probes"](_ToShim(params["shim"]).visit(ast.parse(text)), params["probe"])
-            sources[rel] = compile(tree, rel, "exec", dont_inherit=True)  # compiled once, run in each fork
+            # compiled once, run in each fork, under the file's path as pytest imports it (`__file__`, tracebacks), its
+            # source (as sent) in linecache: `inspect.getsource` finds it, as typeguard's @typechecked needs
+            path = (params.get("files") or {}).get(rel, rel)
+            sources[rel] = compile(tree, path, "exec", dont_inherit=True)
+            lines = text.decode("utf-8", "replace").splitlines(True)
+            linecache.cache[path] = (sum(map(len, lines)), None, lines, path)
         except SyntaxError:
             plans[rel] = ("the file does not parse", {})
         # Its syntax tree freed before any zygote is forked: every fork copies the page tables of what this process
@@ -368,7 +375,7 @@ def supervise(params):
     # Each test's own seed for `dg_random` (`seeded.seed_of`), never the stop's secret: none, and it is not served.
     draws = dict(zip(ids, params.get("draws") or (), strict=False))
     base = {"repo": params["repo"], "shim": params["shim"], "probe": params["probe"], "hold": params["hold"], "allow": params["allow"],
-            "cwd": params["cwd"], "pytest": params["pytest"], "unload": unload}
+            "cwd": params["cwd"], "pytest": params["pytest"], "unload": unload, "own": own, "program": program}
     codes = [(rel, sources[rel]) for rel in sorted(sources)]  # pytest's order of collection
     groups = {}  # (file, test): its ids, in order (a parametrized test's index is its place here)
     place = {}

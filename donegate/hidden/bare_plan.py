@@ -7,7 +7,7 @@ Nothing is imported: the kit's side (`second.py`) plans before it starts the run
 import ast
 
 TOKEN = 32  # characters of the token a passing fork gives back
-SERVED = ("tmp_path", "tmp_path_factory", "monkeypatch", "capsys")
+SERVED = ("tmp_path", "tmp_path_factory", "monkeypatch", "capsys", "caplog")
 SEEDED = "dg_random"  # served when the kit sent the tests' seeds (`second.run`'s `seed`), as the first run serves it
 SHIM = ("raises", "approx", "fail", "skip", "mark", "param", "fixture")
 HARNESS = ("pytest", "_pytest", "pluggy")
@@ -63,20 +63,24 @@ def _params(fn):
     return names, ""
 
 
-def plan(source, harness_aliases=None, served=SERVED):
+def plan(source, harness_aliases=None, served=SERVED, own=()):
     """(module reason, {qualname: (reason, fixture names)}) for one test file, from its syntax tree; `served`: the
-    fixtures the harness serves itself (a file's own fixture of that name is its own)."""
+    fixtures the harness serves itself (a file's own fixture of that name is its own); `own`: harness names the
+    project itself provides (a project that is pluggy): its tests import them as the product."""
     tree = ast.parse(source)
     aliases, from_names = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 top = a.name.split(".")[0]
+                if top in own:
+                    continue
                 if top in ("_pytest", "pluggy") or a.name != "pytest" and top == "pytest":
                     return f"imports {a.name}", {}
                 if a.name == "pytest":
                     aliases.add(a.asname or "pytest")
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in HARNESS:
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in HARNESS \
+                and (node.module or "").split(".")[0] not in own:
             if node.module != "pytest":
                 return f"imports from {node.module}", {}
             for a in node.names:
@@ -128,6 +132,10 @@ def plan(source, harness_aliases=None, served=SERVED):
     def test(fn, qual, skip_self):
         if isinstance(fn, ast.AsyncFunctionDef):
             tests[qual] = ("an async test", [])
+            return
+        if any(_deco_name(d).rsplit(".", 1)[-1] == "given" for d in fn.decorator_list):
+            # hypothesis draws its examples afresh: the second run would not check the examples the first run drew
+            tests[qual] = ("a hypothesis @given test (the second run cannot draw the first run's examples)", [])
             return
         pnames, why = _params(fn)
         if why:

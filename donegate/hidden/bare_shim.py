@@ -1,5 +1,6 @@
 """What the sealed tests' `pytest` is inside the second harness: the shim (`raises`, `approx`, `mark`, `param`,
-`fixture`, `fail`, `skip`) and the fixtures it serves (`tmp_path`, `tmp_path_factory`, `monkeypatch`, `capsys`).
+`fixture`, `fail`, `skip`) and the fixtures it serves (`tmp_path`, `tmp_path_factory`, `monkeypatch`, `capsys`,
+`caplog`); and the program a test runs in (`__main__`, the project's own modules, pytest refused).
 
 Standard library only: this source is sent with `bare.py` and executed in the same namespace.
 """
@@ -20,6 +21,11 @@ from pathlib import Path
 
 if globals().get("__package__"):  # imported by the kit (its tests); sent to a run, bare_plan's names are here
     from donegate.hidden.bare_plan import SEEDED
+
+# Sent to a run, this source shares one namespace with bare_plan's (`second._source`); imported by the kit, it takes
+# the name from the module.
+if globals().get("__package__"):
+    from donegate.hidden.bare_plan import HARNESS
 
 
 # --- the shim: what the tests' `pytest` is here ------------------------------------------------------------
@@ -265,6 +271,80 @@ class _CapSys:
         sys.stdout, sys.stderr = self._old
 
 
+class _CapLog:
+    """pytest's `caplog`: a handler on the root logger for the test (every record that reaches it, as pytest's
+    handler takes them), its records, messages and text in pytest's format; levels set through it are put back."""
+
+    FORMAT = "%(levelname)-8s %(name)s:%(filename)s:%(lineno)d %(message)s"  # pytest's DEFAULT_LOG_FORMAT
+
+    def __init__(self):
+        import logging
+
+        class Handler(logging.Handler):
+            def __init__(self):
+                super().__init__(0)
+                self.records, self.stream = [], io.StringIO()
+                self.setFormatter(logging.Formatter(_CapLog.FORMAT))
+
+            def emit(self, record):
+                self.records.append(record)
+                self.stream.write(self.format(record) + "\n")
+
+        self._logging, self.handler, self._levels = logging, Handler(), []
+        logging.getLogger().addHandler(self.handler)
+
+    @property
+    def records(self):
+        return self.handler.records
+
+    @property
+    def record_tuples(self):
+        return [(r.name, r.levelno, r.getMessage()) for r in self.records]
+
+    @property
+    def messages(self):
+        return [r.getMessage() for r in self.records]
+
+    @property
+    def text(self):
+        return self.handler.stream.getvalue()
+
+    def get_records(self, when):
+        return self.records if when == "call" else []
+
+    def clear(self):
+        self.handler.records, self.handler.stream = [], io.StringIO()
+
+    def set_level(self, level, logger=None):
+        target = self._logging.getLogger(logger)
+        self._levels.append((target, target.level, self.handler.level))
+        target.setLevel(level)
+        self.handler.setLevel(level)
+
+    def at_level(self, level, logger=None):
+        import contextlib
+
+        @contextlib.contextmanager
+        def scope():
+            n = len(self._levels)
+            self.set_level(level, logger)
+            try:
+                yield
+            finally:
+                self._restore(n)
+        return scope()
+
+    def _restore(self, n=0):
+        while len(self._levels) > n:
+            target, was, handler_was = self._levels.pop()
+            target.setLevel(was)
+            self.handler.setLevel(handler_was)
+
+    def close(self):
+        self._restore()
+        self._logging.getLogger().removeHandler(self.handler)
+
+
 class _TmpFactory:
     def __init__(self, base):
         self.base, self.n = base, 0
@@ -352,6 +432,9 @@ def _run_test(mod, job, fixtures):
         elif n == "capsys":
             value = _CapSys()
             teardowns.append(value.close)
+        elif n == "caplog":
+            value = _CapLog()
+            teardowns.append(value.close)
         elif n == SEEDED:  # the stop's draws for this test, as the first run's plugin makes them (`seeded.py`)
             value = globals()["SeededRandom"](job["draw"])
         else:
@@ -371,3 +454,43 @@ def _run_test(mod, job, fixtures):
             teardowns.pop()()
 
 
+# --- the program a test runs in: `__main__`, the project's own modules, pytest refused ---------------------
+
+def _as_program(path):
+    """`__main__` and `sys.argv` as a developer's own program has them (`python prog.py`), `path` the program's file:
+    code that looks at `__main__.__file__` (python-dotenv's find_dotenv) sees a program, not `python -c`. Nothing of
+    the supervisor's `-c` namespace is left in it."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        return
+    g = vars(main)
+    kept = g.get("__builtins__")
+    g.clear()
+    g.update(__name__="__main__", __doc__=None, __package__=None, __spec__=None, __cached__=None, __builtins__=kept)
+    from importlib.machinery import SourceFileLoader
+
+    g["__file__"], g["__loader__"] = path, SourceFileLoader("__main__", path)
+    sys.argv = [path]
+
+
+def _own_names(front):
+    """Top-level names the project's own folders hold (`front`: its root, `src/`, `pythonpath`) that the harness
+    itself imported or refuses: the project's copies are the ones its tests get."""
+    names = set()
+    for folder in front:
+        try:
+            listed = os.listdir(folder)
+        except OSError:
+            continue
+        names.update(n[:-3] if n.endswith(".py") else n for n in listed)
+    return sorted(n for n in names if n in sys.modules or n == "pluggy")
+
+
+def _refuser(hits, own=()):
+    class Finder:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in HARNESS and name.split(".")[0] not in own:
+                hits.append(name)
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return None
+    return Finder()

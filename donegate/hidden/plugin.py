@@ -108,6 +108,10 @@ class Tripwires:
         self.many: list = []  # a large run's tests (`collected`)
         self.where: dict = {}
         self.many_base = None
+        self.quiet: dict = {}  # id -> a finder added to sys.meta_path that leaves the tests and the kit alone (`_alone`)
+        self.harness_names = [m for m in sys.modules if m.partition(".")[0] in ("pytest", "_pytest", "pluggy")]
+        rewrite = sys.modules.get("_pytest.assertion.rewrite")
+        self.rewriter = getattr(rewrite, "AssertionRewritingHook", None)
         self.labels, self.base = self.snapshot()
 
     def collected(self, items) -> None:
@@ -158,7 +162,7 @@ class Tripwires:
             [*getattr(pm, "_name2plugin", {}).values(), len(vars(pm.hook))],
             [pm.hook, getattr(pm, "_hookexec", None), getattr(pm, "_inner_hookexec", None), *(c._hookexec for _, c in self.callers)],
             list(map(sys.modules.get, self.modules)),
-            list(sys.meta_path),
+            [f for f in sys.meta_path if id(f) not in self.quiet],
             list(sys.path_hooks),
             sys.gettrace(), sys.getprofile(),
             getattr(threading, "_trace_hook", None), getattr(threading, "_profile_hook", None),
@@ -176,10 +180,36 @@ class Tripwires:
             out.append(None)  # a test's runtest is no longer a method
         return labels, out
 
+    def _alone(self, finder) -> bool:
+        """A finder the code under test put on `sys.meta_path` (wrapt's post-import hooks, an import hook of the
+        project's own) that leaves the sealed tests and the kit alone: it answers for none of the harness's modules
+        nor the test modules, and every test module was imported by pytest's own loader (so none went through it)."""
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            return False
+        store = str(self.config.rootpath).rstrip("/") + "/"
+        modules = [m for m in list(sys.modules.values()) if str(getattr(m, "__file__", None) or "").startswith(store)]
+        names = [*self.harness_names, *(m.__name__ for m in modules)]
+        try:
+            if any(find(name, None) is not None for name in names):
+                return False
+        except Exception:  # noqa: BLE001 - a finder that fails on the harness's names does not leave them alone
+            return False
+        return self.rewriter is None or all(isinstance(getattr(m, "__loader__", None), self.rewriter) for m in modules)
+
     def changed(self) -> list:
         labels, now = self.snapshot()
         if now == self.base:
             return []
+        if "sys.meta_path" in labels:
+            j = labels.index("sys.meta_path")
+            if now[j] != self.base[j]:
+                for finder in sys.meta_path:
+                    if id(finder) not in self.quiet and not any(finder is f for f in self.base[j]) and self._alone(finder):
+                        self.quiet[id(finder)] = finder  # held: its id stays its own
+                labels, now = self.snapshot()
+                if now == self.base:
+                    return []
         if labels != self.labels:
             return ["plugins"]  # a hook or test appeared or went: only a registered plugin does that
         found = []
@@ -216,7 +246,7 @@ _FRAME_ATTRS = frozenset({"f_code", "__code__"})  # a frame's code (whose frame 
 _HARNESS_MODULES = ("_pytest", "pytest", "pluggy", "donegate_plugin")
 
 
-def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = ()) -> None:
+def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit: "tuple[str, ...]" = ()) -> None:
     """An audit hook (it cannot be removed once added) that reports, the moment it happens and so
     before the code can do anything with it, the code under test reaching for the harness: searching
     the interpreter's objects (gc), walking the call stack (sys._getframe, inspect.stack, a
@@ -259,9 +289,13 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = ()) -> N
         return f" at {name[len(repo):]}: {code}" if code else f" in {name[len(repo):]}"
 
     def harness_frame(frame: "Any") -> bool:
-        """A frame of pytest, pluggy or this plugin: the harness's own state (config, reporter, outcomes)."""
+        """A frame of pytest, pluggy or this plugin: the harness's own state (config, reporter, outcomes). Known by
+        its code's file, the kit's: a frame of the project's own pluggy (its copy: `_own_copies`) is not one."""
         mod = frame.f_globals.get("__name__") or ""
-        return isinstance(mod, str) and mod.split(".")[0] in _HARNESS_MODULES
+        if not (isinstance(mod, str) and mod.split(".")[0] in _HARNESS_MODULES):
+            return False
+        name = frame.f_code.co_filename
+        return bool(kit) and name.startswith(kit) or not name.startswith((repo, *theirs))
 
     def judge(event: str, args: tuple) -> tuple[str, str]:
         if event == "object.__getattr__" and args[1] == "__code__":  # pytest reads tests' code all the time: cheap first
@@ -409,9 +443,16 @@ def _probe_asserts(reporter) -> None:
 
 class Reporter:
     def __init__(self, fd: int, nonce: str, repo: str = "", theirs: "list[str] | None" = None,
-                 allow: tuple = (), tests_pyc: "dict | None" = None, last: "list[str] | None" = None) -> None:
+                 allow: tuple = (), tests_pyc: "dict | None" = None, last: "list[str] | None" = None,
+                 kit: "list[str] | None" = None, startup: "frozenset | None" = None,
+                 path: "list[str] | None" = None) -> None:
         self.fd = fd
         self.last = frozenset(last or ())  # the held-back tests: run after every shown one (`pytest_collection_modifyitems`)
+        self.kit = tuple(k.rstrip("/") + "/" for k in kit or ())  # the kit's pytest's folders (the harness's code)
+        self.startup = startup  # the modules the interpreter held before the kit imported anything
+        # the project's own folders on sys.path (its root, `src/`, `pythonpath`): not its environment's, whose copy of
+        # pluggy or packaging would split what pytest and the product share (an exception group's class) in two
+        self.path = list(path or ())
         self.tests_pyc = tests_pyc  # where the sealed tests' rewrite is kept ({"stores": [...], "dir": ...}), or None
         self.nonce = nonce
         self.repo = repo
@@ -432,6 +473,9 @@ class Reporter:
         _send(self.fd, msg)
 
     def pytest_configure(self, config) -> None:
+        # Autoload was off for this pytest's start (`confine.env`); the tests' process then has the variables a
+        # developer's shell gives `python -m pytest`: a pytest the project starts itself loads its plugins.
+        os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
         self._send(ev="hello", nonce=self.nonce)
         if self.repo:
             _probe_asserts(self)
@@ -440,7 +484,14 @@ class Reporter:
         # The last moment before the test modules (and so the repository's code) are imported.
         self.wires = Tripwires(session.config, self)
         if self.repo:
-            _watch(self, self.repo, str(session.config.rootpath).rstrip("/") + "/", self.theirs)
+            _watch(self, self.repo, str(session.config.rootpath).rstrip("/") + "/", self.theirs, self.kit)
+        if self.startup is not None:
+            # The project's own copies of what the kit's pytest imported first (pluggy, a module named `signal`):
+            # its tests import those, as under its own `python -m pytest`; the kit keeps its own by reference.
+            dropped = globals()["own_copies"](self.startup, self.path)  # copies.py, sent with this file
+            if dropped:
+                self.wires.modules = [m for m in self.wires.modules if m not in dropped]
+                self.wires.labels, self.wires.base = self.wires.snapshot()
 
     def alarm(self, what: str, key: str, rule: str) -> None:
         if rule not in HARD and f"{rule}:{what}" in self.own:

@@ -56,6 +56,7 @@ INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini f
 BOOTSTRAP = """\
 def main():
 """ + pyenv.START + """\
+    startup = frozenset(sys.modules)  # what the interpreter itself holds before anything is imported
     import os, json, site
     fd = int(sys.argv[2])
     args = sys.argv[4:]
@@ -72,6 +73,17 @@ def main():
     except Exception as exc:
         sys.stderr.write("donegate-env: %s: %s\\n" % (type(exc).__name__, exc))
         return 97
+    # `__main__` as `python -m pytest` has it (runpy's globals, then pytest's __main__.py run but for its last
+    # line): code that looks at its caller's file (`__main__.__file__`, python-dotenv) finds pytest's, not `-c`.
+    from importlib.util import find_spec
+    ran = find_spec("pytest.__main__")
+    g = globals()
+    kept = g["__builtins__"]
+    g.clear()
+    g.update(__name__="pytest.__main__", __doc__=None, __package__="pytest", __loader__=ran.loader, __spec__=ran,
+             __file__=ran.origin, __cached__=ran.cached, __builtins__=kept)
+    exec(ran.loader.get_code("pytest.__main__"), g)
+    g["__name__"] = "__main__"
     if spec.get("go") is not None:
         # Started before its copy was in step: nothing of the project runs until the hook says go.
         if os.read(spec["go"], 1) != b"g":
@@ -89,7 +101,7 @@ def main():
     sys.orig_argv = [spec["executable"], "-m", "pytest", *args]
     sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *args]
     reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]), spec.get("tests_pyc"),
-                                  spec.get("last"))
+                                  spec.get("last"), kit=spec["pytest"], startup=startup, path=spec["front"])
     return pytest.main(args, plugins=[reporter, *plugin["seeded_plugins"](spec.get("seed"))])
 def end(rc):
     import os, sys
@@ -175,8 +187,8 @@ def collected_as(store: Path, files: list[Path]) -> list[str]:
 
 
 def _plugin_source() -> str:
-    """The plugin, the probe and the bytecode hook: one namespace (`donegate.hidden.ship`)."""
-    return ship.payload(("plugin", "probe", "kept", "seeded"), "<donegate plugin>")
+    """The plugin, the probe, the bytecode hook and the project's own copies: one namespace (`donegate.hidden.ship`)."""
+    return ship.payload(("plugin", "probe", "kept", "seeded", "copies"), "<donegate plugin>")
 
 
 def _read(fd: int, stream: "channel.Stream") -> threading.Thread:
@@ -213,6 +225,9 @@ PYTEST_ARGS = (
     "-p", "no:stepwise", "-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:unraisableexception",
     "-p", "no:threadexception", "-p", "no:python_path", "-p", "no:faulthandler",
     "-q", "--no-header", "-rN", "--tb=line",
+    # A test file that cannot be imported yet (it imports a name the work will add) fails its own tests
+    # (`uncollected`); the other files' tests still run, as a developer's `pytest` with this flag runs them.
+    "--continue-on-collection-errors",
 )
 
 
@@ -221,7 +236,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
         python: "pyenv.Launch | None" = None, root: Path | None = None, tree: statcache.Tree | statcache.Pending | None = None,
         started: Callable[[int], None] | None = None, failed: Callable[[], None] | None = None,
         later: bool = False, seed: str = "", layout: Sequence[str] | None = None, slot: str = "",
-        last: Sequence[str] = ()) -> TestRun:
+        last: Sequence[str] = (), plugins: Sequence[str] = ()) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
     (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
     tripwires stay quiet (`scan.allow`). `project`: the folder of the repository the tests are for (a
@@ -234,7 +249,8 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     `layout`: pytest's arguments naming what to run and how instead of the store's hidden tests (the project's own
     suite laid out in `store`, `donegate.seal.own`): its configuration, rootdir and paths; `slot`: the mirror's.
     `last`: tests run after every other (the held-back ones: no value they compare is yet in the process when a
-    shown test's failure is written, `donegate.seal.held`), in their own order."""
+    shown test's failure is written, `donegate.seal.held`), in their own order. `plugins`: modules pytest loads as
+    plugins (the environment's, as the seal recorded them: `hidden.plugins`)."""
     from donegate.hidden import confine as walls, python as pyenv
 
     repo = repo.resolve()
@@ -243,7 +259,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     kind = walls.choose(confine)
     out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
                project=project, python=python, root=root, tree=tree, started=started, failed=failed, later=later,
-               seed=seed or secrets.token_hex(16), layout=layout, slot=slot, last=last)
+               seed=seed or secrets.token_hex(16), layout=layout, slot=slot, last=last, plugins=plugins)
     if kind == "bwrap" and out.sandbox_failed:
         # No unconfined fallback: the person chooses that (confine: off), never the machine.
         out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
@@ -369,7 +385,8 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
          allow: Sequence[str], project: Path, python: "pyenv.Launch", root: Path | None = None,
          tree: statcache.Tree | statcache.Pending | None = None, started: Callable[[int], None] | None = None,
          failed: Callable[[], None] | None = None, later: bool = False, seed: str = "",
-         layout: Sequence[str] | None = None, slot: str = "", last: Sequence[str] = ()) -> TestRun:
+         layout: Sequence[str] | None = None, slot: str = "", last: Sequence[str] = (),
+         plugins: Sequence[str] = ()) -> TestRun:
     from donegate.hidden import channel
 
     files = test_files(store) if layout is None else []
@@ -386,7 +403,8 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
                                      "dir": tests.inside}
         nonce = secrets.token_hex(16)
         args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store)] if layout is None else []
-        args += ["--basetemp", os.path.join(w_.private, "basetemp"), *PYTEST_ARGS]
+        args += ["--basetemp", os.path.join(w_.private, "basetemp"), *PYTEST_ARGS,
+                 *(a for m in plugins for a in ("-p", m))]  # the environment's plugins the seal recorded (`plugins`)
         if collect_only:
             args.append("--collect-only")
         args += collected_as(store, files) if layout is None else list(layout)
@@ -445,6 +463,8 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
     out.imports = stream.imports
     if problem:
         return out
+    if expected is not None and not collect_only:
+        uncollected(out, _by_file(expected))
     if out.errors:
         out.ok = False
         out.problem = "the hidden tests failed to collect: " + "; ".join(e["message"].splitlines()[0] if e["message"] else e["nodeid"] for e in out.errors)
@@ -455,3 +475,33 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
             out.ok = False
             out.problem = f"{len(missing)} of {len(expected)} sealed tests did not run: " + ", ".join(missing[:5])
     return out
+
+
+def _by_file(ids: list[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for t in ids:
+        out.setdefault(t.split("::")[0], []).append(t)
+    return out
+
+
+IMPORT_ERROR = "ImportError while importing test module"  # pytest's own words for a test file that cannot import
+
+
+def import_error(error: dict[str, str]) -> bool:
+    """A collection error that is a test file's import failing (ImportError, ModuleNotFoundError)."""
+    return "::" not in error.get("nodeid", "::") and IMPORT_ERROR in error.get("detail", "")
+
+
+def uncollected(out: TestRun, sealed: dict[str, list[str]]) -> None:
+    """A sealed file pytest could not import (`donegate.seal.unwritten`: it imports a name the work is to add, or
+    the work broke an import) fails each of its sealed tests with the import error, as a developer's run shows it;
+    `sealed`: each file's sealed tests. Any other collection error stays the run's problem."""
+    kept = []
+    for e in out.errors:
+        tests = sealed.get(e["nodeid"])
+        if not tests or not import_error(e) or any(t in out.results for t in tests):
+            kept.append(e)
+            continue
+        for t in tests:
+            out.results[t] = {"outcome": "failed", "message": e["message"], "when": "collect"}
+    out.errors = kept

@@ -34,8 +34,10 @@ from donegate.hidden import answers, python as pyenv, ship
 SUPERVISOR = """\
 def main():
 """ + pyenv.START + """\
+    startup = list(sys.modules)  # what the interpreter itself holds before anything is imported
     import json
     params = json.loads(sys.stdin.readline())
+    params["startup"] = startup
     ns = {"__name__": params["shim"] + "_h"}
     LABEL = "<" + params["shim"] + ">"
 """ + ship.READ + """\
@@ -153,7 +155,9 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "repo": spec["repo"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   **({"sealed": list(sealed)} if sealed is not None and list(sealed) != list(tests) else {}),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
-                  "executable": spec["executable"], "sources": sources}
+                  "executable": spec["executable"], "sources": sources,
+                  # where the first run's pytest finds each test file (its `__file__`), a path only: nothing is bound
+                  "files": {rel: str(store / rel) for rel in sources}}
         if seed:
             from donegate.hidden.seeded import seed_of
 

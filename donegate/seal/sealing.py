@@ -186,11 +186,14 @@ def seal(
     names = set()
     for f in files:
         if not f.is_file():
-            raise DonegateError(f"{f}: no such test file")
+            raise DonegateError(f"{f}: no such test file", "name a test file that exists (its path from here, or absolute)")
         if f.suffix != ".py":
             raise DonegateError(f"{f}: not a Python file", "acceptance tests are pytest files named test_*.py")
-        if f.name in names or f.name == "conftest.py":
-            raise DonegateError(f"{f}: two test files named {f.name} (or a conftest.py)", "give every test file its own name")
+        if f.name == "conftest.py":
+            raise DonegateError(f"{f}: a conftest.py is not sealed (the hidden run reads none)",
+                                "move its fixtures into the test files that use them, then seal those")
+        if f.name in names:
+            raise DonegateError(f"{f}: two test files named {f.name}", "give every test file its own name")
         names.add(f.name)
         check_syntax(f)
 
@@ -242,11 +245,16 @@ def seal(
         calls = callers(repo, snap, found)  # the calls into the functions that hold one: a new call is the change's
         marks = tuple(allow or ()) + own_marks({"scan_baseline": found})
         # One run collects and runs the tests (a collection run before it cost 0.5-1.8 more pytest runs a seal).
-        baseline = runner.run(tmp, repo, timeout=timeout, confine=confine, project=project, python=launch, allow=marks)
+        from donegate.hidden import plugins as env_plugins
+
+        plugins = env_plugins.found(launch)  # the environment's pytest plugins, loaded at every stop while unchanged
+        baseline = runner.run(tmp, repo, timeout=timeout, confine=confine, project=project, python=launch, allow=marks,
+                              plugins=[p["module"] for p in plugins])
         env_check(baseline)
+        _unwritten(baseline, tmp)
         if baseline.errors or not baseline.collected and not baseline.ok:
             detail = "\n".join(e.get("detail", "") for e in baseline.errors) or baseline.output[-3000:]
-            raise DonegateError(f"the test files do not collect: {baseline.problem}\n{detail}".rstrip())
+            raise DonegateError(f"the test files do not collect: {baseline.problem}\n{detail}".rstrip(), _COLLECT_FIX)
         collected = baseline.collected
         if not collected:
             raise DonegateError("the test files hold no tests", "write functions named test_* in them")
@@ -260,7 +268,9 @@ def seal(
         if baseline.ok and unrun:
             baseline.ok, baseline.problem = False, f"{len(unrun)} of {len(collected)} tests did not run: " + ", ".join(unrun[:5])
         if not baseline.ok:
-            raise DonegateError(f"the baseline run against {repo} failed: {baseline.problem}")
+            raise DonegateError(f"the baseline run against {repo} failed: {baseline.problem}",
+                                "make the tests run to their end against the unchanged repository "
+                                "(python -m pytest FILE there shows what stops them), then seal again")
         skipped = baseline.skipped()
         if skipped and not allow_skip:
             shown = "; ".join(f"{k} ({v})" for k, v in list(skipped.items())[:5])
@@ -307,6 +317,7 @@ def seal(
             "scan_baseline": found,
             "scan_calls": calls,
             "tripwire_baseline": trips,
+            **({"plugins": plugins} if plugins else {}),
             "allow": sorted(set(allow or ())),
             "python": {**launch.interp.record(), "named": python, "named_by": python_by if python else None,
                        "pythonpath": list(pythonpath or []), "binds": [str(b) for b in launch.binds]},
@@ -317,6 +328,35 @@ def seal(
         folder, manifest = _build(repo, root, old, fill, by)
         repos.record_identity(repo, root, ident)  # where its worktrees and moves are recognised from
         return Store(repo, folder, manifest)
+
+
+_COLLECT_FIX = ("make each test file import against the unchanged repository (python -m pytest FILE shows why it does "
+                "not): only an import of a name the work will add may fail at its top; then seal again")
+
+
+def _unwritten(baseline: runner.TestRun, store: Path) -> None:
+    """Test files that cannot be imported yet because they import what the work will add (`donegate.seal.unwritten`):
+    their tests, named from their syntax, join the collected list in pytest's order, each failing at the seal with
+    the import error. Refuses (with a fix) a file whose tests the syntax cannot name."""
+    from donegate.seal import unwritten
+
+    sealed: dict[str, list[str]] = {}
+    for e in baseline.errors:
+        if runner.import_error(e) and (store / e["nodeid"]).is_file():
+            try:
+                sealed[e["nodeid"]] = unwritten.ids(store / e["nodeid"], e["nodeid"])
+            except DonegateError as exc:
+                raise DonegateError(f"{exc.message} ({e['message'].splitlines()[0] if e['message'] else 'ImportError'})",
+                                    exc.fix) from None
+    if not sealed:
+        return
+    runner.uncollected(baseline, sealed)
+    files: dict[str, list[str]] = {}
+    for t in [*baseline.collected, *(t for ids in sealed.values() for t in ids)]:
+        files.setdefault(t.split("::")[0], []).append(t)
+    baseline.collected = [t for f in sorted(files) for t in files[f]]  # pytest's order: the files by name
+    if not baseline.errors and baseline.problem.startswith("the hidden tests failed to collect"):
+        baseline.ok, baseline.problem = True, ""
 
 
 def _without_where(what: str) -> str:

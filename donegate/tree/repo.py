@@ -347,7 +347,7 @@ def project(folder: Path | str) -> Path:
 
     folder = Path(folder).expanduser()
     if not folder.is_dir():
-        raise DonegateError(f"{folder}: no such folder")
+        raise DonegateError(f"{folder}: no such folder", "name the project's folder (a git working tree, or a folder in one)")
     folder = folder.resolve()
     top = git.toplevel(folder)
     if not _within(folder, top):  # core.worktree elsewhere: git's answer does not hold the folder

@@ -42,7 +42,11 @@ PLANNED = textwrap.dedent('''
     def test_request(request):
         pass
 
-    def test_caplog(caplog):
+    def test_caplog(caplog, capfd):
+        pass
+
+    @given(st.integers())
+    def test_given(n):
         pass
 
     def test_param_fixture(each):
@@ -79,7 +83,8 @@ def test_the_plan_says_what_the_harness_cannot_serve_from_the_syntax_alone():
     assert reasons == {
         "test_plain": "", "test_served": "", "TestPlain::test_m": "",
         "test_request": "uses the fixture request, which the second harness does not serve",
-        "test_caplog": "uses the fixture caplog, which the second harness does not serve",
+        "test_caplog": "uses the fixture capfd, which the second harness does not serve",
+        "test_given": "a hypothesis @given test (the second run cannot draw the first run's examples)",
         "test_param_fixture": "the fixture each has params",
         "test_indirect": "indirect or scoped parametrize",
         "test_usefixtures": "uses pytest.mark.usefixtures",

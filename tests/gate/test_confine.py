@@ -228,6 +228,9 @@ HONEST_CORPUS = {
     "pytest-word-in-string": "HELP = 'run pytest -q to test'\n",
     # judged by effect (issue 37): a caller's name, a count, a mock, a plugin loader, a child's exit
     "caller-name-for-a-log-line": "import inspect, sys\ndef who():\n    return inspect.stack()[1].function, sys._getframe(1).f_code.co_name\n",
+    "callers-module-name": "import inspect, sys\ndef tally():\n    a = sys._getframe(1).f_globals['__name__']\n"
+                           "    b = sys._getframe(1).f_globals.get('__name__', '__main__')\n"
+                           "    return a, b, inspect.currentframe().f_back.f_globals['__name__']\n",
     "format-stack-for-a-log-line": "import traceback\ndef where():\n    return ''.join(traceback.format_stack(limit=3))\n",
     "own-exception-locals": "def report(e):\n    return dict(e.__traceback__.tb_frame.f_locals)\n",
     "gc-object-counter": "import gc\ndef live():\n    return len(gc.get_objects())\n",
@@ -270,6 +273,8 @@ def test_the_scan_never_flags_honest_look_alikes(name):
     ("import inspect\nx = inspect.stack()[1].frame.f_locals\n", 2, "frame-walk"),
     ("import inspect as i\nx = i.currentframe().f_back.f_globals\n", 2, "frame-walk"),
     ("from sys import _getframe\nx = _getframe(2).f_locals\n", 1, "frame-walk"),
+    ("import sys\nx = sys._getframe(1).f_globals['EXPECTED']\n", 2, "frame-walk"),
+    ("import sys\nx = sys._getframe(3).f_globals['__name__']\n", 2, "frame-walk"),
     ("import traceback\nx = [f.f_locals for f, _ in traceback.walk_stack(None)]\n", 2, "frame-walk"),
     ("def f(fr):\n    return fr.f_back.f_locals\n", 2, "frame-walk"),
     ("import gc\nx = gc.get_objects()\n", 2, "gc-objects"),

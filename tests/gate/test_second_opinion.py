@@ -278,11 +278,12 @@ HONEST = {
     "a-pytest-plugin-project": ({"calc.py": FIXED, "myplugin.py": "import pytest\n@pytest.fixture\ndef price_fixture():\n    return 1\n"},
                                 "imports-pytest"),
     "imports-pytest-at-the-top": ({"calc.py": "import pytest  # the project is a pytest plugin\n" + FIXED}, "imports-pytest"),
-    # Project modules named like standard ones behave exactly as under plain pytest: `secrets` (pytest's process
-    # does not hold it) is the project's; `signal` (it does) is the standard one, as the product expects.
+    # Project modules named like standard ones behave exactly as under `python -m pytest` in the project (its folder
+    # first on sys.path): `secrets` and `signal` are the project's, though pytest's process imported the standard
+    # `signal` first (issue 46).
     "a-project-module-named-secrets": ({"secrets.py": "RATE = 90\n", "calc.py": "from secrets import RATE\n"
                                         "def price(units):\n    return units * RATE if units >= 10 else units * 100\n"}, "pass"),
-    "a-project-module-named-signal": ({"signal.py": "LEVEL = 3\n", "calc.py": "import signal\nSTOP = signal.SIGTERM\n" + FIXED},
+    "a-project-module-named-signal": ({"signal.py": "LEVEL = 3\n", "calc.py": "import signal\nSTOP = signal.LEVEL\n" + FIXED},
                                       "pass"),
     "os-exit-in-a-forked-child": ({"calc.py": "import os\ndef price(units):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
                                               "    os.waitpid(pid, 0)\n" + RIGHT}, "pass"),

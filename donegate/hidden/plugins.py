@@ -1,0 +1,93 @@
+"""The pytest plugins of the project's environment (pytest-mock's `mocker`, hypothesis's plugin...), as the
+project's own `python -m pytest` loads them (issue 46).
+
+The hidden run turns plugin autoload off: a plugin runs inside pytest's hooks, where the verdict is made, and the
+environment is the agent's to write. So the seal records the plugins the environment declares (`pytest11` entry
+points, read as data from each distribution's `entry_points.txt`) with a hash of each plugin's module, and every
+stop loads, by name (`-p MODULE`), those whose module is still the one sealed. A plugin whose module changed since
+the seal is not loaded (its fixtures are then missing: the tests that use them fail); the project's own code (a
+project that is a pytest plugin, installed editable from the repository) is never loaded as a plugin: it changes
+with the work. Tests that use a plugin's fixtures are not double-checked by the second run (it serves none).
+"""
+
+from __future__ import annotations
+
+import configparser
+import hashlib
+import os
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from donegate.hidden.python import Launch
+
+
+def _site_folders(launch: Launch) -> list[str]:
+    """The environment's own package folders (its `.pth` path lines, the project's `src/` among them, are not)."""
+    return [s for s in launch.site if os.path.basename(s.rstrip("/")) in ("site-packages", "dist-packages")]
+
+
+def _module_file(module: str, folders: list[str]) -> str:
+    rel = module.replace(".", "/")
+    for folder in folders:
+        for candidate in (f"{rel}.py", f"{rel}/__init__.py"):
+            path = os.path.join(folder, candidate)
+            if os.path.isfile(path):
+                return path
+    return ""
+
+
+def _digest(path: str) -> str:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def found(launch: Launch) -> list[dict[str, Any]]:
+    """The environment's pytest plugins: [{name, module, dist, sha256}], in a stable order. Only modules that lie in
+    the environment's own package folders (never the project's own code, never the kit's environment)."""
+    from donegate.hidden.python import KIT
+
+    if launch.interp.source == KIT:
+        return []
+    folders = _site_folders(launch)
+    out: dict[str, dict[str, Any]] = {}
+    for folder in folders:
+        for info in sorted(Path(folder).glob("*.dist-info/entry_points.txt")):
+            parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
+            parser.optionxform = str  # type: ignore[assignment,method-assign]
+            try:
+                parser.read_string(info.read_text(encoding="utf-8", errors="replace"))
+            except (configparser.Error, OSError):
+                continue
+            if not parser.has_section("pytest11"):
+                continue
+            for name, value in parser.items("pytest11"):
+                module = value.split(":")[0].strip()
+                path = _module_file(module, folders)
+                if not module or not path or name in out:
+                    continue
+                out[name] = {"name": name, "module": module, "dist": info.parent.name, "sha256": _digest(path)}
+    return [out[k] for k in sorted(out)]
+
+
+def loadable(recorded: Any, launch: Launch) -> tuple[list[str], list[str]]:
+    """(modules to load, plugins not loaded because their module changed or went since the seal)."""
+    ok, changed = [], []
+    folders = _site_folders(launch)
+    for p in recorded if isinstance(recorded, list) else []:
+        if not isinstance(p, dict) or not isinstance(p.get("module"), str):
+            continue
+        path = _module_file(p["module"], folders)
+        # The run imports it from the first folder of its sys.path that holds it: a copy the project put before the
+        # environment's (its root, `src/`, a path line) would be loaded instead of the one hashed.
+        first = _module_file(p["module"], [*launch.front, *launch.site])
+        if path and first == path and _digest(path) == p.get("sha256"):
+            ok.append(p["module"])
+        else:
+            changed.append(str(p.get("name") or p["module"]))
+    return ok, changed
+
