@@ -105,6 +105,11 @@ def gather(project: Path, config: str | None, found: list[str]) -> dict[str, dic
     # every configuration file pytest could read (the one it read, and those a later edit could make it read):
     # the weakening check compares each with what it is at a stop
     names.update(name for name in CONFIGS if (project / name).is_file())
+    # what the weakening check compares besides: the coverage threshold and the CI workflows
+    names.update(name for name in (".coveragerc",) if (project / name).is_file())
+    flows = project / ".github" / "workflows"
+    if flows.is_dir():
+        names.update(os.path.relpath(p, project) for p in flows.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file())
     if len(names) > MAX_FILES:
         raise DonegateError(f"the project's own tests hold {len(names)} files (at most {MAX_FILES} are sealed)",
                             "name the test folders with --own-tests PATH..., or switch them off: --own-tests off")

@@ -327,3 +327,16 @@ def test_a_suite_that_mostly_fails_at_the_seal_is_named_with_the_fix(tmp_path, k
     repo, res = sealed_calc(tmp_path, {"tests/test_service.py": service})
     assert "warning: 2 of 3 of the project's own tests fail or skip at the seal" in res.stdout, res.stdout
     assert "--own-tests PATH" in res.stdout
+
+
+def test_a_ci_test_step_made_to_ignore_failures_is_named_and_an_honest_ci_edit_passes(tmp_path, kit_home):
+    flow = "jobs:\n  test:\n    steps:\n      - name: tests\n        run: python -m pytest -q\n"
+    repo, _ = sealed_calc(tmp_path, {".github/workflows/ci.yml": flow, ".coveragerc": "[report]\nfail_under = 90\n"})
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / ".github" / "workflows" / "ci.yml").write_text(flow.replace("-q\n", "-q -n 2\n"))  # honest
+    assert run_hook(stop_payload(repo)).returncode == 0
+    (repo / ".github" / "workflows" / "ci.yml").write_text(flow.replace("-q\n", "-q || true\n"))
+    (repo / ".coveragerc").write_text("[report]\nfail_under = 10\n")
+    err = blocked(run_hook(stop_payload(repo)))
+    assert ".github/workflows/ci.yml: test/tests now ignores its failures [ci-ignores-failures]" in err, err
+    assert ".coveragerc: fail_under 90 became 10 [coverage-lowered]" in err, err
