@@ -22,7 +22,7 @@ def cmd_seal(args: argparse.Namespace) -> int:
         raise DonegateError(f"{repo} already has sealed acceptance tests",
                             "add these to them with --add, or replace the whole set with --replace "
                             "(donegate status shows what is sealed)")
-    if not args.tests and not args.held:
+    if not args.tests and not args.held and not (args.add and getattr(args, "supersedes", None)):
         raise DonegateError("no test files given", "name at least one test file: donegate seal REPO test_x.py [--held test_y.py]")
     cfg = config.load()
     allow = _allowances(getattr(args, "allow", None) or [])

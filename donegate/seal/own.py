@@ -277,3 +277,14 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     if reached is not None:
         pack["reach"] = {**reach.pack(reach.close(project, reached)), "project_files": reach.project_files(project)}
     return pack
+
+
+def supersede(pack: dict[str, Any], tests: list[str]) -> dict[str, Any]:
+    """The pack with `tests` superseded (`seal --add --supersedes`): they stay sealed and never block."""
+    unknown = [t for t in tests if t not in pack.get("tests", [])]
+    if unknown:
+        raise DonegateError(f"--supersedes {unknown[0]}: no such test in the project's own tests as sealed",
+                            "name a test id as pytest prints it (tests/test_x.py::test_y); donegate status shows the suite")
+    base = dict(pack["baseline"])
+    base["passing"] = [t for t in base["passing"] if t not in tests]
+    return {**pack, "baseline": base, "supersedes": sorted(set(pack.get("supersedes") or []) | set(tests))}

@@ -340,3 +340,18 @@ def test_a_ci_test_step_made_to_ignore_failures_is_named_and_an_honest_ci_edit_p
     err = blocked(run_hook(stop_payload(repo)))
     assert ".github/workflows/ci.yml: test/tests now ignores its failures [ci-ignores-failures]" in err, err
     assert ".coveragerc: fail_under 90 became 10 [coverage-lowered]" in err, err
+
+
+def test_seal_add_supersedes_a_test_once_the_work_has_begun(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 5", "== -1"))
+    assert "the old contract changed" in blocked(run_hook(stop_payload(repo)))
+    res = donegate("seal", str(repo), "--add", "--supersedes", "tests/test_calc.py::test_add")
+    assert res.returncode == 0, res.stderr
+    assert "superseded by the request: tests/test_calc.py::test_add" in res.stdout, res.stdout
+    # (a new session: a seal mid-session not from a terminal hands that session to a person, tests/person/)
+    res = run_hook(stop_payload(repo, session="s2"))
+    assert res.returncode == 0, res.stderr  # the agent's changed test still runs, as it is now, and passes
+    res = donegate("seal", str(repo), "--add", "--supersedes", "tests/test_calc.py::test_nope")
+    assert res.returncode == 1 and "no such test" in res.stderr
