@@ -301,7 +301,7 @@ def _support_weakened(repo: Path, st: store.Store, pack: dict[str, Any], look: s
     from donegate.seal import loosened, own
 
     sealed_files = pack.get("files") or {}
-    configs, conftests = {}, {}
+    configs, conftests, coverage, ci = {}, {}, {}, {}
     for name in _since_seal(repo, st, look):
         if prefix and not name.startswith(prefix + "/"):
             continue
@@ -311,10 +311,16 @@ def _support_weakened(repo: Path, st: store.Store, pack: dict[str, Any], look: s
             configs[rel] = _text(repo / name)
         elif parts[-1] == "conftest.py" and not SKIP_PARTS & set(parts):
             conftests[rel] = _text(repo / name)
+        if rel in loosened.COVERAGE_FILES:
+            coverage[rel] = _text(repo / name)
+        elif rel.startswith(".github/workflows/") and rel.endswith((".yml", ".yaml")):
+            ci[rel] = _text(repo / name)
 
     def sealed(name: str) -> str | None:
         return (sealed_files.get(name) or {}).get("text")
 
     # a configuration file the agent added where none was sealed counts too (pytest reads the first it finds)
     out = loosened.config_findings({n: sealed(n) for n in configs}, configs)
+    out += loosened.coverage_findings({n: sealed(n) for n in coverage}, coverage)
+    out += loosened.ci_findings({n: sealed(n) for n in ci}, ci)
     return out + loosened.conftest_findings({n: sealed(n) for n in conftests}, conftests)

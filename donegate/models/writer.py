@@ -454,6 +454,7 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     m = st.manifest
+    warnings += contradicted(answer, m)
     if not m.get("held"):  # no test_held_*.py, and held_share 0 (or a suite of one test)
         warnings.append("no test is held back (the writer wrote no test_held_*.py; held_share picked none): a block "
                         "shows every failing assertion, which a session could hard-code (docs/held-back.md)")
@@ -461,6 +462,20 @@ def write(repo: Path, request: str, cfg: dict[str, Any], *, err: TextIO | None =
                    "new": len(m["baseline"]["failing"]), "existing": len(m["baseline"]["passing"]), **spent.record(),
                    **({"by": by, "inside_session": person.inside_session(by)} if by is not None else {})})
     return st, warnings
+
+
+def contradicted(answer: dict[str, Any], manifest: dict[str, Any]) -> list[str]:
+    """The existing tests of the project the writer says the request contradicts (issue 44): named for the person,
+    never superseded by the writer's word. A sealed test the agent changes for it and that fails in its sealed form
+    blocks as "the old contract changed", with the appeal offered."""
+    out = []
+    for item in answer.get("contradicts") or []:
+        if not isinstance(item, dict) or not isinstance(item.get("test"), str):
+            continue
+        test, why = item["test"], str(item.get("why") or "")[:200]
+        out.append(f"the writer says the request contradicts the project's own test {test} ({why}): if it does, seal "
+                   f"again with --supersedes {test}; until then that test blocks a stop that breaks it, with the appeal offered")
+    return out
 
 
 def _first_run(files: dict[str, str], copy: Path, timeout: float, folder: Path, python: Any = None,

@@ -269,3 +269,76 @@ def conftest_findings(sealed: dict[str, str | None], current: dict[str, str | No
         if added:
             out.append({"test": name, "rule": "collection-hook", "what": f"{', '.join(added)} added"})
     return out
+
+
+# -- coverage thresholds and CI workflows ----------------------------------------------------------------------
+
+COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
+TEST_WORDS = ("pytest", "tox", "nox", "make test", "unittest", "manage.py test")
+
+
+def _fail_under(name: str, text: str | None) -> float | None:
+    """The coverage threshold a file sets (`fail_under`), None for none."""
+    if not text:
+        return None
+    if name.endswith("pyproject.toml"):
+        m = re.search(r"^\[tool\.coverage\.report\][^\[]*?^fail_under\s*=\s*([0-9.]+)", text, re.M | re.S)
+    else:
+        section = r"\[report\]" if name.endswith(".coveragerc") else r"\[coverage:report\]"
+        m = re.search(section + r"[^\[]*?^fail_under\s*[=:]\s*([0-9.]+)", text, re.M | re.S)
+    try:
+        return float(m.group(1)) if m else None
+    except ValueError:
+        return None
+
+
+def coverage_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """A coverage threshold lowered or removed."""
+    out = []
+    for name in sorted(current):
+        before, now = _fail_under(name, sealed.get(name)), _fail_under(name, current.get(name))
+        if before is not None and (now is None or now < before):
+            out.append({"test": name, "rule": "coverage-lowered",
+                        "what": f"fail_under {before:g} became {'none' if now is None else f'{now:g}'}"})
+    return out
+
+
+def _test_steps(text: str | None) -> dict[str, dict[str, bool]] | None:
+    """{job/step: {"ignored": failures ignored}} of a workflow's steps that run the tests; None when it does not parse."""
+    if not text:
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    out: dict[str, dict[str, bool]] = {}
+    jobs = data.get("jobs") if isinstance(data, dict) else None
+    for job, body in (jobs or {}).items():
+        if not isinstance(body, dict):
+            continue
+        job_ignores = body.get("continue-on-error") is True
+        for i, step in enumerate(body.get("steps") or []):
+            run = step.get("run") if isinstance(step, dict) else None
+            if isinstance(run, str) and any(w in run for w in TEST_WORDS):
+                ignored = job_ignores or step.get("continue-on-error") is True or bool(
+                    re.search(r"\|\|\s*(true|:|exit 0)\b", run)) or "set +e" in run
+                out[f"{job}/{step.get('name') or i}"] = {"ignored": ignored}
+    return out
+
+
+def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """A CI workflow's test step removed, or made to ignore failures."""
+    out = []
+    for name in sorted(current):
+        before, now = _test_steps(sealed.get(name)), _test_steps(current.get(name))
+        if not before or now is None:
+            continue
+        if len(now) < len(before):
+            out.append({"test": name, "rule": "ci-test-removed",
+                        "what": f"{len(before)} test step(s) at the seal, {len(now)} now"})
+        newly = sorted(k for k, v in now.items() if v["ignored"] and not (before.get(k) or {}).get("ignored", False))
+        if newly:
+            out.append({"test": name, "rule": "ci-ignores-failures", "what": f"{', '.join(newly)} now ignores its failures"})
+    return out

@@ -105,6 +105,11 @@ def gather(project: Path, config: str | None, found: list[str]) -> dict[str, dic
     # every configuration file pytest could read (the one it read, and those a later edit could make it read):
     # the weakening check compares each with what it is at a stop
     names.update(name for name in CONFIGS if (project / name).is_file())
+    # what the weakening check compares besides: the coverage threshold and the CI workflows
+    names.update(name for name in (".coveragerc",) if (project / name).is_file())
+    flows = project / ".github" / "workflows"
+    if flows.is_dir():
+        names.update(os.path.relpath(p, project) for p in flows.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file())
     if len(names) > MAX_FILES:
         raise DonegateError(f"the project's own tests hold {len(names)} files (at most {MAX_FILES} are sealed)",
                             "name the test folders with --own-tests PATH..., or switch them off: --own-tests off")
@@ -272,3 +277,14 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     if reached is not None:
         pack["reach"] = {**reach.pack(reach.close(project, reached)), "project_files": reach.project_files(project)}
     return pack
+
+
+def supersede(pack: dict[str, Any], tests: list[str]) -> dict[str, Any]:
+    """The pack with `tests` superseded (`seal --add --supersedes`): they stay sealed and never block."""
+    unknown = [t for t in tests if t not in pack.get("tests", [])]
+    if unknown:
+        raise DonegateError(f"--supersedes {unknown[0]}: no such test in the project's own tests as sealed",
+                            "name a test id as pytest prints it (tests/test_x.py::test_y); donegate status shows the suite")
+    base = dict(pack["baseline"])
+    base["passing"] = [t for t in base["passing"] if t not in tests]
+    return {**pack, "baseline": base, "supersedes": sorted(set(pack.get("supersedes") or []) | set(tests))}

@@ -181,7 +181,7 @@ def seal(
     files = [*files, *(f for f in held or [] if f not in files)]
     if not 0 <= held_share <= 1:
         raise DonegateError(f"held_share is {held_share}: a share of the tests, from 0 to 1", "fix held_share in donegate.yaml")
-    if not files:
+    if not files and not (add and supersedes):  # `seal --add --supersedes TEST`: the sealed set, one test superseded
         raise DonegateError("no test files given", "name at least one test file: donegate seal REPO test_x.py")
     names = set()
     for f in files:
@@ -214,9 +214,13 @@ def seal(
                                     "rename the new file, or seal the whole set again with --replace")
             for name in kept:
                 shutil.copyfile(st.path / name, tmp / name)
-            if own.NAME in st.manifest["files"]:  # the project's suite as it was when the work began, not as it is now
-                shutil.copyfile(st.path / own.NAME, tmp / own.NAME)
             kept_own = st.manifest.get("own_suite")
+            if own.NAME in st.manifest["files"]:  # the project's suite as it was when the work began, not as it is now
+                pack = own.load(st.path) or {}
+                if supersedes:  # a person says the request changes these: they no longer block
+                    pack = own.supersede(pack, supersedes)
+                    kept_own = own.summary(pack)
+                (tmp / own.NAME).write_text(json.dumps(pack, separators=(",", ":")) + "\n", encoding="utf-8")
             request = request or st.manifest.get("request", "")
             kept_held = dict(st.manifest.get("held") or {})
             kept_by = st.manifest.get("held_by")
@@ -286,11 +290,11 @@ def seal(
                                     failing=set(baseline.failing()) - set(skipped), pick_from=names if add else None)
         own_summary = kept_own
         if not add:
-            pack = own.seal_suite(project, repo, launch=launch, timeout=timeout, confine=confine, allow=marks,
-                                  named=own_tests, supersedes=supersedes)
-            if pack is not None:
-                (tmp / own.NAME).write_text(json.dumps(pack, separators=(",", ":")) + "\n", encoding="utf-8")
-                own_summary = own.summary(pack)
+            suite = own.seal_suite(project, repo, launch=launch, timeout=timeout, confine=confine, allow=marks,
+                                   named=own_tests, supersedes=supersedes)
+            if suite is not None:
+                (tmp / own.NAME).write_text(json.dumps(suite, separators=(",", ":")) + "\n", encoding="utf-8")
+                own_summary = own.summary(suite)
             else:
                 own_summary = {"off": "switched off by own_tests: off or --own-tests off" if own_tests in ("off", ["off"])
                                else "no test folder found (testpaths, tests/, test/)"}

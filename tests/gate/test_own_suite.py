@@ -133,6 +133,7 @@ def test_the_agents_own_new_test_must_pass(tmp_path, kit_home):
 def test_a_test_failing_at_the_seal_never_blocks(tmp_path, kit_home):
     repo, res = sealed_calc(tmp_path, {"tests/test_old.py": "def test_broken():\n    assert 1 == 2\n"})
     assert "1 failing at the seal, 0 skipped never block" in res.stdout, res.stdout
+    assert "warning:" not in res.stdout  # one of two: not most of the suite
     (repo / "calc.py").write_text(CALC + MUL)
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
@@ -317,3 +318,40 @@ def test_seal_add_keeps_the_suite_as_it_was_when_the_work_began(tmp_path, kit_ho
     res = donegate("seal", str(repo), str(more), "--add")
     assert res.returncode == 0, res.stderr
     assert (store.load(repo).path / "own-suite.json").read_text() == first
+
+
+def test_a_suite_that_mostly_fails_at_the_seal_is_named_with_the_fix(tmp_path, kit_home):
+    """A suite that needs a service the seal's walls lack: its tests fail there, never block, and the seal says so."""
+    service = "import socket\n\n\ndef test_db():\n    socket.create_connection(('127.0.0.1', 9), timeout=1)\n\n\n" \
+              "def test_db_again():\n    socket.create_connection(('127.0.0.1', 9), timeout=1)\n"
+    repo, res = sealed_calc(tmp_path, {"tests/test_service.py": service})
+    assert "warning: 2 of 3 of the project's own tests fail or skip at the seal" in res.stdout, res.stdout
+    assert "--own-tests PATH" in res.stdout
+
+
+def test_a_ci_test_step_made_to_ignore_failures_is_named_and_an_honest_ci_edit_passes(tmp_path, kit_home):
+    flow = "jobs:\n  test:\n    steps:\n      - name: tests\n        run: python -m pytest -q\n"
+    repo, _ = sealed_calc(tmp_path, {".github/workflows/ci.yml": flow, ".coveragerc": "[report]\nfail_under = 90\n"})
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / ".github" / "workflows" / "ci.yml").write_text(flow.replace("-q\n", "-q -n 2\n"))  # honest
+    assert run_hook(stop_payload(repo)).returncode == 0
+    (repo / ".github" / "workflows" / "ci.yml").write_text(flow.replace("-q\n", "-q || true\n"))
+    (repo / ".coveragerc").write_text("[report]\nfail_under = 10\n")
+    err = blocked(run_hook(stop_payload(repo)))
+    assert ".github/workflows/ci.yml: test/tests now ignores its failures [ci-ignores-failures]" in err, err
+    assert ".coveragerc: fail_under 90 became 10 [coverage-lowered]" in err, err
+
+
+def test_seal_add_supersedes_a_test_once_the_work_has_begun(tmp_path, kit_home):
+    repo, _ = sealed_calc(tmp_path)
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 5", "== -1"))
+    assert "the old contract changed" in blocked(run_hook(stop_payload(repo)))
+    res = donegate("seal", str(repo), "--add", "--supersedes", "tests/test_calc.py::test_add")
+    assert res.returncode == 0, res.stderr
+    assert "superseded by the request: tests/test_calc.py::test_add" in res.stdout, res.stdout
+    # (a new session: a seal mid-session not from a terminal hands that session to a person, tests/person/)
+    res = run_hook(stop_payload(repo, session="s2"))
+    assert res.returncode == 0, res.stderr  # the agent's changed test still runs, as it is now, and passes
+    res = donegate("seal", str(repo), "--add", "--supersedes", "tests/test_calc.py::test_nope")
+    assert res.returncode == 1 and "no such test" in res.stderr

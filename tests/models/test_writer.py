@@ -342,3 +342,19 @@ def test_write_seals_the_subfolder_named_as_seal_does(tmp_path, kit_home):
     from donegate import cli
 
     assert "subfolder" in cli.build_parser()._subparsers._group_actions[0].choices["write"].format_help()
+
+
+def test_write_names_the_projects_own_tests_the_request_contradicts(shop_repo, kit_home):
+    """Issue 44: the writer's `contradicts` is named for the person, never applied on the writer's word."""
+    from donegate import config
+
+    good = sorted(EXAMPLE_TESTS.glob("test_*.py"))[0]
+    contradicts = [{"test": "tests/test_cart.py::test_small_cart_has_no_discount", "why": "small carts now get 5% off"}]
+    model = ScriptedWriter(_answer(files_answer((good.name, good.read_text()), behaviours=[BEHAVIOUR],
+                                                contradicts=contradicts)))
+    cfg = {**config.defaults(), "confine": require.confine()}
+    st, warnings = writer.write(shop_repo, REQUEST, cfg, err=io.StringIO(), run_model=model)
+    (named,) = [w for w in warnings if "contradicts" in w]
+    assert "tests/test_cart.py::test_small_cart_has_no_discount (small carts now get 5% off)" in named
+    assert "--supersedes tests/test_cart.py::test_small_cart_has_no_discount" in named
+    assert st.manifest["own_suite"]["supersedes"] == []  # the writer's word supersedes nothing

@@ -114,3 +114,52 @@ def test_a_collection_hook_added_to_a_conftest_is_named(now):
 def test_an_honest_conftest_edit_is_no_finding():
     now = CONFTEST + "\n\n@pytest.fixture\ndef other():\n    return 2\n"
     assert loosened.conftest_findings({"conftest.py": CONFTEST}, {"conftest.py": now}) == []
+
+
+COVERAGERC = "[run]\nbranch = true\n\n[report]\nfail_under = 90\nshow_missing = true\n"
+
+
+@pytest.mark.parametrize("now", [COVERAGERC.replace("90", "50"), COVERAGERC.replace("fail_under = 90\n", "")])
+def test_a_coverage_threshold_lowered_is_named(now):
+    assert [f["rule"] for f in loosened.coverage_findings({".coveragerc": COVERAGERC}, {".coveragerc": now})] == ["coverage-lowered"]
+
+
+@pytest.mark.parametrize("now", [COVERAGERC.replace("90", "95"), COVERAGERC.replace("branch = true", "branch = false")])
+def test_a_coverage_threshold_kept_or_raised_is_no_finding(now):
+    assert loosened.coverage_findings({".coveragerc": COVERAGERC}, {".coveragerc": now}) == []
+
+
+def test_a_pyproject_coverage_threshold_lowered_is_named():
+    before = "[tool.coverage.report]\nfail_under = 80\n"
+    assert loosened.coverage_findings({"pyproject.toml": before}, {"pyproject.toml": before.replace("80", "10")})
+
+
+FLOW = """name: ci
+on: [push]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: lint
+        run: ruff check .
+      - name: tests
+        run: python -m pytest -q
+"""
+
+
+@pytest.mark.parametrize("now, rule", [
+    (FLOW.replace("      - name: tests\n        run: python -m pytest -q\n", ""), "ci-test-removed"),
+    (FLOW.replace("python -m pytest -q", "python -m pytest -q || true"), "ci-ignores-failures"),
+    (FLOW.replace("      - name: tests\n", "      - name: tests\n        continue-on-error: true\n"), "ci-ignores-failures"),
+])
+def test_a_ci_test_step_removed_or_made_to_ignore_failures_is_named(now, rule):
+    found = loosened.ci_findings({".github/workflows/ci.yml": FLOW}, {".github/workflows/ci.yml": now})
+    assert [f["rule"] for f in found] == [rule]
+
+
+@pytest.mark.parametrize("now", [FLOW.replace("ruff check .", "ruff check . && mypy"),
+                                 FLOW.replace("python -m pytest -q", "python -m pytest -q -n 2"),
+                                 FLOW + "      - name: more tests\n        run: python -m pytest tests/slow\n"])
+def test_an_honest_ci_edit_is_no_finding(now):
+    assert loosened.ci_findings({".github/workflows/ci.yml": FLOW}, {".github/workflows/ci.yml": now}) == []
