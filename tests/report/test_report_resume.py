@@ -275,3 +275,29 @@ def test_a_summary_kept_by_one_process_is_read_again_by_two(kit_home, monkeypatc
     assert len(_kept(kit_home)[0]["shards"]) == 1
     assert report.summarize([path], jobs=2, keep=True) == report.summarize([path], jobs=2)
     assert len(_kept(kit_home)[0]["shards"]) == 2
+
+
+def test_the_new_part_s_hash_chain_is_checked_from_the_kept_hash(kit_home, capsys):
+    """A report reads only what is new, and checks that part's chain from the hash it kept: a line appended by hand
+    (its prev not the last line's hash) is named as `--verify` names it, with or without a kept summary."""
+    path = _bulk(kit_home / "ledger.jsonl", 1500)
+    assert report.summarize([path], keep=True)["chain"] == {"intact": True, "ledger": None, "line": None,
+                                                             "why": "the hash chain is intact"}
+    lines = path.read_bytes().count(b"\n")
+    forged = json.dumps({"v": 1, **_stop("forged", "pass"), "prev": "0" * 64}, separators=(",", ":"))
+    with open(path, "ab") as fh:
+        fh.write(forged.encode() + b"\n")
+    v = ledger.verify(path)
+    assert not v["intact"] and v["line"] == lines + 1
+    kept = report.summarize([path], keep=True)
+    assert kept["chain"] == {"intact": False, "ledger": str(path), "line": v["line"], "why": v["why"]}
+    assert kept == report.summarize([path])  # a cold read says the same
+    out = _cli(capsys)
+    assert f"the hash chain breaks at line {v['line']:,}: {v['why']}" in out and "--verify" in out
+    # The look-alike: lines the kit appends, a torn line among them (the next line vouches for it): intact.
+    path.write_bytes(path.read_bytes()[: -len(forged) - 1])
+    with open(path, "ab") as fh:
+        fh.write(b'{"v":1,"event":"stop","time":"2026-12-0\n')
+    ledger.append(_stop("after", "pass"), path)
+    assert ledger.verify(path)["intact"]
+    assert report.summarize([path], keep=True)["chain"]["intact"] and "hash chain" not in _cli(capsys)
