@@ -301,3 +301,22 @@ def test_the_new_part_s_hash_chain_is_checked_from_the_kept_hash(kit_home, capsy
     ledger.append(_stop("after", "pass"), path)
     assert ledger.verify(path)["intact"]
     assert report.summarize([path], keep=True)["chain"]["intact"] and "hash chain" not in _cli(capsys)
+
+
+@pytest.mark.parametrize("where", ["last of the first range", "first of the second range", "none"])
+def test_a_break_where_two_readers_meet_is_found(kit_home, monkeypatch, where):
+    """Two processes check their ranges' chains; the ends are joined in file order: a line changed on either side of
+    the cut is named as `--verify` names it, and a ledger left alone is intact."""
+    monkeypatch.setattr(report.parallel, "PARALLEL_BYTES", 1)
+    path = _bulk(kit_home / "ledger.jsonl", 600)
+    (_, cut), _ = report.ranges(path, 2)
+    data = bytearray(path.read_bytes())
+    at = {"last of the first range": data.rindex(b"\n", 0, cut - 1) + 1, "first of the second range": cut}.get(where)
+    if at is not None:
+        data[at + 40: at + 41] = b"7" if data[at + 40: at + 41] != b"7" else b"8"  # a digit of its time
+        path.write_bytes(bytes(data))
+    v = ledger.verify(path)
+    assert v["intact"] == (at is None)
+    for jobs in (2, 1):
+        assert report.summarize([path], jobs=jobs)["chain"] == {
+            "intact": v["intact"], "ledger": None if v["intact"] else str(path), "line": v["line"], "why": v["why"]}
