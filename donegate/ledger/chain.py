@@ -209,7 +209,7 @@ def containing(path: Path, needle: bytes) -> Iterator[tuple[bytes, dict[str, Any
 _PREV = re.compile(rb',"prev":"([0-9a-f]{64})"\}$').match
 
 
-def _prev_of(line: bytes) -> tuple[str | None, bool]:
+def prev_of(line: bytes) -> tuple[str | None, bool]:
     """(the line's prev hash or None, whether the line is JSON at all)."""
     pos = line.rfind(b',"prev":"')
     m = _PREV(line, pos) if pos >= 0 else None
@@ -236,7 +236,7 @@ def verify(path: Path) -> dict[str, Any]:
     hashes = [None, GENESIS]  # of lines n-2 and n-1
     torn: list[int] = []
     count, result = 0, None
-    items = ((n, line_hash(line), *_prev_of(line)) for n, line in read(path))
+    items = ((n, line_hash(line), *prev_of(line)) for n, line in read(path))
     current = next(items, None)
     while current is not None:
         following = next(items, None)

@@ -22,7 +22,7 @@ read, kept), `summary`, `text` (rendering), `timeline` (`--session`), `labels`, 
 
 from __future__ import annotations
 
-from donegate.report.read import APPEAL_LABELS, BY, FAILING, LABELS, VERDICTS, _STOP, _TAIL, _TAIL_WINDOW, agent_of, canonical_time, review_cost, stop_row  # noqa: F401
+from donegate.report.read import APPEAL_LABELS, BY, FAILING, LABELS, VERDICTS, agent_of, fast_line, canonical_time, review_cost, stop_row  # noqa: F401
 from donegate.report.parallel import default_jobs, ranges  # noqa: F401
 from donegate.report.summary import parse_since, summarize  # noqa: F401
 from donegate.report.text import COLUMNS, inside_lines, notes, render, render_table, render_verify  # noqa: F401

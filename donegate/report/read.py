@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import hashlib
 import heapq
-import io
 import itertools
 import json
+import operator
 import os
 import re
+from binascii import hexlify
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -29,7 +31,9 @@ from donegate.report.rows import (  # noqa: F401
     label_row, review_cost, slow_row, stop_row)
 
 
-CHUNK = 256 << 10  # bytes read at a time
+CHUNK = 1 << 20  # bytes read at a time
+_PREV, _PREV_AT = b',"prev":"%s"}', slice(-75, None)  # a line's end as the kit writes it, and where it lies
+_DIGEST = operator.methodcaller("digest")
 
 # -------------------------------------------------------------------------------------------------
 # Reading: the fast path for the lines the gate writes, json.loads for everything else
@@ -38,30 +42,31 @@ CHUNK = 256 << 10  # bytes read at a time
 # A JSON string body without escapes or non-ASCII: its raw bytes equal the decoded value's UTF-8, so
 # the fast path and json.loads agree on it byte for byte. Anything else takes the slow path.
 _STR = rb'[^"\\\x00-\x1f\x7f-\xff]'
-# From the start of a stop line to its acceptance counts. `\{[^{}]*\}` spans a gate object without
-# nesting exactly: a brace inside one of its strings makes the match fail (then json.loads reads it),
-# never succeed wrongly, because the `,"scope":{` that must follow cannot occur inside a string (a
-# quote inside a JSON string is always escaped). The same holds for every `,"key":` anchor below.
-_STOP = re.compile(
+# A whole stop line as the gate writes it, found in a chunk of lines, one match a line: its time, repo, session, verdict, acceptance counts, the
+# agent's figures (when there), duration and configuration. `\{[^{}]*\}` spans a gate object without nesting
+# exactly: a brace inside one of its strings makes the match fail (then json.loads reads it), never succeed wrongly,
+# because the `,"scope":{` that must follow cannot occur inside a string (a quote inside a JSON string is always
+# escaped). The same holds for every `,"key":` anchor below. `.*` skips the rest of the gates at the regex engine's
+# fastest (no character class), then backs up to the line's tail; the tail's keys hold no quote, so it is found
+# once. The agent's figures are the keys just before "blocks" (`gate.record`); a line whose key before "blocks" is
+# neither they nor a string, object, list or `true` (a malformed figure, say) is json.loads's.
+_LINE = re.compile(
     rb'\{"v":1,"event":"stop","time":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00)","repo":"(' + _STR + rb'*)",'
     rb'"session":"(' + _STR + rb'+)","stop":(?:\d+|null),"stop_hook_active":(?:true|false|null),'
-    rb'"verdict":"(pass|review_error|block|hint|gave_up|appealed)","gates":\{"integrity":\{[^{}]*\}(?:,"leak":\{[^{}]*\})?,'
-    rb'"scope":\{[^{}]*\},"acceptance":\{"ok":(?:true|false|null),"total":(\d{1,7},"passed":\d{1,7}),'
-).match
-# The end of a stop line, searched for in its last TAIL_WINDOW bytes (a longer config name or kit
-# version sends the line to json.loads).
-_TAIL = re.compile(
-    rb',"blocks":(?:\d+|null),"duration":(' + _NUM + rb'),"kit_version":"[^"\\]*","config":"(' + _STR
-    + rb'*)","prev":"[^"\\]*"\}$'
-).search
-_TAIL_WINDOW = 512
+    rb'"verdict":"(pass|review_error|block|hint|gave_up|appealed)","gates":\{"integrity":\{[^{}\n]*\}(?:,"leak":\{[^{}\n]*\})?,'
+    rb'"scope":\{[^{}\n]*\},"acceptance":\{"ok":(?:true|false|null),"total":(\d{1,7},"passed":\d{1,7}),'
+    rb'.*,(?:("agent_usd":(?:' + _NUM + rb'|null),"agent_seconds":(?:' + _NUM + rb'|null)),"|(?<=[}"\]e],)")'
+    rb'blocks":(?:\d+|null),"duration":(' + _NUM + rb'),"kit_version":"[^"\n]*","config":"(' + _STR + rb'*)","prev":".{64}"\}\n'
+).finditer
 # The stop's client (`report --by client`): after the gates, before the agent's figures and the tail.
 _CLIENT = re.compile(rb',"client":"(\w{1,40})"(?:,"agent_usd":[^,]*,"agent_seconds":[^,]*)?,"blocks":').search
-# The agent's own cost and time (`gate.record`, `sessions.usage`), when the line has them: just before the
-# tail, found in the few bytes before it (a regular expression with an optional part before `,"blocks":`
-# loses the literal prefix the search starts from, and costs 3 times the whole read).
-_AGENT_AT = b',"agent_usd":'
-_AGENT_WINDOW = 80
+
+
+def fast_line(line: bytes) -> Any:
+    """The fast path's match of one line (without its newline), None when json.loads reads it: the tests use it."""
+    return next(_LINE(line + b"\n"), None)
+
+
 # The review's own total comes after its reviewers' entries, followed by keys no entry has. No gate
 # before the review nests objects, and none after it has a cost: `find` and `rfind` over the whole
 # line are exact.
@@ -204,6 +209,12 @@ class Partial:
     left: int = 0
     present: set[bytes] = field(default_factory=set)  # labelled sessions this range holds
     agents: dict[bytes, bytes] = field(default_factory=dict)  # session -> its latest agent figures' raw text
+    # The hash chain through this range (`link`): the first line's prev hash (b"": a torn line, nothing to check; None:
+    # no line read), the last line's hash and whether that line was torn, and whether a link inside the range broke.
+    head: bytes | None = None
+    tail: bytes = b""
+    tail_torn: bool = False
+    broken: bool = False
 
     def combo(self, day: bytes, repo: bytes, cfg: bytes) -> tuple[Group, int]:
         """The group and packed-state base of a new combination (`day` is b"" unless by day)."""
@@ -259,6 +270,38 @@ class Partial:
         failing = [str(f) for f in gate.get("failing") or []] if isinstance(gate.get("failing"), list) else []
         self.appeals.append((number, ledger.stop_ref(line), str(rec.get("session", "")), g.key,
                              str(rec.get("time", "")), str(gate.get("reason", "")), failing))
+
+    def link(self, lines: list[bytes]) -> None:
+        """Check the hash chain through `lines`, the next lines of this range, as `ledger.verify` walks it: each line's
+        prev is the hash of the line before; a torn line (not JSON, no prev) is vouched for by the next line, which
+        must hold its hash. The hashes are made and compared in C, a chunk at a time (a line's last 75 bytes are
+        `,"prev":"<hash>"}` when the kit wrote it); any other chunk is walked line by line."""
+        hexes = list(map(hexlify, map(_DIGEST, map(hashlib.sha256, lines))))
+        tails = list(map(operator.getitem, lines, itertools.repeat(_PREV_AT)))
+        if lines and self.head is None:  # the range's first line: its link is checked with the range before
+            self._step(lines[0], hexes[0])
+            hexes, tails, lines = hexes[1:], tails[1:], lines[1:]
+        if not lines or (not self.tail_torn and tails[0] == _PREV % self.tail and tails[1:] == list(map(_PREV.__mod__, hexes[:-1]))):
+            if hexes:
+                self.tail = hexes[-1]
+            return
+        for line, h in zip(lines, hexes, strict=True):
+            self._step(line, h)
+
+    def _step(self, line: bytes, h: bytes) -> None:
+        """One line of the chain, the slow way (`ledger.verify`'s reading of it)."""
+        prev, is_json = ledger.prev_of(line)
+        if prev is None:
+            self.broken |= is_json or self.tail_torn  # a JSON line without prev; two torn lines in a row
+        elif self.head is not None and prev.encode() != self.tail:
+            self.broken = True
+        if self.head is None:
+            self.head = b"" if prev is None else prev.encode()
+        self.tail, self.tail_torn = h, prev is None
+
+    def follows(self, tail: bytes, torn: bool) -> bool:
+        """Whether this range's first line chains onto a line with hash `tail` (`torn`: that line was torn)."""
+        return self.head is None or (not torn if self.head == b"" else self.head == tail)
 
     def handover(self, count: int) -> tuple[bytes, list[bytes], set[bytes]]:
         """What the other ranges need: this range's sessions (earlier ranges drop them), its give-ups
@@ -370,62 +413,44 @@ def _fast_review_cost(line: bytes, start: int) -> float | None:
     return float(m.group(1)) if m else None
 
 
-class _Range(io.RawIOBase):
-    """Bytes `start` to `end` of a file, under a BufferedReader: iterating its lines stays in C,
-    which is several times cheaper per line here than splitting chunks in Python. `hits`: the offsets of
-    each of `needles` in the bytes read so far, found a chunk at a time (a search of each line costs 0.3 to
-    0.6 us a line, a tenth of its budget). No needle holds a newline: each hit lies in one line."""
-
-    def __init__(self, fd: int, start: int, end: int, needles: tuple[bytes, ...] = ()) -> None:
-        super().__init__()
-        self.fd, self.pos, self.end = fd, start, end
-        self.needles, self.carry = needles, b""
-        self.hits = [collections.deque[int]() for _ in needles]
-        self.keep = max((len(n) for n in needles), default=1) - 1  # bytes a needle cut by a chunk's end may hold
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buf: Any) -> int:
-        want = min(len(buf), self.end - self.pos)
-        if want <= 0:
-            return 0
-        data = os.pread(self.fd, want, self.pos)
-        buf[: len(data)] = data
-        if self.needles:
-            carry, pos = self.carry, self.pos
-            edge = carry + data[: self.keep]  # the end of the last chunk and the start of this one
-            for needle, hits in zip(self.needles, self.hits, strict=True):
-                at = edge.find(needle, max(0, len(carry) - len(needle) + 1))  # one the last chunk cut in two
-                while 0 <= at < len(carry):
-                    hits.append(pos - len(carry) + at)
-                    at = edge.find(needle, at + 1)
-                at = data.find(needle)
-                while at >= 0:
-                    hits.append(pos + at)
-                    at = data.find(needle, at + 1)
-            self.carry = (carry + data)[-self.keep:] if len(data) < self.keep else data[len(data) - self.keep:]
-        self.pos += len(data)
-        return len(data)
-
-
-@contextlib.contextmanager
-def open_range(path: str, start: int, end: int, needles: tuple[bytes, ...] = ()) -> Iterator[io.BufferedReader[_Range]]:
-    """The lines of bytes `start` to `end` (each with its newline, the last maybe without); the offsets of
-    each needle in them are in `.raw.hits` once the line holding each was read."""
+def _chunks(path: str, start: int, end: int) -> Iterator[tuple[int, bytes, int]]:
+    """(file offset, bytes, how many of them are whole lines) a chunk at a time over bytes `start` to `end`; the
+    range's last bytes, when they are not a whole line (torn, or being written), are a line of their own."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        with io.BufferedReader(_Range(fd, start, end, needles), buffer_size=CHUNK) as fh:
-            yield fh
+        pos, size = start, CHUNK
+        while pos < end:
+            data = os.pread(fd, min(size, end - pos), pos)
+            if not data:
+                break
+            cut = data.rfind(b"\n") + 1
+            if pos + len(data) >= end:
+                cut = len(data)
+            elif cut == 0:  # a line longer than a chunk: read more at once
+                size *= 2
+                continue
+            yield pos, data, cut
+            pos, size = pos + cut, CHUNK
     finally:
         os.close(fd)
 
 
-def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Partial:
-    """Read one range of a ledger into a Partial.
+def _hits(data: bytes, cut: int, needle: bytes) -> list[int]:
+    """The offsets of `needle` in data[:cut], then one past any line (no needle holds a newline: each lies in a line)."""
+    out, at = [], data.find(needle, 0, cut)
+    while at >= 0:
+        out.append(at)
+        at = data.find(needle, at + 1, cut)
+    out.append(1 << 62)
+    return out
 
-    This loop is the report's hot path, written for speed: the fast path is inline (a function call
-    per line costs a tenth of the budget), and a session's state is one packed int (see `_PASSED`).
+
+def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Partial:
+    """Read one range of a ledger into a Partial, and check its hash chain (`Partial.link`).
+
+    This loop is the report's hot path, written for speed: a chunk is split into lines in C, each stop line is one
+    match of `_LINE`, the count is inline (a function call per line costs a tenth of the budget), and a session's
+    state is one packed int (see `_PASSED`).
     """
     part = Partial(index=index, by=opts.by, path=path)
     last, gave_up, combos, agents = part.last, part.gave_up, _Combos(part), part.agents
@@ -433,40 +458,43 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     # By client: the stop's `"client":"..."` (between its gates and its tail, read by neither path's row);
     # a line from before the kit recorded it is Claude Code's.
     client = _CLIENT if opts.by == "client" else None
-    stop_match: Callable[[bytes], Any] = _STOP if opts.fast else (lambda line: None)
-    t: Any  # the tail Match of a line the fast path takes
-    tail, review_cost_at, find, tests_bits = _TAIL, _fast_review_cost, bytes.find, _Tests()
+    matches: Callable[[bytes, int, int], Any] = _LINE if opts.fast else (lambda data, a, b: ())
+    start_of = operator.methodcaller("start")
+    review_cost_at, find, tests_bits, link = _fast_review_cost, bytes.find, _Tests(), part.link
     # locals, not globals, in the loop: a global lookup per use adds up over a million lines
-    codes, blocking, hint, gave, window, review, at_bit = _BCODE, BLOCKING, HINT, GAVE_UP, _TAIL_WINDOW, _REVIEW, _AT
-    appealed, agent_at, agent_window, rfind = APPEALED, _AGENT_AT, _AGENT_WINDOW, bytes.rfind
-    ticks, micro = TICKS, MICRO
-    number, pos = 0, start
-    with open_range(path, start, end, (hardcoding.KEY, review)) as lines:
-        held, reviews = lines.raw.hits
+    codes, blocking, hint, gave, at_bit, appealed, ticks, micro = _BCODE, BLOCKING, HINT, GAVE_UP, _AT, APPEALED, TICKS, MICRO
+    number = 0
+    for base, data, cut in _chunks(path, start, end):
+        lines = data.split(b"\n")
+        if cut < len(data) or data.endswith(b"\n"):
+            lines.pop()  # a line the next chunk holds whole, or nothing after the last newline
+        link(lines)
+        # The fast path's matches, by where each starts: a line whose start is not among them is json.loads's (a match
+        # that starts inside a line, were one possible, is never looked up).
+        found = list(matches(data, 0, cut))
+        match = dict(zip(map(start_of, found), found, strict=True)).get
+        del found
+        held, reviews = _hits(data, cut, hardcoding.KEY), _hits(data, cut, _REVIEW)
+        h = r = 0
+        pos = 0
         for line in lines:
             number += 1
-            at, pos = pos, pos + len(line)
-            if held and held[0] < pos:  # a stop that ran held-back tests (`hardcoding`)
-                while held and held[0] < pos:
-                    held.popleft()
+            at, pos = pos, pos + len(line) + 1
+            if held[h] < pos:  # a stop that ran held-back tests (`hardcoding`)
+                while held[h] < pos:
+                    h += 1
                 part.hold(line, since)
             rpos = -1  # where the review gate starts in the line, if it has one
-            if reviews and reviews[0] < pos:
-                rpos = reviews[0] - at
-                while reviews and reviews[0] < pos:
-                    reviews.popleft()
-            cost = None
-            m = stop_match(line)
-            if m is not None and (t := tail(line, len(line) - window)) is not None:
-                cost = 0.0 if rpos < 0 else review_cost_at(line, rpos)
+            if reviews[r] < pos:
+                rpos = reviews[r] - at
+                while reviews[r] < pos:
+                    r += 1
+            m: Any = match(at)
+            at += base
+            cost = None if m is None else 0.0 if rpos < 0 else review_cost_at(line, rpos)
             if cost is not None:
-                when, repo, sid, code, tests = m.groups()
-                code, tests = codes[code], tests_bits[tests]
-                dur, cfg = t.groups()
-                dur = float(dur)
-                end = t.start()
-                apos = rfind(line, agent_at, end - agent_window, end)
-                agent = b"" if apos < 0 else line[apos:end]  # parsed once per session, in `fold`
+                when, repo, sid, code, tests, agent, dur, cfg = m.groups()
+                code, tests, dur = codes[code], tests_bits[tests], float(dur)
             else:
                 kind, row = slow_row(line)
                 if kind != "stop":
@@ -481,9 +509,9 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                 continue
             if client is not None:
                 c = client(line)
-                g, base = combos[(c.group(1) if c else b"claude", repo, cfg)]
+                g, base_ = combos[(c.group(1) if c else b"claude", repo, cfg)]
             else:
-                g, base = combos[(when[:10], repo, cfg) if by_day else (repo, cfg)]
+                g, base_ = combos[(when[:10], repo, cfg) if by_day else (repo, cfg)]
             g.stops += 1
             g.seconds += round(dur * ticks)
             if cost:
@@ -495,7 +523,7 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                 gave_up.add(sid)
             elif code == appealed:
                 part.appeal(line, number, g)
-            last[sid] = base | at << at_bit | tests | code
+            last[sid] = base_ | at << at_bit | tests | code
             if agent:  # the session's latest figures (a session whose last range has none keeps none)
                 agents[sid] = agent
     part.lines = number

@@ -39,7 +39,7 @@ from donegate.core.util import atomic_write
 from donegate.ledger import chain as ledger
 from donegate.report.read import EXAMPLES, Group, Options, Partial, _COMBO
 
-VERSION = 2
+VERSION = 3  # 3: the hash chain's ends (`Partial.link`), the agent's figures without their comma
 _LOW = (1 << _COMBO) - 1
 _NAME = re.compile(r"[0-9a-f]{24}\.[0-9]+-[0-9]+\.[0-9]+\.bin").fullmatch  # a shard's file name (`plan`)  # a packed session state without its combination's index
 
@@ -263,7 +263,8 @@ def _builtins(part: Partial) -> dict[str, Any]:
             "gave_up": part.gave_up, "writes": dict(part.writes), "labels": part.labels, "skipped": part.skipped,
             "examples": part.examples, "events": dict(part.events), "appeals": list(part.appeals),
             "inside_latest": list(part.inside_latest), "inside": part.inside, "person": dict(part.person),
-            "decisions": part.decisions, "held": part.held, "agents": part.agents}
+            "decisions": part.decisions, "held": part.held, "agents": part.agents,
+            "chain": [part.head, part.tail, part.tail_torn, part.broken]}
 
 
 def _partial(d: dict[str, Any], opts: Options, path: str, index: int) -> Partial:
@@ -274,6 +275,9 @@ def _partial(d: dict[str, Any], opts: Options, path: str, index: int) -> Partial
                    skipped=int(d["skipped"]), examples=list(d["examples"]), events=collections.Counter(d["events"]),
                    inside=int(d["inside"]), person=collections.Counter(d["person"]), decisions=dict(d["decisions"]),
                    held=[int(x) for x in d["held"]], agents=dict(d["agents"]))
+    part.head, part.tail, part.tail_torn, part.broken = d["chain"]
+    if not (part.head is None or isinstance(part.head, bytes)) or not isinstance(part.tail, bytes):
+        raise ValueError("not a chain's ends")
     part.appeals.extend(tuple(a) for a in d["appeals"])
     part.inside_latest.extend(tuple(a) for a in d["inside_latest"])
     for key_, *values in d["groups"]:
@@ -313,5 +317,11 @@ def merge(part: Partial, new: Partial) -> Partial:
     part.decisions.update(new.decisions)
     part.held = [a + b for a, b in zip(part.held, new.held, strict=True)]
     part.agents.update(new.agents)
+    if new.head is not None:  # the new lines' chain goes on from the last line kept
+        linked = part.head is None or new.follows(part.tail, part.tail_torn)
+        part.broken = part.broken or new.broken or not linked
+        if part.head is None:
+            part.head = new.head
+        part.tail, part.tail_torn = new.tail, new.tail_torn
     part.lines += new.lines
     return part

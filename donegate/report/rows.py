@@ -46,7 +46,7 @@ _NUM = rb"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 # A session's agent figures, packed (`_agent_bits`): cost from bit 0, time from bit 41; and their raw text's shape.
 _AUSD, _ASECS = 0, 41
 _FIELD, _USD_BITS, _SECS_BITS = (1 << 24) - 1, (1 << 41) - 1, (1 << 32) - 1
-_AGENT = re.compile(rb',"agent_usd":(' + _NUM + rb'|null),"agent_seconds":(' + _NUM + rb'|null)').fullmatch
+_AGENT = re.compile(rb'"agent_usd":(' + _NUM + rb'|null),"agent_seconds":(' + _NUM + rb'|null)').fullmatch
 
 
 def decision_entry(rec: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
@@ -152,12 +152,12 @@ def _agent_text(bits: int) -> bytes:
     if not bits:
         return b""
     usd, secs = bits >> _AUSD & _USD_BITS, bits >> _ASECS & _SECS_BITS
-    return (b',"agent_usd":' + (b"null" if usd < 2 else repr((usd - 2) / MICRO).encode())
+    return (b'"agent_usd":' + (b"null" if usd < 2 else repr((usd - 2) / MICRO).encode())
             + b',"agent_seconds":' + (b"null" if not secs else repr((secs - 1) / 10).encode()))
 
 
 def _fast_agent(text: bytes) -> int:
-    """`_agent_bits` from the raw `,"agent_usd":X,"agent_seconds":Y` of a stop line (0: none)."""
+    """`_agent_bits` from the raw `"agent_usd":X,"agent_seconds":Y` of a stop line (0: none)."""
     m = _AGENT(text)
     if m is None:
         return 0

@@ -12,6 +12,7 @@ from typing import Any
 
 from donegate.errors import DonegateError
 from donegate.core.util import utc_now
+from donegate.ledger import chain as ledger
 from donegate.report import hardcoding, own_counts
 from donegate.report.parallel import read_all
 from donegate.report.read import APPEALED, APPEALS_LISTED, INSIDE_LISTED, APPEAL_LABELS, ATTENTION, BLOCKING, EXAMPLES, Group, MICRO, Options, Partial, TICKS, VERDICTS, _CODE, canonical_time
@@ -127,7 +128,23 @@ def summarize_and_decisions(files: list[Path], by: str = "config", since: bytes 
         "ignored_events": dict(sorted(events.items())),
         "hard_coding": hardcoding.rate(*(sum(p.held[k] for _, _, p in merged) for k in range(3))),
         "own_suite": own_counts.own_counts(files, since),  # its own pass (lines holding gates.own only)
+        "chain": _chain(merged),
     }, made
+
+
+def _chain(merged: list[tuple[Path, int, Partial]]) -> dict[str, Any]:
+    """The hash chain of what was read, each range's ends joined in file order (every line was checked once, when
+    it was first read: `Partial.link`); a break is named as `--verify` names it (`ledger.verify`, run only then)."""
+    ends: dict[Path, tuple[bytes, bool, bool]] = {}
+    for path, _, part in merged:
+        tail, torn, broken = ends.get(path, (ledger.GENESIS.encode(), False, False))
+        if part.head is not None:
+            ends[path] = (part.tail, part.tail_torn, broken or part.broken or not part.follows(tail, torn))
+    for path, (_, _, broken) in ends.items():
+        v = ledger.verify(path) if broken else None
+        if v is not None and not v["intact"]:
+            return {"intact": False, "ledger": str(path), "line": v["line"], "why": v["why"]}
+    return {"intact": True, "ledger": None, "line": None, "why": "the hash chain is intact"}
 
 
 def _inside(merged: list[tuple[Path, int, Partial]]) -> dict[str, Any]:

@@ -86,6 +86,11 @@ def _plural(n: int, word: str) -> str:
 def notes(summary: dict[str, Any]) -> list[str]:
     """What the reader must know about what was not counted."""
     out = []
+    chain = summary.get("chain") or {"intact": True}
+    if not chain["intact"]:  # first: the numbers below count lines someone changed by hand
+        where = f" of {Path(chain['ledger']).name}" if len(summary["ledgers"]) > 1 else ""
+        out.append(f"the hash chain breaks at line {chain['line']:,}{where}: {chain['why']} "
+                   "(`donegate report --verify` checks it; the counts include the lines as they are now)")
     skipped = summary["skipped"]
     if skipped["count"]:
         named = ", ".join(f"line {e['line']} {e['why']}" + (f" ({Path(e['ledger']).name})" if len(summary["ledgers"]) > 1 else "")

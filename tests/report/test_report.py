@@ -92,7 +92,7 @@ def test_report_of_real_hook_runs(sealed_shop, kit_home, capsys):
     assert run_hook(stop_payload(sealed_shop, "s2")).returncode == 0  # gave up
 
     lines = [line for line in (kit_home / "ledger.jsonl").read_bytes().splitlines() if b'"event":"stop"' in line]
-    assert len(lines) == 4 and all(report._STOP(line) and report._TAIL(line, len(line) - report._TAIL_WINDOW) for line in lines), \
+    assert len(lines) == 4 and all(report.fast_line(line) for line in lines), \
         "the gate's stop lines must take the report's fast path"
     summary = report_json(capsys)
     d, s = group(summary, "default"), group(summary, "strict")
@@ -129,7 +129,7 @@ def test_appeals_and_cached_stops_of_real_hook_runs(sealed_shop, kit_home, capsy
     assert run_hook(stop_payload(sealed_shop, "s1", message=f"APPEAL: {reason}")).returncode == 0
 
     lines = [line for line in (kit_home / "ledger.jsonl").read_bytes().splitlines() if b'"event":"stop"' in line]
-    assert len(lines) == 3 and all(report._STOP(line) and report._TAIL(line, len(line) - report._TAIL_WINDOW) for line in lines), \
+    assert len(lines) == 3 and all(report.fast_line(line) for line in lines), \
         "appealed and cached stop lines must take the report's fast path"
     assert [r.get("cached", False) for r in stop_lines(kit_home)] == [False, True, True]
     path = kit_home / "ledger.jsonl"

@@ -275,3 +275,48 @@ def test_a_summary_kept_by_one_process_is_read_again_by_two(kit_home, monkeypatc
     assert len(_kept(kit_home)[0]["shards"]) == 1
     assert report.summarize([path], jobs=2, keep=True) == report.summarize([path], jobs=2)
     assert len(_kept(kit_home)[0]["shards"]) == 2
+
+
+def test_the_new_part_s_hash_chain_is_checked_from_the_kept_hash(kit_home, capsys):
+    """A report reads only what is new, and checks that part's chain from the hash it kept: a line appended by hand
+    (its prev not the last line's hash) is named as `--verify` names it, with or without a kept summary."""
+    path = _bulk(kit_home / "ledger.jsonl", 1500)
+    assert report.summarize([path], keep=True)["chain"] == {"intact": True, "ledger": None, "line": None,
+                                                             "why": "the hash chain is intact"}
+    lines = path.read_bytes().count(b"\n")
+    forged = json.dumps({"v": 1, **_stop("forged", "pass"), "prev": "0" * 64}, separators=(",", ":"))
+    with open(path, "ab") as fh:
+        fh.write(forged.encode() + b"\n")
+    v = ledger.verify(path)
+    assert not v["intact"] and v["line"] == lines + 1
+    kept = report.summarize([path], keep=True)
+    assert kept["chain"] == {"intact": False, "ledger": str(path), "line": v["line"], "why": v["why"]}
+    assert kept == report.summarize([path])  # a cold read says the same
+    out = _cli(capsys)
+    assert f"the hash chain breaks at line {v['line']:,}: {v['why']}" in out and "--verify" in out
+    # The look-alike: lines the kit appends, a torn line among them (the next line vouches for it): intact.
+    path.write_bytes(path.read_bytes()[: -len(forged) - 1])
+    with open(path, "ab") as fh:
+        fh.write(b'{"v":1,"event":"stop","time":"2026-12-0\n')
+    ledger.append(_stop("after", "pass"), path)
+    assert ledger.verify(path)["intact"]
+    assert report.summarize([path], keep=True)["chain"]["intact"] and "hash chain" not in _cli(capsys)
+
+
+@pytest.mark.parametrize("where", ["last of the first range", "first of the second range", "none"])
+def test_a_break_where_two_readers_meet_is_found(kit_home, monkeypatch, where):
+    """Two processes check their ranges' chains; the ends are joined in file order: a line changed on either side of
+    the cut is named as `--verify` names it, and a ledger left alone is intact."""
+    monkeypatch.setattr(report.parallel, "PARALLEL_BYTES", 1)
+    path = _bulk(kit_home / "ledger.jsonl", 600)
+    (_, cut), _ = report.ranges(path, 2)
+    data = bytearray(path.read_bytes())
+    at = {"last of the first range": data.rindex(b"\n", 0, cut - 1) + 1, "first of the second range": cut}.get(where)
+    if at is not None:
+        data[at + 40: at + 41] = b"7" if data[at + 40: at + 41] != b"7" else b"8"  # a digit of its time
+        path.write_bytes(bytes(data))
+    v = ledger.verify(path)
+    assert v["intact"] == (at is None)
+    for jobs in (2, 1):
+        assert report.summarize([path], jobs=jobs)["chain"] == {
+            "intact": v["intact"], "ledger": None if v["intact"] else str(path), "line": v["line"], "why": v["why"]}
