@@ -227,7 +227,7 @@ def _candidates(tests: Sequence[str], held: dict[str, dict[str, list[Any]]]) -> 
         # a generator of its own per test, seeded from the system's randomness: a run that sees one test's draws
         # learns nothing of another's (one system call a test, not one a draw: 2,000 tests 0.2 s -> 0.05 s)
         blob, where = answers.answer_ticket(mine, random.Random(secrets.randbits(128))) if mine else (b"", {})
-        places[t] = (mine, where)
+        places[t] = (mine, where, {k: e for items in held.get(rel, {}).values() for k, e in items})
         chunks.append(b"%07d" % len(blob) + blob)
     r, w = os.pipe()
 
@@ -241,13 +241,13 @@ def _candidates(tests: Sequence[str], held: dict[str, dict[str, list[Any]]]) -> 
     return places, r
 
 
-def _judged(said: Any, held: list[Any], places: dict[int, int]) -> str:
+def _judged(said: Any, held: list[Any], places: dict[int, int], others: dict[int, Any]) -> str:
     """Why a test the fork passed did not pass by its held asserts' answers ("" when it did)."""
     try:
         got = {int(k): (str(v[0]).encode(), str(v[1]).encode()) for k, v in (said or {}).items()}
     except (TypeError, ValueError, IndexError, AttributeError):
         got = None
-    why = answers.answer_judge(got, held, places)
+    why = answers.answer_judge(got, held, places, others)
     return why
 
 

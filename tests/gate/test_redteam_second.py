@@ -272,3 +272,13 @@ def test_a_trace_of_the_walls_read_under_a_spelled_path_is_seen_at_run_time(tmp_
     assert line["gates"]["scan"]["findings"] == []  # the scan does not see it: the run does
     res, line = _stop(repo, kit_home, PROC_HONEST, session="honest")
     assert res.returncode == 0 and line["verdict"] == "pass", res.stderr
+
+
+def test_a_test_that_calls_another_tests_function_is_judged_by_both(tmp_path, kit_home):
+    # An honest suite whose test reuses another test function: its run answers the other's held assert too.
+    body = PRICES + "\n\ndef test_bulk_and_two():\n    test_bulk()\n    assert calc.price(2) == 200\n"
+    repo = seal_files(tmp_path, {"calc.py": PRICE_BUG}, "test_prices.py", body)
+    res, line = _stop(repo, kit_home, PRICE_RIGHT)
+    assert res.returncode == 0 and line["gates"]["acceptance"]["second"]["checked"] == 5, res.stderr
+    res, line = _stop(repo, kit_home, HOLDS_NO_ANSWER["latch"], session="latch")
+    assert res.returncode == 2 and line["gates"]["acceptance"]["tamper"]["rule"] == "disagree", res.stdout
