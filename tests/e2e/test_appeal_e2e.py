@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from donegate.person import appeal
+from donegate.gate import appeal
 from tests.support.gated import ASSERTION, CLAIM, EXAMPLE_TESTS, stop_hook_ran_cleanly
 
 pytestmark = pytest.mark.e2e
