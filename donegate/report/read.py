@@ -1,7 +1,8 @@
-"""Reading the ledger: the fast path for the lines the gate writes (a few anchored regular expressions
-instead of `json.loads`, five times slower); any line they do not recognise goes through `json.loads`
-(`rows.slow_row`) and is either used or counted as skipped, never a crash. What one reader learned of
-its range is a `Partial`, folded into counts once every range is read.
+"""Reading the ledger: the fast path for the lines the gate writes (one regular expression over a chunk of lines,
+a match a stop line, instead of `json.loads`, five times slower); any line it does not take goes through
+`json.loads` (`rows.slow_row`) and is either used or counted as skipped, never a crash. Each line's place in the
+hash chain is checked as it is first read (`Partial.link`). What one reader learned of its range is a `Partial`,
+folded into counts once every range is read.
 """
 
 from __future__ import annotations
