@@ -1,8 +1,8 @@
 """What the project's own suite did (`gates.own`, written by the gate when the seal holds it: docs/own-suite.md), per
 configuration: regressions blocked, tests the agents added, weakenings named, contract changes appealed.
 
-Read on its own pass over the ledgers, as the hard-coding rate is (`donegate.report.hardcoding`): a C search of each
-file for the key, and only the lines holding it are parsed.
+Read in the report's one pass (`Own`, fed the lines holding the key, found by a C search of each chunk: only they are
+parsed) and kept with what the report read (`donegate.report.resume`); `own_counts` reads it on a pass of its own.
 """
 
 from __future__ import annotations
