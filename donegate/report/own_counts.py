@@ -1,8 +1,8 @@
 """What the project's own suite did (`gates.own`, written by the gate when the seal holds it: docs/own-suite.md), per
 configuration: regressions blocked, tests the agents added, weakenings named, contract changes appealed.
 
-Read on its own pass over the ledgers, as the hard-coding rate is (`donegate.report.hardcoding`): a C search of each
-file for the key, and only the lines holding it are parsed.
+Read in the report's one pass (`Own`, fed the lines holding the key, found by a C search of each chunk: only they are
+parsed) and kept with what the report read (`donegate.report.resume`); `own_counts` reads it on a pass of its own.
 """
 
 from __future__ import annotations
@@ -16,48 +16,86 @@ from donegate.ledger.chain import holding
 KEY = b'"own":'
 
 
-def own_counts(files: list[Path], since: bytes | None = None) -> dict[str, Any]:
-    """{configuration: {sessions, stops, regressions_blocked, tests_added, weakenings_named, contract_changes_appealed}}.
+_COUNTS = ("stops", "regressions_blocked", "contract_changes_appealed")
 
-    A regression blocked is a stop blocked by a sealed test that passed at the seal (and that the agent did not
-    change); tests added are the most a session's stops ran of tests not in the sealed suite; weakenings are the
-    distinct (test, rule) a session was told; a contract change appealed is an appealed stop whose own suite named
-    one."""
-    per: dict[str, dict[str, Any]] = {}
-    added: dict[tuple[str, str], int] = {}
-    weak: dict[str, set[tuple[str, str, str]]] = {}
+
+class Own:
+    """The counts as lines are read: one per range of a ledger (`read.Partial.own`, fed in the report's one pass the
+    lines holding KEY), merged in file order and kept with the range (`report.resume`): counts add up, sessions and
+    weakenings are sets, tests added the most per session, so the merged counts are those of one reading."""
+
+    def __init__(self, state: tuple | None = None) -> None:
+        per, added, weak = state if state is not None else ({}, {}, {})
+        self.per: dict[str, dict[str, Any]] = {config: dict(c, sessions=set(c["sessions"])) for config, c in per.items()}
+        self.added: dict[tuple[str, str], int] = {tuple(k): int(n) for k, n in added.items()}  # type: ignore[misc]
+        self.weak: dict[str, set[tuple[str, str, str]]] = {config: set(w) for config, w in weak.items()}
+
+    def state(self) -> tuple:
+        """Plain values (`marshal` writes them: a kept state is data, never code)."""
+        return self.per, self.added, self.weak
+
+    def add(self, line: bytes, since: bytes | None = None) -> None:
+        try:
+            rec = json.loads(line)
+            own = rec["gates"]["own"]
+        except (ValueError, KeyError, TypeError):
+            return
+        if rec.get("event") != "stop" or not isinstance(own, dict):
+            return
+        if since is not None and str(rec.get("time", "")).encode() < since:
+            return
+        config, session = str(rec.get("config") or "default"), str(rec.get("session") or "")
+        c = self._config(config)
+        c["sessions"].add(session)
+        c["stops"] += 1
+        failing = [f for f in own.get("failing") or [] if isinstance(f, dict)]
+        blocked = rec.get("verdict") in ("block", "appealed", "gave_up")
+        if blocked and any(not f.get("contract") for f in failing):
+            c["regressions_blocked"] += 1
+        if rec.get("verdict") == "appealed" and (own.get("contract") or any(f.get("contract") for f in failing)):
+            c["contract_changes_appealed"] += 1
+        key = (config, session)
+        self.added[key] = max(self.added.get(key, 0), int(own.get("added") or 0))
+        self.weak.setdefault(config, set()).update(
+            (session, str(w.get("test")), str(w.get("rule"))) for w in own.get("weakened") or [] if isinstance(w, dict))
+
+    def _config(self, config: str) -> dict[str, Any]:
+        return self.per.setdefault(config, {"sessions": set(), **dict.fromkeys(_COUNTS, 0)})
+
+    def merge(self, other: Own) -> Own:
+        for config, theirs in other.per.items():
+            c = self._config(config)
+            c["sessions"] |= theirs["sessions"]
+            for name in _COUNTS:
+                c[name] += theirs[name]
+        for key, n in other.added.items():
+            self.added[key] = max(self.added.get(key, 0), n)
+        for config, w in other.weak.items():
+            self.weak.setdefault(config, set()).update(w)
+        return self
+
+    def counts(self) -> dict[str, Any]:
+        """{configuration: {sessions, stops, regressions_blocked, tests_added, weakenings_named, contract_changes_appealed}}.
+
+        A regression blocked is a stop blocked by a sealed test that passed at the seal (and that the agent did not
+        change); tests added are the most a session's stops ran of tests not in the sealed suite; weakenings are the
+        distinct (test, rule) a session was told; a contract change appealed is an appealed stop whose own suite named
+        one."""
+        out = {config: {"sessions": len(c["sessions"]), "stops": c["stops"], "regressions_blocked": c["regressions_blocked"],
+                        "tests_added": 0, "weakenings_named": len(self.weak.get(config, ())),
+                        "contract_changes_appealed": c["contract_changes_appealed"]} for config, c in self.per.items()}
+        for (config, _), n in self.added.items():
+            out[config]["tests_added"] += n
+        return dict(sorted(out.items()))
+
+
+def own_counts(files: list[Path], since: bytes | None = None) -> dict[str, Any]:
+    """`Own.counts` of `files` read on a pass of its own (a C search for KEY, only the lines holding it parsed)."""
+    own = Own()
     for path in files:
         for _, line in holding(path, (KEY,)):
-            try:
-                rec = json.loads(line)
-                own = rec["gates"]["own"]
-            except (ValueError, KeyError, TypeError):
-                continue
-            if rec.get("event") != "stop" or not isinstance(own, dict):
-                continue
-            if since is not None and str(rec.get("time", "")).encode() < since:
-                continue
-            config, session = str(rec.get("config") or "default"), str(rec.get("session") or "")
-            c = per.setdefault(config, {"sessions": set(), "stops": 0, "regressions_blocked": 0, "tests_added": 0,
-                                        "weakenings_named": 0, "contract_changes_appealed": 0})
-            c["sessions"].add(session)
-            c["stops"] += 1
-            failing = [f for f in own.get("failing") or [] if isinstance(f, dict)]
-            blocked = rec.get("verdict") in ("block", "appealed", "gave_up")
-            if blocked and any(not f.get("contract") for f in failing):
-                c["regressions_blocked"] += 1
-            if rec.get("verdict") == "appealed" and (own.get("contract") or any(f.get("contract") for f in failing)):
-                c["contract_changes_appealed"] += 1
-            key = (config, session)
-            added[key] = max(added.get(key, 0), int(own.get("added") or 0))
-            weak.setdefault(config, set()).update(
-                (session, str(w.get("test")), str(w.get("rule"))) for w in own.get("weakened") or [] if isinstance(w, dict))
-    for (config, _), n in added.items():
-        per[config]["tests_added"] += n
-    for config, c in per.items():
-        c["sessions"] = len(c["sessions"])
-        c["weakenings_named"] = len(weak.get(config, ()))
-    return dict(sorted(per.items()))
+            own.add(line, since)
+    return own.counts()
 
 
 def lines(counts: dict[str, Any]) -> list[str]:

@@ -1,7 +1,8 @@
-"""Reading the ledger: the fast path for the lines the gate writes (a few anchored regular expressions
-instead of `json.loads`, five times slower); any line they do not recognise goes through `json.loads`
-(`rows.slow_row`) and is either used or counted as skipped, never a crash. What one reader learned of
-its range is a `Partial`, folded into counts once every range is read.
+"""Reading the ledger: the fast path for the lines the gate writes (one regular expression over a chunk of lines,
+a match a stop line, instead of `json.loads`, five times slower); any line it does not take goes through
+`json.loads` (`rows.slow_row`) and is either used or counted as skipped, never a crash. Each line's place in the
+hash chain is checked as it is first read (`Partial.link`). What one reader learned of its range is a `Partial`,
+folded into counts once every range is read.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, Callable, Iterator
 from donegate.core.util import json_object
 from donegate.ledger import chain as ledger
 from donegate.report import hardcoding
+from donegate.report.own_counts import KEY as OWN, Own
 # What a line means, and the slow path: `rows`. The names are read from here too (the report's other modules, tests).
 from donegate.report.rows import (  # noqa: F401
     _AGENT, _ASECS, _AUSD, _BCODE, _CODE, _FIELD, _NUM, _SECS_BITS, _USD_BITS, APPEAL_DECISION, APPEAL_LABELS, APPEALED,
@@ -211,6 +213,7 @@ class Partial:
     agents: dict[bytes, bytes] = field(default_factory=dict)  # session -> its latest agent figures' raw text
     # The hash chain through this range (`link`): the first line's prev hash (b"": a torn line, nothing to check; None:
     # no line read), the last line's hash and whether that line was torn, and whether a link inside the range broke.
+    own: Own = field(default_factory=Own)  # what the project's own suite did (`own_counts`), read in this same pass
     head: bytes | None = None
     tail: bytes = b""
     tail_torn: bool = False
@@ -474,8 +477,8 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
         found = list(matches(data, 0, cut))
         match = dict(zip(map(start_of, found), found, strict=True)).get
         del found
-        held, reviews = _hits(data, cut, hardcoding.KEY), _hits(data, cut, _REVIEW)
-        h = r = 0
+        held, reviews, owns = _hits(data, cut, hardcoding.KEY), _hits(data, cut, _REVIEW), _hits(data, cut, OWN)
+        h = r = o = 0
         pos = 0
         for line in lines:
             number += 1
@@ -484,6 +487,10 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                 while held[h] < pos:
                     h += 1
                 part.hold(line, since)
+            if owns[o] < pos:  # a stop that ran the project's own suite
+                while owns[o] < pos:
+                    o += 1
+                part.own.add(line, since)
             rpos = -1  # where the review gate starts in the line, if it has one
             if reviews[r] < pos:
                 rpos = reviews[r] - at

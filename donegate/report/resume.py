@@ -37,9 +37,10 @@ from typing import Any
 from donegate import paths
 from donegate.core.util import atomic_write
 from donegate.ledger import chain as ledger
+from donegate.report.own_counts import Own
 from donegate.report.read import EXAMPLES, Group, Options, Partial, _COMBO
 
-VERSION = 3  # 3: the hash chain's ends (`Partial.link`), the agent's figures without their comma
+VERSION = 3  # 3: the hash chain's ends (`Partial.link`), the agent's figures without their comma, the own suite's counts
 _LOW = (1 << _COMBO) - 1
 _NAME = re.compile(r"[0-9a-f]{24}\.[0-9]+-[0-9]+\.[0-9]+\.bin").fullmatch  # a shard's file name (`plan`)  # a packed session state without its combination's index
 
@@ -264,7 +265,7 @@ def _builtins(part: Partial) -> dict[str, Any]:
             "examples": part.examples, "events": dict(part.events), "appeals": list(part.appeals),
             "inside_latest": list(part.inside_latest), "inside": part.inside, "person": dict(part.person),
             "decisions": part.decisions, "held": part.held, "agents": part.agents,
-            "chain": [part.head, part.tail, part.tail_torn, part.broken]}
+            "chain": [part.head, part.tail, part.tail_torn, part.broken], "own": part.own.state()}
 
 
 def _partial(d: dict[str, Any], opts: Options, path: str, index: int) -> Partial:
@@ -276,6 +277,7 @@ def _partial(d: dict[str, Any], opts: Options, path: str, index: int) -> Partial
                    inside=int(d["inside"]), person=collections.Counter(d["person"]), decisions=dict(d["decisions"]),
                    held=[int(x) for x in d["held"]], agents=dict(d["agents"]))
     part.head, part.tail, part.tail_torn, part.broken = d["chain"]
+    part.own = Own(d["own"])
     if not (part.head is None or isinstance(part.head, bytes)) or not isinstance(part.tail, bytes):
         raise ValueError("not a chain's ends")
     part.appeals.extend(tuple(a) for a in d["appeals"])
@@ -317,6 +319,7 @@ def merge(part: Partial, new: Partial) -> Partial:
     part.decisions.update(new.decisions)
     part.held = [a + b for a, b in zip(part.held, new.held, strict=True)]
     part.agents.update(new.agents)
+    part.own.merge(new.own)
     if new.head is not None:  # the new lines' chain goes on from the last line kept
         linked = part.head is None or new.follows(part.tail, part.tail_torn)
         part.broken = part.broken or new.broken or not linked

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import collections
+import functools
 import datetime as dt
 import re
 import time
@@ -13,7 +14,8 @@ from typing import Any
 from donegate.errors import DonegateError
 from donegate.core.util import utc_now
 from donegate.ledger import chain as ledger
-from donegate.report import hardcoding, own_counts
+from donegate.report import hardcoding
+from donegate.report.own_counts import Own
 from donegate.report.parallel import read_all
 from donegate.report.read import APPEALED, APPEALS_LISTED, INSIDE_LISTED, APPEAL_LABELS, ATTENTION, BLOCKING, EXAMPLES, Group, MICRO, Options, Partial, TICKS, VERDICTS, _CODE, canonical_time
 
@@ -127,7 +129,7 @@ def summarize_and_decisions(files: list[Path], by: str = "config", since: bytes 
         "skipped": {"count": sum(p.skipped for _, _, p in merged), "examples": skipped},
         "ignored_events": dict(sorted(events.items())),
         "hard_coding": hardcoding.rate(*(sum(p.held[k] for _, _, p in merged) for k in range(3))),
-        "own_suite": own_counts.own_counts(files, since),  # its own pass (lines holding gates.own only)
+        "own_suite": functools.reduce(Own.merge, (part.own for _, _, part in merged), Own()).counts(),
         "chain": _chain(merged),
     }, made
 

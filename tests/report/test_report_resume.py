@@ -320,3 +320,30 @@ def test_a_break_where_two_readers_meet_is_found(kit_home, monkeypatch, where):
     for jobs in (2, 1):
         assert report.summarize([path], jobs=jobs)["chain"] == {
             "intact": v["intact"], "ledger": None if v["intact"] else str(path), "line": v["line"], "why": v["why"]}
+
+
+def test_the_own_suite_s_counts_are_kept_with_the_rest(kit_home, monkeypatch):
+    """What the project's own suite did (`gates.own`) is read in the report's one pass and kept: a report that reads
+    only what is new, one process or two, counts what a pass of its own over the whole ledger counts."""
+    from donegate.report.own_counts import own_counts
+
+    monkeypatch.setattr(report.parallel, "PARALLEL_BYTES", 1)
+    path = _bulk(kit_home / "ledger.jsonl", 600)
+
+    def own(sid: str, verdict: str, added: int, contract: bool = False) -> dict:
+        rec = _stop(sid, verdict)
+        rec["gates"]["own"] = {"failing": [{"id": "t::a", "contract": contract}] if verdict != "pass" else [],
+                               "added": added, "weakened": [{"test": "t::b", "rule": "assert-removed"}]}
+        return rec
+
+    for rec in (own("o1", "block", 2), own("o2", "appealed", 1, contract=True)):
+        ledger.append(rec, path)
+    for jobs in (1, 2):  # kept last by two readers: the next report reads on from there
+        first = report.summarize([path], jobs=jobs, keep=True)
+        assert first["own_suite"] == own_counts([path]) and first["own_suite"]["tests"]["stops"] == 2
+    for rec in (own("o1", "pass", 5), own("o3", "block", 0)):
+        ledger.append(rec, path)
+    kept = report.summarize([path], jobs=2, keep=True)
+    assert kept == report.summarize([path], jobs=2) and kept["own_suite"] == own_counts([path])
+    assert kept["own_suite"]["tests"] == {"sessions": 3, "stops": 4, "regressions_blocked": 2, "tests_added": 6,
+                                          "weakenings_named": 3, "contract_changes_appealed": 1}
