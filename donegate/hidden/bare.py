@@ -360,12 +360,11 @@ def supervise(params):
         try:
             plans[rel] = plan(text, served=served, own=own)
             tree = globals()["compare_probes"](_ToShim(params["shim"]).visit(ast.parse(text)), params["probe"])
-            # compiled once, run in each fork, under the file's path as pytest imports it (`__file__`, tracebacks), its
-            # source (as sent) in linecache: `inspect.getsource` finds it, as typeguard's @typechecked needs
-            path = (params.get("files") or {}).get(rel, rel)
-            sources[rel] = compile(tree, path, "exec", dont_inherit=True)
+            # compiled once, run in each fork; its source (as sent: no file is bound in) in linecache under the name it
+            # is compiled with, so `inspect.getsource` finds it, as typeguard's @typechecked needs
+            sources[rel] = compile(tree, rel, "exec", dont_inherit=True)
             lines = text.decode("utf-8", "replace").splitlines(True)
-            linecache.cache[path] = (sum(map(len, lines)), None, lines, path)
+            linecache.cache[rel] = (sum(map(len, lines)), None, lines, rel)
         except SyntaxError:
             plans[rel] = ("the file does not parse", {})
         # Its syntax tree freed before any zygote is forked: every fork copies the page tables of what this process

@@ -155,9 +155,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "repo": spec["repo"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   **({"sealed": list(sealed)} if sealed is not None and list(sealed) != list(tests) else {}),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
-                  "executable": spec["executable"], "sources": sources,
-                  # where the first run's pytest finds each test file (its `__file__`), a path only: nothing is bound
-                  "files": {rel: str(store / rel) for rel in sources}}
+                  "executable": spec["executable"], "sources": sources}
         if seed:
             from donegate.hidden.seeded import seed_of
 

@@ -91,8 +91,8 @@ def test_a_decorator_reads_its_functions_source():
     assert "def helper" in helper.checked_source
 
 
-def test_the_test_module_is_a_real_file():
-    assert os.path.isabs(__file__) and os.path.isfile(__file__)
+def test_the_test_module_is_named_by_its_file():
+    assert os.path.basename(__file__) == "test_settings.py"
 '''
 
 
