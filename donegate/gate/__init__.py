@@ -152,7 +152,8 @@ def _evaluate(ctx: StopContext) -> Outcome:
     pending = statcache.Pending() if _looks(cfg) else None
     try:
         # After a disagreement of the runs in this session, every later stop checks every sealed test again.
-        started = acceptance.start(repo, st, cfg, root, pending, every=breaker.disagreed(root, ctx.session) > 0)
+        started = acceptance.start(repo, st, cfg, root, pending, every=breaker.disagreed(root, ctx.session) > 0,
+                                   key=ctx.key)
     except EnvProblem as exc:
         return _environment(gates, exc.message, exc.fix or "")
     running: acceptance.Running | None = started

@@ -79,7 +79,8 @@ class Running:
     Their mirrors are put back after the hook's answer (`donegate.hidden.copy.after_answer`)."""
 
     def __init__(self, repo: Path, st: store.Store, cfg: dict[str, Any], root: Path | None = None,
-                 tree: statcache.Tree | statcache.Pending | None = None, every: bool = False) -> None:
+                 tree: statcache.Tree | statcache.Pending | None = None, every: bool = False,
+                 key: str | None = None) -> None:
         from donegate.hidden import confine as walls, python as pyenv  # EnvProblem: raised to the stop, which hands over
         from donegate.hidden.channel import HARD
 
@@ -117,7 +118,7 @@ class Running:
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
             project=Path(self.launch.front[0]), python=self.launch, allow=allow, root=root, tree=tree,
             started=started, failed=self.cancel, later=True, seed=seed, last=sorted(st.manifest.get("held") or ()),
-            plugins=plugins))
+            plugins=plugins, key=key))
         if tests:
             from donegate.hidden import second
 
@@ -129,7 +130,7 @@ class Running:
             # the first is never killed at the configured timeout while the stop still has time for it.
             # Both second runs of this stop (the share, and `_confirm`'s) with the same walls, interpreter and seed.
             again = functools.partial(second.run, st.path, repo, kind=kind, allow=allow, python=self.launch, seed=seed,
-                                      sealed=tests)
+                                      sealed=tests, key=key)
             self.second = _Thread("donegate-second-run", lambda started: again(
                 share, timeout=max(self.timeout, time_left(4 * self.timeout + 60)), root=root, tree=tree, started=started,
                 later=True, progress=self.progress, of=len(tests) if len(share) < len(tests) else 0))
@@ -228,13 +229,15 @@ class Running:
 
 
 def start(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path | None = None,
-          tree: statcache.Tree | statcache.Pending | None = None, every: bool = False) -> Running:
+          tree: statcache.Tree | statcache.Pending | None = None, every: bool = False,
+          key: str | None = None) -> Running:
     """The runs begun; with the state root and the stop's look at the tree, each works in one of the tree's
     mirrors (`donegate.hidden.copy`), brought in step by what changed. With the look still to come
     (`statcache.Pending`), a confined run's interpreter starts now and waits: it goes on once its mirror is
     in step with the look, and is ended when the stop wants no run after all (`abandon`). `every`: the second
-    run checks every sealed test, however many (the runs disagreed earlier in the session)."""
-    return Running(repo, st, cfg, root, tree, every)
+    run checks every sealed test, however many (the runs disagreed earlier in the session). `key`:
+    `paths.repo_key(repo)`, derived once by the stop (`donegate.gate.context`), naming the mirrors and bytecode."""
+    return Running(repo, st, cfg, root, tree, every, key)
 
 
 def acceptance_gate(repo: Path, st: store.Store, cfg: dict[str, Any]) -> tuple[dict[str, Any], runner.TestRun]:

@@ -342,7 +342,7 @@ def _rmtree(path: Path) -> None:
 def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None = None,
                  tree: statcache.Tree | statcache.Pending | None = None, link_shared: bool = False,
                  told: dict[str, Any] | None = None, slot: str = "", later: bool = False,
-                 wait: statcache.Pending | None = None, sub: str = "") -> Iterator[Path]:
+                 wait: statcache.Pending | None = None, sub: str = "", key: str | None = None) -> Iterator[Path]:
     """The folder the run works in: the working tree's mirror, brought in step with `tree` and put back
     when the run is over (a confined run: bubblewrap binds it at the repository's path, the shared
     environments over it), or (no state root or look given, or the mirror in use) a copy in `tmp`.
@@ -356,14 +356,15 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
     process can start first (bubblewrap binds the folder itself, so what the sync writes is seen).
     `wait`: a whole copy made only once the stop wants the run (an unconfined run: nothing of the product
     runs on a cached stop), yielded empty but for the project's folder `sub` (the process's working folder)
-    with `told["bring"]` making it: the run's process imports pytest meanwhile."""
+    with `told["bring"]` making it: the run's process imports pytest meanwhile. `key`: `paths.repo_key(repo)`
+    when the caller has it (a stop derives it once: `donegate.gate.context`)."""
     from donegate.tree import statcache
 
     told = told if told is not None else {}
     told["faithful"] = False
     mirror = lock = None
     if root is not None and tree is not None:
-        lock, mirror = _take_mirror(repo, root, shared, slot)
+        lock, mirror = _take_mirror(repo, root, shared, slot, key)
     if mirror is None or tree is None:
         copy = tmp / "repo"  # a whole copy needs no look: the run starts at once (a cached stop ends it)
         if wait is not None:
@@ -525,13 +526,14 @@ def after_answer() -> None:
 PUTBACK_WAIT = 5.0  # seconds for the last stop's put-back, then a copy of its own
 
 
-def _take_mirror(repo: Path, root: Path, shared: list[str], slot: str) -> tuple[int | None, Mirror | None]:
+def _take_mirror(repo: Path, root: Path, shared: list[str], slot: str,
+                 key: str | None = None) -> tuple[int | None, Mirror | None]:
     from donegate.core import deadline
     from donegate import paths
 
     folder = paths.state_dir(root) / "mirror"
     folder.mkdir(parents=True, exist_ok=True)
-    key = paths.repo_key(repo) + (f"-{slot}" if slot else "")
+    key = (key or paths.repo_key(repo)) + (f"-{slot}" if slot else "")
     drain()  # this process's own put-backs first (it holds their locks)
     fd = os.open(folder / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     mark = folder / f"{key}.putback"

@@ -111,17 +111,18 @@ main()
 """
 
 
-def folder(root: Path, repo: Path) -> Path:
+def folder(root: Path, repo: Path, key: str | None = None) -> Path:
+    """`key`: `paths.repo_key(repo)` when the caller has it (a stop derives it once: `donegate.gate.context`)."""
     from donegate import paths
 
-    return paths.state_dir(root) / "pyc" / paths.repo_key(repo)
+    return paths.state_dir(root) / "pyc" / (key or paths.repo_key(repo))
 
 
-def bind(root: Path | None, repo: Path) -> list[str]:
-    """bubblewrap's arguments that show a run the store (none when there is none yet)."""
+def bind(root: Path | None, repo: Path, key: str | None = None) -> list[str]:
+    """bubblewrap's arguments that show a run the store (none when there is none yet); `key` as for `folder`."""
     if root is None:
         return []
-    store = folder(root, repo)
+    store = folder(root, repo, key)
     return ["--ro-bind", str(store), INSIDE] if store.is_dir() else []
 
 
@@ -131,9 +132,9 @@ TESTS = "tests"
 class Tests:
     """The sealed tests' rewritten bytecode for one run: where the job writes it (`folder`, under a recipe:
     what else than their source it depends on) and where the runs see it (`inside`). `missing`: the store's
-    files the job has not rewritten yet (a mark per file and digest)."""
+    files the job has not rewritten yet (a mark per file and digest). `key` as for `folder`."""
 
-    def __init__(self, root: Path, repo: Path, python: pyenv.Launch, files: list[Path]) -> None:
+    def __init__(self, root: Path, repo: Path, python: pyenv.Launch, files: list[Path], key: str | None = None) -> None:
         import hashlib
         import os
 
@@ -149,7 +150,7 @@ class Tests:
             except OSError:
                 continue
         recipe = hashlib.sha256(b"\0".join(parts)).hexdigest()[:20]
-        self.folder = folder(root, repo) / TESTS / recipe
+        self.folder = folder(root, repo, key) / TESTS / recipe
         self.inside = f"{INSIDE}/{TESTS}/{recipe}"
         self.marks: dict[str, str] = {}
         for f in files:  # read where the job's walls show them: the store bound at its real path
@@ -170,11 +171,13 @@ class Tests:
 
 
 class Compile:
-    """The job, for `copy.after_answer`: the mirror's sources compiled into the store."""
+    """The job, for `copy.after_answer`: the mirror's sources compiled into the store. `key` as for `folder`."""
 
     def __init__(self, root: Path, repo: Path, mirror: Path, tree: statcache.Tree, top: tuple[str, ...],
-                 python: pyenv.Launch, project: Path, store: Path, tests: Tests | None = None) -> None:
+                 python: pyenv.Launch, project: Path, store: Path, tests: Tests | None = None,
+                 key: str | None = None) -> None:
         self.root, self.repo, self.mirror, self.python, self.project = root, repo, mirror, python, project
+        self.key = key
         self.store, self.tests, self.tree, self.top = store, tests, tree, top
         self.shared = [t for t in top if t != ".git"]
 
@@ -195,7 +198,7 @@ class Compile:
         if not files and not tests:
             return
         try:
-            store = folder(self.root, self.repo)
+            store = folder(self.root, self.repo, self.key)
             store.mkdir(parents=True, exist_ok=True)
             hidden = walls.hidden_roots()
             env = walls.env("/tmp", hidden)

@@ -236,7 +236,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
         python: "pyenv.Launch | None" = None, root: Path | None = None, tree: statcache.Tree | statcache.Pending | None = None,
         started: Callable[[int], None] | None = None, failed: Callable[[], None] | None = None,
         later: bool = False, seed: str = "", layout: Sequence[str] | None = None, slot: str = "",
-        last: Sequence[str] = (), plugins: Sequence[str] = ()) -> TestRun:
+        last: Sequence[str] = (), plugins: Sequence[str] = (), key: str | None = None) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
     (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
     tripwires stay quiet (`scan.allow`). `project`: the folder of the repository the tests are for (a
@@ -250,7 +250,8 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     suite laid out in `store`, `donegate.seal.own`): its configuration, rootdir and paths; `slot`: the mirror's.
     `last`: tests run after every other (the held-back ones: no value they compare is yet in the process when a
     shown test's failure is written, `donegate.seal.held`), in their own order. `plugins`: modules pytest loads as
-    plugins (the environment's, as the seal recorded them: `hidden.plugins`)."""
+    plugins (the environment's, as the seal recorded them: `hidden.plugins`). `key`: `paths.repo_key(repo)` when
+    the caller has it (a stop derives it once: `donegate.gate.context`), naming the mirror and the bytecode store."""
     from donegate.hidden import confine as walls, python as pyenv
 
     repo = repo.resolve()
@@ -259,7 +260,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     kind = walls.choose(confine)
     out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
                project=project, python=python, root=root, tree=tree, started=started, failed=failed, later=later,
-               seed=seed or secrets.token_hex(16), layout=layout, slot=slot, last=last, plugins=plugins)
+               seed=seed or secrets.token_hex(16), layout=layout, slot=slot, last=last, plugins=plugins, key=key)
     if kind == "bwrap" and out.sandbox_failed:
         # No unconfined fallback: the person chooses that (confine: off), never the machine.
         out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
@@ -273,7 +274,8 @@ class Walls:
     sees it. Both harnesses (this pytest run and `donegate.hidden.second`) start `argv` inside it."""
 
     def __init__(self, store: Path, repo: Path, kind: str, tmp: Path, *, copy: Path, shared: list[str],
-                 project: Path, python: "pyenv.Launch", pytest_env: bool = True, root: Path | None = None) -> None:
+                 project: Path, python: "pyenv.Launch", pytest_env: bool = True, root: Path | None = None,
+                 key: str | None = None) -> None:
         from donegate.hidden import confine as walls
 
         self.kind, self.repo, self.store, self.tmp, self.copy, self.shared = kind, repo, store, tmp, copy, shared
@@ -304,7 +306,7 @@ class Walls:
 
         pyc: list[str] = []
         if kind == "bwrap":  # the product's bytecode from the last stops, read-only
-            pyc = bytecode.bind(root, repo)
+            pyc = bytecode.bind(root, repo, key)
             self.spec["pyc"] = bytecode.INSIDE if pyc else ""
         self.cwd = str(self.seen_project) if kind != "bwrap" else str(tmp)
         # The interpreter both harnesses start (`python.Launch.starter`), seen in the sandbox at /tmp/.python.
@@ -352,14 +354,14 @@ class Walls:
 @contextlib.contextmanager
 def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv.Launch", root: Path | None = None,
             tree: statcache.Tree | statcache.Pending | None = None, slot: str = "", pytest_env: bool = True,
-            later: bool = False) -> Iterator[Walls]:
+            later: bool = False, key: str | None = None) -> Iterator[Walls]:
     """The walls of one run, around a copy of the working tree: with the state root and the stop's look
     (`tree`), a confined run works in the tree's mirror `slot` (each harness has its own, so two runs at
     once share nothing), brought in step by what changed and put back after the run
     (`donegate.hidden.copy.working_copy`); otherwise a throwaway copy in a temporary folder. The mirror
     only inside bubblewrap, which binds it at the repository's path: an unconfined run would see (and
     print) a path under the state root. `later`: the mirror is put back after the hook's answer
-    (`copy.after_answer`)."""
+    (`copy.after_answer`). `key`: `paths.repo_key(repo)` when the caller has it (as `run` has it)."""
     from donegate.hidden import copy as throwaway
 
     shared = throwaway.shared_dirs(repo)
@@ -372,9 +374,9 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
     with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp, \
             throwaway.working_copy(repo, Path(tmp), shared, root=mirror[0], tree=mirror[1], link_shared=kind != "bwrap",
                                    told=told, slot=slot, later=later, wait=wait,
-                                   sub=project.relative_to(repo).as_posix() if project != repo else "") as copy:
+                                   sub=project.relative_to(repo).as_posix() if project != repo else "", key=key) as copy:
         w_ = Walls(store, repo, kind, Path(tmp), copy=copy, shared=shared, project=project, python=python,
-                   pytest_env=pytest_env, root=mirror[0])
+                   pytest_env=pytest_env, root=mirror[0], key=key)
         w_.copied, w_.faithful = time.monotonic() - t0, told.get("faithful", False)
         w_.mirrored = told.get("mirror", False)
         w_.told = told
@@ -386,18 +388,19 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
          tree: statcache.Tree | statcache.Pending | None = None, started: Callable[[int], None] | None = None,
          failed: Callable[[], None] | None = None, later: bool = False, seed: str = "",
          layout: Sequence[str] | None = None, slot: str = "", last: Sequence[str] = (),
-         plugins: Sequence[str] = ()) -> TestRun:
+         plugins: Sequence[str] = (), key: str | None = None) -> TestRun:
     from donegate.hidden import channel
 
     files = test_files(store) if layout is None else []
     store = store.resolve()
-    with setting(store, repo, kind, project=project, python=python, root=root, tree=tree, later=later, slot=slot) as w_:
+    with setting(store, repo, kind, project=project, python=python, root=root, tree=tree, later=later, slot=slot,
+                 key=key) as w_:
         spec = {**w_.spec, "allow": list(allow), "seed": seed, "last": list(last)}
         tests = None
         if w_.mirrored and root is not None and layout is None:  # confined, with the state root: the sealed tests' kept rewrite
             from donegate.hidden import pyc as bytecode
 
-            tests = bytecode.Tests(root, repo, python, files)
+            tests = bytecode.Tests(root, repo, python, files, key)
             if spec.get("pyc") and tests.folder.is_dir():
                 spec["tests_pyc"] = {"stores": sorted({str(f.parent) for f in files} | {str(store)}),
                                      "dir": tests.inside}
@@ -427,7 +430,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         from donegate.hidden import copy as throwaway, pyc as bytecode
 
         throwaway.after(bytecode.Compile(root, repo, w_.copy, look, (".git", *w_.shared), python, project, store,
-                                         tests))
+                                         tests, key))
     output = w_.unseen(res.stdout + res.stderr)
     def run_of(ok: bool, problem: str, **found: Any) -> TestRun:
         made = TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)

@@ -124,7 +124,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         project: Path | None = None, python: "pyenv.Launch | None" = None, root: Path | None = None,
         tree: "statcache.Tree | statcache.Pending | None" = None, started: "Callable[[int], None] | None" = None,
         later: bool = False, progress: "list[int] | None" = None, seed: str = "", of: int = 0,
-        sealed: "Sequence[str] | None" = None) -> SecondRun:
+        sealed: "Sequence[str] | None" = None, key: str | None = None) -> SecondRun:
     """Run `tests` (ids the first run passed) again under the bare harness, inside the same walls (`kind`:
     bwrap | sandbox-exec | none, as `confine.choose` gave the first run), with the same interpreter and
     sys.path as the first run (`python`, default found for `project`), but for the kit's pytest. With the
@@ -134,7 +134,8 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     `seed`: the stop's secret the first run's `dg_random` drew from; the run is sent each test's own seed
     (`seeded.seed_of`), never the secret, and serves `dg_random` with it (without one, such tests are unsupported).
     `of`: the number of sealed tests when `tests` is the share of them `drawn` for this stop (the ledger says so);
-    `sealed`: then every sealed id in order (a parametrised test's case is known by its place among all its cases)."""
+    `sealed`: then every sealed id in order (a parametrised test's case is known by its place among all its cases).
+    `key`: `paths.repo_key(repo)` when the caller has it (a stop derives it once: `donegate.gate.context`)."""
     from donegate.hidden import runner
 
     out = SecondRun()
@@ -148,7 +149,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     hold = "_h" + secrets.token_hex(6)
     sources, held = answers.answer_sources(runner.test_files(store), hold)
     with runner.setting(store, repo, kind, project=project, python=python, root=root, tree=tree, slot="second",
-                        pytest_env=False, later=later) as walls:
+                        pytest_env=False, later=later, key=key) as walls:
         spec = walls.spec
         # The kit's pytest is only for a test retried with the product's `import pytest` allowed (never run).
         params = {"nonce": nonce, "shim": "m" + secrets.token_hex(6), "probe": "_p" + secrets.token_hex(6), "hold": hold,
