@@ -276,13 +276,14 @@ def test_the_report_counts_what_the_own_suite_did(tmp_path, kit_home):
 @contextlib.contextmanager
 def answers(first: str, then: str):
     """A FIFO that hands `first` to the first reader and `then` to every later one: a flaky service outside the
-    repository. Not a counter file the test writes: a confined run (bubblewrap) sees a /tmp of its own, empty at
-    each run, and a read-only system, so state a test keeps across runs is gone and the test never flakes there.
-    The FIFO lies outside /tmp (and outside the home, which the walls hide too); reading it is allowed."""
+    repository (yields its path and the words handed out). Not a counter file the test writes: a confined run
+    (bubblewrap) sees a /tmp of its own, empty at each run, and a read-only system, so state a test keeps across
+    runs is gone and the test never flakes there. The FIFO lies outside /tmp (and outside the home, which the walls
+    hide too); reading it is allowed."""
     folder = Path(tempfile.mkdtemp(prefix="donegate-flaky-", dir="/var/tmp"))
     pipe = folder / "answer"
     os.mkfifo(pipe)
-    done = threading.Event()
+    done, served = threading.Event(), []
 
     def serve() -> None:
         word = first
@@ -290,6 +291,7 @@ def answers(first: str, then: str):
             fd = os.open(pipe, os.O_WRONLY)  # blocks until a run opens it to read
             try:
                 os.write(fd, word.encode() + b"\n")
+                served.append(word)
                 gone = select.poll()
                 gone.register(fd, select.POLLERR)
                 while not done.is_set() and not gone.poll(100):  # one word a reader: wait until it has closed
@@ -303,7 +305,7 @@ def answers(first: str, then: str):
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     try:
-        yield pipe
+        yield pipe, served
     finally:
         done.set()
         fd = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)  # lets a writer waiting to open go
@@ -315,17 +317,17 @@ def answers(first: str, then: str):
 def test_a_flaky_test_is_known_at_the_seal_and_never_blocks(tmp_path, kit_home):
     """It passes at the seal's first run and fails at every later one (a service outside the repository), under
     bubblewrap as unconfined."""
-    with answers("pass", "fail") as pipe:
+    with answers("pass", "fail") as (pipe, served):
         flaky = f"def test_flaky():\n    with open({str(pipe)!r}) as f:\n        assert f.readline() == 'pass\\n'\n"
         repo, res = sealed_calc(tmp_path, {"tests/test_flaky.py": flaky})
-        assert "1 flaky (passed once of two runs)" in res.stdout, res.stdout
+        assert "1 flaky (passed once of two runs)" in res.stdout and served == ["pass", "fail"], (res.stdout, served)
         assert json.loads((store.load(repo).path / "own-suite.json").read_text())["baseline"]["flaky"] == ["tests/test_flaky.py::test_flaky"]
         from tests.support.repos import write_config
 
         write_config(kit_home, "own_run: all\n")
         (repo / "calc.py").write_text(CALC + MUL)  # its next run fails: as sealed passing, it would block
         res = run_hook(stop_payload(repo))
-        assert res.returncode == 0, res.stderr
+        assert res.returncode == 0 and served[2:] and set(served[2:]) == {"fail"}, (res.stderr, served)  # it ran, and failed
         own = stop_lines(kit_home)[-1]["gates"]["own"]
         assert "tests/test_flaky.py::test_flaky" not in json.dumps(own.get("failing") or []), own
 
