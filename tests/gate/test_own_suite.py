@@ -7,9 +7,16 @@ Beside each attack, the honest look-alike that passes.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import select
+import shutil
 import subprocess
 import sys
+import tempfile
+import threading
+from pathlib import Path
 
 from donegate.seal import store
 from tests.support.repos import KIT, make_repo, run_hook, stop_lines, stop_payload
@@ -266,21 +273,63 @@ def test_the_report_counts_what_the_own_suite_did(tmp_path, kit_home):
     assert "1 regressions blocked, 2 tests added by the agents" in donegate("report").stdout
 
 
-def test_a_flaky_test_is_known_at_the_seal_and_never_blocks(tmp_path, kit_home):
-    """It passes at the seal's first run and fails at its second (a counter outside the repository)."""
-    count = tmp_path / "count"
-    flaky = (f"import os\n\n\ndef test_flaky():\n    n = os.path.getsize({str(count)!r}) if os.path.exists({str(count)!r}) else 0\n"
-             f"    open({str(count)!r}, 'a').write('x')\n    assert n % 2 == 0\n")
-    repo, res = sealed_calc(tmp_path, {"tests/test_flaky.py": flaky})
-    assert "1 flaky (passed once of two runs)" in res.stdout, res.stdout
-    assert json.loads((store.load(repo).path / "own-suite.json").read_text())["baseline"]["flaky"] == ["tests/test_flaky.py::test_flaky"]
-    from tests.support.repos import write_config
+@contextlib.contextmanager
+def answers(first: str, then: str):
+    """A FIFO that hands `first` to the first reader and `then` to every later one: a flaky service outside the
+    repository (yields its path and the words handed out). Not a counter file the test writes: a confined run
+    (bubblewrap) sees a /tmp of its own, empty at each run, and a read-only system, so state a test keeps across
+    runs is gone and the test never flakes there. The FIFO lies outside /tmp (and outside the home, which the walls
+    hide too); reading it is allowed."""
+    folder = Path(tempfile.mkdtemp(prefix="donegate-flaky-", dir="/var/tmp"))
+    pipe = folder / "answer"
+    os.mkfifo(pipe)
+    done, served = threading.Event(), []
 
-    write_config(kit_home, "own_run: all\n")
-    count.write_text("x")  # its next run fails: as sealed passing, it would block
-    (repo / "calc.py").write_text(CALC + MUL)
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 0, res.stderr
+    def serve() -> None:
+        word = first
+        while not done.is_set():
+            fd = os.open(pipe, os.O_WRONLY)  # blocks until a run opens it to read
+            try:
+                os.write(fd, word.encode() + b"\n")
+                served.append(word)
+                gone = select.poll()
+                gone.register(fd, select.POLLERR)
+                while not done.is_set() and not gone.poll(100):  # one word a reader: wait until it has closed
+                    pass
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+            word = then
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield pipe, served
+    finally:
+        done.set()
+        fd = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)  # lets a writer waiting to open go
+        thread.join(5)
+        os.close(fd)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_flaky_test_is_known_at_the_seal_and_never_blocks(tmp_path, kit_home):
+    """It passes at the seal's first run and fails at every later one (a service outside the repository), under
+    bubblewrap as unconfined."""
+    with answers("pass", "fail") as (pipe, served):
+        flaky = f"def test_flaky():\n    with open({str(pipe)!r}) as f:\n        assert f.readline() == 'pass\\n'\n"
+        repo, res = sealed_calc(tmp_path, {"tests/test_flaky.py": flaky})
+        assert "1 flaky (passed once of two runs)" in res.stdout and served == ["pass", "fail"], (res.stdout, served)
+        assert json.loads((store.load(repo).path / "own-suite.json").read_text())["baseline"]["flaky"] == ["tests/test_flaky.py::test_flaky"]
+        from tests.support.repos import write_config
+
+        write_config(kit_home, "own_run: all\n")
+        (repo / "calc.py").write_text(CALC + MUL)  # its next run fails: as sealed passing, it would block
+        res = run_hook(stop_payload(repo))
+        assert res.returncode == 0 and served[2:] and set(served[2:]) == {"fail"}, (res.stderr, served)  # it ran, and failed
+        own = stop_lines(kit_home)[-1]["gates"]["own"]
+        assert "tests/test_flaky.py::test_flaky" not in json.dumps(own.get("failing") or []), own
 
 
 def test_a_subfolder_project_keeps_and_runs_its_own_suite(tmp_path, kit_home):
