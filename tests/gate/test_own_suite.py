@@ -83,6 +83,24 @@ def test_a_suite_that_does_not_collect_is_named_in_one_line_and_nothing_is_seale
     assert store.load(repo) is None
 
 
+
+# tinydb's Query: `where("x") == 1` builds a query, an object the kit's equality probe calls equal to everything.
+QUERY = ("class Where:\n    def __init__(self, key):\n        self.key = key\n\n"
+         "    def __eq__(self, other):\n        return ('eq', self.key, other)\n\n    __hash__ = object.__hash__\n")
+QUERY_TEST = "from calc import Where\n\n\ndef test_where():\n    assert Where('a') == 1\n"
+
+
+def test_an_own_suite_that_trips_the_tripwires_by_design_is_not_kept_and_the_seal_goes_on(tmp_path, kit_home):
+    """Was: the seal refused (tinydb's own suite in the experiment: "the project's own tests trip the run's
+    tripwires at the seal: the equality probe"); the hidden tests could not be sealed at all."""
+    repo, res = sealed_calc(tmp_path, {"calc.py": CALC + "\n\n" + QUERY, "tests/test_calc.py": QUERY_TEST})
+    assert "the project's own tests: not sealed (not kept: they trip the run's tripwires" in res.stdout, res.stdout
+    assert "--own-tests PATH" in res.stdout
+    st = store.load(repo)
+    assert st.manifest["own_suite"].get("off") and not (st.path / "own-suite.json").exists()
+    (repo / "calc.py").write_text(CALC + "\n\n" + QUERY + MUL)
+    assert run_hook(stop_payload(repo)).returncode == 0  # the hidden tests still judge the work
+
 # -- the headline cases -------------------------------------------------------------------------------
 
 
