@@ -64,6 +64,8 @@ def normalize(payload: dict[str, Any]) -> dict[str, Any]:
         if ours not in out and isinstance(out.get(theirs), str):
             out[ours] = out[theirs]
     found = copilot_last_message(out.get("transcript_path"), at=True)
+    if found is None:
+        found = _written_late(out.get("transcript_path"))
     if found is not None:
         said, out["said_at"] = found  # where in the transcript: the stop's identity for its several hooks (gate.once)
         if not isinstance(out.get("last_assistant_message"), str):
@@ -100,6 +102,23 @@ def copilot_last_message(transcript: Any, at: bool = False) -> Any:
         text = data.get("content") if isinstance(data, dict) else None
         if isinstance(text, str) and text.strip():
             return (text, start + line_end) if at else text
+    return None
+
+
+def _written_late(transcript: Any, wait: float = 1.0) -> Any:
+    """Copilot writes its events.jsonl on its own schedule: on a loaded machine the hook has run before the turn's
+    message was in it (the claim then went unread: seen once in two full test runs at load 14). Wait a little while
+    the file grows, never past `wait` seconds, and only when no message was found at all."""
+    import time
+
+    if not isinstance(transcript, str) or not transcript:
+        return None
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        found = copilot_last_message(transcript, at=True)
+        if found is not None:
+            return found
     return None
 
 
