@@ -96,6 +96,21 @@ def _settle(timeout: float = 60.0) -> float:
     return time.perf_counter() - t0
 
 
+def hook_argv(repo: Path) -> list[str]:
+    """The hook as install writes it (`donegate.claude.settings.launch_words`): -I, the repository and git in its
+    arguments. Run without -I in an environment with PYTHONDONTWRITEBYTECODE (this machine's), the launcher
+    before issue 48 compiled the kit's modules at every stop: 0.13 CPU-s of the hook's 0.23."""
+    return [sys.executable, "-I", str(KIT / "hooks" / "stop_gate.py"), "--repo", str(repo), "--git",
+            shutil.which("git") or "/usr/bin/git"]
+
+
+def bare_environ(**extra: str) -> dict[str, str]:
+    """A developer's `python -m pytest`: no PYTEST_ADDOPTS, and its bytecode kept (`PYTHONDONTWRITEBYTECODE` set here
+    would have pytest rewrite the tests' asserts at every run, which no developer's repeated run does)."""
+    drop = ("PYTEST_ADDOPTS", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")
+    return {**{k: v for k, v in os.environ.items() if k not in drop}, **extra}
+
+
 def _run(argv, **kw) -> float:
     import resource
 
@@ -108,7 +123,7 @@ def _run(argv, **kw) -> float:
     CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     if res.returncode not in (0, 2):
         raise SystemExit(f"bench: {argv[:3]} failed ({res.returncode}): {res.stderr[-500:]}")
-    if str(argv[-1]).endswith("stop_gate.py"):
+    if any(str(a).endswith("stop_gate.py") for a in argv):
         AFTER.append(_settle())
     return took
 
@@ -151,14 +166,14 @@ def large_repo(repo: Path, data_mb: int = 300) -> None:
     (repo / ".gitignore").write_text(".venv/\nnode_modules/\nbuild/\ndata/\n")
 
 
-def bench_hook(rounds: int = 15) -> list[str]:
+def bench_hook(rounds: int = 21) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="donegate-bench-") as tmp:
         tmp = Path(tmp)
         repo, hidden, home, env = _sealed(tmp)
         payload = _payloads(repo)
-        hook = [sys.executable, str(KIT / "hooks" / "stop_gate.py")]
+        hook = hook_argv(repo)
         bare = [sys.executable, "-m", "pytest", "-q", str(hidden / "test_inventory.py")]
-        bare_env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+        bare_env = bare_environ()
         # Warm both (bytecode caches, page cache) before timing.
         for _ in range(2):
             _run(hook, input=next(payload), env=env)
@@ -247,9 +262,9 @@ def _built(name: str, build, rounds: int, modes: tuple[str, ...], targets: dict,
         tmp = Path(tmp)
         repo, hidden, home, env = _sealed(tmp, build)
         payload = _payloads(repo)
-        hook = [sys.executable, str(KIT / "hooks" / "stop_gate.py")]
+        hook = hook_argv(repo)
         bare = [sys.executable, "-m", "pytest", "-q", str(hidden / "test_inventory.py")]
-        bare_env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+        bare_env = bare_environ()
         _run(bare, cwd=repo, env=bare_env)
         edits = itertools.count()
 
@@ -293,29 +308,41 @@ def _confine_on_off(tmp: Path, home: Path, env: dict, rounds: int, hook, bare, m
         hook(envs[mode])
     took: dict[str, list[float]] = {mode: [] for mode in [*modes, "bare"]}
     cpu: dict[str, list[float]] = {mode: [] for mode in [*modes, "bare"]}
+    load = os.getloadavg()[0]
     for i in range(rounds):
         order = [*modes, "bare"]
         for what in (reversed(order) if i % 2 else order):
             took[what].append(bare() if what == "bare" else hook(envs[what]))
             cpu[what].append(CPU[-1])
-    out = [f"hook vs bare pytest{label and ', ' + label}, {N_TESTS} hidden tests, {rounds} interleaved rounds "
-           f"(bare `python -m pytest -q` median {statistics.median(took['bare']) * 1000:.0f} ms; each timed run "
+    load_end = os.getloadavg()[0]
+    bare_cpu = statistics.median(cpu["bare"])
+    out = [f"hook vs bare pytest{label and ', ' + label}, {N_TESTS} hidden tests, {rounds} interleaved rounds, load "
+           f"{load:.1f} -> {load_end:.1f} on {os.cpu_count()} cores (bare `python -m pytest -q` median "
+           f"{statistics.median(took['bare']) * 1000:.0f} ms, {bare_cpu * 1000:.0f} ms CPU; each timed run "
            f"starts once the last stop's after-answer work is done, which went on a median "
            f"{statistics.median(AFTER[-rounds * len(modes):]) * 1000:.0f} ms after its answer):"]
     for mode in modes:
-        ratio = statistics.median(h / b for h, b in zip(took[mode], took["bare"], strict=True))
+        ratios = [h / b for h, b in zip(took[mode], took["bare"], strict=True)]
         target = f"  (target <= {targets[mode]})" if mode in targets else ""
         out.append(f"  {CONFIGS[mode][0]} hook median {statistics.median(took[mode]) * 1000:.0f} ms, "
-                   f"median ratio hook/bare = {ratio:.3f}{target}")
+                   f"median ratio hook/bare = {statistics.median(ratios):.3f} {_spread(ratios)}{target}")
+    # CPU time, which the machine's load hardly moves: the hook's own (its process: start-up, imports, the stages,
+    # from its ledger line) against bare pytest's whole run, and for an unconfined stop everything it waited for
+    # (rusage does not reach the runs inside bubblewrap's PID namespace).
+    for mode in modes:
+        own = [r["cpu"]["hook"] for r in _stops(Path(envs[mode]["DONEGATE_HOME"]))[-rounds:] if "cpu" in r]
+        if own:
+            out.append(f"  CPU, {mode}: the hook's own process median {statistics.median(own) * 1000:.0f} ms "
+                       f"{_spread(own, 1000, 'ms')}, {statistics.median(own) / bare_cpu:.2f}x bare pytest's whole run")
     # Wall time cannot go below the CPU a stop needs spread over the cores: the hook, the pytest run and
-    # the second run beside it (its mirrors' put-back runs after the answer and is not counted). Only the
-    # unconfined stop's is seen: rusage does not reach the runs inside bubblewrap's PID namespace.
+    # the second run beside it (its mirrors' put-back runs after the answer and is not counted).
     if "off" in modes:
         cores = os.cpu_count() or 1
-        bare_cpu, need = statistics.median(cpu["bare"]), statistics.median(cpu["off"])
-        out.append(f"  CPU an unconfined stop needs (user+system, with its runs): median {need * 1000:.0f} ms, "
-                   f"{need / bare_cpu:.2f}x bare pytest's {bare_cpu * 1000:.0f} ms; on {cores} cores its wall time "
-                   f"cannot go below {need / bare_cpu / cores:.2f}x bare's")
+        need = statistics.median(cpu["off"])
+        out.append(f"  CPU an unconfined stop needs (user+system, with its runs): median {need * 1000:.0f} ms "
+                   f"{_spread(cpu['off'], 1000, 'ms')}, {need / bare_cpu:.2f}x bare pytest's {bare_cpu * 1000:.0f} ms "
+                   f"{_spread(cpu['bare'], 1000, 'ms')}; on {cores} cores its wall time cannot go below "
+                   f"{need / bare_cpu / cores:.2f}x bare's")
     if "on" in modes and "off" in modes:
         cost = statistics.median(a / b for a, b in zip(took["on"], took["off"], strict=True))
         out.append(f"  confinement costs: median ratio on/off = {cost:.3f}")
@@ -331,6 +358,14 @@ def _confine_on_off(tmp: Path, home: Path, env: dict, rounds: int, hook, bare, m
         out.append(f"  stages, {mode} (median ms; scope and scan run beside the hidden run): " + ", ".join(parts)
                    + f"; the stop in the hook {total:.0f}, the hook's wall time {statistics.median(took[mode]) * 1000:.0f}")
     return out
+
+
+def _spread(xs: list[float], scale: float = 1.0, unit: str = "") -> str:
+    """The spread of a figure over the rounds: its quartiles and its extremes."""
+    q = statistics.quantiles(xs, n=4) if len(xs) > 1 else [xs[0]] * 3
+    f = "{:.0f}" if unit else "{:.3f}"
+    return (f"[quartiles {f.format(q[0] * scale)}-{f.format(q[2] * scale)}, range {f.format(min(xs) * scale)}-"
+            f"{f.format(max(xs) * scale)}{' ' + unit if unit else ''}]")
 
 
 def bench_copy(files: int = 2000, rounds: int = 5) -> list[str]:

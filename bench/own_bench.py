@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hook_bench import KIT, _pairs, _payloads, _run, _stops
+from hook_bench import KIT, _pairs, _payloads, _run, _stops, bare_environ, hook_argv
 
 MODULES = 200
 PER = 10
@@ -62,8 +62,8 @@ def bench_own(rounds: int = 3) -> list[str]:
     try:
         repo, hidden, home, env, seal = _project(tmp)
         payload = _payloads(repo)
-        hook = [sys.executable, str(KIT / "hooks" / "stop_gate.py")]
-        bare_env = {**{k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}, "PYTHONPATH": str(repo)}
+        hook = hook_argv(repo)
+        bare_env = bare_environ(PYTHONPATH=str(repo))
         walls = "confined (bubblewrap)" if shutil.which("bwrap") else "unconfined (no bubblewrap here)"
         out = [f"the project's own suite ({MODULES} modules, {MODULES * PER} tests) and one hidden test, {walls}: "
                f"seal {seal:.1f} s"]

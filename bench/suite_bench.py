@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hook_bench import KIT, MODULE, _pairs, _payloads, _run, _stops
+from hook_bench import KIT, MODULE, _pairs, _payloads, _run, _stops, bare_environ, hook_argv
 
 TEST = "def test_{i}():\n    inv = Inventory()\n    inv.add('s', {i} + 1)\n    assert inv.count('s') == {i} + 1\n"
 HEAD = "from inventory import Inventory\n"
@@ -68,9 +68,9 @@ def bench_suites(rounds: int = 3, only: str = "") -> list[str]:
 def _bench_one(label: str, tmp: Path, files: dict[str, str], rounds: int) -> list[str]:
     repo, hidden, home, env, seal = _suite(tmp, files)
     payload = _payloads(repo)
-    hook = [sys.executable, str(KIT / "hooks" / "stop_gate.py")]
+    hook = hook_argv(repo)
     bare = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(hidden)]
-    bare_env = {**{k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}, "PYTHONPATH": str(repo)}
+    bare_env = bare_environ(PYTHONPATH=str(repo))
     once = _run(bare, cwd=repo, env=bare_env)
     _run(hook, input=next(payload), env=env)  # warm: the mirrors and the kept bytecode are made
     pairs = _pairs(rounds, lambda: _run(hook, input=next(payload), env=env), lambda: _run(bare, cwd=repo, env=bare_env))

@@ -90,6 +90,12 @@ def main(argv=None):
         stdin_text = sys.stdin.read()
     except Exception:
         stdin_text = ""
+    # Bytecode: the interpreter read PYTHONDONTWRITEBYTECODE and PYTHONPYCACHEPREFIX at its start, before
+    # `_distrust` dropped them. Install runs the hook with -I, which ignores both; run any other way (`python
+    # stop_gate.py`, a test's subprocess), the kit compiled its ~60 modules from source at every stop (0.13 of
+    # the hook's 0.23 CPU-s, measured), or kept and read their bytecode in a folder the session named.
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = None
     try:
         sys.path.insert(0, KIT)
         from donegate import gate

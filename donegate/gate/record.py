@@ -43,6 +43,10 @@ def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from
         # its cost and time are `agent_usd` and `agent_seconds` below. No `cost_usd` key in it: the report's
         # fast path finds the review's by rfind.
         **({"agent": {k: v for k, v in agent.items() if k not in ("usd", "seconds")}} if agent is not None else {}),
+        # The CPU the stop has used so far (user + system seconds): the hook's own, and its children's that were waited
+        # for (an unconfined run's, git's; a run inside bubblewrap's PID namespace is not seen). What `make bench`
+        # compares with bare pytest: machine load moves wall time, hardly CPU time.
+        "cpu": _cpu(),
         # On every line: a person's `confine: off` (the hidden run unconfined) is never lost from sight.
         "confine": cfg.get("confine", "auto"),
         # The agent's CLI (`report --by client`); between the gates and the tail, which the report's fast path reads.
@@ -55,6 +59,13 @@ def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from
         "kit_version": __version__,
         "config": cfg.get("config", "default"),
     }
+
+
+def _cpu() -> dict[str, float]:
+    import resource  # microseconds; os.times() counts in clock ticks (10 ms)
+
+    own, waited = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"hook": round(own.ru_utime + own.ru_stime, 4), "children": round(waited.ru_utime + waited.ru_stime, 4)}
 
 
 def agent_usage(payload: dict[str, Any], session: str, root: Path) -> dict[str, Any] | None:

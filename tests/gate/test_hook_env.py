@@ -79,6 +79,7 @@ def test_honest_stops_record_the_names_only(sealed_shop, kit_home):
     (line,) = stop_lines(kit_home)
     assert "LD_PRELOAD" not in line["env"]  # pinned empty (the managed install does): not a weakening
     assert "PYTHONDONTWRITEBYTECODE" in line["env"] and "env_weakened" not in line
+    assert 0 < line["cpu"]["hook"] < 60 and line["cpu"]["children"] >= 0  # CPU-s, what `make bench` compares
 
 
 def test_a_block_cap_at_or_below_max_blocks_is_recorded_and_told(sealed_shop, kit_home):
@@ -242,3 +243,36 @@ def test_donegate_hook_without_its_launcher_blocks(monkeypatch, capsys):
     assert cli.main(["hook"]) == 2
     out, err = capsys.readouterr()
     assert json.loads(out)["decision"] == "block" and "launcher cannot be loaded" in err
+
+
+# -- the kit's own bytecode: the session's environment does not turn it off or move it -----------------------
+
+def _kit_copy(tmp_path: Path) -> Path:
+    """The launcher and the package, without any bytecode (a fresh checkout)."""
+    import shutil
+
+    from tests.support.repos import KIT
+
+    kit = tmp_path / "kit"
+    shutil.copytree(KIT / "donegate", kit / "donegate", ignore=shutil.ignore_patterns("__pycache__"))
+    (kit / "hooks").mkdir()
+    shutil.copy(HOOK, kit / "hooks" / "stop_gate.py")
+    return kit
+
+
+@pytest.mark.parametrize("dash_i", [True, False], ids=["as-installed", "without-dash-I"])
+def test_the_kit_keeps_its_bytecode_beside_its_modules_whatever_the_session_says(dash_i, kit_home, tmp_path):
+    # Without -I the interpreter obeys PYTHONDONTWRITEBYTECODE and PYTHONPYCACHEPREFIX before the launcher can
+    # drop them: the old launcher compiled every kit module from source at every stop (0.13 CPU-s), or kept and
+    # read the kit's bytecode in a folder the session named. As installed (-I) the interpreter ignores both.
+    kit, prefix = _kit_copy(tmp_path), tmp_path / "prefix"
+    hook = kit / "hooks" / "stop_gate.py"
+    argv = [PY, "-I", str(hook), "--home", str(kit_home)] if dash_i else [PY, str(hook), "--home", str(kit_home)]
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
+    res = run(argv, stop_payload(repo), {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(prefix)})
+    assert res.returncode in (0, 2), res.stdout + res.stderr
+    assert "failed to start" not in res.stdout  # the package was imported (no fallback)
+    kept = sorted(p.name for p in (kit / "donegate" / "gate").glob("__pycache__/*.pyc"))
+    assert "__init__." + sys.implementation.cache_tag + ".pyc" in kept
+    assert not prefix.exists() or not any(prefix.rglob("*.pyc"))
