@@ -37,7 +37,7 @@ from donegate.tree import verdict_cache as cache, git, statcache
 from donegate import config, paths
 from donegate.core import deadline, proc
 from donegate.sessions import ids as sessions
-from donegate.seal import sealing, store
+from donegate.seal import store
 from donegate.errors import ConfigError, DonegateError, StoreError
 from donegate.gate import acceptance, appeal, breaker, feedback, integrity, leaks, once, own_suite, record, review_gate, scan, scope, watchdog as _watchdog
 from donegate.gate.context import StopContext
@@ -134,7 +134,7 @@ def _evaluate(ctx: StopContext) -> Outcome:
         return Outcome("block", BLOCK, gates={"integrity": sealed},
                        reason=f"donegate: {sealed['problem']}; the session needs a person to re-seal the tests",
                        failing=["integrity"])
-    sealing.sweep(repo, root, key=ctx.key, record=record)  # copies of the tests a crashed seal left beside the store
+    store.sweep(repo, root, key=ctx.key, record=record)  # copies of the tests a crashed seal left beside the store
     if st is None:
         msg = f"donegate: no acceptance tests are sealed for {repo}; the stop was allowed unchecked"
         return Outcome("unsealed", ALLOW, system_message=msg, gates={"integrity": sealed})

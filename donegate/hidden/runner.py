@@ -32,6 +32,7 @@ from pathlib import Path
 from donegate.core import proc
 from donegate.tree import statcache
 from donegate.hidden import python as pyenv, ship
+from donegate.seal.store import test_files  # the store's test files: what the runs name (here too: hidden.second)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays off its path
@@ -172,10 +173,6 @@ def _shown(result: dict[str, str]) -> str:
         reason = message.removeprefix("Skipped: ").strip() or "no reason given"
         return f"{outcome} at run time: {reason}"
     return message
-
-
-def test_files(store: Path) -> list[Path]:
-    return sorted(p for p in store.iterdir() if p.suffix == ".py" and p.is_file())
 
 
 def collected_as(store: Path, files: list[Path]) -> list[str]:

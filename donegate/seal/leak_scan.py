@@ -140,10 +140,10 @@ def note_pass(root: Path, session: str, repo: str, transcript: str | None, offse
 def secrets(st: Any) -> tuple[list[str], list[str], list[str]]:
     """(markers, sources, kit sources) of a loaded store: what the scan looks for."""
     from donegate import paths
-    from donegate.hidden import runner
+    from donegate.seal.store import test_files
 
     markers = [str(st.path), str(st.path.resolve()), f"{st.path.parent.name}/{st.path.name}"]
-    sources = [p.read_text(encoding="utf-8", errors="replace") for p in runner.test_files(st.path)]
+    sources = [p.read_text(encoding="utf-8", errors="replace") for p in test_files(st.path)]
     kit = []  # the hook launchers: an agent shown these has read what the deny rules protect
     for p in (paths.hooks_dir() / name for name in ("stop_gate.py", "guard.py")):
         try:

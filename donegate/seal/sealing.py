@@ -3,7 +3,7 @@
 
 The swap: the new store is built in a folder of its own (`_build`) and switched in by replacing the seal
 record (one `os.replace`, `_switch`); a seal that fails or crashes leaves the previous store as it was, and
-`sweep` removes what a crashed seal left. Reading a store is `store.py`.
+`store.sweep` removes what a crashed seal left (a stop does it too). Reading a store is `store.py`.
 """
 
 from __future__ import annotations
@@ -24,54 +24,8 @@ from donegate.hidden import runner
 from donegate.seal import own
 from donegate.errors import DonegateError, StoreError
 from donegate.core.util import atomic_write, utc_now
-from donegate.seal.store import (MANIFEST, MANIFEST_VERSION, READ, REPO_TEST_GLOBS, TREE, Store, fault, folder_of, load,
-                                 lock_path, read_record, seal_record_path, sha256_file, snapshot, tree)
-
-
-def _leftovers(repo: Path, root: Path, keep: str | None, key: str | None = None) -> list[Path]:
-    key = key or paths.repo_key(repo)
-    try:
-        names = os.listdir(paths.acceptance_root(root))
-    except OSError:
-        return []
-    prefixes = (key + "@", f".seal-{key}-", f".old-{key}-")
-    return [paths.acceptance_root(root) / n for n in names
-            if n != keep and (n.startswith(prefixes) or (n == key and keep is not None and keep != key))]
-
-
-def sweep(repo: Path, root: Path | None = None, wait: float | None = 0.0, *, key: str | None = None,
-          record: Any = READ) -> int:
-    """Remove copies of the hidden tests a crashed or finished seal left beside the store; returns
-    how many. Skipped (0) while a seal of the repository holds its lock. `key`, `record`: the repository's key
-    and its seal record when the caller has them (a stop: `donegate.gate.context`); read again under the lock."""
-    root = root or paths.home()
-    key = key or paths.repo_key(repo)
-    try:
-        if record is READ:
-            record = read_record(repo, root, key)
-        keep = folder_of(repo, root, record, key).name if record is not None else None
-    except StoreError:
-        return 0  # a broken record blocks the stop; leave everything for a person to look at
-    if not _leftovers(repo, root, keep, key):
-        return 0
-    from donegate.core.deadline import Busy, flock
-
-    lock = lock_path(repo, root, key)
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            flock(fd, wait)
-        except Busy:
-            return 0
-        record = read_record(repo, root, key)  # again, under the lock
-        keep = folder_of(repo, root, record, key).name if record is not None else None
-        gone = _leftovers(repo, root, keep, key)
-        for p in gone:
-            shutil.rmtree(p, ignore_errors=True)
-        return len(gone)
-    finally:
-        os.close(fd)
+from donegate.seal.store import (MANIFEST, MANIFEST_VERSION, REPO_TEST_GLOBS, TREE, Store, leftovers, fault, folder_of,
+                                 load, lock_path, read_record, seal_record_path, sha256_file, snapshot, tree)
 
 
 def _switch(repo: Path, root: Path, folder: Path, text: str, sealed_at: str, by: dict[str, Any] | None = None) -> None:
@@ -98,7 +52,7 @@ def _sealing(repo: Path, root: Path):
             flock(fd, None)
             record = read_record(repo, root)
             keep = folder_of(repo, root, record).name if record is not None else None
-            for p in _leftovers(repo, root, keep):
+            for p in leftovers(repo, root, keep):
                 shutil.rmtree(p, ignore_errors=True)
             yield record
         finally:

@@ -35,7 +35,6 @@ os._exit(code)
 STOP_MODULES = {
     "donegate", "donegate._layout",
     "donegate.core", "donegate.tree", "donegate.seal", "donegate.sessions", "donegate.ledger",
-    "donegate.seal.sealing",  # the sweep of what a crashed seal left
     "donegate.seal.held",  # held-back tests: what a block may show of them
     "donegate.sessions.usage",  # the session's cost and time from its transcript
     "donegate.clients", "donegate.clients.payloads",  # which agent CLI stopped, its payload in Claude Code's words
@@ -57,8 +56,16 @@ STOP_MODULES = {
     "donegate.gate.own_suite", "donegate.seal.own", "donegate.seal.loosened", "donegate.seal.reach",
 }
 # Standard modules that cost milliseconds at every stop (see the notes in outcome.py and config.py); `ast`
-# is the scan's, on by default.
-HEAVY = ("typing", "dataclasses", "datetime", "argparse", "inspect", "logging", "email", "uuid", "yaml", "pytest")
+# is the scan's, on by default; `datetime` is the session's time from its transcript (every stop Claude Code sends
+# has one).
+HEAVY = ("typing", "dataclasses", "argparse", "inspect", "logging", "email", "uuid", "yaml", "pytest")
+# A stop as Claude Code sends it names its session's transcript: the session's cost and time are read from it.
+TRANSCRIPT = "".join(json.dumps(e) + "\n" for e in (
+    {"type": "user", "timestamp": "2026-01-01T10:00:00.000Z", "message": {"role": "user", "content": "fix it"}},
+    {"type": "assistant", "timestamp": "2026-01-01T10:01:30.250Z", "message": {
+        "id": "msg_1", "model": "claude-sonnet-4-5", "role": "assistant", "content": [{"type": "text", "text": "Done."}],
+        "usage": {"input_tokens": 10, "output_tokens": 5}}},
+))
 
 
 def test_a_blocked_stop_imports_only_the_pinned_modules(sealed_shop, kit_home, tmp_path):
@@ -66,12 +73,16 @@ def test_a_blocked_stop_imports_only_the_pinned_modules(sealed_shop, kit_home, t
         (kit_home / "donegate.yaml").unlink()
     wrapper, out = tmp_path / "probe.py", tmp_path / "modules.json"
     wrapper.write_text(WRAPPER)
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(TRANSCRIPT)
     argv = [sys.executable, "-I", str(wrapper), str(HOOK), "--home", str(kit_home), "--repo", str(sealed_shop),
             "--git", kit_git.executable()]
-    res = subprocess.run(argv, input=json.dumps(stop_payload(sealed_shop)), capture_output=True, text=True, timeout=300,
+    payload = stop_payload(sealed_shop, transcript_path=str(transcript))
+    res = subprocess.run(argv, input=json.dumps(payload), capture_output=True, text=True, timeout=300,
                          env={**os.environ, "PROBE_OUT": str(out)})
     assert res.returncode == 2, res.stdout + res.stderr
-    assert stop_lines(kit_home)[-1]["verdict"] == "block"  # every stage ran, to the ledger
+    line = stop_lines(kit_home)[-1]
+    assert line["verdict"] == "block" and line["agent_seconds"] == 90.25  # every stage ran, to the ledger
     loaded = set(json.loads(out.read_text()))
     ours = {m for m in loaded if m == "donegate" or m.startswith("donegate.")}
     assert ours == STOP_MODULES, f"joined: {sorted(ours - STOP_MODULES)}, left: {sorted(STOP_MODULES - ours)}"
