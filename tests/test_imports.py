@@ -286,15 +286,13 @@ def test_a_stops_path_goes_one_way_down_the_layers():
 
 def test_the_layer_walk_finds_a_call_back_up(tmp_path):
     pkg = tmp_path / "donegate"
-    for sub in ("gate", "hidden", "seal", "core"):
-        (pkg / sub).mkdir(parents=True)
-        (pkg / sub / "__init__.py").write_text("")
-    (pkg / "__init__.py").write_text("")
-    (pkg / "gate" / "__init__.py").write_text("from donegate.hidden import runner\nfrom donegate.seal import leak_scan\n")
-    (pkg / "hidden" / "runner.py").write_text("from donegate.seal import store\n")
-    (pkg / "seal" / "store.py").write_text("from donegate.core import util\n")
-    (pkg / "core" / "util.py").write_text("")
-    (pkg / "seal" / "leak_scan.py").write_text("def f():\n    from donegate.hidden import runner\n    return runner\n")
+    files = {"__init__.py": "", "gate/__init__.py": "from donegate.hidden import runner\nfrom donegate.seal import leak_scan\n",
+             "hidden/__init__.py": "", "hidden/runner.py": "from donegate.seal import store\n", "seal/__init__.py": "",
+             "seal/store.py": "from donegate.core import util\n", "core/__init__.py": "", "core/util.py": "",
+             "seal/leak_scan.py": "def f():\n    from donegate.hidden import runner\n    return runner\n"}
+    for name, text in files.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
     assert upstream(graph(pkg)) == ["donegate.seal.leak_scan -> donegate.hidden.runner"]
     (pkg / "seal" / "leak_scan.py").write_text("def f():\n    from donegate.seal import store\n    return store\n")  # honest look-alike
     assert upstream(graph(pkg)) == []
