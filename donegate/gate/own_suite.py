@@ -108,10 +108,12 @@ class OwnRuns:
 def start(repo: Path, st: store.Store, cfg: dict[str, Any], launch: Any, allow: tuple[str, ...],
           look: statcache.Tree | None) -> OwnRuns | None:
     """The runs begun, or None when the seal holds no own suite (or it is switched off)."""
+    from donegate.seal.store import OWN_SUITE
+
+    if OWN_SUITE not in st.manifest.get("files", {}) or cfg.get("own_tests") in ("off", False):
+        return None  # before importing the suite's modules (seal.own, its shapes' configparser and ast): 4 ms of CPU
     from donegate.seal import own
 
-    if own.NAME not in st.manifest.get("files", {}) or cfg.get("own_tests") in ("off", False):
-        return None
     pack = own.load(st.path)
     if not pack or not pack.get("tests"):
         return None

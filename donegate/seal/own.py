@@ -20,8 +20,9 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
 
 from donegate.errors import DonegateError
 from donegate.seal.loosened import pytest_section
+from donegate.seal.store import OWN_SUITE
 
-NAME = "own-suite.json"
+NAME = OWN_SUITE  # `seal.store` names it: a stop asks whether the store has it without importing this module
 VERSION = 1
 # pytest's own order of configuration files (its rootdir rules): the first holding a pytest section wins.
 CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")

@@ -29,6 +29,7 @@ from donegate.errors import StoreError
 from donegate.core.util import atomic_write
 
 MANIFEST = "manifest.json"
+OWN_SUITE = "own-suite.json"  # the project's own suite in the store (`donegate.seal.own`), when the seal kept it
 MANIFEST_VERSION = 1
 # Test files of the repository itself, protected from the agent when they existed at seal time.
 REPO_TEST_GLOBS = ("test_*.py", "*_test.py", "tests/*", "test/*", "*/tests/*", "*/test/*", "conftest.py", "*/conftest.py")
