@@ -19,6 +19,13 @@ from tests.support.repos import HOOK, stop_lines, stop_payload
 
 WRAPPER = """\
 import json, os, sys
+started = []  # every process the stop starts (an audit hook sees each, whichever module starts it)
+def audit(event, args):
+    if event == "subprocess.Popen":
+        started.append(os.path.basename(str(args[0])))
+    elif event in ("os.posix_spawn", "os.spawn", "os.exec", "os.fork", "os.forkpty"):
+        started.append(event)
+sys.addaudithook(audit)
 hook = sys.argv[1]
 ns = {"__name__": "probe", "__file__": hook}
 exec(compile(open(hook).read(), hook, "exec"), ns)
@@ -26,6 +33,8 @@ sys.argv = sys.argv[1:]
 code = ns["main"]()
 with open(os.environ["PROBE_OUT"], "w") as fh:
     json.dump(sorted(sys.modules), fh)
+with open(os.environ["PROBE_OUT"] + ".started", "w") as fh:
+    json.dump(started, fh)
 os._exit(code)
 """
 
@@ -86,6 +95,11 @@ def test_a_blocked_stop_imports_only_the_pinned_modules(sealed_shop, kit_home, t
     loaded = set(json.loads(out.read_text()))
     ours = {m for m in loaded if m == "donegate" or m.startswith("donegate.")}
     assert ours == STOP_MODULES, f"joined: {sorted(ours - STOP_MODULES)}, left: {sorted(STOP_MODULES - ours)}"
+    # The processes it starts: the two runs (the pytest run and the second opinion, each in its walls where there
+    # are walls), nothing else: no git, no second interpreter of the kit (the bytecode job and the mirrors' put-back
+    # run after the answer, in a child of the launcher, not in `main`).
+    started = json.loads((tmp_path / "modules.json.started").read_text())
+    assert started == ["python"] * 2 if require.unconfined() else ["bwrap"] * 2, started
     # Where there are no walls a person's donegate.yaml says `confine: off`, and a config file is read with PyYAML.
     heavy = [m for m in HEAVY if not (require.unconfined() and m in ("yaml", "datetime"))]
     assert [m for m in heavy if m in loaded] == []
@@ -94,7 +108,7 @@ def test_a_blocked_stop_imports_only_the_pinned_modules(sealed_shop, kit_home, t
 def test_the_wrapper_sees_what_a_stop_imports(tmp_path):
     # The probe is no stub: a launcher that imports a heavy module is seen importing it.
     hook = tmp_path / "stop_gate.py"
-    hook.write_text("def main():\n    import dataclasses, typing\n    return 0\n")
+    hook.write_text("def main():\n    import dataclasses, typing, subprocess\n    subprocess.run(['true'])\n    return 0\n")
     (tmp_path / "probe.py").write_text(WRAPPER)
     out = tmp_path / "modules.json"
     res = subprocess.run([sys.executable, "-I", str(tmp_path / "probe.py"), str(hook)], capture_output=True, text=True,
@@ -102,3 +116,4 @@ def test_the_wrapper_sees_what_a_stop_imports(tmp_path):
     assert res.returncode == 0, res.stderr
     loaded = set(json.loads(out.read_text()))
     assert {"dataclasses", "typing"} <= loaded and "donegate.gate" not in loaded
+    assert json.loads((tmp_path / "modules.json.started").read_text()) == ["true"]  # and the process it starts
