@@ -406,13 +406,26 @@ def _stops(home: Path) -> list[dict]:
     return [r for r in lines if "verdict" in r]
 
 
+# A session's transcript as Claude Code names one in every stop's payload: the stop reads the session's cost and
+# time from it and scans it for leaks (a stop of a new session reads it from its start).
+TRANSCRIPT = [
+    {"type": "user", "timestamp": "2026-01-01T10:00:00.000Z", "message": {"role": "user", "content": "fix it"}},
+    {"type": "assistant", "timestamp": "2026-01-01T10:01:30.250Z", "message": {
+        "id": "msg_1", "model": "claude-sonnet-4-5", "role": "assistant", "content": [{"type": "text", "text": "Done."}],
+        "usage": {"input_tokens": 1200, "output_tokens": 300}}},
+]
+
+
 def _payloads(repo: Path):
-    """Stop payloads of new sessions, one after another: none is answered from the cache."""
+    """Stop payloads of new sessions, one after another: none is answered from the cache. Each names a transcript
+    (beside the repository, outside it), as Claude Code's do."""
+    transcript = repo.parent / "session.jsonl"
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in TRANSCRIPT))
     n = 0
     while True:
         n += 1
         yield json.dumps({"session_id": f"bench-{n}", "cwd": str(repo), "stop_hook_active": False,
-                          "last_assistant_message": "done", "transcript_path": ""})
+                          "last_assistant_message": "done", "transcript_path": str(transcript)})
 
 
 def _pairs(rounds: int, a, b) -> list[tuple[float, float]]:
