@@ -9,7 +9,8 @@ points only the repository's own folders at the store, through the path finder's
 - under the repository, but for its shared environments (`.venv`, `node_modules`): bytecode is read from
   (and, when the store is the run's own temporary one, written to) the store, never from a `__pycache__`
   beside the source, and a lone `.pyc` is never imported (the copy has none; a planted one would run
-  instead of the source the scan read);
+  instead of the source the scan read). What an import compiles is also written beside the source, as a
+  developer's import writes it (the copy is the run's; the mirror's put-back removes it);
 - everywhere else (the standard library, the environment, the kit's pytest): each folder's `__pycache__`
   is read as Python reads it, and nothing is ever written there.
 """
@@ -39,8 +40,11 @@ def keep_bytecode(store, top, shared=(), writable=False):
             return super().get_data(moved(path) if path.endswith(".pyc") else path)
 
         def set_data(self, path, data, *, _mode=0o666):
-            if writable and path.endswith(".pyc"):
-                super().set_data(moved(path), data, _mode=_mode)
+            if path.endswith(".pyc"):
+                if writable:
+                    super().set_data(moved(path), data, _mode=_mode)
+                # and where a developer's import writes it (issue 45 item 1): in the run's copy, never read (`get_data`)
+                super().set_data(path, data, _mode=_mode)
 
     ext = (machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES)
     ours = machinery.FileFinder.path_hook((Kept, machinery.SOURCE_SUFFIXES), ext)
@@ -55,6 +59,6 @@ def keep_bytecode(store, top, shared=(), writable=False):
 
     sys.path_hooks.insert(0, hook)
     sys.path_importer_cache.clear()
-    # Every loader these hooks give writes only where `writable` lets it (the store), never beside a source:
+    # The loaders read the repository's bytecode from the store only, whatever they write beside a source:
     # `sys.dont_write_bytecode` stays as a developer's run has it (False), not a sign of the hidden run.
     sys.dont_write_bytecode = False

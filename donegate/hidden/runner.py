@@ -90,9 +90,12 @@ def main():
             return 96
         os.close(spec["go"])
     os.set_inheritable(fd, False)
-    sys.dont_write_bytecode = True
-    if spec.get("pyc"):
-        plugin["keep_bytecode"](spec["pyc"], spec["repo"], spec["shared"])
+    # As in the second run (`bare`): the repository's bytecode read from the kit's kept store (confined, once
+    # compiled) or a cache of this run's own, written there and beside the source as a developer's import writes it,
+    # never read from beside it (`kept.py`); sys.dont_write_bytecode off, as a developer's (issue 45 item 1).
+    import tempfile
+    plugin["keep_bytecode"](spec.get("pyc") or tempfile.mkdtemp(prefix="pyc"), spec["repo"], spec["shared"],
+                            writable=not spec.get("pyc"))
     sys.path[:] = spec["front"] + std + spec["site"]
     sys.executable = spec["executable"]
     # As a developer's run has them: the project's environment, or the base installation (not the starter's).

@@ -206,6 +206,7 @@ def process():
         return _try(lambda: _read("/proc/%d/comm" % p).strip())
 
     return {"cwd": place(os.getcwd()), "umask": oct(_umask()), "pid is 1": pid == 1, "ppid is 0": ppid == 0,
+            "pid under 100": pid < 100, "session id under 100": _try(lambda: os.getsid(0) < 100),
             "parent": comm(ppid) if ppid else None,
             "session leader": _try(lambda: os.getsid(0) == pid), "group leader": os.getpgrp() == pid,
             "session is the parent's": _try(lambda: os.getsid(0) == os.getsid(ppid)) if ppid else None,
@@ -284,7 +285,7 @@ def files():
             "tmp writable": writable(tempfile.gettempdir()), "/tmp": count("/tmp"),
             "/dev": count("/dev"),
             "/dev entries": _try(lambda: len(os.listdir("/dev"))),
-            "/dev/shm": os.path.isdir("/dev/shm"), "/run": count("/run"),
+            "/dev/shm": os.path.isdir("/dev/shm"), "/dev/kmsg": os.path.exists("/dev/kmsg"), "/run": count("/run"),
             "/etc/hostname": os.path.exists("/etc/hostname")}
 
 
