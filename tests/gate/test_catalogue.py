@@ -64,8 +64,8 @@ def receiver():
         yield str(fifo), str(lock), lines
     finally:
         done.set()
-        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # lets the reader's open return
-        os.close(fd)
+        with contextlib.suppress(OSError):  # ENXIO: the reader is not waiting in its open (it will see `done`)
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # lets the reader's open return
         thread.join(5)
         shutil.rmtree(folder, ignore_errors=True)
 
