@@ -219,7 +219,8 @@ def _read(fd: int, stream: "channel.Stream") -> threading.Thread:
 
 PYTEST_ARGS = (
     # Plugins the hidden run has no use for; not loading them is what lets the gate keep up with a
-    # bare `pytest -q` of the same tests (measured: the last six save 50-70 ms on a 40-test file).
+    # bare `pytest -q` of the same tests (measured when nine were off: the last six saved 50-70 ms on a
+    # 40-test file; three of those six are on again below).
     # None decides an outcome: they add options the run does not pass (--setup-only, --setup-plan,
     # the `pythonpath` ini key). The terminal plugin stays: assertion explanations need its options.
     "-p", "no:cacheprovider", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:doctest",
