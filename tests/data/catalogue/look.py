@@ -115,7 +115,13 @@ def modules():
 
 
 def import_system():
-    return {"meta_path": [type(f).__qualname__ if not isinstance(f, type) else f.__qualname__ for f in sys.meta_path],
+    from importlib import machinery
+
+    loader = globals().get("__loader__")
+    return {"this module's loader": "%s.%s" % (type(loader).__module__, type(loader).__qualname__),
+            "loader is SourceFileLoader": type(loader) is machinery.SourceFileLoader,
+            "cached": place(globals().get("__cached__") or ""),
+            "meta_path": [type(f).__qualname__ if not isinstance(f, type) else f.__qualname__ for f in sys.meta_path],
             "path_hooks": [getattr(h, "__qualname__", type(h).__qualname__) for h in sys.path_hooks],
             "builtins import": getattr(__builtins__, "__import__", None) is __import__
             if not isinstance(__builtins__, dict) else __builtins__["__import__"].__module__}
@@ -283,6 +289,7 @@ def files():
     return {"repo writable": writable(REPO), ".git writable": writable(os.path.join(REPO, ".git")),
             "home exists": os.path.isdir(HOME), "home writable": writable(HOME), "home": count(HOME),
             "tmp writable": writable(tempfile.gettempdir()), "/tmp": count("/tmp"),
+            "/tmp/.python": os.path.exists("/tmp/.python"), "/tmp/.pycache": os.path.exists("/tmp/.pycache"),
             "/dev": count("/dev"),
             "/dev entries": _try(lambda: len(os.listdir("/dev"))),
             "/dev/shm": os.path.isdir("/dev/shm"), "/dev/kmsg": os.path.exists("/dev/kmsg"), "/run": count("/run"),
@@ -332,7 +339,8 @@ def timing():
     cpu = time.process_time()
 
     def bucket(x):
-        return x if isinstance(x, str) else "<0.1s" if x < 0.1 else "<1s" if x < 1 else "<10s" if x < 10 else ">=10s"
+        return x if isinstance(x, str) else "<5ms" if x < 0.005 else "<0.1s" if x < 0.1 else "<1s" if x < 1 else \
+            "<10s" if x < 10 else ">=10s"
 
     return {"clock": time.get_clock_info("monotonic").implementation, "timezone": list(time.tzname),
             "process cpu": bucket(cpu), "process age": bucket(age),
