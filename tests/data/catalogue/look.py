@@ -120,6 +120,7 @@ def import_system():
     loader = globals().get("__loader__")
     return {"this module's loader": "%s.%s" % (type(loader).__module__, type(loader).__qualname__),
             "loader is SourceFileLoader": type(loader) is machinery.SourceFileLoader,
+            "loader's attributes": sorted(vars(loader)) if loader is not None else None,
             "cached": place(globals().get("__cached__") or ""),
             "meta_path": [type(f).__qualname__ if not isinstance(f, type) else f.__qualname__ for f in sys.meta_path],
             "path_hooks": [getattr(h, "__qualname__", type(h).__qualname__) for h in sys.path_hooks],
@@ -163,7 +164,8 @@ def interpreter():
             "excepthook": getattr(sys.excepthook, "__module__", "?"),
             "displayhook": getattr(sys.displayhook, "__module__", "?"),
             "unraisablehook": _owner(sys.unraisablehook), "threading excepthook": _owner(threading.excepthook),
-            "breakpointhook": _owner(sys.breakpointhook)}
+            "breakpointhook": _owner(sys.breakpointhook), "warnoptions": list(sys.warnoptions),
+            "xoptions": sorted(sys._xoptions)}
 
 
 def _owner(hook):
@@ -222,6 +224,8 @@ def process():
                         if n.startswith("RLIMIT_")},
             "PID 1": _try(lambda: _read("/proc/1/comm").strip()) if pid != 1 else "itself",
             "cpus": [os.cpu_count(), _try(lambda: len(os.sched_getaffinity(0)))],
+            "nice": _try(lambda: os.getpriority(os.PRIO_PROCESS, 0)),
+            "oom_score_adj": _try(lambda: _read("/proc/self/oom_score_adj").strip()),
             "open fds": len(os.listdir("/proc/self/fd")), "threads": threading.active_count(),
             "os threads": _try(lambda: len(os.listdir("/proc/self/task"))),
             "children": _try(lambda: len(_read("/proc/self/task/%d/children" % pid).split()))}
