@@ -95,6 +95,7 @@ def env(tmp: str, hidden: list[Path], home: str | None = None, tmpdir: bool = Tr
             if p and not _under(os.path.realpath(p), roots)]
     out["PATH"] = os.pathsep.join(keep) or "/usr/bin:/bin"
     out.setdefault("LANG", "C.UTF-8")
+    out["SHLVL"] = "1"  # as the shell a developer starts their command from exports it (issue 45 item 1)
     out["HOME"] = home or os.path.join(tmp, "home")
     if tmpdir:
         out["TMPDIR"] = tmp

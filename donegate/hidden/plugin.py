@@ -437,6 +437,17 @@ def _probe_asserts(reporter) -> None:
             return type(file_path)(folder) if str(file_path.parent) in stores else original_dir(file_path)
 
         rw.get_cache_dir = get_cache_dir
+    else:
+        # A developer's pytest writes a test's rewrite beside it (sys.dont_write_bytecode is off, as theirs): here the
+        # tests are the store's, which an unconfined run could write, so the rewrite goes to a folder of the run's.
+        import tempfile
+
+        private = tempfile.mkdtemp(prefix="rw")
+
+        def get_cache_dir(file_path):
+            return type(file_path)(private + str(file_path.parent))
+
+        rw.get_cache_dir = get_cache_dir
     rw._dg_probe = ours["make_probe"](reporter.repo, lambda what: reporter.alarm(  # type: ignore[attr-defined]
         f"the equality probe: {what}", "probe", "probe"))
 

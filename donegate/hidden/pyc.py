@@ -1,7 +1,8 @@
 """The product's bytecode, kept between stops for the confined runs.
 
-The pytest run writes no bytecode and reads none of the repository's (a planted `.pyc` would run instead
-of the source the scan read), so it compiled every product module at every stop: a 26,000-line package
+The pytest run reads none of the repository's bytecode but what the kit compiled (a planted `.pyc` would run
+instead of the source the scan read; what the run writes beside a source it never reads), so it compiled every
+product module at every stop: a 26,000-line package
 cost half of a 1.2 s run, where bare pytest reads its `__pycache__`. The runs cannot keep bytecode
 themselves, since the code under test runs in them. So once the hook has answered (in the child that
 puts the mirrors back, `copy.after_answer`), a job that runs no product code compiles the mirror's

@@ -91,9 +91,12 @@ def main():
             return 96
         os.close(spec["go"])
     os.set_inheritable(fd, False)
-    sys.dont_write_bytecode = True
-    if spec.get("pyc"):
-        plugin["keep_bytecode"](spec["pyc"], spec["repo"], spec["shared"])
+    # As in the second run (`bare`): the repository's bytecode read from the kit's kept store (confined, once
+    # compiled) or a cache of this run's own, written there and beside the source as a developer's import writes it,
+    # never read from beside it (`kept.py`); sys.dont_write_bytecode off, as a developer's (issue 45 item 1).
+    import tempfile
+    plugin["keep_bytecode"](spec.get("pyc") or tempfile.mkdtemp(prefix="pyc"), spec["repo"], spec["shared"],
+                            writable=not spec.get("pyc"))
     sys.path[:] = spec["front"] + std + spec["site"]
     sys.executable = spec["executable"]
     # As a developer's run has them: the project's environment, or the base installation (not the starter's).
@@ -213,14 +216,15 @@ def _read(fd: int, stream: "channel.Stream") -> threading.Thread:
 
 PYTEST_ARGS = (
     # Plugins the hidden run has no use for; not loading them is what lets the gate keep up with a
-    # bare `pytest -q` of the same tests (measured: the last six save 50-70 ms on a 40-test file).
+    # bare `pytest -q` of the same tests (measured when nine were off: the last six saved 50-70 ms on a
+    # 40-test file; three of those six are on again below).
     # None decides an outcome: they add options the run does not pass (--setup-only, --setup-plan,
-    # the `pythonpath` ini key), warnings about exceptions nobody raised in a test, or traceback dumps
-    # on a crash, which the timeout handles. The terminal plugin stays: assertion explanations need
-    # its options.
+    # the `pythonpath` ini key). The terminal plugin stays: assertion explanations need its options.
     "-p", "no:cacheprovider", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:doctest",
-    "-p", "no:stepwise", "-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:unraisableexception",
-    "-p", "no:threadexception", "-p", "no:python_path", "-p", "no:faulthandler",
+    "-p", "no:stepwise", "-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:python_path",
+    # Not `no:faulthandler`, `no:unraisableexception`, `no:threadexception`: a developer's pytest has faulthandler
+    # on and its own sys.unraisablehook and threading.excepthook, and the run looks like theirs (issue 45 item 1:
+    # each told the first run from a developer's pytest; tests/gate/test_catalogue.py).
     "-q", "--no-header", "-rN", "--tb=line",
     # A test file that cannot be imported yet (it imports a name the work will add) fails its own tests
     # (`uncollected`); the other files' tests still run, as a developer's `pytest` with this flag runs them.
@@ -297,6 +301,8 @@ class Walls:
         self.seen_project = self.seen_repo / project.relative_to(repo)
         self.env["PWD"] = str(self.seen_project)  # the working folder, as a developer's shell exports it
         self.spec = python.spec({} if kind == "bwrap" else {str(repo): str(copy)})
+        # What a developer's shell exports to the command it starts (issue 45 item 1): `_`, the command's path.
+        self.env["_"] = self.spec["executable"]
         self.spec["repo"] = str(self.seen_repo)
         self.spec["shared"] = list(shared)
         from donegate.hidden import pyc as bytecode

@@ -1,0 +1,405 @@
+"""What a run looks like from inside, group by group (issue 45 item 2): the product module of the catalogue's small
+project (tests/gate/test_catalogue.py copies it in as `look.py`, at the repository's top).
+
+`snapshot()` returns, per observable group, a normalized value: paths as their place (`<repo>/...`, `<home>`,
+`<tmp>`, `<stdlib>`, `<site>`, `<prefix>`), numbers that differ on every run (pids, inode numbers, times) as a
+shape or a bucket, so that two runs that look alike give equal values and a difference is a fingerprint.
+`send(fifo, lock)` writes one JSON line of it to a FIFO outside the walls (a read-only system still lets a FIFO be
+written; the lock keeps two runs' lines apart).
+
+This is product code that reads what the runs' walls show on purpose: the seal's baseline holds it.
+"""
+
+import errno
+import json
+import os
+import resource
+import signal
+import socket
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+
+REPO = os.path.dirname(os.path.abspath(__file__))
+HOME = os.path.expanduser("~")
+STDLIB = sysconfig.get_paths()["stdlib"]
+
+
+def place(path):
+    """A path as its place, never its text (the run's temporary folders differ every time)."""
+    if not isinstance(path, str) or not path:
+        return repr(path)
+    p = os.path.normpath(os.path.abspath(path))
+
+    def within(root):
+        return p == root or p.startswith(root.rstrip("/") + "/")
+
+    if within(REPO):
+        rest = p[len(REPO):].lstrip("/")
+        return "<repo>" + ("/" + rest if rest else "")
+    if within(STDLIB):
+        return "<stdlib>" + ("/..." if p != STDLIB else "")
+    if "site-packages" in p or "dist-packages" in p:
+        return "<site>"
+    if within(sys.base_prefix) or within(sys.prefix):
+        return "<prefix>"
+    if within(HOME):
+        return "<home>" + ("/..." if p != HOME else "")
+    if within("/tmp") or within(tempfile.gettempdir()):
+        return "<tmp>"
+    return "<other>"
+
+
+def _try(fn):
+    try:
+        return fn()
+    except socket.gaierror as exc:
+        return "error:gaierror %s" % exc.errno
+    except OSError as exc:
+        return "error:" + (errno.errorcode.get(exc.errno or 0) or type(exc).__name__)
+    except Exception as exc:  # a group that cannot be read is a value too
+        return "error:" + type(exc).__name__
+
+
+def _read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def environment():
+    names = sorted(os.environ)
+    return {"names": names,
+            "PWD is the cwd": os.environ.get("PWD") == os.getcwd(),
+            "HOME": place(os.environ.get("HOME", "")), "TMPDIR": place(os.environ.get("TMPDIR", "")),
+            "SHLVL": os.environ.get("SHLVL"),
+            # the command's path, as the shell found it: its name, and whether it is the interpreter running
+            "_": os.path.basename(os.environ.get("_", "")) + (" (exists)" if os.path.exists(os.environ.get("_", "-"))
+                                                              else ""),
+            "_ is sys.executable": os.environ.get("_") == sys.executable,
+            "locale": _try(lambda: __import__("locale").setlocale(__import__("locale").LC_CTYPE))}
+
+
+def argv():
+    orig = getattr(sys, "orig_argv", [])
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    return {"argv0": place(sys.argv[0]) if sys.argv and sys.argv[0] not in ("-c", "-m", "") else sys.argv[:1],
+            "argv0 is __main__'s file": bool(sys.argv and main and os.path.abspath(sys.argv[0]) == main),
+            "argv0 absolute": bool(sys.argv and os.path.isabs(sys.argv[0])),
+            "orig_argv": [os.path.basename(orig[0])] + [a if a.startswith("-") and len(a) < 4 else "<arg>"
+                                                        for a in orig[1:3]] if orig else [],
+            "executable": place(sys.executable), "executable name": os.path.basename(sys.executable)}
+
+
+def main_module():
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    return {"names": sorted(n for n in vars(main) if n.startswith("__")) if main else None,
+            "file": place(getattr(main, "__file__", "") or ""),
+            "spec": getattr(spec, "name", None)}
+
+
+def path():
+    return {"entries": [place(p) if p else "''" for p in sys.path],
+            "prefix is base": sys.prefix == sys.base_prefix}
+
+
+def modules():
+    import re
+
+    std = set(sys.stdlib_module_names) | {"__main__", "look"}
+    # A name drawn at random per run (m + 12 hex digits) is shown as its shape.
+    return sorted({re.sub(r"^m[0-9a-f]{12}$", "m<hex12>", n.split(".")[0]) for n in list(sys.modules)
+                   if n.split(".")[0] not in std})
+
+
+def import_system():
+    from importlib import machinery
+
+    loader = globals().get("__loader__")
+    return {"this module's loader": "%s.%s" % (type(loader).__module__, type(loader).__qualname__),
+            "loader is SourceFileLoader": type(loader) is machinery.SourceFileLoader,
+            "loader's attributes": sorted(vars(loader)) if loader is not None else None,
+            "cached": place(globals().get("__cached__") or ""),
+            "meta_path": [type(f).__qualname__ if not isinstance(f, type) else f.__qualname__ for f in sys.meta_path],
+            "path_hooks": [getattr(h, "__qualname__", type(h).__qualname__) for h in sys.path_hooks],
+            "builtins import": getattr(__builtins__, "__import__", None) is __import__
+            if not isinstance(__builtins__, dict) else __builtins__["__import__"].__module__}
+
+
+def bytecode():
+    """Does an import write `__pycache__` beside a new module of the repository?"""
+    folder = tempfile.mkdtemp(prefix=".look-", dir=REPO)
+    name = "look_fresh_%d" % os.getpid()
+    try:
+        with open(os.path.join(folder, name + ".py"), "w") as f:
+            f.write("X = 1\n")
+        sys.path.insert(0, folder)
+        try:
+            __import__(name)
+        finally:
+            sys.path.remove(folder)
+            sys.modules.pop(name, None)
+        wrote = os.path.isdir(os.path.join(folder, "__pycache__"))
+    finally:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+    return {"dont_write_bytecode": sys.dont_write_bytecode, "pycache_prefix": place(sys.pycache_prefix or ""),
+            "an import writes __pycache__": wrote}
+
+
+def interpreter():
+    import faulthandler
+    import gc
+
+    return {"flags": {k: getattr(sys.flags, k) for k in dir(sys.flags) if not k.startswith(("_", "n_")) and
+                      k not in ("count", "index")},
+            "faulthandler": faulthandler.is_enabled(), "gc": gc.isenabled(), "gc thresholds": gc.get_threshold(),
+            "recursion limit": sys.getrecursionlimit(), "trace": sys.gettrace() is not None,
+            "profile": sys.getprofile() is not None, "switch interval": sys.getswitchinterval(),
+            "warnings filters": _warnings(), "site": "site" in sys.modules,
+            "user site": getattr(sys.modules.get("site"), "ENABLE_USER_SITE", None),
+            "excepthook": getattr(sys.excepthook, "__module__", "?"),
+            "displayhook": getattr(sys.displayhook, "__module__", "?"),
+            "unraisablehook": _owner(sys.unraisablehook), "threading excepthook": _owner(threading.excepthook),
+            "breakpointhook": _owner(sys.breakpointhook), "warnoptions": list(sys.warnoptions),
+            "xoptions": sorted(sys._xoptions)}
+
+
+def _owner(hook):
+    """Whose a hook is: its module's top-level package (pytest's plugins set some during a test)."""
+    return (getattr(hook, "__module__", None) or type(hook).__module__ or "?").split(".")[0]
+
+
+def _warnings():
+    import warnings
+
+    return len(warnings.filters)
+
+
+def signals():
+    out = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE", "SIGCHLD", "SIGUSR1", "SIGALRM", "SIGQUIT", "SIGXFSZ"):
+        h = signal.getsignal(getattr(signal, name))
+        out[name] = h.name if isinstance(h, signal.Handlers) else "python:" + getattr(h, "__module__", "?")
+    out["blocked"] = sorted(s.name for s in signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    return out
+
+
+def stdio():
+    def kind(fd):
+        import stat
+
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            return "closed"
+        if os.isatty(fd):
+            return "tty"
+        return {stat.S_IFIFO: "pipe", stat.S_IFREG: "file", stat.S_IFCHR: "char", stat.S_IFSOCK: "socket"}.get(
+            stat.S_IFMT(mode), "other")
+
+    return {"fds": [kind(fd) for fd in (0, 1, 2)],
+            "python streams": [type(s).__name__ if s is not None else None for s in (sys.stdin, sys.stdout, sys.stderr)],
+            "encoding": sys.stdout.encoding if sys.stdout else None}
+
+
+def process():
+    pid = os.getpid()
+    ppid = os.getppid()
+
+    def comm(p):
+        return _try(lambda: _read("/proc/%d/comm" % p).strip())
+
+    return {"cwd": place(os.getcwd()), "umask": oct(_umask()), "pid is 1": pid == 1, "ppid is 0": ppid == 0,
+            "pid under 100": pid < 100, "session id under 100": _try(lambda: os.getsid(0) < 100),
+            "parent": comm(ppid) if ppid else None,
+            "session leader": _try(lambda: os.getsid(0) == pid), "group leader": os.getpgrp() == pid,
+            "session is the parent's": _try(lambda: os.getsid(0) == os.getsid(ppid)) if ppid else None,
+            "controlling tty": _try(_tty),
+            "uid": os.getuid(), "gid": os.getgid(), "euid": os.geteuid(), "groups": len(os.getgroups()),
+            "rlimits": {n: resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource))
+                        if n.startswith("RLIMIT_")},
+            "PID 1": _try(lambda: _read("/proc/1/comm").strip()) if pid != 1 else "itself",
+            "cpus": [os.cpu_count(), _try(lambda: len(os.sched_getaffinity(0)))],
+            "nice": _try(lambda: os.getpriority(os.PRIO_PROCESS, 0)),
+            "oom_score_adj": _try(lambda: _read("/proc/self/oom_score_adj").strip()),
+            "open fds": len(os.listdir("/proc/self/fd")), "threads": threading.active_count(),
+            "os threads": _try(lambda: len(os.listdir("/proc/self/task"))),
+            "children": _try(lambda: len(_read("/proc/self/task/%d/children" % pid).split()))}
+
+
+def _tty():
+    fd = os.open("/dev/tty", os.O_RDONLY)
+    os.close(fd)
+    return "yes"
+
+
+def _umask():
+    m = os.umask(0o22)
+    os.umask(m)
+    return m
+
+
+def status():
+    keys = ("NoNewPrivs", "Seccomp", "Seccomp_filters", "CapEff", "CapPrm", "CapInh", "CapBnd", "CapAmb", "NSpid",
+            "Speculation_Store_Bypass")
+    out = {}
+    for line in _read("/proc/self/status").splitlines():
+        k, _, v = line.partition(":")
+        if k in keys:
+            out[k] = len(v.split()) if k == "NSpid" else v.strip()
+    return out
+
+
+def namespaces():
+    """Each namespace: shared with PID 1 as this process sees it, or not (inode numbers differ every run)."""
+    out = {}
+    for ns in sorted(_try(lambda: os.listdir("/proc/self/ns")) or []):
+        mine = _try(lambda ns=ns: os.readlink("/proc/self/ns/" + ns))
+        init = _try(lambda ns=ns: os.readlink("/proc/1/ns/" + ns))
+        out[ns] = "error" if mine.startswith("error") else ("as PID 1's" if mine == init else
+                                                             "unreadable at PID 1" if init.startswith("error") else "own")
+    # the user namespace's mapping: the whole id range, or the one id a sandbox maps
+    out["uid_map"] = _try(lambda: [len(r.split()) and r.split()[2] for r in _read("/proc/self/uid_map").splitlines()])
+    return out
+
+
+def mounts():
+    rows = [line.split() for line in _read("/proc/self/mountinfo").splitlines()]
+    at = {}
+    for r in rows:
+        sep = r.index("-")
+        at[r[4]] = (r[sep + 1], "ro" if "ro" in r[5].split(",") else "rw")
+
+    def of(p):
+        best = max((m for m in at if p == m or p.startswith(m.rstrip("/") + "/")), key=len, default="/")
+        return [place(best) if best not in ("/", "/tmp", "/proc", "/dev") else best, *at.get(best, ("?", "?"))]
+
+    return {"entries": len(rows), "statvfs / read-only": bool(os.statvfs("/").f_flag & os.ST_RDONLY), "/": of("/"), "repo": of(REPO), ".git": of(os.path.join(REPO, ".git")),
+            "home": of(HOME), "/tmp": of("/tmp"), "/proc": of("/proc"), "/dev": of("/dev")}
+
+
+def files():
+    def writable(p):
+        return os.access(p, os.W_OK)
+
+    def count(p):
+        n = _try(lambda: len(os.listdir(p)))
+        return n if isinstance(n, str) else "empty" if n == 0 else "some"
+
+    return {"repo writable": writable(REPO), ".git writable": writable(os.path.join(REPO, ".git")),
+            "home exists": os.path.isdir(HOME), "home writable": writable(HOME), "home": count(HOME),
+            "tmp writable": writable(tempfile.gettempdir()), "/tmp": count("/tmp"),
+            "/tmp/.python": os.path.exists("/tmp/.python"), "/tmp/.pycache": os.path.exists("/tmp/.pycache"),
+            "/dev": count("/dev"),
+            "/dev entries": _try(lambda: len(os.listdir("/dev"))),
+            "/dev/shm": os.path.isdir("/dev/shm"), "/dev/kmsg": os.path.exists("/dev/kmsg"), "/run": count("/run"),
+            "/etc/hostname": os.path.exists("/etc/hostname")}
+
+
+def identity():
+    return {"hostname": socket.gethostname() == _try(lambda: _read("/etc/hostname").strip()),
+            "hostname is set": bool(socket.gethostname()) and socket.gethostname() != "(none)",
+            "login": _try(os.getlogin), "user in passwd": _try(lambda: __import__("pwd").getpwuid(os.getuid())[0])}
+
+
+def network():
+    def connect():
+        s = socket.socket()
+        s.settimeout(2)
+        try:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+            s.close()
+            s = socket.socket()
+            s.settimeout(2)
+            s.connect(("127.0.0.1", port))  # bound a moment ago and closed: nobody listens there
+            return "connected"
+        finally:
+            s.close()
+
+    def outside():
+        s = socket.socket()
+        s.settimeout(0.3)
+        try:
+            s.connect(("192.0.2.1", 80))  # TEST-NET-1: routed nowhere
+            return "connected"
+        except socket.timeout:
+            return "timeout"
+        finally:
+            s.close()
+
+    return {"closed local port": _try(connect), "outside address": _try(outside),
+            "unresolvable host": _try(lambda: socket.getaddrinfo("nothing.invalid", 80) and "resolved"),
+            "localhost": _try(lambda: socket.gethostbyname("localhost")),
+            "interfaces": _try(lambda: sorted(n for _, n in socket.if_nameindex()))}
+
+
+def timing():
+    age = _try(lambda: time.time() - _started())
+    cpu = time.process_time()
+
+    def bucket(x):
+        return x if isinstance(x, str) else "<5ms" if x < 0.005 else "<0.1s" if x < 0.1 else "<1s" if x < 1 else \
+            "<10s" if x < 10 else ">=10s"
+
+    return {"clock": time.get_clock_info("monotonic").implementation, "timezone": list(time.tzname),
+            "process cpu": bucket(cpu), "process age": bucket(age),
+            "time.time resolution": time.get_clock_info("time").resolution}
+
+
+def _started():
+    ticks = os.sysconf("SC_CLK_TCK")
+    start = int(_read("/proc/self/stat").rsplit(")", 1)[1].split()[19]) / ticks
+    boot = float(_read("/proc/uptime").split()[0])
+    return time.time() - boot + start
+
+
+def forks():
+    import multiprocessing
+
+    def fork():
+        pid = os.fork()
+        if pid == 0:
+            os._exit(7)
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+    return {"start method": multiprocessing.get_start_method(allow_none=True), "fork": _try(fork)}
+
+
+GROUPS = {"environment": environment, "argv": argv, "__main__": main_module, "search path": path, "modules": modules,
+          "import system": import_system, "bytecode": bytecode, "interpreter": interpreter, "signals": signals,
+          "stdio": stdio, "process": process, "proc status": status, "namespaces": namespaces, "mounts": mounts,
+          "files": files, "identity": identity, "network": network, "timing": timing, "forks": forks}
+
+
+def snapshot():
+    """Every group, each read on its own (one that fails says how)."""
+    out = {}
+    for name, fn in GROUPS.items():
+        try:
+            out[name] = json.loads(json.dumps(fn(), default=repr))
+        except Exception as exc:
+            out[name] = "error:%s: %s" % (type(exc).__name__, exc)
+    return out
+
+
+def send(fifo, lock):
+    """One JSON line of the snapshot to `fifo` (opened by a reader outside the run), `lock` held while writing."""
+    import fcntl
+
+    snap = snapshot()  # before the harness is named: naming it imports nothing
+    line = json.dumps({"harness": "pytest" if "_pytest.main" in sys.modules else "program", "look": snap}) + "\n"
+    with open(lock) as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        fd = os.open(fifo, os.O_WRONLY)
+        try:
+            data = line.encode()
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
+    return snap
