@@ -156,7 +156,10 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "repo": spec["repo"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   **({"sealed": list(sealed)} if sealed is not None and list(sealed) != list(tests) else {}),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
-                  "executable": spec["executable"], "sources": sources}
+                  "executable": spec["executable"], "sources": sources,
+                  # the folder the first run imports the tests from (the store, bound at its own path there): each test
+                  # module's `__file__` names its file in it, absolute as pytest's, though the file is not bound in here
+                  "folder": str(store)}
         if seed:
             from donegate.hidden.seeded import seed_of
 

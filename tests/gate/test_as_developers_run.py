@@ -113,6 +113,47 @@ def test_dotenv_and_a_source_reading_decorator_pass_in_both_runs(tmp_path, kit_h
     assert second["checked"] == 3 and not second.get("unsupported"), second
 
 
+PATHS = '''import os
+
+
+def resources(folder):
+    """The data folder beside a caller's file: an absolute folder, as a loader of resources wants one."""
+    if not os.path.isabs(folder):
+        raise ValueError(f"not an absolute folder: {folder!r}")
+    return os.path.join(folder, "data")
+
+
+def fixtures(folder):
+    """What a data folder holds (nothing when there is none)."""
+    return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+'''
+PATHS_TESTS = '''import os
+from pathlib import Path
+
+from paths import fixtures, resources
+
+
+def test_the_data_folder_beside_the_test_file():
+    assert resources(os.path.dirname(__file__)) == os.path.join(os.path.dirname(__file__), "data")
+
+
+def test_nothing_lies_beside_the_test_file():
+    assert fixtures(Path(__file__).parent / "data") == []
+'''
+
+
+def test_a_test_modules_file_is_absolute_in_both_runs_and_never_the_projects_folder(tmp_path, kit_home):
+    """`__file__` as pytest gives it in both runs: absolute, in the folder the first run imports the tests from (the
+    store's path: a block scrubs it), never a name relative to the project's folder, whose own `data/` the second
+    run then read (was: the bare name, `dirname` empty, and the runs disagreed: hard evidence)."""
+    repo = _sealed(tmp_path, {"paths.py": PATHS, "data/readme.txt": "the project's own\n"},
+                   {"test_paths.py": PATHS_TESTS})
+    res, line = _stop(repo, kit_home)
+    assert res.returncode == 0, res.stderr + json.dumps(line["gates"]["acceptance"])
+    second = line["gates"]["acceptance"]["second"]
+    assert second["checked"] == 2 and not second.get("unsupported"), second
+
+
 SPAWN = '''import multiprocessing
 
 
