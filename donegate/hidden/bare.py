@@ -361,8 +361,8 @@ def supervise(params):
             plans[rel] = plan(text, served=served, own=own)
             tree = globals()["compare_probes"](_ToShim(params["shim"]).visit(ast.parse(text)), params["probe"])
             # compiled once, run in each fork, under its file's absolute path in the folder the first run imports it
-            # from (`__file__` as pytest's: `Path(__file__).parent` is no folder of the project); its source (as sent:
-            # no file is bound in) in linecache under that name, so `inspect.getsource` finds it (typeguard)
+            # from (`__file__` as pytest's: `Path(__file__).parent` is no folder of the project; the files as sent are
+            # bound there: `runner.Walls`); its source in linecache under that name, so `inspect.getsource` finds it
             name = os.path.join(params["folder"], rel)
             sources[rel] = compile(tree, name, "exec", dont_inherit=True)
             lines = text.decode("utf-8", "replace").splitlines(True)

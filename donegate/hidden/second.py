@@ -100,8 +100,12 @@ class SecondRun:
     def summary(self) -> dict[str, Any]:
         """For the ledger: counts, what was not double-checked and why, and the tests the runs disagree on."""
         outcomes = [r.get("outcome") for r in self.results.values()]
-        out: dict[str, Any] = {"checked": outcomes.count("passed"), "unsupported": dict(list(self.unsupported().items())[:20]),
+        unsupported = self.unsupported()
+        out: dict[str, Any] = {"checked": outcomes.count("passed"), "unsupported": dict(list(unsupported.items())[:20]),
                                "duration": round(self.duration, 4)}
+        if unsupported:  # how many, and how many of them are hypothesis's (`bare_plan.GIVEN`): the pass says both
+            out["not_checked"] = {"tests": len(unsupported),
+                                  "given": sum(why.startswith("a hypothesis @given test") for why in unsupported.values())}
         against = {i: f"{r.get('outcome')}: {r.get('why', '')}"[:300] for i, r in self.results.items()
                    if r.get("outcome") not in ("passed", "unsupported")}
         if against:
@@ -149,7 +153,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     hold = "_h" + secrets.token_hex(6)
     sources, held = answers.answer_sources(runner.test_files(store), hold)
     with runner.setting(store, repo, kind, project=project, python=python, root=root, tree=tree, slot="second",
-                        pytest_env=False, later=later, key=key) as walls:
+                        pytest_env=False, later=later, key=key, sent=sources) as walls:
         spec = walls.spec
         # The kit's pytest is only for a test retried with the product's `import pytest` allowed (never run).
         params = {"nonce": nonce, "shim": "m" + secrets.token_hex(6), "probe": "_p" + secrets.token_hex(6), "hold": hold,
@@ -158,7 +162,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
                   "executable": spec["executable"], "sources": sources,
                   # the folder the first run imports the tests from (the store, bound at its own path there): each test
-                  # module's `__file__` names its file in it, absolute as pytest's, though the file is not bound in here
+                  # module's `__file__` names its file in it, absolute as pytest's (the files as sent are there: `sent`)
                   "folder": str(store)}
         if seed:
             from donegate.hidden.seeded import seed_of

@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
+from tests.support import sdist
 from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload, write_config
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "environs"
@@ -100,13 +100,7 @@ def test_dotenv_and_a_source_reading_decorator_pass_in_both_runs(tmp_path, kit_h
     files = {"app/__init__.py": "", "app/.env": "GREETING=hi\n", "app/settings.py": SETTINGS}
     repo = _sealed(tmp_path, files, {"test_settings.py": MAIN_TESTS}, venv=True)
     (site,) = (repo / ".venv" / "lib").glob("python*/site-packages")
-    with tarfile.open(DATA / "python-dotenv-1.0.1.tar.gz") as tar:
-        for m in tar.getmembers():
-            name = m.name.split("/", 1)[1] if "/" in m.name else ""
-            if m.isfile() and name.startswith("src/"):
-                target = site / name[4:]
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(tar.extractfile(m).read())  # type: ignore[union-attr]
+    sdist.extract(DATA / "python-dotenv-1.0.1.tar.gz", "src/", site)
     res, line = _stop(repo, kit_home)
     assert res.returncode == 0, res.stderr + json.dumps(line["gates"]["acceptance"])
     second = line["gates"]["acceptance"]["second"]
@@ -126,11 +120,23 @@ def resources(folder):
 def fixtures(folder):
     """What a data folder holds (nothing when there is none)."""
     return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+
+
+def find_up(folder, name):
+    """`name` in `folder` or the nearest folder above it (python-dotenv's walk: its start must exist)."""
+    if not os.path.exists(folder):
+        raise OSError(f"starting path not found: {folder}")
+    while True:
+        if os.path.isfile(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+        if os.path.dirname(folder) == folder:
+            return None
+        folder = os.path.dirname(folder)
 '''
 PATHS_TESTS = '''import os
 from pathlib import Path
 
-from paths import fixtures, resources
+from paths import find_up, fixtures, resources
 
 
 def test_the_data_folder_beside_the_test_file():
@@ -139,19 +145,24 @@ def test_the_data_folder_beside_the_test_file():
 
 def test_nothing_lies_beside_the_test_file():
     assert fixtures(Path(__file__).parent / "data") == []
+
+
+def test_a_walk_up_from_the_test_files_folder_starts_where_it_is():
+    assert find_up(os.path.dirname(os.path.abspath(__file__)), "no-such-settings.cfg") is None
 '''
 
 
 def test_a_test_modules_file_is_absolute_in_both_runs_and_never_the_projects_folder(tmp_path, kit_home):
     """`__file__` as pytest gives it in both runs: absolute, in the folder the first run imports the tests from (the
-    store's path: a block scrubs it), never a name relative to the project's folder, whose own `data/` the second
-    run then read (was: the bare name, `dirname` empty, and the runs disagreed: hard evidence)."""
+    store's path: a block scrubs it; the second run has the files it was sent bound there, so a walk up from it
+    starts where it is, as environs' `read_env` walks), never a name relative to the project's folder, whose own
+    `data/` the second run then read (was: the bare name, `dirname` empty, and the runs disagreed: hard evidence)."""
     repo = _sealed(tmp_path, {"paths.py": PATHS, "data/readme.txt": "the project's own\n"},
                    {"test_paths.py": PATHS_TESTS})
     res, line = _stop(repo, kit_home)
     assert res.returncode == 0, res.stderr + json.dumps(line["gates"]["acceptance"])
     second = line["gates"]["acceptance"]["second"]
-    assert second["checked"] == 2 and not second.get("unsupported"), second
+    assert second["checked"] == 3 and not second.get("unsupported"), second
 
 
 SPAWN = '''import multiprocessing
@@ -378,6 +389,54 @@ def test_the_second_run_serves_caplog_capsys_tmp_path_and_monkeypatch(tmp_path, 
     assert res.returncode == 0, res.stderr
     second = line["gates"]["acceptance"]["second"]
     assert second["checked"] == 2 and not second.get("unsupported"), second
+
+
+GIVEN = '''"""A stand-in for hypothesis (not vendored): `given` runs the test on each of its strategy's examples."""
+
+
+def given(*strategies):
+    def decorate(test):
+        def run():
+            for example in strategies[0].examples:
+                test(example)
+        run.__name__ = test.__name__
+        return run
+    return decorate
+'''
+STRATEGIES = '''class _Integers:
+    examples = (0, 1, -3, 10**6)
+
+
+def integers():
+    return _Integers()
+'''
+GIVEN_TESTS = '''from hypothesis import given, strategies as st
+
+from calc import double
+
+
+@given(st.integers())
+def test_double_is_even(n):
+    assert double(n) % 2 == 0
+
+
+def test_double_of_two():
+    assert double(2) == 4
+'''
+
+
+def test_a_given_test_is_named_as_not_double_checked_and_why(tmp_path, kit_home):
+    """hypothesis's `@given` (its examples drawn afresh each run) is not run again by the second run, and the pass says
+    how many and why (was: "the second run cannot serve what they use"); the ledger names them."""
+    repo = _sealed(tmp_path, {"calc.py": "def double(n):\n    return n\n"}, {"test_calc.py": GIVEN_TESTS},
+                   site={"hypothesis/__init__.py": GIVEN, "hypothesis/strategies.py": STRATEGIES})
+    (repo / "calc.py").write_text("def double(n):\n    return 2 * n\n")
+    res, line = _stop(repo, kit_home)
+    assert res.returncode == 0, res.stderr
+    second = line["gates"]["acceptance"]["second"]
+    assert second["checked"] == 1 and list(second["unsupported"]) == ["test_calc.py::test_double_is_even"], second
+    assert ("1 not double-checked: 1 hypothesis @given (the second run cannot draw the examples the first run drew); "
+            "the ledger names them") in json.loads(res.stdout)["systemMessage"]
 
 
 # --- a project that is itself a pytest plugin ---------------------------------------------------------------
