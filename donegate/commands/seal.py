@@ -52,6 +52,10 @@ def cmd_seal(args: argparse.Namespace) -> int:
     py = m["python"]
     print(f"  the hidden run uses {py['python']} (Python {py['version'] or '?'}, {py['source']})"
           + (f", project folder {m['project']}" if m["project"] != "." else ""))
+    if m.get("own_pytest"):
+        print(f"  the project is pytest: its own (in {m['own_pytest']}/) runs the hidden tests, as its `python -m pytest` "
+              "does; so the first run's verdict comes from the code under test, and only the tests the second run can "
+              "serve (not pytest's own API) are double-checked")
     for line in baseline_lines(m):
         print(line)
     if "own_suite" in m:

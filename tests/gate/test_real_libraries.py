@@ -282,3 +282,86 @@ def test_wrapt_an_honest_function_passes_with_its_finder_on_the_meta_path(tmp_pa
     repo = _library(tmp_path, kit_home, "wrapt", WRAPT_TESTS)
     res, line = _control_then_change(repo, kit_home, lambda: _wrapt_change(repo))
     _passes_outright(res, line, 3)
+
+
+# --- pytest itself: a checkout of the project that runs the tests --------------------------------------------
+
+PYTEST_TESTS = '''import pytest
+
+
+def test_the_release_as_three_numbers():
+    assert pytest.version_info == tuple(int(part) for part in pytest.__version__.split(".")[:3])
+
+
+def test_the_release_numbers_are_integers():
+    assert all(isinstance(part, int) for part in pytest.version_info)
+'''
+VERSION_INFO = '''
+
+#: The release as its first three parts, (major, minor, micro).
+version_info = tuple(version_tuple[:3])
+'''
+
+
+def _pytest_checkout(repo: Path) -> None:
+    """pytest's own sources (the kit's installed copy: pytest 9.2.0, MIT, the same files as its sdist's `src/`) as a
+    checkout installed editable, its dependencies in the in-repo `.venv`."""
+    import _pytest
+    import pytest
+
+    kit_site = Path(_pytest.__file__).parents[1]
+    keep = shutil.ignore_patterns("__pycache__")
+    for name in ("_pytest", "pytest"):
+        shutil.copytree(kit_site / name, repo / "src" / name, ignore=keep)
+    shutil.copy(kit_site / "py.py", repo / "src")
+    (repo / "pyproject.toml").write_text(f'[project]\nname = "pytest"\nversion = "{pytest.__version__}"\n')
+    (repo / ".gitignore").write_text(".venv/\n__pycache__/\n")
+    site = sdist.venv(repo)
+    for dep in ("pluggy", "iniconfig", "packaging", "pygments"):
+        shutil.copytree(kit_site / dep, site / dep, ignore=keep)
+    (site / "pytest.pth").write_text(str(repo / "src") + "\n")
+
+
+def test_pytest_an_honest_change_to_pytest_is_run_by_the_projects_own_pytest(tmp_path, kit_home):
+    """The project is pytest (the seal finds its `pytest` and `_pytest` in `src/`, installed editable): the runs load
+    the project's own, as its `python -m pytest` does (was: the kit's, so the change was never seen: 2 of 2 failed
+    after it). `--allow imports-pytest`: pytest's own code imports `_pytest` everywhere, as the seal's hint says."""
+    write_config(kit_home, "scan: block\nown_tests: off\n")
+    repo = tmp_path / "pytest"
+    _pytest_checkout(repo)
+    make_repo(repo, {})
+    hidden = tmp_path / "hidden" / "test_version_info.py"
+    hidden.parent.mkdir()
+    hidden.write_text(PYTEST_TESTS)
+    res = seal(repo, hidden, "--allow", "imports-pytest")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "the project is pytest" in res.stdout, res.stdout
+
+    def change() -> None:
+        with open(repo / "src/_pytest/__init__.py", "a") as fh:
+            fh.write(VERSION_INFO)
+        _change(repo / "src/pytest/__init__.py", "from _pytest import version_tuple\n",
+                "from _pytest import version_info\nfrom _pytest import version_tuple\n")
+
+    res, line = _control_then_change(repo, kit_home, change)
+    assert res.returncode == 0, res.stderr + json.dumps(line["gates"]["acceptance"])
+    second = line["gates"]["acceptance"]["second"]
+    assert second["checked"] == 0 and len(second["unsupported"]) == 2  # pytest's own API: the shim serves none of it
+
+
+def test_a_project_that_is_not_pytest_never_gets_a_copy_of_pytest_its_change_adds(tmp_path, kit_home):
+    """The attack beside it: a change that adds a `pytest` and `_pytest` of its own (one whose run passes everything)
+    to a project that was not pytest at the seal: the kit's pytest runs the tests, and the stop blocks."""
+    write_config(kit_home, "scan: block\nown_tests: off\n")
+    repo = make_repo(tmp_path / "calc", {"calc.py": "def double(n):\n    return n\n"})
+    hidden = tmp_path / "hidden" / "test_calc.py"
+    hidden.parent.mkdir()
+    hidden.write_text("from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n")
+    res = seal(repo, hidden, "--allow", "imports-pytest")
+    assert res.returncode == 0 and "the project is pytest" not in res.stdout, res.stdout + res.stderr
+    (repo / "pytest").mkdir()
+    (repo / "pytest" / "__init__.py").write_text("def main(args=None, plugins=None):\n    return 0\n")
+    (repo / "_pytest").mkdir()
+    (repo / "_pytest" / "__init__.py").write_text("")
+    res, line = _stop(repo, kit_home, "s1")
+    assert res.returncode == 2 and line["gates"]["acceptance"]["failed"] == 1, res.stderr
