@@ -100,7 +100,7 @@ def main():
     kept = g["__builtins__"]
     g.clear()
     g.update(__name__="pytest.__main__", __doc__=None, __package__="pytest", __loader__=ran.loader, __spec__=ran,
-             __file__=ran.origin, __cached__=ran.cached, __builtins__=kept)
+             __file__=ran.origin, __cached__=ran.cached, __builtins__=kept, __annotations__={})
     exec(ran.loader.get_code("pytest.__main__"), g)
     g["__name__"] = "__main__"
     if not go():
