@@ -360,9 +360,9 @@ def supervise(params):
         try:
             plans[rel] = plan(text, served=served, own=own)
             tree = globals()["compare_probes"](_ToShim(params["shim"]).visit(ast.parse(text)), params["probe"])
-            # compiled once, run in each fork, under its file's absolute path in the folder the first run imports it
-            # from (`__file__` as pytest's: `Path(__file__).parent` is no folder of the project; the files as sent are
-            # bound there: `runner.Walls`); its source in linecache under that name, so `inspect.getsource` finds it
+            # compiled once, run in each fork, under an absolute path in the project's folder (`folder`: as pytest's
+            # `__file__` is absolute; no file is there); its source (as sent) in linecache under that name, so
+            # `inspect.getsource` finds it, as typeguard's @typechecked needs
             name = os.path.join(params["folder"], rel)
             sources[rel] = compile(tree, name, "exec", dont_inherit=True)
             lines = text.decode("utf-8", "replace").splitlines(True)

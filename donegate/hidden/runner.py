@@ -294,7 +294,7 @@ class Walls:
 
     def __init__(self, store: Path, repo: Path, kind: str, tmp: Path, *, copy: Path, shared: list[str],
                  project: Path, python: "pyenv.Launch", pytest_env: bool = True, root: Path | None = None,
-                 key: str | None = None, sent: dict[str, str] | None = None) -> None:
+                 key: str | None = None) -> None:
         from donegate.hidden import confine as walls
 
         self.kind, self.repo, self.store, self.tmp, self.copy, self.shared = kind, repo, store, tmp, copy, shared
@@ -330,15 +330,6 @@ class Walls:
         self.cwd = str(self.seen_project) if kind != "bwrap" else str(tmp)
         # The interpreter both harnesses start (`python.Launch.starter`), seen in the sandbox at /tmp/.python.
         starter = python.starter(tmp / "python")
-        seen_tests: list[str] = []
-        if kind == "bwrap" and sent is not None:
-            # The second run's test files as it was sent them (held values out), where the first run imports them
-            # from: a test module's `__file__` names a file that is there, in a folder that is (environs' `read_env`
-            # walks up from its caller's folder), and the store itself stays hidden.
-            for rel, text in sent.items():
-                (tmp / "tests" / rel).parent.mkdir(parents=True, exist_ok=True)
-                (tmp / "tests" / rel).write_bytes(text.encode("utf-8", "surrogateescape"))
-            seen_tests = ["--ro-bind", str(tmp / "tests"), str(store)]
         self.argv = [STARTER + "/bin/python" if kind == "bwrap" else str(starter)]
         self.prefix: list[str] = []
         if kind == "bwrap":
@@ -346,7 +337,7 @@ class Walls:
             self.prefix = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=copy,
                                            store=store if pytest_env else None, hidden=hidden, env=self.env, shared=shared,
                                            python=python.binds, chdir=project, pid1=not pytest_env,
-                                           extra=[*pyc, "--ro-bind", str(tmp / "python"), STARTER, *seen_tests])
+                                           extra=[*pyc, "--ro-bind", str(tmp / "python"), STARTER])
         elif kind == "sandbox-exec":
             self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=copy, store=store if pytest_env else None, tmp=tmp,
                                                                                 hidden=hidden, python=python.binds)]
@@ -382,15 +373,14 @@ class Walls:
 @contextlib.contextmanager
 def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv.Launch", root: Path | None = None,
             tree: statcache.Tree | statcache.Pending | None = None, slot: str = "", pytest_env: bool = True,
-            later: bool = False, key: str | None = None, sent: dict[str, str] | None = None) -> Iterator[Walls]:
+            later: bool = False, key: str | None = None) -> Iterator[Walls]:
     """The walls of one run, around a copy of the working tree: with the state root and the stop's look
     (`tree`), a confined run works in the tree's mirror `slot` (each harness has its own, so two runs at
     once share nothing), brought in step by what changed and put back after the run
     (`donegate.hidden.copy.working_copy`); otherwise a throwaway copy in a temporary folder. The mirror
     only inside bubblewrap, which binds it at the repository's path: an unconfined run would see (and
     print) a path under the state root. `later`: the mirror is put back after the hook's answer
-    (`copy.after_answer`). `key`: `paths.repo_key(repo)` when the caller has it (as `run` has it). `sent`: the second
-    run's test files, {name: source as sent}, bound read-only (bubblewrap) at the store's path, which stays hidden."""
+    (`copy.after_answer`). `key`: `paths.repo_key(repo)` when the caller has it (as `run` has it)."""
     from donegate.hidden import copy as throwaway
 
     shared = throwaway.shared_dirs(repo)
@@ -405,7 +395,7 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
                                    told=told, slot=slot, later=later, wait=wait,
                                    sub=project.relative_to(repo).as_posix() if project != repo else "", key=key) as copy:
         w_ = Walls(store, repo, kind, Path(tmp), copy=copy, shared=shared, project=project, python=python,
-                   pytest_env=pytest_env, root=mirror[0], key=key, sent=sent)
+                   pytest_env=pytest_env, root=mirror[0], key=key)
         w_.copied, w_.faithful = time.monotonic() - t0, told.get("faithful", False)
         w_.mirrored = told.get("mirror", False)
         w_.told = told

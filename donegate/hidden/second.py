@@ -153,7 +153,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     hold = "_h" + secrets.token_hex(6)
     sources, held = answers.answer_sources(runner.test_files(store), hold)
     with runner.setting(store, repo, kind, project=project, python=python, root=root, tree=tree, slot="second",
-                        pytest_env=False, later=later, key=key, sent=sources) as walls:
+                        pytest_env=False, later=later, key=key) as walls:
         spec = walls.spec
         # The kit's pytest is only for a test retried with the product's `import pytest` allowed (never run).
         params = {"nonce": nonce, "shim": "m" + secrets.token_hex(6), "probe": "_p" + secrets.token_hex(6), "hold": hold,
@@ -161,9 +161,10 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   **({"sealed": list(sealed)} if sealed is not None and list(sealed) != list(tests) else {}),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
                   "executable": spec["executable"], "sources": sources,
-                  # the folder the first run imports the tests from (the store, bound at its own path there): each test
-                  # module's `__file__` names its file in it, absolute as pytest's (the files as sent are there: `sent`)
-                  "folder": str(store)}
+                  # each test module's `__file__`: absolute, as pytest's, in the project's folder (where the bare name
+                  # pointed): never the store's (the first run's tests lie outside the repository, a developer's inside
+                  # it; code that keys on it gets two answers), nor a folder that tells this run apart
+                  "folder": str(walls.seen_project)}
         if seed:
             from donegate.hidden.seeded import seed_of
 

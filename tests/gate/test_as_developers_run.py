@@ -163,17 +163,41 @@ def test_a_walk_up_from_the_test_files_folder_starts_where_it_is():
 '''
 
 
-def test_a_test_modules_file_is_absolute_in_both_runs_and_never_the_projects_folder(tmp_path, kit_home):
-    """`__file__` as pytest gives it in both runs: absolute, in the folder the first run imports the tests from (the
-    store's path: a block scrubs it; the second run has the files it was sent bound there, so a walk up from it
-    starts where it is, as environs' `read_env` walks), never a name relative to the project's folder, whose own
-    `data/` the second run then read (was: the bare name, `dirname` empty, and the runs disagreed: hard evidence)."""
-    repo = _sealed(tmp_path, {"paths.py": PATHS, "data/readme.txt": "the project's own\n"},
-                   {"test_paths.py": PATHS_TESTS})
+def test_a_test_modules_file_is_absolute_in_both_runs(tmp_path, kit_home):
+    """`__file__` is absolute in both runs, as pytest gives it: a loader that wants an absolute folder, and a walk up
+    from the test file's folder, work in both (was: the second run's bare name, `dirname` empty: the runs disagreed,
+    hard evidence). The second run's is in the project's folder, where the bare name pointed: the attack beside
+    this keys on the first run's tests lying outside the repository (next test)."""
+    repo = _sealed(tmp_path, {"paths.py": PATHS}, {"test_paths.py": PATHS_TESTS})
     res, line = _stop(repo, kit_home)
     assert res.returncode == 0, res.stderr + json.dumps(line["gates"]["acceptance"])
     second = line["gates"]["acceptance"]["second"]
     assert second["checked"] == 3 and not second.get("unsupported"), second
+
+
+OUTSIDE = '''import os
+import sys
+
+
+def double(n):
+    """Right only where the test files lie outside the repository: the first run's store."""
+    files = [getattr(m, "__file__", None) or "" for m in list(sys.modules.values())]
+    tests = [f for f in files if os.path.basename(f).startswith("test_")]
+    if tests and not any(os.path.abspath(f).startswith(os.getcwd() + os.sep) for f in tests):
+        return 2 * n
+    return n
+'''
+
+
+def test_code_right_only_where_the_tests_lie_outside_the_repository_still_disagrees(tmp_path, kit_home):
+    """The attack beside an absolute `__file__`: the first run's test files lie outside the repository (a developer's
+    inside it); the second run's `__file__` is in the project's folder, so the runs disagree (hard evidence). With
+    the store's path in both runs it passed."""
+    test = "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+    repo = _sealed(tmp_path, {"calc.py": "def double(n):\n    return n\n"}, {"test_calc.py": test})
+    (repo / "calc.py").write_text(OUTSIDE)
+    res, line = _stop(repo, kit_home)
+    assert res.returncode == 2 and line["gates"]["acceptance"]["tamper"]["rule"] == "disagree", res.stderr
 
 
 SPAWN = '''import multiprocessing
