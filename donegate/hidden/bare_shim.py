@@ -472,6 +472,7 @@ def _as_program(path):
 
     g["__file__"], g["__loader__"] = path, SourceFileLoader("__main__", path)
     sys.argv = [path]
+    sys.orig_argv = [sys.executable, path]  # `python prog.py`'s: no `-c` and its program text
 
 
 def _own_names(front):

@@ -75,6 +75,13 @@ def main_is_a_programs():
     return {"__annotations__", "__builtins__", "__doc__", "__loader__", "__spec__"} <= set(vars(__main__))
 
 
+def started_with_program_text():
+    """`python -c TEXT` on the interpreter's own command line (sys.orig_argv)."""
+    import sys
+
+    return sys.orig_argv[1:2] == ["-c"]
+
+
 def checked(fn):
     """What typeguard's @typechecked does first: the decorated function's source."""
     fn.checked_source = inspect.getsource(fn)
@@ -82,7 +89,7 @@ def checked(fn):
 '''
 MAIN_TESTS = '''import os
 
-from app.settings import checked, load, main_is_a_programs
+from app.settings import checked, load, main_is_a_programs, started_with_program_text
 
 
 @checked
@@ -104,6 +111,7 @@ def test_the_test_module_is_named_by_its_file():
 
 def test_main_holds_what_a_programs_does():
     assert main_is_a_programs()
+    assert not started_with_program_text()
 '''
 
 
