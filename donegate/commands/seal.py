@@ -52,6 +52,10 @@ def cmd_seal(args: argparse.Namespace) -> int:
     py = m["python"]
     print(f"  the hidden run uses {py['python']} (Python {py['version'] or '?'}, {py['source']})"
           + (f", project folder {m['project']}" if m["project"] != "." else ""))
+    if m.get("own_pytest"):
+        print(f"  the project is pytest: its own (in {m['own_pytest']}/) runs the hidden tests, as its `python -m pytest` "
+              "does; so the first run's verdict comes from the code under test, and only the tests the second run can "
+              "serve (not pytest's own API) are double-checked")
     for line in baseline_lines(m):
         print(line)
     if "own_suite" in m:
@@ -138,6 +142,12 @@ def baseline_lines(m: dict) -> list[str]:
                 rules.setdefault(rule, []).append(name)
         shown = "; ".join(f"{rule} ({len(files)}x, e.g. {files[0]})" for rule, files in sorted(rules.items()))
         out.append(f"  the unchanged project already trips the scan: {shown} - its own code, never counted against a stop")
+        # A change that does the same again (typeguard's new function repeating `check_type`'s frame read) is the
+        # change's: the scan cannot tell a copy of the idiom from a new use of it, so it blocks, appealably.
+        meant = sorted(set(rules) - set(m.get("allow") or ()))
+        if meant:
+            out.append("  a change that adds such code (a copy of a line above in another function too) is blocked, "
+                       f"appealably (fix, if the project means it: seal with --allow {' --allow '.join(meant)})")
     for trip in m.get("tripwire_baseline") or []:
         out.append(f"  the unchanged project already trips a tripwire: {trip['what']} [{trip['rule']}] - never counted against a stop")
     if m.get("allow"):

@@ -118,7 +118,7 @@ class Running:
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
             project=Path(self.launch.front[0]), python=self.launch, allow=allow, root=root, tree=tree,
             started=started, failed=self.cancel, later=True, seed=seed, last=sorted(st.manifest.get("held") or ()),
-            plugins=plugins, key=key))
+            plugins=plugins, key=key, own_pytest=str(st.manifest.get("own_pytest") or "")))
         if tests:
             from donegate.hidden import second
 

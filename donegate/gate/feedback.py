@@ -19,9 +19,14 @@ from donegate.core.outcome import ALLOW, BLOCK, Outcome
 def passed(gates: dict[str, Any], accept: dict[str, Any], hint: str, leak_msg: str) -> Outcome:
     unconfined = "" if accept.get("confinement") != "none" else \
         " (unconfined: no sandbox ran the tests, see `donegate doctor`)" + (f"; {accept['note']}" if accept.get("note") else "")
-    unchecked = len((accept.get("second") or {}).get("unsupported") or {})
-    if unchecked:  # the second harness could not run them: passed once, not twice (the ledger says why)
-        unconfined += f" ({unchecked} not double-checked: the second run cannot serve what they use)"
+    second = accept.get("second") or {}
+    counts = second.get("not_checked") or {}
+    unchecked = int(counts.get("tests") or len(second.get("unsupported") or {}))
+    if unchecked:  # the second harness could not run them: passed once, not twice (the ledger names them and says why)
+        given = int(counts.get("given") or 0)
+        whys = ([f"{given} hypothesis @given (the second run cannot draw the examples the first run drew)"] if given else []) \
+            + ([f"{unchecked - given} use what the second run cannot serve"] if unchecked > given else [])
+        unconfined += f" ({unchecked} not double-checked: {'; '.join(whys)}; the ledger names them)"
     return Outcome("pass", ALLOW, gates=gates,
                    system_message=leak_msg or f"donegate: {accept['total']} acceptance tests pass{unconfined}"
                    + (f"; the scan found: {hint}" if hint else ""))

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
 
+_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
 def where(tree: ast.AST) -> Callable[[int], str]:
     """line -> the qualname of the innermost function or class around it ("" at module level)."""
     spans: list[tuple[int, int, str]] = []
@@ -30,7 +33,7 @@ def where(tree: ast.AST) -> Callable[[int], str]:
                 start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
                 spans.append((start, child.end_lineno or child.lineno, qual))
                 walk(child, qual + ".")
-            else:
+            elif isinstance(child, _HOLDERS):  # a def is a statement: no expression holds one (a lambda is no def)
                 walk(child, prefix)
 
     walk(tree, "")

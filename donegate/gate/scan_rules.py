@@ -99,7 +99,9 @@ class _Visitor(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}  # local name -> "module" or "module.attr"
         self.walks: list[tuple[int, str]] = []  # frame walks: a finding only where the file reads frames' state
         self.state = False  # the file reads a frame's state (f_locals, f_globals, ..., a FrameInfo's frame)
-        self.forking = [False]  # per function: it forks (os._exit then ends the child, not the run)
+        # per function: whether it forks (os._exit then ends the child, not the run); its node until asked, which is
+        # only where an os._exit is found (a walk of every function's whole body cost pytest's sources 8 s at the seal)
+        self.forking: list[bool | ast.AST] = [False]
         self.counted: set[int] = set()  # ids of gc calls only counted (`len(gc.get_objects())`)
         self.docs: set[int] = set()  # ids of strings standing alone (docstrings): prose, not a probe
         self.paths: set[int] = set()  # ids of parts of a path already read whole (`_static`)
@@ -133,7 +135,7 @@ class _Visitor(ast.NodeVisitor):
                     self.walks.append((node.lineno, f"{mod}.{a.name}"))
                 elif (mod, a.name) in GC:
                     self.add(node, "gc-objects", what=f"{mod}.{a.name}")
-                elif a.name == "_exit" and mod in ("os", "posix") and not self.forking[-1]:
+                elif a.name == "_exit" and mod in ("os", "posix") and not self._forks():
                     self.add(node, "hard-exit")
                 elif a.name == "register_at_fork" and mod in ("os", "posix"):
                     self.add(node, "fork-hook", what=f"{mod}.register_at_fork")
@@ -181,7 +183,7 @@ class _Visitor(ast.NodeVisitor):
                 self.walks.append((node.lineno, name))
             elif (head, attr) in GC and id(node) not in self.counted:
                 self.add(node, "gc-objects", what=name)
-            elif attr == "_exit" and head in ("os", "posix") and not self.forking[-1]:
+            elif attr == "_exit" and head in ("os", "posix") and not self._forks():
                 self.add(node, "hard-exit")
             elif name in NET_CALLS:
                 self.add(node, "sandbox-probe", what=f"{name}: the network's interfaces")
@@ -317,12 +319,20 @@ class _Visitor(ast.NodeVisitor):
                         self.add(node, "kit-path", what="the kit's folder")
                         break
 
+    def _forks(self) -> bool:
+        """The function being visited forks (its answer kept once asked)."""
+        top = self.forking[-1]
+        if isinstance(top, bool):
+            return top
+        forks = any(isinstance(n, ast.Call) and self._dotted(n.func) in ("os.fork", "os.forkpty", "fork", "forkpty")
+                    for n in ast.walk(top))
+        self.forking[-1] = forks
+        return forks
+
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if node.name in ("__eq__", "__ne__") and _bending(node.name, _constant_body(node.body)):
             self.add(node, "eq-constant", name=node.name)
-        forks = any(isinstance(n, ast.Call) and self._dotted(n.func) in ("os.fork", "os.forkpty", "fork", "forkpty")
-                    for n in ast.walk(node))
-        self.forking.append(forks)
+        self.forking.append(node)
         self.generic_visit(node)
         self.forking.pop()
 

@@ -360,11 +360,13 @@ def supervise(params):
         try:
             plans[rel] = plan(text, served=served, own=own)
             tree = globals()["compare_probes"](_ToShim(params["shim"]).visit(ast.parse(text)), params["probe"])
-            # compiled once, run in each fork; its source (as sent: no file is bound in) in linecache under the name it
-            # is compiled with, so `inspect.getsource` finds it, as typeguard's @typechecked needs
-            sources[rel] = compile(tree, rel, "exec", dont_inherit=True)
+            # compiled once, run in each fork, under an absolute path in the project's folder (`folder`: as pytest's
+            # `__file__` is absolute; no file is there); its source (as sent) in linecache under that name, so
+            # `inspect.getsource` finds it, as typeguard's @typechecked needs
+            name = os.path.join(params["folder"], rel)
+            sources[rel] = compile(tree, name, "exec", dont_inherit=True)
             lines = text.decode("utf-8", "replace").splitlines(True)
-            linecache.cache[rel] = (sum(map(len, lines)), None, lines, rel)
+            linecache.cache[name] = (sum(map(len, lines)), None, lines, name)
         except SyntaxError:
             plans[rel] = ("the file does not parse", {})
         # Its syntax tree freed before any zygote is forked: every fork copies the page tables of what this process

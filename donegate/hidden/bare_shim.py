@@ -466,11 +466,13 @@ def _as_program(path):
     g = vars(main)
     kept = g.get("__builtins__")
     g.clear()
-    g.update(__name__="__main__", __doc__=None, __package__=None, __spec__=None, __cached__=None, __builtins__=kept)
+    g.update(__name__="__main__", __doc__=None, __package__=None, __spec__=None, __cached__=None, __builtins__=kept,
+             __annotations__={})  # the interpreter's `__main__` starts with one, as a program's has it
     from importlib.machinery import SourceFileLoader
 
     g["__file__"], g["__loader__"] = path, SourceFileLoader("__main__", path)
     sys.argv = [path]
+    sys.orig_argv = [sys.executable, path]  # `python prog.py`'s: no `-c` and its program text
 
 
 def _own_names(front):

@@ -8,6 +8,8 @@ stop loads, by name (`-p MODULE`), those whose module is still the one sealed. A
 the seal is not loaded (its fixtures are then missing: the tests that use them fail); the project's own code (a
 project that is a pytest plugin, installed editable from the repository) is never loaded as a plugin: it changes
 with the work. Tests that use a plugin's fixtures are not double-checked by the second run (it serves none).
+
+A project that is pytest itself (`own_pytest`) is told apart at the seal too: its own pytest then runs the tests.
 """
 
 from __future__ import annotations
@@ -91,3 +93,17 @@ def loadable(recorded: Any, launch: Launch) -> tuple[list[str], list[str]]:
             changed.append(str(p.get("name") or p["module"]))
     return ok, changed
 
+
+
+def own_pytest(launch: Launch, repo: str) -> str:
+    """The folder of the repository that holds the project's own pytest (`pytest` and `_pytest`: the project is
+    pytest, installed editable from its checkout) among the folders its tests import from, else "". Asked at the
+    seal only, of the unchanged project: a change that adds a copy of pytest never makes the kit load it."""
+    folders = [*launch.front, *(s for s in launch.site if s not in _site_folders(launch))]
+    root = os.path.join(os.path.realpath(repo), "")
+    for folder in folders:
+        real = os.path.realpath(folder)
+        if (real == root.rstrip(os.sep) or real.startswith(root)) and all(
+                os.path.isfile(os.path.join(real, name, "__init__.py")) for name in ("pytest", "_pytest")):
+            return os.path.relpath(real, root) if real != root.rstrip(os.sep) else "."
+    return ""

@@ -66,12 +66,31 @@ def main():
     plugin = {"__name__": "donegate_plugin"}
     LABEL = "<donegate plugin>"
 """ + ship.READ + """\
-    sys.path[:] = std + spec["pytest"]
+    def go():
+        # Started before its copy was in step: nothing of the project runs until the hook says go.
+        if spec.get("go") is None:
+            return True
+        ok = os.read(spec["go"], 1) == b"g"
+        os.close(spec["go"])
+        spec["go"] = None
+        return ok
+    # The kit's pytest, imported before any folder of the project is on sys.path; or, for a project that is pytest
+    # (the seal said so), the project's own, imported as its `python -m pytest` does, once its copy is in step.
+    own = spec.get("own_pytest")
+    if own:
+        if not go():
+            return 96
+        sys.dont_write_bytecode = True
+    sys.path[:] = spec["front"] + std + spec["site"] if own else std + spec["pytest"]
     try:
         for code in codes:
             exec(code, plugin)
+        if own and spec.get("pyc"):  # the project's pytest is the product's code: its kept bytecode (`pyc.py`)
+            plugin["keep_bytecode"](spec["pyc"], spec["repo"], spec["shared"])
         import pytest
     except Exception as exc:
+        if own:  # the project's own pytest does not import: the change broke it (the run ends: a block)
+            raise
         sys.stderr.write("donegate-env: %s: %s\\n" % (type(exc).__name__, exc))
         return 97
     # `__main__` as `python -m pytest` has it (runpy's globals, then pytest's __main__.py run but for its last
@@ -82,21 +101,22 @@ def main():
     kept = g["__builtins__"]
     g.clear()
     g.update(__name__="pytest.__main__", __doc__=None, __package__="pytest", __loader__=ran.loader, __spec__=ran,
-             __file__=ran.origin, __cached__=ran.cached, __builtins__=kept)
+             __file__=ran.origin, __cached__=ran.cached, __builtins__=kept, __annotations__={})
     exec(ran.loader.get_code("pytest.__main__"), g)
     g["__name__"] = "__main__"
-    if spec.get("go") is not None:
-        # Started before its copy was in step: nothing of the project runs until the hook says go.
-        if os.read(spec["go"], 1) != b"g":
-            return 96
-        os.close(spec["go"])
+    if not go():
+        return 96
     os.set_inheritable(fd, False)
     # As in the second run (`bare`): the repository's bytecode read from the kit's kept store (confined, once
     # compiled) or a cache of this run's own, written there and beside the source as a developer's import writes it,
     # never read from beside it (`kept.py`); sys.dont_write_bytecode off, as a developer's (issue 45 item 1).
-    import tempfile
-    plugin["keep_bytecode"](spec.get("pyc") or tempfile.mkdtemp(prefix="pyc"), spec["repo"], spec["shared"],
-                            writable=not spec.get("pyc"))
+    # A project that is pytest: its pytest is already imported above, from its own kept bytecode; nothing more.
+    if own:
+        sys.dont_write_bytecode = True
+    else:
+        import tempfile
+        plugin["keep_bytecode"](spec.get("pyc") or tempfile.mkdtemp(prefix="pyc"), spec["repo"], spec["shared"],
+                                writable=not spec.get("pyc"))
     sys.path[:] = spec["front"] + std + spec["site"]
     sys.executable = spec["executable"]
     # As a developer's run has them: the project's environment, or the base installation (not the starter's).
@@ -237,7 +257,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
         python: "pyenv.Launch | None" = None, root: Path | None = None, tree: statcache.Tree | statcache.Pending | None = None,
         started: Callable[[int], None] | None = None, failed: Callable[[], None] | None = None,
         later: bool = False, seed: str = "", layout: Sequence[str] | None = None, slot: str = "",
-        last: Sequence[str] = (), plugins: Sequence[str] = (), key: str | None = None) -> TestRun:
+        last: Sequence[str] = (), plugins: Sequence[str] = (), key: str | None = None, own_pytest: str = "") -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
     (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
     tripwires stay quiet (`scan.allow`). `project`: the folder of the repository the tests are for (a
@@ -252,7 +272,9 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     `last`: tests run after every other (the held-back ones: no value they compare is yet in the process when a
     shown test's failure is written, `donegate.seal.held`), in their own order. `plugins`: modules pytest loads as
     plugins (the environment's, as the seal recorded them: `hidden.plugins`). `key`: `paths.repo_key(repo)` when
-    the caller has it (a stop derives it once: `donegate.gate.context`), naming the mirror and the bytecode store."""
+    the caller has it (a stop derives it once: `donegate.gate.context`), naming the mirror and the bytecode store.
+    `own_pytest`: the project is pytest (the seal found its `pytest` and `_pytest` in this folder of the repository,
+    `hidden.plugins.own_pytest`): the run imports the project's own, as its developers' `python -m pytest` does."""
     from donegate.hidden import confine as walls, python as pyenv
 
     repo = repo.resolve()
@@ -261,7 +283,8 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     kind = walls.choose(confine)
     out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
                project=project, python=python, root=root, tree=tree, started=started, failed=failed, later=later,
-               seed=seed or secrets.token_hex(16), layout=layout, slot=slot, last=last, plugins=plugins, key=key)
+               seed=seed or secrets.token_hex(16), layout=layout, slot=slot, last=last, plugins=plugins, key=key,
+               own_pytest=own_pytest)
     if kind == "bwrap" and out.sandbox_failed:
         # No unconfined fallback: the person chooses that (confine: off), never the machine.
         out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
@@ -391,7 +414,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
          tree: statcache.Tree | statcache.Pending | None = None, started: Callable[[int], None] | None = None,
          failed: Callable[[], None] | None = None, later: bool = False, seed: str = "",
          layout: Sequence[str] | None = None, slot: str = "", last: Sequence[str] = (),
-         plugins: Sequence[str] = (), key: str | None = None) -> TestRun:
+         plugins: Sequence[str] = (), key: str | None = None, own_pytest: str = "") -> TestRun:
     from donegate.hidden import channel
 
     files = test_files(store) if layout is None else []
@@ -399,6 +422,9 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
     with setting(store, repo, kind, project=project, python=python, root=root, tree=tree, later=later, slot=slot,
                  key=key) as w_:
         spec = {**w_.spec, "allow": list(allow), "seed": seed, "last": list(last)}
+        if own_pytest:  # the project is pytest: its own folder holds the harness's code (the tripwires' `kit`)
+            own = str(w_.seen_repo / own_pytest)
+            spec.update(own_pytest=True, pytest=[own], theirs=[*spec["theirs"], own + "/pytest", own + "/_pytest"])
         tests = None
         if w_.mirrored and root is not None and layout is None:  # confined, with the state root: the sealed tests' kept rewrite
             from donegate.hidden import pyc as bytecode

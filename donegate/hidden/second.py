@@ -100,8 +100,12 @@ class SecondRun:
     def summary(self) -> dict[str, Any]:
         """For the ledger: counts, what was not double-checked and why, and the tests the runs disagree on."""
         outcomes = [r.get("outcome") for r in self.results.values()]
-        out: dict[str, Any] = {"checked": outcomes.count("passed"), "unsupported": dict(list(self.unsupported().items())[:20]),
+        unsupported = self.unsupported()
+        out: dict[str, Any] = {"checked": outcomes.count("passed"), "unsupported": dict(list(unsupported.items())[:20]),
                                "duration": round(self.duration, 4)}
+        if unsupported:  # how many, and how many of them are hypothesis's (`bare_plan.GIVEN`): the pass says both
+            out["not_checked"] = {"tests": len(unsupported),
+                                  "given": sum(why.startswith("a hypothesis @given test") for why in unsupported.values())}
         against = {i: f"{r.get('outcome')}: {r.get('why', '')}"[:300] for i, r in self.results.items()
                    if r.get("outcome") not in ("passed", "unsupported")}
         if against:
@@ -156,7 +160,11 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "repo": spec["repo"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   **({"sealed": list(sealed)} if sealed is not None and list(sealed) != list(tests) else {}),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
-                  "executable": spec["executable"], "sources": sources}
+                  "executable": spec["executable"], "sources": sources,
+                  # each test module's `__file__`: absolute, as pytest's, in the project's folder (where the bare name
+                  # pointed): never the store's (the first run's tests lie outside the repository, a developer's inside
+                  # it; code that keys on it gets two answers), nor a folder that tells this run apart
+                  "folder": str(walls.seen_project)}
         if seed:
             from donegate.hidden.seeded import seed_of
 

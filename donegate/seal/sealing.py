@@ -206,8 +206,9 @@ def seal(
         from donegate.hidden import plugins as env_plugins
 
         plugins = env_plugins.found(launch)  # the environment's pytest plugins, loaded at every stop while unchanged
+        own_pytest = env_plugins.own_pytest(launch, str(repo))  # the project is pytest: its own runs the tests
         baseline = runner.run(tmp, repo, timeout=timeout, confine=confine, project=project, python=launch, allow=marks,
-                              plugins=[p["module"] for p in plugins])
+                              plugins=[p["module"] for p in plugins], own_pytest=own_pytest)
         env_check(baseline)
         _unwritten(baseline, tmp)
         if baseline.errors or not baseline.collected and not baseline.ok:
@@ -278,6 +279,7 @@ def seal(
             "scan_calls": calls,
             "tripwire_baseline": trips,
             **({"plugins": plugins} if plugins else {}),
+            **({"own_pytest": own_pytest} if own_pytest else {}),
             "allow": sorted(set(allow or ())),
             "python": {**launch.interp.record(), "named": python, "named_by": python_by if python else None,
                        "pythonpath": list(pythonpath or []), "binds": [str(b) for b in launch.binds]},

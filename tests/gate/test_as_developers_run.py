@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
+from tests.support import sdist
 from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload, write_config
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "environs"
@@ -68,6 +68,20 @@ def load():
     return dotenv_values(find_dotenv())
 
 
+def main_is_a_programs():
+    """`__main__` holds what the interpreter starts every program's with (`__annotations__` among it)."""
+    import __main__
+
+    return {"__annotations__", "__builtins__", "__doc__", "__loader__", "__spec__"} <= set(vars(__main__))
+
+
+def started_with_program_text():
+    """`python -c TEXT` on the interpreter's own command line (sys.orig_argv)."""
+    import sys
+
+    return sys.orig_argv[1:2] == ["-c"]
+
+
 def checked(fn):
     """What typeguard's @typechecked does first: the decorated function's source."""
     fn.checked_source = inspect.getsource(fn)
@@ -75,7 +89,7 @@ def checked(fn):
 '''
 MAIN_TESTS = '''import os
 
-from app.settings import checked, load
+from app.settings import checked, load, main_is_a_programs, started_with_program_text
 
 
 @checked
@@ -93,6 +107,11 @@ def test_a_decorator_reads_its_functions_source():
 
 def test_the_test_module_is_named_by_its_file():
     assert os.path.basename(__file__) == "test_settings.py"
+
+
+def test_main_holds_what_a_programs_does():
+    assert main_is_a_programs()
+    assert not started_with_program_text()
 '''
 
 
@@ -100,17 +119,93 @@ def test_dotenv_and_a_source_reading_decorator_pass_in_both_runs(tmp_path, kit_h
     files = {"app/__init__.py": "", "app/.env": "GREETING=hi\n", "app/settings.py": SETTINGS}
     repo = _sealed(tmp_path, files, {"test_settings.py": MAIN_TESTS}, venv=True)
     (site,) = (repo / ".venv" / "lib").glob("python*/site-packages")
-    with tarfile.open(DATA / "python-dotenv-1.0.1.tar.gz") as tar:
-        for m in tar.getmembers():
-            name = m.name.split("/", 1)[1] if "/" in m.name else ""
-            if m.isfile() and name.startswith("src/"):
-                target = site / name[4:]
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(tar.extractfile(m).read())  # type: ignore[union-attr]
+    sdist.extract(DATA / "python-dotenv-1.0.1.tar.gz", "src/", site)
+    res, line = _stop(repo, kit_home)
+    assert res.returncode == 0, res.stderr + json.dumps(line["gates"]["acceptance"])
+    second = line["gates"]["acceptance"]["second"]
+    assert second["checked"] == 4 and not second.get("unsupported"), second
+
+
+PATHS = '''import os
+
+
+def resources(folder):
+    """The data folder beside a caller's file: an absolute folder, as a loader of resources wants one."""
+    if not os.path.isabs(folder):
+        raise ValueError(f"not an absolute folder: {folder!r}")
+    return os.path.join(folder, "data")
+
+
+def fixtures(folder):
+    """What a data folder holds (nothing when there is none)."""
+    return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+
+
+def find_up(folder, name):
+    """`name` in `folder` or the nearest folder above it (python-dotenv's walk: its start must exist)."""
+    if not os.path.exists(folder):
+        raise OSError(f"starting path not found: {folder}")
+    while True:
+        if os.path.isfile(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+        if os.path.dirname(folder) == folder:
+            return None
+        folder = os.path.dirname(folder)
+'''
+PATHS_TESTS = '''import os
+from pathlib import Path
+
+from paths import find_up, fixtures, resources
+
+
+def test_the_data_folder_beside_the_test_file():
+    assert resources(os.path.dirname(__file__)) == os.path.join(os.path.dirname(__file__), "data")
+
+
+def test_nothing_lies_beside_the_test_file():
+    assert fixtures(Path(__file__).parent / "data") == []
+
+
+def test_a_walk_up_from_the_test_files_folder_starts_where_it_is():
+    assert find_up(os.path.dirname(os.path.abspath(__file__)), "no-such-settings.cfg") is None
+'''
+
+
+def test_a_test_modules_file_is_absolute_in_both_runs(tmp_path, kit_home):
+    """`__file__` is absolute in both runs, as pytest gives it: a loader that wants an absolute folder, and a walk up
+    from the test file's folder, work in both (was: the second run's bare name, `dirname` empty: the runs disagreed,
+    hard evidence). The second run's is in the project's folder, where the bare name pointed: the attack beside
+    this keys on the first run's tests lying outside the repository (next test)."""
+    repo = _sealed(tmp_path, {"paths.py": PATHS}, {"test_paths.py": PATHS_TESTS})
     res, line = _stop(repo, kit_home)
     assert res.returncode == 0, res.stderr + json.dumps(line["gates"]["acceptance"])
     second = line["gates"]["acceptance"]["second"]
     assert second["checked"] == 3 and not second.get("unsupported"), second
+
+
+OUTSIDE = '''import os
+import sys
+
+
+def double(n):
+    """Right only where the test files lie outside the repository: the first run's store."""
+    files = [getattr(m, "__file__", None) or "" for m in list(sys.modules.values())]
+    tests = [f for f in files if os.path.basename(f).startswith("test_")]
+    if tests and not any(os.path.abspath(f).startswith(os.getcwd() + os.sep) for f in tests):
+        return 2 * n
+    return n
+'''
+
+
+def test_code_right_only_where_the_tests_lie_outside_the_repository_still_disagrees(tmp_path, kit_home):
+    """The attack beside an absolute `__file__`: the first run's test files lie outside the repository (a developer's
+    inside it); the second run's `__file__` is in the project's folder, so the runs disagree (hard evidence). With
+    the store's path in both runs it passed."""
+    test = "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+    repo = _sealed(tmp_path, {"calc.py": "def double(n):\n    return n\n"}, {"test_calc.py": test})
+    (repo / "calc.py").write_text(OUTSIDE)
+    res, line = _stop(repo, kit_home)
+    assert res.returncode == 2 and line["gates"]["acceptance"]["tamper"]["rule"] == "disagree", res.stderr
 
 
 SPAWN = '''import multiprocessing
@@ -337,6 +432,54 @@ def test_the_second_run_serves_caplog_capsys_tmp_path_and_monkeypatch(tmp_path, 
     assert res.returncode == 0, res.stderr
     second = line["gates"]["acceptance"]["second"]
     assert second["checked"] == 2 and not second.get("unsupported"), second
+
+
+GIVEN = '''"""A stand-in for hypothesis (not vendored): `given` runs the test on each of its strategy's examples."""
+
+
+def given(*strategies):
+    def decorate(test):
+        def run():
+            for example in strategies[0].examples:
+                test(example)
+        run.__name__ = test.__name__
+        return run
+    return decorate
+'''
+STRATEGIES = '''class _Integers:
+    examples = (0, 1, -3, 10**6)
+
+
+def integers():
+    return _Integers()
+'''
+GIVEN_TESTS = '''from hypothesis import given, strategies as st
+
+from calc import double
+
+
+@given(st.integers())
+def test_double_is_even(n):
+    assert double(n) % 2 == 0
+
+
+def test_double_of_two():
+    assert double(2) == 4
+'''
+
+
+def test_a_given_test_is_named_as_not_double_checked_and_why(tmp_path, kit_home):
+    """hypothesis's `@given` (its examples drawn afresh each run) is not run again by the second run, and the pass says
+    how many and why (was: "the second run cannot serve what they use"); the ledger names them."""
+    repo = _sealed(tmp_path, {"calc.py": "def double(n):\n    return n\n"}, {"test_calc.py": GIVEN_TESTS},
+                   site={"hypothesis/__init__.py": GIVEN, "hypothesis/strategies.py": STRATEGIES})
+    (repo / "calc.py").write_text("def double(n):\n    return 2 * n\n")
+    res, line = _stop(repo, kit_home)
+    assert res.returncode == 0, res.stderr
+    second = line["gates"]["acceptance"]["second"]
+    assert second["checked"] == 1 and list(second["unsupported"]) == ["test_calc.py::test_double_is_even"], second
+    assert ("1 not double-checked: 1 hypothesis @given (the second run cannot draw the examples the first run drew); "
+            "the ledger names them") in json.loads(res.stdout)["systemMessage"]
 
 
 # --- a project that is itself a pytest plugin ---------------------------------------------------------------

@@ -13,11 +13,11 @@ import json
 import shutil
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import pytest
 
+from tests.support.sdist import extract
 from tests.support.repos import KIT, make_repo, run_hook, stop_lines, stop_payload, write_config
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "environs"
@@ -49,13 +49,7 @@ PORT = '''    def port(self, name: str, default: typing.Any = None) -> int:
 
 
 def _extract(sdist: str, member_prefix: str, into: Path) -> None:
-    with tarfile.open(DATA / sdist) as tar:
-        for m in tar.getmembers():
-            name = m.name.split("/", 1)[1] if "/" in m.name else ""
-            if m.isfile() and name.startswith(member_prefix):
-                target = into / name[len(member_prefix):]
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(tar.extractfile(m).read())  # type: ignore[union-attr]
+    extract(DATA / sdist, member_prefix, into)
 
 
 @pytest.fixture

@@ -1,0 +1,367 @@
+"""Real libraries, vendored offline as environs is (issue 46 item 6): each an sdist in tests/data/libs, set up as
+its developers set it up (`tests/support/sdist.py`: an in-repo `.venv`, `pip install -e .` as a `.pth` line), hidden
+tests for a small new feature, the honest change made in the library's own style, one stop through the real hook
+with the default scan (`scan: block`). The control (the change not made) blocks; the change passes, and the second
+run checks every test.
+
+- pluggy 1.5.0 (MIT; pytest's own plugin system, which the kit's pytest imports first at 1.7.0): the tests get
+  the project's own pluggy, installed editable from `src/`;
+- typeguard 4.3.0 (MIT; `typing_extensions` copied from the kit's environment): `@typechecked` reads the test
+  module's source, and the new function repeats `check_type`'s `frame = sys._getframe(1)` to resolve names in its
+  caller's namespace;
+- wrapt 1.16.0 (BSD; its pure-Python wrappers, the C extension not built): a post-import hook leaves wrapt's
+  finder on `sys.meta_path`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from donegate.gate import appeal
+from tests.support import sdist
+from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload, write_config
+
+LIBS = sdist.DATA / "libs"
+
+
+def _library(tmp_path: Path, kit_home: Path, name: str, tests: str, allow_hint: str = "") -> Path:
+    """The library `name` (tests/data/libs/name-*.tar.gz) as a repository with its hidden `tests` sealed;
+    `own_tests: off` (the libraries' own suites need what is not vendored: their test plugins, hypothesis)."""
+    write_config(kit_home, "scan: block\nown_tests: off\n")
+    (archive,) = LIBS.glob(f"{name}-*.tar.gz")
+    repo = tmp_path / name
+    site = sdist.editable(repo, archive)
+    if name == "typeguard":
+        import typing_extensions  # typeguard's one dependency: pytest's mypy's too, so the kit's environment has it
+
+        shutil.copy(typing_extensions.__file__, site)
+    make_repo(repo, {})
+    hidden = tmp_path / "hidden" / f"test_{name}_feature.py"
+    hidden.parent.mkdir()
+    hidden.write_text(tests)
+    res = seal(repo, hidden)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert f"{name}/.venv/bin/python" in res.stdout  # the project's own interpreter
+    assert not allow_hint or f"--allow {allow_hint}" in res.stdout, res.stdout  # its own findings, the fix if meant
+    return repo
+
+
+def _stop(repo: Path, kit_home: Path, session: str) -> tuple[subprocess.CompletedProcess, dict]:
+    res = run_hook(stop_payload(repo, session=session), timeout=300)
+    return res, stop_lines(kit_home)[-1]
+
+
+def _change(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new))
+
+
+def _control_then_change(repo: Path, kit_home: Path, change) -> tuple[subprocess.CompletedProcess, dict]:
+    """The stop without the change blocks on the new requirement; then the change is made: its stop."""
+    res, line = _stop(repo, kit_home, "control")
+    assert res.returncode == 2 and line["gates"]["acceptance"]["failed"] >= 1, res.stderr
+    change()
+    return _stop(repo, kit_home, "honest")
+
+
+def _both_runs_pass(res: subprocess.CompletedProcess, line: dict, checked: int) -> dict:
+    """Both runs passed every test and agree (the second checked all `checked`), with no tripwire: the gates."""
+    gates = line["gates"]
+    acceptance = gates["acceptance"]
+    assert acceptance["ok"] and "tamper" not in acceptance, res.stderr + json.dumps(acceptance)
+    second = acceptance["second"]
+    assert second["checked"] == checked and not second.get("unsupported"), second
+    return gates
+
+
+def _passes_outright(res: subprocess.CompletedProcess, line: dict, checked: int) -> None:
+    gates = _both_runs_pass(res, line, checked)
+    assert res.returncode == 0 and not gates["scan"].get("findings"), res.stderr + json.dumps(gates.get("scan"))
+
+
+# --- pluggy: the project is pytest's own plugin system -------------------------------------------------------
+
+PLUGGY_TESTS = '''import pluggy
+
+
+class Plugin:
+    pass
+
+
+def test_the_names_are_listed_in_registration_order():
+    pm = pluggy.PluginManager("project")
+    pm.register(Plugin(), name="first")
+    pm.register(Plugin(), name="second")
+    assert pm.list_plugin_names() == ["first", "second"]
+
+
+def test_a_blocked_name_is_not_listed():
+    pm = pluggy.PluginManager("project")
+    pm.register(Plugin(), name="kept")
+    pm.set_blocked("gone")
+    assert pm.list_plugin_names() == ["kept"]
+
+
+def test_the_project_is_the_pluggy_tested():
+    assert pluggy.__version__ == "1.5.0"
+'''
+PLUGGY_OLD = '''    def list_name_plugin(self) -> list[tuple[str, _Plugin]]:'''
+PLUGGY_NEW = '''    def list_plugin_names(self) -> list[str]:
+        """Return the names of all registered plugins, in registration order
+        (blocked names are not listed)."""
+        return [name for name, plugin in self._name2plugin.items() if plugin is not None]
+
+''' + PLUGGY_OLD
+
+
+def test_pluggy_an_honest_method_passes_with_the_projects_own_pluggy(tmp_path, kit_home):
+    repo = _library(tmp_path, kit_home, "pluggy", PLUGGY_TESTS)
+    res, line = _control_then_change(repo, kit_home, lambda: _change(repo / "src/pluggy/_manager.py", PLUGGY_OLD, PLUGGY_NEW))
+    _passes_outright(res, line, 3)
+
+
+# --- typeguard: a source-reading decorator, and a second copy of a baselined frame read ---------------------
+
+TYPEGUARD_TESTS = '''from typing import Dict, List
+
+import pytest
+from typeguard import TypeCheckError, is_type, typechecked
+
+
+@typechecked
+def double(x: int) -> int:
+    return x * 2
+
+
+def test_a_matching_value_is_of_the_type():
+    assert is_type({"a": [1, 2]}, Dict[str, List[int]]) is True
+
+
+def test_a_value_that_does_not_match_is_not():
+    assert is_type(["one"], List[int]) is False
+
+
+def test_a_name_is_resolved_in_the_callers_namespace():
+    class Local:
+        pass
+
+    assert is_type(Local(), "Local") is True
+
+
+def test_typechecked_still_checks_its_arguments():
+    assert double(2) == 4
+    with pytest.raises(TypeCheckError):
+        double("2")
+'''
+TYPEGUARD_OLD = '''def check_argument_types(
+'''
+TYPEGUARD_NEW = '''def is_type(
+    value: object,
+    expected_type: Any,
+    *,
+    forward_ref_policy: ForwardRefPolicy = TypeCheckConfiguration().forward_ref_policy,
+    collection_check_strategy: CollectionCheckStrategy = (
+        TypeCheckConfiguration().collection_check_strategy
+    ),
+) -> bool:
+    """
+    Return ``True`` if ``value`` matches ``expected_type``, ``False`` if not.
+
+    Forward references are resolved in the caller's namespace, as in :func:`check_type`.
+
+    :param value: value to be checked against ``expected_type``
+    :param expected_type: a class or generic type instance, or a tuple of such things
+    :return: whether ``value`` matches ``expected_type``
+
+    """
+    if type(expected_type) is tuple:
+        expected_type = Union[expected_type]
+
+    config = TypeCheckConfiguration(
+        forward_ref_policy=forward_ref_policy,
+        collection_check_strategy=collection_check_strategy,
+    )
+
+    if _suppression.type_checks_suppressed or expected_type is Any:
+        return True
+
+    frame = sys._getframe(1)
+    memo = TypeCheckMemo(frame.f_globals, frame.f_locals, config=config)
+    try:
+        check_type_internal(value, expected_type, memo)
+    except TypeCheckError:
+        return False
+
+    return True
+
+
+''' + TYPEGUARD_OLD
+
+
+def _typeguard_change(repo: Path) -> None:
+    _change(repo / "src/typeguard/_functions.py", TYPEGUARD_OLD, TYPEGUARD_NEW)
+    _change(repo / "src/typeguard/__init__.py", "from ._functions import check_type as check_type\n",
+            "from ._functions import check_type as check_type\nfrom ._functions import is_type as is_type\n")
+
+
+def test_typeguard_an_honest_function_passes_both_runs_and_its_copy_of_a_baselined_frame_read_is_appealable(
+        tmp_path, kit_home):
+    """`@typechecked` reads the test module's source in both runs (was: `OSError` in the second, the runs disagreed:
+    hard evidence, no appeal). The new `is_type` repeats `check_type`'s `frame = sys._getframe(1)` and hands the
+    caller's namespace on as it does: the scan cannot tell that copy from a walk to the calling test's values (the
+    same lines, then a read of what they handed on; `test_scan_baseline.py::test_a_new_frame_walk_in_the_change_is_still_a_finding`
+    holds that attack), so it is the change's
+    `frame-walk` finding, and only that: the block offers the appeal and an appeal is accepted, never a trap. The seal
+    says so, with the fix for a project that means it (`--allow frame-walk`)."""
+    repo = _library(tmp_path, kit_home, "typeguard", TYPEGUARD_TESTS, allow_hint="frame-walk")
+    res, line = _control_then_change(repo, kit_home, lambda: _typeguard_change(repo))
+    gates = _both_runs_pass(res, line, 4)
+    assert res.returncode == 2 and [(f["rule"], f["where"]) for f in gates["scan"]["findings"]] == [("frame-walk", "is_type")]
+    assert res.stderr.rstrip().endswith(appeal.LINE)
+    res = run_hook(stop_payload(repo, session="honest", message="Done.\nAPPEAL: is_type reads its caller's namespace "
+                                                               "as check_type does"), timeout=300)
+    assert res.returncode == 0 and stop_lines(kit_home)[-1]["verdict"] == "appealed", res.stderr
+
+
+# --- wrapt: a post-import hook leaves its finder on sys.meta_path --------------------------------------------
+
+WRAPT_TESTS = '''import sys
+
+import wrapt
+
+
+def test_a_hook_waits_for_its_module():
+    seen = []
+    wrapt.register_post_import_hook(lambda module: seen.append(module.__name__), "colorsys")
+    assert ("colorsys" in wrapt.pending_post_import_hooks()) == ("colorsys" not in sys.modules)
+    import colorsys
+
+    assert seen == ["colorsys"] and colorsys.rgb_to_hsv(0, 0, 0) == (0.0, 0.0, 0.0)
+    assert "colorsys" not in wrapt.pending_post_import_hooks()
+
+
+def test_nothing_is_pending_for_a_module_already_imported():
+    wrapt.register_post_import_hook(lambda module: None, "json")
+    assert "json" not in wrapt.pending_post_import_hooks()
+
+
+def test_a_function_wrapper_still_wraps():
+    @wrapt.function_wrapper
+    def twice(wrapped, instance, args, kwargs):
+        return 2 * wrapped(*args, **kwargs)
+
+    @twice
+    def one():
+        return 1
+
+    assert one() == 2
+'''
+WRAPT_OLD = '''# Register a new post import hook for the target module name.'''
+WRAPT_NEW = '''# Return the names of the modules which have post import hooks
+# registered and still waiting for the module to be imported.
+
+def pending_post_import_hooks():
+    with _post_import_hooks_lock:
+        return sorted(name for name, hooks in _post_import_hooks.items()
+                if hooks)
+
+''' + WRAPT_OLD
+
+
+def _wrapt_change(repo: Path) -> None:
+    _change(repo / "src/wrapt/importer.py", WRAPT_OLD, WRAPT_NEW)
+    _change(repo / "src/wrapt/__init__.py", "from .importer import (register_post_import_hook, when_imported,",
+            "from .importer import (register_post_import_hook, when_imported,\n        pending_post_import_hooks,")
+
+
+def test_wrapt_an_honest_function_passes_with_its_finder_on_the_meta_path(tmp_path, kit_home):
+    repo = _library(tmp_path, kit_home, "wrapt", WRAPT_TESTS)
+    res, line = _control_then_change(repo, kit_home, lambda: _wrapt_change(repo))
+    _passes_outright(res, line, 3)
+
+
+# --- pytest itself: a checkout of the project that runs the tests --------------------------------------------
+
+PYTEST_TESTS = '''import pytest
+
+
+def test_the_release_as_three_numbers():
+    assert pytest.version_info == tuple(int(part) for part in pytest.__version__.split(".")[:3])
+
+
+def test_the_release_numbers_are_integers():
+    assert all(isinstance(part, int) for part in pytest.version_info)
+'''
+VERSION_INFO = '''
+
+#: The release as its first three parts, (major, minor, micro).
+version_info = tuple(version_tuple[:3])
+'''
+
+
+def _pytest_checkout(repo: Path) -> None:
+    """pytest's own sources (the kit's installed copy: pytest 9.2.0, MIT, the same files as its sdist's `src/`) as a
+    checkout installed editable, its dependencies in the in-repo `.venv`."""
+    import _pytest
+    import pytest
+
+    kit_site = Path(_pytest.__file__).parents[1]
+    keep = shutil.ignore_patterns("__pycache__")
+    for name in ("_pytest", "pytest"):
+        shutil.copytree(kit_site / name, repo / "src" / name, ignore=keep)
+    shutil.copy(kit_site / "py.py", repo / "src")
+    (repo / "pyproject.toml").write_text(f'[project]\nname = "pytest"\nversion = "{pytest.__version__}"\n')
+    (repo / ".gitignore").write_text(".venv/\n__pycache__/\n")
+    site = sdist.venv(repo)
+    for dep in ("pluggy", "iniconfig", "packaging", "pygments"):
+        shutil.copytree(kit_site / dep, site / dep, ignore=keep)
+    (site / "pytest.pth").write_text(str(repo / "src") + "\n")
+
+
+def test_pytest_an_honest_change_to_pytest_is_run_by_the_projects_own_pytest(tmp_path, kit_home):
+    """The project is pytest (the seal finds its `pytest` and `_pytest` in `src/`, installed editable): the runs load
+    the project's own, as its `python -m pytest` does (was: the kit's, so the change was never seen: 2 of 2 failed
+    after it). `--allow imports-pytest`: pytest's own code imports `_pytest` everywhere, as the seal's hint says."""
+    write_config(kit_home, "scan: block\nown_tests: off\n")
+    repo = tmp_path / "pytest"
+    _pytest_checkout(repo)
+    make_repo(repo, {})
+    hidden = tmp_path / "hidden" / "test_version_info.py"
+    hidden.parent.mkdir()
+    hidden.write_text(PYTEST_TESTS)
+    res = seal(repo, hidden, "--allow", "imports-pytest")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "the project is pytest" in res.stdout, res.stdout
+
+    def change() -> None:
+        with open(repo / "src/_pytest/__init__.py", "a") as fh:
+            fh.write(VERSION_INFO)
+        _change(repo / "src/pytest/__init__.py", "from _pytest import version_tuple\n",
+                "from _pytest import version_info\nfrom _pytest import version_tuple\n")
+
+    res, line = _control_then_change(repo, kit_home, change)
+    assert res.returncode == 0, res.stderr + json.dumps(line["gates"]["acceptance"])
+    second = line["gates"]["acceptance"]["second"]
+    assert second["checked"] == 0 and len(second["unsupported"]) == 2  # pytest's own API: the shim serves none of it
+
+
+def test_a_project_that_is_not_pytest_never_gets_a_copy_of_pytest_its_change_adds(tmp_path, kit_home):
+    """The attack beside it: a change that adds a `pytest` and `_pytest` of its own (one whose run passes everything)
+    to a project that was not pytest at the seal: the kit's pytest runs the tests, and the stop blocks."""
+    write_config(kit_home, "scan: block\nown_tests: off\n")
+    repo = make_repo(tmp_path / "calc", {"calc.py": "def double(n):\n    return n\n"})
+    hidden = tmp_path / "hidden" / "test_calc.py"
+    hidden.parent.mkdir()
+    hidden.write_text("from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n")
+    res = seal(repo, hidden, "--allow", "imports-pytest")
+    assert res.returncode == 0 and "the project is pytest" not in res.stdout, res.stdout + res.stderr
+    (repo / "pytest").mkdir()
+    (repo / "pytest" / "__init__.py").write_text("def main(args=None, plugins=None):\n    return 0\n")
+    (repo / "_pytest").mkdir()
+    (repo / "_pytest" / "__init__.py").write_text("")
+    res, line = _stop(repo, kit_home, "s1")
+    assert res.returncode == 2 and line["gates"]["acceptance"]["failed"] == 1, res.stderr
