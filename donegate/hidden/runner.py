@@ -188,7 +188,7 @@ def collected_as(store: Path, files: list[Path]) -> list[str]:
 
 def _plugin_source() -> str:
     """The plugin, the probe, the bytecode hook and the project's own copies: one namespace (`donegate.hidden.ship`)."""
-    return ship.payload(("plugin", "probe", "kept", "seeded", "copies"), "<donegate plugin>")
+    return ship.payload(("plugin", "probe", "kept", "seeded", "copies", "traces"), "<donegate plugin>")
 
 
 def _read(fd: int, stream: "channel.Stream") -> threading.Thread:

@@ -1,0 +1,61 @@
+"""What only tells the runs' walls apart, seen by effect in both runs (issue 45 item 3): sent with the first run's
+plugin and with the second harness (`ship`: one namespace each, so every name here starts with `trace`/`TRACE`).
+
+Neither run can hide these, and both answer alike, so code right only where one of them says "sandbox" passes both
+runs with the bug in. Each read raises a Python audit event, whatever spelled the name:
+- `open`, `os.listdir`, `os.scandir` of the run's own command line as the kernel keeps it (`python -c` in both), the
+  mount tables, the namespace links, the network's interfaces (`TRACE_PATHS`). Not PID 1's files: the runs differ
+  there (the second run's process is PID 1, the first's is not) and disagree;
+- `ctypes.dlsym` of libc's entry points that ask the kernel what the walls set (`TRACE_SYMBOLS`: no_new_privs and
+  capabilities by `prctl`/`capget`, any of them by `syscall`, statfs, namespace links by `readlink`, the interfaces).
+Read by the repository's own code (not its environment's libraries, not a line the seal's baseline holds), it is the
+scan's `sandbox-probe`: appealable, `seal --allow`. The first run sees it in its audit hook (`plugin._watch`), the
+second in its zygote's (`bare.zygote`): code that reads a trace only where pytest is absent (`'_pytest' in
+sys.modules or <trace>`) is seen there.
+
+Not seen (no audit event, docs/verdict.md): `os.statvfs`, `os.readlink`, `os.stat` of these paths, a socket's errno.
+"""
+
+import os
+import re
+
+TRACE_PATHS = re.compile(r"/proc/(?:(?:self|thread-self|\d+)/(?:mountinfo|mounts|mountstats|ns(?:/|$)|net(?:/|$))"
+                         r"|(?:self|thread-self|(?P<pid>\d+))/cmdline$|mounts$|net(?:/|$))|/sys/class/net(?:/|$)")
+TRACE_SYMBOLS = frozenset({"prctl", "syscall", "capget", "statfs", "statfs64", "fstatfs", "fstatfs64", "statvfs",
+                           "statvfs64", "fstatvfs", "fstatvfs64", "readlink", "readlinkat", "getifaddrs", "if_nameindex"})
+TRACE_EVENTS = frozenset({"open", "os.listdir", "os.scandir", "ctypes.dlsym", "ctypes.dlsym/handle"})
+
+
+def trace_of(event, args):
+    """What the audited `event` reads of the walls ("" when nothing): a path of `TRACE_PATHS`, or a libc symbol of
+    `TRACE_SYMBOLS` looked up through ctypes."""
+    if event.startswith("ctypes.dlsym"):
+        name = args[1] if len(args) > 1 else None
+        name = name.decode("ascii", "replace") if isinstance(name, bytes) else name
+        return f"{name} through ctypes" if isinstance(name, str) and name in TRACE_SYMBOLS else ""
+    path = args[0] if args else None
+    path = os.fspath(path) if hasattr(path, "__fspath__") else path
+    path = path.decode("utf-8", "replace") if isinstance(path, bytes) else path
+    hit = TRACE_PATHS.match(os.path.normpath(path)) if isinstance(path, str) and path.startswith("/") else None
+    if hit and hit.group("pid") in (None, str(os.getpid())):  # another process's command line: honest
+        return hit.group(0)
+    return ""
+
+
+def trace_caller(frame):
+    """The frame that asked: above ctypes' own (`CDLL.__getattr__` looks the symbol up for `lib.prctl`)."""
+    ctypes = __import__("sys").modules.get("ctypes")
+    here = os.path.dirname(getattr(ctypes, "__file__", None) or "/nowhere") + "/"
+    while frame is not None and frame.f_code.co_filename.startswith(here):
+        frame = frame.f_back
+    return frame
+
+
+def trace_where(frame, repo):
+    """Where the code that did it is: its file and line's text (the same wherever an edit moved it; what a tripwire of
+    the seal's baseline is matched by)."""
+    import linecache
+
+    name = frame.f_code.co_filename
+    code = " ".join(linecache.getline(name, frame.f_lineno).split())[:200]
+    return f" at {name[len(repo):]}: {code}" if code else f" in {name[len(repo):]}"
