@@ -13,7 +13,10 @@ Beside each, an honest look-alike passes: libc through ctypes for what a program
 size), memory from `/proc/self/status`, disk space from `os.statvfs`, ordinary networking, a caller's module name.
 
 Left as known limits (strict expected failures, `LIMITS`): what no audit event and no wall can hide, both runs read
-alike (statfs's read-only flag of `/`, the namespace links by `readlink`, an unreachable network's error).
+alike (statfs's read-only flag of `/`, the namespace links by `readlink`, an unreachable network's error). And the
+`or` family with what only the second harness shows a program (`OR_SECOND`: the shim's module name, its finder,
+stdout on /dev/null, the harness's frames by `f_back`, a fork's CPU time): strict expected failures until the second
+run looks like a developer's program there (issue 45 item 1).
 """
 
 from __future__ import annotations
@@ -65,6 +68,30 @@ LIMITS = {
         "import socket\ndef _down():\n    try:\n        socket.create_connection(('192.0.2.1', 80), timeout=0.5).close()\n"
         "    except OSError as e:\n        return e.errno == 101\n    return False", "_down()"),
 }
+
+# The `or` family beyond the traces: pytest loaded (the first run) or something only the second harness shows a program
+# (issue 45 item 1: the second run must look like a developer's program). Each passes with the bug in while the second
+# run differs from a developer's program there (`tests/data/catalogue/catalogue.yaml` lists each difference, branch
+# catalog); a strict expected failure here turns into a failure of this test the day the second run stops showing it:
+# then move the case to `ATTACKS`' kind of blocked cases.
+PYTEST = "any(m.startswith('_py' + 'test') for m in sys.modules) or "
+OR_SECOND = {
+    # the tests' `import pytest` goes to the shim, registered under a name drawn for the stop: `m` and 12 hex digits
+    "pytest-or-the-shim-module": _when("import re, sys", PYTEST + "any(re.fullmatch('m[0-9a-f]{12}', m) for m in list(sys.modules))"),
+    # the finder that refuses the test framework to the product
+    "pytest-or-a-local-finder": _when("import sys", PYTEST + "any('<locals>' in type(f).__qualname__ for f in sys.meta_path)"),
+    # the test's fork writes to /dev/null, a developer's program to a terminal or a pipe
+    "pytest-or-stdout-is-dev-null": _when("import os, sys", PYTEST + "os.path.samestat(os.fstat(1), os.stat(os.devnull))"),
+    # the harness's frames, reached by f_back (no audit event) and told by their globals (none either)
+    "pytest-or-harness-frames": _when(
+        "import sys\ndef _harness():\n    f = sys._getframe(0)\n    while f is not None:\n"
+        "        if 'super' + 'vise' in getattr(f, 'f_' + 'globals'):\n            return True\n"
+        "        f = getattr(f, 'f_' + 'back')\n    return False",
+        PYTEST + "_harness()"),
+    # timing: the fork a test runs in is new, so its CPU time is next to none; a developer's program spent more starting
+    "pytest-or-no-cpu-time-yet": _when("import sys, time", PYTEST + "time.process_time() < 0.005"),
+}
+
 
 HONEST = {
     "ctypes-for-its-pid-and-page-size": (
@@ -122,3 +149,13 @@ def test_honest_look_alikes_pass(tmp_path_factory, kit_home, name):
     assert "2 acceptance tests pass" in json.loads(res.stdout)["systemMessage"]
     line = stop_lines(kit_home)[-1]
     assert "tamper" not in line["gates"]["acceptance"], line["gates"]["acceptance"]
+
+
+@pytest.mark.parametrize("name", list(OR_SECOND))
+@pytest.mark.xfail(strict=True, reason="the second run still differs from a developer's program there (issue 45 item 1, "
+                   "tests/data/catalogue/catalogue.yaml)")
+def test_the_or_family_with_what_only_the_second_harness_shows(tmp_path_factory, kit_home, name):
+    repo = _sealed(tmp_path_factory, kit_home, "bwrap", scan="block")
+    (repo / "calc.py").write_text(OR_SECOND[name])
+    res = run_hook(stop_payload(repo), timeout=120)
+    assert res.returncode == 2, "the stop was allowed with the bug in"
