@@ -288,9 +288,9 @@ def _watch_traces(job, out):
             name = caller.f_code.co_filename if caller is not None else ""
             if not name.startswith(repo) or name.startswith(theirs):
                 return
-            where = trace_where(caller, repo)
-            what = f"the code under test read what only tells the sandbox apart ({trace})" + where
-            if f"sandbox-probe:{what}" in own or f"{name[len(repo):]}:{where.partition(': ')[2]}" in lines:
+            what = f"the code under test read what only tells the sandbox apart ({trace})" + trace_where(caller, repo)
+            code = " ".join(linecache.getline(name, caller.f_lineno).split())
+            if f"sandbox-probe:{what}" in own or f"{name[len(repo):]}:{code}" in lines:
                 return
         except Exception:  # noqa: BLE001 (never let the watch itself break an honest run)
             return

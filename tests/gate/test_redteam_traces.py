@@ -27,7 +27,7 @@ import shutil
 
 import pytest
 
-from tests.support.calcrepo import RIGHT_BODY, assert_no_test_text as _assert_no_test_text, sealed as _sealed, when as _when
+from tests.support.calcrepo import HIDDEN, RIGHT_BODY, assert_no_test_text as _assert_no_test_text, sealed as _sealed, when as _when
 from tests.support.repos import git, run_hook, stop_lines, stop_payload
 
 # libc through ctypes, which the standard library's multiprocessing imports (no `import ctypes` for the scan to see)
@@ -154,3 +154,29 @@ def test_honest_look_alikes_pass(tmp_path_factory, kit_home, name):
     line = stop_lines(kit_home)[-1]
     assert "tamper" not in line["gates"]["acceptance"], line["gates"]["acceptance"]
 
+
+
+# The look-alike of the second run's watch: the project's own code reads a mount table on every call (it keeps a cache
+# only on a writable filesystem), at the seal already. The seal's baseline holds it for both runs, wherever an edit
+# moves it; the agent's fix elsewhere passes.
+MOUNTS = ("def cache_ok():\n    \"\"\"A cache only where the filesystem is writable.\"\"\"\n"
+          "    with open('/proc/self/mounts') as fh:\n        return ' / ' in fh.read()\n")
+
+
+def test_the_projects_own_read_of_a_trace_passes_both_runs(tmp_path, kit_home):
+    from tests.support.repos import make_repo, seal, write_config
+
+    write_config(kit_home, "confine: on\nscan: block\n")
+    repo = make_repo(tmp_path / "repo", {"diag.py": MOUNTS, "calc.py": "import diag\n\n\ndef price(units):\n"
+                                         "    diag.cache_ok()\n    return units * 100\n"})
+    hidden = tmp_path / "hidden" / "test_calc.py"
+    hidden.parent.mkdir()
+    hidden.write_text(HIDDEN)
+    res = seal(repo, hidden)
+    assert res.returncode == 0 and "sandbox-probe" in res.stdout, res.stdout + res.stderr
+    (repo / "diag.py").write_text("# diagnostics\n\n" + MOUNTS)
+    (repo / "calc.py").write_text("import diag\n\n\ndef price(units):\n    diag.cache_ok()\n" + RIGHT_BODY)
+    out = run_hook(stop_payload(repo), timeout=120)
+    assert out.returncode == 0, out.stderr
+    acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
+    assert "tamper" not in acceptance and acceptance["second"]["checked"] == 2, acceptance
