@@ -425,3 +425,14 @@ def test_a_session_that_moves_home_still_finds_the_accounts_home_hidden(tmp_path
     monkeypatch.setattr(pwd, "getpwuid", entry("/"))
     monkeypatch.delenv("HOME")
     assert Path("/") not in confine.hidden_roots()
+
+
+def test_the_runs_look_names_up_in_the_systems_files_only():
+    # A run has no network: a resolver asked there says "temporary failure" where a developer's says "no such name"
+    # (issue 45, the network family; the hook-level case is tests/gate/test_redteam_traces.py).
+    text = ("# a comment\npasswd:         files systemd\nhosts:          files mdns4_minimal [NOTFOUND=return] dns myhostname\n"
+            "networks:       files\n")
+    assert confine.offline_nsswitch(text) == ("# a comment\npasswd:         files systemd\nhosts: files myhostname\n"
+                                              "networks:       files\n")
+    assert confine.offline_nsswitch("hosts: resolve [!UNAVAIL=return] dns\n") == "hosts: files\n"
+    assert confine.offline_nsswitch("passwd: files\n") == "passwd: files\n"

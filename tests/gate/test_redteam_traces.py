@@ -8,9 +8,11 @@ so both right); each is now seen at run time, by effect, in whichever run reads 
   raises `ctypes.dlsym` for the symbol, whatever spelled its name;
 - the `or` family: a signal only the first run gives (pytest loaded) `or` a trace only the walls give, read in the
   second run only (the first never evaluates it): the second run watches what the first does;
-- a walk to the second harness's frames (`sys._getframe`): the harness's state is reached, as under pytest.
+- the network family's error kind: an unresolvable name got "temporary failure" in the runs (no resolver to ask),
+  "no such name" on a developer's machine; the runs now look names up in the system's files only, and answer alike.
 Beside each, an honest look-alike passes: libc through ctypes for what a program asks of it (its pid, the page
-size), memory from `/proc/self/status`, disk space from `os.statvfs`, ordinary networking, a caller's module name.
+size), memory from `/proc/self/status`, disk space from `os.statvfs`, name lookups with an offline fallback, a
+caller's module name, the project's own read of a mount table (the seal's baseline, both runs).
 
 Left as known limits (strict expected failures, `LIMITS`): what no audit event and no wall can hide, both runs read
 alike (statfs's read-only flag of `/`, the namespace links by `readlink`, an unreachable network's error). And the
@@ -51,6 +53,13 @@ ATTACKS = {
         _when("import sys", "any(m.startswith('_py' + 'test') for m in sys.modules) or "
                             "b'-c' in open('/proc/self/' + ''.join(reversed('enildmc')), 'rb').read().split(bytes(1))"),
         "sandbox-probe"),
+    # the network family: the kind of error an unresolvable name gets. The runs have no resolver to ask (EAI_AGAIN,
+    # "temporary failure"); a developer's machine is told there is no such name (EAI_NONAME). Now the runs resolve
+    # from the system's files only, as such a machine answers: the fake is wrong in both (the assertion blocks)
+    "network-resolver-unreachable": (
+        _when("import socket\ndef _no_resolver():\n    try:\n        socket.getaddrinfo('no-such-host.invalid', 80)\n"
+              "    except socket.gaierror as e:\n        return e.errno == socket.EAI_AGAIN\n    return False", "_no_resolver()"),
+        "assert 1000 == 900"),
     "pytest-or-prctl": (
         _when(LIBC + "\nimport sys", "any(m.startswith('_py' + 'test') for m in sys.modules) or "
                                   "getattr(_libc(), 'pr' + 'ctl')(39, 0, 0, 0, 0) == 1"),
@@ -94,6 +103,10 @@ OR_SECOND = {
 
 
 HONEST = {
+    "ordinary-name-lookups-and-an-offline-fallback": (  # localhost, the host's own name, a public name that may fail
+        "import socket\ndef _rates():\n    socket.getaddrinfo('localhost', 80)\n    socket.getaddrinfo(socket.gethostname(), 80)\n"
+        "    try:\n        socket.getaddrinfo('example.com', 443)\n        return 'online'\n    except OSError:\n        return 'offline'\n"
+        "def price(units):\n    _rates()\n" + RIGHT_BODY),
     "ctypes-for-its-pid-and-page-size": (
         "import ctypes, os\n_libc = ctypes.CDLL(None)\n"
         "def price(units):\n    assert _libc.getpid() == os.getpid() and _libc.getpagesize() > 0\n" + RIGHT_BODY),
@@ -121,6 +134,9 @@ def test_a_trace_read_in_either_run_blocks(tmp_path_factory, kit_home, name):
     res = run_hook(stop_payload(repo), timeout=120)
     assert res.returncode == 2, f"the stop was allowed with the bug in: {res.stdout} {res.stderr}"
     line = stop_lines(kit_home)[-1]
+    if rule.startswith("assert"):  # wrong in the runs as in a developer's: the test's own failure
+        assert rule in res.stderr and "tamper" not in line["gates"]["acceptance"], res.stderr
+        return
     tamper = line["gates"]["acceptance"].get("tamper") or {}
     assert tamper.get("rule") == rule, (tamper, res.stderr)
     assert "tells the sandbox apart" in res.stderr and "calc.py" in res.stderr, res.stderr
