@@ -234,10 +234,10 @@ class Tripwires:
 # watch below, the stream's order, the second opinion); a tracer left running after a test is (`Tripwires`). A frame
 # walk is a finding when it reaches the harness's frames (pytest, pluggy, this plugin), and opening a sealed test's
 # file is one.
-_WATCH = frozenset({"sys._getframe", "object.__setattr__", "object.__getattr__", "sys._current_frames", "open",
-                    "os.listdir", "os.scandir", "ctypes.dlsym", "ctypes.dlsym/handle"})
-# What only tells the runs' walls apart and neither run can hide (`traces.py`, sent with this file): opened, listed or
-# looked up through ctypes by the repository's own code, however spelled, it is the scan's `sandbox-probe`.
+_WATCH = frozenset({"sys._getframe", "object.__setattr__", "object.__getattr__", "sys._current_frames", "open"})
+# With them (`_watch`), what only tells the runs' walls apart and neither run can hide (`traces.py`, sent with this
+# file): opened, listed, looked up through ctypes or handed to a child by the repository's own code, however spelled,
+# it is the scan's `sandbox-probe`.
 _FRAME_ATTRS = frozenset({"f_code", "__code__"})  # a frame's code (whose frame it is), a function's (a test's?)
 _HARNESS_MODULES = ("_pytest", "pytest", "pluggy", "donegate_plugin")
 
@@ -255,6 +255,8 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
 
     stdlib_stack = (_inspect.__file__, _traceback.__file__)
     trace_of, trace_caller, trace_where = (globals()[n] for n in ("trace_of", "trace_caller", "trace_where"))  # traces.py
+    traces = globals()["TRACE_EVENTS"]
+    watch = _WATCH | traces
     getframe = sys._getframe
     busy: list[Any] = []
     repo = repo.rstrip("/") + "/"
@@ -297,14 +299,14 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
             if ours(caller.f_code.co_filename, caller):
                 return "reached the sealed tests' code (a test function's __code__)" + at(caller), "frame-walk"
             return "", ""
-        if event in ("open", "os.listdir", "os.scandir", "ctypes.dlsym", "ctypes.dlsym/handle"):
+        if event in traces:
             trace = trace_of(event, args)
             if trace:
                 caller = trace_caller(getframe(2))
                 if caller is not None and ours(caller.f_code.co_filename, caller):
                     return f"read what only tells the sandbox apart ({trace})" + at(caller), "sandbox-probe"
                 return "", ""
-            path: Any = args[0] if args and event == "open" else None
+            path: Any = args[0] if args and event == "open" else None  # the sealed tests' files, below
             path = path.decode("utf-8", "replace") if isinstance(path, bytes) else path
             if not (isinstance(path, str) and path.startswith(store)):
                 return "", ""  # every import opens its source: only a sealed test's file is looked at closely
@@ -344,7 +346,7 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
         return "", ""
 
     def hook(event: str, args: tuple) -> None:
-        if event not in _WATCH or busy or reporter.tampered:  # after hard evidence, nothing more to say
+        if event not in watch or busy or reporter.tampered:  # after hard evidence, nothing more to say
             return
         if event == "object.__getattr__" and args[1] not in _FRAME_ATTRS:
             return  # every other audited read (a traceback's frame, a generator's): not a walk outward

@@ -436,3 +436,23 @@ def test_the_runs_look_names_up_in_the_systems_files_only():
                                               "networks:       files\n")
     assert confine.offline_nsswitch("hosts: resolve [!UNAVAIL=return] dns\n") == "hosts: files\n"
     assert confine.offline_nsswitch("passwd: files\n") == "passwd: files\n"
+
+
+def test_what_the_runs_watch_as_traces_of_the_walls():
+    from donegate.hidden import traces
+
+    me = str(os.getpid())
+    assert traces.trace_of("open", (b"/proc/self/mountinfo", "r", 0)) == "/proc/self/mountinfo"
+    assert traces.trace_of("open", (f"/proc/{me}/cmdline", "rb", 0)) == f"/proc/{me}/cmdline"
+    assert traces.trace_of("open", ("/proc/1/cmdline", "rb", 0)) == ""  # another process's: the runs differ there
+    assert traces.trace_of("open", ("/proc/self/status", "r", 0)) == ""
+    assert traces.trace_of("ctypes.dlsym", (object(), "prctl")) == "prctl through ctypes"
+    assert traces.trace_of("ctypes.dlsym", (object(), "getpid")) == ""
+    assert traces.trace_of("subprocess.Popen", ("cat", ["cat", "/proc/self/ns/pid"], None, None)) == \
+        "/proc/self/ns/, read by a child process"
+    assert traces.trace_of("os.system", (b"test $(readlink /proc/thread-self/ns/user)",)) == \
+        "/proc/thread-self/ns/, read by a child process"
+    # a child's own command line, and a child with nothing of the walls in its command, are not
+    assert traces.trace_of("subprocess.Popen", ("cat", ["cat", "/proc/self/cmdline"], None, None)) == ""
+    assert traces.trace_of("subprocess.Popen", ("ls", "ls -l /proc/self/fd", None, None)) == ""
+    assert traces.trace_of("os.posix_spawn", ("/bin/df", ["df", "/"], {})) == ""
