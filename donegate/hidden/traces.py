@@ -3,7 +3,8 @@ plugin and with the second harness (`ship`: one namespace each, so every name he
 
 Neither run can hide these, and both answer alike, so code right only where one of them says "sandbox" passes both
 runs with the bug in. Each read raises a Python audit event, whatever spelled the name:
-- `open`, `os.listdir`, `os.scandir` of the run's own command line as the kernel keeps it (`python -c` in both), the
+- `open`, `os.listdir`, `os.scandir` (also by a relative path, or through a link: `/etc/mtab`, `/proc/self/root`, a
+  link the product makes, `os.symlink`) of the run's own command line as the kernel keeps it (`python -c` in both), the
   mount tables, the namespace links, the network's interfaces (`TRACE_PATHS`). Not PID 1's files: the runs differ
   there (the second run's process is PID 1, the first's is not) and disagree;
 - `ctypes.dlsym` of libc's entry points that ask the kernel what the walls set (`TRACE_SYMBOLS`: no_new_privs and
@@ -16,7 +17,8 @@ second in its zygote's (`bare.zygote`): code that reads a trace only where pytes
 sys.modules or <trace>`) is seen there.
 
 Not seen (no audit event, docs/verdict.md): `os.statvfs`, `os.readlink`, `os.stat` of these paths, a socket's errno;
-a child that reads them without naming the path (`mount`, `findmnt`, `df`, `ip link`, a script file).
+a child that reads them without naming the path (`mount`, `findmnt`, `df`, `ip link`, a script file); a path
+relative to a directory descriptor (`os.open('mountinfo', dir_fd=...)`: the event carries no folder).
 """
 
 import os
@@ -29,7 +31,11 @@ TRACE_SYMBOLS = frozenset({"prctl", "syscall", "capget", "statfs", "statfs64", "
 # A child process started to read them for the product: the path is in its command (a child's own command line is not
 # a trace: `/proc/self/cmdline` there is the child's).
 TRACE_SPAWNS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn"})
-TRACE_EVENTS = frozenset({"open", "os.listdir", "os.scandir", "ctypes.dlsym", "ctypes.dlsym/handle", *TRACE_SPAWNS})
+TRACE_EVENTS = frozenset({"open", "os.listdir", "os.scandir", "ctypes.dlsym", "ctypes.dlsym/handle", "os.symlink",
+                          *TRACE_SPAWNS})
+# Paths that reach a trace through a link of the system's own (`/etc/mtab`, `/proc/self/root/...`, `/dev/fd/..`):
+# resolved before they are matched. A link the product makes is seen as it is made (`os.symlink`).
+_TRACE_LINKED = ("/proc/", "/sys/", "/dev/", "/etc/mtab")
 
 
 def trace_of(event, args):
@@ -46,16 +52,26 @@ def trace_of(event, args):
             if hit and not (hit.endswith("/cmdline") and ("/self/" in hit or "/thread-self/" in hit)):
                 return f"{hit}, read by a child process"
         return ""
-    return _trace_path(args[0] if args else None)
+    hit = _trace_path(args[0] if args else None)
+    return f"{hit}, a link made to it" if hit and event == "os.symlink" else hit
 
 
 def _trace_path(path):
-    """The trace `path` names ("" when none)."""
+    """The trace `path` names ("" when none): as written, made absolute from the working folder, and resolved where a
+    link of the system's own may lead to one."""
     path = os.fspath(path) if hasattr(path, "__fspath__") else path
     path = path.decode("utf-8", "replace") if isinstance(path, bytes) else path
-    hit = TRACE_PATHS.match(os.path.normpath(path)) if isinstance(path, str) and path.startswith("/") else None
-    if hit and hit.group("pid") in (None, str(os.getpid())):  # another process's command line: honest
-        return hit.group(0)
+    if not isinstance(path, str) or not path or "\0" in path:
+        return ""
+    try:
+        path = os.path.normpath(path if path.startswith("/") else os.path.join(os.getcwd(), path))
+        seen = [path, os.path.realpath(path)] if path.startswith(_TRACE_LINKED) else [path]
+    except (OSError, ValueError):
+        return ""
+    for one in seen:
+        hit = TRACE_PATHS.match(one)
+        if hit and hit.group("pid") in (None, str(os.getpid())):  # another process's command line: honest
+            return hit.group(0)
     return ""
 
 

@@ -61,6 +61,18 @@ ATTACKS = {
     "a-shell-reads-the-namespace-link": (
         _when("import os", "os.system('test \"$(readlink /proc/self/' + 'ns/pid)\" != \"pid:[4026531836]\"') == 0"),
         "sandbox-probe"),
+    # the same file by another name: a symbolic link (the system's own, /etc/mtab; one the product makes), a path
+    # through /proc/self/root, a relative path
+    "the-mount-table-as-etc-mtab": (_when("", "' /tmp tmpfs ' in open('/etc/' + 'mt' + 'ab').read()"), "sandbox-probe"),
+    "the-mount-table-through-a-link-of-its-own": (
+        _when("import os, tempfile\ndef _table():\n    link = os.path.join(tempfile.mkdtemp(), 'table')\n"
+              "    os.symlink('/proc/self/' + ''.join(reversed('ofnitnuom')), link)\n    return open(link).read()",
+              "' / /tmp ' in _table()"), "sandbox-probe"),
+    "the-mount-table-through-proc-self-root": (
+        _when("", "' / /tmp ' in open('/proc/self/ro' + 'ot/proc/self/' + ''.join(reversed('ofnitnuom'))).read()"), "sandbox-probe"),
+    "the-mount-table-by-a-relative-path": (
+        _when("import os", "' / /tmp ' in open(os.path.relpath('/proc/self/' + ''.join(reversed('ofnitnuom')))).read()"),
+        "sandbox-probe"),
     # the network family: the kind of error an unresolvable name gets. The runs have no resolver to ask (EAI_AGAIN,
     # "temporary failure"); a developer's machine is told there is no such name (EAI_NONAME). Now the runs resolve
     # from the system's files only, as such a machine answers: the fake is wrong in both (the assertion blocks)
