@@ -67,7 +67,7 @@ def zygote(job, codes, tests, cmd_r, rep_w):
         os.dup2(devnull, fd)
     cmd_r, rep_w = _hide(cmd_r), _hide(rep_w)
     _only(cmd_r, rep_w)  # nothing else of the supervisor's: its report pipe above all
-    mods, failed, fixtures = {}, {}, {}
+    mods, failed, fixtures, flagged = {}, {}, {}, []
     try:
         _as_program(job["program"])
         shim_name = job["shim"]
@@ -84,6 +84,7 @@ def zygote(job, codes, tests, cmd_r, rep_w):
         said, later = [], []
         hold = globals()["answer_hold"](lambda rec: write(out[0], rec) if isinstance(out[0], int) else said.append(rec), later)
 
+        flagged = _watch_traces(job, out)  # before any of the product's code runs
         if "imports-pytest" in job["allow"]:  # importable (the kit's), never run: last on the path
             sys.path.extend(job["pytest"])
         for name in job["unload"]:  # the harness's own imports that pytest's process would not hold (`_HARNESS_ONLY`)
@@ -106,6 +107,8 @@ def zygote(job, codes, tests, cmd_r, rep_w):
             fixtures[rel] = {v._bare_fixture[0]: v for v in list(vars(mod).values()) if hasattr(v, "_bare_fixture")}
         except BaseException as exc:  # noqa: B036 (the module did not import: every test of it fails alike)
             failed[rel] = _failure(exc, hits)
+    if flagged and None not in failed:  # read at import, whatever the product did with the alarm it got
+        failed[None] = flagged[0]
     # Threads the import started (the kernel's count: native ones too) would be copied into a fork
     # stopped where they were, holding whatever lock they held: then this zygote runs one test itself,
     # reports and ends, and the supervisor starts another for the next test (each imports again).
@@ -257,6 +260,50 @@ def _alarm(out, what):
     os._exit(1)
 
 
+def _watch_traces(job, out):
+    """An audit hook (it cannot be removed once added) that sees the repository's own code read what only tells the
+    walls apart (`traces.py`), as the first run's does: in a fork the test fails with `S:` (the scan's
+    `sandbox-probe`, appealable); at the zygote's import the alarm is raised and kept in the list returned, so every
+    test fails with it even when the product caught it. Quiet when the project is allowed the rule; a line the
+    seal's baseline holds, or a finding it recorded, is the project's own."""
+    flagged = []
+    allow = job["allow"]
+    if "sandbox-probe" in allow:
+        return flagged
+    trace_of, trace_caller, trace_where = (globals()[n] for n in ("trace_of", "trace_caller", "trace_where"))
+    events, getframe = globals()["TRACE_EVENTS"], sys._getframe
+    repo = job["repo"].rstrip("/") + "/"
+    theirs = tuple(t.rstrip("/") + "/" for t in job.get("theirs") or ())
+    own = frozenset(a[4:] for a in allow if a.startswith("own:"))
+    lines = frozenset(a[5:] for a in allow if a.startswith("line:"))
+    busy = []
+
+    def hook(event, args):
+        if event not in events or busy:
+            return
+        busy.append(1)
+        try:
+            trace = trace_of(event, args)
+            caller = trace_caller(getframe(1)) if trace else None
+            name = caller.f_code.co_filename if caller is not None else ""
+            if not name.startswith(repo) or name.startswith(theirs):
+                return
+            what = f"the code under test read what only tells the sandbox apart ({trace})" + trace_where(caller, repo)
+            code = " ".join(linecache.getline(name, caller.f_lineno).split())
+            if f"sandbox-probe:{what}" in own or f"{name[len(repo):]}:{code}" in lines:
+                return
+        except Exception:  # noqa: BLE001 (never let the watch itself break an honest run)
+            return
+        finally:
+            busy.clear()
+        if out[0] is None:
+            flagged.append("S:" + what)
+        _alarm(out, "S:" + what)
+
+    sys.addaudithook(hook)
+    return flagged
+
+
 def _threads():
     """Threads of this process, native ones included (Linux counts them in /proc)."""
     try:
@@ -375,7 +422,7 @@ def supervise(params):
     ids = params["tests"]
     # Each test's own seed for `dg_random` (`seeded.seed_of`), never the stop's secret: none, and it is not served.
     draws = dict(zip(ids, params.get("draws") or (), strict=False))
-    base = {"repo": params["repo"], "shim": params["shim"], "probe": params["probe"], "hold": params["hold"], "allow": params["allow"],
+    base = {"repo": params["repo"], "theirs": params.get("theirs") or [], "shim": params["shim"], "probe": params["probe"], "hold": params["hold"], "allow": params["allow"],
             "cwd": params["cwd"], "pytest": params["pytest"], "unload": unload, "own": own, "program": program}
     codes = [(rel, sources[rel]) for rel in sorted(sources)]  # pytest's order of collection
     groups = {}  # (file, test): its ids, in order (a parametrized test's index is its place here)
@@ -514,8 +561,8 @@ class _Zygote:
         if code == passing_code(token.decode()) and text == token and answers is not None:
             return "passed", "", {k: [v.decode("ascii", "replace") for v in kd] for k, kd in answers.items()}
         said = text.decode("utf-8", "replace")
-        if said.startswith(("P:", "I:", "F:")):
-            return {"P": "probe", "I": "imports-pytest", "F": "failed"}[said[0]], said[2:300], None
+        if said.startswith(("P:", "I:", "F:", "S:")):
+            return {"P": "probe", "I": "imports-pytest", "F": "failed", "S": "sandbox-probe"}[said[0]], said[2:300], None
         return "failed", f"the test process ended with exit code {code} without its token", None
 
     def end(self):

@@ -188,6 +188,26 @@ def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path | None, hidden
     return argv + ["--"]
 
 
+NSSWITCH = Path("/etc/nsswitch.conf")
+# Where names are looked up without asking a network: the system's own files, and the machine's own name.
+_LOCAL_SOURCES = ("files", "myhostname")
+
+
+def offline_nsswitch(text: str) -> str:
+    """The name service switch as the runs get it (bound over /etc/nsswitch.conf): names resolved from the
+    system's files only. A run has no network, so a resolver it asked answered "temporary failure" (EAI_AGAIN)
+    where a developer's machine says there is no such name (EAI_NONAME): code keyed on that error kind was right
+    in both runs and wrong in use (issue 45, the network family). Without the network's sources, an unknown name
+    is "no such name", as a developer's resolver says it; `localhost` and the machine's own name resolve as before."""
+    out = []
+    for line in text.splitlines():
+        key, sep, rest = line.partition(":")
+        if sep and key.strip() == "hosts":
+            line = "hosts: " + " ".join([w for w in rest.split() if w in _LOCAL_SOURCES] or ["files"])
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
 def _sb_quote(path: Path | str) -> str:
     return '"' + str(path).replace("\\", "\\\\").replace('"', '\\"') + '"'
 

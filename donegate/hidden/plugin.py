@@ -234,14 +234,10 @@ class Tripwires:
 # watch below, the stream's order, the second opinion); a tracer left running after a test is (`Tripwires`). A frame
 # walk is a finding when it reaches the harness's frames (pytest, pluggy, this plugin), and opening a sealed test's
 # file is one.
-_WATCH = frozenset({"sys._getframe", "object.__setattr__", "object.__getattr__", "sys._current_frames", "open",
-                    "os.listdir", "os.scandir"})
-# What only tells the runs' walls apart and neither run can hide (docs/verdict.md): the run's own command line as the
-# kernel keeps it (`python -c` in both), the mount tables, the namespace links, the network's interfaces. Opened or
-# listed by the repository's own code, however the path was spelled (issue 45 item 3: by effect, not by name), it is
-# the scan's `sandbox-probe` (appealable, `seal --allow`). Not PID 1's files: the runs differ there and disagree.
-_TRACES = __import__("re").compile(r"/proc/(?:(?:self|thread-self|\d+)/(?:mountinfo|mounts|mountstats|ns(?:/|$)|net(?:/|$))"
-                                   r"|(?:self|thread-self|(?P<pid>\d+))/cmdline$|mounts$|net(?:/|$))|/sys/class/net(?:/|$)")
+_WATCH = frozenset({"sys._getframe", "object.__setattr__", "object.__getattr__", "sys._current_frames", "open"})
+# With them (`_watch`), what only tells the runs' walls apart and neither run can hide (`traces.py`, sent with this
+# file): opened, listed, looked up through ctypes or handed to a child by the repository's own code, however spelled,
+# it is the scan's `sandbox-probe`.
 _FRAME_ATTRS = frozenset({"f_code", "__code__"})  # a frame's code (whose frame it is), a function's (a test's?)
 _HARNESS_MODULES = ("_pytest", "pytest", "pluggy", "donegate_plugin")
 
@@ -258,6 +254,9 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
     import traceback as _traceback
 
     stdlib_stack = (_inspect.__file__, _traceback.__file__)
+    trace_of, trace_caller, trace_where = (globals()[n] for n in ("trace_of", "trace_caller", "trace_where"))  # traces.py
+    traces = globals()["TRACE_EVENTS"]
+    watch = _WATCH | traces
     getframe = sys._getframe
     busy: list[Any] = []
     repo = repo.rstrip("/") + "/"
@@ -279,14 +278,8 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
                 return False
         return True
 
-    def at(frame: "Any") -> str:
-        """Where the code that did it is: its file and line's text (the same wherever an edit moved it; what a
-        tripwire of the seal's baseline is matched by, `Reporter.own`)."""
-        import linecache
-
-        name = frame.f_code.co_filename
-        code = " ".join(linecache.getline(name, frame.f_lineno).split())[:200]
-        return f" at {name[len(repo):]}: {code}" if code else f" in {name[len(repo):]}"
+    def at(frame: "Any") -> str:  # its file and line's text (`Reporter.own` matches the seal's baseline by it)
+        return trace_where(frame, repo)
 
     def harness_frame(frame: "Any") -> bool:
         """A frame of pytest, pluggy or this plugin: the harness's own state (config, reporter, outcomes). Known by
@@ -306,17 +299,16 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
             if ours(caller.f_code.co_filename, caller):
                 return "reached the sealed tests' code (a test function's __code__)" + at(caller), "frame-walk"
             return "", ""
-        if event in ("open", "os.listdir", "os.scandir"):
-            path: Any = args[0] if args else None
-            path = os.fspath(path) if hasattr(path, "__fspath__") else path
-            path = path.decode("utf-8", "replace") if isinstance(path, bytes) else path
-            hit = _TRACES.match(os.path.normpath(path)) if isinstance(path, str) and path.startswith("/") else None
-            if hit and hit.group("pid") in (None, str(os.getpid())):  # another process's command line: honest
-                caller = getframe(2)
-                if ours(caller.f_code.co_filename, caller):
-                    return f"read what only tells the sandbox apart ({hit.group(0)})" + at(caller), "sandbox-probe"
+        if event in traces:
+            trace = trace_of(event, args)
+            if trace:
+                caller = trace_caller(getframe(2))
+                if caller is not None and ours(caller.f_code.co_filename, caller):
+                    return f"read what only tells the sandbox apart ({trace})" + at(caller), "sandbox-probe"
                 return "", ""
-            if event != "open" or not (isinstance(path, str) and path.startswith(store)):
+            path: Any = args[0] if args and event == "open" else None  # the sealed tests' files, below
+            path = path.decode("utf-8", "replace") if isinstance(path, bytes) else path
+            if not (isinstance(path, str) and path.startswith(store)):
                 return "", ""  # every import opens its source: only a sealed test's file is looked at closely
         caller = getframe(2)  # 0: judge, 1: the hook, 2: the code that raised the event
         if event == "sys._getframe" or event == "sys._current_frames":
@@ -354,7 +346,7 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
         return "", ""
 
     def hook(event: str, args: tuple) -> None:
-        if event not in _WATCH or busy or reporter.tampered:  # after hard evidence, nothing more to say
+        if event not in watch or busy or reporter.tampered:  # after hard evidence, nothing more to say
             return
         if event == "object.__getattr__" and args[1] not in _FRAME_ATTRS:
             return  # every other audited read (a traceback's frame, a generator's): not a walk outward

@@ -208,7 +208,7 @@ def collected_as(store: Path, files: list[Path]) -> list[str]:
 
 def _plugin_source() -> str:
     """The plugin, the probe, the bytecode hook and the project's own copies: one namespace (`donegate.hidden.ship`)."""
-    return ship.payload(("plugin", "probe", "kept", "seeded", "copies"), "<donegate plugin>")
+    return ship.payload(("plugin", "probe", "kept", "seeded", "copies", "traces"), "<donegate plugin>")
 
 
 def _read(fd: int, stream: "channel.Stream") -> threading.Thread:
@@ -340,11 +340,15 @@ class Walls:
         self.argv = [STARTER + "/bin/python" if kind == "bwrap" else str(starter)]
         self.prefix: list[str] = []
         if kind == "bwrap":
+            names: list[str] = []  # names looked up as a developer's machine answers them (`confine.offline_nsswitch`)
+            if walls.NSSWITCH.is_file():
+                (tmp / "nsswitch.conf").write_text(walls.offline_nsswitch(walls.NSSWITCH.read_text(errors="replace")))
+                names = ["--ro-bind", str(tmp / "nsswitch.conf"), str(walls.NSSWITCH)]
             # The second harness is sent the sealed tests without their literal expected values: no store there.
             self.prefix = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=copy,
                                            store=store if pytest_env else None, hidden=hidden, env=self.env, shared=shared,
                                            python=python.binds, chdir=project, pid1=not pytest_env,
-                                           extra=[*pyc, "--ro-bind", str(tmp / "python"), STARTER])
+                                           extra=[*pyc, "--ro-bind", str(tmp / "python"), STARTER, *names])
         elif kind == "sandbox-exec":
             self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=copy, store=store if pytest_env else None, tmp=tmp,
                                                                                 hidden=hidden, python=python.binds)]

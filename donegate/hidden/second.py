@@ -57,7 +57,7 @@ main()
 """
 # Outcomes of the second run that block, and under which rule: `probe` and `disagree` are hard evidence,
 # `imports-pytest` (the product needs pytest, which this run does not offer) is honest code's too.
-RULES = {"failed": "disagree", "probe": "probe", "imports-pytest": "imports-pytest"}
+RULES = {"failed": "disagree", "probe": "probe", "imports-pytest": "imports-pytest", "sandbox-probe": "sandbox-probe"}
 
 
 # Up to this many sealed tests, every stop checks each again; above, every new requirement (a test that did not
@@ -121,7 +121,7 @@ class SecondRun:
 
 def _source(shim: str) -> str:
     """The harness, the probe and the bytecode hook: one namespace (`donegate.hidden.ship`)."""
-    return ship.payload(("bare_plan", "bare_shim", "bare", "probe", "kept", "seeded", "answers"), f"<{shim}>")
+    return ship.payload(("bare_plan", "bare_shim", "bare", "probe", "kept", "seeded", "answers", "traces"), f"<{shim}>")
 
 
 def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: str, allow: Sequence[str] = (),
@@ -157,7 +157,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         spec = walls.spec
         # The kit's pytest is only for a test retried with the product's `import pytest` allowed (never run).
         params = {"nonce": nonce, "shim": "m" + secrets.token_hex(6), "probe": "_p" + secrets.token_hex(6), "hold": hold,
-                  "repo": spec["repo"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
+                  "repo": spec["repo"], "theirs": spec["theirs"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   **({"sealed": list(sealed)} if sealed is not None and list(sealed) != list(tests) else {}),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
                   "executable": spec["executable"], "sources": sources,
@@ -261,7 +261,7 @@ def _judged(said: Any, held: list[Any], places: dict[int, int], others: dict[int
 def _judge(out: SecondRun) -> None:
     """The first hard disagreement (or, failing that, the first soft one) becomes the run's tamper line."""
     found = [(i, r) for i, r in out.results.items() if r.get("outcome") in RULES]
-    found.sort(key=lambda x: RULES[x[1]["outcome"]] == "imports-pytest")  # hard evidence first
+    found.sort(key=lambda x: RULES[x[1]["outcome"]] in ("imports-pytest", "sandbox-probe"))  # hard evidence first
     if not found:
         return
     nodeid, r = found[0]
@@ -269,6 +269,8 @@ def _judge(out: SecondRun) -> None:
     out.rule = rule
     if rule == "probe":
         out.tamper = f"the equality probe, in the second run: {r.get('why')} (in {nodeid})"
+    elif rule == "sandbox-probe":  # seen by the harness's watch (`traces.py`), as the first run sees it
+        out.tamper = f"{r.get('why')} (in the second run, {nodeid})"
     elif rule == "imports-pytest":
         out.tamper = (f"the code under test imports {r.get('why') or 'pytest'}, which the second run does not offer: "
                       f"{nodeid} passed under pytest and failed without it")

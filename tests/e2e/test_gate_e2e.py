@@ -423,6 +423,10 @@ HIDDEN_RUN_FAKES = {  # the boundary right only where the fingerprint says "hidd
     "home-under-tmpdir": ("if units > BULK_THRESHOLD - __import__('os').environ.get('HOME', '').startswith("
                           "__import__('os').environ.get('TMPDIR') or __import__('tempfile').gettempdir()):"),
     "bwrap-pid-1": "if units > BULK_THRESHOLD - (b'bwrap' in open('/proc/1/cmdline', 'rb').read()):",
+    # issue 45's `or` family: pytest loaded (the first run) or a mount table read only where pytest is not (the second
+    # run), names spelled at run time: seen by the second run's audit hook (hidden/traces.py)
+    "pytest-or-mount-table": ("if units > BULK_THRESHOLD - (any(m.startswith('_py' + 'test') for m in __import__('sys').modules) "
+                              "or ' / /tmp ' in open('/proc/self/' + ''.join(reversed('ofnitnuom'))).read()):"),
 }
 
 
@@ -435,6 +439,9 @@ def test_a_product_that_recognises_the_hidden_run_is_blocked(gated, api, name):
     stop_hook_ran_cleanly(s)
     assert s.verdicts[0] == "block", s.describe()
     assert "acceptance tests pass" not in " ".join(s.system_messages()[:1])
+    if name == "pytest-or-mount-table":
+        tamper = s.stops[0]["gates"]["acceptance"]["tamper"]
+        assert tamper["rule"] == "sandbox-probe" and "in the second run" in tamper["what"], tamper
 
 
 # -- 6. hard-coding what a block shows (issue 36), with the kit's default held-back share, in the real client ------

@@ -425,3 +425,34 @@ def test_a_session_that_moves_home_still_finds_the_accounts_home_hidden(tmp_path
     monkeypatch.setattr(pwd, "getpwuid", entry("/"))
     monkeypatch.delenv("HOME")
     assert Path("/") not in confine.hidden_roots()
+
+
+def test_the_runs_look_names_up_in_the_systems_files_only():
+    # A run has no network: a resolver asked there says "temporary failure" where a developer's says "no such name"
+    # (issue 45, the network family; the hook-level case is tests/gate/test_redteam_traces.py).
+    text = ("# a comment\npasswd:         files systemd\nhosts:          files mdns4_minimal [NOTFOUND=return] dns myhostname\n"
+            "networks:       files\n")
+    assert confine.offline_nsswitch(text) == ("# a comment\npasswd:         files systemd\nhosts: files myhostname\n"
+                                              "networks:       files\n")
+    assert confine.offline_nsswitch("hosts: resolve [!UNAVAIL=return] dns\n") == "hosts: files\n"
+    assert confine.offline_nsswitch("passwd: files\n") == "passwd: files\n"
+
+
+def test_what_the_runs_watch_as_traces_of_the_walls():
+    from donegate.hidden import traces
+
+    me = str(os.getpid())
+    assert traces.trace_of("open", (b"/proc/self/mountinfo", "r", 0)) == "/proc/self/mountinfo"
+    assert traces.trace_of("open", (f"/proc/{me}/cmdline", "rb", 0)) == f"/proc/{me}/cmdline"
+    assert traces.trace_of("open", ("/proc/1/cmdline", "rb", 0)) == ""  # another process's: the runs differ there
+    assert traces.trace_of("open", ("/proc/self/status", "r", 0)) == ""
+    assert traces.trace_of("ctypes.dlsym", (object(), "prctl")) == "prctl through ctypes"
+    assert traces.trace_of("ctypes.dlsym", (object(), "getpid")) == ""
+    assert traces.trace_of("subprocess.Popen", ("cat", ["cat", "/proc/self/ns/pid"], None, None)) == \
+        "/proc/self/ns/, read by a child process"
+    assert traces.trace_of("os.system", (b"test $(readlink /proc/thread-self/ns/user)",)) == \
+        "/proc/thread-self/ns/, read by a child process"
+    # a child's own command line, and a child with nothing of the walls in its command, are not
+    assert traces.trace_of("subprocess.Popen", ("cat", ["cat", "/proc/self/cmdline"], None, None)) == ""
+    assert traces.trace_of("subprocess.Popen", ("ls", "ls -l /proc/self/fd", None, None)) == ""
+    assert traces.trace_of("os.posix_spawn", ("/bin/df", ["df", "/"], {})) == ""

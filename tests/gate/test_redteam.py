@@ -14,7 +14,6 @@ defence does not depend on the sandbox, unconfined too (`off`).
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import shutil
@@ -28,21 +27,8 @@ from tests.support.repos import write_config, git, stop_lines, make_repo, run_ho
 from donegate.hidden import confine
 from tests.support import require
 from tests.support.repos import seal, sealed_copy
-
-HIDDEN = '''import calc
-
-
-def test_ten_units_get_the_bulk_discount():
-    """Orders of ten units or more get ten percent off."""
-    assert calc.price(10) == 900
-
-
-def test_two_units_pay_the_full_price():
-    assert calc.price(2) == 200
-'''
-BUG = "def price(units):\n    return units * 100\n"
-RIGHT = "def price(units):\n    return units * 90 if units >= 10 else units * 100\n"
-HIDDEN_LINES = [line.strip() for line in HIDDEN.splitlines() if len(line.strip()) > 12]
+from tests.support.calcrepo import BUG, HIDDEN, RIGHT, RIGHT_BODY, assert_no_test_text as _assert_no_test_text, \
+    sealed as _sealed, when as _when
 
 # Pieces the attacks share: find the live objects of the run the way an agent would.
 FIND = '''
@@ -53,12 +39,6 @@ def _objects(name):
 MARK = "/tmp/donegate-redteam-marker"
 # HOME in a confined run: the account's home as its shell names it (seen empty), else /tmp/home.
 _RUN_HOME = confine.seen_home(confine.user_homes()) or "/tmp/home"
-
-
-def _when(imports: str, hidden: str) -> str:
-    """`calc.py` with the bug, right only where `hidden` holds: product code recognising the hidden run."""
-    return (imports + "\n" if imports else "") + ("def price(units):\n    if " + hidden + ":\n"
-            "        return units * 90 if units >= 10 else units * 100\n    return units * 100\n")
 
 
 # Fingerprints of the hidden run the kit cannot take away on this machine (bubblewrap 0.8), nor make differ between
@@ -354,7 +334,6 @@ HONEST = {
 
 # The honest changes issue 37 found needing an appeal (each the fix, written with what honest code uses): judged by
 # their effect on the verdict, not by the use, they pass outright. A few files where the change needs more than calc.py.
-RIGHT_BODY = "    return units * 90 if units >= 10 else units * 100\n"
 HONEST.update({
     "gc-object-counter": "import gc\ndef live():\n    return len(gc.get_objects())\ndef price(units):\n    live()\n" + RIGHT_BODY,
     "settrace-set-and-restored": (
@@ -412,39 +391,9 @@ def _cases():
             yield pytest.param(name, code, expect, mode, id=f"{name}-{mode}")
 
 
-def _sealed(tmp_path_factory, kit_home: Path, mode: str, scan: str = "off") -> Path:
-    """A copy of `calc.py` with the bug, HIDDEN sealed for it (once per worker: repos.sealed_copy), then
-    the case's config."""
-    if mode == "bwrap":
-        require.bwrap()
-
-    def build(repo: Path, home: Path) -> None:
-        make_repo(repo, {"calc.py": BUG})
-        hidden = repo.parent / "hidden" / "test_calc.py"
-        hidden.parent.mkdir()
-        hidden.write_text(HIDDEN)
-        res = seal(repo, hidden, extra_env={"DONEGATE_HOME": str(home)})
-        assert res.returncode == 0, res.stderr
-
-    repo = sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "repo", build, kit_home)
-    write_config(kit_home, f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: {scan}\n")
-    return repo
-
-
 def _state(kit_home: Path) -> dict[str, bytes]:
     return {str(p.relative_to(kit_home)): p.read_bytes() for p in sorted(kit_home.rglob("*"))
             if p.is_file() and p.name != "ledger.jsonl" and "state" not in p.parts}
-
-
-def _assert_no_test_text(text: str) -> None:
-    for line in HIDDEN_LINES:
-        assert line not in text and line.replace("'", '"') not in text, f"hidden test text reached the agent: {line!r}"
-    raw = HIDDEN.encode()
-    for shift in range(3):
-        enc = base64.b64encode(raw[shift:]).decode()
-        for i in range(0, len(enc) - 24, 8):
-            assert enc[i:i + 24] not in text, "a base64 run of the hidden tests reached the agent"
-    assert raw.hex()[:48] not in text
 
 
 @pytest.mark.parametrize("name, code, expect, mode", list(_cases()))

@@ -1,0 +1,109 @@
+"""What only tells the runs' walls apart, seen by effect in both runs (issue 45 item 3): sent with the first run's
+plugin and with the second harness (`ship`: one namespace each, so every name here starts with `trace`/`TRACE`).
+
+Neither run can hide these, and both answer alike, so code right only where one of them says "sandbox" passes both
+runs with the bug in. Each read raises a Python audit event, whatever spelled the name:
+- `open`, `os.listdir`, `os.scandir` (also by a relative path, or through a link: `/etc/mtab`, `/proc/self/root`, a
+  link the product makes, `os.symlink`) of the run's own command line as the kernel keeps it (`python -c` in both), the
+  mount tables, the namespace links, the network's interfaces (`TRACE_PATHS`). Not PID 1's files: the runs differ
+  there (the second run's process is PID 1, the first's is not) and disagree;
+- `ctypes.dlsym` of libc's entry points that ask the kernel what the walls set (`TRACE_SYMBOLS`: no_new_privs and
+  capabilities by `prctl`/`capget`, any of them by `syscall`, statfs, namespace links by `readlink`, the interfaces);
+- a child process started with one of those paths in its command (`subprocess`, `os.system`, `os.exec*`, spawns):
+  `cat /proc/self/mountinfo`, `readlink /proc/self/ns/pid` (not a child's own command line).
+Read by the repository's own code (not its environment's libraries, not a line the seal's baseline holds), it is the
+scan's `sandbox-probe`: appealable, `seal --allow`. The first run sees it in its audit hook (`plugin._watch`), the
+second in its zygote's (`bare.zygote`): code that reads a trace only where pytest is absent (`'_pytest' in
+sys.modules or <trace>`) is seen there.
+
+Not seen (no audit event, docs/verdict.md): `os.statvfs`, `os.readlink`, `os.stat` of these paths, a socket's errno;
+a child that reads them without naming the path (`mount`, `findmnt`, `df`, `ip link`, a script file); a path
+relative to a directory descriptor (`os.open('mountinfo', dir_fd=...)`: the event carries no folder).
+"""
+
+import os
+import re
+
+TRACE_PATHS = re.compile(r"/proc/(?:(?:self|thread-self|\d+)/(?:mountinfo|mounts|mountstats|ns(?:/|$)|net(?:/|$))"
+                         r"|(?:self|thread-self|(?P<pid>\d+))/cmdline$|mounts$|net(?:/|$))|/sys/class/net(?:/|$)")
+TRACE_SYMBOLS = frozenset({"prctl", "syscall", "capget", "statfs", "statfs64", "fstatfs", "fstatfs64", "statvfs",
+                           "statvfs64", "fstatvfs", "fstatvfs64", "readlink", "readlinkat", "getifaddrs", "if_nameindex"})
+# A child process started to read them for the product: the path is in its command (a child's own command line is not
+# a trace: `/proc/self/cmdline` there is the child's).
+TRACE_SPAWNS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn"})
+TRACE_EVENTS = frozenset({"open", "os.listdir", "os.scandir", "ctypes.dlsym", "ctypes.dlsym/handle", "os.symlink",
+                          *TRACE_SPAWNS})
+# Paths that reach a trace through a link of the system's own (`/etc/mtab`, `/proc/self/root/...`, `/dev/fd/..`):
+# resolved before they are matched. A link the product makes is seen as it is made (`os.symlink`).
+_TRACE_LINKED = ("/proc/", "/sys/", "/dev/", "/etc/mtab")
+
+
+def trace_of(event, args):
+    """What the audited `event` reads of the walls ("" when nothing): a path of `TRACE_PATHS`, or a libc symbol of
+    `TRACE_SYMBOLS` looked up through ctypes."""
+    if event.startswith("ctypes.dlsym"):
+        name = args[1] if len(args) > 1 else None
+        name = name.decode("ascii", "replace") if isinstance(name, bytes) else name
+        return f"{name} through ctypes" if isinstance(name, str) and name in TRACE_SYMBOLS else ""
+    if event in TRACE_SPAWNS:
+        for word in _trace_words(args[1] if event in ("subprocess.Popen", "os.exec", "os.posix_spawn")
+                                 else args[2] if event == "os.spawn" else args[0] if args else None):
+            hit = _trace_path(word)
+            if hit and not (hit.endswith("/cmdline") and ("/self/" in hit or "/thread-self/" in hit)):
+                return f"{hit}, read by a child process"
+        return ""
+    hit = _trace_path(args[0] if args else None)
+    return f"{hit}, a link made to it" if hit and event == "os.symlink" else hit
+
+
+def _trace_path(path):
+    """The trace `path` names ("" when none): as written, made absolute from the working folder, and resolved where a
+    link of the system's own may lead to one."""
+    path = os.fspath(path) if hasattr(path, "__fspath__") else path
+    path = path.decode("utf-8", "replace") if isinstance(path, bytes) else path
+    if not isinstance(path, str) or not path or "\0" in path:
+        return ""
+    try:
+        path = os.path.normpath(path if path.startswith("/") else os.path.join(os.getcwd(), path))
+        seen = [path, os.path.realpath(path)] if path.startswith(_TRACE_LINKED) else [path]
+    except (OSError, ValueError):
+        return ""
+    for one in seen:
+        hit = TRACE_PATHS.match(one)
+        if hit and hit.group("pid") in (None, str(os.getpid())):  # another process's command line: honest
+            return hit.group(0)
+    return ""
+
+
+def _trace_words(command):
+    """The words of a child's command: a list's items, a shell line split where a path cannot go on."""
+    if isinstance(command, (str, bytes)) or hasattr(command, "__fspath__"):
+        command = [command]
+    out = []
+    for item in command if isinstance(command, (list, tuple)) else ():
+        item = os.fspath(item) if hasattr(item, "__fspath__") else item
+        item = item.decode("utf-8", "replace") if isinstance(item, bytes) else item
+        if isinstance(item, str):
+            out += [w for w in re.split(r"[\s'\"`=;|&<>()$]+", item) if w.startswith("/")]
+    return out
+
+
+def trace_caller(frame):
+    """The frame that asked: above ctypes' own (`CDLL.__getattr__` looks the symbol up for `lib.prctl`), subprocess's
+    and os's (`subprocess.run` builds the `Popen` that raises the event)."""
+    modules = __import__("sys").modules
+    here = os.path.dirname(getattr(modules.get("ctypes"), "__file__", None) or "/nowhere") + "/"
+    files = {getattr(modules.get(m), "__file__", None) for m in ("subprocess", "os")}
+    while frame is not None and (frame.f_code.co_filename.startswith(here) or frame.f_code.co_filename in files):
+        frame = frame.f_back
+    return frame
+
+
+def trace_where(frame, repo):
+    """Where the code that did it is: its file and line's text (the same wherever an edit moved it; what a tripwire of
+    the seal's baseline is matched by)."""
+    import linecache
+
+    name = frame.f_code.co_filename
+    code = " ".join(linecache.getline(name, frame.f_lineno).split())[:200]
+    return f" at {name[len(repo):]}: {code}" if code else f" in {name[len(repo):]}"
