@@ -1,0 +1,95 @@
+"""The project's own suite runs as the project's own `python -m pytest` runs it (issue 44; docs/own-suite.md): with the
+pytest plugins of its environment the seal recorded, and with its configuration's `pythonpath`. Through the real
+hook, real git repositories; beside each honest project that passes, the regression that still blocks.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from donegate.seal import store
+from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload
+
+HIDDEN = "import counter\n\n\ndef test_hidden():\n    assert counter.VERSION == 2\n"
+
+TALLY_PLUGIN = '''import pytest
+
+
+@pytest.fixture
+def tally():
+    """A plugin's fixture, as pytest-mock's `mocker` is one."""
+    return {"calls": 0}
+'''
+COUNTER = "VERSION = 1\n\n\ndef count(t):\n    t['calls'] += 1\n"
+COUNTER_TEST = "from counter import count\n\n\ndef test_count(tally):\n    count(tally)\n    assert tally['calls'] == 1\n"
+
+
+def _sealed(tmp_path: Path, files: dict[str, str], site: dict[str, str] | None = None,
+            hidden_test: str = HIDDEN) -> tuple[Path, str]:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    if site:
+        (repo / ".gitignore").write_text(".venv/\n__pycache__/\n")
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True, timeout=120)
+        (folder,) = (repo / ".venv" / "lib").glob("python*/site-packages")
+        for rel, text in site.items():
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).write_text(text)
+    make_repo(repo, files)
+    hidden = tmp_path / "hidden" / "test_hidden.py"
+    hidden.parent.mkdir()
+    hidden.write_text(hidden_test)
+    res = seal(repo, hidden)
+    assert res.returncode == 0, res.stderr
+    return repo, res.stdout
+
+
+def test_an_own_suite_using_a_plugin_of_the_environment_is_sealed_passing_and_a_regression_blocks(tmp_path, kit_home):
+    """Was: the own runs loaded none of the environment's plugins, so a test using a plugin's fixture errored at the
+    seal ("fixture 'tally' not found"), was sealed as failing, and never blocked: breaking `count` passed."""
+    site = {"pytest_tally.py": TALLY_PLUGIN,
+            "pytest_tally-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: pytest-tally\nVersion: 1.0\n",
+            "pytest_tally-1.0.dist-info/entry_points.txt": "[pytest11]\ntally = pytest_tally\n"}
+    repo, out = _sealed(tmp_path, {"counter.py": COUNTER, "tests/test_counter.py": COUNTER_TEST}, site)
+    assert "the project's own tests: 1 of 1 pass at the seal" in out, out
+    assert store.load(repo).manifest["own_suite"]["passing"] == 1
+    # the regression: the project's own test (with the plugin's fixture) fails now and blocks
+    (repo / "counter.py").write_text(COUNTER.replace("VERSION = 1", "VERSION = 2").replace("+= 1", "+= 2"))
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2, res.stderr
+    assert "the project's own test tests/test_counter.py::test_count" in res.stderr, res.stderr
+    # the honest change passes, the plugin's fixture served in the sealed run
+    (repo / "counter.py").write_text(COUNTER.replace("VERSION = 1", "VERSION = 2"))
+    res = run_hook(stop_payload(repo, session="s2"))
+    assert res.returncode == 0, res.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["own"]["failing"] == []
+
+
+LIB_HIDDEN = "def test_hidden():\n    assert open('lib/counter.py').read().startswith('VERSION = 2')\n"
+PYPROJECT = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["lib", "tests"]\n'
+HELPERS = "def expected_version():\n    return 1\n"
+LIB_TEST = ("from counter import VERSION, count\nfrom helpers import expected_version\n\n\n"
+            "def test_version_at_least():\n    assert VERSION >= expected_version()\n\n\n"
+            "def test_count():\n    t = {'calls': 0}\n    count(t)\n    assert t['calls'] == 1\n")
+
+
+def test_the_configurations_pythonpath_is_applied_to_the_own_runs(tmp_path, kit_home):
+    """Was: the seal refused ("the project's own tests do not collect: ... No module named 'counter'"): the own runs
+    left pytest's `pythonpath` key off, so neither `lib/` nor the tests' helpers were importable."""
+    repo, out = _sealed(tmp_path, {"pyproject.toml": PYPROJECT, "lib/counter.py": COUNTER, "tests/helpers.py": HELPERS,
+                                   "tests/test_counter.py": LIB_TEST}, hidden_test=LIB_HIDDEN)
+    assert "the project's own tests: 2 of 2 pass at the seal" in out, out
+    (repo / "lib" / "counter.py").write_text(COUNTER.replace("VERSION = 1", "VERSION = 2").replace("+= 1", "+= 2"))
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2
+    assert "the project's own test tests/test_counter.py::test_count" in res.stderr, res.stderr
+    (repo / "lib" / "counter.py").write_text(COUNTER.replace("VERSION = 1", "VERSION = 2"))
+    # the agent's own new test file, using the helpers through the current configuration's pythonpath, runs too
+    (repo / "tests" / "test_more.py").write_text("from helpers import expected_version\n\n\n"
+                                                "def test_more():\n    assert expected_version() == 1\n")
+    res = run_hook(stop_payload(repo, session="s2"))
+    assert res.returncode == 0, res.stderr
+    own = stop_lines(kit_home)[-1]["gates"]["own"]
+    assert own["failing"] == [] and own["mine"] == [] and own["ran_now"] == ["tests/test_more.py"], own
