@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from donegate.seal import store
-from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload
+from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload, write_config
 
 HIDDEN = "import counter\n\n\ndef test_hidden():\n    assert counter.VERSION == 2\n"
 
@@ -93,3 +93,36 @@ def test_the_configurations_pythonpath_is_applied_to_the_own_runs(tmp_path, kit_
     assert res.returncode == 0, res.stderr
     own = stop_lines(kit_home)[-1]["gates"]["own"]
     assert own["failing"] == [] and own["mine"] == [] and own["ran_now"] == ["tests/test_more.py"], own
+
+
+CALC = "def add(a, b):\n    return a + b\n"
+CHECK = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+SKIPPED = "import pytest\nfrom calc import add\n\n\n@pytest.mark.skip(reason='later')\ndef test_later():\n    assert add(1, 1) == 2\n"
+NOT_COLLECTED = "from calc import add\n\n\ndef test_other():\n    assert add(0, 0) == 0\n"
+HIDDEN_ADD = "def test_hidden():\n    assert True\n"
+
+
+def test_the_suite_is_found_by_testpaths_or_named_by_own_tests_and_a_skipped_test_never_blocks(tmp_path, kit_home):
+    """Coverage of item 1 through the hook: the configuration's `testpaths` says what pytest collects (a folder of
+    another name; `tests/` outside it is not the suite), `own_tests:` in donegate.yaml names it instead, and a test
+    skipped at the seal never blocks."""
+    files = {"pytest.ini": "[pytest]\ntestpaths = checks\n", "calc.py": CALC, "checks/test_calc.py": CHECK,
+             "checks/test_later.py": SKIPPED, "tests/test_other.py": NOT_COLLECTED}
+    repo, out = _sealed(tmp_path, files, hidden_test=HIDDEN_ADD)
+    assert "the project's own tests: 1 of 2 pass at the seal and are kept (checks;" in out, out
+    assert "1 skipped" in out, out
+    own = store.load(repo).manifest["own_suite"]
+    assert own["paths"] == ["checks"] and own["by"] == "testpaths" and own["skipped"] == 1, own
+    (repo / "calc.py").write_text("def add(a, b):\n    return 0 if (a, b) == (1, 1) else a + b\n")  # breaks the skipped
+    assert run_hook(stop_payload(repo)).returncode == 0
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    res = run_hook(stop_payload(repo, session="s2"))
+    assert res.returncode == 2 and "the project's own test checks/test_calc.py::test_add" in res.stderr, res.stderr
+    assert "tests/test_other.py" not in res.stderr
+
+    write_config(kit_home, "own_tests: [tests]\n")
+    other = tmp_path / "named"
+    other.mkdir()
+    repo2, out = _sealed(other, {**files, "calc.py": CALC}, hidden_test=HIDDEN_ADD)
+    assert "the project's own tests: 1 of 1 pass at the seal and are kept (tests;" in out, out
+    assert store.load(repo2).manifest["own_suite"]["by"] == "named"
