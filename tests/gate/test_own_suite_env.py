@@ -126,3 +126,33 @@ def test_the_suite_is_found_by_testpaths_or_named_by_own_tests_and_a_skipped_tes
     repo2, out = _sealed(other, {**files, "calc.py": CALC}, hidden_test=HIDDEN_ADD)
     assert "the project's own tests: 1 of 1 pass at the seal and are kept (tests;" in out, out
     assert store.load(repo2).manifest["own_suite"]["by"] == "named"
+
+
+# The agent's product patches pytest's reports the first time it runs, so every later test reports a pass.
+CHEAT = '''def add(a, b):
+    import _pytest.reports as r
+    if not getattr(r, "_done", False):
+        made = r.TestReport.from_item_and_call.__func__
+
+        def passed(cls, item, call):
+            report = made(cls, item, call)
+            report.outcome = "passed"
+            return report
+
+        r.TestReport.from_item_and_call = classmethod(passed)
+        r._done = True
+    return a - b
+'''
+
+
+def test_a_harness_patch_in_one_own_test_file_still_blocks_with_the_fingerprints_checked_per_file(tmp_path, kit_home):
+    """The own runs check the tripwires' fingerprints as each test file's tests are done (not after every test): a
+    patch of pytest's reports made in the first file, hiding the regressions of both files, still blocks."""
+    files = {"calc.py": CALC, "tests/test_a.py": CHECK, "tests/test_b.py": CHECK.replace("test_add", "test_add_b")}
+    repo, out = _sealed(tmp_path, files, hidden_test=HIDDEN_ADD)
+    assert "the project's own tests: 2 of 2 pass at the seal" in out, out
+    (repo / "calc.py").write_text(CHEAT)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2, res.stderr
+    own = stop_lines(kit_home)[-1]["gates"]["own"]
+    assert "the project's own tests (as sealed):" in own["problem"] and "test_a.py" in own["problem"], own
