@@ -333,9 +333,11 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     from donegate.seal import loosened
 
     pack["shape"] = loosened.shapes(files)
-    reached = reach.read(run.output, [str(project.resolve()), str(project)])
+    extra: dict[str, Any] = {}
+    reached = reach.read(run.output, [str(project.resolve()), str(project)], extra)
     if reached is not None:
-        pack["reach"] = {**reach.pack(reach.close(project, reached)), "project_files": reach.project_files(project)}
+        pack["reach"] = {**reach.pack(reach.close(project, reached)), "project_files": reach.project_files(project),
+                         **extra}
     return pack
 
 

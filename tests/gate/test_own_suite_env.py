@@ -156,3 +156,32 @@ def test_a_harness_patch_in_one_own_test_file_still_blocks_with_the_fingerprints
     assert res.returncode == 2, res.stderr
     own = stop_lines(kit_home)[-1]["gates"]["own"]
     assert "the project's own tests (as sealed):" in own["problem"] and "test_a.py" in own["problem"], own
+
+
+PRICES = "import json\nfrom pathlib import Path\n\n\ndef price(name):\n    return json.loads(Path('prices.json').read_text())[name]\n"
+PRICE_TEST = "from shop import price\n\n\ndef test_price():\n    assert price('tea') == 3\n"
+PLUGINS = ("import os\n\n\ndef found():\n    return sorted(n for n in os.listdir('plugins') if n.endswith('.txt'))\n")
+PLUGINS_TEST = "from finder import found\n\n\ndef test_found():\n    assert found() == ['a.txt']\n"
+
+
+def test_a_data_file_a_test_read_at_the_seal_runs_that_test_and_other_data_runs_none(tmp_path, kit_home):
+    """Item 5: the map records the project's files each test opened and the folders it listed. Was: any change to a
+    file that is not Python ran the whole suite; a data file no test read now runs no sealed test, one a test read
+    runs that test's file (and its regression blocks), a file added to a folder a test lists runs that test's file."""
+    files = {"shop.py": PRICES, "prices.json": '{"tea": 3}', "tests/test_shop.py": PRICE_TEST, "finder.py": PLUGINS,
+             "plugins/a.txt": "a", "tests/test_finder.py": PLUGINS_TEST, "calc.py": CALC, "tests/test_calc.py": CHECK,
+             "README.md": "# shop\n"}
+    repo, out = _sealed(tmp_path, files, hidden_test=HIDDEN_ADD)
+    assert "the project's own tests: 3 of 3 pass at the seal" in out, out
+    (repo / "README.md").write_text("# the shop\n")
+    assert run_hook(stop_payload(repo)).returncode == 0
+    assert stop_lines(kit_home)[-1]["gates"]["own"]["ran_sealed"] == [], stop_lines(kit_home)[-1]["gates"]["own"]
+    (repo / "prices.json").write_text('{"tea": 4}')
+    res = run_hook(stop_payload(repo, session="s2"))
+    assert res.returncode == 2 and "the project's own test tests/test_shop.py::test_price" in res.stderr, res.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["own"]["ran_sealed"] == ["tests/test_shop.py"]
+    (repo / "prices.json").write_text('{"tea": 3}')
+    (repo / "plugins" / "b.txt").write_text("b")
+    res = run_hook(stop_payload(repo, session="s3"))
+    assert res.returncode == 2 and "the project's own test tests/test_finder.py::test_found" in res.stderr, res.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["own"]["ran_sealed"] == ["tests/test_finder.py"]
