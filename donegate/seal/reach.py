@@ -60,7 +60,23 @@ def _phase(item):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item):
+    _uses[item.nodeid] = list(getattr(item, "fixturenames", ()))
     return (yield from _phase(item))
+
+
+_fixtures = {}  # a fixture of a wider scope than a test's: what its setup reached, for every test that uses it
+_uses = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    if fixturedef.scope == "function" or not _now:
+        return (yield)
+    _now.append(_fixtures.setdefault(fixturedef.argname, set()))
+    try:
+        return (yield)
+    finally:
+        _now.pop()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -104,6 +120,9 @@ sys.addaudithook(_audit)
 
 
 def pytest_unconfigure(config):
+    for nodeid, used in _uses.items():  # a session fixture set up in the first test's setup serves every test using it
+        for name in used:
+            _map.setdefault(nodeid, set()).update(_fixtures.get(name, ()))
     names = sorted(_files, key=_files.get)
     data = {"files": names, "tests": {k: sorted(v) for k, v in _map.items()}, "loose": sorted(_loose),
             "spawns": sorted(_spawns)}

@@ -185,3 +185,21 @@ def test_a_data_file_a_test_read_at_the_seal_runs_that_test_and_other_data_runs_
     res = run_hook(stop_payload(repo, session="s3"))
     assert res.returncode == 2 and "the project's own test tests/test_finder.py::test_found" in res.stderr, res.stderr
     assert stop_lines(kit_home)[-1]["gates"]["own"]["ran_sealed"] == ["tests/test_finder.py"]
+
+
+TABLE = "def make_table():\n    return {'a': 1, 'b': 2}\n"
+CONFTEST = "import pytest\nfrom table import make_table\n\n\n@pytest.fixture(scope='session')\ndef table():\n    return make_table()\n"
+USES_A = "def test_a(table):\n    assert table['a'] == 1\n"
+USES_B = "def test_b(table):\n    assert table['b'] == 2\n"
+
+
+def test_a_session_fixtures_reach_counts_for_every_test_that_uses_it(tmp_path, kit_home):
+    """Item 5: a conftest's session fixture is set up in the first test's setup only. Was: what it reached was mapped
+    to that test alone, so a change to `make_table` ran `tests/test_a.py` only and the regression of `test_b` passed."""
+    files = {"table.py": TABLE, "tests/conftest.py": CONFTEST, "tests/test_a.py": USES_A, "tests/test_b.py": USES_B}
+    repo, out = _sealed(tmp_path, files, hidden_test=HIDDEN_ADD)
+    assert "the project's own tests: 2 of 2 pass at the seal" in out, out
+    (repo / "table.py").write_text(TABLE.replace("'b': 2", "'b': 3"))
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "the project's own test tests/test_b.py::test_b" in res.stderr, res.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["own"]["ran_sealed"] == ["tests/test_a.py", "tests/test_b.py"]
