@@ -170,7 +170,8 @@ def _evaluate(ctx: StopContext) -> Outcome:
         if found.entry is not None:
             started.abandon()
             running = None
-        own_runs = own_suite.start(repo, st, cfg, started.launch, started.allow, look) if running is not None else None
+        own_runs = own_suite.start(repo, st, cfg, started.launch, started.allow, look, root,
+                                   ctx.key, started.plugins) if running is not None else None
         leak, scrub = leaks.transcript_gate(payload, st, root)
         scanned = scan.scan_gate(repo, st, cfg, root, look)
         if running is None:

@@ -100,6 +100,7 @@ class Running:
         allow = tuple(r for r in (*(cfg.get("scan_allow") or ()), *(st.manifest.get("allow") or ()))
                       if r not in HARD) + own_marks(st.manifest)
         self.allow = allow  # the project's own suite runs under the same (`donegate.gate.own_suite`)
+        self.plugins = plugins  # and loads the same plugins
         tests = st.tests()
         # The second opinion needs the whole sealed list passing in the first run; it starts now on that
         # bet (a pass is the case worth making fast), in the walls the first run gets, and is cancelled

@@ -9,6 +9,7 @@ test files weaken against the sealed ones (`donegate.seal.loosened`) is named.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import tempfile
 import threading
@@ -54,7 +55,8 @@ class OwnRuns:
     """The two runs going on: the sealed copies, and the agent's added or changed test files."""
 
     def __init__(self, repo: Path, st: store.Store, cfg: dict[str, Any], pack: dict[str, Any], launch: Any,
-                 allow: tuple[str, ...], look: statcache.Tree | None) -> None:
+                 allow: tuple[str, ...], look: statcache.Tree | None, root: Path | None = None,
+                 key: str | None = None, plugins: list[str] | None = None) -> None:
         from donegate.hidden import runner
         from donegate.seal import own
 
@@ -65,26 +67,30 @@ class OwnRuns:
         suite.mkdir()
         layout = own.lay_out(pack, suite)
         project = Path(launch.front[0])
+        sealed_launch = own.with_pythonpath(pack, launch, suite)  # the sealed configuration's `pythonpath`
         prefix = _prefix(repo, project)
         self.changed = _changed_tests(repo, st, look, prefix)
         self.current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, look, prefix)}
         self.weakened = _support_weakened(repo, st, pack, look, prefix)
         confine = cfg["confine"]
+        # Confined, each run works in a mirror of the tree of its own (`donegate.hidden.copy`: kept between stops,
+        # brought in step by what changed, put back after the answer), beside the hidden runs' mirrors, and reads
+        # the product's bytecode they keep (`donegate.hidden.pyc`); unconfined, a throwaway copy as before.
+        go = functools.partial(runner.run, suite, repo, timeout=self.timeout, confine=confine, project=project,
+                               allow=allow, root=root, tree=look, key=key, later=True,
+                               plugins=plugins or ())  # the environment's pytest plugins, as the hidden run loads them
         # Cost follows the change: the sealed test files the change can reach (`donegate.seal.reach`), or all.
         self.selected = None if cfg.get("own_run") == "all" else _selected(repo, st, pack, look, prefix)
         self.sealed: _Run | None = None
         if self.selected is None:
-            self.sealed = _Run(lambda: runner.run(suite, repo, timeout=self.timeout, confine=confine, project=project,
-                                                  python=launch, allow=allow, layout=layout))
+            self.sealed = _Run(lambda: go(python=sealed_launch, layout=layout, slot="own"))
         elif self.selected:
             some = [*layout[:4], *(str(suite / f) for f in sorted(self.selected))]
-            self.sealed = _Run(lambda: runner.run(suite, repo, timeout=self.timeout, confine=confine, project=project,
-                                                  python=launch, allow=allow, layout=some))
+            self.sealed = _Run(lambda: go(python=sealed_launch, layout=some, slot="own"))
         self.now: _Run | None = None
         if self.changed:
             args = ["--rootdir", ".", *self.changed]
-            self.now = _Run(lambda: runner.run(suite, repo, timeout=self.timeout, confine=confine, project=project,
-                                               python=launch, allow=allow, layout=args))
+            self.now = _Run(lambda: go(python=launch, layout=args, slot="own-now"))
 
     def finish(self) -> dict[str, Any]:
         stage("the project's own tests")
@@ -106,8 +112,11 @@ class OwnRuns:
 
 
 def start(repo: Path, st: store.Store, cfg: dict[str, Any], launch: Any, allow: tuple[str, ...],
-          look: statcache.Tree | None) -> OwnRuns | None:
-    """The runs begun, or None when the seal holds no own suite (or it is switched off)."""
+          look: statcache.Tree | None, root: Path | None = None, key: str | None = None,
+          plugins: list[str] | None = None) -> OwnRuns | None:
+    """The runs begun, or None when the seal holds no own suite (or it is switched off). `root`, `key`: the state
+    root and `paths.repo_key(repo)`, for the runs' mirrors (with the stop's `look`); `plugins`: the environment's
+    pytest plugins the hidden run loads (`hidden.plugins`: those still as sealed)."""
     from donegate.seal.store import OWN_SUITE
 
     if OWN_SUITE not in st.manifest.get("files", {}) or cfg.get("own_tests") in ("off", False):
@@ -117,7 +126,7 @@ def start(repo: Path, st: store.Store, cfg: dict[str, Any], launch: Any, allow: 
     pack = own.load(st.path)
     if not pack or not pack.get("tests"):
         return None
-    return OwnRuns(repo, st, cfg, pack, launch, allow, look)
+    return OwnRuns(repo, st, cfg, pack, launch, allow, look, root, key, plugins)
 
 
 def _prefix(repo: Path, project: Path) -> str:

@@ -448,8 +448,13 @@ class Reporter:
     def __init__(self, fd: int, nonce: str, repo: str = "", theirs: "list[str] | None" = None,
                  allow: tuple = (), tests_pyc: "dict | None" = None, last: "list[str] | None" = None,
                  kit: "list[str] | None" = None, startup: "frozenset | None" = None,
-                 path: "list[str] | None" = None) -> None:
+                 path: "list[str] | None" = None, by_file: bool = False) -> None:
         self.fd = fd
+        # The project's own suite (`donegate.gate.own_suite`): the fingerprints are checked as each test file's
+        # tests are done, not after each test (~0.4 ms a check: 2,000 tests, 0.8 s of a 2.6 s suite). The
+        # hidden run checks after every test.
+        self.by_file = by_file
+        self.file = ""
         self.last = frozenset(last or ())  # the held-back tests: run after every shown one (`pytest_collection_modifyitems`)
         self.kit = tuple(k.rstrip("/") + "/" for k in kit or ())  # the kit's pytest's folders (the harness's code)
         self.startup = startup  # the modules the interpreter held before the kit imported anything
@@ -536,6 +541,11 @@ class Reporter:
         self._send(ev="collected", ids=[item.nodeid for item in session.items])
 
     def pytest_runtest_logstart(self, nodeid, location) -> None:
+        if self.by_file:
+            file = nodeid.split("::", 1)[0]
+            if self.file and file != self.file:
+                self._check(f"during the tests of {self.file}")
+            self.file = file
         self.current = nodeid
         self._send(ev="start", id=nodeid)
         if self.wires is not None and self.wires.many:
@@ -554,7 +564,8 @@ class Reporter:
         self._send(ev="report", id=report.nodeid, when=report.when, outcome=outcome, message=message[:4000])
 
     def pytest_runtest_logfinish(self, nodeid, location) -> None:
-        self._check(f"during {nodeid}")
+        if not self.by_file:
+            self._check(f"during {nodeid}")
         self._send(ev="end", id=nodeid)
 
     def _check(self, where: str, also: "list | None" = None, only: bool = False) -> None:

@@ -125,7 +125,8 @@ def main():
     sys.orig_argv = [spec["executable"], "-m", "pytest", *args]
     sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *args]
     reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]), spec.get("tests_pyc"),
-                                  spec.get("last"), kit=spec["pytest"], startup=startup, path=spec["front"])
+                                  spec.get("last"), kit=spec["pytest"], startup=startup, path=spec["front"],
+                                  by_file=bool(spec.get("by_file")))
     return pytest.main(args, plugins=[reporter, *plugin["seeded_plugins"](spec.get("seed"))])
 def end(rc):
     import os, sys
@@ -425,7 +426,8 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
     store = store.resolve()
     with setting(store, repo, kind, project=project, python=python, root=root, tree=tree, later=later, slot=slot,
                  key=key) as w_:
-        spec = {**w_.spec, "allow": list(allow), "seed": seed, "last": list(last)}
+        # The project's own suite (`layout`): its fingerprints checked per test file (`plugin.Reporter.by_file`).
+        spec = {**w_.spec, "allow": list(allow), "seed": seed, "last": list(last), "by_file": layout is not None}
         if own_pytest:  # the project is pytest: its own folder holds the harness's code (the tripwires' `kit`)
             own = str(w_.seen_repo / own_pytest)
             spec.update(own_pytest=True, pytest=[own], theirs=[*spec["theirs"], own + "/pytest", own + "/_pytest"])
@@ -439,7 +441,10 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
                                      "dir": tests.inside}
         nonce = secrets.token_hex(16)
         args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store)] if layout is None else []
-        args += ["--basetemp", os.path.join(w_.private, "basetemp"), *PYTEST_ARGS,
+        # The project's own suite (`layout`) as its pytest runs it: the `pythonpath` ini key applied (the sealed
+        # configuration's folders outside the laid-out suite are put on sys.path by `seal.own.with_pythonpath`).
+        pytest_args = PYTEST_ARGS if layout is None else _without(PYTEST_ARGS, "no:python_path")
+        args += ["--basetemp", os.path.join(w_.private, "basetemp"), *pytest_args,
                  *(a for m in plugins for a in ("-p", m))]  # the environment's plugins the seal recorded (`plugins`)
         if collect_only:
             args.append("--collect-only")
@@ -511,6 +516,17 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
             out.ok = False
             out.problem = f"{len(missing)} of {len(expected)} sealed tests did not run: " + ", ".join(missing[:5])
     return out
+
+
+def _without(args: Sequence[str], plugin: str) -> tuple[str, ...]:
+    """`args` without `-p plugin`."""
+    out: list[str] = []
+    for a in args:
+        if a == plugin and out and out[-1] == "-p":
+            out.pop()
+        else:
+            out.append(a)
+    return tuple(out)
 
 
 def _by_file(ids: list[str]) -> dict[str, list[str]]:

@@ -127,6 +127,60 @@ def gather(project: Path, config: str | None, found: list[str]) -> dict[str, dic
     return out
 
 
+def pythonpath(pack: dict[str, Any]) -> list[str]:
+    """The sealed configuration's `pythonpath` (pytest's ini key: folders relative to the configuration's folder, put
+    first on sys.path), as sealed."""
+    import configparser
+
+    name = pack.get("config")
+    body = (pack.get("files") or {}).get(name or "") or {}
+    text = body.get("text")
+    if not name or not text:
+        return []
+    if name.endswith(".toml"):
+        try:
+            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
+        except ImportError:  # Python 3.10: the key is not read (as before this was applied)
+            return []
+        try:
+            tool = tomllib.loads(text).get("tool", {}).get("pytest", {})
+        except ValueError:
+            return []
+        value = (tool.get("ini_options") or {}).get("pythonpath", []) if isinstance(tool, dict) else []
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else str(value).split()
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return []
+    section = "tool:pytest" if name == "setup.cfg" else "pytest"
+    return parser.get(section, "pythonpath", fallback="").split()
+
+
+def with_pythonpath(pack: dict[str, Any], launch: Any, dest: Path) -> Any:
+    """`launch` with the sealed configuration's `pythonpath` folders first on sys.path, as pytest puts them: a folder
+    of the sealed files (test helpers) from the laid-out suite `dest`, any other (`lib`, `src`) from the project as
+    the run sees it. The runs leave pytest's own handling of the key off (`hidden.runner`): the laid-out suite is not
+    the project's folder, so pytest would look for `src` in it."""
+    import copy
+
+    wanted = pythonpath(pack)
+    if not wanted:
+        return launch
+    project = Path(launch.front[0])
+    sealed = {Path(n).parent.as_posix() for n in pack.get("files") or {}}
+    extra = []
+    for entry in wanted:
+        rel = os.path.normpath(entry)
+        if rel.startswith("..") or os.path.isabs(rel):
+            continue  # outside the project: not the project's to seal (its environment's, as before)
+        inside = any(s == rel or s.startswith(rel + "/") for s in sealed) and rel != "."
+        extra.append(str(dest / rel) if inside else str(project / rel))
+    out = copy.copy(launch)
+    out.front = [launch.front[0], *(e for e in extra if e not in launch.front), *launch.front[1:]]
+    return out
+
+
 def lay_out(pack: dict[str, Any], dest: Path) -> list[str]:
     """The sealed files written under `dest` as they lay in the project; returns pytest's arguments for a run
     there: the sealed configuration (or the kit's empty one), `dest` as rootdir, the collected paths."""
@@ -209,10 +263,12 @@ def describe(own: dict[str, Any] | None) -> str:
 
 
 def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confine: str, allow: tuple[str, ...],
-               named: list[str] | str | None, supersedes: list[str] | None = None) -> dict[str, Any] | None:
+               named: list[str] | str | None, supersedes: list[str] | None = None,
+               plugins: list[str] | None = None) -> dict[str, Any] | None:
     """Find the project's own suite, run it once in the project's environment (as the hidden tests), and return
     the pack for the store (None: `named` is "off" or nothing was found; {"off": why}: found, not kept). A suite
-    that does not collect is refused in one line, with the fix."""
+    that does not collect is refused in one line, with the fix. `plugins`: the environment's pytest plugins the seal
+    records (`hidden.plugins`), loaded as the project's own `python -m pytest` loads them."""
     import tempfile
 
     from donegate.hidden import runner
@@ -232,15 +288,16 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
         dest = Path(tmp) / "suite"
         dest.mkdir()
         layout = lay_out(pack, dest)
+        launch = with_pythonpath(pack, launch, dest)
         load, folder = reach.plant(dest)  # which project files each test reaches, recorded in this one run
         mapping = copy.copy(launch)
         mapping.site = [*launch.site, folder]
         run = runner.run(dest, repo, timeout=timeout, confine=confine, project=project, python=mapping, allow=allow,
-                         layout=[*layout[:4], *load, *layout[4:]])
+                         layout=[*layout[:4], *load, *layout[4:]], plugins=plugins or ())
         again = None
         if run.results and not run.problem and run.duration < AGAIN_BELOW:  # twice where cheap: a flaky test is known
             again = runner.run(dest, repo, timeout=timeout, confine=confine, project=project, python=launch, allow=allow,
-                               layout=layout)
+                               layout=layout, plugins=plugins or ())
     fix = ("fix them, name the test folders with --own-tests PATH..., or switch them off: --own-tests off "
            "(own_tests: off in donegate.yaml)")
     if run.environment:
@@ -277,9 +334,11 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     from donegate.seal import loosened
 
     pack["shape"] = loosened.shapes(files)
-    reached = reach.read(run.output, [str(project.resolve()), str(project)])
+    extra: dict[str, Any] = {}
+    reached = reach.read(run.output, [str(project.resolve()), str(project)], extra)
     if reached is not None:
-        pack["reach"] = {**reach.pack(reach.close(project, reached)), "project_files": reach.project_files(project)}
+        pack["reach"] = {**reach.pack(reach.close(project, reached)), "project_files": reach.project_files(project),
+                         **extra}
     return pack
 
 

@@ -47,6 +47,7 @@ def _trace(frame, event, arg):
 
 def _phase(item):
     _now.append(_map.setdefault(item.nodeid, set()))
+    _phase_of.append(item.nodeid)
     before = sys.gettrace()
     sys.settrace(_trace)
     try:
@@ -54,11 +55,28 @@ def _phase(item):
     finally:
         sys.settrace(before)
         _now.pop()
+        _phase_of.pop()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item):
+    _uses[item.nodeid] = list(getattr(item, "fixturenames", ()))
     return (yield from _phase(item))
+
+
+_fixtures = {}  # a fixture of a wider scope than a test's: what its setup reached, for every test that uses it
+_uses = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    if fixturedef.scope == "function" or not _now:
+        return (yield)
+    _now.append(_fixtures.setdefault(fixturedef.argname, set()))
+    try:
+        return (yield)
+    finally:
+        _now.pop()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -71,9 +89,43 @@ def pytest_runtest_teardown(item, nextitem):
     return (yield from _phase(item))
 
 
+_loose = set()  # files opened or folders listed outside a test's phases (at import, collection)
+_spawns = set()  # tests that started a process (what it reads is not seen)
+_SPAWN = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn")
+
+
+def _audit(event, args):
+    if event in ("open", "os.listdir", "os.scandir"):
+        path = args[0] if args else None
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if not isinstance(path, str):
+            return
+        path = os.path.abspath(path)
+        if event != "open" and (path in sys.path or os.path.isfile(os.path.join(path, "__init__.py"))):
+            return  # the import system's listing of a folder it imports from (a new module there: `select`'s rules)
+        index = _files.get(path)
+        if index is None:
+            index = _files[path] = len(_files)
+        if _now:
+            _now[-1].add(index)
+        else:
+            _loose.add(index)
+    elif event in _SPAWN and _phase_of:
+        _spawns.add(_phase_of[-1])
+
+
+_phase_of = []
+sys.addaudithook(_audit)
+
+
 def pytest_unconfigure(config):
+    for nodeid, used in _uses.items():  # a session fixture set up in the first test's setup serves every test using it
+        for name in used:
+            _map.setdefault(nodeid, set()).update(_fixtures.get(name, ()))
     names = sorted(_files, key=_files.get)
-    data = {"files": names, "tests": {k: sorted(v) for k, v in _map.items()}}
+    data = {"files": names, "tests": {k: sorted(v) for k, v in _map.items()}, "loose": sorted(_loose),
+            "spawns": sorted(_spawns)}
     out = os.fdopen(os.dup(1), "w")
     out.write("\\n''' + MARK + '''" + json.dumps(data, separators=(",", ":")) + "\\n")
     out.close()
@@ -89,9 +141,11 @@ def plant(dest: Path) -> tuple[list[str], str]:
     return ["-p", MODULE], str(folder)
 
 
-def read(output: str, seen: list[str]) -> dict[str, list[str]] | None:
+def read(output: str, seen: list[str], extra: dict[str, Any] | None = None) -> dict[str, list[str]] | None:
     """{test id: project files it reached, relative} from the run's output; `seen`: the folders the project was seen at
-    in the run (its path, or the copy's), longest first. None when the run printed no map."""
+    in the run (its path, or the copy's), longest first. None when the run printed no map. `extra` gets `loose` (the
+    project's files opened or folders listed outside any test: at import, at collection) and `spawns` (the tests
+    that started a process)."""
     line = next((ln for ln in reversed(output.splitlines()) if ln.startswith(MARK)), None)
     if line is None:
         return None
@@ -107,10 +161,17 @@ def read(output: str, seen: list[str]) -> dict[str, list[str]] | None:
             if isinstance(name, str) and name.startswith(top.rstrip("/") + "/"):
                 found = name[len(top.rstrip("/")) + 1:]
                 break
+            if name == top.rstrip("/"):  # the project's folder itself, listed
+                found = "."
+                break
         rel.append(found)
     out: dict[str, list[str]] = {}
     for tid, idx in tests.items():
         out[tid] = sorted({r for i in idx if isinstance(i, int) and 0 <= i < len(rel) and (r := rel[i]) is not None})
+    if extra is not None:
+        loose = data.get("loose") or []
+        extra["loose"] = sorted({r for i in loose if isinstance(i, int) and 0 <= i < len(rel) and (r := rel[i]) is not None})
+        extra["spawns"] = sorted(t for t in data.get("spawns") or [] if isinstance(t, str))
     return out
 
 
@@ -164,6 +225,8 @@ def close(project: Path, reached: dict[str, list[str]]) -> dict[str, list[str]]:
         for f in [tid.split("::", 1)[0], *files]:  # the test file's own imports too (a constant it reads)
             if f.endswith(".py"):
                 found |= closure(f)
+            else:  # a data file it opened, a folder it listed
+                found.add(f)
         out[tid] = sorted(found)
     return out
 
@@ -190,11 +253,22 @@ def select(kept: dict[str, Any] | None, tests: list[str], changed: list[str], te
             if isinstance(i, int) and 0 <= i < len(names):
                 reached_by.setdefault(names[i], set()).add(tid.split("::", 1)[0])
     out = {t.split("::", 1)[0] for t in tests if t not in mapped}  # a test the map does not know runs every time
+    opened = "loose" in kept  # the map records the files the tests opened and the folders they listed
+    loose = set(kept.get("loose") or [])
+    spawns = {t.split("::", 1)[0] for t in kept.get("spawns") or []}
     for name in changed:
         if name in test_files or name.endswith((".pyc", ".pyo")) or "__pycache__/" in name or name.startswith(".claude/"):
             continue
+        parents = [name.rsplit("/", k)[0] for k in range(1, name.count("/") + 1)] + ["."]
+        for folder in parents:  # a test that listed a folder reaches what is added to it (a plugin found by a glob)
+            out |= reached_by.get(folder, set())
         if not name.endswith(".py"):
-            return None  # data or configuration the product may read
+            if not opened or name in loose or any(f in loose for f in parents):
+                return None  # data the product may read at import, or a map that did not record what was opened
+            # Data no test opened at the seal changes no test's path through the unchanged code (a change to the
+            # code that then reads it is a change the map places); what a test's child process reads is not seen.
+            out |= reached_by.get(name, set()) | spawns
+            continue
         if name in reached_by:
             out |= reached_by[name]
         elif name in at_seal:
