@@ -32,6 +32,7 @@ from donegate import paths, report
 from donegate.errors import DonegateError
 from donegate.core.stats import wilson
 from donegate.core.util import atomic_write
+from donegate.report import page_read
 
 _dict = report._dict  # a dict, else {}
 
@@ -55,6 +56,8 @@ ROW_BYTES = 3_200_000
 DETAIL_BYTES = 1_300_000
 DETAIL_STOPS = 25_000  # stops read again for their details: more than DETAIL_BYTES can hold (50+ bytes each)
 TEXT_CHARS = 4000  # one feedback text at most (the gate's own default cap)
+MIN_ROW = 40  # bytes of JSON a session's row takes at least (its id, the indexes, the marks, the cells)
+ROW_GUESS = 80  # bytes a row takes as a rule (a uuid, a few stops): the page reads about this many sessions first
 
 
 # -------------------------------------------------------------------------------------------------
@@ -124,16 +127,20 @@ def _records(files: list[Path], words: tuple[bytes, ...], since: bytes | None,
             yield (f, n), line, rec, when
 
 
-def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[str, _Session], dict[str, dict]]:
-    """(sessions by id in ledger order, latest label by stop ref) from every stop and label line.
+class _Sessions:
+    """The page's sessions and labels, a line at a time (`take`): every stop and label line the old way, or only the
+    listed sessions' (`page_read`)."""
 
-    A session keeps one small tuple per stop; the stops' details are read again, for the sessions the
-    page shows first only, by `read_details` (memory stays with the number of stops, not their text)."""
-    sessions: dict[str, _Session] = {}
-    labels: dict[str, dict[str, Any]] = {}
-    order = 0
-    for where, line, rec, when in _records(files, (b'"stop"', b'"label"', b'"decision"'), since):
-        event = rec.get("event")
+    def __init__(self) -> None:
+        self.sessions: dict[str, _Session] = {}
+        self.labels: dict[str, dict[str, Any]] = {}
+        self.order = 0
+
+    def take(self, where: tuple[int, int], line: bytes, rec: dict[str, Any], when: bytes | None,
+             order: int | None = None) -> None:
+        """One line: a label or a decision (its stop's flag), or a stop of its session (`order`: where it lies in
+        the ledgers; None: counted here)."""
+        labels, event = self.labels, rec.get("event")
         if event == "label" or (event == "decision" and rec.get("label")):  # an appeal's decision is its label
             if isinstance(rec.get("ref"), str) and isinstance(rec.get("label"), str) and rec["label"]:
                 mark = labels.setdefault(rec["ref"][: ledger.REF_CHARS], {"label": "", "note": ""})
@@ -143,43 +150,66 @@ def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[s
                 mark = labels.setdefault(rec["ref"][: ledger.REF_CHARS], {"label": "", "note": ""})
                 mark["decision"] = {"approve": "approved", "reject": "rejected"}.get(rec["decision"], rec["decision"]) + (
                     f": {rec['note']}" if rec.get("note") else "")
-            continue
+            return
         sid, verdict = rec.get("session"), rec.get("verdict")
-        if event != "stop" or not (isinstance(sid, str) and sid and isinstance(verdict, str)):
-            continue
-        order += 1
-        s = sessions.get(sid)
-        if s is None:
-            s = sessions[sid] = _Session(sid)
-            s.first = when.decode()
+        if event != "stop" or not (isinstance(sid, str) and sid and isinstance(verdict, str)) or when is None:
+            return
         gates = _dict(rec.get("gates"))
         accept = _dict(gates.get("acceptance"))
-        s.stops.append((verdict, ledger.stop_ref(line), bool(gates.get("leak")),
-                        bool(rec.get("cached") or accept.get("cached")), where))
-        s.config = rec["config"] if isinstance(rec.get("config"), str) else "(none)"
-        s.repo = rec["repo"] if isinstance(rec.get("repo"), str) else ""
-        s.last, s.line = when.decode(), order
+        self.add(sid, verdict, ledger.stop_ref(line), bool(gates.get("leak")), bool(rec.get("cached") or accept.get("cached")),
+                 where, rec["config"] if isinstance(rec.get("config"), str) else "(none)",
+                 rec["repo"] if isinstance(rec.get("repo"), str) else "", when, report.review_cost(gates.get("review")),
+                 _num(rec.get("duration")), report.agent_of(rec), order)
+
+    def add(self, sid: str, verdict: str, ref: str, leak: bool, cached: bool, where: tuple[int, int], config: str,
+            repo: str, when: bytes, cost: float, seconds: float, agent: dict[str, Any], order: int | None) -> None:
+        """One stop of session `sid`, its fields read."""
+        self.order += 1
+        s = self.sessions.get(sid)
+        if s is None:
+            s = self.sessions[sid] = _Session(sid)
+            s.first = when.decode()
+        s.stops.append((verdict, ref, leak, cached, where))
+        s.config, s.repo = config, repo
+        s.last, s.line = when.decode(), self.order if order is None else order
         s.gave = s.gave or verdict == "gave_up"
-        s.cost += report.review_cost(gates.get("review"))
-        s.seconds += _num(rec.get("duration"))
-        s.agent = report.agent_of(rec) or s.agent
-    return sessions, labels
+        s.cost += cost
+        s.seconds += seconds
+        s.agent = agent or s.agent
+
+
+def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[str, _Session], dict[str, dict]]:
+    """(sessions by id in ledger order, latest label by stop ref) from every stop and label line.
+
+    A session keeps one small tuple per stop; the stops' details are read again, for the sessions the
+    page shows first only, by `read_details` (memory stays with the number of stops, not their text)."""
+    out = _Sessions()
+    for where, line, rec, when in _records(files, (b'"stop"', b'"label"', b'"decision"'), since):
+        out.take(where, line, rec, when)
+    return out.sessions, out.labels
 
 
 def read_details(files: list[Path], wanted: set[tuple[int, int]]) -> dict[tuple[int, int], tuple[dict[str, Any], str]]:
-    """(the timeline's stop, the line's `feedback`) of each stop at a wanted place, read by the
-    timeline's own code (`report.timeline_stop`)."""
-    out = {}
-    for where, line, rec, _ in _records(files, (b'"stop"',), None, wanted):
-        stop = report.timeline_stop(rec, line, {})
-        gates = _dict(rec.get("gates"))
-        scope = _dict(gates.get("scope"))
-        stop["scope_duration"] = scope.get("duration") if _is_num(scope.get("duration")) else None
-        accept = _dict(gates.get("acceptance"))
-        stop["tamper"] = accept.get("tamper") if isinstance(accept.get("tamper"), dict) else None  # the confined run's
-        stop["said"] = rec.get("said") if isinstance(rec.get("said"), str) else ""  # the agent's last message
-        out[where] = (stop, rec.get("feedback") if isinstance(rec.get("feedback"), str) else "")
-    return out
+    """(the timeline's stop, the line's `feedback`) of each stop at a wanted place (file index, line number), read by
+    the timeline's own code (`report.timeline_stop`)."""
+    return {where: _details(line, rec) for where, line, rec, _ in _records(files, (b'"stop"',), None, wanted)}
+
+
+def _details_at(files: list[Path], wanted: set[tuple[int, int]]) -> dict[tuple[int, int], tuple[dict[str, Any], str]]:
+    """`read_details` of the stops at (file index, byte offset) places (`page_read`)."""
+    return {where: _details(line, rec) for where, line, rec in page_read.lines_at(files, wanted)}
+
+
+def _details(line: bytes, rec: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    stop = report.timeline_stop(rec, line, {})
+    gates = _dict(rec.get("gates"))
+    scope = _dict(gates.get("scope"))
+    stop["scope_duration"] = scope.get("duration") if _is_num(scope.get("duration")) else None
+    accept = _dict(gates.get("acceptance"))
+    stop["tamper"] = accept.get("tamper") if isinstance(accept.get("tamper"), dict) else None  # the confined run's
+    stop["said"] = rec.get("said") if isinstance(rec.get("said"), str) else ""  # the agent's last message
+    shown = rec.get("feedback")
+    return stop, shown if isinstance(shown, str) else ""
 
 
 def _agent_cells(agent: dict[str, Any]) -> list[Any]:
@@ -285,24 +315,51 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
               row_budget: int = ROW_BYTES, root: Path | None = None, by: str = "config", keep: bool = False) -> dict[str, Any]:
     """Everything the page shows, aggregated: the report's summary plus one compact row per session. `keep`: the
     summary reads only what was added since the last report (`report.resume`)."""
-    from donegate.report.summary import summarize_and_decisions
+    from donegate.report.summary import read_and_summarize
 
-    summary, made = summarize_and_decisions(files, by=by, since=since, jobs=jobs, keep=keep)
-    sessions, labels = read_sessions(files, since)
-    scrub = local_scrubber(root)
+    most = row_budget // MIN_ROW + 1  # more sessions than the page can list
+    summary, made, merged = read_and_summarize(files, by=by, since=since, jobs=jobs, keep=keep,
+                                               page=most if since is None else 0)
     decided = report.decided_sessions(files, made)
-    ordered = sorted(sessions.values(), key=lambda s: (not left_for_person(s, decided), -s.line))
-    verdicts: list[str] = [v for v in ORDER]
-    seen = collections.Counter(st[0] for s in ordered for st in s.stops)
-    verdicts = [v for v in verdicts if seen[v]] + sorted(v for v in seen if v not in ORDER)
-    index = {v: i for i, v in enumerate(verdicts[: len(CODES)])}
-    configs = sorted({s.config for s in ordered})
-    cindex = {c: i for i, c in enumerate(configs)}
-    days = sorted({d for s in ordered for d in (s.first[:10], s.last[:10])})
-    dindex = {d: i for i, d in enumerate(days)}
-    repos = sorted({scrub(s.repo) for s in ordered})
-    requests = sealed_requests({s.repo for s in ordered}, scrub, root)
-    rindex = {r: i for i, r in enumerate(repos)}
+    scrub = local_scrubber(root)
+    listing = min(most, row_budget // ROW_GUESS + 1)  # the sessions read whole: about as many as the page lists
+    while True:
+        got = page_read.sessions(files, summary, merged, listing, _Sessions()) if since is None else None
+        if got is None:  # every line read again (`--since`, or a line the report skipped: `page_read`)
+            sessions, labels = read_sessions(files, since)
+            seen = collections.Counter(st[0] for s in sessions.values() for st in s.stops)
+            days = sorted({d for s in sessions.values() for d in (s.first[:10], s.last[:10])})
+            configs = sorted({s.config for s in sessions.values()})
+            repo_names = {s.repo for s in sessions.values()}
+        else:
+            sessions, labels, seen, days, configs, repo_names = got
+        ordered = sorted(sessions.values(), key=lambda s: (not left_for_person(s, decided), -s.line))
+        verdicts = [v for v in ORDER if seen[v]] + sorted(v for v in seen if v not in ORDER)
+        index = {v: i for i, v in enumerate(verdicts[: len(CODES)])}
+        cindex = {c: i for i, c in enumerate(configs)}
+        dindex = {d: i for i, d in enumerate(days)}
+        repos = sorted({scrub(r) for r in repo_names})
+        rindex = {r: i for i, r in enumerate(repos)}
+        rows: list[list[Any]] = []
+        row_bytes = 0
+        for s in ordered:
+            codes = []
+            for verdict, ref, leak, cached, _ in s.stops:
+                label = labels.get(ref)
+                codes.append(CODES[index.get(verdict, len(CODES) - 1)] + (LEAK if leak else "") + (CACHED if cached else "")
+                             + (LABEL_FLAGS.get(label["label"], "") if label else ""))
+            row = [s.sid, cindex[s.config], rindex[scrub(s.repo)], dindex[s.first[:10]], dindex[s.last[:10]], "".join(codes),
+                   1 + s.gave if left_for_person(s, decided) else 0, round(s.cost, 4), round(s.seconds, 1), -1,
+                   s.last[11:16], *_agent_cells(s.agent)]
+            row_bytes += len(json.dumps(row, separators=(",", ":"))) + 1
+            if row_bytes > row_budget:
+                break
+            rows.append(row)
+        # Read too few sessions to fill the page (rows shorter than guessed): read more of them.
+        if got is None or row_bytes > row_budget or len(ordered) >= summary["total"]["sessions"] or listing >= most:
+            break
+        listing = min(most, listing * 3)
+    requests = sealed_requests(repo_names, scrub, root)
     texts: list[str] = []
     text_ids: dict[str, int] = {}
     # The sessions that may get details: the first ones, up to more stops than the budget can hold.
@@ -313,22 +370,10 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
             break
         wanted.update(where for *_, where in s.stops)
         count += len(s.stops)
-    found = read_details(files, wanted)
-    rows: list[list[Any]] = []
+    found = (read_details if got is None else _details_at)(files, wanted)
     details: list[Any] = []
-    used = row_bytes = 0
-    for s in ordered:
-        codes = []
-        for verdict, ref, leak, cached, _ in s.stops:
-            label = labels.get(ref)
-            codes.append(CODES[index.get(verdict, len(CODES) - 1)] + (LEAK if leak else "") + (CACHED if cached else "")
-                         + (LABEL_FLAGS.get(label["label"], "") if label else ""))
-        row = [s.sid, cindex[s.config], rindex[scrub(s.repo)], dindex[s.first[:10]], dindex[s.last[:10]], "".join(codes),
-               1 + s.gave if left_for_person(s, decided) else 0, round(s.cost, 4), round(s.seconds, 1), -1, s.last[11:16],
-               *_agent_cells(s.agent)]
-        row_bytes += len(json.dumps(row, separators=(",", ":"))) + 1
-        if row_bytes > row_budget:
-            break
+    used = 0
+    for s, row in zip(ordered, rows):  # noqa: B905 - the rows are the first sessions
         if used < budget and all(where in found for *_, where in s.stops):
             stops = []
             for verdict, ref, _, _, where in s.stops:
@@ -337,13 +382,12 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
                 used += size
             row[9] = len(details)
             details.append(stops)
-        rows.append(row)
     stops_by_verdict = {v: seen[v] for v in verdicts}
     return {"summary": summary, "verdicts": verdicts, "colours": [COLOURS.get(v, NEUTRAL) for v in verdicts],
             "configs": configs, "repos": repos,
             "requests": [requests.get(r, "") for r in repos], "days": days, "rows": rows, "details": details, "texts": texts,
-            "stops_by_verdict": stops_by_verdict, "detail_sessions": len(details), "sessions": len(ordered),
-            "stops": sum(len(s.stops) for s in ordered)}
+            "stops_by_verdict": stops_by_verdict, "detail_sessions": len(details),
+            "sessions": len(ordered) if got is None else summary["total"]["sessions"], "stops": sum(seen.values())}
 
 
 # -------------------------------------------------------------------------------------------------
