@@ -55,6 +55,7 @@ LABEL_FLAGS = {"justified": JUSTIFIED, "rejected": JUSTIFIED, "unjustified": UNJ
 ROW_BYTES = 3_200_000
 DETAIL_BYTES = 1_300_000
 DETAIL_STOPS = 25_000  # stops read again for their details: more than DETAIL_BYTES can hold (50+ bytes each)
+DETAIL_BATCH = 2_000  # stops read at a time for their details (by their places; read line by line: all at once)
 TEXT_CHARS = 4000  # one feedback text at most (the gate's own default cap)
 MIN_ROW = 40  # bytes of JSON a session's row takes at least (its id, the indexes, the marks, the cells)
 ROW_GUESS = 80  # bytes a row takes as a rule (a uuid, a few stops): the page reads about this many sessions first
@@ -136,7 +137,7 @@ class _Sessions:
         self.labels: dict[str, dict[str, Any]] = {}
         self.order = 0
 
-    def take(self, where: tuple[int, int], line: bytes, rec: dict[str, Any], when: bytes | None,
+    def take(self, where: Any, line: bytes, rec: dict[str, Any], when: bytes | None,
              order: int | None = None) -> None:
         """One line: a label or a decision (its stop's flag), or a stop of its session (`order`: where it lies in
         the ledgers; None: counted here)."""
@@ -161,7 +162,7 @@ class _Sessions:
                  rec["repo"] if isinstance(rec.get("repo"), str) else "", when, report.review_cost(gates.get("review")),
                  _num(rec.get("duration")), report.agent_of(rec), order)
 
-    def add(self, sid: str, verdict: str, ref: str, leak: bool, cached: bool, where: tuple[int, int], config: str,
+    def add(self, sid: str, verdict: str, ref: str, leak: bool, cached: bool, where: Any, config: str,
             repo: str, when: bytes, cost: float, seconds: float, agent: dict[str, Any], order: int | None) -> None:
         """One stop of session `sid`, its fields read."""
         self.order += 1
@@ -195,8 +196,8 @@ def read_details(files: list[Path], wanted: set[tuple[int, int]]) -> dict[tuple[
     return {where: _details(line, rec) for where, line, rec, _ in _records(files, (b'"stop"',), None, wanted)}
 
 
-def _details_at(files: list[Path], wanted: set[tuple[int, int]]) -> dict[tuple[int, int], tuple[dict[str, Any], str]]:
-    """`read_details` of the stops at (file index, byte offset) places (`page_read`)."""
+def _details_at(files: list[Path], wanted: set[int]) -> dict[int, tuple[dict[str, Any], str]]:
+    """`read_details` of the stops at `page_read.POSITION` places."""
     return {where: _details(line, rec) for where, line, rec in page_read.lines_at(files, wanted)}
 
 
@@ -362,26 +363,28 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
     requests = sealed_requests(repo_names, scrub, root)
     texts: list[str] = []
     text_ids: dict[str, int] = {}
-    # The sessions that may get details: the first ones, up to more stops than the budget can hold.
-    wanted: set[tuple[int, int]] = set()
-    count = 0
-    for s in ordered:
-        if count >= DETAIL_STOPS:
-            break
-        wanted.update(where for *_, where in s.stops)
-        count += len(s.stops)
-    found = (read_details if got is None else _details_at)(files, wanted)
+    # Details for the first sessions, up to more stops than the budget can hold, read a batch of sessions at a time
+    # (until the budget is spent: memory for what the page holds, not for DETAIL_STOPS stops).
     details: list[Any] = []
-    used = 0
-    for s, row in zip(ordered, rows):  # noqa: B905 - the rows are the first sessions
-        if used < budget and all(where in found for *_, where in s.stops):
-            stops = []
-            for verdict, ref, _, _, where in s.stops:
-                d, size = _detail(verdict, *found[where], scrub, text_ids, texts, labels.get(ref))
-                stops.append(d)
-                used += size
-            row[9] = len(details)
-            details.append(stops)
+    used = count = k = 0
+    while k < len(rows) and used < budget and count < DETAIL_STOPS:
+        batch = ordered[k: k + 1]
+        stops = len(batch[0].stops)
+        while k + len(batch) < len(rows) and (stops < DETAIL_BATCH or got is None) and count + stops < DETAIL_STOPS:
+            batch.append(ordered[k + len(batch)])
+            stops += len(batch[-1].stops)
+        found = (read_details if got is None else _details_at)(files, {where for s in batch for *_, where in s.stops})
+        for s in batch:
+            if used < budget and all(where in found for *_, where in s.stops):
+                shown = []
+                for verdict, ref, _, _, where in s.stops:
+                    d, size = _detail(verdict, *found[where], scrub, text_ids, texts, labels.get(ref))
+                    shown.append(d)
+                    used += size
+                rows[k][9] = len(details)
+                details.append(shown)
+            k += 1
+        count += stops
     stops_by_verdict = {v: seen[v] for v in verdicts}
     return {"summary": summary, "verdicts": verdicts, "colours": [COLOURS.get(v, NEUTRAL) for v in verdicts],
             "configs": configs, "repos": repos,

@@ -108,19 +108,19 @@ def record(line: bytes) -> dict[str, Any] | None:
     return rec if isinstance(rec, dict) and rec.get("v") == ledger.SCHEMA_VERSION else None
 
 
-def lines_at(files: list[Path], places: set[tuple[int, int]]) -> Iterator[tuple[tuple[int, int], bytes, dict[str, Any]]]:
-    """(place, line, record) of the stop at each (file index, byte offset), read there and nowhere else."""
+def lines_at(files: list[Path], places: set[int]) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
+    """(place, line, record) of the stop at each place (file index << POSITION | byte offset), read there alone."""
     for f, path in enumerate(files):
-        mine = sorted(off for g, off in places if g == f)
+        mine = sorted(place for place in places if place >> POSITION == f)
         if not mine:
             continue
         with open(path, "rb") as fh:
-            for off in mine:
-                fh.seek(off)
+            for place in mine:
+                fh.seek(place & (1 << POSITION) - 1)
                 line = fh.readline().rstrip(b"\n")
                 rec = record(line)
                 if rec is not None and rec.get("event") == "stop":
-                    yield (f, off), line, rec
+                    yield place, line, rec
 
 
 def _take(out: Any, want: set[str], where: tuple[int, int], line: bytes) -> None:
@@ -134,13 +134,24 @@ def _take(out: Any, want: set[str], where: tuple[int, int], line: bytes) -> None
         if sid in want:
             start = line.index(b"}", line.index(b'"gates":{"integrity":{')) + 1  # the leak gate follows integrity
             leak = line.startswith(b',"leak":{', start) and not line.startswith(b',"leak":{}', start)
-            out.add(sid, m.group(4).decode(), ledger.stop_ref(line), leak, False, where, m.group(8).decode(),
-                    m.group(2).decode(), m.group(1), cost, float(m.group(7)), {}, order)
+            out.add(sid, _text(m.group(4)), ledger.stop_ref(line), leak, False, order, _text(m.group(8)),
+                    _text(m.group(2)), m.group(1), cost, float(m.group(7)), {}, order)
         return
     rec = record(line)
     if rec is None or (rec.get("event") == "stop" and rec.get("session") not in want):
         return
-    out.take(where, line, rec, report.canonical_time(rec.get("time")) if rec.get("event") == "stop" else None, order)
+    out.take(order, line, rec, report.canonical_time(rec.get("time")) if rec.get("event") == "stop" else None, order)
+
+
+_TEXTS: dict[bytes, str] = {}
+
+
+def _text(raw: bytes) -> str:
+    """A verdict, configuration or repository as one shared str (a few of them for hundreds of thousands of stops)."""
+    text = _TEXTS.get(raw)
+    if text is None:
+        text = _TEXTS[raw] = raw.decode()
+    return text
 
 
 def _review_cost(line: bytes) -> float | None:
