@@ -87,13 +87,25 @@ def local_scrubber(root: Path | None = None) -> feedback.Scrubber:
 
 
 class _Session:
-    __slots__ = ("sid", "config", "repo", "first", "last", "stops", "gave", "cost", "seconds", "line", "agent")
+    """One session's row. Its stops are kept in columns (a few tens of bytes a stop, not a tuple of objects):
+    `stops` gives them back as (verdict, ref, leak, cached, place) tuples."""
+
+    __slots__ = ("sid", "config", "repo", "first", "last", "verdicts", "refs", "flags", "places", "gave", "cost",
+                 "seconds", "line", "agent")
 
     def __init__(self, sid: str) -> None:
         self.sid, self.config, self.repo, self.first, self.last = sid, "", "", "", ""
-        self.stops: list[tuple] = []  # (verdict, ref, leak, cached, (file index, line number)) per stop
+        self.verdicts: list[str] = []  # per stop: its verdict (shared strs),
+        self.refs, self.flags = "", ""  # its ref (REF_CHARS each), leak + 2 * cached (one digit each),
+        self.places: list[Any] = []  # and where it lies: (file index, line number) or a `page_read.POSITION` place
         self.gave, self.cost, self.seconds, self.line = False, 0.0, 0.0, 0
         self.agent: dict[str, Any] = {}  # the last stop's `agent` figures: the session's own cost and time so far
+
+    @property
+    def stops(self) -> list[tuple[str, str, bool, bool, Any]]:
+        n = ledger.REF_CHARS
+        return [(v, self.refs[k * n:(k + 1) * n], f in "13", f in "23", w)
+                for k, (v, f, w) in enumerate(zip(self.verdicts, self.flags, self.places, strict=True))]
 
 
 def _is_num(value: Any) -> bool:
@@ -170,7 +182,10 @@ class _Sessions:
         if s is None:
             s = self.sessions[sid] = _Session(sid)
             s.first = when.decode()
-        s.stops.append((verdict, ref, leak, cached, where))
+        s.verdicts.append(verdict)
+        s.refs += ref.ljust(ledger.REF_CHARS)[: ledger.REF_CHARS]
+        s.flags += "0123"[leak + 2 * cached]
+        s.places.append(where)
         s.config, s.repo = config, repo
         s.last, s.line = when.decode(), self.order if order is None else order
         s.gave = s.gave or verdict == "gave_up"
@@ -238,7 +253,7 @@ def sealed_requests(repos: set[str], scrub: feedback.Scrubber, root: Path | None
 def left_for_person(s: _Session, decided: dict[bytes, bytes] | None = None) -> bool:
     """The report's rule (gave up, or the last stop failing, and no person decided it since), and a last
     verdict it does not know."""
-    code = report.verdict_code(s.stops[-1][0])
+    code = report.verdict_code(s.verdicts[-1])
     when = (decided or {}).get(s.sid.encode())
     if when is not None and not (s.last.encode() > when and code in report.FAILING):
         return False
@@ -324,11 +339,14 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
     decided = report.decided_sessions(files, made)
     scrub = local_scrubber(root)
     listing = min(most, row_budget // ROW_GUESS + 1)  # the sessions read whole: about as many as the page lists
+    ranked = page_read.listed(merged, files, most) if since is None else []
+    for _, _, part in merged:
+        part.page = []  # its sessions are in `ranked` (a few MB per range)
     while True:
-        got = page_read.sessions(files, summary, merged, listing, _Sessions()) if since is None else None
+        got = page_read.sessions(files, summary, merged, ranked[:listing], _Sessions()) if since is None else None
         if got is None:  # every line read again (`--since`, or a line the report skipped: `page_read`)
             sessions, labels = read_sessions(files, since)
-            seen = collections.Counter(st[0] for s in sessions.values() for st in s.stops)
+            seen = collections.Counter(v for s in sessions.values() for v in s.verdicts)
             days = sorted({d for s in sessions.values() for d in (s.first[:10], s.last[:10])})
             configs = sorted({s.config for s in sessions.values()})
             repo_names = {s.repo for s in sessions.values()}
@@ -369,13 +387,13 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
     used = count = k = 0
     while k < len(rows) and used < budget and count < DETAIL_STOPS:
         batch = ordered[k: k + 1]
-        stops = len(batch[0].stops)
+        stops = len(batch[0].verdicts)
         while k + len(batch) < len(rows) and (stops < DETAIL_BATCH or got is None) and count + stops < DETAIL_STOPS:
             batch.append(ordered[k + len(batch)])
-            stops += len(batch[-1].stops)
-        found = (read_details if got is None else _details_at)(files, {where for s in batch for *_, where in s.stops})
+            stops += len(batch[-1].verdicts)
+        found = (read_details if got is None else _details_at)(files, {where for s in batch for where in s.places})
         for s in batch:
-            if used < budget and all(where in found for *_, where in s.stops):
+            if used < budget and all(where in found for where in s.places):
                 shown = []
                 for verdict, ref, _, _, where in s.stops:
                     d, size = _detail(verdict, *found[where], scrub, text_ids, texts, labels.get(ref))

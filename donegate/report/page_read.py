@@ -162,13 +162,12 @@ def _review_cost(line: bytes) -> float | None:
     return 0.0 if at < 0 else _fast_review_cost(line, at)
 
 
-def sessions(files: list[Path], summary: dict[str, Any], merged: list, listing: int, out: Any) -> tuple | None:
+def sessions(files: list[Path], summary: dict[str, Any], merged: list, wanted: list[bytes], out: Any) -> tuple | None:
     """(sessions, labels, stops by verdict, days, configurations, repositories) of the page from the report's
-    reading, gathered in `out` (`html._Sessions`): only the sessions it can list are read whole; None when that
-    cannot be exact."""
+    reading, gathered in `out` (`html._Sessions`): only the `wanted` sessions (`listed`) are read whole; None when
+    that cannot be exact."""
     if summary["skipped"]["count"]:
         return None
-    wanted = listed(merged, files, listing)
     take = functools.partial(_take, out, {sid.decode() for sid in wanted})
     try:
         seen, days, matched = read_listed(files, set(wanted), take)
