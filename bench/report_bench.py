@@ -6,7 +6,9 @@ blocks), assertion messages on failing stops, reviewer results on the configurat
 writer events and a few hundred labels. Both tools read the same file, one after the other, in this
 run; their numbers are compared. The report runs first with nothing kept, then again with nothing new (it
 reads only what was added since: `donegate.report.resume`), each against `wc -l` of the same file in the same
-run. Targets: the first report at most 10x `wc -l`, one with nothing new at most 3x, at most 100 MB.
+run; `--html` the same (the page starts from what the report kept). Time and CPU are shown as ratios to `wc -l`
+and to jq side by side (CPU: other work on the machine does not move it). Targets, for both: the first at most
+10x `wc -l`, one with nothing new at most 3x, at most 100 MB.
 """
 
 from __future__ import annotations
@@ -241,28 +243,37 @@ def bench_report(tmpdir: Path) -> list[str]:
     kept = tmpdir / "state" / "report"
     cold = lambda: shutil.rmtree(kept, ignore_errors=True)  # noqa: E731 - nothing kept: the first report
     # The floor: reading the file once (page cache warm), measured between the reports, best of three each time.
-    wc = [run_measured(["wc", "-l", str(ledger_file)], tmpdir / "wc.txt", env)[0] for _ in range(3)]
+    wcs = [run_measured(["wc", "-l", str(ledger_file)], tmpdir / "wc.txt", env) for _ in range(3)]
+    wc, wc_cpu = [m[0] for m in wcs], [m[1] for m in wcs]
     results = {}
     # The wall time depends on free cores (other work on the machine takes one easily): best of
     # three, all three shown, with the CPU time, which does not.
+    page = [sys.executable, "-m", "donegate", "report", str(ledger_file), "--html", str(tmpdir / "page.html")]
     for name, argv, runs, before in (
             ("first (nothing kept), 2 processes", base, 3, cold), ("first (nothing kept), --jobs 1", base + ["--jobs", "1"], 1, cold),
-            ("again, nothing new", base, 3, None)):
+            ("again, nothing new", base, 3, None), ("--html, first (nothing kept)", page, 1, cold),
+            ("--html, again, nothing new", page, 2, None)):
         if name.startswith("again"):
             run_measured(base, tmpdir / "report.json", env)  # what the next ones start from
-        measured, best = _best(argv, tmpdir / "report.json", env, runs, before)
+        measured, best = _best(argv, tmpdir / ("page.txt" if "--html" in name else "report.json"), env, runs, before)
         if any(m[3] != 0 for m in measured):
             return out + [f"donegate report failed (exit {[m[3] for m in measured]})"]
         took, cpu, mb, _ = best
-        results[name] = (took, mb)
+        results[name] = (took, mb, cpu)
         also = f" (runs: {', '.join(f'{m[0]:.2f}' for m in measured)} s)" if runs > 1 else ""
-        out.append(f"donegate report --json, {name}: {took:.2f} s{also}, CPU {cpu:.1f} s, peak RSS {mb:.0f} MB "
-                   f"(largest process)")
-        wc.append(run_measured(["wc", "-l", str(ledger_file)], tmpdir / "wc.txt", env)[0])
-    floor = min(wc)
+        out.append(f"donegate report{'' if '--html' in name else ' --json'}, {name}: {took:.2f} s{also}, CPU {cpu:.1f} s, "
+                   f"peak RSS {mb:.0f} MB (largest process)")
+        w = run_measured(["wc", "-l", str(ledger_file)], tmpdir / "wc.txt", env)
+        wc.append(w[0])
+        wc_cpu.append(w[1])
+    floor, floor_cpu = min(wc), min(wc_cpu)
     first, again = results["first (nothing kept), 2 processes"], results["again, nothing new"]
-    out.append(f"wc -l (reading the file once): {floor:.2f} s (best of {len(wc)}); report/wc ratio: first "
-               f"{first[0] / floor:.1f}, nothing new {again[0] / floor:.1f}")
+    hfirst, hagain = results["--html, first (nothing kept)"], results["--html, again, nothing new"]
+    out.append(f"wc -l (reading the file once): {floor:.2f} s, CPU {floor_cpu:.2f} s (best of {len(wc)}); load "
+               f"{os.getloadavg()[0]:.1f}")
+    out.append(f"x wc -l, time (CPU):    report first {first[0] / floor:.1f} ({first[2] / floor_cpu:.1f}), nothing new "
+               f"{again[0] / floor:.1f} ({again[2] / floor_cpu:.1f}) | --html first {hfirst[0] / floor:.1f} "
+               f"({hfirst[2] / floor_cpu:.1f}), nothing new {hagain[0] / floor:.1f} ({hagain[2] / floor_cpu:.1f})")
     report = json.loads((tmpdir / "report.json").read_text())
     jq = shutil.which("jq") or ("/usr/bin/jq" if Path("/usr/bin/jq").exists() else None)
     if jq:
@@ -272,16 +283,19 @@ def bench_report(tmpdir: Path) -> list[str]:
             out.append(f"jq failed (exit {code})")
         else:
             diffs = _agreement(report, json.loads((tmpdir / "jq.json").read_text()))
-            out.append(f"jq, the same per-configuration counts: {jq_took:.2f} s, CPU {jq_cpu:.1f} s, peak RSS {jq_mb:.0f} MB; "
-                       f"report/jq time ratio: first {first[0] / jq_took:.3f}, nothing new {again[0] / jq_took:.3f}")
+            out.append(f"jq, the same per-configuration counts: {jq_took:.2f} s, CPU {jq_cpu:.1f} s, peak RSS {jq_mb:.0f} MB")
+            out.append(f"x jq, time (CPU):       report first {first[0] / jq_took:.3f} ({first[2] / jq_cpu:.3f}), nothing new "
+                       f"{again[0] / jq_took:.3f} ({again[2] / jq_cpu:.3f}) | --html first {hfirst[0] / jq_took:.3f} "
+                       f"({hfirst[2] / jq_cpu:.3f}), nothing new {hagain[0] / jq_took:.3f} ({hagain[2] / jq_cpu:.3f})")
             out.append("numbers: donegate and jq agree on " + (f"{len(COMPARED)} counts for each of {len(report['groups'])} configurations"
                                                                 if not diffs else f"NOTHING: {'; '.join(diffs[:5])}"))
     else:
         out.append("jq is not installed (apt-get install jq): no comparison")
     verdict = lambda ok: "met" if ok else "MISSED"  # noqa: E731
-    mb = max(first[1], again[1])
-    out.append(f"targets: first at most {TARGET_FIRST:g}x wc -l {verdict(first[0] <= TARGET_FIRST * floor)}, nothing new "
-               f"at most {TARGET_AGAIN:g}x {verdict(again[0] <= TARGET_AGAIN * floor)}, at most {TARGET_MB} MB {verdict(mb <= TARGET_MB)}")
+    for what, a, b in (("report", first, again), ("--html", hfirst, hagain)):
+        mb = max(a[1], b[1])
+        out.append(f"targets, {what}: first at most {TARGET_FIRST:g}x wc -l {verdict(a[0] <= TARGET_FIRST * floor)}, nothing new "
+                   f"at most {TARGET_AGAIN:g}x {verdict(b[0] <= TARGET_AGAIN * floor)}, at most {TARGET_MB} MB {verdict(mb <= TARGET_MB)}")
     return out
 
 

@@ -32,6 +32,7 @@ from donegate import paths, report
 from donegate.errors import DonegateError
 from donegate.core.stats import wilson
 from donegate.core.util import atomic_write
+from donegate.report import page_read
 
 _dict = report._dict  # a dict, else {}
 
@@ -54,7 +55,10 @@ LABEL_FLAGS = {"justified": JUSTIFIED, "rejected": JUSTIFIED, "unjustified": UNJ
 ROW_BYTES = 3_200_000
 DETAIL_BYTES = 1_300_000
 DETAIL_STOPS = 25_000  # stops read again for their details: more than DETAIL_BYTES can hold (50+ bytes each)
+DETAIL_BATCH = 2_000  # stops read at a time for their details (by their places; read line by line: all at once)
 TEXT_CHARS = 4000  # one feedback text at most (the gate's own default cap)
+MIN_ROW = 40  # bytes of JSON a session's row takes at least (its id, the indexes, the marks, the cells)
+ROW_GUESS = 80  # bytes a row takes as a rule (a uuid, a few stops): the page reads about this many sessions first
 
 
 # -------------------------------------------------------------------------------------------------
@@ -83,13 +87,25 @@ def local_scrubber(root: Path | None = None) -> feedback.Scrubber:
 
 
 class _Session:
-    __slots__ = ("sid", "config", "repo", "first", "last", "stops", "gave", "cost", "seconds", "line", "agent")
+    """One session's row. Its stops are kept in columns (a few tens of bytes a stop, not a tuple of objects):
+    `stops` gives them back as (verdict, ref, leak, cached, place) tuples."""
+
+    __slots__ = ("sid", "config", "repo", "first", "last", "verdicts", "refs", "flags", "places", "gave", "cost",
+                 "seconds", "line", "agent")
 
     def __init__(self, sid: str) -> None:
         self.sid, self.config, self.repo, self.first, self.last = sid, "", "", "", ""
-        self.stops: list[tuple] = []  # (verdict, ref, leak, cached, (file index, line number)) per stop
+        self.verdicts: list[str] = []  # per stop: its verdict (shared strs),
+        self.refs, self.flags = "", ""  # its ref (REF_CHARS each), leak + 2 * cached (one digit each),
+        self.places: list[Any] = []  # and where it lies: (file index, line number) or a `page_read.POSITION` place
         self.gave, self.cost, self.seconds, self.line = False, 0.0, 0.0, 0
         self.agent: dict[str, Any] = {}  # the last stop's `agent` figures: the session's own cost and time so far
+
+    @property
+    def stops(self) -> list[tuple[str, str, bool, bool, Any]]:
+        n = ledger.REF_CHARS
+        return [(v, self.refs[k * n:(k + 1) * n], f in "13", f in "23", w)
+                for k, (v, f, w) in enumerate(zip(self.verdicts, self.flags, self.places, strict=True))]
 
 
 def _is_num(value: Any) -> bool:
@@ -124,16 +140,20 @@ def _records(files: list[Path], words: tuple[bytes, ...], since: bytes | None,
             yield (f, n), line, rec, when
 
 
-def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[str, _Session], dict[str, dict]]:
-    """(sessions by id in ledger order, latest label by stop ref) from every stop and label line.
+class _Sessions:
+    """The page's sessions and labels, a line at a time (`take`): every stop and label line the old way, or only the
+    listed sessions' (`page_read`)."""
 
-    A session keeps one small tuple per stop; the stops' details are read again, for the sessions the
-    page shows first only, by `read_details` (memory stays with the number of stops, not their text)."""
-    sessions: dict[str, _Session] = {}
-    labels: dict[str, dict[str, Any]] = {}
-    order = 0
-    for where, line, rec, when in _records(files, (b'"stop"', b'"label"', b'"decision"'), since):
-        event = rec.get("event")
+    def __init__(self) -> None:
+        self.sessions: dict[str, _Session] = {}
+        self.labels: dict[str, dict[str, Any]] = {}
+        self.order = 0
+
+    def take(self, where: Any, line: bytes, rec: dict[str, Any], when: bytes | None,
+             order: int | None = None) -> None:
+        """One line: a label or a decision (its stop's flag), or a stop of its session (`order`: where it lies in
+        the ledgers; None: counted here)."""
+        labels, event = self.labels, rec.get("event")
         if event == "label" or (event == "decision" and rec.get("label")):  # an appeal's decision is its label
             if isinstance(rec.get("ref"), str) and isinstance(rec.get("label"), str) and rec["label"]:
                 mark = labels.setdefault(rec["ref"][: ledger.REF_CHARS], {"label": "", "note": ""})
@@ -143,43 +163,69 @@ def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[s
                 mark = labels.setdefault(rec["ref"][: ledger.REF_CHARS], {"label": "", "note": ""})
                 mark["decision"] = {"approve": "approved", "reject": "rejected"}.get(rec["decision"], rec["decision"]) + (
                     f": {rec['note']}" if rec.get("note") else "")
-            continue
+            return
         sid, verdict = rec.get("session"), rec.get("verdict")
-        if event != "stop" or not (isinstance(sid, str) and sid and isinstance(verdict, str)):
-            continue
-        order += 1
-        s = sessions.get(sid)
-        if s is None:
-            s = sessions[sid] = _Session(sid)
-            s.first = when.decode()
+        if event != "stop" or not (isinstance(sid, str) and sid and isinstance(verdict, str)) or when is None:
+            return
         gates = _dict(rec.get("gates"))
         accept = _dict(gates.get("acceptance"))
-        s.stops.append((verdict, ledger.stop_ref(line), bool(gates.get("leak")),
-                        bool(rec.get("cached") or accept.get("cached")), where))
-        s.config = rec["config"] if isinstance(rec.get("config"), str) else "(none)"
-        s.repo = rec["repo"] if isinstance(rec.get("repo"), str) else ""
-        s.last, s.line = when.decode(), order
+        self.add(sid, verdict, ledger.stop_ref(line), bool(gates.get("leak")), bool(rec.get("cached") or accept.get("cached")),
+                 where, rec["config"] if isinstance(rec.get("config"), str) else "(none)",
+                 rec["repo"] if isinstance(rec.get("repo"), str) else "", when, report.review_cost(gates.get("review")),
+                 _num(rec.get("duration")), report.agent_of(rec), order)
+
+    def add(self, sid: str, verdict: str, ref: str, leak: bool, cached: bool, where: Any, config: str,
+            repo: str, when: bytes, cost: float, seconds: float, agent: dict[str, Any], order: int | None) -> None:
+        """One stop of session `sid`, its fields read."""
+        self.order += 1
+        s = self.sessions.get(sid)
+        if s is None:
+            s = self.sessions[sid] = _Session(sid)
+            s.first = when.decode()
+        s.verdicts.append(verdict)
+        s.refs += ref.ljust(ledger.REF_CHARS)[: ledger.REF_CHARS]
+        s.flags += "0123"[leak + 2 * cached]
+        s.places.append(where)
+        s.config, s.repo = config, repo
+        s.last, s.line = when.decode(), self.order if order is None else order
         s.gave = s.gave or verdict == "gave_up"
-        s.cost += report.review_cost(gates.get("review"))
-        s.seconds += _num(rec.get("duration"))
-        s.agent = report.agent_of(rec) or s.agent
-    return sessions, labels
+        s.cost += cost
+        s.seconds += seconds
+        s.agent = agent or s.agent
+
+
+def read_sessions(files: list[Path], since: bytes | None = None) -> tuple[dict[str, _Session], dict[str, dict]]:
+    """(sessions by id in ledger order, latest label by stop ref) from every stop and label line.
+
+    A session keeps one small tuple per stop; the stops' details are read again, for the sessions the
+    page shows first only, by `read_details` (memory stays with the number of stops, not their text)."""
+    out = _Sessions()
+    for where, line, rec, when in _records(files, (b'"stop"', b'"label"', b'"decision"'), since):
+        out.take(where, line, rec, when)
+    return out.sessions, out.labels
 
 
 def read_details(files: list[Path], wanted: set[tuple[int, int]]) -> dict[tuple[int, int], tuple[dict[str, Any], str]]:
-    """(the timeline's stop, the line's `feedback`) of each stop at a wanted place, read by the
-    timeline's own code (`report.timeline_stop`)."""
-    out = {}
-    for where, line, rec, _ in _records(files, (b'"stop"',), None, wanted):
-        stop = report.timeline_stop(rec, line, {})
-        gates = _dict(rec.get("gates"))
-        scope = _dict(gates.get("scope"))
-        stop["scope_duration"] = scope.get("duration") if _is_num(scope.get("duration")) else None
-        accept = _dict(gates.get("acceptance"))
-        stop["tamper"] = accept.get("tamper") if isinstance(accept.get("tamper"), dict) else None  # the confined run's
-        stop["said"] = rec.get("said") if isinstance(rec.get("said"), str) else ""  # the agent's last message
-        out[where] = (stop, rec.get("feedback") if isinstance(rec.get("feedback"), str) else "")
-    return out
+    """(the timeline's stop, the line's `feedback`) of each stop at a wanted place (file index, line number), read by
+    the timeline's own code (`report.timeline_stop`)."""
+    return {where: _details(line, rec) for where, line, rec, _ in _records(files, (b'"stop"',), None, wanted)}
+
+
+def _details_at(files: list[Path], wanted: set[int]) -> dict[int, tuple[dict[str, Any], str]]:
+    """`read_details` of the stops at `page_read.POSITION` places."""
+    return {where: _details(line, rec) for where, line, rec in page_read.lines_at(files, wanted)}
+
+
+def _details(line: bytes, rec: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    stop = report.timeline_stop(rec, line, {})
+    gates = _dict(rec.get("gates"))
+    scope = _dict(gates.get("scope"))
+    stop["scope_duration"] = scope.get("duration") if _is_num(scope.get("duration")) else None
+    accept = _dict(gates.get("acceptance"))
+    stop["tamper"] = accept.get("tamper") if isinstance(accept.get("tamper"), dict) else None  # the confined run's
+    stop["said"] = rec.get("said") if isinstance(rec.get("said"), str) else ""  # the agent's last message
+    shown = rec.get("feedback")
+    return stop, shown if isinstance(shown, str) else ""
 
 
 def _agent_cells(agent: dict[str, Any]) -> list[Any]:
@@ -207,7 +253,7 @@ def sealed_requests(repos: set[str], scrub: feedback.Scrubber, root: Path | None
 def left_for_person(s: _Session, decided: dict[bytes, bytes] | None = None) -> bool:
     """The report's rule (gave up, or the last stop failing, and no person decided it since), and a last
     verdict it does not know."""
-    code = report.verdict_code(s.stops[-1][0])
+    code = report.verdict_code(s.verdicts[-1])
     when = (decided or {}).get(s.sid.encode())
     if when is not None and not (s.last.encode() > when and code in report.FAILING):
         return False
@@ -285,65 +331,84 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
               row_budget: int = ROW_BYTES, root: Path | None = None, by: str = "config", keep: bool = False) -> dict[str, Any]:
     """Everything the page shows, aggregated: the report's summary plus one compact row per session. `keep`: the
     summary reads only what was added since the last report (`report.resume`)."""
-    from donegate.report.summary import summarize_and_decisions
+    from donegate.report.summary import read_and_summarize
 
-    summary, made = summarize_and_decisions(files, by=by, since=since, jobs=jobs, keep=keep)
-    sessions, labels = read_sessions(files, since)
-    scrub = local_scrubber(root)
+    most = row_budget // MIN_ROW + 1  # more sessions than the page can list
+    summary, made, merged = read_and_summarize(files, by=by, since=since, jobs=jobs, keep=keep,
+                                               page=most if since is None else 0)
     decided = report.decided_sessions(files, made)
-    ordered = sorted(sessions.values(), key=lambda s: (not left_for_person(s, decided), -s.line))
-    verdicts: list[str] = [v for v in ORDER]
-    seen = collections.Counter(st[0] for s in ordered for st in s.stops)
-    verdicts = [v for v in verdicts if seen[v]] + sorted(v for v in seen if v not in ORDER)
-    index = {v: i for i, v in enumerate(verdicts[: len(CODES)])}
-    configs = sorted({s.config for s in ordered})
-    cindex = {c: i for i, c in enumerate(configs)}
-    days = sorted({d for s in ordered for d in (s.first[:10], s.last[:10])})
-    dindex = {d: i for i, d in enumerate(days)}
-    repos = sorted({scrub(s.repo) for s in ordered})
-    requests = sealed_requests({s.repo for s in ordered}, scrub, root)
-    rindex = {r: i for i, r in enumerate(repos)}
+    scrub = local_scrubber(root)
+    listing = min(most, row_budget // ROW_GUESS + 1)  # the sessions read whole: about as many as the page lists
+    ranked = page_read.listed(merged, files, most) if since is None else []
+    for _, _, part in merged:
+        part.page = []  # its sessions are in `ranked` (a few MB per range)
+    while True:
+        got = page_read.sessions(files, summary, merged, ranked[:listing], _Sessions()) if since is None else None
+        if got is None:  # every line read again (`--since`, or a line the report skipped: `page_read`)
+            sessions, labels = read_sessions(files, since)
+            seen = collections.Counter(v for s in sessions.values() for v in s.verdicts)
+            days = sorted({d for s in sessions.values() for d in (s.first[:10], s.last[:10])})
+            configs = sorted({s.config for s in sessions.values()})
+            repo_names = {s.repo for s in sessions.values()}
+        else:
+            sessions, labels, seen, days, configs, repo_names = got
+        ordered = sorted(sessions.values(), key=lambda s: (not left_for_person(s, decided), -s.line))
+        verdicts = [v for v in ORDER if seen[v]] + sorted(v for v in seen if v not in ORDER)
+        index = {v: i for i, v in enumerate(verdicts[: len(CODES)])}
+        cindex = {c: i for i, c in enumerate(configs)}
+        dindex = {d: i for i, d in enumerate(days)}
+        repos = sorted({scrub(r) for r in repo_names})
+        rindex = {r: i for i, r in enumerate(repos)}
+        rows: list[list[Any]] = []
+        row_bytes = 0
+        for s in ordered:
+            codes = []
+            for verdict, ref, leak, cached, _ in s.stops:
+                label = labels.get(ref)
+                codes.append(CODES[index.get(verdict, len(CODES) - 1)] + (LEAK if leak else "") + (CACHED if cached else "")
+                             + (LABEL_FLAGS.get(label["label"], "") if label else ""))
+            row = [s.sid, cindex[s.config], rindex[scrub(s.repo)], dindex[s.first[:10]], dindex[s.last[:10]], "".join(codes),
+                   1 + s.gave if left_for_person(s, decided) else 0, round(s.cost, 4), round(s.seconds, 1), -1,
+                   s.last[11:16], *_agent_cells(s.agent)]
+            row_bytes += len(json.dumps(row, separators=(",", ":"))) + 1
+            if row_bytes > row_budget:
+                break
+            rows.append(row)
+        # Read too few sessions to fill the page (rows shorter than guessed): read more of them.
+        if got is None or row_bytes > row_budget or len(ordered) >= summary["total"]["sessions"] or listing >= most:
+            break
+        listing = min(most, listing * 3)
+    requests = sealed_requests(repo_names, scrub, root)
     texts: list[str] = []
     text_ids: dict[str, int] = {}
-    # The sessions that may get details: the first ones, up to more stops than the budget can hold.
-    wanted: set[tuple[int, int]] = set()
-    count = 0
-    for s in ordered:
-        if count >= DETAIL_STOPS:
-            break
-        wanted.update(where for *_, where in s.stops)
-        count += len(s.stops)
-    found = read_details(files, wanted)
-    rows: list[list[Any]] = []
+    # Details for the first sessions, up to more stops than the budget can hold, read a batch of sessions at a time
+    # (until the budget is spent: memory for what the page holds, not for DETAIL_STOPS stops).
     details: list[Any] = []
-    used = row_bytes = 0
-    for s in ordered:
-        codes = []
-        for verdict, ref, leak, cached, _ in s.stops:
-            label = labels.get(ref)
-            codes.append(CODES[index.get(verdict, len(CODES) - 1)] + (LEAK if leak else "") + (CACHED if cached else "")
-                         + (LABEL_FLAGS.get(label["label"], "") if label else ""))
-        row = [s.sid, cindex[s.config], rindex[scrub(s.repo)], dindex[s.first[:10]], dindex[s.last[:10]], "".join(codes),
-               1 + s.gave if left_for_person(s, decided) else 0, round(s.cost, 4), round(s.seconds, 1), -1, s.last[11:16],
-               *_agent_cells(s.agent)]
-        row_bytes += len(json.dumps(row, separators=(",", ":"))) + 1
-        if row_bytes > row_budget:
-            break
-        if used < budget and all(where in found for *_, where in s.stops):
-            stops = []
-            for verdict, ref, _, _, where in s.stops:
-                d, size = _detail(verdict, *found[where], scrub, text_ids, texts, labels.get(ref))
-                stops.append(d)
-                used += size
-            row[9] = len(details)
-            details.append(stops)
-        rows.append(row)
+    used = count = k = 0
+    while k < len(rows) and used < budget and count < DETAIL_STOPS:
+        batch = ordered[k: k + 1]
+        stops = len(batch[0].verdicts)
+        while k + len(batch) < len(rows) and (stops < DETAIL_BATCH or got is None) and count + stops < DETAIL_STOPS:
+            batch.append(ordered[k + len(batch)])
+            stops += len(batch[-1].verdicts)
+        found = (read_details if got is None else _details_at)(files, {where for s in batch for where in s.places})
+        for s in batch:
+            if used < budget and all(where in found for where in s.places):
+                shown = []
+                for verdict, ref, _, _, where in s.stops:
+                    d, size = _detail(verdict, *found[where], scrub, text_ids, texts, labels.get(ref))
+                    shown.append(d)
+                    used += size
+                rows[k][9] = len(details)
+                details.append(shown)
+            k += 1
+        count += stops
     stops_by_verdict = {v: seen[v] for v in verdicts}
     return {"summary": summary, "verdicts": verdicts, "colours": [COLOURS.get(v, NEUTRAL) for v in verdicts],
             "configs": configs, "repos": repos,
             "requests": [requests.get(r, "") for r in repos], "days": days, "rows": rows, "details": details, "texts": texts,
-            "stops_by_verdict": stops_by_verdict, "detail_sessions": len(details), "sessions": len(ordered),
-            "stops": sum(len(s.stops) for s in ordered)}
+            "stops_by_verdict": stops_by_verdict, "detail_sessions": len(details),
+            "sessions": len(ordered) if got is None else summary["total"]["sessions"], "stops": sum(seen.values())}
 
 
 # -------------------------------------------------------------------------------------------------

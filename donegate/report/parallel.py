@@ -56,7 +56,7 @@ def read_all(files: list[Path], opts: Options, jobs: int, keep: bool = False) ->
         states = [_read(plan, opts) for plan in plans]
         _commit(manifests, [h for _, h in states])
         made = _decisions([part.decisions for part, _ in states])
-        inputs = _fold_inputs([part.handover(len(states)) for part, _ in states], made)
+        inputs = _fold_inputs([part.handover(len(states)) for part, _ in states], made, opts.page)
         parts = [part.fold(*args) for (part, _), args in zip(states, inputs, strict=True)]
     out, offset, previous = [], 0, None
     for plan, part in zip(plans, parts, strict=True):
@@ -97,14 +97,14 @@ def _decisions(each: list[dict[str, dict]]) -> dict[str, dict]:
     return made
 
 
-def _fold_inputs(handovers: list[tuple], made: dict[str, dict]) -> list[tuple[list[bytes], set[bytes], set[bytes], dict]]:
+def _fold_inputs(handovers: list[tuple], made: dict[str, dict], page: int = 0) -> list[tuple[list[bytes], set[bytes], set[bytes], dict, int]]:
     """For each range: the sessions of every later range, the give-ups of every earlier range, every labelled
-    session, and the sessions a person decided."""
+    session, the sessions a person decided, and how many sessions the page wants of it (`Options.page`)."""
     from donegate.report.labels import decided_sessions
 
     decided = decided_sessions([], made)
     labelled = set().union(*(h[2] for h in handovers))
-    return [([h[0] for h in handovers[i + 1:]], set().union(*(h[1] for h in handovers[:i])), labelled, decided)
+    return [([h[0] for h in handovers[i + 1:]], set().union(*(h[1] for h in handovers[:i])), labelled, decided, page)
             for i in range(len(handovers))]
 
 
@@ -147,7 +147,7 @@ def _read_parallel(plans: list[resume.Plan], opts: Options, manifests: list) -> 
         first = [_receive(c) for c in conns]
         _commit(manifests, [shard for _, _, shard in first])
         made = _decisions([decisions for _, decisions, _ in first])
-        inputs = _fold_inputs([handover for handover, _, _ in first], made)
+        inputs = _fold_inputs([handover for handover, _, _ in first], made, opts.page)
         del first
         for conn, args in zip(conns, inputs, strict=True):
             conn.send(args)

@@ -131,6 +131,7 @@ class Options:
     by: str = "config"
     since: bytes | None = None  # canonical UTC time; stops before it are not counted
     fast: bool = True  # False sends every line through json.loads (tests compare the two)
+    page: int = 0  # the HTML page's sessions: each range's first this many in the page's order (`Partial.fold`)
 
 
 # A session's state is one int, not a tuple: a million-line ledger holds a few hundred thousand
@@ -211,6 +212,9 @@ class Partial:
     left: int = 0
     present: set[bytes] = field(default_factory=set)  # labelled sessions this range holds
     agents: dict[bytes, bytes] = field(default_factory=dict)  # session -> its latest agent figures' raw text
+    # filled by `fold` for the page (`Options.page`): (left for a person, byte offset of the last stop, session) of
+    # this range's first sessions in the page's order (left first, then the latest)
+    page: list[tuple[bool, int, bytes]] = field(default_factory=list)
     # The hash chain through this range (`link`): the first line's prev hash (b"": a torn line, nothing to check; None:
     # no line read), the last line's hash and whether that line was torn, and whether a link inside the range broke.
     own: Own = field(default_factory=Own)  # what the project's own suite did (`own_counts`), read in this same pass
@@ -313,7 +317,8 @@ class Partial:
         gave_up = list(self.gave_up) if self.index < count - 1 else []
         return sessions, gave_up, {label[4] for label in self.labels.values()}
 
-    def fold(self, later: list[bytes], gave_before: set[bytes], labelled: set[bytes], decided: dict[bytes, bytes]) -> Partial:
+    def fold(self, later: list[bytes], gave_before: set[bytes], labelled: set[bytes], decided: dict[bytes, bytes],
+             page: int = 0) -> Partial:
         """Count every session whose last stop is in this range in the group of that stop. `decided`: session ->
         the time of the latest stop a person decided in it (`labels.decided_sessions`): such a session is not
         left for a person, unless its last stop came after that one and failed."""
@@ -345,12 +350,16 @@ class Partial:
                 self._agent(self.combo_list[last[sid] >> _COMBO][0], _fast_agent(text))
         heap: list[tuple[Any, ...]] = []
         failing = {kind & 15 for kind in kinds} & FAILING
+        left = []  # the sessions left for a person (the page lists them first)
         for sid, state in last.items() if failing else ():
-            if state & 15 in failing:
-                self.left += self._leave(sid, state, sid in gave_up, heap, decided, reopened)
+            if state & 15 in failing and self._leave(sid, state, sid in gave_up, heap, decided, reopened):
+                left.append(sid)
         for sid in gave_up:
-            if sid in last and last[sid] & 15 not in failing:
-                self.left += self._leave(sid, last[sid], True, heap, decided, reopened)
+            if sid in last and last[sid] & 15 not in failing and self._leave(sid, last[sid], True, heap, decided, reopened):
+                left.append(sid)
+        self.left += len(left)
+        if page:
+            self._page(left, page)
         for sid in decided:
             state = last[sid]
             if not (state & 15 in failing or sid in gave_up) and sid not in reopened:
@@ -358,6 +367,16 @@ class Partial:
         self.latest = sorted(heap)
         self.last, self.gave_up, self.agents = {}, set(), {}  # the rest is small enough to send back
         return self
+
+    def _page(self, left: list[bytes], count: int) -> None:
+        """The first `count` sessions of this range in the page's order: left for a person first, then the latest."""
+        last, at = self.last, _AT
+        self.page = [(True, last[sid] >> at & _OFFSET, sid) for sid in left]
+        self.page = heapq.nlargest(count, self.page, key=operator.itemgetter(1))
+        if len(self.page) < count:
+            chosen = set(left)
+            rest = ((False, state >> at & _OFFSET, sid) for sid, state in last.items() if sid not in chosen)
+            self.page += heapq.nlargest(count - len(self.page), rest, key=operator.itemgetter(1))
 
     def _reopened(self, decided: dict[bytes, bytes]) -> set[bytes]:
         """The decided sessions whose last stop failed after the decided one: its time, read again at its offset

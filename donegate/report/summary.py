@@ -96,7 +96,14 @@ def summarize(files: list[Path], by: str = "config", since: bytes | None = None,
 def summarize_and_decisions(files: list[Path], by: str = "config", since: bytes | None = None, jobs: int = 1,
                             fast: bool = True, keep: bool = False) -> tuple[dict[str, Any], dict[str, dict]]:
     """(`summarize`, the latest decision per stop ref: `labels.decisions`), from one reading of `files`."""
-    merged, made = read_all(files, Options(by=by, since=since, fast=fast), jobs, keep)
+    return read_and_summarize(files, by, since, jobs, fast, keep)[:2]
+
+
+def read_and_summarize(files: list[Path], by: str = "config", since: bytes | None = None, jobs: int = 1,
+                       fast: bool = True, keep: bool = False, page: int = 0) -> tuple[dict[str, Any], dict[str, dict], list]:
+    """`summarize_and_decisions`, and the folded ranges it was made from (with the page's first `page` sessions of
+    each: `Options.page`)."""
+    merged, made = read_all(files, Options(by=by, since=since, fast=fast, page=page), jobs, keep)
     groups, per_pair, latest, left = _merge(merged)
     labels, unmatched = _count_labels(merged, groups, by, since)
     writes: collections.Counter = collections.Counter()
@@ -131,7 +138,7 @@ def summarize_and_decisions(files: list[Path], by: str = "config", since: bytes 
         "hard_coding": hardcoding.rate(*(sum(p.held[k] for _, _, p in merged) for k in range(3))),
         "own_suite": functools.reduce(Own.merge, (part.own for _, _, part in merged), Own()).counts(),
         "chain": _chain(merged),
-    }, made
+    }, made, merged
 
 
 def _chain(merged: list[tuple[Path, int, Partial]]) -> dict[str, Any]:

@@ -347,3 +347,79 @@ def test_the_own_suite_s_counts_are_kept_with_the_rest(kit_home, monkeypatch):
     assert kept == report.summarize([path], jobs=2) and kept["own_suite"] == own_counts([path])
     assert kept["own_suite"]["tests"] == {"sessions": 3, "stops": 4, "regressions_blocked": 2, "tests_added": 6,
                                           "weakenings_named": 3, "contract_changes_appealed": 1}
+
+
+def _line_by_line(monkeypatch):
+    """The page as it was made before it read the report's kept summary: every line through json.loads."""
+    from donegate.report import page_read
+
+    monkeypatch.setattr(page_read, "sessions", lambda *a: None)
+
+
+@pytest.mark.parametrize("jobs, row_budget", [(1, 3_200_000), (2, 3_200_000), (2, 9_000), (1, 400)])
+def test_the_page_from_the_kept_summary_is_the_page_read_line_by_line(kit_home, monkeypatch, jobs, row_budget):
+    """The page's sessions come from the report's reading (the sessions it lists, read whole; the rest counted):
+    its data equal those of reading every line with json.loads, whatever the page can list (a small budget lists
+    the first sessions only: left for a person, then the latest), one range or two, kept or not, labels and a
+    person's decision included."""
+    from donegate.report import html as report_html
+
+    monkeypatch.setattr(report.parallel, "PARALLEL_BYTES", 1)
+    path = _bulk(kit_home / "ledger.jsonl", 1800)
+    decided = next(line for _, line in ledger.read(path) if b'"verdict":"block"' in line)
+    rec = json.loads(decided)
+    ledger.append({"event": "decision", "time": T.format(d=9, h=1), "ref": ledger.stop_ref(decided), "decision": "reject",
+                   "note": "no", "session": rec["session"], "stop": rec["stop"], "stop_time": rec["time"],
+                   "repo": rec["repo"], "config": rec["config"], "verdict": "block"}, path)
+    ledger.append(_stop("cached", "pass", day=9, cached=True), path)
+    kept = report_html.page_data([path], jobs=jobs, row_budget=row_budget, keep=True)
+    again = report_html.page_data([path], jobs=jobs, row_budget=row_budget, keep=True)
+    assert kept["rows"] and (len(kept["rows"]) < kept["sessions"]) == (row_budget < 100_000)
+    with monkeypatch.context() as m:
+        _line_by_line(m)
+        old = report_html.page_data([path], jobs=jobs, row_budget=row_budget)
+    assert kept == again == old
+
+
+def _summary_table(page: Path) -> str:
+    import re
+
+    return re.search(r'<table class="summary" id="summary">.*?</table>', page.read_text(), re.S).group(0)
+
+
+def test_a_second_page_reads_only_the_bytes_added_since_the_first(kit_home, tmp_path):
+    """`--html` starts from what the report kept: bytes it read, changed in place (a pass made a hint, same length, the
+    time stamp put back), are not read again; its summary is the one kept. A page with nothing kept sees them."""
+    path = _bulk(kit_home / "ledger.jsonl", 1500)
+    out = tmp_path / "page.html"
+    assert cli.main(["report", str(path), "--html", str(out)]) == 0
+    first = _summary_table(out)
+    data = path.read_bytes()
+    at = data.index(b'"verdict":"pass"', len(data) // 3)
+    st = path.stat()
+    path.write_bytes(data[:at] + b'"verdict":"hint"' + data[at + 16:])
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert cli.main(["report", str(path), "--html", str(out)]) == 0
+    assert _summary_table(out) == first
+    shutil.rmtree(kit_home / "state" / "report")
+    assert cli.main(["report", str(path), "--html", str(out)]) == 0
+    assert _summary_table(out) != first  # the look-alike: nothing kept, the change is read
+
+
+def test_the_page_counts_what_the_report_kept_and_reads_only_the_sessions_it_lists(kit_home):
+    """The page's counts (its configurations here) come from the report's kept reading, and only the sessions it lists
+    are read whole again: a session it does not list, changed in place (its configuration renamed, same length, the
+    time stamp put back), is not read. With nothing kept, the change is read (the honest look-alike)."""
+    from donegate.report import html as report_html
+
+    path = _bulk(kit_home / "ledger.jsonl", 1500)
+    first = report_html.page_data([path], row_budget=2_000, keep=True)
+    listed = {row[0] for row in first["rows"]}
+    data = path.read_bytes()
+    at = next(k for k in range(data.index(b"\n") + 1, len(data)) if data.startswith(b'"config":"tests"', k)
+              and json.loads(data[data.rindex(b"\n", 0, k) + 1: data.index(b"\n", k)]).get("session", "") not in listed | {""})
+    st = path.stat()
+    path.write_bytes(data[:at] + b'"config":"testz"' + data[at + 16:])
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert report_html.page_data([path], row_budget=2_000, keep=True)["configs"] == first["configs"]
+    assert "testz" in report_html.page_data([path], row_budget=2_000)["configs"]
