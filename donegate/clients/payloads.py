@@ -108,10 +108,18 @@ def copilot_last_message(transcript: Any, at: bool = False) -> Any:
 def _written_late(transcript: Any, wait: float = 1.0) -> Any:
     """Copilot writes its events.jsonl on its own schedule: on a loaded machine the hook has run before the turn's
     message was in it (the claim then went unread: seen once in two full test runs at load 14). Wait a little while
-    the file grows, never past `wait` seconds, and only when no message was found at all."""
+    the file grows, never past `wait` seconds, and only when no message was found at all. A path that is no regular
+    file (missing, a FIFO) gets no wait: Copilot makes its events.jsonl at the session's start, so there is nothing
+    to wait for (a stop's payload naming a file that is not there waited the whole second)."""
+    import stat
     import time
 
     if not isinstance(transcript, str) or not transcript:
+        return None
+    try:
+        if not stat.S_ISREG(os.stat(transcript).st_mode):
+            return None
+    except OSError:
         return None
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:

@@ -70,6 +70,31 @@ def test_copilots_payload_gets_claude_codes_keys_and_its_last_message_from_the_t
     assert copilot_last_message(str(tmp_path / "gone")) is None
 
 
+def test_copilots_message_is_waited_for_only_in_an_events_file_that_is_there(tmp_path, monkeypatch):
+    """Copilot appends its events on its own schedule, so the claim is read again for a while when none is there
+    yet; a transcript path naming no file (or a FIFO) is answered at once (it waited a whole second). The sleeps
+    are counted, not timed: the fake sleep writes the message on its first call, as Copilot would."""
+    import time
+
+    t = copilot_transcript(tmp_path)  # the session's events, no message yet
+    naps: list[float] = []
+
+    def nap(seconds: float) -> None:
+        naps.append(seconds)
+        with open(t, "a") as fh:
+            fh.write(json.dumps({"type": "assistant.message", "data": {"content": "Done late."}}) + "\n")
+
+    monkeypatch.setattr(time, "sleep", nap)
+    assert normalize(payload("copilot", "/r", "c0ffee", transcript=t))["last_assistant_message"] == "Done late."
+    assert len(naps) == 1  # the look-alike: a file that is there is read again once it grew
+    naps.clear()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for gone in (str(tmp_path / "gone" / "events.jsonl"), str(fifo)):
+        assert "last_assistant_message" not in normalize(payload("copilot", "/r", "c0ffee", transcript=gone))
+    assert naps == []  # no wait for a file that is not there
+
+
 @pytest.mark.parametrize("client", ["gemini", "copilot", "copilot-claude", "qwen"])
 def test_a_block_is_exit_2_with_the_reason_on_stderr_and_as_a_json_decision_and_the_fix_passes(
         client, sealed_shop, kit_home, tmp_path):

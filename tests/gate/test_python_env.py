@@ -17,6 +17,7 @@ import pytest
 
 from donegate.seal import store
 from donegate.hidden import python as pyenv, runner
+from tests.support.pool import SharedRuns, shared_root
 from tests.support.pyprojects import SETUPTOOLS, build_wheel, clone_venv, editable, kit_pth, pip, site_packages
 from tests.support.repos import KIT, ledger_lines, make_repo, run_hook, seal, stop_lines, stop_payload, write_config
 
@@ -67,22 +68,28 @@ def src_project(py_template, tmp_path_factory) -> Path:
     return repo
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def dep_project(py_template, tmp_path_factory) -> Path:
     """A flat package with a runtime dependency (a wheel built here), installed `pip install -e .`:
     setuptools' finder style (`import __editable___shop2_0_1_finder` in the .pth). The dependency walks
     the call stack, as logging and many libraries do: living in the repository's `.venv` does not make
-    it the code under test (the plugin's watch would call that tampering)."""
-    base = tmp_path_factory.mktemp("depproj")
-    wheels = base / "wheels"
-    build_wheel(wheels, "fmtlib", {"fmtlib/__init__.py": ("import sys\n\ndef money(cents):\n    sys._getframe(1)\n"
-                                                          "    return f'${cents / 100:.2f}'\n")})
-    repo = make_repo(base / "shop2", {
-        "pyproject.toml": SETUPTOOLS.format(name="shop2", deps='["fmtlib"]') + '\n[tool.setuptools]\npackages = ["shop2"]\n',
-        "shop2/__init__.py": "from fmtlib import money\n\ndef total(cents):\n    return money(cents)\n",
-        ".gitignore": ".venv/\n"})
-    clone_venv(py_template, repo / ".venv")
-    editable(repo / ".venv", repo, "--find-links", str(wheels))
+    it the code under test (the plugin's watch would call that tampering). Made once for the whole run
+    (tests/support/pool.py: a pip install each xdist worker made again as a module fixture); its tests
+    only read it (a test that changes it changes a copy)."""
+
+    def build(key: str, base: Path) -> Path:
+        wheels = base / "wheels"
+        build_wheel(wheels, "fmtlib", {"fmtlib/__init__.py": ("import sys\n\ndef money(cents):\n    sys._getframe(1)\n"
+                                                              "    return f'${cents / 100:.2f}'\n")})
+        repo = make_repo(base / "shop2", {
+            "pyproject.toml": SETUPTOOLS.format(name="shop2", deps='["fmtlib"]') + '\n[tool.setuptools]\npackages = ["shop2"]\n',
+            "shop2/__init__.py": "from fmtlib import money\n\ndef total(cents):\n    return money(cents)\n",
+            ".gitignore": ".venv/\n"})
+        clone_venv(py_template, repo / ".venv")
+        editable(repo / ".venv", repo, "--find-links", str(wheels))
+        return repo
+
+    repo = SharedRuns(shared_root(tmp_path_factory, "dep-project"), ["dep"], build, threads=0)["dep"]
     assert "__editable___shop2_0_1_finder" in (site_packages(repo / ".venv") / "__editable__.shop2-0.1.pth").read_text()
     return repo
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,24 +32,41 @@ def binary(client: str) -> Path:
 
 
 def find(client: str) -> Path:
-    """The pinned CLI, or skip (fail under DGTEST_REQUIRE_CLAUDE=1, as CI runs)."""
+    """The pinned CLI, or skip (fail under DGTEST_REQUIRE_CLAUDE=1, as CI runs). The version is the one its npm
+    package says it is (`node_modules/<package>/package.json`, where the link in `.bin` leads): a `--version` would
+    start Node and load the whole CLI (1-2 CPU-s each, once per xdist worker and client) to say the same, and the
+    test's own run of the binary fails with its output when the install is broken."""
     if client in _FOUND:
         return _FOUND[client]
     path, why = binary(client), ""
     if not path.exists():
         why = f"{client} not installed: run `make setup` (npm ci puts it in node_modules)"
     else:
-        with tempfile.TemporaryDirectory() as home:
-            res = subprocess.run([str(path), "--version"], env=clean_env(Path(home)), capture_output=True, text=True,
-                                 timeout=120, stdin=subprocess.DEVNULL)
-            if res.returncode != 0 or VERSIONS[client] not in res.stdout:
-                why = f"{client} unusable: {res.stdout.strip()[:200]} {res.stderr.strip()[:200]}"
+        version = _package_version(path.resolve())
+        if version != VERSIONS[client]:
+            why = f"{client} is {version or 'of no version'} here, the tests drive {VERSIONS[client]}: run `make setup`"
     if why:
         if os.environ.get("DGTEST_REQUIRE_CLAUDE") == "1":
             pytest.fail(why + " (DGTEST_REQUIRE_CLAUDE=1: this run must not skip it)")
         pytest.skip(why)
     _FOUND[client] = path
     return path
+
+
+def _package_version(script: Path) -> str | None:
+    """The `version` of the npm package holding `script` (the nearest package.json above it that names one)."""
+    for folder in script.parents:
+        meta = folder / "package.json"
+        if meta.is_file():
+            try:
+                data = json.loads(meta.read_text())
+            except ValueError:
+                return None
+            if isinstance(data, dict) and data.get("name") and data.get("version"):
+                return str(data["version"])
+        if folder.name == "node_modules":
+            return None
+    return None
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
