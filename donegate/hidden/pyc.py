@@ -128,6 +128,7 @@ def bind(root: Path | None, repo: Path, key: str | None = None) -> list[str]:
 
 
 TESTS = "tests"
+DONE = ".compiled"  # what the last finished job was given (`Compile._done`)
 
 
 class Tests:
@@ -185,21 +186,45 @@ class Compile:
     def sources(self) -> list[str]:
         """The mirror's regular `.py` files (the stat key starts with the mode); the job checks again as it opens
         each. Worked out here, after the answer: at the stop it was a pass over the look beside a run."""
+        return [n for n, _ in self._sources()]
+
+    def _sources(self) -> list[tuple[str, str]]:
         from donegate.hidden import copy as throwaway
 
         want, _ = throwaway._wanted(self.tree, self.top)
-        return [n for n, key in want.items() if n.endswith(".py") and stat.S_ISREG(int(key.partition(":")[0]))][:MAX_FILES]
+        return [(n, key) for n, key in want.items()
+                if n.endswith(".py") and stat.S_ISREG(int(key.partition(":")[0]))][:MAX_FILES]
+
+    def _done(self, sources: list[tuple[str, str]]) -> str:
+        """What the last finished job was given: the sources' stat keys and the interpreter. The same again means
+        every source is compiled already, so no job starts (a bubblewrap and an interpreter: 0.2-0.3 CPU-s after
+        every stop, most of them with nothing to compile). A stat key that stays while the source changes costs
+        the run a compile from source, never a wrong module: each pyc is checked against its source's hash."""
+        import hashlib
+
+        h = hashlib.sha256(self.python.interp.exe.encode())
+        for n, key in sorted(sources):
+            h.update(f"\0{n}\0{key}".encode())
+        return h.hexdigest()
 
     def __call__(self) -> None:
         from donegate.core import proc
+        from donegate.core.util import atomic_write
         from donegate.hidden import confine as walls
 
         tests = self.tests.job() if self.tests is not None else {}
-        files = self.sources()
+        sources = self._sources()
+        files = [n for n, _ in sources]
         if not files and not tests:
             return
+        store = folder(self.root, self.repo, self.key)
+        done, mark = self._done(sources), store / DONE
         try:
-            store = folder(self.root, self.repo, self.key)
+            if not tests and mark.read_text() == done:
+                return
+        except OSError:
+            pass
+        try:
             store.mkdir(parents=True, exist_ok=True)
             hidden = walls.hidden_roots()
             env = walls.env("/tmp", hidden)
@@ -208,8 +233,10 @@ class Compile:
             argv = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=self.repo, copy=self.mirror,
                                     store=self.store, hidden=hidden, env=env, shared=self.shared, python=self.python.binds,
                                     chdir=self.project, read_only=True, extra=["--bind", str(store), INSIDE])
-            proc.run([*argv, *self.python.argv, "-c", COMPILE], timeout=120, env=env,
-                     input=json.dumps({"prefix": INSIDE, "repo": str(self.repo), "files": files,
-                                       "max_bytes": MAX_BYTES, **tests}))
+            res = proc.run([*argv, *self.python.argv, "-c", COMPILE], timeout=120, env=env,
+                           input=json.dumps({"prefix": INSIDE, "repo": str(self.repo), "files": files,
+                                             "max_bytes": MAX_BYTES, **tests}))
+            if res.returncode == 0:
+                atomic_write(mark, done, durable=False)
         except Exception:  # noqa: BLE001 - a job that failed costs the next stops a compile from source, nothing more
             pass

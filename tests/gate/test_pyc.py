@@ -152,3 +152,64 @@ def test_the_sealed_tests_rewrite_is_kept_and_runs_only_for_the_source_it_was_ma
     assert res.returncode == 2, res.stderr
     assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["passed"] == 0
     assert "test_ten_units_get_the_bulk_discount" in res.stderr, res.stderr
+
+
+# The launcher's `main` run in-process with `os.fork` failing, so the put-backs and the bytecode job run in
+# this process (`copy.after_answer`'s own fallback when a fork fails), where an audit hook sees what they start.
+INLINE = """\
+import json, os, sys
+started = []
+def audit(event, args):
+    if event == "subprocess.Popen":
+        started.append(os.path.basename(str(args[0])))
+sys.addaudithook(audit)
+def no_fork():
+    raise OSError("no fork here")
+os.fork = no_fork
+hook = sys.argv[1]
+ns = {"__name__": "probe", "__file__": hook}
+exec(compile(open(hook).read(), hook, "exec"), ns)
+sys.argv = sys.argv[1:]
+code = ns["main"]()
+sys.modules["donegate.hidden.copy"].after_answer()  # as the launcher does once the answer is out
+with open(os.environ["PROBE_OUT"], "w") as fh:
+    json.dump(started, fh)
+os._exit(code)
+"""
+
+
+def _inline_stop(tmp_path: Path, kit_home: Path, repo: Path, session: str) -> tuple[int, list[str]]:
+    import json
+    import subprocess
+    import sys
+
+    from donegate.tree import git as kit_git
+    from tests.support.repos import HOOK
+
+    wrapper, out = tmp_path / "inline.py", tmp_path / f"started-{session}.json"
+    wrapper.write_text(INLINE)
+    argv = [sys.executable, "-I", str(wrapper), str(HOOK), "--home", str(kit_home), "--repo", str(repo),
+            "--git", kit_git.executable()]
+    res = subprocess.run(argv, input=json.dumps(stop_payload(repo, session=session)), capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "PROBE_OUT": str(out)})
+    return res.returncode, json.loads(out.read_text())
+
+
+def test_no_bytecode_job_starts_when_every_source_is_compiled_already(tmp_path, kit_home):
+    """The job after a stop is a bubblewrap and an interpreter (0.2-0.3 CPU-s): after a stop whose sources are
+    all compiled already (a new session on the same tree, a change to a data file) none starts; a changed
+    source starts one again, and its bytecode is kept."""
+    require.bwrap()
+    write_config(kit_home, "confine: on\n")
+    repo = seal_files(tmp_path, {"calc.py": BUG}, "test_calc.py", HIDDEN)
+    code, started = _inline_stop(tmp_path, kit_home, repo, "a")
+    assert code == 2 and started == ["bwrap"] * 3, started  # the two runs, then the job
+    kept = _compiled(kit_home, repo, timeout=5)  # written already: the job ran in this process
+    (repo / "notes.txt").write_text("not a source\n")
+    code, started = _inline_stop(tmp_path, kit_home, repo, "b")
+    assert code == 2 and started == ["bwrap"] * 2, started  # the two runs only
+    (repo / "calc.py").write_text(FIXED)
+    head = kept.read_bytes()[:16]
+    code, started = _inline_stop(tmp_path, kit_home, repo, "c")
+    assert code == 0 and started == ["bwrap"] * 3, started
+    assert kept.read_bytes()[:16] != head
