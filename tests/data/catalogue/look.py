@@ -45,6 +45,8 @@ def place(path):
         return "<site>"
     if within(sys.base_prefix) or within(sys.prefix):
         return "<prefix>"
+    if os.path.isfile(os.path.join(p, "hooks", "stop_gate.py")):
+        return "<kit>"  # the kit's own checkout (an editable install's path entry), wherever it was cloned (CI: /tmp)
     if within(HOME):
         return "<home>" + ("/..." if p != HOME else "")
     if within("/tmp") or within(tempfile.gettempdir()):
