@@ -122,3 +122,21 @@ def json_object(text: "str | bytes") -> "dict[str, Any] | None":
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def utc_ms(value: Any) -> Any:
+    """An ISO time as the ledger keeps times: UTC (a naive time is taken as UTC), cut to the millisecond; None when
+    `value` is not one. Here, below both the stop (a session's time from its transcript) and the report, which
+    reads the ledger's times: a stop that imported the report package for it paid 28 ms of CPU."""
+    import datetime as dt
+
+    if not isinstance(value, str):
+        return None
+    try:
+        when = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    when = when.astimezone(dt.timezone.utc)
+    return when.replace(microsecond=when.microsecond // 1000 * 1000)

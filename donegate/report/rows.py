@@ -5,11 +5,11 @@ counted as skipped, never a crash.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
 from typing import Any, TypeGuard
 
+from donegate.core.util import utc_ms
 from donegate.ledger import chain as ledger
 
 # Verdict codes. A blocking stop is one the hook answered with exit 2; `error` blocks unless the
@@ -72,15 +72,8 @@ def _count(value: Any) -> int:
 
 def canonical_time(value: Any) -> bytes | None:
     """An ISO time as the gate writes it (UTC, milliseconds); naive times are taken as UTC."""
-    if not isinstance(value, str):
-        return None
-    try:
-        when = dt.datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    return when.astimezone(dt.timezone.utc).isoformat(timespec="milliseconds").encode()
+    when = utc_ms(value)
+    return None if when is None else when.isoformat(timespec="milliseconds").encode()
 
 
 def review_cost(review: Any) -> float:

@@ -114,19 +114,6 @@ def fold(state: dict[str, Any], text: bytes) -> None:
                 recent.pop(next(iter(recent)))
 
 
-def _utc(value: Any) -> Any:
-    """An ISO time to the millisecond, as the ledger keeps times (naive: UTC); None if it is none. Here, not the
-    report's reader: a stop that imported the report package for it paid 28 ms of CPU (issue 48)."""
-    import datetime as dt
-
-    try:
-        when = dt.datetime.fromisoformat(value)
-    except (TypeError, ValueError):
-        return None
-    when = when if when.tzinfo is not None else when.replace(tzinfo=dt.timezone.utc)
-    return when.replace(microsecond=when.microsecond // 1000 * 1000)
-
-
 def summary(state: dict[str, Any], partial: bool = False) -> dict[str, Any]:
     """The ledger's `agent` field: the session's cost (None when a model is not in the price table),
     its time in seconds, and the tokens and cost per model. `usd` and `seconds` come first: the
@@ -141,7 +128,9 @@ def summary(state: dict[str, Any], partial: bool = False) -> dict[str, Any]:
         per_model[model] = {**{k: tokens.get(k, 0) for k in KINDS}, "usd": None if usd is None else round(usd, 6)}
     seconds = None
     if state["first"] and state["last"]:
-        a, b = _utc(state["first"]), _utc(state["last"])
+        from donegate.core.util import utc_ms
+
+        a, b = utc_ms(state["first"]), utc_ms(state["last"])
         if a and b:
             seconds = round((b - a).total_seconds(), 3)
     out: dict[str, Any] = {"usd": None if unknown else round(total, 6), "seconds": seconds, "models": per_model,
