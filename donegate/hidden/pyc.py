@@ -183,12 +183,9 @@ class Compile:
         self.store, self.tests, self.tree, self.top = store, tests, tree, top
         self.shared = [t for t in top if t != ".git"]
 
-    def sources(self) -> list[str]:
-        """The mirror's regular `.py` files (the stat key starts with the mode); the job checks again as it opens
-        each. Worked out here, after the answer: at the stop it was a pass over the look beside a run."""
-        return [n for n, _ in self._sources()]
-
-    def _sources(self) -> list[tuple[str, str]]:
+    def sources(self) -> list[tuple[str, str]]:
+        """The mirror's regular `.py` files with their stat keys (the key starts with the mode); the job checks again
+        as it opens each. Worked out here, after the answer: at the stop it was a pass over the look beside a run."""
         from donegate.hidden import copy as throwaway
 
         want, _ = throwaway._wanted(self.tree, self.top)
@@ -213,7 +210,7 @@ class Compile:
         from donegate.hidden import confine as walls
 
         tests = self.tests.job() if self.tests is not None else {}
-        sources = self._sources()
+        sources = self.sources()
         files = [n for n, _ in sources]
         if not files and not tests:
             return
