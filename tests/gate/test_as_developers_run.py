@@ -56,6 +56,14 @@ def _stop(repo: Path, kit_home: Path, session: str = "s1") -> tuple[subprocess.C
     return res, stop_lines(kit_home)[-1]
 
 
+def _passes_both(repo: Path, kit_home: Path, checked: int) -> None:
+    """One stop that passes, with every one of its `checked` tests double-checked by the second run."""
+    res, line = _stop(repo, kit_home)
+    assert res.returncode == 0, res.stderr + json.dumps(line["gates"]["acceptance"])
+    second = line["gates"]["acceptance"]["second"]
+    assert second["checked"] == checked and not second.get("unsupported"), second
+
+
 # --- __main__, __file__ and source --------------------------------------------------------------------------
 
 SETTINGS = '''import inspect
@@ -120,10 +128,7 @@ def test_dotenv_and_a_source_reading_decorator_pass_in_both_runs(tmp_path, kit_h
     repo = _sealed(tmp_path, files, {"test_settings.py": MAIN_TESTS}, venv=True)
     (site,) = (repo / ".venv" / "lib").glob("python*/site-packages")
     sdist.extract(DATA / "python-dotenv-1.0.1.tar.gz", "src/", site)
-    res, line = _stop(repo, kit_home)
-    assert res.returncode == 0, res.stderr + json.dumps(line["gates"]["acceptance"])
-    second = line["gates"]["acceptance"]["second"]
-    assert second["checked"] == 4 and not second.get("unsupported"), second
+    _passes_both(repo, kit_home, 4)
 
 
 PATHS = '''import os
@@ -177,10 +182,7 @@ def test_a_test_modules_file_is_absolute_in_both_runs(tmp_path, kit_home):
     hard evidence). The second run's is in the project's folder, where the bare name pointed: the attack beside
     this keys on the first run's tests lying outside the repository (next test)."""
     repo = _sealed(tmp_path, {"paths.py": PATHS}, {"test_paths.py": PATHS_TESTS})
-    res, line = _stop(repo, kit_home)
-    assert res.returncode == 0, res.stderr + json.dumps(line["gates"]["acceptance"])
-    second = line["gates"]["acceptance"]["second"]
-    assert second["checked"] == 3 and not second.get("unsupported"), second
+    _passes_both(repo, kit_home, 3)
 
 
 OUTSIDE = '''import os
@@ -428,10 +430,7 @@ def test_info_is_seen_at_its_level(caplog, tmp_path, monkeypatch, capsys):
 
 def test_the_second_run_serves_caplog_capsys_tmp_path_and_monkeypatch(tmp_path, kit_home):
     repo = _sealed(tmp_path, {"shop.py": LOGS}, {"test_logs.py": FIXTURE_TESTS})
-    res, line = _stop(repo, kit_home)
-    assert res.returncode == 0, res.stderr
-    second = line["gates"]["acceptance"]["second"]
-    assert second["checked"] == 2 and not second.get("unsupported"), second
+    _passes_both(repo, kit_home, 2)
 
 
 GIVEN = '''"""A stand-in for hypothesis (not vendored): `given` runs the test on each of its strategy's examples."""
