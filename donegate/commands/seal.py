@@ -142,8 +142,9 @@ def baseline_lines(m: dict) -> list[str]:
                 rules.setdefault(rule, []).append(name)
         shown = "; ".join(f"{rule} ({len(files)}x, e.g. {files[0]})" for rule, files in sorted(rules.items()))
         out.append(f"  the unchanged project already trips the scan: {shown} - its own code, never counted against a stop")
-        # A change that does the same again (typeguard's new function repeating `check_type`'s frame read) is the
-        # change's: the scan cannot tell a copy of the idiom from a new use of it, so it blocks, appealably.
+        # A change that does the same again is the change's, appealably; but a copy of the project's own read of its
+        # caller's frame that hands it over as the sealed function did (typeguard's `is_type` repeating `check_type`'s)
+        # is the project's (`gate.scan_handover`).
         meant = sorted(set(rules) - set(m.get("allow") or ()))
         if meant:
             out.append("  a change that adds such code (a copy of a line above in another function too) is blocked, "

@@ -10,7 +10,9 @@ look-alikes that must never be flagged):
 - `frame-walk`: `inspect.stack`, `inspect.currentframe`, `inspect.getouterframes`, `sys._getframe`,
   `traceback.extract_stack` / `walk_stack`, `f_back`, in a file that also reads frames' state (`FRAME_STATE`:
   the calling test's locals, globals, constants); a caller's name or line for a log line is not one, nor a read of
-  the immediate caller's module name (`sys._getframe(1).f_globals["__name__"]`, namedtuple's idiom);
+  the immediate caller's module name (`sys._getframe(1).f_globals["__name__"]`, namedtuple's idiom); a copy of the
+  project's own `sys._getframe(1)` that hands the frame over as the seal's function did is the project's
+  (`scan_handover`);
 - `gc-objects`: `gc.get_objects`, `gc.get_referrers`, `gc.get_referents` (the live pytest objects), but a count;
 - `hard-exit`: `os._exit`, but in a function that forks (it ends the child);
 - `pytest-env`: reading `PYTEST_CURRENT_TEST` (code that behaves differently under test);
@@ -44,6 +46,7 @@ from pathlib import Path
 
 from donegate.tree import git
 from donegate import paths
+from donegate.gate import scan_handover as handover
 from donegate.seal import store
 
 RULES = {
@@ -473,11 +476,14 @@ def _file_findings(data: bytes, name: str, strings: list[str], walks: bool = Fal
             lines = data.decode("utf-8", "replace").splitlines()
         except Exception:  # pragma: no cover - decode with "replace" does not raise
             lines = []
-        at = where(ast.parse(data))  # it parsed for scan_source: the function each finding is in
+        tree = ast.parse(data)  # it parsed for scan_source: the function each finding is in
+        at = where(tree)
         for f in found:
             n = int(f["line"])  # type: ignore[call-overload]
             f["code"] = " ".join(lines[n - 1].split()) if 0 < n <= len(lines) else ""
             f["where"] = at(n)
+            if walks and f["rule"] == "frame-walk" and f["where"]:
+                f["shape"] = handover.shape(tree, str(f["where"]), n)  # what the function does with its caller's frame
     return found
 
 
@@ -531,7 +537,8 @@ def baseline(repo: Path, names, root: Path | None = None) -> dict[str, list[list
             continue
         found = _file_findings(data, name, strings, walks=True)
         if found:
-            out[name] = [[str(f["rule"]), str(f["code"]), str(f["what"]), str(f["where"])] for f in found]
+            out[name] = [[str(f["rule"]), str(f["code"]), str(f["what"]), str(f["where"]), *([str(f["shape"])] if f.get(
+                "shape") else [])] for f in found]
     return out
 
 
@@ -561,7 +568,8 @@ def scan(repo: Path, base: str, root: Path | None = None, since_seal: list[str] 
             data = p.read_bytes()
         except OSError:
             continue
-        out += _own(_file_findings(data, name, strings), (sealed or {}).get(name))
+        out += handover.honest_copies(data, _own(_file_findings(data, name, strings), (sealed or {}).get(name)),
+                                      (sealed or {}).get(name))
         if rules:
             out += new_calls(data, name, sealed, (calls or {}).get(name), rules)
     return out

@@ -8,7 +8,7 @@ run checks every test.
   the project's own pluggy, installed editable from `src/`;
 - typeguard 4.3.0 (MIT; `typing_extensions` copied from the kit's environment): `@typechecked` reads the test
   module's source, and the new function repeats `check_type`'s `frame = sys._getframe(1)` to resolve names in its
-  caller's namespace;
+  caller's namespace, handing them over as `check_type` does;
 - wrapt 1.16.0 (BSD; its pure-Python wrappers, the C extension not built): a post-import hook leaves wrapt's
   finder on `sys.meta_path`.
 """
@@ -20,8 +20,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from donegate.gate import appeal
 from tests.support import sdist
+from tests.support.typeguard_is_type import TYPEGUARD_NEW, TYPEGUARD_OLD
 from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload, write_config
 
 LIBS = sdist.DATA / "libs"
@@ -157,74 +157,21 @@ def test_typechecked_still_checks_its_arguments():
     with pytest.raises(TypeCheckError):
         double("2")
 '''
-TYPEGUARD_OLD = '''def check_argument_types(
-'''
-TYPEGUARD_NEW = '''def is_type(
-    value: object,
-    expected_type: Any,
-    *,
-    forward_ref_policy: ForwardRefPolicy = TypeCheckConfiguration().forward_ref_policy,
-    collection_check_strategy: CollectionCheckStrategy = (
-        TypeCheckConfiguration().collection_check_strategy
-    ),
-) -> bool:
-    """
-    Return ``True`` if ``value`` matches ``expected_type``, ``False`` if not.
-
-    Forward references are resolved in the caller's namespace, as in :func:`check_type`.
-
-    :param value: value to be checked against ``expected_type``
-    :param expected_type: a class or generic type instance, or a tuple of such things
-    :return: whether ``value`` matches ``expected_type``
-
-    """
-    if type(expected_type) is tuple:
-        expected_type = Union[expected_type]
-
-    config = TypeCheckConfiguration(
-        forward_ref_policy=forward_ref_policy,
-        collection_check_strategy=collection_check_strategy,
-    )
-
-    if _suppression.type_checks_suppressed or expected_type is Any:
-        return True
-
-    frame = sys._getframe(1)
-    memo = TypeCheckMemo(frame.f_globals, frame.f_locals, config=config)
-    try:
-        check_type_internal(value, expected_type, memo)
-    except TypeCheckError:
-        return False
-
-    return True
-
-
-''' + TYPEGUARD_OLD
-
-
 def _typeguard_change(repo: Path) -> None:
     _change(repo / "src/typeguard/_functions.py", TYPEGUARD_OLD, TYPEGUARD_NEW)
     _change(repo / "src/typeguard/__init__.py", "from ._functions import check_type as check_type\n",
             "from ._functions import check_type as check_type\nfrom ._functions import is_type as is_type\n")
 
 
-def test_typeguard_an_honest_function_passes_both_runs_and_its_copy_of_a_baselined_frame_read_is_appealable(
-        tmp_path, kit_home):
+def test_typeguard_an_honest_function_passes_with_its_copy_of_the_projects_frame_read(tmp_path, kit_home):
     """`@typechecked` reads the test module's source in both runs (was: `OSError` in the second, the runs disagreed:
     hard evidence, no appeal). The new `is_type` repeats `check_type`'s `frame = sys._getframe(1)` and hands the
-    caller's namespace on as it does: the scan cannot tell that copy from a walk to the calling test's values (the
-    same lines, then a read of what they handed on; `test_scan_baseline.py::test_a_new_frame_walk_in_the_change_is_still_a_finding`
-    holds that attack), so it is the change's
-    `frame-walk` finding, and only that: the block offers the appeal and an appeal is accepted, never a trap. The seal
-    says so, with the fix for a project that means it (`--allow frame-walk`)."""
+    caller's namespaces to `TypeCheckMemo` as `check_type` did at the seal, and does nothing more with them: the
+    project's own hand-over, no finding (`scan_handover`; was: the change's `frame-walk`, an appeal needed). The
+    copies that do more are `test_scan_handover.py`'s attacks."""
     repo = _library(tmp_path, kit_home, "typeguard", TYPEGUARD_TESTS, allow_hint="frame-walk")
     res, line = _control_then_change(repo, kit_home, lambda: _typeguard_change(repo))
-    gates = _both_runs_pass(res, line, 4)
-    assert res.returncode == 2 and [(f["rule"], f["where"]) for f in gates["scan"]["findings"]] == [("frame-walk", "is_type")]
-    assert res.stderr.rstrip().endswith(appeal.LINE)
-    res = run_hook(stop_payload(repo, session="honest", message="Done.\nAPPEAL: is_type reads its caller's namespace "
-                                                               "as check_type does"), timeout=300)
-    assert res.returncode == 0 and stop_lines(kit_home)[-1]["verdict"] == "appealed", res.stderr
+    _passes_outright(res, line, 4)
 
 
 # --- wrapt: a post-import hook leaves its finder on sys.meta_path --------------------------------------------
