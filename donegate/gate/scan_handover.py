@@ -30,7 +30,8 @@ import json
 # (A name held in a string, `getattr(sys, "exc_info")`, is one too.)
 _REACH_CALLS = frozenset({"eval", "exec", "compile", "locals", "vars", "breakpoint", "getattr", "__getattribute__",
                           "attrgetter", "_getframe", "_current_frames", "currentframe", "getouterframes", "walk_stack",
-                          "extract_stack", "exc_info", "exception", "get_referrers", "get_objects"})
+                          "extract_stack", "exc_info", "exception", "get_referrers", "get_objects", "settrace",
+                          "setprofile", "signal", "setitimer", "alarm"})
 _REACH_ATTRS = frozenset({"f_back", "tb_frame", "tb_next", "__traceback__", "__closure__", "cell_contents", "gi_frame",
                           "cr_frame", "ag_frame", "last_traceback", "last_exc", "exc_info", "f_code", "__code__",
                           "__dict__", "__globals__", "_getframe", "currentframe", "stack", "trace"})
@@ -182,7 +183,35 @@ def _facts(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, object] | No
     return {"uses": sorted({u.text for u in tainted}), "params": {k: v for k, v in params.items() if k in binds},
             "binds": binds,
             "locals": sorted({r for u in tainted for r in u.reads if r in local}),
-            "globals": sorted({r for u in tainted for r in u.reads if r not in local})}
+            "globals": sorted({r for u in tainted for r in u.reads if r not in local}),
+            "inert": _inert_after(fn, units, tainted)}
+
+
+def _inert_after(fn: ast.AST, units: list[_Unit], tainted: list[_Unit]) -> bool:
+    """Once the frame is read, the function runs nothing but its hand-over: every other statement after it only
+    returns a name or a constant, passes, re-raises or leaves a loop, and every other header only names what it
+    catches. Code it ran then (a call, an operator's or an attribute's method, a truth test's `__bool__`) would run
+    with the frame's namespaces in this function's locals, called from it: a copy of the read there would resolve
+    what it is handed in them. A read inside a loop runs again after what follows it."""
+    first = min(u.node.lineno for u in tainted if u.walks)  # type: ignore[attr-defined]
+    loops = [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    if any(lp.lineno <= first <= (lp.end_lineno or lp.lineno) for lp in loops):
+        return False
+    for u in units:
+        if u in tainted or u.node.lineno < first:  # type: ignore[attr-defined]
+            continue
+        node = u.node
+        if isinstance(node, (ast.Pass, ast.Break, ast.Continue)) or isinstance(node, ast.Raise) and node.exc is None:
+            continue
+        if isinstance(node, ast.Return) and (node.value is None or isinstance(node.value, (ast.Constant, ast.Name))):
+            continue
+        if isinstance(node, ast.ExceptHandler) and not node.name and all(
+                isinstance(n, (ast.Name, ast.Tuple, ast.Load)) for n in ast.walk(node.type or ast.Tuple([], ast.Load()))):
+            continue
+        if isinstance(node, ast.Try):
+            continue
+        return False
+    return True
 
 
 def _nested(fn: ast.AST, node: ast.AST) -> bool:
@@ -229,7 +258,7 @@ def honest(tree: ast.AST, qualname: str, line: int, sealed: list[list[str]] | No
 
 
 def _within(mine: dict, theirs: dict) -> bool:
-    if not set(mine["uses"]) <= set(theirs["uses"]) or set(mine["globals"]) & set(theirs["locals"]):
+    if not mine["inert"] or not set(mine["uses"]) <= set(theirs["uses"]) or set(mine["globals"]) & set(theirs["locals"]):
         return False  # more done with the frame, or a name the seal's function got from its caller taken from the module
     for name, binds in mine["binds"].items():
         if name in mine["params"] and mine["params"][name] != theirs["params"].get(name):

@@ -49,6 +49,12 @@ ATTACKS = {
     "hands-the-traceback-to-a-with-exit": ("    try:\n        check_type_internal(value, expected_type, memo)",
                                            "    try:\n        with _Keep():\n"
                                            "            check_type_internal(value, expected_type, memo)"),
+    # code run after the read with the namespaces in this function's locals: another copy called from here would
+    # resolve a name it is handed in them (a call, or an operator's method)
+    "a-call-after-the-read": ("    return True\n\n\n", "    _leak(None, None)\n    return True\n\n\n"),
+    "an-operator-after-the-read": ("    return True\n\n\n", "    return value == 'Literal[memo]'\n\n\n"),
+    "a-read-in-a-loop": ("    frame = sys._getframe(1)\n", "    for _ in range(2):\n        frame = sys._getframe(1)\n"),
+    "a-profiler-that-sees-the-return": ("    frame = sys._getframe(1)\n", "    sys.setprofile(_leak)\n    frame = sys._getframe(1)\n"),
     "stores-it-in-a-global": ("    frame = sys._getframe(1)\n", "    global frame\n    frame = sys._getframe(1)\n"),
 }
 
