@@ -24,7 +24,7 @@ def passed(gates: dict[str, Any], accept: dict[str, Any], hint: str, leak_msg: s
     unchecked = int(counts.get("tests") or len(second.get("unsupported") or {}))
     if unchecked:  # the second harness could not run them: passed once, not twice (the ledger names them and says why)
         given = int(counts.get("given") or 0)
-        whys = ([f"{given} hypothesis @given (the second run cannot draw the examples the first run drew)"] if given else []) \
+        whys = ([f"{given} hypothesis @given whose draw the second run cannot repeat"] if given else []) \
             + ([f"{unchecked - given} use what the second run cannot serve"] if unchecked > given else [])
         unconfined += f" ({unchecked} not double-checked: {'; '.join(whys)}; the ledger names them)"
     return Outcome("pass", ALLOW, gates=gates,

@@ -63,6 +63,22 @@ def _params(fn):
     return names, ""
 
 
+def _given(fn, args, seeded):
+    """The arguments hypothesis's `@given` fills (keyword strategies by name, positional ones the rightmost), or a
+    reason the second harness cannot run the test. It runs one with the first run's draw (`seeded.given_draw`), from
+    the test's own seed: without the seeds (`seeded`), not at all."""
+    given = [d for d in fn.decorator_list if _deco_name(d).rsplit(".", 1)[-1] == "given"]
+    if not given:
+        return (), ""
+    if not seeded:
+        return (), "a hypothesis @given test (the second run has no draw of the first run's to repeat)"
+    d = given[0]
+    if len(given) > 1 or not isinstance(d, ast.Call) or any(isinstance(a, ast.Starred) for a in d.args) \
+            or any(k.arg is None for k in d.keywords) or fn.args.vararg or fn.args.kwarg or len(d.args) > len(args):
+        return (), "a hypothesis @given test whose arguments the second harness cannot tell from its syntax"
+    return {k.arg for k in d.keywords} | set(args[len(args) - len(d.args):] if d.args else ()), ""
+
+
 def plan(source, harness_aliases=None, served=SERVED, own=()):
     """(module reason, {qualname: (reason, fixture names)}) for one test file, from its syntax tree; `served`: the
     fixtures the harness serves itself (a file's own fixture of that name is its own); `own`: harness names the
@@ -133,16 +149,16 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
         if isinstance(fn, ast.AsyncFunctionDef):
             tests[qual] = ("an async test", [])
             return
-        if any(_deco_name(d).rsplit(".", 1)[-1] == "given" for d in fn.decorator_list):
-            # hypothesis draws its examples afresh: the second run would not check the examples the first run drew
-            tests[qual] = ("a hypothesis @given test (the second run cannot draw the first run's examples)", [])
+        args = [a.arg for a in fn.args.args][1 if skip_self else 0:]
+        drawn, why = _given(fn, args, SEEDED in served)
+        if why:
+            tests[qual] = (why, [])
             return
         pnames, why = _params(fn)
         if why:
             tests[qual] = (why, [])
             return
-        args = [a.arg for a in fn.args.args][1 if skip_self else 0:]
-        want = [a for a in args if a not in pnames]
+        want = [a for a in args if a not in pnames and a not in drawn]
         tests[qual] = (needs(want, frozenset()), want)
 
     for node in tree.body:

@@ -448,6 +448,8 @@ def _run_test(mod, job, fixtures):
                 get(n)
         for n in job["fixtures"]:
             kwargs[n] = get(n)
+        if job.get("draw") is not None:  # a @given test draws what the first run drew (`seeded.given_draw`)
+            globals()["given_draw"](fn, job["draw"], second=True)
         fn(**kwargs)
     finally:
         while teardowns:

@@ -5,10 +5,14 @@ its inputs from it sees new ones at every stop, so a table of the values a block
 Sent with the plugin and with the second harness (one namespace each, `donegate.hidden.ship`), never imported
 in the run. Standard library and pytest only. The second harness is never given the secret: the kit sends it each
 test's own seed (`seed_of`), so both runs draw the same inputs for a test and neither can work out another stop's.
+
+hypothesis's `@given` tests draw from the same seed (`given_draw`), as hypothesis's own `@seed` sets it: the first run's
+examples are the second run's, and another stop's are new ones.
 """
 
 import hashlib as _hashlib
 import random as _random
+import sys as _sys
 
 
 class SeededRandom(_random.Random):
@@ -32,8 +36,28 @@ def seeded_rng(seed: str, nodeid: str) -> SeededRandom:
     return SeededRandom(seed_of(seed, nodeid))
 
 
+_OWN: dict = {}  # a @given test's own seed and settings, before `given_draw` first set them (by the test's id())
+
+
+def given_draw(fn, draw: int, second: bool = False) -> bool:
+    """Whether `fn` is a hypothesis `@given` test; if so, it draws its examples from `draw` (the test's own seed at this
+    stop) as hypothesis's `@seed` sets it, with no example database: the seed alone decides the examples, so the second
+    run repeats the first run's draw. A test's own `@seed` stays. The second run (`second`) also lifts the deadline and
+    the health checks: they time the examples on a machine the two runs share with others, never choose them."""
+    test = getattr(fn, "__func__", fn)
+    hypothesis = _sys.modules.get("hypothesis")
+    if hypothesis is None or not getattr(test, "is_hypothesis_test", False):
+        return False
+    own = _OWN.setdefault(id(test), (test._hypothesis_internal_use_seed, test._hypothesis_internal_use_settings))
+    test._hypothesis_internal_use_seed = draw if own[0] is None else own[0]
+    lifted = {"deadline": None, "suppress_health_check": list(hypothesis.HealthCheck)} if second else {}
+    test._hypothesis_internal_use_settings = hypothesis.settings(own[1], database=None, **lifted)
+    return True
+
+
 def seeded_plugins(seed: "str | None") -> list:
-    """The plugin serving `dg_random`, for `pytest.main(plugins=...)`; none without a seed."""
+    """The plugin serving `dg_random` and setting each `@given` test's draw, for `pytest.main(plugins=...)`; none
+    without a seed."""
     if not seed:
         return []
     import pytest
@@ -42,5 +66,9 @@ def seeded_plugins(seed: "str | None") -> list:
         @pytest.fixture(name="dg_random")
         def dg_random(self, request):
             return seeded_rng(seed, request.node.nodeid)
+
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_runtest_setup(self, item):
+            given_draw(getattr(item, "obj", None), seed_of(seed, item.nodeid))
 
     return [Seeded()]

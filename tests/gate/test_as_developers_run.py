@@ -436,10 +436,10 @@ def test_the_second_run_serves_caplog_capsys_tmp_path_and_monkeypatch(tmp_path, 
 GIVEN = '''"""A stand-in for hypothesis (not vendored): `given` runs the test on each of its strategy's examples."""
 
 
-def given(*strategies):
+def given(*strategies, **named):
     def decorate(test):
         def run():
-            for example in strategies[0].examples:
+            for example in (*strategies, *named.values())[0].examples:
                 test(example)
         run.__name__ = test.__name__
         return run
@@ -457,7 +457,10 @@ GIVEN_TESTS = '''from hypothesis import given, strategies as st
 from calc import double
 
 
-@given(st.integers())
+STRATEGIES = {"n": st.integers()}
+
+
+@given(**STRATEGIES)
 def test_double_is_even(n):
     assert double(n) % 2 == 0
 
@@ -468,8 +471,9 @@ def test_double_of_two():
 
 
 def test_a_given_test_is_named_as_not_double_checked_and_why(tmp_path, kit_home):
-    """hypothesis's `@given` (its examples drawn afresh each run) is not run again by the second run, and the pass says
-    how many and why (was: "the second run cannot serve what they use"); the ledger names them."""
+    """A hypothesis `@given` test whose arguments the second harness cannot tell from its syntax (strategies passed as
+    `**`) is not run again by the second run, and the pass says how many and why; the ledger names them. (The second
+    run repeats the first run's draw of the others: `test_second_given.py`.)"""
     repo = _sealed(tmp_path, {"calc.py": "def double(n):\n    return n\n"}, {"test_calc.py": GIVEN_TESTS},
                    site={"hypothesis/__init__.py": GIVEN, "hypothesis/strategies.py": STRATEGIES})
     (repo / "calc.py").write_text("def double(n):\n    return 2 * n\n")
@@ -477,7 +481,7 @@ def test_a_given_test_is_named_as_not_double_checked_and_why(tmp_path, kit_home)
     assert res.returncode == 0, res.stderr
     second = line["gates"]["acceptance"]["second"]
     assert second["checked"] == 1 and list(second["unsupported"]) == ["test_calc.py::test_double_is_even"], second
-    assert ("1 not double-checked: 1 hypothesis @given (the second run cannot draw the examples the first run drew); "
+    assert ("1 not double-checked: 1 hypothesis @given whose draw the second run cannot repeat; "
             "the ledger names them") in json.loads(res.stdout)["systemMessage"]
 
 

@@ -84,13 +84,47 @@ def test_the_plan_says_what_the_harness_cannot_serve_from_the_syntax_alone():
         "test_plain": "", "test_served": "", "TestPlain::test_m": "",
         "test_request": "uses the fixture request, which the second harness does not serve",
         "test_caplog": "uses the fixture capfd, which the second harness does not serve",
-        "test_given": "a hypothesis @given test (the second run cannot draw the first run's examples)",
+        "test_given": "a hypothesis @given test (the second run has no draw of the first run's to repeat)",
         "test_param_fixture": "the fixture each has params",
         "test_indirect": "indirect or scoped parametrize",
         "test_usefixtures": "uses pytest.mark.usefixtures",
         "test_async": "an async test",
         "TestWithSetup::test_m": "a test class with setup_method",
     }
+
+
+GIVEN = textwrap.dedent('''
+    from hypothesis import given, strategies as st
+
+    @given(st.integers(), st.text())
+    def test_positional(tmp_path, n, s):
+        pass
+
+    @given(n=st.integers())
+    def test_keyword(n, capsys):
+        pass
+
+    STRATEGIES = {"n": st.integers()}
+
+    @given(**STRATEGIES)
+    def test_spread(n):
+        pass
+
+    class TestC:
+        @given(st.integers())
+        def test_m(self, n):
+            pass
+''')
+
+
+def test_the_plan_serves_given_tests_with_the_first_runs_draws_and_the_arguments_hypothesis_does_not_fill():
+    """With the tests' seeds (`dg_random` served), a `@given` test runs with the first run's draw
+    (`seeded.given_draw`); the fixtures it needs are the arguments hypothesis does not fill (its positional strategies
+    fill the rightmost ones)."""
+    why, tests = bare.plan(GIVEN, served=(*bare.SERVED, bare.SEEDED))
+    assert why == "" and tests == {
+        "test_positional": ("", ["tmp_path"]), "test_keyword": ("", ["capsys"]), "TestC::test_m": ("", []),
+        "test_spread": ("a hypothesis @given test whose arguments the second harness cannot tell from its syntax", [])}
 
 
 @pytest.mark.parametrize("source, why", [

@@ -38,3 +38,14 @@ def editable(repo: Path, sdist: Path) -> Path:
     site = venv(repo)
     (site / f"{repo.name}.pth").write_text(str(repo / "src") + "\n")
     return site
+
+
+def wheels(site: Path, *names: str) -> None:
+    """The vendored wheels `names` (tests/data/libs/NAME-*.whl) unpacked into `site`, as pip installs a pure-Python
+    wheel: its packages and its `.dist-info` (a pytest plugin's entry point with it)."""
+    import zipfile
+
+    for name in names:
+        (wheel,) = (DATA / "libs").glob(f"{name}-*.whl")
+        with zipfile.ZipFile(wheel) as z:
+            z.extractall(site)

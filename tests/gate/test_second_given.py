@@ -1,0 +1,124 @@
+"""hypothesis's `@given` tests are double-checked with the draw the first run used (issue 46 item 4).
+
+At each stop every `@given` test draws from its own seed (`seeded.seed_of`: the stop's secret and the test's id), set
+as hypothesis's own `@seed` sets it (no example database: the seed alone decides the examples), in the first run by
+the plugin and in the second by the harness, which also lifts the deadline and the health checks (they time the
+examples on a busy machine, never choose them). Before, the second run did not run them: a pass said how many tests
+were not double-checked, and a product right under pytest only passed on them.
+
+The project has hypothesis 6.139.3 (MPL-2.0) with its dependencies, sortedcontainers 2.4.0 (Apache-2.0) and attrs
+26.1.0 (MIT), vendored as their wheels in tests/data/libs and unpacked into its in-repo `.venv`, as pip installs them:
+hypothesis's pytest plugin with it, so the first run runs the tests as the project's own pytest does.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from donegate.hidden import seeded
+from tests.support import sdist
+from tests.support.repos import KIT, make_repo, run_hook, seal, stop_lines, stop_payload, write_config
+
+HYPOTHESIS = ("hypothesis", "sortedcontainers", "attrs")
+HIDDEN = '''from hypothesis import given, strategies as st
+
+from calc import add
+
+
+@given(st.integers(), st.integers())
+def test_add_is_the_sum(a, b):
+    assert add(a, b) == a + b
+
+
+@given(b=st.integers(min_value=0, max_value=10))
+def test_adding_zero_changes_nothing(b):
+    assert add(0, b) == b
+
+
+def test_a_plain_test():
+    assert add(2, 2) == 4
+'''
+WRONG = "def add(a, b):\n    return a\n"
+RIGHT = "def add(a, b):\n    return a + b\n"
+# Right under pytest only, and only on what hypothesis draws (the plain test's 2 + 2 is right everywhere).
+UNDER_PYTEST = ("import sys\n\n\ndef add(a, b):\n    if (a, b) != (2, 2) and 'pytest' not in sys.modules:\n"
+                "        return a\n    return a + b\n")
+
+
+def _project(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    sdist.wheels(sdist.venv(repo), *HYPOTHESIS)
+    (repo / ".gitignore").write_text(".venv/\n__pycache__/\n.hypothesis/\n")
+    return make_repo(repo, {"calc.py": WRONG})
+
+
+def _stop(tmp_path: Path, kit_home: Path, product: str) -> tuple[subprocess.CompletedProcess, dict]:
+    write_config(kit_home, "own_tests: off\n")
+    repo = _project(tmp_path)
+    hidden = tmp_path / "hidden" / "test_calc.py"
+    hidden.parent.mkdir()
+    hidden.write_text(HIDDEN)
+    res = seal(repo, hidden)
+    assert res.returncode == 0, res.stdout + res.stderr
+    (repo / "calc.py").write_text(product)
+    hook = run_hook(stop_payload(repo, session="given"), timeout=300)
+    return hook, stop_lines(kit_home)[-1]
+
+
+def test_given_tests_are_double_checked(tmp_path, kit_home):
+    res, line = _stop(tmp_path, kit_home, RIGHT)
+    assert res.returncode == 0 and line["verdict"] == "pass", res.stderr
+    second = line["gates"]["acceptance"]["second"]
+    assert second["checked"] == 3 and second["unsupported"] == {} and "not_checked" not in second, second
+
+
+def test_a_product_right_under_pytest_only_on_what_given_draws_is_a_disagreement(tmp_path, kit_home):
+    """On the old code the `@given` tests were not double-checked, and this stop passed."""
+    res, line = _stop(tmp_path, kit_home, UNDER_PYTEST)
+    acceptance = line["gates"]["acceptance"]
+    assert res.returncode == 2 and acceptance["tamper"]["rule"] == "disagree", res.stderr + json.dumps(acceptance)
+    assert "test_add_is_the_sum" in acceptance["tamper"]["what"], acceptance
+
+
+# Both runs' settings on one test (its own process each): what it is called with, in order.
+DRAW = '''import json, sys
+sys.path[:0] = [{site!r}, {kit!r}]
+from hypothesis import given, strategies as st, HealthCheck
+from donegate.hidden import seeded
+
+seen = []
+
+
+@given(st.lists(st.integers()), st.text())
+def test(xs, s):
+    seen.append([xs, s])
+
+
+seeded.given_draw(test, int(sys.argv[1]), second=sys.argv[2] == "second")
+test()
+print(json.dumps(seen))
+'''
+
+
+def test_the_second_run_draws_what_the_first_drew(tmp_path):
+    """The same test's seed gives the same examples with the first run's settings and the second's (no deadline, no
+    health checks), and another stop's seed other ones."""
+    site = tmp_path / "site"
+    sdist.wheels(site, *HYPOTHESIS)
+    script = tmp_path / "draw.py"
+    script.write_text(DRAW.format(site=str(site), kit=str(KIT)))
+
+    def drawn(seed: int, which: str) -> list:
+        out = subprocess.run([sys.executable, str(script), str(seed), which], capture_output=True, text=True, timeout=120,
+                             cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    one, two = seeded.seed_of("a", "test_x.py::test"), seeded.seed_of("b", "test_x.py::test")
+    first = drawn(one, "first")
+    assert len(first) > 10 and drawn(one, "second") == first
+    assert drawn(two, "first") != first
