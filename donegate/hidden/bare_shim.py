@@ -449,7 +449,7 @@ def _run_test(mod, job, fixtures):
         for n in job["fixtures"]:
             kwargs[n] = get(n)
         if job.get("draw") is not None:  # a @given test draws what the first run drew (`seeded.given_draw`)
-            globals()["given_draw"](fn, job["draw"], second=True)
+            globals()["given_draw"](fn, job["draw"])
         fn(**kwargs)
     finally:
         while teardowns:

@@ -39,19 +39,22 @@ def seeded_rng(seed: str, nodeid: str) -> SeededRandom:
 _OWN: dict = {}  # a @given test's own seed and settings, before `given_draw` first set them (by the test's id())
 
 
-def given_draw(fn, draw: int, second: bool = False) -> bool:
+def given_draw(fn, draw: int) -> bool:
     """Whether `fn` is a hypothesis `@given` test; if so, it draws its examples from `draw` (the test's own seed at this
     stop) as hypothesis's `@seed` sets it, with no example database: the seed alone decides the examples, so the second
-    run repeats the first run's draw. A test's own `@seed` stays. The second run (`second`) also lifts the deadline and
-    the health checks: they time the examples on a machine the two runs share with others, never choose them."""
+    run repeats the first run's draw. A test's own `@seed` stays. Neither run times the examples (no deadline, no
+    `too_slow` health check): on a machine the runs share with others, timing would fail a test by chance in one run
+    and not the other; and the settings, which a test can read (`current_build_context().wrapped_test`), are the
+    same in both runs."""
     test = getattr(fn, "__func__", fn)
     hypothesis = _sys.modules.get("hypothesis")
     if hypothesis is None or not getattr(test, "is_hypothesis_test", False):
         return False
     own = _OWN.setdefault(id(test), (test._hypothesis_internal_use_seed, test._hypothesis_internal_use_settings))
     test._hypothesis_internal_use_seed = draw if own[0] is None else own[0]
-    lifted = {"deadline": None, "suppress_health_check": list(hypothesis.HealthCheck)} if second else {}
-    test._hypothesis_internal_use_settings = hypothesis.settings(own[1], database=None, **lifted)
+    quiet = [*own[1].suppress_health_check, hypothesis.HealthCheck.too_slow]
+    test._hypothesis_internal_use_settings = hypothesis.settings(own[1], database=None, deadline=None,
+                                                                 suppress_health_check=quiet)
     return True
 
 
