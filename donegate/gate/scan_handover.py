@@ -15,10 +15,14 @@ run can see what a frame's namespaces are used for (Python 3.11 audits `sys._get
   and the module names the seal's function used there; and nothing else reaches the frame (no walk further, no
   `eval`, `locals()`, `vars()`, no traceback or `sys.exc_info()`, no generator keeping the frame, no `global`).
 
+- the module's names it hands the frame over with (`TypeCheckMemo`, `check_type_internal`) are bound as at the seal
+  (the same import, the same def or class by name);
+- once the frame is read, it runs nothing but its hand-over (`_inert_after`).
+
 What a copy does with the caller's frame is then what the project's own function did at the seal, with the values
-the caller passed. What it cannot see: the callees the namespaces are handed to are the project's, and a change to
-them is trusted here as it is for the baselined function itself (the seal's `check_type` hands the same namespaces
-to the same `TypeCheckMemo`).
+the caller passed. What it cannot see: the bodies of the callees the namespaces are handed to are the project's, and
+a change to them is trusted here as it is for the baselined function itself (the seal's `check_type` hands the same
+namespaces to the same `TypeCheckMemo`; the scan never saw what a callee does with them).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ _REACH_CALLS = frozenset({"eval", "exec", "compile", "locals", "vars", "breakpoi
 _REACH_ATTRS = frozenset({"f_back", "tb_frame", "tb_next", "__traceback__", "__closure__", "cell_contents", "gi_frame",
                           "cr_frame", "ag_frame", "last_traceback", "last_exc", "exc_info", "f_code", "__code__",
                           "__dict__", "__globals__", "_getframe", "currentframe", "stack", "trace"})
-_TRY = (ast.Try, *([ast.TryStar] if hasattr(ast, "TryStar") else []))  # type: ignore[attr-defined]
+_TRY: tuple[type[ast.Try], ...] = (ast.Try, *([ast.TryStar] if hasattr(ast, "TryStar") else []))  # type: ignore[attr-defined]
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
@@ -172,6 +176,7 @@ def _facts(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, object] | No
     params.update((a.arg, "*") for a in (args.vararg, args.kwarg) if a is not None)
     local = set(params) | {b for u in units for b in u.binds}
     binds: dict[str, list[list[str]]] = {}
+    needs = {r for u in tainted for r in u.reads if r not in local}  # the module's names it hands over with
     todo = [r for u in tainted for r in u.reads if r in local and r not in names]
     while todo:
         name = todo.pop()
@@ -180,11 +185,30 @@ def _facts(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, object] | No
         at = [u for u in units if name in u.binds and u not in tainted]
         binds[name] = [list(b) for b in sorted({(u.text, u.plain_call(local)) for u in at})]
         todo += [r for u in at for r in u.reads if r in local and r not in names]
+        needs.update(r for u in at for r in u.reads if r not in local)
     return {"uses": sorted({u.text for u in tainted}), "params": {k: v for k, v in params.items() if k in binds},
             "binds": binds,
             "locals": sorted({r for u in tainted for r in u.reads if r in local}),
             "globals": sorted({r for u in tainted for r in u.reads if r not in local}),
-            "inert": _inert_after(fn, units, tainted)}
+            "needs": sorted(needs), "inert": _inert_after(fn, units, tainted)}
+
+
+def _module_binds(tree: ast.AST, names: list[str]) -> dict[str, list[str]]:
+    """{name: the texts of the module's statements that bind it} (a def or class by its name: its body is the
+    project's, trusted as the callee of the seal's own function is)."""
+    wanted, out = set(names), {}  # type: ignore[var-annotated]
+    todo = list(getattr(tree, "body", ()))
+    while todo:
+        s = todo.pop()
+        if isinstance(s, (ast.If, *_TRY)):  # `if TYPE_CHECKING:`, `try: import x except ImportError: ...`
+            parts = ("body", "orelse", "finalbody")
+            todo += [*(x for p in parts for x in getattr(s, p, ())), *(x for h in getattr(s, "handlers", ()) for x in h.body)]
+            continue
+        unit = _Unit(s, "", [s])
+        for name in unit.binds & wanted:
+            text = f"{type(s).__name__} {name}" if isinstance(s, (*_SCOPES[:3],)) else " ".join(ast.unparse(s).split())
+            out.setdefault(name, set()).add(text)
+    return {k: sorted(v) for k, v in out.items()}
 
 
 def _inert_after(fn: ast.AST, units: list[_Unit], tainted: list[_Unit]) -> bool:
@@ -241,6 +265,8 @@ def shape(tree: ast.AST, qualname: str, line: int) -> str:
     """For the seal: the hand-over of the function `qualname` around `line` (JSON), "" where it has none."""
     fn = _function(tree, qualname, line) if qualname else None
     facts = _facts(fn) if fn is not None else None
+    if facts:
+        facts["module"] = _module_binds(tree, facts["needs"])  # type: ignore[arg-type]
     return json.dumps(facts, sort_keys=True) if facts else ""
 
 
@@ -251,15 +277,19 @@ def honest(tree: ast.AST, qualname: str, line: int, sealed: list[list[str]] | No
     mine = _facts(fn) if fn is not None else None
     if mine is None:
         return False
+    now = _module_binds(tree, mine["needs"])  # type: ignore[arg-type]
     for e in sealed or ():
-        if len(e) > 4 and e[0] == "frame-walk" and e[4] and _within(mine, json.loads(e[4])):
+        if len(e) > 4 and e[0] == "frame-walk" and e[4] and _within(mine, json.loads(e[4]), now):
             return True
     return False
 
 
-def _within(mine: dict, theirs: dict) -> bool:
+def _within(mine: dict, theirs: dict, module: dict[str, list[str]]) -> bool:
     if not mine["inert"] or not set(mine["uses"]) <= set(theirs["uses"]) or set(mine["globals"]) & set(theirs["locals"]):
         return False  # more done with the frame, or a name the seal's function got from its caller taken from the module
+    sealed_module = theirs.get("module") or {}
+    if any(not set(texts) <= set(sealed_module.get(name, ())) for name, texts in module.items()):
+        return False  # a name it hands the frame over with is bound otherwise than at the seal (an import of the change's)
     for name, binds in mine["binds"].items():
         if name in mine["params"] and mine["params"][name] != theirs["params"].get(name):
             return False  # not the seal's parameter, or another default: a value the caller did not pass

@@ -113,6 +113,15 @@ def test_a_copy_that_does_more_with_the_callers_frame_is_the_changes(tmp_path, n
     assert (FUNCTIONS, "frame-walk", "is_type") in _scan(tmp_path, repo, base, sealed)
 
 
+def test_a_name_it_hands_over_with_bound_otherwise_than_at_the_seal_is_the_changes(tmp_path):
+    """The copy's lines as the seal's, but `TypeCheckMemo` (what the namespaces are handed to) now the change's own."""
+    repo, base, sealed, text = _sealed(tmp_path)
+    assert text.count("from ._memo import TypeCheckMemo\n") == 1
+    (repo / FUNCTIONS).write_text(text.replace(ANCHOR, IS_TYPE + ANCHOR).replace(
+        "from ._memo import TypeCheckMemo\n", "from ._leaky import Memo as TypeCheckMemo\n"))
+    assert (FUNCTIONS, "frame-walk", "is_type") in _scan(tmp_path, repo, base, sealed)
+
+
 def test_the_same_lines_in_another_module_are_the_changes(tmp_path):
     """The hand-over is the project's in the file that held it: in a module of the change's own, the names it calls
     may be anything."""
