@@ -46,7 +46,6 @@ from pathlib import Path
 
 from donegate.tree import git
 from donegate import paths
-from donegate.gate import scan_handover as handover
 from donegate.seal import store
 
 RULES = {
@@ -483,7 +482,9 @@ def _file_findings(data: bytes, name: str, strings: list[str], walks: bool = Fal
             f["code"] = " ".join(lines[n - 1].split()) if 0 < n <= len(lines) else ""
             f["where"] = at(n)
             if walks and f["rule"] == "frame-walk" and f["where"]:
-                f["shape"] = handover.shape(tree, str(f["where"]), n)  # what the function does with its caller's frame
+                from donegate.gate.scan_handover import shape
+
+                f["shape"] = shape(tree, str(f["where"]), n)  # what the function does with its caller's frame
     return found
 
 
@@ -568,8 +569,12 @@ def scan(repo: Path, base: str, root: Path | None = None, since_seal: list[str] 
             data = p.read_bytes()
         except OSError:
             continue
-        out += handover.honest_copies(data, _own(_file_findings(data, name, strings), (sealed or {}).get(name)),
-                                      (sealed or {}).get(name))
+        mine = _own(_file_findings(data, name, strings), (sealed or {}).get(name))
+        if any(f["rule"] == "frame-walk" for f in mine) and any(len(e) > 4 for e in (sealed or {}).get(name) or ()):
+            from donegate.gate.scan_handover import honest_copies  # a copy of the project's own read of its caller
+
+            mine = honest_copies(data, mine, (sealed or {}).get(name))
+        out += mine
         if rules:
             out += new_calls(data, name, sealed, (calls or {}).get(name), rules)
     return out
