@@ -13,8 +13,7 @@ run can see what a frame's namespaces are used for (Python 3.11 audits `sys._get
   statements use the frame and what was made of it, and no more; the other names they read come from the caller
   (its parameters, with the seal's defaults) or are built as the seal's function built them, of the caller's values
   and the module names the seal's function used there; and nothing else reaches the frame (no walk further, no
-  `eval`, `locals()`, `vars()`, no traceback or `sys.exc_info()`, no generator keeping the frame, no `global`).
-
+  `eval`, `locals()`, `vars()`, no traceback or `sys.exc_info()`, no generator keeping the frame, no `global`);
 - the module's names it hands the frame over with (`TypeCheckMemo`, `check_type_internal`) are bound as at the seal
   (the same import, the same def or class by name);
 - once the frame is read, it runs nothing but its hand-over (`_inert_after`).
