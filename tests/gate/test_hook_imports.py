@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from donegate.tree import git as kit_git
 from tests.support import require
@@ -25,6 +26,11 @@ def audit(event, args):
         started.append(os.path.basename(str(args[0])))
     elif event in ("os.posix_spawn", "os.spawn", "os.exec", "os.fork", "os.forkpty"):
         started.append(event)
+    elif event == "tempfile.mkdtemp":
+        made.append(str(args[0]))
+    elif event == "shutil.rmtree":
+        removed.append(str(args[0]))
+made, removed = [], []  # the temporary folders the stop makes, and what it removes before its answer
 sys.addaudithook(audit)
 synced = []  # every fsync/fdatasync of the stop (no audit event: the os module's functions are wrapped)
 def counting(real):
@@ -44,6 +50,11 @@ with open(os.environ["PROBE_OUT"] + ".started", "w") as fh:
     json.dump(started, fh)
 with open(os.environ["PROBE_OUT"] + ".synced", "w") as fh:
     json.dump(synced, fh)
+with open(os.environ["PROBE_OUT"] + ".folders", "w") as fh:
+    json.dump({"made": made, "removed": removed}, fh)
+copies = sys.modules.get("donegate.hidden.copy")
+if copies is not None:
+    copies.after_answer()  # as the launcher does once the answer is out
 os._exit(code)
 """
 
@@ -112,6 +123,16 @@ def test_a_blocked_stop_imports_only_the_pinned_modules(sealed_shop, kit_home, t
     # Nothing is synced to disk before the answer: every file a stop keeps is rebuilt when lost (the session's usage
     # state was synced at every stop, 1-20 ms of waiting on the disk after the runs; issue 48 item 2).
     assert json.loads((tmp_path / "modules.json.synced").read_text()) == []
+    # The runs' temporary folders are removed after the answer (by the launcher's after-answer child, with the
+    # mirrors' put-back): unlinking them before it waited 10-100 ms on a busy disk, the runs done (issue 48 item 2).
+    folders = json.loads((tmp_path / "modules.json.folders").read_text())
+    runs = [f for f in folders["made"] if os.path.basename(f).startswith("donegate-run-")]
+    assert len(runs) == 2 and folders["removed"] == [], folders
+    for _ in range(600):  # and removed they are, once the child is done
+        if not any(os.path.exists(f) for f in runs):
+            break
+        time.sleep(0.05)
+    assert not any(os.path.exists(f) for f in runs), runs
     # Where there are no walls a person's donegate.yaml says `confine: off`, and a config file is read with PyYAML.
     heavy = [m for m in HEAVY if not (require.unconfined() and m in ("yaml", "datetime"))]
     assert [m for m in heavy if m in loaded] == []
@@ -121,7 +142,8 @@ def test_the_wrapper_sees_what_a_stop_imports(tmp_path):
     # The probe is no stub: a launcher that imports a heavy module is seen importing it.
     hook = tmp_path / "stop_gate.py"
     hook.write_text("def main():\n    import dataclasses, typing, subprocess, os\n    subprocess.run(['true'])\n"
-                    "    fd = os.open(__file__, os.O_RDONLY)\n    os.fsync(fd)\n    return 0\n")
+                    "    fd = os.open(__file__, os.O_RDONLY)\n    os.fsync(fd)\n    import tempfile, shutil\n"
+                    "    shutil.rmtree(tempfile.mkdtemp(prefix='donegate-run-'))\n    return 0\n")
     (tmp_path / "probe.py").write_text(WRAPPER)
     out = tmp_path / "modules.json"
     res = subprocess.run([sys.executable, "-I", str(tmp_path / "probe.py"), str(hook)], capture_output=True, text=True,
@@ -131,3 +153,5 @@ def test_the_wrapper_sees_what_a_stop_imports(tmp_path):
     assert {"dataclasses", "typing"} <= loaded and "donegate.gate" not in loaded
     assert json.loads((tmp_path / "modules.json.started").read_text()) == ["true"]  # and the process it starts
     assert json.loads((tmp_path / "modules.json.synced").read_text()) == ["fsync"]  # and what it syncs
+    folders = json.loads((tmp_path / "modules.json.folders").read_text())  # and the folders it makes and removes
+    assert len(folders["made"]) == 1 and folders["removed"] == folders["made"], folders
