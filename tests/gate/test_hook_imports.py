@@ -24,13 +24,17 @@ started = []  # every process the stop starts (an audit hook sees each, whicheve
 def audit(event, args):
     if event == "subprocess.Popen":
         started.append(os.path.basename(str(args[0])))
+        order.append("start")
     elif event in ("os.posix_spawn", "os.spawn", "os.exec", "os.fork", "os.forkpty"):
         started.append(event)
     elif event == "tempfile.mkdtemp":
         made.append(str(args[0]))
+        if os.path.basename(str(args[0])).startswith("donegate-run-"):
+            order.append("walls")
     elif event == "shutil.rmtree":
         removed.append(str(args[0]))
 made, removed = [], []  # the temporary folders the stop makes, and what it removes before its answer
+order = []  # a run's walls begun (its temporary folder made), a process started: in the order they came
 sys.addaudithook(audit)
 synced = []  # every fsync/fdatasync of the stop (no audit event: the os module's functions are wrapped)
 def counting(real):
@@ -51,7 +55,7 @@ with open(os.environ["PROBE_OUT"] + ".started", "w") as fh:
 with open(os.environ["PROBE_OUT"] + ".synced", "w") as fh:
     json.dump(synced, fh)
 with open(os.environ["PROBE_OUT"] + ".folders", "w") as fh:
-    json.dump({"made": made, "removed": removed}, fh)
+    json.dump({"made": made, "removed": removed, "order": order}, fh)
 copies = sys.modules.get("donegate.hidden.copy")
 if copies is not None:
     copies.after_answer()  # as the launcher does once the answer is out
@@ -133,6 +137,9 @@ def test_a_blocked_stop_imports_only_the_pinned_modules(sealed_shop, kit_home, t
             break
         time.sleep(0.05)
     assert not any(os.path.exists(f) for f in runs), runs
+    # The first run's process starts before the second run's walls are built (the stop waits for the first run;
+    # building both at once, the threads shared one interpreter lock and the first started later; issue 48 item 2).
+    assert folders["order"] == ["walls", "start", "walls", "start"], folders["order"]
     # Where there are no walls a person's donegate.yaml says `confine: off`, and a config file is read with PyYAML.
     heavy = [m for m in HEAVY if not (require.unconfined() and m in ("yaml", "datetime"))]
     assert [m for m in heavy if m in loaded] == []
