@@ -28,6 +28,9 @@ SHARED_HOOKS = os.path.join(SHARED, "hooks")
 # (DIR/share/...), 2 for Windows (`Lib/site-packages`), 3 for POSIX (`lib/pythonX.Y/site-packages`),
 # the same for --user, --prefix, venvs and Debian's /usr/local.
 PREFIX_DEPTH = 3
+# Tools the PreToolUse guard is registered for: the matcher install writes (claude.settings) and the guard
+# checks (install.guard). Here, below both, because a stop's review stage writes its headless runs' settings.
+GUARD_TOOLS = ("Bash", "Read", "Grep", "Glob", "Edit", "MultiEdit", "Write", "NotebookEdit", "Monitor")
 
 
 def is_checkout(kit: str) -> bool:

@@ -196,26 +196,23 @@ def test_the_hallway_check_sees_twins_long_modules_and_a_crowded_top(tmp_path):
 # One stop, one way (issue 48): a stop goes down from its entry (`donegate.gate`, what the launcher imports)
 # and never up into the person's commands or the installer: what a stop needs of them lives below the stages
 # (the appeal is a stage, `gate/appeal.py`; who sealed is `seal/sealer.py`; the plugin's settings entries are
-# `claude/marketplace.py`). The reviewers' model jobs (`donegate.models`, run by the optional review stage as
-# the `review` command runs them) still reach install/ through the headless runs' guard settings
-# (`claude.settings`) and the prompts' folder (`install.kit`): the one boundary this walk stops at, by name.
+# `claude/marketplace.py`; the optional review stage's prompts folder is `core/kit.py`, its headless runs' guard
+# settings are written from `claude/stubs.py` and `_layout.GUARD_TOOLS`). No module is exempt from the walk.
 STOP_ENTRY = "donegate.gate"
 # Above the stop: the installer, the person's commands and what they read (the report; a stop that computed its
 # session's time with the report's reader imported the whole report package: 11 modules, 28 ms of CPU).
 ABOVE_THE_STOP = ("donegate.install", "donegate.person", "donegate.report", "donegate.commands", "donegate.cli",
                   "donegate.experiment")
-STOP_BOUNDARY = ("donegate.models",)
 
 
-def upward(edges: dict[str, set[str]], entry: str = STOP_ENTRY, above: tuple[str, ...] = ABOVE_THE_STOP,
-           boundary: tuple[str, ...] = STOP_BOUNDARY) -> list[str]:
+def upward(edges: dict[str, set[str]], entry: str = STOP_ENTRY, above: tuple[str, ...] = ABOVE_THE_STOP) -> list[str]:
     """Each module under `above` reachable from `entry`, with the path of imports that reaches it."""
     parent: dict[str, str] = {}
     todo, seen = [entry], {entry}
     while todo:
         node = todo.pop()
         for nxt in sorted(edges.get(node, ())):
-            if nxt not in seen and not nxt.startswith(boundary):
+            if nxt not in seen:
                 seen.add(nxt)
                 parent[nxt] = node
                 todo.append(nxt)
@@ -243,22 +240,28 @@ def test_the_walk_finds_a_stop_reaching_up(tmp_path):
     (pkg / "gate" / "scope.py").write_text("from donegate.seal import store\n")
     (pkg / "seal" / "store.py").write_text("def f():\n    from donegate.install import routes\n    return routes\n")
     (pkg / "install" / "routes.py").write_text("")
-    (pkg / "models" / "reviewer.py").write_text("from donegate.person import ownership\n")  # beyond the boundary
+    (pkg / "models" / "reviewer.py").write_text("from donegate.person import ownership\n")  # the review stage's too
     (pkg / "person" / "ownership.py").write_text("")
     edges = graph(pkg)
-    assert upward(edges) == ["donegate.install.routes <- donegate.seal.store <- donegate.gate.scope <- donegate.gate"]
+    assert upward(edges) == ["donegate.install.routes <- donegate.seal.store <- donegate.gate.scope <- donegate.gate",
+                             "donegate.person.ownership <- donegate.models.reviewer <- donegate.gate"]
     (pkg / "seal" / "store.py").write_text("def f():\n    from donegate.seal import held\n    return held\n")  # honest look-alike
     (pkg / "seal" / "held.py").write_text("")
+    (pkg / "models" / "reviewer.py").write_text("from donegate.core import kit\n")
+    (pkg / "core").mkdir()
+    (pkg / "core" / "kit.py").write_text("")
     assert upward(graph(pkg)) == []
 
 
 # The stop's path goes one way, down: the stages (gate/) call the runs (hidden/), both call the state they read and
 # write (seal/, tree/, sessions/, ledger/, and the agents' boundaries clients/ and claude/), and everything calls the
-# base (core/, config, paths, errors). No module a stop reaches imports one of a layer above its own, at any depth
-# of its code (docs/layout.md draws the path). One edge is named: the seal's run of the project's own suite
-# (`seal.own.seal_suite`, called by the seal command's builder `seal.sealing`, never by a stop) starts a hidden run.
-STOP_LAYERS = {"gate": 4, "hidden": 3, "seal": 2, "tree": 2, "sessions": 2, "ledger": 2, "clients": 2, "claude": 2,
-               "core": 1, "config": 1, "paths": 1, "errors": 1, "_layout": 1}
+# base (core/, config, paths, errors). The kit's own model jobs (models/, the optional review stage's reviewers)
+# sit beside the runs: a stage starts them, they call the boundary to Claude Code. No module a stop reaches
+# imports one of a layer above its own, at any depth of its code (docs/layout.md draws the path). One edge is
+# named: the seal's run of the project's own suite (`seal.own.seal_suite`, called by the seal command's builder
+# `seal.sealing`, never by a stop) starts a hidden run.
+STOP_LAYERS = {"gate": 4, "hidden": 3, "models": 3, "seal": 2, "tree": 2, "sessions": 2, "ledger": 2, "clients": 2,
+               "claude": 2, "core": 1, "config": 1, "paths": 1, "errors": 1, "_layout": 1}
 SEAL_TIME = {("donegate.seal.own", "donegate.hidden.runner")}
 
 
@@ -267,17 +270,16 @@ def layer(module: str) -> int:
     return STOP_LAYERS.get(parts[1], 9) if len(parts) > 1 else 0  # the package's own __init__: the base
 
 
-def upstream(edges: dict[str, set[str]], entry: str = STOP_ENTRY, boundary: tuple[str, ...] = STOP_BOUNDARY,
-             allowed: set[tuple[str, str]] = SEAL_TIME) -> list[str]:
+def upstream(edges: dict[str, set[str]], entry: str = STOP_ENTRY, allowed: set[tuple[str, str]] = SEAL_TIME) -> list[str]:
     """Each import, by a module a stop reaches, of a module in a layer above the importer's."""
     reach, todo = {entry}, [entry]
     while todo:
         for nxt in edges.get(todo.pop(), ()):
-            if nxt not in reach and not nxt.startswith(boundary):
+            if nxt not in reach:
                 reach.add(nxt)
                 todo.append(nxt)
     return sorted(f"{m} -> {d}" for m in reach for d in edges.get(m, ())
-                  if layer(d) > layer(m) and (m, d) not in allowed and not d.startswith(boundary))
+                  if layer(d) > layer(m) and (m, d) not in allowed)
 
 
 def test_a_stops_path_goes_one_way_down_the_layers():

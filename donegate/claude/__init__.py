@@ -4,6 +4,8 @@
   deny rules, the sandbox) and the guard settings of its own headless runs;
 - `shapes`: what Claude Code accepts when it reads a settings file, and how it reads hook commands
   and deny rules (doctor and install check files with it);
+- `stubs`: the hook stubs at a neutral path, the command line Claude Code shows the model (and the other
+  clients run) names nothing of the kit;
 - `managed`: the shape and place of the machine-wide managed drop-in;
 - `binary`: which `claude` the kit runs, and the version the kit pins;
 - `headless`: the one place the kit runs `claude -p` (the writer and the reviewers), every call

@@ -40,7 +40,7 @@ def find_claude() -> str:
     found = shutil.which("claude")
     if found:
         return found
-    from donegate.install import kit as installation
+    from donegate.core import kit as installation
 
     raise DonegateError(
         "Claude Code (`claude`) is not installed",

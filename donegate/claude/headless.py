@@ -221,7 +221,7 @@ def run(
     try:
         res = proc.run(argv, timeout=timeout, cwd=cwd, env=environment(), input=prompt, on_line=stream.line)
     except (FileNotFoundError, PermissionError) as exc:
-        from donegate.install import kit as installation
+        from donegate.core import kit as installation
 
         raise DonegateError(
             f"cannot run Claude Code at {argv[0]}: {exc.strerror}",

@@ -17,7 +17,7 @@ from typing import Any
 
 from donegate import _layout, config, paths
 from donegate.tree import git
-from donegate.install import stubs
+from donegate.claude import stubs
 from donegate.claude import binary
 from donegate.errors import DonegateError
 
@@ -45,7 +45,7 @@ def check_scripts(kit: Path | None = None) -> None:
     """The launchers must exist where the commands will point: a missing script opens the gate."""
     for script in (stop_script(kit), guard_script(kit)):
         if not script.is_file():
-            from donegate.install import kit as installation
+            from donegate.core import kit as installation
 
             raise DonegateError(
                 f"{script} does not exist: the kit's hook launchers are neither beside its package nor in "
@@ -111,7 +111,7 @@ def exec_hook(stub: Path, *, timeout: int, on_failure: str | None = None) -> dic
     """A hook in exec form whose command line names nothing of the kit: the stub's path, no arguments.
 
     Since 2.1.332 Claude Code shows the model a blocking hook's whole command line; the interpreter,
-    the launcher, the state root and the repository are inside the stub (see `donegate.install.stubs`).
+    the launcher, the state root and the repository are inside the stub (see `donegate.claude.stubs`).
     `on_failure: "block"` (2.1.295): a hook that crashes, cannot start or exits with another code
     refuses the tool call instead of letting it through (measured on 2.1.332 for PreToolUse; 2.1.197
     ignores the key and keeps the file; reported as ignored on Stop, whose launcher blocks by itself)."""
@@ -170,8 +170,6 @@ def kit_entries(cfg: dict[str, Any], *, kit: Path | None = None, home: Path | No
     # `-S` (no site module) spares the guard ~10 ms per tool call, but only a checkout's launcher finds
     # the package beside itself; an installed launcher imports it from the interpreter's site-packages.
     guard_flags = ("-S",) if paths.is_checkout(kit) else ()
-    from donegate.install import guard
-
     folder = stubs.folder(managed_root)
     tag = stubs.tag(home, repo)
     stop_words = launch_words(stop_script(kit), python=python, home=home, repo=repo, managed=managed,
@@ -185,7 +183,7 @@ def kit_entries(cfg: dict[str, Any], *, kit: Path | None = None, home: Path | No
     hidden = [Path(link) for link in links] + [folder]
     return {
         "Stop": {"hooks": [exec_hook(stop_stub, timeout=hook_timeout(cfg))]},
-        "PreToolUse": {"matcher": guard.MATCHER,
+        "PreToolUse": {"matcher": "|".join(_layout.GUARD_TOOLS),
                        "hooks": [exec_hook(guard_stub, timeout=GUARD_TIMEOUT, on_failure="block")]},
         "stubs": {str(stop_stub): stubs.text(stop_words), str(guard_stub): stubs.text(guard_words)},
         "links": links,

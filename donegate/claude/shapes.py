@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from donegate import paths
-from donegate.install import stubs
+from donegate.claude import stubs
 from donegate.core.finding import ERROR, WARNING, Finding
 
 DROPS_FILE = "Claude Code silently ignores the whole file"

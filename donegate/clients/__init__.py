@@ -7,6 +7,6 @@ docs/copilot.md, docs/qwen.md list what was verified on which release).
   what `doctor --client ...` checks.
 
 The Stop hook is the same launcher Claude Code runs (`hooks/stop_gate.py`) through the same stubs
-(`donegate.install.stubs`), told `--client <name>`; its block (exit 2, the reason on stderr and as
+(`donegate.claude.stubs`), told `--client <name>`; its block (exit 2, the reason on stderr and as
 `{"decision": "block", "reason": ...}` on stdout, `donegate.core.outcome.render`) is obeyed by all five.
 """

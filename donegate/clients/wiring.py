@@ -2,7 +2,7 @@
 
 Install writes, for the user's client (its folder: `donegate.clients.homes`), as for Codex:
 
-- a stub at a neutral path, `<client folder>/hooks/stop-<hash>` (the stubs of `donegate.install.stubs`):
+- a stub at a neutral path, `<client folder>/hooks/stop-<hash>` (the stubs of `donegate.claude.stubs`):
   the Stop launcher with `--managed --client <name>`. Every session of the account runs it; a stop
   outside every sealed repository passes quietly. The command the client runs is the stub's path alone;
 - the hook where the client reads it, at the user level (outside every repository the agent works in):
@@ -32,7 +32,7 @@ from donegate.claude.settings import GUARD_TIMEOUT, check_scripts, guard_script,
 from donegate.clients import homes
 from donegate.core.finding import ERROR, OK, WARNING, Finding
 from donegate.errors import DonegateError
-from donegate.install import stubs
+from donegate.claude import stubs
 
 NAMES = {"gemini": "Gemini CLI", "copilot": "Copilot CLI", "qwen": "Qwen Code"}
 EVENTS = {"gemini": "AfterAgent", "copilot": "agentStop", "qwen": "Stop"}

@@ -7,5 +7,5 @@
   `doctor --client codex` checks.
 
 The Stop hook and the guard are the same launchers Claude Code runs (`hooks/stop_gate.py`,
-`hooks/guard.py`) through the same stubs (`donegate.install.stubs`), told `--client codex`.
+`hooks/guard.py`) through the same stubs (`donegate.claude.stubs`), told `--client codex`.
 """

@@ -4,7 +4,7 @@ Install writes, for the user's Codex (`$CODEX_HOME`, default `~/.codex`; every s
 like Claude Code's `--scope user`: a stop outside every sealed repository passes quietly):
 
 - two stubs at a neutral path, `$CODEX_HOME/hooks/stop-<hash>` and `pretooluse-<hash>` (the same
-  stubs as Claude Code's, `donegate.install.stubs`): the Stop launcher with `--managed --client codex`,
+  stubs as Claude Code's, `donegate.claude.stubs`): the Stop launcher with `--managed --client codex`,
   and the guard. Codex runs a hook command through a shell and accepts only a string (an argument list
   makes it ignore the whole file), so the command is the stub's path alone;
 - the kit's block in `config.toml` (`donegate.codex.userconfig`): the Stop hook with a timeout above
@@ -26,7 +26,7 @@ from donegate.codex import trust, userconfig
 from donegate.core.finding import ERROR, OK, WARNING, Finding
 from donegate.core.util import atomic_write
 from donegate.errors import DonegateError
-from donegate.install import stubs
+from donegate.claude import stubs
 
 MATCHER = "Bash"  # Codex 0.169.0 names its shell tool `Bash` to hooks (`exec_command` matches nothing)
 

@@ -25,7 +25,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"donegate doctor --client {args.client} {repo}")
         print(render(findings, verbose=args.verbose))
         return 1 if any(f.level == ERROR for f in findings) else 0
-    from donegate.install import stubs
+    from donegate.claude import stubs
 
     findings = diagnose(args.repo)
     print(f"donegate doctor {Path(args.repo).expanduser().resolve()}")

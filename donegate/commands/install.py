@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from donegate import config, paths
-from donegate.install import project as install, machine as managed, routes, stubs
+from donegate.install import project as install, machine as managed, routes
+from donegate.claude import stubs
 from donegate.person import ownership as person
 from donegate.claude.settings import SANDBOX_FIX, hook_timeout, sandbox_available
 from donegate.errors import DonegateError

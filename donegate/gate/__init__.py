@@ -178,6 +178,7 @@ def _evaluate(ctx: StopContext) -> Outcome:
             in_scope, accept, failures = found.result()
         else:
             in_scope = scope.scope_gate(repo, st, cfg, look)
+            ctx.agent_usage()  # the transcript read while the runs run: the ledger line after them waits for nothing
             accept, run = running.finish()
             failures = run.failing()
             if own_runs is not None:
@@ -343,7 +344,8 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
             "donegate: the session's environment weakens the gate (" + ", ".join(weak) + "); run donegate doctor")
     _stage("the session's cost and time")
     line = record.record(outcome, payload, session, session_from, counters, cfg, t0, env_seen, weak,
-                         client_of(payload, client), record.agent_usage(payload, session, root))
+                         client_of(payload, client),
+                         ctx.agent_usage() if ctx is not None else record.agent_usage(payload, session, root))
     _stage("the ledger")
     record.write(line, outcome, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - 0.5)))
     if outcome.exit_code == ALLOW and outcome.verdict != "unsealed" and outcome.repo:

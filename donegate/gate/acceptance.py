@@ -120,6 +120,9 @@ class Running:
             project=Path(self.launch.front[0]), python=self.launch, allow=allow, root=root, tree=tree,
             started=started, failed=self.cancel, later=True, seed=seed, last=sorted(st.manifest.get("held") or ()),
             plugins=plugins, key=key, own_pytest=str(st.manifest.get("own_pytest") or "")))
+        # The second run's walls wait until the first run's process runs: built at once, they took the interpreter
+        # lock from the first run's own (its process started 5-25 ms later, and a stop waits for that run).
+        self.first.begun.wait(min(5.0, max(0.0, time_left(cfg["timeout"]))))
         if tests:
             from donegate.hidden import second
 

@@ -5,7 +5,8 @@ the configuration, the session (`donegate.sessions.ids`) and the agent's client.
 repository once it is found (`at`): the working tree judged and the sealed project, with their keys
 (`paths.repo_key`, derived once per stop: every file a stop keeps under the state root is named by one),
 and the seal record, read once (`record`). The store check adds the verified store, the look at the
-working tree adds the look. Stages read these and never find them again; what lies below the stages
+working tree adds the look; the agent's usage (its transcript read, `agent_usage`) is read while the runs run,
+not after them. Stages read these and never find them again; what lies below the stages
 (`seal/`, `tree/`, `hidden/`) takes plain values (a key, a record), never the context.
 
 A plain class with slots: dataclasses cost start-up time on every stop. Set in the order above, by the
@@ -35,7 +36,7 @@ class StopContext:
     """One stop's facts (see the module's doc). `store` and `look` are None until those stages set them."""
 
     __slots__ = ("root", "payload", "cfg", "client", "session", "session_from", "target", "tree", "sealed", "key",
-                 "tree_key", "_record", "store", "look")
+                 "tree_key", "_record", "store", "look", "_usage")
 
     def __init__(self, root: Path, payload: dict[str, Any], cfg: dict[str, Any], client: str | None = None) -> None:
         self.root, self.payload, self.cfg, self.client = root, payload, cfg, client
@@ -48,6 +49,7 @@ class StopContext:
         self._record: Any = _UNREAD
         self.store: Store | None = None  # the verified store, for the tree judged (`donegate.gate.integrity`)
         self.look: Tree | None = None  # the stop's look at the working tree (`donegate.tree.statcache`)
+        self._usage: Any = _UNREAD
 
     def at(self, target: Target) -> StopContext:
         """The repository found: its working tree, its sealed project and their keys. A key the search already
@@ -76,6 +78,15 @@ class StopContext:
         if isinstance(self._record, StoreError):
             raise self._record
         return self._record
+
+    def agent_usage(self) -> dict[str, Any] | None:
+        """The session's own cost and time from its transcript (`donegate.gate.record.agent_usage`), read once: a stop
+        that runs tests reads it beside the runs, so its ledger line waits for nothing after them."""
+        if self._usage is _UNREAD:
+            from donegate.gate import record
+
+            self._usage = record.agent_usage(self.payload, self.session, self.root)
+        return self._usage
 
     def has_record(self) -> bool:
         """Whether the sealed project has a seal record, intact or not (`donegate.seal.store.is_sealed`)."""

@@ -87,12 +87,15 @@ def copy_repo(repo: Path, dest: Path, skip: list[str] | None = None) -> None:
 
 def _pycopy(src: Path, dest: Path, names: list[str]) -> None:
     """Copy `names` of `src` into `dest`: files, folders, symlinks as links; a FIFO, socket or
-    device is left out (opening a FIFO to copy it would wait for a writer forever)."""
+    device is left out (opening a FIFO to copy it would wait for a writer forever); bytecode too (`copy_repo`
+    removes what `cp` copied of it: copied first, a developer's `__pycache__` cost a stop 5-10 ms to remove)."""
     import stat
 
     for n in names:
         s, d = src / n, dest / n
         mode = os.lstat(s).st_mode
+        if n.endswith((".pyc", ".pyo")) or n == "__pycache__" and stat.S_ISDIR(mode):
+            continue
         if stat.S_ISLNK(mode):
             os.symlink(os.readlink(s), d)
         elif stat.S_ISDIR(mode):
@@ -489,6 +492,26 @@ def after(job: Callable[[], None]) -> None:
     _PENDING.append(job)
 
 
+_REMOVE: list[str] = []  # the runs' own temporary folders (`remove_later`): removed once the hook has answered
+
+
+def remove_later(folder: str) -> None:
+    """`folder` (a run's temporary folder, made by the hook) removed once the hook has answered, by the child that
+    does the put-backs (`after_answer`): unlinking it before the answer waited 10-100 ms on a busy disk, with the
+    stop's runs done. A process that never answers (an in-process caller) removes it at its next run's start
+    (`remove_now`) or at its exit."""
+    if not _REMOVE:
+        import atexit
+
+        atexit.register(remove_now)
+    _REMOVE.append(folder)
+
+
+def remove_now() -> None:
+    while _REMOVE:
+        shutil.rmtree(_REMOVE.pop(), ignore_errors=True)
+
+
 def drain() -> None:
     """Do every put-back still waiting, here and now (a process that stops twice, or exits without
     `after_answer`)."""
@@ -500,7 +523,7 @@ def after_answer() -> None:
     """The hook's answer is out: do the waiting put-backs in a child of their own, so the hook can exit
     (Claude Code waits for it) while the mirrors are brought back. The child leaves the session and
     Claude Code's pipes at once; the mirror locks go with it (`flock` follows the open file)."""
-    if not _PENDING:
+    if not _PENDING and not _REMOVE:
         return
     for done in _PENDING:
         if isinstance(done, _PutBack):
@@ -509,9 +532,11 @@ def after_answer() -> None:
         pid = os.fork()
     except OSError:
         drain()
+        remove_now()
         return
     if pid:
         _PENDING.clear()
+        _REMOVE.clear()
         return
     try:
         os.setsid()
@@ -519,6 +544,7 @@ def after_answer() -> None:
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         drain()
+        remove_now()
     finally:
         os._exit(0)
 

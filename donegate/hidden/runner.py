@@ -402,16 +402,26 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
     wait = tree if isinstance(tree, statcache.Pending) and kind != "bwrap" else None
     t0 = time.monotonic()
     told: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="donegate-run-") as tmp, \
-            throwaway.working_copy(repo, Path(tmp), shared, root=mirror[0], tree=mirror[1], link_shared=kind != "bwrap",
-                                   told=told, slot=slot, later=later, wait=wait,
-                                   sub=project.relative_to(repo).as_posix() if project != repo else "", key=key) as copy:
-        w_ = Walls(store, repo, kind, Path(tmp), copy=copy, shared=shared, project=project, python=python,
-                   pytest_env=pytest_env, root=mirror[0], key=key)
-        w_.copied, w_.faithful = time.monotonic() - t0, told.get("faithful", False)
-        w_.mirrored = told.get("mirror", False)
-        w_.told = told
-        yield w_
+    throwaway.remove_now()  # the folders of this process's earlier runs (a process that runs several stops)
+    tmp = tempfile.mkdtemp(prefix="donegate-run-")
+    try:
+        with throwaway.working_copy(repo, Path(tmp), shared, root=mirror[0], tree=mirror[1], link_shared=kind != "bwrap",
+                                    told=told, slot=slot, later=later, wait=wait,
+                                    sub=project.relative_to(repo).as_posix() if project != repo else "", key=key) as copy:
+            w_ = Walls(store, repo, kind, Path(tmp), copy=copy, shared=shared, project=project, python=python,
+                       pytest_env=pytest_env, root=mirror[0], key=key)
+            w_.copied, w_.faithful = time.monotonic() - t0, told.get("faithful", False)
+            w_.mirrored = told.get("mirror", False)
+            w_.told = told
+            yield w_
+    finally:
+        # A stop's runs (`later`): the folder goes after the answer, with the put-backs (`copy.remove_later`).
+        if later:
+            throwaway.remove_later(tmp)
+        else:
+            import shutil
+
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expected: list[str] | None, kind: str,

@@ -25,7 +25,7 @@ from typing import Any
 from donegate import config, paths
 from donegate.core import proc
 from donegate.tree import repo as repos
-from donegate.install import stubs
+from donegate.claude import stubs
 from donegate.claude import binary, settings as vocab
 from donegate.claude.managed import managed_root
 from donegate.claude.shapes import (DEFAULT_BLOCK_CAP, DEFAULT_HOOK_TIMEOUT, DROPS_FILE, DROPS_HOOKS, MISSING, check_json,
@@ -364,7 +364,7 @@ def _run_cached(*argv: str) -> tuple[int | None, str]:
 
 
 def _check_claude(findings: list[Finding], cfg: dict[str, Any]) -> None:
-    from donegate.install import kit as installation
+    from donegate.core import kit as installation
 
     level = ERROR if cfg["review"] != "off" else WARNING
     low, high = binary.supported_range()

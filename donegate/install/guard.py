@@ -45,7 +45,7 @@ def state_root(env: "Mapping[str, str] | None" = None) -> str:
     return _layout.state_root(KIT_ROOT, os.environ if env is None else env)
 
 # Tools the guard is registered for (the PreToolUse matcher install writes).
-TOOLS = ("Bash", "Read", "Grep", "Glob", "Edit", "MultiEdit", "Write", "NotebookEdit", "Monitor")
+TOOLS = _layout.GUARD_TOOLS
 MATCHER = "|".join(TOOLS)
 WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 SHELL_TOOLS = frozenset({"Bash", "Monitor"})

@@ -8,7 +8,7 @@ below, and their `env` wins over the same key elsewhere (measured with 2.1.197, 
 claude-code.md). The drop-in holds:
 
 - the Stop hook and the guard in exec form, each a stub in `<managed folder>/hooks/` (no path of the
-  kit on the command line Claude Code shows the model; `donegate.install.stubs`) running the launcher with
+  kit on the command line Claude Code shows the model; `donegate.claude.stubs`) running the launcher with
   `--managed` instead of `--repo` (the hook judges the
   session's working tree against the seal of the repository it belongs to, worktrees and subfolder
   projects included (`donegate.tree.repo`), and passes quietly, counted, where nothing is sealed, so
@@ -32,7 +32,7 @@ import os
 from pathlib import Path
 
 from donegate import config, paths
-from donegate.install import stubs
+from donegate.claude import stubs
 from donegate.claude.managed import drop_in, drop_in_path, managed_root
 from donegate.claude.settings import check_scripts, want_sandbox
 from donegate.errors import DonegateError

@@ -7,7 +7,7 @@ and writes:
 
 - the Stop hook in exec form (no shell, so neither `PATH`, `CLAUDE_CODE_SHELL_PREFIX` nor quoting
   can bend it) whose `"command"` is a stub at a neutral path, `~/.claude/hooks/stop-<hash>`, and
-  `"args": []` (Claude Code 2.1.332 shows the model a blocking hook's command line; `donegate.install.stubs`). The
+  `"args": []` (Claude Code 2.1.332 shows the model a blocking hook's command line; `donegate.claude.stubs`). The
   stub runs the kit's interpreter by absolute path with `-I` (no `PYTHON*`
   variable, no user site), `stop_gate.py`, `--home` the state root the deny rules cover, `--repo` the
   sealed project (a stop is judged against its seal wherever the agent `cd`s; on the session's own
@@ -45,7 +45,7 @@ from typing import Any
 
 from donegate import config
 from donegate.tree import git, repo as repos
-from donegate.install import stubs
+from donegate.claude import stubs
 from donegate.claude.settings import (SANDBOX_FLAGS, SANDBOX_LISTS, SETTINGS, check_scripts, deny_rules,
                                        guard_script, hook_words, kit_entries, stop_script, want_sandbox)
 from donegate.claude.shapes import check_shapes

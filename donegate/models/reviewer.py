@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from donegate.install import kit as installation
+from donegate.core import kit as installation
 from donegate.errors import DonegateError
 
 ASSETS = installation.kit_dir("reviewer")  # the kit's own; donegate.yaml's `prompts` can replace each file

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from donegate.tree import git
-from donegate.install import kit as installation
+from donegate.core import kit as installation
 from donegate.ledger import chain as ledger
 from donegate import paths
 from donegate.person import ownership as person

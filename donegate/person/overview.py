@@ -14,7 +14,7 @@ from typing import Any
 
 from donegate import __version__, paths
 from donegate.clients import wiring
-from donegate.install import kit as installation
+from donegate.core import kit as installation
 from donegate.ledger import chain as ledger
 from donegate.seal import store
 from donegate.errors import DonegateError

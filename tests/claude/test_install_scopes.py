@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from donegate.install import diagnose as doctor, project as install, stubs
+from donegate.install import diagnose as doctor, project as install
+from donegate.claude import stubs
 from donegate import paths
 from donegate.claude import settings as vocab
 from tests.support.repos import EXAMPLE_TESTS, REQUEST, example_files, git, make_repo, seal, seal_example
@@ -26,7 +27,7 @@ def oks(findings) -> str:
 
 
 def machine_paths(text: str) -> list[str]:
-    # the kit, the state root, and the stubs' folder the hooks run from (donegate.install.stubs)
+    # the kit, the state root, and the stubs' folder the hooks run from (donegate.claude.stubs)
     return [p for p in (str(paths.KIT_ROOT), str(paths.home()), str(stubs.folder())) if p in text]
 
 

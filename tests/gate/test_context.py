@@ -106,3 +106,35 @@ def test_the_counts_see_what_a_stop_does(sealed_shop, kit_home, monkeypatch):
     code, keys, opens = _count_stop(sealed_shop, kit_home, monkeypatch, session="s1")
     assert code == 2 and calls and calls[0][1]["ok"] is True
     assert keys == Counter({str(sealed_shop): 2}) and opens == 2, (keys, opens)
+
+
+def test_a_stop_reads_the_agents_usage_beside_the_runs(sealed_shop, kit_home, tmp_path, monkeypatch):
+    # The session's cost and time come from its transcript; a stop that runs the tests reads it while they run, so
+    # that after them only the verdict's own bookkeeping is left before the answer (issue 48 item 2). Seen at the
+    # moment the stop turns to the runs' results: the usage state this stop keeps is written by then.
+    from donegate import gate
+    from donegate.gate import acceptance
+    from donegate.sessions import usage
+
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(json.dumps({"type": "assistant", "timestamp": "2026-01-01T10:00:00.000Z", "message": {
+        "id": "m1", "model": "claude-sonnet-4-5", "role": "assistant", "content": [], "usage": {
+            "input_tokens": 10, "output_tokens": 5}}}) + "\n")
+    state = usage._state_path(kit_home, "s-usage")
+    seen: list[bool] = []
+    real = acceptance.Running.finish
+
+    def finish(self):
+        seen.append(state.exists())
+        return real(self)
+
+    monkeypatch.setattr(acceptance.Running, "finish", finish)
+    payload = stop_payload(sealed_shop, session="s-usage", transcript_path=str(transcript))
+    code, _, _ = gate.run_hook(json.dumps(payload), root=kit_home, watchdog=False)
+    line = stop_lines(kit_home)[-1]
+    assert code == 2 and line["verdict"] == "block" and line["agent"]["models"]["claude-sonnet-4-5"]["input"] == 10
+    assert seen == [True]
+    # Honest look-alike: a stop answered from the verdict cache runs nothing, and reads the transcript after.
+    seen.clear()
+    code, _, _ = gate.run_hook(json.dumps(payload), root=kit_home, watchdog=False)
+    assert code == 2 and stop_lines(kit_home)[-1]["cached"] and seen == []

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from donegate.tree import git as kit_git
 from tests.support import require
@@ -23,9 +24,25 @@ started = []  # every process the stop starts (an audit hook sees each, whicheve
 def audit(event, args):
     if event == "subprocess.Popen":
         started.append(os.path.basename(str(args[0])))
+        order.append("start")
     elif event in ("os.posix_spawn", "os.spawn", "os.exec", "os.fork", "os.forkpty"):
         started.append(event)
+    elif event == "tempfile.mkdtemp":
+        made.append(str(args[0]))
+        if os.path.basename(str(args[0])).startswith("donegate-run-"):
+            order.append("walls")
+    elif event == "shutil.rmtree":
+        removed.append(str(args[0]))
+made, removed = [], []  # the temporary folders the stop makes, and what it removes before its answer
+order = []  # a run's walls begun (its temporary folder made), a process started: in the order they came
 sys.addaudithook(audit)
+synced = []  # every fsync/fdatasync of the stop (no audit event: the os module's functions are wrapped)
+def counting(real):
+    def call(fd):
+        synced.append(real.__name__)
+        return real(fd)
+    return call
+os.fsync, os.fdatasync = counting(os.fsync), counting(os.fdatasync)
 hook = sys.argv[1]
 ns = {"__name__": "probe", "__file__": hook}
 exec(compile(open(hook).read(), hook, "exec"), ns)
@@ -35,6 +52,13 @@ with open(os.environ["PROBE_OUT"], "w") as fh:
     json.dump(sorted(sys.modules), fh)
 with open(os.environ["PROBE_OUT"] + ".started", "w") as fh:
     json.dump(started, fh)
+with open(os.environ["PROBE_OUT"] + ".synced", "w") as fh:
+    json.dump(synced, fh)
+with open(os.environ["PROBE_OUT"] + ".folders", "w") as fh:
+    json.dump({"made": made, "removed": removed, "order": order}, fh)
+copies = sys.modules.get("donegate.hidden.copy")
+if copies is not None:
+    copies.after_answer()  # as the launcher does once the answer is out
 os._exit(code)
 """
 
@@ -100,6 +124,22 @@ def test_a_blocked_stop_imports_only_the_pinned_modules(sealed_shop, kit_home, t
     # run after the answer, in a child of the launcher, not in `main`).
     started = json.loads((tmp_path / "modules.json.started").read_text())
     assert started == ["python"] * 2 if require.unconfined() else ["bwrap"] * 2, started
+    # Nothing is synced to disk before the answer: every file a stop keeps is rebuilt when lost (the session's usage
+    # state was synced at every stop, 1-20 ms of waiting on the disk after the runs; issue 48 item 2).
+    assert json.loads((tmp_path / "modules.json.synced").read_text()) == []
+    # The runs' temporary folders are removed after the answer (by the launcher's after-answer child, with the
+    # mirrors' put-back): unlinking them before it waited 10-100 ms on a busy disk, the runs done (issue 48 item 2).
+    folders = json.loads((tmp_path / "modules.json.folders").read_text())
+    runs = [f for f in folders["made"] if os.path.basename(f).startswith("donegate-run-")]
+    assert len(runs) == 2 and folders["removed"] == [], folders
+    for _ in range(600):  # and removed they are, once the child is done
+        if not any(os.path.exists(f) for f in runs):
+            break
+        time.sleep(0.05)
+    assert not any(os.path.exists(f) for f in runs), runs
+    # The first run's process starts before the second run's walls are built (the stop waits for the first run;
+    # building both at once, the threads shared one interpreter lock and the first started later; issue 48 item 2).
+    assert folders["order"] == ["walls", "start", "walls", "start"], folders["order"]
     # Where there are no walls a person's donegate.yaml says `confine: off`, and a config file is read with PyYAML.
     heavy = [m for m in HEAVY if not (require.unconfined() and m in ("yaml", "datetime"))]
     assert [m for m in heavy if m in loaded] == []
@@ -108,7 +148,9 @@ def test_a_blocked_stop_imports_only_the_pinned_modules(sealed_shop, kit_home, t
 def test_the_wrapper_sees_what_a_stop_imports(tmp_path):
     # The probe is no stub: a launcher that imports a heavy module is seen importing it.
     hook = tmp_path / "stop_gate.py"
-    hook.write_text("def main():\n    import dataclasses, typing, subprocess\n    subprocess.run(['true'])\n    return 0\n")
+    hook.write_text("def main():\n    import dataclasses, typing, subprocess, os\n    subprocess.run(['true'])\n"
+                    "    fd = os.open(__file__, os.O_RDONLY)\n    os.fsync(fd)\n    import tempfile, shutil\n"
+                    "    shutil.rmtree(tempfile.mkdtemp(prefix='donegate-run-'))\n    return 0\n")
     (tmp_path / "probe.py").write_text(WRAPPER)
     out = tmp_path / "modules.json"
     res = subprocess.run([sys.executable, "-I", str(tmp_path / "probe.py"), str(hook)], capture_output=True, text=True,
@@ -117,3 +159,6 @@ def test_the_wrapper_sees_what_a_stop_imports(tmp_path):
     loaded = set(json.loads(out.read_text()))
     assert {"dataclasses", "typing"} <= loaded and "donegate.gate" not in loaded
     assert json.loads((tmp_path / "modules.json.started").read_text()) == ["true"]  # and the process it starts
+    assert json.loads((tmp_path / "modules.json.synced").read_text()) == ["fsync"]  # and what it syncs
+    folders = json.loads((tmp_path / "modules.json.folders").read_text())  # and the folders it makes and removes
+    assert len(folders["made"]) == 1 and folders["removed"] == folders["made"], folders

@@ -342,7 +342,8 @@ def test_install_refuses_a_hook_interpreter_inside_the_repository(py_template, t
 
 def test_doctor_reports_a_hook_interpreter_inside_the_repository_and_shows_the_project_s(py_template, tmp_path, kit_home):
     from donegate import config
-    from donegate.install import diagnose as doctor, project as install, stubs
+    from donegate.install import diagnose as doctor, project as install
+    from donegate.claude import stubs
     from donegate.claude.settings import kit_entries
 
     repo = make_repo(tmp_path / "doc", {"calc.py": CALC, ".gitignore": ".venv/\n"})

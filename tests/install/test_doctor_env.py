@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from donegate import config
-from donegate.install import diagnose as doctor, project as install, stubs
+from donegate.install import diagnose as doctor, project as install
+from donegate.claude import stubs
 from donegate.claude import managed as claude_managed
 from donegate.claude import settings as vocab
 from tests.support.repos import seal_example

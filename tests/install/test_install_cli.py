@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from donegate.install import stubs
+from donegate.claude import stubs
 from tests.support.repos import KIT, make_repo, example_files, seal_example
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from donegate.install import kit as installation
+from donegate.core import kit as installation
 from donegate import paths
 from donegate.models import reviewer
 from donegate.models import writer

@@ -1,5 +1,5 @@
 """Deny rules and sandbox paths as the folders they reach: install names the kit and the state root
-by neutral links (`donegate.install.stubs`); Claude Code follows them, and so do these helpers."""
+by neutral links (`donegate.claude.stubs`); Claude Code follows them, and so do these helpers."""
 
 from __future__ import annotations
 
