@@ -14,7 +14,7 @@ from typing import Any
 from donegate.errors import DonegateError
 from donegate.core.util import utc_now
 from donegate.ledger import chain as ledger
-from donegate.report import hardcoding
+from donegate.report import hardcoding, resume
 from donegate.report.own_counts import Own
 from donegate.report.parallel import read_all
 from donegate.report.read import APPEALED, APPEALS_LISTED, INSIDE_LISTED, APPEAL_LABELS, ATTENTION, BLOCKING, EXAMPLES, Group, MICRO, Options, Partial, TICKS, VERDICTS, _CODE, canonical_time
@@ -95,8 +95,17 @@ def summarize(files: list[Path], by: str = "config", since: bytes | None = None,
 
 def summarize_and_decisions(files: list[Path], by: str = "config", since: bytes | None = None, jobs: int = 1,
                             fast: bool = True, keep: bool = False) -> tuple[dict[str, Any], dict[str, dict]]:
-    """(`summarize`, the latest decision per stop ref: `labels.decisions`), from one reading of `files`."""
-    return read_and_summarize(files, by, since, jobs, fast, keep)[:2]
+    """(`summarize`, the latest decision per stop ref: `labels.decisions`), from one reading of `files`. `keep`: with
+    nothing new in the ledgers since the last report, what it finished (`resume.finished`), and nothing read."""
+    shape = ["summary", [str(p) for p in files], by, fast]
+    at = resume.mark(files, shape) if keep and since is None else None
+    kept = resume.finished(files, "summary", at)
+    if isinstance(kept, list) and len(kept) == 2:
+        return kept[0], kept[1]
+    summary, made, _ = read_and_summarize(files, by, since, jobs, fast, keep)
+    if at and resume.mark(files, shape) == at:  # nothing moved while it was read
+        resume.keep_finished(files, "summary", at, [summary, made])
+    return summary, made
 
 
 def read_and_summarize(files: list[Path], by: str = "config", since: bytes | None = None, jobs: int = 1,
