@@ -332,7 +332,7 @@ def _page_rows(files: list[Path], since: bytes | None, budget: int, row_budget: 
     listing = min(most, row_budget // ROW_GUESS + 1)  # the sessions read whole: about as many as the page lists
     ranked = page_read.listed(merged, files, most) if since is None else []
     for _, _, part in merged:
-        part.page = []  # its sessions are in `ranked` (a few MB per range)
+        part.page = b""  # its sessions are in `ranked`
     while True:
         got = page_read.sessions(files, summary, merged, ranked[:listing], _Sessions()) if since is None else None
         if got is None:  # every line read again (`--since`, or a line the report skipped: `page_read`)

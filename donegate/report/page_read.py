@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import heapq
 import itertools
 import json
 import operator
@@ -29,7 +30,7 @@ from donegate import paths, report
 from donegate.core import scrub as feedback
 from donegate.errors import DonegateError
 from donegate.ledger import chain as ledger
-from donegate.report.read import Partial
+from donegate.report.read import Partial, page_entries
 
 CHUNK = 4 << 20
 POSITION = 40  # a stop's place in the ledgers: file index << POSITION | byte offset (orders the sessions)
@@ -45,9 +46,9 @@ TEXT_CHARS = 4000  # one feedback text at most (the gate's own default cap)
 def listed(merged: list[tuple[Path, int, Partial]], files: list[Path], count: int) -> list[bytes]:
     """The sessions the page lists first, in its order, from the folded ranges (`Partial.page`)."""
     where = {str(p): f for f, p in enumerate(files)}
-    ranked = [(not left, -(where[str(path)] << POSITION | offset), sid)
-              for path, _, part in merged for left, offset, sid in part.page]
-    ranked.sort()
+    # Each range's entries are in the page's order already: merged lazily, only as many as the page lists are made.
+    ranked = heapq.merge(*(((not left, -(where[str(path)] << POSITION | offset), sid) for left, offset, sid in page_entries(part.page))
+                           for path, _, part in merged))
     out: dict[bytes, None] = {}
     for _, _, sid in ranked:  # a session in two ranges counts in the later one (`fold`): it comes first here
         out.setdefault(sid)
