@@ -445,7 +445,7 @@ def _finished(home: Path) -> set[str]:
 def _page(path: Path, keep: bool) -> dict:
     from donegate.report import html as report_html
 
-    return report_html.page_data([path], row_budget=20_000, keep=keep)
+    return report_html.page_data([path], row_budget=6_000, keep=keep)
 
 
 def _shards_gone(home: Path) -> None:
@@ -466,7 +466,7 @@ def _edit_unseen(path: Path) -> None:
 def test_a_report_with_nothing_new_reads_nothing_but_what_it_finished(kit_home, capsys):
     """With nothing new since the last report, the report and the page are what they finished then: the kept shards
     are not read (they are gone here) and neither is the ledger (a line changed unseen is not counted)."""
-    path = _bulk(kit_home / "ledger.jsonl", 1500)
+    path = _bulk(kit_home / "ledger.jsonl", 400)
     first, page = _cli(capsys, "--json"), _page(path, True)
     assert _finished(kit_home) == {".summary", ".page"}
     _shards_gone(kit_home)
@@ -477,7 +477,7 @@ def test_a_report_with_nothing_new_reads_nothing_but_what_it_finished(kit_home, 
 
 def test_a_report_whose_finished_summary_is_gone_reads_the_ledger(kit_home, capsys):
     """The look-alike: the finished summary and page removed, shards gone too: the ledger is read, the change seen."""
-    path = _bulk(kit_home / "ledger.jsonl", 1500)
+    path = _bulk(kit_home / "ledger.jsonl", 400)
     first, page = _cli(capsys, "--json"), _page(path, True)
     for kept in (kit_home / "state" / "report").glob("*"):
         if kept.suffix in (".summary", ".page", ".bin"):
@@ -495,7 +495,7 @@ CHANGES = {"cut": (_truncate, False), "replaced": (_replace, False), "edited in 
 def test_what_a_report_finished_is_not_shown_for_a_changed_ledger(kit_home, capsys, change, broken):
     """A ledger cut, replaced, edited or torn after a report: neither the finished summary nor the finished page is
     shown again; both are what a reading of the whole file gives, and a broken chain is named."""
-    path = _bulk(kit_home / "ledger.jsonl", 1200)
+    path = _bulk(kit_home / "ledger.jsonl", 400)
     _cli(capsys, "--json")
     _page(path, True)
     assert _finished(kit_home) == {".summary", ".page"}
@@ -509,7 +509,7 @@ def test_what_a_report_finished_is_not_shown_for_a_changed_ledger(kit_home, caps
 def test_a_page_kept_with_other_stores_is_made_again(kit_home):
     """The finished page was scrubbed by the stores of its time: a hidden test sealed since (its line in the page's
     text) makes the page again, scrubbed by the new stores, though the ledger did not change."""
-    path = _bulk(kit_home / "ledger.jsonl", 1200)
+    path = _bulk(kit_home / "ledger.jsonl", 400)
     first = _page(path, True)
     line = next(line for text in first["texts"] for line in text.splitlines() if line.startswith("(this line predates"))
     hidden = kit_home / "acceptance" / "someone" / "tests"
