@@ -7,6 +7,8 @@ capped in length, so one attempt can fix everything.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -60,6 +62,8 @@ class Scrubber:
                 pass
         # Longest first, so a store path is replaced before the kit root that contains it.
         self.paths = sorted((n for n in names if n and n != "/"), key=len, reverse=True)
+        # What this scrubber hides, as one digest: a page kept with another scrubber is not shown again (`report.html`).
+        self.key = hashlib.sha256(json.dumps([self.paths, sorted(sources)]).encode()).hexdigest()
         lines = {normal(line) for text in sources for line in text.splitlines()}
         self.source_lines = {n for n in lines if len(n) >= MIN_LINE}
         self.inside = sorted((n for n in lines if len(n) >= MIN_INSIDE), key=len, reverse=True)

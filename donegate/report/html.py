@@ -28,11 +28,12 @@ from typing import Any
 
 from donegate.core import scrub as feedback
 from donegate.ledger import chain as ledger
-from donegate import paths, report
+from donegate import report
 from donegate.errors import DonegateError
 from donegate.core.stats import wilson
 from donegate.core.util import atomic_write
 from donegate.report import page_read
+from donegate.report.page_read import TEXT_CHARS, local_scrubber, sealed_requests  # noqa: F401 - the experiment page's too
 
 _dict = report._dict  # a dict, else {}
 
@@ -56,29 +57,8 @@ ROW_BYTES = 3_200_000
 DETAIL_BYTES = 1_300_000
 DETAIL_STOPS = 25_000  # stops read again for their details: more than DETAIL_BYTES can hold (50+ bytes each)
 DETAIL_BATCH = 2_000  # stops read at a time for their details (by their places; read line by line: all at once)
-TEXT_CHARS = 4000  # one feedback text at most (the gate's own default cap)
 MIN_ROW = 40  # bytes of JSON a session's row takes at least (its id, the indexes, the marks, the cells)
 ROW_GUESS = 80  # bytes a row takes as a rule (a uuid, a few stops): the page reads about this many sessions first
-
-
-# -------------------------------------------------------------------------------------------------
-# What may be shown: a scrubber over every store this kit holds
-# -------------------------------------------------------------------------------------------------
-
-
-def local_scrubber(root: Path | None = None) -> feedback.Scrubber:
-    """The gate's Scrubber over every sealed store under DONEGATE_HOME: their paths become <hidden>,
-    their source lines are dropped. The ledger's `feedback` is scrubbed already; this catches the rest."""
-    root = root or paths.home()
-    acc = paths.acceptance_root(root)
-    sources = []
-    if acc.is_dir():
-        for p in sorted(acc.glob("*/**/*.py")):
-            try:
-                sources.append(p.read_text(encoding="utf-8", errors="replace"))
-            except OSError:
-                pass
-    return feedback.Scrubber([acc, root, *paths.protected_roots(home=root)], sources)
 
 
 # -------------------------------------------------------------------------------------------------
@@ -234,22 +214,6 @@ def _agent_cells(agent: dict[str, Any]) -> list[Any]:
     return [usd, round(agent["seconds"], 1) if _is_num(agent.get("seconds")) else None]
 
 
-def sealed_requests(repos: set[str], scrub: feedback.Scrubber, root: Path | None) -> dict[str, str]:
-    """Each repository's sealed request (from its store's manifest, as sealed now), scrubbed, by its scrubbed name."""
-    from donegate.seal import store
-
-    out = {}
-    for repo in repos:
-        try:
-            st = store.load(Path(repo), root) if repo else None
-        except (DonegateError, OSError, ValueError):
-            st = None
-        request = st.manifest.get("request") if st is not None else None
-        if isinstance(request, str) and request:
-            out[scrub(repo)] = feedback.capped(scrub(request), TEXT_CHARS, "request")
-    return out
-
-
 def left_for_person(s: _Session, decided: dict[bytes, bytes] | None = None) -> bool:
     """The report's rule (gave up, or the last stop failing, and no person decided it since), and a last
     verdict it does not know."""
@@ -331,17 +295,44 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
               row_budget: int = ROW_BYTES, root: Path | None = None, by: str = "config", keep: bool = False) -> dict[str, Any]:
     """Everything the page shows, aggregated: the report's summary plus one compact row per session. `keep`: the
     summary reads only what was added since the last report (`report.resume`)."""
-    from donegate.report.summary import read_and_summarize
+    from donegate.report import resume
+    from donegate.report.summary import read_and_summarize, summarize_and_decisions
 
-    most = row_budget // MIN_ROW + 1  # more sessions than the page can list
-    summary, made, merged = read_and_summarize(files, by=by, since=since, jobs=jobs, keep=keep,
-                                               page=most if since is None else 0)
-    decided = report.decided_sessions(files, made)
     scrub = local_scrubber(root)
+    # With nothing new since the last page, its data are the ones kept then (`resume.keep_finished`): the ledgers are
+    # marked before and after they are read, and a page is kept or taken only when nothing moved in between.
+    shape = [budget, row_budget, by, scrub.key]
+    at = resume.mark(files, shape) if keep and since is None else None
+    kept = resume.finished(files, "page", at)
+    if kept is not None:
+        summary, made = summarize_and_decisions(files, by=by, jobs=jobs, keep=keep)
+    else:
+        summary, made, merged = read_and_summarize(files, by=by, since=since, jobs=jobs, keep=keep,
+                                                   page=0 if since is not None else row_budget // MIN_ROW + 1)
+    if at and resume.mark(files, shape) != at:
+        at = None
+    if kept is not None and at:  # its keys in the order they were made (the page's JSON is byte for byte the same)
+        requests = sealed_requests(set(kept.pop("repo_names")), scrub, root)
+        return {**kept, "summary": summary, "requests": [requests.get(r, "") for r in kept["repos"]]}
+    if kept is not None:  # the ledger moved while it was read: read it again, for the page's sessions too
+        summary, made, merged = read_and_summarize(files, by=by, since=since, jobs=jobs, keep=keep,
+                                                   page=row_budget // MIN_ROW + 1)
+    data = _page_rows(files, since, budget, row_budget, root, summary, made, merged, scrub)
+    if at:
+        resume.keep_finished(files, "page", at, {**data, "summary": None, "requests": None})  # both made again at each page
+    data.pop("repo_names")
+    return data
+
+
+def _page_rows(files: list[Path], since: bytes | None, budget: int, row_budget: int, root: Path | None,
+               summary: dict[str, Any], made: dict[str, dict], merged: list, scrub: feedback.Scrubber) -> dict[str, Any]:
+    """`page_data` from the report's reading: the sessions' rows and the first sessions' details."""
+    most = row_budget // MIN_ROW + 1  # more sessions than the page can list
+    decided = report.decided_sessions(files, made)
     listing = min(most, row_budget // ROW_GUESS + 1)  # the sessions read whole: about as many as the page lists
     ranked = page_read.listed(merged, files, most) if since is None else []
     for _, _, part in merged:
-        part.page = []  # its sessions are in `ranked` (a few MB per range)
+        part.page = b""  # its sessions are in `ranked`
     while True:
         got = page_read.sessions(files, summary, merged, ranked[:listing], _Sessions()) if since is None else None
         if got is None:  # every line read again (`--since`, or a line the report skipped: `page_read`)
@@ -408,7 +399,8 @@ def page_data(files: list[Path], since: bytes | None = None, jobs: int = 1, budg
             "configs": configs, "repos": repos,
             "requests": [requests.get(r, "") for r in repos], "days": days, "rows": rows, "details": details, "texts": texts,
             "stops_by_verdict": stops_by_verdict, "detail_sessions": len(details),
-            "sessions": len(ordered) if got is None else summary["total"]["sessions"], "stops": sum(seen.values())}
+            "sessions": len(ordered) if got is None else summary["total"]["sessions"], "stops": sum(seen.values()),
+            "repo_names": sorted(repo_names)}
 
 
 # -------------------------------------------------------------------------------------------------

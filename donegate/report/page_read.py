@@ -5,13 +5,19 @@ line is looked at by one regular expression over a chunk (its day, session and v
 
 It answers None (the page then reads every line the old way, `html.read_sessions`) when the report skipped a
 line (a stop the page still shows, e.g. a verdict the report does not know) or when the pass does not find the
-report's stops one for one: never a page that disagrees with the report.
+report's stops one for one: never a page that disagrees with the report. What the page may show of the ledger and the
+stores passes through `local_scrubber`.
+
+The finished page's data (its rows and details, all but the summary and the sealed requests) are kept with the
+report's summary (`resume.keep_finished`, marked with the page's budgets, grouping and the scrubber's stores): a
+page with nothing new since reads nothing but what was kept.
 """
 
 from __future__ import annotations
 
 import collections
 import functools
+import heapq
 import itertools
 import json
 import operator
@@ -20,9 +26,11 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from donegate import report
+from donegate import paths, report
+from donegate.core import scrub as feedback
+from donegate.errors import DonegateError
 from donegate.ledger import chain as ledger
-from donegate.report.read import Partial
+from donegate.report.read import Partial, page_entries
 
 CHUNK = 4 << 20
 POSITION = 40  # a stop's place in the ledgers: file index << POSITION | byte offset (orders the sessions)
@@ -32,14 +40,15 @@ _PASS = re.compile(
     rb'"session":"([^"\\\n]+)","stop":(?:\d+|null),"stop_hook_active":(?:true|false|null),"verdict":"([^"\\\n]+)")?.*\n'
 ).findall
 _DAY, _SID, _VERDICT = (operator.itemgetter(k) for k in range(3))
+TEXT_CHARS = 4000  # one feedback text at most (the gate's own default cap)
 
 
 def listed(merged: list[tuple[Path, int, Partial]], files: list[Path], count: int) -> list[bytes]:
     """The sessions the page lists first, in its order, from the folded ranges (`Partial.page`)."""
     where = {str(p): f for f, p in enumerate(files)}
-    ranked = [(not left, -(where[str(path)] << POSITION | offset), sid)
-              for path, _, part in merged for left, offset, sid in part.page]
-    ranked.sort()
+    # Each range's entries are in the page's order already: merged lazily, only as many as the page lists are made.
+    ranked = heapq.merge(*(((not left, -(where[str(path)] << POSITION | offset), sid) for left, offset, sid in page_entries(part.page))
+                           for path, _, part in merged))
     out: dict[bytes, None] = {}
     for _, _, sid in ranked:  # a session in two ranges counts in the later one (`fold`): it comes first here
         out.setdefault(sid)
@@ -181,3 +190,39 @@ def sessions(files: list[Path], summary: dict[str, Any], merged: list, wanted: l
     if any(s.config not in configs or s.repo not in repos for s in out.sessions.values()):
         return None  # a line the report read was changed since (`--verify` names it): read every line again
     return out.sessions, out.labels, seen, sorted(days), configs, repos
+
+
+# -------------------------------------------------------------------------------------------------
+# What may be shown: a scrubber over every store this kit holds
+# -------------------------------------------------------------------------------------------------
+
+
+def local_scrubber(root: Path | None = None) -> feedback.Scrubber:
+    """The gate's Scrubber over every sealed store under DONEGATE_HOME: their paths become <hidden>,
+    their source lines are dropped. The ledger's `feedback` is scrubbed already; this catches the rest."""
+    root = root or paths.home()
+    acc = paths.acceptance_root(root)
+    sources = []
+    if acc.is_dir():
+        for p in sorted(acc.glob("*/**/*.py")):
+            try:
+                sources.append(p.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                pass
+    return feedback.Scrubber([acc, root, *paths.protected_roots(home=root)], sources)
+
+
+def sealed_requests(repos: set[str], scrub: feedback.Scrubber, root: Path | None) -> dict[str, str]:
+    """Each repository's sealed request (from its store's manifest, as sealed now), scrubbed, by its scrubbed name."""
+    from donegate.seal import store
+
+    out = {}
+    for repo in repos:
+        try:
+            st = store.load(Path(repo), root) if repo else None
+        except (DonegateError, OSError, ValueError):
+            st = None
+        request = st.manifest.get("request") if st is not None else None
+        if isinstance(request, str) and request:
+            out[scrub(repo)] = feedback.capped(scrub(request), TEXT_CHARS, "request")
+    return out

@@ -145,6 +145,7 @@ _OFFSET = (1 << 40) - 1
 _KIND = ~(_OFFSET << _AT)  # a session's state without its offset: its group, verdict and tests
 _SEP = b"\xff"  # joins session ids for the hand-over: UTF-8 never holds a 0xFF byte
 _SESSIONS = re.compile(rb"[^\xff]+").finditer
+_LEFT_BIT = 47  # `Partial.page`: an offset's flag, left for a person (offsets take 40 bits)
 
 
 class _Tests(dict):
@@ -213,8 +214,8 @@ class Partial:
     present: set[bytes] = field(default_factory=set)  # labelled sessions this range holds
     agents: dict[bytes, bytes] = field(default_factory=dict)  # session -> its latest agent figures' raw text
     # filled by `fold` for the page (`Options.page`): (left for a person, byte offset of the last stop, session) of
-    # this range's first sessions in the page's order (left first, then the latest)
-    page: list[tuple[bool, int, bytes]] = field(default_factory=list)
+    # this range's first sessions in the page's order (left first, then the latest), packed (`page_entries`)
+    page: bytes = b""
     # The hash chain through this range (`link`): the first line's prev hash (b"": a torn line, nothing to check; None:
     # no line read), the last line's hash and whether that line was torn, and whether a link inside the range broke.
     own: Own = field(default_factory=Own)  # what the project's own suite did (`own_counts`), read in this same pass
@@ -371,12 +372,15 @@ class Partial:
     def _page(self, left: list[bytes], count: int) -> None:
         """The first `count` sessions of this range in the page's order: left for a person first, then the latest."""
         last, at = self.last, _AT
-        self.page = [(True, last[sid] >> at & _OFFSET, sid) for sid in left]
-        self.page = heapq.nlargest(count, self.page, key=operator.itemgetter(1))
-        if len(self.page) < count:
+        page = [(True, last[sid] >> at & _OFFSET, sid) for sid in left]
+        page = heapq.nlargest(count, page, key=operator.itemgetter(1))
+        if len(page) < count:
             chosen = set(left)
             rest = ((False, state >> at & _OFFSET, sid) for sid, state in last.items() if sid not in chosen)
-            self.page += heapq.nlargest(count - len(self.page), rest, key=operator.itemgetter(1))
+            page += heapq.nlargest(count - len(page), rest, key=operator.itemgetter(1))
+        # One bytes object, not a tuple a session (a few MB, not tens, sent back and ranked): 6 bytes of offset (the
+        # top bit: left for a person), the id, 0xFF (never in UTF-8, so never in an id).
+        self.page = b"".join((offset | left << _LEFT_BIT).to_bytes(6, "big") + sid + _SEP for left, offset, sid in page)
 
     def _reopened(self, decided: dict[bytes, bytes]) -> set[bytes]:
         """The decided sessions whose last stop failed after the decided one: its time, read again at its offset
@@ -423,6 +427,15 @@ class Partial:
         else:
             heapq.heappushpop(heap, item)
         return 1
+
+
+def page_entries(page: bytes) -> Iterator[tuple[bool, int, bytes]]:
+    """`Partial.page`'s (left for a person, byte offset, session), in its order."""
+    at = 0
+    while at < len(page):
+        head, end = int.from_bytes(page[at:at + 6], "big"), page.index(_SEP, at + 6)
+        yield bool(head >> _LEFT_BIT), head & _OFFSET, page[at + 6:end]
+        at = end + 1
 
 
 def _fast_review_cost(line: bytes, start: int) -> float | None:

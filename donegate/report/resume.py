@@ -14,6 +14,10 @@ The manifest is keyed so that a ledger replaced, truncated or edited is read aga
 An edit in place that keeps every byte offset and the first and last lines, made together with an append, is
 not seen by the report: `donegate report --verify` reads the whole chain, always, and names it.
 
+What a report finished (its summary; the page's rows and details) is kept too, under a mark of the ledgers as
+`load` checks them (each file's device, inode, size, modification time, first and last line) and of what else
+shaped it (`mark`): with nothing new since, a report reads that file and nothing else (`finished`).
+
 Each shard file holds the sha256 of its content; the manifest names each shard with it. A shard that is missing,
 unreadable, cut off or not what the manifest says is ignored: its range is read from the ledger instead. Every
 file is written whole (a temporary name, then a rename); the manifest last. Only `since`-less reports keep
@@ -40,7 +44,7 @@ from donegate.ledger import chain as ledger
 from donegate.report.own_counts import Own
 from donegate.report.read import EXAMPLES, Group, Options, Partial, _COMBO
 
-VERSION = 3  # 3: the hash chain's ends (`Partial.link`), the agent's figures without their comma, the own suite's counts
+VERSION = 4  # 4: what a report finished, kept (`keep_finished`); 3: the hash chain's ends (`Partial.link`), the agent's figures without their comma, the own suite's counts
 _LOW = (1 << _COMBO) - 1
 _NAME = re.compile(r"[0-9a-f]{24}\.[0-9]+-[0-9]+\.[0-9]+\.bin").fullmatch  # a shard's file name (`plan`)  # a packed session state without its combination's index
 
@@ -328,3 +332,49 @@ def merge(part: Partial, new: Partial) -> Partial:
         part.tail, part.tail_torn = new.tail, new.tail_torn
     part.lines += new.lines
     return part
+
+
+# -------------------------------------------------------------------------------------------------
+# What a report finished: kept whole, taken again while nothing in the ledgers moved
+# -------------------------------------------------------------------------------------------------
+
+
+def mark(files: list[Path], shape: list[Any]) -> str | None:
+    """The ledgers as `load` checks a kept summary (each file's device, inode, size and modification time, the
+    hashes of its first and last lines) and `shape` (what else shaped the result: options, budgets, the scrubber's
+    key), as one digest. None when a ledger cannot be read (nothing is kept then)."""
+    ends = []
+    for path in files:
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return None
+        got = _marks(path, size)
+        if got is None:
+            return None
+        st, last, first = got
+        ends.append([str(path.resolve()), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, last, first])
+    return hashlib.sha256(json.dumps([VERSION, ends, shape]).encode()).hexdigest()
+
+
+def _finished_file(files: list[Path], kind: str) -> Path:
+    name = hashlib.sha256("\n".join(str(p.resolve()) for p in files).encode()).hexdigest()[:24]
+    return state_folder() / f"{name}.{kind}"
+
+
+def finished(files: list[Path], kind: str, at: str | None) -> Any:
+    """What was kept of kind `kind` under mark `at` (`keep_finished`); None when there is none, another, or it is
+    unreadable."""
+    if at is None:
+        return None
+    try:
+        kept, value = marshal.loads(_finished_file(files, kind).read_bytes())
+    except (OSError, ValueError, TypeError, EOFError):
+        return None
+    return value if kept == at else None
+
+
+def keep_finished(files: list[Path], kind: str, at: str, value: Any) -> None:
+    """Keep `value` (plain values: `marshal`) under mark `at`, replacing what was kept of its kind for these ledgers."""
+    with contextlib.suppress(OSError, ValueError):
+        atomic_write(_finished_file(files, kind), marshal.dumps([at, value]), 0o600, durable=False)

@@ -14,7 +14,7 @@ from typing import Any
 from donegate.errors import DonegateError
 from donegate.core.util import utc_now
 from donegate.ledger import chain as ledger
-from donegate.report import hardcoding
+from donegate.report import hardcoding, resume
 from donegate.report.own_counts import Own
 from donegate.report.parallel import read_all
 from donegate.report.read import APPEALED, APPEALS_LISTED, INSIDE_LISTED, APPEAL_LABELS, ATTENTION, BLOCKING, EXAMPLES, Group, MICRO, Options, Partial, TICKS, VERDICTS, _CODE, canonical_time
@@ -95,14 +95,24 @@ def summarize(files: list[Path], by: str = "config", since: bytes | None = None,
 
 def summarize_and_decisions(files: list[Path], by: str = "config", since: bytes | None = None, jobs: int = 1,
                             fast: bool = True, keep: bool = False) -> tuple[dict[str, Any], dict[str, dict]]:
-    """(`summarize`, the latest decision per stop ref: `labels.decisions`), from one reading of `files`."""
+    """(`summarize`, the latest decision per stop ref: `labels.decisions`), from one reading of `files`. `keep`: with
+    nothing new in the ledgers since the last report, what it finished (`resume.finished`), and nothing read."""
+    kept = resume.finished(files, "summary", resume.mark(files, _shape(files, by, fast))) if keep and since is None else None
+    if isinstance(kept, list) and len(kept) == 2:
+        return kept[0], kept[1]
     return read_and_summarize(files, by, since, jobs, fast, keep)[:2]
+
+
+def _shape(files: list[Path], by: str, fast: bool) -> list[Any]:
+    """What shapes a summary besides the ledgers' bytes (`resume.mark`)."""
+    return ["summary", [str(p) for p in files], by, fast]
 
 
 def read_and_summarize(files: list[Path], by: str = "config", since: bytes | None = None, jobs: int = 1,
                        fast: bool = True, keep: bool = False, page: int = 0) -> tuple[dict[str, Any], dict[str, dict], list]:
     """`summarize_and_decisions`, and the folded ranges it was made from (with the page's first `page` sessions of
-    each: `Options.page`)."""
+    each: `Options.page`). `keep`: what was read is kept (`resume`), and the summary once finished."""
+    at = resume.mark(files, _shape(files, by, fast)) if keep and since is None else None
     merged, made = read_all(files, Options(by=by, since=since, fast=fast, page=page), jobs, keep)
     groups, per_pair, latest, left = _merge(merged)
     labels, unmatched = _count_labels(merged, groups, by, since)
@@ -118,7 +128,7 @@ def read_and_summarize(files: list[Path], by: str = "config", since: bytes | Non
     events: collections.Counter = collections.Counter()
     for _, _, part in merged:
         events.update(part.events)
-    return {
+    summary = {
         "ledgers": [str(p) for p in files],
         "by": by,
         "since": since.decode() if since else None,
@@ -138,7 +148,10 @@ def read_and_summarize(files: list[Path], by: str = "config", since: bytes | Non
         "hard_coding": hardcoding.rate(*(sum(p.held[k] for _, _, p in merged) for k in range(3))),
         "own_suite": functools.reduce(Own.merge, (part.own for _, _, part in merged), Own()).counts(),
         "chain": _chain(merged),
-    }, made, merged
+    }
+    if at and resume.mark(files, _shape(files, by, fast)) == at:  # nothing moved while it was read
+        resume.keep_finished(files, "summary", at, [summary, made])
+    return summary, made, merged
 
 
 def _chain(merged: list[tuple[Path, int, Partial]]) -> dict[str, Any]:

@@ -242,7 +242,7 @@ def test_the_report_writes_only_under_the_kits_state_folder(tmp_path):
         assert done.returncode == 0, done.stderr
     made = {p.relative_to(tmp_path).as_posix() for p in set(tmp_path.rglob("*")) - before}
     assert made and all(p.startswith("kit/state") for p in made), made
-    assert {p.suffix for p in (kit / "state" / "report").iterdir()} == {".json", ".bin"}
+    assert {p.suffix for p in (kit / "state" / "report").iterdir()} == {".json", ".bin", ".summary"}
 
 
 @pytest.mark.parametrize("shift", [-11, -5, 0, 1])
@@ -273,6 +273,7 @@ def test_a_summary_kept_by_one_process_is_read_again_by_two(kit_home, monkeypatc
     path = _bulk(kit_home / "ledger.jsonl", 800)
     report.summarize([path], jobs=1, keep=True)
     assert len(_kept(kit_home)[0]["shards"]) == 1
+    ledger.append(_stop("two", "pass", day=9), path)  # something new: the ranges are read (nothing new reads none)
     assert report.summarize([path], jobs=2, keep=True) == report.summarize([path], jobs=2)
     assert len(_kept(kit_home)[0]["shards"]) == 2
 
@@ -423,3 +424,96 @@ def test_the_page_counts_what_the_report_kept_and_reads_only_the_sessions_it_lis
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert report_html.page_data([path], row_budget=2_000, keep=True)["configs"] == first["configs"]
     assert "testz" in report_html.page_data([path], row_budget=2_000)["configs"]
+
+
+def _tear(path: Path) -> None:
+    """The last line cut off halfway (a write the disk did not finish): no newline at the end."""
+    data = path.read_bytes()
+    start = data.rindex(b"\n", 0, len(data) - 1) + 1
+    path.write_bytes(data[: start + (len(data) - start) // 2])
+
+
+def _tear_and_append(path: Path) -> None:
+    _tear(path)
+    ledger.append(_stop("after-torn", "block", day=9), path)  # the kit's next line vouches for the torn one
+
+
+def _finished(home: Path) -> set[str]:
+    return {p.suffix for p in (home / "state" / "report").iterdir()} & {".summary", ".page"}
+
+
+def _page(path: Path, keep: bool) -> dict:
+    from donegate.report import html as report_html
+
+    return report_html.page_data([path], row_budget=6_000, keep=keep)
+
+
+def _shards_gone(home: Path) -> None:
+    for shard in (home / "state" / "report").glob("*.bin"):
+        shard.unlink()
+
+
+def _edit_unseen(path: Path) -> None:
+    """Bytes of a stop line changed in place, same length, the time stamp put back: only a reading of the line sees it
+    (a verdict the report does not know: counted as skipped, and the page's verdicts change)."""
+    data = path.read_bytes()
+    at = data.index(b'"verdict":"block"', len(data) - 4000)
+    st = path.stat()
+    path.write_bytes(data[:at] + b'"verdict":"bloc!"' + data[at + 17:])
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_a_report_with_nothing_new_reads_nothing_but_what_it_finished(kit_home, capsys):
+    """With nothing new since the last report, the report and the page are what they finished then: the kept shards
+    are not read (they are gone here) and neither is the ledger (a line changed unseen is not counted)."""
+    path = _bulk(kit_home / "ledger.jsonl", 400)
+    first, page = _cli(capsys, "--json"), _page(path, True)
+    assert _finished(kit_home) == {".summary", ".page"}
+    _shards_gone(kit_home)
+    _edit_unseen(path)
+    assert _cli(capsys, "--json") == first and _page(path, True) == page
+    assert json.loads(_cold(capsys, kit_home, "--json"))["skipped"]["count"] == 1  # what a reading sees
+
+
+def test_a_report_whose_finished_summary_is_gone_reads_the_ledger(kit_home, capsys):
+    """The look-alike: the finished summary and page removed, shards gone too: the ledger is read, the change seen."""
+    path = _bulk(kit_home / "ledger.jsonl", 400)
+    first, page = _cli(capsys, "--json"), _page(path, True)
+    for kept in (kit_home / "state" / "report").glob("*"):
+        if kept.suffix in (".summary", ".page", ".bin"):
+            kept.unlink()
+    _edit_unseen(path)
+    assert _cli(capsys, "--json") != first and _page(path, True) != page
+
+
+CHANGES = {"cut": (_truncate, False), "replaced": (_replace, False), "edited in place": (_edit_in_place, True),
+           "edited, then appended to": (_edit_and_append, True), "a torn last line": (_tear, False),
+           "a torn line, then one appended": (_tear_and_append, False)}
+
+
+@pytest.mark.parametrize("change, broken", CHANGES.values(), ids=list(CHANGES))
+def test_what_a_report_finished_is_not_shown_for_a_changed_ledger(kit_home, capsys, change, broken):
+    """A ledger cut, replaced, edited or torn after a report: neither the finished summary nor the finished page is
+    shown again; both are what a reading of the whole file gives, and a broken chain is named."""
+    path = _bulk(kit_home / "ledger.jsonl", 400)
+    _cli(capsys, "--json")
+    _page(path, True)
+    assert _finished(kit_home) == {".summary", ".page"}
+    change(path)
+    kept, page = _cli(capsys, "--json"), _page(path, True)
+    assert kept == _cold(capsys, kit_home, "--json") and page == _page(path, False)
+    assert json.loads(kept)["chain"]["intact"] is not broken
+    assert page["summary"]["chain"]["intact"] is not broken
+
+
+def test_a_page_kept_with_other_stores_is_made_again(kit_home):
+    """The finished page was scrubbed by the stores of its time: a hidden test sealed since (its line in the page's
+    text) makes the page again, scrubbed by the new stores, though the ledger did not change."""
+    path = _bulk(kit_home / "ledger.jsonl", 400)
+    first = _page(path, True)
+    line = next(line for text in first["texts"] for line in text.splitlines() if line.startswith("(this line predates"))
+    hidden = kit_home / "acceptance" / "someone" / "tests"
+    hidden.mkdir(parents=True)
+    (hidden / "test_hidden.py").write_text(f"def test_x():\n    pass\n# {line}\n{line}\n")
+    again = _page(path, True)
+    assert again == _page(path, False) and not any(line in text for text in again["texts"])
