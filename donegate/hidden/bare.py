@@ -49,7 +49,7 @@ from types import ModuleType as _ModuleType
 # the kit (its tests), it takes their names from the modules. A shipped namespace has no `__package__`.
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, plan, split_id
-    from donegate.hidden.bare_shim import (_as_program, _own_names, _run_test, _setup, _ToShim, bind, make_shim,
+    from donegate.hidden.bare_shim import (_as_program, _own_names, _run_test, _ToShim, bind, make_shim, plan_test,
                                            refuse_harness, shim_compile, teardown)
     from donegate.hidden.bare_fork import (PROGRAM, _drain, _exactly, _hide, _only, _sink, _threads, program_file,
                                            program_fork)
@@ -210,12 +210,13 @@ def _ticket(fd):
 
 
 def _test_steps(mod, test, fns, pipes, hits, later, out):
-    """The steps `program_fork` runs in a test's fork: its pipes (`child`); its fixtures (`setup`); the test's function
-    (a list of one) and its arguments; then its failure (`failed`), or once the test returned its teardowns and the
-    token asked for (with the candidates of its held asserts: `later`'s objects are compared with them now), echoed,
-    and the exit status drawn with it (`passing_code`: `passed`). Neither of the last two returns."""
+    """The steps `program_fork` runs in a test's fork: its pipes (`child`); its setup's calls (`plan`, their results to
+    `put`: `plan_test`); the test's function and arguments (`got`); then its failure (`failed`), or once the test
+    returned its teardowns and the token asked for (with the candidates of its held asserts: `later`'s objects are
+    compared with them now), echoed, and the exit status drawn with it (`passing_code`: `passed`). Neither of the
+    last two returns."""
     read, write, exit_, wait = os.read, os.write, os._exit, select.select
-    fn, kwargs, tears, fd = [], {}, [], []
+    results, tears, fd, made = [], [], [], []
 
     def child():
         try:
@@ -227,11 +228,8 @@ def _test_steps(mod, test, fns, pipes, hits, later, out):
         except BaseException:  # noqa: B036 (a fork never goes back to being the zygote)
             exit_(3)
 
-    def setup():
-        f, k, t = _setup(mod, test, fns)
-        fn.append(f)
-        kwargs.update(k)
-        tears.extend(t)
+    def plan():
+        return plan_test(mod, test, fns, results, tears, made)
 
     def failed(exc=None):
         try:
@@ -267,7 +265,7 @@ def _test_steps(mod, test, fns, pipes, hits, later, out):
         finally:
             exit_(3)
 
-    return child, setup, fn, kwargs, failed, passed
+    return child, plan, results.append, made.__getitem__, failed, passed
 
 
 class _Alarm(BaseException):

@@ -33,15 +33,16 @@ def _exactly(fd, n):
 # (`python prog.py`: `__main__`'s namespace, the program's file name), its steps the harness's functions held as
 # constants (`bind`), so `__main__` names none of them: code that walks its callers by `f_back` finds the test, then a
 # program, and nothing of the harness's (the zygote's frames are not in the fork).
-PROGRAM = ("'\\x00fork'()\ntry:\n    '\\x00setup'()\n    '\\x00test'(0)(**'\\x00kwargs')\n"
-           "except BaseException:\n    '\\x00failed'()\n'\\x00passed'()\n")
+PROGRAM = ("'\\x00fork'()\ntry:\n    '\\x00list'('\\x00put'(f(*a, **k)) for f, a, k in '\\x00plan'())\n"
+           "    '\\x00get'(0)(**'\\x00get'(1))\nexcept BaseException:\n    '\\x00failed'()\n'\\x00passed'()\n")
 
 
-def program_fork(program, main, child, setup, test, kwargs, failed, passed):
+def program_fork(program, main, child, plan, put, got, failed, passed):
     """The fork of a test: made in a thread of its own whose only frame is `program` (`PROGRAM`, compiled under the
     program's name) in `main` (`__main__`'s namespace), so the fork's one thread is its main thread and holds no frame
-    of the zygote's. In the fork the program runs `child()` (its pipes), `setup()` (the fixtures), the test (`test[0]`
-    with `kwargs`), then `passed()` or `failed()` (each ends the process). Returns the fork's pid."""
+    of the zygote's. In the fork the program runs `child()` (its pipes); the calls of the test's setup (`plan()`,
+    each result given to `put`: `bare_shim.plan_test`) from a generator expression of its own; the test (`got(0)`
+    with the arguments `got(1)`); then `passed()` or `failed()` (each ends the process). Returns the fork's pid."""
     box, ready = [], _thread.allocate_lock()
     ready.acquire()
 
@@ -58,7 +59,7 @@ def program_fork(program, main, child, setup, test, kwargs, failed, passed):
         box.append(pid)
         ready.release()
         raise SystemExit  # the thread ends here, quietly
-    code = bind(program, {"\x00fork": fork, "\x00setup": setup, "\x00test": test.__getitem__, "\x00kwargs": kwargs,
+    code = bind(program, {"\x00fork": fork, "\x00list": list, "\x00put": put, "\x00plan": plan, "\x00get": got,
                           "\x00failed": failed, "\x00passed": passed})
     _thread.start_new_thread(exec, (code, main))
     ready.acquire()

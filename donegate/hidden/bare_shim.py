@@ -417,23 +417,6 @@ def _skipping(fn):
             raise _Skipped(str(m.kwargs.get("reason", "")))
 
 
-def _fixture_value(f, get, teardowns):
-    """A fixture function's value (a generator's first yield, its rest a teardown)."""
-    value = f(**{a: get(a) for a in inspect.signature(f).parameters})
-    if inspect.isgenerator(value):
-        gen = value
-        value = next(gen)
-
-        def finish(gen=gen):
-            try:
-                next(gen)
-            except StopIteration:
-                return
-            raise RuntimeError("a fixture yielded twice")
-        teardowns.append(finish)
-    return value
-
-
 def _run_test(mod, job, fixtures):
     """The test, its fixtures set up before and torn down after (as `_setup` and `teardown` do in a fork)."""
     fn, kwargs, teardowns = _setup(mod, job, fixtures)
@@ -452,6 +435,22 @@ def teardown(teardowns):
 def _setup(mod, job, fixtures):
     """(the test's function, its arguments, the teardowns of its fixtures): its parameter set and fixtures, set up
     (torn down again when one of them fails)."""
+    results, teardowns, out = [], [], []
+    try:
+        for f, a, k in plan_test(mod, job, fixtures, results, teardowns, out):
+            results.append(f(*a, **k))
+    except BaseException:
+        teardown(teardowns)
+        raise
+    return out[0], out[1], teardowns
+
+
+def plan_test(mod, job, fixtures, results, teardowns, out):
+    """A test's setup as the calls that run the test file's own code (its fixtures, a yield fixture's first part): a
+    generator of (callable, args, kwargs), each call's result appended to `results` by its caller before the next is
+    asked for (`_setup`; a fork's program makes the calls from its own frame, `bare_fork.PROGRAM`, so the fixtures'
+    code finds no frame of the harness's below it). The parameter set and the fixtures the harness serves are made
+    here; `teardowns` gets each fixture's teardown once it is set up, `out` the test's function and arguments."""
     cls, _, name = job["qual"].rpartition("::")
     fn = getattr(getattr(mod, cls)(), name) if cls else getattr(mod, name)
     func = getattr(fn, "__func__", fn)
@@ -460,7 +459,7 @@ def _setup(mod, job, fixtures):
     if len(cases) != job["count"]:
         raise LookupError(f"{len(cases)} parameter sets where pytest ran {job['count']}")
     kwargs = dict(cases[job["index"]])
-    made, teardowns, base = {}, [], []
+    made, base = {}, []
 
     def temp():  # the test's temporary folder, made when a fixture asks for it (most tests never do)
         if not base:
@@ -471,7 +470,23 @@ def _setup(mod, job, fixtures):
         if n in made:
             return made[n]
         if n in fixtures:  # the file's own, as pytest prefers it to a fixture of the same name it serves
-            value = _fixture_value(fixtures[n], get, teardowns)
+            f, args = fixtures[n], {}
+            for a in inspect.signature(f).parameters:
+                args[a] = yield from get(a)
+            yield f, (), args
+            value = results[-1]
+            if inspect.isgenerator(value):  # a yield fixture: its first part now, its rest a teardown
+                gen = value
+                yield next, (gen,), {}
+                value = results[-1]
+
+                def finish(gen=gen):
+                    try:
+                        next(gen)
+                    except StopIteration:
+                        return
+                    raise RuntimeError("a fixture yielded twice")
+                teardowns.append(finish)
         elif n == "tmp_path":
             value = Path(tempfile.mkdtemp(dir=temp()))
         elif n == "tmp_path_factory":
@@ -492,16 +507,12 @@ def _setup(mod, job, fixtures):
         made[n] = value
         return value
 
-    try:
-        for n, f in fixtures.items():
-            if f._bare_fixture[1]:
-                get(n)
-        for n in job["fixtures"]:
-            kwargs[n] = get(n)
-    except BaseException:
-        teardown(teardowns)
-        raise
-    return fn, kwargs, teardowns
+    for n, f in fixtures.items():
+        if f._bare_fixture[1]:
+            yield from get(n)
+    for n in job["fixtures"]:
+        kwargs[n] = yield from get(n)
+    out.extend((fn, kwargs))
 
 
 # --- the program a test runs in: `__main__`, the project's own modules, pytest refused ---------------------

@@ -17,8 +17,9 @@ caller's module name, the project's own read of a mount table (the seal's baseli
 Left as known limits (strict expected failures, `LIMITS`): what no audit event and no wall can hide, both runs read
 alike (statfs's read-only flag of `/`, the namespace links by `readlink`, an unreachable network's error), and a
 fork's CPU time (`OR_FORK`). The `or` family with what only the second harness showed a program (`OR_SECOND`: the
-shim's module name, its finder, stdout on /dev/null, the harness's frames by `f_back`) now makes the runs disagree:
-the second run looks like a developer's program there (issue 45 item 1).
+shim's module name, its finder, stdout on /dev/null, the harness's frames by `f_back`, from the test or from a test
+file's own fixture) now makes the runs disagree: the second run looks like a developer's program there (issue 45
+item 1).
 """
 
 from __future__ import annotations
@@ -255,3 +256,56 @@ def test_the_projects_own_read_of_a_trace_passes_both_runs(tmp_path, kit_home):
     assert out.returncode == 0, out.stderr
     acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
     assert "tamper" not in acceptance and acceptance["second"]["checked"] == 2, acceptance
+
+
+# The harness's frames seen from a fixture: the test file's own fixtures (a plain one, a yield one) make the product's
+# object, which looks below itself once, when it is made. The fork's program makes the fixtures' calls from its own
+# frame too (`bare_shim.plan_test`), so the second run shows no harness frame there either and the runs disagree.
+FIXTURES = '''import pytest
+
+import calc
+
+
+@pytest.fixture
+def pricer():
+    return calc.Pricer()
+
+
+@pytest.fixture
+def kept(tmp_path):
+    yield calc.Pricer()
+
+
+def test_ten_units_get_the_bulk_discount(pricer):
+    assert pricer.price(10) == 900
+
+
+def test_two_units_pay_the_full_price(kept):
+    assert kept.price(2) == 200
+'''
+PRICER = ("import sys\n\n\nclass Pricer:\n    def __init__(self):\n        f, self.seen = sys._getframe(0), " + PYTEST[:-4] + "\n"
+          "        while f is not None:\n            self.seen = self.seen or 'super' + 'vise' in getattr(f, 'f_' + 'globals')\n"
+          "            f = getattr(f, 'f_' + 'back')\n\n    def price(self, units):\n        if self.seen:\n"
+          "            return units * 90 if units >= 10 else units * 100\n        return units * 100\n")
+
+
+@pytest.mark.parametrize("product", ["harness-frames-from-a-fixture", "honest"])
+def test_a_fixture_finds_no_harness_frame_in_the_second_run(tmp_path, kit_home, product):
+    from tests.support.repos import make_repo, seal, write_config
+
+    write_config(kit_home, f"confine: {'on' if _confined() == 'bwrap' else 'off'}\nscan: block\n")
+    repo = make_repo(tmp_path / "repo", {"calc.py": "class Pricer:\n    def price(self, units):\n        return units * 100\n"})
+    hidden = tmp_path / "hidden" / "test_calc.py"
+    hidden.parent.mkdir()
+    hidden.write_text(FIXTURES)
+    assert seal(repo, hidden).returncode == 0
+    honest = "class Pricer:\n    def price(self, units):\n" + RIGHT_BODY.replace("    return", "        return")
+    (repo / "calc.py").write_text(PRICER if product != "honest" else honest)
+    res = run_hook(stop_payload(repo), timeout=120)
+    acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
+    if product == "honest":
+        assert res.returncode == 0 and acceptance["second"]["checked"] == 2, (res.stderr, acceptance)
+        return
+    assert res.returncode == 2, f"the stop was allowed with the bug in: {res.stderr}"
+    assert (acceptance.get("tamper") or {}).get("rule") == "disagree", (acceptance, res.stderr)
+    _assert_no_test_text(res.stderr + res.stdout)
