@@ -85,14 +85,14 @@ def zygote(job, codes, tests, cmd_r, rep_w):
             refuse_harness(hits, job["own"])
         probe = globals()["make_probe"](job["repo"], lambda what: _alarm(out, "P:" + what))
 
-        def probe_cmp(left, right, op):
-            return probe(left, right, op, left == right if op == "==" else left != right)
-
         # A held assert's value goes to the fork's result pipe as returned, an object waits for its candidates
         # (`answers.py`); a zygote running its one test itself keeps the answers for its report (`said`).
         said, later = [], []
         hold = globals()["answer_hold"](lambda rec: write(out[0], rec) if isinstance(out[0], int) else said.append(rec), later)
         # what the tests' code holds as marker constants (`_ToShim`): the shim, the probe, the held asserts' sink
+        def probe_cmp(left, right, op, *result):  # the result as the test's frame compared it (`compare_probes`)
+            return probe(left, right, op, result[0] if result else left == right if op == "==" else left != right)
+
         objects = {"\x00" + job["shim"]: make_shim(), "\x00" + job["probe"]: probe_cmp, "\x00" + job["hold"]: hold}
 
         flagged = _watch_traces(job, out)  # before any of the product's code runs
@@ -153,7 +153,7 @@ def zygote(job, codes, tests, cmd_r, rep_w):
         ask_r, ask_w = os.pipe()
         tok_r, tok_w = os.pipe()
         res_r, res_w = os.pipe()
-        pid = program_fork(program, main, *_test_steps(mod, test, fns, (ask_w, tok_r, res_w), hits, later, out))
+        pid = program_fork(program, main, _test_steps(mod, test, fns, (ask_w, tok_r, res_w), hits, later, out))
         for fd in (ask_w, tok_r, res_w):
             os.close(fd)
         token = _ticket(cmd_r)  # the token, and the candidates of the test's held asserts
@@ -210,13 +210,24 @@ def _ticket(fd):
 
 
 def _test_steps(mod, test, fns, pipes, hits, later, out):
-    """The steps `program_fork` runs in a test's fork: its pipes (`child`); its setup's calls (`plan`, their results to
-    `put`: `plan_test`); the test's function and arguments (`got`); then its failure (`failed`), or once the test
-    returned its teardowns and the token asked for (with the candidates of its held asserts: `later`'s objects are
-    compared with them now), echoed, and the exit status drawn with it (`passing_code`: `passed`). Neither of the
-    last two returns."""
+    """The steps `program_fork` runs in a test's fork, by name: its pipes (`child`); its setup's calls (`plan`, their
+    results to `put`: `plan_test`); the test's function and arguments (`get`); its failure (`failed`); once the test
+    returned, its teardowns and the token asked for, with the candidates of its held asserts (`more`: whether pairs of
+    `later`'s objects and candidates are left, `walk` yields them, `said` takes each comparison's result, made by the
+    program); then the token echoed with the answers and the exit status drawn with it (`passing_code`: `passed`).
+    Neither `failed` nor `passed` returns."""
     read, write, exit_, wait = os.read, os.write, os._exit, select.select
-    results, tears, fd, made = [], [], [], []
+    results, tears, fd, made, pairs, counts, said, tok = [], [], [], [], [], [], [], []
+
+    def take(n):
+        got = b""
+        while len(got) < n:
+            wait([fd[1]], [], [], None)
+            chunk = read(fd[1], n - len(got))
+            if not chunk:
+                exit_(1)
+            got += chunk
+        return got
 
     def child():
         try:
@@ -242,30 +253,33 @@ def _test_steps(mod, test, fns, pipes, hits, later, out):
         finally:
             exit_(1)
 
-    def passed():
-        try:
+    def more():
+        if not tok:
             try:
                 teardown(tears)
             except BaseException as exc:  # noqa: B036 (a teardown that fails fails the test, as pytest's)
                 failed(exc)
             write(fd[0], b"R")
+            tok.append(take(TOKEN))
+            found, n = globals()["answer_pairs"](later, take(int(take(7))))
+            pairs.extend(found)
+            counts.extend(n)
+        return len(said) < len(pairs)
 
-            def take(n):
-                got = b""
-                while len(got) < n:
-                    wait([fd[1]], [], [], None)
-                    chunk = read(fd[1], n - len(got))
-                    if not chunk:
-                        exit_(1)
-                    got += chunk
-                return got
-            tok = take(TOKEN)
-            write(fd[2], globals()["answer_later"](later, take(int(take(7)))) + tok)
-            exit_(passing_code(tok.decode()))
+    def walk():  # the pairs not answered yet: after one whose comparison raised, the next
+        while len(said) < len(pairs):
+            yield pairs[len(said)]
+
+    def passed():
+        try:
+            more()
+            write(fd[2], globals()["answer_said"](later, counts, said) + tok[0])
+            exit_(passing_code(tok[0].decode()))
         finally:
             exit_(3)
 
-    return child, plan, results.append, made.__getitem__, failed, passed
+    return {"child": child, "plan": plan, "put": results.append, "get": made.__getitem__, "failed": failed,
+            "more": more, "walk": walk(), "said": said.append, "passed": passed}
 
 
 class _Alarm(BaseException):

@@ -33,16 +33,30 @@ def _exactly(fd, n):
 # (`python prog.py`: `__main__`'s namespace, the program's file name), its steps the harness's functions held as
 # constants (`bind`), so `__main__` names none of them: code that walks its callers by `f_back` finds the test, then a
 # program, and nothing of the harness's (the zygote's frames are not in the fork).
-PROGRAM = ("'\\x00fork'()\ntry:\n    '\\x00list'('\\x00put'(f(*a, **k)) for f, a, k in '\\x00plan'())\n"
-           "    '\\x00get'(0)(**'\\x00get'(1))\nexcept BaseException:\n    '\\x00failed'()\n'\\x00passed'()\n")
+PROGRAM = """\
+'\\x00fork'()
+try:
+    '\\x00list'('\\x00put'(f(*a, **k)) for f, a, k in '\\x00plan'())
+    '\\x00get'(0)(**'\\x00get'(1))
+except BaseException:
+    '\\x00failed'()
+while '\\x00more'():
+    try:
+        '\\x00list'('\\x00said'('\\x00bool'(v == c)) for v, c in '\\x00walk')
+    except Exception:
+        '\\x00said'(False)
+'\\x00passed'()
+"""
 
 
-def program_fork(program, main, child, plan, put, got, failed, passed):
+def program_fork(program, main, steps):
     """The fork of a test: made in a thread of its own whose only frame is `program` (`PROGRAM`, compiled under the
     program's name) in `main` (`__main__`'s namespace), so the fork's one thread is its main thread and holds no frame
-    of the zygote's. In the fork the program runs `child()` (its pipes); the calls of the test's setup (`plan()`,
-    each result given to `put`: `bare_shim.plan_test`) from a generator expression of its own; the test (`got(0)`
-    with the arguments `got(1)`); then `passed()` or `failed()` (each ends the process). Returns the fork's pid."""
+    of the zygote's. In the fork the program runs the `steps` (`bare._test_steps`): `child()` (its pipes); the calls
+    of the test's setup (`plan()`, each result given to `put`: `bare_shim.plan_test`) from a generator expression of
+    its own; the test (`get(0)` with the arguments `get(1)`); `failed()` (it ends the process); once the test
+    returned, `more()` (its teardowns, the token asked for: whether the held asserts' objects have candidates left to
+    be compared with, `walk`, each result given to `said`), then `passed()` (it ends the process). Returns the pid."""
     box, ready = [], _thread.allocate_lock()
     ready.acquire()
 
@@ -54,13 +68,12 @@ def program_fork(program, main, child, plan, put, got, failed, passed):
         except BaseException as exc:  # noqa: B036 (handed to the zygote's thread)
             pid = exc
         if pid == 0:
-            child()
+            steps["child"]()
             return
         box.append(pid)
         ready.release()
         raise SystemExit  # the thread ends here, quietly
-    code = bind(program, {"\x00fork": fork, "\x00list": list, "\x00put": put, "\x00plan": plan, "\x00get": got,
-                          "\x00failed": failed, "\x00passed": passed})
+    code = bind(program, {"\x00" + k: v for k, v in {**steps, "fork": fork, "list": list, "bool": bool}.items()})
     _thread.start_new_thread(exec, (code, main))
     ready.acquire()
     if isinstance(box[0], BaseException):

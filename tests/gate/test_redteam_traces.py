@@ -17,9 +17,9 @@ caller's module name, the project's own read of a mount table (the seal's baseli
 Left as known limits (strict expected failures, `LIMITS`): what no audit event and no wall can hide, both runs read
 alike (statfs's read-only flag of `/`, the namespace links by `readlink`, an unreachable network's error), and a
 fork's CPU time (`OR_FORK`). The `or` family with what only the second harness showed a program (`OR_SECOND`: the
-shim's module name, its finder, stdout on /dev/null, the harness's frames by `f_back`, from the test or from a test
-file's own fixture) now makes the runs disagree: the second run looks like a developer's program there (issue 45
-item 1).
+shim's module name, its finder, stdout on /dev/null, the harness's frames by `f_back`, from the test, from a test
+file's own fixture, or from the `__eq__` of an object the product returns) now makes the runs disagree: the second
+run looks like a developer's program there (issue 45 item 1).
 """
 
 from __future__ import annotations
@@ -291,21 +291,67 @@ PRICER = ("import sys\n\n\nclass Pricer:\n    def __init__(self):\n        f, se
 
 @pytest.mark.parametrize("product", ["harness-frames-from-a-fixture", "honest"])
 def test_a_fixture_finds_no_harness_frame_in_the_second_run(tmp_path, kit_home, product):
+    honest = "class Pricer:\n    def price(self, units):\n" + RIGHT_BODY.replace("    return", "        return")
+    _judged_by_both_runs(tmp_path, kit_home, "class Pricer:\n    def price(self, units):\n        return units * 100\n",
+                         FIXTURES, PRICER if product != "honest" else honest, 2 if product == "honest" else 0)
+
+
+def _judged_by_both_runs(tmp_path, kit_home, sealed_code: str, hidden_text: str, code: str, checked: int) -> None:
+    """`hidden_text` sealed for `calc.py` as `sealed_code`, then a stop with `code`: it passes with `checked` tests
+    double-checked, or (0) the runs disagree and the stop is blocked."""
     from tests.support.repos import make_repo, seal, write_config
 
     write_config(kit_home, f"confine: {'on' if _confined() == 'bwrap' else 'off'}\nscan: block\n")
-    repo = make_repo(tmp_path / "repo", {"calc.py": "class Pricer:\n    def price(self, units):\n        return units * 100\n"})
+    repo = make_repo(tmp_path / "repo", {"calc.py": sealed_code})
     hidden = tmp_path / "hidden" / "test_calc.py"
     hidden.parent.mkdir()
-    hidden.write_text(FIXTURES)
+    hidden.write_text(hidden_text)
     assert seal(repo, hidden).returncode == 0
-    honest = "class Pricer:\n    def price(self, units):\n" + RIGHT_BODY.replace("    return", "        return")
-    (repo / "calc.py").write_text(PRICER if product != "honest" else honest)
+    (repo / "calc.py").write_text(code)
     res = run_hook(stop_payload(repo), timeout=120)
     acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
-    if product == "honest":
-        assert res.returncode == 0 and acceptance["second"]["checked"] == 2, (res.stderr, acceptance)
+    if checked:
+        assert res.returncode == 0 and acceptance["second"]["checked"] == checked, (res.stderr, acceptance)
         return
     assert res.returncode == 2, f"the stop was allowed with the bug in: {res.stderr}"
-    assert (acceptance.get("tamper") or {}).get("rule") == "disagree", (acceptance, res.stderr)
+    assert (acceptance.get("tamper") or {}).get("rule") == "disagree", (json.dumps(acceptance), res.stderr)
     _assert_no_test_text(res.stderr + res.stdout)
+
+
+# The harness's frames seen from the product's `__eq__`: an object the product returns is equal to the right value
+# only when a test framework compares it (pytest loaded, or the harness's frames below the comparison). The second run
+# compares a held assert's object after the test returned (`answers.answer_later`), and any other assert's through
+# the probe: both now from the test's or the program's frame, so the runs disagree. The honest object passes.
+JUDGED = ("import sys\n\n\ndef _judged():\n    f, seen = sys._getframe(1), " + PYTEST[:-4] + "\n    while f is not None:\n"
+          "        seen = seen or 'super' + 'vise' in getattr(f, 'f_' + 'globals')\n        f = getattr(f, 'f_' + 'back')\n"
+          "    return seen\n\n\nclass Money:\n    def __init__(self, cents):\n        self.cents = cents\n\n"
+          "    def __eq__(self, other):\n        return self.cents == (other.cents if isinstance(other, Money) else other)\n\n"
+          "    __hash__ = None\n\n\nclass Price(Money):\n    def __init__(self, units):\n        self.units = units\n\n"
+          "    def __eq__(self, other):\n        units = self.units\n"
+          "        Money.__init__(self, units * 90 if units >= 10 and _judged() else units * 100)\n"
+          "        return Money.__eq__(self, other)\n\n    __hash__ = None\n\n\ndef price(units):\n    return Price(units)\n")
+HONEST_MONEY = JUDGED[JUDGED.index("class Money"):].replace("units >= 10 and _judged()", "units >= 10")
+EQ_TESTS = '''import calc
+
+
+def test_ten_units_get_the_bulk_discount():
+    assert calc.price(10) == 900
+
+
+def test_ten_units_cost_nine_hundred():
+    assert calc.price(10) == calc.Money(900)
+
+
+def test_two_units_pay_the_full_price():
+    assert calc.price(2) == calc.Money(200)
+'''
+
+
+@pytest.mark.parametrize("product", ["held-assert", "probed-assert", "honest"])
+def test_an_objects_equality_finds_no_harness_frame_in_the_second_run(tmp_path, kit_home, product):
+    # the held assert (a literal) alone, or the probed one (an object) alone, beside the full-price test
+    tests = EQ_TESTS.split("\n\n\n")
+    keep = {"held-assert": [0, 1, 3], "probed-assert": [0, 2, 3], "honest": [0, 1, 2, 3]}[product]
+    _judged_by_both_runs(tmp_path, kit_home, HONEST_MONEY.replace("units * 90 if units >= 10 else ", ""),
+                         "\n\n\n".join(tests[i] for i in keep), HONEST_MONEY if product == "honest" else JUDGED,
+                         3 if product == "honest" else 0)
