@@ -364,7 +364,7 @@ def supervise(params):
     tempfile.gettempdir()  # found once (it writes a probe file), not by every fork that asks for tmp_path
     # The developer's program the tests run in (`_as_program`): a file in the project's folder, as `python prog.py`
     # there has it (`program_file`).
-    program = program_file(params["cwd"])
+    program = program_file(params["cwd"], params["front"] + params["site"])
     # The project's own modules named like one the harness imported (`signal`, `select`...), and its own pluggy (a
     # project that is pluggy): its tests import its own, as `python -m pytest` in the repository gives them.
     own = _own_names(params["front"])

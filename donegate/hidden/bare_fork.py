@@ -149,23 +149,28 @@ def _sink():
 PROGRAM_NAMES = ("main.py", "run.py", "demo.py", "prog.py", "try_it.py")
 
 
-def program_file(folder):
+def program_file(folder, path=()):
     """The file of the developer's program the tests run in (`_as_program`): in the project's folder, where a
     developer's `python prog.py` is (`sys.path[0]` is that folder in both), made by this run in its own copy of the
-    tree (the copy's put-back removes it; the agent's tree never holds it). Empty: a child that multiprocessing's
-    spawn starts runs `__main__`'s file again, and must run nothing of the tests'. A folder where it cannot be
-    made (read-only): a folder of the run's own temporary one."""
+    tree (the copy's put-back removes it; the agent's tree never holds it), under a name no folder of `path` (the
+    run's sys.path) holds a module of: it shadows nothing an import finds. Empty: a child that multiprocessing's spawn
+    starts runs `__main__`'s file again, and must run nothing of the tests'. A folder where it cannot be made
+    (read-only): a folder of the run's own temporary one."""
+    from importlib.machinery import PathFinder
+
     for name in PROGRAM_NAMES:
-        path = os.path.join(folder, name)
+        if PathFinder.find_spec(name[:-3], [folder, *path]) is not None:
+            continue
+        path_ = os.path.join(folder, name)
         try:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-            return path
+            os.close(os.open(path_, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            return path_
         except FileExistsError:
             continue
         except OSError:
             break
     import tempfile
 
-    path = os.path.join(tempfile.mkdtemp(prefix="p"), "main.py")
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
-    return path
+    path_ = os.path.join(tempfile.mkdtemp(prefix="p"), "main.py")
+    os.close(os.open(path_, os.O_WRONLY | os.O_CREAT, 0o644))
+    return path_
