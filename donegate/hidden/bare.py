@@ -50,7 +50,7 @@ from types import ModuleType as _ModuleType
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, plan, split_id
     from donegate.hidden.bare_shim import (_as_program, _own_names, _run_test, _ToShim, bind, make_shim, plan_test,
-                                           refuse_harness, shim_compile, teardown)
+                                           refuse_harness, shim_compile)
     from donegate.hidden.bare_fork import (PROGRAM, _drain, _exactly, _hide, _only, _sink, _threads, program_file,
                                            program_fork)
 
@@ -211,13 +211,13 @@ def _ticket(fd):
 
 def _test_steps(mod, test, fns, pipes, hits, later, out):
     """The steps `program_fork` runs in a test's fork, by name: its pipes (`child`); its setup's calls (`plan`, their
-    results to `put`: `plan_test`); the test's function and arguments (`get`); its failure (`failed`); once the test
-    returned, its teardowns and the token asked for, with the candidates of its held asserts (`more`: whether pairs of
-    `later`'s objects and candidates are left, `walk` yields them, `said` takes each comparison's result, made by the
-    program); then the token echoed with the answers and the exit status drawn with it (`passing_code`: `passed`).
-    Neither `failed` nor `passed` returns."""
+    results to `put`: `plan_test`); the test's function and arguments (`get`); its failure noted (`failed`); its
+    teardowns (`tears`, `down`); then a failure reported, or the token asked for, with the candidates of its held
+    asserts (`more`: whether pairs of `later`'s objects and candidates are left, `walk` yields them, `said` takes each
+    comparison's result, made by the program); then the token echoed with the answers and the exit status drawn with
+    it (`passing_code`: `passed`). `passed` does not return, nor `more` after a failure."""
     read, write, exit_, wait = os.read, os.write, os._exit, select.select
-    results, tears, fd, made, pairs, counts, said, tok = [], [], [], [], [], [], [], []
+    results, tears, fd, made, pairs, counts, said, tok, broke = [], [], [], [], [], [], [], [], []
 
     def take(n):
         got = b""
@@ -242,23 +242,21 @@ def _test_steps(mod, test, fns, pipes, hits, later, out):
     def plan():
         return plan_test(mod, test, fns, results, tears, made)
 
-    def failed(exc=None):
-        try:
-            exc = exc or sys.exc_info()[1]
-            try:
-                teardown(tears)
-            except BaseException:  # noqa: B036 (the test's own failure is the one reported)
-                pass
-            write(fd[2], (_failure(exc, hits)).encode()[:500])
-        finally:
-            exit_(1)
+    def failed():
+        if not broke:  # the test's own failure is the one reported, not a teardown's after it
+            broke.append(sys.exc_info()[1])
+
+    def down():  # the teardowns, last set up first: after one that raised, the next
+        while tears:
+            yield tears.pop()
 
     def more():
         if not tok:
-            try:
-                teardown(tears)
-            except BaseException as exc:  # noqa: B036 (a teardown that fails fails the test, as pytest's)
-                failed(exc)
+            if broke:
+                try:
+                    write(fd[2], (_failure(broke[0], hits)).encode()[:500])
+                finally:
+                    exit_(1)
             write(fd[0], b"R")
             tok.append(take(TOKEN))
             found, n = globals()["answer_pairs"](later, take(int(take(7))))
@@ -279,7 +277,7 @@ def _test_steps(mod, test, fns, pipes, hits, later, out):
             exit_(3)
 
     return {"child": child, "plan": plan, "put": results.append, "get": made.__getitem__, "failed": failed,
-            "more": more, "walk": walk(), "said": said.append, "passed": passed}
+            "tears": tears.__len__, "down": down(), "more": more, "walk": walk(), "said": said.append, "passed": passed}
 
 
 class _Alarm(BaseException):

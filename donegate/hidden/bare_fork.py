@@ -40,6 +40,11 @@ try:
     '\\x00get'(0)(**'\\x00get'(1))
 except BaseException:
     '\\x00failed'()
+while '\\x00tears'():
+    try:
+        '\\x00list'(f() for f in '\\x00down')
+    except BaseException:
+        '\\x00failed'()
 while '\\x00more'():
     try:
         '\\x00list'('\\x00said'('\\x00bool'(v == c)) for v, c in '\\x00walk')
@@ -54,9 +59,11 @@ def program_fork(program, main, steps):
     program's name) in `main` (`__main__`'s namespace), so the fork's one thread is its main thread and holds no frame
     of the zygote's. In the fork the program runs the `steps` (`bare._test_steps`): `child()` (its pipes); the calls
     of the test's setup (`plan()`, each result given to `put`: `bare_shim.plan_test`) from a generator expression of
-    its own; the test (`get(0)` with the arguments `get(1)`); `failed()` (it ends the process); once the test
-    returned, `more()` (its teardowns, the token asked for: whether the held asserts' objects have candidates left to
-    be compared with, `walk`, each result given to `said`), then `passed()` (it ends the process). Returns the pid."""
+    its own; the test (`get(0)` with the arguments `get(1)`), `failed()` noting the first failure; its teardowns,
+    last set up first (`down` yields them while `tears()`), from a generator expression too; `more()` (a failure
+    reported, and the process ended; else the token asked for: whether the held asserts' objects have candidates left
+    to be compared with, `walk`, each result given to `said`), then `passed()` (it ends the process). Returns the
+    fork's pid."""
     box, ready = [], _thread.allocate_lock()
     ready.acquire()
 

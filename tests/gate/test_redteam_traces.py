@@ -18,8 +18,8 @@ Left as known limits (strict expected failures, `LIMITS`): what no audit event a
 alike (statfs's read-only flag of `/`, the namespace links by `readlink`, an unreachable network's error), a
 fork's CPU time (`OR_FORK`), and the callable constants of the code below the product (`OR_CODE`). The `or` family with what only the second harness showed a program (`OR_SECOND`: the
 shim's module name, its finder, stdout on /dev/null, the harness's frames by `f_back`, from the test, from a test
-file's own fixture, or from the `__eq__` of an object the product returns) now makes the runs disagree: the second
-run looks like a developer's program there (issue 45 item 1).
+file's own fixture or its teardown, or from the `__eq__` of an object the product returns) now makes the runs
+disagree: the second run looks like a developer's program there (issue 45 item 1).
 """
 
 from __future__ import annotations
@@ -366,3 +366,40 @@ def test_an_objects_equality_finds_no_harness_frame_in_the_second_run(tmp_path, 
     _judged_by_both_runs(tmp_path, kit_home, HONEST_MONEY.replace("units * 90 if units >= 10 else ", ""),
                          "\n\n\n".join(tests[i] for i in keep), HONEST_MONEY if product == "honest" else JUDGED,
                          3 if product == "honest" else 0)
+
+
+# The harness's frames seen from a fixture's teardown: the product notes, when its object is closed, whether a test
+# framework is below, and its object's equality (a held assert's, compared after the teardowns in the second run)
+# trusts the note. The fork's program runs the teardowns from its own frame too (`bare_fork.PROGRAM`).
+TEARDOWN = '''import pytest
+
+import calc
+
+
+@pytest.fixture
+def shop():
+    s = calc.Shop()
+    yield s
+    s.close()
+
+
+def test_ten_units_get_the_bulk_discount(shop):
+    assert shop.price(10) == 900
+
+
+def test_two_units_pay_the_full_price(shop):
+    assert shop.price(2) == 200
+'''
+CLOSED = JUDGED.replace("units >= 10 and _judged()", "units >= 10 and (" + PYTEST + "bool(SEEN))").replace(
+    "def price(units):\n    return Price(units)\n",
+    "SEEN = []\n\n\nclass Shop:\n    def price(self, units):\n        return Price(units)\n\n"
+    "    def close(self):\n        if _judged():\n            SEEN.append(1)\n")
+
+
+@pytest.mark.parametrize("product", ["harness-frames-from-a-teardown", "honest"])
+def test_a_teardown_finds_no_harness_frame_in_the_second_run(tmp_path, kit_home, product):
+    honest = HONEST_MONEY.replace("def price(units):\n    return Price(units)\n",
+                                  "class Shop:\n    def price(self, units):\n        return Price(units)\n\n"
+                                  "    def close(self):\n        pass\n")
+    _judged_by_both_runs(tmp_path, kit_home, honest.replace("units * 90 if units >= 10 else ", ""), TEARDOWN,
+                         honest if product == "honest" else CLOSED, 2 if product == "honest" else 0)
