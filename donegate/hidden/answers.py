@@ -318,16 +318,32 @@ def answer_hold(emit, later):
 
 def answer_later(later, blob):
     """The kept objects compared with their candidates (each by its own `==`, in the order sent): the answers."""
-    if not later:
-        return b""
-    sets = _answer_loads(blob.decode()) if blob else {}
-    out = []
+    pairs, counts = answer_pairs(later, blob)
+    said = []
+    for value, candidate in pairs:
+        try:
+            said.append(bool(value == candidate))
+        except Exception:  # noqa: BLE001 - an object that cannot be compared is equal to nothing
+            said.append(False)
+    return answer_said(later, counts, said)
+
+
+def answer_pairs(later, blob):
+    """([(a kept object, one of its candidates)] in the order `answer_later` compares them, how many candidates each
+    object has): a fork's program compares them from its own frame (`bare_fork.PROGRAM`), not the harness's."""
+    sets = _answer_loads(blob.decode()) if later and blob else {}
+    pairs, counts = [], []
     for k, value in later:
-        bits = []
-        for enc in sets.get(str(k), ()):
-            try:
-                bits.append("1" if bool(value == answer_decode(enc)) else "0")
-            except Exception:  # noqa: BLE001 - an object that cannot be compared is equal to nothing
-                bits.append("0")
-        out.append(answer_record(k, 99, "".join(bits).encode()))
+        candidates = [answer_decode(enc) for enc in sets.get(str(k), ())]
+        pairs.extend((value, c) for c in candidates)
+        counts.append(len(candidates))
+    return pairs, counts
+
+
+def answer_said(later, counts, said):
+    """`answer_later`'s answers from the comparisons' results (`said`: one a pair of `answer_pairs`, in order)."""
+    out, i = [], 0
+    for (k, _), n in zip(later, counts, strict=False):
+        out.append(answer_record(k, 99, "".join("1" if b else "0" for b in said[i:i + n]).encode()))
+        i += n
     return b"".join(out)

@@ -8,11 +8,15 @@ a function's namespace. Nothing of the kit is imported; the standard library onl
   fixture params, `usefixtures`, indirect parameters, setup/teardown hooks, async, classes with `__init__`
   or bases) is reported as `unsupported` by the supervisor itself, never by code the product could reach.
 - One zygote, a fork of the supervisor, imports every test file (and so the product) once, as pytest's
-  collection does: it drops stdin/stdout/stderr, moves its two pipe ends to random descriptors, registers the
-  kit's shim under the stop's random name (the tests' `import pytest` is rewritten to it: `sys.modules` has no
-  `pytest`, and importing pytest, _pytest or pluggy fails) and imports the test modules in pytest's order.
+  collection does: its stdin is /dev/null, its stdout and stderr a pipe a child of the supervisor drains (as a
+  program's run from a shell that reads it), its two pipe ends at random descriptors; the tests' `import pytest`
+  binds the kit's shim, which their code holds as a constant (no module, name or finder of the harness's in
+  `sys.modules`, `__main__` or `sys.meta_path`: importing pytest, _pytest or pluggy fails as a missing module's
+  does, by an audit hook), and it imports the test modules in pytest's order.
   (A zygote per file imported the product 500 times for 500 files: more than 120 s a stop.) Each test then
-  runs in a fork of the zygote: its fixtures, the test and the teardowns. While the test runs, the fork holds
+  runs in a fork of the zygote: its fixtures, the test and the teardowns. The fork is made from a thread whose
+  only frame is a program's module-level code (`program_fork`): in the fork, that thread is the main thread and
+  the test is called from the program's frame, with no frame of the harness's below it. While the test runs, the fork holds
   nothing it could echo: its three pipes (close-on-exec, at random descriptors) are empty. Only once the test
   returned does the fork ask for the token (the supervisor drew it after the fork; the zygote hands it over
   only when asked), write it back and end with the exit status drawn with it (`passing_code`, never 0). The
@@ -29,10 +33,10 @@ a function's namespace. Nothing of the kit is imported; the standard library onl
 """
 
 import ast
+import contextlib
 import json
 import linecache
 import os
-import random
 import secrets
 import select
 import signal
@@ -45,7 +49,10 @@ from types import ModuleType as _ModuleType
 # the kit (its tests), it takes their names from the modules. A shipped namespace has no `__package__`.
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, plan, split_id
-    from donegate.hidden.bare_shim import _as_program, _own_names, _refuser, _run_test, _ToShim, make_shim
+    from donegate.hidden.bare_shim import (_as_program, _own_names, _run_test, _ToShim, bind, make_shim, plan_test,
+                                           refuse_harness, shim_compile)
+    from donegate.hidden.bare_fork import (PROGRAM, _drain, _exactly, _hide, _only, _sink, _threads, program_file,
+                                           program_fork)
 
 
 # --- one test, in a fork ----------------------------------------------------------------------------------
@@ -58,31 +65,35 @@ _HARNESS_ONLY = ("secrets", "hmac")
 def zygote(job, codes, tests, cmd_r, rep_w):
     """The fork that imports every sealed test module (and with them the product) once, in pytest's order, then
     forks once per test the supervisor sends it (`_Zygote`; `tests`: what the supervisor planned, before this
-    fork, each asked for by its place in the list): never returns. Its stdio is /dev/null before any product
-    code runs; nothing of the supervisor's is left open in it but its two pipes, at random descriptors."""
+    fork, each asked for by its place in the list): never returns. Its stdin is /dev/null and its output the
+    supervisor's drained pipe (`_sink`) before any product code runs; nothing of the supervisor's is left open in it
+    but its two pipes, at random descriptors."""
     write, exit_ = os.write, os._exit
     hits, out = [], [None]  # refused harness imports; the fork's result pipe, once there is a fork
     devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
+    os.dup2(devnull, 0)
+    for fd in (1, 2):  # a pipe, as a program run from a shell whose output is read (drained by the supervisor's child)
+        os.dup2(job.get("output", devnull), fd)
     cmd_r, rep_w = _hide(cmd_r), _hide(rep_w)
     _only(cmd_r, rep_w)  # nothing else of the supervisor's: its report pipe above all
     mods, failed, fixtures, flagged = {}, {}, {}, []
     try:
-        _as_program(job["program"])
-        shim_name = job["shim"]
-        sys.modules[shim_name] = make_shim(shim_name)
+        _as_program(job["program"], job["cwd"])
+        main = vars(sys.modules["__main__"])
+        program = shim_compile(ast.parse(PROGRAM), job["program"])
         if "imports-pytest" not in job["allow"]:
-            sys.meta_path.insert(0, _refuser(hits, job["own"]))
+            refuse_harness(hits, job["own"])
         probe = globals()["make_probe"](job["repo"], lambda what: _alarm(out, "P:" + what))
-
-        def probe_cmp(left, right, op):
-            return probe(left, right, op, left == right if op == "==" else left != right)
 
         # A held assert's value goes to the fork's result pipe as returned, an object waits for its candidates
         # (`answers.py`); a zygote running its one test itself keeps the answers for its report (`said`).
         said, later = [], []
         hold = globals()["answer_hold"](lambda rec: write(out[0], rec) if isinstance(out[0], int) else said.append(rec), later)
+        # what the tests' code holds as marker constants (`_ToShim`): the shim, the probe, the held asserts' sink
+        def probe_cmp(left, right, op, *result):  # the result as the test's frame compared it (`compare_probes`)
+            return probe(left, right, op, result[0] if result else left == right if op == "==" else left != right)
+
+        objects = {"\x00" + job["shim"]: make_shim(), "\x00" + job["probe"]: probe_cmp, "\x00" + job["hold"]: hold}
 
         flagged = _watch_traces(job, out)  # before any of the product's code runs
         if "imports-pytest" in job["allow"]:  # importable (the kit's), never run: last on the path
@@ -99,10 +110,8 @@ def zygote(job, codes, tests, cmd_r, rep_w):
             modname = rel[:-3].replace("/", ".")
             mod = _ModuleType(modname)
             mod.__file__ = code.co_filename
-            mod.__dict__[job["probe"]] = probe_cmp
-            mod.__dict__[job["hold"]] = hold
             sys.modules[modname] = mod
-            exec(code, mod.__dict__)
+            exec(bind(code, objects), mod.__dict__)
             mods[rel] = mod
             fixtures[rel] = {v._bare_fixture[0]: v for v in list(vars(mod).values()) if hasattr(v, "_bare_fixture")}
         except BaseException as exc:  # noqa: B036 (the module did not import: every test of it fails alike)
@@ -144,16 +153,7 @@ def zygote(job, codes, tests, cmd_r, rep_w):
         ask_r, ask_w = os.pipe()
         tok_r, tok_w = os.pipe()
         res_r, res_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                ask_w, tok_r, res_w = _hide(ask_w), _hide(tok_r), _hide(res_w)  # close-on-exec, all three
-                _only(ask_w, tok_r, res_w)  # the zygote's pipes to the supervisor above all
-                os.set_blocking(tok_r, False)  # nothing to read there while the test runs, and no waiting for it
-                out[0] = res_w
-                one_test(mod, test, fns, ask_w, tok_r, res_w, hits, later)
-            finally:  # whatever happens, a fork never goes back to being the zygote
-                exit_(3)
+        pid = program_fork(program, main, _test_steps(mod, test, fns, (ask_w, tok_r, res_w), hits, later, out))
         for fd in (ask_w, tok_r, res_w):
             os.close(fd)
         token = _ticket(cmd_r)  # the token, and the candidates of the test's held asserts
@@ -209,41 +209,75 @@ def _ticket(fd):
     return token + size + (_exactly(fd, int(size)) if size and int(size) else b"")
 
 
-def _exactly(fd, n):
-    """`n` bytes from `fd` (b"" at its end)."""
-    data = b""
-    while len(data) < n:
-        chunk = os.read(fd, n - len(data))
-        if not chunk:
-            return b""
-        data += chunk
-    return data
-
-
-def one_test(mod, test, fns, ask_w, tok_r, res_w, hits, later):
-    """Runs in the fork of the zygote: the test; once it returned, the token asked for (with the candidates of its
-    held asserts: `later`'s objects are compared with them now), echoed, and the exit status drawn with it
-    (`passing_code`). Never returns."""
+def _test_steps(mod, test, fns, pipes, hits, later, out):
+    """The steps `program_fork` runs in a test's fork, by name: its pipes (`child`); its setup's calls (`plan`, their
+    results to `put`: `plan_test`); the test's function and arguments (`get`); its failure noted (`failed`); its
+    teardowns (`tears`, `down`); then a failure reported, or the token asked for, with the candidates of its held
+    asserts (`more`: whether pairs of `later`'s objects and candidates are left, `walk` yields them, `said` takes each
+    comparison's result, made by the program); then the token echoed with the answers and the exit status drawn with
+    it (`passing_code`: `passed`). `passed` does not return, nor `more` after a failure."""
     read, write, exit_, wait = os.read, os.write, os._exit, select.select
-    try:
-        _run_test(mod, test, fns)
-    except BaseException as exc:  # noqa: B036 (every way a test can end that is not a pass)
-        write(res_w, (_failure(exc, hits)).encode()[:500])
-        exit_(1)
-    write(ask_w, b"R")
+    results, tears, fd, made, pairs, counts, said, tok, broke = [], [], [], [], [], [], [], [], []
 
     def take(n):
         got = b""
         while len(got) < n:
-            wait([tok_r], [], [], None)
-            chunk = read(tok_r, n - len(got))
+            wait([fd[1]], [], [], None)
+            chunk = read(fd[1], n - len(got))
             if not chunk:
                 exit_(1)
             got += chunk
         return got
-    tok = take(TOKEN)
-    write(res_w, globals()["answer_later"](later, take(int(take(7)))) + tok)
-    exit_(passing_code(tok.decode()))
+
+    def child():
+        try:
+            ask_w, tok_r, res_w = (_hide(f) for f in pipes)  # close-on-exec, all three
+            _only(ask_w, tok_r, res_w)  # the zygote's pipes to the supervisor above all
+            os.set_blocking(tok_r, False)  # nothing to read there while the test runs, and no waiting for it
+            out[0] = res_w
+            fd.extend((ask_w, tok_r, res_w))
+        except BaseException:  # noqa: B036 (a fork never goes back to being the zygote)
+            exit_(3)
+
+    def plan():
+        return plan_test(mod, test, fns, results, tears, made)
+
+    def failed():
+        if not broke:  # the test's own failure is the one reported, not a teardown's after it
+            broke.append(sys.exc_info()[1])
+
+    def down():  # the teardowns, last set up first: after one that raised, the next
+        while tears:
+            yield tears.pop()
+
+    def more():
+        if not tok:
+            if broke:
+                try:
+                    write(fd[2], (_failure(broke[0], hits)).encode()[:500])
+                finally:
+                    exit_(1)
+            write(fd[0], b"R")
+            tok.append(take(TOKEN))
+            found, n = globals()["answer_pairs"](later, take(int(take(7))))
+            pairs.extend(found)
+            counts.extend(n)
+        return len(said) < len(pairs)
+
+    def walk():  # the pairs not answered yet: after one whose comparison raised, the next
+        while len(said) < len(pairs):
+            yield pairs[len(said)]
+
+    def passed():
+        try:
+            more()
+            write(fd[2], globals()["answer_said"](later, counts, said) + tok[0])
+            exit_(passing_code(tok[0].decode()))
+        finally:
+            exit_(3)
+
+    return {"child": child, "plan": plan, "put": results.append, "get": made.__getitem__, "failed": failed,
+            "tears": tears.__len__, "down": down(), "more": more, "walk": walk(), "said": said.append, "passed": passed}
 
 
 class _Alarm(BaseException):
@@ -304,15 +338,6 @@ def _watch_traces(job, out):
     return flagged
 
 
-def _threads():
-    """Threads of this process, native ones included (Linux counts them in /proc)."""
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        threading = sys.modules.get("threading")
-        return threading.active_count() if threading is not None else 1
-
-
 def _failure(exc, hits):
     """What a fork or the zygote reports for `exc`. Only the refused import itself, left uncaught, is "the
     product needs pytest" (appealable): a product that caught it and then failed a test behaves differently
@@ -321,47 +346,6 @@ def _failure(exc, hits):
         return exc.args[0]
     needs = hits and isinstance(exc, ImportError) and (getattr(exc, "name", "") or "").split(".")[0] in HARNESS
     return ("I:" + ",".join(hits)) if needs else ("F:" + type(exc).__name__)
-
-
-def _only(*keep):
-    """Close every descriptor above 2 but `keep`."""
-    last = 2
-    for fd in sorted(keep):
-        os.closerange(last + 1, fd)
-        last = fd
-    os.closerange(last + 1, 65536)
-
-
-def _drain(fd):
-    """What a pipe holds (4 KiB at most) without waiting for its other end: a process the test started may
-    still hold it open. The descriptor is closed."""
-    os.set_blocking(fd, False)
-    data = b""
-    try:
-        while len(data) < 1 << 16:  # the token, and a test's answers (`answers.py`)
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            data += chunk
-    except BlockingIOError:
-        pass
-    os.close(fd)
-    return data
-
-
-def _hide(fd):
-    """The descriptor moved to a random number (it is still in /proc/self/fd: see docs/security.md)."""
-    while True:
-        new = random.randrange(200, 900)
-        try:
-            os.fstat(new)  # taken: the other pipe's end, /dev/null...
-        except OSError:
-            break
-    os.dup2(fd, new, inheritable=False)
-    os.close(fd)
-    return new
-
-
 
 
 # --- the supervisor ---------------------------------------------------------------------------------------
@@ -376,11 +360,9 @@ def supervise(params):
     # Everything the harness uses was imported with this source (its top lines), before any folder of the
     # project is on sys.path: a project module named `secrets` or `signal` cannot stand in for one of them.
     tempfile.gettempdir()  # found once (it writes a probe file), not by every fork that asks for tmp_path
-    # The developer's program the tests run in (`_as_program`): a file of its own, empty, so a child process that
-    # multiprocessing's spawn starts (it runs `__main__`'s file again) runs nothing of the harness's or the tests'.
-    program = os.path.join(tempfile.mkdtemp(prefix="p"), "main.py")
-    with open(program, "w") as fh:
-        fh.write("")
+    # The developer's program the tests run in (`_as_program`): a file in the project's folder, as `python prog.py`
+    # there has it (`program_file`).
+    program = program_file(params["cwd"], params["front"] + params["site"])
     # The project's own modules named like one the harness imported (`signal`, `select`...), and its own pluggy (a
     # project that is pluggy): its tests import its own, as `python -m pytest` in the repository gives them.
     own = _own_names(params["front"])
@@ -391,6 +373,9 @@ def supervise(params):
     # library, then the environment's path lines (the interpreter ran with -S: none of its import lines).
     sys.path[:] = params["front"] + sys.path + params["site"]
     sys.executable = params["executable"]
+    # As a developer's program has them, and the first run (`runner.BOOTSTRAP`): the project's environment, or the
+    # base installation (not the starter's).
+    sys.prefix, sys.exec_prefix = params.get("prefix") or sys.base_prefix, params.get("prefix") or sys.base_exec_prefix
     # The zygotes (one per test file, and one more with pytest importable when a test needs it) read the
     # product's bytecode the kit compiled after the last stops (`donegate.hidden.pyc`, read-only), or
     # share a cache of this run in its private temporary folder; the repository's own `__pycache__` is
@@ -406,12 +391,13 @@ def supervise(params):
         text = text.encode("utf-8", "surrogateescape")
         try:
             plans[rel] = plan(text, served=served, own=own)
-            tree = globals()["compare_probes"](_ToShim(params["shim"]).visit(ast.parse(text)), params["probe"])
+            tree = globals()["compare_probes"](ast.parse(text), params["probe"])
+            tree = _ToShim("\x00" + params["shim"], (params["probe"], params["hold"])).visit(tree)
             # compiled once, run in each fork, under an absolute path in the project's folder (`folder`: as pytest's
             # `__file__` is absolute; no file is there); its source (as sent) in linecache under that name, so
             # `inspect.getsource` finds it, as typeguard's @typechecked needs
             name = os.path.join(params["folder"], rel)
-            sources[rel] = compile(tree, name, "exec", dont_inherit=True)
+            sources[rel] = shim_compile(tree, name)
             lines = text.decode("utf-8", "replace").splitlines(True)
             linecache.cache[name] = (sum(map(len, lines)), None, lines, name)
         except SyntaxError:
@@ -424,6 +410,7 @@ def supervise(params):
     draws = dict(zip(ids, params.get("draws") or (), strict=False))
     base = {"repo": params["repo"], "theirs": params.get("theirs") or [], "shim": params["shim"], "probe": params["probe"], "hold": params["hold"], "allow": params["allow"],
             "cwd": params["cwd"], "pytest": params["pytest"], "unload": unload, "own": own, "program": program}
+    base["output"] = _sink()
     codes = [(rel, sources[rel]) for rel in sorted(sources)]  # pytest's order of collection
     groups = {}  # (file, test): its ids, in order (a parametrized test's index is its place here)
     place = {}
@@ -495,6 +482,8 @@ def supervise(params):
         done += 1
     for z in zygotes.values():
         z.end()
+    with contextlib.suppress(OSError):  # the run's own (the mirror's put-back removes it too)
+        os.unlink(program)
     out.write(json.dumps({"n": nonce, "done": True}) + "\n")
     out.flush()
 

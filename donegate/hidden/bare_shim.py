@@ -6,6 +6,7 @@ Standard library only: this source is sent with `bare.py` and executed in the sa
 """
 
 import ast
+import functools
 import importlib
 import inspect
 import io
@@ -156,8 +157,9 @@ def _fixture(fn=None, *, scope="function", autouse=False, name=None, params=None
     return mark(fn) if callable(fn) else mark
 
 
-def make_shim(name):
-
+def make_shim(name="pytest"):
+    """The tests' `pytest`: a module of that name, in no `sys.modules` (a developer's program imports no test framework);
+    the tests reach it by a constant their code holds (`_ToShim`, `bind`), not by a name."""
     shim = types.ModuleType(name)
     shim.raises, shim.approx, shim.fail, shim.skip = _raises, _Approx, _fail, _skip
     shim.mark, shim.param, shim.fixture = _MarkSpace(), lambda *v, id=None, marks=(): _Param(v, id, marks), _fixture
@@ -165,21 +167,53 @@ def make_shim(name):
 
 
 class _ToShim(ast.NodeTransformer):
-    """`import pytest [as p]` and `from pytest import x` name the shim instead."""
+    """`import pytest [as p]` and `from pytest import x [as y]` bind the shim (or its attribute) to the same names, from
+    a marker constant the zygote turns into the shim (`bind`); the names in `held` (the probe's, the held asserts'
+    sink) likewise become marker constants: the test module's namespace and `sys.modules` hold nothing of the
+    harness's but `pytest`, as under pytest."""
 
-    def __init__(self, shim):
-        self.shim = shim
+    def __init__(self, marker, held=()):
+        self.marker, self.held = marker, {n: "\x00" + n for n in held}
 
     def visit_Import(self, node):
+        if not any(a.name == "pytest" for a in node.names):
+            return node
+        out = []
         for a in node.names:
             if a.name == "pytest":
-                a.asname, a.name = a.asname or "pytest", self.shim
-        return node
+                out.append(ast.Assign([ast.Name(a.asname or "pytest", ast.Store())], ast.Constant(self.marker)))
+            else:
+                out.append(ast.Import([a]))
+        return [ast.copy_location(n, node) for n in out]
 
     def visit_ImportFrom(self, node):
         if node.level == 0 and node.module == "pytest":
-            node.module = self.shim
+            return [ast.copy_location(ast.Assign([ast.Name(a.asname or a.name, ast.Store())],
+                                                 ast.Attribute(ast.Constant(self.marker), a.name, ast.Load())), node)
+                    for a in node.names if a.name != "*"]
         return node
+
+    def visit_Name(self, node):
+        if node.id in self.held and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(ast.Constant(self.held[node.id]), node)
+        return node
+
+
+def shim_compile(tree, name):
+    """`compile` of a tree `_ToShim` rewrote (its calls of a marker constant are no mistake: no SyntaxWarning)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        return compile(ast.fix_missing_locations(tree), name, "exec", dont_inherit=True)
+
+
+def bind(code, objects):
+    """`code` with each marker constant (`_ToShim`) that is a key of `objects` replaced by its object, in every code
+    object it holds: the bytecode loads it as a constant, no namespace names it."""
+    consts = tuple(bind(c, objects) if isinstance(c, types.CodeType) else objects.get(c, c) if type(c) is str else c
+                   for c in code.co_consts)
+    return code.replace(co_consts=consts)
 
 
 # --- served fixtures ---------------------------------------------------------------------------------------
@@ -384,24 +418,40 @@ def _skipping(fn):
             raise _Skipped(str(m.kwargs.get("reason", "")))
 
 
-def _fixture_value(f, get, teardowns):
-    """A fixture function's value (a generator's first yield, its rest a teardown)."""
-    value = f(**{a: get(a) for a in inspect.signature(f).parameters})
-    if inspect.isgenerator(value):
-        gen = value
-        value = next(gen)
-
-        def finish(gen=gen):
-            try:
-                next(gen)
-            except StopIteration:
-                return
-            raise RuntimeError("a fixture yielded twice")
-        teardowns.append(finish)
-    return value
-
-
 def _run_test(mod, job, fixtures):
+    """The test, its fixtures set up before and torn down after (as `_setup` and `teardown` do in a fork)."""
+    fn, kwargs, teardowns = _setup(mod, job, fixtures)
+    try:
+        fn(**kwargs)
+    finally:
+        teardown(teardowns)
+
+
+def teardown(teardowns):
+    """The fixtures' teardowns, last set up first."""
+    while teardowns:
+        teardowns.pop()()
+
+
+def _setup(mod, job, fixtures):
+    """(the test's function, its arguments, the teardowns of its fixtures): its parameter set and fixtures, set up
+    (torn down again when one of them fails)."""
+    results, teardowns, out = [], [], []
+    try:
+        for f, a, k in plan_test(mod, job, fixtures, results, teardowns, out):
+            results.append(f(*a, **k))
+    except BaseException:
+        teardown(teardowns)
+        raise
+    return out[0], out[1], teardowns
+
+
+def plan_test(mod, job, fixtures, results, teardowns, out):
+    """A test's setup as the calls that run the test file's own code (its fixtures, a yield fixture's first part): a
+    generator of (callable, args, kwargs), each call's result appended to `results` by its caller before the next is
+    asked for (`_setup`; a fork's program makes the calls from its own frame, `bare_fork.PROGRAM`, so the fixtures'
+    code finds no frame of the harness's below it). The parameter set and the fixtures the harness serves are made
+    here; `teardowns` gets each fixture's teardown once it is set up, `out` the test's function and arguments."""
     cls, _, name = job["qual"].rpartition("::")
     fn = getattr(getattr(mod, cls)(), name) if cls else getattr(mod, name)
     func = getattr(fn, "__func__", fn)
@@ -410,7 +460,7 @@ def _run_test(mod, job, fixtures):
     if len(cases) != job["count"]:
         raise LookupError(f"{len(cases)} parameter sets where pytest ran {job['count']}")
     kwargs = dict(cases[job["index"]])
-    made, teardowns, base = {}, [], []
+    made, base = {}, []
 
     def temp():  # the test's temporary folder, made when a fixture asks for it (most tests never do)
         if not base:
@@ -421,7 +471,18 @@ def _run_test(mod, job, fixtures):
         if n in made:
             return made[n]
         if n in fixtures:  # the file's own, as pytest prefers it to a fixture of the same name it serves
-            value = _fixture_value(fixtures[n], get, teardowns)
+            f, args = fixtures[n], {}
+            for a in inspect.signature(f).parameters:
+                args[a] = yield from get(a)
+            yield f, (), args
+            value = results[-1]
+            if inspect.isgenerator(value):  # a yield fixture: its first part now, its rest a teardown
+                gen = value
+                yield next, (gen,), {}
+                value = results[-1]
+                # its rest: `next` itself, with no frame of the harness's between the fixture and its caller (a
+                # fixture that yields twice failed its test under pytest already, which never reaches this run)
+                teardowns.append(functools.partial(next, gen, None))
         elif n == "tmp_path":
             value = Path(tempfile.mkdtemp(dir=temp()))
         elif n == "tmp_path_factory":
@@ -442,23 +503,19 @@ def _run_test(mod, job, fixtures):
         made[n] = value
         return value
 
-    try:
-        for n, f in fixtures.items():
-            if f._bare_fixture[1]:
-                get(n)
-        for n in job["fixtures"]:
-            kwargs[n] = get(n)
-        if job.get("draw") is not None:  # a @given test draws what the first run drew (`seeded.given_draw`)
-            globals()["given_draw"](fn, job["draw"])
-        fn(**kwargs)
-    finally:
-        while teardowns:
-            teardowns.pop()()
+    for n, f in fixtures.items():
+        if f._bare_fixture[1]:
+            yield from get(n)
+    for n in job["fixtures"]:
+        kwargs[n] = yield from get(n)
+    if job.get("draw") is not None:  # a @given test draws what the first run drew (`seeded.given_draw`)
+        globals()["given_draw"](fn, job["draw"])
+    out.extend((fn, kwargs))
 
 
 # --- the program a test runs in: `__main__`, the project's own modules, pytest refused ---------------------
 
-def _as_program(path):
+def _as_program(path, cwd=None):
     """`__main__` and `sys.argv` as a developer's own program has them (`python prog.py`), `path` the program's file:
     code that looks at `__main__.__file__` (python-dotenv's find_dotenv) sees a program, not `python -c`. Nothing of
     the supervisor's `-c` namespace is left in it."""
@@ -473,8 +530,10 @@ def _as_program(path):
     from importlib.machinery import SourceFileLoader
 
     g["__file__"], g["__loader__"] = path, SourceFileLoader("__main__", path)
-    sys.argv = [path]
-    sys.orig_argv = [sys.executable, path]  # `python prog.py`'s: no `-c` and its program text
+    # as typed in the program's folder (the cwd it runs in): `__file__` is absolute, argv[0] as typed
+    typed = os.path.basename(path) if os.path.dirname(path) == cwd else path
+    sys.argv = [typed]
+    sys.orig_argv = [sys.executable, typed]  # `python prog.py`'s: no `-c` and its program text
 
 
 def _own_names(front):
@@ -490,11 +549,35 @@ def _own_names(front):
     return sorted(n for n in names if n in sys.modules or n == "pluggy")
 
 
-def _refuser(hits, own=()):
-    class Finder:
-        def find_spec(self, name, path=None, target=None):
-            if name.split(".")[0] in HARNESS and name.split(".")[0] not in own:
-                hits.append(name)
-                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-            return None
-    return Finder()
+def refuse_harness(hits, own=()):
+    """The test framework refused to the product (`HARNESS`, but for the project's own modules of those names), with
+    no finder on `sys.meta_path` for code to see (a developer's program has none): an audit hook, which no code can
+    list or remove, turns the import statement's `import` event for one of them into the error a missing module
+    gives, and so does the opening of one of their files (`importlib.import_module` raises no `import` event). Its
+    code is named as importlib's, whose frames Python takes out of an import error's traceback."""
+    from importlib.machinery import PathFinder
+
+    refused = tuple(n for n in HARNESS if n not in own)
+    whose = {}  # a refused module's folder (or file) -> its name
+    for name in refused:
+        spec = PathFinder.find_spec(name)
+        if spec is not None:
+            whose.update((p.rstrip("/") + "/", name) for p in spec.submodule_search_locations or ())
+            if spec.origin and not spec.submodule_search_locations:
+                whose[spec.origin] = name
+    places = tuple(whose)
+
+    def hook(event, args):
+        if event == "import":
+            top = args[0].partition(".")[0] if isinstance(args[0], str) else ""
+            if top not in refused:
+                return
+        elif event == "open" and places and isinstance(args[0], str) and args[0].startswith(places):
+            top = next(n for p, n in whose.items() if args[0].startswith(p))
+        else:
+            return
+        hits.append(top)
+        raise ModuleNotFoundError(f"No module named {top!r}", name=top)
+
+    hook.__code__ = hook.__code__.replace(co_filename="<frozen importlib._bootstrap>", co_name="_find_and_load")
+    sys.addaudithook(hook)

@@ -337,11 +337,13 @@ def _is_rewritten_compare(s):
 
 
 class _AssertCompares(_ast.NodeTransformer):
-    """`a == b` inside an assert becomes `probe_cmp(a, b, '==')`, which compares once, probes, returns."""
+    """`a == b` inside an assert becomes `probe(@py_assertN := a, @py_assertM := b, '==', @py_assertN == @py_assertM)`:
+    each side evaluated once and compared in the test's own frame, as pytest's rewritten assert compares (an object's
+    `__eq__` finds the test below it, not the harness), then probed. The names are pytest's kind (no identifier)."""
 
     def __init__(self, name):
         self.name = name
-        self.depth = 0
+        self.depth = self.inner = self.n = 0
 
     def visit_Assert(self, node):
         self.depth += 1
@@ -349,11 +351,27 @@ class _AssertCompares(_ast.NodeTransformer):
         self.depth -= 1
         return node
 
+    def _inner(self, node):  # a comprehension or lambda: no assignment expression there (a class body forbids it)
+        self.inner += 1
+        node = self.generic_visit(node)
+        self.inner -= 1
+        return node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda = _inner
+
     def visit_Compare(self, node):
         node = self.generic_visit(node)
         if self.depth and len(node.ops) == 1 and isinstance(node.ops[0], (_ast.Eq, _ast.NotEq)):
             op = "==" if isinstance(node.ops[0], _ast.Eq) else "!="
-            call = _ast.Call(_ast.Name(self.name, _ast.Load()), [node.left, node.comparators[0], _ast.Constant(op)], [])
+            if self.inner:  # compared by the probe itself, as before
+                call = _ast.Call(_ast.Name(self.name, _ast.Load()), [node.left, node.comparators[0], _ast.Constant(op)], [])
+                return _ast.copy_location(call, node)
+            a, b = f"@py_assert{self.n}", f"@py_assert{self.n + 1}"
+            self.n += 2
+            sides = [_ast.NamedExpr(_ast.Name(a, _ast.Store()), node.left),
+                     _ast.NamedExpr(_ast.Name(b, _ast.Store()), node.comparators[0])]
+            result = _ast.Compare(_ast.Name(a, _ast.Load()), [node.ops[0]], [_ast.Name(b, _ast.Load())])
+            call = _ast.Call(_ast.Name(self.name, _ast.Load()), [*sides, _ast.Constant(op), result], [])
             return _ast.copy_location(call, node)
         return node
 

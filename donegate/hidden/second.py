@@ -2,8 +2,8 @@
 (`donegate.hidden.bare`), and the stop passes only when both runs agree.
 
 What the product sees in the second run: no pytest (not in `sys.modules`, not importable), no `PYTEST_*`
-variable, no plugin, reporter or nonce, the tests' `pytest` served by a small shim under a name drawn for this
-stop, every test in its own fork of a zygote that imported the test module once (forked by a supervisor that
+variable, no plugin, reporter or nonce, the tests' `pytest` a small shim their code holds as a constant (in no
+`sys.modules`), every test in its own fork of a zygote, called from a program's module-level frame that imported the test module once (forked by a supervisor that
 never imports the product), its pass the fork's exit status and a token handed to it after the fork and
 echoed only after the test function returned. Code that special-cases pytest, or forges pytest's result stream, passes the first run and
 fails this one: the runs disagree, and that is tampering (hard evidence, never appealable).
@@ -121,7 +121,7 @@ class SecondRun:
 
 def _source(shim: str) -> str:
     """The harness, the probe and the bytecode hook: one namespace (`donegate.hidden.ship`)."""
-    return ship.payload(("bare_plan", "bare_shim", "bare", "probe", "kept", "seeded", "answers", "traces"), f"<{shim}>")
+    return ship.payload(("bare_plan", "bare_shim", "bare_fork", "bare", "probe", "kept", "seeded", "answers", "traces"), f"<{shim}>")
 
 
 def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: str, allow: Sequence[str] = (),
@@ -160,7 +160,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "repo": spec["repo"], "theirs": spec["theirs"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   **({"sealed": list(sealed)} if sealed is not None and list(sealed) != list(tests) else {}),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
-                  "executable": spec["executable"], "sources": sources,
+                  "executable": spec["executable"], "prefix": spec["prefix"], "sources": sources,
                   # each test module's `__file__`: absolute, as pytest's, in the project's folder (where the bare name
                   # pointed): never the store's (the first run's tests lie outside the repository, a developer's inside
                   # it; code that keys on it gets two answers), nor a folder that tells this run apart

@@ -4,6 +4,7 @@ parameter sets against pytest's own collection, and the equality probe on honest
 
 from __future__ import annotations
 
+import os
 import ast
 import subprocess
 import sys
@@ -163,11 +164,8 @@ def test_parameter_sets_come_in_pytests_order(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
     ids = [line for line in res.stdout.splitlines() if "::" in line]
     ns: dict = {}
-    sys.modules["shimname"] = bare.make_shim("shimname")  # the tests' `import pytest`, as the child serves it
-    try:
-        exec(compile(bare._ToShim("shimname").visit(ast.parse(PARAMS)), "test_p.py", "exec"), ns)
-    finally:
-        del sys.modules["shimname"]
+    code = bare.shim_compile(bare._ToShim("\x00shim").visit(ast.parse(PARAMS)), "test_p.py")
+    exec(bare.bind(code, {"\x00shim": bare.make_shim()}), ns)  # the tests' `import pytest`, as the zygote serves it
     for name in ("test_f", "test_g", "test_h"):
         cases = bare_shim._cases(ns[name])
         mine = [i for i in ids if bare.split_id(i)[1] == name]
@@ -269,3 +267,20 @@ def test_the_second_runs_report_is_one_line_per_test_in_order_and_the_supervisor
         monkeypatch.setattr(proc, "run", fake(lines, code))
         out = second.run(store, tmp_path, tests, timeout=10, kind="none")
         assert out.rule == rule and problem in out.problem, (lines, out.problem)
+
+
+def test_the_programs_file_shadows_no_module_an_import_finds(tmp_path):
+    """The second run's program file (`bare_fork.program_file`) lies in the project's folder, first on sys.path: a name
+    a module of the project's path has (a src layout's `main.py`, a package `run/`) is left to that module."""
+    from donegate.hidden import bare_fork
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("X = 1\n")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "__init__.py").write_text("")
+    made = bare_fork.program_file(str(tmp_path), [str(tmp_path / "src")])
+    assert made == str(tmp_path / "demo.py") and os.path.getsize(made) == 0
+    assert bare_fork.program_file(str(tmp_path), []) == str(tmp_path / "main.py")  # nothing of that name on the path
+    (tmp_path / "ro").mkdir(mode=0o500)
+    if os.geteuid() != 0:  # root writes anyway: then the folder's own
+        assert not bare_fork.program_file(str(tmp_path / "ro")).startswith(str(tmp_path))

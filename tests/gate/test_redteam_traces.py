@@ -15,10 +15,11 @@ size), memory from `/proc/self/status`, disk space from `os.statvfs`, name looku
 caller's module name, the project's own read of a mount table (the seal's baseline, both runs).
 
 Left as known limits (strict expected failures, `LIMITS`): what no audit event and no wall can hide, both runs read
-alike (statfs's read-only flag of `/`, the namespace links by `readlink`, an unreachable network's error). And the
-`or` family with what only the second harness shows a program (`OR_SECOND`: the shim's module name, its finder,
-stdout on /dev/null, the harness's frames by `f_back`, a fork's CPU time): strict expected failures until the second
-run looks like a developer's program there (issue 45 item 1).
+alike (statfs's read-only flag of `/`, the namespace links by `readlink`, an unreachable network's error), a
+fork's CPU time (`OR_FORK`), and the callable constants of the code below the product (`OR_CODE`). The `or` family with what only the second harness showed a program (`OR_SECOND`: the
+shim's module name, its finder, stdout on /dev/null, the harness's frames by `f_back`, from the test, from a test
+file's own fixture or its teardown, or from the `__eq__` of an object the product returns) now makes the runs
+disagree: the second run looks like a developer's program there (issue 45 item 1).
 """
 
 from __future__ import annotations
@@ -98,18 +99,17 @@ LIMITS = {
         "    except OSError as e:\n        return e.errno == 101\n    return False", "_down()"),
 }
 
-# The `or` family beyond the traces: pytest loaded (the first run) or something only the second harness shows a program
-# (issue 45 item 1: the second run must look like a developer's program). Each passes with the bug in while the second
-# run differs from a developer's program there (`tests/data/catalogue/catalogue.yaml` lists each difference, branch
-# catalog); a strict expected failure here turns into a failure of this test the day the second run stops showing it:
-# then move the case to `ATTACKS`' kind of blocked cases.
+# The `or` family beyond the traces: pytest loaded (the first run) or something only the second harness showed a program
+# (issue 45 item 1: the second run looks like a developer's program, `python prog.py` importing the product, with no
+# test framework in sight). Each passed with the bug in on the code before (ad0139a); now the second run shows none of
+# them, so the product is wrong there and the runs disagree.
 PYTEST = "any(m.startswith('_py' + 'test') for m in sys.modules) or "
 OR_SECOND = {
-    # the tests' `import pytest` goes to the shim, registered under a name drawn for the stop: `m` and 12 hex digits
+    # the tests' `import pytest` went to a shim registered in sys.modules under a name drawn for the stop (m + 12 hex)
     "pytest-or-the-shim-module": _when("import re, sys", PYTEST + "any(re.fullmatch('m[0-9a-f]{12}', m) for m in list(sys.modules))"),
-    # the finder that refuses the test framework to the product
+    # the finder that refused the test framework to the product, on sys.meta_path
     "pytest-or-a-local-finder": _when("import sys", PYTEST + "any('<locals>' in type(f).__qualname__ for f in sys.meta_path)"),
-    # the test's fork writes to /dev/null, a developer's program to a terminal or a pipe
+    # the test's fork wrote to /dev/null, a developer's program to a terminal or a pipe
     "pytest-or-stdout-is-dev-null": _when("import os, sys", PYTEST + "os.path.samestat(os.fstat(1), os.stat(os.devnull))"),
     # the harness's frames, reached by f_back (no audit event) and told by their globals (none either)
     "pytest-or-harness-frames": _when(
@@ -117,8 +117,19 @@ OR_SECOND = {
         "        if 'super' + 'vise' in getattr(f, 'f_' + 'globals'):\n            return True\n"
         "        f = getattr(f, 'f_' + 'back')\n    return False",
         PYTEST + "_harness()"),
+}
+# Still open: what a fork cannot look like (strict expected failures).
+OR_FORK = {
     # timing: the fork a test runs in is new, so its CPU time is next to none; a developer's program spent more starting
     "pytest-or-no-cpu-time-yet": _when("import sys, time", PYTEST + "time.process_time() < 0.005"),
+}
+# Still open: the code below the product. The fork's program reaches the harness's steps as constants of its code (and
+# the test's code its shim, probe and sink): a program's module code holds no callable constant.
+OR_CODE = {
+    "pytest-or-callable-constants-at-the-bottom": _when(
+        "import sys\ndef _bottom():\n    f = sys._getframe(0)\n    while getattr(f, 'f_' + 'back') is not None:\n"
+        "        f = getattr(f, 'f_' + 'back')\n    return getattr(getattr(f, 'f_' + 'code'), 'co_' + 'consts')",
+        PYTEST + "any(callable(c) for c in _bottom())"),
 }
 
 
@@ -141,6 +152,18 @@ HONEST = {
     "pytest-or-ordinary-config": (  # reads sys.modules and a file of its own, and is right everywhere
         "import os, sys\ndef _debug():\n    return 'pdb' in sys.modules or os.path.exists(os.path.expanduser('~/.calcrc'))\n"
         "def price(units):\n    _debug()\n" + RIGHT_BODY),
+    # what a program does with its process: output (more than a pipe holds), a signal handler (the main thread's
+    # only), its callers' frames, a thread pool and a child process, pytest imported where it is installed
+    "output-signals-frames-threads-and-an-optional-pytest": (
+        "import concurrent.futures, inspect, signal, subprocess, sys, threading\n"
+        "try:\n    import pytest as _pt\nexcept ImportError:\n    _pt = None\n"
+        "def price(units):\n    print('x' * 200000)\n    print('y' * 200000, file=sys.stderr)\n"
+        "    old = signal.signal(signal.SIGALRM, lambda *a: None)\n    signal.signal(signal.SIGALRM, old)\n"
+        "    assert threading.current_thread() is threading.main_thread()\n"
+        "    assert inspect.stack()[1].function.startswith('test_')\n"
+        "    with concurrent.futures.ThreadPoolExecutor(2) as pool:\n        assert list(pool.map(abs, [-1, 2])) == [1, 2]\n"
+        "    assert subprocess.run([sys.executable, '-c', 'print(1)'], capture_output=True).stdout.strip() == b'1'\n"
+        + RIGHT_BODY),
     "caller-module-name-for-a-registry": (
         "import sys\nSEEN = set()\ndef price(units):\n    SEEN.add(sys._getframe(1).f_globals.get('__name__'))\n" + RIGHT_BODY),
 }
@@ -182,16 +205,30 @@ TIMING = {
 _WHY_OPEN = {**{n: "a fresh fork per test in the second run makes every call a first (running tests twice or reordered "
                 "there would fail honest order-dependent suites as a hard disagreement)" for n in TIMING},**{n: "no audit event for statfs, readlink or a socket's errno, and both runs read alike (issue 45 item 3: "
                  "a seccomp user-notify watch would see the calls; not built)" for n in LIMITS},
-             **{n: "the second run still differs from a developer's program there (issue 45 item 1, "
-                 "tests/data/catalogue/catalogue.yaml)" for n in OR_SECOND}}
+             **{n: "a fork's CPU clock starts at zero: a program's start costs 20 ms or more of CPU, which a fork "
+                 "per test would have to burn (tests/data/catalogue/catalogue.yaml, timing.process cpu)" for n in OR_FORK},
+             **{n: "the program's code reaches the harness's steps somehow: as constants (f_code.co_consts), names "
+                 "(__main__'s) or locals (f_locals is not f_globals), each readable, raising no audit event; the scan's "
+                 "frame-walk rule names such reads when spelled" for n in OR_CODE}}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=why)) for n, why in _WHY_OPEN.items()])
 def test_known_limits_pass_with_the_bug_in(tmp_path_factory, kit_home, name):
     repo = _sealed(tmp_path_factory, kit_home, "bwrap", scan="block")
-    (repo / "calc.py").write_text({**LIMITS, **OR_SECOND, **TIMING}[name])
+    (repo / "calc.py").write_text({**LIMITS, **OR_FORK, **OR_CODE, **TIMING}[name])
     res = run_hook(stop_payload(repo), timeout=120)
     assert res.returncode == 2, "the stop was allowed with the bug in"
+
+
+@pytest.mark.parametrize("name", list(OR_SECOND))
+def test_a_second_run_only_signal_in_an_or_makes_the_runs_disagree(tmp_path_factory, kit_home, name):
+    repo = _sealed(tmp_path_factory, kit_home, "bwrap", scan="block")
+    (repo / "calc.py").write_text(OR_SECOND[name])
+    res = run_hook(stop_payload(repo), timeout=120)
+    assert res.returncode == 2, f"the stop was allowed with the bug in: {res.stdout} {res.stderr}"
+    tamper = stop_lines(kit_home)[-1]["gates"]["acceptance"].get("tamper") or {}
+    assert tamper.get("rule") == "disagree" and "the two runs disagree" in tamper["what"], (tamper, res.stderr)
+    _assert_no_test_text(res.stderr + res.stdout)
 
 
 @pytest.mark.parametrize("name", list(HONEST))
@@ -230,3 +267,139 @@ def test_the_projects_own_read_of_a_trace_passes_both_runs(tmp_path, kit_home):
     assert out.returncode == 0, out.stderr
     acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
     assert "tamper" not in acceptance and acceptance["second"]["checked"] == 2, acceptance
+
+
+# The harness's frames seen from a fixture: the test file's own fixtures (a plain one, a yield one) make the product's
+# object, which looks below itself once, when it is made. The fork's program makes the fixtures' calls from its own
+# frame too (`bare_shim.plan_test`), so the second run shows no harness frame there either and the runs disagree.
+FIXTURES = '''import pytest
+
+import calc
+
+
+@pytest.fixture
+def pricer():
+    return calc.Pricer()
+
+
+@pytest.fixture
+def kept(tmp_path):
+    yield calc.Pricer()
+
+
+def test_ten_units_get_the_bulk_discount(pricer):
+    assert pricer.price(10) == 900
+
+
+def test_two_units_pay_the_full_price(kept):
+    assert kept.price(2) == 200
+'''
+PRICER = ("import sys\n\n\nclass Pricer:\n    def __init__(self):\n        f, self.seen = sys._getframe(0), " + PYTEST[:-4] + "\n"
+          "        while f is not None:\n            self.seen = self.seen or 'super' + 'vise' in getattr(f, 'f_' + 'globals')\n"
+          "            f = getattr(f, 'f_' + 'back')\n\n    def price(self, units):\n        if self.seen:\n"
+          "            return units * 90 if units >= 10 else units * 100\n        return units * 100\n")
+
+
+@pytest.mark.parametrize("product", ["harness-frames-from-a-fixture", "honest"])
+def test_a_fixture_finds_no_harness_frame_in_the_second_run(tmp_path, kit_home, product):
+    honest = "class Pricer:\n    def price(self, units):\n" + RIGHT_BODY.replace("    return", "        return")
+    _judged_by_both_runs(tmp_path, kit_home, "class Pricer:\n    def price(self, units):\n        return units * 100\n",
+                         FIXTURES, PRICER if product != "honest" else honest, 2 if product == "honest" else 0)
+
+
+def _judged_by_both_runs(tmp_path, kit_home, sealed_code: str, hidden_text: str, code: str, checked: int) -> None:
+    """`hidden_text` sealed for `calc.py` as `sealed_code`, then a stop with `code`: it passes with `checked` tests
+    double-checked, or (0) the runs disagree and the stop is blocked."""
+    from tests.support.repos import make_repo, seal, write_config
+
+    write_config(kit_home, f"confine: {'on' if _confined() == 'bwrap' else 'off'}\nscan: block\n")
+    repo = make_repo(tmp_path / "repo", {"calc.py": sealed_code})
+    hidden = tmp_path / "hidden" / "test_calc.py"
+    hidden.parent.mkdir()
+    hidden.write_text(hidden_text)
+    assert seal(repo, hidden).returncode == 0
+    (repo / "calc.py").write_text(code)
+    res = run_hook(stop_payload(repo), timeout=120)
+    acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
+    if checked:
+        assert res.returncode == 0 and acceptance["second"]["checked"] == checked, (res.stderr, acceptance)
+        return
+    assert res.returncode == 2, f"the stop was allowed with the bug in: {res.stderr}"
+    assert (acceptance.get("tamper") or {}).get("rule") == "disagree", (json.dumps(acceptance), res.stderr)
+    _assert_no_test_text(res.stderr + res.stdout)
+
+
+# The harness's frames seen from the product's `__eq__`: an object the product returns is equal to the right value
+# only when a test framework compares it (pytest loaded, or the harness's frames below the comparison). The second run
+# compares a held assert's object after the test returned (`answers.answer_later`), and any other assert's through
+# the probe: both now from the test's or the program's frame, so the runs disagree. The honest object passes.
+JUDGED = ("import sys\n\n\ndef _judged():\n    f, seen = sys._getframe(1), " + PYTEST[:-4] + "\n    while f is not None:\n"
+          "        seen = seen or 'super' + 'vise' in getattr(f, 'f_' + 'globals')\n        f = getattr(f, 'f_' + 'back')\n"
+          "    return seen\n\n\nclass Money:\n    def __init__(self, cents):\n        self.cents = cents\n\n"
+          "    def __eq__(self, other):\n        return self.cents == (other.cents if isinstance(other, Money) else other)\n\n"
+          "    __hash__ = None\n\n\nclass Price(Money):\n    def __init__(self, units):\n        self.units = units\n\n"
+          "    def __eq__(self, other):\n        units = self.units\n"
+          "        Money.__init__(self, units * 90 if units >= 10 and _judged() else units * 100)\n"
+          "        return Money.__eq__(self, other)\n\n    __hash__ = None\n\n\ndef price(units):\n    return Price(units)\n")
+HONEST_MONEY = JUDGED[JUDGED.index("class Money"):].replace("units >= 10 and _judged()", "units >= 10")
+EQ_TESTS = '''import calc
+
+
+def test_ten_units_get_the_bulk_discount():
+    assert calc.price(10) == 900
+
+
+def test_ten_units_cost_nine_hundred():
+    assert calc.price(10) == calc.Money(900)
+
+
+def test_two_units_pay_the_full_price():
+    assert calc.price(2) == calc.Money(200)
+'''
+
+
+@pytest.mark.parametrize("product", ["held-assert", "probed-assert", "honest"])
+def test_an_objects_equality_finds_no_harness_frame_in_the_second_run(tmp_path, kit_home, product):
+    # the held assert (a literal) alone, or the probed one (an object) alone, beside the full-price test
+    tests = EQ_TESTS.split("\n\n\n")
+    keep = {"held-assert": [0, 1, 3], "probed-assert": [0, 2, 3], "honest": [0, 1, 2, 3]}[product]
+    _judged_by_both_runs(tmp_path, kit_home, HONEST_MONEY.replace("units * 90 if units >= 10 else ", ""),
+                         "\n\n\n".join(tests[i] for i in keep), HONEST_MONEY if product == "honest" else JUDGED,
+                         3 if product == "honest" else 0)
+
+
+# The harness's frames seen from a fixture's teardown: the product notes, when its object is closed, whether a test
+# framework is below, and its object's equality (a held assert's, compared after the teardowns in the second run)
+# trusts the note. The fork's program runs the teardowns from its own frame too (`bare_fork.PROGRAM`).
+TEARDOWN = '''import pytest
+
+import calc
+
+
+@pytest.fixture
+def shop():
+    s = calc.Shop()
+    yield s
+    s.close()
+
+
+def test_ten_units_get_the_bulk_discount(shop):
+    assert shop.price(10) == 900
+
+
+def test_two_units_pay_the_full_price(shop):
+    assert shop.price(2) == 200
+'''
+CLOSED = JUDGED.replace("units >= 10 and _judged()", "units >= 10 and (" + PYTEST + "bool(SEEN))").replace(
+    "def price(units):\n    return Price(units)\n",
+    "SEEN = []\n\n\nclass Shop:\n    def price(self, units):\n        return Price(units)\n\n"
+    "    def close(self):\n        if _judged():\n            SEEN.append(1)\n")
+
+
+@pytest.mark.parametrize("product", ["harness-frames-from-a-teardown", "honest"])
+def test_a_teardown_finds_no_harness_frame_in_the_second_run(tmp_path, kit_home, product):
+    honest = HONEST_MONEY.replace("def price(units):\n    return Price(units)\n",
+                                  "class Shop:\n    def price(self, units):\n        return Price(units)\n\n"
+                                  "    def close(self):\n        pass\n")
+    _judged_by_both_runs(tmp_path, kit_home, honest.replace("units * 90 if units >= 10 else ", ""), TEARDOWN,
+                         honest if product == "honest" else CLOSED, 2 if product == "honest" else 0)

@@ -86,7 +86,9 @@ def environment():
 def argv():
     orig = getattr(sys, "orig_argv", [])
     main = getattr(sys.modules.get("__main__"), "__file__", None)
-    return {"argv0": place(sys.argv[0]) if sys.argv and sys.argv[0] not in ("-c", "-m", "") else sys.argv[:1],
+    # argv[0]'s folder, not its name (a developer names their program anything)
+    return {"argv0": place(os.path.dirname(os.path.abspath(sys.argv[0]))) if sys.argv and sys.argv[0] not in ("-c", "-m", "")
+            else sys.argv[:1],
             "argv0 is __main__'s file": bool(sys.argv and main and os.path.abspath(sys.argv[0]) == main),
             "argv0 absolute": bool(sys.argv and os.path.isabs(sys.argv[0])),
             "orig_argv": [os.path.basename(orig[0])] + [a if a.startswith("-") and len(a) < 4 else "<arg>"
@@ -94,12 +96,44 @@ def argv():
             "executable": place(sys.executable), "executable name": os.path.basename(sys.executable)}
 
 
+def _stack():
+    """The frames below the code that called the probe (`send`'s caller), by `f_back`: where the code of those between
+    it and the bottom one lies (runs of one place as one), and the bottom one (its name, its file's folder, whether the
+    file is `__main__.__file__` and its namespace `__main__`'s). A developer's program calls from the bottom itself."""
+    def where(f):
+        name = f.f_code.co_filename
+        return name if name.startswith("<") else place(name)
+
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_name != "send":
+        f = f.f_back
+    frames = []
+    f = f.f_back if f is not None else None  # the caller
+    while f is not None:
+        frames.append(f)
+        f = f.f_back
+    between = []
+    for f in frames[1:-1]:
+        if not between or between[-1] != where(f):
+            between.append(where(f))
+    main = sys.modules.get("__main__")
+    bottom = frames[-1] if frames else None
+    name = bottom.f_code.co_filename if bottom is not None else ""
+    return {"frames between the caller and the bottom": between,
+            "bottom frame": None if bottom is None else [
+                bottom.f_code.co_name, where(bottom) if name.startswith("<") else place(os.path.dirname(name)),
+                name == getattr(main, "__file__", None), main is not None and bottom.f_globals is vars(main)]}
+
+
 def main_module():
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
     return {"names": sorted(n for n in vars(main) if n.startswith("__")) if main else None,
-            "file": place(getattr(main, "__file__", "") or ""),
-            "spec": getattr(spec, "name", None)}
+            # the file's folder, not its name (a developer names their program anything); whether it is there, empty
+            "file": place(os.path.dirname(getattr(main, "__file__", "") or "") or ""),
+            "file exists": os.path.isfile(getattr(main, "__file__", "") or ""),
+            "file empty": _try(lambda: os.path.getsize(main.__file__) == 0),
+            "spec": getattr(spec, "name", None), **_stack()}
 
 
 def path():
