@@ -180,9 +180,20 @@ class Run:
         return seen == HELD and not self.marker.exists()
 
 
-def run_one(base: Path, attack: Attack, mode: str) -> tuple:
-    """The attack's session; what a Run holds past its attack and mode (plain data: an Attack holds
-    callables, and the result may be read by another worker)."""
+def session_of(attack: Attack, mode: str) -> tuple:
+    """The pooled session an attack's test reads. In the sandboxed project install the attacks that are only
+    settings the agent writes from Bash share one session, one write after another (the sandbox, set at the
+    session's start, must refuse each; a refused write moves nothing; 7 sessions fewer in the whole run).
+    Every other attack has one of its own: in place from the start, or the agent's own git steps, it changes
+    what the later stops see."""
+    return ("planted", mode) if mode == "project-sandbox" and not attack.steps else (attack.id, mode)
+
+
+def run_one(base: Path, attacks: list[Attack], mode: str) -> tuple:
+    """The session of `attacks` (one, or the planted ones of `session_of`); what a Run holds past its attack
+    and mode (plain data: an Attack holds callables, and the result may be read by another worker):
+    (the repository, the session, the marker, {attack id: (planted, happened)}), `planted` looked at as the
+    model is asked for the turn after the attack's last call."""
     sandbox = mode == "project-sandbox" or (mode == "managed" and sandbox_available())
     managed = mode.startswith("managed")
     g = GatedRepo.create(base, sandbox=sandbox if not managed else False, config=CONFIG, install=not managed)
@@ -199,25 +210,44 @@ def run_one(base: Path, attack: Attack, mode: str) -> tuple:
                              cwd=g.kit, env={**os.environ, "DONEGATE_HOME": str(g.home)}, capture_output=True, text=True, timeout=120)
         assert res.returncode == 0, res.stdout + res.stderr
         prefix = wrap(folder)
-    steps: list = []
-    if attack.steps:
-        steps = attack.steps(c)
-    elif mode == "project-sandbox":
-        steps = plant_steps(c, attack)
-    else:  # in place before the session starts
-        if attack.env:
-            (home / ".claude").mkdir(parents=True, exist_ok=True)
-            (home / ".claude" / "settings.json").write_text(json.dumps({"env": attack.env(tools)}))
-        if attack.local:
-            (g.repo / ".claude").mkdir(exist_ok=True)
-            (g.repo / ".claude" / "settings.local.json").write_text(json.dumps(attack.local))
+
+    def planted() -> dict:
+        return {str(p): p.exists() and ("env" in p.read_text() or "disableAllHooks" in p.read_text())
+                for p in (home / ".claude" / "settings.json", g.repo / ".claude" / "settings.local.json")}
+
+    seen: dict[str, dict] = {}
+
+    def after(attack_id: str, step):
+        def at(request: dict):
+            seen[attack_id] = planted()  # the attack's calls are done: the next turn is asked for
+            return step
+        return at
+
+    calls: list[list] = []
+    for attack in attacks:
+        if attack.steps:
+            calls.append(attack.steps(c))
+        elif mode == "project-sandbox":
+            calls.append(plant_steps(c, attack))
+        else:  # in place before the session starts
+            calls.append([])
+            if attack.env:
+                (home / ".claude").mkdir(parents=True, exist_ok=True)
+                (home / ".claude" / "settings.json").write_text(json.dumps({"env": attack.env(tools)}))
+            if attack.local:
+                (g.repo / ".claude").mkdir(exist_ok=True)
+                (g.repo / ".claude" / "settings.local.json").write_text(json.dumps(attack.local))
+    turns: list = [CLAIM]
+    for k, attack in enumerate(attacks):
+        for i, step in enumerate(calls[k]):
+            # The first call of the attack after one that had calls: that one is done.
+            turns.append(after(attacks[k - 1].id, turn(step)) if k and i == 0 and calls[k - 1] else turn(step))
+    turns.append(after(attacks[-1].id, CLAIM) if calls[-1] else CLAIM)
     with FakeAPI() as api:
-        api.add(CLAIM, *[turn(step) for step in steps], CLAIM, CLAIM)
+        api.add(*turns, CLAIM)
         s = g.run(api, wrap=prefix)
-    happened = attack.happened(c) if attack.happened else None
-    planted = {str(p): p.exists() and ("env" in p.read_text() or "disableAllHooks" in p.read_text())
-               for p in (home / ".claude" / "settings.json", g.repo / ".claude" / "settings.local.json")}
-    return g, s, marker, planted, happened
+    end = planted()
+    return g, s, marker, {a.id: (seen.get(a.id, end), a.happened(c) if a.happened else None) for a in attacks}
 
 
 def doctor(run: Run) -> str:
@@ -238,16 +268,18 @@ def _params():
 
 @pytest.fixture(scope="session")
 def attack_runs(request, tmp_path_factory):
-    """The attack sessions of every selected test, keyed by (attack id, mode), each run once in the whole
-    test run by whichever worker gets to it first, POOL at a time: tests/support/pool.py."""
+    """The attack sessions of every selected test, keyed by `session_of`, each run once in the whole test
+    run by whichever worker gets to it first, POOL at a time: tests/support/pool.py."""
     find_claude()
-    wanted = {}
+    wanted: dict[tuple, list[Attack]] = {}
     for item in request.session.items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         if isinstance(params.get("attack"), Attack):
             if (params["mode"].startswith("managed") or params["mode"] == "project-sandbox") and not shutil.which("bwrap"):
                 continue  # the test itself skips (fails in CI) through require.bwrap()
-            wanted[(params["attack"].id, params["mode"])] = params["attack"]
+            group = wanted.setdefault(session_of(params["attack"], params["mode"]), [])
+            if params["attack"] not in group:
+                group.append(params["attack"])
     runs = SharedRuns(shared_root(tmp_path_factory, "attacks"), wanted,
                       lambda key, base: run_one(base, wanted[key], key[1]), threads=POOL)
     yield runs
@@ -260,7 +292,8 @@ def test_an_attack_is_refused_or_reported(attack_runs, attack, mode, record_prop
         require.bwrap()  # a skip locally without it, a failure in CI
     if attack.id == "env-LD_PRELOAD" and not (shutil.which("cc") or shutil.which("gcc")):
         pytest.skip("no C compiler to build the preload library")
-    run = Run(attack, mode, *attack_runs[(attack.id, mode)])
+    g, s, marker, each = attack_runs[session_of(attack, mode)]
+    run = Run(attack, mode, g, s, marker, *each[attack.id])
     s = run.s
     assert s.res.returncode == 0 and not s.api.errors, s.describe()
     if mode == "project-sandbox" and not attack.steps:
