@@ -6,12 +6,11 @@ real hook, real git repositories; beside each, the regression that still blocks.
 from __future__ import annotations
 
 import marshal
-import time
 from pathlib import Path
 
 from donegate.hidden import pyc
 from tests.support import require
-from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload, write_config
+from tests.support.repos import kept_file, make_repo, run_hook, seal, stop_lines, stop_payload, write_config
 
 HIDDEN = "def test_hidden():\n    assert True\n"
 
@@ -59,17 +58,6 @@ CALC = "def add(a, b):\n    return a + b\n"
 OWN = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
 
-def _rewritten(root: Path, repo: Path, timeout: float = 60) -> Path:
-    """The own suite's kept rewrite of tests/test_calc.py, once the put-back's child has written it."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        found = list((pyc.folder(root, repo) / pyc.TESTS).glob("*/own/tests/test_calc.*-pytest-*.pyc"))
-        if found:
-            return found[0]
-        time.sleep(0.05)
-    raise AssertionError(f"no rewritten own test in {pyc.folder(root, repo)}")
-
-
 def test_the_own_suites_rewrite_is_kept_and_runs_only_for_the_source_it_was_made_from(tmp_path, kit_home):
     """The sealed copies are laid out afresh at every stop, so pytest rewrote every sealed test file at every stop (1.2
     of the 1.3 CPU-s a bare pytest of 2,000 tests saves with its cache). The job after the answer keeps their rewrite
@@ -82,7 +70,7 @@ def test_the_own_suites_rewrite_is_kept_and_runs_only_for_the_source_it_was_made
     (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     res = run_hook(stop_payload(repo, session="a"))
     assert res.returncode == 2 and "tests/test_calc.py::test_add" in res.stderr, res.stderr
-    kept = _rewritten(kit_home, repo)
+    kept = kept_file(pyc.folder(kit_home, repo) / pyc.TESTS, "*/own/tests/test_calc.*-pytest-*.pyc")
     head = kept.read_bytes()[:16]
     assert head[4:8] == b"\x03\x00\x00\x00", "not a checked hash-based pyc"
     passing = compile("def test_add():\n    pass\n", "tests/test_calc.py", "exec")
