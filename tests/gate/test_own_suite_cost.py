@@ -80,3 +80,59 @@ def test_the_own_suites_rewrite_is_kept_and_runs_only_for_the_source_it_was_made
     kept.write_bytes(head[:8] + bytes(8) + marshal.dumps(passing))
     res = run_hook(stop_payload(repo, session="c"))
     assert res.returncode == 2 and "tests/test_calc.py::test_add" in res.stderr, res.stderr
+
+
+def _copies(root: Path, key: str) -> list[str]:
+    """What the kit keeps outside the repository for it: the runs' mirrors (every slot) and the bytecode store."""
+    mirror, kept = root / "state" / "mirror", root / "state" / "pyc" / key
+    names = sorted(p.name for p in mirror.iterdir() if p.name.split(".")[0] in
+                   (key, f"{key}-second", f"{key}-own", f"{key}-own-now")) if mirror.is_dir() else []
+    return names + (["pyc"] if kept.exists() else [])
+
+
+def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path, kit_home):
+    """The runs keep a mirror of the tree per slot (the hidden run's, the second's, the own suite's `-own` and
+    `-own-now`) and the product's bytecode in the kit's state. Was: `unseal` and `uninstall` left them all (a full
+    copy of the project's sources per slot). Beside it: another repository's copies, whose name starts with this
+    one's key, stay; a mirror in use is left and said so."""
+    import fcntl
+    import os
+    import subprocess
+    import sys
+
+    from donegate import paths
+    from tests.support.repos import KIT
+
+    require.bwrap()
+    write_config(kit_home, "confine: on\n")
+    repo = _sealed(tmp_path, {"calc.py": CALC, "tests/test_calc.py": OWN})
+    key = paths.repo_key(repo)
+    other = kit_home / "state" / "mirror" / f"{key}-0123456789-own"  # a repository named like this one's key
+    (repo / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")
+    (repo / "tests" / "test_mul.py").write_text("from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n")
+    assert run_hook(stop_payload(repo)).returncode == 0
+    kept_file(pyc.folder(kit_home, repo), "**/calc.*.pyc")
+    made = _copies(kit_home, key)
+    assert {f"{key}-own", f"{key}-own-now", key, f"{key}-second", "pyc"} <= set(made), made
+    other.mkdir()
+
+    def donegate(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "donegate", *argv], capture_output=True, text=True, cwd=KIT,
+                              timeout=120, env={**os.environ, "DONEGATE_HOME": str(kit_home)})
+
+    assert donegate("install", str(repo)).returncode == 0
+    res = donegate("uninstall", str(repo))
+    assert res.returncode == 0 and "the kit's copies of the repository" in res.stdout, res.stdout + res.stderr
+    assert _copies(kit_home, key) == [], _copies(kit_home, key)
+    assert other.is_dir()  # another repository's
+    assert run_hook(stop_payload(repo, session="s2")).returncode == 0  # still sealed: the copies are made again
+    lock = os.open(kit_home / "state" / "mirror" / f"{key}-own.lock", os.O_RDWR)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # a stop's run in the own suite's mirror
+    try:
+        res = donegate("unseal", str(repo))
+    finally:
+        os.close(lock)
+    assert res.returncode == 0 and f"{key}-own" in res.stdout and "in use" in res.stdout, res.stdout + res.stderr
+    left = _copies(kit_home, key)
+    assert f"{key}-own" in left and all(n.startswith(f"{key}-own.") or n == f"{key}-own" for n in left), left
+    assert other.is_dir()
