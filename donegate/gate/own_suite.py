@@ -76,9 +76,11 @@ class OwnRuns:
         # Confined, each run works in a mirror of the tree of its own (`donegate.hidden.copy`: kept between stops,
         # brought in step by what changed, put back after the answer), beside the hidden runs' mirrors, and reads
         # the product's bytecode they keep (`donegate.hidden.pyc`); unconfined, a throwaway copy as before.
+        # The environment's pytest plugins, as the hidden run loads them; a project that is pytest, its own pytest.
+        own_pytest = str(st.manifest.get("own_pytest") or "")
         go = functools.partial(runner.run, suite, repo, timeout=self.timeout, confine=confine, project=project,
-                               allow=allow, root=root, tree=look, key=key, later=True,
-                               plugins=plugins or ())  # the environment's pytest plugins, as the hidden run loads them
+                               allow=allow, root=root, tree=look, key=key, later=True, plugins=plugins or (),
+                               own_pytest=own_pytest)
         # Cost follows the change: the sealed test files the change can reach (`donegate.seal.reach`), or all.
         self.selected = None if cfg.get("own_run") == "all" else _selected(repo, st, pack, look, prefix)
         self.sealed: _Run | None = None
@@ -86,8 +88,9 @@ class OwnRuns:
             # The suite's paths as sealed, what the change cannot reach not collected (named one by one instead,
             # pytest collects their folder once per file named); the sealed tests' rewrite kept between stops.
             skip = _skipped(pack, suite, self.selected) if self.selected is not None else []
-            self.sealed = _Run(lambda: go(python=sealed_launch, layout=layout, slot="own", skip=skip,
-                                          rewrite=_rewritten(pack, suite)))
+            # (the kit's pytest makes the kept rewrite: a project that is pytest rewrites with its own)
+            rewrite = [] if own_pytest else _rewritten(pack, suite)
+            self.sealed = _Run(lambda: go(python=sealed_launch, layout=layout, slot="own", skip=skip, rewrite=rewrite))
         self.now: _Run | None = None
         if self.changed:
             args = ["--rootdir", ".", *self.changed]
