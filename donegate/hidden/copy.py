@@ -528,14 +528,13 @@ SLOTS = ("", "second", "own", "own-now")  # each run's mirror: the hidden run's,
 _PARTS = ("", ".clean", ".json", ".putback", ".lock")  # a mirror, its put-back folder, its record and marks, its lock
 
 
-def forget(repo: Path, root: Path, key: str | None = None) -> tuple[int, list[str]]:
+def forget(repo: Path, root: Path, key: str | None = None, also: tuple[Path, ...] = ()) -> tuple[int, list[str]]:
     """Remove what the runs keep of `repo` under the state root (`unseal`, `uninstall`): each slot's mirror with its
-    record, marks and lock, and the product's bytecode (`pyc.folder`); a mirror a stop's run holds (its lock taken) is
-    left. Returns (how many folders were removed, what was left: `path: why` each)."""
+    record, marks and lock, and the folders `also` names (the product's bytecode, `pyc.folder`); a mirror a stop's run
+    holds (its lock taken) is left. Returns (how many folders were removed, what was left: `path: why` each)."""
     import fcntl
 
     from donegate import paths
-    from donegate.hidden import pyc
 
     key = key or paths.repo_key(repo)
     folder, removed, left = paths.state_dir(root) / "mirror", 0, []
@@ -556,8 +555,10 @@ def forget(repo: Path, root: Path, key: str | None = None) -> tuple[int, list[st
         finally:
             if fd is not None:
                 os.close(fd)
-    existed, why = pyc.folder(root, repo, key).exists(), _removed(pyc.folder(root, repo, key))
-    return removed + (existed and not why), left + why
+    for extra in also:
+        existed, why = extra.exists(), _removed(extra)
+        left, removed = left + why, removed + (existed and not why)
+    return removed, left
 
 
 def _removed(path: Path) -> list[str]:
