@@ -131,6 +131,12 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     path, done = install.uninstall(args.repo, scope=args.scope)
     _record("uninstall", args, str(path))
     print(f"donegate uninstall {path}: {done}")
+    if args.repo:  # no stop of it runs now: what the runs kept of it goes too (made again if it is installed again)
+        from donegate.commands.seal import forget_copies
+        from donegate.tree import repo as repos
+
+        where = Path(args.repo).expanduser()
+        print(forget_copies(repos.project(where) if where.is_dir() else where.absolute()))
     return 0
 
 

@@ -75,17 +75,21 @@ class OwnRuns:
         # Confined, each run works in a mirror of the tree of its own (`donegate.hidden.copy`: kept between stops,
         # brought in step by what changed, put back after the answer), beside the hidden runs' mirrors, and reads
         # the product's bytecode they keep (`donegate.hidden.pyc`); unconfined, a throwaway copy as before.
+        # The environment's pytest plugins, as the hidden run loads them; a project that is pytest, its own pytest.
+        own_pytest = str(st.manifest.get("own_pytest") or "")
         go = functools.partial(runner.run, suite, repo, timeout=self.timeout, confine=confine, project=project,
-                               allow=allow, root=root, tree=look, key=key, later=True,
-                               plugins=plugins or ())  # the environment's pytest plugins, as the hidden run loads them
+                               allow=allow, root=root, tree=look, key=key, later=True, plugins=plugins or (),
+                               own_pytest=own_pytest)
         # Cost follows the change: the sealed test files the change can reach (`donegate.seal.reach`), or all.
         self.selected = None if cfg.get("own_run") == "all" else _selected(repo, st, pack, look, prefix)
         self.sealed: _Run | None = None
-        if self.selected is None:
-            self.sealed = _Run(lambda: go(python=sealed_launch, layout=layout, slot="own"))
-        elif self.selected:
-            some = [*layout[:4], *(str(suite / f) for f in sorted(self.selected))]
-            self.sealed = _Run(lambda: go(python=sealed_launch, layout=some, slot="own"))
+        if self.selected is None or self.selected:
+            # The suite's paths as sealed, what the change cannot reach not collected (named one by one instead,
+            # pytest collects their folder once per file named); the sealed tests' rewrite kept between stops.
+            skip = _skipped(pack, suite, self.selected) if self.selected is not None else []
+            # (the kit's pytest makes the kept rewrite: a project that is pytest rewrites with its own)
+            rewrite = [] if own_pytest else _rewritten(pack, suite)
+            self.sealed = _Run(lambda: go(python=sealed_launch, layout=layout, slot="own", skip=skip, rewrite=rewrite))
         self.now: _Run | None = None
         if self.changed:
             args = ["--rootdir", ".", *self.changed]
@@ -128,6 +132,39 @@ def start(repo: Path, st: store.Store, cfg: dict[str, Any], launch: Any, allow: 
     if not pack or not pack.get("tests"):
         return None
     return OwnRuns(repo, st, cfg, pack, launch, allow, look, root, key, plugins)
+
+
+def _skipped(pack: dict[str, Any], suite: Path, selected: set[str]) -> list[str]:
+    """The sealed test files the change cannot reach, each as the highest folder that holds none it can reach (its
+    `conftest.py` is then not loaded either, as when the reached files were named one by one), under `suite`."""
+    from pathlib import PurePosixPath
+
+    # a folder the run names (the sealed paths) is collected whatever a plugin says: only below those
+    named = {str(d) for p in pack.get("paths") or [] for d in (PurePosixPath(p), *PurePosixPath(p).parents)}
+    reached = {str(d) for f in selected for d in PurePosixPath(f).parents} | named
+    out = set()
+    for name in {t.split("::", 1)[0] for t in pack["tests"]} - selected:
+        top = name
+        for d in map(str, PurePosixPath(name).parents):
+            if d in reached:
+                break
+            top = d
+        out.add(str(suite / top))
+    return sorted(out)
+
+
+def _rewritten(pack: dict[str, Any], suite: Path) -> list[Path]:
+    """The laid-out files pytest rewrites (the test files, `conftest.py`): the bytecode job keeps their rewrite for
+    the next stops (`hidden.pyc.Tests`). None when the sealed configuration names the assertion pass hook (the kept
+    rewrite is made without it)."""
+    from donegate.seal.store import matcher
+
+    config = pack.get("config")
+    if config and "enable_assertion_pass_hook" in ((pack.get("files") or {}).get(config) or {}).get("text", ""):
+        return []
+    tested, match = {t.split("::", 1)[0] for t in pack["tests"]}, matcher((*TEST_NAMES, "conftest.py"))
+    return [suite / n for n in sorted(pack.get("files") or {})
+            if n.endswith(".py") and (n in tested or match(n.rsplit("/", 1)[-1]))]
 
 
 def _prefix(repo: Path, project: Path) -> str:

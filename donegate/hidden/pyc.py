@@ -62,9 +62,9 @@ def tests(job):
         import _pytest.assertion.rewrite as rw
         probe = {"__name__": "donegate_probe"}
         exec(compile(job["probe"], "<donegate probe>", "exec"), probe)
-        os.makedirs(job["tests_dir"], exist_ok=True)
-        for path, mark in job["tests"]:
-            source = read(path, job["max_bytes"])
+        for path, mark, sub, text in job["tests"]:
+            # the own suite's files are sent (laid out afresh at each stop, gone by now), under their folder `sub`
+            source = read(path, job["max_bytes"]) if text is None else text.encode("utf-8")
             if source is None:
                 continue
             tree = ast.parse(source, filename=path)
@@ -72,7 +72,8 @@ def tests(job):
             probe["rewrite_probes"](tree)
             code = compile(tree, path, "exec", dont_inherit=True)
             name = os.path.basename(path)[:-3] + rw.PYC_TAIL
-            put(os.path.join(job["tests_dir"], name), importlib.util.MAGIC_NUMBER + b"\\x03\\x00\\x00\\x00"
+            os.makedirs(os.path.join(job["tests_dir"], sub), exist_ok=True)
+            put(os.path.join(job["tests_dir"], sub, name), importlib.util.MAGIC_NUMBER + b"\\x03\\x00\\x00\\x00"
                 + importlib.util.source_hash(source)[:8] + marshal.dumps(code))
             put(os.path.join(job["tests_dir"], mark), b"")
     except Exception:
@@ -128,15 +129,19 @@ def bind(root: Path | None, repo: Path, key: str | None = None) -> list[str]:
 
 
 TESTS = "tests"
+OWN = "own"  # the project's own suite's rewrite, by path, beside the hidden tests' (`Tests.under`)
 DONE = ".compiled"  # what the last finished job was given (`Compile._done`)
 
 
 class Tests:
     """The sealed tests' rewritten bytecode for one run: where the job writes it (`folder`, under a recipe:
     what else than their source it depends on) and where the runs see it (`inside`). `missing`: the store's
-    files the job has not rewritten yet (a mark per file and digest). `key` as for `folder`."""
+    files the job has not rewritten yet (a mark per file and digest). `key` as for `folder`. `under`: the folder the
+    project's own suite is laid out in for this run (`seal.own.lay_out`): its files are kept under `OWN` by their path
+    below it, and sent to the job (the folder is gone once the hook has answered)."""
 
-    def __init__(self, root: Path, repo: Path, python: pyenv.Launch, files: list[Path], key: str | None = None) -> None:
+    def __init__(self, root: Path, repo: Path, python: pyenv.Launch, files: list[Path], key: str | None = None,
+                 under: Path | None = None) -> None:
         import hashlib
         import os
 
@@ -154,13 +159,19 @@ class Tests:
         recipe = hashlib.sha256(b"\0".join(parts)).hexdigest()[:20]
         self.folder = folder(root, repo, key) / TESTS / recipe
         self.inside = f"{INSIDE}/{TESTS}/{recipe}"
+        self.sub = f"/{OWN}" if under is not None else ""
         self.marks: dict[str, str] = {}
+        self.where: dict[str, tuple[str, str | None]] = {}  # each file's folder under `sub`, its text when sent
         for f in files:  # read where the job's walls show them: the store bound at its real path
             try:
                 data = f.read_bytes()
-            except OSError:
+                folder_of = f.resolve().parent.relative_to(under.resolve()).as_posix() if under is not None else ""
+                text = data.decode("utf-8") if under is not None else None
+            except (OSError, ValueError):  # not below `under`, not UTF-8: rewritten by the run, as before
                 continue
-            self.marks[str(f.resolve())] = f"{f.name}.{hashlib.sha256(data).hexdigest()[:16]}.done"
+            sub = "" if under is None else OWN if folder_of == "." else f"{OWN}/{folder_of}"
+            self.marks[str(f.resolve())] = os.path.join(sub, f"{f.name}.{hashlib.sha256(data).hexdigest()[:16]}.done")
+            self.where[str(f.resolve())] = (sub, text)
         self.missing = [path for path, mark in self.marks.items() if not (self.folder / mark).exists()]
         self.python = python
 
@@ -168,7 +179,7 @@ class Tests:
         """The job's part ({} when every file is rewritten already)."""
         if not self.missing:
             return {}
-        return {"tests": [[p, self.marks[p]] for p in self.missing], "tests_dir": self.inside,
+        return {"tests": [[p, self.marks[p], *self.where[p]] for p in self.missing], "tests_dir": self.inside,
                 "pytest": self.python.pytest, "probe": self.probe.decode("utf-8")}
 
 
@@ -176,9 +187,10 @@ class Compile:
     """The job, for `copy.after_answer`: the mirror's sources compiled into the store. `key` as for `folder`."""
 
     def __init__(self, root: Path, repo: Path, mirror: Path, tree: statcache.Tree, top: tuple[str, ...],
-                 python: pyenv.Launch, project: Path, store: Path, tests: Tests | None = None,
-                 key: str | None = None) -> None:
+                 python: pyenv.Launch, project: Path, store: Path | None, tests: Tests | None = None,
+                 key: str | None = None, code: bool = True) -> None:
         self.root, self.repo, self.mirror, self.python, self.project = root, repo, mirror, python, project
+        self.code = code  # the sources too (the own suite's run leaves them to the hidden run's job)
         self.key = key
         self.store, self.tests, self.tree, self.top = store, tests, tree, top
         self.shared = [t for t in top if t != ".git"]
@@ -210,14 +222,14 @@ class Compile:
         from donegate.hidden import confine as walls
 
         tests = self.tests.job() if self.tests is not None else {}
-        sources = self.sources()
+        sources = self.sources() if self.code else []
         files = [n for n, _ in sources]
         if not files and not tests:
             return
         store = folder(self.root, self.repo, self.key)
         done, mark = self._done(sources), store / DONE
         try:
-            if not tests and mark.read_text() == done:
+            if not tests and (not self.code or mark.read_text() == done):
                 return
         except OSError:
             pass
@@ -233,7 +245,7 @@ class Compile:
             res = proc.run([*argv, *self.python.argv, "-c", COMPILE], timeout=120, env=env,
                            input=json.dumps({"prefix": INSIDE, "repo": str(self.repo), "files": files,
                                              "max_bytes": MAX_BYTES, **tests}))
-            if res.returncode == 0:
+            if res.returncode == 0 and self.code:
                 atomic_write(mark, done, durable=False)
         except Exception:  # noqa: BLE001 - a job that failed costs the next stops a compile from source, nothing more
             pass

@@ -126,7 +126,7 @@ def main():
     sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *args]
     reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]), spec.get("tests_pyc"),
                                   spec.get("last"), kit=spec["pytest"], startup=startup, path=spec["front"],
-                                  by_file=bool(spec.get("by_file")))
+                                  by_file=bool(spec.get("by_file")), skip=spec.get("skip"))
     return pytest.main(args, plugins=[reporter, *plugin["seeded_plugins"](spec.get("seed"))])
 def end(rc):
     import os, sys
@@ -258,7 +258,8 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
         python: "pyenv.Launch | None" = None, root: Path | None = None, tree: statcache.Tree | statcache.Pending | None = None,
         started: Callable[[int], None] | None = None, failed: Callable[[], None] | None = None,
         later: bool = False, seed: str = "", layout: Sequence[str] | None = None, slot: str = "",
-        last: Sequence[str] = (), plugins: Sequence[str] = (), key: str | None = None, own_pytest: str = "") -> TestRun:
+        last: Sequence[str] = (), plugins: Sequence[str] = (), key: str | None = None, own_pytest: str = "",
+        skip: Sequence[str] = (), rewrite: Sequence[Path] = ()) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
     (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
     tripwires stay quiet (`scan.allow`). `project`: the folder of the repository the tests are for (a
@@ -275,7 +276,9 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     plugins (the environment's, as the seal recorded them: `hidden.plugins`). `key`: `paths.repo_key(repo)` when
     the caller has it (a stop derives it once: `donegate.gate.context`), naming the mirror and the bytecode store.
     `own_pytest`: the project is pytest (the seal found its `pytest` and `_pytest` in this folder of the repository,
-    `hidden.plugins.own_pytest`): the run imports the project's own, as its developers' `python -m pytest` does."""
+    `hidden.plugins.own_pytest`): the run imports the project's own, as its developers' `python -m pytest` does.
+    `skip`: test files under `layout`'s paths not collected (the own suite's files the change cannot reach);
+    `rewrite`: the files of `layout`'s suite whose rewrite the bytecode job keeps for the next stops (`pyc.Tests`)."""
     from donegate.hidden import confine as walls, python as pyenv
 
     repo = repo.resolve()
@@ -285,7 +288,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
                project=project, python=python, root=root, tree=tree, started=started, failed=failed, later=later,
                seed=seed or secrets.token_hex(16), layout=layout, slot=slot, last=last, plugins=plugins, key=key,
-               own_pytest=own_pytest)
+               own_pytest=own_pytest, skip=skip, rewrite=rewrite)
     if kind == "bwrap" and out.sandbox_failed:
         # No unconfined fallback: the person chooses that (confine: off), never the machine.
         out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
@@ -429,7 +432,8 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
          tree: statcache.Tree | statcache.Pending | None = None, started: Callable[[int], None] | None = None,
          failed: Callable[[], None] | None = None, later: bool = False, seed: str = "",
          layout: Sequence[str] | None = None, slot: str = "", last: Sequence[str] = (),
-         plugins: Sequence[str] = (), key: str | None = None, own_pytest: str = "") -> TestRun:
+         plugins: Sequence[str] = (), key: str | None = None, own_pytest: str = "", skip: Sequence[str] = (),
+         rewrite: Sequence[Path] = ()) -> TestRun:
     from donegate.hidden import channel
 
     files = test_files(store) if layout is None else []
@@ -437,18 +441,20 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
     with setting(store, repo, kind, project=project, python=python, root=root, tree=tree, later=later, slot=slot,
                  key=key) as w_:
         # The project's own suite (`layout`): its fingerprints checked per test file (`plugin.Reporter.by_file`).
-        spec = {**w_.spec, "allow": list(allow), "seed": seed, "last": list(last), "by_file": layout is not None}
+        spec = {**w_.spec, "allow": list(allow), "seed": seed, "last": list(last), "by_file": layout is not None,
+                "skip": list(skip)}
         if own_pytest:  # the project is pytest: its own folder holds the harness's code (the tripwires' `kit`)
             own = str(w_.seen_repo / own_pytest)
             spec.update(own_pytest=True, pytest=[own], theirs=[*spec["theirs"], own + "/pytest", own + "/_pytest"])
         tests = None
-        if w_.mirrored and root is not None and layout is None:  # confined, with the state root: the sealed tests' kept rewrite
+        if w_.mirrored and root is not None and (layout is None or rewrite):  # confined: the sealed tests' kept rewrite
             from donegate.hidden import pyc as bytecode
 
-            tests = bytecode.Tests(root, repo, python, files, key)
+            # The own suite is laid out afresh at every stop (`store`): its rewrite kept by path below it.
+            tests = bytecode.Tests(root, repo, python, files or list(rewrite), key, under=store if rewrite else None)
             if spec.get("pyc") and tests.folder.is_dir():
                 spec["tests_pyc"] = {"stores": sorted({str(f.parent) for f in files} | {str(store)}),
-                                     "dir": tests.inside}
+                                     "dir": tests.inside + tests.sub, "root": str(store) if rewrite else ""}
         nonce = secrets.token_hex(16)
         args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store)] if layout is None else []
         # The project's own suite (`layout`) as its pytest runs it: the `pythonpath` ini key applied (the sealed
@@ -472,13 +478,14 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         reader.join(timeout=2)
         outlived = reader.is_alive()
     look = tree.get(0) if isinstance(tree, statcache.Pending) else tree  # None: the stop cancelled the run unrun
-    if later and w_.mirrored and root is not None and look is not None and layout is None:
+    if later and w_.mirrored and root is not None and look is not None and (layout is None or tests is not None):
         # The run used the tree's mirror (confined): once the hook has answered and the mirror is put
-        # back, its sources are compiled for the next stops (`donegate.hidden.pyc`).
+        # back, its sources are compiled for the next stops (`donegate.hidden.pyc`); the own suite's run, only its
+        # sealed tests' rewrite, when some is missing (the hidden run's job compiles the same tree's sources).
         from donegate.hidden import copy as throwaway, pyc as bytecode
 
-        throwaway.after(bytecode.Compile(root, repo, w_.copy, look, (".git", *w_.shared), python, project, store,
-                                         tests, key))
+        throwaway.after(bytecode.Compile(root, repo, w_.copy, look, (".git", *w_.shared), python, project,
+                                         store if layout is None else None, tests, key, code=layout is None))
     output = w_.unseen(res.stdout + res.stderr)
     def run_of(ok: bool, problem: str, **found: Any) -> TestRun:
         made = TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)

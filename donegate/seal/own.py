@@ -264,11 +264,12 @@ def describe(own: dict[str, Any] | None) -> str:
 
 def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confine: str, allow: tuple[str, ...],
                named: list[str] | str | None, supersedes: list[str] | None = None,
-               plugins: list[str] | None = None) -> dict[str, Any] | None:
+               plugins: list[str] | None = None, own_pytest: str = "") -> dict[str, Any] | None:
     """Find the project's own suite, run it once in the project's environment (as the hidden tests), and return
     the pack for the store (None: `named` is "off" or nothing was found; {"off": why}: found, not kept). A suite
     that does not collect is refused in one line, with the fix. `plugins`: the environment's pytest plugins the seal
-    records (`hidden.plugins`), loaded as the project's own `python -m pytest` loads them."""
+    records (`hidden.plugins`), loaded as the project's own `python -m pytest` loads them; `own_pytest`: the project
+    is pytest (`hidden.plugins.own_pytest`): its own runs its suite, as it runs the hidden tests."""
     import tempfile
 
     from donegate.hidden import runner
@@ -293,11 +294,11 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
         mapping = copy.copy(launch)
         mapping.site = [*launch.site, folder]
         run = runner.run(dest, repo, timeout=timeout, confine=confine, project=project, python=mapping, allow=allow,
-                         layout=[*layout[:4], *load, *layout[4:]], plugins=plugins or ())
+                         layout=[*layout[:4], *load, *layout[4:]], plugins=plugins or (), own_pytest=own_pytest)
         again = None
         if run.results and not run.problem and run.duration < AGAIN_BELOW:  # twice where cheap: a flaky test is known
             again = runner.run(dest, repo, timeout=timeout, confine=confine, project=project, python=launch, allow=allow,
-                               layout=layout, plugins=plugins or ())
+                               layout=layout, plugins=plugins or (), own_pytest=own_pytest)
     fix = ("fix them, name the test folders with --own-tests PATH..., or switch them off: --own-tests off "
            "(own_tests: off in donegate.yaml)")
     if run.environment:

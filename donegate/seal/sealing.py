@@ -246,7 +246,8 @@ def seal(
         own_summary = kept_own
         if not add:
             suite = own.seal_suite(project, repo, launch=launch, timeout=timeout, confine=confine, allow=marks,
-                                   named=own_tests, supersedes=supersedes, plugins=[p["module"] for p in plugins])
+                                   named=own_tests, supersedes=supersedes, plugins=[p["module"] for p in plugins],
+                                   own_pytest=own_pytest)
             if suite is not None and "off" in suite:
                 own_summary = suite
             elif suite is not None:

@@ -163,6 +163,9 @@ FINISH = {"ev": "finish", "nonce": "n", "exitstatus": 0}
     ([HELLO, COLLECTED, *_test("t::a"), {"ev": "report", "id": "t::b", "when": "call", "outcome": "passed"}], 0,
      "a result came for a test that had not started (t::b)"),
     ([HELLO, COLLECTED, *_test("t::a"), *_test("t::x")], 0, "a result came for a test that was never collected (t::x)"),
+    # the collected ids are looked up in a set: an id the code under test sends as a list, or before the list, is named
+    ([HELLO, COLLECTED, {"ev": "start", "id": ["t::a"]}], 0, "a result came for a test that was never collected (['t::a'])"),
+    ([HELLO, *_test("t::a")], 0, "a result came for a test that was never collected (t::a)"),
     ([HELLO, COLLECTED, *_test("t::a")[:3]], 0, "the test run ended during t::a without reporting its end"),
     ([HELLO, COLLECTED, *_test("t::a")[:3], *_test("t::a")[2:]], 0, "duplicate or conflicting results for t::a (call)"),
     ([HELLO, COLLECTED, *_test("t::a"), *_test("t::b"), FINISH, *_test("t::b")], 0, "after the run had finished"),

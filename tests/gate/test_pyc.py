@@ -10,7 +10,7 @@ from pathlib import Path
 
 from donegate.hidden import pyc
 from tests.support import require
-from tests.support.repos import run_hook, seal_files, stop_lines, stop_payload, write_config
+from tests.support.repos import kept_file, run_hook, seal_files, stop_lines, stop_payload, write_config
 
 HIDDEN = "import calc\n\n\ndef test_ten_units_get_the_bulk_discount():\n    assert calc.price(10) == 900\n"
 # The bug and its fix, the same size: with the mtime set back too, a pyc checked by (mtime, size), as
@@ -21,13 +21,7 @@ FIXED = "def price(u):\n    return u * 100 - u * (u >= 10) * 10\n"
 
 def _compiled(root: Path, repo: Path, timeout: float = 60) -> Path:
     """calc.py's pyc in the store, once the put-back's child has written it."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        found = list(pyc.folder(root, repo).rglob("calc.*.pyc"))
-        if found:
-            return found[0]
-        time.sleep(0.05)
-    raise AssertionError(f"no bytecode in {pyc.folder(root, repo)}")
+    return kept_file(pyc.folder(root, repo), "**/calc.*.pyc", timeout)
 
 
 def _first_stop(tmp_path: Path, kit_home: Path, hidden_text: str) -> Path:
@@ -115,15 +109,9 @@ def test_the_runs_read_the_products_bytecode_from_the_store_and_the_rest_where_p
     assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["second"]["checked"] == 2
 
 
-def _rewritten(root: Path, repo: Path, timeout: float = 60) -> Path:
+def _rewritten(root: Path, repo: Path) -> Path:
     """The sealed test file's kept rewrite, once the put-back's child has written it."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        found = list((pyc.folder(root, repo) / pyc.TESTS).rglob("test_calc.*-pytest-*.pyc"))
-        if found:
-            return found[0]
-        time.sleep(0.05)
-    raise AssertionError(f"no rewritten test in {pyc.folder(root, repo)}")
+    return kept_file(pyc.folder(root, repo) / pyc.TESTS, "**/test_calc.*-pytest-*.pyc")
 
 
 def test_the_sealed_tests_rewrite_is_kept_and_runs_only_for_the_source_it_was_made_from(tmp_path, kit_home):

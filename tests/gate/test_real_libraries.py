@@ -312,3 +312,29 @@ def test_a_project_that_is_not_pytest_never_gets_a_copy_of_pytest_its_change_add
     (repo / "_pytest" / "__init__.py").write_text("")
     res, line = _stop(repo, kit_home, "s1")
     assert res.returncode == 2 and line["gates"]["acceptance"]["failed"] == 1, res.stderr
+
+
+OWN_VERSION = "from _pytest import version_tuple\n\n\ndef test_the_release_tuple():\n    assert version_tuple[:2] == (9, 2)\n"
+
+
+def test_pytest_its_own_suite_runs_under_its_own_pytest(tmp_path, kit_home):
+    """The project is pytest and has a suite of its own (`testing/`): its own runs load the project's pytest, as the
+    hidden run does (issue 46). Was: the kit's, so a regression of the project's `_pytest` was never seen by its own
+    tests (the kit's `_pytest` answered them) and the stop passed. Beside it, an honest change to pytest passes."""
+    write_config(kit_home, "scan: block\n")
+    repo = tmp_path / "pytest"
+    _pytest_checkout(repo)
+    make_repo(repo, {"testing/test_version.py": OWN_VERSION})
+    hidden = tmp_path / "hidden" / "test_hidden.py"
+    hidden.parent.mkdir()
+    hidden.write_text("import pytest\n\n\ndef test_hidden():\n    assert pytest.__version__.startswith('9.')\n")
+    res = seal(repo, hidden, "--allow", "imports-pytest")
+    assert res.returncode == 0 and "the project is pytest" in res.stdout, res.stdout + res.stderr
+    assert "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout
+    with open(repo / "src/_pytest/__init__.py", "a") as fh:
+        fh.write("\n\ndef release():\n    return version_tuple[:3]\n")
+    res, line = _stop(repo, kit_home, "honest")
+    assert res.returncode == 0, res.stderr + json.dumps(line["gates"].get("own"))
+    _change(repo / "src/_pytest/_version.py", "version_tuple = (9, 2, 0)", "version_tuple = (9, 3, 0)")
+    res, line = _stop(repo, kit_home, "regression")
+    assert res.returncode == 2 and "testing/test_version.py::test_the_release_tuple" in res.stderr, res.stderr

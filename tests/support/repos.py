@@ -171,3 +171,17 @@ def _with_key(text: str, key: str, value: object) -> str:
 def stop_lines(kit_home: Path) -> list[dict]:
     """The Stop hook's lines of the ledger (a seal, install or label is a line too: `donegate.person.ownership`)."""
     return [r for r in ledger_lines(kit_home) if r.get("event") == "stop"]
+
+
+def kept_file(folder: Path, pattern: str, timeout: float = 60) -> Path:
+    """The first file under `folder` matching `pattern` (a glob), once the put-back's child has written it (the bytecode
+    job after a stop's answer, `donegate.hidden.pyc`)."""
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        found = list(folder.glob(pattern))
+        if found:
+            return found[0]
+        time.sleep(0.05)
+    raise AssertionError(f"no {pattern} in {folder}")
