@@ -187,9 +187,9 @@ def cmd_unseal(args: argparse.Namespace) -> int:
 def forget_copies(repo: Path) -> str:
     """What the runs kept of `repo` in the kit's state (mirrors, bytecode) removed: one line, and one per thing left."""
     from donegate import paths
-    from donegate.hidden import copy, pyc
+    from donegate.hidden import forget, pyc
 
-    removed, left = copy.forget(repo, paths.home(), also=(pyc.folder(paths.home(), repo),))
+    removed, left = forget.forget(repo, paths.home(), also=(pyc.folder(paths.home(), repo),))
     said = (f"removed the kit's copies of the repository ({removed} folders: the runs' mirrors of its tree, its "
             "bytecode)") if removed else "the kit's copies of the repository: none were kept"
     return "\n".join([said, *(f"  left: {why}" for why in left)])
