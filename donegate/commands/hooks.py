@@ -38,7 +38,15 @@ def cmd_hook(argv: list[str]) -> int:
         sys.stdout.write(out)
         sys.stderr.write(err)
         return code
-    return module.main(argv)
+    code = module.main(argv)
+    # The answer is out, as the launcher's own `__main__` has it: the runs' mirrors put back (and their temporary
+    # folders removed) by a child, so the next stop steps its mirror by what changed instead of walking it.
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    copies = sys.modules.get("donegate.hidden.copy")
+    if copies is not None:
+        copies.after_answer()
+    return code
 
 
 def cmd_guard(args) -> int:

@@ -276,3 +276,18 @@ def test_the_kit_keeps_its_bytecode_beside_its_modules_whatever_the_session_says
     kept = sorted(p.name for p in (kit / "donegate" / "gate").glob("__pycache__/*.pyc"))
     assert "__init__." + sys.implementation.cache_tag + ".pyc" in kept
     assert not prefix.exists() or not any(prefix.rglob("*.pyc"))
+
+
+@pytest.mark.parametrize("entry", sorted(ENTRIES))
+def test_either_entry_puts_the_runs_mirrors_back_once_it_has_answered(sealed_shop, kit_home, entry):
+    """The confined runs' mirrors are put back by a child once the answer is out (`copy.after_answer`), marked clean
+    for the next stop's step by what changed: `donegate hook` answered and left them for the next stop to walk."""
+    from donegate import paths
+    from tests.support import require
+    from tests.support.repos import kept_file
+
+    require.bwrap()
+    argv = [*ENTRIES[entry], "--home", str(kit_home), "--repo", str(sealed_shop), "--git", kit_git.executable()]
+    assert run(argv, stop_payload(sealed_shop)).returncode == 2
+    folder = paths.state_dir(kit_home) / "mirror"
+    kept_file(folder, paths.repo_key(sealed_shop) + ".clean", timeout=20)
