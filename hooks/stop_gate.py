@@ -114,20 +114,26 @@ def main(argv=None):
     return code if code in (0, 2) else 2
 
 
-if __name__ == "__main__":
-    try:
-        rc = main()
-    except BaseException:
-        rc = 2
+def answered() -> None:
+    """The answer is out (flushed): the runs' copies are put back by a child while the client reads it
+    (`donegate.hidden.copy.after_answer`). Here and in `donegate hook`, which runs `main` the same way."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except Exception:
             pass
-    try:  # the answer is out: the run's copies are put back by a child while Claude Code reads it
+    try:
         copies = sys.modules.get("donegate.hidden.copy")
         if copies is not None:
             copies.after_answer()
     except BaseException:
         pass
+
+
+if __name__ == "__main__":
+    try:
+        rc = main()
+    except BaseException:
+        rc = 2
+    answered()
     os._exit(rc)

@@ -39,13 +39,7 @@ def cmd_hook(argv: list[str]) -> int:
         sys.stderr.write(err)
         return code
     code = module.main(argv)
-    # The answer is out, as the launcher's own `__main__` has it: the runs' mirrors put back (and their temporary
-    # folders removed) by a child, so the next stop steps its mirror by what changed instead of walking it.
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
-    copies = sys.modules.get("donegate.hidden.copy")
-    if copies is not None:
-        copies.after_answer()
+    module.answered()  # as the launcher's own `__main__`: the next stop steps the mirrors instead of walking them
     return code
 
 
