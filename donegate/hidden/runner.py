@@ -373,7 +373,8 @@ class Walls:
             try:
                 if bring():
                     self.copied, self.faithful = self.told.get("copied", 0.0), self.told.get("faithful", False)
-                    os.write(w, b"g")
+                    with contextlib.suppress(BrokenPipeError):  # the run ended before it was told: its exit says why
+                        os.write(w, b"g")
                 else:
                     proc.cancel(pid)
             finally:

@@ -459,3 +459,22 @@ def test_what_the_runs_watch_as_traces_of_the_walls():
     assert traces.trace_of("subprocess.Popen", ("cat", ["cat", "/proc/self/cmdline"], None, None)) == ""
     assert traces.trace_of("subprocess.Popen", ("ls", "ls -l /proc/self/fd", None, None)) == ""
     assert traces.trace_of("os.posix_spawn", ("/bin/df", ["df", "/"], {})) == ""
+
+
+def test_a_run_that_ends_before_it_is_told_to_go_keeps_its_own_reason():
+    # A run started early waits for a byte on a pipe while its copy is brought in step (`Walls.go`). When it dies
+    # first (its interpreter fails at start), the parent's read end is already closed by `proc.run`, so the byte
+    # meets EPIPE: that must not turn the run's own exit into an internal error of the kit.
+    import subprocess
+
+    from donegate.hidden import runner
+
+    walls = runner.Walls.__new__(runner.Walls)
+    walls.told = {"bring": lambda: True, "copied": 0.5, "faithful": True}
+    both = walls.go(None)
+    assert both is not None
+    os.close(walls.wait)  # the child has gone and proc.run closed the parent's end of its pipe
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    both(dead.pid)  # BrokenPipeError on the old code
+    assert (walls.copied, walls.faithful) == (0.5, True)
