@@ -43,26 +43,27 @@ if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays of
 INI_NAME = "pytest.ini"
 INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini file of the repository.\naddopts =\n"
 
-# Runs as `python -c BOOTSTRAP - fd -- pytest-args` (the interpreter `donegate.hidden.python` chose);
-# the nonce, the path spec (JSON, with the rules the project allows), then the plugin's source arrive
-# on stdin, one line each for the first two (so no kit path has to be on the command line inside the sandbox).
-# Everything lives in a function's locals, not in __main__'s globals where any code could read them.
+# The first run starts as a developer's `python -m pytest ARGS` (issue 45 item 1: `sys.orig_argv`, /proc/self/cmdline,
+# runpy's frames at the bottom of the stack, pytest's `__main__` and `console_main` above them, a normal exit), from
+# the kit's starter environment (`python.Launch.starter`), whose one `.pth` line (`PTH`) runs BOOTSTRAP while `site`
+# starts, before runpy: it sets the run up and returns, and the interpreter goes on to run pytest as `-m` does.
+# The nonce, the path spec (JSON, with the rules the project allows and the result channel's descriptor), then the
+# plugin's source arrive on stdin, one line each for the first two (so no kit path is on the command line inside the
+# sandbox). Everything lives in a function's locals, gone from the stack before pytest starts.
 # Only the base installation's `site` has run (`python.START`): the bootstrap adds the path lines `python.Launch` read,
 # imports the kit's pytest before any folder of the project is on sys.path, then takes the kit's
-# folders off again. ENV_EXIT (with one line on stderr) says the interpreter cannot run pytest at all.
-# `end` leaves without the interpreter's teardown (10-25 ms of freeing pytest's modules on every stop):
-# the results are on the channel by then and the copy is thrown away. What a normal exit runs first
-# still runs: the atexit functions (an exit code changed there is still caught), and when a thread the
-# tests started is still running, the exit is the normal one (waiting for it, up to the timeout).
+# folders off again. ENV_EXIT (with one line on stderr) says the interpreter cannot run pytest at all; 96, the stop
+# wanted no run. The kit's plugin reaches pytest as `pytest.main(plugins=...)` takes them: `console_main` calls
+# `main()` (pytest 9.1: `_main()`) with its defaults, which hold the plugins until the first of them is registered (then none again).
 BOOTSTRAP = """\
 def main():
 """ + pyenv.START + """\
     startup = frozenset(sys.modules)  # what the interpreter itself holds before anything is imported
     import os, json, site
-    fd = int(sys.argv[2])
-    args = sys.argv[4:]
+    std = [p for p in std if not (p + os.sep).startswith(sys.prefix + os.sep)]  # `site` is at the starter's own
     nonce = sys.stdin.readline().strip()
     spec = json.loads(sys.stdin.readline())
+    fd = spec["fd"]
     plugin = {"__name__": "donegate_plugin"}
     LABEL = "<donegate plugin>"
 """ + ship.READ + """\
@@ -87,23 +88,12 @@ def main():
             exec(code, plugin)
         if own and spec.get("pyc"):  # the project's pytest is the product's code: its kept bytecode (`pyc.py`)
             plugin["keep_bytecode"](spec["pyc"], spec["repo"], spec["shared"])
-        import pytest
+        import pytest, _pytest.config
     except Exception as exc:
         if own:  # the project's own pytest does not import: the change broke it (the run ends: a block)
             raise
         sys.stderr.write("donegate-env: %s: %s\\n" % (type(exc).__name__, exc))
         return 97
-    # `__main__` as `python -m pytest` has it (runpy's globals, then pytest's __main__.py run but for its last
-    # line): code that looks at its caller's file (`__main__.__file__`, python-dotenv) finds pytest's, not `-c`.
-    from importlib.util import find_spec
-    ran = find_spec("pytest.__main__")
-    g = globals()
-    kept = g["__builtins__"]
-    g.clear()
-    g.update(__name__="pytest.__main__", __doc__=None, __package__="pytest", __loader__=ran.loader, __spec__=ran,
-             __file__=ran.origin, __cached__=ran.cached, __builtins__=kept, __annotations__={})
-    exec(ran.loader.get_code("pytest.__main__"), g)
-    g["__name__"] = "__main__"
     if not go():
         return 96
     os.set_inheritable(fd, False)
@@ -117,33 +107,50 @@ def main():
         import tempfile
         plugin["keep_bytecode"](spec.get("pyc") or tempfile.mkdtemp(prefix="pyc"), spec["repo"], spec["shared"],
                                 writable=not spec.get("pyc"))
-    sys.path[:] = spec["front"] + std + spec["site"]
-    sys.executable = spec["executable"]
-    # As a developer's run has them: the project's environment, or the base installation (not the starter's).
-    sys.prefix, sys.exec_prefix = spec["prefix"] or sys.base_prefix, spec["prefix"] or sys.base_exec_prefix
-    # As `python -m pytest ARGS` has them (/proc/self/cmdline is the one place left that shows `-c`).
-    sys.orig_argv = [spec["executable"], "-m", "pytest", *args]
-    sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *args]
     reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]), spec.get("tests_pyc"),
                                   spec.get("last"), kit=spec["pytest"], startup=startup, path=spec["front"],
                                   by_file=bool(spec.get("by_file")), skip=spec.get("skip"))
-    return pytest.main(args, plugins=[reporter, *plugin["seeded_plugins"](spec.get("seed"))])
-def end(rc):
+    real = getattr(_pytest.config, "_main", None) or _pytest.config.main  # what pytest's __main__ calls (9.1: _main)
+    kw, kept = real.__kwdefaults__, real.__defaults__  # pytest 9.1's `plugins` is keyword-only
+    def pytest_plugin_registered():
+        # The first of the plugins is registered: `site` is done (it read sys.prefix to find more site-packages: the
+        # starter's, none), `-m` has put the working folder first, and nothing of the project has run yet.
+        if real.__kwdefaults__ is kw and real.__defaults__ is kept:
+            return
+        real.__kwdefaults__, real.__defaults__ = kw, kept
+        front = [p for p in spec["front"] if p != sys.path[0]]  # the working folder, once, as a developer's has it
+        sys.path[:] = sys.path[:1] + front + std + spec["site"]
+        sys.executable = spec["executable"]
+        # As a developer's run has them: the project's environment, or the base installation (not the starter's).
+        sys.prefix, sys.exec_prefix = spec["prefix"] or sys.base_prefix, spec["prefix"] or sys.base_exec_prefix
+    import types
+    ours = [types.SimpleNamespace(pytest_plugin_registered=pytest_plugin_registered), reporter,
+            *plugin["seeded_plugins"](spec.get("seed"))]
+    if kw and "plugins" in kw:
+        real.__kwdefaults__ = dict(kw, plugins=ours)
+    else:
+        real.__defaults__ = (None, ours)
+def start():
     import os, sys
-    threading = sys.modules.get("threading")
-    if threading is None or all(t.daemon or not t.is_alive() for t in threading.enumerate()
-                                if t is not threading.main_thread()):
-        import atexit
-        atexit._run_exitfuncs()
+    sys.argv[0] = ""  # once: `site` reads the starter's folder twice (runpy sets argv[0] to pytest's __main__.py)
+    try:
+        rc = main()
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+        rc = 1
+    if rc is not None:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except Exception:
                 pass
         os._exit(int(rc))
-    raise SystemExit(rc)
-end(main())
+start()
 """
+# The starter's `.pth` line (`python.Launch.starter`): BOOTSTRAP for the first run (`-m`) only, in a namespace of its
+# own; the second run (`-c`) starts from the same environment and runs nothing of it.
+PTH = "import sys; sys.argv[0] == '-m' and exec(compile(%r, '<string>', 'exec'), {})\n" % BOOTSTRAP
 ENV_EXIT = 97
 STARTER = "/tmp/.python"  # where a confined run sees the environment it starts from (`python.Launch.starter`)
 ENV_MARK = "donegate-env: "
@@ -340,7 +347,7 @@ class Walls:
             self.spec["pyc"] = bytecode.INSIDE if pyc else ""
         self.cwd = str(self.seen_project) if kind != "bwrap" else str(tmp)
         # The interpreter both harnesses start (`python.Launch.starter`), seen in the sandbox at /tmp/.python.
-        starter = python.starter(tmp / "python")
+        starter = python.starter(tmp / "python", PTH)
         self.argv = [STARTER + "/bin/python" if kind == "bwrap" else str(starter)]
         self.prefix: list[str] = []
         if kind == "bwrap":
@@ -466,7 +473,8 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
             args.append("--collect-only")
         args += collected_as(store, files) if layout is None else list(layout)
         r, w = os.pipe()
-        argv = [*w_.prefix, *w_.argv, "-c", BOOTSTRAP, "-", str(w), "--", *args]
+        argv = [*w_.prefix, *w_.argv, "-m", "pytest", *args]
+        spec["fd"] = w
         stream = channel.Stream(nonce)
         stream.on_fail = failed
         reader = _read(r, stream)
