@@ -143,9 +143,10 @@ def main():
                     pass
             os._exit(int(box[0].exitstatus))
         atexit.register(leave)  # the last registered: the first to run
-    import types
-    ours = [types.SimpleNamespace(pytest_plugin_registered=pytest_plugin_registered, pytest_sessionstart=pytest_sessionstart,
-                                  pytest_unconfigure=pytest_unconfigure), reporter, *plugin["seeded_plugins"](spec.get("seed"))]
+    run = type("Run", (), {})()  # a plugin as pytest's are: hashable (`pluginmanager.get_plugins()` is a set)
+    run.pytest_plugin_registered, run.pytest_sessionstart = pytest_plugin_registered, pytest_sessionstart
+    run.pytest_unconfigure = pytest_unconfigure
+    ours = [run, reporter, *plugin["seeded_plugins"](spec.get("seed"))]
     if kw and "plugins" in kw:
         real.__kwdefaults__ = dict(kw, plugins=ours)
     else:
