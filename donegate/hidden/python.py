@@ -417,7 +417,7 @@ class Launch:
             known = ".".join(self.interp.version.split(".")[:2])
             for xy in [known] if known.count(".") == 1 else [f"3.{minor}" for minor in range(8, 16)]:
                 site = folder / "lib" / f"python{xy}" / "site-packages"
-                site.mkdir(parents=True)
+                site.mkdir(parents=True, exist_ok=True)
                 (site / "_run.pth").write_text(pth, encoding="utf-8")
         return exe
 
