@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays of
 INI_NAME = "pytest.ini"
 INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini file of the repository.\naddopts =\n"
 
-# The first run starts as a developer's `python -m pytest ARGS` (issue 45 item 1: `sys.orig_argv`, /proc/self/cmdline,
+# The first run starts as a developer's `python -m pytest` (issue 45 item 1: `sys.argv`, `sys.orig_argv`, /proc/self/cmdline,
 # runpy's frames at the bottom of the stack, pytest's `__main__` and `console_main` above them, a normal exit), from
 # the kit's starter environment (`python.Launch.starter`), whose one `.pth` line (`PTH`) runs BOOTSTRAP while `site`
 # starts, before runpy: it sets the run up and returns, and the interpreter goes on to run pytest as `-m` does.
@@ -53,8 +53,9 @@ INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini f
 # Only the base installation's `site` has run (`python.START`): the bootstrap adds the path lines `python.Launch` read,
 # imports the kit's pytest before any folder of the project is on sys.path, then takes the kit's
 # folders off again. ENV_EXIT (with one line on stderr) says the interpreter cannot run pytest at all; 96, the stop
-# wanted no run. The kit's plugin reaches pytest as `pytest.main(plugins=...)` takes them: `console_main` calls
-# `main()` (pytest 9.1: `_main()`) with its defaults, which hold the plugins until the first of them is registered (then none again).
+# wanted no run. The kit's plugin and pytest's arguments reach pytest as `pytest.main(args, plugins)` takes them:
+# `console_main` calls `main()` (pytest 9.1: `_main()`) with its defaults, which hold them until the first plugin is
+# registered (then none again): `python -m pytest` is started with no argument, as a developer types it.
 BOOTSTRAP = """\
 def main():
 """ + pyenv.START + """\
@@ -148,9 +149,9 @@ def main():
     run.pytest_unconfigure = pytest_unconfigure
     ours = [run, reporter, *plugin["seeded_plugins"](spec.get("seed"))]
     if kw and "plugins" in kw:
-        real.__kwdefaults__ = dict(kw, plugins=ours)
+        real.__kwdefaults__ = dict(kw, args=spec["args"], plugins=ours)
     else:
-        real.__defaults__ = (None, ours)
+        real.__defaults__ = (spec["args"], ours)
 def start():
     import os, sys
     sys.argv[0] = ""  # once: `site` reads the starter's folder twice (runpy sets argv[0] to pytest's __main__.py)
@@ -494,8 +495,10 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
             args.append("--collect-only")
         args += collected_as(store, files) if layout is None else list(layout)
         r, w = os.pipe()
-        argv = [*w_.prefix, *w_.argv, "-m", "pytest", *args]
-        spec["fd"] = w
+        # `python -m pytest` with no argument, as a developer types it: pytest's arguments reach it in the spec
+        # (`BOOTSTRAP`), so sys.argv, sys.orig_argv and /proc/self/cmdline hold none of the kit's.
+        argv = [*w_.prefix, *w_.argv, "-m", "pytest"]
+        spec.update(fd=w, args=args)
         stream = channel.Stream(nonce)
         stream.on_fail = failed
         reader = _read(r, stream)
