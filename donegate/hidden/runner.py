@@ -489,8 +489,9 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         # The project's own suite (`layout`) as its pytest runs it: the `pythonpath` ini key applied (the sealed
         # configuration's folders outside the laid-out suite are put on sys.path by `seal.own.with_pythonpath`).
         pytest_args = PYTEST_ARGS if layout is None else _without(PYTEST_ARGS, "no:python_path")
-        args += ["--basetemp", os.path.join(w_.private, "basetemp"), *pytest_args,
-                 *(a for m in plugins for a in ("-p", m))]  # the environment's plugins the seal recorded (`plugins`)
+        # No `--basetemp`: the tests' temporary folders are pytest's own (`pytest-of-USER/pytest-N`), in the run's private
+        # /tmp (unconfined: TMPDIR), as a developer's pytest makes them (issue 45 item 1).
+        args += [*pytest_args, *(a for m in plugins for a in ("-p", m))]  # the environment's plugins the seal recorded
         if collect_only:
             args.append("--collect-only")
         args += collected_as(store, files) if layout is None else list(layout)
