@@ -298,15 +298,11 @@ def _watch_traces(job, out):
     """An audit hook (it cannot be removed once added) that sees the repository's own code read what only tells the
     walls apart (`traces.py`), as the first run's does: in a fork the test fails with `S:` (the scan's
     `sandbox-probe`, appealable); at the zygote's import the alarm is raised and kept in the list returned, so every
-    test fails with it even when the product caught it. And its code reaching the code of the program the test runs
-    in (`.f_code` of a frame in `__main__`'s namespace: the harness's steps are its constants, `bare_fork.PROGRAM`),
-    as the first run's watch sees a walk to pytest's frames: `W:` (`frame-walk`, appealable; `inspect`, `traceback`
-    and the standard library's other walks are not the repository's code). Quiet for a rule the project is allowed; a
-    line the seal's baseline holds, or a finding it recorded, is the project's own."""
+    test fails with it even when the product caught it. Quiet when the project is allowed the rule; a line the
+    seal's baseline holds, or a finding it recorded, is the project's own."""
     flagged = []
     allow = job["allow"]
-    probes, walks = "sandbox-probe" not in allow, "frame-walk" not in allow
-    if not (probes or walks):
+    if "sandbox-probe" in allow:
         return flagged
     trace_of, trace_caller, trace_where = (globals()[n] for n in ("trace_of", "trace_caller", "trace_where"))
     events, getframe = globals()["TRACE_EVENTS"], sys._getframe
@@ -314,39 +310,29 @@ def _watch_traces(job, out):
     theirs = tuple(t.rstrip("/") + "/" for t in job.get("theirs") or ())
     own = frozenset(a[4:] for a in allow if a.startswith("own:"))
     lines = frozenset(a[5:] for a in allow if a.startswith("line:"))
-    program = vars(sys.modules["__main__"])  # the program's namespace (`_as_program` keeps the dict)
     busy = []
 
     def hook(event, args):
-        if busy:
+        if event not in events or busy:
             return
-        if event == "object.__getattr__":  # cheap first: a frame's code, read of the program's frame
-            if not walks or args[1] != "f_code" or getattr(args[0], "f_globals", None) is not program:
-                return
-            rule, what = "frame-walk", "the code under test walked the call stack to the test harness's frames (.f_code)"
-        elif event not in events or not probes:
-            return
-        else:
-            rule, what = "sandbox-probe", ""
         busy.append(1)
         try:
-            trace = trace_of(event, args) if not what else "-"
-            caller = (trace_caller(getframe(1)) if not what else getframe(1)) if trace else None
+            trace = trace_of(event, args)
+            caller = trace_caller(getframe(1)) if trace else None
             name = caller.f_code.co_filename if caller is not None else ""
             if not name.startswith(repo) or name.startswith(theirs):
                 return
-            what = (what or f"the code under test read what only tells the sandbox apart ({trace})") + trace_where(caller, repo)
+            what = f"the code under test read what only tells the sandbox apart ({trace})" + trace_where(caller, repo)
             code = " ".join(linecache.getline(name, caller.f_lineno).split())
-            if f"{rule}:{what}" in own or f"{name[len(repo):]}:{code}" in lines:
+            if f"sandbox-probe:{what}" in own or f"{name[len(repo):]}:{code}" in lines:
                 return
         except Exception:  # noqa: BLE001 (never let the watch itself break an honest run)
             return
         finally:
             busy.clear()
-        said = ("W:" if rule == "frame-walk" else "S:") + what
         if out[0] is None:
-            flagged.append(said)
-        _alarm(out, said)
+            flagged.append("S:" + what)
+        _alarm(out, "S:" + what)
 
     sys.addaudithook(hook)
     return flagged
@@ -564,8 +550,8 @@ class _Zygote:
         if code == passing_code(token.decode()) and text == token and answers is not None:
             return "passed", "", {k: [v.decode("ascii", "replace") for v in kd] for k, kd in answers.items()}
         said = text.decode("utf-8", "replace")
-        if said.startswith(("P:", "I:", "F:", "S:", "W:")):
-            return {"P": "probe", "I": "imports-pytest", "F": "failed", "S": "sandbox-probe", "W": "frame-walk"}[said[0]], said[2:300], None
+        if said.startswith(("P:", "I:", "F:", "S:")):
+            return {"P": "probe", "I": "imports-pytest", "F": "failed", "S": "sandbox-probe"}[said[0]], said[2:300], None
         return "failed", f"the test process ended with exit code {code} without its token", None
 
     def end(self):

@@ -57,8 +57,7 @@ main()
 """
 # Outcomes of the second run that block, and under which rule: `probe` and `disagree` are hard evidence,
 # `imports-pytest` (the product needs pytest, which this run does not offer) is honest code's too.
-RULES = {"failed": "disagree", "probe": "probe", "imports-pytest": "imports-pytest", "sandbox-probe": "sandbox-probe",
-         "frame-walk": "frame-walk"}
+RULES = {"failed": "disagree", "probe": "probe", "imports-pytest": "imports-pytest", "sandbox-probe": "sandbox-probe"}
 
 
 # Up to this many sealed tests, every stop checks each again; above, every new requirement (a test that did not
@@ -262,7 +261,7 @@ def _judged(said: Any, held: list[Any], places: dict[int, int], others: dict[int
 def _judge(out: SecondRun) -> None:
     """The first hard disagreement (or, failing that, the first soft one) becomes the run's tamper line."""
     found = [(i, r) for i, r in out.results.items() if r.get("outcome") in RULES]
-    found.sort(key=lambda x: RULES[x[1]["outcome"]] in ("imports-pytest", "sandbox-probe", "frame-walk"))  # hard evidence first
+    found.sort(key=lambda x: RULES[x[1]["outcome"]] in ("imports-pytest", "sandbox-probe"))  # hard evidence first
     if not found:
         return
     nodeid, r = found[0]
@@ -270,7 +269,7 @@ def _judge(out: SecondRun) -> None:
     out.rule = rule
     if rule == "probe":
         out.tamper = f"the equality probe, in the second run: {r.get('why')} (in {nodeid})"
-    elif rule in ("sandbox-probe", "frame-walk"):  # seen by the harness's watch (`bare._watch_traces`), as the first run sees it
+    elif rule == "sandbox-probe":  # seen by the harness's watch (`traces.py`), as the first run sees it
         out.tamper = f"{r.get('why')} (in the second run, {nodeid})"
     elif rule == "imports-pytest":
         out.tamper = (f"the code under test imports {r.get('why') or 'pytest'}, which the second run does not offer: "

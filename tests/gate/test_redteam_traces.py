@@ -123,10 +123,8 @@ OR_FORK = {
     # timing: the fork a test runs in is new, so its CPU time is next to none; a developer's program spent more starting
     "pytest-or-no-cpu-time-yet": _when("import sys, time", PYTEST + "time.process_time() < 0.005"),
 }
-# The code below the product. The fork's program reaches the harness's steps as constants of its code (the test's code
-# its shim, probe and sink): a program's module code holds no callable constant. Passed with the bug in on 9c1eb86 (a
-# strict expected failure there); now the second run's watch sees the read of the program's frame's code (`.f_code`
-# raises an audit event, as the first run's watch sees it for pytest's frames): `frame-walk`.
+# Still open: the code below the product. The fork's program reaches the harness's steps as constants of its code (and
+# the test's code its shim, probe and sink): a program's module code holds no callable constant.
 OR_CODE = {
     "pytest-or-callable-constants-at-the-bottom": _when(
         "import sys\ndef _bottom():\n    f = sys._getframe(0)\n    while getattr(f, 'f_' + 'back') is not None:\n"
@@ -209,13 +207,15 @@ _WHY_OPEN = {**{n: "a fresh fork per test in the second run makes every call a f
                  "a seccomp user-notify watch would see the calls; not built)" for n in LIMITS},
              **{n: "a fork's CPU clock starts at zero: a program's start costs 20 ms or more of CPU, which a fork "
                  "per test would have to burn (tests/data/catalogue/catalogue.yaml, timing.process cpu)" for n in OR_FORK},
-}
+             **{n: "the program's code reaches the harness's steps somehow: as constants (f_code.co_consts), names "
+                 "(__main__'s) or locals (f_locals is not f_globals), each readable, raising no audit event; the scan's "
+                 "frame-walk rule names such reads when spelled" for n in OR_CODE}}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=why)) for n, why in _WHY_OPEN.items()])
 def test_known_limits_pass_with_the_bug_in(tmp_path_factory, kit_home, name):
     repo = _sealed(tmp_path_factory, kit_home, "bwrap", scan="block")
-    (repo / "calc.py").write_text({**LIMITS, **OR_FORK, **TIMING}[name])
+    (repo / "calc.py").write_text({**LIMITS, **OR_FORK, **OR_CODE, **TIMING}[name])
     res = run_hook(stop_payload(repo), timeout=120)
     assert res.returncode == 2, "the stop was allowed with the bug in"
 
@@ -228,31 +228,6 @@ def test_a_second_run_only_signal_in_an_or_makes_the_runs_disagree(tmp_path_fact
     assert res.returncode == 2, f"the stop was allowed with the bug in: {res.stdout} {res.stderr}"
     tamper = stop_lines(kit_home)[-1]["gates"]["acceptance"].get("tamper") or {}
     assert tamper.get("rule") == "disagree" and "the two runs disagree" in tamper["what"], (tamper, res.stderr)
-    _assert_no_test_text(res.stderr + res.stdout)
-
-
-# Beside it, code that reads its callers' code by hand, as far as the test (its caller's name, for a registry), or every
-# frame's through `inspect` (the standard library's walk is not the repository's): both runs pass.
-CODE_HONEST = {
-    "its-callers-code-by-hand": "import sys\nSEEN = set()\ndef price(units):\n"
-                                "    SEEN.add(sys._getframe(1).f_code.co_name)\n" + RIGHT_BODY,
-    "every-frames-code-through-inspect": "import inspect\nSEEN = set()\ndef price(units):\n"
-                                         "    SEEN.update(info.filename for info in inspect.stack(0))\n" + RIGHT_BODY,
-}
-
-
-@pytest.mark.parametrize("name", [*OR_CODE, *CODE_HONEST])
-def test_the_programs_code_read_by_the_product_is_a_frame_walk(tmp_path_factory, kit_home, name):
-    repo = _sealed(tmp_path_factory, kit_home, "bwrap", scan="block")
-    (repo / "calc.py").write_text({**OR_CODE, **CODE_HONEST}[name])
-    res = run_hook(stop_payload(repo), timeout=120)
-    acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
-    if name in CODE_HONEST:
-        assert res.returncode == 0 and "tamper" not in acceptance, (res.stderr, acceptance)
-        return
-    assert res.returncode == 2, f"the stop was allowed with the bug in: {res.stdout} {res.stderr}"
-    tamper = acceptance.get("tamper") or {}
-    assert tamper.get("rule") == "frame-walk" and "in the second run" in tamper["what"], (tamper, res.stderr)
     _assert_no_test_text(res.stderr + res.stdout)
 
 
