@@ -404,7 +404,7 @@ class Launch:
         """Make in `folder` the environment the runs start from: `bin/python`, a link to the real interpreter,
         and a `pyvenv.cfg` the kit writes (its `home` that interpreter's folder, no system site-packages).
         Started from there, `site` runs as in a developer's environment and finds only `pth` (the first run's
-        bootstrap, `runner.PTH`) in its site-packages: no `.pth` file of the base installation or of the project's
+        bootstrap, `bootstrap.PTH`) in its site-packages: no `.pth` file of the base installation or of the project's
         environment runs (the kit adds the project's path lines itself), and no flag is needed. Returns the link."""
         (folder / "bin").mkdir(parents=True)
         exe = folder / "bin" / "python"
