@@ -24,7 +24,7 @@ look-alikes that must never be flagged):
   cannot read them; bytecode never reaches the run, whose copy holds none);
 - `sandbox-probe`: a look at what only tells a sandbox apart and neither run can hide (docs/verdict.md, known
   limits): a string naming `NoNewPrivs` or `Seccomp` (the lines of `/proc/<pid>/status` bubblewrap sets),
-  `prctl` PR_GET_NO_NEW_PRIVS, `/proc/self/cmdline` or psutil's `Process().cmdline()` (`python -c` in both runs), the network's interfaces
+  `prctl` PR_GET_NO_NEW_PRIVS, `/proc/self/cmdline` or psutil's `Process().cmdline()` (`python -c` in the second run, the kit's arguments in the first), the network's interfaces
   (`socket.if_nameindex`, `/sys/class/net`, `/proc/net/*`, an `ioctl` SIOCGIF*, psutil's and netifaces' lists);
   `/proc/self/status` read for its memory lines and ordinary networking (`create_connection`, `gethostname`)
   are not.
@@ -80,7 +80,7 @@ GC = {("gc", "get_objects"), ("gc", "get_referrers"), ("gc", "get_referents")}
 # network's interfaces (the runs have loopback only). Reading a status file for its memory lines, or networking, is not.
 STATUS_WORD = re.compile(r"\b(NoNewPrivs|Seccomp)")
 NET_PATHS = re.compile(r"^/(sys/class/net|sys/devices/virtual/net|proc/net|proc/[^/]*/net)(/|$)")
-# The run's own command line as the kernel keeps it: `python -c ...` in both runs, `python -m pytest` by hand
+# The run's own command line as the kernel keeps it: `python -c ...` in the second run, the kit's arguments in the first
 # (sys.argv and sys.orig_argv look as a developer's). Another process's (`/proc/1/cmdline`, `/proc/{pid}/`) is not.
 OWN_CMDLINE = re.compile(r"^/proc/(self|thread-self)/cmdline$")
 NET_CALLS = frozenset({"socket.if_nameindex", "socket.if_nametoindex", "socket.if_indextoname", "psutil.net_if_addrs",

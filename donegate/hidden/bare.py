@@ -373,7 +373,7 @@ def supervise(params):
     # library, then the environment's path lines (the interpreter ran with -S: none of its import lines).
     sys.path[:] = params["front"] + sys.path + params["site"]
     sys.executable = params["executable"]
-    # As a developer's program has them, and the first run (`runner.BOOTSTRAP`): the project's environment, or the
+    # As a developer's program has them, and the first run (`bootstrap.BOOTSTRAP`): the project's environment, or the
     # base installation (not the starter's).
     sys.prefix, sys.exec_prefix = params.get("prefix") or sys.base_prefix, params.get("prefix") or sys.base_exec_prefix
     # The zygotes (one per test file, and one more with pytest importable when a test needs it) read the

@@ -12,7 +12,7 @@ the project's, as under its own run. The kit's modules keep the objects they bou
 import sys
 
 # Never handed to the project's copy: the harness itself (a project that is pytest, as sealed, imports its own first:
-# `runner.BOOTSTRAP`, docs/project-environment.md).
+# `bootstrap.BOOTSTRAP`, docs/project-environment.md).
 _NEVER = frozenset({"pytest", "_pytest", "py", "__main__", "donegate_plugin"})
 
 

@@ -366,13 +366,13 @@ def pytest_dirs() -> list[str]:
     return out
 
 
-# The first lines of both runs' bootstraps (inside their `main()`): the runs start as `python -c` with no flag
-# (`sys.flags`, `sys.orig_argv` and /proc/self/cmdline as a developer's run shows them), from the kit's own
-# environment (`Launch.starter`), so `site` has run and found nothing to add: no `.pth` file runs, neither
+# The first lines of both runs' bootstraps (inside their `main()`): the runs start with no flag (the first as
+# `python -m pytest`, its bootstrap run by `site` from the starter's one `.pth` file; the second as `python -c`), from
+# the kit's own environment (`Launch.starter`), so `site` finds nothing else to add: no other `.pth` file runs, neither
 # the base installation's nor the project environment's; the environment is the allow-list (no PYTHON*
 # variable) and HOME is empty (no user site). The project's environment is added as data by the bootstrap.
 # `std`: sys.path as the interpreter computed it, before `site` appended to it (site only appends: its first
-# entry is a site-packages folder) and without the current folder `-c` put first.
+# entry is a site-packages folder) and without the current folder `-c` put first (`-m` puts it there after `site`).
 START = """\
     import sys, site as _site
     _own = set(_site.getsitepackages())
@@ -400,18 +400,25 @@ class Launch:
         self.argv = [interp.exe, "-I", "-S"]
         self.front, self.site, self.pytest, self.binds = front, site, pytest, binds
 
-    def starter(self, folder: Path) -> Path:
+    def starter(self, folder: Path, pth: str = "") -> Path:
         """Make in `folder` the environment the runs start from: `bin/python`, a link to the real interpreter,
         and a `pyvenv.cfg` the kit writes (its `home` that interpreter's folder, no system site-packages).
-        Started from there, `site` runs as in a developer's environment but finds no site-packages: no `.pth`
-        file of the base installation or of the project's environment runs (the kit adds the project's path
-        lines itself), and no flag is needed. Returns the link."""
+        Started from there, `site` runs as in a developer's environment and finds only `pth` (the first run's
+        bootstrap, `bootstrap.PTH`) in its site-packages: no `.pth` file of the base installation or of the project's
+        environment runs (the kit adds the project's path lines itself), and no flag is needed. Returns the link."""
         (folder / "bin").mkdir(parents=True)
         exe = folder / "bin" / "python"
         exe.symlink_to(self.interp.exe)
         version = f"\nversion = {self.interp.version}" if self.interp.version else ""
         (folder / "pyvenv.cfg").write_text(f"home = {os.path.dirname(self.interp.exe)}\n"
                                            f"include-system-site-packages = false{version}\n", encoding="utf-8")
+        if pth:
+            # site's folder in an environment: lib/pythonX.Y/site-packages (lib64's is searched beside lib's)
+            known = ".".join(self.interp.version.split(".")[:2])
+            for xy in [known] if known.count(".") == 1 else [f"3.{minor}" for minor in range(8, 16)]:
+                site = folder / "lib" / f"python{xy}" / "site-packages"
+                site.mkdir(parents=True, exist_ok=True)
+                (site / "_run.pth").write_text(pth, encoding="utf-8")
         return exe
 
     def spec(self, seen: "dict[str, str] | None" = None) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from donegate.core import proc
 from donegate.tree import statcache
-from donegate.hidden import python as pyenv, ship
+from donegate.hidden import bootstrap, python as pyenv, ship
 from donegate.seal.store import test_files  # the store's test files: what the runs name (here too: hidden.second)
 
 TYPE_CHECKING = False
@@ -43,107 +43,6 @@ if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays of
 INI_NAME = "pytest.ini"
 INI_TEXT = "[pytest]\n# Written by donegate: keeps pytest from reading any ini file of the repository.\naddopts =\n"
 
-# Runs as `python -c BOOTSTRAP - fd -- pytest-args` (the interpreter `donegate.hidden.python` chose);
-# the nonce, the path spec (JSON, with the rules the project allows), then the plugin's source arrive
-# on stdin, one line each for the first two (so no kit path has to be on the command line inside the sandbox).
-# Everything lives in a function's locals, not in __main__'s globals where any code could read them.
-# Only the base installation's `site` has run (`python.START`): the bootstrap adds the path lines `python.Launch` read,
-# imports the kit's pytest before any folder of the project is on sys.path, then takes the kit's
-# folders off again. ENV_EXIT (with one line on stderr) says the interpreter cannot run pytest at all.
-# `end` leaves without the interpreter's teardown (10-25 ms of freeing pytest's modules on every stop):
-# the results are on the channel by then and the copy is thrown away. What a normal exit runs first
-# still runs: the atexit functions (an exit code changed there is still caught), and when a thread the
-# tests started is still running, the exit is the normal one (waiting for it, up to the timeout).
-BOOTSTRAP = """\
-def main():
-""" + pyenv.START + """\
-    startup = frozenset(sys.modules)  # what the interpreter itself holds before anything is imported
-    import os, json, site
-    fd = int(sys.argv[2])
-    args = sys.argv[4:]
-    nonce = sys.stdin.readline().strip()
-    spec = json.loads(sys.stdin.readline())
-    plugin = {"__name__": "donegate_plugin"}
-    LABEL = "<donegate plugin>"
-""" + ship.READ + """\
-    def go():
-        # Started before its copy was in step: nothing of the project runs until the hook says go.
-        if spec.get("go") is None:
-            return True
-        ok = os.read(spec["go"], 1) == b"g"
-        os.close(spec["go"])
-        spec["go"] = None
-        return ok
-    # The kit's pytest, imported before any folder of the project is on sys.path; or, for a project that is pytest
-    # (the seal said so), the project's own, imported as its `python -m pytest` does, once its copy is in step.
-    own = spec.get("own_pytest")
-    if own:
-        if not go():
-            return 96
-        sys.dont_write_bytecode = True
-    sys.path[:] = spec["front"] + std + spec["site"] if own else std + spec["pytest"]
-    try:
-        for code in codes:
-            exec(code, plugin)
-        if own and spec.get("pyc"):  # the project's pytest is the product's code: its kept bytecode (`pyc.py`)
-            plugin["keep_bytecode"](spec["pyc"], spec["repo"], spec["shared"])
-        import pytest
-    except Exception as exc:
-        if own:  # the project's own pytest does not import: the change broke it (the run ends: a block)
-            raise
-        sys.stderr.write("donegate-env: %s: %s\\n" % (type(exc).__name__, exc))
-        return 97
-    # `__main__` as `python -m pytest` has it (runpy's globals, then pytest's __main__.py run but for its last
-    # line): code that looks at its caller's file (`__main__.__file__`, python-dotenv) finds pytest's, not `-c`.
-    from importlib.util import find_spec
-    ran = find_spec("pytest.__main__")
-    g = globals()
-    kept = g["__builtins__"]
-    g.clear()
-    g.update(__name__="pytest.__main__", __doc__=None, __package__="pytest", __loader__=ran.loader, __spec__=ran,
-             __file__=ran.origin, __cached__=ran.cached, __builtins__=kept, __annotations__={})
-    exec(ran.loader.get_code("pytest.__main__"), g)
-    g["__name__"] = "__main__"
-    if not go():
-        return 96
-    os.set_inheritable(fd, False)
-    # As in the second run (`bare`): the repository's bytecode read from the kit's kept store (confined, once
-    # compiled) or a cache of this run's own, written there and beside the source as a developer's import writes it,
-    # never read from beside it (`kept.py`); sys.dont_write_bytecode off, as a developer's (issue 45 item 1).
-    # A project that is pytest: its pytest is already imported above, from its own kept bytecode; nothing more.
-    if own:
-        sys.dont_write_bytecode = True
-    else:
-        import tempfile
-        plugin["keep_bytecode"](spec.get("pyc") or tempfile.mkdtemp(prefix="pyc"), spec["repo"], spec["shared"],
-                                writable=not spec.get("pyc"))
-    sys.path[:] = spec["front"] + std + spec["site"]
-    sys.executable = spec["executable"]
-    # As a developer's run has them: the project's environment, or the base installation (not the starter's).
-    sys.prefix, sys.exec_prefix = spec["prefix"] or sys.base_prefix, spec["prefix"] or sys.base_exec_prefix
-    # As `python -m pytest ARGS` has them (/proc/self/cmdline is the one place left that shows `-c`).
-    sys.orig_argv = [spec["executable"], "-m", "pytest", *args]
-    sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *args]
-    reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]), spec.get("tests_pyc"),
-                                  spec.get("last"), kit=spec["pytest"], startup=startup, path=spec["front"],
-                                  by_file=bool(spec.get("by_file")), skip=spec.get("skip"))
-    return pytest.main(args, plugins=[reporter, *plugin["seeded_plugins"](spec.get("seed"))])
-def end(rc):
-    import os, sys
-    threading = sys.modules.get("threading")
-    if threading is None or all(t.daemon or not t.is_alive() for t in threading.enumerate()
-                                if t is not threading.main_thread()):
-        import atexit
-        atexit._run_exitfuncs()
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        os._exit(int(rc))
-    raise SystemExit(rc)
-end(main())
-"""
 ENV_EXIT = 97
 STARTER = "/tmp/.python"  # where a confined run sees the environment it starts from (`python.Launch.starter`)
 ENV_MARK = "donegate-env: "
@@ -340,7 +239,7 @@ class Walls:
             self.spec["pyc"] = bytecode.INSIDE if pyc else ""
         self.cwd = str(self.seen_project) if kind != "bwrap" else str(tmp)
         # The interpreter both harnesses start (`python.Launch.starter`), seen in the sandbox at /tmp/.python.
-        starter = python.starter(tmp / "python")
+        starter = python.starter(tmp / "python", bootstrap.PTH)
         self.argv = [STARTER + "/bin/python" if kind == "bwrap" else str(starter)]
         self.prefix: list[str] = []
         if kind == "bwrap":
@@ -461,13 +360,17 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         # The project's own suite (`layout`) as its pytest runs it: the `pythonpath` ini key applied (the sealed
         # configuration's folders outside the laid-out suite are put on sys.path by `seal.own.with_pythonpath`).
         pytest_args = PYTEST_ARGS if layout is None else _without(PYTEST_ARGS, "no:python_path")
-        args += ["--basetemp", os.path.join(w_.private, "basetemp"), *pytest_args,
-                 *(a for m in plugins for a in ("-p", m))]  # the environment's plugins the seal recorded (`plugins`)
+        # No `--basetemp`: the tests' temporary folders are pytest's own (`pytest-of-USER/pytest-N`), in the run's private
+        # /tmp (unconfined: TMPDIR), as a developer's pytest makes them (issue 45 item 1).
+        args += [*pytest_args, *(a for m in plugins for a in ("-p", m))]  # the environment's plugins the seal recorded
         if collect_only:
             args.append("--collect-only")
         args += collected_as(store, files) if layout is None else list(layout)
         r, w = os.pipe()
-        argv = [*w_.prefix, *w_.argv, "-c", BOOTSTRAP, "-", str(w), "--", *args]
+        # `python -m pytest` with no argument, as a developer types it: pytest's arguments reach it in the spec
+        # (`bootstrap.BOOTSTRAP`), so sys.argv, sys.orig_argv and /proc/self/cmdline hold none of the kit's.
+        argv = [*w_.prefix, *w_.argv, "-m", "pytest"]
+        spec.update(fd=w, args=args)
         stream = channel.Stream(nonce)
         stream.on_fail = failed
         reader = _read(r, stream)

@@ -4,7 +4,7 @@ plugin and with the second harness (`ship`: one namespace each, so every name he
 Neither run can hide these, and both answer alike, so code right only where one of them says "sandbox" passes both
 runs with the bug in. Each read raises a Python audit event, whatever spelled the name:
 - `open`, `os.listdir`, `os.scandir` (also by a relative path, or through a link: `/etc/mtab`, `/proc/self/root`, a
-  link the product makes, `os.symlink`) of the run's own command line as the kernel keeps it (`python -c` in both), the
+  link the product makes, `os.symlink`) of the run's own command line as the kernel keeps it (`python -c` in the second, the kit's arguments in the first), the
   mount tables, the namespace links, the network's interfaces (`TRACE_PATHS`). Not PID 1's files: the runs differ
   there (the second run's process is PID 1, the first's is not) and disagree;
 - `ctypes.dlsym` of libc's entry points that ask the kernel what the walls set (`TRACE_SYMBOLS`: no_new_privs and

@@ -155,13 +155,13 @@ def test_early_exit_in_code_under_test_blocks(tmp_path):
 def test_fake_report_printed_by_code_under_test_is_not_a_pass(tmp_path):
     repo = seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
     (repo / "mod.py").write_text(
-        "import json, os, sys\nVALUE = 1\nreport = sys.argv[3] if len(sys.argv) > 3 else None\n"
+        "import json, os\nVALUE = 1\nreport = 'report.json'\n"
         "if report:\n    open(report, 'w').write(json.dumps({'complete': True, 'nonce': 'x', 'collected': [], 'results': {}, 'errors': []}))\n"
         "    os._exit(0)\n"
     )
     res = run_hook(stop_payload(repo))
-    # argv[3] is now the result channel's descriptor number: the "report" lands in the run's
-    # throwaway copy of the repository, and the early exit is an incomplete run.
+    # The results come on the channel only (the run's argv names no report file: `python -m pytest`): the "report"
+    # lands in the run's throwaway copy of the repository, and the early exit is an incomplete run.
     assert res.returncode == 2 and "ended before reporting" in res.stderr
     assert sorted(p.name for p in repo.iterdir()) == [".git", "mod.py"]
 

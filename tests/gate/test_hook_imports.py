@@ -77,6 +77,7 @@ STOP_MODULES = {
     "donegate.seal.sealer", "donegate.tree.repo", "donegate.gate.scan_rules", "donegate.sessions.ids", "donegate.sessions.counters", "donegate.tree.statcache", "donegate.seal.store",
     "donegate.core.util",
     "donegate.hidden", "donegate.hidden.channel", "donegate.hidden.confine", "donegate.hidden.copy", "donegate.hidden.runner", "donegate.hidden.ship",
+    "donegate.hidden.bootstrap",  # the first run's start (the starter's .pth line)
     "donegate.hidden.python", "donegate.hidden.second",  # the second run starts beside the first at every stop
     "donegate.hidden.seeded",  # each test's own dg_random seed, sent to the second run (its imports are already loaded)
     "donegate.hidden.pyc",  # the product's bytecode kept between confined stops

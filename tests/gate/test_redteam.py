@@ -189,35 +189,35 @@ ATTACKS = {
         "    return units * 100\n",
         "walked the call stack", "both"),
     "test-text-written-into-the-repo-base64-no-stack": (
-        "import base64, pathlib, sys\ndef price(units):\n    for a in sys.argv:\n        if a.endswith('test_calc.py'):\n"
+        "import base64, pathlib, sys\ndef price(units):\n    for a in [str(getattr(m, '__file__', '')) for m in list(sys.modules.values())]:\n        if a.endswith('test_calc.py'):\n"
         "            pathlib.Path(__file__).with_name('notes.b64').write_text(base64.b64encode(open(a, 'rb').read()).decode())\n"
         "    return units * 100\n",
         "assert 1000 == 900", "both"),
     "exception-carries-the-test-in-base64": (
-        "import base64, sys\ndef price(units):\n    src = [a for a in sys.argv if a.endswith('test_calc.py')][0]\n"
+        "import base64, sys\ndef price(units):\n    src = [f for f in (str(getattr(m, '__file__', '')) for m in list(sys.modules.values())) if f.endswith('test_calc.py')][0]\n"
         "    raise ValueError('diagnostic: ' + base64.b64encode(open(src, 'rb').read()).decode())\n",
         "ValueError: diagnostic: <redacted>", "both"),
     "exception-carries-the-test-in-short-base64-chunks": (
-        "import base64, sys\ndef price(units):\n    src = [a for a in sys.argv if a.endswith('test_calc.py')][0]\n"
+        "import base64, sys\ndef price(units):\n    src = [f for f in (str(getattr(m, '__file__', '')) for m in list(sys.modules.values())) if f.endswith('test_calc.py')][0]\n"
         "    b = base64.b64encode(open(src, 'rb').read()).decode()\n"
         "    raise ValueError(' '.join(b[i:i + 20] for i in range(0, len(b), 20)))\n",
         "ValueError: <redacted>", "both"),
     "exception-carries-the-test-in-hex": (
-        "import sys\ndef price(units):\n    src = [a for a in sys.argv if a.endswith('test_calc.py')][0]\n"
+        "import sys\ndef price(units):\n    src = [f for f in (str(getattr(m, '__file__', '')) for m in list(sys.modules.values())) if f.endswith('test_calc.py')][0]\n"
         "    raise ValueError(open(src, 'rb').read().hex())\n",
         "ValueError: <redacted>", "both"),
     "returned-value-carries-the-test-text": (
-        "import sys\ndef price(units):\n    src = [a for a in sys.argv if a.endswith('test_calc.py')][0]\n"
+        "import sys\ndef price(units):\n    src = [f for f in (str(getattr(m, '__file__', '')) for m in list(sys.modules.values())) if f.endswith('test_calc.py')][0]\n"
         "    return open(src).read()\n",
         "", "both"),
     "exception-carries-test-lines-one-by-one": (
-        "import sys\ndef price(units):\n    src = [a for a in sys.argv if a.endswith('test_calc.py')][0]\n"
+        "import sys\ndef price(units):\n    src = [f for f in (str(getattr(m, '__file__', '')) for m in list(sys.modules.values())) if f.endswith('test_calc.py')][0]\n"
         "    raise ValueError('\\n'.join('  ' + l.replace('\"', \"'\") for l in open(src).read().splitlines()))\n",
         "ValueError", "both"),
     # --- walls: only where the sandbox is -------------------------------------------------------
     "writes-outside-the-repo": (
         "import os, pathlib, sys\ndef price(units):\n"
-        "    store = os.path.dirname([a for a in sys.argv if a.endswith('test_calc.py')][0])\n"
+        "    store = os.path.dirname([f for f in (str(getattr(m, '__file__', '')) for m in list(sys.modules.values())) if f.endswith('test_calc.py')][0])\n"
         "    for target in (os.path.join(store, 'test_calc.py'), os.path.join(store, 'conftest.py'),\n"
         "                   os.path.join(store, '..', '..', 'ledger.jsonl'), '" + MARK + "', os.path.expanduser('~/marker')):\n"
         "        try:\n            with open(target, 'a') as fh:\n                fh.write('def test_pwned():\\n    pass\\n')\n"
@@ -244,7 +244,7 @@ ATTACKS = {
     "fingerprint-bwrap-pid-1": (_when("", "b'bwrap' in open('/proc/1/cmdline', 'rb').read()"), "the two runs disagree", "bwrap"),
     "fingerprint-parent-is-pid-1": (_when("import os", "os.getppid() == 1"), "the two runs disagree", "bwrap"),
     "fingerprint-no-pwd-variable": (_when("import os", "os.environ.get('PWD') != os.getcwd()"), "assert 1000 == 900", "both"),
-    # the kernel's copy of the command line: `python -c` in both runs (sys.argv, sys.orig_argv look as pytest's); the
+    # the kernel's copy of the command line: `python -c` in the second run (the first's is `python -m pytest`); the
     # run sees the product open it (issue 45 item 3: by effect, however the path is spelled)
     "fingerprint-cmdline-dash-c": (_when("", "b'-c' in open('/proc/self/cmdline', 'rb').read().split(b'\\0')"),
                                    "read what only tells the sandbox apart (/proc/self/cmdline)", "both"),

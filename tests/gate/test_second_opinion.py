@@ -115,7 +115,6 @@ ATTACKS = {
                             "the two runs disagree", "disagree"),
     "pytest-import-caught": ({"calc.py": _when("_h", "import importlib\ntry:\n    _h = importlib.import_module('py' + 'test')\nexcept ImportError:\n    _h = None\n")},
                              "the two runs disagree", "disagree"),
-    "argv-names-pytest": ({"calc.py": _when("'--rootdir' in sys.argv", "import sys\n")}, "the two runs disagree", "disagree"),
     "pytest-frames-on-the-stack": ({"calc.py": _when("any('_pytest' in m for m in list(sys.modules))", "import sys\n")},
                                    "the two runs disagree", "disagree"),
     "forged-stream-via-pytest-objects-and-posix-exit": ({"calc.py": FORGE}, "", ""),

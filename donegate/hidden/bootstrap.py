@@ -1,0 +1,135 @@
+"""The first run's start (issue 45 item 1): what makes it a developer's `python -m pytest` from the kit's starter
+environment (`python.Launch.starter`), read by `runner` (`PTH`, the starter's one `.pth` line; its spec on stdin)."""
+
+from donegate.hidden import python as pyenv, ship
+
+# The first run starts as a developer's `python -m pytest` (issue 45 item 1: `sys.argv`, `sys.orig_argv`, /proc/self/cmdline,
+# runpy's frames at the bottom of the stack, pytest's `__main__` and `console_main` above them, the exit functions run), from
+# the kit's starter environment (`python.Launch.starter`), whose one `.pth` line (`PTH`) runs BOOTSTRAP while `site`
+# starts, before runpy: it sets the run up and returns, and the interpreter goes on to run pytest as `-m` does.
+# The nonce, the path spec (JSON, with the rules the project allows and the result channel's descriptor), then the
+# plugin's source arrive on stdin, one line each for the first two (so no kit path is on the command line inside the
+# sandbox). Everything lives in a function's locals, gone from the stack before pytest starts.
+# Only the base installation's `site` has run (`python.START`): the bootstrap adds the path lines `python.Launch` read,
+# imports the kit's pytest before any folder of the project is on sys.path, then takes the kit's
+# folders off again. ENV_EXIT (with one line on stderr) says the interpreter cannot run pytest at all; 96, the stop
+# wanted no run. The kit's plugin and pytest's arguments reach pytest as `pytest.main(args, plugins)` takes them:
+# `console_main` calls `main()` (pytest 9.1: `_main()`) with its defaults, which hold them until the first plugin is
+# registered (then none again): `python -m pytest` is started with no argument, as a developer types it.
+BOOTSTRAP = """\
+def main():
+""" + pyenv.START + """\
+    startup = frozenset(sys.modules)  # what the interpreter itself holds before anything is imported
+    import os, json, site
+    std = [p for p in std if not (p + os.sep).startswith(sys.prefix + os.sep)]  # `site` is at the starter's own
+    nonce = sys.stdin.readline().strip()
+    spec = json.loads(sys.stdin.readline())
+    fd = spec["fd"]
+    plugin = {"__name__": "donegate_plugin"}
+    LABEL = "<donegate plugin>"
+""" + ship.READ + """\
+    def go():
+        # Started before its copy was in step: nothing of the project runs until the hook says go.
+        if spec.get("go") is None:
+            return True
+        ok = os.read(spec["go"], 1) == b"g"
+        os.close(spec["go"])
+        spec["go"] = None
+        return ok
+    # The kit's pytest, imported before any folder of the project is on sys.path; or, for a project that is pytest
+    # (the seal said so), the project's own, imported as its `python -m pytest` does, once its copy is in step.
+    own = spec.get("own_pytest")
+    if own:
+        if not go():
+            return 96
+        sys.dont_write_bytecode = True
+    sys.path[:] = spec["front"] + std + spec["site"] if own else std + spec["pytest"]
+    try:
+        for code in codes:
+            exec(code, plugin)
+        if own and spec.get("pyc"):  # the project's pytest is the product's code: its kept bytecode (`pyc.py`)
+            plugin["keep_bytecode"](spec["pyc"], spec["repo"], spec["shared"])
+        import pytest, _pytest.config
+    except Exception as exc:
+        if own:  # the project's own pytest does not import: the change broke it (the run ends: a block)
+            raise
+        sys.stderr.write("donegate-env: %s: %s\\n" % (type(exc).__name__, exc))
+        return 97
+    if not go():
+        return 96
+    os.set_inheritable(fd, False)
+    # As in the second run (`bare`): the repository's bytecode read from the kit's kept store (confined, once
+    # compiled) or a cache of this run's own, written there and beside the source as a developer's import writes it,
+    # never read from beside it (`kept.py`); sys.dont_write_bytecode off, as a developer's (issue 45 item 1).
+    # A project that is pytest: its pytest is already imported above, from its own kept bytecode; nothing more.
+    if own:
+        sys.dont_write_bytecode = True
+    else:
+        import tempfile
+        plugin["keep_bytecode"](spec.get("pyc") or tempfile.mkdtemp(prefix="pyc"), spec["repo"], spec["shared"],
+                                writable=not spec.get("pyc"))
+    reporter = plugin["Reporter"](fd, nonce, spec["repo"], spec["theirs"], tuple(spec["allow"]), spec.get("tests_pyc"),
+                                  spec.get("last"), kit=spec["pytest"], startup=startup, path=spec["front"],
+                                  by_file=bool(spec.get("by_file")), skip=spec.get("skip"))
+    real = getattr(_pytest.config, "_main", None) or _pytest.config.main  # what pytest's __main__ calls (9.1: _main)
+    kw, kept = real.__kwdefaults__, real.__defaults__  # pytest 9.1's `plugins` is keyword-only
+    def pytest_plugin_registered():
+        # The first of the plugins is registered: `site` is done (it read sys.prefix to find more site-packages: the
+        # starter's, none), `-m` has put the working folder first, and nothing of the project has run yet.
+        if real.__kwdefaults__ is kw and real.__defaults__ is kept:
+            return
+        real.__kwdefaults__, real.__defaults__ = kw, kept
+        front = [p for p in spec["front"] if p != sys.path[0]]  # the working folder, once, as a developer's has it
+        sys.path[:] = sys.path[:1] + front + std + spec["site"]
+        sys.executable = spec["executable"]
+        # As a developer's run has them: the project's environment, or the base installation (not the starter's).
+        sys.prefix, sys.exec_prefix = spec["prefix"] or sys.base_prefix, spec["prefix"] or sys.base_exec_prefix
+    # The run ends without the interpreter's teardown (10-25 ms of freeing pytest's modules on every stop): once every
+    # other exit function has run, the process leaves with pytest's status (the results are on the channel by then,
+    # the copy is thrown away). An uncaught error's exit is the normal one.
+    box = []
+    def pytest_sessionstart(session):
+        box.append(session)
+    def pytest_unconfigure():
+        import atexit
+        def leave():
+            atexit.unregister(leave)
+            atexit._run_exitfuncs()
+            if hasattr(sys, "last_value") or hasattr(sys, "last_exc") or not box:
+                return
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:
+                    pass
+            os._exit(int(box[0].exitstatus))
+        atexit.register(leave)  # the last registered: the first to run
+    run = type("Run", (), {})()  # a plugin as pytest's are: hashable (`pluginmanager.get_plugins()` is a set)
+    run.pytest_plugin_registered, run.pytest_sessionstart = pytest_plugin_registered, pytest_sessionstart
+    run.pytest_unconfigure = pytest_unconfigure
+    ours = [run, reporter, *plugin["seeded_plugins"](spec.get("seed"))]
+    if kw and "plugins" in kw:
+        real.__kwdefaults__ = dict(kw, args=spec["args"], plugins=ours)
+    else:
+        real.__defaults__ = (spec["args"], ours)
+def start():
+    import os, sys
+    sys.argv[0] = ""  # once: `site` reads the starter's folder twice (runpy sets argv[0] to pytest's __main__.py)
+    try:
+        rc = main()
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+        rc = 1
+    if rc is not None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(int(rc))
+start()
+"""
+# The starter's `.pth` line (`python.Launch.starter`): BOOTSTRAP for the first run (`-m`) only, in a namespace of its
+# own; the second run (`-c`) starts from the same environment and runs nothing of it.
+PTH = "import sys; sys.argv[0] == '-m' and exec(compile(%r, '<string>', 'exec'), {})\n" % BOOTSTRAP
