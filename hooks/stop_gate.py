@@ -49,6 +49,22 @@ def _distrust(opts):
     return seen
 
 
+def _early(opts):
+    """The stop's first run started now, before the kit is imported, from the recipe the last stop of this repository
+    kept (`donegate.hidden.early`): the stop adopts it only if it is exactly the run it would start, else kills it.
+    Returns the module (None: nothing started), or None on any error: the stop then starts its run itself."""
+    if not opts.get("repo"):
+        return None
+    try:
+        from donegate import _layout
+        from donegate.hidden import early
+
+        early.start(_layout.state_root(_layout.KIT_ROOT, os.environ), opts["repo"])
+        return early
+    except BaseException:
+        return None
+
+
 def _fallback(stdin_text, why, home=None):
     try:
         data = json.loads(stdin_text)
@@ -96,8 +112,9 @@ def main(argv=None):
     # the hook's 0.23 CPU-s, measured), or kept and read their bytecode in a folder the session named.
     sys.dont_write_bytecode = False
     sys.pycache_prefix = None
+    sys.path.insert(0, KIT)
+    early = _early(opts)
     try:
-        sys.path.insert(0, KIT)
         from donegate import gate
 
         code, out, err = gate.run_hook(stdin_text, repo=opts.get("repo"), git_path=opts.get("git"),
@@ -105,6 +122,12 @@ def main(argv=None):
                                        client=opts.get("client"))
     except BaseException as exc:  # noqa: BLE001 - the launcher must never exit with anything but 0 or 2
         return _fallback(stdin_text, type(exc).__name__, os.environ.get("DONEGATE_HOME"))
+    finally:
+        if early is not None:
+            try:
+                early.discard()  # a run started early that the stop did not take: killed, its folder removed
+            except BaseException:
+                pass
     try:
         sys.stdout.write(out)
         sys.stderr.write(err)
