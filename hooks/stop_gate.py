@@ -17,7 +17,6 @@ headless runs are recognised by the session ids the kit recorded for them (`done
 `donegate hook [ARGS]` runs this same `main` (the one code path of a stop): the same arguments, the
 same distrust of the environment, the same fallback.
 """
-import json
 import os
 import sys
 
@@ -66,6 +65,8 @@ def _early(opts):
 
 
 def _fallback(stdin_text, why, home=None):
+    import json
+
     try:
         data = json.loads(stdin_text)
         session = str(data.get("session_id") or data.get("sessionId") or data.get("transcript_path")
@@ -102,10 +103,6 @@ def _fallback(stdin_text, why, home=None):
 def main(argv=None):
     opts = _options(sys.argv[1:] if argv is None else argv)
     seen = _distrust(opts)
-    try:
-        stdin_text = sys.stdin.read()
-    except Exception:
-        stdin_text = ""
     # Bytecode: the interpreter read PYTHONDONTWRITEBYTECODE and PYTHONPYCACHEPREFIX at its start, before
     # `_distrust` dropped them. Install runs the hook with -I, which ignores both; run any other way (`python
     # stop_gate.py`, a test's subprocess), the kit compiled its ~60 modules from source at every stop (0.13 of
@@ -113,7 +110,11 @@ def main(argv=None):
     sys.dont_write_bytecode = False
     sys.pycache_prefix = None
     sys.path.insert(0, KIT)
-    early = _early(opts)
+    early = _early(opts)  # first: nothing of what follows (stdin, the kit's imports) is the first run's business
+    try:
+        stdin_text = sys.stdin.read()
+    except Exception:
+        stdin_text = ""
     try:
         from donegate import gate
 

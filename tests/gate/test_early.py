@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import marshal
 import os
 import re
 import subprocess
@@ -60,6 +61,16 @@ def _recipe(kit_home: Path) -> Path:
     return found
 
 
+def _read(recipe: Path) -> tuple[dict, bytes]:
+    size, _, rest = recipe.read_bytes().partition(b"\n")
+    return marshal.loads(rest[:int(size)]), rest[int(size):]
+
+
+def _write(recipe: Path, meta: dict, rest: bytes) -> None:
+    blob = marshal.dumps(meta)
+    recipe.write_bytes(b"%d\n" % len(blob) + blob + rest)
+
+
 def test_a_stop_adopts_the_run_the_launcher_started_and_a_stale_or_tampered_recipe_changes_nothing(sealed_shop, kit_home):
     # The first stop has no recipe: it starts its run itself, and keeps what it started.
     first = _stop(kit_home, sealed_shop, 0)
@@ -74,10 +85,9 @@ def test_a_stop_adopts_the_run_the_launcher_started_and_a_stale_or_tampered_reci
     # Tampered: the early process deselects every test (adopted, no sealed test would have run). The stop ends that
     # process and runs its own: the same failures, the same assertions.
     recipe = _recipe(kit_home)
-    head, _, rest = recipe.read_bytes().partition(b"\n")
-    meta = json.loads(head)
+    meta, rest = _read(recipe)
     meta["argv"] += ["-k", "not_a_test_name"]
-    recipe.write_bytes(json.dumps(meta).encode() + b"\n" + rest)
+    _write(recipe, meta, rest)
     tampered = _stop(kit_home, sealed_shop, 4)
     assert _judged(tampered) == honest, _judged(tampered)
     assert tampered["gates"]["acceptance"]["early"] == "ended"
@@ -106,7 +116,7 @@ def test_a_recipe_laying_out_more_than_the_walls_is_never_built_in(tmp_path):
     path.parent.mkdir(parents=True)
     meta = {"v": early.VERSION, "base": str(base), "lock": "", "go": True, "argv": ["/bin/sleep", "60"], "env": {},
             "cwd": early.TMP, "files": [["python", "file", "not a folder"]]}
-    path.write_bytes(json.dumps(meta).encode() + b"\n" + early.NONCE.encode() + b"\n{}\n")
+    _write(path, meta, early.NONCE.encode() + b"\n{}\n")
     path.chmod(0o600)
     offer = early.start(str(root), "/some/repo")
     assert offer is not None and offer.pid and os.path.isfile(os.path.join(offer.tmp, "python"))
