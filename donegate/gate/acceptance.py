@@ -115,7 +115,9 @@ class Running:
         # one the launcher drew for the first run it started early, if it did (`donegate.hidden.early`).
         from donegate.hidden import early
 
-        seed = early.seed() or secrets.token_hex(16)
+        seed = early.seed()
+        begun = bool(seed)  # the first run's process runs already (the launcher's): its walls wait for nothing
+        seed = seed or secrets.token_hex(16)
         self._cancelled = False
         # The first run (pytest: the one a stop waits for) starts first: its thread gets to its process sooner.
         self.first = _Thread("donegate-hidden-run", lambda started: runner.run(
@@ -125,7 +127,8 @@ class Running:
             plugins=plugins, key=key, own_pytest=str(st.manifest.get("own_pytest") or ""), early=True))
         # The second run's walls wait until the first run's process runs: built at once, they took the interpreter
         # lock from the first run's own (its process started 5-25 ms later, and a stop waits for that run).
-        self.first.begun.wait(min(5.0, max(0.0, time_left(cfg["timeout"]))))
+        if not begun:
+            self.first.begun.wait(min(5.0, max(0.0, time_left(cfg["timeout"]))))
         if tests:
             from donegate.hidden import second
 
