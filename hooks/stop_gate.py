@@ -17,7 +17,6 @@ headless runs are recognised by the session ids the kit recorded for them (`done
 `donegate hook [ARGS]` runs this same `main` (the one code path of a stop): the same arguments, the
 same distrust of the environment, the same fallback.
 """
-import json
 import os
 import sys
 
@@ -49,7 +48,25 @@ def _distrust(opts):
     return seen
 
 
+def _early(opts):
+    """The stop's first run started now, before the kit is imported, from the recipe the last stop of this repository
+    kept (`donegate.hidden.early`): the stop adopts it only if it is exactly the run it would start, else kills it.
+    Returns the module (None: nothing started), or None on any error: the stop then starts its run itself."""
+    if not opts.get("repo"):
+        return None
+    try:
+        from donegate import _layout
+        from donegate.hidden import early
+
+        early.start(_layout.state_root(_layout.KIT_ROOT, os.environ), opts["repo"])
+        return early
+    except BaseException:
+        return None
+
+
 def _fallback(stdin_text, why, home=None):
+    import json
+
     try:
         data = json.loads(stdin_text)
         session = str(data.get("session_id") or data.get("sessionId") or data.get("transcript_path")
@@ -86,18 +103,19 @@ def _fallback(stdin_text, why, home=None):
 def main(argv=None):
     opts = _options(sys.argv[1:] if argv is None else argv)
     seen = _distrust(opts)
-    try:
-        stdin_text = sys.stdin.read()
-    except Exception:
-        stdin_text = ""
     # Bytecode: the interpreter read PYTHONDONTWRITEBYTECODE and PYTHONPYCACHEPREFIX at its start, before
     # `_distrust` dropped them. Install runs the hook with -I, which ignores both; run any other way (`python
     # stop_gate.py`, a test's subprocess), the kit compiled its ~60 modules from source at every stop (0.13 of
     # the hook's 0.23 CPU-s, measured), or kept and read their bytecode in a folder the session named.
     sys.dont_write_bytecode = False
     sys.pycache_prefix = None
+    sys.path.insert(0, KIT)
+    early = _early(opts)  # first: nothing of what follows (stdin, the kit's imports) is the first run's business
     try:
-        sys.path.insert(0, KIT)
+        stdin_text = sys.stdin.read()
+    except Exception:
+        stdin_text = ""
+    try:
         from donegate import gate
 
         code, out, err = gate.run_hook(stdin_text, repo=opts.get("repo"), git_path=opts.get("git"),
@@ -105,6 +123,12 @@ def main(argv=None):
                                        client=opts.get("client"))
     except BaseException as exc:  # noqa: BLE001 - the launcher must never exit with anything but 0 or 2
         return _fallback(stdin_text, type(exc).__name__, os.environ.get("DONEGATE_HOME"))
+    finally:
+        if early is not None:
+            try:
+                early.discard()  # a run started early that the stop did not take: killed, its folder removed
+            except BaseException:
+                pass
     try:
         sys.stdout.write(out)
         sys.stderr.write(err)

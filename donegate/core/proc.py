@@ -19,7 +19,7 @@ import threading
 import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
-    from typing import Callable, Mapping, Sequence
+    from typing import IO, Any, Callable, Mapping, Sequence
 
 
 # Where the kit looks for the programs it runs itself (bwrap, cp, ps, git). Never the session's PATH:
@@ -195,6 +195,7 @@ def run(
     die_with_parent: bool = False,
     pass_fds: Sequence[int] = (),
     started: Callable[[int], None] | None = None,
+    adopted: Any = None,
 ) -> Result:
     """Run `argv` to completion or until `timeout` seconds pass, then kill its whole process group.
 
@@ -209,8 +210,15 @@ def run(
     `started` is called with the child's pid (its process group) once it runs: `cancel(pid)` from another
     thread ends the run early (it returns as a run killed by a signal). What it raises is raised here, once
     the child's group is killed.
+    `adopted`: the process was started already from exactly this argv, environment, folder and input
+    (`donegate.hidden.early.Offer`: its pid, stdout and stderr files, start time); it is followed as a run.
     """
     argv = [os.fspath(a) for a in argv]
+    if adopted is not None:  # started already, from this argv (`donegate.hidden.early`): followed from here on
+        with os.fdopen(adopted.out, "w+b") as out, os.fdopen(adopted.err, "w+b") as err:
+            adopted.taken = True
+            adopted.fds = [fd for fd in adopted.fds if fd not in (adopted.out, adopted.err)]
+            return _follow(adopted, argv, out, err, adopted.t0, timeout, started, on_line, None)
     start = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as inp:
         if input is not None:
@@ -231,33 +239,40 @@ def run(
         finally:
             for fd in pass_fds:
                 os.close(fd)
-        _LIVE.add(proc.pid)
-        reaper = _reaper(proc.pid) if die_with_parent else None
-        tail = None
-        timed_out = False
-        try:
-            if started is not None:
-                started(proc.pid)  # may wait (a run started before its copy is in step): the timeout counts it
-            tail = _Tail(out.fileno(), on_line) if on_line is not None else None
-            timed_out = not _wait(proc, max(timeout - (time.monotonic() - start), 0.0))
-        finally:
-            # Kill the group either way: a finished child may have left workers behind.
-            _killpg(proc.pid)
-            proc.wait()
-            _LIVE.discard(proc.pid)
-            if reaper is not None:
-                os.write(reaper[1], b".")  # ended here: the reaper leaves without a kill
-                os.close(reaper[1])
-                reaper[0].wait()
-            if tail is not None:
-                tail.finish()
-        out.seek(0)
-        err.seek(0)
-        return Result(
-            argv=argv,
-            returncode=None if timed_out else proc.returncode,
-            stdout=out.read().decode("utf-8", "replace"),
-            stderr=err.read().decode("utf-8", "replace"),
-            timed_out=timed_out,
-            duration=time.monotonic() - start,
-        )
+        return _follow(proc, argv, out, err, start, timeout, started, on_line,
+                       _reaper(proc.pid) if die_with_parent else None)
+
+
+def _follow(proc: Any, argv: list[str], out: IO[bytes], err: IO[bytes], start: float, timeout: float,
+            started: Callable[[int], None] | None, on_line: Callable[[str], None] | None,
+            reaper: tuple[subprocess.Popen[bytes], int] | None) -> Result:
+    """`run`'s child (a Popen, or a process started early), followed until it ends or its time is up."""
+    _LIVE.add(proc.pid)
+    tail = None
+    timed_out = False
+    try:
+        if started is not None:
+            started(proc.pid)  # may wait (a run started before its copy is in step): the timeout counts it
+        tail = _Tail(out.fileno(), on_line) if on_line is not None else None
+        timed_out = not _wait(proc, max(timeout - (time.monotonic() - start), 0.0))
+    finally:
+        # Kill the group either way: a finished child may have left workers behind.
+        _killpg(proc.pid)
+        proc.wait()
+        _LIVE.discard(proc.pid)
+        if reaper is not None:
+            os.write(reaper[1], b".")  # ended here: the reaper leaves without a kill
+            os.close(reaper[1])
+            reaper[0].wait()
+        if tail is not None:
+            tail.finish()
+    out.seek(0)
+    err.seek(0)
+    return Result(
+        argv=argv,
+        returncode=None if timed_out else proc.returncode,
+        stdout=out.read().decode("utf-8", "replace"),
+        stderr=err.read().decode("utf-8", "replace"),
+        timed_out=timed_out,
+        duration=time.monotonic() - start,
+    )

@@ -111,18 +111,24 @@ class Running:
         self.every = every  # the second run checks every sealed test (`start`)
         self.tests = len(tests)
         self.t0 = time.monotonic()
-        # The secret `dg_random` draws from at this stop, for both runs (the second is sent each test's own seed).
-        seed = secrets.token_hex(16)
+        # The secret `dg_random` draws from at this stop, for both runs (the second is sent each test's own seed): the
+        # one the launcher drew for the first run it started early, if it did (`donegate.hidden.early`).
+        from donegate.hidden import early
+
+        seed = early.seed()
+        begun = bool(seed)  # the first run's process runs already (the launcher's): its walls wait for nothing
+        seed = seed or secrets.token_hex(16)
         self._cancelled = False
         # The first run (pytest: the one a stop waits for) starts first: its thread gets to its process sooner.
         self.first = _Thread("donegate-hidden-run", lambda started: runner.run(
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
             project=Path(self.launch.front[0]), python=self.launch, allow=allow, root=root, tree=tree,
             started=started, failed=self.cancel, later=True, seed=seed, last=sorted(st.manifest.get("held") or ()),
-            plugins=plugins, key=key, own_pytest=str(st.manifest.get("own_pytest") or "")))
+            plugins=plugins, key=key, own_pytest=str(st.manifest.get("own_pytest") or ""), early=True))
         # The second run's walls wait until the first run's process runs: built at once, they took the interpreter
         # lock from the first run's own (its process started 5-25 ms later, and a stop waits for that run).
-        self.first.begun.wait(min(5.0, max(0.0, time_left(cfg["timeout"]))))
+        if not begun:
+            self.first.begun.wait(min(5.0, max(0.0, time_left(cfg["timeout"]))))
         if tests:
             from donegate.hidden import second
 
@@ -266,6 +272,8 @@ def _gate(run: runner.TestRun, st: store.Store, cfg: dict[str, Any], timeout: fl
     }
     if run.seed:  # what `dg_random` drew from: the ledger's only (the agent is never shown it)
         gate["seed"] = run.seed
+    if run.early:  # the launcher started its process from the last stop's recipe: adopted, or ended as stale
+        gate["early"] = run.early
     held = st.manifest.get("held") or {}
     if held:  # the report's hard-coding rate: a held-back test failed while every shown one passed
         from donegate.seal.held import stats

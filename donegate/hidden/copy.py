@@ -368,10 +368,11 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
     mirror = lock = None
     if root is not None and tree is not None:
         lock, mirror = _take_mirror(repo, root, shared, slot, key)
+        told["lock"] = f"{mirror.path}.lock" if mirror is not None else ""  # the early start takes it (`early`)
     if mirror is None or tree is None:
         copy = tmp / "repo"  # a whole copy needs no look: the run starts at once (a cached stop ends it)
         if wait is not None:
-            (copy / sub).mkdir(parents=True)
+            (copy / sub).mkdir(parents=True, exist_ok=True)  # (there already in a folder the launcher laid out)
 
             def made() -> bool:
                 if wait.get() is None:
@@ -559,6 +560,11 @@ def _take_mirror(repo: Path, root: Path, shared: list[str], slot: str,
     folder.mkdir(parents=True, exist_ok=True)
     key = (key or paths.repo_key(repo)) + (f"-{slot}" if slot else "")
     drain()  # this process's own put-backs first (it holds their locks)
+    from donegate.hidden import early
+
+    held = early.held(str(folder / f"{key}.lock"))  # taken by the launcher for the run it started early
+    if held is not None:
+        return held, Mirror(folder / key, repo, (".git", *shared))
     fd = os.open(folder / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     mark = folder / f"{key}.putback"
     try:

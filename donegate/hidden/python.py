@@ -387,6 +387,22 @@ START = """\
 """
 
 
+def lay(path: Path, text: str = "", link: str = "") -> None:
+    """Write `text` at `path` (or make it a link to `link`), unless it holds exactly that already: a run's walls built
+    in the folder the launcher laid out for the process it started early (`donegate.hidden.early`). Whatever else is
+    there is replaced (the early process is then not the one the stop starts, and is ended)."""
+    try:
+        if (os.readlink(path) == link) if link else (not path.is_symlink() and path.read_text(encoding="utf-8") == text):
+            return
+        path.unlink()
+    except (OSError, UnicodeDecodeError):
+        pass
+    if link:
+        path.symlink_to(link)
+    else:
+        path.write_text(text, encoding="utf-8")
+
+
 class Launch:
     """How to start the hidden run's interpreter: `argv` (the prefix: interpreter and flags), the
     `sys.path` it gets (`front`, then its own standard library, then `site`), the folders to bind
@@ -405,20 +421,21 @@ class Launch:
         and a `pyvenv.cfg` the kit writes (its `home` that interpreter's folder, no system site-packages).
         Started from there, `site` runs as in a developer's environment and finds only `pth` (the first run's
         bootstrap, `bootstrap.PTH`) in its site-packages: no `.pth` file of the base installation or of the project's
-        environment runs (the kit adds the project's path lines itself), and no flag is needed. Returns the link."""
-        (folder / "bin").mkdir(parents=True)
+        environment runs (the kit adds the project's path lines itself), and no flag is needed. Returns the link.
+        What is there already (a folder the launcher laid out for a run it started early, `donegate.hidden.early`) is
+        kept where it is what would be written."""
+        (folder / "bin").mkdir(parents=True, exist_ok=True)
         exe = folder / "bin" / "python"
-        exe.symlink_to(self.interp.exe)
+        lay(exe, link=self.interp.exe)
         version = f"\nversion = {self.interp.version}" if self.interp.version else ""
-        (folder / "pyvenv.cfg").write_text(f"home = {os.path.dirname(self.interp.exe)}\n"
-                                           f"include-system-site-packages = false{version}\n", encoding="utf-8")
+        lay(folder / "pyvenv.cfg", f"home = {os.path.dirname(self.interp.exe)}\ninclude-system-site-packages = false{version}\n")
         if pth:
             # site's folder in an environment: lib/pythonX.Y/site-packages (lib64's is searched beside lib's)
             known = ".".join(self.interp.version.split(".")[:2])
             for xy in [known] if known.count(".") == 1 else [f"3.{minor}" for minor in range(8, 16)]:
                 site = folder / "lib" / f"python{xy}" / "site-packages"
                 site.mkdir(parents=True, exist_ok=True)
-                (site / "_run.pth").write_text(pth, encoding="utf-8")
+                lay(site / "_run.pth", pth)
         return exe
 
     def spec(self, seen: "dict[str, str] | None" = None) -> dict[str, Any]:

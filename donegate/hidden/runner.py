@@ -73,6 +73,7 @@ class TestRun:
         self.python: dict[str, Any] = {}  # the interpreter that ran (`python.Interpreter.record`)
         self.imports: list[dict[str, str]] = []  # modules not found, and the file importing each
         self.seed = ""  # the secret `dg_random` drew from (`donegate.hidden.seeded`): the ledger's only
+        self.early = ""  # its process started by the launcher (`donegate.hidden.early`): adopted, or ended (stale)
 
     def failing(self) -> dict[str, str]:
         """Every test that did not pass: only `passed` counts. A test that skipped, xfailed or xpassed
@@ -158,7 +159,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
         started: Callable[[int], None] | None = None, failed: Callable[[], None] | None = None,
         later: bool = False, seed: str = "", layout: Sequence[str] | None = None, slot: str = "",
         last: Sequence[str] = (), plugins: Sequence[str] = (), key: str | None = None, own_pytest: str = "",
-        skip: Sequence[str] = (), rewrite: Sequence[Path] = ()) -> TestRun:
+        skip: Sequence[str] = (), rewrite: Sequence[Path] = (), early: bool = False) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
     (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
     tripwires stay quiet (`scan.allow`). `project`: the folder of the repository the tests are for (a
@@ -177,7 +178,8 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     `own_pytest`: the project is pytest (the seal found its `pytest` and `_pytest` in this folder of the repository,
     `hidden.plugins.own_pytest`): the run imports the project's own, as its developers' `python -m pytest` does.
     `skip`: test files under `layout`'s paths not collected (the own suite's files the change cannot reach);
-    `rewrite`: the files of `layout`'s suite whose rewrite the bytecode job keeps for the next stops (`pyc.Tests`)."""
+    `rewrite`: the files of `layout`'s suite whose rewrite the bytecode job keeps for the next stops (`pyc.Tests`).
+    `early`: a stop's first run, which may adopt the process the launcher started (`donegate.hidden.early`)."""
     from donegate.hidden import confine as walls, python as pyenv
 
     repo = repo.resolve()
@@ -187,7 +189,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
                project=project, python=python, root=root, tree=tree, started=started, failed=failed, later=later,
                seed=seed or secrets.token_hex(16), layout=layout, slot=slot, last=last, plugins=plugins, key=key,
-               own_pytest=own_pytest, skip=skip, rewrite=rewrite)
+               own_pytest=own_pytest, skip=skip, rewrite=rewrite, early=early)
     if kind == "bwrap" and out.sandbox_failed:
         # No unconfined fallback: the person chooses that (confine: off), never the machine.
         out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
@@ -217,9 +219,9 @@ class Walls:
         # HOME as a developer's shell has it where the walls hide the account's home (empty, the run's own);
         # unconfined, a fresh folder beside the private temporary one (`confine.env`).
         home = (walls.seen_home(hidden) or "/tmp/home") if kind == "bwrap" else str(tmp / "home")
-        if kind != "bwrap":
-            os.makedirs(self.private)
-            os.makedirs(home)
+        if kind != "bwrap":  # (already there in a folder the launcher laid out: `setting`'s `laid`)
+            os.makedirs(self.private, exist_ok=True)
+            os.makedirs(home, exist_ok=True)
         self.env = walls.env(self.private, hidden, home=home, tmpdir=kind != "bwrap")
         if not pytest_env:  # the second harness: nothing named like pytest in what the product sees
             self.env = {k: v for k, v in self.env.items() if not k.startswith("PYTEST")}
@@ -245,7 +247,7 @@ class Walls:
         if kind == "bwrap":
             names: list[str] = []  # names looked up as a developer's machine answers them (`confine.offline_nsswitch`)
             if walls.NSSWITCH.is_file():
-                (tmp / "nsswitch.conf").write_text(walls.offline_nsswitch(walls.NSSWITCH.read_text(errors="replace")))
+                pyenv.lay(tmp / "nsswitch.conf", walls.offline_nsswitch(walls.NSSWITCH.read_text(errors="replace")))
                 names = ["--ro-bind", str(tmp / "nsswitch.conf"), str(walls.NSSWITCH)]
             # The second harness is sent the sealed tests without their literal expected values: no store there.
             self.prefix = walls.bwrap_argv(proc.system_tool("bwrap") or "/usr/bin/bwrap", repo=repo, copy=copy,
@@ -256,14 +258,15 @@ class Walls:
             self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=copy, store=store if pytest_env else None, tmp=tmp,
                                                                                 hidden=hidden, python=python.binds)]
 
-    def go(self, started: Callable[[int], None] | None) -> Callable[[int], None] | None:
+    def go(self, started: Callable[[int], None] | None, pipe: tuple[int, int] | None = None) -> Callable[[int], None] | None:
         """`proc.run`'s `started` for this run: `started`, then, for a run started before its copy is in step
         (the mirror, with the look still to come), what brings the copy in step and tells the process to go on
-        (a byte on the pipe `wait` names to it, passed with `passed`), or ends it when the stop wants no run."""
+        (a byte on the pipe `wait` names to it, passed with `passed`), or ends it when the stop wants no run.
+        `pipe`: that pipe, made by the launcher for a process it started early (`donegate.hidden.early`)."""
         bring = self.told.get("bring")
         if bring is None:
             return started
-        r, w = os.pipe()
+        r, w = pipe or os.pipe()
         self.wait, self.passed = r, (r,)
 
         def both(pid: int) -> None:
@@ -288,14 +291,15 @@ class Walls:
 @contextlib.contextmanager
 def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv.Launch", root: Path | None = None,
             tree: statcache.Tree | statcache.Pending | None = None, slot: str = "", pytest_env: bool = True,
-            later: bool = False, key: str | None = None) -> Iterator[Walls]:
+            later: bool = False, key: str | None = None, laid: str = "") -> Iterator[Walls]:
     """The walls of one run, around a copy of the working tree: with the state root and the stop's look
     (`tree`), a confined run works in the tree's mirror `slot` (each harness has its own, so two runs at
     once share nothing), brought in step by what changed and put back after the run
     (`donegate.hidden.copy.working_copy`); otherwise a throwaway copy in a temporary folder. The mirror
     only inside bubblewrap, which binds it at the repository's path: an unconfined run would see (and
     print) a path under the state root. `later`: the mirror is put back after the hook's answer
-    (`copy.after_answer`). `key`: `paths.repo_key(repo)` when the caller has it (as `run` has it)."""
+    (`copy.after_answer`). `key`: `paths.repo_key(repo)` when the caller has it (as `run` has it). `laid`: the
+    temporary folder the launcher laid out for a process it started early (`donegate.hidden.early`)."""
     from donegate.hidden import copy as throwaway
 
     shared = throwaway.shared_dirs(repo)
@@ -306,7 +310,7 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
     t0 = time.monotonic()
     told: dict[str, Any] = {}
     throwaway.remove_now()  # the folders of this process's earlier runs (a process that runs several stops)
-    tmp = tempfile.mkdtemp(prefix="donegate-run-")
+    tmp = laid or tempfile.mkdtemp(prefix="donegate-run-")
     try:
         with throwaway.working_copy(repo, Path(tmp), shared, root=mirror[0], tree=mirror[1], link_shared=kind != "bwrap",
                                     told=told, slot=slot, later=later, wait=wait,
@@ -333,13 +337,14 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
          failed: Callable[[], None] | None = None, later: bool = False, seed: str = "",
          layout: Sequence[str] | None = None, slot: str = "", last: Sequence[str] = (),
          plugins: Sequence[str] = (), key: str | None = None, own_pytest: str = "", skip: Sequence[str] = (),
-         rewrite: Sequence[Path] = ()) -> TestRun:
-    from donegate.hidden import channel
+         rewrite: Sequence[Path] = (), early: bool = False) -> TestRun:
+    from donegate.hidden import channel, early as kept
 
     files = test_files(store) if layout is None else []
     store = store.resolve()
+    offer = kept.take() if early else None  # the process the launcher started, if any: its folder is this run's
     with setting(store, repo, kind, project=project, python=python, root=root, tree=tree, later=later, slot=slot,
-                 key=key) as w_:
+                 key=key, laid=offer.tmp if offer is not None else "") as w_:
         # The project's own suite (`layout`): its fingerprints checked per test file (`plugin.Reporter.by_file`).
         spec = {**w_.spec, "allow": list(allow), "seed": seed, "last": list(last), "by_file": layout is not None,
                 "skip": list(skip)}
@@ -355,7 +360,6 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
             if spec.get("pyc") and tests.folder.is_dir():
                 spec["tests_pyc"] = {"stores": sorted({str(f.parent) for f in files} | {str(store)}),
                                      "dir": tests.inside + tests.sub, "root": str(store) if rewrite else ""}
-        nonce = secrets.token_hex(16)
         args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store)] if layout is None else []
         # The project's own suite (`layout`) as its pytest runs it: the `pythonpath` ini key applied (the sealed
         # configuration's folders outside the laid-out suite are put on sys.path by `seal.own.with_pythonpath`).
@@ -366,19 +370,27 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         if collect_only:
             args.append("--collect-only")
         args += collected_as(store, files) if layout is None else list(layout)
-        r, w = os.pipe()
-        # `python -m pytest` with no argument, as a developer types it: pytest's arguments reach it in the spec
-        # (`bootstrap.BOOTSTRAP`), so sys.argv, sys.orig_argv and /proc/self/cmdline hold none of the kit's.
-        argv = [*w_.prefix, *w_.argv, "-m", "pytest"]
-        spec.update(fd=w, args=args)
+        source, go_on = _plugin_source(), started
+
+        def build(w: int, nonce: str, pipe: tuple[int, int] | None = None) -> tuple[list[str], str]:
+            nonlocal started
+            started = w_.go(go_on, pipe)
+            spec.update(go=w_.wait, fd=w, args=args)
+            # `python -m pytest` with no argument, as a developer types it: pytest's arguments reach it in the spec
+            # (`bootstrap.BOOTSTRAP`), so sys.argv, sys.orig_argv and /proc/self/cmdline hold none of the kit's.
+            return [*w_.prefix, *w_.argv, "-m", "pytest"], nonce + "\n" + json.dumps(spec) + "\n" + source
+
+        argv, data, r, w, nonce, was = kept.adopt(offer, build, w_)  # the launcher's process, if it is this one
+        offer = offer if was == "adopted" else None
+        laid = kept.laid(str(w_.tmp)) if early and kept.KEEP and offer is None else None  # the next stop's recipe
         stream = channel.Stream(nonce)
         stream.on_fail = failed
         reader = _read(r, stream)
-        started = w_.go(started)
-        spec["go"] = w_.wait
-        res = proc.run(argv, timeout=timeout, cwd=w_.cwd, env=w_.env,
-                       input=nonce + "\n" + json.dumps(spec) + "\n" + _plugin_source(), pass_fds=(w, *w_.passed),
-                       started=started)
+        res = proc.run(argv, timeout=timeout, cwd=w_.cwd, env=w_.env, input=data,
+                       pass_fds=(w, *w_.passed) if offer is None else (), started=started, adopted=offer)
+        if offer is None and laid is not None:
+            kept.keep(argv, -1, w, w_.env, w_.cwd, data, str(w_.tmp), laid, w_.told.get("lock") or "", seed, nonce,
+                      spec["go"])
         reader.join(timeout=2)
         outlived = reader.is_alive()
     look = tree.get(0) if isinstance(tree, statcache.Pending) else tree  # None: the stop cancelled the run unrun
@@ -396,6 +408,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         made.python = python.interp.record()
         made.copy_duration, made.faithful = w_.copied, w_.faithful
         made.seed = seed
+        made.early = was
         return made
 
     if res.timed_out:

@@ -81,6 +81,7 @@ STOP_MODULES = {
     "donegate.hidden.python", "donegate.hidden.second",  # the second run starts beside the first at every stop
     "donegate.hidden.seeded",  # each test's own dg_random seed, sent to the second run (its imports are already loaded)
     "donegate.hidden.pyc",  # the product's bytecode kept between confined stops
+    "donegate.hidden.early",  # the first run started by the launcher from the last stop's recipe (issue 48 item 2)
     "donegate.hidden.answers", "donegate.hidden.bare_plan",  # the second run's held literals, judged by the kit (issue 45)
     "donegate.gate.scan_places",  # the scan's baseline by function, and new calls into it (issue 45)
     "donegate.gate", "donegate.gate.context", "donegate.gate.acceptance", "donegate.gate.breaker", "donegate.gate.feedback",
