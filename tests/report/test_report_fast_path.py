@@ -1,0 +1,217 @@
+"""The report's fast path (`report.read`: the kit's stop lines read from their bytes) and its fallback (`json.loads`)
+give the same summary on any mix of lines: a seeded random mix of the kit's lines and lines in other shapes (keys
+in another order, other spacing, escapes, other verdicts and times, braces in strings, odd figures, appeals, the
+project's own suite, held-back tests, labels, junk, a torn last line), read whole, by two processes, from what an
+earlier report kept, and a chain break still named at its line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from tests.support.repos import KIT
+from donegate import report
+
+sys.path.insert(0, str(KIT / "bench"))
+import report_bench  # noqa: E402
+
+Line = dict[str, Any]
+
+
+def _kit(rec: Line) -> bytes:
+    return json.dumps(rec, separators=(",", ":")).encode()
+
+
+def _moved(rec: Line) -> Line:
+    """The same keys, `verdict` after `gates`."""
+    out = {k: v for k, v in rec.items() if k != "verdict"}
+    return {**{k: out[k] for k in list(out)[:list(out).index("gates") + 1]}, "verdict": rec["verdict"],
+            **{k: out[k] for k in list(out)[list(out).index("gates") + 1:]}}
+
+
+def _before_blocks(rec: Line, **more: Any) -> Line:
+    """`more` put just before "blocks", where the kit writes its client and the agent's figures."""
+    keys = list(rec)
+    at = keys.index("blocks") if "blocks" in keys else len(keys) - 1
+    return {**{k: rec[k] for k in keys[:at]}, **more, **{k: rec[k] for k in keys[at:]}}
+
+
+def _gates(rec: Line, **gates: Any) -> Line:
+    return {**rec, "gates": {**rec["gates"], **gates}}
+
+
+def _acceptance(rec: Line, **fields: Any) -> Line:
+    return _gates(rec, acceptance={**rec["gates"]["acceptance"], **fields})
+
+
+# Each: (name, a stop record -> (record, how it is written)). Most give a line the fast path refuses (json.loads reads
+# it); some give one it takes with a field it must read right (the agent's figures, the client, a review's cost).
+KIT_DUMPS: Callable[[Line], bytes] = _kit
+MUTATIONS: list[tuple[str, Callable[[Line, random.Random], tuple[Line, Callable[[Line], bytes]]]]] = [
+    ("keys in another order", lambda r, rnd: (_moved(r), _kit)),
+    ("spaces after separators", lambda r, rnd: (r, lambda x: json.dumps(x).encode())),
+    ("an escaped repo", lambda r, rnd: ({**r, "repo": r["repo"] + '/"q"'}, _kit)),
+    ("a non-ASCII session, raw", lambda r, rnd: ({**r, "session": r["session"] + "é"},
+                                                 lambda x: json.dumps(x, separators=(",", ":"), ensure_ascii=False).encode())),
+    ("a non-ASCII config, escaped", lambda r, rnd: ({**r, "config": "tests-é"}, _kit)),
+    ("another verdict", lambda r, rnd: ({**r, "verdict": rnd.choice(["error", "unsealed", "maybe"])}, _kit)),
+    ("an error let through", lambda r, rnd: (_gates({**r, "verdict": "error"}, counter_error="broken"), _kit)),
+    ("a time in another form", lambda r, rnd: ({**r, "time": r["time"][:19] + rnd.choice(["Z", "+02:00", ".5-03:00"])}, _kit)),
+    ("a brace in a scope string", lambda r, rnd: (_gates(r, scope={**r["gates"]["scope"], "problems": ["x{y}"]}), _kit)),
+    ("an object in the scope", lambda r, rnd: (_gates(r, scope={**r["gates"]["scope"], "more": {"a": 1}}), _kit)),
+    ("a leak gate", lambda r, rnd: ({**r, "gates": {"integrity": r["gates"]["integrity"], "leak": {"markers": 1},
+                                                   **{k: v for k, v in r["gates"].items() if k != "integrity"}}}, _kit)),
+    ("an implausible count", lambda r, rnd: (_acceptance(r, total=123456789), _kit)),
+    ("no acceptance", lambda r, rnd: ({**r, "gates": {k: v for k, v in r["gates"].items() if k != "acceptance"}}, _kit)),
+    ("the agent's figures", lambda r, rnd: (_before_blocks(r, agent_usd=rnd.choice([1.25, None, 0, 3e-05]),
+                                                           agent_seconds=rnd.choice([61.5, None, 7])), _kit)),
+    ("odd agent figures", lambda r, rnd: (_before_blocks(r, agent_usd="x", agent_seconds=-1), _kit)),
+    ("a client", lambda r, rnd: (_before_blocks(r, client=rnd.choice(["codex", "gemini", "claude"])), _kit)),
+    ("a review with a total", lambda r, rnd: (_gates(r, review={"mode": "pair", "reviewers": [{"cost_usd": 0.5}],
+                                                                 "cost_usd": rnd.choice([0.75, 1, 2.5e-3]),
+                                                                 "duration": 3.0, "diff_chars": 10}), _kit)),
+    ("a review without a total", lambda r, rnd: (_gates(r, review={"mode": "pair", "reviewers": [{"cost_usd": 0.5},
+                                                                                                    {"cost_usd": "x"}]}), _kit)),
+    ("a review whose total is text", lambda r, rnd: (_gates(r, review={"reviewers": [{"cost_usd": 0.5}], "cost_usd": "1.0",
+                                                                        "duration": 1}), _kit)),
+    ("held-back tests", lambda r, rnd: (_acceptance(r, held_back={"shown_passed": rnd.random() < 0.5,
+                                                                   "blocked": rnd.random() < 0.5}), _kit)),
+    ("the project's own suite", lambda r, rnd: (_gates(r, own={"added": rnd.randint(0, 3), "failing": [{"contract": False}],
+                                                                "weakened": [{"test": "t", "rule": "r"}]}), _kit)),
+    ("an appeal", lambda r, rnd: (_gates({**r, "verdict": "appealed"}, appeal={"accepted": True, "reason": "the test is wrong",
+                                                                              "failing": ["t::a"]}), _kit)),
+    ("a cached stop", lambda r, rnd: (_before_blocks(r, cached=True), _kit)),
+    ("a null duration", lambda r, rnd: ({**r, "duration": None}, _kit)),
+    ("no session", lambda r, rnd: ({k: v for k, v in r.items() if k != "session"}, _kit)),
+]
+OTHER_LINES = [
+    lambda rnd, ref, sid: {"event": "label", "time": "2026-12-02T10:00:00.000+00:00", "ref": ref,
+                           "label": rnd.choice(["justified", "unjustified", "upheld", "rejected"]), "note": "n",
+                           "session": sid, "stop": 1, "stop_time": "2026-12-01T10:00:00.000+00:00", "repo": "/r",
+                           "config": "tests", "verdict": "block"},
+    lambda rnd, ref, sid: {"event": "decision", "time": "2026-12-02T11:00:00.000+00:00", "ref": ref,
+                           "decision": rnd.choice(["approve", "reject"]), "note": ""},
+    lambda rnd, ref, sid: {"event": "write", "time": "2026-12-02T12:00:00.000+00:00", "repo": "/home/dev/work/task-1",
+                           "config": "tests", "cost_usd": 0.25},
+    lambda rnd, ref, sid: {"event": "vacuum"},
+]
+JUNK = [b"", b"not json", b"[1, 2]", b'{"v":2,"event":"stop"}', b"\xff\xfe", b'{"v":1,"event":"stop","time":"x"']
+
+
+def _chain(raws: list[bytes]) -> list[bytes]:
+    """Each JSON line's `prev` set to the hash of the line before it, as the kit appends (the chain stays intact)."""
+    out, prev = [], "0" * 64
+    for raw in raws:
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            rec = None
+        if isinstance(rec, dict) and raw.endswith(b'"}') and raw[-75:-66] == b',"prev":"':
+            raw = raw[:-66] + prev.encode() + b'"}'
+        out.append(raw)
+        prev = hashlib.sha256(raw).hexdigest()
+    return out
+
+
+def mixed_ledger(path: Path, seed: int, lines: int = 600, share: float = 0.2, torn: bool = True,
+                 intact: bool = False) -> list[bytes]:
+    """A ledger of the bench's lines (the kit's shape) with a `share` of them put in another shape, other events and
+    junk among them, a torn last line; returns its lines. `intact`: no junk, every line compact (the chain holds)."""
+    rnd = random.Random(seed)
+    shapes = [m for m in MUTATIONS if not (intact and m[0] == "spaces after separators")]
+    report_bench.generate(path, lines, seed=seed)
+    raws = path.read_bytes().splitlines()
+    out = []
+    for raw in raws:
+        rec = json.loads(raw)
+        if rec.get("event") == "stop" and rnd.random() < share:
+            _, mutate = rnd.choice(shapes)
+            body, dumps = mutate({k: v for k, v in rec.items() if k != "prev"}, rnd)
+            raw = dumps({**body, "prev": rec["prev"]})
+        out.append(raw)
+        if rnd.random() < share / 4:
+            extra = rnd.choice(OTHER_LINES)(rnd, hashlib.sha256(raw).hexdigest()[:10], str(rec.get("session")))
+            out.append(_kit({"v": 1, **extra, "prev": "0" * 64}))
+        if rnd.random() < share / 10 and not intact:
+            out.append(rnd.choice(JUNK))
+    out = _chain(out)
+    tail = rnd.choice(out[: len(out) // 2])[: rnd.randint(5, 200)] if torn else b""
+    path.write_bytes(b"\n".join(out) + b"\n" + tail)
+    return out + ([tail] if tail else [])
+
+
+def _summaries(path: Path, jobs: int, **kw: Any) -> tuple[dict, dict]:
+    return (report.summarize([path], jobs=jobs, fast=True, **kw), report.summarize([path], jobs=jobs, fast=False, **kw))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_fast_path_and_json_loads_agree_on_a_mixed_ledger(kit_home, monkeypatch, seed):
+    path = kit_home / "ledger.jsonl"
+    mixed_ledger(path, seed, lines=400, share=0.1 + 0.1 * seed)
+    monkeypatch.setattr(report.parallel, "PARALLEL_BYTES", 1)  # two processes, a range each, on a small file too
+    since = report.parse_since("2026-11-30T12:00")
+    for by in report.BY:
+        for jobs, kw in ((1, {}), (2, {}), (1, {"since": since})):
+            fast, slow = _summaries(path, jobs, by=by, **kw)
+            assert fast == slow, (by, jobs, kw)
+    whole = report.summarize([path])
+    assert whole["total"]["stops"] > 250 and whole["skipped"]["count"] > 0  # both paths had lines to read
+
+
+def test_every_mutation_is_read_alike_on_its_own(kit_home):
+    """One line of each shape after a run of the kit's lines: a disagreement names the shape."""
+    rnd = random.Random(11)
+    base = kit_home / "base.jsonl"
+    report_bench.generate(base, 40, seed=11)
+    raws = base.read_bytes().splitlines()
+    stop = next(json.loads(r) for r in raws if b'"event":"stop"' in r)
+    stop.pop("prev")
+    for name, mutate in MUTATIONS:
+        body, dumps = mutate(dict(stop), rnd)
+        path = kit_home / "one.jsonl"
+        path.write_bytes(b"\n".join(_chain([*raws, dumps({**body, "prev": "0" * 64})])) + b"\n")
+        for by in report.BY:
+            fast = report.summarize([path], by=by)
+            assert fast == report.summarize([path], by=by, fast=False), (name, by)
+        assert fast["chain"]["intact"] or name == "spaces after separators", name
+
+
+def test_what_an_earlier_report_kept_plus_a_mixed_part_is_a_cold_read(kit_home, monkeypatch):
+    """Read, kept, then mixed lines appended (a torn line between them made whole): the kept reading goes on exactly
+    as json.loads reads the whole file cold."""
+    path = kit_home / "ledger.jsonl"
+    first = mixed_ledger(path, 21, lines=400, torn=False)
+    monkeypatch.setattr(report.parallel, "PARALLEL_BYTES", 1)
+    for by in report.BY:
+        report.summarize([path], by=by, jobs=2, keep=True)
+    more = mixed_ledger(kit_home / "more.jsonl", 22, lines=300, torn=False)
+    with open(path, "ab") as fh:  # the appended part chained onto the first
+        fh.write(b"\n".join(_chain([*first, *more])[len(first):]) + b"\n")
+    for by in report.BY:
+        kept = report.summarize([path], by=by, jobs=2, keep=True)
+        assert kept == report.summarize([path], by=by, jobs=1, fast=False), by
+
+
+@pytest.mark.parametrize("where", [0.1, 0.5, 0.9])
+def test_a_changed_line_in_a_mixed_ledger_is_named_at_its_line(kit_home, monkeypatch, where):
+    path = kit_home / "ledger.jsonl"
+    raws = mixed_ledger(path, 31, lines=500, torn=False, intact=True)
+    assert report.summarize([path])["chain"]["intact"]
+    n = int(len(raws) * where)
+    while not raws[n].startswith(b'{"v":1,"event":"stop"'):
+        n += 1
+    raws[n] = raws[n].replace(b'"duration":', b'"duration":1', 1)  # edited in place: its hash is not the next prev
+    path.write_bytes(b"\n".join(raws) + b"\n")
+    monkeypatch.setattr(report.parallel, "PARALLEL_BYTES", 1)
+    shutil.rmtree(kit_home / "state" / "report", ignore_errors=True)
+    for jobs in (1, 2):
+        fast, slow = _summaries(path, jobs)
+        assert fast == slow
+        assert not fast["chain"]["intact"] and fast["chain"]["why"].startswith(f"line {n + 1} was changed"), fast["chain"]
