@@ -6,6 +6,7 @@ the repository (outside the key) every time it runs. Never by wall-clock time.""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -56,7 +57,8 @@ def test_a_stop_on_an_unchanged_tree_does_not_start_the_tests(tmp_path, kit_home
 
 
 def _runs_alive(marker: str) -> list[str]:
-    """Command lines of the processes whose arguments name `marker` (the hidden runs name their store)."""
+    """Command lines of the processes whose arguments name `marker` (confined, bubblewrap's name the store; each
+    run's interpreter is in the run's temporary folder)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -378,7 +380,12 @@ def test_an_unconfined_stop_starts_its_runs_before_its_look_and_a_cached_one_end
     from donegate.tree import statcache
 
     repo, runs = counted(tmp_path)
-    sealed = str(store.load(repo, kit_home).path)
+    store.load(repo, kit_home)
+    # The runs are `python -m pytest` as a developer types it: nothing of the store is on their command line, but
+    # the interpreter they start is in their temporary folder, made here.
+    sealed = str(tmp_path / "runs-tmp")
+    os.makedirs(sealed)
+    monkeypatch.setattr(tempfile, "tempdir", sealed)
     seen: list[list[str]] = []
     real = statcache.look
 
