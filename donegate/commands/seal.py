@@ -63,7 +63,10 @@ def cmd_seal(args: argparse.Namespace) -> int:
 
         print("  " + own.describe(m["own_suite"]))
         o = m["own_suite"]
-        if not o.get("off") and o.get("failing", 0) + o.get("skipped", 0) > o.get("passing", 0):
+        service = own.service_line(o)
+        if service:  # the tests that failed on a connection: the cause named, in one line with the fix
+            print("  " + service)
+        elif not o.get("off") and o.get("failing", 0) + o.get("skipped", 0) > o.get("passing", 0):
             # most of the suite fails or skips here: a service, a fixture or a dependency the seal's walls lack
             print(f"  warning: {o['failing'] + o['skipped']} of {o['tests']} of the project's own tests fail or skip at "
                   "the seal and so never block (a service, network or dependency the sandbox lacks?) (fix: make them "
