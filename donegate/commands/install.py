@@ -137,6 +137,10 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
         where = Path(args.repo).expanduser()
         print(forget_copies(repos.project(where) if where.is_dir() else where.absolute()))
+    elif args.scope == "user":  # the install that gated every repository of this account: their copies go
+        from donegate.commands.seal import forget_copies
+
+        print(forget_copies(None))
     return 0
 
 

@@ -187,14 +187,19 @@ def cmd_unseal(args: argparse.Namespace) -> int:
     return 0
 
 
-def forget_copies(repo: Path) -> str:
-    """What the runs kept of `repo` in the kit's state (mirrors, bytecode) removed: one line, and one per thing left."""
+def forget_copies(repo: Path | None) -> str:
+    """What the runs kept of `repo` in the kit's state (mirrors, bytecode) removed: one line, and one per thing left.
+    `repo` None: of every repository (`uninstall --scope user`)."""
     from donegate import paths
     from donegate.hidden import forget, pyc
 
-    removed, left = forget.forget(repo, paths.home(), also=(pyc.folder(paths.home(), repo),))
-    said = (f"removed the kit's copies of the repository ({removed} folders: the runs' mirrors of its tree, its "
-            "bytecode)") if removed else "the kit's copies of the repository: none were kept"
+    if repo is None:
+        removed, left = forget.forget_all(paths.home())
+    else:
+        removed, left = forget.forget(repo, paths.home(), also=(pyc.folder(paths.home(), repo),))
+    whose = "the repository" if repo is not None else "every repository"
+    said = (f"removed the kit's copies of {whose} ({removed} folders: the runs' mirrors of its tree, its "
+            "bytecode)") if removed else f"the kit's copies of {whose}: none were kept"
     return "\n".join([said, *(f"  left: {why}" for why in left)])
 
 

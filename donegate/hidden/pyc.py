@@ -22,7 +22,9 @@ the run's pytest uses one only when the source hashes to what it was made from.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -233,8 +235,10 @@ class Compile:
                 return
         except OSError:
             pass
+        held = hold(store, self.mirror)
+        if held is None:  # the repository's copies were forgotten (`unseal`, `uninstall`) since the run
+            return
         try:
-            store.mkdir(parents=True, exist_ok=True)
             hidden = walls.hidden_roots()
             env = walls.env("/tmp", hidden)
             # The acceptance store read-only at its own path, as the runs see it; the bytecode store the one
@@ -249,3 +253,29 @@ class Compile:
                 atomic_write(mark, done, durable=False)
         except Exception:  # noqa: BLE001 - a job that failed costs the next stops a compile from source, nothing more
             pass
+        finally:
+            os.close(held)
+
+
+def hold(store: Path, mirror: Path) -> int | None:
+    """`store` made and locked for a job (an exclusive `flock` on the folder itself, which `hidden.forget` takes
+    before it removes the folder), or None: the mirror the job compiles from is gone, or the folder was removed
+    before the lock was had. `unseal` and `uninstall` remove the mirrors first, so a job that starts after them
+    writes nothing (it made the folder again, with every source compiled, before this); a folder made here for
+    nothing goes again."""
+    import fcntl
+
+    if not mirror.is_dir():
+        return None
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+        fd = os.open(store, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    fcntl.flock(fd, fcntl.LOCK_EX)  # `forget` holds it only while it removes the folder
+    if os.fstat(fd).st_nlink == 0 or not mirror.is_dir():
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            store.rmdir()  # made here for nothing (empty): a folder holding bytecode is `forget`'s to remove
+        return None
+    return fd

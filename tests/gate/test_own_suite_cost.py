@@ -136,3 +136,83 @@ def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path,
     left = _copies(kit_home, key)
     assert f"{key}-own" in left and all(n.startswith(f"{key}-own.") or n == f"{key}-own" for n in left), left
     assert other.is_dir()
+
+
+def test_a_bytecode_job_is_waited_for_and_a_worktrees_copies_go_with_the_sealed_project(tmp_path, kit_home):
+    """A stop in a worktree of the sealed project keeps its copies under the sealed project's key, so `unseal` of the
+    project removes them (no copy keyed by the worktree). The bytecode job after the answer writes in the kept
+    bytecode under a lock (`pyc.hold`): was, `unseal` removed the folder under a job still writing, and the job's
+    files came back (the folder made again). Now `unseal` waits for it, then removes what it wrote."""
+    import fcntl
+    import os
+    import threading
+
+    from donegate import paths
+    from tests.support.repos import git
+
+    require.bwrap()
+    write_config(kit_home, "confine: on\n")
+    repo = _sealed(tmp_path, {"calc.py": CALC, "tests/test_calc.py": OWN})
+    key, tree = paths.repo_key(repo), tmp_path / "feature"
+    git(repo, "worktree", "add", "-q", str(tree), "-b", "feature")
+    (tree / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")
+    assert run_hook(stop_payload(tree)).returncode == 0
+    kept_file(pyc.folder(kit_home, repo), "**/calc.*.pyc")
+    assert {key, f"{key}-own", "pyc"} <= set(_copies(kit_home, key)) and _copies(kit_home, paths.repo_key(tree)) == []
+    folder = pyc.folder(kit_home, repo)
+    job = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(job, fcntl.LOCK_EX)  # a job compiling into it, as `pyc.hold` has it
+
+    def finish() -> None:  # what a job does before it lets go: it writes its files (the folder made if need be)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "late.pyc").write_bytes(b"")
+        os.close(job)
+
+    later = threading.Timer(1.0, finish)
+    later.start()
+    try:
+        res = _donegate(kit_home, "unseal", str(repo))
+    finally:
+        later.join()
+    assert res.returncode == 0 and "left:" not in res.stdout, res.stdout + res.stderr
+    assert _copies(kit_home, key) == [], _copies(kit_home, key)
+
+
+def test_a_bytecode_job_after_the_copies_were_forgotten_writes_nothing(tmp_path):
+    """`pyc.hold`: the job's mirror gone (`unseal` removes the mirrors first), no folder is made; the folder removed
+    while the job waited for its lock, the job lets it be. Beside it: with its mirror there, the job has its folder."""
+    mirror, store = tmp_path / "mirror", tmp_path / "pyc" / "key"
+    assert pyc.hold(store, mirror) is None and not store.exists()
+    mirror.mkdir()
+    fd = pyc.hold(store, mirror)
+    assert fd is not None and store.is_dir()
+    import os
+
+    os.close(fd)
+    store.rmdir()
+    mirror.rmdir()
+    assert pyc.hold(store, mirror) is None and not store.exists()
+
+
+def test_uninstall_at_the_user_level_removes_every_repositorys_copies(tmp_path, kit_home):
+    """Was: `uninstall --scope user` (no repository) left the runs' copies of every repository it had gated."""
+    mirror, kept = kit_home / "state" / "mirror", kit_home / "state" / "pyc"
+    for name in ("one-0123456789", "one-0123456789-own", "two.x-9876543210-second"):
+        (mirror / name).mkdir(parents=True)
+        (mirror / f"{name}.lock").write_text("")
+    (kept / "one-0123456789").mkdir(parents=True)
+    assert _donegate(kit_home, "install", "--scope", "user", "--sandbox", "off").returncode == 0
+    res = _donegate(kit_home, "uninstall", "--scope", "user")
+    assert res.returncode == 0 and "removed the kit's copies of every repository (4 folders" in res.stdout, res.stdout
+    assert list(mirror.iterdir()) == [] and list(kept.iterdir()) == []
+
+
+def _donegate(kit_home: Path, *argv: str):
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.repos import KIT
+
+    return subprocess.run([sys.executable, "-m", "donegate", *argv], capture_output=True, text=True, cwd=KIT,
+                          timeout=120, env={**os.environ, "DONEGATE_HOME": str(kit_home)})
