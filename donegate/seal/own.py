@@ -190,11 +190,18 @@ def with_pythonpath(pack: dict[str, Any], launch: Any, dest: Path) -> Any:
 def lay_out(pack: dict[str, Any], dest: Path) -> list[str]:
     """The sealed files written under `dest` as they lay in the project; returns pytest's arguments for a run
     there: the sealed configuration (or the kit's empty one), `dest` as rootdir, the collected paths."""
+    made: set[Path] = {dest}
     for name, body in pack["files"].items():
-        p = dest / name
-        if not p.resolve().is_relative_to(dest.resolve()):
+        # Checked by its words: `dest` is a new folder holding only what this loop writes (folders and regular
+        # files, no link), so a name that stays below it lexically stays below it (a `resolve` a file walked every
+        # folder of the path: 0.08 of a stop's 0.4 CPU-s with 200 files).
+        rel = os.path.normpath(name)
+        if os.path.isabs(rel) or rel == ".." or rel.startswith("../") or rel == ".":
             continue
-        p.parent.mkdir(parents=True, exist_ok=True)
+        p = dest / rel
+        if p.parent not in made:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            made.add(p.parent)
         p.write_bytes(body["text"].encode("utf-8") if "text" in body else base64.b64decode(body["b64"]))
     config = pack.get("config")
     if not config:
