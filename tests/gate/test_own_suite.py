@@ -292,6 +292,7 @@ def test_the_report_counts_what_the_own_suite_did(tmp_path, kit_home):
     repo, _ = sealed_calc(tmp_path)
     (repo / "calc.py").write_text(ADD_BROKEN + MUL)
     blocked(run_hook(stop_payload(repo, session="regress")))  # a regression blocked
+    blocked(run_hook(stop_payload(repo, session="regress")))  # stopped again unfixed: the same one regression
     (repo / "calc.py").write_text(CALC + MUL)
     (repo / "tests" / "test_more.py").write_text("from calc import mul\n\ndef test_m():\n    assert mul(2, 2) == 4\n\n"
                                                  "def test_n():\n    assert mul(0, 2) == 0\n")
