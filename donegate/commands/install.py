@@ -136,7 +136,10 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
         from donegate.tree import repo as repos
 
         where = Path(args.repo).expanduser()
-        print(forget_copies(repos.project(where) if where.is_dir() else where.absolute()))
+        tree = repos.project(where) if where.is_dir() else where.absolute()
+        found = repos.resolve(tree, paths.home()) if where.is_dir() else None  # a worktree: its sealed project's
+        mine = found is not None and found.tree.resolve() == tree.resolve()
+        print(forget_copies(found.sealed, (tree,)) if found is not None and mine else forget_copies(tree))
     elif args.scope == "user":  # the install that gated every repository of this account: their copies go
         from donegate.commands.seal import forget_copies
 

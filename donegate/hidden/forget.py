@@ -4,7 +4,8 @@ running stop holds is left and named, never removed under it; a bytecode job sti
 for, a little, then its folder is removed (a job that starts later finds the mirror gone and writes nothing).
 
 A repository's worktrees share its copies: a stop in any working tree of a sealed project keys them by the sealed
-project (`gate.context`), so forgetting the project forgets them all."""
+project (`gate.context`), so forgetting the project forgets them all. The last look at each working tree's files
+(`statcache`, keyed by the tree) goes with the tree it is of."""
 
 from __future__ import annotations
 
@@ -18,14 +19,20 @@ _PARTS = ("", ".clean", ".json", ".putback", ".lock")  # a mirror, its put-back 
 JOB_WAIT = 20.0  # seconds a bytecode job is waited for (one compiles a tree in about a second; its own bound is 120)
 
 
-def forget(repo: Path, root: Path, key: str | None = None, also: tuple[Path, ...] = ()) -> tuple[int, list[str]]:
+def forget(repo: Path, root: Path, key: str | None = None, also: tuple[Path, ...] = (),
+           trees: tuple[Path, ...] | None = None) -> tuple[int, list[str]]:
     """Remove what the runs keep of `repo` under the state root (`unseal`, `uninstall`): each slot's mirror with its
-    record, marks and lock, and the folders `also` names (the product's bytecode, `pyc.folder`); a mirror a stop's run
-    holds (its lock taken) is left. Returns (how many folders were removed, what was left: `path: why` each)."""
+    record, marks and lock, the folders `also` names (the product's bytecode, `pyc.folder`) and the kept looks at the
+    working trees `trees` (default: `repo`'s own); a mirror a stop's run holds (its lock taken) is left. Returns (how
+    many folders were removed, what was left: `path: why` each)."""
     from donegate import paths
+    from donegate.tree import statcache
 
     key = key or paths.repo_key(repo)
-    return _forget(paths.state_dir(root) / "mirror", [key + (f"-{slot}" if slot else "") for slot in SLOTS], also)
+    looks = [statcache.kept_files(root, paths.repo_key(t)) for t in trees] if trees else [statcache.kept_files(root, key)]
+    left = [why for files in looks for f in files for why in _removed(f)]  # files: not counted as folders
+    removed, more = _forget(paths.state_dir(root) / "mirror", [key + (f"-{slot}" if slot else "") for slot in SLOTS], also)
+    return removed, left + more
 
 
 def forget_all(root: Path) -> tuple[int, list[str]]:
@@ -42,7 +49,10 @@ def forget_all(root: Path) -> tuple[int, list[str]]:
             elif p.is_dir() and not p.name.endswith(".clean"):
                 names.add(p.name)
     also = tuple(sorted(p for p in kept.iterdir() if p.is_dir())) if kept.is_dir() else ()
-    return _forget(mirrors, sorted(names), also)
+    looks = paths.state_dir(root) / "stat"  # every working tree's last look (not counted as folders)
+    left = [why for f in (sorted(looks.glob("*.json")) if looks.is_dir() else ()) for why in _removed(f)]
+    removed, more = _forget(mirrors, sorted(names), also)
+    return removed, left + more
 
 
 def _forget(folder: Path, names: list[str], also: tuple[Path, ...]) -> tuple[int, list[str]]:

@@ -90,6 +90,12 @@ def _copies(root: Path, key: str) -> list[str]:
     return names + (["pyc"] if kept.exists() else [])
 
 
+def _looks(root: Path, key: str) -> list[str]:
+    """The last look at a working tree's files (`statcache`: its stat file and the memos beside it), by the tree's key."""
+    folder = root / "state" / "stat"
+    return sorted(p.name for p in folder.iterdir() if p.name.split(".")[0] == key) if folder.is_dir() else []
+
+
 def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path, kit_home):
     """The runs keep a mirror of the tree per slot (the hidden run's, the second's, the own suite's `-own` and
     `-own-now`) and the product's bytecode in the kit's state. Was: `unseal` and `uninstall` left them all (a full
@@ -114,6 +120,8 @@ def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path,
     kept_file(pyc.folder(kit_home, repo), "**/calc.*.pyc")
     made = _copies(kit_home, key)
     assert {f"{key}-own", f"{key}-own-now", key, f"{key}-second", "pyc"} <= set(made), made
+    assert f"{key}.json" in _looks(kit_home, key)
+    (kit_home / "state" / "stat" / f"{key}-0123456789.json").write_text("{}")  # another repository's look
     other.mkdir()
 
     def donegate(*argv: str) -> subprocess.CompletedProcess:
@@ -123,8 +131,8 @@ def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path,
     assert donegate("install", str(repo)).returncode == 0
     res = donegate("uninstall", str(repo))
     assert res.returncode == 0 and "the kit's copies of the repository" in res.stdout, res.stdout + res.stderr
-    assert _copies(kit_home, key) == [], _copies(kit_home, key)
-    assert other.is_dir()  # another repository's
+    assert _copies(kit_home, key) == [] and _looks(kit_home, key) == [], _copies(kit_home, key)
+    assert other.is_dir() and _looks(kit_home, f"{key}-0123456789")  # another repository's
     assert run_hook(stop_payload(repo, session="s2")).returncode == 0  # still sealed: the copies are made again
     lock = os.open(kit_home / "state" / "mirror" / f"{key}-own.lock", os.O_RDWR)
     fcntl.flock(lock, fcntl.LOCK_EX)  # a stop's run in the own suite's mirror
@@ -135,14 +143,16 @@ def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path,
     assert res.returncode == 0 and f"{key}-own" in res.stdout and "in use" in res.stdout, res.stdout + res.stderr
     left = _copies(kit_home, key)
     assert f"{key}-own" in left and all(n.startswith(f"{key}-own.") or n == f"{key}-own" for n in left), left
-    assert other.is_dir()
+    assert _looks(kit_home, key) == [] and other.is_dir()  # was: the stat cache stayed after unseal
 
 
 def test_a_bytecode_job_is_waited_for_and_a_worktrees_copies_go_with_the_sealed_project(tmp_path, kit_home):
-    """A stop in a worktree of the sealed project keeps its copies under the sealed project's key, so `unseal` of the
-    project removes them (no copy keyed by the worktree). The bytecode job after the answer writes in the kept
-    bytecode under a lock (`pyc.hold`): was, `unseal` removed the folder under a job still writing, and the job's
-    files came back (the folder made again). Now `unseal` waits for it, then removes what it wrote."""
+    """A stop in a worktree of the sealed project keeps its copies under the sealed project's key (no copy keyed by
+    the worktree) and its last look at its files under its own. `uninstall WORKTREE` removes both (was: "none were
+    kept", the copies left under the project's key); the project's own look stays. `unseal` of the project removes
+    its copies and the looks at all its working trees (was: every look stayed). The bytecode job after the answer
+    writes in the kept bytecode under a lock (`pyc.hold`): was, `unseal` removed the folder under a job still writing,
+    and the job's files came back (the folder made again). Now `unseal` waits for it, then removes what it wrote."""
     import fcntl
     import os
     import threading
@@ -159,7 +169,16 @@ def test_a_bytecode_job_is_waited_for_and_a_worktrees_copies_go_with_the_sealed_
     assert run_hook(stop_payload(tree)).returncode == 0
     kept_file(pyc.folder(kit_home, repo), "**/calc.*.pyc")
     assert {key, f"{key}-own", "pyc"} <= set(_copies(kit_home, key)) and _copies(kit_home, paths.repo_key(tree)) == []
+    look = kit_home / "state" / "stat" / f"{paths.repo_key(tree)}.json"
+    kept_look = look.read_bytes()
+    res = _donegate(kit_home, "uninstall", str(tree))  # installed or not there, its stops' copies go
+    assert res.returncode == 0 and "removed the kit's copies of the repository (" in res.stdout \
+        and f"kept under its sealed project {repo}" in res.stdout, res.stdout + res.stderr
+    assert _copies(kit_home, key) == [] and _looks(kit_home, paths.repo_key(tree)) == [], _copies(kit_home, key)
+    assert _looks(kit_home, key) == [f"{key}.json"]  # the sealed project's own tree: not the worktree's to remove
+    look.write_bytes(kept_look)  # as the worktree's next stop writes it again
     folder = pyc.folder(kit_home, repo)
+    folder.mkdir(parents=True)  # as that stop's bytecode job makes it again
     job = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     fcntl.flock(job, fcntl.LOCK_EX)  # a job compiling into it, as `pyc.hold` has it
 
@@ -176,6 +195,7 @@ def test_a_bytecode_job_is_waited_for_and_a_worktrees_copies_go_with_the_sealed_
         later.join()
     assert res.returncode == 0 and "left:" not in res.stdout, res.stdout + res.stderr
     assert _copies(kit_home, key) == [], _copies(kit_home, key)
+    assert _looks(kit_home, key) == _looks(kit_home, paths.repo_key(tree)) == []
 
 
 def test_a_bytecode_job_after_the_copies_were_forgotten_writes_nothing(tmp_path):
