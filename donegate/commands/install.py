@@ -137,7 +137,10 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
         where = Path(args.repo).expanduser()
         tree = repos.project(where) if where.is_dir() else where.absolute()
-        found = repos.resolve(tree, paths.home()) if where.is_dir() else None  # a worktree: its sealed project's
+        try:  # a worktree of a sealed project: its stops kept their copies under the project's key
+            found = repos.resolve(tree, paths.home()) if where.is_dir() else None
+        except DonegateError:
+            found = None
         mine = found is not None and found.tree.resolve() == tree.resolve()
         print(forget_copies(found.sealed, (tree,)) if found is not None and mine else forget_copies(tree))
     elif args.scope == "user":  # the install that gated every repository of this account: their copies go
