@@ -281,12 +281,14 @@ def stat_key(st: os.stat_result) -> str:
     return f"{st.st_mode}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}:{st.st_dev}"
 
 
-MEMOS = ("tree-key", "links", "folders")  # what is kept beside a look (`Tree.remember`, the verdict cache's folders)
+# What the kit keeps beside a look (`Tree.remember`'s names in verdict_cache, the verdict cache's folders): `kept_files`
+# removes these by name at unseal and uninstall (a name not listed here is left there, costing only disk).
+MEMOS = ("tree-key", "links", "folders")
 
 
 def memo_path(tree: Tree, what: str) -> Path:
     """Where what is worked out from `tree` is kept: beside its stat file (a look with a state root)."""
-    assert tree.stat_path is not None and what in MEMOS, what
+    assert tree.stat_path is not None
     return tree.stat_path.with_suffix(f".{what}.json")
 
 
