@@ -67,8 +67,6 @@ class OwnRuns:
         project = Path(launch.front[0])
         prefix = _prefix(repo, project)
         self.changed = _changed_tests(repo, st, look, prefix)
-        self.current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, look, prefix)}
-        self.weakened = _support_weakened(repo, st, pack, look, prefix)
         confine = cfg["confine"]
         # Confined, each run works in a mirror of the tree of its own (`donegate.hidden.copy`: kept between stops,
         # brought in step by what changed, put back after the answer), beside the hidden runs' mirrors, and reads
@@ -94,6 +92,10 @@ class OwnRuns:
         if self.changed:
             args = ["--rootdir", ".", *self.changed]
             self.now = _Run(lambda: go(python=launch, layout=args, slot="own-now"))
+        # What only the verdict reads, once the runs are on their way (parsing the changed files: their processes
+        # start sooner; the values are the same).
+        self.current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, look, prefix)}
+        self.weakened = _support_weakened(repo, st, pack, look, prefix)
 
     def finish(self) -> dict[str, Any]:
         stage("the project's own tests")
