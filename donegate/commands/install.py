@@ -136,7 +136,17 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
         from donegate.tree import repo as repos
 
         where = Path(args.repo).expanduser()
-        print(forget_copies(repos.project(where) if where.is_dir() else where.absolute()))
+        tree = repos.project(where) if where.is_dir() else where.absolute()
+        try:  # a worktree of a sealed project: its stops kept their copies under the project's key
+            found = repos.resolve(tree, paths.home()) if where.is_dir() else None
+        except DonegateError:
+            found = None
+        mine = found is not None and found.tree.resolve() == tree.resolve()
+        print(forget_copies(found.sealed, (tree,)) if found is not None and mine else forget_copies(tree))
+    elif args.scope == "user":  # the install that gated every repository of this account: their copies go
+        from donegate.commands.seal import forget_copies
+
+        print(forget_copies(None))
     return 0
 
 

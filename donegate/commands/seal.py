@@ -63,7 +63,10 @@ def cmd_seal(args: argparse.Namespace) -> int:
 
         print("  " + own.describe(m["own_suite"]))
         o = m["own_suite"]
-        if not o.get("off") and o.get("failing", 0) + o.get("skipped", 0) > o.get("passing", 0):
+        service = own.service_line(o)
+        if service:  # the tests that failed on a connection: the cause named, in one line with the fix
+            print("  " + service)
+        elif not o.get("off") and o.get("failing", 0) + o.get("skipped", 0) > o.get("passing", 0):
             # most of the suite fails or skips here: a service, a fixture or a dependency the seal's walls lack
             print(f"  warning: {o['failing'] + o['skipped']} of {o['tests']} of the project's own tests fail or skip at "
                   "the seal and so never block (a service, network or dependency the sandbox lacks?) (fix: make them "
@@ -180,18 +183,45 @@ def cmd_unseal(args: argparse.Namespace) -> int:
                   count=manifest.get("count"))
     print(f"unsealed {repo}: {manifest.get('count', 'its')} acceptance tests removed from the store; "
           "its sessions stop ungated from now on")
-    print(forget_copies(repo))
+    print(forget_copies(repo, (repo, *_worktrees(repo))))
     return 0
 
 
-def forget_copies(repo: Path) -> str:
-    """What the runs kept of `repo` in the kit's state (mirrors, bytecode) removed: one line, and one per thing left."""
+def _worktrees(project: Path) -> list[Path]:
+    """The project's folder in each other working tree of its repository (their stops were judged by its seal and
+    kept their last looks at their files under their own keys); none when git cannot say."""
+    from donegate.errors import DonegateError
+    from donegate.tree import git
+
+    try:
+        top = git.toplevel(project)
+        res = git.run(project, "worktree", "list", "--porcelain", "-z")
+    except DonegateError:
+        return []
+    if res.returncode != 0 or res.timed_out:
+        return []
+    below = project.resolve().relative_to(top) if project.resolve() != top else Path()
+    return [Path(f[len("worktree "):]) / below for f in res.stdout.split("\0")
+            if f.startswith("worktree ") and Path(f[len("worktree "):]).resolve() != top]
+
+
+def forget_copies(repo: Path | None, trees: tuple[Path, ...] | None = None) -> str:
+    """What the runs kept of `repo` in the kit's state (mirrors, bytecode, the last look at the working trees
+    `trees`: default its own) removed: one line, and one per thing left. `repo` None: of every repository
+    (`uninstall --scope user`)."""
     from donegate import paths
     from donegate.hidden import forget, pyc
 
-    removed, left = forget.forget(repo, paths.home(), also=(pyc.folder(paths.home(), repo),))
-    said = (f"removed the kit's copies of the repository ({removed} folders: the runs' mirrors of its tree, its "
-            "bytecode)") if removed else "the kit's copies of the repository: none were kept"
+    if repo is None:
+        removed, left = forget.forget_all(paths.home())
+    else:
+        removed, left = forget.forget(repo, paths.home(), also=(pyc.folder(paths.home(), repo),), trees=trees)
+    whose = "the repository" if repo is not None else "every repository"
+    said = (f"removed the kit's copies of {whose} ({removed} folders: the runs' mirrors of its tree, its "
+            "bytecode)") if removed else f"the kit's copies of {whose}: none were kept"
+    if removed and repo is not None and trees and repo.resolve() not in {t.resolve() for t in trees}:  # a worktree's
+        said += (f"; they were kept under its sealed project {repo}, which its working trees share (made again at "
+                 "their next stop)")
     return "\n".join([said, *(f"  left: {why}" for why in left)])
 
 

@@ -63,14 +63,10 @@ class OwnRuns:
         self.timeout = min(cfg["timeout"], max(1.0, time_left(cfg["timeout"])))
         self.tmp = Path(tempfile.mkdtemp(prefix="donegate-own-"))
         suite = self.tmp / "suite"
-        suite.mkdir()
-        layout = own.lay_out(pack, suite)
+        suite.mkdir()  # the runs' store (bound read-only), the sealed files in it only for a run of them
         project = Path(launch.front[0])
-        sealed_launch = own.with_pythonpath(pack, launch, suite)  # the sealed configuration's `pythonpath`
         prefix = _prefix(repo, project)
         self.changed = _changed_tests(repo, st, look, prefix)
-        self.current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, look, prefix)}
-        self.weakened = _support_weakened(repo, st, pack, look, prefix)
         confine = cfg["confine"]
         # Confined, each run works in a mirror of the tree of its own (`donegate.hidden.copy`: kept between stops,
         # brought in step by what changed, put back after the answer), beside the hidden runs' mirrors, and reads
@@ -84,6 +80,8 @@ class OwnRuns:
         self.selected = None if cfg.get("own_run") == "all" else _selected(repo, st, pack, look, prefix)
         self.sealed: _Run | None = None
         if self.selected is None or self.selected:
+            layout = own.lay_out(pack, suite)
+            sealed_launch = own.with_pythonpath(pack, launch, suite)  # the sealed configuration's `pythonpath`
             # The suite's paths as sealed, what the change cannot reach not collected (named one by one instead,
             # pytest collects their folder once per file named); the sealed tests' rewrite kept between stops.
             skip = _skipped(pack, suite, self.selected) if self.selected is not None else []
@@ -94,6 +92,10 @@ class OwnRuns:
         if self.changed:
             args = ["--rootdir", ".", *self.changed]
             self.now = _Run(lambda: go(python=launch, layout=args, slot="own-now"))
+        # What only the verdict reads, once the runs are on their way (parsing the changed files: their processes
+        # start sooner; the values are the same).
+        self.current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, look, prefix)}
+        self.weakened = _support_weakened(repo, st, pack, look, prefix)
 
     def finish(self) -> dict[str, Any]:
         stage("the project's own tests")

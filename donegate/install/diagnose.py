@@ -469,6 +469,9 @@ def _check_store(findings: list[Finding], repo: Path, home: Path, cfg: dict[str,
         findings.append(Finding(OK, f"{st.manifest['count']} acceptance tests sealed and intact", str(st.path)))
     if "own_suite" in st.manifest:  # issue 44: what every stop runs of the project's own tests
         findings.append(Finding(OK, own_tests.describe(st.manifest["own_suite"]), str(repo)))
+        service = own_tests.service_line(st.manifest["own_suite"])
+        if service:
+            findings.append(Finding(WARNING, service.removeprefix("warning: "), str(repo)))
     own = sorted({rule for items in (st.manifest.get("scan_baseline") or {}).values() for rule, *_ in items}
                  | {str(t.get("rule")) for t in st.manifest.get("tripwire_baseline") or () if isinstance(t, dict)})
     if own:  # issue 37: what the unchanged project already does is its own, said once here and at the seal

@@ -174,6 +174,8 @@ def render(s: dict[str, Any]) -> str:
                 from donegate.seal import own as own_tests
 
                 out.append("  " + own_tests.describe(r["own_suite"]))
+                service = own_tests.service_line(r["own_suite"])
+                out.extend(["  " + service] if service else [])
         out.append(f"  hook: {r['install']}")
     for key, head in (("waiting", "waiting for a person (donegate approve REF, or donegate reject REF --note WHY)"),
                       ("in_progress", "in progress (the latest stop blocked)")):

@@ -16,23 +16,25 @@ from donegate.ledger.chain import holding
 KEY = b'"own":'
 
 
-_COUNTS = ("stops", "regressions_blocked", "contract_changes_appealed")
+_COUNTS = ("stops", "contract_changes_appealed")
 
 
 class Own:
     """The counts as lines are read: one per range of a ledger (`read.Partial.own`, fed in the report's one pass the
-    lines holding KEY), merged in file order and kept with the range (`report.resume`): counts add up, sessions and
-    weakenings are sets, tests added the most per session, so the merged counts are those of one reading."""
+    lines holding KEY), merged in file order and kept with the range (`report.resume`): counts add up, sessions,
+    regressions and weakenings are sets, tests added the most per session, so the merged counts are those of one
+    reading."""
 
     def __init__(self, state: tuple | None = None) -> None:
-        per, added, weak = state if state is not None else ({}, {}, {})
+        per, added, weak, regressed = state if state is not None else ({}, {}, {}, {})
         self.per: dict[str, dict[str, Any]] = {config: dict(c, sessions=set(c["sessions"])) for config, c in per.items()}
         self.added: dict[tuple[str, str], int] = {tuple(k): int(n) for k, n in added.items()}  # type: ignore[misc]
         self.weak: dict[str, set[tuple[str, str, str]]] = {config: set(w) for config, w in weak.items()}
+        self.regressed: dict[str, set[tuple[str, str]]] = {config: set(r) for config, r in regressed.items()}
 
     def state(self) -> tuple:
         """Plain values (`marshal` writes them: a kept state is data, never code)."""
-        return self.per, self.added, self.weak
+        return self.per, self.added, self.weak, self.regressed
 
     def add(self, line: bytes, since: bytes | None = None) -> None:
         try:
@@ -50,8 +52,9 @@ class Own:
         c["stops"] += 1
         failing = [f for f in own.get("failing") or [] if isinstance(f, dict)]
         blocked = rec.get("verdict") in ("block", "appealed", "gave_up")
-        if blocked and any(not f.get("contract") for f in failing):
-            c["regressions_blocked"] += 1
+        if blocked:  # a session blocked on the same test at every stop until it is fixed blocked one regression
+            self.regressed.setdefault(config, set()).update(
+                (session, str(f.get("id"))) for f in failing if not f.get("contract"))
         if rec.get("verdict") == "appealed" and (own.get("contract") or any(f.get("contract") for f in failing)):
             c["contract_changes_appealed"] += 1
         key = (config, session)
@@ -72,16 +75,20 @@ class Own:
             self.added[key] = max(self.added.get(key, 0), n)
         for config, w in other.weak.items():
             self.weak.setdefault(config, set()).update(w)
+        for config, r in other.regressed.items():
+            self.regressed.setdefault(config, set()).update(r)
         return self
 
     def counts(self) -> dict[str, Any]:
         """{configuration: {sessions, stops, regressions_blocked, tests_added, weakenings_named, contract_changes_appealed}}.
 
-        A regression blocked is a stop blocked by a sealed test that passed at the seal (and that the agent did not
-        change); tests added are the most a session's stops ran of tests not in the sealed suite; weakenings are the
-        distinct (test, rule) a session was told; a contract change appealed is an appealed stop whose own suite named
-        one."""
-        out = {config: {"sessions": len(c["sessions"]), "stops": c["stops"], "regressions_blocked": c["regressions_blocked"],
+        A regression blocked is a distinct (session, test id) of a sealed test that passed at the seal, that the agent
+        did not change and that blocked a stop (the same test blocking a session's stops again and again is one; two
+        tests failing at one stop are two), as weakenings are the distinct (test, rule) a session was told; tests added
+        are the most a session's stops ran of tests not in the sealed suite; a contract change appealed is an appealed
+        stop whose own suite named one."""
+        out = {config: {"sessions": len(c["sessions"]), "stops": c["stops"],
+                        "regressions_blocked": len(self.regressed.get(config, ())),
                         "tests_added": 0, "weakenings_named": len(self.weak.get(config, ())),
                         "contract_changes_appealed": c["contract_changes_appealed"]} for config, c in self.per.items()}
         for (config, _), n in self.added.items():

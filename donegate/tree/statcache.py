@@ -281,10 +281,22 @@ def stat_key(st: os.stat_result) -> str:
     return f"{st.st_mode}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}:{st.st_dev}"
 
 
+# What the kit keeps beside a look (`Tree.remember`'s names in verdict_cache, the verdict cache's folders): `kept_files`
+# removes these by name at unseal and uninstall (a name not listed here is left there, costing only disk).
+MEMOS = ("tree-key", "links", "folders")
+
+
 def memo_path(tree: Tree, what: str) -> Path:
     """Where what is worked out from `tree` is kept: beside its stat file (a look with a state root)."""
     assert tree.stat_path is not None
     return tree.stat_path.with_suffix(f".{what}.json")
+
+
+def kept_files(root: Path, key: str) -> list[Path]:
+    """The files a working tree's looks keep under the state root (its look and the memos beside it: `unseal`,
+    `uninstall`), by their exact names: another tree's key may start with this one's."""
+    folder = _path(Path(), root, key).parent
+    return [folder / f"{key}{part}.json" for part in ("", *(f".{what}" for what in MEMOS))]
 
 
 def _walk(root: str, later: tuple[str, ...], cached: set[str], folders: dict[str, list[str]]

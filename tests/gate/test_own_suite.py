@@ -83,6 +83,23 @@ def test_a_suite_that_does_not_collect_is_named_in_one_line_and_nothing_is_seale
     assert store.load(repo) is None
 
 
+def test_a_seal_refused_for_its_own_suite_leaves_the_previous_seal_as_it_was(tmp_path, kit_home):
+    """The seal never half-writes: sealed once, the project's suite then broken, a second seal is refused in one
+    line, and the first store, its record and the acceptance folder are as they were (no new folder beside them)."""
+    repo, _ = sealed_calc(tmp_path)
+    before = store.load(repo)
+    record = (kit_home / "state" / "seals" / f"{before.path.name.split('@')[0]}.json").read_text()
+    folders = sorted(p.name for p in before.path.parent.iterdir())
+    (repo / "tests" / "test_calc.py").write_text("import nothere_at_all\n\n\ndef test_x():\n    pass\n")
+    res = donegate("seal", str(repo), str(tmp_path / "hidden" / "test_mul.py"), "--replace")
+    assert res.returncode == 1 and "the project's own tests do not collect" in res.stderr, res.stdout + res.stderr
+    assert len(res.stderr.strip().splitlines()) == 2, res.stderr  # the error and its fix
+    after = store.load(repo)
+    assert after.path == before.path and after.manifest == before.manifest
+    assert (kit_home / "state" / "seals" / f"{before.path.name.split('@')[0]}.json").read_text() == record
+    assert sorted(p.name for p in before.path.parent.iterdir()) == folders
+
+
 
 # tinydb's Query: `where("x") == 1` builds a query, an object the kit's equality probe calls equal to everything.
 QUERY = ("class Where:\n    def __init__(self, key):\n        self.key = key\n\n"
@@ -275,6 +292,7 @@ def test_the_report_counts_what_the_own_suite_did(tmp_path, kit_home):
     repo, _ = sealed_calc(tmp_path)
     (repo / "calc.py").write_text(ADD_BROKEN + MUL)
     blocked(run_hook(stop_payload(repo, session="regress")))  # a regression blocked
+    blocked(run_hook(stop_payload(repo, session="regress")))  # stopped again unfixed: the same one regression
     (repo / "calc.py").write_text(CALC + MUL)
     (repo / "tests" / "test_more.py").write_text("from calc import mul\n\ndef test_m():\n    assert mul(2, 2) == 4\n\n"
                                                  "def test_n():\n    assert mul(0, 2) == 0\n")
@@ -388,12 +406,26 @@ def test_seal_add_keeps_the_suite_as_it_was_when_the_work_began(tmp_path, kit_ho
 
 
 def test_a_suite_that_mostly_fails_at_the_seal_is_named_with_the_fix(tmp_path, kit_home):
-    """A suite that needs a service the seal's walls lack: its tests fail there, never block, and the seal says so."""
-    service = "import socket\n\n\ndef test_db():\n    socket.create_connection(('127.0.0.1', 9), timeout=1)\n\n\n" \
-              "def test_db_again():\n    socket.create_connection(('127.0.0.1', 9), timeout=1)\n"
-    repo, res = sealed_calc(tmp_path, {"tests/test_service.py": service})
+    """A suite most of whose tests fail at the seal for a cause of its own (no service): they never block, and the
+    seal says so in one line with the fix."""
+    broken = "def test_one():\n    assert 1 == 2\n\n\ndef test_two():\n    assert 'a' == 'b'\n"
+    repo, res = sealed_calc(tmp_path, {"tests/test_broken.py": broken})
     assert "warning: 2 of 3 of the project's own tests fail or skip at the seal" in res.stdout, res.stdout
-    assert "--own-tests PATH" in res.stdout
+    assert "--own-tests PATH" in res.stdout and "need a service" not in res.stdout
+
+
+def test_tests_that_need_a_service_are_named_at_the_seal_in_one_line_with_the_fix(tmp_path, kit_home):
+    """Was: one test of three connecting to a database failed at the seal, counted with the tests failing on their
+    own ("1 failing at the seal ... never block"), its cause and the fix unsaid. The runs have no network: it is
+    named, with the fix, at the seal, in status and in doctor."""
+    service = "import socket\n\n\ndef test_db():\n    socket.create_connection(('127.0.0.1', 9), timeout=1)\n"
+    repo, res = sealed_calc(tmp_path, {"tests/test_service.py": service, "tests/test_more.py": OWN.replace("def test_add", "def test_add_more")})
+    said = [line for line in res.stdout.splitlines() if "need a service" in line]
+    assert len(said) == 1 and "warning: 1 of the project's own tests need a service or the network" in said[0], res.stdout
+    assert "tests/test_service.py::test_db (ConnectionRefusedError" in said[0] and "(fix: " in said[0], said
+    assert "fail or skip at the seal" not in res.stdout  # one line, the cause named: not the generic warning too
+    assert "tests/test_service.py::test_db" in donegate("status", str(repo)).stdout
+    assert "need a service" in donegate("doctor", str(repo)).stdout
 
 
 def test_a_ci_test_step_made_to_ignore_failures_is_named_and_an_honest_ci_edit_passes(tmp_path, kit_home):

@@ -90,6 +90,12 @@ def _copies(root: Path, key: str) -> list[str]:
     return names + (["pyc"] if kept.exists() else [])
 
 
+def _looks(root: Path, key: str) -> list[str]:
+    """The last look at a working tree's files (`statcache`: its stat file and the memos beside it), by the tree's key."""
+    folder = root / "state" / "stat"
+    return sorted(p.name for p in folder.iterdir() if p.name.split(".")[0] == key) if folder.is_dir() else []
+
+
 def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path, kit_home):
     """The runs keep a mirror of the tree per slot (the hidden run's, the second's, the own suite's `-own` and
     `-own-now`) and the product's bytecode in the kit's state. Was: `unseal` and `uninstall` left them all (a full
@@ -114,6 +120,8 @@ def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path,
     kept_file(pyc.folder(kit_home, repo), "**/calc.*.pyc")
     made = _copies(kit_home, key)
     assert {f"{key}-own", f"{key}-own-now", key, f"{key}-second", "pyc"} <= set(made), made
+    assert f"{key}.json" in _looks(kit_home, key)
+    (kit_home / "state" / "stat" / f"{key}-0123456789.json").write_text("{}")  # another repository's look
     other.mkdir()
 
     def donegate(*argv: str) -> subprocess.CompletedProcess:
@@ -123,8 +131,8 @@ def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path,
     assert donegate("install", str(repo)).returncode == 0
     res = donegate("uninstall", str(repo))
     assert res.returncode == 0 and "the kit's copies of the repository" in res.stdout, res.stdout + res.stderr
-    assert _copies(kit_home, key) == [], _copies(kit_home, key)
-    assert other.is_dir()  # another repository's
+    assert _copies(kit_home, key) == [] and _looks(kit_home, key) == [], _copies(kit_home, key)
+    assert other.is_dir() and _looks(kit_home, f"{key}-0123456789")  # another repository's
     assert run_hook(stop_payload(repo, session="s2")).returncode == 0  # still sealed: the copies are made again
     lock = os.open(kit_home / "state" / "mirror" / f"{key}-own.lock", os.O_RDWR)
     fcntl.flock(lock, fcntl.LOCK_EX)  # a stop's run in the own suite's mirror
@@ -135,4 +143,96 @@ def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path,
     assert res.returncode == 0 and f"{key}-own" in res.stdout and "in use" in res.stdout, res.stdout + res.stderr
     left = _copies(kit_home, key)
     assert f"{key}-own" in left and all(n.startswith(f"{key}-own.") or n == f"{key}-own" for n in left), left
-    assert other.is_dir()
+    assert _looks(kit_home, key) == [] and other.is_dir()  # was: the stat cache stayed after unseal
+
+
+def test_a_bytecode_job_is_waited_for_and_a_worktrees_copies_go_with_the_sealed_project(tmp_path, kit_home):
+    """A stop in a worktree of the sealed project keeps its copies under the sealed project's key (no copy keyed by
+    the worktree) and its last look at its files under its own. `uninstall WORKTREE` removes both (was: "none were
+    kept", the copies left under the project's key); the project's own look stays. `unseal` of the project removes
+    its copies and the looks at all its working trees (was: every look stayed). The bytecode job after the answer
+    writes in the kept bytecode under a lock (`pyc.hold`): was, `unseal` removed the folder under a job still writing,
+    and the job's files came back (the folder made again). Now `unseal` waits for it, then removes what it wrote."""
+    import fcntl
+    import os
+    import threading
+
+    from donegate import paths
+    from tests.support.repos import git
+
+    require.bwrap()
+    write_config(kit_home, "confine: on\n")
+    repo = _sealed(tmp_path, {"calc.py": CALC, "tests/test_calc.py": OWN})
+    key, tree = paths.repo_key(repo), tmp_path / "feature"
+    git(repo, "worktree", "add", "-q", str(tree), "-b", "feature")
+    (tree / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")
+    assert run_hook(stop_payload(tree)).returncode == 0
+    kept_file(pyc.folder(kit_home, repo), "**/calc.*.pyc")
+    assert {key, f"{key}-own", "pyc"} <= set(_copies(kit_home, key)) and _copies(kit_home, paths.repo_key(tree)) == []
+    look = kit_home / "state" / "stat" / f"{paths.repo_key(tree)}.json"
+    kept_look = look.read_bytes()
+    res = _donegate(kit_home, "uninstall", str(tree))  # installed or not there, its stops' copies go
+    assert res.returncode == 0 and "removed the kit's copies of the repository (" in res.stdout \
+        and f"kept under its sealed project {repo}" in res.stdout, res.stdout + res.stderr
+    assert _copies(kit_home, key) == [] and _looks(kit_home, paths.repo_key(tree)) == [], _copies(kit_home, key)
+    assert _looks(kit_home, key) == [f"{key}.json"]  # the sealed project's own tree: not the worktree's to remove
+    look.write_bytes(kept_look)  # as the worktree's next stop writes it again
+    folder = pyc.folder(kit_home, repo)
+    folder.mkdir(parents=True)  # as that stop's bytecode job makes it again
+    job = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(job, fcntl.LOCK_EX)  # a job compiling into it, as `pyc.hold` has it
+
+    def finish() -> None:  # what a job does before it lets go: it writes its files (the folder made if need be)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "late.pyc").write_bytes(b"")
+        os.close(job)
+
+    later = threading.Timer(1.0, finish)
+    later.start()
+    try:
+        res = _donegate(kit_home, "unseal", str(repo))
+    finally:
+        later.join()
+    assert res.returncode == 0 and "left:" not in res.stdout, res.stdout + res.stderr
+    assert _copies(kit_home, key) == [], _copies(kit_home, key)
+    assert _looks(kit_home, key) == _looks(kit_home, paths.repo_key(tree)) == []
+
+
+def test_a_bytecode_job_after_the_copies_were_forgotten_writes_nothing(tmp_path):
+    """`pyc.hold`: the job's mirror gone (`unseal` removes the mirrors first), no folder is made; the folder removed
+    while the job waited for its lock, the job lets it be. Beside it: with its mirror there, the job has its folder."""
+    mirror, store = tmp_path / "mirror", tmp_path / "pyc" / "key"
+    assert pyc.hold(store, mirror) is None and not store.exists()
+    mirror.mkdir()
+    fd = pyc.hold(store, mirror)
+    assert fd is not None and store.is_dir()
+    import os
+
+    os.close(fd)
+    store.rmdir()
+    mirror.rmdir()
+    assert pyc.hold(store, mirror) is None and not store.exists()
+
+
+def test_uninstall_at_the_user_level_removes_every_repositorys_copies(tmp_path, kit_home):
+    """Was: `uninstall --scope user` (no repository) left the runs' copies of every repository it had gated."""
+    mirror, kept = kit_home / "state" / "mirror", kit_home / "state" / "pyc"
+    for name in ("one-0123456789", "one-0123456789-own", "two.x-9876543210-second"):
+        (mirror / name).mkdir(parents=True)
+        (mirror / f"{name}.lock").write_text("")
+    (kept / "one-0123456789").mkdir(parents=True)
+    assert _donegate(kit_home, "install", "--scope", "user", "--sandbox", "off").returncode == 0
+    res = _donegate(kit_home, "uninstall", "--scope", "user")
+    assert res.returncode == 0 and "removed the kit's copies of every repository (4 folders" in res.stdout, res.stdout
+    assert list(mirror.iterdir()) == [] and list(kept.iterdir()) == []
+
+
+def _donegate(kit_home: Path, *argv: str):
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.repos import KIT
+
+    return subprocess.run([sys.executable, "-m", "donegate", *argv], capture_output=True, text=True, cwd=KIT,
+                          timeout=120, env={**os.environ, "DONEGATE_HOME": str(kit_home)})

@@ -350,6 +350,32 @@ def test_the_own_suite_s_counts_are_kept_with_the_rest(kit_home, monkeypatch):
                                           "weakenings_named": 3, "contract_changes_appealed": 1}
 
 
+
+def test_a_regression_blocked_again_and_again_is_one_regression(kit_home, monkeypatch):
+    """`regressions_blocked` counts distinct (session, test id), as weakenings are counted: a session blocked on the
+    same sealed test at three stops (the agent stopped again without fixing it) blocked one regression, read whole
+    or kept and read on. Two tests failing at one stop are two; the same test in another session is another; a
+    contract change (the agent changed that test) and a stop that passed are none."""
+    from donegate.report.own_counts import own_counts
+
+    monkeypatch.setattr(report.parallel, "PARALLEL_BYTES", 1)
+    path = _bulk(kit_home / "ledger.jsonl", 600)
+
+    def own(sid: str, verdict: str, *failing: str, contract: bool = False) -> dict:
+        rec = _stop(sid, verdict)
+        rec["gates"]["own"] = {"failing": [{"id": t, "contract": contract} for t in failing], "added": 0, "weakened": []}
+        return rec
+
+    for rec in (own("s1", "block", "t::a"), own("s1", "block", "t::a"), own("s2", "block", "t::a")):
+        ledger.append(rec, path)
+    assert report.summarize([path], jobs=2, keep=True)["own_suite"]["tests"]["regressions_blocked"] == 2
+    for rec in (own("s1", "gave_up", "t::a", "t::b"), own("s3", "block", "t::c", contract=True), own("s1", "pass")):
+        ledger.append(rec, path)
+    kept = report.summarize([path], jobs=2, keep=True)
+    assert kept["own_suite"] == own_counts([path]) == report.summarize([path], jobs=1)["own_suite"]
+    assert kept["own_suite"]["tests"]["regressions_blocked"] == 3 and kept["own_suite"]["tests"]["stops"] == 6
+
+
 def _line_by_line(monkeypatch):
     """The page as it was made before it read the report's kept summary: every line through json.loads."""
     from donegate.report import page_read
