@@ -25,6 +25,10 @@ def _isolated_home(tmp_path_factory, monkeypatch):
                 "CODEX_SESSION_ID", "CODEX_THREAD_ID", "CODEX_TOOL_CALL_ID", "GEMINI_CLI_HOME", "COPILOT_HOME",
                 "QWEN_HOME", "GEMINI_CLI", "QWEN_CODE", "COPILOT_CLI", "QWEN_PROJECT_DIR"):
         monkeypatch.delenv(var, raising=False)
+    # The kit's processes keep their bytecode as on a machine that never set PYTHONDONTWRITEBYTECODE (CI's container):
+    # with it set (a developer's shell may), every `python -m donegate` the suite starts compiled the kit's modules
+    # from source (~0.06 CPU-s each, ~740 commands). Tests of the variable set it themselves (tests/gate/test_hook_env.py).
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     # No unconfined default: on a machine without bubblewrap the hidden run is refused unless a person
     # says `confine: off`. Tests that do not care about the walls say it for them (a test that writes
     # its own config says it itself); tests of the walls skip (tests/support/require.py). And `held_share: 0`:

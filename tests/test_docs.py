@@ -42,6 +42,24 @@ def test_every_command_is_documented_with_its_help_text():
     assert documented == set(sub.choices), "docs/commands.md lists commands the CLI does not have, or misses some"
 
 
+def test_a_command_parsed_alone_is_the_command_of_the_whole_parser():
+    # `donegate X` builds the parser of X's module only (cli.COMMANDS): each module must register exactly the
+    # commands listed for it, and X's own parser (usage, help, defaults) must be the one the whole parser holds.
+    def subparsers(parser):
+        return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+    whole = subparsers(cli.build_parser())
+    listed = [name for names in cli.COMMANDS.values() for name in names]
+    assert sorted(listed) == sorted(whole), "cli.COMMANDS names other commands than its modules register"
+    for name in listed:
+        alone = subparsers(cli.build_parser(name))
+        assert name in alone and set(alone) <= set(whole)
+        assert alone[name].format_help() == whole[name].format_help()
+        shape = [([(a.dest, a.default, a.option_strings, a.required) for a in p._actions],
+                  {k: getattr(v, "__code__", v) for k, v in p._defaults.items()}) for p in (alone[name], whole[name])]
+        assert shape[0] == shape[1]
+
+
 def test_makefile_targets_named_in_readme_and_docs_exist():
     makefile = (KIT / "Makefile").read_text()
     for page in [KIT / "README.md", *sorted(DOCS.glob("*.md"))]:

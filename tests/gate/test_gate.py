@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.repos import (write_config, EXAMPLE_TESTS, KIT, fix_bug, git, stop_lines, make_repo, run_hook, seal, seal_single,
-                                  stop_payload)
+                                  pooled_single, stop_payload)
 
 
 
@@ -145,15 +145,15 @@ def test_collection_error_blocks(tmp_path):
     assert res.returncode == 2 and "test_value" in res.stderr and "ImportError" in res.stderr
 
 
-def test_early_exit_in_code_under_test_blocks(tmp_path):
-    repo = seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 1\n")
+def test_early_exit_in_code_under_test_blocks(tmp_path_factory, kit_home):
+    repo = pooled_single(tmp_path_factory, kit_home, "import mod\n\ndef test_value():\n    assert mod.VALUE == 1\n")
     (repo / "mod.py").write_text("import os\nos._exit(0)\n")
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "ended before reporting" in res.stderr
 
 
-def test_fake_report_printed_by_code_under_test_is_not_a_pass(tmp_path):
-    repo = seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
+def test_fake_report_printed_by_code_under_test_is_not_a_pass(tmp_path_factory, kit_home):
+    repo = pooled_single(tmp_path_factory, kit_home, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
     (repo / "mod.py").write_text(
         "import json, os\nVALUE = 1\nreport = 'report.json'\n"
         "if report:\n    open(report, 'w').write(json.dumps({'complete': True, 'nonce': 'x', 'collected': [], 'results': {}, 'errors': []}))\n"
@@ -174,8 +174,8 @@ def test_fake_report_printed_by_code_under_test_is_not_a_pass(tmp_path):
     {"pytest.ini": "[pytest]\naddopts = -p no:python\n"},
     {"usercustomize.py": "import os\nos._exit(0)\n"},
 ])
-def test_planted_files_in_the_repository_cannot_subvert_the_run(tmp_path, planted):
-    repo = seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
+def test_planted_files_in_the_repository_cannot_subvert_the_run(tmp_path_factory, kit_home, planted):
+    repo = pooled_single(tmp_path_factory, kit_home, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
     for name, text in planted.items():
         (repo / name).write_text(text)
     res = run_hook(stop_payload(repo))
@@ -183,8 +183,8 @@ def test_planted_files_in_the_repository_cannot_subvert_the_run(tmp_path, plante
     assert "assert 1 == 2" in res.stderr
 
 
-def test_pytest_addopts_in_the_environment_is_ignored(tmp_path):
-    repo = seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
+def test_pytest_addopts_in_the_environment_is_ignored(tmp_path_factory, kit_home):
+    repo = pooled_single(tmp_path_factory, kit_home, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
     res = run_hook(stop_payload(repo), env={"PYTEST_ADDOPTS": "--deselect test_mod.py::test_value", "PYTHONPATH": "/nonexistent"})
     assert res.returncode == 2 and "assert 1 == 2" in res.stderr
 
@@ -426,9 +426,9 @@ def test_kit_errors_do_not_tell_the_agent_where_the_kit_lives(sealed_shop, kit_h
     assert str(kit_home) not in res.stderr + res.stdout
 
 
-def test_an_edit_of_the_same_size_within_the_second_is_never_run_as_the_old_code(tmp_path):
+def test_an_edit_of_the_same_size_within_the_second_is_never_run_as_the_old_code(tmp_path_factory, kit_home):
     # Python trusts cached bytecode whose source has the same size and mtime (whole seconds).
-    repo = seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 1\n")
+    repo = pooled_single(tmp_path_factory, kit_home, "import mod\n\ndef test_value():\n    assert mod.VALUE == 1\n")
     for value in (2, 1, 3):
         (repo / "mod.py").write_text(f"VALUE = {value}\n")
         os.utime(repo / "mod.py", (1_700_000_000, 1_700_000_000))  # the same mtime every time

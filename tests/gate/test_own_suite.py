@@ -8,6 +8,7 @@ Beside each attack, the honest look-alike that passes.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import select
@@ -19,7 +20,7 @@ import threading
 from pathlib import Path
 
 from donegate.seal import store
-from tests.support.repos import KIT, make_repo, run_hook, stop_lines, stop_payload
+from tests.support.repos import KIT, make_repo, run_hook, sealed_copy, stop_lines, stop_payload
 
 CALC = "def add(a, b):\n    return a + b\n"
 OWN = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -41,6 +42,23 @@ def sealed_calc(tmp_path, files: dict[str, str] | None = None, *extra: str):
     res = donegate("seal", str(repo), str(hidden), "--request", "add mul", *extra)
     assert res.returncode == 0, res.stderr
     return repo, res
+
+
+def pooled_calc(tmp_path_factory, kit_home: Path, files: dict[str, str] | None = None) -> Path:
+    """`sealed_calc`'s repository for a test that reads nothing of the seal's output: sealed once per worker and
+    donegate.yaml (tests/support/repos.py `sealed_copy`), each test a copy at the path the seal recorded (a seal
+    here is three runs, ~0.9 CPU-s; a copy, milliseconds)."""
+    def build(repo: Path, home: Path) -> None:
+        make_repo(repo, {"calc.py": CALC, "tests/test_calc.py": OWN, **(files or {})})
+        hidden = repo.parent / "hidden" / "test_mul.py"
+        hidden.parent.mkdir()
+        hidden.write_text(HIDDEN)
+        res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(hidden), "--request", "add mul"],
+                             capture_output=True, text=True, cwd=KIT, timeout=120, env={**os.environ, "DONEGATE_HOME": str(home)})
+        assert res.returncode == 0, res.stderr
+
+    name = "calc-" + hashlib.sha256(json.dumps(files or {}, sort_keys=True).encode()).hexdigest()[:10]
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", name, build, kit_home)
 
 
 def blocked(res) -> str:
@@ -121,18 +139,18 @@ def test_an_own_suite_that_trips_the_tripwires_by_design_is_not_kept_and_the_sea
 # -- the headline cases -------------------------------------------------------------------------------
 
 
-def test_an_honest_agent_adding_a_test_to_the_projects_test_file_passes(tmp_path, kit_home):
+def test_an_honest_agent_adding_a_test_to_the_projects_test_file_passes(tmp_path_factory, kit_home):
     """Was: "protected files were changed (restore them): tests/test_calc.py"."""
-    repo, _ = sealed_calc(tmp_path)
+    repo = pooled_calc(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(CALC + MUL)
     (repo / "tests" / "test_calc.py").write_text(OWN + "\n\ndef test_mul():\n    from calc import mul\n    assert mul(2, 4) == 8\n")
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
 
 
-def test_an_agent_that_breaks_what_the_projects_tests_covered_is_blocked(tmp_path, kit_home):
+def test_an_agent_that_breaks_what_the_projects_tests_covered_is_blocked(tmp_path_factory, kit_home):
     """Was: the stop passed (the hidden tests were all it ran)."""
-    repo, _ = sealed_calc(tmp_path)
+    repo = pooled_calc(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(ADD_BROKEN + MUL)
     err = blocked(run_hook(stop_payload(repo)))
     assert "tests/test_calc.py::test_add" in err and "tests/test_calc.py:4" in err, err
@@ -141,8 +159,8 @@ def test_an_agent_that_breaks_what_the_projects_tests_covered_is_blocked(tmp_pat
     assert own["failing"][0]["id"] == "tests/test_calc.py::test_add"
 
 
-def test_the_visible_copy_edited_to_match_the_regression_changes_nothing(tmp_path, kit_home):
-    repo, _ = sealed_calc(tmp_path)
+def test_the_visible_copy_edited_to_match_the_regression_changes_nothing(tmp_path_factory, kit_home):
+    repo = pooled_calc(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(ADD_BROKEN + MUL)
     (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 5", "== -1"))
     err = blocked(run_hook(stop_payload(repo)))
@@ -150,8 +168,8 @@ def test_the_visible_copy_edited_to_match_the_regression_changes_nothing(tmp_pat
     assert "APPEAL:" in err  # the appeal is offered for a contract the request changed
 
 
-def test_the_visible_copy_deleted_or_skipped_changes_nothing(tmp_path, kit_home):
-    repo, _ = sealed_calc(tmp_path)
+def test_the_visible_copy_deleted_or_skipped_changes_nothing(tmp_path_factory, kit_home):
+    repo = pooled_calc(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(ADD_BROKEN + MUL)
     (repo / "tests" / "test_calc.py").unlink()
     (repo / "conftest.py").write_text("import pytest\n\ndef pytest_collection_modifyitems(items):\n"
@@ -161,8 +179,8 @@ def test_the_visible_copy_deleted_or_skipped_changes_nothing(tmp_path, kit_home)
     assert "tests/test_calc.py::test_add" in err
 
 
-def test_the_agents_own_new_test_must_pass(tmp_path, kit_home):
-    repo, _ = sealed_calc(tmp_path)
+def test_the_agents_own_new_test_must_pass(tmp_path_factory, kit_home):
+    repo = pooled_calc(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(CALC + MUL)
     (repo / "tests" / "test_more.py").write_text("from calc import mul\n\ndef test_mul_zero():\n    assert mul(0, 3) == 3\n")
     err = blocked(run_hook(stop_payload(repo)))
@@ -192,8 +210,8 @@ def test_supersedes_says_a_test_the_request_changes(tmp_path, kit_home):
 # -- weakening, named (docs/own-suite.md; the rules one by one: tests/seal/test_loosened.py) ---------------------
 
 
-def test_a_skip_added_to_a_passing_project_test_is_named_and_appealable(tmp_path, kit_home):
-    repo, _ = sealed_calc(tmp_path)
+def test_a_skip_added_to_a_passing_project_test_is_named_and_appealable(tmp_path_factory, kit_home):
+    repo = pooled_calc(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(CALC + MUL)
     (repo / "tests" / "test_calc.py").write_text(OWN.replace("def test_add", "import pytest\n\n\n@pytest.mark.skip\ndef test_add"))
     err = blocked(run_hook(stop_payload(repo)))
@@ -202,16 +220,16 @@ def test_a_skip_added_to_a_passing_project_test_is_named_and_appealable(tmp_path
     assert stop_lines(kit_home)[-1]["gates"]["own"]["weakened"][0]["rule"] == "skipped"
 
 
-def test_tests_excluded_by_a_new_configuration_are_named(tmp_path, kit_home):
-    repo, _ = sealed_calc(tmp_path)
+def test_tests_excluded_by_a_new_configuration_are_named(tmp_path_factory, kit_home):
+    repo = pooled_calc(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(CALC + MUL)
     (repo / "pytest.ini").write_text("[pytest]\naddopts = --deselect tests/test_calc.py::test_add\n")
     err = blocked(run_hook(stop_payload(repo)))
     assert "pytest.ini: addopts gained --deselect [config-excluded]" in err, err
 
 
-def test_an_honest_agent_strengthening_a_test_and_adding_config_passes(tmp_path, kit_home):
-    repo, _ = sealed_calc(tmp_path)
+def test_an_honest_agent_strengthening_a_test_and_adding_config_passes(tmp_path_factory, kit_home):
+    repo = pooled_calc(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(CALC + MUL)
     (repo / "tests" / "test_calc.py").write_text(OWN + "    assert add(-1, 1) == 0\n")
     (repo / "pytest.ini").write_text("[pytest]\naddopts = -v\nmarkers =\n    slow: slow tests\n")
@@ -220,8 +238,8 @@ def test_an_honest_agent_strengthening_a_test_and_adding_config_passes(tmp_path,
     assert res.returncode == 0, res.stderr
 
 
-def test_a_cached_stop_still_names_the_regression(tmp_path, kit_home):
-    repo, _ = sealed_calc(tmp_path)
+def test_a_cached_stop_still_names_the_regression(tmp_path_factory, kit_home):
+    repo = pooled_calc(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(ADD_BROKEN + MUL)
     first = blocked(run_hook(stop_payload(repo)))
     second = blocked(run_hook(stop_payload(repo)))
@@ -245,8 +263,8 @@ def _ran(kit_home):
     return stop_lines(kit_home)[-1]["gates"]["own"]["ran_sealed"]
 
 
-def test_a_stop_runs_the_sealed_test_files_its_change_can_reach(tmp_path, kit_home):
-    repo, _ = sealed_calc(tmp_path, TWO)
+def test_a_stop_runs_the_sealed_test_files_its_change_can_reach(tmp_path_factory, kit_home):
+    repo = pooled_calc(tmp_path_factory, kit_home, TWO)
     (repo / "calc.py").write_text(TWO["calc.py"] + MUL)
     assert run_hook(stop_payload(repo)).returncode == 0
     assert _ran(kit_home) == ["tests/test_calc.py"]
@@ -255,16 +273,16 @@ def test_a_stop_runs_the_sealed_test_files_its_change_can_reach(tmp_path, kit_ho
     assert "tests/test_text.py::test_shout" in err and _ran(kit_home) == ["tests/test_calc.py", "tests/test_text.py"]
 
 
-def test_a_constant_read_through_an_import_is_reached(tmp_path, kit_home):
-    repo, _ = sealed_calc(tmp_path, TWO)
+def test_a_constant_read_through_an_import_is_reached(tmp_path_factory, kit_home):
+    repo = pooled_calc(tmp_path_factory, kit_home, TWO)
     (repo / "calc.py").write_text(TWO["calc.py"] + MUL)
     (repo / "consts.py").write_text("OFFSET = 1\n")
     err = blocked(run_hook(stop_payload(repo)))
     assert "tests/test_calc.py::test_add" in err and _ran(kit_home) == ["tests/test_calc.py"]
 
 
-def test_a_change_the_map_cannot_place_runs_the_whole_suite(tmp_path, kit_home):
-    repo, _ = sealed_calc(tmp_path, TWO)
+def test_a_change_the_map_cannot_place_runs_the_whole_suite(tmp_path_factory, kit_home):
+    repo = pooled_calc(tmp_path_factory, kit_home, TWO)
     (repo / "calc.py").write_text(TWO["calc.py"] + MUL)
     (repo / "data.txt").write_text("y\n")  # data no test opened at the seal: it changes no test's path
     assert run_hook(stop_payload(repo)).returncode == 0
@@ -275,11 +293,11 @@ def test_a_change_the_map_cannot_place_runs_the_whole_suite(tmp_path, kit_home):
     assert _ran(kit_home) == "all"
 
 
-def test_own_run_all_runs_the_whole_suite_every_stop(tmp_path, kit_home):
+def test_own_run_all_runs_the_whole_suite_every_stop(tmp_path_factory, kit_home):
     from tests.support.repos import write_config
 
     write_config(kit_home, "own_run: all\n")
-    repo, _ = sealed_calc(tmp_path, TWO)
+    repo = pooled_calc(tmp_path_factory, kit_home, TWO)
     (repo / "calc.py").write_text(TWO["calc.py"] + MUL)
     assert run_hook(stop_payload(repo)).returncode == 0
     assert _ran(kit_home) == "all"
@@ -288,8 +306,8 @@ def test_own_run_all_runs_the_whole_suite_every_stop(tmp_path, kit_home):
 # -- the report --------------------------------------------------------------------------------------------------
 
 
-def test_the_report_counts_what_the_own_suite_did(tmp_path, kit_home):
-    repo, _ = sealed_calc(tmp_path)
+def test_the_report_counts_what_the_own_suite_did(tmp_path_factory, kit_home):
+    repo = pooled_calc(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(ADD_BROKEN + MUL)
     blocked(run_hook(stop_payload(repo, session="regress")))  # a regression blocked
     blocked(run_hook(stop_payload(repo, session="regress")))  # stopped again unfixed: the same one regression
@@ -384,8 +402,8 @@ def test_a_subfolder_project_keeps_and_runs_its_own_suite(tmp_path, kit_home):
     assert res.returncode == 0, res.stderr
 
 
-def test_a_sealed_test_file_that_no_longer_imports_is_a_regression_named_by_test(tmp_path, kit_home):
-    repo, _ = sealed_calc(tmp_path)
+def test_a_sealed_test_file_that_no_longer_imports_is_a_regression_named_by_test(tmp_path_factory, kit_home):
+    repo = pooled_calc(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text("def plus(a, b):\n    return a + b\n" + MUL)  # add renamed away
     err = blocked(run_hook(stop_payload(repo)))
     assert "the project's own test tests/test_calc.py::test_add (tests/test_calc.py:4)" in err, err
@@ -428,9 +446,9 @@ def test_tests_that_need_a_service_are_named_at_the_seal_in_one_line_with_the_fi
     assert "need a service" in donegate("doctor", str(repo)).stdout
 
 
-def test_a_ci_test_step_made_to_ignore_failures_is_named_and_an_honest_ci_edit_passes(tmp_path, kit_home):
+def test_a_ci_test_step_made_to_ignore_failures_is_named_and_an_honest_ci_edit_passes(tmp_path_factory, kit_home):
     flow = "jobs:\n  test:\n    steps:\n      - name: tests\n        run: python -m pytest -q\n"
-    repo, _ = sealed_calc(tmp_path, {".github/workflows/ci.yml": flow, ".coveragerc": "[report]\nfail_under = 90\n"})
+    repo = pooled_calc(tmp_path_factory, kit_home, {".github/workflows/ci.yml": flow, ".coveragerc": "[report]\nfail_under = 90\n"})
     (repo / "calc.py").write_text(CALC + MUL)
     (repo / ".github" / "workflows" / "ci.yml").write_text(flow.replace("-q\n", "-q -n 2\n"))  # honest
     assert run_hook(stop_payload(repo)).returncode == 0
@@ -441,8 +459,8 @@ def test_a_ci_test_step_made_to_ignore_failures_is_named_and_an_honest_ci_edit_p
     assert ".coveragerc: fail_under 90 became 10 [coverage-lowered]" in err, err
 
 
-def test_seal_add_supersedes_a_test_once_the_work_has_begun(tmp_path, kit_home):
-    repo, _ = sealed_calc(tmp_path)
+def test_seal_add_supersedes_a_test_once_the_work_has_begun(tmp_path_factory, kit_home):
+    repo = pooled_calc(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(ADD_BROKEN + MUL)
     (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 5", "== -1"))
     assert "the old contract changed" in blocked(run_hook(stop_payload(repo)))

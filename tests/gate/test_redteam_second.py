@@ -17,7 +17,7 @@ import pytest
 from donegate import paths
 from donegate.hidden import second
 from tests.support import require
-from tests.support.repos import make_repo, run_hook, seal, seal_files, stop_lines, stop_payload, write_config
+from tests.support.repos import make_repo, pooled_files, run_hook, seal, seal_files, stop_lines, stop_payload, write_config
 
 OLD = "def test_{i}():\n    from calc import twice\n    assert twice({i}) == {d}\n"
 NEW = "def test_new():\n    from calc import half\n    assert half(10) == 5\n"
@@ -191,13 +191,14 @@ HONEST_RESULTS = {  # the fix, returned as the kinds honest code returns
 }
 
 
-def _prices(tmp_path):
-    return seal_files(tmp_path, {"calc.py": PRICE_BUG}, "test_prices.py", PRICES), "scan: off\n"
+def _prices(tmp_path_factory, kit_home):
+    """Sealed once per worker (repos.pooled_files): each test a copy of it, its own edits and stops."""
+    return pooled_files(tmp_path_factory, kit_home, {"calc.py": PRICE_BUG}, "test_prices.py", PRICES), "scan: off\n"
 
 
 @pytest.mark.parametrize("name", list(HOLDS_NO_ANSWER))
-def test_a_product_that_finds_its_answer_in_the_run_disagrees(tmp_path, kit_home, name):
-    repo, config = _prices(tmp_path)
+def test_a_product_that_finds_its_answer_in_the_run_disagrees(tmp_path_factory, kit_home, name):
+    repo, config = _prices(tmp_path_factory, kit_home)
     write_config(kit_home, config)  # the scan off: the runs are what is tested
     res, line = _stop(repo, kit_home, HOLDS_NO_ANSWER[name])
     accept = line["gates"]["acceptance"]
@@ -207,8 +208,8 @@ def test_a_product_that_finds_its_answer_in_the_run_disagrees(tmp_path, kit_home
     assert "900" not in res.stderr and "three units" not in res.stderr
 
 
-def test_honest_results_of_every_kind_pass_both_runs(tmp_path, kit_home):
-    repo, config = _prices(tmp_path)
+def test_honest_results_of_every_kind_pass_both_runs(tmp_path_factory, kit_home):
+    repo, config = _prices(tmp_path_factory, kit_home)
     write_config(kit_home, config)
     for name, code in HONEST_RESULTS.items():
         res, line = _stop(repo, kit_home, code, session=name)
@@ -216,13 +217,13 @@ def test_honest_results_of_every_kind_pass_both_runs(tmp_path, kit_home):
         assert line["gates"]["acceptance"]["second"]["checked"] == 4
 
 
-def test_the_second_run_cannot_read_the_sealed_tests(tmp_path, kit_home):
+def test_the_second_run_cannot_read_the_sealed_tests(tmp_path_factory, kit_home):
     # Confined: the store is not bound into the second run (it is sent the tests without their expected values).
     # A product that reads the expected value from the sealed file where pytest is not running (pytest's own run
     # would trip the tripwire on opening it), and from its caller's code where it is, answers right in both runs
     # when the file is readable there.
     require.bwrap()
-    repo, config = _prices(tmp_path)
+    repo, config = _prices(tmp_path_factory, kit_home)
     write_config(kit_home, "confine: on\n" + config)
     (sealed,) = [p for p in paths.acceptance_root(kit_home).rglob("test_prices.py")]  # not state/: a put-back works there
     code = HOLDS_NO_ANSWER["reads-the-callers-constants"].replace("def price(units):\n", (
@@ -264,8 +265,8 @@ PROC_HONEST = ("import os\n\n\ndef _figures():\n    with open(f'/proc/{os.getpid
                "    return rss, total, parent\n\n\n" + PRICE_RIGHT.replace("def price(units):\n", "def price(units):\n    _figures()\n"))
 
 
-def test_a_trace_of_the_walls_read_under_a_spelled_path_is_seen_at_run_time(tmp_path, kit_home):
-    repo, _ = _prices(tmp_path)
+def test_a_trace_of_the_walls_read_under_a_spelled_path_is_seen_at_run_time(tmp_path_factory, kit_home):
+    repo, _ = _prices(tmp_path_factory, kit_home)
     write_config(kit_home, "scan: block\n")
     res, line = _stop(repo, kit_home, SPELLED)
     assert res.returncode == 2 and "read what only tells the sandbox apart (/proc/self/cmdline)" in res.stderr, res.stdout

@@ -74,6 +74,28 @@ def seal_single(tmp_path: Path, body: str, files: dict[str, str] | None = None) 
     return seal_files(tmp_path, {"mod.py": "VALUE = 1\n", **(files or {})}, "test_mod.py", body)
 
 
+def pooled_single(tmp_path_factory, kit_home: Path, body: str) -> Path:
+    """`seal_single`'s repository for a test that reads nothing of the seal but the repository: sealed once per
+    worker, body and donegate.yaml (`pooled_files`)."""
+    return pooled_files(tmp_path_factory, kit_home, {"mod.py": "VALUE = 1\n"}, "test_mod.py", body)
+
+
+def pooled_files(tmp_path_factory, kit_home: Path, files: dict[str, str], test_name: str, body: str) -> Path:
+    """`seal_files`' repository for a test that reads nothing of the seal but the repository: sealed once per
+    worker, content and donegate.yaml (`sealed_copy`), each test a copy at the path the seal recorded."""
+    def build(repo: Path, home: Path) -> None:
+        make_repo(repo, files)
+        test = repo.parent / "hidden" / test_name
+        test.parent.mkdir()
+        test.write_text(body)
+        res = seal(repo, test, extra_env={"DONEGATE_HOME": str(home)})
+        assert res.returncode == 0, res.stderr
+
+    key = json.dumps([files, test_name, body], sort_keys=True)
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "files-" + hashlib.sha256(key.encode()).hexdigest()[:10],
+                       build, kit_home)
+
+
 def seal_files(tmp_path: Path, files: dict[str, str], test_name: str, body: str) -> Path:
     """`tmp_path/repo` holding `files`, with one hidden test file (`tmp_path/hidden/test_name`) of `body`
     sealed for it."""
