@@ -63,7 +63,9 @@ def normalize(payload: dict[str, Any]) -> dict[str, Any]:
     for theirs, ours in (("sessionId", "session_id"), ("transcriptPath", "transcript_path")):
         if ours not in out and isinstance(out.get(theirs), str):
             out[ours] = out[theirs]
-    found = copilot_last_message(out.get("transcript_path"), at=True)
+    found = said_before_hook(out.get("transcript_path"), _stop_ms(out.get("timestamp")))
+    if found is None:
+        found = copilot_last_message(out.get("transcript_path"), at=True)
     if found is None:
         found = _written_late(out.get("transcript_path"))
     if found is not None:
@@ -87,22 +89,98 @@ def copilot_last_message(transcript: Any, at: bool = False) -> Any:
         raw, _ = fsafe.read_from(transcript, start, TAIL)
     except OSError:
         return None
+    for row, line_end in _rows_back(raw):
+        text = _message(row)
+        if text is not None:
+            return (text, start + line_end) if at else text
+    return None
+
+
+def _rows_back(raw: bytes) -> Any:
+    """The lines of `raw`, last first, each with the offset of its end."""
     end = len(raw)
     while end > 0:
         begin = raw.rfind(b"\n", 0, end - 1) + 1
-        row, line_end = raw[begin:end], end
+        yield raw[begin:end], end
         end = begin
-        if b'"assistant.message"' not in row:
-            continue
+
+
+def _message(row: bytes) -> str | None:
+    """The words of an `assistant.message` line, or None (another event, a message with none, a torn line)."""
+    if b'"assistant.message"' not in row:
+        return None
+    try:
+        entry = json.loads(row)
+    except ValueError:
+        return None
+    data = entry.get("data") if isinstance(entry, dict) and entry.get("type") == "assistant.message" else None
+    text = data.get("content") if isinstance(data, dict) else None
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def _stop_ms(stamp: Any) -> int | None:
+    """The payload's `timestamp` in milliseconds: Copilot's own hook sends them, a Claude Code install under it an ISO
+    time (`2026-12-05T22:33:04.591Z`) of the same instant."""
+    if isinstance(stamp, int) and not isinstance(stamp, bool):
+        return stamp
+    if isinstance(stamp, str) and "T" in stamp:
+        from datetime import datetime
+
         try:
-            entry = json.loads(row)
+            return round(datetime.fromisoformat(stamp).timestamp() * 1000)
         except ValueError:
-            continue
-        data = entry.get("data") if isinstance(entry, dict) and entry.get("type") == "assistant.message" else None
-        text = data.get("content") if isinstance(data, dict) else None
-        if isinstance(text, str) and text.strip():
-            return (text, start + line_end) if at else text
+            return None
     return None
+
+
+def said_before_hook(transcript: Any, stamp: int | None, wait: float = 1.0) -> Any:
+    """Copilot's last message with words before the `hook.start` event of this very stop (its input's `timestamp`
+    is the payload's), with the offset of its line, or None. Copilot writes its events in a batch as it starts the
+    hook: read at once, the file may not be there yet at the first stop, or end with the last turn's message at the
+    next (the claim of the stop before, taken for this one's: seen on every run of Copilot 1.0.102 here). So the
+    stop's own `hook.start` is waited for, never past `wait` seconds; None when it does not come (the caller reads
+    the last message, as for a Copilot that writes no hook events)."""
+    import time
+
+    if not isinstance(transcript, str) or not transcript or stamp is None:
+        return None
+    deadline = time.monotonic() + wait
+    while True:
+        found = _before_hook(transcript, stamp)
+        if found is not None or time.monotonic() >= deadline:
+            return found or None
+        time.sleep(0.01)
+
+
+def _before_hook(transcript: str, stamp: int) -> Any:
+    """`said_before_hook`'s one read: (text, offset) of the message, "" when the stop's hook event is there with no
+    message with words before it, None when the event is not there (yet)."""
+    import stat
+
+    from donegate.core import fsafe
+
+    try:
+        if not stat.S_ISREG(os.stat(transcript).st_mode):
+            return ""  # a FIFO or a folder: never read, never waited on
+        size = os.stat(transcript).st_size
+        start = max(0, size - TAIL)
+        raw, _ = fsafe.read_from(transcript, start, TAIL)
+    except OSError:
+        return None  # not there yet: Copilot makes it with its first batch
+    hooked = False
+    for row, line_end in _rows_back(raw):
+        if hooked:
+            text = _message(row)
+            if text is not None:
+                return text, start + line_end
+        elif b'"hook.start"' in row:
+            try:
+                entry = json.loads(row)
+                given = entry["data"]["input"]["timestamp"]
+            except (ValueError, TypeError, KeyError):
+                continue
+            hooked = entry.get("type") == "hook.start" and isinstance(given, int) and abs(given - stamp) <= 1
+    return "" if hooked else None
 
 
 def _written_late(transcript: Any, wait: float = 1.0) -> Any:

@@ -28,8 +28,15 @@ def copilot_transcript(tmp_path, *messages: str) -> str:
         rows += [{"type": "assistant.message", "data": {"content": m, "toolRequests": []}},
                  {"type": "assistant.message", "data": {"content": "", "toolRequests": [{"name": "bash"}]}},
                  {"type": "assistant.turn_end", "data": {"turnId": "0"}}]
+    rows.append(_hook_row(1))  # the stop's own hook (`payload`'s timestamp), written with its batch
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return str(path)
+
+
+def _hook_row(stamp: int) -> dict:
+    """The `hook.start` event Copilot writes as it starts a stop's hook: its input is the payload, timestamp and all."""
+    return {"type": "hook.start", "data": {"hookInvocationId": f"h{stamp}", "hookType": "agentStop",
+                                           "input": {"sessionId": "c0ffee", "timestamp": stamp, "stopReason": "end_turn"}}}
 
 
 def payload(client: str, repo, session: str, message: str = "All done, it works.", active: bool = False,
@@ -88,11 +95,53 @@ def test_copilots_message_is_waited_for_only_in_an_events_file_that_is_there(tmp
     assert normalize(payload("copilot", "/r", "c0ffee", transcript=t))["last_assistant_message"] == "Done late."
     assert len(naps) == 1  # the look-alike: a file that is there is read again once it grew
     naps.clear()
+    clock = [0.0]
+
+    def counted(seconds: float) -> None:
+        naps.append(seconds)
+        clock[0] += seconds
+
+    monkeypatch.setattr(time, "sleep", counted)
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    for gone in (str(tmp_path / "gone" / "events.jsonl"), str(fifo)):
-        assert "last_assistant_message" not in normalize(payload("copilot", "/r", "c0ffee", transcript=gone))
-    assert naps == []  # no wait for a file that is not there
+    assert "last_assistant_message" not in normalize(payload("copilot", "/r", "c0ffee", transcript=str(fifo)))
+    assert naps == []  # a FIFO is never waited on
+    gone = str(tmp_path / "gone" / "events.jsonl")
+    assert "last_assistant_message" not in normalize(payload("copilot", "/r", "c0ffee", transcript=gone))
+    # Copilot makes its events.jsonl with its first batch, as it starts the first stop's hook: waited for, a second
+    assert 0.9 <= sum(naps) <= 1.1
+
+
+@pytest.mark.parametrize("form", ["copilot", "copilot-claude"])
+def test_copilots_claim_is_the_one_before_this_stops_hook_not_the_last_stops(form, tmp_path, monkeypatch):
+    """Copilot 1.0.102 writes its events in a batch as it starts a hook: the stop's hook can read the file before
+    its turn is in it, and find there the claim of the stop before (every real-client run here). The claim taken is
+    the last message before this stop's own `hook.start`, whose input's timestamp is the payload's (milliseconds from
+    its own hook, an ISO time from a Claude Code install), waited for while the batch is on its way."""
+    import time
+
+    t = copilot_transcript(tmp_path, "First claim: all done.")  # the stop before, its hook's event (timestamp 1)
+    stamp = 1796509984591
+    late = [{"type": "user.message", "data": {"content": "donegate: not done"}},
+            {"type": "assistant.message", "data": {"content": "Second claim: fixed.", "toolRequests": []}},
+            {"type": "assistant.turn_end", "data": {"turnId": "1"}}, _hook_row(stamp)]
+    naps: list[float] = []
+
+    def nap(seconds: float) -> None:
+        if not naps:
+            with open(t, "a") as fh:
+                fh.write("".join(json.dumps(r) + "\n" for r in late))
+        naps.append(seconds)
+
+    monkeypatch.setattr(time, "sleep", nap)
+    p = payload(form, "/r", "c0ffee", active=True, transcript=t)
+    p["timestamp"] = stamp if form == "copilot" else "2026-12-05T22:33:04.591Z"
+    out = normalize(p)
+    assert out["last_assistant_message"] == "Second claim: fixed."  # the old code: "First claim: all done."
+    text = open(t, "rb").read()
+    assert text[:out["said_at"]].endswith(b'"Second claim: fixed.", "toolRequests": []}}\n')
+    assert len(naps) == 1
 
 
 @pytest.mark.parametrize("client", ["gemini", "copilot", "copilot-claude", "qwen"])
