@@ -81,12 +81,8 @@ def copilot_last_message(transcript: Any, at: bool = False) -> Any:
     on), and only its last few MB."""
     if not isinstance(transcript, str) or not transcript:
         return None
-    from donegate.core import fsafe
-
     try:
-        size = os.stat(transcript).st_size
-        start = max(0, size - TAIL)
-        raw, _ = fsafe.read_from(transcript, start, TAIL)
+        raw, start = _tail(transcript, os.stat(transcript).st_size)
     except OSError:
         return None
     for row, line_end in _rows_back(raw):
@@ -94,6 +90,15 @@ def copilot_last_message(transcript: Any, at: bool = False) -> Any:
         if text is not None:
             return (text, start + line_end) if at else text
     return None
+
+
+def _tail(transcript: str, size: int) -> tuple[bytes, int]:
+    """The transcript's last `TAIL` bytes (of `size`), and where they start (OSError: not there, not a regular file)."""
+    from donegate.core import fsafe
+
+    start = max(0, size - TAIL)
+    raw, _ = fsafe.read_from(transcript, start, TAIL)
+    return raw, start
 
 
 def _rows_back(raw: bytes) -> Any:
@@ -157,14 +162,11 @@ def _before_hook(transcript: str, stamp: int) -> Any:
     message with words before it, None when the event is not there (yet)."""
     import stat
 
-    from donegate.core import fsafe
-
     try:
-        if not stat.S_ISREG(os.stat(transcript).st_mode):
+        st = os.stat(transcript)
+        if not stat.S_ISREG(st.st_mode):
             return ""  # a FIFO or a folder: never read, never waited on
-        size = os.stat(transcript).st_size
-        start = max(0, size - TAIL)
-        raw, _ = fsafe.read_from(transcript, start, TAIL)
+        raw, start = _tail(transcript, st.st_size)
     except OSError:
         return None  # not there yet: Copilot makes it with its first batch
     hooked = False
