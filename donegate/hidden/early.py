@@ -183,7 +183,7 @@ def _spawn(offer: Offer) -> Offer | None:
         def fill(s: str) -> str:
             return s.replace(TMP, tmp)
 
-        offer.argv = [str(chan_w) if a == W else fill(a) for a in meta["argv"]]
+        offer.argv = [fill(a) for a in meta["argv"]]  # the channel's end is named in the spec, never in argv
         offer.env = {k: fill(v) for k, v in meta["env"].items()}
         offer.cwd = fill(meta["cwd"])
         nonce_line, _, rest = offer.raw.partition(b"\n")
@@ -340,11 +340,11 @@ def adopt(offer: Offer | None, build: Any, walls: Any) -> tuple[list[str], str, 
     return argv, data, r, w, nonce, "ended" if offer is not None else ""
 
 
-def keep(argv: list[str], w_at: int, w: int, env: dict[str, str], cwd: str, data: str, tmp: str,
+def keep(argv: list[str], w: int, env: dict[str, str], cwd: str, data: str, tmp: str,
          files: list[tuple[str, ...]], lock: str, seed: str, nonce: str, go: int | None) -> None:
     """Keep what the stop's first run started as the recipe of the next stop's early start (`start`), when it differs
     from the recipe this stop found. Templated in what is each stop's own: the temporary folder `tmp`, the channel's
-    write end `w` (at `argv[w_at]`, or the spec's `fd`), the go pipe's number `go`, the nonce and the seed. A run that
+    write end `w` (the spec's `fd`), the go pipe's number `go`, the nonce and the seed. A run that
     does not wait for its go (`go` None) runs the project at once: never started early."""
     if not KEEP or go is None:
         return
@@ -356,9 +356,9 @@ def keep(argv: list[str], w_at: int, w: int, env: dict[str, str], cwd: str, data
     spec = json.loads(spec_line)
     if head != nonce or spec.get("seed") != seed or spec.get("go") != go:
         return
-    spec.update(seed="@SEED@", go="@GO@", **({"fd": "@W@"} if spec.get("fd") == w else {}))
+    spec.update(seed=json.loads(SEED), go=json.loads(GO), **({"fd": W} if spec.get("fd") == w else {}))  # as `_spawn` fills them
     meta = {"v": VERSION, "base": os.path.dirname(tmp), "lock": lock, "go": True,
-            "argv": [W if i == w_at and a == str(w) else a.replace(tmp, TMP) for i, a in enumerate(argv)],
+            "argv": [a.replace(tmp, TMP) for a in argv],
             "env": {k: v.replace(tmp, TMP) for k, v in env.items()}, "cwd": cwd.replace(tmp, TMP),
             "files": [list(f) for f in files]}
     blob = marshal.dumps(meta)

@@ -389,7 +389,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         res = proc.run(argv, timeout=timeout, cwd=w_.cwd, env=w_.env, input=data,
                        pass_fds=(w, *w_.passed) if offer is None else (), started=started, adopted=offer)
         if offer is None and laid is not None:
-            kept.keep(argv, -1, w, w_.env, w_.cwd, data, str(w_.tmp), laid, w_.told.get("lock") or "", seed, nonce,
+            kept.keep(argv, w, w_.env, w_.cwd, data, str(w_.tmp), laid, w_.told.get("lock") or "", seed, nonce,
                       spec["go"])
         reader.join(timeout=2)
         outlived = reader.is_alive()
