@@ -29,19 +29,25 @@ MUL = "\n\ndef mul(a, b):\n    return a * b\n"
 ADD_BROKEN = "def add(a, b):\n    return a - b\n"
 
 
-def donegate(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def donegate(*argv: str, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "donegate", *argv], capture_output=True, text=True, cwd=KIT,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
+
+
+def _calc(repo: Path, files: dict[str, str] | None, *extra: str, env: dict[str, str] | None = None):
+    """The calc project at `repo` with its own suite, and the hidden test for `mul` beside it, sealed."""
+    make_repo(repo, {"calc.py": CALC, "tests/test_calc.py": OWN, **(files or {})})
+    hidden = repo.parent / "hidden" / "test_mul.py"
+    hidden.parent.mkdir()
+    hidden.write_text(HIDDEN)
+    res = donegate("seal", str(repo), str(hidden), "--request", "add mul", *extra, env=env)
+    assert res.returncode == 0, res.stderr
+    return res
 
 
 def sealed_calc(tmp_path, files: dict[str, str] | None = None, *extra: str):
-    repo = make_repo(tmp_path / "calc", {"calc.py": CALC, "tests/test_calc.py": OWN, **(files or {})})
-    hidden = tmp_path / "hidden" / "test_mul.py"
-    hidden.parent.mkdir()
-    hidden.write_text(HIDDEN)
-    res = donegate("seal", str(repo), str(hidden), "--request", "add mul", *extra)
-    assert res.returncode == 0, res.stderr
-    return repo, res
+    repo = tmp_path / "calc"
+    return repo, _calc(repo, files, *extra)
 
 
 def pooled_calc(tmp_path_factory, kit_home: Path, files: dict[str, str] | None = None) -> Path:
@@ -49,13 +55,7 @@ def pooled_calc(tmp_path_factory, kit_home: Path, files: dict[str, str] | None =
     donegate.yaml (tests/support/repos.py `sealed_copy`), each test a copy at the path the seal recorded (a seal
     here is three runs, ~0.9 CPU-s; a copy, milliseconds)."""
     def build(repo: Path, home: Path) -> None:
-        make_repo(repo, {"calc.py": CALC, "tests/test_calc.py": OWN, **(files or {})})
-        hidden = repo.parent / "hidden" / "test_mul.py"
-        hidden.parent.mkdir()
-        hidden.write_text(HIDDEN)
-        res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(hidden), "--request", "add mul"],
-                             capture_output=True, text=True, cwd=KIT, timeout=120, env={**os.environ, "DONEGATE_HOME": str(home)})
-        assert res.returncode == 0, res.stderr
+        _calc(repo, files, env={**os.environ, "DONEGATE_HOME": str(home)})
 
     name = "calc-" + hashlib.sha256(json.dumps(files or {}, sort_keys=True).encode()).hexdigest()[:10]
     return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", name, build, kit_home)
