@@ -108,7 +108,7 @@ def readable_trees(repo: Path) -> list[Path]:
     res = git.run(top, "worktree", "list", "--porcelain")
     found = [Path(line[len("worktree "):]) for line in res.stdout.splitlines() if line.startswith("worktree ")] \
         if res.returncode == 0 else []
-    return [top, *(p for p in found if p != top)]
+    return [top, *(p for p in found if p.resolve() != top.resolve())]
 
 
 def _outside_the_agents_reach(repo: Path, tests: list[Path]) -> None:
@@ -191,18 +191,13 @@ def _worktrees(project: Path) -> list[Path]:
     """The project's folder in each other working tree of its repository (their stops were judged by its seal and
     kept their last looks at their files under their own keys); none when git cannot say."""
     from donegate.errors import DonegateError
-    from donegate.tree import git
 
     try:
-        top = git.toplevel(project)
-        res = git.run(project, "worktree", "list", "--porcelain", "-z")
+        top, *others = readable_trees(project)
     except DonegateError:
         return []
-    if res.returncode != 0 or res.timed_out:
-        return []
-    below = project.resolve().relative_to(top) if project.resolve() != top else Path()
-    return [Path(f[len("worktree "):]) / below for f in res.stdout.split("\0")
-            if f.startswith("worktree ") and Path(f[len("worktree "):]).resolve() != top]
+    below = project.resolve().relative_to(top.resolve())
+    return [tree / below for tree in others]
 
 
 def forget_copies(repo: Path | None, trees: tuple[Path, ...] | None = None) -> str:
