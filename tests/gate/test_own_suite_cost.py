@@ -90,6 +90,28 @@ def _copies(root: Path, key: str) -> list[str]:
     return names + (["pyc"] if kept.exists() else [])
 
 
+def _put_back(root: Path, key: str, wait: float = 20) -> None:
+    """Once every mirror of `key` is free again: the hook has answered, and the child that puts its mirrors back after
+    the answer (`copy.after_answer`) holds their locks until it is done (a person's `unseal` comes later)."""
+    import fcntl
+    import os
+    import time
+
+    end = time.monotonic() + wait
+    for lock in sorted((root / "state" / "mirror").glob(f"{key}*.lock")):
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    assert time.monotonic() < end, f"{lock.name} still held after {wait} s"
+                    time.sleep(0.02)
+        finally:
+            os.close(fd)
+
+
 def _looks(root: Path, key: str) -> list[str]:
     """The last look at a working tree's files (`statcache`: its stat file and the memos beside it), by the tree's key."""
     folder = root / "state" / "stat"
@@ -134,6 +156,7 @@ def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path,
     assert _copies(kit_home, key) == [] and _looks(kit_home, key) == [], _copies(kit_home, key)
     assert other.is_dir() and _looks(kit_home, f"{key}-0123456789")  # another repository's
     assert run_hook(stop_payload(repo, session="s2")).returncode == 0  # still sealed: the copies are made again
+    _put_back(kit_home, key)  # the stop's after-answer child holds its mirrors' locks while it puts them back
     lock = os.open(kit_home / "state" / "mirror" / f"{key}-own.lock", os.O_RDWR)
     fcntl.flock(lock, fcntl.LOCK_EX)  # a stop's run in the own suite's mirror
     try:
