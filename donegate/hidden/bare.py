@@ -51,8 +51,8 @@ if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, plan, split_id
     from donegate.hidden.bare_shim import (_as_program, _own_names, _run_test, _ToShim, bind, make_shim, plan_test,
                                            refuse_harness, shim_compile)
-    from donegate.hidden.bare_fork import (PROGRAM, _drain, _exactly, _hide, _only, _sink, _threads, program_file,
-                                           program_fork)
+    from donegate.hidden.bare_fork import (PROGRAM, _drain, _exactly, _hide, _only, _sink, _threads, as_main,
+                                           enter_program, program_fork)
 
 
 # --- one test, in a fork ----------------------------------------------------------------------------------
@@ -79,8 +79,7 @@ def zygote(job, codes, tests, cmd_r, rep_w):
     mods, failed, fixtures, flagged = {}, {}, {}, []
     try:
         _as_program(job["program"], job["cwd"])
-        main = vars(sys.modules["__main__"])
-        program = shim_compile(ast.parse(PROGRAM), job["program"])
+        main = vars(sys.modules["__main__"])  # what each test file's module starts from: a program's `__main__`
         if "imports-pytest" not in job["allow"]:
             refuse_harness(hits, job["own"])
         probe = globals()["make_probe"](job["repo"], lambda what: _alarm(out, "P:" + what))
@@ -103,19 +102,30 @@ def zygote(job, codes, tests, cmd_r, rep_w):
         os.chdir(job["cwd"])  # sys.path is the first run's (`supervise` set it): the project's folder first
     except BaseException as exc:  # noqa: B036 (the harness could not start: every test fails alike)
         failed[None] = _failure(exc, hits)
+    programs, there, made, program = job["programs"], sys.modules.get("__main__"), [], None
     for rel, code in codes:  # as pytest collects: every test module imported before any test runs
         if None in failed:
             break
         try:
+            # A test file's module is a program's `__main__` (`python test_x.py` in the project's folder), as a
+            # developer's program defines what it calls: under that name only (pickling by reference and type hints
+            # find it there), unless another file imports it by its own (`job["named"]`). A helper module keeps its name.
             modname = rel[:-3].replace("/", ".")
-            mod = _ModuleType(modname)
+            mod = _ModuleType("__main__" if rel in programs else modname)
+            if rel in programs:
+                mod.__dict__.update({**main, "__annotations__": {}, "__file__": code.co_filename,
+                                     "__loader__": type(main["__loader__"])("__main__", code.co_filename)})
+                sys.modules["__main__"] = mod
             mod.__file__ = code.co_filename
-            sys.modules[modname] = mod
+            if rel not in programs or modname in job["named"]:
+                sys.modules[modname] = mod
             exec(bind(code, objects), mod.__dict__)
             mods[rel] = mod
             fixtures[rel] = {v._bare_fixture[0]: v for v in list(vars(mod).values()) if hasattr(v, "_bare_fixture")}
         except BaseException as exc:  # noqa: B036 (the module did not import: every test of it fails alike)
             failed[rel] = _failure(exc, hits)
+    if there is not None:
+        sys.modules["__main__"] = there
     if flagged and None not in failed:  # read at import, whatever the product did with the alarm it got
         failed[None] = flagged[0]
     # Threads the import started (the kernel's count: native ones too) would be copied into a fork
@@ -137,6 +147,9 @@ def zygote(job, codes, tests, cmd_r, rep_w):
             _report(write, rep_w, None, (why or "F:ImportError").encode()[:500])
             continue
         mod, fns = mods[rel], fixtures[rel]
+        if sys.modules.get("__main__") is not mod:  # the program this test's file is (`enter_program`)
+            enter_program(mod, job["cwd"], made)
+            program = shim_compile(ast.parse(PROGRAM), mod.__file__)
         if alone:
             out[0] = ("report", rep_w)
             try:
@@ -153,7 +166,7 @@ def zygote(job, codes, tests, cmd_r, rep_w):
         ask_r, ask_w = os.pipe()
         tok_r, tok_w = os.pipe()
         res_r, res_w = os.pipe()
-        pid = program_fork(program, main, _test_steps(mod, test, fns, (ask_w, tok_r, res_w), hits, later, out))
+        pid = program_fork(program, vars(mod), _test_steps(mod, test, fns, (ask_w, tok_r, res_w), hits, later, out))
         for fd in (ask_w, tok_r, res_w):
             os.close(fd)
         token = _ticket(cmd_r)  # the token, and the candidates of the test's held asserts
@@ -360,9 +373,6 @@ def supervise(params):
     # Everything the harness uses was imported with this source (its top lines), before any folder of the
     # project is on sys.path: a project module named `secrets` or `signal` cannot stand in for one of them.
     tempfile.gettempdir()  # found once (it writes a probe file), not by every fork that asks for tmp_path
-    # The developer's program the tests run in (`_as_program`): a file in the project's folder, as `python prog.py`
-    # there has it (`program_file`).
-    program = program_file(params["cwd"], params["front"] + params["site"])
     # The project's own modules named like one the harness imported (`signal`, `select`...), and its own pluggy (a
     # project that is pluggy): its tests import its own, as `python -m pytest` in the repository gives them.
     own = _own_names(params["front"])
@@ -385,7 +395,11 @@ def supervise(params):
 
     out = os.fdopen(os.dup(1), "w")
     nonce = params["nonce"]
-    sources, plans = {}, {}
+    sources, plans, imported = {}, {}, set()
+    tested = {split_id(t)[0] for t in params.get("sealed") or params["tests"]}  # the test files (not their helpers)
+    # Each test file is the developer's program its tests run in (`enter_program`), its file in the project's folder;
+    # the ones this run makes there are removed at its end (and by the put-back of its copy of the tree).
+    made = [p for p in (os.path.join(params["folder"], rel) for rel in sorted(tested)) if not os.path.lexists(p)]
     served = (*SERVED, SEEDED) if params.get("draws") else SERVED
     for rel, text in params["sources"].items():  # the kit took the held asserts' literals out (`answers.py`)
         text = text.encode("utf-8", "surrogateescape")
@@ -393,9 +407,12 @@ def supervise(params):
             plans[rel] = plan(text, served=served, own=own)
             tree = globals()["compare_probes"](ast.parse(text), params["probe"])
             tree = _ToShim("\x00" + params["shim"], (params["probe"], params["hold"])).visit(tree)
+            if rel in tested:  # a program's module code (`as_main`)
+                tree, names = as_main(tree)
+                imported.update(names)
             # compiled once, run in each fork, under an absolute path in the project's folder (`folder`: as pytest's
-            # `__file__` is absolute; no file is there); its source (as sent) in linecache under that name, so
-            # `inspect.getsource` finds it, as typeguard's @typechecked needs
+            # `__file__` is absolute; a test file's is the program's file there, `enter_program`); its source (as sent)
+            # in linecache under that name, so `inspect.getsource` finds it, as typeguard's @typechecked needs
             name = os.path.join(params["folder"], rel)
             sources[rel] = shim_compile(tree, name)
             lines = text.decode("utf-8", "replace").splitlines(True)
@@ -409,7 +426,9 @@ def supervise(params):
     # Each test's own seed for `dg_random` (`seeded.seed_of`), never the stop's secret: none, and it is not served.
     draws = dict(zip(ids, params.get("draws") or (), strict=False))
     base = {"repo": params["repo"], "theirs": params.get("theirs") or [], "shim": params["shim"], "probe": params["probe"], "hold": params["hold"], "allow": params["allow"],
-            "cwd": params["cwd"], "pytest": params["pytest"], "unload": unload, "own": own, "program": program}
+            "cwd": params["cwd"], "pytest": params["pytest"], "unload": unload, "own": own,
+            "program": os.path.join(params["folder"], min(tested, default="main.py")),
+            "programs": tested, "named": {rel[:-3].replace("/", ".") for rel in tested} & imported}
     base["output"] = _sink()
     codes = [(rel, sources[rel]) for rel in sorted(sources)]  # pytest's order of collection
     groups = {}  # (file, test): its ids, in order (a parametrized test's index is its place here)
@@ -482,8 +501,9 @@ def supervise(params):
         done += 1
     for z in zygotes.values():
         z.end()
-    with contextlib.suppress(OSError):  # the run's own (the mirror's put-back removes it too)
-        os.unlink(program)
+    for path_ in made:  # the run's own (the mirror's put-back removes them too)
+        with contextlib.suppress(OSError):
+            os.unlink(path_)
     out.write(json.dumps({"n": nonce, "done": True}) + "\n")
     out.flush()
 

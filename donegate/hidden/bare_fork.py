@@ -8,6 +8,7 @@ developer's `python prog.py` calls the product from its own module.
 """
 
 import _thread
+import ast
 import os
 import random
 import sys
@@ -152,32 +153,43 @@ def _sink():
     return w
 
 
-# The program's file name: the first of these the project's folder does not hold (a developer names theirs anything).
-PROGRAM_NAMES = ("main.py", "run.py", "demo.py", "prog.py", "try_it.py")
-
-
-def program_file(folder, path=()):
-    """The file of the developer's program the tests run in (`_as_program`): in the project's folder, where a
-    developer's `python prog.py` is (`sys.path[0]` is that folder in both), made by this run in its own copy of the
-    tree (the copy's put-back removes it; the agent's tree never holds it), under a name no folder of `path` (the
-    run's sys.path) holds a module of: it shadows nothing an import finds. Empty: a child that multiprocessing's spawn
-    starts runs `__main__`'s file again, and must run nothing of the tests'. A folder where it cannot be made
-    (read-only): a folder of the run's own temporary one."""
-    from importlib.machinery import PathFinder
-
-    for name in PROGRAM_NAMES:
-        if PathFinder.find_spec(name[:-3], [folder, *path]) is not None:
-            continue
-        path_ = os.path.join(folder, name)
+def enter_program(mod, cwd, made):
+    """The program a test file is, entered in the zygote before its first test is forked (`bare.zygote`): `mod` (the
+    file's module, named `__main__`) is `__main__`, `sys.argv` as `python test_x.py` typed in the project's folder has
+    it, and its file is there: made, empty, when the run's copy of the tree has none (a child multiprocessing's spawn
+    starts runs it again, and must run nothing of the tests'), the one the last program made removed (`made`), so the
+    folder holds one program at a time. The supervisor removes the last one, and the copy's put-back any left."""
+    path = mod.__file__
+    sys.modules["__main__"] = mod
+    typed = os.path.basename(path) if os.path.dirname(path) == cwd else path
+    sys.argv, sys.orig_argv = [typed], [sys.executable, typed]
+    while made:
         try:
-            os.close(os.open(path_, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-            return path_
-        except FileExistsError:
-            continue
+            os.unlink(made.pop())
         except OSError:
-            break
-    import tempfile
+            pass
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        made.append(path)
+    except OSError:  # the copy has one (or the folder is read-only)
+        pass
 
-    path_ = os.path.join(tempfile.mkdtemp(prefix="p"), "main.py")
-    os.close(os.open(path_, os.O_WRONLY | os.O_CREAT, 0o644))
-    return path_
+
+def as_main(tree):
+    """A test file's tree as a developer's program holds it (its module is `__main__` in the second run): its
+    module-level `if __name__ == "__main__":` blocks, which pytest never runs (a test module has its own name), left
+    out, their `else:` kept (and `!=`'s body). Returns the tree and the top-level names the file imports (a test file
+    another one imports is in `sys.modules` under its name too, as under pytest)."""
+    body = []
+    for node in tree.body:
+        test = node.test if isinstance(node, ast.If) else None
+        sides = (test.left, *test.comparators) if isinstance(test, ast.Compare) and len(test.ops) == 1 else ()
+        if isinstance(test.ops[0] if sides else None, (ast.Eq, ast.NotEq)) and \
+                {ast.dump(n) for n in sides} == {ast.dump(ast.Name("__name__", ast.Load())), ast.dump(ast.Constant("__main__"))}:
+            body.extend(node.orelse if isinstance(test.ops[0], ast.Eq) else node.body)
+        else:
+            body.append(node)
+    tree.body = body or [ast.Pass()]
+    names = {(a.name if isinstance(n, ast.Import) else n.module or "").partition(".")[0] for n in ast.walk(tree)
+             if isinstance(n, ast.Import) or isinstance(n, ast.ImportFrom) and not n.level for a in n.names}
+    return tree, names

@@ -69,7 +69,6 @@ class _ExcInfo:
         self.value = self.type = self.tb = None
 
     def match(self, pattern):
-
         assert re.search(pattern, str(self.value)), f"{pattern!r} does not match {str(self.value)!r}"
         return True
 
@@ -106,7 +105,6 @@ class _Approx:
         self.expected, self.rel, self.abs, self.nan_ok = expected, rel, abs, nan_ok
 
     def _one(self, got, want):
-
         if isinstance(want, dict):
             return isinstance(got, dict) and got.keys() == want.keys() and all(self._one(got[k], want[k]) for k in want)
         if isinstance(want, (list, tuple)):
@@ -167,35 +165,56 @@ def make_shim(name="pytest"):
 
 
 class _ToShim(ast.NodeTransformer):
-    """`import pytest [as p]` and `from pytest import x [as y]` bind the shim (or its attribute) to the same names, from
-    a marker constant the zygote turns into the shim (`bind`); the names in `held` (the probe's, the held asserts'
-    sink) likewise become marker constants: the test module's namespace and `sys.modules` hold nothing of the
-    harness's but `pytest`, as under pytest."""
+    """The tests' `pytest` as the program holds it: no name. `import pytest [as p]` and `from pytest import x [as y]`
+    bind nothing; each load of `p` (or `y`) is a marker constant the zygote turns into the shim (or its attribute,
+    `bind`), as the names in `held` (the probe's, the held asserts' sink) are: the test's globals (a program's
+    `__main__` in the second run) and `sys.modules` hold nothing of the harness's. A name the file binds elsewhere too
+    (a parameter `mark`, a loop's `param`) keeps its binding to the shim, as before."""
 
     def __init__(self, marker, held=()):
-        self.marker, self.held = marker, {n: "\x00" + n for n in held}
+        self.marker, self.held, self.inline = marker, {n: "\x00" + n for n in held}, {}
+
+    def visit_Module(self, node):
+        named, bound = {}, set()
+        for n in ast.walk(node):
+            if isinstance(n, (ast.Import, ast.ImportFrom)):
+                mine = isinstance(n, ast.ImportFrom) and n.level == 0 and n.module == "pytest"
+                for a in n.names:
+                    if mine or a.name == "pytest":
+                        named[a.asname or a.name] = a.name if mine else None
+                    else:
+                        bound.add((a.asname or a.name).partition(".")[0])
+            elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) or isinstance(n, ast.arg):
+                bound.add(n.id if isinstance(n, ast.Name) else n.arg)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs,
+                                ast.MatchStar)) and n.name:
+                bound.add(n.name)
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                bound.update(n.names)
+        self.inline = {k: v for k, v in named.items() if k not in bound and k != "*"}
+        return self.generic_visit(node)
+
+    def _bind(self, node, names):
+        out = [ast.Assign([ast.Name(name, ast.Store())], value) for name, value in names if name not in self.inline]
+        return [ast.copy_location(n, node) for n in out or [ast.Pass()]]
 
     def visit_Import(self, node):
-        if not any(a.name == "pytest" for a in node.names):
-            return node
-        out = []
-        for a in node.names:
-            if a.name == "pytest":
-                out.append(ast.Assign([ast.Name(a.asname or "pytest", ast.Store())], ast.Constant(self.marker)))
-            else:
-                out.append(ast.Import([a]))
-        return [ast.copy_location(n, node) for n in out]
+        return node if not any(a.name == "pytest" for a in node.names) else [
+            n for a in node.names for n in (self._bind(node, [(a.asname or "pytest", ast.Constant(self.marker))])
+                                            if a.name == "pytest" else [ast.copy_location(ast.Import([a]), node)])]
 
     def visit_ImportFrom(self, node):
         if node.level == 0 and node.module == "pytest":
-            return [ast.copy_location(ast.Assign([ast.Name(a.asname or a.name, ast.Store())],
-                                                 ast.Attribute(ast.Constant(self.marker), a.name, ast.Load())), node)
-                    for a in node.names if a.name != "*"]
+            return self._bind(node, [(a.asname or a.name, ast.Attribute(ast.Constant(self.marker), a.name, ast.Load()))
+                                     for a in node.names if a.name != "*"])
         return node
 
     def visit_Name(self, node):
         if node.id in self.held and isinstance(node.ctx, ast.Load):
             return ast.copy_location(ast.Constant(self.held[node.id]), node)
+        if node.id in self.inline and isinstance(node.ctx, ast.Load):
+            attr, shim = self.inline[node.id], ast.Constant(self.marker)
+            return ast.copy_location(shim if attr is None else ast.Attribute(shim, attr, ast.Load()), node)
         return node
 
 
@@ -226,7 +245,6 @@ class _MonkeyPatch:
 
     def _target(self, target, name, value):
         if isinstance(target, str) and value is self._NOTSET:
-
             mod, _, attr = target.rpartition(".")
             obj = importlib.import_module(mod)
             return obj, attr, name
@@ -290,13 +308,11 @@ class _MonkeyPatch:
 
 class _CapSys:
     def __init__(self):
-
         self._io = io
         self._old = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
 
     def readouterr(self):
-
         out, err = sys.stdout.getvalue(), sys.stderr.getvalue()
         sys.stdout, sys.stderr = self._io.StringIO(), self._io.StringIO()
         return namedtuple("CaptureResult", "out err")(out, err)

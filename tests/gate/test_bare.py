@@ -269,18 +269,28 @@ def test_the_second_runs_report_is_one_line_per_test_in_order_and_the_supervisor
         assert out.rule == rule and problem in out.problem, (lines, out.problem)
 
 
-def test_the_programs_file_shadows_no_module_an_import_finds(tmp_path):
-    """The second run's program file (`bare_fork.program_file`) lies in the project's folder, first on sys.path: a name
-    a module of the project's path has (a src layout's `main.py`, a package `run/`) is left to that module."""
+def test_a_test_file_is_entered_as_the_program_it_stands_for(tmp_path, monkeypatch):
+    """In the second run a test file's module is `__main__` (`bare_fork.enter_program`): `python test_x.py` in the
+    project's folder, its file there (made empty where the copy has none, one at a time, a file of the project's kept),
+    its `if __name__ == "__main__":` block, which pytest never runs, left out (`bare_fork.as_main`)."""
+    import ast
+    import types
+
     from donegate.hidden import bare_fork
 
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "main.py").write_text("X = 1\n")
-    (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "__init__.py").write_text("")
-    made = bare_fork.program_file(str(tmp_path), [str(tmp_path / "src")])
-    assert made == str(tmp_path / "demo.py") and os.path.getsize(made) == 0
-    assert bare_fork.program_file(str(tmp_path), []) == str(tmp_path / "main.py")  # nothing of that name on the path
-    (tmp_path / "ro").mkdir(mode=0o500)
-    if os.geteuid() != 0:  # root writes anyway: then the folder's own
-        assert not bare_fork.program_file(str(tmp_path / "ro")).startswith(str(tmp_path))
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr(sys, "orig_argv", list(sys.orig_argv))
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
+    (tmp_path / "test_b.py").write_text("# the project's own\n")
+    made: list[str] = []
+    a, b = types.ModuleType("__main__"), types.ModuleType("__main__")
+    a.__file__, b.__file__ = str(tmp_path / "test_a.py"), str(tmp_path / "test_b.py")
+    bare_fork.enter_program(a, str(tmp_path), made)
+    assert sys.modules["__main__"] is a and sys.argv == ["test_a.py"] and sys.orig_argv[1:] == ["test_a.py"]
+    assert made == [a.__file__] and os.path.getsize(a.__file__) == 0
+    bare_fork.enter_program(b, str(tmp_path), made)
+    assert not os.path.exists(a.__file__) and made == [] and (tmp_path / "test_b.py").read_text() == "# the project's own\n"
+    tree, names = bare_fork.as_main(ast.parse("import os.path\nfrom calc import x\nif __name__ == '__main__':\n"
+                                              "    main()\nelse:\n    other()\nif '__main__' != __name__:\n    kept()\n"))
+    assert ast.unparse(tree).split("\n") == ["import os.path", "from calc import x", "other()", "kept()"]
+    assert names == {"os", "calc"}

@@ -18,8 +18,9 @@ Left as known limits (strict expected failures, `LIMITS`): what no audit event a
 alike (statfs's read-only flag of `/`, the namespace links by `readlink`, an unreachable network's error), a
 fork's CPU time (`OR_FORK`), and the callable constants of the code below the product (`OR_CODE`). The `or` family with what only the second harness showed a program (`OR_SECOND`: the
 shim's module name, its finder, stdout on /dev/null, the harness's frames by `f_back`, from the test, from a test
-file's own fixture or its teardown, or from the `__eq__` of an object the product returns) now makes the runs
-disagree: the second run looks like a developer's program there (issue 45 item 1).
+file's own fixture or its teardown, or from the `__eq__` of an object the product returns; a test module in
+`sys.modules`, a caller that is not `__main__` nor code of its file, `pytest` in the caller's globals) now makes the
+runs disagree: the second run looks like a developer's program there (issue 45 item 1).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import shutil
 
 import pytest
 
-from tests.support.calcrepo import HIDDEN, RIGHT_BODY, assert_no_test_text as _assert_no_test_text, sealed as _sealed, when as _when
+from tests.support.calcrepo import BUG, HIDDEN, RIGHT, RIGHT_BODY, assert_no_test_text as _assert_no_test_text, sealed as _sealed, when as _when
 from tests.support.repos import git, run_hook, stop_lines, stop_payload
 
 # libc through ctypes, which the standard library's multiprocessing imports (no `import ctypes` for the scan to see)
@@ -117,6 +118,14 @@ OR_SECOND = {
         "        if 'super' + 'vise' in getattr(f, 'f_' + 'globals'):\n            return True\n"
         "        f = getattr(f, 'f_' + 'back')\n    return False",
         PYTEST + "_harness()"),
+    # the test file imported as a module of its own name (a developer's program imports no test file)
+    "pytest-or-a-test-module-imported": _when(
+        "import sys", PYTEST + "any(m.rpartition('.')[2].startswith('test_') for m in list(sys.modules))"),
+    # the product's caller is not the program's own module (a developer's program calls it from `__main__`)...
+    "pytest-or-the-caller-is-not-main": _when("import sys", PYTEST + "getattr(sys._getframe(1), 'f_' + 'globals').get('__name__') != '__main__'"),
+    # ...nor code of the program's file
+    "pytest-or-the-callers-file-is-not-the-programs": _when(
+        "import sys", PYTEST + "getattr(sys._getframe(1), 'f_' + 'code').co_filename != getattr(sys.modules['__main__'], '__file__', None)"),
 }
 # Still open: what a fork cannot look like (strict expected failures).
 OR_FORK = {
@@ -403,3 +412,62 @@ def test_a_teardown_finds_no_harness_frame_in_the_second_run(tmp_path, kit_home,
                                   "    def close(self):\n        pass\n")
     _judged_by_both_runs(tmp_path, kit_home, honest.replace("units * 90 if units >= 10 else ", ""), TEARDOWN,
                          honest if product == "honest" else CLOSED, 2 if product == "honest" else 0)
+
+
+# The test's code as a developer's program holds it (issue 45 item 1): in the second run the test file's module is
+# `__main__` (no module of the test file's name in `sys.modules`), its `import pytest` binds no name its globals hold,
+# and its functions' code is the program file's. The attack: a test file that imports pytest, and a product right only
+# where its caller's globals name `pytest` (a test module in either run; never a developer's program).
+PYTEST_NAMED = "import pytest\n" + HIDDEN
+PYTEST_IN_GLOBALS = _when("import sys", PYTEST + "'pytest' in getattr(sys._getframe(1), 'f_' + 'globals')")
+# The look-alike: what a program does with what it defines, which a test module of its own name gave before (pickling
+# by reference, a dataclass's type hints, a namedtuple, a function's source), and the test file's `__main__` block,
+# which pytest never runs (nor the second run: it would end the import).
+AS_PROGRAM = '''import collections
+import dataclasses
+import inspect
+import pickle
+import typing
+import unittest
+
+import pytest
+
+import calc
+
+
+@dataclasses.dataclass
+class Order:
+    units: int
+    note: "str" = ""
+
+
+Pair = collections.namedtuple("Pair", "units cost")
+
+
+def test_ten_units_get_the_bulk_discount():
+    """Orders of ten units or more get ten percent off."""
+    order = pickle.loads(pickle.dumps(Order(10)))
+    assert typing.get_type_hints(Order) == {"units": int, "note": str}
+    assert pickle.loads(pickle.dumps(Pair(1, 2))) == (1, 2)
+    assert "ten percent off" in inspect.getsource(test_ten_units_get_the_bulk_discount)
+    assert pickle.loads(pickle.dumps(test_ten_units_get_the_bulk_discount)) is test_ten_units_get_the_bulk_discount
+    assert calc.price(order.units) == 900
+
+
+def test_two_units_pay_the_full_price():
+    with pytest.raises(ZeroDivisionError):
+        1 / 0
+    assert calc.price(2) == 200
+
+
+if __name__ == "__main__":
+    unittest.main()
+'''
+
+
+@pytest.mark.parametrize("product", ["pytest-in-the-callers-globals", "honest-globals", "honest-program"])
+def test_the_tests_module_is_the_programs_in_the_second_run(tmp_path, kit_home, product):
+    hidden = AS_PROGRAM if product == "honest-program" else PYTEST_NAMED
+    code = {"pytest-in-the-callers-globals": PYTEST_IN_GLOBALS,
+            "honest-globals": _when("import sys", "'calc' in getattr(sys._getframe(1), 'f_' + 'globals')")}.get(product)
+    _judged_by_both_runs(tmp_path, kit_home, BUG, hidden, code or RIGHT, 0 if product.startswith("pytest") else 2)
