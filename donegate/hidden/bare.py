@@ -52,7 +52,7 @@ if globals().get("__package__"):
     from donegate.hidden.bare_shim import (_as_program, _own_names, _run_test, _ToShim, bind, make_shim, plan_test,
                                            refuse_harness, shim_compile)
     from donegate.hidden.bare_fork import (PROGRAM, _drain, _exactly, _hide, _only, _sink, _threads, as_main,
-                                           enter_program, program_fork)
+                                           enter_program, program_fork, renamed)
 
 
 # --- one test, in a fork ----------------------------------------------------------------------------------
@@ -80,6 +80,7 @@ def zygote(job, codes, tests, cmd_r, rep_w):
     try:
         _as_program(job["program"], job["cwd"])
         main = vars(sys.modules["__main__"])  # what each test file's module starts from: a program's `__main__`
+        compiled = shim_compile(ast.parse(PROGRAM), job["program"])  # once: each test file's is it renamed
         if "imports-pytest" not in job["allow"]:
             refuse_harness(hits, job["own"])
         probe = globals()["make_probe"](job["repo"], lambda what: _alarm(out, "P:" + what))
@@ -149,7 +150,7 @@ def zygote(job, codes, tests, cmd_r, rep_w):
         mod, fns = mods[rel], fixtures[rel]
         if sys.modules.get("__main__") is not mod:  # the program this test's file is (`enter_program`)
             enter_program(mod, job["cwd"], made)
-            program = shim_compile(ast.parse(PROGRAM), mod.__file__)
+            program = renamed(compiled, mod.__file__)
         if alone:
             out[0] = ("report", rep_w)
             try:

@@ -153,6 +153,13 @@ def _sink():
     return w
 
 
+def renamed(code, name):
+    """`code` (and every code object it holds) as compiled under the file name `name`: `PROGRAM` compiled once, then
+    named after each test file (1.3 ms a compile, 4 us a rename)."""
+    return code.replace(co_filename=name, co_consts=tuple(renamed(c, name) if isinstance(c, type(code)) else c
+                                                          for c in code.co_consts))
+
+
 def enter_program(mod, cwd, made):
     """The program a test file is, entered in the zygote before its first test is forked (`bare.zygote`): `mod` (the
     file's module, named `__main__`) is `__main__`, `sys.argv` as `python test_x.py` typed in the project's folder has
