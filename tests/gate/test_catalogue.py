@@ -162,7 +162,7 @@ def stale(found: dict[tuple[str, str], dict[str, tuple]], catalogue: dict) -> li
     return out
 
 
-HIDDEN = "import look\n\n\ndef test_look():\n    assert look.send({fifo!r}, {lock!r})\n"
+HIDDEN = "import pytest\n\nimport look\n\n\ndef test_look():\n    assert look.send({fifo!r}, {lock!r})\n"
 PROGRAM = "import look\n\nlook.send({fifo!r}, {lock!r})\n"
 
 

@@ -119,7 +119,17 @@ def _stack():
     main = sys.modules.get("__main__")
     bottom = frames[-1] if frames else None
     name = bottom.f_code.co_filename if bottom is not None else ""
+    caller = frames[0] if frames else None
     return {"frames between the caller and the bottom": between,
+            # the caller's own module: a program's is `__main__` (its namespace, its file), a test module's its own
+            # (pytest's name in it when the test file imports it)
+            "caller's namespace is __main__'s": caller is not None and main is not None and caller.f_globals is vars(main),
+            "caller's file is __main__'s": caller is not None and caller.f_code.co_filename == getattr(main, "__file__", None),
+            "pytest in the caller's globals": caller is not None and "pytest" in caller.f_globals,
+            "caller's module in sys.modules by its name": caller is not None and any(
+                m is not main and getattr(m, "__dict__", None) is caller.f_globals for m in list(sys.modules.values())),
+            "the caller's source": _try(lambda: bool(__import__("inspect").getsource(caller.f_code))),
+            "__main__'s source": _try(lambda: bool(__import__("inspect").getsource(main))),
             "bottom frame": None if bottom is None else [
                 bottom.f_code.co_name, where(bottom) if name.startswith("<") else place(os.path.dirname(name)),
                 name == getattr(main, "__file__", None), main is not None and bottom.f_globals is vars(main)]}
