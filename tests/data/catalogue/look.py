@@ -129,6 +129,10 @@ def _stack():
             "caller's module in sys.modules by its name": caller is not None and any(
                 m is not main and getattr(m, "__dict__", None) is caller.f_globals for m in list(sys.modules.values())),
             "the caller's source": _try(lambda: bool(__import__("inspect").getsource(caller.f_code))),
+            # what the caller is: a test function (its name, its file's text naming pytest), or a program's code
+            "the caller's name": "test_*" if caller is not None and caller.f_code.co_name.startswith("test") else "other",
+            "pytest in the caller's file's text": _try(lambda: "pytest" in "".join(
+                __import__("linecache").getlines(caller.f_code.co_filename, caller.f_globals))),
             "__main__'s source": _try(lambda: bool(__import__("inspect").getsource(main))),
             "bottom frame": None if bottom is None else [
                 bottom.f_code.co_name, where(bottom) if name.startswith("<") else place(os.path.dirname(name)),
