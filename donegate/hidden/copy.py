@@ -545,7 +545,11 @@ def after_answer() -> None:
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         drain()
+        bases = {os.path.dirname(f) for f in _REMOVE}
         remove_now()
+        from donegate.hidden import leftovers
+
+        leftovers.sweep(bases, _rmtree)  # the folders killed stops left in the same place (`leftovers`)
     finally:
         os._exit(0)
 

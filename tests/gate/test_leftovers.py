@@ -1,0 +1,86 @@
+"""Stale run folders swept after a stop's answer (`donegate.hidden.leftovers`): a hook killed mid-stop (the client's
+timeout, a person's Ctrl-C, a killed test run) never removes its `donegate-run-*` folder, so the next stop's
+after-answer child removes the ones in the same temporary folder that are the kit's own, real folders and
+untouched for a day. A live run's, a stranger's, a link's target and any other name stay.
+
+One real stop of a pooled seal, in a temporary folder of the test's own (TMPDIR), read once the hook and its
+after-answer child are both gone (`_stop_and_after`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.support.repos import HOOK, pooled_single, stop_payload
+
+BODY = "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n"  # test_gate's pooled seal: no seal of its own
+OLD = time.time() - 3 * 86400  # far past the sweep's bound (a day)
+
+
+def _folder(path: Path, when: float | None = OLD) -> Path:
+    """A run folder as a killed stop leaves one: files and a folder inside, modes as a run makes them."""
+    (path / "repo" / "pkg").mkdir(parents=True)
+    (path / "repo" / "pkg" / "mod.py").write_text("VALUE = 1\n")
+    (path / "repo" / "pkg").chmod(0o500)  # a folder the run made read-only: still removed
+    if when is not None:
+        os.utime(path, (when, when))
+    return path
+
+
+def _stop_and_after(repo: Path, tmp: Path) -> subprocess.CompletedProcess:
+    """The hook run as Claude Code runs it, with TMPDIR `tmp`, returned once the hook and every process that kept
+    its file descriptors (the after-answer child: a fork) have ended: the write end of a pipe is handed to the
+    hook, and the pipe reads empty once no process holds it."""
+    r, w = os.pipe()
+    try:
+        res = subprocess.run([sys.executable, str(HOOK)], input=json.dumps(stop_payload(repo)), capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "TMPDIR": str(tmp)}, pass_fds=(w,))
+        os.close(w)
+        w = -1
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            ready, _, _ = select.select([r], [], [], max(0.0, end - time.monotonic()))
+            if ready and not os.read(r, 1):
+                return res
+        raise AssertionError("the after-answer child still runs after 60 s")
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+
+
+def test_a_stop_sweeps_its_own_stale_run_folders_and_nothing_else(tmp_path_factory, tmp_path, kit_home):
+    repo = pooled_single(tmp_path_factory, kit_home, BODY)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    stale = [_folder(tmp / "donegate-run-killed"), _folder(tmp / "donegate-own-killed")]
+    outside = _folder(tmp_path / "outside")
+    link = tmp / "donegate-run-link"
+    link.symlink_to(outside)
+    os.utime(link, (OLD, OLD), follow_symlinks=False)
+    stay = [_folder(tmp / "donegate-run-live", when=None),  # a run going on now (its folder was just made)
+            _folder(tmp / "donegate-write-old"), _folder(tmp / "pytest-of-root-old"),  # not the runs' names
+            link]
+    plain = tmp / "donegate-run-file"  # a file, not a folder
+    plain.write_text("x")
+    os.utime(plain, (OLD, OLD))
+    stay.append(plain)
+    if os.geteuid() == 0:  # a stranger's folder can only be made by root (CI runs as root, as this machine)
+        other = _folder(tmp / "donegate-run-stranger")
+        for top, dirs, files in os.walk(other):
+            for name in (top, *(os.path.join(top, n) for n in dirs + files)):
+                os.chown(name, 65534, 65534)
+        os.utime(other, (OLD, OLD))
+        stay.append(other)
+    res = _stop_and_after(repo, tmp)
+    assert res.returncode in (0, 2), res.stderr
+    assert "assert" in res.stderr  # the stop ran its hidden test (1 != 2): a stop with runs, not a cached one
+    assert [p.name for p in stale if os.path.lexists(p)] == []
+    assert [p.name for p in stay if not os.path.lexists(p)] == []
+    assert link.is_symlink() and (outside / "repo" / "pkg" / "mod.py").read_text() == "VALUE = 1\n"
+    assert sorted(p.name for p in tmp.iterdir()) == sorted(p.name for p in stay)  # the stop's own run folder gone too
