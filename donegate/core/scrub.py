@@ -12,6 +12,10 @@ import json
 import re
 from pathlib import Path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable
+
 CLAIM = re.compile(
     r"\b(done|fixed|complete[ds]?|finished|implemented|resolved|ready|works( now)?|all (the )?tests pass(ing)?|passes)\b",
     re.IGNORECASE,
@@ -52,7 +56,19 @@ class Scrubber:
       otherwise carry the tests out in an exception message or a returned value.
     """
 
-    def __init__(self, secret_paths: list[Path], sources: list[str]) -> None:
+    def __init__(self, secret_paths: "list[Path] | Callable[[], list[Path]]", sources: list[str]) -> None:
+        # Built when first used (`_build`): most stops pass and show the agent nothing to scrub, and building it
+        # (the paths resolved, the sources' lines and encodings) cost every stop 2-4 ms. `secret_paths` may be a
+        # function giving them, called then.
+        self._secret_paths, self._sources = secret_paths, sources
+        self._built = False
+
+    def _build(self) -> None:
+        if self._built:
+            return
+        secret_paths, sources = self._secret_paths, self._sources
+        if callable(secret_paths):
+            secret_paths = secret_paths()
         names = set()
         for p in secret_paths:
             names.add(str(p))
@@ -61,21 +77,32 @@ class Scrubber:
             except OSError:
                 pass
         # Longest first, so a store path is replaced before the kit root that contains it.
-        self.paths = sorted((n for n in names if n and n != "/"), key=len, reverse=True)
+        self._paths = sorted((n for n in names if n and n != "/"), key=len, reverse=True)
         # What this scrubber hides, as one digest: a page kept with another scrubber is not shown again (`report.html`).
-        self.key = hashlib.sha256(json.dumps([self.paths, sorted(sources)]).encode()).hexdigest()
+        self._key = hashlib.sha256(json.dumps([self._paths, sorted(sources)]).encode()).hexdigest()
         lines = {normal(line) for text in sources for line in text.splitlines()}
         self.source_lines = {n for n in lines if len(n) >= MIN_LINE}
         self.inside = sorted((n for n in lines if len(n) >= MIN_INSIDE), key=len, reverse=True)
-        import base64
+        import binascii  # base64.b64encode's own encoder, without `base64`'s import (struct, re's patterns)
 
         self.encodings = []
         for text in sources:
             raw = text.encode("utf-8", "replace")
             for shift in range(3):  # base64 of the file at each alignment
-                enc = base64.b64encode(raw[shift:]).decode()
+                enc = binascii.b2a_base64(raw[shift:], newline=False).decode()
                 self.encodings += [enc, enc.replace("+", "-").replace("/", "_")]
             self.encodings += [raw.hex(), raw.hex().upper()]
+        self._built = True
+
+    @property
+    def paths(self) -> list[str]:
+        self._build()
+        return self._paths
+
+    @property
+    def key(self) -> str:
+        self._build()
+        return self._key
 
     def _token(self, match: re.Match) -> str:
         token = match.group(0)
@@ -86,6 +113,7 @@ class Scrubber:
         return token
 
     def line(self, line: str) -> str | None:
+        self._build()
         n = normal(line)
         if n in self.source_lines:
             return None

@@ -11,7 +11,7 @@ needs no second opinion (a block), the second run is cancelled and not waited fo
 from __future__ import annotations
 
 import functools
-import secrets
+import os
 import threading
 import time
 from pathlib import Path
@@ -117,7 +117,7 @@ class Running:
 
         seed = early.seed()
         begun = bool(seed)  # the first run's process runs already (the launcher's): its walls wait for nothing
-        seed = seed or secrets.token_hex(16)
+        seed = seed or os.urandom(16).hex()
         self._cancelled = False
         # The first run (pytest: the one a stop waits for) starts first: its thread gets to its process sooner.
         self.first = _Thread("donegate-hidden-run", lambda started: runner.run(

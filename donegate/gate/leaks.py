@@ -21,9 +21,10 @@ LEAK_MSG = ("donegate: the session transcript shows hidden acceptance-test conte
 
 def transcript_gate(payload: dict[str, Any], st: store.Store, root: Path) -> tuple[dict[str, Any] | None, feedback.Scrubber]:
     """(the leak found in the transcript since the last scan, or None; the scrubber for the agent's feedback)."""
-    secret_paths = [st.path, paths.acceptance_root(root), root, *paths.protected_roots(home=root)]
     markers, sources, kit_sources = leaks.secrets(st)
-    scrub = feedback.Scrubber(secret_paths, sources)
+    # Its paths found (the kit's roots resolved) only when a stop has something to show the agent.
+    scrub = feedback.Scrubber(lambda: [st.path, paths.acceptance_root(root), root, *paths.protected_roots(home=root)],
+                              sources)
 
     stage("the transcript scan")
     why: list[str] = []

@@ -194,8 +194,6 @@ def answer_sources(files, name):
 def answer_decoys(e, rnd):
     """`ANSWER_DECOYS` values of `e`'s kind that its own equality tells from it, as plausible as it is: numbers
     spaced by a power of ten (the same last digits, so no candidate is rounder than the real one)."""
-    from decimal import Decimal as _AnswerDecimal  # the kit's side only: the harness never draws decoys
-
     t = type(e)
     out = []
     if t is bool:
@@ -206,9 +204,12 @@ def answer_decoys(e, rnd):
             return [base + 1.0, base - 1.0]
         whole = t is int or abs(base) >= 1
         low = -rnd.randrange(ANSWER_DECOYS + 1)
-        step = _AnswerDecimal(10) ** (rnd.randrange(len(str(abs(int(base))))) if whole else -rnd.randrange(1, 4))
-        if t is int:
-            return [e + i * int(step) for i in range(low, low + ANSWER_DECOYS + 1) if i]
+        power = rnd.randrange(len(str(abs(int(base))))) if whole else -rnd.randrange(1, 4)
+        if t is int:  # a whole power of ten: no `decimal` (1 ms of the stop's CPU) for the most common literal
+            return [e + i * 10 ** power for i in range(low, low + ANSWER_DECOYS + 1) if i]
+        from decimal import Decimal as _AnswerDecimal  # the kit's side only: the harness never draws decoys
+
+        step = _AnswerDecimal(10) ** power
         d = _AnswerDecimal(repr(base))
         for i in range(low, low + ANSWER_DECOYS + 1):
             if i:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import stat
 import time
 from pathlib import Path
@@ -62,6 +61,8 @@ def copy_repo(repo: Path, dest: Path, skip: list[str] | None = None) -> None:
 
     `cp -a` (a C loop) where it exists, Python's copy otherwise; see bench/hook_bench.py for the cost.
     """
+    import shutil  # lazily: `shutil` (bz2, lzma) off the stop's imports
+
     cp = proc.system_tool("cp")
     names = [n for n in os.listdir(repo) if n != ".git" and n not in (skip or ())]
     dest.mkdir(exist_ok=True)  # (made empty, with the project's folder, for a run already started: `working_copy`)
@@ -89,6 +90,7 @@ def _pycopy(src: Path, dest: Path, names: list[str]) -> None:
     """Copy `names` of `src` into `dest`: files, folders, symlinks as links; a FIFO, socket or
     device is left out (opening a FIFO to copy it would wait for a writer forever); bytecode too (`copy_repo`
     removes what `cp` copied of it: copied first, a developer's `__pycache__` cost a stop 5-10 ms to remove)."""
+    import shutil  # lazily: `shutil` (bz2, lzma) off the stop's imports
     import stat
 
     for n in names:
@@ -261,6 +263,8 @@ class Mirror:
 
     def _copy(self, name: str, key: str, digest: str) -> None:
         """Copy `name` from the repository (its stat key there `key`, its digest as looked `digest`) and record it."""
+        import shutil  # lazily: `shutil` (bz2, lzma) off the stop's imports
+
         from donegate.tree import statcache
 
         src, dst = self.repo / name, self.path / name
@@ -324,6 +328,8 @@ def _entries(top: Path, skip_top: tuple[str, ...]) -> Iterator[tuple[str, os.sta
 
 def _rmtree(path: Path) -> None:
     """Remove `path` whatever the run did to its modes (a folder made read-only keeps its files)."""
+    import shutil  # lazily: `shutil` (bz2, lzma) off the stop's imports
+
     def unlock(func, p, _exc):  # type: ignore[no-untyped-def]
         os.chmod(os.path.dirname(p), 0o700)
         func(p)
@@ -509,6 +515,9 @@ def remove_later(folder: str) -> None:
 
 
 def remove_now() -> None:
+    """The folders `remove_later` named, removed (after the answer)."""
+    import shutil  # lazily: `shutil` (bz2, lzma) off the stop's imports
+
     while _REMOVE:
         shutil.rmtree(_REMOVE.pop(), ignore_errors=True)
 

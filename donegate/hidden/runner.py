@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import tempfile
 import threading
 import time
@@ -188,7 +187,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     kind = walls.choose(confine)
     out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
                project=project, python=python, root=root, tree=tree, started=started, failed=failed, later=later,
-               seed=seed or secrets.token_hex(16), layout=layout, slot=slot, last=last, plugins=plugins, key=key,
+               seed=seed or os.urandom(16).hex(), layout=layout, slot=slot, last=last, plugins=plugins, key=key,
                own_pytest=own_pytest, skip=skip, rewrite=rewrite, early=early)
     if kind == "bwrap" and out.sandbox_failed:
         # No unconfined fallback: the person chooses that (confine: off), never the machine.

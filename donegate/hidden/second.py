@@ -15,7 +15,7 @@ supervisor from the test file's syntax alone; it is not double-checked, and the 
 from __future__ import annotations
 
 import json
-import secrets
+import os
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -77,7 +77,7 @@ def drawn(tests: Sequence[str], manifest: dict[str, Any], every: bool = False) -
     old = [t for t in tests if t in passing]
     keep = len(tests) - len(old)  # the new requirements: always
     k = min(len(old), max(len(old) // SHARE, ALL_UP_TO - keep))
-    chosen = set(secrets.SystemRandom().sample(old, k)) if k > 0 else set()
+    chosen = set(_system().sample(old, k)) if k > 0 else set()
     return [t for t in tests if t not in passing or t in chosen]
 
 
@@ -119,6 +119,14 @@ class SecondRun:
         return out
 
 
+def _system() -> Any:
+    """The system's randomness as `secrets` gives it (`secrets.SystemRandom`, `secrets.randbits`; its `token_hex` is
+    `os.urandom(n).hex()`), without `secrets`' import of `hmac` and `base64` at every stop."""
+    import random
+
+    return random.SystemRandom()
+
+
 def _source(shim: str) -> str:
     """The harness, the probe and the bytecode hook: one namespace (`donegate.hidden.ship`)."""
     return ship.payload(("bare_plan", "bare_shim", "bare_fork", "bare", "probe", "kept", "seeded", "answers", "traces"), f"<{shim}>")
@@ -147,16 +155,16 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     repo, store = repo.resolve(), store.resolve()
     python = python or pyenv.launch((project or repo).resolve(), repo)
     project = Path(python.front[0]) if project is None else project.resolve()
-    nonce = secrets.token_hex(16)
+    nonce = os.urandom(16).hex()
     # The run holds no answer (`answers.py`): the tests' sources go in with their literal expected values taken out,
     # the candidates follow per test on a pipe, and which candidate is the expected one stays here.
-    hold = "_h" + secrets.token_hex(6)
+    hold = "_h" + os.urandom(6).hex()
     sources, held = answers.answer_sources(runner.test_files(store), hold)
     with runner.setting(store, repo, kind, project=project, python=python, root=root, tree=tree, slot="second",
                         pytest_env=False, later=later, key=key) as walls:
         spec = walls.spec
         # The kit's pytest is only for a test retried with the product's `import pytest` allowed (never run).
-        params = {"nonce": nonce, "shim": "m" + secrets.token_hex(6), "probe": "_p" + secrets.token_hex(6), "hold": hold,
+        params = {"nonce": nonce, "shim": "m" + os.urandom(6).hex(), "probe": "_p" + os.urandom(6).hex(), "hold": hold,
                   "repo": spec["repo"], "theirs": spec["theirs"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   **({"sealed": list(sealed)} if sealed is not None and list(sealed) != list(tests) else {}),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
@@ -220,7 +228,6 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
 def _candidates(tests: Sequence[str], held: dict[str, dict[str, list[Any]]]) -> tuple[dict[str, Any], int]:
     """({test id: (its held asserts, the expected value's place among each one's candidates)}, the read end of a
     pipe that carries each test's candidates, in the order of `tests`, written by a thread as the run reads)."""
-    import os
     import threading
 
     from donegate.hidden.bare_plan import split_id
@@ -233,7 +240,7 @@ def _candidates(tests: Sequence[str], held: dict[str, dict[str, list[Any]]]) -> 
         mine = held.get(rel, {}).get(qual, [])
         # a generator of its own per test, seeded from the system's randomness: a run that sees one test's draws
         # learns nothing of another's (one system call a test, not one a draw: 2,000 tests 0.2 s -> 0.05 s)
-        blob, where = answers.answer_ticket(mine, random.Random(secrets.randbits(128))) if mine else (b"", {})
+        blob, where = answers.answer_ticket(mine, random.Random(_system().getrandbits(128))) if mine else (b"", {})
         places[t] = (mine, where, {k: e for items in held.get(rel, {}).values() for k, e in items})
         chunks.append(b"%07d" % len(blob) + blob)
     r, w = os.pipe()

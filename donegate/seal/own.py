@@ -9,7 +9,7 @@ is never collected.
 from __future__ import annotations
 
 import ast
-import base64
+import binascii  # base64's own encoder and decoder, without `base64`'s import at every stop
 import json
 import os
 from pathlib import Path
@@ -87,7 +87,7 @@ def _read(path: Path) -> dict[str, str]:
     try:
         return {"text": data.decode("utf-8")}
     except UnicodeDecodeError:
-        return {"b64": base64.b64encode(data).decode("ascii")}
+        return {"b64": binascii.b2a_base64(data, newline=False).decode("ascii")}
 
 
 def gather(project: Path, config: str | None, found: list[str]) -> dict[str, dict[str, str]]:
@@ -202,7 +202,7 @@ def lay_out(pack: dict[str, Any], dest: Path) -> list[str]:
         if p.parent not in made:
             p.parent.mkdir(parents=True, exist_ok=True)
             made.add(p.parent)
-        p.write_bytes(body["text"].encode("utf-8") if "text" in body else base64.b64decode(body["b64"]))
+        p.write_bytes(body["text"].encode("utf-8") if "text" in body else binascii.a2b_base64(body["b64"]))
     config = pack.get("config")
     if not config:
         config = "pytest.ini"

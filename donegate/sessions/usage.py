@@ -128,11 +128,11 @@ def summary(state: dict[str, Any], partial: bool = False) -> dict[str, Any]:
         per_model[model] = {**{k: tokens.get(k, 0) for k in KINDS}, "usd": None if usd is None else round(usd, 6)}
     seconds = None
     if state["first"] and state["last"]:
-        from donegate.core.util import utc_ms
+        from donegate.core.util import epoch_ms
 
-        a, b = utc_ms(state["first"]), utc_ms(state["last"])
-        if a and b:
-            seconds = round((b - a).total_seconds(), 3)
+        a, b = epoch_ms(state["first"]), epoch_ms(state["last"])
+        if a is not None and b is not None:
+            seconds = round((b - a) / 1000, 3)
     out: dict[str, Any] = {"usd": None if unknown else round(total, 6), "seconds": seconds, "models": per_model,
                            "prices": prices()["date"]}
     if unknown:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from pathlib import Path
 
 from donegate.core import proc
@@ -75,6 +74,8 @@ def executable() -> str:
     """The git the kit runs: the one given to `use`, else the first on the system's folders."""
     if _git_path:
         return _git_path
+    import shutil  # only without the hook's --git: `shutil` (bz2, lzma) off a stop's imports
+
     found = proc.system_tool("git") or shutil.which("git")
     if not found:
         raise DonegateError("git is not installed", "install git (Debian/Ubuntu: apt-get install git)")

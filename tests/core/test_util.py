@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from donegate.core.util import atomic_write, plural, utc_now
+from donegate.core.util import atomic_write, epoch_ms, plural, utc_ms, utc_now
 
 
 def test_a_write_replaces_the_file_whole_and_leaves_nothing_beside_it(tmp_path):
@@ -62,3 +62,30 @@ def test_utc_now_is_the_ledgers_iso_form():
 ])
 def test_plural(count, word, grouped, text):
     assert plural(count, word, grouped=grouped) == text
+
+
+def _epoch_by_datetime(value):
+    when = utc_ms(value)
+    return None if when is None else (when - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(milliseconds=1)
+
+
+def test_epoch_ms_agrees_with_datetime_on_every_form():
+    # The stop reads a session's time without `datetime` (issue 48 item 2): every form a transcript could hold, the
+    # fast path's and the ones it leaves to `datetime`, gives what `datetime` gives (None where it refuses).
+    import random
+
+    values = ["2026-01-01T10:01:30.250Z", "2026-01-01T10:01:30Z", "2026-01-01T10:01:30", "2026-01-01 10:01:30.1+02:00",
+              "2024-02-29T23:59:59.999999-05:30", "2023-02-29T00:00:00Z", "2100-02-29T00:00:00Z", "2000-02-29T12:00:00Z",
+              "2026-13-01T00:00:00Z", "2026-01-01T24:00:00Z", "0001-01-01T00:00:00Z", "1969-12-31T23:59:59.999Z",
+              "2026-01-01T10:01:30.Z", "2026-01-01T10:01:30+2:00", "2026-01-01T10:01:30+05:61", "2026-01-01T10:01:30+24:00",
+              "2026-01-01T10:01:30.1234567Z", "\uff12026-01-01T10:01:30Z", "2026-01-01T10:01:30+05:30:00", "2026-01-01T10:01:3Z",
+              "+026-01-01T10:01:30Z", "2026-01-01T10:01:30.5+01", "", "x", 5, None]
+    rnd = random.Random(48)
+    for _ in range(5000):
+        values.append(f"{rnd.choice([1, 1969, 1970, 2000, 2024, 2100, rnd.randrange(1, 9999)]):04d}-{rnd.randrange(14):02d}-"
+                      f"{rnd.randrange(33):02d}{rnd.choice('T ')}{rnd.randrange(25):02d}:{rnd.randrange(61):02d}:"
+                      f"{rnd.randrange(61):02d}" + rnd.choice(["", ".25", "." + str(rnd.randrange(10 ** rnd.randrange(1, 8)))])
+                      + rnd.choice(["", "Z", f"+{rnd.randrange(25):02d}:{rnd.randrange(70):02d}", f"-{rnd.randrange(24):02d}:30"]))
+    wrong = [(v, epoch_ms(v), _epoch_by_datetime(v)) for v in values if epoch_ms(v) != _epoch_by_datetime(v)]
+    assert wrong == []
+    assert epoch_ms("2026-01-01T10:01:30.250Z") - epoch_ms("2026-01-01T10:00:00.000Z") == 90_250
