@@ -106,9 +106,16 @@ def collected_as(store: Path, files: list[Path]) -> list[str]:
     return ["-o", "python_files=*.py", str(store)] if plain and len(files) > 1 else [str(f) for f in files]
 
 
-def _plugin_source() -> str:
-    """The plugin, the probe, the bytecode hook and the project's own copies: one namespace (`donegate.hidden.ship`)."""
-    return ship.payload(("plugin", "probe", "kept", "seeded", "copies", "traces"), "<donegate plugin>")
+def _plugin_source(root: Path | None = None) -> str:
+    """The plugin, the probe, the bytecode hook and the project's own copies: one namespace (`donegate.hidden.ship`),
+    kept between stops in the state root's `state/ship/` when there is one."""
+    return ship.payload(("plugin", "probe", "kept", "seeded", "copies", "traces"), "<donegate plugin>",
+                        ship_keep(root))
+
+
+def ship_keep(root: Path | None) -> str | None:
+    """Where the runs' payloads are kept between stops (`donegate.hidden.ship.payload`): under the state root."""
+    return str(root / "state" / "ship") if root is not None else None
 
 
 def _read(fd: int, stream: "channel.Stream") -> threading.Thread:
@@ -369,7 +376,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         if collect_only:
             args.append("--collect-only")
         args += collected_as(store, files) if layout is None else list(layout)
-        source, go_on = _plugin_source(), started
+        source, go_on = _plugin_source(root), started
 
         def build(w: int, nonce: str, pipe: tuple[int, int] | None = None) -> tuple[list[str], str]:
             nonlocal started

@@ -127,9 +127,13 @@ def _system() -> Any:
     return random.SystemRandom()
 
 
-def _source(shim: str) -> str:
-    """The harness, the probe and the bytecode hook: one namespace (`donegate.hidden.ship`)."""
-    return ship.payload(("bare_plan", "bare_shim", "bare_fork", "bare", "probe", "kept", "seeded", "answers", "traces"), f"<{shim}>")
+def _source(shim: str, root: Path | None = None) -> str:
+    """The harness, the probe and the bytecode hook: one namespace (`donegate.hidden.ship`), its code kept between
+    stops under the state root with a placeholder for the stop's own secret name, spliced in here."""
+    from donegate.hidden.runner import ship_keep
+
+    return ship.payload(("bare_plan", "bare_shim", "bare_fork", "bare", "probe", "kept", "seeded", "answers", "traces"),
+                        f"<{shim}>", ship_keep(root))
 
 
 def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: str, allow: Sequence[str] = (),
@@ -181,7 +185,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         started = walls.go(started)
         params["go"] = walls.wait
         places, params["cands"] = _candidates(tests, held)
-        res = proc.run(argv, timeout=timeout, cwd=walls.cwd, env=walls.env, input=json.dumps(params) + "\n" + _source(params["shim"]),
+        res = proc.run(argv, timeout=timeout, cwd=walls.cwd, env=walls.env, input=json.dumps(params) + "\n" + _source(params["shim"], root),
                        pass_fds=(*walls.passed, params["cands"]), started=started,
                        on_line=None if progress is None else (lambda line: progress.append(1)))
         out.faithful = walls.faithful

@@ -59,3 +59,26 @@ def test_a_run_executes_the_bytecode_when_its_interpreter_reads_it_else_the_sour
     count, supervise, keep, name = json.loads(res.stdout)
     assert supervise and keep and name == "<m0123>"
     assert count == (1 if compiled else len(NAMES))
+
+
+SECOND = ("bare_plan", "bare_shim", "bare_fork", "bare", "probe", "kept", "seeded", "answers", "traces")
+
+
+def test_a_kept_payload_is_the_one_built_and_keeps_no_stops_secret_name(tmp_path):
+    # Kept between stops under the state root (issue 48 item 2): each stop's payload is byte for byte the one built
+    # afresh with its own secret label, and the file kept holds none of them (the second run's name is drawn per stop).
+    keep = tmp_path / "ship"
+    labels = ["<m0123456789ab>", "<m" + "f" * 12 + ">", "<m5a5a5a5a5a5a>"]
+    for label in labels:
+        assert ship.payload(SECOND, label, str(keep)) == ship.payload(SECOND, label)
+    kept = b"".join(p.read_bytes() for p in keep.iterdir())
+    assert kept and not any(label.encode() in kept for label in labels)
+    # Kept for another kit (a module's size or time moved), or spoiled: built again, the same payload.
+    (path,) = keep.iterdir()
+    stamp, line, blob, source = marshal.loads(path.read_bytes())
+    path.write_bytes(marshal.dumps((stamp + "x", line, blob.replace(b"\x7f", b"Z"), source)))
+    assert ship.payload(SECOND, labels[0], str(keep)) == ship.payload(SECOND, labels[0])
+    path.write_bytes(marshal.dumps((stamp, line, blob.replace(b"\x7f", b"Z"), source)))  # the placeholder gone
+    assert ship.payload(SECOND, labels[1], str(keep)) == ship.payload(SECOND, labels[1])
+    path.write_bytes(b"not marshal")
+    assert ship.payload(SECOND, labels[2], str(keep)) == ship.payload(SECOND, labels[2])
