@@ -64,8 +64,8 @@ def _patch() -> None:
     proc.run = run
     real_go = runner.Walls.go
 
-    def go(self, started):
-        both = real_go(self, started)
+    def go(self, started, *rest):
+        both = real_go(self, started, *rest)
         if both is None or both is started:
             return both
 
