@@ -152,9 +152,8 @@ def _evaluate(ctx: StopContext) -> Outcome:
     pending = statcache.Pending() if _looks(cfg) else None
     try:
         # After a disagreement of the runs in this session, every later stop checks every sealed test again.
-        # The runs' mirrors and kept bytecode are the working tree's (its key: a worktree's own, never the checkout's).
         started = acceptance.start(repo, st, cfg, root, pending, every=breaker.disagreed(root, ctx.session) > 0,
-                                   key=ctx.tree_key)
+                                   key=ctx.key)
     except EnvProblem as exc:
         return _environment(gates, exc.message, exc.fix or "")
     running: acceptance.Running | None = started
@@ -172,7 +171,7 @@ def _evaluate(ctx: StopContext) -> Outcome:
             started.abandon()
             running = None
         own_runs = own_suite.start(repo, st, cfg, started.launch, started.allow, look, root,
-                                   ctx.tree_key, started.plugins) if running is not None else None
+                                   ctx.key, started.plugins) if running is not None else None
         leak, scrub = leaks.transcript_gate(payload, st, root)
         scanned = scan.scan_gate(repo, st, cfg, root, look)
         if running is None:

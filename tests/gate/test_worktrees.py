@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from donegate import paths
 from donegate.claude import settings as vocab
 from tests.support.repos import (write_config, EXAMPLE_TESTS, HOOK, REQUEST, example_files, fix_bug, git, stop_lines, make_repo,
                                  seal, stop_payload)
@@ -221,23 +220,3 @@ def test_git_honours_the_persons_own_safe_directory(monkeypatch, tmp_path):
     assert f"safe.directory={repo}" in argv
     # Only that key: nothing else of the person's config, and the repository's own config still neutralised.
     assert "core.fsmonitor=false" in argv and "GIT_CONFIG_GLOBAL" in kit_git.environment()
-
-
-def test_the_checkout_and_its_worktree_run_in_mirrors_of_their_own(sealed_shop, kit_home, tmp_path):
-    # A confined run works in a mirror of the tree judged, per working tree (`copy.working_copy`: named by the tree's
-    # key). The stop handed the runs the sealed checkout's key (issue 48's one context): a worktree's run took the
-    # checkout's mirror, where the checkout's run had left `.git` a folder (the worktree's is a file), and every stop
-    # in the worktree after one in the checkout blocked: "bwrap: Can't create file at <worktree>/.git: Is a directory".
-    from tests.support import require
-
-    require.bwrap()
-    main = sealed_shop.resolve()
-    fix_bug(main)
-    wt = worktree(main, tmp_path / "wt", "wt")
-    fix_bug(wt)
-    for tree in (main, wt, main, wt):
-        res = hook(kit_home, stop_payload(tree), repo=main)
-        assert res.returncode == 0, res.stdout + res.stderr
-    assert [(x["repo"], x["verdict"]) for x in stop_lines(kit_home)] == [(str(t), "pass") for t in (main, wt, main, wt)]
-    assert sorted(p.name for p in (kit_home / "state" / "mirror").iterdir() if p.is_dir()) == sorted(
-        f"{k}{s}" for k in (paths.repo_key(main), paths.repo_key(wt)) for s in ("", "-own", "-second"))
