@@ -178,6 +178,7 @@ def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path | None, hidden
     argv += ["--ro-bind" if read_only else "--bind", str(copy), str(repo)]
     for name in [".git", *shared]:
         if (repo / name).exists():
+            _mount_point(copy / name, (repo / name).is_dir())
             argv += ["--ro-bind", str(repo / name), str(repo / name)]
     argv += [*extra, "--dir", env["HOME"]]
     argv += ["--as-pid-1"] if pid1 else []
@@ -186,6 +187,30 @@ def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path | None, hidden
     for k, v in env.items():
         argv += ["--setenv", k, v]
     return argv + ["--"]
+
+
+def _mount_point(point: Path, folder: bool) -> None:
+    """Where a folder of the tree is bound over the copy (`.git`, a shared environment), bubblewrap makes a mount point
+    of that folder's kind (a folder, or a file) and it stays in the mirror after the run. The working trees of a
+    project share its mirrors (`hidden.forget`): the checkout's `.git` is a folder, a worktree's a file, and bubblewrap
+    refused the other kind ("Can't create file at <worktree>/.git: Is a directory": every confined stop in a worktree
+    after one in the checkout blocked). An empty mount point of the other kind is removed; anything else is left
+    (bubblewrap then refuses, as before)."""
+    import stat
+
+    try:
+        st = os.lstat(point)
+    except OSError:
+        return
+    if stat.S_ISDIR(st.st_mode) == folder:
+        return
+    try:
+        if stat.S_ISDIR(st.st_mode):
+            os.rmdir(point)  # only an empty one
+        elif stat.S_ISREG(st.st_mode) and st.st_size == 0:
+            os.unlink(point)
+    except OSError:
+        pass
 
 
 NSSWITCH = Path("/etc/nsswitch.conf")

@@ -59,9 +59,11 @@ def test_a_worktree_is_judged_on_its_own_tree_against_the_seal(mode, sealed_shop
     lines = stop_lines(kit_home)
     assert [(x["repo"], x["verdict"], x["gates"].get("sealed")) for x in lines] == [
         (str(fixed), "pass", str(main)), (str(broken), "block", str(main))]
-    # The main checkout (without the fix) is judged on itself, as before.
+    # The main checkout (without the fix) is judged on itself, as before: blocked by its failing test (confined, it was
+    # blocked by bubblewrap, refusing the worktrees' `.git` mount point left in the mirror they share).
     res = hook(kit_home, stop_payload(main, "s-main"), **_kw(mode, main))
     assert res.returncode == 2 and stop_lines(kit_home)[-1]["repo"] == str(main)
+    assert "test_ten_units_get_the_bulk_discount" in res.stderr and "bubblewrap" not in res.stderr, res.stderr
 
 
 def test_a_worktree_inside_the_sealed_checkout_is_its_own_tree(sealed_shop, kit_home):
@@ -220,3 +222,21 @@ def test_git_honours_the_persons_own_safe_directory(monkeypatch, tmp_path):
     assert f"safe.directory={repo}" in argv
     # Only that key: nothing else of the person's config, and the repository's own config still neutralised.
     assert "core.fsmonitor=false" in argv and "GIT_CONFIG_GLOBAL" in kit_git.environment()
+
+
+def test_the_checkout_and_its_worktree_stop_one_after_the_other(sealed_shop, kit_home, tmp_path):
+    # The working trees of a sealed project share its mirrors (`hidden.forget`). bubblewrap leaves in a mirror the
+    # mount point of the tree's `.git`: a folder for the checkout, a file for a worktree, and refused to bind over the
+    # other kind: every confined stop in a worktree after one in the checkout blocked with "bwrap: Can't create file
+    # at <worktree>/.git: Is a directory" (and the checkout's after the worktree's, "Not a directory").
+    from tests.support import require
+
+    require.bwrap()
+    main = sealed_shop.resolve()
+    fix_bug(main)
+    wt = worktree(main, tmp_path / "wt", "wt")
+    fix_bug(wt)
+    for tree in (main, wt, main, wt):
+        res = hook(kit_home, stop_payload(tree), repo=main)
+        assert res.returncode == 0, res.stdout + res.stderr
+    assert [(x["repo"], x["verdict"]) for x in stop_lines(kit_home)] == [(str(t), "pass") for t in (main, wt, main, wt)]
