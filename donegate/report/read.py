@@ -52,21 +52,43 @@ _DIGEST = operator.methodcaller("digest")
 # A JSON string body without escapes or non-ASCII: its raw bytes equal the decoded value's UTF-8, so
 # the fast path and json.loads agree on it byte for byte. Anything else takes the slow path.
 _STR = rb'[^"\\\x00-\x1f\x7f-\xff]'
-# A whole stop line as the gate writes it, found in a chunk of lines, one match a line: its time, repo, session, verdict, acceptance counts, the
-# agent's figures (when there), duration and configuration. `\{[^{}]*\}` spans a gate object without nesting
-# exactly: a brace inside one of its strings makes the match fail (then json.loads reads it), never succeed wrongly,
-# because the `,"scope":{` that must follow cannot occur inside a string (a quote inside a JSON string is always
-# escaped). The same holds for every `,"key":` anchor below. `.*` skips the rest of the gates at the regex engine's
-# fastest (no character class), then backs up to the line's tail; the tail's keys hold no quote, so it is found
-# once. The agent's figures are the keys just before "blocks" (`gate.record`); a line whose key before "blocks" is
-# neither they nor a string, object, list or `true` (a malformed figure, say) is json.loads's.
+# JSON text at most `depth` levels of objects and lists deep, to the first closing bracket it did not open: strings
+# whole (a bracket inside one is text), nesting tracked. Each step is possessive (JSON's grammar is decided by the
+# first character), so nothing is tried twice.
+_JSTR = rb'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
+_RUN = rb'[^"{}\[\]\n]*+'
+
+
+def _nested(depth: int) -> bytes:
+    inner = rb'(?:' + _RUN + _JSTR + rb')*+' + _RUN
+    for _ in range(depth):
+        inner = rb'(?:' + _RUN + rb'(?:' + _JSTR + rb'|[\[{]' + inner + rb'[\]}]))*+' + _RUN
+    return inner
+
+
+_GATES_REST = _nested(8)  # the review gate nests 6 deep (its reviewers' findings' reviewers)
+# The top-level keys the gate writes between the gates and the agent's figures (`gate.record`), in any order, any
+# number of times: none is one the fast path reads, so a repeat changes nothing json.loads would read.
+_AFTER_GATES = (rb'(?:,"(?:cached|session_from|feedback|env|env_weakened|said|agent|cpu|confine|client)":(?:' + _JSTR
+                + rb'|[^"{}\[\],\n]++|[\[{]' + _nested(4) + rb'[\]}]))*+')
+# A whole stop line as the gate writes it, found in a chunk of lines, one match a line: its time, repo, session,
+# verdict, acceptance counts, the agent's figures (when there), duration and configuration. `\{[^{}]*\}` spans a gate
+# object without nesting exactly: a brace inside one of its strings makes the match fail (then json.loads reads it),
+# never succeed wrongly, because the `,"scope":{` that must follow cannot occur inside a string (a quote inside a JSON
+# string is always escaped). The same holds for every `,"key":` anchor below.
+# Every top-level key is where the kit writes it: the head's once and in their order, the gates object read to its
+# end (`_GATES_REST`, from the acceptance counts on), then only `_AFTER_GATES`'s keys, the agent's figures and the
+# tail. A line with any other top-level key (one of the head's written again: json.loads keeps the last of a
+# repeated key) is json.loads's. Finding the gates' end costs about 2.5 us a line (skipping to the tail by `.*` and
+# backing up cost 2): it is what tells a key inside the gates from one after them.
 _LINE = re.compile(
     rb'\{"v":1,"event":"stop","time":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00)","repo":"(' + _STR + rb'*)",'
     rb'"session":"(' + _STR + rb'+)","stop":(?:\d+|null),"stop_hook_active":(?:true|false|null),'
     rb'"verdict":"(pass|review_error|block|hint|gave_up|appealed)","gates":\{"integrity":\{[^{}\n]*\}(?:,"leak":\{[^{}\n]*\})?,'
-    rb'"scope":\{[^{}\n]*\},"acceptance":\{"ok":(?:true|false|null),"total":(\d{1,7},"passed":\d{1,7}),'
-    rb'.*,(?:("agent_usd":(?:' + _NUM + rb'|null),"agent_seconds":(?:' + _NUM + rb'|null)),"|(?<=[}"\]e],)")'
-    rb'blocks":(?:\d+|null),"duration":(' + _NUM + rb'),"kit_version":"[^"\n]*","config":"(' + _STR + rb'*)","prev":".{64}"\}\n'
+    rb'"scope":\{[^{}\n]*\},"acceptance":\{"ok":(?:true|false|null),"total":(\d{1,7},"passed":\d{1,7})'
+    + _GATES_REST + rb'\}' + _GATES_REST + rb'\}' + _AFTER_GATES
+    + rb',(?:("agent_usd":(?:' + _NUM + rb'|null),"agent_seconds":(?:' + _NUM + rb'|null)),)?'
+    rb'"blocks":(?:\d+|null),"duration":(' + _NUM + rb'),"kit_version":"[^"\n]*","config":"(' + _STR + rb'*)","prev":".{64}"\}\n'
 ).finditer
 # The stop's client (`report --by client`): after the gates, before the agent's figures and the tail.
 _CLIENT = re.compile(rb',"client":"(\w{1,40})"(?:,"agent_usd":[^,]*,"agent_seconds":[^,]*)?,"blocks":').search

@@ -51,6 +51,11 @@ def _acceptance(rec: Line, **fields: Any) -> Line:
     return _gates(rec, acceptance={**rec["gates"]["acceptance"], **fields})
 
 
+def _repeated(key: str, value: Any) -> Callable[[Line], bytes]:
+    """The kit's line with top-level `key` written a second time (`value`) after the gates: json.loads keeps the last."""
+    return lambda rec: _kit(rec).replace(b',"blocks":', b',"%s":%s,"blocks":' % (key.encode(), _kit(value)), 1)
+
+
 # Each: (name, a stop record -> (record, how it is written)). Most give a line the fast path refuses (json.loads reads
 # it); some give one it takes with a field it must read right (the agent's figures, the client, a review's cost).
 KIT_DUMPS: Callable[[Line], bytes] = _kit
@@ -90,6 +95,13 @@ MUTATIONS: list[tuple[str, Callable[[Line, random.Random], tuple[Line, Callable[
     ("a cached stop", lambda r, rnd: (_before_blocks(r, cached=True), _kit)),
     ("a null duration", lambda r, rnd: ({**r, "duration": None}, _kit)),
     ("no session", lambda r, rnd: ({k: v for k, v in r.items() if k != "session"}, _kit)),
+    ("a repeated verdict", lambda r, rnd: (r, _repeated("verdict", "block" if r["verdict"] == "pass" else "pass"))),
+    ("a repeated session", lambda r, rnd: (r, _repeated("session", r["session"][::-1]))),
+    ("a repeated time", lambda r, rnd: (r, _repeated("time", "2026-12-03T00:00:00.000+00:00"))),
+    ("a repeated gates", lambda r, rnd: (r, _repeated("gates", {"acceptance": {"ok": True, "total": 9, "passed": 9}}))),
+    ("a repeated schema version", lambda r, rnd: (r, _repeated("v", "1"))),
+    ("the agent's figures away from blocks", lambda r, rnd: (_before_blocks(r, agent_usd=1.5, agent_seconds=30, cached=True),
+                                                             _kit)),
 ]
 OTHER_LINES = [
     lambda rnd, ref, sid: {"event": "label", "time": "2026-12-02T10:00:00.000+00:00", "ref": ref,
