@@ -4,13 +4,11 @@ a match a stop line, instead of `json.loads`, five times slower); any line it do
 hash chain is checked as it is first read (`Partial.link`). What one reader learned of its range is a `Partial`,
 folded into counts once every range is read.
 
-Where a first read's CPU goes (`make bench`'s ledger, per 100 MB / 103k lines, measured this round): the reads 0.02 s,
-the split into lines 0.05, the chain's sha256 per line 0.13 (0.10 of it hashing: the chain is per line, so it cannot
-be hashed in larger reads), `_LINE` 0.25 (its head, to the acceptance counts, 0.12 of it), the three C searches for
-rare keys (`hardcoding.KEY`, `own_counts.KEY`, `_REVIEW`) 0.10, the loop below 0.25: 0.8 s, 35-40x `wc -l`'s CPU.
-Counting the rows a column at a time in C (`findall`, `zip`, `Counter`, `dict.update`) instead of this loop measured
-no faster (0.90 against 0.83 s), and cheaper character classes in `_LINE` 3%: the rest is the regex engine's and
-hashlib's own per-line cost.
+Where a first read's CPU goes (`make bench`'s ledger, per 100 MB / 103k lines): the reads 0.02 s, the split into
+lines 0.05, the chain's sha256 per line 0.13 (0.10 of it hashing: the chain is per line), `_LINE` 0.5 (0.25 before it
+read the gates to their end), the three C searches for rare keys 0.10, the loop below 0.25. Counting the plain stop
+lines a column at a time in C (`map`, `zip`, `dict.update`) instead of this loop measured no faster, twice (the
+match's groups and their bytes objects cost what the loop saves): the rest is the regex engine's and hashlib's own.
 """
 
 from __future__ import annotations
@@ -66,7 +64,9 @@ def _nested(depth: int) -> bytes:
     return inner
 
 
-_GATES_REST = _nested(8)  # the review gate nests 6 deep (its reviewers' findings' reviewers)
+# The rest of the acceptance gate (its failing tests: 2 deep), then of the gates (the review nests 6 deep: its
+# reviewers' findings' reviewers); a line nested deeper is json.loads's. Each level more costs a little on every line.
+_ACCEPTANCE_REST, _GATES_REST = _nested(3), _nested(7)
 # The top-level keys the gate writes between the gates and the agent's figures (`gate.record`), in any order, any
 # number of times: none is one the fast path reads, so a repeat changes nothing json.loads would read.
 _AFTER_GATES = (rb'(?:,"(?:cached|session_from|feedback|env|env_weakened|said|agent|cpu|confine|client)":(?:' + _JSTR
@@ -79,14 +79,14 @@ _AFTER_GATES = (rb'(?:,"(?:cached|session_from|feedback|env|env_weakened|said|ag
 # Every top-level key is where the kit writes it: the head's once and in their order, the gates object read to its
 # end (`_GATES_REST`, from the acceptance counts on), then only `_AFTER_GATES`'s keys, the agent's figures and the
 # tail. A line with any other top-level key (one of the head's written again: json.loads keeps the last of a
-# repeated key) is json.loads's. Finding the gates' end costs about 2.5 us a line (skipping to the tail by `.*` and
-# backing up cost 2): it is what tells a key inside the gates from one after them.
+# repeated key) is json.loads's. Reading the gates to their end doubles the regex's CPU (0.92 against 0.45 s per
+# 200 MB of `make bench`'s ledger, skipping them by `.*`): it is what tells a key inside the gates from one after them.
 _LINE = re.compile(
     rb'\{"v":1,"event":"stop","time":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00)","repo":"(' + _STR + rb'*)",'
     rb'"session":"(' + _STR + rb'+)","stop":(?:\d+|null),"stop_hook_active":(?:true|false|null),'
     rb'"verdict":"(pass|review_error|block|hint|gave_up|appealed)","gates":\{"integrity":\{[^{}\n]*\}(?:,"leak":\{[^{}\n]*\})?,'
     rb'"scope":\{[^{}\n]*\},"acceptance":\{"ok":(?:true|false|null),"total":(\d{1,7},"passed":\d{1,7})'
-    + _GATES_REST + rb'\}' + _GATES_REST + rb'\}' + _AFTER_GATES
+    + _ACCEPTANCE_REST + rb'\}' + _GATES_REST + rb'\}' + _AFTER_GATES
     + rb',(?:("agent_usd":(?:' + _NUM + rb'|null),"agent_seconds":(?:' + _NUM + rb'|null)),)?'
     rb'"blocks":(?:\d+|null),"duration":(' + _NUM + rb'),"kit_version":"[^"\n]*","config":"(' + _STR + rb'*)","prev":".{64}"\}\n'
 ).finditer
