@@ -227,3 +227,22 @@ def test_a_changed_line_in_a_mixed_ledger_is_named_at_its_line(kit_home, monkeyp
         fast, slow = _summaries(path, jobs)
         assert fast == slow
         assert not fast["chain"]["intact"] and fast["chain"]["why"].startswith(f"line {n + 1} was changed"), fast["chain"]
+
+
+def test_the_fast_path_takes_every_key_the_gate_writes_after_the_gates_and_no_repeated_one(kit_home):
+    """The look-alike of the repeated keys above: a stop line with every key `gate.record` writes between the gates and
+    the tail (long texts with escapes and braces, the agent's tokens per model) is the fast path's; the same line with a
+    head key written again after the gates is json.loads's."""
+    base = kit_home / "base.jsonl"
+    report_bench.generate(base, 40, seed=5)
+    rec = next(r for r in map(json.loads, base.read_bytes().splitlines()) if r.get("gates", {}).get("review"))
+    after = {"cached": True, "session_from": "s0", "feedback": 'donegate: 2 failing {"a": [1]}\n\t"quoted" \\ done',
+             "env": ["CI"], "env_weakened": ["PYTEST_ADDOPTS"], "said": "All done } ] {", "cpu": {"hook": 0.08, "children": 1.5},
+             "agent": {"usd": 0.5, "seconds": 61.5, "models": {"claude-x": {"input": 10, "output": 5, "usd": 0.5}},
+                       "prices": "2026-12-01", "unknown": ["m"], "partial": True},
+             "confine": "auto", "client": "codex", "agent_usd": 0.5, "agent_seconds": 61.5}
+    line = _kit(_before_blocks(rec, **after))
+    m = report.fast_line(line)
+    assert m is not None and m.group(3).decode() == rec["session"] and m.group(6) == b'"agent_usd":0.5,"agent_seconds":61.5'
+    for key, value in (("verdict", "pass"), ("session", "s9"), ("repo", "/r"), ("event", "write")):
+        assert report.fast_line(_repeated(key, value)(rec)) is None, key
