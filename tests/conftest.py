@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,10 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     # A test may point HOME elsewhere on purpose (a session that moves it); never back at the person's own.
     assert real is None or os.environ.get("HOME") != real, \
         "the test put the real HOME back (monkeypatch.undo?): use monkeypatch.context()"
+    # As root (CI), a path the kit or a test writes that resolves to /dev/null replaces the device: git then fails
+    # everywhere ('bad config line 1 in file /dev/null', GIT_CONFIG_GLOBAL). Seen once on a shared machine (a link
+    # '/dev/null -> python3', cause not found): the test that ran when it happened, or the next on its worker, says so.
+    assert stat.S_ISCHR(os.lstat(os.devnull).st_mode), "/dev/null is no longer the null device (replaced during this test)"
 
 
 @pytest.fixture
