@@ -1,6 +1,6 @@
 """Fixtures of the gate's end-to-end tests: a scripted model per test and a gated example repository.
 
-`gated(...)` builds, under the test's tmp_path, a copy of the kit, its own DONEGATE_HOME, the bundled
+`gated(...)` builds (or copies from one built once per worker) a copy of the kit, its own DONEGATE_HOME, the bundled
 example repository with donegate's settings installed and the hidden tests sealed (see
 tests/support/gated.py); `g.run(api)` then runs the real Claude Code in it against `api`.
 """
@@ -22,16 +22,19 @@ def api():
 
 
 @pytest.fixture
-def gated(tmp_path, monkeypatch):
+def gated(tmp_path, tmp_path_factory, kit_home, monkeypatch):
     """Factory: `gated(sandbox=..., config=..., tests=..., seal_fixed=...)` -> GatedRepo (see GatedRepo.create).
 
     The test's DONEGATE_HOME becomes the repository's, so the hook, the kit's commands and the test all
-    look at the same store and ledger."""
+    look at the same store and ledger. With the example's hidden tests the repository is a copy of one built once
+    per worker for the same arguments (`GatedRepo.pooled`); with `tests` of the test's own, one of its own."""
     find_claude()  # skip (or fail in CI) before building anything when the CLI is missing
     made: list[GatedRepo] = []
 
     def make(**kwargs) -> GatedRepo:
-        g = GatedRepo.create(tmp_path / f"gated{len(made)}", **kwargs)
+        name = f"gated{len(made)}"
+        g = GatedRepo.pooled(tmp_path_factory.getbasetemp() / "sealed", name, kit_home, **kwargs) \
+            if "tests" not in kwargs else GatedRepo.create(tmp_path / name, **kwargs)
         monkeypatch.setenv("DONEGATE_HOME", str(g.home))
         made.append(g)
         return g

@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.repos import write_config, stop_lines, run_hook, stop_payload
 from donegate.gate import appeal
-from tests.support.repos import seal_single, fix_bug
+from tests.support.repos import pooled_single, seal_single, fix_bug
 
 REASON = "the request says nothing about rounding, but a hidden test expects rounding down"
 APPEAL = f"I looked at the failures again.\nAPPEAL: {REASON}"
@@ -179,16 +179,16 @@ def test_an_appeal_after_reading_the_hidden_tests_is_refused(sealed_shop, kit_ho
     refused(res, kit_home, "hidden test content")
 
 
-def test_an_appeal_when_the_code_exits_the_run_early_is_refused(tmp_path, kit_home):
-    repo = seal_single(tmp_path, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
+def test_an_appeal_when_the_code_exits_the_run_early_is_refused(tmp_path_factory, kit_home):
+    repo = pooled_single(tmp_path_factory, kit_home, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
     assert run_hook(stop_payload(repo)).returncode == 2
     (repo / "mod.py").write_text("import os\nos._exit(0)\n")  # the ImpossibleBench "exit early" move
     refused(run_hook(stop_payload(repo, message=APPEAL)), kit_home, "did not run to the end")
 
 
-def test_an_appeal_against_a_test_that_does_not_collect_is_accepted(tmp_path, kit_home):
+def test_an_appeal_against_a_test_that_does_not_collect_is_accepted(tmp_path_factory, kit_home):
     # The writer's mistake of the published experiment: a test importing a name nobody asked for.
-    repo = seal_single(tmp_path, "from mod import VALUE\n\ndef test_value():\n    assert VALUE == 1\n")
+    repo = pooled_single(tmp_path_factory, kit_home, "from mod import VALUE\n\ndef test_value():\n    assert VALUE == 1\n")
     (repo / "mod.py").write_text("OTHER = 1\n")
     res = blocked_then(repo, APPEAL)
     assert res.returncode == 0 and stop_lines(kit_home)[-1]["verdict"] == "appealed"

@@ -5,6 +5,8 @@ the repository (outside the key) every time it runs. Never by wall-clock time.""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -13,25 +15,36 @@ import pytest
 
 from tests.support.repos import write_config, stop_lines, make_repo, run_hook, stop_payload
 from donegate.tree import verdict_cache as cache
-from tests.support.repos import seal
+from tests.support.repos import seal, sealed_copy
 
 RUNS = "runs.log"
 
 
-def counted(tmp_path: Path, assertion: str = "mod.VALUE == 2", files: dict | None = None, extra: str = "") -> tuple[Path, Path]:
-    """A repository with a sealed hidden test that records each run in `runs`; (repo, runs)."""
-    runs = tmp_path / RUNS
+def counted(tmp_path_factory, assertion: str = "mod.VALUE == 2", files: dict | None = None,
+            extra: str = "") -> tuple[Path, Path]:
+    """A repository with a sealed hidden test that records each run in `runs`; (repo, runs).
+
+    Sealed once per worker for each (assertion, files, extra) and copied for each test (`sealed_copy`): `runs`
+    is in the copy's slot, beside the repository, so the path the sealed test names is each test's own."""
     # The count is written outside the repository, which a confined run cannot do: these tests run
     # the hidden tests unconfined (the confinement has tests of its own, tests/gate/test_redteam.py).
     (Path(os.environ["DONEGATE_HOME"]) / "donegate.yaml").write_text("confine: off\n")
-    repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n", ".gitignore": "*.local\n", **(files or {})})
-    test = tmp_path / "hidden" / "test_mod.py"
-    test.parent.mkdir()
-    # A pass is run twice (the second opinion, without pytest): only the pytest run's line counts here.
-    test.write_text(f"import mod, sys\n{extra}\ndef test_value():\n    with open({str(runs)!r}, 'a') as fh:\n"
-                    f"        fh.write('run\\n' if 'pytest' in sys.modules else 'again\\n')\n    assert {assertion}\n")
-    res = seal(repo, test)
-    assert res.returncode == 0, res.stderr
+    files = {"mod.py": "VALUE = 1\n", ".gitignore": "*.local\n", **(files or {})}
+
+    def build(repo: Path, home: Path) -> None:
+        make_repo(repo, files)
+        test = repo.parent / "hidden" / "test_mod.py"
+        test.parent.mkdir()
+        # A pass is run twice (the second opinion, without pytest): only the pytest run's line counts here.
+        test.write_text(f"import mod, sys\n{extra}\ndef test_value():\n    with open({str(repo.parent / RUNS)!r}, 'a') as fh:\n"
+                        f"        fh.write('run\\n' if 'pytest' in sys.modules else 'again\\n')\n    assert {assertion}\n")
+        res = seal(repo, test, extra_env={"DONEGATE_HOME": str(home)})
+        assert res.returncode == 0, res.stderr
+
+    key = hashlib.sha256(json.dumps([assertion, files, extra], sort_keys=True).encode()).hexdigest()[:10]
+    repo = sealed_copy(tmp_path_factory.getbasetemp() / "sealed", f"counted-{key}", build,
+                       Path(os.environ["DONEGATE_HOME"]))
+    runs = repo.parent / RUNS
     runs.unlink()  # the seal's baseline run
     return repo, runs
 
@@ -40,8 +53,8 @@ def runs_of(runs: Path) -> int:
     return runs.read_text().splitlines().count("run") if runs.exists() else 0
 
 
-def test_a_stop_on_an_unchanged_tree_does_not_start_the_tests(tmp_path, kit_home):
-    repo, runs = counted(tmp_path)
+def test_a_stop_on_an_unchanged_tree_does_not_start_the_tests(tmp_path_factory, kit_home):
+    repo, runs = counted(tmp_path_factory)
     first, second = (run_hook(stop_payload(repo)) for _ in range(2))
     assert first.returncode == second.returncode == 2
     assert runs_of(runs) == 1
@@ -70,7 +83,7 @@ def _runs_alive(marker: str) -> list[str]:
     return found
 
 
-def test_a_cached_stop_ends_the_confined_runs_it_started_before_its_look(tmp_path, kit_home):
+def test_a_cached_stop_ends_the_confined_runs_it_started_before_its_look(tmp_path_factory, kit_home):
     """A confined stop starts both runs before it looks at the tree (their interpreters import pytest while it
     looks), and each goes on once its mirror is in step with the part of the look it copies. When the verdict
     comes from the cache they are ended: nothing of theirs is left running, the mirrors are put back, and the
@@ -81,7 +94,7 @@ def test_a_cached_stop_ends_the_confined_runs_it_started_before_its_look(tmp_pat
     from tests.support import require
 
     require.bwrap()
-    repo, _ = counted(tmp_path)
+    repo, _ = counted(tmp_path_factory)
     write_config(kit_home, "confine: on\n")
     sealed = str(store.load(repo, kit_home).path)
     assert run_hook(stop_payload(repo)).returncode == 2
@@ -99,8 +112,8 @@ def test_a_cached_stop_ends_the_confined_runs_it_started_before_its_look(tmp_pat
     assert "cached" not in last and last["gates"]["acceptance"]["passed"] == 1
 
 
-def test_a_cached_stop_without_progress_still_ends_in_gave_up(tmp_path, kit_home):
-    repo, runs = counted(tmp_path)
+def test_a_cached_stop_without_progress_still_ends_in_gave_up(tmp_path_factory, kit_home):
+    repo, runs = counted(tmp_path_factory)
     codes = [run_hook(stop_payload(repo)).returncode for _ in range(4)]
     assert codes == [2, 2, 2, 0] and runs_of(runs) == 1
     assert stop_lines(kit_home)[-1]["verdict"] == "gave_up"
@@ -114,8 +127,8 @@ def test_a_cached_stop_without_progress_still_ends_in_gave_up(tmp_path, kit_home
     "deleted-file",
     "renamed-file",
 ])
-def test_any_change_the_run_could_see_runs_the_tests_again(tmp_path, kit_home, change):
-    repo, runs = counted(tmp_path, files={"data.local": "a\n", "other.py": "X = 1\n"},
+def test_any_change_the_run_could_see_runs_the_tests_again(tmp_path_factory, kit_home, change):
+    repo, runs = counted(tmp_path_factory, files={"data.local": "a\n", "other.py": "X = 1\n"},
                          assertion="open(os.path.join(os.path.dirname(mod.__file__), 'data.local')).read() == 'b\\n'",
                          extra="import os")
     assert run_hook(stop_payload(repo)).returncode == 2 and runs_of(runs) == 1
@@ -139,15 +152,15 @@ def test_any_change_the_run_could_see_runs_the_tests_again(tmp_path, kit_home, c
     assert res.returncode == (0 if change == "ignored-file" else 2)
 
 
-def test_the_cache_is_per_session(tmp_path, kit_home):
-    repo, runs = counted(tmp_path)
+def test_the_cache_is_per_session(tmp_path_factory, kit_home):
+    repo, runs = counted(tmp_path_factory)
     run_hook(stop_payload(repo, session="a"))
     run_hook(stop_payload(repo, session="b"))
     assert runs_of(runs) == 2
 
 
-def test_only_the_last_stop_counts(tmp_path, kit_home):
-    repo, runs = counted(tmp_path)
+def test_only_the_last_stop_counts(tmp_path_factory, kit_home):
+    repo, runs = counted(tmp_path_factory)
     run_hook(stop_payload(repo))
     (repo / "mod.py").write_text("VALUE = 2\n")
     run_hook(stop_payload(repo))
@@ -156,27 +169,27 @@ def test_only_the_last_stop_counts(tmp_path, kit_home):
     assert runs_of(runs) == 3
 
 
-def test_cache_off_runs_every_stop(tmp_path, kit_home):
-    repo, runs = counted(tmp_path)
+def test_cache_off_runs_every_stop(tmp_path_factory, kit_home):
+    repo, runs = counted(tmp_path_factory)
     write_config(kit_home, "confine: off\ncache: false\n")
     for _ in range(2):
         run_hook(stop_payload(repo))
     assert runs_of(runs) == 2 and all("cached" not in r for r in stop_lines(kit_home))
 
 
-def test_a_config_change_runs_again(tmp_path, kit_home):
-    repo, runs = counted(tmp_path)
+def test_a_config_change_runs_again(tmp_path_factory, kit_home):
+    repo, runs = counted(tmp_path_factory)
     run_hook(stop_payload(repo))
     write_config(kit_home, "confine: off\ntimeout: 60\n")
     run_hook(stop_payload(repo))
     assert runs_of(runs) == 2
 
 
-def test_a_run_that_changes_the_tree_is_not_kept(tmp_path, kit_home):
+def test_a_run_that_changes_the_tree_is_not_kept(tmp_path_factory, kit_home):
     # A tree changed during the run was judged half old, half new. The run itself works in a
     # throwaway copy of the repository (donegate.hidden.copy), so what the code under test writes into
     # its package never changes the tree: such a run is kept. A change made beside the run is not.
-    repo, runs = counted(tmp_path, files={"mod.py": "import time\nopen(__file__ + '.stamp', 'w').write(str(time.time_ns()))\nVALUE = 1\n"})
+    repo, runs = counted(tmp_path_factory, files={"mod.py": "import time\nopen(__file__ + '.stamp', 'w').write(str(time.time_ns()))\nVALUE = 1\n"})
     run_hook(stop_payload(repo))
     assert "kept" not in stop_lines(kit_home)[-1]["gates"]["cache"] and not (repo / "mod.py.stamp").exists()
     run_hook(stop_payload(repo))
@@ -188,8 +201,8 @@ def test_a_run_that_changes_the_tree_is_not_kept(tmp_path, kit_home):
     assert stop_lines(kit_home)[-1]["gates"]["cache"]["kept"] is False
 
 
-def test_an_incomplete_run_is_never_reused(tmp_path, kit_home):
-    repo, runs = counted(tmp_path)
+def test_an_incomplete_run_is_never_reused(tmp_path_factory, kit_home):
+    repo, runs = counted(tmp_path_factory)
     (repo / "mod.py").write_text("import os\nos._exit(0)\n")
     for _ in range(2):
         res = run_hook(stop_payload(repo))
@@ -198,8 +211,8 @@ def test_an_incomplete_run_is_never_reused(tmp_path, kit_home):
     assert stop_lines(kit_home)[-1]["gates"]["cache"]["kept"] is False
 
 
-def test_a_tampered_store_blocks_even_on_a_cached_tree(tmp_path, kit_home):
-    repo, runs = counted(tmp_path)
+def test_a_tampered_store_blocks_even_on_a_cached_tree(tmp_path_factory, kit_home):
+    repo, runs = counted(tmp_path_factory)
     (repo / "mod.py").write_text("VALUE = 2\n")
     assert run_hook(stop_payload(repo)).returncode == 0
     (test_file,) = (kit_home / "acceptance").glob("*/test_mod.py")
@@ -208,8 +221,8 @@ def test_a_tampered_store_blocks_even_on_a_cached_tree(tmp_path, kit_home):
     assert res.returncode == 2 and "acceptance tests were modified" in res.stderr
 
 
-def test_a_protected_file_changed_is_not_hidden_by_the_cache(tmp_path, kit_home):
-    repo, runs = counted(tmp_path)
+def test_a_protected_file_changed_is_not_hidden_by_the_cache(tmp_path_factory, kit_home):
+    repo, runs = counted(tmp_path_factory)
     (repo / "mod.py").write_text("VALUE = 2\n")
     assert run_hook(stop_payload(repo)).returncode == 0
     (repo / ".claude").mkdir()
@@ -218,17 +231,17 @@ def test_a_protected_file_changed_is_not_hidden_by_the_cache(tmp_path, kit_home)
     assert res.returncode == 2 and "protected files were changed" in res.stderr
 
 
-def test_a_fifo_in_the_tree_never_hangs_the_key(tmp_path, kit_home):
-    repo, runs = counted(tmp_path)
+def test_a_fifo_in_the_tree_never_hangs_the_key(tmp_path_factory, kit_home):
+    repo, runs = counted(tmp_path_factory)
     os.mkfifo(repo / "pipe")
     run_hook(stop_payload(repo), timeout=120)
     run_hook(stop_payload(repo), timeout=120)
     assert runs_of(runs) == 1
 
 
-def test_a_symlink_out_of_the_repository_to_a_file_written_just_now_turns_the_cache_off(tmp_path, kit_home):
+def test_a_symlink_out_of_the_repository_to_a_file_written_just_now_turns_the_cache_off(tmp_path, kit_home, tmp_path_factory):
     """Its stat cannot stand for its content within the stat's slack (git's racy rule): no answer from the cache."""
-    repo, runs = counted(tmp_path)
+    repo, runs = counted(tmp_path_factory)
     outside = tmp_path / "outside.py"
     outside.write_text("X = 1\n")
     (repo / "link.py").symlink_to(outside)
@@ -311,14 +324,14 @@ def _after_answer(kit_home: Path) -> dict[str, str]:
     return out
 
 
-def test_the_hook_keeps_its_look_after_the_answer_and_the_next_stop_starts_from_it(tmp_path, kit_home):
+def test_the_hook_keeps_its_look_after_the_answer_and_the_next_stop_starts_from_it(tmp_path_factory, kit_home):
     """The stop's look is kept by the hook's after-answer child (its JSON off the stop's time), under the id drawn
     at the stop; the mirrors' put-back names that id, so the next stop's look, which starts from the kept one,
     brings them in step by what it found changed. An edit between the stops is seen, and run."""
     from tests.support import require
 
     require.bwrap()
-    repo, _ = counted(tmp_path)
+    repo, _ = counted(tmp_path_factory)
     write_config(kit_home, "confine: on\n")
     assert run_hook(stop_payload(repo)).returncode == 2
     first = _after_answer(kit_home)
@@ -331,7 +344,7 @@ def test_the_hook_keeps_its_look_after_the_answer_and_the_next_stop_starts_from_
     assert len(second) == 3 and len(set(second.values())) == 1 and second["look"] != first["look"]
 
 
-def test_a_link_out_of_the_repository_to_a_file_is_keyed_by_where_it_leads_and_what_is_there(tmp_path, kit_home):
+def test_a_link_out_of_the_repository_to_a_file_is_keyed_by_where_it_leads_and_what_is_there(tmp_path, kit_home, tmp_path_factory):
     """Every virtualenv links its interpreter out of the repository (`.venv/bin/python -> /usr/bin/python3`): a
     project with its venv inside was never answered from the cache. A link out of the tree to a file now keys the
     stop by where it leads and that file's stat (as the stat cache trusts one: ctime cannot be set back), read at
@@ -345,7 +358,7 @@ def test_a_link_out_of_the_repository_to_a_file_is_keyed_by_where_it_leads_and_w
     outside.mkdir()
     (outside / "python3").write_text("the interpreter\n")
     (outside / "lib").mkdir()
-    repo, runs = counted(tmp_path)
+    repo, runs = counted(tmp_path_factory)
     (repo / ".venv" / "bin").mkdir(parents=True)
     (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (repo / ".venv" / "bin" / "python").symlink_to(outside / "python3")
@@ -367,7 +380,7 @@ def test_a_link_out_of_the_repository_to_a_file_is_keyed_by_where_it_leads_and_w
     assert "a symlink to a folder out of the repository" in stop_lines(kit_home)[-1]["gates"]["cache"]["skipped"]
 
 
-def test_an_unconfined_stop_starts_its_runs_before_its_look_and_a_cached_one_ends_them_unrun(tmp_path, kit_home, monkeypatch):
+def test_an_unconfined_stop_starts_its_runs_before_its_look_and_a_cached_one_ends_them_unrun(tmp_path, kit_home, monkeypatch, tmp_path_factory):
     """Unconfined too, both runs' processes start before the stop looks at the tree (they import pytest while it
     looks, issue 48), and their copy of the tree is made only once the stop wants the run: a cached stop ends
     them before the hidden test (the product) runs, and leaves nothing running. The real hook, in this process,
@@ -379,7 +392,7 @@ def test_an_unconfined_stop_starts_its_runs_before_its_look_and_a_cached_one_end
     from donegate.seal import store
     from donegate.tree import statcache
 
-    repo, runs = counted(tmp_path)
+    repo, runs = counted(tmp_path_factory)
     store.load(repo, kit_home)
     # The runs are `python -m pytest` as a developer types it: nothing of the store is on their command line, but
     # the interpreter they start is in their temporary folder, made here.

@@ -137,8 +137,8 @@ def test_hanging_test_blocks_within_timeout_and_leaves_no_process(tmp_path, kit_
     assert marker not in ps
 
 
-def test_collection_error_blocks(tmp_path):
-    repo = seal_single(tmp_path, "from mod import VALUE\n\ndef test_value():\n    assert VALUE == 1\n")
+def test_collection_error_blocks(tmp_path_factory, kit_home):
+    repo = pooled_single(tmp_path_factory, kit_home, "from mod import VALUE\n\ndef test_value():\n    assert VALUE == 1\n")
     (repo / "mod.py").write_text("OTHER = 1\n")
     res = run_hook(stop_payload(repo))
     # The file no longer imports: its sealed test fails with the import error, as a developer's run shows it.

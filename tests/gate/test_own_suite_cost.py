@@ -56,6 +56,7 @@ def test_the_sealed_test_files_a_change_reaches_are_each_collected_once(tmp_path
 
 CALC = "def add(a, b):\n    return a + b\n"
 OWN = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+OWN_LARGE = OWN + "\n# " + "-" * pyc.REWRITE_FROM + "\n"  # a rewrite worth keeping (`pyc.REWRITE_FROM`)
 
 
 def test_the_own_suites_rewrite_is_kept_and_runs_only_for_the_source_it_was_made_from(tmp_path, kit_home):
@@ -66,7 +67,7 @@ def test_the_own_suites_rewrite_is_kept_and_runs_only_for_the_source_it_was_made
     blocks."""
     require.bwrap()
     write_config(kit_home, "confine: on\n")
-    repo = _sealed(tmp_path, {"calc.py": CALC, "tests/test_calc.py": OWN})
+    repo = _sealed(tmp_path, {"calc.py": CALC, "tests/test_calc.py": OWN_LARGE})
     (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     res = run_hook(stop_payload(repo, session="a"))
     assert res.returncode == 2 and "tests/test_calc.py::test_add" in res.stderr, res.stderr

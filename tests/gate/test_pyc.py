@@ -13,6 +13,8 @@ from tests.support import require
 from tests.support.repos import kept_file, run_hook, seal_files, stop_lines, stop_payload, write_config
 
 HIDDEN = "import calc\n\n\ndef test_ten_units_get_the_bulk_discount():\n    assert calc.price(10) == 900\n"
+# The same test in a file of `pyc.REWRITE_FROM` bytes: its rewrite is kept (a file of a few lines is rewritten by the run).
+LARGE = HIDDEN + "\n# " + "-" * pyc.REWRITE_FROM + "\n"
 # The bug and its fix, the same size: with the mtime set back too, a pyc checked by (mtime, size), as
 # Python's default ones are, would run the bug again.
 BUG = "def price(u):\n    return u * 100 - u * (u >= 99) * 10\n"
@@ -43,6 +45,9 @@ def test_bytecode_kept_between_stops_never_runs_instead_of_a_changed_source(tmp_
     kept = _compiled(kit_home, repo)
     head = kept.read_bytes()[:16]
     assert head[4:8] == b"\x03\x00\x00\x00", "not a checked hash-based pyc"
+    # A sealed test file of a few lines is rewritten by the run (~3 ms): the job, which writes the tests' rewrite before
+    # the sources, kept none and so never imported pytest's rewriter (~0.1 CPU-s a job).
+    assert not list((pyc.folder(kit_home, repo) / pyc.TESTS).rglob("*.pyc"))
     st = os.stat(repo / "calc.py")
     (repo / "calc.py").write_text(FIXED)
     os.utime(repo / "calc.py", ns=(st.st_atime_ns, st.st_mtime_ns))
@@ -116,14 +121,14 @@ def _rewritten(root: Path, repo: Path) -> Path:
 
 def test_the_sealed_tests_rewrite_is_kept_and_runs_only_for_the_source_it_was_made_from(tmp_path, kit_home):
     """pytest's rewrite of the sealed tests (with the kit's probes) cost every run ~21 ms of its 220 where bare
-    pytest reads its cache: the job keeps it, and the pytest run reads it. The test forges it: a test that
+    pytest reads its cache: the job keeps it (tests of `pyc.REWRITE_FROM` bytes or more), and the pytest run reads it. The test forges it: a test that
     passes, under the sealed source's hash, is what pytest runs (the second harness, which compiles the sealed
     source itself, still fails the stop); under another source's hash, pytest rewrites the sealed file."""
     import marshal
 
     from donegate.seal import store
 
-    repo = _first_stop(tmp_path, kit_home, HIDDEN)
+    repo = _first_stop(tmp_path, kit_home, LARGE)
     kept = _rewritten(kit_home, repo)
     head = kept.read_bytes()[:16]
     assert head[4:8] == b"\x03\x00\x00\x00", "not a checked hash-based pyc"

@@ -11,13 +11,15 @@ went on unbounded), beside an honest look-alike that must pass.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from donegate import paths
 from donegate.hidden import second
 from tests.support import require
-from tests.support.repos import make_repo, pooled_files, run_hook, seal, seal_files, stop_lines, stop_payload, write_config
+from tests.support.repos import (make_repo, pooled_files, run_hook, seal, seal_files, sealed_copy, stop_lines, stop_payload,
+                                 write_config)
 
 OLD = "def test_{i}():\n    from calc import twice\n    assert twice({i}) == {d}\n"
 NEW = "def test_new():\n    from calc import half\n    assert half(10) == 5\n"
@@ -33,13 +35,11 @@ ONE_OLD = ("import sys\n\n\ndef twice(x):\n    return 2 * x if x != 7 or 'pytest
 MANY = 600  # old tests: above second.ALL_UP_TO, so a stop checks a drawn share of them
 
 
-def _sealed(tmp_path, n: int):
-    repo = make_repo(tmp_path / "repo", {"calc.py": BASE})
-    hidden = tmp_path / "hidden" / "test_calc.py"
-    hidden.parent.mkdir()
-    hidden.write_text("".join(OLD.format(i=i, d=2 * i) for i in range(n)) + NEW)
-    assert seal(repo, hidden).returncode == 0
-    return repo
+def _sealed(tmp_path_factory, kit_home, n: int):
+    """`calc.py` with `n` old tests and the new one sealed: once per worker (a seal of 600 tests runs them), each test
+    a copy (`pooled_files`)."""
+    return pooled_files(tmp_path_factory, kit_home, {"calc.py": BASE}, "test_calc.py",
+                        "".join(OLD.format(i=i, d=2 * i) for i in range(n)) + NEW)
 
 
 def _stop(repo, kit_home, product: str, session: str = "s"):
@@ -48,9 +48,9 @@ def _stop(repo, kit_home, product: str, session: str = "s"):
     return res, stop_lines(kit_home)[-1]
 
 
-def test_after_a_disagreement_every_later_stop_checks_every_sealed_test(tmp_path, kit_home):
+def test_after_a_disagreement_every_later_stop_checks_every_sealed_test(tmp_path_factory, kit_home):
     assert MANY > second.ALL_UP_TO
-    repo = _sealed(tmp_path, MANY)
+    repo = _sealed(tmp_path_factory, kit_home, MANY)
     res, line = _stop(repo, kit_home, UNDER_PYTEST)
     assert res.returncode == 2 and line["gates"]["acceptance"]["tamper"]["rule"] == "disagree", res.stderr
     assert line["gates"]["acceptance"]["second"]["drawn"]["of"] == MANY + 1
@@ -64,8 +64,8 @@ def test_after_a_disagreement_every_later_stop_checks_every_sealed_test(tmp_path
     assert "test_calc.py::test_7 passed under pytest" in line["gates"]["acceptance"]["tamper"]["what"]
 
 
-def test_an_honest_fix_after_a_disagreement_passes_with_every_test_checked(tmp_path, kit_home):
-    repo = _sealed(tmp_path, MANY)
+def test_an_honest_fix_after_a_disagreement_passes_with_every_test_checked(tmp_path_factory, kit_home):
+    repo = _sealed(tmp_path_factory, kit_home, MANY)
     res, _ = _stop(repo, kit_home, UNDER_PYTEST)
     assert res.returncode == 2
     res, line = _stop(repo, kit_home, RIGHT)
@@ -76,8 +76,8 @@ def test_an_honest_fix_after_a_disagreement_passes_with_every_test_checked(tmp_p
     assert res.returncode == 0 and line["gates"]["acceptance"]["second"]["drawn"]["of"] == MANY + 1
 
 
-def test_repeated_disagreements_hand_the_session_to_a_person(tmp_path, kit_home):
-    repo = _sealed(tmp_path, 3)
+def test_repeated_disagreements_hand_the_session_to_a_person(tmp_path_factory, kit_home):
+    repo = _sealed(tmp_path_factory, kit_home, 3)
     res, line = _stop(repo, kit_home, UNDER_PYTEST)
     assert res.returncode == 2 and "the two runs disagree" in res.stderr
     # A retry of the same special case (once a plain block, then the next, until max_blocks) goes to a person.
@@ -88,9 +88,9 @@ def test_repeated_disagreements_hand_the_session_to_a_person(tmp_path, kit_home)
     assert line["gates"]["handover"] == "disagreements"
 
 
-def test_blocks_that_are_no_disagreement_do_not_count(tmp_path, kit_home):
+def test_blocks_that_are_no_disagreement_do_not_count(tmp_path_factory, kit_home):
     # The look-alike: failing tests at several stops (no disagreement) stay plain blocks.
-    repo = _sealed(tmp_path, 3)
+    repo = _sealed(tmp_path_factory, kit_home, 3)
     for _ in range(3):
         res, line = _stop(repo, kit_home, BASE + "\n\ndef half(x):\n    return 0\n")
         assert res.returncode == 2 and line["verdict"] == "block", res.stderr
@@ -115,27 +115,31 @@ HONEST_BUG = ("class Amount:\n    def __init__(self, v):\n        self.v = v\n\n
               "def total(n):\n    return Amount(n * 99)\n\n\ndef owner():\n    return Amount('nobody')\n")
 
 
-def _held_sealed(tmp_path):
-    repo = make_repo(tmp_path / "repo", {"calc.py": "def total(n):\n    return 0\n\n\ndef owner():\n    return ''\n"})
-    hidden = tmp_path / "hidden"
-    hidden.mkdir()
-    (hidden / "test_a_rules.py").write_text(HELD)
-    (hidden / "test_b_shown.py").write_text(SHOWN)
-    res = seal(repo, hidden / "test_b_shown.py", "--held", hidden / "test_a_rules.py")
-    assert res.returncode == 0, res.stderr
-    return repo
+def _held_sealed(tmp_path_factory, kit_home):
+    """`test_b_shown.py` sealed shown and `test_a_rules.py` held back: once per worker, each test a copy at the path
+    the seal recorded (`sealed_copy`)."""
+    def build(repo: Path, home: Path) -> None:
+        make_repo(repo, {"calc.py": "def total(n):\n    return 0\n\n\ndef owner():\n    return ''\n"})
+        hidden = repo.parent / "hidden"
+        hidden.mkdir()
+        (hidden / "test_a_rules.py").write_text(HELD)
+        (hidden / "test_b_shown.py").write_text(SHOWN)
+        res = seal(repo, hidden / "test_b_shown.py", "--held", hidden / "test_a_rules.py", extra_env={"DONEGATE_HOME": str(home)})
+        assert res.returncode == 0, res.stderr
+
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "held-calc", build, kit_home)
 
 
-def test_a_spy_eq_carries_no_held_back_value_into_a_shown_failure(tmp_path, kit_home):
-    repo = _held_sealed(tmp_path)
+def test_a_spy_eq_carries_no_held_back_value_into_a_shown_failure(tmp_path_factory, kit_home):
+    repo = _held_sealed(tmp_path_factory, kit_home)
     res, line = _stop(repo, kit_home, SPY_BUG)
     assert res.returncode == 2, res.stdout
     assert "4321" not in res.stderr and "Quintus" not in res.stderr, res.stderr
     assert "held-back requirement: Rebates follow the contract." in res.stderr
 
 
-def test_an_honest_value_class_shows_its_failure_with_its_repr(tmp_path, kit_home):
-    repo = _held_sealed(tmp_path)
+def test_an_honest_value_class_shows_its_failure_with_its_repr(tmp_path_factory, kit_home):
+    repo = _held_sealed(tmp_path_factory, kit_home)
     res, line = _stop(repo, kit_home, HONEST_BUG)
     assert res.returncode == 2 and "assert Amount(99) == 100" in res.stderr, res.stderr
     assert "4321" not in res.stderr and "Quintus" not in res.stderr
@@ -147,8 +151,8 @@ SPY_RIGHT = TABLE + SPY_BUG.replace("Amount(n * 99)", "Amount(_value(n))").repla
 HONEST_RIGHT = TABLE + HONEST_BUG.replace("Amount(n * 99)", "Amount(_value(n))").replace("Amount('nobody')", "Amount(_value('owner'))")
 
 
-def test_a_value_whose_repr_grows_with_its_comparisons_is_evidence(tmp_path, kit_home):
-    repo = _held_sealed(tmp_path)
+def test_a_value_whose_repr_grows_with_its_comparisons_is_evidence(tmp_path_factory, kit_home):
+    repo = _held_sealed(tmp_path_factory, kit_home)
     res, line = _stop(repo, kit_home, SPY_RIGHT)
     assert res.returncode == 2 and "records what it is compared with" in res.stderr, res.stdout
     assert line["gates"]["acceptance"]["tamper"]["rule"] == "probe"

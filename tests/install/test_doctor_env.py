@@ -15,7 +15,6 @@ from donegate.install import diagnose as doctor, project as install
 from donegate.claude import stubs
 from donegate.claude import managed as claude_managed
 from donegate.claude import settings as vocab
-from tests.support.repos import seal_example
 
 
 @pytest.fixture
@@ -26,10 +25,11 @@ def managed_dir(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def installed(shop_repo, managed_dir) -> Path:
-    install.install(shop_repo, sandbox="off")
-    seal_example(shop_repo)
-    return shop_repo
+def installed(sealed_shop, managed_dir) -> Path:
+    """The worker's one seal of the example (`sealed_shop`), then the project install: install takes its settings into
+    the seal (tests/install/test_doctor.py shows both orders healthy). A seal each was ~21 of this file's 28 CPU-s."""
+    install.install(sealed_shop, sandbox="off")
+    return sealed_shop
 
 
 def write(path: Path, data: dict) -> None:
@@ -127,16 +127,14 @@ def test_honest_git_config_is_not_reported(installed):
     assert findings_with(doctor.diagnose(installed), doctor.OK, "git config runs no program")
 
 
-def test_the_mode(shop_repo, managed_dir):
-    install.install(shop_repo, sandbox="off")
-    seal_example(shop_repo)
-    assert findings_with(doctor.diagnose(shop_repo), doctor.WARNING, "protected by the project install alone")
+def test_the_mode(installed, managed_dir):
+    assert findings_with(doctor.diagnose(installed), doctor.WARNING, "protected by the project install alone")
     if vocab.sandbox_available()[0]:
-        install.install(shop_repo, sandbox="on")
-        assert findings_with(doctor.diagnose(shop_repo), doctor.OK, "project install with the sandbox")
-    install.uninstall(shop_repo)
+        install.install(installed, sandbox="on")
+        assert findings_with(doctor.diagnose(installed), doctor.OK, "project install with the sandbox")
+    install.uninstall(installed)
     write_drop_in(managed_dir)
-    found = doctor.diagnose(shop_repo)
+    found = doctor.diagnose(installed)
     assert findings_with(found, doctor.OK, "protected by a managed install")
     assert not [f.what for f in found if f.level == doctor.ERROR]  # the managed drop-in alone is a whole install
 
