@@ -19,6 +19,7 @@ ledger also goes through a Scrubber built from the stores under DONEGATE_HOME (d
 
 from __future__ import annotations
 
+import array
 import collections
 import html
 import json
@@ -66,6 +67,10 @@ ROW_GUESS = 80  # bytes a row takes as a rule (a uuid, a few stops): the page re
 # -------------------------------------------------------------------------------------------------
 
 
+_NO_AGENT: dict[str, Any] = {}  # shared by every session without figures (never changed: a session's is replaced)
+_DAYS: dict[bytes, str] = {}  # a session's first day, one str a day (tens of thousands of sessions, a few hundred days)
+
+
 class _Session:
     """One session's row. Its stops are kept in columns (a few tens of bytes a stop, not a tuple of objects):
     `stops` gives them back as (verdict, ref, leak, cached, place) tuples."""
@@ -74,12 +79,12 @@ class _Session:
                  "seconds", "line", "agent")
 
     def __init__(self, sid: str) -> None:
-        self.sid, self.config, self.repo, self.first, self.last = sid, "", "", "", ""
+        self.sid, self.config, self.repo, self.first, self.last = sid, "", "", "", ""  # first: its first day
         self.verdicts: list[str] = []  # per stop: its verdict (shared strs),
         self.refs, self.flags = "", ""  # its ref (REF_CHARS each), leak + 2 * cached (one digit each),
-        self.places: list[Any] = []  # and where it lies: (file index, line number) or a `page_read.POSITION` place
+        self.places: list[Any] | array.array[int] = []  # and where it lies: (file index, line number) or a `page_read.POSITION` place
         self.gave, self.cost, self.seconds, self.line = False, 0.0, 0.0, 0
-        self.agent: dict[str, Any] = {}  # the last stop's `agent` figures: the session's own cost and time so far
+        self.agent: dict[str, Any] = _NO_AGENT  # the last stop's `agent` figures: the session's own cost and time so far
 
     @property
     def stops(self) -> list[tuple[str, str, bool, bool, Any]]:
@@ -161,7 +166,9 @@ class _Sessions:
         s = self.sessions.get(sid)
         if s is None:
             s = self.sessions[sid] = _Session(sid)
-            s.first = when.decode()
+            s.first = _DAYS.get(when[:10]) or _DAYS.setdefault(when[:10], when[:10].decode())  # only its day is shown
+            if order is not None:  # `page_read` places are ints: 8 bytes a stop, not an int object and a list slot
+                s.places = array.array("Q")
         s.verdicts.append(verdict)
         s.refs += ref.ljust(ledger.REF_CHARS)[: ledger.REF_CHARS]
         s.flags += "0123"[leak + 2 * cached]
@@ -343,7 +350,9 @@ def _page_rows(files: list[Path], since: bytes | None, budget: int, row_budget: 
             repo_names = {s.repo for s in sessions.values()}
         else:
             sessions, labels, seen, days, configs, repo_names = got
-        ordered = sorted(sessions.values(), key=lambda s: (not left_for_person(s, decided), -s.line))
+        ordered: list[Any] = sorted(sessions.values(), key=lambda s: (not left_for_person(s, decided), -s.line))
+        sessions.clear()  # `ordered` holds them alone: a session is let go once its row is made (below)
+        n_sessions, stops_before = len(ordered), 0
         verdicts = [v for v in ORDER if seen[v]] + sorted(v for v in seen if v not in ORDER)
         index = {v: i for i, v in enumerate(verdicts[: len(CODES)])}
         cindex = {c: i for i, c in enumerate(configs)}
@@ -352,7 +361,7 @@ def _page_rows(files: list[Path], since: bytes | None, budget: int, row_budget: 
         rindex = {r: i for i, r in enumerate(repos)}
         rows: list[list[Any]] = []
         row_bytes = 0
-        for s in ordered:
+        for k, s in enumerate(ordered):
             codes = []
             for verdict, ref, leak, cached, _ in s.stops:
                 label = labels.get(ref)
@@ -365,8 +374,14 @@ def _page_rows(files: list[Path], since: bytes | None, budget: int, row_budget: 
             if row_bytes > row_budget:
                 break
             rows.append(row)
+            # Only the first sessions, up to DETAIL_STOPS stops, can get details: the rest go now (their memory makes
+            # the rows and details; the page's peak is its listed sessions once, not them and their rows).
+            if stops_before >= DETAIL_STOPS:
+                ordered[k] = None
+            stops_before += len(s.verdicts)
+        del ordered[len(rows):]
         # Read too few sessions to fill the page (rows shorter than guessed): read more of them.
-        if got is None or row_bytes > row_budget or len(ordered) >= summary["total"]["sessions"] or listing >= most:
+        if got is None or row_bytes > row_budget or n_sessions >= summary["total"]["sessions"] or listing >= most:
             break
         listing = min(most, listing * 3)
     requests = sealed_requests(repo_names, scrub, root)
@@ -399,7 +414,7 @@ def _page_rows(files: list[Path], since: bytes | None, budget: int, row_budget: 
             "configs": configs, "repos": repos,
             "requests": [requests.get(r, "") for r in repos], "days": days, "rows": rows, "details": details, "texts": texts,
             "stops_by_verdict": stops_by_verdict, "detail_sessions": len(details),
-            "sessions": len(ordered) if got is None else summary["total"]["sessions"], "stops": sum(seen.values()),
+            "sessions": n_sessions if got is None else summary["total"]["sessions"], "stops": sum(seen.values()),
             "repo_names": sorted(repo_names)}
 
 

@@ -383,15 +383,20 @@ def _line_by_line(monkeypatch):
     monkeypatch.setattr(page_read, "sessions", lambda *a: None)
 
 
-@pytest.mark.parametrize("jobs, row_budget", [(1, 3_200_000), (2, 3_200_000), (2, 9_000), (1, 400)])
-def test_the_page_from_the_kept_summary_is_the_page_read_line_by_line(kit_home, monkeypatch, jobs, row_budget):
+@pytest.mark.parametrize("jobs, row_budget, detail_stops", [(1, 3_200_000, None), (2, 3_200_000, None), (2, 9_000, None),
+                                                            (1, 400, None), (2, 3_200_000, 40), (1, 9_000, 9)])
+def test_the_page_from_the_kept_summary_is_the_page_read_line_by_line(kit_home, monkeypatch, jobs, row_budget, detail_stops):
     """The page's sessions come from the report's reading (the sessions it lists, read whole; the rest counted):
     its data equal those of reading every line with json.loads, whatever the page can list (a small budget lists
     the first sessions only: left for a person, then the latest), one range or two, kept or not, labels and a
-    person's decision included."""
+    person's decision included. With few stops' details (`detail_stops`), the sessions past them are let go as their
+    rows are made (the page's memory): the details are still those of the first sessions, both ways."""
     from donegate.report import html as report_html
 
     monkeypatch.setattr(report.parallel, "PARALLEL_BYTES", 1)
+    if detail_stops:
+        monkeypatch.setattr(report_html, "DETAIL_STOPS", detail_stops)
+        monkeypatch.setattr(report_html, "DETAIL_BATCH", 4)
     path = _bulk(kit_home / "ledger.jsonl", 1800)
     decided = next(line for _, line in ledger.read(path) if b'"verdict":"block"' in line)
     rec = json.loads(decided)
@@ -406,6 +411,9 @@ def test_the_page_from_the_kept_summary_is_the_page_read_line_by_line(kit_home, 
         _line_by_line(m)
         old = report_html.page_data([path], jobs=jobs, row_budget=row_budget)
     assert kept == again == old
+    if detail_stops:  # details for the first sessions only, up to about `detail_stops` stops
+        assert 0 < kept["detail_sessions"] < len(kept["rows"])
+        assert [r[9] for r in kept["rows"][: kept["detail_sessions"]]] == list(range(kept["detail_sessions"]))
 
 
 def _summary_table(page: Path) -> str:
