@@ -274,8 +274,9 @@ def _look(ctx: StopContext, pending: statcache.Pending | None = None) -> statcac
     repo, root = ctx.tree, ctx.root
     assert repo is not None
     if pending is None:
-        return statcache.look(repo, root, keep=after, key=ctx.tree_key)
-    return statcache.look(repo, root, tuple(shared_dirs(repo)), pending.early, keep=after, key=ctx.tree_key)
+        return statcache.look(repo, root, keep=after, key=ctx.tree_key, sealed=ctx.key)
+    return statcache.look(repo, root, tuple(shared_dirs(repo)), pending.early, keep=after, key=ctx.tree_key,
+                          sealed=ctx.key)
 
 
 def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *, repo: str | None = None,

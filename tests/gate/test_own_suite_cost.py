@@ -259,3 +259,31 @@ def _donegate(kit_home: Path, *argv: str):
 
     return subprocess.run([sys.executable, "-m", "donegate", *argv], capture_output=True, text=True, cwd=KIT,
                           timeout=120, env={**os.environ, "DONEGATE_HOME": str(kit_home)})
+
+
+def test_unseal_removes_the_looks_of_worktrees_already_removed_from_git(tmp_path, kit_home):
+    """A stop in a worktree keeps its last look at its files under the worktree's own key; `git worktree remove`
+    takes the worktree out of git's list, so `unseal`, which asked git for the project's worktrees, never found that
+    look (was: it stayed, with the memos beside it). Now a stop's look names the sealed project it was judged against,
+    and `unseal` removes every look that names it. Beside it: the look of a tree no stop of this project made (another
+    folder, gone too) stays, and a live worktree's look still goes."""
+    from donegate import paths
+    from donegate.tree import statcache
+    from tests.support.repos import git
+
+    repo = _sealed(tmp_path, {"calc.py": CALC, "tests/test_calc.py": OWN})
+    key, gone = paths.repo_key(repo), tmp_path / "gone"
+    git(repo, "worktree", "add", "-q", str(gone), "-b", "gone")
+    (gone / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")
+    assert run_hook(stop_payload(gone)).returncode == 0
+    assert f"{paths.repo_key(gone)}.json" in _looks(kit_home, paths.repo_key(gone))
+    git(repo, "worktree", "remove", "--force", str(gone))
+    stranger = make_repo(tmp_path / "stranger", {"x.py": "X = 1\n"})
+    statcache.look(stranger, kit_home)  # a look kept by no stop of this project
+    import shutil
+
+    shutil.rmtree(stranger)
+    res = _donegate(kit_home, "unseal", str(repo))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert _looks(kit_home, paths.repo_key(gone)) == [], _looks(kit_home, paths.repo_key(gone))
+    assert _looks(kit_home, paths.repo_key(stranger)) == [f"{paths.repo_key(stranger)}.json"]
