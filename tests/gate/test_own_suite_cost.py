@@ -261,6 +261,15 @@ def _donegate(kit_home: Path, *argv: str):
                           timeout=120, env={**os.environ, "DONEGATE_HOME": str(kit_home)})
 
 
+def _wait_for(path: Path, wait: float = 20) -> None:
+    import time
+
+    end = time.monotonic() + wait
+    while not path.exists() and time.monotonic() < end:
+        time.sleep(0.05)
+    assert path.exists(), path
+
+
 def test_unseal_removes_the_looks_of_worktrees_already_removed_from_git(tmp_path, kit_home):
     """A stop in a worktree keeps its last look at its files under the worktree's own key; `git worktree remove`
     takes the worktree out of git's list, so `unseal`, which asked git for the project's worktrees, never found that
@@ -276,7 +285,9 @@ def test_unseal_removes_the_looks_of_worktrees_already_removed_from_git(tmp_path
     git(repo, "worktree", "add", "-q", str(gone), "-b", "gone")
     (gone / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")
     assert run_hook(stop_payload(gone)).returncode == 0
-    assert f"{paths.repo_key(gone)}.json" in _looks(kit_home, paths.repo_key(gone))
+    look = kit_home / "state" / "stat" / f"{paths.repo_key(gone)}.json"
+    _wait_for(look)  # kept by the stop's after-answer child
+    _put_back(kit_home, key)
     git(repo, "worktree", "remove", "--force", str(gone))
     stranger = make_repo(tmp_path / "stranger", {"x.py": "X = 1\n"})
     statcache.look(stranger, kit_home)  # a look kept by no stop of this project
