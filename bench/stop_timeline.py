@@ -64,8 +64,8 @@ def _patch() -> None:
     proc.run = run
     real_go = runner.Walls.go
 
-    def go(self, started, *rest):
-        both = real_go(self, started, *rest)
+    def go(self, started, *a, **kw):
+        both = real_go(self, started, *a, **kw)
         if both is None or both is started:
             return both
 
@@ -83,7 +83,8 @@ def _patch() -> None:
         return real_feed(self, line)
     channel.Stream.feed = feed
     for owner, name in ((acceptance, "start"), (acceptance.Running, "begun"), (acceptance.Running, "finish"),
-                        (gate, "_look"), (verdict_cache, "lookup"), (own_suite, "start"), (own_suite.OwnRuns, "finish"),
+                        (gate, "_look"), (verdict_cache, "lookup"), (own_suite, "start"), (own_suite.OwnRuns, "chosen"),
+                        (own_suite.OwnRuns, "finish"),
                         (leaks, "transcript_gate"), (scan, "scan_gate"), (scope, "scope_gate"),
                         (feedback, "passed"), (feedback, "blocked"), (gate, "evaluate")):
         _wrap(owner, name, f"{getattr(owner, '__name__', '')}.{name}".split("donegate.")[-1])

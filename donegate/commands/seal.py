@@ -183,7 +183,7 @@ def cmd_unseal(args: argparse.Namespace) -> int:
                   count=manifest.get("count"))
     print(f"unsealed {repo}: {manifest.get('count', 'its')} acceptance tests removed from the store; "
           "its sessions stop ungated from now on")
-    print(forget_copies(repo, (repo, *_worktrees(repo))))
+    print(forget_copies(repo, (repo, *_worktrees(repo)), every_look=True))
     return 0
 
 
@@ -200,17 +200,18 @@ def _worktrees(project: Path) -> list[Path]:
     return [tree / below for tree in others]
 
 
-def forget_copies(repo: Path | None, trees: tuple[Path, ...] | None = None) -> str:
+def forget_copies(repo: Path | None, trees: tuple[Path, ...] | None = None, every_look: bool = False) -> str:
     """What the runs kept of `repo` in the kit's state (mirrors, bytecode, the last look at the working trees
-    `trees`: default its own) removed: one line, and one per thing left. `repo` None: of every repository
-    (`uninstall --scope user`)."""
+    `trees`: default its own; `every_look`: and at every tree a stop judged against its seal, `forget.forget`)
+    removed: one line, and one per thing left. `repo` None: of every repository (`uninstall --scope user`)."""
     from donegate import paths
     from donegate.hidden import forget, pyc
 
     if repo is None:
         removed, left = forget.forget_all(paths.home())
     else:
-        removed, left = forget.forget(repo, paths.home(), also=(pyc.folder(paths.home(), repo),), trees=trees)
+        removed, left = forget.forget(repo, paths.home(), also=(pyc.folder(paths.home(), repo),), trees=trees,
+                                      every_look=every_look)
     whose = "the repository" if repo is not None else "every repository"
     said = (f"removed the kit's copies of {whose} ({removed} folders: the runs' mirrors of its tree, its "
             "bytecode)") if removed else f"the kit's copies of {whose}: none were kept"

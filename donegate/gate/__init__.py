@@ -157,10 +157,15 @@ def _evaluate(ctx: StopContext) -> Outcome:
     except EnvProblem as exc:
         return _environment(gates, exc.message, exc.fix or "")
     running: acceptance.Running | None = started
+    own_runs: own_suite.OwnRuns | None = None
     try:
         # Their processes first: what starts them (the walls, a fork) is Python in this interpreter, as the
         # look is, and each run's import of pytest, not the look, is what a run waits for (15,000 files).
         started.begun(timeout=min(5.0, max(0.0, time_left(cfg["timeout"]))))
+        # The own suite's sealed run begins too (its interpreter imports pytest while the hook looks); the look
+        # tells it which sealed files the change reaches (`own_suite.OwnRuns.chosen`).
+        own_runs = own_suite.start(repo, st, cfg, started.launch, started.allow, pending, root, ctx.key,
+                                   started.plugins) if pending is not None else None
         # One look at the working tree (stat only; a file is read again only if its stat moved) serves
         # the cache key, the mirrors, the scope check and the scan.
         look = ctx.look = _look(ctx, pending)
@@ -170,8 +175,13 @@ def _evaluate(ctx: StopContext) -> Outcome:
         if found.entry is not None:
             started.abandon()
             running = None
-        own_runs = own_suite.start(repo, st, cfg, started.launch, started.allow, look, root,
-                                   ctx.key, started.plugins) if running is not None else None
+            if own_runs is not None:
+                own_runs.drop()
+                own_runs = None
+        elif own_runs is not None:
+            own_runs.chosen(look)
+        else:
+            own_runs = own_suite.start(repo, st, cfg, started.launch, started.allow, look, root, ctx.key, started.plugins)
         leak, scrub = leaks.transcript_gate(payload, st, root)
         scanned = scan.scan_gate(repo, st, cfg, root, look)
         if running is None:
@@ -188,6 +198,8 @@ def _evaluate(ctx: StopContext) -> Outcome:
     except BaseException:
         if pending is not None and not pending.run:
             pending.set(None, run=False)  # the runs waiting for the look end unrun
+        if own_runs is not None and not own_runs._chosen.is_set():
+            own_runs.drop()  # the own suite's, waiting for what the look chose too
         proc.kill_all()  # a stage beside the run failed: the stop blocks, and no run goes on without it
         raise
     if leak:
@@ -274,8 +286,9 @@ def _look(ctx: StopContext, pending: statcache.Pending | None = None) -> statcac
     repo, root = ctx.tree, ctx.root
     assert repo is not None
     if pending is None:
-        return statcache.look(repo, root, keep=after, key=ctx.tree_key)
-    return statcache.look(repo, root, tuple(shared_dirs(repo)), pending.early, keep=after, key=ctx.tree_key)
+        return statcache.look(repo, root, keep=after, key=ctx.tree_key, sealed=ctx.key)
+    return statcache.look(repo, root, tuple(shared_dirs(repo)), pending.early, keep=after, key=ctx.tree_key,
+                          sealed=ctx.key)
 
 
 def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *, repo: str | None = None,

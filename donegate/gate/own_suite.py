@@ -54,55 +54,99 @@ class OwnRuns:
     """The two runs going on: the sealed copies, and the agent's added or changed test files."""
 
     def __init__(self, repo: Path, st: store.Store, cfg: dict[str, Any], pack: dict[str, Any], launch: Any,
-                 allow: tuple[str, ...], look: statcache.Tree | None, root: Path | None = None,
+                 allow: tuple[str, ...], look: statcache.Tree | statcache.Pending | None, root: Path | None = None,
                  key: str | None = None, plugins: list[str] | None = None) -> None:
         from donegate.hidden import runner
-        from donegate.seal import own
+        from donegate.tree import statcache
 
-        self.pack, self.t0 = pack, time.monotonic()
+        self.repo, self.st, self.cfg, self.pack, self.t0 = repo, st, cfg, pack, time.monotonic()
         self.timeout = min(cfg["timeout"], max(1.0, time_left(cfg["timeout"])))
         self.tmp = Path(tempfile.mkdtemp(prefix="donegate-own-"))
-        suite = self.tmp / "suite"
-        suite.mkdir()  # the runs' store (bound read-only), the sealed files in it only for a run of them
-        project = Path(launch.front[0])
-        prefix = _prefix(repo, project)
-        self.changed = _changed_tests(repo, st, look, prefix)
-        confine = cfg["confine"]
+        self.suite = self.tmp / "suite"
+        self.suite.mkdir()  # the runs' store (bound read-only), the sealed files in it only for a run of them
+        self.launch = launch
+        self.prefix = _prefix(repo, Path(launch.front[0]))
         # Confined, each run works in a mirror of the tree of its own (`donegate.hidden.copy`: kept between stops,
         # brought in step by what changed, put back after the answer), beside the hidden runs' mirrors, and reads
         # the product's bytecode they keep (`donegate.hidden.pyc`); unconfined, a throwaway copy as before.
         # The environment's pytest plugins, as the hidden run loads them; a project that is pytest, its own pytest.
         own_pytest = str(st.manifest.get("own_pytest") or "")
-        go = functools.partial(runner.run, suite, repo, timeout=self.timeout, confine=confine, project=project,
-                               allow=allow, root=root, tree=look, key=key, later=True, plugins=plugins or (),
-                               own_pytest=own_pytest)
-        # Cost follows the change: the sealed test files the change can reach (`donegate.seal.reach`), or all.
-        self.selected = None if cfg.get("own_run") == "all" else _selected(repo, st, pack, look, prefix)
+        self._go = functools.partial(runner.run, self.suite, repo, timeout=self.timeout, confine=cfg["confine"],
+                                     project=Path(launch.front[0]), allow=allow, root=root, key=key, later=True,
+                                     plugins=plugins or (), own_pytest=own_pytest)
         self.sealed: _Run | None = None
+        self.now: _Run | None = None
+        self.changed: list[str] = []
+        self.selected: set[str] | None = None
+        self.current: dict[str, str | None] = {}
+        self.weakened: list[dict[str, str]] = []
+        self._skip: list[str] | None = None  # what the sealed run leaves out; None: it is not to run
+        self._chosen = threading.Event()
+        if isinstance(look, statcache.Pending):
+            # Begun before the stop's look (as the hidden runs are): the sealed copies' process imports pytest while
+            # the hook looks, and is sent what the look chose (`chosen`) with its go. What it costs: a stop whose change
+            # reaches no sealed test file starts that process and ends it unrun (~0.1 CPU-s, a cached stop's as well).
+            rewrite = self._lay_out()
+            self.sealed = _Run(lambda: self._go(python=self._sealed_launch, layout=self._layout, slot="own",
+                                                rewrite=rewrite, tree=look, chosen=self._told))
+        else:
+            self.chosen(look)
+
+    def _lay_out(self) -> list[Path]:
+        """The sealed suite laid out in the runs' store (the sealed configuration's `pythonpath` applied), and the
+        files whose rewrite the bytecode job keeps."""
+        from donegate.seal import own
+
+        self._layout = own.lay_out(self.pack, self.suite)
+        self._sealed_launch = own.with_pythonpath(self.pack, self.launch, self.suite)
+        # (the kit's pytest makes the kept rewrite: a project that is pytest rewrites with its own)
+        return [] if self.st.manifest.get("own_pytest") else _rewritten(self.pack, self.suite)
+
+    def _told(self) -> dict[str, Any] | None:
+        """The sealed run's go (`runner.Walls.go`): what the look chose of it, once it has (None: it is not to run)."""
+        self._chosen.wait(max(1.0, time_left(self.cfg["timeout"])))
+        return None if self._skip is None else {"skip": self._skip}
+
+    def chosen(self, look: statcache.Tree | None) -> None:
+        """What the stop's look chooses: the sealed test files the change can reach (`donegate.seal.reach`), or all;
+        the agent's added or changed test files, run as they are now."""
+        repo, st, pack, prefix = self.repo, self.st, self.pack, self.prefix
+        self.changed = _changed_tests(repo, st, look, prefix)
+        # Cost follows the change: the sealed test files the change can reach (`donegate.seal.reach`), or all.
+        self.selected = None if self.cfg.get("own_run") == "all" else _selected(repo, st, pack, look, prefix)
         if self.selected is None or self.selected:
-            layout = own.lay_out(pack, suite)
-            sealed_launch = own.with_pythonpath(pack, launch, suite)  # the sealed configuration's `pythonpath`
             # The suite's paths as sealed, what the change cannot reach not collected (named one by one instead,
             # pytest collects their folder once per file named); the sealed tests' rewrite kept between stops.
-            skip = _skipped(pack, suite, self.selected) if self.selected is not None else []
-            # (the kit's pytest makes the kept rewrite: a project that is pytest rewrites with its own)
-            rewrite = [] if own_pytest else _rewritten(pack, suite)
-            self.sealed = _Run(lambda: go(python=sealed_launch, layout=layout, slot="own", skip=skip, rewrite=rewrite))
-        self.now: _Run | None = None
+            self._skip = _skipped(pack, self.suite, self.selected) if self.selected is not None else []
+            if self.sealed is None:
+                rewrite = self._lay_out()
+                self.sealed = _Run(lambda: self._go(python=self._sealed_launch, layout=self._layout, slot="own",
+                                                    skip=self._skip, rewrite=rewrite, tree=look))
+        self._chosen.set()
         if self.changed:
             args = ["--rootdir", ".", *self.changed]
-            self.now = _Run(lambda: go(python=launch, layout=args, slot="own-now"))
+            self.now = _Run(lambda: self._go(python=self.launch, layout=args, slot="own-now", tree=look))
         # What only the verdict reads, once the runs are on their way (parsing the changed files: their processes
         # start sooner; the values are the same).
         self.current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, look, prefix)}
         self.weakened = _support_weakened(repo, st, pack, look, prefix)
+
+    def drop(self) -> None:
+        """The stop wants no run (its verdict came from the cache): the sealed run, begun, ends unrun."""
+        self._skip = None
+        self._chosen.set()
+        from donegate.hidden import copy as throwaway
+
+        throwaway.remove_later(str(self.tmp))
 
     def finish(self) -> dict[str, Any]:
         stage("the project's own tests")
         from donegate.hidden.runner import TestRun
 
         try:
-            sealed = self.sealed.get(max(1.0, self.timeout + 30)) if self.sealed is not None else TestRun(True)
+            # (a sealed run begun before the look and ended unrun: the change reaches none of its files)
+            sealed = self.sealed.get(max(1.0, self.timeout + 30)) if self.sealed is not None and self._skip is not None \
+                else TestRun(True)
             now = self.now.get(max(1.0, self.timeout + 30)) if self.now is not None else None
         finally:
             from donegate.hidden import copy as throwaway
@@ -119,11 +163,12 @@ class OwnRuns:
 
 
 def start(repo: Path, st: store.Store, cfg: dict[str, Any], launch: Any, allow: tuple[str, ...],
-          look: statcache.Tree | None, root: Path | None = None, key: str | None = None,
+          look: statcache.Tree | statcache.Pending | None, root: Path | None = None, key: str | None = None,
           plugins: list[str] | None = None) -> OwnRuns | None:
     """The runs begun, or None when the seal holds no own suite (or it is switched off). `root`, `key`: the state
-    root and `paths.repo_key(repo)`, for the runs' mirrors (with the stop's `look`); `plugins`: the environment's
-    pytest plugins the hidden run loads (`hidden.plugins`: those still as sealed)."""
+    root and `paths.repo_key(repo)`, for the runs' mirrors (with the stop's `look`: a `statcache.Pending` begins the
+    sealed run before the look, which the stop then tells what it chose, `OwnRuns.chosen`); `plugins`: the
+    environment's pytest plugins the hidden run loads (`hidden.plugins`: those still as sealed)."""
     from donegate.seal.store import OWN_SUITE
 
     if OWN_SUITE not in st.manifest.get("files", {}) or cfg.get("own_tests") in ("off", False):

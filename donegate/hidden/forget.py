@@ -20,16 +20,19 @@ JOB_WAIT = 20.0  # seconds a bytecode job is waited for (one compiles a tree in 
 
 
 def forget(repo: Path, root: Path, key: str | None = None, also: tuple[Path, ...] = (),
-           trees: tuple[Path, ...] | None = None) -> tuple[int, list[str]]:
+           trees: tuple[Path, ...] | None = None, every_look: bool = False) -> tuple[int, list[str]]:
     """Remove what the runs keep of `repo` under the state root (`unseal`, `uninstall`): each slot's mirror with its
     record, marks and lock, the folders `also` names (the product's bytecode, `pyc.folder`) and the kept looks at the
-    working trees `trees` (default: `repo`'s own); a mirror a stop's run holds (its lock taken) is left. Returns (how
-    many folders were removed, what was left: `path: why` each)."""
+    working trees `trees` (default: `repo`'s own); `every_look`: also every look a stop judged against `repo`'s seal
+    (`statcache.sealed_looks`: a worktree git no longer lists too). A mirror a stop's run holds (its lock taken) is
+    left. Returns (how many folders were removed, what was left: `path: why` each)."""
     from donegate import paths
     from donegate.tree import statcache
 
     key = key or paths.repo_key(repo)
-    looks = [statcache.kept_files(root, paths.repo_key(t)) for t in trees] if trees else [statcache.kept_files(root, key)]
+    keys = [paths.repo_key(t) for t in trees] if trees else [key]
+    keys += [k for k in (statcache.sealed_looks(root, key) if every_look else ()) if k not in keys]
+    looks = [statcache.kept_files(root, k) for k in keys]
     left = [why for files in looks for f in files for why in _removed(f)]  # files: not counted as folders
     removed, more = _forget(paths.state_dir(root) / "mirror", [key + (f"-{slot}" if slot else "") for slot in SLOTS], also)
     return removed, left + more

@@ -165,7 +165,8 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
         started: Callable[[int], None] | None = None, failed: Callable[[], None] | None = None,
         later: bool = False, seed: str = "", layout: Sequence[str] | None = None, slot: str = "",
         last: Sequence[str] = (), plugins: Sequence[str] = (), key: str | None = None, own_pytest: str = "",
-        skip: Sequence[str] = (), rewrite: Sequence[Path] = (), early: bool = False) -> TestRun:
+        skip: Sequence[str] = (), rewrite: Sequence[Path] = (), early: bool = False,
+        chosen: Callable[[], dict[str, Any] | None] | None = None) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
     (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
     tripwires stay quiet (`scan.allow`). `project`: the folder of the repository the tests are for (a
@@ -185,7 +186,10 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     `hidden.plugins.own_pytest`): the run imports the project's own, as its developers' `python -m pytest` does.
     `skip`: test files under `layout`'s paths not collected (the own suite's files the change cannot reach);
     `rewrite`: the files of `layout`'s suite whose rewrite the bytecode job keeps for the next stops (`pyc.Tests`).
-    `early`: a stop's first run, which may adopt the process the launcher started (`donegate.hidden.early`)."""
+    `early`: a stop's first run, which may adopt the process the launcher started (`donegate.hidden.early`).
+    `chosen`: for a run started before the stop's look (`tree` a `statcache.Pending`), what the look chose of it, asked
+    for once its copy is in step and sent with the go (`{"skip": [...]}`: the own suite's files the change cannot
+    reach); None ends the run unrun."""
     from donegate.hidden import confine as walls, python as pyenv
 
     repo = repo.resolve()
@@ -195,7 +199,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
                project=project, python=python, root=root, tree=tree, started=started, failed=failed, later=later,
                seed=seed or os.urandom(16).hex(), layout=layout, slot=slot, last=last, plugins=plugins, key=key,
-               own_pytest=own_pytest, skip=skip, rewrite=rewrite, early=early)
+               own_pytest=own_pytest, skip=skip, rewrite=rewrite, early=early, chosen=chosen)
     if kind == "bwrap" and out.sandbox_failed:
         # No unconfined fallback: the person chooses that (confine: off), never the machine.
         out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
@@ -264,14 +268,17 @@ class Walls:
             self.prefix = ["/usr/bin/sandbox-exec", "-p", walls.sandbox_profile(copy=copy, store=store if pytest_env else None, tmp=tmp,
                                                                                 hidden=hidden, python=python.binds)]
 
-    def go(self, started: Callable[[int], None] | None, pipe: tuple[int, int] | None = None) -> Callable[[int], None] | None:
+    def go(self, started: Callable[[int], None] | None, pipe: tuple[int, int] | None = None,
+           chosen: Callable[[], dict[str, Any] | None] | None = None) -> Callable[[int], None] | None:
         """`proc.run`'s `started` for this run: `started`, then, for a run started before its copy is in step
         (the mirror, with the look still to come), what brings the copy in step and tells the process to go on
         (a byte on the pipe `wait` names to it, passed with `passed`), or ends it when the stop wants no run.
-        `pipe`: that pipe, made by the launcher for a process it started early (`donegate.hidden.early`)."""
+        `pipe`: that pipe, made by the launcher for a process it started early (`donegate.hidden.early`); `chosen`:
+        what the run is sent with its go (`run`'s), after the byte, to the pipe's end (None: the run is ended)."""
         bring = self.told.get("bring")
-        if bring is None:
+        if bring is None and chosen is None:
             return started
+        stepped = bring is not None  # (else the copy was made whole, before the run: only the choice is waited for)
         r, w = pipe or os.pipe()
         self.wait, self.passed = r, (r,)
 
@@ -279,10 +286,14 @@ class Walls:
             if started is not None:
                 started(pid)
             try:
-                if bring():
-                    self.copied, self.faithful = self.told.get("copied", 0.0), self.told.get("faithful", False)
+                ok = bring() if bring is not None else True
+                told = chosen() if ok and chosen is not None else None
+                if ok and (chosen is None or told is not None):
+                    if stepped:
+                        self.copied, self.faithful = self.told.get("copied", 0.0), self.told.get("faithful", False)
+                    more = json.dumps(told).encode() if told is not None else b""
                     with contextlib.suppress(BrokenPipeError):  # the run ended before it was told: its exit says why
-                        os.write(w, b"g")
+                        os.write(w, b"g" + more)
                 else:
                     proc.cancel(pid)
             finally:
@@ -343,7 +354,8 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
          failed: Callable[[], None] | None = None, later: bool = False, seed: str = "",
          layout: Sequence[str] | None = None, slot: str = "", last: Sequence[str] = (),
          plugins: Sequence[str] = (), key: str | None = None, own_pytest: str = "", skip: Sequence[str] = (),
-         rewrite: Sequence[Path] = (), early: bool = False) -> TestRun:
+         rewrite: Sequence[Path] = (), early: bool = False,
+         chosen: Callable[[], dict[str, Any] | None] | None = None) -> TestRun:
     from donegate.hidden import channel, early as kept
 
     files = test_files(store) if layout is None else []
@@ -380,8 +392,8 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
 
         def build(w: int, nonce: str, pipe: tuple[int, int] | None = None) -> tuple[list[str], str]:
             nonlocal started
-            started = w_.go(go_on, pipe)
-            spec.update(go=w_.wait, fd=w, args=args)
+            started = w_.go(go_on, pipe, chosen)
+            spec.update(go=w_.wait, fd=w, args=args, **({"chosen": True} if chosen is not None and w_.wait is not None else {}))
             # `python -m pytest` with no argument, as a developer types it: pytest's arguments reach it in the spec
             # (`bootstrap.BOOTSTRAP`), so sys.argv, sys.orig_argv and /proc/self/cmdline hold none of the kit's.
             return [*w_.prefix, *w_.argv, "-m", "pytest"], nonce + "\n" + json.dumps(spec) + "\n" + source

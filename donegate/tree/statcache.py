@@ -234,27 +234,31 @@ def _path(repo: Path, root: Path, key: str | None = None) -> Path:
     return paths.state_dir(root) / "stat" / f"{key or paths.repo_key(repo)}.json"
 
 
-def _load(path: Path, repo: Path) -> tuple[dict[str, tuple[str, str]], str, tuple[tuple[str, ...], int] | None]:
+def _load(path: Path, repo: Path, sealed: str | None = None
+          ) -> tuple[dict[str, tuple[str, str]], str, tuple[tuple[str, ...], int] | None, bool]:
     """The kept look's entries, the id its file was written with ("" for none), and (the top-level folders
-    it walked last, how many entries it kept from before them) when it says. (JSON's strings and lists
+    it walked last, how many entries it kept from before them) when it says, and whether it names a sealed project
+    other than `sealed` (or none: kept before looks named it). (JSON's strings and lists
     come back as what they were written as, or it fails: marshal read the table faster, but every entry
     then needed its types checked, which cost the difference.)"""
     try:
         data = json.loads(fsafe.read_text(path))
         if data.get("version") != VERSION or data.get("repo") != str(repo):
-            return {}, "", None
+            return {}, "", None, False
         names, keys, digests = data["names"], data["stat"], data["digest"]
         # unequal columns: ValueError
         entries = dict(zip(names, zip(keys, digests, strict=True), strict=True))
         early = data.get("early")
         split = (tuple(early[0]), int(early[1])) if isinstance(early, list) and len(early) == 2 else None
-        return entries, str(data.get("id") or ""), split
+        # kept before it named its sealed project (or for another): this look is kept, whatever changed
+        return entries, str(data.get("id") or ""), split, bool(sealed) and data.get("sealed") != sealed
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}, "", None
+        return {}, "", None, False
 
 
 def _save(path: Path, repo: Path, entries: dict[str, tuple[str, str]], racy: set[str], dropped: set[str],
-          early: tuple[tuple[str, ...], int] | None = None, ident: str | None = None) -> str | None:
+          early: tuple[tuple[str, ...], int] | None = None, ident: str | None = None, sealed: str | None = None
+          ) -> str | None:
     """Keep this look for the next one, without the `dropped` names and with the `racy` ones' digests left out
     (git's racy rule: written within a tick of this look, they may change again without their stat moving);
     the id it is kept under (None: not kept)."""
@@ -266,7 +270,9 @@ def _save(path: Path, repo: Path, entries: dict[str, tuple[str, str]], racy: set
     digests = [entries[n][1] for n in names]
     if racy:
         digests = ["" if n in racy else d for n, d in zip(names, digests, strict=True)]
-    data: dict[str, Any] = {"version": VERSION, "repo": str(repo), "id": ident, "names": names, "stat": keys, "digest": digests}
+    # the sealed project's key first: `sealed_looks` reads only the head of each look
+    data: dict[str, Any] = {"version": VERSION, **({"sealed": sealed} if sealed else {}), "repo": str(repo), "id": ident,
+                            "names": names, "stat": keys, "digest": digests}
     if early is not None:
         data["early"] = [list(early[0]), early[1]]
     try:
@@ -297,6 +303,24 @@ def kept_files(root: Path, key: str) -> list[Path]:
     `uninstall`), by their exact names: another tree's key may start with this one's."""
     folder = _path(Path(), root, key).parent
     return [folder / f"{key}{part}.json" for part in ("", *(f".{what}" for what in MEMOS))]
+
+
+def sealed_looks(root: Path, sealed: str) -> list[str]:
+    """The keys of the working trees whose last look a stop judged against the sealed project `sealed` (its key):
+    its worktrees' too, also of one git no longer lists (removed, pruned), which only this finds."""
+    from donegate import paths
+
+    head = b'{"version":%d,"sealed":%s,' % (VERSION, json.dumps(sealed).encode())
+    out = []
+    folder = paths.state_dir(root) / "stat"
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        try:
+            with open(path, "rb") as fh:
+                if fh.read(len(head)) == head:
+                    out.append(path.name[:-len(".json")])
+        except OSError:
+            continue
+    return out
 
 
 def _walk(root: str, later: tuple[str, ...], cached: set[str], folders: dict[str, list[str]]
@@ -377,18 +401,20 @@ def _hash(path: str, st: os.stat_result) -> str:
 
 def look(repo: Path, root: Path | None = None, later: tuple[str, ...] = (),
          early: Callable[[Tree], None] | None = None, keep: Callable[[Callable[[], None]], None] | None = None,
-         key: str | None = None) -> Tree:
+         key: str | None = None, sealed: str | None = None) -> Tree:
     """The working tree now. With `root`, the last look of this tree (kept under the state root) spares
     hashing every file whose stat did not move, and this look is kept for the next one. `early` is given
     the look of everything but the top-level folders `later` names, as soon as it is taken (then those
     folders are walked): the runs' mirrors leave out the shared environments, so they need not wait for them.
     `keep`: given the job that keeps this look, to do later (the hook: after its answer); else it is kept now.
-    `key`: the tree's `paths.repo_key` when the caller has it (a stop: `donegate.gate.context`)."""
+    `key`: the tree's `paths.repo_key` when the caller has it (a stop: `donegate.gate.context`); `sealed`: the key of
+    the sealed project the stop judged the tree against, kept in the look (`unseal` finds the looks of its worktrees
+    by it, also of a worktree git no longer lists: `sealed_looks`)."""
     t0 = time.monotonic()
     start_ns = time.time_ns()
     top = str(repo)
     path = _path(repo, root, key) if root is not None else None
-    before, kept, split = _load(path, repo) if path is not None else ({}, "", None)
+    before, kept, split, renamed = _load(path, repo, sealed) if path is not None else ({}, "", None, False)
     entries: dict[str, tuple[str, str]] = {}
     left_out: set[str] = set()  # (`Tree.files`)
     changed: list[str] = []  # not as the kept look has them: new, stat moved, read again, unreadable
@@ -438,17 +464,17 @@ def look(repo: Path, root: Path | None = None, later: tuple[str, ...] = (),
     if kept:
         tree.since = (kept, delta)
     # (no id: written before ids were; no split, or another: the next look's early part could not say what changed)
-    if path is not None and (delta or not kept or (early_kept >= 0 and split != (later, early_kept))):
+    if path is not None and (delta or not kept or renamed or (early_kept >= 0 and split != (later, early_kept))):
         unreadable_names = {n for n in left_out if not entries[n][0]} if unreadable else set()
         split_now = (later, early_kept) if early_kept >= 0 else None
         if keep is None:
-            tree.id = _save(path, repo, entries, racy, unreadable_names, split_now)
+            tree.id = _save(path, repo, entries, racy, unreadable_names, split_now, sealed=sealed)
         else:
             # The hook keeps the look once its answer is out (`copy.after`: ~10 ms of JSON off the stop, for a
             # 15,000-file tree). The id is drawn now, for what is worked out from this look; a file never written
             # leaves the last one in place, which no memo of this look's id then matches.
             ident = os.urandom(8).hex()
-            keep(lambda: None if _save(path, repo, entries, racy, unreadable_names, split_now, ident) else None)
+            keep(lambda: None if _save(path, repo, entries, racy, unreadable_names, split_now, ident, sealed) else None)
             tree.id = ident
     elif path is not None:  # every entry found as kept (same names, same stat, a digest each)
         tree.kept, tree.id = (path, kept), kept

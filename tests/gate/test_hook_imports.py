@@ -125,10 +125,11 @@ def test_a_blocked_stop_imports_only_the_pinned_modules(sealed_shop, kit_home, t
     ours = {m for m in loaded if m == "donegate" or m.startswith("donegate.")}
     assert ours == STOP_MODULES, f"joined: {sorted(ours - STOP_MODULES)}, left: {sorted(STOP_MODULES - ours)}"
     # The processes it starts: the two runs (the pytest run and the second opinion, each in its walls where there
-    # are walls), nothing else: no git, no second interpreter of the kit (the bytecode job and the mirrors' put-back
-    # run after the answer, in a child of the launcher, not in `main`).
+    # are walls) and the shop's own suite's sealed run (begun before the look, `own_suite.OwnRuns`: the change reaches
+    # none of its files, so it is ended unrun), nothing else: no git, no second interpreter of the kit (the bytecode
+    # job and the mirrors' put-back run after the answer, in a child of the launcher, not in `main`).
     started = json.loads((tmp_path / "modules.json.started").read_text())
-    assert started == ["python"] * 2 if require.unconfined() else ["bwrap"] * 2, started
+    assert started == ["python"] * 3 if require.unconfined() else ["bwrap"] * 3, started
     # Nothing is synced to disk before the answer: every file a stop keeps is rebuilt when lost (the session's usage
     # state was synced at every stop, 1-20 ms of waiting on the disk after the runs; issue 48 item 2).
     assert json.loads((tmp_path / "modules.json.synced").read_text()) == []
@@ -136,15 +137,16 @@ def test_a_blocked_stop_imports_only_the_pinned_modules(sealed_shop, kit_home, t
     # mirrors' put-back): unlinking them before it waited 10-100 ms on a busy disk, the runs done (issue 48 item 2).
     folders = json.loads((tmp_path / "modules.json.folders").read_text())
     runs = [f for f in folders["made"] if os.path.basename(f).startswith("donegate-run-")]
-    assert len(runs) == 2 and folders["removed"] == [], folders
+    assert len(runs) == 3 and folders["removed"] == [], folders
     for _ in range(600):  # and removed they are, once the child is done
         if not any(os.path.exists(f) for f in runs):
             break
         time.sleep(0.05)
     assert not any(os.path.exists(f) for f in runs), runs
     # The first run's process starts before the second run's walls are built (the stop waits for the first run;
-    # building both at once, the threads shared one interpreter lock and the first started later; issue 48 item 2).
-    assert folders["order"] == ["walls", "start", "walls", "start"], folders["order"]
+    # building both at once, the threads shared one interpreter lock and the first started later; issue 48 item 2);
+    # the own suite's sealed run after both (begun before the look, `own_suite.OwnRuns`).
+    assert folders["order"] == ["walls", "start"] * 3, folders["order"]
     # Where there are no walls a person's donegate.yaml says `confine: off`, and a config file is read with PyYAML.
     heavy = [m for m in HEAVY if not (require.unconfined() and m in ("yaml", "datetime", "base64"))]
     assert [m for m in heavy if m in loaded] == []

@@ -260,3 +260,73 @@ def _donegate(kit_home: Path, *argv: str):
 
     return subprocess.run([sys.executable, "-m", "donegate", *argv], capture_output=True, text=True, cwd=KIT,
                           timeout=120, env={**os.environ, "DONEGATE_HOME": str(kit_home)})
+
+
+def _wait_for(path: Path, wait: float = 20) -> None:
+    import time
+
+    end = time.monotonic() + wait
+    while not path.exists() and time.monotonic() < end:
+        time.sleep(0.05)
+    assert path.exists(), path
+
+
+def test_unseal_removes_the_looks_of_worktrees_already_removed_from_git(tmp_path, kit_home):
+    """A stop in a worktree keeps its last look at its files under the worktree's own key; `git worktree remove`
+    takes the worktree out of git's list, so `unseal`, which asked git for the project's worktrees, never found that
+    look (was: it stayed, with the memos beside it). Now a stop's look names the sealed project it was judged against,
+    and `unseal` removes every look that names it. Beside it: the look of a tree no stop of this project made (another
+    folder, gone too) stays, and a live worktree's look still goes."""
+    from donegate import paths
+    from donegate.tree import statcache
+    from tests.support.repos import git
+
+    repo = _sealed(tmp_path, {"calc.py": CALC, "tests/test_calc.py": OWN})
+    key, gone = paths.repo_key(repo), tmp_path / "gone"
+    git(repo, "worktree", "add", "-q", str(gone), "-b", "gone")
+    (gone / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")
+    assert run_hook(stop_payload(gone)).returncode == 0
+    look = kit_home / "state" / "stat" / f"{paths.repo_key(gone)}.json"
+    _wait_for(look)  # kept by the stop's after-answer child
+    _put_back(kit_home, key)
+    git(repo, "worktree", "remove", "--force", str(gone))
+    stranger = make_repo(tmp_path / "stranger", {"x.py": "X = 1\n"})
+    statcache.look(stranger, kit_home)  # a look kept by no stop of this project
+    import shutil
+
+    shutil.rmtree(stranger)
+    res = _donegate(kit_home, "unseal", str(repo))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert _looks(kit_home, paths.repo_key(gone)) == [], _looks(kit_home, paths.repo_key(gone))
+    assert _looks(kit_home, paths.repo_key(stranger)) == [f"{paths.repo_key(stranger)}.json"]
+
+
+def test_a_run_begun_before_the_look_is_sent_what_the_look_chose_with_its_go(tmp_path, kit_home):
+    """The own suite's sealed run begins before the stop's look (its interpreter imports pytest meanwhile) and is
+    told which sealed files the change cannot reach with its go (`runner.run`'s `chosen`, read by the bootstrap after
+    the go byte). Was: the run began only after the look, its skip list in the spec on stdin (no `chosen`: TypeError).
+    A file left out is not collected; nothing chosen (None) ends the run unrun; an empty skip list runs everything."""
+    from donegate.hidden import runner
+    from donegate.seal import own
+    from donegate.tree import statcache
+
+    repo = make_repo(tmp_path / "repo", {"a.py": "def one():\n    return 1\n", "b.py": "def two():\n    return 2\n"})
+    pack = {"files": {"tests/test_a.py": {"text": "from a import one\n\n\ndef test_a():\n    assert one() == 1\n"},
+                      "tests/test_b.py": {"text": "from b import two\n\n\ndef test_b():\n    assert two() == 2\n"}},
+            "paths": ["tests"], "config": None}
+
+    def begun(chosen) -> runner.TestRun:
+        suite = tmp_path / f"suite-{len(list(tmp_path.iterdir()))}"
+        suite.mkdir()
+        layout = own.lay_out(pack, suite)
+        pending = statcache.Pending()
+        pending.set(statcache.look(repo), run=True)
+        return runner.run(suite, repo, timeout=60, confine="off", layout=layout, tree=pending,
+                          chosen=lambda: chosen(suite))
+
+    run = begun(lambda suite: {"skip": [str(suite / "tests" / "test_b.py")]})
+    assert run.ok and sorted(run.results) == ["tests/test_a.py::test_a"], (run.problem, run.results, run.output)
+    run = begun(lambda suite: None)
+    assert not run.results and not run.ok, (run.problem, run.results)
+    run = begun(lambda suite: {"skip": []})  # the honest look-alike: nothing left out, both files run
+    assert run.ok and sorted(run.passing()) == ["tests/test_a.py::test_a", "tests/test_b.py::test_b"], run.results
