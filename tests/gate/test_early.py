@@ -41,7 +41,8 @@ def _settled(kit_home: Path) -> None:
 
 def _stop(kit_home: Path, repo: Path, n: int) -> dict:
     _settled(kit_home)
-    argv = vocab.launch_words(HOOK, python=PY, home=kit_home, repo=repo)
+    # As install writes a checkout's Stop hook: -I -S, the launcher adding the site-packages after the early start
+    argv = vocab.launch_words(HOOK, python=PY, home=kit_home, repo=repo, flags=("-S",))
     env = {k: v for k, v in os.environ.items() if k != "DONEGATE_HOME"}
     res = subprocess.run(argv, input=json.dumps(stop_payload(repo, session=f"early-{n}")), capture_output=True,
                          text=True, timeout=300, env=env)
