@@ -5,8 +5,8 @@ It may only exit 0 (stop allowed) or 2 (blocked): Claude Code lets the agent sto
 code or a crash. If the package itself cannot be imported, this launcher still blocks, counting its
 own blocks per session so a broken kit cannot trap a session forever.
 
-`donegate install` runs it in exec form (no shell): `PYTHON -I stop_gate.py --home ROOT --repo REPO
---git GIT [--claude CLAUDE] [--client NAME]` (`--managed` instead of `--repo` for the machine-wide install;
+`donegate install` runs it in exec form (no shell): `PYTHON -I [-S] stop_gate.py --home ROOT --repo REPO
+--git GIT [--claude CLAUDE] [--client NAME]` (`-S` for a checkout's launcher, `_site`; `--managed` instead of `--repo` for the machine-wide install;
 `--client codex|gemini|copilot|qwen` from `donegate install --client NAME`: the client is recorded on the stop's
 ledger line; without it the payload's shape tells, `donegate.clients.payloads`). Its environment is the
 session's, and settings `env` writes into it, so nothing of it is trusted: `DONEGATE_*`, `PYTHON*`,
@@ -64,6 +64,18 @@ def _early(opts):
         return None
 
 
+def _site():
+    """What `-S` left out, now: `site.main()` adds the environment's site-packages (PyYAML, pytest) as a start
+    without `-S` would have (under `-I`: no user site), after the first run's process was started (~2-3 ms of
+    the interpreter's start no longer before it). A launcher run without `-S` has them already."""
+    try:
+        import site
+
+        site.main()
+    except BaseException:
+        pass  # the kit's imports then fail and the stop blocks (`_fallback`), as without site-packages
+
+
 def _fallback(stdin_text, why, home=None):
     import json
 
@@ -111,6 +123,8 @@ def main(argv=None):
     sys.pycache_prefix = None
     sys.path.insert(0, KIT)
     early = _early(opts)  # first: nothing of what follows (stdin, the kit's imports) is the first run's business
+    if sys.flags.no_site:  # install runs a checkout's launcher with -S: the site-packages come after the early start
+        _site()
     try:
         stdin_text = sys.stdin.read()
     except Exception:

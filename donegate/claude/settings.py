@@ -169,11 +169,12 @@ def kit_entries(cfg: dict[str, Any], *, kit: Path | None = None, home: Path | No
     python = python or _python()
     # `-S` (no site module) spares the guard ~10 ms per tool call, but only a checkout's launcher finds
     # the package beside itself; an installed launcher imports it from the interpreter's site-packages.
+    # The Stop launcher runs `site.main()` itself once the first run is started (hooks/stop_gate.py `_site`).
     guard_flags = ("-S",) if paths.is_checkout(kit) else ()
     folder = stubs.folder(managed_root)
     tag = stubs.tag(home, repo)
     stop_words = launch_words(stop_script(kit), python=python, home=home, repo=repo, managed=managed,
-                              claude=binary.executable())
+                              claude=binary.executable(), flags=guard_flags)
     guard_words = launch_words(guard_script(kit), python=python, home=home, flags=guard_flags)
     stop_stub, guard_stub = folder / f"stop-{tag}", folder / f"pretooluse-{tag}"
     # The deny rules and the sandbox name the protected folders by neutral links beside the stubs:

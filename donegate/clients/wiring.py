@@ -88,9 +88,9 @@ def plan(client: str, *, repo: Path | None = None, home: Path | None = None, kit
     check_scripts(kit)
     python = python or os.path.abspath(sys.executable)
     stub, guard = _stub(client, home, state), _stub(client, home, state, "pretooluse")
-    words = launch_words(stop_script(kit), python=python, home=state, managed=True) + ["--client", client]
-    guard_words = launch_words(guard_script(kit), python=python, home=state,
-                               flags=("-S",) if paths.is_checkout(kit) else ())
+    site_flags = ("-S",) if paths.is_checkout(kit) else ()  # the Stop launcher runs site.main() itself
+    words = launch_words(stop_script(kit), python=python, home=state, managed=True, flags=site_flags) + ["--client", client]
+    guard_words = launch_words(guard_script(kit), python=python, home=state, flags=site_flags)
     timeout = config.hook_timeout(cfg)
     file = _hooks_file(client, home)
     data = _without_kit(client, homes.read_json(file))

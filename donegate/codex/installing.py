@@ -95,8 +95,9 @@ def plan(*, sandbox: str = "auto", codex: Path | None = None, kit: Path | None =
         if why and sandbox == "on":
             raise DonegateError(f"--sandbox on: {why}", f"remove it from {file}, or pass --sandbox off (the guard alone)")
     stop_stub, guard_stub = _stub_paths(codex, home)
-    stop_words = launch_words(stop_script(kit), python=python, home=home, managed=True) + ["--client", "codex"]
-    guard_flags = ("-S",) if paths.is_checkout(kit) else ()
+    guard_flags = ("-S",) if paths.is_checkout(kit) else ()  # the Stop launcher's too: it runs site.main() itself
+    stop_words = launch_words(stop_script(kit), python=python, home=home, managed=True,
+                              flags=guard_flags) + ["--client", "codex"]
     guard_words = launch_words(guard_script(kit), python=python, home=home, flags=guard_flags)
     timeout = config.hook_timeout(cfg)
     top, body, trusted = userconfig.block(file, base, shlex.quote(str(stop_stub)) if stop else None, timeout,

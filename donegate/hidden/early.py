@@ -95,10 +95,13 @@ class Offer:
         if self.pid and self.returncode is None:
             import signal
 
-            try:
-                os.killpg(self.pid, signal.SIGKILL)
-            except OSError:
-                pass
+            # The group, then the process itself: ended before its `setsid`, the child leads no group yet (killpg finds
+            # none), and it would wait on its go pipe (whose end is closed only below) while `wait` waited on it.
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(self.pid, signal.SIGKILL)
+                except OSError:
+                    pass
             try:
                 self.wait()
             except ChildProcessError:

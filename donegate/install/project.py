@@ -9,7 +9,8 @@ and writes:
   can bend it) whose `"command"` is a stub at a neutral path, `~/.claude/hooks/stop-<hash>`, and
   `"args": []` (Claude Code 2.1.332 shows the model a blocking hook's command line; `donegate.claude.stubs`). The
   stub runs the kit's interpreter by absolute path with `-I` (no `PYTHON*`
-  variable, no user site), `stop_gate.py`, `--home` the state root the deny rules cover, `--repo` the
+  variable, no user site; and `-S` for a checkout's launcher, which adds the site-packages itself once the
+  first run is started), `stop_gate.py`, `--home` the state root the deny rules cover, `--repo` the
   sealed project (a stop is judged against its seal wherever the agent `cd`s; on the session's own
   worktree of it, `donegate.tree.repo`), `--git` the git found now (a
   fake `git` put first on `PATH` later runs nothing) and `--claude` the reviewers' Claude Code (the

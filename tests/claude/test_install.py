@@ -81,9 +81,10 @@ def test_stop_hook_command_and_timeout(repo, kit_home):
         assert secret not in hook["command"]
     assert os.access(hook["command"], os.X_OK)
     words = vocab.hook_words(hook)
-    assert words[:9] == [os.path.abspath(sys.executable), "-I", str(KIT / "hooks" / "stop_gate.py"), "--home", str(kit_home),
-                         "--repo", str(repo.resolve()), "--git", git_module.executable()]
-    assert words[9:] in ([], ["--claude", binary.executable()])
+    # -S: a checkout's launcher adds the site-packages itself once the first run is started (stop_gate._site)
+    assert words[:10] == [os.path.abspath(sys.executable), "-I", "-S", str(KIT / "hooks" / "stop_gate.py"), "--home",
+                          str(kit_home), "--repo", str(repo.resolve()), "--git", git_module.executable()]
+    assert words[10:] in ([], ["--claude", binary.executable()])
     assert os.path.isabs(words[-1])
 
 

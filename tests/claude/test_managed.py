@@ -49,7 +49,7 @@ def test_the_drop_in(tmp_path, kit_home):
     # exec form, no shell, no arguments: a stub in the managed folder, its path naming nothing of the kit
     assert stop["args"] == [] and stop["command"].startswith(str(root / "hooks" / "stop-"))
     words = vocab.hook_words(stop)
-    assert words[:5] == [os.path.abspath(sys.executable), "-I", str(HOOK), "--home", str(kit_home)]
+    assert words[:6] == [os.path.abspath(sys.executable), "-I", "-S", str(HOOK), "--home", str(kit_home)]
     assert "--managed" in words and "--repo" not in words
     assert os.path.isabs(words[words.index("--git") + 1])
     assert stop["timeout"] == vocab.hook_timeout(config.load())

@@ -41,7 +41,8 @@ def _settled(kit_home: Path) -> None:
 
 def _stop(kit_home: Path, repo: Path, n: int) -> dict:
     _settled(kit_home)
-    argv = vocab.launch_words(HOOK, python=PY, home=kit_home, repo=repo)
+    # As install writes a checkout's Stop hook: -I -S, the launcher adding the site-packages after the early start
+    argv = vocab.launch_words(HOOK, python=PY, home=kit_home, repo=repo, flags=("-S",))
     env = {k: v for k, v in os.environ.items() if k != "DONEGATE_HOME"}
     res = subprocess.run(argv, input=json.dumps(stop_payload(repo, session=f"early-{n}")), capture_output=True,
                          text=True, timeout=300, env=env)
@@ -127,3 +128,15 @@ def test_a_recipe_laying_out_more_than_the_walls_is_never_built_in(tmp_path):
     # A recipe anyone may write is not the kit's: nothing is started from it.
     path.chmod(0o622)
     assert early.start(str(root), "/some/repo") is None
+
+
+def test_an_early_run_ended_before_it_leads_its_group_is_ended_not_waited_for():
+    """`Offer.end` right after the fork, before the child's `setsid`: the child is in the hook's group, so a kill of
+    its group alone finds nothing, and the wait blocked on a child that waits on its go pipe (1 in 16 tries here)."""
+    from donegate.hidden import early
+
+    offer = early.Offer({}, b"", "", "", "")
+    offer.pid = os.posix_spawnp("sleep", ["sleep", "30"], dict(os.environ))  # in our group, as before setsid
+    assert os.getpgid(offer.pid) != offer.pid
+    offer.end(folder=False)
+    assert offer.returncode == -9  # killed (the old code waited the 30 s out: 0)
