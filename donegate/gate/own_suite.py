@@ -135,9 +135,17 @@ class OwnRuns:
         """The stop wants no run (its verdict came from the cache): the sealed run, begun, ends unrun."""
         self._skip = None
         self._chosen.set()
+        self._unrun()
         from donegate.hidden import copy as throwaway
 
         throwaway.remove_later(str(self.tmp))
+
+    def _unrun(self) -> None:
+        """The sealed run told not to run, let go of: its thread names its folder for removal after the answer
+        (`copy.remove_later`) as it ends, which must come before the answer, or the after-answer child, forked
+        already, never removes it (a `donegate-run-*` folder left at every cached stop)."""
+        if self.sealed is not None:
+            self.sealed.join(max(1.0, self.timeout + 30))
 
     def finish(self) -> dict[str, Any]:
         stage("the project's own tests")
@@ -145,6 +153,8 @@ class OwnRuns:
 
         try:
             # (a sealed run begun before the look and ended unrun: the change reaches none of its files)
+            if self._skip is None:
+                self._unrun()
             sealed = self.sealed.get(max(1.0, self.timeout + 30)) if self.sealed is not None and self._skip is not None \
                 else TestRun(True)
             now = self.now.get(max(1.0, self.timeout + 30)) if self.now is not None else None

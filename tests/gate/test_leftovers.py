@@ -4,19 +4,15 @@ after-answer child removes the ones in the same temporary folder that are the ki
 untouched for a day. A live run's, a stranger's, a link's target and any other name stay.
 
 One real stop of a pooled seal, in a temporary folder of the test's own (TMPDIR), read once the hook and its
-after-answer child are both gone (`_stop_and_after`)."""
+after-answer child are both gone (`run_hook(after=True)`)."""
 
 from __future__ import annotations
 
-import json
 import os
-import select
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from tests.support.repos import HOOK, pooled_single, stop_payload
+from tests.support.repos import pooled_single, run_hook, stop_payload
 
 BODY = "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n"  # test_gate's pooled seal: no seal of its own
 OLD = time.time() - 3 * 86400  # far past the sweep's bound (a day)
@@ -30,28 +26,6 @@ def _folder(path: Path, when: float | None = OLD) -> Path:
     if when is not None:
         os.utime(path, (when, when))
     return path
-
-
-def _stop_and_after(repo: Path, tmp: Path) -> subprocess.CompletedProcess:
-    """The hook run as Claude Code runs it, with TMPDIR `tmp`, returned once the hook and every process that kept
-    its file descriptors (the after-answer child: a fork) have ended: the write end of a pipe is handed to the
-    hook, and the pipe reads empty once no process holds it."""
-    r, w = os.pipe()
-    try:
-        res = subprocess.run([sys.executable, str(HOOK)], input=json.dumps(stop_payload(repo)), capture_output=True, text=True, timeout=300,
-                             env={**os.environ, "TMPDIR": str(tmp)}, pass_fds=(w,))
-        os.close(w)
-        w = -1
-        end = time.monotonic() + 60
-        while time.monotonic() < end:
-            ready, _, _ = select.select([r], [], [], max(0.0, end - time.monotonic()))
-            if ready and not os.read(r, 1):
-                return res
-        raise AssertionError("the after-answer child still runs after 60 s")
-    finally:
-        os.close(r)
-        if w >= 0:
-            os.close(w)
 
 
 def test_a_stop_sweeps_its_own_stale_run_folders_and_nothing_else(tmp_path_factory, tmp_path, kit_home):
@@ -77,7 +51,7 @@ def test_a_stop_sweeps_its_own_stale_run_folders_and_nothing_else(tmp_path_facto
                 os.chown(name, 65534, 65534)
         os.utime(other, (OLD, OLD))
         stay.append(other)
-    res = _stop_and_after(repo, tmp)
+    res = run_hook(stop_payload(repo), env={"TMPDIR": str(tmp)}, after=True)
     assert res.returncode in (0, 2), res.stderr
     assert "assert" in res.stderr  # the stop ran its hidden test (1 != 2): a stop with runs, not a cached one
     assert [p.name for p in stale if os.path.lexists(p)] == []

@@ -145,13 +145,34 @@ def sealed_copy(root: Path, name: str, build: Callable[[Path, Path], None], kit_
     return slot / name
 
 
-def run_hook(payload, *, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run hooks/stop_gate.py the way Claude Code does: a subprocess with JSON on stdin."""
+def run_hook(payload, *, env: dict | None = None, timeout: float = 300, after: bool = False) -> subprocess.CompletedProcess:
+    """Run hooks/stop_gate.py the way Claude Code does: a subprocess with JSON on stdin. `after`: returned once the
+    hook and every process that kept its file descriptors (the after-answer child, a fork) have ended: the write end
+    of a pipe is handed to the hook, and the pipe reads empty once no process holds it."""
     text = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run(
-        [sys.executable, str(HOOK)], input=text, capture_output=True, text=True, timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
+    r, w = os.pipe() if after else (-1, -1)
+    try:
+        res = subprocess.run(
+            [sys.executable, str(HOOK)], input=text, capture_output=True, text=True, timeout=timeout,
+            env={**os.environ, **(env or {})}, pass_fds=(w,) if after else (),
+        )
+        if after:
+            import select
+            import time
+
+            os.close(w)
+            w = -1
+            end = time.monotonic() + 60
+            while time.monotonic() < end:
+                ready, _, _ = select.select([r], [], [], max(0.0, end - time.monotonic()))
+                if ready and not os.read(r, 1):
+                    return res
+            raise AssertionError("the after-answer child still runs after 60 s")
+        return res
+    finally:
+        for fd in (r, w):
+            if fd >= 0:
+                os.close(fd)
 
 
 def stop_payload(repo: Path, session: str = "s1", message: str = "Done.", **extra) -> dict:
