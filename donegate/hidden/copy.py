@@ -500,6 +500,7 @@ def after(job: Callable[[], None]) -> None:
 
 
 _REMOVE: list[str] = []  # the runs' own temporary folders (`remove_later`): removed once the hook has answered
+LIVE: set[str] = set()  # the folders of a stop's runs not let go of yet (`runner.setting`, `leftovers.once_gone`)
 
 
 def remove_later(folder: str) -> None:
@@ -533,8 +534,9 @@ def after_answer() -> None:
     """The hook's answer is out: do the waiting put-backs in a child of their own, so the hook can exit
     (Claude Code waits for it) while the mirrors are brought back. The child leaves the session and
     Claude Code's pipes at once; the mirror locks go with it (`flock` follows the open file)."""
-    if not _PENDING and not _REMOVE:
+    if not _PENDING and not _REMOVE and not LIVE:
         return
+    orphans, parent = sorted(LIVE), os.getpid()
     for done in _PENDING:
         if isinstance(done, _PutBack):
             done.mark.touch()  # a stop that finds the mirror locked waits for a put-back, not for a run
@@ -558,6 +560,7 @@ def after_answer() -> None:
         remove_now()
         from donegate.hidden import leftovers
 
+        leftovers.once_gone(parent, orphans, _rmtree)  # the folders of runs still letting go at the answer
         leftovers.sweep(bases, _rmtree)  # the folders killed stops left in the same place (`leftovers`)
     finally:
         os._exit(0)

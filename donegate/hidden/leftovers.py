@@ -29,6 +29,20 @@ STALE = 86400.0
 MOST = 100  # folders removed per stop: a pile (466 in a day) goes in a few stops, each child's work bounded
 
 
+def once_gone(parent: int, folders: Iterable[str], remove: Callable[[Path], None]) -> None:
+    """The folders of runs still letting go of them at the answer, removed once the hook (`parent`) has exited, and
+    their threads with it: a first run ended unrun at a cached stop is given a moment only
+    (`acceptance.Running.abandon`), and one that let go after the after-answer fork named its folder to no one. A hook
+    that does not exit within 10 s (an in-process caller) keeps them: its runs name them as they end."""
+    folders = list(folders)
+    end = time.monotonic() + 10
+    while folders and os.getppid() == parent and time.monotonic() < end:
+        time.sleep(0.01)
+    if os.getppid() != parent:
+        for folder in folders:
+            remove(Path(folder))
+
+
 def sweep(bases: Iterable[str], remove: Callable[[Path], None]) -> int:
     """Remove the stale run folders of the kit's user in each of `bases` (see the module) by `remove` (`copy`'s, which
     removes the read-only folders a run made too); how many went."""

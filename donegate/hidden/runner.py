@@ -328,6 +328,8 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
     told: dict[str, Any] = {}
     throwaway.remove_now()  # the folders of this process's earlier runs (a process that runs several stops)
     tmp = laid or tempfile.mkdtemp(prefix="donegate-run-")
+    if later:
+        throwaway.LIVE.add(tmp)
     try:
         with throwaway.working_copy(repo, Path(tmp), shared, root=mirror[0], tree=mirror[1], link_shared=kind != "bwrap",
                                     told=told, slot=slot, later=later, wait=wait,
@@ -341,6 +343,7 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
     finally:
         # A stop's runs (`later`): the folder goes after the answer, with the put-backs (`copy.remove_later`).
         if later:
+            throwaway.LIVE.discard(tmp)
             throwaway.remove_later(tmp)
         else:
             import shutil

@@ -9,10 +9,11 @@ after-answer child are both gone (`run_hook(after=True)`)."""
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
-from tests.support.repos import pooled_single, run_hook, stop_payload
+from tests.support.repos import KIT, pooled_single, run_hook, run_to_the_end, stop_payload
 
 BODY = "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n"  # test_gate's pooled seal: no seal of its own
 OLD = time.time() - 3 * 86400  # far past the sweep's bound (a day)
@@ -58,3 +59,18 @@ def test_a_stop_sweeps_its_own_stale_run_folders_and_nothing_else(tmp_path_facto
     assert [p.name for p in stay if not os.path.lexists(p)] == []
     assert link.is_symlink() and (outside / "repo" / "pkg" / "mod.py").read_text() == "VALUE = 1\n"
     assert sorted(p.name for p in tmp.iterdir()) == sorted(p.name for p in stay)  # the stop's own run folder gone too
+
+
+def test_a_run_folder_still_in_use_at_the_answer_goes_once_the_hook_has_exited(tmp_path):
+    """A run ended unrun at a cached stop is given a moment to let go of its folder (`acceptance.Running.abandon`);
+    one that let go only after the after-answer child was forked left its folder (31 in one CI's make test). The child
+    now removes the folders still in use at the answer, once the hook, and with it the run's thread, is gone."""
+    folder = tmp_path / "donegate-run-letting-go"
+    (folder / "python" / "bin").mkdir(parents=True)
+    (folder / "nsswitch.conf").write_text("hosts: files\n")
+    script = (f"import os, sys\nsys.path.insert(0, {str(KIT)!r})\nfrom donegate.hidden import copy\n"
+              f"copy.LIVE.add({str(folder)!r})\n"  # a run's thread that has not let go of its folder yet
+              "copy.after_answer()\nos._exit(2)\n")  # as hooks/stop_gate.py ends
+    res = run_to_the_end([sys.executable, "-c", script])
+    assert res.returncode == 2, res.stderr
+    assert not folder.exists()

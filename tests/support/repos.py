@@ -150,12 +150,16 @@ def run_hook(payload, *, env: dict | None = None, timeout: float = 300, after: b
     hook and every process that kept its file descriptors (the after-answer child, a fork) have ended: the write end
     of a pipe is handed to the hook, and the pipe reads empty once no process holds it."""
     text = payload if isinstance(payload, str) else json.dumps(payload)
+    return run_to_the_end([sys.executable, str(HOOK)], input=text, env={**os.environ, **(env or {})}, timeout=timeout,
+                          after=after)
+
+
+def run_to_the_end(argv: list[str], *, after: bool = True, timeout: float = 300, **kw) -> subprocess.CompletedProcess:
+    """`argv` run (its output captured as text); `after`: returned once every process that kept its file descriptors
+    (a child it forked, as the hook's after-answer child) has ended too."""
     r, w = os.pipe() if after else (-1, -1)
     try:
-        res = subprocess.run(
-            [sys.executable, str(HOOK)], input=text, capture_output=True, text=True, timeout=timeout,
-            env={**os.environ, **(env or {})}, pass_fds=(w,) if after else (),
-        )
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, pass_fds=(w,) if after else (), **kw)
         if after:
             import select
             import time
@@ -167,7 +171,7 @@ def run_hook(payload, *, env: dict | None = None, timeout: float = 300, after: b
                 ready, _, _ = select.select([r], [], [], max(0.0, end - time.monotonic()))
                 if ready and not os.read(r, 1):
                     return res
-            raise AssertionError("the after-answer child still runs after 60 s")
+            raise AssertionError(f"a child of {argv[0]} still runs after 60 s")
         return res
     finally:
         for fd in (r, w):
