@@ -178,6 +178,44 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
     return "", tests
 
 
+def names_itself(source, rel):
+    """{test qualname, or "*" for every test of the file: why} for the tests whose text names their own module as
+    pytest imports it (`test_x`, `test_x.handler`, `"test_x:key"`: a logger's name, a registry's or patch target's
+    key written out), from the syntax alone. In the second run a test file is a program, its module `__main__`, so
+    such a test fails there however right the product is: it is not double-checked. The file's name (`test_x.py`)
+    is no module name. A string in a test names that test; anywhere else (a fixture, a helper, a test class's own
+    lines), every test it may reach. Run by the kit on the sources as sealed (the run gets them with held literals
+    out, `answers.py`)."""
+    import re
+
+    names = sorted({rel[:-3].rpartition("/")[2], rel[:-3].replace("/", ".")}, key=len, reverse=True)
+    named = re.compile("|".join(r"(?<![\w.])%s(?!\w|\.py\b)" % re.escape(n) for n in names))
+    text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
+    if not named.search(text):  # the common case: the file never writes its name (no parse)
+        return {}
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    why = f"names its own module ({rel[:-3].rpartition('/')[2]}), which is __main__ in a program"
+
+    def says(*nodes):
+        return any(isinstance(c, ast.Constant) and isinstance(c.value, str) and named.search(c.value)
+                   for node in nodes for c in ast.walk(node))
+
+    out = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            out.update({node.name: why} if says(node) else {})
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            tests = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test")]
+            rest = says(*node.decorator_list, *node.bases, *node.keywords, *(m for m in node.body if m not in tests))
+            out.update({f"{node.name}::{m.name}": why for m in tests if rest or says(m)})
+        elif says(node):
+            return {"*": why}
+    return out
+
+
 def split_id(nodeid):
     """('test_x.py', 'TestC::test_m', 'the part in brackets or None')."""
     base, bracket = nodeid, None

@@ -153,6 +153,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     `sealed`: then every sealed id in order (a parametrised test's case is known by its place among all its cases).
     `key`: `paths.repo_key(repo)` when the caller has it (a stop derives it once: `donegate.gate.context`)."""
     from donegate.hidden import runner
+    from donegate.hidden.bare_plan import names_itself
 
     out = SecondRun()
     out.of = of  # `tests` is a share of that many sealed tests (`drawn`)
@@ -163,7 +164,10 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     # The run holds no answer (`answers.py`): the tests' sources go in with their literal expected values taken out,
     # the candidates follow per test on a pipe, and which candidate is the expected one stays here.
     hold = "_h" + os.urandom(6).hex()
-    sources, held = answers.answer_sources(runner.test_files(store), hold)
+    files = runner.test_files(store)
+    sources, held = answers.answer_sources(files, hold)
+    # tests that write their own module's name out, which a program's `__main__` is not: not double-checked
+    itself = {p.name: found for p in files if (found := names_itself(p.read_bytes(), p.name))}
     with runner.setting(store, repo, kind, project=project, python=python, root=root, tree=tree, slot="second",
                         pytest_env=False, later=later, key=key) as walls:
         spec = walls.spec
@@ -172,7 +176,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "repo": spec["repo"], "theirs": spec["theirs"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   **({"sealed": list(sealed)} if sealed is not None and list(sealed) != list(tests) else {}),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
-                  "executable": spec["executable"], "prefix": spec["prefix"], "sources": sources,
+                  "executable": spec["executable"], "prefix": spec["prefix"], "sources": sources, "itself": itself,
                   # each test module's `__file__`: absolute, as pytest's, in the project's folder (where the bare name
                   # pointed): never the store's (the first run's tests lie outside the repository, a developer's inside
                   # it; code that keys on it gets two answers), nor a folder that tells this run apart

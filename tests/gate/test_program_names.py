@@ -1,0 +1,127 @@
+"""A test file's own module name in the second run (issue 45: honest changes pass as often as before).
+
+The second run runs each sealed test file as the program it stands for (`python test_x.py`: its module `__main__`), so
+`__name__` there is `"__main__"` where pytest's is `"test_x"`. Tests that use `__name__` (a logger, a registry key, a
+path, `sys.modules[__name__]`) get their own run's name on both sides of their comparisons and pass both runs. A test
+that writes its module's name out (`caplog.records[0].name == "test_calc"`, a registry key `"test_calc.handler"`)
+passed under pytest and failed in the second run however right the product was: the runs disagreed, a block of
+honest code (and a step to the session's hand-over). Such a test is now not double-checked, decided by the kit from
+the text as sealed (`bare_plan.names_itself`); every other test still is, so the product that tells a caller that is
+not `__main__` (a trace closed in the last round) still makes the runs disagree.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from donegate.hidden.bare_plan import names_itself
+from tests.support.calcrepo import RIGHT_BODY
+from tests.support.repos import pooled_files, run_hook, stop_lines, stop_payload, write_config
+
+CALC = '''import logging
+import sys
+
+REG = {}
+_log = logging.getLogger(__name__)
+
+
+def price(units, log=None):
+    (log or _log).info("priced %d", units)
+''' + RIGHT_BODY + '''
+
+def register(fn):
+    REG[fn.__module__ + "." + fn.__qualname__] = fn
+    return fn
+
+
+def lookup(key):
+    return REG[key]
+'''
+BUG = CALC.replace("units * 90 if units >= 10 else ", "")
+HIDDEN = '''import logging
+import sys
+
+import calc
+
+log = logging.getLogger(__name__)
+
+
+def test_ten_units_log_on_the_modules_logger(caplog):
+    caplog.set_level(logging.INFO)
+    assert calc.price(10, log) == 900
+    assert caplog.record_tuples == [(__name__, logging.INFO, "priced 10")]
+
+
+def test_a_level_set_on_the_modules_logger(caplog):
+    caplog.set_level(logging.INFO, logger=__name__)
+    calc.price(10, log)
+    assert [r.name for r in caplog.records] == [log.name]
+
+
+def test_a_registry_keyed_by_the_modules_name(tmp_path):
+    @calc.register
+    def handler():
+        return 1
+    assert calc.lookup(__name__ + ".test_a_registry_keyed_by_the_modules_name.<locals>.handler") is handler
+    assert sys.modules[__name__].test_a_registry_keyed_by_the_modules_name.__module__ == __name__
+    path = tmp_path / (__name__ + ".txt")
+    path.write_text(str(calc.price(10)))
+    assert path.read_text() == "900"
+
+
+def test_the_logger_name_written_out(caplog):
+    caplog.set_level(logging.INFO)
+    calc.price(10, log)
+    assert caplog.records[0].name == "test_calc"
+
+
+def test_a_registry_key_written_out():
+    @calc.register
+    def handler():
+        return 1
+    assert calc.lookup("test_calc.test_a_registry_key_written_out.<locals>.handler") is handler
+'''
+PYTEST = "any(m.startswith('_py' + 'test') for m in sys.modules) or "
+# Right only where the product's caller is not `__main__` (pytest's test module), the attack the program closed.
+NOT_MAIN = CALC.replace("    (log or _log)", "    if not (" + PYTEST + "sys._getframe(1).f_globals.get('__name__') != '__main__'):\n"
+                        "        return units * 100\n    (log or _log)")
+
+
+@pytest.mark.parametrize("product", ["honest", "right-only-where-the-caller-is-not-main"])
+def test_tests_that_name_their_module_are_not_double_checked_and_the_rest_are(tmp_path_factory, kit_home, product):
+    write_config(kit_home, "confine: on\nscan: off\n")
+    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": BUG}, "test_calc.py", HIDDEN)
+    (repo / "calc.py").write_text(CALC if product == "honest" else NOT_MAIN)
+    res = run_hook(stop_payload(repo), timeout=120)
+    acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
+    second = acceptance.get("second") or {}
+    if product == "honest":  # blocked before: the two written-out names failed in the second run only
+        assert res.returncode == 0, (res.stderr, json.dumps(acceptance))
+        assert second["checked"] == 3 and sorted(second["unsupported"]) == [
+            "test_calc.py::test_a_registry_key_written_out", "test_calc.py::test_the_logger_name_written_out"], second
+        assert all("names its own module" in why for why in second["unsupported"].values()), second
+        return
+    assert res.returncode == 2, "the stop was allowed with the bug in"
+    assert (acceptance.get("tamper") or {}).get("rule") == "disagree", json.dumps(acceptance)
+
+
+@pytest.mark.parametrize("source, found", [
+    ("def test_a():\n    assert name() == 'test_x'\n\ndef test_b():\n    pass\n", {"test_a"}),
+    ("def test_a():\n    patch(f'test_x.{n}')\n", {"test_a"}),  # an f-string's text
+    ("def test_a():\n    key('test_x:handler')\n", {"test_a"}),
+    ("KEY = 'test_x.handler'\n\ndef test_a():\n    pass\n", {"*"}),  # module level: every test
+    ("import pytest\n\n@pytest.fixture\ndef f():\n    return 'test_x'\n\ndef test_a(f):\n    pass\n", {"*"}),
+    ("class TestA:\n    KEY = 'test_x'\n\n    def test_b(self):\n        pass\n\n    def test_c(self):\n        pass\n",
+     {"TestA::test_b", "TestA::test_c"}),
+    ("class TestA:\n    def test_b(self):\n        'test_x'\n\n    def test_c(self):\n        pass\n", {"TestA::test_b"}),
+    # not its name: the file's own name, `__name__`, a longer word, another module, a comment
+    ("def test_a():\n    assert open(__file__).name.endswith('test_x.py')\n", set()),
+    ("import logging\nlog = logging.getLogger(__name__)\n\ndef test_a():\n    assert log.name == __name__\n", set()),
+    ("def test_a():\n    assert f() == ('test_x2', 'my_test_x', 'pkg.test_x')\n", set()),
+    ("def test_a():\n    pass  # test_x\n", set()),
+])
+def test_names_itself_is_decided_from_the_strings_of_the_text(source, found):
+    assert set(names_itself(source.encode(), "test_x.py")) == found
+    assert set(names_itself(source.replace("test_x", "sub.test_x").encode(), "sub/test_x.py")) == found
