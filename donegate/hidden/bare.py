@@ -48,11 +48,11 @@ from types import ModuleType as _ModuleType
 # Sent to a run, this source shares one namespace with bare_plan's and bare_shim's (`second._source`); imported by
 # the kit (its tests), it takes their names from the modules. A shipped namespace has no `__package__`.
 if globals().get("__package__"):
-    from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, plan, split_id
-    from donegate.hidden.bare_shim import (_as_program, _own_names, _run_test, _ToShim, bind, make_shim, plan_test,
+    from donegate.hidden.bare_plan import SEEDED, SERVED, TOKEN, plan, split_id
+    from donegate.hidden.bare_shim import (_as_program, _own_names, _run_test, _ToShim, bind, make_shim,
                                            refuse_harness, shim_compile)
-    from donegate.hidden.bare_fork import (PROGRAM, _drain, _exactly, _hide, _only, _sink, _threads, as_main,
-                                           enter_program, program_fork, renamed)
+    from donegate.hidden.bare_fork import (PROGRAM, _Alarm, _drain, _exactly, _failure, _hide, _only, _sink, _test_steps,
+                                           _threads, as_main, enter_program, passing_code, program_fork, renamed)
 
 
 # --- one test, in a fork ----------------------------------------------------------------------------------
@@ -188,12 +188,6 @@ def zygote(job, codes, tests, cmd_r, rep_w):
         _report(write, rep_w, os.waitstatus_to_exitcode(status), _drain(res_r))
 
 
-def passing_code(token):
-    """The exit status of a fork whose test returned: drawn with the token (10-99), never 0. A fork that
-    ends by `os._exit(0)`, `sys.exit()` or an exec'd `/bin/true` has not passed."""
-    return 10 + int(token[:2], 16) % 90
-
-
 def _asked(ask_r, pid):
     """None once the fork asked for its token; its wait status when it ended without asking."""
     while True:
@@ -221,81 +215,6 @@ def _ticket(fd):
     """A test's token and the candidates of its held asserts (length first), as sent: read only after the fork."""
     token, size = _exactly(fd, TOKEN), _exactly(fd, 7)
     return token + size + (_exactly(fd, int(size)) if size and int(size) else b"")
-
-
-def _test_steps(mod, test, fns, pipes, hits, later, out):
-    """The steps `program_fork` runs in a test's fork, by name: its pipes (`child`); its setup's calls (`plan`, their
-    results to `put`: `plan_test`); the test's function and arguments (`get`); its failure noted (`failed`); its
-    teardowns (`tears`, `down`); then a failure reported, or the token asked for, with the candidates of its held
-    asserts (`more`: whether pairs of `later`'s objects and candidates are left, `walk` yields them, `said` takes each
-    comparison's result, made by the program); then the token echoed with the answers and the exit status drawn with
-    it (`passing_code`: `passed`). `passed` does not return, nor `more` after a failure."""
-    read, write, exit_, wait = os.read, os.write, os._exit, select.select
-    results, tears, fd, made, pairs, counts, said, tok, broke = [], [], [], [], [], [], [], [], []
-
-    def take(n):
-        got = b""
-        while len(got) < n:
-            wait([fd[1]], [], [], None)
-            chunk = read(fd[1], n - len(got))
-            if not chunk:
-                exit_(1)
-            got += chunk
-        return got
-
-    def child():
-        try:
-            ask_w, tok_r, res_w = (_hide(f) for f in pipes)  # close-on-exec, all three
-            _only(ask_w, tok_r, res_w)  # the zygote's pipes to the supervisor above all
-            os.set_blocking(tok_r, False)  # nothing to read there while the test runs, and no waiting for it
-            out[0] = res_w
-            fd.extend((ask_w, tok_r, res_w))
-        except BaseException:  # noqa: B036 (a fork never goes back to being the zygote)
-            exit_(3)
-
-    def plan():
-        return plan_test(mod, test, fns, results, tears, made)
-
-    def failed():
-        if not broke:  # the test's own failure is the one reported, not a teardown's after it
-            broke.append(sys.exc_info()[1])
-
-    def down():  # the teardowns, last set up first: after one that raised, the next
-        while tears:
-            yield tears.pop()
-
-    def more():
-        if not tok:
-            if broke:
-                try:
-                    write(fd[2], (_failure(broke[0], hits)).encode()[:500])
-                finally:
-                    exit_(1)
-            write(fd[0], b"R")
-            tok.append(take(TOKEN))
-            found, n = globals()["answer_pairs"](later, take(int(take(7))))
-            pairs.extend(found)
-            counts.extend(n)
-        return len(said) < len(pairs)
-
-    def walk():  # the pairs not answered yet: after one whose comparison raised, the next
-        while len(said) < len(pairs):
-            yield pairs[len(said)]
-
-    def passed():
-        try:
-            more()
-            write(fd[2], globals()["answer_said"](later, counts, said) + tok[0])
-            exit_(passing_code(tok[0].decode()))
-        finally:
-            exit_(3)
-
-    return {"child": child, "plan": plan, "put": results.append, "get": made.__getitem__, "failed": failed,
-            "tears": tears.__len__, "down": down(), "more": more, "walk": walk(), "said": said.append, "passed": passed}
-
-
-class _Alarm(BaseException):
-    """The equality probe fired while the zygote imported the test module (an assert at module level)."""
 
 
 def _alarm(out, what):
@@ -350,16 +269,6 @@ def _watch_traces(job, out):
 
     sys.addaudithook(hook)
     return flagged
-
-
-def _failure(exc, hits):
-    """What a fork or the zygote reports for `exc`. Only the refused import itself, left uncaught, is "the
-    product needs pytest" (appealable): a product that caught it and then failed a test behaves differently
-    under pytest (hard). The probe's alarm at the zygote's import carries its own line."""
-    if isinstance(exc, _Alarm):
-        return exc.args[0]
-    needs = hits and isinstance(exc, ImportError) and (getattr(exc, "name", "") or "").split(".")[0] in HARNESS
-    return ("I:" + ",".join(hits)) if needs else ("F:" + type(exc).__name__)
 
 
 # --- the supervisor ---------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """The second harness's processes (sent with `bare.py`, executed in its namespace): the fork of a test as a program
-starts it, the pipe its output goes to, and the descriptors the zygote and its forks keep.
+starts it, the steps that program runs (`_test_steps`: the test's setup, call, teardowns, token and exit status) and
+what it reports of a failure, the pipe its output goes to, and the descriptors the zygote and its forks keep.
 
 Standard library only. A test's fork is made from a thread whose only frame is a program's module-level code
 (`program_fork`): in the fork, that thread is the main thread (signal handlers, `threading.main_thread()`), and the
@@ -11,13 +12,15 @@ import _thread
 import ast
 import os
 import random
+import select
 import sys
 import warnings
 
 # Sent to a run, this source shares one namespace with bare_shim's (`second._source`); imported by the kit (its
 # tests), it takes the name from the module.
 if globals().get("__package__"):
-    from donegate.hidden.bare_shim import bind
+    from donegate.hidden.bare_plan import HARNESS, TOKEN
+    from donegate.hidden.bare_shim import bind, plan_test
 
 
 def _exactly(fd, n):
@@ -200,3 +203,94 @@ def as_main(tree):
     names = {(a.name if isinstance(n, ast.Import) else n.module or "").partition(".")[0] for n in ast.walk(tree)
              if isinstance(n, ast.Import) or isinstance(n, ast.ImportFrom) and not n.level for a in n.names}
     return tree, names
+
+
+def passing_code(token):
+    """The exit status of a fork whose test returned: drawn with the token (10-99), never 0. A fork that
+    ends by `os._exit(0)`, `sys.exit()` or an exec'd `/bin/true` has not passed."""
+    return 10 + int(token[:2], 16) % 90
+
+
+def _test_steps(mod, test, fns, pipes, hits, later, out):
+    """The steps `program_fork` runs in a test's fork, by name: its pipes (`child`); its setup's calls (`plan`, their
+    results to `put`: `plan_test`); the test's function and arguments (`get`); its failure noted (`failed`); its
+    teardowns (`tears`, `down`); then a failure reported, or the token asked for, with the candidates of its held
+    asserts (`more`: whether pairs of `later`'s objects and candidates are left, `walk` yields them, `said` takes each
+    comparison's result, made by the program); then the token echoed with the answers and the exit status drawn with
+    it (`passing_code`: `passed`). `passed` does not return, nor `more` after a failure."""
+    read, write, exit_, wait = os.read, os.write, os._exit, select.select
+    results, tears, fd, made, pairs, counts, said, tok, broke = [], [], [], [], [], [], [], [], []
+
+    def take(n):
+        got = b""
+        while len(got) < n:
+            wait([fd[1]], [], [], None)
+            chunk = read(fd[1], n - len(got))
+            if not chunk:
+                exit_(1)
+            got += chunk
+        return got
+
+    def child():
+        try:
+            ask_w, tok_r, res_w = (_hide(f) for f in pipes)  # close-on-exec, all three
+            _only(ask_w, tok_r, res_w)  # the zygote's pipes to the supervisor above all
+            os.set_blocking(tok_r, False)  # nothing to read there while the test runs, and no waiting for it
+            out[0] = res_w
+            fd.extend((ask_w, tok_r, res_w))
+        except BaseException:  # noqa: B036 (a fork never goes back to being the zygote)
+            exit_(3)
+
+    def plan():
+        return plan_test(mod, test, fns, results, tears, made)
+
+    def failed():
+        if not broke:  # the test's own failure is the one reported, not a teardown's after it
+            broke.append(sys.exc_info()[1])
+
+    def down():  # the teardowns, last set up first: after one that raised, the next
+        while tears:
+            yield tears.pop()
+
+    def more():
+        if not tok:
+            if broke:
+                try:
+                    write(fd[2], (_failure(broke[0], hits)).encode()[:500])
+                finally:
+                    exit_(1)
+            write(fd[0], b"R")
+            tok.append(take(TOKEN))
+            found, n = globals()["answer_pairs"](later, take(int(take(7))))
+            pairs.extend(found)
+            counts.extend(n)
+        return len(said) < len(pairs)
+
+    def walk():  # the pairs not answered yet: after one whose comparison raised, the next
+        while len(said) < len(pairs):
+            yield pairs[len(said)]
+
+    def passed():
+        try:
+            more()
+            write(fd[2], globals()["answer_said"](later, counts, said) + tok[0])
+            exit_(passing_code(tok[0].decode()))
+        finally:
+            exit_(3)
+
+    return {"child": child, "plan": plan, "put": results.append, "get": made.__getitem__, "failed": failed,
+            "tears": tears.__len__, "down": down(), "more": more, "walk": walk(), "said": said.append, "passed": passed}
+
+
+class _Alarm(BaseException):
+    """The equality probe fired while the zygote imported the test module (an assert at module level)."""
+
+
+def _failure(exc, hits):
+    """What a fork or the zygote reports for `exc`. Only the refused import itself, left uncaught, is "the
+    product needs pytest" (appealable): a product that caught it and then failed a test behaves differently
+    under pytest (hard). The probe's alarm at the zygote's import carries its own line."""
+    if isinstance(exc, _Alarm):
+        return exc.args[0]
+    needs = hits and isinstance(exc, ImportError) and (getattr(exc, "name", "") or "").split(".")[0] in HARNESS
+    return ("I:" + ",".join(hits)) if needs else ("F:" + type(exc).__name__)
