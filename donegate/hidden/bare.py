@@ -16,7 +16,9 @@ a function's namespace. Nothing of the kit is imported; the standard library onl
   (A zygote per file imported the product 500 times for 500 files: more than 120 s a stop.) Each test then
   runs in a fork of the zygote: its fixtures, the test and the teardowns. The fork is made from a thread whose
   only frame is a program's module-level code (`program_fork`): in the fork, that thread is the main thread and
-  the test is called from the program's frame, with no frame of the harness's below it. While the test runs, the fork holds
+  the test is called from the program's frame, with no frame of the harness's below it. The zygote is forked so too
+  (`_Zygote`): one that finds threads running after the import runs its first test itself, from its own bottom
+  frame, that test's program, and ends. While the test runs, the fork holds
   nothing it could echo: its three pipes (close-on-exec, at random descriptors) are empty. Only once the test
   returned does the fork ask for the token (the supervisor drew it after the fork; the zygote hands it over
   only when asked), write it back and end with the exit status drawn with it (`passing_code`, never 0). The
@@ -62,12 +64,14 @@ if globals().get("__package__"):
 _HARNESS_ONLY = ("secrets", "hmac")
 
 
-def zygote(job, codes, tests, cmd_r, rep_w):
+def zygote(job, codes, tests, cmd_r, rep_w, own):
     """The fork that imports every sealed test module (and with them the product) once, in pytest's order, then
     forks once per test the supervisor sends it (`_Zygote`; `tests`: what the supervisor planned, before this
-    fork, each asked for by its place in the list): never returns. Its stdin is /dev/null and its output the
+    fork, each asked for by its place in the list). Its stdin is /dev/null and its output the
     supervisor's drained pipe (`_sink`) before any product code runs; nothing of the supervisor's is left open in it
-    but its two pipes, at random descriptors."""
+    but its two pipes, at random descriptors. Returns only to run a test itself (threads run after the import), the
+    first it was sent: `own` is (that test file's module, the steps its program, this process's bottom frame, runs
+    then; that file's name), and the steps are set."""
     write, exit_ = os.write, os._exit
     hits, out = [], [None]  # refused harness imports; the fork's result pipe, once there is a fork
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -80,7 +84,7 @@ def zygote(job, codes, tests, cmd_r, rep_w):
     try:
         _as_program(job["program"], job["cwd"])
         main = vars(sys.modules["__main__"])  # what each test file's module starts from: a program's `__main__`
-        compiled = shim_compile(ast.parse(PROGRAM), job["program"])  # once: each test file's is it renamed
+        compiled = job["compiled"]  # once, in the supervisor: each test file's is it renamed
         if "imports-pytest" not in job["allow"]:
             refuse_harness(hits, job["own"])
         probe = globals()["make_probe"](job["repo"], lambda what: _alarm(out, "P:" + what))
@@ -112,7 +116,7 @@ def zygote(job, codes, tests, cmd_r, rep_w):
             # developer's program defines what it calls: under that name only (pickling by reference and type hints
             # find it there), unless another file imports it by its own (`job["named"]`). A helper module keeps its name.
             modname = rel[:-3].replace("/", ".")
-            mod = _ModuleType("__main__" if rel in programs else modname)
+            mod = own[0] if rel == own[2] and rel in programs else _ModuleType("__main__" if rel in programs else modname)
             if rel in programs:
                 mod.__dict__.update({**main, "__annotations__": {}, "__file__": code.co_filename,
                                      "__loader__": type(main["__loader__"])("__main__", code.co_filename)})
@@ -151,7 +155,12 @@ def zygote(job, codes, tests, cmd_r, rep_w):
         if sys.modules.get("__main__") is not mod:  # the program this test's file is (`enter_program`)
             enter_program(mod, job["cwd"], made)
             program = renamed(compiled, mod.__file__)
-        if alone:
+        if alone and mod is own[0]:  # called from the program's own frame, as a fork's test is (`_Zygote`)
+            out[0] = ("report", rep_w)
+            own[1].update(_test_steps(mod, test, fns, (), hits, later, out,
+                                      (cmd_r, lambda code, data: _report(write, rep_w, code, data, alone=True), said)))
+            return
+        if alone:  # not the test its program was made for (none is sent first to a zygote that runs tests itself)
             out[0] = ("report", rep_w)
             try:
                 _run_test(mod, test, fns)
@@ -340,6 +349,7 @@ def supervise(params):
             "program": os.path.join(params["folder"], min(tested, default="main.py")),
             "programs": tested, "named": {rel[:-3].replace("/", ".") for rel in tested} & imported}
     base["output"] = _sink()
+    base["compiled"] = shim_compile(ast.parse(PROGRAM), base["program"])  # each zygote's program is it renamed
     codes = [(rel, sources[rel]) for rel in sorted(sources)]  # pytest's order of collection
     groups = {}  # (file, test): its ids, in order (a parametrized test's index is its place here)
     place = {}
@@ -384,7 +394,7 @@ def supervise(params):
                 if z is None or z.dead:
                     if z is not None and z.tokens:
                         break  # one that ended holds what it was sent: its reports first
-                    z = _in(zygotes, base, codes, tests)  # started when a test needs it
+                    z = _in(zygotes, base, codes, tests, entries[sent])  # started when a test needs it
                 z.send(entries[sent], candidates(sent))
             sent += 1
         entry = entries[done]
@@ -401,7 +411,7 @@ def supervise(params):
             # and is a finding a person may wave through; code that needs pytest *running* (its config, its
             # reporter) fails, and the runs disagree.
             allowed = {**base, "allow": [*base["allow"], "imports-pytest"]}
-            other = _in(zygotes, allowed, codes, tests)
+            other = _in(zygotes, allowed, codes, tests, entry)
             other.send(entry, candidates(done))
             again, why, answered = other.result()
             outcome, detail = ("imports-pytest", detail) if again == "passed" else (again, why)
@@ -423,15 +433,25 @@ def supervise(params):
 AHEAD = 8  # tests sent to a zygote before their turn
 
 
-def _in(zygotes, job, codes, tests):
-    """The zygote for `job`'s allowance, started the first time (again if it died)."""
+def _in(zygotes, job, codes, tests, first):
+    """The zygote for `job`'s allowance, started the first time (again if it died) for the test at `first`."""
     key = "imports-pytest" in job["allow"]
     z = zygotes.get(key)
     if z is None or z.dead:
         if z is not None:
             z.end()
-        z = zygotes[key] = _Zygote(job, codes, tests)
+        z = zygotes[key] = _Zygote(job, codes, tests, first)
     return z
+
+
+class _Later:
+    """A step of a zygote's program that is iterated (`down`, `walk`): the zygote's own, once it runs a test itself."""
+
+    def __init__(self, steps, name):
+        self.steps, self.name = steps, name
+
+    def __iter__(self):
+        return iter(self.steps[self.name])
 
 
 class _Zygote:
@@ -439,18 +459,29 @@ class _Zygote:
     same order (`result`) from the zygote's report of the fork's exit status and result pipe, and the token
     the supervisor drew for it."""
 
-    def __init__(self, job, codes, tests):
+    def __init__(self, job, codes, tests, first):
         cmd_r, cmd_w = os.pipe()
         rep_r, rep_w = os.pipe()
         sys.stdout.flush()
-        pid = os.fork()
-        if pid == 0:
+        # The zygote is forked as a test is (`program_fork`): its one thread, its main thread, has the program of the
+        # first test's file at the bottom, and runs that test from there when threads run after the import (no fork
+        # then): no frame of the harness's below the test either way. The program's steps are the zygote's own then.
+        rel = tests[first]["rel"]
+        main, steps = _ModuleType("__main__"), {}
+
+        def child():
             try:
                 os.close(cmd_w)
                 os.close(rep_r)
-                zygote(job, codes, tests, cmd_r, rep_w)
-            finally:  # whatever happens, a zygote never goes back to being the supervisor
+                zygote(job, codes, tests, cmd_r, rep_w, (main, steps, rel))
+            except BaseException:  # noqa: B036 (whatever happens, a zygote never goes back to being the supervisor)
                 os._exit(3)
+            if not steps:
+                os._exit(3)
+        late = {n: (lambda *a, n=n: steps[n](*a)) for n in ("plan", "put", "get", "failed", "tears", "more", "said", "passed")}
+        late.update(child=child, down=_Later(steps, "down"), walk=_Later(steps, "walk"))
+        name = dict(codes)[rel].co_filename if rel in dict(codes) else job["program"]
+        pid = program_fork(renamed(job["compiled"], name), vars(main), late)
         os.close(cmd_r)
         os.close(rep_w)
         self.pid, self.cmd, self.rep, self.dead, self.tokens = pid, cmd_w, os.fdopen(rep_r, "rb"), False, []

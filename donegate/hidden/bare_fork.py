@@ -211,15 +211,26 @@ def passing_code(token):
     return 10 + int(token[:2], 16) % 90
 
 
-def _test_steps(mod, test, fns, pipes, hits, later, out):
+def _test_steps(mod, test, fns, pipes, hits, later, out, alone=None):
     """The steps `program_fork` runs in a test's fork, by name: its pipes (`child`); its setup's calls (`plan`, their
     results to `put`: `plan_test`); the test's function and arguments (`get`); its failure noted (`failed`); its
     teardowns (`tears`, `down`); then a failure reported, or the token asked for, with the candidates of its held
     asserts (`more`: whether pairs of `later`'s objects and candidates are left, `walk` yields them, `said` takes each
     comparison's result, made by the program); then the token echoed with the answers and the exit status drawn with
-    it (`passing_code`: `passed`). `passed` does not return, nor `more` after a failure."""
+    it (`passing_code`: `passed`). `passed` does not return, nor `more` after a failure. `alone`: a zygote runs the
+    test itself (`bare.zygote`): (its command pipe, where the token comes, its report to the supervisor (exit status,
+    what a fork would write back), the held asserts' answers its test gave)."""
     read, write, exit_, wait = os.read, os.write, os._exit, select.select
     results, tears, fd, made, pairs, counts, said, tok, broke = [], [], [], [], [], [], [], [], []
+    if alone:
+        fd.extend((None, alone[0], None))
+
+    def end(code, data):  # the fork's last word: what it writes back, and its exit status
+        if alone:
+            alone[1](code, b"".join(alone[2]) + data if code != 1 else data)
+        else:
+            write(fd[2], data)
+        exit_(code)
 
     def take(n):
         got = b""
@@ -256,10 +267,11 @@ def _test_steps(mod, test, fns, pipes, hits, later, out):
         if not tok:
             if broke:
                 try:
-                    write(fd[2], (_failure(broke[0], hits)).encode()[:500])
+                    end(1, (_failure(broke[0], hits)).encode()[:500])
                 finally:
                     exit_(1)
-            write(fd[0], b"R")
+            if not alone:
+                write(fd[0], b"R")
             tok.append(take(TOKEN))
             found, n = globals()["answer_pairs"](later, take(int(take(7))))
             pairs.extend(found)
@@ -273,8 +285,7 @@ def _test_steps(mod, test, fns, pipes, hits, later, out):
     def passed():
         try:
             more()
-            write(fd[2], globals()["answer_said"](later, counts, said) + tok[0])
-            exit_(passing_code(tok[0].decode()))
+            end(passing_code(tok[0].decode()), globals()["answer_said"](later, counts, said) + tok[0])
         finally:
             exit_(3)
 

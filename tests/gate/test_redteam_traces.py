@@ -16,12 +16,13 @@ caller's module name, the project's own read of a mount table (the seal's baseli
 
 Left as known limits (strict expected failures, `LIMITS`): what no audit event and no wall can hide, both runs read
 alike (statfs's read-only flag of `/`, the namespace links by `readlink`, an unreachable network's error), a
-fork's CPU time (`OR_FORK`), a test run by the zygote itself after threads started at import (`OR_ALONE`), the
+fork's CPU time (`OR_FORK`), the
 program's empty file and its source naming pytest (`OR_FILE`), and the callable constants of the code below the
 product (`OR_CODE`). The `or` family with what only the second harness showed a program (`OR_SECOND`: the
 shim's module name, its finder, stdout on /dev/null, the harness's frames by `f_back`, from the test, from a test
 file's own fixture or its teardown, or from the `__eq__` of an object the product returns; a test module in
-`sys.modules`, a caller that is not `__main__` nor code of its file, `pytest` in the caller's globals) now makes the
+`sys.modules`, a caller that is not `__main__` nor code of its file, `pytest` in the caller's globals; the harness's
+frames when the product's import started a thread and the zygote runs each test itself, `OR_ALONE`) now makes the
 runs disagree: the second run looks like a developer's program there (issue 45 item 1).
 """
 
@@ -134,12 +135,12 @@ OR_FORK = {
     # timing: the fork a test runs in is new, so its CPU time is next to none; a developer's program spent more starting
     "pytest-or-no-cpu-time-yet": _when("import sys, time", PYTEST + "time.process_time() < 0.005"),
 }
-# Still open: threads the product starts at import make the zygote run each test itself (a fork of a process with
-# threads could hang on a lock one of them held), under the harness's frames.
-OR_ALONE = {
-    "pytest-or-harness-frames-with-a-thread-from-import": "import threading, time\nthreading.Thread(target=time.sleep, "
-    "args=(600,), daemon=True).start()\n" + OR_SECOND["pytest-or-harness-frames"],
-}
+# Threads the product starts at import make the zygote run each test itself (a fork of a process with threads could
+# hang on a lock one of them held). It ran them under the harness's frames (passed with the bug in on 563575f, a strict
+# expected failure); the zygote is now forked as a test is, its one thread's bottom frame the program of its first
+# test's file, which calls that test (`bare._Zygote`): no frame of the harness's below it there either.
+THREAD = "import threading, time\nthreading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
+OR_ALONE = {"pytest-or-harness-frames-with-a-thread-from-import": THREAD + OR_SECOND["pytest-or-harness-frames"]}
 # Still open: what the program is made of. Its file is empty on disk (a child multiprocessing's spawn runs it again, where
 # the test file's pytest could not be imported), and its source, the test file as sent, names pytest.
 OR_FILE = {
@@ -191,6 +192,9 @@ HONEST = {
     "caller-module-name-for-a-registry": (
         "import sys\nSEEN = set()\ndef price(units):\n    SEEN.add(sys._getframe(1).f_globals.get('__name__'))\n" + RIGHT_BODY),
 }
+# the same with a thread started at import: the zygote runs each test itself, from the program's frame
+HONEST["output-signals-frames-threads-and-an-optional-pytest-with-a-thread-from-import"] = (
+    THREAD + HONEST["output-signals-frames-threads-and-an-optional-pytest"])
 
 
 def _confined() -> str:
@@ -231,9 +235,6 @@ _WHY_OPEN = {**{n: "a fresh fork per test in the second run makes every call a f
                  "a seccomp user-notify watch would see the calls; not built)" for n in LIMITS},
              **{n: "a fork's CPU clock starts at zero: a program's start costs 20 ms or more of CPU, which a fork "
                  "per test would have to burn (tests/data/catalogue/catalogue.yaml, timing.process cpu)" for n in OR_FORK},
-             **{n: "the zygote runs the test itself when threads run after the import (no fork of a process with threads: "
-                 "one could hold a lock the test needs), from the harness's frames; a thread of the program's own would "
-                 "run the test off the main thread (no signal handlers), which pytest never does" for n in OR_ALONE},
              **{n: "the program's file on disk would have to run in a fresh interpreter (multiprocessing's spawn and "
                  "forkserver run `__main__`'s file again) where the tests' pytest is not importable, and would put the "
                  "sealed text on disk; the text shown is the code that runs, line for line "
@@ -246,15 +247,15 @@ _WHY_OPEN = {**{n: "a fresh fork per test in the second run makes every call a f
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=why)) for n, why in _WHY_OPEN.items()])
 def test_known_limits_pass_with_the_bug_in(tmp_path_factory, kit_home, name):
     repo = _sealed(tmp_path_factory, kit_home, "bwrap", scan="block")
-    (repo / "calc.py").write_text({**LIMITS, **OR_FORK, **OR_ALONE, **OR_FILE, **OR_CODE, **TIMING}[name])
+    (repo / "calc.py").write_text({**LIMITS, **OR_FORK, **OR_FILE, **OR_CODE, **TIMING}[name])
     res = run_hook(stop_payload(repo), timeout=120)
     assert res.returncode == 2, "the stop was allowed with the bug in"
 
 
-@pytest.mark.parametrize("name", list(OR_SECOND))
+@pytest.mark.parametrize("name", [*OR_SECOND, *OR_ALONE])
 def test_a_second_run_only_signal_in_an_or_makes_the_runs_disagree(tmp_path_factory, kit_home, name):
     repo = _sealed(tmp_path_factory, kit_home, "bwrap", scan="block")
-    (repo / "calc.py").write_text(OR_SECOND[name])
+    (repo / "calc.py").write_text({**OR_SECOND, **OR_ALONE}[name])
     res = run_hook(stop_payload(repo), timeout=120)
     assert res.returncode == 2, f"the stop was allowed with the bug in: {res.stdout} {res.stderr}"
     tamper = stop_lines(kit_home)[-1]["gates"]["acceptance"].get("tamper") or {}
@@ -332,23 +333,19 @@ PRICER = ("import sys\n\n\nclass Pricer:\n    def __init__(self):\n        f, se
 
 
 @pytest.mark.parametrize("product", ["harness-frames-from-a-fixture", "honest"])
-def test_a_fixture_finds_no_harness_frame_in_the_second_run(tmp_path, kit_home, product):
+def test_a_fixture_finds_no_harness_frame_in_the_second_run(tmp_path_factory, kit_home, product):
     honest = "class Pricer:\n    def price(self, units):\n" + RIGHT_BODY.replace("    return", "        return")
-    _judged_by_both_runs(tmp_path, kit_home, "class Pricer:\n    def price(self, units):\n        return units * 100\n",
+    _judged_by_both_runs(tmp_path_factory, kit_home, "class Pricer:\n    def price(self, units):\n        return units * 100\n",
                          FIXTURES, PRICER if product != "honest" else honest, 2 if product == "honest" else 0)
 
 
-def _judged_by_both_runs(tmp_path, kit_home, sealed_code: str, hidden_text: str, code: str, checked: int) -> None:
-    """`hidden_text` sealed for `calc.py` as `sealed_code`, then a stop with `code`: it passes with `checked` tests
-    double-checked, or (0) the runs disagree and the stop is blocked."""
-    from tests.support.repos import make_repo, seal, write_config
+def _judged_by_both_runs(tmp_path_factory, kit_home, sealed_code: str, hidden_text: str, code: str, checked: int) -> None:
+    """`hidden_text` sealed for `calc.py` as `sealed_code` (once per worker: `repos.pooled_files`), then a stop with
+    `code`: it passes with `checked` tests double-checked, or (0) the runs disagree and the stop is blocked."""
+    from tests.support.repos import pooled_files, write_config
 
     write_config(kit_home, f"confine: {'on' if _confined() == 'bwrap' else 'off'}\nscan: block\n")
-    repo = make_repo(tmp_path / "repo", {"calc.py": sealed_code})
-    hidden = tmp_path / "hidden" / "test_calc.py"
-    hidden.parent.mkdir()
-    hidden.write_text(hidden_text)
-    assert seal(repo, hidden).returncode == 0
+    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": sealed_code}, "test_calc.py", hidden_text)
     (repo / "calc.py").write_text(code)
     res = run_hook(stop_payload(repo), timeout=120)
     acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
@@ -389,14 +386,17 @@ def test_two_units_pay_the_full_price():
 '''
 
 
-@pytest.mark.parametrize("product", ["held-assert", "probed-assert", "honest"])
-def test_an_objects_equality_finds_no_harness_frame_in_the_second_run(tmp_path, kit_home, product):
-    # the held assert (a literal) alone, or the probed one (an object) alone, beside the full-price test
+@pytest.mark.parametrize("product", ["held-assert", "probed-assert", "honest", "held-assert-with-a-thread-from-import",
+                                     "honest-with-a-thread-from-import"])
+def test_an_objects_equality_finds_no_harness_frame_in_the_second_run(tmp_path_factory, kit_home, product):
+    # the held assert (a literal) alone, or the probed one (an object) alone, beside the full-price test; with a thread
+    # started at import, the zygote compares a held assert's object itself, from the program's frame too
     tests = EQ_TESTS.split("\n\n\n")
-    keep = {"held-assert": [0, 1, 3], "probed-assert": [0, 2, 3], "honest": [0, 1, 2, 3]}[product]
-    _judged_by_both_runs(tmp_path, kit_home, HONEST_MONEY.replace("units * 90 if units >= 10 else ", ""),
-                         "\n\n\n".join(tests[i] for i in keep), HONEST_MONEY if product == "honest" else JUDGED,
-                         3 if product == "honest" else 0)
+    kind = product.removesuffix("-with-a-thread-from-import")
+    keep = {"held-assert": [0, 1, 3], "probed-assert": [0, 2, 3], "honest": [0, 1, 2, 3]}[kind]
+    code = (THREAD if kind != product else "") + (HONEST_MONEY if kind == "honest" else JUDGED)
+    _judged_by_both_runs(tmp_path_factory, kit_home, HONEST_MONEY.replace("units * 90 if units >= 10 else ", ""),
+                         "\n\n\n".join(tests[i] for i in keep), code, 3 if kind == "honest" else 0)
 
 
 # The harness's frames seen from a fixture's teardown: the product notes, when its object is closed, whether a test
@@ -427,13 +427,16 @@ CLOSED = JUDGED.replace("units >= 10 and _judged()", "units >= 10 and (" + PYTES
     "    def close(self):\n        if _judged():\n            SEEN.append(1)\n")
 
 
-@pytest.mark.parametrize("product", ["harness-frames-from-a-teardown", "honest"])
-def test_a_teardown_finds_no_harness_frame_in_the_second_run(tmp_path, kit_home, product):
+@pytest.mark.parametrize("product", ["harness-frames-from-a-teardown", "honest", "harness-frames-from-a-teardown-with-a-thread",
+                                     "honest-with-a-thread"])
+def test_a_teardown_finds_no_harness_frame_in_the_second_run(tmp_path_factory, kit_home, product):
     honest = HONEST_MONEY.replace("def price(units):\n    return Price(units)\n",
                                   "class Shop:\n    def price(self, units):\n        return Price(units)\n\n"
                                   "    def close(self):\n        pass\n")
-    _judged_by_both_runs(tmp_path, kit_home, honest.replace("units * 90 if units >= 10 else ", ""), TEARDOWN,
-                         honest if product == "honest" else CLOSED, 2 if product == "honest" else 0)
+    # with a thread started at import, the zygote runs the fixture, the test and the teardown itself
+    code = (THREAD if product.endswith("-with-a-thread") else "") + (CLOSED if product.startswith("harness") else honest)
+    _judged_by_both_runs(tmp_path_factory, kit_home, honest.replace("units * 90 if units >= 10 else ", ""), TEARDOWN,
+                         code, 0 if product.startswith("harness") else 2)
 
 
 # The test's code as a developer's program holds it (issue 45 item 1): in the second run the test file's module is
@@ -489,8 +492,8 @@ if __name__ == "__main__":
 
 @pytest.mark.parametrize("product", ["pytest-in-the-callers-globals", "honest-globals", "honest-program", pytest.param(
     "pytest-in-the-callers-source", marks=pytest.mark.xfail(strict=True, reason=_WHY_OPEN["pytest-or-the-programs-file-is-empty"]))])
-def test_the_tests_module_is_the_programs_in_the_second_run(tmp_path, kit_home, product):
+def test_the_tests_module_is_the_programs_in_the_second_run(tmp_path_factory, kit_home, product):
     hidden = AS_PROGRAM if product == "honest-program" else PYTEST_NAMED
     code = {"pytest-in-the-callers-globals": PYTEST_IN_GLOBALS, "pytest-in-the-callers-source": SOURCE_NAMES_PYTEST,
             "honest-globals": _when("import sys", "'calc' in getattr(sys._getframe(1), 'f_' + 'globals')")}.get(product)
-    _judged_by_both_runs(tmp_path, kit_home, BUG, hidden, code or RIGHT, 0 if product.startswith("pytest") else 2)
+    _judged_by_both_runs(tmp_path_factory, kit_home, BUG, hidden, code or RIGHT, 0 if product.startswith("pytest") else 2)
