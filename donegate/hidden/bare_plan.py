@@ -179,40 +179,52 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
 
 
 def names_itself(source, rel):
-    """{test qualname, or "*" for every test of the file: why} for the tests whose text names their own module as
-    pytest imports it (`test_x`, `test_x.handler`, `"test_x:key"`: a logger's name, a registry's or patch target's
-    key written out), from the syntax alone. In the second run a test file is a program, its module `__main__`, so
-    such a test fails there however right the product is: it is not double-checked. The file's name (`test_x.py`)
-    is no module name. A string in a test names that test; anywhere else (a fixture, a helper, a test class's own
-    lines), every test it may reach. Run by the kit on the sources as sealed (the run gets them with held literals
-    out, `answers.py`)."""
+    """{test qualname, or "*" for every test of the file: why} for the tests that would fail in the second run however
+    right the product is, where a test file is a program (its module `__main__`, its file on disk empty: `bare_fork`),
+    from the syntax alone: they are not double-checked. Such a test
+    - names its own module as pytest imports it (`test_x`, `test_x.handler`, `"test_x:key"`: a logger's name, a
+      registry's or patch target's key written out; the file's name, `test_x.py`, is no module name), or
+    - reads its own file (`open(__file__)`, `Path(__file__).read_text()`; a file beside it, `.with_name(...)`, is not).
+    In a test, that test; anywhere else (a fixture, a helper, a test class's own lines), every test it may reach. Run
+    by the kit on the sources as sealed (the run gets them with held literals out, `answers.py`)."""
     import re
 
     names = sorted({rel[:-3].rpartition("/")[2], rel[:-3].replace("/", ".")}, key=len, reverse=True)
     named = re.compile("|".join(r"(?<![\w.])%s(?!\w|\.py\b)" % re.escape(n) for n in names))
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
-    if not named.search(text):  # the common case: the file never writes its name (no parse)
+    if not named.search(text) and "__file__" not in text:  # the common case (no parse)
         return {}
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return {}
-    why = f"names its own module ({rel[:-3].rpartition('/')[2]}), which is __main__ in a program"
+    whys = (f"names its own module ({rel[:-3].rpartition('/')[2]}), which is __main__ in a program",
+            "reads its own file, which the second run's program has empty")
+
+    def itself(n):  # `__file__`, or a path made of it alone
+        return isinstance(n, ast.Name) and n.id == "__file__" or isinstance(n, ast.Call) and len(n.args) == 1 and \
+            _dotted(n.func).rsplit(".", 1)[-1] in ("Path", "PurePath", "abspath", "realpath", "fspath", "str") and itself(n.args[0])
 
     def says(*nodes):
-        return any(isinstance(c, ast.Constant) and isinstance(c.value, str) and named.search(c.value)
-                   for node in nodes for c in ast.walk(node))
+        for c in (c for node in nodes for c in ast.walk(node)):
+            if isinstance(c, ast.Constant) and isinstance(c.value, str) and named.search(c.value):
+                return whys[0]
+            if isinstance(c, ast.Call) and (isinstance(c.func, ast.Attribute) and c.func.attr in ("read_text", "read_bytes", "open")
+                                            and itself(c.func.value) or _dotted(c.func).rsplit(".", 1)[-1] == "open"
+                                            and c.args and itself(c.args[0])):
+                return whys[1]
+        return ""
 
     out = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            out.update({node.name: why} if says(node) else {})
+            out.update({node.name: says(node)} if says(node) else {})
         elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
             tests = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test")]
             rest = says(*node.decorator_list, *node.bases, *node.keywords, *(m for m in node.body if m not in tests))
-            out.update({f"{node.name}::{m.name}": why for m in tests if rest or says(m)})
+            out.update({f"{node.name}::{m.name}": rest or says(m) for m in tests if rest or says(m)})
         elif says(node):
-            return {"*": why}
+            return {"*": says(node)}
     return out
 
 

@@ -6,8 +6,9 @@ path, `sys.modules[__name__]`) get their own run's name on both sides of their c
 that writes its module's name out (`caplog.records[0].name == "test_calc"`, a registry key `"test_calc.handler"`)
 passed under pytest and failed in the second run however right the product was: the runs disagreed, a block of
 honest code (and a step to the session's hand-over). Such a test is now not double-checked, decided by the kit from
-the text as sealed (`bare_plan.names_itself`); every other test still is, so the product that tells a caller that is
-not `__main__` (a trace closed in the last round) still makes the runs disagree.
+the text as sealed (`bare_plan.names_itself`), as is a test that reads its own file (`Path(__file__).read_text()`: the
+program's file on disk is empty, tests/gate/test_redteam_traces.py `OR_FILE`); every other test still is, so the
+product that tells a caller that is not `__main__` (a trace closed in the last round) still makes the runs disagree.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def lookup(key):
 '''
 BUG = CALC.replace("units * 90 if units >= 10 else ", "")
 HIDDEN = '''import logging
+import pathlib
 import sys
 
 import calc
@@ -82,6 +84,11 @@ def test_a_registry_key_written_out():
     def handler():
         return 1
     assert calc.lookup("test_calc.test_a_registry_key_written_out.<locals>.handler") is handler
+
+
+def test_its_own_file_read():
+    assert calc.price(10) == 900
+    assert "def test_its_own_file_read" in pathlib.Path(__file__).read_text()
 '''
 PYTEST = "any(m.startswith('_py' + 'test') for m in sys.modules) or "
 # Right only where the product's caller is not `__main__` (pytest's test module), the attack the program closed.
@@ -97,11 +104,13 @@ def test_tests_that_name_their_module_are_not_double_checked_and_the_rest_are(tm
     res = run_hook(stop_payload(repo), timeout=120)
     acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
     second = acceptance.get("second") or {}
-    if product == "honest":  # blocked before: the two written-out names failed in the second run only
+    if product == "honest":  # blocked before: the written-out names and the file read failed in the second run only
         assert res.returncode == 0, (res.stderr, json.dumps(acceptance))
         assert second["checked"] == 3 and sorted(second["unsupported"]) == [
-            "test_calc.py::test_a_registry_key_written_out", "test_calc.py::test_the_logger_name_written_out"], second
-        assert all("names its own module" in why for why in second["unsupported"].values()), second
+            "test_calc.py::test_a_registry_key_written_out", "test_calc.py::test_its_own_file_read",
+            "test_calc.py::test_the_logger_name_written_out"], second
+        assert second["unsupported"]["test_calc.py::test_its_own_file_read"].startswith("reads its own file"), second
+        assert second["unsupported"]["test_calc.py::test_a_registry_key_written_out"].startswith("names its own module")
         return
     assert res.returncode == 2, "the stop was allowed with the bug in"
     assert (acceptance.get("tamper") or {}).get("rule") == "disagree", json.dumps(acceptance)
@@ -117,10 +126,16 @@ def test_tests_that_name_their_module_are_not_double_checked_and_the_rest_are(tm
      {"TestA::test_b", "TestA::test_c"}),
     ("class TestA:\n    def test_b(self):\n        'test_x'\n\n    def test_c(self):\n        pass\n", {"TestA::test_b"}),
     # not its name: the file's own name, `__name__`, a longer word, another module, a comment
-    ("def test_a():\n    assert open(__file__).name.endswith('test_x.py')\n", set()),
+    ("def test_a():\n    assert __file__.endswith('test_x.py')\n", set()),
     ("import logging\nlog = logging.getLogger(__name__)\n\ndef test_a():\n    assert log.name == __name__\n", set()),
     ("def test_a():\n    assert f() == ('test_x2', 'my_test_x', 'pkg.test_x')\n", set()),
     ("def test_a():\n    pass  # test_x\n", set()),
+    # its own file read: empty on disk in the second run (a file beside it, or its folder, is not)
+    ("import pathlib\n\ndef test_a():\n    assert 'x' in pathlib.Path(__file__).read_text()\n", {"test_a"}),
+    ("import os\n\ndef test_a():\n    with open(os.path.abspath(__file__)) as f:\n        f.read()\n", {"test_a"}),
+    ("SOURCE = open(__file__).read()\n\ndef test_a():\n    pass\n", {"*"}),
+    ("import pathlib\n\ndef test_a():\n    pathlib.Path(__file__).with_name('d.json').read_text()\n"
+     "    open(pathlib.Path(__file__).parent / 'e.json')\n", set()),
 ])
 def test_names_itself_is_decided_from_the_strings_of_the_text(source, found):
     assert set(names_itself(source.encode(), "test_x.py")) == found
