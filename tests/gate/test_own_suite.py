@@ -160,12 +160,34 @@ def test_an_agent_that_breaks_what_the_projects_tests_covered_is_blocked(tmp_pat
 
 
 def test_the_visible_copy_edited_to_match_the_regression_changes_nothing(tmp_path_factory, kit_home):
+    """The expected value changed to what the code returns now: blocked as the old contract changed, and (was: not
+    named nor counted) named as a weakening, found by the sealed test's failure parsed."""
     repo = pooled_calc(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(ADD_BROKEN + MUL)
     (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 5", "== -1"))
     err = blocked(run_hook(stop_payload(repo)))
     assert "tests/test_calc.py::test_add" in err and "the old contract changed" in err, err
+    assert "a test of the project was weakened: tests/test_calc.py::test_add: its expected value 5 was changed to -1, " \
+           "what the code returns now [expected-to-actual]" in err, err
     assert "APPEAL:" in err  # the appeal is offered for a contract the request changed
+    own = stop_lines(kit_home)[-1]["gates"]["own"]
+    assert [w["rule"] for w in own["weakened"]] == ["expected-to-actual"], own
+
+
+def test_an_expected_value_changed_otherwise_is_not_named(tmp_path_factory, kit_home):
+    """Its look-alikes, each a stop: a new value the product does not return (a plain contract change, the agent's
+    own test failing as well), a check added beside the sealed one, an equal expression."""
+    repo = pooled_calc(tmp_path_factory, kit_home)
+    test = repo / "tests" / "test_calc.py"
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    for now in (OWN.replace("== 5", "== 7"), OWN + "    assert add(2, 3) != -1\n"):
+        test.write_text(now)
+        err = blocked(run_hook(stop_payload(repo)))
+        assert "the old contract changed" in err and "weakened" not in err, err
+        assert stop_lines(kit_home)[-1]["gates"]["own"]["weakened"] == []
+    (repo / "calc.py").write_text(CALC + MUL)
+    test.write_text(OWN.replace("== 5", "== 2 + 3"))
+    assert run_hook(stop_payload(repo)).returncode == 0
 
 
 def test_the_visible_copy_deleted_or_skipped_changes_nothing(tmp_path_factory, kit_home):
@@ -330,6 +352,7 @@ def test_the_report_counts_what_the_own_suite_did(tmp_path_factory, kit_home):
     res = donegate("report", "--json")
     counts = json.loads(res.stdout)["own_suite"]["default"]
     assert counts["regressions_blocked"] == 1 and counts["tests_added"] == 2 and counts["contract_changes_appealed"] == 1
+    assert counts["weakenings_named"] == 1  # the expected value changed to what add returns now, told twice: once
     assert "1 regressions blocked, 2 tests added by the agents" in donegate("report").stdout
 
 
