@@ -79,6 +79,7 @@ class OwnRuns:
         self.changed: list[str] = []
         self.selected: set[str] | None = None
         self.current: dict[str, str | None] = {}
+        self.elsewhere: dict[str, str | None] = {}
         self.weakened: list[dict[str, str]] = []
         self._skip: list[str] | None = None  # what the sealed run leaves out; None: it is not to run
         self._chosen = threading.Event()
@@ -129,6 +130,7 @@ class OwnRuns:
         # What only the verdict reads, once the runs are on their way (parsing the changed files: their processes
         # start sooner; the values are the same).
         self.current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, look, prefix)}
+        self.elsewhere = _added(repo, pack, self.changed, prefix)
         self.weakened = _support_weakened(repo, st, pack, look, prefix)
 
     def drop(self) -> None:
@@ -165,7 +167,8 @@ class OwnRuns:
         if sealed is None or (self.now is not None and now is None):
             return {"ok": False, "problem": "the project's own tests did not finish in the stop's time", "failing": [],
                     "mine": [], "weakened": []}
-        gate = judge(self.pack, sealed, now, self.changed, self.current, time.monotonic() - self.t0, self.selected)
+        gate = judge(self.pack, sealed, now, self.changed, self.current, time.monotonic() - self.t0, self.selected,
+                     self.elsewhere)
         if self.weakened:
             gate["weakened"] += self.weakened
             gate["ok"] = False
@@ -265,6 +268,13 @@ def _sealed_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: sta
     return sorted(name for name in pack.get("shape", {}) if (f"{prefix}/{name}" if prefix else name) in changed)
 
 
+def _added(repo: Path, pack: dict[str, Any], changed: list[str], prefix: str) -> dict[str, str | None]:
+    """{test file: its text} of the test files the agent added (a sealed test moved there as it was is not deleted:
+    `loosened.findings`)."""
+    sealed = pack.get("shape") or {}
+    return {name: _text(repo / prefix / name) for name in changed if name not in sealed}
+
+
 def _text(path: Path) -> str | None:
     try:
         if path.is_symlink() or not path.is_file():
@@ -290,9 +300,10 @@ def _selected(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache
 
 
 def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], current: dict[str, str | None],
-          duration: float, selected: set[str] | None = None) -> dict[str, Any]:
+          duration: float, selected: set[str] | None = None, elsewhere: dict[str, str | None] | None = None) -> dict[str, Any]:
     """The gate of both runs: the sealed tests that passed at the seal and fail now, the agent's tests that fail,
-    what the current test files weaken. `selected`: the sealed test files this stop ran (None: all)."""
+    what the current test files weaken. `selected`: the sealed test files this stop ran (None: all); `elsewhere`:
+    the test files the agent added (`_added`)."""
     from donegate.seal import loosened, own
 
     passing = set(pack["baseline"]["passing"])
@@ -340,7 +351,7 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
         gate["added"] = sum(1 for t in now.results if t not in pack["tests"])  # the agent's new tests (the report)
         if now.problem and "timeout" in now.problem:
             problem = problem or f"the tests you added or changed did not finish: {now.problem}"
-    weakened = loosened.findings(pack.get("shape") or {}, current, passing)
+    weakened = loosened.findings(pack.get("shape") or {}, current, passing, elsewhere)
     sealed_files = pack.get("files") or {}
     for f in failing:  # an expected value changed to what the code returns now: by the failure, parsed
         name = f["id"].split("::", 1)[0]
@@ -404,7 +415,9 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     prefix = str(st.manifest.get("project") or ".")
     prefix = "" if prefix == "." else prefix
     current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, None, prefix)}
-    found = loosened.findings(pack.get("shape") or {}, current, set(pack.get("baseline", {}).get("passing", [])))
+    elsewhere = _added(repo, pack, _changed_tests(repo, st, None, prefix), prefix)
+    found = loosened.findings(pack.get("shape") or {}, current, set(pack.get("baseline", {}).get("passing", [])),
+                              elsewhere)
     return problems({"weakened": found + _support_weakened(repo, st, pack, None, prefix)})
 
 

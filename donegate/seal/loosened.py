@@ -108,10 +108,13 @@ def shapes(files: dict[str, dict[str, str]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def findings(sealed: dict[str, dict[str, Any]], current: dict[str, str | None], passing: set[str]) -> list[dict[str, str]]:
+def findings(sealed: dict[str, dict[str, Any]], current: dict[str, str | None], passing: set[str],
+             elsewhere: dict[str, str | None] | None = None) -> list[dict[str, str]]:
     """What the current test files weaken against the sealed shapes, for the tests that passed at the seal:
-    `current` is {test file: its text now (None: gone)} for the sealed test files that changed."""
+    `current` is {test file: its text now (None: gone)} for the sealed test files that changed, `elsewhere` the
+    same of the test files the agent added (a sealed test moved there as it was is not deleted)."""
     out = []
+    moved: set[str] | None = None
     for name, text in current.items():
         before = sealed.get(name)
         if before is None:
@@ -124,6 +127,11 @@ def findings(sealed: dict[str, dict[str, Any]], current: dict[str, str | None], 
             if not any(p == tid or p.startswith(tid + "[") for p in passing):
                 continue
             new = now.get(test)
+            if new is None and moved is None:  # each test function's source now, read once
+                moved = {shape["src"] for t in (*current.values(), *(elsewhere or {}).values()) if t is not None
+                         for shape in (tests_of(t) or {}).values()}
+            if new is None and old["src"] in moved:  # type: ignore[operator]
+                continue  # moved to another test file as it was: it still runs there
             if new is None:
                 out.append({"test": tid, "rule": "deleted", "what": "the test was deleted or renamed away"
                             if text is not None else "its file was deleted"})
@@ -141,7 +149,7 @@ def findings(sealed: dict[str, dict[str, Any]], current: dict[str, str | None], 
                             f"now {', '.join(new['asserts'])}"})
             if new["cases"] < old["cases"]:
                 out.append({"test": tid, "rule": "fewer-cases", "what": f"{old['cases']} parametrized cases at the seal, {new['cases']} now"})
-            if old["raises"] and set(new["raises"]) != set(old["raises"]) and any(r in ("Exception", "BaseException") for r in new["raises"]):
+            if old["raises"] and set(new["raises"]) != set(old["raises"]) and _broader(old["raises"], new["raises"]):
                 out.append({"test": tid, "rule": "raises-broadened", "what": f"raises({', '.join(old['raises'])}) became "
                             f"raises({', '.join(new['raises'])})"})
     return out
@@ -260,6 +268,36 @@ def to_actual(sealed: str | None, current: str | None, tid: str, message: str) -
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _exceptions(expr: str) -> list[type] | None:
+    """The built-in exception classes a `raises` argument names (`ValueError`, `(KeyError, TypeError)`); None when
+    it names another (the project's: its hierarchy is not known without importing it)."""
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return None
+    import builtins
+
+    out = []
+    for n in node.elts if isinstance(node, ast.Tuple) else [node]:
+        name = n.attr if isinstance(n, ast.Attribute) and getattr(n.value, "id", "") == "builtins" else getattr(n, "id", "")
+        found = getattr(builtins, name, None)
+        if not (isinstance(found, type) and issubclass(found, BaseException)):
+            return None
+        out.append(found)
+    return out
+
+
+def _broader(old: list[str], new: list[str]) -> bool:
+    """A `raises` that now takes what the sealed one did not: `Exception` or `BaseException`, a built-in base of
+    the class it named (`ZeroDivisionError` to `ArithmeticError`), or more built-in classes than it named. Another
+    class in its place (`ValueError` for `KeyError`) takes no more: the sealed copy still runs as it was."""
+    if any(r in ("Exception", "BaseException") for r in new):
+        return True
+    was = {c for r in old if r not in new for c in _exceptions(r) or []}
+    now = {c for r in new if r not in old for c in _exceptions(r) or []}
+    return bool(was) and (was < now or any(issubclass(w, c) and w is not c for w in was for c in now))
 
 
 def _looser(old: list[str], new: list[str]) -> bool:

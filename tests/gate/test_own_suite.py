@@ -199,6 +199,20 @@ def test_the_visible_copy_deleted_or_skipped_changes_nothing(tmp_path_factory, k
     (repo / "pytest.ini").write_text("[pytest]\naddopts = -k nothing\n")
     err = blocked(run_hook(stop_payload(repo)))
     assert "tests/test_calc.py::test_add" in err
+    weakened = stop_lines(kit_home)[-1]["gates"]["own"]["weakened"]
+    assert sorted(w["rule"] for w in weakened) == ["collection-hook", "config-excluded", "deleted"], weakened
+
+
+def test_a_project_test_moved_as_it_was_to_another_file_passes(tmp_path_factory, kit_home):
+    """Was: "a test of the project was weakened: tests/test_calc.py::test_add: its file was deleted [deleted]",
+    though the test runs in the file it moved to."""
+    repo = pooled_calc(tmp_path_factory, kit_home)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests" / "test_calc.py").unlink()
+    (repo / "tests" / "test_arith.py").write_text(OWN)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["own"]["ran_now"] == ["tests/test_arith.py"]
 
 
 def test_the_agents_own_new_test_must_pass(tmp_path_factory, kit_home):

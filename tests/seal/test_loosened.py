@@ -42,6 +42,8 @@ ATTACKS = {
     "fewer-cases": BASE.replace(", (3, 3, 6)]", "]"),
     "wider-approx": BASE.replace("pytest.approx(0.3333)", "pytest.approx(0.3333, abs=1)"),
     "raises-broadened": BASE.replace("pytest.raises(ZeroDivisionError)", "pytest.raises(Exception)"),
+    "raises-to-a-base": BASE.replace("pytest.raises(ZeroDivisionError)", "pytest.raises(ArithmeticError)"),
+    "raises-gained-a-class": BASE.replace("pytest.raises(ZeroDivisionError)", "pytest.raises((ZeroDivisionError, TypeError))"),
 }
 HONEST = {
     "unchanged": BASE,
@@ -55,14 +57,17 @@ HONEST = {
     "truthiness-check-added": BASE.replace("    assert add(0, 0) == 0\n", "    assert add(0, 0) == 0\n    assert add(1, 1)\n"),
     "narrower-approx": BASE.replace("pytest.approx(0.3333)", "pytest.approx(0.3333, rel=1e-9)"),
     "mark-added": BASE.replace("def test_add():", "@pytest.mark.slow\ndef test_add():"),
+    "raises-another-class": BASE.replace("pytest.raises(ZeroDivisionError)", "pytest.raises(ValueError)"),
 }
+SEALED_TEST = BASE.split("def test_add():")[1].split("\n\n\n")[0]
 
 
 @pytest.mark.parametrize("name", ATTACKS)
 def test_each_weakening_is_named(name):
     found = loosened.findings(loosened.shapes({"test_t.py": {"text": BASE}}), {"test_t.py": ATTACKS[name]}, PASSING)
     rule = {"skip-call": "skipped", "xfail": "skipped", "in-instead-of-eq": "assert-loosened",
-            "wider-approx": "assert-loosened", "wider-approx-given": "assert-loosened"}.get(name, name)
+            "wider-approx": "assert-loosened", "raises-to-a-base": "raises-broadened",
+            "raises-gained-a-class": "raises-broadened"}.get(name, name)
     assert rule in {f["rule"] for f in found}, (name, found)
     assert all(f["test"].startswith("test_t.py::") for f in found)
 
@@ -86,6 +91,16 @@ def test_an_honest_edit_is_no_finding(name):
 
 def test_a_test_that_failed_at_the_seal_is_not_counted():
     assert loosened.findings(loosened.shapes({"test_t.py": {"text": BASE}}), {"test_t.py": ATTACKS["deleted"]}, PASSING - {"test_t.py::test_add"}) == []
+
+
+def test_a_test_moved_as_it_was_to_another_test_file_is_not_deleted():
+    """Was: named `deleted`, though it runs in the file it moved to."""
+    moved = BASE.replace("def test_add():" + SEALED_TEST, "")
+    elsewhere = {"test_more.py": "from calc import add\n\n\ndef test_add():" + SEALED_TEST + "\n"}
+    shapes = loosened.shapes({"test_t.py": {"text": BASE}})
+    assert loosened.findings(shapes, {"test_t.py": moved}, PASSING, elsewhere) == []
+    changed = {"test_more.py": elsewhere["test_more.py"].replace("== 5", "== 6")}  # moved, and changed: deleted
+    assert [f["rule"] for f in loosened.findings(shapes, {"test_t.py": moved}, PASSING, changed)] == ["deleted"]
 
 
 def test_a_deleted_file_names_each_sealed_passing_test():
