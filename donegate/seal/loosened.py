@@ -84,7 +84,9 @@ def tests_of(text: str) -> dict[str, dict[str, Any]] | None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             out[node.name] = shape_of(node)
         elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            class_marks = [m for d in node.decorator_list for m in _marks(d)]
+            class_marks = [m for d in node.decorator_list for m in _marks(d)] + [  # its `pytestmark` too
+                m for n in node.body if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "pytestmark"
+                                                                         for t in n.targets) for m in _marks(n.value)]
             for sub in node.body:
                 if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name.startswith("test"):
                     found = shape_of(sub)
@@ -136,7 +138,7 @@ def findings(sealed: dict[str, dict[str, Any]], current: dict[str, str | None], 
                 out.append({"test": tid, "rule": "deleted", "what": "the test was deleted or renamed away"
                             if text is not None else "its file was deleted"})
                 continue
-            if new["src"] == old["src"]:
+            if new["src"] == old["src"] and new["skips"] == old["skips"]:  # (a class's or module's mark: not in src)
                 continue
             added = sorted(set(new["skips"]) - set(old["skips"]))
             if added:
@@ -403,14 +405,26 @@ def _options(name: str, text: str | None) -> dict[str, str]:
     return found
 
 
+def _option(word: str) -> str:
+    """A short option as pytest reads it: `-knot_slow` is `-k`; in a cluster of flags, `-qx` holds `-x`, and an
+    option that takes a value ends the flags (`-rxs`: `-r xs`, the report's characters)."""
+    if len(word) > 2 and word[0] == "-" and word[1] != "-":
+        for ch in word[1:]:
+            if ch in "kmx":
+                return "-" + ch
+            if ch in "pcorWn" or not ch.isalpha():
+                break
+    return word
+
+
 def config_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
     """Tests taken out by configuration: an option in `addopts` that deselects or stops early, a collection key
     narrowed or changed. `sealed` and `current`: {configuration file: text (None: none)}."""
     out = []
     for name in sorted(set(sealed) | set(current)):
         before, now = _options(name, sealed.get(name)), _options(name, current.get(name))
-        old_words = set((before.get("addopts") or "").replace("=", " ").split())
-        for word in (now.get("addopts") or "").replace("=", " ").split():
+        old_words = {_option(w) for w in (before.get("addopts") or "").replace("=", " ").split()}
+        for word in map(_option, (now.get("addopts") or "").replace("=", " ").split()):
             if word in EXCLUDING_OPTS and word not in old_words:
                 out.append({"test": name, "rule": "config-excluded", "what": f"addopts gained {word}"})
         for key in COLLECT_KEYS:

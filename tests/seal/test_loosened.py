@@ -36,6 +36,7 @@ ATTACKS = {
     "skipped": BASE.replace("def test_add():", "@pytest.mark.skip(reason='later')\ndef test_add():"),
     "skip-call": BASE.replace("def test_add():\n", "def test_add():\n    pytest.skip('later')\n"),
     "xfail": BASE.replace("def test_add():", "@pytest.mark.xfail\ndef test_add():"),
+    "module-pytestmark": BASE.replace("from calc import add, div\n", "from calc import add, div\n\npytestmark = pytest.mark.skip\n"),
     "assert-removed": BASE.replace("    assert add(0, 0) == 0\n", ""),
     "assert-loosened": BASE.replace("assert add(2, 3) == 5", "assert add(2, 3)"),
     "in-instead-of-eq": BASE.replace("assert add(2, 3) == 5", "assert add(2, 3) in (5, -1)"),
@@ -65,7 +66,7 @@ SEALED_TEST = BASE.split("def test_add():")[1].split("\n\n\n")[0]
 @pytest.mark.parametrize("name", ATTACKS)
 def test_each_weakening_is_named(name):
     found = loosened.findings(loosened.shapes({"test_t.py": {"text": BASE}}), {"test_t.py": ATTACKS[name]}, PASSING)
-    rule = {"skip-call": "skipped", "xfail": "skipped", "in-instead-of-eq": "assert-loosened",
+    rule = {"skip-call": "skipped", "xfail": "skipped", "module-pytestmark": "skipped", "in-instead-of-eq": "assert-loosened",
             "wider-approx": "assert-loosened", "raises-to-a-base": "raises-broadened",
             "raises-gained-a-class": "raises-broadened"}.get(name, name)
     assert rule in {f["rule"] for f in found}, (name, found)
@@ -93,6 +94,16 @@ def test_a_test_that_failed_at_the_seal_is_not_counted():
     assert loosened.findings(loosened.shapes({"test_t.py": {"text": BASE}}), {"test_t.py": ATTACKS["deleted"]}, PASSING - {"test_t.py::test_add"}) == []
 
 
+def test_a_skip_given_to_a_class_by_its_pytestmark_is_named():
+    """Was: no finding (a class's marks were read from its decorators only, and a mark outside the test's own
+    source, the class's or the module's, went unseen)."""
+    sealed = BASE + "\n\nclass TestMore:\n    def test_one(self):\n        assert add(1, 1) == 2\n"
+    now = sealed.replace("class TestMore:\n", "class TestMore:\n    pytestmark = pytest.mark.skip\n\n")
+    found = loosened.findings(loosened.shapes({"test_t.py": {"text": sealed}}), {"test_t.py": now},
+                              PASSING | {"test_t.py::TestMore::test_one"})
+    assert [(f["test"], f["rule"]) for f in found] == [("test_t.py::TestMore::test_one", "skipped")], found
+
+
 def test_a_test_moved_as_it_was_to_another_test_file_is_not_deleted():
     """Was: named `deleted`, though it runs in the file it moved to."""
     moved = BASE.replace("def test_add():" + SEALED_TEST, "")
@@ -113,12 +124,13 @@ INI = "[pytest]\ntestpaths = tests\naddopts = -q\nmarkers =\n    slow: slow test
 
 @pytest.mark.parametrize("now", [INI.replace("-q", "-q -k 'not add'"), INI.replace("-q", "-q --deselect tests/t.py::test_add"),
                                  INI.replace("testpaths = tests", "testpaths = tests/other"),
-                                 INI + "python_functions = check_*\n"])
+                                 INI + "python_functions = check_*\n", INI.replace("-q", "-q -knot_add"),
+                                 INI.replace("-q", "-qx"), INI.replace("-q", "-q -mnot_slow")])
 def test_tests_excluded_by_configuration_are_named(now):
     assert [f["rule"] for f in loosened.config_findings({"pytest.ini": INI}, {"pytest.ini": now})] == ["config-excluded"]
 
 
-@pytest.mark.parametrize("now", [INI, INI.replace("-q", "-q -v"), INI + "    fast: fast tests\n", INI.replace("testpaths = tests\n", "")])
+@pytest.mark.parametrize("now", [INI, INI.replace("-q", "-q -v"), INI.replace("-q", "-q -rxXs"), INI + "    fast: fast tests\n", INI.replace("testpaths = tests\n", "")])
 def test_an_honest_configuration_edit_is_no_finding(now):
     assert loosened.config_findings({"pytest.ini": INI}, {"pytest.ini": now}) == []
 
