@@ -213,12 +213,16 @@ def test_an_honest_ci_edit_is_no_finding(now):
 FIRST = BASE.replace("assert add(2, 3) == 5", "assert 5 == add(2, 3)")
 NAMED = BASE.replace("    assert add(2, 3) == 5\n", "    want = 5\n    assert add(2, 3) == want\n")
 TEXT = BASE.replace("assert add(2, 3) == 5", "assert add(2, 3) == 'abc'")
+CONST = BASE.replace("\n\n\ndef test_add():", "\nWANT = 5\nCASES = [(1, 1, 2), (2, 2, 4), (3, 3, 6)]\n\n\ndef test_add():").replace(
+    "add(2, 3) == 5", "add(2, 3) == WANT").replace('"a, b, want", [(1, 1, 2), (2, 2, 4), (3, 3, 6)]', '"a, b, want", CASES')
 TO_ACTUAL = {  # (the sealed test, its failure at the stop, the agent's test now): named
     "literal": (BASE, "assert -1 == 5\n +  where -1 = add(2, 3)", BASE.replace("add(2, 3) == 5", "add(2, 3) == -1")),
     "arithmetic": (BASE, "assert -1 == 5", BASE.replace("add(2, 3) == 5", "add(2, 3) == 2 - 3")),
     "expected-first": (FIRST, "assert 5 == -1\n +  where -1 = add(2, 3)", FIRST.replace("5 == add", "-1 == add")),
     "a-name": (NAMED, "assert -1 == 5", NAMED.replace("want = 5", "want = -1")),
     "a-case": (BASE, "AssertionError: assert 7 == 6", BASE.replace("(3, 3, 6)]", "(3, 3, 7)]")),
+    "a-module-constant": (CONST, "assert -1 == 5", CONST.replace("WANT = 5", "WANT = -1")),
+    "a-module-case": (CONST, "assert 7 == 6", CONST.replace("(3, 3, 6)]", "(3, 3, 7)]")),
     "a-string": (TEXT, "assert 'ab' == 'abc'\n  - abc\n  + ab", TEXT.replace("'abc'", "'ab'")),
     # reprs pytest shortened in its summary line (a string over ~30 characters, a list over 6 items)
     "a-long-string": (TEXT, "AssertionError: assert 'aaaaaaaaaaaa...aaaaaaaaaaaaa' == 'abc'\n  \n  - abc",
@@ -237,7 +241,8 @@ NOT_TO_ACTUAL = {  # look-alikes: no finding
 }
 TESTS = {"literal": "test_t.py::test_add", "arithmetic": "test_t.py::test_add", "expected-first": "test_t.py::test_add", "a-name": "test_t.py::test_add",
          "a-case": "test_t.py::test_cases[3-3-6]", "a-string": "test_t.py::test_add", "a-long-string": "test_t.py::test_add",
-         "a-long-list": "test_t.py::test_add"}
+         "a-long-list": "test_t.py::test_add", "a-module-constant": "test_t.py::test_add",
+         "a-module-case": "test_t.py::test_cases[3-3-6]"}
 
 
 @pytest.mark.parametrize("name", TO_ACTUAL)
