@@ -465,6 +465,26 @@ def config_findings(sealed: dict[str, str | None], current: dict[str, str | None
     return out
 
 
+# Hooks that run before collection: honest with `config.addinivalue_line` (a marker) or reading an option; a
+# finding when they set an option (`config.option.deselect = ...`, `config.args[:] = ...`) or bring a plugin in.
+SETUP_HOOKS = ("pytest_configure", "pytest_sessionstart", "pytest_cmdline_main", "pytest_load_initial_conftests",
+               "pytest_cmdline_preparse", "pytest_addoption")
+PLUGIN_CALLS = ("register", "import_plugin", "consider_module", "consider_pluginarg", "set_blocked")
+
+
+def _sets_options(fn: ast.AST) -> bool:
+    for sub in ast.walk(fn):
+        if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+            if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
+                return True
+        elif isinstance(sub, ast.Call) and getattr(sub.func, "attr", "") in (*PLUGIN_CALLS, "setattr"):
+            return True
+        elif isinstance(sub, ast.Call) and getattr(sub.func, "id", "") == "setattr":
+            return True
+    return False
+
+
 def _hooks(text: str | None) -> set[str]:
     if not text:
         return set()
@@ -476,6 +496,8 @@ def _hooks(text: str | None) -> set[str]:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in HOOKS:
             found.add(node.name)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in SETUP_HOOKS and _sets_options(node):
+            found.add(f"{node.name} setting the run's options or plugins")
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             found.update(t.id for t in targets if isinstance(t, ast.Name) and t.id in HOOKS)

@@ -149,13 +149,19 @@ CONFTEST = "import pytest\n\n\n@pytest.fixture\ndef calc():\n    return 1\n"
     CONFTEST + "\n\ndef pytest_collection_modifyitems(items):\n    items.clear()\n",
     CONFTEST + "\ncollect_ignore = ['tests/test_calc.py']\n",
     CONFTEST + "\n\ndef pytest_runtest_setup(item):\n    pytest.skip('no')\n",
+    CONFTEST + "\n\ndef pytest_configure(config):\n    config.option.deselect = ['tests/test_calc.py::test_add']\n",
+    CONFTEST + "\n\ndef pytest_configure(config):\n    config.option.markexpr += ' and not slow'\n",
+    CONFTEST + "\n\ndef pytest_configure(config):\n    config.pluginmanager.register(object())\n",
 ])
 def test_a_collection_hook_added_to_a_conftest_is_named(now):
     assert [f["rule"] for f in loosened.conftest_findings({"conftest.py": CONFTEST}, {"conftest.py": now})] == ["collection-hook"]
 
 
-def test_an_honest_conftest_edit_is_no_finding():
-    now = CONFTEST + "\n\n@pytest.fixture\ndef other():\n    return 2\n"
+@pytest.mark.parametrize("added", ["\n\n@pytest.fixture\ndef other():\n    return 2\n",
+                                   "\n\ndef pytest_configure(config):\n    config.addinivalue_line('markers', 'slow: slow')\n"
+                                   "    if config.getoption('verbose'):\n        print('verbose')\n"])
+def test_an_honest_conftest_edit_is_no_finding(added):
+    now = CONFTEST + added
     assert loosened.conftest_findings({"conftest.py": CONFTEST}, {"conftest.py": now}) == []
 
 
