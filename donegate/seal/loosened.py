@@ -547,6 +547,23 @@ def coverage_findings(sealed: dict[str, str | None], current: dict[str, str | No
     return out
 
 
+def _truthy(value: Any) -> bool:
+    """`continue-on-error`'s value as GitHub reads it: true, or an expression that is (`${{ true }}`, "true")."""
+    return value is True or (isinstance(value, str) and value.strip().strip("${} ").lower() == "true")
+
+
+def _or_else(run: str) -> bool:
+    """A command after `||` that lets a failure through (`|| true`, `|| echo failed`); `|| exit 1` and `|| false`
+    keep it a failure."""
+    for after in re.findall(r"\|\|([^\n]*)", run):  # what runs on a failure: its last command decides
+        last = [c for c in re.split(r"&&|;|\|\|", after.replace("(", " ").replace(")", " ").replace("{", " ")
+                                                           .replace("}", " ")) if c.strip()]
+        words = last[-1].split() if last else []
+        if not words or not (words[0] == "false" or (words[0] == "exit" and words[1:2] and words[1] != "0")):
+            return True
+    return False
+
+
 def _test_steps(text: str | None) -> dict[str, dict[str, bool]] | None:
     """{job/step: {"ignored": failures ignored}} of a workflow's steps that run the tests; None when it does not parse."""
     if not text:
@@ -562,12 +579,11 @@ def _test_steps(text: str | None) -> dict[str, dict[str, bool]] | None:
     for job, body in (jobs or {}).items():
         if not isinstance(body, dict):
             continue
-        job_ignores = body.get("continue-on-error") is True
+        job_ignores = _truthy(body.get("continue-on-error"))
         for i, step in enumerate(body.get("steps") or []):
             run = step.get("run") if isinstance(step, dict) else None
             if isinstance(run, str) and any(w in run for w in TEST_WORDS):
-                ignored = job_ignores or step.get("continue-on-error") is True or bool(
-                    re.search(r"\|\|\s*(true|:|exit 0)\b", run)) or "set +e" in run
+                ignored = job_ignores or _truthy(step.get("continue-on-error")) or _or_else(run) or "set +e" in run
                 out[f"{job}/{step.get('name') or i}"] = {"ignored": ignored}
     return out
 

@@ -201,6 +201,8 @@ jobs:
     (FLOW.replace("      - name: tests\n        run: python -m pytest -q\n", ""), "ci-test-removed"),
     (FLOW.replace("python -m pytest -q", "python -m pytest -q || true"), "ci-ignores-failures"),
     (FLOW.replace("      - name: tests\n", "      - name: tests\n        continue-on-error: true\n"), "ci-ignores-failures"),
+    (FLOW.replace("python -m pytest -q", "python -m pytest -q || echo 'tests failed'"), "ci-ignores-failures"),
+    (FLOW.replace("      - name: tests\n", "      - name: tests\n        continue-on-error: ${{ true }}\n"), "ci-ignores-failures"),
 ])
 def test_a_ci_test_step_removed_or_made_to_ignore_failures_is_named(now, rule):
     found = loosened.ci_findings({".github/workflows/ci.yml": FLOW}, {".github/workflows/ci.yml": now})
@@ -209,6 +211,8 @@ def test_a_ci_test_step_removed_or_made_to_ignore_failures_is_named(now, rule):
 
 @pytest.mark.parametrize("now", [FLOW.replace("ruff check .", "ruff check . && mypy"),
                                  FLOW.replace("python -m pytest -q", "python -m pytest -q -n 2"),
+                                 FLOW.replace("python -m pytest -q", "python -m pytest -q || (cat log.txt && exit 1)"),
+                                 FLOW.replace("python -m pytest -q", "python -m pytest -q || false"),
                                  FLOW + "      - name: more tests\n        run: python -m pytest tests/slow\n"])
 def test_an_honest_ci_edit_is_no_finding(now):
     assert loosened.ci_findings({".github/workflows/ci.yml": FLOW}, {".github/workflows/ci.yml": now}) == []
