@@ -462,7 +462,22 @@ def config_findings(sealed: dict[str, str | None], current: dict[str, str | None
             if now.get(key, before.get(key)) != before.get(key):
                 out.append({"test": name, "rule": "config-excluded",
                             "what": f"{key} changed from {before.get(key)!r} to {now.get(key)!r}"})
+        was, is_now = _cov_fail_under(before.get("addopts")), _cov_fail_under(now.get("addopts"))
+        if was is not None and (is_now is None or is_now < was):  # pytest-cov's threshold, in addopts
+            out.append({"test": name, "rule": "coverage-lowered",
+                        "what": f"--cov-fail-under {was:g} became {'none' if is_now is None else f'{is_now:g}'}"})
     return out
+
+
+def _cov_fail_under(addopts: str | None) -> float | None:
+    words = (addopts or "").replace("=", " ").split()
+    for i, word in enumerate(words[:-1]):
+        if word == "--cov-fail-under":
+            try:
+                return float(words[i + 1])
+            except ValueError:
+                return None
+    return None
 
 
 # Hooks that run before collection: honest with `config.addinivalue_line` (a marker) or reading an option; a

@@ -178,6 +178,15 @@ def test_a_coverage_threshold_kept_or_raised_is_no_finding(now):
     assert loosened.coverage_findings({".coveragerc": COVERAGERC}, {".coveragerc": now}) == []
 
 
+@pytest.mark.parametrize("now, named", [("--cov-fail-under=50", True), ("", True), ("--cov-fail-under 95", False),
+                                        ("--cov-fail-under=90 -v", False)])
+def test_pytest_covs_threshold_in_addopts_lowered_is_named(now, named):
+    """Was: no finding (only `fail_under` of coverage's own configuration was read)."""
+    before = "[pytest]\naddopts = --cov=calc --cov-fail-under=90\n"
+    found = loosened.config_findings({"pytest.ini": before}, {"pytest.ini": f"[pytest]\naddopts = --cov=calc {now}\n"})
+    assert [f["rule"] for f in found] == (["coverage-lowered"] if named else []), found
+
+
 def test_a_pyproject_coverage_threshold_lowered_is_named():
     before = "[tool.coverage.report]\nfail_under = 80\n"
     assert loosened.coverage_findings({"pyproject.toml": before}, {"pyproject.toml": before.replace("80", "10")})
