@@ -355,8 +355,11 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
     sealed_files = pack.get("files") or {}
     for f in failing:  # an expected value changed to what the code returns now: by the failure, parsed
         name = f["id"].split("::", 1)[0]
-        found = loosened.to_actual((sealed_files.get(name) or {}).get("text"), current.get(name), f["id"],
-                                   f["message"]) if name in current else None  # (the test, or a constant it reads)
+        if name not in current:  # (the agent changed the test, or a constant of its file it reads)
+            continue
+        from donegate.gate import own_expected as expected
+
+        found = expected.to_actual((sealed_files.get(name) or {}).get("text"), current[name], f["id"], f["message"])
         if found is not None:
             weakened.append(found)
             f["contract"] = True  # (a constant of its file it reads changed: what it checks changed all the same)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from donegate.gate import own_expected as expected
 from donegate.seal import loosened
 
 BASE = '''import pytest
@@ -267,7 +268,7 @@ TESTS = {"literal": "test_t.py::test_add", "arithmetic": "test_t.py::test_add", 
 @pytest.mark.parametrize("name", TO_ACTUAL)
 def test_an_expected_value_changed_to_what_the_code_returns_is_named(name):
     sealed, message, now = TO_ACTUAL[name]
-    found = loosened.to_actual(sealed, now, TESTS[name], message)
+    found = expected.to_actual(sealed, now, TESTS[name], message)
     assert found is not None and found["rule"] == "expected-to-actual" and found["test"] == TESTS[name], (name, found)
     assert "what the code returns now" in found["what"]
 
@@ -275,4 +276,4 @@ def test_an_expected_value_changed_to_what_the_code_returns_is_named(name):
 @pytest.mark.parametrize("name", NOT_TO_ACTUAL)
 def test_an_expected_value_changed_otherwise_is_not_named(name):
     message, now = NOT_TO_ACTUAL[name]
-    assert loosened.to_actual(BASE, now, "test_t.py::test_add", message) is None
+    assert expected.to_actual(BASE, now, "test_t.py::test_add", message) is None
