@@ -8,6 +8,7 @@ Read only when a sealed test fails in a test file the agent changed; the other w
 from __future__ import annotations
 
 import ast
+import functools
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,11 +65,8 @@ def _function(text: str | None, test: str) -> ast.AST | None:
     """The test's function (`name` or `Class::name`) in a test file's text, each name of a constant the module (or
     its class) assigns once at its top replaced by the constant's expression: an expected value the agent changed
     where the test reads it (`WANT = 5`, `CASES = [...]`) is changed in the test."""
-    if not text:
-        return None
-    try:
-        body: list[ast.stmt] = ast.parse(text).body
-    except SyntaxError:
+    body = _parsed(text)
+    if body is None:
         return None
     consts = _constants(body)
     *classes, name = test.split("::")
@@ -78,12 +76,24 @@ def _function(text: str | None, test: str) -> ast.AST | None:
     fn = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None)
     if fn is None or not consts:
         return fn
+    import copy
+
+    fn = copy.deepcopy(fn)  # (the parsed file is kept for the stop's other failing tests)
 
     class Constants(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
             return consts.get(node.id, node) if isinstance(node.ctx, ast.Load) else node
 
     return Constants().visit(fn)
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed(text: str | None) -> list[ast.stmt] | None:
+    """A test file's statements, parsed once a stop however many of its tests failed."""
+    try:
+        return ast.parse(text).body if text else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _constants(body: list[ast.stmt]) -> dict[str, ast.expr]:
@@ -135,12 +145,13 @@ def _same(a: Any, b: Any) -> bool:
 def to_actual(sealed: str | None, current: str | None, tid: str, message: str) -> dict[str, str] | None:
     """`expected-to-actual`, found by effect: the sealed test `tid` failed at this stop with `message`, the agent
     changed that test (or a constant of its file it reads), and a literal it changed is now the value the product
-    gave in that failure, where it was the value the test expected. An expected value rewritten to an equal expression (`4` to `2 + 2`: the sealed
-    test does not fail), changed to a value the product does not give, or a check added beside it, is no finding."""
+    gave in that failure, where it was the value the test expected. An expected value rewritten to an equal
+    expression (`4` to `2 + 2`: the sealed test does not fail), changed to a value the product does not give, or a
+    check added beside it, is no finding."""
     test = tid.split("::", 1)[1].split("[", 1)[0] if "::" in tid else ""
-    old, new = _function(sealed, test), _function(current, test)
-    compared = _compared(message) if old is not None and new is not None else None
-    if compared is None:
+    compared = _compared(message)
+    old, new = (_function(sealed, test), _function(current, test)) if compared is not None else (None, None)
+    if compared is None or old is None or new is None:
         return None
     pairs: list[tuple[Any, Any]] = []
     _pairs(old, new, pairs)  # type: ignore[arg-type]
