@@ -32,12 +32,15 @@ def _marks(node: ast.AST) -> list[str]:
     return sorted(out)
 
 
-def _cases(fn: ast.AST) -> int:
-    """Parametrized cases: the product of the lengths of literal argvalues lists (1 without parametrize)."""
+def _cases(fn: ast.AST, lists: dict[str, ast.expr] | None = None) -> int:
+    """Parametrized cases: the product of the lengths of literal argvalues lists (1 without parametrize), a list
+    the module names once at its top (`CASES = [...]`, in `lists`) read where the decorator names it."""
     n = 1
     for dec in getattr(fn, "decorator_list", []):
         if isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "parametrize":
             values = dec.args[1] if len(dec.args) > 1 else next((k.value for k in dec.keywords if k.arg == "argvalues"), None)
+            if isinstance(values, ast.Name) and lists:
+                values = lists.get(values.id, values)
             if isinstance(values, (ast.List, ast.Tuple, ast.Set)):
                 n *= max(1, len(values.elts))
     return n
@@ -65,10 +68,21 @@ def _raises(fn: ast.AST) -> list[str]:
     return sorted(out)
 
 
-def shape_of(fn: ast.AST) -> dict[str, Any]:
+def shape_of(fn: ast.AST, lists: dict[str, ast.expr] | None = None) -> dict[str, Any]:
     asserts = [_assert_kind(a) for a in ast.walk(fn) if isinstance(a, ast.Assert)]
     return {"src": hashlib.sha256(ast.dump(fn).encode()).hexdigest()[:16], "asserts": sorted(asserts),
-            "skips": _marks(fn), "cases": _cases(fn), "raises": _raises(fn)}
+            "skips": _marks(fn), "cases": _cases(fn, lists), "raises": _raises(fn)}
+
+
+def _lists(body: list[ast.stmt]) -> dict[str, ast.expr]:
+    """{name: list, tuple or set} a module's top assigns once (a name assigned twice is left out)."""
+    seen: dict[str, list[ast.expr | None]] = {}
+    for n in body:
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                if isinstance(t, ast.Name):  # (`CASES += [...]` makes it two)
+                    seen.setdefault(t.id, []).append(n.value)
+    return {k: v[0] for k, v in seen.items() if len(v) == 1 and isinstance(v[0], (ast.List, ast.Tuple, ast.Set))}
 
 
 def tests_of(text: str) -> dict[str, dict[str, Any]] | None:
@@ -80,16 +94,17 @@ def tests_of(text: str) -> dict[str, dict[str, Any]] | None:
     out: dict[str, dict[str, Any]] = {}
     module_skip = any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in n.targets)
                       and _marks(n.value) for n in tree.body)
+    lists = _lists(tree.body)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            out[node.name] = shape_of(node)
+            out[node.name] = shape_of(node, lists)
         elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
             class_marks = [m for d in node.decorator_list for m in _marks(d)] + [  # its `pytestmark` too
                 m for n in node.body if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "pytestmark"
                                                                          for t in n.targets) for m in _marks(n.value)]
             for sub in node.body:
                 if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name.startswith("test"):
-                    found = shape_of(sub)
+                    found = shape_of(sub, lists)
                     found["skips"] = sorted(found["skips"] + class_marks)
                     out[f"{node.name}::{sub.name}"] = found
     if module_skip:
@@ -138,7 +153,8 @@ def findings(sealed: dict[str, dict[str, Any]], current: dict[str, str | None], 
                 out.append({"test": tid, "rule": "deleted", "what": "the test was deleted or renamed away"
                             if text is not None else "its file was deleted"})
                 continue
-            if new["src"] == old["src"] and new["skips"] == old["skips"]:  # (a class's or module's mark: not in src)
+            if new["src"] == old["src"] and new["skips"] == old["skips"] and new["cases"] == old["cases"]:
+                # (a class's or module's mark, a module's list of cases: not in the test's source)
                 continue
             added = sorted(set(new["skips"]) - set(old["skips"]))
             if added:

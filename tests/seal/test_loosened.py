@@ -105,6 +105,17 @@ def test_a_skip_given_to_a_class_by_its_pytestmark_is_named():
     assert [(f["test"], f["rule"]) for f in found] == [("test_t.py::TestMore::test_one", "skipped")], found
 
 
+@pytest.mark.parametrize("now, named", [("[(1, 1, 2)]", True), ("[(1, 1, 2), (2, 2, 4), (5, 5, 10)]", False),
+                                        ("[(1, 1, 2), (2, 2, 4), (3, 3, 6), (0, 0, 0)]", False)])
+def test_fewer_cases_in_a_module_list_the_test_names_are_named(now, named):
+    """Was: no finding (only a literal list in the decorator was counted)."""
+    sealed = BASE.replace("\n\n\n@pytest.mark.parametrize", "\nCASES = [(1, 1, 2), (2, 2, 4), (3, 3, 6)]\n\n\n"
+                          "@pytest.mark.parametrize").replace("[(1, 1, 2), (2, 2, 4), (3, 3, 6)])", "CASES)")
+    found = loosened.findings(loosened.shapes({"test_t.py": {"text": sealed}}),
+                              {"test_t.py": sealed.replace("[(1, 1, 2), (2, 2, 4), (3, 3, 6)]", now)}, PASSING)
+    assert [f["rule"] for f in found] == (["fewer-cases"] if named else []), found
+
+
 def test_a_test_moved_as_it_was_to_another_test_file_is_not_deleted():
     """Was: named `deleted`, though it runs in the file it moved to."""
     moved = BASE.replace("def test_add():" + SEALED_TEST, "")
