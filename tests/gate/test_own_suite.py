@@ -495,11 +495,15 @@ def test_a_ci_test_step_made_to_ignore_failures_is_named_and_an_honest_ci_edit_p
     (repo / "calc.py").write_text(CALC + MUL)
     (repo / ".github" / "workflows" / "ci.yml").write_text(flow.replace("-q\n", "-q -n 2\n"))  # honest
     assert run_hook(stop_payload(repo)).returncode == 0
-    (repo / ".github" / "workflows" / "ci.yml").write_text(flow.replace("-q\n", "-q || true\n"))
+    (repo / ".github" / "workflows" / "ci.yml").write_text(flow.replace("-q\n", "-q || echo 'tests failed'\n"))
     (repo / ".coveragerc").write_text("[report]\nfail_under = 10\n")
+    (repo / "conftest.py").write_text("def pytest_configure(config):\n    config.option.deselect = ['tests/test_calc.py']\n")
     err = blocked(run_hook(stop_payload(repo)))
     assert ".github/workflows/ci.yml: test/tests now ignores its failures [ci-ignores-failures]" in err, err
     assert ".coveragerc: fail_under 90 became 10 [coverage-lowered]" in err, err
+    assert "conftest.py: pytest_configure setting the run's options or plugins added [collection-hook]" in err, err
+    weakened = stop_lines(kit_home)[-1]["gates"]["own"]["weakened"]
+    assert sorted(w["rule"] for w in weakened) == ["ci-ignores-failures", "collection-hook", "coverage-lowered"], weakened
 
 
 def test_seal_add_supersedes_a_test_once_the_work_has_begun(tmp_path_factory, kit_home):
