@@ -48,9 +48,13 @@ def _cases(fn: ast.AST, lists: dict[str, ast.expr] | None = None) -> int:
 
 def _assert_kind(node: ast.Assert) -> str:
     t = node.test
+    if isinstance(t, ast.Compare) and len(t.ops) > 1 and all(isinstance(o, ast.Eq) for o in t.ops):
+        return "eq"  # `a == b == 5`: an equality each
     if isinstance(t, ast.Compare) and len(t.ops) == 1:
         op = type(t.ops[0]).__name__
         right = t.comparators[0]
+        if ast.dump(t.left) == ast.dump(right) or (isinstance(t.left, ast.Constant) and isinstance(right, ast.Constant)):
+            return "truth"  # `x == x`, `5 == 5`: it holds whatever the code does
         if isinstance(right, ast.Call) and getattr(right.func, "attr", getattr(right.func, "id", "")) == "approx":
             return "approx:" + ",".join(sorted(ast.unparse(k) for k in right.keywords))
         return {"Eq": "eq", "Is": "eq", "NotEq": "ne", "IsNot": "ne", "In": "in", "NotIn": "in"}.get(op, "cmp")
@@ -162,6 +166,9 @@ def findings(sealed: dict[str, dict[str, Any]], current: dict[str, str | None], 
             if len(new["asserts"]) < len(old["asserts"]):
                 out.append({"test": tid, "rule": "assert-removed",
                             "what": f"{len(old['asserts'])} assert(s) at the seal, {len(new['asserts'])} now"})
+            elif len(new["raises"]) < len(old["raises"]):
+                out.append({"test": tid, "rule": "assert-removed", "what": f"raises({', '.join(old['raises'])}) at the "
+                            f"seal, {'raises(' + ', '.join(new['raises']) + ')' if new['raises'] else 'none'} now"})
             elif _looser(old["asserts"], new["asserts"]):
                 out.append({"test": tid, "rule": "assert-loosened", "what": f"asserts were {', '.join(old['asserts'])}; "
                             f"now {', '.join(new['asserts'])}"})

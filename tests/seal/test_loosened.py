@@ -40,6 +40,10 @@ ATTACKS = {
     "module-pytestmark": BASE.replace("from calc import add, div\n", "from calc import add, div\n\npytestmark = pytest.mark.skip\n"),
     "assert-removed": BASE.replace("    assert add(0, 0) == 0\n", ""),
     "assert-loosened": BASE.replace("assert add(2, 3) == 5", "assert add(2, 3)"),
+    "tautology": BASE.replace("assert add(2, 3) == 5", "assert add(2, 3) == add(2, 3)"),
+    "constant-compare": BASE.replace("assert add(2, 3) == 5", "assert 5 == 5"),
+    "raises-removed": BASE.replace("    with pytest.raises(ZeroDivisionError):\n        div(1, 0)\n",
+                                   "    try:\n        div(1, 0)\n    except Exception:\n        pass\n"),
     "in-instead-of-eq": BASE.replace("assert add(2, 3) == 5", "assert add(2, 3) in (5, -1)"),
     "fewer-cases": BASE.replace(", (3, 3, 6)]", "]"),
     "wider-approx": BASE.replace("pytest.approx(0.3333)", "pytest.approx(0.3333, abs=1)"),
@@ -58,6 +62,8 @@ HONEST = {
     "not-equal-check-added": BASE.replace("    assert add(0, 0) == 0\n", "    assert add(0, 0) == 0\n    assert add(2, 3) != -1\n"),
     "truthiness-check-added": BASE.replace("    assert add(0, 0) == 0\n", "    assert add(0, 0) == 0\n    assert add(1, 1)\n"),
     "narrower-approx": BASE.replace("pytest.approx(0.3333)", "pytest.approx(0.3333, rel=1e-9)"),
+    "commutes": BASE.replace("assert add(2, 3) == 5", "assert add(2, 3) == add(3, 2)"),
+    "chained": BASE.replace("assert add(2, 3) == 5", "assert add(2, 3) == add(3, 2) == 5"),
     "mark-added": BASE.replace("def test_add():", "@pytest.mark.slow\ndef test_add():"),
     "raises-another-class": BASE.replace("pytest.raises(ZeroDivisionError)", "pytest.raises(ValueError)"),
 }
@@ -67,7 +73,8 @@ SEALED_TEST = BASE.split("def test_add():")[1].split("\n\n\n")[0]
 @pytest.mark.parametrize("name", ATTACKS)
 def test_each_weakening_is_named(name):
     found = loosened.findings(loosened.shapes({"test_t.py": {"text": BASE}}), {"test_t.py": ATTACKS[name]}, PASSING)
-    rule = {"skip-call": "skipped", "xfail": "skipped", "module-pytestmark": "skipped", "in-instead-of-eq": "assert-loosened",
+    rule = {"skip-call": "skipped", "tautology": "assert-loosened", "constant-compare": "assert-loosened",
+            "raises-removed": "assert-removed", "xfail": "skipped", "module-pytestmark": "skipped", "in-instead-of-eq": "assert-loosened",
             "wider-approx": "assert-loosened", "raises-to-a-base": "raises-broadened",
             "raises-gained-a-class": "raises-broadened"}.get(name, name)
     assert rule in {f["rule"] for f in found}, (name, found)
