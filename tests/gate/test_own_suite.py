@@ -176,7 +176,8 @@ def test_the_visible_copy_edited_to_match_the_regression_changes_nothing(tmp_pat
 
 def test_an_expected_value_changed_otherwise_is_not_named(tmp_path_factory, kit_home):
     """Its look-alikes, each a stop: a new value the product does not return (a plain contract change, the agent's
-    own test failing as well), a check added beside the sealed one, an equal expression."""
+    own test failing as well), a check added beside the sealed one with the value the product returns (was named
+    assert-loosened). (An equal expression, `5` to `2 + 3`, and a constant the test reads: tests/seal/test_loosened.)"""
     repo = pooled_calc(tmp_path_factory, kit_home)
     test = repo / "tests" / "test_calc.py"
     (repo / "calc.py").write_text(ADD_BROKEN + MUL)
@@ -185,9 +186,6 @@ def test_an_expected_value_changed_otherwise_is_not_named(tmp_path_factory, kit_
         err = blocked(run_hook(stop_payload(repo)))
         assert "the old contract changed" in err and "weakened" not in err, err
         assert stop_lines(kit_home)[-1]["gates"]["own"]["weakened"] == []
-    (repo / "calc.py").write_text(CALC + MUL)
-    test.write_text(OWN.replace("== 5", "== 2 + 3"))
-    assert run_hook(stop_payload(repo)).returncode == 0
 
 
 def test_the_visible_copy_deleted_or_skipped_changes_nothing(tmp_path_factory, kit_home):
