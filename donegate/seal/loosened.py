@@ -62,18 +62,39 @@ def _assert_kind(node: ast.Assert) -> str:
 
 
 STRENGTH = {"eq": 3, "ne": 1, "cmp": 2, "in": 1, "truth": 0}
+# unittest's assertion methods (`self.assertEqual(...)`), each as the `assert` it stands for.
+UNITTEST = {**dict.fromkeys(("assertEqual", "assertEquals", "assertListEqual", "assertDictEqual", "assertTupleEqual",
+                             "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual",
+                             "assertIs", "assertIsNone", "assertRegex", "assertDictContainsSubset"), "eq"),
+            **dict.fromkeys(("assertNotEqual", "assertNotEquals", "assertIsNot", "assertNotRegex"), "ne"),
+            **dict.fromkeys(("assertIn", "assertNotIn"), "in"),
+            **dict.fromkeys(("assertGreater", "assertGreaterEqual", "assertLess", "assertLessEqual"), "cmp"),
+            **dict.fromkeys(("assertTrue", "assertFalse", "assert_", "assertIsNotNone", "assertIsInstance",
+                             "assertNotIsInstance"), "truth")}
+UNITTEST_RAISES = ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp")
+
+
+def _unittest_kind(call: ast.Call) -> str | None:
+    name = getattr(call.func, "attr", "")
+    if name in ("assertAlmostEqual", "assertAlmostEquals"):  # its tolerance as an approx's (`places`, `delta`)
+        given = {k.arg: ast.unparse(k.value) for k in call.keywords if k.arg in ("places", "delta")}
+        if len(call.args) > 2:
+            given["places"] = ast.unparse(call.args[2])
+        return "approx:" + ",".join(f"{k}={v}" for k, v in sorted((given or {"places": "7"}).items()))
+    return UNITTEST.get(name) if isinstance(call.func, ast.Attribute) else None
 
 
 def _raises(fn: ast.AST) -> list[str]:
     out = []
     for sub in ast.walk(fn):
-        if isinstance(sub, ast.Call) and getattr(sub.func, "attr", "") == "raises" and sub.args:
+        if isinstance(sub, ast.Call) and getattr(sub.func, "attr", "") in UNITTEST_RAISES and sub.args:
             out.append(ast.unparse(sub.args[0]))
     return sorted(out)
 
 
 def shape_of(fn: ast.AST, lists: dict[str, ast.expr] | None = None) -> dict[str, Any]:
-    asserts = [_assert_kind(a) for a in ast.walk(fn) if isinstance(a, ast.Assert)]
+    asserts = [_assert_kind(a) for a in ast.walk(fn) if isinstance(a, ast.Assert)] + [
+        k for c in ast.walk(fn) if isinstance(c, ast.Call) and (k := _unittest_kind(c)) is not None]
     return {"src": hashlib.sha256(ast.dump(fn).encode()).hexdigest()[:16], "asserts": sorted(asserts),
             "skips": _marks(fn), "cases": _cases(fn, lists), "raises": _raises(fn)}
 
@@ -235,8 +256,10 @@ def _tolerance(kind: str) -> tuple[float, float] | None:
         try:
             given[key] = float(ast.literal_eval(value))
         except (ValueError, TypeError, SyntaxError, RecursionError):
-            if key in ("rel", "abs"):
+            if key in ("rel", "abs", "places", "delta"):
                 return None
+    if "places" in given or "delta" in given:  # unittest's assertAlmostEqual: round(a - b, places) == 0
+        return 0.0, given.get("delta", 0.5 * 10 ** -given.get("places", 7))
     if "rel" not in given and "abs" in given:
         return 0.0, given["abs"]
     return given.get("rel", 1e-6), given.get("abs", 1e-12)

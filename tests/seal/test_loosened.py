@@ -102,6 +102,40 @@ def test_a_test_that_failed_at_the_seal_is_not_counted():
     assert loosened.findings(loosened.shapes({"test_t.py": {"text": BASE}}), {"test_t.py": ATTACKS["deleted"]}, PASSING - {"test_t.py::test_add"}) == []
 
 
+UNIT = """import unittest
+from calc import add, div
+
+
+class TestCalc(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+        self.assertEqual(add(0, 0), 0)
+
+    def test_div(self):
+        with self.assertRaises(ZeroDivisionError):
+            div(1, 0)
+
+    def test_near(self):
+        self.assertAlmostEqual(div(1, 3), 0.3333, places=4)
+"""
+UNIT_PASSING = {"test_u.py::TestCalc::test_add", "test_u.py::TestCalc::test_div", "test_u.py::TestCalc::test_near"}
+
+
+@pytest.mark.parametrize("now, rule", [
+    (UNIT.replace("        self.assertEqual(add(0, 0), 0)\n", ""), "assert-removed"),
+    (UNIT.replace("self.assertEqual(add(2, 3), 5)", "self.assertTrue(add(2, 3))"), "assert-loosened"),
+    (UNIT.replace("places=4", "places=1"), "assert-loosened"),
+    (UNIT.replace(", places=4)", ")").replace("0.3333", "0.33333333"), None),  # 7 places: narrower
+    (UNIT.replace("self.assertRaises(ZeroDivisionError)", "self.assertRaises(Exception)"), "raises-broadened"),
+    (UNIT.replace("        self.assertEqual(add(0, 0), 0)\n", "        self.assertEqual(add(0, 0), 0)\n"
+                  "        self.assertNotEqual(add(2, 3), -1)\n"), None),
+])
+def test_unittest_assertion_methods_are_read_as_asserts(now, rule):
+    """Was: no finding for any of them (a unittest suite's checks are calls, not `assert` statements)."""
+    found = loosened.findings(loosened.shapes({"test_u.py": {"text": UNIT}}), {"test_u.py": now}, UNIT_PASSING)
+    assert [f["rule"] for f in found] == ([rule] if rule else []), found
+
+
 def test_a_skip_given_to_a_class_by_its_pytestmark_is_named():
     """Was: no finding (a class's marks were read from its decorators only, and a mark outside the test's own
     source, the class's or the module's, went unseen)."""
