@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -108,21 +109,28 @@ def _constants(body: list[ast.stmt]) -> dict[str, ast.expr]:
 
 
 def _compared(message: str) -> tuple[tuple[Any, str], tuple[Any, str]] | None:
-    """The two sides of the failed `==` in a test's failure as pytest writes it (`assert -1 == 5`: its first
-    `assert` line), parsed: each (its value, or _NONE for no literal; the repr pytest gave). None for another
-    operator or no such line."""
+    """The two sides of the failed equality in a test's failure, parsed: pytest's `assert -1 == 5` (its first
+    `assert` line), or unittest's `AssertionError: -1 != 5` (`assertEqual`'s, `Lists differ: ...` too). Each side:
+    (its value, or _NONE for no literal; the repr shown). None for another operator or no such line."""
     for line in message.splitlines():
-        line = line.strip().removeprefix("AssertionError: ")
-        if not line.startswith("assert "):
+        line = line.strip()
+        unittest = line.startswith("AssertionError: ") and not line.startswith("AssertionError: assert ")
+        line = re.sub(r"^\w+ differ: ", "", line.removeprefix("AssertionError: ")) if unittest else \
+            line.removeprefix("AssertionError: ")
+        if not unittest and not line.startswith("assert "):
             continue
         try:
-            node = ast.parse(line).body[0]
+            node = ast.parse(line if not unittest else f"assert {line}").body[0]
         except (SyntaxError, ValueError, RecursionError):
-            return None
+            node = None
         t = node.test if isinstance(node, ast.Assert) else None
-        if not isinstance(t, ast.Compare) or len(t.ops) != 1 or not isinstance(t.ops[0], ast.Eq):
+        op = ast.NotEq if unittest else ast.Eq
+        if not isinstance(t, ast.Compare) or len(t.ops) != 1 or not isinstance(t.ops[0], op):
+            if unittest:  # an assert's own message (`assert x == 5, "why"`): pytest's line comes after it
+                continue
             return None
-        sides = [(_literal(n), ast.get_source_segment(line, n) or "") for n in (t.left, t.comparators[0])]
+        sides = [(_literal(n), ast.get_source_segment(line if not unittest else f"assert {line}", n) or "")
+                 for n in (t.left, t.comparators[0])]
         return sides[0], sides[1]
     return None
 

@@ -311,7 +311,13 @@ NOT_TO_ACTUAL = {  # look-alikes: no finding
     "a-long-string-otherwise": ("assert 'aaaaaaaaaaaa...aaaaaaaaaaaaa' == 5",
                                 BASE.replace("add(2, 3) == 5", f"add(2, 3) == {'a' * 299 + 'b'!r}")),
 }
-TESTS = {"literal": "test_t.py::test_add", "arithmetic": "test_t.py::test_add", "expected-first": "test_t.py::test_add", "a-name": "test_t.py::test_add",
+UNITTEST_T = BASE.replace("assert add(2, 3) == 5", "unittest.TestCase().assertEqual(add(2, 3), 5)")
+TO_ACTUAL["unittest"] = (UNITTEST_T, "AssertionError: -1 != 5", UNITTEST_T.replace("add(2, 3), 5)", "add(2, 3), -1)"))
+TO_ACTUAL["unittest-lists"] = (UNITTEST_T.replace(", 5)", ", [5])"), "AssertionError: Lists differ: [-1] != [5]\n\nFirst "
+                               "differing element 0:\n-1\n5", UNITTEST_T.replace(", 5)", ", [-1])"))
+TO_ACTUAL["with-a-message"] = (BASE, "AssertionError: add is wrong\nassert -1 == 5\n +  where -1 = add(2, 3)",
+                               BASE.replace("add(2, 3) == 5", "add(2, 3) == -1"))
+TESTS = {"with-a-message": "test_t.py::test_add", "unittest": "test_t.py::test_add", "unittest-lists": "test_t.py::test_add", "literal": "test_t.py::test_add", "arithmetic": "test_t.py::test_add", "expected-first": "test_t.py::test_add", "a-name": "test_t.py::test_add",
          "a-case": "test_t.py::test_cases[3-3-6]", "a-string": "test_t.py::test_add", "a-long-string": "test_t.py::test_add",
          "a-long-list": "test_t.py::test_add", "a-module-constant": "test_t.py::test_add",
          "a-module-case": "test_t.py::test_cases[3-3-6]"}
