@@ -20,15 +20,22 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-SKIPS = {"skip", "skipif", "xfail"}
+# pytest's and unittest's ways to skip a test or expect it to fail (`pytest.mark.skip`, `pytest.importorskip(...)`,
+# `unittest.skipIf`, `self.skipTest(...)`, `raise unittest.SkipTest`).
+SKIPS = {"skip", "skipif", "xfail", "importorskip", "skipIf", "skipUnless", "expectedFailure", "skipTest", "SkipTest"}
 
 
 def _marks(node: ast.AST) -> list[str]:
-    """The skip/skipif/xfail marks of a decorator list or calls in a body (`pytest.mark.skip`, `pytest.skip(...)`)."""
+    """The skip/skipif/xfail marks of a decorator list or calls in a body (`pytest.mark.skip`, `pytest.skip(...)`),
+    by attribute or by a name imported alone (`from unittest import skipIf`) that is called or decorates."""
     out = []
     for sub in ast.walk(node):
         if isinstance(sub, ast.Attribute) and sub.attr in SKIPS:
             out.append(sub.attr)
+        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in SKIPS:
+            out.append(sub.func.id)
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out += [d.id for d in sub.decorator_list if isinstance(d, ast.Name) and d.id in SKIPS]
     return sorted(out)
 
 

@@ -36,6 +36,7 @@ ATTACKS = {
     "deleted": BASE.replace("def test_add():", "def helper_add():"),
     "skipped": BASE.replace("def test_add():", "@pytest.mark.skip(reason='later')\ndef test_add():"),
     "skip-call": BASE.replace("def test_add():\n", "def test_add():\n    pytest.skip('later')\n"),
+    "importorskip": BASE.replace("def test_add():\n", "def test_add():\n    pytest.importorskip('nothere')\n"),
     "xfail": BASE.replace("def test_add():", "@pytest.mark.xfail\ndef test_add():"),
     "module-pytestmark": BASE.replace("from calc import add, div\n", "from calc import add, div\n\npytestmark = pytest.mark.skip\n"),
     "assert-removed": BASE.replace("    assert add(0, 0) == 0\n", ""),
@@ -73,7 +74,7 @@ SEALED_TEST = BASE.split("def test_add():")[1].split("\n\n\n")[0]
 @pytest.mark.parametrize("name", ATTACKS)
 def test_each_weakening_is_named(name):
     found = loosened.findings(loosened.shapes({"test_t.py": {"text": BASE}}), {"test_t.py": ATTACKS[name]}, PASSING)
-    rule = {"skip-call": "skipped", "tautology": "assert-loosened", "constant-compare": "assert-loosened",
+    rule = {"skip-call": "skipped", "importorskip": "skipped", "tautology": "assert-loosened", "constant-compare": "assert-loosened",
             "raises-removed": "assert-removed", "xfail": "skipped", "module-pytestmark": "skipped", "in-instead-of-eq": "assert-loosened",
             "wider-approx": "assert-loosened", "raises-to-a-base": "raises-broadened",
             "raises-gained-a-class": "raises-broadened"}.get(name, name)
@@ -127,6 +128,10 @@ UNIT_PASSING = {"test_u.py::TestCalc::test_add", "test_u.py::TestCalc::test_div"
     (UNIT.replace("places=4", "places=1"), "assert-loosened"),
     (UNIT.replace(", places=4)", ")").replace("0.3333", "0.33333333"), None),  # 7 places: narrower
     (UNIT.replace("self.assertRaises(ZeroDivisionError)", "self.assertRaises(Exception)"), "raises-broadened"),
+    (UNIT.replace("    def test_add(self):\n", "    @unittest.skipIf(True, 'later')\n    def test_add(self):\n"), "skipped"),
+    (UNIT.replace("    def test_add(self):\n", "    def test_add(self):\n        self.skipTest('later')\n"), "skipped"),
+    (UNIT.replace("    def test_add(self):\n", "    @expectedFailure\n    def test_add(self):\n").replace(
+        "import unittest\n", "import unittest\nfrom unittest import expectedFailure\n"), "skipped"),
     (UNIT.replace("        self.assertEqual(add(0, 0), 0)\n", "        self.assertEqual(add(0, 0), 0)\n"
                   "        self.assertNotEqual(add(2, 3), -1)\n"), None),
 ])
