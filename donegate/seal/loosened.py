@@ -130,7 +130,8 @@ def tests_of(text: str) -> dict[str, dict[str, Any]] | None:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             out[node.name] = shape_of(node, lists)
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+        elif isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or any(  # unittest's, by any name
+                getattr(b, "attr", getattr(b, "id", "")).endswith("TestCase") for b in node.bases)):
             class_marks = [m for d in node.decorator_list for m in _marks(d)] + [  # its `pytestmark` too
                 m for n in node.body if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "pytestmark"
                                                                          for t in n.targets) for m in _marks(n.value)]

@@ -141,6 +141,16 @@ def test_unittest_assertion_methods_are_read_as_asserts(now, rule):
     assert [f["rule"] for f in found] == ([rule] if rule else []), found
 
 
+def test_a_unittest_class_of_any_name_is_read():
+    """Was: no shape for `class CalcChecks(unittest.TestCase)` (pytest collects it; only `Test*` classes were read),
+    so its test deleted was unnamed."""
+    sealed = UNIT.replace("class TestCalc(", "class CalcChecks(")
+    now = sealed.replace("def test_add(self):", "def helper_add(self):")
+    found = loosened.findings(loosened.shapes({"test_u.py": {"text": sealed}}), {"test_u.py": now},
+                              {t.replace("TestCalc", "CalcChecks") for t in UNIT_PASSING})
+    assert [(f["test"], f["rule"]) for f in found] == [("test_u.py::CalcChecks::test_add", "deleted")], found
+
+
 def test_a_skip_given_to_a_class_by_its_pytestmark_is_named():
     """Was: no finding (a class's marks were read from its decorators only, and a mark outside the test's own
     source, the class's or the module's, went unseen)."""
