@@ -48,6 +48,9 @@ def _pairs(a: ast.AST, b: ast.AST, out: list[tuple[Any, Any]]) -> None:
         return
     if type(a) is not type(b):
         return
+    if isinstance(a, ast.Compare) and isinstance(b, ast.Compare) and len(a.ops) == len(b.ops) == 1:
+        _pairs(a.left, b.comparators[0], out)  # the sides swapped (`x == 5` made `-1 == x`): paired across too
+        _pairs(a.comparators[0], b.left, out)
     import difflib
 
     for field in a._fields:

@@ -53,14 +53,19 @@ def _cases(fn: ast.AST, lists: dict[str, ast.expr] | None = None) -> int:
     return n
 
 
-def _assert_kind(node: ast.Assert) -> str:
+def _assert_kind(node: ast.Assert, local: dict[str, ast.expr] | None = None) -> str:
+    """The assert's kind; `local`: the test's names assigned once, read as their expression where a side is one
+    (`want = add(2, 3)` then `add(2, 3) == want` holds whatever the code does)."""
     t = node.test
+
+    def side(n: ast.expr) -> str:
+        return ast.dump(local.get(n.id, n) if local and isinstance(n, ast.Name) else n)
     if isinstance(t, ast.Compare) and len(t.ops) > 1 and all(isinstance(o, ast.Eq) for o in t.ops):
         return "eq"  # `a == b == 5`: an equality each
     if isinstance(t, ast.Compare) and len(t.ops) == 1:
         op = type(t.ops[0]).__name__
         right = t.comparators[0]
-        if ast.dump(t.left) == ast.dump(right) or (isinstance(t.left, ast.Constant) and isinstance(right, ast.Constant)):
+        if side(t.left) == side(right) or (isinstance(t.left, ast.Constant) and isinstance(right, ast.Constant)):
             return "truth"  # `x == x`, `5 == 5`: it holds whatever the code does
         if isinstance(right, ast.Call) and getattr(right.func, "attr", getattr(right.func, "id", "")) == "approx":
             return "approx:" + ",".join(sorted(ast.unparse(k) for k in right.keywords))
@@ -100,21 +105,27 @@ def _raises(fn: ast.AST) -> list[str]:
 
 
 def shape_of(fn: ast.AST, lists: dict[str, ast.expr] | None = None) -> dict[str, Any]:
-    asserts = [_assert_kind(a) for a in ast.walk(fn) if isinstance(a, ast.Assert)] + [
+    local = _once(getattr(fn, "body", []))
+    asserts = [_assert_kind(a, local) for a in ast.walk(fn) if isinstance(a, ast.Assert)] + [
         k for c in ast.walk(fn) if isinstance(c, ast.Call) and (k := _unittest_kind(c)) is not None]
     return {"src": hashlib.sha256(ast.dump(fn).encode()).hexdigest()[:16], "asserts": sorted(asserts),
             "skips": _marks(fn), "cases": _cases(fn, lists), "raises": _raises(fn)}
 
 
-def _lists(body: list[ast.stmt]) -> dict[str, ast.expr]:
-    """{name: list, tuple or set} a module's top assigns once (a name assigned twice is left out)."""
+def _once(body: list[ast.stmt]) -> dict[str, ast.expr]:
+    """{name: expression} a block's top assigns once (a name assigned twice, `x += ...` too, is left out)."""
     seen: dict[str, list[ast.expr | None]] = {}
     for n in body:
         if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
-                if isinstance(t, ast.Name):  # (`CASES += [...]` makes it two)
+                if isinstance(t, ast.Name):
                     seen.setdefault(t.id, []).append(n.value)
-    return {k: v[0] for k, v in seen.items() if len(v) == 1 and isinstance(v[0], (ast.List, ast.Tuple, ast.Set))}
+    return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not None}
+
+
+def _lists(body: list[ast.stmt]) -> dict[str, ast.expr]:
+    """{name: list, tuple or set} a module's top assigns once."""
+    return {k: v for k, v in _once(body).items() if isinstance(v, (ast.List, ast.Tuple, ast.Set))}
 
 
 def tests_of(text: str) -> dict[str, dict[str, Any]] | None:

@@ -43,6 +43,7 @@ ATTACKS = {
     "assert-loosened": BASE.replace("assert add(2, 3) == 5", "assert add(2, 3)"),
     "tautology": BASE.replace("assert add(2, 3) == 5", "assert add(2, 3) == add(2, 3)"),
     "constant-compare": BASE.replace("assert add(2, 3) == 5", "assert 5 == 5"),
+    "tautology-by-name": BASE.replace("    assert add(2, 3) == 5\n", "    want = add(2, 3)\n    assert add(2, 3) == want\n"),
     "raises-removed": BASE.replace("    with pytest.raises(ZeroDivisionError):\n        div(1, 0)\n",
                                    "    try:\n        div(1, 0)\n    except Exception:\n        pass\n"),
     "in-instead-of-eq": BASE.replace("assert add(2, 3) == 5", "assert add(2, 3) in (5, -1)"),
@@ -63,6 +64,7 @@ HONEST = {
     "not-equal-check-added": BASE.replace("    assert add(0, 0) == 0\n", "    assert add(0, 0) == 0\n    assert add(2, 3) != -1\n"),
     "truthiness-check-added": BASE.replace("    assert add(0, 0) == 0\n", "    assert add(0, 0) == 0\n    assert add(1, 1)\n"),
     "narrower-approx": BASE.replace("pytest.approx(0.3333)", "pytest.approx(0.3333, rel=1e-9)"),
+    "expected-by-name": BASE.replace("    assert add(2, 3) == 5\n", "    want = 5\n    assert add(2, 3) == want\n"),
     "commutes": BASE.replace("assert add(2, 3) == 5", "assert add(2, 3) == add(3, 2)"),
     "chained": BASE.replace("assert add(2, 3) == 5", "assert add(2, 3) == add(3, 2) == 5"),
     "mark-added": BASE.replace("def test_add():", "@pytest.mark.slow\ndef test_add():"),
@@ -74,7 +76,7 @@ SEALED_TEST = BASE.split("def test_add():")[1].split("\n\n\n")[0]
 @pytest.mark.parametrize("name", ATTACKS)
 def test_each_weakening_is_named(name):
     found = loosened.findings(loosened.shapes({"test_t.py": {"text": BASE}}), {"test_t.py": ATTACKS[name]}, PASSING)
-    rule = {"skip-call": "skipped", "importorskip": "skipped", "tautology": "assert-loosened", "constant-compare": "assert-loosened",
+    rule = {"skip-call": "skipped", "importorskip": "skipped", "tautology": "assert-loosened", "tautology-by-name": "assert-loosened", "constant-compare": "assert-loosened",
             "raises-removed": "assert-removed", "xfail": "skipped", "module-pytestmark": "skipped", "in-instead-of-eq": "assert-loosened",
             "wider-approx": "assert-loosened", "raises-to-a-base": "raises-broadened",
             "raises-gained-a-class": "raises-broadened"}.get(name, name)
@@ -307,6 +309,7 @@ TO_ACTUAL = {  # (the sealed test, its failure at the stop, the agent's test now
     "arithmetic": (BASE, "assert -1 == 5", BASE.replace("add(2, 3) == 5", "add(2, 3) == 2 - 3")),
     "expected-first": (FIRST, "assert 5 == -1\n +  where -1 = add(2, 3)", FIRST.replace("5 == add", "-1 == add")),
     "a-name": (NAMED, "assert -1 == 5", NAMED.replace("want = 5", "want = -1")),
+    "sides-swapped": (BASE, "assert -1 == 5", BASE.replace("add(2, 3) == 5", "-1 == add(2, 3)")),
     "a-case": (BASE, "AssertionError: assert 7 == 6", BASE.replace("(3, 3, 6)]", "(3, 3, 7)]")),
     "a-module-constant": (CONST, "assert -1 == 5", CONST.replace("WANT = 5", "WANT = -1")),
     "a-module-case": (CONST, "assert 7 == 6", CONST.replace("(3, 3, 6)]", "(3, 3, 7)]")),
@@ -332,7 +335,7 @@ TO_ACTUAL["unittest-lists"] = (UNITTEST_T.replace(", 5)", ", [5])"), "AssertionE
                                "differing element 0:\n-1\n5", UNITTEST_T.replace(", 5)", ", [-1])"))
 TO_ACTUAL["with-a-message"] = (BASE, "AssertionError: add is wrong\nassert -1 == 5\n +  where -1 = add(2, 3)",
                                BASE.replace("add(2, 3) == 5", "add(2, 3) == -1"))
-TESTS = {"with-a-message": "test_t.py::test_add", "unittest": "test_t.py::test_add", "unittest-lists": "test_t.py::test_add", "literal": "test_t.py::test_add", "arithmetic": "test_t.py::test_add", "expected-first": "test_t.py::test_add", "a-name": "test_t.py::test_add",
+TESTS = {"sides-swapped": "test_t.py::test_add", "with-a-message": "test_t.py::test_add", "unittest": "test_t.py::test_add", "unittest-lists": "test_t.py::test_add", "literal": "test_t.py::test_add", "arithmetic": "test_t.py::test_add", "expected-first": "test_t.py::test_add", "a-name": "test_t.py::test_add",
          "a-case": "test_t.py::test_cases[3-3-6]", "a-string": "test_t.py::test_add", "a-long-string": "test_t.py::test_add",
          "a-long-list": "test_t.py::test_add", "a-module-constant": "test_t.py::test_add",
          "a-module-case": "test_t.py::test_cases[3-3-6]"}
