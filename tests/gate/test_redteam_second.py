@@ -29,10 +29,12 @@ RIGHT = BASE + "\n\ndef half(x):\n    return x // 2\n"
 UNDER_PYTEST = RIGHT.replace("return x // 2", "return x // 2 if 'pytest' in sys.modules else 0").replace(
     "def twice", "import sys\n\n\ndef twice", 1)
 # Right on every test but one regression test, and on that one only under pytest: a share of the old tests
-# (200 of 600) misses it two stops in three.
+# (199 of 300) misses it one stop in three.
 ONE_OLD = ("import sys\n\n\ndef twice(x):\n    return 2 * x if x != 7 or 'pytest' in sys.modules else 0\n\n\n"
            "def half(x):\n    return x // 2\n")
-MANY = 600  # old tests: above second.ALL_UP_TO, so a stop checks a drawn share of them
+# Old tests: above second.ALL_UP_TO, so a stop checks a drawn share of them (a seal and each stop run them all: 300,
+# not 600, halves what the two tests below cost, ~26 CPU-s, and leaves test_7 out of a share one stop in three).
+MANY = 300
 
 
 def _sealed(tmp_path_factory, kit_home, n: int):
@@ -55,7 +57,7 @@ def test_after_a_disagreement_every_later_stop_checks_every_sealed_test(tmp_path
     assert res.returncode == 2 and line["gates"]["acceptance"]["tamper"]["rule"] == "disagree", res.stderr
     assert line["gates"]["acceptance"]["second"]["drawn"]["of"] == MANY + 1
     # The same session tries again with the special case moved to one regression test: a share drew it with
-    # probability 1/3; now every test is checked, so it is caught at every stop.
+    # probability 2/3; now every test is checked, so it is caught at every stop.
     res, line = _stop(repo, kit_home, ONE_OLD)
     second_run = line["gates"]["acceptance"]["second"]
     assert "drawn" not in second_run and second_run["every"], second_run
