@@ -4,7 +4,7 @@ requirement (a test that did not pass at the seal) at every stop, and a share of
 from __future__ import annotations
 
 from donegate.hidden import second
-from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload
+from tests.support.repos import pooled_files, run_hook, stop_lines, stop_payload
 
 
 def _ids(n: int) -> list[str]:
@@ -45,27 +45,26 @@ RIGHT = BASE + "\n\ndef half(x):\n    return x // 2\n"
 UNDER_PYTEST = BASE + "\n\nimport sys\n\n\ndef half(x):\n    return x // 2 if 'pytest' in sys.modules else 0\n"
 
 
-def _stop(tmp_path, kit_home, product: str, name: str = "test_calc.py", source: str = "") -> tuple[int, dict]:
-    """One stop with `product` as calc.py against the sealed `name` (`source`; default: ALL_UP_TO + 51 tests)."""
-    repo = make_repo(tmp_path / "repo", {"calc.py": BASE})
-    hidden = tmp_path / "hidden"
-    hidden.mkdir()
+def _stop(tmp_path_factory, kit_home, product: str, name: str = "test_calc.py", source: str = "") -> tuple[int, dict]:
+    """One stop with `product` as calc.py against the sealed `name` (`source`; default: ALL_UP_TO + 51 tests). The
+    seal reads nothing of the product: sealed once per worker for the tests of one suite (`pooled_files`), as a seal of
+    250-300 tests runs them all."""
     n = second.ALL_UP_TO + 50
-    (hidden / name).write_text(source or "".join(TEST.format(i=i, d=2 * i) for i in range(n)) + NEW)
-    assert seal(repo, hidden / name).returncode == 0
+    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": BASE}, name,
+                        source or "".join(TEST.format(i=i, d=2 * i) for i in range(n)) + NEW)
     (repo / "calc.py").write_text(product)
     hook = run_hook(stop_payload(repo, session="share"))
     return hook.returncode, stop_lines(kit_home)[-1]["gates"]["acceptance"]
 
 
-def test_a_large_suite_checks_a_drawn_share_and_says_so(tmp_path, kit_home):
-    code, acc = _stop(tmp_path, kit_home, RIGHT)
+def test_a_large_suite_checks_a_drawn_share_and_says_so(tmp_path_factory, kit_home):
+    code, acc = _stop(tmp_path_factory, kit_home, RIGHT)
     assert code == 0 and acc["ok"], acc
     assert acc["second"]["drawn"] == {"checked": second.ALL_UP_TO, "of": second.ALL_UP_TO + 51}, acc["second"]
 
 
-def test_a_new_requirement_right_only_under_pytest_is_caught_in_a_large_suite(tmp_path, kit_home):
-    code, acc = _stop(tmp_path, kit_home, UNDER_PYTEST)
+def test_a_new_requirement_right_only_under_pytest_is_caught_in_a_large_suite(tmp_path_factory, kit_home):
+    code, acc = _stop(tmp_path_factory, kit_home, UNDER_PYTEST)
     assert code == 2 and acc["tamper"]["rule"] == "disagree" and "test_new" in acc["tamper"]["what"], acc
 
 
@@ -79,17 +78,17 @@ STEP = ("import os\nimport pytest\nLOG = os.path.join(os.environ.get('TMPDIR') o
         "    assert len(set(open(LOG).read().split())) == {n}\n    assert half(10) == 5\n")
 
 
-def _ordered(tmp_path, kit_home, product: str) -> tuple[int, dict]:
+def _ordered(tmp_path_factory, kit_home, product: str) -> tuple[int, dict]:
     # a share leaves out about a third of the steps at every draw
-    return _stop(tmp_path, kit_home, product, "test_steps.py", STEP.format(n=second.ALL_UP_TO + 100))
+    return _stop(tmp_path_factory, kit_home, product, "test_steps.py", STEP.format(n=second.ALL_UP_TO + 100))
 
 
-def test_a_test_that_needs_the_earlier_ones_is_not_a_disagreement(tmp_path, kit_home):
-    code, acc = _ordered(tmp_path, kit_home, RIGHT)
+def test_a_test_that_needs_the_earlier_ones_is_not_a_disagreement(tmp_path_factory, kit_home):
+    code, acc = _ordered(tmp_path_factory, kit_home, RIGHT)
     assert code == 0 and acc["ok"], acc
     assert acc["second"]["confirmed"] == {"tests": second.ALL_UP_TO + 101, "cleared": ["test_steps.py::test_every_step_then_half"]}, acc
 
 
-def test_the_same_suite_right_only_under_pytest_still_disagrees(tmp_path, kit_home):
-    code, acc = _ordered(tmp_path, kit_home, UNDER_PYTEST)
+def test_the_same_suite_right_only_under_pytest_still_disagrees(tmp_path_factory, kit_home):
+    code, acc = _ordered(tmp_path_factory, kit_home, UNDER_PYTEST)
     assert code == 2 and acc["tamper"]["rule"] == "disagree" and "test_every_step_then_half" in acc["tamper"]["what"], acc
