@@ -305,10 +305,13 @@ def test_broken_package_still_blocks_then_lets_go(sealed_shop, tmp_path):
     assert "donegate: the kit failed to start" in res.stderr or codes[7] == 2
 
 
-def test_concurrent_stops_append_whole_lines(sealed_shop, kit_home):
-    fix_bug(sealed_shop)
+def test_concurrent_stops_append_whole_lines(tmp_path_factory, kit_home):
+    # The ledger is what is tested: one module and one hidden test (no own suite, whose run the shop's stops added:
+    # 32 runs -> 16), 16 sessions at once, each a stop that runs the tests and passes.
+    repo = pooled_single(tmp_path_factory, kit_home, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
+    (repo / "mod.py").write_text("VALUE = 2\n")
     with ThreadPoolExecutor(16) as pool:
-        results = list(pool.map(lambda i: run_hook(stop_payload(sealed_shop, session=f"s{i}")), range(16)))
+        results = list(pool.map(lambda i: run_hook(stop_payload(repo, session=f"s{i}")), range(16)))
     assert all(r.returncode == 0 for r in results)
     lines = [line for line in (kit_home / "ledger.jsonl").read_text().splitlines() if '"event":"stop"' in line]
     assert len(lines) == 16
