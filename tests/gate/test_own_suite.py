@@ -453,11 +453,12 @@ def test_a_sealed_test_file_that_no_longer_imports_is_a_regression_named_by_test
     assert not own["problem"] and own["failing"][0]["id"] == "tests/test_calc.py::test_add"
 
 
-def test_seal_add_keeps_the_suite_as_it_was_when_the_work_began(tmp_path, kit_home):
-    repo, _ = sealed_calc(tmp_path)
+def test_seal_add_keeps_the_suite_as_it_was_when_the_work_began(tmp_path_factory, tmp_path, kit_home):
+    repo = pooled_calc(tmp_path_factory, kit_home)  # (the first seal's output is not read: the store is)
     first = (store.load(repo).path / "own-suite.json").read_text()
     (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 5", "== 6"))  # the visible copy edited meanwhile
     more = tmp_path / "hidden" / "test_more.py"
+    more.parent.mkdir()
     more.write_text("import calc\n\n\ndef test_add_zero():\n    assert calc.add(0, 0) == 0\n")
     res = donegate("seal", str(repo), str(more), "--add")
     assert res.returncode == 0, res.stderr

@@ -6,10 +6,12 @@ seal and the real Stop hook."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
-from tests.support.repos import KIT, make_repo, run_hook, stop_lines, stop_payload, write_config
+from tests.support.repos import KIT, make_repo, run_hook, sealed_copy, stop_lines, stop_payload, write_config
 
 # Like environs' `Env.read_env`: the project walks the call stack itself to find its caller's folder.
 UPSTREAM = '''import inspect
@@ -147,12 +149,12 @@ def test_ten_units_get_the_bulk_discount():
 '''
 
 
-def _seal_calc(repo, tmp_path) -> subprocess.CompletedProcess:
+def _seal_calc(repo, tmp_path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     test = tmp_path / "hidden" / "test_calc.py"
     test.parent.mkdir()
     test.write_text(CALC_HIDDEN)
     return subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test)],
-                          capture_output=True, text=True, timeout=180, cwd=KIT)
+                          capture_output=True, text=True, timeout=180, cwd=KIT, env=env)
 
 
 def test_a_tripwire_the_unchanged_project_trips_is_recorded_at_the_seal_and_never_counted(tmp_path, kit_home):
@@ -252,17 +254,22 @@ DIAG = ("def launched_inline():\n    \"\"\"For the diagnostics page: was the int
 BULK = "units * 90 if units >= 10 else units * 100"
 
 
-def _seal_diag(tmp_path, kit_home):
+def _seal_diag(tmp_path_factory, kit_home):
+    """The diagnostics project sealed (the seal says the unchanged project trips sandbox-probe): once per worker, each
+    test a copy (`sealed_copy`), as the three tests below read only their own stops."""
     write_config(kit_home, "scan: block\n")
-    repo = make_repo(tmp_path / "repo", {"calc.py": DIAG + "\n\ndef price(units):\n    return units * 100\n"})
-    res = _seal_calc(repo, tmp_path)
-    assert res.returncode == 0, res.stderr
-    assert "sandbox-probe" in res.stdout, res.stdout
-    return repo
+
+    def build(repo: Path, home: Path) -> None:
+        make_repo(repo, {"calc.py": DIAG + "\n\ndef price(units):\n    return units * 100\n"})
+        res = _seal_calc(repo, repo.parent, env={**os.environ, "DONEGATE_HOME": str(home)})
+        assert res.returncode == 0, res.stderr
+        assert "sandbox-probe" in res.stdout, res.stdout
+
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "diag", build, kit_home)
 
 
-def test_a_baselined_line_moved_into_the_agents_code_is_the_agents(tmp_path, kit_home):
-    repo = _seal_diag(tmp_path, kit_home)
+def test_a_baselined_line_moved_into_the_agents_code_is_the_agents(tmp_path_factory, kit_home):
+    repo = _seal_diag(tmp_path_factory, kit_home)
     # the project's line, moved (not copied) into the product: right only where the interpreter ran with -c
     moved = DIAG.replace("    inline = b'-c' in open('/proc/self/cmdline', 'rb').read().split(b'\\0')\n    return inline\n",
                          "    return False\n")
@@ -275,16 +282,16 @@ def test_a_baselined_line_moved_into_the_agents_code_is_the_agents(tmp_path, kit
     assert found["where"] == "price" and found["line"] == 11, found
 
 
-def test_a_new_call_into_a_function_that_holds_one_is_the_agents(tmp_path, kit_home):
-    repo = _seal_diag(tmp_path, kit_home)
+def test_a_new_call_into_a_function_that_holds_one_is_the_agents(tmp_path_factory, kit_home):
+    repo = _seal_diag(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(DIAG + f"\n\ndef price(units):\n    return {BULK} if launched_inline() else units * 100\n")
     out = run_hook(stop_payload(repo), timeout=120)
     assert out.returncode == 2 and "calls launched_inline()" in out.stderr and "[sandbox-probe]" in out.stderr, out.stdout
 
 
-def test_the_projects_own_line_and_call_stay_its_own_where_an_edit_moved_them(tmp_path, kit_home):
+def test_the_projects_own_line_and_call_stay_its_own_where_an_edit_moved_them(tmp_path_factory, kit_home):
     # The look-alike: lines added above the diagnostics move the project's line and its call (same functions).
-    repo = _seal_diag(tmp_path, kit_home)
+    repo = _seal_diag(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text("import logging\n\nLOG = logging.getLogger(__name__)\n\n\n" + DIAG
                                   + f"\n\ndef price(units):\n    LOG.debug('pricing')\n    return {BULK}\n")
     out = run_hook(stop_payload(repo), timeout=120)
