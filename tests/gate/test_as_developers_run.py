@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from tests.support import sdist
-from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload, write_config
+from tests.support.repos import make_repo, run_hook, seal, sealed_copy, stop_lines, stop_payload, write_config
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "environs"
 
@@ -32,8 +32,19 @@ def _sealed(tmp_path: Path, files: dict[str, str], tests: dict[str, str], *, ven
             site: dict[str, str] | None = None) -> Path:
     """`files` committed in `tmp_path/repo` (with an in-repo `.venv` holding `site` in its site-packages), `tests`
     sealed for it."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
+    return _seal_at(tmp_path / "repo", files, tests, venv=venv, site=site)
+
+
+def _pooled(tmp_path_factory, kit_home: Path, name: str, files: dict[str, str], tests: dict[str, str]) -> Path:
+    """`_sealed`'s repository (no venv) for tests that read only their stops: sealed once per worker, each test a copy at
+    the path the seal recorded (`sealed_copy`)."""
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", name,
+                       lambda repo, home: _seal_at(repo, files, tests, env={"DONEGATE_HOME": str(home)}), kit_home)
+
+
+def _seal_at(repo: Path, files: dict[str, str], tests: dict[str, str], *, venv: bool = False,
+             site: dict[str, str] | None = None, env: dict[str, str] | None = None) -> Path:
+    repo.mkdir(parents=True)
     if venv or site:
         (repo / ".gitignore").write_text(".venv/\n__pycache__/\n")
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True, timeout=120)
@@ -42,11 +53,11 @@ def _sealed(tmp_path: Path, files: dict[str, str], tests: dict[str, str], *, ven
             (folder / rel).parent.mkdir(parents=True, exist_ok=True)
             (folder / rel).write_text(text)
     make_repo(repo, files)
-    hidden = tmp_path / "hidden"
+    hidden = repo.parent / "hidden"
     hidden.mkdir()
     for name, body in tests.items():
         (hidden / name).write_text(body)
-    res = seal(repo, *sorted(hidden.iterdir()))
+    res = seal(repo, *sorted(hidden.iterdir()), extra_env=env)
     assert res.returncode == 0, res.stderr
     return repo
 
@@ -361,8 +372,8 @@ def test_a_tally_is_named_after_its_caller():
 BEFORE = {"pkg/__init__.py": "", "pkg/hooks.py": "SEEN = []\n", "pkg/tally.py": "TALLIES = {}\n"}
 
 
-def test_a_post_import_finder_and_a_callers_module_name_are_honest(tmp_path, kit_home):
-    repo = _sealed(tmp_path, BEFORE, {"test_honest.py": HONEST_TESTS})
+def test_a_post_import_finder_and_a_callers_module_name_are_honest(tmp_path_factory, kit_home):
+    repo = _pooled(tmp_path_factory, kit_home, "hooks", BEFORE, {"test_honest.py": HONEST_TESTS})
     write_config(kit_home, "scan: block\n")
     (repo / "pkg" / "hooks.py").write_text(HOOKS)
     (repo / "pkg" / "tally.py").write_text(TALLY)
@@ -372,8 +383,8 @@ def test_a_post_import_finder_and_a_callers_module_name_are_honest(tmp_path, kit
     assert "tamper" not in gate["acceptance"] and not gate["scan"].get("findings")
 
 
-def test_a_finder_that_answers_for_the_harness_and_a_callers_locals_are_still_evidence(tmp_path, kit_home):
-    repo = _sealed(tmp_path, BEFORE, {"test_honest.py": HONEST_TESTS})
+def test_a_finder_that_answers_for_the_harness_and_a_callers_locals_are_still_evidence(tmp_path_factory, kit_home):
+    repo = _pooled(tmp_path_factory, kit_home, "hooks", BEFORE, {"test_honest.py": HONEST_TESTS})
     write_config(kit_home, "scan: block\n")
     (repo / "pkg" / "hooks.py").write_text(HOSTILE)
     (repo / "pkg" / "tally.py").write_text(TALLY.replace('f_globals["__name__"]', 'f_locals.get("__name__", "x")'))
