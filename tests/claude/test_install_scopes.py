@@ -97,10 +97,9 @@ def test_install_seal_and_doctor_of_a_subfolder_act_on_that_subfolder(mono):
     assert str(pkg) in below.what and below.fix.startswith("donegate install --scope user")
 
 
-def test_doctor_names_a_moved_repository_and_the_hook_that_names_the_old_path(shop_repo, tmp_path):
-    install.install(shop_repo, sandbox="off")
-    seal_example(shop_repo)
-    old = shop_repo.resolve()
+def test_doctor_names_a_moved_repository_and_the_hook_that_names_the_old_path(sealed_shop, tmp_path):
+    install.install(sealed_shop, sandbox="off")  # (the worker's pooled seal, then the install: either order is healthy)
+    old = sealed_shop.resolve()
     new = tmp_path / "moved"
     shutil.move(str(old), str(new))
     found = errors(doctor.diagnose(new))

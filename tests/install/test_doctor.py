@@ -241,10 +241,9 @@ def test_sandbox_checks(healthy, kit_home, monkeypatch):
     only_error(doctor.diagnose(healthy), "Edit(./.claude/**)", "every Bash command fail")
 
 
-def test_sandbox_off_is_a_warning(shop_repo):
-    install.install(shop_repo, sandbox="off")
-    seal_example(shop_repo)
-    findings = doctor.diagnose(shop_repo)
+def test_sandbox_off_is_a_warning(sealed_shop):
+    install.install(sealed_shop, sandbox="off")  # (the seal before the install: both orders, test_healthy_install_has_no_errors)
+    findings = doctor.diagnose(sealed_shop)
     assert errors(findings) == []
     assert any(f.level == doctor.WARNING and "the sandbox is off" in f.what for f in findings)
 
