@@ -337,11 +337,11 @@ def _page_rows(files: list[Path], since: bytes | None, budget: int, row_budget: 
     most = row_budget // MIN_ROW + 1  # more sessions than the page can list
     decided = report.decided_sessions(files, made)
     listing = min(most, row_budget // ROW_GUESS + 1)  # the sessions read whole: about as many as the page lists
-    ranked = page_read.listed(merged, files, most) if since is None else []
+    ranked, spans, spill = page_read.listed(merged, files, most) if since is None else ([], array.array("Q"), {})
     for _, _, part in merged:
         part.page = b""  # its sessions are in `ranked`
     while True:
-        got = page_read.sessions(files, summary, merged, ranked[:listing], _Sessions()) if since is None else None
+        got = page_read.sessions(files, summary, merged, ranked[:listing], spans, spill, _Sessions()) if since is None else None
         if got is None:  # every line read again (`--since`, or a line the report skipped: `page_read`)
             sessions, labels = read_sessions(files, since)
             seen = collections.Counter(v for s in sessions.values() for v in s.verdicts)

@@ -1,11 +1,13 @@
 """The HTML page's sessions from the report's own reading (`report.resume`'s kept summary), not a second parse of
 the whole ledger: the report's fold names the sessions the page lists first (`Options.page`: left for a person,
-then the latest), and one light pass reads only their stop lines (and the labels) with `json.loads`; every other
-line is looked at by one regular expression over a chunk (its day, session and verdict, for the page's counts).
+then the latest) and where each one's first and last stops lie; only the lines between those are read again (a
+listed session's stops, taken by the report's fast path or `json.loads`), and the lines a label or a decision may be
+in (`Partial.marks`). The page's counts over every stop (by verdict, the days) are the report's own (`Partial.tally`,
+`days`), read in its one pass and kept with its summary.
 
 It answers None (the page then reads every line the old way, `html.read_sessions`) when the report skipped a
-line (a stop the page still shows, e.g. a verdict the report does not know) or when the pass does not find the
-report's stops one for one: never a page that disagrees with the report. What the page may show of the ledger and the
+line (a stop the page still shows, e.g. a verdict the report does not know) or when a listed session is not found
+where the report saw it: never a page that disagrees with the report. What the page may show of the ledger and the
 stores passes through `local_scrubber`.
 
 The finished page's data (its rows and details, all but the summary and the sealed requests) are kept with the
@@ -15,13 +17,11 @@ page with nothing new since reads nothing but what was kept.
 
 from __future__ import annotations
 
-import bisect
+import array
 import collections
 import functools
 import heapq
-import itertools
 import json
-import operator
 import os
 import re
 from pathlib import Path
@@ -31,88 +31,108 @@ from donegate import paths, report
 from donegate.core import scrub as feedback
 from donegate.errors import DonegateError
 from donegate.ledger import chain as ledger
-from donegate.report.read import Partial, page_entries
+from donegate.report.read import VERDICTS, Partial, page_entries
 
-CHUNK = 1 << 20  # 4 MB chunks cost 0.4 s more CPU a GB here (a fresh 4 MB buffer a chunk: page faults), and their memory
+CHUNK = 1 << 20  # bytes read at a time at most (a session's stops can lie far apart)
 POSITION = 40  # a stop's place in the ledgers: file index << POSITION | byte offset (orders the sessions)
-# One match per line: a stop line as the gate writes it gives its day, session and verdict; any other line nothing.
-_PASS = re.compile(
-    rb'(?:\{"v":1,"event":"stop","time":"(\d{4}-\d\d-\d\d)T\d\d:\d\d:\d\d\.\d{3}\+00:00","repo":"[^"\\\n]*(?:\\.[^"\\\n]*)*",'
-    rb'"session":"([^"\\\n]+)","stop":(?:\d+|null),"stop_hook_active":(?:true|false|null),"verdict":"([^"\\\n]+)")?.*\n'
-).findall
-_DAY, _SID, _VERDICT = (operator.itemgetter(k) for k in range(3))
+# The head of a stop line as the gate writes it, its session: a line of a session not listed is passed over (unless it
+# names a session twice: json.loads, which keeps the last, reads it then).
+_HEAD = re.compile(
+    rb'\{"v":1,"event":"stop","time":"[^"\\\n]*","repo":"[^"\\\n]*(?:\\.[^"\\\n]*)*","session":"([^"\\\n]+)"').match
 TEXT_CHARS = 4000  # one feedback text at most (the gate's own default cap)
 
 
-def listed(merged: list[tuple[Path, int, Partial]], files: list[Path], count: int) -> list[bytes]:
-    """The sessions the page lists first, in its order, from the folded ranges (`Partial.page`)."""
+def listed(merged: list[tuple[Path, int, Partial]], files: list[Path],
+           count: int) -> tuple[list[bytes], array.array[int], dict[bytes, list[tuple[int, int, int]]]]:
+    """The sessions the page lists first, in its order, from the folded ranges (`Partial.page`), and where their stops
+    lie: the places of the first and the last in the range holding the last (two per session, in the same order: 16
+    bytes a session, not a tuple), and (file index, first, last stop's byte offset) in each earlier range that holds
+    some of them (`Partial.spill`)."""
     where = {str(p): f for f, p in enumerate(files)}
     # Each range's entries are in the page's order already: merged lazily, only as many as the page lists are made.
-    ranked = heapq.merge(*(((not left, -(where[str(path)] << POSITION | offset), sid) for left, offset, sid in page_entries(part.page))
-                           for path, _, part in merged))
+    ranked = heapq.merge(*(((not left, -(where[str(path)] << POSITION | offset), where[str(path)] << POSITION | first, sid)
+                            for left, offset, first, sid in page_entries(part.page)) for path, _, part in merged))
     out: dict[bytes, None] = {}
-    for _, _, sid in ranked:  # a session in two ranges counts in the later one (`fold`): it comes first here
-        out.setdefault(sid)
+    spans = array.array("Q")
+    for _, place, first, sid in ranked:  # a session in two ranges counts in the later one (`fold`): it comes first here
+        if sid not in out:
+            out[sid] = None
+            spans.extend((first, -place))
         if len(out) >= count:
             break
-    return list(out)
+    spill: dict[bytes, list[tuple[int, int, int]]] = {}
+    for path, _, part in merged:
+        for sid, (first, last) in part.spill.items():
+            if sid in out:
+                spill.setdefault(sid, []).append((where[str(path)], first, last))
+    return list(out), spans, spill
 
 
-def _chunks(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(file offset, whole lines) a chunk at a time; a torn last line is its own chunk, with a newline put to it."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        pos, size = 0, CHUNK
-        while True:
-            data = os.pread(fd, size, pos)
-            if not data:
-                return
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                if len(data) < size:
-                    yield pos, data + b"\n"
-                    return
+def _lines_between(fd: int, start: int, last: int) -> Iterator[tuple[int, bytes]]:
+    """(byte offset, line) of each line from the one at `start` to the one at `last`, both included."""
+    pos, size = start, min(CHUNK, last - start + 8192)
+    while pos <= last:
+        data = os.pread(fd, size, pos)
+        if not data:
+            return
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            if len(data) < size:  # a torn last line
+                cut = len(data)
+            else:  # a line longer than what was read: read more at once
                 size *= 2
                 continue
-            yield pos, data[:cut]
-            pos, size = pos + cut, CHUNK
-    finally:
-        os.close(fd)
+        for line in data[:cut].split(b"\n")[:-1] if data[cut - 1:cut] == b"\n" else data[:cut].split(b"\n"):
+            if pos > last:
+                return
+            yield pos, line
+            pos += len(line) + 1
+        size = min(CHUNK, max(last - pos, 0) + 8192)
 
 
-def read_listed(files: list[Path], wanted: set[bytes], take: Callable[..., None]) -> tuple[collections.Counter, set[str], int]:
-    """One pass over `files`: each stop line of a `wanted` session, and every line holding a label or a decision, goes
-    to `take(where, line)` in ledger order, `where` = (file index, byte offset). Returns the stops by verdict and
-    the days with a stop over every line, and how many stop lines the pass matched."""
-    seen: collections.Counter = collections.Counter()
-    days: collections.Counter = collections.Counter()
+def read_listed(files: list[Path], merged: list[tuple[Path, int, Partial]], wanted: list[bytes], spans: array.array[int],
+                spill: dict[bytes, list[tuple[int, int, int]]], take: Callable[..., None]) -> None:
+    """The stop lines of the `wanted` sessions, read between each one's first and last stop (`listed`), then every
+    line a label or a decision may be in (`Partial.marks`): each goes to `take(where, line, stops_only)` in ledger
+    order, `where` = (file index, byte offset). No other line of the ledgers is read."""
+    between: list[list[tuple[int, int]]] = [[] for _ in files]
+    for k, sid in enumerate(wanted):
+        first, last = spans[2 * k], spans[2 * k + 1]
+        between[first >> POSITION].append((first & (1 << POSITION) - 1, last & (1 << POSITION) - 1))
+        for f, a, b in spill.get(sid, ()):
+            between[f].append((a, b))
+    chosen = set(wanted)
     for f, path in enumerate(files):
-        for base, data in _chunks(path):
-            rows = _PASS(data)
-            lines = data.split(b"\n")
-            lines.pop()
-            if len(rows) != len(lines):
-                raise ValueError("the pass lost a line")
-            seen.update(map(_VERDICT, rows))
-            days.update(map(_DAY, rows))
-            pick = set(itertools.compress(range(len(rows)), map(wanted.__contains__, map(_SID, rows))))
-            starts: list[int] = []
-            for word in (b'"label"', b'"decision"'):  # rare lines: found by a C search, their line by bisection
-                at = data.find(word)
-                while at >= 0:
-                    starts = starts or list(itertools.accumulate(map(operator.add, map(len, lines), itertools.repeat(1)), initial=0))
-                    k = bisect.bisect_right(starts, at) - 1
-                    pick.add(k)
-                    at = data.find(word, starts[k + 1])
-            if not pick:
-                continue
-            starts = starts or list(itertools.accumulate(map(operator.add, map(len, lines), itertools.repeat(1)), initial=0))
-            for i in sorted(pick):
-                take((f, base + starts[i]), lines[i])
-    matched = sum(n for v, n in seen.items() if v)
-    seen.pop(b"", None)
-    days.pop(b"", None)
-    return collections.Counter({v.decode(): n for v, n in seen.items()}), {d.decode() for d in days}, matched
+        spans_in = sorted(between[f])
+        if not spans_in:
+            continue
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            start, end = spans_in[0]
+            for a, b in [*spans_in[1:], (1 << 62, 0)]:
+                if a <= end:  # overlapping: read once
+                    end = max(end, b)
+                    continue
+                for at, line in _lines_between(fd, start, end):
+                    m = _HEAD(line)
+                    if m is None or m.group(1) in chosen or line.count(b'"session"') != 1:
+                        take((f, at), line, True)
+                start, end = a, b
+        finally:
+            os.close(fd)
+    where = {str(p): f for f, p in enumerate(files)}
+    for path, _, part in merged:
+        if part.marks:
+            f = where[str(path)]
+            for place, line in _lines_at(path, part.marks):
+                take((f, place), line, False)
+
+
+def _lines_at(path: Path, offsets: list[int]) -> Iterator[tuple[int, bytes]]:
+    with open(path, "rb") as fh:
+        for at in offsets:
+            fh.seek(at)
+            yield at, fh.readline().rstrip(b"\n")
 
 
 def record(line: bytes) -> dict[str, Any] | None:
@@ -138,9 +158,9 @@ def lines_at(files: list[Path], places: set[int]) -> Iterator[tuple[int, bytes, 
                     yield place, line, rec
 
 
-def _take(out: Any, want: set[str], where: tuple[int, int], line: bytes) -> None:
+def _take(out: Any, want: set[str], where: tuple[int, int], line: bytes, stops_only: bool) -> None:
     """One line of `page_read`'s pass: a listed session's stop (its fields from the report's fast path when the line
-    is the gate's, else json.loads), a label or a decision."""
+    is the gate's, else json.loads), a label or a decision (unless `stops_only`)."""
     order = where[0] << POSITION | where[1]
     m = report.fast_line(line) if b'"cached":' not in line and b'"agent' not in line else None
     cost = None if m is None else _review_cost(line)
@@ -153,7 +173,7 @@ def _take(out: Any, want: set[str], where: tuple[int, int], line: bytes) -> None
                     _text(m.group(2)), m.group(1), cost, float(m.group(7)), {}, order)
         return
     rec = record(line)
-    if rec is None or (rec.get("event") == "stop" and rec.get("session") not in want):
+    if rec is None or (rec.get("event") == "stop" and rec.get("session") not in want) or (stops_only and rec.get("event") != "stop"):
         return
     out.take(order, line, rec, report.canonical_time(rec.get("time")) if rec.get("event") == "stop" else None, order)
 
@@ -177,25 +197,34 @@ def _review_cost(line: bytes) -> float | None:
     return 0.0 if at < 0 else _fast_review_cost(line, at)
 
 
-def sessions(files: list[Path], summary: dict[str, Any], merged: list, wanted: list[bytes], out: Any) -> tuple | None:
+def sessions(files: list[Path], summary: dict[str, Any], merged: list, wanted: list[bytes], spans: array.array[int],
+             spill: dict[bytes, list[tuple[int, int, int]]], out: Any) -> tuple | None:
     """(sessions, labels, stops by verdict, days, configurations, repositories) of the page from the report's
-    reading, gathered in `out` (`html._Sessions`): only the `wanted` sessions (`listed`) are read whole; None when
-    that cannot be exact."""
+    reading, gathered in `out` (`html._Sessions`): only the `wanted` sessions' stops (the first of `listed`'s, with
+    its `spans` and `spill`) and the labels are read again; the stops by verdict and the days are the report's own
+    counts. None when that cannot be exact."""
     if summary["skipped"]["count"]:
         return None
     take = functools.partial(_take, out, {sid.decode() for sid in wanted})
     try:
-        seen, days, matched = read_listed(files, set(wanted), take)
+        read_listed(files, merged, wanted, spans, spill, take)
     except (OSError, ValueError):
         return None
-    if matched != summary["total"]["stops"] or len(out.sessions) != len(wanted):
+    if len(out.sessions) != len(wanted):
         return None
+    seen: collections.Counter = collections.Counter()
+    days: set[bytes] = set()
+    for _, _, part in merged:
+        for code, n in enumerate(part.tally):
+            seen[VERDICTS[code]] += n
+        days |= part.days
+    seen = +seen  # the verdicts with a stop
     pairs = {pair for _, _, part in merged for pair, _ in part.per_pair}
     configs = sorted({cfg.decode("utf-8", "replace") for _, cfg in pairs})
     repos = {repo.decode("utf-8", "replace") for repo, _ in pairs}
     if any(s.config not in configs or s.repo not in repos for s in out.sessions.values()):
         return None  # a line the report read was changed since (`--verify` names it): read every line again
-    return out.sessions, out.labels, seen, sorted(days), configs, repos
+    return out.sessions, out.labels, seen, sorted(d.decode() for d in days), configs, repos
 
 
 # -------------------------------------------------------------------------------------------------

@@ -103,12 +103,13 @@ class Options:
 # A session's state is one int, not a tuple: a million-line ledger holds a few hundred thousand
 # sessions, and a tuple would cost 40 more bytes each. Bits: verdict code 0-3, tests passing 4-27,
 # tests sealed 28-51, the line's byte offset in its file 52-91 (it orders the latest; `fold` reads a decided
-# session's last stop there again), from 92 on the index of its (group, repo,
+# session's last stop there again), the byte offset of the session's first stop in this range 92-131 (the page reads
+# its listed sessions' stops between the two: `page_read`), from 132 on the index of its (group, repo,
 # config) in `Partial.combo_list`. The agent's figures are apart (`Partial.agents`): a ledger written
 # before them pays nothing for them.
-_PASSED, _SEALED, _AT, _COMBO = 4, 28, 52, 92
+_PASSED, _SEALED, _AT, _FIRST, _COMBO = 4, 28, 52, 92, 132
 _OFFSET = (1 << 40) - 1
-_KIND = ~(_OFFSET << _AT)  # a session's state without its offset: its group, verdict and tests
+_KIND = ~(_OFFSET << _AT | _OFFSET << _FIRST)  # a session's state without its offsets: its group, verdict and tests
 _SEP = b"\xff"  # joins session ids for the hand-over: UTF-8 never holds a 0xFF byte
 _SESSIONS = re.compile(rb"[^\xff]+").finditer
 _LEFT_BIT = 47  # `Partial.page`: an offset's flag, left for a person (offsets take 40 bits)
@@ -179,9 +180,16 @@ class Partial:
     left: int = 0
     present: set[bytes] = field(default_factory=set)  # labelled sessions this range holds
     agents: dict[bytes, bytes] = field(default_factory=dict)  # session -> its latest agent figures' raw text
-    # filled by `fold` for the page (`Options.page`): (left for a person, byte offset of the last stop, session) of
-    # this range's first sessions in the page's order (left first, then the latest), packed (`page_entries`)
+    # filled by `fold` for the page (`Options.page`): (left for a person, byte offsets of the last and the first stop,
+    # session) of this range's first sessions in the page's order (left first, then the latest), packed
+    # (`page_entries`); and (first, last stop) in this range of the sessions a later range holds the last stop of
     page: bytes = b""
+    spill: dict[bytes, tuple[int, int]] = field(default_factory=dict)
+    # What the page counts over every stop, read in this same pass (the page reads no other line again): the stops
+    # by verdict code, the days with a stop, and where the lines a label or a decision may be in lie (byte offsets)
+    tally: list[int] = field(default_factory=lambda: [0] * len(VERDICTS))
+    days: set[bytes] = field(default_factory=set)
+    marks: list[int] = field(default_factory=list)
     # The hash chain through this range (`link`): the first line's prev hash (b"": a torn line, nothing to check; None:
     # no line read), the last line's hash and whether that line was torn, and whether a link inside the range broke.
     own: Own = field(default_factory=Own)  # what the project's own suite did (`own_counts`), read in this same pass
@@ -293,7 +301,9 @@ class Partial:
         last = self.last
         for blob in later:
             for m in _SESSIONS(blob):
-                last.pop(m.group(), None)  # a later range holds its last stop
+                state = last.pop(m.group(), None)  # a later range holds its last stop
+                if page and state is not None:
+                    self.spill[m.group()] = (state >> _FIRST & _OFFSET, state >> _AT & _OFFSET)
         gave_up = self.gave_up | gave_before
         decided = {sid: when for sid, when in decided.items() if sid in last}
         reopened = self._reopened(decided)
@@ -337,7 +347,7 @@ class Partial:
 
     def _page(self, left: list[bytes], count: int) -> None:
         """The first `count` sessions of this range in the page's order: left for a person first, then the latest."""
-        last, at = self.last, _AT
+        last, at, first = self.last, _AT, _FIRST
         page = [(True, last[sid] >> at & _OFFSET, sid) for sid in left]
         page = heapq.nlargest(count, page, key=operator.itemgetter(1))
         if len(page) < count:
@@ -345,8 +355,9 @@ class Partial:
             rest = ((False, state >> at & _OFFSET, sid) for sid, state in last.items() if sid not in chosen)
             page += heapq.nlargest(count - len(page), rest, key=operator.itemgetter(1))
         # One bytes object, not a tuple a session (a few MB, not tens, sent back and ranked): 6 bytes of offset (the
-        # top bit: left for a person), the id, 0xFF (never in UTF-8, so never in an id).
-        self.page = b"".join((offset | left << _LEFT_BIT).to_bytes(6, "big") + sid + _SEP for left, offset, sid in page)
+        # top bit: left for a person), 5 of its first stop's, the id, 0xFF (never in UTF-8, so never in an id).
+        self.page = b"".join((offset | left << _LEFT_BIT).to_bytes(6, "big") + (last[sid] >> first & _OFFSET).to_bytes(5, "big")
+                             + sid + _SEP for left, offset, sid in page)
 
     def _reopened(self, decided: dict[bytes, bytes]) -> set[bytes]:
         """The decided sessions whose last stop failed after the decided one: its time, read again at its offset
@@ -395,12 +406,13 @@ class Partial:
         return 1
 
 
-def page_entries(page: bytes) -> Iterator[tuple[bool, int, bytes]]:
-    """`Partial.page`'s (left for a person, byte offset, session), in its order."""
+def page_entries(page: bytes) -> Iterator[tuple[bool, int, int, bytes]]:
+    """`Partial.page`'s (left for a person, byte offset of the last stop, of the first stop in its range, session), in
+    its order."""
     at = 0
     while at < len(page):
-        head, end = int.from_bytes(page[at:at + 6], "big"), page.index(_SEP, at + 6)
-        yield bool(head >> _LEFT_BIT), head & _OFFSET, page[at + 6:end]
+        head, end = int.from_bytes(page[at:at + 6], "big"), page.index(_SEP, at + 11)
+        yield bool(head >> _LEFT_BIT), head & _OFFSET, int.from_bytes(page[at + 6:at + 11], "big"), page[at + 11:end]
         at = end + 1
 
 
@@ -455,6 +467,7 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     """
     part = Partial(index=index, by=opts.by, path=path)
     last, gave_up, combos, agents = part.last, part.gave_up, _Combos(part), part.agents
+    last_of, tally, day, first_bit, firsts = last.get, part.tally, part.days.add, _FIRST, _OFFSET << _FIRST
     by_day, since = opts.by == "day", opts.since
     # By client: the stop's `"client":"..."` (between its gates and its tail, read by neither path's row);
     # a line from before the kit recorded it is Claude Code's.
@@ -506,6 +519,7 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                     part.note(kind, row, number, since)
                     if find(line, b'"decision"') >= 0 or find(line, b'"label"') >= 0:
                         part.decide(line)
+                        part.marks.append(at)
                     continue
                 when, repo, sid, code, sealed, passed, dur, cfg, cost, agent = row
                 agent = _agent_text(agent)
@@ -518,6 +532,8 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
             else:
                 g, base_ = combos[(when[:10], repo, cfg) if by_day else (repo, cfg)]
             g.stops += 1
+            tally[code] += 1
+            day(when[:10])
             g.seconds += round(dur * ticks)
             if cost:
                 g.review_cost += round(cost * micro)
@@ -528,7 +544,8 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                 gave_up.add(sid)
             elif code == appealed:
                 part.appeal(line, number, g)
-            last[sid] = base_ | at << at_bit | tests | code
+            f = last_of(sid)  # the session's first stop in this range: where it was, or this one
+            last[sid] = base_ | at << at_bit | tests | code | (at << first_bit if f is None else f & firsts)
             if agent:  # the session's latest figures (a session whose last range has none keeps none)
                 agents[sid] = agent
     part.lines = number

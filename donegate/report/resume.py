@@ -42,10 +42,11 @@ from donegate import paths
 from donegate.core.util import atomic_write
 from donegate.ledger import chain as ledger
 from donegate.report.own_counts import Own
-from donegate.report.read import EXAMPLES, Group, Options, Partial, _COMBO
+from donegate.report.read import EXAMPLES, Group, Options, Partial, _COMBO, _FIRST, _OFFSET
 
-VERSION = 5  # 5: the own suite's regressions blocked as distinct (session, test) (`Own.regressed`); 4: what a report finished, kept (`keep_finished`); 3: the hash chain's ends (`Partial.link`), the agent's figures without their comma, the own suite's counts
+VERSION = 6  # 6: the page's counts over every stop (`Partial.tally`, `days`, `marks`) and each session's first stop; 5: the own suite's regressions blocked as distinct (session, test) (`Own.regressed`); 4: what a report finished, kept (`keep_finished`); 3: the hash chain's ends (`Partial.link`), the agent's figures without their comma, the own suite's counts
 _LOW = (1 << _COMBO) - 1
+_FIRSTS = _OFFSET << _FIRST  # a packed session state's first stop
 _NAME = re.compile(r"[0-9a-f]{24}\.[0-9]+-[0-9]+\.[0-9]+\.bin").fullmatch  # a shard's file name (`plan`)  # a packed session state without its combination's index
 
 
@@ -269,7 +270,8 @@ def _builtins(part: Partial) -> dict[str, Any]:
             "examples": part.examples, "events": dict(part.events), "appeals": list(part.appeals),
             "inside_latest": list(part.inside_latest), "inside": part.inside, "person": dict(part.person),
             "decisions": part.decisions, "held": part.held, "agents": part.agents,
-            "chain": [part.head, part.tail, part.tail_torn, part.broken], "own": part.own.state()}
+            "chain": [part.head, part.tail, part.tail_torn, part.broken], "own": part.own.state(),
+            "page": [part.tally, part.days, part.marks]}
 
 
 def _partial(d: dict[str, Any], opts: Options, path: str, index: int) -> Partial:
@@ -281,6 +283,10 @@ def _partial(d: dict[str, Any], opts: Options, path: str, index: int) -> Partial
                    inside=int(d["inside"]), person=collections.Counter(d["person"]), decisions=dict(d["decisions"]),
                    held=[int(x) for x in d["held"]], agents=dict(d["agents"]))
     part.head, part.tail, part.tail_torn, part.broken = d["chain"]
+    tally, days, marks = d["page"]
+    part.tally, part.days, part.marks = [int(n) for n in tally], set(days), [int(n) for n in marks]
+    if len(part.tally) != len(Partial().tally) or not all(isinstance(day, bytes) for day in part.days):
+        raise ValueError("not the page's counts")
     part.own = Own(d["own"])
     if not (part.head is None or isinstance(part.head, bytes)) or not isinstance(part.tail, bytes):
         raise ValueError("not a chain's ends")
@@ -309,7 +315,8 @@ def merge(part: Partial, new: Partial) -> Partial:
         remap.append(k << _COMBO)
     last = part.last
     for sid, state in new.last.items():  # byte offsets are the file's: only the combination is renumbered
-        last[sid] = state & _LOW | remap[state >> _COMBO]
+        old = last.get(sid)  # and a session seen before keeps its first stop
+        last[sid] = (state & _LOW if old is None else state & _LOW & ~_FIRSTS | old & _FIRSTS) | remap[state >> _COMBO]
     part.gave_up |= new.gave_up
     part.writes.update(new.writes)
     part.labels.update(new.labels)
@@ -323,6 +330,9 @@ def merge(part: Partial, new: Partial) -> Partial:
     part.decisions.update(new.decisions)
     part.held = [a + b for a, b in zip(part.held, new.held, strict=True)]
     part.agents.update(new.agents)
+    part.tally = [a + b for a, b in zip(part.tally, new.tally, strict=True)]
+    part.days |= new.days
+    part.marks += new.marks
     part.own.merge(new.own)
     if new.head is not None:  # the new lines' chain goes on from the last line kept
         linked = part.head is None or new.follows(part.tail, part.tail_torn)
