@@ -31,7 +31,7 @@ from donegate.ledger import chain as ledger
 from donegate.report import hardcoding
 from donegate.report.own_counts import KEY as OWN, Own
 # The gate's line shape: the fast path's regular expressions (`fast_line`: the names are read from here too).
-from donegate.report.shape import _CLIENT, _COST, _LINE, _REVIEW, _REVIEW_TOTAL, fast_line  # noqa: F401
+from donegate.report.shape import _CLIENT, _COST, _LINE, _REVIEW, _REVIEW_TOTAL, NO_ROW, ROWS, fast_line  # noqa: F401
 # What a line means, and the slow path: `rows`. The names are read from here too (the report's other modules, tests).
 from donegate.report.rows import (  # noqa: F401
     _AGENT, _ASECS, _AUSD, _BCODE, _CODE, _FIELD, _NUM, _SECS_BITS, _USD_BITS, APPEAL_DECISION, APPEAL_LABELS, APPEALED,
@@ -472,8 +472,7 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     # By client: the stop's `"client":"..."` (between its gates and its tail, read by neither path's row);
     # a line from before the kit recorded it is Claude Code's.
     client = _CLIENT if opts.by == "client" else None
-    matches: Callable[[bytes, int, int], Any] = _LINE if opts.fast else (lambda data, a, b: ())
-    start_of = operator.methodcaller("start")
+    rows_of: Callable[[bytes, int, int], list] = ROWS if opts.fast else (lambda data, a, b: [])
     review_cost_at, find, tests_bits, link = _fast_review_cost, bytes.find, _Tests(), part.link
     # locals, not globals, in the loop: a global lookup per use adds up over a million lines
     codes, blocking, hint, gave, at_bit, appealed, ticks, micro = _BCODE, BLOCKING, HINT, GAVE_UP, _AT, APPEALED, TICKS, MICRO
@@ -483,15 +482,15 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
         if cut < len(data) or data.endswith(b"\n"):
             lines.pop()  # a line the next chunk holds whole, or nothing after the last newline
         link(lines)
-        # The fast path's matches, by where each starts: a line whose start is not among them is json.loads's (a match
-        # that starts inside a line, were one possible, is never looked up).
-        found = list(matches(data, 0, cut))
-        match = dict(zip(map(start_of, found), found, strict=True)).get
-        del found
+        # The fast path's rows, one a line (`shape.ROWS`): a line whose row is empty is json.loads's. A torn last line
+        # (no newline) has none.
+        rows = rows_of(data, 0, cut)
+        if len(rows) != len(lines):
+            rows += [NO_ROW] * (len(lines) - len(rows))
         held, reviews, owns = _hits(data, cut, hardcoding.KEY), _hits(data, cut, _REVIEW), _hits(data, cut, OWN)
         h = r = o = 0
         pos = 0
-        for line in lines:
+        for line, (when, repo, sid, code, tests, agent, dur, cfg) in zip(lines, rows, strict=True):
             number += 1
             at, pos = pos, pos + len(line) + 1
             if held[h] < pos:  # a stop that ran held-back tests (`hardcoding`)
@@ -507,11 +506,9 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                 rpos = reviews[r] - at
                 while reviews[r] < pos:
                     r += 1
-            m: Any = match(at)
             at += base
-            cost = None if m is None else 0.0 if rpos < 0 else review_cost_at(line, rpos)
+            cost = None if not when else 0.0 if rpos < 0 else review_cost_at(line, rpos)
             if cost is not None:
-                when, repo, sid, code, tests, agent, dur, cfg = m.groups()
                 code, tests, dur = codes[code], tests_bits[tests], float(dur)
             else:
                 kind, row = slow_row(line)

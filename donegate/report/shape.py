@@ -46,7 +46,7 @@ _AFTER_GATES = (rb'(?:,"(?:cached|session_from|feedback|env|env_weakened|said|ag
 # tail. A line with any other top-level key (one of the head's written again: json.loads keeps the last of a
 # repeated key) is json.loads's. Reading the gates to their end doubles the regex's CPU (0.92 against 0.45 s per
 # 200 MB of `make bench`'s ledger, skipping them by `.*`): it is what tells a key inside the gates from one after them.
-_LINE = re.compile(
+_LINE_RE = re.compile(
     rb'\{"v":1,"event":"stop","time":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00)","repo":"(' + _STR + rb'*)",'
     rb'"session":"(' + _STR + rb'+)","stop":(?:\d+|null),"stop_hook_active":(?:true|false|null),'
     rb'"verdict":"(pass|review_error|block|hint|gave_up|appealed)","gates":\{"integrity":\{[^{}\n]*\}(?:,"leak":\{[^{}\n]*\})?,'
@@ -54,7 +54,13 @@ _LINE = re.compile(
     + _ACCEPTANCE_REST + rb'\}' + _GATES_REST + rb'\}' + _AFTER_GATES
     + rb',(?:("agent_usd":(?:' + _NUM + rb'|null),"agent_seconds":(?:' + _NUM + rb'|null)),)?'
     rb'"blocks":(?:\d+|null),"duration":(' + _NUM + rb'),"kit_version":"[^"\n]*","config":"(' + _STR + rb'*)","prev":".{64}"\}\n'
-).finditer
+)
+_LINE = _LINE_RE.finditer
+# One row a line, in a chunk of whole lines: a stop line as the gate writes it gives `_LINE`'s groups, any other line
+# empty ones (its newline ends the second branch; every branch of `_LINE` stops at its own). Rows come from C as
+# tuples: no match object, no lookup by offset a line.
+ROWS = re.compile(rb'(?:' + _LINE_RE.pattern + rb'|[^\n]*+\n)').findall
+NO_ROW = (b"",) * _LINE_RE.groups
 # The stop's client (`report --by client`): after the gates, before the agent's figures and the tail.
 _CLIENT = re.compile(rb',"client":"(\w{1,40})"(?:,"agent_usd":[^,]*,"agent_seconds":[^,]*)?,"blocks":').search
 
