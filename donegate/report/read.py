@@ -419,6 +419,8 @@ def page_entries(page: bytes) -> Iterator[tuple[bool, int, int, bytes]]:
 def _fast_review_cost(line: bytes, start: int) -> float | None:
     """The review gate's total from the raw line (the review object starts after `start`); None
     when the line does not have the reviewer's usual shape, which sends it to json.loads."""
+    if line.count(b'"review":') > 1:  # written twice: json.loads reads the last
+        return None
     pos = line.rfind(_COST, start)
     if pos < 0:
         return 0.0  # no cost anywhere in it: a skipped review (a hint already given)

@@ -22,16 +22,22 @@ _JSTR = rb'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
 _RUN = rb'[^"{}\[\]\n]*+'
 
 
-def _nested(depth: int) -> bytes:
+def _nested(depth: int, keys: bytes = b"") -> bytes:
+    """`keys`: names no string at the outermost level may be (nor hold a `\\u` escape, which could spell one): the
+    keys the fast path reads in the object this text ends, so that one written again is json.loads's (it keeps the
+    last of a repeated key)."""
     inner = rb'(?:' + _RUN + _JSTR + rb')*+' + _RUN
-    for _ in range(depth):
-        inner = rb'(?:' + _RUN + rb'(?:' + _JSTR + rb'|[\[{]' + inner + rb'[\]}]))*+' + _RUN
+    for level in range(depth):
+        key = rb'(?!"(?:' + keys + rb')"|"(?:[^"\\\n]|\\[^u\n])*+\\u)' if keys and level == depth - 1 else b""
+        inner = rb'(?:' + _RUN + rb'(?:' + key + _JSTR + rb'|[\[{]' + inner + rb'[\]}]))*+' + _RUN
     return inner
 
 
 # The rest of the acceptance gate (its failing tests: 2 deep), then of the gates (the review nests 6 deep: its
 # reviewers' findings' reviewers); a line nested deeper is json.loads's. Each level more costs a little on every line.
-_ACCEPTANCE_REST, _GATES_REST = _nested(3), _nested(7)
+# Neither may write again a key the fast path reads before it (the acceptance counts; the acceptance and leak gates):
+# json.loads would read the last. A review written twice is `read._fast_review_cost`'s to refuse.
+_ACCEPTANCE_REST, _GATES_REST = _nested(3, rb'total|passed'), _nested(7, rb'acceptance|leak')
 # The top-level keys the gate writes between the gates and the agent's figures (`gate.record`), in any order, any
 # number of times: none is one the fast path reads, so a repeat changes nothing json.loads would read.
 _AFTER_GATES = (rb'(?:,"(?:cached|session_from|feedback|env|env_weakened|said|agent|cpu|confine|client)":(?:' + _JSTR

@@ -56,6 +56,12 @@ def _repeated(key: str, value: Any) -> Callable[[Line], bytes]:
     return lambda rec: _kit(rec).replace(b',"blocks":', b',"%s":%s,"blocks":' % (key.encode(), _kit(value)), 1)
 
 
+def _renamed(change: Callable[[Line], Line], key: bytes) -> Callable[[Line], bytes]:
+    """The record changed by `change`, whose key "zz" is then written as `key`: a key inside the gates written again
+    (json.loads keeps the last)."""
+    return lambda rec: _kit(change(rec)).replace(b'"zz":', key, 1)
+
+
 # Each: (name, a stop record -> (record, how it is written)). Most give a line the fast path refuses (json.loads reads
 # it); some give one it takes with a field it must read right (the agent's figures, the client, a review's cost).
 KIT_DUMPS: Callable[[Line], bytes] = _kit
@@ -100,6 +106,13 @@ MUTATIONS: list[tuple[str, Callable[[Line, random.Random], tuple[Line, Callable[
     ("a repeated time", lambda r, rnd: (r, _repeated("time", "2026-12-03T00:00:00.000+00:00"))),
     ("a repeated gates", lambda r, rnd: (r, _repeated("gates", {"acceptance": {"ok": True, "total": 9, "passed": 9}}))),
     ("a repeated schema version", lambda r, rnd: (r, _repeated("v", "1"))),
+    ("a repeated acceptance count", lambda r, rnd: (r, _renamed(lambda x: _acceptance(x, zz=x["gates"]["acceptance"]["total"] + 5),
+                                                                b'"total":'))),
+    ("a repeated acceptance count, escaped", lambda r, rnd: (r, _renamed(lambda x: _acceptance(x, zz=0), b'"\\u0070assed":'))),
+    ("a repeated acceptance gate", lambda r, rnd: (r, _renamed(lambda x: _gates(x, zz={"ok": True, "total": 99, "passed": 99}),
+                                                               b'"acceptance":'))),
+    ("a repeated review", lambda r, rnd: (r, _renamed(lambda x: _gates(x, review={"reviewers": [], "cost_usd": 0.5, "duration": 1.0,
+                                                                              "diff_chars": 3}, zz=None), b'"review":'))),
     ("the agent's figures away from blocks", lambda r, rnd: (_before_blocks(r, agent_usd=1.5, agent_seconds=30, cached=True),
                                                              _kit)),
 ]
