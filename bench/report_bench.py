@@ -305,6 +305,10 @@ def bench_report(tmpdir: Path, repeat: int = 5) -> list[str]:
                                                                 if not diffs else f"NOTHING: {'; '.join(diffs[:5])}"))
     else:
         out.append("jq is not installed (apt-get install jq): no comparison")
+    from report_floor import floor
+
+    out.append("the first report's floor, its first pass taken apart (2 readers, each stage adds one thing; wc -l beside):")
+    out += floor(ledger_file, run_measured, env)
     verdict = lambda ok: "met" if ok else "MISSED"  # noqa: E731
     for what, a, b in (("report", "report first (nothing kept), 2 processes", "report, nothing new"),
                        ("--html", "--html first (nothing kept)", "--html, nothing new")):
