@@ -4,11 +4,13 @@ a match a stop line, instead of `json.loads`, five times slower); any line it do
 hash chain is checked as it is first read (`Partial.link`). What one reader learned of its range is a `Partial`,
 folded into counts once every range is read.
 
-Where a first read's CPU goes (`make bench`'s ledger, per 100 MB / 103k lines): the reads 0.02 s, the split into
-lines 0.05, the chain's sha256 per line 0.13 (0.10 of it hashing: the chain is per line), `_LINE` 0.5 (0.25 before it
-read the gates to their end), the three C searches for rare keys 0.10, the loop below 0.25. Counting the plain stop
-lines a column at a time in C (`map`, `zip`, `dict.update`) instead of this loop measured no faster, twice (the
-match's groups and their bytes objects cost what the loop saves): the rest is the regex engine's and hashlib's own.
+Where a first read's CPU goes (`make bench`'s ledger, 971 MB, two readers; `bench/report_floor.py` takes it apart
+stage by stage beside `wc -l`'s 0.2 CPU-s): the reads 0.3 CPU-s, the split into lines +0.6, the chain's sha256 per
+line +1.2, a regular expression for the line's head alone +1.0, the whole `shape._LINE` instead +5.3 (it reads the gates
+to their end: what tells a key inside them from one after them), the loop below, the rare keys' C searches and the
+fold +4.3. Counting the plain stop lines a column at a time in C (`map`, `zip`, `dict.update`) instead of this loop
+measured no faster, twice; rows from `findall` (`shape.ROWS`) instead of match objects looked up by offset, within the
+noise of a loaded machine: the rest is the regex engine's and hashlib's own.
 """
 
 from __future__ import annotations
