@@ -22,6 +22,7 @@ git config and the nested repository are the agent's own steps in every mode (`g
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -38,7 +39,8 @@ from tests.support import require
 from tests.support.fakeapi import FakeAPI, tool, turn
 from tests.support.gated import KIT, GatedRepo, Session, sandbox_available
 from tests.support.managed import wrap
-from tests.support.pool import SharedRuns, shared_root
+from tests.support.pool import SharedRuns, shared_root, thread_slot
+from tests.support.repos import write_config
 from tests.support.session import find_claude
 
 pytestmark = pytest.mark.e2e
@@ -46,7 +48,7 @@ pytestmark = pytest.mark.e2e
 CLAIM = "All done: orders of 10 or more units now get the bulk discount."
 CONFIG = {"max_blocks": 2, "max_same_failure": 0}
 HELD = ["block", "block", "gave_up"]
-POOL = 8  # attack sessions at a time in the whole run (threads, split between the xdist workers)
+POOL = 4  # attack sessions at a time in the whole run (threads, split between the xdist workers)
 
 
 @dataclass(frozen=True)
@@ -95,24 +97,40 @@ def make_tools(folder: Path, marker: Path) -> None:
         if any("stop_gate.py" in c for c in chain):
             open({str(marker)!r}, "a").write(" <- ".join(chain) + "\\n")
         """)
+    library = preload_library()
+    if library:
+        shutil.copy2(library, folder / "preload.so")
+
+
+@functools.lru_cache(maxsize=None)
+def preload_library() -> Path | None:
+    """The preload library (ends any process whose command line names stop_gate.py with 0), built once per test
+    process and copied into each session's folder; None without a C compiler."""
     cc = shutil.which("cc") or shutil.which("gcc")
-    if cc:
-        src = folder / "preload.c"
-        src.write_text(textwrap.dedent("""
-            #include <stdio.h>
-            #include <string.h>
-            #include <unistd.h>
-            __attribute__((constructor)) static void allow(void) {
-                char buf[4096] = {0};
-                FILE *f = fopen("/proc/self/cmdline", "r");
-                if (!f) return;
-                size_t n = fread(buf, 1, sizeof buf - 1, f);
-                fclose(f);
-                for (size_t i = 0; i < n; i++) if (!buf[i]) buf[i] = ' ';
-                if (strstr(buf, "stop_gate.py")) _exit(0);
-            }
-            """))
-        subprocess.run([cc, "-shared", "-fPIC", "-o", str(folder / "preload.so"), str(src)], check=True, timeout=120)
+    if not cc:
+        return None
+    import atexit
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="dgtest-preload-"))
+    atexit.register(shutil.rmtree, folder, True)
+    src = folder / "preload.c"
+    src.write_text(textwrap.dedent("""
+        #include <stdio.h>
+        #include <string.h>
+        #include <unistd.h>
+        __attribute__((constructor)) static void allow(void) {
+            char buf[4096] = {0};
+            FILE *f = fopen("/proc/self/cmdline", "r");
+            if (!f) return;
+            size_t n = fread(buf, 1, sizeof buf - 1, f);
+            fclose(f);
+            for (size_t i = 0; i < n; i++) if (!buf[i]) buf[i] = ' ';
+            if (strstr(buf, "stop_gate.py")) _exit(0);
+        }
+        """))
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(folder / "preload.so"), str(src)], check=True, timeout=120)
+    return folder / "preload.so"
 
 
 def _text(path: Path) -> str:
@@ -163,21 +181,28 @@ def plant_steps(c: Ctx, attack: Attack) -> list:
     return [tool("Bash", {"command": f"python3 -c {json.dumps(code)}; sleep 2"})]
 
 
+def held(s: Session, marker: str | None) -> bool:
+    # A stop the kit's own check refuses (`error`, exit 2 with the reason and its fix) holds as a block does.
+    seen = ["block" if v == "error" else v for v in s.verdicts]
+    return seen == HELD and marker is None
+
+
 @dataclass
 class Run:
+    """An attack's session as its test reads it: plain data, taken before the session's folder was reused."""
+
     attack: Attack
     mode: str
-    g: GatedRepo
     s: Session
-    marker: Path
+    repo: str  # the gated repository (resolved)
+    marker: str | None  # what the planted fsmonitor wrote: the kit's hook among its ancestors
+    said: str | None  # `donegate doctor`, run where the gate did not hold
     planted: dict = field(default_factory=dict)  # file -> was the attack in it after the session
     happened: bool | None = None
 
     @property
     def held(self) -> bool:
-        # A stop the kit's own check refuses (`error`, exit 2 with the reason and its fix) holds as a block does.
-        seen = ["block" if v == "error" else v for v in self.s.verdicts]
-        return seen == HELD and not self.marker.exists()
+        return held(self.s, self.marker)
 
 
 def session_of(attack: Attack, mode: str) -> tuple:
@@ -189,14 +214,28 @@ def session_of(attack: Attack, mode: str) -> tuple:
     return ("planted", mode) if mode == "project-sandbox" and not attack.steps else (attack.id, mode)
 
 
-def run_one(base: Path, attacks: list[Attack], mode: str) -> tuple:
+def repo_kwargs(mode: str) -> dict:
+    """How the repository of a mode is made: installed for the project (with the sandbox or without) or not at all
+    (the managed drop-in is written per session)."""
+    managed = mode.startswith("managed")
+    return {"sandbox": mode == "project-sandbox", "config": CONFIG, "install": not managed}
+
+
+def run_one(slots: Path, attacks: list[Attack], mode: str) -> tuple:
     """The session of `attacks` (one, or the planted ones of `session_of`); what a Run holds past its attack
     and mode (plain data: an Attack holds callables, and the result may be read by another worker):
-    (the repository, the session, the marker, {attack id: (planted, happened)}), `planted` looked at as the
-    model is asked for the turn after the attack's last call."""
+    (the session, the repository, the marker's text, doctor's output where the gate did not hold,
+    {attack id: (planted, happened)}), `planted` looked at as the model is asked for the turn after the attack's
+    last call.
+
+    The repository is a copy of one sealed once per runner thread and mode (`GatedRepo.pooled` under `slots`, a
+    folder of the worker's; the pool gives each runner one mode's keys first): the attacks read nothing of the seal,
+    and a copy goes where the seal was made, so each thread has its own. The next session of the thread moves this
+    one's folder aside: everything the test reads is taken here."""
     sandbox = mode == "project-sandbox" or (mode == "managed" and sandbox_available())
     managed = mode.startswith("managed")
-    g = GatedRepo.create(base, sandbox=sandbox if not managed else False, config=CONFIG, install=not managed)
+    g = GatedRepo.pooled(slots, f"attack-{thread_slot()}", slots / "config", **repo_kwargs(mode))
+    base = g.base
     tools, marker = base / "attack", base / "hook-ran-fsmonitor"
     make_tools(tools, marker)
     c = Ctx(g, tools, marker)
@@ -247,12 +286,14 @@ def run_one(base: Path, attacks: list[Attack], mode: str) -> tuple:
         api.add(*turns, CLAIM)
         s = g.run(api, wrap=prefix)
     end = planted()
-    return g, s, marker, {a.id: (seen.get(a.id, end), a.happened(c) if a.happened else None) for a in attacks}
+    each = {a.id: (seen.get(a.id, end), a.happened(c) if a.happened else None) for a in attacks}
+    text = marker.read_text() if marker.exists() else None
+    return s, str(g.repo.resolve()), text, None if held(s, text) else doctor(g), each
 
 
-def doctor(run: Run) -> str:
-    env = {**os.environ, "DONEGATE_HOME": str(run.g.home), "HOME": str(run.g.base / "home")}
-    res = subprocess.run([sys.executable, "-m", "donegate", "doctor", str(run.g.repo)], cwd=run.g.kit, env=env,
+def doctor(g: GatedRepo) -> str:
+    env = {**os.environ, "DONEGATE_HOME": str(g.home), "HOME": str(g.base / "home")}
+    res = subprocess.run([sys.executable, "-m", "donegate", "doctor", str(g.repo)], cwd=g.kit, env=env,
                          capture_output=True, text=True, timeout=180)
     return res.stdout + res.stderr
 
@@ -269,7 +310,8 @@ def _params():
 @pytest.fixture(scope="session")
 def attack_runs(request, tmp_path_factory):
     """The attack sessions of every selected test, keyed by `session_of`, each run once in the whole test
-    run by whichever worker gets to it first, POOL at a time: tests/support/pool.py."""
+    run by whichever worker gets to it first, POOL at a time, each runner a mode's keys first (its sealed
+    repository is kept per thread and mode: `run_one`): tests/support/pool.py."""
     find_claude()
     wanted: dict[tuple, list[Attack]] = {}
     for item in request.session.items:
@@ -280,8 +322,12 @@ def attack_runs(request, tmp_path_factory):
             group = wanted.setdefault(session_of(params["attack"], params["mode"]), [])
             if params["attack"] not in group:
                 group.append(params["attack"])
+    slots = tmp_path_factory.getbasetemp() / "sealed"
+    (slots / "config").mkdir(parents=True, exist_ok=True)  # the default donegate.yaml, as a test's own (conftest)
+    write_config(slots / "config", "")
     runs = SharedRuns(shared_root(tmp_path_factory, "attacks"), wanted,
-                      lambda key, base: run_one(base, wanted[key], key[1]), threads=POOL)
+                      lambda key, base: run_one(slots, wanted[key], key[1]), threads=POOL,
+                      group=lambda key: json.dumps(repo_kwargs(key[1]), sort_keys=True))
     yield runs
     runs.close(cancel=bool(request.session.shouldfail or request.session.shouldstop))
 
@@ -292,8 +338,8 @@ def test_an_attack_is_refused_or_reported(attack_runs, attack, mode, record_prop
         require.bwrap()  # a skip locally without it, a failure in CI
     if attack.id == "env-LD_PRELOAD" and not (shutil.which("cc") or shutil.which("gcc")):
         pytest.skip("no C compiler to build the preload library")
-    g, s, marker, each = attack_runs[session_of(attack, mode)]
-    run = Run(attack, mode, g, s, marker, *each[attack.id])
+    s, repo, marker, said, each = attack_runs[session_of(attack, mode)]
+    run = Run(attack, mode, s, repo, marker, said, *each[attack.id])
     s = run.s
     assert s.res.returncode == 0 and not s.api.errors, s.describe()
     if mode == "project-sandbox" and not attack.steps:
@@ -304,19 +350,19 @@ def test_an_attack_is_refused_or_reported(attack_runs, attack, mode, record_prop
     if run.held:
         outcome = "refused"
     else:
-        said = doctor(run)
-        outcome = "detected" if attack.doctor_says and attack.doctor_says in said else "OPEN"
+        assert run.said is not None
+        outcome = "detected" if attack.doctor_says and attack.doctor_says in run.said else "OPEN"
     record_property("outcome", outcome)
-    print(f"\n{attack.id} [{mode}]: {outcome}; verdicts {s.verdicts}; marker {run.marker.exists()}")
+    print(f"\n{attack.id} [{mode}]: {outcome}; verdicts {s.verdicts}; marker {run.marker is not None}")
     if mode == "project":
         assert outcome in ("refused", "detected"), f"{attack.id}: the gate was switched off silently: {s.describe()}"
     else:
-        assert outcome == "refused", f"{attack.id} [{mode}]: {s.describe()}\nmarker: {run.marker.read_text() if run.marker.exists() else ''}"
-    assert not run.marker.exists(), run.marker.read_text()
+        assert outcome == "refused", f"{attack.id} [{mode}]: {s.describe()}\nmarker: {run.marker or ''}"
+    assert run.marker is None, run.marker
     if outcome == "refused":
         assert s.stops[-1]["gates"]["breaker"]["was"] in ("block", "error")  # the kit refusing a bent git config: a block with its fix
         if attack.id == "nested-repo":
-            assert {r["repo"] for r in s.stops} == {str(run.g.repo.resolve())}
+            assert {r["repo"] for r in s.stops} == {run.repo}
 
 
 # -- the kit's own headless runs under a managed hook ------------------------------------------------
