@@ -22,7 +22,7 @@ import pytest
 from tests.support import require
 from tests.support.codexrun import find_codex, run_codex, write_provider
 from tests.support.fakeresponses import FakeResponses, shell
-from tests.support.gated import ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, ledger
+from tests.support.gated import ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, pooled_example, ledger
 
 pytestmark = pytest.mark.e2e
 
@@ -37,10 +37,10 @@ PROFILE = re.compile(r"<permission_profile\b.*?</permission_profile>", re.S)
 
 
 @pytest.fixture
-def codex_gated(tmp_path):
+def codex_gated(tmp_path, tmp_path_factory, kit_home):
     """(gated repository, CODEX_HOME, install) - install(api, *args) writes the provider, then the kit's block."""
     find_codex()
-    g = GatedRepo.create(tmp_path / "g", sandbox=False, install=False)
+    g = pooled_example(tmp_path_factory, kit_home, sandbox=False, install=False)
     codex_home = tmp_path / "codex-home"
 
     def install(api: FakeResponses, *args: str) -> str:
@@ -129,12 +129,12 @@ def test_the_agent_cannot_read_the_store_the_hook_or_its_config_and_no_request_n
     assert all(str(g.store) not in o.replace(str(g.hidden_test), "") for o in outputs), outputs
 
 
-def test_the_kits_block_counter_ends_a_loop_codex_never_ends(tmp_path):
+def test_the_kits_block_counter_ends_a_loop_codex_never_ends(tmp_path, tmp_path_factory, kit_home):
     """Codex 0.169.0 has no block cap (a hook that always blocks keeps a turn going forever): the kit's
     own counter is the only one. An agent that claims done again and again is blocked `max_blocks`
     times, then the stop is handed to a person and Codex ends the turn."""
     find_codex()
-    g = GatedRepo.create(tmp_path / "g", sandbox=False, install=False, config={"max_blocks": 2})
+    g = pooled_example(tmp_path_factory, kit_home, sandbox=False, install=False, config={"max_blocks": 2})
     codex_home = tmp_path / "codex-home"
     with FakeResponses() as api:
         write_provider(codex_home, api)

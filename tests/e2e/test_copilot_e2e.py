@@ -19,7 +19,7 @@ import pytest
 from donegate.clients import homes
 from tests.support import clientrun
 from tests.support.fakechat import FakeChat, shell
-from tests.support.gated import ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, kit_cmd, ledger
+from tests.support.gated import ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, pooled_example, kit_cmd, ledger
 
 pytestmark = pytest.mark.e2e
 FIX = shell(f"sed -i 's/{BUG[0]}/{BUG[1]}/' shop/pricing.py")
@@ -40,9 +40,9 @@ def _blocked_then_passed(g: GatedRepo, api: FakeChat, run: clientrun.ClientRun) 
     assert BUG[1] in g.pricing.read_text() and api.overrun == 0
 
 
-def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_fix_passes(tmp_path):
+def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_fix_passes(tmp_path_factory, kit_home):
     clientrun.find("copilot")
-    g = GatedRepo.create(tmp_path / "g", sandbox=False, install=False)
+    g = pooled_example(tmp_path_factory, kit_home, sandbox=False, install=False)
     with FakeChat() as api:
         env = clientrun.install("copilot", g, api)
         peek = f"cat {g.hidden_test}"
@@ -60,9 +60,9 @@ def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_f
     assert [r["client"] for r in clientrun.guard_lines(g.home)] == ["copilot"]
 
 
-def test_a_claude_code_install_blocks_under_copilot_in_a_trusted_folder_and_doctor_names_an_untrusted_one(tmp_path):
+def test_a_claude_code_install_blocks_under_copilot_in_a_trusted_folder_and_doctor_names_an_untrusted_one(tmp_path_factory, kit_home):
     clientrun.find("copilot")
-    g = GatedRepo.create(tmp_path / "g", sandbox=False)  # `donegate install REPO`: Claude Code's project settings
+    g = pooled_example(tmp_path_factory, kit_home, sandbox=False)  # `donegate install REPO`: Claude Code's project settings
     with FakeChat() as api:
         env = clientrun.provider("copilot", g.user_home, api)
         api.add("Done.")

@@ -15,7 +15,7 @@ import pytest
 
 from tests.support import clientrun
 from tests.support.fakegemini import FakeGemini, shell
-from tests.support.gated import ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, ledger
+from tests.support.gated import ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, pooled_example, ledger
 
 pytestmark = pytest.mark.e2e
 FIX = shell(f"sed -i 's/{BUG[0]}/{BUG[1]}/' shop/pricing.py")
@@ -25,9 +25,9 @@ def _stops(g: GatedRepo) -> list[dict]:
     return [r for r in ledger(g.home) if r.get("event") == "stop"]
 
 
-def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_fix_passes(tmp_path):
+def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_fix_passes(tmp_path_factory, kit_home):
     clientrun.find("gemini")
-    g = GatedRepo.create(tmp_path / "g", sandbox=False, install=False)
+    g = pooled_example(tmp_path_factory, kit_home, sandbox=False, install=False)
     with FakeGemini() as api:
         env = clientrun.install("gemini", g, api)
         peek = f"cat {g.hidden_test}"
@@ -51,13 +51,13 @@ def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_f
     assert [r["client"] for r in clientrun.guard_lines(g.home)] == ["gemini"]
 
 
-def test_the_kits_counter_ends_a_loop_gemini_never_ends(tmp_path):
+def test_the_kits_counter_ends_a_loop_gemini_never_ends(tmp_path_factory, kit_home):
     """A hook that always blocks ran 853 times in 90 s under Gemini CLI 0.61.0 (no cap): after `max_blocks` the
     kit hands the stop to a person (`gave_up`, allowed) and the session ends. One block is enough to show it (the
     counting itself, over many blocks and whatever `stop_hook_active` says, is tests/clients/test_client_stops.py's):
     Gemini CLI goes on after the block, and ends at the hand-over with the script's last turn unused."""
     clientrun.find("gemini")
-    g = GatedRepo.create(tmp_path / "g", sandbox=False, install=False, config={"max_blocks": 1})
+    g = pooled_example(tmp_path_factory, kit_home, sandbox=False, install=False, config={"max_blocks": 1})
     with FakeGemini() as api:
         env = clientrun.install("gemini", g, api)
         api.add(CLAIM, "Done, really.", "Done, truly.")

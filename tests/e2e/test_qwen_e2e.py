@@ -16,15 +16,15 @@ import pytest
 
 from tests.support import clientrun
 from tests.support.fakechat import FakeChat, shell
-from tests.support.gated import ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, ledger
+from tests.support.gated import ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, pooled_example, ledger
 
 pytestmark = pytest.mark.e2e
 FIX = shell(f"sed -i 's/{BUG[0]}/{BUG[1]}/' shop/pricing.py")
 
 
-def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_fix_passes(tmp_path):
+def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_fix_passes(tmp_path_factory, kit_home):
     clientrun.find("qwen")
-    g = GatedRepo.create(tmp_path / "g", sandbox=False, install=False)
+    g = pooled_example(tmp_path_factory, kit_home, sandbox=False, install=False)
     with FakeChat() as api:
         env = clientrun.install("qwen", g, api)
         peek = f"cat {g.hidden_test}"

@@ -287,6 +287,12 @@ class GatedRepo:
         return Session(res, api, ledger(self.home))
 
 
+def pooled_example(tmp_path_factory: Any, kit_home: Path, **kwargs: Any) -> GatedRepo:
+    """`GatedRepo.create(tmp_path / "g", **kwargs)` for a test that checks nothing of the seal: a copy of the one its
+    worker built for these arguments (`GatedRepo.pooled`, shared with the `gated` fixture's first repository)."""
+    return GatedRepo.pooled(tmp_path_factory.getbasetemp() / "sealed", "gated0", kit_home, **kwargs)
+
+
 # What the scripted agent claims, and the assertion the example's hidden tests fail with while the bug is in.
 CLAIM = "All done: orders of 10 or more units now get the bulk discount."
 ASSERTION = "assert 4300 == 3870"
