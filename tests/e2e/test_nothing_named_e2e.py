@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fakeapi import FakeAPI, turn, tool
-from tests.support.gated import BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, sandbox_available, stop_hook_ran_cleanly
+from tests.support.gated import BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, pooled_example, sandbox_available, stop_hook_ran_cleanly
 from tests.support.managed import wrap
 from tests.support.session import claude_release, find_claude
 
@@ -41,13 +41,13 @@ def _install_managed(g: GatedRepo, folder: Path, sandbox: bool) -> None:
 
 
 @pytest.mark.parametrize("mode", ["project", "project-sandbox", "managed-sandbox"])
-def test_no_request_names_the_kit_the_state_root_or_the_store(mode, tmp_path):
+def test_no_request_names_the_kit_the_state_root_or_the_store(mode, tmp_path, tmp_path_factory, kit_home):
     find_claude()
     sandbox = mode.endswith("sandbox")
     if sandbox and not sandbox_available():
         pytest.skip("Claude Code's sandbox cannot run here (bubblewrap, socat)")
     managed = mode.startswith("managed")
-    g = GatedRepo.create(tmp_path / "g", sandbox=sandbox and not managed, install=not managed)
+    g = pooled_example(tmp_path_factory, kit_home, sandbox=sandbox and not managed, install=not managed)
     prefix: list[str] = []
     if managed:
         _install_managed(g, tmp_path / "etc-claude-code", sandbox)
