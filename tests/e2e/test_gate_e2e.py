@@ -19,8 +19,7 @@ from donegate.core import proc
 from tests.support.fakeapi import FakeAPI, text, tool, turn
 from tests.support.gated import (ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, Session, sandbox_available,
                                  stop_hook_ran_cleanly)
-from tests.support.pool import SharedRuns, shared_root, thread_slot
-from tests.support.repos import write_config
+from tests.support.pool import SharedRuns, shared_root
 from tests.support.session import claude_release, find_claude
 
 pytestmark = pytest.mark.e2e
@@ -205,7 +204,7 @@ WRITES = [
 SANDBOX = pytest.param(True, id="sandbox", marks=pytest.mark.skipif(not sandbox_available(), reason="no bwrap/socat"))
 NO_SANDBOX = pytest.param(False, id="no-sandbox")
 ESCAPE_CONFIG = {"max_blocks": 2, "max_same_failure": 0}
-POOL = 4  # escape sessions at a time in the whole run (threads, split between the xdist workers)
+POOL = 8  # escape sessions at a time in the whole run (threads, split between the xdist workers)
 
 
 def escape_params(escapes):
@@ -238,17 +237,13 @@ class EscapeRun:
     g: GatedRepo
     s: Session
     first: int  # index of the escape's first call among the session's tool results
-    calls: int  # how many calls the escape made
     before: str | None  # sha256 of the targeted file before the escape's first call
     after: str | None  # and once its last call returned (the next model turn was asked for)
-    target: str | None  # the file a write aims at
-    store: str  # the sealed store's path
-    intact: bool  # the ledger's hash chain, once the session had ended
 
     @property
     def attempt(self) -> list[dict]:
         """The tool results of the escape's own calls."""
-        return self.s.tool_results()[self.first:self.first + self.calls]
+        return self.s.tool_results()[self.first:self.first + len(self.esc.steps(self.g))]
 
     def report(self, outcome: str, record_property) -> None:
         record_property("outcome", outcome)
@@ -256,19 +251,13 @@ class EscapeRun:
         print(f"\n{self.esc.id} sandbox={self.g.sandbox}: {outcome}; the model was shown: {shown}")
 
 
-def run_escapes(slots: Path, escs: list[Escape], sandbox: bool | None) -> tuple[GatedRepo, Session, dict]:
+def run_escapes(base: Path, escs: list[Escape], sandbox: bool | None) -> tuple[GatedRepo, Session, dict]:
     """Claim done, get blocked, try each escape in turn, claim done again; max_blocks 2 ends the session at
     the third stop whatever the escapes did to the gate's verdict. Each escape's target is hashed as the
     model is asked for its first call and again as it is asked for the turn after its last (Claude Code
     has carried out the call by then). Plain data (the escapes' steps are callables): an EscapeRun is made
-    of it where it is read: (the repository, the session, {escape id: (first result's index, number of calls,
-    before, after, the target's path, the store's path, the ledger intact)}).
-
-    The repository is a copy of one sealed once per runner thread and mode (`GatedRepo.pooled` under `slots`: the
-    escapes read nothing of the seal, and each thread's copies go to a path of its own); the thread's next session
-    moves this one's folder aside, so what the tests read of it (the transcript, the store's path, the ledger's
-    chain) is taken here."""
-    g = GatedRepo.pooled(slots, f"escape-{thread_slot()}", slots / "config", sandbox=sandbox, config=ESCAPE_CONFIG)
+    of it where it is read: (the repository, the session, {escape id: (first result's index, before, after)})."""
+    g = GatedRepo.create(base, sandbox=sandbox, config=ESCAPE_CONFIG)
     marks: dict[str, list] = {}
     order = [esc.id for esc in escs]
     targets = {esc.id: esc.target(g) if esc.target else None for esc in escs}
@@ -286,16 +275,13 @@ def run_escapes(slots: Path, escs: list[Escape], sandbox: bool | None) -> tuple[
         steps, first, done = [CLAIM], {}, 0
         for k, esc in enumerate(escs):
             calls = esc.steps(g)
-            first[esc.id] = (done, len(calls))
+            first[esc.id] = done
             done += len(calls)
             steps += [mark(k, turn(calls[0])), *[turn(c) for c in calls[1:]]]
         api.add(*steps, mark(len(escs), CLAIM), CLAIM)
         s = g.run(api)
-    s.res.keep()
-    kept = (str(g.store), ledger.verify(g.home / "ledger.jsonl")["intact"])
     unseen = "(not hashed: the session never got past the escape)"  # reads as changed: never as refused
-    return g, s, {i: (*first[i], *(marks.get(i, []) + [unseen, unseen])[:2], targets[i] and str(targets[i]), *kept)
-                  for i in order}
+    return g, s, {i: (first[i], *(marks.get(i, []) + [unseen, unseen])[:2]) for i in order}
 
 
 @pytest.fixture(scope="session")
@@ -311,11 +297,8 @@ def escape_runs(request, tmp_path_factory):
             group = wanted.setdefault(session_of(params["esc"], params["sandbox"]), [])
             if params["esc"] not in group:
                 group.append(params["esc"])
-    slots = tmp_path_factory.getbasetemp() / "sealed"
-    (slots / "config").mkdir(parents=True, exist_ok=True)  # the default donegate.yaml, as a test's own (conftest)
-    write_config(slots / "config", "")
     runs = SharedRuns(shared_root(tmp_path_factory, "escapes"), wanted,
-                      lambda key, base: run_escapes(slots, wanted[key], key[1]), threads=POOL, group=lambda key: key[1])
+                      lambda key, base: run_escapes(base, wanted[key], key[1]), threads=POOL)
     yield runs
     runs.close(cancel=bool(request.session.shouldfail or request.session.shouldstop))
 
@@ -331,7 +314,7 @@ def test_reading_what_is_hidden_is_refused_or_detected(escape_runs, esc, sandbox
     g, s, attempt = run.g, run.s, run.attempt
 
     assert s.verdicts[:1] == ["block"], s.describe()
-    secrets = {"hidden": HIDDEN_LINES, "hook": HOOK_LINES, "store": [run.store]}[esc.secret]
+    secrets = {"hidden": HIDDEN_LINES, "hook": HOOK_LINES, "store": [str(g.store)]}[esc.secret]
     # Everything the model was shown in the session: in a shared one, the other escapes' results too (they
     # must all be refused, so nothing of the secrets may be anywhere); the attempt's own results name it.
     seen = leaked(s.shown(), secrets)
@@ -357,10 +340,10 @@ def test_reading_what_is_hidden_is_refused_or_detected(escape_runs, esc, sandbox
 def test_changing_what_guards_the_gate_is_refused_or_caught(escape_runs, esc, sandbox, record_property):
     run = escape_run(escape_runs, esc, sandbox)
     g, s, attempt = run.g, run.s, run.attempt
-    target = run.target
+    target = esc.target(g)
 
-    if target == str(g.home / "ledger.jsonl"):  # the gate appends to it: intact means every stop, chain unbroken
-        changed = s.verdicts != ["block", "block", "gave_up"] or not run.intact
+    if target == g.home / "ledger.jsonl":  # the gate appends to it: intact means every stop, chain unbroken
+        changed = s.verdicts != ["block", "block", "gave_up"] or not ledger.verify(target)["intact"]
     else:
         changed = run.after != run.before
     caught = len(s.feedback()) > 1 and any(

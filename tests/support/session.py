@@ -259,7 +259,6 @@ class SessionResult:
     home: Path
     duration: float  # wall seconds
     cmd: list[str] = field(default_factory=list)
-    kept: list[dict] | None = field(default=None, repr=False)  # the session's transcript, read once (`keep`)
 
     @property
     def main_requests(self) -> list[Request]:
@@ -272,8 +271,6 @@ class SessionResult:
     def read_transcript(self, path: Path | None = None) -> list[dict]:
         """Entries of a transcript (default: this session's own file, else the
         first one found).  Lines that are not JSON are skipped."""
-        if path is None and self.kept is not None:
-            return self.kept
         if path is None:
             if not self.transcripts:
                 return []
@@ -286,12 +283,6 @@ class SessionResult:
             except ValueError:
                 continue
         return entries
-
-    def keep(self) -> "SessionResult":
-        """Read the session's transcript now: later reads need none of its files (a pooled run whose folder the
-        next run of its thread moves aside, tests/e2e/test_gate_e2e.py)."""
-        self.kept = self.read_transcript()
-        return self
 
     def describe(self) -> str:
         """A compact dump for assertion messages."""
