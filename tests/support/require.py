@@ -65,15 +65,25 @@ def confine() -> str:
     return "off" if unconfined() else "auto"
 
 
+_BWRAP: list[tuple[str | None, str]] = []
+
+
 def bwrap() -> str:
-    """Path of a working bubblewrap (with user/PID/net namespaces), or skip/fail."""
-    path = shutil.which("bwrap")
-    if path is None:
-        _missing("DGTEST_REQUIRE_SANDBOX", "bubblewrap (bwrap) is not installed")
-    res = subprocess.run([path, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--die-with-parent", "true"],
-                         capture_output=True, text=True, timeout=30)
-    if res.returncode != 0:
-        _missing("DGTEST_REQUIRE_SANDBOX", f"bubblewrap does not run here: {res.stderr.strip()[:200]}")
+    """Path of a working bubblewrap (with user/PID/net namespaces), or skip/fail. Tried once per test process
+    (a red-team file asks before each of its ~100 confined cases)."""
+    if not _BWRAP:
+        path, why = shutil.which("bwrap"), ""
+        if path is None:
+            why = "bubblewrap (bwrap) is not installed"
+        else:
+            res = subprocess.run([path, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--die-with-parent", "true"],
+                                 capture_output=True, text=True, timeout=30)
+            if res.returncode != 0:
+                why = f"bubblewrap does not run here: {res.stderr.strip()[:200]}"
+        _BWRAP.append((path, why))
+    path, why = _BWRAP[0]
+    if why:
+        _missing("DGTEST_REQUIRE_SANDBOX", why)
     return path  # type: ignore[return-value]
 
 
