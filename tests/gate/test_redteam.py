@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -28,8 +27,8 @@ from tests.support.repos import write_config, git, stop_lines, make_repo, run_ho
 from donegate.hidden import confine
 from tests.support import require
 from tests.support.repos import seal, sealed_copy
-from tests.support.calcrepo import BUG, HIDDEN, RIGHT, RIGHT_BODY, assert_no_test_text as _assert_no_test_text, \
-    sealed as _sealed, when as _when
+from tests.support.calcrepo import BUG, HIDDEN, PROCESS_WIDE, RIGHT, RIGHT_BODY, assert_no_test_text as _assert_no_test_text, \
+    sealed as _sealed, together as _together, when as _when
 
 # Pieces the attacks share: find the live objects of the run the way an agent would.
 FIND = '''
@@ -468,42 +467,9 @@ def test_the_scan_blocks_the_fingerprints_the_runs_cannot_hide(tmp_path_factory,
     assert {f["rule"] for f in line["gates"]["scan"]["findings"]} == {"sandbox-probe"}
 
 
-# Honest look-alikes that change nothing process-wide (no thread, fork, signal, tracer, profiler, gc, mock, subprocess,
-# exit hook, logging set-up) are judged together first: one stop per worker holds every such change, each in a product
-# module of its own (`calc_<i>.py`, its own copy of the hidden tests). A batch that passes outright (every test of
-# every module, no tamper, no finding, only the modules changed) passes each of its cases. A batch that does not, and
-# every case that touches the process, is judged alone as before: a look-alike that comes to be blocked fails its own
-# test id, with its own stop's reason.
-_PROCESS_WIDE = re.compile(r"thread|atexit|fork|signal|settrace|setprofile|cProfile|\bgc\b|mock|subprocess|_exit|basicConfig")
-TOGETHER = sorted(n for n, code in HONEST.items() if not _PROCESS_WIDE.search(code))
+# Those that change nothing process-wide are judged together first (`calcrepo.together`: one stop per worker).
+TOGETHER = sorted(n for n, code in HONEST.items() if not PROCESS_WIDE.search(code))
 _TOGETHER_PASSED: list[bool] = []  # this worker's batch: judged once, by its first case
-
-
-def _together_pass(tmp_path_factory, kit_home: Path, mode: str) -> bool:
-    if _TOGETHER_PASSED:
-        return _TOGETHER_PASSED[0]
-    mods = {f"calc_{i}": HONEST[n] for i, n in enumerate(TOGETHER)}
-
-    def build(repo: Path, home: Path) -> None:
-        make_repo(repo, {f"{m}.py": BUG for m in mods})
-        hidden = repo.parent / "hidden"
-        hidden.mkdir()
-        for m in mods:
-            (hidden / f"test_{m}.py").write_text(HIDDEN.replace("calc", m))
-        res = seal(repo, *sorted(hidden.iterdir()), extra_env={"DONEGATE_HOME": str(home)})
-        assert res.returncode == 0, res.stderr
-
-    repo = sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "honest-together", build, kit_home)
-    write_config(kit_home, f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: block\n")
-    for m, code in mods.items():
-        (repo / f"{m}.py").write_text(code)
-    res = run_hook(stop_payload(repo, session="together"), timeout=120)
-    line = stop_lines(kit_home)[-1]
-    ok = (res.returncode == 0 and f"{2 * len(mods)} acceptance tests pass" in json.loads(res.stdout)["systemMessage"]
-          and "tamper" not in line["gates"]["acceptance"] and line["gates"]["scan"]["findings"] == []
-          and sorted(git(repo, "status", "--porcelain", "--untracked-files=all").split()) == sorted(["M"] * len(mods) + [f"{m}.py" for m in mods]))
-    _TOGETHER_PASSED.append(ok)
-    return ok
 
 
 @pytest.mark.parametrize("name", list(HONEST))
@@ -511,8 +477,12 @@ def test_honest_code_passes_with_every_defence_on(tmp_path_factory, kit_home, na
     mode = "bwrap" if os.environ.get("DGTEST_REQUIRE_SANDBOX") == "1" or shutil.which("bwrap") else "off"
     if mode == "bwrap":
         require.bwrap()
-    if name in TOGETHER and _together_pass(tmp_path_factory, kit_home, mode):
-        return
+    if name in TOGETHER:
+        if not _TOGETHER_PASSED:
+            _TOGETHER_PASSED.append(_together(tmp_path_factory, kit_home, "honest-together", [HONEST[n] for n in TOGETHER],
+                                              HIDDEN, 2, BUG, f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: block\n"))
+        if _TOGETHER_PASSED[0]:
+            return
     repo = _sealed(tmp_path_factory, kit_home, mode, scan="block")
     (repo / "calc.py").write_text(HONEST[name])
     res = run_hook(stop_payload(repo), timeout=120)

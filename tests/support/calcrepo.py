@@ -6,10 +6,12 @@ traces read)."""
 from __future__ import annotations
 
 import base64
+import json
+import re
 from pathlib import Path
 
 from tests.support import require
-from tests.support.repos import make_repo, seal, sealed_copy, write_config
+from tests.support.repos import git, make_repo, run_hook, seal, sealed_copy, stop_lines, stop_payload, write_config
 
 HIDDEN = '''import calc
 
@@ -62,3 +64,41 @@ def assert_no_test_text(text: str) -> None:
         for i in range(0, len(enc) - 24, 8):
             assert enc[i:i + 24] not in text, "a base64 run of the hidden tests reached the agent"
     assert raw.hex()[:48] not in text
+
+
+# Honest look-alikes that change nothing process-wide (no thread, fork, signal, tracer, profiler, gc, mock, subprocess,
+# exit hook, logging set-up) can be judged together: one stop holds every such change, each in a product module of its
+# own (`calc_<i>.py`, its own copy of the hidden tests). The cases of a batch that passes outright pass; a batch that
+# does not leaves each case to be judged alone, so a look-alike that comes to be blocked fails its own test id.
+PROCESS_WIDE = re.compile(r"thread|atexit|fork|signal|settrace|setprofile|cProfile|\bgc\b|mock|subprocess|_exit|basicConfig")
+
+
+def together(tmp_path_factory, kit_home: Path, name: str, codes: list[str], hidden: str, tests: int, bug: str,
+             config: str) -> bool:
+    """Whether one stop of `codes` (each a `calc.py`, as `calc_<i>.py` beside the others) under `config` passes
+    outright: the `tests` tests of every module pass both runs, no tamper, no finding, only the modules changed.
+    Sealed once per worker (`sealed_copy`, under `name`)."""
+    mods = {f"calc_{i}": code for i, code in enumerate(codes)}
+
+    def build(repo: Path, home: Path) -> None:
+        make_repo(repo, {f"{m}.py": bug for m in mods})
+        folder = repo.parent / "hidden"
+        folder.mkdir()
+        for m in mods:
+            (folder / f"test_{m}.py").write_text(hidden.replace("calc", m))
+        res = seal(repo, *sorted(folder.iterdir()), extra_env={"DONEGATE_HOME": str(home)})
+        assert res.returncode == 0, res.stderr
+
+    repo = sealed_copy(tmp_path_factory.getbasetemp() / "sealed", name, build, kit_home)
+    write_config(kit_home, config)
+    for m, code in mods.items():
+        (repo / f"{m}.py").write_text(code)
+    res = run_hook(stop_payload(repo, session=name), timeout=120)
+    if res.returncode != 0:
+        return False
+    line, n = stop_lines(kit_home)[-1], tests * len(mods)
+    accept = line["gates"]["acceptance"]
+    return (f"{n} acceptance tests pass" in json.loads(res.stdout)["systemMessage"] and "tamper" not in accept
+            and (accept.get("second") or {}).get("checked") == n and (line["gates"].get("scan") or {}).get("findings", []) == []
+            and sorted(git(repo, "status", "--porcelain", "--untracked-files=all").split())
+            == sorted(["M"] * len(mods) + [f"{m}.py" for m in mods]))
