@@ -80,6 +80,7 @@ class OwnRuns:
         self.selected: set[str] | None = None
         self.current: dict[str, str | None] = {}
         self.elsewhere: dict[str, str | None] = {}
+        self.conftests: dict[str, str | None] = {}
         self.weakened: list[dict[str, str]] = []
         self._skip: list[str] | None = None  # what the sealed run leaves out; None: it is not to run
         self._chosen = threading.Event()
@@ -131,6 +132,7 @@ class OwnRuns:
         # start sooner; the values are the same).
         self.current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, look, prefix)}
         self.elsewhere = _added(repo, pack, self.changed, prefix)
+        self.conftests = _conftests(repo, self.current, prefix)
         self.weakened = _support_weakened(repo, st, pack, look, prefix)
 
     def drop(self) -> None:
@@ -168,7 +170,7 @@ class OwnRuns:
             return {"ok": False, "problem": "the project's own tests did not finish in the stop's time", "failing": [],
                     "mine": [], "weakened": []}
         gate = judge(self.pack, sealed, now, self.changed, self.current, time.monotonic() - self.t0, self.selected,
-                     self.elsewhere)
+                     self.elsewhere, self.conftests)
         if self.weakened:
             gate["weakened"] += self.weakened
             gate["ok"] = False
@@ -263,9 +265,20 @@ def _changed_tests(repo: Path, st: store.Store, look: statcache.Tree | None, pre
 
 
 def _sealed_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None, prefix: str) -> list[str]:
-    """The sealed test files that changed or are gone since the seal (relative to the project)."""
+    """The sealed test files that changed or are gone since the seal (relative to the project), and those under a
+    conftest.py that changed (a helper they import from it: `seal.calls`)."""
     changed = set(_since_seal(repo, st, look))
-    return sorted(name for name in pack.get("shape", {}) if (f"{prefix}/{name}" if prefix else name) in changed)
+    folders = tuple(n[:-len("conftest.py")] for n in changed if n.rsplit("/", 1)[-1] == "conftest.py")
+    return sorted(name for name in pack.get("shape", {}) if (f"{prefix}/{name}" if prefix else name) in changed
+                  or (f"{prefix}/{name}" if prefix else name).startswith(folders))
+
+
+def _conftests(repo: Path, current: dict[str, str | None], prefix: str) -> dict[str, str | None]:
+    """{conftest.py: its text now} of the folders of the changed test files and their parents (the helpers the tests
+    import from them: `seal.calls`); none read when no sealed test file changed."""
+    names = {"/".join([*parts[:i], "conftest.py"]) for name in current for parts in [name.split("/")[:-1]]
+             for i in range(len(parts) + 1)}
+    return {n: _text(repo / prefix / n) for n in sorted(names)}
 
 
 def _added(repo: Path, pack: dict[str, Any], changed: list[str], prefix: str) -> dict[str, str | None]:
@@ -300,15 +313,16 @@ def _selected(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache
 
 
 def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], current: dict[str, str | None],
-          duration: float, selected: set[str] | None = None, elsewhere: dict[str, str | None] | None = None) -> dict[str, Any]:
+          duration: float, selected: set[str] | None = None, elsewhere: dict[str, str | None] | None = None,
+          conftests: dict[str, str | None] | None = None) -> dict[str, Any]:
     """The gate of both runs: the sealed tests that passed at the seal and fail now, the agent's tests that fail,
     what the current test files weaken. `selected`: the sealed test files this stop ran (None: all); `elsewhere`:
-    the test files the agent added (`_added`)."""
+    the test files the agent added (`_added`); `conftests`: the conftest.py files now (`_conftests`)."""
     from donegate.seal import loosened, own
 
     passing = set(pack["baseline"]["passing"])
     lines = pack.get("where") or {}
-    changed_tests = _changed_test_ids(pack, current)
+    changed_tests = _changed_test_ids(pack, current, conftests)
     failing = []
     gate: dict[str, Any] = {"tests": len(pack["tests"]), "sealed_passing": len(passing), "duration": round(duration, 4),
                             "ran_now": changed, "ran_sealed": "all" if selected is None else sorted(selected)}
@@ -351,7 +365,7 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
         gate["added"] = sum(1 for t in now.results if t not in pack["tests"])  # the agent's new tests (the report)
         if now.problem and "timeout" in now.problem:
             problem = problem or f"the tests you added or changed did not finish: {now.problem}"
-    weakened = loosened.findings(pack.get("shape") or {}, current, passing, elsewhere)
+    weakened = loosened.findings(pack.get("shape") or {}, current, passing, elsewhere, conftests)
     sealed_files = pack.get("files") or {}
     for f in failing:  # an expected value changed to what the code returns now: by the failure, parsed
         name = f["id"].split("::", 1)[0]
@@ -372,13 +386,14 @@ def _short(message: str, run: Any) -> str:
     return message.strip()[:1000]
 
 
-def _changed_test_ids(pack: dict[str, Any], current: dict[str, str | None]) -> set[str]:
-    """The sealed tests whose source the agent changed (or deleted)."""
-    from donegate.seal import loosened
+def _changed_test_ids(pack: dict[str, Any], current: dict[str, str | None],
+                      conftests: dict[str, str | None] | None = None) -> set[str]:
+    """The sealed tests whose source (or a helper's they call) the agent changed (or deleted)."""
+    from donegate.seal import calls, loosened
 
     out = set()
     for name, text in current.items():
-        now = (loosened.tests_of(text) if text is not None else {}) or {}
+        now = (loosened.tests_of(text, calls.chain(name, conftests or {})) if text is not None else {}) or {}
         for test, shape in (pack.get("shape") or {}).get(name, {}).items():
             if (now.get(test) or {}).get("src") != shape["src"]:
                 out.add(f"{name}::{test}")
@@ -421,7 +436,7 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, None, prefix)}
     elsewhere = _added(repo, pack, _changed_tests(repo, st, None, prefix), prefix)
     found = loosened.findings(pack.get("shape") or {}, current, set(pack.get("baseline", {}).get("passing", [])),
-                              elsewhere)
+                              elsewhere, _conftests(repo, current, prefix))
     return problems({"weakened": found + _support_weakened(repo, st, pack, None, prefix)})
 
 

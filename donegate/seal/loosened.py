@@ -16,6 +16,8 @@ import re
 import hashlib
 from pathlib import Path
 
+from donegate.seal import calls
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -104,12 +106,17 @@ def _raises(fn: ast.AST) -> list[str]:
     return sorted(out)
 
 
-def shape_of(fn: ast.AST, lists: dict[str, ast.expr] | None = None) -> dict[str, Any]:
-    local = _once(getattr(fn, "body", []))
-    asserts = [_assert_kind(a, local) for a in ast.walk(fn) if isinstance(a, ast.Assert)] + [
-        k for c in ast.walk(fn) if isinstance(c, ast.Call) and (k := _unittest_kind(c)) is not None]
-    return {"src": hashlib.sha256(ast.dump(fn).encode()).hexdigest()[:16], "asserts": sorted(asserts),
-            "skips": _marks(fn), "cases": _cases(fn, lists), "raises": _raises(fn)}
+def shape_of(fn: ast.AST, lists: dict[str, ast.expr] | None = None, helpers: dict[str, ast.AST] | None = None,
+             methods: dict[str, ast.AST] | None = None) -> dict[str, Any]:
+    """The test's shape, the helpers it calls (`calls.reached`) read as its own body: their source in its digest,
+    their asserts, skips and raises with its."""
+    parts = [fn, *calls.reached(fn, helpers or {}, methods)]
+    asserts = [_assert_kind(a, _once(getattr(part, "body", []))) for part in parts for a in ast.walk(part)
+               if isinstance(a, ast.Assert)] + [k for part in parts for c in ast.walk(part)
+                                                if isinstance(c, ast.Call) and (k := _unittest_kind(c)) is not None]
+    return {"src": hashlib.sha256("".join(ast.dump(p) for p in parts).encode()).hexdigest()[:16],
+            "asserts": sorted(asserts), "skips": sorted(m for p in parts for m in _marks(p)),
+            "cases": _cases(fn, lists), "raises": sorted(r for p in parts for r in _raises(p))}
 
 
 def _once(body: list[ast.stmt]) -> dict[str, ast.expr]:
@@ -128,19 +135,21 @@ def _lists(body: list[ast.stmt]) -> dict[str, ast.expr]:
     return {k: v for k, v in _once(body).items() if isinstance(v, (ast.List, ast.Tuple, ast.Set))}
 
 
-def tests_of(text: str) -> dict[str, dict[str, Any]] | None:
-    """{test name (Class::name for a method): shape} of one test file; None when it does not parse."""
+def tests_of(text: str, conftests: list[str] | None = None) -> dict[str, dict[str, Any]] | None:
+    """{test name (Class::name for a method): shape} of one test file; None when it does not parse. `conftests`:
+    the texts of its conftest.py files, nearest first (`calls.chain`), for the helpers it imports from them."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return None
+    helpers = {**calls.from_conftest(tree, conftests or []), **calls.defined(tree.body)}
     out: dict[str, dict[str, Any]] = {}
     module_skip = any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in n.targets)
                       and _marks(n.value) for n in tree.body)
     lists = _lists(tree.body)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            out[node.name] = shape_of(node, lists)
+            out[node.name] = shape_of(node, lists, helpers)
         elif isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or any(  # unittest's, by any name
                 getattr(b, "attr", getattr(b, "id", "")).endswith("TestCase") for b in node.bases)):
             class_marks = [m for d in node.decorator_list for m in _marks(d)] + [  # its `pytestmark` too
@@ -148,7 +157,7 @@ def tests_of(text: str) -> dict[str, dict[str, Any]] | None:
                                                                          for t in n.targets) for m in _marks(n.value)]
             for sub in node.body:
                 if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name.startswith("test"):
-                    found = shape_of(sub, lists)
+                    found = shape_of(sub, lists, helpers, calls.defined(node.body))
                     found["skips"] = sorted(found["skips"] + class_marks)
                     out[f"{node.name}::{sub.name}"] = found
     if module_skip:
@@ -160,27 +169,30 @@ def tests_of(text: str) -> dict[str, dict[str, Any]] | None:
 def shapes(files: dict[str, dict[str, str]]) -> dict[str, dict[str, Any]]:
     """{test file: {test: shape}} of the sealed files (`donegate.seal.own` pack's `files`)."""
     out = {}
+    conftests = {n: b.get("text") for n, b in files.items() if n.rsplit("/", 1)[-1] == "conftest.py"}
     for name, body in files.items():
         base = name.rsplit("/", 1)[-1]
         if name.endswith(".py") and "text" in body and base != "conftest.py" and (base.startswith("test") or base.endswith("_test.py")):
-            found = tests_of(body["text"])
+            found = tests_of(body["text"], calls.chain(name, conftests))
             if found is not None:
                 out[name] = found
     return out
 
 
 def findings(sealed: dict[str, dict[str, Any]], current: dict[str, str | None], passing: set[str],
-             elsewhere: dict[str, str | None] | None = None) -> list[dict[str, str]]:
+             elsewhere: dict[str, str | None] | None = None,
+             conftests: dict[str, str | None] | None = None) -> list[dict[str, str]]:
     """What the current test files weaken against the sealed shapes, for the tests that passed at the seal:
     `current` is {test file: its text now (None: gone)} for the sealed test files that changed, `elsewhere` the
-    same of the test files the agent added (a sealed test moved there as it was is not deleted)."""
+    same of the test files the agent added (a sealed test moved there as it was is not deleted), `conftests` the
+    same of the conftest.py files (the helpers a test imports from them)."""
     out = []
     moved: set[str] | None = None
     for name, text in current.items():
         before = sealed.get(name)
         if before is None:
             continue
-        now = tests_of(text) if text is not None else {}
+        now = tests_of(text, calls.chain(name, conftests or {})) if text is not None else {}
         if now is None:
             continue  # it does not parse: the current run names that
         for test, old in before.items():
@@ -189,8 +201,8 @@ def findings(sealed: dict[str, dict[str, Any]], current: dict[str, str | None], 
                 continue
             new = now.get(test)
             if new is None and moved is None:  # each test function's source now, read once
-                moved = {shape["src"] for t in (*current.values(), *(elsewhere or {}).values()) if t is not None
-                         for shape in (tests_of(t) or {}).values()}
+                moved = {shape["src"] for n, t in (*current.items(), *(elsewhere or {}).items()) if t is not None
+                         for shape in (tests_of(t, calls.chain(n, conftests or {})) or {}).values()}
             if new is None and old["src"] in moved:  # type: ignore[operator]
                 continue  # moved to another test file as it was: it still runs there
             if new is None:
@@ -329,6 +341,7 @@ EXCLUDING_OPTS = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--co",
                   "-x", "--exitfirst", "--maxfail", "--sw", "--stepwise")
 COLLECT_KEYS = ("testpaths", "python_files", "python_classes", "python_functions", "norecursedirs", "collect_ignore")
 HOOKS = ("pytest_collection_modifyitems", "pytest_ignore_collect", "pytest_deselected", "pytest_collect_file",
+         "pytest_generate_tests",  # (a test given no cases is skipped)
          "pytest_pycollect_makeitem", "pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_makereport",
          "collect_ignore", "collect_ignore_glob")
 
@@ -435,6 +448,10 @@ def _hooks(text: str | None) -> set[str]:
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             found.update(t.id for t in targets if isinstance(t, ast.Name) and t.id in HOOKS)
+            if any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets) and node.value is not None:
+                # each plugin by name: one added can deselect or skip (the list as it was, reordered, is none)
+                items = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+                found.update(f"pytest_plugins {ast.unparse(i)}" for i in items)
     found.update(f"a {m} mark" for m in _marks(tree) if m in SKIPS)
     return found
 
@@ -498,8 +515,31 @@ def _or_else(run: str) -> bool:
     return False
 
 
-def _test_steps(text: str | None) -> dict[str, dict[str, bool]] | None:
-    """{job/step: {"ignored": failures ignored}} of a workflow's steps that run the tests; None when it does not parse."""
+# Options of a CI step's pytest command that take tests out of its run (`-x` and the like end it early, but a
+# failure still fails the step).
+CI_EXCLUDING = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--co", "--collect-only", "--lf", "--last-failed")
+
+
+def _pytest_options(run: str) -> list[str]:
+    """The options given to pytest in a step's commands (`python -m pytest -k 'not x'`: `-k`; `--ignore=x`:
+    `--ignore`), as pytest reads them (`_option`); the words before `pytest` are the launcher's."""
+    import shlex
+
+    out = []
+    for command in re.split(r"&&|\|\||;|\||\n", run.replace("\\\n", " ")):
+        try:
+            words = [w.strip() for w in shlex.split(command)]
+        except ValueError:
+            words = command.split()
+        at = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] in ("pytest", "py.test")), None)
+        if at is not None:
+            out += [_option(w.split("=", 1)[0]) for w in words[at + 1:] if w.startswith("-")]
+    return out
+
+
+def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
+    """{job/step: {"ignored": failures ignored, "excludes": pytest options that take tests out}} of a workflow's steps
+    that run the tests; None when it does not parse."""
     if not text:
         return {}
     import yaml
@@ -508,7 +548,7 @@ def _test_steps(text: str | None) -> dict[str, dict[str, bool]] | None:
         data = yaml.safe_load(text)
     except yaml.YAMLError:
         return None
-    out: dict[str, dict[str, bool]] = {}
+    out: dict[str, dict[str, Any]] = {}
     jobs = data.get("jobs") if isinstance(data, dict) else None
     for job, body in (jobs or {}).items():
         if not isinstance(body, dict):
@@ -518,12 +558,14 @@ def _test_steps(text: str | None) -> dict[str, dict[str, bool]] | None:
             run = step.get("run") if isinstance(step, dict) else None
             if isinstance(run, str) and any(w in run for w in TEST_WORDS):
                 ignored = job_ignores or _truthy(step.get("continue-on-error")) or _or_else(run) or "set +e" in run
-                out[f"{job}/{step.get('name') or i}"] = {"ignored": ignored}
+                out[f"{job}/{step.get('name') or i}"] = {"ignored": ignored, "excludes": sorted(
+                    {w for w in _pytest_options(run) if w in CI_EXCLUDING})}
     return out
 
 
 def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
-    """A CI workflow's test step removed, or made to ignore failures."""
+    """A CI workflow's test step removed, made to ignore failures, or given a pytest option that takes tests out (one
+    no sealed test step of the workflow had: a step renamed keeps its options)."""
     out = []
     for name in sorted(current):
         before, now = _test_steps(sealed.get(name)), _test_steps(current.get(name))
@@ -535,4 +577,9 @@ def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -
         newly = sorted(k for k, v in now.items() if v["ignored"] and not (before.get(k) or {}).get("ignored", False))
         if newly:
             out.append({"test": name, "rule": "ci-ignores-failures", "what": f"{', '.join(newly)} now ignores its failures"})
+        had = {w for v in before.values() for w in v.get("excludes", [])}
+        for key, v in sorted(now.items()):
+            for word in v["excludes"]:
+                if word not in had:
+                    out.append({"test": name, "rule": "config-excluded", "what": f"the test step {key} gained {word}"})
     return out

@@ -201,6 +201,23 @@ def test_the_visible_copy_deleted_or_skipped_changes_nothing(tmp_path_factory, k
     assert sorted(w["rule"] for w in weakened) == ["collection-hook", "config-excluded", "deleted"], weakened
 
 
+def test_an_assert_moved_into_a_conftest_helper_passes_and_one_dropped_there_is_named(tmp_path_factory, kit_home):
+    """An honest refactor, each a stop: the test's assert moved unchanged into a helper in tests/conftest.py the test
+    imports and calls (was blocked: "1 assert(s) at the seal, 0 now [assert-removed]"); its look-alike, the helper
+    asserting nothing, stays named."""
+    repo = pooled_calc(tmp_path_factory, kit_home)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN.replace("from calc import add\n", "from conftest import check_add\n")
+                                                 .replace("    assert add(2, 3) == 5\n", "    check_add()\n"))
+    helper = "from calc import add\n\n\ndef check_add():\n    assert add(2, 3) == 5\n"
+    (repo / "tests" / "conftest.py").write_text(helper)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+    (repo / "tests" / "conftest.py").write_text(helper.replace("assert add(2, 3) == 5", "add(2, 3)"))
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "tests/test_calc.py::test_add: 1 assert(s) at the seal, 0 now [assert-removed]" in err, err
+
+
 def test_a_project_test_moved_as_it_was_to_another_file_passes(tmp_path_factory, kit_home):
     """Was: "a test of the project was weakened: tests/test_calc.py::test_add: its file was deleted [deleted]",
     though the test runs in the file it moved to."""

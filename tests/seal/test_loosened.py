@@ -353,3 +353,100 @@ def test_an_expected_value_changed_to_what_the_code_returns_is_named(name):
 def test_an_expected_value_changed_otherwise_is_not_named(name):
     message, now = NOT_TO_ACTUAL[name]
     assert expected.to_actual(BASE, now, "test_t.py::test_add", message) is None
+
+
+# -- an assert moved into a helper the test calls (same file, or a conftest it imports from) ----------------------
+
+HELPED = BASE.replace("    assert add(2, 3) == 5\n    assert add(0, 0) == 0\n", "    check_add()\n") + (
+    "\n\ndef check_add():\n    assert add(2, 3) == 5\n    assert add(0, 0) == 0\n")
+IN_CONFTEST = BASE.replace("    assert add(2, 3) == 5\n    assert add(0, 0) == 0\n", "    check_add()\n").replace(
+    "from calc import add, div\n", "from calc import add, div\nfrom conftest import check_add\n")
+CONFTEST_HELPER = "from calc import add\n\n\ndef check_add():\n    assert add(2, 3) == 5\n    assert add(0, 0) == 0\n"
+MOVED = {  # (the test file now, the conftest now): an honest refactor, no finding
+    "helper-in-the-file": (HELPED, None),
+    "helper-in-a-conftest": (IN_CONFTEST, CONFTEST_HELPER),
+    "helper-calling-a-helper": (HELPED.replace("def check_add():\n    assert add(2, 3) == 5\n",
+                                               "def check_add():\n    check_five()\n") + "\n\ndef check_five():\n    assert add(2, 3) == 5\n", None),
+    "a-unittest-method": (UNIT.replace("        self.assertEqual(add(2, 3), 5)\n        self.assertEqual(add(0, 0), 0)\n",
+                                       "        self.check_add()\n\n    def check_add(self):\n        self.assertEqual(add(2, 3), 5)\n"
+                                       "        self.assertEqual(add(0, 0), 0)\n"), None),
+}
+MOVED_AWAY = {  # the assert still gone: named
+    "helper-not-asserting": (HELPED.replace("    assert add(0, 0) == 0\n", "    add(0, 0)\n"), None),
+    "helper-never-called": (HELPED.replace("    check_add()\n", "    pass\n"), None),
+    "conftest-helper-not-asserting": (IN_CONFTEST, CONFTEST_HELPER.replace("    assert add(0, 0) == 0\n", "")),
+    "conftest-name-not-imported": (IN_CONFTEST.replace("from conftest import check_add\n", ""), CONFTEST_HELPER),
+    "recursion": (HELPED.replace("    assert add(0, 0) == 0\n", "    check_add()\n"), None),
+}
+
+
+def _moved(name, now, conftest, sealed=None):
+    base = UNIT if name == "a-unittest-method" else BASE
+    passing = {"test_t.py::TestCalc::test_add"} if name == "a-unittest-method" else PASSING
+    files = {"test_t.py": {"text": sealed or base}, "conftest.py": {"text": "import pytest\n"}}
+    return loosened.findings(loosened.shapes(files), {"test_t.py": now}, passing,
+                             conftests={"conftest.py": conftest or "import pytest\n"})
+
+
+@pytest.mark.parametrize("name", MOVED)
+def test_an_assert_moved_into_a_helper_the_test_calls_is_no_finding(name):
+    """Was: assert-removed (the test's own body held fewer asserts)."""
+    assert _moved(name, *MOVED[name]) == []
+
+
+@pytest.mark.parametrize("name", MOVED_AWAY)
+def test_an_assert_moved_into_a_helper_that_does_not_check_it_is_named(name):
+    assert "assert-removed" in {f["rule"] for f in _moved(name, *MOVED_AWAY[name])}
+
+
+def test_a_helper_loosened_after_the_seal_is_named_though_the_test_is_unchanged():
+    """The seal read the helper's asserts too: a helper the test called at the seal, weakened later, is named."""
+    found = loosened.findings(loosened.shapes({"test_t.py": {"text": HELPED}}),
+                              {"test_t.py": HELPED.replace("assert add(2, 3) == 5", "assert add(2, 3)")}, PASSING)
+    assert [f["rule"] for f in found] == ["assert-loosened"]
+    assert loosened.findings(loosened.shapes({"test_t.py": {"text": HELPED}}), {"test_t.py": HELPED + "\n"}, PASSING) == []
+
+
+@pytest.mark.parametrize("command, gained", [
+    ("python -m pytest -q -k 'not add'", "-k"), ("python -m pytest -q --deselect tests/test_calc.py::test_add", "--deselect"),
+    ("python -m pytest -q --ignore=tests/test_calc.py", "--ignore"), ("python -m pytest -q -m 'not slow'", "-m"),
+    ("pip install -e . && pytest -qknot_add", "-k"), ("python -m pytest -q \\\n          --collect-only", "--collect-only"),
+])
+def test_a_ci_test_step_given_an_option_that_excludes_tests_is_named(command, gained):
+    """Was: no finding (only addopts was read for these)."""
+    now = FLOW.replace("python -m pytest -q", command)
+    found = loosened.ci_findings({".github/workflows/ci.yml": FLOW}, {".github/workflows/ci.yml": now})
+    assert [(f["rule"], f["what"].split(" gained ")[-1]) for f in found] == [("config-excluded", gained)], found
+
+
+MARKED = FLOW.replace("python -m pytest -q", "python -m pytest -q -m 'not slow'")
+
+
+@pytest.mark.parametrize("before, now", [
+    (FLOW, FLOW.replace("python -m pytest -q", "python -m pytest -q -v -n 2 -p no:cacheprovider -rxXs")),
+    (MARKED, MARKED.replace("-q -m", "-v -m")),  # an option the step had at the seal
+    (MARKED, MARKED.replace("- name: tests", "- name: unit tests")),  # the step renamed
+    (FLOW, FLOW.replace("ruff check .", "ruff check . --ignore E501")),  # not a test command's option
+])
+def test_a_ci_test_step_given_other_options_is_no_finding(before, now):
+    assert loosened.ci_findings({".github/workflows/ci.yml": before}, {".github/workflows/ci.yml": now}) == []
+
+
+@pytest.mark.parametrize("before, now", [
+    (CONFTEST, CONFTEST + "\npytest_plugins = ['skipper']\n"),
+    (CONFTEST + "\npytest_plugins = ['pytester']\n", CONFTEST + "\npytest_plugins = ['pytester', 'skipper']\n"),
+    (CONFTEST, CONFTEST + "\npytest_plugins = 'skipper'\n"),
+    (CONFTEST, CONFTEST + "\n\ndef pytest_generate_tests(metafunc):\n    metafunc.parametrize('x', [])\n"),
+], ids=["plugins-added", "a-plugin-added", "a-plugin-by-string", "generate-tests"])
+def test_a_plugin_or_a_generate_hook_added_to_a_conftest_is_named(before, now):
+    """Was: no finding (`pytest_plugins` brings in a plugin that can deselect or skip; `pytest_generate_tests` can
+    give a test no cases, which pytest skips)."""
+    assert [f["rule"] for f in loosened.conftest_findings({"conftest.py": before}, {"conftest.py": now})] == ["collection-hook"]
+
+
+@pytest.mark.parametrize("before, now", [
+    (CONFTEST + "\npytest_plugins = ['pytester']\n", CONFTEST + "\npytest_plugins = ['pytester']\n\n\n@pytest.fixture\ndef two():\n    return 2\n"),
+    (CONFTEST + "\npytest_plugins = ['pytester', 'other']\n", CONFTEST + "\npytest_plugins = ('other', 'pytester')\n"),
+], ids=["a-fixture-added", "reordered"])
+def test_a_conftests_plugins_kept_is_no_finding(before, now):
+    assert loosened.conftest_findings({"conftest.py": before}, {"conftest.py": now}) == []
