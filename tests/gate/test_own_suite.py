@@ -218,6 +218,21 @@ def test_an_assert_moved_into_a_conftest_helper_passes_and_one_dropped_there_is_
     assert "tests/test_calc.py::test_add: 1 assert(s) at the seal, 0 now [assert-removed]" in err, err
 
 
+def test_a_sealed_conftest_helper_that_no_longer_asserts_is_named(tmp_path_factory, kit_home):
+    """The test's assert in a conftest.py helper at the seal, the helper's assert dropped and the test file untouched
+    (was: no finding, only changed test files were read); the helper's assert rewritten as strong, no finding."""
+    helper = "from calc import add\n\n\ndef check_add():\n    assert add(2, 3) == 5\n"
+    repo = pooled_calc(tmp_path_factory, kit_home, {"tests/conftest.py": helper, "tests/test_calc.py": OWN.replace(
+        "from calc import add\n", "from conftest import check_add\n").replace("    assert add(2, 3) == 5\n", "    check_add()\n")})
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests" / "conftest.py").write_text(helper.replace("assert add(2, 3) == 5", "assert add(3, 2) == 5"))
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+    (repo / "tests" / "conftest.py").write_text(helper.replace("assert add(2, 3) == 5", "add(2, 3)"))
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "tests/test_calc.py::test_add: 1 assert(s) at the seal, 0 now [assert-removed]" in err, err
+
+
 def test_a_project_test_moved_as_it_was_to_another_file_passes(tmp_path_factory, kit_home):
     """Was: "a test of the project was weakened: tests/test_calc.py::test_add: its file was deleted [deleted]",
     though the test runs in the file it moved to."""
