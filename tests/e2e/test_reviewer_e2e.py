@@ -126,8 +126,9 @@ def configure(kit_home: Path, text: str) -> None:
     write_config(kit_home, text)
 
 
-@pytest.mark.parametrize("mode", ["hint", "block"])
-@pytest.mark.parametrize("broken", ["max_turns", "text_only"])
+# Mode and failure are independent (any reviewer error allows, in either mode): each mode meets one failure,
+# each failure one mode, rather than all four pairs (4 -> 2 hook runs, 8 -> 4 `claude -p` reviewers).
+@pytest.mark.parametrize("mode, broken", [("hint", "max_turns"), ("block", "text_only")])
 def test_a_failing_reviewer_allows_the_stop_and_tells_the_user(sealed_shop, kit_home, fake_env, mode, broken):
     configure(kit_home, f"review: {mode}\nreviewer:\n  max_turns: 2\n")
     fix_bug(sealed_shop)
@@ -202,17 +203,18 @@ def test_hint_reaches_the_agent_in_a_real_session(shop_repo, kit_home):
     assert lines[0]["gates"]["review"]["reviewers"][0]["findings"][0]["line"] == 15
 
 
-@pytest.mark.parametrize("attempt", ["read", "grep"])
-def test_a_reviewer_cannot_read_the_hidden_tests(sealed_shop, fake_env, kit_home, attempt):
-    """Read-only tools can still read any absolute path: the kit's deny rules and guard go in by --settings."""
+def test_a_reviewer_cannot_read_the_hidden_tests(sealed_shop, fake_env, kit_home):
+    """Read-only tools can still read any absolute path: the kit's deny rules and guard go in by --settings.
+    Both attempts in one review: reviewer A Reads the hidden file, reviewer B Greps the kit's home."""
     (hidden,) = (kit_home / "acceptance").glob("*/test_bulk_discount.py")
-    call = (tool("Read", {"file_path": str(hidden)}) if attempt == "read"
-            else tool("Grep", {"pattern": "def test_", "path": str(kit_home)}))
+    read = tool("Read", {"file_path": str(hidden)})
+    grep = tool("Grep", {"pattern": "def test_", "path": str(kit_home)})
     fix_bug(sealed_shop)
-    with FakeAPI(scripts={A: [turn(call), *verdict(True)], B: verdict(True)}) as api:
+    with FakeAPI(scripts={A: [turn(read), *verdict(True)], B: [turn(grep), *verdict(True)]}) as api:
         code, out = review_cli(sealed_shop, fake_env(api))
         shown = "\n".join(api.all_text_shown())
     assert code == 0 and out["verdict"] == "approve"
     assert "def test_ten_units_get_the_bulk_discount" not in shown and "3870" not in shown
-    result = api.tool_results(api.main_requests(A)[1])[0]
-    assert result["is_error"], result
+    for role in (A, B):
+        result = api.tool_results(api.main_requests(role)[1])[0]
+        assert result["is_error"], (role, result)
