@@ -38,7 +38,7 @@ def answer(files: dict[str, str], **more) -> dict:
 def claude_api(monkeypatch, kit_home):
     """A FakeAPI that `claude` (and so the writer) talks to, and nothing else; donegate.yaml keeps runs short."""
     claude = find_claude()  # skips when the binary is not installed
-    write_config(kit_home, "writer:\n  attempts: 2\n  max_turns: 8\n  timeout: 60\n")
+    write_config(kit_home, "writer:\n  attempts: 2\n  max_turns: 6\n  timeout: 60\n")  # 6: the schema retries (5) fit
     with FakeAPI() as server:
         env = _clean_env({"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key", "DONEGATE_CLAUDE": str(claude)},
                          home=Path(os.environ["HOME"]))
@@ -84,7 +84,10 @@ def test_good_answer_is_sealed_with_manifest_and_baseline(claude_api, shop_repo,
     m = st.manifest
     assert m["request"] == REQUEST
     assert sorted(m["tests"]) == sorted(FAILING_BEFORE + PASSING_BEFORE)
-    # The baseline was taken by seal against the repository; the writer read HEAD.
+    # The baseline was taken by seal against the repository; the writer read HEAD. It splits new requirements from
+    # existing behaviour: the example's bug is `units > BULK_THRESHOLD`, so exactly 10 units fails before the change.
+    assert m["baseline"] == {"failing": FAILING_BEFORE, "passing": PASSING_BEFORE, "skipped": []}
+    assert "3 new (failing now), 2 existing behaviour (passing now)" in out
     w = m["writer"]
     assert w["attempts"] == 1 and w["turns"] == 2 and w["cost_usd"] > 0 and w["duration"] > 0
     assert w["model"] and w["notes"] == "n" and w["suspicious"] == []
@@ -107,16 +110,6 @@ def test_good_answer_is_sealed_with_manifest_and_baseline(claude_api, shop_repo,
     assert "pricing.py" in grep["content"] and str(shop_repo) not in grep["content"]
 
 
-def test_baseline_splits_new_requirements_from_existing_behaviour(claude_api, shop_repo, kit_home, capsys):
-    claude_api.add(answer({"test_bulk.py": GOOD}))
-    code, out, err = write(shop_repo, capsys)
-    assert code == 0, err
-    base = store.load(shop_repo, kit_home).manifest["baseline"]
-    # The example's bug: `units > BULK_THRESHOLD`, so exactly 10 units fails before the change.
-    assert base == {"failing": FAILING_BEFORE, "passing": PASSING_BEFORE, "skipped": []}
-    assert "3 new (failing now), 2 existing behaviour (passing now)" in out
-
-
 def test_all_passing_answer_is_flagged_suspicious(claude_api, shop_repo, kit_home, capsys):
     claude_api.add(answer({"test_nine.py": "from shop.cart import Cart\n\ndef test_empty():\n    assert Cart().total() == 0\n"}))
     code, out, err = write(shop_repo, capsys)
@@ -133,7 +126,7 @@ def test_all_passing_answer_is_flagged_suspicious(claude_api, shop_repo, kit_hom
         pytest.param([answer({"test_x.py": "from shop.coupons import apply\n\ndef test_x():\n    pass\n"})],
                      "test_x.py does not collect: ModuleNotFoundError: No module named 'shop.coupons'", id="does-not-collect"),
         pytest.param([answer({"test_x.py": "def helper():\n    pass\n"})], "test_x.py: pytest collected no test", id="no-tests"),
-        pytest.param([turn(tool("Glob", {"pattern": "*.py"}))] * 8, "you used all 8 turns", id="max-turns"),
+        pytest.param([turn(tool("Glob", {"pattern": "*.py"}))] * 6, "you used all 6 turns", id="max-turns"),
         pytest.param([answer({"tests/test_x.py": GOOD})] * 5, "did not match the output schema", id="schema-invalid"),
     ],
 )
