@@ -62,6 +62,11 @@ class OwnRuns:
         self.repo, self.st, self.cfg, self.pack, self.t0 = repo, st, cfg, pack, time.monotonic()
         self.timeout = min(cfg["timeout"], max(1.0, time_left(cfg["timeout"])))
         self.tmp = Path(tempfile.mkdtemp(prefix="donegate-own-"))
+        # Named while its runs may use it: a stop ended before `drop` or `finish` (the watchdog's answer, a stage's
+        # error) leaves it to the after-answer child, once the hook has exited (`copy.LIVE`), not to a day's sweep.
+        from donegate.hidden import copy as throwaway
+
+        throwaway.LIVE.add(str(self.tmp))
         self.suite = self.tmp / "suite"
         self.suite.mkdir()  # the runs' store (bound read-only), the sealed files in it only for a run of them
         self.launch = launch
@@ -140,8 +145,13 @@ class OwnRuns:
         self._skip = None
         self._chosen.set()
         self._unrun()
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """The runs' store removed after the answer, as the runs' own folders (`copy.remove_later`)."""
         from donegate.hidden import copy as throwaway
 
+        throwaway.LIVE.discard(str(self.tmp))
         throwaway.remove_later(str(self.tmp))
 
     def _unrun(self, wait: float = 0.5) -> None:
@@ -163,9 +173,7 @@ class OwnRuns:
                 else TestRun(True)
             now = self.now.get(max(1.0, self.timeout + 30)) if self.now is not None else None
         finally:
-            from donegate.hidden import copy as throwaway
-
-            throwaway.remove_later(str(self.tmp))  # after the answer, as the runs' own folders (`copy.remove_later`)
+            self._let_go()
         if sealed is None or (self.now is not None and now is None):
             return {"ok": False, "problem": "the project's own tests did not finish in the stop's time", "failing": [],
                     "mine": [], "weakened": []}

@@ -8,12 +8,15 @@ after-answer child are both gone (`run_hook(after=True)`)."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-from tests.support.repos import KIT, pooled_single, run_hook, run_to_the_end, stop_payload
+from donegate.claude import settings as vocab
+from tests.support.repos import HOOK, KIT, pooled_single, run_hook, run_to_the_end, stop_payload, write_config
 
 BODY = "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n"  # test_gate's pooled seal: no seal of its own
 OLD = time.time() - 3 * 86400  # far past the sweep's bound (a day)
@@ -74,3 +77,37 @@ def test_a_run_folder_still_in_use_at_the_answer_goes_once_the_hook_has_exited(t
     res = run_to_the_end([sys.executable, "-c", script])
     assert res.returncode == 2, res.stderr
     assert not folder.exists()
+
+
+def _runs_left(tmp: Path) -> list[str]:
+    return sorted(p.name for p in tmp.iterdir() if p.name.startswith(("donegate-run-", "donegate-own-")))
+
+
+def test_a_stop_the_watchdog_answers_leaves_no_run_folder(sealed_shop, kit_home, tmp_path):
+    """The stop's deadline passed: the watchdog answers block and ends the hook (`os._exit`), with the runs, the own
+    suite's folder and the run the launcher started early still holding theirs. It left them all (16 in
+    test_bounds and test_bounds_e2e: a hidden run's, the second run's, the own suite's run and folder, a stop).
+    Now the watchdog's answer is followed by the after-answer child, as any answer is, and the own suite's folder is
+    named in `copy.LIVE` while its runs may use it. Stops: one that keeps the early run's recipe, one that hangs
+    before the runs (the early run never taken), one that hangs beside them (the scope check)."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    # As install writes a checkout's Stop hook (its --repo: the launcher starts the first run early)
+    argv = vocab.launch_words(HOOK, python=os.path.abspath(sys.executable), home=kit_home, repo=sealed_shop)
+    env = {**{k: v for k, v in os.environ.items() if k != "DONEGATE_HOME"}, "TMPDIR": str(tmp)}
+
+    def stop() -> subprocess.CompletedProcess:
+        return run_to_the_end(argv, input=json.dumps(stop_payload(sealed_shop)), env=env)
+
+    write_config(kit_home, "timeout: 20\nhook_margin: 5\n")
+    res = stop()
+    assert res.returncode == 2 and "assert 4300 == 3870" in res.stderr, res.stderr  # a stop with runs
+    assert _runs_left(tmp) == []
+    assert list((kit_home / "state" / "early").glob("*.recipe"))  # the next stop's first run starts early
+    write_config(kit_home, "timeout: 1\nhook_margin: 5\nmax_blocks: 9\n")  # deadline 4 s
+    for stage in ("the store check", "the scope check"):
+        (kit_home / "state" / "fault").write_text("hang:" + stage)
+        res = stop()
+        assert res.returncode == 2 and "did not finish within its deadline" in res.stderr, res.stderr
+        assert stage in res.stderr
+        assert _runs_left(tmp) == [], stage
