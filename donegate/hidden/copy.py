@@ -500,7 +500,7 @@ def after(job: Callable[[], None]) -> None:
 
 
 _REMOVE: list[str] = []  # the runs' own temporary folders (`remove_later`): removed once the hook has answered
-LIVE: set[str] = set()  # the folders of a stop's runs not let go of yet (`runner.setting`, `leftovers.once_gone`)
+LIVE: set[str] = set()  # the folders of a stop's runs not let go of yet (`runner.setting`, `own_suite.OwnRuns`, `leftovers.once_gone`)
 
 
 def remove_later(folder: str) -> None:
