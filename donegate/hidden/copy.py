@@ -129,7 +129,7 @@ def _copied(names: Iterable[str], top: tuple[str, ...]) -> set[str]:
 
 
 class Mirror:
-    """A per-working-tree copy kept between stops, brought in step by what changed (see the module)."""
+    """A copy kept between stops, brought in step by what changed (see the module); one per sealed project and harness."""
 
     def __init__(self, path: Path, repo: Path, top: tuple[str, ...]) -> None:
         self.path, self.repo, self.top = path, repo, top
