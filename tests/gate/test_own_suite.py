@@ -24,6 +24,10 @@ from tests.support.repos import KIT, make_repo, run_hook, sealed_copy, stop_line
 
 CALC = "def add(a, b):\n    return a + b\n"
 OWN = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+# The same test with its assert moved unchanged into a conftest.py helper it imports (`seal.calls`).
+HELPER = "from calc import add\n\n\ndef check_add():\n    assert add(2, 3) == 5\n"
+OWN_BY_HELPER = OWN.replace("from calc import add\n", "from conftest import check_add\n").replace(
+    "    assert add(2, 3) == 5\n", "    check_add()\n")
 HIDDEN = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
 MUL = "\n\ndef mul(a, b):\n    return a * b\n"
 ADD_BROKEN = "def add(a, b):\n    return a - b\n"
@@ -207,9 +211,8 @@ def test_an_assert_moved_into_a_conftest_helper_passes_and_one_dropped_there_is_
     asserting nothing, stays named."""
     repo = pooled_calc(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(CALC + MUL)
-    (repo / "tests" / "test_calc.py").write_text(OWN.replace("from calc import add\n", "from conftest import check_add\n")
-                                                 .replace("    assert add(2, 3) == 5\n", "    check_add()\n"))
-    helper = "from calc import add\n\n\ndef check_add():\n    assert add(2, 3) == 5\n"
+    (repo / "tests" / "test_calc.py").write_text(OWN_BY_HELPER)
+    helper = HELPER
     (repo / "tests" / "conftest.py").write_text(helper)
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
@@ -221,9 +224,8 @@ def test_an_assert_moved_into_a_conftest_helper_passes_and_one_dropped_there_is_
 def test_a_sealed_conftest_helper_that_no_longer_asserts_is_named(tmp_path_factory, kit_home):
     """The test's assert in a conftest.py helper at the seal, the helper's assert dropped and the test file untouched
     (was: no finding, only changed test files were read); the helper's assert rewritten as strong, no finding."""
-    helper = "from calc import add\n\n\ndef check_add():\n    assert add(2, 3) == 5\n"
-    repo = pooled_calc(tmp_path_factory, kit_home, {"tests/conftest.py": helper, "tests/test_calc.py": OWN.replace(
-        "from calc import add\n", "from conftest import check_add\n").replace("    assert add(2, 3) == 5\n", "    check_add()\n")})
+    helper = HELPER
+    repo = pooled_calc(tmp_path_factory, kit_home, {"tests/conftest.py": helper, "tests/test_calc.py": OWN_BY_HELPER})
     (repo / "calc.py").write_text(CALC + MUL)
     (repo / "tests" / "conftest.py").write_text(helper.replace("assert add(2, 3) == 5", "assert add(3, 2) == 5"))
     res = run_hook(stop_payload(repo))
