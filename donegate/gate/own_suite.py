@@ -284,8 +284,9 @@ def _sealed_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: sta
 def _conftests(repo: Path, current: dict[str, str | None], prefix: str) -> dict[str, str | None]:
     """{conftest.py: its text now} of the folders of the changed test files and their parents (the helpers the tests
     import from them: `seal.calls`); none read when no sealed test file changed."""
-    names = {"/".join([*parts[:i], "conftest.py"]) for name in current for parts in [name.split("/")[:-1]]
-             for i in range(len(parts) + 1)}
+    from donegate.seal import calls
+
+    names = {n for name in current for n in calls.conftests_of(name)}
     return {n: _text(repo / prefix / n) for n in sorted(names)}
 
 

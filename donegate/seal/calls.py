@@ -52,12 +52,12 @@ def reached(fn: ast.AST, helpers: dict[str, ast.AST], methods: dict[str, ast.AST
     return out
 
 
+def conftests_of(name: str) -> list[str]:
+    """The conftest.py paths of a test file's folder and its parents (relative as `name` is), nearest first."""
+    parts = name.split("/")[:-1]
+    return ["/".join([*parts[:i], "conftest.py"]) for i in range(len(parts), -1, -1)]
+
+
 def chain(name: str, texts: dict[str, str | None]) -> list[str]:
     """The texts of the conftest.py files of a test file's folder and its parents, nearest first."""
-    parts = name.split("/")[:-1]
-    out = []
-    for i in range(len(parts), -1, -1):
-        text = texts.get("/".join([*parts[:i], "conftest.py"]))
-        if text:
-            out.append(text)
-    return out
+    return [text for text in map(texts.get, conftests_of(name)) if text]
