@@ -218,13 +218,15 @@ def names_itself(source, rel):
     out = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            out.update({node.name: says(node)} if says(node) else {})
+            why = says(node)
+            out.update({node.name: why} if why else {})
         elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
             tests = [m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test")]
             rest = says(*node.decorator_list, *node.bases, *node.keywords, *(m for m in node.body if m not in tests))
-            out.update({f"{node.name}::{m.name}": rest or says(m) for m in tests if rest or says(m)})
-        elif says(node):
-            return {"*": says(node)}
+            whys_of = {f"{node.name}::{m.name}": rest or says(m) for m in tests}
+            out.update({k: why for k, why in whys_of.items() if why})
+        elif why := says(node):
+            return {"*": why}
     return out
 
 
