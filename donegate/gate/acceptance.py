@@ -119,6 +119,9 @@ class Running:
         begun = bool(seed)  # the first run's process runs already (the launcher's): its walls wait for nothing
         seed = seed or os.urandom(16).hex()
         self._cancelled = False
+        # How many tests the second run had reported when the first run's block stopped it: the ledger says so
+        # (`gates.acceptance.second.stopped`); a disagreement it would have found is seen at the next stop that passes.
+        self._stopped: int | None = None
         # The first run (pytest: the one a stop waits for) starts first: its thread gets to its process sooner.
         self.first = _Thread("donegate-hidden-run", lambda started: runner.run(
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
@@ -175,7 +178,7 @@ class Running:
         # the product behaves differently under pytest (hard evidence then replaces the soft finding).
         from donegate.hidden.channel import HARD
 
-        if self.second is not None and not gate["failed"] and (
+        if self.second is not None and self._stopped is None and not gate["failed"] and (
                 gate["ok"] or run.tamper and run.tamper_rule not in HARD and len(run.passing()) == gate["total"]):
             stage("the second run")
             two = self.second.join(self._second_limit(run.duration))
@@ -191,6 +194,9 @@ class Running:
                 run.faithful = run.faithful and two.faithful  # the verdict cache keeps what both runs saw
         else:
             self.cancel()
+            if self.second is not None:
+                reported = len(self.progress) if self._stopped is None else self._stopped  # a line a test, then `done`
+                gate["second"] = {"stopped": STOPPED, "reported": min(reported, self.tests), "of": self.tests}
         return gate, run
 
     def _confirm(self, two: second_run.SecondRun, first: float) -> second_run.SecondRun:
@@ -224,7 +230,11 @@ class Running:
         return max(0.0, min(time_left(4 * self.timeout + 60) - spent, max(self.timeout, 2 * first + 10.0) - spent))
 
     def cancel(self) -> None:
+        """The first run blocks (a test did not pass, a file did not collect): the second run is of no use to this stop,
+        ended now or as it starts. How many tests it had reported by then goes to the ledger (`finish`)."""
         self._cancelled = True
+        if self._stopped is None:
+            self._stopped = len(self.progress)
         if self.second is not None:
             self.second.cancel()
 
@@ -237,6 +247,9 @@ class Running:
         for t in (self.first, self.second):
             if t is not None:
                 t.thread.join(wait)
+
+
+STOPPED = "not needed: the first run blocked"  # the ledger's `second.stopped` at a stop its first run blocks
 
 
 def start(repo: Path, st: store.Store, cfg: dict[str, Any], root: Path | None = None,

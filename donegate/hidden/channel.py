@@ -43,8 +43,8 @@ class Stream:
         self.alarms: list[tuple[str, str]] = []  # (rule, what) of every tripwire the run reported
         self.lines = 0
         self.imports: list[dict[str, str]] = []  # modules not found: {id, module, file}
-        # Called once, from the reader thread, when a test first reports anything but a pass: the run
-        # will block, so the second run started beside it is cancelled then (`gate.acceptance`).
+        # Called once, from the reader thread, when a test first reports anything but a pass (or a test file does not
+        # collect): the run will block, so the second run started beside it is cancelled then (`gate.acceptance`).
         self.on_fail: Callable[[], None] | None = None
 
     def violate(self, what: str, rule: str = "stream") -> None:
@@ -75,6 +75,7 @@ class Stream:
         if ev == "collecterror":
             self.errors.append({"nodeid": str(nodeid or ""), "message": str(msg.get("message") or ""),
                                 "detail": str(msg.get("detail") or "")})
+            self._failed()  # a sealed test file that does not collect: the run blocks, as a failed test makes it
         elif ev == "collected":
             if self.collected is not None or not isinstance(msg.get("ids"), list):
                 return self.violate("the list of collected tests was sent twice")
@@ -134,7 +135,11 @@ class Stream:
             entry.update(outcome="xpassed", message=message, when=when)
         elif outcome not in ("passed", "failed", "skipped", "xfailed", "xpassed"):
             self.violate(f"an unknown outcome {outcome!r} was reported for {nodeid}")
-        if entry["outcome"] != "passed" and self.on_fail is not None:
+        if entry["outcome"] != "passed":
+            self._failed()
+
+    def _failed(self) -> None:
+        if self.on_fail is not None:
             told, self.on_fail = self.on_fail, None
             told()
 

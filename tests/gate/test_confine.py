@@ -185,6 +185,21 @@ def test_only_passed_counts_in_the_stream():
     assert {k: v["outcome"] for k, v in s.results.items()} == {"t::a": "skipped", "t::b": "xpassed"}
 
 
+@pytest.mark.parametrize("events, told", [
+    ([HELLO, COLLECTED, *_test("t::a"), *_test("t::b"), FINISH], 0),
+    ([HELLO, COLLECTED, *_test("t::a", "failed"), *_test("t::b", "failed")], 1),
+    # a test file that does not collect blocks the run as a failed test does: the second run is stopped then too
+    ([HELLO, {"ev": "collecterror", "id": "t", "message": "ImportError: x"}, {"ev": "collecterror", "id": "u"}], 1),
+])
+def test_the_stream_tells_once_when_the_run_will_block(events, told):
+    s = channel.Stream("n")
+    calls = []
+    s.on_fail = lambda: calls.append(1)
+    for e in events:
+        s.feed(json.dumps(e))
+    assert len(calls) == told
+
+
 HIDDEN_SRC = 'import shop\n\n\ndef test_ten_units_get_the_bulk_discount():\n    assert shop.total(10) == 3870, "ten units get 10% off"\n'
 
 

@@ -143,6 +143,8 @@ def test_collection_error_blocks(tmp_path_factory, kit_home):
     res = run_hook(stop_payload(repo))
     # The file no longer imports: its sealed test fails with the import error, as a developer's run shows it.
     assert res.returncode == 2 and "test_value" in res.stderr and "ImportError" in res.stderr
+    # The second run is of no use to a stop that blocks: stopped, and the ledger says so.
+    assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["second"]["stopped"] == "not needed: the first run blocked"
 
 
 def test_early_exit_in_code_under_test_blocks(tmp_path_factory, kit_home):

@@ -344,10 +344,13 @@ def test_what_both_runs_write_stays_in_them(sealed, monkeypatch, clean):
 
 
 def test_a_block_does_not_wait_for_the_second_run(sealed, monkeypatch, clean):
-    """Started beside the first, the second run is cancelled when the first blocks: no `second` on the line."""
+    """Started beside the first, the second run is stopped when the first blocks, and the ledger says so (with how
+    many tests it had reported by then); nothing of it reaches the agent."""
     res, line = _stop(sealed, monkeypatch, {"calc.py": BUG}, "block-cancels")
     assert res.returncode == 2 and "test_ten_units_get_the_bulk_discount" in res.stderr, res.stderr
-    assert "second" not in line["gates"]["acceptance"], line["gates"]["acceptance"]
+    second = line["gates"]["acceptance"]["second"]
+    assert second["stopped"] == "not needed: the first run blocked" and 0 <= second["reported"] <= second["of"] == 3, second
+    assert "second run" not in res.stderr, res.stderr
     res, line = _stop(sealed, monkeypatch, {"calc.py": FIXED}, "block-cancels")  # its mirror is fine after a cancel
     assert res.returncode == 0 and line["gates"]["acceptance"]["second"]["checked"] == 3, res.stderr
 
