@@ -97,10 +97,12 @@ def _settle(timeout: float = 60.0) -> float:
 
 
 def hook_argv(repo: Path) -> list[str]:
-    """The hook as install writes it (`donegate.claude.settings.launch_words`): -I, the repository and git in its
+    """The hook as install writes it for this checkout (`donegate.claude.settings.kit_entries`, `launch_words`): -I -S
+    (a checkout's launcher runs `site.main()` itself once the first run is started), the repository and git in its
     arguments. Run without -I in an environment with PYTHONDONTWRITEBYTECODE (this machine's), the launcher
-    before issue 48 compiled the kit's modules at every stop: 0.13 CPU-s of the hook's 0.23."""
-    return [sys.executable, "-I", str(KIT / "hooks" / "stop_gate.py"), "--repo", str(repo), "--git",
+    before issue 48 compiled the kit's modules at every stop: 0.13 CPU-s of the hook's 0.23. Without -S (as this bench
+    ran it until issue 48 item 2), `site` and the venv's `.pth` lines ran before the first run's process was started."""
+    return [sys.executable, "-I", "-S", str(KIT / "hooks" / "stop_gate.py"), "--repo", str(repo), "--git",
             shutil.which("git") or "/usr/bin/git"]
 
 
