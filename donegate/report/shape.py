@@ -46,7 +46,9 @@ _AFTER_GATES = (rb'(?:,"(?:cached|session_from|feedback|env|env_weakened|said|ag
 # verdict, acceptance counts, the agent's figures (when there), duration and configuration. `\{[^{}]*\}` spans a gate
 # object without nesting exactly: a brace inside one of its strings makes the match fail (then json.loads reads it),
 # never succeed wrongly, because the `,"scope":{` that must follow cannot occur inside a string (a quote inside a JSON
-# string is always escaped). The same holds for every `,"key":` anchor below.
+# string is always escaped). The same holds for every `,"key":` anchor below. The tail's strings hold no backslash (one
+# before a quote would escape it) and `prev` is 64 hex digits: 64 characters of anything could end the hash early and
+# write a key after it (a `config` json.loads would read).
 # Every top-level key is where the kit writes it: the head's once and in their order, the gates object read to its
 # end (`_GATES_REST`, from the acceptance counts on), then only `_AFTER_GATES`'s keys, the agent's figures and the
 # tail. A line with any other top-level key (one of the head's written again: json.loads keeps the last of a
@@ -59,7 +61,7 @@ _LINE_RE = re.compile(
     rb'"scope":\{[^{}\n]*\},"acceptance":\{"ok":(?:true|false|null),"total":(\d{1,7},"passed":\d{1,7})'
     + _ACCEPTANCE_REST + rb'\}' + _GATES_REST + rb'\}' + _AFTER_GATES
     + rb',(?:("agent_usd":(?:' + _NUM + rb'|null),"agent_seconds":(?:' + _NUM + rb'|null)),)?'
-    rb'"blocks":(?:\d+|null),"duration":(' + _NUM + rb'),"kit_version":"[^"\n]*","config":"(' + _STR + rb'*)","prev":".{64}"\}\n'
+    rb'"blocks":(?:\d+|null),"duration":(' + _NUM + rb'),"kit_version":"[^"\\\n]*","config":"(' + _STR + rb'*)","prev":"[0-9a-f]{64}"\}\n'
 )
 _LINE = _LINE_RE.finditer
 # One row a line, in a chunk of whole lines: a stop line as the gate writes it gives `_LINE`'s groups, any other line

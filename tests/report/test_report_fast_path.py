@@ -259,3 +259,44 @@ def test_the_fast_path_takes_every_key_the_gate_writes_after_the_gates_and_no_re
     assert m is not None and m.group(3).decode() == rec["session"] and m.group(6) == b'"agent_usd":0.5,"agent_seconds":61.5'
     for key, value in (("verdict", "pass"), ("session", "s9"), ("repo", "/r"), ("event", "write")):
         assert report.fast_line(_repeated(key, value)(rec)) is None, key
+
+
+def _tail_hidden_in_prev(raw: bytes) -> bytes:
+    """The kit's line with its `prev` cut short and a `config` written after it, the two filling the 64 characters a
+    hash takes: json.loads reads the later config (and the chain breaks there)."""
+    hidden = b'x","config":"'
+    return raw[:-66] + hidden + b"a" * (64 - len(hidden)) + b'"}'
+
+
+def _kit_version_escaping(raw: bytes) -> bytes:
+    """The kit's line with its kit_version ending in a backslash: the quote after it is escaped, the line is no JSON."""
+    return raw.replace(b'"kit_version":"0.1.0"', b'"kit_version":"0.1.0\\"', 1)
+
+
+@pytest.mark.parametrize("edit", [_tail_hidden_in_prev, _kit_version_escaping])
+def test_the_tail_is_read_as_json_loads_reads_it(kit_home, edit):
+    """A line whose tail only looks like the kit's (a key hidden in the 64 characters of `prev`, a kit_version ending in
+    a backslash) is json.loads's: the fast path read the config before `prev`, or counted a line that is no JSON."""
+    base = kit_home / "base.jsonl"
+    report_bench.generate(base, 40, seed=7)
+    raws = base.read_bytes().splitlines()
+    at = max(k for k, r in enumerate(raws) if r.startswith(b'{"v":1,"event":"stop"'))
+    raws[at] = edit(raws[at])
+    assert report.fast_line(raws[at]) is None
+    base.write_bytes(b"\n".join(raws) + b"\n")
+    for by in report.BY:
+        assert report.summarize([base], by=by) == report.summarize([base], by=by, fast=False), by
+
+
+def test_a_tail_as_the_kit_writes_it_is_read_alike(kit_home):
+    """The look-alikes: the kit's own tail is the fast path's, and a kit_version holding an escaped backslash (JSON)
+    is read alike by both paths."""
+    base = kit_home / "base.jsonl"
+    report_bench.generate(base, 40, seed=7)
+    raws = base.read_bytes().splitlines()
+    at = max(k for k, r in enumerate(raws) if r.startswith(b'{"v":1,"event":"stop"'))
+    assert report.fast_line(raws[at]) is not None
+    raws[at] = raws[at].replace(b'"kit_version":"0.1.0"', b'"kit_version":"0.1.0\\\\"', 1)
+    base.write_bytes(b"\n".join(raws) + b"\n")
+    for by in report.BY:
+        assert report.summarize([base], by=by) == report.summarize([base], by=by, fast=False), by
