@@ -5,13 +5,16 @@ line, as `read.Partial.link`); the head of each stop line by a regular expressio
 the report's whole fast-path expression (`shape._LINE`: the gates read to their end, so that a repeated top-level
 key goes to json.loads); and the report's own scan (`read.scan`: all of it, the counting loop, the hand-over).
 
-Two stages measure another way to an exact reading, after the hash chain, instead of `line`: `quick` reads the same
-fields with the head and the tail alone (the gates skipped by `[^\n]*`, the tail found by backtracking from the line's
-end), and `verified` adds what would prove that reading exact without reading the gates: each key the report reads
-(`VERIFY`) counted over the whole chunk in C (`bytes.count`), equal to the count the matched lines must hold (more
-means a key written again somewhere: the chunk would be read by `shape._LINE` instead), and no `\u` (a key spelled
-with escapes). Each count is a pass over the chunk at ~0.4-0.8 ms/MB: the twelve cost more than the gates' reading
-they would save (`docs/bench.md`)."""
+`strings` (before `line`) is the least any exact reading of a line by a regular expression does: each of its JSON
+strings taken whole, nothing else checked or captured.
+
+Two more stages, run by name (`python bench/report_floor.py verified FILE`; not in `make bench`, ~20 s), measure the
+"verified fast" reading in place of `line`: `quick` reads `line`'s fields from the head and the tail alone (the gates
+skipped by `[^\n]*`, the tail found backtracking from the line's end); `verified` adds what would prove that reading
+exact without reading the gates: each key the report reads (`VERIFY`) counted over the whole chunk in C
+(`bytes.count`), equal to what the matched lines must hold (more: a key written again somewhere, and the chunk is
+read by `shape._LINE`), and no `\u` anywhere (it could spell a key). Per 100 MB of the bench's ledger, one process:
+`shape.ROWS` 0.68 CPU-s, `quick` 0.31, the twelve counts alone 0.71, `strings` 0.48 (`docs/bench.md`)."""
 
 from __future__ import annotations
 
@@ -21,7 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-STAGES = ("read", "split", "sha256", "head", "quick", "verified", "line", "scan")
+FLOOR = ("read", "split", "sha256", "head", "strings", "line", "scan")  # what `make bench` prints
+STAGES = (*FLOOR, "quick", "verified")  # and the verified-fast reading, by name: `python bench/report_floor.py verified FILE`
 _HEAD = (rb'\{"v":1,"event":"stop","time":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00)","repo":"([^"\\\n]*)",'
          rb'"session":"([^"\\\n]+)","stop":(?:\d+|null),"stop_hook_active":(?:true|false|null),"verdict":"(\w+)"')
 # `quick`: `shape._LINE`'s groups from the head (to the acceptance counts) and the tail, the gates between not read.
@@ -35,6 +39,7 @@ _QUICK = (rb'\{"v":1,"event":"stop","time":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{
 # verdict besides the stop's: `_REVIEW_VERDICT`), and `\u` nowhere (it could spell one).
 VERIFY = (b'"v"', b'"event"', b'"time"', b'"repo"', b'"session"', b'"verdict"', b'"gates"', b'"acceptance"', b'"total"',
           b'"passed"', b'"agent_')
+_STRINGS = rb'(?:[^"\n]*+"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+")*+[^\n"]*+\n'
 _REVIEW_VERDICT = rb'"review":\{"mode":"\w*","verdict":'
 
 
@@ -68,6 +73,7 @@ def _stage(stage: str, path: str, start: int, end: int) -> int:
     if stage == "scan":
         return read.scan(path, start, end, read.Options()).lines
     head, line_re, n = re.compile(_HEAD).finditer, shape._LINE, 0
+    strings = re.compile(_STRINGS).findall
     quick = re.compile(_QUICK.replace(b"NUM", shape._NUM).replace(b"STR", shape._STR)).findall
     for _, data, cut in read._chunks(path, start, end):
         if stage == "read":
@@ -75,13 +81,15 @@ def _stage(stage: str, path: str, start: int, end: int) -> int:
             continue
         lines = data[:cut].split(b"\n")
         n += len(lines)
-        if stage in ("sha256", "head", "quick", "verified", "line"):
+        if stage in ("sha256", "head", "quick", "verified", "strings", "line"):
             list(map(hexlify, map(read._DIGEST, map(hashlib.sha256, lines))))
         if stage == "head":
             n += len(list(head(data, 0, cut)))
         elif stage in ("quick", "verified"):
             rows = quick(data, 0, cut)
             n += len(rows) if stage == "quick" or _verified(data, cut, rows) else len(shape.ROWS(data, 0, cut))
+        elif stage == "strings":
+            n += len(strings(data, 0, cut))
         elif stage == "line":
             n += len(list(line_re(data, 0, cut)))
     return n
@@ -107,7 +115,7 @@ def run(stage: str, path: str, jobs: int = 2) -> None:
 def floor(ledger_file: Path, measure, env: dict) -> list[str]:
     """Each stage's wall and CPU beside a `wc -l` run right after it (`measure`: `report_bench.run_measured`)."""
     out = []
-    for stage in STAGES:
+    for stage in FLOOR:
         m = measure([sys.executable, __file__, stage, str(ledger_file)], ledger_file.with_suffix(".floor"), env)
         w = measure(["wc", "-l", str(ledger_file)], ledger_file.with_suffix(".wc"), env)
         out.append(f"  + {stage:<7} {m[0]:6.2f} s, CPU {m[1]:6.2f} s ; x wc -l: time {m[0] / w[0]:5.1f}, "
