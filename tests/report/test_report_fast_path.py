@@ -300,3 +300,38 @@ def test_a_tail_as_the_kit_writes_it_is_read_alike(kit_home):
     base.write_bytes(b"\n".join(raws) + b"\n")
     for by in report.BY:
         assert report.summarize([base], by=by) == report.summarize([base], by=by, fast=False), by
+
+
+# The "verified fast" reading measured in `bench/report_floor.py` (head and tail read, the gates skipped, the chunk's
+# key counts proving nothing was missed): each edit below is read wrongly by the head and the tail alone, and must make
+# the chunk's counts refuse it; the look-alike must not. (The counts' cost is what rules the reading out: docs/bench.md.)
+_MISREAD = [
+    ("a repeated verdict", b',"blocks":', b',"verdict":"pass","blocks":'),
+    ("a repeated event", b',"blocks":', b',"event":"write","blocks":'),
+    ("a repeated repo", b',"blocks":', b',"repo":"/elsewhere","blocks":'),
+    ("a repeated count, spaced", b',"failed":', b',"total" : 99,"failed":'),
+    ("a repeated session, escaped", b',"blocks":', b',"\\u0073ession":"s9","blocks":'),
+    ("the agent's figures away from the tail", b',"blocks":', b',"agent_usd":1.5,"agent_seconds":30,"cached":true,"blocks":'),
+]
+_LOOK_ALIKE = ("a key's name inside a failing message", b'"message":"', b'"message":"\\"verdict\\": \\"pass\\", \\"total\\": 9 ')
+
+
+@pytest.mark.parametrize("name,old,new", [*_MISREAD, _LOOK_ALIKE])
+def test_the_verified_fast_reading_refuses_what_the_head_and_tail_misread(kit_home, name, old, new):
+    import re
+
+    import report_floor
+    from donegate.report import shape
+
+    quick = re.compile(report_floor._QUICK.replace(b"NUM", shape._NUM).replace(b"STR", shape._STR)).findall
+    base = kit_home / "base.jsonl"
+    report_bench.generate(base, 60, seed=3)
+    raws = base.read_bytes().splitlines()
+    at = next(k for k, r in enumerate(raws) if r.startswith(b'{"v":1,"event":"stop"') and b'"verdict":"block"' in r)
+    raws[at] = raws[at].replace(old, new, 1)
+    assert new in raws[at], name
+    data = b"\n".join(raws) + b"\n"
+    rows = quick(data)
+    misread = rows[at] != shape.ROWS(data)[at]
+    assert misread == (name != _LOOK_ALIKE[0]), name
+    assert report_floor._verified(data, len(data), rows) == (not misread), name
