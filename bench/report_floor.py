@@ -10,10 +10,11 @@ strings taken whole, nothing else checked or captured.
 
 Two more stages, run by name (`python bench/report_floor.py verified FILE`; not in `make bench`, ~20 s), measure the
 "verified fast" reading in place of `line`: `quick` reads `line`'s fields from the head and the tail alone (the gates
-skipped by `[^\n]*`, the tail found backtracking from the line's end); `verified` adds what would prove that reading
-exact without reading the gates: each key the report reads (`VERIFY`) counted over the whole chunk in C
-(`bytes.count`), equal to what the matched lines must hold (more: a key written again somewhere, and the chunk is
-read by `shape._LINE`), and no `\u` anywhere (it could spell a key). Per 100 MB of the bench's ledger, one process:
+skipped by `[^\n]*`, the tail found backtracking from the line's end, so a line's agent figures are not seen: its
+chunk's counts then refuse it); `verified` adds what would prove that reading exact without reading the gates: each
+key the report reads (`VERIFY`) counted over the whole chunk in C (`bytes.count`), equal to what the matched lines
+must hold (more: a key written again somewhere, and the chunk is read by `shape._LINE`), and no `\u` anywhere (it
+could spell a key). Per 100 MB of the bench's ledger, one process:
 `shape.ROWS` 0.68 CPU-s, `quick` 0.31, the twelve counts alone 0.71, `strings` 0.48 (`docs/bench.md`)."""
 
 from __future__ import annotations
