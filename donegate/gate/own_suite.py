@@ -452,7 +452,7 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
 def _support_weakened(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None,
                       prefix: str) -> list[dict[str, str]]:
     """What the configuration files and the conftest.py files changed since the seal take out of a run."""
-    from donegate.seal import loosened, own
+    from donegate.seal import excluded, own
 
     sealed_files = pack.get("files") or {}
     configs, conftests, coverage, ci = {}, {}, {}, {}
@@ -465,7 +465,7 @@ def _support_weakened(repo: Path, st: store.Store, pack: dict[str, Any], look: s
             configs[rel] = _text(repo / name)
         elif parts[-1] == "conftest.py" and not SKIP_PARTS & set(parts):
             conftests[rel] = _text(repo / name)
-        if rel in loosened.COVERAGE_FILES:
+        if rel in excluded.COVERAGE_FILES:
             coverage[rel] = _text(repo / name)
         elif rel.startswith(".github/workflows/") and rel.endswith((".yml", ".yaml")):
             ci[rel] = _text(repo / name)
@@ -474,7 +474,7 @@ def _support_weakened(repo: Path, st: store.Store, pack: dict[str, Any], look: s
         return (sealed_files.get(name) or {}).get("text")
 
     # a configuration file the agent added where none was sealed counts too (pytest reads the first it finds)
-    out = loosened.config_findings({n: sealed(n) for n in configs}, configs)
-    out += loosened.coverage_findings({n: sealed(n) for n in coverage}, coverage)
-    out += loosened.ci_findings({n: sealed(n) for n in ci}, ci)
-    return out + loosened.conftest_findings({n: sealed(n) for n in conftests}, conftests)
+    out = excluded.config_findings({n: sealed(n) for n in configs}, configs)
+    out += excluded.coverage_findings({n: sealed(n) for n in coverage}, coverage)
+    out += excluded.ci_findings({n: sealed(n) for n in ci}, ci)
+    return out + excluded.conftest_findings({n: sealed(n) for n in conftests}, conftests)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
     from typing import Any
 
 from donegate.errors import DonegateError
-from donegate.seal.loosened import pytest_section
+from donegate.seal.excluded import pytest_section
 from donegate.seal.store import OWN_SUITE
 
 NAME = OWN_SUITE  # `seal.store` names it: a stop asks whether the store has it without importing this module

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from donegate.gate import own_expected as expected
-from donegate.seal import loosened
+from donegate.seal import excluded, loosened
 
 BASE = '''import pytest
 from calc import add, div
@@ -197,19 +197,19 @@ INI = "[pytest]\ntestpaths = tests\naddopts = -q\nmarkers =\n    slow: slow test
                                  INI + "python_functions = check_*\n", INI.replace("-q", "-q -knot_add"),
                                  INI.replace("-q", "-qx"), INI.replace("-q", "-q -mnot_slow")])
 def test_tests_excluded_by_configuration_are_named(now):
-    assert [f["rule"] for f in loosened.config_findings({"pytest.ini": INI}, {"pytest.ini": now})] == ["config-excluded"]
+    assert [f["rule"] for f in excluded.config_findings({"pytest.ini": INI}, {"pytest.ini": now})] == ["config-excluded"]
 
 
 @pytest.mark.parametrize("now", [INI, INI.replace("-q", "-q -v"), INI.replace("-q", "-q -rxXs"), INI + "    fast: fast tests\n", INI.replace("testpaths = tests\n", "")])
 def test_an_honest_configuration_edit_is_no_finding(now):
-    assert loosened.config_findings({"pytest.ini": INI}, {"pytest.ini": now}) == []
+    assert excluded.config_findings({"pytest.ini": INI}, {"pytest.ini": now}) == []
 
 
 def test_a_pyproject_gaining_a_deselect_is_named():
     before = "[project]\nname = 'x'\n"
     now = before + "\n[tool.pytest.ini_options]\naddopts = '-m \"not slow\"'\n"
-    assert [f["rule"] for f in loosened.config_findings({"pyproject.toml": before}, {"pyproject.toml": now})] == ["config-excluded"]
-    assert loosened.config_findings({"pyproject.toml": before}, {"pyproject.toml": before + "\n[project.urls]\nx = 'y'\n"}) == []
+    assert [f["rule"] for f in excluded.config_findings({"pyproject.toml": before}, {"pyproject.toml": now})] == ["config-excluded"]
+    assert excluded.config_findings({"pyproject.toml": before}, {"pyproject.toml": before + "\n[project.urls]\nx = 'y'\n"}) == []
 
 
 CONFTEST = "import pytest\n\n\n@pytest.fixture\ndef calc():\n    return 1\n"
@@ -224,7 +224,7 @@ CONFTEST = "import pytest\n\n\n@pytest.fixture\ndef calc():\n    return 1\n"
     CONFTEST + "\n\ndef pytest_configure(config):\n    config.pluginmanager.register(object())\n",
 ])
 def test_a_collection_hook_added_to_a_conftest_is_named(now):
-    assert [f["rule"] for f in loosened.conftest_findings({"conftest.py": CONFTEST}, {"conftest.py": now})] == ["collection-hook"]
+    assert [f["rule"] for f in excluded.conftest_findings({"conftest.py": CONFTEST}, {"conftest.py": now})] == ["collection-hook"]
 
 
 @pytest.mark.parametrize("added", ["\n\n@pytest.fixture\ndef other():\n    return 2\n",
@@ -232,7 +232,7 @@ def test_a_collection_hook_added_to_a_conftest_is_named(now):
                                    "    if config.getoption('verbose'):\n        print('verbose')\n"])
 def test_an_honest_conftest_edit_is_no_finding(added):
     now = CONFTEST + added
-    assert loosened.conftest_findings({"conftest.py": CONFTEST}, {"conftest.py": now}) == []
+    assert excluded.conftest_findings({"conftest.py": CONFTEST}, {"conftest.py": now}) == []
 
 
 COVERAGERC = "[run]\nbranch = true\n\n[report]\nfail_under = 90\nshow_missing = true\n"
@@ -240,12 +240,12 @@ COVERAGERC = "[run]\nbranch = true\n\n[report]\nfail_under = 90\nshow_missing = 
 
 @pytest.mark.parametrize("now", [COVERAGERC.replace("90", "50"), COVERAGERC.replace("fail_under = 90\n", "")])
 def test_a_coverage_threshold_lowered_is_named(now):
-    assert [f["rule"] for f in loosened.coverage_findings({".coveragerc": COVERAGERC}, {".coveragerc": now})] == ["coverage-lowered"]
+    assert [f["rule"] for f in excluded.coverage_findings({".coveragerc": COVERAGERC}, {".coveragerc": now})] == ["coverage-lowered"]
 
 
 @pytest.mark.parametrize("now", [COVERAGERC.replace("90", "95"), COVERAGERC.replace("branch = true", "branch = false")])
 def test_a_coverage_threshold_kept_or_raised_is_no_finding(now):
-    assert loosened.coverage_findings({".coveragerc": COVERAGERC}, {".coveragerc": now}) == []
+    assert excluded.coverage_findings({".coveragerc": COVERAGERC}, {".coveragerc": now}) == []
 
 
 @pytest.mark.parametrize("now, named", [("--cov-fail-under=50", True), ("", True), ("--cov-fail-under 95", False),
@@ -253,13 +253,13 @@ def test_a_coverage_threshold_kept_or_raised_is_no_finding(now):
 def test_pytest_covs_threshold_in_addopts_lowered_is_named(now, named):
     """Was: no finding (only `fail_under` of coverage's own configuration was read)."""
     before = "[pytest]\naddopts = --cov=calc --cov-fail-under=90\n"
-    found = loosened.config_findings({"pytest.ini": before}, {"pytest.ini": f"[pytest]\naddopts = --cov=calc {now}\n"})
+    found = excluded.config_findings({"pytest.ini": before}, {"pytest.ini": f"[pytest]\naddopts = --cov=calc {now}\n"})
     assert [f["rule"] for f in found] == (["coverage-lowered"] if named else []), found
 
 
 def test_a_pyproject_coverage_threshold_lowered_is_named():
     before = "[tool.coverage.report]\nfail_under = 80\n"
-    assert loosened.coverage_findings({"pyproject.toml": before}, {"pyproject.toml": before.replace("80", "10")})
+    assert excluded.coverage_findings({"pyproject.toml": before}, {"pyproject.toml": before.replace("80", "10")})
 
 
 FLOW = """name: ci
@@ -284,7 +284,7 @@ jobs:
     (FLOW.replace("      - name: tests\n", "      - name: tests\n        continue-on-error: ${{ true }}\n"), "ci-ignores-failures"),
 ])
 def test_a_ci_test_step_removed_or_made_to_ignore_failures_is_named(now, rule):
-    found = loosened.ci_findings({".github/workflows/ci.yml": FLOW}, {".github/workflows/ci.yml": now})
+    found = excluded.ci_findings({".github/workflows/ci.yml": FLOW}, {".github/workflows/ci.yml": now})
     assert [f["rule"] for f in found] == [rule]
 
 
@@ -294,7 +294,7 @@ def test_a_ci_test_step_removed_or_made_to_ignore_failures_is_named(now, rule):
                                  FLOW.replace("python -m pytest -q", "python -m pytest -q || false"),
                                  FLOW + "      - name: more tests\n        run: python -m pytest tests/slow\n"])
 def test_an_honest_ci_edit_is_no_finding(now):
-    assert loosened.ci_findings({".github/workflows/ci.yml": FLOW}, {".github/workflows/ci.yml": now}) == []
+    assert excluded.ci_findings({".github/workflows/ci.yml": FLOW}, {".github/workflows/ci.yml": now}) == []
 
 
 # -- an expected value changed to what the code returns now (`to_actual`: by the sealed test's failure, parsed) ---
@@ -415,7 +415,7 @@ def test_a_helper_loosened_after_the_seal_is_named_though_the_test_is_unchanged(
 def test_a_ci_test_step_given_an_option_that_excludes_tests_is_named(command, gained):
     """Was: no finding (only addopts was read for these)."""
     now = FLOW.replace("python -m pytest -q", command)
-    found = loosened.ci_findings({".github/workflows/ci.yml": FLOW}, {".github/workflows/ci.yml": now})
+    found = excluded.ci_findings({".github/workflows/ci.yml": FLOW}, {".github/workflows/ci.yml": now})
     assert [(f["rule"], f["what"].split(" gained ")[-1]) for f in found] == [("config-excluded", gained)], found
 
 
@@ -429,7 +429,7 @@ MARKED = FLOW.replace("python -m pytest -q", "python -m pytest -q -m 'not slow'"
     (FLOW, FLOW.replace("ruff check .", "ruff check . --ignore E501")),  # not a test command's option
 ])
 def test_a_ci_test_step_given_other_options_is_no_finding(before, now):
-    assert loosened.ci_findings({".github/workflows/ci.yml": before}, {".github/workflows/ci.yml": now}) == []
+    assert excluded.ci_findings({".github/workflows/ci.yml": before}, {".github/workflows/ci.yml": now}) == []
 
 
 @pytest.mark.parametrize("before, now", [
@@ -441,7 +441,7 @@ def test_a_ci_test_step_given_other_options_is_no_finding(before, now):
 def test_a_plugin_or_a_generate_hook_added_to_a_conftest_is_named(before, now):
     """Was: no finding (`pytest_plugins` brings in a plugin that can deselect or skip; `pytest_generate_tests` can
     give a test no cases, which pytest skips)."""
-    assert [f["rule"] for f in loosened.conftest_findings({"conftest.py": before}, {"conftest.py": now})] == ["collection-hook"]
+    assert [f["rule"] for f in excluded.conftest_findings({"conftest.py": before}, {"conftest.py": now})] == ["collection-hook"]
 
 
 @pytest.mark.parametrize("before, now", [
@@ -449,4 +449,4 @@ def test_a_plugin_or_a_generate_hook_added_to_a_conftest_is_named(before, now):
     (CONFTEST + "\npytest_plugins = ['pytester', 'other']\n", CONFTEST + "\npytest_plugins = ('other', 'pytester')\n"),
 ], ids=["a-fixture-added", "reordered"])
 def test_a_conftests_plugins_kept_is_no_finding(before, now):
-    assert loosened.conftest_findings({"conftest.py": before}, {"conftest.py": now}) == []
+    assert excluded.conftest_findings({"conftest.py": before}, {"conftest.py": now}) == []

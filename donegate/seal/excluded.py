@@ -1,0 +1,301 @@
+"""What the files around the tests take out of a run, by their syntax: the pytest configuration (`addopts`, the
+collection keys), a conftest.py's hooks, a coverage threshold, a CI workflow's test steps (docs/own-suite.md). The
+tests' own shapes are `donegate.seal.loosened`'s.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+from pathlib import Path
+
+from donegate.seal.loosened import SKIPS, _marks
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def pytest_section(path: Path) -> dict[str, str] | None:
+    """The pytest options of one configuration file ({} for a section without options), None without one."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if path.name == "pyproject.toml":
+        try:
+            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
+        except ImportError:  # Python 3.10: the keys read are plain enough for a look by line
+            if not re.search(r"^\[tool\.pytest(\.ini_options)?\]", text, re.M):
+                return None
+            m = re.search(r"^testpaths\s*=\s*(\[[^\]]*\]|\"[^\"]*\")", text, re.M)
+            return {"testpaths": " ".join(re.findall(r"\"([^\"]*)\"", m.group(1)))} if m else {}
+        try:
+            data = tomllib.loads(text)
+        except ValueError:
+            return None
+        tool = data.get("tool", {}).get("pytest", {})
+        opts = tool.get("ini_options") if isinstance(tool, dict) and "ini_options" in tool else tool
+        if not isinstance(data.get("tool", {}).get("pytest"), dict):
+            return None
+        tp = (opts or {}).get("testpaths", [])
+        return {"testpaths": " ".join(tp) if isinstance(tp, list) else str(tp)}
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    section = "tool:pytest" if path.name == "setup.cfg" else "pytest"
+    if not parser.has_section(section):
+        return {} if path.name in ("pytest.ini", ".pytest.ini") else None
+    return dict(parser.items(section))
+
+
+# Options that take tests out of a run: in `addopts`, or as the keys that say what is collected.
+EXCLUDING_OPTS = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--co", "--collect-only", "--lf", "--last-failed",
+                  "-x", "--exitfirst", "--maxfail", "--sw", "--stepwise")
+COLLECT_KEYS = ("testpaths", "python_files", "python_classes", "python_functions", "norecursedirs", "collect_ignore")
+HOOKS = ("pytest_collection_modifyitems", "pytest_ignore_collect", "pytest_deselected", "pytest_collect_file",
+         "pytest_generate_tests",  # (a test given no cases is skipped)
+         "pytest_pycollect_makeitem", "pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_makereport",
+         "collect_ignore", "collect_ignore_glob")
+
+
+def _options(name: str, text: str | None) -> dict[str, str]:
+    """The pytest options of a configuration file's text ({} for none)."""
+    if not text:
+        return {}
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / name.rsplit("/", 1)[-1]
+        p.write_text(text, encoding="utf-8")
+        found = pytest_section(p) or {}
+    if name.endswith("pyproject.toml"):  # the pyproject reader keeps testpaths only: the rest by its own look
+        try:
+            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
+
+            tool = tomllib.loads(text).get("tool", {}).get("pytest", {})
+            opts = tool.get("ini_options", tool) if isinstance(tool, dict) else {}
+            found = {k: " ".join(v) if isinstance(v, list) else str(v) for k, v in opts.items()}
+        except (ImportError, ValueError):
+            pass
+    return found
+
+
+def _option(word: str) -> str:
+    """A short option as pytest reads it: `-knot_slow` is `-k`; in a cluster of flags, `-qx` holds `-x`, and an
+    option that takes a value ends the flags (`-rxs`: `-r xs`, the report's characters)."""
+    if len(word) > 2 and word[0] == "-" and word[1] != "-":
+        for ch in word[1:]:
+            if ch in "kmx":
+                return "-" + ch
+            if ch in "pcorWn" or not ch.isalpha():
+                break
+    return word
+
+
+def config_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """Tests taken out by configuration: an option in `addopts` that deselects or stops early, a collection key
+    narrowed or changed. `sealed` and `current`: {configuration file: text (None: none)}."""
+    out = []
+    for name in sorted(set(sealed) | set(current)):
+        before, now = _options(name, sealed.get(name)), _options(name, current.get(name))
+        old_words = {_option(w) for w in (before.get("addopts") or "").replace("=", " ").split()}
+        for word in map(_option, (now.get("addopts") or "").replace("=", " ").split()):
+            if word in EXCLUDING_OPTS and word not in old_words:
+                out.append({"test": name, "rule": "config-excluded", "what": f"addopts gained {word}"})
+        for key in COLLECT_KEYS:
+            if now.get(key, before.get(key)) != before.get(key):
+                out.append({"test": name, "rule": "config-excluded",
+                            "what": f"{key} changed from {before.get(key)!r} to {now.get(key)!r}"})
+        was, is_now = _cov_fail_under(before.get("addopts")), _cov_fail_under(now.get("addopts"))
+        if was is not None and (is_now is None or is_now < was):  # pytest-cov's threshold, in addopts
+            out.append({"test": name, "rule": "coverage-lowered",
+                        "what": f"--cov-fail-under {was:g} became {'none' if is_now is None else f'{is_now:g}'}"})
+    return out
+
+
+def _cov_fail_under(addopts: str | None) -> float | None:
+    words = (addopts or "").replace("=", " ").split()
+    for i, word in enumerate(words[:-1]):
+        if word == "--cov-fail-under":
+            try:
+                return float(words[i + 1])
+            except ValueError:
+                return None
+    return None
+
+
+# Hooks that run before collection: honest with `config.addinivalue_line` (a marker) or reading an option; a
+# finding when they set an option (`config.option.deselect = ...`, `config.args[:] = ...`) or bring a plugin in.
+SETUP_HOOKS = ("pytest_configure", "pytest_sessionstart", "pytest_cmdline_main", "pytest_load_initial_conftests",
+               "pytest_cmdline_preparse", "pytest_addoption")
+PLUGIN_CALLS = ("register", "import_plugin", "consider_module", "consider_pluginarg", "set_blocked")
+
+
+def _sets_options(fn: ast.AST) -> bool:
+    for sub in ast.walk(fn):
+        if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+            if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
+                return True
+        elif isinstance(sub, ast.Call) and getattr(sub.func, "attr", "") in (*PLUGIN_CALLS, "setattr"):
+            return True
+        elif isinstance(sub, ast.Call) and getattr(sub.func, "id", "") == "setattr":
+            return True
+    return False
+
+
+def _hooks(text: str | None) -> set[str]:
+    if not text:
+        return set()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {"(does not parse)"}
+    found = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in HOOKS:
+            found.add(node.name)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in SETUP_HOOKS and _sets_options(node):
+            found.add(f"{node.name} setting the run's options or plugins")
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found.update(t.id for t in targets if isinstance(t, ast.Name) and t.id in HOOKS)
+            if any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets) and node.value is not None:
+                # each plugin by name: one added can deselect or skip (the list as it was, reordered, is none)
+                items = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+                found.update(f"pytest_plugins {ast.unparse(i)}" for i in items)
+    found.update(f"a {m} mark" for m in _marks(tree) if m in SKIPS)
+    return found
+
+
+def conftest_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """A collection or run hook (or a skip) in a conftest.py that it did not have at the seal."""
+    out = []
+    for name, text in sorted(current.items()):
+        added = sorted(_hooks(text) - _hooks(sealed.get(name)))
+        if added:
+            out.append({"test": name, "rule": "collection-hook", "what": f"{', '.join(added)} added"})
+    return out
+
+
+# -- coverage thresholds and CI workflows ----------------------------------------------------------------------
+
+COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
+TEST_WORDS = ("pytest", "tox", "nox", "make test", "unittest", "manage.py test")
+
+
+def _fail_under(name: str, text: str | None) -> float | None:
+    """The coverage threshold a file sets (`fail_under`), None for none."""
+    if not text:
+        return None
+    if name.endswith("pyproject.toml"):
+        m = re.search(r"^\[tool\.coverage\.report\][^\[]*?^fail_under\s*=\s*([0-9.]+)", text, re.M | re.S)
+    else:
+        section = r"\[report\]" if name.endswith(".coveragerc") else r"\[coverage:report\]"
+        m = re.search(section + r"[^\[]*?^fail_under\s*[=:]\s*([0-9.]+)", text, re.M | re.S)
+    try:
+        return float(m.group(1)) if m else None
+    except ValueError:
+        return None
+
+
+def coverage_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """A coverage threshold lowered or removed."""
+    out = []
+    for name in sorted(current):
+        before, now = _fail_under(name, sealed.get(name)), _fail_under(name, current.get(name))
+        if before is not None and (now is None or now < before):
+            out.append({"test": name, "rule": "coverage-lowered",
+                        "what": f"fail_under {before:g} became {'none' if now is None else f'{now:g}'}"})
+    return out
+
+
+def _truthy(value: Any) -> bool:
+    """`continue-on-error`'s value as GitHub reads it: true, or an expression that is (`${{ true }}`, "true")."""
+    return value is True or (isinstance(value, str) and value.strip().strip("${} ").lower() == "true")
+
+
+def _or_else(run: str) -> bool:
+    """A command after `||` that lets a failure through (`|| true`, `|| echo failed`); `|| exit 1` and `|| false`
+    keep it a failure."""
+    for after in re.findall(r"\|\|([^\n]*)", run):  # what runs on a failure: its last command decides
+        last = [c for c in re.split(r"&&|;|\|\|", after.replace("(", " ").replace(")", " ").replace("{", " ")
+                                                           .replace("}", " ")) if c.strip()]
+        words = last[-1].split() if last else []
+        if not words or not (words[0] == "false" or (words[0] == "exit" and words[1:2] and words[1] != "0")):
+            return True
+    return False
+
+
+# Options of a CI step's pytest command that take tests out of its run (`-x` and the like end it early, but a
+# failure still fails the step).
+CI_EXCLUDING = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--co", "--collect-only", "--lf", "--last-failed")
+
+
+def _pytest_options(run: str) -> list[str]:
+    """The options given to pytest in a step's commands (`python -m pytest -k 'not x'`: `-k`; `--ignore=x`:
+    `--ignore`), as pytest reads them (`_option`); the words before `pytest` are the launcher's."""
+    import shlex
+
+    out = []
+    for command in re.split(r"&&|\|\||;|\||\n", run.replace("\\\n", " ")):
+        try:
+            words = [w.strip() for w in shlex.split(command)]
+        except ValueError:
+            words = command.split()
+        at = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] in ("pytest", "py.test")), None)
+        if at is not None:
+            out += [_option(w.split("=", 1)[0]) for w in words[at + 1:] if w.startswith("-")]
+    return out
+
+
+def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
+    """{job/step: {"ignored": failures ignored, "excludes": pytest options that take tests out}} of a workflow's steps
+    that run the tests; None when it does not parse."""
+    if not text:
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    jobs = data.get("jobs") if isinstance(data, dict) else None
+    for job, body in (jobs or {}).items():
+        if not isinstance(body, dict):
+            continue
+        job_ignores = _truthy(body.get("continue-on-error"))
+        for i, step in enumerate(body.get("steps") or []):
+            run = step.get("run") if isinstance(step, dict) else None
+            if isinstance(run, str) and any(w in run for w in TEST_WORDS):
+                ignored = job_ignores or _truthy(step.get("continue-on-error")) or _or_else(run) or "set +e" in run
+                out[f"{job}/{step.get('name') or i}"] = {"ignored": ignored, "excludes": sorted(
+                    {w for w in _pytest_options(run) if w in CI_EXCLUDING})}
+    return out
+
+
+def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """A CI workflow's test step removed, made to ignore failures, or given a pytest option that takes tests out (one
+    no sealed test step of the workflow had: a step renamed keeps its options)."""
+    out = []
+    for name in sorted(current):
+        before, now = _test_steps(sealed.get(name)), _test_steps(current.get(name))
+        if not before or now is None:
+            continue
+        if len(now) < len(before):
+            out.append({"test": name, "rule": "ci-test-removed",
+                        "what": f"{len(before)} test step(s) at the seal, {len(now)} now"})
+        newly = sorted(k for k, v in now.items() if v["ignored"] and not (before.get(k) or {}).get("ignored", False))
+        if newly:
+            out.append({"test": name, "rule": "ci-ignores-failures", "what": f"{', '.join(newly)} now ignores its failures"})
+        had = {w for v in before.values() for w in v.get("excludes", [])}
+        for key, v in sorted(now.items()):
+            for word in v["excludes"]:
+                if word not in had:
+                    out.append({"test": name, "rule": "config-excluded", "what": f"the test step {key} gained {word}"})
+    return out
