@@ -376,6 +376,7 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
             problem = problem or f"the tests you added or changed did not finish: {now.problem}"
     weakened = loosened.findings(pack.get("shape") or {}, current, passing, elsewhere, conftests)
     sealed_files = pack.get("files") or {}
+    weakened += _module_weakened(sealed_files, current)
     for f in failing:  # an expected value changed to what the code returns now: by the failure, parsed
         name = f["id"].split("::", 1)[0]
         if name not in current:  # (the agent changed the test, or a constant of its file it reads)
@@ -446,7 +447,15 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     elsewhere = _added(repo, pack, _changed_tests(repo, st, None, prefix), prefix)
     found = loosened.findings(pack.get("shape") or {}, current, set(pack.get("baseline", {}).get("passing", [])),
                               elsewhere, _conftests(repo, current, prefix))
+    found += _module_weakened(pack.get("files") or {}, current)
     return problems({"weakened": found + _support_weakened(repo, st, pack, None, prefix)})
+
+
+def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """What the changed sealed test modules gained besides their tests (`excluded.module_findings`)."""
+    from donegate.seal import excluded
+
+    return excluded.module_findings({n: (sealed_files.get(n) or {}).get("text") for n in current}, current)
 
 
 def _support_weakened(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None,
@@ -476,5 +485,5 @@ def _support_weakened(repo: Path, st: store.Store, pack: dict[str, Any], look: s
     # a configuration file the agent added where none was sealed counts too (pytest reads the first it finds)
     out = excluded.config_findings({n: sealed(n) for n in configs}, configs)
     out += excluded.coverage_findings({n: sealed(n) for n in coverage}, coverage)
-    out += excluded.ci_findings({n: sealed(n) for n in ci}, ci)
+    out += excluded.ci_findings({n: sealed(n) for n in ci}, ci, list(pack.get("tests") or []))
     return out + excluded.conftest_findings({n: sealed(n) for n in conftests}, conftests)

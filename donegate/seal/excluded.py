@@ -164,22 +164,54 @@ def _hooks(text: str | None) -> set[str]:
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             found.update(t.id for t in targets if isinstance(t, ast.Name) and t.id in HOOKS)
-            if any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets) and node.value is not None:
-                # each plugin by name: one added can deselect or skip (the list as it was, reordered, is none)
-                items = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
-                found.update(f"pytest_plugins {ast.unparse(i)}" for i in items)
+            found.update(_plugins(node))
     found.update(f"a {m} mark" for m in _marks(tree) if m in SKIPS)
     return found
 
 
-def conftest_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
-    """A collection or run hook (or a skip) in a conftest.py that it did not have at the seal."""
+def _plugins(node: ast.stmt) -> set[str]:
+    """Each plugin a `pytest_plugins = ...` names, by name: one added can deselect or skip (the list as it was,
+    reordered, is none)."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    value = getattr(node, "value", None)
+    if value is None or not any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets):
+        return set()
+    items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+    return {f"pytest_plugins {ast.unparse(i)}" for i in items}
+
+
+def conftest_findings(sealed: dict[str, str | None], current: dict[str, str | None], read: Any = None,
+                      said: str = "added") -> list[dict[str, str]]:
+    """A collection or run hook (or a skip) in a conftest.py that it did not have at the seal (`read`: what a file's
+    text holds of them, `_hooks`; `said`: how the finding says it)."""
     out = []
     for name, text in sorted(current.items()):
-        added = sorted(_hooks(text) - _hooks(sealed.get(name)))
+        added = sorted((read or _hooks)(text) - (read or _hooks)(sealed.get(name)))
         if added:
-            out.append({"test": name, "rule": "collection-hook", "what": f"{', '.join(added)} added"})
+            out.append({"test": name, "rule": "collection-hook", "what": f"{', '.join(added)} {said}"})
     return out
+
+
+def _module_hooks(text: str | None) -> set[str]:
+    """What pytest reads of a test module besides its tests that can change what runs: `pytest_generate_tests` (the
+    module's, or a test class's: a test given no cases is skipped) and each `pytest_plugins` entry."""
+    try:
+        tree = ast.parse(text or "")
+    except SyntaxError:
+        return set()  # it does not parse: the current run names that
+    found = set()
+    for node in tree.body:
+        for sub in node.body if isinstance(node, ast.ClassDef) else [node]:
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name == "pytest_generate_tests":
+                found.add(sub.name + (f" in {node.name}" if isinstance(node, ast.ClassDef) else ""))
+        found.update(_plugins(node))
+    return found
+
+
+def module_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """A sealed test module gaining a hook pytest reads from it (`_module_hooks`); `sealed`, `current`: {test file:
+    its text at the seal, now (None: gone)}."""
+    return conftest_findings(sealed, current, _module_hooks, "added to the test module")
 
 
 # -- coverage thresholds and CI workflows ----------------------------------------------------------------------
@@ -236,9 +268,9 @@ def _or_else(run: str) -> bool:
 CI_EXCLUDING = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--co", "--collect-only", "--lf", "--last-failed")
 
 
-def _pytest_options(run: str) -> list[str]:
-    """The options given to pytest in a step's commands (`python -m pytest -k 'not x'`: `-k`; `--ignore=x`:
-    `--ignore`), as pytest reads them (`_option`); the words before `pytest` are the launcher's."""
+def _pytest_commands(run: str) -> list[list[str]]:
+    """The words after `pytest` of each pytest command in a step's commands (split as the shell splits them); the
+    words before `pytest` are the launcher's (`python -m`)."""
     import shlex
 
     out = []
@@ -249,8 +281,81 @@ def _pytest_options(run: str) -> list[str]:
             words = command.split()
         at = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] in ("pytest", "py.test")), None)
         if at is not None:
-            out += [_option(w.split("=", 1)[0]) for w in words[at + 1:] if w.startswith("-")]
+            out.append(words[at + 1:])
     return out
+
+
+def _pytest_options(run: str) -> list[str]:
+    """The options given to pytest in a step's commands (`python -m pytest -k 'not x'`: `-k`; `--ignore=x`:
+    `--ignore`), as pytest reads them (`_option`)."""
+    return [_option(w.split("=", 1)[0]) for words in _pytest_commands(run) for w in words if w.startswith("-")]
+
+
+# pytest's options (and common plugins') that never take a value: the word after one is a path. Any other option
+# given without `=` may take the next word as its value (`-n 2`, `--cov src`, a plugin's): that word is not read as
+# a path (a path missed there is no finding; a value read as a path would be a false one).
+FLAGS = {"-q", "-v", "-s", "-x", "-l", "-h", "-vv", "-vvv", "-qq", "--quiet", "--verbose", "--exitfirst", "--lf",
+         "--last-failed", "--ff", "--failed-first", "--nf", "--new-first", "--sw", "--stepwise", "--co", "--collect-only",
+         "--strict-markers", "--strict-config", "--strict", "--showlocals", "--no-header", "--no-summary", "--runxfail",
+         "--pdb", "--trace", "--disable-warnings", "--disable-pytest-warnings", "--full-trace", "--fulltrace",
+         "--cache-clear", "--setup-only", "--setup-show", "--setup-plan", "--doctest-modules", "--pyargs",
+         "--continue-on-collection-errors", "--cov-append", "--cov-branch", "--no-cov", "--no-cov-on-fail", "-f",
+         "--looponfail", "--forked", "--benchmark-skip", "--benchmark-only", "--benchmark-disable", "--lsof", "-ra"}
+SHORT_FLAGS, SHORT_VALUES = "qvsxlf", "kmpcorWn"
+
+
+def _takes_next(word: str) -> bool:
+    """Whether the option `word` (given without `=`) takes the next word as its value."""
+    if word in FLAGS or "=" in word:
+        return False
+    if len(word) > 2 and word[1] != "-":  # a cluster: `-qx` flags only; `-vk` ends with `-k`; `-rxXs`, `-n2` hold theirs
+        for i, ch in enumerate(word[1:], 1):
+            if ch in SHORT_VALUES:
+                return i == len(word) - 1
+            if ch not in SHORT_FLAGS:
+                return False
+        return False
+    return True
+
+
+def _pytest_paths(run: str) -> list[str] | None:
+    """What a step's pytest commands name to run, each path as written (`./tests/` as `tests`; a test id kept); "."
+    for a command that names none (pytest's `testpaths`, or the folder: all of them); None for a step that runs no
+    pytest command (`tox`, `make test`)."""
+    commands = _pytest_commands(run)
+    if not commands:
+        return None
+    out: list[str] = []
+    for words in commands:
+        named, skip = [], False
+        for w in words:
+            if skip:
+                skip = False
+            elif w.startswith("-"):
+                skip = _takes_next(w)
+            elif w:
+                named.append(_normal(w))
+        out += named or ["."]
+    return sorted(set(out))
+
+
+def _normal(path: str) -> str:
+    while path.startswith("./"):
+        path = path[2:]
+    return path.rstrip("/") or "."
+
+
+def _covers(path: str, what: str) -> bool:
+    """Whether running `path` runs `what` (a path or a test id)."""
+    return path == "." or what == path or what.startswith((path + "/", path + "::", path + "["))
+
+
+def _narrowed(before: list[str], now: list[str], tests: list[str] | None) -> list[str]:
+    """What the sealed steps' pytest commands ran that the current ones do not: the sealed test ids (`tests`, when
+    known: `pytest tests` where `pytest` ran is no narrowing when every test is under `tests/`), else the sealed
+    paths themselves."""
+    wanted = [t for t in tests if any(_covers(p, t) for p in before)] if tests else before
+    return [t for t in wanted if not any(_covers(p, t) for p in now)]
 
 
 def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
@@ -275,13 +380,16 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
             if isinstance(run, str) and any(w in run for w in TEST_WORDS):
                 ignored = job_ignores or _truthy(step.get("continue-on-error")) or _or_else(run) or "set +e" in run
                 out[f"{job}/{step.get('name') or i}"] = {"ignored": ignored, "excludes": sorted(
-                    {w for w in _pytest_options(run) if w in CI_EXCLUDING})}
+                    {w for w in _pytest_options(run) if w in CI_EXCLUDING}), "paths": _pytest_paths(run)}
     return out
 
 
-def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
-    """A CI workflow's test step removed, made to ignore failures, or given a pytest option that takes tests out (one
-    no sealed test step of the workflow had: a step renamed keeps its options)."""
+def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None],
+                tests: list[str] | None = None) -> list[dict[str, str]]:
+    """A CI workflow's test step removed, made to ignore failures, given a pytest option that takes tests out (one
+    no sealed test step of the workflow had: a step renamed keeps its options), or its pytest commands narrowed by
+    path (`pytest tests/unit` where `pytest` ran: what the workflow's sealed pytest commands ran, its sealed test
+    ids `tests` when known, that none of its pytest commands runs now)."""
     out = []
     for name in sorted(current):
         before, now = _test_steps(sealed.get(name)), _test_steps(current.get(name))
@@ -298,4 +406,12 @@ def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -
             for word in v["excludes"]:
                 if word not in had:
                     out.append({"test": name, "rule": "config-excluded", "what": f"the test step {key} gained {word}"})
+        ran = sorted({p for v in before.values() for p in v.get("paths") or []})
+        runs = sorted({p for v in now.values() for p in v.get("paths") or []})
+        left = _narrowed(ran, runs, tests) if ran and runs else []  # (a workflow with no pytest command now: a runner
+        if left:                                                     # changed, `tox`, is not read as a narrowing)
+            shown = ", ".join(left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
+            out.append({"test": name, "rule": "config-excluded", "what": "its pytest steps ran "
+                        f"{' '.join(ran) if ran != ['.'] else 'all the tests'} at the seal, now only {' '.join(runs)}: "
+                        f"{shown} no longer run"})
     return out

@@ -526,17 +526,24 @@ def test_a_ci_test_step_made_to_ignore_failures_is_named_and_an_honest_ci_edit_p
     flow = "jobs:\n  test:\n    steps:\n      - name: tests\n        run: python -m pytest -q\n"
     repo = pooled_calc(tmp_path_factory, kit_home, {".github/workflows/ci.yml": flow, ".coveragerc": "[report]\nfail_under = 90\n"})
     (repo / "calc.py").write_text(CALC + MUL)
-    (repo / ".github" / "workflows" / "ci.yml").write_text(flow.replace("-q\n", "-q -n 2\n"))  # honest
+    # honest: options, and a path that still runs every sealed test
+    (repo / ".github" / "workflows" / "ci.yml").write_text(flow.replace("-q\n", "-q -n 2 tests\n"))
     assert run_hook(stop_payload(repo)).returncode == 0
-    (repo / ".github" / "workflows" / "ci.yml").write_text(flow.replace("-q\n", "-q || echo 'tests failed'\n"))
+    (repo / ".github" / "workflows" / "ci.yml").write_text(flow.replace("-q\n", "-q tests/unit || echo 'tests failed'\n"))
     (repo / ".coveragerc").write_text("[report]\nfail_under = 10\n")
     (repo / "conftest.py").write_text("def pytest_configure(config):\n    config.option.deselect = ['tests/test_calc.py']\n")
+    (repo / "tests" / "test_calc.py").write_text(OWN + "\n\ndef pytest_generate_tests(metafunc):\n    pass\n")
     err = blocked(run_hook(stop_payload(repo)))
     assert ".github/workflows/ci.yml: test/tests now ignores its failures [ci-ignores-failures]" in err, err
     assert ".coveragerc: fail_under 90 became 10 [coverage-lowered]" in err, err
     assert "conftest.py: pytest_configure setting the run's options or plugins added [collection-hook]" in err, err
+    # Were no finding: a CI step narrowed by path, a test module (not a conftest.py) gaining `pytest_generate_tests`
+    assert ("ci.yml: its pytest steps ran all the tests at the seal, now only tests/unit: "
+            "tests/test_calc.py::test_add no longer run [config-excluded]") in err, err
+    assert "tests/test_calc.py: pytest_generate_tests added to the test module [collection-hook]" in err, err
     weakened = stop_lines(kit_home)[-1]["gates"]["own"]["weakened"]
-    assert sorted(w["rule"] for w in weakened) == ["ci-ignores-failures", "collection-hook", "coverage-lowered"], weakened
+    assert sorted(w["rule"] for w in weakened) == ["ci-ignores-failures", "collection-hook", "collection-hook",
+                                                   "config-excluded", "coverage-lowered"], weakened
 
 
 def test_seal_add_supersedes_a_test_once_the_work_has_begun(tmp_path_factory, kit_home):

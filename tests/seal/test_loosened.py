@@ -432,6 +432,65 @@ def test_a_ci_test_step_given_other_options_is_no_finding(before, now):
     assert excluded.ci_findings({".github/workflows/ci.yml": before}, {".github/workflows/ci.yml": now}) == []
 
 
+SEALED_IDS = ["tests/unit/test_calc.py::test_add", "tests/unit/test_calc.py::test_sub", "tests/test_io.py::test_read"]
+NARROW = FLOW.replace("python -m pytest -q", "python -m pytest -q tests/unit")
+
+
+@pytest.mark.parametrize("before, now, ids", [
+    (FLOW, NARROW, SEALED_IDS),
+    (FLOW, NARROW, None),  # no sealed ids: the paths themselves
+    (FLOW, FLOW.replace("python -m pytest -q", "pytest -q -n 2 tests/unit/test_calc.py::test_add"), SEALED_IDS),
+    (FLOW.replace("-m pytest -q", "-m pytest -q tests"), FLOW.replace("-m pytest -q", "-m pytest -q ./tests/unit/"), None),
+    (FLOW.replace("-m pytest -q", "-m pytest tests/unit tests/test_io.py"), NARROW, None),
+], ids=["all-to-unit", "all-to-unit-no-ids", "to-one-test", "tests-to-unit", "two-to-one"])
+def test_a_ci_test_step_narrowed_by_path_is_named(before, now, ids):
+    """Was: no finding (only the step's options were read: `pytest tests/unit` where `pytest` ran took tests out)."""
+    found = excluded.ci_findings({".github/workflows/ci.yml": before}, {".github/workflows/ci.yml": now}, ids)
+    assert [f["rule"] for f in found] == ["config-excluded"], found
+    assert "no longer run" in found[0]["what"], found
+
+
+@pytest.mark.parametrize("before, now", [
+    (FLOW, FLOW.replace("python -m pytest -q", "python -m pytest -q tests")),  # every sealed test is under tests/
+    (FLOW, FLOW.replace("python -m pytest -q", "python -m pytest -q -n 2 --cov calc -p no:randomly --tb short -W error")),
+    (FLOW, FLOW.replace("python -m pytest -q", "python -m pytest -rxXs -vk 'add or not add' .")),  # (-k is its own rule)
+    (NARROW, FLOW),  # widened
+    (NARROW, NARROW.replace("tests/unit", "./tests/unit/")),
+    (FLOW, FLOW + "      - name: unit\n        run: pytest tests/unit\n"),  # a narrower step beside the whole one
+    (FLOW, FLOW.replace("python -m pytest -q", "tox -e py312")),  # the runner changed: not a pytest command
+    (FLOW.replace("-m pytest -q", "-m pytest ${{ matrix.path }}"), FLOW.replace("-m pytest -q", "-m pytest -v ${{ matrix.path }}")),
+], ids=["all-to-tests", "value-options", "clusters", "widened", "spelled-otherwise", "step-added", "tox", "matrix"])
+def test_a_ci_test_step_that_still_runs_every_sealed_test_is_no_finding(before, now):
+    found = excluded.ci_findings({".github/workflows/ci.yml": before}, {".github/workflows/ci.yml": now}, SEALED_IDS)
+    assert [f for f in found if f["what"] != "the test step test/tests gained -k"] == [], found
+
+
+MODULE = "def test_add():\n    assert 2 + 3 == 5\n"
+
+
+@pytest.mark.parametrize("now", [
+    MODULE + "\n\ndef pytest_generate_tests(metafunc):\n    metafunc.parametrize('x', [])\n",
+    "class TestAdd:\n    def pytest_generate_tests(self, metafunc):\n        pass\n\n" + MODULE,
+    MODULE + "\npytest_plugins = ['skipper']\n",
+], ids=["module", "class", "plugins"])
+def test_a_test_module_gaining_a_hook_pytest_reads_from_it_is_named(now):
+    """Was: no finding (only a conftest.py's hooks were read; pytest reads a test module's `pytest_generate_tests`, a
+    test class's, and its `pytest_plugins` too)."""
+    found = excluded.module_findings({"tests/test_calc.py": MODULE}, {"tests/test_calc.py": now})
+    assert [f["rule"] for f in found] == ["collection-hook"], found
+
+
+@pytest.mark.parametrize("before, now", [
+    (MODULE + "\n\ndef pytest_generate_tests(metafunc):\n    pass\n",
+     MODULE + "\n\ndef pytest_generate_tests(metafunc):\n    metafunc.parametrize('x', [1, 2])\n"),  # had it at the seal
+    (MODULE, MODULE + "\n\ndef generate_tests(metafunc):\n    pass\n"),  # another name
+    (MODULE, MODULE + "\n\n@pytest.fixture\ndef calc():\n    return 1\n"),  # a fixture
+    (MODULE, MODULE + "\n\ndef helper():\n    pytest_generate_tests = 1\n    return pytest_generate_tests\n"),  # a local
+], ids=["kept", "other-name", "fixture", "local"])
+def test_a_test_module_edit_without_such_a_hook_is_no_finding(before, now):
+    assert excluded.module_findings({"tests/test_calc.py": before}, {"tests/test_calc.py": now}) == []
+
+
 @pytest.mark.parametrize("before, now", [
     (CONFTEST, CONFTEST + "\npytest_plugins = ['skipper']\n"),
     (CONFTEST + "\npytest_plugins = ['pytester']\n", CONFTEST + "\npytest_plugins = ['pytester', 'skipper']\n"),
