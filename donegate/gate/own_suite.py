@@ -331,7 +331,8 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
 
     passing = set(pack["baseline"]["passing"])
     lines = pack.get("where") or {}
-    changed_tests = _changed_test_ids(pack, current, conftests)
+    shapes = _sealed_shapes(pack, current)
+    changed_tests = _changed_test_ids(shapes, current, conftests)
     failing = []
     gate: dict[str, Any] = {"tests": len(pack["tests"]), "sealed_passing": len(passing), "duration": round(duration, 4),
                             "ran_now": changed, "ran_sealed": "all" if selected is None else sorted(selected)}
@@ -374,7 +375,7 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
         gate["added"] = sum(1 for t in now.results if t not in pack["tests"])  # the agent's new tests (the report)
         if now.problem and "timeout" in now.problem:
             problem = problem or f"the tests you added or changed did not finish: {now.problem}"
-    weakened = loosened.findings(pack.get("shape") or {}, current, passing, elsewhere, conftests)
+    weakened = loosened.findings(shapes, current, passing, elsewhere, conftests)
     sealed_files = pack.get("files") or {}
     weakened += _module_weakened(sealed_files, current)
     for f in failing:  # an expected value changed to what the code returns now: by the failure, parsed
@@ -396,15 +397,35 @@ def _short(message: str, run: Any) -> str:
     return message.strip()[:1000]
 
 
-def _changed_test_ids(pack: dict[str, Any], current: dict[str, str | None],
+def _sealed_shapes(pack: dict[str, Any], names: Any) -> dict[str, dict[str, Any]]:
+    """{test file: {test: shape}} of the sealed test files `names`, read from their sealed text (and the sealed
+    conftest.py files) by this kit, as the current files are: a store sealed by an earlier kit keeps the shapes of its
+    own reading (before stop 53 without the helpers a test calls), which compared with this reading named what the
+    agent did not do (a helper's old skip, a test moved as it was, a contract changed). The stored shape where the
+    text is not kept (a file that is not UTF-8) or does not parse."""
+    from donegate.seal import calls, loosened
+
+    files, stored = pack.get("files") or {}, pack.get("shape") or {}
+    conftests = {n: b.get("text") for n, b in files.items() if n.rsplit("/", 1)[-1] == "conftest.py"}
+    out = {}
+    for name in names:
+        text = (files.get(name) or {}).get("text")
+        if name in stored:
+            found = loosened.tests_of(text, calls.chain(name, conftests)) if text is not None else None
+            out[name] = found if found is not None else stored[name]
+    return out
+
+
+def _changed_test_ids(shapes: dict[str, dict[str, Any]], current: dict[str, str | None],
                       conftests: dict[str, str | None] | None = None) -> set[str]:
-    """The sealed tests whose source (or a helper's they call) the agent changed (or deleted)."""
+    """The sealed tests whose source (or a helper's they call) the agent changed (or deleted); `shapes`: the sealed
+    files' (`_sealed_shapes`)."""
     from donegate.seal import calls, loosened
 
     out = set()
     for name, text in current.items():
         now = (loosened.tests_of(text, calls.chain(name, conftests or {})) if text is not None else {}) or {}
-        for test, shape in (pack.get("shape") or {}).get(name, {}).items():
+        for test, shape in shapes.get(name, {}).items():
             if (now.get(test) or {}).get("src") != shape["src"]:
                 out.add(f"{name}::{test}")
     return out
@@ -445,7 +466,7 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     prefix = "" if prefix == "." else prefix
     current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, None, prefix)}
     elsewhere = _added(repo, pack, _changed_tests(repo, st, None, prefix), prefix)
-    found = loosened.findings(pack.get("shape") or {}, current, set(pack.get("baseline", {}).get("passing", [])),
+    found = loosened.findings(_sealed_shapes(pack, current), current, set(pack.get("baseline", {}).get("passing", [])),
                               elsewhere, _conftests(repo, current, prefix))
     found += _module_weakened(pack.get("files") or {}, current)
     return problems({"weakened": found + _support_weakened(repo, st, pack, None, prefix)})

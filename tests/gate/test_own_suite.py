@@ -19,6 +19,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+import pytest
+
 from donegate.seal import store
 from tests.support.repos import KIT, make_repo, run_hook, sealed_copy, stop_lines, stop_payload
 
@@ -559,3 +561,55 @@ def test_seal_add_supersedes_a_test_once_the_work_has_begun(tmp_path_factory, ki
     assert res.returncode == 0, res.stderr  # the agent's changed test still runs, as it is now, and passes
     res = donegate("seal", str(repo), "--add", "--supersedes", "tests/test_calc.py::test_nope")
     assert res.returncode == 1 and "no such test" in res.stderr
+
+
+# -- a store sealed by an earlier kit: its shapes read again from its sealed text -------------------------------
+
+# A test whose check (and skip) is in a helper of its file: before stop 53 the seal kept its shape without them.
+HELPED_OWN = ("import pytest\nfrom calc import add\n\n\ndef check(got):\n    if got is None:\n        pytest.skip('none')\n"
+              "    assert got == 5\n\n\ndef test_add():\n    check(add(2, 3))\n")
+
+
+def _old_shapes(text: str) -> dict:
+    """The shapes a seal before stop 53 kept: each test function's own syntax, no helper followed."""
+    import ast
+
+    from donegate.seal import loosened
+
+    return {n.name: loosened.shape_of(n) for n in ast.parse(text).body
+            if isinstance(n, ast.FunctionDef) and n.name.startswith("test")}
+
+
+def _judged(current: dict, passed: bool = True, elsewhere: dict | None = None) -> dict:
+    from donegate.gate import own_suite
+    from donegate.hidden.runner import TestRun
+
+    tid = "tests/test_calc.py::test_add"
+    pack = {"tests": [tid], "baseline": {"passing": [tid], "failing": [], "skipped": [], "flaky": []},
+            "files": {"tests/test_calc.py": {"text": HELPED_OWN}}, "shape": {"tests/test_calc.py": _old_shapes(HELPED_OWN)},
+            "where": {"tests/test_calc.py::test_add": 11}}
+    outcome = {"outcome": "passed"} if passed else {"outcome": "failed", "message": "assert -1 == 5"}
+    return own_suite.judge(pack, TestRun(True, results={tid: outcome}), None, [], current, 0.1, None, elsewhere or {}, {})
+
+
+@pytest.mark.parametrize("current, elsewhere", [
+    ({"tests/test_calc.py": HELPED_OWN + "\n\ndef test_more():\n    assert add(1, 1) == 2\n"}, {}),  # a test added
+    ({"tests/test_calc.py": "def test_other():\n    assert 1\n"}, {"tests/test_moved.py": HELPED_OWN}),  # moved as it was
+], ids=["test-added", "moved"])
+def test_a_store_sealed_before_helpers_were_read_names_no_false_weakening(current, elsewhere):
+    """Was (a store sealed before stop 53, its shapes without the helpers a test calls): the helper's old skip named
+    `skipped` when a test was added beside it, the test moved unchanged named `deleted`. The sealed shapes are read
+    again from the sealed text by this kit, as the current files are."""
+    assert _judged(current, elsewhere=elsewhere)["weakened"] == []
+
+
+def test_a_store_sealed_before_helpers_were_read_names_a_regression_not_a_contract_change():
+    """Was: the test's file changed elsewhere (a test added), the sealed test failing was "the old contract changed"
+    (its source read now with the helper differed from the old shape's). Look-alike beside it: the helper loosened is
+    still named, and the test then a changed contract."""
+    added = HELPED_OWN + "\n\ndef test_more():\n    assert add(1, 1) == 2\n"
+    gate = _judged({"tests/test_calc.py": added}, passed=False)
+    assert [f["contract"] for f in gate["failing"]] == [False], gate
+    loosened = _judged({"tests/test_calc.py": added.replace("assert got == 5", "assert got")}, passed=False)
+    assert [w["rule"] for w in loosened["weakened"]] == ["assert-loosened"], loosened
+    assert [f["contract"] for f in loosened["failing"]] == [True], loosened
