@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import os
 import re
 from pathlib import Path
 
@@ -268,9 +269,10 @@ def _or_else(run: str) -> bool:
 CI_EXCLUDING = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--co", "--collect-only", "--lf", "--last-failed")
 
 
-def _pytest_commands(run: str) -> list[list[str]]:
-    """The words after `pytest` of each pytest command in a step's commands (split as the shell splits them); the
-    words before `pytest` are the launcher's (`python -m`)."""
+def _pytest_commands(run: str, folder: str = ".") -> list[tuple[str, list[str]]]:
+    """(the folder it runs in, the words after `pytest`) of each pytest command in a step's commands (split as the
+    shell splits them; `folder`: the step's `working-directory`, moved by a `cd` before it); the words before
+    `pytest` are the launcher's (`python -m`)."""
     import shlex
 
     out = []
@@ -279,16 +281,27 @@ def _pytest_commands(run: str) -> list[list[str]]:
             words = [w.strip() for w in shlex.split(command)]
         except ValueError:
             words = command.split()
+        if words[:1] == ["cd"]:
+            folder = _joined(folder, words[1] if len(words) > 1 else "~")
         at = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] in ("pytest", "py.test")), None)
         if at is not None:
-            out.append(words[at + 1:])
+            out.append((folder, words[at + 1:]))
     return out
+
+
+def _joined(folder: str, path: str) -> str:
+    """`path` run from `folder`, relative to the repository; "?" where that is not known (a variable, a path above
+    the repository or outside it), which is read as every test (a path not known is no finding)."""
+    if folder == "?" or any(c in path for c in "$`~") or path.startswith("/"):
+        return "?"
+    out = os.path.normpath(os.path.join(folder, path))
+    return "?" if out == ".." or out.startswith("../") else out
 
 
 def _pytest_options(run: str) -> list[str]:
     """The options given to pytest in a step's commands (`python -m pytest -k 'not x'`: `-k`; `--ignore=x`:
     `--ignore`), as pytest reads them (`_option`)."""
-    return [_option(w.split("=", 1)[0]) for words in _pytest_commands(run) for w in words if w.startswith("-")]
+    return [_option(w.split("=", 1)[0]) for _, words in _pytest_commands(run) for w in words if w.startswith("-")]
 
 
 # pytest's options (and common plugins') that never take a value: the word after one is a path. Any other option
@@ -318,15 +331,15 @@ def _takes_next(word: str) -> bool:
     return True
 
 
-def _pytest_paths(run: str) -> list[str] | None:
-    """What a step's pytest commands name to run, each path as written (`./tests/` as `tests`; a test id kept); "."
-    for a command that names none (pytest's `testpaths`, or the folder: all of them); None for a step that runs no
-    pytest command (`tox`, `make test`)."""
-    commands = _pytest_commands(run)
+def _pytest_paths(run: str, folder: str = ".") -> list[str] | None:
+    """What a step's pytest commands name to run, relative to the repository (`./tests/` as `tests`; a test id kept);
+    the folder it runs in for a command that names none (pytest's `testpaths`, or that folder: all of them), "?" for
+    one not known (`_joined`); None for a step that runs no pytest command (`tox`, `make test`)."""
+    commands = _pytest_commands(run, _joined(".", folder))
     if not commands:
         return None
     out: list[str] = []
-    for words in commands:
+    for at, words in commands:
         named, skip = [], False
         for w in words:
             if skip:
@@ -334,20 +347,22 @@ def _pytest_paths(run: str) -> list[str] | None:
             elif w.startswith("-"):
                 skip = _takes_next(w)
             elif w:
-                named.append(_normal(w))
-        out += named or ["."]
+                named.append(_joined(at, w))
+        out += named or [at]
     return sorted(set(out))
 
 
-def _normal(path: str) -> str:
-    while path.startswith("./"):
-        path = path[2:]
-    return path.rstrip("/") or "."
-
-
 def _covers(path: str, what: str) -> bool:
-    """Whether running `path` runs `what` (a path or a test id)."""
-    return path == "." or what == path or what.startswith((path + "/", path + "::", path + "["))
+    """Whether running `path` runs `what` (a path or a test id); a path with a shell pattern (`tests/test_*.py`) as
+    the shell expands it; "?" (not known) runs everything."""
+    if path in (".", "?") or what == path or what.startswith((path + "/", path + "::", path + "[")):
+        return True
+    if any(c in path for c in "*?["):
+        import fnmatch
+
+        file = what.split("::", 1)[0]
+        return any(fnmatch.fnmatchcase(file if not n else file.rsplit("/", n)[0], path) for n in range(file.count("/") + 1))
+    return False
 
 
 def _narrowed(before: list[str], now: list[str], tests: list[str] | None) -> list[str]:
@@ -379,8 +394,10 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
             run = step.get("run") if isinstance(step, dict) else None
             if isinstance(run, str) and any(w in run for w in TEST_WORDS):
                 ignored = job_ignores or _truthy(step.get("continue-on-error")) or _or_else(run) or "set +e" in run
+                folder = step.get("working-directory") or ((body.get("defaults") or {}).get("run") or {}).get(
+                    "working-directory") or "."
                 out[f"{job}/{step.get('name') or i}"] = {"ignored": ignored, "excludes": sorted(
-                    {w for w in _pytest_options(run) if w in CI_EXCLUDING}), "paths": _pytest_paths(run)}
+                    {w for w in _pytest_options(run) if w in CI_EXCLUDING}), "paths": _pytest_paths(run, str(folder))}
     return out
 
 
@@ -408,8 +425,10 @@ def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None],
                     out.append({"test": name, "rule": "config-excluded", "what": f"the test step {key} gained {word}"})
         ran = sorted({p for v in before.values() for p in v.get("paths") or []})
         runs = sorted({p for v in now.values() for p in v.get("paths") or []})
-        left = _narrowed(ran, runs, tests) if ran and runs else []  # (a workflow with no pytest command now: a runner
-        if left:                                                     # changed, `tox`, is not read as a narrowing)
+        # (a workflow with no pytest command now, `tox`: a runner changed, not a narrowing; one whose sealed command's
+        # paths are not known, `pytest $ARGS`: what it ran is not known either)
+        left = _narrowed(ran, runs, tests) if ran and runs and "?" not in ran else []
+        if left:
             shown = ", ".join(left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
             out.append({"test": name, "rule": "config-excluded", "what": "its pytest steps ran "
                         f"{' '.join(ran) if ran != ['.'] else 'all the tests'} at the seal, now only {' '.join(runs)}: "

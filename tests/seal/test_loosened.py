@@ -442,7 +442,10 @@ NARROW = FLOW.replace("python -m pytest -q", "python -m pytest -q tests/unit")
     (FLOW, FLOW.replace("python -m pytest -q", "pytest -q -n 2 tests/unit/test_calc.py::test_add"), SEALED_IDS),
     (FLOW.replace("-m pytest -q", "-m pytest -q tests"), FLOW.replace("-m pytest -q", "-m pytest -q ./tests/unit/"), None),
     (FLOW.replace("-m pytest -q", "-m pytest tests/unit tests/test_io.py"), NARROW, None),
-], ids=["all-to-unit", "all-to-unit-no-ids", "to-one-test", "tests-to-unit", "two-to-one"])
+    (FLOW, FLOW.replace("python -m pytest -q", "cd tests && python -m pytest -q unit"), SEALED_IDS),
+    (FLOW, FLOW.replace("      - name: tests\n", "      - name: tests\n        working-directory: tests\n").replace(
+        "pytest -q", "pytest -q unit"), SEALED_IDS),
+], ids=["all-to-unit", "all-to-unit-no-ids", "to-one-test", "tests-to-unit", "two-to-one", "cd", "working-directory"])
 def test_a_ci_test_step_narrowed_by_path_is_named(before, now, ids):
     """Was: no finding (only the step's options were read: `pytest tests/unit` where `pytest` ran took tests out)."""
     found = excluded.ci_findings({".github/workflows/ci.yml": before}, {".github/workflows/ci.yml": now}, ids)
@@ -459,7 +462,13 @@ def test_a_ci_test_step_narrowed_by_path_is_named(before, now, ids):
     (FLOW, FLOW + "      - name: unit\n        run: pytest tests/unit\n"),  # a narrower step beside the whole one
     (FLOW, FLOW.replace("python -m pytest -q", "tox -e py312")),  # the runner changed: not a pytest command
     (FLOW.replace("-m pytest -q", "-m pytest ${{ matrix.path }}"), FLOW.replace("-m pytest -q", "-m pytest -v ${{ matrix.path }}")),
-], ids=["all-to-tests", "value-options", "clusters", "widened", "spelled-otherwise", "step-added", "tox", "matrix"])
+    (FLOW, FLOW.replace("python -m pytest -q", "python -m pytest -q $PYTEST_ARGS")),  # not known: no finding
+    (FLOW.replace("python -m pytest -q", "pytest $ARGS"), NARROW),
+    (FLOW, FLOW.replace("python -m pytest -q", "python -m pytest tests/test_*.py tests/unit")),  # as the shell expands it
+    (FLOW, FLOW.replace("python -m pytest -q", "cd src && python -m pytest ../tests")),
+    (FLOW, FLOW.replace("      - name: tests\n", "      - name: tests\n        working-directory: tests\n")),
+], ids=["all-to-tests", "value-options", "clusters", "widened", "spelled-otherwise", "step-added", "tox", "matrix",
+        "variable", "variable-at-the-seal", "glob", "cd", "working-directory"])
 def test_a_ci_test_step_that_still_runs_every_sealed_test_is_no_finding(before, now):
     found = excluded.ci_findings({".github/workflows/ci.yml": before}, {".github/workflows/ci.yml": now}, SEALED_IDS)
     assert [f for f in found if f["what"] != "the test step test/tests gained -k"] == [], found
