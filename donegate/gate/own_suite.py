@@ -27,6 +27,8 @@ from donegate.gate.stop import stage, time_left
 
 TEST_NAMES = ("test_*.py", "*_test.py")
 SKIP_PARTS = {".venv", "venv", "node_modules", ".tox", ".nox", "site-packages"}
+# `seal.excluded.COVERAGE_FILES`, here so that a stop changing none of them does not import the rules
+COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
 
 
 class _Run(threading.Thread):
@@ -473,16 +475,16 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
 
 
 def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None]) -> list[dict[str, str]]:
-    """What the changed sealed test modules gained besides their tests (`excluded.module_findings`)."""
-    from donegate.seal import excluded
+    """What the changed sealed test modules gained besides their tests (`loosened.module_findings`)."""
+    from donegate.seal import loosened
 
-    return excluded.module_findings({n: (sealed_files.get(n) or {}).get("text") for n in current}, current)
+    return loosened.module_findings({n: (sealed_files.get(n) or {}).get("text") for n in current}, current)
 
 
 def _support_weakened(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None,
                       prefix: str) -> list[dict[str, str]]:
     """What the configuration files and the conftest.py files changed since the seal take out of a run."""
-    from donegate.seal import excluded, own
+    from donegate.seal import own
 
     sealed_files = pack.get("files") or {}
     configs, conftests, coverage, ci = {}, {}, {}, {}
@@ -495,10 +497,14 @@ def _support_weakened(repo: Path, st: store.Store, pack: dict[str, Any], look: s
             configs[rel] = _text(repo / name)
         elif parts[-1] == "conftest.py" and not SKIP_PARTS & set(parts):
             conftests[rel] = _text(repo / name)
-        if rel in excluded.COVERAGE_FILES:
+        if rel in COVERAGE_FILES:
             coverage[rel] = _text(repo / name)
         elif rel.startswith(".github/workflows/") and rel.endswith((".yml", ".yaml")):
             ci[rel] = _text(repo / name)
+
+    if not (configs or conftests or coverage or ci):
+        return []  # (before importing the rules: most stops change none of these files)
+    from donegate.seal import excluded
 
     def sealed(name: str) -> str | None:
         return (sealed_files.get(name) or {}).get("text")

@@ -296,3 +296,47 @@ def _tolerance(kind: str) -> tuple[float, float] | None:
 def _wider(new: str, old: str) -> bool:
     a, b = _tolerance(old), _tolerance(new)
     return a is None or b is None or b[0] > a[0] or b[1] > a[1]
+
+
+def _plugins(node: ast.stmt) -> set[str]:
+    """Each plugin a `pytest_plugins = ...` names, by name: one added can deselect or skip (the list as it was,
+    reordered, is none)."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    value = getattr(node, "value", None)
+    if value is None or not any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets):
+        return set()
+    items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+    return {f"pytest_plugins {ast.unparse(i)}" for i in items}
+
+
+def gained(sealed: dict[str, str | None], current: dict[str, str | None], read: Any, said: str) -> list[dict[str, str]]:
+    """A `collection-hook` finding for each file whose text now holds what `read` finds that its sealed text did not
+    (a test module's hooks here, a conftest.py's in `seal.excluded`)."""
+    out = []
+    for name, text in sorted(current.items()):
+        added = sorted(read(text) - read(sealed.get(name)))
+        if added:
+            out.append({"test": name, "rule": "collection-hook", "what": f"{', '.join(added)} {said}"})
+    return out
+
+
+def _module_hooks(text: str | None) -> set[str]:
+    """What pytest reads of a test module besides its tests that can change what runs: `pytest_generate_tests` (the
+    module's, or a test class's: a test given no cases is skipped) and each `pytest_plugins` entry."""
+    try:
+        tree = ast.parse(text or "")
+    except SyntaxError:
+        return set()  # it does not parse: the current run names that
+    found = set()
+    for node in tree.body:
+        for sub in node.body if isinstance(node, ast.ClassDef) else [node]:
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name == "pytest_generate_tests":
+                found.add(sub.name + (f" in {node.name}" if isinstance(node, ast.ClassDef) else ""))
+        found.update(_plugins(node))
+    return found
+
+
+def module_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """A sealed test module gaining a hook pytest reads from it (`_module_hooks`); `sealed`, `current`: {test file:
+    its text at the seal, now (None: gone)}."""
+    return gained(sealed, current, _module_hooks, "added to the test module")

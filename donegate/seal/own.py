@@ -19,7 +19,6 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
     from typing import Any
 
 from donegate.errors import DonegateError
-from donegate.seal.excluded import pytest_section
 from donegate.seal.store import OWN_SUITE
 
 NAME = OWN_SUITE  # `seal.store` names it: a stop asks whether the store has it without importing this module
@@ -51,6 +50,8 @@ def configured(value: Any) -> list[str] | str:
 
 def configuration(project: Path) -> tuple[str | None, list[str]]:
     """(the configuration file pytest reads in `project`, relative; its `testpaths`)."""
+    from donegate.seal.excluded import pytest_section  # (the seal's and doctor's: a stop reads no configuration)
+
     for name in CONFIGS:
         found = pytest_section(project / name) if (project / name).is_file() else None
         if found is not None:

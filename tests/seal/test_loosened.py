@@ -436,6 +436,12 @@ SEALED_IDS = ["tests/unit/test_calc.py::test_add", "tests/unit/test_calc.py::tes
 NARROW = FLOW.replace("python -m pytest -q", "python -m pytest -q tests/unit")
 
 
+def test_the_stop_reads_the_coverage_files_the_rules_read():
+    from donegate.gate import own_suite
+
+    assert own_suite.COVERAGE_FILES == excluded.COVERAGE_FILES
+
+
 @pytest.mark.parametrize("before, now, ids", [
     (FLOW, NARROW, SEALED_IDS),
     (FLOW, NARROW, None),  # no sealed ids: the paths themselves
@@ -485,7 +491,7 @@ MODULE = "def test_add():\n    assert 2 + 3 == 5\n"
 def test_a_test_module_gaining_a_hook_pytest_reads_from_it_is_named(now):
     """Was: no finding (only a conftest.py's hooks were read; pytest reads a test module's `pytest_generate_tests`, a
     test class's, and its `pytest_plugins` too)."""
-    found = excluded.module_findings({"tests/test_calc.py": MODULE}, {"tests/test_calc.py": now})
+    found = loosened.module_findings({"tests/test_calc.py": MODULE}, {"tests/test_calc.py": now})
     assert [f["rule"] for f in found] == ["collection-hook"], found
 
 
@@ -497,7 +503,7 @@ def test_a_test_module_gaining_a_hook_pytest_reads_from_it_is_named(now):
     (MODULE, MODULE + "\n\ndef helper():\n    pytest_generate_tests = 1\n    return pytest_generate_tests\n"),  # a local
 ], ids=["kept", "other-name", "fixture", "local"])
 def test_a_test_module_edit_without_such_a_hook_is_no_finding(before, now):
-    assert excluded.module_findings({"tests/test_calc.py": before}, {"tests/test_calc.py": now}) == []
+    assert loosened.module_findings({"tests/test_calc.py": before}, {"tests/test_calc.py": now}) == []
 
 
 @pytest.mark.parametrize("before, now", [
