@@ -400,14 +400,17 @@ def _short(message: str, run: Any) -> str:
 
 
 def _sealed_shapes(pack: dict[str, Any], names: Any) -> dict[str, dict[str, Any]]:
-    """{test file: {test: shape}} of the sealed test files `names`, read from their sealed text (and the sealed
-    conftest.py files) by this kit, as the current files are: a store sealed by an earlier kit keeps the shapes of its
-    own reading (before stop 53 without the helpers a test calls), which compared with this reading named what the
-    agent did not do (a helper's old skip, a test moved as it was, a contract changed). The stored shape where the
-    text is not kept (a file that is not UTF-8) or does not parse."""
+    """{test file: {test: shape}} of the sealed test files `names`: as the store keeps them when sealed by this kit's
+    rules (`loosened.RULES`), else read again from their sealed text (and the sealed conftest.py files) as the current
+    files are: a store sealed by an earlier kit keeps the shapes of its own reading (before stop 53 without the
+    helpers a test calls), which compared with this reading named what the agent did not do (a helper's old skip, a
+    test moved as it was, a contract changed). The stored shape where the text is not kept (a file that is not UTF-8)
+    or does not parse."""
     from donegate.seal import calls, loosened
 
     files, stored = pack.get("files") or {}, pack.get("shape") or {}
+    if pack.get("shape_rules") == loosened.RULES:  # sealed by these rules: as kept
+        return {name: stored[name] for name in names if name in stored}
     conftests = {n: b.get("text") for n, b in files.items() if n.rsplit("/", 1)[-1] == "conftest.py"}
     out = {}
     for name in names:

@@ -19,6 +19,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+# What a shape holds, by version: a seal keeps it beside the shapes (`shape_rules`); a stop reads the shapes of a store
+# of other rules again from its sealed text (`gate.own_suite._sealed_shapes`). 2: the helpers a test calls read with it
+# (`seal.calls`, stop 53). Raise it when `shape_of` reads a test otherwise.
+RULES = 2
+
 # pytest's and unittest's ways to skip a test or expect it to fail (`pytest.mark.skip`, `pytest.importorskip(...)`,
 # `unittest.skipIf`, `self.skipTest(...)`, `raise unittest.SkipTest`).
 SKIPS = {"skip", "skipif", "xfail", "importorskip", "skipIf", "skipUnless", "expectedFailure", "skipTest", "SkipTest"}

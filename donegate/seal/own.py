@@ -373,7 +373,7 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
         pack.update(service=service[:20], service_count=len(service))
     from donegate.seal import loosened
 
-    pack["shape"] = loosened.shapes(files)
+    pack["shape"], pack["shape_rules"] = loosened.shapes(files), loosened.RULES
     extra: dict[str, Any] = {}
     reached = reach.read(run.output, [str(project.resolve()), str(project)], extra)
     if reached is not None:

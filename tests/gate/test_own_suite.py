@@ -83,6 +83,9 @@ def test_the_seal_keeps_the_projects_own_suite_and_its_baseline(tmp_path, kit_ho
     own = json.loads((st.path / "own-suite.json").read_text())
     assert own["tests"] == ["tests/test_calc.py::test_add"]
     assert own["baseline"]["passing"] == ["tests/test_calc.py::test_add"]
+    from donegate.seal import loosened
+
+    assert own["shape_rules"] == loosened.RULES  # (a stop takes its shapes as kept: `own_suite._sealed_shapes`)
     assert own["files"]["tests/test_calc.py"]["text"] == OWN
     for command in (["status"], ["doctor", "-v"]):
         shown = donegate(*command, str(repo)).stdout
@@ -580,14 +583,14 @@ def _old_shapes(text: str) -> dict:
             if isinstance(n, ast.FunctionDef) and n.name.startswith("test")}
 
 
-def _judged(current: dict, passed: bool = True, elsewhere: dict | None = None) -> dict:
+def _judged(current: dict, passed: bool = True, elsewhere: dict | None = None, rules: int | None = None) -> dict:
     from donegate.gate import own_suite
     from donegate.hidden.runner import TestRun
 
     tid = "tests/test_calc.py::test_add"
     pack = {"tests": [tid], "baseline": {"passing": [tid], "failing": [], "skipped": [], "flaky": []},
             "files": {"tests/test_calc.py": {"text": HELPED_OWN}}, "shape": {"tests/test_calc.py": _old_shapes(HELPED_OWN)},
-            "where": {"tests/test_calc.py::test_add": 11}}
+            "where": {"tests/test_calc.py::test_add": 11}, **({"shape_rules": rules} if rules is not None else {})}
     outcome = {"outcome": "passed"} if passed else {"outcome": "failed", "message": "assert -1 == 5"}
     return own_suite.judge(pack, TestRun(True, results={tid: outcome}), None, [], current, 0.1, None, elsewhere or {}, {})
 
@@ -601,6 +604,11 @@ def test_a_store_sealed_before_helpers_were_read_names_no_false_weakening(curren
     `skipped` when a test was added beside it, the test moved unchanged named `deleted`. The sealed shapes are read
     again from the sealed text by this kit, as the current files are."""
     assert _judged(current, elsewhere=elsewhere)["weakened"] == []
+    # (the store's version says which rules made its shapes: shapes it says are this kit's are taken as kept)
+    from donegate.seal import loosened
+
+    assert _judged(current, elsewhere=elsewhere, rules=loosened.RULES - 1)["weakened"] == []
+    assert _judged(current, elsewhere=elsewhere, rules=loosened.RULES)["weakened"] != []
 
 
 def test_a_store_sealed_before_helpers_were_read_names_a_regression_not_a_contract_change():
