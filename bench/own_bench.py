@@ -28,6 +28,15 @@ HIDDEN = "import mod_000\n\n\ndef test_hidden():\n    assert mod_000.value_0(1) 
 
 
 def _project(tmp: Path) -> tuple[Path, Path, Path, dict, float]:
+    repo, hidden, home, env = made(tmp)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(hidden / "test_hidden.py")],
+                   check=True, timeout=900, env=env, cwd=KIT, capture_output=True)
+    return repo, hidden, home, env, time.perf_counter() - t0
+
+
+def made(tmp: Path) -> tuple[Path, Path, Path, dict]:
+    """The project (a git repository), its hidden test and a state root, not sealed: (repo, hidden, home, env)."""
     repo, hidden, home = tmp / "repo", tmp / "hidden", tmp / "home"
     for p in (repo / "tests", hidden, home):
         p.mkdir(parents=True)
@@ -44,10 +53,7 @@ def _project(tmp: Path) -> tuple[Path, Path, Path, dict, float]:
         (home / "donegate.yaml").write_text("confine: off\n")
     env = {**os.environ, "DONEGATE_HOME": str(home)}
     env.pop("DONEGATE_NESTED", None)
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(hidden / "test_hidden.py")],
-                   check=True, timeout=900, env=env, cwd=KIT, capture_output=True)
-    return repo, hidden, home, env, time.perf_counter() - t0
+    return repo, hidden, home, env
 
 
 def _touch(repo: Path, names: list[str], n: int) -> None:
