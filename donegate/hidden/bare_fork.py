@@ -166,9 +166,9 @@ def renamed(code, name):
 def enter_program(mod, cwd, made):
     """The program a test file is, entered in the zygote before its first test is forked (`bare.zygote`): `mod` (the
     file's module, named `__main__`) is `__main__`, `sys.argv` as `python test_x.py` typed in the project's folder has
-    it, and its file is there: made, empty, when the run's copy of the tree has none (a child multiprocessing's spawn
-    starts runs it again, and must run nothing of the tests'), the one the last program made removed (`made`), so the
-    folder holds one program at a time. The supervisor removes the last one, and the copy's put-back any left."""
+    it, and its file is there: confined, bound with its text by the walls (`second._programs`: a child multiprocessing's
+    spawn starts runs it again); else made, empty, when the run's copy of the tree has none, the one the last program
+    made removed (`made`). The supervisor removes the last one, and the copy's put-back any left."""
     path = mod.__file__
     sys.modules["__main__"] = mod
     typed = os.path.basename(path) if os.path.dirname(path) == cwd else path

@@ -180,12 +180,13 @@ class Mirror:
                                                   "dst": [self.record[n][1] for n in names]}, separators=(",", ":")),
                      durable=False)
 
-    def sync(self, tree: statcache.Tree, trusted: bool = False) -> None:
+    def sync(self, tree: statcache.Tree, trusted: bool = False, keep: Iterable[str] = ()) -> None:
         """Make the mirror hold exactly what `tree` (a look at the repository) saw, but what is skipped.
         `trusted`: the last sync put back everything the last run did and nothing ran in the mirror
         since (its `.clean` mark), so only the repository's changes are applied, without a walk of
         the mirror. (The mirror lives under the state root, whose integrity the verdict cache and the
-        stat cache rely on already.)"""
+        stat cache rely on already.) `keep`: names the walk leaves, the run's own mount points (`second._programs`:
+        unlinked here, a mount in the run's namespace would be detached); the put-back after it removes them."""
         if not self.loaded:  # a mirror synced without reading its record: the record is what this object holds
             self._hold(self.record)
         want, dirs = _wanted(tree, self.top)
@@ -213,7 +214,7 @@ class Mirror:
                     stale_dirs.append(name)
                 continue
             rec = self.record.get(name)
-            if rec is not None and name in want and rec == (want[name], _key(st)):
+            if name in keep and name not in want or rec is not None and name in want and rec == (want[name], _key(st)):
                 seen.add(name)
                 continue
             os.unlink(self.path / name)
@@ -412,7 +413,7 @@ def working_copy(repo: Path, tmp: Path, shared: list[str], *, root: Path | None 
                     told["stepped"] = True
                 else:
                     # No record (lost, or an older kit's): only a walk of the mirror says what is in it.
-                    mirror.sync(look, trusted=mirror.load() and trusted)
+                    mirror.sync(look, trusted=mirror.load() and trusted, keep=told.get("keep", ()))
             except OSError:  # the run left what cannot be undone in place: start the mirror again (the same folder)
                 _empty(mirror.path)
                 mirror.noted = {}

@@ -153,7 +153,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     `sealed`: then every sealed id in order (a parametrised test's case is known by its place among all its cases).
     `key`: `paths.repo_key(repo)` when the caller has it (a stop derives it once: `donegate.gate.context`)."""
     from donegate.hidden import runner
-    from donegate.hidden.bare_plan import names_itself
+    from donegate.hidden.bare_plan import names_itself, spawns
 
     out = SecondRun()
     out.of = of  # `tests` is a share of that many sealed tests (`drawn`)
@@ -171,6 +171,13 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     with runner.setting(store, repo, kind, project=project, python=python, root=root, tree=tree, slot="second",
                         pytest_env=False, later=later, key=key) as walls:
         spec = walls.spec
+        # The program files' text (`_programs`: closed by `proc.run` once handed over, as the pipes are). Where a file
+        # stays empty, tests whose multiprocessing children run it again are not double-checked (`bare_plan.spawns`).
+        programs, fds, empty = _programs(walls, sources, spec) if walls.kind == "bwrap" else ([], [], set(sources))
+        newer = tuple(int(x) for x in (python.interp.version or "0.0").split(".")[:2] if x.isdigit()) >= (3, 14)
+        for p in (p for p in files if p.name in empty):
+            for qual, why in spawns(p.read_bytes(), newer).items():
+                itself.setdefault(p.name, {}).setdefault(qual, why)
         # The kit's pytest is only for a test retried with the product's `import pytest` allowed (never run).
         params = {"nonce": nonce, "shim": "m" + os.urandom(6).hex(), "probe": "_p" + os.urandom(6).hex(), "hold": hold,
                   "repo": spec["repo"], "theirs": spec["theirs"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
@@ -185,12 +192,12 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
             from donegate.hidden.seeded import seed_of
 
             params["draws"] = [seed_of(seed, t) for t in tests]
-        argv = [*walls.prefix, *walls.argv, "-c", SUPERVISOR]
         started = walls.go(started)
         params["go"] = walls.wait
         places, params["cands"] = _candidates(tests, held)
+        argv = [*walls.prefix[:-1], *programs, *walls.prefix[-1:], *walls.argv, "-c", SUPERVISOR]
         res = proc.run(argv, timeout=timeout, cwd=walls.cwd, env=walls.env, input=json.dumps(params) + "\n" + _source(params["shim"], root),
-                       pass_fds=(*walls.passed, params["cands"]), started=started,
+                       pass_fds=(*walls.passed, params["cands"], *fds), started=started,
                        on_line=None if progress is None else (lambda line: progress.append(1)))
         out.faithful = walls.faithful
     out.duration = res.duration
@@ -231,6 +238,42 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         return out
     _judge(out)
     return out
+
+
+def _programs(walls: Any, sources: dict[str, str], spec: dict[str, Any]) -> tuple[list[str], list[int], set[str]]:
+    """bubblewrap's arguments that give each test file's program (`bare_fork.enter_program`: `python test_x.py` in the
+    project's folder) its text inside the walls, and the descriptors they read it from. multiprocessing's spawn and
+    forkserver run `__main__`'s file again in a fresh interpreter (as `__mp_main__`) and find a function of the test
+    file there by name: with an empty file, every worker of a pool mapping one failed and the pool started workers
+    until the second run's time ran out (an honest stop handed to a person). The text is the one the run is sent
+    (its held literals out: no more than `linecache` holds there), copied by bubblewrap from a memory file into its
+    own temporary filesystem and bound over the program's path: never on a disk, gone with the walls' mount namespace
+    (the empty mount point is the mirror's, and its put-back removes it). Not where the tree has a file of that name
+    (the project's own, as before), nor for a file that imports pytest when the project's interpreter cannot: its
+    children would fail at that import, where with an empty file they run whatever of the product they are given (and
+    under pytest, a child finds no function of the test file either: importing it imports pytest). Returns the
+    arguments, the descriptors, and the files left empty where the text was wanted (their name taken)."""
+    import re
+
+    have = any(os.path.exists(os.path.join(d, "pytest", "__init__.py")) for d in [*spec["front"], *spec["site"]])
+    args: list[str] = []
+    fds: list[int] = []
+    keep = walls.told.setdefault("keep", set())  # the mirror's walk before the run leaves them (`copy.Mirror.sync`)
+    empty = set()
+    for rel, text in sorted(sources.items()):
+        dest = walls.seen_project / rel
+        if os.path.lexists(dest) or not dest.parent.is_dir():
+            empty.add(rel)
+            continue
+        if not have and re.search(r"^[ \t]*(import|from)[ \t]+_?pytest\b", text, re.M):
+            continue
+        fd = os.memfd_create("program", os.MFD_CLOEXEC)
+        os.write(fd, text.encode("utf-8", "surrogateescape"))
+        os.lseek(fd, 0, os.SEEK_SET)
+        fds.append(fd)
+        args += ["--perms", "0644", "--bind-data", str(fd), str(dest)]
+        keep.add(dest.relative_to(walls.seen_repo).as_posix())
+    return args, fds, empty
 
 
 def _candidates(tests: Sequence[str], held: dict[str, dict[str, list[Any]]]) -> tuple[dict[str, Any], int]:

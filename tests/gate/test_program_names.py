@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from donegate.hidden.bare_plan import names_itself
+from donegate.hidden.bare_plan import names_itself, spawns
 from tests.support.calcrepo import RIGHT_BODY
 from tests.support.repos import pooled_files, run_hook, stop_lines, stop_payload, write_config
 
@@ -140,3 +140,20 @@ def test_tests_that_name_their_module_are_not_double_checked_and_the_rest_are(tm
 def test_names_itself_is_decided_from_the_strings_of_the_text(source, found):
     assert set(names_itself(source.encode(), "test_x.py")) == found
     assert set(names_itself(source.replace("test_x", "sub.test_x").encode(), "sub/test_x.py")) == found
+
+
+@pytest.mark.parametrize("source, default, found", [
+    ("import multiprocessing\n\ndef test_a():\n    multiprocessing.get_context('spawn').Pool(2)\n\ndef test_b():\n    pass\n",
+     False, {"test_a"}),
+    ("import concurrent.futures as cf, multiprocessing as mp\n\ndef test_a():\n"
+     "    cf.ProcessPoolExecutor(mp_context=mp.get_context('forkserver'))\n", False, {"test_a"}),
+    ("import multiprocessing\nmultiprocessing.set_start_method('spawn')\n\ndef test_a():\n    pass\n", False, {"*"}),
+    # a pool or process made where the project's Python starts them in a fresh interpreter by default (3.14 on)
+    ("import multiprocessing\n\ndef test_a():\n    multiprocessing.Pool(2)\n", True, {"test_a"}),
+    ("import multiprocessing\n\ndef test_a():\n    multiprocessing.Pool(2)\n", False, set()),
+    # the word elsewhere: a docstring, a name, a comment, a thread pool
+    ("def test_a():\n    '''Workers spawn here.'''\n    spawn = 1  # spawn\n", False, set()),
+    ("import concurrent.futures\n\ndef test_a():\n    concurrent.futures.ThreadPoolExecutor(2)\n", True, set()),
+])
+def test_spawns_is_decided_from_the_text(source, default, found):
+    assert set(spawns(source.encode(), default)) == found

@@ -17,14 +17,14 @@ caller's module name, the project's own read of a mount table (the seal's baseli
 Left as known limits (strict expected failures, `LIMITS`): what no audit event and no wall can hide, both runs read
 alike (statfs's read-only flag of `/`, the namespace links by `readlink`, an unreachable network's error), a
 fork's CPU time (`OR_FORK`), the
-program's empty file and its source naming pytest (`OR_FILE`), the test's own name as the caller's and the program's
+program's file told from its folder's by `os.stat` (a bound file) and its source naming pytest (`OR_FILE`), the test's own name as the caller's and the program's
 (`OR_NAME`), and the callable constants of the code below the
 product (`OR_CODE`). The `or` family with what only the second harness showed a program (`OR_SECOND`: the
 shim's module name, its finder, stdout on /dev/null, the harness's frames by `f_back`, from the test, from a test
 file's own fixture or its teardown, or from the `__eq__` of an object the product returns; a test module in
 `sys.modules`, a caller that is not `__main__` nor code of its file, `pytest` in the caller's globals; the harness's
-frames when the product's import started a thread and the zygote runs each test itself, `OR_ALONE`) now makes the
-runs disagree: the second run looks like a developer's program there (issue 45 item 1).
+frames when the product's import started a thread and the zygote runs each test itself, `OR_ALONE`; the program's
+file empty, `OR_PROGRAM`) now makes the runs disagree: the second run looks like a developer's program there (issue 45 item 1).
 """
 
 from __future__ import annotations
@@ -142,16 +142,20 @@ OR_FORK = {
 # test's file, which calls that test (`bare._Zygote`): no frame of the harness's below it there either.
 THREAD = "import threading, time\nthreading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
 OR_ALONE = {"pytest-or-harness-frames-with-a-thread-from-import": THREAD + OR_SECOND["pytest-or-harness-frames"]}
-# Still open: what the program is made of. Its file is empty on disk (a child multiprocessing's spawn runs it again, where
-# the test file's pytest could not be imported), and its source, the test file as sent, names pytest. Measured by branch
-# red (0a4380d): the empty file already costs honest code a spawn Pool mapping a function of the test file (the child
-# finds no such function in `__mp_main__`: the second run waits its time out and the stop goes to a person); the text
-# on disk would serve that one, but stop every spawn or forkserver child of a test file that imports pytest where the
-# project's interpreter has none (the kit's pytest is not on the second run's path), and would hold the sealed text in
-# a copy in TMPDIR (used when the mirror is busy) that a killed stop leaves for a day. A test that reads its own file
-# is not double-checked (`bare_plan.names_itself`).
-OR_FILE = {
+# What the program is made of. Confined, its file holds the test file's text as the run is sent it (held values out),
+# copied by bubblewrap from a memory file into its own filesystem and bound over the program's path (`second._programs`):
+# a spawn Pool mapping a function of the test file works as a developer's (tests/gate/test_spawn_children.py), and an
+# empty file no longer tells the second run apart (passed with the bug in on e779caf). Unconfined the file is still
+# empty (the text would lie in the run's copy of the tree, on a disk the agent reads). Still open (strict expected
+# failures): what tells a bound file from its folder's own, by `os.stat` (no audit event), and the source, the test file
+# as sent, naming pytest. A test that reads its own file is not double-checked (`bare_plan.names_itself`).
+OR_PROGRAM = {
     "pytest-or-the-programs-file-is-empty": _when("import os, sys", PYTEST + "os.path.getsize(sys.modules['__main__'].__file__) == 0"),
+}
+OR_FILE = {
+    "pytest-or-the-programs-file-is-on-another-device": _when(
+        "import os, sys", PYTEST + "(lambda f: os.stat(f).st_dev != os.stat(os.path.dirname(f)).st_dev)(sys.modules['__main__'].__file__)"),
+    "pytest-or-the-programs-file-has-no-link": _when("import os, sys", PYTEST + "os.stat(sys.modules['__main__'].__file__).st_nlink == 0"),
 }
 # Still open: the test's own name. The program is the test file and the product's caller the test, so their names are
 # the test's in the second run as in the first (found by branch red, each passing with the bug in on 0a4380d): the
@@ -253,10 +257,10 @@ _WHY_OPEN = {**{n: "a fresh fork per test in the second run makes every call a f
                  "a seccomp user-notify watch would see the calls; not built)" for n in LIMITS},
              **{n: "a fork's CPU clock starts at zero: a program's start costs 20 ms or more of CPU, which a fork "
                  "per test would have to burn (tests/data/catalogue/catalogue.yaml, timing.process cpu)" for n in OR_FORK},
-             **{n: "the program's file on disk would have to run in a fresh interpreter (multiprocessing's spawn and "
-                 "forkserver run `__main__`'s file again) where the tests' pytest is not importable, and would put the "
-                 "sealed text on disk; the text shown is the code that runs, line for line "
-                 "(tests/data/catalogue/catalogue.yaml, __main__.file empty)" for n in OR_FILE},
+             **{n: "the program's file is bound from bubblewrap's memory filesystem (a file written into the copy would "
+                 "lie on a disk the agent reads); os.stat raises no audit event "
+                 "(tests/data/catalogue/catalogue.yaml, __main__.file on its folder's device, __main__.file linked)"
+                 for n in OR_FILE},
              **{n: "the test's name is the product's caller's in both runs, and its file is the second run's program "
                  "(argv[0], __main__.__file__, the file in the project's folder): renaming the test's code or file would "
                  "show in its own traceback, inspect and a test that names itself "
@@ -264,6 +268,10 @@ _WHY_OPEN = {**{n: "a fresh fork per test in the second run makes every call a f
              **{n: "the program's code reaches the harness's steps somehow: as constants (f_code.co_consts), names "
                  "(__main__'s) or locals (f_locals is not f_globals), each readable, raising no audit event; the scan's "
                  "frame-walk rule names such reads when spelled" for n in OR_CODE}}
+
+
+_SOURCE_OPEN = ("the program's source is the test file as sent, which names pytest; the text shown is the code that runs, "
+                "line for line (tests/data/catalogue/catalogue.yaml, __main__.pytest in the caller's file's text)")
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=why)) for n, why in _WHY_OPEN.items()])
@@ -274,10 +282,10 @@ def test_known_limits_pass_with_the_bug_in(tmp_path_factory, kit_home, name):
     assert res.returncode == 2, "the stop was allowed with the bug in"
 
 
-@pytest.mark.parametrize("name", [*OR_SECOND, *OR_ALONE])
+@pytest.mark.parametrize("name", [*OR_SECOND, *OR_ALONE, *OR_PROGRAM])
 def test_a_second_run_only_signal_in_an_or_makes_the_runs_disagree(tmp_path_factory, kit_home, name):
     repo = _sealed(tmp_path_factory, kit_home, "bwrap", scan="block")
-    (repo / "calc.py").write_text({**OR_SECOND, **OR_ALONE}[name])
+    (repo / "calc.py").write_text({**OR_SECOND, **OR_ALONE, **OR_PROGRAM}[name])
     res = run_hook(stop_payload(repo), timeout=120)
     assert res.returncode == 2, f"the stop was allowed with the bug in: {res.stdout} {res.stderr}"
     tamper = stop_lines(kit_home)[-1]["gates"]["acceptance"].get("tamper") or {}
@@ -513,7 +521,7 @@ if __name__ == "__main__":
 
 
 @pytest.mark.parametrize("product", ["pytest-in-the-callers-globals", "honest-globals", "honest-program", pytest.param(
-    "pytest-in-the-callers-source", marks=pytest.mark.xfail(strict=True, reason=_WHY_OPEN["pytest-or-the-programs-file-is-empty"]))])
+    "pytest-in-the-callers-source", marks=pytest.mark.xfail(strict=True, reason=_SOURCE_OPEN))])
 def test_the_tests_module_is_the_programs_in_the_second_run(tmp_path_factory, kit_home, product):
     hidden = AS_PROGRAM if product == "honest-program" else PYTEST_NAMED
     code = {"pytest-in-the-callers-globals": PYTEST_IN_GLOBALS, "pytest-in-the-callers-source": SOURCE_NAMES_PYTEST,

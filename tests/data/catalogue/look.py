@@ -147,6 +147,10 @@ def main_module():
             "file": place(os.path.dirname(getattr(main, "__file__", "") or "") or ""),
             "file exists": os.path.isfile(getattr(main, "__file__", "") or ""),
             "file empty": _try(lambda: os.path.getsize(main.__file__) == 0),
+            # a file of its folder's filesystem, linked from it (a mount's file is on another device; a bind of a file
+            # its filesystem unlinked has no link)
+            "file on its folder's device": _try(lambda: os.stat(main.__file__).st_dev == os.stat(os.path.dirname(main.__file__)).st_dev),
+            "file linked": _try(lambda: os.stat(main.__file__).st_nlink > 0),
             "spec": getattr(spec, "name", None), **_stack()}
 
 
