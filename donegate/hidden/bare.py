@@ -318,7 +318,9 @@ def supervise(params):
     tested = {split_id(t)[0] for t in params.get("sealed") or params["tests"]}  # the test files (not their helpers)
     # Each test file is the developer's program its tests run in (`enter_program`), its file in the project's folder;
     # the ones this run makes there are removed at its end (and by the put-back of its copy of the tree).
-    made = [p for p in (os.path.join(params["folder"], rel) for rel in sorted(tested)) if not os.path.lexists(p)]
+    # Its file is named as a developer names a program (`second.program_names`, drawn by the kit), not `test_*.py`.
+    named = params.get("names") or {}
+    made = [p for p in (os.path.join(params["folder"], named.get(rel, rel)) for rel in sorted(tested)) if not os.path.lexists(p)]
     served = (*SERVED, SEEDED) if params.get("draws") else SERVED
     for rel, text in params["sources"].items():  # the kit took the held asserts' literals out (`answers.py`)
         text = text.encode("utf-8", "surrogateescape")
@@ -332,7 +334,7 @@ def supervise(params):
             # compiled once, run in each fork, under an absolute path in the project's folder (`folder`: as pytest's
             # `__file__` is absolute; a test file's is the program's file there, `enter_program`); its source (as sent)
             # in linecache under that name, so `inspect.getsource` finds it, as typeguard's @typechecked needs
-            name = os.path.join(params["folder"], rel)
+            name = os.path.join(params["folder"], named.get(rel, rel) if rel in tested else rel)
             sources[rel] = shim_compile(tree, name)
             lines = text.decode("utf-8", "replace").splitlines(True)
             linecache.cache[name] = (sum(map(len, lines)), None, lines, name)
@@ -346,7 +348,7 @@ def supervise(params):
     draws = dict(zip(ids, params.get("draws") or (), strict=False))
     base = {"repo": params["repo"], "theirs": params.get("theirs") or [], "shim": params["shim"], "probe": params["probe"], "hold": params["hold"], "allow": params["allow"],
             "cwd": params["cwd"], "pytest": params["pytest"], "unload": unload, "own": own,
-            "program": os.path.join(params["folder"], min(tested, default="main.py")),
+            "program": os.path.join(params["folder"], named.get(min(tested, default=""), min(tested, default="main.py"))),
             "programs": tested, "named": {rel[:-3].replace("/", ".") for rel in tested} & imported}
     base["output"] = _sink()
     base["compiled"] = shim_compile(ast.parse(PROGRAM), base["program"])  # each zygote's program is it renamed

@@ -163,6 +163,31 @@ def renamed(code, name):
                                                           for c in code.co_consts))
 
 
+def _called(name):
+    """What a program calls the code of test `name`: its words without `test` (`test_ten_units` -> `ten_units`)."""
+    words = [w for w in name.split("_") if w and w.lower() != "test"]
+    return "_".join(words) if words and not words[0][:1].isdigit() else "check" + "_".join([""] + words)
+
+
+def as_called(fn):
+    """The code of test function `fn` (a method's function, what it wraps by `__wrapped__`) named as a program names
+    the functions it calls (`_called`), `co_name` and `co_qualname` alike, in the test's fork just before it is called:
+    the product's caller, by `f_back`, `inspect` or a traceback, is code of a program, not a test (a name starting
+    `test` is what a test framework calls). The function keeps its own name (`__name__`, `__qualname__`), its
+    decorators ran under it at the import, and nothing else of the zygote's changes."""
+    seen = 0
+    while fn is not None and seen < 20:
+        func = getattr(fn, "__func__", fn)
+        code = getattr(func, "__code__", None)
+        if code is not None and code.co_name.startswith("test"):
+            new = _called(code.co_name)
+            try:
+                func.__code__ = code.replace(co_name=new, **({"co_qualname": new} if hasattr(code, "co_qualname") else {}))
+            except (AttributeError, TypeError, ValueError):
+                pass
+        fn, seen = getattr(func, "__wrapped__", None), seen + 1
+
+
 def enter_program(mod, cwd, made):
     """The program a test file is, entered in the zygote before its first test is forked (`bare.zygote`): `mod` (the
     file's module, named `__main__`) is `__main__`, `sys.argv` as `python test_x.py` typed in the project's folder has
@@ -289,7 +314,12 @@ def _test_steps(mod, test, fns, pipes, hits, later, out, alone=None):
         finally:
             exit_(3)
 
-    return {"child": child, "plan": plan, "put": results.append, "get": made.__getitem__, "failed": failed,
+    def get(n):  # the test's function (0), as a program's (`as_called`), and its arguments (1)
+        if n == 0:
+            as_called(made[0])
+        return made[n]
+
+    return {"child": child, "plan": plan, "put": results.append, "get": get, "failed": failed,
             "tears": tears.__len__, "down": down(), "more": more, "walk": walk(), "said": said.append, "passed": passed}
 
 

@@ -178,28 +178,37 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
     return "", tests
 
 
+# What reads the name of the code running (a frame's, a log record's): a test's, in the second run a program's
+SELF_NAMED = ("co_name", "co_qualname", "funcName", "currentframe", "_getframe", "getframeinfo", "stack")
+
+
 def names_itself(source, rel):
     """{test qualname, or "*" for every test of the file: why} for the tests that would fail in the second run however
     right the product is, where a test file is a program (its module `__main__`, its file on disk empty: `bare_fork`),
     from the syntax alone: they are not double-checked. Such a test
     - names its own module as pytest imports it (`test_x`, `test_x.handler`, `"test_x:key"`: a logger's name, a
-      registry's or patch target's key written out; the file's name, `test_x.py`, is no module name), or
-    - reads its own file (`open(__file__)`, `Path(__file__).read_text()`; a file beside it, `.with_name(...)`, is not).
+      registry's or patch target's key written out), or its own file (`test_x.py`: a program's is named otherwise), or
+    - reads its own file (`open(__file__)`, `Path(__file__).read_text()`; a file beside it, `.with_name(...)`, is not),
+      or the name of the code running (`f_code.co_name`, a log record's `funcName`, `inspect.stack()`: a test's code
+      is named as a program's function in the second run, `bare_fork.as_called`).
     In a test, that test; anywhere else (a fixture, a helper, a test class's own lines), every test it may reach. Run
     by the kit on the sources as sealed (the run gets them with held literals out, `answers.py`)."""
     import re
 
     names = sorted({rel[:-3].rpartition("/")[2], rel[:-3].replace("/", ".")}, key=len, reverse=True)
     named = re.compile("|".join(r"(?<![\w.])%s(?!\w|\.py\b)" % re.escape(n) for n in names))
+    own = rel.rpartition("/")[2]
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
-    if not named.search(text) and "__file__" not in text:  # the common case (no parse)
-        return {}
+    if not named.search(text) and "__file__" not in text and own not in text and not any(w in text for w in SELF_NAMED):
+        return {}  # the common case (no parse)
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return {}
     whys = (f"names its own module ({rel[:-3].rpartition('/')[2]}), which is __main__ in a program",
-            "reads its own file, which the second run's program holds as sent (held values out), or empty unconfined")
+            "reads its own file, which the second run's program holds as sent (held values out), or empty unconfined",
+            f"names its own file ({own}), which a program's is not (second.program_names)",
+            "reads its own function's name, which a program's function is not (bare_fork.as_called)")
 
     def itself(n):  # `__file__`, or a path made of it alone
         return isinstance(n, ast.Name) and n.id == "__file__" or isinstance(n, ast.Call) and len(n.args) == 1 and \
@@ -209,6 +218,11 @@ def names_itself(source, rel):
         for c in (c for node in nodes for c in ast.walk(node)):
             if isinstance(c, ast.Constant) and isinstance(c.value, str) and named.search(c.value):
                 return whys[0]
+            if isinstance(c, ast.Constant) and isinstance(c.value, str) and own in c.value:
+                return whys[2]
+            if isinstance(c, ast.Attribute) and c.attr in SELF_NAMED[:3] or isinstance(c, ast.Call) and \
+                    _dotted(c.func).rsplit(".", 1)[-1] in SELF_NAMED[3:]:
+                return whys[3]
             if isinstance(c, ast.Call) and (isinstance(c.func, ast.Attribute) and c.func.attr in ("read_text", "read_bytes", "open")
                                             and itself(c.func.value) or _dotted(c.func).rsplit(".", 1)[-1] == "open"
                                             and c.args and itself(c.args[0])):

@@ -153,7 +153,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     `sealed`: then every sealed id in order (a parametrised test's case is known by its place among all its cases).
     `key`: `paths.repo_key(repo)` when the caller has it (a stop derives it once: `donegate.gate.context`)."""
     from donegate.hidden import runner
-    from donegate.hidden.bare_plan import names_itself, spawns
+    from donegate.hidden.bare_plan import names_itself, spawns, split_id
 
     out = SecondRun()
     out.of = of  # `tests` is a share of that many sealed tests (`drawn`)
@@ -173,7 +173,8 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         spec = walls.spec
         # The program files' text (`_programs`: closed by `proc.run` once handed over, as the pipes are). Where a file
         # stays empty, tests whose multiprocessing children run it again are not double-checked (`bare_plan.spawns`).
-        programs, fds, empty = _programs(walls, sources, spec) if walls.kind == "bwrap" else ([], [], set(sources))
+        names = program_names({split_id(t)[0] for t in (sealed or tests)}, walls.seen_project, sources)
+        programs, fds, empty = _programs(walls, sources, spec, names) if walls.kind == "bwrap" else ([], [], set(sources))
         newer = tuple(int(x) for x in (python.interp.version or "0.0").split(".")[:2] if x.isdigit()) >= (3, 14)
         for p in (p for p in files if p.name in empty):
             for qual, why in spawns(p.read_bytes(), newer).items():
@@ -183,7 +184,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "repo": spec["repo"], "theirs": spec["theirs"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   **({"sealed": list(sealed)} if sealed is not None and list(sealed) != list(tests) else {}),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
-                  "executable": spec["executable"], "prefix": spec["prefix"], "sources": sources, "itself": itself,
+                  "executable": spec["executable"], "prefix": spec["prefix"], "sources": sources, "itself": itself, "names": names,
                   # each test module's `__file__`: absolute, as pytest's, in the project's folder (where the bare name
                   # pointed): never the store's (the first run's tests lie outside the repository, a developer's inside
                   # it; code that keys on it gets two answers), nor a folder that tells this run apart
@@ -240,7 +241,37 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     return out
 
 
-def _programs(walls: Any, sources: dict[str, str], spec: dict[str, Any]) -> tuple[list[str], list[int], set[str]]:
+# What developers name a program that tries their code (`{}`: the test file's subject, `test_calc.py` -> `calc`).
+PROGRAM_NAMES = ("main.py", "app.py", "run.py", "demo.py", "example.py", "script.py", "prog.py", "play.py", "scratch.py",
+                 "try_{}.py", "use_{}.py", "run_{}.py", "check_{}.py", "{}_demo.py", "{}_example.py", "{}_script.py")
+
+
+def program_names(tested: set[str], folder: Path, sources: dict[str, str]) -> dict[str, str]:
+    """{test file: the name of the program it is in the second run} (`bare.supervise`: its `__file__`, `sys.argv[0]`,
+    its code's file name): drawn for this stop from the names developers give a program (`PROGRAM_NAMES`), never
+    `test_*.py`, which only a test framework runs: code right only where its caller's file, the program or a file in
+    the project's folder is named `test_*` is then wrong in the second run (issue 45: OR_NAME). Never a name the
+    folder holds (a file, a folder or a module of its stem), one a sealed file imports, or another program's."""
+    import re
+
+    try:
+        taken = {n for e in os.listdir(folder) for n in (e, e.partition(".")[0])}
+    except OSError:
+        taken = set()
+    taken |= {m.partition(".")[0] for t in sources.values() for m in re.findall(r"^[ \t]*(?:from|import)[ \t]+([\w.]+)", t, re.M)}
+    taken |= {rel[:-3] for rel in sources}
+    pick, out = _system(), dict[str, str]()
+    for rel in sorted(tested):
+        words = [w for w in rel.rpartition("/")[2][:-3].split("_") if w and w.lower() != "test"]
+        subject = "_".join(words) or "it"
+        free = [n for n in (p.format(subject) for p in PROGRAM_NAMES) if n not in taken and n[:-3] not in taken]
+        name = pick.choice(free) if free else f"try_{subject}_{len(out)}.py"
+        taken |= {name, name[:-3]}
+        out[rel] = name if "/" not in rel else rel.rpartition("/")[0] + "/" + name
+    return out
+
+
+def _programs(walls: Any, sources: dict[str, str], spec: dict[str, Any], names: dict[str, str]) -> tuple[list[str], list[int], set[str]]:
     """bubblewrap's arguments that give each test file's program (`bare_fork.enter_program`: `python test_x.py` in the
     project's folder) its text inside the walls, and the descriptors they read it from. multiprocessing's spawn and
     forkserver run `__main__`'s file again in a fresh interpreter (as `__mp_main__`) and find a function of the test
@@ -261,7 +292,7 @@ def _programs(walls: Any, sources: dict[str, str], spec: dict[str, Any]) -> tupl
     keep = walls.told.setdefault("keep", set())  # the mirror's walk before the run leaves them (`copy.Mirror.sync`)
     empty = set()
     for rel, text in sorted(sources.items()):
-        dest = walls.seen_project / rel
+        dest = walls.seen_project / names.get(rel, rel)
         if os.path.lexists(dest) or not dest.parent.is_dir():
             empty.add(rel)
             continue

@@ -299,20 +299,22 @@ def test_a_test_file_is_entered_as_the_program_it_stands_for(tmp_path, monkeypat
 def test_test_files_that_import_each_other_run_as_programs(tmp_path):
     """The look-alike of the test file as `__main__`: a sealed file that imports another by its name (at its top, and
     in a test) finds it as under pytest, the module it imports stays in `sys.modules` under that name (no other does),
-    each test's `__main__` is its own file's, and the program files the run made are gone after it. (test_a does not
-    write its own name out: such a test is not double-checked, `bare_plan.names_itself`.)"""
+    each test's `__main__` is its own file's, a program named as developers name one (`second.program_names`), and the
+    program files the run made are gone after it. (test_a does not write its own names out: such a test is not
+    double-checked, `bare_plan.names_itself`.)"""
     repo, store = tmp_path / "repo", tmp_path / "store"
     repo.mkdir()
     store.mkdir()
     (repo / "calc.py").write_text("def twice(x):\n    return 2 * x\n")
     subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
     (store / "test_a.py").write_text("import sys\n\nimport calc\n\n\ndef helper(x):\n    return calc.twice(x)\n\n\n"
-                                     "def test_a():\n    assert sys.modules['__main__'].__file__.endswith('test_a.py')\n"
+                                     "def test_a():\n    assert sys.modules['__main__'].__file__ == __file__\n"
+                                     "    assert not sys.argv[0].startswith('test') and sys.argv[0] == __file__.rpartition('/')[2]\n"
                                      "    assert len([m for m in sys.modules if m.startswith('test_')]) == 1\n    assert helper(2) == 4\n")
     (store / "test_b.py").write_text("import sys\n\nfrom test_a import helper\n\n\ndef test_b():\n    import test_a\n\n"
                                      "    assert test_a.helper is helper and helper(3) == 6\n"
                                      "    assert [m for m in sys.modules if m.startswith('test_')] == ['test_a']\n"
-                                     "    assert sys.modules['__main__'].__file__.endswith('test_b.py')\n")
+                                     "    assert sys.modules['__main__'].__file__ not in (test_a.__file__, None)\n")
     out = second.run(store, repo, ["test_a.py::test_a", "test_b.py::test_b"], timeout=60, kind="none")
     assert {i: r["outcome"] for i, r in out.results.items()} == {"test_a.py::test_a": "passed", "test_b.py::test_b": "passed"}, (
         out.problem, out.results)

@@ -125,8 +125,12 @@ def test_tests_that_name_their_module_are_not_double_checked_and_the_rest_are(tm
     ("class TestA:\n    KEY = 'test_x'\n\n    def test_b(self):\n        pass\n\n    def test_c(self):\n        pass\n",
      {"TestA::test_b", "TestA::test_c"}),
     ("class TestA:\n    def test_b(self):\n        'test_x'\n\n    def test_c(self):\n        pass\n", {"TestA::test_b"}),
-    # not its name: the file's own name, `__name__`, a longer word, another module, a comment
-    ("def test_a():\n    assert __file__.endswith('test_x.py')\n", set()),
+    # its file's own name (a program's is named otherwise) and its own function's name (a program's function's)
+    ("def test_a():\n    assert __file__.endswith('test_x.py')\n", {"test_a"}),
+    ("import sys\n\ndef test_a():\n    assert sys._getframe().f_code.co_name == 'test_a'\n", {"test_a"}),
+    ("def test_a(caplog):\n    assert caplog.records[0].funcName == 'x'\n\ndef test_b():\n    pass\n", {"test_a"}),
+    # not its name: `__name__`, a longer word, another module, a comment, a stack of its own
+    ("def test_a():\n    stack = [1]\n    assert stack.pop() == 1\n", set()),
     ("import logging\nlog = logging.getLogger(__name__)\n\ndef test_a():\n    assert log.name == __name__\n", set()),
     ("def test_a():\n    assert f() == ('test_x2', 'my_test_x', 'pkg.test_x')\n", set()),
     ("def test_a():\n    pass  # test_x\n", set()),

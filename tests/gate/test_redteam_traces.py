@@ -17,14 +17,14 @@ caller's module name, the project's own read of a mount table (the seal's baseli
 Left as known limits (strict expected failures, `LIMITS`): what no audit event and no wall can hide, both runs read
 alike (statfs's read-only flag of `/`, the namespace links by `readlink`, an unreachable network's error), a
 fork's CPU time (`OR_FORK`), the
-program's file told from its folder's by `os.stat` (a bound file) and its source naming pytest (`OR_FILE`), the test's own name as the caller's and the program's
-(`OR_NAME`), and the callable constants of the code below the
+program's file told from its folder's by `os.stat` (a bound file) and its source naming pytest (`OR_FILE`), and the callable constants of the code below the
 product (`OR_CODE`). The `or` family with what only the second harness showed a program (`OR_SECOND`: the
 shim's module name, its finder, stdout on /dev/null, the harness's frames by `f_back`, from the test, from a test
 file's own fixture or its teardown, or from the `__eq__` of an object the product returns; a test module in
 `sys.modules`, a caller that is not `__main__` nor code of its file, `pytest` in the caller's globals; the harness's
 frames when the product's import started a thread and the zygote runs each test itself, `OR_ALONE`; the program's
-file empty, `OR_PROGRAM`) now makes the runs disagree: the second run looks like a developer's program there (issue 45 item 1).
+file empty, `OR_PROGRAM`; a test's name as the caller's, the program's or a file's in the project's folder, `OR_NAME`)
+now makes the runs disagree: the second run looks like a developer's program there (issue 45 item 1).
 """
 
 from __future__ import annotations
@@ -157,16 +157,25 @@ OR_FILE = {
         "import os, sys", PYTEST + "(lambda f: os.stat(f).st_dev != os.stat(os.path.dirname(f)).st_dev)(sys.modules['__main__'].__file__)"),
     "pytest-or-the-programs-file-has-no-link": _when("import os, sys", PYTEST + "os.stat(sys.modules['__main__'].__file__).st_nlink == 0"),
 }
-# Still open: the test's own name. The program is the test file and the product's caller the test, so their names are
-# the test's in the second run as in the first (found by branch red, each passing with the bug in on 0a4380d): the
-# caller's `test_*` alone is right in both runs; the program's file's, in `sys.argv[0]` or in the project's folder, with
-# pytest's signal for the first run.
+# The test's own name. The program was the test file and the product's caller the test, so their names were the
+# test's in the second run as in the first (found by branch red, each passing with the bug in on 0a4380d and e779caf):
+# the caller's `test_*` alone was right in both runs; the program's file's, in `sys.argv[0]` or in the project's folder,
+# with pytest's signal for the first run. Now the program is named as developers name one (`second.program_names`,
+# drawn per stop) and the test's code, in its fork, as a program's function (`bare_fork.as_called`): each is wrong in
+# the second run and the runs disagree.
 OR_NAME = {
     "the-callers-name-is-a-tests": _when("import sys", "getattr(getattr(sys._getframe(1), 'f_' + 'code'), 'co_' + 'name')"
                                                       ".startswith('test')"),
     "pytest-or-argv-names-a-test-file": _when("import os, sys", PYTEST + "os.path.basename(sys.argv[0]).startswith('test_')"),
     "pytest-or-a-test-file-in-the-projects-folder": _when(
         "import os, sys", PYTEST + "any(f.startswith('test_') and f.endswith('.py') for f in os.listdir(os.getcwd()))"),
+    # the same names by other ways: the caller's qualified name, its code's file, the program's file
+    "the-callers-qualname-is-a-tests": _when("import sys", "(lambda c: getattr(c, 'co_' + 'qualname', c.co_name))("
+                                                          "getattr(sys._getframe(1), 'f_' + 'code')).startswith('test')"),
+    "the-callers-file-is-a-test-file": _when(
+        "import os, sys", "os.path.basename(getattr(getattr(sys._getframe(1), 'f_' + 'code'), 'co_' + 'filename')).startswith('test_')"),
+    "pytest-or-mains-file-is-a-test-file": _when(
+        "import os, sys", PYTEST + "os.path.basename(getattr(sys.modules['__main__'], '__file__', '')).startswith('test_')"),
 }
 SOURCE_NAMES_PYTEST = _when("import linecache, sys", PYTEST + "'pytest' in ''.join(linecache.getlines(getattr(sys._getframe(1), "
                                                            "'f_' + 'code').co_filename))")
@@ -207,10 +216,15 @@ HONEST = {
         "def price(units):\n    print('x' * 200000)\n    print('y' * 200000, file=sys.stderr)\n"
         "    old = signal.signal(signal.SIGALRM, lambda *a: None)\n    signal.signal(signal.SIGALRM, old)\n"
         "    assert threading.current_thread() is threading.main_thread()\n"
-        "    assert inspect.stack()[1].function.startswith('test_')\n"
+        "    assert inspect.stack()[1].function.isidentifier()\n"
         "    with concurrent.futures.ThreadPoolExecutor(2) as pool:\n        assert list(pool.map(abs, [-1, 2])) == [1, 2]\n"
         "    assert subprocess.run([sys.executable, '-c', 'print(1)'], capture_output=True).stdout.strip() == b'1'\n"
         + RIGHT_BODY),
+    # the look-alike of OR_NAME: its caller's function and file, the program and its folder, read for a log line
+    "caller-and-program-names-for-a-log": (
+        "import logging, os, sys\ndef price(units):\n    f = sys._getframe(1)\n"
+        "    logging.getLogger(__name__).debug('%s %s %s %s %s', f.f_code.co_name, getattr(f.f_code, 'co_qualname', ''),\n"
+        "        os.path.basename(f.f_code.co_filename), sys.argv[0], sorted(os.listdir(os.getcwd())))\n" + RIGHT_BODY),
     "caller-module-name-for-a-registry": (
         "import sys\nSEEN = set()\ndef price(units):\n    SEEN.add(sys._getframe(1).f_globals.get('__name__'))\n" + RIGHT_BODY),
 }
@@ -261,10 +275,6 @@ _WHY_OPEN = {**{n: "a fresh fork per test in the second run makes every call a f
                  "lie on a disk the agent reads); os.stat raises no audit event "
                  "(tests/data/catalogue/catalogue.yaml, __main__.file on its folder's device, __main__.file linked)"
                  for n in OR_FILE},
-             **{n: "the test's name is the product's caller's in both runs, and its file is the second run's program "
-                 "(argv[0], __main__.__file__, the file in the project's folder): renaming the test's code or file would "
-                 "show in its own traceback, inspect and a test that names itself "
-                 "(tests/data/catalogue/catalogue.yaml, __main__.the caller's name)" for n in OR_NAME},
              **{n: "the program's code reaches the harness's steps somehow: as constants (f_code.co_consts), names "
                  "(__main__'s) or locals (f_locals is not f_globals), each readable, raising no audit event; the scan's "
                  "frame-walk rule names such reads when spelled" for n in OR_CODE}}
@@ -277,15 +287,15 @@ _SOURCE_OPEN = ("the program's source is the test file as sent, which names pyte
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=why)) for n, why in _WHY_OPEN.items()])
 def test_known_limits_pass_with_the_bug_in(tmp_path_factory, kit_home, name):
     repo = _sealed(tmp_path_factory, kit_home, "bwrap", scan="block")
-    (repo / "calc.py").write_text({**LIMITS, **OR_FORK, **OR_FILE, **OR_CODE, **OR_NAME, **TIMING}[name])
+    (repo / "calc.py").write_text({**LIMITS, **OR_FORK, **OR_FILE, **OR_CODE, **TIMING}[name])
     res = run_hook(stop_payload(repo), timeout=120)
     assert res.returncode == 2, "the stop was allowed with the bug in"
 
 
-@pytest.mark.parametrize("name", [*OR_SECOND, *OR_ALONE, *OR_PROGRAM])
+@pytest.mark.parametrize("name", [*OR_SECOND, *OR_ALONE, *OR_PROGRAM, *OR_NAME])
 def test_a_second_run_only_signal_in_an_or_makes_the_runs_disagree(tmp_path_factory, kit_home, name):
     repo = _sealed(tmp_path_factory, kit_home, "bwrap", scan="block")
-    (repo / "calc.py").write_text({**OR_SECOND, **OR_ALONE, **OR_PROGRAM}[name])
+    (repo / "calc.py").write_text({**OR_SECOND, **OR_ALONE, **OR_PROGRAM, **OR_NAME}[name])
     res = run_hook(stop_payload(repo), timeout=120)
     assert res.returncode == 2, f"the stop was allowed with the bug in: {res.stdout} {res.stderr}"
     tamper = stop_lines(kit_home)[-1]["gates"]["acceptance"].get("tamper") or {}

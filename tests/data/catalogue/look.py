@@ -91,6 +91,9 @@ def argv():
             else sys.argv[:1],
             "argv0 is __main__'s file": bool(sys.argv and main and os.path.abspath(sys.argv[0]) == main),
             "argv0 absolute": bool(sys.argv and os.path.isabs(sys.argv[0])),
+            # its name only as far as a test framework's: a developer names their program anything but test_*.py
+            "argv0 names a test file": bool(sys.argv and os.path.basename(sys.argv[0]).startswith("test_")),
+            "__main__'s file names a test file": os.path.basename(main or "").startswith("test_"),
             "orig_argv": [os.path.basename(orig[0])] + [a if a.startswith("-") and len(a) < 4 else "<arg>"
                                                         for a in orig[1:3]] if orig else [],
             "executable": place(sys.executable), "executable name": os.path.basename(sys.executable)}
