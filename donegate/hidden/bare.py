@@ -95,6 +95,10 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
         hold = globals()["answer_hold"](lambda rec: write(out[0], rec) if isinstance(out[0], int) else said.append(rec), later)
         # what the tests' code holds as marker constants (`_ToShim`): the shim, the probe, the held asserts' sink
         def probe_cmp(left, right, op, *result):  # the result as the test's frame compared it (`compare_probes`)
+            if op == "in":  # the decoys it compares an object with first
+                return probe.decoys(left, right)
+            if len(result) == 2:  # whether it equalled one of them, then the result
+                return probe.first(left, right, op, *result)
             return probe(left, right, op, result[0] if result else left == right if op == "==" else left != right)
 
         objects = {"\x00" + job["shim"]: make_shim(), "\x00" + job["probe"]: probe_cmp, "\x00" + job["hold"]: hold}

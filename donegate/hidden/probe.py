@@ -275,6 +275,31 @@ def make_probe(repo, alarm):
                     return op != "=="
         return result
 
+    def decoys(x, e):
+        """Values of the expected `e`'s kind (an int or a str) its own equality tells from it, as plausible as it is
+        (`answers.answer_decoys`), that an object of the repository's `x` is compared with before `e`, in the test's
+        own frame (`compare_probes`): a value that latches onto the first value it is compared with latches onto one
+        of them, and the probe says so. () for anything else (a builtin, a wildcard, another library's object)."""
+        try:
+            draw = globals().get("answer_decoys")
+            if _type(e) not in (_int, _str) or pure(x) or wildcard(_type(x)) or not own(_type(x)) or draw is None:
+                return ()
+            import random
+
+            return _tuple(draw(e, random.Random(urandom(16))))
+        except Exception:
+            return ()
+
+    def first(left, right, op, before, result):
+        """The second harness's probe (`compare_probes`): `before`, whether `left` equalled a decoy of `right`."""
+        if before:
+            name = _getattr(_type(left), "__qualname__", "?")
+            alarm(f"an object of the class {name} compared equal to a value unlike the expected one, compared with "
+                  "it first: a value that latches onto what it is compared with is not a result")
+            return op != "=="
+        return probe(left, right, op, result)
+
+    probe.decoys, probe.first = decoys, first
     return probe
 
 
@@ -337,9 +362,11 @@ def _is_rewritten_compare(s):
 
 
 class _AssertCompares(_ast.NodeTransformer):
-    """`a == b` inside an assert becomes `probe(@py_assertN := a, @py_assertM := b, '==', @py_assertN == @py_assertM)`:
-    each side evaluated once and compared in the test's own frame, as pytest's rewritten assert compares (an object's
-    `__eq__` finds the test below it, not the harness), then probed. The names are pytest's kind (no identifier)."""
+    """`a == b` inside an assert becomes `probe(@py_assertN := a, @py_assertM := b, '==', @py_assertN in probe(@py_assertN,
+    @py_assertM, 'in'), @py_assertN == @py_assertM)`: each side evaluated once and compared in the test's own frame, as
+    pytest's rewritten assert compares (an object's `__eq__` finds the test below it, not the harness), first with the
+    decoys the probe draws for an object of the repository's against an int or a str (a latch latches onto one of
+    them), then probed. The names are pytest's kind (no identifier)."""
 
     def __init__(self, name):
         self.name = name
@@ -371,7 +398,11 @@ class _AssertCompares(_ast.NodeTransformer):
             sides = [_ast.NamedExpr(_ast.Name(a, _ast.Store()), node.left),
                      _ast.NamedExpr(_ast.Name(b, _ast.Store()), node.comparators[0])]
             result = _ast.Compare(_ast.Name(a, _ast.Load()), [node.ops[0]], [_ast.Name(b, _ast.Load())])
-            call = _ast.Call(_ast.Name(self.name, _ast.Load()), [*sides, _ast.Constant(op), result], [])
+            more = []
+            if op == "==":  # `a in probe(a, b, 'in')`: the decoys of `b` it is compared with first (`make_probe`)
+                more = [_ast.Compare(_ast.Name(a, _ast.Load()), [_ast.In()], [_ast.Call(
+                    _ast.Name(self.name, _ast.Load()), [_ast.Name(a, _ast.Load()), _ast.Name(b, _ast.Load()), _ast.Constant("in")], [])])]
+            call = _ast.Call(_ast.Name(self.name, _ast.Load()), [*sides, _ast.Constant(op), *more, result], [])
             return _ast.copy_location(call, node)
         return node
 
