@@ -341,6 +341,32 @@ def test_the_projects_own_read_of_a_trace_passes_both_runs(tmp_path, kit_home):
     assert "tamper" not in acceptance and acceptance["second"]["checked"] == 2, acceptance
 
 
+# Item 6, the run-time tripwire's baseline. The project's own function reads the mount table (its line for `/`, for a
+# diagnostics page): the seal's run records the read as the project's own (`tripwire_baseline`, by file and line text),
+# and both runs let that line pass. The agent's change reads `ro,` in the result of `price`'s call that the seal saw
+# (both runs bind `/` read-only, a developer's is writable): it passed with the bug in (found by branch red). The
+# places of `gate/scan_places.py` (a finding moved, a new call into its function) hold the static scan's baseline; the
+# tripwire's is matched by its line's text. (A call the seal's run never made is no baseline: that read blocks.)
+ROOT_LINE = ("def root_line():\n    \"\"\"The mount line of `/`, for the diagnostics page.\"\"\"\n"
+             "    with open('/proc/self/mounts') as fh:\n        return next((l for l in fh if l.split()[1:2] == ['/']), '')\n")
+RESULT_USED = "import diag\n\n\ndef price(units):\n    if 'ro,' in diag.root_line():\n    " + RIGHT_BODY + "    return units * 100\n"
+
+
+@pytest.mark.xfail(strict=True, reason="the tripwire's baseline is a file's line text, not a place: the result of a sealed "
+                   "call into the function that holds it, used in the agent's new line, is not the change's (issue 45 "
+                   "item 6 holds for the static scan's baseline, gate/scan_places.py: a changed call line; not built for "
+                   "the tripwire's)")
+def test_a_baselined_reads_result_used_anew_blocks(tmp_path_factory, kit_home):
+    from tests.support.repos import pooled_files, write_config
+
+    write_config(kit_home, "confine: on\nscan: block\n")
+    calc = "import diag\n\n\ndef price(units):\n    diag.root_line()\n    return units * 100\n"
+    repo = pooled_files(tmp_path_factory, kit_home, {"diag.py": ROOT_LINE, "calc.py": calc}, "test_calc.py", HIDDEN)
+    (repo / "calc.py").write_text(RESULT_USED)
+    res = run_hook(stop_payload(repo), timeout=120)
+    assert res.returncode == 2, "the stop was allowed with the bug in"
+
+
 # The harness's frames seen from a fixture: the test file's own fixtures (a plain one, a yield one) make the product's
 # object, which looks below itself once, when it is made. The fork's program makes the fixtures' calls from its own
 # frame too (`bare_shim.plan_test`), so the second run shows no harness frame there either and the runs disagree.
