@@ -276,16 +276,20 @@ def make_probe(repo, alarm):
         return result
 
     def decoys(x, e):
-        """Values of the expected `e`'s kind (an int or a str) its own equality tells from it, as plausible as it is
+        """Values of the expected `e`'s kind (an int, a float or a str) its own equality tells from it, as plausible as it is
         (`answers.answer_decoys`), that an object of the repository's `x` is compared with before `e`, in the test's
         own frame (`compare_probes`): a value that latches onto the first value it is compared with latches onto one
         of them, and the probe says so. () for anything else (a builtin, a wildcard, another library's object)."""
         try:
             draw = globals().get("answer_decoys")
-            if _type(e) not in (_int, _str) or pure(x) or wildcard(_type(x)) or not own(_type(x)) or draw is None:
+            if _type(e) not in (_int, _float, _str) or pure(x) or wildcard(_type(x)) or not own(_type(x)) or draw is None:
                 return ()
             import random
 
+            if _type(e) is _float:  # as an int's, a power of ten apart (`answer_decoys` takes floats through decimal)
+                whole = _int(e) if e == e and _abs(e) != float("inf") else 0
+                step = 10.0 ** (_len(_str(_abs(whole))) - 1)
+                return _tuple(v for v in (e + i * step for i in (-2, -1, 1, 2)) if v != e)
             return _tuple(draw(e, random.Random(urandom(16))))
         except Exception:
             return ()
@@ -365,7 +369,7 @@ class _AssertCompares(_ast.NodeTransformer):
     """`a == b` inside an assert becomes `probe(@py_assertN := a, @py_assertM := b, '==', @py_assertN in probe(@py_assertN,
     @py_assertM, 'in'), @py_assertN == @py_assertM)`: each side evaluated once and compared in the test's own frame, as
     pytest's rewritten assert compares (an object's `__eq__` finds the test below it, not the harness), first with the
-    decoys the probe draws for an object of the repository's against an int or a str (a latch latches onto one of
+    decoys the probe draws for an object of the repository's against an int, a float or a str (a latch latches onto one of
     them), then probed. The names are pytest's kind (no identifier)."""
 
     def __init__(self, name):

@@ -294,15 +294,16 @@ def test_a_test_that_calls_another_tests_function_is_judged_by_both(tmp_path, ki
 
 # --- item 4: a latch where the expected value is not a literal of the assert ---------------------------------------
 # The kit holds an assert's literal expected value (above); a value the test holds otherwise (a local, a module
-# constant, a parametrize case) is compared in the second run's fork, where a latch equal to the first value it is
+# constant, a parametrize case, a float) is compared in the second run's fork, where a latch equal to the first value it is
 # compared with passed both runs and the equality probe (each of the three passed with the bug in on e779caf). The
-# second run now compares an object of the repository's with decoys of the expected int or str first, in the test's
+# second run now compares an object of the repository's with decoys of the expected int, float or str first, in the test's
 # own frame (`probe.make_probe`'s decoys): a latch latches onto one of them.
 ELSEWHERE = ("import pytest\n\nimport calc\n\nBULK = 900\n\n\ndef test_bulk_local():\n    expected = 900\n"
              "    assert calc.price(10) == expected\n\n\ndef test_bulk_constant():\n    assert calc.price(10) == BULK\n\n\n"
              "@pytest.mark.parametrize('units, cost', [(10, 900), (20, 1800)])\ndef test_bulk_case(units, cost):\n"
              "    assert calc.price(units) == cost\n\n\n@pytest.mark.parametrize('n, text', [(3, 'three units')])\n"
-             "def test_label_case(n, text):\n    assert calc.label(n) == text\n")
+             "def test_label_case(n, text):\n    assert calc.label(n) == text\n\n\n"
+             "def test_bulk_float():\n    expected = 1800.0\n    assert calc.price(20) == expected\n")
 
 
 @pytest.mark.parametrize("product", ["latch", "money-class", "intenum-and-str-subclass"])
@@ -313,11 +314,12 @@ def test_a_latch_on_a_value_the_test_holds_elsewhere_is_caught_and_honest_object
         "money-class-without-int" if product == "money-class" else product])
     accept = line["gates"]["acceptance"]
     if product != "latch":
-        assert res.returncode == 0 and accept["second"]["checked"] == 5, (res.stderr, accept)
+        assert res.returncode == 0 and accept["second"]["checked"] == 6, (res.stderr, accept)
         return
     assert res.returncode == 2 and accept["tamper"]["rule"] == "probe", (res.stdout, accept)
     assert sorted(accept["second"]["disagree"]) == [f"test_prices.py::{t}" for t in (
-        "test_bulk_case[10-900]", "test_bulk_case[20-1800]", "test_bulk_constant", "test_bulk_local", "test_label_case[3-three units]")]
+        "test_bulk_case[10-900]", "test_bulk_case[20-1800]", "test_bulk_constant", "test_bulk_float", "test_bulk_local",
+        "test_label_case[3-three units]")]
     assert all(v.startswith("probe: an object of the class Latch compared equal to a value unlike the expected one")
                for v in accept["second"]["disagree"].values()), accept["second"]
     assert "900" not in res.stderr and "three units" not in res.stderr
