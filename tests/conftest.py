@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import require
-from tests.support.repos import write_config, example_files, make_repo, seal_example, sealed_copy
+from tests.support.repos import OWN_SUITE, write_config, example_files, make_repo, own_suite, seal_example, sealed_copy
 
 
 @pytest.fixture(autouse=True)
@@ -59,14 +59,16 @@ def shop_repo(tmp_path) -> Path:
 
 
 @pytest.fixture
-def sealed_shop(kit_home, tmp_path_factory) -> Path:
+def sealed_shop(kit_home, tmp_path_factory, request) -> Path:
     """The bundled example sealed for a repository holding it: a copy of one sealed once per worker
-    (tests/support/repos.py `sealed_copy`), at the path it was sealed at, in a folder of its own."""
+    (tests/support/repos.py `sealed_copy`), at the path it was sealed at, in a folder of its own.
+
+    Sealed with the example's own suite (examples/shop/tests) only for a test marked `own_suite` (repos.py `own_suite`)."""
 
     def build(repo: Path, home: Path) -> None:
         seal_example(make_repo(repo, example_files()), extra_env={"DONEGATE_HOME": str(home)})
 
-    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "shop", build, kit_home)
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "shop", build, kit_home, own=own_suite(request))
 
 
 @pytest.fixture(scope="session")
@@ -111,10 +113,26 @@ LONGEST_FIRST = (
     "tests/e2e/test_experiment_e2e.py::test_a_run_killed_by_sigkill_is_done_again_and_none_is_counted_twice",
     "tests/person/test_person.py::test_a_decided_session_is_no_longer_left_for_a_person",
     "tests/test_packaging.py::test_wheel_install_gates_a_session",
+    # Long (21-76 s on a loaded machine) and collected late: the quick start's run was the last test of a whole run,
+    # one worker on it for its last 30 s while the other three were done (profile of the whole suite, 06 Dec).
+    "tests/gate/test_real_libraries.py::test_pytest_its_own_suite_runs_under_its_own_pytest",
+    "tests/gate/test_second_given.py::test_the_second_run_draws_what_the_first_drew",
+    "tests/report/test_report_resume.py::test_appended_lines_give_what_a_cold_read_gives",
+    "tests/test_quickstart.py::test_the_quick_start_works_as_written",
+    "tests/models/test_writer.py::test_the_writers_held_back_file_is_sealed_held_back",
 )
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", f"{OWN_SUITE}: about the project's own suite or the seal's defaults: the pooled "
+                            "repositories are sealed with it on (tests/support/repos.py `own_suite`)")
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if Path(item.nodeid.split("::")[0]).name.startswith("test_own"):
+            item.add_marker(OWN_SUITE)
+
     def rank(item) -> tuple[int, int]:
         for k, prefix in enumerate(LONGEST_FIRST):
             if item.nodeid.startswith(prefix):

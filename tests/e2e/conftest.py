@@ -11,6 +11,7 @@ import pytest
 
 from tests.support.fakeapi import FakeAPI
 from tests.support.gated import GatedRepo
+from tests.support.repos import own_suite
 from tests.support.session import find_claude
 
 
@@ -22,16 +23,18 @@ def api():
 
 
 @pytest.fixture
-def gated(tmp_path, tmp_path_factory, kit_home, monkeypatch):
+def gated(tmp_path, tmp_path_factory, kit_home, monkeypatch, request):
     """Factory: `gated(sandbox=..., config=..., tests=..., seal_fixed=...)` -> GatedRepo (see GatedRepo.create).
 
     The test's DONEGATE_HOME becomes the repository's, so the hook, the kit's commands and the test all
     look at the same store and ledger. With the example's hidden tests the repository is a copy of one built once
-    per worker for the same arguments (`GatedRepo.pooled`); with `tests` of the test's own, one of its own."""
+    per worker for the same arguments (`GatedRepo.pooled`); with `tests` of the test's own, one of its own. Sealed
+    with the example's own suite only for a test marked `own_suite` (tests/support/repos.py `own_suite`)."""
     find_claude()  # skip (or fail in CI) before building anything when the CLI is missing
     made: list[GatedRepo] = []
 
     def make(**kwargs) -> GatedRepo:
+        kwargs.setdefault("own", own_suite(request))
         name = f"gated{len(made)}"
         g = GatedRepo.pooled(tmp_path_factory.getbasetemp() / "sealed", name, kit_home, **kwargs) \
             if "tests" not in kwargs else GatedRepo.create(tmp_path / name, **kwargs)

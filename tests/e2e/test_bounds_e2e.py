@@ -36,6 +36,7 @@ def ran_cleanly(s) -> None:
     assert not s.attachments("hook_cancelled"), s.describe()
 
 
+@pytest.mark.own_suite
 @pytest.mark.parametrize("sandbox", [True, False], ids=["sandbox", "no-sandbox"])
 def test_a_repository_test_swapped_for_a_symlink_to_a_fifo_blocks_at_once(gated, api, sandbox):
     g = gated(sandbox=_sandbox(sandbox), config=FAST)

@@ -218,7 +218,8 @@ def repo_kwargs(mode: str) -> dict:
     """How the repository of a mode is made: installed for the project (with the sandbox or without) or not at all
     (the managed drop-in is written per session)."""
     managed = mode.startswith("managed")
-    return {"sandbox": mode == "project-sandbox", "config": CONFIG, "install": not managed}
+    # own=False: the attacks are on the hook and the hidden run; the example's own suite is not their subject
+    return {"sandbox": mode == "project-sandbox", "config": CONFIG, "install": not managed, "own": False}
 
 
 def run_one(slots: Path, attacks: list[Attack], mode: str) -> tuple:

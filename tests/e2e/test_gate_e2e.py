@@ -257,7 +257,7 @@ def run_escapes(base: Path, escs: list[Escape], sandbox: bool | None) -> tuple[G
     model is asked for its first call and again as it is asked for the turn after its last (Claude Code
     has carried out the call by then). Plain data (the escapes' steps are callables): an EscapeRun is made
     of it where it is read: (the repository, the session, {escape id: (first result's index, before, after)})."""
-    g = GatedRepo.create(base, sandbox=sandbox, config=ESCAPE_CONFIG)
+    g = GatedRepo.create(base, sandbox=sandbox, config=ESCAPE_CONFIG, own=False)  # the escapes' subject is not the own suite
     marks: dict[str, list] = {}
     order = [esc.id for esc in escs]
     targets = {esc.id: esc.target(g) if esc.target else None for esc in escs}

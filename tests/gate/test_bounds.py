@@ -44,6 +44,7 @@ def _block(res) -> str:
     (lambda p, tmp: os.symlink("/dev/zero", p), "a symlink"),
     (lambda p, tmp: os.symlink("/proc/self/fd/0", p), "a symlink"),
 ])
+@pytest.mark.own_suite
 def test_a_repository_test_replaced_by_something_that_never_ends_blocks_as_a_change(sealed_shop, kit_home, tmp_path, make, kind):
     fix_bug(sealed_shop)
     target = sealed_shop / "tests" / "test_cart.py"

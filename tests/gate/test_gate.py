@@ -89,6 +89,7 @@ def test_rewritten_manifest_blocks(sealed_shop, kit_home):
     assert res.returncode == 2 and "manifest changed" in res.stderr
 
 
+@pytest.mark.own_suite
 def test_protected_files_block_by_name(sealed_shop, kit_home):
     fix_bug(sealed_shop)
     (sealed_shop / ".claude").mkdir()
@@ -355,6 +356,7 @@ def test_failed_seal_leaves_the_previous_store(sealed_shop, tmp_path, kit_home):
     assert [p.name for p in (kit_home / "acceptance").iterdir()] == [store.name]
 
 
+@pytest.mark.own_suite
 def test_seal_manifest_records_baseline(sealed_shop, kit_home):
     (manifest,) = (kit_home / "acceptance").glob("*/manifest.json")
     m = json.loads(manifest.read_text())

@@ -14,6 +14,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from donegate.tree import git as kit_git
 from tests.support import require
 from tests.support.repos import HOOK, stop_lines, stop_payload
@@ -107,6 +109,7 @@ TRANSCRIPT = "".join(json.dumps(e) + "\n" for e in (
 ))
 
 
+@pytest.mark.own_suite
 def test_a_blocked_stop_imports_only_the_pinned_modules(sealed_shop, kit_home, tmp_path):
     if not require.unconfined():  # a person without a donegate.yaml (the tests' `held_share: 0` is for seals)
         (kit_home / "donegate.yaml").unlink()

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from donegate.claude import settings as vocab
 from tests.support.repos import HOOK, KIT, pooled_single, run_hook, run_to_the_end, stop_payload, write_config
 
@@ -83,6 +85,7 @@ def _runs_left(tmp: Path) -> list[str]:
     return sorted(p.name for p in tmp.iterdir() if p.name.startswith(("donegate-run-", "donegate-own-")))
 
 
+@pytest.mark.own_suite
 def test_a_stop_the_watchdog_answers_leaves_no_run_folder(sealed_shop, kit_home, tmp_path):
     """The stop's deadline passed: the watchdog answers block and ends the hook (`os._exit`), with the runs, the own
     suite's folder and the run the launcher started early still holding theirs. It left them all (16 in

@@ -386,6 +386,7 @@ def _plant_nothing(repo, home):
                                    _plant_claude_hook, _plant_outside_allowed_hidden_by_exclude, _plant_edited_store,
                                    _plant_deleted_store, _plant_edited_manifest],
                          ids=lambda f: f.__name__.removeprefix("_plant_"))
+@pytest.mark.own_suite
 def test_doctor_and_the_hook_agree_on_each_kind_of_change(sealed_shop, kit_home, plant):
     from tests.support.repos import stop_lines, run_hook, stop_payload
     from donegate import config
@@ -414,6 +415,7 @@ def test_doctor_and_the_hook_agree_on_each_kind_of_change(sealed_shop, kit_home,
             assert any(problem in what for what in doctor_errors), (problem, doctor_errors)
 
 
+@pytest.mark.own_suite
 def test_doctor_never_says_intact_after_a_repository_test_is_weakened(sealed_shop):
     # issue 11: after an agent weakened a repository test, `doctor -v` said "acceptance tests sealed and
     # intact" (beside the error) while every stop blocked.

@@ -175,6 +175,7 @@ class GatedRepo:
         install: bool = True,
         seal_timeout: float | None = None,
         kit_held_share: bool = False,
+        own: bool = True,
     ) -> "GatedRepo":
         """`kit`: the kit checkout to use (default: a copy under `base`). `sandbox`: install the sandbox
         block (default: when available). `config`: donegate.yaml. `tests`: hidden test files (default:
@@ -184,7 +185,8 @@ class GatedRepo:
         hidden tests' timeout for the seal's own run only, where `config` sets one so short (for the stops)
         that a loaded machine could not seal the example within it; install still writes the hook timeout
         of `config`. `kit_held_share`: seal with the kit's default held_share (`make demo`), not the tests' 0
-        (tests/support/repos.py `write_config`)."""
+        (tests/support/repos.py `write_config`). `own=False`: seal with `--own-tests off`, for a test whose subject is
+        not the example's own suite (tests/support/repos.py `own_suite`): every stop then runs the hidden tests only."""
         base.mkdir(parents=True, exist_ok=True)
         kit = kit or copy_kit(base)
         home = base / "donegate-home"
@@ -199,7 +201,7 @@ class GatedRepo:
         if seal_timeout is not None:
             write_config(home, json.dumps({**(config or {}), "timeout": seal_timeout}, indent=2) + "\n",
                          kit_held_share=kit_held_share)
-        g.seal(tests or sorted(EXAMPLE_TESTS.glob("test_*.py")))
+        g.seal(tests or sorted(EXAMPLE_TESTS.glob("test_*.py")), *(() if own else ("--own-tests", "off")))
         if seal_timeout is not None:
             write_config(home, json.dumps(config or {}, indent=2) + "\n", kit_held_share=kit_held_share)
         if seal_fixed:
@@ -240,8 +242,8 @@ class GatedRepo:
         self.donegate("install", str(self.repo), "--sandbox", "on" if self.sandbox else "off")
         self.settings = json.loads(self.settings_path.read_text())
 
-    def seal(self, tests: Iterable[Path]) -> None:
-        self.donegate("seal", str(self.repo), *map(str, tests), "--request", REQUEST)
+    def seal(self, tests: Iterable[Path], *args: str) -> None:
+        self.donegate("seal", str(self.repo), *map(str, tests), "--request", REQUEST, *args)
 
     @property
     def user_home(self) -> Path:
@@ -287,10 +289,11 @@ class GatedRepo:
         return Session(res, api, ledger(self.home))
 
 
-def pooled_example(tmp_path_factory: Any, kit_home: Path, **kwargs: Any) -> GatedRepo:
+def pooled_example(tmp_path_factory: Any, kit_home: Path, own: bool = False, **kwargs: Any) -> GatedRepo:
     """`GatedRepo.create(tmp_path / "g", **kwargs)` for a test that checks nothing of the seal: a copy of the one its
-    worker built for these arguments (`GatedRepo.pooled`, shared with the `gated` fixture's first repository)."""
-    return GatedRepo.pooled(tmp_path_factory.getbasetemp() / "sealed", "gated0", kit_home, **kwargs)
+    worker built for these arguments (`GatedRepo.pooled`, shared with the `gated` fixture's first repository). The
+    own suite off unless `own` (its callers, the other clients' e2e, are not about it)."""
+    return GatedRepo.pooled(tmp_path_factory.getbasetemp() / "sealed", "gated0", kit_home, own=own, **kwargs)
 
 
 # What the scripted agent claims, and the assertion the example's hidden tests fail with while the bug is in.

@@ -108,9 +108,24 @@ def seal_files(tmp_path: Path, files: dict[str, str], test_name: str, body: str)
     return repo
 
 
-def sealed_copy(root: Path, name: str, build: Callable[[Path, Path], None], kit_home: Path) -> Path:
+# The tests whose subject is the project's own suite (issue 44: docs/own-suite.md) or the seal's defaults: the pooled
+# repositories (conftest's `sealed_shop`, the e2e `gated`) are sealed for them as the kit's default seals, own suite on.
+# Every other test gets its copy sealed with the own suite off (`sealed_copy(own=False)`, `GatedRepo.create(own=False)`):
+# what it proves (a hidden run, an attack, a scope, a report) does not involve the own suite, whose run at each stop
+# cost about a third of the stop. A file named test_own* is marked whole (tests/conftest.py); a test elsewhere is marked
+# `@pytest.mark.own_suite`.
+OWN_SUITE = "own_suite"
+
+
+def own_suite(request) -> bool:
+    """Whether the test of `request` (a fixture's) is about the own suite (`OWN_SUITE`)."""
+    return request.node.get_closest_marker(OWN_SUITE) is not None
+
+
+def sealed_copy(root: Path, name: str, build: Callable[[Path, Path], None], kit_home: Path, own: bool = True) -> Path:
     """A fresh copy of a repository sealed once per test process for every test that asks for the same
     `name` under the same donegate.yaml (a seal costs a run of the hidden tests; a copy, milliseconds).
+    `own=False`: sealed with `own_tests: off` (`OWN_OFF`) unless the test's donegate.yaml names `own_tests`.
 
     `build(repo, home)` makes the repository at `repo` (and whatever beside it, in its parent folder,
     the slot) and seals it with DONEGATE_HOME=`home` (which holds the test's donegate.yaml). Each test
@@ -120,6 +135,8 @@ def sealed_copy(root: Path, name: str, build: Callable[[Path, Path], None], kit_
     Tests run one at a time in a process (pytest-xdist workers are processes): one slot per template."""
     config_path = kit_home / "donegate.yaml"
     config = config_path.read_text() if config_path.exists() else ""
+    if not own and not re.search(r"^own_tests\s*:|\"own_tests\"\s*:", config, re.M):
+        config = _with_key(config or "{}", "own_tests", "off")
     base = root / f"{name}-{hashlib.sha256(config.encode()).hexdigest()[:10]}"
     template, slot = base / "template", base / "slot"
     if not template.exists():
