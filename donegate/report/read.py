@@ -33,7 +33,7 @@ from donegate.ledger import chain as ledger
 from donegate.report import hardcoding
 from donegate.report.own_counts import KEY as OWN, Own
 # The gate's line shape: the fast path's regular expressions (`fast_line`: the names are read from here too).
-from donegate.report.shape import _CLIENT, _COST, _LINE, _REVIEW, _REVIEW_TOTAL, NO_ROW, ROWS, fast_line  # noqa: F401
+from donegate.report.shape import _COST, _LINE, _REVIEW, _REVIEW_TOTAL, NO_ROW, ROWS, client_at_tail, fast_line  # noqa: F401
 # What a line means, and the slow path: `rows`. The names are read from here too (the report's other modules, tests).
 from donegate.report.rows import (  # noqa: F401
     _AGENT, _ASECS, _AUSD, _BCODE, _CODE, _FIELD, _NUM, _SECS_BITS, _USD_BITS, APPEAL_DECISION, APPEAL_LABELS, APPEALED,
@@ -473,9 +473,8 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     last, gave_up, combos, agents = part.last, part.gave_up, _Combos(part), part.agents
     last_of, tally, day, first_bit, firsts = last.get, part.tally, part.days.add, _FIRST, _OFFSET << _FIRST
     by_day, since = opts.by == "day", opts.since
-    # By client: the stop's `"client":"..."` (between its gates and its tail, read by neither path's row);
-    # a line from before the kit recorded it is Claude Code's.
-    client = _CLIENT if opts.by == "client" else None
+    # By client: the stop's top-level client (`rows.client_of`), read at a fast line's tail (`shape.client_at_tail`)
+    by_client = opts.by == "client"
     rows_of: Callable[[bytes, int, int], list] = ROWS if opts.fast else (lambda data, a, b: [])
     review_cost_at, find, tests_bits, link = _fast_review_cost, bytes.find, _Tests(), part.link
     # locals, not globals, in the loop: a global lookup per use adds up over a million lines
@@ -514,6 +513,7 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
             cost = None if not when else 0.0 if rpos < 0 else review_cost_at(line, rpos)
             if cost is not None:
                 code, tests, dur = codes[code], tests_bits[tests], float(dur)
+                client = client_at_tail(line) if by_client else b""
             else:
                 kind, row = slow_row(line)
                 if kind != "stop":
@@ -522,14 +522,13 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                         part.decide(line)
                         part.marks.append(at)
                     continue
-                when, repo, sid, code, sealed, passed, dur, cfg, cost, agent = row
+                when, repo, sid, code, sealed, passed, dur, cfg, cost, agent, client = row
                 agent = _agent_text(agent)
                 tests = _pack_tests(sealed, passed)
             if since is not None and when < since:
                 continue
-            if client is not None:
-                c = client(line)
-                g, base_ = combos[(c.group(1) if c else b"claude", repo, cfg)]
+            if by_client:
+                g, base_ = combos[(client, repo, cfg)]
             else:
                 g, base_ = combos[(when[:10], repo, cfg) if by_day else (repo, cfg)]
             g.stops += 1

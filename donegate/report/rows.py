@@ -117,7 +117,14 @@ def stop_row(rec: dict[str, Any]) -> tuple[str, Any]:
     repo = _str(rec.get("repo"))
     return "stop", (when, repo.encode(), rec["session"].encode(), code, sealed, passed, float(rec["duration"]),
                     rec["config"].encode(), review_cost(gates.get("review")),
-                    _agent_bits(rec.get("agent_usd"), rec.get("agent_seconds"), "agent_usd" in rec))
+                    _agent_bits(rec.get("agent_usd"), rec.get("agent_seconds"), "agent_usd" in rec), client_of(rec))
+
+
+def client_of(rec: dict[str, Any]) -> bytes:
+    """The stop's client (`report --by client`): its top-level `client`; a line with none, or not a non-empty string,
+    is Claude Code's (written before the kit recorded it)."""
+    client = rec.get("client")
+    return client.encode("utf-8", "surrogatepass") if isinstance(client, str) and client else b"claude"
 
 
 def agent_of(rec: dict[str, Any]) -> dict[str, Any]:

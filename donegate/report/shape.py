@@ -38,10 +38,17 @@ def _nested(depth: int, keys: bytes = b"") -> bytes:
 # Neither may write again a key the fast path reads before it (the acceptance counts; the acceptance and leak gates):
 # json.loads would read the last. A review written twice is `read._fast_review_cost`'s to refuse.
 _ACCEPTANCE_REST, _GATES_REST = _nested(3, rb'total|passed'), _nested(7, rb'acceptance|leak')
-# The top-level keys the gate writes between the gates and the agent's figures (`gate.record`), in any order, any
-# number of times: none is one the fast path reads, so a repeat changes nothing json.loads would read.
-_AFTER_GATES = (rb'(?:,"(?:cached|session_from|feedback|env|env_weakened|said|agent|cpu|confine|client)":(?:' + _JSTR
+# The top-level keys the gate writes between the gates and its client (`gate.record`), in any order, any number of
+# times: none is one the fast path reads, so a repeat changes nothing json.loads would read.
+_AFTER_GATES = (rb'(?:,"(?:cached|session_from|feedback|env|env_weakened|said|agent|cpu|confine)":(?:' + _JSTR
                 + rb'|[^"{}\[\],\n]++|[\[{]' + _nested(4) + rb'[\]}]))*+')
+# The stop's client (`report --by client`), once, where the kit writes it: last before the agent's figures and the
+# tail. A line with a client anywhere else at the top level (or written twice: json.loads keeps the last) is
+# json.loads's, so the client of a line the fast path takes is the one `client_at_tail` reads, or none.
+_CLIENT_AT = rb'(?:,"client":"\w{1,40}")?'
+_TAIL = (rb',(?:("agent_usd":(?:' + _NUM + rb'|null),"agent_seconds":(?:' + _NUM + rb'|null)),)?'
+         rb'"blocks":(?:\d+|null),"duration":(' + _NUM + rb'),"kit_version":"[^"\\\n]*","config":"(' + _STR + rb'*)",'
+         rb'"prev":"[0-9a-f]{64}"\}')
 # A whole stop line as the gate writes it, found in a chunk of lines, one match a line: its time, repo, session,
 # verdict, acceptance counts, the agent's figures (when there), duration and configuration. `\{[^{}]*\}` spans a gate
 # object without nesting exactly: a brace inside one of its strings makes the match fail (then json.loads reads it),
@@ -59,9 +66,7 @@ _LINE_RE = re.compile(
     rb'"session":"(' + _STR + rb'+)","stop":(?:\d+|null),"stop_hook_active":(?:true|false|null),'
     rb'"verdict":"(pass|review_error|block|hint|gave_up|appealed)","gates":\{"integrity":\{[^{}\n]*\}(?:,"leak":\{[^{}\n]*\})?,'
     rb'"scope":\{[^{}\n]*\},"acceptance":\{"ok":(?:true|false|null),"total":(\d{1,7},"passed":\d{1,7})'
-    + _ACCEPTANCE_REST + rb'\}' + _GATES_REST + rb'\}' + _AFTER_GATES
-    + rb',(?:("agent_usd":(?:' + _NUM + rb'|null),"agent_seconds":(?:' + _NUM + rb'|null)),)?'
-    rb'"blocks":(?:\d+|null),"duration":(' + _NUM + rb'),"kit_version":"[^"\\\n]*","config":"(' + _STR + rb'*)","prev":"[0-9a-f]{64}"\}\n'
+    + _ACCEPTANCE_REST + rb'\}' + _GATES_REST + rb'\}' + _AFTER_GATES + _CLIENT_AT + _TAIL + rb'\n'
 )
 _LINE = _LINE_RE.finditer
 # One row a line, in a chunk of whole lines: a stop line as the gate writes it gives `_LINE`'s groups, any other line
@@ -69,8 +74,16 @@ _LINE = _LINE_RE.finditer
 # tuples: no match object, no lookup by offset a line.
 ROWS = re.compile(rb'(?:' + _LINE_RE.pattern + rb'|[^\n]*+\n)').findall
 NO_ROW = (b"",) * _LINE_RE.groups
-# The stop's client (`report --by client`): after the gates, before the agent's figures and the tail.
-_CLIENT = re.compile(rb',"client":"(\w{1,40})"(?:,"agent_usd":[^,]*,"agent_seconds":[^,]*)?,"blocks":').search
+# The client of a line the fast path takes (`_CLIENT_AT`), read from the line's last `,"client":"` to its end: when
+# what follows is the tail, that `"client"` is a top-level key (nothing from it to the line's closing brace is a
+# bracket, a backslash or a string holding a quote), the one json.loads reads; else the line has none (Claude Code's).
+_CLIENT_KEY, _CLIENT_TAIL = b',"client":"', re.compile(rb',"client":"(\w{1,40})"' + _TAIL).fullmatch
+
+
+def client_at_tail(line: bytes) -> bytes:
+    """The client of a line the fast path takes (`_LINE`; `line` without its newline): b"claude" when it has none."""
+    m = _CLIENT_TAIL(line, max(line.rfind(_CLIENT_KEY), 0))
+    return m.group(1) if m else b"claude"
 
 
 def fast_line(line: bytes) -> Any:

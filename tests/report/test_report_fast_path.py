@@ -6,6 +6,7 @@ earlier report kept, and a chain break still named at its line."""
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import random
@@ -335,3 +336,91 @@ def test_the_verified_fast_reading_refuses_what_the_head_and_tail_misread(kit_ho
     misread = rows[at] != shape.ROWS(data)[at]
     assert misread == (name != _LOOK_ALIKE[0]), name
     assert report_floor._verified(data, len(data), rows) == (not misread), name
+
+
+
+# `--by client`: a stop's client is the line's top-level `client` as json.loads reads it (the last one written; none, or
+# not a non-empty string: Claude Code's, as before the kit recorded it), never a `"client"` nested in a gate or a text.
+CLIENTS = ("claude", "codex", "gemini", "copilot", "qwen")
+_EVIL = {"client": "evil", "blocks": 1}
+
+
+def _with(rec: Line, **more: Any) -> bytes:
+    """The kit's line with `more` (its client, ...) where the kit writes them, just before "blocks"."""
+    return _kit(_before_blocks(rec, **more))
+
+
+def _agent_nested(rec: Line) -> bytes:
+    """The agent's tokens holding `_EVIL`, written just before the top-level client, as the kit orders them."""
+    return _with(rec, agent={"m": 1, **_EVIL}, confine="auto", client="codex", agent_usd=0.5, agent_seconds=9)
+
+
+# Each: (name, the last stop of the bench's ledger without a client -> its line). The old code read each client unlike
+# json.loads: a nested `,"client":"x"...,"blocks":` taken as the stop's, a top-level one it did not see.
+_CLIENT_MISREAD: list[tuple[str, Callable[[Line], bytes]]] = [
+    ("nested in a gate, no client", lambda r: _kit(_gates(r, scope={**r["gates"]["scope"], **_EVIL}))),
+    ("nested in a gate, codex's line", lambda r: _with(_gates(r, scope={**r["gates"]["scope"], **_EVIL}), client="codex")),
+    ("nested in a failing test's entry", lambda r: _with(_acceptance(r, failing=[{"id": "t::a", "message": "m", **_EVIL}]),
+                                                         client="codex")),
+    ("nested in the agent's tokens", _agent_nested),
+    ("the key escaped", lambda r: _with(r, client="codex").replace(b'"client":', b'"\\u0063lient":', 1)),
+    ("written twice, the last after the tail", lambda r: _with(r, client="codex")[:-1] + b',"client":"gemini"}'),
+    ("written twice, the last away from the kit's place",
+     lambda r: _with(r, client="codex", confine="auto").replace(b',"confine":', b',"client":"qwen","confine":', 1)),
+    ("a client the kit does not name", lambda r: _with(r, client="my cli")),
+]
+# The look-alikes, read alike by the old code and the new.
+_CLIENT_ALIKE: list[tuple[str, Callable[[Line], bytes]]] = [
+    ("in a failing message, escaped", lambda r: _with(_acceptance(r, failing=[
+        {"id": "t::a", "message": 'x,"client":"evil","blocks":1 \\ "client": "evil"'}]), client="gemini")),
+    ("in what the agent said", lambda r: _with(r, said='done,"client":"evil","blocks":1', client="copilot")),
+    ("written twice, the last where the kit writes it",
+     lambda r: _with(r, confine="auto", client="codex").replace(b',"confine":', b',"client":"qwen","confine":', 1)),
+    ("null", lambda r: _with(r, client=None)),
+    ("the kit's line", lambda r: _with(r, confine="auto", client="qwen", agent_usd=None, agent_seconds=3)),
+]
+
+
+def _client_ledger(path: Path, edit: Callable[[Line], bytes]) -> bytes:
+    """The bench's lines, each stop as the kit writes it for one of the five clients (half with the agent's figures,
+    a few from before the kit recorded its client), the last stop's line `edit`ed; returns that line."""
+    report_bench.generate(path, 60, seed=13)
+    raws, out = path.read_bytes().splitlines(), []
+    for k, raw in enumerate(raws):
+        rec = json.loads(raw)
+        if rec.get("event") == "stop":
+            body = {key: v for key, v in rec.items() if key != "prev"}
+            more = {"agent_usd": 0.25, "agent_seconds": 30.5} if k % 2 else {}
+            raw = _kit(body) if k % 7 == 0 else _with(body, confine="auto", client=CLIENTS[k % 5], **more)
+            raw = raw[:-1] + b',"prev":"' + b"0" * 64 + b'"}'
+            assert report.fast_line(raw), k  # the kit's lines are the fast path's
+        out.append(raw)
+    at = max(k for k, r in enumerate(out) if r.startswith(b'{"v":1,"event":"stop"'))
+    out[at] = edit({k: v for k, v in json.loads(raws[at]).items() if k != "prev"})[:-1] + b',"prev":"' + b"0" * 64 + b'"}'
+    path.write_bytes(b"\n".join(_chain(out)) + b"\n")
+    return out[at]
+
+
+def _clients_by_json_loads(path: Path) -> dict[str, int]:
+    """Stops per client as json.loads reads each stop line's top-level `client`."""
+    counts: collections.Counter = collections.Counter()
+    for raw in path.read_bytes().splitlines():
+        rec = json.loads(raw)
+        if rec.get("event") == "stop":
+            client = rec.get("client")
+            counts[client if isinstance(client, str) and client else "claude"] += 1
+    return dict(counts)
+
+
+@pytest.mark.parametrize("name,edit", [*_CLIENT_MISREAD, *_CLIENT_ALIKE], ids=lambda x: x if isinstance(x, str) else "")
+def test_a_stop_is_grouped_by_the_client_json_loads_reads(kit_home, monkeypatch, name, edit):
+    monkeypatch.setattr(report.parallel, "PARALLEL_BYTES", 1)  # two processes, a range each, on a small file too
+    path = kit_home / "ledger.jsonl"
+    line = _client_ledger(path, edit)
+    # a client nested anywhere is the fast path's to read right; a top-level one not where the kit writes it, json.loads's
+    assert (report.fast_line(line) is not None) == (name.startswith(("nested", "in ")) or name == "the kit's line"), name
+    want = _clients_by_json_loads(path)
+    for fast, jobs in ((True, 1), (False, 1), (True, 2)):
+        got = report.summarize([path], by="client", fast=fast, jobs=jobs)
+        assert {g["client"]: g["stops"] for g in got["groups"]} == want, (name, fast, jobs)
+        assert got["chain"]["intact"] and not got["skipped"]["count"], name
