@@ -479,7 +479,7 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     review_cost_at, find, tests_bits, link = _fast_review_cost, bytes.find, _Tests(), part.link
     # locals, not globals, in the loop: a global lookup per use adds up over a million lines
     codes, blocking, hint, gave, at_bit, appealed, ticks, micro = _BCODE, BLOCKING, HINT, GAVE_UP, _AT, APPEALED, TICKS, MICRO
-    number = 0
+    number, slow, client = 0, None, b""
     for base, data, cut in _chunks(path, start, end):
         lines = data.split(b"\n")
         if cut < len(data) or data.endswith(b"\n"):
@@ -513,7 +513,6 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
             cost = None if not when else 0.0 if rpos < 0 else review_cost_at(line, rpos)
             if cost is not None:
                 code, tests, dur = codes[code], tests_bits[tests], float(dur)
-                client = client_at_tail(line) if by_client else b""
             else:
                 kind, row = slow_row(line)
                 if kind != "stop":
@@ -523,12 +522,13 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
                         part.marks.append(at)
                     continue
                 when, repo, sid, code, sealed, passed, dur, cfg, cost, agent, client = row
+                slow = line  # json.loads read its client (a fast line's is read below only by client)
                 agent = _agent_text(agent)
                 tests = _pack_tests(sealed, passed)
             if since is not None and when < since:
                 continue
             if by_client:
-                g, base_ = combos[(client, repo, cfg)]
+                g, base_ = combos[(client if slow is line else client_at_tail(line, agent), repo, cfg)]
             else:
                 g, base_ = combos[(when[:10], repo, cfg) if by_day else (repo, cfg)]
             g.stops += 1

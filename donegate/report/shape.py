@@ -74,15 +74,17 @@ _LINE = _LINE_RE.finditer
 # tuples: no match object, no lookup by offset a line.
 ROWS = re.compile(rb'(?:' + _LINE_RE.pattern + rb'|[^\n]*+\n)').findall
 NO_ROW = (b"",) * _LINE_RE.groups
-# The client of a line the fast path takes (`_CLIENT_AT`), read from the line's last `,"client":"` to its end: when
-# what follows is the tail, that `"client"` is a top-level key (nothing from it to the line's closing brace is a
-# bracket, a backslash or a string holding a quote), the one json.loads reads; else the line has none (Claude Code's).
-_CLIENT_KEY, _CLIENT_TAIL = b',"client":"', re.compile(rb',"client":"(\w{1,40})"' + _TAIL).fullmatch
+# The client of a line the fast path takes (`_CLIENT_AT`): a `,"client":"x"` ending where the kit writes it, just
+# before the line's agent figures (the row's) and its last `,"blocks":` (the tail after it holds no quote but its own).
+# What ends there is the last top-level value before them (`_LINE` read it); a `"client"` key before it, unescaped and
+# at the top level, is the one json.loads reads. Else the line has none: Claude Code's.
+_CLIENT_KEY, _BLOCKS, _CLIENT_END = b',"client":"', b',"blocks":', re.compile(rb',"client":"(\w{1,40})"').fullmatch
 
 
-def client_at_tail(line: bytes) -> bytes:
-    """The client of a line the fast path takes (`_LINE`; `line` without its newline): b"claude" when it has none."""
-    m = _CLIENT_TAIL(line, max(line.rfind(_CLIENT_KEY), 0))
+def client_at_tail(line: bytes, agent: bytes) -> bytes:
+    """The client of a line the fast path takes (`line` without its newline; `agent`: its row's agent figures)."""
+    end = line.rfind(_BLOCKS) - (len(agent) + 1 if agent else 0)
+    m = _CLIENT_END(line, max(line.rfind(_CLIENT_KEY, 0, end), 0), end)
     return m.group(1) if m else b"claude"
 
 
