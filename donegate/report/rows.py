@@ -124,7 +124,7 @@ def client_of(rec: dict[str, Any]) -> bytes:
     """The stop's client (`report --by client`): its top-level `client`; a line with none, or not a non-empty string,
     is Claude Code's (written before the kit recorded it)."""
     client = rec.get("client")
-    return client.encode("utf-8", "surrogatepass") if isinstance(client, str) and client else b"claude"
+    return client.encode() if isinstance(client, str) and client else b"claude"
 
 
 def agent_of(rec: dict[str, Any]) -> dict[str, Any]:
@@ -179,6 +179,14 @@ def slow_row(line: bytes) -> tuple[str, Any]:
     version = rec.get("v")
     if not (type(version) is int and version == ledger.SCHEMA_VERSION):
         return "skip", f"unknown schema version {json.dumps(version)[:20]}" if "v" in rec else "no schema version"
+    try:
+        return _event_row(rec)
+    except UnicodeEncodeError:  # json.loads reads "\ud800" as a lone surrogate, which has no UTF-8
+        return "skip", "a line with a lone surrogate (\\ud800-\\udfff) in a text: it has no UTF-8"
+
+
+def _event_row(rec: dict[str, Any]) -> tuple[str, Any]:
+    """`slow_row` of a line json.loads read as the ledger's schema."""
     event = rec.get("event")
     if event == "stop":
         return stop_row(rec)

@@ -424,3 +424,13 @@ def test_a_stop_is_grouped_by_the_client_json_loads_reads(kit_home, monkeypatch,
         got = report.summarize([path], by="client", fast=fast, jobs=jobs)
         assert {g["client"]: g["stops"] for g in got["groups"]} == want, (name, fast, jobs)
         assert got["chain"]["intact"] and not got["skipped"]["count"], name
+
+
+@pytest.mark.parametrize("key", ["session", "repo", "config", "client"])
+def test_a_lone_surrogate_in_a_stops_text_is_a_skipped_line_not_a_crash(kit_home, key):
+    """json.loads reads `"\\ud800"` as a lone surrogate, which has no UTF-8: the line is skipped and named, the rest read."""
+    path = kit_home / "ledger.jsonl"
+    _client_ledger(path, lambda r: _with(r, client="codex").replace(b'"%s":"' % key.encode(), b'"%s":"\\ud800' % key.encode(), 1))
+    for by in report.BY:
+        got = report.summarize([path], by=by)
+        assert got["skipped"]["count"] == 1 and "surrogate" in got["skipped"]["examples"][0]["why"], (key, by)
