@@ -23,10 +23,11 @@ if TYPE_CHECKING:
 
 MODULE = "_donegate_own_reach"
 MARK = "DONEGATE-OWN-REACH "
+RULES = 2  # 2: files looked for (stat), imports by name, an import's module not there yet, a package's __init__
 FOLDER = ".donegate-reach"  # under the laid-out suite: never a test path (pytest skips dot folders)
 
 PLUGIN = '''\
-import json, os, sys
+import importlib, importlib.util, json, os, sys
 
 import pytest
 
@@ -35,14 +36,35 @@ _map = {}
 _now = []
 
 
+def _index(name):
+    index = _files.get(name)
+    if index is None:
+        index = _files[name] = len(_files)
+    return index
+
+
+_BY_NAME = importlib.import_module.__code__
+
+
 def _trace(frame, event, arg):
     if event == "call":
-        name = frame.f_code.co_filename
-        index = _files.get(name)
-        if index is None:
-            index = _files[name] = len(_files)
-        _now[-1].add(index)
+        code = frame.f_code
+        if code is _BY_NAME:  # a module imported by name: reached even when another test imported it first
+            _by_name(frame.f_locals)
+        _now[-1].add(_index(code.co_filename))
     return None
+
+
+def _by_name(given):
+    try:
+        name = given["name"]
+        if name.startswith("."):
+            name = importlib.util.resolve_name(name, given.get("package"))
+        file = getattr(sys.modules.get(name), "__file__", None)
+    except Exception:
+        return
+    if isinstance(file, str):
+        _now[-1].add(_index(os.path.abspath(file)))
 
 
 def _phase(item):
@@ -115,8 +137,38 @@ def _audit(event, args):
         _spawns.add(_phase_of[-1])
 
 
+def _looked(stat):
+    """`os.stat` and `os.lstat` (what os.path.exists, isfile, pathlib's exists call; no audit event): a file a test
+    looked for, there or not, is reached (a setting read only when its file exists); outside a test, one not there."""
+    def looked(path, *args, **kwargs):
+        try:
+            return stat(path, *args, **kwargs)
+        except FileNotFoundError:
+            _seen(path, True)
+            raise
+        finally:
+            if _now:
+                _seen(path, False)
+    return looked
+
+
+def _seen(path, missing):
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, str):
+        return
+    index = _index(os.path.abspath(path))
+    if _now:
+        _now[-1].add(index)
+    elif missing:
+        _loose.add(index)
+
+
 _phase_of = []
 sys.addaudithook(_audit)
+os.stat, os.lstat = _looked(os.stat), _looked(os.lstat)
 
 
 def pytest_unconfigure(config):
@@ -198,8 +250,24 @@ def _imports(project: Path, name: str) -> set[str]:
     for w in wanted:
         for root in (Path(), Path("src")):
             for cand in (root / w.with_suffix(".py") if w.parts else None, root / w / "__init__.py" if w.parts else None):
-                if cand is not None and (project / cand).is_file():
+                if cand is None:
+                    continue
+                if (project / cand).is_file():
                     out.add(cand.as_posix())
+                elif len(w.parts) > 1 and (project / root / w.parent).is_dir():
+                    # Not there at the seal, in a package that is: added, it is what this import finds (an optional
+                    # module a try imports; a package folder, found before a module of the same name).
+                    out.add(cand.as_posix())
+    return out
+
+
+def _packages(project: Path, name: str) -> list[str]:
+    """The `__init__.py` files importing `name` runs first (its package's and each enclosing package's)."""
+    out = []
+    folder = Path(name).parent
+    while folder.parts and (project / folder / "__init__.py").is_file():
+        out.append((folder / "__init__.py").as_posix())
+        folder = folder.parent
     return out
 
 
@@ -213,7 +281,8 @@ def close(project: Path, reached: dict[str, list[str]]) -> dict[str, list[str]]:
         memo[name] = seen = {name}
         todo = [name]
         while todo:
-            for nxt in _imports(project, todo.pop()):
+            here = todo.pop()
+            for nxt in [*_imports(project, here), *_packages(project, here)]:
                 if nxt not in seen:
                     seen.add(nxt)
                     todo.append(nxt)
@@ -235,15 +304,15 @@ def pack(reached: dict[str, list[str]]) -> dict[str, Any]:
     """The map as the store keeps it: file names once, each test by its file's indexes."""
     names = sorted({f for files in reached.values() for f in files})
     index = {n: i for i, n in enumerate(names)}
-    return {"files": names, "tests": {t: [index[f] for f in files] for t, files in reached.items()}}
+    return {"files": names, "tests": {t: [index[f] for f in files] for t, files in reached.items()}, "rules": RULES}
 
 
 def select(kept: dict[str, Any] | None, tests: list[str], changed: list[str], test_files: set[str]) -> set[str] | None:
     """The sealed test files (relative to the project) a stop must run for `changed` (project-relative names changed
     since the seal), or None: all of them. `test_files`: the suite's own files (a change to one is not the product's:
     the sealed copies run, and the agent's own are run as they are now)."""
-    if not kept:
-        return None
+    if not kept or kept.get("rules") != RULES:
+        return None  # no map, or one of older rules (sealed before the holes `RULES` names were closed): re-seal
     names = kept.get("files") or []
     mapped = kept.get("tests") or {}
     at_seal = set(kept.get("project_files") or [])
