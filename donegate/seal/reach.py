@@ -177,7 +177,7 @@ def pytest_unconfigure(config):
             _map.setdefault(nodeid, set()).update(_fixtures.get(name, ()))
     names = sorted(_files, key=_files.get)
     data = {"files": names, "tests": {k: sorted(v) for k, v in _map.items()}, "loose": sorted(_loose),
-            "spawns": sorted(_spawns)}
+            "spawns": sorted(_spawns), "paths": [os.path.abspath(p or ".") for p in sys.path if isinstance(p, str)]}
     out = os.fdopen(os.dup(1), "w")
     out.write("\\n''' + MARK + '''" + json.dumps(data, separators=(",", ":")) + "\\n")
     out.close()
@@ -206,17 +206,7 @@ def read(output: str, seen: list[str], extra: dict[str, Any] | None = None) -> d
         names, tests = data["files"], data["tests"]
     except (ValueError, KeyError, TypeError):
         return None
-    rel: list[str | None] = []
-    for name in names:
-        found = None
-        for top in seen:
-            if isinstance(name, str) and name.startswith(top.rstrip("/") + "/"):
-                found = name[len(top.rstrip("/")) + 1:]
-                break
-            if name == top.rstrip("/"):  # the project's folder itself, listed
-                found = "."
-                break
-        rel.append(found)
+    rel = [_relative(name, seen) for name in names]
     out: dict[str, list[str]] = {}
     for tid, idx in tests.items():
         out[tid] = sorted({r for i in idx if isinstance(i, int) and 0 <= i < len(rel) and (r := rel[i]) is not None})
@@ -224,7 +214,18 @@ def read(output: str, seen: list[str], extra: dict[str, Any] | None = None) -> d
         loose = data.get("loose") or []
         extra["loose"] = sorted({r for i in loose if isinstance(i, int) and 0 <= i < len(rel) and (r := rel[i]) is not None})
         extra["spawns"] = sorted(t for t in data.get("spawns") or [] if isinstance(t, str))
+        extra["paths"] = sorted({r for p in data.get("paths") or [] if (r := _relative(p, seen)) is not None})
     return out
+
+
+def _relative(name: object, seen: list[str]) -> str | None:
+    """`name` relative to the project (seen at any of `seen`), "." for its folder, None outside it."""
+    for top in seen:
+        if isinstance(name, str) and name.startswith(top.rstrip("/") + "/"):
+            return name[len(top.rstrip("/")) + 1:]
+        if name == top.rstrip("/"):  # the project's folder itself, listed
+            return "."
+    return None
 
 
 def _imports(project: Path, name: str) -> set[str]:
@@ -325,9 +326,15 @@ def select(kept: dict[str, Any] | None, tests: list[str], changed: list[str], te
     opened = "loose" in kept  # the map records the files the tests opened and the folders they listed
     loose = set(kept.get("loose") or [])
     spawns = {t.split("::", 1)[0] for t in kept.get("spawns") or []}
+    paths = set(kept.get("paths") or [])  # the project's folders on the run's path (one the product put there)
     for name in changed:
         if name in test_files or name.endswith((".pyc", ".pyo")) or "__pycache__/" in name or name.startswith(".claude/"):
             continue
+        if name not in reached_by:  # a link to a folder swapped (the change is named by the link): what was read in it
+            folder = name + "/"
+            for file, by in reached_by.items():
+                if file.startswith(folder):
+                    out |= by
         parents = [name.rsplit("/", k)[0] for k in range(1, name.count("/") + 1)] + ["."]
         for folder in parents:  # a test that listed a folder reaches what is added to it (a plugin found by a glob)
             out |= reached_by.get(folder, set())
@@ -344,8 +351,21 @@ def select(kept: dict[str, Any] | None, tests: list[str], changed: list[str], te
             return None  # there at the seal, reached by no test as far as the map sees: it cannot place the change
         elif "/" not in name or name.startswith("src/") and name.count("/") == 1:
             return None  # a new top-level module: it could shadow what a test imports
+        elif name.count("/") == 1 + name.startswith("src/") and name.endswith("/__init__.py"):
+            return None  # a new top-level package: the same (the project's folder comes before the stdlib's)
+        elif _on_path(name, paths):
+            return None  # a new module or package in a folder the run had on its path (`vendor/`): the same
         # else a new module inside a package: reached only through a file that imports it, which changed too
     return out
+
+
+def _on_path(name: str, paths: set[str]) -> bool:
+    """Whether the module `name` (a project-relative file; a package by its `__init__.py`) sits directly in one of
+    the folders `paths` (the project's folders on the seal run's `sys.path`), so an import by its bare name finds it."""
+    parts = name.split("/")
+    if parts[-1] == "__init__.py":
+        parts = parts[:-1]
+    return ("/".join(parts[:-1]) or ".") in paths
 
 
 def project_files(project: Path) -> list[str]:

@@ -6,8 +6,10 @@ the hidden test's `mul` and the regression, each beside an honest look-alike tha
 
 from __future__ import annotations
 
-from tests.gate.test_own_suite import CALC, MUL, pooled_calc
-from tests.support.repos import run_hook, stop_lines, stop_payload
+import os
+
+from tests.gate.test_own_suite import CALC, HIDDEN, MUL, OWN, donegate
+from tests.support.repos import git, make_repo, run_hook, sealed_copy, stop_lines, stop_payload
 
 # A setting read only when its file exists (`os.path.exists`: no `open` at the seal, where it did not exist).
 SETTINGS = ("import json\nimport os\n\nHERE = os.path.dirname(os.path.abspath(__file__))\n\n\ndef rate():\n"
@@ -23,7 +25,19 @@ CONV = "FACTOR = 1\n\n\ndef to_mm(cm):\n    return cm * FACTOR\n"
 # A module imported by name (importlib) that another test file imports first (at collection).
 REGISTRY = ("import importlib\n\n\ndef tax(amount):\n    return amount * importlib.import_module('plugins.rates').RATE\n")
 RATES = "RATE = 2\n\n\ndef describe():\n    return 'rates'\n"
+# A stdlib module a product module imports; a data folder reached through a link.
+SHADE = "import colorsys\n\n\ndef hue(r, g, b):\n    return colorsys.rgb_to_hsv(r, g, b)[0]\n"
+LABEL = "from pathlib import Path\n\n\ndef label():\n    return Path('data/label.txt').read_text()\n"
+# A folder the product puts on the path itself, before the project's: a module added there shadows one at the top.
+VENDORED = ("import os\nimport sys\n\nsys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "
+            "'vendor'))\nimport tint  # noqa: E402\n\n\ndef tone():\n    return tint.shade()\n")
 FILES = {
+    "vendored.py": VENDORED, "vendor/tint.py": "import palette\n\n\ndef shade():\n    return palette.BASE\n",
+    "palette.py": "BASE = 'red'\n",
+    "tests/test_tone.py": "from vendored import tone\n\n\ndef test_tone():\n    assert tone() == 'red'\n",
+    "shade.py": SHADE, "tests/test_shade.py": "from shade import hue\n\n\ndef test_hue():\n    assert hue(1, 0, 0) == 0.0\n",
+    "label.py": LABEL, "data_v1/label.txt": "one", "data_v2/label.txt": "two",
+    "tests/test_label.py": "from label import label\n\n\ndef test_label():\n    assert label() == 'one'\n",
     "settings.py": SETTINGS, "tests/test_settings.py": "from settings import rate\n\n\ndef test_rate():\n    assert rate() == 2\n",
     "pricing/__init__.py": "", "pricing/util.py": "def factor():\n    return 1\n", "pricing/core.py": CORE,
     "pricing/fast.py": FAST,
@@ -38,9 +52,25 @@ FILES = {
 }
 
 
+def _project(tmp_path_factory, kit_home):
+    """The pooled project, sealed with `data` a link to `data_v1` (a copy per test)."""
+    def build(repo, home):
+        make_repo(repo, {"calc.py": CALC, "tests/test_calc.py": OWN, **FILES})
+        (repo / "data").symlink_to("data_v1")
+        git(repo, "add", "data")
+        git(repo, "commit", "-qm", "data")
+        hidden = repo.parent / "hidden" / "test_mul.py"
+        hidden.parent.mkdir()
+        hidden.write_text(HIDDEN)
+        res = donegate("seal", str(repo), str(hidden), "--request", "add mul", env={**os.environ, "DONEGATE_HOME": str(home)})
+        assert res.returncode == 0, res.stderr
+
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "reach", build, kit_home)
+
+
 def _stop(tmp_path_factory, kit_home, change: dict[str, str]):
     """A stop of the pooled project after `change` (and the hidden test's `mul`): (the hook's result, ran_sealed)."""
-    repo = pooled_calc(tmp_path_factory, kit_home, FILES)
+    repo = _project(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(CALC + MUL)
     for name, text in change.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
@@ -92,3 +122,37 @@ def test_a_module_imported_by_name_runs_the_tests_that_imported_it_after_another
     res, ran = _stop(tmp_path_factory, kit_home, {"plugins/rates.py": RATES.replace("= 2", "= 3")})
     assert res.returncode == 2 and "tests/test_tax.py::test_tax" in res.stderr, (ran, res.stderr)
     assert ran == ["tests/test_calc.py", "tests/test_describe.py", "tests/test_tax.py"], ran
+
+
+def test_a_top_level_package_added_that_shadows_a_stdlib_module_runs_the_whole_suite(tmp_path_factory, kit_home):
+    """`colorsys/__init__.py`, added at the top, is what `shade.py`'s `import colorsys` now finds (the project's folder
+    comes first on the path). Was: taken as a new module inside a package, it ran no sealed test. A new top-level
+    module (`colorsys.py`) already ran the whole suite."""
+    res, ran = _stop(tmp_path_factory, kit_home, {"colorsys/__init__.py": "def rgb_to_hsv(r, g, b):\n    return (0.5, 0, 0)\n"})
+    assert res.returncode == 2 and "tests/test_shade.py::test_hue" in res.stderr, (ran, res.stderr)
+    assert ran == "all", ran
+
+
+def test_a_link_to_a_folder_swapped_runs_the_tests_that_read_through_it(tmp_path_factory, kit_home):
+    """`data`, a link to `data_v1`, pointed at `data_v2` (both unchanged): a test read `data/label.txt`, and the change
+    is named `data`. Was: no sealed test ran. Beside it: a file added in a folder no test read runs none."""
+    repo = _project(tmp_path_factory, kit_home)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "data").unlink()
+    (repo / "data").symlink_to("data_v2")
+    res = run_hook(stop_payload(repo))
+    ran = stop_lines(kit_home)[-1]["gates"]["own"].get("ran_sealed")
+    assert res.returncode == 2 and "tests/test_label.py::test_label" in res.stderr, (ran, res.stderr)
+    res, ran = _stop(tmp_path_factory, kit_home, {"docs/notes.txt": "two"})
+    assert res.returncode == 0 and ran == ["tests/test_calc.py"], (ran, res.stderr)
+
+
+def test_a_module_added_in_a_folder_the_product_puts_on_the_path_runs_the_whole_suite(tmp_path_factory, kit_home):
+    """`vendored.py` puts `vendor/` first on the path; `vendor/palette.py`, added, is what `vendor/tint.py`'s `import
+    palette` now finds in place of the top-level `palette.py`. Was: taken as a new module inside a package, it ran no
+    sealed test. Beside it: a module added in a folder that is on no path (`scripts/`) runs none."""
+    res, ran = _stop(tmp_path_factory, kit_home, {"vendor/palette.py": "BASE = 'blue'\n"})
+    assert res.returncode == 2 and "tests/test_tone.py::test_tone" in res.stderr, (ran, res.stderr)
+    assert ran == "all", ran
+    res, ran = _stop(tmp_path_factory, kit_home, {"scripts/palette.py": "BASE = 'blue'\n"})
+    assert res.returncode == 0 and ran == ["tests/test_calc.py"], (ran, res.stderr)
