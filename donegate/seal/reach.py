@@ -292,13 +292,21 @@ def close(project: Path, reached: dict[str, list[str]]) -> dict[str, list[str]]:
     out = {}
     for tid, files in reached.items():
         found: set[str] = set()
-        for f in [tid.split("::", 1)[0], *files]:  # the test file's own imports too (a constant it reads)
+        test = tid.split("::", 1)[0]
+        for f in [test, *_conftests(project, test), *files]:  # the test file's own imports too (a constant it reads)
             if f.endswith(".py"):
                 found |= closure(f)
             else:  # a data file it opened, a folder it listed
                 found.add(f)
         out[tid] = sorted(found)
     return out
+
+
+def _conftests(project: Path, test: str) -> list[str]:
+    """The conftest.py files pytest imports before `test` (its folder's and each one above): what they import runs
+    before the test, called into or not (a module imported for what its import sets)."""
+    folders = [Path(test).parent, *Path(test).parent.parents]
+    return [c.as_posix() for f in folders if (project / (c := f / "conftest.py")).is_file()]
 
 
 def pack(reached: dict[str, list[str]]) -> dict[str, Any]:

@@ -6,10 +6,16 @@ the hidden test's `mul` and the regression, each beside an honest look-alike tha
 
 from __future__ import annotations
 
-import os
 
-from tests.gate.test_own_suite import CALC, HIDDEN, MUL, OWN, donegate
-from tests.support.repos import git, make_repo, run_hook, sealed_copy, stop_lines, stop_payload
+import pytest
+
+from donegate.seal import reach
+from tests.support.repos import git, make_repo, run_hook, seal, sealed_copy, stop_lines, stop_payload
+
+CALC = "def add(a, b):\n    return a + b\n"
+MUL = "\n\ndef mul(a, b):\n    return a * b\n"
+OWN = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+HIDDEN = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
 
 # A setting read only when its file exists (`os.path.exists`: no `open` at the seal, where it did not exist).
 SETTINGS = ("import json\nimport os\n\nHERE = os.path.dirname(os.path.abspath(__file__))\n\n\ndef rate():\n"
@@ -31,7 +37,22 @@ LABEL = "from pathlib import Path\n\n\ndef label():\n    return Path('data/label
 # A folder the product puts on the path itself, before the project's: a module added there shadows one at the top.
 VENDORED = ("import os\nimport sys\n\nsys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "
             "'vendor'))\nimport tint  # noqa: E402\n\n\ndef tone():\n    return tint.shade()\n")
+# A setting read at import when its file is there; a conftest importing a module for what its import does; a module
+# imported through the builtin __import__ after another test imported it.
+DOTENV = ("import os\n\nGREETING = open('.greeting').read() if os.path.exists('.greeting') else 'hi'\n\n\n"
+          "def greet():\n    return GREETING\n")
+ENVSETUP = "import os\n\nos.environ['TONE'] = 'calm'\n\n\ndef reset():\n    return 'reset'\n"
+BUILTIN = "def level():\n    return __import__('plugins.levels', fromlist=['x']).LEVEL\n"
 FILES = {
+    "dotenv_greet.py": DOTENV,
+    "tests/test_greet.py": "from dotenv_greet import greet\n\n\ndef test_greet():\n    assert greet() == 'hi'\n",
+    "envsetup.py": ENVSETUP, "tests/conftest.py": "import envsetup  # noqa: F401\n",
+    "mood.py": "import os\n\n\ndef mood():\n    return os.environ['TONE']\n",
+    "tests/test_mood.py": "from mood import mood\n\n\ndef test_mood():\n    assert mood() == 'calm'\n",
+    "tests/test_reset.py": "from envsetup import reset\n\n\ndef test_reset():\n    assert reset() == 'reset'\n",
+    "levels_by_name.py": BUILTIN, "plugins/levels.py": "LEVEL = 1\n\n\ndef name():\n    return 'levels'\n",
+    "tests/test_a_levels.py": "from plugins.levels import name\n\n\ndef test_name():\n    assert name() == 'levels'\n",
+    "tests/test_level.py": "from levels_by_name import level\n\n\ndef test_level():\n    assert level() == 1\n",
     "vendored.py": VENDORED, "vendor/tint.py": "import palette\n\n\ndef shade():\n    return palette.BASE\n",
     "palette.py": "BASE = 'red'\n",
     "tests/test_tone.py": "from vendored import tone\n\n\ndef test_tone():\n    assert tone() == 'red'\n",
@@ -62,8 +83,8 @@ def _project(tmp_path_factory, kit_home):
         hidden = repo.parent / "hidden" / "test_mul.py"
         hidden.parent.mkdir()
         hidden.write_text(HIDDEN)
-        res = donegate("seal", str(repo), str(hidden), "--request", "add mul", env={**os.environ, "DONEGATE_HOME": str(home)})
-        assert res.returncode == 0, res.stderr
+        res = seal(repo, hidden, extra_env={"DONEGATE_HOME": str(home)})
+        assert res.returncode == 0 and "the project's own tests: 16 of 16 pass" in res.stdout, res.stdout + res.stderr
 
     return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "reach", build, kit_home)
 
@@ -156,3 +177,31 @@ def test_a_module_added_in_a_folder_the_product_puts_on_the_path_runs_the_whole_
     assert ran == "all", ran
     res, ran = _stop(tmp_path_factory, kit_home, {"scripts/palette.py": "BASE = 'blue'\n"})
     assert res.returncode == 0 and ran == ["tests/test_calc.py"], (ran, res.stderr)
+
+
+def test_a_setting_read_at_import_only_when_its_file_exists_runs_the_whole_suite(tmp_path_factory, kit_home):
+    """`dotenv_greet.py` reads `.greeting` at import when it exists (outside any test: the map cannot say which test
+    depends on it). Was: `.greeting`, added, ran no sealed test."""
+    res, ran = _stop(tmp_path_factory, kit_home, {".greeting": "yo"})
+    assert res.returncode == 2 and "tests/test_greet.py::test_greet" in res.stderr, (ran, res.stderr)
+    assert ran == "all", ran
+
+
+def test_a_module_a_conftest_imports_runs_the_tests_under_that_conftest(tmp_path_factory, kit_home, tmp_path):
+    """`tests/conftest.py` imports `envsetup`, whose import sets what `mood()` reads; only `test_reset` calls into it.
+    Was: a change to it ran `test_reset.py` alone, and `test_mood` broken passed. Beside it (the map alone): a
+    conftest's imports reach the tests under its folder, no others."""
+    res, ran = _stop(tmp_path_factory, kit_home, {"envsetup.py": ENVSETUP.replace("calm", "loud")})
+    assert res.returncode == 2 and "tests/test_mood.py::test_mood" in res.stderr, (ran, res.stderr)
+    make_repo(tmp_path / "p", {"a/conftest.py": "import envsetup\n", "envsetup.py": "", "a/test_a.py": "", "b/test_b.py": ""})
+    closed = reach.close(tmp_path / "p", {"a/test_a.py::test_a": [], "b/test_b.py::test_b": []})
+    assert closed == {"a/test_a.py::test_a": ["a/conftest.py", "a/test_a.py", "envsetup.py"],
+                      "b/test_b.py::test_b": ["b/test_b.py"]}, closed
+
+
+@pytest.mark.xfail(strict=True, reason="the map records calls (a trace function), not the builtin __import__ of a module "
+                   "already imported: no frame is made, so `test_level` reaches `plugins/levels.py` only when it is the "
+                   "first to import it; `test_a_levels.py` imported it first at collection")
+def test_a_module_imported_through_the_builtin_import_by_name_runs_its_tests(tmp_path_factory, kit_home):
+    res, ran = _stop(tmp_path_factory, kit_home, {"plugins/levels.py": "LEVEL = 2\n\n\ndef name():\n    return 'levels'\n"})
+    assert res.returncode == 2 and "tests/test_level.py::test_level" in res.stderr, (ran, res.stderr)
