@@ -5,8 +5,10 @@ At the seal a small pytest plugin (`PLUGIN`, written beside the laid-out suite a
 test, the source files of every Python function called during its setup, call and teardown (a trace function that
 follows calls only, set for each phase and removed after it); the map goes back on pytest's own output, one marked
 line, and the seal closes it over the project's static imports (a module read only for its constants is reached
-through the module that imports it). A stop then runs a sealed test file when a file its tests reached changed; a
-change the map cannot place (a Python file no test reached, a file that is not Python, a new top-level module that
+through the module that imports it, a package's `__init__.py` and the conftest files above a test too), the files a
+test opened or looked for (an audit hook; `os.stat` wrapped), the modules it imported by name, an import's module not
+there yet, and the project's folders on the run's path. A stop then runs a sealed test file when a file its tests
+reached changed; a change the map cannot place (a Python file no test reached, data read at import, a new module that
 could shadow an import) runs the whole suite.
 """
 
