@@ -1,13 +1,10 @@
 """The map a stop selects the sealed own tests from (issue 44 item 5, `donegate.seal.reach`), played against: a change
 that breaks what a sealed, passing project test covers while the map names no test the change reaches. Through the
-real hook on one pooled seal (`pooled_calc`: sealed once per worker, each test a copy); each attack a stop that adds
+real hook on one pooled seal (`_project`: sealed once per worker, each test a copy); each attack a stop that adds
 the hidden test's `mul` and the regression, each beside an honest look-alike that runs no unrelated test file.
 """
 
 from __future__ import annotations
-
-
-import pytest
 
 from donegate.seal import reach
 from tests.support.repos import git, make_repo, run_hook, seal, sealed_copy, stop_lines, stop_payload
@@ -199,9 +196,11 @@ def test_a_module_a_conftest_imports_runs_the_tests_under_that_conftest(tmp_path
                       "b/test_b.py::test_b": ["b/test_b.py"]}, closed
 
 
-@pytest.mark.xfail(strict=True, reason="the map records calls (a trace function), not the builtin __import__ of a module "
-                   "already imported: no frame is made, so `test_level` reaches `plugins/levels.py` only when it is the "
-                   "first to import it; `test_a_levels.py` imported it first at collection")
 def test_a_module_imported_through_the_builtin_import_by_name_runs_its_tests(tmp_path_factory, kit_home):
+    """`levels_by_name.level` reads `LEVEL` through the builtin `__import__('plugins.levels')`, which makes no frame for
+    a module imported before (`test_a_levels.py` did, at collection). Was: a change to `LEVEL` ran only
+    `test_a_levels.py`. Now the name written out is read as an import (`ast`); a name computed at run time is not
+    (docs/own-suite.md)."""
     res, ran = _stop(tmp_path_factory, kit_home, {"plugins/levels.py": "LEVEL = 2\n\n\ndef name():\n    return 'levels'\n"})
     assert res.returncode == 2 and "tests/test_level.py::test_level" in res.stderr, (ran, res.stderr)
+    assert ran == ["tests/test_a_levels.py", "tests/test_calc.py", "tests/test_level.py"], ran
