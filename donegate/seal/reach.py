@@ -249,6 +249,9 @@ def _imports(project: Path, name: str) -> set[str]:
             start = (base / mod) if node.level else mod
             wanted.append(start)
             wanted += [start / a.name for a in node.names]
+        elif isinstance(node, ast.Call) and node.args and isinstance(arg := node.args[0], ast.Constant) \
+                and isinstance(arg.value, str) and not arg.value.startswith(".") and _named_import(node.func):
+            wanted.append(Path(*arg.value.split(".")))  # __import__('a.b'), import_module('a.b'): a name written out
     out = set()
     for w in wanted:
         for root in (Path(), Path("src")):
@@ -262,6 +265,12 @@ def _imports(project: Path, name: str) -> set[str]:
                     # module a try imports; a package folder, found before a module of the same name).
                     out.add(cand.as_posix())
     return out
+
+
+def _named_import(func: ast.expr) -> bool:
+    """A call of `__import__` or `import_module` (`importlib.import_module`, imported under its name)."""
+    return isinstance(func, ast.Name) and func.id in ("__import__", "import_module") or \
+        isinstance(func, ast.Attribute) and func.attr in ("__import__", "import_module")
 
 
 def _packages(project: Path, name: str) -> list[str]:
