@@ -50,7 +50,7 @@ from types import ModuleType as _ModuleType
 # Sent to a run, this source shares one namespace with bare_plan's and bare_shim's (`second._source`); imported by
 # the kit (its tests), it takes their names from the modules. A shipped namespace has no `__package__`.
 if globals().get("__package__"):
-    from donegate.hidden.bare_plan import SEEDED, SERVED, TOKEN, plan, split_id
+    from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, plan, split_id
     from donegate.hidden.bare_shim import (_as_program, _own_names, _run_test, _ToShim, bind, make_shim,
                                            refuse_harness, shim_compile)
     from donegate.hidden.bare_fork import (PROGRAM, _Alarm, _drain, _exactly, _failure, _hide, _only, _sink, _test_steps,
@@ -326,20 +326,30 @@ def supervise(params):
     named = params.get("names") or {}
     made = [p for p in (os.path.join(params["folder"], named.get(rel, rel)) for rel in sorted(tested)) if not os.path.lexists(p)]
     served = (*SERVED, SEEDED) if params.get("draws") else SERVED
+    # the kit's compile of these sources, and their plans, kept for the seal (`rewritten.py`); planned here for a
+    # project that provides a harness module itself (`plan`'s `own`)
+    kept, planned = _kept(params.get("compiled"))
+    planned = {} if set(own) & set(HARNESS) else planned.get(bool(params.get("draws")), {})
     for rel, text in params["sources"].items():  # the kit took the held asserts' literals out (`answers.py`)
         text = text.encode("utf-8", "surrogateescape")
         try:
-            plans[rel] = plan(text, served=served, own=own)
-            tree = globals()["compare_probes"](ast.parse(text), params["probe"])
-            tree = _ToShim("\x00" + params["shim"], (params["probe"], params["hold"])).visit(tree)
-            if rel in tested:  # a program's module code (`as_main`)
-                tree, names = as_main(tree)
-                imported.update(names)
+            plans[rel] = planned[rel] if rel in planned else plan(text, served=served, own=own)
             # compiled once, run in each fork, under an absolute path in the project's folder (`folder`: as pytest's
             # `__file__` is absolute; a test file's is the program's file there, `enter_program`); its source (as sent)
             # in linecache under that name, so `inspect.getsource` finds it, as typeguard's @typechecked needs
             name = os.path.join(params["folder"], named.get(rel, rel) if rel in tested else rel)
-            sources[rel] = shim_compile(tree, name)
+            if rel in kept:
+                code, names = kept[rel]
+                sources[rel] = renamed(code, name)
+            else:
+                tree = globals()["compare_probes"](ast.parse(text), params["probe"])
+                tree = _ToShim("\x00" + params["shim"], (params["probe"], params["hold"])).visit(tree)
+                names = ()
+                if rel in tested:  # a program's module code (`as_main`)
+                    tree, names = as_main(tree)
+                sources[rel] = shim_compile(tree, name)
+            if rel in tested:
+                imported.update(names)
             lines = text.decode("utf-8", "replace").splitlines(True)
             linecache.cache[name] = (sum(map(len, lines)), None, lines, name)
         except SyntaxError:
@@ -437,6 +447,24 @@ def supervise(params):
 
 
 AHEAD = 8  # tests sent to a zygote before their turn
+
+
+def _kept(sent):
+    """({test file: (its code, the top-level names it imports)}, {dg_random served: {test file: its plan}}) from the
+    kit's compile (`rewritten.py`), when this interpreter reads that bytecode as compiled (the same magic number, the
+    same `-O` level); else ({}, {}): compiled and planned here."""
+    from importlib._bootstrap_external import MAGIC_NUMBER
+
+    if not sent or sent[0] != MAGIC_NUMBER.hex() or sent[1] != sys.flags.optimize:
+        return {}, {}
+    import binascii
+    import marshal
+
+    try:
+        codes, plans = marshal.loads(binascii.a2b_base64(sent[2]))
+        return codes, plans
+    except (ValueError, EOFError, TypeError):
+        return {}, {}
 
 
 def _in(zygotes, job, codes, tests, first):

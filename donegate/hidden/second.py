@@ -164,8 +164,12 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     # The run holds no answer (`answers.py`): the tests' sources go in with their literal expected values taken out,
     # the candidates follow per test on a pipe, and which candidate is the expected one stays here.
     hold = "_h" + os.urandom(6).hex()
+    secret = {"shim": "m" + os.urandom(6).hex(), "probe": "_p" + os.urandom(6).hex(), "hold": hold}
     files = runner.test_files(store)
-    sources, held = answers.answer_sources(files, hold)
+    # the sources with the held asserts out and their code compiled, as the kit kept them for this seal (`rewritten`)
+    kept, compiled, keeping = _rewritten(root, key or _key(repo), files, sealed or tests, secret) if root is not None \
+        else (None, None, None)
+    sources, held = kept or answers.answer_sources(files, hold)
     # tests that write their own module's name out, which a program's `__main__` is not: not double-checked
     itself = {p.name: found for p in files if (found := names_itself(p.read_bytes(), p.name))}
     with runner.setting(store, repo, kind, project=project, python=python, root=root, tree=tree, slot="second",
@@ -180,7 +184,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
             for qual, why in spawns(p.read_bytes(), newer).items():
                 itself.setdefault(p.name, {}).setdefault(qual, why)
         # The kit's pytest is only for a test retried with the product's `import pytest` allowed (never run).
-        params = {"nonce": nonce, "shim": "m" + os.urandom(6).hex(), "probe": "_p" + os.urandom(6).hex(), "hold": hold,
+        params = {"nonce": nonce, "shim": secret["shim"], "probe": secret["probe"], "hold": hold,
                   "repo": spec["repo"], "theirs": spec["theirs"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   **({"sealed": list(sealed)} if sealed is not None and list(sealed) != list(tests) else {}),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
@@ -189,6 +193,8 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   # pointed): never the store's (the first run's tests lie outside the repository, a developer's inside
                   # it; code that keys on it gets two answers), nor a folder that tells this run apart
                   "folder": str(walls.seen_project)}
+        if compiled:
+            params["compiled"] = compiled
         if seed:
             from donegate.hidden.seeded import seed_of
 
@@ -201,6 +207,10 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                        pass_fds=(*walls.passed, params["cands"], *fds), started=started,
                        on_line=None if progress is None else (lambda line: progress.append(1)))
         out.faithful = walls.faithful
+    if keeping is not None:  # queued once the run is done: a mirror taken before would do it at once (`copy.drain`)
+        from donegate.hidden import copy as throwaway
+
+        throwaway.after(keeping)
     out.duration = res.duration
     if res.timed_out:
         out.problem = f"the second run of the hidden tests did not finish within {timeout:g} s (timeout)"
@@ -305,6 +315,32 @@ def _programs(walls: Any, sources: dict[str, str], spec: dict[str, Any], names: 
         args += ["--perms", "0644", "--bind-data", str(fd), str(dest)]
         keep.add(dest.relative_to(walls.seen_repo).as_posix())
     return args, fds, empty
+
+
+def _key(repo: Path) -> str:
+    from donegate import paths
+
+    return paths.repo_key(repo)
+
+
+def _rewritten(root: Path, key: str, files: Sequence[Path], ids: Sequence[str],
+               names: dict[str, str]) -> tuple[Any, Any, "Callable[[], None] | None"]:
+    """((the sources, the held values), the compiled tests for `params`, None) as the kit kept them for this seal
+    (`rewritten.py`), or (None, None, the job that keeps them for the next stops, for once the hook has answered)."""
+    from donegate.hidden import rewritten
+    from donegate.hidden.bare_plan import split_id
+
+    tested = sorted({split_id(t)[0] for t in ids})
+    found = rewritten.stamp(files, tested)
+    if found is None:
+        return None, None, None
+    stamp, datas = found
+    where = rewritten.path(root, key)
+    got = rewritten.load(where, stamp, names)
+    if got is not None:
+        return got[:2], got[2], None
+    lengths = {w: len(n) for w, n in names.items()}
+    return None, None, lambda: rewritten.keep(where, stamp, files, datas, tested, lengths)
 
 
 def _candidates(tests: Sequence[str], held: dict[str, dict[str, list[Any]]]) -> tuple[dict[str, Any], int]:
