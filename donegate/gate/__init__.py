@@ -39,7 +39,7 @@ from donegate.core import deadline, proc
 from donegate.sessions import ids as sessions
 from donegate.seal import store
 from donegate.errors import ConfigError, DonegateError, StoreError
-from donegate.gate import acceptance, appeal, breaker, feedback, integrity, leaks, once, own_suite, record, review_gate, scan, scope, watchdog as _watchdog
+from donegate.gate import acceptance, breaker, feedback, integrity, leaks, once, own_suite, record, review_gate, scan, scope, watchdog as _watchdog
 from donegate.gate.context import StopContext
 from donegate.gate.inputs import client_of, parse_payload, weakened_env
 from donegate.gate.scope import scope_gate
@@ -80,6 +80,10 @@ def evaluate(ctx: StopContext, repo_arg: str | None = None, managed: bool = Fals
     out.gates["found"] = target.found_from  # which folder named the tree: the session's, the cwd, the hook's --repo
     if target.tree != target.sealed:
         out.gates["sealed"] = str(target.sealed)  # the working tree judged is another one of the sealed repository
+    if out.verdict != "block" or ctx.cfg["appeal"] != "on":
+        return out  # nothing to appeal (`appeal.consider`): its module (a regex compiled at import, ~1 ms) stays unloaded
+    from donegate.gate import appeal
+
     return appeal.consider(out, payload, ctx.cfg, root, target.tree, ctx.session, sealed=target.sealed,
                            manifest=ctx.store.manifest if ctx.store is not None else None)
 

@@ -10,7 +10,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import Any
 
-from donegate.gate import appeal
 from donegate.core import deadline
 from donegate import paths
 from donegate.gate.stop import log_exception
@@ -142,7 +141,10 @@ def count(outcome: Outcome, session: str, cfg: dict[str, Any], root: Path, wait:
     counters: dict[str, Any] = {"stops": 0, "blocks": 0}
     try:
         with FileCounters(paths.state_dir(root)).transact(session, wait=wait) as counters:
-            appeal.count(outcome, counters)
+            if outcome.verdict == "appealed":  # an accepted appeal uses one of the session's appeals (`appeal.count`)
+                from donegate.gate import appeal
+
+                appeal.count(outcome, counters)
             outcome = breaker(outcome, counters, cfg)
     except deadline.Busy:
         # Someone holds the counters' lock (an agent's `flock`?): the verdict stands, uncounted.

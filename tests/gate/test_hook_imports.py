@@ -18,7 +18,7 @@ import pytest
 
 from donegate.tree import git as kit_git
 from tests.support import require
-from tests.support.repos import HOOK, stop_lines, stop_payload
+from tests.support.repos import HOOK, fix_bug, stop_lines, stop_payload
 
 WRAPPER = """\
 import json, os, sys
@@ -110,23 +110,44 @@ TRANSCRIPT = "".join(json.dumps(e) + "\n" for e in (
 ))
 
 
-@pytest.mark.own_suite
-def test_a_blocked_stop_imports_only_the_pinned_modules(sealed_shop, kit_home, tmp_path):
-    if not require.unconfined():  # a person without a donegate.yaml (the tests' `held_share: 0` is for seals)
-        (kit_home / "donegate.yaml").unlink()
+# What a passing stop leaves out of `STOP_MODULES`: the modules only a block, an appeal or a first stop after a seal
+# uses (`appeal`: a regex compiled at its import, ~1 ms a stop; the second run's tests compiled by the kit after the
+# answer, `rewritten.build`, whose harness modules no stop imports).
+ONLY_WHEN_BLOCKED = {"donegate.gate.appeal"}
+
+
+def _probe(repo, kit_home, tmp_path, session: str = "s1") -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """One stop of the real launcher under `WRAPPER`: its result, and the modules it had loaded at its answer."""
+    if not require.unconfined() and (kit_home / "donegate.yaml").exists():
+        (kit_home / "donegate.yaml").unlink()  # a person without a donegate.yaml (the tests' `held_share: 0` is for seals)
     wrapper, out = tmp_path / "probe.py", tmp_path / "modules.json"
     wrapper.write_text(WRAPPER)
     transcript = tmp_path / "session.jsonl"
     transcript.write_text(TRANSCRIPT)
-    argv = [sys.executable, "-I", str(wrapper), str(HOOK), "--home", str(kit_home), "--repo", str(sealed_shop),
+    argv = [sys.executable, "-I", str(wrapper), str(HOOK), "--home", str(kit_home), "--repo", str(repo),
             "--git", kit_git.executable()]
-    payload = stop_payload(sealed_shop, transcript_path=str(transcript))
+    payload = stop_payload(repo, transcript_path=str(transcript), session=session)
     res = subprocess.run(argv, input=json.dumps(payload), capture_output=True, text=True, timeout=300,
                          env={**os.environ, "PROBE_OUT": str(out)})
+    return res, set(json.loads(out.read_text()))
+
+
+@pytest.mark.own_suite
+def test_a_passing_stop_leaves_out_what_only_a_block_uses(sealed_shop, kit_home, tmp_path):
+    fix_bug(sealed_shop)
+    res, loaded = _probe(sealed_shop, kit_home, tmp_path, "pass")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert stop_lines(kit_home)[-1]["verdict"] == "pass"
+    ours = {m for m in loaded if m == "donegate" or m.startswith("donegate.")}
+    assert ours == STOP_MODULES - ONLY_WHEN_BLOCKED, f"joined: {sorted(ours - STOP_MODULES)}, left: {sorted(STOP_MODULES - ours)}"
+
+
+@pytest.mark.own_suite
+def test_a_blocked_stop_imports_only_the_pinned_modules(sealed_shop, kit_home, tmp_path):
+    res, loaded = _probe(sealed_shop, kit_home, tmp_path)
     assert res.returncode == 2, res.stdout + res.stderr
     line = stop_lines(kit_home)[-1]
     assert line["verdict"] == "block" and line["agent_seconds"] == 90.25  # every stage ran, to the ledger
-    loaded = set(json.loads(out.read_text()))
     ours = {m for m in loaded if m == "donegate" or m.startswith("donegate.")}
     assert ours == STOP_MODULES, f"joined: {sorted(ours - STOP_MODULES)}, left: {sorted(STOP_MODULES - ours)}"
     # The processes it starts: the two runs (the pytest run and the second opinion, each in its walls where there
