@@ -13,6 +13,7 @@ import json
 
 import pytest
 
+from donegate.hidden.second import looked_up
 from tests.support.calcrepo import RIGHT_BODY
 from tests.support.repos import make_repo, pooled_files, run_hook, seal, sealed_copy, stop_lines, stop_payload, write_config
 from tests.support.sdist import venv
@@ -100,3 +101,16 @@ def test_a_test_file_that_imports_pytest_where_the_project_has_none_keeps_its_sp
     acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
     assert res.returncode == 0, (res.stderr, json.dumps(acceptance))
     assert (acceptance.get("second") or {}).get("checked") == 1, json.dumps(acceptance)
+
+
+@pytest.mark.parametrize("text, found", [
+    (HIDDEN, True),  # a helper a spawn child unpickles as `__mp_main__.priced`
+    ("class TestCalc:\n    def test_a(self):\n        pass\n", True),  # a test class's instance goes with its methods
+    ("def test_a():\n    pass\n\n\ndef test_b(pool):\n    pool.map(test_a, [1])\n", True),  # a test named again
+    ("import calc\n\n\ndef test_a():\n    assert calc.price(2) == 200\n", False),
+    ("async def test_a():\n    pass\n", False),
+])
+def test_a_file_past_the_mounts_cap_keeps_its_text_where_a_child_can_look_it_up(text, found):
+    """Past `second.MOUNTS` program files (bubblewrap's cost of a mount grows with the mounts before it), only the files a
+    spawn child can find something of by name keep their text (`second.looked_up`)."""
+    assert looked_up(text) is found
