@@ -17,12 +17,13 @@ from review_bench import bench_review  # noqa: E402
 from suite_bench import bench_suites  # noqa: E402
 from own_bench import bench_own  # noqa: E402
 from where_bench import bench_where  # noqa: E402
+from guard_bench import bench_guard  # noqa: E402
 
 
 def main() -> int:
     print("== the gate ==")
     print("\n".join(bench_hook() + bench_package() + bench_large() + bench_large_edited() + bench_tree_key() + bench_copy()
-                      + bench_where()))
+                      + bench_where() + bench_guard()))
     print("\n== large hidden suites ==")
     print("\n".join(bench_suites()))
     print("\n== the project's own suite ==")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import json
 import subprocess
 import sys
@@ -225,12 +226,19 @@ def test_proc_output_and_input(waits):
     assert res.returncode == 3 and res.stdout.strip() == "HI" and not res.timed_out
 
 
-def test_proc_does_not_wait_for_an_escaped_grandchild():
-    # A grandchild in its own session keeps stdout open; we must not wait for its end-of-file.
-    script = "import subprocess; subprocess.Popen(['setsid', 'sleep', '8']); print('done')"
-    t0 = time.monotonic()
+def test_proc_does_not_wait_for_an_escaped_grandchild(tmp_path):
+    # A grandchild in its own session keeps stdout open; we must not wait for its end-of-file. It outlives
+    # the timeout, so a run that waited for it would time out; and it is still there when the run returns.
+    pid = tmp_path / "pid"
+    script = ("import subprocess; p = subprocess.Popen(['setsid', 'sleep', '300']); "
+              f"open({str(pid)!r}, 'w').write(str(p.pid)); print('done')")
     res = proc.run([sys.executable, "-c", script], timeout=30)
-    assert res.stdout.strip() == "done" and time.monotonic() - t0 < 15
+    grandchild = int(pid.read_text())
+    try:
+        os.kill(grandchild, 0)  # raises if it had ended: the run waited for it
+    finally:
+        os.kill(grandchild, signal.SIGKILL)
+    assert res.stdout.strip() == "done" and not res.timed_out and res.returncode == 0
 
 
 def test_wilson_interval_known_values():
