@@ -24,6 +24,9 @@ from tests.support.session import find_claude, git, make_repo, run_session
 
 pytestmark = pytest.mark.e2e
 TESTS = sorted(EXAMPLE_TESTS.glob("test_*.py"))
+# Sealed with the example's own suite off, as the pooled seals are (tests/support/repos.py): these tests are about
+# which tree is judged against which seal; the hidden tests decide every verdict they assert.
+OWN_OFF = ("--own-tests", "off")
 
 
 def kit(g_kit: Path, home: Path, user_home: Path, *args: str) -> str:
@@ -84,7 +87,7 @@ def test_worktrees_are_judged_on_their_own_tree(mode, layout, tmp_path):
         kit(g.kit, g.home, user_home, "install", str(g.repo), "--sandbox", "off")
         git(g.repo, "add", ".claude/settings.json")
         git(g.repo, "commit", "-q", "-m", "gate settings")
-    kit(g.kit, g.home, user_home, "seal", str(g.repo), *map(str, TESTS), "--request", REQUEST)
+    kit(g.kit, g.home, user_home, "seal", str(g.repo), *map(str, TESTS), "--request", REQUEST, *OWN_OFF)
     fixed, broken = tmp_path / "wt-fixed", tmp_path / "wt-broken"
     for wt, branch in ((fixed, "fixed"), (broken, "broken")):
         git(g.repo, "worktree", "add", "-q", "-b", branch, str(wt))
@@ -118,7 +121,7 @@ def test_worktrees_are_judged_on_their_own_tree(mode, layout, tmp_path):
 def test_an_agent_cd_into_a_worktree_of_its_own_is_judged_on_the_session_folder(layout):
     g, user_home = layout
     kit(g.kit, g.home, user_home, "install", "--scope", "user", "--sandbox", "off")
-    kit(g.kit, g.home, user_home, "seal", str(g.repo), *map(str, TESTS), "--request", REQUEST)
+    kit(g.kit, g.home, user_home, "seal", str(g.repo), *map(str, TESTS), "--request", REQUEST, *OWN_OFF)
     side = g.base / "side"
     steps = [turn(tool("Bash", {"command": f"git worktree add -q -b side {side} && cd {side} && "
                                             f"sed -i 's/units > BULK/units >= BULK/' shop/pricing.py && pwd"}))]
@@ -139,7 +142,7 @@ def test_a_session_in_a_subfolder_project_is_gated(layout, tmp_path):
     pkg = (mono / "pkg").resolve()
     out = kit(g.kit, g.home, user_home, "install", str(pkg), "--sandbox", "off")
     assert str(pkg / ".claude" / "settings.json") in out and not (mono / ".claude").exists()
-    kit(g.kit, g.home, user_home, "seal", str(pkg), *map(str, TESTS), "--request", REQUEST)
+    kit(g.kit, g.home, user_home, "seal", str(pkg), *map(str, TESTS), "--request", REQUEST, *OWN_OFF)
     with FakeAPI() as api:
         api.add(CLAIM, *fix(pkg))
         s = session(pkg, user_home, api)
@@ -151,7 +154,7 @@ def test_a_session_in_a_subfolder_project_is_gated(layout, tmp_path):
 def test_a_moved_repository_is_handed_to_a_person_then_relocated(layout, tmp_path):
     g, user_home = layout
     kit(g.kit, g.home, user_home, "install", str(g.repo), "--sandbox", "off")
-    kit(g.kit, g.home, user_home, "seal", str(g.repo), *map(str, TESTS), "--request", REQUEST)
+    kit(g.kit, g.home, user_home, "seal", str(g.repo), *map(str, TESTS), "--request", REQUEST, *OWN_OFF)
     old = g.repo.resolve()
     new = (tmp_path / "renamed").resolve()
     shutil.move(str(old), str(new))
@@ -180,7 +183,7 @@ def test_the_user_scope_rules_hold_in_the_project(layout):
     guard refusing a write of the project's settings (which would switch the hooks off)."""
     g, user_home = layout
     kit(g.kit, g.home, user_home, "install", "--scope", "user", "--sandbox", "off")
-    kit(g.kit, g.home, user_home, "seal", str(g.repo), *map(str, TESTS), "--request", REQUEST)
+    kit(g.kit, g.home, user_home, "seal", str(g.repo), *map(str, TESTS), "--request", REQUEST, *OWN_OFF)
     local = g.repo / ".claude" / "settings.local.json"
     attempts = [tool("Read", {"file_path": str(g.hidden_test)}),
                 tool("Write", {"file_path": str(local), "content": '{"disableAllHooks": true}'})]
