@@ -112,6 +112,7 @@ class Tripwires:
         self.harness_names = [m for m in sys.modules if m.partition(".")[0] in ("pytest", "_pytest", "pluggy")]
         rewrite = sys.modules.get("_pytest.assertion.rewrite")
         self.rewriter = getattr(rewrite, "AssertionRewritingHook", None)
+        globals()["conftests_init"](self, config)  # conftests.py, sent with this file
         self.labels, self.base = self.snapshot()
 
     def collected(self, items) -> None:
@@ -154,12 +155,13 @@ class Tripwires:
         out: list[Any] = [flat]
         for name, c in self.callers:
             labels.append(f"hook {name}")
-            out.append([(i.plugin, i.function, i.hookwrapper, i.wrapper, i.tryfirst, i.trylast) for i in c._hookimpls])
+            out.append([(i.plugin, i.function, i.hookwrapper, i.wrapper, i.tryfirst, i.trylast)
+                        for i in (globals()["unheld"](self, c._hookimpls) if self.held else c._hookimpls)])
         pm = self.config.pluginmanager
         labels += ["plugins", "pluginmanager", "sys.modules", "sys.meta_path", "sys.path_hooks", "sys.settrace",
                    "sys.setprofile", "threading.settrace", "threading.setprofile", "builtins", "reporter"]
         out += [
-            [*getattr(pm, "_name2plugin", {}).values(), len(vars(pm.hook))],
+            globals()["plugins_now"](self, pm),  # conftests.py: the sealed conftest.py files held left out
             [pm.hook, getattr(pm, "_hookexec", None), getattr(pm, "_inner_hookexec", None), *(c._hookexec for _, c in self.callers)],
             list(map(sys.modules.get, self.modules)),
             [f for f in sys.meta_path if id(f) not in self.quiet],
@@ -210,6 +212,8 @@ class Tripwires:
                 labels, now = self.snapshot()
                 if now == self.base:
                     return []
+        if globals()["take_conftests"](self):  # sealed conftest.py files pytest registered as it collected
+            return self.changed()
         if labels != self.labels:
             return ["plugins"]  # a hook or test appeared or went: only a registered plugin does that
         found = []

@@ -203,3 +203,41 @@ def test_a_session_fixtures_reach_counts_for_every_test_that_uses_it(tmp_path, k
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "the project's own test tests/test_b.py::test_b" in res.stderr, res.stderr
     assert stop_lines(kit_home)[-1]["gates"]["own"]["ran_sealed"] == ["tests/test_a.py", "tests/test_b.py"]
+
+
+
+SUB_CONFTEST = "import pytest\n\n\n@pytest.fixture\ndef base():\n    return 2\n"
+SUB_TEST = "from counter import count\n\n\ndef test_b(base):\n    t = {'calls': base}\n    count(t)\n    assert t['calls'] == 3\n"
+A_TEST = "from counter import VERSION\n\n\ndef test_a():\n    assert VERSION >= 1\n"
+FILE_HIDDEN = "def test_hidden():\n    assert open('counter.py').read().startswith('VERSION = 2')\n"  # imports no product code
+# Product code that registers a pytest plugin while the suite collects: an object of its own, or a conftest.py of the
+# working tree (not the sealed one) under its own path, as pytest registers a conftest.
+_CONFIG = "import gc\nfrom _pytest.config import Config\n_c = [o for o in gc.get_objects() if isinstance(o, Config)][0]\n"
+REGISTERS = {"own object": _CONFIG + "_c.pluginmanager.register(object(), 'helper')\n",
+             "working tree's conftest": _CONFIG + "import importlib.util as u, os\n"
+             "_s = u.spec_from_file_location('lib_conftest', os.path.abspath('lib/conftest.py'))\n"
+             "_m = u.module_from_spec(_s)\n_s.loader.exec_module(_m)\n_c.pluginmanager.register(_m, _m.__file__)\n"}
+
+
+def test_an_own_suite_with_a_conftest_in_a_subfolder_is_sealed_and_a_regression_there_blocks(tmp_path, kit_home):
+    """Was: the seal kept no own suite ("not kept: they trip the run's tripwires ... a pytest plugin was registered or
+    removed"): pytest registers each subfolder's conftest.py as a plugin while it collects, as it always does. Beside
+    it, product code registering a plugin (its own, or a conftest.py that is not the sealed one) still blocks."""
+    files = {"counter.py": COUNTER, "tests/test_a.py": A_TEST, "tests/sub/conftest.py": SUB_CONFTEST,
+             "tests/sub/test_b.py": SUB_TEST, "lib/conftest.py": "def pytest_runtest_setup(item):\n    pass\n"}
+    repo, out = _sealed(tmp_path, files, hidden_test=FILE_HIDDEN)
+    assert "the project's own tests: 2 of 2 pass at the seal" in out, out
+    done = COUNTER.replace("VERSION = 1", "VERSION = 2")
+    (repo / "counter.py").write_text(done)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+    (repo / "counter.py").write_text(done.replace("+= 1", "+= 2"))
+    res = run_hook(stop_payload(repo, session="s2"))
+    assert res.returncode == 2, res.stderr
+    assert "the project's own test tests/sub/test_b.py::test_b" in res.stderr, res.stderr
+    for n, (what, code) in enumerate(REGISTERS.items()):
+        (repo / "counter.py").write_text(code + done)
+        res = run_hook(stop_payload(repo, session=f"a{n}"))
+        assert res.returncode == 2, (what, res.stderr)
+        own = stop_lines(kit_home)[-1]["gates"]["own"]
+        assert "a pytest plugin was registered or removed during collection" in own["problem"], (what, own)
