@@ -156,7 +156,7 @@ class Tripwires:
         for name, c in self.callers:
             labels.append(f"hook {name}")
             out.append([(i.plugin, i.function, i.hookwrapper, i.wrapper, i.tryfirst, i.trylast)
-                        for i in (globals()["unheld"](self, c._hookimpls) if self.held else c._hookimpls)])
+                        for i in (globals()["unheld"](self, c._hookimpls) if self.held else c._hookimpls)])  # type: ignore[attr-defined]
         pm = self.config.pluginmanager
         labels += ["plugins", "pluginmanager", "sys.modules", "sys.meta_path", "sys.path_hooks", "sys.settrace",
                    "sys.setprofile", "threading.settrace", "threading.setprofile", "builtins", "reporter"]
