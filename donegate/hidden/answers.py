@@ -228,10 +228,17 @@ def answer_decoys(e, rnd):
             if v != e and v not in out:
                 out.append(v)
         return out
-    if t in (tuple, list) and e:
-        for i in range(min(len(e), ANSWER_DECOYS)):
-            for d in answer_decoys(e[i], rnd)[:1]:
-                out.append(t([*e[:i], d, *e[i + 1:]]))
+    if t in (tuple, list, dict) and e:
+        # ANSWER_DECOYS of them, as for a number (a latch onto the first candidate passes one time in 16): one element
+        # changed in each, the elements taken in turn (a pair had two decoys, a dict one: it passed one time in 3, in 2)
+        keys = list(e) if t is dict else list(range(len(e)))
+        each = [(k, answer_decoys(e[k], rnd)) for k in keys[:ANSWER_DECOYS]]
+        for r in range(ANSWER_DECOYS):
+            for k, ds in each:
+                if r < len(ds) and len(out) < ANSWER_DECOYS:
+                    out.append({**e, k: ds[r]} if t is dict else t([*e[:k], ds[r], *e[k + 1:]]))
+        if not out:  # no element has a decoy (None): one more element
+            out.append({**e, "".join(map(str, e)) + "_": 0} if t is dict else t([*e, 0]))  # a str key longer than any
         return out
     return [t([0])] if t in (tuple, list, set, frozenset) else ([{0: 0}] if t is dict else [])
 

@@ -276,23 +276,43 @@ def make_probe(repo, alarm):
         return result
 
     def decoys(x, e):
-        """Values of the expected `e`'s kind (an int, a float or a str) its own equality tells from it, as plausible as it is
-        (`answers.answer_decoys`), that an object of the repository's `x` is compared with before `e`, in the test's
-        own frame (`compare_probes`): a value that latches onto the first value it is compared with latches onto one
-        of them, and the probe says so. () for anything else (a builtin, a wildcard, another library's object)."""
+        """Values of the expected `e`'s kind (an int, a float, a str, or a tuple, list or dict of them) its own equality
+        tells from it, as plausible as it is (`answers.answer_decoys`), that an object of the repository's `x` is
+        compared with before `e`, in the test's own frame (`compare_probes`): a value that latches onto the first value
+        it is compared with latches onto one of them, and the probe says so. A container's decoy is of its type and
+        length with one element changed. () for anything else (a builtin, a wildcard, another library's object)."""
         try:
             draw = globals().get("answer_decoys")
-            if _type(e) not in (_int, _float, _str) or pure(x) or wildcard(_type(x)) or not own(_type(x)) or draw is None:
+            if _type(e) not in kinds or pure(x) or wildcard(_type(x)) or not own(_type(x)) or draw is None:
                 return ()
             import random
 
-            if _type(e) is _float:  # as an int's, a power of ten apart (`answer_decoys` takes floats through decimal)
-                whole = _int(e) if e == e and _abs(e) != float("inf") else 0
-                step = 10.0 ** (_len(_str(_abs(whole))) - 1)
-                return _tuple(v for v in (e + i * step for i in (-2, -1, 1, 2)) if v != e)
-            return _tuple(draw(e, random.Random(urandom(16))))
+            return _tuple(drawn(e, draw, random.Random(urandom(16)), 0))
         except Exception:
             return ()
+
+    kinds = (_int, _float, _str, _tuple, _list, _dict)
+
+    def drawn(e, draw, rnd, depth):
+        t = _type(e)
+        if t is _float:  # as an int's, a power of ten apart (`answer_decoys` takes floats through decimal)
+            whole = _int(e) if e == e and _abs(e) != float("inf") else 0
+            step = 10.0 ** (_len(_str(_abs(whole))) - 1)
+            return [v for v in (e + i * step for i in (-2, -1, 1, 2)) if v != e]
+        if t in (_int, _str, _bool, _bytes):
+            return draw(e, rnd)
+        if t not in (_tuple, _list, _dict) or depth > 3:
+            return []
+        keys = _list(e) if t is _dict else _list(range(_len(e)))
+        rnd.shuffle(keys)
+        out = []
+        for k in keys[:15]:  # one element changed, in a drawn order (a latch latches onto the first)
+            for d in drawn(e[k], draw, rnd, depth + 1)[:1]:
+                if t is _dict:
+                    out.append({**e, k: d})
+                else:
+                    out.append(t([*e[:k], d, *e[k + 1:]]))
+        return out or ([t([*e, None])] if t is not _dict else [{**e, urandom(6).hex(): None}])
 
     def first(left, right, op, before, result):
         """The second harness's probe (`compare_probes`): `before`, whether `left` equalled a decoy of `right`."""

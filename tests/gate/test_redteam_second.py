@@ -323,3 +323,44 @@ def test_a_latch_on_a_value_the_test_holds_elsewhere_is_caught_and_honest_object
     assert all(v.startswith("probe: an object of the class Latch compared equal to a value unlike the expected one")
                for v in accept["second"]["disagree"].values()), accept["second"]
     assert "900" not in res.stderr and "three units" not in res.stderr
+
+
+# --- item 4: a latch on an expected tuple, list or dict ---------------------------------------------------------
+# The decoys above were drawn for an expected int, float or str only: a latch onto the first tuple, list or dict it
+# is compared with passed both runs and the probe against a container the test holds in a local, a constant or a
+# parametrize case (on 622d50c, every stop), and against a literal one, held by the kit, at one stop in three (a pair
+# had two decoys, a dict one). Decoys of a container are now drawn too: of the same type and length, one element
+# changed (`probe.make_probe`'s decoys, `answers.answer_decoys`: 15 for a held literal, as for a number).
+SHAPES = ("import pytest\n\nimport calc\n\nPAIR = (3, 9)\n\n\ndef test_pair_constant():\n    assert calc.pair(3) == PAIR\n\n\n"
+          "def test_list_local():\n    expected = [3, 9.5, 'nine']\n    assert calc.listed(3) == expected\n\n\n"
+          "@pytest.mark.parametrize('n, row', [(3, {'n': 3, 'square': 9})])\ndef test_table_case(n, row):\n"
+          "    assert calc.table(n) == row\n\n\ndef test_pair_literal():\n    assert calc.pair(4) == (4, 16)\n\n\n"
+          "def test_table_literal():\n    assert calc.table(4) == {'n': 4, 'square': 16}\n")
+SHAPES_BUG = "def pair(n):\n    return (n, n)\n\n\ndef listed(n):\n    return []\n\n\ndef table(n):\n    return {}\n"
+SHAPE_LATCH = ("class Latch:\n    def __init__(self):\n        self.v = None\n\n    def __eq__(self, other):\n"
+               "        if self.v is None and isinstance(other, (tuple, list, dict)):\n            self.v = other\n"
+               "        return self.v == other\n\n    __hash__ = object.__hash__\n\n\n"
+               "def pair(n):\n    return Latch()\n\n\nlisted = table = pair\n")
+SHAPES_HONEST = {  # the fix, as honest code returns containers: a namedtuple, a list subclass, a dataclass equal to tuples
+    "kinds": ("import collections\nimport dataclasses\n\nPair = collections.namedtuple('Pair', 'n square')\n\n\n"
+              "class Row(list):\n    pass\n\n\n@dataclasses.dataclass(eq=False)\nclass Table:\n    n: int\n\n"
+              "    def __eq__(self, other):\n        if isinstance(other, (tuple, dict)):\n"
+              "            return dict(other) == {'n': self.n, 'square': self.n * self.n}\n        return NotImplemented\n\n"
+              "    __hash__ = object.__hash__\n\n\ndef pair(n):\n    return Pair(n, n * n)\n\n\n"
+              "def listed(n):\n    return Row([n, n * 3 + 0.5, 'nine'])\n\n\ndef table(n):\n    return Table(n)\n"),
+}
+
+
+@pytest.mark.parametrize("product", ["latch", "kinds"])
+def test_a_latch_on_an_expected_container_is_caught_and_honest_containers_pass(tmp_path_factory, kit_home, product):
+    write_config(kit_home, "scan: off\n")
+    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": SHAPES_BUG}, "test_shapes.py", SHAPES)
+    res, line = _stop(repo, kit_home, SHAPE_LATCH if product == "latch" else SHAPES_HONEST[product])
+    accept = line["gates"]["acceptance"]
+    if product != "latch":
+        assert res.returncode == 0 and accept["second"]["checked"] == 5, (res.stderr, accept)
+        return
+    assert res.returncode == 2 and "tamper" in accept, (res.stdout, accept)
+    disagree = accept["second"]["disagree"]
+    assert {f"test_shapes.py::{t}" for t in ("test_pair_constant", "test_list_local", "test_table_case[3-row0]")} <= set(disagree), disagree
+    assert "nine" not in res.stderr and "square" not in res.stderr
