@@ -162,6 +162,9 @@ class Partial:
     writes: collections.Counter = field(default_factory=collections.Counter)  # (repo, config) -> writer $ in 1/MICRO
     # stop ref -> (label, the stop's time, repo, config, session, verdict), a later label replacing an earlier
     labels: dict[str, tuple] = field(default_factory=dict)
+    # by client only: stop ref -> the client of a stop a label may count in (a block, a hint, an appeal). A label line
+    # copies its stop's time, repo and config but not its client: `summary._count_labels` finds it here by its ref.
+    clients: dict[str, bytes] = field(default_factory=dict)
     skipped: int = 0
     examples: list[tuple[int, str]] = field(default_factory=list)  # (line in this range, why)
     events: collections.Counter = field(default_factory=collections.Counter)  # events the report ignores
@@ -255,12 +258,13 @@ class Partial:
         self.appeals.append((number, ledger.stop_ref(line), str(rec.get("session", "")), g.key,
                              str(rec.get("time", "")), str(gate.get("reason", "")), failing))
 
-    def link(self, lines: list[bytes]) -> None:
+    def link(self, lines: list[bytes]) -> list[bytes]:
         """Check the hash chain through `lines`, the next lines of this range, as `ledger.verify` walks it: each line's
         prev is the hash of the line before; a torn line (not JSON, no prev) is vouched for by the next line, which
         must hold its hash. The hashes are made and compared in C, a chunk at a time (a line's last 75 bytes are
-        `,"prev":"<hash>"}` when the kit wrote it); any other chunk is walked line by line."""
-        hexes = list(map(hexlify, map(_DIGEST, map(hashlib.sha256, lines))))
+        `,"prev":"<hash>"}` when the kit wrote it); any other chunk is walked line by line. Returns the lines' hashes
+        (hex), one a line (a stop's ref is the start of its own: `ledger.stop_ref`)."""
+        hexes = every = list(map(hexlify, map(_DIGEST, map(hashlib.sha256, lines))))
         tails = list(map(operator.getitem, lines, itertools.repeat(_PREV_AT)))
         if lines and self.head is None:  # the range's first line: its link is checked with the range before
             self._step(lines[0], hexes[0])
@@ -268,9 +272,10 @@ class Partial:
         if not lines or (not self.tail_torn and tails[0] == _PREV % self.tail and tails[1:] == list(map(_PREV.__mod__, hexes[:-1]))):
             if hexes:
                 self.tail = hexes[-1]
-            return
+            return every
         for line, h in zip(lines, hexes, strict=True):
             self._step(line, h)
+        return every
 
     def _step(self, line: bytes, h: bytes) -> None:
         """One line of the chain, the slow way (`ledger.verify`'s reading of it)."""
@@ -479,12 +484,12 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
     review_cost_at, find, tests_bits, link = _fast_review_cost, bytes.find, _Tests(), part.link
     # locals, not globals, in the loop: a global lookup per use adds up over a million lines
     codes, blocking, hint, gave, at_bit, appealed, ticks, micro = _BCODE, BLOCKING, HINT, GAVE_UP, _AT, APPEALED, TICKS, MICRO
-    number, slow, client = 0, None, b""
+    number, slow, client, clients, ref_chars = 0, None, b"", part.clients, ledger.REF_CHARS
     for base, data, cut in _chunks(path, start, end):
         lines = data.split(b"\n")
         if cut < len(data) or data.endswith(b"\n"):
             lines.pop()  # a line the next chunk holds whole, or nothing after the last newline
-        link(lines)
+        hexes, first = link(lines), number + 1  # the hash of line `number` is hexes[number - first]
         # The fast path's rows, one a line (`shape.ROWS`): a line whose row is empty is json.loads's. A torn last line
         # (no newline) has none.
         rows = rows_of(data, 0, cut)
@@ -528,7 +533,10 @@ def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Part
             if since is not None and when < since:
                 continue
             if by_client:
-                g, base_ = combos[(client if slow is line else client_at_tail(line, agent), repo, cfg)]
+                client = client if slow is line else client_at_tail(line, agent)
+                g, base_ = combos[(client, repo, cfg)]
+                if code in blocking or code == appealed:  # a stop a label may count in
+                    clients[hexes[number - first][:ref_chars].decode()] = client
             else:
                 g, base_ = combos[(when[:10], repo, cfg) if by_day else (repo, cfg)]
             g.stops += 1

@@ -44,7 +44,7 @@ from donegate.ledger import chain as ledger
 from donegate.report.own_counts import Own
 from donegate.report.read import EXAMPLES, Group, Options, Partial, _COMBO, _FIRST, _OFFSET
 
-VERSION = 7  # 7: a stop's client read as json.loads reads it (`--by client` kept readings were not); 6: the page's counts over every stop (`Partial.tally`, `days`, `marks`) and each session's first stop; 5: the own suite's regressions blocked as distinct (session, test) (`Own.regressed`); 4: what a report finished, kept (`keep_finished`); 3: the hash chain's ends (`Partial.link`), the agent's figures without their comma, the own suite's counts
+VERSION = 8  # 8: the clients of the stops a label may count in, by ref (`Partial.clients`: labels by client); 7: a stop's client read as json.loads reads it (`--by client` kept readings were not); 6: the page's counts over every stop (`Partial.tally`, `days`, `marks`) and each session's first stop; 5: the own suite's regressions blocked as distinct (session, test) (`Own.regressed`); 4: what a report finished, kept (`keep_finished`); 3: the hash chain's ends (`Partial.link`), the agent's figures without their comma, the own suite's counts
 _LOW = (1 << _COMBO) - 1
 _FIRSTS = _OFFSET << _FIRST  # a packed session state's first stop
 _NAME = re.compile(r"[0-9a-f]{24}\.[0-9]+-[0-9]+\.[0-9]+\.bin").fullmatch  # a shard's file name (`plan`)  # a packed session state without its combination's index
@@ -266,7 +266,8 @@ def _builtins(part: Partial) -> dict[str, Any]:
     return {"by": part.by, "lines": part.lines,
             "groups": [[g.key, *(getattr(g, n) for n in Group.__slots__[1:])] for g in part.groups.values()],
             "combos": [(g.key, repo, cfg) for g, (repo, cfg) in part.combo_list], "last": part.last,
-            "gave_up": part.gave_up, "writes": dict(part.writes), "labels": part.labels, "skipped": part.skipped,
+            "gave_up": part.gave_up, "writes": dict(part.writes), "labels": part.labels, "clients": part.clients,
+            "skipped": part.skipped,
             "examples": part.examples, "events": dict(part.events), "appeals": list(part.appeals),
             "inside_latest": list(part.inside_latest), "inside": part.inside, "person": dict(part.person),
             "decisions": part.decisions, "held": part.held, "agents": part.agents,
@@ -279,7 +280,7 @@ def _partial(d: dict[str, Any], opts: Options, path: str, index: int) -> Partial
         raise ValueError("another grouping")
     part = Partial(index=index, by=opts.by, path=path, lines=int(d["lines"]), last=dict(d["last"]),
                    gave_up=set(d["gave_up"]), writes=collections.Counter(d["writes"]), labels=dict(d["labels"]),
-                   skipped=int(d["skipped"]), examples=list(d["examples"]), events=collections.Counter(d["events"]),
+                   clients=dict(d["clients"]), skipped=int(d["skipped"]), examples=list(d["examples"]), events=collections.Counter(d["events"]),
                    inside=int(d["inside"]), person=collections.Counter(d["person"]), decisions=dict(d["decisions"]),
                    held=[int(x) for x in d["held"]], agents=dict(d["agents"]))
     part.head, part.tail, part.tail_torn, part.broken = d["chain"]
@@ -320,6 +321,7 @@ def merge(part: Partial, new: Partial) -> Partial:
     part.gave_up |= new.gave_up
     part.writes.update(new.writes)
     part.labels.update(new.labels)
+    part.clients.update(new.clients)
     part.skipped += new.skipped
     part.examples = (part.examples + [(n + off, why) for n, why in new.examples])[:EXAMPLES]
     part.events.update(new.events)

@@ -192,15 +192,19 @@ def _appeals(merged: list[tuple[Path, int, Partial]], by: str, total: Group) -> 
 def _count_labels(merged: list[tuple[Path, int, Partial]], groups: dict[bytes, Group], by: str,
                   since: bytes | None) -> tuple[int, list[str]]:
     """Count each stop's latest label in its stop's group: (labels counted, refs of labels whose
-    session is not in what was read or whose stop did not block)."""
+    session is not in what was read or whose stop did not block). A label line copies its stop's time, repo and
+    config; by client its stop's client is found by its ref (`Partial.clients`)."""
     labels: dict[str, tuple] = {}
+    clients: dict[str, bytes] = {}
     for _, _, part in merged:
         labels.update(part.labels)
+        clients.update(part.clients)
     counted, unmatched = 0, []
     for ref, (label, when, repo, cfg, sid, verdict) in labels.items():
         if since is not None and when < since:
             continue
-        g = groups.get(when[:10] if by == "day" else repo if by == "repo" else cfg)
+        key = when[:10] if by == "day" else repo if by == "repo" else clients.get(ref) if by == "client" else cfg
+        g = None if key is None else groups.get(key)
         fits = _CODE.get(verdict) == APPEALED if label in APPEAL_LABELS else _CODE.get(verdict) in BLOCKING
         if g is None or not fits or not any(sid in p.present for _, _, p in merged):
             unmatched.append(ref)

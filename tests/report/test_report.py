@@ -520,3 +520,43 @@ def test_by_client_shows_gemini_copilot_and_qwen_sessions_beside_the_others(kit_
     for fast in ((), ("--jobs", "2")):
         by = report_json(capsys, "--by", "client", *fast)
         assert {g["client"]: (g["sessions"], g["stops"]) for g in by["groups"]} == {c: (1, 2) for c in clients}
+
+
+def _labels_read_by_hand(path: Path, by: str) -> dict[str, tuple[int, int]]:
+    """(justified, unjustified) per group as a person counts them reading the lines with json.loads: each stop's
+    latest label, in the group of the stop its ref names (`ledger.stop_ref`)."""
+    recs = [(ledger.stop_ref(line), json.loads(line)) for line in path.read_bytes().splitlines()]
+    stops = {ref: rec for ref, rec in recs if rec["event"] == "stop"}
+    latest = {rec["ref"]: rec["label"] for _, rec in recs if rec["event"] == "label"}
+    out: dict[str, list[int]] = {}
+    for ref, label in latest.items():
+        key = stops[ref].get("client", "claude") if by == "client" else stops[ref]["config"]
+        out.setdefault(key, [0, 0])[label == "unjustified"] += 1
+    return {k: (a, b) for k, (a, b) in out.items()}
+
+
+def test_labels_by_client_land_in_their_stops_client_not_a_config_of_that_name(kit_home, capsys):
+    """A label line carries its stop's config, not its client: by client it is counted by its ref's stop. The config
+    named "codex" is the trap (a label of a claude stop in it once landed in the codex group), "default" the miss."""
+    path = write(kit_home / "ledger.jsonl",
+                 _with_client(stop("c1", "block"), "codex"), _with_client(stop("c1", "block", n=2), "codex"),
+                 _with_client(stop("k1", "block", config="codex"), "claude"),
+                 _with_client(stop("k2", "block", config="codex"), "claude"),
+                 stop("old", "block", config="default"))  # before the kit recorded the client: claude's
+    refs = stop_line_refs(path)
+    for ref, label in zip(refs, ("justified", "unjustified", "justified", "unjustified", "justified"), strict=True):
+        assert run(capsys, "label", ref, label)[0] == 0
+    assert run(capsys, "label", refs[1], "justified")[0] == 0  # the latest wins
+    for by in ("client", "config"):
+        want = _labels_read_by_hand(path, by)
+        assert want == ({"codex": (2, 0), "claude": (2, 1)} if by == "client" else {"default": (3, 0), "codex": (1, 1)})
+        for fast, jobs, keep in ((True, 1, False), (False, 1, False), (True, 2, False), (True, 1, True), (True, 1, True)):
+            s = report.summary.summarize([path], by, jobs=jobs, fast=fast, keep=keep)
+            assert {g[by]: (g["justified"], g["unjustified"]) for g in s["groups"] if g["justified"] + g["unjustified"]} == want
+            assert s["labels"] == {"count": 5, "unmatched": []}
+    # the kept reading resumed: a stop and its label appended after a kept report are counted as a cold read counts
+    write(path, _with_client(stop("c2", "block"), "codex"))
+    assert run(capsys, "label", stop_line_refs(path)[-1], "unjustified")[0] == 0
+    kept = report.summary.summarize([path], "client", keep=True)
+    assert kept == report.summary.summarize([path], "client")
+    assert {g["client"]: g["unjustified"] for g in kept["groups"]} == {"codex": 1, "claude": 1}
