@@ -217,25 +217,24 @@ def test_an_assert_moved_into_a_conftest_helper_passes_and_one_dropped_there_is_
     repo = pooled_calc(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(CALC + MUL)
     (repo / "tests" / "test_calc.py").write_text(OWN_BY_HELPER)
-    helper = HELPER
-    (repo / "tests" / "conftest.py").write_text(helper)
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 0, res.stderr
-    (repo / "tests" / "conftest.py").write_text(helper.replace("assert add(2, 3) == 5", "add(2, 3)"))
-    err = blocked(run_hook(stop_payload(repo)))
-    assert "tests/test_calc.py::test_add: 1 assert(s) at the seal, 0 now [assert-removed]" in err, err
+    (repo / "tests" / "conftest.py").write_text(HELPER)
+    _passes_then_the_helpers_assert_dropped_is_named(repo)
 
 
 def test_a_sealed_conftest_helper_that_no_longer_asserts_is_named(tmp_path_factory, kit_home):
     """The test's assert in a conftest.py helper at the seal, the helper's assert dropped and the test file untouched
     (was: no finding, only changed test files were read); the helper's assert rewritten as strong, no finding."""
-    helper = HELPER
-    repo = pooled_calc(tmp_path_factory, kit_home, {"tests/conftest.py": helper, "tests/test_calc.py": OWN_BY_HELPER})
+    repo = pooled_calc(tmp_path_factory, kit_home, {"tests/conftest.py": HELPER, "tests/test_calc.py": OWN_BY_HELPER})
     (repo / "calc.py").write_text(CALC + MUL)
-    (repo / "tests" / "conftest.py").write_text(helper.replace("assert add(2, 3) == 5", "assert add(3, 2) == 5"))
+    (repo / "tests" / "conftest.py").write_text(HELPER.replace("assert add(2, 3) == 5", "assert add(3, 2) == 5"))
+    _passes_then_the_helpers_assert_dropped_is_named(repo)
+
+
+def _passes_then_the_helpers_assert_dropped_is_named(repo: Path) -> None:
+    """The stop as the repository is passes; the conftest helper's assert then dropped (`HELPER`'s) is named."""
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
-    (repo / "tests" / "conftest.py").write_text(helper.replace("assert add(2, 3) == 5", "add(2, 3)"))
+    (repo / "tests" / "conftest.py").write_text(HELPER.replace("assert add(2, 3) == 5", "add(2, 3)"))
     err = blocked(run_hook(stop_payload(repo)))
     assert "tests/test_calc.py::test_add: 1 assert(s) at the seal, 0 now [assert-removed]" in err, err
 
