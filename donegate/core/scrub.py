@@ -32,6 +32,17 @@ MIN_INSIDE = 24  # ... and lines at least this long are redacted where they appe
 MIN_ENCODED = 16  # a shorter token is checked against the hidden tests' own base64 and hex
 
 
+# A terminal's control sequences (colour, cursor, title) and every other control character but tab and newline.
+# pytest writes colour codes into an assertion's diff when the project's configuration says `--color=yes`: noise to
+# the agent, and escape sequences on a person's terminal when the report prints the ledger's messages.
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -~]?|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain(text: str) -> str:
+    """`text` without terminal control sequences or control characters (tab and newline kept)."""
+    return text if text.isprintable() else _CONTROL.sub("", text)
+
+
 def normal(line: str) -> str:
     """A line with whitespace collapsed and quotes made alike: how a test line is recognised."""
     return " ".join(line.replace("'", '"').replace("`", '"').split())

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 
+from donegate.core.scrub import plain
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports this module at every stop: typing stays off its path
     from typing import Callable
@@ -73,8 +75,8 @@ class Stream:
             return self.violate("the result channel carried results before the kit's plugin started")
         nodeid = msg.get("id")
         if ev == "collecterror":
-            self.errors.append({"nodeid": str(nodeid or ""), "message": str(msg.get("message") or ""),
-                                "detail": str(msg.get("detail") or "")})
+            self.errors.append({"nodeid": str(nodeid or ""), "message": plain(str(msg.get("message") or "")),
+                                "detail": plain(str(msg.get("detail") or ""))})
             self._failed()  # a sealed test file that does not collect: the run blocks, as a failed test makes it
         elif ev == "collected":
             if self.collected is not None or not isinstance(msg.get("ids"), list):
@@ -98,7 +100,7 @@ class Stream:
             if when not in PHASES or when in done or (done and PHASES.index(when) < PHASES.index(done[-1])):
                 return self.violate(f"duplicate or conflicting results for {nodeid} ({when})")
             done.append(when)
-            self._merge(nodeid, when, str(msg.get("outcome")), str(msg.get("message") or ""))
+            self._merge(nodeid, when, str(msg.get("outcome")), plain(str(msg.get("message") or "")))
         elif ev == "end":
             if nodeid != self.open or "teardown" not in self.phases.get(nodeid, []):
                 return self.violate(f"{nodeid} ended without its results")

@@ -493,3 +493,11 @@ def test_a_run_that_ends_before_it_is_told_to_go_keeps_its_own_reason():
     dead.wait()
     both(dead.pid)  # BrokenPipeError on the old code
     assert (walls.copied, walls.faithful) == (0.5, True)
+
+
+def test_plain_drops_terminal_codes_and_control_characters_and_keeps_the_text():
+    coloured = "AssertionError: assert '2.9 M' == '2.9M'\n  \x1b[0m\x1b[91m- 2.9M\x1b[39;49;00m\x1b[90m\x1b[39;49;00m"
+    assert feedback.plain(coloured) == "AssertionError: assert '2.9 M' == '2.9M'\n  - 2.9M"
+    assert feedback.plain("title\x1b]0;pwned\x07 bell\x07 back\x08\r\n\tend\x9b31m") == "title bell back\n\tend31m"
+    kept = "assert 4300 == 3870\n\t+  where 4300 = total(10) — ünïcode ✓"
+    assert feedback.plain(kept) == kept

@@ -168,6 +168,20 @@ def test_an_agent_that_breaks_what_the_projects_tests_covered_is_blocked(tmp_pat
     assert own["failing"][0]["id"] == "tests/test_calc.py::test_add"
 
 
+def test_a_project_that_asks_pytest_for_colour_gets_plain_text_in_the_block_and_the_ledger(tmp_path_factory, kit_home):
+    """A real project (humanize 4.9.0: `addopts = "--color=yes"`) got its own test's assertion diff with the
+    terminal's colour codes in the block and the ledger (`\\x1b[91m- 2.9M`): noise to the agent, and raw escape
+    sequences on a person's terminal when the report prints them. The text is kept; the codes are not."""
+    colour = {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "--color=yes"\n',
+              "tests/test_calc.py": OWN.replace("assert add(2, 3) == 5", "assert f'{add(2, 3)} units' == '5 units'")}
+    repo = pooled_calc(tmp_path_factory, kit_home, colour)
+    (repo / "calc.py").write_text(ADD_BROKEN + MUL)
+    err = blocked(run_hook(stop_payload(repo)))
+    assert "tests/test_calc.py::test_add" in err and "- 5 units" in err and "+ -1 units" in err, err
+    line = stop_lines(kit_home)[-1]
+    assert "\x1b" not in err and "\x1b" not in json.dumps(line, ensure_ascii=False), err
+
+
 def test_the_visible_copy_edited_to_match_the_regression_changes_nothing(tmp_path_factory, kit_home):
     """The expected value changed to what the code returns now: blocked as the old contract changed, and (was: not
     named nor counted) named as a weakening, found by the sealed test's failure parsed."""
