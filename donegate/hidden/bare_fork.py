@@ -20,7 +20,8 @@ import warnings
 # tests), it takes the name from the module.
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS, TOKEN
-    from donegate.hidden.bare_shim import bind, plan_test
+    from donegate.hidden.bare_shim import _ToShim, bind, plan_test, shim_compile
+    from donegate.hidden.probe import compare_probes
 
 
 def _exactly(fd, n):
@@ -228,6 +229,21 @@ def as_main(tree):
     names = {(a.name if isinstance(n, ast.Import) else n.module or "").partition(".")[0] for n in ast.walk(tree)
              if isinstance(n, ast.Import) or isinstance(n, ast.ImportFrom) and not n.level for a in n.names}
     return tree, names
+
+
+def rewrite(text, name, secret, program):
+    """A sealed test file's source (its held asserts' literals out, `answers.py`) as the second run executes it: its
+    comparisons probed (`probe.compare_probes`), its `pytest` the shim and its held asserts the sink (`bare_shim._ToShim`),
+    a test file's module code a program's (`as_main`, when `program`), compiled under `name`. The one rewrite of the
+    supervisor's own compile (`bare.supervise`) and of the kit's once per seal (`rewritten.build`), so the kept code is
+    the supervisor's. `secret`: the names (`shim`, `probe`, `hold`). Returns (the code, the top-level names the program
+    imports: none when not a program); raises SyntaxError."""
+    tree = compare_probes(ast.parse(text), secret["probe"])
+    tree = _ToShim("\x00" + secret["shim"], (secret["probe"], secret["hold"])).visit(tree)
+    names = set()
+    if program:
+        tree, names = as_main(tree)
+    return shim_compile(tree, name), names
 
 
 def passing_code(token):

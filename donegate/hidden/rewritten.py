@@ -110,17 +110,14 @@ def build(files: Sequence[Path], datas: Sequence[bytes], tested: Sequence[str],
           lengths: dict[str, int]) -> tuple[Any, ...] | None:
     """(placeholders, their counts in the code and in the sources, the sources, the held values, the magic number,
     the `-O` level, the code objects' marshal): the supervisor's rewrite (`bare.supervise`), done by the kit."""
-    import ast
     import marshal
     import sys
 
     from importlib._bootstrap_external import MAGIC_NUMBER  # type: ignore[import-not-found]
 
     from donegate.hidden import answers
-    from donegate.hidden.bare_fork import as_main
+    from donegate.hidden.bare_fork import rewrite
     from donegate.hidden.bare_plan import SEEDED, SERVED, plan
-    from donegate.hidden.bare_shim import _ToShim, shim_compile
-    from donegate.hidden.probe import compare_probes
 
     prefix = {"shim": "m", "probe": "_p", "hold": "_h"}
     places = {w: prefix[w] + os.urandom(n).hex()[:n - len(prefix[w])] for w, n in lengths.items()}
@@ -137,12 +134,8 @@ def build(files: Sequence[Path], datas: Sequence[bytes], tested: Sequence[str],
         try:
             for seeded in plans:
                 plans[seeded][rel] = plan(text.encode("utf-8", "surrogateescape"), served=(*SERVED, SEEDED) if seeded else SERVED)
-            tree = compare_probes(ast.parse(text.encode("utf-8", "surrogateescape")), places["probe"])
-            tree = _ToShim("\x00" + places["shim"], (places["probe"], places["hold"])).visit(tree)
-            names: set[str] = set()
-            if rel in tested:
-                tree, names = as_main(tree)
-            codes[rel] = (shim_compile(tree, FILE_NAME), sorted(names))
+            code, names = rewrite(text.encode("utf-8", "surrogateescape"), FILE_NAME, places, rel in tested)
+            codes[rel] = (code, sorted(names))
         except SyntaxError:
             continue  # the supervisor says the file does not parse
     blob = marshal.dumps((codes, plans))

@@ -164,7 +164,7 @@ def test_parameter_sets_come_in_pytests_order(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
     ids = [line for line in res.stdout.splitlines() if "::" in line]
     ns: dict = {}
-    code = bare.shim_compile(bare._ToShim("\x00shim").visit(ast.parse(PARAMS)), "test_p.py")
+    code = bare.shim_compile(bare_shim._ToShim("\x00shim").visit(ast.parse(PARAMS)), "test_p.py")
     exec(bare.bind(code, {"\x00shim": bare.make_shim()}), ns)  # the tests' `import pytest`, as the zygote serves it
     for name in ("test_f", "test_g", "test_h"):
         cases = bare_shim._cases(ns[name])
