@@ -235,9 +235,8 @@ class Tripwires:
 
 # Judged by their effect, not their use (issue 37): a gc walk, a tracer or a profiler the code under test starts is
 # not a finding on its own: what it does to the harness, the tests or the result is (the fingerprints, the setattr
-# watch below, the stream's order, the second opinion); a tracer left running after a test is (`Tripwires`). A frame
-# walk is a finding when it reaches the harness's frames (pytest, pluggy, this plugin), and opening a sealed test's
-# file is one.
+# watch below, the stream's order, the second opinion); a tracer left running after a test is (`Tripwires`). A frame walk
+# is a finding when it reaches the harness's frames (pytest, pluggy, this plugin), and opening a sealed test's file is one.
 _WATCH = frozenset({"sys._getframe", "object.__setattr__", "object.__getattr__", "sys._current_frames", "open"})
 # With them (`_watch`), what only tells the runs' walls apart and neither run can hide (`traces.py`, sent with this
 # file): opened, listed, looked up through ctypes or handed to a child by the repository's own code, however spelled,
@@ -429,6 +428,8 @@ def _probe_asserts(reporter) -> None:
         # pytest reads it from there, read-only, and only when the test's source hashes to what it was made from.
         # The project's own suite (`root`: the folder it is laid out in) keeps its folders under `dir`.
         stores, folder, original_dir, root = frozenset(kept["stores"]), kept["dir"], rw.get_cache_dir, kept.get("root")
+        made = rw.try_makedirs  # never written by a run (unconfined it is writable: `pyc.Rewrite`), as if read-only
+        rw.try_makedirs = lambda cache_dir: not str(cache_dir).startswith(folder) and made(cache_dir)
 
         def get_cache_dir(file_path):
             if root and str(file_path).startswith(root + "/"):
@@ -458,9 +459,8 @@ class Reporter:
                  path: "list[str] | None" = None, by_file: bool = False, skip: "list[str] | None" = None) -> None:
         self.fd = fd
         self.skip = frozenset(skip or ())  # test files not collected (the own suite's the change cannot reach)
-        # The project's own suite (`donegate.gate.own_suite`): the fingerprints are checked as each test file's
-        # tests are done, not after each test (~0.4 ms a check: 2,000 tests, 0.8 s of a 2.6 s suite). The
-        # hidden run checks after every test.
+        # The project's own suite (`donegate.gate.own_suite`): the fingerprints are checked as each test file's tests
+        # are done, not after each test (~0.4 ms a check: 2,000 tests, 0.8 s of a 2.6 s suite). The hidden run: each test.
         self.by_file = by_file
         self.file = ""
         self.last = frozenset(last or ())  # the held-back tests: run after every shown one (`pytest_collection_modifyitems`)

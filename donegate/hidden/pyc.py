@@ -21,7 +21,8 @@ the run's pytest uses one only when the source hashes to what it was made from. 
 or more: the rewrite costs the run ~3 ms a KB here (a 40-test file of 5.5 KB, ~21 ms), while importing pytest's rewriter
 was most of the job's cost (~0.1 of its ~0.15 CPU-s). Below it the run's own rewrite is a few ms of a stop and the job
 imports no pytest: measured on three of the kit's test files (92 stops, hidden tests of a few lines), the jobs' CPU
-went from 15.4 to 1.6 s, and the own suite's job, which only rewrites, no longer starts for them.
+went from 15.4 to 1.6 s, and the own suite's job, which only rewrites, no longer starts for them. An unconfined run
+reads the sealed tests' rewrite too (`Rewrite`), not the product's bytecode.
 """
 
 from __future__ import annotations
@@ -142,13 +143,14 @@ DONE = ".compiled"  # what the last finished job was given (`Compile._done`)
 
 class Tests:
     """The sealed tests' rewritten bytecode for one run: where the job writes it (`folder`, under a recipe:
-    what else than their source it depends on) and where the runs see it (`inside`). `missing`: the store's
+    what else than their source it depends on) and where the runs see it (`inside`; `confined` False: an unconfined
+    run reads it at its real path, `Rewrite`). `missing`: the store's
     files the job has not rewritten yet (a mark per file and digest). `key` as for `folder`. `under`: the folder the
     project's own suite is laid out in for this run (`seal.own.lay_out`): its files are kept under `OWN` by their path
     below it, and sent to the job (the folder is gone once the hook has answered)."""
 
     def __init__(self, root: Path, repo: Path, python: pyenv.Launch, files: list[Path], key: str | None = None,
-                 under: Path | None = None) -> None:
+                 under: Path | None = None, confined: bool = True) -> None:
         import hashlib
         import os
 
@@ -165,7 +167,7 @@ class Tests:
                 continue
         recipe = hashlib.sha256(b"\0".join(parts)).hexdigest()[:20]
         self.folder = folder(root, repo, key) / TESTS / recipe
-        self.inside = f"{INSIDE}/{TESTS}/{recipe}"
+        self.inside = f"{INSIDE}/{TESTS}/{recipe}" if confined else str(self.folder)
         self.sub = f"/{OWN}" if under is not None else ""
         self.marks: dict[str, str] = {}
         self.where: dict[str, tuple[str, str | None]] = {}  # each file's folder under `sub`, its text when sent
@@ -277,6 +279,42 @@ class Compile:
             if res.returncode == 0 and self.code:
                 atomic_write(mark, done, durable=False)
         except Exception:  # noqa: BLE001 - a job that failed costs the next stops a compile from source, nothing more
+            pass
+        finally:
+            os.close(held)
+
+
+class Rewrite:
+    """The job after an unconfined run (`confine: off`, no walls to bind a store into): the sealed tests' rewrite
+    only (`Tests`, made from the store's files with the kit's pytest, by the project's interpreter, which runs none of
+    the product's code), into the same folder the confined runs read; the next unconfined runs read it at its real path
+    (`Tests.inside`), their pytest never writing there (`plugin._probe_asserts`). That rewrite cost every unconfined
+    stop's pytest run ~20 ms of its ~220 (40 tests, 5.5 KB), on the path the stop waits for. The product's own
+    sources are not kept: an unconfined run's copy of the tree is a new folder at every stop. Unconfined, the code
+    under test can write this folder as it can write the kit and the state root (docs/security.md: the confinement is
+    the wall)."""
+
+    def __init__(self, tests: Tests, store: Path) -> None:
+        self.tests, self.store = tests, store
+
+    def __call__(self) -> None:
+        from donegate.core import proc
+        from donegate.hidden import confine as walls
+
+        job = self.tests.job()
+        if not job:
+            return
+        held = hold(self.tests.folder.parent.parent, self.store)  # unsealed since the run: nothing is written
+        if held is None:
+            return
+        try:
+            import tempfile
+
+            env = walls.env(tempfile.gettempdir(), walls.hidden_roots())
+            proc.run([*self.tests.python.argv, "-c", COMPILE], timeout=120, env=env, cwd=str(self.store),
+                     input=json.dumps({"prefix": str(self.tests.folder), "repo": str(self.store), "files": [],
+                                       "max_bytes": MAX_BYTES, **job}))
+        except Exception:  # noqa: BLE001 - nothing kept: the next run rewrites the tests itself, as before
             pass
         finally:
             os.close(held)

@@ -373,12 +373,15 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
             own = str(w_.seen_repo / own_pytest)
             spec.update(own_pytest=True, pytest=[own], theirs=[*spec["theirs"], own + "/pytest", own + "/_pytest"])
         tests = None
-        if w_.mirrored and root is not None and (layout is None or rewrite):  # confined: the sealed tests' kept rewrite
+        # The sealed tests' kept rewrite: confined, bound read-only; unconfined (the hidden tests only), at its real path.
+        unconfined = kind == "none" and layout is None
+        if root is not None and (w_.mirrored and (layout is None or rewrite) or unconfined):
             from donegate.hidden import pyc as bytecode
 
             # The own suite is laid out afresh at every stop (`store`): its rewrite kept by path below it.
-            tests = bytecode.Tests(root, repo, python, files or list(rewrite), key, under=store if rewrite else None)
-            if spec.get("pyc") and tests.folder.is_dir():
+            tests = bytecode.Tests(root, repo, python, files or list(rewrite), key, under=store if rewrite else None,
+                                   confined=not unconfined)
+            if (spec.get("pyc") or unconfined) and tests.folder.is_dir():
                 spec["tests_pyc"] = {"stores": sorted({str(f.parent) for f in files} | {str(store)}),
                                      "dir": tests.inside + tests.sub, "root": str(store) if rewrite else ""}
         args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store)] if layout is None else []
@@ -423,6 +426,10 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
 
         throwaway.after(bytecode.Compile(root, repo, w_.copy, look, (".git", *w_.shared), python, project,
                                          store if layout is None else None, tests, key, code=layout is None))
+    elif later and unconfined and look is not None and tests is not None and tests.missing:  # unconfined: the tests' rewrite only (`pyc.Rewrite`)
+        from donegate.hidden import copy as throwaway, pyc as bytecode
+
+        throwaway.after(bytecode.Rewrite(tests, store))
     output = w_.unseen(res.stdout + res.stderr)
     def run_of(ok: bool, problem: str, **found: Any) -> TestRun:
         made = TestRun(ok, problem, duration=res.duration, output=output, confinement=kind, **found)

@@ -8,6 +8,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from donegate.hidden import pyc
 from tests.support import require
 from tests.support.repos import kept_file, run_hook, seal_files, stop_lines, stop_payload, write_config
@@ -26,11 +28,12 @@ def _compiled(root: Path, repo: Path, timeout: float = 60) -> Path:
     return kept_file(pyc.folder(root, repo), "**/calc.*.pyc", timeout)
 
 
-def _first_stop(tmp_path: Path, kit_home: Path, hidden_text: str) -> Path:
-    """A confined repository with the bug, sealed with `hidden_text`, after a stop that failed only the
-    bulk-discount test (its put-back then compiles the store)."""
-    require.bwrap()
-    write_config(kit_home, "confine: on\n")
+def _first_stop(tmp_path: Path, kit_home: Path, hidden_text: str, confine: str = "on") -> Path:
+    """A confined repository (`confine: off`: unconfined) with the bug, sealed with `hidden_text`, after a stop that
+    failed only the bulk-discount test (its put-back then compiles the store)."""
+    if confine == "on":
+        require.bwrap()
+    write_config(kit_home, f"confine: {confine}\n")
     repo = seal_files(tmp_path, {"calc.py": BUG}, "test_calc.py", hidden_text)
     res = run_hook(stop_payload(repo, session="a"), timeout=120)
     assert res.returncode == 2, res.stderr
@@ -119,16 +122,19 @@ def _rewritten(root: Path, repo: Path) -> Path:
     return kept_file(pyc.folder(root, repo) / pyc.TESTS, "**/test_calc.*-pytest-*.pyc")
 
 
-def test_the_sealed_tests_rewrite_is_kept_and_runs_only_for_the_source_it_was_made_from(tmp_path, kit_home):
+@pytest.mark.parametrize("confine", ["on", "off"])
+def test_the_sealed_tests_rewrite_is_kept_and_runs_only_for_the_source_it_was_made_from(tmp_path, kit_home, confine):
     """pytest's rewrite of the sealed tests (with the kit's probes) cost every run ~21 ms of its 220 where bare
-    pytest reads its cache: the job keeps it (tests of `pyc.REWRITE_FROM` bytes or more), and the pytest run reads it. The test forges it: a test that
+    pytest reads its cache: the job keeps it (tests of `pyc.REWRITE_FROM` bytes or more), and the pytest run reads it,
+    confined or not (`confine: off`: `pyc.Rewrite`, read at its real path). The test forges it: a test that
     passes, under the sealed source's hash, is what pytest runs (the second harness, which compiles the sealed
-    source itself, still fails the stop); under another source's hash, pytest rewrites the sealed file."""
+    source itself, still fails the stop); under another source's hash, pytest rewrites the sealed file, and writes
+    nothing there (unconfined, the folder is writable: the run's pytest is told it is not)."""
     import marshal
 
     from donegate.seal import store
 
-    repo = _first_stop(tmp_path, kit_home, LARGE)
+    repo = _first_stop(tmp_path, kit_home, LARGE, confine)
     kept = _rewritten(kit_home, repo)
     head = kept.read_bytes()[:16]
     assert head[4:8] == b"\x03\x00\x00\x00", "not a checked hash-based pyc"
@@ -140,11 +146,13 @@ def test_the_sealed_tests_rewrite_is_kept_and_runs_only_for_the_source_it_was_ma
     gate = stop_lines(kit_home)[-1]["gates"]["acceptance"]
     assert gate["passed"] == 1, gate  # pytest ran the kept rewrite
     assert res.returncode == 2 and not gate["ok"], gate  # the second harness ran the sealed source
-    kept.write_bytes(head[:8] + bytes(8) + marshal.dumps(passing))
+    forged = head[:8] + bytes(8) + marshal.dumps(passing)
+    kept.write_bytes(forged)
     res = run_hook(stop_payload(repo, session="c"), timeout=120)
     assert res.returncode == 2, res.stderr
     assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["passed"] == 0
     assert "test_ten_units_get_the_bulk_discount" in res.stderr, res.stderr
+    assert kept.read_bytes() == forged  # the run's pytest rewrote the sealed file for itself, and kept nothing
 
 
 # The launcher's `main` run in-process with `os.fork` failing, so the put-backs and the bytecode job run in
