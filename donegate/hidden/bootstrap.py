@@ -98,8 +98,14 @@ def main():
     box = []
     def pytest_sessionstart(session):
         box.append(session)
-    def pytest_unconfigure():
+    def pytest_unconfigure(config):
         import atexit
+        # The results are on the channel (`finish`): pytest's collections of the whole heap at its end (`unraisable`-
+        # exception's, twice, ~10 ms of a 40-test run on the path the stop waits for) are left out, as the teardown is
+        # below; only warnings come of them here (the kit's ini makes none an error; the own suite's run keeps them).
+        key = getattr(sys.modules.get("_pytest.unraisableexception"), "gc_collect_iterations_key", None)
+        if key is not None and not spec.get("by_file"):
+            config.stash[key] = 0
         def leave():
             atexit.unregister(leave)
             atexit._run_exitfuncs()
