@@ -97,6 +97,12 @@ class Stream:
             if nodeid != self.open:
                 return self.violate(f"a result came for a test that had not started ({nodeid})")
             done = self.phases[nodeid]
+            if "sub" in msg:  # a subtest's, within the test's call (`failures.subtest_label`): it only adds a failure
+                if when != "call" or done != ["setup"] or not isinstance(msg["sub"], str):
+                    return self.violate(f"a subtest's result came outside the call of {nodeid}")
+                if msg.get("outcome") == "failed":
+                    self._merge(nodeid, when, "failed", plain(f"{msg['sub']}: {msg.get('message') or ''}"))
+                return
             if when not in PHASES or when in done or (done and PHASES.index(when) < PHASES.index(done[-1])):
                 return self.violate(f"duplicate or conflicting results for {nodeid} ({when})")
             done.append(when)

@@ -44,25 +44,20 @@ _VOLATILE = {("_pytest.assertion.util", "_reprcompare"), ("_pytest.assertion.uti
              ("_pytest.assertion.util", "_config")}
 
 
-def _message(report) -> str:
-    longrepr = report.longrepr
-    crash = getattr(longrepr, "reprcrash", None)
-    if crash is not None and getattr(crash, "message", None):
-        return crash.message
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # skip: (path, line, reason)
-        return str(longrepr[2])
-    text = str(longrepr or "").strip()
-    lines = text.splitlines()
-    # Collection errors end with the exception line(s) starting with "E   ".
-    errs = [line[1:].strip() for line in lines if line.startswith("E ")]
-    return "\n".join(errs) if errs else (lines[-1] if lines else "")
-
-
 _KEEP_DUNDER = ("__init__", "__call__", "__eq__", "__exit__", "__enter__", "__new__", "__getattribute__", "__getattr__",
                 "__bool__", "__iter__", "__next__")
 
 
-_OBJ = operator.attrgetter("_obj")
+_FUNCTION = operator.attrgetter("_obj")
+
+
+def _OBJ(item):
+    """A test's function. unittest's TestCaseFunction binds `_obj` anew at each setup (a new TestCase) and clears it
+    at teardown, so it read as replaced in every run: the function its class holds is what stays the test's."""
+    case = getattr(sys.modules.get("_pytest.unittest"), "TestCaseFunction", None)
+    if case is not None and isinstance(item, case):
+        return getattr(item.parent.obj, item.name, None)
+    return _FUNCTION(item)
 _RUNTEST = operator.attrgetter("runtest.__func__")
 _EACH = 200  # a run of up to this many tests checks every test's function after every test (`Tripwires.collected`)
 
@@ -526,7 +521,7 @@ class Reporter:
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
-            self._send(ev="collecterror", id=report.nodeid, message=_message(report), detail=str(report.longrepr)[:4000])
+            self._send(ev="collecterror", id=report.nodeid, message=globals()["failure_text"](report), detail=str(report.longrepr)[:4000])
 
     def pytest_exception_interact(self, node, call, report) -> None:
         # A module that could not be found, and the file whose import asked for it: the parent tells a
@@ -564,16 +559,17 @@ class Reporter:
             self._check(f"before {nodeid} ran", self.wires.replaced(nodeid), only=True)
 
     def pytest_runtest_logreport(self, report) -> None:
-        outcome = report.outcome
-        message = ""
+        outcome, message, text = report.outcome, "", globals()["failure_text"]  # failures.py, sent with this file
+        sub = globals()["subtest_label"](report)
         if report.failed:
-            message = _message(report)
+            message = text(report)
         elif report.skipped:
             outcome = "xfailed" if hasattr(report, "wasxfail") else "skipped"
-            message = report.wasxfail if outcome == "xfailed" else _message(report)
+            message = report.wasxfail if outcome == "xfailed" else text(report)
         elif report.when == "call" and hasattr(report, "wasxfail"):
             outcome, message = "xpassed", report.wasxfail or ""
-        self._send(ev="report", id=report.nodeid, when=report.when, outcome=outcome, message=message[:4000])
+        self._send(ev="report", id=report.nodeid, when=report.when, outcome=outcome, message=message[:4000],
+                   **({} if sub is None else {"sub": sub[:200]}))
 
     def pytest_runtest_logfinish(self, nodeid, location) -> None:
         if not self.by_file:

@@ -501,3 +501,23 @@ def test_plain_drops_terminal_codes_and_control_characters_and_keeps_the_text():
     assert feedback.plain("title\x1b]0;pwned\x07 bell\x07 back\x08\r\n\tend\x9b31m") == "title bell back\n\tend31m"
     kept = "assert 4300 == 3870\n\t+  where 4300 = total(10) — ünïcode ✓"
     assert feedback.plain(kept) == kept
+
+
+def _with_subtests(nodeid, *subs, call="passed"):
+    """A test's events with subtest reports (label, outcome) inside its call, as `failures.subtest_label` sends them."""
+    events = _test(nodeid, call)
+    return [*events[:2], *({"ev": "report", "id": nodeid, "when": "call", "outcome": o, "message": f"m{k}", "sub": label}
+                           for k, (label, o) in enumerate(subs)), *events[2:]]
+
+
+def test_a_subtest_only_ever_adds_a_failure_and_only_within_its_tests_call():
+    s = _stream(HELLO, COLLECTED, *_with_subtests("t::a", ("(i=0)", "passed"), ("(i=1)", "failed"), ("(i=2)", "passed")),
+                *_with_subtests("t::b", ("[ok]", "passed")), FINISH)
+    assert s.problem(0) == ("", "")
+    assert s.results["t::a"] == {"outcome": "failed", "message": "(i=1): m1", "when": "call"} and s.results["t::b"]["outcome"] == "passed"
+    late = _test("t::a")
+    for events in ([*late[:3], {"ev": "report", "id": "t::a", "when": "call", "outcome": "passed", "sub": "(i=0)"}],
+                   [late[0], {"ev": "report", "id": "t::a", "when": "call", "outcome": "failed", "sub": "(i=0)"}],
+                   [*late[:2], {"ev": "report", "id": "t::a", "when": "teardown", "outcome": "passed", "sub": "x"}]):
+        tamper, found = _stream(HELLO, COLLECTED, *events).problem(0)
+        assert tamper and "a subtest's result came outside the call of t::a" in found, found
