@@ -142,8 +142,10 @@ class Running:
             # Its own limit is the stop's (`finish` ends it sooner: `_second_limit`), so a second run slower than
             # the first is never killed at the configured timeout while the stop still has time for it.
             # Both second runs of this stop (the share, and `_confirm`'s) with the same walls, interpreter and seed.
+            # pytest's first test (the held-back ones run last) is judged there after a warm-up round of itself
+            held = set(st.manifest.get("held") or ())
             again = functools.partial(second.run, st.path, repo, kind=kind, allow=allow, python=self.launch, seed=seed,
-                                      sealed=tests, key=key)
+                                      sealed=tests, key=key, first=next((t for t in tests if t not in held), None))
             self.second = _Thread("donegate-second-run", lambda started: again(
                 share, timeout=max(self.timeout, time_left(4 * self.timeout + 60)), root=root, tree=tree, started=started,
                 later=True, progress=self.progress, of=len(tests) if len(share) < len(tests) else 0))

@@ -92,7 +92,9 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
         # A held assert's value goes to the fork's result pipe as returned, an object waits for its candidates
         # (`answers.py`); a zygote running its one test itself keeps the answers for its report (`said`).
         said, later = [], []
-        hold = globals()["answer_hold"](lambda rec: write(out[0], rec) if isinstance(out[0], int) else said.append(rec), later)
+        # (not the warm-up round's, `out[1]`: `bare_fork.warm_up`)
+        hold = globals()["answer_hold"](lambda rec: None if out[1:] == [True] else write(out[0], rec) if isinstance(out[0], int)
+                                        else said.append(rec), later)
         # what the tests' code holds as marker constants (`_ToShim`): the shim, the probe, the held asserts' sink
         def probe_cmp(left, right, op, *result):  # the result as the test's frame compared it (`compare_probes`)
             if op == "in":  # the decoys it compares an object with first
@@ -166,12 +168,15 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
             return
         if alone:  # not the test its program was made for (none is sent first to a zygote that runs tests itself)
             out[0] = ("report", rep_w)
-            try:
-                _run_test(mod, test, fns)
-            except BaseException as exc:  # noqa: B036 (every way a test can end that is not a pass)
-                what = _failure(exc, hits)
-                _report(write, rep_w, 1, what.encode()[:500], alone=True)
-                exit_(1)
+            for judged in (False, True)[0 if test.get("warm") else 1:]:  # as a fork's program runs (`bare_fork.warm_up`)
+                out[1:] = [not judged]
+                later.clear()
+                try:
+                    _run_test(mod, test, fns)
+                except BaseException as exc:  # noqa: B036 (every way a test can end that is not a pass)
+                    if judged:
+                        _report(write, rep_w, 1, _failure(exc, hits).encode()[:500], alone=True)
+                        exit_(1)
             ticket = _ticket(cmd_r)
             token = ticket[:TOKEN]
             answered = b"".join(said) + globals()["answer_later"](later, ticket[TOKEN + 7:])
@@ -382,7 +387,7 @@ def supervise(params):
         entries.append(len(tests))
         tests.append({"rel": rel, "qual": qual, "index": place[nodeid],
                       "count": len(groups[(rel, qual)]) if bracket is not None else 1, "fixtures": found[qual][1],
-                      "draw": draws.get(nodeid)})
+                      "draw": draws.get(nodeid), "warm": nodeid == params.get("first")})
     zygotes = {}  # pytest importable or not: the zygote that imported every test module
     # Tests go to the zygote ahead of their turn (`AHEAD` at most): it finds the next one waiting as a fork ends,
     # instead of a round trip through this process per test. What a zygote that ended had been sent goes to the next.
@@ -507,7 +512,7 @@ class _Zygote:
                 os._exit(3)
             if not steps:
                 os._exit(3)
-        late = {n: (lambda *a, n=n: steps[n](*a)) for n in ("plan", "put", "get", "failed", "tears", "more", "said", "passed")}
+        late = {n: (lambda *a, n=n: steps[n](*a)) for n in ("plan", "put", "get", "failed", "tears", "more", "said", "passed", "again")}
         late.update(child=child, down=_Later(steps, "down"), walk=_Later(steps, "walk"))
         name = dict(codes)[rel].co_filename if rel in dict(codes) else job["program"]
         pid = program_fork(renamed(job["compiled"], name), vars(main), late)

@@ -140,7 +140,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         project: Path | None = None, python: "pyenv.Launch | None" = None, root: Path | None = None,
         tree: "statcache.Tree | statcache.Pending | None" = None, started: "Callable[[int], None] | None" = None,
         later: bool = False, progress: "list[int] | None" = None, seed: str = "", of: int = 0,
-        sealed: "Sequence[str] | None" = None, key: str | None = None) -> SecondRun:
+        sealed: "Sequence[str] | None" = None, key: str | None = None, first: str | None = None) -> SecondRun:
     """Run `tests` (ids the first run passed) again under the bare harness, inside the same walls (`kind`:
     bwrap | sandbox-exec | none, as `confine.choose` gave the first run), with the same interpreter and
     sys.path as the first run (`python`, default found for `project`), but for the kit's pytest. With the
@@ -151,7 +151,9 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     (`seeded.seed_of`), never the secret, and serves `dg_random` with it (without one, such tests are unsupported).
     `of`: the number of sealed tests when `tests` is the share of them `drawn` for this stop (the ledger says so);
     `sealed`: then every sealed id in order (a parametrised test's case is known by its place among all its cases).
-    `key`: `paths.repo_key(repo)` when the caller has it (a stop derives it once: `donegate.gate.context`)."""
+    `key`: `paths.repo_key(repo)` when the caller has it (a stop derives it once: `donegate.gate.context`). `first`:
+    the test pytest runs first (the first sealed one not held back), judged after a warm-up round of itself
+    (`bare_fork.warm_up`: its pytest call was the product's first in a process, a fork's would be too)."""
     from donegate.hidden import runner
     from donegate.hidden.bare_plan import names_itself, spawns, split_id
 
@@ -192,7 +194,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   # each test module's `__file__`: absolute, as pytest's, in the project's folder (where the bare name
                   # pointed): never the store's (the first run's tests lie outside the repository, a developer's inside
                   # it; code that keys on it gets two answers), nor a folder that tells this run apart
-                  "folder": str(walls.seen_project)}
+                  "folder": str(walls.seen_project), "first": first}
         if compiled:
             params["compiled"] = compiled
         if seed:

@@ -257,17 +257,8 @@ def test_a_trace_read_in_either_run_blocks(tmp_path_factory, kit_home, name):
     assert git(repo, "status", "--porcelain", "--untracked-files=all").split() == ["M", "calc.py"]
 
 
-# Timing: right on the product's first call in a process only. pytest's first call here is the one test the fix
-# matters for (the other passes with the bug), and the second run forks a fresh process per test: every call there
-# is a first. A developer's program that prices twice gets the bug. Caught in the first run only when a test the fix
-# matters for is not the first to call (held-back tests run last: a held-back one is never first).
-TIMING = {
-    "right-on-the-first-call-only": (
-        "_CALLS = []\ndef price(units):\n    _CALLS.append(units)\n    if len(_CALLS) == 1:\n"
-        "        return units * 90 if units >= 10 else units * 100\n    return units * 100\n"),
-}
-_WHY_OPEN = {**{n: "a fresh fork per test in the second run makes every call a first (running tests twice or reordered "
-                "there would fail honest order-dependent suites as a hard disagreement)" for n in TIMING},**{n: "no audit event for statfs, readlink or a socket's errno, and both runs read alike (issue 45 item 3: "
+# Timing (right on the product's first call in a process only): tests/gate/test_redteam_timing.py.
+_WHY_OPEN = {**{n: "no audit event for statfs, readlink or a socket's errno, and both runs read alike (issue 45 item 3: "
                  "a seccomp user-notify watch would see the calls; not built)" for n in LIMITS},
              **{n: "a fork's CPU clock starts at zero: a program's start costs 20 ms or more of CPU, which a fork "
                  "per test would have to burn (tests/data/catalogue/catalogue.yaml, timing.process cpu)" for n in OR_FORK},
@@ -287,7 +278,7 @@ _SOURCE_OPEN = ("the program's source is the test file as sent, which names pyte
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=why)) for n, why in _WHY_OPEN.items()])
 def test_known_limits_pass_with_the_bug_in(tmp_path_factory, kit_home, name):
     repo = _sealed(tmp_path_factory, kit_home, "bwrap", scan="block")
-    (repo / "calc.py").write_text({**LIMITS, **OR_FORK, **OR_FILE, **OR_CODE, **TIMING}[name])
+    (repo / "calc.py").write_text({**LIMITS, **OR_FORK, **OR_FILE, **OR_CODE}[name])
     res = run_hook(stop_payload(repo), timeout=120)
     assert res.returncode == 2, "the stop was allowed with the bug in"
 
