@@ -4,10 +4,11 @@ Stop hook, the kit's default config (the scan blocks), confined (bubblewrap).
 pytest's first call is the one test the fix matters for (the other passes with the bug), and the second run forks a
 fresh process per test: every call there was a first, so both runs were right and the stop passed with the bug in (on
 85173e3, each attack below). A developer's program calls the product more than once in a process: now the second run
-does too. Each test's fork runs the test's steps (its setup, call and teardowns) once as a warm-up, its answers and
-failure dropped, then again, judged (`bare_fork.PROGRAM`): the judged calls are the process's second. A product whose
-answer depends on having been called before answers differently there than in pytest's first call, and the runs
-disagree. Beside the attacks, honest code that keeps state between calls and answers alike (a cache, memoisation, lazy
+does too. The fork of pytest's first test (the first sealed one not held back: held-back tests run last) runs the
+test's steps (its setup, call and teardowns) once as a warm-up, its answers and failure dropped, then again, judged
+(`bare_fork.warm_up`): the judged calls are the process's second. A product whose answer depends on having been
+called before answers differently there than in pytest's first call, and the runs disagree. Every later test's pytest
+call followed others', so such a product is wrong for it under pytest already. Beside the attacks, honest code that keeps state between calls and answers alike (a cache, memoisation, lazy
 set-up, a call counter for its log, a once-only warning, a test's fixture resetting the product's state) passes.
 
 Left (strict expected failures, `STILL_OPEN`): a product right for its first two calls (the warm-up makes one more
@@ -22,7 +23,7 @@ import json
 import pytest
 
 from tests.support.calcrepo import BUG, HIDDEN, RIGHT_BODY, assert_no_test_text, sealed, together
-from tests.support.repos import run_hook, stop_lines, stop_payload
+from tests.support.repos import make_repo, run_hook, seal, sealed_copy, stop_lines, stop_payload
 
 RIGHT_IF = "        return units * 90 if units >= 10 else units * 100\n    return units * 100\n"
 THREAD = "import threading, time\nthreading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
@@ -160,3 +161,30 @@ def test_a_fixture_resetting_the_products_state_passes(tmp_path_factory, kit_hom
     res = run_hook(stop_payload(repo), timeout=120)
     acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
     assert res.returncode == 0 and "tamper" not in acceptance and acceptance["second"]["checked"] == 2, (res.stderr, acceptance)
+
+
+# Held-back tests run last under pytest: where the first sealed test is held back, pytest's first call is the next
+# one's, and that test is the one warmed up (`acceptance`: the first sealed test not held back). Sealed once per worker.
+HELD_TWO = "import calc\n\n\ndef test_two_units_pay_the_full_price():\n    assert calc.price(2) == 200\n"
+SHOWN_TEN = "import calc\n\n\ndef test_ten_units_get_the_bulk_discount():\n    assert calc.price(10) == 900\n"
+
+
+def test_pytests_first_call_is_warmed_up_where_the_first_sealed_test_is_held_back(tmp_path_factory, kit_home):
+    from tests.support.repos import write_config
+
+    def build(repo, home) -> None:
+        make_repo(repo, {"calc.py": BUG})
+        hidden = repo.parent / "hidden"
+        hidden.mkdir()
+        (hidden / "test_a_rules.py").write_text(HELD_TWO)
+        (hidden / "test_b_shown.py").write_text(SHOWN_TEN)
+        res = seal(repo, hidden / "test_b_shown.py", "--held", hidden / "test_a_rules.py", extra_env={"DONEGATE_HOME": str(home)})
+        assert res.returncode == 0, res.stderr
+
+    repo = sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "timing-held", build, kit_home)
+    write_config(kit_home, "confine: on\nscan: block\n")
+    (repo / "calc.py").write_text(ATTACKS["right-on-the-first-call-only"])
+    res = run_hook(stop_payload(repo), timeout=120)
+    tamper = stop_lines(kit_home)[-1]["gates"]["acceptance"].get("tamper") or {}
+    assert res.returncode == 2 and tamper.get("rule") == "disagree", (tamper, res.stderr)
+    assert "test_b_shown.py::test_ten_units_get_the_bulk_discount" in tamper["what"], tamper
