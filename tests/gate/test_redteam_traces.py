@@ -266,8 +266,12 @@ _WHY_OPEN = {**{n: "no audit event for statfs, readlink, stat or a socket's errn
                  "user-notify watch sees the calls (measured: 23-36 us a watched call, 0.5 ms to install) but is itself a "
                  "trace of the same kind, /proc/self/status's Seccomp: 2, and a system call has no frame to tell the "
                  "project's own code or the seal's baseline from a library's (docs/verdict.md)" for n in LIMITS},
-             **{n: "a fork's CPU clock starts at zero: a program's start costs 20 ms or more of CPU, which a fork "
-                 "per test would have to burn (tests/data/catalogue/catalogue.yaml, timing.process cpu)" for n in OR_FORK},
+             **{n: "a fork's CPU clock starts at zero: a developer's `python prog.py` has spent 10-16 ms of CPU when it "
+                 "first calls the product (measured by branch red), which a fork per test would have to burn (3.5-5.5x the "
+                 "second run's 2.9 ms a test); burning in pytest's first test's fork only, as its warm-up does for a first "
+                 "call, catches the product only where the fix matters for that test; the clock is read with no audit "
+                 "event, and a seccomp watch answering its clock_gettime would show in /proc/self/status "
+                 "(tests/data/catalogue/catalogue.yaml, timing.process cpu)" for n in OR_FORK},
              **{n: "the program's file is bound from bubblewrap's memory filesystem (a file written into the copy would "
                  "lie on a disk the agent reads); os.stat raises no audit event "
                  "(tests/data/catalogue/catalogue.yaml, __main__.file on its folder's device, __main__.file linked)"
