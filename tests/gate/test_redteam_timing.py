@@ -130,6 +130,10 @@ def test_still_open_pass_with_the_bug_in(tmp_path_factory, kit_home, name):
     from tests.support.repos import pooled_files, write_config
 
     hidden, code = STILL_OPEN[name]
+    if hidden == HIDDEN:  # the red team's pooled seal (`calcrepo.sealed`)
+        res, _ = _stop(tmp_path_factory, kit_home, code)
+        assert res.returncode == 2, "the stop was allowed with the bug in"
+        return
     write_config(kit_home, "confine: on\nscan: block\n")
     bug = "class Pricer:\n    def price(self, units):\n        return units * 100\n" if "Pricer" in code else BUG
     repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": bug}, "test_calc.py", hidden)
