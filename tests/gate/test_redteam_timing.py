@@ -167,6 +167,25 @@ def test_a_fixture_resetting_the_products_state_passes(tmp_path_factory, kit_hom
     assert res.returncode == 0 and "tamper" not in acceptance and acceptance["second"]["checked"] == 2, (res.stderr, acceptance)
 
 
+# The cost of the warm-up, kept in sight: pytest's first test asserting what only a fresh process gives (the product's
+# own call count at 1, nothing resetting it) passes under pytest while it runs first, and now disagrees.
+FIRST_COUNTS = ("import calc\n\n\ndef test_the_first_price_is_counted():\n    assert calc.price(10) == 900\n"
+                "    assert calc.calls() == 1\n\n\ndef test_two_units_pay_the_full_price():\n    assert calc.price(2) == 200\n")
+
+
+@pytest.mark.xfail(strict=True, reason="pytest's first test runs twice in its fork (`bare_fork.warm_up`): a count only a "
+                   "fresh process gives is 2 there; under pytest the same test fails once any test before it counts")
+def test_an_honest_first_test_counting_from_a_fresh_process_passes(tmp_path_factory, kit_home):
+    from tests.support.repos import pooled_files, write_config
+
+    write_config(kit_home, "confine: on\nscan: block\n")
+    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": COUNTED.replace(RIGHT_BODY, "    return units * 100\n")},
+                        "test_calc.py", FIRST_COUNTS)
+    (repo / "calc.py").write_text(COUNTED)
+    res = run_hook(stop_payload(repo), timeout=120)
+    assert res.returncode == 0, res.stderr
+
+
 # Held-back tests run last under pytest: where the first sealed test is held back, pytest's first call is the next
 # one's, and that test is the one warmed up (`acceptance`: the first sealed test not held back). Sealed once per worker.
 HELD_TWO = "import calc\n\n\ndef test_two_units_pay_the_full_price():\n    assert calc.price(2) == 200\n"
