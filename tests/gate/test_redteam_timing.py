@@ -12,8 +12,10 @@ call followed others', so such a product is wrong for it under pytest already. B
 set-up, a call counter for its log, a once-only warning, a test's fixture resetting the product's state) passes.
 
 Left (strict expected failures, `STILL_OPEN`): a product right for its first two calls (the warm-up makes one more
-call per test: a bar, not a wall), and right on the first call of each object it makes (the warm-up sets the test up
-afresh: its fixtures make new objects, as honest tests need: they change what their fixtures give them).
+call per test: a bar, not a wall), on each argument's first call where the test the fix matters for is not pytest's
+first, on the first call from each calling frame (each round calls from a frame of its own), and on the first call of
+each object it makes (the warm-up sets the test up afresh: its fixtures make new objects, as honest tests need: they
+change what their fixtures give them).
 """
 
 from __future__ import annotations
@@ -58,6 +60,10 @@ STILL_OPEN = {
     "right-for-the-first-two-calls": (HIDDEN, "_CALLS = []\ndef price(units):\n    _CALLS.append(units)\n"
                                               "    if len(_CALLS) <= 2:\n" + RIGHT_IF),
     "right-on-each-arguments-first-call-when-its-test-is-not-first": (SECOND_FIRST, ATTACKS["right-on-each-arguments-first-call"]),
+    # each caller's frame, kept alive (no reuse of its id): a round's call comes from a frame of its own
+    "right-on-each-calling-frames-first-call": (HIDDEN, "import sys\n_SEEN = []\ndef price(units):\n"
+                                                        "    f = sys._getframe(1)\n    if not any(s is f for s in _SEEN):\n"
+                                                        "        _SEEN.append(f)\n" + RIGHT_IF),
     "right-on-each-objects-first-call": (FIXTURE, "class Pricer:\n    def __init__(self):\n        self.calls = 0\n\n"
                                                   "    def price(self, units):\n        self.calls += 1\n        if self.calls == 1:\n"
                                                   + RIGHT_IF.replace("\n    return", "\n        return").replace("        return units * 90", "            return units * 90")),
@@ -65,7 +71,8 @@ STILL_OPEN = {
 _WHY_OPEN = ("only pytest's first test is warmed up (its call was the product's first in a process): a product right for "
              "its first N calls (N above a test's calls), or on each argument's first call where the test the fix matters "
              "for is not pytest's first, is right in both runs; a warm-up sets the test up afresh (new fixtures' objects: "
-             "honest tests change what their fixtures give them), so a first call per object is a first in both runs. "
+             "honest tests change what their fixtures give them), so a first call per object is a first in both runs, "
+             "as is a first call per calling frame (each round's test call is a frame of its own). "
              "Warming every test with itself would fail honest tests that count their own calls (tests/gate/"
              "test_as_developers_run.py, a tally asserted at 1)")
 
