@@ -254,9 +254,10 @@ def passing_code(token):
 
 
 def _test_steps(mod, test, fns, pipes, hits, later, out, alone=None):
-    """The steps `program_fork` runs in a test's fork, by name: its pipes (`child`); its setup's calls (`plan`, their
-    results to `put`: `plan_test`); the test's function and arguments (`get`); its failure noted (`failed`); its
-    teardowns (`tears`, `down`); then a failure reported, or the token asked for, with the candidates of its held
+    """The steps `program_fork` runs in a test's fork, by name: its pipes (`child`); whether a round of the test's steps
+    follows (`again`: one, or two for pytest's first test, `warm_up`); its setup's calls (`plan`, their results to
+    `put`: `plan_test`); the test's function and arguments (`get`); its failure noted (`failed`); its teardowns
+    (`tears`, `down`); then a failure reported, or the token asked for, with the candidates of its held
     asserts (`more`: whether pairs of `later`'s objects and candidates are left, `walk` yields them, `said` takes each
     comparison's result, made by the program); then the token echoed with the answers and the exit status drawn with
     it (`passing_code`: `passed`). `passed` does not return, nor `more` after a failure. `alone`: a zygote runs the
