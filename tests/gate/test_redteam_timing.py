@@ -8,8 +8,10 @@ does too. The fork of pytest's first test (the first sealed one not held back: h
 test's steps (its setup, call and teardowns) once as a warm-up, its answers and failure dropped, then again, judged
 (`bare_fork.warm_up`): the judged calls are the process's second. A product whose answer depends on having been
 called before answers differently there than in pytest's first call, and the runs disagree. Every later test's pytest
-call followed others', so such a product is wrong for it under pytest already. Beside the attacks, honest code that keeps state between calls and answers alike (a cache, memoisation, lazy
-set-up, a call counter for its log, a once-only warning, a test's fixture resetting the product's state) passes.
+call followed others', so such a product is wrong for it under pytest already. Beside the attacks, honest code that
+keeps state between calls and answers alike (a cache, memoisation, lazy set-up, a call counter for its log, a
+once-only warning, a test's fixture resetting the product's state) passes. The held-back case: where the first sealed
+test is held back, pytest's first is the next one, and that one is warmed.
 
 Left (strict expected failures, `STILL_OPEN`): a product right for its first two calls (the warm-up makes one more
 call per test: a bar, not a wall), on each argument's first call where the test the fix matters for is not pytest's
@@ -65,8 +67,10 @@ STILL_OPEN = {
                                                         "    f = sys._getframe(1)\n    if not any(s is f for s in _SEEN):\n"
                                                         "        _SEEN.append(f)\n" + RIGHT_IF),
     "right-on-each-objects-first-call": (FIXTURE, "class Pricer:\n    def __init__(self):\n        self.calls = 0\n\n"
-                                                  "    def price(self, units):\n        self.calls += 1\n        if self.calls == 1:\n"
-                                                  + RIGHT_IF.replace("\n    return", "\n        return").replace("        return units * 90", "            return units * 90")),
+                                                  "    def price(self, units):\n        self.calls += 1\n"
+                                                  "        if self.calls == 1:\n"
+                                                  "            return units * 90 if units >= 10 else units * 100\n"
+                                                  "        return units * 100\n"),
 }
 _WHY_OPEN = ("only pytest's first test is warmed up (its call was the product's first in a process): a product right for "
              "its first N calls (N above a test's calls), or on each argument's first call where the test the fix matters "
