@@ -277,8 +277,11 @@ _WHY_OPEN = {**{n: "no audit event for statfs, readlink, stat or a socket's errn
                  "(tests/data/catalogue/catalogue.yaml, __main__.file on its folder's device, __main__.file linked)"
                  for n in OR_FILE},
              **{n: "the program's code reaches the harness's steps somehow: as constants (f_code.co_consts), names "
-                 "(__main__'s) or locals (f_locals is not f_globals), each readable, raising no audit event; the scan's "
-                 "frame-walk rule names such reads when spelled" for n in OR_CODE}}
+                 "(__main__'s) or locals (f_locals is not f_globals), each readable, raising no audit event; so are the "
+                 "other ways looked at by branch red (a module imported, builtins, the exception being handled, a "
+                 "generator's frame, a comprehension's constants below the bottom frame), and the test's own code holds "
+                 "the shim, probe and sink as constants too; the scan's frame-walk rule names such reads when spelled"
+                 for n in OR_CODE}}
 
 
 _SOURCE_OPEN = ("the program's source is the test file as sent, which names pytest; the text shown is the code that runs, "
