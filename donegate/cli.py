@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import Sequence
 
@@ -79,6 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("donegate: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`donegate report | head`): what it read was all it wanted, as for any Unix tool.
+        # stdout points at /dev/null so the interpreter's last flush does not raise again at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, as a shell reports a tool that SIGPIPE ended
     except Exception as exc:
         from donegate import gate, paths
 

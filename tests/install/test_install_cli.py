@@ -66,3 +66,24 @@ def test_doctor_in_a_worktree_suggests_the_user_scope_and_names_the_worktrees_pa
     out = donegate("doctor", str(worktree), "-v").stdout
     assert "fix: donegate install --scope user" in out and f"fix: donegate install {worktree}" not in out, out
     assert f"sys.path starts with {worktree.resolve()}" in out, out
+
+
+def test_a_reader_that_goes_away_is_not_an_internal_error(tmp_path):
+    """`donegate install . | head -2` printed "donegate: internal error (BrokenPipeError ...)" and a traceback to the log."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.repos import KIT, make_repo
+
+    repo = make_repo(tmp_path / "repo", {"calc.py": "x = 1\n"})
+    home = tmp_path / "home"
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before the first line is written
+    try:
+        res = subprocess.run([sys.executable, "-m", "donegate", "install", str(repo)], stdout=w, stderr=subprocess.PIPE,
+                             text=True, cwd=KIT, timeout=60, env={**os.environ, "DONEGATE_HOME": str(home), "HOME": str(tmp_path)})
+    finally:
+        os.close(w)
+    assert res.returncode == 141 and res.stderr == "", res.stderr
+    assert not (home / "logs").exists()
