@@ -120,11 +120,14 @@ def stop_row(rec: dict[str, Any]) -> tuple[str, Any]:
                     _agent_bits(rec.get("agent_usd"), rec.get("agent_seconds"), "agent_usd" in rec), client_of(rec))
 
 
+CLAUDE = b"claude"  # the client of a stop line that names none (written before the kit recorded it)
+
+
 def client_of(rec: dict[str, Any]) -> bytes:
     """The stop's client (`report --by client`): its top-level `client`; a line with none, or not a non-empty string,
     is Claude Code's (written before the kit recorded it)."""
     client = rec.get("client")
-    return client.encode() if isinstance(client, str) and client else b"claude"
+    return client.encode() if isinstance(client, str) and client else CLAUDE
 
 
 def agent_of(rec: dict[str, Any]) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from donegate.report.rows import _NUM
+from donegate.report.rows import _NUM, CLAUDE
 
 # -------------------------------------------------------------------------------------------------
 # Reading: the fast path for the lines the gate writes, json.loads for everything else
@@ -85,7 +85,7 @@ def client_at_tail(line: bytes, agent: bytes) -> bytes:
     """The client of a line the fast path takes (`line` without its newline; `agent`: its row's agent figures)."""
     end = line.rfind(_BLOCKS) - (len(agent) + 1 if agent else 0)
     m = _CLIENT_END(line, max(line.rfind(_CLIENT_KEY, 0, end), 0), end)
-    return m.group(1) if m else b"claude"
+    return m.group(1) if m else CLAUDE
 
 
 def fast_line(line: bytes) -> Any:

@@ -17,7 +17,7 @@ from donegate.ledger import chain as ledger
 from donegate.report import hardcoding, resume
 from donegate.report.own_counts import Own
 from donegate.report.parallel import read_all
-from donegate.report.read import APPEALED, APPEALS_LISTED, INSIDE_LISTED, APPEAL_LABELS, ATTENTION, BLOCKING, EXAMPLES, Group, MICRO, Options, Partial, TICKS, VERDICTS, _CODE, canonical_time
+from donegate.report.read import CLAUDE, APPEALED, APPEALS_LISTED, INSIDE_LISTED, APPEAL_LABELS, ATTENTION, BLOCKING, EXAMPLES, Group, MICRO, Options, Partial, TICKS, VERDICTS, _CODE, canonical_time
 
 
 def parse_since(text: str) -> bytes:
@@ -193,7 +193,7 @@ def _count_labels(merged: list[tuple[Path, int, Partial]], groups: dict[bytes, G
                   since: bytes | None) -> tuple[int, list[str]]:
     """Count each stop's latest label in its stop's group: (labels counted, refs of labels whose
     session is not in what was read or whose stop did not block). A label line copies its stop's time, repo and
-    config; by client its stop's client is found by its ref (`Partial.clients`)."""
+    config; by client its stop's client is found by its ref (`Partial.clients`: a ref not there is Claude Code's)."""
     labels: dict[str, tuple] = {}
     clients: dict[str, bytes] = {}
     for _, _, part in merged:
@@ -203,7 +203,7 @@ def _count_labels(merged: list[tuple[Path, int, Partial]], groups: dict[bytes, G
     for ref, (label, when, repo, cfg, sid, verdict) in labels.items():
         if since is not None and when < since:
             continue
-        key = when[:10] if by == "day" else repo if by == "repo" else clients.get(ref) if by == "client" else cfg
+        key = when[:10] if by == "day" else repo if by == "repo" else clients.get(ref, CLAUDE) if by == "client" else cfg
         g = None if key is None else groups.get(key)
         fits = _CODE.get(verdict) == APPEALED if label in APPEAL_LABELS else _CODE.get(verdict) in BLOCKING
         if g is None or not fits or not any(sid in p.present for _, _, p in merged):
