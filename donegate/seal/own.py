@@ -318,7 +318,7 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     pack: dict[str, Any] = {"version": VERSION, "config": config, "paths": found, "by": how, "files": files}
     import copy
 
-    from donegate.seal import reach
+    from donegate.seal import imported, reach
 
     with tempfile.TemporaryDirectory(prefix="donegate-own-") as tmp:
         dest = Path(tmp) / "suite"
@@ -377,7 +377,8 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     extra: dict[str, Any] = {}
     reached = reach.read(run.output, [str(project.resolve()), str(project)], extra)
     if reached is not None:
-        pack["reach"] = {**reach.pack(reach.close(project, reached)), "project_files": reach.project_files(project),
+        edges = extra.pop("edges", None)  # what imports by name gave: followed by `close`, not kept
+        pack["reach"] = {**reach.pack(imported.close(project, reached, edges)), "project_files": reach.project_files(project),
                          **extra}
     return pack
 

@@ -14,10 +14,11 @@ could shadow an import) runs the whole suite.
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 from pathlib import Path
+
+from donegate.seal.imported import WITH_ALL
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,11 +26,13 @@ if TYPE_CHECKING:
 
 MODULE = "_donegate_own_reach"
 MARK = "DONEGATE-OWN-REACH "
-RULES = 2  # 2: files looked for (stat), imports by name, an import's module not there yet, a package's __init__
+RULES = 3  # 2: files looked for (stat), imports by name, an import's module not there yet, a package's __init__;
+# 3: os.access, files looked for at import, folders the product lists (its own package's too), what imports gave
+# (`__import__`, `import_module`, at import too), sys.modules and a package's attribute read as imports
 FOLDER = ".donegate-reach"  # under the laid-out suite: never a test path (pytest skips dot folders)
 
 PLUGIN = '''\
-import importlib, importlib.util, json, os, sys
+import builtins, importlib, importlib.util, json, os, sys, sysconfig
 
 import pytest
 
@@ -59,14 +62,65 @@ def _trace(frame, event, arg):
 
 def _by_name(given):
     try:
-        name = given["name"]
-        if name.startswith("."):
-            name = importlib.util.resolve_name(name, given.get("package"))
-        file = getattr(sys.modules.get(name), "__file__", None)
+        _note(given["name"], given.get("package"), (), None)
     except Exception:
         return
-    if isinstance(file, str):
-        _now[-1].add(_index(os.path.abspath(file)))
+
+
+_STD = tuple({os.path.join(p, "") for p in (sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib"),
+                                            os.path.dirname(os.__file__)) if p})
+_ENV = _STD + tuple({os.path.join(p, "") for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib")) if p})
+_edges = {}  # importer file -> the files its imports by name gave (at import too: a name built at run time)
+
+
+def _note(name, package, fromlist, importer):
+    """The modules an import gave (the module named, the submodules its `fromlist` names), found in sys.modules
+    whoever imported them first: reached by the test running, and by the importing file (`close` follows them)."""
+    if name.startswith("."):
+        name = importlib.util.resolve_name(name, package)
+    for full in [name, *(name + "." + f for f in fromlist or () if isinstance(f, str) and f != "*")]:
+        file = getattr(sys.modules.get(full), "__file__", None)
+        if not isinstance(file, str) or file.startswith(_ENV):
+            continue
+        index = _index(os.path.abspath(file))
+        if _now:
+            _now[-1].add(index)
+        if isinstance(importer, str) and not importer.startswith(_ENV):
+            _edges.setdefault(_index(os.path.abspath(importer)), set()).add(index)
+
+
+def _importing(real):
+    """`builtins.__import__` and `importlib.__import__`, noted: an import of a module another test imported first
+    makes no frame of the module's and no audit event, whether its name is written out or built at run time."""
+    def imported(name, globals=None, locals=None, fromlist=(), level=0):
+        module = real(name, globals, locals, fromlist, level)
+        try:
+            given = globals or {}
+            package = given.get("__package__")
+            if level and package is None:
+                package = given["__name__"] if "__path__" in given else given["__name__"].rpartition(".")[0]
+            _note("." * level + name, package, fromlist, given.get("__file__"))
+        except Exception:
+            pass
+        return module
+    return imported
+
+
+def _by_module_name(real):
+    """`importlib.import_module`, noted at import too (the trace sees it in a test's phases only)."""
+    def import_module(name, package=None):
+        module = real(name, package)
+        try:
+            _note(name, package, (), sys._getframe(1).f_globals.get("__file__"))
+        except Exception:
+            pass
+        return module
+    return import_module
+
+
+builtins.__import__ = _importing(builtins.__import__)
+importlib.__import__ = _importing(importlib.__import__)
+importlib.import_module = _by_module_name(importlib.import_module)
 
 
 def _phase(item):
@@ -126,7 +180,7 @@ def _audit(event, args):
         if not isinstance(path, str):
             return
         path = os.path.abspath(path)
-        if event != "open" and (path in sys.path or os.path.isfile(os.path.join(path, "__init__.py"))):
+        if event != "open" and not _by_product(sys._getframe(1)):
             return  # the import system's listing of a folder it imports from (a new module there: `select`'s rules)
         index = _files.get(path)
         if index is None:
@@ -139,22 +193,40 @@ def _audit(event, args):
         _spawns.add(_phase_of[-1])
 
 
-def _looked(stat):
-    """`os.stat` and `os.lstat` (what os.path.exists, isfile, pathlib's exists call; no audit event): a file a test
-    looked for, there or not, is reached (a setting read only when its file exists); outside a test, one not there."""
+def _looked(stat, answers=False):
+    """`os.stat`, `os.lstat` (what os.path.exists, isfile, pathlib's exists call) and `os.access` (`answers`: it
+    answers False where stat raises): no audit event. A file a test looked for, there or not, is reached (a setting
+    read only when its file exists); outside a test, one not there, or one the product's code looked for (at import:
+    a flag file removed changes what it set)."""
     def looked(path, *args, **kwargs):
+        missing = True
         try:
-            return stat(path, *args, **kwargs)
-        except FileNotFoundError:
-            _seen(path, True)
-            raise
+            found = stat(path, *args, **kwargs)
+            missing = answers and not found
+            return found
         finally:
-            if _now:
-                _seen(path, False)
+            if _now or missing or _by_product(sys._getframe(1)):
+                _seen(path)
     return looked
 
 
-def _seen(path, missing):
+_HARNESS = {"pytest", "_pytest", "pluggy", "iniconfig", "donegate_plugin", "donegate", __name__}
+
+
+def _by_product(frame):
+    """Whether `frame` (the caller of an os function), past the standard library's frames, is not the import
+    system's nor the harness's (pytest, the kit): the product's code, its tests' or a library of theirs."""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(("<frozen importlib", "<frozen zipimport")):
+            return False
+        if not (name.startswith("<frozen ") or name == __file__ or name.startswith(_STD) and "-packages" not in name):
+            return frame.f_globals.get("__name__", "").partition(".")[0] not in _HARNESS
+        frame = frame.f_back
+    return False
+
+
+def _seen(path):
     if isinstance(path, os.PathLike):
         path = os.fspath(path)
     if isinstance(path, bytes):
@@ -164,13 +236,13 @@ def _seen(path, missing):
     index = _index(os.path.abspath(path))
     if _now:
         _now[-1].add(index)
-    elif missing:
+    else:
         _loose.add(index)
 
 
 _phase_of = []
 sys.addaudithook(_audit)
-os.stat, os.lstat = _looked(os.stat), _looked(os.lstat)
+os.stat, os.lstat, os.access = _looked(os.stat), _looked(os.lstat), _looked(os.access, True)
 
 
 def pytest_unconfigure(config):
@@ -179,7 +251,8 @@ def pytest_unconfigure(config):
             _map.setdefault(nodeid, set()).update(_fixtures.get(name, ()))
     names = sorted(_files, key=_files.get)
     data = {"files": names, "tests": {k: sorted(v) for k, v in _map.items()}, "loose": sorted(_loose),
-            "spawns": sorted(_spawns), "paths": [os.path.abspath(p or ".") for p in sys.path if isinstance(p, str)]}
+            "spawns": sorted(_spawns), "paths": [os.path.abspath(p or ".") for p in sys.path if isinstance(p, str)],
+            "edges": {k: sorted(v) for k, v in _edges.items()}}
     out = os.fdopen(os.dup(1), "w")
     out.write("\\n''' + MARK + '''" + json.dumps(data, separators=(",", ":")) + "\\n")
     out.close()
@@ -217,6 +290,13 @@ def read(output: str, seen: list[str], extra: dict[str, Any] | None = None) -> d
         extra["loose"] = sorted({r for i in loose if isinstance(i, int) and 0 <= i < len(rel) and (r := rel[i]) is not None})
         extra["spawns"] = sorted(t for t in data.get("spawns") or [] if isinstance(t, str))
         extra["paths"] = sorted({r for p in data.get("paths") or [] if (r := _relative(p, seen)) is not None})
+        edges: dict[str, set[str]] = {}
+        for importer, idx in (data.get("edges") or {}).items():
+            at = rel[int(importer)] if str(importer).isdigit() and int(importer) < len(rel) else None
+            if at is not None:
+                edges.setdefault(at, set()).update(r for i in idx if isinstance(i, int) and 0 <= i < len(rel)
+                                                   and (r := rel[i]) is not None)
+        extra["edges"] = {k: sorted(v) for k, v in edges.items() if v}
     return out
 
 
@@ -228,96 +308,6 @@ def _relative(name: object, seen: list[str]) -> str | None:
         if name == top.rstrip("/"):  # the project's folder itself, listed
             return "."
     return None
-
-
-def _imports(project: Path, name: str) -> set[str]:
-    """The project's files a module imports at its top (static, `ast`): `import a.b`, `from a import b`, relative."""
-    try:
-        tree = ast.parse((project / name).read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
-        return set()
-    here = Path(name).parent
-    wanted: list[Path] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            wanted += [Path(*a.name.split(".")) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = here
-            for _ in range(max(0, node.level - 1)):
-                base = base.parent
-            mod = Path(*node.module.split(".")) if node.module else Path()
-            start = (base / mod) if node.level else mod
-            wanted.append(start)
-            wanted += [start / a.name for a in node.names]
-        elif isinstance(node, ast.Call) and node.args and isinstance(arg := node.args[0], ast.Constant) \
-                and isinstance(arg.value, str) and not arg.value.startswith(".") and _named_import(node.func):
-            wanted.append(Path(*arg.value.split(".")))  # __import__('a.b'), import_module('a.b'): a name written out
-    out = set()
-    for w in wanted:
-        for root in (Path(), Path("src")):
-            for cand in (root / w.with_suffix(".py") if w.parts else None, root / w / "__init__.py" if w.parts else None):
-                if cand is None:
-                    continue
-                if (project / cand).is_file():
-                    out.add(cand.as_posix())
-                elif len(w.parts) > 1 and (project / root / w.parent).is_dir():
-                    # Not there at the seal, in a package that is: added, it is what this import finds (an optional
-                    # module a try imports; a package folder, found before a module of the same name).
-                    out.add(cand.as_posix())
-    return out
-
-
-def _named_import(func: ast.expr) -> bool:
-    """A call of `__import__` or `import_module` (`importlib.import_module`, imported under its name)."""
-    return isinstance(func, ast.Name) and func.id in ("__import__", "import_module") or \
-        isinstance(func, ast.Attribute) and func.attr in ("__import__", "import_module")
-
-
-def _packages(project: Path, name: str) -> list[str]:
-    """The `__init__.py` files importing `name` runs first (its package's and each enclosing package's)."""
-    out = []
-    folder = Path(name).parent
-    while folder.parts and (project / folder / "__init__.py").is_file():
-        out.append((folder / "__init__.py").as_posix())
-        folder = folder.parent
-    return out
-
-
-def close(project: Path, reached: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Each test's files with every project file they import, transitively (a module read only for its constants)."""
-    memo: dict[str, set[str]] = {}
-
-    def closure(name: str) -> set[str]:
-        if name in memo:
-            return memo[name]
-        memo[name] = seen = {name}
-        todo = [name]
-        while todo:
-            here = todo.pop()
-            for nxt in [*_imports(project, here), *_packages(project, here)]:
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return seen
-
-    out = {}
-    for tid, files in reached.items():
-        found: set[str] = set()
-        test = tid.split("::", 1)[0]
-        for f in [test, *_conftests(project, test), *files]:  # the test file's own imports too (a constant it reads)
-            if f.endswith(".py"):
-                found |= closure(f)
-            else:  # a data file it opened, a folder it listed
-                found.add(f)
-        out[tid] = sorted(found)
-    return out
-
-
-def _conftests(project: Path, test: str) -> list[str]:
-    """The conftest.py files pytest imports before `test` (its folder's and each one above): what they import runs
-    before the test, called into or not (a module imported for what its import sets)."""
-    folders = [Path(test).parent, *Path(test).parent.parents]
-    return [c.as_posix() for f in folders if (project / (c := f / "conftest.py")).is_file()]
 
 
 def pack(reached: dict[str, list[str]]) -> dict[str, Any]:
@@ -349,6 +339,9 @@ def select(kept: dict[str, Any] | None, tests: list[str], changed: list[str], te
     for name in changed:
         if name in test_files or name.endswith((".pyc", ".pyo")) or "__pycache__/" in name or name.startswith(".claude/"):
             continue
+        if name.endswith((".so", ".pyd")):  # an extension module (`calc.abi3.so`): imported before `calc.py`
+            folder, _, base = name.rpartition("/")
+            name = f"{folder}/{base.split('.', 1)[0]}.py".lstrip("/")
         if name not in reached_by:  # a link to a folder swapped (the change is named by the link): what was read in it
             folder = name + "/"
             for file, by in reached_by.items():
@@ -375,6 +368,8 @@ def select(kept: dict[str, Any] | None, tests: list[str], changed: list[str], te
         elif _on_path(name, paths):
             return None  # a new module or package in a folder the run had on its path (`vendor/`): the same
         # else a new module inside a package: reached only through a file that imports it, which changed too
+    if out & reached_by.get(WITH_ALL, set()):
+        return None  # a test that reads a module other tests imported (`imported.WITH_ALL`): run as at the seal
     return out
 
 

@@ -6,7 +6,9 @@ the hidden test's `mul` and the regression, each beside an honest look-alike tha
 
 from __future__ import annotations
 
-from donegate.seal import reach
+import json
+
+from donegate.seal import imported, reach
 from tests.support.repos import git, make_repo, run_hook, seal, sealed_copy, stop_lines, stop_payload
 
 CALC = "def add(a, b):\n    return a + b\n"
@@ -40,6 +42,15 @@ DOTENV = ("import os\n\nGREETING = open('.greeting').read() if os.path.exists('.
           "def greet():\n    return GREETING\n")
 ENVSETUP = "import os\n\nos.environ['TONE'] = 'calm'\n\n\ndef reset():\n    return 'reset'\n"
 BUILTIN = "def level():\n    return __import__('plugins.levels', fromlist=['x']).LEVEL\n"
+# A flag checked with `os.access` (neither an audit event nor `os.stat`); modules found by listing their package's
+# folder (`os.listdir`: the import system's own listings of package folders are left out of the map); a
+# flag that exists at the seal, checked at import.
+ACCESS = ("import os\n\nHERE = os.path.dirname(os.path.abspath(__file__))\n\n\ndef mode():\n"
+          "    return 'fast' if os.access(os.path.join(HERE, 'fast.flag'), os.R_OK) else 'slow'\n")
+KINDS = ("import os\n\n\ndef names():\n    here = os.path.dirname(os.path.abspath(__file__))\n"
+         "    return sorted(f[:-3] for f in os.listdir(here) if f.endswith('.py') and not f.startswith('_'))\n")
+FEATURE = ("import os\n\nON = os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'feature.flag'))"
+           "\n\n\ndef enabled():\n    return ON\n")
 FILES = {
     "dotenv_greet.py": DOTENV,
     "tests/test_greet.py": "from dotenv_greet import greet\n\n\ndef test_greet():\n    assert greet() == 'hi'\n",
@@ -67,6 +78,11 @@ FILES = {
     "registry.py": REGISTRY, "plugins/__init__.py": "", "plugins/rates.py": RATES,
     "tests/test_describe.py": "from plugins.rates import describe\n\n\ndef test_describe():\n    assert describe() == 'rates'\n",
     "tests/test_tax.py": "from registry import tax\n\n\ndef test_tax():\n    assert tax(3) == 6\n",
+    "access_mode.py": ACCESS, "tests/test_mode.py": "from access_mode import mode\n\n\ndef test_mode():\n    assert mode() == 'slow'\n",
+    "kinds/__init__.py": KINDS, "kinds/circle.py": "SIDES = 0\n",
+    "tests/test_kinds.py": "from kinds import names\n\n\ndef test_names():\n    assert names() == ['circle']\n",
+    "feature.py": FEATURE, "feature.flag": "", "README.txt": "read by nobody\n",
+    "tests/test_feature.py": "from feature import enabled\n\n\ndef test_enabled():\n    assert enabled() is True\n",
 }
 
 
@@ -81,16 +97,20 @@ def _project(tmp_path_factory, kit_home):
         hidden.parent.mkdir()
         hidden.write_text(HIDDEN)
         res = seal(repo, hidden, extra_env={"DONEGATE_HOME": str(home)})
-        assert res.returncode == 0 and "the project's own tests: 16 of 16 pass" in res.stdout, res.stdout + res.stderr
+        assert res.returncode == 0 and "the project's own tests: 19 of 19 pass" in res.stdout, res.stdout + res.stderr
 
     return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "reach", build, kit_home)
 
 
-def _stop(tmp_path_factory, kit_home, change: dict[str, str]):
-    """A stop of the pooled project after `change` (and the hidden test's `mul`): (the hook's result, ran_sealed)."""
-    repo = _project(tmp_path_factory, kit_home)
+def _stop(tmp_path_factory, kit_home, change: dict[str, str | None], project=None):
+    """A stop of the pooled project after `change` (None: the file removed; and the hidden test's `mul`): (the hook's
+    result, ran_sealed)."""
+    repo = (project or _project)(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(CALC + MUL)
     for name, text in change.items():
+        if text is None:
+            (repo / name).unlink()
+            continue
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text)
     res = run_hook(stop_payload(repo))
@@ -191,7 +211,7 @@ def test_a_module_a_conftest_imports_runs_the_tests_under_that_conftest(tmp_path
     res, ran = _stop(tmp_path_factory, kit_home, {"envsetup.py": ENVSETUP.replace("calm", "loud")})
     assert res.returncode == 2 and "tests/test_mood.py::test_mood" in res.stderr, (ran, res.stderr)
     make_repo(tmp_path / "p", {"a/conftest.py": "import envsetup\n", "envsetup.py": "", "a/test_a.py": "", "b/test_b.py": ""})
-    closed = reach.close(tmp_path / "p", {"a/test_a.py::test_a": [], "b/test_b.py::test_b": []})
+    closed = imported.close(tmp_path / "p", {"a/test_a.py::test_a": [], "b/test_b.py::test_b": []})
     assert closed == {"a/test_a.py::test_a": ["a/conftest.py", "a/test_a.py", "envsetup.py"],
                       "b/test_b.py::test_b": ["b/test_b.py"]}, closed
 
@@ -204,3 +224,135 @@ def test_a_module_imported_through_the_builtin_import_by_name_runs_its_tests(tmp
     res, ran = _stop(tmp_path_factory, kit_home, {"plugins/levels.py": "LEVEL = 2\n\n\ndef name():\n    return 'levels'\n"})
     assert res.returncode == 2 and "tests/test_level.py::test_level" in res.stderr, (ran, res.stderr)
     assert ran == ["tests/test_a_levels.py", "tests/test_calc.py", "tests/test_level.py"], ran
+
+
+def test_a_file_checked_with_os_access_runs_the_tests_that_checked_it(tmp_path_factory, kit_home):
+    """`access_mode.mode` asks `os.access` whether `fast.flag` is there (no audit event, no `os.stat`). Was: the flag
+    added ran no sealed test, and the stop passed with `test_mode` broken."""
+    res, ran = _stop(tmp_path_factory, kit_home, {"fast.flag": ""})
+    assert res.returncode == 2 and "tests/test_mode.py::test_mode" in res.stderr, (ran, res.stderr)
+    assert ran == ["tests/test_calc.py", "tests/test_mode.py"], ran
+
+
+def test_a_module_added_to_a_package_its_code_lists_runs_the_tests_that_listed_it(tmp_path_factory, kit_home):
+    """`kinds.names` lists its package's folder (`os.listdir`). Was: the map left out every listing of a
+    package folder (the import system's), so `kinds/square.py` added ran no sealed test and `test_names` broken
+    passed. Beside it: a module added to a package no test lists (`pricing/`) runs none."""
+    res, ran = _stop(tmp_path_factory, kit_home, {"kinds/square.py": "SIDES = 4\n"})
+    assert res.returncode == 2 and "tests/test_kinds.py::test_names" in res.stderr, (ran, res.stderr)
+    assert ran == ["tests/test_calc.py", "tests/test_kinds.py"], ran
+    res, ran = _stop(tmp_path_factory, kit_home, {"pricing/extra.py": "SIDES = 4\n"})
+    assert res.returncode == 0 and ran == ["tests/test_calc.py"], (ran, res.stderr)
+
+
+def test_a_file_found_at_import_and_removed_runs_the_whole_suite(tmp_path_factory, kit_home):
+    """`feature.py` sets `ON` at import from whether `feature.flag` exists; it did at the seal. Was: a file looked
+    for and found outside any test was not recorded, and removing it ran no sealed test. Beside it: a file nobody
+    looked for (`README.txt`) removed runs none."""
+    res, ran = _stop(tmp_path_factory, kit_home, {"feature.flag": None})
+    assert res.returncode == 2 and "tests/test_feature.py::test_enabled" in res.stderr, (ran, res.stderr)
+    assert ran == "all", ran
+    res, ran = _stop(tmp_path_factory, kit_home, {"README.txt": None})
+    assert res.returncode == 0 and ran == ["tests/test_calc.py"], (ran, res.stderr)
+
+
+# A second pooled project: a module read by a name built at run time after another test imported it (no import
+# event, no frame of the module's), or read without an import (`sys.modules`, its package's attribute).
+LEVELS = "LEVEL = 1\n\n\ndef name():\n    return 'levels'\n"
+DYNAMIC = {
+    "by_builtin.py": "PKG = 'plugins'\n\n\ndef level():\n    return __import__(PKG + '.levels', fromlist=['x']).LEVEL\n",
+    "by_dunder.py": "import importlib\n\n\ndef level():\n    return importlib.__import__('plugins.' + 'levels', "
+                    "fromlist=['x']).LEVEL\n",
+    "at_import.py": "import importlib\n\nLEVEL = importlib.import_module('.'.join(['plugins', 'levels'])).LEVEL\n\n\n"
+                    "def level():\n    return LEVEL\n",
+    # read without an import of their own: they pass only after another test imported `plugins.levels`
+    "by_literal.py": "import sys\n\n\ndef level():\n    return sys.modules.get('plugins.levels').LEVEL\n",
+    "by_attr.py": "import plugins\n\n\ndef level():\n    return getattr(plugins, 'lev' + 'els').LEVEL\n",
+    "by_chain.py": "import plugins\n\n\ndef level():\n    return plugins.levels.LEVEL\n",
+    "other.py": "def other():\n    return 1\n",
+    "plugins/__init__.py": "", "plugins/levels.py": LEVELS,
+    "tests/test_a_levels.py": "from plugins.levels import name\n\n\ndef test_name():\n    assert name() == 'levels'\n",
+    "tests/test_other.py": "from other import other\n\n\ndef test_other():\n    assert other() == 1\n",
+}
+RECORDED = ["by_builtin", "by_dunder", "at_import"]
+WITH_ALL = ["by_literal", "by_attr", "by_chain"]
+for _name in RECORDED + WITH_ALL:
+    DYNAMIC[f"tests/test_{_name}.py"] = f"from {_name} import level\n\n\ndef test_{_name}():\n    assert level() == 1\n"
+
+
+def _dynamic(tmp_path_factory, kit_home):
+    def build(repo, home):
+        make_repo(repo, {"calc.py": CALC, "tests/test_calc.py": OWN, **DYNAMIC})
+        hidden = repo.parent / "hidden" / "test_mul.py"
+        hidden.parent.mkdir()
+        hidden.write_text(HIDDEN)
+        res = seal(repo, hidden, extra_env={"DONEGATE_HOME": str(home)})
+        assert res.returncode == 0 and "the project's own tests: 9 of 9 pass" in res.stdout, res.stdout + res.stderr
+
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "reach-dynamic", build, kit_home)
+
+
+def test_a_module_found_by_a_name_built_at_run_time_runs_the_tests_that_read_it(tmp_path_factory, kit_home):
+    """Each reader takes `plugins.levels`, which `test_a_levels.py` imported first (at collection), by a name built at
+    run time or without an import: no import event, no frame of the module's. Was: `LEVEL` changed ran
+    `test_a_levels.py` alone and the stop passed with all six broken. Now the seal records what `__import__`,
+    `importlib.__import__` and `importlib.import_module` give (at import too): those tests reach the module, no
+    other; `sys.modules['a.b']` and `pkg.mod` are read as imports, and a test reading a module its own imports do not
+    give it runs only with the whole suite (alone, it would fail where it passed at the seal). Beside it: a change to
+    one reader, or to another module, runs its tests alone."""
+    res, ran = _stop(tmp_path_factory, kit_home, {"plugins/levels.py": LEVELS.replace("= 1", "= 2")}, _dynamic)
+    assert res.returncode == 2 and ran == "all", (ran, res.stderr)
+    unseen = [n for n in RECORDED + WITH_ALL if f"tests/test_{n}.py::test_{n}" not in res.stderr]
+    assert not unseen, (unseen, res.stderr)
+    (kept,) = kit_home.glob("acceptance/*/own-suite.json")
+    mapped = json.loads(kept.read_text())["reach"]
+    files = {t.split("::")[0][len("tests/test_"):-3]: {mapped["files"][i] for i in idx} for t, idx in mapped["tests"].items()}
+    assert all("plugins/levels.py" in files[n] and imported.WITH_ALL not in files[n] for n in RECORDED), files
+    assert all(imported.WITH_ALL in files[n] for n in WITH_ALL), files
+    res, ran = _stop(tmp_path_factory, kit_home, {"by_dunder.py": DYNAMIC["by_dunder.py"] + "# the same\n"}, _dynamic)
+    assert res.returncode == 0 and ran == ["tests/test_by_dunder.py", "tests/test_calc.py"], (ran, res.stderr)
+    res, ran = _stop(tmp_path_factory, kit_home, {"other.py": "def other():\n    return 1  # the same\n"}, _dynamic)
+    assert res.returncode == 0 and ran == ["tests/test_calc.py", "tests/test_other.py"], (ran, res.stderr)
+
+
+def test_a_module_read_from_sys_modules_or_its_package_is_reached_as_imported(tmp_path):
+    """The map alone (`imported.close`): `sys.modules` by a name built at run time reaches any module and runs only
+    with the whole suite; by a name written out, that module; the module itself (`__name__`, an object's
+    `__module__`) nothing more. `pkg.sub` read as the package's attribute reaches `pkg/sub.py`, alone when the package
+    imports it itself, with the whole suite when only another test's import put it there."""
+    make_repo(tmp_path / "p", {
+        "pkg/__init__.py": "from . import sub\n", "pkg/sub.py": "", "loose/__init__.py": "", "loose/sub.py": "",
+        "any.py": "import sys\n\n\ndef f(n):\n    return sys.modules[n]\n",
+        "named.py": "import sys\n\n\ndef f():\n    return sys.modules.get('loose.sub')\n",
+        "own.py": "import sys\n\n\ndef f(c):\n    return sys.modules[__name__], sys.modules[c.__module__]\n",
+        "kept.py": "import pkg\n\n\ndef f():\n    return pkg.sub\n",
+        "lent.py": "import loose\n\n\ndef f():\n    return loose.sub\n",
+    })
+    tests = {f"tests/test_{n}.py::t": [f"{n}.py"] for n in ("any", "named", "own", "kept", "lent")}
+    closed = {t.split("::")[0][len("tests/test_"):-3]: set(f) - {t.split("::")[0]}
+              for t, f in imported.close(tmp_path / "p", tests).items()}
+    assert closed == {"any": {"any.py", ".", imported.WITH_ALL}, "named": {"named.py", "loose/__init__.py", "loose/sub.py", imported.WITH_ALL},
+                      "own": {"own.py"}, "kept": {"kept.py", "pkg/__init__.py", "pkg/sub.py", "pkg/sub/__init__.py"},
+                      "lent": {"lent.py", "loose/__init__.py", "loose/sub.py", imported.WITH_ALL}}, closed
+    narrow = {t: f for t, f in tests.items() if "any" not in t}
+    kept = {**reach.pack(imported.close(tmp_path / "p", narrow)), "loose": [], "project_files": []}
+    assert reach.select(kept, list(narrow), ["pkg/sub.py"], set()) == {"tests/test_kept.py"}
+    assert reach.select(kept, list(narrow), ["pkg/other.py"], set()) == set()
+    assert reach.select(kept, list(narrow), ["loose/sub.py"], set()) is None
+    kept = {**reach.pack(imported.close(tmp_path / "p", tests)), "loose": [], "project_files": []}
+    assert reach.select(kept, list(tests), ["pkg/other.py"], set()) is None  # `any` reads any module
+
+
+def test_an_extension_module_beside_a_source_runs_the_tests_of_the_source():
+    """A compiled module (`calc.abi3.so`, `colorsys.cpython-311-x86_64-linux-gnu.so`) is imported before a `.py` of the
+    same name. Was: read as data no test opened, it ran none; now as the module it is (the map alone: building one
+    needs a compiler)."""
+    kept = {"files": ["calc.py", "pricing/__init__.py", "pricing/util.py"], "rules": reach.RULES, "loose": [],
+            "tests": {"tests/test_calc.py::test_add": [0], "tests/test_util.py::test_f": [1, 2]},
+            "project_files": ["calc.py", "pricing/__init__.py", "pricing/util.py"]}
+    tests = list(kept["tests"])
+    assert reach.select(kept, tests, ["calc.abi3.so"], set()) == {"tests/test_calc.py"}
+    assert reach.select(kept, tests, ["pricing/util.cpython-311-x86_64-linux-gnu.so"], set()) == {"tests/test_util.py"}
+    assert reach.select(kept, tests, ["colorsys.abi3.so"], set()) is None
+    assert reach.select(kept, tests, ["pricing/data.so.txt"], set()) == set()
+    assert reach.select({**kept, "rules": 2}, tests, ["pricing/data.so.txt"], set()) is None  # a map of older rules
