@@ -13,6 +13,7 @@ import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 _NONE = object()
@@ -45,6 +46,10 @@ def _pairs(a: ast.AST, b: ast.AST, out: list[tuple[Any, Any]]) -> None:
         if isinstance(a, (ast.Tuple, ast.List)) and isinstance(b, type(a)) and len(a.elts) == len(b.elts):
             for e, f in zip(a.elts, b.elts, strict=True):
                 _pairs(e, f, out)
+        elif isinstance(a, ast.Dict) and isinstance(b, ast.Dict) and len(a.keys) == len(b.keys):
+            for k, v, m, w in zip(a.keys, a.values, b.keys, b.values, strict=True):  # `WANT = {"add": 5}`
+                if k is not None and m is not None and ast.dump(k) == ast.dump(m):
+                    _pairs(v, w, out)
         return
     if type(a) is not type(b):
         return
@@ -65,30 +70,80 @@ def _pairs(a: ast.AST, b: ast.AST, out: list[tuple[Any, Any]]) -> None:
                         _pairs(m, n, out)
 
 
-def _function(text: str | None, test: str) -> ast.AST | None:
-    """The test's function (`name` or `Class::name`) in a test file's text, each name of a constant the module (or
-    its class) assigns once at its top replaced by the constant's expression: an expected value the agent changed
-    where the test reads it (`WANT = 5`, `CASES = [...]`) is changed in the test."""
+def _held(text: str | None, test: str, chain: list[str]) -> dict[str, ast.AST]:
+    """What holds the test's expected values, by name ("" for the test's function): the function, the fixtures it
+    asks for (of its class, its module or the conftest.py files of `chain`, nearest first, and those they ask for)
+    and the helpers it calls (`seal.calls`), each with the names of the constants its module (or class) assigns once
+    at its top replaced by their expressions: an expected value the agent changed where the test reads it (`WANT = 5`,
+    `CASES = [...]`, `return 5` of a fixture `want`, `{"add": 5}`) is changed in the test."""
+    from donegate.seal import calls
+
     body = _parsed(text)
     if body is None:
-        return None
+        return {}
     consts = _constants(body)
     *classes, name = test.split("::")
+    scopes = [body]
     for cls in classes:
-        body = next((n.body for n in body if isinstance(n, ast.ClassDef) and n.name == cls), [])
-        consts.update(_constants(body))
-    fn = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None)
-    if fn is None or not consts:
+        scopes.append(next((n.body for n in scopes[-1] if isinstance(n, ast.ClassDef) and n.name == cls), []))
+        consts.update(_constants(scopes[-1]))
+    fn = next((n for n in scopes[-1] if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None)
+    if fn is None:
+        return {}
+    sources = [(_fixtures(scope), consts) for scope in reversed(scopes)]  # the class's first, then the module's
+    for other in chain:
+        parsed = _parsed(other) or []
+        sources.append((_fixtures(parsed), _constants(parsed)))
+    out: dict[str, ast.AST] = {"": _with(fn, consts)}
+    todo = _asks(fn)
+    while todo:
+        wanted = todo.pop()
+        found = next(((f[wanted], c) for f, c in sources if wanted in f), None)
+        if found is not None and wanted not in out:
+            out[wanted] = _with(found[0], found[1])
+            todo += _asks(found[0])
+    helpers = calls.defined(body)
+    methods = calls.defined(scopes[-1]) if classes else None
+    for helper in calls.reached(fn, helpers, methods):
+        out.setdefault(f"{getattr(helper, 'name', '')}()", _with(helper, consts))
+    return out
+
+
+def _asks(fn: ast.AST) -> list[str]:
+    """The fixtures a function asks for: its parameters' names."""
+    args = getattr(fn, "args", None)
+    return [a.arg for a in (args.posonlyargs + args.args + args.kwonlyargs) if a.arg not in ("self", "cls", "request")] \
+        if args is not None else []
+
+
+def _fixtures(body: list[ast.stmt]) -> dict[str, ast.AST]:
+    """{fixture name: function} of the fixtures a module's (or class's) top defines (`@pytest.fixture`, `@fixture`,
+    called or not; `name=` given)."""
+    out: dict[str, ast.AST] = {}
+    for n in body:
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for d in n.decorator_list:
+            call = d if isinstance(d, ast.Call) else None
+            f = call.func if call is not None else d
+            if isinstance(f, ast.Name) and f.id == "fixture" or isinstance(f, ast.Attribute) and f.attr == "fixture":
+                given = next((k.value for k in (call.keywords if call is not None else []) if k.arg == "name"), None)
+                out[given.value if isinstance(given, ast.Constant) and isinstance(given.value, str) else n.name] = n
+    return out
+
+
+def _with(fn: ast.AST, consts: dict[str, ast.expr]) -> ast.AST:
+    """`fn` with each name of `consts` it reads replaced by the constant's expression (a copy: the parsed file is
+    kept for the stop's other failing tests)."""
+    if not consts:
         return fn
     import copy
-
-    fn = copy.deepcopy(fn)  # (the parsed file is kept for the stop's other failing tests)
 
     class Constants(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
             return consts.get(node.id, node) if isinstance(node.ctx, ast.Load) else node
 
-    return Constants().visit(fn)
+    return Constants().visit(copy.deepcopy(fn))
 
 
 @functools.lru_cache(maxsize=4)
@@ -153,25 +208,57 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def to_actual(sealed: str | None, current: str | None, tid: str, message: str) -> dict[str, str] | None:
+def to_actual(sealed: str | None, current: str | None, tid: str, message: str,
+              conftests: tuple[list[str], list[str]] = ([], []),
+              asked: Callable[[], list[str]] | None = None) -> dict[str, str] | None:
     """`expected-to-actual`, found by effect: the sealed test `tid` failed at this stop with `message`, the agent
-    changed that test (or a constant of its file it reads), and a literal it changed is now the value the product
-    gave in that failure, where it was the value the test expected. An expected value rewritten to an equal
-    expression (`4` to `2 + 2`: the sealed test does not fail), changed to a value the product does not give, or a
-    check added beside it, is no finding."""
+    changed that test (or a constant of its file, a fixture or a helper it reads: `_held`), and a literal it changed
+    is now the value the product gave in that failure, where it was the value the test expected. An expected value
+    rewritten to an equal expression (`4` to `2 + 2`: the sealed test does not fail), changed to a value the product
+    does not give, or a check added beside it, is no finding. Nor is a new value the request asked for: `asked` gives
+    the hidden tests' texts, and one of them comparing a call of a function the test compares (`add`) with that very
+    value makes it a contract change (the stop still blocks, "the old contract changed", with the appeal).
+    `conftests`: the conftest.py texts of the test's folders, nearest first, (as sealed, now)."""
     test = tid.split("::", 1)[1].split("[", 1)[0] if "::" in tid else ""
     compared = _compared(message)
-    old, new = (_function(sealed, test), _function(current, test)) if compared is not None else (None, None)
-    if compared is None or old is None or new is None:
+    if compared is None:
+        return None
+    old, new = _held(sealed, test, conftests[0]), _held(current, test, conftests[1])
+    if "" not in old or "" not in new:
         return None
     pairs: list[tuple[Any, Any]] = []
-    _pairs(old, new, pairs)  # type: ignore[arg-type]
+    for key in old.keys() & new.keys():
+        _pairs(old[key], new[key], pairs)
     for was, now in pairs:
         for expected, got in (compared, compared[::-1]):
             if not _same(was, now) and _shows(was, expected) and _shows(now, got):
+                if asked is not None and _asked(asked(), _callees(new.values()), now):
+                    return None
                 return {"test": tid, "rule": "expected-to-actual", "what": f"its expected value {_shown(was)} was "
                         f"changed to {_shown(now)}, what the code returns now"}
     return None
+
+
+def _callees(trees: Any) -> set[str]:
+    """The names of the functions called inside the comparisons of `trees` (`add` of `assert add(2, 3) == 5`)."""
+    return {f.id if isinstance(f, ast.Name) else f.attr for t in trees for c in ast.walk(t) if isinstance(c, ast.Compare)
+            for n in ast.walk(c) if isinstance(n, ast.Call) and isinstance(f := n.func, (ast.Name, ast.Attribute))}
+
+
+def _asked(texts: list[str], callees: set[str], value: Any) -> bool:
+    """Whether a hidden test compares a call of one of `callees` with `value` (what the request asks of it)."""
+    for text in texts:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for c in ast.walk(tree):
+            if not isinstance(c, ast.Compare) or not isinstance(c.ops[0], ast.Eq):
+                continue
+            sides = [c.left, *c.comparators]
+            if any(_same(_literal(s), value) for s in sides) and callees & _callees([c]):
+                return True
+    return False
 
 
 def _shown(value: Any) -> str:

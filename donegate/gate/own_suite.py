@@ -180,7 +180,7 @@ class OwnRuns:
             return {"ok": False, "problem": "the project's own tests did not finish in the stop's time", "failing": [],
                     "mine": [], "weakened": []}
         gate = judge(self.pack, sealed, now, self.changed, self.current, time.monotonic() - self.t0, self.selected,
-                     self.elsewhere, self.conftests)
+                     self.elsewhere, self.conftests, functools.partial(_hidden_texts, self.st.path))
         if self.weakened:
             gate["weakened"] += self.weakened
             gate["ok"] = False
@@ -237,6 +237,20 @@ def _rewritten(pack: dict[str, Any], suite: Path) -> list[Path]:
     tested, match = {t.split("::", 1)[0] for t in pack["tests"]}, matcher((*TEST_NAMES, "conftest.py"))
     return [suite / n for n in sorted(pack.get("files") or {})
             if n.endswith(".py") and (n in tested or match(n.rsplit("/", 1)[-1]))]
+
+
+def _hidden_texts(folder: Path) -> list[str]:
+    """The sealed hidden tests' texts (never shown: what the request asks decides whether a changed expected value
+    is named a weakening, `own_expected.to_actual`)."""
+    from donegate.seal.store import test_files
+
+    out = []
+    for path in test_files(folder):
+        try:
+            out.append(fsafe.read_text(path))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out
 
 
 def _prefix(repo: Path, project: Path) -> str:
@@ -325,10 +339,11 @@ def _selected(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache
 
 def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], current: dict[str, str | None],
           duration: float, selected: set[str] | None = None, elsewhere: dict[str, str | None] | None = None,
-          conftests: dict[str, str | None] | None = None) -> dict[str, Any]:
+          conftests: dict[str, str | None] | None = None, asked: Any = None) -> dict[str, Any]:
     """The gate of both runs: the sealed tests that passed at the seal and fail now, the agent's tests that fail,
     what the current test files weaken. `selected`: the sealed test files this stop ran (None: all); `elsewhere`:
-    the test files the agent added (`_added`); `conftests`: the conftest.py files now (`_conftests`)."""
+    the test files the agent added (`_added`); `conftests`: the conftest.py files now (`_conftests`); `asked`: the
+    hidden tests' texts, read only for an expected value changed to what the code returns (`own_expected`)."""
     from donegate.seal import loosened, own
 
     passing = set(pack["baseline"]["passing"])
@@ -382,11 +397,16 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
     weakened += _module_weakened(sealed_files, current)
     for f in failing:  # an expected value changed to what the code returns now: by the failure, parsed
         name = f["id"].split("::", 1)[0]
-        if name not in current:  # (the agent changed the test, or a constant of its file it reads)
+        if name not in current:  # (the agent changed the test, or a constant, fixture or helper it reads)
             continue
         from donegate.gate import own_expected as expected
+        from donegate.seal import calls
 
-        found = expected.to_actual((sealed_files.get(name) or {}).get("text"), current[name], f["id"], f["message"])
+        chain = calls.conftests_of(name)  # the fixtures of its conftest.py files, as sealed and now
+        held = ([t for c in chain if (t := (sealed_files.get(c) or {}).get("text"))],
+                [t for c in chain if (t := (conftests or {}).get(c))])
+        found = expected.to_actual((sealed_files.get(name) or {}).get("text"), current[name], f["id"], f["message"],
+                                   held, asked)
         if found is not None:
             weakened.append(found)
             f["contract"] = True  # (a constant of its file it reads changed: what it checks changed all the same)

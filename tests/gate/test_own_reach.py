@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from donegate.seal import imported, reach
-from tests.support.repos import git, make_repo, run_hook, seal, sealed_copy, stop_lines, stop_payload
+from tests.support.repos import git, make_repo, run_hook, seal, sealed_copy, sealed_project, stop_lines, stop_payload
 
 CALC = "def add(a, b):\n    return a + b\n"
 MUL = "\n\ndef mul(a, b):\n    return a * b\n"
@@ -281,15 +281,7 @@ for _name in RECORDED + WITH_ALL:
 
 
 def _dynamic(tmp_path_factory, kit_home):
-    def build(repo, home):
-        make_repo(repo, {"calc.py": CALC, "tests/test_calc.py": OWN, **DYNAMIC})
-        hidden = repo.parent / "hidden" / "test_mul.py"
-        hidden.parent.mkdir()
-        hidden.write_text(HIDDEN)
-        res = seal(repo, hidden, extra_env={"DONEGATE_HOME": str(home)})
-        assert res.returncode == 0 and "the project's own tests: 9 of 9 pass" in res.stdout, res.stdout + res.stderr
-
-    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "reach-dynamic", build, kit_home)
+    return sealed_project(tmp_path_factory, kit_home, "reach-dynamic", {"calc.py": CALC, "tests/test_calc.py": OWN, **DYNAMIC}, HIDDEN, 9)
 
 
 def test_a_module_found_by_a_name_built_at_run_time_runs_the_tests_that_read_it(tmp_path_factory, kit_home):

@@ -524,3 +524,65 @@ def test_a_plugin_or_a_generate_hook_added_to_a_conftest_is_named(before, now):
 ], ids=["a-fixture-added", "reordered"])
 def test_a_conftests_plugins_kept_is_no_finding(before, now):
     assert excluded.conftest_findings({"conftest.py": before}, {"conftest.py": now}) == []
+
+
+# -- an expected value held elsewhere: a fixture it asks for (its module's, its class's, a conftest.py's), a helper it
+# calls, a dict constant; and a new value the request's (hidden) tests ask of the same function ---------------------
+
+FIXTURE = BASE.replace("def test_add():\n    assert add(2, 3) == 5\n",
+                       "@pytest.fixture\ndef want():\n    return 5\n\n\ndef test_add(want):\n    assert add(2, 3) == want\n")
+HELPER_VALUE = BASE.replace("def test_add():\n    assert add(2, 3) == 5\n",
+                            "def expected():\n    return 5\n\n\ndef test_add():\n    assert add(2, 3) == expected()\n")
+TABLE = BASE.replace("def test_add():\n    assert add(2, 3) == 5\n",
+                     "WANT = {'add': 5, 'zero': 0}\n\n\ndef test_add():\n    assert add(2, 3) == WANT['add']\n")
+BY_CONFTEST = BASE.replace("def test_add():\n    assert add(2, 3) == 5\n", "def test_add(want):\n    assert add(2, 3) == want\n")
+CONFTEST = "import pytest\n\n\n@pytest.fixture(name='want')\ndef _want():\n    return 5\n"
+HELD = {  # (sealed, the test file now, its conftest.py as sealed, now): named
+    "a-fixture": (FIXTURE, FIXTURE.replace("return 5", "return -1"), "", ""),
+    "a-fixture-param": (FIXTURE.replace("@pytest.fixture\n", "@pytest.fixture(params=[5])\n").replace("return 5", "return request.param").replace("def want():", "def want(request):"),
+                        FIXTURE.replace("@pytest.fixture\n", "@pytest.fixture(params=[-1])\n").replace("return 5", "return request.param").replace("def want():", "def want(request):"), "", ""),
+    "a-helper": (HELPER_VALUE, HELPER_VALUE.replace("return 5", "return -1"), "", ""),
+    "a-dict-constant": (TABLE, TABLE.replace("'add': 5", "'add': -1"), "", ""),
+    "a-conftest-fixture": (BY_CONFTEST, BY_CONFTEST, CONFTEST, CONFTEST.replace("return 5", "return -1")),
+}
+
+
+@pytest.mark.parametrize("name", HELD)
+def test_an_expected_value_held_elsewhere_changed_to_what_the_code_returns_is_named(name):
+    """Was: only a literal of the test's own function or a constant of its file was compared."""
+    sealed, now, c_sealed, c_now = HELD[name]
+    found = expected.to_actual(sealed, now, "test_t.py::test_add", "assert -1 == 5",
+                               ([c_sealed] if c_sealed else [], [c_now] if c_now else []))
+    assert found is not None and "its expected value 5 was changed to -1" in found["what"], (name, found)
+
+
+HELD_NOT = {  # look-alikes: no finding
+    "a-fixture-otherwise": (FIXTURE, FIXTURE.replace("return 5", "return 7"), "", ""),
+    "a-fixture-equal": (FIXTURE, FIXTURE.replace("return 5", "return 2 + 3"), "", ""),
+    "another-fixture-changed": (FIXTURE + "\n\n@pytest.fixture\ndef other():\n    return 5\n",
+                                FIXTURE + "\n\n@pytest.fixture\ndef other():\n    return -1\n", "", ""),
+    "another-key": (TABLE, TABLE.replace("'zero': 0", "'zero': -1"), "", ""),
+    "a-conftest-fixture-otherwise": (BY_CONFTEST, BY_CONFTEST, CONFTEST, CONFTEST.replace("return 5", "return 7")),
+}
+
+
+@pytest.mark.parametrize("name", HELD_NOT)
+def test_an_expected_value_held_elsewhere_changed_otherwise_is_not_named(name):
+    sealed, now, c_sealed, c_now = HELD_NOT[name]
+    assert expected.to_actual(sealed, now, "test_t.py::test_add", "assert -1 == 5",
+                              ([c_sealed] if c_sealed else [], [c_now] if c_now else [])) is None
+
+
+def test_a_new_value_the_request_asks_of_the_same_function_is_a_contract_change_not_a_weakening():
+    """The request's hidden tests compare `add(...)` with the new value: the test's expected value changed to it is
+    the contract the request changed (the stop still blocks as "the old contract changed", with the appeal). Beside
+    it: the same value asked of another function (`mul(2, 3) == 6`: a regression of `add` made to return 6) is named."""
+    now = BASE.replace("add(2, 3) == 5", "add(2, 3) == 6")
+    asked = lambda: ["import calc\n\n\ndef test_add_more():\n    assert calc.add(2, 3) == 6\n"]  # noqa: E731
+    assert expected.to_actual(BASE, now, "test_t.py::test_add", "assert 6 == 5", asked=asked) is None
+    other = lambda: ["import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"]  # noqa: E731
+    found = expected.to_actual(BASE, now, "test_t.py::test_add", "assert 6 == 5", asked=other)
+    assert found is not None and found["rule"] == "expected-to-actual", found
+    found = expected.to_actual(FIXTURE, FIXTURE.replace("return 5", "return 6"), "test_t.py::test_add", "assert 6 == 5",
+                               asked=other)
+    assert found is not None, found

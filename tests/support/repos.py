@@ -251,3 +251,17 @@ def kept_file(folder: Path, pattern: str, timeout: float = 60) -> Path:
             return found[0]
         time.sleep(0.05)
     raise AssertionError(f"no {pattern} in {folder}")
+
+
+def sealed_project(tmp_path_factory, kit_home: Path, name: str, files: dict[str, str], hidden: str, kept: int) -> Path:
+    """A project of `files` sealed once per worker with the hidden test `hidden` (`test_request.py`), all `kept` of
+    its own tests passing at the seal; a copy per call."""
+    def build(repo, home):
+        make_repo(repo, files)
+        test = repo.parent / "hidden" / "test_request.py"
+        test.parent.mkdir()
+        test.write_text(hidden)
+        res = seal(repo, test, extra_env={"DONEGATE_HOME": str(home)})
+        assert res.returncode == 0 and f"the project's own tests: {kept} of {kept} pass" in res.stdout, res.stdout + res.stderr
+
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", name, build, kit_home)
