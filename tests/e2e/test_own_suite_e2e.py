@@ -11,6 +11,8 @@ it restores the test, fixes the regression, and stops with its added test kept.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.support.fakeapi import tool, turn
@@ -84,3 +86,52 @@ def test_a_regression_of_the_projects_own_test_blocks_and_an_added_test_is_kept(
     assert [f["id"] for f in first["gates"]["own"]["failing"]] == [OWN_TEST]
     assert second["gates"]["own"]["ok"] and second["gates"]["own"]["ran_now"] == ["tests/test_cart.py"]
     assert ADDED.strip() in own.read_text()  # the agent's test stays
+
+
+# The request ("orders of 10 or more units get 10% off") changes what a test of the project checked: ten mugs paid
+# full price. Its hidden test compares `cart_of(10).total()` with 3870.
+PRICES = "from shop.cart import Cart\n\n\ndef test_ten_mugs_pay_full_price():\n    cart = Cart()\n" \
+         "    cart.add(\"mug\", 430, 10)\n    assert cart.total() == 4300\n"
+NINE = ("\n\ndef test_nine_pens_pay_full_price():\n    cart = Cart()\n    cart.add(\"pen\", 250, 9)\n"
+        "    assert cart.total() == 2250\n")
+CONTRACT = "tests/test_prices.py::test_ten_mugs_pay_full_price"
+WHY = "the request makes ten units discounted, so test_ten_mugs_pay_full_price checked the old price"
+
+
+def test_a_contract_the_request_changed_is_appealed_not_named_a_weakening(gated, api):
+    """An honest agent fixes the request, adds a test to the project's own `tests/test_cart.py`, and updates the
+    project's test the request contradicts to the value the request asks for (3870 where it expected 4300). Stop 1:
+    blocked by the sealed copy of that test as "the old contract changed", the appeal offered, nothing named a
+    weakening (was: "its expected value 4300 was changed to 3870 [expected-to-actual]", the honest change called a
+    fake). Stop 2: it appeals; the stop is allowed and counted as a contract change appealed by `report`."""
+    g = gated(files={"tests/test_prices.py": PRICES})
+    cart_tests, prices = g.repo / "tests" / "test_cart.py", g.repo / "tests" / "test_prices.py"
+    last = cart_tests.read_text().rstrip("\n").splitlines()[-1]
+
+    def appeal_after_feedback(request: dict):
+        said = "\n".join(b.get("text", "") for b in request["messages"][-1]["content"] if isinstance(b, dict))
+        assert "the old contract changed" in said and CONTRACT in said and "APPEAL:" in said, said
+        return f"The project's test of ten mugs checked the price the request changes.\n\nAPPEAL: {WHY}"
+
+    api.add(
+        turn(tool("Read", {"file_path": str(g.pricing)}), tool("Read", {"file_path": str(prices)})),
+        turn(tool("Edit", {"file_path": str(g.pricing), "old_string": BUG[0], "new_string": BUG[1]}),
+             tool("Edit", {"file_path": str(prices), "old_string": "== 4300", "new_string": "== 3870"}),
+             tool("Edit", {"file_path": str(cart_tests), "old_string": last, "new_string": last + NINE})),
+        CLAIM,
+        appeal_after_feedback,
+    )
+    s = g.run(api)
+
+    stop_hook_ran_cleanly(s)
+    assert s.verdicts == ["block", "appealed"], s.describe()
+    (feedback,) = s.feedback()
+    assert f"the old contract changed: the project's own test {CONTRACT}" in feedback, feedback
+    assert "assert 3870 == 4300" in feedback and "weakened" not in feedback, feedback
+    first, appealed = s.stops
+    own = first["gates"]["own"]
+    assert own["weakened"] == [] and [(f["id"], f["contract"]) for f in own["failing"]] == [(CONTRACT, True)], own
+    assert first["gates"]["acceptance"]["failed"] == 0 and own["added"] == 1, first["gates"]
+    report = json.loads(g.donegate("report", "--json"))
+    counts = next(iter(report["own_suite"].values()))
+    assert counts["contract_changes_appealed"] == 1 and counts["weakenings_named"] == 0, counts

@@ -176,6 +176,7 @@ class GatedRepo:
         seal_timeout: float | None = None,
         kit_held_share: bool = False,
         own: bool = True,
+        files: dict[str, str] | None = None,
     ) -> "GatedRepo":
         """`kit`: the kit checkout to use (default: a copy under `base`). `sandbox`: install the sandbox
         block (default: when available). `config`: donegate.yaml. `tests`: hidden test files (default:
@@ -186,14 +187,15 @@ class GatedRepo:
         that a loaded machine could not seal the example within it; install still writes the hook timeout
         of `config`. `kit_held_share`: seal with the kit's default held_share (`make demo`), not the tests' 0
         (tests/support/repos.py `write_config`). `own=False`: seal with `--own-tests off`, for a test whose subject is
-        not the example's own suite (tests/support/repos.py `own_suite`): every stop then runs the hidden tests only."""
+        not the example's own suite (tests/support/repos.py `own_suite`): every stop then runs the hidden tests only.
+        `files`: more files of the example's repository (its own tests), or files in place of its own."""
         base.mkdir(parents=True, exist_ok=True)
         kit = kit or copy_kit(base)
         home = base / "donegate-home"
         home.mkdir(exist_ok=True)
         write_config(home, json.dumps(config or {}, indent=2) + "\n", kit_held_share=kit_held_share)  # JSON is YAML; `confine: off` without walls
         sandbox = sandbox_available() if sandbox is None else sandbox
-        g = cls(base, kit, home, make_repo(base, example_files(), name="shop"), sandbox)
+        g = cls(base, kit, home, make_repo(base, {**example_files(), **(files or {})}, name="shop"), sandbox)
         if install:
             g.install()
         if seal_fixed:
