@@ -353,6 +353,7 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
     failing = []
     gate: dict[str, Any] = {"tests": len(pack["tests"]), "sealed_passing": len(passing), "duration": round(duration, 4),
                             "ran_now": changed, "ran_sealed": "all" if selected is None else sorted(selected)}
+    sealed_passing = passing  # (a weakening is named whether or not the change reaches the test's file)
     if selected is not None:  # the tests the change cannot reach are as they were at the seal
         passing = {t for t in passing if t.split("::", 1)[0] in selected}
     problem = ""
@@ -392,7 +393,7 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
         gate["added"] = sum(1 for t in now.results if t not in pack["tests"])  # the agent's new tests (the report)
         if now.problem and "timeout" in now.problem:
             problem = problem or f"the tests you added or changed did not finish: {now.problem}"
-    weakened = loosened.findings(shapes, current, passing, elsewhere, conftests)
+    weakened = loosened.findings(shapes, current, sealed_passing, elsewhere, conftests)
     sealed_files = pack.get("files") or {}
     weakened += _module_weakened(sealed_files, current)
     for f in failing:  # an expected value changed to what the code returns now: by the failure, parsed

@@ -255,6 +255,16 @@ def test_a_file_found_at_import_and_removed_runs_the_whole_suite(tmp_path_factor
     assert res.returncode == 0 and ran == ["tests/test_calc.py"], (ran, res.stderr)
 
 
+def test_a_weakening_in_a_test_file_the_change_does_not_reach_is_named(tmp_path_factory, kit_home):
+    """`test_rate` skipped while the change (`mul`) reaches only `test_calc.py`. Was: the stop passed and the skip was
+    not named (the weakening rules read only the tests of the files the change reached). The sealed copy is not run
+    (it cannot fail: nothing it reaches changed), and the skip is named all the same."""
+    skipped = "import pytest\nfrom settings import rate\n\n\n@pytest.mark.skip\ndef test_rate():\n    assert rate() == 2\n"
+    res, ran = _stop(tmp_path_factory, kit_home, {"tests/test_settings.py": skipped})
+    assert res.returncode == 2 and "tests/test_settings.py::test_rate: skip added [skipped]" in res.stderr, (ran, res.stderr)
+    assert ran == ["tests/test_calc.py"], ran
+
+
 # A second pooled project: a module read by a name built at run time after another test imported it (no import
 # event, no frame of the module's), or read without an import (`sys.modules`, its package's attribute).
 LEVELS = "LEVEL = 1\n\n\ndef name():\n    return 'levels'\n"
