@@ -395,7 +395,7 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
             problem = problem or f"the tests you added or changed did not finish: {now.problem}"
     weakened = loosened.findings(shapes, current, sealed_passing, elsewhere, conftests)
     sealed_files = pack.get("files") or {}
-    weakened += _module_weakened(sealed_files, current)
+    weakened += _module_weakened(sealed_files, current, sealed_passing)
     for f in failing:  # an expected value changed to what the code returns now: by the failure, parsed
         name = f["id"].split("::", 1)[0]
         if name not in current:  # (the agent changed the test, or a constant, fixture or helper it reads)
@@ -494,15 +494,17 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     elsewhere = _added(repo, pack, _changed_tests(repo, st, None, prefix), prefix)
     found = loosened.findings(_sealed_shapes(pack, current), current, set(pack.get("baseline", {}).get("passing", [])),
                               elsewhere, _conftests(repo, current, prefix))
-    found += _module_weakened(pack.get("files") or {}, current)
+    found += _module_weakened(pack.get("files") or {}, current, set(pack.get("baseline", {}).get("passing", [])))
     return problems({"weakened": found + _support_weakened(repo, st, pack, None, prefix)})
 
 
-def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None]) -> list[dict[str, str]]:
-    """What the changed sealed test modules gained besides their tests (`loosened.module_findings`)."""
+def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None], passing: set[str]) -> list[dict[str, str]]:
+    """What the changed sealed test modules gained besides their tests (`loosened.module_findings`), and the
+    equalities of their tests that passed at the seal now checked through a normalising call (`loosened.normalized`)."""
     from donegate.seal import loosened
 
-    return loosened.module_findings({n: (sealed_files.get(n) or {}).get("text") for n in current}, current)
+    sealed = {n: (sealed_files.get(n) or {}).get("text") for n in current}
+    return loosened.module_findings(sealed, current) + loosened.normalized(sealed, current, passing)
 
 
 def _support_weakened(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None,

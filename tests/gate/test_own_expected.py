@@ -48,3 +48,15 @@ def test_a_new_value_the_request_asked_for_is_a_contract_change_with_the_appeal_
     assert "weakened" not in res.stderr and "test_request" not in res.stderr, res.stderr  # (nor the hidden test named)
     own = stop_lines(kit_home)[-1]["gates"]["own"]
     assert own["weakened"] == [] and [f["id"] for f in own["failing"]] == ["tests/test_calc.py::test_label"], own
+
+
+def test_both_sides_of_a_sealed_equality_normalised_is_named(tmp_path_factory, kit_home):
+    """`test_label`'s `label(1) == 'one'` made `label(1).lower() == 'one'.lower()` (what a real project's agent did to
+    humanize's `test_naturalsize`: `.replace(' ', '')` on both sides). Was: blocked as "the old contract changed" only,
+    nothing named."""
+    repo = _project(tmp_path_factory, kit_home)
+    (repo / "calc.py").write_text(CALC.replace("'one'", "'ONE'") + MUL)
+    (repo / "tests" / "test_calc.py").write_text(OWN.replace("label(1) == 'one'", "label(1).lower() == 'one'.lower()"))
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "a test of the project was weakened: tests/test_calc.py::test_label: both sides of " \
+        "`label(1) == 'one'` now pass through .lower() [assert-loosened]" in res.stderr, res.stderr
