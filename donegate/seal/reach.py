@@ -210,7 +210,8 @@ def _looked(stat, answers=False):
     return looked
 
 
-_HARNESS = {"pytest", "_pytest", "pluggy", "iniconfig", "donegate_plugin", "donegate", __name__}
+# the harness, the kit by the names it runs under in the run (a project named donegate is a product)
+_HARNESS = {"pytest", "_pytest", "pluggy", "iniconfig", "donegate_plugin", "donegate_probe", __name__}
 
 
 def _by_product(frame):
