@@ -358,6 +358,7 @@ def select(kept: dict[str, Any] | None, tests: list[str], changed: list[str], te
             # code that then reads it is a change the map places); what a test's child process reads is not seen.
             out |= reached_by.get(name, set()) | spawns
             continue
+        out |= spawns  # what a test's child process imports is not traced either (`python -c 'import tool'`)
         if name in reached_by:
             out |= reached_by[name]
         elif name in at_seal:

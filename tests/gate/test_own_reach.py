@@ -353,3 +353,25 @@ def test_an_extension_module_beside_a_source_runs_the_tests_of_the_source():
     assert reach.select(kept, tests, ["colorsys.abi3.so"], set()) is None
     assert reach.select(kept, tests, ["pricing/data.so.txt"], set()) == set()
     assert reach.select({**kept, "rules": 2}, tests, ["pricing/data.so.txt"], set()) is None  # a map of older rules
+
+
+# A third pooled project: a test that runs the product in a child process (what the child imports is not traced).
+TOOL = "WORD = 'hi'\n\n\ndef word():\n    return WORD\n\n\ndef main():\n    print(word().upper())\n"
+SPAWN = ("import os\nimport subprocess\nimport sys\n\n\ndef test_cli():\n"
+         "    env = {**os.environ, 'PYTHONPATH': os.pathsep.join(p for p in sys.path if p)}\n"
+         "    out = subprocess.run([sys.executable, '-c', 'import tool; tool.main()'], env=env, capture_output=True,\n"
+         "                         text=True, check=True).stdout\n    assert out == 'HI\\n'\n")
+SPAWNED = {"calc.py": CALC, "tests/test_calc.py": OWN, "tool.py": TOOL, "tests/test_cli.py": SPAWN,
+           "tests/test_word.py": "from tool import word\n\n\ndef test_word():\n    assert word() == 'hi'\n"}
+
+
+def test_a_module_a_tests_child_process_imports_runs_that_test(tmp_path_factory, kit_home):
+    """`test_cli` runs `tool.main()` in a child process, importing nothing of the product itself; `test_word` imports
+    `tool`. Was: `tool.main` broken ran `test_word.py` alone (the only test the map saw reach `tool.py`) and the stop
+    passed. Now a test that started a process runs at every change of a Python file too, as at every data change."""
+    def project(tmp_path_factory, kit_home):
+        return sealed_project(tmp_path_factory, kit_home, "reach-spawn", SPAWNED, HIDDEN, 3)
+
+    res, ran = _stop(tmp_path_factory, kit_home, {"tool.py": TOOL.replace(".upper()", "")}, project)
+    assert res.returncode == 2 and "tests/test_cli.py::test_cli" in res.stderr, (ran, res.stderr)
+    assert ran == ["tests/test_calc.py", "tests/test_cli.py", "tests/test_word.py"], ran
