@@ -287,8 +287,18 @@ for _name in RECORDED + WITH_ALL:
     DYNAMIC[f"tests/test_{_name}.py"] = f"from {_name} import level\n\n\ndef test_{_name}():\n    assert level() == 1\n"
 
 
+# A test that runs the product in a child process (what the child imports is not traced).
+TOOL = "WORD = 'hi'\n\n\ndef word():\n    return WORD\n\n\ndef main():\n    print(word().upper())\n"
+SPAWN = ("import os\nimport subprocess\nimport sys\n\n\ndef test_cli():\n"
+         "    env = {**os.environ, 'PYTHONPATH': os.pathsep.join(p for p in sys.path if p)}\n"
+         "    out = subprocess.run([sys.executable, '-c', 'import tool; tool.main()'], env=env, capture_output=True,\n"
+         "                         text=True, check=True).stdout\n    assert out == 'HI\\n'\n")
+SPAWNED = {"tool.py": TOOL, "tests/test_cli.py": SPAWN,
+           "tests/test_word.py": "from tool import word\n\n\ndef test_word():\n    assert word() == 'hi'\n"}
+
+
 def _dynamic(tmp_path_factory, kit_home):
-    return sealed_project(tmp_path_factory, kit_home, "reach-dynamic", {"calc.py": CALC, "tests/test_calc.py": OWN, **DYNAMIC}, HIDDEN, 8)
+    return sealed_project(tmp_path_factory, kit_home, "reach-dynamic", {"calc.py": CALC, "tests/test_calc.py": OWN, **DYNAMIC, **SPAWNED}, HIDDEN, 10)
 
 
 def test_a_module_found_by_a_name_built_at_run_time_runs_the_tests_that_read_it(tmp_path_factory, kit_home):
@@ -298,7 +308,7 @@ def test_a_module_found_by_a_name_built_at_run_time_runs_the_tests_that_read_it(
     `importlib.__import__` and `importlib.import_module` give (at import too): those tests reach the module, no
     other; `sys.modules['a.b']` and `pkg.mod` are read as imports, and a test reading a module its own imports do not
     give it runs only with the whole suite (alone, it would fail where it passed at the seal). Beside it: a change to
-    one reader runs its tests alone."""
+    one reader runs its tests alone (and `test_cli`, which starts a process: every Python change runs it)."""
     res, ran = _stop(tmp_path_factory, kit_home, {"plugins/levels.py": LEVELS.replace("= 1", "= 2")}, _dynamic)
     assert res.returncode == 2 and ran == "all", (ran, res.stderr)
     unseen = [n for n in RECORDED + WITH_ALL if f"tests/test_{n}.py::test_{n}" not in res.stderr]
@@ -309,7 +319,7 @@ def test_a_module_found_by_a_name_built_at_run_time_runs_the_tests_that_read_it(
     assert all("plugins/levels.py" in files[n] and imported.WITH_ALL not in files[n] for n in RECORDED), files
     assert all(imported.WITH_ALL in files[n] for n in WITH_ALL), files
     res, ran = _stop(tmp_path_factory, kit_home, {"by_dunder.py": DYNAMIC["by_dunder.py"] + "# the same\n"}, _dynamic)
-    assert res.returncode == 0 and ran == ["tests/test_by_dunder.py", "tests/test_calc.py"], (ran, res.stderr)
+    assert res.returncode == 0 and ran == ["tests/test_by_dunder.py", "tests/test_calc.py", "tests/test_cli.py"], ran
 
 
 def test_a_module_read_from_sys_modules_or_its_package_is_reached_as_imported(tmp_path):
@@ -355,23 +365,10 @@ def test_an_extension_module_beside_a_source_runs_the_tests_of_the_source():
     assert reach.select({**kept, "rules": 2}, tests, ["pricing/data.so.txt"], set()) is None  # a map of older rules
 
 
-# A third pooled project: a test that runs the product in a child process (what the child imports is not traced).
-TOOL = "WORD = 'hi'\n\n\ndef word():\n    return WORD\n\n\ndef main():\n    print(word().upper())\n"
-SPAWN = ("import os\nimport subprocess\nimport sys\n\n\ndef test_cli():\n"
-         "    env = {**os.environ, 'PYTHONPATH': os.pathsep.join(p for p in sys.path if p)}\n"
-         "    out = subprocess.run([sys.executable, '-c', 'import tool; tool.main()'], env=env, capture_output=True,\n"
-         "                         text=True, check=True).stdout\n    assert out == 'HI\\n'\n")
-SPAWNED = {"calc.py": CALC, "tests/test_calc.py": OWN, "tool.py": TOOL, "tests/test_cli.py": SPAWN,
-           "tests/test_word.py": "from tool import word\n\n\ndef test_word():\n    assert word() == 'hi'\n"}
-
-
 def test_a_module_a_tests_child_process_imports_runs_that_test(tmp_path_factory, kit_home):
     """`test_cli` runs `tool.main()` in a child process, importing nothing of the product itself; `test_word` imports
     `tool`. Was: `tool.main` broken ran `test_word.py` alone (the only test the map saw reach `tool.py`) and the stop
     passed. Now a test that started a process runs at every change of a Python file too, as at every data change."""
-    def project(tmp_path_factory, kit_home):
-        return sealed_project(tmp_path_factory, kit_home, "reach-spawn", SPAWNED, HIDDEN, 3)
-
-    res, ran = _stop(tmp_path_factory, kit_home, {"tool.py": TOOL.replace(".upper()", "")}, project)
+    res, ran = _stop(tmp_path_factory, kit_home, {"tool.py": TOOL.replace(".upper()", "")}, _dynamic)
     assert res.returncode == 2 and "tests/test_cli.py::test_cli" in res.stderr, (ran, res.stderr)
     assert ran == ["tests/test_calc.py", "tests/test_cli.py", "tests/test_word.py"], ran
