@@ -118,29 +118,37 @@ def test_all_passing_answer_is_flagged_suspicious(claude_api, shop_repo, kit_hom
     assert store.load(shop_repo, kit_home).manifest["writer"]["suspicious"]
 
 
-@pytest.mark.parametrize(
-    "bad, shown",
-    [
-        pytest.param([text("Here are your tests."), text("They are above.")], "answered in text", id="text-only"),
-        pytest.param([answer({"test_x.py": "def test_x(:\n    pass\n"})], "test_x.py line 1: ", id="syntax-error"),
-        pytest.param([answer({"test_x.py": "from shop.coupons import apply\n\ndef test_x():\n    pass\n"})],
-                     "test_x.py does not collect: ModuleNotFoundError: No module named 'shop.coupons'", id="does-not-collect"),
-        pytest.param([answer({"test_x.py": "def helper():\n    pass\n"})], "test_x.py: pytest collected no test", id="no-tests"),
-        pytest.param([turn(tool("Glob", {"pattern": "*.py"}))] * 6, "you used all 6 turns", id="max-turns"),
-        pytest.param([answer({"tests/test_x.py": GOOD})] * 5, "did not match the output schema", id="schema-invalid"),
-    ],
-)
-def test_bad_answer_is_retried_with_the_error_then_fails_cleanly(claude_api, shop_repo, kit_home, capsys, bad, shown):
-    claude_api.add(*bad, *bad)  # both attempts answer the same way
+# Each way an answer can be unusable, with what the next attempt's prompt (and the failure) must say about it.
+BAD = [
+    ("text-only", [text("Here are your tests."), text("They are above.")], "answered in text"),
+    ("syntax-error", [answer({"test_x.py": "def test_x(:\n    pass\n"})], "test_x.py line 1: "),
+    ("does-not-collect", [answer({"test_x.py": "from shop.coupons import apply\n\ndef test_x():\n    pass\n"})],
+     "test_x.py does not collect: ModuleNotFoundError: No module named 'shop.coupons'"),
+    ("no-tests", [answer({"test_x.py": "def helper():\n    pass\n"})], "test_x.py: pytest collected no test"),
+    ("max-turns", [turn(tool("Glob", {"pattern": "*.py"}))] * 6, "you used all 6 turns"),
+    ("schema-invalid", [answer({"tests/test_x.py": GOOD})] * 5, "did not match the output schema"),
+]
+
+
+def test_each_bad_answer_is_retried_with_its_error_then_the_writer_fails_cleanly(claude_api, shop_repo, kit_home, capsys):
+    """One `donegate write` whose attempts are each unusable in another way, one after the other: each attempt's
+    prompt names the problem of the one before (the retry is the same whatever the problem was), the last one's is
+    the failure's. One write of 7 attempts where there were six writes of 2 (12 `claude -p` runs)."""
+    write_config(kit_home, f"writer:\n  attempts: {len(BAD) + 1}\n  max_turns: 6\n  timeout: 60\n")
+    last = BAD[1]  # the seventh attempt: a problem of its own for the failure to name
+    for _, bad, _ in BAD + [last]:
+        claude_api.add(*bad)
     code, out, err = write(shop_repo, capsys)
 
     assert code == 1
     assert not claude_api.overrun, claude_api.overrun_message
-    first, second = attempt_prompts(claude_api)
-    assert "rejected" not in first
-    assert "Your previous answer was rejected (attempt 1 of 2)" in second and shown in second, second[-3000:]
-    assert REQUEST in second
-    assert "no usable tests in 2 attempt(s); nothing was sealed" in err and shown in err
+    first, *later = attempt_prompts(claude_api)
+    assert "rejected" not in first and len(later) == len(BAD)
+    for k, ((name, _, shown), prompt) in enumerate(zip(BAD, later), start=1):
+        assert f"Your previous answer was rejected (attempt {k} of {len(BAD) + 1})" in prompt and shown in prompt, \
+            (name, prompt[-3000:])
+        assert REQUEST in prompt
+    assert f"no usable tests in {len(BAD) + 1} attempt(s); nothing was sealed" in err and last[2] in err, err
     *_, failure, fix = err.strip().splitlines()
     assert failure.startswith("donegate: the writer gave no usable tests") and fix.startswith("  fix: "), err
     assert_nothing_sealed(shop_repo, kit_home)
