@@ -52,29 +52,6 @@ def review_cli(repo: Path, env: dict, *args: str) -> tuple[int, dict]:
     return res.returncode, json.loads(res.stdout)
 
 
-def test_pair_approves(sealed_shop, fake_env):
-    fix_bug(sealed_shop)
-    with FakeAPI(scripts={A: verdict(True), B: verdict(True)}) as api:
-        code, result = review_cli(sealed_shop, fake_env(api))
-    assert code == 0 and result["verdict"] == "approve" and result["findings"] == []
-    assert not api.overrun and api.remaining(A) == api.remaining(B) == 0
-    for r in result["reviewers"]:
-        assert r["approve"] is True and r["error"] == "" and r["turns"] >= 1 and r["cost_usd"] > 0 and r["duration"] > 0
-    prompt = first_user_text(api.main_requests(A)[0].body)
-    assert "orders of 10 or more units get 10% off" in prompt and "+    if units >= BULK_THRESHOLD:" in prompt
-    assert sorted(callable_tools(api.main_requests(A)[0].body)) == ["Glob", "Grep", "Read", "StructuredOutput"]
-
-
-def test_pair_one_reviewer_blocking_blocks(sealed_shop, fake_env):
-    with FakeAPI(scripts={A: verdict(True), B: [turn(tool("Read", {"file_path": "shop/pricing.py"})), *verdict(False, BUG)]}) as api:
-        code, result = review_cli(sealed_shop, fake_env(api))
-    assert code == 1 and result["verdict"] == "block"
-    assert [(f["file"], f["reviewers"]) for f in result["findings"]] == [("shop/pricing.py", ["B"])]
-    # The Read really ran, in the repository, read-only tools only.
-    (res,) = api.tool_results(api.main_requests(B)[1])
-    assert "BULK_THRESHOLD" in res["content"] and not res["is_error"]
-
-
 def test_pair_the_same_finding_from_both_is_merged(sealed_shop, fake_env):
     other = {**BUG, "line": 14, "summary": "10 units get no discount", "severity": "minor"}
     hold = 3.0  # seconds each answer is held: run one after the other, B could not ask before A had its answer
@@ -109,14 +86,19 @@ def test_critic_confirming_blocks_and_rejecting_approves(sealed_shop, fake_env):
     assert result["findings"][0]["status"] == "rejected" and result["findings"][0]["reason"] == "read line 1"
 
 
-def test_readable_output(sealed_shop, fake_env):
-    with FakeAPI(scripts={A: verdict(False, BUG), B: verdict(True)}) as api:
+def test_pair_one_reviewer_blocking_blocks_in_readable_output(sealed_shop, fake_env):
+    """One reviewer's blocking finding blocks the pair, read as a person reads it (the --json form of a block is in
+    the tests around: one review for both, where there were two)."""
+    with FakeAPI(scripts={A: verdict(True), B: [turn(tool("Read", {"file_path": "shop/pricing.py"})), *verdict(False, BUG)]}) as api:
         res = subprocess.run([sys.executable, "-m", "donegate", "review", str(sealed_shop)], capture_output=True,
                              text=True, timeout=180, cwd=KIT, env=fake_env(api))
     assert res.returncode == 1, res.stderr
     assert res.stdout.startswith("donegate review (pair) of ") and ": BLOCK" in res.stdout.splitlines()[0]
-    assert "[blocking] shop/pricing.py:15: the threshold check excludes exactly 10 units (reviewer A)" in res.stdout
-    assert "reviewer B: approve, 0 findings" in res.stdout
+    assert "[blocking] shop/pricing.py:15: the threshold check excludes exactly 10 units (reviewer B)" in res.stdout
+    assert "reviewer A: approve, 0 findings" in res.stdout
+    # The Read really ran, in the repository, read-only tools only.
+    (read,) = api.tool_results(api.main_requests(B)[1])
+    assert "BULK_THRESHOLD" in read["content"] and not read["is_error"]
 
 
 # -- through the Stop hook ------------------------------------------------------------------------
@@ -203,9 +185,10 @@ def test_hint_reaches_the_agent_in_a_real_session(shop_repo, kit_home):
     assert lines[0]["gates"]["review"]["reviewers"][0]["findings"][0]["line"] == 15
 
 
-def test_a_reviewer_cannot_read_the_hidden_tests(sealed_shop, fake_env, kit_home):
+def test_pair_approves_and_a_reviewer_cannot_read_the_hidden_tests(sealed_shop, fake_env, kit_home):
     """Read-only tools can still read any absolute path: the kit's deny rules and guard go in by --settings.
-    Both attempts in one review: reviewer A Reads the hidden file, reviewer B Greps the kit's home."""
+    Both attempts in one review: reviewer A Reads the hidden file, reviewer B Greps the kit's home; both approve
+    after (the approving pair once had a review of its own)."""
     (hidden,) = (kit_home / "acceptance").glob("*/test_bulk_discount.py")
     read = tool("Read", {"file_path": str(hidden)})
     grep = tool("Grep", {"pattern": "def test_", "path": str(kit_home)})
@@ -213,7 +196,13 @@ def test_a_reviewer_cannot_read_the_hidden_tests(sealed_shop, fake_env, kit_home
     with FakeAPI(scripts={A: [turn(read), *verdict(True)], B: [turn(grep), *verdict(True)]}) as api:
         code, out = review_cli(sealed_shop, fake_env(api))
         shown = "\n".join(api.all_text_shown())
-    assert code == 0 and out["verdict"] == "approve"
+    assert code == 0 and out["verdict"] == "approve" and out["findings"] == []
+    assert not api.overrun and api.remaining(A) == api.remaining(B) == 0
+    for r in out["reviewers"]:
+        assert r["approve"] is True and r["error"] == "" and r["turns"] >= 1 and r["cost_usd"] > 0 and r["duration"] > 0
+    prompt = first_user_text(api.main_requests(A)[0].body)
+    assert "orders of 10 or more units get 10% off" in prompt and "+    if units >= BULK_THRESHOLD:" in prompt
+    assert sorted(callable_tools(api.main_requests(A)[0].body)) == ["Glob", "Grep", "Read", "StructuredOutput"]
     assert "def test_ten_units_get_the_bulk_discount" not in shown and "3870" not in shown
     for role in (A, B):
         result = api.tool_results(api.main_requests(role)[1])[0]
