@@ -37,9 +37,11 @@ def ran_cleanly(s) -> None:
 
 
 @pytest.mark.own_suite
-@pytest.mark.parametrize("sandbox", [True, False], ids=["sandbox", "no-sandbox"])
-def test_a_repository_test_swapped_for_a_symlink_to_a_fifo_blocks_at_once(gated, api, sandbox):
-    g = gated(sandbox=_sandbox(sandbox), config=FAST)
+def test_a_repository_test_swapped_for_a_symlink_to_a_fifo_blocks_at_once(gated, api):
+    # Without Claude Code's sandbox only (it once ran with it too): the sandbox is around the agent's Bash, which
+    # makes the FIFO in the repository either way, never around the hook, whose answer is the subject here. The
+    # hook's answer to each kind of file that never ends is in tests/gate/test_bounds.py.
+    g = gated(sandbox=False, config=FAST)
     fix = tool("Edit", {"file_path": str(g.pricing), "old_string": BUG[0], "new_string": BUG[1]})
     api.add(
         turn(tool("Read", {"file_path": str(g.pricing)})),
