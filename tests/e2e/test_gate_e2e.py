@@ -17,8 +17,8 @@ import pytest
 from donegate.ledger import chain as ledger
 from donegate.core import proc
 from tests.support.fakeapi import FakeAPI, text, tool, turn
-from tests.support.gated import (ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, Session, sandbox_available,
-                                 stop_hook_ran_cleanly)
+from tests.support.gated import (ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, Session, kit_cmd,
+                                 sandbox_available, stop_hook_ran_cleanly)
 from tests.support.pool import SharedRuns, shared_root
 from tests.support.session import claude_release, find_claude
 
@@ -437,11 +437,17 @@ def _trailing_comma(settings: dict) -> str:
 
 # 2.1.197 dropped the whole file for any of these; 2.1.332 drops only the malformed hook entry and keeps
 # the file's deny rules, while a JSON syntax error still drops the whole file.
-@pytest.mark.parametrize("breakage, rules_hold", [(_string_timeout, True), (_unknown_hook_type, True), (_trailing_comma, False)],
+# Doctor names each (its words): these shapes are also test_install_e2e's cases of "what doctor calls fatal really
+# switches the gate off", asserted here only (one session each, where there were two).
+@pytest.mark.parametrize("breakage, rules_hold, words", [(_string_timeout, True, "timeout is the string"),
+                                                         (_unknown_hook_type, True, ".type is the string"),
+                                                         (_trailing_comma, False, "trailing comma")],
                          ids=["timeout-as-string", "unknown-hook-type", "trailing-comma"])
-def test_a_settings_file_claude_code_drops_silently_means_no_gate(gated, api, breakage, rules_hold):
+def test_a_settings_file_claude_code_drops_silently_means_no_gate(gated, api, breakage, rules_hold, words):
     g = gated()
     g.settings_path.write_text(breakage(json.loads(g.settings_path.read_text())))
+    doc = kit_cmd(g.kit, g.home, "doctor", str(g.repo))
+    assert doc.returncode == 1 and words in doc.stdout, doc.stdout
     api.add(turn(tool("Read", {"file_path": str(g.hidden_test)})), CLAIM)
     s = g.run(api)
 

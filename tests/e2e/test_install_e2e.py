@@ -163,8 +163,9 @@ def _stop_hook(d: dict) -> dict:
     return next(h for grp in d["hooks"]["Stop"] for h in grp["hooks"] if "stop_gate.py" in json.dumps(vocab.hook_words(h)))
 
 
+# The Stop hook's timeout as a string, its type unknown, and a trailing comma: test_gate_e2e.py's
+# test_a_settings_file_claude_code_drops_silently_means_no_gate (doctor's words and the session without a gate).
 BREAKAGES = {
-    "string timeout": (lambda d: _stop_hook(d).update(timeout=str(_stop_hook(d)["timeout"])), "timeout is the string"),
     "zero timeout": (lambda d: _stop_hook(d).update(timeout=0), "timeout is the number 0"),
     "unknown hook type": (lambda d: d["hooks"]["PreToolUse"][0]["hooks"][0].update(type="script"), ".type is the string"),
     "deny as a string": (lambda d: d["permissions"].update(deny="Read(//nowhere/**)"), "permissions.deny is the string"),
@@ -177,16 +178,13 @@ def test_each_shape_doctor_rejects_switches_the_gate_off(gated):
     g = gated(config={"max_blocks": 1})
     good = g.settings_path.read_text()
     cases = [("valid", None, None)] + [(name, change, words) for name, (change, words) in BREAKAGES.items()]
-    cases.append(("trailing comma", "text", "trailing comma"))
     cases.append(("disableAllHooks in settings.local.json", "local", "disableAllHooks is true"))
     seen = {}
     for name, change, words in cases:
         g.settings_path.write_text(good)
         local = g.repo / ".claude" / "settings.local.json"
         local.unlink(missing_ok=True)
-        if change == "text":
-            g.settings_path.write_text(good.rstrip().rstrip("}").rstrip() + ",\n}\n")
-        elif change == "local":
+        if change == "local":
             local.write_text('{"disableAllHooks": true}\n')
         elif change is not None:
             data = json.loads(good)
