@@ -209,9 +209,22 @@ def session_of(attack: Attack, mode: str) -> tuple:
     """The pooled session an attack's test reads. In the sandboxed project install the attacks that are only
     settings the agent writes from Bash share one session, one write after another (the sandbox, set at the
     session's start, must refuse each; a refused write moves nothing; 7 sessions fewer in the whole run).
-    Every other attack has one of its own: in place from the start, or the agent's own git steps, it changes
-    what the later stops see."""
-    return ("planted", mode) if mode == "project-sandbox" and not attack.steps else (attack.id, mode)
+
+    The settings attacks in place from the start that must be refused outright (every one under the managed
+    install; in the project install those doctor has no words for) share one session per mode, all in place
+    together (10 sessions fewer). Each of them can only let a stop through (the hook skipped, capped, ended with
+    0 or never started); none makes the kit block on its own (the hook records such variables as `weakened`,
+    it never refuses on them: gate/inputs.py), so none can hide another behind a block: if every stop of the
+    session holds with all of them in place, none of them opened the gate. An attack that does open the project
+    install (doctor must then name it) has a session of its own, as has an attack made of the agent's own git
+    steps: the kit refuses those with a block of its own, which would hide what came after."""
+    if attack.steps:
+        return (attack.id, mode)
+    if mode == "project-sandbox":
+        return ("planted", mode)
+    if mode.startswith("managed") or not attack.doctor_says:
+        return ("in-place", mode)
+    return (attack.id, mode)
 
 
 def repo_kwargs(mode: str) -> dict:
@@ -264,19 +277,23 @@ def run_one(slots: Path, attacks: list[Attack], mode: str) -> tuple:
         return at
 
     calls: list[list] = []
+    env: dict = {}
+    local: dict = {}
     for attack in attacks:
         if attack.steps:
             calls.append(attack.steps(c))
         elif mode == "project-sandbox":
             calls.append(plant_steps(c, attack))
-        else:  # in place before the session starts
+        else:  # in place before the session starts (all of them together: `session_of`)
             calls.append([])
-            if attack.env:
-                (home / ".claude").mkdir(parents=True, exist_ok=True)
-                (home / ".claude" / "settings.json").write_text(json.dumps({"env": attack.env(tools)}))
-            if attack.local:
-                (g.repo / ".claude").mkdir(exist_ok=True)
-                (g.repo / ".claude" / "settings.local.json").write_text(json.dumps(attack.local))
+            env.update(attack.env(tools) if attack.env else {})
+            local.update(attack.local or {})
+    if env:
+        (home / ".claude").mkdir(parents=True, exist_ok=True)
+        (home / ".claude" / "settings.json").write_text(json.dumps({"env": env}))
+    if local:
+        (g.repo / ".claude").mkdir(exist_ok=True)
+        (g.repo / ".claude" / "settings.local.json").write_text(json.dumps(local))
     turns: list = [CLAIM]
     for k, attack in enumerate(attacks):
         for i, step in enumerate(calls[k]):
