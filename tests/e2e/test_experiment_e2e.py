@@ -185,6 +185,9 @@ def killed_and_resumed(scripted: FakeAPI, kit_home: Path, tmp_path: Path) -> Non
 
 def test_two_shards_merged_equal_one_unsharded_run(scripted, kit_home, tmp_path):
     spec = shop_spec(tmp_path, "shards", ["bulk"], ["none", "tests"])
+    data = yaml.safe_load(spec.read_text())
+    data["keys"] = {**(data.get("keys") or {}), "max_blocks": 1}  # one block, then the hand-over: 2 stops a gated run, not 4
+    spec.write_text(yaml.safe_dump(data, sort_keys=False))
     whole, one, two = tmp_path / "whole.jsonl", tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     for led, args in ((whole, ()), (one, ("--shard", "1/2")), (two, ("--shard", "2/2"))):
         res = experiment(scripted, kit_home, spec, "--jobs", "2", "--ledger", str(led), "--quiet", *args)
@@ -195,9 +198,9 @@ def test_two_shards_merged_equal_one_unsharded_run(scripted, kit_home, tmp_path)
             "likely_unjustified", "unlabelled")
     assert [{k: r[k] for k in keep} for r in a["configurations"]] == [{k: r[k] for k in keep} for r in b["configurations"]]
     assert a["matrix"] == b["matrix"] and b["duplicates"] == [] and all(c["intact"] for c in b["ledgers"])
-    # The agent that never fixes, against the writer's mistaken test: handed to a person, every block likely unjustified.
+    # The agent that never fixes, against the writer's mistaken test: handed to a person, its block likely unjustified.
     gated = next(r for r in b["configurations"] if r["config"] == "tests")
-    assert (gated["met"], gated["gave_up"], gated["blocks"], gated["likely_unjustified"]) == (5, 1, 3, 3)
+    assert (gated["met"], gated["gave_up"], gated["blocks"], gated["likely_unjustified"]) == (5, 1, 1, 1)
     # A person's label of one of those blocks (by the ref the run line names) overrides the rule.
     (run,) = [r for r in runs(one) + runs(two) if r["config"] == "tests"]
     shard = one if run in runs(one) else two
@@ -205,7 +208,7 @@ def test_two_shards_merged_equal_one_unsharded_run(scripted, kit_home, tmp_path)
                            cwd=KIT, capture_output=True, text=True, timeout=60)
     assert label.returncode == 0, label.stderr
     gated = next(r for r in table.summarize([one, two], "shards")["configurations"] if r["config"] == "tests")
-    assert (gated["justified"], gated["likely_unjustified"]) == (1, 2)
+    assert (gated["justified"], gated["likely_unjustified"]) == (1, 0)
 
 
 def test_the_budget_cap_stops_new_runs_and_a_higher_cap_finishes_them_and_two_processes_never_do_the_same_run(scripted, kit_home, tmp_path):
