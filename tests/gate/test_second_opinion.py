@@ -14,9 +14,11 @@ import json
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
+from donegate.gate import appeal
 from tests.support import require
 from tests.support.calcrepo import PROCESS_WIDE, together
 from tests.support.repos import write_config, git, ledger_lines, make_repo, run_hook, seal, stop_lines, seal_files, stop_payload
@@ -209,6 +211,12 @@ def clean(sealed):
     subprocess.run(["git", "-C", str(repo), "clean", "-q", "-fdx"], check=True, timeout=30)
 
 
+# The attacks whose appeal is refused through a second stop, one of each kind of evidence (two runs disagreeing, the
+# equality probe, a forged stream); for the others the block's record is put to the appeal's own test (the stop
+# after it would decide the appeal from that record alone, and re-run the same attack: ~0.4 CPU-s each).
+APPEALED_AT_THE_HOOK = {"pytest-in-sys-modules", "always-equal-non-constant-body", "forged-stream-via-pytest-objects-and-posix-exit"}
+
+
 @pytest.mark.parametrize("name", list(ATTACKS))
 def test_attack_is_blocked_by_the_second_opinion_or_the_probe(sealed, monkeypatch, clean, name):
     files, expect, rule = ATTACKS[name]
@@ -218,8 +226,14 @@ def test_attack_is_blocked_by_the_second_opinion_or_the_probe(sealed, monkeypatc
     assert expect in res.stderr, res.stderr
     if rule:
         assert accept["tamper"]["rule"] == rule, accept
-    # Hard evidence: an appeal is refused, and the stop stays blocked; the runs disagreeing a second time in the
-    # session hands it to a person instead (`breaker.MAX_DISAGREEMENTS`), the appeal refused all the same.
+    # Hard evidence: an appeal is refused. What refuses it is the block's own record (`appeal._not_appealable`, read
+    # from the gates this stop wrote); a stop with the appeal is run for one case of each kind of evidence
+    # (APPEALED_AT_THE_HOOK), where it stays blocked, or the runs disagreeing a second time in the session hand it
+    # to a person (`breaker.MAX_DISAGREEMENTS`), the appeal refused all the same.
+    why = appeal._not_appealable(SimpleNamespace(gates=line["gates"]))
+    assert why and "tampered with the test run" in why, (why, accept)
+    if name not in APPEALED_AT_THE_HOOK:
+        return
     twice = bool(accept["second"].get("disagreement")) if isinstance(accept.get("second"), dict) else False
     res, line = _stop(sealed, monkeypatch, {}, f"attack-{name}", message="Done.\nAPPEAL: the hidden test is wrong about this")
     assert line["gates"]["appeal"]["accepted"] is False, line["gates"]
