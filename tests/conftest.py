@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import require
+from tests.support import repos, require
 from tests.support.repos import OWN_SUITE, write_config, example_files, make_repo, own_suite, seal_example, sealed_copy
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory, monkeypatch):
+def _isolated_home(tmp_path_factory, monkeypatch, request):
     """Forbid touching the real home or the kit's own ledger/store: each test gets its own."""
     real = os.environ.get("HOME")
     home = tmp_path_factory.mktemp("home")
@@ -34,8 +34,13 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     # says `confine: off`. Tests that do not care about the walls say it for them (a test that writes
     # its own config says it itself); tests of the walls skip (tests/support/require.py). And `held_share: 0`:
     # the default's random pick would make a block's shown assertions a draw (write_config says why).
+    # The project's own suite off in what the test seals itself, unless the test is about it or end-to-end
+    # (tests/support/repos.py `OWN_DEFAULT`).
+    e2e = request.node.get_closest_marker("e2e") is not None or request.node.nodeid.startswith("tests/e2e/")
+    repos.OWN_DEFAULT = None if e2e or own_suite(request) else "off"
     write_config(kit_home, "")
     yield
+    repos.OWN_DEFAULT = None
     # `monkeypatch.undo()` in a test puts the real HOME back: whatever ran after it (an install's hook stubs)
     # went into the person's ~/.claude/hooks. Use `monkeypatch.context()` for a change of one block.
     # A test may point HOME elsewhere on purpose (a session that moves it); never back at the person's own.

@@ -65,6 +65,7 @@ def test_a_protected_settings_file_made_a_fifo_blocks(sealed_shop, kit_home):
     assert ".claude/settings.local.json" in err
 
 
+@pytest.mark.own_suite  # the link among the project's own tests: its own suite runs through it, then meets /dev/zero
 def test_a_symlink_sealed_as_a_symlink_is_no_change(shop_repo, kit_home):
     """Honest: a repository that holds a symlink among its tests; it is compared as a link, not followed."""
     from tests.support.repos import seal

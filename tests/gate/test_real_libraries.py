@@ -20,6 +20,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.support import sdist
 from tests.support.typeguard_is_type import TYPEGUARD_NEW, TYPEGUARD_OLD
 from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload, write_config
@@ -317,6 +319,7 @@ def test_a_project_that_is_not_pytest_never_gets_a_copy_of_pytest_its_change_add
 OWN_VERSION = "from _pytest import version_tuple\n\n\ndef test_the_release_tuple():\n    assert version_tuple[:2] == (9, 2)\n"
 
 
+@pytest.mark.own_suite
 def test_pytest_its_own_suite_runs_under_its_own_pytest(tmp_path, kit_home):
     """The project is pytest and has a suite of its own (`testing/`): its own runs load the project's pytest, as the
     hidden run does (issue 46). Was: the kit's, so a regression of the project's `_pytest` was never seen by its own

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import uuid
 from pathlib import Path
 from typing import Callable
@@ -122,6 +123,15 @@ def own_suite(request) -> bool:
     return request.node.get_closest_marker(OWN_SUITE) is not None
 
 
+# The same for the repositories a hook-level test seals itself (`seal`, `seal_example`, `seal_files`, a reseal of a
+# pooled copy, `donegate seal` run by the test): `write_config` adds `own_tests: off` unless the text names
+# `own_tests`, for every test tests/conftest.py sets this for (not about the own suite, not end-to-end). A seal of
+# the example ran its own suite twice (~0.55 CPU-s) and each stop on it once more (~0.25 CPU-s), in tests about
+# something else. Set per test (tests run one at a time in a worker process); read in the main thread only (a pool's
+# runner thread builds for the e2e test that asked, whatever test runs meanwhile).
+OWN_DEFAULT: str | None = None
+
+
 def sealed_copy(root: Path, name: str, build: Callable[[Path, Path], None], kit_home: Path, own: bool = True) -> Path:
     """A fresh copy of a repository sealed once per test process for every test that asks for the same
     `name` under the same donegate.yaml (a seal costs a run of the hidden tests; a copy, milliseconds).
@@ -216,13 +226,18 @@ def write_config(home: Path, text: str, *, kit_held_share: bool = False) -> None
     `held_share: 0` is added unless `text` names it or `kit_held_share`: the kit's default holds back a share
     of a person's tests drawn at random at each seal, so a test that is not about held-back tests and reads a
     block's assertions (or counts shown failures) would pass or fail by the draw. Tests of the default say
-    `kit_held_share=True` (tests/seal/test_held_default.py)."""
+    `kit_held_share=True` (tests/seal/test_held_default.py).
+
+    `own_tests: off` is added where the test is not about the project's own suite (`OWN_DEFAULT`)."""
     from tests.support import require
 
     if require.unconfined() and not re.search(r"^confine\s*:|\"confine\"\s*:", text, re.M):
         text = _with_key(text, "confine", "off")
     if not kit_held_share and not re.search(r"^held_share\s*:|\"held_share\"\s*:", text, re.M):
         text = _with_key(text, "held_share", 0)
+    if (OWN_DEFAULT and threading.current_thread() is threading.main_thread()  # a pool's runner may build an e2e test's
+            and not re.search(r"^own_tests\s*:|\"own_tests\"\s*:", text, re.M)):
+        text = _with_key(text, "own_tests", OWN_DEFAULT)
     (home / "donegate.yaml").write_text(text)
 
 
