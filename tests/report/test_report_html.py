@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import KIT, stop_lines, make_repo, run_hook, stop_payload
+from tests.support.repos import KIT, stop_lines, make_repo, run_hook, stop_payload, write_config
 from donegate import cli, report
 from donegate.ledger import chain as ledger
 from donegate.report import html as report_html
@@ -95,25 +95,39 @@ HIDDEN = ("import mod, pathlib\n\n\ndef test_value():\n"
           f"    assert mod.VALUE == 2, '\\n{SECRET}\\n' + str(here_is_the_store)\n")
 
 
-@pytest.fixture
-def gated(tmp_path, kit_home) -> Path:
+@pytest.fixture(scope="module")
+def _gated(tmp_path_factory) -> Path:
     """A repository sealed with a hidden test whose failure message repeats its own source and store path;
-    two real stops (a block, then a pass), plus one whose transcript leaks the source."""
-    repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n"})
-    test = tmp_path / "hidden" / "test_mod.py"
-    test.parent.mkdir()
-    test.write_text(HIDDEN)
-    res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test)], capture_output=True, text=True,
-                         timeout=120, cwd=KIT)
-    assert res.returncode == 0, res.stderr
-    test.unlink()
-    transcript = tmp_path / "transcript.jsonl"
-    transcript.write_text(json.dumps({"type": "user", "message": {"content": HIDDEN}}) + "\n")
-    assert run_hook(stop_payload(repo, session="s-leaks", transcript_path=str(transcript))).returncode == 2
-    assert run_hook(stop_payload(repo, session="s-fixes", message="All done.")).returncode == 2
-    (repo / "mod.py").write_text("VALUE = 2\n")
-    assert run_hook(stop_payload(repo, session="s-fixes")).returncode == 0
-    return kit_home / "ledger.jsonl"
+    two real stops (a block, then a pass), plus one whose transcript leaks the source. Once per module and worker,
+    in a state root of its own: the tests only read its ledger and stores (a seal and three stops, ~1.6 CPU-s)."""
+    root = tmp_path_factory.mktemp("gated")
+    home = root / "home"
+    home.mkdir()
+    write_config(home, "")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DONEGATE_HOME", str(home))
+        repo = make_repo(root / "repo", {"mod.py": "VALUE = 1\n"})
+        test = root / "hidden" / "test_mod.py"
+        test.parent.mkdir()
+        test.write_text(HIDDEN)
+        res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test)], capture_output=True,
+                             text=True, timeout=120, cwd=KIT)
+        assert res.returncode == 0, res.stderr
+        test.unlink()
+        transcript = root / "transcript.jsonl"
+        transcript.write_text(json.dumps({"type": "user", "message": {"content": HIDDEN}}) + "\n")
+        assert run_hook(stop_payload(repo, session="s-leaks", transcript_path=str(transcript))).returncode == 2
+        assert run_hook(stop_payload(repo, session="s-fixes", message="All done.")).returncode == 2
+        (repo / "mod.py").write_text("VALUE = 2\n")
+        assert run_hook(stop_payload(repo, session="s-fixes")).returncode == 0
+    return home / "ledger.jsonl"
+
+
+@pytest.fixture
+def gated(_gated, monkeypatch) -> Path:
+    """`_gated`'s ledger, with its state root as the test's (`gated.parent`): the page scrubs against its stores."""
+    monkeypatch.setenv("DONEGATE_HOME", str(_gated.parent))
+    return _gated
 
 
 def source_lines() -> list[str]:
@@ -121,9 +135,9 @@ def source_lines() -> list[str]:
 
 
 @pytest.mark.parametrize("where", ["with its stores", "elsewhere"])
-def test_the_page_shows_what_the_agent_saw_and_no_hidden_source(gated, tmp_path, kit_home, monkeypatch, where):
+def test_the_page_shows_what_the_agent_saw_and_no_hidden_source(gated, tmp_path, monkeypatch, where):
     raw = gated.read_text()
-    assert SECRET in raw and str(kit_home / "acceptance") in raw  # the attack: the ledger's gates hold both
+    assert SECRET in raw and str(gated.parent / "acceptance") in raw  # the attack: the ledger's gates hold both
     assert "<th>appeals" not in page(tmp_path, gated).read_text()  # no appeal, no column
     if where == "elsewhere":  # no store to scrub against: the gate's own feedback must be clean by itself
         (tmp_path / "elsewhere").mkdir()
@@ -131,19 +145,19 @@ def test_the_page_shows_what_the_agent_saw_and_no_hidden_source(gated, tmp_path,
     text = page(tmp_path, gated).read_text()
     for line in source_lines():
         assert line not in text, f"hidden test source in the page: {line!r}"
-    assert str(kit_home) not in text and "/acceptance/" not in text
+    assert str(gated.parent) not in text and "/acceptance/" not in text
     data = page_json(tmp_path / "report.html")
     shown = [t for t in data["texts"] if "test_mod.py::test_value" in t]
-    blocks = [r["feedback"] for r in stop_lines(kit_home) if r["verdict"] == "block"]
+    blocks = [r["feedback"] for r in stop_lines(gated.parent) if r["verdict"] == "block"]
     assert shown and set(shown) == set(blocks)  # the page's text is the gate's feedback, as the agent read it
     assert "assert 1 == 2" in shown[0]  # (the message's path line is dropped: only assertion and where lines are kept)
 
 
-def test_a_line_without_feedback_shows_test_ids_never_raw_messages(gated, tmp_path, kit_home, monkeypatch):
+def test_a_line_without_feedback_shows_test_ids_never_raw_messages(gated, tmp_path, monkeypatch):
     # A ledger written before `feedback` existed: its raw messages hold the source; the page must not,
     # even read where no store is at hand to scrub against (a ledger mailed to someone else).
     old = tmp_path / "old.jsonl"
-    for rec in stop_lines(kit_home):
+    for rec in stop_lines(gated.parent):
         rec.pop("v"), rec.pop("prev"), rec.pop("feedback", None)
         ledger.append(rec, old)
     (tmp_path / "elsewhere").mkdir()
@@ -152,20 +166,20 @@ def test_a_line_without_feedback_shows_test_ids_never_raw_messages(gated, tmp_pa
     assert SECRET in old.read_text()
     for line in source_lines():
         assert line not in text
-    assert str(kit_home) not in text
+    assert str(gated.parent) not in text
     assert "test_mod.py::test_value" in text and "predates the ledger" in text
 
 
-def test_the_store_scrubber_catches_source_a_feedback_text_would_carry(gated, tmp_path, kit_home):
+def test_the_store_scrubber_catches_source_a_feedback_text_would_carry(gated, tmp_path):
     # Defence in depth: even a `feedback` holding a source line (a gate bug) loses it in the page.
     bad = tmp_path / "bad.jsonl"
-    for rec in stop_lines(kit_home):
+    for rec in stop_lines(gated.parent):
         rec.pop("v"), rec.pop("prev")
         if "feedback" in rec:
-            rec["feedback"] += f"\n{SECRET}\n{kit_home / 'acceptance'}"
+            rec["feedback"] += f"\n{SECRET}\n{gated.parent / 'acceptance'}"
         ledger.append(rec, bad)
     text = page(tmp_path, bad).read_text()
-    assert SECRET not in text and str(kit_home) not in text
+    assert SECRET not in text and str(gated.parent) not in text
 
 
 def test_ledger_text_cannot_become_markup(tmp_path):
@@ -454,13 +468,13 @@ def test_the_browser_shows_the_experiment(browser, tmp_path):
     assert outside(browser) == []
 
 
-def test_the_browser_shows_a_real_gates_feedback_and_no_source(browser, gated, tmp_path, kit_home):
+def test_the_browser_shows_a_real_gates_feedback_and_no_source(browser, gated, tmp_path):
     browser.open(page(tmp_path, gated))
     browser.wait_for("window.donegateReady")
     assert browser.js("document.querySelector('tr[data-session=\"s-leaks\"] .mark').classList.contains('leak')")
     browser.click('tr[data-session="s-fixes"] .mark[data-verdict="block"]')
     shown = browser.wait_for("document.getElementById('feedback') && document.getElementById('feedback').textContent")
-    assert shown == next(r["feedback"] for r in stop_lines(kit_home) if r["session"] == "s-fixes")
+    assert shown == next(r["feedback"] for r in stop_lines(gated.parent) if r["session"] == "s-fixes")
     browser.click('tr[data-session="s-leaks"] .mark')
     assert "source line(s)" in browser.js("document.getElementById('detail').textContent")
     everything = browser.js("document.documentElement.outerHTML")
@@ -484,32 +498,46 @@ def test_the_pages_own_policy_stops_a_request_even_from_injected_markup(browser,
     assert browser.blocked() == {"http://example.invalid/x.png": "csp"}
 
 
+@pytest.fixture(scope="module")
+def _claimed(tmp_path_factory) -> Path:
+    """A repository sealed with its request; one stop whose agent's last message repeats a hidden line and a store path.
+    Once per module and worker, in a state root of its own (`_gated`)."""
+    root = tmp_path_factory.mktemp("claimed")
+    home = root / "home"
+    home.mkdir()
+    write_config(home, "")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DONEGATE_HOME", str(home))
+        repo = make_repo(root / "claims", {"mod.py": "VALUE = 1\n"})
+        test = root / "hidden2" / "test_mod.py"
+        test.parent.mkdir()
+        test.write_text(HIDDEN)
+        res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test), "--request", "VALUE must be 2"],
+                             capture_output=True, text=True, timeout=120, cwd=KIT)
+        assert res.returncode == 0, res.stderr
+        store = next((home / "acceptance").iterdir())
+        said = f"All done: VALUE is 2 now.\n{SECRET}\nI read it in {store}/test_mod.py"
+        assert run_hook(stop_payload(repo, session="s-claims", message=said)).returncode == 2
+    return home / "ledger.jsonl"
+
+
 @pytest.fixture
-def claimed(tmp_path, kit_home) -> Path:
-    """A repository sealed with its request; one stop whose agent's last message repeats a hidden line and a store path."""
-    repo = make_repo(tmp_path / "claims", {"mod.py": "VALUE = 1\n"})
-    test = tmp_path / "hidden2" / "test_mod.py"
-    test.parent.mkdir()
-    test.write_text(HIDDEN)
-    res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test), "--request", "VALUE must be 2"],
-                         capture_output=True, text=True, timeout=120, cwd=KIT)
-    assert res.returncode == 0, res.stderr
-    store = next((kit_home / "acceptance").iterdir())
-    said = f"All done: VALUE is 2 now.\n{SECRET}\nI read it in {store}/test_mod.py"
-    assert run_hook(stop_payload(repo, session="s-claims", message=said)).returncode == 2
-    return kit_home / "ledger.jsonl"
+def claimed(_claimed, monkeypatch) -> Path:
+    """`_claimed`'s ledger, with its state root as the test's (`claimed.parent`)."""
+    monkeypatch.setenv("DONEGATE_HOME", str(_claimed.parent))
+    return _claimed
 
 
-def test_the_page_shows_the_sealed_request_and_the_agents_last_message_scrubbed(claimed, tmp_path, kit_home):
+def test_the_page_shows_the_sealed_request_and_the_agents_last_message_scrubbed(claimed, tmp_path):
     # Before: neither was on the page (the stop line did not keep the message; the request was only in the store).
-    assert SECRET in stop_lines(kit_home)[-1]["said"]  # the ledger keeps it, for the person
+    assert SECRET in stop_lines(claimed.parent)[-1]["said"]  # the ledger keeps it, for the person
     data = page_json(page(tmp_path, claimed))
     assert data["requests"] == ["VALUE must be 2"] and len(data["repos"]) == 1  # (the repository beside the store: redacted)
     (stops,) = data["details"]
     said = stops[0]["sa"]
-    assert said.startswith("All done: VALUE is 2 now.") and SECRET not in said and str(kit_home) not in said
+    assert said.startswith("All done: VALUE is 2 now.") and SECRET not in said and str(claimed.parent) not in said
     text = (tmp_path / "report.html").read_text()
-    assert SECRET not in text and str(kit_home / "acceptance") not in text
+    assert SECRET not in text and str(claimed.parent / "acceptance") not in text
 
 
 def test_the_browser_shows_the_request_and_what_the_agent_said(browser, claimed, tmp_path):
