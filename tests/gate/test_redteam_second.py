@@ -29,16 +29,17 @@ RIGHT = BASE + "\n\ndef half(x):\n    return x // 2\n"
 UNDER_PYTEST = RIGHT.replace("return x // 2", "return x // 2 if 'pytest' in sys.modules else 0").replace(
     "def twice", "import sys\n\n\ndef twice", 1)
 # Right on every test but one regression test, and on that one only under pytest: a share of the old tests
-# (199 of 300) misses it one stop in three.
+# (199 of 250) misses it one stop in five.
 ONE_OLD = ("import sys\n\n\ndef twice(x):\n    return 2 * x if x != 7 or 'pytest' in sys.modules else 0\n\n\n"
            "def half(x):\n    return x // 2\n")
-# Old tests: above second.ALL_UP_TO, so a stop checks a drawn share of them (a seal and each stop run them all: 300,
-# not 600, halves what the two tests below cost, ~26 CPU-s, and leaves test_7 out of a share one stop in three).
-MANY = 300
+# Old tests: above second.ALL_UP_TO, so a stop checks a drawn share of them (a seal and each stop run them all: 250,
+# not 600, cuts what the two tests below cost by more than half, and leaves test_7 out of a share one stop in five).
+# The same suite as tests/gate/test_second_share.py's (`_stop`): a worker that runs both seals it once.
+MANY = second.ALL_UP_TO + 50
 
 
 def _sealed(tmp_path_factory, kit_home, n: int):
-    """`calc.py` with `n` old tests and the new one sealed: once per worker (a seal of 600 tests runs them), each test
+    """`calc.py` with `n` old tests and the new one sealed: once per worker (a seal of 251 tests runs them), each test
     a copy (`pooled_files`)."""
     return pooled_files(tmp_path_factory, kit_home, {"calc.py": BASE}, "test_calc.py",
                         "".join(OLD.format(i=i, d=2 * i) for i in range(n)) + NEW)
