@@ -15,6 +15,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from donegate import paths
 from tests.support.repos import fix_bug, stop_lines, stop_payload
 
@@ -57,6 +59,7 @@ def _count_stop(repo: Path, kit_home: Path, monkeypatch, sealed: Path | None = N
     return code, keys, len(_OPENS)
 
 
+@pytest.mark.own_suite  # every stage, the own suite's run among them (tests/support/repos.py `own_suite`)
 def test_a_stop_derives_the_key_and_reads_the_seal_record_once(sealed_shop, kit_home, monkeypatch):
     code, keys, opens = _count_stop(sealed_shop, kit_home, monkeypatch, session="s1")
     assert code == 2 and stop_lines(kit_home)[-1]["verdict"] == "block"  # every stage ran, to the ledger
@@ -74,6 +77,7 @@ def test_a_stop_derives_the_key_and_reads_the_seal_record_once(sealed_shop, kit_
         assert keys == Counter({str(sealed_shop): 1}) and opens == 1, (keys, opens)
 
 
+@pytest.mark.own_suite  # every stage, the own suite's run among them (tests/support/repos.py `own_suite`)
 def test_a_stop_at_a_monorepos_root_reads_the_packages_seal_record_once(tmp_path, kit_home, monkeypatch):
     # The session's folder is the root, the seal is a package's below it: finding it reads the package's record
     # (is it changed since its seal?), and the stop judges it with that record, not a second read. Each folder
