@@ -13,6 +13,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -142,11 +143,22 @@ def sessions_of(prefix: str) -> list[int]:
 
 def test_a_run_killed_by_sigkill_is_done_again_and_none_is_counted_twice(kit_home, tmp_path):
     find_claude()
-    with FakeAPI(respond=shop_agents.respond, delay=1.0) as slow:  # a session of a few seconds, to be killed in
-        killed_and_resumed(slow, kit_home, tmp_path)
+    held, released = threading.Event(), threading.Event()
+
+    def respond(body: dict):  # once `held`, the model answers nothing until `released`: a session left alone never ends
+        if held.is_set():
+            released.wait(300)
+        return shop_agents.respond(body)
+
+    with FakeAPI(respond=respond, delay=1.0) as slow:
+        try:
+            killed_and_resumed(slow, kit_home, tmp_path, held, released)
+        finally:
+            released.set()
 
 
-def killed_and_resumed(scripted: FakeAPI, kit_home: Path, tmp_path: Path) -> None:
+def killed_and_resumed(scripted: FakeAPI, kit_home: Path, tmp_path: Path, held: threading.Event,
+                       released: threading.Event) -> None:
     spec = shop_spec(tmp_path, "kill", ["bulk"], ["none"], reps=2)  # one run done, one killed in its session
     led = tmp_path / "ledger.jsonl"
     cmd = [sys.executable, "-m", "donegate", "experiment", "run", str(spec), "--ledger", str(led), "--jobs", "1"]
@@ -157,6 +169,7 @@ def killed_and_resumed(scripted: FakeAPI, kit_home: Path, tmp_path: Path) -> Non
         while not (led.exists() and runs(led)) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert runs(led), "no run finished in time"
+        held.set()  # the next run's session waits on its model from now on: only the reaper can end it
         seen = len(scripted.requests)
         while len(scripted.requests) == seen and time.monotonic() < deadline:  # the next run's session has begun
             time.sleep(0.05)
@@ -165,13 +178,14 @@ def killed_and_resumed(scripted: FakeAPI, kit_home: Path, tmp_path: Path) -> Non
     finally:
         proc.kill()
         proc.wait(timeout=30)
-    # The reaper (its own process) ends the session as soon as it is scheduled: well within 2 s even on a loaded
-    # machine, while the session itself, its model answering a second late each turn, would need seconds more.
-    stop = time.monotonic() + 2
+    # The reaper (its own process) ends the session; the session itself, its model holding every answer, never would.
+    # (Was: "within 2 s", a wall-clock bound that failed once on a loaded machine with the code unchanged.)
+    stop = time.monotonic() + 60
     while sessions_of("donegate-exp-bulk-none-") and time.monotonic() < stop:
         time.sleep(0.05)
     left = sessions_of("donegate-exp-bulk-none-")
     assert not left, "the killed run's session lives on: " + "; ".join(open(f"/proc/{p}/cmdline").read().replace("\0", " ")[:200] for p in left)
+    released.set()
     before = [r["key"] for r in runs(led)]
     assert len(before) == 1, before
     res = experiment(scripted, kit_home, spec, "--ledger", str(led), "--jobs", "1")
