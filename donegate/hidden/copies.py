@@ -48,3 +48,29 @@ def own_copies(startup, path):
         for name in names:
             dropped[name] = sys.modules.pop(name)
     return dropped
+
+
+def drop_kit_copies(reporter):
+    """`own_copies` for the plugin (`reporter`), at two moments: before pytest imports the first conftest.py (pluggy
+    1.5.0's `testing/conftest.py` imports `PluginManager` for the fixture most of its tests use: imported at
+    collection only, it got the kit's pluggy, and its suite tested that), and at collection (what pytest imported
+    since). The kit's modules dropped are kept in `reporter.kit_copies`: the tripwires fingerprint those."""
+    if reporter.startup is None:
+        return
+    dropped = own_copies(reporter.startup, reporter.path)
+    reporter.kit_copies.update(dropped)
+    wires = reporter.wires
+    if dropped and wires is not None:
+        wires.modules = [m for m in wires.modules if m not in dropped]
+        wires.labels, wires.base = wires.snapshot()
+
+
+def kit_module(reporter, name):
+    """The kit's module `name` (what the tripwires fingerprint): the one the project's copy replaced, else the one
+    in `sys.modules`, None where that is the project's own (its top-level package replaced the kit's)."""
+    kept = reporter.kit_copies
+    if name in kept:
+        return kept[name]
+    if name.partition(".")[0] in {n.partition(".")[0] for n in kept}:
+        return None
+    return sys.modules.get(name)

@@ -11,14 +11,30 @@ def failure_text(report) -> str:
     longrepr = report.longrepr
     crash = getattr(longrepr, "reprcrash", None)
     if crash is not None and getattr(crash, "message", None):
-        return crash.message
+        return _error_first(crash.message)
     if isinstance(longrepr, tuple) and len(longrepr) == 3:  # skip: (path, line, reason)
         return str(longrepr[2])
     text = str(longrepr or "").strip()
     lines = text.splitlines()
+    if "Expected:" in lines and "Got:" in lines:  # a doctest's (ReprFailDoctest): its last line is only where it is
+        start = lines.index("Expected:")
+        example = [line.split(">>>", 1)[1].strip() for line in lines[:start] if ">>>" in line][-1:]
+        return "\n".join([*(f">>> {e}" for e in example), *(line for line in lines[start:-1] if line.strip())])
     # Collection errors end with the exception line(s) starting with "E   ".
     errs = [line[1:].strip() for line in lines if line.startswith("E ")]
     return "\n".join(errs) if errs else (lines[-1] if lines else "")
+
+
+def _error_first(message: str) -> str:
+    """A SyntaxError's text (`File "...", line N`, the line, a caret, then `SyntaxError: why`) with its error line first:
+    a block shows a message's first line, which was only `File "<string>", line 3` (attrs' `make_class` given a
+    keyword as a field's name, the failing example hypothesis found)."""
+    lines = message.splitlines()
+    if len(lines) > 1 and lines[0].lstrip().startswith('File "'):
+        for i, line in enumerate(lines[1:], 1):
+            if line and not line[0].isspace():
+                return "\n".join([line, *lines[:i], *lines[i + 1:]])
+    return message
 
 
 def subtest_label(report) -> "str | None":

@@ -82,7 +82,7 @@ class Tripwires:
         self.config, self.reporter = config, reporter
         self.spaces = []  # (label, namespace dict, keys)
         for mod in _MODULES:
-            m = sys.modules.get(mod)
+            m = globals()["kit_module"](reporter, mod)  # copies.py: the kit's, never the project's own pluggy
             if m is None:
                 continue
             for label, ns in [(mod, m), *((f"{mod}.{k}", v) for k, v in vars(m).items() if isinstance(v, type)
@@ -98,7 +98,7 @@ class Tripwires:
         self.flat_keys = [k for _, _, keys in self.spaces for k in keys]
         self.callers = [(name, c) for name, c in vars(config.pluginmanager.hook).items() if hasattr(c, "_hookimpls")]
         self.builtin_names = [k for k in vars(builtins) if k != "_"]  # `_`: the display hook and gettext set it
-        self.modules = [m for m in _MODULES if m in sys.modules]
+        self.modules = [m for m in _MODULES if m in sys.modules and globals()["kit_module"](reporter, m) is sys.modules[m]]
         self.items: list = []
         self.many: list = []  # a large run's tests (`collected`)
         self.where: dict = {}
@@ -464,6 +464,7 @@ class Reporter:
         # the project's own folders on sys.path (its root, `src/`, `pythonpath`): not its environment's, whose copy of
         # pluggy or packaging would split what pytest and the product share (an exception group's class) in two
         self.path = list(path or ())
+        self.kit_copies: dict = {}  # name -> the kit's module the project's own copy replaced (copies.py)
         self.tests_pyc = tests_pyc  # where the sealed tests' rewrite is kept ({"stores": [...], "dir": ...}), or None
         self.nonce = nonce
         self.repo = repo
@@ -496,13 +497,14 @@ class Reporter:
         self.wires = Tripwires(session.config, self)
         if self.repo:
             _watch(self, self.repo, str(session.config.rootpath).rstrip("/") + "/", self.theirs, self.kit)
-        if self.startup is not None:
-            # The project's own copies of what the kit's pytest imported first (pluggy, a module named `signal`):
-            # its tests import those, as under its own `python -m pytest`; the kit keeps its own by reference.
-            dropped = globals()["own_copies"](self.startup, self.path)  # copies.py, sent with this file
-            if dropped:
-                self.wires.modules = [m for m in self.wires.modules if m not in dropped]
-                self.wires.labels, self.wires.base = self.wires.snapshot()
+        globals()["drop_kit_copies"](self)  # copies.py, sent with this file: what pytest imported since
+
+    def pytest_addoption(self, parser) -> None:
+        globals()["add_inert"](parser)  # inert.py: a project's `--cache-clear` in addopts, the plugin off
+
+    def pytest_load_initial_conftests(self) -> None:
+        # Before the first conftest.py is imported: one that imports pluggy gets the project's (copies.py)
+        globals()["drop_kit_copies"](self)
 
     def alarm(self, what: str, key: str, rule: str) -> None:
         if rule not in HARD and f"{rule}:{what}" in self.own:

@@ -109,7 +109,8 @@ def collected_as(store: Path, files: list[Path]) -> list[str]:
 def _plugin_source(root: Path | None = None) -> str:
     """The plugin, the probe, the bytecode hook and the project's own copies: one namespace (`donegate.hidden.ship`),
     kept between stops in the state root's `state/ship/` when there is one."""
-    return ship.payload(("plugin", "probe", "kept", "seeded", "copies", "conftests", "traces", "failures"), "<donegate plugin>",
+    return ship.payload(("plugin", "probe", "kept", "seeded", "copies", "conftests", "traces", "failures", "inert"),
+                        "<donegate plugin>",
                         ship_keep(root))
 
 
@@ -386,11 +387,18 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
                                      "dir": tests.inside + tests.sub, "root": str(store) if rewrite else ""}
         args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store)] if layout is None else []
         # The project's own suite (`layout`) as its pytest runs it: the `pythonpath` ini key applied (the sealed
-        # configuration's folders outside the laid-out suite are put on sys.path by `seal.own.with_pythonpath`).
-        pytest_args = PYTEST_ARGS if layout is None else _without(PYTEST_ARGS, "no:python_path")
+        # configuration's folders outside the laid-out suite are put on sys.path by `seal.own.with_pythonpath`), and
+        # its doctests collected (`test*.txt`, `addopts = --doctest-modules`: inflect 7.4.0's suite was refused as
+        # "unrecognized arguments: --doctest-modules", as is every project's of jaraco's layout).
+        pytest_args = PYTEST_ARGS if layout is None else _without(_without(PYTEST_ARGS, "no:python_path"), "no:doctest")
         # No `--basetemp`: the tests' temporary folders are pytest's own (`pytest-of-USER/pytest-N`), in the run's private
         # /tmp (unconfined: TMPDIR), as a developer's pytest makes them (issue 45 item 1).
         args += [*pytest_args, *(a for m in plugins for a in ("-p", m))]  # the environment's plugins the seal recorded
+        if layout is not None and any(m.partition(".")[0] == "pytest_cov" for m in plugins):
+            # The project's `--cov` in addopts (async-lru 2.0.4): coverage's tracer, set before the tests and taken
+            # away at the end, reads as the tests' tracer left running, and the suite was not kept. Coverage is no
+            # verdict of a stop (a lowered `fail_under` is named as a weakening): pytest-cov's own switch, off.
+            args.append("--no-cov")
         if collect_only:
             args.append("--collect-only")
         args += collected_as(store, files) if layout is None else list(layout)
@@ -440,7 +448,8 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         return made
 
     if res.timed_out:
-        return run_of(False, f"the hidden tests did not finish within {timeout:g} s (timeout); the run was killed")
+        what = "the hidden tests" if layout is None else "the project's own tests"  # (attrs 24.2.0's, at the seal)
+        return run_of(False, f"{what} did not finish within {timeout:g} s (timeout); the run was killed")
     if kind == "bwrap" and not stream.hello and res.stderr.startswith("bwrap:"):
         out = run_of(False, "the sandbox failed to start")
         out.sandbox_failed = res.stderr.strip().splitlines()[0][:300]
@@ -452,6 +461,10 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         out.environment = out.problem
         return out
     tamper, problem = stream.problem(res.returncode)
+    if not stream.hello and res.returncode in (3, 4) and not tamper:
+        # pytest itself refused to start (its configuration: an option of a plugin not installed, a conftest.py that
+        # does not import): before the plugin's hello nothing of a test ran; its own error line says what
+        problem = f"pytest stopped before running any test (exit code {res.returncode}): {_refusal(output)}"
     if outlived and not tamper:
         tamper = problem = "a process started by the code under test outlived the run and kept the result channel open"
     for entry in [*stream.results.values(), *stream.errors]:
@@ -478,6 +491,13 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
             out.ok = False
             out.problem = f"{len(missing)} of {len(expected)} sealed tests did not run: " + ", ".join(missing[:5])
     return out
+
+
+def _refusal(output: str) -> str:
+    """pytest's own line for why it did not start: its usage error, else the error a conftest.py raised."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    said = [line for line in lines if line.startswith(("ERROR:", "E ")) or ": error: " in line]
+    return (said[-1] if said else lines[-1] if lines else "no output")[:300]
 
 
 def _without(args: Sequence[str], plugin: str) -> tuple[str, ...]:

@@ -1,0 +1,172 @@
+"""What trying the kit on real projects found, each the smallest repository that does what the project did, through
+the real Stop hook, confined (each seen failing on the code before):
+- pluggy 1.5.0 (pytest's own plugin system, its checkout installed editable): its `testing/conftest.py` imports
+  `PluginManager` and hands it to most of its tests as a fixture. A conftest.py is imported before collection, when
+  the kit's copy of pluggy was still the one in `sys.modules`, so those tests tested the kit's pluggy: 16 of its 109
+  tests failed at the seal (they passed in the project's own `pytest`: they never blocked), and a regression of
+  the project's pluggy that only they saw passed.
+- inflect 7.4.0 (every project of jaraco's layout): `addopts = --doctest-modules`; the own suite's run left the doctest
+  plugin off, pytest refused the option, and the seal said only "the test run ended before reporting (exit code 4):
+  the code under test may exit the process early". Its doctests now run and block with what they expected and got;
+  a configuration pytest refuses is named with pytest's own error line.
+- async-lru 2.0.4: `addopts = ... --cache-clear ... --cov`, `junit_family = xunit2`: refused the same way, then (its
+  plugins' options taken) coverage's tracer read as the tests' tracer; and its tests are bare `async def`s
+  (`asyncio_mode = auto`): an acceptance test written alike was sealed, and blocked every stop with pytest's "async
+  def functions are not natively supported".
+- attrs 24.2.0: its 1,330 tests ran past the 120 s timeout at the seal, named as "the hidden tests"; a SyntaxError
+  the product raised (hypothesis's example) was shown as `File "<string>", line 3` only.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.repos import KIT, make_repo, run_hook, sealed_copy, stop_lines, stop_payload, write_config
+
+PLUGGY = 'def origin():\n    return "the project\'s"\n'
+CONFTEST = "import pluggy\nimport pytest\n\n\n@pytest.fixture\ndef where():\n    return pluggy.origin\n"
+OWN = ("import pluggy\n\n\ndef test_the_fixture_gets_the_projects_pluggy(where):\n    assert where() == \"the project's\"\n\n\n"
+       "def test_the_module_gets_the_projects_pluggy():\n    assert pluggy.origin() == \"the project's\"\n")
+CALC = "def add(a, b):\n    return a + b\n"
+HIDDEN = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
+
+
+def _seal(repo, home, hidden: str = HIDDEN) -> subprocess.CompletedProcess:
+    """`donegate seal` of `repo` with the acceptance test `hidden` (in a folder beside it), the kit's state in `home`."""
+    test = repo.parent / "hidden" / "test_mul.py"
+    test.parent.mkdir()
+    test.write_text(hidden)
+    return subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test), "--request", "add mul"],
+                          capture_output=True, text=True, cwd=KIT, timeout=180, env={**os.environ, "DONEGATE_HOME": str(home)})
+
+
+def _pluggy(tmp_path_factory, kit_home):
+    def build(repo, home):
+        make_repo(repo, {"pluggy/__init__.py": PLUGGY, "calc.py": CALC, "tests/conftest.py": CONFTEST,
+                         "tests/test_pluggy.py": OWN})
+        res = _seal(repo, home)
+        # was: "1 of 2 pass" (the fixture's test got the kit's pluggy, which has no `origin`)
+        assert res.returncode == 0 and "the project's own tests: 2 of 2 pass" in res.stdout, res.stdout + res.stderr
+
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "own-pluggy", build, kit_home)
+
+
+@pytest.mark.own_suite
+def test_a_conftest_of_a_project_that_is_pluggy_imports_the_projects_pluggy(tmp_path_factory, kit_home):
+    repo = _pluggy(tmp_path_factory, kit_home)
+    (repo / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr  # the look-alike: honest work passes, no tripwire on the project's pluggy
+
+    (repo / "pluggy" / "__init__.py").write_text(PLUGGY.replace("the project's", "broken"))
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2, res.stderr
+    own = stop_lines(kit_home)[-1]["gates"]["own"]
+    assert sorted(f["id"] for f in own["failing"]) == [
+        "tests/test_pluggy.py::test_the_fixture_gets_the_projects_pluggy",
+        "tests/test_pluggy.py::test_the_module_gets_the_projects_pluggy"], own
+    assert "tamper" not in res.stderr, res.stderr
+
+
+DOCTESTED = ('def twice(n):\n    """The number doubled.\n\n    >>> twice(21)\n    42\n    """\n    return calc.add(n, n)\n\n\n'
+             'def test_twice():\n    assert twice(2) == 4\n')
+
+
+def _doctests(tmp_path_factory, kit_home):
+    def build(repo, home):
+        make_repo(repo, {"calc.py": CALC, "pytest.ini": "[pytest]\naddopts = --doctest-modules\n",
+                         "tests/test_twice.py": "import calc\n\n\n" + DOCTESTED})
+        res = _seal(repo, home)
+        # was: refused, "the test run ended before reporting (exit code 4)" (`-p no:doctest` and the ini's option)
+        assert res.returncode == 0 and "the project's own tests: 2 of 2 pass" in res.stdout, res.stdout + res.stderr
+
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "own-doctests", build, kit_home)
+
+
+@pytest.mark.own_suite
+def test_a_suite_with_doctest_modules_in_its_addopts_is_sealed_and_its_doctests_block(tmp_path_factory, kit_home):
+    """inflect 7.4.0 (and every project of jaraco's layout) has `addopts = --doctest-modules` in its pytest.ini."""
+    repo = _doctests(tmp_path_factory, kit_home)
+    (repo / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr  # the look-alike: honest work passes
+
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b if a != 21 else 0\n\n\ndef mul(a, b):\n    return a * b\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "test_twice.twice" in res.stderr, res.stderr
+    assert ">>> twice(21)\nExpected:\n    42\nGot:\n    0" in res.stderr, res.stderr  # was: only "<redacted>.py:7: DocTestFailure"
+    own = stop_lines(kit_home)[-1]["gates"]["own"]
+    assert [f["id"] for f in own["failing"]] == ["tests/test_twice.py::test_twice.twice"], own
+
+
+@pytest.mark.own_suite
+def test_a_suite_whose_configuration_pytest_refuses_is_named_at_the_seal(tmp_path, kit_home):
+    """async-lru 2.0.4's addopts name pytest-cov's and pytest-timeout's options: without them installed (or an option
+    the run's pytest lacks), pytest refuses to start. The seal said only "the test run ended before reporting (exit
+    code 4): the code under test may exit the process early"."""
+    repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "pytest.ini": "[pytest]\naddopts = --timeout=5\n",
+                                         "tests/test_calc.py": "import calc\n\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n"})
+    res = _seal(repo, kit_home)
+    assert res.returncode == 1 and "pytest stopped before running any test (exit code 4)" in res.stderr, res.stderr
+    assert "unrecognized arguments: --timeout=5" in res.stderr and "Traceback" not in res.stderr, res.stderr
+
+
+@pytest.mark.own_suite
+def test_a_suite_whose_addopts_name_a_plugin_the_runs_leave_off_is_kept(tmp_path_factory, kit_home):
+    """async-lru 2.0.4's setup.cfg: `addopts = ... --cache-clear ...`, `junit_family = xunit2` (the look-alike of the
+    refusal above: pytest's own plugins the runs leave off, their options taken and ignored). Was refused at the seal:
+    "unrecognized arguments: --cache-clear"."""
+    def build(repo, home):
+        make_repo(repo, {"calc.py": CALC, "tests/test_calc.py": "import calc\n\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n",
+                         "pytest.ini": "[pytest]\naddopts = --strict-config --cache-clear --lf --sw --junitxml=out.xml\n"
+                                       "junit_family = xunit2\n"})
+        res = _seal(repo, home)
+        assert res.returncode == 0 and "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout + res.stderr
+
+    repo = sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "own-inert", build, kit_home)
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "tests/test_calc.py::test_add" in res.stderr, res.stderr
+
+
+def test_an_async_test_no_plugin_runs_is_refused_at_the_seal(tmp_path, kit_home):
+    """async-lru 2.0.4's tests are bare `async def`s (its `asyncio_mode = auto`): an acceptance test written alike was
+    sealed as "failing now" and blocked every stop with "async def functions are not natively supported"."""
+    repo = make_repo(tmp_path / "repo", {"calc.py": CALC})
+    res = _seal(repo, kit_home, HIDDEN + "\n\nasync def test_mul_async():\n    assert calc.mul(2, 3) == 6\n")
+    assert res.returncode == 1 and "test_mul.py::test_mul_async: async def functions are not natively supported" in res.stderr, res.stderr
+    assert "@pytest.mark.asyncio" in res.stderr and "Traceback" not in res.stderr, res.stderr
+    assert not list((kit_home / "acceptance").glob("*")) if (kit_home / "acceptance").is_dir() else True
+
+
+@pytest.mark.own_suite
+def test_an_own_suite_past_the_timeout_is_named_as_the_projects_with_the_key_to_raise(tmp_path, kit_home):
+    """attrs 24.2.0's 1,330 tests (29 s bare) ran past 120 s in the seal's run, which records what each test reaches:
+    the seal said "the hidden tests did not finish within 120 s", of the project's own, and not which key to raise."""
+    write_config(kit_home, "timeout: 3\n")
+    repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "tests/test_slow.py": "import time\n\n\ndef test_slow():\n    time.sleep(30)\n"})
+    res = _seal(repo, kit_home)
+    assert res.returncode == 1 and "the project's own tests did not finish within 3 s (timeout)" in res.stderr, res.stderr
+    assert "raise timeout: in donegate.yaml (seconds, now 3" in res.stderr and "hidden" not in res.stderr, res.stderr
+
+
+def test_a_syntax_error_the_product_raises_is_shown_by_its_error_line(tmp_path_factory, kit_home):
+    """attrs 24.2.0: `make_class` given a keyword as a field's name (the example hypothesis found) compiles code that
+    does not parse; the block showed only `File "<string>", line 3` and "(6 more line(s) not shown)"."""
+    def build(repo, home):
+        make_repo(repo, {"calc.py": CALC})
+        res = _seal(repo, home)
+        assert res.returncode == 0, res.stdout + res.stderr
+
+    repo = sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "syntax", build, kit_home)
+    (repo / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return eval(f'{a} * * {b}')\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "test_mul\n    SyntaxError: invalid syntax" in res.stderr, res.stderr
+    # the look-alike: an assertion's first line is its own
+    (repo / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a + b\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "test_mul\n    assert 5 == 6" in res.stderr, res.stderr
