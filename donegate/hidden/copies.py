@@ -4,9 +4,10 @@ library only.
 
 `python -m pytest` in the repository puts the project's folder first on `sys.path` before pytest is imported, so
 a project that is pluggy (or has a module named `signal`) gets its own copy everywhere. The hidden run imports the
-kit's pytest before any folder of the project is on `sys.path` (the project cannot shadow the harness); then, at
-collection, the kit's copies of what the project's own folders also hold leave `sys.modules`, so the tests import
-the project's, as under its own run. The kit's modules keep the objects they bound.
+kit's pytest before any folder of the project is on `sys.path` (the project cannot shadow the harness); then, before
+the first conftest.py is imported and again at collection, the kit's copies of what the project's own folders also
+hold leave `sys.modules`, so the conftest files and the tests import the project's, as under its own run. The kit's
+modules keep the objects they bound.
 """
 
 import sys
