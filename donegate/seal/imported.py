@@ -15,7 +15,7 @@ import ast
 from pathlib import Path
 from typing import NamedTuple
 
-WITH_ALL = "//with-all"  # in a test's files (never a file's name): it runs only with the whole suite
+from donegate.seal.reach import WITH_ALL  # one mark, where a stop reads it
 
 
 class _Module(NamedTuple):
