@@ -7,7 +7,7 @@ Nothing is imported: the kit's side (`second.py`) plans before it starts the run
 import ast
 
 TOKEN = 32  # characters of the token a passing fork gives back
-SERVED = ("tmp_path", "tmp_path_factory", "monkeypatch", "capsys", "caplog")
+SERVED = ("tmp_path", "tmp_path_factory", "monkeypatch", "capsys", "caplog", "subtests")
 SEEDED = "dg_random"  # served when the kit sent the tests' seeds (`second.run`'s `seed`), as the first run serves it
 SHIM = ("raises", "approx", "fail", "skip", "mark", "param", "fixture")
 HARNESS = ("pytest", "_pytest", "pluggy")

@@ -7,9 +7,7 @@ Standard library only: this source is sent with `bare.py` and executed in the sa
 
 import ast
 import functools
-import importlib
 import inspect
-import io
 import itertools
 import math
 import os
@@ -17,11 +15,11 @@ import re
 import sys
 import tempfile
 import types
-from collections import namedtuple
 from pathlib import Path
 
-if globals().get("__package__"):  # imported by the kit (its tests); sent to a run, bare_plan's names are here
+if globals().get("__package__"):  # imported by the kit (its tests); sent to a run, bare_plan's and bare_served's names are here
     from donegate.hidden.bare_plan import SEEDED
+    from donegate.hidden.bare_served import _CapLog, _CapSys, _Failed, _MonkeyPatch, _Skipped, _Subtests, _TmpFactory
 
 # Sent to a run, this source shares one namespace with bare_plan's (`second._source`); imported by the kit, it takes
 # the name from the module.
@@ -54,14 +52,6 @@ class _MarkSpace:
 class _Param:
     def __init__(self, values, id=None, marks=()):
         self.values, self.id, self.marks = values, id, marks
-
-
-class _Skipped(BaseException):
-    pass
-
-
-class _Failed(Exception):
-    pass
 
 
 class _ExcInfo:
@@ -235,180 +225,6 @@ def bind(code, objects):
     return code.replace(co_consts=consts)
 
 
-# --- served fixtures ---------------------------------------------------------------------------------------
-
-class _MonkeyPatch:
-    _NOTSET = object()
-
-    def __init__(self):
-        self._undo = []
-
-    def _target(self, target, name, value):
-        if isinstance(target, str) and value is self._NOTSET:
-            mod, _, attr = target.rpartition(".")
-            obj = importlib.import_module(mod)
-            return obj, attr, name
-        return target, name, value
-
-    def setattr(self, target, name, value=_NOTSET, raising=True):
-        target, name, value = self._target(target, name, value)
-        old = getattr(target, name, self._NOTSET)
-        if raising and old is self._NOTSET:
-            raise AttributeError(f"{target!r} has no attribute {name!r}")
-        self._undo.append(lambda: setattr(target, name, old) if old is not self._NOTSET else delattr(target, name))
-        setattr(target, name, value)
-
-    def delattr(self, target, name=_NOTSET, raising=True):
-        if isinstance(target, str) and name is self._NOTSET:
-            target, name, _ = self._target(target, None, self._NOTSET)
-        if not hasattr(target, name):
-            if raising:
-                raise AttributeError(name)
-            return
-        old = getattr(target, name)
-        self._undo.append(lambda: setattr(target, name, old))
-        delattr(target, name)
-
-    def setitem(self, mapping, key, value):
-        old = mapping.get(key, self._NOTSET)
-        self._undo.append(lambda: mapping.__setitem__(key, old) if old is not self._NOTSET else mapping.pop(key, None))
-        mapping[key] = value
-
-    def delitem(self, mapping, key, raising=True):
-        if key not in mapping:
-            if raising:
-                raise KeyError(key)
-            return
-        old = mapping[key]
-        self._undo.append(lambda: mapping.__setitem__(key, old))
-        del mapping[key]
-
-    def setenv(self, name, value, prepend=None):
-        value = str(value)
-        if prepend and name in os.environ:
-            value = value + prepend + os.environ[name]
-        self.setitem(os.environ, name, value)
-
-    def delenv(self, name, raising=True):
-        self.delitem(os.environ, name, raising)
-
-    def syspath_prepend(self, path):
-        self._undo.append(lambda: sys.path.remove(str(path)))
-        sys.path.insert(0, str(path))
-
-    def chdir(self, path):
-        old = os.getcwd()
-        self._undo.append(lambda: os.chdir(old))
-        os.chdir(path)
-
-    def undo(self):
-        while self._undo:
-            self._undo.pop()()
-
-
-class _CapSys:
-    def __init__(self):
-        self._io = io
-        self._old = sys.stdout, sys.stderr
-        sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
-
-    def readouterr(self):
-        out, err = sys.stdout.getvalue(), sys.stderr.getvalue()
-        sys.stdout, sys.stderr = self._io.StringIO(), self._io.StringIO()
-        return namedtuple("CaptureResult", "out err")(out, err)
-
-    def close(self):
-        sys.stdout, sys.stderr = self._old
-
-
-class _CapLog:
-    """pytest's `caplog`: a handler on the root logger for the test (every record that reaches it, as pytest's
-    handler takes them), its records, messages and text in pytest's format; levels set through it are put back."""
-
-    FORMAT = "%(levelname)-8s %(name)s:%(filename)s:%(lineno)d %(message)s"  # pytest's DEFAULT_LOG_FORMAT
-
-    def __init__(self):
-        import logging
-
-        class Handler(logging.Handler):
-            def __init__(self):
-                super().__init__(0)
-                self.records, self.stream = [], io.StringIO()
-                self.setFormatter(logging.Formatter(_CapLog.FORMAT))
-
-            def emit(self, record):
-                self.records.append(record)
-                self.stream.write(self.format(record) + "\n")
-
-        self._logging, self.handler, self._levels = logging, Handler(), []
-        logging.getLogger().addHandler(self.handler)
-
-    @property
-    def records(self):
-        return self.handler.records
-
-    @property
-    def record_tuples(self):
-        return [(r.name, r.levelno, r.getMessage()) for r in self.records]
-
-    @property
-    def messages(self):
-        return [r.getMessage() for r in self.records]
-
-    @property
-    def text(self):
-        return self.handler.stream.getvalue()
-
-    def get_records(self, when):
-        return self.records if when == "call" else []
-
-    def clear(self):
-        self.handler.records, self.handler.stream = [], io.StringIO()
-
-    def set_level(self, level, logger=None):
-        target = self._logging.getLogger(logger)
-        self._levels.append((target, target.level, self.handler.level))
-        target.setLevel(level)
-        self.handler.setLevel(level)
-
-    def at_level(self, level, logger=None):
-        import contextlib
-
-        @contextlib.contextmanager
-        def scope():
-            n = len(self._levels)
-            self.set_level(level, logger)
-            try:
-                yield
-            finally:
-                self._restore(n)
-        return scope()
-
-    def _restore(self, n=0):
-        while len(self._levels) > n:
-            target, was, handler_was = self._levels.pop()
-            target.setLevel(was)
-            self.handler.setLevel(handler_was)
-
-    def close(self):
-        self._restore()
-        self._logging.getLogger().removeHandler(self.handler)
-
-
-class _TmpFactory:
-    def __init__(self, base):
-        self.base, self.n = base, 0
-
-    def getbasetemp(self):
-        return self.base
-
-    def mktemp(self, basename, numbered=True):
-        self.n += 1
-        p = self.base / (f"{basename}{self.n}" if numbered else basename)
-        p.mkdir(parents=True)
-        return p
-
-
 # --- one test as pytest runs it: its parameter set, skip marks, fixtures ---------------------------------
 
 def _cases(fn):
@@ -511,6 +327,9 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
             teardowns.append(value.close)
         elif n == "caplog":
             value = _CapLog()
+            teardowns.append(value.close)
+        elif n == "subtests":  # its failed subtests fail the test once it returned, as pytest's report does
+            value = _Subtests()
             teardowns.append(value.close)
         elif n == SEEDED:  # the stop's draws for this test, as the first run's plugin makes them (`seeded.py`)
             value = globals()["SeededRandom"](job["draw"])

@@ -61,7 +61,7 @@ def test_a_run_executes_the_bytecode_when_its_interpreter_reads_it_else_the_sour
     assert count == (1 if compiled else len(NAMES))
 
 
-SECOND = ("bare_plan", "bare_shim", "bare_fork", "bare", "probe", "kept", "seeded", "answers", "traces")
+SECOND = ("bare_plan", "bare_shim", "bare_served", "bare_fork", "bare", "probe", "kept", "seeded", "answers", "traces")
 
 
 def test_a_kept_payload_is_the_one_built_and_keeps_no_stops_secret_name(tmp_path):
