@@ -12,9 +12,15 @@ SEEDED = "dg_random"  # served when the kit sent the tests' seeds (`second.run`'
 SHIM = ("raises", "approx", "fail", "skip", "mark", "param", "fixture")
 HARNESS = ("pytest", "_pytest", "pluggy")
 MODULE_HOOKS = ("pytest_generate_tests", "pytestmark", "setup_module", "teardown_module", "setup_function",
-                "teardown_function", "setup", "teardown", "pytest_plugins", "pytest_collection_modifyitems")
+                "teardown_function", "setup", "teardown", "pytest_plugins", "pytest_collection_modifyitems",
+                "setUpModule", "tearDownModule")  # pytest calls unittest's module fixtures too
 CLASS_HOOKS = ("setup_method", "teardown_method", "setup_class", "teardown_class", "setup", "teardown",
                "pytestmark", "__init__")
+# A unittest TestCase that changes how unittest runs a test (the second harness calls its setUp, test and tearDown
+# from the program itself, `bare_served.unit_steps`), or has pytest's own xunit hooks: not double-checked.
+UNIT_HOOKS = (*CLASS_HOOKS, "run", "__call__", "debug", "_callSetUp", "_callTestMethod", "_callTearDown", "_callCleanup",
+              "doCleanups", "subTest", "__init_subclass__")
+UNIT_SKIPS = ("skip", "skipIf", "skipUnless")  # class decorators unittest itself reads (`__unittest_skip__`)
 
 
 
@@ -85,7 +91,12 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
     project itself provides (a project that is pluggy): its tests import them as the product."""
     tree = ast.parse(source)
     aliases, from_names = set(), set()
+    cases = set()  # how the file names unittest's TestCase (`unittest.TestCase`, `TestCase`, `ut.TestCase`)
     for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            cases.update(f"{a.asname or a.name}.TestCase" for a in node.names if a.name in ("unittest", "unittest.case"))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in ("unittest", "unittest.case"):
+            cases.update(a.asname or a.name for a in node.names if a.name == "TestCase")
         if isinstance(node, ast.Import):
             for a in node.names:
                 top = a.name.split(".")[0]
@@ -145,6 +156,9 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
 
     tests = {}
 
+    def unit(node):  # a unittest TestCase of the file's own, its base named as unittest's (pytest collects it by any name)
+        return len(node.bases) == 1 and not node.keywords and _dotted(node.bases[0]) in cases
+
     def test(fn, qual, skip_self):
         if isinstance(fn, ast.AsyncFunctionDef):
             tests[qual] = ("an async test", [])
@@ -164,11 +178,13 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             test(node, node.name, False)
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            bad = [n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in CLASS_HOOKS]
-            bad += [_dotted(t) for n in node.body if isinstance(n, ast.Assign) for t in n.targets if _dotted(t) in CLASS_HOOKS]
-            why = ("a test class with bases" if node.bases or node.keywords else
-                   "a decorated test class" if node.decorator_list else f"a test class with {bad[0]}" if bad else "")
+        elif isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or unit(node)):
+            hooks = UNIT_HOOKS if unit(node) else CLASS_HOOKS
+            bad = [n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in hooks]
+            bad += [_dotted(t) for n in node.body if isinstance(n, ast.Assign) for t in n.targets if _dotted(t) in hooks]
+            decorated = [d for d in node.decorator_list if not unit(node) or _deco_name(d).rsplit(".", 1)[-1] not in UNIT_SKIPS]
+            why = ("a test class with bases" if not unit(node) and (node.bases or node.keywords) else
+                   "a decorated test class" if decorated else f"a test class with {bad[0]}" if bad else "")
             for m in node.body:
                 if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"):
                     if why:

@@ -1,5 +1,6 @@
 """The fixtures the second harness serves itself, as pytest serves them: `tmp_path` and `tmp_path_factory`'s folder,
-`monkeypatch`, `capsys`, `caplog`, and pytest 9's `subtests` (`bare_shim.plan_test` makes them for a test).
+`monkeypatch`, `capsys`, `caplog`, and pytest 9's `subtests` (`bare_shim.plan_test` makes them for a test); and a
+unittest TestCase's test as pytest runs it (`unit_class`, `unit_steps`), its steps called by the program itself.
 
 Standard library only: this source is sent with `bare.py` and executed in the same namespace.
 """
@@ -223,3 +224,59 @@ class _SubTest:
         if not isinstance(value, _Skipped):
             self.failures.append(value)
         return True
+
+
+# --- a unittest TestCase's test, as pytest runs it, its steps called by the program ---------------------------
+
+def unit_case(klass):
+    """Whether `klass` is a unittest TestCase (the test file imported unittest, so `unittest.case` is loaded)."""
+    case = getattr(sys.modules.get("unittest.case"), "TestCase", None)
+    return case is not None and isinstance(klass, type) and issubclass(klass, case)
+
+
+def unit_class(klass, method, teardowns):
+    """The class's part of a TestCase test, as pytest's class fixture runs it: skipped (the class's or the method's
+    `unittest.skip*`) before anything runs, else `setUpClass` (a call for the program to make, `bare_shim.plan_test`),
+    then as teardowns `tearDownClass`, the class cleanups, and their errors raised (`tearDown_exceptions`). Every
+    test's fork sets its class up afresh, as each fork imports nothing anew: no state goes from one test to another."""
+    if getattr(klass, "__unittest_skip__", False) or getattr(method, "__unittest_skip__", False):
+        raise _Skipped(getattr(klass, "__unittest_skip_why__", "") or getattr(method, "__unittest_skip_why__", ""))
+
+    def raised():
+        errors = getattr(klass, "tearDown_exceptions", None)
+        if errors:
+            raise errors[0][1]
+    teardowns.append(raised)
+    teardowns.append(getattr(klass, "doClassCleanups", lambda: None))
+    yield klass.setUpClass, (), {}
+    teardowns.append(klass.tearDownClass)
+
+
+def unit_steps(case, method, teardowns):
+    """The test's part: `setUp` (a call for the program), then as teardowns `tearDown`, the cleanups
+    (`addCleanup`, `enterContext`) and the verdict of what unittest kept (`check`). The test method itself is the
+    program's call, with no frame of unittest's below it (a developer's program calls the product directly; a
+    product right only under unittest's `run` is wrong there). `self.subTest` runs each block as unittest does (a
+    failure in it is the subtest's, the test goes on, a skip skips it alone): the case holds unittest's own record of
+    the parts (`_Outcome`), as its `run` gives it; any failed subtest or cleanup fails the test. A test expecting to
+    fail (`unittest.expectedFailure`) never passes, as under pytest (xfailed, or failed as an unexpected success)."""
+    import unittest
+
+    try:
+        outcome = unittest.case._Outcome(unittest.TestResult())
+    except (AttributeError, TypeError):  # another Python's unittest: subTest then fails at its first failure
+        outcome = None
+    case._outcome = outcome
+    expecting = getattr(type(case), "__unittest_expecting_failure__", False) or \
+        getattr(method, "__unittest_expecting_failure__", False)
+
+    def check():
+        case._outcome = None
+        if expecting:
+            raise _Failed("an expected failure (unittest.expectedFailure) is never a pass")
+        if outcome is not None and (outcome.result.failures or outcome.result.errors):  # a skip fails nothing
+            raise AssertionError("a subtest or a cleanup failed")
+    teardowns.append(check)
+    teardowns.append(case.doCleanups)
+    yield case.setUp, (), {}
+    teardowns.append(case.tearDown)

@@ -19,7 +19,8 @@ from pathlib import Path
 
 if globals().get("__package__"):  # imported by the kit (its tests); sent to a run, bare_plan's and bare_served's names are here
     from donegate.hidden.bare_plan import SEEDED
-    from donegate.hidden.bare_served import _CapLog, _CapSys, _Failed, _MonkeyPatch, _Skipped, _Subtests, _TmpFactory
+    from donegate.hidden.bare_served import (_CapLog, _CapSys, _Failed, _MonkeyPatch, _Skipped, _Subtests, _TmpFactory,
+                                             unit_case, unit_class, unit_steps)
 
 # Sent to a run, this source shares one namespace with bare_plan's (`second._source`); imported by the kit, it takes
 # the name from the module.
@@ -285,8 +286,12 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
     code finds no frame of the harness's below it). The parameter set and the fixtures the harness serves are made
     here; `teardowns` gets each fixture's teardown once it is set up, `out` the test's function and arguments."""
     cls, _, name = job["qual"].rpartition("::")
-    fn = getattr(getattr(mod, cls)(), name) if cls else getattr(mod, name)
+    klass = getattr(mod, cls) if cls else None
+    unit = unit_case(klass)  # a unittest TestCase: made for its test method, its steps the program's (`unit_steps`)
+    fn = getattr(klass(name) if unit else klass(), name) if cls else getattr(mod, name)
     func = getattr(fn, "__func__", fn)
+    if unit:
+        yield from unit_class(klass, fn, teardowns)
     _skipping(func)
     cases = _cases(func)
     if len(cases) != job["count"]:
@@ -343,6 +348,8 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
             yield from get(n)
     for n in job["fixtures"]:
         kwargs[n] = yield from get(n)
+    if unit:  # setUp after the fixtures, as pytest calls it in the test's call
+        yield from unit_steps(fn.__self__, fn, teardowns)
     if job.get("draw") is not None:  # a @given test draws what the first run drew (`seeded.given_draw`)
         globals()["given_draw"](fn, job["draw"])
     out.extend((fn, kwargs))

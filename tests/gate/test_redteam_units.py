@@ -7,6 +7,9 @@ an honest look-alike that passes with every test double-checked.
 
 - pytest 9's `subtests` fixture: served by the second harness as pytest serves it (each `subtests.test(...)` block
   runs, an exception in it is that subtest's failure, the test goes on; any failed subtest fails the test).
+- unittest TestCase tests (`setUpClass`, `setUp`/`tearDown`, cleanups, `self.subTest`, `self.assert*`): run as pytest
+  runs them, each step called by the program itself (no frame of unittest's below the test: a product right only
+  under unittest's `run` is caught too).
 """
 
 from __future__ import annotations
@@ -21,10 +24,30 @@ NEW_PYTEST = pytest.mark.skipif(int(pytest.__version__.split(".")[0]) < 9, reaso
 
 ROWS = ("import calc\n\n\ndef test_mul_rows(subtests):\n    for a, b in [(2, 3), (0, 7), (3, 3)]:\n"
         "        with subtests.test(msg='row', a=a, b=b):\n            assert calc.mul(a, b) == a * b\n")
-BUG = "def mul(a, b):\n    return a + b\n"
-RIGHT = "def mul(a, b):\n    return a * b\n"
-# Right only where pytest runs it: `mul` is what only the subtests test calls.
-UNDER_PYTEST = "import sys\n\n\ndef mul(a, b):\n    return a * b if 'pytest' in sys.modules else a + b\n"
+# unittest's TestCase as a project writes it: class fixtures, setUp/tearDown, a cleanup, subTest, self.assert*; one
+# class named as pytest's rule has it (Test*) and one not (pytest collects a TestCase whatever its name).
+CASES = ("import unittest\n\nimport calc\n\n\nclass HalfTests(unittest.TestCase):\n    @classmethod\n"
+         "    def setUpClass(cls):\n        cls.base = 10\n\n    def setUp(self):\n        self.n = self.base\n"
+         "        self.addCleanup(setattr, self, 'n', None)\n\n    def tearDown(self):\n        self.assertEqual(self.n, 10)\n\n"
+         "    def test_half(self):\n        self.assertEqual(calc.half(self.n), 5)\n\n    def test_rows(self):\n"
+         "        for n in (2, 4, 6):\n            with self.subTest(n=n):\n                self.assertEqual(calc.half(n), n // 2)\n\n\n"
+         "class TestHalfOdd(unittest.TestCase):\n    def test_odd(self):\n        self.assertEqual(calc.half(7), 3)\n"
+         "        self.assertTrue(calc.half(1) == 0)\n")
+UNIT_IDS = ["test_cases.py::HalfTests::test_half", "test_cases.py::HalfTests::test_rows", "test_cases.py::TestHalfOdd::test_odd"]
+HALF = "\n\ndef half(n):\n    return n // 2\n"
+BUG = "def mul(a, b):\n    return a + b\n\n\ndef half(n):\n    return n\n"
+RIGHT = "def mul(a, b):\n    return a * b\n" + HALF
+# Right only where pytest runs it: `mul` is what only the subtests test calls, `half` what only the unittest tests call.
+UNDER_PYTEST = "import sys\n\n\ndef mul(a, b):\n    return a * b if 'pytest' in sys.modules else a + b\n" + HALF
+HALF_ATTACKS = {
+    "pytest-loaded": "import sys\n\n\ndef mul(a, b):\n    return a * b\n\n\ndef half(n):\n"
+                     "    return n // 2 if 'pytest' in sys.modules else n\n",
+    # right where a caller's frame is unittest's own (its run() calls the test): under pytest, and under a second run
+    # that ran the test through unittest; never where a developer's program calls `half`
+    "unittest-on-the-stack": "import sys\n\n\ndef mul(a, b):\n    return a * b\n\n\ndef half(n):\n"
+                             "    f = sys._getframe(1)\n    while f is not None and not f.f_code.co_filename.endswith('unittest/case.py'):\n"
+                             "        f = f.f_back\n    return n // 2 if f is not None else n\n",
+}
 
 
 def _sealed(tmp_path_factory, kit_home) -> Path:
@@ -34,6 +57,7 @@ def _sealed(tmp_path_factory, kit_home) -> Path:
         hidden = repo.parent / "hidden"
         hidden.mkdir()
         (hidden / "test_rows.py").write_text(ROWS)
+        (hidden / "test_cases.py").write_text(CASES)
         res = seal(repo, *sorted(hidden.iterdir()), extra_env={"DONEGATE_HOME": str(home)})
         assert res.returncode == 0, res.stderr
 
@@ -61,7 +85,16 @@ def test_an_honest_product_passes_its_subtests_in_both_runs(tmp_path_factory, ki
     repo = _sealed(tmp_path_factory, kit_home)
     res, accept = _stop(repo, kit_home, RIGHT, "honest")
     assert res.returncode == 0 and "tamper" not in accept, (res.stderr, accept)
-    assert accept["second"]["checked"] == 1 and not accept["second"]["unsupported"], accept["second"]
+    assert accept["second"]["checked"] == 4 and not accept["second"]["unsupported"], accept["second"]
+
+
+@pytest.mark.parametrize("attack", list(HALF_ATTACKS))
+def test_a_product_right_only_under_pytest_for_unittest_tests_disagrees(tmp_path_factory, kit_home, attack):
+    repo = _sealed(tmp_path_factory, kit_home)
+    res, accept = _stop(repo, kit_home, HALF_ATTACKS[attack], attack)
+    assert res.returncode == 2, f"the stop was allowed: {res.stdout} {accept.get('second')}"
+    assert accept["tamper"]["rule"] == "disagree", accept
+    assert sorted(accept["second"]["disagree"]) == UNIT_IDS, accept["second"]
 
 
 # The harness's `subtests`, run directly (`second.run`, unconfined): what pytest does with each block.
@@ -73,8 +106,8 @@ SUBTESTS = ("import pytest\n\n\ndef test_all_pass(subtests):\n    for i in range
             "        with pytest.raises(ValueError):\n            int('x')\n")
 
 
-@NEW_PYTEST
-def test_the_second_harness_serves_subtests_as_pytest_does(tmp_path):
+def _second(tmp_path: Path, name: str, text: str, ids: list[str]):
+    """`ids` of the test file `name` (`text`) run by the second harness itself, unconfined (`second.run`), and the store."""
     import subprocess
 
     from donegate.hidden import second
@@ -83,10 +116,134 @@ def test_the_second_harness_serves_subtests_as_pytest_does(tmp_path):
     repo.mkdir()
     store.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
-    (store / "test_s.py").write_text(SUBTESTS)
-    ids = [f"test_s.py::{t}" for t in ("test_all_pass", "test_one_fails", "test_goes_on_after_a_failed_one",
-                                         "test_a_skipped_one_fails_nothing")]
-    out = second.run(store, repo, ids, timeout=60, kind="none")
+    (store / name).write_text(text)
+    return second.run(store, repo, [f"{name}::{t}" for t in ids], timeout=60, kind="none"), store
+
+
+@NEW_PYTEST
+def test_the_second_harness_serves_subtests_as_pytest_does(tmp_path):
+    out, _ = _second(tmp_path, "test_s.py", SUBTESTS, ["test_all_pass", "test_one_fails", "test_goes_on_after_a_failed_one",
+                                                         "test_a_skipped_one_fails_nothing"])
     assert {i.partition("::")[2]: (r["outcome"], r["why"]) for i, r in out.results.items()} == {
         "test_all_pass": ("passed", ""), "test_one_fails": ("failed", "AssertionError"),
         "test_goes_on_after_a_failed_one": ("failed", "KeyError"), "test_a_skipped_one_fails_nothing": ("passed", "")}, out.problem
+
+
+# unittest's ways a test ends, run by the second harness directly and by pytest: the same tests pass in both.
+UNITS = '''import unittest
+
+LOG = []
+
+
+class Shapes(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.ready = True
+        cls.addClassCleanup(LOG.append, 'class cleanup')
+
+    def setUp(self):
+        assert self.ready
+        self.addCleanup(LOG.append, 'cleanup')
+
+    def test_plain(self):
+        self.assertEqual(sum([1, 2]), 3)
+
+    def test_subtests_go_on(self):
+        seen = []
+        for i in range(3):
+            with self.subTest(i=i):
+                seen.append(i)
+                self.assertNotEqual(i, 1)
+        self.assertEqual(seen, [0, 1, 2])
+
+    def test_a_skipped_subtest(self):
+        with self.subTest('skipped'):
+            self.skipTest('not here')
+        self.assertTrue(True)
+
+    @unittest.expectedFailure
+    def test_expected_to_fail_and_fails(self):
+        self.assertEqual(1, 2)
+
+    @unittest.expectedFailure
+    def test_expected_to_fail_and_passes(self):
+        pass
+
+    @unittest.skip('never')
+    def test_skipped(self):
+        pass
+
+    def test_skips_itself(self):
+        self.skipTest('no')
+
+    def test_a_failing_cleanup(self):
+        self.addCleanup(int, 'x')
+
+
+class FailingSetUp(unittest.TestCase):
+    def setUp(self):
+        self.addCleanup(LOG.append, 'cleaned')
+        raise RuntimeError('setUp')
+
+    def test_m(self):
+        pass
+
+
+class FailingTearDown(unittest.TestCase):
+    def tearDown(self):
+        raise RuntimeError('tearDown')
+
+    def test_m(self):
+        pass
+
+
+class BrokenClass(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        raise RuntimeError('setUpClass')
+
+    def test_m(self):
+        pass
+
+
+@unittest.skip('the whole class')
+class TestSkippedClass(unittest.TestCase):
+    def test_m(self):
+        pass
+'''
+
+
+def test_the_second_harness_runs_unittest_tests_as_pytest_does(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from donegate.hidden import bare_plan
+
+    planned = bare_plan.plan(UNITS)[1]
+    assert len(planned) == 12 and all(not why for why, _ in planned.values())
+    out, store = _second(tmp_path, "test_u.py", UNITS, list(planned))
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-p", "no:randomly", str(store)],
+                         capture_output=True, text=True, cwd=store, timeout=120)
+    # pytest 9.2 reports a unittest test whose subTest failed PASSED beside its SUBFAILED line and counts the failure
+    # in its exit status; the kit's first run fails such a test (`failures.py`), and so does the second harness
+    said = [line.split() for line in res.stdout.splitlines()]
+    passed = sorted({w[1] for w in said if w[:1] == ["PASSED"]} - {w[1] for w in said if w[:1] and w[0].startswith("SUBFAILED")})
+    assert sorted(i for i, r in out.results.items() if r["outcome"] == "passed") == passed, (res.stdout, json.dumps(out.results))
+    assert passed == [f"test_u.py::Shapes::{t}" for t in ("test_a_skipped_subtest", "test_plain")], res.stdout
+
+
+def test_the_plan_leaves_to_the_first_run_the_unittest_tests_it_cannot_run_as_pytest_does():
+    from donegate.hidden import bare_plan
+
+    src = ("import unittest\nfrom unittest import TestCase as Case, mock\n\n\nclass A(unittest.TestCase):\n"
+           "    def run(self, result=None):\n        return super().run(result)\n\n    def test_m(self):\n        pass\n\n\n"
+           "class B(unittest.IsolatedAsyncioTestCase):\n    async def test_m(self):\n        pass\n\n\n"
+           "@mock.patch('os.getcwd')\nclass C(Case):\n    def test_m(self, cwd):\n        pass\n\n\n"
+           "@unittest.skipIf(False, 'runs')\nclass D(Case):\n    def setup_method(self, m):\n        pass\n\n    def test_m(self):\n"
+           "        pass\n\n\nclass TestE(Case):\n    @unittest.expectedFailure\n    def test_m(self):\n        pass\n\n"
+           "    async def test_n(self):\n        pass\n")
+    assert {q: why for q, (why, _) in bare_plan.plan(src)[1].items()} == {
+        "A::test_m": "a test class with run", "C::test_m": "a decorated test class", "D::test_m": "a test class with setup_method",
+        "TestE::test_m": "", "TestE::test_n": "an async test"}  # B: not planned, so not double-checked ("not a plain test")
+    assert bare_plan.plan(src + "\n\ndef setUpModule():\n    pass\n") == ("defines setUpModule", {})
