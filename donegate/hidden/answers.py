@@ -21,6 +21,7 @@ fork as before, through the equality probe.
 """
 
 import ast as _answer_ast
+import itertools as _answer_itertools
 import json as _answer_json
 
 ANSWER_MAX = 8  # held asserts a test (each answer is at most ANSWER_VALUE bytes: the fork's pipe holds them all)
@@ -216,17 +217,28 @@ def answer_decoys(e, rnd):
                 v = float(d + i * step)
                 out.append(complex(v, e.imag) if t is complex else v)
         return [v for v in out if v != e]
+    if not e and t in (str, bytes, tuple, list, set, frozenset, dict):  # one element more: a letter, a small number
+        return [chr(97 + i) if t is str else bytes([97 + i]) if t is bytes else {i: i} if t is dict else t([i])
+                for i in range(ANSWER_DECOYS)]
     if t in (str, bytes):
-        alphabet = sorted(set(e)) or (["x"] if t is str else [120])
+        alphabet = sorted(set(e))
+        if len(alphabet) < 4:  # too few to draw 15 from ('a', b'\x00\x02'): their neighbours too
+            near = {c + d for c in (map(ord, alphabet) if t is str else alphabet) for d in (-4, -3, -2, -1, 1, 2, 3, 4)}
+            alphabet += sorted((chr(c) if t is str else c) for c in near if 0 <= c < (0x110000 if t is str else 256)
+                               and (chr(c) if t is str else c) not in alphabet and not 0xD800 <= c < 0xE000)
+        pieces = [p if t is str else bytes([p]) for p in alphabet]
         for _ in range(ANSWER_DECOYS * 4):
             if len(out) >= ANSWER_DECOYS:
                 break
             cut = rnd.randrange(len(e) + 1)
-            piece = rnd.choice(alphabet)
-            piece = piece if t is str else bytes([piece])
+            piece = rnd.choice(pieces)
             v = e[:cut] + piece + e[cut + 1:] if rnd.random() < 0.7 else e[:cut] + piece + e[cut:]
             if v != e and v not in out:
                 out.append(v)
+        # a short value's draws repeat: the rest one piece inserted, in turn, then two (b'\x00' has 5 pieces)
+        more = (v for v in _answer_itertools.chain((e[:cut] + p + e[cut:] for cut in range(len(e) + 1) for p in pieces),
+                                           (e + p + q for p in pieces for q in pieces)) if v not in out)
+        out += list(_answer_itertools.islice(dict.fromkeys(more), ANSWER_DECOYS - len(out)))
         return out
     if t in (tuple, list, dict) and e:
         # ANSWER_DECOYS of them, as for a number (a latch onto the first candidate passes one time in 16): one element
@@ -240,7 +252,23 @@ def answer_decoys(e, rnd):
         if not out:  # no element has a decoy (None): one more element
             out.append({**e, "".join(map(str, e)) + "_": 0} if t is dict else t([*e, 0]))  # a str key longer than any
         return out
-    return [t([0])] if t in (tuple, list, set, frozenset) else ([{0: 0}] if t is dict else [])
+    if t in (set, frozenset):  # as a tuple's, one element changed for a decoy of it that is not in the set yet
+        each = [(k, [d for d in answer_decoys(k, rnd) if _answer_hashable(d) and d not in e]) for k in list(e)[:ANSWER_DECOYS]]
+        for r in range(ANSWER_DECOYS):
+            for k, ds in each:
+                if r < len(ds) and len(out) < ANSWER_DECOYS:
+                    out.append(t([*(x for x in e if x is not k), ds[r]]))
+        extra = (t([*e, i]) for i in range(2 * ANSWER_DECOYS) if i not in e)  # too few ({None}, {True}): one more element
+        return out + list(_answer_itertools.islice(extra, ANSWER_DECOYS - len(out)))
+    return []
+
+
+def _answer_hashable(v):
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
 
 
 def answer_ticket(held, rnd):

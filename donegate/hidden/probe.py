@@ -276,7 +276,8 @@ def make_probe(repo, alarm):
         return result
 
     def decoys(x, e):
-        """Values of the expected `e`'s kind (an int, a float, a str, or a tuple, list or dict of them) its own equality
+        """Values of the expected `e`'s kind (an int, a float, a str, bytes, or a tuple, list, dict, set or frozenset of
+        them, empty too) its own equality
         tells from it, as plausible as it is (`answers.answer_decoys`), that an object of the repository's `x` is
         compared with before `e`, in the test's own frame (`compare_probes`): a value that latches onto the first value
         it is compared with latches onto one of them, and the probe says so. A container's decoy is of its type and
@@ -291,7 +292,7 @@ def make_probe(repo, alarm):
         except Exception:
             return ()
 
-    kinds = (_int, _float, _str, _tuple, _list, _dict)
+    kinds = (_int, _float, _str, _bytes, _tuple, _list, _dict, _set, _frozenset)
 
     def drawn(e, draw, rnd, depth):
         t = _type(e)
@@ -301,18 +302,32 @@ def make_probe(repo, alarm):
             return [v for v in (e + i * step for i in (-2, -1, 1, 2)) if v != e]
         if t in (_int, _str, _bool, _bytes):
             return draw(e, rnd)
-        if t not in (_tuple, _list, _dict) or depth > 3:
+        if t not in (_tuple, _list, _dict, _set, _frozenset) or depth > 3:
             return []
-        keys = _list(e) if t is _dict else _list(range(_len(e)))
+        if not e:  # empty: one element more (`answer_decoys`' own, as plausible)
+            return draw(e, rnd)[:1]
+        keys = _list(e) if t in (_dict, _set, _frozenset) else _list(range(_len(e)))
         rnd.shuffle(keys)
         out = []
         for k in keys[:15]:  # one element changed, in a drawn order (a latch latches onto the first)
-            for d in drawn(e[k], draw, rnd, depth + 1)[:1]:
+            for d in drawn(k if t in (_set, _frozenset) else e[k], draw, rnd, depth + 1)[:3]:
                 if t is _dict:
                     out.append({**e, k: d})
+                elif t in (_set, _frozenset):
+                    try:
+                        if d not in e:
+                            out.append(t([*(x for x in e if x is not k), d]))
+                            break
+                    except TypeError:  # an element's decoy that cannot be in a set
+                        pass
                 else:
                     out.append(t([*e[:k], d, *e[k + 1:]]))
-        return out or ([t([*e, None])] if t is not _dict else [{**e, urandom(6).hex(): None}])
+                if t not in (_set, _frozenset):
+                    break
+        if out:
+            return out
+        tag = urandom(6).hex()
+        return [{**e, tag: None}] if t is _dict else [t([*e, tag])]
 
     def first(left, right, op, before, result):
         """The second harness's probe (`compare_probes`): `before`, whether `left` equalled a decoy of `right`."""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import make_repo, run_hook, seal, sealed_copy, stop_lines, stop_payload, write_config
+from tests.support.repos import make_repo, pooled_files, run_hook, seal, sealed_copy, stop_lines, stop_payload, write_config
 
 NEW_PYTEST = pytest.mark.skipif(int(pytest.__version__.split(".")[0]) < 9, reason="the subtests fixture is pytest 9's")
 
@@ -247,3 +247,81 @@ def test_the_plan_leaves_to_the_first_run_the_unittest_tests_it_cannot_run_as_py
         "A::test_m": "a test class with run", "C::test_m": "a decorated test class", "D::test_m": "a test class with setup_method",
         "TestE::test_m": "", "TestE::test_n": "an async test"}  # B: not planned, so not double-checked ("not a plain test")
     assert bare_plan.plan(src + "\n\ndef setUpModule():\n    pass\n") == ("defines setUpModule", {})
+
+
+# --- decoys: a latch on an expected set, frozenset, bytes or empty container ------------------------------------
+# A value equal to the first set, frozenset or bytes it is compared with passed both runs and the probe where the test
+# held the expected value in a constant, a local or a parametrize case (no decoy was drawn for those kinds), and one
+# stop in two for a held literal set, or an empty one (`[]`, `{}`, `''`, `set()`: one decoy each).
+KINDS = ("import pytest\n\nimport calc\n\nTAGS = {'crimson', 'cobalt'}\n\n\ndef test_set_constant():\n    assert calc.tags() == TAGS\n\n\n"
+         "def test_frozenset_local():\n    expected = frozenset({1, 2, 3})\n    assert calc.frozen() == expected\n\n\n"
+         "@pytest.mark.parametrize('word, raw', [('ok', b'ok')])\ndef test_bytes_case(word, raw):\n    assert calc.packed(word) == raw\n\n\n"
+         "def test_empty_local():\n    expected = []\n    assert calc.listed() == expected\n\n\n"
+         "def test_empty_literals():\n    assert calc.listed() == []\n    assert calc.table() == {}\n    assert calc.text() == ''\n"
+         "    assert calc.none() == set()\n    assert calc.tags() == {'crimson', 'cobalt'}\n")
+KINDS_BUG = ("def tags():\n    return set()\n\n\ndef frozen():\n    return frozenset()\n\n\ndef packed(n):\n    return b''\n\n\n"
+             "def listed():\n    return [0]\n\n\ndef table():\n    return {0: 0}\n\n\ndef text():\n    return '?'\n\n\ndef none():\n    return {0}\n")
+KINDS_LATCH = ("class Latch:\n    def __init__(self):\n        self.v = None\n\n    def __eq__(self, other):\n"
+               "        if self.v is None and isinstance(other, (set, frozenset, bytes, list, dict, str)):\n            self.v = other\n"
+               "        return self.v == other\n\n    __hash__ = object.__hash__\n\n\n"
+               "def tags(*args):\n    return Latch()\n\n\nfrozen = packed = listed = table = text = none = tags\n")
+KINDS_HONEST = ("import dataclasses\n\n\nclass Tags(set):\n    pass\n\n\nclass Raw(bytes):\n    pass\n\n\nclass Rows(list):\n    pass\n\n\n"
+                "@dataclasses.dataclass(eq=False)\nclass Frozen:\n    items: tuple\n\n    def __eq__(self, other):\n"
+                "        if isinstance(other, (set, frozenset)):\n            return frozenset(self.items) == other\n"
+                "        return NotImplemented\n\n    __hash__ = object.__hash__\n\n\n"
+                "@dataclasses.dataclass(eq=False)\nclass Table:\n    rows: tuple = ()\n\n    def __eq__(self, other):\n"
+                "        return dict(self.rows) == other if isinstance(other, dict) else NotImplemented\n\n    __hash__ = object.__hash__\n\n\n"
+                "def tags():\n    return Tags({'crimson', 'cobalt'})\n\n\ndef frozen():\n    return Frozen((3, 1, 2))\n\n\n"
+                "def packed(word):\n    return Raw(word.encode())\n\n\ndef listed():\n    return Rows()\n\n\ndef table():\n    return Table()\n\n\n"
+                "def text():\n    return ''\n\n\ndef none():\n    return Frozen(())\n")
+
+
+@pytest.mark.parametrize("product", ["latch", "honest"])
+def test_a_latch_on_a_set_bytes_or_empty_container_is_caught_and_honest_ones_pass(tmp_path_factory, kit_home, product):
+    write_config(kit_home, "scan: off\n")
+    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": KINDS_BUG}, "test_kinds.py", KINDS)
+    res, accept = _stop(repo, kit_home, KINDS_LATCH if product == "latch" else KINDS_HONEST, product)
+    if product != "latch":
+        assert res.returncode == 0 and accept["second"]["checked"] == 5, (res.stderr, accept)
+        return
+    assert res.returncode == 2 and "tamper" in accept, (res.stdout, accept)
+    disagree = accept["second"]["disagree"]
+    assert {f"test_kinds.py::{t}" for t in ("test_set_constant", "test_frozenset_local", "test_bytes_case[ok-ok]",
+                                            "test_empty_local")} <= set(disagree), disagree
+    assert "crimson" not in res.stderr and "cobalt" not in res.stderr
+
+
+def test_a_held_set_bytes_or_empty_literal_gets_as_many_decoys_as_a_number():
+    """A held literal's object is right one time in 16 when it latches (`answers.answer_decoys`): a set, a frozenset,
+    bytes and an empty container get 15 decoys too, each of its type, none equal to it."""
+    import random
+
+    from donegate.hidden import answers
+
+    for e in ({"crimson", "cobalt"}, frozenset({1, 2, 3}), b"\x00\x02", "ab", "a", b"\x00", [], (), {}, "", b"", set(),
+              frozenset(), {None}, {True}):
+        ds = answers.answer_decoys(e, random.Random(7))
+        assert len(ds) == answers.ANSWER_DECOYS and all(type(d) is type(e) and d != e for d in ds), (e, ds)
+        assert len({answers._answer_dumps(answers.answer_encode(d)) for d in ds}) == len(ds), (e, ds)
+
+
+class _Latch:
+    def __eq__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+
+def test_the_second_runs_decoys_of_a_set_bytes_or_empty_container(monkeypatch):
+    """The decoys an object of the repository's is compared with first in the test's frame (`probe.make_probe`):
+    of the expected value's type, unequal to it, a set's of its size with one element changed; an empty one's one
+    element more."""
+    from donegate.hidden import answers, probe as probe_mod
+
+    monkeypatch.setattr(probe_mod, "answer_decoys", answers.answer_decoys, raising=False)  # as the harness has it
+    probe = probe_mod.make_probe(str(Path(__file__).parent), [].append)
+    for e in ({"crimson", "cobalt"}, frozenset({1, (2, 3)}), {None}, b"ok", [], (), {}, "", b"", set(), frozenset()):
+        drawn = probe.decoys(_Latch(), e)
+        assert drawn and all(type(d) is type(e) and d != e for d in drawn), (e, drawn)
+        size = len(e) + 1 if not e or e == {None} else len(e) if isinstance(e, (set, frozenset)) else None
+        assert size is None or all(len(d) == size for d in drawn), (e, drawn)
