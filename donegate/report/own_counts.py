@@ -54,7 +54,7 @@ class Own:
         blocked = rec.get("verdict") in ("block", "appealed", "gave_up")
         if blocked:  # a session blocked on the same test at every stop until it is fixed blocked one regression
             self.regressed.setdefault(config, set()).update(
-                (session, str(f.get("id"))) for f in failing if not f.get("contract"))
+                (session, test_of(str(f.get("id")))) for f in failing if not f.get("contract"))
         if rec.get("verdict") == "appealed" and (own.get("contract") or any(f.get("contract") for f in failing)):
             c["contract_changes_appealed"] += 1
         key = (config, session)
@@ -82,9 +82,9 @@ class Own:
     def counts(self) -> dict[str, Any]:
         """{configuration: {sessions, stops, regressions_blocked, tests_added, weakenings_named, contract_changes_appealed}}.
 
-        A regression blocked is a distinct (session, test id) of a sealed test that passed at the seal, that the agent
-        did not change and that blocked a stop (the same test blocking a session's stops again and again is one; two
-        tests failing at one stop are two), as weakenings are the distinct (test, rule) a session was told; tests added
+        A regression blocked is a distinct (session, test) of a sealed test that passed at the seal, that the agent
+        did not change and that blocked a stop (the same test blocking a session's stops again and again is one, the
+        cases of one parametrized test are one; two tests failing at one stop are two), as weakenings are the distinct (test, rule) a session was told; tests added
         are the most a session's stops ran of tests not in the sealed suite; a contract change appealed is an appealed
         stop whose own suite named one."""
         out = {config: {"sessions": len(c["sessions"]), "stops": c["stops"],
@@ -94,6 +94,13 @@ class Own:
         for (config, _), n in self.added.items():
             out[config]["tests_added"] += n
         return dict(sorted(out.items()))
+
+
+def test_of(test_id: str) -> str:
+    """The test a case belongs to: `m.py::test_size[args1-2.9M]` is `m.py::test_size` (one break of a parametrized
+    test fails every case: counted per case, a real run's 3 broken tests read as 21 regressions)."""
+    head, sep, name = test_id.rpartition("::")
+    return head + sep + name.split("[", 1)[0]
 
 
 def own_counts(files: list[Path], since: bytes | None = None) -> dict[str, Any]:

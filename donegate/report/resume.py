@@ -44,7 +44,7 @@ from donegate.ledger import chain as ledger
 from donegate.report.own_counts import Own
 from donegate.report.read import EXAMPLES, Group, Options, Partial, _COMBO, _FIRST, _OFFSET
 
-VERSION = 8  # 8: the clients of the stops a label may count in, by ref (`Partial.clients`: labels by client); 7: a stop's client read as json.loads reads it (`--by client` kept readings were not); 6: the page's counts over every stop (`Partial.tally`, `days`, `marks`) and each session's first stop; 5: the own suite's regressions blocked as distinct (session, test) (`Own.regressed`); 4: what a report finished, kept (`keep_finished`); 3: the hash chain's ends (`Partial.link`), the agent's figures without their comma, the own suite's counts
+VERSION = 9  # 9: the cases of a parametrized test one regression (`own_counts.test_of`); 8: the clients of the stops a label may count in, by ref (`Partial.clients`: labels by client); 7: a stop's client read as json.loads reads it (`--by client` kept readings were not); 6: the page's counts over every stop (`Partial.tally`, `days`, `marks`) and each session's first stop; 5: the own suite's regressions blocked as distinct (session, test) (`Own.regressed`); 4: what a report finished, kept (`keep_finished`); 3: the hash chain's ends (`Partial.link`), the agent's figures without their comma, the own suite's counts
 _LOW = (1 << _COMBO) - 1
 _FIRSTS = _OFFSET << _FIRST  # a packed session state's first stop
 _NAME = re.compile(r"[0-9a-f]{24}\.[0-9]+-[0-9]+\.[0-9]+\.bin").fullmatch  # a shard's file name (`plan`)  # a packed session state without its combination's index

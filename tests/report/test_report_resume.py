@@ -376,6 +376,27 @@ def test_a_regression_blocked_again_and_again_is_one_regression(kit_home, monkey
     assert kept["own_suite"]["tests"]["regressions_blocked"] == 3 and kept["own_suite"]["tests"]["stops"] == 6
 
 
+def test_the_cases_of_one_parametrized_test_are_one_regression(kit_home):
+    """A real run (humanize 4.9.0) said "21 regressions blocked" over 23 stops: each session broke one
+    parametrized test, counted once per case. The cases of one test (`t::a[1]`, `t::a[2]`) are one regression;
+    a look-alike: two tests of one module (`t::a`, `t::ab`), or one test's cases in two sessions, are two."""
+    from donegate.report.own_counts import own_counts
+
+    path = kit_home / "ledger.jsonl"
+
+    def own(sid: str, *failing: str) -> dict:
+        rec = _stop(sid, "block")
+        rec["gates"]["own"] = {"failing": [{"id": t, "contract": False} for t in failing], "added": 0, "weakened": []}
+        return rec
+
+    ledger.append(own("s1", *(f"tests/t.py::test_size[args{i}-2.9[M]]" for i in range(6))), path)
+    ledger.append(own("s1", "tests/t.py::test_size[args0-2.9[M]]"), path)
+    assert own_counts([path])["tests"]["regressions_blocked"] == 1
+    ledger.append(own("s2", "tests/t.py::test_size[args1-x]", "tests/t.py::T::test_size_of"), path)
+    assert own_counts([path])["tests"]["regressions_blocked"] == 3
+    assert report.summarize([path], jobs=1)["own_suite"]["tests"]["regressions_blocked"] == 3
+
+
 def _line_by_line(monkeypatch):
     """The page as it was made before it read the report's kept summary: every line through json.loads."""
     from donegate.report import page_read
