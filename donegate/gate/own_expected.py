@@ -34,15 +34,16 @@ def _literal(node: ast.AST) -> Any:
         return _NONE
 
 
-def _pairs(a: ast.AST, b: ast.AST, out: list[tuple[Any, Any]]) -> None:
+def _pairs(a: ast.AST, b: ast.AST, out: list[tuple[Any, Any, str]], name: str = "") -> None:
     """The (sealed, current) values of the literals the current function puts where the sealed one had another
-    (each a literal in both, at the same place of the same tree; a container's elements too): a statement or
-    argument added or removed pairs nothing, so a check added beside the sealed ones changes no expected value."""
+    (each a literal in both, at the same place of the same tree; a container's elements too), each with the keyword
+    it is given as (`check_lru(c, hits=99)`'s `hits`, else ""): a statement or argument added or removed pairs
+    nothing, so a check added beside the sealed ones changes no expected value."""
     if ast.dump(a) == ast.dump(b):
         return
     x, y = _literal(a), _literal(b)
     if x is not _NONE and y is not _NONE:
-        out.append((x, y))
+        out.append((x, y, name))
         if isinstance(a, (ast.Tuple, ast.List)) and isinstance(b, type(a)) and len(a.elts) == len(b.elts):
             for e, f in zip(a.elts, b.elts, strict=True):
                 _pairs(e, f, out)
@@ -52,6 +53,9 @@ def _pairs(a: ast.AST, b: ast.AST, out: list[tuple[Any, Any]]) -> None:
                     _pairs(v, w, out)
         return
     if type(a) is not type(b):
+        return
+    if isinstance(a, ast.keyword) and isinstance(b, ast.keyword) and a.arg and a.arg == b.arg:
+        _pairs(a.value, b.value, out, a.arg)
         return
     if isinstance(a, ast.Compare) and isinstance(b, ast.Compare) and len(a.ops) == len(b.ops) == 1:
         _pairs(a.left, b.comparators[0], out)  # the sides swapped (`x == 5` made `-1 == x`): paired across too
@@ -193,6 +197,48 @@ def _compared(message: str) -> tuple[tuple[Any, str], tuple[Any, str]] | None:
     return None
 
 
+def _fields(message: str) -> dict[str, tuple[tuple[Any, str], tuple[Any, str]]]:
+    """{field: its two sides} where pytest compared two objects field by field (named tuples, dataclasses, attrs:
+    `Drill down into differing attribute hits:` then `hits: 0 != 99`), or showed them as calls with keywords
+    (`Info(hits=0, misses=1) == Info(hits=99, misses=1)`): the value a helper's keyword argument (`hits=99`) is
+    compared as, the test's literal then on neither side of the equality."""
+    out: dict[str, tuple[tuple[Any, str], tuple[Any, str]]] = {}
+    for line in message.splitlines():
+        field = re.match(r"\s*(\w+): (.+?) != (.+)$", line)
+        if field is not None:
+            out.setdefault(field[1], ((_text(field[2]), field[2]), (_text(field[3]), field[3])))
+            continue
+        t = _parse(line.strip().removeprefix("AssertionError: "), "assert ")
+        t = t.test if isinstance(t, ast.Assert) else None
+        if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq) and \
+                isinstance(t.left, ast.Call) and isinstance(t.comparators[0], ast.Call):
+            theirs = {k.arg: k.value for k in t.comparators[0].keywords if k.arg}
+            for k in t.left.keywords:
+                if k.arg in theirs and ast.dump(k.value) != ast.dump(theirs[k.arg]):
+                    out.setdefault(k.arg, ((_literal(k.value), ast.unparse(k.value)),
+                                           (_literal(theirs[k.arg]), ast.unparse(theirs[k.arg]))))
+    return out
+
+
+def _parse(line: str, prefix: str) -> ast.stmt | None:
+    """`line`'s one statement, when it starts with `prefix` and parses."""
+    if not line.startswith(prefix):
+        return None
+    try:
+        body = ast.parse(line).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return body[0] if len(body) == 1 else None
+
+
+def _text(text: str) -> Any:
+    """The literal `text` shows, or _NONE."""
+    try:
+        return _literal(ast.parse(text, mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _NONE
+
+
 def _shows(value: Any, side: tuple[Any, str]) -> bool:
     """`value` is what pytest showed as `side`: the same literal, or a repr pytest shortened (`'abc...xyz'`,
     `[0, 1, 2, 3, 4, 5, ...]`) that pytest's own repr of `value` gives at that length."""
@@ -220,17 +266,18 @@ def to_actual(sealed: str | None, current: str | None, tid: str, message: str,
     value makes it a contract change (the stop still blocks, "the old contract changed", with the appeal).
     `conftests`: the conftest.py texts of the test's folders, nearest first, (as sealed, now)."""
     test = tid.split("::", 1)[1].split("[", 1)[0] if "::" in tid else ""
-    compared = _compared(message)
-    if compared is None:
+    compared, fields = _compared(message), _fields(message)
+    if compared is None and not fields:
         return None
     old, new = _held(sealed, test, conftests[0]), _held(current, test, conftests[1])
     if "" not in old or "" not in new:
         return None
-    pairs: list[tuple[Any, Any]] = []
+    pairs: list[tuple[Any, Any, str]] = []
     for key in old.keys() & new.keys():
         _pairs(old[key], new[key], pairs)
-    for was, now in pairs:
-        for expected, got in (compared, compared[::-1]):
+    for was, now, name in pairs:
+        sides = [s for s in (compared, fields.get(name) if name else None) if s is not None]
+        for expected, got in [p for s in sides for p in (s, s[::-1])]:
             if not _same(was, now) and _shows(was, expected) and _shows(now, got):
                 if asked is not None and _asked(asked(), _callees(new.values()), now):
                     return None

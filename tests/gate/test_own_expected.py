@@ -13,11 +13,16 @@ OWN = ("from calc import add, label\n\n\ndef test_add(want):\n    assert add(2, 
 # The request: `mul`, and `label` in capitals.
 HIDDEN = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n\n\ndef test_label():\n    assert calc.label(1) == 'ONE'\n"
 MUL = "\n\ndef mul(a, b):\n    return a * b\n"
+# async-lru's tests: a helper the test calls with the expected counts as keywords, comparing named tuples.
+LRU = "from collections import namedtuple\n\nInfo = namedtuple('Info', 'hits misses')\n\n\ndef info():\n    return Info(99, 1)\n"
+OWN_LRU = ("from lru import Info, info\n\n\ndef check_lru(got, *, hits, misses):\n    assert got == Info(hits, misses)\n\n\n"
+           "def test_info():\n    check_lru(info(), hits=99, misses=1)\n")
 
 
 def _project(tmp_path_factory, kit_home):
-    files = {"calc.py": CALC, "tests/conftest.py": CONFTEST, "tests/test_calc.py": OWN}
-    return sealed_project(tmp_path_factory, kit_home, "expected", files, HIDDEN, 2)
+    files = {"calc.py": CALC, "tests/conftest.py": CONFTEST, "tests/test_calc.py": OWN, "lru.py": LRU,
+             "tests/test_lru.py": OWN_LRU}
+    return sealed_project(tmp_path_factory, kit_home, "expected", files, HIDDEN, 3)
 
 
 def test_a_fixtures_expected_value_changed_to_what_the_code_returns_is_named(tmp_path_factory, kit_home):
@@ -60,3 +65,23 @@ def test_both_sides_of_a_sealed_equality_normalised_is_named(tmp_path_factory, k
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "a test of the project was weakened: tests/test_calc.py::test_label: both sides of " \
         "`label(1) == 'one'` now pass through .lower() [assert-loosened]" in res.stderr, res.stderr
+
+
+def test_a_helpers_keyword_changed_to_what_the_code_returns_is_named(tmp_path_factory, kit_home):
+    """`info()` broken to give 0 hits and the test's `check_lru(info(), hits=99, ...)` made `hits=0` (a real agent on
+    async-lru): pytest shows named tuples (`Info(hits=0, misses=1) == Info(hits=99, misses=1)`), no literal on
+    either side. Was: "the old contract changed" only, the weakening unnamed. Its look-alike: `hits=7`, a value the
+    product does not give, is no weakening named (the stop blocks on the changed test all the same)."""
+    repo = _project(tmp_path_factory, kit_home)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "lru.py").write_text(LRU.replace("Info(99, 1)", "Info(0, 1)"))
+    (repo / "tests" / "test_lru.py").write_text(OWN_LRU.replace("hits=99", "hits=7"))
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "tests/test_lru.py::test_info" in res.stderr, res.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["own"]["weakened"] == [], res.stderr
+    (repo / "tests" / "test_lru.py").write_text(OWN_LRU.replace("hits=99", "hits=0"))
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "tests/test_lru.py::test_info: its expected value 99 was changed to 0, what the " \
+        "code returns now [expected-to-actual]" in res.stderr, res.stderr
+    weakened = stop_lines(kit_home)[-1]["gates"]["own"]["weakened"]
+    assert [(w["test"], w["rule"]) for w in weakened] == [("tests/test_lru.py::test_info", "expected-to-actual")], weakened
