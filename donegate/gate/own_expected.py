@@ -208,8 +208,8 @@ def _fields(message: str) -> dict[str, tuple[tuple[Any, str], tuple[Any, str]]]:
         if field is not None:
             out.setdefault(field[1], ((_text(field[2]), field[2]), (_text(field[3]), field[3])))
             continue
-        t = _parse(line.strip().removeprefix("AssertionError: "), "assert ")
-        t = t.test if isinstance(t, ast.Assert) else None
+        node = _parse(line.strip().removeprefix("AssertionError: "), "assert ")
+        t = node.test if isinstance(node, ast.Assert) else None
         if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq) and \
                 isinstance(t.left, ast.Call) and isinstance(t.comparators[0], ast.Call):
             theirs = {k.arg: k.value for k in t.comparators[0].keywords if k.arg}

@@ -57,6 +57,8 @@ def missing_module(imports: list[dict[str, str]], launch: Launch, project: Path,
     store_s = str(store.resolve()) + os.sep
     for entry in imports:
         module, where = entry["module"], entry["file"]
+        if not module:
+            continue  # another collection error's innermost file (`seal.blamed`)
         top = module.split(".")[0]
         if _provided(top, launch.front):
             continue  # the project's own package is there: a submodule of it that does not exist yet is the feature

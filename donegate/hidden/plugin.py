@@ -526,16 +526,17 @@ class Reporter:
             self._send(ev="collecterror", id=report.nodeid, message=globals()["failure_text"](report), detail=str(report.longrepr)[:4000])
 
     def pytest_exception_interact(self, node, call, report) -> None:
-        # A module that could not be found, and the file whose import asked for it: the parent tells a
-        # missing dependency (an environment problem) from a missing feature with it.
+        # A module that could not be found, and the file whose import asked for it: the parent tells a missing
+        # dependency (an environment problem) from a missing feature with it; any collection error's innermost file
+        # too (module ""): the parent names a third-party plugin whose code raised it (`seal.blamed`).
         exc = getattr(call.excinfo, "value", None)
-        if not isinstance(exc, ModuleNotFoundError) or not exc.name:
+        if not (isinstance(exc, ModuleNotFoundError) and exc.name or isinstance(exc, Exception) and call.when == "collect"):
             return
         tb = exc.__traceback__
         while tb is not None and tb.tb_next is not None:
             tb = tb.tb_next
         where = tb.tb_frame.f_code.co_filename if tb is not None else ""
-        self._send(ev="import", id=node.nodeid, module=str(exc.name)[:200], file=str(where)[:1000])
+        self._send(ev="import", id=node.nodeid, module=str(getattr(exc, "name", "") or "")[:200], file=str(where)[:1000])
 
     def pytest_collection_modifyitems(self, session, config, items) -> None:
         # The held-back tests last: a shown test's failure (its assertion, the product's repr) is written before any

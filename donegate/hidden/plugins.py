@@ -107,3 +107,49 @@ def own_pytest(launch: Launch, repo: str) -> str:
                 os.path.isfile(os.path.join(real, name, "__init__.py")) for name in ("pytest", "_pytest")):
             return os.path.relpath(real, root) if real != root.rstrip(os.sep) else "."
     return ""
+
+
+def switched_off(project: Path) -> set[str]:
+    """The plugins the project's pytest configuration leaves out (`addopts = -p no:NAME`): the kit's runs, which read
+    the kit's own configuration, leave them out too (the fix `blamed` gives for a plugin made for another pytest)."""
+    import re
+
+    from donegate.seal.excluded import pytest_section
+    from donegate.seal.own import configuration
+
+    name, _ = configuration(project)
+    addopts = (pytest_section(project / name) or {}).get("addopts", "") if name else ""
+    return set(re.findall(r"-p\s*no:(\S+)", addopts))
+
+
+def blamed(imports: list[dict[str, str]], modules: list[str]) -> tuple[str, str] | None:
+    """(message, fix) when a collection error was raised inside one of the environment's pytest plugins `modules`
+    (the innermost file of its traceback, `runner.TestRun.imports` with module ""): a plugin made for another pytest
+    (pytest-asyncio<0.24 under pytest 9: "'FixtureManager' object has no attribute '_arg2fixturedefs'") fails every
+    test file's collection, and the tests' imports are not the cause. Named by its distribution, version and the
+    name `-p no:` takes."""
+    tops = {m.split(".")[0] for m in modules}
+    for entry in imports:
+        parts = Path(entry.get("file") or "").parts
+        at = next((i for i, p in enumerate(parts[:-1]) if p in ("site-packages", "dist-packages")
+                   and (parts[i + 1] in tops or parts[i + 1].removesuffix(".py") in tops)), None)
+        if entry.get("module") or at is None:
+            continue
+        site, top = Path(*parts[:at + 1]), parts[at + 1].removesuffix(".py")
+        for info in sorted(site.glob("*.dist-info/entry_points.txt")):
+            parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
+            parser.optionxform = str  # type: ignore[assignment,method-assign]
+            try:
+                parser.read_string(info.read_text(encoding="utf-8", errors="replace"))
+                meta = (info.parent / "METADATA").read_text(encoding="utf-8", errors="replace")
+            except (configparser.Error, OSError):
+                continue
+            names = [n for n, v in (parser.items("pytest11") if parser.has_section("pytest11") else [])
+                     if v.split(":")[0].strip().split(".")[0] == top]
+            if names:
+                field = dict(line.split(": ", 1) for line in meta.splitlines()[:40] if ": " in line)
+                dist, version = field.get("Name", top), field.get("Version", "?")
+                return (f"the pytest plugin {dist} {version} ({names[0]}) fails while pytest collects the tests (in "
+                        f"{'/'.join(parts[at + 1:])}): it is not made for the kit's pytest",
+                        f"upgrade {dist} in the project's environment, or leave it out: addopts = -p no:{names[0]}")
+    return None

@@ -209,6 +209,7 @@ def seal(
         from donegate.hidden import plugins as env_plugins
 
         plugins = env_plugins.found(launch)  # the environment's pytest plugins, loaded at every stop while unchanged
+        plugins = [p for p in plugins if p["name"] not in env_plugins.switched_off(repo)]  # `-p no:NAME` of its addopts
         own_pytest = env_plugins.own_pytest(launch, str(repo))  # the project is pytest: its own runs the tests
         baseline = runner.run(tmp, repo, timeout=timeout, confine=confine, project=project, python=launch, allow=marks,
                               plugins=[p["module"] for p in plugins], own_pytest=own_pytest)
@@ -216,6 +217,9 @@ def seal(
         _unwritten(baseline, tmp)
         if baseline.errors or not baseline.collected and not baseline.ok:
             detail = "\n".join(e.get("detail", "") for e in baseline.errors) or baseline.output[-3000:]
+            blamed = env_plugins.blamed(baseline.imports, [p["module"] for p in plugins])
+            if blamed is not None:
+                raise DonegateError(f"the test files do not collect: {blamed[0]}\n{detail}".rstrip(), blamed[1])
             raise DonegateError(f"the test files do not collect: {baseline.problem}\n{detail}".rstrip(), _COLLECT_FIX)
         collected = baseline.collected
         if not collected:

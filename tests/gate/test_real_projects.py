@@ -20,6 +20,7 @@ the real Stop hook, confined (each seen failing on the code before):
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -170,3 +171,43 @@ def test_a_syntax_error_the_product_raises_is_shown_by_its_error_line(tmp_path_f
     (repo / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a + b\n")
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "test_mul\n    assert 5 == 6" in res.stderr, res.stderr
+
+
+# pytest-asyncio<0.24 under the kit's pytest 9: its collection hook reads a FixtureManager attribute pytest dropped.
+OLD_PLUGIN = ("def _preprocess(collector):\n    raise AttributeError(\"'FixtureManager' object has no attribute "
+              "'_arg2fixturedefs'\")\n\n\ndef pytest_pycollect_makeitem(collector, name, obj):\n"
+              "    if name.startswith('test_async'):\n        _preprocess(collector)\n")
+
+
+def test_a_plugin_of_the_environment_that_breaks_collection_is_named_with_its_version(tmp_path, kit_home):
+    """A pytest plugin of the project's environment made for an older pytest (pytest-asyncio 0.23 in a real
+    project) fails every test file's collection inside its own code. Was: "the test files do not collect:
+    'FixtureManager' object has no attribute '_arg2fixturedefs'", with the hint to fix the tests' imports. Its
+    look-alike: a test file that fails at its own top (an AttributeError of its own) keeps that hint. The fix given,
+    `addopts = -p no:NAME`, is taken: the kit's runs leave the plugin out and the seal goes through."""
+    repo = tmp_path / "repo"
+    make_repo(repo, {"calc.py": CALC, ".gitignore": ".venv/\n__pycache__/\n"})
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True, timeout=120)
+    (site,) = (repo / ".venv" / "lib").glob("python*/site-packages")
+    (site / "pytest_oldplug").mkdir()
+    (site / "pytest_oldplug" / "__init__.py").write_text("")
+    (site / "pytest_oldplug" / "plugin.py").write_text(OLD_PLUGIN)
+    (site / "pytest_oldplug-0.23.8.dist-info").mkdir()
+    (site / "pytest_oldplug-0.23.8.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: pytest-oldplug\nVersion: 0.23.8\n")
+    (site / "pytest_oldplug-0.23.8.dist-info" / "entry_points.txt").write_text("[pytest11]\noldplug = pytest_oldplug.plugin\n")
+    own_error = "import calc\n\ncalc.add.missing\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
+    res = _seal(repo, kit_home, own_error)
+    assert res.returncode != 0 and "do not collect" in res.stderr and "import" in res.stderr, res.stderr
+    assert "oldplug" not in res.stderr, res.stderr
+    shutil.rmtree(repo.parent / "hidden")
+    res = _seal(repo, kit_home, HIDDEN.replace("def test_mul", "def test_async_mul"))
+    assert res.returncode != 0 and "the pytest plugin pytest-oldplug 0.23.8 (oldplug) fails" in res.stderr, res.stderr
+    assert "upgrade pytest-oldplug" in res.stderr and "-p no:oldplug" in res.stderr, res.stderr
+    assert "fix the tests' imports" not in res.stderr and "make each test file import" not in res.stderr, res.stderr
+    (repo / "pytest.ini").write_text("[pytest]\naddopts = -p no:oldplug\n")  # the fix it gave, taken
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "plugin off"], cwd=repo, check=True)
+    shutil.rmtree(repo.parent / "hidden")
+    res = _seal(repo, kit_home, HIDDEN.replace("def test_mul", "def test_async_mul"))
+    assert res.returncode == 0 and "1 new requirements failing" in res.stdout, res.stdout + res.stderr
