@@ -339,6 +339,10 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     if run.environment:
         raise DonegateError(f"the project's own tests cannot run: {run.environment}", fix)
     if run.errors:
+        from donegate.hidden.plugins import blamed
+
+        if (plugin := blamed(run.imports, list(plugins or ()))) is not None:
+            raise DonegateError(f"the project's own tests do not collect: {plugin[0]}"[:400], plugin[1])
         first = run.errors[0]
         detail = (first.get("message") or "").strip().splitlines()
         why = detail[-1] if detail else first.get("nodeid", "")

@@ -179,6 +179,7 @@ OLD_PLUGIN = ("def _preprocess(collector):\n    raise AttributeError(\"'FixtureM
               "    if name.startswith('test_async'):\n        _preprocess(collector)\n")
 
 
+@pytest.mark.own_suite
 def test_a_plugin_of_the_environment_that_breaks_collection_is_named_with_its_version(tmp_path, kit_home):
     """A pytest plugin of the project's environment made for an older pytest (pytest-asyncio 0.23 in a real
     project) fails every test file's collection inside its own code. Was: "the test files do not collect:
@@ -205,9 +206,18 @@ def test_a_plugin_of_the_environment_that_breaks_collection_is_named_with_its_ve
     assert res.returncode != 0 and "the pytest plugin pytest-oldplug 0.23.8 (oldplug) fails" in res.stderr, res.stderr
     assert "upgrade pytest-oldplug" in res.stderr and "-p no:oldplug" in res.stderr, res.stderr
     assert "fix the tests' imports" not in res.stderr and "make each test file import" not in res.stderr, res.stderr
+    (repo / "tests").mkdir()  # the project's own tests broken by it alike
+    (repo / "tests" / "test_calc.py").write_text("import calc\n\n\ndef test_async_add():\n    assert calc.add(1, 2) == 3\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "own tests"], cwd=repo, check=True)
+    shutil.rmtree(repo.parent / "hidden")
+    res = _seal(repo, kit_home)
+    assert res.returncode != 0 and "the project's own tests do not collect: the pytest plugin pytest-oldplug 0.23.8 " \
+        "(oldplug) fails" in res.stderr and "-p no:oldplug" in res.stderr, res.stderr
     (repo / "pytest.ini").write_text("[pytest]\naddopts = -p no:oldplug\n")  # the fix it gave, taken
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
     subprocess.run(["git", "commit", "-qm", "plugin off"], cwd=repo, check=True)
     shutil.rmtree(repo.parent / "hidden")
     res = _seal(repo, kit_home, HIDDEN.replace("def test_mul", "def test_async_mul"))
     assert res.returncode == 0 and "1 new requirements failing" in res.stdout, res.stdout + res.stderr
+    assert "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout
