@@ -257,12 +257,12 @@ def test_the_walk_finds_a_stop_reaching_up(tmp_path):
 # write (seal/, tree/, sessions/, ledger/, and the agents' boundaries clients/ and claude/), and everything calls the
 # base (core/, config, paths, errors). The kit's own model jobs (models/, the optional review stage's reviewers)
 # sit beside the runs: a stage starts them, they call the boundary to Claude Code. No module a stop reaches
-# imports one of a layer above its own, at any depth of its code (docs/layout.md draws the path). One edge is
+# imports one of a layer above its own, at any depth of its code (docs/layout.md draws the path). Two edges are
 # named: the seal's run of the project's own suite (`seal.own.seal_suite`, called by the seal command's builder
-# `seal.sealing`, never by a stop) starts a hidden run.
+# `seal.sealing`, never by a stop) starts a hidden run, and names the environment's plugin that broke it.
 STOP_LAYERS = {"gate": 4, "hidden": 3, "models": 3, "seal": 2, "tree": 2, "sessions": 2, "ledger": 2, "clients": 2,
                "claude": 2, "core": 1, "config": 1, "paths": 1, "errors": 1, "_layout": 1}
-SEAL_TIME = {("donegate.seal.own", "donegate.hidden.runner")}
+SEAL_TIME = {("donegate.seal.own", "donegate.hidden.runner"), ("donegate.seal.own", "donegate.hidden.plugins")}
 
 
 def layer(module: str) -> int:

@@ -109,19 +109,6 @@ def own_pytest(launch: Launch, repo: str) -> str:
     return ""
 
 
-def switched_off(project: Path) -> set[str]:
-    """The plugins the project's pytest configuration leaves out (`addopts = -p no:NAME`): the kit's runs, which read
-    the kit's own configuration, leave them out too (the fix `blamed` gives for a plugin made for another pytest)."""
-    import re
-
-    from donegate.seal.excluded import pytest_section
-    from donegate.seal.own import configuration
-
-    name, _ = configuration(project)
-    addopts = (pytest_section(project / name) or {}).get("addopts", "") if name else ""
-    return set(re.findall(r"-p\s*no:(\S+)", addopts))
-
-
 def blamed(imports: list[dict[str, str]], modules: list[str]) -> tuple[str, str] | None:
     """(message, fix) when a collection error was raised inside one of the environment's pytest plugins `modules`
     (the innermost file of its traceback, `runner.TestRun.imports` with module ""): a plugin made for another pytest

@@ -59,6 +59,18 @@ def configuration(project: Path) -> tuple[str | None, list[str]]:
     return None, []
 
 
+def switched_off(project: Path) -> set[str]:
+    """The plugins the project's pytest configuration leaves out (`addopts = -p no:NAME`): the kit's runs, which read
+    the kit's own configuration, leave them out too (the fix `blamed` gives for a plugin made for another pytest)."""
+    import re
+
+    from donegate.seal.excluded import pytest_section
+
+    name, _ = configuration(project)
+    addopts = (pytest_section(project / name) or {}).get("addopts", "") if name else ""
+    return set(re.findall(r"-p\s*no:(\S+)", addopts))
+
+
 def find(project: Path, named: list[str] | None = None) -> tuple[str | None, list[str], str]:
     """(configuration file, the paths pytest would collect, relative, how they were found). `named`: what
     `--own-tests` / `own_tests:` say (paths relative to the project)."""

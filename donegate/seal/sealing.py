@@ -209,7 +209,7 @@ def seal(
         from donegate.hidden import plugins as env_plugins
 
         plugins = env_plugins.found(launch)  # the environment's pytest plugins, loaded at every stop while unchanged
-        plugins = [p for p in plugins if p["name"] not in env_plugins.switched_off(repo)]  # `-p no:NAME` of its addopts
+        plugins = [p for p in plugins if p["name"] not in own.switched_off(repo)]  # `-p no:NAME` of its addopts
         own_pytest = env_plugins.own_pytest(launch, str(repo))  # the project is pytest: its own runs the tests
         baseline = runner.run(tmp, repo, timeout=timeout, confine=confine, project=project, python=launch, allow=marks,
                               plugins=[p["module"] for p in plugins], own_pytest=own_pytest)
