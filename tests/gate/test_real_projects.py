@@ -26,7 +26,7 @@ import sys
 
 import pytest
 
-from tests.support.repos import KIT, make_repo, run_hook, sealed_copy, stop_lines, stop_payload, write_config
+from tests.support.repos import KIT, make_repo, run_hook, sealed_copy, sealed_project, stop_lines, stop_payload, write_config
 
 PLUGGY = 'def origin():\n    return "the project\'s"\n'
 CONFTEST = "import pluggy\nimport pytest\n\n\n@pytest.fixture\ndef where():\n    return pluggy.origin\n"
@@ -46,14 +46,9 @@ def _seal(repo, home, hidden: str = HIDDEN) -> subprocess.CompletedProcess:
 
 
 def _pluggy(tmp_path_factory, kit_home):
-    def build(repo, home):
-        make_repo(repo, {"pluggy/__init__.py": PLUGGY, "calc.py": CALC, "tests/conftest.py": CONFTEST,
-                         "tests/test_pluggy.py": OWN})
-        res = _seal(repo, home)
-        # was: "1 of 2 pass" (the fixture's test got the kit's pluggy, which has no `origin`)
-        assert res.returncode == 0 and "the project's own tests: 2 of 2 pass" in res.stdout, res.stdout + res.stderr
-
-    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "own-pluggy", build, kit_home)
+    # was: "1 of 2 pass" at the seal (the fixture's test got the kit's pluggy, which has no `origin`)
+    return sealed_project(tmp_path_factory, kit_home, "own-pluggy", {
+        "pluggy/__init__.py": PLUGGY, "calc.py": CALC, "tests/conftest.py": CONFTEST, "tests/test_pluggy.py": OWN}, HIDDEN, 2)
 
 
 @pytest.mark.own_suite
@@ -78,14 +73,10 @@ DOCTESTED = ('def twice(n):\n    """The number doubled.\n\n    >>> twice(21)\n  
 
 
 def _doctests(tmp_path_factory, kit_home):
-    def build(repo, home):
-        make_repo(repo, {"calc.py": CALC, "pytest.ini": "[pytest]\naddopts = --doctest-modules\n",
-                         "tests/test_twice.py": "import calc\n\n\n" + DOCTESTED})
-        res = _seal(repo, home)
-        # was: refused, "the test run ended before reporting (exit code 4)" (`-p no:doctest` and the ini's option)
-        assert res.returncode == 0 and "the project's own tests: 2 of 2 pass" in res.stdout, res.stdout + res.stderr
-
-    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "own-doctests", build, kit_home)
+    # was: refused at the seal, "the test run ended before reporting (exit code 4)" (`-p no:doctest` and the ini's option)
+    return sealed_project(tmp_path_factory, kit_home, "own-doctests", {
+        "calc.py": CALC, "pytest.ini": "[pytest]\naddopts = --doctest-modules\n",
+        "tests/test_twice.py": "import calc\n\n\n" + DOCTESTED}, HIDDEN, 2)
 
 
 @pytest.mark.own_suite
@@ -121,14 +112,10 @@ def test_a_suite_whose_addopts_name_a_plugin_the_runs_leave_off_is_kept(tmp_path
     """async-lru 2.0.4's setup.cfg: `addopts = ... --cache-clear ...`, `junit_family = xunit2` (the look-alike of the
     refusal above: pytest's own plugins the runs leave off, their options taken and ignored). Was refused at the seal:
     "unrecognized arguments: --cache-clear"."""
-    def build(repo, home):
-        make_repo(repo, {"calc.py": CALC, "tests/test_calc.py": "import calc\n\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n",
-                         "pytest.ini": "[pytest]\naddopts = --strict-config --cache-clear --lf --sw --junitxml=out.xml\n"
-                                       "junit_family = xunit2\n"})
-        res = _seal(repo, home)
-        assert res.returncode == 0 and "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout + res.stderr
-
-    repo = sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "own-inert", build, kit_home)
+    repo = sealed_project(tmp_path_factory, kit_home, "own-inert", {
+        "calc.py": CALC, "tests/test_calc.py": "import calc\n\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n",
+        "pytest.ini": "[pytest]\naddopts = --strict-config --cache-clear --lf --sw --junitxml=out.xml\njunit_family = xunit2\n"},
+        HIDDEN, 1)
     (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n")
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "tests/test_calc.py::test_add" in res.stderr, res.stderr

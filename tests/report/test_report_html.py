@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -95,24 +96,32 @@ HIDDEN = ("import mod, pathlib\n\n\ndef test_value():\n"
           f"    assert mod.VALUE == 2, '\\n{SECRET}\\n' + str(here_is_the_store)\n")
 
 
-@pytest.fixture(scope="module")
-def _gated(tmp_path_factory) -> Path:
-    """A repository sealed with a hidden test whose failure message repeats its own source and store path;
-    two real stops (a block, then a pass), plus one whose transcript leaks the source. Once per module and worker,
-    in a state root of its own: the tests only read its ledger and stores (a seal and three stops, ~1.6 CPU-s)."""
-    root = tmp_path_factory.mktemp("gated")
+@contextlib.contextmanager
+def _sealed_mod(tmp_path_factory, name: str, repo_name: str, hidden: str, *seal_args: str):
+    """A state root of its own (`name`), `mod.py` in the repository `repo_name` sealed with HIDDEN (in the folder
+    `hidden` beside it): (root, home, repo, the hidden test), DONEGATE_HOME the root's home within the block."""
+    root = tmp_path_factory.mktemp(name)
     home = root / "home"
     home.mkdir()
     write_config(home, "")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DONEGATE_HOME", str(home))
-        repo = make_repo(root / "repo", {"mod.py": "VALUE = 1\n"})
-        test = root / "hidden" / "test_mod.py"
+        repo = make_repo(root / repo_name, {"mod.py": "VALUE = 1\n"})
+        test = root / hidden / "test_mod.py"
         test.parent.mkdir()
         test.write_text(HIDDEN)
-        res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test)], capture_output=True,
-                             text=True, timeout=120, cwd=KIT)
+        res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test), *seal_args],
+                             capture_output=True, text=True, timeout=120, cwd=KIT)
         assert res.returncode == 0, res.stderr
+        yield root, home, repo, test
+
+
+@pytest.fixture(scope="module")
+def _gated(tmp_path_factory) -> Path:
+    """A repository sealed with a hidden test whose failure message repeats its own source and store path;
+    two real stops (a block, then a pass), plus one whose transcript leaks the source. Once per module and worker,
+    in a state root of its own: the tests only read its ledger and stores (a seal and three stops, ~1.6 CPU-s)."""
+    with _sealed_mod(tmp_path_factory, "gated", "repo", "hidden") as (root, home, repo, test):
         test.unlink()
         transcript = root / "transcript.jsonl"
         transcript.write_text(json.dumps({"type": "user", "message": {"content": HIDDEN}}) + "\n")
@@ -502,19 +511,7 @@ def test_the_pages_own_policy_stops_a_request_even_from_injected_markup(browser,
 def _claimed(tmp_path_factory) -> Path:
     """A repository sealed with its request; one stop whose agent's last message repeats a hidden line and a store path.
     Once per module and worker, in a state root of its own (`_gated`)."""
-    root = tmp_path_factory.mktemp("claimed")
-    home = root / "home"
-    home.mkdir()
-    write_config(home, "")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DONEGATE_HOME", str(home))
-        repo = make_repo(root / "claims", {"mod.py": "VALUE = 1\n"})
-        test = root / "hidden2" / "test_mod.py"
-        test.parent.mkdir()
-        test.write_text(HIDDEN)
-        res = subprocess.run([sys.executable, "-m", "donegate", "seal", str(repo), str(test), "--request", "VALUE must be 2"],
-                             capture_output=True, text=True, timeout=120, cwd=KIT)
-        assert res.returncode == 0, res.stderr
+    with _sealed_mod(tmp_path_factory, "claimed", "claims", "hidden2", "--request", "VALUE must be 2") as (_, home, repo, _t):
         store = next((home / "acceptance").iterdir())
         said = f"All done: VALUE is 2 now.\n{SECRET}\nI read it in {store}/test_mod.py"
         assert run_hook(stop_payload(repo, session="s-claims", message=said)).returncode == 2
