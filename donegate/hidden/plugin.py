@@ -49,23 +49,24 @@ _KEEP_DUNDER = ("__init__", "__call__", "__eq__", "__exit__", "__enter__", "__ne
 
 
 _FUNCTION = operator.attrgetter("_obj")
-
-
-def _OBJ(item):
-    """A test's function. unittest's TestCaseFunction binds `_obj` anew at each setup (a new TestCase) and clears it
-    at teardown, so it read as replaced in every run: the function its class holds is what stays the test's."""
-    case = getattr(sys.modules.get("_pytest.unittest"), "TestCaseFunction", None)
-    if case is not None and isinstance(item, case):
-        return getattr(item.parent.obj, item.name, None)
-    return _FUNCTION(item)
 _RUNTEST = operator.attrgetter("runtest.__func__")
 _EACH = 200  # a run of up to this many tests checks every test's function after every test (`Tripwires.collected`)
+
+
+def _functions(items) -> list:
+    """Each test's function, read in a C loop (`_obj`); a unittest test's, the function its class holds: pytest binds
+    its `_obj` anew at each setup (a new TestCase) and clears it at teardown, so it read as replaced in every run."""
+    out = list(map(_FUNCTION, items))
+    case = getattr(sys.modules.get("_pytest.unittest"), "TestCaseFunction", None)
+    if case is not None and case in set(map(type, items)):  # (no Python loop for a suite without one)
+        out = [getattr(i.parent.obj, i.name, None) if isinstance(i, case) else f for i, f in zip(items, out, strict=True)]
+    return out
 
 
 def _prints(items):
     """(functions, runtests, classes) of `items`, in C loops; None when a runtest is no longer a method."""
     try:
-        return (list(map(_OBJ, items)), list(map(_RUNTEST, items)), list(map(type, items)))
+        return (_functions(items), list(map(_RUNTEST, items)), list(map(type, items)))
     except AttributeError:
         return None
 
@@ -172,7 +173,7 @@ class Tripwires:
             out.append([monitoring.get_tool(i) for i in range(6)])
         labels.append("tests")
         try:  # every collected test after every test: C loops, so a run of n tests costs O(n) each
-            out.append((list(map(_OBJ, self.items)), list(map(_RUNTEST, self.items)), list(map(type, self.items))))
+            out.append((_functions(self.items), list(map(_RUNTEST, self.items)), list(map(type, self.items))))
         except AttributeError:
             out.append(None)  # a test's runtest is no longer a method
         return labels, out
