@@ -5,6 +5,7 @@ lay in the sealed store (the run's rootdir, read-only in the walls) before any o
 under its own path, every hook of it defined in that file. Any other plugin registered or removed still trips it.
 """
 
+import importlib.machinery
 import os
 import types
 
@@ -72,3 +73,31 @@ def plugins_now(wires, pm) -> list:
     if wires.held:
         plugins = [p for p in plugins if not any(p is h for h in wires.held)]
     return [*plugins, len(vars(pm.hook)) - wires.extra_hooks]
+
+
+def finder_alone(wires, finder) -> bool:
+    """A finder the code under test put on `sys.meta_path` (wrapt's post-import hooks, an import hook of the
+    project's own) that leaves the sealed tests and the kit alone: it answers for none of the harness's modules nor
+    the store's, and every module of the store came from its sealed file: a test module through pytest's own loader,
+    a helper of the tests' folder (wrapt's `compat.py`, imported by a test) through the standard library's."""
+    import sys
+
+    find = getattr(finder, "find_spec", None)
+    if find is None:
+        return False
+    store = str(wires.config.rootpath).rstrip("/") + "/"
+    modules = [m for m in list(sys.modules.values()) if str(getattr(m, "__file__", None) or "").startswith(store)]
+    names = [*wires.harness_names, *(m.__name__ for m in modules)]
+    try:
+        if any(find(name, None) is not None for name in names):
+            return False
+    except Exception:  # noqa: BLE001 - a finder that fails on the harness's names does not leave them alone
+        return False
+    return wires.rewriter is None or all(isinstance(getattr(m, "__loader__", None), wires.rewriter) or _from_file(m)
+                                         for m in modules)
+
+
+def _from_file(module) -> bool:
+    """`module` was loaded by the standard library's source loader from its own file."""
+    loader = getattr(module, "__loader__", None)
+    return type(loader) is importlib.machinery.SourceFileLoader and loader.path == module.__file__

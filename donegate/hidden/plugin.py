@@ -104,7 +104,7 @@ class Tripwires:
         self.many: list = []  # a large run's tests (`collected`)
         self.where: dict = {}
         self.many_base = None
-        self.quiet: dict = {}  # id -> a finder added to sys.meta_path that leaves the tests and the kit alone (`_alone`)
+        self.quiet: dict = {}  # id -> a finder added to sys.meta_path that leaves the tests and the kit alone (`finder_alone`)
         self.harness_names = [m for m in sys.modules if m.partition(".")[0] in ("pytest", "_pytest", "pluggy")]
         rewrite = sys.modules.get("_pytest.assertion.rewrite")
         self.rewriter = getattr(rewrite, "AssertionRewritingHook", None)
@@ -178,23 +178,6 @@ class Tripwires:
             out.append(None)  # a test's runtest is no longer a method
         return labels, out
 
-    def _alone(self, finder) -> bool:
-        """A finder the code under test put on `sys.meta_path` (wrapt's post-import hooks, an import hook of the
-        project's own) that leaves the sealed tests and the kit alone: it answers for none of the harness's modules
-        nor the test modules, and every test module was imported by pytest's own loader (so none went through it)."""
-        find = getattr(finder, "find_spec", None)
-        if find is None:
-            return False
-        store = str(self.config.rootpath).rstrip("/") + "/"
-        modules = [m for m in list(sys.modules.values()) if str(getattr(m, "__file__", None) or "").startswith(store)]
-        names = [*self.harness_names, *(m.__name__ for m in modules)]
-        try:
-            if any(find(name, None) is not None for name in names):
-                return False
-        except Exception:  # noqa: BLE001 - a finder that fails on the harness's names does not leave them alone
-            return False
-        return self.rewriter is None or all(isinstance(getattr(m, "__loader__", None), self.rewriter) for m in modules)
-
     def changed(self) -> list:
         labels, now = self.snapshot()
         if now == self.base:
@@ -203,7 +186,7 @@ class Tripwires:
             j = labels.index("sys.meta_path")
             if now[j] != self.base[j]:
                 for finder in sys.meta_path:
-                    if id(finder) not in self.quiet and not any(finder is f for f in self.base[j]) and self._alone(finder):
+                    if id(finder) not in self.quiet and not any(finder is f for f in self.base[j]) and globals()["finder_alone"](self, finder):
                         self.quiet[id(finder)] = finder  # held: its id stays its own
                 labels, now = self.snapshot()
                 if now == self.base:

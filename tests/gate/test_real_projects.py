@@ -208,3 +208,34 @@ def test_a_plugin_of_the_environment_that_breaks_collection_is_named_with_its_ve
     res = _seal(repo, kit_home, HIDDEN.replace("def test_mul", "def test_async_mul"))
     assert res.returncode == 0 and "1 new requirements failing" in res.stdout, res.stdout + res.stderr
     assert "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout
+
+
+# wrapt 1.16.0's post-import hooks (`wrapt.when_imported('this')`): a finder on sys.meta_path answering for 'this' only,
+# left there by the project's own tests, which import helpers of their folder (`from compat import PY2`) by plain import.
+WRAPT_FINDER = ("import sys\n\n\nclass Finder:\n    def find_spec(self, fullname, path=None, target=None):\n"
+                "        return None  # answers for the one module a hook waits for, none here\n\n\n"
+                "def when_imported(name):\n    if not any(isinstance(f, Finder) for f in sys.meta_path):\n"
+                "        sys.meta_path.insert(0, Finder())\n")
+HOOKS_TEST = ("import hooks\nfrom compat import PY3\n\n\ndef test_when_imported():\n    hooks.when_imported('this')\n"
+              "    assert PY3\n")
+
+
+@pytest.mark.own_suite
+def test_a_post_import_finder_left_by_tests_that_import_their_folders_helpers_keeps_the_suite(tmp_path_factory, kit_home):
+    """wrapt 1.16.0: its tests import `compat.py` of their folder (plain import, not pytest's rewriter) and leave
+    wrapt's post-import finder on sys.meta_path. Was: the whole own suite not kept ("they trip the run's tripwires at
+    the seal (the code under test changed the test harness: sys.meta_path was changed ...)"): no regression of wrapt
+    was ever seen. The look-alike, a finder that answers for a helper of the tests' folder, still trips them
+    (tests/gate/test_as_developers_run.py holds the harness's)."""
+    files = {"calc.py": CALC, "hooks.py": WRAPT_FINDER, "tests/compat.py": "PY3 = True\n", "tests/test_hooks.py": HOOKS_TEST,
+             "tests/test_calc.py": "import calc\n\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n"}
+    repo = sealed_project(tmp_path_factory, kit_home, "own-wrapt", files, HIDDEN, 2)
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "tests/test_calc.py::test_add" in res.stderr and "tamper" not in res.stderr, res.stderr
+
+    spy = tmp_path_factory.mktemp("spy") / "repo"  # the look-alike: a finder that answers for the tests' helper
+    make_repo(spy, {**files, "hooks.py": WRAPT_FINDER.replace("return None  #", "return None if fullname != 'compat' else "
+                                                                               "__import__('importlib.util').util.find_spec('json')  #")})
+    res = _seal(spy, kit_home)
+    assert "the project's own tests: not sealed (not kept: they trip the run's tripwires" in res.stdout, res.stdout + res.stderr
