@@ -103,6 +103,18 @@ def env(tmp: str, hidden: list[Path], home: str | None = None, tmpdir: bool = Tr
     return out
 
 
+def activate(env: dict[str, str], venv: str, seen: str, hidden: Sequence[Path]) -> None:
+    """`env` as the project's environment activated has it (its `bin/activate`, `uv run`, tox and nox alike): the
+    environment's `bin` first on PATH and VIRTUAL_ENV, so that a test running the project's console script or `python`
+    (python-dotenv 1.0.1's `sh.dotenv("run", ...)`) gets the project's. `venv`: the environment's folder ("" for a base
+    interpreter), `seen`: where the run sees it; the kit's own environment, under a hidden folder, is not one."""
+    if not venv or not os.path.isdir(os.path.join(venv, "bin")) or _under(os.path.realpath(venv), [os.path.realpath(h) for h in hidden]):
+        return
+    scripts = os.path.join(seen, "bin")
+    env["PATH"] = os.pathsep.join([scripts, *(p for p in env.get("PATH", "").split(os.pathsep) if p and p != scripts)])
+    env["VIRTUAL_ENV"] = seen
+
+
 def seen_home(hidden: Sequence[Path]) -> str | None:
     """The HOME a confined run gets: the account's own home as a developer's shell names it, seen empty
     (it is hidden under a tmpfs of the run's own: `bwrap_argv`), or None when the account has no home to

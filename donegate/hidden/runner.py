@@ -242,6 +242,7 @@ class Walls:
         self.spec = python.spec({} if kind == "bwrap" else {str(repo): str(copy)})
         # What a developer's shell exports to the command it starts (issue 45 item 1): `_`, the command's path.
         self.env["_"] = self.spec["executable"]
+        walls.activate(self.env, python.interp.env, self.spec["prefix"], hidden)
         self.spec["repo"] = str(self.seen_repo)
         self.spec["shared"] = list(shared)
         from donegate.hidden import pyc as bytecode

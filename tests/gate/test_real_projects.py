@@ -239,3 +239,34 @@ def test_a_post_import_finder_left_by_tests_that_import_their_folders_helpers_ke
                                                                                "__import__('importlib.util').util.find_spec('json')  #")})
     res = _seal(spy, kit_home)
     assert "the project's own tests: not sealed (not kept: they trip the run's tripwires" in res.stdout, res.stdout + res.stderr
+
+
+CLI = "#!{python}\nimport sys\n\nimport calc\n\nprint(getattr(calc, sys.argv[1])(*map(int, sys.argv[2:])))\n"
+RUNS_CLI = ("import subprocess\n\n\ndef test_{name}_on_the_command_line():\n"
+            "    out = subprocess.run(['calc-cli', '{name}', '2', '3'], capture_output=True, text=True, check=True).stdout\n"
+            "    assert out == '{want}\\n'\n")
+
+
+@pytest.mark.own_suite
+def test_the_projects_console_script_is_on_the_runs_path_as_in_its_activated_environment(tmp_path, kit_home):
+    """python-dotenv 1.0.1's CLI tests run its console script (`sh.dotenv("run", ...)`), as the developer's activated
+    `.venv` finds it on PATH. Was: 6 of its tests failing at the seal (never blocking: a regression of `dotenv run`
+    passed), and an acceptance test of a new subcommand written alike failing at every stop, however honest the
+    work ("No such file or directory: 'calc-cli'")."""
+    repo = tmp_path / "repo"
+    make_repo(repo, {"calc.py": CALC, ".gitignore": ".venv/\n__pycache__/\n",
+                     "tests/test_cli.py": RUNS_CLI.format(name="add", want=5)})
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True, timeout=120)
+    (site,) = (repo / ".venv" / "lib").glob("python*/site-packages")
+    (site / "calc.pth").write_text(str(repo) + "\n")  # the project installed editable, as `pip install -e .` does
+    script = repo / ".venv" / "bin" / "calc-cli"
+    script.write_text(CLI.format(python=repo / ".venv" / "bin" / "python"))
+    script.chmod(0o755)
+    res = _seal(repo, kit_home, RUNS_CLI.format(name="mul", want=6))
+    assert res.returncode == 0 and "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout + res.stderr
+    (repo / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n")
+    res = run_hook(stop_payload(repo))  # the look-alike: a regression the script shows still blocks
+    assert res.returncode == 2 and "tests/test_cli.py::test_add_on_the_command_line" in res.stderr, res.stderr
