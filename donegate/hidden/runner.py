@@ -462,10 +462,12 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         out.environment = out.problem
         return out
     tamper, problem = stream.problem(res.returncode)
-    if not stream.hello and res.returncode in (3, 4) and not tamper:
+    refused = _hook_refused(output) if not stream.hello and res.returncode == 1 else ""
+    if not stream.hello and (res.returncode in (3, 4) or refused) and not tamper:
         # pytest itself refused to start (its configuration: an option of a plugin not installed, a conftest.py that
-        # does not import): before the plugin's hello nothing of a test ran; its own error line says what
-        problem = f"pytest stopped before running any test (exit code {res.returncode}): {_refusal(output)}"
+        # does not import, a conftest hook of an older pytest's: wrapt 1.16.0's `pytest_pycollect_makemodule(path,
+        # parent)` under the kit's pytest 9): before the plugin's hello nothing of a test ran; its own error says what
+        problem = f"pytest stopped before running any test (exit code {res.returncode}): {refused or _refusal(output)}"
     if outlived and not tamper:
         tamper = problem = "a process started by the code under test outlived the run and kept the result channel open"
     for entry in [*stream.results.values(), *stream.errors]:
@@ -499,6 +501,18 @@ def _refusal(output: str) -> str:
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     said = [line for line in lines if line.startswith(("ERROR:", "E ")) or ": error: " in line]
     return (said[-1] if said else lines[-1] if lines else "no output")[:300]
+
+
+def _hook_refused(output: str) -> str:
+    """pluggy's refusal of a conftest.py hook (its arguments not in the kit's pytest's hookspec), as one line: the
+    hook as defined and why; "" when the output holds none."""
+    lines = output.splitlines()
+    at = next((i for i, line in enumerate(lines) if "PluginValidationError: Plugin " in line), None)
+    if at is None:
+        return ""
+    said = [x.strip().removeprefix("hookimpl definition: ") for x in lines[at + 1:at + 3] if x.strip()]
+    return (f"the kit's pytest refuses the hook {': '.join(said)} (rename the arguments it no longer passes as pytest "
+            "7+ spells them: pytest 9 dropped `path` and `fspath`)")[:330]
 
 
 def _without(args: Sequence[str], plugin: str) -> tuple[str, ...]:

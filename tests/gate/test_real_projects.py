@@ -270,3 +270,24 @@ def test_the_projects_console_script_is_on_the_runs_path_as_in_its_activated_env
     (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n")
     res = run_hook(stop_payload(repo))  # the look-alike: a regression the script shows still blocks
     assert res.returncode == 2 and "tests/test_cli.py::test_add_on_the_command_line" in res.stderr, res.stderr
+
+
+LEGACY_HOOK = "def pytest_pycollect_makemodule({arg}, parent):\n    return None\n"
+
+
+@pytest.mark.own_suite
+def test_a_conftest_hook_the_kits_pytest_refuses_is_named_at_the_seal(tmp_path, kit_home):
+    """wrapt 1.16.0's tests/conftest.py declares `pytest_pycollect_makemodule(path, parent)`: its developers' pytest 7
+    takes it, the kit's pytest 9 (which dropped the py.path arguments) refuses the conftest before any test runs. The
+    seal said "the test run ended before reporting (exit code 1): the code under test may exit the process early".
+    The look-alike, the hook as pytest 7+ spells it (`module_path`), is sealed."""
+    files = {"calc.py": CALC, "tests/test_calc.py": "import calc\n\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n"}
+    repo = make_repo(tmp_path / "repo", {**files, "tests/conftest.py": LEGACY_HOOK.format(arg="path")})
+    res = _seal(repo, kit_home)
+    assert res.returncode == 1 and "pytest stopped before running any test (exit code 1)" in res.stderr, res.stderr
+    assert "the kit's pytest refuses the hook pytest_pycollect_makemodule(path, parent): " in res.stderr, res.stderr
+    assert "Argument(s) {'path'} are declared in the hookimpl but can not be found in the hookspec" in res.stderr
+    assert "may exit the process early" not in res.stderr and "Traceback" not in res.stderr, res.stderr
+    ok = make_repo(tmp_path / "ok" / "repo", {**files, "tests/conftest.py": LEGACY_HOOK.format(arg="module_path")})
+    res = _seal(ok, kit_home)
+    assert res.returncode == 0 and "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout + res.stderr
