@@ -150,13 +150,30 @@ def baseline_lines(m: dict) -> list[str]:
         # is the project's (`gate.scan_handover`).
         meant = sorted(set(rules) - set(m.get("allow") or ()))
         if meant:
-            out.append("  a change that adds such code (a copy of a line above in another function too) is blocked, "
-                       f"appealably (fix, if the project means it: seal with --allow {' --allow '.join(meant)})")
+            out.append(f"  a change that adds such code (a copy of a line above in another function too){_held(m, meant)} is "
+                       f"blocked, appealably (fix, if the project means it: seal with --allow {' --allow '.join(meant)})")
     for trip in m.get("tripwire_baseline") or []:
         out.append(f"  the unchanged project already trips a tripwire: {trip['what']} [{trip['rule']}] - never counted against a stop")
     if m.get("allow"):
         out.append(f"  allowed for this repository: {', '.join(m['allow'])}")
     return out
+
+
+def _held(m: dict, meant: list[str]) -> str:
+    """", or a new call into a function holding it (NAME(), called from N places; ...)": the project's functions that
+    hold a finding of a rule in `meant` and that its own code calls (`scan_calls`), as the stops judge a new call
+    (`gate.scan_places`); "" when none is called."""
+    from donegate.gate import scan_places
+
+    rules = scan_places.baseline_rules(m.get("scan_baseline"))
+    called: dict[str, int] = {}
+    for items in (m.get("scan_calls") or {}).values():
+        for callee, *_ in items:
+            if rules.get(callee, " ").split(" ", 1)[0] in meant:
+                called[callee] = called.get(callee, 0) + 1
+    named = sorted(called, key=lambda c: (-called[c], c))
+    shown = "; ".join(f"{c}(), called from {called[c]} place{'s' if called[c] > 1 else ''}" for c in named[:3])
+    return f", or a new call into a function holding it ({shown}{'; ...' if len(named) > 3 else ''})," if named else ""
 
 
 def cmd_relocate(args: argparse.Namespace) -> int:

@@ -291,3 +291,23 @@ def test_a_conftest_hook_the_kits_pytest_refuses_is_named_at_the_seal(tmp_path, 
     ok = make_repo(tmp_path / "ok" / "repo", {**files, "tests/conftest.py": LEGACY_HOOK.format(arg="module_path")})
     res = _seal(ok, kit_home)
     assert res.returncode == 0 and "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout + res.stderr
+
+
+RESOLVE = ("def resolve_path(module, name):\n    return getattr(__import__(module), name)\n\n\n"
+           "def wrap_object(module, name, factory):\n    original = resolve_path(module, name)\n    return factory(original)\n")
+
+
+def test_the_seal_names_the_projects_functions_a_new_call_into_is_blocked(tmp_path, kit_home):
+    """wrapt 1.16.0's `resolve_path` holds `__import__(module)` (dynamic-code, the project's own) and the rest of
+    `patches.py` calls it: an honest new `unwrap_function_wrapper` calling it as its siblings do was blocked ("calls
+    resolve_path(), which holds the project's own dynamic-code finding"), while the seal had said only that a change
+    adding such code (a copy of a line) is blocked. It now names the function, so the person who means it allows the
+    rule at the seal. The look-alike: a finding in no function anyone calls names none."""
+    write_config(kit_home, "scan: block\n")
+    repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "patches.py": RESOLVE})
+    res = _seal(repo, kit_home)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "or a new call into a function holding it (resolve_path(), called from 1 place)" in res.stdout, res.stdout
+    alone = make_repo(tmp_path / "alone" / "repo", {"calc.py": CALC, "patches.py": RESOLVE.split("\n\n\n")[0] + "\n"})
+    res = _seal(alone, kit_home)
+    assert res.returncode == 0 and "dynamic-code" in res.stdout and "a new call into" not in res.stdout, res.stdout
