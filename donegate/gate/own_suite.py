@@ -86,6 +86,7 @@ class OwnRuns:
         self.changed: list[str] = []
         self.selected: set[str] | None = None
         self.current: dict[str, str | None] = {}
+        self.documented: dict[str, str | None] = {}  # the sealed doctests' modules changed since the seal: their text now
         self.elsewhere: dict[str, str | None] = {}
         self.conftests: dict[str, str | None] = {}
         self.weakened: list[dict[str, str]] = []
@@ -97,7 +98,8 @@ class OwnRuns:
             # reaches no sealed test file starts that process and ends it unrun (~0.1 CPU-s, a cached stop's as well).
             rewrite = self._lay_out()
             self.sealed = _Run(lambda: self._go(python=self._sealed_launch, layout=self._layout, slot="own",
-                                                rewrite=rewrite, tree=look, chosen=self._told))
+                                                rewrite=rewrite, tree=look, chosen=self._told,
+                                                doctests=pack.get("doctests")))
         else:
             self.chosen(look)
 
@@ -130,7 +132,8 @@ class OwnRuns:
             if self.sealed is None:
                 rewrite = self._lay_out()
                 self.sealed = _Run(lambda: self._go(python=self._sealed_launch, layout=self._layout, slot="own",
-                                                    skip=self._skip, rewrite=rewrite, tree=look))
+                                                    skip=self._skip, rewrite=rewrite, tree=look,
+                                                    doctests=pack.get("doctests")))
         self._chosen.set()
         if self.changed:
             args = ["--rootdir", ".", *self.changed]
@@ -138,6 +141,7 @@ class OwnRuns:
         # What only the verdict reads, once the runs are on their way (parsing the changed files: their processes
         # start sooner; the values are the same).
         self.current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, look, prefix)}
+        self.documented = _doctested_changed(repo, st, pack, look, prefix)
         self.elsewhere = _added(repo, pack, self.changed, prefix)
         self.conftests = _conftests(repo, self.current, prefix)
         self.weakened = _support_weakened(repo, st, pack, look, prefix)
@@ -180,7 +184,7 @@ class OwnRuns:
             return {"ok": False, "problem": "the project's own tests did not finish in the stop's time", "failing": [],
                     "mine": [], "weakened": []}
         gate = judge(self.pack, sealed, now, self.changed, self.current, time.monotonic() - self.t0, self.selected,
-                     self.elsewhere, self.conftests, functools.partial(_hidden_texts, self.st.path))
+                     self.elsewhere, self.conftests, functools.partial(_hidden_texts, self.st.path), self.documented)
         if self.weakened:
             gate["weakened"] += self.weakened
             gate["ok"] = False
@@ -297,6 +301,17 @@ def _sealed_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: sta
                   or (f"{prefix}/{name}" if prefix else name).startswith(folders))
 
 
+def _doctested_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None,
+                       prefix: str) -> dict[str, str | None]:
+    """{module file: its text now (None: gone)} of the product's modules holding sealed doctests that changed since
+    the seal (relative to the project)."""
+    doctests = pack.get("doctests")
+    if not doctests:
+        return {}
+    changed = set(_since_seal(repo, st, look))
+    return {rel: _text(repo / prefix / rel) for rel in sorted(doctests) if (f"{prefix}/{rel}" if prefix else rel) in changed}
+
+
 def _conftests(repo: Path, current: dict[str, str | None], prefix: str) -> dict[str, str | None]:
     """{conftest.py: its text now} of the folders of the changed test files and their parents (the helpers the tests
     import from them: `seal.calls`); none read when no sealed test file changed."""
@@ -339,17 +354,24 @@ def _selected(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache
 
 def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], current: dict[str, str | None],
           duration: float, selected: set[str] | None = None, elsewhere: dict[str, str | None] | None = None,
-          conftests: dict[str, str | None] | None = None, asked: Any = None) -> dict[str, Any]:
+          conftests: dict[str, str | None] | None = None, asked: Any = None,
+          documented: dict[str, str | None] | None = None) -> dict[str, Any]:
     """The gate of both runs: the sealed tests that passed at the seal and fail now, the agent's tests that fail,
     what the current test files weaken. `selected`: the sealed test files this stop ran (None: all); `elsewhere`:
     the test files the agent added (`_added`); `conftests`: the conftest.py files now (`_conftests`); `asked`: the
-    hidden tests' texts, read only for an expected value changed to what the code returns (`own_expected`)."""
+    hidden tests' texts, read only for an expected value changed to what the code returns (`own_expected`);
+    `documented`: the modules of the sealed doctests changed since the seal, their text now (`seal.doctested`)."""
     from donegate.seal import loosened, own
 
     passing = set(pack["baseline"]["passing"])
     lines = pack.get("where") or {}
     shapes = _sealed_shapes(pack, current)
     changed_tests = _changed_test_ids(shapes, current, conftests)
+    doctests = pack.get("doctests") or {}
+    if documented:
+        from donegate.seal import doctested
+
+        changed_tests |= doctested.changed(doctests, documented)
     failing = []
     gate: dict[str, Any] = {"tests": len(pack["tests"]), "sealed_passing": len(passing), "duration": round(duration, 4),
                             "ran_now": changed, "ran_sealed": "all" if selected is None else sorted(selected)}
@@ -396,8 +418,15 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
     weakened = loosened.findings(shapes, current, sealed_passing, elsewhere, conftests)
     sealed_files = pack.get("files") or {}
     weakened += _module_weakened(sealed_files, current, sealed_passing)
+    if documented:
+        weakened += doctested.findings(doctests, documented, sealed_passing)
     for f in failing:  # an expected value changed to what the code returns now: by the failure, parsed
         name = f["id"].split("::", 1)[0]
+        if name in (documented or {}):  # a doctest of the product's module: its docstring's expected output
+            found = doctested.to_actual(doctests, documented or {}, f["id"], f["message"])
+            if found is not None:
+                weakened.append(found)
+            continue
         if name not in current:  # (the agent changed the test, or a constant, fixture or helper it reads)
             continue
         from donegate.gate import own_expected as expected
@@ -495,6 +524,11 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     found = loosened.findings(_sealed_shapes(pack, current), current, set(pack.get("baseline", {}).get("passing", [])),
                               elsewhere, _conftests(repo, current, prefix))
     found += _module_weakened(pack.get("files") or {}, current, set(pack.get("baseline", {}).get("passing", [])))
+    documented = _doctested_changed(repo, st, pack, None, prefix)
+    if documented:
+        from donegate.seal import doctested
+
+        found += doctested.findings(pack["doctests"], documented, set(pack.get("baseline", {}).get("passing", [])))
     return problems({"weakened": found + _support_weakened(repo, st, pack, None, prefix)})
 
 

@@ -121,7 +121,8 @@ def main():
     run = type("Run", (), {})()  # a plugin as pytest's are: hashable (`pluginmanager.get_plugins()` is a set)
     run.pytest_plugin_registered, run.pytest_sessionstart = pytest_plugin_registered, pytest_sessionstart
     run.pytest_unconfigure = pytest_unconfigure
-    ours = [run, reporter, *plugin["seeded_plugins"](spec.get("seed"))]
+    ours = [run, reporter, *plugin["seeded_plugins"](spec.get("seed")),
+            *plugin["sealed_doctest_plugins"](spec.get("doctests"), spec.get("skip"))]
     if kw and "plugins" in kw:
         real.__kwdefaults__ = dict(kw, args=spec["args"], plugins=ours)
     else:

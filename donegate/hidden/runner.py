@@ -109,7 +109,8 @@ def collected_as(store: Path, files: list[Path]) -> list[str]:
 def _plugin_source(root: Path | None = None) -> str:
     """The plugin, the probe, the bytecode hook and the project's own copies: one namespace (`donegate.hidden.ship`),
     kept between stops in the state root's `state/ship/` when there is one."""
-    return ship.payload(("plugin", "probe", "kept", "seeded", "copies", "conftests", "traces", "failures", "inert"),
+    return ship.payload(("plugin", "probe", "kept", "seeded", "copies", "conftests", "traces", "failures", "inert",
+                         "doctests"),
                         "<donegate plugin>",
                         ship_keep(root))
 
@@ -167,7 +168,7 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
         later: bool = False, seed: str = "", layout: Sequence[str] | None = None, slot: str = "",
         last: Sequence[str] = (), plugins: Sequence[str] = (), key: str | None = None, own_pytest: str = "",
         skip: Sequence[str] = (), rewrite: Sequence[Path] = (), early: bool = False,
-        chosen: Callable[[], dict[str, Any] | None] | None = None) -> TestRun:
+        chosen: Callable[[], dict[str, Any] | None] | None = None, doctests: dict[str, Any] | None = None) -> TestRun:
     """Run (or collect) the store's tests against a throwaway copy of `repo`, confined as `confine`
     (auto | on | off) allows; `expected` is the sealed list of test ids; `allow`, the rules whose
     tripwires stay quiet (`scan.allow`). `project`: the folder of the repository the tests are for (a
@@ -190,7 +191,8 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     `early`: a stop's first run, which may adopt the process the launcher started (`donegate.hidden.early`).
     `chosen`: for a run started before the stop's look (`tree` a `statcache.Pending`), what the look chose of it, asked
     for once its copy is in step and sent with the go (`{"skip": [...]}`: the own suite's files the change cannot
-    reach); None ends the run unrun."""
+    reach); None ends the run unrun. `doctests`: the sealed doctests of the product's modules the own suite's run makes
+    items of (own-suite.json's `doctests`, `seal.doctested`)."""
     from donegate.hidden import confine as walls, python as pyenv
 
     repo = repo.resolve()
@@ -200,7 +202,8 @@ def run(store: Path, repo: Path, *, timeout: float, collect_only: bool = False, 
     out = _run(store, repo, timeout=timeout, collect_only=collect_only, expected=expected, kind=kind, allow=allow,
                project=project, python=python, root=root, tree=tree, started=started, failed=failed, later=later,
                seed=seed or os.urandom(16).hex(), layout=layout, slot=slot, last=last, plugins=plugins, key=key,
-               own_pytest=own_pytest, skip=skip, rewrite=rewrite, early=early, chosen=chosen)
+               own_pytest=own_pytest, skip=skip, rewrite=rewrite, early=early, chosen=chosen,
+               doctests=doctests)
     if kind == "bwrap" and out.sandbox_failed:
         # No unconfined fallback: the person chooses that (confine: off), never the machine.
         out.problem = (f"the sandbox (bubblewrap) failed to start: {out.sandbox_failed} "
@@ -360,7 +363,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
          layout: Sequence[str] | None = None, slot: str = "", last: Sequence[str] = (),
          plugins: Sequence[str] = (), key: str | None = None, own_pytest: str = "", skip: Sequence[str] = (),
          rewrite: Sequence[Path] = (), early: bool = False,
-         chosen: Callable[[], dict[str, Any] | None] | None = None) -> TestRun:
+         chosen: Callable[[], dict[str, Any] | None] | None = None, doctests: dict[str, Any] | None = None) -> TestRun:
     from donegate.hidden import channel, early as kept
 
     files = test_files(store) if layout is None else []
@@ -370,7 +373,7 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
                  key=key, laid=offer.tmp if offer is not None else "") as w_:
         # The project's own suite (`layout`): its fingerprints checked per test file (`plugin.Reporter.by_file`).
         spec = {**w_.spec, "allow": list(allow), "seed": seed, "last": list(last), "by_file": layout is not None,
-                "skip": list(skip)}
+                "skip": list(skip), **({"doctests": doctests} if doctests else {})}
         if own_pytest:  # the project is pytest: its own folder holds the harness's code (the tripwires' `kit`)
             own = str(w_.seen_repo / own_pytest)
             spec.update(own_pytest=True, pytest=[own], theirs=[*spec["theirs"], own + "/pytest", own + "/_pytest"])

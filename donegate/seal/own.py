@@ -269,6 +269,8 @@ def summary(pack: dict[str, Any]) -> dict[str, Any]:
     return {"tests": len(pack["tests"]), "passing": len(base["passing"]), "failing": len(base["failing"]),
             "skipped": len(base["skipped"]), "flaky": len(base.get("flaky") or []), "files": len(pack["files"]), "config": pack.get("config"),
             "paths": pack["paths"], "by": pack.get("by", ""), "supersedes": pack.get("supersedes", []),
+            **({"doctested": sorted(pack["doctests"])[:20], "doctested_count": len(pack["doctests"])}
+               if pack.get("doctests") else {}),
             **({"service": pack["service"][:3], "service_count": pack.get("service_count", len(pack["service"]))}
                if pack.get("service") else {})}
 
@@ -301,6 +303,10 @@ def describe(own: dict[str, Any] | None) -> str:
     line = (f"the project's own tests: {own['passing']} of {own['tests']} pass at the seal and are kept "
             f"({', '.join(own['paths']) or 'nothing'}; {own['files']} files"
             + (f", configuration {own['config']}" if own.get("config") else "") + ")")
+    if own.get("doctested"):  # (`--doctest-modules`, no `testpaths`: `seal.doctested`)
+        n = own.get("doctested_count") or len(own["doctested"])
+        line += (f", with the doctests of {n} of the product's modules ({', '.join(own['doctested'][:3])}"
+                 + (", ..." if n > 3 else "") + ")")
     if own.get("failing") or own.get("skipped") or own.get("flaky"):
         line += (f"; {own['failing']} failing at the seal, {own['skipped']} skipped"
                  + (f" and {own['flaky']} flaky (passed once of two runs)" if own.get("flaky") else "") + " never block")
@@ -330,7 +336,10 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     pack: dict[str, Any] = {"version": VERSION, "config": config, "paths": found, "by": how, "files": files}
     import copy
 
-    from donegate.seal import imported, reach
+    from donegate.seal import doctested, imported, reach
+
+    # the product's modules' doctests, which its pytest collects (`--doctest-modules`, no `testpaths`): their text kept
+    doctests = doctested.seal(project, config, how, found)
 
     with tempfile.TemporaryDirectory(prefix="donegate-own-") as tmp:
         dest = Path(tmp) / "suite"
@@ -341,15 +350,22 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
         mapping = copy.copy(launch)
         mapping.site = [*launch.site, folder]
         run = runner.run(dest, repo, timeout=timeout, confine=confine, project=project, python=mapping, allow=allow,
-                         layout=[*layout[:4], *load, *layout[4:]], plugins=plugins or (), own_pytest=own_pytest)
+                         layout=[*layout[:4], *load, *layout[4:]], plugins=plugins or (), own_pytest=own_pytest,
+                         doctests=doctests)
         again = None
         if run.results and not run.problem and run.duration < AGAIN_BELOW:  # twice where cheap: a flaky test is known
             again = runner.run(dest, repo, timeout=timeout, confine=confine, project=project, python=launch, allow=allow,
-                               layout=layout, plugins=plugins or (), own_pytest=own_pytest)
+                               layout=layout, plugins=plugins or (), own_pytest=own_pytest,
+                               doctests=doctests)
     fix = ("fix them, name the test folders with --own-tests PATH..., or switch them off: --own-tests off "
            "(own_tests: off in donegate.yaml)")
     if run.environment:
         raise DonegateError(f"the project's own tests cannot run: {run.environment}", fix)
+    # A product module whose doctests do not collect at the seal (it does not import in the runs' walls): its doctests
+    # are not kept, and the rest of the suite is sealed as it is.
+    unkept = {e.get("nodeid") for e in run.errors} & set(doctests)
+    run.errors = [e for e in run.errors if e.get("nodeid") not in unkept]
+    doctests = {rel: m for rel, m in doctests.items() if rel not in unkept}
     if run.errors:
         from donegate.hidden.plugins import blamed
 
@@ -385,7 +401,9 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     passing = [t for t in passing if t not in flaky]
     pack.update(tests=run.collected, baseline={"passing": passing, "failing": failing, "skipped": sorted(skipped),
                                                "flaky": flaky},
-                where=where(files), supersedes=superseded)
+                where={**where(files), **doctested.ids(doctests)}, supersedes=superseded)
+    if doctests:
+        pack["doctests"] = doctests
     shown = run.failing()
     service = needs_service({t: shown.get(t, "") for t in failing})
     if service:  # named at the seal in one line (`service_line`); like every test failing there, they never block
