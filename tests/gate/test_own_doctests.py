@@ -75,15 +75,17 @@ def test_the_doctest_runs_as_sealed_whatever_the_docstring_says_now(tmp_path_fac
 
 
 def test_a_doctests_examples_deleted_or_skipped_are_named(tmp_path_factory, kit_home):
-    """The examples of `plural` deleted, one of `twice` given `+SKIP` (the code unchanged, so the sealed examples still
-    pass): each named. Was: passed, nothing named."""
+    """The examples of `plural` deleted, one of `twice` given `+SKIP`, the other `+ELLIPSIS` and `4...` (the code
+    unchanged, so the sealed examples still pass): each named. Was: passed, nothing named."""
     repo = _project(tmp_path_factory, kit_home)
     (repo / "words" / "plural.py").write_text(PLURAL.replace("\n    >>> plural('cat')\n    'cats'\n", ""))
-    (repo / "calc.py").write_text(CALC.replace(">>> twice(0)", ">>> twice(0)  # doctest: +SKIP") + MUL)
+    (repo / "calc.py").write_text(CALC.replace(">>> twice(0)", ">>> twice(0)  # doctest: +SKIP").replace(
+        ">>> twice(21)\n    42", ">>> twice(21)  # doctest: +ELLIPSIS\n    4...") + MUL)
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2, res.stderr
     found = sorted((w["test"], w["rule"]) for w in _own(kit_home)["weakened"])
-    assert found == [("calc.py::calc.twice", "skipped"), ("words/plural.py::words.plural.plural", "deleted")], found
+    assert found == [("calc.py::calc.twice", "assert-loosened"), ("calc.py::calc.twice", "skipped"),
+                     ("words/plural.py::words.plural.plural", "deleted")], found
     assert "a test of the project was weakened: words/plural.py::words.plural.plural" in res.stderr, res.stderr
 
 
