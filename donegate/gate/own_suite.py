@@ -25,10 +25,8 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
 from donegate.core import fsafe
 from donegate.gate.stop import stage, time_left
 
-TEST_NAMES = ("test_*.py", "*_test.py")
-SKIP_PARTS = {".venv", "venv", "node_modules", ".tox", ".nox", "site-packages"}
-# `seal.excluded.COVERAGE_FILES`, here so that a stop changing none of them does not import the rules
-COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
+from donegate.gate import own_changed
+from donegate.gate.own_changed import COVERAGE_FILES, SKIP_PARTS, TEST_NAMES
 
 
 class _Run(threading.Thread):
@@ -86,6 +84,7 @@ class OwnRuns:
         self.changed: list[str] = []
         self.selected: set[str] | None = None
         self.current: dict[str, str | None] = {}
+        self.data: dict[str, str | None] = {}  # the sealed data files changed since the seal: their text now
         self.documented: dict[str, str | None] = {}  # the sealed doctests' modules changed since the seal: their text now
         self.elsewhere: dict[str, str | None] = {}
         self.conftests: dict[str, str | None] = {}
@@ -122,7 +121,13 @@ class OwnRuns:
         """What the stop's look chooses: the sealed test files the change can reach (`donegate.seal.reach`), or all;
         the agent's added or changed test files, run as they are now."""
         repo, st, pack, prefix = self.repo, self.st, self.pack, self.prefix
-        self.changed = _changed_tests(repo, st, look, prefix)
+        self.changed = own_changed.changed_tests(repo, st, look, prefix)
+        self.data = own_changed.data_changed(repo, st, pack, look, prefix)
+        if self.data:  # the tests reading a data file the agent changed run with its rows too (`own_data`)
+            from donegate.gate import own_data
+
+            self.changed = sorted({*self.changed, *(f for f in own_data.readers(pack, self.data)
+                                                    if own_changed.text(repo / prefix / f) is not None)})
         # Cost follows the change: the sealed test files the change can reach (`donegate.seal.reach`), or all.
         self.selected = None if self.cfg.get("own_run") == "all" else _selected(repo, st, pack, look, prefix)
         if self.selected is None or self.selected:
@@ -140,10 +145,10 @@ class OwnRuns:
             self.now = _Run(lambda: self._go(python=self.launch, layout=args, slot="own-now", tree=look))
         # What only the verdict reads, once the runs are on their way (parsing the changed files: their processes
         # start sooner; the values are the same).
-        self.current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, look, prefix)}
-        self.documented = _doctested_changed(repo, st, pack, look, prefix)
-        self.elsewhere = _added(repo, pack, self.changed, prefix)
-        self.conftests = _conftests(repo, self.current, prefix)
+        self.current = {name: own_changed.text(repo / prefix / name) for name in own_changed.sealed_changed(repo, st, pack, look, prefix)}
+        self.documented = own_changed.doctested_changed(repo, st, pack, look, prefix)
+        self.elsewhere = own_changed.added(repo, pack, self.changed, prefix)
+        self.conftests = own_changed.conftests(repo, self.current, prefix)
         self.weakened = _support_weakened(repo, st, pack, look, prefix)
 
     def drop(self) -> None:
@@ -184,7 +189,8 @@ class OwnRuns:
             return {"ok": False, "problem": "the project's own tests did not finish in the stop's time", "failing": [],
                     "mine": [], "weakened": []}
         gate = judge(self.pack, sealed, now, self.changed, self.current, time.monotonic() - self.t0, self.selected,
-                     self.elsewhere, self.conftests, functools.partial(_hidden_texts, self.st.path), self.documented)
+                     self.elsewhere, self.conftests, functools.partial(_hidden_texts, self.st.path), self.documented,
+                     self.data)
         if self.weakened:
             gate["weakened"] += self.weakened
             gate["ok"] = False
@@ -265,84 +271,12 @@ def _prefix(repo: Path, project: Path) -> str:
     return "" if rel == "." else rel
 
 
-def _since_seal(repo: Path, st: store.Store, look: statcache.Tree | None) -> list[str]:
-    found = st.changes(look)
-    if found is None:
-        from donegate.tree import git
-
-        return git.changed_since(repo, st.manifest["base"])
-    return found[0]
-
-
-def _changed_tests(repo: Path, st: store.Store, look: statcache.Tree | None, prefix: str) -> list[str]:
-    """The project's test files (as pytest names them) added or changed since the seal that are there now,
-    relative to the project."""
-    from donegate.seal.store import matcher
-
-    match = matcher(TEST_NAMES)
-    out = []
-    for name in _since_seal(repo, st, look):
-        if prefix and not name.startswith(prefix + "/"):
-            continue
-        rel = name[len(prefix) + 1:] if prefix else name
-        parts = rel.split("/")
-        if match(parts[-1]) and not SKIP_PARTS & set(parts) and fsafe.digest(repo / name) not in (None, "missing") \
-                and (repo / name).is_file() and not (repo / name).is_symlink():
-            out.append(rel)
-    return sorted(out)
-
-
-def _sealed_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None, prefix: str) -> list[str]:
-    """The sealed test files that changed or are gone since the seal (relative to the project), and those under a
-    conftest.py that changed (a helper they import from it: `seal.calls`)."""
-    changed = set(_since_seal(repo, st, look))
-    folders = tuple(n[:-len("conftest.py")] for n in changed if n.rsplit("/", 1)[-1] == "conftest.py")
-    return sorted(name for name in pack.get("shape", {}) if (f"{prefix}/{name}" if prefix else name) in changed
-                  or (f"{prefix}/{name}" if prefix else name).startswith(folders))
-
-
-def _doctested_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None,
-                       prefix: str) -> dict[str, str | None]:
-    """{module file: its text now (None: gone)} of the product's modules holding sealed doctests that changed since
-    the seal (relative to the project)."""
-    doctests = pack.get("doctests")
-    if not doctests:
-        return {}
-    changed = set(_since_seal(repo, st, look))
-    return {rel: _text(repo / prefix / rel) for rel in sorted(doctests) if (f"{prefix}/{rel}" if prefix else rel) in changed}
-
-
-def _conftests(repo: Path, current: dict[str, str | None], prefix: str) -> dict[str, str | None]:
-    """{conftest.py: its text now} of the folders of the changed test files and their parents (the helpers the tests
-    import from them: `seal.calls`); none read when no sealed test file changed."""
-    from donegate.seal import calls
-
-    names = {n for name in current for n in calls.conftests_of(name)}
-    return {n: _text(repo / prefix / n) for n in sorted(names)}
-
-
-def _added(repo: Path, pack: dict[str, Any], changed: list[str], prefix: str) -> dict[str, str | None]:
-    """{test file: its text} of the test files the agent added (a sealed test moved there as it was is not deleted:
-    `loosened.findings`)."""
-    sealed = pack.get("shape") or {}
-    return {name: _text(repo / prefix / name) for name in changed if name not in sealed}
-
-
-def _text(path: Path) -> str | None:
-    try:
-        if path.is_symlink() or not path.is_file():
-            return None
-        return fsafe.read_text(path)
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
 def _selected(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None, prefix: str) -> set[str] | None:
     """The sealed test files the change since the seal can reach (None: all of them)."""
     from donegate.seal import own, reach
 
     names = []
-    for name in _since_seal(repo, st, look):
+    for name in own_changed.since_seal(repo, st, look):
         if prefix and not name.startswith(prefix + "/"):
             continue
         rel = name[len(prefix) + 1:] if prefix else name
@@ -355,12 +289,13 @@ def _selected(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache
 def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], current: dict[str, str | None],
           duration: float, selected: set[str] | None = None, elsewhere: dict[str, str | None] | None = None,
           conftests: dict[str, str | None] | None = None, asked: Any = None,
-          documented: dict[str, str | None] | None = None) -> dict[str, Any]:
+          documented: dict[str, str | None] | None = None, data: dict[str, str | None] | None = None) -> dict[str, Any]:
     """The gate of both runs: the sealed tests that passed at the seal and fail now, the agent's tests that fail,
     what the current test files weaken. `selected`: the sealed test files this stop ran (None: all); `elsewhere`:
     the test files the agent added (`_added`); `conftests`: the conftest.py files now (`_conftests`); `asked`: the
     hidden tests' texts, read only for an expected value changed to what the code returns (`own_expected`);
-    `documented`: the modules of the sealed doctests changed since the seal, their text now (`seal.doctested`)."""
+    `documented`: the modules of the sealed doctests changed since the seal, their text now (`seal.doctested`);
+    `data`: the sealed data files of the tests changed since the seal, their text now (`own_data`)."""
     from donegate.seal import loosened, own
 
     passing = set(pack["baseline"]["passing"])
@@ -440,6 +375,10 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
         if found is not None:
             weakened.append(found)
             f["contract"] = True  # (a constant of its file it reads changed: what it checks changed all the same)
+    if data:
+        from donegate.gate import own_data
+
+        weakened += own_data.findings(pack, data, failing, sealed_passing, asked)
     gate.update(ok=not (failing or mine or problem or weakened), problem=problem, failing=failing, mine=mine,
                 weakened=weakened, contract=sum(1 for f in failing if f["contract"]))
     return gate
@@ -519,12 +458,17 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     pack = own.load(st.path) or {}
     prefix = str(st.manifest.get("project") or ".")
     prefix = "" if prefix == "." else prefix
-    current = {name: _text(repo / prefix / name) for name in _sealed_changed(repo, st, pack, None, prefix)}
-    elsewhere = _added(repo, pack, _changed_tests(repo, st, None, prefix), prefix)
+    current = {name: own_changed.text(repo / prefix / name) for name in own_changed.sealed_changed(repo, st, pack, None, prefix)}
+    elsewhere = own_changed.added(repo, pack, own_changed.changed_tests(repo, st, None, prefix), prefix)
     found = loosened.findings(_sealed_shapes(pack, current), current, set(pack.get("baseline", {}).get("passing", [])),
-                              elsewhere, _conftests(repo, current, prefix))
+                              elsewhere, own_changed.conftests(repo, current, prefix))
     found += _module_weakened(pack.get("files") or {}, current, set(pack.get("baseline", {}).get("passing", [])))
-    documented = _doctested_changed(repo, st, pack, None, prefix)
+    data = own_changed.data_changed(repo, st, pack, None, prefix)
+    if data:
+        from donegate.gate import own_data
+
+        found += own_data.findings(pack, data, [], set(pack.get("baseline", {}).get("passing", [])))
+    documented = own_changed.doctested_changed(repo, st, pack, None, prefix)
     if documented:
         from donegate.seal import doctested
 
@@ -548,19 +492,19 @@ def _support_weakened(repo: Path, st: store.Store, pack: dict[str, Any], look: s
 
     sealed_files = pack.get("files") or {}
     configs, conftests, coverage, ci = {}, {}, {}, {}
-    for name in _since_seal(repo, st, look):
+    for name in own_changed.since_seal(repo, st, look):
         if prefix and not name.startswith(prefix + "/"):
             continue
         rel = name[len(prefix) + 1:] if prefix else name
         parts = rel.split("/")
         if rel in own.CONFIGS:
-            configs[rel] = _text(repo / name)
+            configs[rel] = own_changed.text(repo / name)
         elif parts[-1] == "conftest.py" and not SKIP_PARTS & set(parts):
-            conftests[rel] = _text(repo / name)
+            conftests[rel] = own_changed.text(repo / name)
         if rel in COVERAGE_FILES:
-            coverage[rel] = _text(repo / name)
+            coverage[rel] = own_changed.text(repo / name)
         elif rel.startswith(".github/workflows/") and rel.endswith((".yml", ".yaml")):
-            ci[rel] = _text(repo / name)
+            ci[rel] = own_changed.text(repo / name)
 
     if not (configs or conftests or coverage or ci):
         return []  # (before importing the rules: most stops change none of these files)

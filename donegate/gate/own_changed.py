@@ -1,0 +1,109 @@
+"""What changed since the seal, as the own-suite stage reads it (`donegate.gate.own_suite`): the project's test files
+added or changed, the sealed test files changed or gone, their conftest.py files, the data files of the tests and the
+modules of the sealed doctests, each relative to the project, with their text now."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
+    from typing import Any
+
+    from donegate.seal import store
+    from donegate.tree import statcache
+
+from donegate.core import fsafe
+
+TEST_NAMES = ("test_*.py", "*_test.py")
+SKIP_PARTS = {".venv", "venv", "node_modules", ".tox", ".nox", "site-packages"}
+# `seal.excluded.COVERAGE_FILES`, here so that a stop changing none of them does not import the rules
+COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
+
+
+def since_seal(repo: Path, st: store.Store, look: statcache.Tree | None) -> list[str]:
+    found = st.changes(look)
+    if found is None:
+        from donegate.tree import git
+
+        return git.changed_since(repo, st.manifest["base"])
+    return found[0]
+
+
+def changed_tests(repo: Path, st: store.Store, look: statcache.Tree | None, prefix: str) -> list[str]:
+    """The project's test files (as pytest names them) added or changed since the seal that are there now,
+    relative to the project."""
+    from donegate.seal.store import matcher
+
+    match = matcher(TEST_NAMES)
+    out = []
+    for name in since_seal(repo, st, look):
+        if prefix and not name.startswith(prefix + "/"):
+            continue
+        rel = name[len(prefix) + 1:] if prefix else name
+        parts = rel.split("/")
+        if match(parts[-1]) and not SKIP_PARTS & set(parts) and fsafe.digest(repo / name) not in (None, "missing") \
+                and (repo / name).is_file() and not (repo / name).is_symlink():
+            out.append(rel)
+    return sorted(out)
+
+
+def sealed_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None, prefix: str) -> list[str]:
+    """The sealed test files that changed or are gone since the seal (relative to the project), and those under a
+    conftest.py that changed (a helper they import from it: `seal.calls`)."""
+    changed = set(since_seal(repo, st, look))
+    folders = tuple(n[:-len("conftest.py")] for n in changed if n.rsplit("/", 1)[-1] == "conftest.py")
+    return sorted(name for name in pack.get("shape", {}) if (f"{prefix}/{name}" if prefix else name) in changed
+                  or (f"{prefix}/{name}" if prefix else name).startswith(folders))
+
+
+def data_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None,
+                  prefix: str) -> dict[str, str | None]:
+    """{data file: its text now (None: gone)} of the sealed files of the tests that are not Python nor configuration
+    (`tests/inflections.txt`) changed since the seal (relative to the project)."""
+    from donegate.seal.own import CONFIGS
+
+    files = pack.get("files") or {}
+    out = {}
+    for name in since_seal(repo, st, look):
+        rel = name[len(prefix) + 1:] if prefix and name.startswith(prefix + "/") else name if not prefix else ""
+        if rel in files and not rel.endswith(".py") and rel not in CONFIGS and rel not in COVERAGE_FILES \
+                and not rel.startswith(".github/"):
+            out[rel] = text(repo / name)
+    return out
+
+
+def doctested_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None,
+                       prefix: str) -> dict[str, str | None]:
+    """{module file: its text now (None: gone)} of the product's modules holding sealed doctests that changed since
+    the seal (relative to the project)."""
+    doctests = pack.get("doctests")
+    if not doctests:
+        return {}
+    changed = set(since_seal(repo, st, look))
+    return {rel: text(repo / prefix / rel) for rel in sorted(doctests) if (f"{prefix}/{rel}" if prefix else rel) in changed}
+
+
+def conftests(repo: Path, current: dict[str, str | None], prefix: str) -> dict[str, str | None]:
+    """{conftest.py: its text now} of the folders of the changed test files and their parents (the helpers the tests
+    import from them: `seal.calls`); none read when no sealed test file changed."""
+    from donegate.seal import calls
+
+    names = {n for name in current for n in calls.conftests_of(name)}
+    return {n: text(repo / prefix / n) for n in sorted(names)}
+
+
+def added(repo: Path, pack: dict[str, Any], changed: list[str], prefix: str) -> dict[str, str | None]:
+    """{test file: its text} of the test files the agent added (a sealed test moved there as it was is not deleted:
+    `loosened.findings`)."""
+    sealed = pack.get("shape") or {}
+    return {name: text(repo / prefix / name) for name in changed if name not in sealed}
+
+
+def text(path: Path) -> str | None:
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        return fsafe.read_text(path)
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -1,0 +1,82 @@
+"""A data file of the project's own tests (inflect 7.4.0's `tests/inflections.txt`, a row a line: what a word becomes)
+changed since the seal (docs/own-suite.md, "Data files of the tests"). The sealed run reads the sealed copy, so no
+change to it makes a sealed test pass; what was missing: a row changed to what the broken code returns was never
+named (the block said only "a regression"), rows removed were never named, and a row the agent added was never run.
+Through the real hook, two pooled seals: the hidden test of one asks for a new word (`ox`), of the other for a new
+value of a row (`fish`: the contract changes)."""
+
+from __future__ import annotations
+
+from tests.support.repos import run_hook, sealed_project, stop_lines, stop_payload
+
+WORDS = ('IRREGULAR = {"child": "children", "mouse": "mice", "fish": "fishes"}\n\n\n'
+         "def plural(word):\n    return IRREGULAR.get(word, word + 's')\n")
+ROWS = "# word -> plural\ncat -> cats\nchild -> children\nfish -> fishes\nmouse -> mice\n"
+READS = ("from pathlib import Path\n\nimport words\n\nROWS = Path(__file__).with_name('inflections.txt')\n\n\n"
+         "def test_many():\n    for line in ROWS.read_text().splitlines():\n"
+         "        if line.strip() and not line.startswith('#'):\n            word, want = line.split(' -> ')\n"
+         "            assert words.plural(word) == want\n")
+OTHER = "import words\n\n\ndef test_cat():\n    assert words.plural('cat') == 'cats'\n"
+FILES = {"words.py": WORDS, "tests/inflections.txt": ROWS, "tests/test_inflections.py": READS,
+         "tests/test_words.py": OTHER}
+HIDDEN = "import words\n\n\ndef test_ox():\n    assert words.plural('ox') == 'oxen'\n"
+FISH = "import words\n\n\ndef test_fish():\n    assert words.plural('fish') == 'fish'\n"
+OX = '"ox": "oxen", "child"'  # the request done
+MANY = "tests/test_inflections.py::test_many"
+
+
+def _project(tmp_path_factory, kit_home, hidden: str = HIDDEN):
+    return sealed_project(tmp_path_factory, kit_home, "own-data-fish" if hidden == FISH else "own-data", FILES, hidden, 2)
+
+
+def _stop(repo, kit_home, words: str, rows: str):
+    (repo / "words.py").write_text(words.replace('"child"', OX, 1))
+    (repo / "tests" / "inflections.txt").write_text(rows)
+    res = run_hook(stop_payload(repo))
+    return res, stop_lines(kit_home)[-1]["gates"]["own"]
+
+
+def test_an_expected_row_changed_to_what_the_code_returns_is_named(tmp_path_factory, kit_home):
+    """`mouse` broken to `mouses` and its row made `mouse -> mouses`. Was: blocked as a regression, nothing named."""
+    repo = _project(tmp_path_factory, kit_home)
+    res, own = _stop(repo, kit_home, WORDS.replace('"mice"', '"mouses"'), ROWS.replace("mice", "mouses"))
+    assert res.returncode == 2 and f"the old contract changed: the project's own test {MANY}" in res.stderr, res.stderr
+    assert f"{MANY}: a row of its data file tests/inflections.txt was changed from 'mouse -> mice' to " \
+           "'mouse -> mouses', what the code returns now [expected-to-actual]" in res.stderr, res.stderr
+    assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(MANY, "expected-to-actual")], own
+
+
+def test_rows_removed_from_a_data_file_are_named(tmp_path_factory, kit_home):
+    """The `mouse` row deleted, the code unchanged (the sealed rows still pass). Was: passed."""
+    repo = _project(tmp_path_factory, kit_home)
+    res, own = _stop(repo, kit_home, WORDS, ROWS.replace("mouse -> mice\n", ""))
+    assert res.returncode == 2, res.stderr
+    assert own["weakened"] == [{"test": "tests/test_inflections.py", "rule": "fewer-cases",
+                                "what": "1 of the 4 rows of its data file tests/inflections.txt removed"}], own
+
+
+def test_a_row_the_agent_added_runs_as_its_own_test(tmp_path_factory, kit_home):
+    """A row `goose -> geese` added, the code unchanged: the test reading the file runs with the agent's rows, and
+    fails as the agent's own. Was: passed (only the sealed rows ran)."""
+    repo = _project(tmp_path_factory, kit_home)
+    res, own = _stop(repo, kit_home, WORDS, ROWS + "goose -> geese\n")
+    assert res.returncode == 2 and f"your own test {MANY} (a test you added or changed) fails" in res.stderr, res.stderr
+    assert own["ran_now"] == ["tests/test_inflections.py"] and own["weakened"] == [] and own["failing"] == [], own
+
+
+def test_honest_work_on_a_data_file_passes(tmp_path_factory, kit_home):
+    """The look-alikes: rows added that the code handles, rows reordered, the comment reworded."""
+    repo = _project(tmp_path_factory, kit_home)
+    rows = "# each word, then its plural\nmouse -> mice\ncat -> cats\nchild -> children\nfish -> fishes\ngoose -> geese\n"
+    res, own = _stop(repo, kit_home, WORDS.replace('"fish"', '"goose": "geese", "fish"'), rows)
+    assert res.returncode == 0, res.stderr
+    assert own["ok"] and own["weakened"] == [] and own["ran_now"] == ["tests/test_inflections.py"], own
+
+
+def test_a_row_changed_to_what_the_request_asks_is_a_contract_change(tmp_path_factory, kit_home):
+    """`fish` made `fish` as the hidden test asks, and its row with it: the old contract changed, the appeal offered,
+    nothing named."""
+    repo = _project(tmp_path_factory, kit_home, FISH)
+    res, own = _stop(repo, kit_home, WORDS.replace('"fishes"', '"fish"'), ROWS.replace("fishes", "fish"))
+    assert res.returncode == 2 and f"the old contract changed: the project's own test {MANY}" in res.stderr, res.stderr
+    assert "APPEAL:" in res.stderr and own["weakened"] == [], own
