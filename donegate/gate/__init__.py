@@ -354,7 +354,8 @@ def run_hook(stdin_text: str, root: Path | None = None, watchdog: bool = True, *
             _log_exception(root)
     session, session_from = (ctx.session, ctx.session_from) if ctx is not None else sessions.resolve(payload)
     _stage("the block counter")
-    counters = breaker.count(outcome, session, cfg, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - AFTER_RUN)))
+    counters = breaker.count(outcome, session, cfg, root, wait=min(deadline.LOCK_WAIT, max(0.0, dl.remaining() - AFTER_RUN)),
+                             key=ctx.key if ctx is not None else None)  # (the sealed project's: `integrity.check`'s)
     weak = weakened_env(cfg, env_seen) if env_seen is not None else []
     if weak:
         outcome.system_message = (outcome.system_message + " " if outcome.system_message else "") + (

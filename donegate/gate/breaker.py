@@ -22,7 +22,26 @@ MAX_HINTED = 50  # hinted states remembered per session
 MAX_DISAGREEMENTS = 2
 
 
-def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> Outcome:
+MAX_FIRSTS = 100  # repositories whose first stop a session remembers (`firsts`)
+
+
+def first_stop(counters: dict[str, Any], key: str | None) -> None:
+    """The session's first stop in the repository of `key` (`paths.repo_key`), kept by repository (`firsts`): a seal of
+    that repository after it is "during the session" (`integrity`). A session id seen in another repository first (a
+    client reusing its ids) made a first seal elsewhere read as a seal again. Counters of a kit before this hold only
+    `first`: taken for the repository of the next stop."""
+    now = round(time.time(), 3)
+    counters.setdefault("first", now)
+    if not key:
+        return
+    firsts = counters.get("firsts")
+    if not isinstance(firsts, dict):
+        firsts = counters["firsts"] = {key: counters["first"]} if counters.get("stops", 0) > 1 else {}
+    if key not in firsts and len(firsts) < MAX_FIRSTS:
+        firsts[key] = now
+
+
+def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any], key: str | None = None) -> Outcome:
     """Count blocks per session; hand the session to a person when the loop stops paying.
 
     A reviewers' hint is a block too (exit 2), but it comes on passing tests: that is progress, so it
@@ -31,7 +50,7 @@ def breaker(outcome: Outcome, counters: dict[str, Any], cfg: dict[str, Any]) -> 
     pass `max_blocks` is dropped rather than handed over: the tests pass, there is nothing to hand over.
     """
     counters["stops"] += 1
-    counters.setdefault("first", round(time.time(), 3))  # a seal after this is "during the session" (integrity)
+    first_stop(counters, key)  # a seal after this is "during the session" (integrity)
     ran = outcome.gates.get("acceptance")
     second = ran.get("second") if isinstance(ran, dict) else None
     if isinstance(second, dict) and second.get("disagreement"):  # never reset: not by a pass, not by a hand-over
@@ -136,8 +155,10 @@ def disagreed(root: Path, session: str) -> int:
         return 0
 
 
-def count(outcome: Outcome, session: str, cfg: dict[str, Any], root: Path, wait: float) -> dict[str, Any]:
-    """Run the breaker on the session's counters (waiting at most `wait` s for their lock)."""
+def count(outcome: Outcome, session: str, cfg: dict[str, Any], root: Path, wait: float,
+          key: str | None = None) -> dict[str, Any]:
+    """Run the breaker on the session's counters (waiting at most `wait` s for their lock); `key`: the stop's
+    repository's (`paths.repo_key`)."""
     counters: dict[str, Any] = {"stops": 0, "blocks": 0}
     try:
         with FileCounters(paths.state_dir(root)).transact(session, wait=wait) as counters:
@@ -145,7 +166,7 @@ def count(outcome: Outcome, session: str, cfg: dict[str, Any], root: Path, wait:
                 from donegate.gate import appeal
 
                 appeal.count(outcome, counters)
-            outcome = breaker(outcome, counters, cfg)
+            outcome = breaker(outcome, counters, cfg, key)
     except deadline.Busy:
         # Someone holds the counters' lock (an agent's `flock`?): the verdict stands, uncounted.
         outcome.gates["counter_error"] = "locked"

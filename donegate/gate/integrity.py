@@ -36,16 +36,20 @@ def check(repo: Path, root: Path, session: str | None = None, *, key: str | None
     if st is None:
         return None, {"ok": None}, ""
     by = store.recorded_by(record)
-    problem = not_the_persons(by, _first_stop(root, session) if by is not None and session else None)
+    problem = not_the_persons(by, _first_stop(root, session, key) if by is not None and session else None)
     if by is not None and problem:
         return None, {"ok": False, "problem": problem, "sealed_by": by}, \
             "a person must seal the tests again from a terminal outside the session"
     return st, {"ok": True, "tests": st.manifest["count"]}, ""
 
 
-def _first_stop(root: Path, session: str) -> float | None:
+def _first_stop(root: Path, session: str, key: str | None) -> float | None:
+    """When the session first stopped in the repository of `key` (`breaker.first_stop`; counters of a kit before it:
+    the session's first stop anywhere)."""
     from donegate import paths
     from donegate.sessions.counters import FileCounters
 
-    first = FileCounters(paths.state_dir(root)).peek(session).get("first")
+    counters = FileCounters(paths.state_dir(root)).peek(session)
+    firsts = counters.get("firsts")
+    first = firsts.get(key) if isinstance(firsts, dict) else counters.get("first")
     return first if isinstance(first, (int, float)) else None
