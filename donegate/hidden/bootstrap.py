@@ -122,7 +122,7 @@ def main():
     run.pytest_plugin_registered, run.pytest_sessionstart = pytest_plugin_registered, pytest_sessionstart
     run.pytest_unconfigure = pytest_unconfigure
     ours = [run, reporter, *plugin["seeded_plugins"](spec.get("seed")),
-            *plugin["sealed_doctest_plugins"](spec.get("doctests"), spec.get("skip"))]
+            *plugin["sealed_doctest_plugins"](spec.get("doctests"), spec.get("skip"), bool(spec.get("by_file")))]
     if kw and "plugins" in kw:
         real.__kwdefaults__ = dict(kw, args=spec["args"], plugins=ours)
     else:
