@@ -107,3 +107,25 @@ def text(path: Path) -> str | None:
         return fsafe.read_text(path)
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def doctested_mine(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None, prefix: str,
+                   documented: dict[str, str | None]) -> list[str]:
+    """The product's modules (relative to the project) whose doctests the agent added or changed since the seal, when
+    the sealed configuration's pytest collects them (`doctest_modules`): run as they are now, as its own tests."""
+    if not pack.get("doctest_modules"):
+        return []
+    from donegate.seal import doctested
+
+    files, out = pack.get("files") or {}, []
+    tests = tuple(p.rstrip("/") + "/" for p in pack.get("paths") or [])
+    for name in since_seal(repo, st, look):
+        rel = name[len(prefix) + 1:] if prefix and name.startswith(prefix + "/") else name if not prefix else ""
+        parts = rel.split("/")
+        if not rel.endswith(".py") or rel in files or rel.startswith(tests) or SKIP_PARTS & set(parts) \
+                or parts[-1] in ("conftest.py", "setup.py", "__main__.py") or any(p.startswith(".") for p in parts):
+            continue
+        now = documented[rel] if rel in documented else text(repo / name)
+        if now is not None and ">>>" in now and doctested.mine(pack.get("doctests") or {}, rel, now):
+            out.append(rel)
+    return sorted(out)

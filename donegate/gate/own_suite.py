@@ -85,6 +85,7 @@ class OwnRuns:
         self.selected: set[str] | None = None
         self.current: dict[str, str | None] = {}
         self.data: dict[str, str | None] = {}  # the sealed data files changed since the seal: their text now
+        self.docs_now: list[str] = []  # the product's modules whose doctests the agent added or changed
         self.documented: dict[str, str | None] = {}  # the sealed doctests' modules changed since the seal: their text now
         self.elsewhere: dict[str, str | None] = {}
         self.conftests: dict[str, str | None] = {}
@@ -122,6 +123,9 @@ class OwnRuns:
         the agent's added or changed test files, run as they are now."""
         repo, st, pack, prefix = self.repo, self.st, self.pack, self.prefix
         self.changed = own_changed.changed_tests(repo, st, look, prefix)
+        self.documented = own_changed.doctested_changed(repo, st, pack, look, prefix)
+        # the product's modules whose doctests the agent added or changed (`--doctest-modules`): run as they are now
+        self.docs_now = own_changed.doctested_mine(repo, st, pack, look, prefix, self.documented)
         self.data = own_changed.data_changed(repo, st, pack, look, prefix)
         if self.data:  # the tests reading a data file the agent changed run with its rows too (`own_data`)
             from donegate.gate import own_data
@@ -140,13 +144,12 @@ class OwnRuns:
                                                     skip=self._skip, rewrite=rewrite, tree=look,
                                                     doctests=pack.get("doctests")))
         self._chosen.set()
-        if self.changed:
-            args = ["--rootdir", ".", *self.changed]
+        if self.changed or self.docs_now:
+            args = ["--rootdir", ".", *self.changed, *self.docs_now]
             self.now = _Run(lambda: self._go(python=self.launch, layout=args, slot="own-now", tree=look))
         # What only the verdict reads, once the runs are on their way (parsing the changed files: their processes
         # start sooner; the values are the same).
         self.current = {name: own_changed.text(repo / prefix / name) for name in own_changed.sealed_changed(repo, st, pack, look, prefix)}
-        self.documented = own_changed.doctested_changed(repo, st, pack, look, prefix)
         self.elsewhere = own_changed.added(repo, pack, self.changed, prefix)
         self.conftests = own_changed.conftests(repo, self.current, prefix)
         self.weakened = _support_weakened(repo, st, pack, look, prefix)
@@ -188,7 +191,7 @@ class OwnRuns:
         if sealed is None or (self.now is not None and now is None):
             return {"ok": False, "problem": "the project's own tests did not finish in the stop's time", "failing": [],
                     "mine": [], "weakened": []}
-        gate = judge(self.pack, sealed, now, self.changed, self.current, time.monotonic() - self.t0, self.selected,
+        gate = judge(self.pack, sealed, now, [*self.changed, *self.docs_now], self.current, time.monotonic() - self.t0, self.selected,
                      self.elsewhere, self.conftests, functools.partial(_hidden_texts, self.st.path), self.documented,
                      self.data)
         if self.weakened:

@@ -172,6 +172,19 @@ def _now(doctests: dict[str, dict[str, Any]], current: dict[str, str | None]) ->
             for rel, text in current.items() if rel in doctests}
 
 
+def mine(doctests: dict[str, dict[str, Any]], rel: str, text: str) -> bool:
+    """Whether the module `rel`'s docstrings (`text`, now) hold examples the seal did not keep for it: a doctest the
+    agent added or changed, which runs as it is now (the agent's own test)."""
+    sealed = (doctests.get(rel) or {}).get("tests") or {}
+    found = docstrings(text, (doctests.get(rel) or {}).get("module") or Path(rel).stem)
+    if not found:
+        return False
+    if not sealed:
+        return True
+    kept = {name: _examples(t["text"]) for name, t in sealed.items()}
+    return any(name not in kept or (_examples(t["text"]) or []) not in ([], kept[name]) for name, t in found.items())
+
+
 def changed(doctests: dict[str, dict[str, Any]], current: dict[str, str | None]) -> set[str]:
     """The sealed doctests whose examples the agent changed (or deleted): a failure of one is a contract change."""
     out = set()

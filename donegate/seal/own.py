@@ -404,6 +404,8 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
                 where={**where(files), **doctested.ids(doctests)}, supersedes=superseded)
     if doctests:
         pack["doctests"] = doctests
+    if doctested.wanted(project, config, how) is not None:  # the agent's own new doctests run at the stops
+        pack["doctest_modules"] = True
     shown = run.failing()
     service = needs_service({t: shown.get(t, "") for t in failing})
     if service:  # named at the seal in one line (`service_line`); like every test failing there, they never block

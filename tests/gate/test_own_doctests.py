@@ -99,7 +99,7 @@ def test_honest_work_on_documented_modules_passes(tmp_path_factory, kit_home):
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
     own = _own(kit_home)
-    assert own["failing"] == [] and own["weakened"] == [], own
+    assert own["failing"] == [] and own["weakened"] == [] and own["ran_now"] == ["calc.py"], own  # (its doctests, now)
 
 
 def test_a_change_to_one_module_runs_that_modules_doctests_only(tmp_path_factory, kit_home):
@@ -126,3 +126,15 @@ def test_a_suite_of_more_than_200_tests_with_doctests_is_kept(tmp_path_factory, 
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "calc.py::calc.twice" in res.stderr and "tamper" not in res.stderr, res.stderr
     assert [f["id"] for f in _own(kit_home)["failing"]] == ["calc.py::calc.twice"], _own(kit_home)
+
+
+def test_a_doctest_the_agent_added_runs_as_its_own_test(tmp_path_factory, kit_home):
+    """A new function with a doctest its code fails (`mul(2, 3)` said to give 5): the module's doctests as they are
+    now run as the agent's own tests, as the project's pytest runs them. Was: passed (only the sealed ones ran)."""
+    repo = _project(tmp_path_factory, kit_home)
+    (repo / "calc.py").write_text(CALC + MUL.replace("    6\n", "    5\n"))
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "your own test calc.py::calc.mul (a test you added or changed) fails" in res.stderr, \
+        res.stderr
+    own = _own(kit_home)
+    assert own["ran_now"] == ["calc.py"] and own["failing"] == [] and own["weakened"] == [], own
