@@ -62,7 +62,8 @@ def _asked(hidden: list[str], value: Any) -> bool:
 def findings(pack: dict[str, Any], data: dict[str, str | None], failing: list[dict[str, Any]], passing: set[str],
              asked: Callable[[], list[str]] | None = None) -> list[dict[str, str]]:
     """What the changed data files `data` ({file: its text now, None: gone}) weaken, for the sealed tests that passed
-    at the seal; a failing sealed test that reads one is marked a contract change (`failing`'s "contract")."""
+    at the seal; a failing sealed test that reads one whose rows were changed or removed is marked a contract change
+    (`failing`'s "contract"; rows added only: a regression as any)."""
     from donegate.gate import own_expected
 
     files, out = pack.get("files") or {}, []
@@ -78,7 +79,9 @@ def findings(pack: dict[str, Any], data: dict[str, str | None], failing: list[di
         for f in failing:
             if f["id"].split("::", 1)[0] not in reading:
                 continue
-            f["contract"] = True  # (what it checks changed: its data)
+            if not removed:
+                continue  # rows added only: every sealed row is there, what it checked did not change
+            f["contract"] = True  # (what it checks changed: its rows)
             compared = own_expected._compared(f["message"])
             for expected, got in ((compared[1], compared[0]), compared) if compared else ():
                 e, g = _plain(expected), _plain(got)

@@ -80,3 +80,13 @@ def test_a_row_changed_to_what_the_request_asks_is_a_contract_change(tmp_path_fa
     res, own = _stop(repo, kit_home, WORDS.replace('"fishes"', '"fish"'), ROWS.replace("fishes", "fish"))
     assert res.returncode == 2 and f"the old contract changed: the project's own test {MANY}" in res.stderr, res.stderr
     assert "APPEAL:" in res.stderr and own["weakened"] == [], own
+
+
+def test_a_regression_beside_a_row_added_is_a_regression(tmp_path_factory, kit_home):
+    """A row added (every sealed row kept) and `mouse` broken: the block says a regression, not "the old contract
+    changed" (which offers the appeal), and names nothing."""
+    repo = _project(tmp_path_factory, kit_home)
+    res, own = _stop(repo, kit_home, WORDS.replace('"mice"', '"mouses"'), ROWS + "ox -> oxen\n")
+    assert res.returncode == 2 and f"the project's own test {MANY} (tests/test_inflections.py:8), as it was when the " \
+        "work began, fails now (a regression" in res.stderr, res.stderr
+    assert [f["contract"] for f in own["failing"]] == [False] and own["weakened"] == [], own
