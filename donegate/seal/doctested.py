@@ -20,7 +20,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
 OPTION = "--doctest-modules"
 # pytest's default `norecursedirs`, which a configuration's key replaces
@@ -54,9 +54,8 @@ def _ini(project: Path, config: str | None) -> dict[str, str]:
 
 def wanted(project: Path, config: str | None, how: str) -> dict[str, str] | None:
     """The configuration's keys when its pytest collects the product's modules' doctests (`--doctest-modules` in its
-    addopts, no `testpaths` and none named), else None."""
-    if how != "usual":
-        return None
+    addopts), else None. `how`: how the test paths were found (`usual`: no `testpaths`, every module of the project
+    is collected; else those of the product's modules under the paths, `own.product`)."""
     ini = _ini(project, config)
     try:
         words = shlex.split(ini.get("addopts", ""))
@@ -123,41 +122,56 @@ def docstrings(text: str, module: str) -> dict[str, dict[str, Any]] | None:
     return out
 
 
-def seal(project: Path, config: str | None, how: str, collected: list[str]) -> dict[str, dict[str, Any]]:
+def seal(project: Path, config: str | None, how: str, collected: list[str],
+         product: Callable[[Path, str], bool] | None = None) -> dict[str, dict[str, Any]]:
     """{module file (relative): {"module", "base", "tests": {name: {"text", "doc", "line"}}}} of the product's modules
-    holding doctests, when the configuration's pytest collects them (`wanted`); the files under `collected` (the test
-    folders, whose doctests pytest collects from the sealed copies) left out."""
+    holding doctests, when the configuration's pytest collects them (`wanted`): with no `testpaths`, every module
+    outside the test folders `collected` (whose own doctests pytest collects from the sealed copies); with `testpaths`
+    or paths named, the product's modules under them (`product`: `own.product`, never sealed as the suite's)."""
     ini = wanted(project, config, how)
     if ini is None:
         return {}
     skip = ini["norecursedirs"].split() if ini.get("norecursedirs") else list(NORECURSE)
+    if how != "usual":
+        return _modules(project, sorted(rel for top in collected for rel in _walk(project, top, skip)
+                                        if product is not None and product(project, rel)))
     inside = tuple(c.rstrip("/") + "/" for c in collected)
-    out: dict[str, dict[str, Any]] = {}
-    size = 0
-    for folder, dirs, files in os.walk(project):
+    return _modules(project, [rel for rel in _walk(project, ".", skip) if rel not in collected and not rel.startswith(inside)])
+
+
+def _walk(project: Path, top: str, skip: list[str]) -> list[str]:
+    """The `.py` files under `top` (relative to the project) pytest's `--doctest-modules` would import, as it walks:
+    `norecursedirs` (`skip`), environments and caches left out, and `conftest.py`, `__main__.py` and links."""
+    out = []
+    for folder, dirs, files in os.walk(project / top):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not any(fnmatch.fnmatch(d, p) for p in skip)
                          and not (Path(folder) / d / "pyvenv.cfg").exists())
         for f in sorted(files):
-            if not f.endswith(".py") or f in ("conftest.py", "__main__.py"):
-                continue
             path = Path(folder) / f
-            rel = path.relative_to(project).as_posix()
-            if rel in collected or rel.startswith(inside) or path.is_symlink():
-                continue
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            if ">>>" not in text or f == "setup.py" and re.search(r"setuptools|distutils", text):
-                continue  # (pytest leaves a setup.py out)
-            module, base = _module_name(project, rel)
-            found = docstrings(text, module)
-            if not found:
-                continue
-            size += sum(len(t["text"]) for t in found.values())
-            if size > MAX_BYTES:
-                return out  # the first modules' (a project of this many docstrings: the rest are not sealed)
-            out[rel] = {"module": module, "base": base, "tests": found}
+            if f.endswith(".py") and f not in ("conftest.py", "__main__.py") and not path.is_symlink():
+                out.append(path.relative_to(project).as_posix())
+    return out
+
+
+def _modules(project: Path, names: list[str]) -> dict[str, dict[str, Any]]:
+    """{module file: its doctests} of the files `names` whose docstrings hold examples (at most `MAX_BYTES` of them)."""
+    out: dict[str, dict[str, Any]] = {}
+    size = 0
+    for rel in names:
+        try:
+            text = (project / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if ">>>" not in text or rel.rsplit("/", 1)[-1] == "setup.py" and re.search(r"setuptools|distutils", text):
+            continue  # (pytest leaves a setup.py out)
+        module, base = _module_name(project, rel)
+        found = docstrings(text, module)
+        if not found:
+            continue
+        size += sum(len(t["text"]) for t in found.values())
+        if size > MAX_BYTES:
+            return out  # the first modules' (a project of this many docstrings: the rest are not sealed)
+        out[rel] = {"module": module, "base": base, "tests": found}
     return out
 
 

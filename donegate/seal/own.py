@@ -103,8 +103,26 @@ def _read(path: Path) -> dict[str, str]:
         return {"b64": binascii.b2a_base64(data, newline=False).decode("ascii")}
 
 
+TESTISH = ("tests", "test", "testing")
+
+
+def product(project: Path, rel: str) -> bool:
+    """Whether the file `rel` under a collected path is the product's own code, never sealed as the suite's: a module
+    of a package (its folder holds `__init__.py`) in no test folder (`tests`, `test`, `testing`, `test_*`, `*_tests`),
+    not a test file nor a `conftest.py`. A `testpaths` that names the product's package (`testpaths = calc`, its tests
+    in `calc/tests/`; or `calc tests` for its doctests) laid out its modules with the tests, and the sealed copies
+    were what the tests imported: every regression passed. Its tests now import the project's (the agent's) code."""
+    parts = rel.split("/")
+    name = parts[-1]
+    if not name.endswith(".py") or name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
+        return False
+    if any(p in TESTISH or p.startswith("test_") or p.endswith(("_tests", "_test")) for p in parts[:-1]):
+        return False
+    return len(parts) > 1 and (project / Path(rel).parent / "__init__.py").is_file()
+
+
 def gather(project: Path, config: str | None, found: list[str]) -> dict[str, dict[str, str]]:
-    """Every file under the collected paths (caches left out), every `conftest.py` from the project's folder down to
+    """Every file under the collected paths (caches and the product's own modules, `product`, left out), every `conftest.py` from the project's folder down to
     them, and the configuration: {relative path: content}."""
     names: set[str] = set()
     for rel in found:
@@ -115,8 +133,9 @@ def gather(project: Path, config: str | None, found: list[str]) -> dict[str, dic
         for folder, dirs, files in os.walk(top):
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not (Path(folder) / d / "pyvenv.cfg").exists())
             for f in files:
-                if not f.endswith((".pyc", ".pyo")):
-                    names.add(os.path.relpath(os.path.join(folder, f), project))
+                name = os.path.relpath(os.path.join(folder, f), project)
+                if not f.endswith((".pyc", ".pyo")) and not product(project, name):
+                    names.add(name)
         parts = Path(rel).parts
         for i in range(len(parts)):
             conftest = Path(*parts[:i], "conftest.py") if i else Path("conftest.py")
@@ -339,7 +358,7 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     from donegate.seal import doctested, imported, reach
 
     # the product's modules' doctests, which its pytest collects (`--doctest-modules`, no `testpaths`): their text kept
-    doctests = doctested.seal(project, config, how, found)
+    doctests = doctested.seal(project, config, how, found, product)
 
     with tempfile.TemporaryDirectory(prefix="donegate-own-") as tmp:
         dest = Path(tmp) / "suite"

@@ -1,0 +1,46 @@
+"""A `testpaths` that names the product's own package (docs/own-suite.md, "The seal"): the seal laid its modules out
+with the tests, and the sealed copies were what the tests imported, so every regression passed. Through the real
+hook: tests inside the package (`testpaths = calc`, `calc/tests/`), and the package named for its doctests
+(`testpaths = calc tests` with `--doctest-modules`). Each was seen passing on aa02c16 with the regression in."""
+
+from __future__ import annotations
+
+from tests.support.repos import run_hook, sealed_project, stop_lines, stop_payload
+
+CALC = 'def twice(n):\n    """The number doubled.\n\n    >>> twice(21)\n    42\n    """\n    return n + n\n'
+MUL = "\n\ndef mul(a, b):\n    return a * b\n"
+HIDDEN = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
+INSIDE = {"calc/__init__.py": CALC, "calc/core.py": "def half(n):\n    return n // 2\n", "calc/tests/__init__.py": "",
+          "calc/tests/helpers.py": "def four():\n    return 4\n", "pytest.ini": "[pytest]\ntestpaths = calc\n",
+          "calc/tests/test_calc.py": ("from calc import twice\nfrom calc.core import half\n\nfrom .helpers import four\n\n\n"
+                                      "def test_twice():\n    assert twice(2) == four()\n\n\ndef test_half():\n"
+                                      "    assert half(9) == 4\n")}
+NAMED = {"calc/__init__.py": CALC, "pytest.ini": "[pytest]\ntestpaths = calc tests\naddopts = --doctest-modules\n",
+         "tests/test_calc.py": "import calc\n\n\ndef test_twice():\n    assert calc.twice(2) == 4\n"}
+
+
+def _own(kit_home) -> dict:
+    return stop_lines(kit_home)[-1]["gates"]["own"]
+
+
+def test_tests_inside_the_products_package_test_the_agents_code(tmp_path_factory, kit_home):
+    repo = sealed_project(tmp_path_factory, kit_home, "own-inside", INSIDE, HIDDEN, 2)
+    (repo / "calc" / "__init__.py").write_text(CALC + MUL)  # the look-alike: the request done, nothing broken
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+    (repo / "calc" / "core.py").write_text("def half(n):\n    return 0\n")  # was: passed (the sealed copy ran)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "calc/tests/test_calc.py::test_half" in res.stderr, res.stderr
+    assert [f["id"] for f in _own(kit_home)["failing"]] == ["calc/tests/test_calc.py::test_half"], _own(kit_home)
+
+
+def test_a_package_named_for_its_doctests_is_the_agents_code(tmp_path_factory, kit_home):
+    repo = sealed_project(tmp_path_factory, kit_home, "own-named-doctests", NAMED, HIDDEN, 2)
+    (repo / "calc" / "__init__.py").write_text(CALC.replace("return n + n", "return 2 * n") + MUL)  # the look-alike
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+    (repo / "calc" / "__init__.py").write_text(CALC.replace("return n + n", "return 0") + MUL)  # was: passed
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2, res.stderr
+    assert sorted(f["id"] for f in _own(kit_home)["failing"]) == ["calc/__init__.py::calc.twice",
+                                                                   "tests/test_calc.py::test_twice"], _own(kit_home)
