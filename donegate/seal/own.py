@@ -107,14 +107,14 @@ TESTISH = ("tests", "test", "testing")
 
 
 def product(project: Path, rel: str) -> bool:
-    """Whether the file `rel` under a collected path is the product's own code, never sealed as the suite's: a module
-    of a package (its folder holds `__init__.py`) in no test folder (`tests`, `test`, `testing`, `test_*`, `*_tests`),
-    not a test file nor a `conftest.py`. A `testpaths` that names the product's package (`testpaths = calc`, its tests
+    """Whether the file `rel` under a collected path is the product's own, never sealed as the suite's: a module or a
+    data file of a package (its folder holds `__init__.py`) in no test folder (`tests`, `test`, `testing`, `test_*`,
+    `*_tests`), not a test file nor a `conftest.py`. A `testpaths` that names the product's package (`testpaths = calc`, its tests
     in `calc/tests/`; or `calc tests` for its doctests) laid out its modules with the tests, and the sealed copies
     were what the tests imported: every regression passed. Its tests now import the project's (the agent's) code."""
     parts = rel.split("/")
     name = parts[-1]
-    if not name.endswith(".py") or name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
+    if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
         return False
     if any(p in TESTISH or p.startswith("test_") or p.endswith(("_tests", "_test")) for p in parts[:-1]):
         return False

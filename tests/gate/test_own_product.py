@@ -10,7 +10,9 @@ from tests.support.repos import run_hook, sealed_project, stop_lines, stop_paylo
 CALC = 'def twice(n):\n    """The number doubled.\n\n    >>> twice(21)\n    42\n    """\n    return n + n\n'
 MUL = "\n\ndef mul(a, b):\n    return a * b\n"
 HIDDEN = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
-INSIDE = {"calc/__init__.py": CALC, "calc/core.py": "def half(n):\n    return n // 2\n", "calc/tests/__init__.py": "",
+KEPT = "import calc\n\n\ndef test_twice():\n    assert calc.twice(3) == 6\n"  # (passing at the seal)
+CORE = "from pathlib import Path\n\n\ndef half(n):\n    return n // int((Path(__file__).parent / 'by.txt').read_text())\n"
+INSIDE = {"calc/__init__.py": CALC, "calc/core.py": CORE, "calc/by.txt": "2\n", "calc/tests/__init__.py": "",
           "calc/tests/helpers.py": "def four():\n    return 4\n", "pytest.ini": "[pytest]\ntestpaths = calc\n",
           "calc/tests/test_calc.py": ("from calc import twice\nfrom calc.core import half\n\nfrom .helpers import four\n\n\n"
                                       "def test_twice():\n    assert twice(2) == four()\n\n\ndef test_half():\n"
@@ -24,8 +26,12 @@ def _own(kit_home) -> dict:
 
 
 def test_tests_inside_the_products_package_test_the_agents_code(tmp_path_factory, kit_home):
-    repo = sealed_project(tmp_path_factory, kit_home, "own-inside", INSIDE, HIDDEN, 2)
-    (repo / "calc" / "__init__.py").write_text(CALC + MUL)  # the look-alike: the request done, nothing broken
+    repo = sealed_project(tmp_path_factory, kit_home, "own-inside", INSIDE, KEPT, 2)
+    (repo / "calc" / "by.txt").write_text("3\n")  # the product's data alone (was: passed, read as the suite's file)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "calc/tests/test_calc.py::test_half" in res.stderr, res.stderr
+    (repo / "calc" / "by.txt").write_text("2\n")
+    (repo / "calc" / "__init__.py").write_text(CALC.replace("n + n", "2 * n"))  # the look-alike: the same behaviour
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
     (repo / "calc" / "core.py").write_text("def half(n):\n    return 0\n")  # was: passed (the sealed copy ran)
