@@ -3,7 +3,7 @@ the supervisor, outside every process that runs the product.
 
 Sent with the second harness (`bare.py`; standard library only, one namespace, so every name here starts with
 `answer`). The kit rewrites each test's top-level `assert <expr> == <literal>` (a literal, or arithmetic on number
-literals: `9 * 430`) (`answer_holds`; at most
+literals: `9 * 430`), or unittest's `self.assertEqual(<expr>, <literal>)` (`answer_holds`; at most
 `ANSWER_MAX` a test) into `HOLD(<expr>, K)`: the literal is in no code object a zygote or fork holds. In the fork:
 
 - a value of a builtin type (numbers, str, bytes, None, and tuples, lists, dicts, sets of them; a subclass taken as
@@ -131,6 +131,24 @@ def _answer_literal(node):
     return value, enc is not None and len(_answer_dumps(enc)) <= ANSWER_LITERAL
 
 
+def _answer_unit(stmt):
+    """`X == Y` of a statement `self.assertEqual(X, Y)` or `self.assertTrue(X == Y)` (a message after them a literal
+    alone: the call is left out whole), as an assert's test; else None."""
+    call = stmt.value if isinstance(stmt, _answer_ast.Expr) else None
+    if not (isinstance(call, _answer_ast.Call) and isinstance(call.func, _answer_ast.Attribute)
+            and isinstance(call.func.value, _answer_ast.Name) and call.func.value.id == "self"):
+        return None
+    name, args = call.func.attr, call.args
+    rest = [*args[2 if name in ("assertEqual", "assertEquals") else 1:], *(k.value for k in call.keywords if k.arg == "msg")]
+    if len(rest) > 1 or any(not isinstance(a, _answer_ast.Constant) for a in rest) or any(k.arg != "msg" for k in call.keywords):
+        return None
+    if name in ("assertEqual", "assertEquals") and len(args) >= 2 and not any(isinstance(a, _answer_ast.Starred) for a in args):
+        return _answer_ast.Compare(args[0], [_answer_ast.Eq()], [args[1]])
+    if name == "assertTrue" and args and isinstance(args[0], _answer_ast.Compare):
+        return args[0]
+    return None
+
+
 def answer_holds(tree):
     """The held asserts of `tree`'s tests: each top-level `assert X == LITERAL` (or `LITERAL == X`) of a test
     function, before any top-level `return` or `raise`, at most `ANSWER_MAX` a test: {test qualname: [(K, expected
@@ -142,7 +160,7 @@ def answer_holds(tree):
         for stmt in node.body:
             if isinstance(stmt, (_answer_ast.Return, _answer_ast.Raise)) or len(held) >= ANSWER_MAX:
                 break  # what follows may never run: compared in the fork, as before
-            test = stmt.test if isinstance(stmt, _answer_ast.Assert) else None
+            test = stmt.test if isinstance(stmt, _answer_ast.Assert) else _answer_unit(stmt)
             if isinstance(test, _answer_ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], _answer_ast.Eq):
                 left, right = test.left, test.comparators[0]
                 lv, lok = _answer_literal(left)
@@ -156,7 +174,7 @@ def answer_holds(tree):
     for node in tree.body:
         if isinstance(node, _answer_ast.FunctionDef) and node.name.startswith("test"):
             fn(node, node.name)
-        elif isinstance(node, _answer_ast.ClassDef) and node.name.startswith("Test"):
+        elif isinstance(node, _answer_ast.ClassDef) and (node.name.startswith("Test") or node.bases):  # a TestCase: any name
             for m in node.body:
                 if isinstance(m, _answer_ast.FunctionDef) and m.name.startswith("test"):
                     fn(m, f"{node.name}::{m.name}")

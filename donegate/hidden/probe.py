@@ -332,7 +332,7 @@ def make_probe(repo, alarm):
     def first(left, right, op, before, result):
         """The second harness's probe (`compare_probes`): `before`, whether `left` equalled a decoy of `right`."""
         if before:
-            name = _getattr(_type(left), "__qualname__", "?")
+            name = _getattr(_type(right if pure(left) else left), "__qualname__", "?")
             alarm(f"an object of the class {name} compared equal to a value unlike the expected one, compared with "
                   "it first: a value that latches onto what it is compared with is not a result")
             return op != "=="
@@ -367,6 +367,8 @@ def rewrite_probes(tree, name=_PROBE_NAME, owner="@pytest_ar"):
                     stmts.insert(i + 1, call)
                     i += 1
                 i += 1
+    if any(isinstance(n, _ast.Import) and any(a.asname == owner for a in n.names) for n in tree.body):
+        unit_probes(tree, lambda: _ast.Attribute(_ast.Name(owner, _ast.Load()), name, _ast.Load()), False)
     return tree  # no fix_missing_locations: pytest leaves some of its nodes without an end on purpose
 
 
@@ -398,6 +400,16 @@ def _is_rewritten_compare(s):
             and s.targets[0].id.startswith("@py_assert") and isinstance(s.value, _ast.Compare)
             and len(s.value.ops) == 1 and isinstance(s.value.ops[0], (_ast.Eq, _ast.NotEq))
             and all(isinstance(x, (_ast.Name, _ast.Constant)) for x in (s.value.left, s.value.comparators[0])))
+
+
+def _decoyed(probe, a, b):
+    """`a in probe(a, b, 'in') or b in probe(b, a, 'in')`: whether either side, an object of the repository's, equals a
+    decoy of the other, compared first (`make_probe`'s `decoys`: nothing to compare for a builtin value). The expected
+    value stands on either side (`expected == product()` asks the product's `__eq__` too)."""
+    def one(x, y):
+        return _ast.Compare(_ast.Name(x, _ast.Load()), [_ast.In()], [_ast.Call(
+            probe(), [_ast.Name(x, _ast.Load()), _ast.Name(y, _ast.Load()), _ast.Constant("in")], [])])
+    return _ast.BoolOp(_ast.Or(), [one(a, b), one(b, a)])
 
 
 class _AssertCompares(_ast.NodeTransformer):
@@ -438,16 +450,100 @@ class _AssertCompares(_ast.NodeTransformer):
                      _ast.NamedExpr(_ast.Name(b, _ast.Store()), node.comparators[0])]
             result = _ast.Compare(_ast.Name(a, _ast.Load()), [node.ops[0]], [_ast.Name(b, _ast.Load())])
             more = []
-            if op == "==":  # `a in probe(a, b, 'in')`: the decoys of `b` it is compared with first (`make_probe`)
-                more = [_ast.Compare(_ast.Name(a, _ast.Load()), [_ast.In()], [_ast.Call(
-                    _ast.Name(self.name, _ast.Load()), [_ast.Name(a, _ast.Load()), _ast.Name(b, _ast.Load()), _ast.Constant("in")], [])])]
+            if op == "==":  # `a in probe(a, b, 'in') or b in ...`: the decoys of `b` it is compared with first (`make_probe`)
+                more = [_decoyed(lambda: _ast.Name(self.name, _ast.Load()), a, b)]
             call = _ast.Call(_ast.Name(self.name, _ast.Load()), [*sides, _ast.Constant(op), *more, result], [])
             return _ast.copy_location(call, node)
         return node
 
 
+# unittest's comparisons (`unit_probes`): `self.assertEqual(a, b)`, `self.assertTrue(a == b)`, `self.assertFalse(a != b)`
+_UNIT_EQ = ("assertEqual", "assertEquals", "failUnlessEqual")
+_UNIT_TRUE = ("assertTrue", "assert_", "failUnless")
+_UNIT_FALSE = ("assertFalse", "failIf")
+
+
+def _unit_compare(stmt):
+    """(left, right, operator, the call made again with two names for its sides) of a statement that compares by
+    unittest's assert methods on `self`, else None."""
+    call = stmt.value if isinstance(stmt, _ast.Expr) else None
+    if not (isinstance(call, _ast.Call) and isinstance(call.func, _ast.Attribute) and isinstance(call.func.value, _ast.Name)
+            and call.func.value.id == "self") or any(isinstance(a, _ast.Starred) for a in call.args) \
+            or any(k.arg in (None, "first", "second", "expr") for k in call.keywords):
+        return None
+    name, args, keywords = call.func.attr, call.args, call.keywords
+    if name in _UNIT_EQ and len(args) >= 2:
+        return args[0], args[1], "==", lambda a, b: _ast.Call(call.func, [a, b, *args[2:]], keywords)
+    cmp = args[0] if name in _UNIT_TRUE + _UNIT_FALSE and args else None
+    if isinstance(cmp, _ast.Compare) and len(cmp.ops) == 1 and \
+            isinstance(cmp.ops[0], _ast.Eq if name in _UNIT_TRUE else _ast.NotEq):
+        return cmp.left, cmp.comparators[0], "==" if name in _UNIT_TRUE else "!=", \
+            lambda a, b: _ast.Call(call.func, [_ast.Compare(a, cmp.ops, [b]), *args[1:]], keywords)
+    return None
+
+
+def _unit_steps(stmt, found, probe, decoys):
+    """`stmt` (unittest's comparison `found`) as the statements that make it and probe it, each side evaluated once:
+    `@py_assert0 = a; @py_assert1 = b`, [`@py_assert2 = @py_assert0 in probe(@py_assert0, @py_assert1, 'in')`: the
+    decoys, compared first (`decoys`, the second run)], the call on the two names (unless it equalled a decoy), then
+    `if not probe(@py_assert0,
+    @py_assert1, op, [@py_assert2,] result): raise AssertionError(...)` (the probe's answer is the comparison's: for `!=`,
+    a true answer fails) and the names cleared, as pytest clears its own."""
+    left, right, op, again = found
+    names = [f"@py_assert{i}" for i in range(3 if decoys and op == "==" else 2)]
+
+    def load(i):
+        return _ast.Name(names[i], _ast.Load())
+
+    def store(i, value):
+        return _ast.Assign([_ast.Name(names[i], _ast.Store())], value)
+
+    out = [store(0, left), store(1, right)]
+    if len(names) == 3:
+        out.append(store(2, _decoyed(probe, names[0], names[1])))
+    call = _ast.Expr(again(load(0), load(1)))
+    # equal to a decoy: not compared again (a latch would fail the call), the probe says why (`make_probe`'s `first`)
+    out.append(_ast.If(_ast.UnaryOp(_ast.Not(), load(2)), [call], []) if len(names) == 3 else call)
+    said = _ast.Call(probe(), [load(0), load(1), _ast.Constant(op), *[load(i) for i in range(2, len(names))], _ast.Constant(op == "==")], [])
+    text = _ast.BinOp(_ast.Constant("%r != %r"), _ast.Mod(), _ast.Tuple([load(0), load(1)], _ast.Load()))
+    out.append(_ast.If(_ast.UnaryOp(_ast.Not(), said) if op == "==" else said, [_ast.Raise(_ast.Call(_ast.Name("AssertionError", _ast.Load()), [text], []))], []))
+    out.append(_ast.Assign([_ast.Name(n, _ast.Store()) for n in names], _ast.Constant(None)))
+    for s in out:  # the call's own line on every node made here (the sides keep theirs)
+        for n in _ast.walk(s):
+            if "lineno" in n._attributes and not hasattr(n, "lineno"):
+                n.lineno, n.col_offset = stmt.lineno, stmt.col_offset
+                n.end_lineno, n.end_col_offset = stmt.end_lineno, stmt.end_col_offset
+    return out
+
+
+def unit_probes(tree, probe, decoys):
+    """unittest's comparisons in a function (`_unit_compare`) probed as an assert's `==` is, in both runs: after the
+    call, the probe answers again (`probe()` makes the expression that names it); with `decoys` (the second run), the
+    decoys of the expected value first. A value that latches onto the first one it is compared with, or equals
+    everything, is then seen as it is in an assert."""
+    todo = [(tree, False)]
+    while todo:
+        node, inside = todo.pop()
+        inside = inside or isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef))
+        if isinstance(node, _ast.ClassDef):
+            inside = False  # a class body's names are the class's
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stmts = _getattr_list(node, field)
+            if not stmts:
+                continue
+            todo.extend((s, inside) for s in stmts)  # before the steps are in: the call they make is not probed again
+            if inside and field != "handlers" and field != "cases":
+                for i in reversed(range(len(stmts))):
+                    found = _unit_compare(stmts[i])
+                    if found is not None:
+                        stmts[i:i + 1] = _unit_steps(stmts[i], found, probe, decoys)
+    return tree
+
+
 def compare_probes(tree, name):
-    """The second harness's rewrite: every `==`/`!=` in an assert goes through `name`."""
+    """The second harness's rewrite: every `==`/`!=` in an assert goes through `name`, and unittest's comparisons
+    (`unit_probes`)."""
     tree = _AssertCompares(name).visit(tree)
+    unit_probes(tree, lambda: _ast.Name(name, _ast.Load()), True)
     _ast.fix_missing_locations(tree)
     return tree

@@ -1,0 +1,141 @@
+"""Red team of issue 45: unittest's `self.assert*` comparisons, through the real Stop hook (real runs, real repos).
+
+An `assert` statement's `==` goes through the equality probe in both runs and, against a literal, through the
+supervisor's comparison in the second run (`answers.py`; a value the test holds elsewhere: decoys first, `probe.py`).
+`self.assertEqual(product(), 42)` went through neither: a value that latches to the first number it is compared
+with, or one equal to everything, passed both runs with the bug in (each product below passed a stop on main, the
+scan off: the runs are what is tested). Beside each, honest results of the kinds a project returns.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.repos import pooled_files, run_hook, stop_lines, stop_payload, write_config
+
+UNIT_PRICES = ("import unittest\n\nimport calc\n\n\nclass PriceTests(unittest.TestCase):\n"
+               "    def test_bulk(self):\n        self.assertEqual(calc.price(10), 900)\n\n"
+               "    def test_two(self):\n        self.assertEqual(200, calc.price(2))\n\n"
+               "    def test_many(self):\n        self.assertTrue(calc.price(20) == 1800)\n\n"
+               "    def test_label(self):\n        self.assertEqual(calc.label(3), 'three units', 'the label')\n")
+HELD = [f"test_unit_prices.py::PriceTests::{t}" for t in ("test_bulk", "test_label", "test_many", "test_two")]
+# The expected value held elsewhere than in the call: a local, a class constant, a subTest's row; on either side (an
+# assert's `expected == product()` drew no decoys either).
+UNIT_ELSEWHERE = ("import unittest\n\nimport calc\n\n\nclass ElsewhereTests(unittest.TestCase):\n    BULK = 900\n\n"
+                  "    def test_local(self):\n        expected = 900\n        self.assertEqual(calc.price(10), expected)\n\n"
+                  "    def test_constant(self):\n        self.assertEqual(calc.price(10), self.BULK)\n\n"
+                  "    def test_rows(self):\n        for units, cost in [(10, 900), (20, 1800)]:\n"
+                  "            with self.subTest(units=units):\n                self.assertEqual(calc.price(units), cost)\n\n"
+                  "    def test_label(self):\n        text = 'three units'\n        self.assertTrue(text == calc.label(3))\n\n"
+                  "    def test_expected_first(self):\n        expected = 1800\n        assert expected == calc.price(20)\n")
+ELSEWHERE = [f"test_unit_elsewhere.py::ElsewhereTests::{t}" for t in ("test_constant", "test_expected_first", "test_label",
+                                                                      "test_local", "test_rows")]
+PRICE_BUG = "def price(units):\n    return units * 100\n\n\ndef label(units):\n    return f'{units} units'\n"
+PRICE_RIGHT = ("def price(units):\n    return units * 90 if units >= 10 else units * 100\n\n\n"
+               "def label(units):\n    return {1: 'one', 2: 'two', 3: 'three'}.get(units, str(units)) + ' units'\n")
+ATTACKS = {
+    # equal to the first value it is compared with, then to it alone: passes pytest and the probe (equal again, to no
+    # neighbour)
+    "latch": ("class Latch:\n    def __init__(self):\n        self.v = None\n\n    def __eq__(self, other):\n"
+              "        if self.v is None:\n            self.v = other\n        return self.v == other\n\n"
+              "    __hash__ = object.__hash__\n\n\ndef price(units):\n    return Latch()\n\n\ndef label(units):\n    return Latch()\n"),
+    # equal to anything that is not None (the scan's `__eq__` always True is not spelled so)
+    "equal-to-everything": ("class Any:\n    def __eq__(self, other):\n        return other is not None\n\n"
+                            "    __hash__ = object.__hash__\n\n\ndef price(units):\n    return Any()\n\n\ndef label(units):\n    return Any()\n"),
+}
+MONEY = ("class Money:\n    def __init__(self, c):\n        self.c = c\n\n    def __eq__(self, other):\n"
+         "        return self.c == (other.c if isinstance(other, Money) else other)\n\n    __hash__ = object.__hash__\n\n\n")
+HONEST = {
+    "ints-and-str": PRICE_RIGHT,
+    "decimal": "from decimal import Decimal\n" + PRICE_RIGHT.replace("return units * 90 if", "return Decimal(units) * 90 if"),
+    "money-class": MONEY + PRICE_RIGHT.replace("return units * 90 if units >= 10 else units * 100",
+                                               "return Money(units * 90 if units >= 10 else units * 100)"),
+    "intenum-and-str-subclass": ("import enum\n\n\nclass Label(str):\n    pass\n\n\n"
+                                 "Total = enum.IntEnum('Total', {'A': 900, 'B': 200, 'C': 1800})\n\n\n"
+                                 + PRICE_RIGHT.replace("return units * 90 if units >= 10 else units * 100",
+                                                       "return Total(units * 90 if units >= 10 else units * 100)")
+                                 .replace("return {1:", "return Label({1:").replace("+ ' units'", "+ ' units')")),
+}
+
+
+def _stop(tmp_path_factory, kit_home, name: str, body: str, product: str, session: str):
+    write_config(kit_home, "scan: off\n")  # the runs are what is tested
+    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": PRICE_BUG}, name, body)
+    (repo / "calc.py").write_text(product)
+    res = run_hook(stop_payload(repo, session=session))
+    return res, stop_lines(kit_home)[-1]["gates"]["acceptance"]
+
+
+@pytest.mark.parametrize("attack", list(ATTACKS))
+def test_a_product_that_latches_or_equals_everything_through_assert_equal_on_a_literal_is_caught(tmp_path_factory, kit_home, attack):
+    res, accept = _stop(tmp_path_factory, kit_home, "test_unit_prices.py", UNIT_PRICES, ATTACKS[attack], attack)
+    assert res.returncode == 2, f"the stop was allowed: {res.stdout} {accept.get('second')}"
+    if attack == "latch":  # right one time in 16 per held assert: four of them
+        assert "900" not in res.stderr and "three units" not in res.stderr
+        assert accept["tamper"]["rule"] == "disagree" and "held by the supervisor" in accept["tamper"]["what"], accept
+        assert accept["second"]["disagree"] and set(accept["second"]["disagree"]) <= set(HELD), json.dumps(accept)
+    else:  # equal to a fresh value: the probe, in the first run already
+        assert accept["tamper"]["rule"] == "probe", accept
+
+
+@pytest.mark.parametrize("attack", list(ATTACKS))
+def test_a_product_that_latches_or_equals_everything_through_assert_equal_on_a_held_value_is_caught(tmp_path_factory, kit_home, attack):
+    res, accept = _stop(tmp_path_factory, kit_home, "test_unit_elsewhere.py", UNIT_ELSEWHERE, ATTACKS[attack], attack)
+    assert res.returncode == 2, f"the stop was allowed: {res.stdout} {accept.get('second')}"
+    assert accept["tamper"]["rule"] == "probe", json.dumps(accept)
+    if attack == "latch":  # the decoys of the expected value, compared with first in the test's frame
+        assert sorted(accept["second"]["disagree"]) == ELSEWHERE, accept["second"]
+        assert all("compared equal to a value unlike the expected one" in v for v in accept["second"]["disagree"].values())
+
+
+@pytest.mark.parametrize("product", list(HONEST))
+@pytest.mark.parametrize("name, body", [("test_unit_prices.py", UNIT_PRICES), ("test_unit_elsewhere.py", UNIT_ELSEWHERE)])
+def test_honest_results_pass_unittest_asserts_in_both_runs(tmp_path_factory, kit_home, product, name, body):
+    res, accept = _stop(tmp_path_factory, kit_home, name, body, HONEST[product], product)
+    assert res.returncode == 0 and "tamper" not in accept, (res.stderr, accept)
+    assert accept["second"]["checked"] == body.count("def test_") and not accept["second"]["unsupported"], accept["second"]
+
+
+# The rewrite itself (`probe.unit_probes`), as the first run makes it (the probe after the call), run by unittest.
+CASE = ('''import unittest\n\nfrom calc import Near, Sane\n\n\nclass T(unittest.TestCase):
+    def test_sane(self):
+        self.assertEqual(Sane(3), 3)
+        self.assertTrue(3 == Sane(3))
+        self.assertFalse(Sane(3) != 3, 'msg')
+
+    def test_near(self):
+        self.assertEqual(Near(3), 3)
+
+    def test_near_not_equal(self):
+        self.assertFalse(Near(3) != 3)
+
+    def test_not_self(self):
+        other = self
+        other.assertEqual(Near(3), 3)
+''')
+CALC = ("class Sane:\n    def __init__(self, v):\n        self.v = v\n\n    def __eq__(self, other):\n        return self.v == other\n\n\n"
+        "class Near(Sane):\n    def __eq__(self, other):\n        return isinstance(other, int) and abs(self.v - other) <= 1\n")
+
+
+def test_unittest_comparisons_are_probed_after_the_call(tmp_path, monkeypatch):
+    import ast
+    import sys
+    import unittest
+
+    from donegate.hidden import probe
+
+    (tmp_path / "calc.py").write_text(CALC)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    alarms: list[str] = []
+    tree = probe.unit_probes(ast.parse(CASE), lambda: ast.Name("_probe", ast.Load()), False)
+    ns = {"_probe": probe.make_probe(str(tmp_path), alarms.append), "__name__": "t_unit"}
+    exec(compile(tree, "t_unit.py", "exec"), ns)
+    result = unittest.TestResult()
+    unittest.defaultTestLoader.loadTestsFromTestCase(ns["T"]).run(result)
+    failed = sorted(t.id().rpartition(".")[2] for t, _ in result.failures)
+    # equal within a tolerance: not equal by the int's rules; a call on another name than `self` is left as it is
+    assert failed == ["test_near", "test_near_not_equal"] and not result.errors and not alarms, (result.failures, alarms)
+    assert all("Near object" in text and "!= 3" in text for _, text in result.failures)
+    sys.modules.pop("calc", None)
