@@ -171,13 +171,29 @@ def answer_holds(tree):
         if held:
             out[qual] = held
 
+    classes = {}
     for node in tree.body:
         if isinstance(node, _answer_ast.FunctionDef) and node.name.startswith("test"):
             fn(node, node.name)
-        elif isinstance(node, _answer_ast.ClassDef) and (node.name.startswith("Test") or node.bases):  # a TestCase: any name
+        elif isinstance(node, _answer_ast.ClassDef):  # any name: a TestCase, a mixin of tests
+            classes[node.name] = node
             for m in node.body:
                 if isinstance(m, _answer_ast.FunctionDef) and m.name.startswith("test"):
                     fn(m, f"{node.name}::{m.name}")
+    for node in classes.values():  # a test a class inherits from the file's own classes: the same held asserts
+        own, todo = {m.name for m in node.body if isinstance(m, (_answer_ast.FunctionDef, _answer_ast.AsyncFunctionDef))}, list(node.bases)
+        seen = {node.name}
+        while todo:
+            base = classes.get(getattr(todo.pop(0), "id", None))
+            if base is None or base.name in seen:
+                continue
+            seen.add(base.name)
+            for m in base.body:
+                if isinstance(m, (_answer_ast.FunctionDef, _answer_ast.AsyncFunctionDef)) and m.name not in own:
+                    own.add(m.name)
+                    if f"{base.name}::{m.name}" in out:
+                        out[f"{node.name}::{m.name}"] = out[f"{base.name}::{m.name}"]
+            todo = list(base.bases) + todo  # depth first, as the plan reads a class's bases (`bare_plan.plan`)
     return out
 
 
@@ -200,8 +216,8 @@ def answer_sources(files, name):
 
             def at(line, col, starts=starts):
                 return starts[line - 1] + col
-            spans = sorted((at(st.lineno, st.col_offset), at(st.end_lineno, st.end_col_offset), k, x, st)
-                           for items in found.values() for k, _, st, x in items)
+            spans = sorted({k: (at(st.lineno, st.col_offset), at(st.end_lineno, st.end_col_offset), k, x, st)
+                            for items in found.values() for k, _, st, x in items}.values())  # one a K (inherited ones too)
             for a, b, k, x, st in reversed(spans):
                 inner = raw[at(x.lineno, x.col_offset):at(x.end_lineno, x.end_col_offset)]
                 lines = (st.end_lineno - st.lineno) - (x.end_lineno - x.lineno)  # the line count kept

@@ -11,9 +11,9 @@ SERVED = ("tmp_path", "tmp_path_factory", "monkeypatch", "capsys", "caplog", "su
 SEEDED = "dg_random"  # served when the kit sent the tests' seeds (`second.run`'s `seed`), as the first run serves it
 SHIM = ("raises", "approx", "fail", "skip", "mark", "param", "fixture")
 HARNESS = ("pytest", "_pytest", "pluggy")
-MODULE_HOOKS = ("pytest_generate_tests", "pytestmark", "setup_module", "teardown_module", "setup_function",
-                "teardown_function", "setup", "teardown", "pytest_plugins", "pytest_collection_modifyitems",
-                "setUpModule", "tearDownModule")  # pytest calls unittest's module fixtures too
+# (a module's `setUpModule`/`setup_module` and their tear-downs are served: `bare_shim.plan_test`)
+MODULE_HOOKS = ("pytest_generate_tests", "pytestmark", "setup_function", "teardown_function", "setup", "teardown",
+                "pytest_plugins", "pytest_collection_modifyitems")
 CLASS_HOOKS = ("setup_method", "teardown_method", "setup_class", "teardown_class", "setup", "teardown",
                "pytestmark", "__init__")
 # A unittest TestCase that changes how unittest runs a test (the second harness calls its setUp, test and tearDown
@@ -155,9 +155,34 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
         return ""
 
     tests = {}
+    classes = {}  # the file's own classes by name (one defined twice: neither, its bases unknown)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            classes[node.name] = None if node.name in classes else node
 
-    def unit(node):  # a unittest TestCase of the file's own, its base named as unittest's (pytest collects it by any name)
-        return len(node.bases) == 1 and not node.keywords and _dotted(node.bases[0]) in cases
+    def chain(node, seen=frozenset()):
+        """The file's own classes `node` is made of, itself first (its bases' left to right, depth first), and whether
+        unittest's TestCase is among its bases; None when a base is neither (another module's class, a metaclass)."""
+        if node.keywords or node.name in seen:
+            return None
+        out, case = [node], False
+        for b in node.bases:
+            name = _dotted(b)
+            if name in cases:
+                case = True
+            elif name != "object" and name in classes and classes[name] is not None:
+                inner = chain(classes[name], seen | {node.name})
+                if inner is None:
+                    return None
+                out += [c for c in inner[0] if c not in out]
+                case = case or inner[1]
+            elif name != "object":
+                return None
+        return out, case
+
+    def unit(node):  # a unittest TestCase of the file's own, its bases unittest's or the file's (pytest collects it by any name)
+        made = chain(node)
+        return made is not None and made[1]
 
     def test(fn, qual, skip_self):
         if isinstance(fn, ast.AsyncFunctionDef):
@@ -179,18 +204,25 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             test(node, node.name, False)
         elif isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or unit(node)):
+            # a TestCase's own bases of the file (a base class's tests, a mixin's) are its too, as pytest collects them
+            made = chain(node)[0] if unit(node) else [node]
             hooks = UNIT_HOOKS if unit(node) else CLASS_HOOKS
-            bad = [n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in hooks]
-            bad += [_dotted(t) for n in node.body if isinstance(n, ast.Assign) for t in n.targets if _dotted(t) in hooks]
-            decorated = [d for d in node.decorator_list if not unit(node) or _deco_name(d).rsplit(".", 1)[-1] not in UNIT_SKIPS]
+            body = [n for c in made for n in c.body]
+            bad = [n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in hooks]
+            bad += [_dotted(t) for n in body if isinstance(n, ast.Assign) for t in n.targets if _dotted(t) in hooks]
+            decorated = [d for c in made for d in c.decorator_list
+                         if not unit(node) or _deco_name(d).rsplit(".", 1)[-1] not in UNIT_SKIPS]
             why = ("a test class with bases" if not unit(node) and (node.bases or node.keywords) else
                    "a decorated test class" if decorated else f"a test class with {bad[0]}" if bad else "")
-            for m in node.body:
+            methods = {}  # each test's name, the first class of the chain that defines it (the method pytest runs)
+            for m in body:
                 if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"):
-                    if why:
-                        tests[f"{node.name}::{m.name}"] = (why, [])
-                    else:
-                        test(m, f"{node.name}::{m.name}", True)
+                    methods.setdefault(m.name, m)
+            for m in methods.values():
+                if why:
+                    tests[f"{node.name}::{m.name}"] = (why, [])
+                else:
+                    test(m, f"{node.name}::{m.name}", True)
     return "", tests
 
 
@@ -291,6 +323,13 @@ def _per_test(tree, says):
             out.update({k: why for k, why in whys_of.items() if why})
         elif why := says(node):
             return {"*": why}
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    for node in classes.values():  # a test inherited from a class of the file's own: its reason too (`plan`'s `chain`)
+        own = {m.name for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for base in (classes.get(_dotted(b)) for b in node.bases):
+            for m in base.body if base is not None and base is not node else ():
+                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name not in own and f"{base.name}::{m.name}" in out:
+                    out[f"{node.name}::{m.name}"] = out[f"{base.name}::{m.name}"]
     return out
 
 

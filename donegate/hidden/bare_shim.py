@@ -279,6 +279,12 @@ def _setup(mod, job, fixtures):
     return out[0], out[1], teardowns
 
 
+def _takes_one(fn):
+    """Whether pytest calls a module's set-up or tear-down with the module (`_call_with_optional_argument`)."""
+    code = getattr(fn, "__code__", None)
+    return bool(code is not None and code.co_argcount - inspect.ismethod(fn))
+
+
 def plan_test(mod, job, fixtures, results, teardowns, out):
     """A test's setup as the calls that run the test file's own code (its fixtures, a yield fixture's first part): a
     generator of (callable, args, kwargs), each call's result appended to `results` by its caller before the next is
@@ -290,6 +296,14 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
     unit = unit_case(klass)  # a unittest TestCase: made for its test method, its steps the program's (`unit_steps`)
     fn = getattr(klass(name) if unit else klass(), name) if cls else getattr(mod, name)
     func = getattr(fn, "__func__", fn)
+    # The module's set-up, as pytest's module fixture calls the first of each pair it finds (with the module when it
+    # takes an argument), its tear-down once that returned, the last teardown; called by the program (no frame of the
+    # harness's between). Each test's fork sets the module up afresh, as its class.
+    up, down = ([f for f in map(functools.partial(getattr, mod), names, (None, None)) if callable(f)][:1]
+                for names in (("setUpModule", "setup_module"), ("tearDownModule", "teardown_module")))
+    for f in up:
+        yield f, (mod,) if _takes_one(f) else (), {}
+    teardowns.extend(functools.partial(f, mod) if _takes_one(f) else f for f in down)
     if unit:
         yield from unit_class(klass, fn, teardowns)
     _skipping(func)

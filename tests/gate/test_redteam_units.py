@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import make_repo, pooled_files, run_hook, seal, sealed_copy, stop_lines, stop_payload, write_config
+from tests.support.repos import pooled_files, pooled_hidden, run_hook, stop_lines, stop_payload, write_config
 
 NEW_PYTEST = pytest.mark.skipif(int(pytest.__version__.split(".")[0]) < 9, reason="the subtests fixture is pytest 9's")
 
@@ -52,17 +52,9 @@ HALF_ATTACKS = {
 
 def _sealed(tmp_path_factory, kit_home) -> Path:
     """`calc.py` with the bug and the hidden tests sealed for it: once per worker, each test a copy (`sealed_copy`)."""
-    def build(repo: Path, home: Path) -> None:
-        make_repo(repo, {"calc.py": BUG})
-        hidden = repo.parent / "hidden"
-        hidden.mkdir()
-        (hidden / "test_rows.py").write_text(ROWS)
-        (hidden / "test_cases.py").write_text(CASES)
-        res = seal(repo, *sorted(hidden.iterdir()), extra_env={"DONEGATE_HOME": str(home)})
-        assert res.returncode == 0, res.stderr
-
     write_config(kit_home, "scan: off\n")  # the runs are what is tested
-    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "red2-units", build, kit_home, own=False)
+    return pooled_hidden(tmp_path_factory, kit_home, "red2-units", {"calc.py": BUG},
+                         {"test_rows.py": ROWS, "test_cases.py": CASES})
 
 
 def _stop(repo: Path, kit_home: Path, product: str, session: str):
@@ -246,7 +238,11 @@ def test_the_plan_leaves_to_the_first_run_the_unittest_tests_it_cannot_run_as_py
     assert {q: why for q, (why, _) in bare_plan.plan(src)[1].items()} == {
         "A::test_m": "a test class with run", "C::test_m": "a decorated test class", "D::test_m": "a test class with setup_method",
         "TestE::test_m": "", "TestE::test_n": "an async test"}  # B: not planned, so not double-checked ("not a plain test")
-    assert bare_plan.plan(src + "\n\ndef setUpModule():\n    pass\n") == ("defines setUpModule", {})
+    # a module's set-up and a base of the file's own are served (test_redteam_unit_shapes); a base from elsewhere is not
+    assert bare_plan.plan(src + "\n\ndef setUpModule():\n    pass\n")[1]["TestE::test_m"] == ("", [])
+    more = src + "\n\nclass F(D):\n    pass\n\n\nclass G(Case, mock.Mixin):\n    def test_g(self):\n        pass\n"
+    planned = {q: why for q, (why, _) in bare_plan.plan(more)[1].items()}
+    assert planned["F::test_m"] == "a test class with setup_method" and "G::test_g" not in planned, planned
 
 
 # --- decoys: a latch on an expected set, frozenset, bytes or empty container ------------------------------------

@@ -97,6 +97,21 @@ def pooled_files(tmp_path_factory, kit_home: Path, files: dict[str, str], test_n
                        build, kit_home)
 
 
+def pooled_hidden(tmp_path_factory, kit_home: Path, name: str, files: dict[str, str], hidden: dict[str, str]) -> Path:
+    """`pooled_files` with several hidden test files ({name: text}), sealed together without the project's own suite:
+    once per worker, each test a copy (`sealed_copy`)."""
+    def build(repo: Path, home: Path) -> None:
+        make_repo(repo, files)
+        folder = repo.parent / "hidden"
+        folder.mkdir()
+        for test, text in hidden.items():
+            (folder / test).write_text(text)
+        res = seal(repo, *sorted(folder.iterdir()), extra_env={"DONEGATE_HOME": str(home)})
+        assert res.returncode == 0, res.stderr
+
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", name, build, kit_home, own=False)
+
+
 def seal_files(tmp_path: Path, files: dict[str, str], test_name: str, body: str) -> Path:
     """`tmp_path/repo` holding `files`, with one hidden test file (`tmp_path/hidden/test_name`) of `body`
     sealed for it."""
