@@ -103,6 +103,7 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
                 return probe.first(left, right, op, *result)
             return probe(left, right, op, result[0] if result else left == right if op == "==" else left != right)
 
+        probe_cmp.unit = probe.unit  # unittest's own assert methods only (`probe.unit_probes`)
         objects = {"\x00" + job["shim"]: make_shim(), "\x00" + job["probe"]: probe_cmp, "\x00" + job["hold"]: hold}
 
         flagged = _watch_traces(job, out)  # before any of the product's code runs

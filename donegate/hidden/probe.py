@@ -338,7 +338,14 @@ def make_probe(repo, alarm):
             return op != "=="
         return probe(left, right, op, result)
 
-    probe.decoys, probe.first = decoys, first
+    def unit(method):
+        """Whether `method` is unittest's own assert method (a TestCase's, not overridden by a class of the project's,
+        whose own tolerance is its to keep): only those are probed (`unit_probes`)."""
+        case = modules.get("unittest.case")
+        fn = _getattr(method, "__func__", None)
+        return case is not None and fn is not None and any(fn is v for v in dict_of(case.TestCase).values())
+
+    probe.decoys, probe.first, probe.unit = decoys, first, unit
     return probe
 
 
@@ -464,8 +471,8 @@ _UNIT_FALSE = ("assertFalse", "failIf")
 
 
 def _unit_compare(stmt):
-    """(left, right, operator, the call made again with two names for its sides) of a statement that compares by
-    unittest's assert methods on `self`, else None."""
+    """(left, right, operator, the call made again with two names for its sides, the method's name) of a statement that
+    compares by unittest's assert methods on `self`, else None."""
     call = stmt.value if isinstance(stmt, _ast.Expr) else None
     if not (isinstance(call, _ast.Call) and isinstance(call.func, _ast.Attribute) and isinstance(call.func.value, _ast.Name)
             and call.func.value.id == "self") or any(isinstance(a, _ast.Starred) for a in call.args) \
@@ -473,24 +480,25 @@ def _unit_compare(stmt):
         return None
     name, args, keywords = call.func.attr, call.args, call.keywords
     if name in _UNIT_EQ and len(args) >= 2:
-        return args[0], args[1], "==", lambda a, b: _ast.Call(call.func, [a, b, *args[2:]], keywords)
+        return args[0], args[1], "==", lambda a, b: _ast.Call(call.func, [a, b, *args[2:]], keywords), name
     cmp = args[0] if name in _UNIT_TRUE + _UNIT_FALSE and args else None
     if isinstance(cmp, _ast.Compare) and len(cmp.ops) == 1 and \
             isinstance(cmp.ops[0], _ast.Eq if name in _UNIT_TRUE else _ast.NotEq):
         return cmp.left, cmp.comparators[0], "==" if name in _UNIT_TRUE else "!=", \
-            lambda a, b: _ast.Call(call.func, [_ast.Compare(a, cmp.ops, [b]), *args[1:]], keywords)
+            lambda a, b: _ast.Call(call.func, [_ast.Compare(a, cmp.ops, [b]), *args[1:]], keywords), name
     return None
 
 
 def _unit_steps(stmt, found, probe, decoys):
     """`stmt` (unittest's comparison `found`) as the statements that make it and probe it, each side evaluated once:
-    `@py_assert0 = a; @py_assert1 = b`, [`@py_assert2 = @py_assert0 in probe(@py_assert0, @py_assert1, 'in')`: the
-    decoys, compared first (`decoys`, the second run)], the call on the two names (unless it equalled a decoy), then
-    `if not probe(@py_assert0,
-    @py_assert1, op, [@py_assert2,] result): raise AssertionError(...)` (the probe's answer is the comparison's: for `!=`,
-    a true answer fails) and the names cleared, as pytest clears its own."""
-    left, right, op, again = found
-    names = [f"@py_assert{i}" for i in range(3 if decoys and op == "==" else 2)]
+    `@py_assert0 = a; @py_assert1 = b; @py_assert2 = probe.unit(self.assertEqual)` (unittest's own method: a project's
+    `assertEqual` with a tolerance of its own is its own to keep), [`@py_assert3 = @py_assert2 and (@py_assert0 in
+    probe(@py_assert0, @py_assert1, 'in') or ...)`: the decoys, compared first (`decoys`, the second run)], the call on
+    the two names (unless it equalled a decoy), then `if @py_assert2 and not probe(@py_assert0, @py_assert1, op,
+    [@py_assert3,] result): raise AssertionError(...)` (the probe's answer is the comparison's: for `!=`, a true
+    answer fails) and the names cleared, as pytest clears its own."""
+    left, right, op, again, method = found
+    names = [f"@py_assert{i}" for i in range(4 if decoys and op == "==" else 3)]
 
     def load(i):
         return _ast.Name(names[i], _ast.Load())
@@ -498,15 +506,18 @@ def _unit_steps(stmt, found, probe, decoys):
     def store(i, value):
         return _ast.Assign([_ast.Name(names[i], _ast.Store())], value)
 
-    out = [store(0, left), store(1, right)]
-    if len(names) == 3:
-        out.append(store(2, _decoyed(probe, names[0], names[1])))
+    own = _ast.Call(_ast.Attribute(probe(), "unit", _ast.Load()), [
+        _ast.Attribute(_ast.Name("self", _ast.Load()), method, _ast.Load())], [])
+    out = [store(0, left), store(1, right), store(2, own)]
+    if len(names) == 4:
+        out.append(store(3, _ast.BoolOp(_ast.And(), [load(2), _decoyed(probe, names[0], names[1])])))
     call = _ast.Expr(again(load(0), load(1)))
     # equal to a decoy: not compared again (a latch would fail the call), the probe says why (`make_probe`'s `first`)
-    out.append(_ast.If(_ast.UnaryOp(_ast.Not(), load(2)), [call], []) if len(names) == 3 else call)
-    said = _ast.Call(probe(), [load(0), load(1), _ast.Constant(op), *[load(i) for i in range(2, len(names))], _ast.Constant(op == "==")], [])
+    out.append(_ast.If(_ast.UnaryOp(_ast.Not(), load(3)), [call], []) if len(names) == 4 else call)
+    said = _ast.Call(probe(), [load(0), load(1), _ast.Constant(op), *[load(i) for i in range(3, len(names))], _ast.Constant(op == "==")], [])
     text = _ast.BinOp(_ast.Constant("%r != %r"), _ast.Mod(), _ast.Tuple([load(0), load(1)], _ast.Load()))
-    out.append(_ast.If(_ast.UnaryOp(_ast.Not(), said) if op == "==" else said, [_ast.Raise(_ast.Call(_ast.Name("AssertionError", _ast.Load()), [text], []))], []))
+    out.append(_ast.If(_ast.BoolOp(_ast.And(), [load(2), _ast.UnaryOp(_ast.Not(), said) if op == "==" else said]),
+                       [_ast.Raise(_ast.Call(_ast.Name("AssertionError", _ast.Load()), [text], []))], []))
     out.append(_ast.Assign([_ast.Name(n, _ast.Store()) for n in names], _ast.Constant(None)))
     for s in out:  # the call's own line on every node made here (the sides keep theirs)
         for n in _ast.walk(s):
