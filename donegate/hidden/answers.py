@@ -131,6 +131,9 @@ def _answer_literal(node):
     return value, enc is not None and len(_answer_dumps(enc)) <= ANSWER_LITERAL
 
 
+_ANSWER_UNIT = ("assertEqual", "assertEquals", "assertTrue")
+
+
 def _answer_unit(stmt):
     """`X == Y` of a statement `self.assertEqual(X, Y)` or `self.assertTrue(X == Y)` (a message after them a literal
     alone: the call is left out whole), as an assert's test; else None."""
@@ -154,13 +157,16 @@ def answer_holds(tree):
     function, before any top-level `return` or `raise`, at most `ANSWER_MAX` a test: {test qualname: [(K, expected
     value, the assert statement, X)]}; K counts through the file."""
     out, count = {}, [0]
+    # a class of the file's own with an assert method of its own (a tolerance of its own): no unittest call is held
+    own = any(isinstance(m, (_answer_ast.FunctionDef, _answer_ast.AsyncFunctionDef)) and m.name in _ANSWER_UNIT
+              for node in tree.body if isinstance(node, _answer_ast.ClassDef) for m in node.body)
 
     def fn(node, qual):
         held = []
         for stmt in node.body:
             if isinstance(stmt, (_answer_ast.Return, _answer_ast.Raise)) or len(held) >= ANSWER_MAX:
                 break  # what follows may never run: compared in the fork, as before
-            test = stmt.test if isinstance(stmt, _answer_ast.Assert) else _answer_unit(stmt)
+            test = stmt.test if isinstance(stmt, _answer_ast.Assert) else None if own else _answer_unit(stmt)
             if isinstance(test, _answer_ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], _answer_ast.Eq):
                 left, right = test.left, test.comparators[0]
                 lv, lok = _answer_literal(left)

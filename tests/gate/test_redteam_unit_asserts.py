@@ -150,3 +150,22 @@ def test_unittest_comparisons_are_probed_after_the_call(tmp_path, monkeypatch):
     assert failed == ["test_near", "test_near_not_equal"] and not result.errors and not alarms, (result.failures, alarms)
     assert all("Near object" in text and "!= 3" in text for _, text in result.failures)
     sys.modules.pop("calc", None)
+
+
+def test_which_unittest_calls_the_kit_holds():
+    """Top-level `self.assertEqual(X, LITERAL)` (a literal message after it) and `self.assertTrue(X == LITERAL)` of a
+    test method, of any class; a base's or a mixin's test is its subclass's too. Not held: a message computed at run
+    time, keywords for the sides, and any unittest call of a file whose classes define an assert method of their own
+    (a tolerance of the project's: held, the supervisor's exact comparison would stand in for it)."""
+    import ast
+
+    from donegate.hidden import answers
+
+    src = ("import unittest\n\n\nclass Checks:\n    def test_m(self):\n        self.assertEqual(f(1), 9)\n\n\n"
+           "class Case(Checks, unittest.TestCase):\n    def test_n(self):\n        self.assertTrue(f(2) == 'b', 'why')\n"
+           "        self.assertEqual(f(3), 4, msg=str(5))\n        self.assertEqual(first=f(4), second=5)\n"
+           "        self.assertEqual(7, f(5))\n")
+    held = {q: [(k, e) for k, e, _, _ in v] for q, v in answers.answer_holds(ast.parse(src)).items()}
+    assert held == {"Checks::test_m": [(0, 9)], "Case::test_n": [(1, "b"), (2, 7)], "Case::test_m": [(0, 9)]}, held
+    own = src + "\n\nclass Near(unittest.TestCase):\n    def assertEqual(self, a, b, msg=None):\n        pass\n"
+    assert answers.answer_holds(ast.parse(own)) == {}
