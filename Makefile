@@ -48,10 +48,13 @@ lint: setup
 	$(VENV)/bin/ruff check donegate/ bench/
 	$(VENV)/bin/mypy
 
-# Four workers (pytest-xdist) on these 2 cores: a worker spends much of its time waiting on its subprocesses
+# Six workers (pytest-xdist) on these 2 cores: a worker spends much of its time waiting on its subprocesses
 # (Claude Code, the hook, the hidden runs), so two left a core idle. Measured on a quiet 2-core machine,
-# the same tree: -n 2 9:32, -n 4 8:21 (7:12 once the runs stopped compiling the standard library).
-TEST_WORKERS ?= 4
+# the same tree: -n 2 9:32, -n 4 8:21 (7:12 once the runs stopped compiling the standard library). Later, a clean
+# clone: -n 4 9:54-10:08, -n 6 9:28 (one run). A per-test profile (cgroup per test: 1,117 CPU-s in the tests, with
+# each test's wait) replayed on 2 cores with xdist's load scheduling: -n 4 615 s, -n 5 568 s, -n 6 579 s, -n 8 582 s
+# (the floor, both cores busy throughout: 559 s); with the waits taken longer, -n 4 737, -n 6 655, -n 8 616.
+TEST_WORKERS ?= 6
 test: setup
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
