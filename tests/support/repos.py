@@ -35,8 +35,9 @@ def make_repo(path: Path, files: dict[str, str]) -> Path:
     """A real git repository with `files` committed."""
     path.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "-c", "init.defaultBranch=main", "init", "-q", str(path)], check=True, timeout=30)
-    git(path, "config", "user.email", "t@example.com")
-    git(path, "config", "user.name", "donegate tests")
+    # What `git config user.email/user.name` write, without two processes (~1,000 repositories a run).
+    with open(path / ".git" / "config", "a") as config:
+        config.write("[user]\n\temail = t@example.com\n\tname = donegate tests\n")
     for name, text in files.items():
         p = path / name
         p.parent.mkdir(parents=True, exist_ok=True)

@@ -168,9 +168,9 @@ def make_repo(tmp_path: Path, files: Mapping[str, str] | None = None, *, name: s
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content)
     git(repo, "-c", "init.defaultBranch=main", "init", "-q")
-    git(repo, "config", "user.name", "donegate tests")
-    git(repo, "config", "user.email", "tests@donegate.invalid")
-    git(repo, "config", "commit.gpgsign", "false")
+    # What three `git config` calls write, without three processes.
+    with open(repo / ".git" / "config", "a") as config:
+        config.write("[user]\n\tname = donegate tests\n\temail = tests@donegate.invalid\n[commit]\n\tgpgsign = false\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "--allow-empty", "-m", "initial")
     return repo
