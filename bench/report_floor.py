@@ -69,14 +69,14 @@ def _stage(stage: str, path: str, start: int, end: int) -> int:
     import re
     from binascii import hexlify
 
-    from donegate.report import read, shape
+    from donegate.report import count, read, shape
 
     if stage == "scan":
-        return read.scan(path, start, end, read.Options()).lines
+        return count.scan(path, start, end, read.Options()).lines
     head, line_re, n = re.compile(_HEAD).finditer, shape._LINE, 0
     strings = re.compile(_STRINGS).findall
     quick = re.compile(_QUICK.replace(b"NUM", shape._NUM).replace(b"STR", shape._STR)).findall
-    for _, data, cut in read._chunks(path, start, end):
+    for _, data, cut in count._chunks(path, start, end):
         if stage == "read":
             n += cut
             continue

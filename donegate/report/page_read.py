@@ -31,7 +31,9 @@ from donegate import paths, report
 from donegate.core import scrub as feedback
 from donegate.errors import DonegateError
 from donegate.ledger import chain as ledger
+from donegate.report import shape
 from donegate.report.read import VERDICTS, Partial, page_entries
+from donegate.report.shape import NO_ROW
 
 CHUNK = 1 << 20  # bytes read at a time at most (a session's stops can lie far apart)
 POSITION = 40  # a stop's place in the ledgers: file index << POSITION | byte offset (orders the sessions)
@@ -68,8 +70,9 @@ def listed(merged: list[tuple[Path, int, Partial]], files: list[Path],
     return list(out), spans, spill
 
 
-def _lines_between(fd: int, start: int, last: int) -> Iterator[tuple[int, bytes]]:
-    """(byte offset, line) of each line from the one at `start` to the one at `last`, both included."""
+def _blocks_between(fd: int, start: int, last: int) -> Iterator[tuple[int, list[bytes], list[tuple[bytes, ...]]]]:
+    """(byte offset of the first, lines, their fast-path rows: `shape.rows`) a block at a time, from the line at
+    `start` to the line at `last`, both included."""
     pos, size = start, min(CHUNK, last - start + 8192)
     while pos <= last:
         data = os.pread(fd, size, pos)
@@ -82,11 +85,18 @@ def _lines_between(fd: int, start: int, last: int) -> Iterator[tuple[int, bytes]
             else:  # a line longer than what was read: read more at once
                 size *= 2
                 continue
-        for line in data[:cut].split(b"\n")[:-1] if data[cut - 1:cut] == b"\n" else data[:cut].split(b"\n"):
-            if pos > last:
-                return
-            yield pos, line
-            pos += len(line) + 1
+        data = data[:cut]
+        lines = data.split(b"\n")
+        if data.endswith(b"\n"):
+            lines.pop()
+        rows = shape.rows(data, cut, lines)
+        at, keep = pos, 0
+        for line in lines:  # the lines up to the one at `last`
+            if at > last:
+                break
+            at, keep = at + len(line) + 1, keep + 1
+        yield pos, lines[:keep], rows
+        pos = at
         size = min(CHUNK, max(last - pos, 0) + 8192)
 
 
@@ -113,10 +123,16 @@ def read_listed(files: list[Path], merged: list[tuple[Path, int, Partial]], want
                 if a <= end:  # overlapping: read once
                     end = max(end, b)
                     continue
-                for at, line in _lines_between(fd, start, end):
-                    m = _HEAD(line)
-                    if m is None or m.group(1) in chosen or line.count(b'"session"') != 1:
-                        take((f, at), line, True)
+                for at, lines, rows in _blocks_between(fd, start, end):
+                    for line, row in zip(lines, rows, strict=False):
+                        if row[0]:  # the fast path's: its session is the one json.loads reads
+                            if row[2] in chosen:
+                                take((f, at), line, True, row)
+                        else:
+                            m = _HEAD(line)
+                            if m is None or m.group(1) in chosen or line.count(b'"session"') != 1:
+                                take((f, at), line, True)
+                        at += len(line) + 1
                 start, end = a, b
         finally:
             os.close(fd)
@@ -158,19 +174,18 @@ def lines_at(files: list[Path], places: set[int]) -> Iterator[tuple[int, bytes, 
                     yield place, line, rec
 
 
-def _take(out: Any, want: set[str], where: tuple[int, int], line: bytes, stops_only: bool) -> None:
+def _take(out: Any, want: set[str], where: tuple[int, int], line: bytes, stops_only: bool, row: tuple[bytes, ...] = NO_ROW) -> None:
     """One line of `page_read`'s pass: a listed session's stop (its fields from the report's fast path when the line
-    is the gate's, else json.loads), a label or a decision (unless `stops_only`)."""
+    is the gate's: `row`, else json.loads), a label or a decision (unless `stops_only`)."""
     order = where[0] << POSITION | where[1]
-    m = report.fast_line(line) if b'"cached":' not in line and b'"agent' not in line else None
-    cost = None if m is None else _review_cost(line)
-    if m is not None and cost is not None:
-        sid = m.group(3).decode()
-        if sid in want:
-            start = line.index(b"}", line.index(b'"gates":{"integrity":{')) + 1  # the leak gate follows integrity
-            leak = line.startswith(b',"leak":{', start) and not line.startswith(b',"leak":{}', start)
-            out.add(sid, _text(m.group(4)), ledger.stop_ref(line), leak, False, order, _text(m.group(8)),
-                    _text(m.group(2)), m.group(1), cost, float(m.group(7)), {}, order)
+    if not row[0]:
+        m = report.fast_line(line)
+        row = m.groups(b"") if m is not None else row
+    if row[0] and b'"cached":' not in line and b'"agent' not in line:  # (the page shows them: json.loads reads them)
+        when, repo, sid, verdict, leak, _, cost, _, _, duration, config = row
+        if sid.decode() in want:
+            out.add(sid.decode(), _text(verdict), ledger.stop_ref(line), leak not in (b"", b"{}"), False, order,
+                    _text(config), _text(repo), when, float(cost or 0.0), float(duration), {}, order)
         return
     rec = record(line)
     if rec is None or (rec.get("event") == "stop" and rec.get("session") not in want) or (stops_only and rec.get("event") != "stop"):
@@ -187,14 +202,6 @@ def _text(raw: bytes) -> str:
     if text is None:
         text = _TEXTS[raw] = raw.decode()
     return text
-
-
-def _review_cost(line: bytes) -> float | None:
-    """The review's total from the raw line (0.0: no review), None when json.loads must read it."""
-    from donegate.report.read import _REVIEW, _fast_review_cost
-
-    at = line.find(_REVIEW)
-    return 0.0 if at < 0 else _fast_review_cost(line, at)
 
 
 def sessions(files: list[Path], summary: dict[str, Any], merged: list, wanted: list[bytes], spans: array.array[int],

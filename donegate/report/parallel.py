@@ -11,7 +11,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 from donegate.report import resume
-from donegate.report.read import Options, Partial, scan
+from donegate.report.count import scan
+from donegate.report.read import Options, Partial
 
 PARALLEL_BYTES = 64 << 20  # ledgers smaller than this are read by one process
 WORKER_TIMEOUT = 3600  # seconds one reader process may take

@@ -22,18 +22,17 @@ import heapq
 import itertools
 import json
 import operator
-import os
 import re
 from binascii import hexlify
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from donegate.core.util import json_object
 from donegate.ledger import chain as ledger
 from donegate.report import hardcoding
-from donegate.report.own_counts import KEY as OWN, Own
+from donegate.report.own_counts import Own
 # The gate's line shape: the fast path's regular expressions (`fast_line`: the names are read from here too).
-from donegate.report.shape import _COST, _LINE, _REVIEW, _REVIEW_TOTAL, NO_ROW, ROWS, client_at_tail, fast_line  # noqa: F401
+from donegate.report.shape import _LINE, NO_ROW, ROWS, fast_line, rows as shape_rows  # noqa: F401
 # What a line means, and the slow path: `rows`. The names are read from here too (the report's other modules, tests).
 from donegate.report.rows import (  # noqa: F401
     CLAUDE, _AGENT, _ASECS, _AUSD, _BCODE, _CODE, _FIELD, _NUM, _SECS_BITS, _USD_BITS, APPEAL_DECISION, APPEAL_LABELS, APPEALED,
@@ -423,140 +422,3 @@ def page_entries(page: bytes) -> Iterator[tuple[bool, int, int, bytes]]:
         head, end = int.from_bytes(page[at:at + 6], "big"), page.index(_SEP, at + 11)
         yield bool(head >> _LEFT_BIT), head & _OFFSET, int.from_bytes(page[at + 6:at + 11], "big"), page[at + 11:end]
         at = end + 1
-
-
-def _fast_review_cost(line: bytes, start: int) -> float | None:
-    """The review gate's total from the raw line (the review object starts after `start`); None
-    when the line does not have the reviewer's usual shape, which sends it to json.loads."""
-    if line.count(b'"review":') > 1:  # written twice: json.loads reads the last
-        return None
-    pos = line.rfind(_COST, start)
-    if pos < 0:
-        return 0.0  # no cost anywhere in it: a skipped review (a hint already given)
-    m = _REVIEW_TOTAL(line, pos - 1)
-    return float(m.group(1)) if m else None
-
-
-def _chunks(path: str, start: int, end: int) -> Iterator[tuple[int, bytes, int]]:
-    """(file offset, bytes, how many of them are whole lines) a chunk at a time over bytes `start` to `end`; the
-    range's last bytes, when they are not a whole line (torn, or being written), are a line of their own."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        pos, size = start, CHUNK
-        while pos < end:
-            data = os.pread(fd, min(size, end - pos), pos)
-            if not data:
-                break
-            cut = data.rfind(b"\n") + 1
-            if pos + len(data) >= end:
-                cut = len(data)
-            elif cut == 0:  # a line longer than a chunk: read more at once
-                size *= 2
-                continue
-            yield pos, data, cut
-            pos, size = pos + cut, CHUNK
-    finally:
-        os.close(fd)
-
-
-def _hits(data: bytes, cut: int, needle: bytes) -> list[int]:
-    """The offsets of `needle` in data[:cut], then one past any line (no needle holds a newline: each lies in a line)."""
-    out, at = [], data.find(needle, 0, cut)
-    while at >= 0:
-        out.append(at)
-        at = data.find(needle, at + 1, cut)
-    out.append(1 << 62)
-    return out
-
-
-def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Partial:
-    """Read one range of a ledger into a Partial, and check its hash chain (`Partial.link`).
-
-    This loop is the report's hot path, written for speed: a chunk is split into lines in C, each stop line is one
-    match of `_LINE`, the count is inline (a function call per line costs a tenth of the budget), and a session's
-    state is one packed int (see `_PASSED`).
-    """
-    part = Partial(index=index, by=opts.by, path=path)
-    last, gave_up, combos, agents = part.last, part.gave_up, _Combos(part), part.agents
-    last_of, tally, day, first_bit, firsts = last.get, part.tally, part.days.add, _FIRST, _OFFSET << _FIRST
-    by_day, since = opts.by == "day", opts.since
-    # By client: the stop's top-level client (`rows.client_of`), read at a fast line's tail (`shape.client_at_tail`)
-    by_client = opts.by == "client"
-    rows_of: Callable[[bytes, int, int], list] = ROWS if opts.fast else (lambda data, a, b: [])
-    review_cost_at, find, tests_bits, link = _fast_review_cost, bytes.find, _Tests(), part.link
-    # locals, not globals, in the loop: a global lookup per use adds up over a million lines
-    codes, blocking, hint, gave, at_bit, appealed, ticks, micro = _BCODE, BLOCKING, HINT, GAVE_UP, _AT, APPEALED, TICKS, MICRO
-    number, slow, client, clients, ref_chars, claude = 0, None, b"", part.clients, ledger.REF_CHARS, CLAUDE
-    for base, data, cut in _chunks(path, start, end):
-        lines = data.split(b"\n")
-        if cut < len(data) or data.endswith(b"\n"):
-            lines.pop()  # a line the next chunk holds whole, or nothing after the last newline
-        hexes, first = link(lines), number + 1  # the hash of line `number` is hexes[number - first]
-        # The fast path's rows, one a line (`shape.ROWS`): a line whose row is empty is json.loads's. A torn last line
-        # (no newline) has none.
-        rows = rows_of(data, 0, cut)
-        if len(rows) != len(lines):
-            rows += [NO_ROW] * (len(lines) - len(rows))
-        held, reviews, owns = _hits(data, cut, hardcoding.KEY), _hits(data, cut, _REVIEW), _hits(data, cut, OWN)
-        h = r = o = 0
-        pos = 0
-        for line, (when, repo, sid, code, tests, agent, dur, cfg) in zip(lines, rows, strict=True):
-            number += 1
-            at, pos = pos, pos + len(line) + 1
-            if held[h] < pos:  # a stop that ran held-back tests (`hardcoding`)
-                while held[h] < pos:
-                    h += 1
-                part.hold(line, since)
-            if owns[o] < pos:  # a stop that ran the project's own suite
-                while owns[o] < pos:
-                    o += 1
-                part.own.add(line, since)
-            rpos = -1  # where the review gate starts in the line, if it has one
-            if reviews[r] < pos:
-                rpos = reviews[r] - at
-                while reviews[r] < pos:
-                    r += 1
-            at += base
-            cost = None if not when else 0.0 if rpos < 0 else review_cost_at(line, rpos)
-            if cost is not None:
-                code, tests, dur = codes[code], tests_bits[tests], float(dur)
-            else:
-                kind, row = slow_row(line)
-                if kind != "stop":
-                    part.note(kind, row, number, since)
-                    if find(line, b'"decision"') >= 0 or find(line, b'"label"') >= 0:
-                        part.decide(line)
-                        part.marks.append(at)
-                    continue
-                when, repo, sid, code, sealed, passed, dur, cfg, cost, agent, client = row
-                slow = line  # json.loads read its client (a fast line's is read below only by client)
-                agent = _agent_text(agent)
-                tests = _pack_tests(sealed, passed)
-            if since is not None and when < since:
-                continue
-            if by_client:
-                client = client if slow is line else client_at_tail(line, agent)
-                g, base_ = combos[(client, repo, cfg)]
-                if (code in blocking or code == appealed) and client != claude:  # a stop a label may count in
-                    clients[hexes[number - first][:ref_chars].decode()] = client
-            else:
-                g, base_ = combos[(when[:10], repo, cfg) if by_day else (repo, cfg)]
-            g.stops += 1
-            tally[code] += 1
-            day(when[:10])
-            g.seconds += round(dur * ticks)
-            if cost:
-                g.review_cost += round(cost * micro)
-            if code in blocking:
-                g.blocks += 1
-                g.hints += code == hint
-            elif code == gave:
-                gave_up.add(sid)
-            elif code == appealed:
-                part.appeal(line, number, g)
-            f = last_of(sid)  # the session's first stop in this range: where it was, or this one
-            last[sid] = base_ | at << at_bit | tests | code | (at << first_bit if f is None else f & firsts)
-            if agent:  # the session's latest figures (a session whose last range has none keeps none)
-                agents[sid] = agent
-    part.lines = number
-    return part

@@ -1,101 +1,162 @@
-"""The shape of a stop line as the gate writes it (`gate.record`), as regular expressions: the report's fast path
-(`read.scan`) takes a line that matches whole, and sends any other line to `json.loads`."""
+"""The shape of a stop line as the gate writes it (`gate.record`), as a regular expression: the report's fast path
+(`read.scan`) takes a line that matches whole, and sends any other line to `json.loads`.
+
+The expression reads the whole line as JSON's grammar reads it (every string, number, literal, object and list,
+nested up to a depth), so a line it takes is one json.loads takes, and the fields it captures are the ones
+json.loads reads. It is fast because a string's body is `[^"]*+`, one tight loop in the regex engine, not a
+character class: `neutral` makes that exact for a chunk of lines first (an escaped backslash or quote becomes two
+\\x01 bytes, which no field the report reads and no token outside a string may hold), and names the lines it
+cannot make so (a raw control character, a byte outside ASCII, an escape JSON does not know): json.loads reads them.
+"""
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from typing import Any
 
-from donegate.report.rows import _NUM, CLAUDE
+from donegate.report.rows import _NUM, CLAUDE  # noqa: F401 - read from here too (bench/report_floor.py)
 
 # -------------------------------------------------------------------------------------------------
-# Reading: the fast path for the lines the gate writes, json.loads for everything else
+# The grammar, with strings whose escapes `neutral` made plain
 # -------------------------------------------------------------------------------------------------
 
-# A JSON string body without escapes or non-ASCII: its raw bytes equal the decoded value's UTF-8, so
-# the fast path and json.loads agree on it byte for byte. Anything else takes the slow path.
+_S = rb'"[^"]*+"'  # a string
+_KEY = rb'"[^"\\]*+"'  # a key where one the report reads may not be written again: no escape (\u could spell one)
+_N = rb'-?(?:0|[1-9]\d*+)(?:\.\d++)?(?:[eE][-+]?\d++)?'  # a number, as json.loads reads one
+_INT = rb'(?:0|[1-9]\d*+)'
+_SCALAR = _S + rb'|' + _N + rb'|true|false|null'
+# A read field's text: no escape, no control character, ASCII (its bytes are json.loads's value's UTF-8)
 _STR = rb'[^"\\\x00-\x1f\x7f-\xff]'
-# JSON text at most `depth` levels of objects and lists deep, to the first closing bracket it did not open: strings
-# whole (a bracket inside one is text), nesting tracked. Each step is possessive (JSON's grammar is decided by the
-# first character), so nothing is tried twice.
-_JSTR = rb'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
-_RUN = rb'[^"{}\[\]\n]*+'
 
 
-def _nested(depth: int, keys: bytes = b"") -> bytes:
-    """`keys`: names no string at the outermost level may be (nor hold a `\\u` escape, which could spell one): the
-    keys the fast path reads in the object this text ends, so that one written again is json.loads's (it keeps the
-    last of a repeated key)."""
-    inner = rb'(?:' + _RUN + _JSTR + rb')*+' + _RUN
-    for level in range(depth):
-        key = rb'(?!"(?:' + keys + rb')"|"(?:[^"\\\n]|\\[^u\n])*+\\u)' if keys and level == depth - 1 else b""
-        inner = rb'(?:' + _RUN + rb'(?:' + key + _JSTR + rb'|[\[{]' + inner + rb'[\]}]))*+' + _RUN
-    return inner
+def _value(depth: int) -> bytes:
+    """Any JSON value nested at most `depth` objects and lists deep (deeper: json.loads reads the line). A member or
+    an item is followed by a comma and another, or by its closing bracket: each step is decided by its first
+    character, so nothing is tried twice."""
+    v = rb'(?:' + _SCALAR + rb'|\{\}|\[\])'
+    for _ in range(depth):
+        v = (rb'(?:' + _SCALAR + rb'|\{(?:' + _S + rb':' + v + rb'(?:,(?=")|(?=\})))*+\}'
+             rb'|\[(?:' + v + rb'(?:,(?=[^\]])|(?=\])))*+\])')
+    return v
 
 
-# The rest of the acceptance gate (its failing tests: 2 deep), then of the gates (the review nests 6 deep: its
-# reviewers' findings' reviewers); a line nested deeper is json.loads's. Each level more costs a little on every line.
-# Neither may write again a key the fast path reads before it (the acceptance counts; the acceptance and leak gates):
-# json.loads would read the last. A review written twice is `read._fast_review_cost`'s to refuse.
-_ACCEPTANCE_REST, _GATES_REST = _nested(3, rb'total|passed'), _nested(7, rb'acceptance|leak')
+def _object(depth: int) -> bytes:
+    return rb'\{(?:' + _S + rb':' + _value(depth) + rb'(?:,(?=")|(?=\})))*+\}'
+
+
+def _members(depth: int, excluded: bytes) -> bytes:
+    """`,"key":value`, any number of times, no key one of `excluded` (json.loads keeps the last of a repeated key)."""
+    return rb'(?:,(?!"(?:' + excluded + rb')")' + _KEY + rb':' + _value(depth) + rb')*+'
+
+
+# A valid time as the gate writes it (UTC, milliseconds): a day that does not exist (30 February, month 13) is
+# json.loads's to refuse; 29 February too (a leap year is not worth a regular expression).
+_TIME = (rb'(?!0000)\d{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)'
+         rb'T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}\+00:00')
+# The review gate: its own total read (the last, as json.loads keeps it), and it must have one (else its reviewers'
+# costs are summed: json.loads reads the line); no key written with an escape (one could spell cost_usd).
+_REVIEW = (rb'\{(?:(?:"cost_usd":(?P<review>' + _N + rb')|(?!"cost_usd")' + _KEY + rb':' + _value(5) + rb')'
+           rb'(?:,(?=")|(?=\})))*+\}(?(review)|(?!))')
+_GATES_READ = rb'acceptance|leak|review'  # gates the fast path reads, never written twice
 # The top-level keys the gate writes between the gates and its client (`gate.record`), in any order, any number of
-# times: none is one the fast path reads, so a repeat changes nothing json.loads would read.
-_AFTER_GATES = (rb'(?:,"(?:cached|session_from|feedback|env|env_weakened|said|agent|cpu|confine)":(?:' + _JSTR
-                + rb'|[^"{}\[\],\n]++|[\[{]' + _nested(4) + rb'[\]}]))*+')
-# The stop's client (`report --by client`), once, where the kit writes it: last before the agent's figures and the
-# tail. A line with a client anywhere else at the top level (or written twice: json.loads keeps the last) is
-# json.loads's, so the client of a line the fast path takes is the one `client_at_tail` reads, or none.
-_CLIENT_AT = rb'(?:,"client":"\w{1,40}")?'
-_TAIL = (rb',(?:("agent_usd":(?:' + _NUM + rb'|null),"agent_seconds":(?:' + _NUM + rb'|null)),)?'
-         rb'"blocks":(?:\d+|null),"duration":(' + _NUM + rb'),"kit_version":"[^"\\\n]*","config":"(' + _STR + rb'*)",'
-         rb'"prev":"[0-9a-f]{64}"\}')
-# A whole stop line as the gate writes it, found in a chunk of lines, one match a line: its time, repo, session,
-# verdict, acceptance counts, the agent's figures (when there), duration and configuration. `\{[^{}]*\}` spans a gate
-# object without nesting exactly: a brace inside one of its strings makes the match fail (then json.loads reads it),
-# never succeed wrongly, because the `,"scope":{` that must follow cannot occur inside a string (a quote inside a JSON
-# string is always escaped). The same holds for every `,"key":` anchor below. The tail's strings hold no backslash (one
-# before a quote would escape it) and `prev` is 64 hex digits: 64 characters of anything could end the hash early and
-# write a key after it (a `config` json.loads would read).
-# Every top-level key is where the kit writes it: the head's once and in their order, the gates object read to its
-# end (`_GATES_REST`, from the acceptance counts on), then only `_AFTER_GATES`'s keys, the agent's figures and the
-# tail. A line with any other top-level key (one of the head's written again: json.loads keeps the last of a
-# repeated key) is json.loads's. Reading the gates to their end doubles the regex's CPU (0.92 against 0.45 s per
-# 200 MB of `make bench`'s ledger, skipping them by `.*`): it is what tells a key inside the gates from one after them.
+# times: none is one the report reads.
+_AFTER_GATES = rb'(?:,"(?:cached|session_from|feedback|env|env_weakened|said|agent|cpu|confine)":' + _value(4) + rb')*+'
+# A whole stop line as the gate writes it: its time, repo, session, verdict, the leak gate (the page shows it),
+# acceptance counts, the review's total, the client, the agent's figures (when there), duration and configuration. Every top-level key is where the kit writes
+# it, once (the head's in their order, then `_AFTER_GATES`'s, the client, the agent's figures and the tail); the
+# acceptance counts once in their gate, the acceptance and review gates once in the gates.
 _LINE_RE = re.compile(
-    rb'\{"v":1,"event":"stop","time":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00)","repo":"(' + _STR + rb'*)",'
-    rb'"session":"(' + _STR + rb'+)","stop":(?:\d+|null),"stop_hook_active":(?:true|false|null),'
-    rb'"verdict":"(pass|review_error|block|hint|gave_up|appealed)","gates":\{"integrity":\{[^{}\n]*\}(?:,"leak":\{[^{}\n]*\})?,'
-    rb'"scope":\{[^{}\n]*\},"acceptance":\{"ok":(?:true|false|null),"total":(\d{1,7},"passed":\d{1,7})'
-    + _ACCEPTANCE_REST + rb'\}' + _GATES_REST + rb'\}' + _AFTER_GATES + _CLIENT_AT + _TAIL + rb'\n'
+    rb'\{"v":1,"event":"stop","time":"(?P<time>' + _TIME + rb')","repo":"(?P<repo>' + _STR + rb'*)",'
+    rb'"session":"(?P<session>' + _STR + rb'+)","stop":(?:' + _INT + rb'|null),"stop_hook_active":(?:true|false|null),'
+    rb'"verdict":"(?P<verdict>pass|review_error|block|hint|gave_up|appealed)",'
+    rb'"gates":\{"integrity":' + _object(3) + rb'(?:,"leak":(?P<leak>' + _object(3) + rb'))?,"scope":' + _object(3) + rb','
+    rb'"acceptance":\{"ok":(?:true|false|null),"total":(?P<tests>(?:0|[1-9]\d{0,6}),"passed":(?:0|[1-9]\d{0,6}))'
+    + _members(4, rb'total|passed') + rb'\}'
+    + _members(6, _GATES_READ) + rb'(?:,"review":' + _REVIEW + _members(6, _GATES_READ) + rb')?\}'
+    + _AFTER_GATES + rb'(?:,"client":"(?P<client>\w{1,40})")?,'
+    rb'(?:(?P<agent>"agent_usd":(?:' + _N + rb'|null),"agent_seconds":(?:' + _N + rb'|null)),)?'
+    rb'"blocks":(?:' + _INT + rb'|null),"duration":(?P<duration>' + _N + rb'),"kit_version":' + _S + rb','
+    rb'"config":"(?P<config>' + _STR + rb'*)","prev":"[0-9a-f]{64}"\}\n'
 )
 _LINE = _LINE_RE.finditer
-# One row a line, in a chunk of whole lines: a stop line as the gate writes it gives `_LINE`'s groups, any other line
-# empty ones (its newline ends the second branch; every branch of `_LINE` stops at its own). Rows come from C as
-# tuples: no match object, no lookup by offset a line.
+# One row a line, in a chunk of whole lines made neutral: a stop line as the gate writes it gives `_LINE`'s groups,
+# any other line empty ones (its newline ends the second branch). Rows come from C as tuples.
 ROWS = re.compile(rb'(?:' + _LINE_RE.pattern + rb'|[^\n]*+\n)').findall
 NO_ROW = (b"",) * _LINE_RE.groups
-# The client of a line the fast path takes (`_CLIENT_AT`): a `,"client":"x"` ending where the kit writes it, just
-# before the line's agent figures (the row's) and its last `,"blocks":` (the tail after it holds no quote but its own).
-# What ends there is the last top-level value before them (`_LINE` read it); a `"client"` key before it, unescaped and
-# at the top level, is the one json.loads reads. Else the line has none: Claude Code's.
-_CLIENT_KEY, _BLOCKS, _CLIENT_END = b',"client":"', b',"blocks":', re.compile(rb',"client":"(\w{1,40})"').fullmatch
+FIELDS = tuple(sorted(_LINE_RE.groupindex, key=_LINE_RE.groupindex.__getitem__))  # a row's fields, in order
+
+# -------------------------------------------------------------------------------------------------
+# Making a chunk's strings plain for `[^"]*+`, and naming the lines that cannot be
+# -------------------------------------------------------------------------------------------------
+
+_TEXT = bytes(range(0x20, 0x100))  # what is not a control character
+_CONTROL = re.compile(rb'[\x00-\x09\x0b-\x1f]').finditer
+_NOT_ASCII = re.compile(rb'[\x80-\xff]').finditer
+# JSON's escapes as json.loads pairs them, from the left: an escaped backslash or quote (made plain), or one JSON does
+# not know (group 1: \u without four hex digits, a backslash before anything but / b f n r t u)
+_ESCAPES = re.compile(rb'\\(?:[\\"]|([^/bfnrtu]|u(?![0-9a-fA-F]{4})))').finditer
+_PLAIN = b"\x01\x01"
 
 
-def client_at_tail(line: bytes, agent: bytes) -> bytes:
-    """The client of a line the fast path takes (`line` without its newline; `agent`: its row's agent figures)."""
-    end = line.rfind(_BLOCKS) - (len(agent) + 1 if agent else 0)
-    m = _CLIENT_END(line, max(line.rfind(_CLIENT_KEY, 0, end), 0), end)
-    return m.group(1) if m else CLAUDE
+def neutral(data: bytes, newlines: int = -1) -> tuple[bytes, list[int]]:
+    """(`data` with every escaped backslash and escaped quote made two \\x01 bytes, the offsets of the bytes that send
+    their line to json.loads; `newlines`: how many data holds, when known). A string's body is then `[^"]*+` exactly: every quote left is a string's edge.
+
+    Exact because the \\x01 bytes stand only where JSON's own reading puts an escape (a backslash and the next byte,
+    from the left), no raw control character is left in the text to be taken for one (a line with any is
+    json.loads's), and the grammar takes \\x01 only inside a string it does not read."""
+    odd: list[int] = []
+    if not data.isascii():  # the kit writes ASCII (escaping the rest): a raw byte past it may not be UTF-8
+        odd += [m.start() for m in _NOT_ASCII(data)]
+    if len(data.translate(None, _TEXT)) != (data.count(b"\n") if newlines < 0 else newlines):  # strict JSON holds no raw control character
+        odd += [m.start() for m in _CONTROL(data)]
+    if b"\\" in data:  # (a C search: most chunks of a real ledger hold an escape, few an escaped quote)
+        plain = None
+        for m in _ESCAPES(data):
+            if m.lastindex:
+                odd.append(m.start())
+            else:
+                if plain is None:
+                    plain = bytearray(data)
+                plain[m.start():m.end()] = _PLAIN
+        if plain is not None:
+            return bytes(plain), odd
+    return data, odd
+
+
+def rows(data: bytes, cut: int, lines: list[bytes]) -> list[tuple[bytes, ...]]:
+    """One row a line of `lines` (data split at its newlines up to `cut`, a torn last line after the last newline
+    included): the fast path's fields for a stop line as the gate writes it, empty ones for any other line (json.loads
+    reads it)."""
+    whole = len(lines) - (cut == len(data) and not data.endswith(b"\n"))  # the lines with their newline
+    plain, odd = neutral(data, whole)
+    try:
+        found = ROWS(plain, 0, cut)
+    except SystemError:  # CPython 3.11's re has tripped over a group in a possessive repeat: never seen here, but
+        found = []  # then each line alone, one that trips it json.loads's
+    if len(found) != whole:  # a match ran over a newline (a string left open): read line by line
+        found = [_row(line + b"\n") for line in lines[:whole]]
+    found += [NO_ROW] * (len(lines) - whole)  # a torn last line
+    if odd:
+        ends = list(itertools.accumulate(len(line) + 1 for line in lines))
+        for at in odd:
+            if at < cut:
+                found[bisect.bisect_right(ends, at)] = NO_ROW
+    return found
+
+
+def _row(line: bytes) -> tuple[bytes, ...]:
+    m = fast_line(line[:-1])
+    return m.groups(b"") if m else NO_ROW
 
 
 def fast_line(line: bytes) -> Any:
-    """The fast path's match of one line (without its newline), None when json.loads reads it: the tests use it."""
-    return next(_LINE(line + b"\n"), None)
-
-
-# The review's own total comes after its reviewers' entries, followed by keys no entry has. No gate
-# before the review nests objects, and none after it has a cost: `find` and `rfind` over the whole
-# line are exact.
-_REVIEW_TOTAL = re.compile(rb',"cost_usd":(' + _NUM + rb'),"duration":' + _NUM + rb'(?:,"diff_chars":|,"state":|\})').match
-_REVIEW = b',"review":{'
-_COST = b'"cost_usd":'
+    """The fast path's match of one line (without its newline), None when json.loads reads it: the tests and the
+    page (`page_read`) use it; its groups by name (`FIELDS`)."""
+    plain, odd = neutral(line + b"\n")
+    try:
+        return None if odd else _LINE_RE.fullmatch(plain)
+    except SystemError:  # (see `rows`)
+        return None

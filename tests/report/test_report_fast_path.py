@@ -257,7 +257,8 @@ def test_the_fast_path_takes_every_key_the_gate_writes_after_the_gates_and_no_re
              "confine": "auto", "client": "codex", "agent_usd": 0.5, "agent_seconds": 61.5}
     line = _kit(_before_blocks(rec, **after))
     m = report.fast_line(line)
-    assert m is not None and m.group(3).decode() == rec["session"] and m.group(6) == b'"agent_usd":0.5,"agent_seconds":61.5'
+    assert m is not None and m["session"].decode() == rec["session"] and m["agent"] == b'"agent_usd":0.5,"agent_seconds":61.5'
+    assert m["client"] == b"codex" and float(m["review"]) == rec["gates"]["review"]["cost_usd"]
     for key, value in (("verdict", "pass"), ("session", "s9"), ("repo", "/r"), ("event", "write")):
         assert report.fast_line(_repeated(key, value)(rec)) is None, key
 
@@ -317,6 +318,16 @@ _MISREAD = [
 _LOOK_ALIKE = ("a key's name inside a failing message", b'"message":"', b'"message":"\\"verdict\\": \\"pass\\", \\"total\\": 9 ')
 
 
+def _edited_block(path: Path, seed: int, old: bytes, new: bytes, name: str) -> tuple[list[bytes], int]:
+    """The bench's lines (60, `seed`) with `old` made `new` in the first blocked stop: (lines, its index)."""
+    report_bench.generate(path, 60, seed=seed)
+    raws = path.read_bytes().splitlines()
+    at = next(k for k, r in enumerate(raws) if r.startswith(b'{"v":1,"event":"stop"') and b'"verdict":"block"' in r)
+    raws[at] = raws[at].replace(old, new, 1)
+    assert new in raws[at], name
+    return raws, at
+
+
 @pytest.mark.parametrize("name,old,new", [*_MISREAD, _LOOK_ALIKE])
 def test_the_verified_fast_reading_refuses_what_the_head_and_tail_misread(kit_home, name, old, new):
     import re
@@ -325,15 +336,12 @@ def test_the_verified_fast_reading_refuses_what_the_head_and_tail_misread(kit_ho
     from donegate.report import shape
 
     quick = re.compile(report_floor._QUICK.replace(b"NUM", shape._NUM).replace(b"STR", shape._STR)).findall
-    base = kit_home / "base.jsonl"
-    report_bench.generate(base, 60, seed=3)
-    raws = base.read_bytes().splitlines()
-    at = next(k for k, r in enumerate(raws) if r.startswith(b'{"v":1,"event":"stop"') and b'"verdict":"block"' in r)
-    raws[at] = raws[at].replace(old, new, 1)
-    assert new in raws[at], name
+    raws, at = _edited_block(kit_home / "base.jsonl", 3, old, new, name)
     data = b"\n".join(raws) + b"\n"
     rows = quick(data)
-    misread = rows[at] != shape.ROWS(data)[at]
+    # the fast path's fields the quick reading reads too (the quick reading's rows have no review total or client)
+    fields = [shape.FIELDS.index(n) for n in ("time", "repo", "session", "verdict", "tests", "agent", "duration", "config")]
+    misread = rows[at] != tuple(shape.rows(data, len(data), data.split(b"\n")[:-1])[at][k] for k in fields)
     assert misread == (name != _LOOK_ALIKE[0]), name
     assert report_floor._verified(data, len(data), rows) == (not misread), name
 
@@ -434,3 +442,54 @@ def test_a_lone_surrogate_in_a_stops_text_is_a_skipped_line_not_a_crash(kit_home
     for by in report.BY:
         got = report.summarize([path], by=by)
         assert got["skipped"]["count"] == 1 and "surrogate" in got["skipped"]["examples"][0]["why"], (key, by)
+
+
+def _rechained(raws: list[bytes]) -> list[bytes]:
+    """Each line ending in the kit's `,"prev":"<hash>"}` given the hash of the line before it, JSON or not (the chain
+    stays intact around a hand-made line)."""
+    out, prev = [], b"0" * 64
+    for raw in raws:
+        if raw[-75:-66] == b',"prev":"' and raw.endswith(b'"}'):
+            raw = raw[:-66] + prev + b'"}'
+        out.append(raw)
+        prev = hashlib.sha256(raw).hexdigest().encode()
+    return out
+
+
+# A stop line as the kit writes it, with one edit in its gates that makes it no JSON: json.loads refuses it (a skipped
+# line), and so must the fast path, which reads every token of a line as JSON's grammar reads it (its strings' escapes
+# made plain first: `shape.neutral`). The fast path before read strings and brackets only, and counted each of these.
+_NOT_JSON = {"a literal cut short": (b'"ok":true', b'"ok":tru'), "a number with a leading zero": (b'"tests":', b'"tests":0'),
+             "a number with a letter": (b'"tests":', b'"tests":1x'), "no comma between members": (b'"ok":true,', b'"ok":true '),
+             "a colon for a comma": (b'"ok":true,', b'"ok":true:'),
+             "a comma before a closing bracket": (b'"protected":[]', b'"protected":[1,]')}
+# The same, the edit inside the scope's list of problems: what the list holds instead of nothing
+_NOT_JSON_PROBLEMS = {"a raw byte that is not UTF-8": b'"\xff"', "a raw control character in a text": b'"a\tb"',
+                      "an escape JSON does not know": b'"\\q"', "a \\u escape cut short": b'"\\u12"',
+                      "a text whose closing quote is escaped": b'"a\\"', "a backslash outside a text": b'\\\\'}
+# The look-alikes, JSON in the list of problems, each read alike by both paths (True: by the fast path itself).
+_JSON_PROBLEMS = {"escaped quotes and backslashes in a text": (b'"a \\"b\\" \\\\ c\\\\","\\\\\\""', True),
+                  "escapes JSON knows": (b'"caf\\u00e9 \\n\\t\\r\\b\\f\\/"', True),
+                  "numbers in every form JSON has": (b'0,-0.5,1e3,2E-2,-7.25e+01,true,false,null', True),
+                  "objects and lists nested in the scope": (b'{"a":[{}],"b":"{[x"},[[]],{}', True),
+                  "a raw UTF-8 character in a text": ('"café"'.encode(), False),
+                  "spaces between tokens in the scope": (b' 1 , 2 ', False)}
+_EDITS = [*((name, old, new, None) for name, (old, new) in _NOT_JSON.items()),
+          *((name, b'"problems":[]', b'"problems":[%s]' % text, None) for name, text in _NOT_JSON_PROBLEMS.items()),
+          *((name, b'"problems":[]', b'"problems":[%s]' % text, fast) for name, (text, fast) in _JSON_PROBLEMS.items())]
+
+
+@pytest.mark.parametrize("name,old,new,fast", _EDITS)
+def test_a_line_that_is_no_json_is_refused_by_both_paths(kit_home, monkeypatch, name, old, new, fast):
+    base = kit_home / "base.jsonl"
+    raws, at = _edited_block(base, 13, old, new, name)
+    raws = _rechained(raws)
+    base.write_bytes(b"\n".join(raws) + b"\n")
+    valid = fast is not None
+    assert (report.fast_line(raws[at]) is not None) == bool(fast), name
+    monkeypatch.setattr(report.parallel, "PARALLEL_BYTES", 1)
+    for by in report.BY:
+        for jobs in (1, 2):
+            got = report.summarize([base], by=by, jobs=jobs)
+            assert got == report.summarize([base], by=by, jobs=jobs, fast=False), (name, by, jobs)
+            assert got["skipped"]["count"] == (0 if valid else 1) and got["chain"]["intact"], (name, got["skipped"])
