@@ -10,7 +10,7 @@ import os
 import traceback
 from pathlib import Path
 from typing import Any
-from donegate.report import resume
+from donegate.report import resume, shape
 from donegate.report.count import scan
 from donegate.report.read import Options, Partial
 
@@ -136,6 +136,8 @@ def _receive(conn: Any) -> Any:
 def _read_parallel(plans: list[resume.Plan], opts: Options, manifests: list) -> tuple[list[Partial], dict[str, dict]]:
     """One forked reader per range (they inherit the code and the options)."""
     ctx = multiprocessing.get_context("fork")
+    if opts.fast and any(plan.start < plan.end or not plan.shard for plan in plans):
+        shape.compiled()  # the fast path's expression, compiled once for every reader
     conns, procs = [], []
     try:
         for plan in plans:

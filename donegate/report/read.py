@@ -1,16 +1,8 @@
-"""Reading the ledger: the fast path for the lines the gate writes (one regular expression over a chunk of lines,
-a match a stop line, instead of `json.loads`, five times slower); any line it does not take goes through
-`json.loads` (`rows.slow_row`) and is either used or counted as skipped, never a crash. Each line's place in the
-hash chain is checked as it is first read (`Partial.link`). What one reader learned of its range is a `Partial`,
-folded into counts once every range is read.
-
-Where a first read's CPU goes (`make bench`'s ledger, 971 MB, two readers; `bench/report_floor.py` takes it apart
-stage by stage beside `wc -l`'s 0.2 CPU-s): the reads 0.3 CPU-s, the split into lines +0.6, the chain's sha256 per
-line +1.2, a regular expression for the line's head alone +1.0, the whole `shape._LINE` instead +5.3 (it reads the gates
-to their end: what tells a key inside them from one after them), the loop below, the rare keys' C searches and the
-fold +4.3. Counting the plain stop lines a column at a time in C (`map`, `zip`, `dict.update`) instead of this loop
-measured no faster, twice; rows from `findall` (`shape.ROWS`) instead of match objects looked up by offset, within the
-noise of a loaded machine: the rest is the regex engine's and hashlib's own.
+"""Reading the ledger: what one reader learned of its range is a `Partial` (its groups, each session's state packed
+in one int, the chain's ends), filled by the report's one pass (`count.scan`: the fast path for the lines the gate
+writes, `shape.rows`, else `json.loads`, `rows.slow_row`), then folded into counts once every range is read. Each
+line's place in the hash chain is checked as it is first read (`Partial.link`). Where the pass's CPU goes:
+`count`'s docstring and `docs/bench.md`.
 """
 
 from __future__ import annotations

@@ -12,9 +12,11 @@ cannot make so (a raw control character, a byte outside ASCII, an escape JSON do
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import re
-from typing import Any
+import sys
+from typing import Any, Iterator
 
 from donegate.report.rows import _NUM, CLAUDE  # noqa: F401 - read from here too (bench/report_floor.py)
 
@@ -64,10 +66,11 @@ _GATES_READ = rb'acceptance|leak|review'  # gates the fast path reads, never wri
 # times: none is one the report reads.
 _AFTER_GATES = rb'(?:,"(?:cached|session_from|feedback|env|env_weakened|said|agent|cpu|confine)":' + _value(4) + rb')*+'
 # A whole stop line as the gate writes it: its time, repo, session, verdict, the leak gate (the page shows it),
-# acceptance counts, the review's total, the client, the agent's figures (when there), duration and configuration. Every top-level key is where the kit writes
-# it, once (the head's in their order, then `_AFTER_GATES`'s, the client, the agent's figures and the tail); the
-# acceptance counts once in their gate, the acceptance and review gates once in the gates.
-_LINE_RE = re.compile(
+# acceptance counts, the review's total, the client, the agent's figures (when there), duration and configuration.
+# Every top-level key is where the kit writes it, once (the head's in their order, then `_AFTER_GATES`'s, the client,
+# the agent's figures and the tail); the acceptance counts once in their gate, the acceptance and review gates once in
+# the gates.
+_LINE_PATTERN = (
     rb'\{"v":1,"event":"stop","time":"(?P<time>' + _TIME + rb')","repo":"(?P<repo>' + _STR + rb'*)",'
     rb'"session":"(?P<session>' + _STR + rb'+)","stop":(?:' + _INT + rb'|null),"stop_hook_active":(?:true|false|null),'
     rb'"verdict":"(?P<verdict>pass|review_error|block|hint|gave_up|appealed)",'
@@ -80,12 +83,31 @@ _LINE_RE = re.compile(
     rb'"blocks":(?:' + _INT + rb'|null),"duration":(?P<duration>' + _N + rb'),"kit_version":' + _S + rb','
     rb'"config":"(?P<config>' + _STR + rb'*)","prev":"[0-9a-f]{64}"\}\n'
 )
-_LINE = _LINE_RE.finditer
-# One row a line, in a chunk of whole lines made neutral: a stop line as the gate writes it gives `_LINE`'s groups,
-# any other line empty ones (its newline ends the second branch). Rows come from C as tuples.
-ROWS = re.compile(rb'(?:' + _LINE_RE.pattern + rb'|[^\n]*+\n)').findall
-NO_ROW = (b"",) * _LINE_RE.groups
-FIELDS = tuple(sorted(_LINE_RE.groupindex, key=_LINE_RE.groupindex.__getitem__))  # a row's fields, in order
+# One row a line, in a chunk of whole lines made neutral: a stop line as the gate writes it gives the line's groups,
+# any other line empty ones (its newline ends the second branch). Rows come from C as tuples. Compiled when first
+# used (0.2 CPU-s: a report with nothing new to read never compiles it), before the readers fork (`parallel`).
+_PATTERN = rb'(?:' + _LINE_PATTERN + rb'|[^\n]*+\n)'
+# A row's fields, in order (the groups' names)
+FIELDS = ("time", "repo", "session", "verdict", "leak", "tests", "review", "client", "agent", "duration", "config")
+NO_ROW = (b"",) * len(FIELDS)
+
+
+@functools.cache
+def compiled() -> re.Pattern[bytes]:
+    pattern = re.compile(_PATTERN)
+    if tuple(pattern.groupindex) != FIELDS:
+        raise RuntimeError(f"the stop line's groups are {tuple(pattern.groupindex)}, not {FIELDS}")
+    return pattern
+
+
+def ROWS(data: bytes, start: int = 0, end: int = sys.maxsize) -> list[tuple[bytes, ...]]:  # noqa: N802 - read as before
+    return compiled().findall(data, start, end)
+
+
+def _LINE(data: bytes, start: int = 0, end: int = sys.maxsize) -> Iterator[re.Match[bytes]]:  # noqa: N802
+    """The stop lines of a chunk made neutral, as match objects (`bench/report_floor.py`)."""
+    return (m for m in compiled().finditer(data, start, end) if m["time"] is not None)
+
 
 # -------------------------------------------------------------------------------------------------
 # Making a chunk's strings plain for `[^"]*+`, and naming the lines that cannot be
@@ -157,6 +179,7 @@ def fast_line(line: bytes) -> Any:
     page (`page_read`) use it; its groups by name (`FIELDS`)."""
     plain, odd = neutral(line + b"\n")
     try:
-        return None if odd else _LINE_RE.fullmatch(plain)
+        m = None if odd else compiled().fullmatch(plain)
     except SystemError:  # (see `rows`)
         return None
+    return m if m is not None and m["time"] is not None else None
