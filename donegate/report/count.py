@@ -8,9 +8,10 @@ suite, appeals, the other events) apart, each in file order; a chunk with a stop
 line by line in file order (`_in_order`), as every line is when the fast path is off (the tests compare the two).
 
 Where a first read's CPU goes (`make bench`'s ledger, 1,000,001 lines, 971 MB; per 100,000 lines, one process, a
-loaded machine): splitting into lines 0.05 CPU-s, the chain's sha256 0.18, `shape.neutral` 0.1, the regular
-expression 0.5 (every token of every line read as JSON's grammar reads it: its floor in CPython's `re`, a string or
-a token a step, is ~0.35), the counting 0.15. See `docs/bench.md`.
+loaded machine): splitting into lines 0.07 CPU-s, the chain's sha256 0.15, `shape.neutral` 0.08, the regular
+expression 0.6 (every token of every line read as JSON's grammar reads it, ~100 ns a token; an expression that only
+steps over strings and tokens takes ~0.35), the needle scans and line starts 0.13, the counting 0.22. See
+`docs/bench.md`.
 """
 
 from __future__ import annotations
