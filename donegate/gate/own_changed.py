@@ -68,16 +68,16 @@ def data_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: statca
     for name in since_seal(repo, st, look):
         rel = name[len(prefix) + 1:] if prefix and name.startswith(prefix + "/") else name if not prefix else ""
         if rel in files and not rel.endswith(".py") and rel not in CONFIGS and rel not in COVERAGE_FILES \
-                and not rel.startswith(".github/"):
+                and not rel.startswith(".github/") and rel not in (pack.get("doctext") or ()):
             out[rel] = text(repo / name)
     return out
 
 
 def doctested_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None,
                        prefix: str) -> dict[str, str | None]:
-    """{module file: its text now (None: gone)} of the product's modules holding sealed doctests that changed since
-    the seal (relative to the project)."""
-    doctests = pack.get("doctests")
+    """{module file: its text now (None: gone)} of the product's modules holding sealed doctests, and of the sealed
+    doctest text files (`doctext`), that changed since the seal (relative to the project)."""
+    doctests = [*(pack.get("doctests") or ()), *(pack.get("doctext") or ())]
     if not doctests:
         return {}
     changed = set(since_seal(repo, st, look))

@@ -126,6 +126,8 @@ class OwnRuns:
         self.documented = own_changed.doctested_changed(repo, st, pack, look, prefix)
         # the product's modules whose doctests the agent added or changed (`--doctest-modules`): run as they are now
         self.docs_now = own_changed.doctested_mine(repo, st, pack, look, prefix, self.documented)
+        # a sealed doctest text file the agent changed runs as it is now too (its examples, the agent's own tests)
+        self.docs_now += [r for r in pack.get("doctext") or () if self.documented.get(r) is not None]
         self.data = own_changed.data_changed(repo, st, pack, look, prefix)
         if self.data:  # the tests reading a data file the agent changed run with its rows too (`own_data`)
             from donegate.gate import own_data
@@ -309,6 +311,8 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
     if documented:
         from donegate.seal import doctested
 
+        doctests = {**doctests, **doctested.text_entries(pack)}  # (a README's examples, read as a docstring's)
+
         changed_tests |= doctested.changed(doctests, documented)
     failing = []
     gate: dict[str, Any] = {"tests": len(pack["tests"]), "sealed_passing": len(passing), "duration": round(duration, 4),
@@ -475,7 +479,8 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     if documented:
         from donegate.seal import doctested
 
-        found += doctested.findings(pack["doctests"], documented, set(pack.get("baseline", {}).get("passing", [])))
+        found += doctested.findings({**(pack.get("doctests") or {}), **doctested.text_entries(pack)}, documented,
+                                    set(pack.get("baseline", {}).get("passing", [])))
     return problems({"weakened": found + _support_weakened(repo, st, pack, None, prefix)})
 
 

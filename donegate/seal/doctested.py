@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable
 
 OPTION = "--doctest-modules"
+GLOB = "--doctest-glob"  # the text files whose examples pytest collects (its default: `test*.txt`)
 # pytest's default `norecursedirs`, which a configuration's key replaces
 NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
 SKIP_DIRS = {"__pycache__", ".git", ".venv", "node_modules", ".tox", ".nox", "site-packages"}
@@ -139,16 +140,63 @@ def seal(project: Path, config: str | None, how: str, collected: list[str],
     return _modules(project, [rel for rel in _walk(project, ".", skip) if rel not in collected and not rel.startswith(inside)])
 
 
-def _walk(project: Path, top: str, skip: list[str]) -> list[str]:
+def _globs(project: Path, config: str | None) -> list[str]:
+    """The `--doctest-glob` patterns of the configuration's addopts (pytest's default, `test*.txt`, for none)."""
+    try:
+        words = shlex.split(_ini(project, config).get("addopts", ""))
+    except ValueError:
+        return []
+    found = [w.split("=", 1)[1] for w in words if w.startswith(GLOB + "=")]
+    found += [words[i + 1] for i, w in enumerate(words[:-1]) if w == GLOB]
+    return found or ["test*.txt"]
+
+
+def texts(project: Path, config: str | None, how: str, collected: list[str]) -> list[str]:
+    """The project's text files outside the test folders `collected` whose examples its pytest collects (docs/own-suite.md,
+    "Doctests of text files"): with no `testpaths` it walks the whole project, and a file matching a `--doctest-glob`
+    pattern (a README.md, docs/*.rst) is a doctest file. Sealed as the suite's own files (their text as at the seal),
+    at most `MAX_BYTES` of them; a file without `>>>` is none."""
+    if how != "usual":
+        return []
+    patterns = [p for p in _globs(project, config) if not p.endswith(".py")]
+    ini = _ini(project, config)
+    skip = ini["norecursedirs"].split() if ini.get("norecursedirs") else list(NORECURSE)
+    inside = tuple(c.rstrip("/") + "/" for c in collected)
+    out, size = [], 0
+    for rel in _walk(project, ".", skip, lambda f: not f.endswith(".py") and any(
+            fnmatch.fnmatch(f, p) for p in patterns)):
+        if rel in collected or rel.startswith(inside):
+            continue
+        try:
+            text = (project / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        size += len(text)
+        if ">>>" in text and size <= MAX_BYTES:
+            out.append(rel)
+    return out
+
+
+def text_entries(pack: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The sealed doctest text files (`doctext`) read as the modules' doctests are (`findings`, `to_actual`,
+    `changed`): one doctest each, named as pytest names it (`README.md::README.md`), its text as sealed."""
+    files = pack.get("files") or {}
+    return {rel: {"module": None, "text_file": True, "tests": {rel.rsplit("/", 1)[-1]: {
+        "text": (files.get(rel) or {}).get("text") or "", "doc": 0, "line": 0}}} for rel in pack.get("doctext") or []}
+
+
+def _walk(project: Path, top: str, skip: list[str], keep: Callable[[str], bool] | None = None) -> list[str]:
     """The `.py` files under `top` (relative to the project) pytest's `--doctest-modules` would import, as it walks:
-    `norecursedirs` (`skip`), environments and caches left out, and `conftest.py`, `__main__.py` and links."""
+    `norecursedirs` (`skip`), environments and caches left out, and `conftest.py`, `__main__.py` and links (`keep`:
+    the file names wanted instead)."""
     out = []
     for folder, dirs, files in os.walk(project / top):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not any(fnmatch.fnmatch(d, p) for p in skip)
                          and not (Path(folder) / d / "pyvenv.cfg").exists())
         for f in sorted(files):
             path = Path(folder) / f
-            if f.endswith(".py") and f not in ("conftest.py", "__main__.py") and not path.is_symlink():
+            if (keep(f) if keep is not None else f.endswith(".py") and f not in ("conftest.py", "__main__.py")) \
+                    and not path.is_symlink():
                 out.append(path.relative_to(project).as_posix())
     return out
 
@@ -182,7 +230,8 @@ def ids(doctests: dict[str, dict[str, Any]]) -> dict[str, int]:
 
 def _now(doctests: dict[str, dict[str, Any]], current: dict[str, str | None]) -> dict[str, dict[str, Any] | None]:
     """{module file: its docstrings now (None: gone, or does not parse)} of the changed sealed modules."""
-    return {rel: (docstrings(text, doctests[rel]["module"]) if text is not None else None)
+    return {rel: (None if text is None else {next(iter(doctests[rel]["tests"])): {"text": text}}
+                  if doctests[rel].get("text_file") else docstrings(text, doctests[rel]["module"]))
             for rel, text in current.items() if rel in doctests}
 
 
@@ -233,7 +282,7 @@ def findings(doctests: dict[str, dict[str, Any]], current: dict[str, str | None]
             gone = [s for s, _, _ in sealed if s.strip() not in sources]
             if len(gone) == len(sealed):
                 out.append({"test": tid, "rule": "deleted", "what": "its examples were deleted" if current.get(rel) is not None
-                            else "its module was deleted"})
+                            else "its file was deleted" if doctests[rel].get("text_file") else "its module was deleted"})
                 continue
             if gone:
                 out.append({"test": tid, "rule": "assert-removed",

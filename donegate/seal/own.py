@@ -351,11 +351,15 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     config, found, how = find(project, None if named in (None, "auto", ["auto"]) else list(named))
     if not found:
         return None
+    from donegate.seal import doctested, imported, reach
+
+    doctext = doctested.texts(project, config, how, found)  # a README's examples, which its pytest collects
+    found = [*found, *doctext]
     files = gather(project, config, found)
     pack: dict[str, Any] = {"version": VERSION, "config": config, "paths": found, "by": how, "files": files}
+    if doctext:
+        pack["doctext"] = doctext
     import copy
-
-    from donegate.seal import doctested, imported, reach
 
     # the product's modules' doctests, which its pytest collects (`--doctest-modules`, no `testpaths`): their text kept
     doctests = doctested.seal(project, config, how, found, product)

@@ -1,0 +1,97 @@
+"""Doctests in the project's text files (docs/own-suite.md, "Doctests of text files"): a configuration whose `addopts`
+names `--doctest-glob` (`'*.md'`, `'*.rst'`) and no `testpaths` makes its pytest run the examples of every such file
+of the project (a README, the docs), not only of its test folders. The seal kept the test folders only: a regression
+only a README example saw passed, and an example deleted, skipped or changed to what the code returns was never named.
+Through the real hook, one pooled seal: a README.md, a docs/guide.rst, a .md without examples, a plain test file."""
+
+from __future__ import annotations
+
+import json
+
+from tests.support.repos import run_hook, sealed_project, stop_lines, stop_payload
+
+CALC = "def add(a, b):\n    return a + b\n\n\ndef twice(n):\n    return add(n, n)\n"
+README = ("# calc\n\nDouble a number:\n\n    >>> from calc import twice\n    >>> twice(21)\n    42\n    >>> twice(0)\n"
+          "    0\n\nThat is all.\n")
+GUIDE = "Guide\n=====\n\nAdd two numbers::\n\n    >>> from calc import add\n    >>> add(2, 3)\n    5\n"
+FILES = {"calc.py": CALC, "README.md": README, "docs/guide.rst": GUIDE, "NOTES.md": "# Notes\n\nNo examples.\n",
+         "pytest.ini": "[pytest]\naddopts = --doctest-glob='*.md' --doctest-glob='*.rst'\n",
+         "tests/test_calc.py": "import calc\n\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n"}
+HIDDEN = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
+MUL = "\n\ndef mul(a, b):\n    return a * b\n"
+BROKEN = CALC.replace("    return add(n, n)\n", "    return add(n, n) if n != 21 else 0\n") + MUL
+READ, GUIDED = "README.md::README.md", "docs/guide.rst::guide.rst"
+
+
+def _project(tmp_path_factory, kit_home):
+    # was: "the project's own tests: 1 of 1 pass" (the test folder only)
+    return sealed_project(tmp_path_factory, kit_home, "own-doctext", FILES, HIDDEN, 3)
+
+
+def _stop(repo, kit_home, calc: str, **texts: str):
+    (repo / "calc.py").write_text(calc)
+    for rel, text in texts.items():
+        (repo / rel.replace("__", "/").replace("_", ".")).write_text(text)
+    res = run_hook(stop_payload(repo))
+    return res, stop_lines(kit_home)[-1]["gates"]["own"]
+
+
+def test_the_seal_keeps_the_text_files_examples(tmp_path_factory, kit_home):
+    repo = _project(tmp_path_factory, kit_home)
+    (pack,) = [json.loads(p.read_text()) for p in kit_home.rglob("own-suite.json")]
+    assert sorted(pack["baseline"]["passing"]) == [READ, GUIDED, "tests/test_calc.py::test_add"], pack["baseline"]
+    assert pack["files"]["README.md"]["text"] == README and pack["doctext"] == ["README.md", "docs/guide.rst"], pack
+    assert "NOTES.md" not in pack["files"] and (repo / "NOTES.md").is_file()
+
+
+def test_a_regression_only_a_readme_example_sees_blocks(tmp_path_factory, kit_home):
+    """`twice(21)` broken: only the README's example sees it. Was: passed."""
+    repo = _project(tmp_path_factory, kit_home)
+    res, own = _stop(repo, kit_home, BROKEN)
+    assert res.returncode == 2 and READ in res.stderr, res.stderr
+    assert ">>> twice(21)\nExpected:\n    42\nGot:\n    0" in res.stderr, res.stderr
+    assert [f["id"] for f in own["failing"]] == [READ] and own["weakened"] == [], own
+
+
+def test_the_readme_runs_as_sealed_and_its_expected_output_changed_is_named(tmp_path_factory, kit_home):
+    """The regression with the README's expected output changed to what the code returns: the sealed text still
+    runs (it blocks), the change is named, and the block says the old contract changed. Was: passed."""
+    repo = _project(tmp_path_factory, kit_home)
+    res, own = _stop(repo, kit_home, BROKEN, README_md=README.replace("    42\n", "    0\n"))
+    assert res.returncode == 2 and f"the old contract changed: the project's own test {READ}" in res.stderr, res.stderr
+    assert f"{READ}: its expected output 42 was changed to 0, what the code returns now [expected-to-actual]" \
+        in res.stderr, res.stderr
+    assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(READ, "expected-to-actual")], own
+
+
+def test_a_text_files_examples_deleted_or_skipped_are_named(tmp_path_factory, kit_home):
+    """The guide's examples deleted, one of the README's given `+SKIP` (the code unchanged: the sealed examples
+    still pass): each named. Was: passed, nothing named."""
+    repo = _project(tmp_path_factory, kit_home)
+    res, own = _stop(repo, kit_home, CALC + MUL, README_md=README.replace(">>> twice(0)", ">>> twice(0)  # doctest: +SKIP"),
+                     docs__guide_rst="Guide\n=====\n\nAdd two numbers with add.\n")
+    assert res.returncode == 2, res.stderr
+    found = sorted((w["test"], w["rule"]) for w in own["weakened"])
+    assert found == [(READ, "skipped"), (GUIDED, "deleted")], found
+    assert f"a test of the project was weakened: {GUIDED}: its examples were deleted [deleted]" in res.stderr, res.stderr
+
+
+def test_honest_work_on_the_docs_passes(tmp_path_factory, kit_home):
+    """The look-alikes: the README's prose reworded and an example added that the code passes, the code rewritten
+    to the same behaviour, a new .md with examples of its own."""
+    repo = _project(tmp_path_factory, kit_home)
+    readme = README.replace("Double a number:", "Twice a number, as an int:").replace(
+        "That is all.", "    >>> twice(-1)\n    -2\n\nThat is all.")
+    res, own = _stop(repo, kit_home, CALC.replace("add(n, n)", "2 * n") + MUL, README_md=readme,
+                     MUL_md="Multiply:\n\n    >>> from calc import mul\n    >>> mul(2, 3)\n    6\n")
+    assert res.returncode == 0, res.stderr
+    assert own["failing"] == [] and own["weakened"] == [], own
+
+
+def test_an_example_the_agent_added_to_the_readme_runs_as_its_own(tmp_path_factory, kit_home):
+    """An example added that the code fails (`twice(3)` said to give 7): the README as it is now runs as the agent's
+    own test. Was: passed (nothing of the README ran)."""
+    repo = _project(tmp_path_factory, kit_home)
+    res, own = _stop(repo, kit_home, CALC + MUL, README_md=README.replace("That is all.", "    >>> twice(3)\n    7\n"))
+    assert res.returncode == 2 and f"your own test {READ} (a test you added or changed) fails" in res.stderr, res.stderr
+    assert own["failing"] == [] and own["weakened"] == [], own
