@@ -5,7 +5,9 @@ becomes) is sealed with the tests, and the sealed run reads the sealed copy: wha
 verdict. What it says of intent is compared here, by rows (the file's non-blank lines that are not `#` comments):
 - `expected-to-actual`, by effect: a sealed test that reads the file (its text names it) fails at the stop, and a row
   the agent changed now holds what the product gave in that failure where it held what the test expected (pytest's
-  `assert GOT == EXPECTED`, read by `own_expected`), unless a hidden test asks for that value (a new contract);
+  `assert GOT == EXPECTED`, read by `own_expected`), unless a hidden test asks for that value (a new contract: as
+  `own_expected._asked`, a hidden test compares with `==` a call of a function the reading tests compare with that
+  very value, a literal of the same type; not its digits anywhere in the text, `100` in `// 100` or `99` in `9990`);
 - `fewer-cases`: rows removed (more gone than added).
 A row added, rows reordered, a comment reworded, are none. The tests that read a changed data file run as they are now
 too (with the agent's rows: `readers`), as the agent's own: a row it added that the code fails blocks as its test.
@@ -53,10 +55,20 @@ def _changed_to(row: str, added: Counter[str], expected: str, got: str) -> str |
     return None
 
 
-def _asked(hidden: list[str], value: Any) -> bool:
-    """A hidden test names `value` (the request asks for it: the old contract changed, no weakening)."""
-    shown = {repr(value)} | ({f'"{value}"'} if isinstance(value, str) else set())
-    return any(s in t for t in hidden for s in shown)
+def _callees(pack: dict[str, Any], reading: list[str]) -> set[str]:
+    """The functions the sealed test files `reading` compare (`plural` of `assert words.plural(word) == want`): what the
+    file's rows feed."""
+    import ast
+
+    from donegate.gate import own_expected
+
+    trees = []
+    for f in reading:
+        try:
+            trees.append(ast.parse(((pack.get("files") or {}).get(f) or {}).get("text") or ""))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return own_expected._callees(trees)
 
 
 def findings(pack: dict[str, Any], data: dict[str, str | None], failing: list[dict[str, Any]], passing: set[str],
@@ -88,7 +100,8 @@ def findings(pack: dict[str, Any], data: dict[str, str | None], failing: list[di
                 if not e or g is None or e == g:
                     continue
                 made = next((m for row in removed if (m := _changed_to(row, added, e, g)) is not None), None)
-                if made is None or asked is not None and _asked(asked(), got[0]):
+                fed = _callees(pack, [f["id"].split("::", 1)[0]])  # (the functions its rows feed)
+                if made is None or asked is not None and own_expected._asked(asked(), fed, got[0]):
                     continue
                 was = next(row for row in removed if _changed_to(row, added, e, g) == made)
                 out.append({"test": f["id"], "rule": "expected-to-actual", "what": f"a row of its data file {rel} was "

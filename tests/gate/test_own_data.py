@@ -21,12 +21,16 @@ FILES = {"words.py": WORDS, "tests/inflections.txt": ROWS, "tests/test_inflectio
          "tests/test_words.py": OTHER}
 HIDDEN = "import words\n\n\ndef test_ox():\n    assert words.plural('ox') == 'oxen'\n"
 FISH = "import words\n\n\ndef test_fish():\n    assert words.plural('fish') == 'fish'\n"
+# 'mouses' only in a comment and a check that plural never gives it: the request does not ask for it
+DODGE = ("import words\n\n\ndef test_ox():\n    assert words.plural('ox') == 'oxen'  # not 'mouses'\n"
+         "    assert words.plural('ox') != 'mouses'\n    assert len('mouses') == 6\n")
 OX = '"ox": "oxen", "child"'  # the request done
 MANY = "tests/test_inflections.py::test_many"
 
 
 def _project(tmp_path_factory, kit_home, hidden: str = HIDDEN):
-    return sealed_project(tmp_path_factory, kit_home, "own-data-fish" if hidden == FISH else "own-data", FILES, hidden, 2)
+    name = {FISH: "own-data-fish", DODGE: "own-data-dodge"}.get(hidden, "own-data")
+    return sealed_project(tmp_path_factory, kit_home, name, FILES, hidden, 2)
 
 
 def _stop(repo, kit_home, words: str, rows: str):
@@ -80,6 +84,17 @@ def test_a_row_changed_to_what_the_request_asks_is_a_contract_change(tmp_path_fa
     res, own = _stop(repo, kit_home, WORDS.replace('"fishes"', '"fish"'), ROWS.replace("fishes", "fish"))
     assert res.returncode == 2 and f"the old contract changed: the project's own test {MANY}" in res.stderr, res.stderr
     assert "APPEAL:" in res.stderr and own["weakened"] == [], own
+
+
+def test_a_row_changed_to_a_value_the_hidden_test_only_mentions_is_named(tmp_path_factory, kit_home):
+    """`mouse` broken to `mouses` and its row with it, where the hidden test holds `'mouses'` only in a comment, a `!=`
+    check and an unrelated `len(...)`: no hidden test compares `plural` with it, so the request did not ask for it.
+    Was: unnamed, the appeal offered (the value's text appeared somewhere in the hidden test)."""
+    repo = _project(tmp_path_factory, kit_home, DODGE)
+    res, own = _stop(repo, kit_home, WORDS.replace('"mice"', '"mouses"'), ROWS.replace("mice", "mouses"))
+    assert res.returncode == 2, res.stderr
+    assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(MANY, "expected-to-actual")], own
+    assert "not 'mouses'" not in res.stderr and "len(" not in res.stderr, res.stderr  # (nothing of the hidden test shown)
 
 
 def test_a_regression_beside_a_row_added_is_a_regression(tmp_path_factory, kit_home):
