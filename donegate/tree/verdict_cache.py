@@ -207,6 +207,16 @@ def _git_state(repo: Path) -> list[str]:
     return out
 
 
+def _site_packages(lib: str) -> list[str]:
+    """`sorted(glob.glob(lib/python3*/site-packages))` without `glob`'s import at every stop (~0.4 ms)."""
+    try:
+        with os.scandir(lib) as it:
+            found = [os.path.join(lib, e.name, "site-packages") for e in it if e.name.startswith("python3") and e.is_dir()]
+    except OSError:
+        return []
+    return sorted(p for p in found if os.path.lexists(p))
+
+
 def _interpreter(manifest: dict[str, Any] | None = None) -> list[Any]:
     import site
 
@@ -214,10 +224,7 @@ def _interpreter(manifest: dict[str, Any] | None = None) -> list[Any]:
     rec = (manifest or {}).get("python")
     env = [str(rec.get("runs") or "")] if isinstance(rec, dict) else []
     if isinstance(rec, dict) and rec.get("env"):  # the project's environment: a package installed there moves these
-        import glob
-
-        env += [os.path.join(str(rec["env"]), "pyvenv.cfg"), *sorted(glob.glob(os.path.join(glob.escape(str(rec["env"])),
-                                                                                       "lib", "python3*", "site-packages")))]
+        env += [os.path.join(str(rec["env"]), "pyvenv.cfg"), *_site_packages(os.path.join(str(rec["env"]), "lib"))]
     for p in [os.path.realpath(sys.executable), *site.getsitepackages(), *env]:
         try:
             st = os.stat(p)
