@@ -425,3 +425,22 @@ def test_an_unconfined_stop_starts_its_runs_before_its_look_and_a_cached_one_end
     assert not _runs_alive(sealed)
     (repo / "mod.py").write_text("VALUE = 2\n")  # the look-alike: an edit, and the run goes on to its verdict
     assert gate.run_hook(payload, root=kit_home, watchdog=False)[0] == 0 and runs_of(runs) == 2
+
+
+def test_the_environments_site_packages_are_globs_without_glob(tmp_path):
+    # The verdict's key names the project environment's site-packages (`_interpreter`): listed without importing
+    # `glob` at every stop (issue 48 item 2), the same paths, in the same order, as glob finds them.
+    import glob
+
+    lib = tmp_path / "env dir[1]" / "lib"
+    for name in ("python3.12", "python3.11", "python3x", ".python3.9", "python2.7", "python3.13"):
+        (lib / name).mkdir(parents=True)
+        if name != "python3.13":  # a version folder without site-packages
+            (lib / name / "site-packages").mkdir()
+    (lib / "python3-a-file").write_text("")
+    (lib / "python3.10").symlink_to(lib / "python3.11")  # a linked version folder
+    (lib / "python3.14").mkdir()
+    (lib / "python3.14" / "site-packages").symlink_to(tmp_path / "nowhere")  # a dangling link: glob names it too
+    want = sorted(glob.glob(os.path.join(glob.escape(str(lib)), "python3*", "site-packages")))
+    assert cache._site_packages(str(lib)) == want and len(want) == 5
+    assert cache._site_packages(str(tmp_path / "none")) == []
