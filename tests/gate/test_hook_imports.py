@@ -206,3 +206,16 @@ def test_the_wrapper_sees_what_a_stop_imports(tmp_path):
     assert json.loads((tmp_path / "modules.json.synced").read_text()) == ["fsync"]  # and what it syncs
     folders = json.loads((tmp_path / "modules.json.folders").read_text())  # and the folders it makes and removes
     assert len(folders["made"]) == 1 and folders["removed"] == folders["made"], folders
+
+
+def test_the_scrubbers_patterns_are_compiled_where_first_used():
+    # Every stop imports the scrubber; its patterns cost ~1 ms to compile and a passing stop mostly uses none of them:
+    # compiled (and kept by `re`) at their first use, not at the import (issue 48 item 2).
+    code = ("import re, sys\nfrom donegate.core import scrub\n"
+            "def held():\n    keys = [*getattr(re, '_cache', {}), *getattr(re, '_cache2', {})]\n"
+            "    return sorted({k[1] for k in keys if k[1] in (scrub.CLAIM, scrub.WHERE, scrub._CONTROL, scrub._HEX)})\n"
+            "print(held())\nassert scrub.claims_done('All done.') and not scrub.claims_done('looking')\nprint(held())\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    at_import, used = res.stdout.splitlines()
+    assert at_import == "[]" and "done" in used
