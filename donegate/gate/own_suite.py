@@ -60,6 +60,7 @@ class OwnRuns:
         from donegate.tree import statcache
 
         self.repo, self.st, self.cfg, self.pack, self.t0 = repo, st, cfg, pack, time.monotonic()
+        self.root, self.key = root, key
         self.timeout = min(cfg["timeout"], max(1.0, time_left(cfg["timeout"])))
         self.tmp = Path(tempfile.mkdtemp(prefix="donegate-own-"))
         # Named while its runs may use it: a stop ended before `drop` or `finish` (the watchdog's answer, a stage's
@@ -196,6 +197,10 @@ class OwnRuns:
         gate = judge(self.pack, sealed, now, [*self.changed, *self.docs_now], self.current, time.monotonic() - self.t0, self.selected,
                      self.elsewhere, self.conftests, functools.partial(_hidden_texts, self.st.path), self.documented,
                      self.data)
+        if now is not None and now.errors:  # a module of the project said missing: its mirror's state, to the log
+            from donegate.gate import own_missing
+
+            own_missing.noted(self.root, self.key, self.repo, self.prefix, now)
         if self.weakened:
             gate["weakened"] += self.weakened
             gate["ok"] = False
