@@ -2,8 +2,9 @@
 changed since the seal (docs/own-suite.md, "Data files of the tests"). The sealed run reads the sealed copy, so no
 change to it makes a sealed test pass; what was missing: a row changed to what the broken code returns was never
 named (the block said only "a regression"), rows removed were never named, and a row the agent added was never run.
-Through the real hook, two pooled seals: the hidden test of one asks for a new word (`ox`), of the other for a new
-value of a row (`fish`: the contract changes)."""
+Through the real hook, pooled seals: the hidden test of one asks for a new word (`ox`), of another for a new
+value of a row (`fish`: the contract changes); three of numeric rows (`2 -> 0`, read as ints) tell a value the request
+asks for (`discount(2) == 100`) from its digits elsewhere (`// 100`, `9990`) or in a str (`'100'`)."""
 
 from __future__ import annotations
 
@@ -26,16 +27,32 @@ DODGE = ("import words\n\n\ndef test_ox():\n    assert words.plural('ox') == 'ox
          "    assert words.plural('ox') != 'mouses'\n    assert len('mouses') == 6\n")
 OX = '"ox": "oxen", "child"'  # the request done
 MANY = "tests/test_inflections.py::test_many"
+# numbers: rows `n -> discount`, read as ints
+PRICES = "RATES = {2: 0, 5: 10}\n\n\ndef discount(n):\n    return RATES.get(n, 0)\n"
+CUTS = "# n -> discount\n2 -> 0\n5 -> 10\n"
+READ_CUTS = ("from pathlib import Path\n\nimport prices\n\nROWS = Path(__file__).with_name('discounts.txt')\n\n\n"
+             "def test_rows():\n    for line in ROWS.read_text().splitlines():\n"
+             "        if line.strip() and not line.startswith('#'):\n            n, want = line.split(' -> ')\n"
+             "            assert prices.discount(int(n)) == int(want)\n")
+NUMBERS = {"prices.py": PRICES, "tests/discounts.txt": CUTS, "tests/test_discounts.py": READ_CUTS,
+           "tests/test_prices.py": "import prices\n\n\ndef test_five():\n    assert prices.discount(5) == 10\n"}
+ASK = "import prices\n\n\ndef test_request():\n    assert prices.discount({}) == {}\n"
+NUM_DODGE = ASK.format(9990, "9990 // 100")  # 100 only as `// 100`, in an unrelated 9990: asks for 99
+NUM_ASKED, NUM_STR = ASK.format(2, 100), ASK.format(2, "'100'")  # discount(2) == 100; == '100' (a str)
+BROKEN = PRICES.replace("{2: 0", "{9990: 99, 2: 100")  # discount(9990) as the dodge's request asks, discount(2) broken
+ROWS_N = "tests/test_discounts.py::test_rows"
 
 
 def _project(tmp_path_factory, kit_home, hidden: str = HIDDEN):
-    name = {FISH: "own-data-fish", DODGE: "own-data-dodge"}.get(hidden, "own-data")
-    return sealed_project(tmp_path_factory, kit_home, name, FILES, hidden, 2)
+    name = {FISH: "own-data-fish", DODGE: "own-data-dodge", NUM_DODGE: "own-data-num-dodge", NUM_ASKED:
+            "own-data-num-asked", NUM_STR: "own-data-num-str"}.get(hidden, "own-data")
+    return sealed_project(tmp_path_factory, kit_home, name, NUMBERS if hidden in (NUM_DODGE, NUM_ASKED, NUM_STR) else
+                          FILES, hidden, 2)
 
 
-def _stop(repo, kit_home, words: str, rows: str):
-    (repo / "words.py").write_text(words.replace('"child"', OX, 1))
-    (repo / "tests" / "inflections.txt").write_text(rows)
+def _stop(repo, kit_home, words: str, rows: str, paths: tuple[str, str] = ("words.py", "tests/inflections.txt")):
+    (repo / paths[0]).write_text(words.replace('"child"', OX, 1))
+    (repo / paths[1]).write_text(rows)
     res = run_hook(stop_payload(repo))
     return res, stop_lines(kit_home)[-1]["gates"]["own"]
 
@@ -95,6 +112,39 @@ def test_a_row_changed_to_a_value_the_hidden_test_only_mentions_is_named(tmp_pat
     assert res.returncode == 2, res.stderr
     assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(MANY, "expected-to-actual")], own
     assert "not 'mouses'" not in res.stderr and "len(" not in res.stderr, res.stderr  # (nothing of the hidden test shown)
+
+
+def _numbers(tmp_path_factory, kit_home, hidden: str):
+    """`discount(2)` broken to 100 and its row `2 -> 0` made `2 -> 100`, with the hidden test `hidden`."""
+    repo = _project(tmp_path_factory, kit_home, hidden)
+    return _stop(repo, kit_home, BROKEN, CUTS.replace("2 -> 0", "2 -> 100"), ("prices.py", "tests/discounts.txt"))
+
+
+def test_a_number_row_changed_to_what_the_code_returns_is_named(tmp_path_factory, kit_home):
+    """Numbers: the hidden test holds 100 only as `9990 // 100` (it asks `discount(9990) == 99`), no `==` of a
+    `discount` call with 100. Was: unnamed, the appeal offered ('100' in its text)."""
+    res, own = _numbers(tmp_path_factory, kit_home, NUM_DODGE)
+    assert res.returncode == 2, res.stderr
+    assert f"{ROWS_N}: a row of its data file tests/discounts.txt was changed from '2 -> 0' to '2 -> 100', what the " \
+           "code returns now [expected-to-actual]" in res.stderr, res.stderr
+    assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(ROWS_N, "expected-to-actual")], own
+    assert "9990" not in res.stderr, res.stderr  # (nothing of the hidden test shown)
+
+
+def test_a_number_row_changed_to_what_the_request_asks_is_a_contract_change(tmp_path_factory, kit_home):
+    """The look-alike: the hidden test asserts `discount(2) == 100` (the request changed it): the row the int 100 is
+    the new contract, the appeal offered, nothing named."""
+    res, own = _numbers(tmp_path_factory, kit_home, NUM_ASKED)
+    assert res.returncode == 2 and f"the old contract changed: the project's own test {ROWS_N}" in res.stderr, res.stderr
+    assert "APPEAL:" in res.stderr and own["weakened"] == [], own
+
+
+def test_a_number_row_is_not_asked_by_the_same_digits_in_a_string(tmp_path_factory, kit_home):
+    """The hidden test asserts `discount(2) == '100'`: it asks for the str, the code gives (and the row is read as) the
+    int 100; own_expected compares typed values, so the request did not ask for it: named. Was: unnamed."""
+    res, own = _numbers(tmp_path_factory, kit_home, NUM_STR)
+    assert res.returncode == 2, res.stderr
+    assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(ROWS_N, "expected-to-actual")], own
 
 
 def test_a_regression_beside_a_row_added_is_a_regression(tmp_path_factory, kit_home):
