@@ -132,7 +132,7 @@ def test_the_report_and_the_page_show_the_agents_cost_and_time_per_configuration
     assert summary == json.loads(json.dumps(report.summarize([kit_home / "ledger.jsonl"], fast=False))), \
         "the fast path and json.loads agree"
     stops = [raw for raw in (kit_home / "ledger.jsonl").read_bytes().splitlines() if b'"event":"stop"' in raw]
-    assert all((m := reader.fast_line(raw)) and reader._fast_agent(m.group(6)) for raw in stops), \
+    assert all((m := reader.fast_line(raw)) and reader._fast_agent(m["agent"]) for raw in stops), \
         "stop lines with the agent's figures take the report's fast path"
     out = subprocess.run([sys.executable, "-m", "donegate", "report"], capture_output=True, text=True, cwd=KIT).stdout
     assert "agent $/session" in out and f"${mean}" in out and "gate time/session" in out
