@@ -70,14 +70,13 @@ def _mark(path: Path) -> str:
         return f"unreadable ({type(exc).__name__})"
 
 
-def _record(mirror: Path) -> dict[str, Any]:
-    import json
+def _record(mirror: Path, repo: Path) -> dict[str, Any]:
+    """The mirror's record as its own reader takes it (`Mirror.load`), empty when there is none."""
+    from donegate.hidden.copy import Mirror
 
-    try:
-        data = json.loads(mirror.with_suffix(".json").read_text(encoding="utf-8"))
-        return dict(zip(data["names"], zip(data["src"], data["dst"], strict=True), strict=True))
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}
+    kept = Mirror(mirror, repo, ())
+    kept.load()
+    return kept.record
 
 
 def noted(root: Path | None, key: str | None, repo: Path, prefix: str, now: Any) -> None:
@@ -102,7 +101,7 @@ def note(root: Path | None, key: str | None, repo: Path, prefix: str, now: Any) 
     names = [m for m in modules(now.errors) if _ours(m, [repo / base, mirror / base])]
     if not names:
         return
-    record = _record(mirror)
+    record = _record(mirror, repo)
     lines = [f"own-now collection error naming a module of the project: {', '.join(names)}; mirror {mirror} "
              f"(.clean {_mark(mirror.with_suffix('.clean'))}, .putback {_mark(mirror.with_suffix('.putback'))}, "
              f"record {'read' if record else 'none'}); run faithful={getattr(now, 'faithful', None)} "
