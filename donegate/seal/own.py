@@ -103,7 +103,7 @@ def _read(path: Path) -> dict[str, str]:
         return {"b64": binascii.b2a_base64(data, newline=False).decode("ascii")}
 
 
-TESTISH = ("tests", "test", "testing")
+TESTISH = USUAL
 
 
 def product(project: Path, rel: str) -> bool:

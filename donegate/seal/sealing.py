@@ -209,7 +209,8 @@ def seal(
         from donegate.hidden import plugins as env_plugins
 
         plugins = env_plugins.found(launch)  # the environment's pytest plugins, loaded at every stop while unchanged
-        plugins = [p for p in plugins if p["name"] not in own.switched_off(repo)]  # `-p no:NAME` of its addopts
+        off = own.switched_off(repo)  # `-p no:NAME` of its addopts (its configuration read once, not once a plugin)
+        plugins = [p for p in plugins if p["name"] not in off]
         own_pytest = env_plugins.own_pytest(launch, str(repo))  # the project is pytest: its own runs the tests
         baseline = runner.run(tmp, repo, timeout=timeout, confine=confine, project=project, python=launch, allow=marks,
                               plugins=[p["module"] for p in plugins], own_pytest=own_pytest)
