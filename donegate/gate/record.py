@@ -52,7 +52,7 @@ def record(outcome: Outcome, payload: dict[str, Any], session: str, session_from
         # The agent's CLI (`report --by client`); between the gates and the tail, which the report's fast path reads.
         "client": client,
         # The agent's session's cost (None: a model the price table does not know) and time so far: just before
-        # "blocks", where the report's fast path reads them with the line's tail (`report.read._LINE`).
+        # "blocks", where the report's fast path reads them with the line's tail (`report.shape._LINE_PATTERN`).
         **({"agent_usd": agent.get("usd"), "agent_seconds": agent.get("seconds")} if agent is not None else {}),
         "blocks": counters.get("blocks"),
         "duration": round(time.monotonic() - t0, 4),

@@ -23,8 +23,8 @@ from donegate.core.util import json_object
 from donegate.ledger import chain as ledger
 from donegate.report import hardcoding
 from donegate.report.own_counts import Own
-# The gate's line shape: the fast path's regular expressions (`fast_line`: the names are read from here too).
-from donegate.report.shape import _LINE, NO_ROW, ROWS, fast_line, rows as shape_rows  # noqa: F401
+# The gate's line shape: the fast path's regular expression (`fast_line`: the report's package reads it from here).
+from donegate.report.shape import fast_line  # noqa: F401
 # What a line means, and the slow path: `rows`. The names are read from here too (the report's other modules, tests).
 from donegate.report.rows import (  # noqa: F401
     CLAUDE, _AGENT, _ASECS, _AUSD, _BCODE, _CODE, _FIELD, _NUM, _SECS_BITS, _USD_BITS, APPEAL_DECISION, APPEAL_LABELS, APPEALED,
