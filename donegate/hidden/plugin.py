@@ -53,12 +53,13 @@ _RUNTEST = operator.attrgetter("runtest.__func__")
 _EACH = 200  # a run of up to this many tests checks every test's function after every test (`Tripwires.collected`)
 
 
-def _functions(items) -> list:
+def _functions(items, types) -> list:
     """Each test's function, read in a C loop (`_obj`); a unittest test's, the function its class holds: pytest binds
-    its `_obj` anew at each setup (a new TestCase) and clears it at teardown, so it read as replaced in every run."""
+    its `_obj` anew at each setup (a new TestCase) and clears it at teardown, so it read as replaced in every run.
+    `types`: the items' types, read once for the snapshot too (a plugin's subclass of pytest's counts, as isinstance)."""
     out = list(map(_FUNCTION, items))
     case = getattr(sys.modules.get("_pytest.unittest"), "TestCaseFunction", None)
-    if case is not None and case in set(map(type, items)):  # (no Python loop for a suite without one)
+    if case is not None and any(issubclass(t, case) for t in set(types)):  # (no loop over the items without one)
         out = [getattr(i.parent.obj, i.name, None) if isinstance(i, case) else f for i, f in zip(items, out, strict=True)]
     return out
 
@@ -66,7 +67,8 @@ def _functions(items) -> list:
 def _prints(items):
     """(functions, runtests, classes) of `items`, in C loops; None when a runtest is no longer a method."""
     try:
-        return (_functions(items), list(map(_RUNTEST, items)), list(map(type, items)))
+        types = list(map(type, items))
+        return (_functions(items, types), list(map(_RUNTEST, items)), types)
     except AttributeError:
         return None
 
@@ -173,7 +175,8 @@ class Tripwires:
             out.append([monitoring.get_tool(i) for i in range(6)])
         labels.append("tests")
         try:  # every collected test after every test: C loops, so a run of n tests costs O(n) each
-            out.append((_functions(self.items), list(map(_RUNTEST, self.items)), list(map(type, self.items))))
+            types = list(map(type, self.items))
+            out.append((_functions(self.items, types), list(map(_RUNTEST, self.items)), types))
         except AttributeError:
             out.append(None)  # a test's runtest is no longer a method
         return labels, out
