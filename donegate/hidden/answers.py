@@ -158,7 +158,7 @@ def answer_holds(tree):
     value, the assert statement, X)]}; K counts through the file."""
     out, count = {}, [0]
     # a class of the file's own with an assert method of its own (a tolerance of its own): no unittest call is held
-    own = any(isinstance(m, (_answer_ast.FunctionDef, _answer_ast.AsyncFunctionDef)) and m.name in _ANSWER_UNIT
+    own_asserts = any(isinstance(m, (_answer_ast.FunctionDef, _answer_ast.AsyncFunctionDef)) and m.name in _ANSWER_UNIT
               for node in tree.body if isinstance(node, _answer_ast.ClassDef) for m in node.body)
 
     def fn(node, qual):
@@ -166,7 +166,7 @@ def answer_holds(tree):
         for stmt in node.body:
             if isinstance(stmt, (_answer_ast.Return, _answer_ast.Raise)) or len(held) >= ANSWER_MAX:
                 break  # what follows may never run: compared in the fork, as before
-            test = stmt.test if isinstance(stmt, _answer_ast.Assert) else None if own else _answer_unit(stmt)
+            test = stmt.test if isinstance(stmt, _answer_ast.Assert) else None if own_asserts else _answer_unit(stmt)
             if isinstance(test, _answer_ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], _answer_ast.Eq):
                 left, right = test.left, test.comparators[0]
                 lv, lok = _answer_literal(left)
@@ -187,7 +187,7 @@ def answer_holds(tree):
                 if isinstance(m, _answer_ast.FunctionDef) and m.name.startswith("test"):
                     fn(m, f"{node.name}::{m.name}")
     for node in classes.values():  # a test a class inherits from the file's own classes: the same held asserts
-        own, todo = {m.name for m in node.body if isinstance(m, (_answer_ast.FunctionDef, _answer_ast.AsyncFunctionDef))}, list(node.bases)
+        defined, todo = {m.name for m in node.body if isinstance(m, (_answer_ast.FunctionDef, _answer_ast.AsyncFunctionDef))}, list(node.bases)
         seen = {node.name}
         while todo:
             base = classes.get(getattr(todo.pop(0), "id", None))
@@ -195,8 +195,8 @@ def answer_holds(tree):
                 continue
             seen.add(base.name)
             for m in base.body:
-                if isinstance(m, (_answer_ast.FunctionDef, _answer_ast.AsyncFunctionDef)) and m.name not in own:
-                    own.add(m.name)
+                if isinstance(m, (_answer_ast.FunctionDef, _answer_ast.AsyncFunctionDef)) and m.name not in defined:
+                    defined.add(m.name)
                     if f"{base.name}::{m.name}" in out:
                         out[f"{node.name}::{m.name}"] = out[f"{base.name}::{m.name}"]
             todo = list(base.bases) + todo  # depth first, as the plan reads a class's bases (`bare_plan.plan`)

@@ -180,10 +180,6 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
                 return None
         return out, case
 
-    def unit(node):  # a unittest TestCase of the file's own, its bases unittest's or the file's (pytest collects it by any name)
-        made = chain(node)
-        return made is not None and made[1]
-
     def test(fn, qual, skip_self):
         if isinstance(fn, ast.AsyncFunctionDef):
             tests[qual] = ("an async test", [])
@@ -203,16 +199,21 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             test(node, node.name, False)
-        elif isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or unit(node)):
-            # a TestCase's own bases of the file (a base class's tests, a mixin's) are its too, as pytest collects them
-            made = chain(node)[0] if unit(node) else [node]
-            hooks = UNIT_HOOKS if unit(node) else CLASS_HOOKS
+        elif isinstance(node, ast.ClassDef):
+            # a unittest TestCase of the file's own, its bases unittest's or the file's (pytest collects it by any
+            # name): its own bases of the file (a base class's tests, a mixin's) are its too, as pytest collects them
+            made = chain(node)
+            unit = made is not None and made[1]
+            if not (unit or node.name.startswith("Test")):
+                continue
+            made = made[0] if unit else [node]
+            hooks = UNIT_HOOKS if unit else CLASS_HOOKS
             body = [n for c in made for n in c.body]
             bad = [n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in hooks]
             bad += [_dotted(t) for n in body if isinstance(n, ast.Assign) for t in n.targets if _dotted(t) in hooks]
             decorated = [d for c in made for d in c.decorator_list
-                         if not unit(node) or _deco_name(d).rsplit(".", 1)[-1] not in UNIT_SKIPS]
-            why = ("a test class with bases" if not unit(node) and (node.bases or node.keywords) else
+                         if not unit or _deco_name(d).rsplit(".", 1)[-1] not in UNIT_SKIPS]
+            why = ("a test class with bases" if not unit and (node.bases or node.keywords) else
                    "a decorated test class" if decorated else f"a test class with {bad[0]}" if bad else "")
             methods = {}  # each test's name, the first class of the chain that defines it (the method pytest runs)
             for m in body:
