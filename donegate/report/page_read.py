@@ -103,7 +103,7 @@ def _blocks_between(fd: int, start: int, last: int) -> Iterator[tuple[int, list[
 def read_listed(files: list[Path], merged: list[tuple[Path, int, Partial]], wanted: list[bytes], spans: array.array[int],
                 spill: dict[bytes, list[tuple[int, int, int]]], take: Callable[..., None]) -> None:
     """The stop lines of the `wanted` sessions, read between each one's first and last stop (`listed`), then every
-    line a label or a decision may be in (`Partial.marks`): each goes to `take(where, line, stops_only)` in ledger
+    line a label or a decision may be in (`Partial.marks`): each goes to `take(where, line, stops_only[, row])` in ledger
     order, `where` = (file index, byte offset). No other line of the ledgers is read."""
     between: list[list[tuple[int, int]]] = [[] for _ in files]
     for k, sid in enumerate(wanted):
@@ -131,7 +131,7 @@ def read_listed(files: list[Path], merged: list[tuple[Path, int, Partial]], want
                         else:
                             m = _HEAD(line)
                             if m is None or m.group(1) in chosen or line.count(b'"session"') != 1:
-                                take((f, at), line, True)
+                                take((f, at), line, True, row)
                         at += len(line) + 1
                 start, end = a, b
         finally:
@@ -174,13 +174,15 @@ def lines_at(files: list[Path], places: set[int]) -> Iterator[tuple[int, bytes, 
                     yield place, line, rec
 
 
-def _take(out: Any, want: set[str], where: tuple[int, int], line: bytes, stops_only: bool, row: tuple[bytes, ...] = NO_ROW) -> None:
+def _take(out: Any, want: set[str], where: tuple[int, int], line: bytes, stops_only: bool,
+          row: tuple[bytes, ...] | None = None) -> None:
     """One line of `page_read`'s pass: a listed session's stop (its fields from the report's fast path when the line
-    is the gate's: `row`, else json.loads), a label or a decision (unless `stops_only`)."""
+    is the gate's: `row`, the block's reading of it, or None when the line was read alone: tried here), a label or a
+    decision (unless `stops_only`)."""
     order = where[0] << POSITION | where[1]
-    if not row[0]:
+    if row is None:
         m = report.fast_line(line)
-        row = m.groups(b"") if m is not None else row
+        row = m.groups(b"") if m is not None else NO_ROW
     if row[0] and b'"cached":' not in line and b'"agent' not in line:  # (the page shows them: json.loads reads them)
         when, repo, sid, verdict, leak, _, cost, _, _, duration, config = row
         if sid.decode() in want:
