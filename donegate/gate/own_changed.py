@@ -30,14 +30,14 @@ def since_seal(repo: Path, st: store.Store, look: statcache.Tree | None) -> list
     return found[0]
 
 
-def changed_tests(repo: Path, st: store.Store, look: statcache.Tree | None, prefix: str) -> list[str]:
-    """The project's test files (as pytest names them) added or changed since the seal that are there now,
-    relative to the project."""
+def changed_tests(repo: Path, changed: list[str], prefix: str) -> list[str]:
+    """The project's test files (as pytest names them) added or changed since the seal (`changed`: `since_seal`) that
+    are there now, relative to the project."""
     from donegate.seal.store import matcher
 
     match = matcher(TEST_NAMES)
     out = []
-    for name in since_seal(repo, st, look):
+    for name in changed:
         if prefix and not name.startswith(prefix + "/"):
             continue
         rel = name[len(prefix) + 1:] if prefix else name
@@ -48,24 +48,23 @@ def changed_tests(repo: Path, st: store.Store, look: statcache.Tree | None, pref
     return sorted(out)
 
 
-def sealed_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None, prefix: str) -> list[str]:
+def sealed_changed(changed_since: list[str], pack: dict[str, Any], prefix: str) -> list[str]:
     """The sealed test files that changed or are gone since the seal (relative to the project), and those under a
     conftest.py that changed (a helper they import from it: `seal.calls`)."""
-    changed = set(since_seal(repo, st, look))
+    changed = set(changed_since)
     folders = tuple(n[:-len("conftest.py")] for n in changed if n.rsplit("/", 1)[-1] == "conftest.py")
     return sorted(name for name in pack.get("shape", {}) if (f"{prefix}/{name}" if prefix else name) in changed
                   or (f"{prefix}/{name}" if prefix else name).startswith(folders))
 
 
-def data_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None,
-                  prefix: str) -> dict[str, str | None]:
+def data_changed(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str) -> dict[str, str | None]:
     """{data file: its text now (None: gone)} of the sealed files of the tests that are not Python nor configuration
     (`tests/inflections.txt`) changed since the seal (relative to the project)."""
     from donegate.seal.own import CONFIGS
 
     files = pack.get("files") or {}
     out = {}
-    for name in since_seal(repo, st, look):
+    for name in changed:
         rel = name[len(prefix) + 1:] if prefix and name.startswith(prefix + "/") else name if not prefix else ""
         if rel in files and not rel.endswith(".py") and rel not in CONFIGS and rel not in COVERAGE_FILES \
                 and not rel.startswith(".github/") and rel not in (pack.get("doctext") or ()):
@@ -73,14 +72,13 @@ def data_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: statca
     return out
 
 
-def doctested_changed(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None,
-                       prefix: str) -> dict[str, str | None]:
+def doctested_changed(repo: Path, changed_since: list[str], pack: dict[str, Any], prefix: str) -> dict[str, str | None]:
     """{module file: its text now (None: gone)} of the product's modules holding sealed doctests, and of the sealed
     doctest text files (`doctext`), that changed since the seal (relative to the project)."""
     doctests = [*(pack.get("doctests") or ()), *(pack.get("doctext") or ())]
     if not doctests:
         return {}
-    changed = set(since_seal(repo, st, look))
+    changed = set(changed_since)
     return {rel: text(repo / prefix / rel) for rel in sorted(doctests) if (f"{prefix}/{rel}" if prefix else rel) in changed}
 
 
@@ -109,7 +107,7 @@ def text(path: Path) -> str | None:
         return None
 
 
-def doctested_mine(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None, prefix: str,
+def doctested_mine(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str,
                    documented: dict[str, str | None]) -> list[str]:
     """The product's modules (relative to the project) whose doctests the agent added or changed since the seal, when
     the sealed configuration's pytest collects them (`doctest_modules`): run as they are now, as its own tests."""
@@ -119,7 +117,7 @@ def doctested_mine(repo: Path, st: store.Store, pack: dict[str, Any], look: stat
 
     files, out = pack.get("files") or {}, []
     tests = tuple(p.rstrip("/") + "/" for p in pack.get("paths") or [])
-    for name in since_seal(repo, st, look):
+    for name in changed:
         rel = name[len(prefix) + 1:] if prefix and name.startswith(prefix + "/") else name if not prefix else ""
         parts = rel.split("/")
         if not rel.endswith(".py") or rel in files or rel.startswith(tests) or SKIP_PARTS & set(parts) \

@@ -123,20 +123,21 @@ class OwnRuns:
         """What the stop's look chooses: the sealed test files the change can reach (`donegate.seal.reach`), or all;
         the agent's added or changed test files, run as they are now."""
         repo, st, pack, prefix = self.repo, self.st, self.pack, self.prefix
-        self.changed = own_changed.changed_tests(repo, st, look, prefix)
-        self.documented = own_changed.doctested_changed(repo, st, pack, look, prefix)
+        since = own_changed.since_seal(repo, st, look)  # once: without a look or a snapshot, a walk or a git run
+        self.changed = own_changed.changed_tests(repo, since, prefix)
+        self.documented = own_changed.doctested_changed(repo, since, pack, prefix)
         # the product's modules whose doctests the agent added or changed (`--doctest-modules`): run as they are now
-        self.docs_now = own_changed.doctested_mine(repo, st, pack, look, prefix, self.documented)
+        self.docs_now = own_changed.doctested_mine(repo, since, pack, prefix, self.documented)
         # a sealed doctest text file the agent changed runs as it is now too (its examples, the agent's own tests)
         self.docs_now += [r for r in pack.get("doctext") or () if self.documented.get(r) is not None]
-        self.data = own_changed.data_changed(repo, st, pack, look, prefix)
+        self.data = own_changed.data_changed(repo, since, pack, prefix)
         if self.data:  # the tests reading a data file the agent changed run with its rows too (`own_data`)
             from donegate.gate import own_data
 
             self.changed = sorted({*self.changed, *(f for f in own_data.readers(pack, self.data)
                                                     if own_changed.text(repo / prefix / f) is not None)})
         # Cost follows the change: the sealed test files the change can reach (`donegate.seal.reach`), or all.
-        self.selected = None if self.cfg.get("own_run") == "all" else _selected(repo, st, pack, look, prefix)
+        self.selected = None if self.cfg.get("own_run") == "all" else _selected(since, pack, prefix)
         if self.selected is None or self.selected:
             # The suite's paths as sealed, what the change cannot reach not collected (named one by one instead,
             # pytest collects their folder once per file named); the sealed tests' rewrite kept between stops.
@@ -152,10 +153,10 @@ class OwnRuns:
             self.now = _Run(lambda: self._go(python=self.launch, layout=args, slot="own-now", tree=look))
         # What only the verdict reads, once the runs are on their way (parsing the changed files: their processes
         # start sooner; the values are the same).
-        self.current = {name: own_changed.text(repo / prefix / name) for name in own_changed.sealed_changed(repo, st, pack, look, prefix)}
+        self.current = {name: own_changed.text(repo / prefix / name) for name in own_changed.sealed_changed(since, pack, prefix)}
         self.elsewhere = own_changed.added(repo, pack, self.changed, prefix)
         self.conftests = own_changed.conftests(repo, self.current, prefix)
-        self.weakened = _support_weakened(repo, st, pack, look, prefix)
+        self.weakened = _support_weakened(repo, since, pack, prefix)
 
     def drop(self) -> None:
         """The stop wants no run (its verdict came from the cache): the sealed run, begun, ends unrun."""
@@ -281,12 +282,12 @@ def _prefix(repo: Path, project: Path) -> str:
     return "" if rel == "." else rel
 
 
-def _selected(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None, prefix: str) -> set[str] | None:
-    """The sealed test files the change since the seal can reach (None: all of them)."""
+def _selected(changed: list[str], pack: dict[str, Any], prefix: str) -> set[str] | None:
+    """The sealed test files the change since the seal (`changed`) can reach (None: all of them)."""
     from donegate.seal import own, reach
 
     names = []
-    for name in own_changed.since_seal(repo, st, look):
+    for name in changed:
         if prefix and not name.startswith(prefix + "/"):
             continue
         rel = name[len(prefix) + 1:] if prefix else name
@@ -470,23 +471,24 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     pack = own.load(st.path) or {}
     prefix = str(st.manifest.get("project") or ".")
     prefix = "" if prefix == "." else prefix
-    current = {name: own_changed.text(repo / prefix / name) for name in own_changed.sealed_changed(repo, st, pack, None, prefix)}
-    elsewhere = own_changed.added(repo, pack, own_changed.changed_tests(repo, st, None, prefix), prefix)
+    since = own_changed.since_seal(repo, st, None)  # once: a walk of the tree (or a git run) each time
+    current = {name: own_changed.text(repo / prefix / name) for name in own_changed.sealed_changed(since, pack, prefix)}
+    elsewhere = own_changed.added(repo, pack, own_changed.changed_tests(repo, since, prefix), prefix)
     found = loosened.findings(_sealed_shapes(pack, current), current, set(pack.get("baseline", {}).get("passing", [])),
                               elsewhere, own_changed.conftests(repo, current, prefix))
     found += _module_weakened(pack.get("files") or {}, current, set(pack.get("baseline", {}).get("passing", [])))
-    data = own_changed.data_changed(repo, st, pack, None, prefix)
+    data = own_changed.data_changed(repo, since, pack, prefix)
     if data:
         from donegate.gate import own_data
 
         found += own_data.findings(pack, data, [], set(pack.get("baseline", {}).get("passing", [])))
-    documented = own_changed.doctested_changed(repo, st, pack, None, prefix)
+    documented = own_changed.doctested_changed(repo, since, pack, prefix)
     if documented:
         from donegate.seal import doctested
 
         found += doctested.findings({**(pack.get("doctests") or {}), **doctested.text_entries(pack)}, documented,
                                     set(pack.get("baseline", {}).get("passing", [])))
-    return problems({"weakened": found + _support_weakened(repo, st, pack, None, prefix)})
+    return problems({"weakened": found + _support_weakened(repo, since, pack, prefix)})
 
 
 def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None], passing: set[str]) -> list[dict[str, str]]:
@@ -498,14 +500,13 @@ def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None
     return loosened.module_findings(sealed, current) + loosened.normalized(sealed, current, passing)
 
 
-def _support_weakened(repo: Path, st: store.Store, pack: dict[str, Any], look: statcache.Tree | None,
-                      prefix: str) -> list[dict[str, str]]:
-    """What the configuration files and the conftest.py files changed since the seal take out of a run."""
+def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str) -> list[dict[str, str]]:
+    """What the configuration files and the conftest.py files changed since the seal (`changed`) take out of a run."""
     from donegate.seal import own
 
     sealed_files = pack.get("files") or {}
     configs, conftests, coverage, ci = {}, {}, {}, {}
-    for name in own_changed.since_seal(repo, st, look):
+    for name in changed:
         if prefix and not name.startswith(prefix + "/"):
             continue
         rel = name[len(prefix) + 1:] if prefix else name
