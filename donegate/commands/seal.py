@@ -218,7 +218,7 @@ def _worktrees(project: Path) -> list[Path]:
 
 
 def forget_copies(repo: Path | None, trees: tuple[Path, ...] | None = None, every_look: bool = False) -> str:
-    """What the runs kept of `repo` in the kit's state (mirrors, bytecode, the last look at the working trees
+    """What the runs kept of `repo` in the kit's state (mirrors, bytecode, the laid-out own suite, the last look at the working trees
     `trees`: default its own; `every_look`: and at every tree a stop judged against its seal, `forget.forget`)
     removed: one line, and one per thing left. `repo` None: of every repository (`uninstall --scope user`)."""
     from donegate import paths
@@ -231,7 +231,7 @@ def forget_copies(repo: Path | None, trees: tuple[Path, ...] | None = None, ever
                                       every_look=every_look)
     whose = "the repository" if repo is not None else "every repository"
     said = (f"removed the kit's copies of {whose} ({removed} folders: the runs' mirrors of its tree, its "
-            "bytecode)") if removed else f"the kit's copies of {whose}: none were kept"
+            "bytecode, its own suite laid out)") if removed else f"the kit's copies of {whose}: none were kept"
     if removed and repo is not None and trees and repo.resolve() not in {t.resolve() for t in trees}:  # a worktree's
         said += (f"; they were kept under its sealed project {repo}, which its working trees share (made again at "
                  "their next stop)")

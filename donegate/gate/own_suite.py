@@ -77,7 +77,7 @@ class OwnRuns:
         # the product's bytecode they keep (`donegate.hidden.pyc`); unconfined, a throwaway copy as before.
         # The environment's pytest plugins, as the hidden run loads them; a project that is pytest, its own pytest.
         own_pytest = str(st.manifest.get("own_pytest") or "")
-        self._go = functools.partial(runner.run, self.suite, repo, timeout=self.timeout, confine=cfg["confine"],
+        self._go = functools.partial(runner.run, repo=repo, timeout=self.timeout, confine=cfg["confine"],
                                      project=Path(launch.front[0]), allow=allow, root=root, key=key, later=True,
                                      plugins=plugins or (), own_pytest=own_pytest)
         self.sealed: _Run | None = None
@@ -98,7 +98,7 @@ class OwnRuns:
             # the hook looks, and is sent what the look chose (`chosen`) with its go. What it costs: a stop whose change
             # reaches no sealed test file starts that process and ends it unrun (~0.1 CPU-s, a cached stop's as well).
             rewrite = self._lay_out()
-            self.sealed = _Run(lambda: self._go(python=self._sealed_launch, layout=self._layout, slot="own",
+            self.sealed = _Run(lambda: self._go(self._store, python=self._sealed_launch, layout=self._layout, slot="own",
                                                 rewrite=rewrite, tree=look, chosen=self._told,
                                                 doctests=pack.get("doctests")))
         else:
@@ -106,13 +106,30 @@ class OwnRuns:
 
     def _lay_out(self) -> list[Path]:
         """The sealed suite laid out in the runs' store (the sealed configuration's `pythonpath` applied), and the
-        files whose rewrite the bytecode job keeps."""
+        files whose rewrite the bytecode job keeps. Confined, the store is the seal's, kept from stop to stop under
+        the state root (`own_laid`); else the stop's own."""
         from donegate.seal import own
 
-        self._layout = own.lay_out(self.pack, self.suite)
-        self._sealed_launch = own.with_pythonpath(self.pack, self.launch, self.suite)
+        kept = self._kept()
+        if kept is not None:
+            self._store, self._layout = kept
+        else:
+            self._store, self._layout = self.suite, own.lay_out(self.pack, self.suite)
+        self._sealed_launch = own.with_pythonpath(self.pack, self.launch, self._store)
         # (the kit's pytest makes the kept rewrite: a project that is pytest rewrites with its own)
-        return [] if self.st.manifest.get("own_pytest") else _rewritten(self.pack, self.suite)
+        return [] if self.st.manifest.get("own_pytest") else _rewritten(self.pack, self._store)
+
+    def _kept(self) -> tuple[Path, list[str]] | None:
+        """The seal's laid-out suite kept under the state root (`own_laid`), for a confined run; None: none."""
+        from donegate.hidden import confine as walls
+        from donegate.seal.store import OWN_SUITE
+
+        digest = (self.st.manifest.get("files") or {}).get(OWN_SUITE)
+        if self.root is None or not self.key or not digest or walls.choose(self.cfg["confine"]) != "bwrap":
+            return None
+        from donegate.hidden import own_laid
+
+        return own_laid.laid(self.pack, self.root, self.key, digest)
 
     def _told(self) -> dict[str, Any] | None:
         """The sealed run's go (`runner.Walls.go`): what the look chose of it, once it has (None: it is not to run)."""
@@ -141,16 +158,16 @@ class OwnRuns:
         if self.selected is None or self.selected:
             # The suite's paths as sealed, what the change cannot reach not collected (named one by one instead,
             # pytest collects their folder once per file named); the sealed tests' rewrite kept between stops.
-            self._skip = _skipped(pack, self.suite, self.selected) if self.selected is not None else []
+            rewrite = self._lay_out() if self.sealed is None else []
+            self._skip = _skipped(pack, self._store, self.selected) if self.selected is not None else []
             if self.sealed is None:
-                rewrite = self._lay_out()
-                self.sealed = _Run(lambda: self._go(python=self._sealed_launch, layout=self._layout, slot="own",
+                self.sealed = _Run(lambda: self._go(self._store, python=self._sealed_launch, layout=self._layout, slot="own",
                                                     skip=self._skip, rewrite=rewrite, tree=look,
                                                     doctests=pack.get("doctests")))
         self._chosen.set()
         if self.changed or self.docs_now:
             args = ["--rootdir", ".", *self.changed, *self.docs_now]
-            self.now = _Run(lambda: self._go(python=self.launch, layout=args, slot="own-now", tree=look))
+            self.now = _Run(lambda: self._go(self.suite, python=self.launch, layout=args, slot="own-now", tree=look))
         # What only the verdict reads, once the runs are on their way (parsing the changed files: their processes
         # start sooner; the values are the same).
         self.current = {name: own_changed.text(repo / prefix / name) for name in own_changed.sealed_changed(since, pack, prefix)}

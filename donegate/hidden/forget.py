@@ -1,5 +1,6 @@
 """What the runs keep of a repository under the state root, removed (`unseal`, `uninstall`): each harness's mirror
-of the working tree (`copy.Mirror`) with its record, marks and lock, and the product's kept bytecode. A mirror a
+of the working tree (`copy.Mirror`) with its record, marks and lock, the product's kept bytecode and the own suite
+laid out for the seal (`hidden.own_laid`). A mirror a
 running stop holds is left and named, never removed under it; a bytecode job still writing (`pyc.hold`) is waited
 for, a little, then its folder is removed (a job that starts later finds the mirror gone and writes nothing).
 
@@ -34,6 +35,9 @@ def forget(repo: Path, root: Path, key: str | None = None, also: tuple[Path, ...
     keys += [k for k in (statcache.sealed_looks(root, key) if every_look else ()) if k not in keys]
     looks = [statcache.kept_files(root, k) for k in keys]
     left = [why for files in looks for f in files for why in _removed(f)]  # files: not counted as folders
+    from donegate.hidden import own_laid  # the own suite laid out for its seal (`hidden.own_laid`)
+
+    also = (*also, own_laid.folder(root, key))
     removed, more = _forget(paths.state_dir(root) / "mirror", [key + (f"-{slot}" if slot else "") for slot in SLOTS], also)
     return removed, left + more
 
@@ -51,7 +55,10 @@ def forget_all(root: Path) -> tuple[int, list[str]]:
                 names.add(p.name[:-len(".lock")])
             elif p.is_dir() and not p.name.endswith(".clean"):
                 names.add(p.name)
-    also = tuple(sorted(p for p in kept.iterdir() if p.is_dir())) if kept.is_dir() else ()
+    from donegate.hidden import own_laid
+
+    laid = paths.state_dir(root) / own_laid.FOLDER  # the own suites laid out for their seals
+    also = tuple(sorted(p for d in (kept, laid) if d.is_dir() for p in d.iterdir() if p.is_dir()))
     looks = paths.state_dir(root) / "stat"  # every working tree's last look (not counted as folders)
     left = [why for f in (sorted(looks.glob("*.json")) if looks.is_dir() else ()) for why in _removed(f)]
     removed, more = _forget(mirrors, sorted(names), also)

@@ -235,10 +235,14 @@ def lay_out(pack: dict[str, Any], dest: Path) -> list[str]:
             p.parent.mkdir(parents=True, exist_ok=True)
             made.add(p.parent)
         p.write_bytes(body["text"].encode("utf-8") if "text" in body else binascii.a2b_base64(body["b64"]))
-    config = pack.get("config")
-    if not config:
-        config = "pytest.ini"
-        (dest / config).write_text(KIT_INI, encoding="utf-8")
+    if not pack.get("config"):
+        (dest / "pytest.ini").write_text(KIT_INI, encoding="utf-8")
+    return args_of(pack, dest)
+
+
+def args_of(pack: dict[str, Any], dest: Path) -> list[str]:
+    """pytest's arguments for a run of the suite laid out in `dest` (`lay_out`)."""
+    config = pack.get("config") or "pytest.ini"
     paths = [str(dest / p) for p in pack["paths"] if (dest / p).exists()]
     return ["-c", str(dest / config), "--rootdir", str(dest), *paths]
 

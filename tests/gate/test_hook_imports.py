@@ -95,6 +95,7 @@ STOP_MODULES = {
     # the project's own suite, sealed (issue 44): laid out and run beside the hidden tests, its shapes compared
     "donegate.gate.own_suite", "donegate.seal.own", "donegate.seal.loosened", "donegate.seal.reach",
     "donegate.gate.own_changed",  # what changed since the seal, as the own suite's stage reads it
+    "donegate.hidden.own_laid",  # the own suite laid out once per seal, kept between confined stops
     "donegate.seal.calls",  # the helpers a test calls, read with it (issue 44)
 }
 # Standard modules that cost milliseconds at every stop (see the notes in outcome.py and config.py); `ast`

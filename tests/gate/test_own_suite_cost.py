@@ -84,11 +84,13 @@ def test_the_own_suites_rewrite_is_kept_and_runs_only_for_the_source_it_was_made
 
 
 def _copies(root: Path, key: str) -> list[str]:
-    """What the kit keeps outside the repository for it: the runs' mirrors (every slot) and the bytecode store."""
+    """What the kit keeps outside the repository for it: the runs' mirrors (every slot), the bytecode store and the
+    laid-out own suite."""
     mirror, kept = root / "state" / "mirror", root / "state" / "pyc" / key
     names = sorted(p.name for p in mirror.iterdir() if p.name.split(".")[0] in
                    (key, f"{key}-second", f"{key}-own", f"{key}-own-now")) if mirror.is_dir() else []
-    return names + (["pyc"] if kept.exists() else [])
+    laid = root / "state" / "own-suite" / key  # the own suite laid out for the seal (`hidden.own_laid`)
+    return names + (["pyc"] if kept.exists() else []) + (["own-suite"] if laid.exists() else [])
 
 
 def _put_back(root: Path, key: str, wait: float = 20) -> None:
@@ -142,7 +144,7 @@ def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path,
     assert run_hook(stop_payload(repo)).returncode == 0
     kept_file(pyc.folder(kit_home, repo), "**/calc.*.pyc")
     made = _copies(kit_home, key)
-    assert {f"{key}-own", f"{key}-own-now", key, f"{key}-second", "pyc"} <= set(made), made
+    assert {f"{key}-own", f"{key}-own-now", key, f"{key}-second", "pyc", "own-suite"} <= set(made), made
     assert f"{key}.json" in _looks(kit_home, key)
     (kit_home / "state" / "stat" / f"{key}-0123456789.json").write_text("{}")  # another repository's look
     other.mkdir()

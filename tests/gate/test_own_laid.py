@@ -1,0 +1,94 @@
+"""The own suite's sealed files laid out once per seal under the state root, and used by every confined stop of that
+seal while they are exactly what was laid out (`donegate.hidden.own_laid`, issue 44 item 5). Through the real hook,
+real git repositories: beside each use of the kept folder, the regression that still blocks with the project's id,
+`file:line` and the "as it was when the work began" message; beside each attack on the folder, the honest stop."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from donegate import paths
+from tests.support import require
+from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload, write_config
+
+CALC = "def add(a, b):\n    return a + b\n"
+OWN = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+HIDDEN = "def test_hidden():\n    assert True\n"
+BROKEN = "def add(a, b):\n    return a - b\n"
+# what a tamperer would lay there: the sealed test made to pass whatever `add` does, a conftest.py skipping every test
+LOOSE = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == add(2, 3)\n"
+SKIP_ALL = "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    items.clear()\n"
+
+
+def _sealed(tmp_path: Path, kit_home: Path) -> tuple[Path, Path]:
+    require.bwrap()
+    write_config(kit_home, "confine: on\n")
+    repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "tests/test_calc.py": OWN})
+    hidden = tmp_path / "hidden" / "test_hidden.py"
+    hidden.parent.mkdir()
+    hidden.write_text(HIDDEN)
+    res = seal(repo, hidden)
+    assert res.returncode == 0, res.stderr
+    return repo, kit_home / "state" / "own-suite" / paths.repo_key(repo)
+
+
+def _laid(base: Path) -> Path:
+    """The one laid-out suite of the seal (its folder named by own-suite.json's digest)."""
+    found = [p for p in base.iterdir() if not p.name.startswith(".")]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _blocks_as_the_projects_own(repo: Path, kit_home: Path, session: str) -> None:
+    (repo / "calc.py").write_text(BROKEN)
+    res = run_hook(stop_payload(repo, session=session))
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert "the project's own test tests/test_calc.py::test_add (tests/test_calc.py:4)" in res.stderr, res.stderr
+    assert "as it was when the work began" in res.stderr and "assert -1 == 5" in res.stderr, res.stderr
+    (repo / "calc.py").write_text(CALC)
+
+
+def test_the_sealed_suite_is_laid_out_once_per_seal_and_a_regression_still_blocks(tmp_path, kit_home):
+    """Was: laid out afresh in a temporary folder at every stop (200 test files: ~0.04 CPU-s of the hook's, and their
+    removal after the answer); no folder under the state root."""
+    repo, base = _sealed(tmp_path, kit_home)
+    (repo / "calc.py").write_text(CALC + "\n# a comment\n")
+    assert run_hook(stop_payload(repo)).returncode == 0
+    test = _laid(base) / "tests" / "test_calc.py"
+    assert test.read_text() == OWN
+    made = os.stat(test).st_ino
+    _blocks_as_the_projects_own(repo, kit_home, "s2")
+    assert os.stat(test).st_ino == made  # the same files: not laid out again
+    assert stop_lines(kit_home)[-1]["gates"]["own"]["failing"][0]["where"] == "tests/test_calc.py:4"
+
+
+def test_a_laid_out_suite_edited_or_added_to_is_laid_out_again(tmp_path, kit_home):
+    """What the runs read is what the seal holds: a kept file edited (its test made to pass whatever the code does),
+    or a conftest.py added beside the kept files (deselecting every test), is never what runs. Beside each, the same
+    regression blocks, and an honest stop after it passes."""
+    repo, base = _sealed(tmp_path, kit_home)
+    assert run_hook(stop_payload(repo)).returncode == 0
+    test = _laid(base) / "tests" / "test_calc.py"
+    os.chmod(test, 0o644)
+    test.write_text(LOOSE)
+    _blocks_as_the_projects_own(repo, kit_home, "s2")
+    assert test.read_text() == OWN
+    (_laid(base) / "tests" / "conftest.py").write_text(SKIP_ALL)
+    _blocks_as_the_projects_own(repo, kit_home, "s3")
+    assert not (_laid(base) / "tests" / "conftest.py").exists()
+    assert run_hook(stop_payload(repo, session="s4")).returncode == 0
+
+
+def test_a_new_seal_lays_out_its_own_suite_and_the_earlier_one_goes(tmp_path, kit_home):
+    """A seal of other own tests: its stops run them, not the earlier seal's (the folder is the seal's digest)."""
+    repo, base = _sealed(tmp_path, kit_home)
+    assert run_hook(stop_payload(repo)).returncode == 0
+    earlier = _laid(base)
+    (repo / "tests" / "test_calc.py").write_text(OWN + "\n\ndef test_add_zero():\n    assert add(0, 0) == 0\n")
+    res = seal(repo, tmp_path / "hidden" / "test_hidden.py")
+    assert res.returncode == 0, res.stderr
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b if a else 1\n")
+    res = run_hook(stop_payload(repo, session="s2"))
+    assert res.returncode == 2 and "tests/test_calc.py::test_add_zero" in res.stderr, res.stderr
+    assert _laid(base) != earlier and not earlier.exists()
