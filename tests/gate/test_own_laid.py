@@ -64,9 +64,10 @@ def test_the_sealed_suite_is_laid_out_once_per_seal_and_a_regression_still_block
 
 
 def test_a_laid_out_suite_edited_or_added_to_is_laid_out_again(tmp_path, kit_home):
-    """What the runs read is what the seal holds: a kept file edited (its test made to pass whatever the code does),
-    or a conftest.py added beside the kept files (deselecting every test), is never what runs. Beside each, the same
-    regression blocks, and an honest stop after it passes."""
+    """What the runs read is what the seal holds: a kept file edited (its test made to pass whatever the code does)
+    or replaced by a link to such a file, a conftest.py added beside the kept files (deselecting every test), the
+    kit's configuration laid out with them given a deselection: none is what runs. Beside each, the same regression
+    blocks, and an honest stop after them passes."""
     repo, base = _sealed(tmp_path, kit_home)
     assert run_hook(stop_payload(repo)).returncode == 0
     test = _laid(base) / "tests" / "test_calc.py"
@@ -77,7 +78,15 @@ def test_a_laid_out_suite_edited_or_added_to_is_laid_out_again(tmp_path, kit_hom
     (_laid(base) / "tests" / "conftest.py").write_text(SKIP_ALL)
     _blocks_as_the_projects_own(repo, kit_home, "s3")
     assert not (_laid(base) / "tests" / "conftest.py").exists()
-    assert run_hook(stop_payload(repo, session="s4")).returncode == 0
+    ini = _laid(base) / "pytest.ini"  # the kit's empty configuration laid out beside them, given a deselection
+    os.chmod(ini, 0o644)
+    ini.write_text("[pytest]\naddopts = --deselect tests/test_calc.py::test_add\n")
+    _blocks_as_the_projects_own(repo, kit_home, "s4")
+    os.unlink(_laid(base) / "tests" / "test_calc.py")  # replaced by a link to a copy of the loosened test
+    (tmp_path / "loose.py").write_text(LOOSE)
+    os.symlink(tmp_path / "loose.py", _laid(base) / "tests" / "test_calc.py")
+    _blocks_as_the_projects_own(repo, kit_home, "s5")
+    assert run_hook(stop_payload(repo, session="s6")).returncode == 0
 
 
 def test_a_new_seal_lays_out_its_own_suite_and_the_earlier_one_goes(tmp_path, kit_home):
