@@ -54,16 +54,29 @@ def laid(pack: dict[str, Any], root: Path, key: str, digest: str) -> tuple[Path,
     try:
         own.lay_out(pack, new)
         _record(new)
+        if _intact(dest, pack):  # another stop of the seal switched its own in meanwhile: that one (its run may use it)
+            _gone(new)
+            return dest, own.args_of(pack, dest)
         if dest.exists() or dest.is_symlink():  # (not intact: set aside, then removed)
             os.replace(dest, Path(tempfile.mkdtemp(prefix=".old-", dir=base)) / "x")
         os.replace(new, dest)
     except OSError:  # another stop of the seal switched its own in first: that one, if intact
         _gone(new)
         return (dest, own.args_of(pack, dest)) if _intact(dest, pack) else None
-    for other in base.iterdir():  # the layouts of earlier seals, and what was set aside
-        if other.name != dest.name and not other.name.startswith(".new-"):
+    import time
+
+    for other in base.iterdir():  # the layouts of earlier seals, what was set aside, a killed stop's unfinished one
+        if other.name != dest.name and not (other.name.startswith(".new-") and _recent(other, time.time())):
             _gone(other)
     return dest, own.args_of(pack, dest)
+
+
+def _recent(path: Path, now: float) -> bool:
+    """Made in the last ten minutes (another stop may be laying it out now)."""
+    try:
+        return now - os.lstat(path).st_mtime < 600
+    except OSError:
+        return False
 
 
 def _record(dest: Path) -> None:

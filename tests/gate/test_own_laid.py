@@ -101,3 +101,60 @@ def test_a_new_seal_lays_out_its_own_suite_and_the_earlier_one_goes(tmp_path, ki
     res = run_hook(stop_payload(repo, session="s2"))
     assert res.returncode == 2 and "tests/test_calc.py::test_add_zero" in res.stderr, res.stderr
     assert _laid(base) != earlier and not earlier.exists()
+
+
+# -- two stops of one seal at once (unit: `own_laid.laid` called as a stop calls it) ------------------------------
+
+PACK = {"files": {"tests/test_calc.py": {"text": OWN}}, "paths": ["tests"], "config": None}
+
+
+def test_a_stop_whose_layout_another_stop_switched_in_first_uses_that_one(tmp_path, monkeypatch):
+    """Both found no layout and laid out their own; the other switched its in first and its run may be reading it.
+    Was: this stop set the other's aside (and removed it under that run) to switch its own in. Beside it: a layout
+    that is not intact is still replaced."""
+    from donegate.hidden import own_laid
+    from donegate.seal import own
+
+    real = own.lay_out
+    dest = own_laid.folder(tmp_path, "k") / "digest"
+
+    def meanwhile(pack, new):  # the other stop finishes while this one lays out
+        out = real(pack, new)
+        other = Path(str(new) + "-other")
+        real(pack, other)
+        own_laid._record(other)
+        os.replace(other, dest)
+        theirs.append(os.stat(dest / "tests" / "test_calc.py").st_ino)
+        return out
+
+    theirs: list[int] = []
+
+    monkeypatch.setattr(own, "lay_out", meanwhile)
+    assert not dest.exists()
+    got = own_laid.laid(PACK, tmp_path, "k", "digest")
+    assert got is not None and got[0] == dest
+    assert os.stat(dest / "tests" / "test_calc.py").st_ino == theirs[0]  # the other stop's, not set aside
+    assert [p.name for p in dest.parent.iterdir()] == ["digest"]  # nothing set aside, its own unfinished one gone
+    monkeypatch.setattr(own, "lay_out", real)
+    assert own_laid.laid(PACK, tmp_path, "k", "digest")[0] == dest
+    assert os.stat(dest / "tests" / "test_calc.py").st_ino == theirs[0]  # intact: used as it is
+    os.chmod(dest / "tests" / "test_calc.py", 0o644)
+    (dest / "tests" / "test_calc.py").write_text(LOOSE)
+    assert own_laid.laid(PACK, tmp_path, "k", "digest")[0] == dest
+    assert (dest / "tests" / "test_calc.py").read_text() == OWN
+
+
+def test_an_unfinished_layout_a_killed_stop_left_goes_once_it_is_old(tmp_path):
+    """A stop killed while laying out leaves its `.new-` folder: removed by a later layout once ten minutes old;
+    beside it, one made just now (another stop laying out) stays."""
+    import time
+
+    from donegate.hidden import own_laid
+
+    base = own_laid.folder(tmp_path, "k")
+    old, recent = base / ".new-old", base / ".new-recent"
+    old.mkdir(parents=True)
+    recent.mkdir()
+    os.utime(old, (time.time() - 1200, time.time() - 1200))
+    assert own_laid.laid(PACK, tmp_path, "k", "digest") is not None
+    assert not old.exists() and recent.exists()
