@@ -247,10 +247,12 @@ def test_uninstall_at_the_user_level_removes_every_repositorys_copies(tmp_path, 
         (mirror / name).mkdir(parents=True)
         (mirror / f"{name}.lock").write_text("")
     (kept / "one-0123456789").mkdir(parents=True)
+    laid = kit_home / "state" / "own-suite"  # the own suite laid out for a seal (`hidden.own_laid`)
+    (laid / "two.x-9876543210" / "digest").mkdir(parents=True)
     assert _donegate(kit_home, "install", "--scope", "user", "--sandbox", "off").returncode == 0
     res = _donegate(kit_home, "uninstall", "--scope", "user")
-    assert res.returncode == 0 and "removed the kit's copies of every repository (4 folders" in res.stdout, res.stdout
-    assert list(mirror.iterdir()) == [] and list(kept.iterdir()) == []
+    assert res.returncode == 0 and "removed the kit's copies of every repository (5 folders" in res.stdout, res.stdout
+    assert list(mirror.iterdir()) == [] and list(kept.iterdir()) == [] and list(laid.iterdir()) == []
 
 
 def _donegate(kit_home: Path, *argv: str):
