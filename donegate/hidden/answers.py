@@ -131,7 +131,11 @@ def _answer_literal(node):
     return value, enc is not None and len(_answer_dumps(enc)) <= ANSWER_LITERAL
 
 
-_ANSWER_UNIT = ("assertEqual", "assertEquals", "assertTrue")
+# unittest's methods held: the one list the probe reads too (`unit_names.py`; in a run, its source shares this
+# namespace); a class of the file's own that defines any of them keeps its tolerance (none held)
+if globals().get("__package__"):
+    from donegate.hidden.unit_names import UNIT_EQ, UNIT_TRUE
+_ANSWER_UNIT = (*UNIT_EQ, *UNIT_TRUE)
 
 
 def _answer_unit(stmt):
@@ -142,12 +146,12 @@ def _answer_unit(stmt):
             and isinstance(call.func.value, _answer_ast.Name) and call.func.value.id == "self"):
         return None
     name, args = call.func.attr, call.args
-    rest = [*args[2 if name in ("assertEqual", "assertEquals") else 1:], *(k.value for k in call.keywords if k.arg == "msg")]
+    rest = [*args[2 if name in UNIT_EQ else 1:], *(k.value for k in call.keywords if k.arg == "msg")]
     if len(rest) > 1 or any(not isinstance(a, _answer_ast.Constant) for a in rest) or any(k.arg != "msg" for k in call.keywords):
         return None
-    if name in ("assertEqual", "assertEquals") and len(args) >= 2 and not any(isinstance(a, _answer_ast.Starred) for a in args):
+    if name in UNIT_EQ and len(args) >= 2 and not any(isinstance(a, _answer_ast.Starred) for a in args):
         return _answer_ast.Compare(args[0], [_answer_ast.Eq()], [args[1]])
-    if name == "assertTrue" and args and isinstance(args[0], _answer_ast.Compare):
+    if name in UNIT_TRUE and args and isinstance(args[0], _answer_ast.Compare):
         return args[0]
     return None
 

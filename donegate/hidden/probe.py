@@ -19,6 +19,10 @@ returns False, NotImplemented or raises against a stranger, so it is never trapp
 import ast as _ast
 import os as _os
 
+# unittest's comparisons (`unit_probes`): the one list, `unit_names.py` (sent before this source, one namespace)
+if globals().get("__package__"):
+    from donegate.hidden.unit_names import UNIT_EQ, UNIT_FALSE, UNIT_TRUE
+
 _PROBE_NAME = "_dg_probe"
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or type(), not a builtin
 
@@ -464,10 +468,6 @@ class _AssertCompares(_ast.NodeTransformer):
         return node
 
 
-# unittest's comparisons (`unit_probes`): `self.assertEqual(a, b)`, `self.assertTrue(a == b)`, `self.assertFalse(a != b)`
-_UNIT_EQ = ("assertEqual", "assertEquals", "failUnlessEqual")
-_UNIT_TRUE = ("assertTrue", "assert_", "failUnless")
-_UNIT_FALSE = ("assertFalse", "failIf")
 
 
 def _unit_compare(stmt):
@@ -479,12 +479,12 @@ def _unit_compare(stmt):
             or any(k.arg in (None, "first", "second", "expr") for k in call.keywords):
         return None
     name, args, keywords = call.func.attr, call.args, call.keywords
-    if name in _UNIT_EQ and len(args) >= 2:
+    if name in UNIT_EQ and len(args) >= 2:
         return args[0], args[1], "==", lambda a, b: _ast.Call(call.func, [a, b, *args[2:]], keywords), name
-    cmp = args[0] if name in _UNIT_TRUE + _UNIT_FALSE and args else None
+    cmp = args[0] if name in UNIT_TRUE + UNIT_FALSE and args else None
     if isinstance(cmp, _ast.Compare) and len(cmp.ops) == 1 and \
-            isinstance(cmp.ops[0], _ast.Eq if name in _UNIT_TRUE else _ast.NotEq):
-        return cmp.left, cmp.comparators[0], "==" if name in _UNIT_TRUE else "!=", \
+            isinstance(cmp.ops[0], _ast.Eq if name in UNIT_TRUE else _ast.NotEq):
+        return cmp.left, cmp.comparators[0], "==" if name in UNIT_TRUE else "!=", \
             lambda a, b: _ast.Call(call.func, [_ast.Compare(a, cmp.ops, [b]), *args[1:]], keywords), name
     return None
 
