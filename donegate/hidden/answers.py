@@ -131,10 +131,10 @@ def _answer_literal(node):
     return value, enc is not None and len(_answer_dumps(enc)) <= ANSWER_LITERAL
 
 
-# unittest's methods held: the one list the probe reads too (`unit_names.py`; in a run, its source shares this
+# unittest's methods held: the one list the probe reads too (`probe_unit.py`; in a run, its source shares this
 # namespace); a class of the file's own that defines any of them keeps its tolerance (none held)
 if globals().get("__package__"):
-    from donegate.hidden.unit_names import UNIT_EQ, UNIT_TRUE
+    from donegate.hidden.probe_unit import UNIT_EQ, UNIT_TRUE
 _ANSWER_UNIT = (*UNIT_EQ, *UNIT_TRUE)
 
 

@@ -19,9 +19,9 @@ returns False, NotImplemented or raises against a stranger, so it is never trapp
 import ast as _ast
 import os as _os
 
-# unittest's comparisons (`unit_probes`): the one list, `unit_names.py` (sent before this source, one namespace)
+# unittest's comparisons (`unit_probes`), their names and rewrite: `probe_unit.py` (sent before this source, one namespace)
 if globals().get("__package__"):
-    from donegate.hidden.unit_names import UNIT_EQ, UNIT_FALSE, UNIT_TRUE
+    from donegate.hidden.probe_unit import _decoyed, _getattr_list, unit_probes
 
 _PROBE_NAME = "_dg_probe"
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or type(), not a builtin
@@ -397,11 +397,6 @@ def _statements(tree):
                 todo.extend(stmts)
 
 
-def _getattr_list(node, field):
-    v = getattr(node, field, None)
-    return v if isinstance(v, list) else None
-
-
 def _fresh(node):
     return _ast.Name(node.id, _ast.Load()) if isinstance(node, _ast.Name) else _ast.Constant(node.value)
 
@@ -411,16 +406,6 @@ def _is_rewritten_compare(s):
             and s.targets[0].id.startswith("@py_assert") and isinstance(s.value, _ast.Compare)
             and len(s.value.ops) == 1 and isinstance(s.value.ops[0], (_ast.Eq, _ast.NotEq))
             and all(isinstance(x, (_ast.Name, _ast.Constant)) for x in (s.value.left, s.value.comparators[0])))
-
-
-def _decoyed(probe, a, b):
-    """`a in probe(a, b, 'in') or b in probe(b, a, 'in')`: whether either side, an object of the repository's, equals a
-    decoy of the other, compared first (`make_probe`'s `decoys`: nothing to compare for a builtin value). The expected
-    value stands on either side (`expected == product()` asks the product's `__eq__` too)."""
-    def one(x, y):
-        return _ast.Compare(_ast.Name(x, _ast.Load()), [_ast.In()], [_ast.Call(
-            probe(), [_ast.Name(x, _ast.Load()), _ast.Name(y, _ast.Load()), _ast.Constant("in")], [])])
-    return _ast.BoolOp(_ast.Or(), [one(a, b), one(b, a)])
 
 
 class _AssertCompares(_ast.NodeTransformer):
@@ -468,87 +453,6 @@ class _AssertCompares(_ast.NodeTransformer):
         return node
 
 
-
-
-def _unit_compare(stmt):
-    """(left, right, operator, the call made again with two names for its sides, the method's name) of a statement that
-    compares by unittest's assert methods on `self`, else None."""
-    call = stmt.value if isinstance(stmt, _ast.Expr) else None
-    if not (isinstance(call, _ast.Call) and isinstance(call.func, _ast.Attribute) and isinstance(call.func.value, _ast.Name)
-            and call.func.value.id == "self") or any(isinstance(a, _ast.Starred) for a in call.args) \
-            or any(k.arg in (None, "first", "second", "expr") for k in call.keywords):
-        return None
-    name, args, keywords = call.func.attr, call.args, call.keywords
-    if name in UNIT_EQ and len(args) >= 2:
-        return args[0], args[1], "==", lambda a, b: _ast.Call(call.func, [a, b, *args[2:]], keywords), name
-    cmp = args[0] if name in UNIT_TRUE + UNIT_FALSE and args else None
-    if isinstance(cmp, _ast.Compare) and len(cmp.ops) == 1 and \
-            isinstance(cmp.ops[0], _ast.Eq if name in UNIT_TRUE else _ast.NotEq):
-        return cmp.left, cmp.comparators[0], "==" if name in UNIT_TRUE else "!=", \
-            lambda a, b: _ast.Call(call.func, [_ast.Compare(a, cmp.ops, [b]), *args[1:]], keywords), name
-    return None
-
-
-def _unit_steps(stmt, found, probe, decoys):
-    """`stmt` (unittest's comparison `found`) as the statements that make it and probe it, each side evaluated once:
-    `@py_assert0 = a; @py_assert1 = b; @py_assert2 = probe.unit(self.assertEqual)` (unittest's own method: a project's
-    `assertEqual` with a tolerance of its own is its own to keep), [`@py_assert3 = @py_assert2 and (@py_assert0 in
-    probe(@py_assert0, @py_assert1, 'in') or ...)`: the decoys, compared first (`decoys`, the second run)], the call on
-    the two names (unless it equalled a decoy), then `if @py_assert2 and not probe(@py_assert0, @py_assert1, op,
-    [@py_assert3,] result): raise AssertionError(...)` (the probe's answer is the comparison's: for `!=`, a true
-    answer fails) and the names cleared, as pytest clears its own."""
-    left, right, op, again, method = found
-    names = [f"@py_assert{i}" for i in range(4 if decoys and op == "==" else 3)]
-
-    def load(i):
-        return _ast.Name(names[i], _ast.Load())
-
-    def store(i, value):
-        return _ast.Assign([_ast.Name(names[i], _ast.Store())], value)
-
-    own = _ast.Call(_ast.Attribute(probe(), "unit", _ast.Load()), [
-        _ast.Attribute(_ast.Name("self", _ast.Load()), method, _ast.Load())], [])
-    out = [store(0, left), store(1, right), store(2, own)]
-    if len(names) == 4:
-        out.append(store(3, _ast.BoolOp(_ast.And(), [load(2), _decoyed(probe, names[0], names[1])])))
-    call = _ast.Expr(again(load(0), load(1)))
-    # equal to a decoy: not compared again (a latch would fail the call), the probe says why (`make_probe`'s `first`)
-    out.append(_ast.If(_ast.UnaryOp(_ast.Not(), load(3)), [call], []) if len(names) == 4 else call)
-    said = _ast.Call(probe(), [load(0), load(1), _ast.Constant(op), *[load(i) for i in range(3, len(names))], _ast.Constant(op == "==")], [])
-    text = _ast.BinOp(_ast.Constant("%r != %r"), _ast.Mod(), _ast.Tuple([load(0), load(1)], _ast.Load()))
-    out.append(_ast.If(_ast.BoolOp(_ast.And(), [load(2), _ast.UnaryOp(_ast.Not(), said) if op == "==" else said]),
-                       [_ast.Raise(_ast.Call(_ast.Name("AssertionError", _ast.Load()), [text], []))], []))
-    out.append(_ast.Assign([_ast.Name(n, _ast.Store()) for n in names], _ast.Constant(None)))
-    for s in out:  # the call's own line on every node made here (the sides keep theirs)
-        for n in _ast.walk(s):
-            if "lineno" in n._attributes and not hasattr(n, "lineno"):
-                n.lineno, n.col_offset = stmt.lineno, stmt.col_offset
-                n.end_lineno, n.end_col_offset = stmt.end_lineno, stmt.end_col_offset
-    return out
-
-
-def unit_probes(tree, probe, decoys):
-    """unittest's comparisons in a function (`_unit_compare`) probed as an assert's `==` is, in both runs: after the
-    call, the probe answers again (`probe()` makes the expression that names it); with `decoys` (the second run), the
-    decoys of the expected value first. A value that latches onto the first one it is compared with, or equals
-    everything, is then seen as it is in an assert."""
-    todo = [(tree, False)]
-    while todo:
-        node, inside = todo.pop()
-        inside = inside or isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef))
-        if isinstance(node, _ast.ClassDef):
-            inside = False  # a class body's names are the class's
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            stmts = _getattr_list(node, field)
-            if not stmts:
-                continue
-            todo.extend((s, inside) for s in stmts)  # before the steps are in: the call they make is not probed again
-            if inside and field != "handlers" and field != "cases":
-                for i in reversed(range(len(stmts))):
-                    found = _unit_compare(stmts[i])
-                    if found is not None:
-                        stmts[i:i + 1] = _unit_steps(stmts[i], found, probe, decoys)
-    return tree
 
 
 def compare_probes(tree, name):

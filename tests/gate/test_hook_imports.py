@@ -87,7 +87,7 @@ STOP_MODULES = {
     "donegate.hidden.pyc",  # the product's bytecode kept between confined stops
     "donegate.hidden.early",  # the first run started by the launcher from the last stop's recipe (issue 48 item 2)
     "donegate.hidden.answers", "donegate.hidden.bare_plan",  # the second run's held literals, judged by the kit (issue 45)
-    "donegate.hidden.unit_names",  # unittest's assert methods, one list for the probe and the held literals (issue 45)
+    "donegate.hidden.probe_unit",  # unittest's assert methods, one list for the probe and the held literals (issue 45)
     "donegate.hidden.rewritten",  # the second run's tests, rewritten and compiled once per seal (issue 48)
     "donegate.gate.scan_places",  # the scan's baseline by function, and new calls into it (issue 45)
     "donegate.gate", "donegate.gate.context", "donegate.gate.acceptance", "donegate.gate.breaker", "donegate.gate.feedback",

@@ -109,12 +109,12 @@ def test_unittest_comparisons_are_probed_after_the_call(tmp_path, monkeypatch):
     import sys
     import unittest
 
-    from donegate.hidden import probe
+    from donegate.hidden import probe, probe_unit
 
     (tmp_path / "calc.py").write_text(CALC)
     monkeypatch.syspath_prepend(str(tmp_path))
     alarms: list[str] = []
-    tree = probe.unit_probes(ast.parse(CASE), lambda: ast.Name("_probe", ast.Load()), False)
+    tree = probe_unit.unit_probes(ast.parse(CASE), lambda: ast.Name("_probe", ast.Load()), False)
     ns = {"_probe": probe.make_probe(str(tmp_path), alarms.append), "__name__": "t_unit"}
     exec(compile(tree, "t_unit.py", "exec"), ns)
     result = unittest.TestResult()

@@ -63,15 +63,15 @@ def test_honest_results_pass_unittests_old_aliases_in_both_runs(tmp_path_factory
 
 
 def test_the_kit_holds_unittests_old_aliases_as_it_probes_them():
-    """One list of unittest's names (`probe.UNIT_EQ`, `probe.UNIT_TRUE`) for the probe and the supervisor's hold."""
+    """One list of unittest's names (`probe_unit.UNIT_EQ`, `probe_unit.UNIT_TRUE`) for the probe and the supervisor's hold."""
     import ast
 
-    from donegate.hidden import answers, probe
+    from donegate.hidden import answers, probe_unit
 
     source = ALIASES.replace("self.failUnlessEqual(200", "self.assertEquals(200")
     held = {q: [e for _, e, _, _ in v] for q, v in answers.answer_holds(ast.parse(source)).items()}
     assert held == {"AliasTests::test_fail_unless_equal": [900], "AliasTests::test_assert_equals": [200],
                     "AliasTests::test_fail_unless": [1800], "AliasTests::test_assert_": ["three units"]}, held
-    probed = {n.name: probe._unit_compare(n.body[0]) is not None for n in ast.walk(ast.parse(source))
+    probed = {n.name: probe_unit._unit_compare(n.body[0]) is not None for n in ast.walk(ast.parse(source))
               if isinstance(n, ast.FunctionDef)}
     assert all(probed.values()), probed
