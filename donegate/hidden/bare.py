@@ -99,11 +99,13 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
         def probe_cmp(left, right, op, *result):  # the result as the test's frame compared it (`compare_probes`)
             if op == "in":  # the decoys it compares an object with first
                 return probe.decoys(left, right)
+            if type(op) is tuple and op[0] == "decoys":  # those of unittest's other comparisons (`probe_unit`)
+                return probe.decoys_for(left, right, op[1])
             if len(result) == 2:  # whether it equalled one of them, then the result
                 return probe.first(left, right, op, *result)
             return probe(left, right, op, result[0] if result else left == right if op == "==" else left != right)
 
-        probe_cmp.unit = probe.unit  # unittest's own assert methods only (`probe.unit_probes`)
+        probe_cmp.unit, probe_cmp.listed = probe.unit, probe.listed  # unittest's own assert methods only (`probe_unit`)
         objects = {"\x00" + job["shim"]: make_shim(), "\x00" + job["probe"]: probe_cmp, "\x00" + job["hold"]: hold}
 
         flagged = _watch_traces(job, out)  # before any of the product's code runs

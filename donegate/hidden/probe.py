@@ -75,11 +75,11 @@ def make_probe(repo, alarm):
         mock = modules.get("unittest.mock")
         return mock is not None and tp is _type(_getattr(mock, "ANY", None))
 
-    def own(tp):
-        """True when `tp`'s equality is not known to be the interpreter's or a module's outside the repository:
-        a method is known by the module whose namespace it runs in (its globals, a module loaded from a file
-        outside the repository, whose file its code names too), never by `__module__` or `co_filename` alone."""
-        for name in ("__eq__", "__ne__"):
+    def own(tp, names=("__eq__", "__ne__")):
+        """True when `tp`'s equality (`names`: its methods) is not known to be the interpreter's or a module's outside
+        the repository: a method is known by the module whose namespace it runs in (its globals, a module loaded from
+        a file outside the repository, whose file its code names too), never by `__module__` or `co_filename` alone."""
+        for name in names:
             for cls in mro_of(tp):
                 d = dict_of(cls)
                 if name not in d:
@@ -231,6 +231,8 @@ def make_probe(repo, alarm):
               "an object equal to everything is not a result")
 
     def probe(left, right, op, result):
+        if op != "==" and op != "!=":  # unittest's other comparisons (`probe_unit`), after the call passed
+            return unit_check(left, right, op)
         try:
             holds = _bool(result) if op == "==" else not _bool(result)
         except Exception:
@@ -278,6 +280,127 @@ def make_probe(repo, alarm):
                     lied(x)
                     return op != "=="
         return result
+
+    def member(x, c, op):
+        """Whether `x` is in `c` by the rules of the side that is a builtin value: a builtin container's elements
+        each by their own rules (`same`); a member that is a builtin value must not be in the product's container
+        with a fresh value (for "member"; "stranger" if it is); neither side one, the call's answer."""
+        if pure(c):
+            if pure(x):
+                return x in c
+            if _type(c) is _str or _type(c) is _bytes:  # a substring: of the member's builtin value
+                return any(_isinstance(x, base) and take(x) in c for base, take in bases if base is _type(c))
+            found = False
+            for el in _list(c)[:256]:  # a dict's keys
+                r = same(x, el)
+                if r == "stranger":
+                    return r
+                if r is True:
+                    found = True
+                    break
+            return found
+        if pure(x) and op == "member":
+            for s in strangers(x):
+                try:
+                    if s in c:
+                        return "stranger"
+                except Exception:
+                    pass
+        return op == "member"
+
+    def number(x):
+        """`x` as a builtin number (a subclass as its base, an object by its own `float`), or None."""
+        if _type(x) in numbers:
+            return x
+        for base, take in bases[:3]:
+            if _isinstance(x, base):
+                return take(x)
+        if _isinstance(x, (_str, _bytes)):
+            return None
+        try:
+            return _float(x)
+        except Exception:
+            return None
+
+    def close(a, b, places, delta):  # unittest's assertAlmostEqual, on two builtin values
+        if a == b:
+            return True
+        diff = _abs(a - b)
+        return diff <= delta if delta is not None else round(diff, 7 if places is None else places) == 0
+
+    def almost(left, right, places, delta):
+        lp, rp = pure(left), pure(right)
+        if lp == rp:
+            return close(left, right, places, delta) if lp else True
+        x, e = (right, left) if lp else (left, right)
+        v = number(x)
+        if v is not None:
+            return close(v, e, places, delta)
+        return same(x, e) if eq(x, e) else True  # equal, as the call found first: by the expected value's rules
+
+    def counted(xs, es):
+        """Whether the lists `xs` and `es` (`listed`) hold the same elements as often, one matched to each by the
+        rules of the side that is a builtin value (`same`); neither side one, the call's answer."""
+        lp, rp = pure(xs), pure(es)
+        if not (lp or rp):
+            return True
+        x, e = (es, xs) if lp and not rp else (xs, es)
+        if _len(x) != _len(e):
+            return False
+        if _len(e) > 256:
+            return True
+        left = _list(x)
+        for el in e:
+            for i in range(_len(left)):
+                r = same(left[i], el)
+                if r == "stranger":
+                    return r
+                if r is True:
+                    del left[i]
+                    break
+            else:
+                return False
+        return True
+
+    def unit_check(left, right, op):
+        """unittest's other comparisons answered again, by the rules of the side that is a builtin value: `op`
+        "member", "not member", "count", ("almost", places, delta) (`probe_unit`)."""
+        mode[0] = "=="
+        try:
+            if op == "member" or op == "not member":
+                r = member(left, right, op)
+            elif op == "count":
+                r = counted(left, right)
+            elif _type(op) is _tuple and op[0] == "almost":
+                r = almost(left, right, op[1], op[2])
+            else:
+                return True
+        except Exception:
+            return False
+        if r == "stranger":  # named by its class: the container's, the member's, a list's first element of no builtin
+            x = right if op in ("member", "not member") and pure(left) else left
+            lied(next((v for v in x if not pure(v)), x) if op == "count" and _type(x) is _list else x)
+            return False
+        return r if op != "not member" else not r
+
+    def decoys_for(x, y, op):
+        """The decoys `x` is compared with first (`decoys`) for unittest's comparison `op`: values unlike the expected
+        `y` by its rules (not almost equal; not in the container); for a membership whose container is the
+        product's, `(x,)` when it holds a fresh value (equal to everything), else ()."""
+        try:
+            if op == "member" and pure(x) and not pure(y):
+                if not own(_type(y), ("__contains__", "__iter__", "__getitem__", "__eq__")):
+                    return ()
+                return (x,) if member(x, y, op) == "stranger" else ()
+            if op == "member":
+                elements = _list(y)[:15] if pure(y) and _type(y) not in (_str, _bytes) else []
+                out = [d for el in elements for d in decoys(x, el)[:4]]
+                return _tuple(d for d in out if not any(d == el for el in y))  # none in the container: honest code is in it
+            if _type(op) is _tuple and op[0] == "almost" and _type(y) in numbers:
+                return _tuple(d for d in decoys(x, y) if not close(d, y, op[1], op[2]))
+        except Exception:
+            pass
+        return ()
 
     def decoys(x, e):
         """Values of the expected `e`'s kind (an int, a float, a str, bytes, or a tuple, list, dict, set or frozenset of
@@ -339,7 +462,7 @@ def make_probe(repo, alarm):
             name = _getattr(_type(right if pure(left) else left), "__qualname__", "?")
             alarm(f"an object of the class {name} compared equal to a value unlike the expected one, compared with "
                   "it first: a value that latches onto what it is compared with is not a result")
-            return op != "=="
+            return op == "!="
         return probe(left, right, op, result)
 
     def unit(method):
@@ -349,7 +472,7 @@ def make_probe(repo, alarm):
         fn = _getattr(method, "__func__", None)
         return case is not None and fn is not None and any(fn is v for v in dict_of(case.TestCase).values())
 
-    probe.decoys, probe.first, probe.unit = decoys, first, unit
+    probe.decoys, probe.first, probe.unit, probe.decoys_for, probe.listed = decoys, first, unit, decoys_for, _list
     return probe
 
 

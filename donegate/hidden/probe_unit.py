@@ -11,6 +11,11 @@ import ast as _ast
 UNIT_EQ = ("assertEqual", "assertEquals", "failUnlessEqual")  # self.assertEqual(a, b): a == b
 UNIT_TRUE = ("assertTrue", "assert_", "failUnless")  # self.assertTrue(a == b)
 UNIT_FALSE = ("assertFalse", "failIf")  # self.assertFalse(a != b)
+UNIT_IN = ("assertIn",)  # self.assertIn(member, container): op "member" (not "in": the decoys' call, `_decoyed`)
+UNIT_NOT_IN = ("assertNotIn",)  # op "not member"
+UNIT_ALMOST = ("assertAlmostEqual", "assertAlmostEquals", "failUnlessAlmostEqual")  # op ("almost", places, delta)
+UNIT_COUNT = ("assertCountEqual",)  # op "count": each side made a list first (unittest's own first step)
+_UNIT_TEXT = {"member": "%r not found in %r", "not member": "%r unexpectedly found in %r", "count": "element counts of %r and %r differ"}
 
 
 def _getattr_list(node, field):
@@ -18,14 +23,23 @@ def _getattr_list(node, field):
     return v if isinstance(v, list) else None
 
 
-def _decoyed(probe, a, b):
+def _decoyed(probe, a, b, op="in"):
     """`a in probe(a, b, 'in') or b in probe(b, a, 'in')`: whether either side, an object of the repository's, equals a
     decoy of the other, compared first (`make_probe`'s `decoys`: nothing to compare for a builtin value). The expected
-    value stands on either side (`expected == product()` asks the product's `__eq__` too)."""
+    value stands on either side (`expected == product()` asks the product's `__eq__` too). Another `op` (("decoys",
+    unittest's op): `decoys_for`) asks for the decoys of that comparison; a membership's member stands on the left."""
     def one(x, y):
         return _ast.Compare(_ast.Name(x, _ast.Load()), [_ast.In()], [_ast.Call(
-            probe(), [_ast.Name(x, _ast.Load()), _ast.Name(y, _ast.Load()), _ast.Constant("in")], [])])
-    return _ast.BoolOp(_ast.Or(), [one(a, b), one(b, a)])
+            probe(), [_ast.Name(x, _ast.Load()), _ast.Name(y, _ast.Load()), _ast.Constant(op)], [])])
+    return one(a, b) if op == ("decoys", "member") else _ast.BoolOp(_ast.Or(), [one(a, b), one(b, a)])
+
+
+def _rule(node):
+    """A literal number or None (absent) for assertAlmostEqual's places or delta, else ValueError (not probed)."""
+    value = None if node is None else _ast.literal_eval(node)
+    if value is not None and type(value) not in (int, float):
+        raise ValueError("not a number")
+    return value
 
 
 def _unit_compare(stmt):
@@ -39,6 +53,17 @@ def _unit_compare(stmt):
     name, args, keywords = call.func.attr, call.args, call.keywords
     if name in UNIT_EQ and len(args) >= 2:
         return args[0], args[1], "==", lambda a, b: _ast.Call(call.func, [a, b, *args[2:]], keywords), name
+    if name in UNIT_IN + UNIT_NOT_IN + UNIT_COUNT and len(args) >= 2 and not any(k.arg in ("member", "container") for k in keywords):
+        op = "member" if name in UNIT_IN else "not member" if name in UNIT_NOT_IN else "count"
+        return args[0], args[1], op, lambda a, b: _ast.Call(call.func, [a, b, *args[2:]], keywords), name
+    if name in UNIT_ALMOST and len(args) >= 2:
+        given = {k.arg: k.value for k in keywords}
+        try:
+            op = ("almost", _rule(args[2] if len(args) > 2 else given.get("places")),
+                  _rule(args[4] if len(args) > 4 else given.get("delta")))
+        except (ValueError, TypeError, SyntaxError, RecursionError):
+            return None  # a tolerance computed at run time: the call alone, as before
+        return args[0], args[1], op, lambda a, b: _ast.Call(call.func, [a, b, *args[2:]], keywords), name
     cmp = args[0] if name in UNIT_TRUE + UNIT_FALSE and args else None
     if isinstance(cmp, _ast.Compare) and len(cmp.ops) == 1 and \
             isinstance(cmp.ops[0], _ast.Eq if name in UNIT_TRUE else _ast.NotEq):
@@ -56,7 +81,7 @@ def _unit_steps(stmt, found, probe, decoys):
     [@py_assert3,] result): raise AssertionError(...)` (the probe's answer is the comparison's: for `!=`, a true
     answer fails) and the names cleared, as pytest clears its own."""
     left, right, op, again, method = found
-    names = [f"@py_assert{i}" for i in range(4 if decoys and op == "==" else 3)]
+    names = [f"@py_assert{i}" for i in range(4 if decoys and op not in ("!=", "not member", "count") else 3)]
 
     def load(i):
         return _ast.Name(names[i], _ast.Load())
@@ -66,15 +91,18 @@ def _unit_steps(stmt, found, probe, decoys):
 
     own = _ast.Call(_ast.Attribute(probe(), "unit", _ast.Load()), [
         _ast.Attribute(_ast.Name("self", _ast.Load()), method, _ast.Load())], [])
+    if op == "count":  # a list of each side (unittest's first step): the probe reads the elements the call read
+        left, right = (_ast.Call(_ast.Attribute(probe(), "listed", _ast.Load()), [side], []) for side in (left, right))
     out = [store(0, left), store(1, right), store(2, own)]
     if len(names) == 4:
-        out.append(store(3, _ast.BoolOp(_ast.And(), [load(2), _decoyed(probe, names[0], names[1])])))
+        decoyed = _decoyed(probe, names[0], names[1], *(() if op == "==" else (("decoys", op),)))
+        out.append(store(3, _ast.BoolOp(_ast.And(), [load(2), decoyed])))
     call = _ast.Expr(again(load(0), load(1)))
     # equal to a decoy: not compared again (a latch would fail the call), the probe says why (`make_probe`'s `first`)
     out.append(_ast.If(_ast.UnaryOp(_ast.Not(), load(3)), [call], []) if len(names) == 4 else call)
-    said = _ast.Call(probe(), [load(0), load(1), _ast.Constant(op), *[load(i) for i in range(3, len(names))], _ast.Constant(op == "==")], [])
-    text = _ast.BinOp(_ast.Constant("%r != %r"), _ast.Mod(), _ast.Tuple([load(0), load(1)], _ast.Load()))
-    out.append(_ast.If(_ast.BoolOp(_ast.And(), [load(2), _ast.UnaryOp(_ast.Not(), said) if op == "==" else said]),
+    said = _ast.Call(probe(), [load(0), load(1), _ast.Constant(op), *[load(i) for i in range(3, len(names))], _ast.Constant(op != "!=")], [])
+    text = _ast.BinOp(_ast.Constant(_UNIT_TEXT.get(op, "%r != %r")), _ast.Mod(), _ast.Tuple([load(0), load(1)], _ast.Load()))
+    out.append(_ast.If(_ast.BoolOp(_ast.And(), [load(2), _ast.UnaryOp(_ast.Not(), said) if op != "!=" else said]),
                        [_ast.Raise(_ast.Call(_ast.Name("AssertionError", _ast.Load()), [text], []))], []))
     out.append(_ast.Assign([_ast.Name(n, _ast.Store()) for n in names], _ast.Constant(None)))
     for s in out:  # the call's own line on every node made here (the sides keep theirs)

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from tests.support.repos import pooled_files, run_hook, stop_lines, stop_payload, write_config
-from tests.support.unit_products import ATTACKS, HONEST, PRICE_BUG
+from tests.support.unit_products import ATTACKS, HONEST, PRICE_BUG, run_probed
 
 UNIT_PRICES = ("import unittest\n\nimport calc\n\n\nclass PriceTests(unittest.TestCase):\n"
                "    def test_bulk(self):\n        self.assertEqual(calc.price(10), 900)\n\n"
@@ -105,27 +105,12 @@ CALC = ("class Sane:\n    def __init__(self, v):\n        self.v = v\n\n    def 
 
 
 def test_unittest_comparisons_are_probed_after_the_call(tmp_path, monkeypatch):
-    import ast
-    import sys
-    import unittest
-
-    from donegate.hidden import probe, probe_unit
-
-    (tmp_path / "calc.py").write_text(CALC)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    alarms: list[str] = []
-    tree = probe_unit.unit_probes(ast.parse(CASE), lambda: ast.Name("_probe", ast.Load()), False)
-    ns = {"_probe": probe.make_probe(str(tmp_path), alarms.append), "__name__": "t_unit"}
-    exec(compile(tree, "t_unit.py", "exec"), ns)
-    result = unittest.TestResult()
-    for case in ("T", "Tolerant"):
-        unittest.defaultTestLoader.loadTestsFromTestCase(ns[case]).run(result)
+    result, alarms = run_probed(tmp_path, monkeypatch, CASE, CALC)
     failed = sorted(t.id().rpartition(".")[2] for t, _ in result.failures)
     # equal within a tolerance: not equal by the int's rules; a call on another name than `self`, or a method of the
     # project's own (`Tolerant.assertEqual`), is left as it is
     assert failed == ["test_near", "test_near_not_equal"] and not result.errors and not alarms, (result.failures, alarms)
     assert all("Near object" in text and "!= 3" in text for _, text in result.failures)
-    sys.modules.pop("calc", None)
 
 
 def test_which_unittest_calls_the_kit_holds():

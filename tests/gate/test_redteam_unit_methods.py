@@ -14,7 +14,7 @@ import unittest
 import pytest
 
 from tests.support.repos import pooled_files, run_hook, stop_lines, stop_payload, write_config
-from tests.support.unit_products import ATTACKS, HONEST, PRICE_BUG
+from tests.support.unit_products import ATTACKS, HONEST, MORE_ATTACKS, MORE_BUG, MORE_HONEST, PRICE_BUG, run_probed
 
 ALIASES = ("import unittest\n\nimport calc\n\n\nclass AliasTests(unittest.TestCase):\n"
            "    def test_fail_unless_equal(self):\n        self.failUnlessEqual(calc.price(10), 900)\n\n"
@@ -75,3 +75,82 @@ def test_the_kit_holds_unittests_old_aliases_as_it_probes_them():
     probed = {n.name: probe_unit._unit_compare(n.body[0]) is not None for n in ast.walk(ast.parse(source))
               if isinstance(n, ast.FunctionDef)}
     assert all(probed.values()), probed
+
+
+# unittest's other comparisons: the expected value a literal (held) and computed in the test (probed, decoys first)
+MORE = ("import unittest\n\nimport calc\n\n\nclass MoreTests(unittest.TestCase):\n"
+        "    def test_in(self):\n        self.assertIn(calc.price(10), (900, 950))\n\n"
+        "    def test_has(self):\n        self.assertIn('three', calc.words(3))\n\n"
+        "    def test_almost(self):\n        self.assertAlmostEqual(calc.rate(3), 0.3)\n\n"
+        "    def test_delta(self):\n        self.assertAlmostEqual(calc.price(2), 205, delta=10, msg='two')\n\n"
+        "    def test_count(self):\n        self.assertCountEqual(calc.parts(3), ['a', 'b', 'c'])\n\n"
+        "    def test_rows(self):\n        for units in (10, 20):\n            with self.subTest(units=units):\n"
+        "                self.assertIn(calc.price(units), [units * 90, units * 95])\n"
+        "                self.assertAlmostEqual(calc.rate(units), units / 10, places=3)\n"
+        "                self.assertCountEqual(calc.parts(units // 10), list('abc'[:units // 10]))\n")
+
+
+@pytest.mark.parametrize("attack", list(MORE_ATTACKS))
+def test_a_product_without_the_answer_through_unittests_other_comparisons_is_caught(tmp_path_factory, kit_home, attack):
+    res, accept = _stop(tmp_path_factory, kit_home, "test_unit_more.py", MORE, MORE_BUG, MORE_ATTACKS[attack], attack)
+    assert res.returncode == 2, f"the stop was allowed: {res.stdout} {accept.get('second')}"
+    assert accept["tamper"]["rule"] in ("probe", "disagree"), json.dumps(accept)
+
+
+@pytest.mark.parametrize("product", list(MORE_HONEST))
+def test_honest_results_pass_unittests_other_comparisons_in_both_runs(tmp_path_factory, kit_home, product):
+    res, accept = _stop(tmp_path_factory, kit_home, "test_unit_more.py", MORE, MORE_BUG, MORE_HONEST[product], product)
+    assert res.returncode == 0 and "tamper" not in accept, (res.stderr, json.dumps(accept))
+    assert accept["second"]["checked"] == 6 and not accept["second"]["unsupported"], accept["second"]
+
+
+# The rewrite itself (`probe_unit.unit_probes`, the first run's: the probe after the call), run by unittest.
+OTHER_CASE = ('''import unittest\n\nfrom calc import Any, Latch, Money, Upper, Yes\n\n\nclass T(unittest.TestCase):
+    def test_honest(self):
+        self.assertIn(Money(900), (900, 950))
+        self.assertIn('A', Upper(['a', 'b']))
+        self.assertNotIn(Money(3), [1, 2])
+        self.assertAlmostEqual(Money(200), 205, delta=10)
+        self.assertAlmostEqual(0.1 + 0.2, 0.3)
+        self.assertCountEqual(iter([Money(2), Money(1)]), [1, 2])
+        self.assertCountEqual({'b': 1, 'a': 2}, 'ab')
+
+    def test_any_in(self):
+        self.assertIn(Any(), (900, 950))
+
+    def test_yes(self):
+        self.assertIn('three', Yes())
+
+    def test_any_almost(self):
+        self.assertAlmostEqual(Any(), 0.3, places=2)
+
+    def test_any_count(self):
+        self.assertCountEqual([Any(), Any()], ['a', 'b'])
+
+    def test_latch(self):  # a latch passes the first run's probe (the second compares it with decoys first)
+        self.assertIn(Latch(), [1, 2])
+
+
+class Tolerant(unittest.TestCase):
+    def assertIn(self, member, container, msg=None):  # the project's own: its rules are its own
+        pass
+
+    def test_own_assert_in(self):
+        self.assertIn(Any(), (1, 2))
+''')
+OTHER_CALC = ("class Money:\n    def __init__(self, c):\n        self.c = c\n\n    def __eq__(self, other):\n"
+              "        return self.c == (other.c if isinstance(other, Money) else other)\n\n    __hash__ = None\n\n"
+              "    def __float__(self):\n        return float(self.c)\n\n    def __sub__(self, other):\n        return self.c - other\n\n\n"
+              "class Upper:\n    def __init__(self, w):\n        self.w = [x.upper() for x in w]\n\n"
+              "    def __contains__(self, x):\n        return x.upper() in self.w\n\n\n"
+              "class Any:\n    def __eq__(self, other):\n        return True\n\n    __hash__ = None\n\n\n"
+              "class Yes:\n    def __contains__(self, x):\n        return True\n\n\n"
+              "class Latch:\n    v = None\n\n    def __eq__(self, other):\n        if self.v is None:\n            self.v = other\n"
+              "        return self.v == other\n")
+
+
+def test_unittests_other_comparisons_are_probed_after_the_call(tmp_path, monkeypatch):
+    result, alarms = run_probed(tmp_path, monkeypatch, OTHER_CASE, OTHER_CALC)
+    failed = sorted(t.id().rpartition(".")[2] for t, _ in result.failures)
+    assert failed == ["test_any_almost", "test_any_count", "test_any_in", "test_yes"] and not result.errors, (result.failures, result.errors)
+    assert sorted(a.split(" compared")[0] for a in alarms) == [f"an object of the class {c}" for c in ("Any", "Any", "Any", "Yes")], alarms
