@@ -134,32 +134,77 @@ def _answer_literal(node):
 # unittest's methods held: the one list the probe reads too (`probe_unit.py`; in a run, its source shares this
 # namespace); a class of the file's own that defines any of them keeps its tolerance (none held)
 if globals().get("__package__"):
-    from donegate.hidden.probe_unit import UNIT_EQ, UNIT_TRUE
-_ANSWER_UNIT = (*UNIT_EQ, *UNIT_TRUE)
+    from donegate.hidden.probe_unit import UNIT_ALMOST, UNIT_EQ, UNIT_IN, UNIT_TRUE
+_ANSWER_UNIT = (*UNIT_EQ, *UNIT_TRUE, *UNIT_IN, *UNIT_ALMOST)
+# A held assert that is not `==` (`answer_rule`): its expected value (ANSWER_RULE, rule, value); "member": the product's
+# value must be one of a literal container's elements, ("almost", places, delta): within unittest's tolerance of it
+ANSWER_RULE = "\x00answer-rule"
+ANSWER_MEMBERS = 16  # elements of a literal container held (15 decoys each: a latch is right one time in 16)
+
+
+def answer_rule(e):
+    """(rule, value) of a held assert's expected value: ("==", e) for an assert's literal."""
+    return (e[1], e[2]) if type(e) is tuple and len(e) == 3 and e[0] == ANSWER_RULE else ("==", e)
+
+
+def _answer_close(a, b, places, delta):  # unittest's assertAlmostEqual on builtin values (`probe.close`)
+    if a == b:
+        return True
+    diff = abs(a - b)
+    return diff <= delta if delta is not None else round(diff, 7 if places is None else places) == 0
+
+
+def _answer_elements(container):
+    """A literal container's elements (a dict's keys), one of each that equal each other by their own rules."""
+    out = []
+    for x in container:
+        if not any(x == y for y in out):
+            out.append(x)
+    return out
 
 
 def _answer_unit(stmt):
     """`X == Y` of a statement `self.assertEqual(X, Y)` or `self.assertTrue(X == Y)` (a message after them a literal
-    alone: the call is left out whole), as an assert's test; else None."""
+    alone: the call is left out whole), as an assert's test; (rule, X, the literal) of `self.assertIn(X, LITERAL)`
+    ("member") or `self.assertAlmostEqual(X, LITERAL)` (either side; ("almost", places, delta), literal numbers or
+    absent); else None."""
     call = stmt.value if isinstance(stmt, _answer_ast.Expr) else None
     if not (isinstance(call, _answer_ast.Call) and isinstance(call.func, _answer_ast.Attribute)
             and isinstance(call.func.value, _answer_ast.Name) and call.func.value.id == "self"):
         return None
     name, args = call.func.attr, call.args
-    rest = [*args[2 if name in UNIT_EQ else 1:], *(k.value for k in call.keywords if k.arg == "msg")]
+    if any(isinstance(a, _answer_ast.Starred) for a in args):
+        return None
+    if name in UNIT_ALMOST and 2 <= len(args) <= 5 and all(k.arg in ("places", "delta", "msg") for k in call.keywords):
+        given = {**dict(zip(("places", "msg", "delta"), args[2:], strict=False)), **{k.arg: k.value for k in call.keywords}}
+        try:
+            rule = [_answer_ast.literal_eval(given[w]) if w in given else None for w in ("places", "delta")]
+        except (ValueError, TypeError, SyntaxError, RecursionError):
+            return None
+        if any(v is not None and type(v) not in (int, float) for v in rule) or not isinstance(given.get("msg"), (_answer_ast.Constant, type(None))):
+            return None
+        (_, lok), (_, rok) = _answer_literal(args[0]), _answer_literal(args[1])
+        return (("almost", *rule), args[0] if rok else args[1], args[1] if rok else args[0]) if lok != rok else None
+    rest = [*args[2 if name in UNIT_EQ + UNIT_IN else 1:], *(k.value for k in call.keywords if k.arg == "msg")]
     if len(rest) > 1 or any(not isinstance(a, _answer_ast.Constant) for a in rest) or any(k.arg != "msg" for k in call.keywords):
         return None
     if name in UNIT_EQ and len(args) >= 2 and not any(isinstance(a, _answer_ast.Starred) for a in args):
         return _answer_ast.Compare(args[0], [_answer_ast.Eq()], [args[1]])
     if name in UNIT_TRUE and args and isinstance(args[0], _answer_ast.Compare):
         return args[0]
+    if name in UNIT_IN and len(args) >= 2:
+        value, ok = _answer_literal(args[1])
+        if ok and type(value) in (tuple, list, set, frozenset, dict) and 0 < len(value) <= ANSWER_MEMBERS \
+                and not _answer_literal(args[0])[1]:
+            return "member", args[0], args[1]
     return None
 
 
 def answer_holds(tree):
     """The held asserts of `tree`'s tests: each top-level `assert X == LITERAL` (or `LITERAL == X`) of a test
-    function, before any top-level `return` or `raise`, at most `ANSWER_MAX` a test: {test qualname: [(K, expected
-    value, the assert statement, X)]}; K counts through the file."""
+    function, or unittest's call that compares so (`_answer_unit`), before any top-level `return` or `raise`, at most
+    `ANSWER_MAX` a test: {test qualname: [(K, expected value (`answer_rule`), the assert statement, X)]}; K counts
+    through the file."""
     out, count = {}, [0]
     # a class of the file's own with an assert method of its own (a tolerance of its own): no unittest call is held
     own_asserts = any(isinstance(m, (_answer_ast.FunctionDef, _answer_ast.AsyncFunctionDef)) and m.name in _ANSWER_UNIT
@@ -171,7 +216,11 @@ def answer_holds(tree):
             if isinstance(stmt, (_answer_ast.Return, _answer_ast.Raise)) or len(held) >= ANSWER_MAX:
                 break  # what follows may never run: compared in the fork, as before
             test = stmt.test if isinstance(stmt, _answer_ast.Assert) else None if own_asserts else _answer_unit(stmt)
-            if isinstance(test, _answer_ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], _answer_ast.Eq):
+            if isinstance(test, tuple):  # unittest's membership or tolerance: the expected value with its rule
+                rule, x, literal = test
+                held.append((count[0], (ANSWER_RULE, rule, _answer_literal(literal)[0]), stmt, x))
+                count[0] += 1
+            elif isinstance(test, _answer_ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], _answer_ast.Eq):
                 left, right = test.left, test.comparators[0]
                 lv, lok = _answer_literal(left)
                 rv, rok = _answer_literal(right)
@@ -226,12 +275,13 @@ def answer_sources(files, name):
 
             def at(line, col, starts=starts):
                 return starts[line - 1] + col
-            spans = sorted({k: (at(st.lineno, st.col_offset), at(st.end_lineno, st.end_col_offset), k, x, st)
-                            for items in found.values() for k, _, st, x in items}.values())  # one a K (inherited ones too)
-            for a, b, k, x, st in reversed(spans):
+            spans = sorted({k: (at(st.lineno, st.col_offset), at(st.end_lineno, st.end_col_offset), k, x, st,
+                                b", 1" if answer_rule(e)[0] not in ("==", "member") else b"")
+                            for items in found.values() for k, e, st, x in items}.values())  # one a K (inherited ones too)
+            for a, b, k, x, st, number in reversed(spans):  # a tolerance: an object sent as its number (`answer_hold`)
                 inner = raw[at(x.lineno, x.col_offset):at(x.end_lineno, x.end_col_offset)]
                 lines = (st.end_lineno - st.lineno) - (x.end_lineno - x.lineno)  # the line count kept
-                raw = raw[:a] + b"%s((%s), %d%s)" % (name.encode(), inner, k, b"\n" * lines) + raw[b:]
+                raw = raw[:a] + b"%s((%s), %d%s%s)" % (name.encode(), inner, k, number, b"\n" * lines) + raw[b:]
         sources[path.name] = raw.decode("utf-8", "surrogateescape")
     return sources, held
 
@@ -320,11 +370,16 @@ def answer_ticket(held, rnd):
     candidates in a drawn order}; the real one's place in each, which only the kit keeps)."""
     sets, places = {}, {}
     for k, e in held:
-        cands = [e, *answer_decoys(e, rnd)]
+        rule, e = answer_rule(e)
+        right = _answer_elements(e) if rule == "member" else [e]  # a membership: any one of the elements
+        decoys = [d for x in right for d in answer_decoys(x, rnd)]
+        if rule != "==":  # none in the container, or within the tolerance: honest code would equal it
+            decoys = [d for d in decoys if not (any(d == x for x in right) if rule == "member" else _answer_close(d, e, *rule[1:]))]
+        cands = [*right, *decoys]
         order = list(range(len(cands)))
         rnd.shuffle(order)
         sets[k] = [answer_encode(cands[i]) for i in order]
-        places[k] = order.index(0)
+        places[k] = order.index(0) if rule != "member" else tuple(order.index(i) for i in range(len(right)))
     return _answer_dumps(sets).encode(), places
 
 
@@ -366,11 +421,16 @@ def answer_judge(answers, held, places, others=None):
                 got = answer_decode(_answer_loads(data.decode()))
             except Exception:
                 return "an answer the harness did not write"
-            if not got == e:  # two builtin values: the builtin's own equality (1 == 1.0 == True, as pytest has it)
+            rule, e = answer_rule(e)
+            try:  # two builtin values: the builtin's own rules (1 == 1.0 == True, as pytest has it)
+                right = got in e if rule == "member" else got == e if rule == "==" else _answer_close(got, e, *rule[1:])
+            except Exception:  # noqa: BLE001 - an unhashable value against a set, a str against a number: not right
+                right = False
+            if not right:
                 return "the value it returned is not the expected one (held by the supervisor)"
         elif kind == b"c":
-            bits = data.decode("ascii", "replace")
-            if bits.count("1") != 1 or bits.find("1") != places.get(k, -1):
+            bits, place = data.decode("ascii", "replace"), places.get(k, -1)
+            if bits.count("1") != 1 or bits.find("1") not in (place if type(place) is tuple else (place,)):
                 return "the object it returned is not equal to the expected value alone (held by the supervisor)"
         else:
             return "the value it returned cannot be equal to the expected one (held by the supervisor)"
@@ -386,8 +446,13 @@ def answer_record(k, kind, data):
 def answer_hold(emit, later):
     """The function a held assert calls in the fork: a builtin value is sent at once (`emit`), any other object
     kept (`later`) until the test returned (`answer_later`)."""
-    def hold(value, k):
+    def hold(value, k, number=0):
         enc = answer_encode(value)
+        if enc is None and number:  # a tolerance (`answer_sources`): an object by its own float (Decimal, Fraction)
+            try:
+                enc = answer_encode(float(value))
+            except Exception:  # noqa: BLE001 - no number of its own: compared with the candidates by its `==`
+                enc = None
         if enc is None:
             later.append((k, value))
             return

@@ -14,7 +14,7 @@ import unittest
 import pytest
 
 from tests.support.repos import pooled_files, run_hook, stop_lines, stop_payload, write_config
-from tests.support.unit_products import ATTACKS, HONEST, MORE_ATTACKS, MORE_BUG, MORE_HONEST, PRICE_BUG, run_probed
+from tests.support.unit_products import ATTACKS, HONEST, HELD_ATTACKS, HELD_BUG, HELD_HONEST, MORE_ATTACKS, MORE_BUG, MORE_HONEST, PRICE_BUG, run_probed
 
 ALIASES = ("import unittest\n\nimport calc\n\n\nclass AliasTests(unittest.TestCase):\n"
            "    def test_fail_unless_equal(self):\n        self.failUnlessEqual(calc.price(10), 900)\n\n"
@@ -90,18 +90,53 @@ MORE = ("import unittest\n\nimport calc\n\n\nclass MoreTests(unittest.TestCase):
         "                self.assertCountEqual(calc.parts(units // 10), list('abc'[:units // 10]))\n")
 
 
-@pytest.mark.parametrize("attack", list(MORE_ATTACKS))
-def test_a_product_without_the_answer_through_unittests_other_comparisons_is_caught(tmp_path_factory, kit_home, attack):
-    res, accept = _stop(tmp_path_factory, kit_home, "test_unit_more.py", MORE, MORE_BUG, MORE_ATTACKS[attack], attack)
+# held by the supervisor: the literal container and number are in no code the second run holds
+HELD = ("import unittest\n\nimport calc\n\n\nclass HeldTests(unittest.TestCase):\n"
+        "    def test_in(self):\n        self.assertIn(calc.price(10), (900, 950))\n\n"
+        "    def test_almost(self):\n        self.assertAlmostEqual(calc.rate(3), 0.3, places=3, msg='rate')\n")
+
+
+# (file name, its text, the bug sealed with it, its tests, the products that attack it, the honest ones)
+OTHERS = {"probed": ("test_unit_more.py", MORE, MORE_BUG, 6, MORE_ATTACKS, MORE_HONEST),
+          "held": ("test_unit_held.py", HELD, HELD_BUG, 2, HELD_ATTACKS, HELD_HONEST)}
+
+
+@pytest.mark.parametrize("case, attack", [(c, a) for c, v in OTHERS.items() for a in v[4]])
+def test_a_product_without_the_answer_through_unittests_other_comparisons_is_caught(tmp_path_factory, kit_home, case, attack):
+    name, body, bug, _, attacks, _ = OTHERS[case]
+    res, accept = _stop(tmp_path_factory, kit_home, name, body, bug, attacks[attack], attack)
     assert res.returncode == 2, f"the stop was allowed: {res.stdout} {accept.get('second')}"
-    assert accept["tamper"]["rule"] in ("probe", "disagree"), json.dumps(accept)
+    if case == "held":  # the supervisor's rules: the value is in no code the second run holds, nor in the block
+        assert "900, 950" not in res.stderr and "0.3" not in res.stderr
+        assert accept["tamper"]["rule"] == "disagree" and "held by the supervisor" in accept["tamper"]["what"], json.dumps(accept)
+    else:  # the probe: a fresh value equal, or a decoy compared first
+        assert accept["tamper"]["rule"] in ("probe", "disagree"), json.dumps(accept)
 
 
-@pytest.mark.parametrize("product", list(MORE_HONEST))
-def test_honest_results_pass_unittests_other_comparisons_in_both_runs(tmp_path_factory, kit_home, product):
-    res, accept = _stop(tmp_path_factory, kit_home, "test_unit_more.py", MORE, MORE_BUG, MORE_HONEST[product], product)
+@pytest.mark.parametrize("case, product", [(c, h) for c, v in OTHERS.items() for h in v[5]])
+def test_honest_results_pass_unittests_other_comparisons_in_both_runs(tmp_path_factory, kit_home, case, product):
+    name, body, bug, checked, _, honest = OTHERS[case]
+    res, accept = _stop(tmp_path_factory, kit_home, name, body, bug, honest[product], product)
     assert res.returncode == 0 and "tamper" not in accept, (res.stderr, json.dumps(accept))
-    assert accept["second"]["checked"] == 6 and not accept["second"]["unsupported"], accept["second"]
+    assert accept["second"]["checked"] == checked and not accept["second"]["unsupported"], accept["second"]
+
+
+def test_which_memberships_and_tolerances_the_kit_holds():
+    """`self.assertIn(X, LITERAL CONTAINER)` and `self.assertAlmostEqual(X, LITERAL)` (either side, places or delta
+    literal numbers or absent, a literal message): held with their rule; a tolerance or message computed at run time,
+    a literal member of the product's container, a container of more than 16 elements: not held."""
+    import ast
+
+    from donegate.hidden import answers
+
+    src = ("import unittest\n\n\nclass Case(unittest.TestCase):\n    def test_n(self):\n"
+           "        self.assertIn(f(1), [1, 2])\n        self.assertAlmostEqual(0.5, f(2), delta=0.1)\n"
+           "        self.assertAlmostEqual(f(3), 2.5, 2, 'why')\n        self.assertAlmostEqual(f(4), 1.0, places=p)\n"
+           "        self.assertIn('a', f(5))\n        self.assertIn(f(6), list(range(20)))\n"
+           "        self.assertIn(f(7), tuple(range(17)))\n        self.assertAlmostEqual(f(8), 1.5, msg=str(3))\n")
+    held = [answers.answer_rule(e) for _, e, _, _ in answers.answer_holds(ast.parse(src))["Case::test_n"]]
+    assert held == [("member", [1, 2]), (("almost", None, 0.1), 0.5), (("almost", 2, None), 2.5)], held
+
 
 
 # The rewrite itself (`probe_unit.unit_probes`, the first run's: the probe after the call), run by unittest.
