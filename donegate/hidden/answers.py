@@ -134,6 +134,7 @@ def _answer_literal(node):
 # unittest's methods held: the one list the probe reads too (`probe_unit.py`; in a run, its source shares this
 # namespace); a class of the file's own that defines any of them keeps its tolerance (none held)
 if globals().get("__package__"):
+    from donegate.hidden.bare_plan import inherited, own_classes
     from donegate.hidden.probe_unit import UNIT_ALMOST, UNIT_EQ, UNIT_IN, UNIT_TRUE
 _ANSWER_UNIT = (*UNIT_EQ, *UNIT_TRUE, *UNIT_IN, *UNIT_ALMOST)
 # A held assert that is not `==` (`answer_rule`): its expected value (ANSWER_RULE, rule, value); "member": the product's
@@ -230,29 +231,16 @@ def answer_holds(tree):
         if held:
             out[qual] = held
 
-    classes = {}
     for node in tree.body:
         if isinstance(node, _answer_ast.FunctionDef) and node.name.startswith("test"):
             fn(node, node.name)
         elif isinstance(node, _answer_ast.ClassDef):  # any name: a TestCase, a mixin of tests
-            classes[node.name] = node
             for m in node.body:
                 if isinstance(m, _answer_ast.FunctionDef) and m.name.startswith("test"):
                     fn(m, f"{node.name}::{m.name}")
-    for node in classes.values():  # a test a class inherits from the file's own classes: the same held asserts
-        defined, todo = {m.name for m in node.body if isinstance(m, (_answer_ast.FunctionDef, _answer_ast.AsyncFunctionDef))}, list(node.bases)
-        seen = {node.name}
-        while todo:
-            base = classes.get(getattr(todo.pop(0), "id", None))
-            if base is None or base.name in seen:
-                continue
-            seen.add(base.name)
-            for m in base.body:
-                if isinstance(m, (_answer_ast.FunctionDef, _answer_ast.AsyncFunctionDef)) and m.name not in defined:
-                    defined.add(m.name)
-                    if f"{base.name}::{m.name}" in out:
-                        out[f"{node.name}::{m.name}"] = out[f"{base.name}::{m.name}"]
-            todo = list(base.bases) + todo  # depth first, as the plan reads a class's bases (`bare_plan.plan`)
+    for node, base, m in inherited(own_classes(tree)):  # a test inherited from the file's own classes (grandparents
+        if f"{base.name}::{m.name}" in out:  # too: the plan's one walk, `bare_plan.lineage`): the same held asserts
+            out[f"{node.name}::{m.name}"] = out[f"{base.name}::{m.name}"]
     return out
 
 

@@ -37,6 +37,39 @@ def _dotted(node):
     return ""
 
 
+def own_classes(tree):
+    """The file's own top-level classes by name (one defined twice: None, neither is known to be the one meant)."""
+    classes = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            classes[node.name] = None if node.name in classes else node
+    return classes
+
+
+def lineage(node, classes, outside=()):
+    """(the file's own classes `node` is made of, itself first, its bases' left to right, depth first, each once: where
+    pytest and unittest find a test method, the first that defines it; the names of its other bases, each class of
+    `classes` defined twice or named in `outside` among them, "" for a class keyword (a metaclass) or a loop). The
+    one walk of a class's bases: the plan (`plan`), the tests' reasons (`_per_test`), the held asserts
+    (`answers.answer_holds`)."""
+    out, other = [], []
+
+    def walk(c, seen):
+        if c.keywords or c.name in seen:
+            other.append("")
+            return
+        if c not in out:
+            out.append(c)
+        for b in c.bases:
+            name = _dotted(b)
+            if name in outside or classes.get(name) is None:
+                other.append(name)
+            else:
+                walk(classes[name], seen | {c.name})
+    walk(node, frozenset())
+    return out, other
+
+
 def _deco_name(d):
     return _dotted(d.func if isinstance(d, ast.Call) else d)
 
@@ -155,30 +188,15 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
         return ""
 
     tests = {}
-    classes = {}  # the file's own classes by name (one defined twice: neither, its bases unknown)
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            classes[node.name] = None if node.name in classes else node
+    classes = own_classes(tree)
 
-    def chain(node, seen=frozenset()):
-        """The file's own classes `node` is made of, itself first (its bases' left to right, depth first), and whether
-        unittest's TestCase is among its bases; None when a base is neither (another module's class, a metaclass)."""
-        if node.keywords or node.name in seen:
+    def chain(node):
+        """The file's own classes `node` is made of (`lineage`), and whether unittest's TestCase is among its bases;
+        None when a base is neither (another module's class, a metaclass)."""
+        made, other = lineage(node, classes, cases)
+        if any(name not in cases and name != "object" for name in other):
             return None
-        out, case = [node], False
-        for b in node.bases:
-            name = _dotted(b)
-            if name in cases:
-                case = True
-            elif name != "object" and name in classes and classes[name] is not None:
-                inner = chain(classes[name], seen | {node.name})
-                if inner is None:
-                    return None
-                out += [c for c in inner[0] if c not in out]
-                case = case or inner[1]
-            elif name != "object":
-                return None
-        return out, case
+        return made, any(name in cases for name in other)
 
     def test(fn, qual, skip_self):
         if isinstance(fn, ast.AsyncFunctionDef):
@@ -324,14 +342,25 @@ def _per_test(tree, says):
             out.update({k: why for k, why in whys_of.items() if why})
         elif why := says(node):
             return {"*": why}
-    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-    for node in classes.values():  # a test inherited from a class of the file's own: its reason too (`plan`'s `chain`)
-        own = {m.name for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        for base in (classes.get(_dotted(b)) for b in node.bases):
-            for m in base.body if base is not None and base is not node else ():
-                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name not in own and f"{base.name}::{m.name}" in out:
-                    out[f"{node.name}::{m.name}"] = out[f"{base.name}::{m.name}"]
+    classes = own_classes(tree)
+    for node, base, m in inherited(classes):  # a test inherited from a class of the file's own: its reason too
+        if f"{base.name}::{m.name}" in out:
+            out[f"{node.name}::{m.name}"] = out[f"{base.name}::{m.name}"]
     return out
+
+
+def inherited(classes):
+    """(a class, the class of the file's own it inherits a method from, the method) for each method a class of
+    `classes` (`own_classes`) takes from its bases: the first of its `lineage` that defines it, grandparents too."""
+    for node in classes.values():
+        made = lineage(node, classes)[0] if node is not None else []
+        defined = set()
+        for c in made:
+            for m in c.body:
+                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name not in defined:
+                    defined.add(m.name)
+                    if c is not node:
+                        yield node, c, m
 
 
 def split_id(nodeid):

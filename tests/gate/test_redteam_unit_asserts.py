@@ -13,8 +13,7 @@ import json
 
 import pytest
 
-from tests.support.repos import pooled_files, run_hook, stop_lines, stop_payload, write_config
-from tests.support.unit_products import ATTACKS, HONEST, PRICE_BUG, run_probed
+from tests.support.unit_products import ATTACKS, HONEST, PRICE_BUG, run_probed, stop_product
 
 UNIT_PRICES = ("import unittest\n\nimport calc\n\n\nclass PriceTests(unittest.TestCase):\n"
                "    def test_bulk(self):\n        self.assertEqual(calc.price(10), 900)\n\n"
@@ -37,11 +36,7 @@ ELSEWHERE = [f"test_unit_elsewhere.py::ElsewhereTests::{t}" for t in ("test_cons
 
 
 def _stop(tmp_path_factory, kit_home, name: str, body: str, product: str, session: str):
-    write_config(kit_home, "scan: off\n")  # the runs are what is tested
-    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": PRICE_BUG}, name, body)
-    (repo / "calc.py").write_text(product)
-    res = run_hook(stop_payload(repo, session=session))
-    return res, stop_lines(kit_home)[-1]["gates"]["acceptance"]
+    return stop_product(tmp_path_factory, kit_home, name, body, PRICE_BUG, product, session)
 
 
 @pytest.mark.parametrize("attack", list(ATTACKS))

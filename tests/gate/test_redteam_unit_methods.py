@@ -13,8 +13,8 @@ import unittest
 
 import pytest
 
-from tests.support.repos import pooled_files, run_hook, stop_lines, stop_payload, write_config
-from tests.support.unit_products import ATTACKS, HONEST, HELD_ATTACKS, HELD_BUG, HELD_HONEST, MORE_ATTACKS, MORE_BUG, MORE_HONEST, PRICE_BUG, run_probed
+from tests.support.unit_products import (ATTACKS, HELD_ATTACKS, HELD_BUG, HELD_HONEST, HONEST, MORE_ATTACKS, MORE_BUG, MORE_HONEST,
+                                         PRICE_BUG, run_probed, stop_product)
 
 ALIASES = ("import unittest\n\nimport calc\n\n\nclass AliasTests(unittest.TestCase):\n"
            "    def test_fail_unless_equal(self):\n        self.failUnlessEqual(calc.price(10), 900)\n\n"
@@ -36,18 +36,10 @@ ALIAS_ATTACKS = {
 ALIAS_HONEST = {k: HONEST[k] for k in ("ints-and-str", "decimal", "money-class")}
 
 
-def _stop(tmp_path_factory, kit_home, name: str, body: str, bug: str, product: str, session: str):
-    write_config(kit_home, "scan: off\n")  # the runs are what is tested
-    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": bug}, name, body)
-    (repo / "calc.py").write_text(product)
-    res = run_hook(stop_payload(repo, session=session))
-    return res, stop_lines(kit_home)[-1]["gates"]["acceptance"]
-
-
 @OLD_ALIASES
 @pytest.mark.parametrize("attack", list(ALIAS_ATTACKS))
 def test_a_product_without_the_answer_through_unittests_old_aliases_disagrees(tmp_path_factory, kit_home, attack):
-    res, accept = _stop(tmp_path_factory, kit_home, "test_unit_aliases.py", ALIASES, PRICE_BUG, ALIAS_ATTACKS[attack], attack)
+    res, accept = stop_product(tmp_path_factory, kit_home, "test_unit_aliases.py", ALIASES, PRICE_BUG, ALIAS_ATTACKS[attack], attack)
     assert res.returncode == 2, f"the stop was allowed: {res.stdout} {accept.get('second')}"
     assert "900" not in res.stderr and "three units" not in res.stderr
     assert accept["tamper"]["rule"] == "disagree" and "held by the supervisor" in accept["tamper"]["what"], json.dumps(accept)
@@ -57,7 +49,7 @@ def test_a_product_without_the_answer_through_unittests_old_aliases_disagrees(tm
 @OLD_ALIASES
 @pytest.mark.parametrize("product", list(ALIAS_HONEST))
 def test_honest_results_pass_unittests_old_aliases_in_both_runs(tmp_path_factory, kit_home, product):
-    res, accept = _stop(tmp_path_factory, kit_home, "test_unit_aliases.py", ALIASES, PRICE_BUG, ALIAS_HONEST[product], product)
+    res, accept = stop_product(tmp_path_factory, kit_home, "test_unit_aliases.py", ALIASES, PRICE_BUG, ALIAS_HONEST[product], product)
     assert res.returncode == 0 and "tamper" not in accept, (res.stderr, accept)
     assert accept["second"]["checked"] == 4 and not accept["second"]["unsupported"], accept["second"]
 
@@ -104,7 +96,7 @@ OTHERS = {"probed": ("test_unit_more.py", MORE, MORE_BUG, 6, MORE_ATTACKS, MORE_
 @pytest.mark.parametrize("case, attack", [(c, a) for c, v in OTHERS.items() for a in v[4]])
 def test_a_product_without_the_answer_through_unittests_other_comparisons_is_caught(tmp_path_factory, kit_home, case, attack):
     name, body, bug, _, attacks, _ = OTHERS[case]
-    res, accept = _stop(tmp_path_factory, kit_home, name, body, bug, attacks[attack], attack)
+    res, accept = stop_product(tmp_path_factory, kit_home, name, body, bug, attacks[attack], attack)
     assert res.returncode == 2, f"the stop was allowed: {res.stdout} {accept.get('second')}"
     if case == "held":  # the supervisor's rules: the value is in no code the second run holds, nor in the block
         assert "900, 950" not in res.stderr and "0.3" not in res.stderr
@@ -116,7 +108,7 @@ def test_a_product_without_the_answer_through_unittests_other_comparisons_is_cau
 @pytest.mark.parametrize("case, product", [(c, h) for c, v in OTHERS.items() for h in v[5]])
 def test_honest_results_pass_unittests_other_comparisons_in_both_runs(tmp_path_factory, kit_home, case, product):
     name, body, bug, checked, _, honest = OTHERS[case]
-    res, accept = _stop(tmp_path_factory, kit_home, name, body, bug, honest[product], product)
+    res, accept = stop_product(tmp_path_factory, kit_home, name, body, bug, honest[product], product)
     assert res.returncode == 0 and "tamper" not in accept, (res.stderr, json.dumps(accept))
     assert accept["second"]["checked"] == checked and not accept["second"]["unsupported"], accept["second"]
 

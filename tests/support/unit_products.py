@@ -100,3 +100,15 @@ HELD_HONEST = {
     "money": MONEY + HELD_RIGHT.replace("return units * 90 if units >= 10 else units * 100",
                                         "return Money(units * 90 if units >= 10 else units * 100)"),
 }
+
+
+def stop_product(tmp_path_factory, kit_home, name: str, body: str, bug: str, product: str, session: str):
+    """A stop of a copy of the repository sealed with `calc.py` as `bug` and the hidden test `name` (`body`), the
+    scan off (the runs are what is tested), `calc.py` then `product`: (the hook's result, the acceptance gate's record)."""
+    from tests.support.repos import pooled_files, run_hook, stop_lines, stop_payload, write_config
+
+    write_config(kit_home, "scan: off\n")
+    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": bug}, name, body)
+    (repo / "calc.py").write_text(product)
+    res = run_hook(stop_payload(repo, session=session))
+    return res, stop_lines(kit_home)[-1]["gates"]["acceptance"]
