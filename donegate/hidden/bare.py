@@ -6,7 +6,7 @@ a function's namespace. Nothing of the kit is imported; the standard library onl
 - The supervisor reads the sealed test files and plans them from their syntax tree alone: it never imports
   the tests or the repository. A test it cannot run faithfully (a fixture it does not serve, `request`,
   fixture params, `usefixtures`, indirect parameters, setup/teardown hooks, async, classes with `__init__`
-  or bases other than unittest's `TestCase` and the file's own) is reported as `unsupported` by the supervisor itself, never by code the product could reach.
+  or bases other than unittest's `TestCase`, `IsolatedAsyncioTestCase` and the file's own) is reported as `unsupported` by the supervisor itself, never by code the product could reach.
 - One zygote, a fork of the supervisor, imports every test file (and so the product) once, as pytest's
   collection does: its stdin is /dev/null, its stdout and stderr a pipe a child of the supervisor drains (as a
   program's run from a shell that reads it), its two pipe ends at random descriptors; the tests' `import pytest`

@@ -5,6 +5,7 @@ Nothing is imported: the kit's side (`second.py`) plans before it starts the run
 """
 
 import ast
+import sys
 
 TOKEN = 32  # characters of the token a passing fork gives back
 SERVED = ("tmp_path", "tmp_path_factory", "monkeypatch", "capsys", "caplog", "subtests")
@@ -21,6 +22,10 @@ CLASS_HOOKS = ("setup_method", "teardown_method", "setup_class", "teardown_class
 UNIT_HOOKS = (*CLASS_HOOKS, "run", "__call__", "debug", "_callSetUp", "_callTestMethod", "_callTearDown", "_callCleanup",
               "doCleanups", "subTest", "__init_subclass__")
 UNIT_SKIPS = ("skip", "skipIf", "skipUnless")  # class decorators unittest itself reads (`__unittest_skip__`)
+# unittest's IsolatedAsyncioTestCase: served from Python 3.11 (its asyncio.Runner, `bare_served.unit_steps`), unless a class
+# of the file's changes how it runs a test in its loop
+ASYNC_HOOKS = ("_callAsync", "_callMaybeAsync", "_setupAsyncioRunner", "_tearDownAsyncioRunner", "_asyncioRunner",
+               "_asyncioTestContext", "_asyncioTestLoop", "_setupAsyncioLoop", "_tearDownAsyncioLoop")
 
 
 
@@ -125,11 +130,15 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
     tree = ast.parse(source)
     aliases, from_names = set(), set()
     cases = set()  # how the file names unittest's TestCase (`unittest.TestCase`, `TestCase`, `ut.TestCase`)
+    acases = set()  # and its IsolatedAsyncioTestCase
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             cases.update(f"{a.asname or a.name}.TestCase" for a in node.names if a.name in ("unittest", "unittest.case"))
+            acases.update(f"{a.asname or a.name}.IsolatedAsyncioTestCase" for a in node.names if a.name == "unittest")
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in ("unittest", "unittest.case"):
             cases.update(a.asname or a.name for a in node.names if a.name == "TestCase")
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in ("unittest", "unittest.async_case"):
+            acases.update(a.asname or a.name for a in node.names if a.name == "IsolatedAsyncioTestCase")
         if isinstance(node, ast.Import):
             for a in node.names:
                 top = a.name.split(".")[0]
@@ -191,15 +200,15 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
     classes = own_classes(tree)
 
     def chain(node):
-        """The file's own classes `node` is made of (`lineage`), and whether unittest's TestCase is among its bases;
-        None when a base is neither (another module's class, a metaclass)."""
-        made, other = lineage(node, classes, cases)
-        if any(name not in cases and name != "object" for name in other):
+        """The file's own classes `node` is made of (`lineage`), and whether unittest's TestCase is among its bases
+        ("async" for its IsolatedAsyncioTestCase); None when a base is neither (another module's class, a metaclass)."""
+        made, other = lineage(node, classes, cases | acases)
+        if any(name not in cases and name not in acases and name != "object" for name in other):
             return None
-        return made, any(name in cases for name in other)
+        return made, "async" if any(name in acases for name in other) else any(name in cases for name in other)
 
-    def test(fn, qual, skip_self):
-        if isinstance(fn, ast.AsyncFunctionDef):
+    def test(fn, qual, skip_self, loop=False):
+        if isinstance(fn, ast.AsyncFunctionDef) and not loop:  # an IsolatedAsyncioTestCase's runs in its loop
             tests[qual] = ("an async test", [])
             return
         args = [a.arg for a in fn.args.args][1 if skip_self else 0:]
@@ -225,14 +234,15 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
             if not (unit or node.name.startswith("Test")):
                 continue
             made = made[0] if unit else [node]
-            hooks = UNIT_HOOKS if unit else CLASS_HOOKS
+            hooks = (*UNIT_HOOKS, *ASYNC_HOOKS) if unit else CLASS_HOOKS
             body = [n for c in made for n in c.body]
             bad = [n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in hooks]
             bad += [_dotted(t) for n in body if isinstance(n, ast.Assign) for t in n.targets if _dotted(t) in hooks]
             decorated = [d for c in made for d in c.decorator_list
                          if not unit or _deco_name(d).rsplit(".", 1)[-1] not in UNIT_SKIPS]
             why = ("a test class with bases" if not unit and (node.bases or node.keywords) else
-                   "a decorated test class" if decorated else f"a test class with {bad[0]}" if bad else "")
+                   "a decorated test class" if decorated else f"a test class with {bad[0]}" if bad else
+                   "an IsolatedAsyncioTestCase before Python 3.11" if unit == "async" and sys.version_info < (3, 11) else "")
             methods = {}  # each test's name, the first class of the chain that defines it (the method pytest runs)
             for m in body:
                 if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"):
@@ -241,7 +251,7 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
                 if why:
                     tests[f"{node.name}::{m.name}"] = (why, [])
                 else:
-                    test(m, f"{node.name}::{m.name}", True)
+                    test(m, f"{node.name}::{m.name}", True, unit == "async")
     return "", tests
 
 

@@ -276,7 +276,27 @@ def unit_steps(case, method, teardowns):
             raise _Failed("an expected failure (unittest.expectedFailure) is never a pass")
         if outcome is not None and (outcome.result.failures or outcome.result.errors):  # a skip fails nothing
             raise AssertionError("a subtest or a cleanup failed")
+    loop = isinstance(case, getattr(unittest, "IsolatedAsyncioTestCase", ()))
+    if loop:  # its runner (`unit_call`), its last teardown: the loop's leftover tasks cancelled, the loop closed
+        case._setupAsyncioRunner()
+        teardowns.append(case._tearDownAsyncioRunner)
     teardowns.append(check)
-    teardowns.append(case.doCleanups)
-    yield case.setUp, (), {}
-    teardowns.append(case.tearDown)
+    teardowns.append(case.doCleanups)  # an async case's cleanups run in its loop (its `_callCleanup`)
+    yield case._callSetUp if loop else case.setUp, (), {}  # setUp, then asyncSetUp in the loop
+    teardowns.append(case._callTearDown if loop else case.tearDown)
+
+
+def unit_call(case, fn, kwargs):
+    """(the call the program makes for the test, its arguments): an IsolatedAsyncioTestCase's test method runs in its
+    case's loop (`asyncio.Runner.run`, as `asyncio.run` runs a developer's coroutine: asyncio's frames below it, no
+    unittest's), any other test as it is."""
+    import unittest
+
+    if isinstance(case, getattr(unittest, "IsolatedAsyncioTestCase", ())):
+        import functools
+        import inspect
+
+        if inspect.iscoroutinefunction(fn):  # the coroutine made here runs nothing of the test's yet
+            return functools.partial(case._asyncioRunner.run, fn(**kwargs), context=case._asyncioTestContext), {}
+        return functools.partial(case._asyncioTestContext.run, fn), kwargs  # a plain method, in the case's context
+    return fn, kwargs

@@ -20,7 +20,7 @@ from pathlib import Path
 if globals().get("__package__"):  # imported by the kit (its tests); sent to a run, bare_plan's and bare_served's names are here
     from donegate.hidden.bare_plan import SEEDED
     from donegate.hidden.bare_served import (_CapLog, _CapSys, _Failed, _MonkeyPatch, _Skipped, _Subtests, _TmpFactory,
-                                             unit_case, unit_class, unit_steps)
+                                             unit_call, unit_case, unit_class, unit_steps)
 
 # Sent to a run, this source shares one namespace with bare_plan's (`second._source`); imported by the kit, it takes
 # the name from the module.
@@ -366,7 +366,7 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
         yield from unit_steps(fn.__self__, fn, teardowns)
     if job.get("draw") is not None:  # a @given test draws what the first run drew (`seeded.given_draw`)
         globals()["given_draw"](fn, job["draw"])
-    out.extend((fn, kwargs))
+    out.extend(unit_call(fn.__self__, fn, kwargs) if unit else (fn, kwargs))
 
 
 # --- the program a test runs in: `__main__`, the project's own modules, pytest refused ---------------------

@@ -22,6 +22,17 @@ GRANDPARENT = ("import unittest\n\nimport calc\n\n\nclass TestBase(unittest.Test
 OWN_FILE = [f"test_lineage.py::{c}::test_own_file" for c in ("TestBase", "TestLeaf", "TestMid")]
 BUG = "def half(n):\n    return n\n"
 RIGHT = "def half(n):\n    return n // 2\n"
+# unittest's IsolatedAsyncioTestCase: its async set-up and cleanup, an async test and a plain one
+ASYNC = ("import asyncio\nimport unittest\n\nimport calc\n\n\nclass HalfAsyncTests(unittest.IsolatedAsyncioTestCase):\n"
+         "    async def asyncSetUp(self):\n        self.n = await asyncio.sleep(0, result=8)\n"
+         "        self.addAsyncCleanup(asyncio.sleep, 0)\n\n    async def test_half(self):\n"
+         "        self.assertEqual(await calc.ahalf(self.n), 4)\n\n    def test_plain(self):\n"
+         "        self.assertEqual(calc.half(6), 3)\n")
+ASYNC_IDS = [f"test_async_case.py::HalfAsyncTests::{t}" for t in ("test_half", "test_plain")]
+ASYNC_BUG = BUG + "\n\nasync def ahalf(n):\n    return n\n"
+ASYNC_RIGHT = RIGHT + "\n\nasync def ahalf(n):\n    return n // 2\n"
+ASYNC_UNDER_PYTEST = ("import sys\n\n\ndef half(n):\n    return n // 2 if 'pytest' in sys.modules else n\n\n\n"
+                      "async def ahalf(n):\n    return half(n)\n")
 
 
 def test_a_grandparents_reason_not_to_double_check_a_test_is_its_grandchilds(tmp_path_factory, kit_home):
@@ -29,6 +40,19 @@ def test_a_grandparents_reason_not_to_double_check_a_test_is_its_grandchilds(tmp
     assert res.returncode == 0 and "tamper" not in accept, (res.stderr, json.dumps(accept))
     assert sorted(accept["second"]["unsupported"]) == OWN_FILE, accept["second"]
     assert accept["second"]["checked"] == 3, accept["second"]  # the other tests, the grandchild's own too
+
+
+def test_a_product_right_only_under_pytest_for_an_isolated_asyncio_test_case_disagrees(tmp_path_factory, kit_home):
+    res, accept = stop_product(tmp_path_factory, kit_home, "test_async_case.py", ASYNC, ASYNC_BUG, ASYNC_UNDER_PYTEST, "attack")
+    assert res.returncode == 2, f"the stop was allowed: {res.stdout} {accept.get('second')}"
+    assert accept["tamper"]["rule"] == "disagree", json.dumps(accept)
+    assert sorted(accept["second"]["disagree"]) == ASYNC_IDS, accept["second"]
+
+
+def test_an_honest_product_passes_an_isolated_asyncio_test_case_in_both_runs(tmp_path_factory, kit_home):
+    res, accept = stop_product(tmp_path_factory, kit_home, "test_async_case.py", ASYNC, ASYNC_BUG, ASYNC_RIGHT, "honest")
+    assert res.returncode == 0 and "tamper" not in accept, (res.stderr, json.dumps(accept))
+    assert accept["second"]["checked"] == 2 and not accept["second"]["unsupported"], accept["second"]
 
 
 def test_one_walk_of_a_class_lineage():
