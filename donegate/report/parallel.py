@@ -5,17 +5,19 @@ their partial counts merge in file order. Each range starts from what the last r
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import traceback
 from pathlib import Path
-from typing import Any
-from donegate.report import resume, shape
+from typing import Any, Iterator
+from donegate.report import read, resume, shape
 from donegate.report.count import scan
 from donegate.report.read import Options, Partial
 
 PARALLEL_BYTES = 64 << 20  # ledgers smaller than this are read by one process
 WORKER_TIMEOUT = 3600  # seconds one reader process may take
+SESSIONS_PIECE = 16384  # session ids a piece (`_send_sessions`): ~0.6 MB of UUIDs
 
 
 def ranges(path: Path, jobs: int) -> list[tuple[int, int]]:
@@ -110,15 +112,31 @@ def _fold_inputs(handovers: list[tuple], made: dict[str, dict], page: int = 0) -
 
 
 def _reader(conn: Any, plan: resume.Plan, opts: Options, count: int) -> None:
-    """One reader process: read (and keep) its range, hand over, fold, send the folded Partial back."""
+    """One reader process: read (and keep) its range, hand over, fold (the last range's sessions streamed in after its
+    fold inputs: `_send_sessions`), send the folded Partial back."""
     try:
         part, shard = _read(plan, opts)
         conn.send(("ok", (part.handover(count), part.decisions, shard)))
-        conn.send(("ok", part.fold(*conn.recv())))
+        later, *rest = conn.recv()
+        conn.send(("ok", part.fold(itertools.chain(later, _streamed(conn)), *rest)))
     except BaseException:  # noqa: BLE001 - the parent reports it; a reader must not die silently
         conn.send(("error", traceback.format_exc()))
     finally:
         conn.close()
+
+
+def _send_sessions(conn: Any, last: dict[bytes, int]) -> None:
+    """The parent's range's session ids to an earlier range's reader, a piece at a time (each piece starts with the
+    separator: never empty), then an empty piece: never one blob of them all (7 MB on make bench's ledger)."""
+    ids = iter(last)
+    while piece := read.SEP.join(itertools.islice(ids, SESSIONS_PIECE)):
+        conn.send_bytes(read.SEP + piece)
+    conn.send_bytes(b"")
+
+
+def _streamed(conn: Any) -> Iterator[bytes]:
+    while piece := conn.recv_bytes():
+        yield piece
 
 
 def _receive(conn: Any) -> Any:
@@ -134,28 +152,35 @@ def _receive(conn: Any) -> Any:
 
 
 def _read_parallel(plans: list[resume.Plan], opts: Options, manifests: list) -> tuple[list[Partial], dict[str, dict]]:
-    """One forked reader per range (they inherit the code and the options)."""
+    """One forked reader per range but the last, which this process reads itself (they inherit the code and the
+    options): no process of the tree waits idle holding a copy of the interpreter, and the last range, which no later
+    range drops sessions from, hands its session ids to the earlier ranges a piece at a time (`_send_sessions`)."""
     ctx = multiprocessing.get_context("fork")
     if opts.fast and any(plan.start < plan.end or not plan.shard for plan in plans):
         shape.compiled()  # the fast path's expression, compiled once for every reader
     conns, procs = [], []
     try:
-        for plan in plans:
+        for plan in plans[:-1]:
             mine, theirs = ctx.Pipe()
             proc = ctx.Process(target=_reader, args=(theirs, plan, opts, len(plans)), daemon=True)
             proc.start()
             theirs.close()
             conns.append(mine)
             procs.append(proc)
-        first = [_receive(c) for c in conns]
+        part, shard = _read(plans[-1], opts)
+        own = (part.handover(len(plans), sessions=False), part.decisions, shard)
+        first = [_receive(c) for c in conns] + [own]
         _commit(manifests, [shard for _, _, shard in first])
         made = _decisions([decisions for _, decisions, _ in first])
         inputs = _fold_inputs([handover for handover, _, _ in first], made, opts.page)
-        del first
-        for conn, args in zip(conns, inputs, strict=True):
-            conn.send(args)
+        del first, own
+        for conn, args in zip(conns, inputs, strict=False):
+            later, *rest = args
+            conn.send((later[:-1], *rest))  # the last range's sessions follow, streamed
+            _send_sessions(conn, part.last)
+        last = part.fold(*inputs[-1])
         del inputs
-        return [_receive(c) for c in conns], made
+        return [*(_receive(c) for c in conns), last], made
     finally:
         for proc in procs:
             proc.join(timeout=10)

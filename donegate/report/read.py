@@ -17,7 +17,7 @@ import operator
 import re
 from binascii import hexlify
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from donegate.core.util import json_object
 from donegate.ledger import chain as ledger
@@ -103,7 +103,7 @@ class Options:
 _PASSED, _SEALED, _AT, _FIRST, _COMBO = 4, 28, 52, 92, 132
 _OFFSET = (1 << 40) - 1
 _KIND = ~(_OFFSET << _AT | _OFFSET << _FIRST)  # a session's state without its offsets: its group, verdict and tests
-_SEP = b"\xff"  # joins session ids for the hand-over: UTF-8 never holds a 0xFF byte
+SEP = _SEP = b"\xff"  # joins session ids for the hand-over: UTF-8 never holds a 0xFF byte
 _SESSIONS = re.compile(rb"[^\xff]+").finditer
 _LEFT_BIT = 47  # `Partial.page`: an offset's flag, left for a person (offsets take 40 bits)
 
@@ -285,14 +285,14 @@ class Partial:
         """Whether this range's first line chains onto a line with hash `tail` (`torn`: that line was torn)."""
         return self.head is None or (not torn if self.head == b"" else self.head == tail)
 
-    def handover(self, count: int) -> tuple[bytes, list[bytes], set[bytes]]:
-        """What the other ranges need: this range's sessions (earlier ranges drop them), its give-ups
-        (later ranges flag them), the sessions its labels name."""
-        sessions = _SEP.join(self.last) if self.index > 0 else b""
+    def handover(self, count: int, sessions: bool = True) -> tuple[bytes, list[bytes], set[bytes]]:
+        """What the other ranges need: this range's sessions (earlier ranges drop them; `sessions` False: they are
+        sent apart, `parallel._send_sessions`), its give-ups (later ranges flag them), the sessions its labels name."""
+        ids = _SEP.join(self.last) if self.index > 0 and sessions else b""
         gave_up = list(self.gave_up) if self.index < count - 1 else []
-        return sessions, gave_up, {label[4] for label in self.labels.values()}
+        return ids, gave_up, {label[4] for label in self.labels.values()}
 
-    def fold(self, later: list[bytes], gave_before: set[bytes], labelled: set[bytes], decided: dict[bytes, bytes],
+    def fold(self, later: Iterable[bytes], gave_before: set[bytes], labelled: set[bytes], decided: dict[bytes, bytes],
              page: int = 0) -> Partial:
         """Count every session whose last stop is in this range in the group of that stop. `decided`: session ->
         the time of the latest stop a person decided in it (`labels.decided_sessions`): such a session is not
