@@ -13,7 +13,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any, Callable, Iterable
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
 _seq = 0
@@ -61,7 +61,7 @@ def memo_write(path: "os.PathLike[str] | str", tag: str, value: "Any", *, exact:
         pass
 
 
-def atomic_write(path: "os.PathLike[str] | str", data: "bytes | str", mode: int | None = None, *,
+def atomic_write(path: "os.PathLike[str] | str", data: "bytes | str | Iterable[bytes]", mode: int | None = None, *,
                  durable: bool = True, before_replace: "Callable[[], None] | None" = None) -> None:
     """Replace `path` with `data` in one step: a reader sees the old file or the new one, never half.
 
@@ -69,7 +69,8 @@ def atomic_write(path: "os.PathLike[str] | str", data: "bytes | str", mode: int 
     exclusively (never opened through a symlink or onto a file someone else made) and is removed when
     anything fails. `durable` syncs the data before the rename, so a crash cannot leave an empty file
     under the final name; counters and caches that are rebuilt when lost skip it. `before_replace`
-    runs between the write and the rename (the seal's crash tests stop there)."""
+    runs between the write and the rename (the seal's crash tests stop there). `data` may be pieces of bytes, written
+    as they come (a large file never whole in memory)."""
     global _seq
     _seq += 1
     target = os.fspath(path)
@@ -77,13 +78,14 @@ def atomic_write(path: "os.PathLike[str] | str", data: "bytes | str", mode: int 
     if folder:
         os.makedirs(folder, exist_ok=True)
     tmp = os.path.join(folder, f".{name}.{os.getpid()}.{time.monotonic_ns()}.{_seq}.tmp")
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    pieces = [data.encode("utf-8")] if isinstance(data, str) else [data] if isinstance(data, bytes) else data
     fd = os.open(tmp, _FLAGS, 0o666 if mode is None else mode)  # a name already there is not ours to remove
     try:
         try:
-            view = memoryview(raw)
-            while view:
-                view = view[os.write(fd, view):]
+            for piece in pieces:
+                view = memoryview(piece)
+                while view:
+                    view = view[os.write(fd, view):]
             if durable:
                 os.fsync(fd)
         finally:

@@ -29,6 +29,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import hashlib
+import io
+import itertools
 import json
 import marshal
 import os
@@ -36,7 +38,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from donegate import paths
 from donegate.core.util import atomic_write
@@ -44,9 +46,10 @@ from donegate.ledger import chain as ledger
 from donegate.report.own_counts import Own
 from donegate.report.read import EXAMPLES, Group, Options, Partial, _COMBO, _FIRST, _OFFSET
 
-VERSION = 9  # 9: the cases of a parametrized test one regression (`own_counts.test_of`); 8: the clients of the stops a label may count in, by ref (`Partial.clients`: labels by client); 7: a stop's client read as json.loads reads it (`--by client` kept readings were not); 6: the page's counts over every stop (`Partial.tally`, `days`, `marks`) and each session's first stop; 5: the own suite's regressions blocked as distinct (session, test) (`Own.regressed`); 4: what a report finished, kept (`keep_finished`); 3: the hash chain's ends (`Partial.link`), the agent's figures without their comma, the own suite's counts
+VERSION = 10  # 10: the sessions' states written a piece at a time after the rest (`save`); 9: the cases of a parametrized test one regression (`own_counts.test_of`); 8: the clients of the stops a label may count in, by ref (`Partial.clients`: labels by client); 7: a stop's client read as json.loads reads it (`--by client` kept readings were not); 6: the page's counts over every stop (`Partial.tally`, `days`, `marks`) and each session's first stop; 5: the own suite's regressions blocked as distinct (session, test) (`Own.regressed`); 4: what a report finished, kept (`keep_finished`); 3: the hash chain's ends (`Partial.link`), the agent's figures without their comma, the own suite's counts
 _LOW = (1 << _COMBO) - 1
 _FIRSTS = _OFFSET << _FIRST  # a packed session state's first stop
+SESSIONS_PIECE = 16384  # sessions' states a piece of a shard (`save`)
 _NAME = re.compile(r"[0-9a-f]{24}\.[0-9]+-[0-9]+\.[0-9]+\.bin").fullmatch  # a shard's file name (`plan`)  # a packed session state without its combination's index
 
 
@@ -237,14 +240,31 @@ def commit(manifest: dict[str, Any], shards: list[tuple[str, str] | None]) -> No
 
 
 def save(part: Partial, name: str) -> str | None:
-    """Write `part` as shard `name`; its content hash (the manifest holds it), or None when it could not be written."""
-    payload = marshal.dumps(_builtins(part))
-    digest = hashlib.sha256(payload).hexdigest()
+    """Write `part` as shard `name`; its content hash (the manifest holds it), or None when it could not be written.
+    The sessions' states, most of it, are written a piece at a time after the rest (`_pieces`): the shard is never
+    whole in memory (13 MB for each of make bench's two ranges)."""
+    digest = hashlib.sha256()
     try:
-        atomic_write(state_folder() / name, payload, 0o600, durable=False)
+        atomic_write(state_folder() / name, _hashed(_pieces(part), digest), 0o600, durable=False)
     except OSError:
         return None
-    return digest
+    return digest.hexdigest()
+
+
+def _pieces(part: Partial) -> Iterator[bytes]:
+    """A shard's content: the state without its sessions, then the sessions `SESSIONS_PIECE` at a time, each a
+    marshalled dict, then an empty dict."""
+    yield marshal.dumps(_builtins(part))
+    items = iter(part.last.items())
+    while piece := dict(itertools.islice(items, SESSIONS_PIECE)):
+        yield marshal.dumps(piece)
+    yield marshal.dumps({})
+
+
+def _hashed(pieces: Iterator[bytes], digest: Any) -> Iterator[bytes]:
+    for piece in pieces:
+        digest.update(piece)
+        yield piece
 
 
 def open_shard(name: str, digest: str, opts: Options, path: str, index: int) -> Partial | None:
@@ -256,7 +276,13 @@ def open_shard(name: str, digest: str, opts: Options, path: str, index: int) -> 
     if hashlib.sha256(payload).hexdigest() != digest:
         return None
     try:
-        return _partial(marshal.loads(payload), opts, path, index)
+        stream = io.BytesIO(payload)
+        part = _partial(marshal.load(stream), opts, path, index)
+        while piece := marshal.load(stream):  # the sessions, a piece at a time, then an empty piece
+            part.last.update(piece)
+        if stream.read(1):
+            raise ValueError("bytes after the last piece")
+        return part
     except (ValueError, TypeError, KeyError, IndexError, EOFError, AttributeError):
         return None
 
@@ -265,7 +291,7 @@ def _builtins(part: Partial) -> dict[str, Any]:
     """A reader's state as plain values `marshal` writes (no pickle: a state file is data, never code)."""
     return {"by": part.by, "lines": part.lines,
             "groups": [[g.key, *(getattr(g, n) for n in Group.__slots__[1:])] for g in part.groups.values()],
-            "combos": [(g.key, repo, cfg) for g, (repo, cfg) in part.combo_list], "last": part.last,
+            "combos": [(g.key, repo, cfg) for g, (repo, cfg) in part.combo_list], "last": {},  # `_pieces`
             "gave_up": part.gave_up, "writes": dict(part.writes), "labels": part.labels, "clients": part.clients,
             "skipped": part.skipped,
             "examples": part.examples, "events": dict(part.events), "appeals": list(part.appeals),
