@@ -129,11 +129,19 @@ def folder(root: Path, repo: Path, key: str | None = None) -> Path:
 
 
 def bind(root: Path | None, repo: Path, key: str | None = None) -> list[str]:
-    """bubblewrap's arguments that show a run the store (none when there is none yet); `key` as for `folder`."""
+    """bubblewrap's arguments that show a run the store; `key` as for `folder`. A store not made yet is made here,
+    empty (the job fills it after the answer): a run binds it from the first stop on, so the next stop starts the same
+    run and adopts the one its launcher started from this stop's recipe (`donegate.hidden.early`; bound only from
+    the second stop, that stop's early run was ended). None when it cannot be made."""
     if root is None:
         return []
     store = folder(root, repo, key)
-    return ["--ro-bind", str(store), INSIDE] if store.is_dir() else []
+    if not store.is_dir():
+        try:
+            store.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return []
+    return ["--ro-bind", str(store), INSIDE]
 
 
 TESTS = "tests"

@@ -386,7 +386,10 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
             # The own suite is laid out afresh at every stop (`store`): its rewrite kept by path below it.
             tests = bytecode.Tests(root, repo, python, files or list(rewrite), key, under=store if rewrite else None,
                                    confined=not unconfined)
-            if (spec.get("pyc") or unconfined) and tests.folder.is_dir():
+            # Named whether or not the job has written it yet (a rewrite not there is made by the run, never written
+            # there): the run is the same before and after the first stop's job, and the next stop adopts its
+            # early run (`donegate.hidden.early`).
+            if spec.get("pyc") or unconfined:
                 spec["tests_pyc"] = {"stores": sorted({str(f.parent) for f in files} | {str(store)}),
                                      "dir": tests.inside + tests.sub, "root": str(store) if rewrite else ""}
         args = ["-c", str(store / INI_NAME), "--rootdir", str(store), "--confcutdir", str(store)] if layout is None else []

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from donegate.claude import settings as vocab
 from donegate.hidden import copy, early
-from tests.support.repos import HOOK, stop_lines, stop_payload, write_config
+from tests.support.repos import HOOK, pooled_hidden, stop_lines, stop_payload, write_config
 
 PY = os.path.abspath(sys.executable)
 
@@ -77,10 +77,11 @@ def test_a_stop_adopts_the_run_the_launcher_started_and_a_stale_or_tampered_reci
     first = _stop(kit_home, sealed_shop, 0)
     assert "early" not in first["gates"]["acceptance"] and first["verdict"] == "block"
     honest = _judged(first)
-    # The next stops start their run from it, with the same verdict (the first two after a seal find the run changed:
-    # the product's bytecode kept after the first stop is bound in from the second, the tests' own from the third).
+    # The next stops start their run from it, with the same verdict, from the second on: the product's bytecode and
+    # the tests' rewrite the first stop's job kept after its answer are bound in where the first stop's run found
+    # none yet, and the recipe is the same (the second stop ended its early run here, issue 48).
     lines = [_stop(kit_home, sealed_shop, n) for n in (1, 2, 3)]
-    assert lines[-1]["gates"]["acceptance"]["early"] == "adopted", [x["gates"]["acceptance"].get("early") for x in lines]
+    assert [x["gates"]["acceptance"].get("early") for x in lines] == ["adopted"] * 3
     assert all(_judged(x) == honest for x in lines), [_judged(x) for x in lines] + [honest]
 
     # Tampered: the early process deselects every test (adopted, no sealed test would have run). The stop ends that
@@ -106,6 +107,23 @@ def test_a_stop_adopts_the_run_the_launcher_started_and_a_stale_or_tampered_reci
     _recipe(kit_home).unlink()
     missing = _stop(kit_home, sealed_shop, 7)
     assert "early" not in missing["gates"]["acceptance"] and _judged(missing) == honest
+
+
+def test_unconfined_the_second_stop_after_a_seal_adopts_its_early_run(tmp_path_factory, kit_home):
+    # confine: off from the first stop on, hidden tests large enough that their rewrite is kept (`pyc.REWRITE_FROM`):
+    # the folder the first stop's job writes it to is named to the run from the first stop, so the second stop starts
+    # the same run its launcher started (it was ended, issue 48). The look-alike: a failing test, judged alike.
+    from donegate.hidden import pyc
+
+    hidden = "import calc\n\n\ndef test_ten():\n    assert calc.price(10) == 900\n\n# " + "-" * pyc.REWRITE_FROM + "\n"
+    repo = pooled_hidden(tmp_path_factory, kit_home, "early-unconfined", {"calc.py": "def price(u):\n    return u * 100\n"},
+                         {"test_calc.py": hidden})
+    write_config(kit_home, "confine: off\n")
+    first = _stop(kit_home, repo, 0)
+    lines = [_stop(kit_home, repo, n) for n in (1, 2)]
+    assert [x["gates"]["acceptance"].get("early") for x in lines] == ["adopted"] * 2
+    assert all(_judged(x) == _judged(first) for x in lines) and _judged(first)[2] == 1
+    assert {x["gates"]["acceptance"]["confinement"] for x in [first, *lines]} == {"none"}
 
 
 def test_a_recipe_laying_out_more_than_the_walls_is_never_built_in(tmp_path):
