@@ -39,7 +39,6 @@ import contextlib
 import json
 import linecache
 import os
-import secrets
 import select
 import signal
 import sys
@@ -60,8 +59,10 @@ if globals().get("__package__"):
 # --- one test, in a fork ----------------------------------------------------------------------------------
 
 # Imported by the harness (its top lines) but not by a pytest run: a zygote drops them from `sys.modules`, so the
-# product imports its own module of that name (or the standard one, afresh) exactly as under pytest.
-_HARNESS_ONLY = ("secrets", "hmac")
+# product imports its own module of that name (or the standard one, afresh) exactly as under pytest. None now: the
+# tokens are drawn as `secrets.token_hex` draws them (`_Zygote.send`), without importing `secrets` (its `hmac`,
+# `hashlib` with OpenSSL, `base64`: ~4 ms of every second run's CPU, issue 48 item 2).
+_HARNESS_ONLY: tuple = ()
 
 
 def zygote(job, codes, tests, cmd_r, rep_w, own):
@@ -302,7 +303,7 @@ def supervise(params):
     of the supervisor itself per test imported the product once a test: 40 tests of a 26,000-line package
     took 9 s a stop (12 s a passing stop in bubblewrap, against 0.5 s for bare pytest)."""
     # Everything the harness uses was imported with this source (its top lines), before any folder of the
-    # project is on sys.path: a project module named `secrets` or `signal` cannot stand in for one of them.
+    # project is on sys.path: a project module named `signal` or `select` cannot stand in for one of them.
     tempfile.gettempdir()  # found once (it writes a probe file), not by every fork that asks for tmp_path
     # The project's own modules named like one the harness imported (`signal`, `select`...), and its own pluggy (a
     # project that is pluggy): its tests import its own, as `python -m pytest` in the repository gives them.
@@ -525,7 +526,7 @@ class _Zygote:
 
     def send(self, place, blob=b""):
         """The test at `place` of the plan, a token drawn for it and its held asserts' candidates, into the pipe."""
-        token = secrets.token_hex(TOKEN // 2).encode()
+        token = os.urandom(TOKEN // 2).hex().encode()  # as secrets.token_hex
         self.tokens.append(token)
         try:
             os.write(self.cmd, b"%08d" % place + token + b"%07d" % len(blob) + blob)

@@ -10,9 +10,16 @@ hypothesis's `@given` tests draw from the same seed (`given_draw`), as hypothesi
 examples are the second run's, and another stop's are new ones.
 """
 
-import hashlib as _hashlib
 import random as _random
 import sys as _sys
+
+try:  # the standard library's own SHA-256, as `hashlib` falls back to it: no OpenSSL library loaded in the second run
+    from _sha2 import sha256 as _sha256  # type: ignore[import-not-found]  # (Python 3.12 on; 3.11's `_sha256`)
+except ImportError:
+    try:
+        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,no-redef]
+    except ImportError:  # an interpreter built without it
+        from hashlib import sha256 as _sha256  # type: ignore[assignment]
 
 
 class SeededRandom(_random.Random):
@@ -27,7 +34,7 @@ class SeededRandom(_random.Random):
 
 def seed_of(seed: str, nodeid: str) -> int:
     """The test `nodeid`'s own seed at the stop whose secret is `seed`: a one-way function of both."""
-    digest = _hashlib.sha256(f"{seed}\0{nodeid}".encode()).digest()
+    digest = _sha256(f"{seed}\0{nodeid}".encode()).digest()
     return int.from_bytes(digest[:16], "big")
 
 

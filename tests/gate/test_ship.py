@@ -82,3 +82,17 @@ def test_a_kept_payload_is_the_one_built_and_keeps_no_stops_secret_name(tmp_path
     assert ship.payload(SECOND, labels[1], str(keep)) == ship.payload(SECOND, labels[1])
     path.write_bytes(b"not marshal")
     assert ship.payload(SECOND, labels[2], str(keep)) == ship.payload(SECOND, labels[2])
+
+
+def test_the_second_harness_imports_neither_secrets_nor_openssls_hashlib():
+    """Its tokens are drawn as `secrets.token_hex` draws them, from `os.urandom` (`bare._Zygote.send`): `secrets` was
+    imported for that alone, and with it `hmac`, `hashlib` (OpenSSL's library loaded) and `base64`, ~4 ms of every
+    second run's CPU (issue 48 item 2). The look-alike: the harness's own imports (`ast`, `tempfile`) are there."""
+    from donegate.hidden import second
+
+    source = second._source("m0123456789ab").partition("\n")[2]  # the modules' source, after the line of code objects
+    probe = ("import sys\nexec(compile(sys.stdin.read(), '<h>', 'exec'), {'__name__': 'm_h'})\n"
+             "print(sorted(m for m in ('secrets', 'hmac', 'hashlib', '_hashlib', 'base64', 'ast', 'tempfile') if m in sys.modules))")
+    res = subprocess.run([sys.executable, "-I", "-S", "-c", probe], input=source, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["['ast',", "'tempfile']"], res.stdout
