@@ -95,7 +95,7 @@ def _patch() -> None:
         _entered(owner, name)
     from donegate.hidden import pyc
     for owner, name in ((throwaway, "_take_mirror"), (throwaway.Mirror, "step"), (throwaway.Mirror, "sync"),
-                        (pyc, "Tests"), (own_suite, "_selected"), (own_suite, "_changed_tests")):
+                        (pyc, "Tests"), (own_suite, "_selected")):
         _wrap(owner, name)
 
 
