@@ -42,7 +42,6 @@ import os
 import select
 import signal
 import sys
-import tempfile
 import time
 from types import ModuleType as _ModuleType
 
@@ -50,7 +49,7 @@ from types import ModuleType as _ModuleType
 # the kit (its tests), it takes their names from the modules. A shipped namespace has no `__package__`.
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, plan, split_id
-    from donegate.hidden.bare_shim import (_as_program, _own_names, _run_test, bind, make_shim,
+    from donegate.hidden.bare_shim import (_as_program, _mkdtemp, _own_names, _run_test, _temp_dir, bind, make_shim,
                                            refuse_harness, shim_compile)
     from donegate.hidden.bare_fork import (PROGRAM, _Alarm, _drain, _exactly, _failure, _hide, _only, _sink, _test_steps,
                                            _threads, enter_program, passing_code, program_fork, renamed, rewrite)
@@ -304,7 +303,7 @@ def supervise(params):
     took 9 s a stop (12 s a passing stop in bubblewrap, against 0.5 s for bare pytest)."""
     # Everything the harness uses was imported with this source (its top lines), before any folder of the
     # project is on sys.path: a project module named `signal` or `select` cannot stand in for one of them.
-    tempfile.gettempdir()  # found once (it writes a probe file), not by every fork that asks for tmp_path
+    _temp_dir()  # found once, not by every fork that asks for tmp_path
     # The project's own modules named like one the harness imported (`signal`, `select`...), and its own pluggy (a
     # project that is pluggy): its tests import its own, as `python -m pytest` in the repository gives them.
     own = _own_names(params["front"])
@@ -323,7 +322,7 @@ def supervise(params):
     # share a cache of this run in its private temporary folder; the repository's own `__pycache__` is
     # never read (the copy has none), and every other folder's is read as Python reads it (`kept.py`).
     store = params.get("pyc")
-    globals()["keep_bytecode"](store or tempfile.mkdtemp(prefix="pyc"), params["repo"], params["shared"], writable=not store)
+    globals()["keep_bytecode"](store or _mkdtemp(prefix="pyc"), params["repo"], params["shared"], writable=not store)
 
     out = os.fdopen(os.dup(1), "w")
     nonce = params["nonce"]

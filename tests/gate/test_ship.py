@@ -6,6 +6,7 @@ from __future__ import annotations
 import binascii
 import json
 import marshal
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -84,15 +85,30 @@ def test_a_kept_payload_is_the_one_built_and_keeps_no_stops_secret_name(tmp_path
     assert ship.payload(SECOND, labels[2], str(keep)) == ship.payload(SECOND, labels[2])
 
 
-def test_the_second_harness_imports_neither_secrets_nor_openssls_hashlib():
-    """Its tokens are drawn as `secrets.token_hex` draws them, from `os.urandom` (`bare._Zygote.send`): `secrets` was
-    imported for that alone, and with it `hmac`, `hashlib` (OpenSSL's library loaded) and `base64`, ~4 ms of every
-    second run's CPU (issue 48 item 2). The look-alike: the harness's own imports (`ast`, `tempfile`) are there."""
+def test_the_second_harness_imports_neither_secrets_nor_tempfile_nor_their_libraries():
+    """Each of the second run's forks copies its supervisor's mappings: `secrets` (with `hmac`, `hashlib` and OpenSSL's
+    library, `base64`) and `tempfile` (with `shutil`, and bz2's, lzma's and zlib's libraries) cost ~4 ms to import and
+    ~0.3 ms each a fork, ~20-30 ms of a 40-test stop's CPU (issue 48 item 2). The tokens are drawn as `secrets.token_hex`
+    draws them (`bare._Zygote.send`), dg_random's seeds hashed by the standard library's SHA-256, and the temporary
+    folders made as `tempfile` makes them (`bare_shim._mkdtemp`). The look-alike: the harness's own imports are there."""
     from donegate.hidden import second
 
     source = second._source("m0123456789ab").partition("\n")[2]  # the modules' source, after the line of code objects
     probe = ("import sys\nexec(compile(sys.stdin.read(), '<h>', 'exec'), {'__name__': 'm_h'})\n"
-             "print(sorted(m for m in ('secrets', 'hmac', 'hashlib', '_hashlib', 'base64', 'ast', 'tempfile') if m in sys.modules))")
+             "print(' '.join(sorted(m for m in ('secrets', 'hmac', 'hashlib', '_hashlib', 'base64', 'tempfile', 'shutil',"
+             " 'bz2', 'lzma', 'zlib', 'ast', 'inspect', 'pathlib') if m in sys.modules)))")
     res = subprocess.run([sys.executable, "-I", "-S", "-c", probe], input=source, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.split() == ["['ast',", "'tempfile']"], res.stdout
+    assert res.stdout.split() == ["ast", "inspect", "pathlib"], res.stdout
+
+
+def test_the_second_harness_makes_temporary_folders_as_tempfile_does(tmp_path, monkeypatch):
+    from donegate.hidden import bare_shim
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(bare_shim, "_TEMP_DIR", [])
+    (tmp_path / "t").mkdir()
+    made = [bare_shim._mkdtemp(prefix="t"), bare_shim._mkdtemp(dir=tmp_path / "t")]
+    assert bare_shim._temp_dir() == str(tmp_path) == os.path.dirname(made[0])
+    assert os.path.basename(made[0])[:1] == "t" and len(os.path.basename(made[0])) == 9 and os.path.dirname(made[1]) == str(tmp_path / "t")
+    assert all(os.path.isdir(m) and os.stat(m).st_mode & 0o777 == 0o700 for m in made) and len(set(made)) == 2
