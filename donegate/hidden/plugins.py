@@ -5,9 +5,14 @@ The hidden run turns plugin autoload off: a plugin runs inside pytest's hooks, w
 environment is the agent's to write. So the seal records the plugins the environment declares (`pytest11` entry
 points, read as data from each distribution's `entry_points.txt`) with a hash of each plugin's module, and every
 stop loads, by name (`-p MODULE`), those whose module is still the one sealed. A plugin whose module changed since
-the seal is not loaded (its fixtures are then missing: the tests that use them fail); the project's own code (a
-project that is a pytest plugin, installed editable from the repository) is never loaded as a plugin: it changes
-with the work. Tests that use a plugin's fixtures are not double-checked by the second run (it serves none).
+the seal is not loaded (its fixtures are then missing: the tests that use them fail). The project's own plugin (its
+`pytest11` entry point, installed editable: typeguard's `typeguard._pytest_plugin`, anyio's, a pytest plugin's own
+checkout) is loaded alike, while its module's bytes are the sealed ones: its developers' pytest loads it before any
+test, and typeguard's tests that monkeypatch it (`monkeypatch.setattr("typeguard._pytest_plugin.global_config", ...)`)
+with pytester beside them patched a module pytester had dropped from `sys.modules` (22 of its tests failed only in
+the kit). A plugin the agent adds (an entry point the seal did not record) or changes is never loaded: its hooks would
+run where the verdict is made. Tests that use a plugin's fixtures are not double-checked by the second run (it
+serves none).
 
 A project that is pytest itself (`own_pytest`) is told apart at the seal too: its own pytest then runs the tests.
 """
@@ -48,9 +53,20 @@ def _digest(path: str) -> str:
         return ""
 
 
-def found(launch: Launch) -> list[dict[str, Any]]:
-    """The environment's pytest plugins: [{name, module, dist, sha256}], in a stable order. Only modules that lie in
-    the environment's own package folders (never the project's own code, never the kit's environment)."""
+def _own_file(module: str, launch: Launch, repo: str) -> str:
+    """The file of `module` the run imports first, when it lies in the repository `repo` (the project's own plugin,
+    installed editable), else ""."""
+    if not repo:
+        return ""
+    path = _module_file(module, [*launch.front, *launch.site])
+    root = os.path.join(os.path.realpath(repo), "")
+    return path if path and os.path.realpath(path).startswith(root) else ""
+
+
+def found(launch: Launch, repo: str = "") -> list[dict[str, Any]]:
+    """The environment's pytest plugins: [{name, module, dist, sha256}], in a stable order. Modules that lie in the
+    environment's own package folders, and those of the repository `repo` (the project's own plugin, `own: True`);
+    never the kit's environment."""
     from donegate.hidden.python import KIT
 
     if launch.interp.source == KIT:
@@ -69,10 +85,12 @@ def found(launch: Launch) -> list[dict[str, Any]]:
                 continue
             for name, value in parser.items("pytest11"):
                 module = value.split(":")[0].strip()
-                path = _module_file(module, folders)
-                if not module or not path or name in out:
+                path = _module_file(module, folders) if module else ""
+                own = _own_file(module, launch, repo) if module and not path else ""
+                if not (path or own) or name in out:
                     continue
-                out[name] = {"name": name, "module": module, "dist": info.parent.name, "sha256": _digest(path)}
+                out[name] = {"name": name, "module": module, "dist": info.parent.name, "sha256": _digest(path or own),
+                             **({"own": True} if own else {})}
     return [out[k] for k in sorted(out)]
 
 
@@ -83,10 +101,10 @@ def loadable(recorded: Any, launch: Launch) -> tuple[list[str], list[str]]:
     for p in recorded if isinstance(recorded, list) else []:
         if not isinstance(p, dict) or not isinstance(p.get("module"), str):
             continue
-        path = _module_file(p["module"], folders)
         # The run imports it from the first folder of its sys.path that holds it: a copy the project put before the
         # environment's (its root, `src/`, a path line) would be loaded instead of the one hashed.
         first = _module_file(p["module"], [*launch.front, *launch.site])
+        path = first if p.get("own") else _module_file(p["module"], folders)  # the project's own: that first file
         if path and first == path and _digest(path) == p.get("sha256"):
             ok.append(p["module"])
         else:

@@ -208,7 +208,7 @@ def seal(
         # One run collects and runs the tests (a collection run before it cost 0.5-1.8 more pytest runs a seal).
         from donegate.hidden import plugins as env_plugins
 
-        plugins = env_plugins.found(launch)  # the environment's pytest plugins, loaded at every stop while unchanged
+        plugins = env_plugins.found(launch, str(repo))  # its pytest plugins, loaded at every stop while unchanged
         off = own.switched_off(repo)  # `-p no:NAME` of its addopts (its configuration read once, not once a plugin)
         plugins = [p for p in plugins if p["name"] not in off]
         own_pytest = env_plugins.own_pytest(launch, str(repo))  # the project is pytest: its own runs the tests

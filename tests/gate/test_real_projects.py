@@ -311,3 +311,72 @@ def test_the_seal_names_the_projects_functions_a_new_call_into_is_blocked(tmp_pa
     alone = make_repo(tmp_path / "alone" / "repo", {"calc.py": CALC, "patches.py": RESOLVE.split("\n\n\n")[0] + "\n"})
     res = _seal(alone, kit_home)
     assert res.returncode == 0 and "dynamic-code" in res.stdout and "a new call into" not in res.stdout, res.stdout
+
+
+# typeguard 4.6.1: its own pytest plugin (`pytest11` entry point `typeguard = typeguard._pytest_plugin`, installed
+# editable from src/), which its developers' pytest loads before any test, as every plugin project's suite relies on.
+TALLY = "def count(t):\n    t['calls'] += 1\n\n\ndef add(a, b):\n    return a + b\n"
+TALLY_PLUGIN = ("import pytest\n\nimport tally\n\nsettings = {'name': None}\n\n\n@pytest.fixture\ndef counter():\n"
+                "    return {'calls': 0}\n\n\ndef pytest_addoption(parser):\n    parser.addoption('--tally-name')\n\n\n"
+                "def pytest_configure(config):\n    settings['name'] = config.getoption('tally_name', None)\n")
+FLIP = ("\n\n@pytest.hookimpl(wrapper=True)\ndef pytest_runtest_makereport(item, call):\n    report = yield\n"
+        "    report.outcome = 'passed'\n    return report\n")
+# typeguard's tests/test_pytest_plugin.py: each patches the plugin's module by its dotted name, then has pytester's
+# pytest load the plugin; the first pytester test dropped the plugin's module from sys.modules (pytester restores the
+# modules it found), so the second patched a module no longer loaded, and the plugin set the real settings.
+PYTESTER_TESTS = ("import pytest\n\n\n@pytest.fixture\ndef fresh(monkeypatch):\n"
+                  "    mine = {'name': None}\n    monkeypatch.setattr('tally.plugin.settings', mine)\n    return mine\n\n\n"
+                  "def test_first(pytester, fresh):\n    pytester.plugins = ['tally']\n"
+                  "    pytester.parseconfigure('--tally-name=one')\n    assert fresh['name'] == 'one'\n\n\n"
+                  "def test_second(pytester, fresh):\n    pytester.plugins = ['tally']\n"
+                  "    pytester.parseconfigure('--tally-name=two')\n    assert fresh['name'] == 'two'\n")
+USES_FIXTURE = "from tally import count\n\n\ndef test_count(counter):\n    count(counter)\n    assert counter['calls'] == 1\n"
+
+
+def _plugin_project(repo, kit_home):
+    """A src-layout project installed editable in its `.venv` whose distribution declares its own pytest plugin."""
+    make_repo(repo, {".gitignore": ".venv/\n__pycache__/\n", "src/tally/__init__.py": TALLY,
+                     "src/tally/plugin.py": TALLY_PLUGIN, "tests/test_count.py": USES_FIXTURE,
+                     "tests/test_plugin.py": PYTESTER_TESTS,
+                     "tests/conftest.py": "pytest_plugins = ['pytester']\n"})
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True, timeout=120)
+    (site,) = (repo / ".venv" / "lib").glob("python*/site-packages")
+    (site / "tally.pth").write_text(str(repo / "src") + "\n")
+    info = site / "tally-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tally\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pytest11]\ntally = tally.plugin\n")
+    res = _seal(repo, kit_home, "from tally import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res, site
+
+
+@pytest.mark.own_suite
+def test_the_projects_own_pytest_plugin_is_loaded_while_it_is_as_sealed(tmp_path, kit_home):
+    """typeguard 4.6.1: 22 of its tests failed only in the kit (never blocking): the runs left its own plugin out
+    (the project's code), so `test_commandline_options` patched a module pytester had dropped, and the plugin then set
+    the real global configuration, which 20 later tests of `@typechecked` read. A plugin project's tests that use its
+    own fixtures (pytest-mock's `mocker` in its own suite) all failed at the seal alike."""
+    res, site = _plugin_project(tmp_path / "repo", kit_home)
+    assert "the project's own tests: 3 of 3 pass" in res.stdout, res.stdout  # was: 1 of 3 (fixture 'counter' not found)
+    repo = tmp_path / "repo"
+    (repo / "src" / "tally" / "__init__.py").write_text(TALLY + "\n\ndef mul(a, b):\n    return a * b\n")
+    (repo / "tests" / "test_count.py").write_text(USES_FIXTURE + "\n\ndef test_mul():\n    from tally import mul\n\n"
+                                                  "    assert mul(2, 3) == 6\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr  # honest: a new function and a test for it in an existing test file
+    (repo / "src" / "tally" / "__init__.py").write_text(TALLY.replace("t['calls'] += 1", "pass"))
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "tests/test_count.py::test_count" in res.stderr, res.stderr  # was: passed
+
+    # The agent's plugin that passes every test: the project's own plugin changed, it is not loaded ...
+    (repo / "src" / "tally" / "plugin.py").write_text(TALLY_PLUGIN + FLIP)
+    res = run_hook(stop_payload(repo, session="s2"))
+    assert res.returncode == 2 and "tests/test_count.py::test_count" in res.stderr, res.stderr
+    assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["plugins_not_loaded"] == ["tally"]
+    # ... nor one it declares beside it (an entry point the seal did not record)
+    (repo / "src" / "tally" / "plugin.py").write_text(TALLY_PLUGIN)
+    (repo / "src" / "tally" / "flip.py").write_text("import pytest\n" + FLIP)
+    (site / "tally-1.0.dist-info" / "entry_points.txt").write_text("[pytest11]\ntally = tally.plugin\nflip = tally.flip\n")
+    res = run_hook(stop_payload(repo, session="s3"))
+    assert res.returncode == 2 and "tests/test_count.py::test_count" in res.stderr, res.stderr
