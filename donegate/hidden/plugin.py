@@ -58,8 +58,13 @@ _EACH = 200  # a run of up to this many tests checks every test's function after
 def _functions(items, types) -> list:
     """Each test's function, read in a C loop (`_obj`); a unittest test's, the function its class holds: pytest binds
     its `_obj` anew at each setup (a new TestCase) and clears it at teardown, so it read as replaced in every run.
-    `types`: the items' types, read once for the snapshot too (a plugin's subclass of pytest's counts, as isinstance)."""
-    out = list(map(_FUNCTION, items))
+    `types`: the items' types, read once for the snapshot too (a plugin's subclass of pytest's counts, as isinstance).
+    A conftest's own item (`pytest.Item`: wrapt 2.5.2's mypy pairs) has no function: None, its runtest and class
+    its print (the C loop raised, every test of the run read as replaced above 200 tests, none fingerprinted below)."""
+    try:
+        out = list(map(_FUNCTION, items))
+    except AttributeError:
+        out = [getattr(i, "_obj", None) for i in items]
     case = getattr(sys.modules.get("_pytest.unittest"), "TestCaseFunction", None)
     if case is not None and any(issubclass(t, case) for t in set(types)):  # (no loop over the items without one)
         out = [getattr(i.parent.obj, i.name, None) if isinstance(i, case) else f for i, f in zip(items, out, strict=True)]

@@ -380,3 +380,54 @@ def test_the_projects_own_pytest_plugin_is_loaded_while_it_is_as_sealed(tmp_path
     (site / "tally-1.0.dist-info" / "entry_points.txt").write_text("[pytest11]\ntally = tally.plugin\nflip = tally.flip\n")
     res = run_hook(stop_payload(repo, session="s3"))
     assert res.returncode == 2 and "tests/test_count.py::test_count" in res.stderr, res.stderr
+
+
+# wrapt 2.5.2's tests/conftest.py collects its mypy pairs (`mypy_*.py` beside an `.out`) as its own `pytest.Item`s.
+CASES = ("import pytest\n\nimport calc\n\n\nclass CaseItem(pytest.Item):\n    def __init__(self, *, spec, **kw):\n"
+         "        super().__init__(**kw)\n        self.spec = spec\n\n    def runtest(self):\n        a, b, want = self.spec\n"
+         "        got = calc.add(a, b)\n        if got != want:\n            raise AssertionError(f'add({a}, {b}) = {got}, not {want}')\n\n"
+         "    def reportinfo(self):\n        return self.path, 0, self.name\n\n\nclass CaseFile(pytest.File):\n"
+         "    def collect(self):\n        for line in self.path.read_text().splitlines():\n"
+         "            a, b, want = map(int, line.split())\n"
+         "            yield CaseItem.from_parent(self, name=f'add_{a}_{b}', spec=(a, b, want))\n\n\n"
+         "def pytest_collect_file(file_path, parent):\n    if file_path.suffix == '.case':\n"
+         "        return CaseFile.from_parent(parent, path=file_path)\n")
+MANY = "import pytest\n\nimport calc\n\n\n@pytest.mark.parametrize('n', range({count}))\ndef test_add_zero(n):\n    assert calc.add(n, 0) == n\n"
+
+
+@pytest.mark.own_suite
+def test_a_suite_with_a_conftests_own_items_is_kept_above_200_tests(tmp_path, kit_home):
+    """wrapt 2.5.2 (1,418 tests): its conftest's own items have no test function, and above 200 tests each test's
+    function is checked as it starts: the whole own suite was not kept ("the test function tests/conftest.py::mypy_
+    auto_object_proxy_t1 was replaced before it ran"), and no regression of wrapt was ever seen."""
+    files = {"calc.py": CALC, "tests/conftest.py": CASES, "tests/add.case": "1 2 3\n2 2 4\n",
+             "tests/test_many.py": MANY.replace("{count}", "201")}
+    repo = make_repo(tmp_path / "repo", files)
+    res = _seal(repo, kit_home)
+    assert res.returncode == 0 and "the project's own tests: 203 of 203 pass" in res.stdout, res.stdout + res.stderr
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b if b != 2 else 0\n\n\ndef mul(a, b):\n    return a * b\n")
+    res = run_hook(stop_payload(repo), timeout=300)
+    assert res.returncode == 2 and "tests/add.case::add_1_2" in res.stderr, res.stderr
+
+
+@pytest.mark.own_suite
+def test_a_replaced_test_function_is_caught_beside_a_conftests_own_items(tmp_path, kit_home):
+    """The look-alike, below 200 tests: one item of a conftest's own, without a function, left every test of the run
+    unfingerprinted (the C loop raised: the whole section None at every check), so a product that replaced the
+    collected tests' functions passed with the bug in. Now caught as tampering with the harness; the right product
+    passes."""
+    write_config(kit_home, "scan_allow: [gc-objects]\n")
+    files = {"calc.py": CALC, "tests/conftest.py": CASES, "tests/add.case": "1 2 3\n",
+             "tests/test_calc.py": "import calc\n\n\ndef test_add():\n    assert calc.add(2, 5) == 7\n"}
+    repo = make_repo(tmp_path / "repo", files)
+    res = _seal(repo, kit_home)
+    assert res.returncode == 0 and "the project's own tests: 2 of 2 pass" in res.stdout, res.stdout + res.stderr
+    (repo / "calc.py").write_text("import gc\n\n\ndef add(a, b):\n"
+                                  "    for it in [o for o in gc.get_objects() if type(o).__name__ == 'Function']:\n"
+                                  "        it._obj = lambda **kw: None\n    return a + b if b != 5 else 0\n\n\n"
+                                  "def mul(a, b):\n    return a * b\n")
+    res = run_hook(stop_payload(repo), timeout=300)
+    assert res.returncode == 2 and "was replaced" in res.stderr, res.stderr
+    (repo / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")
+    res = run_hook(stop_payload(repo, session="s2"), timeout=300)
+    assert res.returncode == 0, res.stderr
