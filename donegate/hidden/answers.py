@@ -44,7 +44,7 @@ def answer_encode(v, depth=0):
     if v is None:
         return ["N"]
     for base, take in _ANSWER_BASES:
-        if isinstance(v, base):
+        if issubclass(t, base):  # its real class: `isinstance` believes a `__class__` property (wrapt's ObjectProxy)
             if t is not base:
                 if take is None:
                     return None

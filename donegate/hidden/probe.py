@@ -175,7 +175,10 @@ def make_probe(repo, alarm):
         if depth > 20:
             return x == e
         for base, take in bases:
-            if _isinstance(x, base) and tx is not base:
+            # A subclass by its real MRO: `isinstance` believes a `__class__` property (wrapt's ObjectProxy says it
+            # is the int it wraps), and `int.__int__` then refuses the proxy: its honest `== 15` failed. Such an
+            # object is any other object here (`stands_in`).
+            if tx is not base and base in mro_of(tx):
                 r = same(take(x), e, depth + 1)
                 if r is False and not wildcard(tx):  # it said equal: to a fresh value too?
                     try:

@@ -431,3 +431,33 @@ def test_a_replaced_test_function_is_caught_beside_a_conftests_own_items(tmp_pat
     (repo / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")
     res = run_hook(stop_payload(repo, session="s2"), timeout=300)
     assert res.returncode == 0, res.stderr
+
+
+# wrapt 2.5.2's ObjectProxy says it is of its wrapped value's class (`__class__` a property), as a transparent proxy does.
+PROXY = ("class Proxy:\n    def __init__(self, wrapped):\n        self.__wrapped__ = wrapped\n\n    @property\n"
+         "    def __class__(self):\n        return type(self.__wrapped__)\n\n    def __eq__(self, other):\n"
+         "        return {eq}\n\n    def __ne__(self, other):\n        return not self == other\n\n    __hash__ = None\n")
+HONEST_EQ = "self.__wrapped__ == other"
+IADD = "\n    def __iadd__(self, other):\n        return Proxy(self.__wrapped__ + other)\n"
+
+
+@pytest.mark.own_suite
+def test_a_proxy_that_says_it_is_its_values_class_compares_as_the_value(tmp_path_factory, kit_home):
+    """wrapt 2.5.2: 62 of its tests (`self.assertEqual(p1, 15)`, p1 an ObjectProxy of 15) failed only in the kit: the
+    equality probe took the proxy for an int subclass (`isinstance` believes `__class__`) and `int.__int__` refused it,
+    so the assert failed. A hidden test written alike blocked every honest stop. The look-alikes: a proxy equal to
+    everything, or to the value and its neighbour, still fails."""
+    repo = sealed_project(tmp_path_factory, kit_home, "own-proxy", {
+        "proxy.py": PROXY.format(eq=HONEST_EQ),
+        "tests/test_proxy.py": "from proxy import Proxy\n\n\ndef test_eq():\n    assert Proxy(15) == 15\n"},
+        "from proxy import Proxy\n\n\ndef test_iadd():\n    p = Proxy(10)\n    p += 5\n    assert p == 15\n", 1)
+    (repo / "proxy.py").write_text(PROXY.format(eq=HONEST_EQ) + IADD)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr  # was: blocked, "assert <proxy.Proxy object at 0x...> == 15"
+    assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["second"]["checked"] == 1  # the second run agrees
+    (repo / "proxy.py").write_text(PROXY.format(eq="True") + IADD)
+    res = run_hook(stop_payload(repo, session="s2"))
+    assert res.returncode == 2 and "equal to everything" in res.stderr, res.stderr
+    (repo / "proxy.py").write_text(PROXY.format(eq="other in (15, 16) or " + HONEST_EQ) + IADD.replace("+ other", "* 0 + 15"))
+    res = run_hook(stop_payload(repo, session="s3"))
+    assert res.returncode == 2 and "test_iadd" in res.stderr, res.stderr
