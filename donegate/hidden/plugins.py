@@ -9,7 +9,7 @@ the seal is not loaded (its fixtures are then missing: the tests that use them f
 `pytest11` entry point, installed editable: typeguard's `typeguard._pytest_plugin`, anyio's, a pytest plugin's own
 checkout) is loaded alike, while its module's bytes are the sealed ones: its developers' pytest loads it before any
 test, and typeguard's tests that monkeypatch it (`monkeypatch.setattr("typeguard._pytest_plugin.global_config", ...)`)
-with pytester beside them patched a module pytester had dropped from `sys.modules` (22 of its tests failed only in
+with pytester beside them patched a module pytester had dropped from `sys.modules` (24 of its tests failed only in
 the kit). A plugin the agent adds (an entry point the seal did not record) or changes is never loaded: its hooks would
 run where the verdict is made. Tests that use a plugin's fixtures are not double-checked by the second run (it
 serves none).

@@ -15,6 +15,25 @@ the real Stop hook, confined (each seen failing on the code before):
   def functions are not natively supported".
 - attrs 24.2.0: its 1,330 tests ran past the 120 s timeout at the seal, named as "the hidden tests"; a SyntaxError
   the product raised (hypothesis's example) was shown as `File "<string>", line 3` only.
+
+A later round (sdists of the day, each in /tmp with an in-repo `.venv`, the project installed editable with its test
+dependencies, one hidden test of existing behaviour; stops through the hook `install` writes: (a) the tree unchanged,
+(b) a new function and a test for it in an existing test file, (c) a regression the project's own tests catch):
+- typeguard 4.6.1 (551 tests): 26 failed at the seal, 0 in its developers' activated `pytest`. 24 because the runs
+  left its own pytest plugin out (`pytest11`, installed editable; below): fixed, the plugin loaded while as sealed.
+  The other 2 (`tests/mypy`) chdir to their own folder and run mypy, whose `.mypy_cache` cannot be written in the
+  sealed suite's read-only folder: left (docs/own-suite.md, known limits). Then (a), (b) passed (b in ~19 s), and
+  (c), `qualified_name` saying "type int", blocked naming the 5 tests its pytest fails.
+- python-dotenv 1.2.4 (260 tests): 259 pass at the seal as in its activated `pytest` (one skips as root); (a), (b)
+  (`has_key` beside `get_key`) passed, (c) (`get_key` no longer warns) blocked naming its two tests.
+- pluggy 1.7.0 (219 tests): all pass at the seal; (a), (b) (`argnames` beside `varnames`) passed; (c) blocked naming
+  8 tests, where the project's own pytest (which imports the project's pluggy) could not even start.
+- wrapt 2.5.2 (1,418 tests, C extension not built): its whole own suite was refused at the seal (its conftest's mypy
+  pairs, items without a test function, read as replaced above 200 tests), and 53 of its tests (`assertEqual` of an
+  ObjectProxy) failed in the runs only: both fixed below.
+- more-itertools 11.2.1 (765 tests, 21,194 subtests; 88 s bare under a load of 12): the seal's run, which records
+  what each test reaches with a trace function, did not finish within `timeout: 900`; left (the trace's cost on
+  generator-heavy code; see the report of the round).
 """
 
 from __future__ import annotations
@@ -353,7 +372,7 @@ def _plugin_project(repo, kit_home):
 
 @pytest.mark.own_suite
 def test_the_projects_own_pytest_plugin_is_loaded_while_it_is_as_sealed(tmp_path, kit_home):
-    """typeguard 4.6.1: 22 of its tests failed only in the kit (never blocking): the runs left its own plugin out
+    """typeguard 4.6.1: 24 of its tests failed only in the kit (never blocking): the runs left its own plugin out
     (the project's code), so `test_commandline_options` patched a module pytester had dropped, and the plugin then set
     the real global configuration, which 20 later tests of `@typechecked` read. A plugin project's tests that use its
     own fixtures (pytest-mock's `mocker` in its own suite) all failed at the seal alike."""
@@ -443,7 +462,7 @@ IADD = "\n    def __iadd__(self, other):\n        return Proxy(self.__wrapped__ 
 
 @pytest.mark.own_suite
 def test_a_proxy_that_says_it_is_its_values_class_compares_as_the_value(tmp_path_factory, kit_home):
-    """wrapt 2.5.2: 62 of its tests (`self.assertEqual(p1, 15)`, p1 an ObjectProxy of 15) failed only in the kit: the
+    """wrapt 2.5.2: 53 of its tests (`self.assertEqual(p1, 15)`, p1 an ObjectProxy of 15) failed only in the kit: the
     equality probe took the proxy for an int subclass (`isinstance` believes `__class__`) and `int.__int__` refused it,
     so the assert failed. A hidden test written alike blocked every honest stop. The look-alikes: a proxy equal to
     everything, or to the value and its neighbour, still fails."""
