@@ -90,11 +90,13 @@ class Running:
         self.launch = pyenv.sealed(st.manifest, repo)  # in the stop's own thread: a broken environment raises here
         # The environment's pytest plugins the seal recorded, those still as sealed (a changed one is not loaded).
         plugins: list[str] = []
+        hidden: list[str] = []
         self.plugins_changed: list[str] = []
         if st.manifest.get("plugins"):  # most projects have none: the module stays off the stop's imports
             from donegate.hidden import plugins as env_plugins
 
             plugins, self.plugins_changed = env_plugins.loadable(st.manifest["plugins"], self.launch)
+            hidden = env_plugins.hidden_ones(st.manifest["plugins"], plugins)  # the project's own: its suite only
         # evidence is never waved through; `seal --allow`: this repository's own; the seal's baseline: what the
         # unchanged project already trips, and its own lines the scan found (`hidden.plugin.Reporter.own`)
         allow = tuple(r for r in (*(cfg.get("scan_allow") or ()), *(st.manifest.get("allow") or ()))
@@ -127,7 +129,7 @@ class Running:
             st.path, repo, timeout=self.timeout, expected=tests, confine=cfg["confine"],
             project=Path(self.launch.front[0]), python=self.launch, allow=allow, root=root, tree=tree,
             started=started, failed=self.cancel, later=True, seed=seed, last=sorted(st.manifest.get("held") or ()),
-            plugins=plugins, key=key, own_pytest=str(st.manifest.get("own_pytest") or ""), early=True))
+            plugins=hidden, key=key, own_pytest=str(st.manifest.get("own_pytest") or ""), early=True))
         # The second run's walls wait until the first run's process runs: built at once, they took the interpreter
         # lock from the first run's own (its process started 5-25 ms later, and a stop waits for that run).
         if not begun:

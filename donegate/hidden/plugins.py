@@ -7,8 +7,8 @@ points, read as data from each distribution's `entry_points.txt`) with a hash of
 stop loads, by name (`-p MODULE`), those whose module is still the one sealed. A plugin whose module changed since
 the seal is not loaded (its fixtures are then missing: the tests that use them fail). The project's own plugin (its
 `pytest11` entry point, installed editable: typeguard's `typeguard._pytest_plugin`, anyio's, a pytest plugin's own
-checkout) is loaded alike, while its module's bytes are the sealed ones: its developers' pytest loads it before any
-test, and typeguard's tests that monkeypatch it (`monkeypatch.setattr("typeguard._pytest_plugin.global_config", ...)`)
+checkout) is loaded alike by the own suite's runs (not the hidden tests': `hidden_ones`), while its module's bytes
+are the sealed ones: its developers' pytest loads it before any test, and typeguard's tests that monkeypatch it (`monkeypatch.setattr("typeguard._pytest_plugin.global_config", ...)`)
 with pytester beside them patched a module pytester had dropped from `sys.modules` (24 of its tests failed only in
 the kit). A plugin the agent adds (an entry point the seal did not record) or changes is never loaded: its hooks would
 run where the verdict is made. Tests that use a plugin's fixtures are not double-checked by the second run (it
@@ -92,6 +92,14 @@ def found(launch: Launch, repo: str = "") -> list[dict[str, Any]]:
                 out[name] = {"name": name, "module": module, "dist": info.parent.name, "sha256": _digest(path or own),
                              **({"own": True} if own else {})}
     return [out[k] for k in sorted(out)]
+
+
+def hidden_ones(recorded: Any, modules: list[str]) -> list[str]:
+    """Of `modules`, those the hidden tests' runs load: not the project's own plugin. Its module is sealed, but what it
+    imports at pytest's start is the agent's code, run before the tripwires' fingerprints; the own suite's sealed
+    conftest files already run such code there (and it has no second run, by decision), the hidden run does not."""
+    own = {p.get("module") for p in recorded if isinstance(p, dict) and p.get("own")} if isinstance(recorded, list) else set()
+    return [m for m in modules if m not in own]
 
 
 def loadable(recorded: Any, launch: Launch) -> tuple[list[str], list[str]]:

@@ -213,7 +213,7 @@ def seal(
         plugins = [p for p in plugins if p["name"] not in off]
         own_pytest = env_plugins.own_pytest(launch, str(repo))  # the project is pytest: its own runs the tests
         baseline = runner.run(tmp, repo, timeout=timeout, confine=confine, project=project, python=launch, allow=marks,
-                              plugins=[p["module"] for p in plugins], own_pytest=own_pytest)
+                              plugins=[p["module"] for p in plugins if not p.get("own")], own_pytest=own_pytest)
         env_check(baseline)
         _unwritten(baseline, tmp)
         if baseline.errors or not baseline.collected and not baseline.ok:
