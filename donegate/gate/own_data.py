@@ -8,8 +8,8 @@ verdict. What it says of intent is compared here, by rows (the file's non-blank 
   `assert GOT == EXPECTED`, read by `own_expected`), unless a hidden test asks for that value (a new contract: as
   `own_expected._asked`, a hidden test compares with `==` a call of a function the reading tests compare with that
   very value, a literal of the same type; not its digits anywhere in the text, `100` in `// 100` or `99` in `9990`);
-- `fewer-cases`: rows removed (more gone than added).
-A row added, rows reordered, a comment reworded, are none. The tests that read a changed data file run as they are now
+- `fewer-cases`: rows removed (more different rows gone than new ones added; a row written twice counts once).
+A row added, rows reordered, a comment reworded, a duplicate row removed (its text remains), are none. The tests that read a changed data file run as they are now
 too (with the agent's rows: `readers`), as the agent's own: a row it added that the code fails blocks as its test.
 """
 
@@ -88,8 +88,9 @@ def findings(pack: dict[str, Any], data: dict[str, str | None], failing: list[di
             continue
         before, now = _rows(sealed), _rows(text or "")
         removed, added = before - now, now - before
-        # rows added only: every sealed row is there, what the tests reading it checked did not change
-        for f in failing if removed else ():
+        # rows added only (or a copy of a row removed): every sealed row is there, what the tests reading it checked
+        # did not change
+        for f in failing if before.keys() - now.keys() else ():
             if f["id"].split("::", 1)[0] not in reading:
                 continue
             f["contract"] = True  # (what it checks changed: its rows)
@@ -106,9 +107,10 @@ def findings(pack: dict[str, Any], data: dict[str, str | None], failing: list[di
                 out.append({"test": f["id"], "rule": "expected-to-actual", "what": f"a row of its data file {rel} was "
                             f"changed from {was!r} to {made!r}, what the code returns now"})
                 break
-        fewer = sum(removed.values()) - sum(added.values())
+        # distinct rows: a row written twice is one case, its copy removed tests as much
+        fewer = len(before.keys() - now.keys()) - len(now.keys() - before.keys())
         if text is None or fewer > 0:
             what = f"its data file {rel} was deleted" if text is None else \
-                f"{fewer} of the {sum(before.values())} rows of its data file {rel} removed"
+                f"{fewer} of the {len(before)} rows of its data file {rel} removed"
             out.append({"test": reading[0], "rule": "fewer-cases", "what": what})
     return out

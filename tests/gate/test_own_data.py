@@ -8,11 +8,13 @@ asks for (`discount(2) == 100`) from its digits elsewhere (`// 100`, `9990`) or 
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.repos import run_hook, sealed_project, stop_lines, stop_payload
 
 WORDS = ('IRREGULAR = {"child": "children", "mouse": "mice", "fish": "fishes"}\n\n\n'
          "def plural(word):\n    return IRREGULAR.get(word, word + 's')\n")
-ROWS = "# word -> plural\ncat -> cats\nchild -> children\nfish -> fishes\nmouse -> mice\n"
+ROWS = "# word -> plural\ncat -> cats\nchild -> children\nfish -> fishes\nmouse -> mice\ncat -> cats\n"  # (a row twice)
 READS = ("from pathlib import Path\n\nimport words\n\nROWS = Path(__file__).with_name('inflections.txt')\n\n\n"
          "def test_many():\n    for line in ROWS.read_text().splitlines():\n"
          "        if line.strip() and not line.startswith('#'):\n            word, want = line.split(' -> ')\n"
@@ -71,6 +73,24 @@ def test_rows_removed_from_a_data_file_are_named(tmp_path_factory, kit_home):
     """The `mouse` row deleted, the code unchanged (the sealed rows still pass). Was: passed."""
     repo = _project(tmp_path_factory, kit_home)
     res, own = _stop(repo, kit_home, WORDS, ROWS.replace("mouse -> mice\n", ""))
+    assert res.returncode == 2, res.stderr
+    assert own["weakened"] == [{"test": "tests/test_inflections.py", "rule": "fewer-cases",
+                                "what": "1 of the 4 rows of its data file tests/inflections.txt removed"}], own
+
+
+def test_a_duplicate_row_removed_is_not_named(tmp_path_factory, kit_home):
+    """The second `cat -> cats` deleted: the same cases are tested. Was: named `fewer-cases` (rows counted by line)."""
+    repo = _project(tmp_path_factory, kit_home)
+    res, own = _stop(repo, kit_home, WORDS, ROWS.replace("mice\ncat -> cats\n", "mice\n"))
+    assert res.returncode == 0, res.stderr
+    assert own["ok"] and own["weakened"] == [], own
+
+
+def test_a_distinct_row_removed_for_a_duplicate_added_is_named(tmp_path_factory, kit_home):
+    """The attack beside it: the `mouse` row deleted and `child -> children` written twice, as many lines as sealed.
+    Was: passed (one row gone, one added)."""
+    repo = _project(tmp_path_factory, kit_home)
+    res, own = _stop(repo, kit_home, WORDS, ROWS.replace("mouse -> mice\n", "child -> children\n"))
     assert res.returncode == 2, res.stderr
     assert own["weakened"] == [{"test": "tests/test_inflections.py", "rule": "fewer-cases",
                                 "what": "1 of the 4 rows of its data file tests/inflections.txt removed"}], own
@@ -147,11 +167,14 @@ def test_a_number_row_is_not_asked_by_the_same_digits_in_a_string(tmp_path_facto
     assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(ROWS_N, "expected-to-actual")], own
 
 
-def test_a_regression_beside_a_row_added_is_a_regression(tmp_path_factory, kit_home):
-    """A row added (every sealed row kept) and `mouse` broken: the block says a regression, not "the old contract
-    changed" (which offers the appeal), and names nothing."""
+@pytest.mark.parametrize("rows", [ROWS + "ox -> oxen\n", ROWS.replace("mice\ncat -> cats\n", "mice\n")],
+                         ids=["row-added", "duplicate-removed"])
+def test_a_regression_beside_a_row_added_is_a_regression(tmp_path_factory, kit_home, rows):
+    """A row added (every sealed row kept), or the copy of a row removed (its text kept), and `mouse` broken: the block
+    says a regression, not "the old contract changed" (which offers the appeal), and names nothing. Was, the copy
+    removed: the old contract changed."""
     repo = _project(tmp_path_factory, kit_home)
-    res, own = _stop(repo, kit_home, WORDS.replace('"mice"', '"mouses"'), ROWS + "ox -> oxen\n")
+    res, own = _stop(repo, kit_home, WORDS.replace('"mice"', '"mouses"'), rows)
     assert res.returncode == 2 and f"the project's own test {MANY} (tests/test_inflections.py:8), as it was when the " \
         "work began, fails now (a regression" in res.stderr, res.stderr
     assert [f["contract"] for f in own["failing"]] == [False] and own["weakened"] == [], own
