@@ -62,20 +62,34 @@ def data_changed(repo: Path, changed: list[str], pack: dict[str, Any], prefix: s
     (`tests/inflections.txt`) changed since the seal (relative to the project)."""
     from donegate.seal.own import CONFIGS
 
-    files = pack.get("files") or {}
+    files, texts = pack.get("files") or {}, set(doctext(pack))
     out = {}
     for name in changed:
         rel = name[len(prefix) + 1:] if prefix and name.startswith(prefix + "/") else name if not prefix else ""
         if rel in files and not rel.endswith(".py") and rel not in CONFIGS and rel not in COVERAGE_FILES \
-                and not rel.startswith(".github/") and rel not in (pack.get("doctext") or ()):
+                and not rel.startswith(".github/") and rel not in texts:
             out[rel] = text(repo / name)
     return out
+
+
+def doctext(pack: dict[str, Any]) -> list[str]:
+    """The sealed doctest text files (relative to the project): those outside the test folders (`doctext`) and those
+    inside them that the sealed configuration's pytest collected as doctests (its `--doctest-glob`, `test*.txt` by
+    default: `tests/test_calc.txt`, one test named as its file, `tests/test_calc.txt::test_calc.txt`), whose examples
+    are compared as a docstring's (`seal.doctested`), not read as a data file's rows (`data_changed`)."""
+    files = pack.get("files") or {}
+    found = set(pack.get("doctext") or ())
+    for tid in pack.get("tests") or ():
+        rel, _, name = tid.partition("::")
+        if name == rel.rsplit("/", 1)[-1] and not rel.endswith(".py") and ">>>" in ((files.get(rel) or {}).get("text") or ""):
+            found.add(rel)
+    return sorted(found)
 
 
 def doctested_changed(repo: Path, changed_since: list[str], pack: dict[str, Any], prefix: str) -> dict[str, str | None]:
     """{module file: its text now (None: gone)} of the product's modules holding sealed doctests, and of the sealed
     doctest text files (`doctext`), that changed since the seal (relative to the project)."""
-    doctests = [*(pack.get("doctests") or ()), *(pack.get("doctext") or ())]
+    doctests = [*(pack.get("doctests") or ()), *doctext(pack)]
     if not doctests:
         return {}
     changed = set(changed_since)

@@ -146,7 +146,7 @@ class OwnRuns:
         # the product's modules whose doctests the agent added or changed (`--doctest-modules`): run as they are now
         self.docs_now = own_changed.doctested_mine(repo, since, pack, prefix, self.documented)
         # a sealed doctest text file the agent changed runs as it is now too (its examples, the agent's own tests)
-        self.docs_now += [r for r in pack.get("doctext") or () if self.documented.get(r) is not None]
+        self.docs_now += [r for r in own_changed.doctext(pack) if self.documented.get(r) is not None]
         self.data = own_changed.data_changed(repo, since, pack, prefix)
         if self.data:  # the tests reading a data file the agent changed run with its rows too (`own_data`)
             from donegate.gate import own_data
@@ -334,7 +334,8 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
     if documented:
         from donegate.seal import doctested
 
-        doctests = {**doctests, **doctested.text_entries(pack)}  # (a README's examples, read as a docstring's)
+        # (a README's examples, a test folder's test*.txt, read as a docstring's)
+        doctests = {**doctests, **doctested.text_entries(pack, own_changed.doctext(pack))}
 
         changed_tests |= doctested.changed(doctests, documented)
     failing = []
@@ -503,7 +504,8 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     if documented:
         from donegate.seal import doctested
 
-        found += doctested.findings({**(pack.get("doctests") or {}), **doctested.text_entries(pack)}, documented,
+        texts = doctested.text_entries(pack, own_changed.doctext(pack))
+        found += doctested.findings({**(pack.get("doctests") or {}), **texts}, documented,
                                     set(pack.get("baseline", {}).get("passing", [])))
     return problems({"weakened": found + _support_weakened(repo, since, pack, prefix)})
 

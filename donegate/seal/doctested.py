@@ -177,12 +177,13 @@ def texts(project: Path, config: str | None, how: str, collected: list[str]) -> 
     return out
 
 
-def text_entries(pack: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The sealed doctest text files (`doctext`) read as the modules' doctests are (`findings`, `to_actual`,
-    `changed`): one doctest each, named as pytest names it (`README.md::README.md`), its text as sealed."""
+def text_entries(pack: dict[str, Any], texts: list[str]) -> dict[str, dict[str, Any]]:
+    """The sealed doctest text files `texts` (`own_changed.doctext`: those of `doctext` and those inside the test
+    folders) read as the modules' doctests are (`findings`, `to_actual`, `changed`): one doctest each, named as pytest
+    names it (`README.md::README.md`), its text as sealed."""
     files = pack.get("files") or {}
     return {rel: {"module": None, "text_file": True, "tests": {rel.rsplit("/", 1)[-1]: {
-        "text": (files.get(rel) or {}).get("text") or "", "doc": 0, "line": 0}}} for rel in pack.get("doctext") or []}
+        "text": (files.get(rel) or {}).get("text") or "", "doc": 0, "line": 0}}} for rel in texts}
 
 
 def _walk(project: Path, top: str, skip: list[str], keep: Callable[[str], bool] | None = None) -> list[str]:

@@ -95,3 +95,69 @@ def test_an_example_the_agent_added_to_the_readme_runs_as_its_own(tmp_path_facto
     res, own = _stop(repo, kit_home, CALC + MUL, README_md=README.replace("That is all.", "    >>> twice(3)\n    7\n"))
     assert res.returncode == 2 and f"your own test {READ} (a test you added or changed) fails" in res.stderr, res.stderr
     assert own["failing"] == [] and own["weakened"] == [], own
+
+
+# A text doctest inside the test folders (pytest's default `--doctest-glob`, `test*.txt`, no configuration): sealed
+# and run from the sealed copy, but its changes were read as a data file's rows (by no test file: nothing named).
+TWICE = (">>> from calc import twice, add\n\nDouble a number:\n\n>>> twice(21)\n42\n>>> twice(0)\n0\n\nAdd two:\n\n"
+         ">>> add(2, 3)\n5\n")
+IN_TESTS = {"calc.py": CALC, "tests/test_twice.txt": TWICE,
+            "tests/test_calc.py": "import calc\n\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n"}
+TXT = "tests/test_twice.txt::test_twice.txt"
+
+
+def _in_tests(tmp_path_factory, kit_home, twice: str | None, calc: str = CALC + MUL):
+    repo = sealed_project(tmp_path_factory, kit_home, "own-doctext-tests", IN_TESTS, HIDDEN, 2)
+    (repo / "calc.py").write_text(calc)
+    if twice is None:
+        (repo / "tests/test_twice.txt").unlink()
+    else:
+        (repo / "tests/test_twice.txt").write_text(twice)
+    res = run_hook(stop_payload(repo))
+    return res, stop_lines(kit_home)[-1]["gates"]["own"]
+
+
+def test_a_test_folders_text_doctest_changed_to_what_the_code_returns_is_named(tmp_path_factory, kit_home):
+    """`twice(21)` broken and `tests/test_twice.txt` made to expect 0: the sealed copy blocks, the change is named and
+    the block says the old contract changed. Was: a regression, nothing named."""
+    res, own = _in_tests(tmp_path_factory, kit_home, TWICE.replace("42\n", "0\n"), BROKEN)
+    assert res.returncode == 2 and f"the old contract changed: the project's own test {TXT}" in res.stderr, res.stderr
+    assert f"{TXT}: its expected output 42 was changed to 0, what the code returns now [expected-to-actual]" \
+        in res.stderr, res.stderr
+    assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(TXT, "expected-to-actual")], own
+
+
+def test_a_test_folders_text_doctest_weakened_is_named(tmp_path_factory, kit_home):
+    """One example deleted, one given `+SKIP`, one `+ELLIPSIS`, the code unchanged (the sealed examples pass): each
+    named. Was: passed, nothing named."""
+    twice = TWICE.replace(">>> twice(0)\n0\n", "").replace(">>> add(2, 3)", ">>> add(2, 3)  # doctest: +SKIP").replace(
+        ">>> twice(21)", ">>> twice(21)  # doctest: +ELLIPSIS")
+    res, own = _in_tests(tmp_path_factory, kit_home, twice)
+    assert res.returncode == 2, res.stderr
+    found = sorted((w["rule"], w["what"]) for w in own["weakened"] if w["test"] == TXT)
+    assert found == [("assert-loosened", "+ELLIPSIS added (>>> twice(21))"),
+                     ("assert-removed", "1 of its 4 examples deleted (>>> twice(0))"),
+                     ("skipped", "+SKIP added to >>> add(2, 3)")], own["weakened"]
+
+
+def test_a_test_folders_text_doctest_deleted_is_named(tmp_path_factory, kit_home):
+    res, own = _in_tests(tmp_path_factory, kit_home, None)
+    assert res.returncode == 2, res.stderr
+    assert own["weakened"] == [{"test": TXT, "rule": "deleted", "what": "its file was deleted"}], own
+
+
+def test_honest_work_on_a_test_folders_text_doctest_passes(tmp_path_factory, kit_home):
+    """The look-alikes: the prose reworded, an example added that the code passes, the code rewritten to the same
+    behaviour."""
+    twice = TWICE.replace("Double a number:", "Twice a number, as an int:") + ">>> twice(-1)\n-2\n"
+    res, own = _in_tests(tmp_path_factory, kit_home, twice, CALC.replace("add(n, n)", "2 * n") + MUL)
+    assert res.returncode == 0, res.stderr
+    assert own["failing"] == [] and own["weakened"] == [], own
+
+
+def test_an_example_the_agent_added_to_a_test_folders_text_doctest_runs_as_its_own(tmp_path_factory, kit_home):
+    """An example added that the code fails (`twice(3)` said to give 7): the file as it is now runs as the agent's own
+    test. Was: passed (only the sealed copy ran)."""
+    res, own = _in_tests(tmp_path_factory, kit_home, TWICE + ">>> twice(3)\n7\n")
+    assert res.returncode == 2 and f"your own test {TXT} (a test you added or changed) fails" in res.stderr, res.stderr
+    assert own["failing"] == [] and own["weakened"] == [], own
