@@ -8,7 +8,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
-    from typing import Any
+    from typing import Any, Iterator
 
     from donegate.seal import store
     from donegate.tree import statcache
@@ -19,6 +19,16 @@ TEST_NAMES = ("test_*.py", "*_test.py")
 SKIP_PARTS = {".venv", "venv", "node_modules", ".tox", ".nox", "site-packages"}
 # `seal.excluded.COVERAGE_FILES`, here so that a stop changing none of them does not import the rules
 COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
+
+
+def inside(changed: list[str], prefix: str) -> Iterator[tuple[str, str]]:
+    """(its path in the repository, its path in the project) of each path `changed` (the repository's) inside the
+    project, the folder `prefix` of the repository ("": the repository)."""
+    for name in changed:
+        if not prefix:
+            yield name, name
+        elif name.startswith(prefix + "/"):
+            yield name, name[len(prefix) + 1:]
 
 
 def since_seal(repo: Path, st: store.Store, look: statcache.Tree | None) -> list[str]:
@@ -37,10 +47,7 @@ def changed_tests(repo: Path, changed: list[str], prefix: str) -> list[str]:
 
     match = matcher(TEST_NAMES)
     out = []
-    for name in changed:
-        if prefix and not name.startswith(prefix + "/"):
-            continue
-        rel = name[len(prefix) + 1:] if prefix else name
+    for name, rel in inside(changed, prefix):
         parts = rel.split("/")
         if match(parts[-1]) and not SKIP_PARTS & set(parts) and fsafe.digest(repo / name) not in (None, "missing") \
                 and (repo / name).is_file() and not (repo / name).is_symlink():
@@ -64,8 +71,7 @@ def data_changed(repo: Path, changed: list[str], pack: dict[str, Any], prefix: s
 
     files, texts = pack.get("files") or {}, set(doctext(pack))
     out = {}
-    for name in changed:
-        rel = name[len(prefix) + 1:] if prefix and name.startswith(prefix + "/") else name if not prefix else ""
+    for name, rel in inside(changed, prefix):
         if rel in files and not rel.endswith(".py") and rel not in CONFIGS and rel not in COVERAGE_FILES \
                 and not rel.startswith(".github/") and rel not in texts:
             out[rel] = text(repo / name)
@@ -92,8 +98,8 @@ def doctested_changed(repo: Path, changed_since: list[str], pack: dict[str, Any]
     doctests = [*(pack.get("doctests") or ()), *doctext(pack)]
     if not doctests:
         return {}
-    changed = set(changed_since)
-    return {rel: text(repo / prefix / rel) for rel in sorted(doctests) if (f"{prefix}/{rel}" if prefix else rel) in changed}
+    changed = {rel for _, rel in inside(changed_since, prefix)}
+    return {rel: text(repo / prefix / rel) for rel in sorted(doctests) if rel in changed}
 
 
 def conftests(repo: Path, current: dict[str, str | None], prefix: str) -> dict[str, str | None]:
@@ -131,8 +137,7 @@ def doctested_mine(repo: Path, changed: list[str], pack: dict[str, Any], prefix:
 
     files, out = pack.get("files") or {}, []
     tests = tuple(p.rstrip("/") + "/" for p in pack.get("paths") or [])
-    for name in changed:
-        rel = name[len(prefix) + 1:] if prefix and name.startswith(prefix + "/") else name if not prefix else ""
+    for name, rel in inside(changed, prefix):
         parts = rel.split("/")
         if not rel.endswith(".py") or rel in files or rel.startswith(tests) or SKIP_PARTS & set(parts) \
                 or parts[-1] in ("conftest.py", "setup.py", "__main__.py") or any(p.startswith(".") for p in parts):

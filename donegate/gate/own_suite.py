@@ -303,13 +303,8 @@ def _selected(changed: list[str], pack: dict[str, Any], prefix: str) -> set[str]
     """The sealed test files the change since the seal (`changed`) can reach (None: all of them)."""
     from donegate.seal import own, reach
 
-    names = []
-    for name in changed:
-        if prefix and not name.startswith(prefix + "/"):
-            continue
-        rel = name[len(prefix) + 1:] if prefix else name
-        if rel not in own.CONFIGS:  # the sealed run reads the sealed configuration
-            names.append(rel)
+    # (the sealed run reads the sealed configuration)
+    names = [rel for _, rel in own_changed.inside(changed, prefix) if rel not in own.CONFIGS]
     files = set(pack.get("files") or {})
     return reach.select(pack.get("reach"), pack["tests"], names, files)
 
@@ -525,10 +520,7 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
 
     sealed_files = pack.get("files") or {}
     configs, conftests, coverage, ci = {}, {}, {}, {}
-    for name in changed:
-        if prefix and not name.startswith(prefix + "/"):
-            continue
-        rel = name[len(prefix) + 1:] if prefix else name
+    for name, rel in own_changed.inside(changed, prefix):
         parts = rel.split("/")
         if rel in own.CONFIGS:
             configs[rel] = own_changed.text(repo / name)
