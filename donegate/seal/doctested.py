@@ -32,8 +32,9 @@ MAX_BYTES = 4 << 20  # of docstrings kept
 LOOSER = ("ELLIPSIS", "NORMALIZE_WHITESPACE", "IGNORE_EXCEPTION_DETAIL")
 
 
-def _ini(project: Path, config: str | None) -> dict[str, str]:
-    """The sealed configuration's pytest keys that decide what `--doctest-modules` collects (addopts, norecursedirs)."""
+def read(project: Path, config: str | None) -> dict[str, str]:
+    """The sealed configuration's pytest keys that decide what its doctest options collect (addopts, norecursedirs):
+    read once at the seal, and given to `wanted`, `seal` and `texts`."""
     if not config:
         return {}
     if config == "pyproject.toml":
@@ -53,16 +54,18 @@ def _ini(project: Path, config: str | None) -> dict[str, str]:
     return pytest_section(project / config) or {}
 
 
-def wanted(project: Path, config: str | None, how: str) -> dict[str, str] | None:
-    """The configuration's keys when its pytest collects the product's modules' doctests (`--doctest-modules` in its
-    addopts), else None. `how`: how the test paths were found (`usual`: no `testpaths`, every module of the project
-    is collected; else those of the product's modules under the paths, `own.product`)."""
-    ini = _ini(project, config)
+def wanted(ini: dict[str, str]) -> bool:
+    """Whether the configuration's pytest (its keys `ini`: `read`) collects the product's modules' doctests
+    (`--doctest-modules` in its addopts)."""
     try:
-        words = shlex.split(ini.get("addopts", ""))
+        return OPTION in shlex.split(ini.get("addopts", ""))
     except ValueError:
-        return None
-    return ini if OPTION in words else None
+        return False
+
+
+def _skip(ini: dict[str, str]) -> list[str]:
+    """The folders pytest does not walk into: the configuration's `norecursedirs`, else pytest's default."""
+    return ini["norecursedirs"].split() if ini.get("norecursedirs") else list(NORECURSE)
 
 
 def _module_name(project: Path, rel: str) -> tuple[str, str]:
@@ -123,16 +126,16 @@ def docstrings(text: str, module: str) -> dict[str, dict[str, Any]] | None:
     return out
 
 
-def seal(project: Path, config: str | None, how: str, collected: list[str],
+def seal(project: Path, ini: dict[str, str], how: str, collected: list[str],
          product: Callable[[Path, str], bool] | None = None) -> dict[str, dict[str, Any]]:
     """{module file (relative): {"module", "base", "tests": {name: {"text", "doc", "line"}}}} of the product's modules
-    holding doctests, when the configuration's pytest collects them (`wanted`): with no `testpaths`, every module
-    outside the test folders `collected` (whose own doctests pytest collects from the sealed copies); with `testpaths`
-    or paths named, the product's modules under them (`product`: `own.product`, never sealed as the suite's)."""
-    ini = wanted(project, config, how)
-    if ini is None:
+    holding doctests, when the configuration's pytest (its keys `ini`: `read`) collects them (`wanted`): with no
+    `testpaths` (`how`: `usual`), every module outside the test folders `collected` (whose own doctests pytest collects
+    from the sealed copies); with `testpaths` or paths named, the product's modules under them (`product`:
+    `own.product`, never sealed as the suite's)."""
+    if not wanted(ini):
         return {}
-    skip = ini["norecursedirs"].split() if ini.get("norecursedirs") else list(NORECURSE)
+    skip = _skip(ini)
     if how != "usual":
         return _modules(project, sorted(rel for top in collected for rel in _walk(project, top, skip)
                                         if product is not None and product(project, rel)))
@@ -140,10 +143,10 @@ def seal(project: Path, config: str | None, how: str, collected: list[str],
     return _modules(project, [rel for rel in _walk(project, ".", skip) if rel not in collected and not rel.startswith(inside)])
 
 
-def _globs(project: Path, config: str | None) -> list[str]:
+def _globs(ini: dict[str, str]) -> list[str]:
     """The `--doctest-glob` patterns of the configuration's addopts (pytest's default, `test*.txt`, for none)."""
     try:
-        words = shlex.split(_ini(project, config).get("addopts", ""))
+        words = shlex.split(ini.get("addopts", ""))
     except ValueError:
         return []
     found = [w.split("=", 1)[1] for w in words if w.startswith(GLOB + "=")]
@@ -151,16 +154,15 @@ def _globs(project: Path, config: str | None) -> list[str]:
     return found or ["test*.txt"]
 
 
-def texts(project: Path, config: str | None, how: str, collected: list[str]) -> list[str]:
-    """The project's text files outside the test folders `collected` whose examples its pytest collects (docs/own-suite.md,
-    "Doctests of text files"): with no `testpaths` it walks the whole project, and a file matching a `--doctest-glob`
-    pattern (a README.md, docs/*.rst) is a doctest file. Sealed as the suite's own files (their text as at the seal),
-    at most `MAX_BYTES` of them; a file without `>>>` is none."""
+def texts(project: Path, ini: dict[str, str], how: str, collected: list[str]) -> list[str]:
+    """The project's text files outside the test folders `collected` whose examples its pytest (its configuration's
+    keys `ini`: `read`) collects (docs/own-suite.md, "Doctests of text files"): with no `testpaths` it walks the whole
+    project, and a file matching a `--doctest-glob` pattern (a README.md, docs/*.rst) is a doctest file. Sealed as the
+    suite's own files (their text as at the seal), at most `MAX_BYTES` of them; a file without `>>>` is none."""
     if how != "usual":
         return []
-    patterns = [p for p in _globs(project, config) if not p.endswith(".py")]
-    ini = _ini(project, config)
-    skip = ini["norecursedirs"].split() if ini.get("norecursedirs") else list(NORECURSE)
+    patterns = [p for p in _globs(ini) if not p.endswith(".py")]
+    skip = _skip(ini)
     inside = tuple(c.rstrip("/") + "/" for c in collected)
     out, size = [], 0
     for rel in _walk(project, ".", skip, lambda f: not f.endswith(".py") and any(

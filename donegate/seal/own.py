@@ -357,7 +357,8 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
         return None
     from donegate.seal import doctested, imported, reach
 
-    doctext = doctested.texts(project, config, how, found)  # a README's examples, which its pytest collects
+    ini = doctested.read(project, config)  # the keys that decide what its doctest options collect, read once
+    doctext = doctested.texts(project, ini, how, found)  # a README's examples, which its pytest collects
     found = [*found, *doctext]
     files = gather(project, config, found)
     pack: dict[str, Any] = {"version": VERSION, "config": config, "paths": found, "by": how, "files": files}
@@ -366,7 +367,7 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     import copy
 
     # the product's modules' doctests, which its pytest collects (`--doctest-modules`, no `testpaths`): their text kept
-    doctests = doctested.seal(project, config, how, found, product)
+    doctests = doctested.seal(project, ini, how, found, product)
 
     with tempfile.TemporaryDirectory(prefix="donegate-own-") as tmp:
         dest = Path(tmp) / "suite"
@@ -431,7 +432,7 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
                 where={**where(files), **doctested.ids(doctests)}, supersedes=superseded)
     if doctests:
         pack["doctests"] = doctests
-    if doctested.wanted(project, config, how) is not None:  # the agent's own new doctests run at the stops
+    if doctested.wanted(ini):  # the agent's own new doctests run at the stops
         pack["doctest_modules"] = True
     shown = run.failing()
     service = needs_service({t: shown.get(t, "") for t in failing})
