@@ -99,6 +99,19 @@ def kit_wheel(tmp_path_factory) -> Path:
                       threads=0)["wheel"]
 
 
+@pytest.fixture(scope="session")
+def wheel_installed(tmp_path_factory, kit_wheel) -> tuple[Path, Path, Path]:
+    """`kit_wheel` installed into a venv of its own once for the whole run (whichever xdist worker asks first:
+    tests/support/pool.py), outside the checkout: (venv, its python, its site-packages), as
+    tests/support/installed.py `wheel_venv` returns them. The tests that take it only run its commands (the kit's
+    state goes to their own HOME and XDG folders); ~1.6 CPU-s a venv, three tests."""
+    from tests.support.installed import wheel_venv
+    from tests.support.pool import SharedRuns, shared_root
+
+    return SharedRuns(shared_root(tmp_path_factory, "wheel-venv"), ["venv"], lambda key, base: wheel_venv(base, kit_wheel),
+                      threads=0)["venv"]
+
+
 # The longest tests first. Under pytest-xdist (`make test`: `-n 6`, the default `load` scheduling) each worker is
 # first sent a contiguous chunk of a quarter of its share (xdist's scheduler/load.py: gw0 gets the first 85 tests, so
 # these and the first end-to-end files run there, one after another), then the rest as they free up: a long test

@@ -1,7 +1,7 @@
 """The README's quick start, run as written (issue 38 item 8): its lines, taken from the README itself,
 on a fresh git repository in a fresh home, with the kit installed from this checkout in an environment
 of its own. Two substitutions, both said here: `pipx install /path/to/donegate` is done as pipx does it
-but without an index (the wheel built from this checkout into a venv of its own: `installed.wheel_venv`),
+but without an index (the wheel built from this checkout into a venv of its own: `installed.wheel_venv`, one for the run),
 and the `claude` line is the Stop hook that `install` wrote, run as Claude Code runs it (the command from
 the repository's `.claude/settings.json`, the stop's JSON on stdin): once with the bug, once fixed.
 Nothing is written to the real home."""
@@ -17,7 +17,6 @@ import subprocess
 from pathlib import Path
 
 from tests.support import require
-from tests.support.installed import wheel_venv
 from tests.support.repos import EXAMPLE_TESTS, KIT, example_files, fix_bug, make_repo
 from tests.support.session import find_claude
 
@@ -40,9 +39,9 @@ def test_the_quick_start_names_the_kit_by_its_checkout_and_has_the_five_steps():
     assert any(v[0] == "claude" for v in verbs) and "pipx install donegate\n" not in README
 
 
-def test_the_quick_start_works_as_written(tmp_path, kit_wheel):
+def test_the_quick_start_works_as_written(tmp_path, wheel_installed):
     claude = find_claude()
-    venv, _, _ = wheel_venv(tmp_path, kit_wheel)  # what `pipx install /path/to/donegate` makes, without an index
+    venv, _, _ = wheel_installed  # what `pipx install /path/to/donegate` makes, without an index (one for the run)
     home = tmp_path / "home"
     repo = make_repo(home / "src" / "myproject", example_files())
     (home / "acceptance").mkdir()

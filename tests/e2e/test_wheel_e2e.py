@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fakeapi import FakeAPI, first_user_text, tool, turn
-from tests.support.installed import run, wheel_venv
+from tests.support.installed import run
 from tests.support.repos import EXAMPLE_TESTS, KIT, fix_bug, write_config
 from tests.support.reviewers import A, B, verdict
 from tests.support.session import _clean_env, find_claude
@@ -21,9 +21,9 @@ pytestmark = pytest.mark.e2e
 REQUEST = "orders of 10 or more units get 10% off"
 
 
-def test_the_installed_wheel_writes_and_reviews(tmp_path, shop_repo, kit_wheel):
+def test_the_installed_wheel_writes_and_reviews(tmp_path, shop_repo, wheel_installed):
     claude = find_claude()  # skips without `make setup`
-    venv, _, _ = wheel_venv(tmp_path, kit_wheel)
+    venv, _, _ = wheel_installed
     donegate = str(venv / "bin" / "donegate")
     state = tmp_path / "xdg" / "donegate"
     state.mkdir(parents=True)
