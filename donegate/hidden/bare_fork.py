@@ -14,13 +14,14 @@ import os
 import random
 import select
 import sys
+import types
 import warnings
 
 # Sent to a run, this source shares one namespace with bare_shim's (`second._source`); imported by the kit (its
 # tests), it takes the name from the module.
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS, TOKEN
-    from donegate.hidden.bare_shim import _ToShim, bind, plan_test, shim_compile
+    from donegate.hidden.bare_shim import _ToShim, plan_test, shim_compile
     from donegate.hidden.probe import compare_probes
 
 
@@ -34,42 +35,78 @@ def _exactly(fd, n):
         data += chunk
     return data
 
-# What a test's fork runs at the bottom of its stack, the one frame below the test's: a program's own module-level code
-# (`python prog.py`: `__main__`'s namespace, the program's file name), its steps the harness's functions held as
-# constants (`bind`), so `__main__` names none of them: code that walks its callers by `f_back` finds the test, then a
-# program, and nothing of the harness's (the zygote's frames are not in the fork).
+# What a test's fork runs at the bottom of its stack: a program's own module-level code (`python prog.py`: `__main__`'s
+# namespace, the program's file name) that calls each test itself, from a loop over its function `main()` (`BOTTOM`,
+# names drawn by `program_fork`), as a program calls its functions: that code holds no constant but None (a program's
+# module code holds no callable constant) and loads only names its module holds. `main` (a generator function of
+# `__main__`, its code the program's file's) reaches the harness's steps as the free variables of its code, never as
+# constants or names of `__main__`, and is suspended while the test runs: code that walks its callers by `f_back`
+# finds the test, then the program's module code, and nothing of the harness's (the zygote's frames are not in the
+# fork). Only `_steps`' inner function is used: its own code is never run.
 PROGRAM = """\
-'\\x00fork'()
-while '\\x00again'():
-    try:
-        '\\x00list'('\\x00put'(f(*a, **k)) for f, a, k in '\\x00plan'())
-        '\\x00get'(0)(**'\\x00get'(1))
-    except BaseException:
-        '\\x00failed'()
-    while '\\x00tears'():
-        try:
-            '\\x00list'(f() for f in '\\x00down')
-        except BaseException:
-            '\\x00failed'()
-while '\\x00more'():
-    try:
-        '\\x00list'('\\x00said'('\\x00bool'(v == c)) for v, c in '\\x00walk')
-    except Exception:
-        '\\x00said'(False)
-'\\x00passed'()
+def _steps(fork, again, list, put, plan, get, failed, tears, down, more, said, bool, walk, passed):
+    def main(*failing):
+        if failing:
+            return failed()
+
+        def run():
+            fork()
+            while again():
+                try:
+                    list(put(f(*a, **k)) for f, a, k in plan())
+                    called = get(0), get(1)
+                except BaseException:
+                    failed()
+                else:
+                    yield called
+                while tears():
+                    try:
+                        list(f() for f in down)
+                    except BaseException:
+                        failed()
+            while more():
+                try:
+                    list(said(bool(v == c)) for v, c in walk)
+                except Exception:
+                    said(False)
+            passed()
+        return run()
+    return main
 """
+# The bottom frame's code: the test called, and a failure noted by `main(test)` in its `except` (`failed` reads it)
+BOTTOM = "for {test}, {kwargs} in {main}():\n    try:\n        {test}(**{kwargs})\n    except BaseException:\n        {main}({test})\n"
+# What a program names its function, the test it calls and its arguments (`program_fork`: the first its module lacks)
+NAMES = {"main": ("main", "run", "run_all", "demo"), "test": ("test", "check", "case", "fn"),
+         "kwargs": ("kwargs", "kw", "fixtures", "params")}
+_CALLS: "dict[tuple, object]" = {}  # (the names, the program's file name): the bottom frame's code (`BOTTOM`)
+
+
+def _as_program_function(code, name, prefix):
+    """`code` (and the code objects it holds) as a program's module-level function `name`'s: its qualified names
+    without `prefix` (`_steps.<locals>.`), and not flagged as nested."""
+    consts = tuple(_as_program_function(c, name, prefix) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    kw = {"co_qualname": code.co_qualname.replace(prefix, "", 1)} if hasattr(code, "co_qualname") else {}
+    if code.co_name == "main":
+        kw.update(co_name=name, **({"co_qualname": name} if kw else {}))
+        kw["co_flags"] = code.co_flags & ~0x10  # CO_NESTED: a module-level def has no outer function
+    elif kw:
+        kw["co_qualname"] = kw["co_qualname"].replace("main.", name + ".", 1)
+    return code.replace(co_consts=consts, **kw)
 
 
 def program_fork(program, main, steps):
-    """The fork of a test: made in a thread of its own whose only frame is `program` (`PROGRAM`, compiled under the
-    program's name) in `main` (`__main__`'s namespace), so the fork's one thread is its main thread and holds no frame
-    of the zygote's. In the fork the program runs the `steps` (`bare._test_steps`): `child()` (its pipes); the calls
-    of the test's setup (`plan()`, each result given to `put`: `bare_shim.plan_test`) from a generator expression of
-    its own; the test (`get(0)` with the arguments `get(1)`), `failed()` noting the first failure; its teardowns,
-    last set up first (`down` yields them while `tears()`), from a generator expression too; `more()` (a failure
-    reported, and the process ended; else the token asked for: whether the held asserts' objects have candidates left
-    to be compared with, `walk`, each result given to `said`), then `passed()` (it ends the process). Returns the
-    fork's pid."""
+    """The fork of a test: made in a thread of its own whose only frame is a program's module code (`BOTTOM`, compiled
+    under `program`'s file name) in `main` (`__main__`'s namespace), so the fork's one thread is its main thread and
+    holds no frame of the zygote's. That code loops over the program's function (`NAMES`: names `main` lacks; the
+    function in `main` while the fork lives), made from `PROGRAM`'s `main` (`program`: it compiled under the program's
+    name) with the steps as its free variables, and calls each test it yields itself. In the fork the function runs
+    the `steps` (`bare._test_steps`): `child()` (its pipes); the calls of the test's setup (`plan()`, each result given
+    to `put`: `bare_shim.plan_test`) from a generator expression of its own; the test (`get(0)` with the arguments
+    `get(1)`), yielded, `failed()` noting the first failure (the program's `except` calls the function with the test);
+    its teardowns, last set up first (`down` yields them while `tears()`), from a generator expression too; `more()`
+    (a failure reported, and the process ended; else the token asked for: whether the held asserts' objects have
+    candidates left to be compared with, `walk`, each result given to `said`), then `passed()` (it ends the process).
+    Returns the fork's pid."""
     box, ready = [], _thread.allocate_lock()
     ready.acquire()
 
@@ -86,9 +123,23 @@ def program_fork(program, main, steps):
         box.append(pid)
         ready.release()
         raise SystemExit  # the thread ends here, quietly
-    code = bind(program, {"\x00" + k: v for k, v in {**steps, "fork": fork, "list": list, "bool": bool}.items()})
-    _thread.start_new_thread(exec, (code, main))
-    ready.acquire()
+    names = {k: next((n for n in options if n not in main), None) or options[0] + "_" + os.urandom(3).hex()
+             for k, options in NAMES.items()}
+
+    outer = next(c for c in program.co_consts if isinstance(c, types.CodeType))
+    inner = _as_program_function(next(c for c in outer.co_consts if isinstance(c, types.CodeType)), names["main"],
+                                 outer.co_name + ".<locals>.")
+    objects = {**steps, "fork": fork, "list": list, "bool": bool}
+    main[names["main"]] = types.FunctionType(inner, main, names["main"], None,
+                                             tuple(types.CellType(objects[n]) for n in inner.co_freevars))
+    key = (tuple(names.values()), program.co_filename)
+    if key not in _CALLS:
+        _CALLS[key] = compile(BOTTOM.format(**names), program.co_filename, "exec", dont_inherit=True)
+    try:
+        _thread.start_new_thread(exec, (_CALLS[key], main))
+        ready.acquire()
+    finally:
+        main.pop(names["main"], None)  # the fork's copy keeps it, as a program's `__main__` holds its function
     if isinstance(box[0], BaseException):
         raise box[0]
     return box[0]
