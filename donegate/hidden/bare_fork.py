@@ -78,7 +78,7 @@ BOTTOM = "for {test}, {kwargs} in {main}():\n    try:\n        {test}(**{kwargs}
 # What a program names its function, the test it calls and its arguments (`program_fork`: the first its module lacks)
 NAMES = {"main": ("main", "run", "run_all", "demo"), "test": ("test", "check", "case", "fn"),
          "kwargs": ("kwargs", "kw", "fixtures", "params")}
-_CALLS: "dict[tuple, object]" = {}  # (the names, the program's file name): the bottom frame's code (`BOTTOM`)
+_CALLS: "dict[tuple, tuple]" = {}  # the names: the program's code, its function's code and the bottom frame's (`BOTTOM`)
 
 
 def _as_program_function(code, name, prefix):
@@ -126,17 +126,18 @@ def program_fork(program, main, steps):
     names = {k: next((n for n in options if n not in main), None) or options[0] + "_" + os.urandom(3).hex()
              for k, options in NAMES.items()}
 
-    outer = next(c for c in program.co_consts if isinstance(c, types.CodeType))
-    inner = _as_program_function(next(c for c in outer.co_consts if isinstance(c, types.CodeType)), names["main"],
-                                 outer.co_name + ".<locals>.")
+    key = tuple(names.values())
+    if _CALLS.get(key, (None,))[0] is not program:  # made once per program and names (~0.15 ms), not per fork
+        outer = next(c for c in program.co_consts if isinstance(c, types.CodeType))
+        _CALLS[key] = (program, _as_program_function(next(c for c in outer.co_consts if isinstance(c, types.CodeType)),
+                                                     names["main"], outer.co_name + ".<locals>."),
+                       compile(BOTTOM.format(**names), program.co_filename, "exec", dont_inherit=True))
+    _, inner, bottom = _CALLS[key]
     objects = {**steps, "fork": fork, "list": list, "bool": bool}
     main[names["main"]] = types.FunctionType(inner, main, names["main"], None,
                                              tuple(types.CellType(objects[n]) for n in inner.co_freevars))
-    key = (tuple(names.values()), program.co_filename)
-    if key not in _CALLS:
-        _CALLS[key] = compile(BOTTOM.format(**names), program.co_filename, "exec", dont_inherit=True)
     try:
-        _thread.start_new_thread(exec, (_CALLS[key], main))
+        _thread.start_new_thread(exec, (bottom, main))
         ready.acquire()
     finally:
         main.pop(names["main"], None)  # the fork's copy keeps it, as a program's `__main__` holds its function
