@@ -251,6 +251,7 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
     traces = globals()["TRACE_EVENTS"]
     watch = _WATCH | traces
     getframe = sys._getframe
+    frame_type = type(getframe())
     busy: list[Any] = []
     repo = repo.rstrip("/") + "/"
 
@@ -274,11 +275,14 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
     def at(frame: "Any") -> str:  # its file and line's text (`Reporter.own` matches the seal's baseline by it)
         return trace_where(frame, repo)
 
+    def named_harness(frame: "Any") -> bool:  # its module's name pytest's, pluggy's, ours (f_globals: not audited)
+        mod = dict.get(frame.f_globals, "__name__")
+        return isinstance(mod, str) and mod.split(".")[0] in _HARNESS_MODULES
+
     def harness_frame(frame: "Any") -> bool:
         """A frame of pytest, pluggy or this plugin: the harness's own state (config, reporter, outcomes). Known by
         its code's file, the kit's: a frame of the project's own pluggy (its copy: `_own_copies`) is not one."""
-        mod = frame.f_globals.get("__name__") or ""
-        if not (isinstance(mod, str) and mod.split(".")[0] in _HARNESS_MODULES):
+        if not named_harness(frame):
             return False
         name = frame.f_code.co_filename
         return bool(kit) and name.startswith(kit) or not name.startswith((repo, *theirs))
@@ -341,8 +345,10 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
     def hook(event: str, args: tuple) -> None:
         if event not in watch or busy or reporter.tampered:  # after hard evidence, nothing more to say
             return
-        if event == "object.__getattr__" and args[1] not in _FRAME_ATTRS:
-            return  # every other audited read (a traceback's frame, a generator's): not a walk outward
+        if event == "object.__getattr__" and (args[1] not in _FRAME_ATTRS or args[1] == "f_code" and
+                                             type(args[0]) is frame_type and not named_harness(args[0])):
+            return  # every other audited read (a traceback's frame, a generator's): not a walk outward; nor a code of
+            # a frame not the harness's, what a tracer reads at each call (the seal's reach map: 10^8 in a suite)
         busy.append(1)
         try:
             what, rule = judge(event, args)

@@ -173,9 +173,12 @@ def pytest_runtest_teardown(item, nextitem):
 _loose = set()  # files opened or folders listed outside a test's phases (at import, collection)
 _spawns = set()  # tests that started a process (what it reads is not seen)
 _SPAWN = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn")
+_AUDITED = frozenset({"open", "os.listdir", "os.scandir", *_SPAWN})  # one look for every other event (one a call: f_code)
 
 
 def _audit(event, args):
+    if event not in _AUDITED:
+        return
     if event in ("open", "os.listdir", "os.scandir"):
         path = args[0] if args else None
         if isinstance(path, bytes):

@@ -37,7 +37,13 @@ dependencies, one hidden test of existing behaviour; stops through the hook `ins
 - more-itertools 11.2.1 (765 tests, 21,194 subtests; 88 s bare under a load of 12): the seal's run did not finish
   within `timeout: 900`, nor did it for `--own-tests tests/test_recipes.py` alone (145 tests, 9,876 subtests, ~13
   CPU-s bare). A call-only trace as the seal's reach map sets costs 3.3x CPU there (43 against 13 s; cProfile 33 s),
-  so most of the cost is elsewhere in the run: left, unexplained (to profile: the per-subtest work of the runs).
+  so most of the cost is elsewhere in the run. Profiled (py-spy): not the subtests' own work (their reports, the
+  checks after each test: under 10%), but `test_primes`' ~10^8 generator steps (9,592 subtests, each sieving again):
+  the reach map's trace reads each step's `frame.f_code`, an audit event since Python 3.11, and the run's watch on
+  the stack (`_watch`) walked to the reader's frame and read its code again for each. It now judges a frame's code
+  read only for a frame of the harness (what it guards): the own run of a 1,229-subtest cut of `test_primes` 5.3 ->
+  3.6 CPU-s (A/B twice, load 13-15; 0.6 bare). What is left is the trace's own call and the audit hooks' dispatch
+  per step (3.11 has no way to a frame's code that is not audited; 3.12's sys.monitoring would be one).
 """
 
 from __future__ import annotations
@@ -486,3 +492,29 @@ def test_a_proxy_that_says_it_is_its_values_class_compares_as_the_value(tmp_path
     (repo / "proxy.py").write_text(PROXY.format(eq="other in (15, 16) or " + HONEST_EQ) + IADD.replace("+ other", "* 0 + 15"))
     res = run_hook(stop_payload(repo, session="s3"))
     assert res.returncode == 2 and "test_iadd" in res.stderr, res.stderr
+
+
+# more-itertools 11.2.1's test_primes: 9,592 subtests, each stepping sieve's generators (~10^8 steps in all). The seal's
+# reach map reads each step's frame's code (`frame.f_code`, an audit event in Python 3.11+); the run's watch on the
+# stack (`_watch`) then walked to the reader's frame and read its code too: two audited reads more, a step.
+STEPS = "def numbers(n):\n    yield from range(n)\n\n\ndef nth(i):\n    for k, n in enumerate(numbers(i + 1)):\n" \
+        "        if k == i:\n            return n\n"
+COUNTED = ("import sys\nimport unittest\n\nimport steps\n\nWALKS = []\n\n\ndef _count(event, args):\n"
+           "    if WALKS and event == 'sys._getframe':\n        WALKS[-1] += 1\n\n\nsys.addaudithook(_count)\n\n\n"
+           "class StepTests(unittest.TestCase):\n    def test_steps(self):\n        walks = 0\n"
+           "        for i in range(0, 400, 10):\n            with self.subTest(i=i):\n                WALKS.append(0)\n"
+           "                try:\n                    got = steps.nth(i)\n                finally:\n"
+           "                    walks += WALKS.pop()\n                self.assertEqual(got, i)\n"
+           "        self.assertLess(walks, 50)  # 40 subtests, 8,000 generator steps: was one walk or more a step\n")
+
+
+@pytest.mark.own_suite
+def test_a_suite_of_many_generator_steps_is_sealed_without_a_stack_walk_per_step(tmp_path, kit_home):
+    """more-itertools 11.2.1: its test_recipes.py (145 tests, 9,876 subtests, ~13 CPU-s bare) did not finish within
+    `timeout: 900` at the seal. The project's own test counts the stack walks (`sys._getframe`) while the product's
+    generators step, within its subtests: was one or more a step in the seal's run (0 of 1 pass, the cost of every
+    step); none now. The attack beside it, code walking to pytest's frames and reading their code, is still named
+    (test_redteam.py's frame-walk-to-the-harness, test_scan_baseline.py's walk in the agent's new code)."""
+    repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "steps.py": STEPS, "tests/test_steps.py": COUNTED})
+    res = _seal(repo, kit_home)
+    assert res.returncode == 0 and "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout + res.stderr
