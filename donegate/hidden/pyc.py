@@ -224,7 +224,8 @@ def _below(f: Path, under: Path, base: Path | None) -> Path:
 class Compile:
     """The job, for `copy.after_answer`: the mirror's sources compiled into the store. `key` as for `folder`."""
 
-    def __init__(self, root: Path, repo: Path, mirror: Path, tree: statcache.Tree, top: tuple[str, ...],
+    def __init__(self, root: Path, repo: Path, mirror: Path, tree: statcache.Tree | statcache.Pending,
+                 top: tuple[str, ...],
                  python: pyenv.Launch, project: Path, store: Path | None, tests: Tests | None = None,
                  key: str | None = None, code: bool = True) -> None:
         self.root, self.repo, self.mirror, self.python, self.project = root, repo, mirror, python, project
@@ -233,12 +234,12 @@ class Compile:
         self.store, self.tests, self.tree, self.top = store, tests, tree, top
         self.shared = [t for t in top if t != ".git"]
 
-    def sources(self) -> list[tuple[str, str]]:
+    def sources(self, tree: statcache.Tree) -> list[tuple[str, str]]:
         """The mirror's regular `.py` files with their stat keys (the key starts with the mode); the job checks again
         as it opens each. Worked out here, after the answer: at the stop it was a pass over the look beside a run."""
         from donegate.hidden import copy as throwaway
 
-        want, _ = throwaway._wanted(self.tree, self.top)
+        want, _ = throwaway._wanted(tree, self.top)
         return [(n, key) for n, key in want.items()
                 if n.endswith(".py") and stat.S_ISREG(int(key.partition(":")[0]))][:MAX_FILES]
 
@@ -258,9 +259,14 @@ class Compile:
         from donegate.core import proc
         from donegate.core.util import atomic_write
         from donegate.hidden import confine as walls
+        from donegate.tree import statcache
 
+        # The run ended before the stop set its look: it is set by now (`runner.run`).
+        tree = self.tree.get(0) if isinstance(self.tree, statcache.Pending) else self.tree
+        if tree is None:  # the stop wanted no run after all (its verdict came from the cache): no job, as before
+            return
         tests = self.tests.job() if self.tests is not None else {}
-        sources = self.sources() if self.code else []
+        sources = self.sources(tree) if self.code else []
         files = [n for n, _ in sources]
         if not files and not tests:
             return

@@ -214,3 +214,34 @@ def test_no_bytecode_job_starts_when_every_source_is_compiled_already(tmp_path, 
     code, started = _inline_stop(tmp_path, kit_home, repo, "c")
     assert code == 0 and started == ["bwrap"] * 3, started
     assert kept.read_bytes()[:16] != head
+
+
+def test_a_run_that_ends_before_the_stop_has_its_look_still_leaves_the_bytecode_job(tmp_path, kit_home):
+    """The hidden run can end before the stop has set its look (`statcache.Pending.set`, after the look's rest and the
+    cache's lookup): on a loaded machine the run's interpreter was done first. Was: the run read the look at its end
+    (`get(0)`: none yet), queued no job, and the next stop compiled every source again (seen once in CI, in
+    test_own_suite_cost's wait for calc's pyc). The job now takes the look after the answer. Beside it, the stop
+    whose verdict came from the cache (no run wanted): no job, as before."""
+    from donegate.hidden import copy as throwaway, runner
+    from donegate.seal import store as sealed
+    from donegate.tree import statcache
+
+    require.bwrap()
+    write_config(kit_home, "confine: on\n")
+
+    def ended_first(repo: Path, run_wanted: bool) -> None:
+        store = sealed.folder_of(repo, kit_home, sealed.read_record(repo, kit_home) or {})  # the tests, the kit's ini
+        look = statcache.look(repo)
+        pending = statcache.Pending()
+        pending.early(look)  # the part of the look the run's mirror is brought in step with: the run goes on
+        run = runner.run(store, repo, timeout=60, confine="on", root=kit_home, tree=pending, later=True)
+        assert run.ok, (run.problem, run.output)
+        pending.set(look if run_wanted else None, run=run_wanted)  # the stop has its look only now
+        throwaway.drain()  # the put-backs and jobs `after_answer` does in its child, done here
+
+    repo = seal_files(tmp_path / "a", {"calc.py": FIXED}, "test_calc.py", HIDDEN)
+    ended_first(repo, run_wanted=True)
+    assert list(pyc.folder(kit_home, repo).glob("**/calc.*.pyc")), sorted(pyc.folder(kit_home, repo).rglob("*"))
+    cached = seal_files(tmp_path / "b", {"calc.py": FIXED}, "test_calc.py", HIDDEN)
+    ended_first(cached, run_wanted=False)
+    assert not list(pyc.folder(kit_home, cached).glob("**/calc.*.pyc"))
