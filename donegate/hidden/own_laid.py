@@ -107,18 +107,14 @@ def _intact(dest: Path, pack: dict[str, Any]) -> bool:
         for rel, names in dirs.items():
             if not stat.S_ISDIR(os.lstat(dest / rel).st_mode) or sorted(os.listdir(dest / rel)) != names:
                 return False
-        for name, body in pack["files"].items():
-            rel = os.path.normpath(name)
-            if os.path.isabs(rel) or rel == ".." or rel.startswith("../") or rel == ".":
-                continue  # (never laid out)
-            want = body["text"].encode("utf-8") if "text" in body else binascii.a2b_base64(body["b64"])
+        from donegate.seal import own
+
+        for rel, want in own.laid_files(pack):
             fd = os.open(dest / rel, os.O_RDONLY | os.O_NOFOLLOW)
             with os.fdopen(fd, "rb") as fh:
                 if not stat.S_ISREG(os.fstat(fd).st_mode) or fh.read() != want:
                     return False
         if not pack.get("config"):  # the kit's empty configuration, laid out beside them
-            from donegate.seal import own
-
             fd = os.open(dest / "pytest.ini", os.O_RDONLY | os.O_NOFOLLOW)
             with os.fdopen(fd, "rb") as fh:
                 if fh.read() != own.KIT_INI.encode("utf-8"):
