@@ -433,17 +433,16 @@ def _run(store: Path, repo: Path, *, timeout: float, collect_only: bool, expecte
         reader.join(timeout=2)
         outlived = reader.is_alive()
     look = tree.get(0) if isinstance(tree, statcache.Pending) else tree  # None: the stop cancelled the run unrun
-    # A run can end before the stop has set its look (a loaded machine: the look's rest and the cache's lookup
-    # outlast the run): the job then takes the look after the answer, when it is set (`pyc.Compile`). Was: no job
-    # at all, and the next stop compiled every source again (seen once in CI, test_own_suite_cost).
-    job_look = look if look is not None or not isinstance(tree, statcache.Pending) else tree
-    if later and w_.mirrored and root is not None and job_look is not None and (layout is None or tests is not None):
+    # The job takes the stop's look after the answer (`pyc.Compile`): a run can end before the stop has set it (a
+    # loaded machine: the look's rest and the cache's lookup outlast the run). Was: `look` here, none yet, no job at
+    # all, and the next stop compiled every source again (seen once in CI, test_own_suite_cost).
+    if later and w_.mirrored and root is not None and tree is not None and (layout is None or tests is not None):
         # The run used the tree's mirror (confined): once the hook has answered and the mirror is put
         # back, its sources are compiled for the next stops (`donegate.hidden.pyc`); the own suite's run, only its
         # sealed tests' rewrite, when some is missing (the hidden run's job compiles the same tree's sources).
         from donegate.hidden import copy as throwaway, pyc as bytecode
 
-        throwaway.after(bytecode.Compile(root, repo, w_.copy, job_look, (".git", *w_.shared), python, project,
+        throwaway.after(bytecode.Compile(root, repo, w_.copy, tree, (".git", *w_.shared), python, project,
                                          store if layout is None else None, tests, key, code=layout is None))
     elif later and unconfined and look is not None and tests is not None and tests.missing:  # unconfined: the tests' rewrite only (`pyc.Rewrite`)
         from donegate.hidden import copy as throwaway, pyc as bytecode
