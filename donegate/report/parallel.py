@@ -174,7 +174,7 @@ def _read_parallel(plans: list[resume.Plan], opts: Options, manifests: list) -> 
         made = _decisions([decisions for _, decisions, _ in first])
         inputs = _fold_inputs([handover for handover, _, _ in first], made, opts.page)
         del first, own
-        for conn, args in zip(conns, inputs, strict=False):
+        for conn, args in zip(conns, inputs[:-1], strict=True):  # the last range is folded here
             later, *rest = args
             conn.send((later[:-1], *rest))  # the last range's sessions follow, streamed
             _send_sessions(conn, part.last)
