@@ -135,7 +135,7 @@ def _answer_literal(node):
 # namespace); a class of the file's own that defines any of them keeps its tolerance (none held)
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import inherited, own_classes
-    from donegate.hidden.probe_unit import UNIT_ALMOST, UNIT_EQ, UNIT_IN, UNIT_TRUE
+    from donegate.hidden.probe_unit import UNIT_ALMOST, UNIT_EQ, UNIT_IN, UNIT_TRUE, _rule
 _ANSWER_UNIT = (*UNIT_EQ, *UNIT_TRUE, *UNIT_IN, *UNIT_ALMOST)
 # A held assert that is not `==` (`answer_rule`): its expected value (ANSWER_RULE, rule, value); "member": the product's
 # value must be one of a literal container's elements, ("almost", places, delta): within unittest's tolerance of it
@@ -179,17 +179,17 @@ def _answer_unit(stmt):
     if name in UNIT_ALMOST and 2 <= len(args) <= 5 and all(k.arg in ("places", "delta", "msg") for k in call.keywords):
         given = {**dict(zip(("places", "msg", "delta"), args[2:], strict=False)), **{k.arg: k.value for k in call.keywords}}
         try:
-            rule = [_answer_ast.literal_eval(given[w]) if w in given else None for w in ("places", "delta")]
+            rule = [_rule(given.get(w)) for w in ("places", "delta")]  # literal numbers or absent, else ValueError
         except (ValueError, TypeError, SyntaxError, RecursionError):
             return None
-        if any(v is not None and type(v) not in (int, float) for v in rule) or not isinstance(given.get("msg"), (_answer_ast.Constant, type(None))):
+        if not isinstance(given.get("msg"), (_answer_ast.Constant, type(None))):
             return None
         (_, lok), (_, rok) = _answer_literal(args[0]), _answer_literal(args[1])
         return (("almost", *rule), args[0] if rok else args[1], args[1] if rok else args[0]) if lok != rok else None
     rest = [*args[2 if name in UNIT_EQ + UNIT_IN else 1:], *(k.value for k in call.keywords if k.arg == "msg")]
     if len(rest) > 1 or any(not isinstance(a, _answer_ast.Constant) for a in rest) or any(k.arg != "msg" for k in call.keywords):
         return None
-    if name in UNIT_EQ and len(args) >= 2 and not any(isinstance(a, _answer_ast.Starred) for a in args):
+    if name in UNIT_EQ and len(args) >= 2:  # (no Starred argument: refused above)
         return _answer_ast.Compare(args[0], [_answer_ast.Eq()], [args[1]])
     if name in UNIT_TRUE and args and isinstance(args[0], _answer_ast.Compare):
         return args[0]
