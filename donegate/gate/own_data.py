@@ -88,9 +88,10 @@ def findings(pack: dict[str, Any], data: dict[str, str | None], failing: list[di
             continue
         before, now = _rows(sealed), _rows(text or "")
         removed, added = before - now, now - before
+        gone, new = before.keys() - now.keys(), now.keys() - before.keys()  # distinct rows
         # rows added only (or a copy of a row removed): every sealed row is there, what the tests reading it checked
         # did not change
-        for f in failing if before.keys() - now.keys() else ():
+        for f in failing if gone else ():
             if f["id"].split("::", 1)[0] not in reading:
                 continue
             f["contract"] = True  # (what it checks changed: its rows)
@@ -108,7 +109,7 @@ def findings(pack: dict[str, Any], data: dict[str, str | None], failing: list[di
                             f"changed from {was!r} to {made!r}, what the code returns now"})
                 break
         # distinct rows: a row written twice is one case, its copy removed tests as much
-        fewer = len(before.keys() - now.keys()) - len(now.keys() - before.keys())
+        fewer = len(gone) - len(new)
         if text is None or fewer > 0:
             what = f"its data file {rel} was deleted" if text is None else \
                 f"{fewer} of the {len(before)} rows of its data file {rel} removed"
