@@ -110,12 +110,12 @@ def _intact(dest: Path, pack: dict[str, Any]) -> bool:
         from donegate.seal import own
 
         for rel, want in own.laid_files(pack):
-            fd = os.open(dest / rel, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(dest / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             with os.fdopen(fd, "rb") as fh:
                 if not stat.S_ISREG(os.fstat(fd).st_mode) or fh.read() != want:
                     return False
         if not pack.get("config"):  # the kit's empty configuration, laid out beside them
-            fd = os.open(dest / "pytest.ini", os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(dest / "pytest.ini", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             with os.fdopen(fd, "rb") as fh:
                 if fh.read() != own.KIT_INI.encode("utf-8"):
                     return False

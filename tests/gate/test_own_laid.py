@@ -158,3 +158,23 @@ def test_an_unfinished_layout_a_killed_stop_left_goes_once_it_is_old(tmp_path):
     os.utime(old, (time.time() - 1200, time.time() - 1200))
     assert own_laid.laid(PACK, tmp_path, "k", "digest") is not None
     assert not old.exists() and recent.exists()
+
+
+def test_a_named_pipe_in_place_of_a_laid_out_file_is_laid_out_again_not_waited_on(tmp_path):
+    """A file of the kept layout replaced by a named pipe: the check opened it to read and waited for a writer (the
+    stop hung until its timeout). Opened without blocking, it is not the sealed bytes: laid out again. Beside it, the
+    layout as laid out is intact."""
+    from donegate.hidden import own_laid
+    from donegate.seal import own
+
+    pack = {"files": {"tests/test_calc.py": {"text": "def test_add():\n    assert 1 + 1 == 2\n"}}, "paths": ["tests"],
+            "config": None}
+    dest = tmp_path / "laid"
+    dest.mkdir()
+    own.lay_out(pack, dest)
+    own_laid._record(dest)
+    assert own_laid._intact(dest, pack)
+    target = dest / "tests" / "test_calc.py"
+    target.unlink()
+    os.mkfifo(target)
+    assert not own_laid._intact(dest, pack)
