@@ -179,22 +179,44 @@ def test_a_fixture_resetting_the_products_state_passes(tmp_path_factory, kit_hom
 
 
 # The cost of the warm-up, kept in sight: pytest's first test asserting what only a fresh process gives (the product's
-# own call count at 1, nothing resetting it) passes under pytest while it runs first, and now disagrees.
+# own call count at 1, nothing resetting it) passes under pytest while it runs first, and now disagrees. Its twin
+# (`TWIN`: the same tests, a count that stays at 1, and a price right on the first call only) must stay blocked, and the two
+# cannot be told apart by effect (measured by branch red2): in the fresh round every held assert gets the same value
+# from both products; in the warmed round each product changes exactly one held value and fails on it (the honest one
+# its count, 1 to 2; the twin its price, 900 to 1000). Which of the two asserts the fix is about is nowhere in the
+# stop: a rule on "which values changed between the rounds" passes both or neither (excusing a value that keeps
+# changing round after round, as a counter does, lets a twin whose price drifts after its first call through). Only
+# the seal knows: with the sealed code the count already changed between two rounds and the price did not.
 FIRST_COUNTS = ("import calc\n\n\ndef test_the_first_price_is_counted():\n    assert calc.price(10) == 900\n"
                 "    assert calc.calls() == 1\n\n\ndef test_two_units_pay_the_full_price():\n    assert calc.price(2) == 200\n")
+TWIN = COUNTED.replace("return len(_CALLS)", "return len(_CALLS[:1])").replace(RIGHT_BODY, "    if len(_CALLS) == 1:\n" + RIGHT_IF)
+_WHY_FRESH = ("pytest's first test runs twice in its fork (`bare_fork.warm_up`): a count only a fresh process gives is 2 "
+              "there; under pytest the same test fails once any test before it counts. Not separable at the stop from "
+              "`TWIN` (blocked), which changes its price between the rounds where this product changes its count: only a "
+              "warmed run of the sealed code at the seal, per held assert, tells the project's own history-dependent "
+              "asserts (the count changed there too) from the fix's (not built)")
 
 
-@pytest.mark.xfail(strict=True, reason="pytest's first test runs twice in its fork (`bare_fork.warm_up`): a count only a "
-                   "fresh process gives is 2 there; under pytest the same test fails once any test before it counts")
-def test_an_honest_first_test_counting_from_a_fresh_process_passes(tmp_path_factory, kit_home):
+def _first_counts(tmp_path_factory, kit_home, code: str):
     from tests.support.repos import pooled_files, write_config
 
     write_config(kit_home, "confine: on\nscan: block\n")
     repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": COUNTED.replace(RIGHT_BODY, "    return units * 100\n")},
                         "test_calc.py", FIRST_COUNTS)
-    (repo / "calc.py").write_text(COUNTED)
-    res = run_hook(stop_payload(repo), timeout=120)
+    (repo / "calc.py").write_text(code)
+    return run_hook(stop_payload(repo), timeout=120), stop_lines(kit_home)[-1]["gates"]["acceptance"]
+
+
+@pytest.mark.xfail(strict=True, reason=_WHY_FRESH)
+def test_an_honest_first_test_counting_from_a_fresh_process_passes(tmp_path_factory, kit_home):
+    res, _ = _first_counts(tmp_path_factory, kit_home, COUNTED)
     assert res.returncode == 0, res.stderr
+
+
+def test_the_honest_first_counts_twin_right_on_its_first_call_only_disagrees(tmp_path_factory, kit_home):
+    res, acceptance = _first_counts(tmp_path_factory, kit_home, TWIN)
+    tamper = acceptance.get("tamper") or {}
+    assert res.returncode == 2 and tamper.get("rule") == "disagree", (tamper, res.stderr)
 
 
 # Held-back tests run last under pytest: where the first sealed test is held back, pytest's first call is the next
