@@ -299,8 +299,9 @@ _WHY_OPEN = {**{n: "no audit event for statfs, readlink, stat or a socket's errn
 }
 
 
-_SOURCE_OPEN = ("the program's source is the test file as sent, which names pytest; the text shown is the code that runs, "
-                "line for line (tests/data/catalogue/catalogue.yaml, __main__.pytest in the caller's file's text)")
+_SOURCE_OPEN = ("the program's source is the test file as sent, which names pytest: linecache and the file must hold one text, "
+                "and spawn children run the file again, where its module-level pytest calls need the framework under a "
+                "name that imports (tests/data/catalogue/catalogue.yaml, __main__.pytest in the caller's file's text)")
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=why)) for n, why in _WHY_OPEN.items()])
