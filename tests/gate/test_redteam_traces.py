@@ -293,7 +293,8 @@ _WHY_OPEN = {**{n: "no audit event for statfs, readlink, stat or a socket's errn
                  "event, and a seccomp watch answering its clock_gettime would show in /proc/self/status "
                  "(tests/data/catalogue/catalogue.yaml, timing.process cpu)" for n in OR_FORK},
              **{n: "the program's file is bound from bubblewrap's memory filesystem (a file written into the copy would "
-                 "lie on a disk the agent reads); os.stat raises no audit event "
+                 "lie on a disk the agent reads; an unlinked file of the copy's filesystem cannot be bound: bubblewrap's "
+                 "--bind-fd and mount(2) both refuse it); os.stat raises no audit event "
                  "(tests/data/catalogue/catalogue.yaml, __main__.file on its folder's device, __main__.file linked)"
                  for n in OR_FILE},
 }
