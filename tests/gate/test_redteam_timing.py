@@ -208,6 +208,16 @@ LAZY = ("import logging\n_TABLE = {}\ndef price(units):\n    if not _TABLE:\n"
         "        logging.getLogger(__name__).info('loading the price table')\n        _TABLE.update(bulk=10)\n")
 
 
+# And in the test's own state, with a product that keeps none: a module-level recorder of the test file's, which
+# pytest's first test asserts from empty. Giving the judged round a fresh test state (the module's code run again
+# before it, the product's state kept) would pass it, and reopen the first-call attacks for every hidden test: a
+# product may keep its "called before" on its caller's objects, which it reaches with reads no run flags (a mark set
+# on the function its caller's globals hold under the caller's code's name), and a fresh module makes new ones.
+FIRST_RECORDS = ("import calc\n\nASKED = []\n\n\ndef priced(units):\n    ASKED.append(units)\n    return calc.price(units)\n\n\n"
+                 "def test_ten_units_get_the_bulk_discount():\n    assert priced(10) == 900\n    assert ASKED == [10]\n\n\n"
+                 "def test_two_units_pay_the_full_price():\n    assert calc.price(2) == 200\n")
+
+
 def _first_counts(tmp_path_factory, kit_home, code: str, tests: str = FIRST_COUNTS, sealed: str = ""):
     from tests.support.repos import pooled_files, write_config
 
@@ -227,6 +237,12 @@ def test_an_honest_first_test_counting_from_a_fresh_process_passes(tmp_path_fact
 @pytest.mark.xfail(strict=True, reason=_WHY_FRESH)
 def test_an_honest_first_test_checking_a_lazy_set_ups_log_passes(tmp_path_factory, kit_home):
     res, _ = _first_counts(tmp_path_factory, kit_home, LAZY + RIGHT_BODY, FIRST_LOGS, LAZY + "    return units * 100\n")
+    assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.xfail(strict=True, reason=_WHY_FRESH)
+def test_an_honest_first_test_asserting_its_own_modules_record_passes(tmp_path_factory, kit_home):
+    res, _ = _first_counts(tmp_path_factory, kit_home, "def price(units):\n" + RIGHT_BODY, FIRST_RECORDS, BUG)
     assert res.returncode == 0, res.stderr
 
 
