@@ -186,7 +186,9 @@ def test_a_fixture_resetting_the_products_state_passes(tmp_path_factory, kit_hom
 # its count, 1 to 2; the twin its price, 900 to 1000). Which of the two asserts the fix is about is nowhere in the
 # stop: a rule on "which values changed between the rounds" passes both or neither (excusing a value that keeps
 # changing round after round, as a counter does, lets a twin whose price drifts after its first call through). Only
-# the seal knows: with the sealed code the count already changed between two rounds and the price did not.
+# the seal knows: with the sealed code the count already changed between two rounds and the price did not (a rule
+# built on that fails where one assert both changed at the seal and carries the fix's value: a test's own list of the
+# product's answers, [1000] then [1000, 1000] with the sealed code, judged on its fresh round, where the twin is right).
 FIRST_COUNTS = ("import calc\n\n\ndef test_the_first_price_is_counted():\n    assert calc.price(10) == 900\n"
                 "    assert calc.calls() == 1\n\n\ndef test_two_units_pay_the_full_price():\n    assert calc.price(2) == 200\n")
 TWIN = COUNTED.replace("return len(_CALLS)", "return len(_CALLS[:1])").replace(RIGHT_BODY, "    if len(_CALLS) == 1:\n" + RIGHT_IF)
