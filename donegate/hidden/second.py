@@ -249,7 +249,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     if res.returncode != 0:  # the supervisor reported, then did not end as it does: something ended it
         out.problem = f"the second run's supervisor ended with exit code {res.returncode} after its report"
         return out
-    _judge(out)
+    _judge(out, first)
     return out
 
 
@@ -416,7 +416,15 @@ def _judged(said: Any, held: list[Any], places: dict[int, int], others: dict[int
     return why
 
 
-def _judge(out: SecondRun) -> None:
+# Where the test that disagrees is the one the second run runs twice (`first`: `bare_fork.warm_up`), the line says so: a
+# test asserting what only a fresh process gives (a count at 1, a first call's log line, a record of its own from empty)
+# fails there too, and the person who wrote it can tell the two apart; the block stays hard evidence.
+_TWICE = (", where it ran twice in one process, pytest's first test, as a program calls the code more than once (a test "
+          "asserting what only a fresh process gives, a count at 1 or a first call's log line, fails there too: its "
+          "state wants a fixture that resets it)")
+
+
+def _judge(out: SecondRun, first: str | None = None) -> None:
     """The first hard disagreement (or, failing that, the first soft one) becomes the run's tamper line."""
     found = [(i, r) for i, r in out.results.items() if r.get("outcome") in RULES]
     found.sort(key=lambda x: RULES[x[1]["outcome"]] in ("imports-pytest", "sandbox-probe"))  # hard evidence first
@@ -434,4 +442,5 @@ def _judge(out: SecondRun) -> None:
                       f"{nodeid} passed under pytest and failed without it")
     else:
         out.tamper = (f"the two runs disagree: {nodeid} passed under pytest and failed under the second harness "
-                      f"({r.get('why') or 'no reason'}): the code under test behaves differently when pytest runs it")
+                      f"({r.get('why') or 'no reason'}){_TWICE if nodeid == first else ''}: the code under test behaves "
+                      "differently when pytest runs it")

@@ -252,6 +252,20 @@ def test_the_honest_first_counts_twin_right_on_its_first_call_only_disagrees(tmp
     res, acceptance = _first_counts(tmp_path_factory, kit_home, TWIN)
     tamper = acceptance.get("tamper") or {}
     assert res.returncode == 2 and tamper.get("rule") == "disagree", (tamper, res.stderr)
+    # the line tells the person that the test ran twice in one process (an honest test counting from a fresh one fails
+    # there too); a disagreement of a test that ran once does not say so (`test_right_on_a_first_call_only_...`: no)
+    assert "where it ran twice in one process" in tamper["what"] and "fails there too" in res.stderr, tamper
+
+
+def test_only_the_test_run_twice_is_said_to_have_run_twice():
+    from donegate.hidden import second
+
+    for nodeid, first in (("test_calc.py::test_a", "test_calc.py::test_a"), ("test_calc.py::test_b", "test_calc.py::test_a")):
+        run = second.SecondRun()
+        run.results = {nodeid: {"outcome": "failed", "why": "AssertionError"}}
+        second._judge(run, first)
+        assert run.rule == "disagree" and nodeid in run.tamper
+        assert ("where it ran twice in one process" in run.tamper) == (nodeid == first), run.tamper
 
 
 # Held-back tests run last under pytest: where the first sealed test is held back, pytest's first call is the next
