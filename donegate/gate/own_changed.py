@@ -92,6 +92,33 @@ def doctext(pack: dict[str, Any]) -> list[str]:
     return sorted(found)
 
 
+def texts_mine(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str) -> list[str]:
+    """The text doctests the agent added since the seal (relative to the project): a file that is not sealed, holds
+    `>>>` and that the project's pytest collects as doctests (a `--doctest-glob` pattern of its configuration now,
+    `test*.txt` by default; under the sealed test folders, or anywhere when none were configured, as pytest walks):
+    run as it is now, as the agent's own test (`tests/test_more.txt`), as a new `tests/test_*.py` is."""
+    files, found = pack.get("files") or {}, []
+    under = tuple(p.rstrip("/") + "/" for p in pack.get("paths") or [])
+    for name, rel in inside(changed, prefix):
+        parts = rel.split("/")
+        if rel.endswith(".py") or rel in files or SKIP_PARTS & set(parts) or any(p.startswith(".") for p in parts) \
+                or not (pack.get("by") == "usual" or rel.startswith(under)):
+            continue
+        now = text(repo / name)
+        if now is not None and ">>>" in now:
+            found.append(rel)
+    if not found:
+        return []  # (before reading the configuration: most stops add no text file)
+    import fnmatch
+
+    from donegate.seal import doctested
+
+    globs = doctested.globs(doctested.read(repo / prefix, pack.get("config")))
+    # (pytest's `fnmatch_ex`: a pattern without a `/` matches the file's name)
+    return sorted(rel for rel in found if any(fnmatch.fnmatch(rel if "/" in g else rel.rsplit("/", 1)[-1], g)
+                                              for g in globs))
+
+
 def doctested_changed(repo: Path, changed_since: list[str], pack: dict[str, Any], prefix: str) -> dict[str, str | None]:
     """{module file: its text now (None: gone)} of the product's modules holding sealed doctests, and of the sealed
     doctest text files (`doctext`), that changed since the seal (relative to the project)."""

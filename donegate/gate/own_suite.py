@@ -147,6 +147,7 @@ class OwnRuns:
         self.docs_now = own_changed.doctested_mine(repo, since, pack, prefix, self.documented)
         # a sealed doctest text file the agent changed runs as it is now too (its examples, the agent's own tests)
         self.docs_now += [r for r in own_changed.doctext(pack) if self.documented.get(r) is not None]
+        self.docs_now += own_changed.texts_mine(repo, since, pack, prefix)  # and a text doctest it added
         self.data = own_changed.data_changed(repo, since, pack, prefix)
         if self.data:  # the tests reading a data file the agent changed run with its rows too (`own_data`)
             from donegate.gate import own_data

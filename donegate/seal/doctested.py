@@ -143,7 +143,7 @@ def seal(project: Path, ini: dict[str, str], how: str, collected: list[str],
     return _modules(project, [rel for rel in _walk(project, ".", skip) if rel not in collected and not rel.startswith(inside)])
 
 
-def _globs(ini: dict[str, str]) -> list[str]:
+def globs(ini: dict[str, str]) -> list[str]:
     """The `--doctest-glob` patterns of the configuration's addopts (pytest's default, `test*.txt`, for none)."""
     try:
         words = shlex.split(ini.get("addopts", ""))
@@ -161,7 +161,7 @@ def texts(project: Path, ini: dict[str, str], how: str, collected: list[str]) ->
     suite's own files (their text as at the seal), at most `MAX_BYTES` of them; a file without `>>>` is none."""
     if how != "usual":
         return []
-    patterns = [p for p in _globs(ini) if not p.endswith(".py")]
+    patterns = [p for p in globs(ini) if not p.endswith(".py")]
     skip = _skip(ini)
     inside = tuple(c.rstrip("/") + "/" for c in collected)
     out, size = [], 0

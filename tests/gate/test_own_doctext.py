@@ -161,3 +161,33 @@ def test_an_example_the_agent_added_to_a_test_folders_text_doctest_runs_as_its_o
     res, own = _in_tests(tmp_path_factory, kit_home, TWICE + ">>> twice(3)\n7\n")
     assert res.returncode == 2 and f"your own test {TXT} (a test you added or changed) fails" in res.stderr, res.stderr
     assert own["failing"] == [] and own["weakened"] == [], own
+
+
+# A text doctest the agent adds inside the test folders (`tests/test_more.txt`, pytest's default `--doctest-glob`):
+# its pytest collects it as the project's, so it is the agent's own test, as a new `tests/test_*.py` is. Was: never
+# run (the agent's own tests were its `.py` files only), a failing one passed.
+def _added_text(tmp_path_factory, kit_home, rel: str, text: str):
+    repo = sealed_project(tmp_path_factory, kit_home, "own-doctext-tests", IN_TESTS, HIDDEN, 2)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / rel).write_text(text)
+    res = run_hook(stop_payload(repo))
+    return res, stop_lines(kit_home)[-1]["gates"]["own"]
+
+
+def test_a_text_doctest_the_agent_added_that_fails_blocks_as_its_own(tmp_path_factory, kit_home):
+    res, own = _added_text(tmp_path_factory, kit_home, "tests/test_more.txt", ">>> from calc import mul\n>>> mul(2, 3)\n7\n")
+    more = "tests/test_more.txt::test_more.txt"
+    assert res.returncode == 2 and f"your own test {more} (a test you added or changed) fails" in res.stderr, res.stderr
+    assert ">>> mul(2, 3)\nExpected:\n    7\nGot:\n    6" in res.stderr, res.stderr
+    assert own["failing"] == [] and own["weakened"] == [] and "tests/test_more.txt" in own["ran_now"], own
+
+
+def test_a_text_doctest_the_agent_added_that_passes_passes(tmp_path_factory, kit_home):
+    """The look-alikes: a new text doctest the code passes runs and passes; a new text file pytest would not collect
+    (not `test*.txt`) with a wrong example in it is not a test, and is not run."""
+    res, own = _added_text(tmp_path_factory, kit_home, "tests/test_more.txt", ">>> from calc import mul\n>>> mul(2, 3)\n6\n")
+    assert res.returncode == 0, res.stderr
+    assert own["mine"] == [] and "tests/test_more.txt" in own["ran_now"] and own["added"] == 1, own
+    res, own = _added_text(tmp_path_factory, kit_home, "tests/notes.txt", ">>> from calc import mul\n>>> mul(2, 3)\n7\n")
+    assert res.returncode == 0, res.stderr
+    assert own["mine"] == [] and own["ran_now"] == [], own
