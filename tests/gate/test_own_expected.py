@@ -4,6 +4,8 @@ one pooled seal (the calc project with a conftest.py fixture, and a hidden test 
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.repos import run_hook, sealed_project, stop_lines, stop_payload
 
 CALC = "def add(a, b):\n    return a + b\n\n\ndef label(n):\n    return 'one'\n"
@@ -85,3 +87,40 @@ def test_a_helpers_keyword_changed_to_what_the_code_returns_is_named(tmp_path_fa
         "code returns now [expected-to-actual]" in res.stderr, res.stderr
     weakened = stop_lines(kit_home)[-1]["gates"]["own"]["weakened"]
     assert [(w["test"], w["rule"]) for w in weakened] == [("tests/test_lru.py::test_info", "expected-to-actual")], weakened
+
+
+# The expected values held in a helper module of the test folders (`tests/expected.py`, not a test file), imported
+# as pytest's `prepend` import mode lets a test import it: its folder first on sys.path (`from expected import SUM`),
+# or as a module of the `tests` package (`from tests.helpers import SUM`). The agent breaks `add` and changes the
+# constant to what it returns now.
+HELPED = "from calc import add\n\nfrom {mod} import SUM\n\n\ndef test_add():\n    assert add(2, 3) == SUM\n"
+
+
+def _helped(tmp_path_factory, kit_home, package: bool):
+    mod, helper = ("tests.helpers", "tests/helpers.py") if package else ("expected", "tests/expected.py")
+    files = {"calc.py": CALC, helper: "SUM = 5\n", "tests/test_calc.py": HELPED.format(mod=mod)}
+    if package:
+        files["tests/__init__.py"] = ""
+    return sealed_project(tmp_path_factory, kit_home, f"expected-helper-{package}", files, HIDDEN, 1), helper
+
+
+@pytest.mark.parametrize("package", [False, True], ids=["folder", "package"])
+def test_a_helper_modules_expected_value_changed_to_what_the_code_returns_blocks(tmp_path_factory, kit_home, package):
+    """The helper is sealed with the suite (every file under the test folders) and the sealed run imports it from the
+    sealed copy, in both layouts (`SUM` still 5): the regression blocks as the project's own test as it was when the
+    work began (passed on main: the agent's constant is never what the sealed test reads). The change itself is not
+    named `expected-to-actual` (the rule reads the test's file, its conftest.py files and the helpers it defines,
+    not a module it imports). Its look-alike: the helper's constant changed
+    with the code still right (a value the code passes with: `SUM = 5` written `SUM = 2 + 3`) passes."""
+    repo, helper = _helped(tmp_path_factory, kit_home, package)
+    (repo / "calc.py").write_text(CALC.replace("a + b", "a - b").replace("'one'", "'ONE'") + MUL)
+    (repo / helper).write_text("SUM = -1\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "the project's own test tests/test_calc.py::test_add (tests/test_calc.py:6)" \
+        in res.stderr and "assert -1 == 5" in res.stderr, res.stderr
+    own = stop_lines(kit_home)[-1]["gates"]["own"]
+    assert [f["id"] for f in own["failing"]] == ["tests/test_calc.py::test_add"], own
+    (repo / "calc.py").write_text(CALC.replace("'one'", "'ONE'") + MUL)
+    (repo / helper).write_text("SUM = 2 + 3\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
