@@ -64,12 +64,14 @@ def sealed_changed(changed_since: list[str], pack: dict[str, Any], prefix: str) 
                   or (f"{prefix}/{name}" if prefix else name).startswith(folders))
 
 
-def data_changed(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str) -> dict[str, str | None]:
+def data_changed(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str,
+                 texts: list[str]) -> dict[str, str | None]:
     """{data file: its text now (None: gone)} of the sealed files of the tests that are not Python nor configuration
-    (`tests/inflections.txt`) changed since the seal (relative to the project)."""
+    (`tests/inflections.txt`) changed since the seal (relative to the project); `texts`: the sealed text doctests
+    (`doctext`), not data."""
     from donegate.seal.own import CONFIGS
 
-    files, texts = pack.get("files") or {}, set(doctext(pack))
+    files = pack.get("files") or {}
     out = {}
     for name, rel in inside(changed, prefix):
         if rel in files and not rel.endswith(".py") and rel not in CONFIGS and rel not in COVERAGE_FILES \
@@ -82,7 +84,8 @@ def doctext(pack: dict[str, Any]) -> list[str]:
     """The sealed doctest text files (relative to the project): those outside the test folders (`doctext`) and those
     inside them that the sealed configuration's pytest collected as doctests (its `--doctest-glob`, `test*.txt` by
     default: `tests/test_calc.txt`, one test named as its file, `tests/test_calc.txt::test_calc.txt`), whose examples
-    are compared as a docstring's (`seal.doctested`), not read as a data file's rows (`data_changed`)."""
+    are compared as a docstring's (`seal.doctested`), not read as a data file's rows (`data_changed`). Worked out once
+    a stop (`own_suite.OwnRuns.texts`) and handed to its readers."""
     files = pack.get("files") or {}
     found = set(pack.get("doctext") or ())
     for tid in pack.get("tests") or ():
@@ -119,10 +122,11 @@ def texts_mine(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str
                                               for g in globs))
 
 
-def doctested_changed(repo: Path, changed_since: list[str], pack: dict[str, Any], prefix: str) -> dict[str, str | None]:
+def doctested_changed(repo: Path, changed_since: list[str], pack: dict[str, Any], prefix: str,
+                      texts: list[str]) -> dict[str, str | None]:
     """{module file: its text now (None: gone)} of the product's modules holding sealed doctests, and of the sealed
-    doctest text files (`doctext`), that changed since the seal (relative to the project)."""
-    doctests = [*(pack.get("doctests") or ()), *doctext(pack)]
+    doctest text files (`texts`: `doctext`), that changed since the seal (relative to the project)."""
+    doctests = [*(pack.get("doctests") or ()), *texts]
     if not doctests:
         return {}
     changed = {rel for _, rel in inside(changed_since, prefix)}

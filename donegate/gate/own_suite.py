@@ -88,6 +88,7 @@ class OwnRuns:
         self.data: dict[str, str | None] = {}  # the sealed data files changed since the seal: their text now
         self.docs_now: list[str] = []  # the product's modules whose doctests the agent added or changed
         self.documented: dict[str, str | None] = {}  # the sealed doctests' modules changed since the seal: their text now
+        self.texts = own_changed.doctext(pack)  # the sealed text doctests, worked out once a stop
         self.elsewhere: dict[str, str | None] = {}
         self.conftests: dict[str, str | None] = {}
         self.weakened: list[dict[str, str]] = []
@@ -142,13 +143,13 @@ class OwnRuns:
         repo, st, pack, prefix = self.repo, self.st, self.pack, self.prefix
         since = own_changed.since_seal(repo, st, look)  # once: without a look or a snapshot, a walk or a git run
         self.changed = own_changed.changed_tests(repo, since, prefix)
-        self.documented = own_changed.doctested_changed(repo, since, pack, prefix)
+        self.documented = own_changed.doctested_changed(repo, since, pack, prefix, self.texts)
         # the product's modules whose doctests the agent added or changed (`--doctest-modules`): run as they are now
         self.docs_now = own_changed.doctested_mine(repo, since, pack, prefix, self.documented)
         # a sealed doctest text file the agent changed runs as it is now too (its examples, the agent's own tests)
-        self.docs_now += [r for r in own_changed.doctext(pack) if self.documented.get(r) is not None]
+        self.docs_now += [r for r in self.texts if self.documented.get(r) is not None]
         self.docs_now += own_changed.texts_mine(repo, since, pack, prefix)  # and a text doctest it added
-        self.data = own_changed.data_changed(repo, since, pack, prefix)
+        self.data = own_changed.data_changed(repo, since, pack, prefix, self.texts)
         if self.data:  # the tests reading a data file the agent changed run with its rows too (`own_data`)
             from donegate.gate import own_data
 
@@ -215,7 +216,7 @@ class OwnRuns:
                     "mine": [], "weakened": []}
         gate = judge(self.pack, sealed, now, [*self.changed, *self.docs_now], self.current, time.monotonic() - self.t0, self.selected,
                      self.elsewhere, self.conftests, functools.partial(_hidden_texts, self.st.path), self.documented,
-                     self.data)
+                     self.data, self.texts)
         if now is not None and now.errors:  # a module of the project said missing: its mirror's state, to the log
             from donegate.gate import own_missing
 
@@ -313,13 +314,15 @@ def _selected(changed: list[str], pack: dict[str, Any], prefix: str) -> set[str]
 def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], current: dict[str, str | None],
           duration: float, selected: set[str] | None = None, elsewhere: dict[str, str | None] | None = None,
           conftests: dict[str, str | None] | None = None, asked: Any = None,
-          documented: dict[str, str | None] | None = None, data: dict[str, str | None] | None = None) -> dict[str, Any]:
+          documented: dict[str, str | None] | None = None, data: dict[str, str | None] | None = None,
+          texts: list[str] | None = None) -> dict[str, Any]:
     """The gate of both runs: the sealed tests that passed at the seal and fail now, the agent's tests that fail,
     what the current test files weaken. `selected`: the sealed test files this stop ran (None: all); `elsewhere`:
     the test files the agent added (`_added`); `conftests`: the conftest.py files now (`_conftests`); `asked`: the
     hidden tests' texts, read only for an expected value changed to what the code returns (`own_expected`);
     `documented`: the modules of the sealed doctests changed since the seal, their text now (`seal.doctested`);
-    `data`: the sealed data files of the tests changed since the seal, their text now (`own_data`)."""
+    `data`: the sealed data files of the tests changed since the seal, their text now (`own_data`); `texts`: the
+    sealed text doctests (`own_changed.doctext`, worked out here when not given)."""
     from donegate.seal import loosened, own
 
     passing = set(pack["baseline"]["passing"])
@@ -331,7 +334,8 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
         from donegate.seal import doctested
 
         # (a README's examples, a test folder's test*.txt, read as a docstring's)
-        doctests = {**doctests, **doctested.text_entries(pack, own_changed.doctext(pack))}
+        texts = own_changed.doctext(pack) if texts is None else texts
+        doctests = {**doctests, **doctested.text_entries(pack, texts)}
 
         changed_tests |= doctested.changed(doctests, documented)
     failing = []
@@ -491,17 +495,17 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     found = loosened.findings(_sealed_shapes(pack, current), current, set(pack.get("baseline", {}).get("passing", [])),
                               elsewhere, own_changed.conftests(repo, current, prefix))
     found += _module_weakened(pack.get("files") or {}, current, set(pack.get("baseline", {}).get("passing", [])))
-    data = own_changed.data_changed(repo, since, pack, prefix)
+    texts = own_changed.doctext(pack)
+    data = own_changed.data_changed(repo, since, pack, prefix, texts)
     if data:
         from donegate.gate import own_data
 
         found += own_data.findings(pack, data, [], set(pack.get("baseline", {}).get("passing", [])))
-    documented = own_changed.doctested_changed(repo, since, pack, prefix)
+    documented = own_changed.doctested_changed(repo, since, pack, prefix, texts)
     if documented:
         from donegate.seal import doctested
 
-        texts = doctested.text_entries(pack, own_changed.doctext(pack))
-        found += doctested.findings({**(pack.get("doctests") or {}), **texts}, documented,
+        found += doctested.findings({**(pack.get("doctests") or {}), **doctested.text_entries(pack, texts)}, documented,
                                     set(pack.get("baseline", {}).get("passing", [])))
     return problems({"weakened": found + _support_weakened(repo, since, pack, prefix)})
 

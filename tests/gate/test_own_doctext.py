@@ -191,3 +191,27 @@ def test_a_text_doctest_the_agent_added_that_passes_passes(tmp_path_factory, kit
     res, own = _added_text(tmp_path_factory, kit_home, "tests/notes.txt", ">>> from calc import mul\n>>> mul(2, 3)\n7\n")
     assert res.returncode == 0, res.stderr
     assert own["mine"] == [] and own["ran_now"] == [], own
+
+
+def test_a_stop_reads_the_sealed_text_doctests_once(tmp_path_factory, kit_home, monkeypatch):
+    """Which sealed files are text doctests (`own_changed.doctext`, a walk of the sealed ids and texts) is worked out
+    once a stop and handed down. The real hook in this process (as `test_context` counts the key), the real function
+    wrapped: a stop with a sealed text doctest changed and a new one added (each reader of it then runs). Was: 4."""
+    from donegate import gate
+    from donegate.gate import own_changed
+
+    repo = sealed_project(tmp_path_factory, kit_home, "own-doctext-tests", IN_TESTS, HIDDEN, 2)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests/test_twice.txt").write_text(TWICE + ">>> twice(-1)\n-2\n")
+    (repo / "tests/test_more.txt").write_text(">>> from calc import mul\n>>> mul(2, 3)\n6\n")
+    calls, real = [], own_changed.doctext
+
+    def counted(pack):
+        calls.append(1)
+        return real(pack)
+
+    monkeypatch.setattr(own_changed, "doctext", counted)
+    code, _, _ = gate.run_hook(json.dumps(stop_payload(repo)), root=kit_home, watchdog=False)
+    own = stop_lines(kit_home)[-1]["gates"]["own"]
+    assert code == 0 and sorted(own["ran_now"]) == ["tests/test_more.txt", "tests/test_twice.txt"], own
+    assert len(calls) == 1, len(calls)
