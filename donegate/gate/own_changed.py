@@ -57,11 +57,12 @@ def changed_tests(repo: Path, changed: list[str], prefix: str) -> list[str]:
 
 def sealed_changed(changed_since: list[str], pack: dict[str, Any], prefix: str) -> list[str]:
     """The sealed test files that changed or are gone since the seal (relative to the project), and those under a
-    conftest.py that changed (a helper they import from it: `seal.calls`)."""
-    changed = set(changed_since)
+    conftest.py that changed (a helper they import from it: `seal.calls`), the project's own only: one above it (the
+    repository's root, `prefix` a subfolder) is never loaded by its pytest, and its folder "" is a prefix of every
+    name."""
+    changed = {rel for _, rel in inside(changed_since, prefix)}
     folders = tuple(n[:-len("conftest.py")] for n in changed if n.rsplit("/", 1)[-1] == "conftest.py")
-    return sorted(name for name in pack.get("shape", {}) if (f"{prefix}/{name}" if prefix else name) in changed
-                  or (f"{prefix}/{name}" if prefix else name).startswith(folders))
+    return sorted(name for name in pack.get("shape", {}) if name in changed or name.startswith(folders))
 
 
 def data_changed(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str,
