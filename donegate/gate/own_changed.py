@@ -81,6 +81,15 @@ def data_changed(repo: Path, changed: list[str], pack: dict[str, Any], prefix: s
     return out
 
 
+def helpers_changed(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str) -> dict[str, str | None]:
+    """{helper module: its text now (None: gone)} of the sealed Python files of the suite that are neither test files
+    nor conftest.py (`tests/expected.py`, `tests/helpers.py`) changed since the seal (relative to the project): the
+    constants a test imports from one are its expected values (`own_expected.imports`)."""
+    files, shapes = pack.get("files") or {}, pack.get("shape") or {}
+    return {rel: text(repo / name) for name, rel in inside(changed, prefix)
+            if rel.endswith(".py") and rel in files and rel not in shapes and rel.rsplit("/", 1)[-1] != "conftest.py"}
+
+
 def doctext(pack: dict[str, Any]) -> list[str]:
     """The sealed doctest text files (relative to the project): those outside the test folders (`doctext`) and those
     inside them that the sealed configuration's pytest collected as doctests (its `--doctest-glob`, `test*.txt` by

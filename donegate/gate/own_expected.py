@@ -74,7 +74,7 @@ def _pairs(a: ast.AST, b: ast.AST, out: list[tuple[Any, Any, str]], name: str = 
                         _pairs(m, n, out)
 
 
-def _held(text: str | None, test: str, chain: list[str]) -> dict[str, ast.AST]:
+def _held(text: str | None, test: str, chain: list[str], imported: dict[str, ast.expr] | None = None) -> dict[str, ast.AST]:
     """What holds the test's expected values, by name ("" for the test's function): the function, the fixtures it
     asks for (of its class, its module or the conftest.py files of `chain`, nearest first, and those they ask for)
     and the helpers it calls (`seal.calls`), each with the names of the constants its module (or class) assigns once
@@ -85,7 +85,7 @@ def _held(text: str | None, test: str, chain: list[str]) -> dict[str, ast.AST]:
     body = _parsed(text)
     if body is None:
         return {}
-    consts = _constants(body)
+    consts = {**(imported or {}), **_constants(body)}  # (a name its own module assigns is that one)
     *classes, name = test.split("::")
     scopes = [body]
     for cls in classes:
@@ -256,7 +256,8 @@ def _same(a: Any, b: Any) -> bool:
 
 def to_actual(sealed: str | None, current: str | None, tid: str, message: str,
               conftests: tuple[list[str], list[str]] = ([], []),
-              asked: Callable[[], list[str]] | None = None) -> dict[str, str] | None:
+              asked: Callable[[], list[str]] | None = None,
+              imported: tuple[dict[str, ast.expr], dict[str, ast.expr]] = ({}, {})) -> dict[str, str] | None:
     """`expected-to-actual`, found by effect: the sealed test `tid` failed at this stop with `message`, the agent
     changed that test (or a constant of its file, a fixture or a helper it reads: `_held`), and a literal it changed
     is now the value the product gave in that failure, where it was the value the test expected. An expected value
@@ -264,12 +265,13 @@ def to_actual(sealed: str | None, current: str | None, tid: str, message: str,
     does not give, or a check added beside it, is no finding. Nor is a new value the request asked for: `asked` gives
     the hidden tests' texts, and one of them comparing a call of a function the test compares (`add`) with that very
     value makes it a contract change (the stop still blocks, "the old contract changed", with the appeal).
-    `conftests`: the conftest.py texts of the test's folders, nearest first, (as sealed, now)."""
+    `conftests`: the conftest.py texts of the test's folders, nearest first, (as sealed, now); `imported`: the
+    constants its module imports from a helper module of the suite (`imports`), (as sealed, now)."""
     test = tid.split("::", 1)[1].split("[", 1)[0] if "::" in tid else ""
     compared, fields = _compared(message), _fields(message)
     if compared is None and not fields:
         return None
-    old, new = _held(sealed, test, conftests[0]), _held(current, test, conftests[1])
+    old, new = _held(sealed, test, conftests[0], imported[0]), _held(current, test, conftests[1], imported[1])
     if "" not in old or "" not in new:
         return None
     pairs: list[tuple[Any, Any, str]] = []
@@ -284,6 +286,37 @@ def to_actual(sealed: str | None, current: str | None, tid: str, message: str,
                 return {"test": tid, "rule": "expected-to-actual", "what": f"its expected value {_shown(was)} was "
                         f"changed to {_shown(now)}, what the code returns now"}
     return None
+
+
+def imports(name: str, text: str | None, files: dict[str, Any],
+            helpers: dict[str, str | None]) -> tuple[dict[str, ast.expr], dict[str, ast.expr]]:
+    """({local name: expression} as sealed, and now) of the constants the test module `name` (its text `text`) imports
+    by name from a helper module of the suite the agent changed (`helpers`: {file: its text now}; `files`: the sealed
+    files): `from expected import SUM` (the test's folder first on sys.path, pytest's `prepend`), `from tests.helpers
+    import SUM as WANT` (a package from the suite's top), `from .helpers import SUM`. The helper is sealed and the
+    sealed run reads the sealed copy: a constant changed there is an expected value changed all the same."""
+    old: dict[str, ast.expr] = {}
+    new: dict[str, ast.expr] = {}
+    folder = name.rsplit("/", 1)[0] if "/" in name else ""
+    for node in _parsed(text) or []:
+        if not isinstance(node, ast.ImportFrom) or not node.module and not node.level:
+            continue
+        path = (node.module or "").replace(".", "/")
+        if node.level:  # relative: from the test's package
+            up = folder.split("/")[:len(folder.split("/")) - (node.level - 1)] if folder else []
+            tops = ["/".join(up)]
+        else:
+            tops = [folder, ""]
+        found = next((rel for top in tops for rel in (f"{top}/{path}.py".lstrip("/"), f"{top}/{path}/__init__.py".lstrip("/"))
+                      if rel in helpers and rel in files), None)
+        if found is None or helpers[found] is None:
+            continue
+        was = _constants(_parsed((files.get(found) or {}).get("text")) or [])
+        now = _constants(_parsed(helpers[found]) or [])
+        for alias in node.names:
+            if alias.name in was and alias.name in now:
+                old[alias.asname or alias.name], new[alias.asname or alias.name] = was[alias.name], now[alias.name]
+    return old, new
 
 
 def _callees(trees: Any) -> set[str]:

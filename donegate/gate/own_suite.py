@@ -88,6 +88,7 @@ class OwnRuns:
         self.data: dict[str, str | None] = {}  # the sealed data files changed since the seal: their text now
         self.docs_now: list[str] = []  # the product's modules whose doctests the agent added or changed
         self.documented: dict[str, str | None] = {}  # the sealed doctests' modules changed since the seal: their text now
+        self.helpers: dict[str, str | None] = {}  # the suite's helper modules changed since the seal: their text now
         self.texts = own_changed.doctext(pack)  # the sealed text doctests, worked out once a stop
         self.elsewhere: dict[str, str | None] = {}
         self.conftests: dict[str, str | None] = {}
@@ -150,6 +151,7 @@ class OwnRuns:
         self.docs_now += [r for r in self.texts if self.documented.get(r) is not None]
         self.docs_now += own_changed.texts_mine(repo, since, pack, prefix)  # and a text doctest it added
         self.data = own_changed.data_changed(repo, since, pack, prefix, self.texts)
+        self.helpers = own_changed.helpers_changed(repo, since, pack, prefix)  # (their constants: expected values)
         if self.data:  # the tests reading a data file the agent changed run with its rows too (`own_data`)
             from donegate.gate import own_data
 
@@ -216,7 +218,7 @@ class OwnRuns:
                     "mine": [], "weakened": []}
         gate = judge(self.pack, sealed, now, [*self.changed, *self.docs_now], self.current, time.monotonic() - self.t0, self.selected,
                      self.elsewhere, self.conftests, functools.partial(_hidden_texts, self.st.path), self.documented,
-                     self.data, self.texts)
+                     self.data, self.texts, self.helpers)
         if now is not None and now.errors:  # a module of the project said missing: its mirror's state, to the log
             from donegate.gate import own_missing
 
@@ -315,14 +317,15 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
           duration: float, selected: set[str] | None = None, elsewhere: dict[str, str | None] | None = None,
           conftests: dict[str, str | None] | None = None, asked: Any = None,
           documented: dict[str, str | None] | None = None, data: dict[str, str | None] | None = None,
-          texts: list[str] | None = None) -> dict[str, Any]:
+          texts: list[str] | None = None, helpers: dict[str, str | None] | None = None) -> dict[str, Any]:
     """The gate of both runs: the sealed tests that passed at the seal and fail now, the agent's tests that fail,
     what the current test files weaken. `selected`: the sealed test files this stop ran (None: all); `elsewhere`:
     the test files the agent added (`_added`); `conftests`: the conftest.py files now (`_conftests`); `asked`: the
     hidden tests' texts, read only for an expected value changed to what the code returns (`own_expected`);
     `documented`: the modules of the sealed doctests changed since the seal, their text now (`seal.doctested`);
     `data`: the sealed data files of the tests changed since the seal, their text now (`own_data`); `texts`: the
-    sealed text doctests (`own_changed.doctext`, worked out here when not given)."""
+    sealed text doctests (`own_changed.doctext`, worked out here when not given); `helpers`: the suite's helper
+    modules changed since the seal, their text now (`own_changed.helpers_changed`)."""
     from donegate.seal import loosened, own
 
     passing = set(pack["baseline"]["passing"])
@@ -393,16 +396,23 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
             if found is not None:
                 weakened.append(found)
             continue
-        if name not in current:  # (the agent changed the test, or a constant, fixture or helper it reads)
+        # (the agent changed the test, or a constant, fixture or helper it reads, or a helper module it imports from)
+        if name not in current and not helpers:
             continue
         from donegate.gate import own_expected as expected
+
+        sealed_text = (sealed_files.get(name) or {}).get("text")
+        # the constants it imports from a helper module the agent changed (`tests/expected.py`'s `SUM`)
+        imported = expected.imports(name, sealed_text, sealed_files, helpers) if helpers else ({}, {})
+        if name not in current and not imported[0]:
+            continue
         from donegate.seal import calls
 
         chain = calls.conftests_of(name)  # the fixtures of its conftest.py files, as sealed and now
         held = ([t for c in chain if (t := (sealed_files.get(c) or {}).get("text"))],
                 [t for c in chain if (t := (conftests or {}).get(c))])
-        found = expected.to_actual((sealed_files.get(name) or {}).get("text"), current[name], f["id"], f["message"],
-                                   held, asked)
+        found = expected.to_actual(sealed_text, current.get(name, sealed_text), f["id"], f["message"], held, asked,
+                                   imported)
         if found is not None:
             weakened.append(found)
             f["contract"] = True  # (a constant of its file it reads changed: what it checks changed all the same)

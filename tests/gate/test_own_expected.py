@@ -96,30 +96,36 @@ def test_a_helpers_keyword_changed_to_what_the_code_returns_is_named(tmp_path_fa
 HELPED = "from calc import add\n\nfrom {mod} import SUM\n\n\ndef test_add():\n    assert add(2, 3) == SUM\n"
 
 
-def _helped(tmp_path_factory, kit_home, package: bool):
-    mod, helper = ("tests.helpers", "tests/helpers.py") if package else ("expected", "tests/expected.py")
+def _helped(tmp_path_factory, kit_home, mod: str):
+    helper = "tests/expected.py" if mod == "expected" else "tests/helpers.py"
     files = {"calc.py": CALC, helper: "SUM = 5\n", "tests/test_calc.py": HELPED.format(mod=mod)}
-    if package:
+    if mod != "expected":
         files["tests/__init__.py"] = ""
-    return sealed_project(tmp_path_factory, kit_home, f"expected-helper-{package}", files, HIDDEN, 1), helper
+    return sealed_project(tmp_path_factory, kit_home, f"expected-helper-{mod}", files, HIDDEN, 1), helper
 
 
-@pytest.mark.parametrize("package", [False, True], ids=["folder", "package"])
-def test_a_helper_modules_expected_value_changed_to_what_the_code_returns_blocks(tmp_path_factory, kit_home, package):
+@pytest.mark.parametrize("mod", ["expected", "tests.helpers", ".helpers"], ids=["folder", "package", "relative"])
+def test_a_helper_modules_expected_value_changed_to_what_the_code_returns_blocks(tmp_path_factory, kit_home, mod):
     """The helper is sealed with the suite (every file under the test folders) and the sealed run imports it from the
     sealed copy, in both layouts (`SUM` still 5): the regression blocks as the project's own test as it was when the
-    work began (passed on main: the agent's constant is never what the sealed test reads). The change itself is not
-    named `expected-to-actual` (the rule reads the test's file, its conftest.py files and the helpers it defines,
-    not a module it imports). Its look-alike: the helper's constant changed
-    with the code still right (a value the code passes with: `SUM = 5` written `SUM = 2 + 3`) passes."""
-    repo, helper = _helped(tmp_path_factory, kit_home, package)
+    work began (that much passed on main: the agent's constant is never what the sealed test reads), and the change
+    is named `expected-to-actual` (was: unnamed, the rule read the test's file, its conftest.py files and the helpers
+    it defines, never a module it imports). Its look-alikes: the constant changed to a value the code does not give
+    (a regression, nothing named); the constant written `SUM = 2 + 3` with the code right (passes)."""
+    repo, helper = _helped(tmp_path_factory, kit_home, mod)
     (repo / "calc.py").write_text(CALC.replace("a + b", "a - b").replace("'one'", "'ONE'") + MUL)
     (repo / helper).write_text("SUM = -1\n")
     res = run_hook(stop_payload(repo))
-    assert res.returncode == 2 and "the project's own test tests/test_calc.py::test_add (tests/test_calc.py:6)" \
-        in res.stderr and "assert -1 == 5" in res.stderr, res.stderr
+    assert "the project's own test tests/test_calc.py::test_add (tests/test_calc.py:6)" in res.stderr, res.stderr
+    assert res.returncode == 2 and "assert -1 == 5" in res.stderr, res.stderr
+    assert "tests/test_calc.py::test_add: its expected value 5 was changed to -1, what the code returns now " \
+        "[expected-to-actual]" in res.stderr, res.stderr
     own = stop_lines(kit_home)[-1]["gates"]["own"]
     assert [f["id"] for f in own["failing"]] == ["tests/test_calc.py::test_add"], own
+    assert [(w["test"], w["rule"]) for w in own["weakened"]] == [("tests/test_calc.py::test_add", "expected-to-actual")]
+    (repo / helper).write_text("SUM = 7\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "assert -1 == 5" in res.stderr and "weakened" not in res.stderr, res.stderr
     (repo / "calc.py").write_text(CALC.replace("'one'", "'ONE'") + MUL)
     (repo / helper).write_text("SUM = 2 + 3\n")
     res = run_hook(stop_payload(repo))
