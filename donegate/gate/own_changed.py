@@ -126,10 +126,12 @@ def texts_mine(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str
 
     from donegate.seal import doctested
 
-    globs = doctested.globs(doctested.read(repo / prefix, pack.get("config")))
-    # (pytest's `fnmatch_ex`: a pattern without a `/` matches the file's name)
+    ini = doctested.read(repo / prefix, pack.get("config"))
+    globs, skip = doctested.globs(ini), doctested.norecurse(ini)
+    # (pytest's `fnmatch_ex`: a pattern without a `/` matches the file's name; it walks into no `norecursedirs`)
     return sorted(rel for rel in found if any(fnmatch.fnmatch(rel if "/" in g else rel.rsplit("/", 1)[-1], g)
-                                              for g in globs))
+                                              for g in globs)
+                  and not any(fnmatch.fnmatch(d, p) for d in rel.split("/")[:-1] for p in skip))
 
 
 def doctested_changed(repo: Path, changed_since: list[str], pack: dict[str, Any], prefix: str,

@@ -63,7 +63,7 @@ def wanted(ini: dict[str, str]) -> bool:
         return False
 
 
-def _skip(ini: dict[str, str]) -> list[str]:
+def norecurse(ini: dict[str, str]) -> list[str]:
     """The folders pytest does not walk into: the configuration's `norecursedirs`, else pytest's default."""
     return ini["norecursedirs"].split() if ini.get("norecursedirs") else list(NORECURSE)
 
@@ -135,7 +135,7 @@ def seal(project: Path, ini: dict[str, str], how: str, collected: list[str],
     `own.product`, never sealed as the suite's)."""
     if not wanted(ini):
         return {}
-    skip = _skip(ini)
+    skip = norecurse(ini)
     if how != "usual":
         return _modules(project, sorted(rel for top in collected for rel in _walk(project, top, skip)
                                         if product is not None and product(project, rel)))
@@ -162,7 +162,7 @@ def texts(project: Path, ini: dict[str, str], how: str, collected: list[str]) ->
     if how != "usual":
         return []
     patterns = [p for p in globs(ini) if not p.endswith(".py")]
-    skip = _skip(ini)
+    skip = norecurse(ini)
     inside = tuple(c.rstrip("/") + "/" for c in collected)
     out, size = [], 0
     for rel in _walk(project, ".", skip, lambda f: not f.endswith(".py") and any(

@@ -169,6 +169,7 @@ def test_an_example_the_agent_added_to_a_test_folders_text_doctest_runs_as_its_o
 def _added_text(tmp_path_factory, kit_home, rel: str, text: str):
     repo = sealed_project(tmp_path_factory, kit_home, "own-doctext-tests", IN_TESTS, HIDDEN, 2)
     (repo / "calc.py").write_text(CALC + MUL)
+    (repo / rel).parent.mkdir(exist_ok=True)
     (repo / rel).write_text(text)
     res = run_hook(stop_payload(repo))
     return res, stop_lines(kit_home)[-1]["gates"]["own"]
@@ -184,13 +185,15 @@ def test_a_text_doctest_the_agent_added_that_fails_blocks_as_its_own(tmp_path_fa
 
 def test_a_text_doctest_the_agent_added_that_passes_passes(tmp_path_factory, kit_home):
     """The look-alikes: a new text doctest the code passes runs and passes; a new text file pytest would not collect
-    (not `test*.txt`) with a wrong example in it is not a test, and is not run."""
+    (not `test*.txt`, or in a `build/` folder pytest does not walk into) with a wrong example in it is not a test, and
+    is not run."""
     res, own = _added_text(tmp_path_factory, kit_home, "tests/test_more.txt", ">>> from calc import mul\n>>> mul(2, 3)\n6\n")
     assert res.returncode == 0, res.stderr
     assert own["mine"] == [] and "tests/test_more.txt" in own["ran_now"] and own["added"] == 1, own
-    res, own = _added_text(tmp_path_factory, kit_home, "tests/notes.txt", ">>> from calc import mul\n>>> mul(2, 3)\n7\n")
-    assert res.returncode == 0, res.stderr
-    assert own["mine"] == [] and own["ran_now"] == [], own
+    for rel in ("tests/notes.txt", "tests/build/test_out.txt"):  # (nor in a folder of pytest's `norecursedirs`)
+        res, own = _added_text(tmp_path_factory, kit_home, rel, ">>> from calc import mul\n>>> mul(2, 3)\n7\n")
+        assert res.returncode == 0, (rel, res.stderr)
+        assert own["mine"] == [] and own["ran_now"] == [], (rel, own)
 
 
 def test_a_stop_reads_the_sealed_text_doctests_once(tmp_path_factory, kit_home, monkeypatch):
