@@ -130,3 +130,18 @@ def test_a_helper_modules_expected_value_changed_to_what_the_code_returns_blocks
     (repo / helper).write_text("SUM = 2 + 3\n")
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="left: a helper module outside the test folders is not sealed (it reads as "
+                   "the product's: the sealed configuration's `pythonpath` takes it from the project as it is now)")
+def test_a_helper_module_outside_the_test_folders_changed_to_what_the_code_returns_blocks(tmp_path_factory, kit_home):
+    """`support/expected.py` at the project's top, on sys.path by the configuration's `pythonpath = .`, its `SUM`
+    changed to what the broken `add` returns: the sealed test reads the agent's constant and passes."""
+    files = {"calc.py": CALC, "support/__init__.py": "", "support/expected.py": "SUM = 5\n",
+             "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n",
+             "tests/test_calc.py": HELPED.format(mod="support.expected")}
+    repo = sealed_project(tmp_path_factory, kit_home, "expected-helper-outside", files, HIDDEN, 1)
+    (repo / "calc.py").write_text(CALC.replace("a + b", "a - b").replace("'one'", "'ONE'") + MUL)
+    (repo / "support" / "expected.py").write_text("SUM = -1\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "tests/test_calc.py::test_add" in res.stderr, res.stderr
