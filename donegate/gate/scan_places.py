@@ -19,32 +19,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
 
-_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
-
-
 def where(tree: ast.AST) -> Callable[[int], str]:
-    """line -> the qualname of the innermost function or class around it ("" at module level)."""
-    spans: list[tuple[int, int, str]] = []
+    """line -> the qualname of the innermost function or class around it ("" at module level): one notion for the
+    scan's baseline and the tripwires' (`hidden/traces.trace_qualnames`, sent to the runs; imported when a scan finds)."""
+    from donegate.hidden.traces import trace_qualnames
 
-    def walk(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                qual = prefix + child.name
-                start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                spans.append((start, child.end_lineno or child.lineno, qual))
-                walk(child, qual + ".")
-            elif isinstance(child, _HOLDERS):  # a def is a statement: no expression holds one (a lambda is no def)
-                walk(child, prefix)
-
-    walk(tree, "")
-
-    def at(line: int) -> str:
-        best = ""
-        for start, end, qual in spans:  # nested spans come after their parent: the last that holds it is innermost
-            if start <= line <= end:
-                best = qual
-        return best
-    return at
+    return trace_qualnames(tree)  # type: ignore[no-any-return]
 
 
 ENVS = ("site-packages", "node_modules", ".venv", "venv", ".tox", ".nox", "__pycache__", ".git")

@@ -276,7 +276,7 @@ def _watch_traces(job, out):
             name = caller.f_code.co_filename if caller is not None else ""
             if not name.startswith(repo) or name.startswith(theirs):
                 return
-            what = f"the code under test read what only tells the sandbox apart ({trace})" + trace_where(caller, repo)
+            what = f"the code under test read what only tells the sandbox apart ({trace})" + trace_where(caller, repo, theirs)
             code = " ".join(linecache.getline(name, caller.f_lineno).split())
             if f"sandbox-probe:{what}" in own or f"{name[len(repo):]}:{code}" in lines:
                 return

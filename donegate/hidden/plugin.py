@@ -273,7 +273,7 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
         return True
 
     def at(frame: "Any") -> str:  # its file and line's text (`Reporter.own` matches the seal's baseline by it)
-        return trace_where(frame, repo)
+        return trace_where(frame, repo, theirs)
 
     def named_harness(frame: "Any") -> bool:  # its module's name pytest's, pluggy's, ours (f_globals: not audited)
         mod = dict.get(frame.f_globals, "__name__")

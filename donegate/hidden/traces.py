@@ -99,11 +99,72 @@ def trace_caller(frame):
     return frame
 
 
-def trace_where(frame, repo):
-    """Where the code that did it is: its file and line's text (the same wherever an edit moved it; what a tripwire of
-    the seal's baseline is matched by)."""
+def trace_qualnames(tree):
+    """line -> the qualname of the innermost function or class around it in the parsed module `tree` ("" at module
+    level): the place a finding belongs to, for the scan's baseline (`gate.scan_places.where`) and the tripwires'
+    (`trace_where`) alike (issue 45 item 6)."""
+    import ast
+
+    spans = []
+    holders = (ast.stmt, ast.excepthandler, ast.match_case)
+
+    def walk(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                qual = prefix + child.name
+                start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                spans.append((start, child.end_lineno or child.lineno, qual))
+                walk(child, qual + ".")
+            elif isinstance(child, holders):  # a def is a statement: no expression holds one (a lambda is no def)
+                walk(child, prefix)
+
+    walk(tree, "")
+
+    def at(line):
+        best = ""
+        for start, end, qual in spans:  # nested spans come after their parent: the last that holds it is innermost
+            if start <= line <= end:
+                best = qual
+        return best
+    return at
+
+
+TRACE_QUALNAMES: "dict[str, object]" = {}  # a file's `trace_qualnames`, parsed once a run at the first finding in it
+TRACE_CALLERS = 8  # the frames of a place at most: the code that did it and its callers
+
+
+def trace_qualname(name, line):
+    """The function around `line` of the file `name` ("" at module level, or where its source cannot be read)."""
+    at = TRACE_QUALNAMES.get(name)
+    if at is None:
+        import ast
+        import linecache
+
+        try:
+            at = trace_qualnames(ast.parse("".join(linecache.getlines(name))))
+        except (SyntaxError, ValueError):
+            at = str  # no source: no function named (every line's qualname "", as `str()`)
+        TRACE_QUALNAMES[name] = at
+    return at(line) if at is not str else ""
+
+
+def trace_where(frame, repo, theirs=()):
+    """Where the code that did it is, as its place (issue 45 item 6; what a tripwire of the seal's baseline is matched
+    by): its file, the function around it and its line's text, then each caller's that is the repository's own, up to
+    the first frame that is not (a test, the harness, a library, a program's `__main__`), at most `TRACE_CALLERS`.
+    The same wherever an edit moved the lines; the same read reached through a new or changed call, or moved to
+    another function, is another place: the change's."""
     import linecache
 
-    name = frame.f_code.co_filename
-    code = " ".join(linecache.getline(name, frame.f_lineno).split())[:200]
-    return f" at {name[len(repo):]}: {code}" if code else f" in {name[len(repo):]}"
+    parts = []
+    while frame is not None and len(parts) < TRACE_CALLERS:
+        name = frame.f_code.co_filename
+        if parts and (not name.startswith(repo) or name.startswith(theirs)
+                      or dict.get(frame.f_globals, "__name__") == "__main__"):
+            break
+        code = " ".join(linecache.getline(name, frame.f_lineno).split())[:200]
+        qual = trace_qualname(name, frame.f_lineno) if code else ""
+        parts.append(f"{name[len(repo):]}{':' + qual if qual else ''}: {code}" if code else name[len(repo):])
+        frame = frame.f_back
+    head = f" at {parts[0]}" if ": " in parts[0] else f" in {parts[0]}"
+    return head + "".join(f", called from {p}" for p in parts[1:])
