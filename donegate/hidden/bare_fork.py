@@ -22,7 +22,7 @@ import warnings
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS, TOKEN
     from donegate.hidden.bare_shim import _ToShim, plan_test, shim_compile
-    from donegate.hidden.probe import compare_probes
+    from donegate.hidden.probe_unit import compare_probes
 
 
 def _exactly(fd, n):
@@ -286,7 +286,7 @@ def as_main(tree):
 
 def rewrite(text, name, secret, program):
     """A sealed test file's source (its held asserts' literals out, `answers.py`) as the second run executes it: its
-    comparisons probed (`probe.compare_probes`), its `pytest` the shim and its held asserts the sink (`bare_shim._ToShim`),
+    comparisons probed (`probe_unit.compare_probes`), its `pytest` the shim and its held asserts the sink (`bare_shim._ToShim`),
     a test file's module code a program's (`as_main`, when `program`), compiled under `name`. The one rewrite of the
     supervisor's own compile (`bare.supervise`) and of the kit's once per seal (`rewritten.build`), so the kept code is
     the supervisor's. `secret`: the names (`shim`, `probe`, `hold`). Returns (the code, the top-level names the program

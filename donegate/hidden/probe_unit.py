@@ -1,6 +1,8 @@
 """unittest's comparisons in the tests' code: the assert methods the kit reads, one list (probed in both runs,
 `unit_probes`, and held by the supervisor in the second, `answers.answer_holds`, with the aliases unittest had: 3.11
-has them all, 3.12 dropped them, a name the TestCase lacks fails the test in both runs alike), and their rewrite.
+has them all, 3.12 dropped them, a name the TestCase lacks fails the test in both runs alike), and their rewrite; and
+the rewrite of every `==`/`!=` in an assert (`rewrite_probes`, the first run's; `compare_probes`, the second's): what
+the tests' code is made to ask the equality probe (`probe.make_probe`).
 
 Sent before probe.py's source with the plugin, the second harness and the confined run's recipe (one namespace
 each, `donegate.hidden.ship`, `pyc.Rewrite`), imported by the kit. Standard library only.
@@ -134,4 +136,118 @@ def unit_probes(tree, probe, decoys):
                     found = _unit_compare(stmts[i])
                     if found is not None:
                         stmts[i:i + 1] = _unit_steps(stmts[i], found, probe, decoys)
+    return tree
+
+
+# --- the tests' `==` and `!=` through the probe (`probe.make_probe`) --------------------------------------------
+
+_PROBE_NAME = "_dg_probe"
+
+
+def rewrite_probes(tree, name=_PROBE_NAME, owner="@pytest_ar"):
+    """Insert `res = owner.name(left, right, op, res)` after every `res = left == right` (or `!=`) that pytest's
+    assertion rewriter wrote into `tree` (its temporaries start with `@py_assert`): the probe's answer is the
+    assert's."""
+    for node in _statements(tree):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = _getattr_list(node, field)
+            if stmts is None:
+                continue
+            i = 0
+            while i < len(stmts):
+                s = stmts[i]
+                if _is_rewritten_compare(s):
+                    cmp = s.value
+                    op = "==" if isinstance(cmp.ops[0], _ast.Eq) else "!="
+                    call = _ast.Assign([_ast.Name(s.targets[0].id, _ast.Store())], _ast.Call(
+                        _ast.Attribute(_ast.Name(owner, _ast.Load()), name, _ast.Load()),
+                        [_fresh(cmp.left), _fresh(cmp.comparators[0]), _ast.Constant(op),
+                         _ast.Name(s.targets[0].id, _ast.Load())], []))
+                    for n in _ast.walk(call):  # the assert's own line, on every node of the call
+                        n.lineno, n.col_offset = s.lineno, s.col_offset
+                        n.end_lineno, n.end_col_offset = s.lineno, s.col_offset
+                    stmts.insert(i + 1, call)
+                    i += 1
+                i += 1
+    if any(isinstance(n, _ast.Import) and any(a.asname == owner for a in n.names) for n in tree.body):
+        unit_probes(tree, lambda: _ast.Attribute(_ast.Name(owner, _ast.Load()), name, _ast.Load()), False)
+    return tree  # no fix_missing_locations: pytest leaves some of its nodes without an end on purpose
+
+
+def _statements(tree):
+    """The module and every statement in it, with the handlers and cases that hold statements: the nodes
+    `rewrite_probes` looks in. An expression never holds a statement, so none is walked (a whole-tree
+    `ast.walk` visited ten nodes for each of these)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stmts = _getattr_list(node, field)
+            if stmts:
+                todo.extend(stmts)
+
+
+def _fresh(node):
+    return _ast.Name(node.id, _ast.Load()) if isinstance(node, _ast.Name) else _ast.Constant(node.value)
+
+
+def _is_rewritten_compare(s):
+    return (isinstance(s, _ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], _ast.Name)
+            and s.targets[0].id.startswith("@py_assert") and isinstance(s.value, _ast.Compare)
+            and len(s.value.ops) == 1 and isinstance(s.value.ops[0], (_ast.Eq, _ast.NotEq))
+            and all(isinstance(x, (_ast.Name, _ast.Constant)) for x in (s.value.left, s.value.comparators[0])))
+
+
+class _AssertCompares(_ast.NodeTransformer):
+    """`a == b` inside an assert becomes `probe(@py_assertN := a, @py_assertM := b, '==', @py_assertN in probe(@py_assertN,
+    @py_assertM, 'in'), @py_assertN == @py_assertM)`: each side evaluated once and compared in the test's own frame, as
+    pytest's rewritten assert compares (an object's `__eq__` finds the test below it, not the harness), first with the
+    decoys the probe draws for an object of the repository's against an int, a float or a str (a latch latches onto one of
+    them), then probed. The names are pytest's kind (no identifier)."""
+
+    def __init__(self, name):
+        self.name = name
+        self.depth = self.inner = self.n = 0
+
+    def visit_Assert(self, node):
+        self.depth += 1
+        node = self.generic_visit(node)
+        self.depth -= 1
+        return node
+
+    def _inner(self, node):  # a comprehension or lambda: no assignment expression there (a class body forbids it)
+        self.inner += 1
+        node = self.generic_visit(node)
+        self.inner -= 1
+        return node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda = _inner
+
+    def visit_Compare(self, node):
+        node = self.generic_visit(node)
+        if self.depth and len(node.ops) == 1 and isinstance(node.ops[0], (_ast.Eq, _ast.NotEq)):
+            op = "==" if isinstance(node.ops[0], _ast.Eq) else "!="
+            if self.inner:  # compared by the probe itself, as before
+                call = _ast.Call(_ast.Name(self.name, _ast.Load()), [node.left, node.comparators[0], _ast.Constant(op)], [])
+                return _ast.copy_location(call, node)
+            a, b = f"@py_assert{self.n}", f"@py_assert{self.n + 1}"
+            self.n += 2
+            sides = [_ast.NamedExpr(_ast.Name(a, _ast.Store()), node.left),
+                     _ast.NamedExpr(_ast.Name(b, _ast.Store()), node.comparators[0])]
+            result = _ast.Compare(_ast.Name(a, _ast.Load()), [node.ops[0]], [_ast.Name(b, _ast.Load())])
+            more = []
+            if op == "==":  # `a in probe(a, b, 'in') or b in ...`: the decoys of `b` it is compared with first (`make_probe`)
+                more = [_decoyed(lambda: _ast.Name(self.name, _ast.Load()), a, b)]
+            call = _ast.Call(_ast.Name(self.name, _ast.Load()), [*sides, _ast.Constant(op), *more, result], [])
+            return _ast.copy_location(call, node)
+        return node
+
+
+def compare_probes(tree, name):
+    """The second harness's rewrite: every `==`/`!=` in an assert goes through `name`, and unittest's comparisons
+    (`unit_probes`)."""
+    tree = _AssertCompares(name).visit(tree)
+    unit_probes(tree, lambda: _ast.Name(name, _ast.Load()), True)
+    _ast.fix_missing_locations(tree)
     return tree

@@ -1,7 +1,7 @@
 """The second run's tests, rewritten and compiled once per seal instead of at every stop.
 
 At every stop the kit took the held asserts out of the sealed tests (`answers.answer_sources`, ~2 ms for a 40-test
-file of 5.5 KB) and the second run's supervisor parsed, rewrote (`probe.compare_probes`, `bare_shim._ToShim`,
+file of 5.5 KB) and the second run's supervisor parsed, rewrote (`probe_unit.compare_probes`, `bare_shim._ToShim`,
 `bare_fork.as_main`) and compiled them (~11-14 ms), and planned them (`bare_plan.plan`, ~2.5 ms): the same work on the same text, since the sealed tests do not change
 between stops. Only the stop's secret names differ (the shim's marker, the probe's, the held asserts' sink).
 

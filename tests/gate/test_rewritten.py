@@ -41,7 +41,7 @@ def _harness_compile(text: str, names: dict[str, str], tested: bool, name: str):
     harness's namespace."""
     from donegate.hidden.bare_fork import as_main
     from donegate.hidden.bare_shim import _ToShim, shim_compile
-    from donegate.hidden.probe import compare_probes
+    from donegate.hidden.probe_unit import compare_probes
 
     tree = compare_probes(ast.parse(text.encode("utf-8", "surrogateescape")), names["probe"])
     tree = _ToShim("\x00" + names["shim"], (names["probe"], names["hold"])).visit(tree)
