@@ -286,8 +286,8 @@ def make_probe(repo, alarm):
         if pure(c):
             if pure(x):
                 return x in c
-            if _type(c) is _str or _type(c) is _bytes:  # a substring: of the member's builtin value
-                return any(_isinstance(x, base) and take(x) in c for base, take in bases if base is _type(c))
+            if _type(c) is _str or _type(c) is _bytes:  # a substring: of the member's builtin value (its real class)
+                return any(base in mro_of(_type(x)) and take(x) in c for base, take in bases if base is _type(c))
             found = False
             for el in _list(c)[:256]:  # a dict's keys
                 r = same(x, el)
@@ -307,13 +307,17 @@ def make_probe(repo, alarm):
         return op == "member"
 
     def number(x):
-        """`x` as a builtin number (a subclass as its base, an object by its own `float`), or None."""
-        if _type(x) in numbers:
+        """`x` as a builtin number (a subclass as its base, an object by its own `float`), or None. A subclass by its
+        real MRO, as in `same`: `isinstance` believes a `__class__` property (a proxy's refused by `float.__float__`;
+        an object that says it is a str was no number, its own `float` never asked)."""
+        tx = _type(x)
+        if tx in numbers:
             return x
+        mro = mro_of(tx)
         for base, take in bases[:3]:
-            if _isinstance(x, base):
+            if base in mro:
                 return take(x)
-        if _isinstance(x, (_str, _bytes)):
+        if _str in mro or _bytes in mro:
             return None
         try:
             return _float(x)
@@ -334,7 +338,22 @@ def make_probe(repo, alarm):
         v = number(x)
         if v is not None:
             return close(v, e, places, delta)
-        return same(x, e) if eq(x, e) else True  # equal, as the call found first: by the expected value's rules
+        if eq(x, e):  # equal, as the call found first: by the expected value's rules
+            return same(x, e)
+        if _type(e) not in numbers:
+            return True
+        # No number, not equal: the call passed by unittest's own rule, the difference (`x - e`), a number within
+        # the tolerance; as small to a fresh value, it is no difference (an object whose `__sub__` says 0 to anything).
+        if not apart(x, e, places, delta):
+            return False
+        return "stranger" if any(apart(x, s, places, delta) for s in strangers(e)) else True
+
+    def apart(x, e, places, delta):  # `x - e` a real number within unittest's tolerance
+        try:
+            d = number(x - e)
+            return d is not None and _type(d) is not _complex and close(_abs(d), 0, places, delta)
+        except Exception:
+            return False
 
     def counted(xs, es):
         """Whether the lists `xs` and `es` (`listed`) hold the same elements as often, one matched to each by the

@@ -191,3 +191,75 @@ def test_decoys_of_a_container_are_of_its_type_one_element_changed(monkeypatch, 
     assert len(held) == (1 if elements == [None] else answers.ANSWER_DECOYS)  # a latch passes one time in 16, as on a number
     # an honest container (a namedtuple) is compared as a tuple: no decoys
     assert probe.decoys(Pair(4, 16), (4, 16)) == ()
+
+
+# unittest's assertAlmostEqual and a substring's assertIn, probed after the call passed (`probe.unit_check`): the
+# product's value taken as a builtin number or string by its class's real ancestry, not `isinstance`, which believes a
+# `__class__` property (`same` did so already, 33f6316). An object of no number (no `float`) that is not equal to the
+# expected value is judged by unittest's own rule, its difference, which must not be as small to a fresh value.
+class _ClaimsStr:  # says it is a str: `isinstance` took it for no number, so its own float (0.5) was never asked
+    __class__ = property(lambda self: str)  # type: ignore[assignment]
+
+    def __float__(self):
+        return 0.5
+
+    def __eq__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+    def __sub__(self, other):  # unittest's assertAlmostEqual takes `abs(first - second)`: the call passes
+        return 0.0
+
+
+class _NoNumber:  # no float, equal to nothing, no difference to anything: the call passes on its `__sub__`
+    def __eq__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+    def __sub__(self, other):
+        return 0.0
+
+
+class _Proxy:  # a transparent proxy (wrapt's ObjectProxy): says it is of its value's class
+    def __init__(self, value):
+        self.value = value
+
+    __class__ = property(lambda self: type(self.value))  # type: ignore[assignment]
+
+    def __eq__(self, other):
+        return self.value == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __float__(self):
+        return float(self.value)
+
+    def __sub__(self, other):
+        return self.value - other
+
+
+class _Duration:  # an honest quantity with no float: its difference is a number
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def __sub__(self, other):
+        return self.seconds - other
+
+
+@pytest.mark.parametrize(("value", "expected", "rule", "holds"), [
+    pytest.param(_ClaimsStr(), 0.3, ("almost", None, None), False, id="claims-str-its-float-wrong"),
+    pytest.param(_NoNumber(), 0.3, ("almost", None, None), False, id="no-number-no-difference-to-anything"),
+    pytest.param(_NoNumber(), 205, ("almost", None, 10), False, id="no-number-no-difference-within-a-delta"),
+    pytest.param(_Proxy(0.30000001), 0.3, ("almost", None, None), True, id="honest-proxy-of-a-float"),
+    pytest.param(_Proxy(200), 205, ("almost", None, 10), True, id="honest-proxy-of-an-int-within-a-delta"),
+    pytest.param(_Duration(0.30000001), 0.3, ("almost", None, None), True, id="honest-quantity-without-a-float"),
+    pytest.param(_Duration(2.501), 2.5, ("almost", 2, None), True, id="honest-quantity-within-places"),
+])
+def test_almost_equal_takes_a_number_by_its_real_class(value, expected, rule, holds):
+    import unittest
+
+    unittest.TestCase().assertAlmostEqual(value, expected, places=rule[1], delta=rule[2])  # the call itself passes
+    probe, alarms = _probe()
+    assert probe(value, expected, rule, True) is holds, alarms

@@ -46,6 +46,17 @@ MORE_ATTACKS = {
     # the right values where pytest runs it (the first run's probe sees builtin values), fakes in any other program
     "right-only-under-pytest": "import sys\n\n" + _LATCH + _ANY + _YES + MORE_RIGHT.replace("def ", "def _right_").replace("label(n).split", "_right_label(n).split") + "\n\n" + "".join(
         f"def {f}(n):\n    return _right_{f}(n) if 'pytest' in sys.modules else {v}\n\n\n" for f, v in _FAKES.items()),
+    # `rate` of no number (no float, equal to nothing) whose difference to anything is 0: assertAlmostEqual passes by
+    # its `__sub__`; and one that says it is a str (`__class__`), its own float the bug's: the first run's probe took
+    # it for no number (`isinstance`) and let the call's answer stand; the second's decoys, compared first, catch both
+    "no-difference-to-anything": _LATCH + _ANY + _YES + "class Flat:\n    def __eq__(self, other):\n        return False\n\n"
+    "    __hash__ = object.__hash__\n\n    def __sub__(self, other):\n        return 0.0\n\n\n"
+    + "".join(f"def {f}(n):\n    return {'Flat()' if f == 'rate' else v}\n\n\n" for f, v in _FAKES.items()),
+    "says-it-is-a-str": _LATCH + _ANY + _YES + "class Rate:\n    __class__ = property(lambda self: str)\n\n"
+    "    def __init__(self, n):\n        self.n = n\n\n    def __float__(self):\n        return self.n / 100\n\n"
+    "    def __eq__(self, other):\n        return False\n\n    __hash__ = object.__hash__\n\n"
+    "    def __sub__(self, other):\n        return 0.0\n\n\n"
+    + "".join(f"def {f}(n):\n    return {'Rate(n)' if f == 'rate' else v}\n\n\n" for f, v in _FAKES.items()),
 }
 MORE_HONEST = {
     "builtin-values": MORE_RIGHT,
@@ -57,6 +68,14 @@ MORE_HONEST = {
         + MORE_RIGHT.replace("return units * 90 if", "return Decimal(units) * 90 if").replace("return label(n).split()",
                              "return Words(label(n).split())").replace("return n / 10", "return Fraction(n, 10)")
         .replace("return list('cba'[-n:])", "return tuple('cba'[-n:])")),
+    # a transparent proxy of the rate (wrapt's ObjectProxy says it is its value's class): the probe's `isinstance`
+    # took it for a float and `float.__float__` refused it, so the honest assert failed (probe.number)
+    "a-proxy-that-says-it-is-a-float": (
+        "class Proxy:\n    def __init__(self, value):\n        self.value = value\n\n"
+        "    __class__ = property(lambda self: type(self.value))\n\n    def __eq__(self, other):\n"
+        "        return self.value == other\n\n    __hash__ = None\n\n    def __float__(self):\n"
+        "        return float(self.value)\n\n    def __sub__(self, other):\n        return self.value - other\n\n\n"
+        + MORE_RIGHT.replace("return n / 10", "return Proxy(n / 10)")),
 }
 
 
