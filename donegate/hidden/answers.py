@@ -135,7 +135,7 @@ def _answer_literal(node):
 # namespace); a class of the file's own that defines any of them keeps its tolerance (none held)
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import inherited, own_classes
-    from donegate.hidden.probe_unit import UNIT_ALMOST, UNIT_EQ, UNIT_IN, UNIT_TRUE, _rule
+    from donegate.hidden.probe_unit import UNIT_ALMOST, UNIT_EQ, UNIT_IN, UNIT_TRUE, _rule, unit_close
 _ANSWER_UNIT = (*UNIT_EQ, *UNIT_TRUE, *UNIT_IN, *UNIT_ALMOST)
 # A held assert that is not `==` (`answer_rule`): its expected value (ANSWER_RULE, rule, value); "member": the product's
 # value must be one of a literal container's elements, ("almost", places, delta): within unittest's tolerance of it
@@ -146,13 +146,6 @@ ANSWER_MEMBERS = 16  # elements of a literal container held (15 decoys each: a l
 def answer_rule(e):
     """(rule, value) of a held assert's expected value: ("==", e) for an assert's literal."""
     return (e[1], e[2]) if type(e) is tuple and len(e) == 3 and e[0] == ANSWER_RULE else ("==", e)
-
-
-def _answer_close(a, b, places, delta):  # unittest's assertAlmostEqual on builtin values (`probe.close`)
-    if a == b:
-        return True
-    diff = abs(a - b)
-    return diff <= delta if delta is not None else round(diff, 7 if places is None else places) == 0
 
 
 def _answer_elements(container):
@@ -362,7 +355,7 @@ def answer_ticket(held, rnd):
         right = _answer_elements(e) if rule == "member" else [e]  # a membership: any one of the elements
         decoys = [d for x in right for d in answer_decoys(x, rnd)]
         if rule != "==":  # none in the container, or within the tolerance: honest code would equal it
-            decoys = [d for d in decoys if not (any(d == x for x in right) if rule == "member" else _answer_close(d, e, *rule[1:]))]
+            decoys = [d for d in decoys if not (any(d == x for x in right) if rule == "member" else unit_close(d, e, *rule[1:]))]
         cands = [*right, *decoys]
         order = list(range(len(cands)))
         rnd.shuffle(order)
@@ -411,7 +404,7 @@ def answer_judge(answers, held, places, others=None):
                 return "an answer the harness did not write"
             rule, e = answer_rule(e)
             try:  # two builtin values: the builtin's own rules (1 == 1.0 == True, as pytest has it)
-                right = got in e if rule == "member" else got == e if rule == "==" else _answer_close(got, e, *rule[1:])
+                right = got in e if rule == "member" else got == e if rule == "==" else unit_close(got, e, *rule[1:])
             except Exception:  # noqa: BLE001 - an unhashable value against a set, a str against a number: not right
                 right = False
             if not right:

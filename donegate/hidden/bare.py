@@ -57,12 +57,6 @@ if globals().get("__package__"):
 
 # --- one test, in a fork ----------------------------------------------------------------------------------
 
-# Imported by the harness (its top lines) but not by a pytest run: a zygote drops them from `sys.modules`, so the
-# product imports its own module of that name (or the standard one, afresh) exactly as under pytest. None now: the
-# tokens are drawn as `secrets.token_hex` draws them (`_Zygote.send`), without importing `secrets` (its `hmac`,
-# `hashlib` with OpenSSL, `base64`: ~4 ms of every second run's CPU, issue 48 item 2).
-_HARNESS_ONLY: tuple = ()
-
 
 def zygote(job, codes, tests, cmd_r, rep_w, own):
     """The fork that imports every sealed test module (and with them the product) once, in pytest's order, then
@@ -111,7 +105,7 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
         flagged = _watch_traces(job, out)  # before any of the product's code runs
         if "imports-pytest" in job["allow"]:  # importable (the kit's), never run: last on the path
             sys.path.extend(job["pytest"])
-        for name in job["unload"]:  # the harness's own imports that pytest's process would not hold (`_HARNESS_ONLY`)
+        for name in job["unload"]:  # the harness's imports the project's own modules are named like (`supervise`)
             sys.modules.pop(name, None)
         os.chdir(job["cwd"])  # sys.path is the first run's (`supervise` set it): the project's folder first
     except BaseException as exc:  # noqa: B036 (the harness could not start: every test fails alike)
@@ -308,7 +302,7 @@ def supervise(params):
     # project that is pluggy): its tests import its own, as `python -m pytest` in the repository gives them.
     own = _own_names(params["front"])
     startup = set(params.get("startup") or ())
-    unload = [m for m in sys.modules if m in _HARNESS_ONLY or m.partition(".")[0] in own and m not in startup]
+    unload = [m for m in sys.modules if m.partition(".")[0] in own and m not in startup]
 
     # The first run's sys.path, but for the kit's pytest: the project's folder first, the standard
     # library, then the environment's path lines (the interpreter ran with -S: none of its import lines).

@@ -19,6 +19,10 @@ returns False, NotImplemented or raises against a stranger, so it is never trapp
 
 import os as _os
 
+# unittest's tolerance, one rule with the supervisor's: `probe_unit.py` (sent before this source, one namespace)
+if globals().get("__package__"):
+    from donegate.hidden.probe_unit import unit_close
+
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or type(), not a builtin
 
 
@@ -324,20 +328,14 @@ def make_probe(repo, alarm):
         except Exception:
             return None
 
-    def close(a, b, places, delta):  # unittest's assertAlmostEqual, on two builtin values
-        if a == b:
-            return True
-        diff = _abs(a - b)
-        return diff <= delta if delta is not None else round(diff, 7 if places is None else places) == 0
-
     def almost(left, right, places, delta):
         lp, rp = pure(left), pure(right)
         if lp == rp:
-            return close(left, right, places, delta) if lp else True
+            return unit_close(left, right, places, delta) if lp else True
         x, e = (right, left) if lp else (left, right)
         v = number(x)
         if v is not None:
-            return close(v, e, places, delta)
+            return unit_close(v, e, places, delta)
         if eq(x, e):  # equal, as the call found first: by the expected value's rules
             return same(x, e)
         if _type(e) not in numbers:
@@ -351,7 +349,7 @@ def make_probe(repo, alarm):
     def apart(x, e, places, delta):  # `x - e` a real number within unittest's tolerance
         try:
             d = number(x - e)
-            return d is not None and _type(d) is not _complex and close(_abs(d), 0, places, delta)
+            return d is not None and _type(d) is not _complex and unit_close(_abs(d), 0, places, delta)
         except Exception:
             return False
 
@@ -414,7 +412,7 @@ def make_probe(repo, alarm):
                 out = [d for el in elements for d in decoys(x, el)[:4]]
                 return _tuple(d for d in out if not any(d == el for el in y))  # none in the container: honest code is in it
             if _type(op) is _tuple and op[0] == "almost" and _type(y) in numbers:
-                return _tuple(d for d in decoys(x, y) if not close(d, y, op[1], op[2]))
+                return _tuple(d for d in decoys(x, y) if not unit_close(d, y, op[1], op[2]))
         except Exception:
             pass
         return ()

@@ -20,6 +20,15 @@ UNIT_COUNT = ("assertCountEqual",)  # op "count": each side made a list first (u
 _UNIT_TEXT = {"member": "%r not found in %r", "not member": "%r unexpectedly found in %r", "count": "element counts of %r and %r differ"}
 
 
+def unit_close(a, b, places, delta, abs=abs, round=round):  # noqa: A002 (the builtins as defined: no product's patch)
+    """unittest's assertAlmostEqual on two builtin values: the probe's rule in both runs (`probe.make_probe`) and the
+    supervisor's for a held one (`answers.answer_judge`)."""
+    if a == b:
+        return True
+    diff = abs(a - b)
+    return diff <= delta if delta is not None else round(diff, 7 if places is None else places) == 0
+
+
 def _getattr_list(node, field):
     v = getattr(node, field, None)
     return v if isinstance(v, list) else None

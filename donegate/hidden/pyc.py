@@ -165,8 +165,9 @@ class Tests:
         # The kit's probes, the kit's pytest (a stat of its rewriter: an upgrade), the interpreter (another
         # version writes another file name). The run's pytest checks each file's source hash anyway:
         # a stale recipe costs a rewrite, never a wrong test.
-        here = Path(__file__).parent  # the probe's source with the names it reads first (`probe_unit.py`)
-        self.probe = (here / "probe_unit.py").read_bytes() + b"\n\n" + (here / "probe.py").read_bytes()  # the recipe's, and what the job is sent
+        from donegate.hidden import ship
+
+        self.probe = ship.source(ship.PROBE).encode("utf-8")  # as the runs get it: the recipe's, and what the job is sent
         parts = [self.probe, python.interp.exe.encode()]
         for d in python.pytest:
             try:

@@ -109,7 +109,7 @@ def collected_as(store: Path, files: list[Path]) -> list[str]:
 def _plugin_source(root: Path | None = None) -> str:
     """The plugin, the probe, the bytecode hook and the project's own copies: one namespace (`donegate.hidden.ship`),
     kept between stops in the state root's `state/ship/` when there is one."""
-    return ship.payload(("plugin", "probe_unit", "probe", "kept", "seeded", "copies", "conftests", "traces", "failures", "inert",
+    return ship.payload(("plugin", *ship.PROBE, "kept", "seeded", "copies", "conftests", "traces", "failures", "inert",
                          "doctests"),
                         "<donegate plugin>",
                         ship_keep(root))

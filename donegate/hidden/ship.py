@@ -28,6 +28,19 @@ READ = """\
 """
 
 
+# The equality probe and the names it reads first (unittest's, the rewrites: `probe_unit.py`), in that order: in each
+# run's payload (`runner`, `second`) and the bytecode job's recipe (`pyc.Tests`).
+PROBE = ("probe_unit", "probe")
+
+
+def source(names: tuple[str, ...]) -> str:
+    """The modules' source joined, as a payload sends it after its line of code objects."""
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    return "\n\n".join((here / f"{name}.py").read_text(encoding="utf-8") for name in names)
+
+
 def payload(names: tuple[str, ...], label: str, keep: "str | None" = None) -> str:
     """The line of code objects (magic number, their marshal in base64), then the modules' source joined.
 
@@ -56,19 +69,17 @@ def _parts(names: tuple[str, ...], label: str) -> tuple[str, bytes, str]:
     import marshal
     from importlib._bootstrap_external import MAGIC_NUMBER  # type: ignore[import-not-found]
     from importlib.util import find_spec
-    from pathlib import Path
 
-    here = Path(__file__).parent
-    source = "\n\n".join((here / f"{name}.py").read_text(encoding="utf-8") for name in names)
+    text = source(names)
     try:
         codes = []
         for name in names:
             full = f"{__package__}.{name}"
             spec = find_spec(full)
             codes.append(_named(spec.loader.get_code(full), label))  # type: ignore[union-attr]
-        return MAGIC_NUMBER.hex(), marshal.dumps(codes), source
+        return MAGIC_NUMBER.hex(), marshal.dumps(codes), text
     except Exception:  # noqa: BLE001 - no bytecode to send: the run compiles the source
-        return "-", b"", source
+        return "-", b"", text
 
 
 def _stamp(names: tuple[str, ...]) -> str:
