@@ -135,10 +135,11 @@ def _answer_literal(node):
 # namespace); a class of the file's own that defines any of them keeps its tolerance (none held)
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import inherited, own_classes
-    from donegate.hidden.probe_unit import UNIT_ALMOST, UNIT_EQ, UNIT_IN, UNIT_TRUE, _rule, unit_close
-_ANSWER_UNIT = (*UNIT_EQ, *UNIT_TRUE, *UNIT_IN, *UNIT_ALMOST)
+    from donegate.hidden.probe_unit import UNIT_ALMOST, UNIT_COUNT, UNIT_EQ, UNIT_IN, UNIT_TRUE, _rule, unit_close
+_ANSWER_UNIT = (*UNIT_EQ, *UNIT_TRUE, *UNIT_IN, *UNIT_ALMOST, *UNIT_COUNT)
 # A held assert that is not `==` (`answer_rule`): its expected value (ANSWER_RULE, rule, value); "member": the product's
-# value must be one of a literal container's elements, ("almost", places, delta): within unittest's tolerance of it
+# value must be one of a literal container's elements, ("almost", places, delta): within unittest's tolerance of it,
+# "count": the product's value listed must hold a literal list's (or tuple's) elements as often (assertCountEqual)
 ANSWER_RULE = "\x00answer-rule"
 ANSWER_MEMBERS = 16  # elements of a literal container held (15 decoys each: a latch is right one time in 16)
 
@@ -146,6 +147,17 @@ ANSWER_MEMBERS = 16  # elements of a literal container held (15 decoys each: a l
 def answer_rule(e):
     """(rule, value) of a held assert's expected value: ("==", e) for an assert's literal."""
     return (e[1], e[2]) if type(e) is tuple and len(e) == 3 and e[0] == ANSWER_RULE else ("==", e)
+
+
+def _answer_counted(got, e):
+    """assertCountEqual on builtin values: the list `got` holds the elements of `e` as often, each matched to one."""
+    left = list(got) if type(got) is list else None
+    for x in e if left is not None else ():
+        i = next((i for i, y in enumerate(left) if y == x), None)
+        if i is None:
+            return False
+        del left[i]
+    return left == []
 
 
 def _answer_elements(container):
@@ -160,8 +172,8 @@ def _answer_elements(container):
 def _answer_unit(stmt):
     """`X == Y` of a statement `self.assertEqual(X, Y)` or `self.assertTrue(X == Y)` (a message after them a literal
     alone: the call is left out whole), as an assert's test; (rule, X, the literal) of `self.assertIn(X, LITERAL)`
-    ("member") or `self.assertAlmostEqual(X, LITERAL)` (either side; ("almost", places, delta), literal numbers or
-    absent); else None."""
+    ("member"), `self.assertAlmostEqual(X, LITERAL)` (either side; ("almost", places, delta), literal numbers or
+    absent) or `self.assertCountEqual(X, LITERAL list or tuple)` (either side; "count"); else None."""
     call = stmt.value if isinstance(stmt, _answer_ast.Expr) else None
     if not (isinstance(call, _answer_ast.Call) and isinstance(call.func, _answer_ast.Attribute)
             and isinstance(call.func.value, _answer_ast.Name) and call.func.value.id == "self"):
@@ -179,7 +191,7 @@ def _answer_unit(stmt):
             return None
         (_, lok), (_, rok) = _answer_literal(args[0]), _answer_literal(args[1])
         return (("almost", *rule), args[0] if rok else args[1], args[1] if rok else args[0]) if lok != rok else None
-    rest = [*args[2 if name in UNIT_EQ + UNIT_IN else 1:], *(k.value for k in call.keywords if k.arg == "msg")]
+    rest = [*args[2 if name in UNIT_EQ + UNIT_IN + UNIT_COUNT else 1:], *(k.value for k in call.keywords if k.arg == "msg")]
     if len(rest) > 1 or any(not isinstance(a, _answer_ast.Constant) for a in rest) or any(k.arg != "msg" for k in call.keywords):
         return None
     if name in UNIT_EQ and len(args) >= 2:  # (no Starred argument: refused above)
@@ -191,6 +203,11 @@ def _answer_unit(stmt):
         if ok and type(value) in (tuple, list, set, frozenset, dict) and 0 < len(value) <= ANSWER_MEMBERS \
                 and not _answer_literal(args[0])[1]:
             return "member", args[0], args[1]
+    if name in UNIT_COUNT and len(args) >= 2:  # either side the literal list or tuple
+        (lv, lok), (rv, rok) = _answer_literal(args[0]), _answer_literal(args[1])
+        value = rv if rok else lv
+        if lok != rok and type(value) in (tuple, list) and 0 < len(value) <= ANSWER_MEMBERS:
+            return "count", args[0] if rok else args[1], args[1] if rok else args[0]
     return None
 
 
@@ -257,14 +274,20 @@ def answer_sources(files, name):
             def at(line, col, starts=starts):
                 return starts[line - 1] + col
             spans = sorted({k: (at(st.lineno, st.col_offset), at(st.end_lineno, st.end_col_offset), k, x, st,
-                                b", 1" if answer_rule(e)[0] not in ("==", "member") else b"")
+                                _answer_how(answer_rule(e)[0]))
                             for items in found.values() for k, e, st, x in items}.values())  # one a K (inherited ones too)
-            for a, b, k, x, st, number in reversed(spans):  # a tolerance: an object sent as its number (`answer_hold`)
+            for a, b, k, x, st, number in reversed(spans):  # a tolerance: an object sent as its number, a count listed
                 inner = raw[at(x.lineno, x.col_offset):at(x.end_lineno, x.end_col_offset)]
                 lines = (st.end_lineno - st.lineno) - (x.end_lineno - x.lineno)  # the line count kept
                 raw = raw[:a] + b"%s((%s), %d%s%s)" % (name.encode(), inner, k, number, b"\n" * lines) + raw[b:]
         sources[path.name] = raw.decode("utf-8", "surrogateescape")
     return sources, held
+
+
+def _answer_how(rule):
+    """How the fork sends the product's value (`answer_hold`'s third argument): as it is, as a number (a tolerance:
+    1), listed (a count: 2)."""
+    return b", 2" if rule == "count" else b"" if rule in ("==", "member") else b", 1"
 
 
 def answer_decoys(e, rnd):
@@ -352,15 +375,19 @@ def answer_ticket(held, rnd):
     sets, places = {}, {}
     for k, e in held:
         rule, e = answer_rule(e)
-        right = _answer_elements(e) if rule == "member" else [e]  # a membership: any one of the elements
+        each = rule in ("member", "count")
+        right = _answer_elements(e) if each else [e]  # a membership: any one of the elements; a count: each one's
         decoys = [d for x in right for d in answer_decoys(x, rnd)]
         if rule != "==":  # none in the container, or within the tolerance: honest code would equal it
-            decoys = [d for d in decoys if not (any(d == x for x in right) if rule == "member" else unit_close(d, e, *rule[1:]))]
+            decoys = [d for d in decoys if not (any(d == x for x in right) if each else unit_close(d, e, *rule[1:]))]
         cands = [*right, *decoys]
         order = list(range(len(cands)))
         rnd.shuffle(order)
         sets[k] = [answer_encode(cands[i]) for i in order]
-        places[k] = order.index(0) if rule != "member" else tuple(order.index(i) for i in range(len(right)))
+        places[k] = order.index(0) if not each else tuple(order.index(i) for i in range(len(right)))
+        if rule == "count":  # each element of the kept list compared with every candidate (`answer_pairs`)
+            sets[f"n{k}"] = 1
+            places[k] = (places[k], len(cands), [sum(1 for x in e if x == r) for r in right])
     return _answer_dumps(sets).encode(), places
 
 
@@ -404,14 +431,22 @@ def answer_judge(answers, held, places, others=None):
                 return "an answer the harness did not write"
             rule, e = answer_rule(e)
             try:  # two builtin values: the builtin's own rules (1 == 1.0 == True, as pytest has it)
-                right = got in e if rule == "member" else got == e if rule == "==" else unit_close(got, e, *rule[1:])
+                right = (got in e if rule == "member" else got == e if rule == "==" else _answer_counted(got, e)
+                         if rule == "count" else unit_close(got, e, *rule[1:]))
             except Exception:  # noqa: BLE001 - an unhashable value against a set, a str against a number: not right
                 right = False
             if not right:
                 return "the value it returned is not the expected one (held by the supervisor)"
         elif kind == b"c":
             bits, place = data.decode("ascii", "replace"), places.get(k, -1)
-            if bits.count("1") != 1 or bits.find("1") not in (place if type(place) is tuple else (place,)):
+            if type(place) is tuple and len(place) == 3:  # a count: one row of bits an element of the product's list
+                at, n, times = place
+                rows = [bits[i:i + n] for i in range(0, len(bits), n)] if n and len(bits) % n == 0 else None
+                got = [r.find("1") for r in rows or ()]
+                if rows is None or any(r.count("1") != 1 for r in rows) or [got.count(p) for p in at] != times \
+                        or len(got) != sum(times):
+                    return "the objects it returned are not the expected ones as often (held by the supervisor)"
+            elif bits.count("1") != 1 or bits.find("1") not in (place if type(place) is tuple else (place,)):
                 return "the object it returned is not equal to the expected value alone (held by the supervisor)"
         else:
             return "the value it returned cannot be equal to the expected one (held by the supervisor)"
@@ -428,8 +463,13 @@ def answer_hold(emit, later):
     """The function a held assert calls in the fork: a builtin value is sent at once (`emit`), any other object
     kept (`later`) until the test returned (`answer_later`)."""
     def hold(value, k, number=0):
+        if number == 2:  # a count (`answer_sources`): listed first, as unittest's assertCountEqual lists it
+            value = list(value)
+            if len(value) > ANSWER_MEMBERS:  # more than any held literal holds: not as often
+                emit(answer_record(k, 76, b""))
+                return
         enc = answer_encode(value)
-        if enc is None and number:  # a tolerance (`answer_sources`): an object by its own float (Decimal, Fraction)
+        if enc is None and number == 1:  # a tolerance: an object by its own float (Decimal, Fraction)
             try:
                 enc = answer_encode(float(value))
             except Exception:  # noqa: BLE001 - no number of its own: compared with the candidates by its `==`
@@ -461,8 +501,9 @@ def answer_pairs(later, blob):
     pairs, counts = [], []
     for k, value in later:
         candidates = [answer_decode(enc) for enc in sets.get(str(k), ())]
-        pairs.extend((value, c) for c in candidates)
-        counts.append(len(candidates))
+        each = value if sets.get(f"n{k}") and type(value) is list else [value]  # a count: each element (`answer_ticket`)
+        pairs.extend((v, c) for v in each for c in candidates)
+        counts.append(len(each) * len(candidates))
     return pairs, counts
 
 

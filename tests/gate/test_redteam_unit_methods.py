@@ -85,12 +85,13 @@ MORE = ("import unittest\n\nimport calc\n\n\nclass MoreTests(unittest.TestCase):
 # held by the supervisor: the literal container and number are in no code the second run holds
 HELD = ("import unittest\n\nimport calc\n\n\nclass HeldTests(unittest.TestCase):\n"
         "    def test_in(self):\n        self.assertIn(calc.price(10), (900, 950))\n\n"
-        "    def test_almost(self):\n        self.assertAlmostEqual(calc.rate(3), 0.3, places=3, msg='rate')\n")
+        "    def test_almost(self):\n        self.assertAlmostEqual(calc.rate(3), 0.3, places=3, msg='rate')\n\n"
+        "    def test_count(self):\n        self.assertCountEqual(calc.parts(3), ['a', 'b', 'c'])\n")
 
 
 # (file name, its text, the bug sealed with it, its tests, the products that attack it, the honest ones)
 OTHERS = {"probed": ("test_unit_more.py", MORE, MORE_BUG, 6, MORE_ATTACKS, MORE_HONEST),
-          "held": ("test_unit_held.py", HELD, HELD_BUG, 2, HELD_ATTACKS, HELD_HONEST)}
+          "held": ("test_unit_held.py", HELD, HELD_BUG, 3, HELD_ATTACKS, HELD_HONEST)}
 
 
 @pytest.mark.parametrize("case, attack", [(c, a) for c, v in OTHERS.items() for a in v[4]])
@@ -114,9 +115,10 @@ def test_honest_results_pass_unittests_other_comparisons_in_both_runs(tmp_path_f
 
 
 def test_which_memberships_and_tolerances_the_kit_holds():
-    """`self.assertIn(X, LITERAL CONTAINER)` and `self.assertAlmostEqual(X, LITERAL)` (either side, places or delta
-    literal numbers or absent, a literal message): held with their rule; a tolerance or message computed at run time,
-    a literal member of the product's container, a container of more than 16 elements: not held."""
+    """`self.assertIn(X, LITERAL CONTAINER)`, `self.assertAlmostEqual(X, LITERAL)` (either side, places or delta
+    literal numbers or absent, a literal message) and `self.assertCountEqual(X, LITERAL LIST OR TUPLE)` (either side):
+    held with their rule; a tolerance or message computed at run time, a literal member of the product's container, a
+    container of more than 16 elements, a count against a set, a computed or empty list: not held."""
     import ast
 
     from donegate.hidden import answers
@@ -125,9 +127,13 @@ def test_which_memberships_and_tolerances_the_kit_holds():
            "        self.assertIn(f(1), [1, 2])\n        self.assertAlmostEqual(0.5, f(2), delta=0.1)\n"
            "        self.assertAlmostEqual(f(3), 2.5, 2, 'why')\n        self.assertAlmostEqual(f(4), 1.0, places=p)\n"
            "        self.assertIn('a', f(5))\n        self.assertIn(f(6), list(range(20)))\n"
-           "        self.assertIn(f(7), tuple(range(17)))\n        self.assertAlmostEqual(f(8), 1.5, msg=str(3))\n")
+           "        self.assertIn(f(7), tuple(range(17)))\n        self.assertAlmostEqual(f(8), 1.5, msg=str(3))\n"
+           "        self.assertCountEqual(f(9), ['x', 'y'], 'why')\n        self.assertCountEqual(('a',), f(10))\n"
+           "        self.assertCountEqual(f(11), {'a'})\n        self.assertCountEqual(f(12), list(range(3)))\n"
+           "        self.assertCountEqual(f(13), [])\n")
     held = [answers.answer_rule(e) for _, e, _, _ in answers.answer_holds(ast.parse(src))["Case::test_n"]]
-    assert held == [("member", [1, 2]), (("almost", None, 0.1), 0.5), (("almost", 2, None), 2.5)], held
+    assert held == [("member", [1, 2]), (("almost", None, 0.1), 0.5), (("almost", 2, None), 2.5),
+                    ("count", ["x", "y"]), ("count", ("a",))], held
 
 
 

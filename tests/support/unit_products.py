@@ -102,15 +102,30 @@ def run_probed(tmp_path, monkeypatch, case: str, calc: str, classes=("T", "Toler
 
 
 # held by the supervisor: a membership in a literal container, a tolerance of a literal number
-HELD_BUG = "def price(units):\n    return units * 100\n\n\ndef rate(n):\n    return n / 100\n"
-HELD_RIGHT = "def price(units):\n    return units * 90 if units >= 10 else units * 100\n\n\ndef rate(n):\n    return n / 10\n"
+HELD_BUG = ("def price(units):\n    return units * 100\n\n\ndef rate(n):\n    return n / 100\n\n\n"
+            "def parts(n):\n    return list('abb'[:n])\n")
+HELD_RIGHT = ("def price(units):\n    return units * 90 if units >= 10 else units * 100\n\n\ndef rate(n):\n    return n / 10\n\n\n"
+              "def parts(n):\n    return list('cba'[-n:])\n")
+# Unhashable, so unittest's assertCountEqual compares the elements one by one (`_count_diff_all_purpose`): equal to
+# itself, and to the first str it is compared with, then to it alone
+_ULATCH = ("class ULatch:\n    def __init__(self):\n        self.v = None\n\n    def __eq__(self, other):\n"
+           "        if self.v is None and type(other) is str:\n            self.v = other\n"
+           "        return other is self or self.v is not None and self.v == other\n\n    __hash__ = None\n\n\n")
 HELD_ATTACKS = {
     # the answer read from the calling test's own code: the first of its containers, its first float
     "reads-the-callers-constants": (
         "import sys\n\n\ndef _consts(kind):\n    return [c for c in sys._getframe(2).f_code.co_consts if type(c) is kind]\n\n\n"
         "def price(units):\n    return (_consts(tuple) + [(units * 100,)])[0][0]\n\n\n"
-        "def rate(n):\n    return (_consts(float) + [n / 100])[0]\n"),
-    "latch": _LATCH + "def price(units):\n    return Latch()\n\n\ndef rate(n):\n    return Latch()\n",
+        "def rate(n):\n    return (_consts(float) + [n / 100])[0]\n\n\n"
+        "def parts(n):\n    return list(next((c for c in _consts(tuple) if c and all(type(x) is str for x in c)), 'abb'[:n]))\n"),
+    "latch": _LATCH + _ULATCH + "def price(units):\n    return Latch()\n\n\ndef rate(n):\n    return Latch()\n\n\n"
+             "def parts(n):\n    return [ULatch() for _ in range(n)]\n",
+    # assertCountEqual alone (price and rate right): its literal read from the test's code, or elements that latch.
+    # Both passed a stop on main: the second run's code held the literal, and its probe took each latch as equal
+    "count-reads-the-callers-constants": HELD_RIGHT.replace("def parts(n):\n    return list('cba'[-n:])\n", (
+        "import sys\n\n\ndef parts(n):\n    consts = sys._getframe(1).f_code.co_consts\n"
+        "    return list(next((c for c in consts if type(c) is tuple and c and all(type(x) is str for x in c)), 'abb'[:n]))\n")),
+    "count-latch": _ULATCH + HELD_RIGHT.replace("return list('cba'[-n:])", "return [ULatch() for _ in range(n)]"),
 }
 HELD_HONEST = {
     "builtin-values": HELD_RIGHT,
@@ -118,6 +133,11 @@ HELD_HONEST = {
         "return units * 90 if", "return Decimal(units) * 90 if").replace("return n / 10", "return Fraction(n, 10)"),
     "money": MONEY + HELD_RIGHT.replace("return units * 90 if units >= 10 else units * 100",
                                         "return Money(units * 90 if units >= 10 else units * 100)"),
+    # the parts as a generator (unittest lists it first), and as objects of the project's equal to their names
+    "a-generator-of-parts": HELD_RIGHT.replace("return list('cba'[-n:])", "return (c for c in 'cba'[-n:])"),
+    "part-objects": ("class Part:\n    def __init__(self, name):\n        self.name = name\n\n    def __eq__(self, other):\n"
+                     "        return self.name == (other.name if isinstance(other, Part) else other)\n\n    __hash__ = None\n\n\n"
+                     + HELD_RIGHT.replace("return list('cba'[-n:])", "return [Part(c) for c in 'cba'[-n:]]")),
 }
 
 
