@@ -102,7 +102,7 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
         probe_cmp.unit, probe_cmp.listed = probe.unit, probe.listed  # unittest's own assert methods only (`probe_unit`)
         objects = {"\x00" + job["shim"]: make_shim(), "\x00" + job["probe"]: probe_cmp, "\x00" + job["hold"]: hold}
 
-        flagged = _watch_traces(job, out)  # before any of the product's code runs
+        flagged = _watch_traces(job, out, frozenset(c.co_filename for _, c in codes))  # before any product code runs
         if "imports-pytest" in job["allow"]:  # importable (the kit's), never run: last on the path
             sys.path.extend(job["pytest"])
         for name in job["unload"]:  # the harness's imports the project's own modules are named like (`supervise`)
@@ -242,12 +242,13 @@ def _alarm(out, what):
     os._exit(1)
 
 
-def _watch_traces(job, out):
+def _watch_traces(job, out, sealed):
     """An audit hook (it cannot be removed once added) that sees the repository's own code read what only tells the
     walls apart (`traces.py`), as the first run's does: in a fork the test fails with `S:` (the scan's
     `sandbox-probe`, appealable); at the zygote's import the alarm is raised and kept in the list returned, so every
     test fails with it even when the product caught it. Quiet when the project is allowed the rule; a line the
-    seal's baseline holds, or a finding it recorded, is the project's own."""
+    seal's baseline holds, or a finding it recorded, is the project's own (`sealed`: the hidden modules' files, where
+    the place's callers stop, as they stop at the store's in the first run)."""
     flagged = []
     allow = job["allow"]
     if "sandbox-probe" in allow:
@@ -270,7 +271,7 @@ def _watch_traces(job, out):
             name = caller.f_code.co_filename if caller is not None else ""
             if not name.startswith(repo) or name.startswith(theirs):
                 return
-            what = f"the code under test read what only tells the sandbox apart ({trace})" + trace_where(caller, repo, theirs)
+            what = f"the code under test read what only tells the sandbox apart ({trace})" + trace_where(caller, repo, theirs, sealed)
             code = " ".join(linecache.getline(name, caller.f_lineno).split())
             if f"sandbox-probe:{what}" in own or f"{name[len(repo):]}:{code}" in lines:
                 return

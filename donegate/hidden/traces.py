@@ -148,10 +148,11 @@ def trace_qualname(name, line):
     return at(line) if at is not str else ""
 
 
-def trace_where(frame, repo, theirs=()):
+def trace_where(frame, repo, theirs=(), sealed=()):
     """Where the code that did it is, as its place (issue 45 item 6; what a tripwire of the seal's baseline is matched
     by): its file, the function around it and its line's text, then each caller's that is the repository's own, up to
-    the first frame that is not (a test, the harness, a library, a program's `__main__`), at most `TRACE_CALLERS`.
+    the first frame that is not (a test, the harness, a library, a program's `__main__`, a file of `sealed`: the second
+    run's hidden modules lie in the project's folder), at most `TRACE_CALLERS`.
     The same wherever an edit moved the lines; the same read reached through a new or changed call, or moved to
     another function, is another place: the change's."""
     import linecache
@@ -159,7 +160,7 @@ def trace_where(frame, repo, theirs=()):
     parts = []
     while frame is not None and len(parts) < TRACE_CALLERS:
         name = frame.f_code.co_filename
-        if parts and (not name.startswith(repo) or name.startswith(theirs)
+        if parts and (not name.startswith(repo) or name.startswith(theirs) or name in sealed
                       or dict.get(frame.f_globals, "__name__") == "__main__"):
             break
         code = " ".join(linecache.getline(name, frame.f_lineno).split())[:200]

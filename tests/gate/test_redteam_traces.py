@@ -415,6 +415,26 @@ def test_a_baselined_read_is_its_places(tmp_path_factory, kit_home, product):
     assert "tells the sandbox apart" in res.stderr and "calc.py:price" in res.stderr, res.stderr
 
 
+# The place's callers stop at the sealed files: in the second run a hidden helper module lies in the project's folder
+# (a test file is the program's `__main__`), in the first in the store. A baselined read reached through a helper's
+# call is the project's own in both runs, and no line of the helper reaches a message.
+HELPER = "import calc\n\n\ndef priced(units):\n    return calc.price(units)  # the helper's own line\n"
+HELPED = HIDDEN.replace("import calc", "from helpers import priced").replace("calc.price(", "priced(")
+
+
+def test_a_baselined_read_reached_through_a_hidden_helper_passes_both_runs(tmp_path_factory, kit_home):
+    from tests.support.repos import pooled_hidden, write_config
+
+    write_config(kit_home, "confine: on\nscan: block\n")
+    repo = pooled_hidden(tmp_path_factory, kit_home, "helped-diag", {"diag.py": DIAG, "calc.py": DIAG_CALC
+                         + "    return units * 100\n"}, {"test_calc.py": HELPED, "helpers.py": HELPER})
+    (repo / "calc.py").write_text(DIAG_CALC + RIGHT_BODY)
+    res = run_hook(stop_payload(repo), timeout=120)
+    acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
+    assert res.returncode == 0 and "tamper" not in acceptance, (res.stderr, acceptance)
+    assert acceptance["second"]["checked"] == 2, acceptance
+
+
 # The harness's frames seen from a fixture: the test file's own fixtures (a plain one, a yield one) make the product's
 # object, which looks below itself once, when it is made. The fork's program makes the fixtures' calls from its own
 # frame too (`bare_shim.plan_test`), so the second run shows no harness frame there either and the runs disagree.
