@@ -52,14 +52,23 @@ def _index(name):
 
 
 _BY_NAME = importlib.import_module.__code__
+_IMPORTLIB = vars(importlib)
 
 
 def _trace(frame, event, arg):
+    """A call (a generator's every step too): the file of the code, read from its globals' `__file__` (its module's:
+    the code's own file, a function made by `exec` in them named by the module that made it), where a frame's code
+    (`f_code`) is an audit event every hook of the run sees, ~10^8 times in a generator-heavy suite; the code itself
+    only where the globals name no source (code run by `exec` in a namespace of its own) and for importlib's."""
     if event == "call":
-        code = frame.f_code
-        if code is _BY_NAME:  # a module imported by name: reached even when another test imported it first
-            _by_name(frame.f_locals)
-        _now[-1].add(_index(code.co_filename))
+        given = frame.f_globals
+        name = dict.get(given, "__file__")
+        if given is _IMPORTLIB or name.__class__ is not str or not name.endswith(".py"):
+            code = frame.f_code
+            if code is _BY_NAME:  # a module imported by name: reached even when another test imported it first
+                _by_name(frame.f_locals)
+            name = code.co_filename
+        _now[-1].add(_index(name))
     return None
 
 
