@@ -121,6 +121,26 @@ def product(project: Path, rel: str) -> bool:
     return len(parts) > 1 and (project / Path(rel).parent / "__init__.py").is_file()
 
 
+def packages(project: Path, files: dict[str, Any]) -> list[str]:
+    """The product's package folders between a sealed test package and the product's topmost package (`toolz/sandbox`
+    for `toolz/sandbox/tests/`; not `toolz`): laid out with an empty `__init__.py` (`laid_files`), so pytest names
+    the test modules below them as the project's pytest does but for the topmost package (`sandbox.tests.test_core`,
+    `tests.test_dicttoolz`). Without them two test packages of one name in two of the product's packages were both
+    pytest's top-level `tests`, and the second's modules were looked for in the first (toolz 1.1.0). The topmost
+    is never laid out: its name is what the tests import the product by."""
+    out: set[str] = set()
+    for name in files:
+        path = Path(name)
+        if path.name != "__init__.py":
+            continue
+        folder = path.parent.parent
+        while folder != Path(".") and (project / folder / "__init__.py").is_file() and f"{folder.as_posix()}/__init__.py" not in files:
+            if folder.parent != Path(".") and (project / folder.parent / "__init__.py").is_file():
+                out.add(folder.as_posix())
+            folder = folder.parent
+    return sorted(out)
+
+
 def gather(project: Path, config: str | None, found: list[str]) -> dict[str, dict[str, str]]:
     """Every file under the collected paths (caches and the product's own modules, `product`, left out), every `conftest.py` from the project's folder down to
     them, and the configuration: {relative path: content}."""
@@ -225,10 +245,16 @@ def laid_files(pack: dict[str, Any]) -> Iterator[tuple[str, bytes]]:
     link), so a name that stays below it lexically stays below it (a `resolve` a file walked every folder of the
     path: 0.08 of a stop's 0.4 CPU-s with 200 files)."""
     for name, body in pack["files"].items():
-        rel = os.path.normpath(name)
-        if os.path.isabs(rel) or rel == ".." or rel.startswith("../") or rel == ".":
-            continue
-        yield rel, body["text"].encode("utf-8") if "text" in body else binascii.a2b_base64(body["b64"])
+        if (rel := _below(name)) is not None:
+            yield rel, body["text"].encode("utf-8") if "text" in body else binascii.a2b_base64(body["b64"])
+    for folder in pack.get("packages") or ():  # the product's packages between (`packages`): empty, named only
+        if isinstance(folder, str) and (rel := _below(f"{folder}/__init__.py")) is not None and f"{folder}/__init__.py" not in pack["files"]:
+            yield rel, b""
+
+
+def _below(name: str) -> str | None:
+    rel = os.path.normpath(name)
+    return None if os.path.isabs(rel) or rel == ".." or rel.startswith("../") or rel == "." else rel
 
 
 def lay_out(pack: dict[str, Any], dest: Path) -> list[str]:
@@ -368,6 +394,8 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     found = [*found, *doctext]
     files = gather(project, config, found)
     pack: dict[str, Any] = {"version": VERSION, "config": config, "paths": found, "by": how, "files": files}
+    if between := packages(project, files):
+        pack["packages"] = between
     if doctext:
         pack["doctext"] = doctext
     import copy
