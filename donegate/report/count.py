@@ -10,13 +10,13 @@ line by line in file order (`_in_order`), as every line is when the fast path is
 Where a first read's CPU goes (`make bench`'s ledger, 1,000,001 lines, 971 MB; per 100,000 lines, one process, a
 loaded machine): splitting into lines 0.07 CPU-s, the chain's sha256 0.15, `shape.neutral` 0.08, the regular
 expression 0.6 (every token of every line read as JSON's grammar reads it, ~100 ns a token; an expression that only
-steps over strings and tokens takes ~0.35), the needle scans and line starts 0.13, the counting 0.22. See
-`docs/bench.md`.
+steps over strings and tokens takes ~0.35), the line starts 0.03, the counting 0.22. A stop's held-back tests and
+the project's own suite are the expression's groups where the kit writes them (`_flagged`): no chunk is searched for
+them (two searches, ~1 ns a byte, 5% of a scan's CPU). See `docs/bench.md`.
 """
 
 from __future__ import annotations
 
-import bisect
 import collections
 import gc
 import itertools
@@ -29,10 +29,11 @@ from donegate.report import hardcoding
 from donegate.report.own_counts import KEY as OWN
 from donegate.report.read import CHUNK, _AT, _BCODE, _FIRST, _OFFSET, _Combos, _pack_tests, _Tests, Options, Partial
 from donegate.report.rows import _agent_text, APPEALED, BLOCKING, CLAUDE, GAVE_UP, HINT, MICRO, TICKS, slow_row
-from donegate.report.shape import NO_ROW, rows as shape_rows
+from donegate.report.shape import FIELDS, NO_ROW, rows as shape_rows
 
 _DAY = slice(0, 10)  # a canonical time's day
 _CLIENT = {b"": CLAUDE}  # a fast row's client: none is Claude Code's
+_HELD, _OWN = FIELDS.index("held"), FIELDS.index("own")  # a fast row's held-back tests and own suite (`_flagged`)
 
 
 def _chunks(path: str, start: int, end: int) -> Iterator[tuple[int, bytes, int]]:
@@ -57,25 +58,13 @@ def _chunks(path: str, start: int, end: int) -> Iterator[tuple[int, bytes, int]]
         os.close(fd)
 
 
-def _hits(data: bytes, cut: int, needle: bytes) -> list[int]:
-    """The offsets of `needle` in data[:cut], then one past any line (no needle holds a newline: each lies in a line)."""
-    out, at = [], data.find(needle, 0, cut)
-    while at >= 0:
-        out.append(at)
-        at = data.find(needle, at + 1, cut)
-    out.append(1 << 62)
-    return out
-
-
-def _lines_of(offsets: list[int], ats: list[int]) -> Iterator[int]:
-    """The index of the line each of `offsets` (`_hits`, relative to the chunk) lies in, once a line; `ats`: the
-    lines' starts, relative to the chunk too."""
-    seen = -1
-    for at in offsets[:-1]:
-        k = bisect.bisect_right(ats, at) - 1
-        if k != seen:
-            seen = k
-            yield k
+def _flagged(rows: list[tuple], field: int, others: list[int], lines: list[bytes], needle: bytes) -> list[int]:
+    """The lines (indexes, in file order) that may hold a key read apart (`needle`): a fast row that read it where the
+    kit writes it (its group `field`, `shape._ACCEPTANCE_READ`), and any line json.loads reads (`others`) holding it.
+    A fast row holds it nowhere else: the expression refuses the key anywhere but there."""
+    fast = list(itertools.compress(range(len(rows)), map(operator.itemgetter(field), rows)))
+    slow = [k for k in others if needle in lines[k]]
+    return sorted(fast + slow) if fast and slow else fast or slow
 
 
 def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Partial:
@@ -103,12 +92,13 @@ def _scan(path: str, start: int, end: int, opts: Options, index: int) -> Partial
         hexes, first = part.link(lines), number + 1  # line `first + k` is lines[k], its hash hexes[k]
         rows = rows_of(data, cut, lines)
         ats = list(map(operator.add, itertools.accumulate(map(len, lines), initial=0), itertools.count()))  # starts
-        for k in _lines_of(_hits(data, cut, hardcoding.KEY), ats):  # a stop that ran held-back tests (`hardcoding`)
+        others = list(itertools.compress(range(len(lines)), map(operator.not_, map(operator.itemgetter(0), rows))))
+        for k in _flagged(rows, _HELD, others, lines, hardcoding.KEY):  # a stop that ran held-back tests (`hardcoding`)
             part.hold(lines[k], since)
-        for k in _lines_of(_hits(data, cut, OWN), ats):  # a stop that ran the project's own suite
+        for k in _flagged(rows, _OWN, others, lines, OWN):  # a stop that ran the project's own suite
             part.own.add(lines[k], since)
         slow: dict[int, tuple] = {}  # the stop lines json.loads read: index -> row
-        for k in itertools.compress(range(len(lines)), map(operator.not_, map(operator.itemgetter(0), rows))):
+        for k in others:
             line = lines[k]
             kind, row = slow_row(line)
             if kind == "stop":
@@ -134,7 +124,7 @@ def _columns(part: Partial, combos: _Combos, tests_bits: _Tests, lines: list[byt
     if not any(taken):
         return
     index = list(itertools.compress(range(len(rows)), taken))
-    whens, repos, sids, verdicts, _, tests, costs, clients, agents, durs, cfgs = zip(*itertools.compress(rows, taken), strict=True)
+    whens, repos, sids, verdicts, _, tests, _, _, costs, clients, agents, durs, cfgs = zip(*itertools.compress(rows, taken), strict=True)
     codes = list(map(_BCODE.__getitem__, verdicts))
     if part.by == "client":
         keys: Iterator = zip(map(_CLIENT.get, clients, clients), repos, cfgs, strict=True)
@@ -188,7 +178,7 @@ def _in_order(part: Partial, combos: _Combos, tests_bits: _Tests, lines: list[by
     """A chunk's stop lines counted one at a time in file order: a fast row's fields, or json.loads's (`slow`)."""
     last, gave_up, agents, clients, tally = part.last, part.gave_up, part.agents, part.clients, part.tally
     by_day, by_client, last_of, firsts = part.by == "day", part.by == "client", last.get, _OFFSET << _FIRST
-    for k, (when, repo, sid, code, _, tests, cost, client, agent, dur, cfg) in enumerate(rows):
+    for k, (when, repo, sid, code, _, tests, _, _, cost, client, agent, dur, cfg) in enumerate(rows):
         if when:
             code, tests, dur, cost, client = _BCODE[code], tests_bits[tests], float(dur), cost and float(cost), client or CLAUDE
         elif k in slow:

@@ -184,7 +184,7 @@ def _take(out: Any, want: set[str], where: tuple[int, int], line: bytes, stops_o
         m = report.fast_line(line)
         row = m.groups(b"") if m is not None else NO_ROW
     if row[0] and b'"cached":' not in line and b'"agent' not in line:  # (the page shows them: json.loads reads them)
-        when, repo, sid, verdict, leak, _, cost, _, _, duration, config = row
+        when, repo, sid, verdict, leak, _, _, _, cost, _, _, duration, config = row
         if sid.decode() in want:
             out.add(sid.decode(), _text(verdict), ledger.stop_ref(line), leak not in (b"", b"{}"), False, order,
                     _text(config), _text(repo), when, float(cost or 0.0), float(duration), {}, order)

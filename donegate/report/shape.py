@@ -63,7 +63,12 @@ _TIME = (rb'(?!0000)\d{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])|(?:0[13-9]|
 # costs are summed: json.loads reads the line); no key written with an escape (one could spell cost_usd).
 _REVIEW = (rb'\{(?:(?:"cost_usd":(?P<review>' + _N + rb')|(?!"cost_usd")' + _KEY + rb':' + _value(5) + rb')'
            rb'(?:,(?=")|(?=\})))*+\}(?(review)|(?!))')
-_GATES_READ = rb'acceptance|leak|review'  # gates the fast path reads, never written twice
+_GATES_READ = rb'acceptance|leak|review|own'  # gates the fast path reads, never written twice
+# The acceptance gate's keys the fast path reads: its counts, and the held-back tests (`held`: `hardcoding.held` reads
+# the line). A held-back key or an own suite's gate (`own`: `own_counts`) is read only where the kit writes it (right
+# after the other acceptance keys' first run, right after the acceptance gate), once: a line holding either anywhere
+# else, or twice, is json.loads's, and is looked at for them there (`count._scan`).
+_ACCEPTANCE_READ = rb'total|passed|held_back'
 # The top-level keys the gate writes between the gates and its client (`gate.record`), in any order, any number of
 # times: none is one the report reads.
 _AFTER_GATES = rb'(?:,"(?:cached|session_from|feedback|env|env_weakened|said|agent|cpu|confine)":' + _value(4) + rb')*+'
@@ -78,7 +83,8 @@ _LINE_PATTERN = (
     rb'"verdict":"(?P<verdict>pass|review_error|block|hint|gave_up|appealed)",'
     rb'"gates":\{"integrity":' + _object(3) + rb'(?:,"leak":(?P<leak>' + _object(3) + rb')|),"scope":' + _object(3) + rb','
     rb'"acceptance":\{"ok":(?:true|false|null),"total":(?P<tests>(?:0|[1-9]\d{0,6}),"passed":(?:0|[1-9]\d{0,6}))'
-    + _members(4, rb'total|passed') + rb'\}'
+    + _members(4, _ACCEPTANCE_READ) + rb'(?:,"held_back":(?P<held>' + _value(3) + rb')' + _members(3, _ACCEPTANCE_READ)
+    + rb'|)\}(?:,"own":(?P<own>' + _value(4) + rb')|)'
     + _members(6, _GATES_READ) + rb'(?:,"review":' + _REVIEW + _members(6, _GATES_READ) + rb'|)\}'
     + _AFTER_GATES + rb'(?:,"client":"(?P<client>\w{1,40})"|),'
     rb'(?:(?P<agent>"agent_usd":(?:' + _N + rb'|null),"agent_seconds":(?:' + _N + rb'|null)),|)'
@@ -90,7 +96,7 @@ _LINE_PATTERN = (
 # used (0.2 CPU-s: a report with nothing new to read never compiles it), before the readers fork (`parallel`).
 _PATTERN = rb'(?:' + _LINE_PATTERN + rb'|[^\n]*+\n)'
 # A row's fields, in order (the groups' names)
-FIELDS = ("time", "repo", "session", "verdict", "leak", "tests", "review", "client", "agent", "duration", "config")
+FIELDS = ("time", "repo", "session", "verdict", "leak", "tests", "held", "own", "review", "client", "agent", "duration", "config")
 NO_ROW = (b"",) * len(FIELDS)
 
 

@@ -52,6 +52,13 @@ def _acceptance(rec: Line, **fields: Any) -> Line:
     return _gates(rec, acceptance={**rec["gates"]["acceptance"], **fields})
 
 
+def _between(fields: Line, after: str, **more: Any) -> Line:
+    """`fields` with `more` put just after key `after`."""
+    keys = list(fields)
+    at = keys.index(after) + 1
+    return {**{k: fields[k] for k in keys[:at]}, **more, **{k: fields[k] for k in keys[at:]}}
+
+
 def _repeated(key: str, value: Any) -> Callable[[Line], bytes]:
     """The kit's line with top-level `key` written a second time (`value`) after the gates: json.loads keeps the last."""
     return lambda rec: _kit(rec).replace(b',"blocks":', b',"%s":%s,"blocks":' % (key.encode(), _kit(value)), 1)
@@ -97,6 +104,19 @@ MUTATIONS: list[tuple[str, Callable[[Line, random.Random], tuple[Line, Callable[
                                                                    "blocked": rnd.random() < 0.5}), _kit)),
     ("the project's own suite", lambda r, rnd: (_gates(r, own={"added": rnd.randint(0, 3), "failing": [{"contract": False}],
                                                                 "weakened": [{"test": "t", "rule": "r"}]}), _kit)),
+    # held-back tests and the own suite are read where the kit writes them, once (`shape._ACCEPTANCE_READ`): elsewhere
+    # or twice, json.loads reads the line
+    ("held-back tests among the counts", lambda r, rnd: (_gates(r, acceptance=_between(r["gates"]["acceptance"], "passed", held_back={
+        "shown_passed": True, "blocked": rnd.random() < 0.5})), _kit)),
+    ("held-back tests twice", lambda r, rnd: (r, _renamed(lambda x: _acceptance(x, held_back={"shown_passed": True, "blocked": True},
+                                                                        zz={"shown_passed": rnd.random() < 0.5, "blocked": False}),
+                                                          b'"held_back":'))),
+    ("held-back tests in another gate", lambda r, rnd: (_gates(r, scope={**r["gates"]["scope"],
+                                                                         "held_back": {"shown_passed": True, "blocked": True}}), _kit)),
+    ("the own suite twice", lambda r, rnd: (r, _renamed(lambda x: _gates(x, own={"added": 1, "failing": []},
+                                                                         zz={"added": rnd.randint(2, 5), "failing": []}), b'"own":'))),
+    ("the own suite after another gate", lambda r, rnd: (_gates(r, cache={"hit": False}, own={"added": rnd.randint(0, 3)}), _kit)),
+    ("the own suite inside a gate", lambda r, rnd: (_gates(r, scope={**r["gates"]["scope"], "own": {"added": 7}}), _kit)),
     ("an appeal", lambda r, rnd: (_gates({**r, "verdict": "appealed"}, appeal={"accepted": True, "reason": "the test is wrong",
                                                                               "failing": ["t::a"]}), _kit)),
     ("a cached stop", lambda r, rnd: (_before_blocks(r, cached=True), _kit)),
