@@ -19,41 +19,56 @@ def _hidden(tmp_path, body: str):
     return test
 
 
-@pytest.mark.parametrize("body, word", [
-    ("import pytest\n\n@pytest.mark.skip(reason='later')\ndef test_a():\n    pass\n\ndef test_b():\n    pass\n", "skipped"),
-    ("import pytest\n\n@pytest.mark.xfail(reason='known bug')\ndef test_a():\n    assert 0\n", "xfailed"),
-    ("import pytest\n\n@pytest.mark.xfail(reason='known bug')\ndef test_a():\n    pass\n", "xpassed"),
-    ("import pytest\n\ndef test_a():\n    pytest.skip('not today')\n", "skipped"),
-])
-def test_seal_refuses_tests_that_do_not_run_unless_told(tmp_path, kit_home, body, word):
+# Each way a test does not run at seal time, one hidden file each, sealed together: the refusal names every one with
+# its word, `--allow-skip` keeps each in the baseline, and the stop fails each with its reason (one repository, two
+# seals and a stop in all, where a test a kind paid them four times).
+NOT_RUN = {
+    "test_skip.py": ("import pytest\n\n@pytest.mark.skip(reason='later')\ndef test_a():\n    pass\n\ndef test_b():\n    pass\n",
+                     "skipped"),
+    "test_xfail.py": ("import pytest\n\n@pytest.mark.xfail(reason='known bug')\ndef test_a():\n    assert 0\n", "xfailed"),
+    "test_xpass.py": ("import pytest\n\n@pytest.mark.xfail(reason='known bug')\ndef test_a():\n    pass\n", "xpassed"),
+    "test_skip_call.py": ("import pytest\n\ndef test_a():\n    pytest.skip('not today')\n", "skipped"),
+}
+
+
+def test_seal_refuses_tests_that_do_not_run_unless_told(tmp_path, kit_home):
     repo = make_repo(tmp_path / "repo", {"mod.py": "VALUE = 1\n"})
-    test = _hidden(tmp_path, body)
-    res = seal(repo, test)
+    folder = tmp_path / "hidden"
+    folder.mkdir()
+    for name, (body, _) in NOT_RUN.items():
+        (folder / name).write_text(body)
+    tests = sorted(folder.iterdir())
+    res = seal(repo, *tests)
     assert res.returncode == 1, res.stderr
-    assert "skip or xfail at seal time" in res.stderr and f"test_mod.py::test_a ({word} at run time" in res.stderr
-    assert "--allow-skip" in res.stderr
+    assert "skip or xfail at seal time" in res.stderr and "--allow-skip" in res.stderr
+    for name, (_, word) in NOT_RUN.items():
+        assert f"{name}::test_a ({word} at run time" in res.stderr, (name, res.stderr)
     assert not (kit_home / "acceptance").exists() or not any((kit_home / "acceptance").glob("*/manifest.json"))
-    res = seal(repo, test, "--allow-skip")
+    res = seal(repo, *tests, "--allow-skip")
     assert res.returncode == 0, res.stderr
     (manifest,) = (kit_home / "acceptance").glob("*/manifest.json")
-    assert json.loads(manifest.read_text())["baseline"]["skipped"] == ["test_mod.py::test_a"]
-    # ... and at the gate it fails like any test that did not pass, with the reason shown.
+    assert sorted(json.loads(manifest.read_text())["baseline"]["skipped"]) == sorted(f"{name}::test_a" for name in NOT_RUN)
+    # ... and at the gate each fails like any test that did not pass, with the reason shown.
     res = run_hook(stop_payload(repo))
-    assert res.returncode == 2 and f"{word} at run time" in res.stderr
+    assert res.returncode == 2, res.stderr
+    for name, (_, word) in NOT_RUN.items():
+        assert f"{name}::test_a" in res.stderr and f"{word} at run time" in res.stderr.split(f"{name}::test_a", 1)[1], \
+            (name, res.stderr)
 
 
-@pytest.mark.parametrize("call", ["pytest.skip('environment not ready')", "pytest.xfail('flaky upstream')"])
-def test_a_skip_or_xfail_from_the_code_under_test_is_a_failure_with_its_reason(tmp_path, kit_home, call):
+def test_a_skip_or_xfail_from_the_code_under_test_is_a_failure_with_its_reason(tmp_path, kit_home):
+    """Each call in a stop of its own on one seal (one seal for both, where a test each paid one)."""
     repo = make_repo(tmp_path / "repo", {"mod.py": "def value():\n    return 1\n"})
     test = _hidden(tmp_path, "import mod\n\ndef test_value():\n    assert mod.value() == 2\n")
     assert seal(repo, test).returncode == 0
-    (repo / "mod.py").write_text(f"import os\n\ndef value():\n    if 'PYTEST_CURRENT_TEST' in os.environ:\n"
-                                 f"        import pytest\n        {call}\n    return 1\n")
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 2, res.stderr
-    reason = call.split("'")[1]
-    assert f"at run time: {reason}" in res.stderr
-    assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["passed"] == 0
+    for call in ("pytest.skip('environment not ready')", "pytest.xfail('flaky upstream')"):
+        (repo / "mod.py").write_text(f"import os\n\ndef value():\n    if 'PYTEST_CURRENT_TEST' in os.environ:\n"
+                                     f"        import pytest\n        {call}\n    return 1\n")
+        res = run_hook(stop_payload(repo))
+        assert res.returncode == 2, res.stderr
+        reason = call.split("'")[1]
+        assert f"at run time: {reason}" in res.stderr, (call, res.stderr)
+        assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["passed"] == 0
 
 
 # --- the confinement's parts ------------------------------------------------------------------------
