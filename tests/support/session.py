@@ -237,12 +237,6 @@ def _clean_env(extra: Mapping[str, str], home: Path, shim: bool = True) -> dict[
         # sleeps 4 s: 1.78 -> 1.32 CPU-s; one that sleeps 0 s: 1.01 -> 0.98), a gated session 2.15 -> 1.87
         # CPU-s; ~15 MB more RSS. No hook, sandbox, permission or settings behaviour depends on it.
         BUN_GC_TIMER_DISABLE="1",
-        # And JavaScriptCore's optimising DFG tier (with the FTL above it) off: a session is too short for its
-        # compilations to pay back (hot code stays in the baseline JIT). Measured on 2.1.332 (cgroup, interleaved,
-        # load 12-15, medians): ~0.09 CPU-s a session, a one-turn one 0.72 -> 0.64 (three rounds), a sandboxed gated
-        # one with a block and a pass, hooks and all, 1.96 -> 1.87 (two rounds; an A=A round differed by ~0.1).
-        # Tiers are the engine's alone: nothing the CLI, its hooks or the model see changes.
-        BUN_JSC_useDFGJIT="0",
     )
     env["HOME"] = str(home)
     folder = _npm_shim() if shim else None
