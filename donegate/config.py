@@ -263,13 +263,13 @@ def load(path: Path | None = None) -> dict[str, Any]:
         return defaults()
     # PyYAML costs every stop ~11 ms to import: the parse is kept in the state folder under the text's
     # sha256 (only a parse JSON holds exactly); validation runs at every load.
-    import hashlib
+    from donegate.core.fsafe import sha256 as _sha256
 
     from donegate.core.util import remembered
 
     state = path.parent / "state"
     if state.is_dir():
-        data = remembered(state / "config-parsed.json", hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        data = remembered(state / "config-parsed.json", _sha256(text.encode("utf-8")).hexdigest(),
                           lambda: _parse(path, text), exact=True, limit=4 * MAX_BYTES)
     else:
         data = _parse(path, text)

@@ -9,7 +9,7 @@ The layout rules themselves are in `donegate._layout`, shared with the guard.
 
 from __future__ import annotations
 
-import hashlib
+from donegate.core.fsafe import sha256 as _sha256
 import os
 import re
 from pathlib import Path
@@ -43,7 +43,7 @@ def repo_key(repo: Path) -> str:
     """A readable name plus a short hash of the absolute path: two clones named alike never share."""
     repo = repo.resolve()
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", repo.name).strip("-.") or "repo"
-    digest = hashlib.sha256(str(repo).encode()).hexdigest()[:10]
+    digest = _sha256(str(repo).encode()).hexdigest()[:10]
     return f"{name}-{digest}"
 
 

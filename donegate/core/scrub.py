@@ -7,7 +7,7 @@ capped in length, so one attempt can fix everything.
 
 from __future__ import annotations
 
-import hashlib
+from donegate.core.fsafe import sha256 as _sha256
 import json
 import re
 from pathlib import Path
@@ -87,7 +87,7 @@ class Scrubber:
         # Longest first, so a store path is replaced before the kit root that contains it.
         self._paths = sorted((n for n in names if n and n != "/"), key=len, reverse=True)
         # What this scrubber hides, as one digest: a page kept with another scrubber is not shown again (`report.html`).
-        self._key = hashlib.sha256(json.dumps([self._paths, sorted(sources)]).encode()).hexdigest()
+        self._key = _sha256(json.dumps([self._paths, sorted(sources)]).encode()).hexdigest()
         lines = {normal(line) for text in sources for line in text.splitlines()}
         self.source_lines = {n for n in lines if len(n) >= MIN_LINE}
         self.inside = sorted((n for n in lines if len(n) >= MIN_INSIDE), key=len, reverse=True)

@@ -26,8 +26,10 @@ agent has not been shown yet (an appeal names only what the last feedback named)
 
 from __future__ import annotations
 
-import hashlib
 import re
+
+from donegate.core.fsafe import sha256 as _sha256
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from pathlib import Path
@@ -203,6 +205,6 @@ def _diff_hash(repo: Path, manifest: dict[str, Any] | None) -> str | None:
     from donegate.tree import git
 
     try:
-        return hashlib.sha256(git.diff(repo, manifest["base"]).encode()).hexdigest() if manifest else None
+        return _sha256(git.diff(repo, manifest["base"]).encode()).hexdigest() if manifest else None
     except Exception:  # the appeal stands without its hash; the ledger shows null
         return None

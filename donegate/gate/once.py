@@ -23,7 +23,7 @@ on its own, as before.
 
 from __future__ import annotations
 
-import hashlib
+from donegate.core.fsafe import sha256 as _sha256
 import json
 import os
 import time
@@ -70,7 +70,7 @@ def identity(payload: dict[str, Any]) -> str:
             pass
     parts = [sessions.resolve(payload)[0], str(transcript), str(size), str(payload.get("prompt_id")),
              str(payload.get("stop_hook_active")), str(payload.get("last_assistant_message"))]
-    return hashlib.sha256("\0".join(parts).encode("utf-8", "replace")).hexdigest()
+    return _sha256("\0".join(parts).encode("utf-8", "replace")).hexdigest()
 
 
 class Claim:
@@ -91,7 +91,7 @@ class Claim:
             self.key = identity(payload)
             folder = paths.state_dir(self.root) / FOLDER
             folder.mkdir(parents=True, exist_ok=True)
-            name = hashlib.sha256(sessions.resolve(payload)[0].encode("utf-8", "replace")).hexdigest()[:24]
+            name = _sha256(sessions.resolve(payload)[0].encode("utf-8", "replace")).hexdigest()[:24]
             self.path = folder / f"{name}.json"
             fd = os.open(str(folder / f"{name}.lock"), os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o600)
         except OSError:

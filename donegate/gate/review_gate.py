@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -12,6 +11,7 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
     from typing import Any
 
 from donegate.core import scrub as feedback
+from donegate.core.fsafe import sha256 as _sha256
 from donegate.tree import git
 from donegate import paths
 from donegate.seal import store
@@ -47,7 +47,7 @@ def review_gate(payload: dict[str, Any], cfg: dict[str, Any], root: Path, repo: 
     state = ""
     try:
         diff = git.diff(repo, base)
-        state = hashlib.sha256(json.dumps([request, diff]).encode()).hexdigest()[:32]
+        state = _sha256(json.dumps([request, diff]).encode()).hexdigest()[:32]
         if cfg["review"] == "hint" and state in _hinted(root, session if session is not None else session_of(payload)):
             passed.gates["review"] = {"mode": mode, "skipped": "the hint for this state of the code was given", "state": state}
             return passed

@@ -77,10 +77,10 @@ def plugin_only(repo: Path, name: str, before: str | None, base: str | None) -> 
         return now == "{}"
     if not base:
         return False
-    import hashlib
+    from donegate.core.fsafe import sha256 as _sha256
 
     res = git.run(repo, "show", f"{base}:./{name}")
-    if res.returncode != 0 or hashlib.sha256(res.stdout.encode()).hexdigest() != before:
+    if res.returncode != 0 or _sha256(res.stdout.encode()).hexdigest() != before:
         return False
     return unplugged(res.stdout) == now
 

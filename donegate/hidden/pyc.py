@@ -159,7 +159,7 @@ class Tests:
 
     def __init__(self, root: Path, repo: Path, python: pyenv.Launch, files: list[Path], key: str | None = None,
                  under: Path | None = None, confined: bool = True) -> None:
-        import hashlib
+        from donegate.core.fsafe import sha256 as _sha256
         import os
 
         # The kit's probes, the kit's pytest (a stat of its rewriter: an upgrade), the interpreter (another
@@ -175,7 +175,7 @@ class Tests:
                 parts.append(f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}".encode())
             except OSError:
                 continue
-        recipe = hashlib.sha256(b"\0".join(parts)).hexdigest()[:20]
+        recipe = _sha256(b"\0".join(parts)).hexdigest()[:20]
         self.folder = folder(root, repo, key) / TESTS / recipe
         self.inside = f"{INSIDE}/{TESTS}/{recipe}" if confined else str(self.folder)
         self.sub = f"/{OWN}" if under is not None else ""
@@ -193,7 +193,7 @@ class Tests:
             except (OSError, ValueError):  # not below `under`, not UTF-8: rewritten by the run, as before
                 continue
             sub = "" if under is None else OWN if folder_of == "." else f"{OWN}/{folder_of}"
-            self.marks[str(real)] = os.path.join(sub, f"{f.name}.{hashlib.sha256(data).hexdigest()[:16]}.done")
+            self.marks[str(real)] = os.path.join(sub, f"{f.name}.{_sha256(data).hexdigest()[:16]}.done")
             self.where[str(real)] = (sub, text)
         # Small tests are rewritten by the run itself (`REWRITE_FROM`): the job then imports no pytest for them.
         self.missing = [path for path, mark in self.marks.items() if not (self.folder / mark).exists()] \
@@ -249,9 +249,9 @@ class Compile:
         every source is compiled already, so no job starts (a bubblewrap and an interpreter: 0.2-0.3 CPU-s after
         every stop, most of them with nothing to compile). A stat key that stays while the source changes costs
         the run a compile from source, never a wrong module: each pyc is checked against its source's hash."""
-        import hashlib
+        from donegate.core.fsafe import sha256 as _sha256
 
-        h = hashlib.sha256(self.python.interp.exe.encode())
+        h = _sha256(self.python.interp.exe.encode())
         for n, key in sorted(sources):
             h.update(f"\0{n}\0{key}".encode())
         return h.hexdigest()

@@ -136,7 +136,7 @@ def _poetry_env(project: Path) -> Path | None:
     if "[tool.poetry" not in text:
         return None
     import base64
-    import hashlib
+    from donegate.core.fsafe import sha256 as _sha256
     import re
 
     # The project's name as poetry reads it (the first `name = "..."` of [tool.poetry] or [project]).
@@ -145,7 +145,7 @@ def _poetry_env(project: Path) -> Path | None:
         return None
     name = found_name.group(1)
     sanitized = re.sub(r'[ $`!*@"\\\r\n\t]', "_", name.lower())[:42]
-    digest = base64.urlsafe_b64encode(hashlib.sha256(os.path.normcase(os.path.realpath(project)).encode()).digest()).decode()[:8]
+    digest = base64.urlsafe_b64encode(_sha256(os.path.normcase(os.path.realpath(project)).encode()).digest()).decode()[:8]
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pypoetry" / "virtualenvs"
     found = sorted(cache.glob(f"{sanitized}-{digest}-py*"))
     return found[-1] if found and (found[-1] / "pyvenv.cfg").exists() else None

@@ -32,7 +32,7 @@ MODULES = ("answers", "probe", "bare_shim", "bare_fork", "bare_plan", "rewritten
 
 def stamp(files: Sequence[Path], tested: Sequence[str]) -> tuple[str, list[bytes]] | None:
     """(the key of this seal's rewrite, the files' bytes), or None when a file cannot be read."""
-    import hashlib
+    from donegate.core.fsafe import sha256 as _sha256
     import sys
 
     from importlib._bootstrap_external import MAGIC_NUMBER  # type: ignore[import-not-found]
@@ -40,7 +40,7 @@ def stamp(files: Sequence[Path], tested: Sequence[str]) -> tuple[str, list[bytes
     from donegate import __version__
 
     here = os.path.dirname(os.path.abspath(__file__))
-    h = hashlib.sha256(f"{MAGIC_NUMBER.hex()}|{sys.version}|{sys.flags.optimize}|{__version__}|{here}".encode())
+    h = _sha256(f"{MAGIC_NUMBER.hex()}|{sys.version}|{sys.flags.optimize}|{__version__}|{here}".encode())
     try:
         for name in MODULES:
             st = os.stat(os.path.join(here, f"{name}.py"))
@@ -49,7 +49,7 @@ def stamp(files: Sequence[Path], tested: Sequence[str]) -> tuple[str, list[bytes
     except OSError:
         return None
     for f, data in zip(files, datas, strict=True):
-        h.update(b"\0" + f.name.encode() + b"\0" + hashlib.sha256(data).digest())
+        h.update(b"\0" + f.name.encode() + b"\0" + _sha256(data).digest())
     h.update(("\0" + "\0".join(sorted(tested))).encode())
     return h.hexdigest(), datas
 

@@ -13,7 +13,7 @@ writes parked records first, in the order they were parked, each marked `"parked
 
 from __future__ import annotations
 
-import hashlib
+from donegate.core.fsafe import sha256 as _sha256
 import json
 import os
 import re
@@ -32,7 +32,7 @@ REF_CHARS = 10  # hex characters of a line's hash that name a stop (`donegate la
 
 
 def line_hash(line: bytes) -> str:
-    return hashlib.sha256(line.rstrip(b"\n")).hexdigest()
+    return _sha256(line.rstrip(b"\n")).hexdigest()
 
 
 def stop_ref(line: bytes) -> str:

@@ -120,11 +120,11 @@ def scan(transcript: str | None, markers: list[str], sources: list[str], kit_sou
 # there as a `leak` line in the ledger, and moves the note on.
 
 def _note_path(root: Path, session: str) -> Path:
-    import hashlib
+    from donegate.core.fsafe import sha256 as _sha256
 
     from donegate import paths
 
-    return paths.state_dir(root) / "rescan" / (hashlib.sha256(session.encode("utf-8", "replace")).hexdigest()[:24] + ".json")
+    return paths.state_dir(root) / "rescan" / (_sha256(session.encode("utf-8", "replace")).hexdigest()[:24] + ".json")
 
 
 def note_pass(root: Path, session: str, repo: str, transcript: str | None, offset: int) -> None:

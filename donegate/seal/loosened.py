@@ -11,8 +11,8 @@ test checks (an assert added, a case added, a rename of a helper) are no finding
 from __future__ import annotations
 
 import ast
-import hashlib
 
+from donegate.core.fsafe import sha256 as _sha256
 from donegate.seal import calls
 
 TYPE_CHECKING = False
@@ -116,7 +116,7 @@ def shape_of(fn: ast.AST, lists: dict[str, ast.expr] | None = None, helpers: dic
     asserts = [_assert_kind(a, _once(getattr(part, "body", []))) for part in parts for a in ast.walk(part)
                if isinstance(a, ast.Assert)] + [k for part in parts for c in ast.walk(part)
                                                 if isinstance(c, ast.Call) and (k := _unittest_kind(c)) is not None]
-    return {"src": hashlib.sha256("".join(ast.dump(p) for p in parts).encode()).hexdigest()[:16],
+    return {"src": _sha256("".join(ast.dump(p) for p in parts).encode()).hexdigest()[:16],
             "asserts": sorted(asserts), "skips": sorted(m for p in parts for m in _marks(p)),
             "cases": _cases(fn, lists), "raises": sorted(r for p in parts for r in _raises(p))}
 

@@ -13,7 +13,7 @@ seal record (one `os.replace`); a seal that fails or crashes leaves the previous
 from __future__ import annotations
 
 import fnmatch
-import hashlib
+from donegate.core.fsafe import sha256 as _sha256
 import json
 import os
 import stat
@@ -395,7 +395,7 @@ def _verified(repo: Path, root: Path, key: str, record: dict[str, Any] | None) -
         manifest = json.loads(text)
     except (OSError, ValueError):
         raise StoreError("acceptance tests were modified: the manifest is missing or unreadable", "seal the tests again") from None
-    if hashlib.sha256(text.encode()).hexdigest() != record.get("manifest_sha256"):
+    if _sha256(text.encode()).hexdigest() != record.get("manifest_sha256"):
         raise StoreError("acceptance tests were modified: the manifest changed", "seal the tests again")
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
         raise StoreError("acceptance tests were modified: the manifest is missing or unreadable", "seal the tests again")

@@ -10,7 +10,7 @@ one parametrised fixture.
 from __future__ import annotations
 
 import contextlib
-import hashlib
+from donegate.core.fsafe import sha256 as _sha256
 import json
 import os
 import threading
@@ -50,7 +50,7 @@ class FileCounters:
 
     def _path(self, session_id: str) -> Path:
         # A session id comes from stdin: hash it so it can never name a path of its own choosing.
-        digest = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:24]
+        digest = _sha256(session_id.encode("utf-8", "replace")).hexdigest()[:24]
         return self.directory / f"session-{digest}.json"
 
     def peek(self, session_id: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ own session id is Claude Code's choice, not the agent's, and it is never in the 
 
 from __future__ import annotations
 
-import hashlib
+from donegate.core.fsafe import sha256 as _sha256
 import os
 import time
 from pathlib import Path
@@ -21,7 +21,7 @@ SLACK = 120.0  # seconds a record outlives its run's timeout (a run killed at it
 
 def _path(root: Path, session_id: str) -> Path:
     # The id comes from the hook's stdin: hashed, it can never name a path of its own choosing.
-    digest = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:32]
+    digest = _sha256(session_id.encode("utf-8", "replace")).hexdigest()[:32]
     return root / "state" / FOLDER / digest
 
 

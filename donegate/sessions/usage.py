@@ -15,7 +15,7 @@ from its start.
 
 from __future__ import annotations
 
-import hashlib
+from donegate.core.fsafe import sha256 as _sha256
 import json
 import os
 from functools import lru_cache
@@ -57,7 +57,7 @@ def cost(tokens: dict[str, int], model: str) -> float | None:
 
 
 def _state_path(root: Path, session: str) -> Path:
-    return paths.state_dir(root) / "usage" / (hashlib.sha256(session.encode()).hexdigest()[:32] + ".json")
+    return paths.state_dir(root) / "usage" / (_sha256(session.encode()).hexdigest()[:32] + ".json")
 
 
 def _fresh(transcript: str) -> dict[str, Any]:

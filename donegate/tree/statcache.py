@@ -32,7 +32,7 @@ count says some are gone by a set difference; the early part of a look knows its
 
 from __future__ import annotations
 
-import hashlib
+from donegate.core.fsafe import sha256 as _sha256
 import json
 import os
 import re
@@ -391,7 +391,7 @@ def _hash(path: str, st: os.stat_result) -> str:
     """`fsafe.digest` of the entry whose lstat is `st`, never hanging on a FIFO or following a link."""
     if stat.S_ISLNK(st.st_mode):
         try:
-            return "symlink:" + hashlib.sha256(os.fsencode(os.readlink(path))).hexdigest()
+            return "symlink:" + _sha256(os.fsencode(os.readlink(path))).hexdigest()
         except OSError:
             return "missing"
     if not stat.S_ISREG(st.st_mode):

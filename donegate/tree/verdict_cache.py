@@ -30,7 +30,7 @@ The last entry of each session lives in `state/cache/`, beside the counters and 
 
 from __future__ import annotations
 
-import hashlib
+from donegate.core.fsafe import sha256 as _sha256
 import json
 import os
 import sys
@@ -66,7 +66,7 @@ def tree_digest(repo: Path, tree: statcache.Tree | None = None) -> tuple[str, in
     # every stop, and a link out of the tree keys the stop by its target's path and stat.
     outside = _outside(repo, links)
     if outside:
-        digest = hashlib.sha256(json.dumps([digest, outside]).encode("utf-8", "surrogateescape")).hexdigest()
+        digest = _sha256(json.dumps([digest, outside]).encode("utf-8", "surrogateescape")).hexdigest()
     return digest, files, size
 
 
@@ -132,7 +132,7 @@ def _digest(repo: Path, tree: statcache.Tree) -> tuple[str, int, int]:
         raise Skip(f"more than {MAX_FILES} files")
     if tree.id is not None and tree.stat_path is not None and (memo is None or memo.look != tree.id):
         _FolderMemo(statcache.memo_path(tree, "folders"), tree.id, hashes).write()
-    digest = hashlib.sha256("".join(f"{d}\0{hashes[d][0]}\0" for d in sorted(hashes)).encode("utf-8", "surrogateescape"))
+    digest = _sha256("".join(f"{d}\0{hashes[d][0]}\0" for d in sorted(hashes)).encode("utf-8", "surrogateescape"))
     return digest.hexdigest(), files, size
 
 
@@ -160,7 +160,7 @@ def _folder(entries: dict[str, tuple[str, str]], names: list[str]) -> list[Any]:
         if len(digest) == 64:
             files += 1
             size += int(rest.partition(":")[0])
-    return [hashlib.sha256("".join(parts).encode("utf-8", "surrogateescape")).hexdigest(), files, size]
+    return [_sha256("".join(parts).encode("utf-8", "surrogateescape")).hexdigest(), files, size]
 
 
 class _FolderMemo:
@@ -201,7 +201,7 @@ def _git_state(repo: Path) -> list[str]:
     out = []
     for name in GIT_FILES:
         try:
-            out.append(hashlib.sha256((git_dir / name).read_bytes()).hexdigest())
+            out.append(_sha256((git_dir / name).read_bytes()).hexdigest())
         except OSError:
             out.append("-")
     return out
@@ -240,13 +240,13 @@ def key(repo: Path, manifest: dict[str, Any], cfg: dict[str, Any], tree: statcac
 
     digest, files, size = tree_digest(repo, tree)
     parts = [VERSION, __version__, digest, _git_state(repo), manifest, _interpreter(manifest), cfg]
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest(), files, size
+    return _sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest(), files, size
 
 
 def _entry_path(root: Path, session: str) -> Path:
     from donegate import paths
 
-    digest = hashlib.sha256(session.encode("utf-8", "replace")).hexdigest()[:24]
+    digest = _sha256(session.encode("utf-8", "replace")).hexdigest()[:24]
     return paths.state_dir(root) / "cache" / f"session-{digest}.json"
 
 

@@ -89,3 +89,28 @@ def test_epoch_ms_agrees_with_datetime_on_every_form():
     wrong = [(v, epoch_ms(v), _epoch_by_datetime(v)) for v in values if epoch_ms(v) != _epoch_by_datetime(v)]
     assert wrong == []
     assert epoch_ms("2026-01-01T10:01:30.250Z") - epoch_ms("2026-01-01T10:00:00.000Z") == 90_250
+
+
+
+def test_sha256_is_hashlibs_digest_and_loads_openssl_only_past_its_budget(tmp_path):
+    # A stop with no file changed hashes some KB (its keys, the ledger's line, the store's manifest and tests): the
+    # built-in SHA-256 does, where `hashlib` loaded OpenSSL (~2-3 ms of a stop's CPU; issue 48 item 2). Past the
+    # process's budget, and for a file as large as the budget, OpenSSL's: the digests are the same either way.
+    import subprocess
+    import sys
+
+    small, large = tmp_path / "small", tmp_path / "large"
+    small.write_bytes(b"x" * 5000)
+    large.write_bytes(b"z" * (1 << 17))
+    code = ("import sys\nfrom donegate.core import fsafe\n"
+            "got = [fsafe.sha256(bytes([i]) * 1000).hexdigest() for i in range(20)] + [fsafe.digest(sys.argv[1])]\n"
+            "before = '_hashlib' in sys.modules\n"
+            "got += [fsafe.digest(sys.argv[2]), fsafe.sha256(b'y' * (fsafe.LARGE + 1)).hexdigest()]\n"
+            "after = '_hashlib' in sys.modules\n"
+            "import hashlib\n"
+            "want = [hashlib.sha256(bytes([i]) * 1000).hexdigest() for i in range(20)] + [hashlib.sha256(b'x' * 5000)"
+            ".hexdigest(), hashlib.sha256(b'z' * (1 << 17)).hexdigest(), hashlib.sha256(b'y' * (fsafe.LARGE + 1)).hexdigest()]\n"
+            "assert got == want, (got, want)\nprint(before, after)\n")
+    res = subprocess.run([sys.executable, "-c", code, str(small), str(large)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["False", "True"]

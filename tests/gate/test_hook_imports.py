@@ -104,8 +104,9 @@ STOP_MODULES = {
 # (`core.util.epoch_ms`), the runs' nonces and draws without `secrets` (its `hmac`, `base64`), an int literal's decoys
 # without `decimal` (issue 48 item 2: 1-4.5, 1.8 and 1-2 ms of a stop's CPU). PyYAML, which reads a person's
 # donegate.yaml (once: its parse is kept), imports `datetime` and `base64` itself.
+# OpenSSL's `_hashlib` either (`core.util.sha256`: the built-in SHA-256 for the some KB such a stop hashes, ~2-3 ms).
 HEAVY = ("typing", "dataclasses", "argparse", "inspect", "logging", "email", "uuid", "yaml", "pytest",
-         "datetime", "decimal", "hmac", "secrets", "base64")
+         "datetime", "decimal", "hmac", "secrets", "base64", "_hashlib")
 # A stop as Claude Code sends it names its session's transcript: the session's cost and time are read from it.
 TRANSCRIPT = "".join(json.dumps(e) + "\n" for e in (
     {"type": "user", "timestamp": "2026-01-01T10:00:00.000Z", "message": {"role": "user", "content": "fix it"}},
