@@ -99,7 +99,6 @@ def env(tmp: str, hidden: list[Path], home: str | None = None, tmpdir: bool = Tr
     out["HOME"] = home or os.path.join(tmp, "home")
     if tmpdir:
         out["TMPDIR"] = tmp
-    out["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return out
 
 

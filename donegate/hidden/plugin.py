@@ -486,7 +486,7 @@ class Reporter:
         _send(self.fd, msg)
 
     def pytest_configure(self, config) -> None:
-        # Autoload was off for this pytest's start (`confine.env`); the tests' process then has the variables a
+        # Autoload was off for this pytest's start (`bootstrap.BOOTSTRAP`); the tests' process then has the variables a
         # developer's shell gives `python -m pytest`: a pytest the project starts itself loads its plugins.
         os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
         self._send(ev="hello", nonce=self.nonce)

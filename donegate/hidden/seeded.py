@@ -13,13 +13,14 @@ examples are the second run's, and another stop's are new ones.
 import random as _random
 import sys as _sys
 
-try:  # the standard library's own SHA-256, as `hashlib` falls back to it: no OpenSSL library loaded in the second run
-    from _sha2 import sha256 as _sha256  # type: ignore[import-not-found]  # (Python 3.12 on; 3.11's `_sha256`)
-except ImportError:
-    try:
-        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,no-redef]
-    except ImportError:  # an interpreter built without it
-        from hashlib import sha256 as _sha256  # type: ignore[assignment]
+# SHA-512 as `random` holds it (its str seeds' digest: the standard library's own, no OpenSSL library loaded in the
+# second run), truncated below: importing `_sha256` (3.11) or `_sha2` here put a module in `sys.modules` that neither a
+# developer's pytest nor their program holds, in both runs (`'_sha256' in sys.modules` told them apart,
+# tests/gate/test_redteam_traits.py).
+try:
+    from random import _sha512  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover (an interpreter whose `random` names it otherwise)
+    from hashlib import sha512 as _sha512
 
 
 class SeededRandom(_random.Random):
@@ -34,7 +35,7 @@ class SeededRandom(_random.Random):
 
 def seed_of(seed: str, nodeid: str) -> int:
     """The test `nodeid`'s own seed at the stop whose secret is `seed`: a one-way function of both."""
-    digest = _sha256(f"{seed}\0{nodeid}".encode()).digest()
+    digest = _sha512(f"{seed}\0{nodeid}".encode()).digest()
     return int.from_bytes(digest[:16], "big")
 
 
