@@ -10,17 +10,23 @@ written; the lock keeps two runs' lines apart).
 This is product code that reads what the runs' walls show on purpose: the seal's baseline holds it.
 """
 
-import errno
-import json
-import os
-import resource
-import signal
-import socket
 import sys
-import sysconfig
-import tempfile
-import threading
-import time
+
+# What the process held before the product's first line ran (its own imports below not yet made): what a harness
+# loaded for itself is in a developer's program only when the program imports it.
+_BEFORE = sorted({n.split(".")[0] for n in sys.modules if n.split(".")[0] in sys.stdlib_module_names})
+
+import errno  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import resource  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import sysconfig  # noqa: E402
+import tempfile  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
 
 REPO = os.path.dirname(os.path.abspath(__file__))
 HOME = os.path.expanduser("~")
@@ -427,10 +433,160 @@ def forks():
     return {"start method": multiprocessing.get_start_method(allow_none=True), "fork": _try(fork)}
 
 
+def _bucket(n, steps):
+    """A count as the first step it is under (`>=` the last): a size, not its exact figure."""
+    for s in steps:
+        if n < s:
+            return "<%d" % s
+    return ">=%d" % steps[-1]
+
+
+def _shape(args):
+    """A command line as its shape: the program's name, short flags as typed, every other word `<arg>`."""
+    if not args:
+        return []
+    return [os.path.basename(args[0])] + [a if a.startswith("-") and len(a) < 4 else "<arg>" for a in args[1:4]] + \
+        ["+%d" % (len(args) - 4)] * (len(args) > 4)
+
+
+def _link(fd):
+    target = _try(lambda: os.readlink("/proc/self/fd/%d" % fd))
+    if target.startswith(("pipe:", "socket:", "anon_inode:")):
+        return target.split(":")[0]
+    if target.startswith("/dev/"):
+        return "/dev/pts" if target.startswith("/dev/pts/") else target
+    return place(target) if target.startswith("/") else target
+
+
+def kernel_view():
+    """What /proc shows of the process, beyond what Python says of itself (a harness can set `sys.orig_argv`, not
+    the command line the kernel keeps; `os.environ`, not the environment the process was started with)."""
+    cmdline = _try(lambda: [a for a in _read("/proc/self/cmdline").split("\0") if a])
+    environ = _try(lambda: sorted(e.partition("=")[0] for e in _read("/proc/self/environ").split("\0") if e))
+    ppid = os.getppid()
+
+    def rows(path, keys):
+        out = {}
+        for line in _try(lambda: _read(path)).splitlines():
+            k, _, v = line.partition(":")
+            if k.strip() in keys:
+                out[k.strip()] = v.strip()
+        return out
+
+    status = rows("/proc/self/status", ("SigIgn", "SigCgt", "SigBlk", "SigPnd", "ShdPnd", "Threads",
+                                        "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"))
+    sched = rows("/proc/self/sched", ("nr_switches",))
+    stat = _try(lambda: _read("/proc/self/stat").rsplit(")", 1)[1].split())
+    pstat = _try(lambda: _read("/proc/%d/stat" % ppid).rsplit(")", 1)[1].split()) if ppid else "none"
+    ticks = os.sysconf("SC_CLK_TCK")
+    return {
+        "cmdline": _shape(cmdline) if isinstance(cmdline, list) else cmdline,
+        "cmdline is orig_argv": cmdline == list(getattr(sys, "orig_argv", [])),
+        "cmdline names -c": isinstance(cmdline, list) and "-c" in cmdline,
+        "exe is the executable": _try(lambda: os.readlink("/proc/self/exe") == os.path.realpath(sys.executable)),
+        "comm": _try(lambda: _read("/proc/self/comm").strip()),
+        "start environ names": environ if isinstance(environ, str) else
+        {"only at start": sorted(set(environ) - set(os.environ)), "only now": sorted(set(os.environ) - set(environ))},
+        "environ order": [n for n in os.environ if n in ("PATH", "HOME", "LANG", "TERM", "USER", "SHELL", "PWD", "_",
+                                                         "SHLVL", "OLDPWD")],
+        "parent cmdline": _try(lambda: _shape([a for a in _read("/proc/%d/cmdline" % ppid).split("\0") if a]))
+        if ppid else None,
+        "parent's parent": _try(lambda: _read("/proc/%s/comm" % pstat[1]).strip()) if isinstance(pstat, list) else pstat,
+        "started after the parent by": _try(lambda: _bucket((int(stat[19]) - int(pstat[19])) * 1000 // ticks,
+                                                            (10, 100, 1000, 10000))),
+        "cgroup": _try(lambda: _read("/proc/self/cgroup").strip()),
+        "cgroup is the parent's": _try(lambda: _read("/proc/self/cgroup") == _read("/proc/%d/cgroup" % ppid)),
+        "loginuid": _try(lambda: _read("/proc/self/loginuid").strip()),
+        "sessionid": _try(lambda: _read("/proc/self/sessionid").strip() == _read("/proc/%d/sessionid" % ppid).strip()),
+        "personality": _try(lambda: _read("/proc/self/personality").strip()),
+        "timerslack_ns": _try(lambda: _read("/proc/self/timerslack_ns").strip()),
+        "coredump_filter": _try(lambda: _read("/proc/self/coredump_filter").strip()),
+        "signal masks": {k: v for k, v in status.items() if k.startswith(("Sig", "Shd"))},
+        "threads": status.get("Threads"),
+        "switches": _try(lambda: _bucket(int(sched["nr_switches"]), (10, 100, 1000, 10000))),
+        "voluntary switches": _try(lambda: _bucket(int(status["voluntary_ctxt_switches"]), (10, 100, 1000, 10000))),
+        "fd targets": [_link(fd) for fd in (0, 1, 2)],
+        "itimers": {n: signal.getitimer(getattr(signal, n)) != (0.0, 0.0) for n in ("ITIMER_REAL", "ITIMER_VIRTUAL",
+                                                                                   "ITIMER_PROF")},
+        "all handlers": sorted(s.name for s in signal.valid_signals() if isinstance(s, signal.Signals) and
+                               s not in (signal.SIGKILL, signal.SIGSTOP) and
+                               signal.getsignal(s) not in (signal.SIG_DFL, None)),
+        "scheduler": _try(lambda: os.sched_getscheduler(0)),
+        # whether a child of this process has been waited for (the probe's own fork, below, in every run)
+        "children's usage": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss > 0,
+    }
+
+
+class _Spy(str):
+    """An audit event's argument that notes every method an audit hook calls on it."""
+    touched = []
+
+    def __getattribute__(self, name):
+        if not name.startswith("__") or name in ("__class__", "__fspath__", "__eq__", "__hash__", "__str__"):
+            _Spy.touched.append(name)
+        return str.__getattribute__(self, name)
+
+    def __eq__(self, other):
+        _Spy.touched.append("==")
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def interpreter_state():
+    """The interpreter's figures at the product's call: what a harness loaded, allocated, registered and hooked."""
+    import atexit
+    import gc
+
+    std = set(sys.stdlib_module_names)
+    touched = {}
+    for event, args in (("import", ("look_spy_module", None, None, None, None)), ("open", ("/look-spy", "r", 0)),
+                        ("os.listdir", ("/look-spy",)), ("socket.connect", (None, ("/look-spy", 1))),
+                        ("ctypes.dlsym", (None, "look_spy"))):
+        _Spy.touched = []
+        spied = tuple(_Spy(a) if isinstance(a, str) else a for a in args)
+        if event == "socket.connect":
+            spied = (None, (_Spy(args[1][0]), 1))
+        try:
+            sys.audit(event, *spied)
+            touched[event] = sorted(set(_Spy.touched))
+        except Exception as exc:
+            touched[event] = "raised " + type(exc).__name__
+    return {
+        "stdlib modules before the product": _BEFORE,
+        "pytest's modules": sorted(n for n in sys.modules if n.startswith("_pytest.")),
+        "stdlib modules": sorted({n.split(".")[0] for n in sys.modules if n.split(".")[0] in std}),
+        "modules count": _bucket(len(sys.modules), (50, 100, 200, 400)),
+        "allocated blocks": _bucket(sys.getallocatedblocks(), (20000, 50000, 100000, 200000, 400000)),
+        "gc objects": _bucket(len(gc.get_objects()), (10000, 30000, 100000, 300000)),
+        "gc collections": [_bucket(s["collections"], (1, 10, 100)) for s in gc.get_stats()],
+        "gc frozen": gc.get_freeze_count() > 0,
+        "atexit callbacks": atexit._ncallbacks(),
+        "threads": sorted(re.sub(r"\d+", "N", t.name) for t in threading.enumerate()),
+        "main thread is this one": threading.current_thread() is threading.main_thread(),
+        "main thread's native id is the pid": threading.main_thread().native_id == os.getpid(),
+        "audit hooks touch an argument": touched,
+        "__builtins__ in __main__": type(vars(sys.modules["__main__"]).get("__builtins__")).__name__,
+        "__main__'s loader": getattr(getattr(sys.modules["__main__"], "__loader__", None), "__name__", None) or
+        type(getattr(sys.modules["__main__"], "__loader__", None)).__name__,
+        "exc_info": sys.exc_info()[0] is not None,
+        "dlopen flags": sys.getdlopenflags(),
+        "stdout line buffering": getattr(sys.stdout, "line_buffering", None),
+        "stdout errors": getattr(sys.stdout, "errors", None),
+        "stdin isatty": _try(lambda: sys.stdin.isatty()) if sys.stdin else None,
+        "locale": _try(lambda: list(__import__("locale").getlocale())),
+        "preferred encoding": _try(lambda: __import__("locale").getpreferredencoding(False)),
+        "filesystem encoding": [sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()],
+        "int max str digits": sys.get_int_max_str_digits(),
+        "float repr": sys.float_repr_style,
+    }
+
+
 GROUPS = {"environment": environment, "argv": argv, "__main__": main_module, "search path": path, "modules": modules,
           "import system": import_system, "bytecode": bytecode, "interpreter": interpreter, "signals": signals,
           "stdio": stdio, "process": process, "proc status": status, "namespaces": namespaces, "mounts": mounts,
-          "files": files, "identity": identity, "network": network, "timing": timing, "forks": forks}
+          "files": files, "identity": identity, "network": network, "timing": timing, "forks": forks,
+          "kernel view": kernel_view, "interpreter state": interpreter_state}
 
 
 def snapshot():
