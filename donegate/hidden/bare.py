@@ -455,11 +455,10 @@ def _kept(sent):
 
     if not sent or sent[0] != MAGIC_NUMBER.hex() or sent[1] != sys.flags.optimize:
         return {}, {}
-    import binascii
     import marshal
 
     try:
-        codes, plans = marshal.loads(binascii.a2b_base64(sent[2]))
+        codes, plans = marshal.loads(bytes.fromhex(sent[2]))
         return codes, plans
     except (ValueError, EOFError, TypeError):
         return {}, {}

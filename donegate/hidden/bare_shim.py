@@ -457,13 +457,17 @@ def refuse_harness(hits, own=()):
                 whose[spec.origin] = name
     places = tuple(whose)
 
+    # The argument read as a plain str copy (str's own slicing), never by its own methods: a str subclass given to
+    # `sys.audit` noted those called on it (`partition`, `==`, `startswith`, `__class__` by isinstance), and so that
+    # a hook was there (tests/gate/test_redteam_traits.py).
     def hook(event, args):
+        name = str.__getitem__(args[0], slice(None)) if args and issubclass(type(args[0]), str) else None
         if event == "import":
-            top = args[0].partition(".")[0] if isinstance(args[0], str) else ""
+            top = name.partition(".")[0] if name is not None else ""
             if top not in refused:
                 return
-        elif event == "open" and places and isinstance(args[0], str) and args[0].startswith(places):
-            top = next(n for p, n in whose.items() if args[0].startswith(p))
+        elif event == "open" and places and name is not None and name.startswith(places):
+            top = next(n for p, n in whose.items() if name.startswith(p))
         else:
             return
         hits.append(top)

@@ -63,7 +63,7 @@ def path(root: Path, key: str) -> Path:
 
 def load(where: Path, key: str, names: dict[str, str]) -> tuple[dict[str, str], dict[str, Any], list[str]] | None:
     """({file: its source with the held asserts out, under `names["hold"]`}, {file: {test: [(K, expected)]}},
-    [the interpreter's magic number, its `-O` level, the code objects' marshal in base64]) for this stop's `names`
+    [the interpreter's magic number, its `-O` level, the code objects' marshal in hex]) for this stop's `names`
     (shim, probe, hold), or None: no kept rewrite, another key, a placeholder not found as often as written."""
     import marshal
 
@@ -79,13 +79,11 @@ def load(where: Path, key: str, names: dict[str, str]) -> tuple[dict[str, str], 
                 return None
     except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
         return None
-    import binascii
-
     for what, place in places.items():
         blob = blob.replace(place.encode(), names[what].encode())
     hold, new = places["hold"], names["hold"]
     return ({rel: t.replace(hold, new) for rel, t in sources.items()}, held,
-            [magic, optimize, binascii.b2a_base64(blob, newline=False).decode()])
+            [magic, optimize, blob.hex()])  # hex: `ship.payload`'s why
 
 
 def keep(where: Path, key: str, files: Sequence[Path], datas: Sequence[bytes], tested: Sequence[str],

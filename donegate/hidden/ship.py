@@ -21,8 +21,8 @@ READ = """\
     source = sys.stdin.read()
     from importlib._bootstrap_external import MAGIC_NUMBER
     if len(head) == 2 and head[0] == MAGIC_NUMBER.hex():
-        import binascii, marshal
-        codes = marshal.loads(binascii.a2b_base64(head[1]))
+        import marshal
+        codes = marshal.loads(bytes.fromhex(head[1]))
     else:
         codes = [compile(source, LABEL, "exec")]
 """
@@ -42,7 +42,10 @@ def source(names: tuple[str, ...]) -> str:
 
 
 def payload(names: tuple[str, ...], label: str, keep: "str | None" = None) -> str:
-    """The line of code objects (magic number, their marshal in base64), then the modules' source joined.
+    """The line of code objects (magic number, their marshal in hex), then the modules' source joined.
+
+    Hex, not base64: `bytes.fromhex` is a builtin, where `binascii` is an extension module the second run mapped and
+    held in sys.modules, and a developer's program did not (tests/data/catalogue: `kernel view.mapped libraries`).
 
     `keep`: a folder of the state root where the payload is kept between stops (its code objects renamed to a
     placeholder of the label's length, spliced with the label here): building it read, renamed and marshalled
@@ -59,10 +62,8 @@ def payload(names: tuple[str, ...], label: str, keep: "str | None" = None) -> st
 
 def _build(names: tuple[str, ...], label: str) -> tuple[str, str]:
     """(the line of code objects, or "-" when there is no bytecode to send; the modules' source joined)."""
-    import binascii
-
     line, blob, source = _parts(names, label)
-    return (line + " " + binascii.b2a_base64(blob, newline=False).decode() if blob else line), source
+    return (line + " " + blob.hex() if blob else line), source
 
 
 def _parts(names: tuple[str, ...], label: str) -> tuple[str, bytes, str]:
@@ -95,7 +96,6 @@ def _stamp(names: tuple[str, ...]) -> str:
 
 
 def _kept(names: tuple[str, ...], label: str, keep: str) -> str:
-    import binascii
     import marshal
 
     place = "<" + "\x7f" * (len(label) - 2) + ">"  # DEL: no code object of the harness names it
@@ -119,7 +119,7 @@ def _kept(names: tuple[str, ...], label: str, keep: str) -> str:
     if blob.count(place.encode()) != 1:
         raise ValueError("kept payload without its placeholder")
     blob = blob.replace(place.encode(), label.encode())
-    return line + " " + binascii.b2a_base64(blob, newline=False).decode() + "\n" + source
+    return line + " " + blob.hex() + "\n" + source
 
 
 def _named(code: CodeType, label: str) -> CodeType:

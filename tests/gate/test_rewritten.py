@@ -68,7 +68,7 @@ def test_the_kept_code_is_what_the_supervisor_compiles_under_the_stop_s_own_name
     sources, held, compiled = rewritten.load(where, key, NAMES)
     want_sources, want_held = answers.answer_sources(files, NAMES["hold"])
     assert (sources, held) == (want_sources, want_held) and NAMES["hold"] in sources["test_calc.py"]
-    codes, plans = marshal.loads(__import__("binascii").a2b_base64(compiled[2]))
+    codes, plans = marshal.loads(bytes.fromhex(compiled[2]))
     assert sorted(codes) == ["helper.py", "test_calc.py"]
     for seeded, served in ((False, SERVED), (True, (*SERVED, SEEDED))):  # and each file's plan, as the supervisor's
         assert plans[seeded] == {rel: plan(t.encode(), served=served) for rel, t in want_sources.items()}

@@ -3,7 +3,6 @@ run's interpreter reads it, the source otherwise, and no kit path in either."""
 
 from __future__ import annotations
 
-import binascii
 import json
 import marshal
 import os
@@ -30,7 +29,7 @@ def _every(code: CodeType):
 def test_the_code_sent_names_only_the_label_never_the_kit():
     line, _, source = ship.payload(NAMES, "<m0123>").partition("\n")
     magic, blob = line.split()
-    raw = binascii.a2b_base64(blob)
+    raw = bytes.fromhex(blob)
     codes = marshal.loads(raw)
     assert len(codes) == len(NAMES)
     assert {c.co_filename for code in codes for c in _every(code)} == {"<m0123>"}

@@ -506,6 +506,11 @@ def kernel_view():
         "switches": _try(lambda: _bucket(int(sched["nr_switches"]), (10, 100, 1000, 10000))),
         "voluntary switches": _try(lambda: _bucket(int(status["voluntary_ctxt_switches"]), (10, 100, 1000, 10000))),
         "fd targets": [_link(fd) for fd in (0, 1, 2)],
+        # the shared objects mapped (a harness's extension modules and libraries: OpenSSL's, pyexpat's, ...)
+        "mapped libraries": _try(lambda: sorted({re.sub(r"\.cpython-.*|[.-][0-9.]*so.*$", "", os.path.basename(
+            line.split()[-1])) for line in _read("/proc/self/maps").splitlines() if ".so" in line.rsplit("/", 1)[-1]})),
+        "inheritable fds": sorted(fd for fd in map(int, os.listdir("/proc/self/fd"))
+                                  if fd > 2 and _try(lambda fd=fd: os.get_inheritable(fd)) is True),
         "itimers": {n: signal.getitimer(getattr(signal, n)) != (0.0, 0.0) for n in ("ITIMER_REAL", "ITIMER_VIRTUAL",
                                                                                    "ITIMER_PROF")},
         "all handlers": sorted(s.name for s in signal.valid_signals() if isinstance(s, signal.Signals) and
