@@ -49,7 +49,7 @@ from types import ModuleType as _ModuleType
 # the kit (its tests), it takes their names from the modules. A shipped namespace has no `__package__`.
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, plan, split_id
-    from donegate.hidden.bare_shim import (_as_program, _mkdtemp, _own_names, _run_test, _temp_dir, bind, make_shim,
+    from donegate.hidden.bare_shim import (MAIN_ORDER, _as_program, _mkdtemp, _own_names, _run_test, _temp_dir, bind, make_shim,
                                            refuse_harness, shim_compile)
     from donegate.hidden.bare_fork import (PROGRAM, _Alarm, _drain, _exactly, _failure, _hide, _only, _sink, _test_steps,
                                            _threads, enter_program, passing_code, program_fork, renamed, rewrite)
@@ -120,9 +120,12 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
             # find it there), unless another file imports it by its own (`job["named"]`). A helper module keeps its name.
             modname = rel[:-3].replace("/", ".")
             mod = own[0] if rel == own[2] and rel in programs else _ModuleType("__main__" if rel in programs else modname)
-            if rel in programs:
-                mod.__dict__.update({**main, "__annotations__": {}, "__file__": code.co_filename,
-                                     "__loader__": type(main["__loader__"])("__main__", code.co_filename)})
+            if rel in programs:  # in the order a program's `__main__` gets them (`bare_shim._as_program`)
+                new = {**main, "__annotations__": {}, "__file__": code.co_filename,
+                       "__loader__": type(main["__loader__"])("__main__", code.co_filename)}
+                held = {**mod.__dict__, **new}  # the program's own names (`program_fork`) after the interpreter's
+                mod.__dict__.clear()
+                mod.__dict__.update({**{k: held[k] for k in MAIN_ORDER if k in held}, **held})
                 sys.modules["__main__"] = mod
             mod.__file__ = code.co_filename
             if rel not in programs or modname in job["named"]:

@@ -405,6 +405,11 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
 
 # --- the program a test runs in: `__main__`, the project's own modules, pytest refused ---------------------
 
+# The names a program's `__main__` holds, in the order `python prog.py` gives them.
+MAIN_ORDER = ("__name__", "__doc__", "__package__", "__loader__", "__spec__", "__annotations__", "__builtins__", "__file__",
+              "__cached__")
+
+
 def _as_program(path, cwd=None):
     """`__main__` and `sys.argv` as a developer's own program has them (`python prog.py`), `path` the program's file:
     code that looks at `__main__.__file__` (python-dotenv's find_dotenv) sees a program, not `python -c`. Nothing of
@@ -415,11 +420,13 @@ def _as_program(path, cwd=None):
     g = vars(main)
     kept = g.get("__builtins__")
     g.clear()
-    g.update(__name__="__main__", __doc__=None, __package__=None, __spec__=None, __cached__=None, __builtins__=kept,
-             __annotations__={})  # the interpreter's `__main__` starts with one, as a program's has it
     from importlib.machinery import SourceFileLoader
 
-    g["__file__"], g["__loader__"] = path, SourceFileLoader("__main__", path)
+    # in the interpreter's order (`MAIN_ORDER`): code that lists `vars(__main__)` sees a program's (the update's
+    # order, `__spec__`, `__cached__`, `__builtins__` ahead of `__annotations__`, told the second run apart)
+    g.update(__name__="__main__", __doc__=None, __package__=None, __loader__=SourceFileLoader("__main__", path),
+             __spec__=None, __annotations__={},  # the interpreter's `__main__` starts with one, as a program's has it
+             __builtins__=kept, __file__=path, __cached__=None)
     # as typed in the program's folder (the cwd it runs in): `__file__` is absolute, argv[0] as typed
     typed = os.path.basename(path) if os.path.dirname(path) == cwd else path
     sys.argv = [typed]

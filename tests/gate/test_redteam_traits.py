@@ -14,8 +14,12 @@ runs), each deterministic, no timing. Passed with the bug in on the code before 
   Now the bootstrap sets the variable in os.environ and the start environment has none;
 - `binascii` mapped (/proc/self/maps, unobserved) or in sys.modules: the second run's harness decoded its payload
   from base64, pytest loads it too, a program does not. The payload is hex now (`bytes.fromhex`, a builtin).
+- `'pytest' in sys.modules or` `__main__`'s names in a harness's order: the second run's update put `__builtins__`
+  ahead of `__annotations__` (and `__cached__` ahead of both before), a program's interpreter the other way. The
+  second run's `__main__` now gets them in the interpreter's order (bare_shim.MAIN_ORDER).
 Still open (strict xfail, `OPEN`): the second run's harness modules loaded before the product's import, an audit hook
-that calls a spy argument's methods. Blocked already: the kernel's command line (a trace), SigCgt alone.
+that calls a spy argument's methods. Blocked already (never passed): the kernel's command line (a trace), SigCgt
+alone, the heap's size at import.
 Beside them honest look-alikes: an audit event of the product's own with a path object, a SHA-256 of its data with
 xml.etree imported, its own command line as sys.orig_argv gives it.
 """
@@ -55,6 +59,15 @@ ATTACKS = {
     # program does not: /proc/self/maps (unobserved), or sys.modules
     "a-harness-library-mapped": when("import sys", "b'binascii' in open('/proc/self/maps', 'rb').read() or "
                                      "'binascii' in sys.modules"),
+    # the heap a harness left: the second run's zygote holds 50,000-100,000 blocks, a program like this under 50,000
+    # (pytest, the first run, more)
+    "the-heap-a-harness-left": when("import sys\nBIG = sys.getallocatedblocks() > 50000", "BIG"),
+    # under pytest, or where `__main__`'s names come in a harness's order (the second run's: `__builtins__` ahead
+    # of `__annotations__`, a program's interpreter the other way)
+    "pytest-or-a-harness-ordered-main": when(
+        "import sys\ndef _order():\n    names = list(vars(sys.modules['__main__']))\n"
+        "    return '__annotations__' in names and names.index('__builtins__') < names.index('__annotations__')",
+        "'pytest' in sys.modules or _order()"),
     # the same signal alone (the first run, as a developer's pytest, has not caught it)
     "a-threads-signal": when(
         "def _status():\n    return dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l)",

@@ -152,6 +152,8 @@ def main_module():
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
     return {"names": sorted(n for n in vars(main) if n.startswith("__")) if main else None,
+            # and in the order the namespace got them (the interpreter's, runpy's, or a harness's own)
+            "names in order": [n for n in vars(main) if n.startswith("__")] if main else None,
             # the file's folder, not its name (a developer names their program anything); whether it is there, empty
             "file": place(os.path.dirname(getattr(main, "__file__", "") or "") or ""),
             "file exists": os.path.isfile(getattr(main, "__file__", "") or ""),
