@@ -252,6 +252,9 @@ def enter_program(mod, cwd, made):
     sys.modules["__main__"] = mod
     typed = os.path.basename(path) if os.path.dirname(path) == cwd else path
     sys.argv, sys.orig_argv = [typed], [sys.executable, typed]
+    # `python prog.py` asks the import system for an importer of the file (none: it is not a zip), and the answer
+    # stays in its cache: `__main__.__file__ not in sys.path_importer_cache` told the second run apart
+    sys.path_importer_cache.setdefault(path, None)
     while made:
         try:
             os.unlink(made.pop())

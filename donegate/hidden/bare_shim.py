@@ -431,6 +431,7 @@ def _as_program(path, cwd=None):
     typed = os.path.basename(path) if os.path.dirname(path) == cwd else path
     sys.argv = [typed]
     sys.orig_argv = [sys.executable, typed]  # `python prog.py`'s: no `-c` and its program text
+    sys.path_importer_cache.setdefault(path, None)  # as `python prog.py`'s start leaves it (`bare_fork.enter_program`)
 
 
 def _own_names(front):

@@ -17,6 +17,8 @@ runs), each deterministic, no timing. Passed with the bug in on the code before 
 - `'pytest' in sys.modules or` `__main__`'s names in a harness's order: the second run's update put `__builtins__`
   ahead of `__annotations__` (and `__cached__` ahead of both before), a program's interpreter the other way. The
   second run's `__main__` now gets them in the interpreter's order (bare_shim.MAIN_ORDER).
+- `'pytest' in sys.modules or __main__.__file__ not in sys.path_importer_cache`: `python prog.py` caches None for
+  its file, the second run's program did not. It does now (bare_fork.enter_program, bare_shim._as_program).
 Still open (strict xfail, `OPEN`): the second run's harness modules loaded before the product's import, an audit hook
 that calls a spy argument's methods. Blocked already (never passed): the kernel's command line (a trace), SigCgt
 alone, the heap's size at import.
@@ -68,6 +70,11 @@ ATTACKS = {
         "import sys\ndef _order():\n    names = list(vars(sys.modules['__main__']))\n"
         "    return '__annotations__' in names and names.index('__builtins__') < names.index('__annotations__')",
         "'pytest' in sys.modules or _order()"),
+    # under pytest, or where the import system never looked for an importer of `__main__`'s file (`python prog.py`
+    # does, and caches None)
+    "pytest-or-main-never-looked-up": when(
+        "import sys", "'pytest' in sys.modules or getattr(sys.modules['__main__'], '__file__', None) not in "
+        "sys.path_importer_cache"),
     # the same signal alone (the first run, as a developer's pytest, has not caught it)
     "a-threads-signal": when(
         "def _status():\n    return dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l)",

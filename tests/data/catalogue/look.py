@@ -540,6 +540,13 @@ class _Spy(str):
     __hash__ = str.__hash__
 
 
+def _cached(key):
+    if key.startswith("<"):
+        return "<" + key.strip("<>").split(" ")[0][:10] + ">"
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    return "<__main__'s file>" if main and os.path.abspath(key) == os.path.abspath(main) else place(key)
+
+
 def interpreter_state():
     """The interpreter's figures at the product's call: what a harness loaded, allocated, registered and hooked."""
     import atexit
@@ -577,6 +584,13 @@ def interpreter_state():
         "__main__'s loader": getattr(getattr(sys.modules["__main__"], "__loader__", None), "__name__", None) or
         type(getattr(sys.modules["__main__"], "__loader__", None)).__name__,
         "exc_info": sys.exc_info()[0] is not None,
+        # the folders the import system has looked in, and the files linecache holds (a harness's own, as places)
+        # (`__main__`'s file as such: a developer names their program anything; the probe's own bytecode folders out)
+        "importer cache": sorted({_cached(k) for k in list(sys.path_importer_cache) if "/.look-" not in k}),
+        "linecache": sorted({_cached(k) for k in list(__import__("linecache").cache)}),
+        "tracemalloc": "tracemalloc" in sys.modules and sys.modules["tracemalloc"].is_tracing(),
+        "warning registries": sorted(n for n, m in list(sys.modules.items()) if getattr(m, "__warningregistry__", None)
+                                     and n.split(".")[0] in std),
         "dlopen flags": sys.getdlopenflags(),
         "stdout line buffering": getattr(sys.stdout, "line_buffering", None),
         "stdout errors": getattr(sys.stdout, "errors", None),
