@@ -233,6 +233,8 @@ def with_pythonpath(pack: dict[str, Any], launch: Any, dest: Path) -> Any:
         if rel.startswith("..") or os.path.isabs(rel):
             continue  # outside the project: not the project's to seal (its environment's, as before)
         inside = any(s == rel or s.startswith(rel + "/") for s in sealed) and rel != "."
+        if not inside and any(rel == "." or h.startswith(rel + "/") for h in pack.get("helpers") or ()):
+            extra.append(str(dest / rel))  # the tests' data modules as sealed first (`helper_data`), the rest after
         extra.append(str(dest / rel) if inside else str(project / rel))
     out = copy.copy(launch)
     out.front = [launch.front[0], *(e for e in extra if e not in launch.front), *launch.front[1:]]
@@ -394,6 +396,14 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     found = [*found, *doctext]
     files = gather(project, config, found)
     pack: dict[str, Any] = {"version": VERSION, "config": config, "paths": found, "by": how, "files": files}
+    from donegate.seal import helper_data
+
+    roots = ["."] + [os.path.normpath(e) for e in pythonpath(pack) if not os.path.normpath(e).startswith("..")
+                     and not os.path.isabs(e)]
+    data = helper_data.found(project, files, roots)
+    if data:  # the tests' data modules outside their folders (`helper_data`): sealed, laid out first
+        files.update({rel: {"text": text} for rel, text in data.items()})
+        pack["helpers"] = sorted(data)
     if between := packages(project, files):
         pack["packages"] = between
     if doctext:

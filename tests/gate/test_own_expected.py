@@ -132,11 +132,13 @@ def test_a_helper_modules_expected_value_changed_to_what_the_code_returns_blocks
     assert res.returncode == 0, res.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="left: a helper module outside the test folders is not sealed (it reads as "
-                   "the product's: the sealed configuration's `pythonpath` takes it from the project as it is now)")
 def test_a_helper_module_outside_the_test_folders_changed_to_what_the_code_returns_blocks(tmp_path_factory, kit_home):
     """`support/expected.py` at the project's top, on sys.path by the configuration's `pythonpath = .`, its `SUM`
-    changed to what the broken `add` returns: the sealed test reads the agent's constant and passes."""
+    changed to what the broken `add` returns. Was: the sealed test read the agent's constant and passed (rc 0). Now
+    the module (data only, imported by the tests and by no module of the product: `seal.helper_data`) is sealed with
+    the suite and the sealed run reads it first: the regression blocks. Its look-alikes: the helper edited keeping its
+    values (`SUM = 2 + 3`, a docstring) with the code right passes; `calc.py`, the code under test the tests import
+    too, is never pinned: changed as the request asks it passes, broken with the helper untouched it blocks."""
     files = {"calc.py": CALC, "support/__init__.py": "", "support/expected.py": "SUM = 5\n",
              "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n",
              "tests/test_calc.py": HELPED.format(mod="support.expected")}
@@ -144,4 +146,12 @@ def test_a_helper_module_outside_the_test_folders_changed_to_what_the_code_retur
     (repo / "calc.py").write_text(CALC.replace("a + b", "a - b").replace("'one'", "'ONE'") + MUL)
     (repo / "support" / "expected.py").write_text("SUM = -1\n")
     res = run_hook(stop_payload(repo))
-    assert res.returncode == 2 and "tests/test_calc.py::test_add" in res.stderr, res.stderr
+    assert res.returncode == 2 and "tests/test_calc.py::test_add" in res.stderr and "assert -1 == 5" in res.stderr, \
+        res.stderr
+    (repo / "support" / "expected.py").write_text("SUM = 5\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "assert -1 == 5" in res.stderr, res.stderr
+    (repo / "calc.py").write_text(CALC.replace("'one'", "'ONE'") + MUL)
+    (repo / "support" / "expected.py").write_text('"""What the tests expect."""\n\nSUM = 2 + 3\n')
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
