@@ -132,17 +132,22 @@ def test_a_helper_modules_expected_value_changed_to_what_the_code_returns_blocks
     assert res.returncode == 0, res.stderr
 
 
-def test_a_helper_module_outside_the_test_folders_changed_to_what_the_code_returns_blocks(tmp_path_factory, kit_home):
+@pytest.mark.parametrize("layout", ["pythonpath", "package"])
+def test_a_helper_module_outside_the_test_folders_changed_to_what_the_code_returns_blocks(tmp_path_factory, kit_home,
+                                                                                          layout):
     """`support/expected.py` at the project's top, on sys.path by the configuration's `pythonpath = .`, its `SUM`
     changed to what the broken `add` returns. Was: the sealed test read the agent's constant and passed (rc 0). Now
     the module (data only, imported by the tests and by no module of the product: `seal.helper_data`) is sealed with
     the suite and the sealed run reads it first: the regression blocks. Its look-alikes: the helper edited keeping its
     values (`SUM = 2 + 3`, a docstring) with the code right passes; `calc.py`, the code under test the tests import
-    too, is never pinned: changed as the request asks it passes, broken with the helper untouched it blocks."""
+    too, is never pinned: changed as the request asks it passes, broken with the helper untouched it blocks. Both
+    ways the test imports it: by `pythonpath = .`, and as pytest's `prepend` puts the project's folder first for a
+    test folder that is a package (`tests/__init__.py`; was rc 0 too)."""
     files = {"calc.py": CALC, "support/__init__.py": "", "support/expected.py": "SUM = 5\n",
-             "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n",
              "tests/test_calc.py": HELPED.format(mod="support.expected")}
-    repo = sealed_project(tmp_path_factory, kit_home, "expected-helper-outside", files, HIDDEN, 1)
+    files.update({"pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n"} if layout == "pythonpath"
+                 else {"tests/__init__.py": ""})
+    repo = sealed_project(tmp_path_factory, kit_home, f"expected-helper-outside-{layout}", files, HIDDEN, 1)
     (repo / "calc.py").write_text(CALC.replace("a + b", "a - b").replace("'one'", "'ONE'") + MUL)
     (repo / "support" / "expected.py").write_text("SUM = -1\n")
     res = run_hook(stop_payload(repo))
