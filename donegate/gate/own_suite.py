@@ -369,6 +369,10 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
             message = _shown(r)
         failing.append({"id": tid, "where": own.line_of(tid, lines), "message": _short(message, sealed),
                         "contract": tid.split("[", 1)[0] in changed_tests})
+    if helpers and pack.get("helpers"):  # a data module of the tests outside their folders, its values changed
+        from donegate.seal import helper_data
+
+        _data_moved(helper_data.changed(pack, helpers, own.pythonpath(pack)), sealed_passing, failing, lines)
     mine = []
     if now is not None:
         for tid, r in sorted(now.results.items()):
@@ -423,6 +427,17 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
     gate.update(ok=not (failing or mine or problem or weakened), problem=problem, failing=failing, mine=mine,
                 weakened=weakened, contract=sum(1 for f in failing if f["contract"]))
     return gate
+
+
+def _data_moved(moved: dict[str, list[str]], passing: set[str], failing: list[dict[str, Any]], lines: dict[str, int]) -> None:
+    """The sealed tests importing a data module outside the test folders whose values the agent changed
+    (`seal.helper_data.changed`), passing as sealed: each the old contract changed (the appeal offered)."""
+    from donegate.seal import own
+
+    for tid in sorted(t for t in passing if t.split("::", 1)[0] in moved and all(f["id"] != t for f in failing)):
+        failing.append({"id": tid, "where": own.line_of(tid, lines), "contract": True, "message":
+                        f"it reads the values of {'; '.join(moved[tid.split('::', 1)[0]])} as sealed, and they were "
+                        "changed: the project's copy is what the product ships"})
 
 
 def _short(message: str, run: Any) -> str:

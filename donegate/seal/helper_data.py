@@ -171,3 +171,105 @@ def found(project: Path, sealed: Mapping[str, Any], roots: list[str]) -> dict[st
             if imports(tree, package) & names:
                 return {}  # the product imports one: it is the product's
     return texts
+
+
+_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+        ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
+_UNKNOWN = object()
+
+
+def _value(node: ast.expr, names: dict[str, Any]) -> Any:
+    """A data module's value as Python gives it, without running it (None's stand-in `_UNKNOWN`: not worked out,
+    `**` or a product past 10,000 characters included, so a stop never computes for long)."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return names.get(node.id, _UNKNOWN)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        items = [_value(e, names) for e in node.elts]
+        return _UNKNOWN if any(i is _UNKNOWN for i in items) else ("set", tuple(map(repr, items))) \
+            if isinstance(node, ast.Set) else (type(node).__name__, tuple(items))
+    if isinstance(node, ast.Dict):
+        keys = [_value(k, names) if k is not None else _UNKNOWN for k in node.keys]
+        vals = [_value(v, names) for v in node.values]
+        return _UNKNOWN if any(x is _UNKNOWN for x in keys + vals) else ("dict", tuple(sorted(map(repr, zip(keys, vals, strict=True)))))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _value(node.operand, names)
+        return _UNKNOWN if not isinstance(v, (int, float, complex)) else -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+        a, b = _value(node.left, names), _value(node.right, names)
+        if a is _UNKNOWN or b is _UNKNOWN:
+            return _UNKNOWN
+        if isinstance(node.op, ast.Mult) and any(isinstance(x, (str, bytes, tuple, list)) for x in (a, b)) \
+                and len(repr(a)) * (b if isinstance(b, int) else a if isinstance(a, int) else 1) > 10_000:
+            return _UNKNOWN
+        try:
+            return _OPS[type(node.op)](a, b)
+        except Exception:  # noqa: BLE001  # (a type error, a division by zero: not worked out, read as changed)
+            return _UNKNOWN
+    return _UNKNOWN
+
+
+def values(text: str | None) -> dict[str, Any] | None:
+    """{name: value, " name": its expression dumped} of a data module's top-level assignments (None: it does not
+    parse or is gone)."""
+    if text is None:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    out: dict[str, Any] = {}
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        value = getattr(node, "value", None) if targets else None
+        if value is None:
+            continue
+        v = _value(value, out)
+        for t in targets:
+            if isinstance(t, ast.Name):
+                out[t.id] = v
+                out[" " + t.id] = ast.dump(value)  # (the expression: the same one written again is the same value)
+    return out
+
+
+def _same(k: str, was: dict[str, Any], now: dict[str, Any]) -> bool:
+    if k not in was or k not in now:
+        return False
+    if was[" " + k] == now[" " + k] and was[k] is now[k] is _UNKNOWN:
+        return True  # (written the same and not worked out: the names it reads are compared by their own)
+    return was[k] is not _UNKNOWN and type(was[k]) is type(now[k]) and was[k] == now[k]
+
+
+def changed(pack: dict[str, Any], helpers: dict[str, str | None], paths: list[str]) -> dict[str, list[str]]:
+    """{test file: [the data modules' names it imports whose values changed, `support/expected.py: SUM`]} of the
+    sealed test files importing a sealed data module outside the test folders (`pack["helpers"]`) that the agent
+    changed (`helpers`: {file: its text now}; `paths`: the sealed configuration's `pythonpath`) in its values: a name gone, added or given another value (one not
+    worked out counts as changed). The sealed run reads the sealed copy; what the project holds now is what the
+    product ships (a constants module only the tests read), so each such test is the old contract changed."""
+    roots = ["."] + [os.path.normpath(e) for e in paths if not os.path.isabs(e)]
+    files = pack.get("files") or {}
+    moved: dict[str, list[str]] = {}
+    for rel in pack.get("helpers") or ():
+        if rel not in helpers:
+            continue
+        was, now = values((files.get(rel) or {}).get("text")), values(helpers[rel])
+        keys = sorted(set(was or {}) | set(now or {}))
+        diff = [k for k in keys if not k.startswith(" ")] if was is None or now is None else \
+            [k for k in keys if not k.startswith(" ") and not _same(k, was, now)]
+        if diff or now is None:
+            for name in _name_of(rel, roots):
+                moved[name] = [f"{rel}: {'gone' if helpers[rel] is None else ', '.join(diff) or 'unreadable'}"]
+    out: dict[str, list[str]] = {}
+    for test, body in files.items():
+        text = body.get("text") if isinstance(body, dict) else None
+        if not moved or not test.endswith(".py") or test in (pack.get("helpers") or ()) or text is None:
+            continue
+        try:
+            names = imports(ast.parse(text), None)
+        except (SyntaxError, ValueError):
+            continue
+        hit = sorted({m for n in names if n in moved for m in moved[n]})
+        if hit:
+            out[test] = hit
+    return out

@@ -160,3 +160,22 @@ def test_a_helper_module_outside_the_test_folders_changed_to_what_the_code_retur
     (repo / "support" / "expected.py").write_text('"""What the tests expect."""\n\nSUM = 2 + 3\n')
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
+
+
+def test_a_constants_module_only_the_tests_read_changed_blocks_as_the_old_contract(tmp_path_factory, kit_home):
+    """The other side of sealing the tests' data modules: `consts.py` (data only, imported by the tests alone) may be
+    the product's own (its public constants). `PI` broken to 3: the sealed copy the sealed test reads still says
+    3.14159, so it passed (with the module sealed and nothing more, rc 0); now a sealed test importing a data module
+    whose values changed is the old contract changed, the appeal offered (it blocked before the module was sealed,
+    the agent's copy failing the test). Its look-alike: the module edited keeping its values passes."""
+    files = {"calc.py": CALC, "consts.py": "PI = 3.14159\n", "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n",
+             "tests/test_consts.py": "from consts import PI\n\n\ndef test_pi():\n    assert PI == 3.14159\n"}
+    repo = sealed_project(tmp_path_factory, kit_home, "expected-consts", files, HIDDEN, 1)
+    (repo / "calc.py").write_text(CALC.replace("'one'", "'ONE'") + MUL)
+    (repo / "consts.py").write_text("PI = 3\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "tests/test_consts.py::test_pi" in res.stderr and "APPEAL:" in res.stderr, res.stderr
+    assert "consts.py: PI" in res.stderr, res.stderr
+    (repo / "consts.py").write_text('"""The constants."""\n\nPI: float = 3.14159\n')
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr

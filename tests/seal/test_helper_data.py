@@ -48,3 +48,21 @@ def test_data_only():
     assert data_only(ast.parse('"""d."""\nfrom __future__ import annotations\nA = 1\nB = {"x": [A, -2]}\n'))
     for text in ("def f():\n    pass\n", "A = compute()\n", "import os\n", "A = os.sep\n", "class C:\n    pass\n"):
         assert not data_only(ast.parse(text)), text
+
+
+def test_a_data_modules_values_changed_names_the_tests_importing_it():
+    """Compared by value: written otherwise with the same values is no change; a value changed, a name gone or
+    added, one not worked out that is written otherwise (`2 ** 10` for `1024`), or the module gone is."""
+    from donegate.seal.helper_data import changed
+
+    pack = {"config": "pytest.ini", "helpers": ["support/__init__.py", "support/expected.py"],
+            "files": {"pytest.ini": {"text": "[pytest]\npythonpath = .\n"}, "support/__init__.py": {"text": ""},
+                      "support/expected.py": {"text": "SUM = 5\nBIG = 2 ** 10\nT = (1, SUM)\n"},
+                      "tests/test_calc.py": {"text": TEST}, "tests/test_other.py": {"text": "def test_x():\n    pass\n"}}}
+    same = '"""Expected."""\nSUM: int = 2 + 3\nBIG = 2 ** 10\nT = (1, 5)\n'
+    assert changed(pack, {"support/expected.py": same}, ["."]) == {}
+    assert changed(pack, {"support/expected.py": "SUM = -1\nBIG = 2 ** 10\nT = (1, SUM)\n"}, ["."]) == \
+        {"tests/test_calc.py": ["support/expected.py: SUM, T"]}
+    assert changed(pack, {"support/expected.py": "SUM = 5\nBIG = 1024\nT = (1, SUM)\nNEW = 1\n"}, ["."]) == \
+        {"tests/test_calc.py": ["support/expected.py: BIG, NEW"]}
+    assert changed(pack, {"support/expected.py": None}, ["."]) == {"tests/test_calc.py": ["support/expected.py: gone"]}
