@@ -153,6 +153,8 @@ def test_a_helper_module_outside_the_test_folders_changed_to_what_the_code_retur
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "tests/test_calc.py::test_add" in res.stderr and "assert -1 == 5" in res.stderr, \
         res.stderr
+    assert "tests/test_calc.py::test_add: its expected value 5 was changed to -1, what the code returns now " \
+        "[expected-to-actual]" in res.stderr, res.stderr
     (repo / "support" / "expected.py").write_text("SUM = 5\n")
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "assert -1 == 5" in res.stderr, res.stderr
