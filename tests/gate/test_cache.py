@@ -12,7 +12,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import pytest
 
 from tests.support.repos import write_config, stop_lines, make_repo, run_hook, stop_payload
 from donegate.tree import verdict_cache as cache
