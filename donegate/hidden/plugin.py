@@ -272,7 +272,7 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
                 return False
         return True
 
-    def at(frame: "Any") -> str:  # its file and line's text (`Reporter.own` matches the seal's baseline by it)
+    def at(frame: "Any") -> str:  # its place: file, function, callers, lines' text (`Reporter.own` matches the baseline)
         return trace_where(frame, repo, theirs)
 
     def named_harness(frame: "Any") -> bool:  # its module's name pytest's, pluggy's, ours (f_globals: not audited)

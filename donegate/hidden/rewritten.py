@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 FOLDER = "rewritten"
 FILE_NAME = "<rewritten>"  # every code object's file name until the supervisor names it (`bare_fork.renamed`)
 # Modules whose code decides the rewrite: a kit changed (an upgrade, a checkout) makes another key.
-MODULES = ("answers", "probe", "bare_shim", "bare_fork", "bare_plan", "rewritten")
+MODULES = ("answers", "probe", "probe_unit", "bare_shim", "bare_fork", "bare_plan", "rewritten")
 
 
 def stamp(files: Sequence[Path], tested: Sequence[str]) -> tuple[str, list[bytes]] | None:
