@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from donegate.core.fsafe import sha256 as _sha256
-from donegate.seal import calls
+from donegate.seal import calls, dead
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 
 # What a shape holds, by version: a seal keeps it beside the shapes (`shape_rules`); a stop reads the shapes of a store
 # of other rules again from its sealed text (`gate.own_suite._sealed_shapes`). 2: the helpers a test calls read with it
-# (`seal.calls`, stop 53). Raise it when `shape_of` reads a test otherwise.
-RULES = 2
+# (`seal.calls`, stop 53); 3: an assert that can never fail the test not counted (`seal.dead`). Raise it when
+# `shape_of` reads a test otherwise.
+RULES = 3
 
 # pytest's and unittest's ways to skip a test or expect it to fail (`pytest.mark.skip`, `pytest.importorskip(...)`,
 # `unittest.skipIf`, `self.skipTest(...)`, `raise unittest.SkipTest`).
@@ -100,9 +101,9 @@ def _unittest_kind(call: ast.Call) -> str | None:
     return UNITTEST.get(name) if isinstance(call.func, ast.Attribute) else None
 
 
-def _raises(fn: ast.AST) -> list[str]:
+def _raises(nodes: list[ast.AST]) -> list[str]:
     out = []
-    for sub in ast.walk(fn):
+    for sub in nodes:
         if isinstance(sub, ast.Call) and getattr(sub.func, "attr", "") in UNITTEST_RAISES and sub.args:
             out.append(ast.unparse(sub.args[0]))
     return sorted(out)
@@ -113,12 +114,14 @@ def shape_of(fn: ast.AST, lists: dict[str, ast.expr] | None = None, helpers: dic
     """The test's shape, the helpers it calls (`calls.reached`) read as its own body: their source in its digest,
     their asserts, skips and raises with its."""
     parts = [fn, *calls.reached(fn, helpers or {}, methods)]
-    asserts = [_assert_kind(a, _once(getattr(part, "body", []))) for part in parts for a in ast.walk(part)
-               if isinstance(a, ast.Assert)] + [k for part in parts for c in ast.walk(part)
-                                                if isinstance(c, ast.Call) and (k := _unittest_kind(c)) is not None]
+    gone = {i for part in parts for i in dead.inert(part)}  # never reached, or its failure swallowed
+    live = [[n for n in ast.walk(part) if id(n) not in gone] for part in parts]
+    asserts = [_assert_kind(a, _once(getattr(part, "body", []))) for part, nodes in zip(parts, live, strict=True)
+               for a in nodes if isinstance(a, ast.Assert)] + [
+        k for nodes in live for c in nodes if isinstance(c, ast.Call) and (k := _unittest_kind(c)) is not None]
     return {"src": _sha256("".join(ast.dump(p) for p in parts).encode()).hexdigest()[:16],
             "asserts": sorted(asserts), "skips": sorted(m for p in parts for m in _marks(p)),
-            "cases": _cases(fn, lists), "raises": sorted(r for p in parts for r in _raises(p))}
+            "cases": _cases(fn, lists), "raises": sorted(r for nodes in live for r in _raises(nodes))}
 
 
 def _once(body: list[ast.stmt]) -> dict[str, ast.expr]:

@@ -1,0 +1,91 @@
+"""The parts of a test that can never fail it, by their syntax (`ast`): an assert kept in the text but never reached
+(`if False:`, after a `return` or `raise` in its block) or whose failure is swallowed (a `try` whose handler takes an
+AssertionError and does not raise, `with contextlib.suppress(AssertionError)`) checks nothing, so the weakening check
+(`donegate.seal.loosened`) does not count it. The same assert reached, or re-raised (`except AssertionError: raise`),
+still counts."""
+
+from __future__ import annotations
+
+import ast
+
+# What takes an AssertionError (pytest's asserts and unittest's assertion methods raise it).
+CATCHES = {"AssertionError", "Exception", "BaseException"}
+_ENDS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+# `try` and (3.11) `try`/`except*`: the same fields.
+_TRIES: tuple[type[ast.Try], ...] = tuple(getattr(ast, n) for n in ("Try", "TryStar") if hasattr(ast, n))
+
+
+def _takes_assertions(expr: ast.expr | None) -> bool:
+    """A handler's class or tuple of classes (None: a bare `except:`) that takes an AssertionError."""
+    if expr is None:
+        return True
+    items = expr.elts if isinstance(expr, ast.Tuple) else [expr]
+    return any((getattr(i, "attr", None) or getattr(i, "id", None)) in CATCHES for i in items)
+
+
+def _swallows(handler: ast.ExceptHandler) -> bool:
+    """The handler takes an AssertionError and lets it through: no `raise` in it and no call that fails the test
+    (`pytest.fail(...)`, `self.fail(...)`)."""
+    if not _takes_assertions(handler.type):
+        return False
+    return not any(isinstance(n, ast.Raise) or (isinstance(n, ast.Call) and getattr(n.func, "attr", getattr(
+        n.func, "id", "")) == "fail") for n in ast.walk(handler))
+
+
+def _suppresses(item: ast.withitem) -> bool:
+    """`contextlib.suppress(...)` (or `suppress(...)`) of a class that takes an AssertionError."""
+    call = item.context_expr
+    return isinstance(call, ast.Call) and getattr(call.func, "attr", getattr(call.func, "id", "")) == "suppress" \
+        and any(_takes_assertions(a) for a in call.args)
+
+
+def _falsy(test: ast.expr) -> bool | None:
+    """A condition's truth when it is a literal (`False`, `0`, `None`, `not True`), else None."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _falsy(test.operand)
+        return None if inner is None else not inner
+    return not test.value if isinstance(test, ast.Constant) else None
+
+
+def _block(body: list[ast.stmt], out: set[int]) -> None:
+    ended = False
+    for stmt in body:
+        if ended:
+            out.update(id(n) for n in ast.walk(stmt))
+            continue
+        _stmt(stmt, out)
+        ended = isinstance(stmt, _ENDS)
+
+
+def _stmt(stmt: ast.stmt, out: set[int]) -> None:
+    if isinstance(stmt, (ast.If, ast.While)):
+        falsy = _falsy(stmt.test)
+        for part, dead in ((stmt.body, falsy is True), (stmt.orelse, falsy is False and isinstance(stmt, ast.If))):
+            if dead:
+                out.update(id(n) for s in part for n in ast.walk(s))
+            else:
+                _block(part, out)
+        return
+    if isinstance(stmt, _TRIES):
+        if any(_swallows(h) for h in stmt.handlers):
+            out.update(id(n) for s in stmt.body for n in ast.walk(s))
+        else:
+            _block(stmt.body, out)
+        for part in (*(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
+            _block(part, out)
+        return
+    if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(_suppresses(i) for i in stmt.items):
+        out.update(id(n) for s in stmt.body for n in ast.walk(s))
+        return
+    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                _block(inner, out)
+
+
+def inert(fn: ast.AST) -> set[int]:
+    """The ids of the nodes of `fn`'s body that can never fail it (never reached, or their failure swallowed)."""
+    out: set[int] = set()
+    _block(getattr(fn, "body", []), out)
+    return out

@@ -1,0 +1,92 @@
+"""Weakenings of the project's visible tests that an adversary who read the kit would try next (issue 44, item 4;
+docs/own-suite.md "Weakening, named"), each one stop through the real hook on a calc project sealed once per worker: the product
+right (`mul` added, `add` kept), so only the weakening can block. Beside them, honest look-alikes that keep what the
+test checks and pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.repos import run_hook, sealed_project, stop_lines, stop_payload
+
+CALC = "def add(a, b):\n    return a + b\n"
+MUL = "\n\ndef mul(a, b):\n    return a * b\n"
+OWN = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+HIDDEN = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
+
+ASSERT = "    assert add(2, 3) == 5\n"
+
+
+def _body(new: str) -> str:
+    return OWN.replace(ASSERT, new)
+
+
+def _module(line: str) -> str:
+    return OWN.replace("from calc import add\n", "import pytest\n\nfrom calc import add\n" + line)
+
+
+ATTACKS = {
+    # the assert kept in the text, never reached or its failure swallowed
+    "under-if-false": _body("    if False:\n" + "    " + ASSERT),
+    "swallowed-by-except": _body("    try:\n    " + ASSERT + "    except AssertionError:\n        pass\n"),
+    "swallowed-by-suppress": _body("    import contextlib\n    with contextlib.suppress(AssertionError):\n    " + ASSERT),
+    "return-before": _body("    return\n" + ASSERT),
+    # the whole module skipped, or the test taken away from collection without deleting its text
+    "module-skip-call": _module("\npytest.skip('later', allow_module_level=True)\n"),
+    "module-importorskip": _module("\npytest.importorskip('not_a_module_anywhere')\n"),
+    "module-__test__": OWN + "\n\n__test__ = False\n",
+    "function-__test__": OWN + "\n\ntest_add.__test__ = False\n",
+    "deleted-by-del": OWN + "\n\ndel test_add\n",
+    "rebound-to-none": OWN + "\n\ntest_add = None\n",
+    # a skip mark under another name
+    "skip-by-alias": _module("\nlater = pytest.mark.skip\n").replace("def test_add", "@later\ndef test_add"),
+    "skip-by-getattr": _module("").replace("def test_add", "@getattr(pytest.mark, 'skip')\ndef test_add"),
+    "skip-by-autouse-fixture": _module("\n\n@pytest.fixture(autouse=True)\ndef _later():\n    pytest.skip('later')\n"),
+    # an equality made a tolerance wide enough to hold anything
+    "equality-to-wide-abs": _body("    assert abs(add(2, 3) - 5) < 1e9\n"),
+}
+HONEST = {
+    "assert-reraised": _body("    try:\n    " + ASSERT + "    except AssertionError:\n        raise\n"),
+    "assert-under-a-loop": _body("    for a, b, want in [(2, 3, 5), (1, 1, 2)]:\n        assert add(a, b) == want\n" + ASSERT),
+    "return-after": _body(ASSERT + "    return\n"),
+    "suppress-around-setup": _body("    import contextlib\n    with contextlib.suppress(ImportError):\n"
+                                   "        import json  # noqa: F401\n" + ASSERT),
+    "module-constant": _module("\nCASES = [(2, 3, 5)]\n"),
+    "helper-deleted": OWN + "\n\ndef helper():\n    return 1\n\n\ndel helper\n",
+    "slow-by-alias": _module("\nslow = pytest.mark.slow\n").replace("def test_add", "@slow\ndef test_add"),
+    "autouse-fixture": _module("\n\n@pytest.fixture(autouse=True)\ndef _two():\n    yield 2\n"),
+    "narrow-abs-beside": _body(ASSERT + "    assert abs(add(2, 3) - 5) < 1e-9\n"),
+}
+RULE = {"equality-to-wide-abs": "assert-loosened", "module-skip-call": "skipped", "module-importorskip": "skipped",
+        "module-__test__": "skipped", "function-__test__": "skipped", "deleted-by-del": "deleted",
+        "rebound-to-none": "deleted", "skip-by-alias": "skipped", "skip-by-getattr": "skipped",
+        "skip-by-autouse-fixture": "skipped"}
+# Each went unnamed on main (the stop passed): a strict xfail until its rule reads it.
+UNNAMED = {"module-skip-call",
+           "module-importorskip", "module-__test__", "function-__test__", "deleted-by-del", "rebound-to-none",
+           "skip-by-alias", "skip-by-getattr", "skip-by-autouse-fixture"}
+
+
+def _stop(tmp_path_factory, kit_home, text: str):
+    repo = sealed_project(tmp_path_factory, kit_home, "red-calc", {"calc.py": CALC, "tests/test_calc.py": OWN}, HIDDEN, 1)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests" / "test_calc.py").write_text(text)
+    return run_hook(stop_payload(repo))
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
+    strict=True, reason="unnamed: its rule does not read this form yet")) if n in UNNAMED else n
+    for n in ATTACKS])
+def test_a_weakening_in_another_form_is_named(tmp_path_factory, kit_home, name):
+    res = _stop(tmp_path_factory, kit_home, ATTACKS[name])
+    assert res.returncode == 2, (name, res.stderr)
+    rule = RULE.get(name, "assert-removed")
+    assert f"a test of the project was weakened: tests/test_calc.py::test_add: " in res.stderr, res.stderr
+    assert f"[{rule}]" in res.stderr, (name, res.stderr)
+    assert rule in [w["rule"] for w in stop_lines(kit_home)[-1]["gates"]["own"]["weakened"]], name
+
+
+@pytest.mark.parametrize("name", HONEST)
+def test_an_honest_look_alike_passes(tmp_path_factory, kit_home, name):
+    res = _stop(tmp_path_factory, kit_home, HONEST[name])
+    assert res.returncode == 0, (name, res.stderr)
