@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from donegate.core.fsafe import sha256 as _sha256
-from donegate.seal import calls, dead
+from donegate.seal import calls, collect, dead
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,9 +21,10 @@ if TYPE_CHECKING:
 
 # What a shape holds, by version: a seal keeps it beside the shapes (`shape_rules`); a stop reads the shapes of a store
 # of other rules again from its sealed text (`gate.own_suite._sealed_shapes`). 2: the helpers a test calls read with it
-# (`seal.calls`, stop 53); 3: an assert that can never fail the test not counted (`seal.dead`). Raise it when
+# (`seal.calls`, stop 53); 3: an assert that can never fail the test not counted (`seal.dead`); 4: a module's or
+# class's skip by a call, an alias, `__test__` or an autouse fixture, a test unbound (`seal.collect`). Raise it when
 # `shape_of` reads a test otherwise.
-RULES = 3
+RULES = 4
 
 # pytest's and unittest's ways to skip a test or expect it to fail (`pytest.mark.skip`, `pytest.importorskip(...)`,
 # `unittest.skipIf`, `self.skipTest(...)`, `raise unittest.SkipTest`).
@@ -39,6 +40,9 @@ def _marks(node: ast.AST) -> list[str]:
             out.append(sub.attr)
         elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in SKIPS:
             out.append(sub.func.id)
+        elif isinstance(sub, ast.Call) and getattr(sub.func, "id", "") == "getattr" and len(sub.args) > 1 \
+                and isinstance(sub.args[1], ast.Constant) and sub.args[1].value in SKIPS:  # getattr(pytest.mark, 'skip')
+            out.append(str(sub.args[1].value))
         elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out += [d.id for d in sub.decorator_list if isinstance(d, ast.Name) and d.id in SKIPS]
     return sorted(out)
@@ -149,25 +153,29 @@ def tests_of(text: str, conftests: list[str] | None = None) -> dict[str, dict[st
         return None
     helpers = {**calls.from_conftest(tree, conftests or []), **calls.defined(tree.body)}
     out: dict[str, dict[str, Any]] = {}
-    module_skip = any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in n.targets)
-                      and _marks(n.value) for n in tree.body)
+    aliases = {k: m for k, v in _once(tree.body).items() if (m := _marks(v))}  # `later = pytest.mark.skip`
+    module_skip = collect.skips(tree.body, _marks, aliases)
     lists = _lists(tree.body)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             out[node.name] = shape_of(node, lists, helpers)
+            out[node.name]["skips"] = sorted(out[node.name]["skips"] + collect.aliased(node, aliases))
         elif isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or any(  # unittest's, by any name
                 getattr(b, "attr", getattr(b, "id", "")).endswith("TestCase") for b in node.bases)):
-            class_marks = [m for d in node.decorator_list for m in _marks(d)] + [  # its `pytestmark` too
-                m for n in node.body if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "pytestmark"
-                                                                         for t in n.targets) for m in _marks(n.value)]
+            class_marks = [m for d in node.decorator_list for m in _marks(d)] + collect.aliased(node, aliases) + \
+                collect.skips(node.body, _marks, aliases)  # its `pytestmark`, `__test__`, autouse fixtures too
             for sub in node.body:
                 if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name.startswith("test"):
                     found = shape_of(sub, lists, helpers, calls.defined(node.body))
-                    found["skips"] = sorted(found["skips"] + class_marks)
+                    found["skips"] = sorted(found["skips"] + class_marks + collect.aliased(sub, aliases))
                     out[f"{node.name}::{sub.name}"] = found
-    if module_skip:
-        for found in out.values():
-            found["skips"] = sorted(found["skips"] + ["module"])
+    for name, marks in collect.per_test(tree.body).items():  # `test_add.__test__ = False`
+        if name in out:
+            out[name]["skips"] = sorted(out[name]["skips"] + marks)
+    gone = collect.unbound(tree.body)  # `del test_add`, `test_add = None`: pytest never sees it
+    out = {k: v for k, v in out.items() if k.split("::", 1)[0] not in gone}
+    for found in out.values():
+        found["skips"] = sorted(found["skips"] + module_skip)
     return out
 
 

@@ -1,0 +1,89 @@
+"""What keeps a test of a module from running without touching its own source, by syntax (`ast`): a skip at the
+module's (or a class's) top (`pytest.skip(..., allow_module_level=True)`, `pytest.importorskip(...)`, `pytestmark`,
+`__test__ = False`, an autouse fixture that skips), a skip mark under another name (`later = pytest.mark.skip`,
+then `@later`), `test_add.__test__ = False`, and a test unbound after its definition (`del test_add`,
+`test_add = None`: pytest never collects it). `donegate.seal.loosened` reads these into each test's shape."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+# A call at a module's or class's top that skips every test of it (`pytest.skip(..., allow_module_level=True)`).
+CALLED = {"skip", "importorskip", "xfail", "skipTest"}
+Func = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _named(func: ast.expr) -> str:
+    return str(getattr(func, "attr", None) or getattr(func, "id", ""))
+
+
+def _falsy(value: ast.expr | None) -> bool:
+    return isinstance(value, ast.Constant) and not value.value
+
+
+def aliased(node: ast.AST, aliases: dict[str, list[str]]) -> list[str]:
+    """The marks a decorator of `node` names by an alias the module assigned once (`@later`, `@later(reason=...)`)."""
+    return [m for d in getattr(node, "decorator_list", []) for m in _through(d, aliases)]
+
+
+def _through(expr: ast.AST, aliases: dict[str, list[str]]) -> list[str]:
+    return [m for sub in ast.walk(expr) if isinstance(sub, ast.Name) and sub.id in aliases for m in aliases[sub.id]]
+
+
+def _autouse(fn: ast.AST) -> bool:
+    return any(isinstance(d, ast.Call) and _named(d.func) == "fixture" and any(
+        k.arg == "autouse" and isinstance(k.value, ast.Constant) and k.value.value is True for k in d.keywords)
+        for d in getattr(fn, "decorator_list", []))
+
+
+def skips(body: list[ast.stmt], marks: Callable[[ast.AST], list[str]], aliases: dict[str, list[str]]) -> list[str]:
+    """What skips every test of a module's or class's `body`, each in a word (`marks`: `loosened._marks`)."""
+    out = []
+    for n in body:
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+        names = {getattr(t, "id", "") for t in targets}
+        value = getattr(n, "value", None)
+        if "pytestmark" in names and value is not None:
+            out += [f"pytestmark {m}" for m in marks(value) + _through(value, aliases)]
+        if "__test__" in names and _falsy(value):
+            out.append("__test__ = False")
+        if isinstance(n, Func):
+            if _autouse(n) and marks(n):
+                out.append(f"autouse fixture {n.name} skips")
+            continue
+        if isinstance(n, (ast.ClassDef, ast.Import, ast.ImportFrom)):
+            continue
+        for sub in ast.walk(n):
+            if isinstance(sub, ast.Call) and _named(sub.func) in CALLED and not (
+                    isinstance(sub.func, ast.Attribute) and _named(sub.func.value) == "mark"):  # not `pytest.mark.skip(...)`
+                out.append(f"{_named(sub.func)}() at the top")
+            elif isinstance(sub, ast.Raise) and sub.exc is not None and "SkipTest" in ast.unparse(sub.exc):
+                out.append("SkipTest raised at the top")
+    return out
+
+
+def per_test(body: list[ast.stmt]) -> dict[str, list[str]]:
+    """{test name: ["__test__ = False"]} for each `test_add.__test__ = False` at the module's top."""
+    out: dict[str, list[str]] = {}
+    for n in body:
+        if isinstance(n, ast.Assign) and _falsy(n.value):
+            for t in n.targets:
+                if isinstance(t, ast.Attribute) and t.attr == "__test__" and isinstance(t.value, ast.Name):
+                    out.setdefault(t.value.id, []).append("__test__ = False")
+    return out
+
+
+def unbound(body: list[ast.stmt]) -> set[str]:
+    """The test functions and classes a module's top deletes or binds to something else after defining them."""
+    defined: set[str] = set()
+    out: set[str] = set()
+    for n in body:
+        if isinstance(n, (*Func, ast.ClassDef)):
+            defined.add(n.name)
+            out.discard(n.name)  # defined again: the new one is read
+            continue
+        targets = n.targets if isinstance(n, (ast.Assign, ast.Delete)) else \
+            [n.target] if isinstance(n, (ast.AnnAssign, ast.AugAssign)) else []
+        out |= {t.id for t in targets if isinstance(t, ast.Name) and t.id in defined}
+    return out
