@@ -85,10 +85,37 @@ def _options(name: str, text: str | None) -> dict[str, str]:
     return found
 
 
+def _words(addopts: str | None) -> list[str]:
+    """`addopts` split as pytest splits it (`shlex`: `"-knot add"` is one word), `--opt=value` as two, and a plugin
+    brought in as one word (`-p name`, `-pname`; `-p no:name` turns one off and is none)."""
+    import shlex
+
+    try:
+        words = shlex.split(addopts or "")
+    except ValueError:
+        words = (addopts or "").split()
+    out: list[str] = []
+    for w in words:
+        if w.startswith("--") and "=" in w:
+            out += w.split("=", 1)
+        elif out and out[-1] == "-p":  # `-p name`
+            out[-1] = "-p " + w
+        elif w.startswith("-p") and len(w) > 2:  # `-pname`
+            out.append("-p " + w[2:])
+        else:
+            out.append(w)
+    return out
+
+
+def _errors(filterwarnings: str | None) -> bool:
+    """A `filterwarnings` line that turns every warning into an error (`error`, not `error::SomeWarning`)."""
+    return any(line.strip().strip("'\"") == "error" for line in (filterwarnings or "").replace(",", "\n").splitlines())
+
+
 def _option(word: str) -> str:
     """A short option as pytest reads it: `-knot_slow` is `-k`; in a cluster of flags, `-qx` holds `-x`, and an
     option that takes a value ends the flags (`-rxs`: `-r xs`, the report's characters)."""
-    if len(word) > 2 and word[0] == "-" and word[1] != "-":
+    if len(word) > 2 and word[0] == "-" and word[1] not in "-p":
         for ch in word[1:]:
             if ch in "kmx":
                 return "-" + ch
@@ -103,10 +130,14 @@ def config_findings(sealed: dict[str, str | None], current: dict[str, str | None
     out = []
     for name in sorted(set(sealed) | set(current)):
         before, now = _options(name, sealed.get(name)), _options(name, current.get(name))
-        old_words = {_option(w) for w in (before.get("addopts") or "").replace("=", " ").split()}
-        for word in map(_option, (now.get("addopts") or "").replace("=", " ").split()):
-            if word in EXCLUDING_OPTS and word not in old_words:
+        old_words = set(map(_option, _words(before.get("addopts"))))
+        for word in map(_option, _words(now.get("addopts"))):
+            if (word in EXCLUDING_OPTS or (word.startswith("-p ") and not word.startswith("-p no:"))) \
+                    and word not in old_words:
                 out.append({"test": name, "rule": "config-excluded", "what": f"addopts gained {word}"})
+        if _errors(before.get("filterwarnings")) and not _errors(now.get("filterwarnings")):
+            out.append({"test": name, "rule": "config-excluded",
+                        "what": "filterwarnings lost error: a warning no longer fails a test"})
         for key in COLLECT_KEYS:
             if now.get(key, before.get(key)) != before.get(key):
                 out.append({"test": name, "rule": "config-excluded",
