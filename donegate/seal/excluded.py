@@ -377,19 +377,51 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
         return None
     out: dict[str, dict[str, Any]] = {}
     jobs = data.get("jobs") if isinstance(data, dict) else None
+    top = data if isinstance(data, dict) else {}
     for job, body in (jobs or {}).items():
-        if not isinstance(body, dict):
+        if not isinstance(body, dict) or _never(body.get("if")):
             continue
         job_ignores = _truthy(body.get("continue-on-error"))
         for i, step in enumerate(body.get("steps") or []):
             run = step.get("run") if isinstance(step, dict) else None
-            if isinstance(run, str) and any(w in run for w in TEST_WORDS):
-                ignored = job_ignores or _truthy(step.get("continue-on-error")) or _or_else(run) or "set +e" in run
+            if isinstance(run, str) and any(w in run for w in TEST_WORDS) and not _never(step.get("if")):
+                shell = step.get("shell") or ((body.get("defaults") or {}).get("run") or {}).get("shell") or (
+                    (top.get("defaults") or {}).get("run") or {}).get("shell")
+                ignored = job_ignores or _truthy(step.get("continue-on-error")) or _or_else(run) or "set +e" in run \
+                    or _let_through(run, shell)
                 folder = step.get("working-directory") or ((body.get("defaults") or {}).get("run") or {}).get(
                     "working-directory") or "."
+                env = {**_env(top), **_env(body), **_env(step)}  # PYTEST_ADDOPTS: pytest reads it as options
+                words = _pytest_options(run) + list(map(_option, _words(env.get("PYTEST_ADDOPTS"))))
                 out[f"{job}/{step.get('name') or i}"] = {"ignored": ignored, "excludes": sorted(
-                    {w for w in _pytest_options(run) if w in CI_EXCLUDING}), "paths": _pytest_paths(run, str(folder))}
+                    {w for w in words if w in CI_EXCLUDING}), "paths": _pytest_paths(run, str(folder))}
     return out
+
+
+def _env(part: Any) -> dict[str, str]:
+    env = part.get("env") if isinstance(part, dict) else None
+    return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
+
+
+def _never(condition: Any) -> bool:
+    """A job's or step's `if:` that never holds (`false`, `${{ false }}`, `0`)."""
+    return condition is False or condition == 0 or (isinstance(condition, str) and condition.strip().strip(
+        "${} ").lower() in ("false", "0"))
+
+
+def _let_through(run: str, shell: Any) -> bool:
+    """A test command whose failure the script's status no longer carries: negated (`! pytest`), or piped
+    (`pytest | tee log`) where the shell has no pipefail (GitHub's default `bash -e`; `shell: bash` sets it)."""
+    for line in run.splitlines():
+        line = line.replace("||", "  ")
+        head = line.split("|", 1)[0]
+        if not any(w in head for w in TEST_WORDS):
+            continue
+        if re.match(r"\s*!\s", head) or re.search(r"(&&|;)\s*!\s", head):
+            return True
+        if "|" in line and "pipefail" not in run and str(shell or "").strip() != "bash":
+            return True
+    return False
 
 
 def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None],
