@@ -303,9 +303,8 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
                 if caller is not None and ours(caller.f_code.co_filename, caller):
                     return f"read what only tells the sandbox apart ({trace})" + at(caller), "sandbox-probe"
                 return "", ""
-            path: Any = args[0] if args and event == "open" else None  # the sealed tests' files, below
-            path = path.decode("utf-8", "replace") if isinstance(path, bytes) else path
-            if not (isinstance(path, str) and path.startswith(store)):
+            path = globals()["trace_text"](args[0]) if args and event == "open" else None  # a plain copy (traces.py)
+            if path is None or not path.startswith(store):  # the sealed tests' files, below
                 return "", ""  # every import opens its source: only a sealed test's file is looked at closely
         caller = getframe(2)  # 0: judge, 1: the hook, 2: the code that raised the event
         if event == "sys._getframe" or event == "sys._current_frames":

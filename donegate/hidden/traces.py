@@ -40,11 +40,12 @@ _TRACE_LINKED = ("/proc/", "/sys/", "/dev/", "/etc/mtab")
 
 def trace_of(event, args):
     """What the audited `event` reads of the walls ("" when nothing): a path of `TRACE_PATHS`, or a libc symbol of
-    `TRACE_SYMBOLS` looked up through ctypes."""
-    if event.startswith("ctypes.dlsym"):
-        name = args[1] if len(args) > 1 else None
-        name = name.decode("ascii", "replace") if isinstance(name, bytes) else name
-        return f"{name} through ctypes" if isinstance(name, str) and name in TRACE_SYMBOLS else ""
+    `TRACE_SYMBOLS` looked up through ctypes. An argument is read by its exact type only (`trace_text`): no method of
+    the product's is called, so a spy given to `sys.audit` cannot tell a hook is there."""
+    args = tuple.__getitem__(args, slice(None)) if issubclass(type(args), tuple) else ()
+    if str.startswith(event, "ctypes.dlsym"):
+        name = trace_text(args[1]) if len(args) > 1 else None
+        return f"{name} through ctypes" if name is not None and name in TRACE_SYMBOLS else ""
     if event in TRACE_SPAWNS:
         for word in _trace_words(args[1] if event in ("subprocess.Popen", "os.exec", "os.posix_spawn")
                                  else args[2] if event == "os.spawn" else args[0] if args else None):
@@ -56,12 +57,42 @@ def trace_of(event, args):
     return f"{hit}, a link made to it" if hit and event == "os.symlink" else hit
 
 
+_TRACE_PATHLIB = ("PurePath", "PurePosixPath", "PureWindowsPath", "Path", "PosixPath", "WindowsPath")
+
+
+def trace_text(value):
+    """The path or name `value` holds, read by its exact type without a method of the product's (None when it cannot
+    be): a `str` or `bytes` subclass through str's or bytes' own slot (a plain copy), an `os.DirEntry` and pathlib's
+    own classes (exactly: not a subclass) through their own `__fspath__`, the standard library's code. Any other path
+    object (an `os.PathLike` of the product's) is not asked: its `__fspath__` would see a second call where a run
+    without the watch makes one, and may answer the watch otherwise than it answered `open`."""
+    kind = type(value)
+    if issubclass(kind, str):
+        return str.__getitem__(value, slice(None))
+    if issubclass(kind, bytes):
+        return bytes.__getitem__(value, slice(None)).decode("utf-8", "replace")
+    if kind is os.DirEntry:
+        return os.fspath(value)
+    modules = dict.get(vars(__import__("sys")), "modules")
+    pathlib = dict.get(modules, "pathlib") if issubclass(type(modules), dict) else None
+    if type(pathlib) is type(os) and any(kind is dict.get(vars(pathlib), n) for n in _TRACE_PATHLIB):
+        return os.fspath(value)
+    return None
+
+
+TRACE_UNREAD = "a path object's own __fspath__ (not asked)"  # a path only the product's code names: fail closed
+
+
 def _trace_path(path):
     """The trace `path` names ("" when none): as written, made absolute from the working folder, and resolved where a
-    link of the system's own may lead to one."""
-    path = os.fspath(path) if hasattr(path, "__fspath__") else path
-    path = path.decode("utf-8", "replace") if isinstance(path, bytes) else path
-    if not isinstance(path, str) or not path or "\0" in path:
+    link of the system's own may lead to one. A path object of the product's (`trace_text` cannot read it) is one:
+    what it names is known only to its own code."""
+    if path is None or issubclass(type(path), int):
+        return ""  # a file descriptor, or none
+    path = trace_text(path)
+    if path is None:
+        return TRACE_UNREAD
+    if not path or "\0" in path:
         return ""
     try:
         path = os.path.normpath(path if path.startswith("/") else os.path.join(os.getcwd(), path))
@@ -76,15 +107,20 @@ def _trace_path(path):
 
 
 def _trace_words(command):
-    """The words of a child's command: a list's items, a shell line split where a path cannot go on."""
-    if isinstance(command, (str, bytes)) or hasattr(command, "__fspath__"):
-        command = [command]
+    """The words of a child's command: a list's items, a shell line split where a path cannot go on (a path object of
+    the product's is a word of its own, unread)."""
+    kind = type(command)
+    items = (list.__getitem__(command, slice(None)) if issubclass(kind, list)
+             else tuple.__getitem__(command, slice(None)) if issubclass(kind, tuple) else [command])
     out = []
-    for item in command if isinstance(command, (list, tuple)) else ():
-        item = os.fspath(item) if hasattr(item, "__fspath__") else item
-        item = item.decode("utf-8", "replace") if isinstance(item, bytes) else item
-        if isinstance(item, str):
-            out += [w for w in re.split(r"[\s'\"`=;|&<>()$]+", item) if w.startswith("/")]
+    for item in items:
+        if item is None or issubclass(type(item), int):
+            continue
+        text = trace_text(item)
+        if text is None:
+            out.append(item)  # `_trace_path` names it unread
+        else:
+            out += [w for w in re.split(r"[\s'\"`=;|&<>()$]+", text) if w.startswith("/")]
     return out
 
 

@@ -19,11 +19,15 @@ runs), each deterministic, no timing. Passed with the bug in on the code before 
   second run's `__main__` now gets them in the interpreter's order (bare_shim.MAIN_ORDER).
 - `'pytest' in sys.modules or __main__.__file__ not in sys.path_importer_cache`: `python prog.py` caches None for
   its file, the second run's program did not. It does now (bare_fork.enter_program, bare_shim._as_program).
-Still open (strict xfail, `OPEN`): the second run's harness modules loaded before the product's import, an audit hook
-that calls a spy argument's methods. Blocked already (never passed): the kernel's command line (a trace), SigCgt
-alone, the heap's size at import.
+- an audit hook that calls a spy argument's methods: the trace watch (traces.trace_of, both runs) called
+  `__fspath__`, `__class__` and `startswith` of a str subclass given to `sys.audit('open', ...)`. It reads an
+  argument by its exact type now (traces.trace_text); a trace opened through a str subclass is still seen, one
+  through a path object of the product's own is seen without its `__fspath__` asked.
+Still open (strict xfail, `OPEN`): the second run's harness modules loaded before the product's import. Blocked
+already (never passed): the kernel's command line (a trace), SigCgt alone, the heap's size at import.
 Beside them honest look-alikes: an audit event of the product's own with a path object, a SHA-256 of its data with
-xml.etree imported, its own command line as sys.orig_argv gives it.
+xml.etree imported, its own command line as sys.orig_argv gives it, its own file opened through pathlib and
+os.scandir's entries.
 """
 
 from __future__ import annotations
@@ -84,6 +88,13 @@ ATTACKS = {
     "a-harness-module-before-the-product": when("import sys\nEARLY = 'ast' in sys.modules", "EARLY"),
     # an audit hook that looks at an event's argument with the argument's own methods: a spy sees that one is there
     "an-audit-hook-touches-a-spy": when(SPY, "_watched()"),
+    # a trace opened through a str subclass, and through a path object of its own (right wherever it is read: only
+    # the watch sees it; its `__fspath__` is not asked, so it cannot tell the watch otherwise than `open`)
+    "a-trace-through-a-str-subclass": when("class _S(str):\n    pass",
+                                           "open(_S('/proc/self/mount' + 'info')).read() or True"),
+    "a-trace-through-its-own-path-object": when(
+        "class _P:\n    def __fspath__(self):\n        return '/proc/self/mount' + 'info'",
+        "open(_P()).read() or True"),
 }
 HONEST = {
     # a library's own audit event, with a path object as its argument (hooks may look at it)
@@ -94,6 +105,12 @@ HONEST = {
     "hashes-its-input-and-imports-xml": (
         "import hashlib\nimport xml.etree.ElementTree\nDIGESTS = []\ndef price(units):\n"
         "    DIGESTS.append(hashlib.sha256(str(units).encode()).hexdigest())\n" + RIGHT_BODY),
+    # its own file opened through pathlib's path and through a folder's entry (os.scandir)
+    "opens-its-files-by-path-objects": (
+        "import os, pathlib\nSIZES = []\ndef price(units):\n    SIZES.append(len(pathlib.Path(__file__).read_text()))\n"
+        "    with open(pathlib.Path(__file__)) as fh, os.scandir(os.path.dirname(__file__)) as it:\n"
+        "        SIZES.append(len(fh.read()) + sum(len(open(e, 'rb').read()) for e in it if e.name == 'calc.py'))\n"
+        + RIGHT_BODY),
     # its own command line, as Python gives it, for a log line
     "logs-its-command-line": (
         "import sys\nLOG = []\ndef price(units):\n    LOG.append(sys.orig_argv[:1] + sys.argv[:1])\n" + RIGHT_BODY),
@@ -104,10 +121,6 @@ OPEN = {
     "with its harness's ~50 standard library modules loaded (ast, inspect, json, pathlib, random, select, ...), where "
     "a program's interpreter holds only its start-up ones; dropping them from sys.modules before the import would give "
     "the product second copies of modules whose objects the harness hands it (tmp_path's pathlib.Path): not done",
-    "an-audit-hook-touches-a-spy": "the trace watch's hooks (donegate/hidden/traces.py trace_of, both runs) call "
-    "__fspath__, __class__ and startswith of a str subclass given to sys.audit('open', ...); a hook must read an "
-    "argument by its exact type only (str.startswith(arg, ...), type(arg)), in traces.py, another engineer's file "
-    "this round",
 }
 
 
@@ -162,3 +175,53 @@ def test_the_second_runs_refusal_hook_calls_no_method_of_an_events_argument():
     out = subprocess.run([sys.executable, "-c", SPIED], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["[]", "['pytest',", "'refused']"], out.stdout
+
+
+TRACE_SPIED = """
+import os, sys
+from donegate.hidden import traces
+
+SEEN = []
+
+def noted(base, name):
+    def method(self, *args):
+        SEEN.append(name)
+        return getattr(base, name)(self, *args)
+    return method
+
+NAMES = ("startswith", "endswith", "split", "decode", "__eq__", "__hash__", "__contains__", "__getitem__", "__len__",
+         "__iter__", "__str__", "__fspath__")
+def spy(base):
+    names = {n: noted(base, n) for n in NAMES if hasattr(base, n)}
+    return type("Spy", (base,), {**names, "__class__": property(lambda self: SEEN.append("__class__") or base)})
+
+class Own:
+    def __fspath__(self):
+        SEEN.append("__fspath__")
+        return "/var/empty/x"
+
+Str, Bytes, List = spy(str), spy(bytes), spy(list)
+print(traces.trace_of("open", (Str("/proc/self/mountinfo"), "r", 0)), "|",
+      traces.trace_of("open", (Bytes(b"/proc/self/ns/pid"), "r", 0)), "|",
+      traces.trace_of("open", (Str("/var/empty/x"), "r", 0)), "|",
+      traces.trace_of("os.listdir", (Own(),)), "|",
+      traces.trace_of("subprocess.Popen", ("cat", List([Str("cat"), Bytes(b"/proc/self/mounts")]), None, None)), "|",
+      traces.trace_of("ctypes.dlsym", (None, Str("prctl"))), "|",
+      traces.trace_of("open", (__import__("pathlib").Path("/proc/self/mountinfo"), "r", 0)), "|",
+      traces.trace_of("open", (__import__("pathlib").Path("/var/empty/x"), "r", 0)), "|",
+      traces.trace_of("open", (3, "r", 0)), "|", sorted(set(SEEN)), sep="")
+"""
+
+
+def test_the_trace_watch_calls_no_method_of_an_events_argument():
+    """`trace_of` (both runs' hooks) reads an event's argument by its exact type: a str, bytes or list subclass sees
+    none of its methods (`__class__` included) and its trace is still seen; a path object of the product's own is not
+    asked (a trace, unread: fail closed); pathlib's own classes are read, an honest path is none."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", TRACE_SPIED], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().split("|") == [
+        "/proc/self/mountinfo", "/proc/self/ns/", "", "a path object's own __fspath__ (not asked)",
+        "/proc/self/mounts, read by a child process", "prctl through ctypes", "/proc/self/mountinfo", "", "", "[]"], out
