@@ -13,6 +13,8 @@ import ast
 import os
 from pathlib import Path
 
+from donegate.seal.store import OWN_SKIP_DIRS as SKIP_DIRS
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Mapping
@@ -22,10 +24,19 @@ _VALUES = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.BinOp, ast.
 MAX_SCAN = 3000  # project modules read for the import graph; past it nothing is sealed here (as before)
 
 
+def parsed(text: str | None) -> ast.Module | None:
+    """A module's tree, None when it does not parse: a syntax error, a NUL byte, or nested past the parser's
+    recursion or memory (`SUM = 1+1+...`, 3,000 terms), which the agent's text may be and a stop never raises on."""
+    try:
+        return ast.parse(text) if text is not None else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def _tree(path: Path) -> ast.Module | None:
     try:
-        return ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return parsed(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
         return None
 
 
@@ -91,7 +102,10 @@ def _root(project: Path, rel: str, name: str, roots: list[str]) -> str:
     return next((r for r in roots if (_module_files(project, r, name) or [""])[-1] == rel), ".")
 
 
-SKIP_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".git", "node_modules", ".tox", ".nox"}
+def roots(paths: list[str]) -> list[str]:
+    """The folders the sealed tests import from, relative to the project: its own and the configuration's
+    `pythonpath` entries inside it (one outside, `..` or absolute, is its environment's)."""
+    return ["."] + [r for e in paths if not os.path.isabs(e) and not (r := os.path.normpath(e)).startswith("..")]
 
 
 def _walk(project: Path, skip: set[str]) -> list[str]:
@@ -133,10 +147,8 @@ def found(project: Path, sealed: Mapping[str, Any], roots: list[str]) -> dict[st
         text = body.get("text") if isinstance(body, dict) else None
         if not name.endswith(".py") or not isinstance(text, str):
             continue
-        try:
-            wanted |= imports(ast.parse(text), None)
-        except (SyntaxError, ValueError):
-            continue
+        if (tree := parsed(text)) is not None:
+            wanted |= imports(tree, None)
     candidates: dict[str, set[str]] = {}  # file: the names it is imported by
     for root in roots:
         for name in sorted(wanted):
@@ -212,13 +224,17 @@ def _value(node: ast.expr, names: dict[str, Any]) -> Any:
 
 def values(text: str | None) -> dict[str, Any] | None:
     """{name: value, " name": its expression dumped} of a data module's top-level assignments (None: it does not
-    parse or is gone)."""
-    if text is None:
+    parse or is gone). Read only for a module that is data only (`data_only`)."""
+    tree = parsed(text)
+    if tree is None:
         return None
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+        return _assigned(tree)
+    except (RecursionError, MemoryError):
         return None
+
+
+def _assigned(tree: ast.Module) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for node in tree.body:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
@@ -244,31 +260,38 @@ def _same(k: str, was: dict[str, Any], now: dict[str, Any]) -> bool:
 def changed(pack: dict[str, Any], helpers: dict[str, str | None], paths: list[str]) -> dict[str, list[str]]:
     """{test file: [the data modules' names it imports whose values changed, `support/expected.py: SUM`]} of the
     sealed test files importing a sealed data module outside the test folders (`pack["helpers"]`) that the agent
-    changed (`helpers`: {file: its text now}; `paths`: the sealed configuration's `pythonpath`) in its values: a name gone, added or given another value (one not
-    worked out counts as changed). The sealed run reads the sealed copy; what the project holds now is what the
+    changed (`helpers`: {file: its text now}; `paths`: the sealed configuration's `pythonpath`) in its values: a
+    name gone, added or given another value (one not worked out counts as changed), or the module no longer data
+    only (`PI += 1`, `globals()['PI'] = 3`, `if 1: PI = 3`, `del PI`, `PI, SUM = 3, 4`: what it ships is not what
+    its assignments say) or unreadable. The sealed run reads the sealed copy; what the project holds now is what the
     product ships (a constants module only the tests read), so each such test is the old contract changed."""
-    roots = ["."] + [os.path.normpath(e) for e in paths if not os.path.isabs(e)]
+    where = roots(paths)
     files = pack.get("files") or {}
     moved: dict[str, list[str]] = {}
     for rel in pack.get("helpers") or ():
         if rel not in helpers:
+            continue
+        tree = parsed(helpers[rel])
+        if tree is not None and not data_only(tree):
+            for name in _name_of(rel, where):
+                moved[name] = [f"{rel}: not data only"]
             continue
         was, now = values((files.get(rel) or {}).get("text")), values(helpers[rel])
         keys = sorted(set(was or {}) | set(now or {}))
         diff = [k for k in keys if not k.startswith(" ")] if was is None or now is None else \
             [k for k in keys if not k.startswith(" ") and not _same(k, was, now)]
         if diff or now is None:
-            for name in _name_of(rel, roots):
-                moved[name] = [f"{rel}: {'gone' if helpers[rel] is None else ', '.join(diff) or 'unreadable'}"]
+            for name in _name_of(rel, where):
+                why = "gone" if helpers[rel] is None else "unreadable" if now is None else ", ".join(diff)
+                moved[name] = [f"{rel}: {why}"]
     out: dict[str, list[str]] = {}
     for test, body in files.items():
         text = body.get("text") if isinstance(body, dict) else None
         if not moved or not test.endswith(".py") or test in (pack.get("helpers") or ()) or text is None:
             continue
-        try:
-            names = imports(ast.parse(text), None)
-        except (SyntaxError, ValueError):
+        if (tree := parsed(text)) is None:
             continue
+        names = imports(tree, None)
         hit = sorted({m for n in names if n in moved for m in moved[n]})
         if hit:
             out[test] = hit

@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
     from typing import Any, Iterator
 
 from donegate.errors import DonegateError
+from donegate.seal.store import OWN_SKIP_DIRS as SKIP_DIRS
 from donegate.seal.store import OWN_SUITE
 
 NAME = OWN_SUITE  # `seal.store` names it: a stop asks whether the store has it without importing this module
@@ -26,7 +27,6 @@ VERSION = 1
 # pytest's own order of configuration files (its rootdir rules): the first holding a pytest section wins.
 CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 USUAL = ("tests", "test", "testing")
-SKIP_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".git", "node_modules", ".tox", ".nox"}
 MAX_FILES = 5000
 MAX_BYTES = 32 << 20
 AGAIN_BELOW = 20.0  # seconds: a suite faster than this runs twice at the seal
@@ -217,8 +217,10 @@ def pythonpath(pack: dict[str, Any]) -> list[str]:
 
 def with_pythonpath(pack: dict[str, Any], launch: Any, dest: Path) -> Any:
     """`launch` with the sealed configuration's `pythonpath` folders first on sys.path, as pytest puts them: a folder
-    of the sealed files (test helpers) from the laid-out suite `dest`, any other (`lib`, `src`) from the project as
-    the run sees it. The runs leave pytest's own handling of the key off (`hidden.runner`): the laid-out suite is not
+    of the sealed files (test helpers) from the laid-out suite `dest`, any other (`lib`, `src`, `.`) from the project
+    as the run sees it, preceded by the laid-out suite's same folder when it holds the tests' sealed data modules
+    (`pack["helpers"]`, `helper_data`; all the sealed files laid out there come first too: docs/own-suite.md). An
+    entry outside the project (`..`, absolute) is left to its environment. The runs leave pytest's own handling of the key off (`hidden.runner`): the laid-out suite is not
     the project's folder, so pytest would look for `src` in it."""
     import copy
 
@@ -398,9 +400,7 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     pack: dict[str, Any] = {"version": VERSION, "config": config, "paths": found, "by": how, "files": files}
     from donegate.seal import helper_data
 
-    roots = ["."] + [os.path.normpath(e) for e in pythonpath(pack) if not os.path.normpath(e).startswith("..")
-                     and not os.path.isabs(e)]
-    data = helper_data.found(project, files, roots)
+    data = helper_data.found(project, files, helper_data.roots(pythonpath(pack)))
     if data:  # the tests' data modules outside their folders (`helper_data`): sealed, laid out first
         files.update({rel: {"text": text} for rel, text in data.items()})
         pack["helpers"] = sorted(data)

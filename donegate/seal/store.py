@@ -38,6 +38,8 @@ TREE = "tree.json"  # the store's snapshot of every file of the repository at se
 # code writes (the hidden run reads neither: its bytecode lives under the state root).
 SKIP_TOP = (".git",)
 SKIP_DIRS = statcache.CACHE_DIRS
+# the folders the own suite's walks of the project leave out (`seal.own`, `seal.helper_data`: one set)
+OWN_SKIP_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".git", "node_modules", ".tox", ".nox"}
 # What `donegate install` writes into the repository (tests/gate/test_gate.py keeps this in step with
 # install.py): never the agent's change. They lie under `.claude/`, which the protected globs cover.
 KIT_FILES = (".claude/settings.json", ".claude/settings.json.donegate-backup", ".claude/donegate-install.json",

@@ -66,3 +66,40 @@ def test_a_data_modules_values_changed_names_the_tests_importing_it():
     assert changed(pack, {"support/expected.py": "SUM = 5\nBIG = 1024\nT = (1, SUM)\nNEW = 1\n"}, ["."]) == \
         {"tests/test_calc.py": ["support/expected.py: BIG, NEW"]}
     assert changed(pack, {"support/expected.py": None}, ["."]) == {"tests/test_calc.py": ["support/expected.py: gone"]}
+
+
+def test_a_data_module_no_longer_data_only_counts_as_changed():
+    """The agent's copy holding more than a docstring and literal assignments (`SUM += 1`, `globals()`, an `if`, a
+    `del`, a tuple target) ships a value the comparison cannot see: changed. Look-alike: the same values written
+    with a docstring, a `__future__` import and an annotation are no change."""
+    from donegate.seal.helper_data import changed
+
+    was = "SUM = 5\nPI = 3.14\n"
+    pack = {"config": "pytest.ini", "helpers": ["support/expected.py"],
+            "files": {"pytest.ini": {"text": "[pytest]\npythonpath = .\n"}, "support/expected.py": {"text": was},
+                      "tests/test_calc.py": {"text": TEST}}}
+    for extra in ("SUM += 1\n", "globals()['SUM'] = 3\n", "if 1:\n    SUM = 3\n", "del PI\nPI = 3.14\n",
+                  "SUM, PI = 5, 3\n", "import os\n"):
+        assert changed(pack, {"support/expected.py": was + extra}, ["."]) == \
+            {"tests/test_calc.py": ["support/expected.py: not data only"]}, extra
+    honest = '"""Expected."""\nfrom __future__ import annotations\nSUM: int = 5\nPI = 3.14\n'
+    assert changed(pack, {"support/expected.py": honest}, ["."]) == {}
+
+
+def test_a_data_module_too_deep_to_parse_is_unreadable_not_a_crash(tmp_path):
+    """`SUM = 1+1+...` (3,000 terms) overflows the parser's recursion: read as unreadable (changed), never raised;
+    the seal's search skips such a module or test as it skips one that does not parse."""
+    from donegate.seal.helper_data import changed, parsed
+
+    deep = "SUM = " + "+".join(["1"] * 3000) + "\n"
+    pack = {"config": "pytest.ini", "helpers": ["support/expected.py"],
+            "files": {"pytest.ini": {"text": "[pytest]\npythonpath = .\n"}, "support/expected.py": {"text": "SUM = 5\n"},
+                      "tests/test_calc.py": {"text": TEST}}}
+    assert changed(pack, {"support/expected.py": deep}, ["."]) == \
+        {"tests/test_calc.py": ["support/expected.py: unreadable"]}
+    assert changed(pack, {"support/expected.py": "SUM = " + "+".join(["1"] * 5) + "\n"}, ["."]) == {}
+    assert parsed(deep) is None and parsed("A = 1\n") is not None
+    sealed = _project(tmp_path, {"tests/test_calc.py": TEST + "X = " + "+".join(["1"] * 3000) + "\n",
+                                 "tests/test_deep.py": TEST, "support/__init__.py": "", "support/expected.py": deep,
+                                 "calc.py": "def add(a, b):\n    return a + b\n"})
+    assert found(tmp_path, sealed, ["."]) == {}
