@@ -124,7 +124,12 @@ def texts_mine(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str
         return []  # (before reading the configuration: most stops add no text file)
     import fnmatch
 
-    from donegate.seal import doctested
+    from donegate.seal import doctested, own
+
+    if "doctest" in own.switched_off(repo / prefix):
+        return []  # (`-p no:doctest`: pytest collects no text doctest, and one named errors "not found")
+    left = own.ignored(repo / prefix)
+    found = [rel for rel in found if not any(rel == p or rel.startswith(p + "/") for p in left)]
 
     ini = doctested.read(repo / prefix, pack.get("config"))
     globs, skip = doctested.globs(ini), doctested.norecurse(ini)

@@ -64,11 +64,28 @@ def switched_off(project: Path) -> set[str]:
     the kit's own configuration, leave them out too (the fix `blamed` gives for a plugin made for another pytest)."""
     import re
 
+    return set(re.findall(r"-p\s*no:(\S+)", addopts(project)))
+
+
+def addopts(project: Path) -> str:
+    """The `addopts` of the project's pytest configuration now ("" without one)."""
     from donegate.seal.excluded import pytest_section
 
     name, _ = configuration(project)
-    addopts = (pytest_section(project / name) or {}).get("addopts", "") if name else ""
-    return set(re.findall(r"-p\s*no:(\S+)", addopts))
+    return (pytest_section(project / name) or {}).get("addopts", "") if name else ""
+
+
+def ignored(project: Path) -> list[str]:
+    """The paths the project's `addopts` leave out of collection (`--ignore=PATH`, `--ignore PATH`), relative."""
+    import shlex
+
+    try:
+        words = shlex.split(addopts(project))
+    except ValueError:
+        return []
+    out = [w.split("=", 1)[1] for w in words if w.startswith("--ignore=")]
+    out += [b for a, b in zip(words, words[1:], strict=False) if a == "--ignore"]
+    return [Path(os.path.normpath(p)).as_posix() for p in out if p and not os.path.isabs(p)]
 
 
 def find(project: Path, named: list[str] | None = None) -> tuple[str | None, list[str], str]:
