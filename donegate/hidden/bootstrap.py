@@ -65,6 +65,8 @@ def main():
         # The modules of the plugins the run leaves off (`runner.PYTEST_ARGS`), as a developer's pytest imports them:
         # without, `'xml' not in sys.modules` (junitxml's ElementTree) was right in both runs and wrong only under the
         # developer's pytest (tests/gate/test_redteam_traits.py). Imported, never registered: ~3 ms (xml.etree).
+        # The same names as runner.PYTEST_ARGS's `-p no:` (runner imports this module: it cannot import runner), less
+        # cacheprovider and doctest (`_pytest.config` imports them) and python_path (it imports nothing new).
         for name in ("junitxml", "pastebin", "stepwise", "setuponly", "setupplan"):
             try:
                 __import__("_pytest." + name)

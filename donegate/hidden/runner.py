@@ -154,6 +154,8 @@ PYTEST_ARGS = (
     # Not `no:faulthandler`, `no:unraisableexception`, `no:threadexception`: a developer's pytest has faulthandler
     # on and its own sys.unraisablehook and threading.excepthook, and the run looks like theirs (issue 45 item 1:
     # each told the first run from a developer's pytest; tests/gate/test_catalogue.py).
+    # A plugin added to or taken from the `no:` ones above: the same in BOOTSTRAP's list of their modules (bootstrap.py,
+    # imported by this module, so written twice).
     "-q", "--no-header", "-rN", "--tb=line",
     # A test file that cannot be imported yet (it imports a name the work will add) fails its own tests
     # (`uncollected`); the other files' tests still run, as a developer's `pytest` with this flag runs them.
