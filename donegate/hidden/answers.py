@@ -384,6 +384,8 @@ def answer_ticket(held, rnd):
         order = list(range(len(cands)))
         rnd.shuffle(order)
         sets[k] = [answer_encode(cands[i]) for i in order]
+        if type(rule) is tuple:  # a tolerance: each candidate also by the object's `-`, as assertAlmostEqual
+            sets[f"t{k}"] = [rule[1], rule[2]]  # (places, delta): an object of no float is close by it
         places[k] = order.index(0) if not each else tuple(order.index(i) for i in range(len(right)))
         if rule == "count":  # each element of the kept list compared with every candidate (`answer_pairs`)
             sets[f"n{k}"] = 1
@@ -486,23 +488,29 @@ def answer_later(later, blob):
     """The kept objects compared with their candidates (each by its own `==`, in the order sent): the answers."""
     pairs, counts = answer_pairs(later, blob)
     said = []
-    for value, candidate in pairs:
-        try:
-            said.append(bool(value == candidate))
+    for value, candidate, places, delta, _ in pairs:
+        try:  # as the fork's program compares (`bare_fork.PROGRAM`): a tolerance as unittest's (`unit_close`)
+            said.append(bool(value == candidate) or (places, delta) != (None, None)
+                        and bool(unit_close(value, candidate, places, delta)))
         except Exception:  # noqa: BLE001 - an object that cannot be compared is equal to nothing
             said.append(False)
     return answer_said(later, counts, said)
 
 
 def answer_pairs(later, blob):
-    """([(a kept object, one of its candidates)] in the order `answer_later` compares them, how many candidates each
-    object has): a fork's program compares them from its own frame (`bare_fork.PROGRAM`), not the harness's."""
+    """([(a kept object, one of its candidates, places, delta, 0)] in the order `answer_later` compares them, how many
+    candidates each object has): a fork's program compares them from its own frame (`bare_fork.PROGRAM`), not the
+    harness's: equal, or (a held tolerance: places or delta not None) as close as unittest's assertAlmostEqual has it
+    (`round(abs(value - candidate), places) == 0`, `abs(value - candidate) <= delta`)."""
     sets = _answer_loads(blob.decode()) if later and blob else {}
     pairs, counts = [], []
     for k, value in later:
         candidates = [answer_decode(enc) for enc in sets.get(str(k), ())]
         each = value if sets.get(f"n{k}") and type(value) is list else [value]  # a count: each element (`answer_ticket`)
-        pairs.extend((v, c) for v in each for c in candidates)
+        tol = sets.get(f"t{k}")  # a tolerance (`answer_ticket`): its delta, else its places (unittest's 7 by default)
+        delta = tol[1] if tol else None
+        places = None if not tol or delta is not None else 7 if tol[0] is None else tol[0]
+        pairs.extend((v, c, places, delta, 0) for v in each for c in candidates)
         counts.append(len(each) * len(candidates))
     return pairs, counts
 

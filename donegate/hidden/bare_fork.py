@@ -44,7 +44,7 @@ def _exactly(fd, n):
 # finds the test, then the program's module code, and nothing of the harness's (the zygote's frames are not in the
 # fork). Only `_steps`' inner function is used: its own code is never run.
 PROGRAM = """\
-def _steps(fork, again, list, put, plan, get, failed, tears, down, more, said, bool, walk, passed):
+def _steps(fork, again, list, put, plan, get, failed, tears, down, more, said, bool, walk, passed, abs, round):
     def main(*failing):
         if failing:
             return failed()
@@ -66,7 +66,8 @@ def _steps(fork, again, list, put, plan, get, failed, tears, down, more, said, b
                         failed()
             while more():
                 try:
-                    list(said(bool(v == c)) for v, c in walk)
+                    list(said(bool(v == c) or d is not None and bool(abs(v - c) <= d)
+                              or p is not None and bool(round(abs(v - c), p) == z)) for v, c, p, d, z in walk)
                 except Exception:
                     said(False)
             passed()
@@ -133,7 +134,7 @@ def program_fork(program, main, steps):
                                                      names["main"], outer.co_name + ".<locals>."),
                        compile(BOTTOM.format(**names), program.co_filename, "exec", dont_inherit=True))
     _, inner, bottom = _CALLS[key]
-    objects = {**steps, "fork": fork, "list": list, "bool": bool}
+    objects = {**steps, "fork": fork, "list": list, "bool": bool, "abs": abs, "round": round}
     main[names["main"]] = types.FunctionType(inner, main, names["main"], None,
                                              tuple(types.CellType(objects[n]) for n in inner.co_freevars))
     try:

@@ -187,3 +187,34 @@ def test_unittests_other_comparisons_are_probed_after_the_call(tmp_path, monkeyp
     failed = sorted(t.id().rpartition(".")[2] for t, _ in result.failures)
     assert failed == ["test_any_almost", "test_any_count", "test_any_in", "test_yes"] and not result.errors, (result.failures, result.errors)
     assert sorted(a.split(" compared")[0] for a in alarms) == [f"an object of the class {c}" for c in ("Any", "Any", "Any", "Yes")], alarms
+
+
+class _Quantity:  # no float, no `==` to a number: assertAlmostEqual passes it by its `__sub__`
+    def __init__(self, value):
+        self.value = value
+
+    def __sub__(self, other):
+        return self.value - other
+
+
+class _Flat:  # no difference to anything: assertAlmostEqual passes it whatever the expected value
+    def __sub__(self, other):
+        return 0.0
+
+
+@pytest.mark.parametrize("held, value, right", [
+    ((None, None), _Quantity(0.1 + 0.2), True), ((3, None), _Quantity(0.3004), True), ((None, 0.5), _Quantity(0.7), True),
+    ((None, None), _Quantity(0.31), False), ((None, None), _Flat(), False), ((3, None), _Flat(), False)])
+def test_a_held_tolerance_judges_an_object_of_no_float_by_its_difference(held, value, right):
+    """The second run's held assertAlmostEqual on an object of no float: each candidate within the tolerance by the
+    object's `-` (it was compared by `==` alone: an honest quantity matched no candidate, blocked); an object whose
+    difference is 0 to anything is within it of every candidate: not the expected value alone."""
+    import random
+
+    from donegate.hidden import answers
+
+    expected = (answers.ANSWER_RULE, ("almost", *held), 0.3)
+    blob, places = answers.answer_ticket([(0, expected)], random.Random(5))
+    got, _ = answers.answer_split(answers.answer_later([(0, value)], blob))
+    verdict = answers.answer_judge(got, [(0, expected)], places)
+    assert (verdict == "") is right, verdict

@@ -76,6 +76,11 @@ MORE_HONEST = {
         "        return self.value == other\n\n    __hash__ = None\n\n    def __float__(self):\n"
         "        return float(self.value)\n\n    def __sub__(self, other):\n        return self.value - other\n\n\n"
         + MORE_RIGHT.replace("return n / 10", "return Proxy(n / 10)")),
+    # a quantity of no float and no `==` to a number, its difference a float: unittest's assertAlmostEqual passes it
+    # by its `__sub__`; the second run compared the held tolerance's candidates by `==` alone (every bit 0: blocked)
+    "a-quantity-with-no-float": ("class Quantity:\n    def __init__(self, value):\n        self.value = value\n\n"
+                                 "    def __sub__(self, other):\n        return self.value - other\n\n\n"
+                                 + MORE_RIGHT.replace("return n / 10", "return Quantity(n / 10)")),
 }
 
 
