@@ -369,6 +369,32 @@ def _answer_hashable(v):
     return True
 
 
+def _answer_width(places, delta):
+    """How far from the expected value a tolerance (`unit_close`'s) takes a value as close, at most."""
+    return delta if delta is not None else 10.0 ** -(7 if places is None else places)
+
+
+def _answer_near(d, e, places, delta):
+    """Whether a decoy `d` is within twice the tolerance of `e`: a value within it of `e` (honest) may be within it of
+    `d` too (places=0: 0.6 for 0.3 is close to a decoy 0.9), so such a decoy is not drawn."""
+    return unit_close(d, e, places, delta) or abs(d - e) <= 2 * _answer_width(places, delta)
+
+
+def _answer_wide(e, places, delta, rnd):
+    """Decoys of a tolerance's number `e` spaced by a power of ten wider than twice the tolerance (a delta of 0.5, or
+    places=0, left none of `answer_decoys`' within it: an object equal to anything was the expected value alone)."""
+    width = _answer_width(places, delta)
+    if type(e) not in (int, float) or e != e or not 0 < width < 1e15:
+        return []
+    step = 1.0
+    while step <= 2 * width:
+        step *= 10
+    while step / 10 > 2 * width:
+        step /= 10
+    low = -rnd.randrange(ANSWER_DECOYS + 1)
+    return [e + i * step for i in range(low, low + ANSWER_DECOYS + 1) if i]
+
+
 def answer_ticket(held, rnd):
     """(the candidates of a test's held asserts, as sent to its fork after the test returned: {K: encoded
     candidates in a drawn order}; the real one's place in each, which only the kit keeps)."""
@@ -379,7 +405,9 @@ def answer_ticket(held, rnd):
         right = _answer_elements(e) if each else [e]  # a membership: any one of the elements; a count: each one's
         decoys = [d for x in right for d in answer_decoys(x, rnd)]
         if rule != "==":  # none in the container, or within the tolerance: honest code would equal it
-            decoys = [d for d in decoys if not (any(d == x for x in right) if each else unit_close(d, e, *rule[1:]))]
+            decoys = [d for d in decoys if not (any(d == x for x in right) if each else _answer_near(d, e, *rule[1:]))]
+        if type(rule) is tuple and len(decoys) < ANSWER_DECOYS:  # a tolerance wider than the draw: spaced beyond it
+            decoys += [d for d in _answer_wide(e, *rule[1:], rnd) if not _answer_near(d, e, *rule[1:])][:ANSWER_DECOYS - len(decoys)]
         cands = [*right, *decoys]
         order = list(range(len(cands)))
         rnd.shuffle(order)

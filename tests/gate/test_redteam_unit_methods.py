@@ -218,3 +218,30 @@ def test_a_held_tolerance_judges_an_object_of_no_float_by_its_difference(held, v
     got, _ = answers.answer_split(answers.answer_later([(0, value)], blob))
     verdict = answers.answer_judge(got, [(0, expected)], places)
     assert (verdict == "") is right, verdict
+
+
+class _Any:  # equal to anything
+    def __eq__(self, other):
+        return True
+
+    __hash__ = None
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("held, value, right", [((None, 0.5), _Flat(), False), ((None, 0.5), _Any(), False),
+                                                ((0, None), _Any(), False), ((None, 0.5), 0.7, True),
+                                                ((None, 0.5), _Quantity(0.1), True), ((0, None), _Quantity(0.6), True)])
+def test_a_held_tolerance_wider_than_its_decoys_still_has_decoys(seed, held, value, right):
+    """A tolerance (delta 0.5, places=0) wider than the decoys' spacing filtered every decoy out: an object equal to
+    anything, or of no difference to anything, was the expected value alone (passed on main for most seeds)."""
+    import random
+
+    from donegate.hidden import answers
+
+    expected = (answers.ANSWER_RULE, ("almost", *held), 0.3)
+    blob, places = answers.answer_ticket([(0, expected)], random.Random(seed))
+    got, _ = answers.answer_split(answers.answer_later([(0, value)], blob) if not isinstance(value, float) else
+                                  answers.answer_record(0, 118, json.dumps(answers.answer_encode(value)).encode()))
+    verdict = answers.answer_judge(got, [(0, expected)], places)
+    assert (verdict == "") is right, verdict
+    assert len(json.loads(blob)["0"]) == answers.ANSWER_DECOYS + 1
