@@ -300,7 +300,7 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
             trace = trace_of(event, args)
             if trace:
                 caller = trace_caller(getframe(2))
-                if caller is not None and ours(caller.f_code.co_filename, caller):
+                if caller is not None and ours(caller.f_code.co_filename):  # its place (`own:`), never its line
                     return f"read what only tells the sandbox apart ({trace})" + at(caller), "sandbox-probe"
                 return "", ""
             path = globals()["trace_text"](args[0]) if args and event == "open" else None  # a plain copy (traces.py)
