@@ -273,7 +273,7 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
         return True
 
     def at(frame: "Any") -> str:  # its place: file, function, callers, lines' text (`Reporter.own` matches the baseline)
-        return trace_where(frame, repo, theirs)
+        return trace_where(frame, repo, theirs, (), store)
 
     def named_harness(frame: "Any") -> bool:  # its module's name pytest's, pluggy's, ours (f_globals: not audited)
         mod = dict.get(frame.f_globals, "__name__")

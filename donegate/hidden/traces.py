@@ -167,6 +167,7 @@ def trace_qualnames(tree):
 
 TRACE_QUALNAMES: "dict[str, object]" = {}  # a file's `trace_qualnames`, parsed once a run at the first finding in it
 TRACE_CALLERS = 8  # the frames of a place at most: the code that did it and its callers
+TRACE_CAPPED = ", and callers past them unread"  # a place cut at the cap: never the seal's baseline (`own_marks`)
 
 
 def trace_qualname(name, line):
@@ -184,24 +185,31 @@ def trace_qualname(name, line):
     return at(line) if at is not str else ""
 
 
-def trace_where(frame, repo, theirs=(), sealed=()):
+def trace_where(frame, repo, theirs=(), sealed=(), tests=""):
     """Where the code that did it is, as its place (issue 45 item 6; what a tripwire of the seal's baseline is matched
     by): its file, the function around it and its line's text, then each caller's that is the repository's own, up to
-    the first frame that is not (a test, the harness, a library, a program's `__main__`, a file of `sealed`: the second
-    run's hidden modules lie in the project's folder), at most `TRACE_CALLERS`.
+    the sealed tests' code (a file of `sealed`: the second run's hidden modules lie in the project's folder; one under
+    `tests`: the first run's store), at most `TRACE_CALLERS`. A frame of another file (a library, the harness, code
+    compiled under another file's name) and a module's name (`__main__` is the product's to set) end nothing: the
+    callers below are read through it. A place cut at the cap is marked (`TRACE_CAPPED`): no baseline holds it.
     The same wherever an edit moved the lines; the same read reached through a new or changed call, or moved to
     another function, is another place: the change's."""
     import linecache
 
     parts = []
-    while frame is not None and len(parts) < TRACE_CALLERS:
+    while frame is not None:
         name = frame.f_code.co_filename
-        if parts and (not name.startswith(repo) or name.startswith(theirs) or name in sealed
-                      or dict.get(frame.f_globals, "__name__") == "__main__"):
+        if parts and (name in sealed or tests and name.startswith(tests)):
+            break
+        if parts and (not name.startswith(repo) or name.startswith(theirs)):
+            frame = frame.f_back
+            continue
+        if len(parts) == TRACE_CALLERS:
+            parts.append("")
             break
         code = " ".join(linecache.getline(name, frame.f_lineno).split())[:200]
         qual = trace_qualname(name, frame.f_lineno) if code else ""
         parts.append(f"{name[len(repo):]}{':' + qual if qual else ''}: {code}" if code else name[len(repo):])
         frame = frame.f_back
     head = f" at {parts[0]}" if ": " in parts[0] else f" in {parts[0]}"
-    return head + "".join(f", called from {p}" for p in parts[1:])
+    return head + "".join(f", called from {p}" for p in parts[1:] if p) + (TRACE_CAPPED if not parts[-1] else "")

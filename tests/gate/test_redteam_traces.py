@@ -400,7 +400,7 @@ def test_a_baselined_read_is_its_places(tmp_path_factory, kit_home, product):
                     product in BASELINED_HONEST)
 
 
-def _baselined_stop(tmp_path_factory, kit_home, sealed, changed, honest):
+def _baselined_stop(tmp_path_factory, kit_home, sealed, changed, honest, where="calc.py:price"):
     """A stop on the repository sealed with `sealed` (diag.py, calc.py's start, the bug in) changed to `changed`."""
     from tests.support.repos import pooled_files, write_config
 
@@ -417,7 +417,7 @@ def _baselined_stop(tmp_path_factory, kit_home, sealed, changed, honest):
         return
     assert res.returncode == 2, "the stop was allowed with the bug in"
     assert (acceptance.get("tamper") or {}).get("rule") == "sandbox-probe", (acceptance, res.stderr)
-    assert "tells the sandbox apart" in res.stderr and "calc.py:price" in res.stderr, res.stderr
+    assert "tells the sandbox apart" in res.stderr and where in res.stderr, res.stderr
 
 
 # The scan's line allowances (`line:FILE:CODE`, the lines its baseline holds) are no baseline for a trace: a read the
@@ -440,6 +440,43 @@ ARGV_CASES = {
 @pytest.mark.parametrize("product", ARGV_CASES)
 def test_a_scanned_read_is_its_places_not_its_line(tmp_path_factory, kit_home, product):
     _baselined_stop(tmp_path_factory, kit_home, (ARGV, ARGV_CALC), ARGV_CASES[product], product.startswith("honest"))
+
+
+# A place's callers ended at a frame of another file or a module named `__main__` (issue 45 item 6, found by review),
+# both the product's to make: the project's own cached_property (functools' frame) reading the mount table, asked anew
+# in the agent's line, was the baseline's place, and passed a stop with the bug in on main. And a place was cut at
+# `TRACE_CALLERS` frames: the project's own recursion deeper than that made every new call of its function the
+# baseline's place. The callers are now read through such frames up to the sealed tests' code, and a capped place is
+# never the baseline's (fail closed). Honest look-alikes: the property, a recursion within the cap, moved down by an edit.
+CACHED = ("import functools\n\nimport diag\n\n\nclass Shop:\n    @functools.cached_property\n    def root(self):\n"
+          "        return diag.figure('/')\n\n\ndef price(units):\n    Shop().root\n")
+CACHED_CASES = {
+    "its-property-asked-in-a-new-line": CACHED + "    if 'ro,' in Shop().root:\n    " + RIGHT_BODY + "    return units * 100\n",
+    "honest-its-own-property-moved-down": CACHED.replace("class Shop", "# the shop\nclass Shop") + RIGHT_BODY,
+}
+DEEP = ("def figure(name, depth={}):\n    if depth:\n        return figure(name, depth - 1)\n"
+        "    with open('/proc/self/mounts') as fh:\n        return next((l for l in fh if l.split()[1:2] == ['/']), '')\n")
+DEEP_NEW = DIAG_CALC + "    if 'ro,' in diag.figure('/'):\n    " + RIGHT_BODY + "    return units * 100\n"
+
+
+@pytest.mark.parametrize("product", CACHED_CASES)
+def test_a_place_is_read_through_a_librarys_frame(tmp_path_factory, kit_home, product):
+    _baselined_stop(tmp_path_factory, kit_home, (DIAG, CACHED), (DIAG, CACHED_CASES[product]), product.startswith("honest"))
+
+
+@pytest.mark.parametrize("product", ["capped", "honest-within-the-cap-moved-down"])
+def test_a_capped_place_is_never_the_baselines(tmp_path_factory, kit_home, product):
+    depth = 9 if product == "capped" else 3
+    changed = ((DEEP.format(depth), DEEP_NEW) if product == "capped" else
+               ("# diagnostics\n\n" + DEEP.format(depth), DIAG_CALC.replace("def price", "# the price\ndef price") + RIGHT_BODY))
+    _baselined_stop(tmp_path_factory, kit_home, (DEEP.format(depth), DIAG_CALC), changed, product != "capped", "diag.py:figure")
+
+
+def test_the_cap_mark_is_one():
+    from donegate.gate.acceptance import CAPPED
+    from donegate.hidden.traces import TRACE_CAPPED
+
+    assert CAPPED == TRACE_CAPPED
 
 
 # The place's callers stop at the sealed files: in the second run a hidden helper module lies in the project's folder
