@@ -271,7 +271,7 @@ def _watch_traces(job, out, sealed):
             trace = trace_of(event, args)
             caller = trace_caller(getframe(1)) if trace else None
             name = caller.f_code.co_filename if caller is not None else ""
-            if not name.startswith(repo) or name.startswith(theirs):
+            if not name.startswith(repo) or name.startswith(theirs) or name in sealed:  # a hidden module's: the tests'
                 return
             what = f"the code under test read what only tells the sandbox apart ({trace})" + trace_where(caller, repo, theirs, sealed)
             if f"sandbox-probe:{what}" in own:

@@ -483,15 +483,20 @@ def test_the_cap_mark_is_one():
 # (a test file is the program's `__main__`), in the first in the store. A baselined read reached through a helper's
 # call is the project's own in both runs, and no line of the helper reaches a message.
 HELPER = "import calc\n\n\ndef priced(units):\n    return calc.price(units)  # the helper's own line\n"
+# A hidden helper that reads a trace itself is the tests' code, not the product's, in the second run too (where it lies
+# in the project's folder): before, only the second run flagged it (an honest false block).
+HELPER_READS = HELPER.replace("    return calc", "    with open('/proc/self/mounts') as fh:\n        fh.read()\n    return calc")
 HELPED = HIDDEN.replace("import calc", "from helpers import priced").replace("calc.price(", "priced(")
 
 
-def test_a_baselined_read_reached_through_a_hidden_helper_passes_both_runs(tmp_path_factory, kit_home):
+@pytest.mark.parametrize("helper", ["calls-the-product", "reads-a-trace-itself"])
+def test_a_baselined_read_reached_through_a_hidden_helper_passes_both_runs(tmp_path_factory, kit_home, helper):
     from tests.support.repos import pooled_hidden, write_config
 
     write_config(kit_home, "confine: on\nscan: block\n")
-    repo = pooled_hidden(tmp_path_factory, kit_home, "helped-diag", {"diag.py": DIAG, "calc.py": DIAG_CALC
-                         + "    return units * 100\n"}, {"test_calc.py": HELPED, "helpers.py": HELPER})
+    helpers = HELPER if helper == "calls-the-product" else HELPER_READS
+    repo = pooled_hidden(tmp_path_factory, kit_home, "helped-diag-" + helper, {"diag.py": DIAG, "calc.py": DIAG_CALC
+                         + "    return units * 100\n"}, {"test_calc.py": HELPED, "helpers.py": helpers})
     (repo / "calc.py").write_text(DIAG_CALC + RIGHT_BODY)
     res = run_hook(stop_payload(repo), timeout=120)
     acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
