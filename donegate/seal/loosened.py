@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 # What a shape holds, by version: a seal keeps it beside the shapes (`shape_rules`); a stop reads the shapes of a store
 # of other rules again from its sealed text (`gate.own_suite._sealed_shapes`). 2: the helpers a test calls read with it
 # (`seal.calls`, stop 53); 3: an assert that can never fail the test not counted (`seal.dead`); 4: a module's or
-# class's skip by a call, an alias, `__test__` or an autouse fixture, a test unbound (`seal.collect`). Raise it when
-# `shape_of` reads a test otherwise.
-RULES = 4
+# class's skip by a call, an alias, `__test__` or an autouse fixture, a test unbound (`seal.collect`); 5: the raises
+# that check the message (`match`). Raise it when `shape_of` reads a test otherwise.
+RULES = 5
 
 # pytest's and unittest's ways to skip a test or expect it to fail (`pytest.mark.skip`, `pytest.importorskip(...)`,
 # `unittest.skipIf`, `self.skipTest(...)`, `raise unittest.SkipTest`).
@@ -105,10 +105,13 @@ def _unittest_kind(call: ast.Call) -> str | None:
     return UNITTEST.get(name) if isinstance(call.func, ast.Attribute) else None
 
 
-def _raises(nodes: list[ast.AST]) -> list[str]:
+def _raises(nodes: list[ast.AST], matched: bool = False) -> list[str]:
+    """The exceptions each `raises` names; `matched`: only those that also check the message (`match=`,
+    `assertRaisesRegex`)."""
     out = []
     for sub in nodes:
-        if isinstance(sub, ast.Call) and getattr(sub.func, "attr", "") in UNITTEST_RAISES and sub.args:
+        if isinstance(sub, ast.Call) and getattr(sub.func, "attr", "") in UNITTEST_RAISES and sub.args and (
+                not matched or any(k.arg == "match" for k in sub.keywords) or getattr(sub.func, "attr", "").startswith("assertRaisesRegex")):
             out.append(ast.unparse(sub.args[0]))
     return sorted(out)
 
@@ -125,7 +128,8 @@ def shape_of(fn: ast.AST, lists: dict[str, ast.expr] | None = None, helpers: dic
         k for nodes in live for c in nodes if isinstance(c, ast.Call) and (k := _unittest_kind(c)) is not None]
     return {"src": _sha256("".join(ast.dump(p) for p in parts).encode()).hexdigest()[:16],
             "asserts": sorted(asserts), "skips": sorted(m for p in parts for m in _marks(p)),
-            "cases": _cases(fn, lists), "raises": sorted(r for nodes in live for r in _raises(nodes))}
+            "cases": _cases(fn, lists), "raises": sorted(r for nodes in live for r in _raises(nodes)),
+            "match": sorted(r for nodes in live for r in _raises(nodes, matched=True))}
 
 
 def _once(body: list[ast.stmt]) -> dict[str, ast.expr]:
@@ -242,6 +246,10 @@ def findings(sealed: dict[str, dict[str, Any]], current: dict[str, str | None], 
             if old["raises"] and set(new["raises"]) != set(old["raises"]) and _broader(old["raises"], new["raises"]):
                 out.append({"test": tid, "rule": "raises-broadened", "what": f"raises({', '.join(old['raises'])}) became "
                             f"raises({', '.join(new['raises'])})"})
+            elif lost := sorted({r for r in old.get("match", []) if r in new["raises"]
+                                 and old["match"].count(r) > new.get("match", []).count(r)}):
+                out.append({"test": tid, "rule": "raises-broadened", "what": f"raises({', '.join(lost)}) lost its match= "
+                            "(any message is taken now)"})
     return out
 
 

@@ -145,3 +145,34 @@ def test_a_configuration_or_ci_weakening_in_another_form_is_named(tmp_path_facto
 def test_an_honest_configuration_or_ci_edit_passes(tmp_path_factory, kit_home, name):
     res = _configured_stop(tmp_path_factory, kit_home, CONFIG_HONEST[name])
     assert res.returncode == 0, (name, res.stderr)
+
+
+# -- a raises' match= ------------------------------------------------------------------------------------------
+
+CHECK = "\n\ndef check(a):\n    if a < 0:\n        raise ValueError(f'negative: {a}')\n    return a\n"
+RAISES = ("import pytest\n\nfrom calc import check\n\n\ndef test_check():\n"
+          "    with pytest.raises(ValueError, match='negative'):\n        check(-1)\n")
+RAISES_ATTACKS = {"match-dropped": RAISES.replace(", match='negative'", "")}
+RAISES_HONEST = {"match-stricter": RAISES.replace("match='negative'", "match='^negative: -1$'"),
+                 "match-same": RAISES.replace("check(-1)", "check(-2)")}
+# Each passed a stop unnamed on main before `match` was read with the raises (seal.loosened, RULES 5).
+
+
+def _raises_stop(tmp_path_factory, kit_home, text: str):
+    repo = sealed_project(tmp_path_factory, kit_home, "red-calc-raises", {
+        "calc.py": CALC + CHECK, "tests/test_calc.py": RAISES}, HIDDEN, 1)
+    (repo / "calc.py").write_text(CALC + CHECK + MUL)
+    (repo / "tests" / "test_calc.py").write_text(text)
+    return run_hook(stop_payload(repo))
+
+
+def test_a_raises_losing_its_match_is_named(tmp_path_factory, kit_home):
+    res = _raises_stop(tmp_path_factory, kit_home, RAISES_ATTACKS["match-dropped"])
+    assert res.returncode == 2, res.stderr
+    assert "tests/test_calc.py::test_check" in res.stderr and "[raises-broadened]" in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("name", RAISES_HONEST)
+def test_a_raises_match_kept_or_stricter_passes(tmp_path_factory, kit_home, name):
+    res = _raises_stop(tmp_path_factory, kit_home, RAISES_HONEST[name])
+    assert res.returncode == 0, (name, res.stderr)

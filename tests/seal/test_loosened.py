@@ -636,3 +636,14 @@ def test_both_sides_of_an_equality_passed_through_a_new_call_is_named(name):
 @pytest.mark.parametrize("name", NOT_NORMALIZED)
 def test_an_equality_kept_or_rewritten_otherwise_is_not_named_normalised(name):
     assert loosened.normalized({"test_t.py": NORM}, {"test_t.py": NOT_NORMALIZED[name]}, NORM_PASSING) == []
+
+
+def test_a_raises_losing_its_match_is_broadened_and_a_stricter_match_is_not():
+    from donegate.seal import loosened as lo
+
+    was = "import pytest\n\n\ndef test_a():\n    with pytest.raises(ValueError, match='neg'):\n        f()\n"
+    sealed = {"tests/test_a.py": lo.tests_of(was)}
+    def judged(now):
+        return [f["rule"] for f in lo.findings(sealed, {"tests/test_a.py": now}, {"tests/test_a.py::test_a"})]
+    assert judged(was.replace(", match='neg'", "")) == ["raises-broadened"]
+    assert judged(was.replace("match='neg'", "match='^neg: -1$'")) == []
