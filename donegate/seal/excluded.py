@@ -112,6 +112,11 @@ def _errors(filterwarnings: str | None) -> bool:
     return any(line.strip().strip("'\"") == "error" for line in (filterwarnings or "").replace(",", "\n").splitlines())
 
 
+def _strict(xfail_strict: str | None) -> bool:
+    """`xfail_strict` on as pytest reads an ini bool (`true`, `1`, `yes`, `on`; pyproject's `true` read as True)."""
+    return (xfail_strict or "").strip().strip("'\"").lower() in ("true", "1", "yes", "y", "on")
+
+
 def _option(word: str) -> str:
     """A short option as pytest reads it: `-knot_slow` is `-k`; in a cluster of flags, `-qx` holds `-x`, and an
     option that takes a value ends the flags (`-rxs`: `-r xs`, the report's characters)."""
@@ -138,6 +143,9 @@ def config_findings(sealed: dict[str, str | None], current: dict[str, str | None
         if _errors(before.get("filterwarnings")) and not _errors(now.get("filterwarnings")):
             out.append({"test": name, "rule": "config-excluded",
                         "what": "filterwarnings lost error: a warning no longer fails a test"})
+        if _strict(before.get("xfail_strict")) and not _strict(now.get("xfail_strict")):
+            out.append({"test": name, "rule": "config-excluded",
+                        "what": "xfail_strict lost true: an xfail test that passes no longer fails"})
         for key in COLLECT_KEYS:
             if now.get(key, before.get(key)) != before.get(key):
                 out.append({"test": name, "rule": "config-excluded",

@@ -91,7 +91,7 @@ def test_an_honest_look_alike_passes(tmp_path_factory, kit_home, name):
 
 # -- the configuration and the CI workflow ------------------------------------------------------------------------
 
-INI = "[pytest]\naddopts = -ra\nfilterwarnings =\n    error\n"
+INI = "[pytest]\naddopts = -ra\nxfail_strict = true\nfilterwarnings =\n    error\n"
 FLOW = ("name: ci\non: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n"
         "      - run: pytest -x\n")
 STEP = "      - run: pytest -x\n"
@@ -99,6 +99,8 @@ CONFIG_ATTACKS = {  # {name: ({file: text now}, the rule named)}
     "addopts-quoted-k": ({"pytest.ini": INI.replace("-ra", '-ra "-knot add"')}, "config-excluded"),
     "addopts-plugin": ({"pytest.ini": INI.replace("-ra", "-ra -p tests.skipper")}, "config-excluded"),
     "filterwarnings-error-removed": ({"pytest.ini": "[pytest]\naddopts = -ra\n"}, "config-excluded"),
+    "xfail_strict-removed": ({"pytest.ini": INI.replace("xfail_strict = true\n", "")}, "config-excluded"),
+    "xfail_strict-false": ({"pytest.ini": INI.replace("xfail_strict = true", "xfail_strict = false")}, "config-excluded"),
     # (quoted: YAML reads a bare `! ...` as a tag, and the step as `pytest -x`)
     "ci-negated": ({".github/workflows/ci.yml": FLOW.replace("pytest -x", '"! pytest -x"')}, "ci-ignores-failures"),
     # (`bash -e` without pipefail, GitHub's default shell: the pipeline's status is tee's)
@@ -113,6 +115,8 @@ CONFIG_HONEST = {
     "addopts-quoted-verbose": {"pytest.ini": INI.replace("-ra", '-ra "-v"')},
     "addopts-plugin-off": {"pytest.ini": INI.replace("-ra", "-ra -p no:cacheprovider")},
     "filterwarnings-more": {"pytest.ini": INI + "    ignore::DeprecationWarning:yaml\n"},
+    "xfail_strict-kept-another-line": {"pytest.ini": INI.replace("xfail_strict = true", "xfail_strict = True")
+                                       .replace("-ra", "-rA")},
     # (GitHub runs a step's script with `bash -e`: a failing pytest still ends the step before `true`)
     "ci-semicolon-true": {".github/workflows/ci.yml": FLOW.replace("pytest -x", "pytest -x; true")},
     "ci-and-then": {".github/workflows/ci.yml": FLOW.replace("pytest -x", "pytest -x && echo done")},
@@ -121,7 +125,7 @@ CONFIG_HONEST = {
     "ci-env-other": {".github/workflows/ci.yml": FLOW.replace(STEP, STEP + "        env:\n          PYTHONHASHSEED: '0'\n")},
 }
 # Each passed a stop unnamed on main (strict xfails in 38d8c22): the first three named since excluded._words and
-# _errors, the CI ones since excluded._never, _let_through and _env.
+# _errors, the CI ones since excluded._never, _let_through and _env; the xfail_strict ones since excluded._strict.
 
 
 def _configured_stop(tmp_path_factory, kit_home, files: dict[str, str]):

@@ -647,3 +647,17 @@ def test_a_raises_losing_its_match_is_broadened_and_a_stricter_match_is_not():
         return [f["rule"] for f in lo.findings(sealed, {"tests/test_a.py": now}, {"tests/test_a.py::test_a"})]
     assert judged(was.replace(", match='neg'", "")) == ["raises-broadened"]
     assert judged(was.replace("match='neg'", "match='^neg: -1$'")) == []
+
+
+def test_xfail_strict_lost_is_config_excluded_and_kept_in_another_spelling_is_not():
+    from donegate.seal import excluded
+
+    ini = "[pytest]\naddopts = -ra\nxfail_strict = true\n"
+    def rules(now):
+        return [f["rule"] for f in excluded.config_findings({"pytest.ini": ini}, {"pytest.ini": now})]
+    assert rules("[pytest]\naddopts = -ra\n") == ["config-excluded"]
+    assert rules(ini.replace("true", "0")) == ["config-excluded"]
+    assert rules(ini.replace("true", "True").replace("-ra", "-rA")) == []
+    toml = "[tool.pytest.ini_options]\nxfail_strict = true\n"
+    assert [f["rule"] for f in excluded.config_findings({"pyproject.toml": toml}, {"pyproject.toml": "[tool.pytest.ini_options]\n"})] \
+        == ["config-excluded"]
