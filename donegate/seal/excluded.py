@@ -112,6 +112,18 @@ def _errors(filterwarnings: str | None) -> bool:
     return any(line.strip().strip("'\"") == "error" for line in (filterwarnings or "").replace(",", "\n").splitlines())
 
 
+def _ignores_all(addopts: str | None) -> int:
+    """How many `-W` of `addopts` ignore every warning (`-W ignore`, `-Wignore::`, `--pythonwarnings=ignore`; not
+    `-W ignore::SomeWarning`): pytest applies them after `filterwarnings`, so they undo its `error`."""
+    words, out = _words(addopts), 0
+    for i, w in enumerate(words):
+        value = words[i + 1] if w in ("-W", "--pythonwarnings") and i + 1 < len(words) else \
+            w[2:] if w.startswith("-W") and len(w) > 2 else None
+        fields = (value or "").strip("'\"").split(":")
+        out += fields[0].strip() == "ignore" and not any(f.strip() for f in fields[1:])
+    return out
+
+
 def _strict(xfail_strict: str | None) -> bool:
     """`xfail_strict` on as pytest reads an ini bool (`true`, `1`, `yes`, `on`; pyproject's `true` read as True)."""
     return (xfail_strict or "").strip().strip("'\"").lower() in ("true", "1", "yes", "y", "on")
@@ -143,6 +155,9 @@ def config_findings(sealed: dict[str, str | None], current: dict[str, str | None
         if _errors(before.get("filterwarnings")) and not _errors(now.get("filterwarnings")):
             out.append({"test": name, "rule": "config-excluded",
                         "what": "filterwarnings lost error: a warning no longer fails a test"})
+        if _errors(before.get("filterwarnings")) and _ignores_all(now.get("addopts")) > _ignores_all(before.get("addopts")):
+            out.append({"test": name, "rule": "config-excluded",
+                        "what": "addopts gained -W ignore: filterwarnings' error undone, a warning no longer fails a test"})
         if _strict(before.get("xfail_strict")) and not _strict(now.get("xfail_strict")):
             out.append({"test": name, "rule": "config-excluded",
                         "what": "xfail_strict lost true: an xfail test that passes no longer fails"})

@@ -100,6 +100,9 @@ CONFIG_ATTACKS = {  # {name: ({file: text now}, the rule named)}
     "addopts-plugin": ({"pytest.ini": INI.replace("-ra", "-ra -p tests.skipper")}, "config-excluded"),
     "filterwarnings-error-removed": ({"pytest.ini": "[pytest]\naddopts = -ra\n"}, "config-excluded"),
     "xfail_strict-removed": ({"pytest.ini": INI.replace("xfail_strict = true\n", "")}, "config-excluded"),
+    "addopts-W-ignore": ({"pytest.ini": INI.replace("-ra", "-ra -W ignore")}, "config-excluded"),
+    "addopts-Wignore-joined": ({"pytest.ini": INI.replace("-ra", "-ra -Wignore::")}, "config-excluded"),
+    "addopts-pythonwarnings-ignore": ({"pytest.ini": INI.replace("-ra", "-ra --pythonwarnings=ignore")}, "config-excluded"),
     "xfail_strict-false": ({"pytest.ini": INI.replace("xfail_strict = true", "xfail_strict = false")}, "config-excluded"),
     # (quoted: YAML reads a bare `! ...` as a tag, and the step as `pytest -x`)
     "ci-negated": ({".github/workflows/ci.yml": FLOW.replace("pytest -x", '"! pytest -x"')}, "ci-ignores-failures"),
@@ -115,6 +118,8 @@ CONFIG_HONEST = {
     "addopts-quoted-verbose": {"pytest.ini": INI.replace("-ra", '-ra "-v"')},
     "addopts-plugin-off": {"pytest.ini": INI.replace("-ra", "-ra -p no:cacheprovider")},
     "filterwarnings-more": {"pytest.ini": INI + "    ignore::DeprecationWarning:yaml\n"},
+    "addopts-W-error": {"pytest.ini": INI.replace("-ra", "-ra -W error")},
+    "addopts-W-ignore-one-class": {"pytest.ini": INI.replace("-ra", "-ra -W ignore::DeprecationWarning")},
     "xfail_strict-kept-another-line": {"pytest.ini": INI.replace("xfail_strict = true", "xfail_strict = True")
                                        .replace("-ra", "-rA")},
     # (GitHub runs a step's script with `bash -e`: a failing pytest still ends the step before `true`)
@@ -125,7 +130,8 @@ CONFIG_HONEST = {
     "ci-env-other": {".github/workflows/ci.yml": FLOW.replace(STEP, STEP + "        env:\n          PYTHONHASHSEED: '0'\n")},
 }
 # Each passed a stop unnamed on main (strict xfails in 38d8c22): the first three named since excluded._words and
-# _errors, the CI ones since excluded._never, _let_through and _env; the xfail_strict ones since excluded._strict.
+# _errors, the CI ones since excluded._never, _let_through and _env; the xfail_strict ones since excluded._strict, -W ignore
+# since excluded._ignores_all.
 
 
 def _configured_stop(tmp_path_factory, kit_home, files: dict[str, str]):

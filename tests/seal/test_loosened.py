@@ -661,3 +661,17 @@ def test_xfail_strict_lost_is_config_excluded_and_kept_in_another_spelling_is_no
     toml = "[tool.pytest.ini_options]\nxfail_strict = true\n"
     assert [f["rule"] for f in excluded.config_findings({"pyproject.toml": toml}, {"pyproject.toml": "[tool.pytest.ini_options]\n"})] \
         == ["config-excluded"]
+
+
+def test_w_ignore_of_every_warning_undoing_error_is_config_excluded_and_w_error_is_not():
+    from donegate.seal import excluded
+
+    ini = "[pytest]\naddopts = -ra\nfilterwarnings =\n    error\n"
+    def rules(now, before=ini):
+        return [f["rule"] for f in excluded.config_findings({"pytest.ini": before}, {"pytest.ini": now})]
+    for added in ("-W ignore", "-Wignore", "-W 'ignore::'", "--pythonwarnings ignore", "--pythonwarnings=ignore"):
+        assert rules(ini.replace("-ra", "-ra " + added)) == ["config-excluded"], added
+    for added in ("-W error", "-W ignore::DeprecationWarning", "-p no:cacheprovider"):
+        assert rules(ini.replace("-ra", "-ra " + added)) == [], added
+    assert rules("[pytest]\naddopts = -ra -W ignore\n", before="[pytest]\naddopts = -ra\n") == []  # no error to undo
+    assert rules(ini.replace("-ra", "-ra -W ignore"), before=ini.replace("-ra", "-ra -W ignore")) == []  # as sealed
