@@ -366,6 +366,26 @@ def test_the_verified_fast_reading_refuses_what_the_head_and_tail_misread(kit_ho
     assert report_floor._verified(data, len(data), rows) == (not misread), name
 
 
+def test_the_floors_scan_times_its_parse_apart(kit_home, capsys):
+    """`make bench`'s floor: the report's own scan, its parse's CPU printed apart (what a free parser would leave is
+    the rest), the scan itself unchanged (the same lines) and the parse put back after."""
+    import report_floor
+    from donegate.report import count, read, shape
+
+    path = kit_home / "floor.jsonl"
+    report_bench.generate(path, 60, seed=4)
+    size = path.stat().st_size
+    assert report_floor._stage("scan", str(path), 0, size) == count.scan(str(path), 0, size, read.Options()).lines
+    assert count.shape_rows is shape.rows
+    printed = capsys.readouterr().out
+    assert printed.startswith(report_floor.PARSE + " ") and float(printed.split()[1]) >= 0
+    out = kit_home / "floor.out"
+    out.write_text(f"{report_floor.PARSE} 1.5\n{report_floor.PARSE} 2.5\n")
+    line = report_floor._apart(out, (4.0, 10.0), (0.2, 0.5))  # 10 CPU-s, 4 of them parsing; wc -l 0.2 s, 0.5 CPU-s
+    assert "the parse (shape.rows)  4.00 CPU-s" in line and " 6.00 CPU-s, x wc -l CPU 12.0" in line
+    assert "at least 3.00 s on two idle cores,  6.0x wc -l's 0.50 CPU-s" in line, line
+
+
 
 # `--by client`: a stop's client is the line's top-level `client` as json.loads reads it (the last one written; none, or
 # not a non-empty string: Claude Code's, as before the kit recorded it), never a `"client"` nested in a gate or a text.
