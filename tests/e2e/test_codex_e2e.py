@@ -15,25 +15,19 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.support import require
+from tests.support import require, secrecy
 from tests.support.codexrun import find_codex, run_codex, write_provider
 from tests.support.fakeresponses import FakeResponses, shell
-from tests.support.gated import ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, pooled_example, ledger
+from tests.support.gated import ASSERTION, BUG, CLAIM, KIT, GatedRepo, pooled_example, ledger
 
 pytestmark = pytest.mark.e2e
 
 
-def _lines(paths, min_len: int) -> set[str]:
-    return {line.strip() for p in paths for line in p.read_text().splitlines() if len(line.strip()) >= min_len}
-
-
-HIDDEN_LINES = sorted(_lines(EXAMPLE_TESTS.glob("*.py"), 16) - _lines(EXAMPLE.rglob("*.py"), 1))
 FIX = shell(f"sed -i 's/{BUG[0]}/{BUG[1]}/' shop/pricing.py")
-PROFILE = re.compile(r"<permission_profile\b.*?</permission_profile>", re.S)
+PROFILE = secrecy.CODEX_LISTS[0]  # Codex lists the permission profile to the model
 
 
 @pytest.fixture
@@ -81,6 +75,7 @@ def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_f
     assert re.fullmatch(rf"stop:\d+:{re.escape(str(codex_home / 'config.toml'))}", run_id), run_id
     assert api.overrun == 0 and not api.turns
     assert BUG[1] in g.pricing.read_text()
+    assert secrecy.leaks(api, g, codex=True) == {}
 
 
 def test_the_agent_cannot_read_the_store_the_hook_or_its_config_and_no_request_names_them(codex_gated):
@@ -92,14 +87,10 @@ def test_the_agent_cannot_read_the_store_the_hook_or_its_config_and_no_request_n
         out = install(api)
         assert "permission profile on" in out, out
         stub = next((codex_home / "hooks").glob("stop-*"))
-        api.add(shell(f"cat {g.hidden_test}"),
-                shell(f"cat {g.hook}"),
-                shell(f"cat {config}"),
-                shell(f"cat {stub}"),
-                # What the guard cannot see (a path computed at run time) the profile refuses.
-                shell("python3 -c \"import sys; print(open(sys.argv[1][::-1]).read())\" "
-                      f"'{str(g.hidden_test)[::-1]}'"),
-                CLAIM, FIX, "Fixed.")
+        typed = [f"cat {g.hidden_test}", f"cat {g.hook}", f"cat {config}", f"cat {stub}",
+                 # What the guard cannot see (a path computed at run time) the profile refuses.
+                 f"python3 -c \"import sys; print(open(sys.argv[1][::-1]).read())\" '{str(g.hidden_test)[::-1]}'"]
+        api.add(*map(shell, typed), CLAIM, FIX, "Fixed.")
         run = run_codex(codex_home, g.repo, "Implement the request.", env={"DONEGATE_HOME": ""})
         sent = api.all_request_text()
         outputs = api.tool_outputs()
@@ -112,21 +103,14 @@ def test_the_agent_cannot_read_the_store_the_hook_or_its_config_and_no_request_n
     guarded = [r for r in ledger(g.home) if r.get("event") == "guard"]
     assert guarded and {r["client"] for r in guarded} == {"codex"}
     assert "Permission denied" in outputs[4]  # the profile: the wall behind it
-    assert not [line for line in HIDDEN_LINES if line in sent]
     back = "\n".join(outputs)
     assert "trusted_hash" not in back and "ARGV" not in back, outputs
     # Codex lists the profile's denied folders to the model (0.169.0); nothing else names them.
     listed = "".join(PROFILE.findall(sent))
     assert str(g.home) in listed, "Codex no longer lists the denied folders to the model: re-check docs/codex.md"
-    unlisted = PROFILE.sub("", sent)
-    secrets = {"the kit copy": g.kit, "the state root": g.home, "the store": g.store, "the kit checkout": KIT,
-               "the interpreter": Path(sys.executable).parent}
-    named = {what: str(p) for what, p in secrets.items() if re.search(re.escape(str(p)) + r"(?![\w.-])", unlisted)}
-    # The scripted commands themselves name the paths they try; what matters is what came back.
-    tried = "".join(str(c) for c in (g.hidden_test, g.hook, config, stub))
-    assert not named or all(str(p) in tried or str(p) in str(g.hidden_test) for p in map(Path, named.values())), named
-    # The store's path reaches the model only in the commands the agent typed (Codex echoes a refused one).
-    assert all(str(g.store) not in o.replace(str(g.hidden_test), "") for o in outputs), outputs
+    # The store's path reaches the model only in the commands the agent typed (Codex echoes a refused one), and in
+    # Python's refusal of the path the agent computed.
+    assert secrecy.leaks(api, g, typed=[*typed, f"Permission denied: '{g.hidden_test}'"], codex=True) == {}
 
 
 def test_the_kits_block_counter_ends_a_loop_codex_never_ends(tmp_path, tmp_path_factory, kit_home):
@@ -148,6 +132,7 @@ def test_the_kits_block_counter_ends_a_loop_codex_never_ends(tmp_path, tmp_path_
     assert run.returncode == 0, run.describe()
     assert verdicts[-1] == "gave_up" and verdicts.count("block") <= 3, verdicts
     assert len(api.model_requests()) == len(verdicts) and len(api.turns) > 0  # Codex stopped asking once handed over
+    assert secrecy.leaks(api, g, codex=True) == {}
 
 
 def test_an_edited_hook_is_skipped_silently_which_is_why_doctor_checks_trust(codex_gated):
@@ -156,9 +141,12 @@ def test_an_edited_hook_is_skipped_silently_which_is_why_doctor_checks_trust(cod
         install(api)
         cfg = codex_home / "config.toml"
         cfg.write_text(cfg.read_text().replace("timeout = 10\n", "timeout = 11\n"))  # the guard's hash no longer fits
-        api.add(shell(f"cat {g.hidden_test}"), CLAIM, FIX, "Fixed.")
+        peek = f"cat {g.hidden_test}"
+        api.add(shell(peek), CLAIM, FIX, "Fixed.")
         run = run_codex(codex_home, g.repo, "Implement the request.", env={"DONEGATE_HOME": ""})
     assert run.returncode == 0, run.describe()
+    if require.namespaces_work():  # the profile refused the look the untrusted guard let through
+        assert secrecy.leaks(api, g, typed=[peek, f"cat: {g.hidden_test}: Permission denied"], codex=True) == {}
     assert "PreToolUse" not in run.stderr and "Command blocked" not in api.tool_outputs()[0]  # no word of it
     assert [s["verdict"] for s in _stops(g)] == ["block", "pass"]  # the Stop hook, still trusted, ran
     res = subprocess.run([sys.executable, "-m", "donegate", "doctor", "--client", "codex", str(g.repo)], cwd=g.kit,

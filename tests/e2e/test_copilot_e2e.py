@@ -17,9 +17,9 @@ import sys
 import pytest
 
 from donegate.clients import homes
-from tests.support import clientrun
+from tests.support import clientrun, secrecy
 from tests.support.fakechat import FakeChat, shell
-from tests.support.gated import ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, pooled_example, kit_cmd, ledger
+from tests.support.gated import ASSERTION, BUG, CLAIM, GatedRepo, pooled_example, kit_cmd, ledger
 
 pytestmark = pytest.mark.e2e
 FIX = shell(f"sed -i 's/{BUG[0]}/{BUG[1]}/' shop/pricing.py")
@@ -49,12 +49,9 @@ def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_f
         api.add(shell(peek), CLAIM, FIX, "Fixed the boundary: 10 units get the discount.")
         run = clientrun.run("copilot", g.repo, g.user_home, "Implement the request: orders of 10 or more units get 10% off.",
                             env)
-        sent = api.all_request_text()
         refused = api.tool_outputs()[0]
     _blocked_then_passed(g, api, run)
-    assert not [line for line in clientrun.hidden_lines(EXAMPLE_TESTS, EXAMPLE) if line in sent]
-    secrets = {"the kit copy": g.kit, "the state root": g.home, "the store": g.store, "the kit checkout": KIT}
-    assert clientrun.named(clientrun.without(sent, peek), secrets) == {}
+    assert secrecy.leaks(api, g, typed=[peek]) == {}  # the agent's own command aside
     # The guard refused the agent's look at the store (a tripwire: recorded), in the form this client reads.
     assert "donegate" in refused and "import pytest" not in refused, refused
     assert [r["client"] for r in clientrun.guard_lines(g.home)] == ["copilot"]
@@ -78,6 +75,7 @@ def test_a_claude_code_install_blocks_under_copilot_in_a_trusted_folder_and_doct
         api.add(CLAIM, FIX, "Fixed.")
         run = clientrun.run("copilot", g.repo, g.user_home, "Implement the request.", env)
     _blocked_then_passed(g, api, run)
+    assert secrecy.leaks(api, g) == {}  # the hook command Claude Code's settings hold is not passed on either
 
 
 def test_copilot_obeys_only_a_json_decision_exit_2_with_stderr_alone_lets_the_agent_end(tmp_path):

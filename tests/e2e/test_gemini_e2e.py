@@ -13,9 +13,9 @@ import json
 
 import pytest
 
-from tests.support import clientrun
+from tests.support import clientrun, secrecy
 from tests.support.fakegemini import FakeGemini, shell
-from tests.support.gated import ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, pooled_example, ledger
+from tests.support.gated import ASSERTION, BUG, CLAIM, GatedRepo, pooled_example, ledger
 
 pytestmark = pytest.mark.e2e
 FIX = shell(f"sed -i 's/{BUG[0]}/{BUG[1]}/' shop/pricing.py")
@@ -34,7 +34,6 @@ def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_f
         api.add(shell(peek), CLAIM, FIX, "Fixed the boundary: 10 units get the discount.")
         run = clientrun.run("gemini", g.repo, g.user_home, "Implement the request: orders of 10 or more units get 10% off.",
                             env)
-        sent = api.all_request_text()
         refused = api.tool_outputs()[0]
         told = api.user_texts()
     stops = _stops(g)
@@ -43,9 +42,7 @@ def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_f
     assert [s["client"] for s in stops] == ["gemini", "gemini"]
     assert ASSERTION in told[-1] or any(ASSERTION in t for t in told), told
     assert BUG[1] in g.pricing.read_text() and api.overrun == 0
-    assert not [line for line in clientrun.hidden_lines(EXAMPLE_TESTS, EXAMPLE) if line in sent]
-    secrets = {"the kit copy": g.kit, "the state root": g.home, "the store": g.store, "the kit checkout": KIT}
-    assert clientrun.named(clientrun.without(sent, peek), secrets) == {}
+    assert secrecy.leaks(api, g, typed=[peek]) == {}  # the agent's own command aside
     # The guard refused the agent's look at the store (a tripwire: recorded), in the form this client reads.
     assert "donegate" in refused and "import pytest" not in refused, refused
     assert [r["client"] for r in clientrun.guard_lines(g.home)] == ["gemini"]
@@ -66,3 +63,4 @@ def test_the_kits_counter_ends_a_loop_gemini_never_ends(tmp_path_factory, kit_ho
     stops = _stops(g)
     assert [s["verdict"] for s in stops] == ["block", "gave_up"], run.describe()
     assert api.overrun == 0 and len(api.model_requests()) == 2 and api.turns == ["Done, truly."]
+    assert secrecy.leaks(api, g) == {}

@@ -14,9 +14,9 @@ import json
 
 import pytest
 
-from tests.support import clientrun
+from tests.support import clientrun, secrecy
 from tests.support.fakechat import FakeChat, shell
-from tests.support.gated import ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, pooled_example, ledger
+from tests.support.gated import ASSERTION, BUG, CLAIM, pooled_example, ledger
 
 pytestmark = pytest.mark.e2e
 FIX = shell(f"sed -i 's/{BUG[0]}/{BUG[1]}/' shop/pricing.py")
@@ -31,7 +31,6 @@ def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_f
         api.add(shell(peek), CLAIM, FIX, "Fixed the boundary: 10 units get the discount.")
         run = clientrun.run("qwen", g.repo, g.user_home, "Implement the request: orders of 10 or more units get 10% off.",
                             env)
-        sent = api.all_request_text()
         refused = api.tool_outputs()[0]
     stops = [r for r in ledger(g.home) if r.get("event") == "stop"]
     assert run.returncode == 0, run.describe()
@@ -40,9 +39,7 @@ def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_f
     assert [s["stop_hook_active"] for s in stops] == [True, True]  # Qwen Code's: the kit counts blocks itself
     assert any(ASSERTION in t for t in api.user_texts()), api.user_texts()
     assert BUG[1] in g.pricing.read_text() and api.overrun == 0
-    assert not [line for line in clientrun.hidden_lines(EXAMPLE_TESTS, EXAMPLE) if line in sent]
-    secrets = {"the kit copy": g.kit, "the state root": g.home, "the store": g.store, "the kit checkout": KIT}
-    assert clientrun.named(clientrun.without(sent, peek), secrets) == {}
+    assert secrecy.leaks(api, g, typed=[peek]) == {}  # the agent's own command aside
     # The guard refused the agent's look at the store (a tripwire: recorded), in the form this client reads.
     assert "donegate" in refused and "import pytest" not in refused, refused
     assert [r["client"] for r in clientrun.guard_lines(g.home)] == ["qwen"]

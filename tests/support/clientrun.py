@@ -116,14 +116,6 @@ def run(client: str, repo: Path, home: Path, prompt: str, env: dict[str, str], *
     return ClientRun(res.returncode, res.stdout, res.stderr)
 
 
-def hidden_lines(tests: Path, product: Path) -> list[str]:
-    """The hidden tests' lines (16+ characters) that the product's own files do not hold."""
-    def lines(paths: Any, n: int) -> set[str]:
-        return {x.strip() for p in paths for x in p.read_text().splitlines() if len(x.strip()) >= n}
-
-    return sorted(lines(tests.glob("*.py"), 16) - lines(product.rglob("*.py"), 1))
-
-
 def install(client: str, g: Any, api: Any, *args: str) -> dict[str, str]:
     """The scripted provider in the session's HOME, then `donegate install --client CLIENT REPO` as a person runs
     it (HOME the session's); the session's variables."""
@@ -133,22 +125,6 @@ def install(client: str, g: Any, api: Any, *args: str) -> dict[str, str]:
     res = kit_cmd(g.kit, g.home, "install", "--client", client, str(g.repo), *args, user_home=g.user_home)
     assert res.returncode == 0, res.stdout + res.stderr
     return env
-
-
-def named(text: str, secrets: dict[str, Path]) -> dict[str, str]:
-    """Which of `secrets` (a path each) `text` names. The CLIs' own files are left out: here they are installed in
-    the kit checkout's node_modules (Gemini CLI lists its built-in skills' paths to the model), a user's are not."""
-    import re
-
-    text = text.replace(str(ROOT / "node_modules"), "<the client's own folder>")
-    return {what: str(p) for what, p in secrets.items() if re.search(re.escape(str(p)) + r"(?![\w.-])", text)}
-
-
-def without(text: str, *commands: str) -> str:
-    """`text` without the scripted model's own commands (raw and JSON-escaped): what the model said is not a leak."""
-    for c in commands:
-        text = text.replace(json.dumps(c)[1:-1], "").replace(c, "")
-    return text
 
 
 def guard_lines(home: Path) -> list[dict]:
