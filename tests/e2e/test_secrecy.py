@@ -22,20 +22,19 @@ def _gated(tmp_path: Path) -> SimpleNamespace:
     return SimpleNamespace(kit=tmp_path / "kit", home=home, store=home / "acceptance" / "shop-1")
 
 
-def _chat(*messages: dict, headers: dict | None = None) -> FakeChat:
-    """A scripted Chat Completions server that received `messages` as Copilot and Qwen Code send them."""
-    with FakeChat() as api:
-        body = json.dumps({"model": "m", "messages": list(messages)}).encode()
-        req = urllib.request.Request(f"{api.base_url}/chat/completions", body, method="POST",
-                                     headers={"Content-Type": "application/json", **(headers or {})})
-        urllib.request.urlopen(req, timeout=30).read()
-    return api
+def _chat(*messages: dict) -> SimpleNamespace:
+    """What a scripted Chat Completions server keeps of `messages` sent as Copilot and Qwen Code send them."""
+    return SimpleNamespace(requests=[{"method": "POST", "path": "/v1/chat/completions", "headers": {},
+                                      "body": {"model": "m", "messages": list(messages)}}])
 
 
 def test_a_hidden_line_is_found_whole_though_the_request_escapes_its_quotes(tmp_path):
     g = _gated(tmp_path)
     assert QUOTED in secrecy.HIDDEN_LINES
-    api = _chat({"role": "user", "content": f"You reported the work as complete\n{QUOTED}"})
+    with FakeChat() as api:  # a real server's keeping of a real request
+        body = json.dumps({"model": "m", "messages": [{"role": "user", "content": f"You reported...\n{QUOTED}"}]})
+        urllib.request.urlopen(urllib.request.Request(f"{api.base_url}/chat/completions", body.encode(), method="POST",
+                                                      headers={"Content-Type": "application/json"}), timeout=30).read()
     assert QUOTED not in api.all_request_text()  # what the tests searched before: blind to it
     assert secrecy.leaks(api, g) == {"hidden lines": [QUOTED]}
     assert secrecy.leaks(_chat({"role": "user", "content": f"You reported the work as complete\n{ASSERTION}"}), g) == {}
