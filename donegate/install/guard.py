@@ -3,7 +3,8 @@
 Protected for every tool: the kit checkout (the Stop hook, the store of hidden tests, the ledger,
 `state/`) and the state root `DONEGATE_HOME` when it lies elsewhere; for a kit installed from a
 wheel, the site-packages folder holding the package, the launchers' folder and the state root
-(`donegate._layout` says which). Protected from writes: Claude Code's own settings files
+(`donegate._layout` says which), and the kit's hook stubs in each client's `hooks` folder, which name the
+state root and the kit (donegate/claude/stubs.py). Protected from writes: Claude Code's own settings files
 (`.claude/settings*.json` of the project and of the home folder), where a changed hook or
 `disableAllHooks` would open the gate within the same session.
 
@@ -53,6 +54,7 @@ SEARCH_TOOLS = frozenset({"Grep", "Glob"})
 PATH_KEYS = ("file_path", "notebook_path", "path", "absolute_path")  # the last: Qwen Code's read_file
 
 SETTINGS_GLOB = "settings*.json"
+STUB_NAME = re.compile(r"(?:stop|pretooluse)-[0-9a-f]{12}")  # `<hook>-<tag>`: donegate.claude.stubs
 # Commands that walk every folder below the ones they are given.
 WALKERS = frozenset({"find", "rg", "ag", "ack", "tree", "du", "fd", "fdfind", "tar", "zip", "7z", "rsync", "rgrep", "bsdtar", "cpio"})
 # Commands that walk folders when given one of these flags (short flags may come in clusters: -rn).
@@ -124,8 +126,10 @@ class Refusal(Exception):
 class Policy:
     """What is protected, as normalised absolute path strings (both as given and symlink-resolved)."""
 
-    def __init__(self, roots: list[str], settings_dirs: list[str], hook_dirs: list[str] | None = None) -> None:
+    def __init__(self, roots: list[str], settings_dirs: list[str], hook_dirs: list[str] | None = None,
+                 stub_dirs: list[str] | None = None) -> None:
         self.roots = roots  # no access at all
+        self.stub_dirs = stub_dirs or []  # folders whose kit stubs (each names the state root and the kit): no access
         self.settings_dirs = settings_dirs  # folders whose settings*.json may not be written
         self.hook_dirs = hook_dirs or []  # folders whose *.json may not be written (Copilot CLI's hooks)
         self.deadline = time.monotonic() + TIME_BUDGET
@@ -142,16 +146,18 @@ class Policy:
         agents = [os.path.join(home, ".claude"), os.path.join(env.get("GEMINI_CLI_HOME") or home, ".gemini"),
                   env.get("QWEN_HOME") or os.path.join(home, ".qwen")]
         settings_dirs = _variants([os.path.join(p, d) for p in projects for d in (".claude", ".gemini", ".qwen")] + agents)
-        hook_dirs = _variants([os.path.join(env.get("COPILOT_HOME") or os.path.join(home, ".copilot"), "hooks")]
-                              + [os.path.join(p, ".github", "hooks") for p in projects])
-        return cls(roots=_minimal(roots), settings_dirs=settings_dirs, hook_dirs=hook_dirs)
+        copilot = os.path.join(env.get("COPILOT_HOME") or os.path.join(home, ".copilot"), "hooks")
+        hook_dirs = _variants([copilot] + [os.path.join(p, ".github", "hooks") for p in projects])
+        stub_dirs = _variants([copilot, os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "hooks")]
+                              + [os.path.join(p, "hooks") for p in agents])
+        return cls(roots=_minimal(roots), settings_dirs=settings_dirs, hook_dirs=hook_dirs, stub_dirs=stub_dirs)
 
     # -- questions about one resolved path --------------------------------------------------------
     def inside(self, path: str) -> str | None:
         for root in self.roots:
             if path == root or path.startswith(root.rstrip("/") + "/"):
                 return root
-        return None
+        return path if STUB_NAME.fullmatch(os.path.basename(path)) and os.path.dirname(path) in self.stub_dirs else None
 
     def contains(self, path: str) -> str | None:
         """A protected root below (or at) `path`: a recursive walk from `path` reaches it."""

@@ -389,3 +389,28 @@ def test_the_other_clients_hook_files_cannot_be_written(layout):
                    env={**os.environ, "QWEN_HOME": str(home / "q")})
     assert not bash(repo, "cat ~/.gemini/settings.json")  # reading is no edit (the hook's command is a stub path)
     assert not refused(repo, "Write", {"file_path": str(home / ".copilot" / "hooks" / "notes.txt")})
+
+
+def test_the_hook_stubs_cannot_be_read(layout, tmp_path, kit_home):
+    """A stub holds the kit's interpreter and launcher and `--home STATE_ROOT` (donegate/claude/stubs.py). A plain
+    `cat` of one was let through: where the hidden tests live, for any client without a sandbox (Gemini CLI, Qwen
+    Code, Copilot CLI: their hook files name the stub; Claude Code's project install without it)."""
+    from donegate.claude import stubs
+
+    repo, _ = layout
+    home = tmp_path / "user"
+    env = {**os.environ, "HOME": str(home), "COPILOT_HOME": str(home / "cp"), "CODEX_HOME": str(home / "cx")}
+    tag = stubs.tag(kit_home, repo)
+    for folder in (home / ".claude" / "hooks", home / ".gemini" / "hooks", home / ".qwen" / "hooks",
+                   home / "cp" / "hooks", home / "cx" / "hooks"):
+        folder.mkdir(parents=True)
+        for name in (f"stop-{tag}", f"pretooluse-{tag}", "stop-notify.sh", "pretooluse-lint"):
+            (folder / name).write_text(f"#!/bin/sh\n# --home {kit_home}\n")
+        for name in (f"stop-{tag}", f"pretooluse-{tag}"):
+            assert bash(repo, f"cat {folder / name}", env=env), folder / name
+            assert bash(repo, f"head -c 999 {folder}/stop-*", env=env), folder
+            assert refused(repo, "Read", {"file_path": str(folder / name)}, env=env), folder / name
+        # A person's own hook scripts beside them, and the folder's listing, stay the agent's to read.
+        assert not bash(repo, f"cat {folder}/stop-notify.sh {folder}/pretooluse-lint", env=env), folder
+        assert not bash(repo, f"ls -l {folder}", env=env), folder
+    assert not bash(repo, f"cat {home}/.gemini/settings.json", env=env)
