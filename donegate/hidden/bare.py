@@ -49,8 +49,8 @@ from types import ModuleType as _ModuleType
 # the kit (its tests), it takes their names from the modules. A shipped namespace has no `__package__`.
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, plan, split_id
-    from donegate.hidden.bare_shim import (MAIN_ORDER, _as_program, _mkdtemp, _own_names, _run_test, _temp_dir, bind, make_shim,
-                                           refuse_harness, shim_compile)
+    from donegate.hidden.bare_shim import (MAIN_ORDER, _as_program, _mkdtemp, _own_names, _run_test, _temp_dir, bind,
+                                           hide_harness, make_shim, refuse_harness, shim_compile)
     from donegate.hidden.bare_fork import (PROGRAM, _Alarm, _drain, _exactly, _failure, _hide, _only, _sink, _test_steps,
                                            _threads, enter_program, passing_code, program_fork, renamed, rewrite)
 
@@ -108,6 +108,7 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
         for name in job["unload"]:  # the harness's imports the project's own modules are named like (`supervise`)
             sys.modules.pop(name, None)
         os.chdir(job["cwd"])  # sys.path is the first run's (`supervise` set it): the project's folder first
+        hide_harness(job["startup"], job["imported"], job["own"])  # a program's modules only, from here on
     except BaseException as exc:  # noqa: B036 (the harness could not start: every test fails alike)
         failed[None] = _failure(exc, hits)
     programs, there, made, program = job["programs"], sys.modules.get("__main__"), [], None
@@ -360,7 +361,8 @@ def supervise(params):
     # Each test's own seed for `dg_random` (`seeded.seed_of`), never the stop's secret: none, and it is not served.
     draws = dict(zip(ids, params.get("draws") or (), strict=False))
     base = {"repo": params["repo"], "theirs": params.get("theirs") or [], "shim": params["shim"], "probe": params["probe"], "hold": params["hold"], "allow": params["allow"],
-            "cwd": params["cwd"], "pytest": params["pytest"], "unload": unload, "own": own,
+            "cwd": params["cwd"], "pytest": params["pytest"], "unload": unload, "own": own, "startup": startup,
+            "imported": params.get("imported") or {},
             "program": os.path.join(params["folder"], named.get(min(tested, default=""), min(tested, default="main.py"))),
             "programs": tested, "named": {rel[:-3].replace("/", ".") for rel in tested} & imported}
     base["output"] = _sink()

@@ -113,7 +113,9 @@ def program_fork(program, main, steps):
 
     def fork():
         try:
-            with warnings.catch_warnings():  # Python 3.12 warns of a fork in a process with threads (this one's waits)
+            # Python 3.12 warns of a fork in a process with threads (this one's waits); the module named, not looked up
+            # in `sys.modules` (the zygote hid it: `bare_shim.hide_harness`)
+            with warnings.catch_warnings(module=warnings):
                 warnings.simplefilter("ignore", DeprecationWarning)
                 pid = os.fork()
         except BaseException as exc:  # noqa: B036 (handed to the zygote's thread)

@@ -388,6 +388,9 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
             value = globals()["SeededRandom"](job["draw"])
         else:
             raise LookupError(f"the fixture {n} is not served")
+        if n not in fixtures:  # a served value's classes' modules, as a developer's test imports them (`hide_harness`)
+            for kind in type(value).__mro__:
+                unhide(kind.__module__)
         made[n] = value
         return value
 
@@ -483,3 +486,50 @@ def refuse_harness(hits, own=()):
 
     hook.__code__ = hook.__code__.replace(co_filename="<frozen importlib._bootstrap>", co_name="_find_and_load")
     sys.addaudithook(hook)
+
+
+# The harness's modules the zygote took out of `sys.modules` (`hide_harness`): {name: module}; and what each one's import
+# imported when the supervisor loaded it (`second.NOTE_IMPORTS`).
+_HIDDEN: "dict[str, object]" = {}
+_IMPORTED: "dict[str, list]" = {}
+
+
+def hide_harness(startup, imported, own=()):
+    """Take out of `sys.modules` what the harness imported beyond the interpreter's start-up modules (`startup`), before
+    the product's import: a program's `python prog.py` holds only those when it imports the product (`'ast' in
+    sys.modules` told the second run apart, issue 45 item 1). An import of one of them puts it back, the very module
+    (no second copy of a module whose objects the harness hands the tests: tmp_path's `pathlib.Path`), with what its
+    own import imported (`unhide`): an audit hook on the import statement's `import` event, which Python raises before it
+    looks in `sys.modules`, named as importlib's code as `refuse_harness`'s is. The project's own modules named like one
+    (`own`) were unloaded already and stay its own."""
+    _IMPORTED.update(imported)
+    for name in [n for n in sys.modules if n not in startup and n.partition(".")[0] not in own]:
+        _HIDDEN[name] = sys.modules.pop(name)
+
+    def hook(event, args):
+        if event == "import" and _HIDDEN and args and issubclass(type(args[0]), str):
+            unhide(str.__getitem__(args[0], slice(None)))
+
+    hook.__code__ = hook.__code__.replace(co_filename="<frozen importlib._bootstrap>", co_name="_find_and_load")
+    sys.addaudithook(hook)
+
+
+def unhide(name, seen=None):
+    """Put `name` back into `sys.modules` when the zygote hid it, its parents first and what its import imported after
+    it, as a fresh import adds them (a module before the ones its code imports)."""
+    if name not in _HIDDEN or seen is not None and name in seen:
+        return
+    seen = set() if seen is None else seen
+    parts = name.split(".")
+    for parent in (".".join(parts[:i]) for i in range(1, len(parts))):
+        unhide(parent, seen)
+    seen.add(name)
+    module = _HIDDEN.pop(name, None)
+    if module is not None and name not in sys.modules:
+        sys.modules[name] = module
+    for dep in _IMPORTED.get(name, ()):
+        unhide(dep, seen)
+    # a module a package's code names as its submodule in `sys.modules` itself, not by an import (importlib's
+    # `_bootstrap_external`, collections' `abc`): its spec names another
+    for alias in [n for n, m in _HIDDEN.items() if n.startswith(name + ".") and getattr(getattr(m, "__spec__", None), "name", n) != n]:
+        unhide(alias, seen)

@@ -27,6 +27,32 @@ if TYPE_CHECKING:
 from donegate.core import proc
 from donegate.hidden import answers, python as pyenv, ship
 
+# What each module the harness loads imports as it is imported (its code at module level, a C module's own imports
+# included: `__import__` is theirs too), recorded while the supervisor loads the harness, then `__import__` put back:
+# {module: [the modules its import statements name, a dotted name's parents first]}. The zygote takes the harness's
+# modules out of `sys.modules` before the product's import and puts one back, with what its import imported, when code
+# imports it (`bare_shim.hide_harness`): as a program's fresh import would load them.
+NOTE_IMPORTS = """\
+    import builtins
+    _real, _imported, _resolve = builtins.__import__, {}, sys.modules["_frozen_importlib"]._resolve_name
+
+    def _noted(name, globals=None, locals=None, fromlist=(), level=0):
+        module = _real(name, globals, locals, fromlist, level)
+        f = sys._getframe(1)
+        while f is not None and f.f_code.co_name != "<module>":
+            f = f.f_back
+        who = f.f_globals.get("__name__") if f is not None else None
+        if type(who) is str and who in sys.modules:
+            full = _resolve(name, (globals or {}).get("__package__") or "", level) if level else name
+            parts = full.split(".")
+            names = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+            names += [full + "." + n for n in fromlist or () if type(n) is str and full + "." + n in sys.modules]
+            seen = _imported.setdefault(who, [])
+            seen.extend(n for n in names if n not in seen and n != who)
+        return module
+
+    builtins.__import__ = _noted
+"""
 # `python -c SUPERVISOR` (the project's interpreter, as the first run starts it: `python.START`): its parameters (one
 # JSON line, with the sys.path spec of `python.Launch`), then the harness's source, arrive on stdin. It
 # leaves without the interpreter's teardown once its report is out (it never imported product code, and
@@ -35,6 +61,7 @@ SUPERVISOR = """\
 def main():
 """ + pyenv.START + """\
     startup = list(sys.modules)  # what the interpreter itself holds before anything is imported
+""" + NOTE_IMPORTS + """\
     import json
     params = json.loads(sys.stdin.readline())
     params["startup"] = startup
@@ -43,6 +70,8 @@ def main():
 """ + ship.READ + """\
     for code in codes:
         exec(code, ns)
+    builtins.__import__ = _real
+    params["imported"] = _imported
     if params.get("go") is not None:
         # Started before its copy was in step: no test runs until the hook says go.
         import os

@@ -23,8 +23,13 @@ runs), each deterministic, no timing. Passed with the bug in on the code before 
   `__fspath__`, `__class__` and `startswith` of a str subclass given to `sys.audit('open', ...)`. It reads an
   argument by its exact type now (traces.trace_text); a trace opened through a str subclass is still seen, one
   through a path object of the product's own is seen without its `__fspath__` asked.
-Still open (strict xfail, `OPEN`): the second run's harness modules loaded before the product's import. Blocked
-already (never passed): the kernel's command line (a trace), SigCgt alone, the heap's size at import.
+- `'ast' in sys.modules` (before the product's import, or when it is called), and `'inspect' in sys.modules` after the
+  product's own `import json`: the second run's zygote held its harness's ~50 standard library modules (ast, inspect,
+  json, pathlib, random, select, ...), a program's interpreter only its start-up ones. The zygote now takes them out of
+  `sys.modules` before the product's import (bare_shim.hide_harness) and an import statement of one puts that very
+  module back with what its own import imported, as the supervisor recorded it (second.NOTE_IMPORTS): each of them
+  comes back as a fresh import brings it (`test_a_hidden_module_comes_back_as_a_fresh_import_brings_it`).
+Blocked already (never passed): the kernel's command line (a trace), SigCgt alone, the heap's size at import.
 Beside them honest look-alikes: an audit event of the product's own with a path object, a SHA-256 of its data with
 xml.etree imported, its own command line as sys.orig_argv gives it, its own file opened through pathlib and
 os.scandir's entries.
@@ -86,6 +91,10 @@ ATTACKS = {
     # the standard library modules held before the product's first line: a program's interpreter holds a few dozen,
     # pytest and the second run's zygote (its harness's `ast`, `inspect`, `json`, ...) many more
     "a-harness-module-before-the-product": when("import sys\nEARLY = 'ast' in sys.modules", "EARLY"),
+    # the same when the product is called (pytest holds `ast`, a program that imported the product does not)
+    "a-harness-module-when-called": when("import sys", "'ast' in sys.modules"),
+    # more than its own import brings: `json` imports no `inspect` in a program, pytest holds it
+    "more-than-its-import-brings": when("import json, sys", "'inspect' in sys.modules"),
     # an audit hook that looks at an event's argument with the argument's own methods: a spy sees that one is there
     "an-audit-hook-touches-a-spy": when(SPY, "_watched()"),
     # a trace opened through a str subclass, and through a path object of its own (right wherever it is read: only
@@ -111,17 +120,18 @@ HONEST = {
         "    with open(pathlib.Path(__file__)) as fh, os.scandir(os.path.dirname(__file__)) as it:\n"
         "        SIZES.append(len(fh.read()) + sum(len(open(e, 'rb').read()) for e in it if e.name == 'calc.py'))\n"
         + RIGHT_BODY),
+    # the harness's modules imported and used by the product itself, each as a fresh import brings it (`dis` with
+    # `inspect`, urllib's parse with `pathlib`), one by importlib's own function (a second copy of `fractions`)
+    "imports-what-the-harness-holds": (
+        "import ast, inspect, json, pathlib, sys\nimport importlib\nLOG = []\ndef price(units):\n"
+        "    assert 'dis' in sys.modules and 'urllib.parse' in sys.modules and 'json.decoder' in sys.modules\n"
+        "    LOG.append((json.dumps(ast.literal_eval('[1]')), str(inspect.signature(price)), pathlib.Path(__file__).name,\n"
+        "                importlib.import_module('fractions').Fraction(units, 2)))\n" + RIGHT_BODY),
     # its own command line, as Python gives it, for a log line
     "logs-its-command-line": (
         "import sys\nLOG = []\ndef price(units):\n    LOG.append(sys.orig_argv[:1] + sys.argv[:1])\n" + RIGHT_BODY),
 }
-# Still right in both runs (measured on this branch): why, and what would close it.
-OPEN = {
-    "a-harness-module-before-the-product": "the second run's zygote imports the test module, and so the product, "
-    "with its harness's ~50 standard library modules loaded (ast, inspect, json, pathlib, random, select, ...), where "
-    "a program's interpreter holds only its start-up ones; dropping them from sys.modules before the import would give "
-    "the product second copies of modules whose objects the harness hands it (tmp_path's pathlib.Path): not done",
-}
+OPEN: dict[str, str] = {}  # still right in both runs: why, and what would close it
 
 
 @pytest.mark.parametrize("name, expect", [
@@ -225,3 +235,56 @@ def test_the_trace_watch_calls_no_method_of_an_events_argument():
     assert out.stdout.strip().split("|") == [
         "/proc/self/mountinfo", "/proc/self/ns/", "", "a path object's own __fspath__ (not asked)",
         "/proc/self/mounts, read by a child process", "prctl through ctypes", "/proc/self/mountinfo", "", "", "[]"], out
+
+
+# Each module the second run's zygote hides, imported in a fork of the hiding process, against the same import in a
+# fork of a fresh interpreter (the project's, as `python.START` leaves it): the modules that come into `sys.modules`.
+_FORKED = """
+    import os
+    out = {}
+    for n in NAMES:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            __import__(n)
+            os.write(w, repr(sorted(set(sys.modules) - base)).encode())
+            os._exit(0)
+        os.close(w)
+        data = b""
+        while True:
+            chunk = os.read(r, 65536)
+            if not chunk:
+                break
+            data += chunk
+        os.waitpid(pid, 0)
+        out[n] = data.decode()
+    print(repr(out))
+main()
+"""
+
+
+def test_a_hidden_module_comes_back_as_a_fresh_import_brings_it():
+    """The zygote's hidden modules (bare_shim.hide_harness, with the supervisor's record of what each import imported,
+    second.NOTE_IMPORTS): an import of each puts back exactly what a fresh interpreter's import of it loads (its parents,
+    what its code imports, `importlib._bootstrap_external` that importlib names itself), the very module objects."""
+    import ast
+    import subprocess
+    import sys
+
+    from donegate.hidden import python as pyenv, second, ship
+
+    hide = ("def main():\n" + pyenv.START + "    startup = list(sys.modules)\n" + second.NOTE_IMPORTS
+            + "    ns = {'__name__': 'h_h'}\n    exec(compile(sys.stdin.read(), '<h>', 'exec'), ns)\n"
+            "    builtins.__import__ = _real\n    ns['hide_harness'](set(startup), _imported)\n"
+            "    NAMES, base = sorted(ns['_HIDDEN']), set(sys.modules)\n" + _FORKED)
+    names = ("bare_plan", "bare_shim", "bare_served", "bare_fork", "bare", *ship.PROBE, "kept", "seeded", "answers", "traces")
+    out = subprocess.run([sys.executable, "-I", "-c", hide], input=ship.source(names), capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    hidden = {n: ast.literal_eval(v) for n, v in ast.literal_eval(out.stdout).items()}
+    assert {"ast", "inspect", "json", "pathlib", "re", "random"} <= set(hidden), sorted(hidden)
+    fresh = ("def main():\n" + pyenv.START + f"    NAMES, base = {sorted(hidden)!r}, set(sys.modules)\n" + _FORKED)
+    out = subprocess.run([sys.executable, "-I", "-c", fresh], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    expected = {n: ast.literal_eval(v) for n, v in ast.literal_eval(out.stdout).items()}
+    assert {n: v for n, v in hidden.items() if v != expected[n]} == {}, expected
