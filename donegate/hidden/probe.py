@@ -418,8 +418,8 @@ def make_probe(repo, alarm):
         return ()
 
     def decoys(x, e):
-        """Values of the expected `e`'s kind (an int, a float, a str, bytes, or a tuple, list, dict, set or frozenset of
-        them, empty too) its own equality
+        """Values of the expected `e`'s kind (an int, a float, a str, bytes, None or a bool, or a tuple, list, dict, set
+        or frozenset of them, empty too) its own equality
         tells from it, as plausible as it is (`answers.answer_decoys`), that an object of the repository's `x` is
         compared with before `e`, in the test's own frame (`compare_probes`): a value that latches onto the first value
         it is compared with latches onto one of them, and the probe says so. A container's decoy is of its type and
@@ -434,7 +434,7 @@ def make_probe(repo, alarm):
         except Exception:
             return ()
 
-    kinds = (_int, _float, _str, _bytes, _tuple, _list, _dict, _set, _frozenset)
+    kinds = (_none, _bool, _int, _float, _str, _bytes, _tuple, _list, _dict, _set, _frozenset)
 
     def drawn(e, draw, rnd, depth):
         t = _type(e)
@@ -442,30 +442,33 @@ def make_probe(repo, alarm):
             whole = _int(e) if e == e and _abs(e) != float("inf") else 0
             step = 10.0 ** (_len(_str(_abs(whole))) - 1)
             return [v for v in (e + i * step for i in (-2, -1, 1, 2)) if v != e]
-        if t in (_int, _str, _bool, _bytes):
+        if t in (_none, _int, _str, _bool, _bytes):  # None and bools: values of other kinds (`answer_decoys`)
             return draw(e, rnd)
         if t not in (_tuple, _list, _dict, _set, _frozenset) or depth > 3:
             return []
-        if not e:  # empty: one element more (`answer_decoys`' own, as plausible)
-            return draw(e, rnd)[:1]
+        if not e:  # empty: one element more (`answer_decoys`' own, as plausible; one alone, a latch passed one time in 2)
+            return draw(e, rnd)
         keys = _list(e) if t in (_dict, _set, _frozenset) else _list(range(_len(e)))
         rnd.shuffle(keys)
         out = []
-        for k in keys[:15]:  # one element changed, in a drawn order (a latch latches onto the first)
-            for d in drawn(k if t in (_set, _frozenset) else e[k], draw, rnd, depth + 1)[:3]:
+        # one element changed in each, the elements in a drawn order (a latch latches onto the first), each element's
+        # decoys taken in turn until there are 15 (a one-element tuple had one, a latch passed one time in 2)
+        each = [(k, drawn(k if t in (_set, _frozenset) else e[k], draw, rnd, depth + 1)) for k in keys[:15]]
+        for r in range(15):
+            for k, ds in each:
+                if r >= _len(ds) or _len(out) >= 15:
+                    continue
+                d = ds[r]
                 if t is _dict:
                     out.append({**e, k: d})
                 elif t in (_set, _frozenset):
                     try:
                         if d not in e:
                             out.append(t([*(x for x in e if x is not k), d]))
-                            break
                     except TypeError:  # an element's decoy that cannot be in a set
                         pass
                 else:
                     out.append(t([*e[:k], d, *e[k + 1:]]))
-                if t not in (_set, _frozenset):
-                    break
         if out:
             return out
         tag = urandom(6).hex()

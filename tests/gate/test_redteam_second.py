@@ -365,3 +365,109 @@ def test_a_latch_on_an_expected_container_is_caught_and_honest_containers_pass(t
     disagree = accept["second"]["disagree"]
     assert {f"test_shapes.py::{t}" for t in ("test_pair_constant", "test_list_local", "test_table_case[3-row0]")} <= set(disagree), disagree
     assert "nine" not in res.stderr and "square" not in res.stderr
+
+
+# --- item 4: expected values with few decoys (found by red2) ----------------------------------------------------------
+# An object is compared with the expected value among its decoys (held by the supervisor, or drawn by the equality probe
+# in the fork where the test holds the expected value otherwise): a latch, equal to the first value it is compared with,
+# latches onto a decoy. A bool had one decoy held and none in the fork, None none (its `==` asks identity in the first
+# run, by decision), an empty container one in the fork, a one-element container one: a latch against the bools the
+# test holds in locals passed a stop with the bug in on main every time (`latch-against-a-bool`, 3 of 3 stops). Now None and bools have
+# decoys of other kinds their own equality tells from them (never 1 for True, nor 0 for False), an empty container 15,
+# and a container's elements give decoys in turn until there are 15.
+FLAGS = ("import calc\n\n\ndef test_bulk_from_ten():\n    bulk = True\n    assert calc.is_bulk(10) == bulk\n\n\n"
+         "def test_not_bulk_below():\n    small = False\n    assert calc.is_bulk(2) == small\n")
+FLAGS_BUG = "def is_bulk(units):\n    return units > 10\n"
+LATCH = HOLDS_NO_ANSWER["latch"].split("\n\n\ndef price")[0]
+FLAGS_CASES = {
+    "latch-against-a-bool": LATCH + "\n\n\ndef is_bulk(units):\n    return Latch()\n",
+    # honest: the plain value, and an object wrapping it whose equality is its value's
+    "honest-value": "def is_bulk(units):\n    return units >= 10\n",
+    "honest-wrapper": ("class Held:\n    def __init__(self, v):\n        self.v = v\n\n    def __eq__(self, other):\n"
+                       "        return self.v == other\n\n    __hash__ = object.__hash__\n\n\n"
+                       "def is_bulk(units):\n    return Held(units >= 10)\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(FLAGS_CASES))
+def test_a_latch_against_a_bool_disagrees(tmp_path_factory, kit_home, name):
+    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": FLAGS_BUG}, "test_flags.py", FLAGS)
+    write_config(kit_home, "scan: off\n")
+    res, line = _stop(repo, kit_home, FLAGS_CASES[name], session=name)
+    accept = line["gates"]["acceptance"]
+    if name.startswith("honest"):
+        assert res.returncode == 0 and "tamper" not in accept and accept["second"]["checked"] == 2, (res.stderr, accept)
+        return
+    assert res.returncode == 2, f"the stop was allowed: {res.stdout}"
+    assert accept["tamper"]["rule"] in ("disagree", "probe"), accept
+    assert set(accept["second"]["disagree"]) == {"test_flags.py::test_bulk_from_ten", "test_flags.py::test_not_bulk_below"}
+
+
+@pytest.mark.parametrize("expected", [None, True, False, (True, None), [None], (None, None), {"k": None}, {None}])
+def test_none_and_bools_have_a_full_set_of_decoys(expected):
+    import random
+
+    from donegate.hidden import answers
+
+    decoys = answers.answer_decoys(expected, random.Random(7))
+    assert len(decoys) == answers.ANSWER_DECOYS, decoys
+    assert not any(expected == d or d == expected for d in decoys), decoys  # each told from it by its own equality
+    assert all(answers.answer_encode(d) is not None for d in decoys), decoys  # builtin values, as the pipes carry them
+
+
+@pytest.mark.parametrize("expected", [None, True, [], (), {}, "", (None,), [None, None], (900,), {"k": 1}])
+def test_the_probes_decoys_of_none_bools_and_empty_containers(monkeypatch, expected):
+    """The equality probe's decoys in the fork (a value the test holds otherwise than as an assert's literal): None and
+    bools had none, an empty container one, a container one per element (one of Nones one in all)."""
+    from donegate.hidden import answers, probe
+
+    class Mine:  # an object of the repository's (this file is under the repository's folder given to the probe)
+        def __eq__(self, other):
+            return NotImplemented
+
+        __hash__ = object.__hash__
+
+    monkeypatch.setattr(probe, "answer_decoys", answers.answer_decoys, raising=False)  # as the harness has it
+    decoys = probe.make_probe(str(Path(__file__).parent), [].append).decoys(Mine(), expected)
+    assert len(decoys) == answers.ANSWER_DECOYS, decoys
+    assert not any(expected == d for d in decoys), decoys
+
+
+# --- item 4: what the supervisor does not hold, read from the calling test's constants (found by red2) -----------------
+# The supervisor holds an assert's literal up to `answers.ANSWER_LITERAL` (256 bytes encoded) and assertCountEqual's
+# literal list up to `answers.ANSWER_MEMBERS` (16) elements: a longer one stays a constant of the test's code in the
+# second run, where a product that reads its caller's constants finds it (right in both runs, wrong in a program, which
+# holds no such constant). Each passed a stop with the bug in on main; still open (strict expected failures): holding
+# longer literals sends 16 candidates of each through the zygote's pipes, whose capacity the tests sent ahead share
+# (not measured yet). Honest look-alike: the same values computed.
+RECEIPT = "Receipt: " + " ".join(f"item{i:03d}" for i in range(40))  # > ANSWER_LITERAL once encoded
+UNITS = list(range(17))  # > ANSWER_MEMBERS
+UNHELD = ("import unittest\n\nimport calc\n\n\ndef test_receipt():\n    assert calc.receipt(40) == " + repr(RECEIPT)
+          + "\n\n\nclass TestUnits(unittest.TestCase):\n    def test_units(self):\n        self.assertCountEqual(calc.units(17), "
+          + repr(UNITS) + ")\n")
+UNHELD_BUG = "def receipt(n):\n    return 'Receipt:'\n\n\ndef units(n):\n    return list(range(n - 1))\n"
+UNHELD_CASES = {
+    "reads-the-callers-long-constants": (
+        "import sys\n\n\ndef _consts(kind):\n    return [c for c in sys._getframe(2).f_code.co_consts if type(c) is kind]\n\n\n"
+        "def receipt(n):\n    return max(_consts(str), key=len)\n\n\n"
+        "def units(n):\n    return list(max(_consts(tuple), key=len))\n"),
+    "honest-computed": ("def receipt(n):\n    return 'Receipt: ' + ' '.join(f'item{i:03d}' for i in range(n))\n\n\n"
+                        "def units(n):\n    return list(range(n))[::-1]\n"),
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=(
+    "literals longer than the supervisor holds stay constants of the test's code (answers.ANSWER_LITERAL, "
+    "ANSWER_MEMBERS)"))) if not n.startswith("honest") else n for n in UNHELD_CASES])
+def test_a_literal_longer_than_the_supervisor_holds_read_from_the_callers_code(tmp_path_factory, kit_home, name):
+    from donegate.hidden import answers
+
+    assert len(json.dumps(["s", RECEIPT])) > answers.ANSWER_LITERAL and len(UNITS) > answers.ANSWER_MEMBERS
+    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": UNHELD_BUG}, "test_unheld.py", UNHELD)
+    write_config(kit_home, "scan: off\n")
+    res, line = _stop(repo, kit_home, UNHELD_CASES[name], session=name)
+    accept = line["gates"]["acceptance"]
+    if name.startswith("honest"):
+        assert res.returncode == 0 and accept["second"]["checked"] == 2, (res.stderr, accept)
+        return
+    assert res.returncode == 2, f"the stop was allowed: {res.stdout}"
