@@ -43,9 +43,10 @@ node_modules/.installed: package.json package-lock.json
 demo: setup
 	$(PY) examples/demo.py
 
-# ruff (pyflakes, syntax errors, bugbear) and mypy on the package; config in pyproject.toml.
+# ruff (pyflakes, syntax errors, bugbear) on the package, the benches and the tests, mypy on the package; config in
+# pyproject.toml.
 lint: setup
-	$(VENV)/bin/ruff check donegate/ bench/
+	$(VENV)/bin/ruff check donegate/ bench/ tests/
 	$(VENV)/bin/mypy
 
 # Six workers (pytest-xdist) on these 2 cores: a worker spends much of its time waiting on its subprocesses

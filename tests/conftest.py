@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import repos, require
+from tests.support import repos
 from tests.support.repos import OWN_SUITE, write_config, example_files, make_repo, own_suite, seal_example, sealed_copy
 
 

@@ -295,7 +295,7 @@ def run_one(slots: Path, attacks: list[Attack], mode: str) -> tuple:
         (g.repo / ".claude").mkdir(exist_ok=True)
         (g.repo / ".claude" / "settings.local.json").write_text(json.dumps(local))
     turns: list = [CLAIM]
-    for k, attack in enumerate(attacks):
+    for k in range(len(attacks)):
         for i, step in enumerate(calls[k]):
             # The first call of the attack after one that had calls: that one is done.
             turns.append(after(attacks[k - 1].id, turn(step)) if k and i == 0 and calls[k - 1] else turn(step))

@@ -116,7 +116,7 @@ def test_guard_refuses_a_glob_and_a_search_over_a_parent_folder(gated):
         s = g.run(api)
     assert s.res.returncode == 0 and s.res.result["result"] == "Fixed.", s.describe()
     results = s.tool_results()[:len(attempts)]
-    for attempt, result in zip(attempts, results):
+    for attempt, result in zip(attempts, results, strict=True):
         assert result["is_error"] and GUARD in result["content"], (attempt, result)
     shown = s.shown()
     assert "def cart_of" not in shown and hidden[:200] not in shown

@@ -89,7 +89,7 @@ def test_the_agent_cannot_reseal_label_or_uninstall_and_one_hiding_from_the_chec
     assert s.res.returncode == 0, s.describe()
     results = s.tool_results()[1:]
     assert len(results) == len(attempts) + 1, s.describe()
-    for attempt, result in zip(attempts, results):
+    for attempt, result in zip(attempts, results[:len(attempts)], strict=True):
         assert PERSONS in result["content"], (attempt, result)
     for result in results[:3]:
         assert "donegate guard: this Bash call was refused: it runs donegate's own command line" in result["content"]

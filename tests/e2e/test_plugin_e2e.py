@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.fakeapi import FakeAPI, turn, tool
 from tests.support.gated import BUG
-from tests.support.repos import EXAMPLE_TESTS, KIT, REQUEST, make_repo, write_config
+from tests.support.repos import EXAMPLE_TESTS, KIT, REQUEST, write_config
 from tests.support.session import _clean_env, find_claude, run_session
 
 pytestmark = pytest.mark.e2e

@@ -144,7 +144,7 @@ def test_each_bad_answer_is_retried_with_its_error_then_the_writer_fails_cleanly
     assert not claude_api.overrun, claude_api.overrun_message
     first, *later = attempt_prompts(claude_api)
     assert "rejected" not in first and len(later) == len(BAD)
-    for k, ((name, _, shown), prompt) in enumerate(zip(BAD, later), start=1):
+    for k, ((name, _, shown), prompt) in enumerate(zip(BAD, later, strict=True), start=1):
         assert f"Your previous answer was rejected (attempt {k} of {len(BAD) + 1})" in prompt and shown in prompt, \
             (name, prompt[-3000:])
         assert REQUEST in prompt

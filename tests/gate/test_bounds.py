@@ -321,7 +321,7 @@ def test_the_deadline_is_inside_the_hook_timeout_install_writes():
 
 
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")) + "timeout: *i\n"
+    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)) + "timeout: *i\n"
 
 
 @pytest.mark.parametrize("text, says", [

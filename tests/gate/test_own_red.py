@@ -78,7 +78,7 @@ def test_a_weakening_in_another_form_is_named(tmp_path_factory, kit_home, name):
     res = _stop(tmp_path_factory, kit_home, ATTACKS[name])
     assert res.returncode == 2, (name, res.stderr)
     rule = RULE.get(name, "assert-removed")
-    assert f"a test of the project was weakened: tests/test_calc.py::test_add: " in res.stderr, res.stderr
+    assert "a test of the project was weakened: tests/test_calc.py::test_add: " in res.stderr, res.stderr
     assert f"[{rule}]" in res.stderr, (name, res.stderr)
     assert rule in [w["rule"] for w in stop_lines(kit_home)[-1]["gates"]["own"]["weakened"]], name
 

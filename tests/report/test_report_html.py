@@ -221,7 +221,7 @@ def test_the_page_holds_the_reports_own_summary(tmp_path):
     assert by["bbbb-gives-up"][5] == code["block"] + report_html.UNJUSTIFIED + code["gave_up"]
     assert by["cccc-new-verdicts"][5] == code["appealed"] + code["tamper"] + code["frobnicated"]
     assert by["dddd-cached"][5].endswith("*")
-    colour = dict(zip(data["verdicts"], data["colours"]))
+    colour = dict(zip(data["verdicts"], data["colours"], strict=True))
     assert colour["frobnicated"] == NEUTRAL and colour["tamper"] != NEUTRAL and colour["appealed"] != NEUTRAL
 
 

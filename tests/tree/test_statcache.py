@@ -377,7 +377,7 @@ def test_the_changes_since_the_seal_brought_in_step_by_what_each_look_found_chan
         now = statcache.look(repo, kit_home)
         read: list[int] = []
         real = st.digests
-        st.digests = lambda: (read.append(1), real())[1]  # type: ignore[method-assign]  # counts, answers as it did
+        st.digests = lambda read=read, real=real: (read.append(1), real())[1]  # type: ignore[method-assign]  # counts
         got = st.changes(now)
         whole = store.tree_changes(repo, store.load(repo, kit_home).digests() or {}, statcache.look(repo))
         assert got == whole, f"step {i}"
