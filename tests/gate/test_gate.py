@@ -348,18 +348,20 @@ def test_broken_package_still_blocks_then_lets_go(sealed_shop, tmp_path):
     assert "donegate: the kit failed to start" in res.stderr or codes[7] == 2
 
 
-def test_concurrent_stops_append_whole_lines(tmp_path_factory, kit_home):
-    # The ledger is what is tested: one module and one hidden test (no own suite, whose run the shop's stops added:
-    # 32 runs -> 16), 16 sessions at once, each a stop that runs the tests and passes.
+def test_concurrent_stops_of_one_repository_each_pass_and_write_their_line(tmp_path_factory, kit_home):
+    # What stops of several sessions at once share besides the ledger (the seal's store, the cache, the repository):
+    # each passes and writes its line. The ledger's lock itself is held by tests/test_units.py
+    # test_ledger_concurrent_processes_lose_nothing (with the flock taken out it failed 3 runs of 3; this test, then
+    # 16 stops at once, passed: their lines rarely meet), so 4 stops here, not 16. One module and one hidden test.
     repo = pooled_single(tmp_path_factory, kit_home, "import mod\n\ndef test_value():\n    assert mod.VALUE == 2\n")
     (repo / "mod.py").write_text("VALUE = 2\n")
-    with ThreadPoolExecutor(16) as pool:
-        results = list(pool.map(lambda i: run_hook(stop_payload(repo, session=f"s{i}")), range(16)))
-    assert all(r.returncode == 0 for r in results)
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda i: run_hook(stop_payload(repo, session=f"s{i}")), range(4)))
+    assert all(r.returncode == 0 for r in results), [r.stderr for r in results]
     lines = [line for line in (kit_home / "ledger.jsonl").read_text().splitlines() if '"event":"stop"' in line]
-    assert len(lines) == 16
     records = [json.loads(line) for line in lines]
-    assert sorted(r["session"] for r in records) == sorted(f"s{i}" for i in range(16))
+    assert sorted(r["session"] for r in records) == [f"s{i}" for i in range(4)]
+    assert all(r["verdict"] == "pass" for r in records), records
     from donegate.ledger import chain as ledger
 
     assert ledger.verify(kit_home / "ledger.jsonl")["intact"]
