@@ -62,16 +62,19 @@ TEST_WORKERS ?= 6
 # 80-145 s, loaded). Run with PYTHONDONTWRITEBYTECODE unset: where the shell sets it (these machines do), no worker
 # writes a cache and each rewrote and compiled everything (a fresh clone, -n 6 collecting only, /usr/bin/time, load
 # 12-16: 41.9 CPU-s, 153 s, against 6.5 for this pass plus 10.6 for the six, 48 s); the workers read the cache this
-# pass leaves whether or not they may write one. The kit's processes write theirs anyway (tests/conftest.py).
+# pass leaves whether or not they may write one. The run itself goes without it too (BYTECODE): the kit's processes
+# a test starts keep their bytecode (tests/conftest.py drops the variable for each test), and so do those a pool or a
+# session-scoped fixture starts between tests; tests of the variable set it themselves (tests/gate/test_hook_env.py).
 # Its collection errors are the run's to show.
-WARM_REWRITES = env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q --collect-only -p no:xdist >/dev/null 2>&1 || true
+BYTECODE = env -u PYTHONDONTWRITEBYTECODE
+WARM_REWRITES = $(BYTECODE) $(PY) -m pytest -q --collect-only -p no:xdist >/dev/null 2>&1 || true
 test: setup
 	@$(WARM_REWRITES)
-	$(PY) -m pytest -q -n $(TEST_WORKERS)
+	$(BYTECODE) $(PY) -m pytest -q -n $(TEST_WORKERS)
 
 test-fast: setup
 	@$(WARM_REWRITES)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not e2e"
+	$(BYTECODE) $(PY) -m pytest -q -n $(TEST_WORKERS) -m "not e2e"
 
 # The end-to-end tests, one file at a time. CLAUDE_VERSION=X drives Claude Code X instead of the pinned
 # one, installed apart in .claude-versions/X (the kit's commands in the tests get it as DONEGATE_CLAUDE).
