@@ -1,4 +1,4 @@
-"""The small things every module needs once: a file replaced whole, a UTC timestamp, a counted noun.
+"""The small things every module needs once: a file replaced whole, a UTC timestamp, a counted noun, a guarded parse.
 
 Kept free of imports beyond `os` and `time`: the Stop hook writes its counter and cache entry with
 `atomic_write` at every stop, and `tempfile` (with `random` and `shutil` behind it) would cost it
@@ -13,6 +13,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import ast
     from typing import Any, Callable, Iterable
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -124,6 +125,17 @@ def json_object(text: "str | bytes") -> "dict[str, Any] | None":
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def python_tree(text: str | None) -> "ast.Module | None":
+    """A Python module's tree, None when it does not parse: a syntax error, a NUL byte, or nested past the parser's
+    recursion or memory (`SUM = 1+1+...`, 3,000 terms), which the agent's text may be and a stop never raises on."""
+    import ast
+
+    try:
+        return ast.parse(text) if text is not None else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def epoch_ms(value: Any) -> "int | None":

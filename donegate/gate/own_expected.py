@@ -153,10 +153,10 @@ def _with(fn: ast.AST, consts: dict[str, ast.expr]) -> ast.AST:
 @functools.lru_cache(maxsize=4)
 def _parsed(text: str | None) -> list[ast.stmt] | None:
     """A test file's statements, parsed once a stop however many of its tests failed."""
-    try:
-        return ast.parse(text).body if text else None
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    from donegate.core.util import python_tree
+
+    tree = python_tree(text) if text else None
+    return tree.body if tree is not None else None
 
 
 def _constants(body: list[ast.stmt]) -> dict[str, ast.expr]:

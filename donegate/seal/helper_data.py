@@ -13,6 +13,7 @@ import ast
 import os
 from pathlib import Path
 
+from donegate.core.util import python_tree as parsed
 from donegate.seal.store import OWN_SKIP_DIRS as SKIP_DIRS
 
 TYPE_CHECKING = False
@@ -22,15 +23,6 @@ if TYPE_CHECKING:
 _VALUES = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load,
            ast.operator, ast.unaryop)
 MAX_SCAN = 3000  # project modules read for the import graph; past it nothing is sealed here (as before)
-
-
-def parsed(text: str | None) -> ast.Module | None:
-    """A module's tree, None when it does not parse: a syntax error, a NUL byte, or nested past the parser's
-    recursion or memory (`SUM = 1+1+...`, 3,000 terms), which the agent's text may be and a stop never raises on."""
-    try:
-        return ast.parse(text) if text is not None else None
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 def _tree(path: Path) -> ast.Module | None:
