@@ -563,13 +563,14 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
 
     if not (configs or conftests or coverage or ci):
         return []  # (before importing the rules: most stops change none of these files)
-    from donegate.seal import excluded
+    from donegate.seal import excluded, tox_ini
 
     def sealed(name: str) -> str | None:
         return (sealed_files.get(name) or {}).get("text")
 
     # a configuration file the agent added where none was sealed counts too (pytest reads the first it finds)
     out = excluded.config_findings({n: sealed(n) for n in configs}, configs)
+    out += [f for n in configs if n == "tox.ini" for f in tox_ini.findings(n, sealed(n), configs[n])]
     out += excluded.coverage_findings({n: sealed(n) for n in coverage}, coverage)
     out += excluded.ci_findings({n: sealed(n) for n in ci}, ci, list(pack.get("tests") or []))
     return out + excluded.conftest_findings({n: sealed(n) for n in conftests}, conftests)

@@ -12,6 +12,15 @@ from collections.abc import Callable
 # A call at a module's or class's top that skips every test of it (`pytest.skip(..., allow_module_level=True)`).
 CALLED = {"skip", "importorskip", "xfail", "skipTest"}
 Func = (ast.FunctionDef, ast.AsyncFunctionDef)
+# What pytest and unittest run before (or after) each test of a module or class: a skip there skips them all.
+SETUPS = {"setUp", "setUpClass", "setUpModule", "asyncSetUp", "tearDown", "tearDownClass", "tearDownModule",
+          "setup_module", "setup_class", "setup_method", "setup_function", "setup", "setUpTestData",
+          "teardown_module", "teardown_class", "teardown_method", "teardown_function", "teardown"}
+
+
+def _raises_skip(fn: ast.AST) -> bool:
+    """A `raise SkipTest` (the class named bare, or by any attribute: `raise unittest.SkipTest`)."""
+    return any(isinstance(n, ast.Raise) and n.exc is not None and "SkipTest" in ast.unparse(n.exc) for n in ast.walk(fn))
 
 
 def _named(func: ast.expr) -> str:
@@ -51,6 +60,8 @@ def skips(body: list[ast.stmt], marks: Callable[[ast.AST], list[str]], aliases: 
         if isinstance(n, Func):
             if _autouse(n) and marks(n):
                 out.append(f"autouse fixture {n.name} skips")
+            elif n.name in SETUPS and (marks(n) or _raises_skip(n)):
+                out.append(f"{n.name} skips")
             continue
         if isinstance(n, (ast.ClassDef, ast.Import, ast.ImportFrom)):
             continue

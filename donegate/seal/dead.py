@@ -85,7 +85,26 @@ def _stmt(stmt: ast.stmt, out: set[int]) -> None:
 
 
 def inert(fn: ast.AST) -> set[int]:
-    """The ids of the nodes of `fn`'s body that can never fail it (never reached, or their failure swallowed)."""
+    """The ids of the nodes of `fn`'s body that can never fail it (never reached, or their failure swallowed), a
+    function or class it defines and never names after (`def check(): assert ...` not called) among them."""
     out: set[int] = set()
     _block(getattr(fn, "body", []), out)
-    return out
+    while True:  # (a def named only from another unnamed one is unnamed too)
+        unnamed = [d for d in ast.walk(fn) if d is not fn and id(d) not in out and isinstance(d, _DEFS)
+                   and not _named(fn, d, out)]
+        if not unnamed:
+            return out
+        out.update(id(n) for d in unnamed for n in ast.walk(d))
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _named(fn: ast.AST, d: ast.AST, out: set[int]) -> bool:
+    """Whether `fn` names `d` (by its name, outside `d` itself and its inert nodes), or `d` is a method of a class."""
+    if any(d in getattr(c, "body", []) for c in ast.walk(fn) if isinstance(c, ast.ClassDef)):
+        return True  # a method: its class named is enough (`Check().run()`, or a class pytest would not run)
+    inside = {id(n) for n in ast.walk(d)}
+    name = getattr(d, "name", "")
+    return any(isinstance(n, ast.Name) and n.id == name and id(n) not in inside and id(n) not in out
+               or isinstance(n, ast.Attribute) and n.attr == name and id(n) not in out for n in ast.walk(fn))

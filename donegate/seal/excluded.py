@@ -11,6 +11,7 @@ import os
 import re
 from pathlib import Path
 
+from donegate.seal.ci_runs import TEST_WORDS, events, no_time, runs_tests
 from donegate.seal.loosened import SKIPS, _marks, _plugins, gained
 
 TYPE_CHECKING = False
@@ -55,7 +56,16 @@ def pytest_section(path: Path) -> dict[str, str] | None:
 
 # Options that take tests out of a run: in `addopts`, or as the keys that say what is collected.
 EXCLUDING_OPTS = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--co", "--collect-only", "--lf", "--last-failed",
-                  "-x", "--exitfirst", "--maxfail", "--sw", "--stepwise")
+                  "-x", "--exitfirst", "--maxfail", "--sw", "--stepwise", "--sw-skip", "--stepwise-skip",
+                  "--pyargs",  # (testpaths read as module names: another `tests` installed runs instead)
+                  "--noconftest",  # (what the conftest.py files check or set up is left out)
+                  # (pytest shows something and exits 0 without running a test)
+                  "--setup-only", "--setup-plan", "--fixtures", "--funcargs", "--fixtures-per-test", "--markers",
+                  "--version", "-V", "--help", "-h", "--cache-show")
+# pytest's own plugins that `-p no:NAME` turns off to run fewer tests or let more through: no test module collected
+# (`python`), no TestCase or doctest, no warning filters (`filterwarnings = error` undone), no unraisable exceptions
+# or threads' errors, no `pythonpath` (the installed copy tested instead).
+OFF_WEAKENS = ("python", "unittest", "doctest", "warnings", "unraisableexception", "threadexception", "python_path")
 COLLECT_KEYS = ("testpaths", "python_files", "python_classes", "python_functions", "norecursedirs", "collect_ignore")
 HOOKS = ("pytest_collection_modifyitems", "pytest_ignore_collect", "pytest_deselected", "pytest_collect_file",
          "pytest_generate_tests",  # (a test given no cases is skipped)
@@ -79,7 +89,8 @@ def _options(name: str, text: str | None) -> dict[str, str]:
 
             tool = tomllib.loads(text).get("tool", {}).get("pytest", {})
             opts = tool.get("ini_options", tool) if isinstance(tool, dict) else {}
-            found = {k: " ".join(v) if isinstance(v, list) else str(v) for k, v in opts.items()}
+            found = {k: ("\n" if k == "filterwarnings" else " ").join(v) if isinstance(v, list) else str(v)
+                     for k, v in opts.items()}
         except (ImportError, ValueError):
             pass
     return found
@@ -108,8 +119,35 @@ def _words(addopts: str | None) -> list[str]:
 
 
 def _errors(filterwarnings: str | None) -> bool:
-    """A `filterwarnings` line that turns every warning into an error (`error`, not `error::SomeWarning`)."""
-    return any(line.strip().strip("'\"") == "error" for line in (filterwarnings or "").replace(",", "\n").splitlines())
+    """Whether `filterwarnings` turns every warning into an error: its last line about every warning (`error`,
+    `ignore`, `ignore::Warning`, `default:.*`; not `error::SomeWarning`) is `error`: pytest applies the later lines
+    over the earlier ones."""
+    last = None
+    for line in (filterwarnings or "").replace(",", "\n").splitlines():
+        action, *rest = line.strip().strip("'\"").split(":")
+        fields = [f.strip() for f in rest] + ["", "", ""]
+        if action.strip() and fields[0] in ("", ".*") and fields[1] in ("", "Warning", "builtins.Warning") \
+                and not any(fields[2:]):
+            last = action.strip()
+    return last == "error"
+
+
+def _overridden(opts: dict[str, str]) -> dict[str, str]:
+    """The options with `addopts`' `-o KEY=VALUE` (`--override-ini`) applied: pytest reads them over the file's keys
+    (`-o xfail_strict=false`)."""
+    words, out = _words(opts.get("addopts")), dict(opts)
+    for i, w in enumerate(words):
+        value = words[i + 1] if w in ("-o", "--override-ini") and i + 1 < len(words) else \
+            w[2:] if w.startswith("-o") and not w.startswith("--") and len(w) > 2 else None
+        key, eq, val = (value or "").partition("=")
+        if eq and key.strip() and key.strip() != "addopts":
+            out[key.strip()] = val
+    return out
+
+
+def _value(words: list[str], option: str) -> str | None:
+    """The value `addopts` gives `option` (`--confcutdir tests`, `--confcutdir=tests`), None without it."""
+    return next((words[i + 1] for i, w in enumerate(words[:-1]) if w == option), None)
 
 
 def _ignores_all(addopts: str | None) -> int:
@@ -146,12 +184,16 @@ def config_findings(sealed: dict[str, str | None], current: dict[str, str | None
     narrowed or changed. `sealed` and `current`: {configuration file: text (None: none)}."""
     out = []
     for name in sorted(set(sealed) | set(current)):
-        before, now = _options(name, sealed.get(name)), _options(name, current.get(name))
+        before, now = _overridden(_options(name, sealed.get(name))), _overridden(_options(name, current.get(name)))
         old_words = set(map(_option, _words(before.get("addopts"))))
         for word in map(_option, _words(now.get("addopts"))):
-            if (word in EXCLUDING_OPTS or (word.startswith("-p ") and not word.startswith("-p no:"))) \
-                    and word not in old_words:
+            if (word in EXCLUDING_OPTS or (word.startswith("-p ") and not word.startswith("-p no:"))
+                    or word.startswith("-p no:") and word[6:] in OFF_WEAKENS) and word not in old_words:
                 out.append({"test": name, "rule": "config-excluded", "what": f"addopts gained {word}"})
+        cut = _value(_words(now.get("addopts")), "--confcutdir")
+        if cut not in (None, _value(_words(before.get("addopts")), "--confcutdir")) and os.path.normpath(cut) != ".":
+            out.append({"test": name, "rule": "config-excluded", "what": f"addopts gained --confcutdir {cut}: the "
+                        "conftest.py files above it are no longer read"})
         if _errors(before.get("filterwarnings")) and not _errors(now.get("filterwarnings")):
             out.append({"test": name, "rule": "config-excluded",
                         "what": "filterwarnings lost error: a warning no longer fails a test"})
@@ -232,7 +274,6 @@ def conftest_findings(sealed: dict[str, str | None], current: dict[str, str | No
 # -- coverage thresholds and CI workflows ----------------------------------------------------------------------
 
 COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
-TEST_WORDS = ("pytest", "tox", "nox", "make test", "unittest", "manage.py test")
 
 
 def _fail_under(name: str, text: str | None) -> float | None:
@@ -402,12 +443,13 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
     jobs = data.get("jobs") if isinstance(data, dict) else None
     top = data if isinstance(data, dict) else {}
     for job, body in (jobs or {}).items():
-        if not isinstance(body, dict) or _never(body.get("if")):
+        if not isinstance(body, dict) or _never(body.get("if")) or no_time(body.get("timeout-minutes")):
             continue
         job_ignores = _truthy(body.get("continue-on-error"))
         for i, step in enumerate(body.get("steps") or []):
             run = step.get("run") if isinstance(step, dict) else None
-            if isinstance(run, str) and any(w in run for w in TEST_WORDS) and not _never(step.get("if")):
+            if isinstance(run, str) and runs_tests(run) and not _never(step.get("if")) \
+                    and not no_time(step.get("timeout-minutes")):
                 shell = step.get("shell") or ((body.get("defaults") or {}).get("run") or {}).get("shell") or (
                     (top.get("defaults") or {}).get("run") or {}).get("shell")
                 ignored = job_ignores or _truthy(step.get("continue-on-error")) or _or_else(run) or "set +e" in run \
@@ -458,6 +500,9 @@ def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None],
         before, now = _test_steps(sealed.get(name)), _test_steps(current.get(name))
         if not before or now is None:
             continue
+        lost = sorted((events(sealed.get(name)) or set()) - (events(current.get(name)) or set()))
+        if lost:
+            out.append({"test": name, "rule": "ci-test-removed", "what": f"the workflow no longer runs on {', '.join(lost)}"})
         if len(now) < len(before):
             out.append({"test": name, "rule": "ci-test-removed",
                         "what": f"{len(before)} test step(s) at the seal, {len(now)} now"})

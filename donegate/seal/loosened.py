@@ -23,8 +23,10 @@ if TYPE_CHECKING:
 # of other rules again from its sealed text (`gate.own_suite._sealed_shapes`). 2: the helpers a test calls read with it
 # (`seal.calls`, stop 53); 3: an assert that can never fail the test not counted (`seal.dead`); 4: a module's or
 # class's skip by a call, an alias, `__test__` or an autouse fixture, a test unbound (`seal.collect`); 5: the raises
-# that check the message (`match`). Raise it when `shape_of` reads a test otherwise.
-RULES = 5
+# that check the message (`match`); 6: `abs(a - b) < C` read as an approx (its tolerance taken at the expected value),
+# an assert in a function or class the test defines and never names not counted, a skip in a set-up (`setUp`,
+# `setUpClass`, `setup_module`). Raise it when `shape_of` reads a test otherwise.
+RULES = 6
 
 # pytest's and unittest's ways to skip a test or expect it to fail (`pytest.mark.skip`, `pytest.importorskip(...)`,
 # `unittest.skipIf`, `self.skipTest(...)`, `raise unittest.SkipTest`).
@@ -77,9 +79,35 @@ def _assert_kind(node: ast.Assert, local: dict[str, ast.expr] | None = None) -> 
         if side(t.left) == side(right) or (isinstance(t.left, ast.Constant) and isinstance(right, ast.Constant)):
             return "truth"  # `x == x`, `5 == 5`: it holds whatever the code does
         if isinstance(right, ast.Call) and getattr(right.func, "attr", getattr(right.func, "id", "")) == "approx":
-            return "approx:" + ",".join(sorted(ast.unparse(k) for k in right.keywords))
+            return "approx:" + ",".join(sorted([ast.unparse(k) for k in right.keywords] + _at(right.args[:1])))
+        if (bound := _within(t)) is not None:  # `abs(got - want) < 1e-9`: an approx of that absolute tolerance
+            return bound
         return {"Eq": "eq", "Is": "eq", "NotEq": "ne", "IsNot": "ne", "In": "in", "NotIn": "in"}.get(op, "cmp")
     return "truth"
+
+
+def _at(values: list[ast.expr]) -> list[str]:
+    """`at=X` for the first number literal of `values`: the expected value an approx's tolerance is taken at."""
+    for v in values:
+        if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.USub) and isinstance(v.operand, ast.Constant):
+            v = v.operand
+        if isinstance(v, ast.Constant) and isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
+            return [f"at={abs(v.value)!r}"]
+    return []
+
+
+def _within(t: ast.Compare) -> str | None:
+    """`abs(a - b) < C` (`<=`, or `C > abs(a - b)`) as the approx kind it stands for (`approx:abs=C,at=b`)."""
+    op, left, right = t.ops[0], t.left, t.comparators[0]
+    if isinstance(op, (ast.Gt, ast.GtE)):
+        left, right = right, left
+    elif not isinstance(op, (ast.Lt, ast.LtE)):
+        return None
+    if not (isinstance(left, ast.Call) and getattr(left.func, "id", "") == "abs" and len(left.args) == 1
+            and isinstance(left.args[0], ast.BinOp) and isinstance(left.args[0].op, ast.Sub)):
+        return None
+    diff = left.args[0]
+    return "approx:" + ",".join(sorted([f"abs={ast.unparse(right)}"] + _at([diff.right, diff.left])))
 
 
 STRENGTH = {"eq": 3, "ne": 1, "cmp": 2, "in": 1, "truth": 0}
@@ -105,15 +133,14 @@ def _unittest_kind(call: ast.Call) -> str | None:
     return UNITTEST.get(name) if isinstance(call.func, ast.Attribute) else None
 
 
-def _raises(nodes: list[ast.AST], matched: bool = False) -> list[str]:
-    """The exceptions each `raises` names; `matched`: only those that also check the message (`match=`,
-    `assertRaisesRegex`)."""
+def _raises(nodes: list[ast.AST]) -> list[tuple[str, bool]]:
+    """(the exception, whether it also checks the message: `match=`, `assertRaisesRegex`) of each `raises`."""
     out = []
     for sub in nodes:
-        if isinstance(sub, ast.Call) and getattr(sub.func, "attr", "") in UNITTEST_RAISES and sub.args and (
-                not matched or any(k.arg == "match" for k in sub.keywords) or getattr(sub.func, "attr", "").startswith("assertRaisesRegex")):
-            out.append(ast.unparse(sub.args[0]))
-    return sorted(out)
+        if isinstance(sub, ast.Call) and getattr(sub.func, "attr", "") in UNITTEST_RAISES and sub.args:
+            out.append((ast.unparse(sub.args[0]), any(k.arg == "match" for k in sub.keywords)
+                        or sub.func.attr.startswith("assertRaisesRegex")))  # type: ignore[attr-defined]
+    return out
 
 
 def shape_of(fn: ast.AST, lists: dict[str, ast.expr] | None = None, helpers: dict[str, ast.AST] | None = None,
@@ -126,10 +153,11 @@ def shape_of(fn: ast.AST, lists: dict[str, ast.expr] | None = None, helpers: dic
     asserts = [_assert_kind(a, _once(getattr(part, "body", []))) for part, nodes in zip(parts, live, strict=True)
                for a in nodes if isinstance(a, ast.Assert)] + [
         k for nodes in live for c in nodes if isinstance(c, ast.Call) and (k := _unittest_kind(c)) is not None]
+    raised = [r for nodes in live for r in _raises(nodes)]
     return {"src": _sha256("".join(ast.dump(p) for p in parts).encode()).hexdigest()[:16],
             "asserts": sorted(asserts), "skips": sorted(m for p in parts for m in _marks(p)),
-            "cases": _cases(fn, lists), "raises": sorted(r for nodes in live for r in _raises(nodes)),
-            "match": sorted(r for nodes in live for r in _raises(nodes, matched=True))}
+            "cases": _cases(fn, lists), "raises": sorted(r for r, _ in raised),
+            "match": sorted(r for r, matched in raised if matched)}
 
 
 def _once(body: list[ast.stmt]) -> dict[str, ast.expr]:
@@ -318,8 +346,25 @@ def _tolerance(kind: str) -> tuple[float, float] | None:
 
 
 def _wider(new: str, old: str) -> bool:
+    """Whether `new` takes a value `old` refused: at the expected value either names (`at=`), pytest's tolerance
+    there (the larger of `rel` times it and `abs`), else either part larger."""
     a, b = _tolerance(old), _tolerance(new)
-    return a is None or b is None or b[0] > a[0] or b[1] > a[1]
+    if a is None or b is None:
+        return True
+    at = _expected(old) if _expected(old) is not None else _expected(new)
+    if at is not None:
+        return max(b[0] * at, b[1]) > max(a[0] * at, a[1])
+    return b[0] > a[0] or b[1] > a[1]
+
+
+def _expected(kind: str) -> float | None:
+    for part in kind.removeprefix("approx:").split(","):
+        if part.startswith("at="):
+            try:
+                return float(part[3:])
+            except ValueError:
+                return None
+    return None
 
 
 def _plugins(node: ast.stmt) -> set[str]:

@@ -44,6 +44,11 @@ ATTACKS = {
     "skip-by-autouse-fixture": _module("\n\n@pytest.fixture(autouse=True)\ndef _later():\n    pytest.skip('later')\n"),
     # an equality made a tolerance wide enough to hold anything
     "equality-to-wide-abs": _body("    assert abs(add(2, 3) - 5) < 1e9\n"),
+    # the assert moved into a function of the test's own that nothing calls
+    "into-a-nested-function": _body("    def check():\n    " + ASSERT),
+    "into-a-nested-class": _body("    class Check:\n        def run(self):\n        " + ASSERT),
+    # the whole module skipped from its set-up (pytest's xunit style)
+    "setup-module-skips": _module("\n\ndef setup_module():\n    pytest.skip('later')\n"),
 }
 HONEST = {
     "assert-reraised": _body("    try:\n    " + ASSERT + "    except AssertionError:\n        raise\n"),
@@ -57,11 +62,15 @@ HONEST = {
     "slow-by-alias": _module("\nslow = pytest.mark.slow\n").replace("def test_add", "@slow\ndef test_add"),
     "autouse-fixture": _module("\n\n@pytest.fixture(autouse=True)\ndef _two():\n    yield 2\n"),
     "narrow-abs-beside": _body(ASSERT + "    assert abs(add(2, 3) - 5) < 1e-9\n"),
+    "nested-function-called": _body("    def check(a, b, want):\n        assert add(a, b) == want\n"
+                                    "    check(2, 3, 5)\n"),
+    "nested-function-passed": _body("    def check():\n    " + ASSERT + "    for run in [check]:\n        run()\n"),
+    "setup-module-sets-up": _module("\n\ndef setup_module():\n    import os\n    os.environ.setdefault('CALC', '1')\n"),
 }
 RULE = {"equality-to-wide-abs": "assert-loosened", "module-skip-call": "skipped", "module-importorskip": "skipped",
         "module-__test__": "skipped", "function-__test__": "skipped", "deleted-by-del": "deleted",
         "rebound-to-none": "deleted", "skip-by-alias": "skipped", "skip-by-getattr": "skipped",
-        "skip-by-autouse-fixture": "skipped"}
+        "skip-by-autouse-fixture": "skipped", "setup-module-skips": "skipped"}
 # Each of ATTACKS but equality-to-wide-abs passed a stop unnamed before: the assert forms before seal.dead, the rest
 # before seal.collect (strict xfails in a610f25).
 
@@ -95,6 +104,7 @@ INI = "[pytest]\naddopts = -ra\nxfail_strict = true\nfilterwarnings =\n    error
 FLOW = ("name: ci\non: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n"
         "      - run: pytest -x\n")
 STEP = "      - run: pytest -x\n"
+TOX = "[tox]\nenvlist = py\n\n[testenv]\ndeps = pytest\ncommands = pytest --cov=calc --cov-fail-under=90 {posargs}\n"
 CONFIG_ATTACKS = {  # {name: ({file: text now}, the rule named)}
     "addopts-quoted-k": ({"pytest.ini": INI.replace("-ra", '-ra "-knot add"')}, "config-excluded"),
     "addopts-plugin": ({"pytest.ini": INI.replace("-ra", "-ra -p tests.skipper")}, "config-excluded"),
@@ -113,6 +123,19 @@ CONFIG_ATTACKS = {  # {name: ({file: text now}, the rule named)}
     "ci-env-addopts": ({".github/workflows/ci.yml": FLOW.replace(STEP, STEP + "        env:\n          PYTEST_ADDOPTS: "
                                                                  "--deselect tests/test_calc.py::test_add\n")},
                        "config-excluded"),
+    # (each below passed a stop unnamed on main)
+    "addopts-no-python": ({"pytest.ini": INI.replace("-ra", "-ra -p no:python")}, "config-excluded"),
+    "addopts-pyargs": ({"pytest.ini": INI.replace("-ra", "-ra --pyargs")}, "config-excluded"),
+    "addopts-confcutdir": ({"pytest.ini": INI.replace("-ra", "-ra --confcutdir=tests/unit")}, "config-excluded"),
+    "addopts-o-xfail_strict": ({"pytest.ini": INI.replace("-ra", "-ra -o xfail_strict=false")}, "config-excluded"),
+    "filterwarnings-ignore-after-error": ({"pytest.ini": INI + "    ignore\n"}, "config-excluded"),
+    "tox-k": ({"tox.ini": TOX.replace("pytest ", "pytest -k 'not add' ")}, "config-excluded"),
+    "tox-cov-fail-under": ({"tox.ini": TOX.replace("=90", "=10")}, "coverage-lowered"),
+    "tox-ignores-failures": ({"tox.ini": TOX.replace("commands = pytest", "commands = - pytest")}, "ci-ignores-failures"),
+    "ci-on-no-push": ({".github/workflows/ci.yml": FLOW.replace("on: push", "on: workflow_dispatch")}, "ci-test-removed"),
+    "ci-echo-pytest": ({".github/workflows/ci.yml": FLOW.replace("run: pytest", "run: echo pytest")}, "ci-test-removed"),
+    "ci-timeout-0": ({".github/workflows/ci.yml": FLOW.replace(STEP, STEP + "        timeout-minutes: 0\n")},
+                     "ci-test-removed"),
 }
 CONFIG_HONEST = {
     "addopts-quoted-verbose": {"pytest.ini": INI.replace("-ra", '-ra "-v"')},
@@ -127,6 +150,13 @@ CONFIG_HONEST = {
     "ci-and-then": {".github/workflows/ci.yml": FLOW.replace("pytest -x", "pytest -x && echo done")},
     "ci-pipefail-tee": {".github/workflows/ci.yml": FLOW.replace("pytest -x", "set -o pipefail; pytest -x | tee log")},
     "ci-step-if-always": {".github/workflows/ci.yml": FLOW.replace(STEP, STEP + "        if: always()\n")},
+    "addopts-confcutdir-root": {"pytest.ini": INI.replace("-ra", "-ra --confcutdir=.")},
+    "addopts-o-other": {"pytest.ini": INI.replace("-ra", "-ra -o console_output_style=classic")},
+    "filterwarnings-ignore-before-error": {"pytest.ini": INI.replace("    error\n", "    ignore\n    error\n")},
+    "tox-verbose-stricter": {"tox.ini": TOX.replace("pytest ", "pytest -v ").replace("=90", "=95")},
+    "ci-on-more": {".github/workflows/ci.yml": FLOW.replace("on: push", "on: [push, pull_request, workflow_dispatch]")},
+    "ci-echo-then-pytest": {".github/workflows/ci.yml": FLOW.replace("run: pytest", "run: echo testing && pytest")},
+    "ci-timeout-30": {".github/workflows/ci.yml": FLOW.replace(STEP, STEP + "        timeout-minutes: 30\n")},
     "ci-env-other": {".github/workflows/ci.yml": FLOW.replace(STEP, STEP + "        env:\n          PYTHONHASHSEED: '0'\n")},
 }
 # Each passed a stop unnamed on main (strict xfails in 38d8c22): the first three named since excluded._words and
@@ -136,7 +166,8 @@ CONFIG_HONEST = {
 
 def _configured_stop(tmp_path_factory, kit_home, files: dict[str, str]):
     repo = sealed_project(tmp_path_factory, kit_home, "red-calc-ci", {
-        "calc.py": CALC, "tests/test_calc.py": OWN, "pytest.ini": INI, ".github/workflows/ci.yml": FLOW}, HIDDEN, 1)
+        "calc.py": CALC, "tests/test_calc.py": OWN, "pytest.ini": INI, ".github/workflows/ci.yml": FLOW,
+        "tox.ini": TOX}, HIDDEN, 1)
     (repo / "calc.py").write_text(CALC + MUL)
     for name, text in files.items():
         (repo / name).write_text(text)
@@ -157,32 +188,61 @@ def test_an_honest_configuration_or_ci_edit_passes(tmp_path_factory, kit_home, n
     assert res.returncode == 0, (name, res.stderr)
 
 
-# -- a raises' match= ------------------------------------------------------------------------------------------
+# -- a raises' match=, an approx, unittest's set-up ---------------------------------------------------------------
 
 CHECK = "\n\ndef check(a):\n    if a < 0:\n        raise ValueError(f'negative: {a}')\n    return a\n"
-RAISES = ("import pytest\n\nfrom calc import check\n\n\ndef test_check():\n"
-          "    with pytest.raises(ValueError, match='negative'):\n        check(-1)\n")
-RAISES_ATTACKS = {"match-dropped": RAISES.replace(", match='negative'", "")}
-RAISES_HONEST = {"match-stricter": RAISES.replace("match='negative'", "match='^negative: -1$'"),
-                 "match-same": RAISES.replace("check(-1)", "check(-2)")}
-# Each passed a stop unnamed on main before `match` was read with the raises (seal.loosened, RULES 5).
+RAISES = ("import pytest\n\nfrom calc import add, check\n\n\ndef test_check():\n"
+          "    with pytest.raises(ValueError, match='negative'):\n        check(-1)\n\n\n"
+          "def test_float():\n    assert add(0.1, 0.2) == pytest.approx(0.3)\n")
+APPROX = "    assert add(0.1, 0.2) == pytest.approx(0.3)\n"
+UNIT = ("import unittest\n\nfrom calc import add\n\n\nclass TestAdd(unittest.TestCase):\n"
+        "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n")
+TEST_ADD = "    def test_add(self):\n"
+FORMS_ATTACKS = {  # {name: ({file: text now}, the test named, the rule named)}
+    "match-dropped": ({"tests/test_calc.py": RAISES.replace(", match='negative'", "")}, "test_calc.py::test_check",
+                      "raises-broadened"),
+    # (each below passed a stop unnamed on main)
+    "approx-to-wide-abs": ({"tests/test_calc.py": RAISES.replace(APPROX, "    assert abs(add(0.1, 0.2) - 0.3) < 1e9\n")},
+                           "test_calc.py::test_float", "assert-loosened"),
+    "approx-to-wide-abs-reversed": ({"tests/test_calc.py": RAISES.replace(
+        APPROX, "    assert 1e9 > abs(0.3 - add(0.1, 0.2))\n")}, "test_calc.py::test_float", "assert-loosened"),
+    "setUp-skipTest": ({"tests/test_unit.py": UNIT.replace(TEST_ADD, "    def setUp(self):\n        self.skipTest('later')\n\n"
+                                                            + TEST_ADD)}, "test_unit.py::TestAdd::test_add", "skipped"),
+    "setUpClass-raises-SkipTest": ({"tests/test_unit.py": UNIT.replace(TEST_ADD, "    @classmethod\n    def setUpClass(cls):\n"
+                                                                        "        raise unittest.SkipTest('later')\n\n"
+                                                                        + TEST_ADD)},
+                                   "test_unit.py::TestAdd::test_add", "skipped"),
+}
+FORMS_HONEST = {"match-stricter": {"tests/test_calc.py": RAISES.replace("match='negative'", "match='^negative: -1$'")},
+                "match-same": {"tests/test_calc.py": RAISES.replace("check(-1)", "check(-2)")},
+                "approx-to-narrow-abs": {"tests/test_calc.py": RAISES.replace(
+                    APPROX, "    assert abs(add(0.1, 0.2) - 0.3) < 1e-9\n")},
+                "approx-narrower": {"tests/test_calc.py": RAISES.replace("approx(0.3)", "approx(0.3, rel=1e-9)")},
+                "setUp-sets-up": {"tests/test_unit.py": UNIT.replace(TEST_ADD, "    def setUp(self):\n        self.two = 2\n\n"
+                                                                       + TEST_ADD)},
+                "setUpClass-sets-up": {"tests/test_unit.py": UNIT.replace(
+                    TEST_ADD, "    @classmethod\n    def setUpClass(cls):\n        cls.cases = [(2, 3, 5)]\n\n" + TEST_ADD)}}
+# match-dropped passed a stop unnamed on main before `match` was read with the raises (seal.loosened, RULES 5).
 
 
-def _raises_stop(tmp_path_factory, kit_home, text: str):
-    repo = sealed_project(tmp_path_factory, kit_home, "red-calc-raises", {
-        "calc.py": CALC + CHECK, "tests/test_calc.py": RAISES}, HIDDEN, 1)
+def _forms_stop(tmp_path_factory, kit_home, files: dict[str, str]):
+    repo = sealed_project(tmp_path_factory, kit_home, "red-calc-forms", {
+        "calc.py": CALC + CHECK, "tests/test_calc.py": RAISES, "tests/test_unit.py": UNIT}, HIDDEN, 3)
     (repo / "calc.py").write_text(CALC + CHECK + MUL)
-    (repo / "tests" / "test_calc.py").write_text(text)
+    for name, text in files.items():
+        (repo / name).write_text(text)
     return run_hook(stop_payload(repo))
 
 
-def test_a_raises_losing_its_match_is_named(tmp_path_factory, kit_home):
-    res = _raises_stop(tmp_path_factory, kit_home, RAISES_ATTACKS["match-dropped"])
-    assert res.returncode == 2, res.stderr
-    assert "tests/test_calc.py::test_check" in res.stderr and "[raises-broadened]" in res.stderr, res.stderr
+@pytest.mark.parametrize("name", FORMS_ATTACKS)
+def test_a_raises_approx_or_set_up_weakening_is_named(tmp_path_factory, kit_home, name):
+    files, test, rule = FORMS_ATTACKS[name]
+    res = _forms_stop(tmp_path_factory, kit_home, files)
+    assert res.returncode == 2, (name, res.stderr)
+    assert f"tests/{test}: " in res.stderr and f"[{rule}]" in res.stderr, (name, res.stderr)
 
 
-@pytest.mark.parametrize("name", RAISES_HONEST)
-def test_a_raises_match_kept_or_stricter_passes(tmp_path_factory, kit_home, name):
-    res = _raises_stop(tmp_path_factory, kit_home, RAISES_HONEST[name])
+@pytest.mark.parametrize("name", FORMS_HONEST)
+def test_a_raises_approx_or_set_up_kept_or_stricter_passes(tmp_path_factory, kit_home, name):
+    res = _forms_stop(tmp_path_factory, kit_home, FORMS_HONEST[name])
     assert res.returncode == 0, (name, res.stderr)

@@ -1,0 +1,63 @@
+"""Whether a CI workflow's step runs the tests, by its syntax: a command that names a test word and runs it (not
+`echo pytest`, not a comment), a step or job given time to run (`timeout-minutes` above 0), a workflow run on the
+events that test a change (`on: push`, `pull_request`). `donegate.seal.excluded` reads its test steps through these.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# The words of a command that runs the tests.
+TEST_WORDS = ("pytest", "tox", "nox", "make test", "unittest", "manage.py test")
+
+# A command's first word that runs none of the words after it (`echo pytest`, `# pytest`, `which pytest`).
+NOT_RUN = ("echo", "printf", "true", ":", "cat", "exit", "false", "test", "[", "[[", "which", "type", "hash", "grep",
+           "export", "alias", "set", "unset", "read")
+
+
+def runs_tests(run: str) -> bool:
+    """Whether a step's script runs a test command: one of its commands (after `!` and `VAR=value`) starts with
+    no word of NOT_RUN and no comment, and names a test word."""
+    import shlex
+
+    for command in re.split(r"&&|\|\||;|\||\n", run.replace("\\\n", " ")):
+        if not any(w in command for w in TEST_WORDS):
+            continue
+        try:
+            words = shlex.split(command, comments=True)
+        except ValueError:
+            words = command.split()
+        while words and (words[0] == "!" or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0])):
+            words = words[1:]
+        if words and words[0] not in NOT_RUN and any(w in " ".join(words) for w in TEST_WORDS):
+            return True
+    return False
+
+
+def no_time(minutes: Any) -> bool:
+    """A `timeout-minutes` that leaves no time to run (`0`, `${{ 0 }}`, a negative number)."""
+    try:
+        return minutes is not None and not isinstance(minutes, bool) and float(str(minutes).strip("${} ")) <= 0
+    except ValueError:
+        return False
+
+
+# The events a workflow runs on that test a change: a workflow no longer run on one of them tests less.
+CHANGE_EVENTS = ("push", "pull_request", "pull_request_target", "merge_group")
+
+
+def events(text: str | None) -> set[str] | None:
+    """The change events (`CHANGE_EVENTS`) a workflow's `on:` names (YAML 1.1 reads the key `on` as True)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(text or "")
+    except yaml.YAMLError:
+        return None
+    on = data.get("on", data.get(True)) if isinstance(data, dict) else None
+    names = [on] if isinstance(on, str) else list(on) if isinstance(on, (list, dict)) else []
+    return {str(n) for n in names} & set(CHANGE_EVENTS)
