@@ -61,3 +61,31 @@ def events(text: str | None) -> set[str] | None:
     on = data.get("on", data.get(True)) if isinstance(data, dict) else None
     names = [on] if isinstance(on, str) else list(on) if isinstance(on, (list, dict)) else []
     return {str(n) for n in names} & set(CHANGE_EVENTS)
+
+
+def exported(run: str) -> dict[str, str]:
+    """What a step writes to `$GITHUB_ENV` (`echo "NAME=value" >> "$GITHUB_ENV"`): the environment of the job's later
+    steps, pytest's `PYTEST_ADDOPTS` among it."""
+    import shlex
+
+    out = {}
+    for line in run.splitlines():
+        head, sep, target = line.partition(">>")
+        if not sep or "GITHUB_ENV" not in target:
+            continue
+        try:
+            words = shlex.split(head)
+        except ValueError:
+            continue
+        if words[:1] in (["echo"], ["printf"]):
+            name, eq, value = " ".join(w for w in words[1:] if not w.startswith("-")).partition("=")
+            if eq and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+                out[name] = value
+    return out
+
+
+def shadowed(run: str) -> bool:
+    """A test command made a shell function or alias of the step's own (`pytest() { true; }`, `alias pytest=true`):
+    the step runs that, whatever the tests do."""
+    word = r"(pytest|py\.test|tox|nox|python3?|make)"
+    return re.search(rf"(^|[\s;&|({{])(function\s+{word}\b|{word}\s*\(\s*\)|alias\s+{word}=)", run) is not None

@@ -98,3 +98,30 @@ def unbound(body: list[ast.stmt]) -> set[str]:
             [n.target] if isinstance(n, (ast.AnnAssign, ast.AugAssign)) else []
         out |= {t.id for t in targets if isinstance(t, ast.Name) and t.id in defined}
     return out
+
+
+def replaced(body: list[ast.stmt]) -> set[str]:
+    """The names a module's top imports and then binds to something else (`from calc import add`, then
+    `add = lambda a, b: 5`, a `def add`, or `add` imported again from another module): its tests no longer call
+    what they imported."""
+    imported: dict[str, str] = {}
+    out: set[str] = set()
+    for n in body:
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            source = getattr(n, "module", None) or ""
+            for a in n.names:
+                name = (a.asname or a.name).split(".")[0]
+                if name in imported and imported[name] != f"{source}.{a.name}":
+                    out.add(name)
+                imported[name] = f"{source}.{a.name}"
+            continue
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AnnAssign, ast.AugAssign)) \
+            else [n] if isinstance(n, (*Func, ast.ClassDef)) else []
+        out |= {name for t in targets if (name := getattr(t, "id", getattr(t, "name", ""))) in imported}
+    return out
+
+
+def uses(fn: ast.AST, names: set[str]) -> list[str]:
+    """A mark for each of `names` (`replaced`) the test reads."""
+    return sorted({f"{n.id} imported then rebound at the module's top" for n in ast.walk(fn)
+                   if isinstance(n, ast.Name) and n.id in names})

@@ -11,7 +11,7 @@ import os
 import re
 from pathlib import Path
 
-from donegate.seal.ci_runs import TEST_WORDS, events, no_time, runs_tests
+from donegate.seal.ci_runs import TEST_WORDS, events, exported, no_time, runs_tests, shadowed
 from donegate.seal.loosened import SKIPS, _marks, _plugins, gained
 
 TYPE_CHECKING = False
@@ -70,7 +70,11 @@ COLLECT_KEYS = ("testpaths", "python_files", "python_classes", "python_functions
 HOOKS = ("pytest_collection_modifyitems", "pytest_ignore_collect", "pytest_deselected", "pytest_collect_file",
          "pytest_generate_tests",  # (a test given no cases is skipped)
          "pytest_pycollect_makeitem", "pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_makereport",
-         "collect_ignore", "collect_ignore_glob")
+         "collect_ignore", "collect_ignore_glob",
+         # (a test's call, its whole run or the run of all replaced; items dropped or marked; a report rewritten)
+         "pytest_pyfunc_call", "pytest_runtest_protocol", "pytest_runtestloop", "pytest_collection",
+         "pytest_make_collect_report", "pytest_itemcollected", "pytest_collection_finish", "pytest_collectreport",
+         "pytest_runtest_logreport", "pytest_fixture_setup")
 
 
 def _options(name: str, text: str | None) -> dict[str, str]:
@@ -228,7 +232,10 @@ def _cov_fail_under(addopts: str | None) -> float | None:
 # Hooks that run before collection: honest with `config.addinivalue_line` (a marker) or reading an option; a
 # finding when they set an option (`config.option.deselect = ...`, `config.args[:] = ...`) or bring a plugin in.
 SETUP_HOOKS = ("pytest_configure", "pytest_sessionstart", "pytest_cmdline_main", "pytest_load_initial_conftests",
-               "pytest_cmdline_preparse", "pytest_addoption")
+               "pytest_cmdline_preparse", "pytest_addoption",
+               # (honest with clean-up; a finding when they set the run's status: `session.exitstatus = 0`)
+               "pytest_sessionfinish", "pytest_unconfigure")
+CLOSING_HOOKS = ("pytest_sessionfinish", "pytest_unconfigure")
 PLUGIN_CALLS = ("register", "import_plugin", "consider_module", "consider_pluginarg", "set_blocked")
 
 
@@ -257,7 +264,7 @@ def _hooks(text: str | None) -> set[str]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in HOOKS:
             found.add(node.name)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in SETUP_HOOKS and _sets_options(node):
-            found.add(f"{node.name} setting the run's options or plugins")
+            found.add(f"{node.name} setting the run's {'status' if node.name in CLOSING_HOOKS else 'options or plugins'}")
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             found.update(t.id for t in targets if isinstance(t, ast.Name) and t.id in HOOKS)
@@ -321,7 +328,11 @@ def _or_else(run: str) -> bool:
 
 # Options of a CI step's pytest command that take tests out of its run (`-x` and the like end it early, but a
 # failure still fails the step).
-CI_EXCLUDING = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--co", "--collect-only", "--lf", "--last-failed")
+CI_EXCLUDING = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--co", "--collect-only", "--lf", "--last-failed",
+                "--noconftest")
+# Options after which pytest runs no test (it shows something and exits 0): a step given one runs none.
+NO_RUN = ("--setup-only", "--setup-plan", "--fixtures", "--funcargs", "--fixtures-per-test", "--markers", "--version",
+          "-V", "--help", "-h", "--cache-show")
 
 
 def _pytest_commands(run: str, folder: str = ".") -> list[tuple[str, list[str]]]:
@@ -356,7 +367,16 @@ def _joined(folder: str, path: str) -> str:
 def _pytest_options(run: str) -> list[str]:
     """The options given to pytest in a step's commands (`python -m pytest -k 'not x'`: `-k`; `--ignore=x`:
     `--ignore`), as pytest reads them (`_option`)."""
-    return [_option(w.split("=", 1)[0]) for _, words in _pytest_commands(run) for w in words if w.startswith("-")]
+    out = []
+    for _, words in _pytest_commands(run):
+        for i, w in enumerate(words):
+            if w == "-p" and i + 1 < len(words):  # `-p no:warnings`: one word, as in addopts (`_words`)
+                out.append("-p " + words[i + 1])
+            elif w.startswith("-p") and len(w) > 2 and not w.startswith("--"):
+                out.append("-p " + w[2:])
+            elif w.startswith("-"):
+                out.append(_option(w.split("=", 1)[0]))
+    return out
 
 
 # pytest's options (and common plugins') that never take a value: the word after one is a path. Any other option
@@ -446,20 +466,24 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
         if not isinstance(body, dict) or _never(body.get("if")) or no_time(body.get("timeout-minutes")):
             continue
         job_ignores = _truthy(body.get("continue-on-error"))
+        written: dict[str, str] = {}  # what the job's steps wrote to $GITHUB_ENV: the later steps' environment
         for i, step in enumerate(body.get("steps") or []):
             run = step.get("run") if isinstance(step, dict) else None
             if isinstance(run, str) and runs_tests(run) and not _never(step.get("if")) \
-                    and not no_time(step.get("timeout-minutes")):
+                    and not no_time(step.get("timeout-minutes")) and not set(_pytest_options(run)) & set(NO_RUN):
                 shell = step.get("shell") or ((body.get("defaults") or {}).get("run") or {}).get("shell") or (
                     (top.get("defaults") or {}).get("run") or {}).get("shell")
                 ignored = job_ignores or _truthy(step.get("continue-on-error")) or _or_else(run) or "set +e" in run \
-                    or _let_through(run, shell)
+                    or _let_through(run, shell) or shadowed(run)
                 folder = step.get("working-directory") or ((body.get("defaults") or {}).get("run") or {}).get(
                     "working-directory") or "."
-                env = {**_env(top), **_env(body), **_env(step)}  # PYTEST_ADDOPTS: pytest reads it as options
+                env = {**_env(top), **_env(body), **written, **_env(step)}  # PYTEST_ADDOPTS: pytest reads it as options
                 words = _pytest_options(run) + list(map(_option, _words(env.get("PYTEST_ADDOPTS"))))
                 out[f"{job}/{step.get('name') or i}"] = {"ignored": ignored, "excludes": sorted(
-                    {w for w in words if w in CI_EXCLUDING}), "paths": _pytest_paths(run, str(folder))}
+                    {w for w in words if w in CI_EXCLUDING or w.startswith("-p no:") and w[6:] in OFF_WEAKENS}),
+                    "paths": _pytest_paths(run, str(folder))}
+            if isinstance(run, str):
+                written.update(exported(run))
     return out
 
 

@@ -25,8 +25,12 @@ if TYPE_CHECKING:
 # class's skip by a call, an alias, `__test__` or an autouse fixture, a test unbound (`seal.collect`); 5: the raises
 # that check the message (`match`); 6: `abs(a - b) < C` read as an approx (its tolerance taken at the expected value),
 # an assert in a function or class the test defines and never names not counted, a skip in a set-up (`setUp`,
-# `setUpClass`, `setup_module`). Raise it when `shape_of` reads a test otherwise.
-RULES = 6
+# `setUpClass`, `setup_module`); 7: an equality with `mock.ANY` read as a truthiness, unittest's assertion methods a
+# class replaced not counted, an assert under a condition known false (`1 == 2`, `TYPE_CHECKING`), in a loop over an
+# empty literal, in an expression's part never evaluated (`False and ...`) or an unnamed lambda not counted, a name
+# the module imported then rebound (`add = lambda a, b: 5`) read as a mark of the tests that read it. Raise it when
+# `shape_of` reads a test otherwise.
+RULES = 7
 
 # pytest's and unittest's ways to skip a test or expect it to fail (`pytest.mark.skip`, `pytest.importorskip(...)`,
 # `unittest.skipIf`, `self.skipTest(...)`, `raise unittest.SkipTest`).
@@ -76,14 +80,20 @@ def _assert_kind(node: ast.Assert, local: dict[str, ast.expr] | None = None) -> 
     if isinstance(t, ast.Compare) and len(t.ops) == 1:
         op = type(t.ops[0]).__name__
         right = t.comparators[0]
-        if side(t.left) == side(right) or (isinstance(t.left, ast.Constant) and isinstance(right, ast.Constant)):
-            return "truth"  # `x == x`, `5 == 5`: it holds whatever the code does
+        if side(t.left) == side(right) or (isinstance(t.left, ast.Constant) and isinstance(right, ast.Constant)) \
+                or _anything(t.left) or _anything(right):
+            return "truth"  # `x == x`, `5 == 5`, `x == mock.ANY`: it holds whatever the code does
         if isinstance(right, ast.Call) and getattr(right.func, "attr", getattr(right.func, "id", "")) == "approx":
             return "approx:" + ",".join(sorted([ast.unparse(k) for k in right.keywords] + _at(right.args[:1])))
         if (bound := _within(t)) is not None:  # `abs(got - want) < 1e-9`: an approx of that absolute tolerance
             return bound
         return {"Eq": "eq", "Is": "eq", "NotEq": "ne", "IsNot": "ne", "In": "in", "NotIn": "in"}.get(op, "cmp")
     return "truth"
+
+
+def _anything(node: ast.expr) -> bool:
+    """`unittest.mock.ANY` (`ANY`, `mock.ANY`): equal to anything."""
+    return getattr(node, "id", None) == "ANY" or getattr(node, "attr", None) == "ANY"
 
 
 def _at(values: list[ast.expr]) -> list[str]:
@@ -130,6 +140,8 @@ def _unittest_kind(call: ast.Call) -> str | None:
         if len(call.args) > 2:
             given["places"] = ast.unparse(call.args[2])
         return "approx:" + ",".join(f"{k}={v}" for k, v in sorted((given or {"places": "7"}).items()))
+    if UNITTEST.get(name) == "eq" and any(_anything(a) for a in call.args[:2]):
+        return "truth"  # `assertEqual(got, mock.ANY)`
     return UNITTEST.get(name) if isinstance(call.func, ast.Attribute) else None
 
 
@@ -144,20 +156,42 @@ def _raises(nodes: list[ast.AST]) -> list[tuple[str, bool]]:
 
 
 def shape_of(fn: ast.AST, lists: dict[str, ast.expr] | None = None, helpers: dict[str, ast.AST] | None = None,
-             methods: dict[str, ast.AST] | None = None) -> dict[str, Any]:
+             methods: dict[str, ast.AST] | None = None, rebound: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
     """The test's shape, the helpers it calls (`calls.reached`) read as its own body: their source in its digest,
-    their asserts, skips and raises with its."""
+    their asserts, skips and raises with its; `rebound`: unittest's assertion methods its class replaced (not
+    counted)."""
     parts = [fn, *calls.reached(fn, helpers or {}, methods)]
     gone = {i for part in parts for i in dead.inert(part)}  # never reached, or its failure swallowed
     live = [[n for n in ast.walk(part) if id(n) not in gone] for part in parts]
     asserts = [_assert_kind(a, _once(getattr(part, "body", []))) for part, nodes in zip(parts, live, strict=True)
                for a in nodes if isinstance(a, ast.Assert)] + [
-        k for nodes in live for c in nodes if isinstance(c, ast.Call) and (k := _unittest_kind(c)) is not None]
+        k for nodes in live for c in nodes if isinstance(c, ast.Call) and getattr(c.func, "attr", "") not in rebound
+        and (k := _unittest_kind(c)) is not None]
     raised = [r for nodes in live for r in _raises(nodes)]
     return {"src": _sha256("".join(ast.dump(p) for p in parts).encode()).hexdigest()[:16],
             "asserts": sorted(asserts), "skips": sorted(m for p in parts for m in _marks(p)),
             "cases": _cases(fn, lists), "raises": sorted(r for r, _ in raised),
             "match": sorted(r for r, matched in raised if matched)}
+
+
+def _rebound(cls: ast.ClassDef, module: list[ast.stmt]) -> set[str]:
+    """unittest's assertion methods a test class replaces with what checks nothing: assigned in its body
+    (`assertEqual = lambda *a: None`), on `self`/`cls` or a class at the module's top (`TestCase.assertEqual = ...`),
+    or defined without an assert, a raise or another assertion call in its body (an override that still checks is
+    no replacement)."""
+    out = set()
+    for n in [*ast.walk(cls), *module]:
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AnnAssign, ast.AugAssign)) else []
+        for t in targets:
+            name = t.id if isinstance(t, ast.Name) and n in cls.body else t.attr if isinstance(t, ast.Attribute) else ""
+            if name in UNITTEST or name == "fail":
+                out.add(name)
+    for n in cls.body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in UNITTEST and not any(
+                isinstance(x, (ast.Assert, ast.Raise)) or isinstance(x, ast.Call) and "assert" in getattr(
+                    x.func, "attr", getattr(x.func, "id", "")).lower() for x in ast.walk(n)):
+            out.add(n.name)
+    return out
 
 
 def _once(body: list[ast.stmt]) -> dict[str, ast.expr]:
@@ -188,18 +222,22 @@ def tests_of(text: str, conftests: list[str] | None = None) -> dict[str, dict[st
     aliases = {k: m for k, v in _once(tree.body).items() if (m := _marks(v))}  # `later = pytest.mark.skip`
     module_skip = collect.skips(tree.body, _marks, aliases)
     lists = _lists(tree.body)
+    swapped = collect.replaced(tree.body)  # `from calc import add`, then `add = lambda a, b: 5`
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             out[node.name] = shape_of(node, lists, helpers)
-            out[node.name]["skips"] = sorted(out[node.name]["skips"] + collect.aliased(node, aliases))
+            out[node.name]["skips"] = sorted(out[node.name]["skips"] + collect.aliased(node, aliases)
+                                             + collect.uses(node, swapped))
         elif isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or any(  # unittest's, by any name
                 getattr(b, "attr", getattr(b, "id", "")).endswith("TestCase") for b in node.bases)):
             class_marks = [m for d in node.decorator_list for m in _marks(d)] + collect.aliased(node, aliases) + \
                 collect.skips(node.body, _marks, aliases)  # its `pytestmark`, `__test__`, autouse fixtures too
+            rebound = _rebound(node, tree.body)
             for sub in node.body:
                 if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name.startswith("test"):
-                    found = shape_of(sub, lists, helpers, calls.defined(node.body))
-                    found["skips"] = sorted(found["skips"] + class_marks + collect.aliased(sub, aliases))
+                    found = shape_of(sub, lists, helpers, calls.defined(node.body), rebound)
+                    found["skips"] = sorted(found["skips"] + class_marks + collect.aliased(sub, aliases)
+                                            + collect.uses(sub, swapped))
                     out[f"{node.name}::{sub.name}"] = found
     for name, marks in collect.per_test(tree.body).items():  # `test_add.__test__ = False`
         if name in out:
@@ -254,8 +292,10 @@ def findings(sealed: dict[str, dict[str, Any]], current: dict[str, str | None], 
                 out.append({"test": tid, "rule": "deleted", "what": "the test was deleted or renamed away"
                             if text is not None else "its file was deleted"})
                 continue
-            if new["src"] == old["src"] and new["skips"] == old["skips"] and new["cases"] == old["cases"]:
-                # (a class's or module's mark, a module's list of cases: not in the test's source)
+            if new["src"] == old["src"] and new["skips"] == old["skips"] and new["cases"] == old["cases"] \
+                    and new["asserts"] == old["asserts"]:
+                # (a class's or module's mark, a module's list of cases, its class's assertion methods replaced: not
+                # in the test's source)
                 continue
             added = sorted(set(new["skips"]) - set(old["skips"]))
             if added:
