@@ -181,3 +181,22 @@ def test_a_constants_module_only_the_tests_read_changed_blocks_as_the_old_contra
     (repo / "consts.py").write_text('"""The constants."""\n\nPI: float = 3.14159\n')
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
+
+
+
+@pytest.mark.xfail(strict=True, reason="a sealed non-test file of a collected path is read as the suite's (docs/own-suite.md)")
+def test_a_sealed_module_beside_its_tests_regressed_blocks(tmp_path_factory, kit_home):
+    """Shadowing (note7, review A), reproduced: `scripts/tool.py` beside `scripts/test_tool.py` under the collected
+    path `scripts` is sealed as part of the suite. Broken by the agent, it selects no sealed test (`reach.select`
+    skips the suite's own files) and the own run reads its sealed copy (pytest's own `pythonpath = .` puts the
+    laid-out folder first), so the stop passes (rc 0), with or without a data module outside the tests. Left open:
+    reading it from the project instead would let an edited test helper pass a regression (docs/own-suite.md)."""
+    files = {"calc.py": CALC, "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+             "scripts/tool.py": "def double(x):\n    return x * 2\n",
+             "scripts/test_tool.py": "from scripts.tool import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
+             "pytest.ini": "[pytest]\ntestpaths = tests scripts\npythonpath = .\n"}
+    repo = sealed_project(tmp_path_factory, kit_home, "expected-shadowing", files, HIDDEN, 2)
+    (repo / "calc.py").write_text(CALC.replace("'one'", "'ONE'") + MUL)
+    (repo / "scripts" / "tool.py").write_text("def double(x):\n    return x * 3\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "scripts/test_tool.py::test_double" in res.stderr, res.stderr
