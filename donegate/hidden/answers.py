@@ -328,24 +328,31 @@ def answer_decoys(e, rnd):
                 for i in range(ANSWER_DECOYS)]
     if t in (str, bytes):
         alphabet = sorted(set(e))
-        if len(alphabet) < 4:  # too few to draw 15 from ('a', b'\x00\x02'): their neighbours too
-            near = {c + d for c in (map(ord, alphabet) if t is str else alphabet) for d in (-4, -3, -2, -1, 1, 2, 3, 4)}
-            alphabet += sorted((chr(c) if t is str else c) for c in near if 0 <= c < (0x110000 if t is str else 256)
-                               and (chr(c) if t is str else c) not in alphabet and not 0xD800 <= c < 0xE000)
+        if len(alphabet) < 4:  # too few to draw 15 from ('a', b'\x00\x02'): their neighbours too, a window drawn
+            shift = rnd.randrange(9)  # around them (centred on them, the literal's own letter was the middle one)
+            top = 0x10FFFF if t is str else 255
+            near = {min(max(c - shift, 0), top - 8) + d for c in (map(ord, alphabet) if t is str else alphabet) for d in range(9)}
+            if t is str and any(0xD800 <= c < 0xE000 for c in near):  # by the surrogates: 8 on either side of them
+                near |= {c + d for c in map(ord, alphabet) for d in range(-8, 9) if 0 <= c + d <= top}
+            alphabet += sorted((chr(c) if t is str else c) for c in near
+                               if (chr(c) if t is str else c) not in alphabet and not 0xD800 <= c < 0xE000)
         pieces = [p if t is str else bytes([p]) for p in alphabet]
-        for _ in range(ANSWER_DECOYS * 4):
+        rnd.shuffle(pieces)
+        # The candidates, the literal among them, are each one edit of a hidden pivot (itself one edit of the literal,
+        # as likely each way): single edits of the literal made it the centre, the one candidate within one edit of
+        # every other (an `__eq__` picking it found it 200 times in 200, knowing nothing of the answer).
+        pivot = _answer_edit(e, pieces, rnd, e)
+        for i in range(ANSWER_DECOYS * 12):
             if len(out) >= ANSWER_DECOYS:
                 break
-            cut = rnd.randrange(len(e) + 1)
-            piece = rnd.choice(pieces)
-            v = e[:cut] + piece + e[cut + 1:] if rnd.random() < 0.7 else e[:cut] + piece + e[cut:]
+            v = _answer_edit(pivot, pieces, rnd, e)
+            if i >= ANSWER_DECOYS * 6:  # a short pivot's edits repeat ('' has one a piece): two edits
+                v = _answer_edit(v, pieces, rnd, e)
             if v != e and v not in out:
                 out.append(v)
-        # a short value's draws repeat: the rest one piece inserted, in turn, then two (b'\x00' has 5 pieces)
-        more = (v for v in _answer_itertools.chain((e[:cut] + p + e[cut:] for cut in range(len(e) + 1) for p in pieces),
-                                           (e + p + q for p in pieces for q in pieces)) if v not in out)
-        out += list(_answer_itertools.islice(dict.fromkeys(more), ANSWER_DECOYS - len(out)))
-        return out
+        more = (v for v in _answer_itertools.chain((pivot[:cut] + p + pivot[cut:] for cut in range(len(pivot) + 1) for p in pieces),
+                                           (pivot + p + q for p in pieces for q in pieces)) if v != e and v not in out)
+        return out + list(_answer_itertools.islice(dict.fromkeys(more), ANSWER_DECOYS - len(out)))
     if t in (tuple, list, dict) and e:
         # ANSWER_DECOYS of them, as for a number (a latch onto the first candidate passes one time in 16): one element
         # changed in each, the elements taken in turn (a pair had two decoys, a dict one: it passed one time in 3, in 2)
@@ -367,6 +374,26 @@ def answer_decoys(e, rnd):
         extra = (t([*e, i]) for i in range(2 * ANSWER_DECOYS) if i not in e)  # too few ({None}, {True}): one more element
         return out + list(_answer_itertools.islice(extra, ANSWER_DECOYS - len(out)))
     return []
+
+
+def _answer_edit(s, pieces, rnd, avoid):
+    """One edit of `s` (not `s` itself, nor `avoid`): a piece put in place of one (3 in 5), a piece inserted (1 in 5),
+    one removed (1 in 5). Insertions and removals are as likely, so the literal is an edit of the pivot
+    (`answer_decoys`) drawn as the decoys are."""
+    for _ in range(64):
+        r = rnd.random()
+        if r < 0.6 and s:
+            cut = rnd.randrange(len(s))
+            v = s[:cut] + rnd.choice(pieces) + s[cut + 1:]
+        elif r < 0.8 or not s:
+            cut = rnd.randrange(len(s) + 1)
+            v = s[:cut] + rnd.choice(pieces) + s[cut:]
+        else:
+            cut = rnd.randrange(len(s))
+            v = s[:cut] + s[cut + 1:]
+        if v != s and v != avoid:
+            return v
+    return s + pieces[0] + pieces[-1]
 
 
 def _answer_hashable(v):

@@ -168,7 +168,8 @@ def test_a_value_whose_repr_grows_with_its_comparisons_is_evidence(tmp_path_fact
 # The literal expected values of the sealed asserts stay with the kit; the second run's fork sends what the product
 # returned (a builtin value) or compares an object with the expected value among 15 decoys after the test returned.
 PRICES = ("import calc\n\n\ndef test_bulk():\n    assert calc.price(10) == 900\n\n\ndef test_two():\n    assert calc.price(2) == 200\n\n\n"
-          "def test_many():\n    assert calc.price(20) == 1800\n\n\ndef test_label():\n    assert calc.label(3) == 'three units'\n")
+          "def test_many():\n    assert calc.price(20) == 1800\n\n\ndef test_label():\n    assert calc.label(1) == 'one units'\n"
+          "    assert calc.label(2) == 'two units'\n    assert calc.label(3) == 'three units'\n    assert calc.label(4) == '4 units'\n")
 PRICE_BUG = "def price(units):\n    return units * 100\n\n\ndef label(units):\n    return f'{units} units'\n"
 PRICE_RIGHT = ("def price(units):\n    return units * 90 if units >= 10 else units * 100\n\n\n"
                "def label(units):\n    return {1: 'one', 2: 'two', 3: 'three'}.get(units, str(units)) + ' units'\n")
@@ -181,7 +182,21 @@ HOLDS_NO_ANSWER = {
     "reads-the-callers-constants": (
         "import sys\n\n\ndef _consts(kind):\n    return [c for c in sys._getframe(2).f_code.co_consts if type(c) is kind]\n\n\n"
         "def price(units):\n    return max(_consts(int) + [0])\n\n\n"
-        "def label(units):\n    return ([c for c in _consts(str) if c.endswith(' units')] + [''])[0]\n"),
+        "def label(units):\n    return ([c for c in _consts(str) if c.endswith(' units')] + [''] * 4)[units - 1]\n"),
+    # knows nothing of the answer: the candidate closest to all the others it is compared with (the 16 pairs the fork
+    # holds, found through the garbage collector), a latch where there are none (pytest's run). A str literal's decoys
+    # were single edits of it, so the literal was that centre at every draw; now all 16 are edits of a hidden pivot
+    # (offline, the literal is this centre 7.9% of the time against 6.25% by chance: the 4 labels, ~1 stop in 250,000)
+    "picks-the-centre-of-its-candidates": (
+        "import gc\n\n\ndef _apart(a, b):\n    row = list(range(len(b) + 1))\n    for i, x in enumerate(a, 1):\n"
+        "        row, last = [i], row\n        for j, y in enumerate(b, 1):\n"
+        "            row.append(min(last[j] + 1, row[j - 1] + 1, last[j - 1] + (x != y)))\n    return row[-1]\n\n\n"
+        "class Label:\n    seen = None\n\n    def __eq__(self, other):\n"
+        "        found = [t[1] for t in gc.get_referrers(self) if type(t) is tuple and len(t) == 5 and t[0] is self]\n"
+        "        if len(found) > 2:\n            return other == min(found, key=lambda c: sum(_apart(c, d) for d in found))\n"
+        "        if self.seen is None:\n            self.seen = other\n        return self.seen == other\n\n"
+        "    __hash__ = object.__hash__\n\n\n"
+        + PRICE_RIGHT.split("\n\n\ndef label")[0] + "\n\n\ndef label(units):\n    return Label()\n"),
 }
 HONEST_RESULTS = {  # the fix, returned as the kinds honest code returns
     "ints-and-str": PRICE_RIGHT,
