@@ -262,6 +262,7 @@ def _watch_traces(job, out, sealed):
     repo = job["repo"].rstrip("/") + "/"
     theirs = tuple(t.rstrip("/") + "/" for t in job.get("theirs") or ())
     own = frozenset(a[4:] for a in allow if a.startswith("own:"))  # a trace's baseline is its place, never a line's text
+    globals()["trace_keep"](repo, allow)  # the files its places name, read before the product runs (`traces.py`)
     busy = []
 
     def hook(event, args):

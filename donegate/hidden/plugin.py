@@ -474,6 +474,7 @@ class Reporter:
         # `line:FILE:CODE` a line of it the scan found (a frame walk there is the project's own, wherever it moved)
         self.allow = frozenset(a for a in allow if not a.startswith(("own:", "line:")))
         self.own = frozenset(a[4:] for a in allow if a.startswith("own:"))
+        globals()["trace_keep"](repo or "/", allow)  # traces.py: the files its places name, before the product runs
         self.own_lines = frozenset(a[5:] for a in allow if a.startswith("line:"))
         self.wires: Tripwires | None = None
         self.tampered = False  # hard evidence was sent: later checks would only repeat it

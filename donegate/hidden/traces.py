@@ -165,24 +165,83 @@ def trace_qualnames(tree):
     return at
 
 
-TRACE_QUALNAMES: "dict[str, object]" = {}  # a file's `trace_qualnames`, parsed once a run at the first finding in it
+TRACE_QUALNAMES: "dict[str, object]" = {}  # a file's (`trace_qualnames`, `trace_statements`), parsed once a run
+TRACE_SOURCES: "dict[str, list]" = {}  # the lines of the files a baselined place names, read before the product runs
 TRACE_CALLERS = 8  # the frames of a place at most: the code that did it and its callers
 TRACE_CAPPED = ", and callers past them unread"  # a place cut at the cap: never the seal's baseline (`own_marks`)
+_TRACE_NAMED = re.compile(r"(?:\) at | in |, called from )([^:,]+?\.pyw?)(?=[:,]|$)")
+
+
+def trace_keep(repo, baseline):
+    """Read, before the product runs, the files the places of the seal's baseline name (`own:RULE:WHAT`): their
+    statements are read from this copy of the kit's own, never from `linecache`, which the product's process can
+    change (its new line given a baselined line's text), nor from the file, which it can rewrite."""
+    repo = repo.rstrip("/") + "/"
+    for item in baseline:
+        for rel in _TRACE_NAMED.findall(item) if item.startswith("own:") else ():
+            if repo + rel not in TRACE_SOURCES:
+                try:
+                    with open(repo + rel, "rb") as fh:
+                        TRACE_SOURCES[repo + rel] = fh.read().decode("utf-8", "replace").splitlines(True)
+                except (OSError, ValueError):
+                    TRACE_SOURCES[repo + rel] = []
+
+
+def trace_statements(tree):
+    """line -> (first, last) lines of the innermost statement around it in the parsed module `tree` (a compound
+    statement's header only: `if (` to `):`, a def's decorators with it), None outside every statement."""
+    import ast
+
+    spans = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.stmt, ast.excepthandler)):
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+            last = node.end_lineno or node.lineno
+            if type(getattr(node, "body", None)) is list:  # to the end of its header's expressions (not a comment)
+                head = [v for f, v in ast.iter_fields(node) if f not in ("body", "orelse", "finalbody", "handlers", "cases")]
+                last = max([node.lineno, *(getattr(n, "end_lineno", 0) or 0 for v in head
+                                           for x in (v if type(v) is list else [v]) if isinstance(x, ast.AST)
+                                           for n in ast.walk(x))])
+            spans.append((last - first, first, last))
+    spans.sort()
+
+    def at(line):
+        return next(((first, last) for _, first, last in spans if first <= line <= last), None)
+    return at
+
+
+def _trace_parsed(name):
+    """(the file `name`'s lines, `trace_qualnames`, `trace_statements`): the kit's copy where it holds the file."""
+    got = TRACE_QUALNAMES.get(name)
+    if got is None:
+        import ast
+        import linecache
+
+        lines = TRACE_SOURCES.get(name)
+        lines = linecache.getlines(name) if lines is None else lines
+        try:
+            tree = ast.parse("".join(lines))
+            got = (lines, trace_qualnames(tree), trace_statements(tree))
+        except (SyntaxError, ValueError, RecursionError):
+            got = (lines, None, None)  # no source: no function named, each line its own
+        TRACE_QUALNAMES[name] = got
+    return got
 
 
 def trace_qualname(name, line):
     """The function around `line` of the file `name` ("" at module level, or where its source cannot be read)."""
-    at = TRACE_QUALNAMES.get(name)
-    if at is None:
-        import ast
-        import linecache
+    at = _trace_parsed(name)[1]
+    return at(line) if at is not None else ""
 
-        try:
-            at = trace_qualnames(ast.parse("".join(linecache.getlines(name))))
-        except (SyntaxError, ValueError):
-            at = str  # no source: no function named (every line's qualname "", as `str()`)
-        TRACE_QUALNAMES[name] = at
-    return at(line) if at is not str else ""
+
+def trace_statement(name, line):
+    """The text of the statement around `line` of the file `name`, its whitespace runs one space, at most 200
+    characters: its line's own where it is one line (a call on a line of its own inside a parenthesised `if` is
+    the whole `if (...):`, not a line's text another statement has)."""
+    lines, _, at = _trace_parsed(name)
+    span = at(line) if at is not None else None
+    first, last = span if span is not None else (line, line)
+    return " ".join(" ".join(lines[first - 1:last]).split())[:200] if 0 < first <= len(lines) else ""
 
 
 def trace_where(frame, repo, theirs=(), sealed=(), tests=""):
@@ -194,8 +253,6 @@ def trace_where(frame, repo, theirs=(), sealed=(), tests=""):
     callers below are read through it. A place cut at the cap is marked (`TRACE_CAPPED`): no baseline holds it.
     The same wherever an edit moved the lines; the same read reached through a new or changed call, or moved to
     another function, is another place: the change's."""
-    import linecache
-
     parts = []
     while frame is not None:
         name = frame.f_code.co_filename
@@ -207,7 +264,7 @@ def trace_where(frame, repo, theirs=(), sealed=(), tests=""):
         if len(parts) == TRACE_CALLERS:
             parts.append("")
             break
-        code = " ".join(linecache.getline(name, frame.f_lineno).split())[:200]
+        code = trace_statement(name, frame.f_lineno)
         qual = trace_qualname(name, frame.f_lineno) if code else ""
         parts.append(f"{name[len(repo):]}{':' + qual if qual else ''}: {code}" if code else name[len(repo):])
         frame = frame.f_back

@@ -387,17 +387,38 @@ BASELINED = {
                "        return any(l.split()[1:2] == ['/'] and l.split()[3].startswith('ro') for l in fh)\n",
         DIAG_CALC + "    if diag.root_ro():\n    " + RIGHT_BODY + "    return units * 100\n"),
 }
+# The place forged (found by review B): its text was the line's, read through `linecache`; both passed on main:
+# - the agent's new call alone on a line of a parenthesised `if`: the line's text is the baselined call's;
+# - `linecache` changed from the product's process, its new line given the baselined line's text.
+# A place's text is now its whole statement (a compound one's header), read from the kit's own copy of the files the
+# baseline names, taken before the product runs (`traces.trace_keep`). Look-alikes: the project's own call written over
+# three lines, moved down (sealed so); a module that fills `linecache` for code it generates, as attrs does.
+_FORGED = "if l.rstrip().endswith(\"in diag.figure('/')\") else l) for l in _lc.getlines(__file__)], __file__)\n"
+BASELINED.update({
+    "a-new-call-alone-on-a-line-of-a-parenthesised-if": (
+        DIAG, DIAG_CALC + "    if 'ro,' in (\n        diag.figure('/')\n    ):\n    " + RIGHT_BODY + "    return units * 100\n"),
+    "linecache-given-the-baselined-text": (
+        DIAG, DIAG_CALC.replace("import diag\n", "import linecache as _lc\n\nimport diag\n\n_lc.cache[__file__] = "
+                                "(1, None, [(\"    diag.figure('/')\\n\" " + _FORGED)
+        + "    ro = 'ro,' in diag.figure('/')\n" + RIGHT_BODY.replace("if units", "if ro and units")),
+})
+MULTI_CALC = "import diag\n\n\ndef price(units):\n    root = diag.figure(\n        '/'\n    )\n    assert root is not None\n"
 BASELINED_HONEST = {
     "a-memory-figure-asked-anew": (DIAG, DIAG_CALC + "    rss = diag.figure('VmRSS')\n    assert rss\n" + RIGHT_BODY),
     "its-own-read-and-call-moved-down": ("# diagnostics\n\n" + DIAG, DIAG_CALC.replace("def price", "# the price\ndef price")
                                          + RIGHT_BODY),
+    "fills-linecache-for-generated-code": (DIAG, DIAG_CALC.replace("import diag\n", (
+        "import linecache\n\nimport diag\n\nlinecache.cache['<generated price>'] = (6, None, ['x = 1\\n'], '<generated price>')\n"))
+        + RIGHT_BODY),
+    "its-own-call-over-three-lines-moved-down": (DIAG, MULTI_CALC.replace("def price", "# the price\ndef price") + RIGHT_BODY),
 }
+SEALED_AS = {"its-own-call-over-three-lines-moved-down": (DIAG, MULTI_CALC)}
 
 
 @pytest.mark.parametrize("product", [*BASELINED, *BASELINED_HONEST])
 def test_a_baselined_read_is_its_places(tmp_path_factory, kit_home, product):
-    _baselined_stop(tmp_path_factory, kit_home, (DIAG, DIAG_CALC), {**BASELINED, **BASELINED_HONEST}[product],
-                    product in BASELINED_HONEST)
+    _baselined_stop(tmp_path_factory, kit_home, SEALED_AS.get(product, (DIAG, DIAG_CALC)),
+                    {**BASELINED, **BASELINED_HONEST}[product], product in BASELINED_HONEST)
 
 
 def _baselined_stop(tmp_path_factory, kit_home, sealed, changed, honest, where="calc.py:price"):
