@@ -125,14 +125,22 @@ def _trace_words(command):
 
 
 def trace_caller(frame):
-    """The frame that asked: above ctypes' own (`CDLL.__getattr__` looks the symbol up for `lib.prctl`), subprocess's
-    and os's (`subprocess.run` builds the `Popen` that raises the event)."""
-    modules = __import__("sys").modules
-    here = os.path.dirname(getattr(modules.get("ctypes"), "__file__", None) or "/nowhere") + "/"
-    files = {getattr(modules.get(m), "__file__", None) for m in ("subprocess", "os")}
-    while frame is not None and (frame.f_code.co_filename.startswith(here) or frame.f_code.co_filename in files):
+    """The frame that asked: above the standard library's own, which only forwards a path or a name (ctypes'
+    `CDLL.__getattr__` looks the symbol up for `lib.prctl`, `subprocess.run` builds the `Popen` that raises the event,
+    pathlib's `Path.open` and shutil's copy open the path given them); never a library installed beside it (its
+    site-packages: its own reads are its own)."""
+    here = trace_stdlib()
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (name.startswith("<frozen ") or name.startswith(here) and "-packages/" not in name[len(here):]):
+            break
         frame = frame.f_back
     return frame
+
+
+def trace_stdlib():
+    """The standard library's folder (os.py's), with its slash."""
+    return os.path.dirname(os.__file__) + "/"
 
 
 def trace_qualnames(tree):
