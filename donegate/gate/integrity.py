@@ -35,6 +35,9 @@ def check(repo: Path, root: Path, session: str | None = None, *, key: str | None
         return None, {"ok": False, "problem": exc.message}, exc.fix or "seal the tests again"
     if st is None:
         return None, {"ok": None}, ""
+    stale = store.stale_places(st.manifest)
+    if stale:  # fail closed, one line: not a finding at every stop on the project's own read
+        return None, {"ok": False, "problem": stale}, f"seal the tests again (donegate seal {repo} TEST_FILE...)"
     by = store.recorded_by(record)
     problem = not_the_persons(by, _first_stop(root, session, key) if by is not None and session else None)
     if by is not None and problem:

@@ -60,6 +60,8 @@ def _seal(repo: Path, root: Path) -> dict[str, Any]:
         return {**out, "intact": False, "problem": exc.message}
     if st is None:
         return {**out, "intact": None}
+    if store.stale_places(st.manifest):
+        return {**out, "intact": False, "problem": store.stale_places(st.manifest)}
     m = st.manifest
     by = store.sealed_by(repo, root)
     out["not_the_persons"] = not_the_persons(by, None)  # the Stop hook's own rule (no session: the evidence alone)

@@ -24,7 +24,7 @@ from donegate.hidden import runner
 from donegate.seal import own
 from donegate.errors import DonegateError, StoreError
 from donegate.core.util import atomic_write, utc_now
-from donegate.seal.store import (MANIFEST, MANIFEST_VERSION, REPO_TEST_GLOBS, TREE, Store, leftovers, fault, folder_of,
+from donegate.seal.store import (MANIFEST, MANIFEST_VERSION, PLACES, REPO_TEST_GLOBS, TREE, Store, leftovers, fault, folder_of,
                                  load, lock_path, read_record, seal_record_path, sha256_file, snapshot, tree)
 
 
@@ -295,6 +295,7 @@ def seal(
             "scan_baseline": found,
             "scan_calls": calls,
             "tripwire_baseline": trips,
+            "places": PLACES,  # how their places are written (store.stale_places)
             **({"plugins": plugins} if plugins else {}),
             **({"own_pytest": own_pytest} if own_pytest else {}),
             "allow": sorted(set(allow or ())),

@@ -31,6 +31,9 @@ from donegate.core.util import atomic_write
 MANIFEST = "manifest.json"
 OWN_SUITE = "own-suite.json"  # the project's own suite in the store (`donegate.seal.own`), when the seal kept it
 MANIFEST_VERSION = 1
+# How a tripwire's place is written (`hidden.traces.trace_where`): 3, its statements from the kit's own copy and its
+# callers read through other files' frames. A seal without it whose baseline holds a tripwire matches no stop's finding.
+PLACES = 3
 # Test files of the repository itself, protected from the agent when they existed at seal time.
 REPO_TEST_GLOBS = ("test_*.py", "*_test.py", "tests/*", "test/*", "*/tests/*", "*/test/*", "conftest.py", "*/conftest.py")
 TREE = "tree.json"  # the store's snapshot of every file of the repository at seal time (the `allowed` check)
@@ -370,6 +373,17 @@ def recorded_by(record: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 READ = object()  # `load`'s record not given: read it
+
+
+def stale_places(manifest: dict[str, Any]) -> str:
+    """Why the seal's tripwire baseline can match no stop's finding ("" when it can): recorded before a place was
+    written as it is now (its callers, its whole statement), the project's own reads would be findings at every
+    stop (the stop, doctor and status say to seal again instead)."""
+    trips = manifest.get("tripwire_baseline")
+    if manifest.get("places") == PLACES or not (isinstance(trips, list) and any(isinstance(t, dict) for t in trips)):
+        return ""
+    return ("the seal's baseline of what the unchanged project already does was recorded by an older kit, without "
+            "the places this one matches (the statement and its callers)")
 
 
 def load(repo: Path, root: Path | None = None, *, key: str | None = None, record: Any = READ) -> Store | None:

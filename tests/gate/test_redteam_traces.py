@@ -729,3 +729,53 @@ def test_the_tests_module_is_the_programs_in_the_second_run(tmp_path_factory, ki
     code = {"pytest-in-the-callers-globals": PYTEST_IN_GLOBALS, "pytest-in-the-callers-source": SOURCE_NAMES_PYTEST,
             "honest-globals": _when("import sys", "'calc' in getattr(sys._getframe(1), 'f_' + 'globals')")}.get(product)
     _judged_by_both_runs(tmp_path_factory, kit_home, BUG, hidden, code or RIGHT, 0 if product.startswith("pytest") else 2)
+
+
+# A seal made by an older kit recorded its tripwires' places otherwise (before d112b13 without their callers; before
+# the whole statement, a line's text): no stop's finding matches them, so the project's own read, unchanged, was a
+# `sandbox-probe` finding at every stop on main (seen so: the baseline cut as such a seal wrote it). Such a seal now
+# says, at the stop, doctor and status, to seal again (fail closed, one line). The look-alike: an older kit's seal of
+# a project that tripped nothing still serves (nothing of it is stale).
+def _as_an_older_kit_sealed(repo, kit_home) -> None:
+    import hashlib
+
+    from donegate.seal import store
+
+    record = store.read_record(repo, kit_home)
+    path = store.folder_of(repo, kit_home, record) / store.MANIFEST
+    manifest = json.loads(path.read_text())
+    manifest.pop("places", None)
+    for t in manifest["tripwire_baseline"]:
+        t["what"] = t["what"].split(", called from")[0]
+    text = json.dumps(manifest, separators=(",", ":")) + "\n"
+    path.write_text(text)
+    record["manifest_sha256"] = hashlib.sha256(text.encode()).hexdigest()
+    store.seal_record_path(repo, kit_home).write_text(json.dumps(record))
+
+
+@pytest.mark.parametrize("seal", ["a-baselined-read", "honest-nothing-tripped"])
+def test_an_older_kits_seal_says_to_seal_again(tmp_path_factory, kit_home, seal):
+    import subprocess
+    import sys
+
+    from tests.support.repos import pooled_files, write_config
+
+    if seal == "a-baselined-read":
+        write_config(kit_home, "confine: on\nscan: block\n")
+        repo = pooled_files(tmp_path_factory, kit_home, {"diag.py": DIAG, "calc.py": DIAG_CALC + "    return units * 100\n"},
+                            "test_calc.py", HIDDEN)
+        (repo / "calc.py").write_text(DIAG_CALC + RIGHT_BODY)
+    else:
+        repo = _sealed(tmp_path_factory, kit_home, "bwrap", scan="block")
+        (repo / "calc.py").write_text(RIGHT)
+    _as_an_older_kit_sealed(repo, kit_home)
+    res = run_hook(stop_payload(repo), timeout=120)
+    if seal.startswith("honest"):
+        assert res.returncode == 0 and stop_lines(kit_home)[-1]["verdict"] == "pass", res.stderr
+        return
+    assert res.returncode == 2 and "tells the sandbox apart" not in res.stderr, res.stderr
+    said = "recorded by an older kit"
+    assert said in res.stderr and "re-seal the tests" in res.stderr, res.stderr
+    for verb in ("doctor", "status"):
+        out = subprocess.run([sys.executable, "-m", "donegate", verb, str(repo)], capture_output=True, text=True, timeout=120)
+        assert said in out.stdout + out.stderr, (verb, out.stdout, out.stderr)
