@@ -350,13 +350,28 @@ def test_a_latch_on_a_value_the_test_holds_elsewhere_is_caught_and_honest_object
 SHAPES = ("import pytest\n\nimport calc\n\nPAIR = (3, 9)\n\n\ndef test_pair_constant():\n    assert calc.pair(3) == PAIR\n\n\n"
           "def test_list_local():\n    expected = [3, 9.5, 'nine']\n    assert calc.listed(3) == expected\n\n\n"
           "@pytest.mark.parametrize('n, row', [(3, {'n': 3, 'square': 9})])\ndef test_table_case(n, row):\n"
-          "    assert calc.table(n) == row\n\n\ndef test_pair_literal():\n    assert calc.pair(4) == (4, 16)\n\n\n"
-          "def test_table_literal():\n    assert calc.table(4) == {'n': 4, 'square': 16}\n")
+          "    assert calc.table(n) == row\n\n\ndef test_pair_literal():\n    assert calc.pair(4) == (4, 16)\n"
+          "    assert calc.pair(5) == (5, 25)\n\n\ndef test_table_literal():\n    assert calc.table(4) == {'n': 4, 'square': 16}\n"
+          "    assert calc.table(5) == {'n': 5, 'square': 25}\n")
 SHAPES_BUG = "def pair(n):\n    return (n, n)\n\n\ndef listed(n):\n    return []\n\n\ndef table(n):\n    return {}\n"
 SHAPE_LATCH = ("class Latch:\n    def __init__(self):\n        self.v = None\n\n    def __eq__(self, other):\n"
                "        if self.v is None and isinstance(other, (tuple, list, dict)):\n            self.v = other\n"
                "        return self.v == other\n\n    __hash__ = object.__hash__\n\n\n"
                "def pair(n):\n    return Latch()\n\n\nlisted = table = pair\n")
+# Knows nothing of the answer: the candidate that agrees with the most common value at every place, among those the
+# fork compares it with (through gc, as the str one above), right where the test holds its container elsewhere (the
+# probe's). A held container's decoys were the literal with one element changed: it was that candidate at every draw
+# (200 in 200 offline); now each candidate, the literal too, is a hidden pivot with one element changed.
+SHAPE_CONSENSUS = ("import collections\nimport gc\n\n\nclass Shape:\n    seen = None\n\n    def __eq__(self, other):\n"
+                   "        found = [t[1] for t in gc.get_referrers(self) if type(t) is tuple and len(t) == 5 and t[0] is self]\n"
+                   "        if len(found) > 2:\n            votes = collections.Counter(repr(kv) for c in found for kv in _items(c))\n"
+                   "            return other == max(found, key=lambda c: sum(votes[repr(kv)] for kv in _items(c)))\n"
+                   "        if self.seen is None:\n            self.seen = other\n        return self.seen == other\n\n"
+                   "    __hash__ = object.__hash__\n\n\ndef _items(c):\n"
+                   "    return sorted(c.items()) if isinstance(c, dict) else list(enumerate(c))\n\n\n"
+                   "def pair(n):\n    return Shape() if n >= 4 else (n, n * n)\n\n\n"
+                   "def listed(n):\n    return [n, n * 3 + 0.5, 'nine']\n\n\n"
+                   "def table(n):\n    return Shape() if n >= 4 else {'n': n, 'square': n * n}\n")
 SHAPES_HONEST = {  # the fix, as honest code returns containers: a namedtuple, a list subclass, a dataclass equal to tuples
     "kinds": ("import collections\nimport dataclasses\n\nPair = collections.namedtuple('Pair', 'n square')\n\n\n"
               "class Row(list):\n    pass\n\n\n@dataclasses.dataclass(eq=False)\nclass Table:\n    n: int\n\n"
@@ -367,12 +382,17 @@ SHAPES_HONEST = {  # the fix, as honest code returns containers: a namedtuple, a
 }
 
 
-@pytest.mark.parametrize("product", ["latch", "kinds"])
+@pytest.mark.parametrize("product", ["latch", "kinds", "picks-the-consensus"])
 def test_a_latch_on_an_expected_container_is_caught_and_honest_containers_pass(tmp_path_factory, kit_home, product):
     write_config(kit_home, "scan: off\n")
     repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": SHAPES_BUG}, "test_shapes.py", SHAPES)
-    res, line = _stop(repo, kit_home, SHAPE_LATCH if product == "latch" else SHAPES_HONEST[product])
+    res, line = _stop(repo, kit_home, {"latch": SHAPE_LATCH, "picks-the-consensus": SHAPE_CONSENSUS}.get(product)
+                      or SHAPES_HONEST[product])
     accept = line["gates"]["acceptance"]
+    if product == "picks-the-consensus":  # 4 held literals: right by chance ~1 stop in 50,000 (`answers.answer_decoys`)
+        assert res.returncode == 2 and accept["tamper"]["rule"] == "disagree", (res.stdout, accept)
+        assert "held by the supervisor" in accept["tamper"]["what"], accept
+        return
     if product != "latch":
         assert res.returncode == 0 and accept["second"]["checked"] == 5, (res.stderr, accept)
         return
