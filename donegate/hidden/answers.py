@@ -354,43 +354,28 @@ def answer_decoys(e, rnd):
                                            (pivot + p + q for p in pieces for q in pieces)) if v != e and v not in out)
         return out + list(_answer_itertools.islice(dict.fromkeys(more), ANSWER_DECOYS - len(out)))
     if t in (tuple, list, dict) and e:
-        # ANSWER_DECOYS of them, each a hidden pivot with one element changed, the literal among them: the pivot is the
-        # literal with one element changed, each element drawn from the literal's own and its decoys (a number's run
-        # holds it at a drawn place). One element of the literal changed in each made it the candidate that agrees
-        # with the most common value at every place (found 200 times in 200, knowing nothing of the answer).
+        # Around a hidden pivot (`_answer_around`): the literal with one element changed in each made it the candidate
+        # agreeing with the most common value at every place (found 200 times in 200, knowing nothing of the answer).
         keys = list(e) if t is dict else list(range(len(e)))
         pools = [(k, [e[k], *answer_decoys(e[k], rnd)]) for k in keys[:ANSWER_DECOYS]]
         pools = [(k, p) for k, p in pools if len(p) > 1]
         if not pools:  # no element has a decoy (None): one more element
             return [{**e, "".join(map(str, e)) + "_": 0} if t is dict else t([*e, 0])]  # a str key longer than any
-
-        def put(base, k, v):
-            return {**base, k: v} if t is dict else t([*base[:k], v, *base[k + 1:]])
-        k, pool = rnd.choice(pools)
-        pivot = put(e, k, rnd.choice(pool[1:]))
-        for _ in range(ANSWER_DECOYS * 8):
-            if len(out) >= ANSWER_DECOYS:
-                break
-            k, pool = rnd.choice(pools)
-            v = put(pivot, k, rnd.choice(pool))
-            if v != pivot and v != e and v not in out:
-                out.append(v)
-        return out + [pivot] if len(out) < ANSWER_DECOYS else out  # few (booleans): the pivot too, never the literal
-    if t in (set, frozenset):  # as a tuple's, one element changed for a decoy of it that is not in the set yet
-        each = [(k, [d for d in answer_decoys(k, rnd) if _answer_hashable(d) and d not in e]) for k in list(e)[:ANSWER_DECOYS]]
-        for r in range(ANSWER_DECOYS):
-            for k, ds in each:
-                if r < len(ds) and len(out) < ANSWER_DECOYS:
-                    out.append(t([*(x for x in e if x is not k), ds[r]]))
+        return _answer_around(e, pools, lambda base, k, v: {**base, k: v} if t is dict else t([*base[:k], v, *base[k + 1:]]), rnd)
+    if t in (set, frozenset):  # as a tuple's, its elements' decoys not in the set yet (the set as a list of them)
+        pools = [(k, p) for k, p in ((k, [x, *(d for d in answer_decoys(x, rnd) if _answer_hashable(d) and d not in e)])
+                                     for k, x in enumerate(list(e)[:ANSWER_DECOYS])) if len(p) > 1]
+        drawn = _answer_around(list(e), pools, lambda base, k, v: [*base[:k], v, *base[k + 1:]], rnd) if pools else []
+        vs = [v for v in map(t, drawn) if len(v) == len(e) and v != e]  # two changed to one value: a smaller set
+        out += [v for i, v in enumerate(vs) if v not in vs[:i]]
         extra = (t([*e, i]) for i in range(2 * ANSWER_DECOYS) if i not in e)  # too few ({None}, {True}): one more element
         return out + list(_answer_itertools.islice(extra, ANSWER_DECOYS - len(out)))
     return []
 
 
 def _answer_edit(s, pieces, rnd, avoid):
-    """One edit of `s` (not `s` itself, nor `avoid`): a piece put in place of one (3 in 5), a piece inserted (1 in 5),
-    one removed (1 in 5). Insertions and removals are as likely, so the literal is an edit of the pivot
-    (`answer_decoys`) drawn as the decoys are."""
+    """One edit of `s` (not `s`, nor `avoid`): a piece put in place of one (3 in 5), inserted (1 in 5), one removed (1
+    in 5): insertions as likely as removals, the literal is an edit of the pivot drawn as the decoys are."""
     for _ in range(64):
         r = rnd.random()
         if r < 0.6 and s:
@@ -405,6 +390,23 @@ def _answer_edit(s, pieces, rnd, avoid):
         if v != s and v != avoid:
             return v
     return s + pieces[0] + pieces[-1]
+
+
+def _answer_around(e, pools, put, rnd):
+    """`ANSWER_DECOYS` values around a hidden pivot, `e` among them as one of them: the pivot is `e` with one element
+    changed (`put(base, key, value)`), each of them the pivot with one element changed, each element drawn from its
+    pool (`pools`: (key, [e's element, its decoys...])). Where few are drawn (booleans) the pivot is one too."""
+    k, pool = rnd.choice(pools)
+    pivot = put(e, k, rnd.choice(pool[1:]))
+    out = []
+    for _ in range(ANSWER_DECOYS * 8):
+        if len(out) >= ANSWER_DECOYS:
+            break
+        k, pool = rnd.choice(pools)
+        v = put(pivot, k, rnd.choice(pool))
+        if v != pivot and v != e and v not in out:
+            out.append(v)
+    return out + [pivot] if len(out) < ANSWER_DECOYS else out
 
 
 def _answer_hashable(v):
