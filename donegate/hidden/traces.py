@@ -177,7 +177,7 @@ TRACE_QUALNAMES: "dict[str, object]" = {}  # a file's (`trace_qualnames`, `trace
 TRACE_SOURCES: "dict[str, list]" = {}  # the lines of the files a baselined place names, read before the product runs
 TRACE_CALLERS = 8  # the frames of a place at most: the code that did it and its callers
 TRACE_CAPPED = ", and callers past them unread"  # a place cut at the cap: never the seal's baseline (`own_marks`)
-_TRACE_NAMED = re.compile(r"(?:\) at | in |, called from )([^:,]+?\.pyw?)(?=[:,]|$)")
+_TRACE_NAMED = re.compile(r"(?: at | in |, called from )([^:,]+?\.pyw?)(?=[:,]|$)")  # more read: no harm
 
 
 def trace_keep(repo, baseline):
