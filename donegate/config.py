@@ -11,7 +11,6 @@ shows a short prefix of a bad value, never the whole of it.
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
@@ -105,9 +104,19 @@ SCHEMA: dict[str, Any] = {
 
 def defaults(schema: dict[str, Any] = SCHEMA) -> dict[str, Any]:
     return {
-        name: defaults(key) if isinstance(key, dict) else copy.deepcopy(key.default)
+        name: defaults(key) if isinstance(key, dict) else _fresh(key.default)
         for name, key in schema.items()
     }
+
+
+def _fresh(value: Any) -> Any:
+    """A default's own copy (as `copy.deepcopy` gives it for the schema's values: lists, dicts, scalars), without
+    the `copy` module's import at every stop."""
+    if isinstance(value, list):
+        return [_fresh(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _fresh(v) for k, v in value.items()}
+    return value
 
 
 def iter_keys(schema: dict[str, Any] = SCHEMA, prefix: str = ""):

@@ -129,6 +129,41 @@ def read_from(path, start: int, limit: int) -> tuple[bytes, int]:
         os.close(fd)
 
 
+def copy_file(src, dst) -> None:
+    """`shutil.copy2(src, dst, follow_symlinks=False)` without `shutil`'s import (bz2's and lzma's modules behind it:
+    ~1.5-3 ms of a stop's CPU that copies a changed file into a mirror): the bytes, the mode and the times (not the
+    extended attributes); a symlink is copied as one. The source is opened as every read here opens a file (no FIFO
+    waited on); anything else than a file or a symlink raises NotRegular."""
+    if stat.S_ISLNK(os.lstat(src).st_mode):
+        os.symlink(os.readlink(src), dst)
+        return
+    fin = _open(src)
+    try:
+        st = os.fstat(fin)
+        fout = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            left, sent = st.st_size, 0
+            try:
+                while True:  # as `shutil.copyfile` on Linux: in the kernel
+                    n = os.sendfile(fout, fin, sent, max(left - sent, 1 << 20))
+                    if n == 0:
+                        break
+                    sent += n
+            except OSError:
+                if sent:
+                    raise
+                while chunk := os.read(fin, 1 << 20):  # a file system without sendfile
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(fout, view):]
+        finally:
+            os.close(fout)
+    finally:
+        os.close(fin)
+    os.chmod(dst, stat.S_IMODE(st.st_mode))
+    os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
 def read_text(path, limit: int | None = None, errors: str = "strict") -> str:
     return read_bytes(path, limit).decode("utf-8", errors)
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import tempfile
 import threading
 import time
+
+from donegate.core.util import temp_file
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
     from typing import IO, Any, Callable, Mapping, Sequence
@@ -220,7 +222,7 @@ def run(
             adopted.fds = [fd for fd in adopted.fds if fd not in (adopted.out, adopted.err)]
             return _follow(adopted, argv, out, err, adopted.t0, timeout, started, on_line, None)
     start = time.monotonic()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as inp:
+    with temp_file() as out, temp_file() as err, temp_file() as inp:
         if input is not None:
             inp.write(input.encode())
             inp.seek(0)

@@ -10,7 +10,6 @@ test files weaken against the sealed ones (`donegate.seal.loosened`) is named.
 from __future__ import annotations
 
 import functools
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are s
     from donegate.tree import statcache
 
 from donegate.core import fsafe
+from donegate.core.util import make_temp_dir
 from donegate.gate.stop import stage, time_left
 
 from donegate.gate import own_changed
@@ -62,7 +62,7 @@ class OwnRuns:
         self.repo, self.st, self.cfg, self.pack, self.t0 = repo, st, cfg, pack, time.monotonic()
         self.root, self.key = root, key
         self.timeout = min(cfg["timeout"], max(1.0, time_left(cfg["timeout"])))
-        self.tmp = Path(tempfile.mkdtemp(prefix="donegate-own-"))
+        self.tmp = Path(make_temp_dir("donegate-own-"))
         # Named while its runs may use it: a stop ended before `drop` or `finish` (the watchdog's answer, a stage's
         # error) leaves it to the after-answer child, once the hook has exited (`copy.LIVE`), not to a day's sweep.
         from donegate.hidden import copy as throwaway

@@ -30,7 +30,7 @@ import stat
 import time
 from pathlib import Path
 
-from donegate.core import proc
+from donegate.core import fsafe, proc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -264,8 +264,6 @@ class Mirror:
 
     def _copy(self, name: str, key: str, digest: str) -> None:
         """Copy `name` from the repository (its stat key there `key`, its digest as looked `digest`) and record it."""
-        import shutil  # lazily: `shutil` (bz2, lzma) off the stop's imports
-
         from donegate.tree import statcache
 
         src, dst = self.repo / name, self.path / name
@@ -274,7 +272,7 @@ class Mirror:
         if stat.S_ISLNK(mode):
             os.symlink(os.readlink(src), dst)
         elif stat.S_ISREG(mode):
-            shutil.copy2(src, dst, follow_symlinks=False)
+            fsafe.copy_file(src, dst)  # as `shutil.copy2`, without its import (bz2, lzma) at a stop with a change
         else:
             return  # a FIFO, socket or device is left out (opening a FIFO to copy it would wait forever)
         now = os.lstat(dst)
@@ -517,10 +515,10 @@ def remove_later(folder: str) -> None:
 
 
 def remove_now() -> None:
-    """The folders `remove_later` named, removed (after the answer)."""
-    import shutil  # lazily: `shutil` (bz2, lzma) off the stop's imports
-
+    """The folders `remove_later` named, removed (after the answer; a stop's runs call it with none to remove)."""
     while _REMOVE:
+        import shutil  # lazily: `shutil` (bz2, lzma) off the stop's imports
+
         shutil.rmtree(_REMOVE.pop(), ignore_errors=True)
 
 

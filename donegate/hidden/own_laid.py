@@ -44,11 +44,11 @@ def laid(pack: dict[str, Any], root: Path, key: str, digest: str) -> tuple[Path,
     dest = base / digest[:24]
     if _intact(dest, pack):
         return dest, own.args_of(pack, dest)
-    import tempfile
+    from donegate.core.util import make_temp_dir
 
     try:
         base.mkdir(parents=True, exist_ok=True)
-        new = Path(tempfile.mkdtemp(prefix=".new-", dir=base))
+        new = Path(make_temp_dir(".new-", str(base)))
     except OSError:
         return None
     try:
@@ -58,7 +58,7 @@ def laid(pack: dict[str, Any], root: Path, key: str, digest: str) -> tuple[Path,
             _gone(new)
             return dest, own.args_of(pack, dest)
         if dest.exists() or dest.is_symlink():  # (not intact: set aside, then removed)
-            os.replace(dest, Path(tempfile.mkdtemp(prefix=".old-", dir=base)) / "x")
+            os.replace(dest, Path(make_temp_dir(".old-", str(base))) / "x")
         os.replace(new, dest)
     except OSError:  # another stop of the seal switched its own in first: that one, if intact
         _gone(new)

@@ -350,13 +350,24 @@ def project_entries(project: Path, pythonpath: list[str]) -> list[str]:
     return out
 
 
+def _find_spec(name: str) -> Any:
+    """`importlib.util.find_spec(name)` of a top-level module, asked of the finders as the import system asks them,
+    without `importlib.util`'s import (~0.4-0.8 ms of every stop's CPU)."""
+    if name in sys.modules:
+        return getattr(sys.modules[name], "__spec__", None)
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        spec = find(name, None) if find is not None else None
+        if spec is not None:
+            return spec
+    return None
+
+
 def pytest_dirs() -> list[str]:
     """The kit's folders holding pytest and what it imports."""
-    import importlib.util
-
     out: list[str] = []
     for name in PYTEST_MODULES:
-        spec = importlib.util.find_spec(name)
+        spec = _find_spec(name)
         if spec is None or not spec.origin:
             continue
         origin = Path(spec.origin)

@@ -23,12 +23,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 from donegate.core import proc
+from donegate.core.util import make_temp_dir
 from donegate.tree import statcache
 from donegate.hidden import bootstrap, python as pyenv, ship
 from donegate.seal.store import test_files  # the store's test files: what the runs name (here too: hidden.second)
@@ -334,7 +334,7 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
     t0 = time.monotonic()
     told: dict[str, Any] = {}
     throwaway.remove_now()  # the folders of this process's earlier runs (a process that runs several stops)
-    tmp = laid or tempfile.mkdtemp(prefix="donegate-run-")
+    tmp = laid or make_temp_dir("donegate-run-")
     if later:
         throwaway.LIVE.add(tmp)
     try:

@@ -68,16 +68,15 @@ def _build(names: tuple[str, ...], label: str) -> tuple[str, str]:
 
 def _parts(names: tuple[str, ...], label: str) -> tuple[str, bytes, str]:
     import marshal
-    from importlib._bootstrap_external import MAGIC_NUMBER  # type: ignore[import-not-found]
-    from importlib.util import find_spec
+    from importlib._bootstrap_external import MAGIC_NUMBER, SourceFileLoader  # type: ignore[import-not-found]
 
     text = source(names)
+    here = os.path.dirname(os.path.abspath(__file__))
     try:
         codes = []
-        for name in names:
-            full = f"{__package__}.{name}"
-            spec = find_spec(full)
-            codes.append(_named(spec.loader.get_code(full), label))  # type: ignore[union-attr]
+        for name in names:  # each module's code as its import reads it (its bytecode kept beside it), without
+            full = f"{__package__}.{name}"  # `importlib.util`'s import at a stop
+            codes.append(_named(SourceFileLoader(full, os.path.join(here, f"{name}.py")).get_code(full), label))  # type: ignore[arg-type]
         return MAGIC_NUMBER.hex(), marshal.dumps(codes), text
     except Exception:  # noqa: BLE001 - no bytecode to send: the run compiles the source
         return "-", b"", text

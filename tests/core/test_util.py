@@ -114,3 +114,47 @@ def test_sha256_is_hashlibs_digest_and_loads_openssl_only_past_its_budget(tmp_pa
     res = subprocess.run([sys.executable, "-c", code, str(small), str(large)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["False", "True"]
+
+
+def test_a_file_is_copied_as_shutil_copies_it_and_a_fifo_never_waited_on(tmp_path):
+    # `fsafe.copy_file` stands in for `shutil.copy2(follow_symlinks=False)` in a stop's mirror (issue 48 item 2): the
+    # same bytes, mode and modification time, a symlink copied as one; a FIFO swapped in raises at once.
+    import shutil
+
+    from donegate.core import fsafe
+
+    src = tmp_path / "a.bin"
+    src.write_bytes(os.urandom(3_000_001))
+    os.chmod(src, 0o751)
+    os.utime(src, ns=(1_000_000_000_000_000_000, 1_100_000_000_123_456_789))
+    fsafe.copy_file(src, tmp_path / "ours")
+    shutil.copy2(src, tmp_path / "theirs", follow_symlinks=False)
+    for got in (tmp_path / "ours", tmp_path / "theirs"):
+        st = got.stat()
+        assert got.read_bytes() == src.read_bytes() and stat.S_IMODE(st.st_mode) == 0o751
+        assert st.st_mtime_ns == 1_100_000_000_123_456_789
+    (tmp_path / "link").symlink_to("a.bin")
+    fsafe.copy_file(tmp_path / "link", tmp_path / "link2")
+    assert os.readlink(tmp_path / "link2") == "a.bin"
+    (tmp_path / "empty").write_bytes(b"")
+    fsafe.copy_file(tmp_path / "empty", tmp_path / "empty2")
+    assert (tmp_path / "empty2").read_bytes() == b""
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(fsafe.NotRegular):
+        fsafe.copy_file(tmp_path / "fifo", tmp_path / "fifo2")
+
+
+def test_temporary_folders_and_files_as_tempfile_makes_them(tmp_path, monkeypatch):
+    # `util.make_temp_dir` and `temp_file` stand in for `tempfile.mkdtemp` and `TemporaryFile` at every stop.
+    from donegate.core import util
+
+    monkeypatch.setattr(util, "_TEMP", [])
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    made = util.make_temp_dir("donegate-run-")
+    assert os.path.dirname(made) == str(tmp_path) and os.path.basename(made).startswith("donegate-run-")
+    assert os.stat(made).st_mode & 0o777 == 0o700
+    with util.temp_file() as fh:
+        fh.write(b"abc")
+        fh.seek(0)
+        assert fh.read() == b"abc"
+    assert [p.name for p in tmp_path.iterdir()] == [os.path.basename(made)]  # the file is unnamed: nothing left

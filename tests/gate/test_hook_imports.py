@@ -29,8 +29,9 @@ def audit(event, args):
         order.append("start")
     elif event in ("os.posix_spawn", "os.spawn", "os.exec", "os.fork", "os.forkpty"):
         started.append(event)
-    elif event == "tempfile.mkdtemp":
-        made.append(str(args[0]))
+    elif event == "os.mkdir":  # a temporary folder (`tempfile.mkdtemp` makes one with os.mkdir too)
+        if os.path.basename(str(args[0])).startswith("donegate-"):
+            made.append(str(args[0]))
         if os.path.basename(str(args[0])).startswith("donegate-run-"):
             order.append("walls")
     elif event == "shutil.rmtree":
@@ -107,8 +108,11 @@ STOP_MODULES = {
 # without `decimal` (issue 48 item 2: 1-4.5, 1.8 and 1-2 ms of a stop's CPU). PyYAML, which reads a person's
 # donegate.yaml (once: its parse is kept), imports `datetime` and `base64` itself.
 # OpenSSL's `_hashlib` either (`core.util.sha256`: the built-in SHA-256 for the some KB such a stop hashes, ~2-3 ms).
+# `tempfile` (and `shutil`, bz2, lzma behind it), `copy` and `importlib.util` neither (`core.util.temp_file`,
+# `make_temp_dir`; the schema's defaults copied by hand; the finders asked directly: ~3-6 ms of a stop's CPU).
 HEAVY = ("typing", "dataclasses", "argparse", "inspect", "logging", "email", "uuid", "yaml", "pytest",
-         "datetime", "decimal", "hmac", "secrets", "base64", "_hashlib")
+         "datetime", "decimal", "hmac", "secrets", "base64", "_hashlib",
+         "tempfile", "shutil", "bz2", "lzma", "copy", "importlib.util")
 # A stop as Claude Code sends it names its session's transcript: the session's cost and time are read from it.
 TRANSCRIPT = "".join(json.dumps(e) + "\n" for e in (
     {"type": "user", "timestamp": "2026-01-01T10:00:00.000Z", "message": {"role": "user", "content": "fix it"}},
