@@ -109,10 +109,11 @@ STOP_MODULES = {
 # donegate.yaml (once: its parse is kept), imports `datetime` and `base64` itself.
 # OpenSSL's `_hashlib` either (`core.util.sha256`: the built-in SHA-256 for the some KB such a stop hashes, ~2-3 ms).
 # `tempfile` (and `shutil`, bz2, lzma behind it), `copy` and `importlib.util` neither (`core.util.temp_file`,
-# `make_temp_dir`; the schema's defaults copied by hand; the finders asked directly: ~3-6 ms of a stop's CPU).
+# `make_temp_dir`; the schema's defaults copied by hand; the finders asked directly: ~3-6 ms of a stop's CPU), nor
+# `urllib.parse` with its `ipaddress`, which `pathlib` imports for `as_uri` alone (the launcher's `_pathlib`: ~4%).
 HEAVY = ("typing", "dataclasses", "argparse", "inspect", "logging", "email", "uuid", "yaml", "pytest",
          "datetime", "decimal", "hmac", "secrets", "base64", "_hashlib",
-         "tempfile", "shutil", "bz2", "lzma", "copy", "importlib.util")
+         "tempfile", "shutil", "bz2", "lzma", "copy", "importlib.util", "urllib.parse", "ipaddress")
 # A stop as Claude Code sends it names its session's transcript: the session's cost and time are read from it.
 TRANSCRIPT = "".join(json.dumps(e) + "\n" for e in (
     {"type": "user", "timestamp": "2026-01-01T10:00:00.000Z", "message": {"role": "user", "content": "fix it"}},
@@ -228,3 +229,15 @@ def test_the_scrubbers_patterns_are_compiled_where_first_used():
     assert res.returncode == 0, res.stderr
     at_import, used = res.stdout.splitlines()
     assert at_import == "[]" and "done" in used
+
+
+def test_pathlib_is_imported_without_urllib_parse_and_works_whole():
+    # The launcher's `_pathlib` keeps `urllib.parse` (and `ipaddress`) off a stop's imports (issue 48 item 2); what
+    # pathlib took from it still works (`as_uri` imports the real module then), and a later import gets the real one.
+    code = ("import runpy, sys\nns = runpy.run_path(sys.argv[1])\nns['_pathlib']()\nimport pathlib\n"
+            "print('urllib.parse' in sys.modules, 'ipaddress' in sys.modules)\n"
+            "print(pathlib.PurePosixPath('/a b').as_uri())\nimport urllib.parse\n"
+            "print(urllib.parse.urlsplit('http://h/p').netloc, urllib.parse.quote_from_bytes(b'a b'))\n")
+    res = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(HOOK)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == ["False False", "file:///a%20b", "h a%20b"]
