@@ -139,12 +139,14 @@ def product(project: Path, rel: str) -> bool:
 
 
 def packages(project: Path, files: dict[str, Any]) -> list[str]:
-    """The product's package folders between a sealed test package and the product's topmost package (`toolz/sandbox`
-    for `toolz/sandbox/tests/`; not `toolz`): laid out with an empty `__init__.py` (`laid_files`), so pytest names
-    the test modules below them as the project's pytest does but for the topmost package (`sandbox.tests.test_core`,
-    `tests.test_dicttoolz`). Without them two test packages of one name in two of the product's packages were both
-    pytest's top-level `tests`, and the second's modules were looked for in the first (toolz 1.1.0). The topmost
-    is never laid out: its name is what the tests import the product by."""
+    """The product's package folders from its topmost package down to each sealed test package (`toolz`,
+    `toolz/sandbox` for `toolz/sandbox/tests/`): laid out with `SHIM` as their `__init__.py` (own-suite.json's
+    `shims`, `laid_files`), so pytest names the test modules below them as the project's pytest does
+    (`toolz.sandbox.tests.test_core`) while the package itself is the project's. Laid out empty (and the topmost left
+    out: its name is what the tests import the product by), two test packages of one name in two of the product's
+    topmost packages (`a/tests/`, `b/tests/`) were both pytest's top-level `tests`, the second's modules looked for
+    in the first, and the seal refused the suite its own pytest passes; a test's relative import of the product
+    (`from ..core import f`) went beyond the top-level package."""
     out: set[str] = set()
     for name in files:
         path = Path(name)
@@ -152,10 +154,46 @@ def packages(project: Path, files: dict[str, Any]) -> list[str]:
             continue
         folder = path.parent.parent
         while folder != Path(".") and (project / folder / "__init__.py").is_file() and f"{folder.as_posix()}/__init__.py" not in files:
-            if folder.parent != Path(".") and (project / folder.parent / "__init__.py").is_file():
-                out.add(folder.as_posix())
+            out.add(folder.as_posix())
             folder = folder.parent
     return sorted(out)
+
+
+# The `__init__.py` of a product's package folder laid out above a sealed test package (`packages`): it loads the
+# project's own package of its name in its place (the import system takes what `sys.modules` holds after it ran), with
+# this folder first on the package's `__path__`, so `a.tests` is the sealed copy and `a.core` the project's.
+SHIM = """\
+# Laid out by donegate (docs/own-suite.md): the project's own package of this name, loaded in its place, with this
+# folder (its sealed tests) first on its __path__.
+def _project_package():
+    import os
+    import sys
+    from importlib.util import module_from_spec
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    parent = __name__.rpartition(".")[0]
+    where = sys.modules[parent].__path__ if parent else sys.path
+    path = [p for p in where if os.path.abspath(p or os.curdir) != os.path.dirname(here)]
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        spec = find(__name__, path) if find is not None else None
+        if spec is not None and spec.origin and os.path.dirname(os.path.abspath(spec.origin)) != here:
+            break
+    else:
+        raise ModuleNotFoundError(f"No module named {__name__!r} in the project", name=__name__)
+    module = module_from_spec(spec)
+    if spec.submodule_search_locations is not None:
+        spec.submodule_search_locations.insert(0, here)
+    sys.modules[__name__] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(__name__, None)
+        raise
+
+
+_project_package()
+"""
 
 
 def gather(project: Path, config: str | None, found: list[str]) -> dict[str, dict[str, str]]:
@@ -267,9 +305,11 @@ def laid_files(pack: dict[str, Any]) -> Iterator[tuple[str, bytes]]:
     for name, body in pack["files"].items():
         if (rel := _below(name)) is not None:
             yield rel, body["text"].encode("utf-8") if "text" in body else binascii.a2b_base64(body["b64"])
-    for folder in pack.get("packages") or ():  # the product's packages between (`packages`): empty, named only
-        if isinstance(folder, str) and (rel := _below(f"{folder}/__init__.py")) is not None and f"{folder}/__init__.py" not in pack["files"]:
-            yield rel, b""
+    for key, body in (("packages", b""), ("shims", SHIM.encode("utf-8"))):  # the product's packages (`packages`; a
+        # seal before the shim: those between the topmost and the tests, empty)
+        for folder in pack.get(key) or ():
+            if isinstance(folder, str) and (rel := _below(f"{folder}/__init__.py")) is not None and f"{folder}/__init__.py" not in pack["files"]:
+                yield rel, body
 
 
 def _below(name: str) -> str | None:
@@ -420,8 +460,8 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     if data:  # the tests' data modules outside their folders (`helper_data`): sealed, laid out first
         files.update({rel: {"text": text} for rel, text in data.items()})
         pack["helpers"] = sorted(data)
-    if between := packages(project, files):
-        pack["packages"] = between
+    if shims := packages(project, files):
+        pack["shims"] = shims
     if doctext:
         pack["doctext"] = doctext
     import copy
