@@ -271,7 +271,7 @@ def seal(
                 own_summary = own.summary(suite)
             else:
                 own_summary = {"off": "switched off by own_tests: off or --own-tests off" if own_tests in ("off", ["off"])
-                               else "no test folder found (testpaths, tests/, test/)"}
+                               else "no test folder found (testpaths, tests/, test/, PKG/tests/)"}
         (tmp / TREE).write_text(json.dumps(snap, separators=(",", ":")) + "\n", encoding="utf-8")
         return {
             "version": MANIFEST_VERSION,

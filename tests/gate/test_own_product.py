@@ -79,3 +79,25 @@ def test_test_packages_of_the_same_name_in_two_packages_of_the_product_are_both_
     assert res.returncode == 2 and "calc/sub/tests/test_half.py::test_half" in res.stderr, res.stderr
     assert sorted(f["id"] for f in _own(kit_home)["failing"]) == [
         "calc/sub/tests/test_half.py::test_half", "util/tests/test_third.py::test_third"], _own(kit_home)
+
+
+# simplejson 4.3.0: no pytest configuration, its tests in `simplejson/tests/` (unittest's TestCase), which its
+# `python -m pytest` collects from the project's folder. The seal looked for test folders at the top only: "the
+# project's own tests: not sealed", so a test added beside the others blocked ("protected files were changed") and a
+# regression they saw passed.
+UNCONFIGURED = {"calc/__init__.py": "def twice(n):\n    return n + n\n", "calc/tests/__init__.py": "",
+                "calc/tests/test_calc.py": ("import unittest\n\nimport calc\n\n\nclass TestCalc(unittest.TestCase):\n"
+                                            "    def test_twice(self):\n        self.assertEqual(calc.twice(2), 4)\n")}
+
+
+def test_test_folders_inside_the_products_package_without_a_configuration_are_sealed(tmp_path_factory, kit_home):
+    repo = sealed_project(tmp_path_factory, kit_home, "own-unconfigured", UNCONFIGURED, HIDDEN, 1)  # was: none kept
+    (repo / "calc" / "__init__.py").write_text(UNCONFIGURED["calc/__init__.py"] + MUL)
+    test = repo / "calc" / "tests" / "test_calc.py"
+    test.write_text(test.read_text() + "\n    def test_mul(self):\n        self.assertEqual(calc.mul(2, 5), 10)\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr  # the look-alike: a test added beside the others (was: protected files)
+    (repo / "calc" / "__init__.py").write_text("def twice(n):\n    return n * 3\n" + MUL)
+    res = run_hook(stop_payload(repo, session="s2"))
+    assert res.returncode == 2, res.stderr
+    assert [f["id"] for f in _own(kit_home)["failing"]] == ["calc/tests/test_calc.py::TestCalc::test_twice"], _own(kit_home)
