@@ -156,27 +156,36 @@ def product(project: Path, rel: str) -> bool:
     return len(parts) > 1 and (project / Path(rel).parent / "__init__.py").is_file()
 
 
-def packages(project: Path, files: dict[str, Any]) -> list[str]:
-    """The product's package folders from its topmost package down to each sealed test package (`toolz`,
-    `toolz/sandbox` for `toolz/sandbox/tests/`): laid out with `SHIM` as their `__init__.py` (own-suite.json's
-    `shims`, `laid_files`), so pytest names the test modules below them as the project's pytest does
-    (`toolz.sandbox.tests.test_core`) while the package itself is the project's. Laid out empty (and the topmost left
-    out: its name is what the tests import the product by), two test packages of one name in two of the product's
-    topmost packages (`a/tests/`, `b/tests/`) were both pytest's top-level `tests`, the second's modules looked for
-    in the first, and the seal refused the suite its own pytest passes; a test's relative import of the product
-    (`from ..core import f`) went beyond the top-level package."""
-    out: set[str] = set()
+def packages(project: Path, files: dict[str, Any]) -> tuple[str, list[str]]:
+    """("packages", the product's package folders between a sealed test package and the product's topmost package:
+    `toolz/sandbox` for `toolz/sandbox/tests/`), laid out with an empty `__init__.py` (`laid_files`), so pytest names
+    the test modules below them as the project's pytest does but for the topmost package (`sandbox.tests.test_core`,
+    `tests.test_dicttoolz`; toolz 1.1.0, where both were pytest's top-level `tests`); the topmost is not laid out: its
+    name is what the tests import the product by. Where two laid-out packages would still both be top-level of one
+    name (two of the product's topmost packages each holding a `tests` package, `a/tests/` and `b/tests/`: the seal
+    refused the suite, `No module named 'tests.test_x'`), ("shims", the folders from each topmost package down),
+    each laid out with `SHIM` as its `__init__.py`: the project's package loaded in its place, the laid-out folder
+    first on its `__path__`, and the test modules named as the project's pytest names them (`a.tests.test_x`)."""
+    between: set[str] = set()
+    chain: set[str] = set()
     for name in files:
         path = Path(name)
         if path.name != "__init__.py":
             continue
         folder = path.parent.parent
         while folder != Path(".") and (project / folder / "__init__.py").is_file() and f"{folder.as_posix()}/__init__.py" not in files:
-            out.add(folder.as_posix())
+            chain.add(folder.as_posix())
+            if folder.parent != Path(".") and (project / folder.parent / "__init__.py").is_file():
+                between.add(folder.as_posix())
             folder = folder.parent
-    return sorted(out)
+    laid = {Path(n).parent.as_posix() for n in files if Path(n).name == "__init__.py"} | between
+    tops = [f for f in laid if Path(f).parent.as_posix() not in laid]
+    if len({Path(f).name for f in tops}) < len(tops):
+        return "shims", sorted(chain)
+    return "packages", sorted(between)
 
 
+ROOT_CONFTEST = b"# Laid out by donegate (docs/own-suite.md, shims): its folder first on sys.path from pytest's start.\n"
 # The `__init__.py` of a product's package folder laid out above a sealed test package (`packages`): it loads the
 # project's own package of its name in its place (the import system takes what `sys.modules` holds after it ran), with
 # this folder first on the package's `__path__`, so `a.tests` is the sealed copy and `a.core` the project's.
@@ -323,8 +332,9 @@ def laid_files(pack: dict[str, Any]) -> Iterator[tuple[str, bytes]]:
     for name, body in pack["files"].items():
         if (rel := _below(name)) is not None:
             yield rel, body["text"].encode("utf-8") if "text" in body else binascii.a2b_base64(body["b64"])
-    for key, body in (("packages", b""), ("shims", SHIM.encode("utf-8"))):  # the product's packages (`packages`; a
-        # seal before the shim: those between the topmost and the tests, empty)
+    if pack.get("shims") and "conftest.py" not in pack["files"]:  # pytest puts a root conftest.py's folder first on
+        yield "conftest.py", ROOT_CONFTEST  # sys.path as it starts: a test importing the product before gets the shim
+    for key, body in (("packages", b""), ("shims", SHIM.encode("utf-8"))):  # the product's packages (`packages`)
         for folder in pack.get(key) or ():
             if isinstance(folder, str) and (rel := _below(f"{folder}/__init__.py")) is not None and f"{folder}/__init__.py" not in pack["files"]:
                 yield rel, body
@@ -478,8 +488,9 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     if data:  # the tests' data modules outside their folders (`helper_data`): sealed, laid out first
         files.update({rel: {"text": text} for rel, text in data.items()})
         pack["helpers"] = sorted(data)
-    if shims := packages(project, files):
-        pack["shims"] = shims
+    kind, folders = packages(project, files)
+    if folders:
+        pack[kind] = folders
     if doctext:
         pack["doctext"] = doctext
     import copy

@@ -55,30 +55,49 @@ def test_a_package_named_for_its_doctests_is_the_agents_code(tmp_path_factory, k
 # toolz 1.1.0: `testpaths = toolz`, its tests in `toolz/tests/` and `toolz/sandbox/tests/`. Laid out without the product's
 # `__init__.py` files, both test packages were pytest's top-level `tests`: the second's modules were looked for in
 # the first (`No module named 'tests.test_compatibility'`), and the seal refused the suite its own pytest passes.
-# Then the same for two of the product's topmost packages each holding a `tests` package (`testpaths = calc util`:
-# refused at the seal, `No module named 'tests.test_third'`), and a sealed test's relative import of the product
-# (`from ..core import third`) went beyond the top-level package: now the product's packages are laid out as shims.
 NESTED = {"calc/__init__.py": "", "calc/sub/__init__.py": "", "calc/sub/core.py": "def half(n):\n    return n // 2\n",
-          "calc/core.py": "def twice(n):\n    return n + n\n", "pytest.ini": "[pytest]\ntestpaths = calc util\n",
+          "calc/core.py": "def twice(n):\n    return n + n\n", "pytest.ini": "[pytest]\ntestpaths = calc\n",
           "calc/sub/tests/__init__.py": "", "calc/tests/__init__.py": "",
           "calc/sub/tests/test_half.py": "from calc.sub.core import half\n\n\ndef test_half():\n    assert half(9) == 4\n",
-          "calc/tests/test_twice.py": "from calc.core import twice\n\n\ndef test_twice():\n    assert twice(2) == 4\n",
-          "util/__init__.py": "", "util/core.py": "def third(n):\n    return n // 3\n", "util/tests/__init__.py": "",
-          "util/tests/test_third.py": "from ..core import third\n\n\ndef test_third():\n    assert third(9) == 3\n"}
+          "calc/tests/test_twice.py": "from calc.core import twice\n\n\ndef test_twice():\n    assert twice(2) == 4\n"}
 
 
 def test_test_packages_of_the_same_name_in_two_packages_of_the_product_are_both_kept(tmp_path_factory, kit_home):
-    repo = sealed_project(tmp_path_factory, kit_home, "own-nested", NESTED, HIDDEN, 3)  # was: refused at the seal
+    repo = sealed_project(tmp_path_factory, kit_home, "own-nested", NESTED, HIDDEN, 2)  # was: refused at the seal
     (repo / "calc" / "__init__.py").write_text(MUL)
     (repo / "calc" / "sub" / "core.py").write_text("def half(n):\n    return n >> 1\n")  # the look-alike: the same
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
     (repo / "calc" / "sub" / "core.py").write_text("def half(n):\n    return 0\n")
-    (repo / "util" / "core.py").write_text("def third(n):\n    return 0\n")
     res = run_hook(stop_payload(repo, session="s2"))
     assert res.returncode == 2 and "calc/sub/tests/test_half.py::test_half" in res.stderr, res.stderr
-    assert sorted(f["id"] for f in _own(kit_home)["failing"]) == [
-        "calc/sub/tests/test_half.py::test_half", "util/tests/test_third.py::test_third"], _own(kit_home)
+    assert [f["id"] for f in _own(kit_home)["failing"]] == ["calc/sub/tests/test_half.py::test_half"], _own(kit_home)
+
+
+# Two of the product's topmost packages each holding a `tests` package (`testpaths = tests calc util`, `calc/tests/`
+# and `util/tests/`): both were pytest's top-level `tests` in the laid-out suite, and the seal refused the suite its
+# pytest passes (`No module named 'tests.test_third'`; the known-open workaround was `--own-tests`). A top-level test
+# collected first imports the product (the laid-out root conftest.py puts the shims first), and a sealed test imports
+# the product relatively (`from ..core import third`).
+CLASH = {"calc/__init__.py": "", "calc/core.py": "def twice(n):\n    return n + n\n", "calc/tests/__init__.py": "",
+         "calc/tests/test_twice.py": "from calc.core import twice\n\n\ndef test_twice():\n    assert twice(2) == 4\n",
+         "util/__init__.py": "", "util/core.py": "def third(n):\n    return n // 3\n", "util/tests/__init__.py": "",
+         "util/tests/test_third.py": "from ..core import third\n\n\ndef test_third():\n    assert third(9) == 3\n",
+         "tests/test_first.py": "import util.core\n\n\ndef test_first():\n    assert util.core.third(3) == 1\n",
+         "pytest.ini": "[pytest]\ntestpaths = tests calc util\n"}
+
+
+def test_test_packages_of_one_name_in_two_topmost_packages_of_the_product_are_both_kept(tmp_path_factory, kit_home):
+    repo = sealed_project(tmp_path_factory, kit_home, "own-clash", CLASH, HIDDEN, 3)  # was: refused at the seal
+    (repo / "calc" / "__init__.py").write_text(MUL)
+    test = repo / "util" / "tests" / "test_third.py"
+    test.write_text(test.read_text() + "\n\ndef test_third_of_six():\n    assert third(6) == 2\n")  # the look-alike
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+    (repo / "util" / "core.py").write_text("def third(n):\n    return n // 3 if n < 9 else 0\n")
+    res = run_hook(stop_payload(repo, session="s2"))
+    assert res.returncode == 2 and "util/tests/test_third.py::test_third" in res.stderr, res.stderr
+    assert [f["id"] for f in _own(kit_home)["failing"]] == ["util/tests/test_third.py::test_third"], _own(kit_home)
 
 
 # simplejson 4.3.0: no pytest configuration, its tests in `simplejson/tests/` (unittest's TestCase), which its
