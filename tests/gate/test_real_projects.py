@@ -60,6 +60,16 @@ The next round (checkouts of the day, each with its own `.venv` and test depende
   test packages were pytest's top-level `tests`): fixed (test_own_product.py); then 185 of 186 as its pytest.
 - boltons 26.1.1: 471 of 472: `wrap_trace(namedtuple) == (1, 2, 3)` is left (docs/verdict.md: the probe compares a
   tuple subclass as the tuple it holds, and `wrap_trace`'s is empty).
+
+The round after (sdists of the day, a scratch HOME, `install`'s hook run as Claude Code runs it; (b), (c) as above):
+pluggy 1.7.0 (219 of 219), python-dotenv 1.2.4 (259 of 260), wrapt 2.5.2 with its C extension built (1,406 of 1,418:
+its failing mypy pair and `proxy_of_None`, both known), typeguard 4.6.1 (515 of 551: its two mypy tests, known) and
+toolz 1.2.0 (192 of 193) sealed as their pytest; (b) passed and (c) blocked naming exactly the tests their pytest
+fails. click 8.5.1 (src/ layout, 2,434 of 2,459 with `-m 'not stress'`) the same. simplejson 4.3.0 (no pytest
+configuration, unittest tests in `simplejson/tests/`) was not sealed and its tests stayed protected: an honest test
+added there blocked; fixed (test_own_product). pytest-mock 3.17.0 is left: its suite is not kept (its test module's
+`pytest_plugins = "pytester"` registers pytester's hooks during collection, a tripwire), and any change of the plugin
+(the product) unloads it, so a hidden test using `mocker` fails however honest the work.
 """
 
 from __future__ import annotations
