@@ -33,6 +33,8 @@ import shlex
 import time
 
 from donegate import _layout
+from donegate.install import guard_cli
+from donegate.install.guard_cli import KIT_PROGRAM, KIT_TEXT, SHELLS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing, dataclasses and pathlib (via donegate.paths) would add ~25 ms to every tool call
@@ -79,7 +81,6 @@ REMOVERS = frozenset({"rm", "rmdir", "mv", "unlink", "shred"})
 # Wrappers that run the command after them.
 WRAPPERS = frozenset({"sudo", "env", "command", "builtin", "exec", "nice", "nohup", "time", "timeout", "xargs",
                       "stdbuf", "ionice", "setsid", "chroot", "doas", "strace", "ltrace", "watch", "flock"})
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "busybox"})
 OPERATOR_CHARS = frozenset(";&|()<>\n")
 
 GLOB_CHARS = re.compile(r"[*?[]")
@@ -91,24 +92,6 @@ BRACE_LIMIT = 64
 TIME_BUDGET = 3.0  # seconds; a command too costly to check is refused
 MAX_DEPTH = 4  # `bash -c "bash -c ..."` nesting followed
 
-# The kit's own command line, in any spelling the guard can see: the program `donegate`, a Python
-# running `-m donegate` or code importing it, a runner (`pipx run`, `uvx`, ...) starting it, or a script
-# file holding any of these. The commands are the person's (`donegate.person.ownership` refuses them too, without
-# needing to recognise the spelling: this is the tripwire in front of it).
-KIT_PROGRAM = "donegate"
-PYTHON_NAME = re.compile(r"(?:python|pypy)[0-9.]*[mtw]?(?:\.exe)?$|py$")
-RUNNERS = frozenset({"pipx", "uvx", "uv", "pdm", "poetry", "hatch", "rye", "pixi", "conda", "mamba", "micromamba"})
-KIT_TEXT = re.compile(
-    r"(?<![\w./-])donegate(?:\.exe)?\s+(?:hook|guard|seal|write|install|uninstall|doctor|review|report|label|experiment"
-    r"|approve|reject|unseal|status)\b|-m['\"]?\s*,?\s*['\"]?donegate\b"
-    r"|['\"]donegate['\"]\s*,\s*['\"](?:seal|write|install|uninstall|label|approve|reject|unseal)['\"]|\bimport\s+donegate\b|\bfrom\s+donegate\b"
-    r"|\b__import__\(\s*['\"]donegate|import_module\(\s*['\"]donegate|runpy\.\w+\(\s*['\"]donegate")
-SCRIPT_BYTES = 256 * 1024  # a script the agent wrote, read at most this far
-KIT_CLI_WHY = "it runs donegate's own command line"
-KIT_CLI_REASON = ("donegate guard: this {tool} call was refused: {why}. donegate's commands (seal, write, install, "
-                  "uninstall, label, approve, reject, unseal, report, ...) are the person's, not the session's: the "
-                  "gate's tests and verdicts are not the agent's to change. Work from the Stop hook's feedback; if you "
-                  "are sure a hidden test is wrong, end your message with `APPEAL: <why>` and a person decides.")
 
 REASON_HEAD = ("donegate guard: this {tool} call was refused: {why}. The files donegate protects (the hidden "
                "acceptance tests, the gate and its records) stay out of reach of the session; the Stop hook "
@@ -402,52 +385,15 @@ def shell_body(name: str, args: list[str]) -> str | None:
 
 
 def _kit_cli(detail: str) -> Refusal:
-    return Refusal(KIT_CLI_WHY, detail, KIT_CLI_REASON)
-
-
-def _script_runs_kit(word: str, cwd: str) -> bool:
-    """Whether the file `word` names (a script the agent may have written) runs the kit's command line."""
-    path = resolve(word, cwd)[0]
-    try:
-        with open(path, "rb") as fh:
-            if not os.path.isfile(path):
-                return False
-            text = fh.read(SCRIPT_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return False
-    return bool(KIT_TEXT.search(text))
+    return Refusal(guard_cli.KIT_CLI_WHY, detail, guard_cli.KIT_CLI_REASON)
 
 
 def check_kit_cli(name: str, args: list[str], words: list[str], cwd: str) -> None:
-    """Refuse a simple command that starts the kit's CLI: `donegate ...`, `python -m donegate`, Python code
-    importing it, a runner starting it, or a script file that does any of these."""
-    if name in (KIT_PROGRAM, KIT_PROGRAM + ".exe"):
-        raise _kit_cli(name)
-    if name in RUNNERS and any(os.path.basename(a) == KIT_PROGRAM for a in args):
-        raise _kit_cli(name)
-    if PYTHON_NAME.match(name):
-        for i, a in enumerate(args):
-            if a in ("-m", "-c") and i + 1 < len(args):
-                body = args[i + 1]
-                if (a == "-m" and (body == KIT_PROGRAM or body.startswith(KIT_PROGRAM + "."))) or \
-                        (a == "-c" and KIT_PROGRAM in body and KIT_TEXT.search(body)):
-                    raise _kit_cli(f"{name} {a}")
-                break
-            if a.startswith("-m") and a[2:].split(".")[0] == KIT_PROGRAM:
-                raise _kit_cli(f"{name} {a}")
-            if not a.startswith("-"):
-                if _script_runs_kit(a, cwd):
-                    raise _kit_cli(a)
-                break
-        return
-    if name in SHELLS or name in ("source", "."):
-        files = [a for a in args if not a.startswith("-")]
-        if files and _script_runs_kit(files[0], cwd):
-            raise _kit_cli(files[0])
-        return
-    program = words[len(words) - len(args) - 1] if len(words) > len(args) else ""
-    if "/" in program and _script_runs_kit(program, cwd):  # ./run.sh, /tmp/x (a script the agent wrote)
-        raise _kit_cli(program)
+    """Refuse a simple command that starts the kit's CLI (donegate.install.guard_cli says which)."""
+    detail = guard_cli.runs_kit(name, args, words, cwd)
+    if detail is not None:
+        raise _kit_cli(detail)
+
 
 
 def check_command(command: str, cwd: str, policy: Policy, depth: int = 0) -> None:

@@ -274,7 +274,7 @@ os._exit(0)
 # What a guard decision adds to a bare interpreter (`-I -S`, json imported as the launcher does): the guard and
 # the stdlib it names, nothing else (no yaml, pathlib, subprocess, typing, dataclasses: each is milliseconds per tool call).
 GUARD_MODULES = {"donegate", "donegate._layout", "donegate.clients", "donegate.clients.payloads", "donegate.install",
-                 "donegate.install.guard", "__future__", "contextlib", "fnmatch", "glob", "shlex"}
+                 "donegate.install.guard", "donegate.install.guard_cli", "__future__", "contextlib", "fnmatch", "glob", "shlex"}
 
 
 def test_guard_is_fast(layout, tmp_path):
