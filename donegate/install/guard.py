@@ -30,6 +30,7 @@ import json
 import os
 import re
 import shlex
+import sys
 import time
 
 from donegate import _layout
@@ -57,6 +58,8 @@ PATH_KEYS = ("file_path", "notebook_path", "path", "absolute_path")  # the last:
 
 SETTINGS_GLOB = "settings*.json"
 STUB_NAME = re.compile(r"(?:stop|pretooluse)-[0-9a-f]{12}")  # `<hook>-<tag>`: donegate.claude.stubs
+# The managed install's stub folder: `<managed folder>/hooks` (donegate.claude.managed.managed_root, not imported here).
+MANAGED_HOOKS = "/Library/Application Support/ClaudeCode/hooks" if sys.platform == "darwin" else "/etc/claude-code/hooks"
 # Commands that walk every folder below the ones they are given.
 WALKERS = frozenset({"find", "rg", "ag", "ack", "tree", "du", "fd", "fdfind", "tar", "zip", "7z", "rsync", "rgrep", "bsdtar", "cpio"})
 # Commands that walk folders when given one of these flags (short flags may come in clusters: -rn).
@@ -115,6 +118,7 @@ class Policy:
         self.stub_dirs = stub_dirs or []  # folders whose kit stubs (each names the state root and the kit): no access
         self.settings_dirs = settings_dirs  # folders whose settings*.json may not be written
         self.hook_dirs = hook_dirs or []  # folders whose *.json may not be written (Copilot CLI's hooks)
+        self.stubbed: dict[str, bool] = {}  # stub folder -> whether it holds a stub (read when a walk reaches it)
         self.deadline = time.monotonic() + TIME_BUDGET
         self.globbed = 0
 
@@ -131,7 +135,7 @@ class Policy:
         settings_dirs = _variants([os.path.join(p, d) for p in projects for d in (".claude", ".gemini", ".qwen")] + agents)
         copilot = os.path.join(env.get("COPILOT_HOME") or os.path.join(home, ".copilot"), "hooks")
         hook_dirs = _variants([copilot] + [os.path.join(p, ".github", "hooks") for p in projects])
-        stub_dirs = _variants([copilot, os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "hooks")]
+        stub_dirs = _variants([copilot, os.path.join(env.get("CODEX_HOME") or os.path.join(home, ".codex"), "hooks"), MANAGED_HOOKS]
                               + [os.path.join(p, "hooks") for p in agents])
         return cls(roots=_minimal(roots), settings_dirs=settings_dirs, hook_dirs=hook_dirs, stub_dirs=stub_dirs)
 
@@ -143,12 +147,23 @@ class Policy:
         return path if STUB_NAME.fullmatch(os.path.basename(path)) and os.path.dirname(path) in self.stub_dirs else None
 
     def contains(self, path: str) -> str | None:
-        """A protected root below (or at) `path`: a recursive walk from `path` reaches it."""
+        """A protected root, or a folder holding a stub, below (or at) `path`: a recursive walk from `path` reaches it."""
         base = path.rstrip("/") + "/"
         for root in self.roots:
             if root == path or root.startswith(base):
                 return root
-        return None
+        return next((d for d in self.stub_dirs if (d == path or d.startswith(base)) and self.holds_stub(d)), None)
+
+    def holds_stub(self, folder: str) -> bool:
+        """Whether `folder` holds one of the kit's stubs: read once, and only when a walk reaches it."""
+        if folder not in self.stubbed:
+            try:
+                self.stubbed[folder] = any(STUB_NAME.fullmatch(name) for name in os.listdir(folder))
+            except (FileNotFoundError, NotADirectoryError):
+                self.stubbed[folder] = False
+            except OSError:
+                self.stubbed[folder] = True  # unreadable here: it may hold one
+        return self.stubbed[folder]
 
     def is_settings(self, path: str) -> bool:
         head, name = os.path.split(path)

@@ -414,3 +414,80 @@ def test_the_hook_stubs_cannot_be_read(layout, tmp_path, kit_home):
         assert not bash(repo, f"cat {folder}/stop-notify.sh {folder}/pretooluse-lint", env=env), folder
         assert not bash(repo, f"ls -l {folder}", env=env), folder
     assert not bash(repo, f"cat {home}/.gemini/settings.json", env=env)
+
+
+TAG = "5eed0123abcd"  # a stub's `<hook>-<tag>` (donegate.claude.stubs.tag: 12 hex)
+STUB_FOLDERS = (".claude/hooks", ".gemini/hooks", ".qwen/hooks", "cp/hooks", "cx/hooks")  # COPILOT_HOME=cp, CODEX_HOME=cx
+
+
+@pytest.fixture(scope="module")
+def stub_homes(tmp_path_factory):
+    """Two HOMEs: `kit` holds the kit's stubs in every client's hooks folder (beside a person's own scripts), `plain`
+    only a person's own hook script. Built once: the guard only reads them."""
+    base = tmp_path_factory.mktemp("stubs")
+    for name, stubbed in (("kit", True), ("plain", False)):
+        for folder in STUB_FOLDERS:
+            hooks = base / name / folder
+            hooks.mkdir(parents=True)
+            (hooks / "stop-notify.sh").write_text("#!/bin/sh\necho done\n")
+            if stubbed:
+                for hook in ("stop", "pretooluse"):
+                    (hooks / f"{hook}-{TAG}").write_text("#!/usr/bin/python3 -I\nARGV = ['--home', '/state']\n")
+        (base / name / ".claude" / "settings.json").write_text("{}\n")
+        (base / name / ".claude" / "projects").mkdir()
+        (base / name / ".claude" / "projects" / "s.jsonl").write_text("{}\n")
+    (base / "work").mkdir()
+    (base / "work" / "app.py").write_text("ARGV = []\n")
+    return base
+
+
+def stub_decide(stub_homes, monkeypatch, home: str, tool: str, tool_input: dict, hooks: str = ".claude/hooks"):
+    """The guard's decision with HOME (and COPILOT_HOME, CODEX_HOME) at one of `stub_homes`, `{hooks}` one stub folder."""
+    root = stub_homes / home
+    for key, value in (("HOME", root), ("COPILOT_HOME", root / "cp"), ("CODEX_HOME", root / "cx")):
+        monkeypatch.setenv(key, str(value))
+    filled = {k: v.format(hooks=root / hooks, tag=TAG) for k, v in tool_input.items()}
+    return decide(stub_homes / "work", tool, filled)
+
+
+# Walks that reach a folder holding the kit's stubs (each names the state root and the kit): all were let through.
+@pytest.mark.parametrize("tool, tool_input", [
+    ("Bash", {"command": "grep -r ARGV {hooks}"}),
+    ("Bash", {"command": "grep -r ARGV ~/.claude"}),
+    ("Bash", {"command": "rg ARGV {hooks}"}),
+    ("Bash", {"command": "find {hooks} -type f -exec cat {{}} +"}),
+    ("Bash", {"command": "cp -r {hooks} /tmp/x && cat /tmp/x/stop-{tag}"}),
+    ("Bash", {"command": "tar cf - -C {hooks} . | tar xOf -"}),
+    ("Bash", {"command": "cd ~ && grep -rl ARGV ."}),
+    ("Grep", {"pattern": "ARGV", "path": "{hooks}"}),
+    ("Grep", {"pattern": "ARGV", "path": "~/.claude"}),
+    ("Glob", {"pattern": "*", "path": "{hooks}"}),
+    ("Glob", {"pattern": "{hooks}/*"}),
+], ids=["grep-r", "grep-r-home", "rg", "find", "cp-r", "tar", "cd-grep", "Grep", "Grep-home", "Glob", "Glob-pattern"])
+def test_a_walk_reaching_the_hook_stubs_is_refused(stub_homes, monkeypatch, tool, tool_input):
+    for hooks in STUB_FOLDERS if "{hooks}" in str(tool_input) else STUB_FOLDERS[:1]:
+        assert stub_decide(stub_homes, monkeypatch, "kit", tool, tool_input, hooks), hooks
+
+
+# Honest look-alikes: the repository, a person's own files beside the stubs, and ~/.claude where no stub is.
+@pytest.mark.parametrize("home, tool, tool_input", [
+    ("kit", "Bash", {"command": "grep -r ARGV . && rg ARGV ."}),
+    ("kit", "Bash", {"command": "grep -r x ~/.claude/projects && cp -r ~/.claude/projects /tmp/x"}),
+    ("kit", "Bash", {"command": "ls -l {hooks} && grep ARGV {hooks}/stop-notify.sh"}),
+    ("kit", "Grep", {"pattern": "hooks", "path": "~/.claude/settings.json"}),
+    ("kit", "Grep", {"pattern": "x", "path": "~/.claude/projects"}),
+    ("plain", "Bash", {"command": "grep -r ARGV ~/.claude && tar cf - -C {hooks} ."}),
+    ("plain", "Grep", {"pattern": "hooks", "path": "~/.claude"}),
+    ("plain", "Glob", {"pattern": "**/*.json", "path": "~/.claude"}),
+], ids=["repo", "projects", "own-script", "Grep-settings", "Grep-projects", "plain-grep-tar", "plain-Grep", "plain-Glob"])
+def test_walks_where_no_stub_is_pass(stub_homes, monkeypatch, home, tool, tool_input):
+    assert not stub_decide(stub_homes, monkeypatch, home, tool, tool_input)
+
+
+def test_the_managed_installs_stubs_cannot_be_read(layout):
+    """The managed install's stubs lie in `<managed folder>/hooks` (donegate.claude.stubs.folder): a name is enough."""
+    repo, _ = layout
+    managed = "/Library/Application Support/ClaudeCode" if sys.platform == "darwin" else "/etc/claude-code"
+    assert bash(repo, f"cat '{managed}/hooks/stop-{TAG}'")
+    assert refused(repo, "Read", {"file_path": f"{managed}/hooks/pretooluse-{TAG}"})
+    assert not bash(repo, f"cat '{managed}/hooks/stop-notify.sh' '{managed}/managed-settings.json'")
