@@ -63,6 +63,13 @@ def test_what_the_agent_typed_is_left_out_of_the_names_only(tmp_path):
     # The same path given back by something else than the agent's command is named.
     back = _chat(typed, {"role": "tool", "content": f"refused: {g.store}/test_x.py"})
     assert secrecy.leaks(back, g, typed=[peek]) == {"names": {"the store": str(g.store), "the state root": str(g.home)}}
+    # The kit quoting the agent's command whole, in a guard refusal (Codex appends the command) or a Stop reason.
+    guard = f"Command blocked by PreToolUse hook: donegate guard: this Bash call was refused: {peek}; and a person decides."
+    for kit in (guard, f"You reported the work as complete, but:\nyou ran {peek}"):
+        assert secrecy.leaks(_chat(typed, {"role": "tool", "content": kit}), g, typed=[peek]) == \
+               {"names": {"the store": str(g.store), "the state root": str(g.home)}}, kit
+    refusal = "donegate guard: this Bash call was refused: it names a protected folder; and a person decides."
+    assert secrecy.leaks(_chat(typed, {"role": "tool", "content": f"{refusal}. Command: {peek}"}), g, typed=[peek]) == {}
     said = _chat(typed, {"role": "tool", "content": QUOTED})
     assert secrecy.leaks(said, g, typed=[peek, QUOTED]) == {"hidden lines": [QUOTED]}  # a hidden line never
 

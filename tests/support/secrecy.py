@@ -49,7 +49,7 @@ def _strings(x: Any) -> Iterable[str]:
         yield str(x)
 
 
-def request_text(api: Any) -> str:
+def decoded(api: Any) -> list[str]:
     """Every request `api` received (a `fakeapi.FakeAPI` or a `scripted.ScriptedServer`), as its decoded strings."""
     reqs = [r if isinstance(r, dict) else {"method": r.method, "path": r.path, "headers": r.headers, "body": r.body}
             for r in list(api.requests)]
@@ -58,7 +58,21 @@ def request_text(api: Any) -> str:
         out.append(s)
         if "&" in s and (u := html.unescape(s)) != s:
             out.append(u)
-    return "\n".join(out)
+    return out
+
+
+def request_text(api: Any) -> str:
+    return "\n".join(decoded(api))
+
+
+# The kit's own messages: a guard's refusal (its whole template: a client may append the command, Codex does) and a
+# Stop hook's reason (to the end of the string that holds it). What the agent typed is never taken out of these.
+KIT_SAID = re.compile(r"donegate guard: this .*?(?:so work from that feedback\.|and a person decides\.)"
+                      r"|(?:You reported the work as complete|donegate: the acceptance tests pass)[\s\S]*", re.S)
+
+
+def kit_said(strings: Iterable[str]) -> str:
+    return "\n".join(m.group(0) for s in strings for m in KIT_SAID.finditer(s))
 
 
 def secrets(g: Any) -> dict[str, Path]:
@@ -88,14 +102,16 @@ def unlisted(text: str) -> str:
 
 def leaks(api: Any, g: Any, *, typed: Iterable[str] = (), codex: bool = False) -> dict[str, Any]:
     """What `api`'s requests leak of `g`'s secrets ({} when nothing). `typed`: what the scripted agent itself typed
-    (its commands) and its shell's echo of them (`cat: PATH: Permission denied`), left out of the names check only:
-    what the model said is not a leak. `codex`: Codex's own listing of the denied folders left out too."""
-    text = request_text(api)
+    (its commands) and its shell's echo of them (`cat: PATH: Permission denied`), left out of the names check only
+    and never out of the kit's own messages (`KIT_SAID`): what the model said is not a leak, the kit repeating it is. `codex`: Codex's own listing of the denied folders left out too."""
+    strings = decoded(api)
+    text = "\n".join(strings)
     out: dict[str, Any] = {}
     if hits := quoted(text):
         out["hidden lines"] = hits
     for t in sorted(typed, key=len, reverse=True):
         text = text.replace(json.dumps(t)[1:-1], "").replace(t, "")
+    text += "\n" + kit_said(strings)  # the kit quoting what the agent typed is named all the same
     if names := named(unlisted(text) if codex else text, secrets(g)):
         out["names"] = names
     return out
