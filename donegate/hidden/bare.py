@@ -257,8 +257,8 @@ def _watch_traces(job, out, sealed):
     allow = job["allow"]
     if "sandbox-probe" in allow:
         return flagged
-    trace_of, trace_caller, trace_where = (globals()[n] for n in ("trace_of", "trace_caller", "trace_where"))
-    events, getframe = globals()["TRACE_EVENTS"], sys._getframe
+    trace_of, trace_where, trace_asked = globals()["trace_of"], globals()["trace_where"], globals()["trace_asker"]()
+    events = globals()["TRACE_EVENTS"]
     repo = job["repo"].rstrip("/") + "/"
     theirs = tuple(t.rstrip("/") + "/" for t in job.get("theirs") or ())
     own = frozenset(a[4:] for a in allow if a.startswith("own:"))  # a trace's baseline is its place, never a line's text
@@ -271,11 +271,12 @@ def _watch_traces(job, out, sealed):
         busy.append(1)
         try:
             trace = trace_of(event, args)
-            caller = trace_caller(getframe(1)) if trace else None
+            caller, alone = trace_asked(1) if trace else (None, "")  # `alone`: a thread of the stdlib's code only
             name = caller.f_code.co_filename if caller is not None else ""
-            if not name.startswith(repo) or name.startswith(theirs) or name in sealed:  # a hidden module's: the tests'
+            if not alone and (not name.startswith(repo) or name.startswith(theirs) or name in sealed):  # sealed: the tests'
                 return
-            what = f"the code under test read what only tells the sandbox apart ({trace})" + trace_where(caller, repo, theirs, sealed)
+            where = alone or trace_where(caller, repo, theirs, sealed)
+            what = f"the code under test read what only tells the sandbox apart ({trace})" + where
             if f"sandbox-probe:{what}" in own:
                 return
         except Exception:  # noqa: BLE001 (never let the watch itself break an honest run)

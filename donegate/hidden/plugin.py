@@ -247,7 +247,7 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
     import traceback as _traceback
 
     stdlib_stack = (_inspect.__file__, _traceback.__file__)
-    trace_of, trace_caller, trace_where = (globals()[n] for n in ("trace_of", "trace_caller", "trace_where"))  # traces.py
+    trace_of, trace_where, trace_asked = globals()["trace_of"], globals()["trace_where"], globals()["trace_asker"]()
     traces = globals()["TRACE_EVENTS"]
     watch = _WATCH | traces
     getframe = sys._getframe
@@ -299,9 +299,9 @@ def _watch(reporter, repo: str, store: str, theirs: "tuple[str, ...]" = (), kit:
         if event in traces:
             trace = trace_of(event, args)
             if trace:
-                caller = trace_caller(getframe(2))
-                if caller is not None and ours(caller.f_code.co_filename):  # its place (`own:`), never its line
-                    return f"read what only tells the sandbox apart ({trace})" + at(caller), "sandbox-probe"
+                caller, alone = trace_asked(2)  # traces.py; `alone`: a thread of the stdlib's code only, the product's
+                if alone or caller is not None and ours(caller.f_code.co_filename):  # its place (`own:`), never its line
+                    return f"read what only tells the sandbox apart ({trace})" + (alone or at(caller)), "sandbox-probe"
                 return "", ""
             path = globals()["trace_text"](args[0]) if args and event == "open" else None  # a plain copy (traces.py)
             if path is None or not path.startswith(store):  # the sealed tests' files, below

@@ -21,8 +21,10 @@ a child that reads them without naming the path (`mount`, `findmnt`, `df`, `ip l
 relative to a directory descriptor (`os.open('mountinfo', dir_fd=...)`: the event carries no folder).
 """
 
+import _thread
 import os
 import re
+import sys
 
 TRACE_PATHS = re.compile(r"/proc/(?:(?:self|thread-self|\d+)/(?:mountinfo|mounts|mountstats|ns(?:/|$)|net(?:/|$))"
                          r"|(?:self|thread-self|(?P<pid>\d+))/cmdline$|mounts$|net(?:/|$))|/sys/class/net(?:/|$)")
@@ -136,6 +138,32 @@ def trace_caller(frame):
             break
         frame = frame.f_back
     return frame
+
+
+def trace_asker():
+    """`asked(depth)`: the frame that asked (`trace_caller`) `depth` frames above its caller's, and the place to name
+    when no frame of the thread is but the standard library's: a thread the product started on its code
+    (`ThreadPoolExecutor().submit(open, path)`, `Thread(target=partial(shutil.copyfile, path, copy))`) has no frame
+    of the repository's, and its read was nobody's (passed a stop with the bug in). Such a read is the product's
+    unless its thread ran when the watch was installed (the harness's: its idents recorded here); the harness's own
+    threads run its code, which is no standard library's."""
+    harness = frozenset(sys._current_frames())  # before the watch's hook is added: no one sees this walk
+
+    def asked(depth):
+        try:
+            frame = sys._getframe(depth + 1)
+        except ValueError:  # a thread started on a C function: no Python frame at all
+            frame = None
+        caller = trace_caller(frame)
+        if caller is not None or _thread.get_ident() in harness:
+            return caller, ""
+        names = []
+        while frame is not None and len(names) < TRACE_CALLERS:
+            names.append(f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_code.co_name}")
+            frame = frame.f_back
+        return None, f" in a thread of the standard library's code alone ({', '.join(names) or 'no Python frame'})"
+
+    return asked
 
 
 def trace_stdlib():

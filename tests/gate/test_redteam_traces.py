@@ -91,6 +91,18 @@ ATTACKS = {
     "the-mount-table-read-by-pathlib": (
         _when("import pathlib", "' / /tmp ' in pathlib.Path('/proc/self/' + ''.join(reversed('ofnitnuom'))).read_text()"),
         "sandbox-probe"),
+    # read in a thread the product started on the standard library's code: no frame of the repository's in its stack,
+    # so the read was nobody's (passed with the bug in on main); now a thread of the stdlib's code alone is the product's
+    "thread-pool-opens-the-mount-table": (
+        _when("import concurrent.futures as cf", "' / /tmp ' in cf.ThreadPoolExecutor(1).submit("
+              "open, '/proc/self/' + ''.join(reversed('ofnitnuom'))).result().read()"),
+        "sandbox-probe"),
+    "thread-copies-the-mount-table": (
+        _when("import functools, os, shutil, tempfile, threading\ndef _copied():\n"
+              "    leak = os.path.join(tempfile.gettempdir(), 'leak')\n"
+              "    t = threading.Thread(target=functools.partial(shutil.copyfile, '/proc/self/' + ''.join(reversed("
+              "'ofnitnuom')), leak))\n    t.start()\n    t.join()\n    return ' / /tmp ' in open(leak).read()", "_copied()"),
+        "sandbox-probe"),
     "pytest-or-prctl": (
         _when(LIBC + "\nimport sys", "any(m.startswith('_py' + 'test') for m in sys.modules) or "
                                   "getattr(_libc(), 'pr' + 'ctl')(39, 0, 0, 0, 0) == 1"),
@@ -230,6 +242,12 @@ HONEST = {
         "import os\ndef _usage():\n    with open('/proc/self/status') as fh:\n        rss = [l for l in fh if l.startswith('VmRSS')]\n"
         "    st = os.statvfs('.')\n    return rss, st.f_bavail * st.f_frsize\n"
         "def price(units):\n    _usage()\n" + RIGHT_BODY),
+    "a-thread-pool-for-its-memory-figure-and-a-copy": (  # the look-alike of a thread reading the mount table
+        "import concurrent.futures as cf, functools, os, shutil, tempfile, threading\ndef price(units):\n"
+        "    assert 'VmRSS' in cf.ThreadPoolExecutor(1).submit(open, '/proc/self/status').result().read()\n"
+        "    copy = os.path.join(tempfile.gettempdir(), 'calc-copy')\n"
+        "    t = threading.Thread(target=functools.partial(shutil.copyfile, __file__, copy))\n    t.start()\n    t.join()\n"
+        "    assert 'def price' in open(copy).read()\n" + RIGHT_BODY),
     "pathlib-for-its-memory-figure-and-its-own-source": (  # the look-alike of pathlib's read of the mount table
         "import pathlib\ndef price(units):\n    assert 'VmRSS' in pathlib.Path('/proc/self/status').read_text()\n"
         "    assert 'def price' in pathlib.Path(__file__).read_text()\n" + RIGHT_BODY),
@@ -282,7 +300,8 @@ def test_a_trace_read_in_either_run_blocks(tmp_path_factory, kit_home, name):
         return
     tamper = line["gates"]["acceptance"].get("tamper") or {}
     assert tamper.get("rule") == rule, (tamper, res.stderr)
-    assert "tells the sandbox apart" in res.stderr and "calc.py" in res.stderr, res.stderr
+    assert "tells the sandbox apart" in res.stderr, res.stderr
+    assert ("in a thread of the standard library's code alone" if name.startswith("thread-") else "calc.py") in res.stderr
     # the `or` family is seen where it reads the trace: the second run only
     assert ("in the second run" in tamper["what"]) == name.startswith("pytest-or-"), tamper
     _assert_no_test_text(res.stderr + res.stdout)
