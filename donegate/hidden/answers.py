@@ -354,10 +354,11 @@ def answer_decoys(e, rnd):
                                            (pivot + p + q for p in pieces for q in pieces)) if v != e and v not in out)
         return out + list(_answer_itertools.islice(dict.fromkeys(more), ANSWER_DECOYS - len(out)))
     if t in (tuple, list, dict) and e:
-        # Around a hidden pivot (`_answer_around`): the literal with one element changed in each made it the candidate
-        # agreeing with the most common value at every place (found 200 times in 200, knowing nothing of the answer).
+        # Around a hidden pivot (`_answer_around`): one element changed from the literal in each made it the consensus
+        # (200 in 200). A bool's pool mostly its `not` (other kinds alone: all one kind was the literal, 81%), 2 others.
         keys = list(e) if t is dict else list(range(len(e)))
-        pools = [(k, [e[k], *answer_decoys(e[k], rnd)]) for k in keys[:ANSWER_DECOYS]]
+        pools = [(k, [x, *([not x] * 6 + [d for d in answer_decoys(x, rnd) if type(d) is not bool][:8] if type(x) is bool
+                            else answer_decoys(x, rnd))]) for k, x in ((k, e[k]) for k in keys[:ANSWER_DECOYS])]
         pools = [(k, p) for k, p in pools if len(p) > 1]
         if not pools:  # no element has a decoy (None): one more element
             return [{**e, "".join(map(str, e)) + "_": 0} if t is dict else t([*e, 0])]  # a str key longer than any
@@ -393,9 +394,8 @@ def _answer_edit(s, pieces, rnd, avoid):
 
 
 def _answer_around(e, pools, put, rnd):
-    """`ANSWER_DECOYS` values around a hidden pivot, `e` among them as one of them: the pivot is `e` with one element
-    changed (`put(base, key, value)`), each of them the pivot with one element changed, each element drawn from its
-    pool (`pools`: (key, [e's element, its decoys...])). Where few are drawn (booleans) the pivot is one too."""
+    """`ANSWER_DECOYS` values around a hidden pivot (`e` with one element changed, `put(base, key, value)`), `e` among
+    them, each the pivot with one element changed from its pool (`pools`: (key, [e's element, its decoys...]))."""
     k, pool = rnd.choice(pools)
     pivot = put(e, k, rnd.choice(pool[1:]))
     out = []

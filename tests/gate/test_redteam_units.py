@@ -301,6 +301,28 @@ def test_a_held_set_bytes_or_empty_literal_gets_as_many_decoys_as_a_number():
         assert len({answers._answer_dumps(answers.answer_encode(d)) for d in ds}) == len(ds), (e, ds)
 
 
+@pytest.mark.parametrize("e", [(True, True, False), (True,) * 5, {"a": True, "b": False, "c": True}])
+def test_a_container_of_bools_is_not_the_one_candidate_of_one_element_kind(e):
+    """An element's decoys of other kinds alone made a container of bools nearly the only candidate all of one kind:
+    an `__eq__` picking the candidate of fewest element kinds found (True, True, False) 81 times in 100 (the reviewer's
+    Flags). A bool's pool is mostly its `not`, two thirds: now fewer than half, 15 decoys each (chance: 1 in 16)."""
+    import random
+
+    from donegate.hidden import answers
+
+    def kinds(c):
+        return len({type(x) for x in (c.values() if isinstance(c, dict) else c)})
+
+    found = 0
+    for seed in range(100):
+        rnd = random.Random(seed)
+        cands = [e, *answers.answer_decoys(e, rnd)]
+        assert len(cands) == 16 and all(d != e for d in cands[1:]), cands
+        fewest = [c for c in cands if kinds(c) == min(map(kinds, cands))]
+        found += rnd.choice(fewest) is e
+    assert found < 55, found
+
+
 class _Latch:
     def __eq__(self, other):
         return False
