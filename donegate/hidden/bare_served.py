@@ -30,7 +30,8 @@ class _MonkeyPatch:
     def _target(self, target, name, value):
         if isinstance(target, str) and value is self._NOTSET:
             mod, _, attr = target.rpartition(".")
-            __import__(mod)  # an import statement's import: a module the zygote hid comes back (`hide_harness`)
+            globals().get("unhide", len)(mod)  # a module the zygote hid comes back (`bare_shim.hide_harness`)
+            __import__(mod)
             obj = sys.modules[mod]
             return obj, attr, name
         return target, name, value

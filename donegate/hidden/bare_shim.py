@@ -502,12 +502,29 @@ def hide_harness(startup, imported, own=()):
     own import imported (`unhide`): an audit hook on the import statement's `import` event, which Python raises before it
     looks in `sys.modules`, named as importlib's code as `refuse_harness`'s is. The project's own modules named like one
     (`own`) were unloaded already and stay its own."""
+    import builtins
+    import opcode
+
     _IMPORTED.update(imported)
+    real, at, getframe = builtins.__import__, opcode.opmap["IMPORT_NAME"], sys._getframe
+    removed = sys.modules["_frozen_importlib"]._call_with_frames_removed.__code__
     for name in [n for n in sys.modules if n not in startup and n.partition(".")[0] not in own]:
         _HIDDEN[name] = sys.modules.pop(name)
 
+    # Only an import statement's own event (or importlib's, for `from package import submodule`) puts a module back:
+    # one raised by hand (`sys.audit('import', 'ast', ...)`) did, and `'ast' in sys.modules` was right in both runs.
+    # Its arguments are the interpreter's (no globals, the import system's lists), `__import__` the interpreter's,
+    # and the frame raising it is at an IMPORT_NAME (or importlib's, calling the interpreter's `__import__`). Any other
+    # import (a call of `__import__`, a C module's) loads a fresh copy, as a program's interpreter would.
     def hook(event, args):
-        if event == "import" and _HIDDEN and args and issubclass(type(args[0]), str):
+        if event != "import" or not _HIDDEN or len(args) != 5 or not issubclass(type(args[0]), str):
+            return
+        if args[1] is not None or args[2] is not sys.path or args[3] is not sys.meta_path or args[4] is not sys.path_hooks:
+            return
+        f = getframe(1)
+        if f.f_builtins.get("__import__") is not real or builtins.__import__ is not real:
+            return
+        if f.f_code is removed and f.f_locals.get("f") is real or 0 <= f.f_lasti and f.f_code.co_code[f.f_lasti] == at:
             unhide(str.__getitem__(args[0], slice(None)))
 
     hook.__code__ = hook.__code__.replace(co_filename="<frozen importlib._bootstrap>", co_name="_find_and_load")
@@ -527,9 +544,15 @@ def unhide(name, seen=None):
     module = _HIDDEN.pop(name, None)
     if module is not None and name not in sys.modules:
         sys.modules[name] = module
+        # as its import binds it in its package, which may be a fresh copy (`importlib.import_module('json')`, then
+        # its `from .decoder import ...`): `json.decoder` failed with AttributeError
+        parent, _, child = name.rpartition(".")
+        if parent in sys.modules:
+            setattr(sys.modules[parent], child, module)
     for dep in _IMPORTED.get(name, ()):
         unhide(dep, seen)
     # a module a package's code names as its submodule in `sys.modules` itself, not by an import (importlib's
     # `_bootstrap_external`, collections' `abc`): its spec names another
-    for alias in [n for n, m in _HIDDEN.items() if n.startswith(name + ".") and getattr(getattr(m, "__spec__", None), "name", n) != n]:
+    # (a copy of the items: another thread's import may pop one meanwhile)
+    for alias in [n for n, m in list(_HIDDEN.items()) if n.startswith(name + ".") and getattr(getattr(m, "__spec__", None), "name", n) != n]:
         unhide(alias, seen)

@@ -101,6 +101,10 @@ ATTACKS = {
                                          "'get_' + 'objects')() if type(o) is type(sys)}"),
     # an audit hook that looks at an event's argument with the argument's own methods: a spy sees that one is there
     "an-audit-hook-touches-a-spy": when(SPY, "_watched()"),
+    # the import event raised by hand (once as an import statement's arguments are): it put a hidden module back
+    "an-import-event-raised-by-hand": when(
+        "import sys", "sys.audit('imp' + 'ort', 'ast', None, None, None, None) or sys.audit('imp' + 'ort', 'ast', None, "
+        "sys.path, sys.meta_path, sys.path_hooks) or 'ast' in sys.modules"),
     # a trace opened through a str subclass, and through a path object of its own (right wherever it is read: only
     # the watch sees it; its `__fspath__` is not asked, so it cannot tell the watch otherwise than `open`)
     "a-trace-through-a-str-subclass": when("class _S(str):\n    pass",
@@ -131,6 +135,11 @@ HONEST = {
         "    assert 'dis' in sys.modules and 'urllib.parse' in sys.modules and 'json.decoder' in sys.modules\n"
         "    LOG.append((json.dumps(ast.literal_eval('[1]')), str(inspect.signature(price)), pathlib.Path(__file__).name,\n"
         "                importlib.import_module('fractions').Fraction(units, 2)))\n" + RIGHT_BODY),
+    # a harness module by importlib's own function first (a fresh copy), then its submodule by an import statement:
+    # the fresh package holds the submodule put back (it failed with AttributeError: `json.decoder`)
+    "imports-a-package-by-importlib-then-its-submodule": (
+        "import importlib\nJ = importlib.import_module('json')\nimport json.decoder\nLOG = []\ndef price(units):\n"
+        "    LOG.append((J.decoder.JSONDecoder, json.decoder.JSONDecoder, J.loads('[1]')))\n" + RIGHT_BODY),
     # its own command line, as Python gives it, for a log line
     "logs-its-command-line": (
         "import sys\nLOG = []\ndef price(units):\n    LOG.append(sys.orig_argv[:1] + sys.argv[:1])\n" + RIGHT_BODY),
@@ -255,7 +264,7 @@ _FORKED = """
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
-            __import__(n)
+            exec(f"import {n}")  # an import statement (a call of `__import__` brings a fresh copy)
             os.write(w, repr(sorted(set(sys.modules) - base)).encode())
             os._exit(0)
         os.close(w)
