@@ -306,3 +306,28 @@ def test_a_hidden_module_comes_back_as_a_fresh_import_brings_it():
     assert out.returncode == 0, out.stderr
     expected = {n: ast.literal_eval(v) for n, v in ast.literal_eval(out.stdout).items()}
     assert {n: v for n, v in hidden.items() if v != expected[n]} == {}, expected
+
+
+def test_a_module_put_back_while_another_thread_takes_one_out():
+    """`unhide` looks through the hidden modules for a package's aliases while another thread's import may take one
+    out (here: the module's `__spec__` as it is asked): "dictionary changed size during iteration" was raised into the
+    product's import. It reads a copy of them now."""
+    import sys
+    import types
+
+    from donegate.hidden import bare_shim
+
+    class Busy(types.ModuleType):
+        @property
+        def __spec__(self):  # another thread's import of `red_x.b`, meanwhile
+            bare_shim._HIDDEN.pop("red_x.b", None)
+
+    mods = {"red_x": types.ModuleType("red_x"), "red_x.a": Busy("red_x.a"), "red_x.b": types.ModuleType("red_x.b")}
+    bare_shim._HIDDEN.update(mods)
+    try:
+        bare_shim.unhide("red_x")
+        assert sys.modules["red_x"] is mods["red_x"] and "red_x.a" not in sys.modules
+    finally:
+        for n in mods:
+            sys.modules.pop(n, None)
+            bare_shim._HIDDEN.pop(n, None)
