@@ -290,10 +290,10 @@ def _answer_how(rule):
     return b", 2" if rule == "count" else b"" if rule in ("==", "member") else b", 1"
 
 
-# None's and a bool's decoys: a latch was right every time against None (no decoy) and one time in two against a bool
-# (hashable: a set's element's decoys are too)
+# None's and a bool's decoys (hashable: a set's element's too); a bool's of the other truth (an object whose equality is
+# truthiness equalled True's "yes"): True has the 5 falsy ones beside False, a latch right 1 time in 7
 _ANSWER_OTHERS: tuple = (None, False, "", "None", "null", "true", "false", "True", "False", "yes", "no", "0", "1", 2, -1, 3,
-                        10, 0.5, -0.5, (), b"")
+                        10, 0.5, -0.5, (), b"", frozenset())
 
 
 def answer_decoys(e, rnd):
@@ -303,8 +303,8 @@ def answer_decoys(e, rnd):
     out = []
     if e is None or t is bool:  # values of other kinds its own equality tells from it (never 1 for True, 0 for False)
         first = [] if e is None else [not e]
-        pool = [d for d in _ANSWER_OTHERS if type(d) is not t and d != e]
-        return first + rnd.sample(pool, ANSWER_DECOYS - len(first))
+        pool = [d for d in _ANSWER_OTHERS if type(d) is not t and d != e and (e is None or bool(d) is not e)]
+        return first + rnd.sample(pool, min(len(pool), ANSWER_DECOYS - len(first)))
     if t in (int, float, complex):
         base = e.real if t is complex else e
         if base != base or base in (float("inf"), float("-inf")):

@@ -421,6 +421,12 @@ FLAGS_CASES = {
     "honest-wrapper": ("class Held:\n    def __init__(self, v):\n        self.v = v\n\n    def __eq__(self, other):\n"
                        "        return self.v == other\n\n    __hash__ = object.__hash__\n\n\n"
                        "def is_bulk(units):\n    return Held(units >= 10)\n"),
+    # an object whose equality is truthiness: it equalled False's falsy decoys (None, "") and True's truthy ones ("yes",
+    # 2), a latch's sign (red team review item 5). For False only: against True the first run's probe finds it equal
+    # to a fresh object (truthy), as an object equal to everything
+    "honest-truthiness": ("class Truth:\n    def __init__(self, v):\n        self.v = v\n\n    def __eq__(self, other):\n"
+                          "        return bool(self.v) == bool(other)\n\n    __hash__ = object.__hash__\n\n\n"
+                          "def is_bulk(units):\n    return units >= 10 or Truth(False)\n"),
 }
 
 
@@ -445,7 +451,10 @@ def test_none_and_bools_have_a_full_set_of_decoys(expected):
     from donegate.hidden import answers
 
     decoys = answers.answer_decoys(expected, random.Random(7))
-    assert len(decoys) == answers.ANSWER_DECOYS, decoys
+    assert len(decoys) == (6 if expected is True else answers.ANSWER_DECOYS), decoys  # True: the falsy ones
+    if type(expected) is bool:  # of the other truth: an object whose equality is truthiness is told from them
+        assert {bool(d) for d in decoys} == {not expected}, decoys
+    assert len({answers._answer_dumps(answers.answer_encode(d)) for d in decoys}) == len(decoys), decoys
     assert not any(expected == d or d == expected for d in decoys), decoys  # each told from it by its own equality
     assert all(answers.answer_encode(d) is not None for d in decoys), decoys  # builtin values, as the pipes carry them
 
@@ -464,7 +473,7 @@ def test_the_probes_decoys_of_none_bools_and_empty_containers(monkeypatch, expec
 
     monkeypatch.setattr(probe, "answer_decoys", answers.answer_decoys, raising=False)  # as the harness has it
     decoys = probe.make_probe(str(Path(__file__).parent), [].append).decoys(Mine(), expected)
-    assert len(decoys) == answers.ANSWER_DECOYS, decoys
+    assert len(decoys) == (6 if expected is True else answers.ANSWER_DECOYS), decoys  # True: the falsy ones
     assert not any(expected == d for d in decoys), decoys
 
 
