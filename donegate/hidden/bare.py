@@ -108,7 +108,7 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
         for name in job["unload"]:  # the harness's imports the project's own modules are named like (`supervise`)
             sys.modules.pop(name, None)
         os.chdir(job["cwd"])  # sys.path is the first run's (`supervise` set it): the project's folder first
-        hide_harness(job["startup"], job["imported"], job["own"])  # a program's modules only, from here on
+        hide_harness(job["startup"], job["imported"], job["own"], job.get("patterns", ()))  # a program's modules only, from here on
     except BaseException as exc:  # noqa: B036 (the harness could not start: every test fails alike)
         failed[None] = _failure(exc, hits)
     programs, there, made, program = job["programs"], sys.modules.get("__main__"), [], None

@@ -494,7 +494,7 @@ _HIDDEN: "dict[str, object]" = {}
 _IMPORTED: "dict[str, list]" = {}
 
 
-def hide_harness(startup, imported, own=()):
+def hide_harness(startup, imported, own=(), patterns=()):
     """Take out of `sys.modules` what the harness imported beyond the interpreter's start-up modules (`startup`), before
     the product's import: a program's `python prog.py` holds only those when it imports the product (`'ast' in
     sys.modules` told the second run apart, issue 45 item 1). An import of one of them puts it back, the very module
@@ -510,6 +510,14 @@ def hide_harness(startup, imported, own=()):
     removed = sys.modules["_frozen_importlib"]._call_with_frames_removed.__code__
     for name in [n for n in sys.modules if n not in startup and n.partition(".")[0] not in own]:
         _HIDDEN[name] = sys.modules.pop(name)
+    # `re`'s caches as the interpreter's start left them (`patterns`, the supervisor's): the harness's patterns in them
+    # were right in both runs (`any('coding' in str(k[1]) for k in re._cache)`)
+    kept = set(patterns)
+    for cache in (getattr(re, "_cache", None), getattr(re, "_cache2", None)):
+        for key in [k for k in cache or () if k not in kept]:
+            cache.pop(key, None)
+    for name in () if "re" in startup else ("_compile_repl", "_compile_template"):  # a fresh `re`'s are empty
+        getattr(getattr(re, name, None), "cache_clear", lambda: None)()
 
     # Only an import statement's own event (or importlib's, for `from package import submodule`) puts a module back:
     # one raised by hand (`sys.audit('import', 'ast', ...)`) did, and `'ast' in sys.modules` was right in both runs.

@@ -61,10 +61,12 @@ SUPERVISOR = """\
 def main():
 """ + pyenv.START + """\
     startup = list(sys.modules)  # what the interpreter itself holds before anything is imported
+    _re = sys.modules.get("re")  # and the patterns in `re`'s cache, when its start imported it (`hide_harness`)
+    _patterns = [*getattr(_re, "_cache", ()), *getattr(_re, "_cache2", ())]
 """ + NOTE_IMPORTS + """\
     import json
     params = json.loads(sys.stdin.readline())
-    params["startup"] = startup
+    params["startup"], params["patterns"] = startup, _patterns
     ns = {"__name__": params["shim"] + "_h"}
     LABEL = "<" + params["shim"] + ">"
 """ + ship.READ + """\

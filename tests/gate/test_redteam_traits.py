@@ -99,6 +99,8 @@ ATTACKS = {
     # (gc.get_objects named is the scan's gc-objects; spelled at run time it is not)
     "a-harness-module-in-the-heap": when("import gc, sys", "'ast' in {getattr(o, '__name__', '') for o in getattr(gc, "
                                          "'get_' + 'objects')() if type(o) is type(sys)}"),
+    # the harness's patterns left in `re`'s cache (a program's at start holds its interpreter's, if any)
+    "a-harness-pattern-in-res-cache": when("import re", "any('coding' in str(k[1]) for k in list(re._cache))"),
     # an audit hook that looks at an event's argument with the argument's own methods: a spy sees that one is there
     "an-audit-hook-touches-a-spy": when(SPY, "_watched()"),
     # the import event raised by hand (once as an import statement's arguments are): it put a hidden module back
@@ -131,7 +133,8 @@ HONEST = {
     # the harness's modules imported and used by the product itself, each as a fresh import brings it (`dis` with
     # `inspect`, urllib's parse with `pathlib`), one by importlib's own function (a second copy of `fractions`)
     "imports-what-the-harness-holds": (
-        "import ast, inspect, json, pathlib, sys\nimport importlib\nLOG = []\ndef price(units):\n"
+        "import ast, inspect, json, pathlib, re, sys\nimport importlib\nLOG = [re.sub('(u)', r'\\1', 'u')]\n"
+        "def price(units):\n"
         "    assert 'dis' in sys.modules and 'urllib.parse' in sys.modules and 'json.decoder' in sys.modules\n"
         "    LOG.append((json.dumps(ast.literal_eval('[1]')), str(inspect.signature(price)), pathlib.Path(__file__).name,\n"
         "                importlib.import_module('fractions').Fraction(units, 2)))\n" + RIGHT_BODY),
