@@ -110,13 +110,17 @@ def replaced(body: list[ast.stmt]) -> set[str]:
         if isinstance(n, (ast.Import, ast.ImportFrom)):
             source = getattr(n, "module", None) or ""
             for a in n.names:
+                # (a plain `import os.path` binds `os`, the package itself: `import os` beside it rebinds nothing)
+                plain = isinstance(n, ast.Import) and not a.asname
                 name = (a.asname or a.name).split(".")[0]
-                if name in imported and imported[name] != f"{source}.{a.name}":
+                what = f".{name}" if plain else f"{source}.{a.name}"
+                if name in imported and imported[name] != what:
                     out.add(name)
-                imported[name] = f"{source}.{a.name}"
+                imported[name] = what
             continue
-        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AnnAssign, ast.AugAssign)) \
-            else [n] if isinstance(n, (*Func, ast.ClassDef)) else []
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) \
+            or isinstance(n, ast.AnnAssign) and n.value is not None \
+            else [n] if isinstance(n, (*Func, ast.ClassDef)) else []  # (`np: "module"` annotates, binds nothing)
         out |= {name for t in targets if (name := getattr(t, "id", getattr(t, "name", ""))) in imported}
     return out
 

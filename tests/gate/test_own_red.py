@@ -77,6 +77,10 @@ HONEST = {
     "ANY-inside-a-structure": _module("from unittest.mock import ANY\n").replace(
         ASSERT, ASSERT + "    assert {'sum': add(2, 3), 'at': 1} == {'sum': 5, 'at': ANY}\n"),
     "setup-module-sets-up": _module("\n\ndef setup_module():\n    import os\n    os.environ.setdefault('CALC', '1')\n"),
+    # (a reviewer's; each blocked on main) a submodule imported beside its package, a name only annotated
+    "submodule-beside-package": _module("import os\nimport os.path\nimport urllib.parse\nimport urllib.request\n"
+                                        "").replace(ASSERT, ASSERT + "    assert os.path and urllib.parse\n"),
+    "product-annotated": _module("\nadd: 'function'\n"),
 }
 RULE = {"equality-to-wide-abs": "assert-loosened", "module-skip-call": "skipped", "module-importorskip": "skipped",
         "module-__test__": "skipped", "function-__test__": "skipped", "deleted-by-del": "deleted",
