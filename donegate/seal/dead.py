@@ -140,6 +140,8 @@ def _named(fn: ast.AST, d: ast.AST, out: set[int]) -> bool:
     """Whether `fn` names `d` (by its name, outside `d` itself and its inert nodes), or `d` is a method of a class."""
     if any(d in getattr(c, "body", []) for c in ast.walk(fn) if isinstance(c, ast.ClassDef)):
         return True  # a method: its class named is enough (`Check().run()`, or a class pytest would not run)
+    if getattr(d, "decorator_list", None):
+        return True  # handed to its decorator (`@done.append`, `@request.addfinalizer`, `@bus.subscribe`)
     inside = {id(n) for n in ast.walk(d)}
     if isinstance(d, ast.Lambda):  # named by what it is bound to, or handed on (an argument, a return) or called
         bound = next((t for a in ast.walk(fn) if isinstance(a, ast.Assign) and a.value is d for t in a.targets), None)

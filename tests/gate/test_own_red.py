@@ -81,6 +81,9 @@ HONEST = {
     "submodule-beside-package": _module("import os\nimport os.path\nimport urllib.parse\nimport urllib.request\n"
                                         "").replace(ASSERT, ASSERT + "    assert os.path and urllib.parse\n"),
     "product-annotated": _module("\nadd: 'function'\n"),
+    # (a reviewer's; blocked on main) a nested function registered by its decorator, then run from the registry
+    "nested-function-registered": _body("    done = []\n\n    @done.append\n    def check():\n    " + ASSERT
+                                        + "    for f in done:\n        f()\n"),
 }
 RULE = {"equality-to-wide-abs": "assert-loosened", "module-skip-call": "skipped", "module-importorskip": "skipped",
         "module-__test__": "skipped", "function-__test__": "skipped", "deleted-by-del": "deleted",
