@@ -72,9 +72,13 @@ HOOKS = ("pytest_collection_modifyitems", "pytest_ignore_collect", "pytest_desel
          "pytest_pycollect_makeitem", "pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_makereport",
          "collect_ignore", "collect_ignore_glob",
          # (a test's call, its whole run or the run of all replaced; items dropped or marked; a report rewritten)
-         "pytest_pyfunc_call", "pytest_runtest_protocol", "pytest_runtestloop", "pytest_collection",
+         "pytest_pyfunc_call", "pytest_runtestloop", "pytest_collection",
          "pytest_make_collect_report", "pytest_itemcollected", "pytest_collection_finish", "pytest_collectreport",
-         "pytest_runtest_logreport", "pytest_fixture_setup")
+         "pytest_fixture_setup")
+# Hooks honest when they time or record (a wrapper that yields, `report.duration` read); a finding when they stand
+# for the run (a value returned without yielding) or rewrite it (`report.outcome = ...`, `item.runtest = ...`).
+RUN_HOOKS = ("pytest_runtest_protocol", "pytest_runtest_logreport")
+REPORT_FIELDS = ("outcome", "longrepr", "passed", "failed", "skipped", "wasxfail")
 
 
 def _options(name: str, text: str | None) -> dict[str, str]:
@@ -252,6 +256,44 @@ def _sets_options(fn: ast.AST) -> bool:
     return False
 
 
+def _writes(fn: ast.AST) -> list[tuple[ast.expr, str | None]]:
+    """(what, which attribute) for each attribute written in `fn` (`x.a = ...`, `x.a += ...`, `setattr(x, 'a', ...)`;
+    None for an attribute named at run time)."""
+    out: list[tuple[ast.expr, str | None]] = []
+    for sub in ast.walk(fn):
+        if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for t in sub.targets if isinstance(sub, ast.Assign) else [sub.target]:
+                out.extend((e.value, e.attr) for e in ast.walk(t) if isinstance(e, ast.Attribute)
+                           and isinstance(e.ctx, ast.Store))
+        elif isinstance(sub, ast.Call) and "setattr" in (getattr(sub.func, "id", ""), getattr(sub.func, "attr", "")) \
+                and len(sub.args) >= 2:
+            name = sub.args[1]
+            out.append((sub.args[0], name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else None))
+    return out
+
+
+def _rewrites_run(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a run hook (`RUN_HOOKS`) stands for the run or rewrites it rather than timing or recording it."""
+    nodes = list(ast.walk(fn))
+    if not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes) and any(
+            isinstance(n, ast.Return) and n.value is not None and not (isinstance(n.value, ast.Constant)
+                                                                       and n.value.value is None) for n in nodes):
+        return True
+    params = {a.arg for a in fn.args.args[:1]}  # (the item the protocol runs)
+    if any(getattr(n.func, "attr", "") in ("force_result", "force_exception") for n in nodes if isinstance(n, ast.Call)):
+        return True
+    return any(attr in (*REPORT_FIELDS, None) or isinstance(what, ast.Name) and what.id in params
+               for what, attr in _writes(fn))
+
+
+def _sets_status(fn: ast.AST) -> bool:
+    """Whether a closing hook sets the run's status (`session.exitstatus = 0`, `setattr(session, 'testsfailed', 0)`)
+    or leaves before pytest reports it (`os._exit(0)`)."""
+    exits = any(isinstance(n, ast.Call) and (getattr(n.func, "attr", "") in ("_exit", "exit") or getattr(
+        n.func, "id", "") == "exit") for n in ast.walk(fn))
+    return exits or any(attr in ("exitstatus", "testsfailed", None) for _, attr in _writes(fn))
+
+
 def _hooks(text: str | None) -> set[str]:
     if not text:
         return set()
@@ -261,13 +303,17 @@ def _hooks(text: str | None) -> set[str]:
         return {"(does not parse)"}
     found = set()
     for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in HOOKS:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                node.name in HOOKS or node.name in RUN_HOOKS and _rewrites_run(node)):
             found.add(node.name)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in CLOSING_HOOKS:
+            if _sets_status(node):
+                found.add(f"{node.name} setting the run's status")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in SETUP_HOOKS and _sets_options(node):
             found.add(f"{node.name} setting the run's {'status' if node.name in CLOSING_HOOKS else 'options or plugins'}")
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            found.update(t.id for t in targets if isinstance(t, ast.Name) and t.id in HOOKS)
+            found.update(t.id for t in targets if isinstance(t, ast.Name) and t.id in (*HOOKS, *RUN_HOOKS))
             found.update(_plugins(node))
     found.update(f"a {m} mark" for m in _marks(tree) if m in SKIPS)
     return found

@@ -168,6 +168,8 @@ CONFIG_ATTACKS = {  # {name: ({file: text now}, the rule named)}
     "ci-setup-only": ({".github/workflows/ci.yml": FLOW.replace("pytest -x", "pytest -x --setup-only")}, "ci-test-removed"),
     "ci-no-warnings": ({".github/workflows/ci.yml": FLOW.replace("pytest -x", "pytest -x -p no:warnings")},
                        "config-excluded"),
+    "conftest-logreport-passes": ({"tests/conftest.py": "def pytest_runtest_logreport(report):\n"
+                                   "    report.outcome = 'passed'\n"}, "collection-hook"),
 }
 CONFIG_HONEST = {
     "addopts-quoted-verbose": {"pytest.ini": INI.replace("-ra", '-ra "-v"')},
@@ -196,6 +198,14 @@ CONFIG_HONEST = {
         STEP, "      - run: echo \"PYTHONHASHSEED=0\" >> \"$GITHUB_ENV\"\n" + STEP)},
     "ci-setup-show": {".github/workflows/ci.yml": FLOW.replace("pytest -x", "pytest -x --setup-show -p no:cacheprovider")},
     "ci-env-other": {".github/workflows/ci.yml": FLOW.replace(STEP, STEP + "        env:\n          PYTHONHASHSEED: '0'\n")},
+    # (a reviewer's; blocked on main) hooks that only time, record or clean up
+    "conftest-times-and-records": {"tests/conftest.py": (
+        "import os\nimport time\n\nimport pytest\n\nTOOK = []\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_protocol(item, nextitem):\n    start = time.perf_counter()\n    yield\n"
+        "    TOOK.append(time.perf_counter() - start)\n\n\n"
+        "def pytest_runtest_logreport(report):\n    TOOK.append(report.duration)\n\n\n"
+        "def pytest_sessionfinish(session, exitstatus):\n    os.environ['CALC_DONE'] = '1'\n"
+        "    session.config.cache.set('calc/last', int(exitstatus))\n")},
 }
 # Each passed a stop unnamed on main (strict xfails in 38d8c22): the first three named since excluded._words and
 # _errors, the CI ones since excluded._never, _let_through and _env; the xfail_strict ones since excluded._strict, -W ignore
