@@ -84,7 +84,8 @@ def _assert_kind(node: ast.Assert, local: dict[str, ast.expr] | None = None) -> 
                 or _anything(t.left) or _anything(right):
             return "truth"  # `x == x`, `5 == 5`, `x == mock.ANY`: it holds whatever the code does
         if isinstance(right, ast.Call) and getattr(right.func, "attr", getattr(right.func, "id", "")) == "approx":
-            return "approx:" + ",".join(sorted([ast.unparse(k) for k in right.keywords] + _at(right.args[:1])))
+            given = [f"{k}={ast.unparse(v)}" for k, v in zip(("rel", "abs"), right.args[1:3], strict=False)]  # by position
+            return "approx:" + ",".join(sorted([ast.unparse(k) for k in right.keywords] + given + _at(right.args[:1])))
         if (bound := _within(t)) is not None:  # `abs(got - want) < 1e-9`: an approx of that absolute tolerance
             return bound
         return {"Eq": "eq", "Is": "eq", "NotEq": "ne", "IsNot": "ne", "In": "in", "NotIn": "in"}.get(op, "cmp")
@@ -392,9 +393,12 @@ def _wider(new: str, old: str) -> bool:
     if a is None or b is None:
         return True
     at = _expected(old) if _expected(old) is not None else _expected(new)
+    def more(x: float, y: float) -> bool:  # (beyond float rounding: 1e-6 * 100 is 9.999999999999999e-05)
+        return x > y * (1 + 1e-9)
+
     if at is not None:
-        return max(b[0] * at, b[1]) > max(a[0] * at, a[1])
-    return b[0] > a[0] or b[1] > a[1]
+        return more(max(b[0] * at, b[1]), max(a[0] * at, a[1]))
+    return more(b[0], a[0]) or more(b[1], a[1])
 
 
 def _expected(kind: str) -> float | None:

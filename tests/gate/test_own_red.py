@@ -241,7 +241,8 @@ def test_an_honest_configuration_or_ci_edit_passes(tmp_path_factory, kit_home, n
 CHECK = "\n\ndef check(a):\n    if a < 0:\n        raise ValueError(f'negative: {a}')\n    return a\n"
 RAISES = ("import pytest\n\nfrom calc import add, check\n\n\ndef test_check():\n"
           "    with pytest.raises(ValueError, match='negative'):\n        check(-1)\n\n\n"
-          "def test_float():\n    assert add(0.1, 0.2) == pytest.approx(0.3)\n")
+          "def test_float():\n    assert add(0.1, 0.2) == pytest.approx(0.3)\n\n\n"
+          "def test_negative():\n    assert add(-50.0, -50.0) == pytest.approx(-100.0)\n")
 APPROX = "    assert add(0.1, 0.2) == pytest.approx(0.3)\n"
 UNIT = ("import unittest\n\nfrom calc import add\n\n\nclass TestAdd(unittest.TestCase):\n"
         "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n")
@@ -254,6 +255,9 @@ FORMS_ATTACKS = {  # {name: ({file: text now}, the test named, the rule named)}
                            "test_calc.py::test_float", "assert-loosened"),
     "approx-to-wide-abs-reversed": ({"tests/test_calc.py": RAISES.replace(
         APPROX, "    assert 1e9 > abs(0.3 - add(0.1, 0.2))\n")}, "test_calc.py::test_float", "assert-loosened"),
+    # (a reviewer's; passed a stop unnamed on main) the tolerance widened by position
+    "approx-positional-rel": ({"tests/test_calc.py": RAISES.replace("approx(0.3)", "approx(0.3, 1e9)")},
+                              "test_calc.py::test_float", "assert-loosened"),
     "setUp-skipTest": ({"tests/test_unit.py": UNIT.replace(TEST_ADD, "    def setUp(self):\n        self.skipTest('later')\n\n"
                                                             + TEST_ADD)}, "test_unit.py::TestAdd::test_add", "skipped"),
     "setUpClass-raises-SkipTest": ({"tests/test_unit.py": UNIT.replace(TEST_ADD, "    @classmethod\n    def setUpClass(cls):\n"
@@ -274,6 +278,10 @@ FORMS_HONEST = {"match-stricter": {"tests/test_calc.py": RAISES.replace("match='
                 "approx-to-narrow-abs": {"tests/test_calc.py": RAISES.replace(
                     APPROX, "    assert abs(add(0.1, 0.2) - 0.3) < 1e-9\n")},
                 "approx-narrower": {"tests/test_calc.py": RAISES.replace("approx(0.3)", "approx(0.3, rel=1e-9)")},
+                # (a reviewer's; blocked on main: 1e-6 * 100 is 9.999999999999999e-05 in floats)
+                "approx-to-the-same-abs": {"tests/test_calc.py": RAISES.replace(
+                    "pytest.approx(-100.0)", "-100.0").replace("    assert add(-50.0", "    assert abs(add(-50.0").replace(
+                    "== -100.0", "- -100.0) < 1e-4")},
                 "assert-helper-added": {"tests/test_unit.py": UNIT.replace(
                     TEST_ADD, "    def assertAdds(self, a, b, want):\n        self.assertEqual(add(a, b), want)\n\n"
                     + TEST_ADD)},
@@ -288,7 +296,7 @@ FORMS_HONEST = {"match-stricter": {"tests/test_calc.py": RAISES.replace("match='
 
 def _forms_stop(tmp_path_factory, kit_home, files: dict[str, str]):
     repo = sealed_project(tmp_path_factory, kit_home, "red-calc-forms", {
-        "calc.py": CALC + CHECK, "tests/test_calc.py": RAISES, "tests/test_unit.py": UNIT}, HIDDEN, 3)
+        "calc.py": CALC + CHECK, "tests/test_calc.py": RAISES, "tests/test_unit.py": UNIT}, HIDDEN, 4)
     (repo / "calc.py").write_text(CALC + CHECK + MUL)
     for name, text in files.items():
         (repo / name).write_text(text)
