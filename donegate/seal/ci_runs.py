@@ -88,4 +88,17 @@ def shadowed(run: str) -> bool:
     """A test command made a shell function or alias of the step's own (`pytest() { true; }`, `alias pytest=true`):
     the step runs that, whatever the tests do."""
     word = r"(pytest|py\.test|tox|nox|python3?|make)"
-    return re.search(rf"(^|[\s;&|({{])(function\s+{word}\b|{word}\s*\(\s*\)|alias\s+{word}=)", run) is not None
+    for m in re.finditer(rf"(^|[\s;&|({{])(function\s+{word}\b\s*(\(\s*\))?|{word}\s*\(\s*\)|alias\s+{word}=)", run):
+        name = next(g for g in m.groups()[2:] if g and g[0] not in "(")
+        body = re.match(r"\s*('[^']*'|\"[^\"]*\"|\S+)" if "alias" in m.group(2) else r"\s*\{(.*?)\}", run[m.end():], re.S)
+        if not body or not _passed_on(name, body.group(1).strip("'\""), "alias" in m.group(2)):
+            return True
+    return False
+
+
+def _passed_on(name: str, body: str, alias: bool) -> bool:
+    """Whether a function's or alias's body runs the same command or an interpreter with the step's arguments
+    (`alias python=python3`, `python() { python3 "$@"; }`), its status unchanged."""
+    runs = re.search(rf"(^|[\s;]|command\s+){re.escape(name)}\b|\b(python[0-9.]*|pypy3?)\b", body)
+    given = alias or re.search(r"\$@|\$\{@\}|\$\*", body)
+    return bool(runs and given) and not re.search(r"\|\||(^|[\s;&])(true|exit|:|-c)($|[\s;])", body)

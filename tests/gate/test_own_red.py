@@ -198,6 +198,10 @@ CONFIG_HONEST = {
         STEP, "      - run: echo \"PYTHONHASHSEED=0\" >> \"$GITHUB_ENV\"\n" + STEP)},
     "ci-setup-show": {".github/workflows/ci.yml": FLOW.replace("pytest -x", "pytest -x --setup-show -p no:cacheprovider")},
     "ci-env-other": {".github/workflows/ci.yml": FLOW.replace(STEP, STEP + "        env:\n          PYTHONHASHSEED: '0'\n")},
+    # (a reviewer's; blocked on main) an interpreter aliased or wrapped, the tests still run through it
+    "ci-python-aliased": {".github/workflows/ci.yml": FLOW.replace(
+        STEP, "      - run: |\n          alias python=python3\n          python() { python3 \"$@\"; }\n"
+              "          python -m pytest -x\n")},
     # (a reviewer's; blocked on main) hooks that only time, record or clean up
     "conftest-times-and-records": {"tests/conftest.py": (
         "import os\nimport time\n\nimport pytest\n\nTOOK = []\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
