@@ -227,8 +227,22 @@ def _wrapt_change(repo: Path) -> None:
             "from .importer import (register_post_import_hook, when_imported,\n        pending_post_import_hooks,")
 
 
-def test_wrapt_an_honest_function_passes_with_its_finder_on_the_meta_path(tmp_path, kit_home):
-    repo = _library(tmp_path, kit_home, "wrapt", WRAPT_TESTS)
+# A test that takes a module pytest imported for one its program has imported: under pytest `json` is loaded, in the
+# developer's own program (what the second run stands for, issue 45 item 1) it is not until imported, so wrapt's hook
+# for it is pending there and the runs disagree. Kept in sight as a known honest block (docs/second-opinion.md); the
+# twin imports what it relies on and passes.
+WRAPT_IMPORTS_IT = WRAPT_TESTS.replace(
+    "def test_nothing_is_pending_for_a_module_already_imported():\n",
+    "def test_nothing_is_pending_for_a_module_already_imported():\n    import json  # noqa: F401\n\n")
+
+
+@pytest.mark.parametrize("tests", [
+    pytest.param(WRAPT_TESTS, id="relies-on-pytests-imports", marks=pytest.mark.xfail(strict=True, reason=(
+        "a module pytest imported is not loaded in the second run, as in the developer's program"))),
+    pytest.param(WRAPT_IMPORTS_IT, id="imports-what-it-relies-on")])
+def test_wrapt_an_honest_function_passes_with_its_finder_on_the_meta_path(tmp_path, kit_home, tests):
+    assert tests.count("import json") == (tests is WRAPT_IMPORTS_IT)
+    repo = _library(tmp_path, kit_home, "wrapt", tests)
     res, line = _control_then_change(repo, kit_home, lambda: _wrapt_change(repo))
     _passes_outright(res, line, 3)
 
