@@ -565,11 +565,18 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
         return []  # (before importing the rules: most stops change none of these files)
     from donegate.seal import excluded, tox_ini
 
+    configs = {n: t for n, t in configs.items() if n not in own.TOMLS or excluded.reads_toml()}  # (pytest 9's only)
+
     def sealed(name: str) -> str | None:
         return (sealed_files.get(name) or {}).get("text")
 
-    # a configuration file the agent added where none was sealed counts too (pytest reads the first it finds)
-    out = excluded.config_findings({n: sealed(n) for n in configs}, configs)
+    # a configuration file the agent added where none was sealed counts too (pytest reads the first it finds); one
+    # pytest now reads before the sealed one (pytest.toml over pytest.ini) is compared with the sealed one's keys
+    was = pack.get("config")
+    now = own.configuration(repo / prefix)[0] if configs and was else None
+    moved = {now: str(was)} if now and now in configs and now != was else {}
+    out = excluded.config_findings({**{n: sealed(n) for n in configs}, **{n: sealed(w) for n, w in moved.items()}},
+                                   configs, moved)
     out += [f for n in configs if n == "tox.ini" for f in tox_ini.findings(n, sealed(n), configs[n])]
     out += excluded.coverage_findings({n: sealed(n) for n in coverage}, coverage)
     out += excluded.ci_findings({n: sealed(n) for n in ci}, ci, list(pack.get("tests") or []))

@@ -43,6 +43,8 @@ def pytest_section(path: Path) -> dict[str, str] | None:
             return None
         tp = (opts or {}).get("testpaths", [])
         return {"testpaths": " ".join(tp) if isinstance(tp, list) else str(tp)}
+    if path.name in ("pytest.toml", ".pytest.toml"):  # pytest 9's: its `[pytest]` table, always the configuration
+        return _toml_table(text)
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)
@@ -52,6 +54,36 @@ def pytest_section(path: Path) -> dict[str, str] | None:
     if not parser.has_section(section):
         return {} if path.name in ("pytest.ini", ".pytest.ini") else None
     return dict(parser.items(section))
+
+
+def _toml_table(text: str) -> dict[str, str] | None:
+    """The `[pytest]` table of a pytest.toml ({} without one), its values as an ini file gives them: a list of
+    arguments (`addopts`) joined as the shell would split it, of lines (`filterwarnings`) one a line."""
+    import shlex
+
+    try:
+        import tomllib  # type: ignore[import-not-found]  # Python 3.11+
+    except ImportError:  # Python 3.10: none read (as before pytest.toml was known)
+        return None
+    try:
+        table = tomllib.loads(text).get("pytest", {})
+    except ValueError:
+        return None
+    return {k: ("\n".join(map(str, v)) if k in ("filterwarnings", "markers") else shlex.join(map(str, v)))
+            if isinstance(v, list) else str(v).lower() if isinstance(v, bool) else str(v)
+            for k, v in (table if isinstance(table, dict) else {}).items()}
+
+
+def reads_toml() -> bool:
+    """Whether the kit's pytest, which runs the suite, reads pytest.toml and .pytest.toml (pytest 9; its source
+    looked at, not imported: asked only where such a file is)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("_pytest")
+        return b'"pytest.toml"' in (Path(spec.origin).parent / "config" / "findpaths.py").read_bytes()  # type: ignore[union-attr,arg-type]
+    except (OSError, TypeError, AttributeError, ImportError, ValueError):
+        return False
 
 
 # Options that take tests out of a run: in `addopts`, or as the keys that say what is collected.
@@ -187,12 +219,15 @@ def _option(word: str) -> str:
     return word
 
 
-def config_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+def config_findings(sealed: dict[str, str | None], current: dict[str, str | None],
+                    sealed_as: dict[str, str] | None = None) -> list[dict[str, str]]:
     """Tests taken out by configuration: an option in `addopts` that deselects or stops early, a collection key
-    narrowed or changed. `sealed` and `current`: {configuration file: text (None: none)}."""
+    narrowed or changed. `sealed` and `current`: {configuration file: text (None: none)}; `sealed_as`: {file: the
+    file its sealed text is read as} (a file pytest reads now before the sealed one is compared with that one)."""
     out = []
     for name in sorted(set(sealed) | set(current)):
-        before, now = _overridden(_options(name, sealed.get(name))), _overridden(_options(name, current.get(name)))
+        before = _overridden(_options((sealed_as or {}).get(name, name), sealed.get(name)))
+        now = _overridden(_options(name, current.get(name)))
         old_words = set(map(_option, _words(before.get("addopts"))))
         for word in map(_option, _words(now.get("addopts"))):
             if (word in EXCLUDING_OPTS or (word.startswith("-p ") and not word.startswith("-p no:"))

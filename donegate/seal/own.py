@@ -24,8 +24,10 @@ from donegate.seal.store import OWN_SUITE
 
 NAME = OWN_SUITE  # `seal.store` names it: a stop asks whether the store has it without importing this module
 VERSION = 1
-# pytest's own order of configuration files (its rootdir rules): the first holding a pytest section wins.
-CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+# pytest's own order of configuration files (its rootdir rules): the first holding a pytest section wins (pytest.toml
+# and .pytest.toml, pytest 9's, always do; an older pytest reads neither: `excluded.reads_toml`).
+TOMLS = ("pytest.toml", ".pytest.toml")
+CONFIGS = (*TOMLS, "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 USUAL = ("tests", "test", "testing")
 MAX_FILES = 5000
 MAX_BYTES = 32 << 20
@@ -50,13 +52,14 @@ def configured(value: Any) -> list[str] | str:
 
 def configuration(project: Path) -> tuple[str | None, list[str]]:
     """(the configuration file pytest reads in `project`, relative; its `testpaths`)."""
-    from donegate.seal.excluded import pytest_section  # (the seal's and doctor's: a stop reads no configuration)
+    from donegate.seal.excluded import pytest_section, reads_toml  # (the seal's and doctor's, and a stop's that changed one)
 
     for name in CONFIGS:
         found = pytest_section(project / name) if (project / name).is_file() else None
-        if found is not None:
+        if found is not None and (name not in TOMLS or reads_toml()):
             return name, found.get("testpaths", "").split()
     return None, []
+
 
 
 def switched_off(project: Path) -> set[str]:
@@ -283,9 +286,10 @@ def pythonpath(pack: dict[str, Any]) -> list[str]:
         except ImportError:  # Python 3.10: the key is not read (as before this was applied)
             return []
         try:
-            tool = tomllib.loads(text).get("tool", {}).get("pytest", {})
+            data = tomllib.loads(text)
         except ValueError:
             return []
+        tool = data.get("tool", {}).get("pytest", {}) if name not in TOMLS else {"ini_options": data.get("pytest")}
         value = (tool.get("ini_options") or {}).get("pythonpath", []) if isinstance(tool, dict) else []
         return [v for v in value if isinstance(v, str)] if isinstance(value, list) else str(value).split()
     parser = configparser.ConfigParser(interpolation=None)

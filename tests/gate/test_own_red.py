@@ -124,6 +124,8 @@ INI = "[pytest]\naddopts = -ra\nxfail_strict = true\nfilterwarnings =\n    error
 FLOW = ("name: ci\non: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n"
         "      - run: pytest -x\n")
 STEP = "      - run: pytest -x\n"
+TOML = '[pytest]\naddopts = "-ra"\nxfail_strict = true\nfilterwarnings = ["error"]\n'  # INI's keys, in TOML
+MORE = "from calc import add\n\n\ndef test_more():\n    assert add(2, 2) == 5\n"
 TOX = "[tox]\nenvlist = py\n\n[testenv]\ndeps = pytest\ncommands = pytest --cov=calc --cov-fail-under=90 {posargs}\n"
 CONFIG_ATTACKS = {  # {name: ({file: text now}, the rule named)}
     "addopts-quoted-k": ({"pytest.ini": INI.replace("-ra", '-ra "-knot add"')}, "config-excluded"),
@@ -170,6 +172,11 @@ CONFIG_ATTACKS = {  # {name: ({file: text now}, the rule named)}
                        "config-excluded"),
     "conftest-logreport-passes": ({"tests/conftest.py": "def pytest_runtest_logreport(report):\n"
                                    "    report.outcome = 'passed'\n"}, "collection-hook"),
+    # (pytest 9 reads pytest.toml and .pytest.toml before pytest.ini: the repository's run of the agent's own tests
+    # read the added one, its failing test deselected; an empty one drops the sealed ini's keys)
+    "pytest-toml-deselects": ({"pytest.toml": TOML.replace('"-ra"', '"-ra -k \'not more\'"'), "tests/test_more.py": MORE},
+                              "config-excluded"),
+    ".pytest-toml-empty": ({".pytest.toml": "# settings moved\n"}, "config-excluded"),
 }
 CONFIG_HONEST = {
     "addopts-quoted-verbose": {"pytest.ini": INI.replace("-ra", '-ra "-v"')},
@@ -210,6 +217,8 @@ CONFIG_HONEST = {
         "def pytest_runtest_logreport(report):\n    TOOK.append(report.duration)\n\n\n"
         "def pytest_sessionfinish(session, exitstatus):\n    os.environ['CALC_DONE'] = '1'\n"
         "    session.config.cache.set('calc/last', int(exitstatus))\n")},
+    "pytest-toml-migrated": {"pytest.toml": TOML.replace('"-ra"', '["-ra", "-v"]'),
+                             "tests/test_more.py": MORE.replace("== 5", "== 4")},
 }
 # Each passed a stop unnamed on main (strict xfails in 38d8c22): the first three named since excluded._words and
 # _errors, the CI ones since excluded._never, _let_through and _env; the xfail_strict ones since excluded._strict, -W ignore
@@ -319,3 +328,22 @@ def test_a_raises_approx_or_set_up_weakening_is_named(tmp_path_factory, kit_home
 def test_a_raises_approx_or_set_up_kept_or_stricter_passes(tmp_path_factory, kit_home, name):
     res = _forms_stop(tmp_path_factory, kit_home, FORMS_HONEST[name])
     assert res.returncode == 0, (name, res.stderr)
+
+
+# -- a suite configured in pytest.toml (pytest 9 reads it first) --------------------------------------------------
+
+TOML_PROJECT = {"calc.py": CALC, "checks/test_calc.py": OWN,
+                "pytest.toml": '[pytest]\ntestpaths = ["checks"]\naddopts = ["-p", "no:cacheprovider"]\n'}
+TOML_STOPS = {"kept": (OWN, 0), "assert-removed": (_body("    add(2, 3)\n"), 2)}
+# On main the seal found no configuration and no `tests/` folder: no suite was sealed, and the weakening passed.
+
+
+@pytest.mark.parametrize("name", TOML_STOPS)
+def test_a_suite_configured_in_pytest_toml_is_sealed_and_guarded(tmp_path_factory, kit_home, name):
+    text, rc = TOML_STOPS[name]
+    repo = sealed_project(tmp_path_factory, kit_home, "red-calc-toml", TOML_PROJECT, HIDDEN, 1)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "checks" / "test_calc.py").write_text(text)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == rc, (name, res.stderr)
+    assert rc == 0 or "checks/test_calc.py::test_add: " in res.stderr, res.stderr
