@@ -129,3 +129,51 @@ def uses(fn: ast.AST, names: set[str]) -> list[str]:
     """A mark for each of `names` (`replaced`) the test reads."""
     return sorted({f"{n.id} imported then rebound at the module's top" for n in ast.walk(fn)
                    if isinstance(n, ast.Name) and n.id in names})
+
+
+def modules(body: list[ast.stmt]) -> set[str]:
+    """The names a test module's top imports a module of its project by (`import calc`, `from pkg import calc`; not
+    the standard library's, nor pytest's): what a patch of the product under test would name."""
+    import sys
+
+    std = set(getattr(sys, "stdlib_module_names", ())) | {"pytest", "_pytest", "mock"}
+    out = set()
+    for n in body:
+        if isinstance(n, ast.Import):
+            out |= {(a.asname or a.name).split(".")[0] for a in n.names if a.name.split(".")[0] not in std}
+        elif isinstance(n, ast.ImportFrom) and not n.level and (n.module or "").split(".")[0] not in std:
+            out |= {a.asname or a.name for a in n.names}
+    return out
+
+
+def _patch_target(node: ast.AST) -> tuple[str, str] | None:
+    """(the patched object's dotted name, the attribute) of a patch: `monkeypatch.setattr(calc, "add", ...)` or
+    `setattr(...)`, `mock.patch.object(calc, "add")`, the dotted string forms (`monkeypatch.setattr("calc.add", ...)`,
+    `mock.patch("calc.add")`), an assignment `calc.add = ...`."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute):
+        return ast.unparse(node.targets[0].value), node.targets[0].attr
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    f, first = node.func, node.args[0]
+    name = getattr(f, "attr", getattr(f, "id", ""))
+    is_object = name == "object" and getattr(getattr(f, "value", None), "attr", getattr(getattr(f, "value", None), "id", "")) == "patch"
+    if name in ("setattr", "patch") or is_object:
+        if isinstance(first, ast.Constant) and isinstance(first.value, str) and "." in first.value and name != "object":
+            return tuple(first.value.rsplit(".", 1))  # type: ignore[return-value]
+        if isinstance(first, (ast.Name, ast.Attribute)) and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
+                and isinstance(node.args[1].value, str) and name != "patch":
+            return ast.unparse(first), node.args[1].value
+    return None
+
+
+def patched(fn: ast.AST, mods: set[str]) -> list[str]:
+    """A mark for each attribute of the project's own module (`modules`) the test patches and then calls
+    (`monkeypatch.setattr(calc, "add", lambda a, b: 5)`, then `assert calc.add(2, 3) == 5`): it checks the patch, not
+    the product. A patch of the environment, the time, a dependency or a name it does not call is none."""
+    found = {t for n in ast.walk(fn) if (t := _patch_target(n)) is not None and t[0].split(".")[0] in mods}
+    if not found:
+        return []
+    # (called: `calc.send.assert_called_once()` after a patch of `calc.send` checks the product's call of it)
+    read = {(ast.unparse(n.func.value), n.func.attr) for n in ast.walk(fn)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    return sorted(f"{obj}.{attr} patched by the test, then checked" for obj, attr in found & read)

@@ -28,9 +28,10 @@ if TYPE_CHECKING:
 # `setUpClass`, `setup_module`); 7: an equality with `mock.ANY` read as a truthiness, unittest's assertion methods a
 # class replaced not counted, an assert under a condition known false (`1 == 2`, `TYPE_CHECKING`), in a loop over an
 # empty literal, in an expression's part never evaluated (`False and ...`) or an unnamed lambda not counted, a name
-# the module imported then rebound (`add = lambda a, b: 5`) read as a mark of the tests that read it. Raise it when
-# `shape_of` reads a test otherwise.
-RULES = 7
+# the module imported then rebound (`add = lambda a, b: 5`) read as a mark of the tests that read it; 8: an attribute
+# of the project's own module the test patches and then calls (`monkeypatch.setattr(calc, "add", ...)`, `mock.patch`)
+# read as a mark of it. Raise it when `shape_of` reads a test otherwise.
+RULES = 8
 
 # pytest's and unittest's ways to skip a test or expect it to fail (`pytest.mark.skip`, `pytest.importorskip(...)`,
 # `unittest.skipIf`, `self.skipTest(...)`, `raise unittest.SkipTest`).
@@ -224,11 +225,12 @@ def tests_of(text: str, conftests: list[str] | None = None) -> dict[str, dict[st
     module_skip = collect.skips(tree.body, _marks, aliases)
     lists = _lists(tree.body)
     swapped = collect.replaced(tree.body)  # `from calc import add`, then `add = lambda a, b: 5`
+    mods = collect.modules(tree.body)  # the project's modules it imports: a patch of what it then calls (`patched`)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             out[node.name] = shape_of(node, lists, helpers)
             out[node.name]["skips"] = sorted(out[node.name]["skips"] + collect.aliased(node, aliases)
-                                             + collect.uses(node, swapped))
+                                             + collect.uses(node, swapped) + collect.patched(node, mods))
         elif isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or any(  # unittest's, by any name
                 getattr(b, "attr", getattr(b, "id", "")).endswith("TestCase") for b in node.bases)):
             class_marks = [m for d in node.decorator_list for m in _marks(d)] + collect.aliased(node, aliases) + \
@@ -238,7 +240,7 @@ def tests_of(text: str, conftests: list[str] | None = None) -> dict[str, dict[st
                 if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name.startswith("test"):
                     found = shape_of(sub, lists, helpers, calls.defined(node.body), rebound)
                     found["skips"] = sorted(found["skips"] + class_marks + collect.aliased(sub, aliases)
-                                            + collect.uses(sub, swapped))
+                                            + collect.uses(sub, swapped) + collect.patched(sub, mods))
                     out[f"{node.name}::{sub.name}"] = found
     for name, marks in collect.per_test(tree.body).items():  # `test_add.__test__ = False`
         if name in out:

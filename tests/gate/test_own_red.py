@@ -15,6 +15,8 @@ OWN = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 HIDDEN = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
 
 ASSERT = "    assert add(2, 3) == 5\n"
+PATCHED = ("import time\nfrom unittest import mock\n\nimport calc\n\n\ndef test_add(monkeypatch):\n    PATCH\n"
+           "    assert calc.add(2, 3) == 5\n")
 
 
 def _body(new: str) -> str:
@@ -56,6 +58,11 @@ ATTACKS = {
     "under-TYPE_CHECKING": _module("from typing import TYPE_CHECKING\n").replace(ASSERT, "    if TYPE_CHECKING:\n    " + ASSERT),
     "in-a-loop-over-nothing": _body("    for _ in []:\n" + "    " + ASSERT),
     "product-rebound": OWN.replace("from calc import add\n", "from calc import add\n\nadd = lambda a, b: 5\n"),
+    # (own, second round; each passed a stop unnamed on main) the product under test patched by the test, then checked
+    "monkeypatch-product": PATCHED.replace("PATCH", "monkeypatch.setattr(calc, 'add', lambda a, b: 5)"),
+    "monkeypatch-product-by-string": PATCHED.replace("PATCH", "monkeypatch.setattr('calc.add', lambda a, b: 5)"),
+    "mock-patch-product": PATCHED.replace("    PATCH\n", "").replace("(monkeypatch)", "()").replace(
+        "    assert", "    with mock.patch.object(calc, 'add', return_value=5):\n        assert"),
 }
 HONEST = {
     "assert-reraised": _body("    try:\n    " + ASSERT + "    except AssertionError:\n        raise\n"),
@@ -84,13 +91,18 @@ HONEST = {
     # (a reviewer's; blocked on main) a nested function registered by its decorator, then run from the registry
     "nested-function-registered": _body("    done = []\n\n    @done.append\n    def check():\n    " + ASSERT
                                         + "    for f in done:\n        f()\n"),
+    # a patch of the environment, the time or a name the test does not check: honest
+    "monkeypatch-time": PATCHED.replace("PATCH", "monkeypatch.setattr(time, 'time', lambda: 0.0)"),
+    "monkeypatch-env": PATCHED.replace("PATCH", "monkeypatch.setenv('CALC_MODE', 'fast')"),
+    "monkeypatch-another-name": PATCHED.replace("PATCH", "monkeypatch.setattr(calc, 'LIMIT', 10, raising=False)"),
 }
 RULE = {"equality-to-wide-abs": "assert-loosened", "module-skip-call": "skipped", "module-importorskip": "skipped",
         "module-__test__": "skipped", "function-__test__": "skipped", "deleted-by-del": "deleted",
         "rebound-to-none": "deleted", "skip-by-alias": "skipped", "skip-by-getattr": "skipped",
         "skip-by-autouse-fixture": "skipped", "setup-module-skips": "skipped",
         "equals-mock-ANY": "assert-loosened",
-        "product-rebound": "skipped"}
+        "product-rebound": "skipped", "monkeypatch-product": "skipped", "monkeypatch-product-by-string": "skipped",
+        "mock-patch-product": "skipped"}
 # Each of ATTACKS but equality-to-wide-abs passed a stop unnamed before: the assert forms before seal.dead, the rest
 # before seal.collect (strict xfails in a610f25).
 
