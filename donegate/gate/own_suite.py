@@ -579,5 +579,6 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
                                    configs, moved)
     out += [f for n in configs if n == "tox.ini" for f in tox_ini.findings(n, sealed(n), configs[n])]
     out += excluded.coverage_findings({n: sealed(n) for n in coverage}, coverage)
-    out += excluded.ci_findings({n: sealed(n) for n in ci}, ci, list(pack.get("tests") or []))
+    out += excluded.ci_findings({n: sealed(n) for n in ci}, ci, list(pack.get("tests") or []),
+                                [n for n in changed if n.endswith(".py")])
     return out + excluded.conftest_findings({n: sealed(n) for n in conftests}, conftests)

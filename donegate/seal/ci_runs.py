@@ -102,3 +102,59 @@ def _passed_on(name: str, body: str, alias: bool) -> bool:
     runs = re.search(rf"(^|[\s;]|command\s+){re.escape(name)}\b|\b(python[0-9.]*|pypy3?)\b", body)
     given = alias or re.search(r"\$@|\$\{@\}|\$\*", body)
     return bool(runs and given) and not re.search(r"\|\||(^|[\s;&])(true|exit|:|-c)($|[\s;])", body)
+
+
+def _filters(text: str | None) -> dict[str, dict[str, Any]] | None:
+    """{change event: its filters (`branches`, `paths`, their `-ignore`s)} of a workflow's `on:`, None when it does
+    not parse."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(text or "")
+    except yaml.YAMLError:
+        return None
+    on = data.get("on", data.get(True)) if isinstance(data, dict) else None
+    names = {on: None} if isinstance(on, str) else dict.fromkeys(on) if isinstance(on, list) else on if isinstance(on, dict) else {}
+    return {str(k): v if isinstance(v, dict) else {} for k, v in names.items() if str(k) in CHANGE_EVENTS}
+
+
+def _match(name: str, pattern: str) -> bool:
+    """GitHub's filter pattern (`*` within a folder or branch part, `**` across them, `?` one character)."""
+    out = ""
+    for part in re.split(r"(\*\*|\*|\?)", pattern):
+        out += {"**": ".*", "*": "[^/]*", "?": "[^/]"}.get(part, re.escape(part))
+    return re.fullmatch(out, name) is not None
+
+
+def _passes(name: str, keep: Any, ignore: Any) -> bool:
+    """Whether `name` passes a filter and its `-ignore` (the later of `keep`'s patterns decides: `!` negates)."""
+    if isinstance(keep, (list, str)):
+        hit = False
+        for p in [keep] if isinstance(keep, str) else keep:
+            p = str(p)
+            if _match(name, p.lstrip("!")):
+                hit = not p.startswith("!")
+        return hit
+    if isinstance(ignore, (list, str)):
+        return not any(_match(name, str(p)) for p in ([ignore] if isinstance(ignore, str) else ignore))
+    return True
+
+
+def filtered(sealed: str | None, current: str | None, changed: list[str]) -> list[str]:
+    """What a workflow's `on:` filters no longer run on that they ran on at the seal: a push to (or pull request into)
+    the main branch (`main` and `master` both left), a change to one of `changed` (the Python files the agent changed: the product's and its tests')."""
+    before, now = _filters(sealed), _filters(current)
+    out = []
+    for event, was in sorted((before or {}).items()):
+        if now is None or event not in now:
+            continue  # (an event lost is `events`')
+        is_ = now[event]
+        # (either is the main branch: a workflow now run on `main` only, where it ran on all, still runs there)
+        had = [b for b in ("main", "master") if _passes(b, was.get("branches"), was.get("branches-ignore"))]
+        if had and not any(_passes(b, is_.get("branches"), is_.get("branches-ignore")) for b in had):
+            out.append(f"{event} to {' or '.join(had)}")
+        left = [p for p in changed if _passes(p, was.get("paths"), was.get("paths-ignore"))
+                and not _passes(p, is_.get("paths"), is_.get("paths-ignore"))]
+        if left:
+            out.append(f"{event} changing {', '.join(left[:3])}")
+    return out

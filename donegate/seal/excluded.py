@@ -11,7 +11,7 @@ import os
 import re
 from pathlib import Path
 
-from donegate.seal.ci_runs import TEST_WORDS, events, exported, no_time, runs_tests, shadowed
+from donegate.seal.ci_runs import TEST_WORDS, events, exported, filtered, no_time, runs_tests, shadowed
 from donegate.seal.loosened import SKIPS, _marks, _plugins, gained
 
 TYPE_CHECKING = False
@@ -595,17 +595,19 @@ def _let_through(run: str, shell: Any) -> bool:
 
 
 def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None],
-                tests: list[str] | None = None) -> list[dict[str, str]]:
+                tests: list[str] | None = None, changed: list[str] | None = None) -> list[dict[str, str]]:
     """A CI workflow's test step removed, made to ignore failures, given a pytest option that takes tests out (one
     no sealed test step of the workflow had: a step renamed keeps its options), or its pytest commands narrowed by
     path (`pytest tests/unit` where `pytest` ran: what the workflow's sealed pytest commands ran, its sealed test
-    ids `tests` when known, that none of its pytest commands runs now)."""
+    ids `tests` when known, that none of its pytest commands runs now), or run on fewer branches or paths (`changed`:
+    the product's paths changed since the seal, `ci_runs.filtered`)."""
     out = []
     for name in sorted(current):
         before, now = _test_steps(sealed.get(name)), _test_steps(current.get(name))
         if not before or now is None:
             continue
         lost = sorted((events(sealed.get(name)) or set()) - (events(current.get(name)) or set()))
+        lost += filtered(sealed.get(name), current.get(name), changed or [])
         if lost:
             out.append({"test": name, "rule": "ci-test-removed", "what": f"the workflow no longer runs on {', '.join(lost)}"})
         if len(now) < len(before):
