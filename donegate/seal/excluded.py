@@ -416,6 +416,12 @@ NO_RUN = ("--setup-only", "--setup-plan", "--fixtures", "--funcargs", "--fixture
           "-V", "--help", "-h", "--cache-show")
 
 
+def runs_none(run: str) -> bool:
+    """Whether a test command's pytest is given an option after which it runs no test (`NO_RUN`): a CI step's, a tox
+    environment's command."""
+    return bool(set(_pytest_options(run)) & set(NO_RUN))
+
+
 def _pytest_commands(run: str, folder: str = ".") -> list[tuple[str, list[str]]]:
     """(the folder it runs in, the words after `pytest`) of each pytest command in a step's commands (split as the
     shell splits them; `folder`: the step's `working-directory`, moved by a `cd` before it); the words before
@@ -551,7 +557,7 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
         for i, step in enumerate(body.get("steps") or []):
             run = step.get("run") if isinstance(step, dict) else None
             if isinstance(run, str) and runs_tests(run) and not _never(step.get("if")) \
-                    and not no_time(step.get("timeout-minutes")) and not set(_pytest_options(run)) & set(NO_RUN):
+                    and not no_time(step.get("timeout-minutes")) and not runs_none(run):
                 shell = step.get("shell") or ((body.get("defaults") or {}).get("run") or {}).get("shell") or (
                     (top.get("defaults") or {}).get("run") or {}).get("shell")
                 ignored = job_ignores or _truthy(step.get("continue-on-error")) or _or_else(run) or "set +e" in run \

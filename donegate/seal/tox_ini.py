@@ -1,14 +1,14 @@
 """What tox.ini's test environments take out of a run, by their syntax (docs/own-suite.md "Weakening, named"): a
 `commands` line given a pytest option that deselects (`-k`, `--deselect`, as a CI step's: `excluded.CI_EXCLUDING`),
 pytest-cov's `--cov-fail-under` lowered there, a failure let through (a command prefixed with `-`, tox's "ignore its
-exit code", or `ignore_outcome = true`), or the tests no longer run by any environment."""
+exit code", or `ignore_outcome = true`), or fewer commands that run the tests (one given `--setup-only` runs none)."""
 
 from __future__ import annotations
 
 import configparser
 
 from donegate.seal.ci_runs import TEST_WORDS
-from donegate.seal.excluded import CI_EXCLUDING, _cov_fail_under, _pytest_options
+from donegate.seal.excluded import CI_EXCLUDING, _cov_fail_under, _pytest_options, runs_none
 
 
 def _envs(text: str | None) -> dict[str, dict[str, str]] | None:
@@ -22,9 +22,10 @@ def _envs(text: str | None) -> dict[str, dict[str, str]] | None:
 
 
 def _lines(env: dict[str, str]) -> list[str]:
-    """The commands of an environment that run the tests, one a line (a `\\` continuation joined)."""
+    """The commands of an environment that run the tests, one a line (a `\\` continuation joined; a pytest given an
+    option after which it runs no test, `--setup-only`, runs none: `excluded.runs_none`, as a CI step's)."""
     text = env.get("commands", "").replace("\\\n", " ")
-    return [line.strip() for line in text.splitlines() if any(w in line for w in TEST_WORDS)]
+    return [line.strip() for line in text.splitlines() if any(w in line for w in TEST_WORDS) and not runs_none(line)]
 
 
 def findings(name: str, sealed: str | None, current: str | None) -> list[dict[str, str]]:
@@ -35,8 +36,9 @@ def findings(name: str, sealed: str | None, current: str | None) -> list[dict[st
     out = []
     ran = [line for env in before.values() for line in _lines(env)]
     runs = [line for env in now.values() for line in _lines(env)]
-    if ran and not runs:
-        out.append({"test": name, "rule": "ci-test-removed", "what": "no test environment runs the tests now"})
+    if len(runs) < len(ran):
+        out.append({"test": name, "rule": "ci-test-removed", "what": "no test environment runs the tests now" if not runs
+                    else f"{len(ran)} test command(s) at the seal, {len(runs)} now"})
     had = {w for line in ran for w in _pytest_options(line)}
     for word in sorted({w for line in runs for w in _pytest_options(line)} - had):
         if word in CI_EXCLUDING:

@@ -196,6 +196,9 @@ CONFIG_ATTACKS = {  # {name: ({file: text now}, the rule named)}
                           "ci-test-removed"),
     "ci-paths-ignore-product": ({".github/workflows/ci.yml": FLOW.replace(
         "on: push", "on:\n  push:\n    paths-ignore: ['*.py']")}, "ci-test-removed"),
+    # (tox's commands given an option after which pytest runs no test, as a CI step's already were)
+    "tox-setup-only": ({"tox.ini": TOX.replace("pytest ", "pytest --setup-only ")}, "ci-test-removed"),
+    "tox-fixtures": ({"tox.ini": TOX.replace("pytest ", "pytest --fixtures ")}, "ci-test-removed"),
 }
 CONFIG_HONEST = {
     "addopts-quoted-verbose": {"pytest.ini": INI.replace("-ra", '-ra "-v"')},
@@ -240,6 +243,7 @@ CONFIG_HONEST = {
         "on: push", "on:\n  push:\n    branches: [main, 'release/**']")},
     "ci-paths-product-kept": {".github/workflows/ci.yml": FLOW.replace(
         "on: push", "on:\n  push:\n    paths: ['**.py', 'pytest.ini']\n    paths-ignore: ['docs/**']")},
+    "tox-setup-show": {"tox.ini": TOX.replace("pytest ", "pytest --setup-show ")},
     "pytest-toml-migrated": {"pytest.toml": TOML.replace('"-ra"', '["-ra", "-v"]'),
                              "tests/test_more.py": MORE.replace("== 5", "== 4")},
 }
