@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -394,6 +393,7 @@ def test_an_unconfined_stop_starts_its_runs_before_its_look_and_a_cached_one_end
     import time
 
     from donegate import gate
+    from donegate.core import util
     from donegate.seal import store
     from donegate.tree import statcache
 
@@ -403,7 +403,8 @@ def test_an_unconfined_stop_starts_its_runs_before_its_look_and_a_cached_one_end
     # the interpreter they start is in their temporary folder, made here.
     sealed = str(tmp_path / "runs-tmp")
     os.makedirs(sealed)
-    monkeypatch.setattr(tempfile, "tempdir", sealed)
+    # (the kit's own `core.util.temp_dir`, found once, not `tempfile`'s: a stop no longer imports tempfile)
+    monkeypatch.setattr(util, "_TEMP", [sealed])
     seen: list[list[str]] = []
     real = statcache.look
 
