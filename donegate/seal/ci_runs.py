@@ -56,7 +56,7 @@ def events(text: str | None) -> set[str] | None:
 
     try:
         data = yaml.safe_load(text or "")
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         return None
     on = data.get("on", data.get(True)) if isinstance(data, dict) else None
     names = [on] if isinstance(on, str) else list(on) if isinstance(on, (list, dict)) else []
@@ -111,7 +111,7 @@ def _filters(text: str | None) -> dict[str, dict[str, Any]] | None:
 
     try:
         data = yaml.safe_load(text or "")
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         return None
     on = data.get("on", data.get(True)) if isinstance(data, dict) else None
     names = {on: None} if isinstance(on, str) else dict.fromkeys(on) if isinstance(on, list) else on if isinstance(on, dict) else {}

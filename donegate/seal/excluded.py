@@ -477,26 +477,25 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
 
     try:
         data = yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):  # (5,000 nested `[` go past the parser's stack)
         return None
     out: dict[str, dict[str, Any]] = {}
-    jobs = data.get("jobs") if isinstance(data, dict) else None
-    top = data if isinstance(data, dict) else {}
-    for job, body in (jobs or {}).items():
+    top = _dict(data)
+    for job, body in _dict(top.get("jobs")).items():
         if not isinstance(body, dict) or _never(body.get("if")) or no_time(body.get("timeout-minutes")):
             continue
         job_ignores = _truthy(body.get("continue-on-error"))
         written: dict[str, str] = {}  # what the job's steps wrote to $GITHUB_ENV: the later steps' environment
-        for i, step in enumerate(body.get("steps") or []):
+        steps = body.get("steps")
+        job_run, top_run = _dict(_dict(body.get("defaults")).get("run")), _dict(_dict(top.get("defaults")).get("run"))
+        for i, step in enumerate(steps if isinstance(steps, list) else []):
             run = step.get("run") if isinstance(step, dict) else None
             if isinstance(run, str) and runs_tests(run) and not _never(step.get("if")) \
                     and not no_time(step.get("timeout-minutes")) and not runs_none(run):
-                shell = step.get("shell") or ((body.get("defaults") or {}).get("run") or {}).get("shell") or (
-                    (top.get("defaults") or {}).get("run") or {}).get("shell")
+                shell = step.get("shell") or job_run.get("shell") or top_run.get("shell")
                 ignored = job_ignores or _truthy(step.get("continue-on-error")) or _or_else(run) or "set +e" in run \
                     or _let_through(run, shell) or shadowed(run)
-                folder = step.get("working-directory") or ((body.get("defaults") or {}).get("run") or {}).get(
-                    "working-directory") or "."
+                folder = step.get("working-directory") or job_run.get("working-directory") or "."
                 env = {**_env(top), **_env(body), **written, **_env(step)}  # PYTEST_ADDOPTS: pytest reads it as options
                 words = _pytest_options(run) + list(map(_option, _words(env.get("PYTEST_ADDOPTS"))))
                 out[f"{job}/{step.get('name') or i}"] = {"ignored": ignored, "excludes": sorted(
@@ -505,6 +504,11 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
             if isinstance(run, str):
                 written.update(exported(run))
     return out
+
+
+def _dict(value: Any) -> dict[Any, Any]:
+    """A workflow's mapping, or none: a key a person wrote as a list or a word (`defaults: x`) holds nothing to read."""
+    return value if isinstance(value, dict) else {}
 
 
 def _env(part: Any) -> dict[str, str]:

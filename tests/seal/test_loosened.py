@@ -677,3 +677,15 @@ def test_w_ignore_of_every_warning_undoing_error_is_config_excluded_and_w_error_
         assert rules(ini.replace("-ra", "-ra " + added)) == [], added
     assert rules("[pytest]\naddopts = -ra -W ignore\n", before="[pytest]\naddopts = -ra\n") == []  # no error to undo
     assert rules(ini.replace("-ra", "-ra -W ignore"), before=ini.replace("-ra", "-ra -W ignore")) == []  # as sealed
+
+
+@pytest.mark.parametrize("now", [
+    "defaults: x\n" + FLOW, "defaults: {run: x}\n" + FLOW, FLOW.replace("    runs-on: ubuntu-latest\n", "    defaults: 3\n"),
+    "name: ci\non: [push]\njobs: [1, 2]\n", "name: ci\non: [push]\njobs:\n  test:\n    steps: 5\n",
+    "[" * 5000, "name: ci\non: 7\njobs: {}\n"])
+def test_a_malformed_workflow_is_read_without_raising(now):
+    """Review A: these raised in `_test_steps` (AttributeError, TypeError, RecursionError past yaml), so a stop blocked
+    with "internal error ... a person must look" and a strike toward the breaker; a workflow that no longer runs the
+    sealed test step is that step removed, named."""
+    found = excluded.ci_findings({".github/workflows/ci.yml": FLOW}, {".github/workflows/ci.yml": now})
+    assert all(f["rule"] == "ci-test-removed" for f in found), found
