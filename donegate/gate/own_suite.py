@@ -563,9 +563,9 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
 
     if not (configs or conftests or coverage or ci):
         return []  # (before importing the rules: most stops change none of these files)
-    from donegate.seal import excluded, tox_ini
+    from donegate.seal import excluded, pytest_files, tox_ini
 
-    configs = {n: t for n, t in configs.items() if n not in own.TOMLS or excluded.reads_toml()}  # (pytest 9's only)
+    configs = {n: t for n, t in configs.items() if n not in own.TOMLS or pytest_files.reads_toml()}  # (pytest 9's only)
 
     def sealed(name: str) -> str | None:
         return (sealed_files.get(name) or {}).get("text")

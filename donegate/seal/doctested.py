@@ -49,7 +49,7 @@ def read(project: Path, config: str | None) -> dict[str, str]:
         opts = (tool.get("ini_options") or {}) if isinstance(tool, dict) else {}
         return {k: " ".join(map(shlex.quote, v)) if isinstance(v, list) else str(v)
                 for k, v in opts.items() if k in ("addopts", "norecursedirs")}
-    from donegate.seal.excluded import pytest_section
+    from donegate.seal.pytest_files import pytest_section
 
     return pytest_section(project / config) or {}
 

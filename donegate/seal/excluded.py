@@ -12,7 +12,7 @@ from pathlib import Path
 
 from donegate.seal.ci_runs import TEST_WORDS, events, exported, filtered, no_time, runs_tests, shadowed
 from donegate.seal.loosened import SKIPS, _marks, _plugins, gained
-from donegate.seal.pytest_files import pytest_section, reads_toml  # noqa: F401 (read here by their old name)
+from donegate.seal.pytest_files import pytest_section
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

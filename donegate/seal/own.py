@@ -25,7 +25,7 @@ from donegate.seal.store import OWN_SUITE
 NAME = OWN_SUITE  # `seal.store` names it: a stop asks whether the store has it without importing this module
 VERSION = 1
 # pytest's own order of configuration files (its rootdir rules): the first holding a pytest section wins (pytest.toml
-# and .pytest.toml, pytest 9's, always do; an older pytest reads neither: `excluded.reads_toml`).
+# and .pytest.toml, pytest 9's, always do; an older pytest reads neither: `pytest_files.reads_toml`).
 TOMLS = ("pytest.toml", ".pytest.toml")
 CONFIGS = (*TOMLS, "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 USUAL = ("tests", "test", "testing")
@@ -52,7 +52,7 @@ def configured(value: Any) -> list[str] | str:
 
 def configuration(project: Path) -> tuple[str | None, list[str]]:
     """(the configuration file pytest reads in `project`, relative; its `testpaths`)."""
-    from donegate.seal.excluded import pytest_section, reads_toml  # (the seal's and doctor's, and a stop's that changed one)
+    from donegate.seal.pytest_files import pytest_section, reads_toml  # (the seal's and doctor's, and a stop's that changed one)
 
     for name in CONFIGS:
         found = pytest_section(project / name) if (project / name).is_file() else None
@@ -72,7 +72,7 @@ def switched_off(project: Path) -> set[str]:
 
 def addopts(project: Path) -> str:
     """The `addopts` of the project's pytest configuration now ("" without one)."""
-    from donegate.seal.excluded import pytest_section
+    from donegate.seal.pytest_files import pytest_section
 
     name, _ = configuration(project)
     return (pytest_section(project / name) or {}).get("addopts", "") if name else ""
