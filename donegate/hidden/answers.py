@@ -24,9 +24,9 @@ import ast as _answer_ast
 import itertools as _answer_itertools
 import json as _answer_json
 
-ANSWER_MAX = 8  # held asserts a test (each answer is at most ANSWER_VALUE bytes: the fork's pipe holds them all)
-ANSWER_LITERAL = 256  # a literal longer than this once encoded is not held (its candidates go through pipes)
-ANSWER_VALUE = 4096  # a value longer than this once encoded cannot equal a held literal: "L"
+ANSWER_MAX = 8  # held asserts a test (each answer at most ANSWER_VALUE bytes: the zygote reads them as the fork runs)
+ANSWER_LITERAL = 16384  # longer once encoded: not held (16 candidates each through the pipes: `bare.FLIGHT`)
+ANSWER_VALUE = 5 * ANSWER_LITERAL  # longer: cannot equal a held literal, "L" (an equal value encodes 4.3x at most)
 ANSWER_DECOYS = 15
 _answer_dumps, _answer_loads = _answer_json.dumps, _answer_json.loads
 _ANSWER_BASES = ((bool, None), (int, int.__int__), (float, float.__float__),
@@ -141,7 +141,7 @@ _ANSWER_UNIT = (*UNIT_EQ, *UNIT_TRUE, *UNIT_IN, *UNIT_ALMOST, *UNIT_COUNT)
 # value must be one of a literal container's elements, ("almost", places, delta): within unittest's tolerance of it,
 # "count": the product's value listed must hold a literal list's (or tuple's) elements as often (assertCountEqual)
 ANSWER_RULE = "\x00answer-rule"
-ANSWER_MEMBERS = 16  # elements of a literal container held (15 decoys each: a latch is right one time in 16)
+ANSWER_MEMBERS = 64  # elements of a literal container held (15 decoys each; a count's objects: 64 x 1,024 compared)
 
 
 def answer_rule(e):
@@ -285,8 +285,7 @@ def answer_sources(files, name):
 
 
 def _answer_how(rule):
-    """How the fork sends the product's value (`answer_hold`'s third argument): as it is, as a number (a tolerance:
-    1), listed (a count: 2)."""
+    """How the fork sends the product's value (`answer_hold`'s third argument): as is, a number (tolerance: 1), listed (2)."""
     return b", 2" if rule == "count" else b"" if rule in ("==", "member") else b", 1"
 
 
@@ -352,7 +351,8 @@ def answer_decoys(e, rnd):
                 out.append(v)
         more = (v for v in _answer_itertools.chain((pivot[:cut] + p + pivot[cut:] for cut in range(len(pivot) + 1) for p in pieces),
                                            (pivot + p + q for p in pieces for q in pieces)) if v != e and v not in out)
-        return out + list(_answer_itertools.islice(dict.fromkeys(more), ANSWER_DECOYS - len(out)))
+        return out + list(_answer_itertools.islice(  # one of each, lazily (`dict.fromkeys` made them all: 47 s for 15 KB)
+            (v for kept in [set()] for v in more if not (v in kept or kept.add(v))), ANSWER_DECOYS - len(out)))
     if t in (tuple, list, dict) and e:
         # Around a hidden pivot (`_answer_around`): one element changed from the literal in each made it the consensus
         # (200 in 200). A bool's pool mostly its `not` (other kinds alone: all one kind was the literal, 81%), 2 others.

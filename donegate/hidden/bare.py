@@ -51,7 +51,7 @@ if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, plan, split_id
     from donegate.hidden.bare_shim import (MAIN_ORDER, _as_program, _mkdtemp, _own_names, _run_test, _temp_dir, bind,
                                            hide_harness, make_shim, refuse_harness, shim_compile)
-    from donegate.hidden.bare_fork import (PROGRAM, _Alarm, _drain, _exactly, _failure, _hide, _only, _sink, _test_steps,
+    from donegate.hidden.bare_fork import (PROGRAM, RESULT_MAX, _Alarm, _drain, _exactly, _failure, _hide, _only, _sink, _test_steps,
                                            _threads, enter_program, passing_code, program_fork, renamed, rewrite)
 
 
@@ -193,7 +193,10 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
         # The token goes to the fork only once it asks, after its test returned: while the test runs, no pipe
         # of the fork holds anything it could echo. A fork that ended (or exec'd: its pipes close on exec) asks
         # nothing; one whose child still holds the pipe is watched until it ends.
-        status = _asked(ask_r, pid)
+        # What it writes back (its held asserts' values as it goes, then their comparisons and its token) is read
+        # while it runs: a test's answers need not fit the pipe (`answers.ANSWER_VALUE`).
+        got = []
+        status = _asked(ask_r, pid, res_r, got)
         if status is None:
             try:
                 write(tok_w, token)
@@ -203,21 +206,30 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
         os.close(ask_r)
         del token
         if status is None or status == -1:
-            _, status = os.waitpid(pid, 0)
-        _report(write, rep_w, os.waitstatus_to_exitcode(status), _drain(res_r))
+            status = _asked(None, pid, res_r, got)
+        _report(write, rep_w, os.waitstatus_to_exitcode(status), _drain(res_r, got))
 
 
-def _asked(ask_r, pid):
-    """None once the fork asked for its token; its wait status when it ended without asking."""
+def _asked(ask_r, pid, res_r, got):
+    """None once the fork asked for its token (`ask_r`; None: it has, wait for its end); its wait status when it ended
+    without asking. What it writes back meanwhile is read into `got` (past `RESULT_MAX`, read and dropped: [None])."""
     while True:
-        ready, _, _ = select.select([ask_r], [], [], 0.05)
-        if ready:
+        ready, _, _ = select.select([res_r] if ask_r is None else [ask_r, res_r], [], [], 0.05)
+        if res_r in ready:
+            chunk = os.read(res_r, 1 << 16)
+            if not chunk:  # every end of it closed: the fork ended (or exec'd and will)
+                return os.waitpid(pid, 0)[1]
+            if got[:1] != [None]:
+                got.append(chunk)
+                if sum(map(len, got)) > RESULT_MAX:
+                    got[:] = [None]
+        if ask_r is not None and ask_r in ready:
             said = os.read(ask_r, 1)
             if said == b"R":
                 return None
             if said:  # not the harness's word (product code found the pipe): no token, ever
                 return -1
-            return os.waitpid(pid, 0)[1]  # its end of the pipe closed: it ended, or exec'd and will
+            ask_r = None  # its end of the pipe closed: it ended, or exec'd and will
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return status
@@ -414,6 +426,8 @@ def supervise(params):
                     if z is not None and z.tokens:
                         break  # one that ended holds what it was sent: its reports first
                     z = _in(zygotes, base, codes, tests, entries[sent])  # started when a test needs it
+                if z.tokens and sum(z.sizes) + len(candidates(sent)) > FLIGHT:
+                    break  # its pipe would fill while the zygote writes its reports: after those are read
                 z.send(entries[sent], candidates(sent))
             sent += 1
         entry = entries[done]
@@ -424,7 +438,7 @@ def supervise(params):
             continue
         outcome, detail, answered = z.result()
         if z.dead:  # what it was sent after this test is sent again, to the next zygote
-            sent, z.tokens = done + 1, []
+            sent, z.tokens, z.sizes = done + 1, [], []
         if outcome == "imports-pytest":
             # Again with pytest importable (never run): a project that only uses pytest as a library passes
             # and is a finding a person may wave through; code that needs pytest *running* (its config, its
@@ -450,6 +464,7 @@ def supervise(params):
 
 
 AHEAD = 8  # tests sent to a zygote before their turn
+FLIGHT = 1 << 15  # and their candidates' bytes at most, but for the one test sent when none waits (`answers.py`)
 
 
 def _kept(sent):
@@ -520,12 +535,13 @@ class _Zygote:
         pid = program_fork(renamed(job["compiled"], name), vars(main), late)
         os.close(cmd_r)
         os.close(rep_w)
-        self.pid, self.cmd, self.rep, self.dead, self.tokens = pid, cmd_w, os.fdopen(rep_r, "rb"), False, []
+        self.pid, self.cmd, self.rep, self.dead, self.tokens, self.sizes = pid, cmd_w, os.fdopen(rep_r, "rb"), False, [], []
 
     def send(self, place, blob=b""):
         """The test at `place` of the plan, a token drawn for it and its held asserts' candidates, into the pipe."""
         token = os.urandom(TOKEN // 2).hex().encode()  # as secrets.token_hex
         self.tokens.append(token)
+        self.sizes.append(len(blob))
         try:
             os.write(self.cmd, b"%08d" % place + token + b"%07d" % len(blob) + blob)
         except OSError:  # it ended: `result` says so
@@ -534,6 +550,7 @@ class _Zygote:
     def result(self):
         """(outcome, why, the held asserts' answers for the kit to judge) of the first test sent and not yet reported."""
         token = self.tokens.pop(0)
+        self.sizes[:1] = []
         try:
             head = self.rep.read(13)
             kind, code, size = head[:1], int(head[1:6]), int(head[6:13])
