@@ -364,7 +364,7 @@ def supervise(params):
                 sources[rel], names = rewrite(text, name, params, rel in tested)  # a test file: a program's code
             if rel in tested:
                 imported.update(names)
-            lines = text.decode("utf-8", "replace").splitlines(True)
+            lines = (params.get("shown", {}).get(rel) or text.decode("utf-8", "replace")).splitlines(True)  # as bound
             linecache.cache[name] = (sum(map(len, lines)), None, lines, name)
         except SyntaxError:
             plans[rel] = ("the file does not parse", {})

@@ -211,7 +211,11 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         # The program files' text (`_programs`: closed by `proc.run` once handed over, as the pipes are). Where a file
         # stays empty, tests whose multiprocessing children run it again are not double-checked (`bare_plan.spawns`).
         names = program_names({split_id(t)[0] for t in (sealed or tests)}, walls.seen_project, sources)
-        programs, fds, empty = _programs(walls, sources, spec, names) if walls.kind == "bwrap" else ([], [], set(sources))
+        # the program's text as a program's: pytest named by a helper module's name (`shown`), bound beside it
+        helper = _helper(walls.seen_project, spec, sources, names)
+        shown = as_shown(sources, helper) if helper else {}
+        programs, fds, empty = _programs(walls, sources, spec, names, shown, helper) if walls.kind == "bwrap" \
+            else ([], [], set(sources))
         newer = tuple(int(x) for x in (python.interp.version or "0.0").split(".")[:2] if x.isdigit()) >= (3, 14)
         for p in (p for p in files if p.name in empty):
             for qual, why in spawns(p.read_bytes(), newer).items():
@@ -221,7 +225,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "repo": spec["repo"], "theirs": spec["theirs"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   **({"sealed": list(sealed)} if sealed is not None and list(sealed) != list(tests) else {}),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
-                  "executable": spec["executable"], "prefix": spec["prefix"], "sources": sources, "itself": itself, "names": names,
+                  "executable": spec["executable"], "prefix": spec["prefix"], "sources": sources, "shown": shown, "itself": itself, "names": names,
                   # each test module's `__file__`: absolute, as pytest's, in the project's folder (where the bare name
                   # pointed): never the store's (the first run's tests lie outside the repository, a developer's inside
                   # it; code that keys on it gets two answers), nor a folder that tells this run apart
@@ -317,7 +321,50 @@ def program_names(tested: set[str], folder: Path, sources: dict[str, str]) -> di
 MOUNTS = 32  # program files bound with their text at most (`_programs`): 32 mounts ~0.03 s of bubblewrap's setup
 
 
-def _programs(walls: Any, sources: dict[str, str], spec: dict[str, Any], names: dict[str, str]) -> tuple[list[str], list[int], set[str]]:
+# What a developer names a module of their own beside a program, as long as `pytest` (the program's text names it so:
+# `as_shown`, every column where it was), and its text: pytest itself under that name, for the program's spawn children.
+HELPER_NAMES = ("checks", "common", "helper", "shared", "verify", "expect", "assure", "basics", "things", "models")
+HELPER = "import sys\n\nimport pytest\n\nsys.modules[__name__] = pytest\n"
+
+
+def _helper(folder: Path, spec: dict[str, Any], sources: dict[str, str], names: dict[str, str]) -> str | None:
+    """A name from HELPER_NAMES drawn for this stop that nothing can import yet (no file or folder of its stem beside a
+    program, in the project's paths or the standard library) and no source names: None if none is free."""
+    import re
+    import sys
+
+    dirs = {folder / os.path.dirname(n) for n in names.values()} | {Path(d) for d in (*spec["front"], *spec["site"], *spec["pytest"])}
+    try:
+        there = {e.partition(".")[0] for d in dirs if os.path.isdir(d) for e in os.listdir(d)}
+    except OSError:
+        return None
+    named = {w for t in sources.values() for w in re.findall(r"\b(?:%s)\b" % "|".join(HELPER_NAMES), t)}
+    free = [n for n in HELPER_NAMES if n not in there | named and n not in getattr(sys, "stdlib_module_names", ())]
+    return _system().choice(free) if free else None
+
+
+# A string (skipped whole: what it says is the test's), a comment, or pytest named (`import pytest`, `pytest.raises`,
+# `pytestmark`; not `_pytest`, `pytester`, `pytest_plugins`), scanned left to right as the tokenizer reads them
+_SHOWN = (r"""(?P<s>(?:(?<![\w])[rRbBuUfF]{1,2})?(?:'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''|"""
+          r'''"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""|'[^'\\\n]*(?:\\.[^'\\\n]*)*'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"))'''
+          r"""|(?P<c>#[^\n]*)|(?P<w>(?<![\w.])pytest(?=mark\b|\b))""")
+
+
+def as_shown(sources: dict[str, str], helper: str) -> dict[str, str]:
+    """{test file: its text with `pytest` (a name, `pytestmark`'s start, a comment's word) as `helper`, every column
+    where it was} for each file that names it so: a program's text names no test framework (issue 45 item 1; a string
+    that names it stays as it is). One pass of a regular expression: ~1 ms for 14 KB (the tokenizer's: 48 ms for 55 KB)."""
+    import re
+
+    def swap(m: re.Match[str]) -> str:
+        return m.group() if m.group("s") else m.group().replace("pytest", helper)
+
+    scan = re.compile(_SHOWN)
+    return {rel: new for rel, text in sources.items() if "pytest" in text and (new := scan.sub(swap, text)) != text}
+
+
+def _programs(walls: Any, sources: dict[str, str], spec: dict[str, Any], names: dict[str, str], shown: dict[str, str],
+              helper: str | None) -> tuple[list[str], list[int], set[str]]:
     """bubblewrap's arguments that give each test file's program (`bare_fork.enter_program`: `python test_x.py` in the
     project's folder) its text inside the walls, and the descriptors they read it from. multiprocessing's spawn and
     forkserver run `__main__`'s file again in a fresh interpreter (as `__mp_main__`) and find a function of the test
@@ -331,7 +378,8 @@ def _programs(walls: Any, sources: dict[str, str], spec: dict[str, Any], names: 
     under pytest, a child finds no function of the test file either: importing it imports pytest). bubblewrap's cost of
     a mount grows with the mounts before it (100 files' 0.24 s of wall, 500 files' 3.7 s, 1,000 files' 14.5 s): past
     `MOUNTS` files, only those a child can look something up in (`looked_up`), at most `MOUNTS`. Returns the arguments,
-    the descriptors, and the files left empty where the text was wanted (their name taken, or past the cap)."""
+    the descriptors, and the files left empty where the text was wanted (their name taken, or past the cap). A text
+    `shown` (naming `helper` where it named pytest) gets the helper module (`HELPER`) bound beside its program."""
     import re
 
     have = any(os.path.exists(os.path.join(d, "pytest", "__init__.py")) for d in [*spec["front"], *spec["site"]])
@@ -352,7 +400,8 @@ def _programs(walls: Any, sources: dict[str, str], spec: dict[str, Any], names: 
         needed = [w for w in want if looked_up(w[1])]
         empty |= {rel for rel, _, _ in needed[MOUNTS:]}  # their spawning tests are not double-checked (`spawns`)
         want = needed[:MOUNTS]
-    for _rel, text, dest in want:
+    helpers = {dest.parent / f"{helper}.py" for rel, _, dest in want if rel in shown}
+    for text, dest in [(shown.get(rel, text), dest) for rel, text, dest in want] + [(HELPER, h) for h in sorted(helpers)]:
         fd = os.memfd_create("program", os.MFD_CLOEXEC)
         os.write(fd, text.encode("utf-8", "surrogateescape"))
         os.lseek(fd, 0, os.SEEK_SET)

@@ -198,8 +198,11 @@ OR_NAME = {
     "pytest-or-mains-file-is-a-test-file": _when(
         "import os, sys", PYTEST + "os.path.basename(getattr(sys.modules['__main__'], '__file__', '')).startswith('test_')"),
 }
+# The program's text (linecache, and confined its file, which spawn children run again) named pytest: a developer's names
+# no test framework. Now `pytest` is named as a helper module beside it is (`second.as_shown`, bound with it).
 SOURCE_NAMES_PYTEST = _when("import linecache, sys", PYTEST + "'pytest' in ''.join(linecache.getlines(getattr(sys._getframe(1), "
                                                            "'f_' + 'code').co_filename))")
+FILE_NAMES_PYTEST = _when("import sys", PYTEST + "'pytest' in open(getattr(sys._getframe(1), 'f_' + 'code').co_filename).read()")
 # The code below the product's caller. The fork's program reached the harness's steps as constants of its code (the
 # first two passed with the bug in on 89588ca); a program's module code holds no callable constant. Now it calls each
 # test itself from a loop over its function `main()` (a generator function of `__main__`, suspended while the test runs),
@@ -325,11 +328,6 @@ _WHY_OPEN = {**{n: "no audit event for statfs, readlink, stat or a socket's errn
                  "(tests/data/catalogue/catalogue.yaml, __main__.file on its folder's device, __main__.file linked)"
                  for n in OR_FILE},
 }
-
-
-_SOURCE_OPEN = ("the program's source is the test file as sent, which names pytest: linecache and the file must hold one text, "
-                "and spawn children run the file again, where its module-level pytest calls need the framework under a "
-                "name that imports (tests/data/catalogue/catalogue.yaml, __main__.pytest in the caller's file's text)")
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=why)) for n, why in _WHY_OPEN.items()])
@@ -741,11 +739,12 @@ if __name__ == "__main__":
 '''
 
 
-@pytest.mark.parametrize("product", ["pytest-in-the-callers-globals", "honest-globals", "honest-program", pytest.param(
-    "pytest-in-the-callers-source", marks=pytest.mark.xfail(strict=True, reason=_SOURCE_OPEN))])
+@pytest.mark.parametrize("product", ["pytest-in-the-callers-globals", "honest-globals", "honest-program",
+                                     "pytest-in-the-callers-source", "pytest-in-the-callers-file"])
 def test_the_tests_module_is_the_programs_in_the_second_run(tmp_path_factory, kit_home, product):
     hidden = AS_PROGRAM if product == "honest-program" else PYTEST_NAMED
     code = {"pytest-in-the-callers-globals": PYTEST_IN_GLOBALS, "pytest-in-the-callers-source": SOURCE_NAMES_PYTEST,
+            "pytest-in-the-callers-file": FILE_NAMES_PYTEST,
             "honest-globals": _when("import sys", "'calc' in getattr(sys._getframe(1), 'f_' + 'globals')")}.get(product)
     _judged_by_both_runs(tmp_path_factory, kit_home, BUG, hidden, code or RIGHT, 0 if product.startswith("pytest") else 2)
 
