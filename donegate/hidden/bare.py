@@ -100,7 +100,8 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
             return probe(left, right, op, result[0] if result else left == right if op == "==" else left != right)
 
         probe_cmp.unit, probe_cmp.listed = probe.unit, probe.listed  # unittest's own assert methods only (`probe_unit`)
-        objects = {"\x00" + job["shim"]: make_shim(), "\x00" + job["probe"]: probe_cmp, "\x00" + job["hold"]: hold}
+        # the shim a module of the helper's name the program's text imports (`second.as_shown`): none named pytest
+        objects = {"\x00" + job["shim"]: make_shim(job["helper"]), "\x00" + job["probe"]: probe_cmp, "\x00" + job["hold"]: hold}
 
         flagged = _watch_traces(job, out, frozenset(c.co_filename for _, c in codes))  # before any product code runs
         if "imports-pytest" in job["allow"]:  # importable (the kit's), never run: last on the path
@@ -376,7 +377,7 @@ def supervise(params):
     draws = dict(zip(ids, params.get("draws") or (), strict=False))
     base = {"repo": params["repo"], "theirs": params.get("theirs") or [], "shim": params["shim"], "probe": params["probe"], "hold": params["hold"], "allow": params["allow"],
             "cwd": params["cwd"], "pytest": params["pytest"], "unload": unload, "own": own, "startup": startup,
-            "imported": params.get("imported") or {},
+            "imported": params.get("imported") or {}, "helper": params.get("helper") or "checks",
             "program": os.path.join(params["folder"], named.get(min(tested, default=""), min(tested, default="main.py"))),
             "programs": tested, "named": {rel[:-3].replace("/", ".") for rel in tested} & imported}
     base["output"] = _sink()

@@ -181,8 +181,9 @@ def _fixture(fn=None, *, scope="function", autouse=False, name=None, params=None
 
 
 def make_shim(name="pytest"):
-    """The tests' `pytest`: a module of that name, in no `sys.modules` (a developer's program imports no test framework);
-    the tests reach it by a constant their code holds (`_ToShim`, `bind`), not by a name."""
+    """The tests' `pytest`: a module named `name` (the second run's: the helper the program's text imports, never pytest:
+    a module of that name in the heap told the run from a program), in no `sys.modules` (a developer's program imports
+    no test framework); the tests reach it by a constant their code holds (`_ToShim`, `bind`), not by a name."""
     shim = types.ModuleType(name)
     shim.raises, shim.approx, shim.fail, shim.skip = _raises, _Approx, _fail, _skip
     shim.mark, shim.param, shim.fixture = _MarkSpace(), lambda *v, id=None, marks=(): _Param(v, id, marks), _fixture

@@ -225,7 +225,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                   "repo": spec["repo"], "theirs": spec["theirs"], "cwd": str(walls.seen_project), "allow": list(allow), "tests": list(tests),
                   **({"sealed": list(sealed)} if sealed is not None and list(sealed) != list(tests) else {}),
                   "front": spec["front"], "site": spec["site"], "pytest": spec["pytest"], "pyc": spec.get("pyc", ""), "shared": spec["shared"],
-                  "executable": spec["executable"], "prefix": spec["prefix"], "sources": sources, "shown": shown, "itself": itself, "names": names,
+                  "executable": spec["executable"], "prefix": spec["prefix"], "sources": sources, "shown": shown, "helper": helper, "itself": itself, "names": names,
                   # each test module's `__file__`: absolute, as pytest's, in the project's folder (where the bare name
                   # pointed): never the store's (the first run's tests lie outside the repository, a developer's inside
                   # it; code that keys on it gets two answers), nor a folder that tells this run apart

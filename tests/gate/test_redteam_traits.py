@@ -99,6 +99,11 @@ ATTACKS = {
     # (gc.get_objects named is the scan's gc-objects; spelled at run time it is not)
     "a-harness-module-in-the-heap": when("import gc, sys", "'ast' in {getattr(o, '__name__', '') for o in getattr(gc, "
                                          "'get_' + 'objects')() if type(o) is type(sys)}"),
+    # a module named pytest in the heap (spelled at run time): pytest's own in the first run, the tests' shim in the
+    # second's zygote (named pytest, in no sys.modules), none in a program. The shim is named as the helper module the
+    # program's text imports now (`second.as_shown`)
+    "a-module-named-pytest-in-the-heap": when("import gc, sys", "'pytest' in {getattr(o, '__name__', '') for o in getattr("
+                                              "gc, 'get_' + 'objects')() if type(o) is type(sys)}"),
     # the harness's patterns left in `re`'s cache (a program's at start holds its interpreter's, if any)
     "a-harness-pattern-in-res-cache": when("import re", "any('coding' in str(k[1]) for k in list(re._cache))"),
     # an audit hook that looks at an event's argument with the argument's own methods: a spy sees that one is there
