@@ -28,7 +28,7 @@ from donegate.hidden import confine
 from tests.support import require
 from tests.support.repos import seal, sealed_copy
 from tests.support.calcrepo import BUG, HIDDEN, PROCESS_WIDE, RIGHT, RIGHT_BODY, assert_no_test_text as _assert_no_test_text, \
-    sealed as _sealed, together as _together, when as _when
+    kit_files, sealed as _sealed, together as _together, when as _when
 
 # Pieces the attacks share: find the live objects of the run the way an agent would.
 FIND = '''
@@ -391,19 +391,6 @@ def _cases():
             yield pytest.param(name, code, expect, mode, id=f"{name}-{mode}")
 
 
-def _state(kit_home: Path) -> dict[str, bytes]:
-    """The kit's files but the ledger and `state/`, never walked into: the put-back's child still works in its mirrors
-    after the hook's answer (a folder listed by a walk was gone when read: CI saw `FileNotFoundError` in rglob)."""
-    out = {}
-    for top, dirs, files in os.walk(kit_home):
-        dirs[:] = sorted(d for d in dirs if d != "state")
-        for name in files:
-            path = Path(top) / name
-            if name != "ledger.jsonl" and path.is_file():
-                out[str(path.relative_to(kit_home))] = path.read_bytes()
-    return out
-
-
 @pytest.mark.parametrize("name, code, expect, mode", list(_cases()))
 def test_attack_is_blocked_and_leaks_nothing(tmp_path_factory, kit_home, name, code, expect, mode):
     repo = _sealed(tmp_path_factory, kit_home, mode)
@@ -415,7 +402,7 @@ def test_attack_is_blocked_and_leaks_nothing(tmp_path_factory, kit_home, name, c
         server.settimeout(0.5)
         code = code.replace("PORT", str(server.getsockname()[1]))
     (repo / "calc.py").write_text(code)
-    before = _state(kit_home)
+    before = kit_files(kit_home)
     try:
         os.unlink(MARK)
     except FileNotFoundError:
@@ -426,7 +413,7 @@ def test_attack_is_blocked_and_leaks_nothing(tmp_path_factory, kit_home, name, c
     # Nothing leaked: the repository holds only the agent's own edit, the store and the kit state are
     # as they were, nothing was written outside, and the feedback carries no test text.
     assert git(repo, "status", "--porcelain", "--untracked-files=all").split() == ["M", "calc.py"]
-    assert _state(kit_home) == before
+    assert kit_files(kit_home) == before
     _assert_no_test_text(res.stderr + res.stdout)
     (line,) = stop_lines(kit_home)
     accept = line["gates"]["acceptance"]
@@ -479,7 +466,7 @@ def test_honest_code_passes_with_every_defence_on(tmp_path_factory, kit_home, na
         require.bwrap()
     if name in TOGETHER:
         if not _TOGETHER_PASSED:
-            _TOGETHER_PASSED.append(_together(tmp_path_factory, kit_home, "honest-together", [HONEST[n] for n in TOGETHER],
+            _TOGETHER_PASSED.append(_together(tmp_path_factory, "honest-together", [HONEST[n] for n in TOGETHER],
                                               HIDDEN, 2, BUG, f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: block\n"))
         if _TOGETHER_PASSED[0]:
             return

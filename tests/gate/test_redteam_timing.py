@@ -156,7 +156,7 @@ def test_still_open_pass_with_the_bug_in(tmp_path_factory, kit_home, name):
 @pytest.mark.parametrize("name", list(HONEST))
 def test_honest_state_between_calls_passes(tmp_path_factory, kit_home, name):
     if not _TOGETHER:  # one stop holds them all (`calcrepo.together`); a batch that fails leaves each to its own stop
-        _TOGETHER.append(together(tmp_path_factory, kit_home, "timing-honest", list(HONEST.values()), HIDDEN, 2, BUG,
+        _TOGETHER.append(together(tmp_path_factory, "timing-honest", list(HONEST.values()), HIDDEN, 2, BUG,
                                   "confine: on\nscan: block\n"))
     if _TOGETHER[0]:
         return

@@ -316,7 +316,7 @@ def test_honest_change_passes_or_is_appealable(sealed, monkeypatch, clean, name,
     files, expect = HONEST[name]
     if name in TOGETHER:
         if not _TOGETHER_PASSED:
-            _TOGETHER_PASSED.append(together(tmp_path_factory, kit_home, "second-honest-together",
+            _TOGETHER_PASSED.append(together(tmp_path_factory, "second-honest-together",
                                              [HONEST[n][0]["calc.py"] for n in TOGETHER], HIDDEN, 3, BUG,
                                              f"confine: {'on' if sealed[2] == 'bwrap' else 'off'}\nscan: block\n"))
         if _TOGETHER_PASSED[0]:

@@ -6,7 +6,9 @@ traces read)."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import os
 import re
 from pathlib import Path
 
@@ -55,10 +57,11 @@ def sealed(tmp_path_factory, kit_home: Path, mode: str, scan: str = "off") -> Pa
     return repo
 
 
-def assert_no_test_text(text: str) -> None:
-    for line in HIDDEN_LINES:
+def assert_no_test_text(text: str, module: str = "calc") -> None:
+    """No line of HIDDEN (as the copy of a batch's `module` names it, `module_text`), nor a run of it in base64 or hex."""
+    for line in (module_text(line, module) for line in HIDDEN_LINES):
         assert line not in text and line.replace("'", '"') not in text, f"hidden test text reached the agent: {line!r}"
-    raw = HIDDEN.encode()
+    raw = module_text(HIDDEN, module).encode()
     for shift in range(3):
         enc = base64.b64encode(raw[shift:]).decode()
         for i in range(0, len(enc) - 24, 8):
@@ -73,32 +76,92 @@ def assert_no_test_text(text: str) -> None:
 PROCESS_WIDE = re.compile(r"thread|atexit|fork|signal|settrace|setprofile|cProfile|\bgc\b|mock|subprocess|_exit|basicConfig")
 
 
-def together(tmp_path_factory, kit_home: Path, name: str, codes: list[str], hidden: str, tests: int, bug: str,
-             config: str) -> bool:
+def together(tmp_path_factory, name: str, codes: list[str], hidden: str, tests: int, bug: str, config: str) -> bool:
     """Whether one stop of `codes` (each a `calc.py`, as `calc_<i>.py` beside the others) under `config` passes
     outright: the `tests` tests of every module pass both runs, no tamper, no finding, only the modules changed.
-    Sealed once per worker (`sealed_copy`, under `name`)."""
-    mods = {f"calc_{i}": code for i, code in enumerate(codes)}
-
-    def build(repo: Path, home: Path) -> None:
-        make_repo(repo, {f"{m}.py": bug for m in mods})
-        folder = repo.parent / "hidden"
-        folder.mkdir()
-        for m in mods:
-            (folder / f"test_{m}.py").write_text(hidden.replace("calc", m))
-        res = seal(repo, *sorted(folder.iterdir()), extra_env={"DONEGATE_HOME": str(home)})
-        assert res.returncode == 0, res.stderr
-
-    repo = sealed_copy(tmp_path_factory.getbasetemp() / "sealed", name, build, kit_home)
-    write_config(kit_home, config)
-    for m, code in mods.items():
-        (repo / f"{m}.py").write_text(code)
-    res = run_hook(stop_payload(repo, session=name), timeout=120)
-    if res.returncode != 0:
+    One stop in the whole test run (`batch`, under `name`)."""
+    out = batch(tmp_path_factory, name, {str(i): code for i, code in enumerate(codes)}, config, hidden=hidden, bug=bug)
+    if out["returncode"] != 0:
         return False
-    line, n = stop_lines(kit_home)[-1], tests * len(mods)
+    line, n, mods = out["line"], tests * len(codes), out["modules"].values()
     accept = line["gates"]["acceptance"]
-    return (f"{n} acceptance tests pass" in json.loads(res.stdout)["systemMessage"] and "tamper" not in accept
+    return (f"{n} acceptance tests pass" in json.loads(out["stdout"])["systemMessage"] and "tamper" not in accept
             and (accept.get("second") or {}).get("checked") == n and (line["gates"].get("scan") or {}).get("findings", []) == []
-            and sorted(git(repo, "status", "--porcelain", "--untracked-files=all").split())
-            == sorted(["M"] * len(mods) + [f"{m}.py" for m in mods]))
+            and sorted(out["status"]) == sorted(["M"] * len(mods) + [f"{m}.py" for m in mods]))
+
+
+def batch(tmp_path_factory, name: str, codes: dict[str, str], config: str, *, hidden: str = HIDDEN, bug: str = BUG,
+          renamed: bool = False, env: dict | None = None, timeout: float = 180) -> dict:
+    """One stop of many cases' `calc.py` at once, each a product module of its own (`calc_<NN>.py`, in `codes`' order,
+    with its own copy of the hidden tests, `test_calc_<NN>.py`), sealed under `config` and stopped once in the whole test
+    run (`pool.SharedRuns`: whichever xdist worker asks first runs it, the others read its result).
+
+    For cases that change nothing process-wide (`PROCESS_WIDE`) and each assert their own module's outcome (its tests
+    by id in the record, its own file:line): one case's attack cannot make another's pass. A stop costs ~0.5 CPU-s; a
+    case of a batch, the reading of its result. What it gives: `returncode`, `stdout`, `stderr`, the stop's ledger
+    `line`, the kit's files changed by the stop but the ledger and state/ (`kit_changed`), `status` (git's porcelain
+    words) and `modules` ({case: its module's name}). `renamed`: each case's code names its own module and test file
+    (`module_text`); `env`: the hook's environment besides the batch's DONEGATE_HOME."""
+    from tests.support.pool import SharedRuns, shared_root
+
+    modules = {case: f"calc_{i:02d}" for i, case in enumerate(codes)}
+
+    def run(key, base: Path) -> dict:
+        home = base / "home"
+        home.mkdir()
+        write_config(home, config)
+        repo = make_repo(base / "repo", {f"{m}.py": bug for m in modules.values()})
+        folder = base / "hidden"
+        folder.mkdir()
+        for m in modules.values():
+            (folder / f"test_{m}.py").write_text(hidden.replace("calc", m))
+        home_env = {"DONEGATE_HOME": str(home)}
+        res = seal(repo, *sorted(folder.iterdir()), extra_env=home_env)
+        assert res.returncode == 0, res.stderr
+        for case, m in modules.items():
+            (repo / f"{m}.py").write_text(module_text(codes[case], m) if renamed else codes[case])
+        before = kit_files(home)
+        res = run_hook(stop_payload(repo, session=name), env={**(env or {}), **home_env}, timeout=timeout)
+        after = kit_files(home)
+        return {"returncode": res.returncode, "stdout": res.stdout, "stderr": res.stderr, "line": stop_lines(home)[-1],
+                "kit_changed": sorted(k for k in {*before, *after} if before.get(k) != after.get(k)),
+                "status": git(repo, "status", "--porcelain", "--untracked-files=all").split(), "modules": modules}
+
+    key = hashlib.sha256(json.dumps([codes, config, hidden, bug, renamed, env], sort_keys=True).encode()).hexdigest()[:10]
+    return SharedRuns(shared_root(tmp_path_factory, "calc-batches"), [f"{name}-{key}"], run, threads=0)[f"{name}-{key}"]
+
+
+def kit_files(home: Path) -> dict[str, bytes]:
+    """The kit's files but the ledger and `state/`, never walked into: the put-back's child still works in its mirrors
+    after the hook's answer (a folder listed by a walk was gone when read: CI saw `FileNotFoundError` in rglob)."""
+    out = {}
+    for top, dirs, files in os.walk(home):
+        dirs[:] = sorted(d for d in dirs if d != "state")
+        for file in files:
+            path = Path(top) / file
+            if file != "ledger.jsonl" and path.is_file():
+                out[str(path.relative_to(home))] = path.read_bytes()
+    return out
+
+
+def module_text(text: str, module: str) -> str:
+    """`text` naming the red team's module (`calc`, its test file) as the batch's `module` instead."""
+    return text.replace("calc", module)
+
+
+def shown(feedback: str, test: str) -> str:
+    """What the feedback shows under the failing test `test` (its `- <id>` line and the indented lines below it), or ""."""
+    lines, out = feedback.splitlines(), []
+    for i, line in enumerate(lines):
+        if line == f"- {test}":
+            out.append(line)
+            out += [x for x in _indented(lines[i + 1:])]
+            break
+    return "\n".join(out)
+
+
+def _indented(lines: list[str]):
+    for line in lines:
+        if not line.startswith(" "):
+            return
+        yield line
