@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -28,7 +29,7 @@ from donegate.hidden import confine
 from tests.support import require
 from tests.support.repos import seal, sealed_copy
 from tests.support.calcrepo import BUG, HIDDEN, PROCESS_WIDE, RIGHT, RIGHT_BODY, assert_no_test_text as _assert_no_test_text, \
-    kit_files, sealed as _sealed, together as _together, when as _when
+    batch, kit_files, sealed as _sealed, shown, together as _together, when as _when
 
 # Pieces the attacks share: find the live objects of the run the way an agent would.
 FIND = '''
@@ -391,8 +392,52 @@ def _cases():
             yield pytest.param(name, code, expect, mode, id=f"{name}-{mode}")
 
 
+# The attacks whose every effect is on their own tests' outcome in the first run (a skip, an exception, a value, a
+# fingerprint the runs hide, an equality the probe refuses): one stop a mode holds them all (`calcrepo.batch`, once in
+# the whole run), each in a module of its own that its code names (`test_calc_<NN>.py`). Each case finds its own test
+# shown failing with its own words; the stop's checks (nothing leaked, nothing changed) are every case's. The cap on the
+# feedback is lifted there so that every failure is shown (and scrubbed). The others each stop alone: they change the
+# harness, the stream, the process or the walls, where one attack could hide another.
+ATTACKS_TOGETHER = ["pytest-skip-from-product", "pytest-xfail-from-product", "skip-raised-as-exception",
+            "exception-carries-the-test-in-base64", "exception-carries-the-test-in-short-base64-chunks",
+            "exception-carries-the-test-in-hex", "returned-value-carries-the-test-text", "exception-carries-test-lines-one-by-one",
+            "system-exit-from-product", "test-text-written-into-the-repo-base64-no-stack", "reads-the-kit-state-and-environment",
+            "fingerprint-no-site-flag", "fingerprint-orig-argv-flags", "fingerprint-cmdline-flags", "fingerprint-home-under-tmpdir",
+            "fingerprint-no-venv-prefix", "fingerprint-no-pwd-variable", "fingerprint-no-shell-variable",
+            "fingerprint-dont-write-bytecode", "fingerprint-home-is-not-the-users", "eq-always-true-code-claims-stdlib",
+            "eq-staticmethod-bool-module-decimal", "eq-within-a-tolerance", "eq-within-a-tolerance-float-subclass",
+            "eq-on-the-first-comparison-only"]
+# What the case's own failure says where the stop's words are another case's (the probe's line names the first it saw)
+OWN_WORDS = {"eq-always-true-code-claims-stdlib": "== 900", "eq-staticmethod-bool-module-decimal": "== 900"}
+
+
+def _together_stop(tmp_path_factory, mode: str) -> dict:
+    """The stop of every `ATTACKS_TOGETHER` attack of `mode`, checked for what every case asserts of its stop."""
+    codes = {n: ATTACKS[n][0] for n in ATTACKS_TOGETHER if mode in _modes(ATTACKS[n][2])}
+    out = batch(tmp_path_factory, f"redteam-{mode}", codes, f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: off\n"
+                "feedback_chars: 100000\n", renamed=True, env={"SHELL": os.environ.get("SHELL") or "/bin/sh"})
+    assert out["returncode"] == 2, f"the stop was allowed: {out['stdout']} {out['stderr']}"
+    modules = out["modules"].values()
+    assert sorted(out["status"]) == sorted(["M"] * len(modules) + [f"{m}.py" for m in modules]), out["status"]
+    assert out["kit_changed"] == []
+    for m in modules:
+        _assert_no_test_text(out["stderr"] + out["stdout"], m)
+    accept = out["line"]["gates"]["acceptance"]
+    assert accept["confinement"] == ("bwrap" if mode == "bwrap" else "none") and not accept["ok"]
+    if "the code under test" in out["stderr"]:
+        assert accept["tamper"]["what"] in out["stderr"]
+    return out
+
+
 @pytest.mark.parametrize("name, code, expect, mode", list(_cases()))
 def test_attack_is_blocked_and_leaks_nothing(tmp_path_factory, kit_home, name, code, expect, mode):
+    if name in ATTACKS_TOGETHER:
+        if mode == "bwrap":
+            require.bwrap()
+        out = _together_stop(tmp_path_factory, mode)
+        own = shown(out["stderr"], f"test_{out['modules'][name]}.py::test_ten_units_get_the_bulk_discount")
+        assert own and OWN_WORDS.get(name, expect) in own, (name, out["stderr"])
+        return
     repo = _sealed(tmp_path_factory, kit_home, mode)
     server = None
     if "PORT" in code:
@@ -454,9 +499,9 @@ def test_the_scan_blocks_the_fingerprints_the_runs_cannot_hide(tmp_path_factory,
     assert {f["rule"] for f in line["gates"]["scan"]["findings"]} == {"sandbox-probe"}
 
 
-# Those that change nothing process-wide are judged together first (`calcrepo.together`: one stop per worker).
+# Those that change nothing process-wide are judged together first (`calcrepo.together`: one stop in the whole run).
 TOGETHER = sorted(n for n, code in HONEST.items() if not PROCESS_WIDE.search(code))
-_TOGETHER_PASSED: list[bool] = []  # this worker's batch: judged once, by its first case
+_TOGETHER_PASSED: list[bool] = []  # the batch's verdict, read once by this worker's first case
 
 
 @pytest.mark.parametrize("name", list(HONEST))
@@ -536,10 +581,22 @@ SCANNED = {
 }
 
 
+# Judged together (`calcrepo.batch`), each group's findings within the five a block names (9 findings in all).
+SCANNED_TOGETHER = [("pytest-current-test-special-case", "forged-stream-via-pytest-internals", "frame-walk-reads-the-tests-constants"),
+                    ("gc-and-exit", "sys-class-net-only-lo", "prctl-no-new-privs")]
+
+
 @pytest.mark.parametrize("name", list(SCANNED))
 def test_the_scan_blocks_what_the_run_cannot_see(tmp_path_factory, kit_home, name):
     # An always-equal value passes `==` at run time; the scan names the trick, file:line and rule.
     code, where, rule = SCANNED[name]
+    group = next((g for g in SCANNED_TOGETHER if name in g), None)
+    if group:  # one stop holds the group, each in a module of its own, named at its own file:line
+        out = batch(tmp_path_factory, "redteam-scanned", {n: SCANNED[n][0] for n in group}, "confine: off\nscan: block\n")
+        at = where.replace("calc.py", f"{out['modules'][name]}.py") + " "
+        assert out["returncode"] == 2 and "games the test harness" in out["stderr"], out["stderr"]
+        assert re.search(re.escape(at) + r"[^;\[\n]*\[" + re.escape(rule) + r"\]", out["stderr"]), (at, rule, out["stderr"])
+        return
     repo = _sealed(tmp_path_factory, kit_home, "off", scan="block")
     (repo / "calc.py").write_text(code)
     res = run_hook(stop_payload(repo))

@@ -118,7 +118,7 @@ def test_two_units_pay_the_full_price():
 '''
 COUNTED = ("_CALLS = []\ndef reset():\n    _CALLS.clear()\ndef calls():\n    return len(_CALLS)\n"
            "def price(units):\n    _CALLS.append(units)\n" + RIGHT_BODY)
-_TOGETHER: list[bool] = []  # this worker's batch of the honest ones: judged once, by its first case
+_TOGETHER: list[bool] = []  # the honest ones' batch's verdict, read once by this worker's first case
 
 
 def _stop(tmp_path_factory, kit_home, code: str):
