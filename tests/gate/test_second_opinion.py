@@ -20,7 +20,7 @@ import pytest
 
 from donegate.gate import appeal
 from tests.support import require
-from tests.support.calcrepo import PROCESS_WIDE, together
+from tests.support.calcrepo import PROCESS_WIDE, batch, together
 from tests.support.repos import write_config, git, ledger_lines, make_repo, run_hook, seal, stop_lines, seal_files, stop_payload
 
 HIDDEN = '''import pytest
@@ -217,8 +217,36 @@ def clean(sealed):
 APPEALED_AT_THE_HOOK = {"pytest-in-sys-modules", "always-equal-non-constant-body", "forged-stream-via-pytest-objects-and-posix-exit"}
 
 
+# Attacks of calc.py alone that change nothing process-wide and make the runs disagree: one stop in the whole run
+# (`calcrepo.batch`), each case in a module of its own, each finding its own test failed by the second run. The others
+# stop alone: files beside calc.py, an exit, a fork or the harness's token, the appeal's stop after it, or the equality
+# probe's (it blocks in the first run, which then stops the second: a batch of them has to stop apart, and a batch's
+# seal of its own costs what three cases' stops save).
+ATTACKS_TOGETHER = {"disagree": ["pytest-in-sys-modules-via-get", "pytest-version-variable", "any-pytest-variable", "pytest-import-caught",
+                                 "pytest-frames-on-the-stack", "encoding-cookie-hides-the-code"]}
+
+
+def _together(tmp_path_factory, sealed, name: str) -> bool:
+    """Whether `name` is judged in its kind's stop (`ATTACKS_TOGETHER`); if so, that it found its own test failed there."""
+    rule = next((rule for rule, names in ATTACKS_TOGETHER.items() if name in names), "")
+    if not rule:
+        return False
+    codes = {n: ATTACKS[n][0]["calc.py"] for n in ATTACKS_TOGETHER[rule]}
+    out = batch(tmp_path_factory, f"second-{rule}", codes, f"confine: {'on' if sealed[2] == 'bwrap' else 'off'}\nscan: block\n",
+                hidden=HIDDEN, bug=BUG)
+    accept = out["line"]["gates"]["acceptance"]
+    assert out["returncode"] == 2 and accept["tamper"]["rule"] == rule, (accept, out["stderr"])
+    why = appeal._not_appealable(SimpleNamespace(gates=out["line"]["gates"]))
+    assert why and "tampered with the test run" in why, (why, accept)
+    own = f"test_{out['modules'][name]}.py::test_ten_units_get_the_bulk_discount"
+    assert (accept["second"].get("disagree") or {}).get(own, "").startswith("failed: "), (own, accept["second"])
+    return True
+
+
 @pytest.mark.parametrize("name", list(ATTACKS))
-def test_attack_is_blocked_by_the_second_opinion_or_the_probe(sealed, monkeypatch, clean, name):
+def test_attack_is_blocked_by_the_second_opinion_or_the_probe(sealed, monkeypatch, clean, name, tmp_path_factory):
+    if _together(tmp_path_factory, sealed, name):
+        return
     files, expect, rule = ATTACKS[name]
     res, line = _stop(sealed, monkeypatch, files, f"attack-{name}")
     assert res.returncode == 2, f"the stop was allowed: {res.stdout}"
@@ -305,10 +333,10 @@ HONEST = {
 
 
 # The changes of calc.py alone that pass outright and change nothing process-wide are judged together first
-# (`calcrepo.together`: one stop per worker); each is judged alone when that stop does not pass outright.
+# (`calcrepo.together`: one stop in the whole run); each is judged alone when that stop does not pass outright.
 TOGETHER = sorted(n for n, (files, expect) in HONEST.items()
                   if expect == "pass" and list(files) == ["calc.py"] and not PROCESS_WIDE.search(files["calc.py"]))
-_TOGETHER_PASSED: list[bool] = []  # this worker's batch: judged once, by its first case
+_TOGETHER_PASSED: list[bool] = []  # the batch's verdict, read once by this worker's first case
 
 
 @pytest.mark.parametrize("name", list(HONEST))
