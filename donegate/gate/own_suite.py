@@ -579,6 +579,7 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
                                    configs, moved)
     out += [f for n in configs if n == "tox.ini" for f in tox_ini.findings(n, sealed(n), configs[n])]
     out += excluded.coverage_findings({n: sealed(n) for n in coverage}, coverage)
+    flows = {n: (sealed(n), ci[n] if n in ci else sealed(n)) for n in [*ci, *sealed_files] if n.startswith(".github/")}
     out += excluded.ci_findings({n: sealed(n) for n in ci}, ci, list(pack.get("tests") or []),
-                                [n for n in changed if n.endswith(".py")])
+                                [n for n in changed if n.endswith(".py")], pack.get("branches"), flows if ci else None)
     return out + excluded.conftest_findings({n: sealed(n) for n in conftests}, conftests)

@@ -5,6 +5,7 @@ events that test a change (`on: push`, `pull_request`). `donegate.seal.excluded`
 
 from __future__ import annotations
 
+import functools
 import re
 
 TYPE_CHECKING = False
@@ -21,19 +22,28 @@ NOT_RUN = ("echo", "printf", "true", ":", "cat", "exit", "false", "test", "[", "
 
 def runs_tests(run: str) -> bool:
     """Whether a step's script runs a test command: one of its commands (after `!` and `VAR=value`) starts with
-    no word of NOT_RUN and no comment, and names a test word."""
+    no word of NOT_RUN and no comment, and names a test word; not one after `exit 0`, nor one `false &&` or
+    `true ||` skips; a shell's `-c` script read as a script (`bash -c 'echo pytest'` runs none)."""
     import shlex
 
-    for command in re.split(r"&&|\|\||;|\||\n", run.replace("\\\n", " ")):
-        if not any(w in command for w in TEST_WORDS):
-            continue
+    status = ""  # the status of the commands before: "0", "1" or "" (not known)
+    for op, command in split(run):
+        if (op == "&&" and status == "1") or (op == "||" and status == "0"):
+            continue  # (skipped: the status stays)
         try:
             words = shlex.split(command, comments=True)
         except ValueError:
             words = command.split()
         while words and (words[0] == "!" or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0])):
             words = words[1:]
-        if words and words[0] not in NOT_RUN and any(w in " ".join(words) for w in TEST_WORDS):
+        if words[:1] == ["exit"] and words[1:] in ([], ["0"]) and op in ("", ";", "\n"):
+            return False  # (the script ends here, passing)
+        status = {"true": "0", ":": "0", "false": "1"}.get(words[0], "") if len(words) == 1 else ""
+        inner = wrapped(command)
+        if inner is not None:
+            if runs_tests(inner[0]):
+                return True
+        elif words and words[0] not in NOT_RUN and any(w in " ".join(words) for w in TEST_WORDS):
             return True
     return False
 
@@ -64,23 +74,44 @@ def events(text: str | None) -> set[str] | None:
 
 
 def exported(run: str) -> dict[str, str]:
-    """What a step writes to `$GITHUB_ENV` (`echo "NAME=value" >> "$GITHUB_ENV"`): the environment of the job's later
-    steps, pytest's `PYTEST_ADDOPTS` among it."""
+    """What a step writes to `$GITHUB_ENV`, the environment of the job's later steps (pytest's `PYTEST_ADDOPTS` among
+    it): `echo "NAME=value" >> "$GITHUB_ENV"` (or `>`, `printf`, `| tee -a "$GITHUB_ENV"`), a heredoc (`cat >>
+    "$GITHUB_ENV" <<EOF`), GitHub's `NAME<<DELIMITER` for a value of several lines; and pytest's variables
+    (`PYTEST_ADDOPTS=...`) named in a step that writes it in a way not read here (a group, a program)."""
     import shlex
 
-    out = {}
-    for line in run.splitlines():
-        head, sep, target = line.partition(">>")
-        if not sep or "GITHUB_ENV" not in target:
+    lines, written, i = run.splitlines(), [], 0
+    while i < len(lines):
+        line, i = lines[i], i + 1
+        if "GITHUB_ENV" not in line:
+            continue
+        heredoc = re.search(r"^(?:[^'\"]|'[^']*'|\"[^\"]*\")*?<<-?\s*(['\"]?)(\w+)\1", line)  # (`<<` outside quotes)
+        if heredoc:
+            while i < len(lines) and lines[i].strip() != heredoc.group(2):
+                written.append(lines[i].strip())
+                i += 1
+            i += 1
             continue
         try:
-            words = shlex.split(head)
+            words = shlex.split(re.split(r">>?|\|\s*tee\b", line)[0])
         except ValueError:
             continue
-        if words[:1] in (["echo"], ["printf"]):
-            name, eq, value = " ".join(w for w in words[1:] if not w.startswith("-")).partition("=")
-            if eq and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
-                out[name] = value
+        if words[:1] == ["printf"] and len(words) > 1:
+            written += words[2:] if "%" in words[1] else words[1].split("\\n")
+        elif words[:1] == ["echo"]:
+            written += " ".join(w for w in words[1:] if not re.fullmatch(r"-[neE]+", w)).split("\\n")
+    out: dict[str, str] = {}
+    for k, line in enumerate(written):
+        name, eq, value = line.partition("=")
+        multi = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)<<(\S+)", line)
+        if multi:  # (NAME<<EOF, its lines, EOF)
+            end = next((n for n in range(k + 1, len(written)) if written[n] == multi.group(2)), len(written))
+            out[multi.group(1)] = "\n".join(written[k + 1:end])
+        elif eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            out[name] = value
+    if "GITHUB_ENV" in run:
+        for name, value in re.findall(r"\b(PYTEST_ADDOPTS|PYTEST_PLUGINS)=([^\n\"']*)", run):
+            out.setdefault(name, value)
     return out
 
 
@@ -104,18 +135,45 @@ def _passed_on(name: str, body: str, alias: bool) -> bool:
     return bool(runs and given) and not re.search(r"\|\||(^|[\s;&])(true|exit|:|-c)($|[\s;])", body)
 
 
-def _filters(text: str | None) -> dict[str, dict[str, Any]] | None:
-    """{change event: its filters (`branches`, `paths`, their `-ignore`s)} of a workflow's `on:`, None when it does
-    not parse."""
+@functools.lru_cache(maxsize=64)
+def _load(text: str | None) -> Any:
+    """A workflow's YAML, None when it does not parse (5,000 nested `[` go past the parser's stack); read once a
+    stop (not changed by its readers)."""
     import yaml
 
     try:
-        data = yaml.safe_load(text or "")
+        return yaml.safe_load(text or "")
     except (yaml.YAMLError, RecursionError):
         return None
+
+
+def _filters(data: Any) -> dict[str, dict[str, Any]]:
+    """{change event: its filters (`branches`, `paths`, their `-ignore`s)} of a workflow's `on:`."""
     on = data.get("on", data.get(True)) if isinstance(data, dict) else None
     names = {on: None} if isinstance(on, str) else dict.fromkeys(on) if isinstance(on, list) else on if isinstance(on, dict) else {}
-    return {str(k): v if isinstance(v, dict) else {} for k, v in names.items() if str(k) in CHANGE_EVENTS}
+    out = {str(k): v if isinstance(v, dict) else {} for k, v in names.items() if str(k) in CHANGE_EVENTS}
+    return {**out, "workflow_call": {}} if any(str(k) == "workflow_call" for k in names) else out
+
+
+def reach(name: str, texts: dict[str, str | None], seen: frozenset[str] = frozenset()) -> dict[str, list[dict[str, Any]]]:
+    """{change event: [the filters it runs under]} of workflow `name` among the repository's workflows `texts`
+    ({path: text}): its own `on:`, and, when it is reusable (`on: workflow_call`), the events of each workflow with a
+    job that calls it (`uses: ./.github/workflows/NAME`) and runs (`skipped_jobs`)."""
+    parsed = {n: _load(t) for n, t in sorted(texts.items())}
+    own = _filters(parsed.get(name))
+    out = {e: [f] for e, f in own.items() if e != "workflow_call"}
+    if "workflow_call" not in own or name in seen:
+        return out
+    for caller, data in sorted(parsed.items()):
+        jobs = _mapping(_mapping(data).get("jobs"))
+        if caller == name or not any(str(_mapping(b).get("uses") or "").removeprefix("./") == name for b in jobs.values()):
+            continue
+        theirs = reach(caller, texts, seen | {name})
+        skipped = skipped_jobs(jobs, set(theirs) or set(CHANGE_EVENTS))
+        if any(str(_mapping(b).get("uses") or "").removeprefix("./") == name for j, b in jobs.items() if j not in skipped):
+            for event, filters in theirs.items():
+                out.setdefault(event, []).extend(filters)
+    return out
 
 
 def _match(name: str, pattern: str) -> bool:
@@ -140,21 +198,191 @@ def _passes(name: str, keep: Any, ignore: Any) -> bool:
     return True
 
 
-def filtered(sealed: str | None, current: str | None, changed: list[str]) -> list[str]:
-    """What a workflow's `on:` filters no longer run on that they ran on at the seal: a push to (or pull request into)
-    the main branch (`main` and `master` both left), a change to one of `changed` (the Python files the agent changed: the product's and its tests')."""
-    before, now = _filters(sealed), _filters(current)
+def filtered(before: dict[str, list[dict[str, Any]]], now: dict[str, list[dict[str, Any]]], changed: list[str],
+             mains: list[str] | None = None) -> list[str]:
+    """What a workflow's `on:` filters (`reach`: {event: [filters]}, at the seal and now) no longer run on that they ran on
+    at the seal: a push to (or pull request into) the main branch (`mains`: the repository's default branch read at
+    the seal; without it, or where the sealed filters did not run on it, `main` and `master` both left), a change to one of `changed` (the Python files the agent
+    changed: the product's and its tests')."""
     out = []
-    for event, was in sorted((before or {}).items()):
-        if now is None or event not in now:
+    for event, was in sorted(before.items()):
+        if event not in now:
             continue  # (an event lost is `events`')
         is_ = now[event]
         # (either is the main branch: a workflow now run on `main` only, where it ran on all, still runs there)
-        had = [b for b in ("main", "master") if _passes(b, was.get("branches"), was.get("branches-ignore"))]
-        if had and not any(_passes(b, is_.get("branches"), is_.get("branches-ignore")) for b in had):
+        had = [b for b in mains or [] if _any(b, was, "branches")] or [b for b in ("main", "master") if _any(b, was, "branches")]
+        if had and not any(_any(b, is_, "branches") for b in had):
             out.append(f"{event} to {' or '.join(had)}")
-        left = [p for p in changed if _passes(p, was.get("paths"), was.get("paths-ignore"))
-                and not _passes(p, is_.get("paths"), is_.get("paths-ignore"))]
+        left = [p for p in changed if _any(p, was, "paths") and not _any(p, is_, "paths")]
         if left:
             out.append(f"{event} changing {', '.join(left[:3])}")
     return out
+
+
+def _any(name: str, filters: list[dict[str, Any]], key: str) -> bool:
+    """Whether `name` passes one of `filters`' `key` (`branches`, `paths`) and its `-ignore`."""
+    return any(_passes(name, f.get(key), f.get(f"{key}-ignore")) for f in filters)
+
+
+def split(run: str) -> list[tuple[str, str]]:
+    """A script's commands, split where the shell splits them (`&&`, `||`, `;`, `|`, a line) outside quotes:
+    [(the operator before it, the command)] (a `\\` continuation joined; "" before the first)."""
+    out, word, op, quote, i = [], "", "", "", 0
+    text = run.replace("\\\n", " ")
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif text.startswith(("&&", "||"), i) or ch in ";|\n":
+            out.append((op, word))
+            op, word = (text[i:i + 2], "") if text.startswith(("&&", "||"), i) else ("\n" if ch == "\n" else ch, "")
+            i += len(op)
+            continue
+        word += ch
+        i += 1
+    return [(o, w) for o, w in [*out, (op, word)] if w.strip()]
+
+
+SHELLS = ("sh", "bash", "dash", "zsh", "ksh", "ash")
+
+
+def wrapped(command: str) -> tuple[str, bool, bool] | None:
+    """(the script, whether it stops at a failure, whether a pipeline fails with its test command) a command hands
+    a shell (`bash -c 'pytest || true'`, `sh -ec ...`, `bash -o pipefail -c ...`); None for any other command."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    while words and (words[0] in ("env", "exec", "command", "time") or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0])):
+        words = words[1:]
+    if not words or words[0].rsplit("/", 1)[-1] not in SHELLS:
+        return None
+    errexit = pipefail = False
+    it = iter(enumerate(words[1:], 1))
+    for i, w in it:
+        if w in ("-o", "+o"):
+            name = next(it, (0, ""))[1]
+            errexit |= w == "-o" and name == "errexit"
+            pipefail |= w == "-o" and name == "pipefail"
+        elif w.startswith("-") and not w.startswith("--"):
+            errexit |= "e" in w
+            if "c" in w:
+                return (words[i + 1], errexit, pipefail) if i + 1 < len(words) else None
+        elif not w.startswith("--"):
+            return None  # (a script file)
+    return None
+
+
+def _truthy(value: Any) -> bool:
+    """`continue-on-error`'s value as GitHub reads it: true, or an expression that holds on an event that tests a
+    change (`${{ true }}`, "true", `${{ 1 == 1 }}`; `gh_expr`); one not known (`matrix.experimental`) is not."""
+    from donegate.seal.gh_expr import holds
+
+    return value is True or (isinstance(value, str) and holds(value, set(CHANGE_EVENTS)))
+
+
+def _or_else(run: str) -> bool:
+    """A command after `||` that lets a failure through (`|| true`, `|| echo failed`); `|| exit 1` and `|| false`
+    keep it a failure."""
+    for after in re.findall(r"\|\|([^\n]*)", run):  # what runs on a failure: its last command decides
+        last = [c for c in re.split(r"&&|;|\|\|", after.replace("(", " ").replace(")", " ").replace("{", " ")
+                                                           .replace("}", " ")) if c.strip()]
+        words = last[-1].split() if last else []
+        if not words or not (words[0] == "false" or (words[0] == "exit" and words[1:2] and words[1] != "0")):
+            return True
+    return False
+
+
+def _let_through(run: str, shell: Any) -> bool:
+    """A test command whose failure the script's status no longer carries: negated (`! pytest`), or piped
+    (`pytest | tee log`) where the shell has no pipefail (GitHub's default `bash -e`; `shell: bash` sets it)."""
+    for line in run.splitlines():
+        line = line.replace("||", "  ")
+        head = line.split("|", 1)[0]
+        if not any(w in head for w in TEST_WORDS):
+            continue
+        if re.match(r"\s*!\s", head) or re.search(r"(&&|;)\s*!\s", head):
+            return True
+        if "|" in line and "pipefail" not in run and str(shell or "").strip() != "bash":
+            return True
+    return False
+
+
+def skipped_jobs(jobs: dict[Any, Any], on: set[str]) -> set[Any]:
+    """The jobs of a workflow that never run on its change events `on`: their `if:` never holds (`gh_expr.never`),
+    a matrix has an axis of no value, or a job they need never runs or is not there (unless their `if:` runs them
+    whatever the jobs they need did: `always()`, `failure()`, `cancelled()`)."""
+    from donegate.seal.gh_expr import never
+
+    out = {j for j, b in jobs.items() if isinstance(b, dict) and (never(b.get("if"), on) or any(
+        v == [] for k, v in _mapping(_mapping(b.get("strategy")).get("matrix")).items() if k not in ("include", "exclude")))}
+    grew = True
+    while grew:
+        grew = False
+        for job, body in jobs.items():
+            needs = body.get("needs") if isinstance(body, dict) else None
+            needs = [needs] if isinstance(needs, str) else needs if isinstance(needs, list) else []
+            if job not in out and any(n in out or n not in jobs for n in needs) and not re.search(
+                    r"\b(always|failure|cancelled)\s*\(", str(body.get("if") or "")):
+                out.add(job)
+                grew = True
+    return out
+
+
+def _mapping(value: Any) -> dict[Any, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _main_dropped(command: str) -> bool:
+    """A Python program that runs the tests by `pytest.main(...)` and drops its status (no `exit(...)`, `raise
+    SystemExit`): `python -c 'import pytest; pytest.main()'` exits 0 whatever the tests do."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    at = next((i for i, w in enumerate(words[:-1]) if w == "-c" and re.fullmatch(r"(\S*/)?python[0-9.]*", words[0])), None)
+    return at is not None and "pytest.main(" in words[at + 1] and not re.search(r"\bexit\(|SystemExit", words[at + 1])
+
+
+def wrapper_lets_through(run: str) -> bool:
+    """Whether a command of `run` hands its test command to a shell (`bash -c`, `sh -c`) whose status no longer
+    carries the tests' failure: `pytest || true`, `pytest; true` (a shell without `-e` ends with its last command's
+    status), `pytest | tee log` (no pipefail)."""
+    for _, command in split(run):
+        if _main_dropped(command):
+            return True
+        inner = wrapped(command)
+        if inner is None or not any(w in inner[0] for w in TEST_WORDS):
+            continue
+        script, errexit, pipefail = inner
+        errexit |= bool(re.match(r"\s*set\s+-[a-z]*e", script))
+        pipefail |= "pipefail" in script
+        parts = split(script)
+        last = " ".join(c for _, c in parts[max((i for i, (o, _) in enumerate(parts) if o in (";", "\n")), default=0):])
+        if (not errexit and not any(w in last for w in TEST_WORDS)) or _or_else(script) or "set +e" in script \
+                or _let_through(script, "bash" if pipefail else "sh") or shadowed(script) or wrapper_lets_through(script):
+            return True
+    return False
+
+
+
+def default_branches(repo: Any) -> list[str]:
+    """The repository's main branch, read at the seal (a workflow's branch filters are compared on it): the one
+    `origin/HEAD` names, else `main` or `master` where one is a branch, else the branch checked out; [] when none is
+    known (`main` and `master` are compared)."""
+    from donegate.tree import git
+
+    res = git.run(repo, "for-each-ref", "--format=%(HEAD)|%(refname)|%(symref)", "refs/heads", "refs/remotes/origin/HEAD")
+    if res.timed_out or res.returncode != 0:
+        return []
+    rows = [line.split("|") for line in res.stdout.splitlines() if line.count("|") == 2]
+    origin = [s.removeprefix("refs/remotes/origin/") for _, ref, s in rows if ref == "refs/remotes/origin/HEAD" and s]
+    local = [ref.removeprefix("refs/heads/") for _, ref, _ in rows if ref.startswith("refs/heads/")]
+    return origin or [b for b in ("main", "master") if b in local] or \
+        [ref.removeprefix("refs/heads/") for head, ref, _ in rows if head == "*"]

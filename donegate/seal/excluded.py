@@ -10,7 +10,9 @@ import os
 import re
 from pathlib import Path
 
-from donegate.seal.ci_runs import TEST_WORDS, events, exported, filtered, no_time, runs_tests, shadowed
+from donegate.seal.ci_runs import (CHANGE_EVENTS, _let_through, _or_else, _truthy, events, exported,
+                                   filtered, no_time, reach, runs_tests, shadowed, skipped_jobs, split, wrapped, wrapper_lets_through)
+from donegate.seal.gh_expr import never
 from donegate.seal.loosened import SKIPS, _marks, _plugins, gained
 from donegate.seal.pytest_files import pytest_section
 
@@ -191,7 +193,7 @@ def config_findings(sealed: dict[str, str | None], current: dict[str, str | None
 
 
 def _cov_fail_under(addopts: str | None) -> float | None:
-    words = (addopts or "").replace("=", " ").split()
+    words = re.split(r"[\s=;'\"]+", addopts or "")  # (also in a shell's script: `bash -c 'pytest ...=90; x'`)
     for i, word in enumerate(words[:-1]):
         if word == "--cov-fail-under":
             try:
@@ -199,6 +201,15 @@ def _cov_fail_under(addopts: str | None) -> float | None:
             except ValueError:
                 return None
     return None
+
+
+# The environment variables pytest reads as options: `PYTEST_ADDOPTS` (before the command line's), `PYTEST_PLUGINS`
+# (modules loaded as plugins, as `-p`).
+def env_options(env: dict[str, str]) -> list[str]:
+    """The pytest options an environment gives every pytest run in it, as pytest reads them (`-knot_add` as `-k`;
+    each of `PYTEST_PLUGINS` as `-p NAME`)."""
+    plugins = [f"-p {p.strip()}" for p in env.get("PYTEST_PLUGINS", "").split(",") if p.strip()]
+    return [*map(_option, _words(env.get("PYTEST_ADDOPTS"))), *plugins]
 
 
 # Hooks that run before collection: honest with `config.addinivalue_line` (a marker) or reading an option; a
@@ -323,22 +334,6 @@ def coverage_findings(sealed: dict[str, str | None], current: dict[str, str | No
     return out
 
 
-def _truthy(value: Any) -> bool:
-    """`continue-on-error`'s value as GitHub reads it: true, or an expression that is (`${{ true }}`, "true")."""
-    return value is True or (isinstance(value, str) and value.strip().strip("${} ").lower() == "true")
-
-
-def _or_else(run: str) -> bool:
-    """A command after `||` that lets a failure through (`|| true`, `|| echo failed`); `|| exit 1` and `|| false`
-    keep it a failure."""
-    for after in re.findall(r"\|\|([^\n]*)", run):  # what runs on a failure: its last command decides
-        last = [c for c in re.split(r"&&|;|\|\|", after.replace("(", " ").replace(")", " ").replace("{", " ")
-                                                           .replace("}", " ")) if c.strip()]
-        words = last[-1].split() if last else []
-        if not words or not (words[0] == "false" or (words[0] == "exit" and words[1:2] and words[1] != "0")):
-            return True
-    return False
-
 
 # Options of a CI step's pytest command that take tests out of its run (`-x` and the like end it early, but a
 # failure still fails the step).
@@ -362,7 +357,10 @@ def _pytest_commands(run: str, folder: str = ".") -> list[tuple[str, list[str]]]
     import shlex
 
     out = []
-    for command in re.split(r"&&|\|\||;|\||\n", run.replace("\\\n", " ")):
+    for _, command in split(run):
+        if (inner := wrapped(command)) is not None:  # (`bash -c 'pytest -k x'`: its script's commands)
+            out += _pytest_commands(inner[0], folder)
+            continue
         try:
             words = [w.strip() for w in shlex.split(command)]
         except ValueError:
@@ -481,8 +479,10 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
         return None
     out: dict[str, dict[str, Any]] = {}
     top = _dict(data)
+    on = events(text) or set(CHANGE_EVENTS)  # (a `github.event_name` compared in an `if:`: read on these)
+    never_run = skipped_jobs(_dict(top.get("jobs")), on)
     for job, body in _dict(top.get("jobs")).items():
-        if not isinstance(body, dict) or _never(body.get("if")) or no_time(body.get("timeout-minutes")):
+        if not isinstance(body, dict) or job in never_run or no_time(body.get("timeout-minutes")):
             continue
         job_ignores = _truthy(body.get("continue-on-error"))
         written: dict[str, str] = {}  # what the job's steps wrote to $GITHUB_ENV: the later steps' environment
@@ -490,16 +490,17 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
         job_run, top_run = _dict(_dict(body.get("defaults")).get("run")), _dict(_dict(top.get("defaults")).get("run"))
         for i, step in enumerate(steps if isinstance(steps, list) else []):
             run = step.get("run") if isinstance(step, dict) else None
-            if isinstance(run, str) and runs_tests(run) and not _never(step.get("if")) \
+            if isinstance(run, str) and runs_tests(run) and not never(step.get("if"), on) \
                     and not no_time(step.get("timeout-minutes")) and not runs_none(run):
                 shell = step.get("shell") or job_run.get("shell") or top_run.get("shell")
                 ignored = job_ignores or _truthy(step.get("continue-on-error")) or _or_else(run) or "set +e" in run \
-                    or _let_through(run, shell) or shadowed(run)
+                    or _let_through(run, shell) or shadowed(run) or wrapper_lets_through(run)
                 folder = step.get("working-directory") or job_run.get("working-directory") or "."
                 env = {**_env(top), **_env(body), **written, **_env(step)}  # PYTEST_ADDOPTS: pytest reads it as options
-                words = _pytest_options(run) + list(map(_option, _words(env.get("PYTEST_ADDOPTS"))))
+                words = _pytest_options(run) + env_options(env)  # (a plugin brought in: `-p NAME`, PYTEST_PLUGINS)
                 out[f"{job}/{step.get('name') or i}"] = {"ignored": ignored, "excludes": sorted(
-                    {w for w in words if w in CI_EXCLUDING or w.startswith("-p no:") and w[6:] in OFF_WEAKENS}),
+                    {w for w in words if w in (*CI_EXCLUDING, *NO_RUN) or w.startswith("-p ") and (
+                        not w.startswith("-p no:") or w[6:] in OFF_WEAKENS)}),
                     "paths": _pytest_paths(run, str(folder))}
             if isinstance(run, str):
                 written.update(exported(run))
@@ -516,41 +517,29 @@ def _env(part: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
 
 
-def _never(condition: Any) -> bool:
-    """A job's or step's `if:` that never holds (`false`, `${{ false }}`, `0`)."""
-    return condition is False or condition == 0 or (isinstance(condition, str) and condition.strip().strip(
-        "${} ").lower() in ("false", "0"))
-
-
-def _let_through(run: str, shell: Any) -> bool:
-    """A test command whose failure the script's status no longer carries: negated (`! pytest`), or piped
-    (`pytest | tee log`) where the shell has no pipefail (GitHub's default `bash -e`; `shell: bash` sets it)."""
-    for line in run.splitlines():
-        line = line.replace("||", "  ")
-        head = line.split("|", 1)[0]
-        if not any(w in head for w in TEST_WORDS):
-            continue
-        if re.match(r"\s*!\s", head) or re.search(r"(&&|;)\s*!\s", head):
-            return True
-        if "|" in line and "pipefail" not in run and str(shell or "").strip() != "bash":
-            return True
-    return False
-
-
-def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None],
-                tests: list[str] | None = None, changed: list[str] | None = None) -> list[dict[str, str]]:
+def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None], tests: list[str] | None = None,
+                changed: list[str] | None = None, mains: list[str] | None = None,
+                flows: dict[str, tuple[str | None, str | None]] | None = None) -> list[dict[str, str]]:
     """A CI workflow's test step removed, made to ignore failures, given a pytest option that takes tests out (one
     no sealed test step of the workflow had: a step renamed keeps its options), or its pytest commands narrowed by
     path (`pytest tests/unit` where `pytest` ran: what the workflow's sealed pytest commands ran, its sealed test
-    ids `tests` when known, that none of its pytest commands runs now), or run on fewer branches or paths (`changed`:
-    the product's paths changed since the seal, `ci_runs.filtered`)."""
+    ids `tests` when known, that none of its pytest commands runs now), or run on fewer events, branches or paths
+    (`changed`: the product's paths changed since the seal; `mains`: the default branch read at the seal;
+    `ci_runs.filtered`), or no longer parsing. `flows`: {workflow: (its text at the seal, now)} of every workflow of
+    the repository: a reusable one (`on: workflow_call`) runs on its callers' events (`ci_runs.reach`)."""
     out = []
-    for name in sorted(current):
-        before, now = _test_steps(sealed.get(name)), _test_steps(current.get(name))
-        if not before or now is None:
+    flows = {**(flows or {}), **{n: (sealed.get(n), current.get(n)) for n in current}}
+    then, today = {n: t[0] for n, t in flows.items()}, {n: t[1] for n, t in flows.items()}
+    for name in sorted(flows):
+        before, now = _test_steps(then[name]), _test_steps(today[name])
+        if not before:
             continue
-        lost = sorted((events(sealed.get(name)) or set()) - (events(current.get(name)) or set()))
-        lost += filtered(sealed.get(name), current.get(name), changed or [])
+        if now is None:
+            out.append({"test": name, "rule": "ci-test-removed", "what": "the workflow parsed at the seal and no longer "
+                        "does: GitHub runs none of its steps"})
+            continue
+        was, is_ = reach(name, then), reach(name, today)
+        lost = sorted(set(was) - set(is_)) + filtered(was, is_, changed or [], mains)
         if lost:
             out.append({"test": name, "rule": "ci-test-removed", "what": f"the workflow no longer runs on {', '.join(lost)}"})
         if len(now) < len(before):

@@ -486,6 +486,10 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     found = [*found, *doctext]
     files = gather(project, config, found)
     pack: dict[str, Any] = {"version": VERSION, "config": config, "paths": found, "by": how, "files": files}
+    if any(n.startswith(".github/workflows/") for n in files):  # (a workflow's branch filters read on it)
+        from donegate.seal.ci_runs import default_branches
+
+        pack["branches"] = default_branches(repo)
     from donegate.seal import helper_data
 
     data = helper_data.found(project, files, helper_data.roots(pythonpath(pack)))

@@ -1,61 +1,119 @@
-"""What tox.ini's test environments take out of a run, by their syntax (docs/own-suite.md "Weakening, named"): a
-`commands` line given a pytest option that deselects (`-k`, `--deselect`, as a CI step's: `excluded.CI_EXCLUDING`),
+"""What tox.ini's test environments take out of a run, by their syntax (docs/own-suite.md "Weakening, named"),
+environment by environment (each one that ran the tests at the seal, as it is now; a new one beside them is the
+agent's own): a `commands` line given a pytest option that deselects (`-k`, `--deselect`, as a CI step's:
+`excluded.CI_EXCLUDING`), or given it through `setenv` (`PYTEST_ADDOPTS`, `PYTEST_PLUGINS`: `excluded.env_options`),
 pytest-cov's `--cov-fail-under` lowered there, a failure let through (a command prefixed with `-`, tox's "ignore its
-exit code", or `ignore_outcome = true`), or fewer commands that run the tests (one given `--setup-only` runs none)."""
+exit code", `ignore_outcome = true`, a shell's `-c` script whose status drops the tests': `bash -c 'pytest || true'`),
+fewer commands that run the tests (one given `--setup-only` runs none), `env_list` no longer running an environment
+that ran them, or a tox.ini that parsed at the seal and no longer does."""
 
 from __future__ import annotations
 
 import configparser
+import re
 
-from donegate.seal.ci_runs import TEST_WORDS
-from donegate.seal.excluded import CI_EXCLUDING, _cov_fail_under, _pytest_options, runs_none
+from donegate.seal.ci_runs import runs_tests, wrapper_lets_through
+from donegate.seal.excluded import CI_EXCLUDING, NO_RUN, OFF_WEAKENS, _cov_fail_under, _pytest_options, env_options, runs_none
 
 
-def _envs(text: str | None) -> dict[str, dict[str, str]] | None:
-    """{test environment: its keys} of a tox.ini (`[testenv]`, `[testenv:NAME]`), None when it does not parse."""
+def _parse(text: str | None) -> tuple[dict[str, dict[str, str]], list[str]] | None:
+    """({section: its keys} of `[testenv]` and `[testenv:NAME]`, the environments `tox` runs: `env_list` expanded,
+    else `py`), None when it does not parse (tox reads it with the same parser)."""
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text or "")
     except configparser.Error:
         return None
-    return {s: dict(parser.items(s)) for s in parser.sections() if s == "testenv" or s.startswith("testenv:")}
+    envs = {s: dict(parser.items(s)) for s in parser.sections() if s == "testenv" or s.startswith("testenv:")}
+    raw = parser.get("tox", "env_list", fallback="") or parser.get("tox", "envlist", fallback="") \
+        if parser.has_section("tox") else ""
+    return envs, [n for item in re.split(r",(?![^{]*\})|\n", raw) for n in _expand(item.strip()) if n] or ["py"]
 
 
-def _lines(env: dict[str, str]) -> list[str]:
-    """The commands of an environment that run the tests, one a line (a `\\` continuation joined; a pytest given an
-    option after which it runs no test, `--setup-only`, runs none: `excluded.runs_none`, as a CI step's)."""
-    text = env.get("commands", "").replace("\\\n", " ")
-    return [line.strip() for line in text.splitlines() if any(w in line for w in TEST_WORDS) and not runs_none(line)]
+def _expand(item: str) -> list[str]:
+    """tox's generative names: `py{311,312}-unit` as py311-unit and py312-unit."""
+    m = re.search(r"\{([^{}]*)\}", item)
+    return [n for alt in m.group(1).split(",") for n in _expand(item[:m.start()] + alt.strip() + item[m.end():])] \
+        if m else [item]
+
+
+def _env(envs: dict[str, dict[str, str]], name: str) -> dict[str, str]:
+    """The keys environment `name` runs with: `[testenv]`'s, under its own section's."""
+    return {**envs.get("testenv", {}), **envs.get(f"testenv:{name}", {})}
+
+
+def _lines(env: dict[str, str], name: str = "") -> list[str]:
+    """The commands of an environment that run the tests, one a line (a `\\` continuation joined; a line given to
+    other factors, `fast: pytest -k x`, left out; a pytest given an option after which it runs no test,
+    `--setup-only`, runs none: `excluded.runs_none`, as a CI step's)."""
+    factors, out = set(name.split("-")), []
+    for line in env.get("commands", "").replace("\\\n", " ").splitlines():
+        m = re.match(r"\s*([\w.!,-]+):\s+(.*)", line)
+        if m and not any(all((f[1:] not in factors) if f.startswith("!") else f in factors for f in alt.split("-"))
+                         for alt in m.group(1).split(",")):
+            continue
+        line = (m.group(2) if m else line).strip()
+        if runs_tests(line.lstrip("- ")) and not runs_none(line):
+            out.append(line)
+    return out if not set(env_options(_setenv(env))) & set(NO_RUN) else []
+
+
+def _setenv(env: dict[str, str]) -> dict[str, str]:
+    """An environment's `setenv`: {NAME: value}, one a line (`NAME = value`, `NAME=value`)."""
+    out = {}
+    for line in env.get("setenv", "").splitlines():
+        name, eq, value = line.partition("=")
+        if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name.strip()):
+            out[name.strip()] = value.strip()
+    return out
+
+
+def _compare(was: dict[str, str], old: str, now: dict[str, str], new: str) -> list[tuple[str, str]]:
+    """(rule, what) environment `new` as it is now takes out of what `old` ran at the seal."""
+    ran, runs = _lines(was, old), _lines(now, new)
+    if not ran:
+        return []
+    out = []
+    if len(runs) < len(ran):
+        out.append(("ci-test-removed", "runs no test command now" if not runs
+                    else f"{len(ran)} test command(s) at the seal, {len(runs)} now"))
+    had = {w for line in ran for w in _pytest_options(line)} | set(env_options(_setenv(was)))
+    for word in sorted({w for line in runs for w in _pytest_options(line)} | set(env_options(_setenv(now))) - had):
+        if word in CI_EXCLUDING or (word.startswith("-p ") and not word.startswith("-p no:")) or word[6:] in OFF_WEAKENS \
+                and word.startswith("-p no:"):
+            out.append(("config-excluded", f"gained {word}"))
+    was_at = [v for line in [*ran, _setenv(was).get("PYTEST_ADDOPTS", "")] if (v := _cov_fail_under(line)) is not None]
+    is_now = [v for line in [*runs, _setenv(now).get("PYTEST_ADDOPTS", "")] if (v := _cov_fail_under(line)) is not None]
+    if was_at and (not is_now or min(is_now) < min(was_at)):
+        out.append(("coverage-lowered", f"--cov-fail-under {min(was_at):g} became "
+                    f"{'none' if not is_now else f'{min(is_now):g}'}"))
+    ignored = [line for line in runs if (line.startswith("-") or wrapper_lets_through(line)) and line not in ran]
+    if ignored or (_on(now.get("ignore_outcome")) and not _on(was.get("ignore_outcome"))):
+        out.append(("ci-ignores-failures", "now lets its tests' failures through (a `-` command, a shell's script "
+                    "or ignore_outcome)"))
+    return out
 
 
 def findings(name: str, sealed: str | None, current: str | None) -> list[dict[str, str]]:
     """What tox.ini's test environments lost since the seal (`sealed`, `current`: its text then and now)."""
-    before, now = _envs(sealed), _envs(current)
-    if not before or now is None:
+    before, now = _parse(sealed), _parse(current)
+    if before is None:
         return []
-    out = []
-    ran = [line for env in before.values() for line in _lines(env)]
-    runs = [line for env in now.values() for line in _lines(env)]
-    if len(runs) < len(ran):
-        out.append({"test": name, "rule": "ci-test-removed", "what": "no test environment runs the tests now" if not runs
-                    else f"{len(ran)} test command(s) at the seal, {len(runs)} now"})
-    had = {w for line in ran for w in _pytest_options(line)}
-    for word in sorted({w for line in runs for w in _pytest_options(line)} - had):
-        if word in CI_EXCLUDING:
-            out.append({"test": name, "rule": "config-excluded", "what": f"a test environment's commands gained {word}"})
-    was = [v for line in ran if (v := _cov_fail_under(line)) is not None]
-    is_now = [v for line in runs if (v := _cov_fail_under(line)) is not None]
-    if was and (not is_now or min(is_now) < min(was)):
-        out.append({"test": name, "rule": "coverage-lowered", "what": f"--cov-fail-under {min(was):g} became "
-                    f"{'none' if not is_now else f'{min(is_now):g}'} in a test environment's commands"})
-    for env, keys in sorted(now.items()):
-        old = before.get(env, before.get("testenv", {}))
-        ignored = [line for line in _lines(keys) if line.startswith("-")]
-        if any(line not in _lines(old) for line in ignored) or (_on(keys.get("ignore_outcome")) and not _on(
-                old.get("ignore_outcome"))):
-            out.append({"test": name, "rule": "ci-ignores-failures", "what": f"[{env}] now lets its tests' failures "
-                        "through (a `-` command or ignore_outcome)"})
-    return out
+    if now is None:
+        return [{"test": name, "rule": "ci-test-removed", "what": "tox.ini parsed at the seal and no longer does: "
+                 "tox runs none of its test environments"}]
+    (envs, listed), (envs_now, listed_now) = before, now
+    named = dict.fromkeys([*listed, *(s.split(":", 1)[1] for s in envs if ":" in s)])
+    found: dict[tuple[str, str], list[str]] = {}
+    for env in named:
+        for key in _compare(_env(envs, env), env, _env(envs_now, env), env):
+            found.setdefault(key, []).append(env)
+    for env in listed:  # an environment `tox` ran that it no longer runs, none of those it runs now doing as much
+        if env not in listed_now and _lines(_env(envs, env), env) and all(
+                _compare(_env(envs, env), env, _env(envs_now, m), m) for m in listed_now):
+            found.setdefault(("ci-test-removed", f"is no longer in env_list (now {', '.join(listed_now)}), and "
+                              "none there runs its tests as it did"), []).append(env)
+    return [{"test": name, "rule": rule, "what": f"[{', '.join(envs)}] {what}"} for (rule, what), envs in found.items()]
 
 
 def _on(value: str | None) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.repos import run_hook, sealed_project, stop_lines, stop_payload
+from tests.support.repos import git, make_repo, run_hook, seal, sealed_copy, sealed_project, stop_lines, stop_payload
 
 CALC = "def add(a, b):\n    return a + b\n"
 MUL = "\n\ndef mul(a, b):\n    return a * b\n"
@@ -139,6 +139,8 @@ STEP = "      - run: pytest -x\n"
 TOML = '[pytest]\naddopts = "-ra"\nxfail_strict = true\nfilterwarnings = ["error"]\n'  # INI's keys, in TOML
 MORE = "from calc import add\n\n\ndef test_more():\n    assert add(2, 2) == 5\n"
 TOX = "[tox]\nenvlist = py\n\n[testenv]\ndeps = pytest\ncommands = pytest --cov=calc --cov-fail-under=90 {posargs}\n"
+# (three more workflows, sealed as ci.yml: the pooled stops below weaken several files at once)
+FLOWS = {f".github/workflows/{n}.yml": FLOW.replace("name: ci", f"name: {n}") for n in ("a", "b", "c")}
 CONFIG_ATTACKS = {  # {name: ({file: text now}, the rule named)}
     "addopts-quoted-k": ({"pytest.ini": INI.replace("-ra", '-ra "-knot add"')}, "config-excluded"),
     "addopts-plugin": ({"pytest.ini": INI.replace("-ra", "-ra -p tests.skipper")}, "config-excluded"),
@@ -255,7 +257,7 @@ CONFIG_HONEST = {
 def _configured_stop(tmp_path_factory, kit_home, files: dict[str, str]):
     repo = sealed_project(tmp_path_factory, kit_home, "red-calc-ci", {
         "calc.py": CALC, "tests/test_calc.py": OWN, "pytest.ini": INI, ".github/workflows/ci.yml": FLOW,
-        "tox.ini": TOX}, HIDDEN, 1)
+        "tox.ini": TOX, **FLOWS}, HIDDEN, 1)
     (repo / "calc.py").write_text(CALC + MUL)
     for name, text in files.items():
         (repo / name).write_text(text)
@@ -274,6 +276,123 @@ def test_a_configuration_or_ci_weakening_in_another_form_is_named(tmp_path_facto
 def test_an_honest_configuration_or_ci_edit_passes(tmp_path_factory, kit_home, name):
     res = _configured_stop(tmp_path_factory, kit_home, CONFIG_HONEST[name])
     assert res.returncode == 0, (name, res.stderr)
+
+
+# -- tox and CI weakenings pooled: each stop changes several sealed files, each asserting its own finding --------
+
+CI, FLOW_A, FLOW_B, FLOW_C = ".github/workflows/ci.yml", *FLOWS
+FAST = "\n[testenv:fast]\ncommands = pytest -k 'not slow'\n"
+COMMANDS = "commands = pytest --cov=calc --cov-fail-under=90 {posargs}"
+CALLER = "name: main\non: [push, pull_request]\njobs:\n  tests:\n    uses: ./.github/workflows/a.yml\n"
+GATED = ("  gate:\n    if: false\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo gate\n"
+         "  test:\n    needs: gate\n")
+# {name: ({file: text now}, {file: (the rule named, part of what it says)})}: each passed a stop unnamed on main
+CI_POOLED = {
+    "env-and-conditions": ({
+        "tox.ini": TOX + "setenv =\n    PYTEST_ADDOPTS = -k 'not add'\n",
+        CI: FLOW.replace(STEP, "      - run: echo \"PYTEST_ADDOPTS=-k 'not add'\" | tee -a \"$GITHUB_ENV\"\n" + STEP),
+        FLOW_A: FLOWS[FLOW_A].replace(STEP, "      - run: |\n          cat >> \"$GITHUB_ENV\" <<EOF\n"
+                                      "          PYTEST_ADDOPTS=-k 'not add'\n          EOF\n" + STEP),
+        FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        if: 1 == 2\n"),
+        FLOW_C: FLOWS[FLOW_C].replace(STEP, STEP + "        if: github.event_name == 'release'\n")},
+        {"tox.ini": ("config-excluded", "gained -k"), CI: ("config-excluded", "gained -k"),
+         FLOW_A: ("config-excluded", "gained -k"), FLOW_B: ("ci-test-removed", "0 now"),
+         FLOW_C: ("ci-test-removed", "0 now")}),
+    "shells-and-jobs": ({
+        "tox.ini": TOX.replace(COMMANDS, "allowlist_externals = bash\n"
+                               "commands = bash -c 'pytest --cov=calc --cov-fail-under=90 || true'"),
+        CI: FLOW.replace("pytest -x", "bash -c 'pytest -x; true'"),
+        FLOW_A: FLOWS[FLOW_A].replace("  test:\n", GATED),
+        FLOW_B: FLOWS[FLOW_B].replace(STEP, "      - run: |\n          exit 0\n          pytest -x\n"),
+        FLOW_C: FLOWS[FLOW_C].replace("pytest -x", "sh -c \"pytest -x -k 'not add'\"")},
+        {"tox.ini": ("ci-ignores-failures", "failures through"), CI: ("ci-ignores-failures", "ignores its failures"),
+         FLOW_A: ("ci-test-removed", "0 now"), FLOW_B: ("ci-test-removed", "0 now"),
+         FLOW_C: ("config-excluded", "gained -k")}),
+    "unparseable-and-callers": ({
+        "tox.ini": TOX + "[testenv\n",
+        CI: FLOW + "    steps: [\n",
+        # (a reusable workflow whose one caller never runs the calling job: named on main too, as push lost)
+        FLOW_A: FLOWS[FLOW_A].replace("on: push", "on: workflow_call"),
+        ".github/workflows/main.yml": CALLER.replace("  tests:\n", "  tests:\n    if: ${{ false }}\n"),
+        FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        if: failure()\n"),
+        FLOW_C: FLOWS[FLOW_C].replace(STEP, STEP + "        env:\n          PYTEST_PLUGINS: tests.skipper\n")},
+        {"tox.ini": ("ci-test-removed", "no longer does"), CI: ("ci-test-removed", "no longer does"),
+         FLOW_A: ("ci-test-removed", "no longer runs on push"), FLOW_B: ("ci-test-removed", "0 now"),
+         FLOW_C: ("config-excluded", "gained -p tests.skipper")}),
+    "env-list-and-matrix": ({
+        "tox.ini": TOX.replace("envlist = py", "envlist = fast") + FAST,
+        CI: FLOW.replace("    runs-on:", "    strategy:\n      matrix:\n        python: []\n    runs-on:"),
+        FLOW_A: FLOWS[FLOW_A].replace("pytest -x", "python -c 'import pytest; pytest.main([\"-x\"])'"),
+        FLOW_B: FLOWS[FLOW_B].replace("pytest -x", "false && pytest -x"),
+        FLOW_C: FLOWS[FLOW_C].replace(STEP, STEP + "        continue-on-error: ${{ 1 == 1 }}\n")},
+        {"tox.ini": ("ci-test-removed", "env_list"), CI: ("ci-test-removed", "0 now"),
+         FLOW_A: ("ci-ignores-failures", "ignores its failures"), FLOW_B: ("ci-test-removed", "0 now"),
+         FLOW_C: ("ci-ignores-failures", "ignores its failures")}),
+}
+CI_POOLED_HONEST = {
+    "narrow-env-and-reusable": {
+        "tox.ini": TOX + FAST,  # (review A's H3: a new narrow environment beside [testenv], which still runs all)
+        FLOW_A: FLOWS[FLOW_A].replace("on: push", "on: workflow_call"),  # (H4: a new caller runs it on push)
+        ".github/workflows/main.yml": CALLER,
+        CI: FLOW.replace(STEP, "      - run: |\n          cat >> \"$GITHUB_ENV\" <<EOF\n          PYTHONHASHSEED=0\n"
+                         "          EOF\n" + STEP),
+        FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        if: github.event_name == 'push'\n"),
+        FLOW_C: FLOWS[FLOW_C].replace("  test:\n", "  lint:\n    runs-on: ubuntu-latest\n    steps:\n"
+                                      "      - run: ruff check .\n  test:\n    needs: lint\n")},
+    "kept-through-shells": {
+        "tox.ini": TOX.replace(COMMANDS, "allowlist_externals = bash\nsetenv =\n    PYTHONHASHSEED = 0\n"
+                               "commands = bash -c 'pytest --cov=calc --cov-fail-under=90 && echo done'"),
+        CI: FLOW.replace("pytest -x", "bash -ec 'pytest -x; echo done'"),
+        FLOW_A: FLOWS[FLOW_A].replace(STEP, STEP + "        if: ${{ !cancelled() }}\n"),
+        FLOW_B: FLOWS[FLOW_B].replace(STEP, "      - run: |\n          pytest -x\n          exit 0\n"),
+        FLOW_C: FLOWS[FLOW_C].replace("pytest -x", "sh -c 'pytest -x -v'")},
+    "kept-through-python": {
+        FLOW_A: FLOWS[FLOW_A].replace("pytest -x", "python -c 'import sys, pytest; sys.exit(pytest.main([\"-x\"]))'"),
+        FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        continue-on-error: ${{ matrix.experimental == true }}\n")},
+}
+
+
+@pytest.mark.parametrize("name", CI_POOLED)
+def test_tox_and_ci_weakenings_on_several_files_are_each_named(tmp_path_factory, kit_home, name):
+    files, named = CI_POOLED[name]
+    res = _configured_stop(tmp_path_factory, kit_home, files)
+    assert res.returncode == 2, (name, res.stderr)
+    found = stop_lines(kit_home)[-1]["gates"]["own"]["weakened"]
+    missing = [(f, r) for f, (r, what) in named.items()
+               if not any(w["test"] == f and w["rule"] == r and what in w["what"] for w in found)]
+    assert not missing and {w["test"] for w in found} <= set(named), (missing, found)
+    assert all(f"[{rule}]" in res.stderr for rule, _ in named.values()), res.stderr
+
+
+@pytest.mark.parametrize("name", CI_POOLED_HONEST)
+def test_honest_tox_and_ci_edits_on_several_files_pass(tmp_path_factory, kit_home, name):
+    res = _configured_stop(tmp_path_factory, kit_home, CI_POOLED_HONEST[name])
+    assert res.returncode == 0, (name, res.stderr)
+
+
+TRUNK = FLOW.replace("on: push", "on:\n  push:\n    branches: [trunk]")
+TRUNK_STOPS = {"to-main": (TRUNK.replace("[trunk]", "[main]"), 2), "kept": (TRUNK.replace("[trunk]", "[trunk, 'v*']"), 0)}
+# On main the branch filters were read on `main` and `master` only: a repository whose default branch is `trunk`
+# had its workflow moved off it unnamed.
+
+
+@pytest.mark.parametrize("name", TRUNK_STOPS)
+def test_a_workflow_moved_off_the_repositorys_own_default_branch_is_named(tmp_path_factory, kit_home, name):
+    def build(repo, home):
+        make_repo(repo, {"calc.py": CALC, "tests/test_calc.py": OWN, CI: TRUNK})
+        git(repo, "branch", "-m", "trunk")
+        (repo.parent / "hidden").mkdir()
+        (repo.parent / "hidden" / "test_request.py").write_text(HIDDEN)
+        res = seal(repo, repo.parent / "hidden" / "test_request.py", extra_env={"DONEGATE_HOME": str(home)})
+        assert res.returncode == 0, res.stdout + res.stderr
+
+    text, rc = TRUNK_STOPS[name]
+    repo = sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "red-calc-trunk", build, kit_home)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / CI).write_text(text)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == rc, (name, res.stderr)
+    assert rc == 0 or "push to trunk" in res.stderr, res.stderr
 
 
 # -- a raises' match=, an approx, unittest's set-up ---------------------------------------------------------------

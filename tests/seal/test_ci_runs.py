@@ -1,0 +1,114 @@
+"""tox.ini and CI workflows read as tox and GitHub run them (issue 44, item 4; `donegate.seal.tox_ini`,
+`donegate.seal.ci_runs`, `donegate.seal.gh_expr`): the forms the stops in tests/gate/test_own_red.py do not carry,
+each weakening named beside an honest look-alike that is no finding."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from donegate.seal import ci_runs, excluded, tox_ini
+from donegate.seal.gh_expr import never
+
+TOX = "[tox]\nenvlist = py\n\n[testenv]\ndeps = pytest\ncommands = pytest --cov=calc --cov-fail-under=90 {posargs}\n"
+COMMANDS = "commands = pytest --cov=calc --cov-fail-under=90 {posargs}"
+TOX_NAMED = {  # {name: (tox.ini now, the rule named)}
+    "setenv-plugins": (TOX + "setenv = PYTEST_PLUGINS=tests.skipper\n", "config-excluded"),
+    "setenv-setup-only": (TOX + "setenv = PYTEST_ADDOPTS=--setup-only\n", "ci-test-removed"),
+    "setenv-cov-lowered": (TOX.replace("--cov-fail-under=90 ", "") + "setenv = PYTEST_ADDOPTS=--cov-fail-under=10\n",
+                           "coverage-lowered"),
+    "factor-line-for-py": (TOX.replace(COMMANDS, "commands = py: pytest -k x --cov-fail-under=90"), "config-excluded"),
+    "bash-c-k": (TOX.replace(COMMANDS, "commands = bash -c \"pytest --cov-fail-under=90 -k 'not add'\""), "config-excluded"),
+    "bash-c-echo": (TOX.replace(COMMANDS, "commands = bash -c 'echo pytest --cov-fail-under=90'"), "ci-test-removed"),
+    "python-c-main": (TOX.replace(COMMANDS, "commands = python -c 'import pytest; pytest.main([\"--cov-fail-under=90\"])'"),
+                      "ci-ignores-failures"),
+    "duplicate-section": (TOX + "\n[testenv]\ncommands = pytest\n", "ci-test-removed"),
+}
+TOX_HONEST = {
+    "env-list-bumped": TOX.replace("envlist = py", "envlist = py3{11,12}"),
+    "factor-line-for-another-env": TOX.replace(COMMANDS, COMMANDS + "\n    fast: pytest -k 'not slow'"),
+    "new-env-with-setenv": TOX + "\n[testenv:fast]\nsetenv = PYTEST_ADDOPTS=-m 'not slow'\n",
+    "sh-ec": TOX.replace(COMMANDS, "commands = sh -ec 'pytest --cov-fail-under=90; echo done'"),
+}
+
+
+@pytest.mark.parametrize("name", TOX_NAMED)
+def test_a_tox_weakening_is_named(name):
+    now, rule = TOX_NAMED[name]
+    assert rule in [f["rule"] for f in tox_ini.findings("tox.ini", TOX, now)], name
+
+
+@pytest.mark.parametrize("name", TOX_HONEST)
+def test_an_honest_tox_edit_is_no_finding(name):
+    assert tox_ini.findings("tox.ini", TOX, TOX_HONEST[name]) == []
+
+
+FLOW = ("name: ci\non: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n"
+        "      - run: pytest -x\n")
+STEP = "      - run: pytest -x\n"
+W, M = ".github/workflows/ci.yml", ".github/workflows/main.yml"
+CALLED = FLOW.replace("on: push", "on: workflow_call")
+CALLER = "name: main\non: [push, pull_request]\njobs:\n  tests:\n    uses: ./.github/workflows/ci.yml\n"
+CI_NAMED = {  # {name: ({workflow: (text at the seal, now)}, the rule named)}
+    "caller-deleted": ({W: (CALLED, CALLED), M: (CALLER, None)}, "ci-test-removed"),
+    "caller-off-main": ({W: (FLOW, CALLED), M: (None, CALLER.replace("[push, pull_request]", "{push: {branches: [x]}}"))},
+                        "ci-test-removed"),
+    "env-printf": ({W: (FLOW, FLOW.replace(STEP, "      - run: printf '%s\\n' 'PYTEST_ADDOPTS=-k x' >> $GITHUB_ENV\n"
+                                          + STEP))}, "config-excluded"),
+    "env-group": ({W: (FLOW, FLOW.replace(STEP, "      - run: '{ echo A=1; echo \"PYTEST_ADDOPTS=-m slow\"; } >> $GITHUB_ENV'\n"
+                                          + STEP))}, "config-excluded"),
+    "env-multiline": ({W: (FLOW, FLOW.replace(STEP, "      - run: |\n          echo 'PYTEST_ADDOPTS<<EOF' >> $GITHUB_ENV\n"
+                                              "          echo '--deselect t.py::x' >> $GITHUB_ENV\n"
+                                              "          echo EOF >> $GITHUB_ENV\n" + STEP))}, "config-excluded"),
+    "true-or": ({W: (FLOW, FLOW.replace("pytest -x", "true || pytest -x"))}, "ci-test-removed"),
+    "bash-c-echo": ({W: (FLOW, FLOW.replace("pytest -x", "bash -c 'echo pytest -x'"))}, "ci-test-removed"),
+    "not-this-event": ({W: (FLOW, FLOW.replace(STEP, STEP + "        if: github.event_name != 'push'\n"))}, "ci-test-removed"),
+    "needs-a-missing-job": ({W: (FLOW, FLOW.replace("    runs-on:", "    needs: nowhere\n    runs-on:"))}, "ci-test-removed"),
+    "addopts-setup-only": ({W: (FLOW, FLOW.replace(STEP, STEP + "        env:\n          PYTEST_ADDOPTS: --setup-only\n"))},
+                           "config-excluded"),
+}
+CI_HONEST = {
+    "caller-kept": {W: (CALLED, CALLED), M: (CALLER, CALLER.replace("[push, pull_request]", "[push, pull_request, release]"))},
+    "needs-always": {W: (FLOW, FLOW.replace("  test:\n", "  gate:\n    if: false\n    runs-on: x\n    steps: [{run: echo}]\n"
+                                            "  test:\n    needs: gate\n    if: always()\n"))},
+    "skip-commit-message": {W: (FLOW, FLOW.replace(STEP, STEP + "        if: \"!contains(github.event.head_commit.message, '[skip]')\"\n"))},
+    "exit-in-an-if": {W: (FLOW, FLOW.replace("pytest -x", "'[ -n \"$SKIP\" ] && exit 0; pytest -x'"))},
+}
+
+
+@pytest.mark.parametrize("name", CI_NAMED)
+def test_a_ci_weakening_is_named(name):
+    flows, rule = CI_NAMED[name]
+    assert rule in [f["rule"] for f in excluded.ci_findings({}, {}, flows=flows)], name
+
+
+@pytest.mark.parametrize("name", CI_HONEST)
+def test_an_honest_ci_edit_is_no_finding(name):
+    assert excluded.ci_findings({}, {}, flows=CI_HONEST[name]) == []
+
+
+@pytest.mark.parametrize("condition, named", [
+    (False, True), ("${{ false }}", True), ("1 == 2", True), ("'a' == 'b'", True), ("failure()", True),
+    ("github.event_name == 'release'", True), ("(1 == 1) && (2 > 3)", True), ("contains('abc', 'x')", True),
+    ("github.event_name == 'PUSH'", False), ("always()", False), ("success() || failure()", False),
+    ("github.ref == 'refs/heads/main'", False), ("matrix.os == 'x' && true", False), ("false || x", False),
+    (None, False), (True, False), ("a b c", False)])
+def test_a_condition_that_never_holds_on_a_push_is_known(condition, named):
+    assert never(condition, {"push"}) is named
+
+
+def test_the_default_branch_is_read_from_origin_else_main_or_master_else_the_branch_checked_out(tmp_path):
+    def git(repo, *args):
+        subprocess.run(["git", "-C", str(repo), "-c", "user.email=a@b", "-c", "user.name=a", *args], check=True,
+                       capture_output=True, timeout=30)
+
+    origin, clone = tmp_path / "origin", tmp_path / "clone"
+    git(tmp_path, "-c", "init.defaultBranch=trunk", "init", "-q", str(origin))
+    git(origin, "commit", "-q", "--allow-empty", "-m", "x")
+    assert ci_runs.default_branches(origin) == ["trunk"]
+    git(origin, "branch", "master")
+    assert ci_runs.default_branches(origin) == ["master"]
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    git(clone, "checkout", "-q", "-b", "feature")
+    assert ci_runs.default_branches(clone) == ["trunk"]
