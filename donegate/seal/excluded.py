@@ -33,6 +33,9 @@ EXCLUDING_OPTS = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--co",
 # (`python`), no TestCase or doctest, no warning filters (`filterwarnings = error` undone), no unraisable exceptions
 # or threads' errors, no `pythonpath` (the installed copy tested instead).
 OFF_WEAKENS = ("python", "unittest", "doctest", "warnings", "unraisableexception", "threadexception", "python_path")
+# Options that take pytest-cov's check out of a run (its threshold never read) or read its configuration elsewhere;
+# `COVERAGE_RCFILE` in an environment does the latter for coverage.py itself.
+NO_COV = ("--no-cov", "-p no:cov", "-p no:pytest_cov", "--cov-config", "COVERAGE_RCFILE")
 COLLECT_KEYS = ("testpaths", "python_files", "python_classes", "python_functions", "norecursedirs", "collect_ignore")
 HOOKS = ("pytest_collection_modifyitems", "pytest_ignore_collect", "pytest_deselected", "pytest_collect_file",
          "pytest_generate_tests",  # (a test given no cases is skipped)
@@ -168,6 +171,9 @@ def config_findings(sealed: dict[str, str | None], current: dict[str, str | None
             if (word in EXCLUDING_OPTS or (word.startswith("-p ") and not word.startswith("-p no:"))
                     or word.startswith("-p no:") and word[6:] in OFF_WEAKENS) and word not in old_words:
                 out.append({"test": name, "rule": "config-excluded", "what": f"addopts gained {word}"})
+            elif word in NO_COV and word not in old_words:
+                out.append({"test": name, "rule": "coverage-lowered", "what": f"addopts gained {word}: coverage's "
+                            "threshold no longer checked as sealed"})
         cut = _value(_words(now.get("addopts")), "--confcutdir")
         if cut not in (None, _value(_words(before.get("addopts")), "--confcutdir")) and os.path.normpath(cut) != ".":
             out.append({"test": name, "rule": "config-excluded", "what": f"addopts gained --confcutdir {cut}: the "
@@ -323,9 +329,24 @@ def _fail_under(name: str, text: str | None) -> float | None:
         return None
 
 
+def _read_by_coverage(texts: dict[str, str | None]) -> str | None:
+    """The file coverage.py reads its configuration from: `.coveragerc` where there is one (even empty), else the
+    first of setup.cfg, tox.ini and pyproject.toml holding a coverage section."""
+    if texts.get(".coveragerc") is not None:
+        return ".coveragerc"
+    return next((n for n, pattern in (("setup.cfg", r"^\[coverage:"), ("tox.ini", r"^\[coverage:"),
+                                      ("pyproject.toml", r"^\[tool\.coverage\.")) if re.search(pattern, texts.get(n) or "", re.M)), None)
+
+
 def coverage_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
-    """A coverage threshold lowered or removed."""
-    out = []
+    """A coverage threshold lowered or removed, in its file or by another file coverage.py now reads first (an
+    empty `.coveragerc` added over setup.cfg's)."""
+    read, reads = _read_by_coverage(sealed), _read_by_coverage({**sealed, **current})
+    at = _fail_under(read, sealed.get(read)) if read else None
+    after = _fail_under(reads, {**sealed, **current}.get(reads)) if reads else None
+    out = [{"test": reads or read, "rule": "coverage-lowered", "what": f"coverage.py now reads {reads or 'no file'} "
+            f"where it read {read}: fail_under {at:g} became {'none' if after is None else f'{after:g}'}"}] \
+        if read and reads != read and at is not None and (after is None or after < at) else []
     for name in sorted(current):
         before, now = _fail_under(name, sealed.get(name)), _fail_under(name, current.get(name))
         if before is not None and (now is None or now < before):
@@ -498,9 +519,11 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
                 folder = step.get("working-directory") or job_run.get("working-directory") or "."
                 env = {**_env(top), **_env(body), **written, **_env(step)}  # PYTEST_ADDOPTS: pytest reads it as options
                 words = _pytest_options(run) + env_options(env)  # (a plugin brought in: `-p NAME`, PYTEST_PLUGINS)
+                cov = [v for v in (_cov_fail_under(run), _cov_fail_under(env.get("PYTEST_ADDOPTS"))) if v is not None]
                 out[f"{job}/{step.get('name') or i}"] = {"ignored": ignored, "excludes": sorted(
-                    {w for w in words if w in (*CI_EXCLUDING, *NO_RUN) or w.startswith("-p ") and (
-                        not w.startswith("-p no:") or w[6:] in OFF_WEAKENS)}),
+                    {w for w in words if w in (*CI_EXCLUDING, *NO_RUN, *NO_COV) or w.startswith("-p ") and (
+                        not w.startswith("-p no:") or w[6:] in OFF_WEAKENS)} | {"COVERAGE_RCFILE"} & set(env)),
+                    "cov": None if set(words) & set(NO_COV) else min(cov, default=None),
                     "paths": _pytest_paths(run, str(folder))}
             if isinstance(run, str):
                 written.update(exported(run))
@@ -552,7 +575,12 @@ def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None], t
         for key, v in sorted(now.items()):
             for word in v["excludes"]:
                 if word not in had:
-                    out.append({"test": name, "rule": "config-excluded", "what": f"the test step {key} gained {word}"})
+                    out.append({"test": name, "rule": "coverage-lowered" if word in NO_COV else "config-excluded",
+                                "what": f"the test step {key} gained {word}"})
+        cov_was, cov_now = ([v["cov"] for v in steps.values() if v.get("cov") is not None] for steps in (before, now))
+        if cov_was and (not cov_now or min(cov_now) < min(cov_was)):  # (pytest-cov's, in the test steps)
+            out.append({"test": name, "rule": "coverage-lowered", "what": f"--cov-fail-under {min(cov_was):g} became "
+                        f"{f'{min(cov_now):g}' if cov_now else 'none'} in the test steps"})
         ran = sorted({p for v in before.values() for p in v.get("paths") or []})
         runs = sorted({p for v in now.values() for p in v.get("paths") or []})
         # (a workflow with no pytest command now, `tox`: a runner changed, not a narrowing; one whose sealed command's

@@ -13,7 +13,7 @@ import configparser
 import re
 
 from donegate.seal.ci_runs import runs_tests, wrapper_lets_through
-from donegate.seal.excluded import CI_EXCLUDING, NO_RUN, OFF_WEAKENS, _cov_fail_under, _pytest_options, env_options, runs_none
+from donegate.seal.excluded import CI_EXCLUDING, NO_COV, NO_RUN, OFF_WEAKENS, _cov_fail_under, _pytest_options, env_options, runs_none
 
 
 def _parse(text: str | None) -> tuple[dict[str, dict[str, str]], list[str]] | None:
@@ -82,6 +82,10 @@ def _compare(was: dict[str, str], old: str, now: dict[str, str], new: str) -> li
         if word in CI_EXCLUDING or (word.startswith("-p ") and not word.startswith("-p no:")) or word[6:] in OFF_WEAKENS \
                 and word.startswith("-p no:"):
             out.append(("config-excluded", f"gained {word}"))
+        elif word in NO_COV:
+            out.append(("coverage-lowered", f"gained {word}"))
+    if _setenv(now).get("COVERAGE_RCFILE", "") not in ("", _setenv(was).get("COVERAGE_RCFILE")):
+        out.append(("coverage-lowered", "gained COVERAGE_RCFILE in setenv: coverage.py reads another configuration"))
     was_at = [v for line in [*ran, _setenv(was).get("PYTEST_ADDOPTS", "")] if (v := _cov_fail_under(line)) is not None]
     is_now = [v for line in [*runs, _setenv(now).get("PYTEST_ADDOPTS", "")] if (v := _cov_fail_under(line)) is not None]
     if was_at and (not is_now or min(is_now) < min(was_at)):

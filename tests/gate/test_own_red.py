@@ -138,7 +138,8 @@ FLOW = ("name: ci\non: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    ste
 STEP = "      - run: pytest -x\n"
 TOML = '[pytest]\naddopts = "-ra"\nxfail_strict = true\nfilterwarnings = ["error"]\n'  # INI's keys, in TOML
 MORE = "from calc import add\n\n\ndef test_more():\n    assert add(2, 2) == 5\n"
-TOX = "[tox]\nenvlist = py\n\n[testenv]\ndeps = pytest\ncommands = pytest --cov=calc --cov-fail-under=90 {posargs}\n"
+TOX = ("[tox]\nenvlist = py\n\n[coverage:report]\nfail_under = 90\n\n[testenv]\ndeps = pytest\n"
+       "commands = pytest --cov=calc --cov-fail-under=90 {posargs}\n")
 # (three more workflows, sealed as ci.yml: the pooled stops below weaken several files at once)
 FLOWS = {f".github/workflows/{n}.yml": FLOW.replace("name: ci", f"name: {n}") for n in ("a", "b", "c")}
 CONFIG_ATTACKS = {  # {name: ({file: text now}, the rule named)}
@@ -328,6 +329,15 @@ CI_POOLED = {
         {"tox.ini": ("ci-test-removed", "env_list"), CI: ("ci-test-removed", "0 now"),
          FLOW_A: ("ci-ignores-failures", "ignores its failures"), FLOW_B: ("ci-test-removed", "0 now"),
          FLOW_C: ("ci-ignores-failures", "ignores its failures")}),
+    # (coverage's check taken out: pytest-cov off, another configuration read; an empty .coveragerc added is read by
+    # coverage.py before tox.ini's [coverage:report])
+    "coverage": ({
+        "pytest.ini": INI.replace("-ra", "-ra -p no:cov"),
+        "tox.ini": TOX.replace("pytest --cov", "pytest --no-cov --cov"),
+        CI: FLOW.replace(STEP, STEP + "        env:\n          COVERAGE_RCFILE: /dev/null\n"),
+        ".coveragerc": "# settings moved\n"},
+        {"pytest.ini": ("coverage-lowered", "-p no:cov"), "tox.ini": ("coverage-lowered", "gained --no-cov"),
+         CI: ("coverage-lowered", "COVERAGE_RCFILE"), ".coveragerc": ("coverage-lowered", "where it read tox.ini")}),
 }
 CI_POOLED_HONEST = {
     "narrow-env-and-reusable": {
@@ -348,7 +358,8 @@ CI_POOLED_HONEST = {
         FLOW_C: FLOWS[FLOW_C].replace("pytest -x", "sh -c 'pytest -x -v'")},
     "kept-through-python": {
         FLOW_A: FLOWS[FLOW_A].replace("pytest -x", "python -c 'import sys, pytest; sys.exit(pytest.main([\"-x\"]))'"),
-        FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        continue-on-error: ${{ matrix.experimental == true }}\n")},
+        FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        continue-on-error: ${{ matrix.experimental == true }}\n"),
+        ".coveragerc": "[report]\nfail_under = 95\n"},
 }
 
 

@@ -50,6 +50,7 @@ STEP = "      - run: pytest -x\n"
 W, M = ".github/workflows/ci.yml", ".github/workflows/main.yml"
 CALLED = FLOW.replace("on: push", "on: workflow_call")
 CALLER = "name: main\non: [push, pull_request]\njobs:\n  tests:\n    uses: ./.github/workflows/ci.yml\n"
+COVERED = FLOW.replace("pytest -x", "pytest -x --cov=calc --cov-fail-under=90")
 CI_NAMED = {  # {name: ({workflow: (text at the seal, now)}, the rule named)}
     "caller-deleted": ({W: (CALLED, CALLED), M: (CALLER, None)}, "ci-test-removed"),
     "caller-off-main": ({W: (FLOW, CALLED), M: (None, CALLER.replace("[push, pull_request]", "{push: {branches: [x]}}"))},
@@ -67,8 +68,13 @@ CI_NAMED = {  # {name: ({workflow: (text at the seal, now)}, the rule named)}
     "needs-a-missing-job": ({W: (FLOW, FLOW.replace("    runs-on:", "    needs: nowhere\n    runs-on:"))}, "ci-test-removed"),
     "addopts-setup-only": ({W: (FLOW, FLOW.replace(STEP, STEP + "        env:\n          PYTEST_ADDOPTS: --setup-only\n"))},
                            "config-excluded"),
+    "cov-fail-under-lowered": ({W: (COVERED, COVERED.replace("=90", "=10"))}, "coverage-lowered"),
+    "cov-fail-under-dropped": ({W: (COVERED, COVERED.replace(" --cov-fail-under=90", ""))}, "coverage-lowered"),
+    "cov-config-elsewhere": ({W: (COVERED, COVERED.replace("=90", "=90 --cov-config=other.ini"))}, "coverage-lowered"),
 }
 CI_HONEST = {
+    "cov-fail-under-raised": {W: (COVERED, COVERED.replace("=90", "=95"))},
+    "cov-beside-a-step-without": {W: (COVERED, COVERED + "      - run: pytest tests/slow\n")},
     "caller-kept": {W: (CALLED, CALLED), M: (CALLER, CALLER.replace("[push, pull_request]", "[push, pull_request, release]"))},
     "needs-always": {W: (FLOW, FLOW.replace("  test:\n", "  gate:\n    if: false\n    runs-on: x\n    steps: [{run: echo}]\n"
                                             "  test:\n    needs: gate\n    if: always()\n"))},
