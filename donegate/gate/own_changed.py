@@ -17,7 +17,7 @@ from donegate.core import fsafe
 
 TEST_NAMES = ("test_*.py", "*_test.py")
 SKIP_PARTS = {".venv", "venv", "node_modules", ".tox", ".nox", "site-packages"}
-# `seal.excluded.COVERAGE_FILES`, here so that a stop changing none of them does not import the rules
+# `seal.coverage_files.COVERAGE_FILES`, here so that a stop changing none of them does not import the rules
 COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
 
 

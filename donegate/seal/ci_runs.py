@@ -220,8 +220,11 @@ def filtered(before: dict[str, list[dict[str, Any]]], now: dict[str, list[dict[s
 
 
 def _any(name: str, filters: list[dict[str, Any]], key: str) -> bool:
-    """Whether `name` passes one of `filters`' `key` (`branches`, `paths`) and its `-ignore`."""
-    return any(_passes(name, f.get(key), f.get(f"{key}-ignore")) for f in filters)
+    """Whether `name` passes one of `filters`' `key` (`branches`, `paths`) and its `-ignore` (a push filtered by
+    `tags` alone runs on no branch: GitHub's rule for a ref kind left undefined)."""
+    return any(_passes(name, f.get(key), f.get(f"{key}-ignore")) and not (
+        key == "branches" and f.get("branches") is None and f.get("branches-ignore") is None
+        and (f.get("tags") is not None or f.get("tags-ignore") is not None)) for f in filters)
 
 
 def split(run: str) -> list[tuple[str, str]]:
@@ -360,15 +363,44 @@ def wrapper_lets_through(run: str) -> bool:
         inner = wrapped(command)
         if inner is None or not any(w in inner[0] for w in TEST_WORDS):
             continue
-        script, errexit, pipefail = inner
-        errexit |= bool(re.match(r"\s*set\s+-[a-z]*e", script))
-        pipefail |= "pipefail" in script
-        parts = split(script)
-        last = " ".join(c for _, c in parts[max((i for i, (o, _) in enumerate(parts) if o in (";", "\n")), default=0):])
-        if (not errexit and not any(w in last for w in TEST_WORDS)) or _or_else(script) or "set +e" in script \
-                or _let_through(script, "bash" if pipefail else "sh") or shadowed(script) or wrapper_lets_through(script):
+        if script_lets_through(*inner):
             return True
     return False
+
+
+def script_lets_through(script: str, errexit: bool, pipefail: bool) -> bool:
+    """Whether a shell script's status no longer carries its test command's failure, in a shell that stops at a
+    failure (`errexit`, as GitHub's `bash -e`) or not (`bash -c`, a step's `shell: bash {0}`: the script ends with
+    its last command's status)."""
+    errexit |= bool(re.match(r"\s*set\s+-[a-z]*e", script))
+    pipefail |= "pipefail" in script
+    parts = split(script)
+    last = " ".join(c for _, c in parts[max((i for i, (o, _) in enumerate(parts) if o in (";", "\n")), default=0):])
+    return (not errexit and not any(w in last for w in TEST_WORDS)) or _or_else(script) or "set +e" in script \
+        or _let_through(script, "bash" if pipefail else "sh") or shadowed(script) or wrapper_lets_through(script)
+
+
+def shell_lets_through(run: str, shell: Any) -> bool:
+    """Whether a step's own `shell:` drops its tests' status: a custom one (`bash {0}`: no `-e`, the script ends
+    with its last command's status), or Python (`shell: python`) running them without exiting with their status."""
+    shell = str(shell or "").strip()
+    if re.fullmatch(r"python[0-9.]*", shell):
+        return ("pytest.main(" in run or "subprocess" in run) and not re.search(r"\bexit\(|SystemExit|check=True|check_call", run)
+    if "{0}" in shell and shell.split()[0].rsplit("/", 1)[-1] in SHELLS:
+        flags = " ".join(w for w in shell.split()[1:] if w.startswith("-"))
+        return script_lets_through(run, bool(re.search(r"-[a-z]*e|errexit", flags)), "pipefail" in shell)
+    return False
+
+
+def on_path(run: str, env: dict[str, str]) -> bool:
+    """Whether a step puts a folder of the repository first on `PATH` (`echo "$PWD/bin" >> "$GITHUB_PATH"`, `export
+    PATH=./bin:$PATH`, a `PATH` in its `env`): a `pytest` of the repository's own may run in place of the tests."""
+    here = r"(\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`|\$GITHUB_WORKSPACE|\$\{GITHUB_WORKSPACE\}|\$\{\{\s*github\.workspace\s*\}\}|(^|[\s\"':=])\.{1,2}/|^[\"']?[A-Za-z_.][\w.-]*/?[\"']?$)"
+    lines = [line.split(">>")[0] for line in run.splitlines() if "GITHUB_PATH" in line]
+    lines += re.findall(r"(?:^|[\s;&])(?:export\s+)?PATH=([^\s;&]*)", run) + [env.get("PATH", "").split(":")[0]]
+    paths = [re.sub(r"^\s*(echo|printf)\s+(-\w+\s+)*", "", line).strip() for line in lines]
+    # (a virtual environment the workflow makes there is its own: `$PWD/.venv/bin`)
+    return any(re.search(here, p) and not re.search(r"(^|/)(\.?venv|\.tox|env)/(bin|Scripts)\b", p) for p in paths if p)
 
 
 

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from donegate.seal.ci_runs import (CHANGE_EVENTS, _let_through, _or_else, _truthy, events, exported,
-                                   filtered, no_time, reach, runs_tests, shadowed, skipped_jobs, split, wrapped, wrapper_lets_through)
+                                   filtered, no_time, on_path, reach, runs_tests, shadowed, shell_lets_through, skipped_jobs, split, wrapped, wrapper_lets_through)
 from donegate.seal.gh_expr import never
 from donegate.seal.loosened import SKIPS, _marks, _plugins, gained
 from donegate.seal.pytest_files import pytest_section
@@ -36,6 +36,11 @@ OFF_WEAKENS = ("python", "unittest", "doctest", "warnings", "unraisableexception
 # Options that take pytest-cov's check out of a run (its threshold never read) or read its configuration elsewhere;
 # `COVERAGE_RCFILE` in an environment does the latter for coverage.py itself.
 NO_COV = ("--no-cov", "-p no:cov", "-p no:pytest_cov", "--cov-config", "COVERAGE_RCFILE")
+# `addopts` flags that add tests or checks, lost (a key of the same meaning set instead keeps it: `strict_markers`),
+# and pytest's ini keys that make a run stricter, turned off.
+LOST_WEAKENS = {"--doctest-modules": "", "--doctest-glob": "", "--runxfail": "", "--strict-markers": "strict_markers",
+                "--strict-config": "strict_config", "--strict": "strict"}
+STRICT_KEYS = ("strict", "strict_markers", "strict_config", "strict_xfail", "strict_parametrization_ids")
 COLLECT_KEYS = ("testpaths", "python_files", "python_classes", "python_functions", "norecursedirs", "collect_ignore")
 HOOKS = ("pytest_collection_modifyitems", "pytest_ignore_collect", "pytest_deselected", "pytest_collect_file",
          "pytest_generate_tests",  # (a test given no cases is skipped)
@@ -140,6 +145,14 @@ def _ignores_all(addopts: str | None) -> int:
     return out
 
 
+def _errors_w(addopts: str | None) -> int:
+    """How many `-W error` of `addopts` turn every warning into an error (`-Werror`, `--pythonwarnings=error`)."""
+    words = _words(addopts)
+    values = [words[i + 1] if w in ("-W", "--pythonwarnings") and i + 1 < len(words) else w[2:]
+              for i, w in enumerate(words) if w in ("-W", "--pythonwarnings") or w.startswith("-W") and len(w) > 2]
+    return sum(v.strip("'\"").split(":")[0] == "error" and not any(v.strip("'\"").split(":")[1:]) for v in values)
+
+
 def _strict(xfail_strict: str | None) -> bool:
     """`xfail_strict` on as pytest reads an ini bool (`true`, `1`, `yes`, `on`; pyproject's `true` read as True)."""
     return (xfail_strict or "").strip().strip("'\"").lower() in ("true", "1", "yes", "y", "on")
@@ -174,6 +187,14 @@ def config_findings(sealed: dict[str, str | None], current: dict[str, str | None
             elif word in NO_COV and word not in old_words:
                 out.append({"test": name, "rule": "coverage-lowered", "what": f"addopts gained {word}: coverage's "
                             "threshold no longer checked as sealed"})
+        now_words = set(map(_option, _words(now.get("addopts"))))
+        for word, key in LOST_WEAKENS.items():
+            if word in old_words and word not in now_words and not (key and _strict(now.get(key))):
+                out.append({"test": name, "rule": "config-excluded", "what": f"addopts lost {word}"})
+        out += [{"test": name, "rule": "config-excluded", "what": f"{key} lost true"} for key in STRICT_KEYS
+                if _strict(before.get(key)) and not _strict(now.get(key))]
+        if _errors_w(before.get("addopts")) > _errors_w(now.get("addopts")):
+            out.append({"test": name, "rule": "config-excluded", "what": "addopts lost -W error: a warning no longer fails a test"})
         cut = _value(_words(now.get("addopts")), "--confcutdir")
         if cut not in (None, _value(_words(before.get("addopts")), "--confcutdir")) and os.path.normpath(cut) != ".":
             out.append({"test": name, "rule": "config-excluded", "what": f"addopts gained --confcutdir {cut}: the "
@@ -310,51 +331,6 @@ def conftest_findings(sealed: dict[str, str | None], current: dict[str, str | No
 
 
 # -- coverage thresholds and CI workflows ----------------------------------------------------------------------
-
-COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
-
-
-def _fail_under(name: str, text: str | None) -> float | None:
-    """The coverage threshold a file sets (`fail_under`), None for none."""
-    if not text:
-        return None
-    if name.endswith("pyproject.toml"):
-        m = re.search(r"^\[tool\.coverage\.report\][^\[]*?^fail_under\s*=\s*([0-9.]+)", text, re.M | re.S)
-    else:
-        section = r"\[report\]" if name.endswith(".coveragerc") else r"\[coverage:report\]"
-        m = re.search(section + r"[^\[]*?^fail_under\s*[=:]\s*([0-9.]+)", text, re.M | re.S)
-    try:
-        return float(m.group(1)) if m else None
-    except ValueError:
-        return None
-
-
-def _read_by_coverage(texts: dict[str, str | None]) -> str | None:
-    """The file coverage.py reads its configuration from: `.coveragerc` where there is one (even empty), else the
-    first of setup.cfg, tox.ini and pyproject.toml holding a coverage section."""
-    if texts.get(".coveragerc") is not None:
-        return ".coveragerc"
-    return next((n for n, pattern in (("setup.cfg", r"^\[coverage:"), ("tox.ini", r"^\[coverage:"),
-                                      ("pyproject.toml", r"^\[tool\.coverage\.")) if re.search(pattern, texts.get(n) or "", re.M)), None)
-
-
-def coverage_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
-    """A coverage threshold lowered or removed, in its file or by another file coverage.py now reads first (an
-    empty `.coveragerc` added over setup.cfg's)."""
-    read, reads = _read_by_coverage(sealed), _read_by_coverage({**sealed, **current})
-    at = _fail_under(read, sealed.get(read)) if read else None
-    after = _fail_under(reads, {**sealed, **current}.get(reads)) if reads else None
-    out = [{"test": reads or read, "rule": "coverage-lowered", "what": f"coverage.py now reads {reads or 'no file'} "
-            f"where it read {read}: fail_under {at:g} became {'none' if after is None else f'{after:g}'}"}] \
-        if read and reads != read and at is not None and (after is None or after < at) else []
-    for name in sorted(current):
-        before, now = _fail_under(name, sealed.get(name)), _fail_under(name, current.get(name))
-        if before is not None and (now is None or now < before):
-            out.append({"test": name, "rule": "coverage-lowered",
-                        "what": f"fail_under {before:g} became {'none' if now is None else f'{now:g}'}"})
-    return out
-
-
 
 # Options of a CI step's pytest command that take tests out of its run (`-x` and the like end it early, but a
 # failure still fails the step).
@@ -507,15 +483,17 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
             continue
         job_ignores = _truthy(body.get("continue-on-error"))
         written: dict[str, str] = {}  # what the job's steps wrote to $GITHUB_ENV: the later steps' environment
+        pathed = False  # whether a step so far put a folder of the repository first on PATH
         steps = body.get("steps")
         job_run, top_run = _dict(_dict(body.get("defaults")).get("run")), _dict(_dict(top.get("defaults")).get("run"))
         for i, step in enumerate(steps if isinstance(steps, list) else []):
             run = step.get("run") if isinstance(step, dict) else None
+            pathed = pathed or isinstance(run, str) and on_path(run, {**_env(top), **_env(body), **_env(step)})
             if isinstance(run, str) and runs_tests(run) and not never(step.get("if"), on) \
                     and not no_time(step.get("timeout-minutes")) and not runs_none(run):
                 shell = step.get("shell") or job_run.get("shell") or top_run.get("shell")
-                ignored = job_ignores or _truthy(step.get("continue-on-error")) or _or_else(run) or "set +e" in run \
-                    or _let_through(run, shell) or shadowed(run) or wrapper_lets_through(run)
+                ignored = job_ignores or pathed or _truthy(step.get("continue-on-error")) or _or_else(run) or "set +e" in run \
+                    or _let_through(run, shell) or shadowed(run) or wrapper_lets_through(run) or shell_lets_through(run, shell)
                 folder = step.get("working-directory") or job_run.get("working-directory") or "."
                 env = {**_env(top), **_env(body), **written, **_env(step)}  # PYTEST_ADDOPTS: pytest reads it as options
                 words = _pytest_options(run) + env_options(env)  # (a plugin brought in: `-p NAME`, PYTEST_PLUGINS)

@@ -338,6 +338,16 @@ CI_POOLED = {
         ".coveragerc": "# settings moved\n"},
         {"pytest.ini": ("coverage-lowered", "-p no:cov"), "tox.ini": ("coverage-lowered", "gained --no-cov"),
          CI: ("coverage-lowered", "COVERAGE_RCFILE"), ".coveragerc": ("coverage-lowered", "where it read tox.ini")}),
+    # (a step's own shell that drops the status, a push filtered by tags alone, a `pytest` of the repository's own
+    # put first on PATH)
+    "shells-tags-and-path": ({
+        CI: FLOW.replace(STEP, "      - run: |\n          pytest -x\n          echo done\n        shell: bash {0}\n"),
+        FLOW_A: FLOWS[FLOW_A].replace("on: push", "on:\n  push:\n    tags: ['v*']"),
+        FLOW_B: FLOWS[FLOW_B].replace(STEP, "      - run: echo \"$PWD/tools\" >> \"$GITHUB_PATH\"\n" + STEP),
+        FLOW_C: FLOWS[FLOW_C].replace(STEP, "      - run: |\n          import subprocess\n"
+                                      "          subprocess.run(['pytest', '-x'])\n        shell: python\n")},
+        {CI: ("ci-ignores-failures", "ignores its failures"), FLOW_A: ("ci-test-removed", "push to main"),
+         FLOW_B: ("ci-ignores-failures", "ignores its failures"), FLOW_C: ("ci-ignores-failures", "ignores its failures")}),
 }
 CI_POOLED_HONEST = {
     "narrow-env-and-reusable": {
@@ -359,7 +369,10 @@ CI_POOLED_HONEST = {
     "kept-through-python": {
         FLOW_A: FLOWS[FLOW_A].replace("pytest -x", "python -c 'import sys, pytest; sys.exit(pytest.main([\"-x\"]))'"),
         FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        continue-on-error: ${{ matrix.experimental == true }}\n"),
-        ".coveragerc": "[report]\nfail_under = 95\n"},
+        ".coveragerc": "[report]\nfail_under = 95\n",
+        CI: FLOW.replace(STEP, "      - run: echo \"$HOME/.local/bin\" >> \"$GITHUB_PATH\"\n" + STEP),
+        FLOW_C: FLOWS[FLOW_C].replace(STEP, "      - run: |\n          pytest -x\n          echo done\n"
+                                      "        shell: bash -e {0}\n")},
 }
 
 

@@ -70,9 +70,17 @@ CI_NAMED = {  # {name: ({workflow: (text at the seal, now)}, the rule named)}
                            "config-excluded"),
     "cov-fail-under-lowered": ({W: (COVERED, COVERED.replace("=90", "=10"))}, "coverage-lowered"),
     "cov-fail-under-dropped": ({W: (COVERED, COVERED.replace(" --cov-fail-under=90", ""))}, "coverage-lowered"),
+    "venv-on-path-but-pytest-from-tools": ({W: (FLOW, FLOW.replace("pytest -x", "export PATH=./tools:$PATH && pytest -x"))},
+                                           "ci-ignores-failures"),
+    "env-path-relative": ({W: (FLOW, FLOW.replace(STEP, STEP + "        env:\n          PATH: tools:/usr/bin\n"))},
+                          "ci-ignores-failures"),
     "cov-config-elsewhere": ({W: (COVERED, COVERED.replace("=90", "=90 --cov-config=other.ini"))}, "coverage-lowered"),
 }
 CI_HONEST = {
+    "tags-beside-branches": {W: (FLOW, FLOW.replace("on: push", "on:\n  push:\n    tags: ['v*']\n    branches: [main]"))},
+    "venv-on-path": {W: (FLOW, FLOW.replace(STEP, "      - run: echo \"$PWD/.venv/bin\" >> $GITHUB_PATH\n" + STEP))},
+    "python-shell-checked": {W: (FLOW, FLOW.replace(STEP, "      - run: |\n          import subprocess\n"
+                                                    "          subprocess.run(['pytest'], check=True)\n        shell: python\n"))},
     "cov-fail-under-raised": {W: (COVERED, COVERED.replace("=90", "=95"))},
     "cov-beside-a-step-without": {W: (COVERED, COVERED + "      - run: pytest tests/slow\n")},
     "caller-kept": {W: (CALLED, CALLED), M: (CALLER, CALLER.replace("[push, pull_request]", "[push, pull_request, release]"))},
@@ -118,3 +126,19 @@ def test_the_default_branch_is_read_from_origin_else_main_or_master_else_the_bra
     git(tmp_path, "clone", "-q", str(origin), str(clone))
     git(clone, "checkout", "-q", "-b", "feature")
     assert ci_runs.default_branches(clone) == ["trunk"]
+
+
+INI = "[pytest]\naddopts = -ra --strict-markers --doctest-modules -W error\n"
+
+
+@pytest.mark.parametrize("now, named", [
+    (INI.replace(" --strict-markers", ""), True), (INI.replace(" --doctest-modules", ""), True),
+    (INI.replace(" -W error", ""), True), (INI + "strict_config = false\n", False),
+    (INI.replace(" --strict-markers", "") + "strict_markers = true\n", False), (INI.replace(" -W error", " -Werror"), False),
+    (INI.replace("-ra", "-rA -v"), False)])
+def test_addopts_losing_a_flag_that_adds_tests_or_checks_is_named(now, named):
+    """Was: no finding (only options gained were read)."""
+    found = excluded.config_findings({"pytest.ini": INI}, {"pytest.ini": now})
+    assert [f["rule"] for f in found] == (["config-excluded"] if named else []), found
+    assert [f["rule"] for f in excluded.config_findings({"pytest.ini": INI + "strict = true\n"}, {"pytest.ini": INI})] \
+        == ["config-excluded"]

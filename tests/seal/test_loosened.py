@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from donegate.gate import own_expected as expected
-from donegate.seal import excluded, loosened
+from donegate.seal import coverage_files, excluded, loosened
 
 BASE = '''import pytest
 from calc import add, div
@@ -242,12 +242,12 @@ COVERAGERC = "[run]\nbranch = true\n\n[report]\nfail_under = 90\nshow_missing = 
 
 @pytest.mark.parametrize("now", [COVERAGERC.replace("90", "50"), COVERAGERC.replace("fail_under = 90\n", "")])
 def test_a_coverage_threshold_lowered_is_named(now):
-    assert [f["rule"] for f in excluded.coverage_findings({".coveragerc": COVERAGERC}, {".coveragerc": now})] == ["coverage-lowered"]
+    assert [f["rule"] for f in coverage_files.findings({".coveragerc": COVERAGERC}, {".coveragerc": now})] == ["coverage-lowered"]
 
 
 @pytest.mark.parametrize("now", [COVERAGERC.replace("90", "95"), COVERAGERC.replace("branch = true", "branch = false")])
 def test_a_coverage_threshold_kept_or_raised_is_no_finding(now):
-    assert excluded.coverage_findings({".coveragerc": COVERAGERC}, {".coveragerc": now}) == []
+    assert coverage_files.findings({".coveragerc": COVERAGERC}, {".coveragerc": now}) == []
 
 
 @pytest.mark.parametrize("now, named", [("--cov-fail-under=50", True), ("", True), ("--cov-fail-under 95", False),
@@ -261,7 +261,7 @@ def test_pytest_covs_threshold_in_addopts_lowered_is_named(now, named):
 
 def test_a_pyproject_coverage_threshold_lowered_is_named():
     before = "[tool.coverage.report]\nfail_under = 80\n"
-    assert excluded.coverage_findings({"pyproject.toml": before}, {"pyproject.toml": before.replace("80", "10")})
+    assert coverage_files.findings({"pyproject.toml": before}, {"pyproject.toml": before.replace("80", "10")})
 
 
 FLOW = """name: ci
@@ -441,7 +441,7 @@ NARROW = FLOW.replace("python -m pytest -q", "python -m pytest -q tests/unit")
 def test_the_stop_reads_the_coverage_files_the_rules_read():
     from donegate.gate import own_suite
 
-    assert own_suite.COVERAGE_FILES == excluded.COVERAGE_FILES
+    assert own_suite.COVERAGE_FILES == coverage_files.COVERAGE_FILES
 
 
 @pytest.mark.parametrize("before, now, ids", [
