@@ -213,10 +213,21 @@ def filtered(before: dict[str, list[dict[str, Any]]], now: dict[str, list[dict[s
         had = [b for b in mains or [] if _any(b, was, "branches")] or [b for b in ("main", "master") if _any(b, was, "branches")]
         if had and not any(_any(b, is_, "branches") for b in had):
             out.append(f"{event} to {' or '.join(had)}")
+        kinds = [t for t in ("opened", "synchronize") if event.startswith("pull_request")
+                 and any(_typed(t, f) for f in was) and not any(_typed(t, f) for f in is_)]
+        if kinds:
+            out.append(f"{event} {' or '.join(kinds)}")
         left = [p for p in changed if _any(p, was, "paths") and not _any(p, is_, "paths")]
         if left:
             out.append(f"{event} changing {', '.join(left[:3])}")
     return out
+
+
+def _typed(kind: str, filters: dict[str, Any]) -> bool:
+    """Whether a pull request event of `kind` runs a workflow under `filters`' `types` (by default opened,
+    synchronize and reopened)."""
+    types = filters.get("types")
+    return types is None or kind == types or isinstance(types, list) and kind in map(str, types)
 
 
 def _any(name: str, filters: list[dict[str, Any]], key: str) -> bool:

@@ -33,15 +33,77 @@ def _read_by_coverage(texts: dict[str, str | None]) -> str | None:
                                       ("pyproject.toml", r"^\[tool\.coverage\.")) if re.search(pattern, texts.get(n) or "", re.M)), None)
 
 
-def findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+# Lines of ordinary code: an exclusion pattern matching one takes code out of the measure, not a `pragma: no cover`.
+ORDINARY = ("def add(a, b):", "    return a + b", "import os", "x = 1", "class Calc:", "    if a < 0:",
+            "        raise ValueError(a)", "    for item in items:", "    total += item")
+
+
+def _keys(name: str, text: str | None, part: str) -> dict[str, list[str]]:
+    """{key: its values} of coverage's `[run]` or `[report]` (`part`) in a file, as coverage.py reads them."""
+    if not text:
+        return {}
+    if name == "pyproject.toml":
+        try:
+            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
+
+            table = tomllib.loads(text).get("tool", {}).get("coverage", {}).get(part, {})
+        except (ImportError, ValueError, AttributeError):
+            return {}
+        return {k: [str(x) for x in v] if isinstance(v, list) else [str(v)] for k, v in table.items()} \
+            if isinstance(table, dict) else {}
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return {}
+    section = part if name == ".coveragerc" else f"coverage:{part}"
+    return {k: [x.strip() for x in v.replace(",", "\n").splitlines() if x.strip()]
+            for k, v in parser.items(section)} if parser.has_section(section) else {}
+
+
+def _taken_out(read: str | None, sealed: str | None, reads: str | None, now: str | None,
+               product: list[str]) -> list[str]:
+    """What coverage's configuration now takes out of the measure that it did not at the seal: an exclusion pattern
+    matching ordinary code (`exclude_lines = .`), an `omit` matching a product module the agent changed."""
+    import fnmatch
+
+    out = []
+    before = {k: v for part in ("run", "report") for k, v in _keys(read or "", sealed, part).items()}
+    after = {k: v for part in ("run", "report") for k, v in _keys(reads or "", now, part).items()}
+    for pattern in sorted(set(after.get("exclude_lines", []) + after.get("exclude_also", []))
+                          - set(before.get("exclude_lines", []) + before.get("exclude_also", []))):
+        try:
+            hit = next((line for line in ORDINARY if re.search(pattern, line)), None)
+        except re.error:
+            continue
+        if hit:
+            out.append(f"excludes ordinary code ({pattern!r} matches {hit.strip()!r})")
+    product = [p for p in product if not (set(p.split("/")[:-1]) & {"tests", "test", "testing"} or any(
+        fnmatch.fnmatch(p.rsplit("/", 1)[-1], n) for n in ("test_*.py", "*_test.py", "conftest.py")))]
+    for pattern in sorted(set(after.get("omit", [])) - set(before.get("omit", []))):
+        hit = next((p for p in product if fnmatch.fnmatch(p, pattern.removeprefix("./")) or fnmatch.fnmatch(
+            "/" + p, pattern)), None)
+        if hit:
+            out.append(f"omits {hit} ({pattern!r})")
+    return out
+
+
+def findings(sealed: dict[str, str | None], current: dict[str, str | None],
+             product: list[str] | None = None) -> list[dict[str, str]]:
     """A coverage threshold lowered or removed, in its file or by another file coverage.py now reads first (an
-    empty `.coveragerc` added over setup.cfg's)."""
+    empty `.coveragerc` added over setup.cfg's); code taken out of the measure (`_taken_out`; `product`: the
+    product's Python files the agent changed)."""
     read, reads = _read_by_coverage(sealed), _read_by_coverage({**sealed, **current})
     at = _fail_under(read, sealed.get(read)) if read else None
     after = _fail_under(reads, {**sealed, **current}.get(reads)) if reads else None
     out = [{"test": reads or read, "rule": "coverage-lowered", "what": f"coverage.py now reads {reads or 'no file'} "
             f"where it read {read}: fail_under {at:g} became {'none' if after is None else f'{after:g}'}"}] \
         if read and reads != read and at is not None and (after is None or after < at) else []
+    texts = {**sealed, **current}
+    out += [{"test": reads or "", "rule": "coverage-lowered", "what": f"coverage's configuration {what}"}
+            for what in _taken_out(read, sealed.get(read or ""), reads, texts.get(reads or ""), product or [])] if reads else []
     for name in sorted(current):
         before, now = _fail_under(name, sealed.get(name)), _fail_under(name, current.get(name))
         if before is not None and (now is None or now < before):

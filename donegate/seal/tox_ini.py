@@ -74,6 +74,8 @@ def _compare(was: dict[str, str], old: str, now: dict[str, str], new: str) -> li
     if not ran:
         return []
     out = []
+    if _skipped(now) and not _skipped(was):
+        out.append(("ci-test-removed", f"is skipped on Linux now (platform = {now.get('platform', '').strip()})"))
     if len(runs) < len(ran):
         out.append(("ci-test-removed", "runs no test command now" if not runs
                     else f"{len(ran)} test command(s) at the seal, {len(runs)} now"))
@@ -118,6 +120,16 @@ def findings(name: str, sealed: str | None, current: str | None) -> list[dict[st
             found.setdefault(("ci-test-removed", f"is no longer in env_list (now {', '.join(listed_now)}), and "
                               "none there runs its tests as it did"), []).append(env)
     return [{"test": name, "rule": rule, "what": f"[{', '.join(envs)}] {what}"} for (rule, what), envs in found.items()]
+
+
+def _skipped(env: dict[str, str]) -> bool:
+    """Whether tox skips an environment on Linux, where CI runs it: its `platform` (a regular expression matched
+    against `sys.platform`) does not match `linux`."""
+    platform = env.get("platform", "").strip()
+    try:
+        return bool(platform) and re.match(platform, "linux") is None
+    except re.error:
+        return True
 
 
 def _on(value: str | None) -> bool:

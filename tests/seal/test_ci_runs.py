@@ -24,11 +24,13 @@ TOX_NAMED = {  # {name: (tox.ini now, the rule named)}
     "python-c-main": (TOX.replace(COMMANDS, "commands = python -c 'import pytest; pytest.main([\"--cov-fail-under=90\"])'"),
                       "ci-ignores-failures"),
     "duplicate-section": (TOX + "\n[testenv]\ncommands = pytest\n", "ci-test-removed"),
+    "platform-windows-only": (TOX + "platform = win32\n", "ci-test-removed"),
 }
 TOX_HONEST = {
     "env-list-bumped": TOX.replace("envlist = py", "envlist = py3{11,12}"),
     "factor-line-for-another-env": TOX.replace(COMMANDS, COMMANDS + "\n    fast: pytest -k 'not slow'"),
     "new-env-with-setenv": TOX + "\n[testenv:fast]\nsetenv = PYTEST_ADDOPTS=-m 'not slow'\n",
+    "platform-linux-kept": TOX + "platform = linux|darwin\n",
     "sh-ec": TOX.replace(COMMANDS, "commands = sh -ec 'pytest --cov-fail-under=90; echo done'"),
 }
 
@@ -50,6 +52,7 @@ STEP = "      - run: pytest -x\n"
 W, M = ".github/workflows/ci.yml", ".github/workflows/main.yml"
 CALLED = FLOW.replace("on: push", "on: workflow_call")
 CALLER = "name: main\non: [push, pull_request]\njobs:\n  tests:\n    uses: ./.github/workflows/ci.yml\n"
+PR = FLOW.replace("on: push", "on: [push, pull_request]")
 COVERED = FLOW.replace("pytest -x", "pytest -x --cov=calc --cov-fail-under=90")
 CI_NAMED = {  # {name: ({workflow: (text at the seal, now)}, the rule named)}
     "caller-deleted": ({W: (CALLED, CALLED), M: (CALLER, None)}, "ci-test-removed"),
@@ -74,9 +77,13 @@ CI_NAMED = {  # {name: ({workflow: (text at the seal, now)}, the rule named)}
                                            "ci-ignores-failures"),
     "env-path-relative": ({W: (FLOW, FLOW.replace(STEP, STEP + "        env:\n          PATH: tools:/usr/bin\n"))},
                           "ci-ignores-failures"),
+    "pull-request-closed-only": ({W: (PR, PR.replace("[push, pull_request]", "{push: null, pull_request: {types: [closed]}}"))},
+                                 "ci-test-removed"),
     "cov-config-elsewhere": ({W: (COVERED, COVERED.replace("=90", "=90 --cov-config=other.ini"))}, "coverage-lowered"),
 }
 CI_HONEST = {
+    "pull-request-labeled-too": {W: (PR, PR.replace("[push, pull_request]", "{push: null, pull_request: {types: "
+                                                    "[opened, synchronize, reopened, labeled]}}"))},
     "tags-beside-branches": {W: (FLOW, FLOW.replace("on: push", "on:\n  push:\n    tags: ['v*']\n    branches: [main]"))},
     "venv-on-path": {W: (FLOW, FLOW.replace(STEP, "      - run: echo \"$PWD/.venv/bin\" >> $GITHUB_PATH\n" + STEP))},
     "python-shell-checked": {W: (FLOW, FLOW.replace(STEP, "      - run: |\n          import subprocess\n"
@@ -142,3 +149,19 @@ def test_addopts_losing_a_flag_that_adds_tests_or_checks_is_named(now, named):
     assert [f["rule"] for f in found] == (["config-excluded"] if named else []), found
     assert [f["rule"] for f in excluded.config_findings({"pytest.ini": INI + "strict = true\n"}, {"pytest.ini": INI})] \
         == ["config-excluded"]
+
+
+RC = "[report]\nfail_under = 90\nexclude_lines =\n    pragma: no cover\n"
+BARE = {"setup.cfg": None, "tox.ini": None, "pyproject.toml": None}
+
+
+@pytest.mark.parametrize("now, named", [
+    (RC + "    return\n", True), (RC + "\n[run]\nomit = calc.py\n", True), (RC + "\n[run]\nomit = *\n", True),
+    (RC + "    if TYPE_CHECKING:\n    raise NotImplementedError\n    def __repr__\n", False),
+    (RC + "\n[run]\nomit =\n    tests/*\n    */migrations/*\n", False)])
+def test_code_taken_out_of_coverages_measure_is_named(now, named):
+    """Was: no finding (only `fail_under` was read)."""
+    from donegate.seal import coverage_files
+
+    found = coverage_files.findings({".coveragerc": RC, **BARE}, {".coveragerc": now, **BARE}, ["calc.py", "tests/test_new.py"])
+    assert [f["rule"] for f in found] == (["coverage-lowered"] if named else []), found
