@@ -396,7 +396,7 @@ def shell_lets_through(run: str, shell: Any) -> bool:
     with its last command's status), or Python (`shell: python`) running them without exiting with their status."""
     shell = str(shell or "").strip()
     if re.fullmatch(r"python[0-9.]*", shell):
-        return ("pytest.main(" in run or "subprocess" in run) and not re.search(r"\bexit\(|SystemExit|check=True|check_call", run)
+        return ("pytest.main(" in run or "subprocess" in run) and not re.search(r"\bexit\(|SystemExit|check=True|check_call|check_returncode", run)
     if "{0}" in shell and shell.split()[0].rsplit("/", 1)[-1] in SHELLS:
         flags = " ".join(w for w in shell.split()[1:] if w.startswith("-"))
         return script_lets_through(run, bool(re.search(r"-[a-z]*e|errexit", flags)), "pipefail" in shell)
@@ -410,8 +410,8 @@ def on_path(run: str, env: dict[str, str]) -> bool:
     lines = [line.split(">>")[0] for line in run.splitlines() if "GITHUB_PATH" in line]
     lines += re.findall(r"(?:^|[\s;&])(?:export\s+)?PATH=([^\s;&]*)", run) + [env.get("PATH", "").split(":")[0]]
     paths = [re.sub(r"^\s*(echo|printf)\s+(-\w+\s+)*", "", line).strip() for line in lines]
-    # (a virtual environment the workflow makes there is its own: `$PWD/.venv/bin`)
-    return any(re.search(here, p) and not re.search(r"(^|/)(\.?venv|\.tox|env)/(bin|Scripts)\b", p) for p in paths if p)
+    # (a virtual environment or npm's tools the workflow makes there are its own: `$PWD/.venv/bin`, node_modules/.bin)
+    return any(re.search(here, p) and not re.search(r"(^|/)(\.?venv|\.tox|env|node_modules)/(bin|Scripts|\.bin)\b", p) for p in paths if p)
 
 
 

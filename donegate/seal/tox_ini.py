@@ -47,7 +47,7 @@ def _lines(env: dict[str, str], name: str = "") -> list[str]:
     other factors, `fast: pytest -k x`, left out; a pytest given an option after which it runs no test,
     `--setup-only`, runs none: `excluded.runs_none`, as a CI step's)."""
     factors, out = set(name.split("-")), []
-    for line in env.get("commands", "").replace("\\\n", " ").splitlines():
+    for line in _substituted(env.get("commands", "")).replace("\\\n", " ").splitlines():
         m = re.match(r"\s*([\w.!,-]+):\s+(.*)", line)
         if m and not any(all((f[1:] not in factors) if f.startswith("!") else f in factors for f in alt.split("-"))
                          for alt in m.group(1).split(",")):
@@ -58,10 +58,16 @@ def _lines(env: dict[str, str], name: str = "") -> list[str]:
     return out if not set(env_options(_setenv(env))) & set(NO_RUN) else []
 
 
+def _substituted(text: str) -> str:
+    """tox's substitutions as a plain `tox` run reads them: `{posargs:-k x}` and `{env:NAME:-k x}` are their
+    defaults (no arguments given, the variable not set), `{posargs}` nothing."""
+    return re.sub(r"\{(?:posargs|env:[^:{}]*)(?::([^{}]*))?\}", lambda m: m.group(1) or "", text)
+
+
 def _setenv(env: dict[str, str]) -> dict[str, str]:
     """An environment's `setenv`: {NAME: value}, one a line (`NAME = value`, `NAME=value`)."""
     out = {}
-    for line in env.get("setenv", "").splitlines():
+    for line in _substituted(env.get("setenv", "")).splitlines():
         name, eq, value = line.partition("=")
         if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name.strip()):
             out[name.strip()] = value.strip()

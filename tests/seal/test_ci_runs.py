@@ -25,12 +25,15 @@ TOX_NAMED = {  # {name: (tox.ini now, the rule named)}
                       "ci-ignores-failures"),
     "duplicate-section": (TOX + "\n[testenv]\ncommands = pytest\n", "ci-test-removed"),
     "platform-windows-only": (TOX + "platform = win32\n", "ci-test-removed"),
+    "posargs-default": (TOX.replace("{posargs}", "{posargs:-k 'not add'}"), "config-excluded"),
+    "env-default": (TOX + "setenv = PYTEST_ADDOPTS={env:EXTRA:--deselect t.py::x}\n", "config-excluded"),
 }
 TOX_HONEST = {
     "env-list-bumped": TOX.replace("envlist = py", "envlist = py3{11,12}"),
     "factor-line-for-another-env": TOX.replace(COMMANDS, COMMANDS + "\n    fast: pytest -k 'not slow'"),
     "new-env-with-setenv": TOX + "\n[testenv:fast]\nsetenv = PYTEST_ADDOPTS=-m 'not slow'\n",
     "platform-linux-kept": TOX + "platform = linux|darwin\n",
+    "posargs-default-verbose": TOX.replace("{posargs}", "{posargs:-v}"),
     "sh-ec": TOX.replace(COMMANDS, "commands = sh -ec 'pytest --cov-fail-under=90; echo done'"),
 }
 
@@ -86,6 +89,8 @@ CI_HONEST = {
                                                     "[opened, synchronize, reopened, labeled]}}"))},
     "tags-beside-branches": {W: (FLOW, FLOW.replace("on: push", "on:\n  push:\n    tags: ['v*']\n    branches: [main]"))},
     "venv-on-path": {W: (FLOW, FLOW.replace(STEP, "      - run: echo \"$PWD/.venv/bin\" >> $GITHUB_PATH\n" + STEP))},
+    "npm-tools-on-path": {W: (FLOW, FLOW.replace(STEP, "      - run: echo \"$(pwd)/node_modules/.bin\" >> $GITHUB_PATH\n"
+                                                 + STEP))},
     "python-shell-checked": {W: (FLOW, FLOW.replace(STEP, "      - run: |\n          import subprocess\n"
                                                     "          subprocess.run(['pytest'], check=True)\n        shell: python\n"))},
     "cov-fail-under-raised": {W: (COVERED, COVERED.replace("=90", "=95"))},
