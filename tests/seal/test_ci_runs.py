@@ -26,6 +26,9 @@ TOX_NAMED = {  # {name: (tox.ini now, the rule named)}
     "duplicate-section": (TOX + "\n[testenv]\ncommands = pytest\n", "ci-test-removed"),
     "platform-windows-only": (TOX + "platform = win32\n", "ci-test-removed"),
     "posargs-default": (TOX.replace("{posargs}", "{posargs:-k 'not add'}"), "config-excluded"),
+    # (named though `full` beside it runs all: CI may run `tox -e py` by name)
+    "default-made-fast-beside-full": (TOX.replace("envlist = py", "envlist = py, full").replace(
+        "pytest ", "pytest -k 'not slow' ") + "\n[testenv:full]\n" + COMMANDS + "\n", "config-excluded"),
     "env-default": (TOX + "setenv = PYTEST_ADDOPTS={env:EXTRA:--deselect t.py::x}\n", "config-excluded"),
 }
 TOX_HONEST = {
