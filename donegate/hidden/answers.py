@@ -20,7 +20,8 @@ expected value computed at run time, `pytest.approx`, asserts inside a loop, `wi
 fork as before, through the equality probe.
 """
 
-import ast as _answer_ast
+_answer_ast = (__import__("donegate.core.lazy", fromlist=["Lazy"]).Lazy("ast", globals(), "_answer_ast")  # the kit's: at its
+               if globals().get("__package__") else __import__("ast"))  # first use (`core.lazy`); a run's: here, as always
 import itertools as _answer_itertools
 import json as _answer_json
 
@@ -98,9 +99,8 @@ def answer_decode(d):
 
 # --- the supervisor's side ----------------------------------------------------------------------------------
 
-_ANSWER_OPS = {_answer_ast.Add: lambda a, b: a + b, _answer_ast.Sub: lambda a, b: a - b,
-               _answer_ast.Mult: lambda a, b: a * b, _answer_ast.FloorDiv: lambda a, b: a // b,
-               _answer_ast.Mod: lambda a, b: a % b, _answer_ast.Div: lambda a, b: a / b}
+_ANSWER_OPS = {"Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mult": lambda a, b: a * b,  # ast's, by name
+               "FloorDiv": lambda a, b: a // b, "Mod": lambda a, b: a % b, "Div": lambda a, b: a / b}
 
 
 def _answer_arith(node):
@@ -110,11 +110,11 @@ def _answer_arith(node):
     if isinstance(node, _answer_ast.UnaryOp) and isinstance(node.op, (_answer_ast.USub, _answer_ast.UAdd)):
         v = _answer_arith(node.operand)
         return -v if isinstance(node.op, _answer_ast.USub) else v
-    if isinstance(node, _answer_ast.BinOp) and type(node.op) in _ANSWER_OPS:
+    if isinstance(node, _answer_ast.BinOp) and type(node.op).__name__ in _ANSWER_OPS:
         a, b = _answer_arith(node.left), _answer_arith(node.right)
         if abs(a) > 1e18 or abs(b) > 1e18:
             raise ValueError("too large")
-        return _ANSWER_OPS[type(node.op)](a, b)
+        return _ANSWER_OPS[type(node.op).__name__](a, b)
     raise ValueError("not arithmetic on literals")
 
 

@@ -4,7 +4,12 @@ Nothing is imported: the kit's side (`second.py`) plans before it starts the run
 (`bare.py`) plans again from the files it reads. Standard library only: this source is sent with `bare.py`.
 """
 
-import ast
+if not globals().get("__package__"):  # sent to a run: `ast` at its top, as always
+    import ast
+else:  # imported by the kit: at its first use (`core.lazy`)
+    from donegate.core.lazy import Lazy
+
+    ast = Lazy("ast", globals(), "ast")  # type: ignore[assignment]
 import sys
 
 TOKEN = 32  # characters of the token a passing fork gives back

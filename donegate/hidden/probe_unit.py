@@ -8,7 +8,12 @@ Sent before probe.py's source with the plugin, the second harness and the confin
 each, `donegate.hidden.ship`, `pyc.Rewrite`), imported by the kit. Standard library only.
 """
 
-import ast as _ast
+if not globals().get("__package__"):  # sent to a run: `ast` at its top, as always
+    import ast as _ast
+else:  # imported by the kit: at its first use (`core.lazy`)
+    from donegate.core.lazy import Lazy as _UnitLazy
+
+    _ast = _UnitLazy("ast", globals(), "_ast")  # type: ignore[assignment]
 
 UNIT_EQ = ("assertEqual", "assertEquals", "failUnlessEqual")  # self.assertEqual(a, b): a == b
 UNIT_TRUE = ("assertTrue", "assert_", "failUnless")  # self.assertTrue(a == b)
@@ -208,55 +213,65 @@ def _is_rewritten_compare(s):
             and all(isinstance(x, (_ast.Name, _ast.Constant)) for x in (s.value.left, s.value.comparators[0])))
 
 
-class _AssertCompares(_ast.NodeTransformer):
-    """`a == b` inside an assert becomes `probe(@py_assertN := a, @py_assertM := b, '==', @py_assertN in probe(@py_assertN,
-    @py_assertM, 'in'), @py_assertN == @py_assertM)`: each side evaluated once and compared in the test's own frame, as
-    pytest's rewritten assert compares (an object's `__eq__` finds the test below it, not the harness), first with the
-    decoys the probe draws for an object of the repository's against an int, a float or a str (a latch latches onto one of
-    them), then probed. The names are pytest's kind (no identifier)."""
+def _assert_compares():
+    """The class below, made at its first use (its base is `ast`'s: imported by the kit, `ast` only once needed)."""
+    global _AssertCompares
+    if _AssertCompares is not None:
+        return _AssertCompares
 
-    def __init__(self, name):
-        self.name = name
-        self.depth = self.inner = self.n = 0
+    class _AssertCompares(_ast.NodeTransformer):
+        """`a == b` inside an assert becomes `probe(@py_assertN := a, @py_assertM := b, '==', @py_assertN in probe(@py_assertN,
+        @py_assertM, 'in'), @py_assertN == @py_assertM)`: each side evaluated once and compared in the test's own frame, as
+        pytest's rewritten assert compares (an object's `__eq__` finds the test below it, not the harness), first with the
+        decoys the probe draws for an object of the repository's against an int, a float or a str (a latch latches onto one of
+        them), then probed. The names are pytest's kind (no identifier)."""
 
-    def visit_Assert(self, node):
-        self.depth += 1
-        node = self.generic_visit(node)
-        self.depth -= 1
-        return node
+        def __init__(self, name):
+            self.name = name
+            self.depth = self.inner = self.n = 0
 
-    def _inner(self, node):  # a comprehension or lambda: no assignment expression there (a class body forbids it)
-        self.inner += 1
-        node = self.generic_visit(node)
-        self.inner -= 1
-        return node
+        def visit_Assert(self, node):
+            self.depth += 1
+            node = self.generic_visit(node)
+            self.depth -= 1
+            return node
 
-    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda = _inner
+        def _inner(self, node):  # a comprehension or lambda: no assignment expression there (a class body forbids it)
+            self.inner += 1
+            node = self.generic_visit(node)
+            self.inner -= 1
+            return node
 
-    def visit_Compare(self, node):
-        node = self.generic_visit(node)
-        if self.depth and len(node.ops) == 1 and isinstance(node.ops[0], (_ast.Eq, _ast.NotEq)):
-            op = "==" if isinstance(node.ops[0], _ast.Eq) else "!="
-            if self.inner:  # compared by the probe itself, as before
-                call = _ast.Call(_ast.Name(self.name, _ast.Load()), [node.left, node.comparators[0], _ast.Constant(op)], [])
+        visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda = _inner
+
+        def visit_Compare(self, node):
+            node = self.generic_visit(node)
+            if self.depth and len(node.ops) == 1 and isinstance(node.ops[0], (_ast.Eq, _ast.NotEq)):
+                op = "==" if isinstance(node.ops[0], _ast.Eq) else "!="
+                if self.inner:  # compared by the probe itself, as before
+                    call = _ast.Call(_ast.Name(self.name, _ast.Load()), [node.left, node.comparators[0], _ast.Constant(op)], [])
+                    return _ast.copy_location(call, node)
+                a, b = f"@py_assert{self.n}", f"@py_assert{self.n + 1}"
+                self.n += 2
+                sides = [_ast.NamedExpr(_ast.Name(a, _ast.Store()), node.left),
+                         _ast.NamedExpr(_ast.Name(b, _ast.Store()), node.comparators[0])]
+                result = _ast.Compare(_ast.Name(a, _ast.Load()), [node.ops[0]], [_ast.Name(b, _ast.Load())])
+                more = []
+                if op == "==":  # `a in probe(a, b, 'in') or b in ...`: the decoys of `b` it is compared with first (`make_probe`)
+                    more = [_decoyed(lambda: _ast.Name(self.name, _ast.Load()), a, b)]
+                call = _ast.Call(_ast.Name(self.name, _ast.Load()), [*sides, _ast.Constant(op), *more, result], [])
                 return _ast.copy_location(call, node)
-            a, b = f"@py_assert{self.n}", f"@py_assert{self.n + 1}"
-            self.n += 2
-            sides = [_ast.NamedExpr(_ast.Name(a, _ast.Store()), node.left),
-                     _ast.NamedExpr(_ast.Name(b, _ast.Store()), node.comparators[0])]
-            result = _ast.Compare(_ast.Name(a, _ast.Load()), [node.ops[0]], [_ast.Name(b, _ast.Load())])
-            more = []
-            if op == "==":  # `a in probe(a, b, 'in') or b in ...`: the decoys of `b` it is compared with first (`make_probe`)
-                more = [_decoyed(lambda: _ast.Name(self.name, _ast.Load()), a, b)]
-            call = _ast.Call(_ast.Name(self.name, _ast.Load()), [*sides, _ast.Constant(op), *more, result], [])
-            return _ast.copy_location(call, node)
-        return node
+            return node
+    return _AssertCompares
+
+
+_AssertCompares = None
 
 
 def compare_probes(tree, name):
     """The second harness's rewrite: every `==`/`!=` in an assert goes through `name`, and unittest's comparisons
     (`unit_probes`)."""
-    tree = _AssertCompares(name).visit(tree)
+    tree = _assert_compares()(name).visit(tree)
     unit_probes(tree, lambda: _ast.Name(name, _ast.Load()), True)
     _ast.fix_missing_locations(tree)
     return tree

@@ -10,13 +10,13 @@ name made readable. See docs/held-back.md.
 
 from __future__ import annotations
 
-import ast
 import math
 import random
 import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import ast
     from collections.abc import Callable
     from pathlib import Path
 
@@ -33,6 +33,8 @@ def humanise(name: str) -> str:
 
 def _docstrings(source: str) -> dict[str, str]:
     """{qualname: first line of its docstring} for the test functions and methods of a file."""
+    import ast  # here, not at the top: a stop imports this module for `stats` and `split` alone (issue 48 item 2)
+
     out: dict[str, str] = {}
     try:
         tree = ast.parse(source)

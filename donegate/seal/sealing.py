@@ -307,7 +307,10 @@ def seal(
     with _sealing(repo, root) as old:
         folder, manifest = _build(repo, root, old, fill, by)
         repos.record_identity(repo, root, ident)  # where its worktrees and moves are recognised from
-        return Store(repo, folder, manifest)
+    from donegate.hidden import second
+
+    second.keep_at_seal(root, manifest["repo_key"], folder, list(manifest["tests"]))  # the first stop's rewrite, kept
+    return Store(repo, folder, manifest)
 
 
 _COLLECT_FIX = ("make each test file import against the unchanged repository (python -m pytest FILE shows why it does "

@@ -81,6 +81,7 @@ STOP_MODULES = {
     "donegate.sessions.kitruns", "donegate.seal.leak_scan", "donegate.ledger.chain", "donegate.core.outcome", "donegate.paths", "donegate.core.proc",
     "donegate.seal.sealer", "donegate.tree.repo", "donegate.gate.scan_rules", "donegate.sessions.ids", "donegate.sessions.counters", "donegate.tree.statcache", "donegate.seal.store",
     "donegate.core.util",
+    "donegate.core.lazy",  # `ast` at its first use in the modules a run also executes (issue 48 item 2)
     "donegate.hidden", "donegate.hidden.channel", "donegate.hidden.confine", "donegate.hidden.copy", "donegate.hidden.runner", "donegate.hidden.ship",
     "donegate.hidden.bootstrap",  # the first run's start (the starter's .pth line)
     "donegate.hidden.python", "donegate.hidden.second",  # the second run starts beside the first at every stop
@@ -241,3 +242,22 @@ def test_pathlib_is_imported_without_urllib_parse_and_works_whole():
     res = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(HOOK)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines() == ["False False", "file:///a%20b", "h a%20b"]
+
+
+def test_the_modules_a_run_also_executes_import_ast_only_when_the_kit_uses_it():
+    # `answers`, `bare_plan` and `probe_unit` are the kit's and the runs' (`ship`): imported by the kit, `ast` comes at
+    # its first use (`core.lazy`; ~16.7 M instructions of a stop with nothing to rewrite or scan, issue 48 item 2) and
+    # they work as before; sent to a run, they import it at their top as they always did (the second run's record of
+    # the harness's imports unchanged).
+    code = ("import sys\nfrom donegate.hidden import answers, bare_plan, probe_unit, second, ship\nfrom donegate.seal import held\n"
+            "print('ast' in sys.modules)\nimport ast\n"
+            "print(answers._answer_arith(ast.parse('(6 * 430 + 4) // 2', mode='eval').body))\n"
+            "print(list(bare_plan.names_itself(b'def test_a():\\n    open(__file__)\\n', 'test_x.py')))\n"
+            "tree = probe_unit.compare_probes(ast.parse('def test_a():\\n    assert f() == 3\\n'), 'P')\n"
+            "print('P(' in ast.unparse(tree), answers._answer_ast is ast, bare_plan.ast is ast, probe_unit._ast is ast)\n"
+            "del sys.modules['ast']\nns = {'__name__': 'm_h'}\nexec(compile(ship.source(('bare_plan', *ship.PROBE, 'answers')), 'x', 'exec'), ns)\n"
+            "print('ast' in sys.modules, ns['_answer_ast'] is sys.modules['ast'], ns['ast'] is ns['_ast'])\n")
+    res = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == ["False", "1292", "['test_a']", "True True True True", "True True True"], res.stdout

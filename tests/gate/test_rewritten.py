@@ -103,6 +103,7 @@ def test_a_stop_runs_the_kept_code_only_under_its_key_and_recompiles_a_bad_file(
     repo = seal_files(tmp_path, {"calc.py": "def price(units):\n    return units * 100\n", "helper.py": "UNIT = 1\n"},
                       "test_calc.py", HIDDEN)
     where = rewritten.path(kit_home, paths.repo_key(repo))
+    at_seal = marshal.loads(where.read_bytes())  # kept by the seal itself (`second.keep_at_seal`; issue 48 item 2)
 
     def stop(n: int) -> tuple[int, dict]:
         (repo / "calc.py").write_text(FIXED + f"# {n}\n")  # a tree of its own: no verdict kept for it
@@ -121,6 +122,7 @@ def test_a_stop_runs_the_kept_code_only_under_its_key_and_recompiles_a_bad_file(
     code, accept = stop(0)
     assert code == 0 and accept["second"]["checked"] == 3, accept
     good = kept()
+    assert good[0] == at_seal[0]  # the seal's key: what the first stop read, so it compiled nothing and kept nothing new
     # the same rewrite of a test that fails, kept under the seal's key: the second run executes it
     evil_dir = tmp_path / "evil"
     evil_dir.mkdir()
