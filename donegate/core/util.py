@@ -114,12 +114,37 @@ def temp_dir() -> str:
     twin in the runs, `hidden/bare_shim._temp_dir`, is shipped into the product's process and imports nothing of the kit."""
     if not _TEMP:
         for d in [os.environ.get(k) for k in ("TMPDIR", "TEMP", "TMP")] + ["/tmp", "/var/tmp", "/usr/tmp", os.getcwd()]:
-            if d and os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK):
+            if d and os.path.isdir(d) and _writes(d):
                 _TEMP.append(os.path.abspath(d))
                 break
         else:
             raise FileNotFoundError("no usable temporary folder found")
     return _TEMP[0]
+
+
+def _writes(folder: str) -> bool:
+    """Whether a file can be made and written in `folder`, tried as `tempfile` tries it: `os.access` says yes to root
+    for any folder (`/proc`, a read-only mount), where the run's folder then failed to be made (review C)."""
+    for _ in range(100):
+        path = os.path.join(folder, "tmp" + os.urandom(6).hex())
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except FileExistsError:
+            continue
+        except OSError:
+            return False
+        try:
+            os.write(fd, b"blat")
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+    return False
 
 
 def make_temp_dir(prefix: str, folder: str | None = None) -> str:
@@ -150,7 +175,11 @@ def temp_file() -> "IO[bytes]":
                 continue
             os.unlink(path)
             break
-    return os.fdopen(fd, "w+b")
+    try:
+        return os.fdopen(fd, "w+b")
+    except BaseException:  # not left open (review C)
+        os.close(fd)
+        raise
 
 
 def utc_now(seconds: float | None = None, *, ms: bool = True) -> str:

@@ -61,8 +61,6 @@ def copy_repo(repo: Path, dest: Path, skip: list[str] | None = None) -> None:
 
     `cp -a` (a C loop) where it exists, Python's copy otherwise; see bench/hook_bench.py for the cost.
     """
-    import shutil  # lazily: `shutil` (bz2, lzma) off the stop's imports
-
     cp = proc.system_tool("cp")
     names = [n for n in os.listdir(repo) if n != ".git" and n not in (skip or ())]
     dest.mkdir(exist_ok=True)  # (made empty, with the project's folder, for a run already started: `working_copy`)
@@ -80,7 +78,7 @@ def copy_repo(repo: Path, dest: Path, skip: list[str] | None = None) -> None:
     for top, dirs, files in os.walk(dest):
         if "__pycache__" in dirs:
             dirs.remove("__pycache__")
-            shutil.rmtree(os.path.join(top, "__pycache__"), ignore_errors=True)
+            fsafe.remove_tree(os.path.join(top, "__pycache__"))  # as `shutil.rmtree`, without its import (bz2, lzma)
         for f in files:
             if f.endswith((".pyc", ".pyo")):
                 os.unlink(os.path.join(top, f))
@@ -90,7 +88,6 @@ def _pycopy(src: Path, dest: Path, names: list[str]) -> None:
     """Copy `names` of `src` into `dest`: files, folders, symlinks as links; a FIFO, socket or
     device is left out (opening a FIFO to copy it would wait for a writer forever); bytecode too (`copy_repo`
     removes what `cp` copied of it: copied first, a developer's `__pycache__` cost a stop 5-10 ms to remove)."""
-    import shutil  # lazily: `shutil` (bz2, lzma) off the stop's imports
     import stat
 
     for n in names:
@@ -104,7 +101,7 @@ def _pycopy(src: Path, dest: Path, names: list[str]) -> None:
             d.mkdir(exist_ok=True)
             _pycopy(s, d, os.listdir(s))
         elif stat.S_ISREG(mode):
-            shutil.copy2(s, d)
+            fsafe.copy_file(s, d)  # as `shutil.copy2` (bytes, mode, times), without its import (bz2, lzma)
 
 
 def _small(repo: Path, limit: int = 200) -> bool:
@@ -517,9 +514,7 @@ def remove_later(folder: str) -> None:
 def remove_now() -> None:
     """The folders `remove_later` named, removed (after the answer; a stop's runs call it with none to remove)."""
     while _REMOVE:
-        import shutil  # lazily: `shutil` (bz2, lzma) off the stop's imports
-
-        shutil.rmtree(_REMOVE.pop(), ignore_errors=True)
+        fsafe.remove_tree(_REMOVE.pop())  # as `shutil.rmtree(ignore_errors=True)`, without its import (bz2, lzma)
 
 
 def drain() -> None:

@@ -158,3 +158,38 @@ def test_temporary_folders_and_files_as_tempfile_makes_them(tmp_path, monkeypatc
         fh.seek(0)
         assert fh.read() == b"abc"
     assert [p.name for p in tmp_path.iterdir()] == [os.path.basename(made)]  # the file is unnamed: nothing left
+    # A folder root may "access" but not write in (/proc) is passed over, as `tempfile` passes it (review C).
+    monkeypatch.setattr(util, "_TEMP", [])
+    monkeypatch.setenv("TMPDIR", "/proc")
+    monkeypatch.setenv("TEMP", str(tmp_path))
+    assert util.temp_dir() == str(tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == [os.path.basename(made)]  # its trial file is gone
+    # The descriptor is closed when `os.fdopen` raises.
+    before = len(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(os, "fdopen", lambda *a, **k: (_ for _ in ()).throw(MemoryError()))
+    with pytest.raises(MemoryError):
+        util.temp_file()
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_remove_tree_removes_a_folder_whole_and_follows_no_link(tmp_path):
+    # The after-answer child removes the runs' folders without `shutil` (issue 48 item 2): all of it goes, a link's
+    # target stays, and a link named as the folder is left (as `shutil.rmtree(ignore_errors=True)` leaves it).
+    from donegate.core import fsafe
+
+    outside = tmp_path / "outside"
+    (outside / "keep").mkdir(parents=True)
+    (outside / "keep" / "f").write_text("x")
+    top = tmp_path / "run"
+    (top / "a" / "b").mkdir(parents=True)
+    (top / "a" / "b" / "f.py").write_text("x")
+    (top / "g").write_text("y")
+    (top / "a" / "dirlink").symlink_to(outside / "keep")
+    (top / "filelink").symlink_to(outside / "keep" / "f")
+    os.mkfifo(top / "fifo")
+    (tmp_path / "toplink").symlink_to(outside)
+    fsafe.remove_tree(str(tmp_path / "toplink"))
+    assert (tmp_path / "toplink").is_symlink() and (outside / "keep" / "f").read_text() == "x"
+    fsafe.remove_tree(str(top))
+    assert not os.path.lexists(top) and (outside / "keep" / "f").read_text() == "x"
+    fsafe.remove_tree(str(tmp_path / "missing"))  # nothing there: no error
