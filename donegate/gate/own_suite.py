@@ -82,6 +82,7 @@ class OwnRuns:
                                      plugins=plugins or (), own_pytest=own_pytest)
         self.sealed: _Run | None = None
         self.now: _Run | None = None
+        self.mixed: _Run | None = None  # the suite's changed non-test files run the project's way (`own_mixed`)
         self.changed: list[str] = []
         self.selected: set[str] | None = None
         self.current: dict[str, str | None] = {}
@@ -169,6 +170,12 @@ class OwnRuns:
                                                     skip=self._skip, rewrite=rewrite, tree=look,
                                                     doctests=pack.get("doctests")))
         self._chosen.set()
+        if self.helpers:  # a non-test file of the suite changed: run the project's way too (`own_mixed`)
+            from donegate.gate import own_mixed
+
+            if mixed := own_mixed.changed(pack, self.helpers):
+                self.mixed = _Run(functools.partial(own_mixed.run, pack, mixed, self.tmp, self._go, self.launch, _skipped,
+                                                    lambda: min(self.timeout, max(1.0, time_left(self.cfg["timeout"]))), look))
         if self.changed or self.docs_now:
             args = ["--rootdir", ".", *self.changed, *self.docs_now]
             self.now = _Run(lambda: self._go(self.suite, python=self.launch, layout=args, slot="own-now", tree=look))
@@ -211,14 +218,15 @@ class OwnRuns:
             sealed = self.sealed.get(max(1.0, self.timeout + 30)) if self.sealed is not None and self._skip is not None \
                 else TestRun(True)
             now = self.now.get(max(1.0, self.timeout + 30)) if self.now is not None else None
+            mixed = self.mixed.get(max(1.0, self.timeout + 30)) if self.mixed is not None else []
         finally:
             self._let_go()
-        if sealed is None or (self.now is not None and now is None):
+        if sealed is None or (self.now is not None and now is None) or mixed is None:
             return {"ok": False, "problem": "the project's own tests did not finish in the stop's time", "failing": [],
                     "mine": [], "weakened": []}
         gate = judge(self.pack, sealed, now, [*self.changed, *self.docs_now], self.current, time.monotonic() - self.t0, self.selected,
                      self.elsewhere, self.conftests, functools.partial(_hidden_texts, self.st.path), self.documented,
-                     self.data, self.texts, self.helpers)
+                     self.data, self.texts, self.helpers, mixed)
         if now is not None and now.errors:  # a module of the project said missing: its mirror's state, to the log
             from donegate.gate import own_missing
 
@@ -317,7 +325,8 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
           duration: float, selected: set[str] | None = None, elsewhere: dict[str, str | None] | None = None,
           conftests: dict[str, str | None] | None = None, asked: Any = None,
           documented: dict[str, str | None] | None = None, data: dict[str, str | None] | None = None,
-          texts: list[str] | None = None, helpers: dict[str, str | None] | None = None) -> dict[str, Any]:
+          texts: list[str] | None = None, helpers: dict[str, str | None] | None = None,
+          mixed: list[tuple[str, set[str] | None, Any]] | None = None) -> dict[str, Any]:
     """The gate of both runs: the sealed tests that passed at the seal and fail now, the agent's tests that fail,
     what the current test files weaken. `selected`: the sealed test files this stop ran (None: all); `elsewhere`:
     the test files the agent added (`_added`); `conftests`: the conftest.py files now (`_conftests`); `asked`: the
@@ -325,7 +334,7 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
     `documented`: the modules of the sealed doctests changed since the seal, their text now (`seal.doctested`);
     `data`: the sealed data files of the tests changed since the seal, their text now (`own_data`); `texts`: the
     sealed text doctests (`own_changed.doctext`, worked out here when not given); `helpers`: the suite's helper
-    modules changed since the seal, their text now (`own_changed.helpers_changed`)."""
+    modules changed since the seal, their text now (`own_changed.helpers_changed`); `mixed`: `own_mixed.run`'s runs."""
     from donegate.seal import loosened, own
 
     passing = set(pack["baseline"]["passing"])
@@ -369,6 +378,10 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
             message = _shown(r)
         failing.append({"id": tid, "where": own.line_of(tid, lines), "message": _short(message, sealed),
                         "contract": tid.split("[", 1)[0] in changed_tests})
+    if mixed:  # a non-test file of the suite the agent changed, as it holds it now (`own_mixed`)
+        from donegate.gate import own_mixed
+
+        problem = problem or own_mixed.failing(mixed, sealed_passing, failing, lines, changed_tests)
     if helpers and pack.get("helpers"):  # a data module of the tests outside their folders, its values changed
         from donegate.seal import helper_data
 

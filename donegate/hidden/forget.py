@@ -15,7 +15,7 @@ from pathlib import Path
 
 from donegate.hidden.copy import _rmtree  # the mirror's own removal (read-only folders made writable first)
 
-SLOTS = ("", "second", "own", "own-now")  # each run's mirror: the hidden run's, the second opinion's, the own suite's two
+SLOTS = ("", "second", "own", "own-now", "own-mixed")  # each run's mirror: the hidden run's, the second's, the own suite's
 _PARTS = ("", ".clean", ".json", ".putback", ".lock")  # a mirror, its put-back folder, its record and marks, its lock
 JOB_WAIT = 20.0  # seconds a bytecode job is waited for (one compiles a tree in about a second; its own bound is 120)
 

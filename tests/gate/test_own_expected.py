@@ -183,20 +183,41 @@ def test_a_constants_module_only_the_tests_read_changed_blocks_as_the_old_contra
     assert res.returncode == 0, res.stderr
 
 
+TOOL = "def double(x):\n    return x * 2\n"
+CHECK = "def same(got, want):\n    assert got == want\n"
+TEST_TOOL = "from scripts.check import same\nfrom scripts.tool import double\n\n\ndef test_double():\n    same(double(2), 4)\n"
 
-@pytest.mark.xfail(strict=True, reason="a sealed non-test file of a collected path is read as the suite's (docs/own-suite.md)")
+
 def test_a_sealed_module_beside_its_tests_regressed_blocks(tmp_path_factory, kit_home):
-    """Shadowing (note7, review A), reproduced: `scripts/tool.py` beside `scripts/test_tool.py` under the collected
-    path `scripts` is sealed as part of the suite. Broken by the agent, it selects no sealed test (`reach.select`
-    skips the suite's own files) and the own run reads its sealed copy (pytest's own `pythonpath = .` puts the
-    laid-out folder first), so the stop passes (rc 0), with or without a data module outside the tests. Left open:
-    reading it from the project instead would let an edited test helper pass a regression (docs/own-suite.md)."""
+    """Shadowing (note7, review A): `scripts/tool.py` beside `scripts/test_tool.py` under the collected path `scripts`
+    is sealed as part of the suite, as its helper `scripts/check.py` is, and the sealed run reads their sealed copies.
+    Was (strict xfail, ab5b852): `double` broken passed (rc 0): `reach.select` skipped the suite's own files and the
+    laid-out folder comes first on sys.path. Now each non-test file of the suite the agent changed also runs the
+    sealed tests reaching it with the project's copy of that file alone (`gate.own_mixed`), either way failing
+    blocks: `double` broken; broken with the helper weakened to check nothing (its own run reads the sealed helper);
+    broken with the test's expected value moved to what it returns. The look-alike first: a function added to the
+    tool and a helper added for the agent's new test pass."""
     files = {"calc.py": CALC, "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
-             "scripts/tool.py": "def double(x):\n    return x * 2\n",
-             "scripts/test_tool.py": "from scripts.tool import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
+             "scripts/tool.py": TOOL, "scripts/check.py": CHECK, "scripts/test_tool.py": TEST_TOOL,
              "pytest.ini": "[pytest]\ntestpaths = tests scripts\npythonpath = .\n"}
     repo = sealed_project(tmp_path_factory, kit_home, "expected-shadowing", files, HIDDEN, 2)
     (repo / "calc.py").write_text(CALC.replace("'one'", "'ONE'") + MUL)
-    (repo / "scripts" / "tool.py").write_text("def double(x):\n    return x * 3\n")
+    triple = "\n\ndef triple(x):\n    return x * 3\n"
+    (repo / "scripts" / "tool.py").write_text(TOOL + triple)
+    (repo / "scripts" / "check.py").write_text(CHECK + "\n\ndef near(got, want):\n    assert abs(got - want) < 1e-9\n")
+    (repo / "scripts" / "test_triple.py").write_text("from scripts.check import near\nfrom scripts.tool import triple\n\n\n"
+                                                     "def test_triple():\n    near(triple(2), 6)\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+    (repo / "scripts" / "tool.py").write_text(TOOL.replace("x * 2", "x * 3") + triple)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "the project's own test scripts/test_tool.py::test_double" in res.stderr, res.stderr
+    assert "your own test" not in res.stderr, res.stderr
+    assert "with the project's scripts/tool.py as it is now: AssertionError" in res.stderr, res.stderr
+    (repo / "scripts" / "check.py").write_text("def same(got, want):\n    pass\n\n\ndef near(got, want):\n    pass\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "with the project's scripts/tool.py as it is now" in res.stderr, res.stderr
+    (repo / "scripts" / "check.py").write_text(CHECK + "\n\ndef near(got, want):\n    assert abs(got - want) < 1e-9\n")
+    (repo / "scripts" / "test_tool.py").write_text(TEST_TOOL.replace(", 4)", ", 6)"))
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "scripts/test_tool.py::test_double" in res.stderr, res.stderr
