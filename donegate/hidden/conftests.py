@@ -2,7 +2,11 @@
 the standard library only. pytest registers each such file as a plugin while it collects (a root one before); the
 tripwire on the registered plugins (`plugin.Tripwires`) takes one as the harness's own when it is a conftest.py that
 lay in the sealed store (the run's rootdir, read-only in the walls) before any of the project's code ran, registered
-under its own path, every hook of it defined in that file. Any other plugin registered or removed still trips it.
+under its own path, every hook of it defined in that file. So is pytest's own `pytester` (a test module's
+`pytest_plugins = "pytester"`, as every pytest plugin's suite has it: pytest-mock 3.17.0's was not kept) with the
+plugin its registration brings (`legacypath-pytester`): the very objects of the harness's pytest, taken before any of
+the project's code ran, under the names pytest gives them, every hook defined in their own file. Any other plugin
+registered or removed still trips it.
 """
 
 import importlib.machinery
@@ -19,12 +23,48 @@ def conftests_init(wires, config) -> None:
     wires.held, wires.extra_hooks, wires.hook_names = [], 0, set(vars(config.pluginmanager.hook))
     root = str(config.rootpath)
     wires.sealed_conftests = set()
+    # pytest's own plugins a test module may name (`pytest_plugins`), as the harness loaded them: {name: (module, class)}
+    kit = globals()["kit_module"]
+    wires.pytests_own = {name: (m, cls) for name, (mod, cls) in _PYTESTS_OWN.items()
+                         if (m := kit(wires.reporter, mod)) is not None}
     if os.path.realpath(root) == os.path.realpath(os.getcwd()):
         return
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d not in _SKIP and not d.startswith(".") and not d.endswith(".egg")]
         if "conftest.py" in files:
             wires.sealed_conftests.add(os.path.realpath(os.path.join(folder, "conftest.py")))
+
+
+# A warning whose frame is the harness's (stacklevel) adds this to the namespace it runs in: pytester's registration
+# warns that `_pytest.pytester_assertions` was imported before it could be rewritten, and the fingerprint of the
+# kit's globals (`plugin.Tripwires`, "the kit's reporter") read a key added as the harness changed. Made here, before
+# the fingerprints, `warnings` fills it in place.
+__warningregistry__: dict = {}
+# pytester (with the helper plugin it names) and the plugin `_pytest.legacypath` registers for it (`testdir`)
+_PYTESTS_OWN = {"pytester": ("_pytest.pytester", ""), "legacypath-pytester": ("_pytest.legacypath", "LegacyTestdirPlugin")}
+
+
+def _pytests_own(wires, pm, name, plugin) -> bool:
+    """`plugin` is the harness's pytester (or legacypath's plugin for it), under the name pytest registers it with;
+    or the helper pytester names (`pytester_assertions`, first imported then): a module beside it holding no hook
+    and no fixture, inert as a plugin."""
+    if name == "pytester_assertions" and "pytester" in wires.pytests_own:
+        beside = os.path.join(os.path.dirname(os.path.realpath(wires.pytests_own["pytester"][0].__file__ or "")),
+                              "pytester_assertions.py")
+        try:
+            return (isinstance(plugin, types.ModuleType) and os.path.realpath(str(getattr(plugin, "__file__", ""))) == beside
+                    and not any(i.plugin is plugin for c in pm.get_hookcallers(plugin) or () for i in c.get_hookimpls())
+                    and not any(hasattr(v, "_fixture_function_marker") or hasattr(v, "_pytestfixturefunction")
+                                for v in list(vars(plugin).values())))
+        except Exception:  # noqa: BLE001 - a value that fails to be asked is no helper of pytest's
+            return False
+    module, cls = wires.pytests_own.get(name, (None, ""))
+    if module is None or not (plugin is module if not cls else type(plugin) is getattr(module, cls, None)):
+        return False
+    real = os.path.realpath(getattr(module, "__file__", None) or "")
+    return all(impl.plugin is not plugin or os.path.realpath(getattr(getattr(impl.function, "__code__", None),
+                                                                     "co_filename", "") or "") == real
+               for caller in pm.get_hookcallers(plugin) or () for impl in caller.get_hookimpls())
 
 
 def _sealed_conftest(wires, pm, name, plugin) -> bool:
@@ -47,7 +87,8 @@ def take_conftests(wires) -> bool:
     pm = wires.config.pluginmanager
     before = wires.base[wires.labels.index("plugins")][:-1]
     taken = [p for name, p in list(getattr(pm, "_name2plugin", {}).items())
-             if not any(p is q for q in before) and not any(p is h for h in wires.held) and _sealed_conftest(wires, pm, name, p)]
+             if not any(p is q for q in before) and not any(p is h for h in wires.held)
+             and (_sealed_conftest(wires, pm, name, p) or _pytests_own(wires, pm, name, p))]
     if not taken:
         return False
     wires.held.extend(taken)

@@ -208,6 +208,8 @@ def test_a_session_fixtures_reach_counts_for_every_test_that_uses_it(tmp_path, k
 
 SUB_CONFTEST = "import pytest\n\n\n@pytest.fixture\ndef base():\n    return 2\n"
 SUB_TEST = "from counter import count\n\n\ndef test_b(base):\n    t = {'calls': base}\n    count(t)\n    assert t['calls'] == 3\n"
+# A test module naming pytest's own pytester, as every pytest plugin's suite does (pytest-mock 3.17.0's was not kept)
+PYTESTER = "pytest_plugins = 'pytester'\n\n\ndef test_p(pytester):\n    assert pytester.path.is_dir()\n"
 A_TEST = "from counter import VERSION\n\n\ndef test_a():\n    assert VERSION >= 1\n"
 FILE_HIDDEN = "def test_hidden():\n    assert open('counter.py').read().startswith('VERSION = 2')\n"  # imports no product code
 # Product code that registers a pytest plugin while the suite collects: an object of its own, or a conftest.py of the
@@ -216,17 +218,27 @@ _CONFIG = "import gc\nfrom _pytest.config import Config\n_c = [o for o in gc.get
 REGISTERS = {"own object": _CONFIG + "_c.pluginmanager.register(object(), 'helper')\n",
              "working tree's conftest": _CONFIG + "import importlib.util as u, os\n"
              "_s = u.spec_from_file_location('lib_conftest', os.path.abspath('lib/conftest.py'))\n"
-             "_m = u.module_from_spec(_s)\n_s.loader.exec_module(_m)\n_c.pluginmanager.register(_m, _m.__file__)\n"}
+             "_m = u.module_from_spec(_s)\n_s.loader.exec_module(_m)\n_c.pluginmanager.register(_m, _m.__file__)\n",
+             # under the names pytest gives pytester and its helper, registered before the sealed test names them
+             "a module named pytester": _CONFIG + "import types\n_m = types.ModuleType('_pytest.pytester')\n"
+             "exec('def pytest_runtest_setup(item):\\n    pass\\n', vars(_m))\n_c.pluginmanager.register(_m, 'pytester')\n",
+             "pytester's helper with a hook": _CONFIG + "import _pytest.pytester as _p, os, types\n"
+             "_m = types.ModuleType('_pytest.pytester_assertions')\n"
+             "_m.__file__ = os.path.join(os.path.dirname(_p.__file__), 'pytester_assertions.py')\n"
+             "exec('def pytest_runtest_setup(item):\\n    pass\\n', vars(_m))\n_c.pluginmanager.register(_m, 'pytester_assertions')\n"}
 
 
 def test_an_own_suite_with_a_conftest_in_a_subfolder_is_sealed_and_a_regression_there_blocks(tmp_path, kit_home):
     """Was: the seal kept no own suite ("not kept: they trip the run's tripwires ... a pytest plugin was registered or
-    removed"): pytest registers each subfolder's conftest.py as a plugin while it collects, as it always does. Beside
-    it, product code registering a plugin (its own, or a conftest.py that is not the sealed one) still blocks."""
+    removed"): pytest registers each subfolder's conftest.py as a plugin while it collects, as it always does. So
+    does a test module's `pytest_plugins = "pytester"` (pytest's own pytester, its helper and legacypath's `testdir`
+    plugin: pytest-mock 3.17.0's suite was not kept). Beside them, product code registering a plugin (its own, a
+    conftest.py that is not the sealed one, a module under pytester's name or its helper's with a hook) still blocks."""
     files = {"counter.py": COUNTER, "tests/test_a.py": A_TEST, "tests/sub/conftest.py": SUB_CONFTEST,
-             "tests/sub/test_b.py": SUB_TEST, "lib/conftest.py": "def pytest_runtest_setup(item):\n    pass\n"}
+             "tests/sub/test_b.py": SUB_TEST, "lib/conftest.py": "def pytest_runtest_setup(item):\n    pass\n",
+             "tests/sub/test_p.py": PYTESTER}
     repo, out = _sealed(tmp_path, files, hidden_test=FILE_HIDDEN)
-    assert "the project's own tests: 2 of 2 pass at the seal" in out, out
+    assert "the project's own tests: 3 of 3 pass at the seal" in out, out
     done = COUNTER.replace("VERSION = 1", "VERSION = 2")
     (repo / "counter.py").write_text(done)
     res = run_hook(stop_payload(repo))
