@@ -358,12 +358,25 @@ def test_the_seal_names_the_projects_functions_a_new_call_into_is_blocked(tmp_pa
     `patches.py` calls it: an honest new `unwrap_function_wrapper` calling it as its siblings do was blocked ("calls
     resolve_path(), which holds the project's own dynamic-code finding"), while the seal had said only that a change
     adding such code (a copy of a line) is blocked. It now names the function, so the person who means it allows the
-    rule at the seal. The look-alike: a finding in no function anyone calls names none."""
+    rule at the seal. The look-alike: a finding in no function anyone calls names none. And (typeguard 4.6.1's honest
+    test calling `check_type()` was blocked as its `frame-walk`) a new call from a test function of a test file is a
+    test of the function, not a use of its finding: it passes; the same call from the product is still blocked."""
     write_config(kit_home, "scan: block\n")
     repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "patches.py": RESOLVE})
     res = _seal(repo, kit_home)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "or a new call into a function holding it (resolve_path(), called from 1 place)" in res.stdout, res.stdout
+    done = CALC + "\n\ndef mul(a, b):\n    return a * b\n"
+    (repo / "calc.py").write_text(done)
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_patches.py").write_text("import os\n\nfrom patches import resolve_path\n\n\n"
+                                                    "def test_resolve():\n    assert resolve_path('os', 'sep') == os.sep\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
+    (repo / "calc.py").write_text("from patches import resolve_path\n\n\n" + done
+                                  + "\n\ndef sep():\n    return resolve_path('os', 'sep')\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "calc.py" in res.stderr and "calls resolve_path()" in res.stderr, res.stderr
     alone = make_repo(tmp_path / "alone" / "repo", {"calc.py": CALC, "patches.py": RESOLVE.split("\n\n\n")[0] + "\n"})
     res = _seal(alone, kit_home)
     assert res.returncode == 0 and "dynamic-code" in res.stdout and "a new call into" not in res.stdout, res.stdout
