@@ -33,6 +33,20 @@ def changed(pack: dict[str, Any], helpers: dict[str, str | None]) -> dict[str, s
     return {rel: text for rel, text in sorted(helpers.items()) if rel not in data}
 
 
+def start(runs: Any, look: Any, thread: Callable[[Any], Any], skipped: Callable[..., list[str]]) -> Any:
+    """The runs of `changed` files begun in a thread (`thread`: `own_suite._Run`) for the stop's own runs `runs`
+    (`own_suite.OwnRuns`), or None: none to run."""
+    import functools
+
+    from donegate.gate.stop import time_left
+
+    files = changed(runs.pack, runs.helpers)
+    if not files:
+        return None
+    left = functools.partial(lambda r: min(r.timeout, max(1.0, time_left(r.cfg["timeout"]))), runs)
+    return thread(functools.partial(run, runs.pack, files, runs.tmp, runs._go, runs.launch, skipped, left, look))
+
+
 def lay_out(pack: dict[str, Any], dest: Path, rel: str, text: str | None) -> list[str]:
     """The sealed suite laid out in `dest` (`seal.own.lay_out`) with `rel` as the project holds it now (`text`; None:
     left out): pytest's arguments for a run there."""

@@ -172,10 +172,7 @@ class OwnRuns:
         self._chosen.set()
         if self.helpers:  # a non-test file of the suite changed: run the project's way too (`own_mixed`)
             from donegate.gate import own_mixed
-
-            if mixed := own_mixed.changed(pack, self.helpers):
-                self.mixed = _Run(functools.partial(own_mixed.run, pack, mixed, self.tmp, self._go, self.launch, _skipped,
-                                                    lambda: min(self.timeout, max(1.0, time_left(self.cfg["timeout"]))), look))
+            self.mixed = own_mixed.start(self, look, _Run, _skipped)
         if self.changed or self.docs_now:
             args = ["--rootdir", ".", *self.changed, *self.docs_now]
             self.now = _Run(lambda: self._go(self.suite, python=self.launch, layout=args, slot="own-now", tree=look))
@@ -380,7 +377,6 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
                         "contract": tid.split("[", 1)[0] in changed_tests})
     if mixed:  # a non-test file of the suite the agent changed, as it holds it now (`own_mixed`)
         from donegate.gate import own_mixed
-
         problem = problem or own_mixed.failing(mixed, sealed_passing, failing, lines, changed_tests)
     if helpers and pack.get("helpers"):  # a data module of the tests outside their folders, its values changed
         from donegate.seal import helper_data
