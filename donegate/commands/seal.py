@@ -56,6 +56,11 @@ def cmd_seal(args: argparse.Namespace) -> int:
         print(f"  the project is pytest: its own (in {m['own_pytest']}/) runs the hidden tests, as its `python -m pytest` "
               "does; so the first run's verdict comes from the code under test, and only the tests the second run can "
               "serve (not pytest's own API) are double-checked")
+    if m.get("own_plugin_fixtures"):
+        print(f"  warning: the hidden tests ask for {', '.join(map(repr, m['own_plugin_fixtures']))}, a fixture the hidden "
+              "runs do not serve: the project's own pytest plugin is left out of them (its hooks would run where the "
+              "verdict is made), so those tests fail at every stop (fix: test the plugin through pytester, "
+              "pytest_plugins = \"pytester\" and pytester.runpytest(), as its own suite does; then seal again)")
     for line in baseline_lines(m):
         print(line)
     if "own_suite" in m:

@@ -297,6 +297,7 @@ def seal(
             "tripwire_baseline": trips,
             "places": PLACES,  # how their places are written (store.stale_places)
             **({"plugins": plugins} if plugins else {}),
+            **({"own_plugin_fixtures": unserved} if (unserved := _unserved(plugins, baseline.failing())) else {}),
             **({"own_pytest": own_pytest} if own_pytest else {}),
             "allow": sorted(set(allow or ())),
             "python": {**launch.interp.record(), "named": python, "named_by": python_by if python else None,
@@ -469,3 +470,16 @@ def relocate(old: Path | str, new: Path | str, root: Path | None = None) -> Stor
         shutil.rmtree(st.path, ignore_errors=True)
         repos.forget_identity(old_path, root)
     return Store(new_path, folder, manifest)
+
+
+def _unserved(plugins: list[dict[str, Any]] | None, failing: dict[str, str]) -> list[str]:
+    """The fixtures the hidden tests ask for and do not get, in a project with a pytest plugin of its own (pytest-mock's
+    `mocker`): the hidden runs leave that plugin out (its hooks would run where the verdict is made, as the agent
+    writes them), so such a test fails at every stop; the seal names them with the way a plugin's tests take
+    (`pytester`, whose pytest loads the plugin as a developer's does)."""
+    import re
+
+    if not any(isinstance(p, dict) and p.get("own") for p in plugins or ()):
+        return []
+    return sorted({m.group(1) for text in failing.values() for m in re.finditer(r"fixture '([^']+)' not found", text)})
+

@@ -453,6 +453,23 @@ def test_the_projects_own_pytest_plugin_is_loaded_while_it_is_as_sealed(tmp_path
     assert res.returncode == 2 and "tests/test_count.py::test_count" in res.stderr, res.stderr
 
 
+def test_the_seal_names_a_fixture_only_the_projects_own_plugin_would_serve():
+    """pytest-mock 3.17.0: a hidden test asking for `mocker` failed at the seal ("new requirement failing") and at every
+    stop ("fixture 'mocker' not found"), however honest the work: the hidden runs leave the project's own plugin out
+    (its hooks would run where the verdict is made; the FLIP attack above). The seal now names the fixture with the
+    way a plugin's tests take (pytester), as `seal` prints it (by hand on pytest-mock: the warning names 'mocker').
+    The look-alikes: the same failure in a project with no plugin of its own (an environment plugin's fixture the
+    project lacks, a typo) names nothing; a plugin of the environment's alone names nothing."""
+    from donegate.seal import sealing
+
+    failing = {"test_request.py::test_a": "fixture 'mocker' not found", "test_request.py::test_b": "assert 1 == 2",
+               "test_request.py::test_c": "fixture 'mocker' not found\n fixture 'class_mocker' not found"}
+    own = [{"name": "pytest_mock", "module": "pytest_mock", "own": True}]
+    assert sealing._unserved(own, failing) == ["class_mocker", "mocker"]
+    assert sealing._unserved([{"name": "asyncio", "module": "pytest_asyncio"}], failing) == []
+    assert sealing._unserved(None, failing) == [] and sealing._unserved(own, {"t": "assert 1 == 2"}) == []
+
+
 # wrapt 2.5.2's tests/conftest.py collects its mypy pairs (`mypy_*.py` beside an `.out`) as its own `pytest.Item`s.
 CASES = ("import pytest\n\nimport calc\n\n\nclass CaseItem(pytest.Item):\n    def __init__(self, *, spec, **kw):\n"
          "        super().__init__(**kw)\n        self.spec = spec\n\n    def runtest(self):\n        a, b, want = self.spec\n"
