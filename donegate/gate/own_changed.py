@@ -194,3 +194,40 @@ def doctested_mine(repo: Path, changed: list[str], pack: dict[str, Any], prefix:
         if now is not None and ">>>" in now and doctested.mine(pack.get("doctests") or {}, rel, now):
             out.append(rel)
     return sorted(out)
+
+
+def sealed_shapes(pack: dict[str, Any], names: Any) -> dict[str, dict[str, Any]]:
+    """{test file: {test: shape}} of the sealed test files `names`: as the store keeps them when sealed by this kit's
+    rules (`loosened.RULES`), else read again from their sealed text (and the sealed conftest.py files) as the current
+    files are: a store sealed by an earlier kit keeps the shapes of its own reading (before stop 53 without the
+    helpers a test calls), which compared with this reading named what the agent did not do (a helper's old skip, a
+    test moved as it was, a contract changed). The stored shape where the text is not kept (a file that is not UTF-8)
+    or does not parse."""
+    from donegate.seal import calls, loosened
+
+    files, stored = pack.get("files") or {}, pack.get("shape") or {}
+    if pack.get("shape_rules") == loosened.RULES:  # sealed by these rules: as kept
+        return {name: stored[name] for name in names if name in stored}
+    conftests = {n: b.get("text") for n, b in files.items() if n.rsplit("/", 1)[-1] == "conftest.py"}
+    out = {}
+    for name in names:
+        text = (files.get(name) or {}).get("text")
+        if name in stored:
+            found = loosened.tests_of(text, calls.chain(name, conftests)) if text is not None else None
+            out[name] = found if found is not None else stored[name]
+    return out
+
+
+def changed_test_ids(shapes: dict[str, dict[str, Any]], current: dict[str, str | None],
+                      conftests: dict[str, str | None] | None = None) -> set[str]:
+    """The sealed tests whose source (or a helper's they call) the agent changed (or deleted); `shapes`: the sealed
+    files' (`sealed_shapes`)."""
+    from donegate.seal import calls, loosened
+
+    out = set()
+    for name, text in current.items():
+        now = (loosened.tests_of(text, calls.chain(name, conftests or {})) if text is not None else {}) or {}
+        for test, shape in shapes.get(name, {}).items():
+            if (now.get(test) or {}).get("src") != shape["src"]:
+                out.add(f"{name}::{test}")
+    return out

@@ -336,8 +336,8 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
 
     passing = set(pack["baseline"]["passing"])
     lines = pack.get("where") or {}
-    shapes = _sealed_shapes(pack, current)
-    changed_tests = _changed_test_ids(shapes, current, conftests)
+    shapes = own_changed.sealed_shapes(pack, current)
+    changed_tests = own_changed.changed_test_ids(shapes, current, conftests)
     doctests = pack.get("doctests") or {}
     if documented:
         from donegate.seal import doctested
@@ -453,43 +453,6 @@ def _short(message: str, run: Any) -> str:
     return message.strip()[:1000]
 
 
-def _sealed_shapes(pack: dict[str, Any], names: Any) -> dict[str, dict[str, Any]]:
-    """{test file: {test: shape}} of the sealed test files `names`: as the store keeps them when sealed by this kit's
-    rules (`loosened.RULES`), else read again from their sealed text (and the sealed conftest.py files) as the current
-    files are: a store sealed by an earlier kit keeps the shapes of its own reading (before stop 53 without the
-    helpers a test calls), which compared with this reading named what the agent did not do (a helper's old skip, a
-    test moved as it was, a contract changed). The stored shape where the text is not kept (a file that is not UTF-8)
-    or does not parse."""
-    from donegate.seal import calls, loosened
-
-    files, stored = pack.get("files") or {}, pack.get("shape") or {}
-    if pack.get("shape_rules") == loosened.RULES:  # sealed by these rules: as kept
-        return {name: stored[name] for name in names if name in stored}
-    conftests = {n: b.get("text") for n, b in files.items() if n.rsplit("/", 1)[-1] == "conftest.py"}
-    out = {}
-    for name in names:
-        text = (files.get(name) or {}).get("text")
-        if name in stored:
-            found = loosened.tests_of(text, calls.chain(name, conftests)) if text is not None else None
-            out[name] = found if found is not None else stored[name]
-    return out
-
-
-def _changed_test_ids(shapes: dict[str, dict[str, Any]], current: dict[str, str | None],
-                      conftests: dict[str, str | None] | None = None) -> set[str]:
-    """The sealed tests whose source (or a helper's they call) the agent changed (or deleted); `shapes`: the sealed
-    files' (`_sealed_shapes`)."""
-    from donegate.seal import calls, loosened
-
-    out = set()
-    for name, text in current.items():
-        now = (loosened.tests_of(text, calls.chain(name, conftests or {})) if text is not None else {}) or {}
-        for test, shape in shapes.get(name, {}).items():
-            if (now.get(test) or {}).get("src") != shape["src"]:
-                out.add(f"{name}::{test}")
-    return out
-
-
 def problems(gate: dict[str, Any] | None) -> list[str]:
     """What the block says of the project's own tests, one problem each."""
     if not gate:
@@ -526,7 +489,7 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     since = own_changed.since_seal(repo, st, None)  # once: a walk of the tree (or a git run) each time
     current = {name: own_changed.text(repo / prefix / name) for name in own_changed.sealed_changed(since, pack, prefix)}
     elsewhere = own_changed.added(repo, pack, own_changed.changed_tests(repo, since, prefix), prefix)
-    found = loosened.findings(_sealed_shapes(pack, current), current, set(pack.get("baseline", {}).get("passing", [])),
+    found = loosened.findings(own_changed.sealed_shapes(pack, current), current, set(pack.get("baseline", {}).get("passing", [])),
                               elsewhere, own_changed.conftests(repo, current, prefix))
     found += _module_weakened(pack.get("files") or {}, current, set(pack.get("baseline", {}).get("passing", [])))
     texts = own_changed.doctext(pack)

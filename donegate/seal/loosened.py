@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 # What a shape holds, by version: a seal keeps it beside the shapes (`shape_rules`); a stop reads the shapes of a store
-# of other rules again from its sealed text (`gate.own_suite._sealed_shapes`). 2: the helpers a test calls read with it
+# of other rules again from its sealed text (`gate.own_changed.sealed_shapes`). 2: the helpers a test calls read with it
 # (`seal.calls`, stop 53); 3: an assert that can never fail the test not counted (`seal.dead`); 4: a module's or
 # class's skip by a call, an alias, `__test__` or an autouse fixture, a test unbound (`seal.collect`); 5: the raises
 # that check the message (`match`); 6: `abs(a - b) < C` read as an approx (its tolerance taken at the expected value),

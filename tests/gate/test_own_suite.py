@@ -85,7 +85,7 @@ def test_the_seal_keeps_the_projects_own_suite_and_its_baseline(tmp_path, kit_ho
     assert own["baseline"]["passing"] == ["tests/test_calc.py::test_add"]
     from donegate.seal import loosened
 
-    assert own["shape_rules"] == loosened.RULES  # (a stop takes its shapes as kept: `own_suite._sealed_shapes`)
+    assert own["shape_rules"] == loosened.RULES  # (a stop takes its shapes as kept: `own_changed.sealed_shapes`)
     assert own["files"]["tests/test_calc.py"]["text"] == OWN
     for command in (["status"], ["doctor", "-v"]):
         shown = donegate(*command, str(repo)).stdout
