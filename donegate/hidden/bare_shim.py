@@ -508,7 +508,9 @@ def hide_harness(startup, imported, own=(), patterns=()):
 
     _IMPORTED.update(imported)
     real, at, getframe = builtins.__import__, opcode.opmap["IMPORT_NAME"], sys._getframe
-    removed = sys.modules["_frozen_importlib"]._call_with_frames_removed.__code__
+    bootstrap = sys.modules["_frozen_importlib"]
+    removed, loading = bootstrap._call_with_frames_removed.__code__, bootstrap._load_unlocked.__code__
+    execs = {bootstrap.FrozenImporter.exec_module.__code__, bootstrap._bootstrap_external._LoaderBasics.exec_module.__code__}
     for name in [n for n in sys.modules if n not in startup and n.partition(".")[0] not in own]:
         _HIDDEN[name] = sys.modules.pop(name)
     # `re`'s caches as the interpreter's start left them (`patterns`, the supervisor's): the harness's patterns in them
@@ -526,6 +528,8 @@ def hide_harness(startup, imported, own=(), patterns=()):
     # and the frame raising it is at an IMPORT_NAME (or importlib's, calling the interpreter's `__import__`). Any other
     # import (a call of `__import__`, a C module's) loads a fresh copy, as a program's interpreter would.
     def hook(event, args):
+        if event == "exec" and _HIDDEN:
+            return fresh(getframe(0).f_back)  # none when no Python code called it (the interpreter's own `exec`)
         if event != "import" or not _HIDDEN or len(args) != 5 or not issubclass(type(args[0]), str):
             return
         if args[1] is not None or args[2] is not sys.path or args[3] is not sys.meta_path or args[4] is not sys.path_hooks:
@@ -536,7 +540,26 @@ def hide_harness(startup, imported, own=(), patterns=()):
         if f.f_code is removed and f.f_locals.get("f") is real or 0 <= f.f_lasti and f.f_code.co_code[f.f_lasti] == at:
             unhide(str.__getitem__(args[0], slice(None)))
 
+    # Any other route to a hidden module's fresh load (`importlib.import_module`, which raises no `import` event, a call
+    # of `__import__`): the import system's `exec` of its code puts the very module back in `sys.modules` in its place,
+    # and the import returns it, as `_load_unlocked` takes what `sys.modules` holds once the code ran (a fresh copy of
+    # `pathlib` made a served `tmp_path` no `pathlib.Path`, in the second run only). Only the import system's own
+    # `exec_module`, called by its `_load_unlocked`, counts (a reload's, or a module built by hand, stays as it is).
+    # The fresh code still runs, in its own namespace, as it ran before: what it writes through `sys.modules` (an enum's
+    # `_convert_`) lands in the module put back. Extension and built-in modules raise no `exec`: a fresh copy, a limit.
+    def fresh(f):
+        if f is not None and f.f_code is removed:
+            f = f.f_back
+        if f is None or f.f_code not in execs or f.f_back is None or f.f_back.f_code is not loading:
+            return
+        spec = f.f_back.f_locals.get("spec")
+        name = getattr(spec, "name", None)
+        if type(name) is str and name in _HIDDEN:
+            sys.modules.pop(name, None)
+            unhide(name)
+
     hook.__code__ = hook.__code__.replace(co_filename="<frozen importlib._bootstrap>", co_name="_find_and_load")
+    fresh.__code__ = fresh.__code__.replace(co_filename="<frozen importlib._bootstrap>", co_name="_load_unlocked")
     sys.addaudithook(hook)
 
 

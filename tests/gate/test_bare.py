@@ -319,3 +319,44 @@ def test_test_files_that_import_each_other_run_as_programs(tmp_path):
     assert {i: r["outcome"] for i, r in out.results.items()} == {"test_a.py::test_a": "passed", "test_b.py::test_b": "passed"}, (
         out.problem, out.results)
     assert sorted(p.name for p in repo.iterdir()) == [".git", "calc.py"]
+
+
+SERVED_PATH = '''import sys
+
+import calc
+from pathlib import Path
+
+
+def test_by_importlib(tmp_path):
+    assert calc.P is sys.modules["pathlib"] and isinstance(tmp_path, Path) and isinstance(tmp_path, calc.P.Path)
+
+
+def test_built_by_hand():
+    assert calc.OWN is not sys.modules.get("fractions") and calc.OWN.Fraction(1, 2) == 0.5
+
+
+def test_held_before():
+    assert calc.EARLY == {early}
+'''
+
+
+def test_a_served_tmp_path_is_a_path_of_the_pathlib_the_product_imported_by_importlib(tmp_path):
+    """The product's `importlib.import_module('pathlib')` loaded a second copy of the module the zygote hid, and a
+    test's `isinstance(tmp_path, Path)` was False in the second run only (an honest block: the served `tmp_path` is
+    the hidden module's). The import returns the very module now (bare_shim.hide_harness). Beside it: a module built
+    by hand (`module_from_spec`, `exec_module`) stays a copy, as in a program; `pathlib` is still not held before the
+    product's import where a fresh interpreter does not hold it."""
+    repo, store = tmp_path / "repo", tmp_path / "store"
+    repo.mkdir()
+    store.mkdir()
+    (repo / "calc.py").write_text(
+        "import sys\nEARLY = 'pathlib' in sys.modules\nimport importlib\nimport importlib.util\n"
+        "P = importlib.import_module('pathlib')\nSPEC = importlib.util.find_spec('fractions')\n"
+        "OWN = importlib.util.module_from_spec(SPEC)\nSPEC.loader.exec_module(OWN)\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
+    early = subprocess.run([sys.executable, "-c", "import sys; print('pathlib' in sys.modules)"], capture_output=True,
+                           text=True, timeout=30, cwd=repo).stdout.strip()
+    (store / "test_p.py").write_text(SERVED_PATH.format(early=early))
+    tests = [f"test_p.py::test_{n}" for n in ("by_importlib", "built_by_hand", "held_before")]
+    out = second.run(store, repo, tests, timeout=60, kind="none")
+    assert {i: r["outcome"] for i, r in out.results.items()} == dict.fromkeys(tests, "passed"), (out.problem, out.results)
