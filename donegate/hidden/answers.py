@@ -315,38 +315,34 @@ def answer_decoys(e, rnd):
             return [e + i * 10 ** power for i in range(low, low + ANSWER_DECOYS + 1) if i]
         from decimal import Decimal as _AnswerDecimal  # the kit's side only: the harness never draws decoys
 
-        step = _AnswerDecimal(10) ** power
-        d = _AnswerDecimal(repr(base))
-        for i in range(low, low + ANSWER_DECOYS + 1):
-            if i:
-                v = float(d + i * step)
-                out.append(complex(v, e.imag) if t is complex else v)
-        return [v for v in out if v != e]
+        step, d = _AnswerDecimal(10) ** power, _AnswerDecimal(repr(base))
+        vs = (float(d + i * step) for i in range(low, low + ANSWER_DECOYS + 1) if i)
+        return [v for v in (complex(v, e.imag) if t is complex else v for v in vs) if v != e]
     if not e and t in (str, bytes, tuple, list, set, frozenset, dict):  # one element more: a letter, a small number
         return [chr(97 + i) if t is str else bytes([97 + i]) if t is bytes else {i: i} if t is dict else t([i])
                 for i in range(ANSWER_DECOYS)]
     if t in (str, bytes):
         alphabet = sorted(set(e))
-        if len(alphabet) < 4:  # too few to draw 15 from ('a', b'\x00\x02'): their neighbours too, a window drawn
-            shift = rnd.randrange(9)  # around them (centred on them, the literal's own letter was the middle one)
-            top = 0x10FFFF if t is str else 255
-            near = {min(max(c - shift, 0), top - 8) + d for c in (map(ord, alphabet) if t is str else alphabet) for d in range(9)}
-            if t is str and any(0xD800 <= c < 0xE000 for c in near):  # by the surrogates: 8 on either side of them
-                near |= {c + d for c in map(ord, alphabet) for d in range(-8, 9) if 0 <= c + d <= top}
+        # one or two letters: all of its length, replacements from a window of 32 (a short pivot's removals were one or
+        # two values, the literal among them: the shortest candidate was it 13% of the time, against 6.25%)
+        short, width = len(e) <= 2, 32 if len(e) <= 2 else 9
+        if len(alphabet) < 4:  # too few to draw 15 from ('a', b'\x00\x02'): their neighbours too, a window drawn around
+            shift, top = rnd.randrange(width), 0x10FFFF if t is str else 255  # them (centred, the literal's was the middle one)
+            near = {min(max(c - shift, 0), top - width + 1) + d for c in (map(ord, alphabet) if t is str else alphabet) for d in range(width)}
+            if t is str and any(0xD800 <= c < 0xE000 for c in near):  # by the surrogates: a width on either side of them
+                near |= {c + d for c in map(ord, alphabet) for d in range(1 - width, width) if 0 <= c + d <= top}
             alphabet += sorted((chr(c) if t is str else c) for c in near
                                if (chr(c) if t is str else c) not in alphabet and not 0xD800 <= c < 0xE000)
         pieces = [p if t is str else bytes([p]) for p in alphabet]
         rnd.shuffle(pieces)
-        # The candidates, the literal among them, are each one edit of a hidden pivot (itself one edit of the literal,
-        # as likely each way): single edits of the literal made it the centre, the one candidate within one edit of
-        # every other (an `__eq__` picking it found it 200 times in 200, knowing nothing of the answer).
-        pivot = _answer_edit(e, pieces, rnd, e)
+        # The candidates, the literal too, each one edit of a hidden pivot (one of the literal): single edits of the
+        # literal made it the centre, within one edit of all (an `__eq__` picking it found it 200 times in 200).
+        pivot = _answer_edit(e, pieces, rnd, e, short)
         for i in range(ANSWER_DECOYS * 12):
             if len(out) >= ANSWER_DECOYS:
                 break
-            v = _answer_edit(pivot, pieces, rnd, e)
-            if i >= ANSWER_DECOYS * 6:  # a short pivot's edits repeat ('' has one a piece): two edits
-                v = _answer_edit(v, pieces, rnd, e)
+            v = _answer_edit(pivot, pieces, rnd, e, short)
+            v = _answer_edit(v, pieces, rnd, e, short) if i >= ANSWER_DECOYS * 6 else v  # a short pivot's edits repeat: two
             if v != e and v not in out:
                 out.append(v)
         more = (v for v in _answer_itertools.chain((pivot[:cut] + p + pivot[cut:] for cut in range(len(pivot) + 1) for p in pieces),
@@ -357,12 +353,17 @@ def answer_decoys(e, rnd):
         # Around a hidden pivot (`_answer_around`): one element changed from the literal in each made it the consensus
         # (200 in 200). A bool's pool mostly its `not` (other kinds alone: all one kind was the literal, 81%), 2 others.
         keys = list(e) if t is dict else list(range(len(e)))
-        pools = [(k, [x, *([not x] * 6 + [d for d in answer_decoys(x, rnd) if type(d) is not bool][:8] if type(x) is bool
-                            else answer_decoys(x, rnd))]) for k, x in ((k, e[k]) for k in keys[:ANSWER_DECOYS])]
-        pools = [(k, p) for k, p in pools if len(p) > 1]
+        put = (lambda base, new: {**base, **new}) if t is dict else (lambda base, new: t(new.get(i, x) for i, x in enumerate(base)))
+        pools = [(k, p) for k, p in ((k, [x, *([not x] * 6 + [d for d in answer_decoys(x, rnd) if type(d) is not bool][:8]
+                 if type(x) is bool else answer_decoys(x, rnd))]) for k, x in ((k, e[k]) for k in keys[:ANSWER_DECOYS])) if len(p) > 1]
         if not pools:  # no element has a decoy (None): one more element
             return [{**e, "".join(map(str, e)) + "_": 0} if t is dict else t([*e, 0])]  # a str key longer than any
-        return _answer_around(e, pools, lambda base, k, v: {**base, k: v} if t is dict else t([*base[:k], v, *base[k + 1:]]), rnd)
+        # bools alone: every other truth of up to 4, else 15 drawn (the fewest element types picked `(True, False)` 36%)
+        n = len(keys) if all(type(x) is bool for x in (e.values() if t is dict else e)) else 0
+        masks = range(1, 2 ** n) if n <= 4 else dict.fromkeys(m for m in (rnd.getrandbits(n) for _ in range(64)) if m)
+        out = [put(e, {k: not e[k] for i, k in enumerate(keys) if m >> i & 1}) for m in masks]
+        out += _answer_around(e, pools, lambda base, k, v: put(base, {k: v}), rnd)
+        return [v for i, v in enumerate(out) if v not in out[:i]][:ANSWER_DECOYS]  # in a drawn order at the ticket
     if t in (set, frozenset):  # as a tuple's, its elements' decoys not in the set yet (the set as a list of them)
         pools = [(k, p) for k, p in ((k, [x, *(d for d in answer_decoys(x, rnd) if _answer_hashable(d) and d not in e)])
                                      for k, x in enumerate(list(e)[:ANSWER_DECOYS])) if len(p) > 1]
@@ -374,11 +375,11 @@ def answer_decoys(e, rnd):
     return []
 
 
-def _answer_edit(s, pieces, rnd, avoid):
-    """One edit of `s` (not `s`, nor `avoid`): a piece put in place of one (3 in 5), inserted (1 in 5), one removed (1
-    in 5): insertions as likely as removals, the literal is an edit of the pivot drawn as the decoys are."""
+def _answer_edit(s, pieces, rnd, avoid, replace=False):
+    """One edit of `s` (not `s`, nor `avoid`): a piece put in place of one (3 in 5; always where `replace`), inserted (1
+    in 5), one removed (1 in 5): the literal is an edit of the pivot drawn as the decoys are."""
     for _ in range(64):
-        r = rnd.random()
+        r = 0.0 if replace else rnd.random()
         if r < 0.6 and s:
             cut = rnd.randrange(len(s))
             v = s[:cut] + rnd.choice(pieces) + s[cut + 1:]
@@ -411,10 +412,9 @@ def _answer_around(e, pools, put, rnd):
 
 def _answer_hashable(v):
     try:
-        hash(v)
+        return hash(v) is not None
     except TypeError:
         return False
-    return True
 
 
 def _answer_width(places, delta):

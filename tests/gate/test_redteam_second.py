@@ -467,6 +467,41 @@ def test_none_and_bools_have_a_full_set_of_decoys(expected):
     assert all(answers.answer_encode(d) is not None for d in decoys), decoys  # builtin values, as the pipes carry them
 
 
+def _picked(literals, pick, seeds=range(100)):
+    """How often `pick` (an `__eq__` choosing among the 16 candidates knowing nothing of the answer) is the literal."""
+    import random
+
+    from donegate.hidden import answers
+
+    hits = 0
+    for i, e in enumerate(literals):
+        for seed in seeds:
+            rnd = random.Random(i * 1000 + seed)
+            cands = [e, *answers.answer_decoys(e, rnd)]
+            rnd.shuffle(cands)
+            hits += pick(cands, rnd) == e
+    return hits / (len(literals) * len(seeds))
+
+
+def test_a_short_literal_or_a_container_of_bools_is_not_told_by_its_shape():
+    """Offline, fixed draws (review C): a one-letter literal's shortest candidate was it 13% of the time (chance 6.25%):
+    a short pivot's removals are one or two values, the literal among them; each candidate of a one- or two-letter
+    literal is now of its length. `(True, False)` was the candidate of fewest element types 36-40% of the time (2-3
+    candidates all bools); every other truth of up to 4 bools is one now (25%: any guess of two bools), 15 drawn for
+    more (5 bools: 35% on main, chance now)."""
+    def shortest(cands, rnd):
+        return rnd.choice([c for c in cands if len(c) == min(map(len, cands))])
+
+    def fewest_types(cands, rnd):
+        kinds = [len({type(x) for x in (c.values() if isinstance(c, dict) else c)}) for c in cands]
+        return rnd.choice([c for c, k in zip(cands, kinds, strict=True) if k == min(kinds)])
+
+    letters = ["a", "x", "7", "Z", "-", "é", "q", "0", "ok", "42"]
+    assert _picked(letters, shortest) < 0.09
+    assert _picked([(True, False), {"a": False, "b": True}], fewest_types) < 0.28
+    assert _picked([(True, False, True, False, True)], fewest_types) < 0.12
+
+
 @pytest.mark.parametrize("expected", [None, True, [], (), {}, "", (None,), [None, None], (900,), {"k": 1}])
 def test_the_probes_decoys_of_none_bools_and_empty_containers(monkeypatch, expected):
     """The equality probe's decoys in the fork (a value the test holds otherwise than as an assert's literal): None and
