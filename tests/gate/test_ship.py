@@ -87,6 +87,11 @@ def test_a_kept_payload_is_the_one_built_and_keeps_no_stops_secret_name(tmp_path
     assert ship.payload(SECOND, labels[1], str(keep)) == ship.payload(SECOND, labels[1])
     path.write_bytes(b"not marshal")
     assert ship.payload(SECOND, labels[2], str(keep)) == ship.payload(SECOND, labels[2])
+    # Kept for the same sizes and times but another text (an edit that kept both): it ran, the old text's payload. The
+    # text is compared at every stop now.
+    stamp, line, blob, source = marshal.loads(path.read_bytes())
+    path.write_bytes(marshal.dumps((stamp, line, blob, source.replace("def supervise(", "def supervised("))))
+    assert ship.payload(SECOND, labels[2], str(keep)) == ship.payload(SECOND, labels[2])
 
 
 def test_the_second_harness_imports_neither_secrets_nor_tempfile_nor_their_libraries():
