@@ -198,7 +198,26 @@ def trace_qualnames(tree):
             if start <= line <= end:
                 best = qual
         return best
+    at.spans = spans  # type: ignore[attr-defined]
     return at
+
+
+def trace_body(name, line):
+    """A checksum (FNV-1a, no module imported) of the text of the function or class around `line` of the file `name`,
+    its decorators with it, each line as written but for the indentation they share ("" at module level): a read's
+    function changed since the seal (a `with` body that now keeps the line it read, a cache put on it) makes the read
+    another place, the change's, though its statement and callers are the baseline's."""
+    lines, at, _ = _trace_parsed(name)
+    spans = [(s, e) for s, e, _ in getattr(at, "spans", ()) if s <= line <= e]
+    if not spans:
+        return ""
+    first, last = spans[-1]
+    body = lines[first - 1:last]
+    cut = len(body[0]) - len(body[0].lstrip()) if body else 0
+    h = 0xCBF29CE484222325
+    for b in "\n".join(x[cut:].rstrip() for x in body).encode("utf-8", "replace"):
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return format(h, "016x")
 
 
 TRACE_QUALNAMES: "dict[str, object]" = {}  # a file's (`trace_qualnames`, `trace_statements`), parsed once a run
@@ -287,8 +306,8 @@ def trace_where(frame, repo, theirs=(), sealed=(), tests=""):
     `tests`: the first run's store), at most `TRACE_CALLERS`. A frame of another file (a library, the harness, code
     compiled under another file's name) and a module's name (`__main__` is the product's to set) end nothing: the
     callers below are read through it. A place cut at the cap is marked (`TRACE_CAPPED`): no baseline holds it.
-    The same wherever an edit moved the lines; the same read reached through a new or changed call, or moved to
-    another function, is another place: the change's."""
+    The same wherever an edit moved the lines; the same read reached through a new or changed call, moved to
+    another function, or in a function whose text changed (`trace_body`), is another place: the change's."""
     parts = []
     while frame is not None:
         name = frame.f_code.co_filename
@@ -302,6 +321,8 @@ def trace_where(frame, repo, theirs=(), sealed=(), tests=""):
             break
         code = trace_statement(name, frame.f_lineno)
         qual = trace_qualname(name, frame.f_lineno) if code else ""
+        if qual and not parts:  # the function that did it: its whole text too (`trace_body`)
+            qual += f" [{trace_body(name, frame.f_lineno)}]"
         parts.append(f"{name[len(repo):]}{':' + qual if qual else ''}: {code}" if code else name[len(repo):])
         frame = frame.f_back
     head = f" at {parts[0]}" if ": " in parts[0] else f" in {parts[0]}"

@@ -32,8 +32,9 @@ MANIFEST = "manifest.json"
 OWN_SUITE = "own-suite.json"  # the project's own suite in the store (`donegate.seal.own`), when the seal kept it
 MANIFEST_VERSION = 1
 # How a tripwire's place is written (`hidden.traces.trace_where`): 3, its statements from the kit's own copy and its
-# callers read through other files' frames. A seal without it whose baseline holds a tripwire matches no stop's finding.
-PLACES = 3
+# callers read through other files' frames; 4, the text of the function that did it too (`trace_body`). A seal
+# without it whose baseline holds a tripwire matches no stop's finding.
+PLACES = 4
 # Test files of the repository itself, protected from the agent when they existed at seal time.
 REPO_TEST_GLOBS = ("test_*.py", "*_test.py", "tests/*", "test/*", "*/tests/*", "*/test/*", "conftest.py", "*/conftest.py")
 TREE = "tree.json"  # the store's snapshot of every file of the repository at seal time (the `allowed` check)
@@ -383,7 +384,7 @@ def stale_places(manifest: dict[str, Any]) -> str:
     if manifest.get("places") == PLACES or not (isinstance(trips, list) and any(isinstance(t, dict) for t in trips)):
         return ""
     return ("the seal's baseline of what the unchanged project already does was recorded by an older kit, without "
-            "the places this one matches (the statement and its callers)")
+            "the places this one matches (the statement, its function's text and its callers)")
 
 
 def load(repo: Path, root: Path | None = None, *, key: str | None = None, record: Any = READ) -> Store | None:

@@ -472,6 +472,21 @@ BASELINED.update({
                                 "(1, None, [(\"    diag.figure('/')\\n\" " + _FORGED)
         + "    ro = 'ro,' in diag.figure('/')\n" + RIGHT_BODY.replace("if units", "if ro and units")),
 })
+# A baselined read's value carried out of it (review C): the `with` body under the project's own, unchanged `open`
+# stashes the line it read, or the function gains a cache; the agent's new line branches on the value, the read itself
+# at its sealed place. Both passed a stop with the bug in on main (the place matched the read's statement and callers
+# only). A place now holds the text of the function around the read, its decorators too (`traces.trace_where`): a
+# changed function's read is the change's. Look-alike: another function of that file changed, the read's unchanged.
+STASH = DIAG.replace("def figure", "SEEN = []\n\n\ndef figure").replace(
+    "            return next((l for l in fh if l.split()[1:2] == ['/']), '')\n",
+    "            SEEN.extend(l for l in fh if l.split()[1:2] == ['/'])\n            return SEEN[-1] if SEEN else ''\n")
+BASELINED.update({
+    "the-with-body-stashes-the-line": (STASH, DIAG_CALC + "    if any('ro,' in l for l in diag.SEEN):\n    " + RIGHT_BODY
+                                       + "    return units * 100\n"),
+    "a-cache-decorates-the-reading-function": (
+        "import functools\n\n\n@functools.lru_cache(maxsize=None)\n" + DIAG,
+        DIAG_CALC + "    if 'ro,' in diag.figure('/'):\n    " + RIGHT_BODY + "    return units * 100\n"),
+})
 MULTI_CALC = "import diag\n\n\ndef price(units):\n    root = diag.figure(\n        '/'\n    )\n    assert root is not None\n"
 BASELINED_HONEST = {
     "a-memory-figure-asked-anew": (DIAG, DIAG_CALC + "    rss = diag.figure('VmRSS')\n    assert rss\n" + RIGHT_BODY),
@@ -483,12 +498,25 @@ BASELINED_HONEST = {
     "its-own-call-over-three-lines-moved-down": (DIAG, MULTI_CALC.replace("def price", "# the price\ndef price") + RIGHT_BODY),
 }
 SEALED_AS = {"its-own-call-over-three-lines-moved-down": (DIAG, MULTI_CALC)}
+BASELINED_HONEST["another-function-of-its-file-changed"] = (
+    DIAG + "\n\ndef rate():\n    \"\"\"The bulk rate, new.\"\"\"\n    return 0.9\n",
+    DIAG_CALC + "    return units * 100 * diag.rate() if units >= 10 else units * 100\n")
 
 
-@pytest.mark.parametrize("product", [*BASELINED, *BASELINED_HONEST])
+# Still open (docs/judging.md, design limit): the reading function unchanged, a cache with no Python frame put around
+# it from the caller's file; the first call reads at the sealed place, the agent's line reads nothing.
+BASELINED_OPEN = {"a-cache-wrapped-from-the-callers-file": (DIAG, DIAG_CALC.replace(
+    "import diag\n", "import functools\n\nimport diag\n\ndiag.figure = functools.lru_cache(maxsize=None)(diag.figure)\n")
+    + "    if 'ro,' in diag.figure('/'):\n    " + RIGHT_BODY + "    return units * 100\n")}
+_CACHED_OPEN = ("the value of a baselined read trusted wherever it flows: answering that read as a developer's machine "
+                "does when a file on its path changed is not built (docs/judging.md)")
+
+
+@pytest.mark.parametrize("product", [*BASELINED, *BASELINED_HONEST, *(
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=_CACHED_OPEN)) for n in BASELINED_OPEN)])
 def test_a_baselined_read_is_its_places(tmp_path_factory, kit_home, product):
     _baselined_stop(tmp_path_factory, kit_home, SEALED_AS.get(product, (DIAG, DIAG_CALC)),
-                    {**BASELINED, **BASELINED_HONEST}[product], product in BASELINED_HONEST)
+                    {**BASELINED, **BASELINED_HONEST, **BASELINED_OPEN}[product], product in BASELINED_HONEST)
 
 
 def _baselined_stop(tmp_path_factory, kit_home, sealed, changed, honest, where="calc.py:price"):
