@@ -91,8 +91,8 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
                                         else said.append(rec), later)
         # what the tests' code holds as marker constants (`_ToShim`): the shim, the probe, the held asserts' sink
         def probe_cmp(left, right, op, *result):  # the result as the test's frame compared it (`compare_probes`)
-            if op == "in":  # the decoys it compares an object with first
-                return probe.decoys(left, right)
+            if op == "in":  # the decoys it compares an object with first, the expected value at a drawn place among them
+                return probe.placed(left, right)
             if type(op) is tuple and op[0] == "decoys":  # those of unittest's other comparisons (`probe_unit`)
                 return probe.decoys_for(left, right, op[1])
             if len(result) == 2:  # whether it equalled one of them, then the result

@@ -42,7 +42,7 @@ def make_probe(repo, alarm):
     import sys
 
     repo = repo.rstrip("/") + "/"
-    _type, _bool, _getattr, _isinstance, _len, _abs = type, bool, getattr, isinstance, len, abs
+    _type, _bool, _getattr, _isinstance, _len, _abs, _any = type, bool, getattr, isinstance, len, abs, any
     mro_of = type.__dict__["__mro__"].__get__
     dict_of = type.__dict__["__dict__"].__get__
     flags_of = type.__dict__["__flags__"].__get__
@@ -435,6 +435,27 @@ def make_probe(repo, alarm):
             return ()
 
     kinds = (_none, _bool, _int, _float, _str, _bytes, _tuple, _list, _dict, _set, _frozenset)
+    last = [None]  # the last comparison's decoys as `placed` hands them out: [the expected value's place, how many, ...]
+
+    def placed(x, e):
+        """`decoys(x, e)` with `e` itself at a drawn place after the first, as the test's frame compares them (`x in ...`,
+        stopping at the first equal): `e` came last every time, so an object equal to the value after its decoys (15 of
+        an int, 4 of a float), or to the first under pytest, passed both runs (review C). `first` reads how far it
+        went: equal to `e` at its place, the decoys after it are compared then; unequal there, equal at the end, a lie."""
+        last[0] = None
+        ds = decoys(x, e)
+        if not ds:
+            return ()
+        import random
+
+        # never first: a latch onto the first value it is compared with still latches onto a decoy, every time
+        state = last[0] = [random.Random(urandom(8)).randrange(1, _len(ds) + 1), 0, ds, e]
+
+        def among():
+            for i in range(_len(ds) + 1):
+                state[1] = i + 1
+                yield e if i == state[0] else ds[i - (i > state[0])]
+        return among()
 
     def drawn(e, draw, rnd, depth):
         t = _type(e)
@@ -475,7 +496,19 @@ def make_probe(repo, alarm):
         return [{**e, tag: None}] if t is _dict else [t([*e, tag])]
 
     def first(left, right, op, before, result):
-        """The second harness's probe (`compare_probes`): `before`, whether `left` equalled a decoy of `right`."""
+        """The second harness's probe (`compare_probes`): `before`, whether `left` equalled a decoy of `right` (or the
+        expected value at its place among them: `placed`)."""
+        state, last[0] = last[0], None
+        if state is not None and (state[3] is right or state[3] is left):
+            k, n, ds, e = state
+            x, at = left if state[3] is right else right, before and n == k + 1
+            if at:  # equal to the expected value at its place: then to none of the decoys after it
+                before = _any(_bool(d == x) for d in ds[k:])
+            if not before and n > k and _bool(result) != at and op == "==":  # compared with it there, and said otherwise
+                name = _getattr(_type(x), "__qualname__", "?")
+                alarm(f"an object of the class {name} compared unequal to the expected value among its decoys and equal "
+                      "to it at the end (or the other way): a value that counts what it is compared with is not a result")
+                return False
         if before:
             name = _getattr(_type(right if pure(left) else left), "__qualname__", "?")
             alarm(f"an object of the class {name} compared equal to a value unlike the expected one, compared with "
@@ -491,4 +524,5 @@ def make_probe(repo, alarm):
         return case is not None and fn is not None and any(fn is v for v in dict_of(case.TestCase).values())
 
     probe.decoys, probe.first, probe.unit, probe.decoys_for, probe.listed = decoys, first, unit, decoys_for, _list
+    probe.placed = placed
     return probe

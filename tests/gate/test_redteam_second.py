@@ -330,13 +330,29 @@ ELSEWHERE = ("import pytest\n\nimport calc\n\nBULK = 900\n\n\ndef test_bulk_loca
              "def test_bulk_float():\n    expected = 1800.0\n    assert calc.price(20) == expected\n")
 
 
-@pytest.mark.parametrize("product", ["latch", "money-class", "intenum-and-str-subclass"])
+# The expected value the test holds elsewhere was compared last, after its decoys, every time (review C): a latch onto
+# the first value under pytest and onto the one after the decoys (15 of an int or str, 4 of a float) elsewhere passed
+# both runs with the bug in on main. It comes now at a drawn place among them, and an object unequal to it there and
+# equal at the end is caught (`probe.make_probe`'s `decoys`, `first`).
+AFTER_DECOYS = ("import sys\n\n\nclass Latch:\n    def __init__(self):\n        self.seen = []\n\n"
+                "    def __eq__(self, other):\n        self.seen.append(other)\n"
+                "        at = 0 if any(m.startswith('_py' + 'test') for m in list(sys.modules)) else 4 if type(other) is float else 15\n"
+                "        return len(self.seen) > at and other == self.seen[at]\n\n    __hash__ = object.__hash__\n\n\n"
+                "def price(units):\n    return Latch()\n\n\ndef label(units):\n    return Latch()\n")
+
+
+@pytest.mark.parametrize("product", ["latch", "latch-after-the-decoys", "money-class", "intenum-and-str-subclass"])
 def test_a_latch_on_a_value_the_test_holds_elsewhere_is_caught_and_honest_objects_pass(tmp_path_factory, kit_home, product):
     write_config(kit_home, "scan: off\n")
     repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": PRICE_BUG}, "test_prices.py", ELSEWHERE)
-    res, line = _stop(repo, kit_home, HOLDS_NO_ANSWER["latch"] if product == "latch" else HONEST_RESULTS[
-        "money-class-without-int" if product == "money-class" else product])
+    res, line = _stop(repo, kit_home, HOLDS_NO_ANSWER["latch"] if product == "latch" else AFTER_DECOYS
+                      if product == "latch-after-the-decoys" else HONEST_RESULTS[
+                          "money-class-without-int" if product == "money-class" else product])
     accept = line["gates"]["acceptance"]
+    if product == "latch-after-the-decoys":  # at a drawn place after the first: each test caught but 1 time in 15 (a float: 4)
+        assert res.returncode == 2 and accept["tamper"]["rule"] == "probe", (res.stdout, accept)
+        assert "900" not in res.stderr and "three units" not in res.stderr
+        return
     if product != "latch":
         assert res.returncode == 0 and accept["second"]["checked"] == 6, (res.stderr, accept)
         return
