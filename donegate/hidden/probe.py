@@ -40,6 +40,8 @@ def make_probe(repo, alarm):
     identity. Neither side pure: the old rule, an object whose equality is the repository's (`own`) must not
     equal a fresh value."""
     import sys
+    from random import Random as _Random  # now: imported at a comparison, it put `random` back in the second run's
+    # sys.modules (a program that never imports it holds none; pytest does)
 
     repo = repo.rstrip("/") + "/"
     _type, _bool, _getattr, _isinstance, _len, _abs, _any = type, bool, getattr, isinstance, len, abs, any
@@ -428,9 +430,7 @@ def make_probe(repo, alarm):
             draw = globals().get("answer_decoys")
             if _type(e) not in kinds or pure(x) or wildcard(_type(x)) or not own(_type(x)) or draw is None:
                 return ()
-            import random
-
-            return _tuple(drawn(e, draw, random.Random(urandom(16)), 0))
+            return _tuple(drawn(e, draw, _Random(urandom(16)), 0))
         except Exception:
             return ()
 
@@ -446,10 +446,8 @@ def make_probe(repo, alarm):
         ds = decoys(x, e)
         if not ds:
             return ()
-        import random
-
         # never first: a latch onto the first value it is compared with still latches onto a decoy, every time
-        state = last[0] = [random.Random(urandom(8)).randrange(1, _len(ds) + 1), 0, ds, e]
+        state = last[0] = [_Random(urandom(8)).randrange(1, _len(ds) + 1), 0, ds, e]
 
         def among():
             for i in range(_len(ds) + 1):

@@ -337,6 +337,12 @@ def test_built_by_hand():
 
 def test_held_before():
     assert calc.EARLY == {early}
+
+
+def test_probed():
+    expected = 2
+    assert calc.Money(2) == expected
+    assert "random" not in sys.modules
 '''
 
 
@@ -345,18 +351,21 @@ def test_a_served_tmp_path_is_a_path_of_the_pathlib_the_product_imported_by_impo
     test's `isinstance(tmp_path, Path)` was False in the second run only (an honest block: the served `tmp_path` is
     the hidden module's). The import returns the very module now (bare_shim.hide_harness). Beside it: a module built
     by hand (`module_from_spec`, `exec_module`) stays a copy, as in a program; `pathlib` is still not held before the
-    product's import where a fresh interpreter does not hold it."""
+    product's import where a fresh interpreter does not hold it. And the equality probe's decoys no longer import
+    `random` at a comparison (it came back into `sys.modules` there: a product's second call saw it, as under pytest)."""
     repo, store = tmp_path / "repo", tmp_path / "store"
     repo.mkdir()
     store.mkdir()
     (repo / "calc.py").write_text(
         "import sys\nEARLY = 'pathlib' in sys.modules\nimport importlib\nimport importlib.util\n"
         "P = importlib.import_module('pathlib')\nSPEC = importlib.util.find_spec('fractions')\n"
-        "OWN = importlib.util.module_from_spec(SPEC)\nSPEC.loader.exec_module(OWN)\n")
+        "OWN = importlib.util.module_from_spec(SPEC)\nSPEC.loader.exec_module(OWN)\n"
+        "class Money:\n    def __init__(self, c):\n        self.c = c\n    def __eq__(self, other):\n"
+        "        return self.c == other\n    __hash__ = None\n")
     subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
     early = subprocess.run([sys.executable, "-c", "import sys; print('pathlib' in sys.modules)"], capture_output=True,
                            text=True, timeout=30, cwd=repo).stdout.strip()
     (store / "test_p.py").write_text(SERVED_PATH.format(early=early))
-    tests = [f"test_p.py::test_{n}" for n in ("by_importlib", "built_by_hand", "held_before")]
+    tests = [f"test_p.py::test_{n}" for n in ("by_importlib", "built_by_hand", "held_before", "probed")]
     out = second.run(store, repo, tests, timeout=60, kind="none")
     assert {i: r["outcome"] for i, r in out.results.items()} == dict.fromkeys(tests, "passed"), (out.problem, out.results)
