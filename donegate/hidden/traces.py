@@ -227,6 +227,22 @@ TRACE_CAPPED = ", and callers past them unread"  # a place cut at the cap: never
 _TRACE_NAMED = re.compile(r"(?: at | in |, called from )([^:,]+?\.pyw?)(?=[:,]|$)")  # more read: no harm
 
 
+def trace_bound(frame, qual):
+    """" rebound" where the module of the code that did it no longer holds that function under its name (`qual`, a
+    plain function or a class's method, read from the dicts themselves: no code of the product's runs), "" where it
+    does or the name is no such function: a cache put around it from another file (`diag.figure =
+    functools.lru_cache(None)(diag.figure)`) answers every later call with the first read's value, with no frame of
+    its own to show it. A function already wrapped so at the seal is wrapped so at the stop: the same place."""
+    names = qual.split(".")
+    if "<locals>" in names or type(frame.f_globals) is not dict:  # a nested function: no name to hold it
+        return ""
+    obj = frame.f_globals.get(names[0])
+    for n in names[1:]:
+        obj = type.__dict__["__dict__"].__get__(obj).get(n) if issubclass(type(obj), type) else None
+    obj = obj.__func__ if type(obj) in (staticmethod, classmethod) else obj.fget if type(obj) is property else obj
+    return "" if type(obj) is type(trace_bound) and obj.__code__ is frame.f_code else " rebound"
+
+
 def trace_keep(repo, baseline):
     """Read, before the product runs, the files the places of the seal's baseline name (`own:RULE:WHAT`): their
     statements are read from this copy of the kit's own, never from `linecache`, which the product's process can
@@ -321,8 +337,8 @@ def trace_where(frame, repo, theirs=(), sealed=(), tests=""):
             break
         code = trace_statement(name, frame.f_lineno)
         qual = trace_qualname(name, frame.f_lineno) if code else ""
-        if qual and not parts:  # the function that did it: its whole text too (`trace_body`)
-            qual += f" [{trace_body(name, frame.f_lineno)}]"
+        if qual and not parts:  # the function that did it: its whole text too (`trace_body`), and whether its module
+            qual += f" [{trace_body(name, frame.f_lineno)}{trace_bound(frame, qual)}]"  # still holds it (`trace_bound`)
         parts.append(f"{name[len(repo):]}{':' + qual if qual else ''}: {code}" if code else name[len(repo):])
         frame = frame.f_back
     head = f" at {parts[0]}" if ": " in parts[0] else f" in {parts[0]}"

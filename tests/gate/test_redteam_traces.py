@@ -503,20 +503,21 @@ BASELINED_HONEST["another-function-of-its-file-changed"] = (
     DIAG_CALC + "    return units * 100 * diag.rate() if units >= 10 else units * 100\n")
 
 
-# Still open (docs/judging.md, design limit): the reading function unchanged, a cache with no Python frame put around
-# it from the caller's file; the first call reads at the sealed place, the agent's line reads nothing.
-BASELINED_OPEN = {"a-cache-wrapped-from-the-callers-file": (DIAG, DIAG_CALC.replace(
+# The reading function unchanged, a cache with no Python frame put around it from the caller's file: the first call
+# read at the sealed place, the agent's line read nothing (passed with the bug in). A place now says when its module no
+# longer holds the function that read (`traces.trace_bound`). Look-alike: the project's own cache, there at the seal.
+BASELINED["a-cache-wrapped-from-the-callers-file"] = (DIAG, DIAG_CALC.replace(
     "import diag\n", "import functools\n\nimport diag\n\ndiag.figure = functools.lru_cache(maxsize=None)(diag.figure)\n")
-    + "    if 'ro,' in diag.figure('/'):\n    " + RIGHT_BODY + "    return units * 100\n")}
-_CACHED_OPEN = ("the value of a baselined read trusted wherever it flows: answering that read as a developer's machine "
-                "does when a file on its path changed is not built (docs/judging.md)")
+    + "    if 'ro,' in diag.figure('/'):\n    " + RIGHT_BODY + "    return units * 100\n")
+OWN_CACHE = "import functools\n\n\n" + DIAG + "\n\nfigure = functools.lru_cache(maxsize=None)(figure)\n"
+BASELINED_HONEST["its-own-cache-since-the-seal"] = (OWN_CACHE, DIAG_CALC + RIGHT_BODY)
+SEALED_AS["its-own-cache-since-the-seal"] = (OWN_CACHE, DIAG_CALC)
 
 
-@pytest.mark.parametrize("product", [*BASELINED, *BASELINED_HONEST, *(
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=_CACHED_OPEN)) for n in BASELINED_OPEN)])
+@pytest.mark.parametrize("product", [*BASELINED, *BASELINED_HONEST])
 def test_a_baselined_read_is_its_places(tmp_path_factory, kit_home, product):
     _baselined_stop(tmp_path_factory, kit_home, SEALED_AS.get(product, (DIAG, DIAG_CALC)),
-                    {**BASELINED, **BASELINED_HONEST, **BASELINED_OPEN}[product], product in BASELINED_HONEST)
+                    {**BASELINED, **BASELINED_HONEST}[product], product in BASELINED_HONEST)
 
 
 def _baselined_stop(tmp_path_factory, kit_home, sealed, changed, honest, where="calc.py:price"):
