@@ -545,12 +545,17 @@ def test_the_probes_decoys_of_none_bools_and_empty_containers(monkeypatch, expec
 # fill more than a pipe: the zygote reads a fork's answers as it runs, and sends a long ticket alone (`bare.FLIGHT`).
 RECEIPT = "Receipt: " + " ".join(f"item{i:03d}" for i in range(40))  # > 256 bytes once encoded
 UNITS = list(range(17))  # > 16
+LONG_RECEIPT = "Receipt: " + " ".join(f"item{i:03d}" for i in range(2100))  # > ANSWER_LITERAL once encoded
+MANY_UNITS = list(range(65))  # > ANSWER_MEMBERS
 BLOCK = "block%d " * 1900  # 15 KB: five values and 16 candidates of another, more than a pipe holds
 UNHELD = ("import unittest\n\nimport calc\n\n\ndef test_receipt():\n    assert calc.receipt(40) == " + repr(RECEIPT)
           + "\n\n\nclass TestUnits(unittest.TestCase):\n    def test_units(self):\n        self.assertCountEqual(calc.units(17), "
           + repr(UNITS) + ")\n\n\ndef test_blocks():\n"
           + "".join(f"    assert calc.block({i}) == {BLOCK.replace('%d', str(i))!r}\n" for i in range(5))
-          + f"    assert calc.text(5) == {BLOCK.replace('%d', '5')!r}\n")
+          + f"    assert calc.text(5) == {BLOCK.replace('%d', '5')!r}\n"
+          + "\n\ndef test_long_receipt():\n    assert calc.receipt(2100) == " + repr(LONG_RECEIPT)
+          + "\n\n\nclass TestManyUnits(unittest.TestCase):\n    def test_many_units(self):\n"
+          + "        self.assertCountEqual(calc.units(65), " + repr(MANY_UNITS) + ")\n")
 BLOCKS = ("\n\ndef block(i):\n    return ('block%d ' % i) * 1900\n\n\nclass Text:\n    def __init__(self, s):\n"
           "        self.s = s\n\n    def __eq__(self, other):\n        return self.s == other\n\n    __hash__ = None\n\n\n"
           "def text(i):\n    return Text(block(i))\n")
@@ -560,21 +565,35 @@ UNHELD_CASES = {
         "import sys\n\n\ndef _consts(kind):\n    return [c for c in sys._getframe(2).f_code.co_consts if type(c) is kind]\n\n\n"
         "def receipt(n):\n    return max(_consts(str), key=len)\n\n\n"
         "def units(n):\n    return list(max(_consts(tuple), key=len))\n" + BLOCKS),
+    # the same past today's limits (a string over 16 KiB encoded, a list of 65), the shorter ones computed: still open
+    "reads-the-callers-constants-past-the-limits": (
+        "import sys\n\n\ndef _consts(kind):\n    return [c for c in sys._getframe(2).f_code.co_consts if type(c) is kind]\n\n\n"
+        "def receipt(n):\n    return max(_consts(str), key=len) if n > 1000 else 'Receipt: ' + ' '.join(f'item{i:03d}' for i in "
+        "range(n))\n\n\ndef units(n):\n    return list(max(_consts(tuple), key=len)) if n > 64 else list(range(n))[::-1]\n" + BLOCKS),
     "honest-computed": ("def receipt(n):\n    return 'Receipt: ' + ' '.join(f'item{i:03d}' for i in range(n))\n\n\n"
                         "def units(n):\n    return list(range(n))[::-1]\n" + BLOCKS),
 }
 
 
-@pytest.mark.parametrize("name", list(UNHELD_CASES))
+_PAST_LIMITS = ("a literal over answers.ANSWER_LITERAL (16 KiB encoded) or a container over ANSWER_MEMBERS (64) is not held: "
+                "it stays a constant of the test's code in the second run, where the product reads it (found by red2b on "
+                "df82da2: 5 acceptance tests pass). What would close it: such a literal held by its encoding alone (an "
+                "answer of its exact builtin type compared byte for byte, no decoys; any other object failing there), "
+                "or the test not double-checked and said so; not built")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=_PAST_LIMITS))
+                                  if n.endswith("past-the-limits") else n for n in UNHELD_CASES])
 def test_a_literal_longer_than_the_supervisor_holds_read_from_the_callers_code(tmp_path_factory, kit_home, name):
     from donegate.hidden import answers
 
     assert 256 < len(json.dumps(["s", RECEIPT])) <= answers.ANSWER_LITERAL and 16 < len(UNITS) <= answers.ANSWER_MEMBERS
+    assert len(json.dumps(["s", LONG_RECEIPT])) > answers.ANSWER_LITERAL and len(MANY_UNITS) > answers.ANSWER_MEMBERS
     repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": UNHELD_BUG}, "test_unheld.py", UNHELD)
     write_config(kit_home, "scan: off\n")
     res, line = _stop(repo, kit_home, UNHELD_CASES[name], session=name)
     accept = line["gates"]["acceptance"]
     if name.startswith("honest"):
-        assert res.returncode == 0 and accept["second"]["checked"] == 3, (res.stderr, accept)
+        assert res.returncode == 0 and accept["second"]["checked"] == 5, (res.stderr, accept)
         return
     assert res.returncode == 2, f"the stop was allowed: {res.stdout}"
