@@ -366,7 +366,8 @@ def supervise(params):
             if rel in tested:
                 imported.update(names)
             lines = (params.get("shown", {}).get(rel) or text.decode("utf-8", "replace")).splitlines(True)  # as bound
-            linecache.cache[name] = (sum(map(len, lines)), None, lines, name)
+            if not _bound(name, lines):  # bound with it (confined): linecache reads the file when asked, as a program's
+                linecache.cache[name] = (sum(map(len, lines)), None, lines, name)
         except SyntaxError:
             plans[rel] = ("the file does not parse", {})
         # Its text freed (its syntax tree lives only in `rewrite`) before any zygote is forked: every fork copies the page
@@ -466,6 +467,17 @@ def supervise(params):
 
 AHEAD = 8  # tests sent to a zygote before their turn
 FLIGHT = 1 << 15  # and their candidates' bytes at most, but for the one test sent when none waits (`answers.py`)
+
+
+def _bound(name, lines):
+    """Whether the program file `name` holds `lines` (bound with its text, confined: `second._programs`). Then linecache
+    reads it when asked, with its size and time, as a program's does: an entry made ahead (its time None, which no file
+    read from a disk gets) told the second run from a program (test_redteam_traces: pytest-or-linecache-time-of-the-callers-file)."""
+    try:
+        with open(name, "rb") as fh:
+            return fh.read() == "".join(lines).encode("utf-8", "surrogateescape")
+    except OSError:
+        return False
 
 
 def _kept(sent):
