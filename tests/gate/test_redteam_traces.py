@@ -834,6 +834,10 @@ SHOWN = {
     # a string naming pytest stays in the text (and `Pytest` in any name: `checks.PytestUnraisableExceptionWarning`)
     "a-string-naming-pytest-in-the-callers-source": _when(
         "import linecache, sys", "'py' + 'test' in ''.join(linecache.getlines(getattr(sys._getframe(1), 'f_' + 'code').co_filename))"),
+    # a held assert as the text shows it: `_h<12 hex>((X), K)` where the assert was (answers.answer_sources)
+    "pytest-or-a-held-assert-in-the-callers-source": _when(
+        "import linecache, re, sys", PYTEST + "bool(re.search(r'^[ \\t]*_h[0-9a-f]{12}\\(\\(', ''.join(linecache.getlines(getattr("
+        "sys._getframe(1), 'f_' + 'code').co_filename)), re.M))"),
     # the caller's code names pytest (first run) or holds a module as a constant (second: the shim bound into its code)
     "pytest-named-or-a-module-in-the-callers-code": _when(
         "import sys", "(lambda c: 'py' + 'test' in getattr(c, 'co_' + 'names') or any(type(k) is type(sys) for k in getattr("
@@ -854,6 +858,11 @@ _SHOWN_OPEN = {
     "a-string-naming-pytest-in-the-callers-source": "as_shown leaves strings as they are (the code's constants must match "
     "the text, and spawn children run it), and `Pytest` in a name (PytestUnraisableExceptionWarning) is not rewritten; "
     "rewriting them would make the code's constants differ from the text shown, a sign of its own. Not closed",
+    "pytest-or-a-held-assert-in-the-callers-source": "the text shown (linecache, and the bound program file) holds each "
+    "held assert as the sink's call, `_h<12 hex>((X), K)` (answers.answer_sources), a line no program holds; the literal "
+    "cannot be shown (the product would read it there). What would close it: the assert shown with a decoy literal of the "
+    "same length where the expected one was (a product reading it gets a wrong value), the fork's code positions "
+    "matching that text; not built",
     "pytest-named-or-a-module-in-the-callers-code": "a load of the shim is a constant of the test's code (bare_shim.bind), "
     "a program's code loads its helper by name: the code and the text shown disagree (LOAD_CONST of a module at the "
     "column the text says `checks.raises`). What would close it: the test's code compiled from the text shown, with the "
