@@ -838,6 +838,10 @@ SHOWN = {
     "pytest-or-a-held-assert-in-the-callers-source": _when(
         "import linecache, re, sys", PYTEST + "bool(re.search(r'^[ \\t]*_h[0-9a-f]{12}\\(\\(', ''.join(linecache.getlines(getattr("
         "sys._getframe(1), 'f_' + 'code').co_filename)), re.M))"),
+    # the held assert's sink, a function, is a constant of the caller's code (every test with a held assert; none need
+    # name pytest): a program's code holds only literals and code objects as constants
+    "pytest-or-a-callable-in-the-callers-constants": _when(
+        "import sys", PYTEST + "any(callable(k) for k in getattr(getattr(sys._getframe(1), 'f_' + 'code'), 'co_' + 'consts'))"),
     # the caller's code names pytest (first run) or holds a module as a constant (second: the shim bound into its code)
     "pytest-named-or-a-module-in-the-callers-code": _when(
         "import sys", "(lambda c: 'py' + 'test' in getattr(c, 'co_' + 'names') or any(type(k) is type(sys) for k in getattr("
@@ -863,6 +867,13 @@ _SHOWN_OPEN = {
     "cannot be shown (the product would read it there). What would close it: the assert shown with a decoy literal of the "
     "same length where the expected one was (a product reading it gets a wrong value), the fork's code positions "
     "matching that text; not built",
+    "pytest-or-a-callable-in-the-callers-constants": "the held asserts' sink (and the probe, the shim) are bound into the "
+    "test's code as constants (bare_shim.bind), so a program's code never holds them, and any code object of the test "
+    "file shows them to a product that reads its caller's co_consts (spelled at run time: no scan rule, no audit event). "
+    "Any other binding shows too: a global or builtin name, a closure cell, a local (co_freevars, co_varnames against "
+    "the text). What would close it: the value taken where the text shows `assert X == <decoy literal>` without a "
+    "binding in the code (sys.monitoring on 3.12+, itself a sign sys.monitoring.get_tool shows), or the sink reached as a "
+    "program reaches its helper module's function (the helper cases above); not built",
     "pytest-named-or-a-module-in-the-callers-code": "a load of the shim is a constant of the test's code (bare_shim.bind), "
     "a program's code loads its helper by name: the code and the text shown disagree (LOAD_CONST of a module at the "
     "column the text says `checks.raises`). What would close it: the test's code compiled from the text shown, with the "
