@@ -102,10 +102,33 @@ def unbound(body: list[ast.stmt]) -> set[str]:
 
 def replaced(body: list[ast.stmt]) -> set[str]:
     """The names a module's top imports and then binds to something else (`from calc import add`, then
-    `add = lambda a, b: 5`, a `def add`, or `add` imported again from another module): its tests no longer call
-    what they imported."""
+    `add = lambda a, b: 5`, a `def add`, or `add` imported again from another module), there or under a block
+    that runs (`if True:`, `try:`, `with`), through the module's namespace (`globals()['add'] = ...`,
+    `globals().update(add=...)`, `vars()[...]`, `setattr(sys.modules[__name__], 'add', ...)`, `exec('add = ...')`) or
+    from a function that declares it `global`: its tests no longer call what they imported. An import's fallback
+    (`except ImportError: add = None`) and the other branch of an `if` are alternatives, not a rebinding."""
     imported: dict[str, str] = {}
     out: set[str] = set()
+    _bind(body, imported, out, 0)
+    rebound: set[str] = set()
+    inner = {id(x) for stmt in body for f in ast.walk(stmt) if isinstance(f, Func) for x in ast.walk(f)}
+    for n in (x for stmt in body for x in ast.walk(stmt)):
+        rebound |= _by_namespace(n, id(n) not in inner)
+        if isinstance(n, Func):  # `def setup_module(): global add; add = ...`
+            declared = {name for g in ast.walk(n) if isinstance(g, ast.Global) for name in g.names}
+            rebound |= {t.id for a in ast.walk(n) for t in _targets(a) if isinstance(t, ast.Name) and t.id in declared}
+    return out | (rebound & set(imported))
+
+
+def _targets(n: ast.AST) -> list[ast.AST]:
+    return list(n.targets) if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) \
+        or isinstance(n, ast.AnnAssign) and n.value is not None \
+        else [n] if isinstance(n, (*Func, ast.ClassDef)) else []  # (`np: "module"` annotates, binds nothing)
+
+
+def _bind(body: list[ast.stmt], imported: dict[str, str], out: set[str], depth: int) -> None:
+    from donegate.seal import dead
+
     for n in body:
         if isinstance(n, (ast.Import, ast.ImportFrom)):
             source = getattr(n, "module", None) or ""
@@ -118,10 +141,64 @@ def replaced(body: list[ast.stmt]) -> set[str]:
                     out.add(name)
                 imported[name] = what
             continue
-        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) \
-            or isinstance(n, ast.AnnAssign) and n.value is not None \
-            else [n] if isinstance(n, (*Func, ast.ClassDef)) else []  # (`np: "module"` annotates, binds nothing)
-        out |= {name for t in targets if (name := getattr(t, "id", getattr(t, "name", ""))) in imported}
+        if isinstance(n, ast.If):
+            falsy = dead._falsy(n.test)
+            branches = [b for b, runs in ((n.body, falsy is not True), (n.orelse, falsy is not False)) if runs]
+            for branch in branches:  # (each from what was bound before it: `if PY2: import x else: import y`)
+                alone = dict(imported)
+                _bind(branch, alone, out, depth)
+                imported.update(alone)
+            continue
+        if isinstance(n, dead._TRIES):
+            before = dict(imported)
+            _bind(n.body, imported, out, depth)
+            for h in n.handlers:  # (`except ImportError: add = None`: the import's fallback, from before it)
+                fallback = any(w in ast.unparse(h.type) for w in ("ImportError", "ModuleNotFoundError")) if h.type else False
+                alone = dict(before) if fallback else imported
+                _bind(h.body, alone, out, depth)
+                imported.update(alone)
+            _bind(n.orelse + n.finalbody, imported, out, depth)
+            continue
+        if isinstance(n, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
+            _bind(n.body + getattr(n, "orelse", []), imported, out, depth)
+            continue
+        if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and getattr(n.value.func, "id", "") == "exec" \
+                and n.value.args and isinstance(n.value.args[0], ast.Constant) and isinstance(n.value.args[0].value, str) \
+                and depth < 3:  # `exec('add = lambda a, b: 5')`: its text read as the module's own
+            try:
+                _bind(ast.parse(n.value.args[0].value).body, imported, out, depth + 1)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                pass
+            continue
+        out |= {name for t in _targets(n) if (name := getattr(t, "id", getattr(t, "name", ""))) in imported}
+
+
+def _namespace(node: ast.AST, top: bool) -> bool:
+    """`globals()` anywhere, `vars()` at the module's top, `sys.modules[__name__]`: the module's own names."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args and not node.keywords:
+        return node.func.id == "globals" or node.func.id == "vars" and top
+    return ast.unparse(node) in ("sys.modules[__name__]", "globals()")
+
+
+def _by_namespace(n: ast.AST, top: bool) -> set[str]:
+    """The names a statement or call binds through the module's namespace (`_namespace`)."""
+    out = set()
+    for t in _targets(n):
+        if isinstance(t, ast.Subscript) and _namespace(t.value, top) and isinstance(t.slice, ast.Constant):
+            out.add(str(t.slice.value))  # `globals()['add'] = ...`
+        elif isinstance(t, ast.Attribute) and _namespace(t.value, top):
+            out.add(t.attr)  # `sys.modules[__name__].add = ...`
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _namespace(n.func.value, top) \
+            and n.func.attr in ("update", "setdefault", "__setitem__"):
+        out |= {k.arg for k in n.keywords if k.arg}  # `globals().update(add=...)`
+        for a in n.args[:1]:
+            if isinstance(a, ast.Constant):
+                out.add(str(a.value))  # `.setdefault('add', ...)`
+            elif isinstance(a, ast.Dict):
+                out |= {str(k.value) for k in a.keys if isinstance(k, ast.Constant)}  # `.update({'add': ...})`
+    if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "setattr" and len(n.args) > 1 \
+            and _namespace(n.args[0], top) and isinstance(n.args[1], ast.Constant):
+        out.add(str(n.args[1].value))  # `setattr(sys.modules[__name__], 'add', ...)`
     return out
 
 

@@ -39,10 +39,90 @@ def _suppresses(item: ast.withitem) -> bool:
         and any(_takes_assertions(a) for a in call.args)
 
 
+# The project's interpreter (`interpreter`): a guard on `sys.version_info` is read against its version, never the
+# kit's (None: not known, such a guard is not known either). `sys.platform`, `os.name` and `platform.system()` are
+# the kit's: the project's runs start on the same machine.
+PYTHON: tuple[int, ...] | None = None
+_UNKNOWN = object()
+# The names a test module's top binds once to a guard (`PY2 = sys.version_info[0] == 2`), read where a test tests them
+# (`flags`, set by `seal.loosened.tests_of` for the module it reads).
+FLAGS: dict[str, ast.expr] = {}
+GUARDS = ("sys.version_info", "sys.platform", "os.name", "platform.system()")
+
+
+def interpreter(version: str | None) -> None:
+    """Read the guards as the project's interpreter of `version` (`3.11.7`, pyvenv.cfg's `3.11.7.final.0`) would."""
+    global PYTHON
+    parts = []
+    for p in (version or "").split("."):
+        if not p.isdigit():
+            break
+        parts.append(int(p))
+    PYTHON = tuple(parts) if len(parts) >= 2 else None
+
+
+def _value(node: ast.expr, depth: int = 0) -> object:
+    """What `node` evaluates to when it is known without running the tests: a literal, arithmetic of literals, the
+    interpreter's `sys.version_info` (an index, a slice, `.major`/`.minor`/`.micro`), `sys.platform`, `os.name`,
+    `platform.system()`, `str.startswith` of those, a flag of the module's (`FLAGS`); else `_UNKNOWN`."""
+    import operator
+    import sys
+
+    text = ast.unparse(node) if isinstance(node, (ast.Attribute, ast.Call)) else ""
+    if text == "sys.version_info":
+        return PYTHON if PYTHON is not None else _UNKNOWN
+    if text in ("sys.platform", "os.name"):
+        return sys.platform if text == "sys.platform" else __import__("os").name
+    if text == "platform.system()":
+        return __import__("os").uname().sysname if hasattr(__import__("os"), "uname") else _UNKNOWN
+    if isinstance(node, ast.Name) and node.id in FLAGS and depth < 5:
+        return _value(FLAGS[node.id], depth + 1)
+    if isinstance(node, (ast.Compare, ast.BoolOp)) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        falsy = _falsy(node) if depth < 5 else None
+        return _UNKNOWN if falsy is None else not falsy
+    if isinstance(node, ast.Attribute) and node.attr in ("major", "minor", "micro"):
+        got = _value(node.value, depth + 1)
+        index = ("major", "minor", "micro").index(node.attr)
+        return got[index] if isinstance(got, tuple) and len(got) > index else _UNKNOWN
+    if isinstance(node, ast.Subscript):
+        got, at = _value(node.value, depth + 1), _value(node.slice, depth + 1) if not isinstance(node.slice, ast.Slice) \
+            else slice(*(None if x is None else _value(x, depth + 1) for x in (node.slice.lower, node.slice.upper, node.slice.step)))
+        try:
+            return got[at] if isinstance(got, tuple) and at is not _UNKNOWN else _UNKNOWN  # type: ignore[index,call-overload]
+        except (TypeError, IndexError, ValueError):
+            return _UNKNOWN
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("startswith", "endswith") \
+            and len(node.args) == 1 and not node.keywords:
+        got, arg = _value(node.func.value, depth + 1), _value(node.args[0], depth + 1)
+        if isinstance(got, str) and isinstance(arg, (str, tuple)):
+            return getattr(got, node.func.attr)(arg)
+        return _UNKNOWN
+    if isinstance(node, ast.BinOp) and type(node.op) in (ast.Add, ast.Sub, ast.Mult, ast.Div):
+        a, b = _value(node.left, depth + 1), _value(node.right, depth + 1)
+        ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+        if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)):
+            try:
+                return ops[type(node.op)](a, b)
+            except ArithmeticError:
+                return _UNKNOWN
+        return _UNKNOWN
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _UNKNOWN
+
+
+def value(node: ast.expr) -> object:
+    """`_value`, None when not known (`seal.loosened` reads a bound's number with it)."""
+    got = _value(node)
+    return None if got is _UNKNOWN else got
+
+
 def _falsy(test: ast.expr) -> bool | None:
     """A condition's falsity when it is known without running it, else None: a literal (`False`, `0`, `None`, `not
-    True`, `[]`), a comparison of literals (`1 == 2`), `TYPE_CHECKING` (false when the tests run), `and`/`or` of
-    those."""
+    True`, `[]`), a comparison of literals (`1 == 2`) or of the interpreter's version or platform with one
+    (`sys.version_info < (3, 0)`, `sys.platform == 'win32'`: `_value`), `TYPE_CHECKING` (false when the tests run),
+    `and`/`or` of those."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = _falsy(test.operand)
         return None if inner is None else not inner
@@ -57,16 +137,44 @@ def _falsy(test: ast.expr) -> bool | None:
         import operator
 
         ops = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-               ast.Gt: operator.gt, ast.GtE: operator.ge}
-        try:
-            a, b = ast.literal_eval(test.left), ast.literal_eval(test.comparators[0])
-            return not ops[type(test.ops[0])](a, b)
-        except (ValueError, TypeError, SyntaxError, KeyError, MemoryError, RecursionError):
+               ast.Gt: operator.gt, ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+        a, b = _value(test.left), _value(test.comparators[0])
+        if a is _UNKNOWN or b is _UNKNOWN or type(test.ops[0]) not in ops:
             return None
-    try:
-        return not ast.literal_eval(test)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return None
+        try:
+            return not ops[type(test.ops[0])](a, b)
+        except (TypeError, ValueError):
+            return None
+    got = _value(test)
+    return None if got is _UNKNOWN else not got
+
+
+# What gives nothing to loop over when what it is given is empty (`list()`, `zip([], x)`, `enumerate([])`).
+_OVER = {"list", "tuple", "set", "frozenset", "dict", "iter", "reversed", "sorted", "enumerate", "zip", "filter", "map"}
+
+
+def _empty(it: ast.expr) -> bool:
+    """An iterable known empty without running the tests: an empty literal, `range(0)` (any `range` of literal
+    bounds holding nothing), `list()`, `zip()`, or one of `_OVER` given an empty one (`zip` any)."""
+    if _falsy(it) is True:
+        return True
+    if not isinstance(it, ast.Call) or it.keywords or not isinstance(it.func, ast.Name):
+        return False
+    name = it.func.id
+    if name == "range":
+        bounds = [_value(a) for a in it.args]
+        if not 1 <= len(bounds) <= 3 or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+            return False
+        try:
+            return len(range(*bounds)) == 0  # type: ignore[arg-type,call-overload]
+        except (ValueError, OverflowError):
+            return False
+    if name not in _OVER:
+        return False
+    args = it.args[1:] if name in ("filter", "map") else it.args
+    if not args:
+        return name != "map"  # (`map(f)` raises: not a loop over nothing)
+    return any(_empty(a) for a in args) if name in ("zip", "map") else _empty(args[0])
 
 
 def _block(body: list[ast.stmt], out: set[int]) -> None:
@@ -96,7 +204,7 @@ def _stmt(stmt: ast.stmt, out: set[int]) -> None:
         for part in (*(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
             _block(part, out)
         return
-    if isinstance(stmt, (ast.For, ast.AsyncFor)) and _falsy(stmt.iter) is True:  # `for _ in []:` never runs its body
+    if isinstance(stmt, (ast.For, ast.AsyncFor)) and _empty(stmt.iter):  # `for _ in []:`, `range(0)`: never runs its body
         out.update(id(n) for s in stmt.body for n in ast.walk(s))
         _block(stmt.orelse, out)
         return
@@ -124,10 +232,18 @@ def inert(fn: ast.AST) -> set[int]:
                     break
         elif isinstance(n, ast.IfExp) and (falsy := _falsy(n.test)) is not None:
             skipped = [n.body if falsy else n.orelse]
+        elif isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            # (`[check() for _ in range(0)]`: a comprehension over nothing evaluates none of what it would make)
+            for i, gen in enumerate(n.generators):
+                if _empty(gen.iter):
+                    skipped = [*gen.ifs, *(x for g in n.generators[i + 1:] for x in (g.iter, *g.ifs)),
+                               *((n.key, n.value) if isinstance(n, ast.DictComp) else (n.elt,))]
+                    break
         out.update(id(x) for part in skipped for x in ast.walk(part))
+    parents = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
     while True:  # (a def named only from another unnamed one is unnamed too)
         unnamed = [d for d in ast.walk(fn) if d is not fn and id(d) not in out and isinstance(d, _DEFS)
-                   and not _named(fn, d, out)]
+                   and not _named(fn, d, out, parents)]
         if not unnamed:
             return out
         out.update(id(n) for d in unnamed for n in ast.walk(d))
@@ -136,8 +252,9 @@ def inert(fn: ast.AST) -> set[int]:
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-def _named(fn: ast.AST, d: ast.AST, out: set[int]) -> bool:
-    """Whether `fn` names `d` (by its name, outside `d` itself and its inert nodes), or `d` is a method of a class."""
+def _named(fn: ast.AST, d: ast.AST, out: set[int], parents: dict[int, ast.AST] | None = None) -> bool:
+    """Whether `fn` names `d` where what it names can run (by its name, outside `d` itself and its inert nodes:
+    `_runs`), or `d` is a method of a class."""
     if any(d in getattr(c, "body", []) for c in ast.walk(fn) if isinstance(c, ast.ClassDef)):
         return True  # a method: its class named is enough (`Check().run()`, or a class pytest would not run)
     if getattr(d, "decorator_list", None):
@@ -153,5 +270,44 @@ def _named(fn: ast.AST, d: ast.AST, out: set[int]) -> bool:
         name = bound.id
     else:
         name = getattr(d, "name", "")
+    parents = parents if parents is not None else {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
     return any(isinstance(n, ast.Name) and n.id == name and id(n) not in inside and id(n) not in out
+               and isinstance(n.ctx, ast.Load) and _runs(fn, n, parents, out, set())
                or isinstance(n, ast.Attribute) and n.attr == name and id(n) not in out for n in ast.walk(fn))
+
+
+# Calls that look at what they are given and never call it (`print(check)`, `_ = len([check])`).
+_LOOKS = {"print", "id", "repr", "str", "len", "type", "isinstance", "callable", "bool", "hash", "dir", "vars",
+          "hasattr", "format", "ascii"}
+_THROUGH = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Starred, ast.IfExp, ast.BoolOp, ast.Subscript, ast.Attribute,
+            ast.keyword, ast.NamedExpr)
+
+
+def _runs(fn: ast.AST, node: ast.AST, parents: dict[int, ast.AST], out: set[int], seen: set[str], depth: int = 0) -> bool:
+    """Whether what `node` evaluates to can still be run: called, handed to a call (but one of `_LOOKS`), returned,
+    yielded, stored on an object, or bound to a name that is; through a list, a tuple, an attribute, a loop over
+    it. Only mentioned (`check`, `_ = [check]`, `print(check)`, `del check`): no. What is not known: yes."""
+    p = parents.get(id(node))
+    if p is None or depth > 30:
+        return True
+    if isinstance(p, (ast.Expr, ast.Delete)):
+        return False
+    if isinstance(p, ast.Call):
+        return node is p.func or getattr(p.func, "id", None) not in _LOOKS
+    if isinstance(p, ast.keyword):  # (an argument by keyword: the call's)
+        call = parents.get(id(p))
+        return not isinstance(call, ast.Call) or getattr(call.func, "id", None) not in _LOOKS
+    if isinstance(p, _THROUGH) and not (isinstance(p, ast.Subscript) and node is not p.value):
+        return _runs(fn, p, parents, out, seen, depth + 1)
+    targets: list[ast.expr] = []
+    if isinstance(p, (ast.Assign, ast.AnnAssign)) and node is p.value:
+        targets = p.targets if isinstance(p, ast.Assign) else [p.target]
+    elif isinstance(p, (ast.For, ast.AsyncFor, ast.comprehension)) and node is p.iter:
+        targets = [p.target]
+    else:
+        return True
+    if not all(isinstance(t, ast.Name) for t in targets):
+        return True  # (stored on an object, or unpacked: kept where it can run)
+    names = {t.id for t in targets if isinstance(t, ast.Name)} - seen  # type: ignore[union-attr]
+    return any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) and id(n) not in out
+               and _runs(fn, n, parents, out, seen | names, depth + 1) for n in ast.walk(fn))

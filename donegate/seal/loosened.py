@@ -30,8 +30,12 @@ if TYPE_CHECKING:
 # empty literal, in an expression's part never evaluated (`False and ...`) or an unnamed lambda not counted, a name
 # the module imported then rebound (`add = lambda a, b: 5`) read as a mark of the tests that read it; 8: an attribute
 # of the project's own module the test patches and then calls (`monkeypatch.setattr(calc, "add", ...)`, `mock.patch`)
-# read as a mark of it. Raise it when `shape_of` reads a test otherwise.
-RULES = 8
+# read as a mark of it; 9: an assert under a guard false on the project's interpreter (`sys.version_info < (3, 0)`,
+# `sys.platform == 'win32'`), in a loop over an empty range (`range(0)`, `list()`) or a comprehension over one, in a
+# function only mentioned (`_ = [check]`, `print(check)`) not counted; `assertLess(abs(got - want), C)` and
+# `lo < got < hi` read as approxes; the product rebound under a block, through `globals()`, `exec`, `global` or
+# `setattr` of the module read as a mark. Raise it when `shape_of` reads a test otherwise.
+RULES = 9
 
 # pytest's and unittest's ways to skip a test or expect it to fail (`pytest.mark.skip`, `pytest.importorskip(...)`,
 # `unittest.skipIf`, `self.skipTest(...)`, `raise unittest.SkipTest`).
@@ -78,6 +82,8 @@ def _assert_kind(node: ast.Assert, local: dict[str, ast.expr] | None = None) -> 
         return ast.dump(local.get(n.id, n) if local and isinstance(n, ast.Name) else n)
     if isinstance(t, ast.Compare) and len(t.ops) > 1 and all(isinstance(o, ast.Eq) for o in t.ops):
         return "eq"  # `a == b == 5`: an equality each
+    if isinstance(t, ast.Compare) and (bound := _between(t)) is not None:  # `0.3 - 1e-9 < got < 0.3 + 1e-9`
+        return bound
     if isinstance(t, ast.Compare) and len(t.ops) == 1:
         op = type(t.ops[0]).__name__
         right = t.comparators[0]
@@ -122,6 +128,19 @@ def _within(t: ast.Compare) -> str | None:
     return "approx:" + ",".join(sorted([f"abs={ast.unparse(right)}"] + _at([diff.right, diff.left])))
 
 
+def _between(t: ast.Compare) -> str | None:
+    """`lo < got < hi` (`<=`, or `hi > got > lo`) of number bounds known without running it, as the approx kind it
+    stands for (its half-width as `abs`, at its middle)."""
+    if len(t.ops) != 2 or not (all(isinstance(o, (ast.Lt, ast.LtE)) for o in t.ops)
+                               or all(isinstance(o, (ast.Gt, ast.GtE)) for o in t.ops)):
+        return None
+    lo, hi = dead.value(t.left), dead.value(t.comparators[1])
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (lo, hi)):
+        return None
+    lo, hi = sorted((float(lo), float(hi)))  # type: ignore[arg-type]
+    return f"approx:abs={(hi - lo) / 2!r},at={abs(lo + hi) / 2!r}"
+
+
 STRENGTH = {"eq": 3, "ne": 1, "cmp": 2, "in": 1, "truth": 0}
 # unittest's assertion methods (`self.assertEqual(...)`), each as the `assert` it stands for.
 UNITTEST = {**dict.fromkeys(("assertEqual", "assertEquals", "assertListEqual", "assertDictEqual", "assertTupleEqual",
@@ -144,6 +163,11 @@ def _unittest_kind(call: ast.Call) -> str | None:
         return "approx:" + ",".join(f"{k}={v}" for k, v in sorted((given or {"places": "7"}).items()))
     if UNITTEST.get(name) == "eq" and any(_anything(a) for a in call.args[:2]):
         return "truth"  # `assertEqual(got, mock.ANY)`
+    if name in ("assertLess", "assertLessEqual", "assertGreater", "assertGreaterEqual") and len(call.args) >= 2:
+        op = {"assertLess": ast.Lt, "assertLessEqual": ast.LtE, "assertGreater": ast.Gt, "assertGreaterEqual": ast.GtE}[name]
+        within = _within(ast.Compare(left=call.args[0], ops=[op()], comparators=[call.args[1]]))
+        if within is not None:  # `assertLess(abs(got - want), 1e-9)`: an approx, as `abs(got - want) < 1e-9` is
+            return within
     return UNITTEST.get(name) if isinstance(call.func, ast.Attribute) else None
 
 
@@ -219,6 +243,8 @@ def tests_of(text: str, conftests: list[str] | None = None) -> dict[str, dict[st
         tree = ast.parse(text)
     except SyntaxError:
         return None
+    # (a guard the module names once at its top, `PY2 = sys.version_info[0] == 2`, read where a test tests it)
+    dead.FLAGS = {k: v for k, v in _once(tree.body).items() if any(w in ast.unparse(v) for w in dead.GUARDS)}
     helpers = {**calls.from_conftest(tree, conftests or []), **calls.defined(tree.body)}
     out: dict[str, dict[str, Any]] = {}
     aliases = {k: m for k, v in _once(tree.body).items() if (m := _marks(v))}  # `later = pytest.mark.skip`
@@ -366,6 +392,8 @@ def _looser(old: list[str], new: list[str]) -> bool:
         return True
     was = [k for k in old if k.startswith("approx:")]
     now = [k for k in new if k.startswith("approx:")]
+    if len(now) < len(was) and new.count("cmp") > old.count("cmp"):
+        return True  # an approx made a one-sided bound (`approx(0.3)` to `< 1e9`): it takes what lies past the value
     removed = [k for k in was if k not in now]
     return bool(removed) and any(all(_wider(k, r) for r in removed) for k in now if k not in was)
 
@@ -424,14 +452,15 @@ def _plugins(node: ast.stmt) -> set[str]:
     return {f"pytest_plugins {ast.unparse(i)}" for i in items}
 
 
-def gained(sealed: dict[str, str | None], current: dict[str, str | None], read: Any, said: str) -> list[dict[str, str]]:
-    """A `collection-hook` finding for each file whose text now holds what `read` finds that its sealed text did not
-    (a test module's hooks here, a conftest.py's in `seal.excluded`)."""
+def gained(sealed: dict[str, str | None], current: dict[str, str | None], read: Any, said: str,
+           rule: str = "collection-hook") -> list[dict[str, str]]:
+    """A `rule` finding for each file whose text now holds what `read` finds that its sealed text did not (a test
+    module's hooks here, a conftest.py's in `seal.excluded`, unittest patched in `seal.faked`)."""
     out = []
     for name, text in sorted(current.items()):
         added = sorted(read(text) - read(sealed.get(name)))
         if added:
-            out.append({"test": name, "rule": "collection-hook", "what": f"{', '.join(added)} {said}"})
+            out.append({"test": name, "rule": rule, "what": f"{', '.join(added)} {said}"})
     return out
 
 

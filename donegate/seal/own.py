@@ -575,8 +575,9 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     service = needs_service({t: shown.get(t, "") for t in failing})
     if service:  # named at the seal in one line (`service_line`); like every test failing there, they never block
         pack.update(service=service[:20], service_count=len(service))
-    from donegate.seal import loosened
+    from donegate.seal import dead, loosened
 
+    dead.interpreter(launch.interp.version)  # (a guard on `sys.version_info` read as the project's Python runs it)
     pack["shape"], pack["shape_rules"] = loosened.shapes(files), loosened.RULES
     extra: dict[str, Any] = {}
     reached = reach.read(run.output, [str(project.resolve()), str(project)], extra)

@@ -23,6 +23,11 @@ def _body(new: str) -> str:
     return OWN.replace(ASSERT, new)
 
 
+def _top(line: str) -> str:
+    """OWN with `sys` imported and `line` at the module's top, after the product's import."""
+    return OWN.replace("from calc import add\n", "import sys\n\nfrom calc import add\n\n" + line)
+
+
 def _module(line: str) -> str:
     return OWN.replace("from calc import add\n", "import pytest\n\nfrom calc import add\n" + line)
 
@@ -63,6 +68,30 @@ ATTACKS = {
     "monkeypatch-product-by-string": PATCHED.replace("PATCH", "monkeypatch.setattr('calc.add', lambda a, b: 5)"),
     "mock-patch-product": PATCHED.replace("    PATCH\n", "").replace("(monkeypatch)", "()").replace(
         "    assert", "    with mock.patch.object(calc, 'add', return_value=5):\n        assert"),
+    # (own, third round; each passed a stop unnamed on main) the product rebound under a block or by the module's
+    # namespace, an assert in a function only mentioned or in a loop over an empty range, or under a guard false on
+    # the project's interpreter
+    "product-rebound-under-if-true": _top("if True:\n    add = lambda a, b: 5\n"),
+    "product-rebound-under-try": _top("try:\n    add = lambda a, b: 5\nexcept Exception:\n    pass\n"),
+    "product-rebound-by-globals": _top("globals()['add'] = lambda a, b: 5\n"),
+    "product-rebound-by-globals-update": _top("globals().update(add=lambda a, b: 5)\n"),
+    "product-rebound-by-vars": _top("vars()['add'] = lambda a, b: 5\n"),
+    "product-rebound-by-exec": _top("exec('add = lambda a, b: 5')\n"),
+    "product-rebound-by-setattr": _top("setattr(sys.modules[__name__], 'add', lambda a, b: 5)\n"),
+    "product-rebound-in-setup-module": _top("def setup_module():\n    global add\n    add = lambda a, b: 5\n"),
+    "nested-function-only-listed": _body("    def check():\n    " + ASSERT + "    _ = [check]\n"),
+    "nested-function-only-printed": _body("    def check():\n    " + ASSERT + "    print(check, check.__name__)\n"),
+    "nested-function-called-over-nothing": _body("    def check():\n    " + ASSERT + "    [check() for _ in range(0)]\n"),
+    "in-a-loop-over-range-0": _body("    for _ in range(0):\n    " + ASSERT),
+    "in-a-loop-over-an-empty-range": _body("    for _ in range(5, 5):\n    " + ASSERT),
+    "in-a-loop-over-an-empty-call": _body("    for _ in list():\n    " + ASSERT),
+    "under-a-version-guard": _top("").replace(ASSERT, "    if sys.version_info < (3, 0):\n    " + ASSERT),
+    "under-a-major-version-guard": _top("").replace(ASSERT, "    if sys.version_info.major == 2:\n    " + ASSERT),
+    "under-a-version-index-guard": _top("").replace(ASSERT, "    if sys.version_info[0] < 3:\n    " + ASSERT),
+    "under-a-platform-guard": _top("").replace(ASSERT, "    if sys.platform == 'win32':\n    " + ASSERT),
+    "under-a-platform-prefix": _top("").replace(ASSERT, "    if sys.platform.startswith('win'):\n    " + ASSERT),
+    "under-os-name": _top("import os\n").replace(ASSERT, "    if os.name == 'nt':\n    " + ASSERT),
+    "under-a-module-flag": _top("PY2 = sys.version_info[0] == 2\n").replace(ASSERT, "    if PY2:\n    " + ASSERT),
 }
 HONEST = {
     "assert-reraised": _body("    try:\n    " + ASSERT + "    except AssertionError:\n        raise\n"),
@@ -95,6 +124,18 @@ HONEST = {
     "monkeypatch-time": PATCHED.replace("PATCH", "monkeypatch.setattr(time, 'time', lambda: 0.0)"),
     "monkeypatch-env": PATCHED.replace("PATCH", "monkeypatch.setenv('CALC_MODE', 'fast')"),
     "monkeypatch-another-name": PATCHED.replace("PATCH", "monkeypatch.setattr(calc, 'LIMIT', 10, raising=False)"),
+    # an import's fallback, another name made under a block or through the namespace, a function listed then run, a
+    # loop over a real range, a guard true on the project's interpreter
+    "product-import-fallback": OWN.replace("from calc import add\n", "try:\n    from calc import add\n"
+                                           "except ImportError:\n    add = None\n"),
+    "another-name-under-if-true": _top("if True:\n    LIMIT = 10\n"),
+    "another-name-by-globals": _top("globals()['LIMIT'] = 10\nglobals().update(TWO=2)\n"),
+    "nested-function-listed-then-run": _body("    def check():\n    " + ASSERT + "    checks = [check]\n"
+                                             "    for c in checks:\n        c()\n"),
+    "in-a-loop-over-a-real-range": _body("    for _ in range(1):\n    " + ASSERT),
+    "under-a-version-guard-that-holds": _top("").replace(ASSERT, "    if sys.version_info >= (3, 6):\n    " + ASSERT),
+    "under-a-platform-guard-else": _top("").replace(ASSERT, "    if sys.platform == 'win32':\n        pass\n"
+                                                    "    else:\n    " + ASSERT),
 }
 RULE = {"equality-to-wide-abs": "assert-loosened", "module-skip-call": "skipped", "module-importorskip": "skipped",
         "module-__test__": "skipped", "function-__test__": "skipped", "deleted-by-del": "deleted",
@@ -102,7 +143,10 @@ RULE = {"equality-to-wide-abs": "assert-loosened", "module-skip-call": "skipped"
         "skip-by-autouse-fixture": "skipped", "setup-module-skips": "skipped",
         "equals-mock-ANY": "assert-loosened",
         "product-rebound": "skipped", "monkeypatch-product": "skipped", "monkeypatch-product-by-string": "skipped",
-        "mock-patch-product": "skipped"}
+        "mock-patch-product": "skipped", **{k: "skipped" for k in (
+            "product-rebound-under-if-true", "product-rebound-under-try", "product-rebound-by-globals",
+            "product-rebound-by-globals-update", "product-rebound-by-vars", "product-rebound-by-exec",
+            "product-rebound-by-setattr", "product-rebound-in-setup-module")}}
 # Each of ATTACKS but equality-to-wide-abs passed a stop unnamed before: the assert forms before seal.dead, the rest
 # before seal.collect (strict xfails in a610f25).
 
@@ -442,6 +486,13 @@ APPROX = "    assert add(0.1, 0.2) == pytest.approx(0.3)\n"
 UNIT = ("import unittest\n\nfrom calc import add\n\n\nclass TestAdd(unittest.TestCase):\n"
         "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n")
 TEST_ADD = "    def test_add(self):\n"
+UNIT_FLOAT = "        self.assertAlmostEqual(add(0.1, 0.2), 0.3)\n"
+UNIT += "\n    def test_float(self):\n" + UNIT_FLOAT
+FIXTURE = "import pytest\n\nfrom calc import add\n\n\n@pytest.fixture\ndef adder():\n    return add\n"
+GUARDED = ("import sys\n\n\ndef test_adder(adder):\n    assert adder(2, 3) == 5\n\n\n"
+           "def test_guarded(adder):\n    if sys.platform == 'win32':\n        assert adder(1, 1) == 2\n"
+           "    assert adder(2, 3) == 5\n")
+FAKED = "tests/conftest.py"
 FORMS_ATTACKS = {  # {name: ({file: text now}, the test named, the rule named)}
     "match-dropped": ({"tests/test_calc.py": RAISES.replace(", match='negative'", "")}, "test_calc.py::test_check",
                       "raises-broadened"),
@@ -467,6 +518,52 @@ FORMS_ATTACKS = {  # {name: ({file: text now}, the test named, the rule named)}
                                "test_unit.py::TestAdd::test_add", "assert-removed"),
     "assert-in-an-unused-lambda": ({"tests/test_unit.py": UNIT.replace("        self.assertEqual", "        check = lambda: self.assertEqual")},
                                    "test_unit.py::TestAdd::test_add", "assert-removed"),
+    # (own, third round; each passed a stop unnamed on main) a fixture the sealed tests use made a fake of the product
+    "fixture-returns-a-lambda": ({FAKED: FIXTURE.replace("return add", "return lambda a, b: 5")}, "conftest.py::adder",
+                                 "fixture-faked"),
+    "fixture-yields-a-lambda": ({FAKED: FIXTURE.replace("return add", "yield lambda a, b: 5")}, "conftest.py::adder",
+                                "fixture-faked"),
+    "fixture-returns-a-mock": ({FAKED: "from unittest import mock\n\n" + FIXTURE.replace(
+        "return add", "return mock.Mock(return_value=5)")}, "conftest.py::adder", "fixture-faked"),
+    "fixture-returns-an-autospec": ({FAKED: "from unittest import mock\n\n" + FIXTURE.replace(
+        "return add", "return mock.create_autospec(add, return_value=5)")}, "conftest.py::adder", "fixture-faked"),
+    "fixture-returns-a-local-fake": ({FAKED: FIXTURE.replace("@pytest.fixture", "def fake(a, b):\n    return 5\n\n\n"
+                                                             "@pytest.fixture").replace("return add", "return fake")},
+                                     "conftest.py::adder", "fixture-faked"),
+    "fixture-overridden-in-the-module": ({"tests/test_fixture.py": GUARDED.replace(
+        "import sys\n", "import sys\n\nimport pytest\n\n\n@pytest.fixture\ndef adder():\n    return lambda a, b: 5\n")},
+        "test_fixture.py::adder", "fixture-faked"),
+    # unittest's asserts patched for every test, from the test module or a conftest.py
+    "assertEqual-setattr-in-the-module": ({"tests/test_unit.py": UNIT.replace(
+        "from calc import add\n", "from calc import add\n\nsetattr(unittest.TestCase, 'assertEqual', lambda *a, **k: None)\n")},
+        "test_unit.py", "assert-removed"),
+    "assertEqual-patch-started-in-the-module": ({"tests/test_unit.py": UNIT.replace(
+        "from calc import add\n", "from unittest import mock\n\nfrom calc import add\n\n"
+        "mock.patch.object(unittest.TestCase, 'assertEqual').start()\n")}, "test_unit.py", "assert-removed"),
+    "addTypeEqualityFunc-passes-all": ({"tests/test_unit.py": UNIT.replace(TEST_ADD, "    def setUp(self):\n"
+                                        "        self.addTypeEqualityFunc(int, lambda a, b, msg=None: None)\n\n" + TEST_ADD)},
+                                       "test_unit.py", "assert-removed"),
+    "assertEqual-replaced-in-conftest": ({FAKED: "import unittest\n\n" + FIXTURE
+                                          + "\n\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"},
+                                         "conftest.py", "assert-removed"),
+    "failureException-made-a-skip": ({FAKED: "import unittest\n\n" + FIXTURE
+                                      + "\n\nunittest.TestCase.failureException = unittest.SkipTest\n"},
+                                     "conftest.py", "assert-removed"),
+    "baseAssertEqual-monkeypatched": ({FAKED: "import unittest\n\n" + FIXTURE
+                                       + "\n\n@pytest.fixture(autouse=True)\ndef _quiet(monkeypatch):\n"
+                                       "    monkeypatch.setattr(unittest.case.TestCase, '_baseAssertEqual', lambda *a: None)\n"},
+                                      "conftest.py", "assert-removed"),
+    # an approx (or assertAlmostEqual) made a one-sided bound that holds whatever the code does near the value
+    "approx-to-a-wide-bound": ({"tests/test_calc.py": RAISES.replace(APPROX, "    assert add(0.1, 0.2) < 1e9\n")},
+                               "test_calc.py::test_float", "assert-loosened"),
+    "approx-to-a-wide-bound-reversed": ({"tests/test_calc.py": RAISES.replace(APPROX, "    assert 1e9 >= add(0.1, 0.2)\n")},
+                                        "test_calc.py::test_float", "assert-loosened"),
+    "assertAlmostEqual-to-assertLess-abs": ({"tests/test_unit.py": UNIT.replace(
+        UNIT_FLOAT, "        self.assertLess(abs(add(0.1, 0.2) - 0.3), 1e9)\n")}, "test_unit.py::TestAdd::test_float",
+        "assert-loosened"),
+    "assertAlmostEqual-to-assertLess": ({"tests/test_unit.py": UNIT.replace(
+        UNIT_FLOAT, "        self.assertLess(add(0.1, 0.2), 1e9)\n")}, "test_unit.py::TestAdd::test_float",
+        "assert-loosened"),
 }
 FORMS_HONEST = {"match-stricter": {"tests/test_calc.py": RAISES.replace("match='negative'", "match='^negative: -1$'")},
                 "match-same": {"tests/test_calc.py": RAISES.replace("check(-1)", "check(-2)")},
@@ -485,13 +582,34 @@ FORMS_HONEST = {"match-stricter": {"tests/test_calc.py": RAISES.replace("match='
                 "setUp-sets-up": {"tests/test_unit.py": UNIT.replace(TEST_ADD, "    def setUp(self):\n        self.two = 2\n\n"
                                                                        + TEST_ADD)},
                 "setUpClass-sets-up": {"tests/test_unit.py": UNIT.replace(
-                    TEST_ADD, "    @classmethod\n    def setUpClass(cls):\n        cls.cases = [(2, 3, 5)]\n\n" + TEST_ADD)}}
+                    TEST_ADD, "    @classmethod\n    def setUpClass(cls):\n        cls.cases = [(2, 3, 5)]\n\n" + TEST_ADD)},
+                # a fixture giving the product configured or wrapped, unittest configured, a real tighter bound, a
+                # guard that was there at the seal
+                "fixture-product-configured": {FAKED: "import functools\n\n" + FIXTURE.replace(
+                    "return add", "return functools.partial(add)")},
+                "fixture-product-wrapped": {FAKED: "from unittest import mock\n\n" + FIXTURE.replace(
+                    "return add", "spy = mock.Mock(wraps=add)\n    yield spy")},
+                "fixture-added-beside": {FAKED: FIXTURE + "\n\n@pytest.fixture\ndef zero():\n    return 0\n"},
+                "unittest-configured": {FAKED: "import unittest\n\n" + FIXTURE + "\n\nunittest.TestCase.maxDiff = None\n",
+                                        "tests/test_unit.py": UNIT.replace(
+                                            "from calc import add\n", "from calc import add\n\n"
+                                            "setattr(unittest.TestCase, 'longMessage', True)\n").replace(
+                                            TEST_ADD, "    def setUp(self):\n        self.addTypeEqualityFunc("
+                                            "dict, self.assertDictEqual)\n\n" + TEST_ADD)},
+                "approx-to-a-narrow-range": {"tests/test_calc.py": RAISES.replace(
+                    APPROX, "    assert 0.3 - 1e-9 < add(0.1, 0.2) < 0.3 + 1e-9\n")},
+                "approx-and-a-bound-beside": {"tests/test_calc.py": RAISES.replace(
+                    APPROX, APPROX + "    assert add(0.1, 0.2) < 1e9\n")},
+                "assertAlmostEqual-to-assertLess-narrow-abs": {"tests/test_unit.py": UNIT.replace(
+                    UNIT_FLOAT, "        self.assertLess(abs(add(0.1, 0.2) - 0.3), 1e-9)\n")},
+                "guard-kept-from-the-seal": {"tests/test_fixture.py": GUARDED + "    assert adder(1, 2) == 3\n"}}
 # match-dropped passed a stop unnamed on main before `match` was read with the raises (seal.loosened, RULES 5).
 
 
 def _forms_stop(tmp_path_factory, kit_home, files: dict[str, str]):
     repo = sealed_project(tmp_path_factory, kit_home, "red-calc-forms", {
-        "calc.py": CALC + CHECK, "tests/test_calc.py": RAISES, "tests/test_unit.py": UNIT}, HIDDEN, 4)
+        "calc.py": CALC + CHECK, "tests/test_calc.py": RAISES, "tests/test_unit.py": UNIT, FAKED: FIXTURE,
+        "tests/test_fixture.py": GUARDED}, HIDDEN, 7)
     (repo / "calc.py").write_text(CALC + CHECK + MUL)
     for name, text in files.items():
         (repo / name).write_text(text)
@@ -504,6 +622,7 @@ def test_a_raises_approx_or_set_up_weakening_is_named(tmp_path_factory, kit_home
     res = _forms_stop(tmp_path_factory, kit_home, files)
     assert res.returncode == 2, (name, res.stderr)
     assert f"tests/{test}: " in res.stderr and f"[{rule}]" in res.stderr, (name, res.stderr)
+    assert rule in [w["rule"] for w in stop_lines(kit_home)[-1]["gates"]["own"]["weakened"]], name
 
 
 @pytest.mark.parametrize("name", FORMS_HONEST)

@@ -689,3 +689,19 @@ def test_a_malformed_workflow_is_read_without_raising(now):
     sealed test step is that step removed, named."""
     found = excluded.ci_findings({".github/workflows/ci.yml": FLOW}, {".github/workflows/ci.yml": now})
     assert all(f["rule"] == "ci-test-removed" for f in found), found
+
+
+GUARDED_NOW = "import sys\nfrom calc import add\n\n\ndef test_add():\n    if sys.version_info < (3, 12):\n        assert add(2, 3) == 5\n"
+
+
+@pytest.mark.parametrize("project, counted", [("3.11.7", 1), ("3.13.0", 0), ("3.11.7.final.0", 1), ("", 1)])
+def test_a_version_guard_is_read_as_the_projects_interpreter_runs_it(project, counted):
+    # (the kit's own interpreter, 3.11 here, is not what decides: a project on 3.13 never runs the assert; a version
+    # not known leaves the guard not known, the assert counted)
+    from donegate.seal import dead
+
+    try:
+        dead.interpreter(project)
+        assert len(loosened.tests_of(GUARDED_NOW)["test_add"]["asserts"]) == counted
+    finally:
+        dead.interpreter(None)

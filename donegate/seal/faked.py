@@ -1,0 +1,198 @@
+"""What a test module or a conftest.py changes for every test below it without touching a test's source, by syntax
+(`ast`): a fixture the tests take that gave the product at the seal now gives a fake of it (a lambda, a `Mock`, an
+autospec, a function of the file's own: `fixture-faked`), and unittest's assertion methods patched for every test
+(`setattr(unittest.TestCase, 'assertEqual', ...)`, `TestCase.failureException = SkipTest`, `_baseAssertEqual`,
+`addTypeEqualityFunc` with what checks nothing, `monkeypatch.setattr`, `mock.patch.object`: `assert-removed`). A
+fixture giving the product configured or wrapped (`functools.partial(add)`, `Mock(wraps=add)`), a fixture added, or
+unittest configured (`maxDiff`, `longMessage`) is none.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from donegate.seal import calls, collect, loosened
+
+Func = (ast.FunctionDef, ast.AsyncFunctionDef)
+# What makes a stand-in (`mock.Mock(...)`, `create_autospec(add, return_value=5)`): the product passed to it as a
+# spec is not what it gives, unless by `wraps=` or `side_effect=`.
+MAKERS = {"Mock", "MagicMock", "AsyncMock", "NonCallableMock", "NonCallableMagicMock", "create_autospec", "PropertyMock",
+          "SimpleNamespace", "patch", "object"}
+# unittest's parts every assertion method goes through, beside the methods themselves (`loosened.UNITTEST`).
+FRAMEWORK = {*loosened.UNITTEST, "fail", "failureException", "_baseAssertEqual", "_getAssertEqualityFunc",
+             "assertRaises", "assertRaisesRegex", "assertWarns", "assertAlmostEqual", "assertNotAlmostEqual"}
+
+
+def _parse(text: str | None) -> ast.Module | None:
+    try:
+        return ast.parse(text or "")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _fixtures(tree: ast.Module) -> dict[str, ast.AST]:
+    """{the name a test asks by: function} of the fixtures a module's top defines (`@pytest.fixture`,
+    `@pytest.fixture(name='adder')`)."""
+    out: dict[str, ast.AST] = {}
+    for n in tree.body:
+        if not isinstance(n, Func):
+            continue
+        for d in n.decorator_list:
+            call = d if isinstance(d, ast.Call) else None
+            f = call.func if call is not None else d
+            if getattr(f, "attr", getattr(f, "id", "")) == "fixture":
+                named = [k.value.value for k in (call.keywords if call else []) if k.arg == "name"
+                         and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)]
+                out[named[0] if named else n.name] = n
+    return out
+
+
+def _given(fn: ast.AST) -> list[ast.expr]:
+    """What a fixture returns or yields (its own body's, not a function's it defines)."""
+    out, todo = [], list(getattr(fn, "body", []))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (*Func, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(n, (ast.Return, ast.Yield)) and n.value is not None:
+            out.append(n.value)
+        todo.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _refers(expr: ast.AST, names: set[str]) -> bool:
+    """Whether `expr` reaches one of `names` where it is what runs: a stand-in's spec is not (`_MAKERS`), its
+    `wraps=`/`side_effect=` is."""
+    if isinstance(expr, ast.Name):
+        return expr.id in names
+    if isinstance(expr, ast.Call) and getattr(expr.func, "attr", getattr(expr.func, "id", "")) in MAKERS:
+        return any(_refers(k.value, names) for k in expr.keywords if k.arg in ("wraps", "side_effect", "new"))
+    return any(_refers(c, names) for c in ast.iter_child_nodes(expr))
+
+
+def _products(fn: ast.AST, tree: ast.Module) -> set[str]:
+    """The names in `fn` that stand for the product: imported from the project (`collect.modules`), or a name of
+    `fn`'s assigned from one (`c = Calc(); c.precision = 3; return c`)."""
+    names = collect.modules(tree.body)
+    for _ in range(5):
+        more = {t.id for a in ast.walk(fn) if isinstance(a, ast.Assign) and _refers(a.value, names)
+                for t in a.targets if isinstance(t, ast.Name)}
+        if more <= names:
+            break
+        names |= more
+    return names
+
+
+def _gives(fn: ast.AST, tree: ast.Module) -> bool | None:
+    """True: the fixture gives the product (each thing it gives refers to it); False: a fake of it (a lambda that
+    does not call it, a stand-in, a function or class of the file's own); None: neither (data, nothing)."""
+    given = _given(fn)
+    if not given:
+        return None
+    names = _products(fn, tree)
+    if all(_refers(g, names) for g in given):
+        return True
+    own = {n.name for n in tree.body if isinstance(n, (*Func, ast.ClassDef))}
+    for g in given:
+        if _refers(g, names):
+            continue
+        if isinstance(g, ast.Lambda) or isinstance(g, ast.Name) and g.id in own or isinstance(g, ast.Call) and getattr(
+                g.func, "attr", getattr(g.func, "id", "")) in MAKERS | own:
+            return False
+    return None
+
+
+def _resolved(name: str, chain: list[str | None]) -> tuple[ast.AST, ast.Module] | None:
+    """The fixture `name` as pytest finds it from the first of `chain` (texts, nearest first)."""
+    for text in chain:
+        tree = _parse(text)
+        if tree is not None and name in (found := _fixtures(tree)):
+            return found[name], tree
+    return None
+
+
+def fixture_findings(file: str, sealed_chain: list[str | None], now: str | None) -> list[dict[str, str]]:
+    """A `fixture-faked` finding for each fixture `file` (a test module or a conftest.py) defines now that gives a
+    fake of the product where the fixture of that name pytest found at the seal (`sealed_chain`: the file's sealed
+    text, then its conftest.py files', nearest first) gave the product."""
+    tree = _parse(now)
+    if tree is None:
+        return []
+    out = []
+    for name, fn in sorted(_fixtures(tree).items()):
+        if _gives(fn, tree) is not False:
+            continue
+        was = _resolved(name, sealed_chain)
+        if was is not None and _gives(*was):
+            given = ", ".join(ast.unparse(g) for g in _given(fn))[:120]
+            out.append({"test": f"{file}::{name}", "rule": "fixture-faked", "what": f"the fixture gave the product at "
+                        f"the seal ({', '.join(ast.unparse(g) for g in _given(was[0]))[:80]}); now a fake of it ({given})"})
+    return out
+
+
+def _checks(value: ast.AST | None, tree: ast.Module) -> bool:
+    """Whether what replaces an assertion method still checks: an assertion method (`self.assertDictEqual`), a
+    function of the file's that asserts, raises or calls one; a lambda calling one. A `Mock`, `None`, a lambda
+    that returns: no."""
+    if value is None:
+        return False
+    if isinstance(value, ast.Attribute):
+        return value.attr in FRAMEWORK or value.attr.startswith("assert")
+    if isinstance(value, ast.Name):
+        value = next((n for n in ast.walk(tree) if isinstance(n, Func) and n.name == value.id), None)
+        if value is None:
+            return True  # (imported: not known, taken as checking)
+    return any(isinstance(x, (ast.Assert, ast.Raise)) or isinstance(x, ast.Call) and any(
+        w in getattr(x.func, "attr", getattr(x.func, "id", "")).lower() for w in ("assert", "fail"))
+        for x in ast.walk(value))
+
+
+def _framework_writes(text: str | None) -> set[str]:
+    """unittest's assertion parts a file replaces with what checks nothing, anywhere in it (not on `self`/`cls`:
+    a test class's own, `loosened._rebound`)."""
+    tree = _parse(text)
+    if tree is None or not any(w in (text or "").lower() for w in ("assert", "fail", "typeequality")):
+        return set()
+    out = set()
+    for n in ast.walk(tree):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            if isinstance(t, ast.Attribute) and t.attr in FRAMEWORK and getattr(t.value, "id", "") not in ("self", "cls") \
+                    and not _checks(getattr(n, "value", None), tree):
+                out.add(f"unittest's {t.attr} replaced ({ast.unparse(t)} = ...)")
+        if not isinstance(n, ast.Call):
+            continue
+        f = getattr(n.func, "attr", getattr(n.func, "id", ""))
+        args, kw = n.args, {k.arg: k.value for k in n.keywords}
+        if f == "addTypeEqualityFunc" and len(args) > 1 and not _checks(args[1], tree):
+            out.add(f"unittest's assertEqual of {ast.unparse(args[0])} made to check nothing (addTypeEqualityFunc)")
+        if f in ("setattr", "object") and len(args) > 1 and isinstance(args[1], ast.Constant) and args[1].value in FRAMEWORK \
+                and getattr(args[0], "id", "") not in ("self", "cls"):
+            if not _checks(args[2] if len(args) > 2 else kw.get("new") or kw.get("value"), tree):
+                out.add(f"unittest's {args[1].value} replaced ({f}({ast.unparse(args[0])}, ...))")
+        elif f in ("setattr", "patch") and args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) \
+                and args[0].value.rsplit(".", 1)[-1] in FRAMEWORK and "." in args[0].value:
+            if not _checks(args[1] if len(args) > 1 else kw.get("new") or kw.get("value"), tree):
+                out.add(f"unittest's {args[0].value.rsplit('.', 1)[-1]} replaced ({f}({args[0].value!r}, ...))")
+    return out
+
+
+def framework_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """An `assert-removed` finding for each test module or conftest.py (`sealed`, `current`: {file: its text at
+    the seal, now}) that now patches unittest's assertion methods to check nothing where its sealed text did not:
+    every unittest assertion below it passes whatever the code does."""
+    return loosened.gained(sealed, current, _framework_writes, "(every unittest assertion it reaches checks nothing)",
+                           rule="assert-removed")
+
+
+def findings(sealed_files: dict[str, dict[str, str]], current: dict[str, str | None]) -> list[dict[str, str]]:
+    """Both rules for the changed test modules or conftest.py files `current` ({file: its text now}), against the
+    sealed files (`seal.own`'s pack's `files`)."""
+    def sealed(name: str) -> str | None:
+        return (sealed_files.get(name) or {}).get("text")
+
+    out = framework_findings({n: sealed(n) for n in current}, current)
+    for name, text in sorted(current.items()):
+        chain = [name, *(c for c in calls.conftests_of(name) if c != name)]
+        out += fixture_findings(name, [sealed(c) for c in chain], text)
+    return out
