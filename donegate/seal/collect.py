@@ -117,7 +117,7 @@ def replaced(body: list[ast.stmt]) -> set[str]:
         if isinstance(n, Func):  # `def setup_module(): global add; add = ...`
             declared = {name for g in ast.walk(n) if isinstance(g, ast.Global) for name in g.names}
             rebound |= {t.id for a in ast.walk(n) for t in _targets(a) if isinstance(t, ast.Name) and t.id in declared}
-    return out | (rebound & set(imported))
+    return out | (rebound & set(imported)) | gutted(body, set(imported))
 
 
 def _targets(n: ast.AST) -> list[ast.AST]:
@@ -243,14 +243,44 @@ def _patch_target(node: ast.AST) -> tuple[str, str] | None:
     return None
 
 
-def patched(fn: ast.AST, mods: set[str]) -> list[str]:
+def patched(fn: ast.AST, mods: set[str], outside: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset()) -> list[str]:
     """A mark for each attribute of the project's own module (`modules`) the test patches and then calls
     (`monkeypatch.setattr(calc, "add", lambda a, b: 5)`, then `assert calc.add(2, 3) == 5`): it checks the patch, not
-    the product. A patch of the environment, the time, a dependency or a name it does not call is none."""
-    found = {t for n in ast.walk(fn) if (t := _patch_target(n)) is not None and t[0].split(".")[0] in mods}
+    the product. A patch of the environment, the time, a dependency or a name it does not call is none. `outside`:
+    the patches of the module's own outside its tests (`patches`: at its top, in a fixture, in `setup_module`)."""
+    found = {t for n in ast.walk(fn) if (t := _patch_target(n)) is not None and t[0].split(".")[0] in mods} | set(outside)
     if not found:
         return []
     # (called: `calc.send.assert_called_once()` after a patch of `calc.send` checks the product's call of it)
     read = {(ast.unparse(n.func.value), n.func.attr) for n in ast.walk(fn)
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
     return sorted(f"{obj}.{attr} patched by the test, then checked" for obj, attr in found & read)
+
+
+def patches(body: list[ast.stmt], mods: set[str]) -> set[tuple[str, str]]:
+    """(object, attribute) of each patch of a module of the project's own (`modules`) that a test module makes
+    outside its tests (at its top, in an autouse fixture, in `setup_module`): it holds for each test that calls it."""
+    tests = {id(x) for n in body for t in ([n] if isinstance(n, Func) else getattr(n, "body", []) if isinstance(n, ast.ClassDef)
+                                          else []) if isinstance(t, Func) and t.name.startswith("test") for x in ast.walk(t)}
+    return {t for n in body for x in ast.walk(n) if id(x) not in tests and (t := _patch_target(x)) is not None
+            and t[0].split(".")[0] in mods}
+
+
+# What makes an imported function another without rebinding its name (`add.__code__ = ...`).
+_INNARDS = {"__code__", "__defaults__", "__kwdefaults__", "__call__", "__class__"}
+
+
+def gutted(body: list[ast.stmt], imported: set[str]) -> set[str]:
+    """The names of `imported` whose function a module's code changes in place (`add.__code__ = (lambda a, b:
+    5).__code__`, `setattr(add, '__defaults__', ...)`): read as rebound. Its `__doc__` set is none."""
+    out = set()
+    for n in (x for stmt in body for x in ast.walk(stmt)):
+        for t in _targets(n) + ([n] if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "setattr" else []):
+            base, attr = (t.value, t.attr) if isinstance(t, ast.Attribute) else (
+                (t.args[0], t.args[1].value) if isinstance(t, ast.Call) and len(t.args) > 1
+                and isinstance(t.args[1], ast.Constant) else (None, None))
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if attr in _INNARDS and isinstance(base, ast.Name) and base.id in imported:
+                out.add(base.id)
+    return out

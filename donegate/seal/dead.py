@@ -184,7 +184,19 @@ def _block(body: list[ast.stmt], out: set[int]) -> None:
             out.update(id(n) for n in ast.walk(stmt))
             continue
         _stmt(stmt, out)
-        ended = isinstance(stmt, _ENDS)
+        ended = _ends(stmt)
+
+
+def _ends(stmt: ast.stmt) -> bool:
+    """A statement after which its block never goes on: a `return`, `raise`, `continue` or `break`, or an `if` whose
+    branch that runs ends (`if sys.version_info >= (3, 0): return`; both branches when the condition is not known)."""
+    if isinstance(stmt, _ENDS):
+        return True
+    if not isinstance(stmt, ast.If):
+        return False
+    falsy = _falsy(stmt.test)
+    runs = [b for b, taken in ((stmt.body, falsy is not True), (stmt.orelse, falsy is not False)) if taken]
+    return all(any(_ends(s) for s in b) for b in runs)
 
 
 def _stmt(stmt: ast.stmt, out: set[int]) -> None:
@@ -292,6 +304,8 @@ def _runs(fn: ast.AST, node: ast.AST, parents: dict[int, ast.AST], out: set[int]
         return True
     if isinstance(p, (ast.Expr, ast.Delete)):
         return False
+    if isinstance(p, ast.Call) and node is not p.func and getattr(p.func, "id", None) in ("map", "filter"):
+        return _runs(fn, p, parents, out, seen, depth + 1)  # (lazy: `map(check, [1])` calls nothing unless iterated)
     if isinstance(p, ast.Call):
         return node is p.func or getattr(p.func, "id", None) not in _LOOKS
     if isinstance(p, ast.keyword):  # (an argument by keyword: the call's)

@@ -20,7 +20,8 @@ MAKERS = {"Mock", "MagicMock", "AsyncMock", "NonCallableMock", "NonCallableMagic
           "SimpleNamespace", "patch", "object"}
 # unittest's parts every assertion method goes through, beside the methods themselves (`loosened.UNITTEST`).
 FRAMEWORK = {*loosened.UNITTEST, "fail", "failureException", "_baseAssertEqual", "_getAssertEqualityFunc",
-             "assertRaises", "assertRaisesRegex", "assertWarns", "assertAlmostEqual", "assertNotAlmostEqual"}
+             "assertRaises", "assertRaisesRegex", "assertWarns", "assertAlmostEqual", "assertNotAlmostEqual",
+             "run", "__call__", "_callTestMethod"}  # (the last: the test method never called)
 
 
 def _parse(text: str | None) -> ast.Module | None:
@@ -48,7 +49,8 @@ def _fixtures(tree: ast.Module) -> dict[str, ast.AST]:
 
 
 def _given(fn: ast.AST) -> list[ast.expr]:
-    """What a fixture returns or yields (its own body's, not a function's it defines)."""
+    """What a fixture returns or yields (its own body's, not a function's it defines); `request.param`: each of its
+    `params=`."""
     out, todo = [], list(getattr(fn, "body", []))
     while todo:
         n = todo.pop()
@@ -57,7 +59,9 @@ def _given(fn: ast.AST) -> list[ast.expr]:
         if isinstance(n, (ast.Return, ast.Yield)) and n.value is not None:
             out.append(n.value)
         todo.extend(ast.iter_child_nodes(n))
-    return out
+    params = [e for d in getattr(fn, "decorator_list", []) if isinstance(d, ast.Call) for k in d.keywords
+              if k.arg == "params" and isinstance(k.value, (ast.List, ast.Tuple)) for e in k.value.elts]
+    return [p for g in out for p in (params if params and ast.unparse(g) == "request.param" else [g])]
 
 
 def _refers(expr: ast.AST, names: set[str]) -> bool:
@@ -92,7 +96,10 @@ def _gives(fn: ast.AST, tree: ast.Module) -> bool | None:
     names = _products(fn, tree)
     if all(_refers(g, names) for g in given):
         return True
-    own = {n.name for n in tree.body if isinstance(n, (*Func, ast.ClassDef))}
+    own = {n.name for n in tree.body if isinstance(n, (*Func, ast.ClassDef))} | {  # (`FAKE = lambda a, b: 5`)
+        t.id for n in tree.body if isinstance(n, ast.Assign) and (isinstance(n.value, ast.Lambda) or isinstance(
+            n.value, ast.Call) and getattr(n.value.func, "attr", getattr(n.value.func, "id", "")) in MAKERS)
+        for t in n.targets if isinstance(t, ast.Name)}
     for g in given:
         if _refers(g, names):
             continue
@@ -151,7 +158,7 @@ def _framework_writes(text: str | None) -> set[str]:
     """unittest's assertion parts a file replaces with what checks nothing, anywhere in it (not on `self`/`cls`:
     a test class's own, `loosened._rebound`)."""
     tree = _parse(text)
-    if tree is None or not any(w in (text or "").lower() for w in ("assert", "fail", "typeequality")):
+    if tree is None or not any(w in (text or "").lower() for w in ("assert", "fail", "typeequality", "testcase", "_calltestmethod")):
         return set()
     out = set()
     for n in ast.walk(tree):
@@ -185,6 +192,28 @@ def framework_findings(sealed: dict[str, str | None], current: dict[str, str | N
                            rule="assert-removed")
 
 
+def _patched_below(file: str, sealed_files: dict[str, dict[str, str]], sealed: str | None, now: str | None) -> list[dict[str, str]]:
+    """A `fixture-faked` finding for a conftest.py that now patches an attribute of a module of the project's own
+    (`monkeypatch.setattr(calc, 'check', ...)` in an autouse fixture, at its top, in a hook) that a sealed test below
+    it calls by name: that test checks the patch. A patch of the time, the environment or what no test calls (a
+    dependency the product calls) is none."""
+    def made(text: str | None) -> set[tuple[str, str]]:
+        tree = _parse(text)
+        return collect.patches(tree.body, collect.modules(tree.body)) if tree is not None else set()
+
+    added = made(now) - made(sealed)
+    if not added:
+        return []
+    folder = file.rsplit("/", 1)[0] + "/" if "/" in file else ""
+    called = set()
+    for name, body in sealed_files.items():
+        base = name.rsplit("/", 1)[-1]
+        if name.startswith(folder) and base.startswith("test") and name.endswith(".py") and (tree := _parse(body.get("text"))):
+            called |= {getattr(n.func, "attr", getattr(n.func, "id", "")) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return [{"test": file, "rule": "fixture-faked", "what": f"{obj}.{attr} patched for every test below it, and a test "
+             "of it calls that: it checks the patch, not the product"} for obj, attr in sorted(added) if attr in called]
+
+
 def findings(sealed_files: dict[str, dict[str, str]], current: dict[str, str | None]) -> list[dict[str, str]]:
     """Both rules for the changed test modules or conftest.py files `current` ({file: its text now}), against the
     sealed files (`seal.own`'s pack's `files`)."""
@@ -195,4 +224,6 @@ def findings(sealed_files: dict[str, dict[str, str]], current: dict[str, str | N
     for name, text in sorted(current.items()):
         chain = [name, *(c for c in calls.conftests_of(name) if c != name)]
         out += fixture_findings(name, [sealed(c) for c in chain], text)
+        if name.rsplit("/", 1)[-1] == "conftest.py":
+            out += _patched_below(name, sealed_files, sealed(name), text)
     return out

@@ -32,9 +32,10 @@ if TYPE_CHECKING:
 # of the project's own module the test patches and then calls (`monkeypatch.setattr(calc, "add", ...)`, `mock.patch`)
 # read as a mark of it; 9: an assert under a guard false on the project's interpreter (`sys.version_info < (3, 0)`,
 # `sys.platform == 'win32'`), in a loop over an empty range (`range(0)`, `list()`) or a comprehension over one, in a
-# function only mentioned (`_ = [check]`, `print(check)`) not counted; `assertLess(abs(got - want), C)` and
-# `lo < got < hi` read as approxes; the product rebound under a block, through `globals()`, `exec`, `global` or
-# `setattr` of the module read as a mark. Raise it when `shape_of` reads a test otherwise.
+# function only mentioned (`_ = [check]`, `print(check)`, `map(check, ...)` never iterated) or after an `if` whose
+# branch that runs returns not counted; `assertLess(abs(got - want), C)` and `lo < got < hi` read as approxes; the
+# product rebound under a block, through `globals()`, `exec`, `global`, `setattr` of the module or `add.__code__`,
+# and a patch of it the module makes outside its tests, read as marks. Raise it when `shape_of` reads a test otherwise.
 RULES = 9
 
 # pytest's and unittest's ways to skip a test or expect it to fail (`pytest.mark.skip`, `pytest.importorskip(...)`,
@@ -252,11 +253,12 @@ def tests_of(text: str, conftests: list[str] | None = None) -> dict[str, dict[st
     lists = _lists(tree.body)
     swapped = collect.replaced(tree.body)  # `from calc import add`, then `add = lambda a, b: 5`
     mods = collect.modules(tree.body)  # the project's modules it imports: a patch of what it then calls (`patched`)
+    outside = collect.patches(tree.body, mods)  # (made at its top, in a fixture or a set-up: for each test)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             out[node.name] = shape_of(node, lists, helpers)
             out[node.name]["skips"] = sorted(out[node.name]["skips"] + collect.aliased(node, aliases)
-                                             + collect.uses(node, swapped) + collect.patched(node, mods))
+                                             + collect.uses(node, swapped) + collect.patched(node, mods, outside))
         elif isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or any(  # unittest's, by any name
                 getattr(b, "attr", getattr(b, "id", "")).endswith("TestCase") for b in node.bases)):
             class_marks = [m for d in node.decorator_list for m in _marks(d)] + collect.aliased(node, aliases) + \
@@ -266,7 +268,7 @@ def tests_of(text: str, conftests: list[str] | None = None) -> dict[str, dict[st
                 if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name.startswith("test"):
                     found = shape_of(sub, lists, helpers, calls.defined(node.body), rebound)
                     found["skips"] = sorted(found["skips"] + class_marks + collect.aliased(sub, aliases)
-                                            + collect.uses(sub, swapped) + collect.patched(sub, mods))
+                                            + collect.uses(sub, swapped) + collect.patched(sub, mods, outside))
                     out[f"{node.name}::{sub.name}"] = found
     for name, marks in collect.per_test(tree.body).items():  # `test_add.__test__ = False`
         if name in out:
