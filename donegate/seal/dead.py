@@ -40,14 +40,14 @@ def _suppresses(item: ast.withitem) -> bool:
 
 
 # The project's interpreter (`interpreter`): a guard on `sys.version_info` is read against its version, never the
-# kit's (None: not known, such a guard is not known either). `sys.platform`, `os.name` and `platform.system()` are
-# the kit's: the project's runs start on the same machine.
+# kit's (None: not known, such a guard is not known either). `sys.platform`, `os.name`, `sys.byteorder`, `os.sep`,
+# `platform.system()` and `platform.machine()` are the kit's: the project's runs start on the same machine.
 PYTHON: tuple[int, ...] | None = None
 _UNKNOWN = object()
 # The names a test module's top binds once to a guard (`PY2 = sys.version_info[0] == 2`), read where a test tests them
 # (`flags`, set by `seal.loosened.tests_of` for the module it reads).
 FLAGS: dict[str, ast.expr] = {}
-GUARDS = ("sys.version_info", "sys.platform", "os.name", "platform.system()")
+GUARDS = ("sys.version_info", "sys.platform", "os.name", "platform.system()", "sys.byteorder", "os.sep", "platform.machine()")
 
 
 def interpreter(version: str | None) -> None:
@@ -64,17 +64,18 @@ def interpreter(version: str | None) -> None:
 def _value(node: ast.expr, depth: int = 0) -> object:
     """What `node` evaluates to when it is known without running the tests: a literal, arithmetic of literals, the
     interpreter's `sys.version_info` (an index, a slice, `.major`/`.minor`/`.micro`), `sys.platform`, `os.name`,
-    `platform.system()`, `str.startswith` of those, a flag of the module's (`FLAGS`); else `_UNKNOWN`."""
+    `platform.system()`, `platform.machine()`, `sys.byteorder`, `os.sep`, `str.startswith` of those, a flag of the module's (`FLAGS`); else `_UNKNOWN`."""
     import operator
     import sys
 
     text = ast.unparse(node) if isinstance(node, (ast.Attribute, ast.Call)) else ""
     if text == "sys.version_info":
         return PYTHON if PYTHON is not None else _UNKNOWN
-    if text in ("sys.platform", "os.name"):
-        return sys.platform if text == "sys.platform" else __import__("os").name
-    if text == "platform.system()":
-        return __import__("os").uname().sysname if hasattr(__import__("os"), "uname") else _UNKNOWN
+    if text in ("sys.platform", "os.name", "sys.byteorder", "os.sep"):
+        return {"sys.platform": sys.platform, "sys.byteorder": sys.byteorder}.get(text) or getattr(__import__("os"), text[3:])
+    if text in ("platform.system()", "platform.machine()"):
+        os = __import__("os")
+        return (os.uname().sysname if text == "platform.system()" else os.uname().machine) if hasattr(os, "uname") else _UNKNOWN
     if isinstance(node, ast.Name) and node.id in FLAGS and depth < 5:
         return _value(FLAGS[node.id], depth + 1)
     if isinstance(node, (ast.Compare, ast.BoolOp)) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):

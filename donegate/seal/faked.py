@@ -194,12 +194,17 @@ def framework_findings(sealed: dict[str, str | None], current: dict[str, str | N
 
 def _patched_below(file: str, sealed_files: dict[str, dict[str, str]], sealed: str | None, now: str | None) -> list[dict[str, str]]:
     """A `fixture-faked` finding for a conftest.py that now patches an attribute of a module of the project's own
-    (`monkeypatch.setattr(calc, 'check', ...)` in an autouse fixture, at its top, in a hook) that a sealed test below
+    (`monkeypatch.setattr(calc, 'check', ...)` in an autouse fixture, at its top, in a hook), or a name of the test
+    module itself (`monkeypatch.setattr(request.module, 'add', ...)`), that a sealed test below
     it calls by name: that test checks the patch. A patch of the time, the environment or what no test calls (a
     dependency the product calls) is none."""
     def made(text: str | None) -> set[tuple[str, str]]:
         tree = _parse(text)
-        return collect.patches(tree.body, collect.modules(tree.body)) if tree is not None else set()
+        if tree is None:
+            return set()
+        mods = collect.modules(tree.body)  # (and a test module's own names: `monkeypatch.setattr(request.module, ...)`)
+        return {t for t in collect.patches(tree.body, mods | {"request", "item", "node", "pyfuncitem"})
+                if t[0].split(".")[0] in mods or t[0].endswith(".module")}
 
     added = made(now) - made(sealed)
     if not added:

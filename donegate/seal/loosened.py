@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from donegate.core.fsafe import sha256 as _sha256
-from donegate.seal import calls, collect, dead
+from donegate.seal import bounds, calls, collect, dead
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def _assert_kind(node: ast.Assert, local: dict[str, ast.expr] | None = None) -> 
         return ast.dump(local.get(n.id, n) if local and isinstance(n, ast.Name) else n)
     if isinstance(t, ast.Compare) and len(t.ops) > 1 and all(isinstance(o, ast.Eq) for o in t.ops):
         return "eq"  # `a == b == 5`: an equality each
-    if isinstance(t, ast.Compare) and (bound := _between(t)) is not None:  # `0.3 - 1e-9 < got < 0.3 + 1e-9`
+    if isinstance(t, ast.Compare) and (bound := bounds.between(t)) is not None:  # `0.3 - 1e-9 < got < 0.3 + 1e-9`
         return bound
     if isinstance(t, ast.Compare) and len(t.ops) == 1:
         op = type(t.ops[0]).__name__
@@ -127,19 +127,6 @@ def _within(t: ast.Compare) -> str | None:
         return None
     diff = left.args[0]
     return "approx:" + ",".join(sorted([f"abs={ast.unparse(right)}"] + _at([diff.right, diff.left])))
-
-
-def _between(t: ast.Compare) -> str | None:
-    """`lo < got < hi` (`<=`, or `hi > got > lo`) of number bounds known without running it, as the approx kind it
-    stands for (its half-width as `abs`, at its middle)."""
-    if len(t.ops) != 2 or not (all(isinstance(o, (ast.Lt, ast.LtE)) for o in t.ops)
-                               or all(isinstance(o, (ast.Gt, ast.GtE)) for o in t.ops)):
-        return None
-    lo, hi = dead.value(t.left), dead.value(t.comparators[1])
-    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (lo, hi)):
-        return None
-    lo, hi = sorted((float(lo), float(hi)))  # type: ignore[arg-type]
-    return f"approx:abs={(hi - lo) / 2!r},at={abs(lo + hi) / 2!r}"
 
 
 STRENGTH = {"eq": 3, "ne": 1, "cmp": 2, "in": 1, "truth": 0}
@@ -198,7 +185,9 @@ def shape_of(fn: ast.AST, lists: dict[str, ast.expr] | None = None, helpers: dic
     return {"src": _sha256("".join(ast.dump(p) for p in parts).encode()).hexdigest()[:16],
             "asserts": sorted(asserts), "skips": sorted(m for p in parts for m in _marks(p)),
             "cases": _cases(fn, lists), "raises": sorted(r for r, _ in raised),
-            "match": sorted(r for r, matched in raised if matched)}
+            "match": sorted(r for r, matched in raised if matched),
+            "bounds": sorted(b for nodes in live for n in nodes if (b := bounds.bound(n)) is not None)}
+
 
 
 def _rebound(cls: ast.ClassDef, module: list[ast.stmt]) -> set[str]:
@@ -340,6 +329,8 @@ def findings(sealed: dict[str, dict[str, Any]], current: dict[str, str | None], 
             elif _looser(old["asserts"], new["asserts"]):
                 out.append({"test": tid, "rule": "assert-loosened", "what": f"asserts were {', '.join(old['asserts'])}; "
                             f"now {', '.join(new['asserts'])}"})
+            elif wider := bounds.widened(old.get("bounds", []), new.get("bounds", [])):
+                out.append({"test": tid, "rule": "assert-loosened", "what": wider})
             if new["cases"] < old["cases"]:
                 out.append({"test": tid, "rule": "fewer-cases", "what": f"{old['cases']} parametrized cases at the seal, {new['cases']} now"})
             if old["raises"] and set(new["raises"]) != set(old["raises"]) and _broader(old["raises"], new["raises"]):

@@ -98,6 +98,7 @@ ATTACKS = {
     # (own, playing the agent; each passed a stop unnamed on main)
     "return-under-a-guard-that-holds": _top("").replace(ASSERT, "    if sys.version_info >= (3, 0):\n        return\n" + ASSERT),
     "nested-function-mapped-lazily": _body("    def check(_):\n    " + ASSERT + "    map(check, [1])\n"),
+    "under-a-byteorder-guard": _top("").replace(ASSERT, "    if sys.byteorder == 'big':\n    " + ASSERT),
     "product-code-replaced": _top("add.__code__ = (lambda a, b: 5).__code__\n"),
     "product-patched-by-the-modules-fixture": AUTOUSE.replace("PATCH", "monkeypatch.setattr(calc, 'add', lambda a, b: 5)"),
 }
@@ -504,7 +505,7 @@ UNIT += "\n    def test_float(self):\n" + UNIT_FLOAT
 FIXTURE = "import pytest\n\nfrom calc import add\n\n\n@pytest.fixture\ndef adder():\n    return add\n"
 GUARDED = ("import sys\n\n\ndef test_adder(adder):\n    assert adder(2, 3) == 5\n\n\n"
            "def test_guarded(adder):\n    if sys.platform == 'win32':\n        assert adder(1, 1) == 2\n"
-           "    assert adder(2, 3) == 5\n")
+           "    assert adder(2, 3) == 5\n\n\ndef test_bounded(adder):\n    assert adder(2, 3) < 10\n")
 FAKED = "tests/conftest.py"
 FORMS_ATTACKS = {  # {name: ({file: text now}, the test named, the rule named)}
     "match-dropped": ({"tests/test_calc.py": RAISES.replace(", match='negative'", "")}, "test_calc.py::test_check",
@@ -576,6 +577,14 @@ FORMS_ATTACKS = {  # {name: ({file: text now}, the test named, the rule named)}
     "product-patched-by-an-autouse-fixture": ({FAKED: "import calc\n" + FIXTURE + "\n\n@pytest.fixture(autouse=True)\n"
                                                "def _fast(monkeypatch):\n    monkeypatch.setattr(calc, 'check', lambda a: a)\n"},
                                               "conftest.py", "fixture-faked"),
+    "product-rebound-through-request-module": ({FAKED: FIXTURE + "\n\n@pytest.fixture(autouse=True)\ndef _fast(request, monkeypatch):\n"
+                                                "    monkeypatch.setattr(request.module, 'add', lambda a, b: a + b, raising=False)\n"},
+                                               "conftest.py", "fixture-faked"),
+    # a one-sided bound made wider: as vacuous as the approx made one
+    "bound-widened": ({"tests/test_fixture.py": GUARDED.replace("< 10", "< 1e9")}, "test_fixture.py::test_bounded",
+                      "assert-loosened"),
+    "bound-widened-reversed": ({"tests/test_fixture.py": GUARDED.replace("adder(2, 3) < 10", "1e9 >= adder(2, 3)")},
+                               "test_fixture.py::test_bounded", "assert-loosened"),
     # an approx (or assertAlmostEqual) made a one-sided bound that holds whatever the code does near the value
     "approx-to-a-wide-bound": ({"tests/test_calc.py": RAISES.replace(APPROX, "    assert add(0.1, 0.2) < 1e9\n")},
                                "test_calc.py::test_float", "assert-loosened"),
@@ -630,6 +639,10 @@ FORMS_HONEST = {"match-stricter": {"tests/test_calc.py": RAISES.replace("match='
                     APPROX, APPROX + "    assert add(0.1, 0.2) < 1e9\n")},
                 "assertAlmostEqual-to-assertLess-narrow-abs": {"tests/test_unit.py": UNIT.replace(
                     UNIT_FLOAT, "        self.assertLess(abs(add(0.1, 0.2) - 0.3), 1e-9)\n")},
+                "request-module-constant-set": {FAKED: FIXTURE + "\n\n@pytest.fixture(autouse=True)\ndef _limit(request, monkeypatch):\n"
+                                                "    monkeypatch.setattr(request.module, 'LIMIT', 10, raising=False)\n"},
+                "bound-tightened": {"tests/test_fixture.py": GUARDED.replace("< 10", "<= 5")},
+                "bound-made-a-range": {"tests/test_fixture.py": GUARDED.replace("adder(2, 3) < 10", "4 < adder(2, 3) < 6")},
                 "guard-kept-from-the-seal": {"tests/test_fixture.py": GUARDED + "    assert adder(1, 2) == 3\n"}}
 # match-dropped passed a stop unnamed on main before `match` was read with the raises (seal.loosened, RULES 5).
 
@@ -637,7 +650,7 @@ FORMS_HONEST = {"match-stricter": {"tests/test_calc.py": RAISES.replace("match='
 def _forms_stop(tmp_path_factory, kit_home, files: dict[str, str]):
     repo = sealed_project(tmp_path_factory, kit_home, "red-calc-forms", {
         "calc.py": CALC + CHECK, "tests/test_calc.py": RAISES, "tests/test_unit.py": UNIT, FAKED: FIXTURE,
-        "tests/test_fixture.py": GUARDED}, HIDDEN, 7)
+        "tests/test_fixture.py": GUARDED}, HIDDEN, 8)
     (repo / "calc.py").write_text(CALC + CHECK + MUL)
     for name, text in files.items():
         (repo / name).write_text(text)
