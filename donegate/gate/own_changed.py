@@ -206,6 +206,7 @@ def sealed_shapes(pack: dict[str, Any], names: Any) -> dict[str, dict[str, Any]]
     from donegate.seal import calls, loosened
 
     files, stored = pack.get("files") or {}, pack.get("shape") or {}
+    loosened.dead.interpreter(pack.get("python"))  # (its tests' version guards read as the project's Python, as sealed)
     if pack.get("shape_rules") == loosened.RULES:  # sealed by these rules: as kept
         return {name: stored[name] for name in names if name in stored}
     conftests = {n: b.get("text") for n, b in files.items() if n.rsplit("/", 1)[-1] == "conftest.py"}

@@ -221,9 +221,6 @@ class OwnRuns:
         if sealed is None or (self.now is not None and now is None) or mixed is None:
             return {"ok": False, "problem": "the project's own tests did not finish in the stop's time", "failing": [],
                     "mine": [], "weakened": []}
-        from donegate.seal import dead
-
-        dead.interpreter(self.launch.interp.version)  # (the project's interpreter reads the guards of its tests)
         gate = judge(self.pack, sealed, now, [*self.changed, *self.docs_now], self.current, time.monotonic() - self.t0, self.selected,
                      self.elsewhere, self.conftests, functools.partial(_hidden_texts, self.st.path), self.documented,
                      self.data, self.texts, self.helpers, mixed)
@@ -487,7 +484,6 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     if own.NAME not in st.manifest.get("files", {}) or cfg.get("own_tests") in ("off", False):
         return []
     pack = own.load(st.path) or {}
-    loosened.dead.interpreter((st.manifest.get("python") or {}).get("version"))  # (as a stop reads the guards)
     prefix = str(st.manifest.get("project") or ".")
     prefix = "" if prefix == "." else prefix
     since = own_changed.since_seal(repo, st, None)  # once: a walk of the tree (or a git run) each time
@@ -514,19 +510,10 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
 def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None], passing: set[str]) -> list[dict[str, str]]:
     """What the changed sealed test modules gained besides their tests (`loosened.module_findings`), and the
     equalities of their tests that passed at the seal now checked through a normalising call (`loosened.normalized`)."""
-    from donegate.seal import loosened
+    from donegate.seal import faked, loosened
 
     sealed = {n: (sealed_files.get(n) or {}).get("text") for n in current}
-    return loosened.module_findings(sealed, current) + loosened.normalized(sealed, current, passing) + _faked(sealed_files, current)
-
-
-def _faked(sealed_files: dict[str, Any], changed: dict[str, str | None]) -> list[dict[str, str]]:
-    """A fixture made a fake of the product, unittest's asserts patched (`seal.faked`: imported when a file changed)."""
-    if not changed:
-        return []
-    from donegate.seal import faked
-
-    return faked.findings(sealed_files, changed)
+    return loosened.module_findings(sealed, current) + loosened.normalized(sealed, current, passing) + faked.findings(sealed_files, current)
 
 
 def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str) -> list[dict[str, str]]:
@@ -548,7 +535,7 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
 
     if not (configs or conftests or coverage or ci):
         return []  # (before importing the rules: most stops change none of these files)
-    from donegate.seal import coverage_files, excluded, pytest_files, tox_ini
+    from donegate.seal import coverage_files, excluded, faked, pytest_files, tox_ini
 
     configs = {n: t for n, t in configs.items() if n not in own.TOMLS or pytest_files.reads_toml()}  # (pytest 9's only)
 
@@ -568,4 +555,4 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
     flows = {n: (sealed(n), ci[n] if n in ci else sealed(n)) for n in [*ci, *sealed_files] if n.startswith(".github/")}
     out += excluded.ci_findings({n: sealed(n) for n in ci}, ci, list(pack.get("tests") or []),
                                 [n for n in changed if n.endswith(".py")], pack.get("branches"), flows if ci else None)
-    return out + excluded.conftest_findings({n: sealed(n) for n in conftests}, conftests) + _faked(sealed_files, conftests)
+    return out + excluded.conftest_findings({n: sealed(n) for n in conftests}, conftests) + faked.findings(sealed_files, conftests)

@@ -578,7 +578,7 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     from donegate.seal import dead, loosened
 
     dead.interpreter(launch.interp.version)  # (a guard on `sys.version_info` read as the project's Python runs it)
-    pack["shape"], pack["shape_rules"] = loosened.shapes(files), loosened.RULES
+    pack["shape"], pack["shape_rules"], pack["python"] = loosened.shapes(files), loosened.RULES, launch.interp.version
     extra: dict[str, Any] = {}
     reached = reach.read(run.output, [str(project.resolve()), str(project)], extra)
     if reached is not None:

@@ -103,6 +103,7 @@ STOP_MODULES = {
     "donegate.seal.dead",  # the asserts that can never fail a test, not counted (issue 44)
     "donegate.seal.collect",  # what keeps a module's tests from running, its tests' source untouched (issue 44)
     "donegate.seal.bounds",  # a range read as an approx, a one-sided bound made wider (issue 44)
+    "donegate.seal.faked",  # a fixture made a fake of the product, unittest's asserts patched (issue 44)
 }
 # Standard modules that cost milliseconds at every stop (see the notes in outcome.py and config.py); `ast`
 # is the scan's, on by default. The session's time from its transcript is read without `datetime`
