@@ -106,13 +106,19 @@ class ClientRun:
         return f"exit {self.returncode}\nstdout: {self.stdout[-2000:]}\nstderr: {self.stderr[-3000:]}"
 
 
+# Gemini CLI and Qwen Code start a second Node process of themselves (more heap; Qwen Code where half the memory is
+# more than Node's limit, as here) with this variable set, and that child runs the session and its hooks: the same
+# session and the same hook environment in one process, without parsing the bundle twice (~1 CPU-s a session).
+NO_RELAUNCH = {"gemini": {"GEMINI_CLI_NO_RELAUNCH": "true"}, "qwen": {"QWEN_CODE_NO_RELAUNCH": "true"}}
+
+
 def run(client: str, repo: Path, home: Path, prompt: str, env: dict[str, str], *, timeout: float = 240) -> ClientRun:
     exe = str(find(client))
     argv = {"gemini": [exe, "-p", prompt, "--yolo", "-m", "gemini-2.5-pro"],
             "copilot": [exe, "-p", prompt, "--allow-all-tools", "-C", str(repo), "--no-auto-update"],
             "qwen": [exe, "-p", prompt, "--yolo"]}[client]
-    res = subprocess.run(argv, cwd=repo, env=clean_env(home, **env), capture_output=True, text=True, timeout=timeout,
-                         stdin=subprocess.DEVNULL)
+    res = subprocess.run(argv, cwd=repo, env=clean_env(home, **NO_RELAUNCH.get(client, {}), **env), capture_output=True,
+                         text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     return ClientRun(res.returncode, res.stdout, res.stderr)
 
 
