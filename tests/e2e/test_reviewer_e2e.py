@@ -144,24 +144,10 @@ def test_block_mode_blocks_on_a_blocking_finding(sealed_shop, kit_home, fake_env
     assert all(k in review["reviewers"][0] for k in ("approve", "findings", "turns", "cost_usd", "duration", "error"))
 
 
-def test_hint_feeds_back_once_then_allows(sealed_shop, kit_home, fake_env):
-    configure(kit_home, "review: hint\n")
-    fix_bug(sealed_shop)
-    with FakeAPI(scripts={A: verdict(False, BUG), B: verdict(True, NIT)}) as api:
-        env = fake_env(api)
-        first = run_hook(stop_payload(sealed_shop), env=env)
-        asked = len(api.main_requests())
-        second = run_hook(stop_payload(sealed_shop), env=env)
-        assert len(api.main_requests()) == asked  # the hinted state is not reviewed again
-    assert first.returncode == 2 and second.returncode == 0
-    assert "a model's judgment, not a failed test" in first.stderr and "raised 2 point(s)" in first.stderr
-    assert "shop/cart.py:20" in first.stderr
-    assert [r["verdict"] for r in stop_lines(kit_home)] == ["hint", "pass"]
-
-
 def test_hint_reaches_the_agent_in_a_real_session(shop_repo, kit_home):
     """The whole path: Claude Code runs the hook, the hook runs two nested `claude -p` reviewers, the
-    hint comes back as Stop-hook feedback, and the agent's next stop (no change) ends the session."""
+    hint comes back as Stop-hook feedback, and the agent's next stop (no change) ends the session without a review
+    of the hinted state (once a test of its own at the hook: one more stop, two more reviewers)."""
     configure(kit_home, "review: hint\n")
     settings = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": f"{sys.executable} {KIT / 'hooks' / 'stop_gate.py'}",
                                                "timeout": 300}]}]}}
@@ -172,14 +158,17 @@ def test_hint_reaches_the_agent_in_a_real_session(shop_repo, kit_home):
     assert sealed.returncode == 0, sealed.stderr
     fix_bug(shop_repo)
     agent = [text("Done: 10 units now get the discount."), text("The reviewer's point is already handled; done.")]
-    with FakeAPI(agent, scripts={A: verdict(False, BUG), B: verdict(True)}) as api:
+    with FakeAPI(agent, scripts={A: verdict(False, BUG), B: verdict(True, NIT)}) as api:
         res = run_session(shop_repo, api, "orders of 10 or more units should get 10% off",
                           extra_env={"DONEGATE_HOME": str(kit_home), "DONEGATE_CLAUDE": str(find_claude())}, timeout=240)
         feedback = api.stop_hook_feedback()
     assert res.returncode == 0, res.describe()
     assert res.result["result"] == "The reviewer's point is already handled; done."
     assert len(feedback) == 1 and "a model's judgment, not a failed test" in feedback[0] and "shop/pricing.py:15" in feedback[0]
+    assert "raised 2 point(s)" in feedback[0] and "shop/cart.py:20" in feedback[0]  # A's finding and B's nit
     assert not api.overrun and api.remaining() == 0
+    # The hinted state is not reviewed again: each reviewer asked as often as its one review's script answers.
+    assert [len(api.main_requests(role)) for role in (A, B)] == [len(verdict(False, BUG)), len(verdict(True, NIT))]
     lines = stop_lines(kit_home)
     assert [r["verdict"] for r in lines] == ["hint", "pass"]
     assert lines[0]["gates"]["review"]["reviewers"][0]["findings"][0]["line"] == 15
