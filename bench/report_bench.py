@@ -67,8 +67,19 @@ reduce (inputs | select(.event == "stop")) as $s ({};
 COMPARED = ("stops", "blocks", "sessions", "ended_passing", "requirements_passed", "requirements_sealed", "gave_up")
 
 
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps(value, separators=...) without a new encoder a call
+_STRINGS: dict[str, str] = {}  # a line's repository, session and configuration: each written again at every stop
+
+
 def _dumps(value) -> str:
-    return json.dumps(value, separators=(",", ":"))
+    if type(value) is str:
+        text = _STRINGS.get(value)
+        if text is None:
+            if len(_STRINGS) > 4096:  # a session's id is not written again after its session
+                _STRINGS.clear()
+            text = _STRINGS[value] = _ENCODE(value)
+        return text
+    return _ENCODE(value)
 
 
 def _review(rnd: random.Random, mode: str, blocking: bool) -> dict:
