@@ -96,11 +96,18 @@ HIDDEN = ("import mod, pathlib\n\n\ndef test_value():\n"
           f"    assert mod.VALUE == 2, '\\n{SECRET}\\n' + str(here_is_the_store)\n")
 
 
+def _once(tmp_path_factory, name: str, build) -> Path:
+    """`build(root)` (a fresh folder) run once for the whole test run, by whichever xdist worker asks first, in a
+    folder every worker reads (tests/support/pool.py): its tests only read what it made (a page's kept summary,
+    written whole under the state root by whichever test reads first, is the same for every reader)."""
+    return SharedRuns(shared_root(tmp_path_factory, f"report-html-{name}"), [name], lambda key, base: build(base),
+                      threads=0)[name]
+
+
 @contextlib.contextmanager
-def _sealed_mod(tmp_path_factory, name: str, repo_name: str, hidden: str, *seal_args: str):
-    """A state root of its own (`name`), `mod.py` in the repository `repo_name` sealed with HIDDEN (in the folder
+def _sealed_mod(root: Path, repo_name: str, hidden: str, *seal_args: str):
+    """A state root of its own (`root`), `mod.py` in the repository `repo_name` sealed with HIDDEN (in the folder
     `hidden` beside it): (root, home, repo, the hidden test), DONEGATE_HOME the root's home within the block."""
-    root = tmp_path_factory.mktemp(name)
     home = root / "home"
     home.mkdir()
     write_config(home, "")
@@ -119,17 +126,21 @@ def _sealed_mod(tmp_path_factory, name: str, repo_name: str, hidden: str, *seal_
 @pytest.fixture(scope="module")
 def _gated(tmp_path_factory) -> Path:
     """A repository sealed with a hidden test whose failure message repeats its own source and store path;
-    two real stops (a block, then a pass), plus one whose transcript leaks the source. Once per module and worker,
-    in a state root of its own: the tests only read its ledger and stores (a seal and three stops, ~1.6 CPU-s)."""
-    with _sealed_mod(tmp_path_factory, "gated", "repo", "hidden") as (root, home, repo, test):
-        test.unlink()
-        transcript = root / "transcript.jsonl"
-        transcript.write_text(json.dumps({"type": "user", "message": {"content": HIDDEN}}) + "\n")
-        assert run_hook(stop_payload(repo, session="s-leaks", transcript_path=str(transcript))).returncode == 2
-        assert run_hook(stop_payload(repo, session="s-fixes", message="All done.")).returncode == 2
-        (repo / "mod.py").write_text("VALUE = 2\n")
-        assert run_hook(stop_payload(repo, session="s-fixes")).returncode == 0
-    return home / "ledger.jsonl"
+    two real stops (a block, then a pass), plus one whose transcript leaks the source. Once per run (`_once`; it was
+    once per module and worker), in a state root of its own: the tests only read its ledger and stores (a seal and
+    three stops, ~1.6 CPU-s)."""
+    def build(base: Path) -> Path:
+        with _sealed_mod(base, "repo", "hidden") as (root, home, repo, test):
+            test.unlink()
+            transcript = root / "transcript.jsonl"
+            transcript.write_text(json.dumps({"type": "user", "message": {"content": HIDDEN}}) + "\n")
+            assert run_hook(stop_payload(repo, session="s-leaks", transcript_path=str(transcript))).returncode == 2
+            assert run_hook(stop_payload(repo, session="s-fixes", message="All done.")).returncode == 2
+            (repo / "mod.py").write_text("VALUE = 2\n")
+            assert run_hook(stop_payload(repo, session="s-fixes")).returncode == 0
+        return home / "ledger.jsonl"
+
+    return _once(tmp_path_factory, "gated", build)
 
 
 @pytest.fixture
@@ -510,12 +521,15 @@ def test_the_pages_own_policy_stops_a_request_even_from_injected_markup(browser,
 @pytest.fixture(scope="module")
 def _claimed(tmp_path_factory) -> Path:
     """A repository sealed with its request; one stop whose agent's last message repeats a hidden line and a store path.
-    Once per module and worker, in a state root of its own (`_gated`)."""
-    with _sealed_mod(tmp_path_factory, "claimed", "claims", "hidden2", "--request", "VALUE must be 2") as (_, home, repo, _t):
-        store = next((home / "acceptance").iterdir())
-        said = f"All done: VALUE is 2 now.\n{SECRET}\nI read it in {store}/test_mod.py"
-        assert run_hook(stop_payload(repo, session="s-claims", message=said)).returncode == 2
-    return home / "ledger.jsonl"
+    Once per run, in a state root of its own (`_gated`)."""
+    def build(base: Path) -> Path:
+        with _sealed_mod(base, "claims", "hidden2", "--request", "VALUE must be 2") as (_, home, repo, _t):
+            store = next((home / "acceptance").iterdir())
+            said = f"All done: VALUE is 2 now.\n{SECRET}\nI read it in {store}/test_mod.py"
+            assert run_hook(stop_payload(repo, session="s-claims", message=said)).returncode == 2
+        return home / "ledger.jsonl"
+
+    return _once(tmp_path_factory, "claimed", build)
 
 
 @pytest.fixture
