@@ -19,7 +19,6 @@ def sealed_doctest_plugins(sealed: "dict | None", skip: "list | None", own: bool
     than 200 tests holding one read as every test replaced (inflect 7.4.0: 223 tests, its seal refused)."""
     if not sealed and not own:
         return []
-    import doctest
     import importlib
     import os
     import sys
@@ -53,6 +52,8 @@ def sealed_doctest_plugins(sealed: "dict | None", skip: "list | None", own: bool
             self.session._fixturemanager.parsefactories(self)
             runner = pd._get_runner(verbose=False, optionflags=pd.get_optionflags(self.config), checker=pd._get_checker(),
                                     continue_on_failure=pd._get_continue_on_failure(self.config))
+            import doctest  # here: an own run with no sealed doctests imports none (a developer's pytest holds none)
+
             parser = doctest.DocTestParser()
             for name, sealed_test in sorted(self.entry["tests"].items()):
                 test = parser.get_doctest(sealed_test["text"], module.__dict__.copy(), name, module.__file__,

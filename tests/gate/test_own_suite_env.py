@@ -100,6 +100,9 @@ CHECK = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 SKIPPED = "import pytest\nfrom calc import add\n\n\n@pytest.mark.skip(reason='later')\ndef test_later():\n    assert add(1, 1) == 2\n"
 NOT_COLLECTED = "from calc import add\n\n\ndef test_other():\n    assert add(0, 0) == 0\n"
 HIDDEN_ADD = "def test_hidden():\n    assert True\n"
+# A developer's pytest holds no `doctest` module: nor does the own run of a suite with no sealed doctests (it was
+# imported by the kit's doctest plugin, ~5-8 ms of every own run, and this test failed at the seal).
+NO_DOCTEST = "import sys\nfrom calc import add\n\n\ndef test_env():\n    assert add(0, 0) == 0 and 'doctest' not in sys.modules\n"
 
 
 def test_the_suite_is_found_by_testpaths_or_named_by_own_tests_and_a_skipped_test_never_blocks(tmp_path, kit_home):
@@ -107,9 +110,9 @@ def test_the_suite_is_found_by_testpaths_or_named_by_own_tests_and_a_skipped_tes
     another name; `tests/` outside it is not the suite), `own_tests:` in donegate.yaml names it instead, and a test
     skipped at the seal never blocks."""
     files = {"pytest.ini": "[pytest]\ntestpaths = checks\n", "calc.py": CALC, "checks/test_calc.py": CHECK,
-             "checks/test_later.py": SKIPPED, "tests/test_other.py": NOT_COLLECTED}
+             "checks/test_later.py": SKIPPED, "tests/test_other.py": NOT_COLLECTED, "checks/test_env.py": NO_DOCTEST}
     repo, out = _sealed(tmp_path, files, hidden_test=HIDDEN_ADD)
-    assert "the project's own tests: 1 of 2 pass at the seal and are kept (checks;" in out, out
+    assert "the project's own tests: 2 of 3 pass at the seal and are kept (checks;" in out, out
     assert "1 skipped" in out, out
     own = store.load(repo).manifest["own_suite"]
     assert own["paths"] == ["checks"] and own["by"] == "testpaths" and own["skipped"] == 1, own
