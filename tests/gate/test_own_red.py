@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import own_batch
 from tests.support.repos import git, make_repo, run_hook, seal, sealed_copy, sealed_project, stop_lines, stop_payload
 
 CALC = "def add(a, b):\n    return a + b\n"
@@ -165,26 +166,34 @@ RULE = {"equality-to-wide-abs": "assert-loosened", "module-skip-call": "skipped"
 # before seal.collect (strict xfails in a610f25).
 
 
+RED_PROJECT = {"calc.py": CALC, "tests/test_calc.py": OWN}  # what `_stop` and `_batch` seal
+
+
 def _stop(tmp_path_factory, kit_home, text: str):
-    repo = sealed_project(tmp_path_factory, kit_home, "red-calc", {"calc.py": CALC, "tests/test_calc.py": OWN}, HIDDEN, 1)
+    repo = sealed_project(tmp_path_factory, kit_home, "red-calc", RED_PROJECT, HIDDEN, 1)
     (repo / "calc.py").write_text(CALC + MUL)
     (repo / "tests" / "test_calc.py").write_text(text)
     return run_hook(stop_payload(repo))
 
 
+def _batch(tmp_path_factory, kit_home, name: str, table: dict[str, str]) -> own_batch.Batch:
+    """Every case of `table` in one stop, each in its own copy of the test module (tests/support/own_batch.py)."""
+    return own_batch.stop(tmp_path_factory, kit_home, name, RED_PROJECT, HIDDEN, {"calc.py": CALC + MUL},
+                          {case: {"tests/test_calc.py": text} for case, text in table.items()})
+
+
 @pytest.mark.parametrize("name", ATTACKS)
 def test_a_weakening_in_another_form_is_named(tmp_path_factory, kit_home, name):
-    res = _stop(tmp_path_factory, kit_home, ATTACKS[name])
-    assert res.returncode == 2, (name, res.stderr)
-    rule = RULE.get(name, "assert-removed")
-    assert "a test of the project was weakened: tests/test_calc.py::test_add: " in res.stderr, res.stderr
-    assert f"[{rule}]" in res.stderr, (name, res.stderr)
-    assert rule in [w["rule"] for w in stop_lines(kit_home)[-1]["gates"]["own"]["weakened"]], name
+    res = _batch(tmp_path_factory, kit_home, "red-calc-attacks", ATTACKS)
+    assert not res.named(name, "tests/test_calc.py::test_add", RULE.get(name, "assert-removed")), (
+        name, res.named(name, "tests/test_calc.py::test_add", RULE.get(name, "assert-removed")), res.stderr)
 
 
 @pytest.mark.parametrize("name", HONEST)
 def test_an_honest_look_alike_passes(tmp_path_factory, kit_home, name):
-    res = _stop(tmp_path_factory, kit_home, HONEST[name])
+    if _batch(tmp_path_factory, kit_home, "red-calc-honest", HONEST).returncode == 0:
+        return  # one stop that passes passes each look-alike in it
+    res = _stop(tmp_path_factory, kit_home, HONEST[name])  # which one blocks: each alone
     assert res.returncode == 0, (name, res.stderr)
 
 
@@ -647,19 +656,39 @@ FORMS_HONEST = {"match-stricter": {"tests/test_calc.py": RAISES.replace("match='
 # match-dropped passed a stop unnamed on main before `match` was read with the raises (seal.loosened, RULES 5).
 
 
+FORMS_PROJECT = {"calc.py": CALC + CHECK, "tests/test_calc.py": RAISES, "tests/test_unit.py": UNIT, FAKED: FIXTURE,
+                 "tests/test_fixture.py": GUARDED}  # what `_forms_stop` and `_forms_batch` seal
+
+
 def _forms_stop(tmp_path_factory, kit_home, files: dict[str, str]):
-    repo = sealed_project(tmp_path_factory, kit_home, "red-calc-forms", {
-        "calc.py": CALC + CHECK, "tests/test_calc.py": RAISES, "tests/test_unit.py": UNIT, FAKED: FIXTURE,
-        "tests/test_fixture.py": GUARDED}, HIDDEN, 8)
+    repo = sealed_project(tmp_path_factory, kit_home, "red-calc-forms", FORMS_PROJECT, HIDDEN, 8)
     (repo / "calc.py").write_text(CALC + CHECK + MUL)
     for name, text in files.items():
         (repo / name).write_text(text)
     return run_hook(stop_payload(repo))
 
 
+def _forms_batch(tmp_path_factory, kit_home, name: str, table: dict[str, dict[str, str]]) -> own_batch.Batch:
+    """The cases of `table` that edit test modules only, in one stop (each in its own copies); the rest stop alone."""
+    return own_batch.stop(tmp_path_factory, kit_home, name, FORMS_PROJECT, HIDDEN, {"calc.py": CALC + CHECK + MUL},
+                          {case: files for case, files in table.items() if _pooled(files)})
+
+
+def _pooled(files: dict[str, str]) -> bool:
+    """Whether a case edits test modules only (a conftest changes every module: that case stops alone)."""
+    return all(own_batch.copied(path) for path in files)
+
+
+FORMS_ATTACKS_FILES = {name: files for name, (files, _test, _rule) in FORMS_ATTACKS.items()}
+
+
 @pytest.mark.parametrize("name", FORMS_ATTACKS)
 def test_a_raises_approx_or_set_up_weakening_is_named(tmp_path_factory, kit_home, name):
     files, test, rule = FORMS_ATTACKS[name]
+    if _pooled(files):
+        res = _forms_batch(tmp_path_factory, kit_home, "red-calc-forms-attacks", FORMS_ATTACKS_FILES)
+        assert not res.named(name, f"tests/{test}", rule), (name, res.named(name, f"tests/{test}", rule), res.stderr)
+        return
     res = _forms_stop(tmp_path_factory, kit_home, files)
     assert res.returncode == 2, (name, res.stderr)
     assert f"tests/{test}: " in res.stderr and f"[{rule}]" in res.stderr, (name, res.stderr)
@@ -668,8 +697,12 @@ def test_a_raises_approx_or_set_up_weakening_is_named(tmp_path_factory, kit_home
 
 @pytest.mark.parametrize("name", FORMS_HONEST)
 def test_a_raises_approx_or_set_up_kept_or_stricter_passes(tmp_path_factory, kit_home, name):
+    if _pooled(FORMS_HONEST[name]) and _forms_batch(tmp_path_factory, kit_home, "red-calc-forms-honest",
+                                                    FORMS_HONEST).returncode == 0:
+        return  # one stop that passes passes each look-alike in it
     res = _forms_stop(tmp_path_factory, kit_home, FORMS_HONEST[name])
     assert res.returncode == 0, (name, res.stderr)
+
 
 
 # -- a suite configured in pytest.toml (pytest 9 reads it first) --------------------------------------------------

@@ -1,0 +1,129 @@
+"""Many weakenings of a project's own tests judged in one stop (tests/gate/test_own_red.py's tables).
+
+A case is `{file: text now}` against a sealed project. `stop(...)` gives the sealed project one copy of each of its
+test modules per case (`tests/test_calc.py` -> `tests/test_calc_03.py` for the case at index 3), writes each case's
+edit into its own copies, and runs ONE stop for them all, once in the whole test run (`pool.SharedRuns`, threads=0:
+the first xdist worker that asks runs it, the others read its result). Each case then reads its own finding by its own
+copy's name (`Batch.named`): the weakening named with its rule on that file's test, in the block and the ledger.
+
+Each copy's tests are renamed too (`test_add` -> `test_add_03`, `TestAdd` -> `TestAdd_03`, the same in the case's
+text): the kit takes a test gone from one file whose source is still in another changed file as moved, not deleted,
+and copies of one test would hide each other's deletion. The block is not capped (`feedback_chars`), so each case's
+line is there to read.
+
+Only cases whose every effect stays in the file they edit may share a stop: an edit of a conftest, the pytest, tox or
+coverage configuration, a CI workflow or a collection hook changes how every module runs or is read, so it could hide
+or fake another case's finding; `stop` refuses a case that edits a file the project does not copy (`copied`)."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload
+
+
+def copied(path: str) -> bool:
+    """A test module of its own (`test_*.py`, no conftest): what a case may edit in a batch."""
+    name = PurePosixPath(path).name
+    return name.startswith("test_") and name.endswith(".py")
+
+
+def copy_name(path: str, index: int) -> str:
+    p = PurePosixPath(path)
+    return str(p.with_name(f"{p.stem}_{index:02d}{p.suffix}"))
+
+
+def _tests(text: str) -> list[str]:
+    """The names of the test functions and classes `text` defines (and its classes' test methods)."""
+    out = []
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            out.append(node.name)
+            out += [f.name for f in node.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
+        elif isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+            out.append(node.name)
+    return out
+
+
+def tagged(text: str, names: list[str], index: int) -> str:
+    """`text` with each of `names` (whole words) given the copy's suffix."""
+    return re.sub(r"\b(" + "|".join(map(re.escape, names)) + r")\b", lambda m: f"{m[1]}_{index:02d}", text) if names \
+        else text
+
+
+@dataclass
+class Batch:
+    returncode: int
+    stderr: str
+    weakened: list[dict]
+    names: dict[str, dict[str, str]]  # {case: {file: its copy}}
+    tests: list[str]  # the test names the copies rename
+    index: dict[str, int]  # {case: its copies' suffix}
+
+    def as_copied(self, case: str, text: str) -> str:
+        """`text` (a test id, a path) naming `case`'s copies and their tests instead of the project's."""
+        for path, copy in self.names[case].items():
+            text = text.replace(path, copy).replace(PurePosixPath(path).name, PurePosixPath(copy).name)
+        return tagged(text, self.tests, self.index[case])
+
+    def named(self, case: str, test: str, rule: str) -> list[str]:
+        """What is missing of `case`'s finding: `test` (`tests/test_calc.py::test_add`, in the project's own names)
+        weakened by `rule`, in the block's line of that test and in the stop's ledger line. [] when all is there."""
+        test = self.as_copied(case, test)
+        lines = [line for line in self.stderr.splitlines() if f"a test of the project was weakened: {test}: " in line]
+        missing = [] if self.returncode == 2 else [f"the stop's exit {self.returncode}, not 2"]
+        if not any(f"[{rule}];" in line for line in lines):
+            missing.append(f"no block line of {test} naming [{rule}] (lines of it: {lines})")
+        if not any(w.get("test") == test and w.get("rule") == rule for w in self.weakened):
+            missing.append(f"no ledger finding {{test: {test}, rule: {rule}}}")
+        return missing
+
+
+def stop(tmp_path_factory, kit_home: Path, name: str, files: dict[str, str], hidden: str, product: dict[str, str],
+         cases: dict[str, dict[str, str]]) -> Batch:
+    """One stop of every case of `cases` at once (see the module's docstring): the project of `files` (each test module
+    copied once per case) sealed with the hidden test `hidden`, `product` written over it (the request done right), each
+    case's files written into its own copies. Sealed and stopped under `kit_home`'s donegate.yaml."""
+    from tests.support.pool import SharedRuns, shared_root
+
+    for case, edit in cases.items():
+        assert all(copied(path) for path in edit), f"{case} edits a file every module reads: stop it alone"
+    names = {case: {path: copy_name(path, i) for path in files if copied(path)} for i, case in enumerate(cases)}
+    index = {case: i for i, case in enumerate(cases)}
+    tests = sorted({t for path, text in files.items() if copied(path) for t in _tests(text)}, key=len, reverse=True)
+    config = (kit_home / "donegate.yaml").read_text() if (kit_home / "donegate.yaml").exists() else ""
+    config = "feedback_chars: 1000000\n" + config  # every case's line in the block
+
+    def run(key, base: Path) -> dict:
+        home = base / "home"
+        home.mkdir()
+        (home / "donegate.yaml").write_text(config)
+        laid = {path: text for path, text in files.items() if not copied(path)}
+        for case in cases:
+            laid.update({copy: tagged(files[path], tests, index[case]) for path, copy in names[case].items()})
+        repo = make_repo(base / "repo", laid)
+        test = base / "hidden" / "test_request.py"
+        test.parent.mkdir()
+        test.write_text(hidden)
+        env = {"DONEGATE_HOME": str(home)}
+        res = seal(repo, test, extra_env=env)
+        kept = re.search(r"the project's own tests: (\d+) of (\d+) pass", res.stdout)
+        assert res.returncode == 0 and kept and kept[1] == kept[2], res.stdout + res.stderr
+        for path, text in product.items():
+            (repo / path).write_text(text)
+        for case, edit in cases.items():
+            for path, text in edit.items():
+                (repo / names[case][path]).write_text(tagged(text, tests, index[case]))
+        res = run_hook(stop_payload(repo, session=name), env=env)
+        line = stop_lines(home)[-1]
+        return {"returncode": res.returncode, "stderr": res.stderr,
+                "weakened": (line.get("gates", {}).get("own") or {}).get("weakened", [])}
+
+    key = hashlib.sha256(json.dumps([files, hidden, product, cases, config], sort_keys=True).encode()).hexdigest()[:10]
+    out = SharedRuns(shared_root(tmp_path_factory, "own-batches"), [f"{name}-{key}"], run, threads=0)[f"{name}-{key}"]
+    return Batch(out["returncode"], out["stderr"], out["weakened"], names, tests, index)
