@@ -213,7 +213,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         names = program_names({split_id(t)[0] for t in (sealed or tests)}, walls.seen_project, sources)
         # the program's text as a program's: pytest named by a helper module's name (`shown`), bound beside it
         helper = _helper(walls.seen_project, spec, sources, names)
-        shown = as_shown(sources, helper) if helper else {}
+        shown = as_shown(sources, helper)
         programs, fds, empty = _programs(walls, sources, spec, names, shown, helper) if walls.kind == "bwrap" \
             else ([], [], set(sources))
         newer = tuple(int(x) for x in (python.interp.version or "0.0").split(".")[:2] if x.isdigit()) >= (3, 14)
@@ -327,20 +327,35 @@ HELPER_NAMES = ("checks", "common", "helper", "shared", "verify", "expect", "ass
 HELPER = "import sys\n\nimport pytest\n\nsys.modules[__name__] = pytest\n"
 
 
-def _helper(folder: Path, spec: dict[str, Any], sources: dict[str, str], names: dict[str, str]) -> str | None:
-    """A name from HELPER_NAMES drawn for this stop that nothing can import yet (no file or folder of its stem beside a
-    program, in the project's paths or the standard library) and no source names: None if none is free."""
+# Past the ten, as long too: more such words, then six letters and digits drawn (never pytest shown again)
+HELPER_MORE = ("audits", "claims", "guards", "proofs", "trials", "probes", "ensure", "truths", "bounds", "limits")
+
+
+def _helper(folder: Path, spec: dict[str, Any], sources: dict[str, str], names: dict[str, str]) -> str:
+    """A name drawn for this stop that nothing can import yet and no source names: no file or folder of its stem beside
+    a program, in the project's paths or the standard library. From HELPER_NAMES, else
+    HELPER_MORE, else six letters and digits drawn: never none (the program's text then named pytest again: every name
+    taken by a file, `checks.txt`..., passed with the bug in). A folder that cannot be listed is passed over: a name it
+    hides makes the runs disagree (closed)."""
     import re
     import sys
 
-    dirs = {folder / os.path.dirname(n) for n in names.values()} | {Path(d) for d in (*spec["front"], *spec["site"], *spec["pytest"])}
-    try:
-        there = {e.partition(".")[0] for d in dirs if os.path.isdir(d) for e in os.listdir(d)}
-    except OSError:
-        return None
-    named = {w for t in sources.values() for w in re.findall(r"\b(?:%s)\b" % "|".join(HELPER_NAMES), t)}
-    free = [n for n in HELPER_NAMES if n not in there | named and n not in getattr(sys, "stdlib_module_names", ())]
-    return _system().choice(free) if free else None
+    there = set(getattr(sys, "stdlib_module_names", ()))
+    for d in {folder / os.path.dirname(n) for n in names.values()} | {Path(d) for d in (*spec["front"], *spec["site"], *spec["pytest"])}:
+        try:
+            there |= {e.partition(".")[0] for e in os.listdir(d)}
+        except OSError:
+            pass
+    there |= {w for t in sources.values() for w in re.findall(r"\w+", t)}
+    pick = _system()
+    for pool in (HELPER_NAMES, HELPER_MORE):
+        free = [n for n in pool if n not in there]
+        if free:
+            return pick.choice(free)
+    while True:  # never a keyword (each holds a vowel, these none)
+        name = pick.choice("bcdfghjklmnpqrstvwxz") + "".join(pick.choice("bcdfghjklmnpqrstvwxz0123456789") for _ in range(5))
+        if name not in there:
+            return name
 
 
 # A string (skipped whole: what it says is the test's), a comment, or pytest named (`import pytest`, `pytest.raises`,

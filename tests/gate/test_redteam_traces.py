@@ -662,14 +662,19 @@ def test_a_fixture_finds_no_harness_frame_in_the_second_run(tmp_path_factory, ki
                          FIXTURES, PRICER if product != "honest" else honest, 2 if product == "honest" else 0)
 
 
-def _judged_by_both_runs(tmp_path_factory, kit_home, sealed_code: str, hidden_text: str, code: str, checked: int) -> None:
+def _judged_by_both_runs(tmp_path_factory, kit_home, sealed_code: str, hidden_text: str, code: str, checked: int,
+                         files: "dict[str, str] | None" = None) -> None:
     """`hidden_text` sealed for `calc.py` as `sealed_code` (once per worker: `repos.pooled_files`), then a stop with
-    `code`: it passes with `checked` tests double-checked, or (0) the runs disagree and the stop is blocked."""
+    `code` (and `files` added): it passes with `checked` tests double-checked, or (0) the runs disagree and the stop is
+    blocked."""
     from tests.support.repos import pooled_files, write_config
 
     write_config(kit_home, f"confine: {'on' if _confined() == 'bwrap' else 'off'}\nscan: block\n")
     repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": sealed_code}, "test_calc.py", hidden_text)
     (repo / "calc.py").write_text(code)
+    for rel, text in (files or {}).items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
     res = run_hook(stop_payload(repo), timeout=120)
     acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
     if checked:
@@ -893,8 +898,19 @@ LINECACHE_TIME = _when("import linecache, sys", PYTEST + "linecache.cache.get(ge
                        "(0, 0))[1] is None")
 
 
+# Every helper name taken by a file of the project (`checks.txt`...: `second.HELPER_NAMES`, ten): no helper was drawn and
+# the program's text named pytest again (passed with the bug in on 4866292, found by review B). A name is now drawn past
+# the ten (`second._helper`). Look-alike: the log reader with the names taken.
+_HELPER_NAMES = ("checks", "common", "helper", "shared", "verify", "expect", "assure", "basics", "things", "models")
+TAKEN = {
+    "pytest-in-the-callers-source-every-helper-name-taken": {n + ".txt": "x\n" for n in _HELPER_NAMES},
+    "honest-reads-for-a-log-every-helper-name-taken": {n + ".txt": "x\n" for n in _HELPER_NAMES},
+}
+
+
 @pytest.mark.parametrize("product", ["pytest-in-the-callers-globals", "honest-globals", "honest-program",
                                      "pytest-in-the-callers-source", "pytest-in-the-callers-file", "honest-reads-for-a-log",
+                                     *TAKEN,
                                      "pytest-or-linecache-time-of-the-callers-file",
                                      *(pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=_SHOWN_OPEN[n]))
                                        if n in _SHOWN_OPEN else n for n in SHOWN)])
@@ -904,8 +920,11 @@ def test_the_tests_module_is_the_programs_in_the_second_run(tmp_path_factory, ki
     code = {"pytest-in-the-callers-globals": PYTEST_IN_GLOBALS, "pytest-in-the-callers-source": SOURCE_NAMES_PYTEST,
             "pytest-in-the-callers-file": FILE_NAMES_PYTEST, "honest-reads-for-a-log": SHOWN_HONEST, **SHOWN,
             "pytest-or-linecache-time-of-the-callers-file": LINECACHE_TIME,
+            "pytest-in-the-callers-source-every-helper-name-taken": SOURCE_NAMES_PYTEST,
+            "honest-reads-for-a-log-every-helper-name-taken": SHOWN_HONEST,
             "honest-globals": _when("import sys", "'calc' in getattr(sys._getframe(1), 'f_' + 'globals')")}.get(product)
-    _judged_by_both_runs(tmp_path_factory, kit_home, BUG, hidden, code or RIGHT, 2 if product.startswith("honest") else 0)
+    _judged_by_both_runs(tmp_path_factory, kit_home, BUG, hidden, code or RIGHT, 2 if product.startswith("honest") else 0,
+                         TAKEN.get(product))
 
 
 # A seal made by an older kit recorded its tripwires' places otherwise (before d112b13 without their callers; before
