@@ -212,7 +212,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         # stays empty, tests whose multiprocessing children run it again are not double-checked (`bare_plan.spawns`).
         names = program_names({split_id(t)[0] for t in (sealed or tests)}, walls.seen_project, sources)
         # the program's text as a program's: pytest named by a helper module's name (`shown`), bound beside it
-        helper = _helper(walls.seen_project, spec, sources, names)
+        helper = _helper(walls.seen_project, walls.seen_repo, spec, sources, names)
         shown = as_shown(sources, helper)
         programs, fds, empty = _programs(walls, sources, spec, names, shown, helper) if walls.kind == "bwrap" \
             else ([], [], set(sources))
@@ -331,16 +331,17 @@ HELPER = "import sys\n\nimport pytest\n\nsys.modules[__name__] = pytest\n"
 HELPER_MORE = ("audits", "claims", "guards", "proofs", "trials", "probes", "ensure", "truths", "bounds", "limits")
 
 
-def _helper(folder: Path, spec: dict[str, Any], sources: dict[str, str], names: dict[str, str]) -> str:
-    """A name drawn for this stop that nothing can import yet and no source names: no file or folder of its stem beside
-    a program, in the project's paths or the standard library. From HELPER_NAMES, else
+def _helper(folder: Path, repo: Path, spec: dict[str, Any], sources: dict[str, str], names: dict[str, str]) -> str:
+    """A name drawn for this stop that nothing can import yet and no source names: no module of its stem anywhere in
+    the repository's tree (a folder the product puts on sys.path: `vendor/models.py` was shadowed by the helper, an
+    honest product's runs disagreed), in the project's paths or the standard library. From HELPER_NAMES, else
     HELPER_MORE, else six letters and digits drawn: never none (the program's text then named pytest again: every name
     taken by a file, `checks.txt`..., passed with the bug in). A folder that cannot be listed is passed over: a name it
     hides makes the runs disagree (closed)."""
     import re
     import sys
 
-    there = set(getattr(sys, "stdlib_module_names", ()))
+    there = _stems(repo) | set(getattr(sys, "stdlib_module_names", ()))
     for d in {folder / os.path.dirname(n) for n in names.values()} | {Path(d) for d in (*spec["front"], *spec["site"], *spec["pytest"])}:
         try:
             there |= {e.partition(".")[0] for e in os.listdir(d)}
@@ -356,6 +357,25 @@ def _helper(folder: Path, spec: dict[str, Any], sources: dict[str, str], names: 
         name = pick.choice("bcdfghjklmnpqrstvwxz") + "".join(pick.choice("bcdfghjklmnpqrstvwxz0123456789") for _ in range(5))
         if name not in there:
             return name
+
+
+def _stems(repo: Path) -> set[str]:
+    """The stems of every file and folder in `repo`'s tree (`models` of `vendor/models.py`, of a `models/` package or a
+    `models.cpython-312-x86_64-linux-gnu.so`): what the product can import from a folder of its own. Not git's folder,
+    bytecode caches, node_modules, nor a folder whose name starts with a dot (a virtual environment's, the project's
+    paths are listed on their own)."""
+    out: set[str] = set()
+    stack = [str(repo)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for e in entries:
+                    out.add(e.name.partition(".")[0])
+                    if e.name[:1] != "." and e.name not in ("__pycache__", "node_modules") and e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+        except OSError:
+            continue
+    return out
 
 
 # A string (skipped whole: what it says is the test's), a comment, or pytest named (`import pytest`, `pytest.raises`,

@@ -900,12 +900,18 @@ LINECACHE_TIME = _when("import linecache, sys", PYTEST + "linecache.cache.get(ge
 
 # Every helper name taken by a file of the project (`checks.txt`...: `second.HELPER_NAMES`, ten): no helper was drawn and
 # the program's text named pytest again (passed with the bug in on 4866292, found by review B). A name is now drawn past
-# the ten (`second._helper`). Look-alike: the log reader with the names taken.
+# the ten (`second._helper`). And a project module of a helper's name, in a folder the product puts on sys.path
+# (`vendor/models.py`), was shadowed by the helper bound beside the program: the honest product's runs disagreed. Every
+# module stem of the project's tree, at any depth, is now taken. Look-alikes: the log reader with the names taken.
 _HELPER_NAMES = ("checks", "common", "helper", "shared", "verify", "expect", "assure", "basics", "things", "models")
 TAKEN = {
     "pytest-in-the-callers-source-every-helper-name-taken": {n + ".txt": "x\n" for n in _HELPER_NAMES},
     "honest-reads-for-a-log-every-helper-name-taken": {n + ".txt": "x\n" for n in _HELPER_NAMES},
+    "honest-imports-its-vendored-modules": {f"vendor/{n}.py": f"NAME = {n!r}\n" for n in _HELPER_NAMES},
 }
+VENDORED = ("import os, sys\nsys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'vendor'))\n"
+            + "".join(f"import {n}\n" for n in _HELPER_NAMES) + "assert " + " and ".join(f"{n}.NAME == {n!r}" for n in _HELPER_NAMES)
+            + "\n" + RIGHT)
 
 
 @pytest.mark.parametrize("product", ["pytest-in-the-callers-globals", "honest-globals", "honest-program",
@@ -921,7 +927,7 @@ def test_the_tests_module_is_the_programs_in_the_second_run(tmp_path_factory, ki
             "pytest-in-the-callers-file": FILE_NAMES_PYTEST, "honest-reads-for-a-log": SHOWN_HONEST, **SHOWN,
             "pytest-or-linecache-time-of-the-callers-file": LINECACHE_TIME,
             "pytest-in-the-callers-source-every-helper-name-taken": SOURCE_NAMES_PYTEST,
-            "honest-reads-for-a-log-every-helper-name-taken": SHOWN_HONEST,
+            "honest-reads-for-a-log-every-helper-name-taken": SHOWN_HONEST, "honest-imports-its-vendored-modules": VENDORED,
             "honest-globals": _when("import sys", "'calc' in getattr(sys._getframe(1), 'f_' + 'globals')")}.get(product)
     _judged_by_both_runs(tmp_path_factory, kit_home, BUG, hidden, code or RIGHT, 2 if product.startswith("honest") else 0,
                          TAKEN.get(product))
