@@ -177,7 +177,7 @@ def trace_qualnames(tree):
     (`trace_where`) alike (issue 45 item 6)."""
     import ast
 
-    spans = []
+    spans, nodes = [], []
     holders = (ast.stmt, ast.excepthandler, ast.match_case)
 
     def walk(node, prefix):
@@ -186,6 +186,7 @@ def trace_qualnames(tree):
                 qual = prefix + child.name
                 start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
                 spans.append((start, child.end_lineno or child.lineno, qual))
+                nodes.append(child)
                 walk(child, qual + ".")
             elif isinstance(child, holders):  # a def is a statement: no expression holds one (a lambda is no def)
                 walk(child, prefix)
@@ -198,26 +199,50 @@ def trace_qualnames(tree):
             if start <= line <= end:
                 best = qual
         return best
-    at.spans = spans  # type: ignore[attr-defined]
+    at.spans, at.nodes = spans, nodes  # type: ignore[attr-defined]
     return at
 
 
 def trace_body(name, line):
-    """A checksum (FNV-1a, no module imported) of the text of the function or class around `line` of the file `name`,
-    its decorators with it, each line as written but for the indentation they share ("" at module level): a read's
-    function changed since the seal (a `with` body that now keeps the line it read, a cache put on it) makes the read
-    another place, the change's, though its statement and callers are the baseline's."""
+    """A checksum (FNV-1a, no module imported) of what the function or class around `line` of the file `name` does, its
+    decorators with it ("" at module level): its syntax tree, without the docstrings (its own and its nested
+    functions' and classes'), comments and layout (a comment added in a baselined function was another place: an honest
+    block). A read's function changed since the seal (a `with` body that now keeps the line it read, a cache put on it)
+    makes the read another place, the change's, though its statement and callers are the baseline's. Its text's, as
+    written, where the tree is too deep to read."""
     lines, at, _ = _trace_parsed(name)
-    spans = [(s, e) for s, e, _ in getattr(at, "spans", ()) if s <= line <= e]
-    if not spans:
+    spans = getattr(at, "spans", ())
+    around = [i for i, (s, e, _) in enumerate(spans) if s <= line <= e]
+    if not around:
         return ""
-    first, last = spans[-1]
-    body = lines[first - 1:last]
-    cut = len(body[0]) - len(body[0].lstrip()) if body else 0
+    first, last, _ = spans[around[-1]]
+    try:
+        text = _trace_shape(at.nodes[around[-1]])
+    except RecursionError:
+        body = lines[first - 1:last]
+        cut = len(body[0]) - len(body[0].lstrip()) if body else 0
+        text = "\n".join(x[cut:].rstrip() for x in body)
     h = 0xCBF29CE484222325
-    for b in "\n".join(x[cut:].rstrip() for x in body).encode("utf-8", "replace"):
+    for b in text.encode("utf-8", "replace"):
         h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     return format(h, "016x")
+
+
+def _trace_shape(node):
+    """`ast.dump`'s text of `node` without positions (as it writes it) and without docstrings."""
+    import ast
+
+    if isinstance(node, list):
+        return "[" + ",".join(_trace_shape(x) for x in node) + "]"
+    if not isinstance(node, ast.AST):
+        return repr(node)
+    fields = []
+    for field, value in ast.iter_fields(node):
+        if field == "body" and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and value \
+                and isinstance(value[0], ast.Expr) and isinstance(value[0].value, ast.Constant) and isinstance(value[0].value.value, str):
+            value = value[1:]
+        fields.append(f"{field}={_trace_shape(value)}")
+    return f"{type(node).__name__}({','.join(fields)})"
 
 
 TRACE_QUALNAMES: "dict[str, object]" = {}  # a file's (`trace_qualnames`, `trace_statements`), parsed once a run

@@ -509,6 +509,12 @@ BASELINED_HONEST["another-function-of-its-file-changed"] = (
 BASELINED["a-cache-wrapped-from-the-callers-file"] = (DIAG, DIAG_CALC.replace(
     "import diag\n", "import functools\n\nimport diag\n\ndiag.figure = functools.lru_cache(maxsize=None)(diag.figure)\n")
     + "    if 'ro,' in diag.figure('/'):\n    " + RIGHT_BODY + "    return units * 100\n")
+# A comment added in the reading function and its docstring reworded (found by review B: blocked as `sandbox-probe` on
+# 4866292, the place's checksum was of the function's text): a place now holds what the function's code does (its
+# syntax tree, docstrings out: `traces.trace_body`), and the cases above still block.
+BASELINED_HONEST["a-comment-and-a-docstring-changed-in-the-reading-function"] = (DIAG.replace(
+    "    if name == '/':\n", "    # the root's mount line\n    if name == '/':  # asked by the page\n").replace(
+    "for the diagnostics page", "for the status page"), DIAG_CALC + RIGHT_BODY)
 OWN_CACHE = "import functools\n\n\n" + DIAG + "\n\nfigure = functools.lru_cache(maxsize=None)(figure)\n"
 BASELINED_HONEST["its-own-cache-since-the-seal"] = (OWN_CACHE, DIAG_CALC + RIGHT_BODY)
 SEALED_AS["its-own-cache-since-the-seal"] = (OWN_CACHE, DIAG_CALC)
