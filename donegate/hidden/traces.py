@@ -199,7 +199,7 @@ def trace_qualnames(tree):
             if start <= line <= end:
                 best = qual
         return best
-    at.spans, at.nodes = spans, nodes  # type: ignore[attr-defined]
+    at.spans, at.nodes, at.tree = spans, nodes, tree  # type: ignore[attr-defined]
     return at
 
 
@@ -266,6 +266,71 @@ def trace_bound(frame, qual):
         obj = type.__dict__["__dict__"].__get__(obj).get(n) if issubclass(type(obj), type) else None
     obj = obj.__func__ if type(obj) in (staticmethod, classmethod) else obj.fget if type(obj) is property else obj
     return "" if type(obj) is type(trace_bound) and obj.__code__ is frame.f_code else " rebound"
+
+
+def trace_called(frame):
+    """What the call that reached the reading function's `frame` names, read in its caller's frame: "" where its callee
+    (a dotted name: `diag.figure`) is that very function, " called through another object" where it is something
+    else, " called unresolved" where it cannot be told from the dicts alone (a call's position not in the kit's copy
+    of the file, a local instance's attribute; no code of the product's runs). A cache the agent binds in the
+    caller's namespace (`diag = SimpleNamespace(figure=lru_cache(None)(_diag.figure))`: the sealed line read once at
+    its place, the agent's new line served from the cache) changes it: the place is the change's. "" before Python
+    3.11 (no positions)."""
+    caller = frame.f_back
+    positions = getattr(caller.f_code, "co_positions", None) if caller is not None else None
+    if positions is None:
+        return ""
+    import ast
+
+    at = _trace_parsed(caller.f_code.co_filename)[1]
+    calls = TRACE_CALLS.get(caller.f_code.co_filename)
+    if calls is None:
+        tree = getattr(at, "tree", None)
+        calls = TRACE_CALLS[caller.f_code.co_filename] = {
+            (n.lineno, n.end_lineno, n.col_offset, n.end_col_offset): n for n in ast.walk(tree) if isinstance(n, ast.Call)
+        } if tree is not None else {}
+    spots = list(positions())
+    node = calls.get(spots[caller.f_lasti // 2]) if 0 <= caller.f_lasti // 2 < len(spots) else None
+    if node is None:
+        return " called unresolved"
+    expr, chain = node.func, []
+    while isinstance(expr, ast.Attribute):
+        chain.append(expr.attr)
+        expr = expr.value
+    obj = _TRACE_NONE
+    if isinstance(expr, ast.Name):
+        for scope in (caller.f_locals, caller.f_globals, caller.f_builtins):
+            if type(scope) is dict and dict.__contains__(scope, expr.id):
+                obj = dict.__getitem__(scope, expr.id)
+                break
+    for name in reversed(chain):
+        obj = _trace_attr(obj, name)
+    if type(obj) in (staticmethod, classmethod) or type(obj) is type(trace_caller.__get__(0)):
+        obj = obj.__func__
+    if obj is _TRACE_NONE:
+        return " called unresolved"
+    return "" if type(obj) is type(trace_called) and obj.__code__ is frame.f_code else " called through another object"
+
+
+_TRACE_NONE = object()
+
+
+def _trace_attr(obj, name):
+    """`obj`'s attribute `name` read from the dicts alone (a module's, a namespace's, a class's and its bases'), or
+    `_TRACE_NONE` where it cannot be so (another object's: its own code might answer)."""
+    kind = type(obj)
+    if kind is type(os) or kind is type(sys.implementation):  # a module, a types.SimpleNamespace
+        d = object.__getattribute__(obj, "__dict__")
+        return dict.get(d, name, _TRACE_NONE) if type(d) is dict else _TRACE_NONE
+    if issubclass(kind, type):
+        for c in type.__dict__["__mro__"].__get__(obj):
+            d = type.__dict__["__dict__"].__get__(c)
+            if name in d:
+                return d[name]
+    return _TRACE_NONE
+
+
+TRACE_CALLS: "dict[str, dict]" = {}  # a file's calls by their positions (`trace_called`), read once a run
 
 
 def trace_keep(repo, baseline):
@@ -362,8 +427,9 @@ def trace_where(frame, repo, theirs=(), sealed=(), tests=""):
             break
         code = trace_statement(name, frame.f_lineno)
         qual = trace_qualname(name, frame.f_lineno) if code else ""
-        if qual and not parts:  # the function that did it: its whole text too (`trace_body`), and whether its module
-            qual += f" [{trace_body(name, frame.f_lineno)}{trace_bound(frame, qual)}]"  # still holds it (`trace_bound`)
+        if qual and not parts:  # the function that did it: its code too (`trace_body`), whether its module still holds
+            # it (`trace_bound`) and whether its caller's call names it (`trace_called`)
+            qual += f" [{trace_body(name, frame.f_lineno)}{trace_bound(frame, qual)}{trace_called(frame)}]"
         parts.append(f"{name[len(repo):]}{':' + qual if qual else ''}: {code}" if code else name[len(repo):])
         frame = frame.f_back
     head = f" at {parts[0]}" if ": " in parts[0] else f" in {parts[0]}"

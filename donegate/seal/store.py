@@ -33,9 +33,9 @@ OWN_SUITE = "own-suite.json"  # the project's own suite in the store (`donegate.
 MANIFEST_VERSION = 1
 # How a tripwire's place is written (`hidden.traces.trace_where`): 3, its statements from the kit's own copy and its
 # callers read through other files' frames; 4, the text of the function that did it too (`trace_body`); 5, that
-# function's syntax tree instead, without docstrings and comments. A seal without it whose baseline holds a tripwire
-# matches no stop's finding.
-PLACES = 5
+# function's syntax tree instead, without docstrings and comments; 6, whether its caller's call names it
+# (`trace_called`). A seal without it whose baseline holds a tripwire matches no stop's finding.
+PLACES = 6
 # Test files of the repository itself, protected from the agent when they existed at seal time.
 REPO_TEST_GLOBS = ("test_*.py", "*_test.py", "tests/*", "test/*", "*/tests/*", "*/test/*", "conftest.py", "*/conftest.py")
 TREE = "tree.json"  # the store's snapshot of every file of the repository at seal time (the `allowed` check)
