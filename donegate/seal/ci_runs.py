@@ -13,19 +13,46 @@ if TYPE_CHECKING:
     from typing import Any
 
 # The words of a command that runs the tests.
-TEST_WORDS = ("pytest", "tox", "nox", "make test", "unittest", "manage.py test")
+TEST_WORDS = ("pytest", "py.test", "tox", "nox", "make test", "unittest", "manage.py test", "hatch test")
+# The runner a test word is (`py.test` is pytest's old name).
+SAME = {"py.test": "pytest"}
 
 # A command's first word that runs none of the words after it (`echo pytest`, `# pytest`, `which pytest`).
 NOT_RUN = ("echo", "printf", "true", ":", "cat", "exit", "false", "test", "[", "[[", "which", "type", "hash", "grep",
            "export", "alias", "set", "unset", "read")
 
 
+# A package manager's command that installs (`pip install pytest`, `uv pip install -e .[test]`): it runs no test.
+INSTALLERS = ("pip", "pip3", "uv", "poetry", "pipx", "conda", "mamba", "micromamba", "pdm", "apt", "apt-get", "brew")
+INSTALLING = ("install", "add", "download", "wheel", "sync", "lock", "uninstall", "remove")
+
+
+def _installs(words: list[str]) -> bool:
+    """Whether a command's words install packages and run nothing else (`pip install pytest`, `python -m pip
+    install -e .[test]`, `uv pip install tox`); `pipx run pytest`, `uv run pytest` run it."""
+    if len(words) > 2 and words[0].rsplit("/", 1)[-1].startswith("python") and words[1] == "-m":
+        words = words[2:]
+    if not words or words[0].rsplit("/", 1)[-1] not in INSTALLERS:
+        return False
+    rest = [w for w in words[1:] if not w.startswith("-")]
+    rest = rest[1:] if rest[:1] == ["pip"] else rest  # (`uv pip install`)
+    return rest[:1] != [] and rest[0] in INSTALLING
+
+
 def runs_tests(run: str) -> bool:
     """Whether a step's script runs a test command: one of its commands (after `!` and `VAR=value`) starts with
-    no word of NOT_RUN and no comment, and names a test word; not one after `exit 0`, nor one `false &&` or
-    `true ||` skips; a shell's `-c` script read as a script (`bash -c 'echo pytest'` runs none)."""
+    no word of NOT_RUN and no comment, installs nothing (`_installs`), and names a test word; not one after `exit
+    0`, nor one `false &&` or `true ||` skips; a shell's `-c` script read as a script (`bash -c 'echo pytest'` runs
+    none)."""
+    return bool(runners(run))
+
+
+def runners(run: str) -> set[str]:
+    """The test words (`TEST_WORDS`: pytest, tox, ...) a step's script runs, as `runs_tests` reads it: a step that
+    runs none of a workflow's sealed runners any more runs less, however its steps are laid out."""
     import shlex
 
+    found: set[str] = set()
     status = ""  # the status of the commands before: "0", "1" or "" (not known)
     for op, command in split(run):
         if (op == "&&" and status == "1") or (op == "||" and status == "0"):
@@ -37,15 +64,14 @@ def runs_tests(run: str) -> bool:
         while words and (words[0] == "!" or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0])):
             words = words[1:]
         if words[:1] == ["exit"] and words[1:] in ([], ["0"]) and op in ("", ";", "\n"):
-            return False  # (the script ends here, passing)
+            return found  # (the script ends here, passing)
         status = {"true": "0", ":": "0", "false": "1"}.get(words[0], "") if len(words) == 1 else ""
         inner = wrapped(command)
         if inner is not None:
-            if runs_tests(inner[0]):
-                return True
-        elif words and words[0] not in NOT_RUN and any(w in " ".join(words) for w in TEST_WORDS):
-            return True
-    return False
+            found |= runners(inner[0])
+        elif words and words[0] not in NOT_RUN and not _installs(words):
+            found |= {SAME.get(w, w) for w in TEST_WORDS if w in " ".join(words)}
+    return found
 
 
 def no_time(minutes: Any) -> bool:

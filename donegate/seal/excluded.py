@@ -10,7 +10,7 @@ import os
 import re
 from pathlib import Path
 
-from donegate.seal.ci_runs import (CHANGE_EVENTS, _let_through, _or_else, _truthy, events, exported,
+from donegate.seal.ci_runs import (CHANGE_EVENTS, runners, _let_through, _or_else, _truthy, events, exported,
                                    filtered, no_time, on_path, reach, runs_tests, shadowed, shell_lets_through, skipped_jobs, split, wrapped, wrapper_lets_through)
 from donegate.seal.gh_expr import never
 from donegate.seal.loosened import SKIPS, _marks, _plugins, gained
@@ -502,7 +502,7 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
                     {w for w in words if w in (*CI_EXCLUDING, *NO_RUN, *NO_COV) or w.startswith("-p ") and (
                         not w.startswith("-p no:") or w[6:] in OFF_WEAKENS)} | {"COVERAGE_RCFILE"} & set(env)),
                     "cov": None if set(words) & set(NO_COV) else min(cov, default=None),
-                    "paths": _pytest_paths(run, str(folder))}
+                    "paths": _pytest_paths(run, str(folder)), "runs": sorted(runners(run))}
             if isinstance(run, str):
                 written.update(exported(run))
     return out
@@ -543,9 +543,12 @@ def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None], t
         lost = sorted(set(was) - set(is_)) + filtered(was, is_, changed or [], mains)
         if lost:
             out.append({"test": name, "rule": "ci-test-removed", "what": f"the workflow no longer runs on {', '.join(lost)}"})
-        if len(now) < len(before):
-            out.append({"test": name, "rule": "ci-test-removed",
-                        "what": f"{len(before)} test step(s) at the seal, {len(now)} now"})
+        # (what runs, not how many steps: two jobs made one matrix job, an install line, run as much; a runner
+        # replaced, `tox` where `pytest` ran, is no loss, one dropped beside the others is)
+        ran_by, runs_by = ({w for v in steps.values() for w in v["runs"]} for steps in (before, now))
+        if ran_by - runs_by and len(runs_by) < len(ran_by):
+            out.append({"test": name, "rule": "ci-test-removed", "what": f"its test steps ran {', '.join(sorted(ran_by))} "
+                        f"at the seal, now {', '.join(sorted(runs_by)) or 'nothing'}"})
         newly = sorted(k for k, v in now.items() if v["ignored"] and not (before.get(k) or {}).get("ignored", False))
         if newly:
             out.append({"test": name, "rule": "ci-ignores-failures", "what": f"{', '.join(newly)} now ignores its failures"})

@@ -60,6 +60,12 @@ CALLED = FLOW.replace("on: push", "on: workflow_call")
 CALLER = "name: main\non: [push, pull_request]\njobs:\n  tests:\n    uses: ./.github/workflows/ci.yml\n"
 PR = FLOW.replace("on: push", "on: [push, pull_request]")
 COVERED = FLOW.replace("pytest -x", "pytest -x --cov=calc --cov-fail-under=90")
+INSTALL = FLOW.replace(STEP, "      - run: pip install pytest\n" + STEP)
+PATHS = FLOW.replace(STEP, "      - run: pytest tests/unit\n      - run: pytest tests/integration\n")
+JOBS = ("name: ci\non: [push, pull_request]\njobs:\n  py311:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: python -m pytest\n  py312:\n    runs-on: ubuntu-latest\n    steps:\n      - run: python -m pytest\n")
+MATRIX = ("name: ci\non: [push, pull_request]\njobs:\n  test:\n    strategy:\n      matrix:\n        python: ['3.11', '3.12']\n"
+          "    runs-on: ubuntu-latest\n    steps:\n      - run: python -m pytest\n")
 CI_NAMED = {  # {name: ({workflow: (text at the seal, now)}, the rule named)}
     "caller-deleted": ({W: (CALLED, CALLED), M: (CALLER, None)}, "ci-test-removed"),
     "caller-off-main": ({W: (FLOW, CALLED), M: (None, CALLER.replace("[push, pull_request]", "{push: {branches: [x]}}"))},
@@ -86,6 +92,10 @@ CI_NAMED = {  # {name: ({workflow: (text at the seal, now)}, the rule named)}
     "pull-request-closed-only": ({W: (PR, PR.replace("[push, pull_request]", "{push: null, pull_request: {types: [closed]}}"))},
                                  "ci-test-removed"),
     "cov-config-elsewhere": ({W: (COVERED, COVERED.replace("=90", "=90 --cov-config=other.ini"))}, "coverage-lowered"),
+    # (what runs is counted, not steps: a runner no step runs now, the test step left an install line)
+    "tox-step-dropped-beside-pytest": ({W: (FLOW + "      - run: tox -e lint,py\n", FLOW)}, "ci-test-removed"),
+    "install-line-left": ({W: (INSTALL, INSTALL.replace(STEP, ""))}, "ci-test-removed"),
+    "two-paths-merged-into-one": ({W: (PATHS, FLOW.replace("pytest -x", "pytest tests/unit"))}, "config-excluded"),
 }
 CI_HONEST = {
     "pull-request-labeled-too": {W: (PR, PR.replace("[push, pull_request]", "{push: null, pull_request: {types: "
@@ -103,6 +113,12 @@ CI_HONEST = {
                                             "  test:\n    needs: gate\n    if: always()\n"))},
     "skip-commit-message": {W: (FLOW, FLOW.replace(STEP, STEP + "        if: \"!contains(github.event.head_commit.message, '[skip]')\"\n"))},
     "exit-in-an-if": {W: (FLOW, FLOW.replace("pytest -x", "'[ -n \"$SKIP\" ] && exit 0; pytest -x'"))},
+    # (was: "N test step(s) at the seal, M now": an install line counted, steps counted rather than what runs)
+    "install-from-extras": {W: (INSTALL, INSTALL.replace("pip install pytest", "pip install -e .[test]"))},
+    "jobs-merged-into-a-matrix": {W: (JOBS, MATRIX)},
+    "two-paths-merged-into-all": {W: (PATHS, FLOW)},
+    "unittest-to-pytest": {W: (FLOW.replace("pytest -x", "python -m unittest"), FLOW)},
+    "py.test-renamed": {W: (FLOW.replace("pytest -x", "py.test -x"), FLOW)},
 }
 
 
