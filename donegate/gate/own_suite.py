@@ -549,7 +549,7 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
     moved = {now: str(was)} if now and now in configs and now != was else {}
     out = excluded.config_findings({**{n: sealed(n) for n in configs}, **{n: sealed(w) for n, w in moved.items()}},
                                    configs, moved)
-    out += [f for n in configs if n == "tox.ini" for f in tox_ini.findings(n, sealed(n), configs[n])]
+    out += tox_ini.stop_findings({n: sealed(n) for n in ("tox.ini", "pyproject.toml")}, configs, list(pack.get("tests") or []))
     out += coverage_files.findings({n: sealed(n) for n in COVERAGE_FILES}, {n: coverage.get(n, sealed(n)) for n in
                                    COVERAGE_FILES}, [n for n in changed if n.endswith(".py") and n not in sealed_files])
     flows = {n: (sealed(n), ci[n] if n in ci else sealed(n)) for n in [*ci, *sealed_files] if n.startswith(".github/")}

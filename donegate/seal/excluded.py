@@ -547,8 +547,8 @@ def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None], t
         # replaced, `tox` where `pytest` ran, is no loss, one dropped beside the others is)
         ran_by, runs_by = ({w for v in steps.values() for w in v["runs"]} for steps in (before, now))
         if ran_by - runs_by and len(runs_by) < len(ran_by):
-            out.append({"test": name, "rule": "ci-test-removed", "what": f"its test steps ran {', '.join(sorted(ran_by))} "
-                        f"at the seal, now {', '.join(sorted(runs_by)) or 'nothing'}"})
+            out.append({"test": name, "rule": "ci-test-removed", "what": f"{len(before)} test step(s) at the seal ran "
+                        f"{', '.join(sorted(ran_by))}, {len(now)} now run {', '.join(sorted(runs_by)) or 'none'}"})
         newly = sorted(k for k, v in now.items() if v["ignored"] and not (before.get(k) or {}).get("ignored", False))
         if newly:
             out.append({"test": name, "rule": "ci-ignores-failures", "what": f"{', '.join(newly)} now ignores its failures"})

@@ -13,7 +13,8 @@ import configparser
 import re
 
 from donegate.seal.ci_runs import runs_tests, wrapper_lets_through
-from donegate.seal.excluded import CI_EXCLUDING, NO_COV, NO_RUN, OFF_WEAKENS, _cov_fail_under, _pytest_options, env_options, runs_none
+from donegate.seal.excluded import (CI_EXCLUDING, NO_COV, NO_RUN, OFF_WEAKENS, _cov_fail_under, _narrowed, _pytest_options,
+                                    _pytest_paths, env_options, runs_none)
 
 
 def _parse(text: str | None) -> tuple[dict[str, dict[str, str]], list[str]] | None:
@@ -24,17 +25,63 @@ def _parse(text: str | None) -> tuple[dict[str, dict[str, str]], list[str]] | No
         parser.read_string(text or "")
     except configparser.Error:
         return None
-    envs = {s: dict(parser.items(s)) for s in parser.sections() if s == "testenv" or s.startswith("testenv:")}
+    sections = {s: dict(parser.items(s)) for s in parser.sections()}
+    envs = {s: {k: _referred(v, sections) for k, v in keys.items()} for s, keys in sections.items()
+            if s == "testenv" or s.startswith("testenv:")}
     raw = parser.get("tox", "env_list", fallback="") or parser.get("tox", "envlist", fallback="") \
         if parser.has_section("tox") else ""
-    return envs, [n for item in re.split(r",(?![^{]*\})|\n", raw) for n in _expand(item.strip()) if n] or ["py"]
+    try:
+        names = [n for item in re.split(r",(?![^{]*\})|\n", raw) for n in _expand(item.strip()) if n]
+    except ValueError:
+        return None  # (more names than tox would run in a day: read as not parsing, named where it parsed at the seal)
+    return envs, names or ["py"]
+
+
+# The most environment names a generative `env_list` is read into (`{a,b}` 20 times is a million).
+MOST_NAMES = 512
 
 
 def _expand(item: str) -> list[str]:
-    """tox's generative names: `py{311,312}-unit` as py311-unit and py312-unit."""
-    m = re.search(r"\{([^{}]*)\}", item)
-    return [n for alt in m.group(1).split(",") for n in _expand(item[:m.start()] + alt.strip() + item[m.end():])] \
-        if m else [item]
+    """tox's generative names: `py{311,312}-unit` as py311-unit and py312-unit; ValueError past MOST_NAMES."""
+    out, todo = [], [item]
+    while todo:
+        name = todo.pop()
+        m = re.search(r"\{([^{}]*)\}", name)
+        if not m:
+            out.append(name)
+        else:
+            todo += [name[:m.start()] + alt.strip() + name[m.end():] for alt in reversed(m.group(1).split(","))]
+        if len(out) + len(todo) > MOST_NAMES:
+            raise ValueError(item)
+    return out
+
+
+def _referred(value: str, sections: dict[str, dict[str, str]], depth: int = 0) -> str:
+    """A value with tox's references to another section's key, `{[testenv]commands}`, replaced by that key's value
+    (itself read so); one to no key left as written, and past 8 levels (a cycle) none replaced: a `commands` of
+    references alone then runs no test."""
+    if depth > 8 or len(value) > 100_000:
+        return re.sub(r"\{\[[^\]{}]*\][^{}:]*\}", "", value)
+
+    def one(m: re.Match[str]) -> str:
+        got = sections.get(m.group(1).strip(), {}).get(m.group(2).strip())
+        return m.group(0) if got is None else _referred(got, sections, depth + 1)
+
+    return re.sub(r"\{\[([^\]{}]*)\]([^{}:]*)\}", one, value)
+
+
+def read(tox: str | None, pyproject: str | None) -> str | None:
+    """The tox configuration tox reads: tox.ini, else pyproject.toml's `[tool.tox] legacy_tox_ini` (an ini held as
+    a string); None for neither."""
+    if tox is not None or not pyproject or "legacy_tox_ini" not in pyproject:
+        return tox
+    try:
+        import tomllib  # type: ignore[import-not-found]  # Python 3.11+
+
+        legacy = tomllib.loads(pyproject).get("tool", {}).get("tox", {}).get("legacy_tox_ini")
+    except (ImportError, ValueError, AttributeError):
+        return None
+    return legacy if isinstance(legacy, str) else None
 
 
 def _env(envs: dict[str, dict[str, str]], name: str) -> dict[str, str]:
@@ -66,16 +113,18 @@ def _substituted(text: str) -> str:
 
 def _setenv(env: dict[str, str]) -> dict[str, str]:
     """An environment's `setenv`: {NAME: value}, one a line (`NAME = value`, `NAME=value`)."""
-    out = {}
-    for line in _substituted(env.get("setenv", "")).splitlines():
+    out = {}  # (tox 4 spells it `set_env` too)
+    for line in _substituted(env.get("setenv", "") + "\n" + env.get("set_env", "")).splitlines():
         name, eq, value = line.partition("=")
         if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name.strip()):
             out[name.strip()] = value.strip()
     return out
 
 
-def _compare(was: dict[str, str], old: str, now: dict[str, str], new: str) -> list[tuple[str, str]]:
-    """(rule, what) environment `new` as it is now takes out of what `old` ran at the seal."""
+def _compare(was: dict[str, str], old: str, now: dict[str, str], new: str,
+             tests: list[str] | None = None) -> list[tuple[str, str]]:
+    """(rule, what) environment `new` as it is now takes out of what `old` ran at the seal (`tests`: the sealed test
+    ids, when known: a path that still runs every one is no narrowing)."""
     ran, runs = _lines(was, old), _lines(now, new)
     if not ran:
         return []
@@ -99,6 +148,11 @@ def _compare(was: dict[str, str], old: str, now: dict[str, str], new: str) -> li
     if was_at and (not is_now or min(is_now) < min(was_at)):
         out.append(("coverage-lowered", f"--cov-fail-under {min(was_at):g} became "
                     f"{'none' if not is_now else f'{min(is_now):g}'}"))
+    ran_in, runs_in = ({p for line in lines for p in _pytest_paths(line) or []} for lines in (ran, runs))
+    left = _narrowed(sorted(ran_in), sorted(runs_in), tests) if ran_in and runs_in and "?" not in ran_in else []
+    if left:  # (as a CI step's: `pytest tests/test_new.py` where `pytest` ran)
+        out.append(("config-excluded", f"its pytest commands ran {' '.join(sorted(ran_in))} at the seal, now only "
+                    f"{' '.join(sorted(runs_in))}: {', '.join(left[:3])}{' and more' if len(left) > 3 else ''} no longer run"))
     ignored = [line for line in runs if (line.startswith("-") or wrapper_lets_through(line)) and line not in ran]
     if ignored or (_on(now.get("ignore_outcome")) and not _on(was.get("ignore_outcome"))):
         out.append(("ci-ignores-failures", "now lets its tests' failures through (a `-` command, a shell's script "
@@ -106,8 +160,20 @@ def _compare(was: dict[str, str], old: str, now: dict[str, str], new: str) -> li
     return out
 
 
-def findings(name: str, sealed: str | None, current: str | None) -> list[dict[str, str]]:
-    """What tox.ini's test environments lost since the seal (`sealed`, `current`: its text then and now)."""
+def stop_findings(sealed: dict[str, str | None], changed: dict[str, str | None], tests: list[str] | None = None) -> list[dict[str, str]]:
+    """`findings` of a stop: tox's configuration at the seal and now (`sealed`: tox.ini's and pyproject.toml's text at
+    the seal; `changed`: those of them changed since, their text now), each where tox reads it (`read`)."""
+    if not {"tox.ini", "pyproject.toml"} & set(changed):
+        return []
+    now = {n: changed[n] if n in changed else sealed.get(n) for n in ("tox.ini", "pyproject.toml")}
+    name = "pyproject.toml" if now["tox.ini"] is None and read(None, now["pyproject.toml"]) is not None else "tox.ini"
+    return findings(name, read(sealed.get("tox.ini"), sealed.get("pyproject.toml")),
+                    read(now["tox.ini"], now["pyproject.toml"]), tests)
+
+
+def findings(name: str, sealed: str | None, current: str | None, tests: list[str] | None = None) -> list[dict[str, str]]:
+    """What tox.ini's test environments lost since the seal (`sealed`, `current`: its text then and now, `read`
+    from pyproject.toml where tox reads it there; `tests`: the sealed test ids)."""
     before, now = _parse(sealed), _parse(current)
     if before is None:
         return []
@@ -118,11 +184,11 @@ def findings(name: str, sealed: str | None, current: str | None) -> list[dict[st
     named = dict.fromkeys([*listed, *(s.split(":", 1)[1] for s in envs if ":" in s)])
     found: dict[tuple[str, str], list[str]] = {}
     for env in named:
-        for key in _compare(_env(envs, env), env, _env(envs_now, env), env):
+        for key in _compare(_env(envs, env), env, _env(envs_now, env), env, tests):
             found.setdefault(key, []).append(env)
     for env in listed:  # an environment `tox` ran that it no longer runs, none of those it runs now doing as much
         if env not in listed_now and _lines(_env(envs, env), env) and all(
-                _compare(_env(envs, env), env, _env(envs_now, m), m) for m in listed_now):
+                _compare(_env(envs, env), env, _env(envs_now, m), m, tests) for m in listed_now):
             found.setdefault(("ci-test-removed", f"is no longer in env_list (now {', '.join(listed_now)}), and "
                               "none there runs its tests as it did"), []).append(env)
     return [{"test": name, "rule": rule, "what": f"[{', '.join(envs)}] {what}"} for (rule, what), envs in found.items()]

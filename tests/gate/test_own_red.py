@@ -328,7 +328,7 @@ def _configured_stop(tmp_path_factory, kit_home, files: dict[str, str]):
         "tox.ini": TOX, **FLOWS}, HIDDEN, 1)
     (repo / "calc.py").write_text(CALC + MUL)
     for name, text in files.items():
-        (repo / name).write_text(text)
+        (repo / name).write_text(text) if text is not None else (repo / name).unlink()
     return run_hook(stop_payload(repo))
 
 
@@ -355,6 +355,7 @@ CALLER = "name: main\non: [push, pull_request]\njobs:\n  tests:\n    uses: ./.gi
 GATED = ("  gate:\n    if: false\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo gate\n"
          "  test:\n    needs: gate\n")
 # {name: ({file: text now}, {file: (the rule named, part of what it says)})}: each passed a stop unnamed on main
+LEGACY = '[tool.coverage.report]\nfail_under = 90\n\n[tool.tox]\nlegacy_tox_ini = """\nTOX"""\n'
 CI_POOLED = {
     "env-and-conditions": ({
         "tox.ini": TOX + "setenv =\n    PYTEST_ADDOPTS = -k 'not add'\n",
@@ -408,12 +409,14 @@ CI_POOLED = {
     # (a step's own shell that drops the status, a push filtered by tags alone, a `pytest` of the repository's own
     # put first on PATH)
     "shells-tags-and-path": ({
+        "tox.ini": None, "pyproject.toml": LEGACY.replace("TOX", TOX.replace("{posargs}", "tests/test_new.py")),
         CI: FLOW.replace(STEP, "      - run: |\n          pytest -x\n          echo done\n        shell: bash {0}\n"),
         FLOW_A: FLOWS[FLOW_A].replace("on: push", "on:\n  push:\n    tags: ['v*']"),
         FLOW_B: FLOWS[FLOW_B].replace(STEP, "      - run: echo \"$PWD/tools\" >> \"$GITHUB_PATH\"\n" + STEP),
         FLOW_C: FLOWS[FLOW_C].replace(STEP, "      - run: |\n          import subprocess\n"
                                       "          subprocess.run(['pytest', '-x'])\n        shell: python\n")},
-        {CI: ("ci-ignores-failures", "ignores its failures"), FLOW_A: ("ci-test-removed", "push to main"),
+        {"pyproject.toml": ("config-excluded", "no longer run"),
+         CI: ("ci-ignores-failures", "ignores its failures"), FLOW_A: ("ci-test-removed", "push to main"),
          FLOW_B: ("ci-ignores-failures", "ignores its failures"), FLOW_C: ("ci-ignores-failures", "ignores its failures")}),
     # (independent rules on one file: code taken out of coverage's measure, the environment skipped on Linux, a
     # deselection as {posargs}' default, which a plain `tox` run uses)
@@ -447,7 +450,8 @@ CI_POOLED_HONEST = {
         FLOW_A: FLOWS[FLOW_A].replace("pytest -x", "python -c 'import sys, pytest; sys.exit(pytest.main([\"-x\"]))'"),
         FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        continue-on-error: ${{ matrix.experimental == true }}\n"),
         ".coveragerc": "[report]\nfail_under = 95\nexclude_also =\n    if TYPE_CHECKING:\n\n[run]\nomit = tests/*\n",
-        "tox.ini": TOX + "platform = linux|darwin\n",
+        # (tox.ini moved into pyproject.toml, where tox reads it: review A's H)
+        "tox.ini": None, "pyproject.toml": LEGACY.replace("TOX", TOX + "platform = linux|darwin\n"),
         CI: FLOW.replace(STEP, "      - run: echo \"$HOME/.local/bin\" >> \"$GITHUB_PATH\"\n" + STEP),
         FLOW_C: FLOWS[FLOW_C].replace(STEP, "      - run: |\n          pytest -x\n          echo done\n"
                                       "        shell: bash -e {0}\n")},
@@ -664,7 +668,7 @@ def _forms_stop(tmp_path_factory, kit_home, files: dict[str, str]):
     repo = sealed_project(tmp_path_factory, kit_home, "red-calc-forms", FORMS_PROJECT, HIDDEN, 8)
     (repo / "calc.py").write_text(CALC + CHECK + MUL)
     for name, text in files.items():
-        (repo / name).write_text(text)
+        (repo / name).write_text(text) if text is not None else (repo / name).unlink()
     return run_hook(stop_payload(repo))
 
 

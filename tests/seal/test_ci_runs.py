@@ -52,6 +52,39 @@ def test_an_honest_tox_edit_is_no_finding(name):
     assert tox_ini.findings("tox.ini", TOX, TOX_HONEST[name]) == []
 
 
+TOXC = TOX.replace("envlist = py", "envlist = py,cov") + "\n[testenv:cov]\ncommands = pytest --cov=calc {posargs}\n"
+LEGACY = '[project]\nname = "calc"\n\n[tool.tox]\nlegacy_tox_ini = """\nTOX"""\n'
+TOX_READ = {  # {name: (tox.ini at the seal, now, the rule named or None)}: tox's own reading (review A)
+    "reference-to-commands": (TOXC, TOXC.replace("commands = pytest --cov=calc {posargs}",
+                                                 "commands = {[testenv]commands} --cov=calc"), None),
+    "reference-to-a-narrow-env": (TOXC, TOXC.replace("commands = pytest --cov=calc {posargs}",
+                                                     "commands = {[testenv:fast]commands}") + "\n[testenv:fast]\n"
+                                  "commands = pytest -k 'not slow'\n", "config-excluded"),
+    "references-in-a-cycle": (TOXC, TOXC.replace(COMMANDS, "commands = {[testenv:cov]commands}").replace(
+        "commands = pytest --cov=calc {posargs}", "commands = {[testenv]commands}"), "ci-test-removed"),
+    "moved-into-pyproject": (TOX, tox_ini.read(None, LEGACY.replace("TOX", TOX)), None),
+    "moved-into-pyproject-narrowed": (TOX, tox_ini.read(None, LEGACY.replace("TOX", TOX.replace("{posargs}", "-k x"))),
+                                      "config-excluded"),
+    "moved-out-of-pyproject-elsewhere": (TOX, tox_ini.read(None, '[tool.tox]\nlegacy_tox_ini = 1\n'), "ci-test-removed"),
+    "set_env-addopts": (TOX, TOX + "set_env =\n    PYTEST_ADDOPTS = -k 'not add'\n", "config-excluded"),
+    "set_env-hashseed": (TOX, TOX + "set_env =\n    PYTHONHASHSEED = 0\n", None),
+    "paths-narrowed": (TOX, TOX.replace("pytest ", "pytest tests/test_new.py "), "config-excluded"),
+    "paths-widened": (TOX.replace("pytest ", "pytest tests/unit "), TOX, None),
+    # (a million names: read as not parsing, not expanded)
+    "env-list-of-a-million": (TOX, TOX.replace("envlist = py", "envlist = " + "{a,b}-" * 20 + "py"), "ci-test-removed"),
+    "env-list-of-four": (TOX, TOX.replace("envlist = py", "envlist = py{311,312}-{unit,all}"), None),
+}
+
+
+@pytest.mark.parametrize("name", TOX_READ)
+def test_tox_ini_is_read_as_tox_reads_it(name):
+    """Was: a reference read as no command, pyproject's legacy_tox_ini as tox.ini deleted, `set_env` not read, paths
+    not compared, a generative env_list expanded without end."""
+    sealed, now, rule = TOX_READ[name]
+    found = [f["rule"] for f in tox_ini.findings("tox.ini", sealed, now)]
+    assert rule in found if rule else found == [], (name, found)
+
+
 FLOW = ("name: ci\non: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n"
         "      - run: pytest -x\n")
 STEP = "      - run: pytest -x\n"
