@@ -10,18 +10,42 @@ COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
 
 
 def _fail_under(name: str, text: str | None) -> float | None:
-    """The coverage threshold a file sets (`fail_under`), None for none."""
+    """The coverage threshold a file sets (`fail_under`, as coverage.py reads it: `_section`), None for none."""
+    value = (_section(name, text, "report") or {}).get("fail_under")
+    try:
+        return float(str(value)) if value is not None and not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _section(name: str, text: str | None, part: str) -> dict[str, object] | None:
+    """{key: value} of coverage's `[run]` or `[report]` (`part`) in a file, read as coverage.py reads it (coverage's
+    config.py, 7.x): pyproject.toml's `[tool.coverage.PART]` (tomllib); an ini file's `[coverage:PART]`, and in
+    `.coveragerc`, coverage's own file, `[PART]` where there is no `[coverage:PART]` (configparser, no
+    interpolation); None for none, or a file that does not parse (coverage.py stops on it)."""
     if not text:
         return None
-    if name.endswith("pyproject.toml"):
-        m = re.search(r"^\[tool\.coverage\.report\][^\[]*?^fail_under\s*=\s*([0-9.]+)", text, re.M | re.S)
-    else:
-        section = r"\[report\]" if name.endswith(".coveragerc") else r"\[coverage:report\]"
-        m = re.search(section + r"[^\[]*?^fail_under\s*[=:]\s*([0-9.]+)", text, re.M | re.S)
+    if name.endswith(".toml"):
+        try:
+            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
+
+            data = tomllib.loads(text)
+        except (ImportError, ValueError):
+            return None
+        tool = data.get("tool")
+        coverage = tool.get("coverage") if isinstance(tool, dict) else None
+        table = coverage.get(part) if isinstance(coverage, dict) else None
+        return dict(table) if isinstance(table, dict) else None
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None)
     try:
-        return float(m.group(1)) if m else None
-    except ValueError:
+        parser.read_string(text)
+    except configparser.Error:
         return None
+    prefixes = ("coverage:", "") if name.rsplit("/", 1)[-1] == ".coveragerc" else ("coverage:",)
+    section = next((p + part for p in prefixes if parser.has_section(p + part)), None)
+    return dict(parser.items(section)) if section else None
 
 
 def _read_by_coverage(texts: dict[str, str | None]) -> str | None:
@@ -40,27 +64,10 @@ ORDINARY = ("def add(a, b):", "    return a + b", "import os", "x = 1", "class C
 
 def _keys(name: str, text: str | None, part: str) -> dict[str, list[str]]:
     """{key: its values} of coverage's `[run]` or `[report]` (`part`) in a file, as coverage.py reads them."""
-    if not text:
-        return {}
-    if name == "pyproject.toml":
-        try:
-            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
-
-            table = tomllib.loads(text).get("tool", {}).get("coverage", {}).get(part, {})
-        except (ImportError, ValueError, AttributeError):
-            return {}
-        return {k: [str(x) for x in v] if isinstance(v, list) else [str(v)] for k, v in table.items()} \
-            if isinstance(table, dict) else {}
-    import configparser
-
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
-        return {}
-    section = part if name == ".coveragerc" else f"coverage:{part}"
-    return {k: [x.strip() for x in v.replace(",", "\n").splitlines() if x.strip()]
-            for k, v in parser.items(section)} if parser.has_section(section) else {}
+    table = _section(name, text, part) or {}
+    if name.endswith(".toml"):
+        return {k: [str(x) for x in v] if isinstance(v, list) else [str(v)] for k, v in table.items()}
+    return {k: [x.strip() for x in str(v).replace(",", "\n").splitlines() if x.strip()] for k, v in table.items()}
 
 
 def _taken_out(read: str | None, sealed: str | None, reads: str | None, now: str | None,

@@ -238,16 +238,29 @@ def test_an_honest_conftest_edit_is_no_finding(added):
 
 
 COVERAGERC = "[run]\nbranch = true\n\n[report]\nfail_under = 90\nshow_missing = true\n"
+# (review A: the threshold read by a parser, not a regular expression stopping at the first `[` of a section)
+LISTED = '[project]\nname = "calc"\n\n[tool.coverage.report]\nexclude_also = ["if TYPE_CHECKING:"]\nfail_under = 90\n'
+PLAIN = '[project]\nname = "calc"\n\n[tool.coverage.report]\nfail_under = 90\nshow_missing = true\n'
+PREFIXED = "[coverage:report]\nfail_under = 90\n"  # (coverage.py reads .coveragerc's [coverage:report] before [report])
+BOTH = "[coverage:report]\nshow_missing = true\n\n[report]\nfail_under = 90\n"  # (and then none of [report])
 
 
-@pytest.mark.parametrize("now", [COVERAGERC.replace("90", "50"), COVERAGERC.replace("fail_under = 90\n", "")])
-def test_a_coverage_threshold_lowered_is_named(now):
-    assert [f["rule"] for f in coverage_files.findings({".coveragerc": COVERAGERC}, {".coveragerc": now})] == ["coverage-lowered"]
+@pytest.mark.parametrize("name, sealed, now", [
+    (".coveragerc", COVERAGERC, COVERAGERC.replace("90", "50")), (".coveragerc", COVERAGERC, COVERAGERC.replace("fail_under = 90\n", "")),
+    ("pyproject.toml", LISTED, LISTED.replace("= 90", "= 10")), (".coveragerc", PREFIXED, PREFIXED.replace("90", "10")),
+    (".coveragerc", COVERAGERC.replace("[report]", "[report]\nexclude_lines = [a]b"), COVERAGERC.replace("90", "9")),
+    ("setup.cfg", "[coverage:report]\nexclude_lines =\n    [a]b\nfail_under = 90\n", "[coverage:report]\nfail_under = 10\n")],
+    ids=["lowered", "removed", "pyproject-after-a-list", "coveragerc-prefixed", "coveragerc-after-a-bracket", "setup-cfg"])
+def test_a_coverage_threshold_lowered_is_named(name, sealed, now):
+    assert "coverage-lowered" in [f["rule"] for f in coverage_files.findings({name: sealed}, {name: now})]
 
 
-@pytest.mark.parametrize("now", [COVERAGERC.replace("90", "95"), COVERAGERC.replace("branch = true", "branch = false")])
-def test_a_coverage_threshold_kept_or_raised_is_no_finding(now):
-    assert coverage_files.findings({".coveragerc": COVERAGERC}, {".coveragerc": now}) == []
+@pytest.mark.parametrize("name, sealed, now", [
+    (".coveragerc", COVERAGERC, COVERAGERC.replace("90", "95")), (".coveragerc", COVERAGERC, COVERAGERC.replace("branch = true", "branch = false")),
+    ("pyproject.toml", PLAIN, PLAIN.replace("fail_under = 90", 'exclude_also = ["if TYPE_CHECKING:"]\nfail_under = 90')),
+    (".coveragerc", BOTH, BOTH.replace("90", "10"))], ids=["raised", "other-key", "pyproject-list-added", "report-not-read"])
+def test_a_coverage_threshold_kept_or_raised_is_no_finding(name, sealed, now):
+    assert coverage_files.findings({name: sealed}, {name: now}) == []
 
 
 @pytest.mark.parametrize("now, named", [("--cov-fail-under=50", True), ("", True), ("--cov-fail-under 95", False),
