@@ -38,6 +38,25 @@ def holds(condition: str, events: set[str]) -> bool:
     return any(r is not UNKNOWN and _truth(r) for r in (_value(m.group(1) if m else text, e) for e in sorted(events)))
 
 
+class _Tokens:
+    """The tokens left to read: `t[1:]` a view, not a copy (a chain of 10,000 `&&` read in linear time, not quadratic)."""
+
+    __slots__ = ("items", "at")
+
+    def __init__(self, items: tuple[Any, ...], at: int = 0) -> None:
+        self.items, self.at = items, at
+
+    def __len__(self) -> int:
+        return max(len(self.items) - self.at, 0)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, slice):
+            return _Tokens(self.items, self.at + (key.start or 0))
+        if key < 0 or self.at + key >= len(self.items):
+            raise IndexError(key)
+        return self.items[self.at + key]
+
+
 def _value(text: str, event: str) -> Any:
     try:
         tokens, pos = [], 0
@@ -47,13 +66,13 @@ def _value(text: str, event: str) -> Any:
                 return UNKNOWN
             tokens.append(m.groups())
             pos = m.end()
-        value, rest = _or(tokens, event)
+        value, rest = _or(_Tokens(tuple(tokens)), event)
         return value if not rest else UNKNOWN
     except (IndexError, RecursionError):
         return UNKNOWN
 
 
-def _or(t: list[Any], ev: str) -> tuple[Any, list[Any]]:
+def _or(t: Any, ev: str) -> tuple[Any, Any]:
     left, t = _and(t, ev)
     while t and t[0][2] == "||":
         right, t = _and(t[1:], ev)
@@ -62,7 +81,7 @@ def _or(t: list[Any], ev: str) -> tuple[Any, list[Any]]:
     return left, t
 
 
-def _and(t: list[Any], ev: str) -> tuple[Any, list[Any]]:
+def _and(t: Any, ev: str) -> tuple[Any, Any]:
     left, t = _compare(t, ev)
     while t and t[0][2] == "&&":
         right, t = _compare(t[1:], ev)
@@ -71,7 +90,7 @@ def _and(t: list[Any], ev: str) -> tuple[Any, list[Any]]:
     return left, t
 
 
-def _compare(t: list[Any], ev: str) -> tuple[Any, list[Any]]:
+def _compare(t: Any, ev: str) -> tuple[Any, Any]:
     left, t = _unary(t, ev)
     while t and t[0][2] in ("==", "!=", "<", ">", "<=", ">="):
         op = t[0][2]
@@ -85,7 +104,7 @@ def _compare(t: list[Any], ev: str) -> tuple[Any, list[Any]]:
     return left, t
 
 
-def _unary(t: list[Any], ev: str) -> tuple[Any, list[Any]]:
+def _unary(t: Any, ev: str) -> tuple[Any, Any]:
     number, string, op, name = t[0]
     if op == "!":
         value, t = _unary(t[1:], ev)

@@ -171,7 +171,7 @@ def test_an_honest_ci_edit_is_no_finding(name):
     ("github.event_name == 'release'", True), ("(1 == 1) && (2 > 3)", True), ("contains('abc', 'x')", True),
     ("github.event_name == 'PUSH'", False), ("always()", False), ("success() || failure()", False),
     ("github.ref == 'refs/heads/main'", False), ("matrix.os == 'x' && true", False), ("false || x", False),
-    (None, False), (True, False), ("a b c", False)])
+    (None, False), (True, False), ("a b c", False), ("true && " * 5000 + "false", True), ("true || " * 5000 + "x", False)])
 def test_a_condition_that_never_holds_on_a_push_is_known(condition, named):
     assert never(condition, {"push"}) is named
 
