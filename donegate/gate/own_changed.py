@@ -18,7 +18,7 @@ from donegate.core import fsafe
 TEST_NAMES = ("test_*.py", "*_test.py")
 SKIP_PARTS = {".venv", "venv", "node_modules", ".tox", ".nox", "site-packages"}
 # `seal.coverage_files.COVERAGE_FILES`, here so that a stop changing none of them does not import the rules
-COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
+COVERAGE_FILES = (".coveragerc", ".coveragerc.toml", "setup.cfg", "tox.ini", "pyproject.toml")
 
 
 def inside(changed: list[str], prefix: str) -> Iterator[tuple[str, str]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
+COVERAGE_FILES = (".coveragerc", ".coveragerc.toml", "setup.cfg", "tox.ini", "pyproject.toml")
 
 
 def _fail_under(name: str, text: str | None) -> float | None:
@@ -20,7 +20,7 @@ def _fail_under(name: str, text: str | None) -> float | None:
 
 def _section(name: str, text: str | None, part: str) -> dict[str, object] | None:
     """{key: value} of coverage's `[run]` or `[report]` (`part`) in a file, read as coverage.py reads it (coverage's
-    config.py, 7.x): pyproject.toml's `[tool.coverage.PART]` (tomllib); an ini file's `[coverage:PART]`, and in
+    config.py, 7.x): pyproject.toml's `[tool.coverage.PART]` (tomllib), and `.coveragerc.toml`'s, else its `[PART]`; an ini file's `[coverage:PART]`, and in
     `.coveragerc`, coverage's own file, `[PART]` where there is no `[coverage:PART]` (configparser, no
     interpolation); None for none, or a file that does not parse (coverage.py stops on it)."""
     if not text:
@@ -35,6 +35,8 @@ def _section(name: str, text: str | None, part: str) -> dict[str, object] | None
         tool = data.get("tool")
         coverage = tool.get("coverage") if isinstance(tool, dict) else None
         table = coverage.get(part) if isinstance(coverage, dict) else None
+        if not isinstance(table, dict) and name.rsplit("/", 1)[-1] == ".coveragerc.toml":
+            table = data.get(part)  # (coverage's own file: [PART] where there is no [tool.coverage.PART])
         return dict(table) if isinstance(table, dict) else None
     import configparser
 
@@ -49,10 +51,11 @@ def _section(name: str, text: str | None, part: str) -> dict[str, object] | None
 
 
 def _read_by_coverage(texts: dict[str, str | None]) -> str | None:
-    """The file coverage.py reads its configuration from: `.coveragerc` where there is one (even empty), else the
-    first of setup.cfg, tox.ini and pyproject.toml holding a coverage section."""
-    if texts.get(".coveragerc") is not None:
-        return ".coveragerc"
+    """The file coverage.py reads its configuration from: `.coveragerc` where there is one (even empty), else
+    `.coveragerc.toml` (coverage 7.x), else the first of setup.cfg, tox.ini and pyproject.toml holding a coverage section."""
+    for own in (".coveragerc", ".coveragerc.toml"):  # (coverage's own files: read where they are, even empty)
+        if texts.get(own) is not None:
+            return own
     return next((n for n, pattern in (("setup.cfg", r"^\[coverage:"), ("tox.ini", r"^\[coverage:"),
                                       ("pyproject.toml", r"^\[tool\.coverage\.")) if re.search(pattern, texts.get(n) or "", re.M)), None)
 

@@ -250,7 +250,7 @@ def gather(project: Path, config: str | None, found: list[str]) -> dict[str, dic
     # the weakening check compares each with what it is at a stop
     names.update(name for name in CONFIGS if (project / name).is_file())
     # what the weakening check compares besides: the coverage threshold and the CI workflows
-    names.update(name for name in (".coveragerc",) if (project / name).is_file())
+    names.update(name for name in (".coveragerc", ".coveragerc.toml") if (project / name).is_file())
     flows = project / ".github" / "workflows"
     if flows.is_dir():
         names.update(os.path.relpath(p, project) for p in flows.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file())

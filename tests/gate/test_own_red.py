@@ -390,11 +390,13 @@ CI_POOLED = {
          FLOW_C: ("config-excluded", "gained -p tests.skipper")}),
     "env-list-and-matrix": ({
         "tox.ini": TOX.replace("envlist = py", "envlist = fast") + FAST,
+        ".coveragerc.toml": "[report]\nshow_missing = true\n",  # (coverage 7.x reads it before tox.ini)
         CI: FLOW.replace("    runs-on:", "    strategy:\n      matrix:\n        python: []\n    runs-on:"),
         FLOW_A: FLOWS[FLOW_A].replace("pytest -x", "python -c 'import pytest; pytest.main([\"-x\"])'"),
         FLOW_B: FLOWS[FLOW_B].replace("pytest -x", "false && pytest -x"),
         FLOW_C: FLOWS[FLOW_C].replace(STEP, STEP + "        continue-on-error: ${{ 1 == 1 }}\n")},
         {"tox.ini": ("ci-test-removed", "env_list"), CI: ("ci-test-removed", "0 now"),
+         ".coveragerc.toml": ("coverage-lowered", "where it read tox.ini"),
          FLOW_A: ("ci-ignores-failures", "ignores its failures"), FLOW_B: ("ci-test-removed", "0 now"),
          FLOW_C: ("ci-ignores-failures", "ignores its failures")}),
     # (coverage's check taken out: pytest-cov off, another configuration read; an empty .coveragerc added is read by

@@ -249,8 +249,10 @@ BOTH = "[coverage:report]\nshow_missing = true\n\n[report]\nfail_under = 90\n"  
     (".coveragerc", COVERAGERC, COVERAGERC.replace("90", "50")), (".coveragerc", COVERAGERC, COVERAGERC.replace("fail_under = 90\n", "")),
     ("pyproject.toml", LISTED, LISTED.replace("= 90", "= 10")), (".coveragerc", PREFIXED, PREFIXED.replace("90", "10")),
     (".coveragerc", COVERAGERC.replace("[report]", "[report]\nexclude_lines = [a]b"), COVERAGERC.replace("90", "9")),
-    ("setup.cfg", "[coverage:report]\nexclude_lines =\n    [a]b\nfail_under = 90\n", "[coverage:report]\nfail_under = 10\n")],
-    ids=["lowered", "removed", "pyproject-after-a-list", "coveragerc-prefixed", "coveragerc-after-a-bracket", "setup-cfg"])
+    ("setup.cfg", "[coverage:report]\nexclude_lines =\n    [a]b\nfail_under = 90\n", "[coverage:report]\nfail_under = 10\n"),
+    (".coveragerc.toml", "[report]\nfail_under = 90\n", "[report]\nfail_under = 10\n")],
+    ids=["lowered", "removed", "pyproject-after-a-list", "coveragerc-prefixed", "coveragerc-after-a-bracket", "setup-cfg",
+         "coveragerc-toml"])
 def test_a_coverage_threshold_lowered_is_named(name, sealed, now):
     assert "coverage-lowered" in [f["rule"] for f in coverage_files.findings({name: sealed}, {name: now})]
 
@@ -258,7 +260,9 @@ def test_a_coverage_threshold_lowered_is_named(name, sealed, now):
 @pytest.mark.parametrize("name, sealed, now", [
     (".coveragerc", COVERAGERC, COVERAGERC.replace("90", "95")), (".coveragerc", COVERAGERC, COVERAGERC.replace("branch = true", "branch = false")),
     ("pyproject.toml", PLAIN, PLAIN.replace("fail_under = 90", 'exclude_also = ["if TYPE_CHECKING:"]\nfail_under = 90')),
-    (".coveragerc", BOTH, BOTH.replace("90", "10"))], ids=["raised", "other-key", "pyproject-list-added", "report-not-read"])
+    (".coveragerc", BOTH, BOTH.replace("90", "10")), (".coveragerc.toml", "[report]\nfail_under = 90\n",
+                                                      "[tool.coverage.report]\nfail_under = 90\n")],
+    ids=["raised", "other-key", "pyproject-list-added", "report-not-read", "coveragerc-toml-spelled-otherwise"])
 def test_a_coverage_threshold_kept_or_raised_is_no_finding(name, sealed, now):
     assert coverage_files.findings({name: sealed}, {name: now}) == []
 
