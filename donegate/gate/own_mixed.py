@@ -8,10 +8,12 @@ copy passed a regression of `scripts/tool.py` (the strict xfail of `test_own_exp
 would pass a helper weakened to check nothing. So both: the sealed run reads every sealed copy, as before, and for
 each such file the agent changed (or removed) the sealed tests that reach it (`seal.reach`) run once more with that
 file alone as the project holds it now, every other file as sealed (one at a time: a product file broken and a helper
-weakened together are each caught by the run that holds the other's sealed copy). A sealed test that passed at the
-seal and fails in either blocks; the project's copy failing says which file it read. Honest changes (a function
-added to the file, a helper added for a new test) pass both ways. What it costs: one more pytest process a stop per
-such file changed, of the tests reaching it; a stop that changed none starts nothing.
+weakened together are each caught by the run that holds the other's sealed copy), and, when it changed more than one,
+once more with all of them as the project holds them now (a regression spread over two files, each harmless beside
+the other's sealed copy: `tool.py` reading a `DELTA` that `extra.py` now adds). A sealed test that passed at the
+seal and fails in any blocks; the project's copy failing says which files it read. Honest changes (a function
+added to the file, a helper added for a new test) pass every way. What it costs: one more pytest process a stop per
+such file changed, of the tests reaching it, and one for them all; a stop that changed none starts nothing.
 """
 
 from __future__ import annotations
@@ -47,36 +49,43 @@ def start(runs: Any, look: Any, thread: Callable[[Any], Any], skipped: Callable[
     return thread(functools.partial(run, runs.pack, files, runs.tmp, runs._go, runs.launch, skipped, left, look))
 
 
-def lay_out(pack: dict[str, Any], dest: Path, rel: str, text: str | None) -> list[str]:
-    """The sealed suite laid out in `dest` (`seal.own.lay_out`) with `rel` as the project holds it now (`text`; None:
-    left out): pytest's arguments for a run there."""
+def lay_out(pack: dict[str, Any], dest: Path, files: dict[str, str | None]) -> list[str]:
+    """The sealed suite laid out in `dest` (`seal.own.lay_out`) with each file of `files` as the project holds it now
+    (its text; None: left out): pytest's arguments for a run there."""
     from donegate.seal import own
 
     args = own.lay_out(pack, dest)
-    path = dest / rel
-    if text is None:
-        path.unlink(missing_ok=True)
-    else:
-        path.write_text(text, encoding="utf-8")
+    for rel, text in files.items():
+        path = dest / rel
+        if text is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_text(text, encoding="utf-8")
     return args
+
+
+def _runs(files: dict[str, str | None]) -> list[tuple[str, dict[str, str | None]]]:
+    """(what a run is called, the files it holds as the project does): each file alone, then all of them together."""
+    out = [(rel, {rel: text}) for rel, text in files.items()]
+    return out + [(", ".join(files), dict(files))] if len(files) > 1 else out
 
 
 def run(pack: dict[str, Any], files: dict[str, str | None], folder: Path, go: Callable[..., Any], launch: Any,
         skipped: Callable[[dict[str, Any], Path, set[str]], list[str]], timeout: Callable[[], float],
         look: Any) -> list[tuple[str, set[str] | None, Any]]:
-    """Each file of `files` run the project's way, one after the other in the mirror `SLOT`: [(file, the sealed test
-    files run: None all, the run)] (a run None: it did not finish). `go`: `runner.run` with the stop's walls;
+    """Each file of `files` run the project's way, one after the other in the mirror `SLOT`, then all of them at once
+    (`_runs`): [(files, the sealed test files run: None all, the run)] (a run None: it did not finish). `go`: `runner.run` with the stop's walls;
     `skipped`: what a run leaves out of the selection (`own_suite._skipped`); `timeout`: the stop's time left."""
     from donegate.seal import own, reach
 
     out: list[tuple[str, set[str] | None, Any]] = []
-    for k, (rel, text) in enumerate(files.items()):
-        selected = reach.select(pack.get("reach"), pack["tests"], [rel], set())  # (the suite's own file, as the product's)
+    for k, (rel, held) in enumerate(_runs(files)):
+        selected = reach.select(pack.get("reach"), pack["tests"], list(held), set())  # (the suite's own, as the product's)
         if selected is not None and not selected:
             continue
         store = folder / str(k)
         store.mkdir()
-        layout = lay_out(pack, store, rel, text)
+        layout = lay_out(pack, store, held)
         skip = skipped(pack, store, selected) if selected is not None else []
         out.append((rel, selected, go(store, python=own.with_pythonpath(pack, launch, store), layout=layout, slot=SLOT,
                                       skip=skip, tree=look, doctests=pack.get("doctests"), timeout=timeout())))
@@ -110,5 +119,6 @@ def failing(runs: list[tuple[str, set[str] | None, Any]], passing: set[str], fou
             else:
                 message = _shown(r)
             found.append({"id": tid, "where": own.line_of(tid, lines), "contract": tid.split("[", 1)[0] in changed_tests,
-                          "message": f"with the project's {rel} as it is now: {message.strip()[:1000]}"})
+                          "message": f"with the project's {rel} as {'they are' if ', ' in rel else 'it is'} now: "
+                                     f"{message.strip()[:1000]}"})
     return problem

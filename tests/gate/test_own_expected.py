@@ -221,3 +221,13 @@ def test_a_sealed_module_beside_its_tests_regressed_blocks(tmp_path_factory, kit
     (repo / "scripts" / "test_tool.py").write_text(TEST_TOOL.replace(", 4)", ", 6)"))
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "scripts/test_tool.py::test_double" in res.stderr, res.stderr
+    # a regression spread over two changed files, each harmless alone with the other sealed (review A, trial):
+    # one more run holds every changed file as the project holds it now
+    (repo / "scripts" / "test_tool.py").write_text(TEST_TOOL)
+    (repo / "scripts" / "tool.py").write_text("from scripts import check\n\n\ndef double(x):\n"
+                                              "    return x * 2 + getattr(check, 'DELTA', 0)\n" + triple)
+    (repo / "scripts" / "check.py").write_text(CHECK + "\n\ndef near(got, want):\n    assert abs(got - want) < 1e-9\n"
+                                               "\n\nDELTA = 1\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "the project's own test scripts/test_tool.py::test_double" in res.stderr, res.stderr
+    assert "with the project's scripts/check.py, scripts/tool.py as they are now: AssertionError" in res.stderr, res.stderr
