@@ -117,3 +117,37 @@ def baseline_rules(baseline: dict[str, list[list[str]]] | None) -> dict[str, str
             if len(e) > 3 and e[3]:
                 out.setdefault(str(e[3]).rsplit(".", 1)[-1], f"{e[0]} at {file}:{e[3]}")
     return out
+
+
+PYTHON_FILES = ("test_*.py", "*_test.py")  # pytest's default `python_files` (a project's own is not read: not exempt)
+
+
+def in_test(repo: Path, name: str, found: dict[str, object]) -> bool:
+    """A new call into a function holding a baselined finding that pytest collects as a test (typeguard's honest test
+    calling `check_type()` was blocked as `frame-walk`): a `test_*` function of the module, or a `test_*` method of
+    its `Test*` class, in a file pytest collects (`PYTHON_FILES`), whose name no other source file of the project
+    mentions (a test function the product imports is the product's). Anything else (a helper of a test folder, a
+    `Test*` class's other method, `testing_*`: review A, trial) is still the change's (issue 45 item 6), as is a
+    frame read written in the test itself."""
+    import fnmatch
+    import os
+    import re
+
+    if not any(fnmatch.fnmatchcase(name.rsplit("/", 1)[-1], g) for g in PYTHON_FILES):
+        return False
+    parts = str(found.get("where") or "").split(".")
+    if not (len(parts) == 1 and parts[0].startswith("test_")
+            or len(parts) == 2 and parts[0].startswith("Test") and parts[1].startswith("test_")):
+        return False
+    word = re.compile(rb"\b%s\b" % re.escape(parts[0].encode()))
+    for top, dirs, files in os.walk(repo):
+        dirs[:] = [d for d in dirs if d not in ENVS]
+        for f in files:
+            if not f.endswith(".py") or any(fnmatch.fnmatchcase(f, g) for g in PYTHON_FILES):
+                continue
+            try:
+                if word.search(Path(top, f).read_bytes()):
+                    return False
+            except OSError:
+                return False
+    return True

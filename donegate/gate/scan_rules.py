@@ -551,7 +551,7 @@ def scan(repo: Path, base: str, root: Path | None = None, since_seal: list[str] 
     a new importable that is not source is a finding of its own. `sealed`: the seal's baseline
     (`baseline`): code that was there at the seal is never a finding, wherever an edit moved it in its function;
     `calls`: the calls into the functions that hold it at the seal (`scan_places.callers`): a new one is a finding."""
-    from donegate.gate.scan_places import baseline_rules, new_calls
+    from donegate.gate.scan_places import baseline_rules, in_test, new_calls
 
     strings = kit_strings(root)
     out: list[dict[str, object]] = []
@@ -575,18 +575,9 @@ def scan(repo: Path, base: str, root: Path | None = None, since_seal: list[str] 
 
             mine = honest_copies(data, mine, (sealed or {}).get(name))
         out += mine
-        if rules:  # (a test function's own call is a test of the function, not a use of its finding: `_in_test`)
-            out += [f for f in new_calls(data, name, sealed, (calls or {}).get(name), rules) if not _in_test(name, f)]
+        if rules:  # (a test function's own call is a test of the function, not a use of its finding: `in_test`)
+            out += [f for f in new_calls(data, name, sealed, (calls or {}).get(name), rules) if not in_test(repo, name, f)]
     return out
-
-
-def _in_test(name: str, found: dict[str, object]) -> bool:
-    """A new call into a function holding a baselined finding that sits in a test function of a test file (`test_*`
-    of the module, or of its `Test*` class; `store.REPO_TEST_GLOBS`): typeguard's honest test calling `check_type()`
-    was blocked as `frame-walk`. pytest calls it, the product does not; a call from the product (or from a helper of
-    a test file) is still the change's (issue 45 item 6), as is a frame read written in the test itself."""
-    top = str(found.get("where") or "").split(".", 1)[0]
-    return store.matches(name, store.REPO_TEST_GLOBS) and top.startswith(("test", "Test"))
 
 
 def problem(findings: list[dict[str, object]]) -> str:
