@@ -93,9 +93,12 @@ def run(pack: dict[str, Any], files: dict[str, str | None], folder: Path, go: Ca
 
 
 def failing(runs: list[tuple[str, set[str] | None, Any]], passing: set[str], found: list[dict[str, Any]],
-            lines: dict[str, int], changed_tests: set[str]) -> str:
+            lines: dict[str, int], changed_tests: set[str], changed_files: set[str] | None = None) -> str:
     """The sealed tests that passed at the seal (`passing`) and fail with a file of the suite as the project holds it
-    (`run`'s), added to `found` (the sealed run's failing, each test once); returns a problem of a run, if any."""
+    (`run`'s), added to `found` (the sealed run's failing, each test once); returns a problem of a run, if any.
+    A sealed test file the agent changed (`changed_files`) that no longer imports (a helper module it imports renamed,
+    the import updated: review A, trial) is the old contract changed, the appeal offered, not a regression: the run
+    reads the sealed test, so what the agent's test now imports is not what it judges (docs/own-suite.md)."""
     from donegate.hidden.runner import _shown
     from donegate.seal import own
 
@@ -113,12 +116,16 @@ def failing(runs: list[tuple[str, set[str] | None, Any]], passing: set[str], fou
             r = res.results.get(tid)
             if r is not None and r.get("outcome") == "passed":
                 continue
+            moved = False
             if r is None:
                 why = next((m for n, m in errors.items() if n == file or n.startswith(file)), "")
                 message = "no longer collects: " + why.splitlines()[-1] if why else (res.problem or "it did not run")
+                moved = file in (changed_files or ()) and message.startswith(("no longer collects: ModuleNotFoundError",
+                                                                       "no longer collects: ImportError"))
             else:
                 message = _shown(r)
-            found.append({"id": tid, "where": own.line_of(tid, lines), "contract": tid.split("[", 1)[0] in changed_tests,
+            contract = moved or tid.split("[", 1)[0] in changed_tests
+            found.append({"id": tid, "where": own.line_of(tid, lines), "contract": contract,
                           "message": f"with the project's {rel} as {'they are' if ', ' in rel else 'it is'} now: "
                                      f"{message.strip()[:1000]}"})
     return problem

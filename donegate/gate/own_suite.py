@@ -377,7 +377,7 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
                         "contract": tid.split("[", 1)[0] in changed_tests})
     if mixed:  # a non-test file of the suite the agent changed, as it holds it now (`own_mixed`)
         from donegate.gate import own_mixed
-        problem = problem or own_mixed.failing(mixed, sealed_passing, failing, lines, changed_tests)
+        problem = problem or own_mixed.failing(mixed, sealed_passing, failing, lines, changed_tests, set(current))
     if helpers and pack.get("helpers"):  # a data module of the tests outside their folders, its values changed
         from donegate.seal import helper_data
 

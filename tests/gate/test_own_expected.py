@@ -130,6 +130,21 @@ def test_a_helper_modules_expected_value_changed_to_what_the_code_returns_blocks
     (repo / helper).write_text("SUM = 2 + 3\n")
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
+    if mod != "tests.helpers":
+        return
+    # the helper module renamed, its importer updated (review A, trial): the run without it reads the sealed test, which
+    # imports the old name; the agent changed that test, so it is the old contract changed (the appeal offered), not a
+    # regression; the same rename with the code broken is the regression still (the sealed run)
+    (repo / helper).rename(repo / "tests" / "checks.py")
+    (repo / "tests" / "test_calc.py").write_text(HELPED.format(mod="tests.checks"))
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "the old contract changed: the project's own test tests/test_calc.py::test_add" \
+        in res.stderr and "with the project's tests/helpers.py as it is now: no longer collects" in res.stderr, res.stderr
+    assert "a regression of what the project already did" not in res.stderr, res.stderr
+    (repo / "calc.py").write_text(CALC.replace("a + b", "a - b").replace("'one'", "'ONE'") + MUL)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "a regression of what the project already did): assert -1 == 5" in res.stderr, \
+        res.stderr
 
 
 @pytest.mark.parametrize("layout", ["pythonpath", "package"])
