@@ -41,6 +41,7 @@ def _isolated_home(tmp_path_factory, monkeypatch, request):
     write_config(kit_home, "")
     yield
     repos.OWN_DEFAULT = None
+    repos.release_slots()  # the sealed copies it took (`repos.sealed_copy`): another worker's test may take them
     # `monkeypatch.undo()` in a test puts the real HOME back: whatever ran after it (an install's hook stubs)
     # went into the person's ~/.claude/hooks. Use `monkeypatch.context()` for a change of one block.
     # A test may point HOME elsewhere on purpose (a session that moves it); never back at the person's own.
@@ -65,7 +66,7 @@ def shop_repo(tmp_path) -> Path:
 
 @pytest.fixture
 def sealed_shop(kit_home, tmp_path_factory, request) -> Path:
-    """The bundled example sealed for a repository holding it: a copy of one sealed once per worker
+    """The bundled example sealed for a repository holding it: a copy of one sealed once per run
     (tests/support/repos.py `sealed_copy`), at the path it was sealed at, in a folder of its own.
 
     Sealed with the example's own suite (examples/shop/tests) only for a test marked `own_suite` (repos.py `own_suite`)."""

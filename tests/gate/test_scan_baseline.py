@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.repos import KIT, make_repo, run_hook, sealed_copy, stop_lines, stop_payload, write_config
+from tests.support.repos import KIT, make_repo, pooled_files, run_hook, sealed_copy, stop_lines, stop_payload, write_config
 
 # Like environs' `Env.read_env`: the project walks the call stack itself to find its caller's folder.
 UPSTREAM = '''import inspect
@@ -59,17 +59,23 @@ def _seal(tmp_path, *extra: str) -> tuple:
     return repo, res
 
 
+def _sealed(tmp_path_factory, kit_home) -> Path:
+    """`_seal`'s repository under `scan: block`, sealed once for the run (a copy for each test: `repos.pooled_files`),
+    the seal's words on what the unchanged project already trips checked where it is made."""
+    def trips(res) -> None:
+        assert "already trips the scan: frame-walk" in res.stdout and "envlike.py" in res.stdout
+
+    write_config(kit_home, "scan: block\n")
+    return pooled_files(tmp_path_factory, kit_home, {"envlike.py": UPSTREAM}, "test_envlike.py", HIDDEN, check=trips)
+
+
 def _insert_port(repo, more: str = "") -> None:
     p = repo / "envlike.py"
     p.write_text(p.read_text().replace("    def read_env", PORT + more + "    def read_env", 1))
 
 
-def test_upstream_frame_walk_moved_by_an_edit_is_not_a_finding(tmp_path, kit_home):
-    write_config(kit_home, "scan: block\n")
-    repo, res = _seal(tmp_path)
-    assert res.returncode == 0, res.stderr
-    # the seal says what the unchanged project already trips
-    assert "already trips the scan: frame-walk" in res.stdout and "envlike.py" in res.stdout
+def test_upstream_frame_walk_moved_by_an_edit_is_not_a_finding(tmp_path_factory, kit_home):
+    repo = _sealed(tmp_path_factory, kit_home)
     _insert_port(repo)
     out = run_hook(stop_payload(repo), timeout=120)
     assert out.returncode == 0, out.stderr
@@ -77,10 +83,8 @@ def test_upstream_frame_walk_moved_by_an_edit_is_not_a_finding(tmp_path, kit_hom
     assert "tamper" not in stop_lines(kit_home)[-1]["gates"]["acceptance"]
 
 
-def test_a_new_frame_walk_in_the_change_is_still_a_finding(tmp_path, kit_home):
-    write_config(kit_home, "scan: block\n")
-    repo, res = _seal(tmp_path)
-    assert res.returncode == 0, res.stderr
+def test_a_new_frame_walk_in_the_change_is_still_a_finding(tmp_path_factory, kit_home):
+    repo = _sealed(tmp_path_factory, kit_home)
     # the same upstream line, copied into the new code: a second copy is the change's
     _insert_port(repo, "    def caller(self):\n        current_frame = inspect.currentframe()\n"
                        "        return current_frame.f_back.f_locals\n\n")
@@ -111,12 +115,11 @@ def test_seal_allow_keeps_a_rule_for_this_repository(tmp_path, kit_home):
     assert json.loads(out.stdout)
 
 
-def test_the_true_reason_everywhere_when_every_test_passes(tmp_path, kit_home):
+def test_the_true_reason_everywhere_when_every_test_passes(tmp_path, tmp_path_factory, kit_home):
     """A finding that blocks stop after stop with every hidden test passing: the breaker hands the session over
     naming the finding (not "the same tests failed"), and status, report --session and the HTML page say it."""
-    write_config(kit_home, "scan: block\nmax_same_failure: 2\n")
-    repo, res = _seal(tmp_path)
-    assert res.returncode == 0, res.stderr
+    repo = _sealed(tmp_path_factory, kit_home)
+    write_config(kit_home, "scan: block\nmax_same_failure: 2\n")  # the breaker's, read at each stop
     _insert_port(repo, "    def caller(self):\n        return inspect.stack()[1].frame.f_locals\n\n")
     codes = [run_hook(stop_payload(repo, session="loop"), timeout=120).returncode for _ in range(3)]
     assert codes == [2, 2, 0]

@@ -276,7 +276,10 @@ def test_the_page_of_100000_stops_stays_under_5_mb(big):
     led, out = big
     assert out.stat().st_size < 5_000_000
     data = page_json(out)
-    assert data["stops"] == report.summarize([led])["total"]["stops"] == 100_000
+    # `big` counted the stops it wrote (report_html_bench.generate: 100,000): the page's count is checked against that,
+    # not against a second cold read of the ledger here (report.summarize, ~1.2 CPU-s); the page against the report's
+    # own summary is test_the_page_holds_the_reports_own_summary's.
+    assert data["stops"] == 100_000
     assert data["rows"][0][6] and len(data["details"]) > 100  # left for a person first; details kept for the first
 
 

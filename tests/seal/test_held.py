@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from donegate.hidden.seeded import seeded_rng
-from tests.support.repos import KIT, make_repo, run_hook, seal, stop_lines, stop_payload, write_config
+from tests.support.repos import KIT, make_repo, run_hook, seal, sealed_copy, stop_lines, stop_payload, write_config
 
 WRONG = "def total(items, pct=0):\n    return 0\n"
 RIGHT = "def total(items, pct=0):\n    return sum(q * p for q, p in items) * (100 - pct) // 100\n"
@@ -55,18 +55,23 @@ def test_discount_on_bulk_orders(qty, price):
 '''
 
 
-def _sealed(tmp_path: Path, kit_home: Path, product: str) -> Path:
-    repo = make_repo(tmp_path / "repo", {"invoice.py": product})
-    hidden = tmp_path / "hidden"
-    hidden.mkdir()
-    (hidden / "test_invoice.py").write_text(SHOWN)
-    (hidden / "test_invoice_rules.py").write_text(HELD)
+def _sealed(tmp_path_factory, kit_home: Path) -> Path:
+    """`invoice.py` (WRONG) with SHOWN sealed shown and HELD held back (`seal --held`): sealed once for the run, a copy
+    for each test (`repos.sealed_copy`); the seal's own words checked where it is made."""
+    def build(repo: Path, home: Path) -> None:
+        make_repo(repo, {"invoice.py": WRONG})
+        hidden = repo.parent / "hidden"
+        hidden.mkdir()
+        (hidden / "test_invoice.py").write_text(SHOWN)
+        (hidden / "test_invoice_rules.py").write_text(HELD)
+        res = seal(repo, hidden / "test_invoice.py", "--held", str(hidden / "test_invoice_rules.py"),
+                   extra_env={"DONEGATE_HOME": str(home)})
+        assert res.returncode == 0, res.stderr
+        assert "3 of 5 tests held back" in res.stdout
+        assert "warning" not in res.stdout  # requirement names without values
+
     write_config(kit_home, "max_blocks: 4\nmax_same_failure: 0\n")
-    res = seal(repo, hidden / "test_invoice.py", "--held", str(hidden / "test_invoice_rules.py"))
-    assert res.returncode == 0, res.stderr
-    assert "3 of 5 tests held back" in res.stdout
-    assert "warning" not in res.stdout  # requirement names without values
-    return repo
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "held-invoice", build, kit_home)
 
 
 def _commit(repo: Path, text: str, n: int) -> None:
@@ -102,8 +107,8 @@ def _held_secrets(seed: str) -> list[str]:
             str(want), *(str(p) for _, p in items), str(7 * 424242 * 75 // 100)]
 
 
-def test_a_session_that_only_hard_codes_revealed_values_never_passes(tmp_path, kit_home):
-    repo = _sealed(tmp_path, kit_home, WRONG)
+def test_a_session_that_only_hard_codes_revealed_values_never_passes(tmp_path_factory, kit_home):
+    repo = _sealed(tmp_path_factory, kit_home)
     table: dict[str, int] = {}
     verdicts = []
     for n in range(1, 7):
@@ -135,8 +140,8 @@ def test_a_session_that_only_hard_codes_revealed_values_never_passes(tmp_path, k
     assert len(set(seeds)) == len(seeds)  # a new secret at every stop
 
 
-def test_the_right_implementation_passes_at_its_first_stop(tmp_path, kit_home):
-    repo = _sealed(tmp_path, kit_home, WRONG)
+def test_the_right_implementation_passes_at_its_first_stop(tmp_path_factory, kit_home):
+    repo = _sealed(tmp_path_factory, kit_home)
     _commit(repo, RIGHT, 1)
     res = run_hook(stop_payload(repo, session="honest"))
     line = stop_lines(kit_home)[-1]
@@ -149,16 +154,16 @@ def test_the_right_implementation_passes_at_its_first_stop(tmp_path, kit_home):
     assert "not double-checked" not in res.stdout, res.stdout
 
 
-def test_shown_tests_still_show_their_assertion(tmp_path, kit_home):
-    repo = _sealed(tmp_path, kit_home, WRONG)
+def test_shown_tests_still_show_their_assertion(tmp_path_factory, kit_home):
+    repo = _sealed(tmp_path_factory, kit_home)
     res = run_hook(stop_payload(repo, session="first"))
     assert res.returncode == 2
     assert "assert 0 == 1800" in res.stderr and re.search(r"where 0 = <function total at 0x[0-9a-f]+>\(\[\(2, 1000\)\], 10\)", res.stderr)
     assert "5 of 5 acceptance tests fail (3 of them held back)" in res.stderr
 
 
-def test_the_report_counts_stops_a_held_back_test_blocked(tmp_path, kit_home):
-    repo = _sealed(tmp_path, kit_home, WRONG)
+def test_the_report_counts_stops_a_held_back_test_blocked(tmp_path_factory, kit_home):
+    repo = _sealed(tmp_path_factory, kit_home)
     # Shown tests pass (the fixed one by its value, the random one by the formula), the held-back ones do not.
     _commit(repo, "def total(items, pct=0):\n    q, p = items[0]\n    return q * p * (100 - pct) // 100\n", 1)
     res = run_hook(stop_payload(repo, session="partial"))
@@ -271,22 +276,25 @@ def test_no_items_cost_nothing():
 '''
 
 
-def _person_sealed(tmp_path: Path, kit_home: Path) -> Path:
-    """The person's file sealed under the kit's default config (no held_share key)."""
-    repo = make_repo(tmp_path / "repo", {"invoice.py": WRONG})
-    (tmp_path / "test_invoice.py").write_text(PERSON)
+def _person_sealed(tmp_path_factory, kit_home: Path) -> Path:
+    """The person's file sealed under the kit's default config (no held_share key): once for the run, a copy for each
+    test (`repos.sealed_copy`)."""
+    def build(repo: Path, home: Path) -> None:
+        make_repo(repo, {"invoice.py": WRONG})
+        (repo.parent / "test_invoice.py").write_text(PERSON)
+        res = seal(repo, repo.parent / "test_invoice.py", extra_env={"DONEGATE_HOME": str(home)})
+        assert res.returncode == 0, res.stderr
+        assert "1 of 5 tests held back" in res.stdout and "held_share: 0 in donegate.yaml turns it off" in res.stdout
+
     write_config(kit_home, "max_blocks: 4\nmax_same_failure: 0\n", kit_held_share=True)
-    res = seal(repo, tmp_path / "test_invoice.py")
-    assert res.returncode == 0, res.stderr
-    assert "1 of 5 tests held back" in res.stdout and "held_share: 0 in donegate.yaml turns it off" in res.stdout
-    return repo
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "held-person", build, kit_home)
 
 
-def test_a_lookup_table_never_passes_a_persons_own_tests_under_the_default_config(tmp_path, kit_home):
+def test_a_lookup_table_never_passes_a_persons_own_tests_under_the_default_config(tmp_path_factory, kit_home):
     """No `--held`, no writer: the kit's default `held_share` holds back one failing case of the parametrised
     test (its other cases stay shown). Before it (held_share 0, the old default) this session passed at its
     second stop: `test_the_attack_on_tests_that_show_everything_passes_at_the_second_stop`."""
-    repo = _person_sealed(tmp_path, kit_home)
+    repo = _person_sealed(tmp_path_factory, kit_home)
     table: dict[str, int] = {}
     verdicts = []
     for n in range(1, 7):
@@ -305,8 +313,8 @@ def test_a_lookup_table_never_passes_a_persons_own_tests_under_the_default_confi
     assert [h["blocked"] for h in held_back] == [False, True, True, True, True], held_back
 
 
-def test_the_honest_fix_of_a_persons_own_tests_passes_at_its_first_stop(tmp_path, kit_home):
-    repo = _person_sealed(tmp_path, kit_home)
+def test_the_honest_fix_of_a_persons_own_tests_passes_at_its_first_stop(tmp_path_factory, kit_home):
+    repo = _person_sealed(tmp_path_factory, kit_home)
     _commit(repo, RIGHT, 1)
     run_hook(stop_payload(repo, session="honest"))
     assert stop_lines(kit_home)[-1]["verdict"] == "pass"

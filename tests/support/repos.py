@@ -78,13 +78,15 @@ def seal_single(tmp_path: Path, body: str, files: dict[str, str] | None = None) 
 
 def pooled_single(tmp_path_factory, kit_home: Path, body: str) -> Path:
     """`seal_single`'s repository for a test that reads nothing of the seal but the repository: sealed once per
-    worker, body and donegate.yaml (`pooled_files`)."""
+    run, body and donegate.yaml (`pooled_files`)."""
     return pooled_files(tmp_path_factory, kit_home, {"mod.py": "VALUE = 1\n"}, "test_mod.py", body)
 
 
-def pooled_files(tmp_path_factory, kit_home: Path, files: dict[str, str], test_name: str, body: str) -> Path:
+def pooled_files(tmp_path_factory, kit_home: Path, files: dict[str, str], test_name: str, body: str,
+                 check: Callable[[subprocess.CompletedProcess], None] | None = None) -> Path:
     """`seal_files`' repository for a test that reads nothing of the seal but the repository: sealed once per
-    worker, content and donegate.yaml (`sealed_copy`), each test a copy at the path the seal recorded."""
+    run, content and donegate.yaml (`sealed_copy`), each test a copy at the path the seal recorded. `check(seal's
+    result)`: what the seal must have said, checked where it is made."""
     def build(repo: Path, home: Path) -> None:
         make_repo(repo, files)
         test = repo.parent / "hidden" / test_name
@@ -92,6 +94,8 @@ def pooled_files(tmp_path_factory, kit_home: Path, files: dict[str, str], test_n
         test.write_text(body)
         res = seal(repo, test, extra_env={"DONEGATE_HOME": str(home)})
         assert res.returncode == 0, res.stderr
+        if check:
+            check(res)
 
     key = json.dumps([files, test_name, body], sort_keys=True)
     return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "files-" + hashlib.sha256(key.encode()).hexdigest()[:10],
@@ -100,7 +104,7 @@ def pooled_files(tmp_path_factory, kit_home: Path, files: dict[str, str], test_n
 
 def pooled_hidden(tmp_path_factory, kit_home: Path, name: str, files: dict[str, str], hidden: dict[str, str]) -> Path:
     """`pooled_files` with several hidden test files ({name: text}), sealed together without the project's own suite:
-    once per worker, each test a copy (`sealed_copy`)."""
+    once per run, each test a copy (`sealed_copy`)."""
     def build(repo: Path, home: Path) -> None:
         make_repo(repo, files)
         folder = repo.parent / "hidden"
@@ -149,24 +153,30 @@ OWN_DEFAULT: str | None = None
 
 
 def sealed_copy(root: Path, name: str, build: Callable[[Path, Path], None], kit_home: Path, own: bool = True) -> Path:
-    """A fresh copy of a repository sealed once per test process for every test that asks for the same
-    `name` under the same donegate.yaml (a seal costs a run of the hidden tests; a copy, milliseconds).
+    """A fresh copy of a repository sealed once for every test of the run that asks for the same `name` under the same
+    donegate.yaml (a seal costs a run of the hidden tests; a copy, milliseconds), whichever xdist worker asks.
     `own=False`: sealed with `own_tests: off` (`OWN_OFF`) unless the test's donegate.yaml names `own_tests`.
 
     `build(repo, home)` makes the repository at `repo` (and whatever beside it, in its parent folder,
     the slot) and seals it with DONEGATE_HOME=`home` (which holds the test's donegate.yaml). Each test
     then gets a copy of the slot at the very path the seal recorded (a moved repository is handed to a
-    person): `root/<name>-<config>/slot/<name>`, the test before moved aside first, the slot the test's
+    person): `<root>/<name>-<config>/<k>/slot/<name>`, the test before moved aside first, the slot the test's
     own; `kit_home` gets what the seal wrote (store, state, ledger), never the template's donegate.yaml.
-    Tests run one at a time in a process (pytest-xdist workers are processes): one slot per template."""
+
+    A seal holds its path, so a slot `k` serves one test at a time, across the workers (`_take_slot`): a test takes
+    the first slot nobody holds, waits for one being sealed, and seals a slot of its own only when every slot is in
+    use. Under pytest-xdist each worker sealed each template for itself: up to six seals of it a run (`-n 6`), now
+    as many as ever ran at once. `root` (a worker's `basetemp/sealed`) is read as the run's (`shared_sealed`)."""
     config_path = kit_home / "donegate.yaml"
     config = config_path.read_text() if config_path.exists() else ""
     if not own and not re.search(r"^own_tests\s*:|\"own_tests\"\s*:", config, re.M):
         config = _with_key(config or "{}", "own_tests", "off")
-    base = root / f"{name}-{hashlib.sha256(config.encode()).hexdigest()[:10]}"
-    template, slot = base / "template", base / "slot"
+    base = shared_sealed(root) / f"{name}-{hashlib.sha256(config.encode()).hexdigest()[:10]}"
+    base.mkdir(parents=True, exist_ok=True)
+    k = _take_slot(base)
+    template, slot = base / str(k) / "template", base / str(k) / "slot"
     if not template.exists():
-        building = base / "building"
+        building = base / str(k) / "building"
         shutil.rmtree(building, ignore_errors=True)
         (building / "home").mkdir(parents=True)
         if config:
@@ -176,7 +186,7 @@ def sealed_copy(root: Path, name: str, build: Callable[[Path, Path], None], kit_
         shutil.copytree(slot, building / "slot", symlinks=True)
         building.rename(template)  # whole or absent: a build that failed is made again
     if slot.exists():
-        slot.rename(base / f"used-{uuid.uuid4().hex[:8]}")
+        slot.rename(base / str(k) / f"used-{uuid.uuid4().hex[:8]}")
     # cp -a (links as links, modes and mtimes kept, as copytree(symlinks=True) with copy2): half the CPU of
     # shutil.copytree for the example's slot (757 files: 0.048 against 0.096 CPU-s a copy, measured).
     subprocess.run(["cp", "-a", str(template / "slot"), str(slot)], check=True, capture_output=True, timeout=120)
@@ -188,6 +198,66 @@ def sealed_copy(root: Path, name: str, build: Callable[[Path, Path], None], kit_
         else:
             shutil.copy2(entry, kit_home / entry.name)
     return slot / name
+
+
+def shared_sealed(root: Path) -> Path:
+    """`root` as every xdist worker of the run sees it: `.../pytest-N/popen-gwK/sealed` is `.../pytest-N/sealed`."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and root.parent.name == f"popen-{worker}":
+        return root.parent.parent / root.name
+    return root
+
+
+# The slots this process holds, by thread: {thread id: {base: (slot, fd)}}. A thread's slot of a template is given
+# back when it asks for that template again (a test, or a pool's runner, uses one copy of a name at a time) and, for
+# the main thread, when the test ends (tests/conftest.py `_isolated_home`: `release_slots`).
+_HELD: dict[int, dict[Path, tuple[int, int]]] = {}
+_SLOT_WAIT = 30.0  # seconds a test waits for a slot being sealed before it seals one of its own
+
+
+def _take_slot(base: Path) -> int:
+    """The number of a slot of `base` this thread now holds (an exclusive flock on `base/<k>.lock`): the first free
+    one already sealed; else the first being sealed, once its sealer gives it up (the seal, then its test: a worker
+    waiting costs no CPU, a seal does), for `_SLOT_WAIT` at most; else a new one, sealed by the caller (whole or
+    absent: `<k>/template`)."""
+    import fcntl
+    import time
+
+    held = _HELD.setdefault(threading.get_ident(), {})
+    if base in held:
+        os.close(held.pop(base)[1])
+    k = 0
+    while True:
+        fd = os.open(base / f"{k}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if (base / str(k) / "template").exists():  # in use by another test: try the next
+                os.close(fd)
+                k += 1
+                continue
+            end = time.monotonic() + _SLOT_WAIT  # being sealed: wait for it rather than seal it again
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > end:  # a long seal, or its sealer's test (or a pool's runner) keeps it
+                        os.close(fd)
+                        fd = -1
+                        break
+                    time.sleep(0.05)
+            if fd < 0:
+                k += 1
+                continue
+        held[base] = (k, fd)
+        return k
+
+
+def release_slots() -> None:
+    """Give back the slots this thread holds (a test's end: another worker may take them)."""
+    for _, fd in _HELD.pop(threading.get_ident(), {}).values():
+        os.close(fd)
 
 
 def run_hook(payload, *, env: dict | None = None, timeout: float = 300, after: bool = False) -> subprocess.CompletedProcess:
@@ -285,7 +355,7 @@ def kept_file(folder: Path, pattern: str, timeout: float = 60) -> Path:
 
 
 def sealed_project(tmp_path_factory, kit_home: Path, name: str, files: dict[str, str], hidden: str, kept: int) -> Path:
-    """A project of `files` sealed once per worker with the hidden test `hidden` (`test_request.py`), all `kept` of
+    """A project of `files` sealed once per run with the hidden test `hidden` (`test_request.py`), all `kept` of
     its own tests passing at the seal; a copy per call."""
     def build(repo, home):
         make_repo(repo, files)
