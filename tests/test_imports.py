@@ -24,12 +24,24 @@ def modules(root: Path) -> dict[str, Path]:
     return out
 
 
+_NODES: dict[str, list[ast.AST]] = {}
+
+
+def nodes(path: Path) -> list[ast.AST]:
+    """Every node of `path`'s syntax tree (`ast.walk`), parsed once per test process for each text: five tests read
+    the package's ~180 modules (~0.9 CPU-s a parse of them all); a look-alike written anew is a new text."""
+    text = path.read_text(encoding="utf-8")
+    if text not in _NODES:
+        _NODES[text] = list(ast.walk(ast.parse(text)))
+    return _NODES[text]
+
+
 def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The package's modules that `name` imports, at any depth of its code."""
     top = name.split(".")[0]
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in nodes(path):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -127,7 +139,7 @@ def talkers(root: Path) -> list[str]:
     for name, path in modules(root).items():
         if ".".join(name.split(".")[:2]) in FRONT:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in nodes(path):
             if isinstance(node, ast.Import) and any(a.name == "argparse" for a in node.names) or \
                     isinstance(node, ast.ImportFrom) and node.module == "argparse":
                 bad.append(f"{name}:{node.lineno}: imports argparse")
