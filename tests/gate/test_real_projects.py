@@ -380,20 +380,28 @@ def test_the_seal_names_the_projects_functions_a_new_call_into_is_blocked(tmp_pa
     # only what pytest collects is a test (review A, trial): a `Test*` class's method not named `test_*`, a
     # `testing_*` function, a `test_*` method of a class not named `Test*`, a test-file name pytest does not collect,
     # or a collected test function the product imports, all called from the product, are the product's calls
+    # One stop for the five, each in a file of its own (collected by pytest or not by its name alone, as before) and
+    # each a finding at its own two lines in the stop's record (the block shows the first few, "and N more"): one that
+    # stopped being the product's call would be missing.
     shim = "from patches import resolve_path\n\n\nclass {cls}:\n    @staticmethod\n    def {meth}(m, n):\n"
     shim += "        return resolve_path(m, n)\n\n\ndef {fn}(m, n):\n    return resolve_path(m, n)\n"
-    for file, cls, meth, fn in (("tests/shim.py", "TestShim", "get", "testing_get"),
-                                ("tests/test_shim.py", "TestShim", "get", "testing_get"),
-                                ("tests/test_shim.py", "Shim", "test_get", "testing_get"),
-                                ("tests/shim.py", "TestShim", "test_get", "test_fn"),
-                                ("tests/test_shim.py", "TestShim", "test_get", "test_fn")):
+    cases = (("tests/shim1.py", "TestShim", "get", "testing_get"),
+             ("tests/test_shim2.py", "TestShim", "get", "testing_get"),
+             ("tests/test_shim3.py", "Shim", "test_get", "testing_get"),
+             ("tests/shim4.py", "TestShim", "test_get", "test_fn"),
+             ("tests/test_shim5.py", "TestShim", "test_get", "test_fn"))
+    calls = []
+    for k, (file, cls, meth, fn) in enumerate(cases):
         (repo / file).write_text(shim.format(cls=cls, meth=meth, fn=fn))
-        mod = file[:-3].replace("/", ".")
-        (repo / "calc.py").write_text(f"from {mod} import {cls}, {fn}\n\n\n" + done
-                                      + f"\n\ndef sep():\n    return {cls}.{meth}('os', 'sep') + {fn}('os', 'sep')\n")
-        res = run_hook(stop_payload(repo))
-        assert res.returncode == 2 and f"{file}:7" in res.stderr and f"{file}:11" in res.stderr, (file, res.stdout, res.stderr)
-        assert "calls resolve_path()" in res.stderr, res.stderr
+        calls.append((f"from {file[:-3].replace('/', '.')} import {cls} as C{k}, {fn} as f{k}\n",
+                      f"C{k}.{meth}('os', 'sep') + f{k}('os', 'sep')"))
+    (repo / "calc.py").write_text("".join(i for i, _ in calls) + "\n\n" + done
+                                  + "\n\ndef sep():\n    return " + " + ".join(c for _, c in calls) + "\n")
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 2 and "calls resolve_path()" in res.stderr and "tests/shim1.py:7" in res.stderr, res.stderr
+    found = stop_lines(kit_home)[-1]["gates"]["scan"]["findings"]
+    for file, *_ in cases:
+        assert {(file, 7), (file, 11)} <= {(f["file"], f["line"]) for f in found}, (file, found)
         (repo / file).unlink()
     (repo / "calc.py").write_text(done)  # the look-alike: a `test_*` method of a `Test*` class pytest collects
     (repo / "tests" / "test_shim.py").write_text("import os\n\nfrom patches import resolve_path\n\n\nclass TestShim:\n"
