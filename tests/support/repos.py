@@ -164,9 +164,8 @@ def sealed_copy(root: Path, name: str, build: Callable[[Path, Path], None], kit_
     own; `kit_home` gets what the seal wrote (store, state, ledger), never the template's donegate.yaml.
 
     A seal holds its path, so a slot `k` serves one test at a time, across the workers (`_take_slot`): a test takes
-    the first slot nobody holds, waits for one being sealed, and seals a slot of its own only when every slot is in
-    use. Under pytest-xdist each worker sealed each template for itself: up to six seals of it a run (`-n 6`), now
-    as many as ever ran at once. `root` (a worker's `basetemp/sealed`) is read as the run's (`shared_sealed`)."""
+    the first slot nobody holds, and seals it if it is not sealed yet. Under pytest-xdist each worker sealed each
+    template for itself: up to six seals of it a run (`-n 6`), now as many as ever ran at once. `root` (a worker's `basetemp/sealed`) is read as the run's (`shared_sealed`)."""
     config_path = kit_home / "donegate.yaml"
     config = config_path.read_text() if config_path.exists() else ""
     if not own and not re.search(r"^own_tests\s*:|\"own_tests\"\s*:", config, re.M):
@@ -212,16 +211,14 @@ def shared_sealed(root: Path) -> Path:
 # back when it asks for that template again (a test, or a pool's runner, uses one copy of a name at a time) and, for
 # the main thread, when the test ends (tests/conftest.py `_isolated_home`: `release_slots`).
 _HELD: dict[int, dict[Path, tuple[int, int]]] = {}
-_SLOT_WAIT = 30.0  # seconds a test waits for a slot being sealed before it seals one of its own
 
 
 def _take_slot(base: Path) -> int:
-    """The number of a slot of `base` this thread now holds (an exclusive flock on `base/<k>.lock`): the first free
-    one already sealed; else the first being sealed, once its sealer gives it up (the seal, then its test: a worker
-    waiting costs no CPU, a seal does), for `_SLOT_WAIT` at most; else a new one, sealed by the caller (whole or
-    absent: `<k>/template`)."""
+    """The number of a slot of `base` this thread now holds (an exclusive flock on `base/<k>.lock`, never waited for):
+    the first one nobody holds, sealed already or not (then the caller seals it: whole or absent, `<k>/template`).
+    A slot in use or being sealed is passed over: waiting for one (its sealer's test, then that worker's next test
+    taking it again) left a worker idle up to its limit, and a seal costs less than that on a loaded machine."""
     import fcntl
-    import time
 
     held = _HELD.setdefault(threading.get_ident(), {})
     if base in held:
@@ -232,24 +229,9 @@ def _take_slot(base: Path) -> int:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            if (base / str(k) / "template").exists():  # in use by another test: try the next
-                os.close(fd)
-                k += 1
-                continue
-            end = time.monotonic() + _SLOT_WAIT  # being sealed: wait for it rather than seal it again
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > end:  # a long seal, or its sealer's test (or a pool's runner) keeps it
-                        os.close(fd)
-                        fd = -1
-                        break
-                    time.sleep(0.05)
-            if fd < 0:
-                k += 1
-                continue
+            os.close(fd)
+            k += 1
+            continue
         held[base] = (k, fd)
         return k
 
