@@ -12,8 +12,11 @@ and copies of one test would hide each other's deletion. The block is not capped
 line is there to read.
 
 Only cases whose every effect stays in the file they edit may share a stop: an edit of a conftest, the pytest, tox or
-coverage configuration, a CI workflow or a collection hook changes how every module runs or is read, so it could hide
-or fake another case's finding; `stop` refuses a case that edits a file the project does not copy (`copied`)."""
+coverage configuration or a collection hook changes how every module runs or is read, so it could hide or fake another
+case's finding; `stop` refuses a case that edits a file the project does not copy (`copied`). A CI workflow is copied:
+GitHub runs each workflow file on its own and the kit judges each by itself (`excluded.ci_findings`, a finding named
+by the workflow's file), no test run reads one; but not a workflow that calls or is called by another
+(`workflow_call`, `uses: ./`): its events are its callers'. Only the files some case edits are copied."""
 
 from __future__ import annotations
 
@@ -27,10 +30,17 @@ from pathlib import Path, PurePosixPath
 from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload
 
 
-def copied(path: str) -> bool:
-    """A test module of its own (`test_*.py`, no conftest): what a case may edit in a batch."""
+def copied(path: str, text: str | None = "") -> bool:
+    """A test module of its own (`test_*.py`, no conftest) or a CI workflow that neither calls nor is called by another
+    (`text`: what the case writes there): what a case may edit in a batch."""
     name = PurePosixPath(path).name
+    if workflow(path):
+        return text is not None and "workflow_call" not in text and "uses: ./" not in text
     return name.startswith("test_") and name.endswith(".py")
+
+
+def workflow(path: str) -> bool:
+    return path.startswith(".github/workflows/") and path.endswith((".yml", ".yaml"))
 
 
 def copy_name(path: str, index: int) -> str:
@@ -92,10 +102,11 @@ def stop(tmp_path_factory, kit_home: Path, name: str, files: dict[str, str], hid
     from tests.support.pool import SharedRuns, shared_root
 
     for case, edit in cases.items():
-        assert all(copied(path) for path in edit), f"{case} edits a file every module reads: stop it alone"
-    names = {case: {path: copy_name(path, i) for path in files if copied(path)} for i, case in enumerate(cases)}
+        assert all(copied(path, text) for path, text in edit.items()), f"{case} edits a file every module reads: stop it alone"
+    edited = {path for edit in cases.values() for path in edit}
+    names = {case: {path: copy_name(path, i) for path in files if path in edited} for i, case in enumerate(cases)}
     index = {case: i for i, case in enumerate(cases)}
-    tests = sorted({t for path, text in files.items() if copied(path) for t in _tests(text)}, key=len, reverse=True)
+    tests = sorted({t for path in edited if not workflow(path) for t in _tests(files[path])}, key=len, reverse=True)
     config = (kit_home / "donegate.yaml").read_text() if (kit_home / "donegate.yaml").exists() else ""
     config = "feedback_chars: 1000000\n" + config  # every case's line in the block
 
@@ -103,7 +114,7 @@ def stop(tmp_path_factory, kit_home: Path, name: str, files: dict[str, str], hid
         home = base / "home"
         home.mkdir()
         (home / "donegate.yaml").write_text(config)
-        laid = {path: text for path, text in files.items() if not copied(path)}
+        laid = {path: text for path, text in files.items() if path not in edited}
         for case in cases:
             laid.update({copy: tagged(files[path], tests, index[case]) for path, copy in names[case].items()})
         repo = make_repo(base / "repo", laid)
