@@ -707,6 +707,17 @@ def _pooled(files: dict[str, str]) -> bool:
     return all(own_batch.copied(path) for path in files)
 
 
+def _foldered(files: dict[str, str]) -> bool:
+    """Whether a case that edits the conftest.py keeps what it does to its own folder's tests (`own_batch.confined`):
+    such cases share a stop, each in a copy of the whole test folder of its own (`tests/cNN/`)."""
+    return not _pooled(files) and all(own_batch.copied(path) or own_batch.confined(path, text) for path, text in files.items())
+
+
+def _folders_batch(tmp_path_factory, kit_home, name: str, table: dict[str, dict[str, str]]) -> own_batch.Batch:
+    return own_batch.stop(tmp_path_factory, kit_home, name, FORMS_PROJECT, HIDDEN, {"calc.py": CALC + CHECK + MUL},
+                          {case: files for case, files in table.items() if _foldered(files)}, folder="tests")
+
+
 FORMS_ATTACKS_FILES = {name: files for name, (files, _test, _rule) in FORMS_ATTACKS.items()}
 
 
@@ -715,6 +726,10 @@ def test_a_raises_approx_or_set_up_weakening_is_named(tmp_path_factory, kit_home
     files, test, rule = FORMS_ATTACKS[name]
     if _pooled(files):
         res = _forms_batch(tmp_path_factory, kit_home, "red-calc-forms-attacks", FORMS_ATTACKS_FILES)
+        assert not res.named(name, f"tests/{test}", rule), (name, res.named(name, f"tests/{test}", rule), res.stderr)
+        return
+    if _foldered(files):
+        res = _folders_batch(tmp_path_factory, kit_home, "red-calc-forms-folders-attacks", FORMS_ATTACKS_FILES)
         assert not res.named(name, f"tests/{test}", rule), (name, res.named(name, f"tests/{test}", rule), res.stderr)
         return
     res = _forms_stop(tmp_path_factory, kit_home, files)
@@ -728,6 +743,9 @@ def test_a_raises_approx_or_set_up_kept_or_stricter_passes(tmp_path_factory, kit
     if _pooled(FORMS_HONEST[name]) and _forms_batch(tmp_path_factory, kit_home, "red-calc-forms-honest",
                                                     FORMS_HONEST).returncode == 0:
         return  # one stop that passes passes each look-alike in it
+    if _foldered(FORMS_HONEST[name]) and _folders_batch(tmp_path_factory, kit_home, "red-calc-forms-folders-honest",
+                                                        FORMS_HONEST).returncode == 0:
+        return
     res = _forms_stop(tmp_path_factory, kit_home, FORMS_HONEST[name])
     assert res.returncode == 0, (name, res.stderr)
 

@@ -39,6 +39,33 @@ def copied(path: str, text: str | None = "") -> bool:
     return name.startswith("test_") and name.endswith(".py")
 
 
+def confined(path: str, text: str | None) -> bool:
+    """A conftest.py whose effects stay with the tests of its own folder: at its top only imports, plain names bound
+    and functions that are no pytest hook (fixtures: an autouse one patches for its folder's tests, and undoes it).
+    Anything else there (`unittest.TestCase.x = ...`, a call, a hook) reaches every module of the run: it stops alone."""
+    if PurePosixPath(path).name != "conftest.py" or text is None:
+        return False
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.name.startswith("pytest_"):
+                return False
+        elif isinstance(node, ast.Assign):
+            if not all(isinstance(t, ast.Name) for t in node.targets):
+                return False
+        elif not isinstance(node, (ast.Import, ast.ImportFrom)):
+            return False
+    return True
+
+
+def folder_copy(path: str, folder: str, index: int) -> str:
+    """`path` under `folder` in the case's own subfolder: `tests/test_calc.py` -> `tests/c03/test_calc_03.py` (a test
+    module keeps a name of its own: pytest's `prepend` imports it by its basename), `tests/conftest.py` ->
+    `tests/c03/conftest.py`."""
+    rel = PurePosixPath(path).relative_to(folder)
+    name = rel.name if rel.name == "conftest.py" else PurePosixPath(copy_name(rel.name, index)).name
+    return str(PurePosixPath(folder) / f"c{index:02d}" / rel.parent / name)
+
+
 def workflow(path: str) -> bool:
     return path.startswith(".github/workflows/") and path.endswith((".yml", ".yaml"))
 
@@ -95,18 +122,29 @@ class Batch:
 
 
 def stop(tmp_path_factory, kit_home: Path, name: str, files: dict[str, str], hidden: str, product: dict[str, str],
-         cases: dict[str, dict[str, str]]) -> Batch:
+         cases: dict[str, dict[str, str]], folder: str | None = None) -> Batch:
     """One stop of every case of `cases` at once (see the module's docstring): the project of `files` (each test module
     copied once per case) sealed with the hidden test `hidden`, `product` written over it (the request done right), each
-    case's files written into its own copies. Sealed and stopped under `kit_home`'s donegate.yaml."""
+    case's files written into its own copies. Sealed and stopped under `kit_home`'s donegate.yaml. `folder`: the
+    whole test folder copied once per case instead, into a subfolder of its own (`folder_copy`), its conftest.py with
+    it: a case may then edit its conftest.py too, where what it does stays with its folder's tests (`confined`)."""
     from tests.support.pool import SharedRuns, shared_root
 
+    def allowed(path: str, text: str | None) -> bool:
+        return copied(path, text) or bool(folder) and path.startswith(f"{folder}/") and confined(path, text)
+
     for case, edit in cases.items():
-        assert all(copied(path, text) for path, text in edit.items()), f"{case} edits a file every module reads: stop it alone"
+        assert all(allowed(path, text) for path, text in edit.items()), f"{case} edits a file every module reads: stop it alone"
     edited = {path for edit in cases.values() for path in edit}
-    names = {case: {path: copy_name(path, i) for path in files if path in edited} for i, case in enumerate(cases)}
+    if folder:
+        names = {case: {path: folder_copy(path, folder, i) for path in files if path.startswith(f"{folder}/")}
+                 for i, case in enumerate(cases)}
+    else:
+        names = {case: {path: copy_name(path, i) for path in files if path in edited} for i, case in enumerate(cases)}
+    copies = {path for each in names.values() for path in each}
     index = {case: i for i, case in enumerate(cases)}
-    tests = sorted({t for path in edited if not workflow(path) for t in _tests(files[path])}, key=len, reverse=True)
+    tests = sorted({t for path in copies if copied(path) and not workflow(path) for t in _tests(files[path])}, key=len,
+                   reverse=True)
     config = (kit_home / "donegate.yaml").read_text() if (kit_home / "donegate.yaml").exists() else ""
     config = "feedback_chars: 1000000\n" + config  # every case's line in the block
 
@@ -114,7 +152,7 @@ def stop(tmp_path_factory, kit_home: Path, name: str, files: dict[str, str], hid
         home = base / "home"
         home.mkdir()
         (home / "donegate.yaml").write_text(config)
-        laid = {path: text for path, text in files.items() if path not in edited}
+        laid = {path: text for path, text in files.items() if path not in copies}
         for case in cases:
             laid.update({copy: tagged(files[path], tests, index[case]) for path, copy in names[case].items()})
         repo = make_repo(base / "repo", laid)
@@ -135,6 +173,6 @@ def stop(tmp_path_factory, kit_home: Path, name: str, files: dict[str, str], hid
         return {"returncode": res.returncode, "stderr": res.stderr,
                 "weakened": (line.get("gates", {}).get("own") or {}).get("weakened", [])}
 
-    key = hashlib.sha256(json.dumps([files, hidden, product, cases, config], sort_keys=True).encode()).hexdigest()[:10]
+    key = hashlib.sha256(json.dumps([files, hidden, product, cases, config, folder], sort_keys=True).encode()).hexdigest()[:10]
     out = SharedRuns(shared_root(tmp_path_factory, "own-batches"), [f"{name}-{key}"], run, threads=0)[f"{name}-{key}"]
     return Batch(out["returncode"], out["stderr"], out["weakened"], names, tests, index)
