@@ -61,10 +61,16 @@ def pooled_calc(tmp_path_factory, kit_home: Path, files: dict[str, str] | None =
     donegate.yaml (tests/support/repos.py `sealed_copy`), each test a copy at the path the seal recorded (a seal
     here is three runs, ~0.9 CPU-s; a copy, milliseconds)."""
     def build(repo: Path, home: Path) -> None:
-        _calc(repo, files, env={**os.environ, "DONEGATE_HOME": str(home)})
+        res = _calc(repo, files, env={**os.environ, "DONEGATE_HOME": str(home)})
+        (repo.parent / "seal.out").write_text(res.stdout)  # (beside the repository: `sealed_out`)
 
     name = "calc-" + hashlib.sha256(json.dumps(files or {}, sort_keys=True).encode()).hexdigest()[:10]
     return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", name, build, kit_home)
+
+
+def sealed_out(repo: Path) -> str:
+    """What the seal of `pooled_calc`'s repository printed."""
+    return (repo.parent / "seal.out").read_text()
 
 
 def blocked(res) -> str:
@@ -75,9 +81,9 @@ def blocked(res) -> str:
 # -- the seal -----------------------------------------------------------------------------------------
 
 
-def test_the_seal_keeps_the_projects_own_suite_and_its_baseline(tmp_path, kit_home):
-    repo, res = sealed_calc(tmp_path)
-    assert "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout
+def test_the_seal_keeps_the_projects_own_suite_and_its_baseline(tmp_path_factory, kit_home):
+    repo = pooled_calc(tmp_path_factory, kit_home)
+    assert "the project's own tests: 1 of 1 pass" in sealed_out(repo), sealed_out(repo)
     st = store.load(repo)
     assert st.manifest["own_suite"]["tests"] == 1 and st.manifest["own_suite"]["passing"] == 1
     own = json.loads((st.path / "own-suite.json").read_text())
@@ -110,15 +116,15 @@ def test_a_suite_that_does_not_collect_is_named_in_one_line_and_nothing_is_seale
     assert store.load(repo) is None
 
 
-def test_a_seal_refused_for_its_own_suite_leaves_the_previous_seal_as_it_was(tmp_path, kit_home):
+def test_a_seal_refused_for_its_own_suite_leaves_the_previous_seal_as_it_was(tmp_path_factory, kit_home):
     """The seal never half-writes: sealed once, the project's suite then broken, a second seal is refused in one
     line, and the first store, its record and the acceptance folder are as they were (no new folder beside them)."""
-    repo, _ = sealed_calc(tmp_path)
+    repo = pooled_calc(tmp_path_factory, kit_home)
     before = store.load(repo)
     record = (kit_home / "state" / "seals" / f"{before.path.name.split('@')[0]}.json").read_text()
     folders = sorted(p.name for p in before.path.parent.iterdir())
     (repo / "tests" / "test_calc.py").write_text("import nothere_at_all\n\n\ndef test_x():\n    pass\n")
-    res = donegate("seal", str(repo), str(tmp_path / "hidden" / "test_mul.py"), "--replace")
+    res = donegate("seal", str(repo), str(repo.parent / "hidden" / "test_mul.py"), "--replace")
     assert res.returncode == 1 and "the project's own tests do not collect" in res.stderr, res.stdout + res.stderr
     assert len(res.stderr.strip().splitlines()) == 2, res.stderr  # the error and its fix
     after = store.load(repo)
