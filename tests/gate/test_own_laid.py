@@ -10,7 +10,7 @@ from pathlib import Path
 
 from donegate import paths
 from tests.support import require
-from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload, write_config
+from tests.support.repos import run_hook, seal, sealed_project, stop_lines, stop_payload, write_config
 
 CALC = "def add(a, b):\n    return a + b\n"
 OWN = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -21,15 +21,12 @@ LOOSE = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == add(
 SKIP_ALL = "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    items.clear()\n"
 
 
-def _sealed(tmp_path: Path, kit_home: Path) -> tuple[Path, Path]:
+def _sealed(tmp_path_factory, kit_home: Path) -> tuple[Path, Path]:
+    """The calc project sealed confined (a copy of one sealed once a run: `sealed_project`), and the folder its
+    stops lay the sealed suite out in (under the test's own state root: none yet)."""
     require.bwrap()
     write_config(kit_home, "confine: on\n")
-    repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "tests/test_calc.py": OWN})
-    hidden = tmp_path / "hidden" / "test_hidden.py"
-    hidden.parent.mkdir()
-    hidden.write_text(HIDDEN)
-    res = seal(repo, hidden)
-    assert res.returncode == 0, res.stderr
+    repo = sealed_project(tmp_path_factory, kit_home, "own-laid", {"calc.py": CALC, "tests/test_calc.py": OWN}, HIDDEN, 1)
     return repo, kit_home / "state" / "own-suite" / paths.repo_key(repo)
 
 
@@ -49,10 +46,10 @@ def _blocks_as_the_projects_own(repo: Path, kit_home: Path, session: str) -> Non
     (repo / "calc.py").write_text(CALC)
 
 
-def test_the_sealed_suite_is_laid_out_once_per_seal_and_a_regression_still_blocks(tmp_path, kit_home):
+def test_the_sealed_suite_is_laid_out_once_per_seal_and_a_regression_still_blocks(tmp_path_factory, kit_home):
     """Was: laid out afresh in a temporary folder at every stop (200 test files: ~0.04 CPU-s of the hook's, and their
     removal after the answer); no folder under the state root."""
-    repo, base = _sealed(tmp_path, kit_home)
+    repo, base = _sealed(tmp_path_factory, kit_home)
     (repo / "calc.py").write_text(CALC + "\n# a comment\n")
     assert run_hook(stop_payload(repo)).returncode == 0
     test = _laid(base) / "tests" / "test_calc.py"
@@ -63,12 +60,12 @@ def test_the_sealed_suite_is_laid_out_once_per_seal_and_a_regression_still_block
     assert stop_lines(kit_home)[-1]["gates"]["own"]["failing"][0]["where"] == "tests/test_calc.py:4"
 
 
-def test_a_laid_out_suite_edited_or_added_to_is_laid_out_again(tmp_path, kit_home):
+def test_a_laid_out_suite_edited_or_added_to_is_laid_out_again(tmp_path_factory, tmp_path, kit_home):
     """What the runs read is what the seal holds: a kept file edited (its test made to pass whatever the code does)
     or replaced by a link to such a file, a conftest.py added beside the kept files (deselecting every test), the
     kit's configuration laid out with them given a deselection: none is what runs. Beside each, the same regression
     blocks, and an honest stop after them passes."""
-    repo, base = _sealed(tmp_path, kit_home)
+    repo, base = _sealed(tmp_path_factory, kit_home)
     assert run_hook(stop_payload(repo)).returncode == 0
     test = _laid(base) / "tests" / "test_calc.py"
     os.chmod(test, 0o644)
@@ -89,13 +86,13 @@ def test_a_laid_out_suite_edited_or_added_to_is_laid_out_again(tmp_path, kit_hom
     assert run_hook(stop_payload(repo, session="s6")).returncode == 0
 
 
-def test_a_new_seal_lays_out_its_own_suite_and_the_earlier_one_goes(tmp_path, kit_home):
+def test_a_new_seal_lays_out_its_own_suite_and_the_earlier_one_goes(tmp_path_factory, kit_home):
     """A seal of other own tests: its stops run them, not the earlier seal's (the folder is the seal's digest)."""
-    repo, base = _sealed(tmp_path, kit_home)
+    repo, base = _sealed(tmp_path_factory, kit_home)
     assert run_hook(stop_payload(repo)).returncode == 0
     earlier = _laid(base)
     (repo / "tests" / "test_calc.py").write_text(OWN + "\n\ndef test_add_zero():\n    assert add(0, 0) == 0\n")
-    res = seal(repo, tmp_path / "hidden" / "test_hidden.py")
+    res = seal(repo, repo.parent / "hidden" / "test_request.py")
     assert res.returncode == 0, res.stderr
     (repo / "calc.py").write_text("def add(a, b):\n    return a + b if a else 1\n")
     res = run_hook(stop_payload(repo, session="s2"))
