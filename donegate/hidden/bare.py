@@ -52,7 +52,7 @@ if globals().get("__package__"):
     from donegate.hidden.bare_shim import (MAIN_ORDER, _as_program, _mkdtemp, _own_names, _run_test, _temp_dir, bind,
                                            hide_harness, make_shim, refuse_harness, shim_compile)
     from donegate.hidden.bare_fork import (PROGRAM, RESULT_MAX, _Alarm, _drain, _exactly, _failure, _hide, _only, _sink, _test_steps,
-                                           _threads, enter_program, passing_code, program_fork, renamed, rewrite)
+                                           _threads, enter_program, module_marks, passing_code, program_fork, renamed, rewrite)
 
 
 # --- one test, in a fork ----------------------------------------------------------------------------------
@@ -133,6 +133,7 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
             if rel not in programs or modname in job["named"]:
                 sys.modules[modname] = mod
             exec(bind(code, objects), mod.__dict__)
+            module_marks(rel, mod, job["helper"])
             mods[rel] = mod
             fixtures[rel] = {v._bare_fixture[0]: v for v in list(vars(mod).values()) if hasattr(v, "_bare_fixture")}
         except BaseException as exc:  # noqa: B036 (the module did not import: every test of it fails alike)

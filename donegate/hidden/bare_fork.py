@@ -20,9 +20,22 @@ import warnings
 # Sent to a run, this source shares one namespace with bare_shim's (`second._source`); imported by the kit (its
 # tests), it takes the name from the module.
 if globals().get("__package__"):
-    from donegate.hidden.bare_plan import HARNESS, TOKEN
-    from donegate.hidden.bare_shim import _ToShim, plan_test, shim_compile
+    from donegate.hidden.bare_plan import HARNESS, MARKS, TOKEN
+    from donegate.hidden.bare_shim import MODULE_MARKS, _Mark, _ToShim, plan_test, shim_compile
     from donegate.hidden.probe_unit import compare_probes
+
+
+def module_marks(rel, mod, helper):
+    """The test file's `pytestmark` (`bare_plan.MARKS`), its marks for each of its tests (`plan_test`), kept apart for
+    `rel`; its global named as the program's text shows it (`second.as_shown`: the helper's name where pytest's was),
+    in its place among the module's names."""
+    g = vars(mod)
+    if MARKS in g:
+        marks = g[MARKS]
+        MODULE_MARKS[rel] = [m for m in (marks if isinstance(marks, (list, tuple)) else [marks]) if isinstance(m, _Mark)]
+        names = list(g.items())
+        g.clear()
+        g.update((helper + MARKS[6:] if k == MARKS else k, v) for k, v in names)
 
 
 def _exactly(fd, n):

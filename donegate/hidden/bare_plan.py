@@ -128,6 +128,37 @@ def _given(fn, args, seeded):
     return {k.arg for k in d.keywords} | set(args[len(args) - len(d.args):] if d.args else ()), ""
 
 
+MARKS = "pytestmark"  # a module's marks for each of its tests: served (`bare_shim.module_marks`) when written out as marks
+MARKS_NOT_SERVED = ("usefixtures", "parametrize")  # as on a test of its own (`_params`), but there: never
+
+
+def _module_marks(tree, aliases, from_names):
+    """Why the module's `pytestmark` keeps its tests from the second run ("" when it has none, or one the second harness
+    serves): bound once, at the module's top, to a mark (`pytest.mark.slow`, `mark.skipif(...)`) or a list or tuple of
+    them, none `usefixtures` or `parametrize`, and never read by the file's code (the program's global is named as its
+    text shows it, `second.as_shown`)."""
+    classes = {id(t) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for b in c.body if isinstance(b, ast.Assign)
+               for t in b.targets}  # a class's own (`CLASS_HOOKS`: that class's tests alone)
+    binds = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == MARKS and id(n) not in classes
+             or isinstance(n, ast.arg) and n.arg == MARKS or isinstance(n, ast.alias) and (n.asname or n.name) == MARKS
+             or isinstance(n, (ast.Global, ast.Nonlocal)) and MARKS in n.names]
+    if not binds:
+        return ""
+    top = [n for n in tree.body if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == MARKS for t in n.targets)]
+    if len(binds) != 1 or len(top) != 1 or len(top[0].targets) != 1:
+        return f"defines {MARKS} otherwise than once, at its top"
+    value = top[0].value
+    prefixes = {f"{a}.mark" for a in aliases} | {n for n in from_names if n == "mark"}
+    for m in value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]:
+        name = _dotted(m.func if isinstance(m, ast.Call) else m)
+        prefix, _, last = name.rpartition(".")
+        if prefix not in prefixes:
+            return f"defines {MARKS} with what is not written out as marks"
+        if last in MARKS_NOT_SERVED:
+            return f"defines {MARKS} with pytest.mark.{last}"
+    return ""
+
+
 def plan(source, harness_aliases=None, served=SERVED, own=()):
     """(module reason, {qualname: (reason, fixture names)}) for one test file, from its syntax tree; `served`: the
     fixtures the harness serves itself (a file's own fixture of that name is its own); `own`: harness names the
@@ -165,10 +196,13 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
             if node.attr not in SHIM:
                 return f"uses pytest.{node.attr}", {}
     fixtures = {}
+    marked = _module_marks(tree, aliases, from_names)
+    if marked:
+        return marked, {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.ClassDef)):
             names = [node.name] if not isinstance(node, ast.Assign) else [_dotted(t) for t in node.targets]
-            hooks = [n for n in names if n in MODULE_HOOKS]
+            hooks = [n for n in names if n in MODULE_HOOKS and not (n == MARKS and isinstance(node, ast.Assign))]
             if hooks:
                 return f"defines {hooks[0]}", {}
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

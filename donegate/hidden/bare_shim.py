@@ -280,8 +280,11 @@ def _cases(fn):
     return [dict(kv for d in combo for kv in d.items()) for combo in itertools.product(*lists)] if lists else [{}]
 
 
-def _skipping(fn):
-    for m in getattr(fn, "_bare_marks", []):
+MODULE_MARKS: "dict[str, list]" = {}  # {test file: its module's `pytestmark`, as a list} (`bare_fork.module_marks`)
+
+
+def _skipping(fn, marks=()):
+    for m in [*getattr(fn, "_bare_marks", []), *marks]:
         if m.name == "skip" or m.name == "skipif" and m.args and m.args[0] is True:
             raise _Skipped(str(m.kwargs.get("reason", "")))
 
@@ -341,7 +344,7 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
     teardowns.extend(functools.partial(f, mod) if _takes_one(f) else f for f in down)
     if unit:
         yield from unit_class(klass, fn, teardowns)
-    _skipping(func)
+    _skipping(func, MODULE_MARKS.get(job["rel"], ()))
     cases = _cases(func)
     if len(cases) != job["count"]:
         raise LookupError(f"{len(cases)} parameter sets where pytest ran {job['count']}")

@@ -10,11 +10,12 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 from unittest import mock
 
 import pytest
 
-from donegate.hidden import bare, bare_shim, probe, second
+from donegate.hidden import bare, bare_fork, bare_shim, probe, second
 
 HERE = str(Path(__file__).parent)
 
@@ -133,10 +134,52 @@ def test_the_plan_serves_given_tests_with_the_first_runs_draws_and_the_arguments
     ("from pytest import MonkeyPatch\n", "uses pytest.MonkeyPatch"),
     ("import _pytest.python\n", "imports _pytest.python"),
     ("def pytest_generate_tests(metafunc):\n    pass\n", "defines pytest_generate_tests"),
-    ("import pytest\npytestmark = pytest.mark.slow\n", "defines pytestmark"),
+    # a module's `pytestmark` the second harness cannot serve as each test's marks (`bare_plan._module_marks`)
+    ("import pytest\npytestmark = pytest.mark.usefixtures('db')\n", "defines pytestmark with pytest.mark.usefixtures"),
+    ("import pytest\npytestmark = [pytest.mark.slow, pytest.mark.parametrize('x', [1])]\n",
+     "defines pytestmark with pytest.mark.parametrize"),
+    ("import pytest\nslow = pytest.mark.slow\npytestmark = slow\n", "defines pytestmark with what is not written out as marks"),
+    ("import pytest\npytestmark = [pytest.mark.slow]\npytestmark += [pytest.mark.fast]\n",
+     "defines pytestmark otherwise than once, at its top"),
+    ("import pytest\npytestmark = pytest.mark.slow\ndef test_a():\n    assert pytestmark\n",
+     "defines pytestmark otherwise than once, at its top"),
+    ("from marks import pytestmark\n", "defines pytestmark otherwise than once, at its top"),
+    ("pytestmark: list = []\n", "defines pytestmark otherwise than once, at its top"),
 ])
 def test_a_file_the_harness_cannot_run_faithfully_is_unsupported_as_a_whole(source, why):
     assert bare.plan(source)[0] == why
+
+
+@pytest.mark.parametrize("source", [
+    "import pytest\npytestmark = pytest.mark.slow\n",
+    "import pytest as pt\npytestmark = (pt.mark.slow, pt.mark.skipif(False, reason='no'), pt.mark.filterwarnings('error'))\n",
+    "from pytest import mark\npytestmark = [mark.slow, mark.xfail]\n",
+    "import pytest\nclass TestA:\n    pytestmark = pytest.mark.usefixtures('db')\n",  # a class's: its own tests (below)
+])
+def test_a_modules_marks_written_out_are_served(source):
+    """A module's `pytestmark` whose marks the second harness serves as each test's own: the file is planned (a
+    product right only under pytest passed a stop with the bug in when it was not: test_second_opinion)."""
+    why, tests = bare.plan(source + "def test_b():\n    pass\n")
+    assert why == "" and tests["test_b"] == ("", [])
+
+
+def test_a_modules_skip_marks_skip_each_of_its_tests_in_the_second_harness():
+    source = "import pytest\npytestmark = [pytest.mark.slow, pytest.mark.skipif(RUN, reason='r')]\n\ndef test_b():\n    pass\n"
+    for run, skipped in ((False, False), (True, True)):
+        ns = {"RUN": run}
+        mod = SimpleNamespace()
+        exec(bare.bind(bare.shim_compile(bare_shim._ToShim("\x00shim").visit(ast.parse(source)), "t.py"),
+                       {"\x00shim": bare.make_shim()}), ns)
+        mod.__dict__.update(ns)
+        bare_fork.module_marks("t.py", mod, "checks")
+        assert "pytestmark" not in vars(mod) and [m.name for m in vars(mod)["checksmark"]] == ["slow", "skipif"]
+        assert list(vars(mod)).index("checksmark") == list(ns).index("pytestmark")  # its place, under the name shown
+        try:
+            bare_shim._skipping(ns["test_b"], bare_shim.MODULE_MARKS["t.py"])
+        except bare_shim._Skipped:
+            assert skipped
+        else:
+            assert not skipped
 
 
 PARAMS = textwrap.dedent('''
@@ -325,6 +368,7 @@ SERVED_PATH = '''import sys
 
 import calc
 from pathlib import Path
+from types import SimpleNamespace
 
 
 def test_by_importlib(tmp_path):

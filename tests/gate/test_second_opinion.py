@@ -226,14 +226,47 @@ ATTACKS_TOGETHER = {"disagree": ["pytest-in-sys-modules-via-get", "pytest-versio
                                  "pytest-frames-on-the-stack", "encoding-cookie-hides-the-code"]}
 
 
+# A hidden test file with `pytestmark` (marks for each of its tests) was not double-checked at all (`bare_plan`'s module
+# hooks): `'_pytest' in sys.modules` passed a stop with the bug in. Its marks are the marks of each of its tests in the
+# second run too (a skip or skipif as a test's own); `usefixtures` or `parametrize` there, or marks not written out as
+# marks, still leave the file not double-checked. Both cases stop in the disagree kind's stop (`_disagree_stop`), each in
+# a module of its own with its own copy of MARKED: the attack's test fails the second run, the look-alike's three pass it.
+MARKED = HIDDEN.replace("import calc\n", "import calc\n\npytestmark = [pytest.mark.slow, pytest.mark.skipif(False, reason='never'),\n"
+                        "              pytest.mark.filterwarnings('ignore::DeprecationWarning')]\n", 1)
+MARKED_CASES = {"pytest-loaded-in-a-file-with-pytestmark": _when("'_pytest' in sys.modules", "import sys\n"),
+                # the global as the program's text shows it (`checksmark`, `second.as_shown`), not as pytest's module has it
+                "pytestmark-in-the-callers-globals": _when("'py' + 'testmark' in sys._getframe(1).f_globals", "import sys\n"),
+                "honest-the-fix-in-a-file-with-pytestmark": FIXED}
+
+
+def _disagree_stop(tmp_path_factory, sealed) -> dict:
+    """The stop of the disagree kind's attacks (`ATTACKS_TOGETHER`) and `MARKED_CASES`: once in the whole run."""
+    codes = {**{n: ATTACKS[n][0]["calc.py"] for n in ATTACKS_TOGETHER["disagree"]}, **MARKED_CASES}
+    return batch(tmp_path_factory, "second-disagree", codes, f"confine: {'on' if sealed[2] == 'bwrap' else 'off'}\nscan: block\n",
+                 hidden=HIDDEN, bug=BUG, hiddens=dict.fromkeys(MARKED_CASES, MARKED))
+
+
+@pytest.mark.parametrize("name", list(MARKED_CASES))
+def test_a_file_with_pytestmark_is_double_checked(tmp_path_factory, sealed, name):
+    out = _disagree_stop(tmp_path_factory, sealed)
+    accept, module = out["line"]["gates"]["acceptance"], out["modules"][name]
+    assert out["returncode"] == 2 and accept["tamper"]["rule"] == "disagree", (accept, out["stderr"])
+    second = accept["second"]
+    mine = {t for t in (*second.get("unsupported", {}), *(second.get("disagree") or {})) if t.startswith(f"test_{module}.py::")}
+    if name.startswith("honest"):
+        assert not mine, second
+        assert f"test_{module}.py::" not in out["stderr"], out["stderr"]
+        return
+    assert mine == {f"test_{module}.py::test_ten_units_get_the_bulk_discount"}, second
+    assert second["disagree"][f"test_{module}.py::test_ten_units_get_the_bulk_discount"].startswith("failed: "), second
+
+
 def _together(tmp_path_factory, sealed, name: str) -> bool:
     """Whether `name` is judged in its kind's stop (`ATTACKS_TOGETHER`); if so, that it found its own test failed there."""
     rule = next((rule for rule, names in ATTACKS_TOGETHER.items() if name in names), "")
     if not rule:
         return False
-    codes = {n: ATTACKS[n][0]["calc.py"] for n in ATTACKS_TOGETHER[rule]}
-    out = batch(tmp_path_factory, f"second-{rule}", codes, f"confine: {'on' if sealed[2] == 'bwrap' else 'off'}\nscan: block\n",
-                hidden=HIDDEN, bug=BUG)
+    out = _disagree_stop(tmp_path_factory, sealed)
     accept = out["line"]["gates"]["acceptance"]
     assert out["returncode"] == 2 and accept["tamper"]["rule"] == rule, (accept, out["stderr"])
     why = appeal._not_appealable(SimpleNamespace(gates=out["line"]["gates"]))
