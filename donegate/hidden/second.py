@@ -322,9 +322,16 @@ MOUNTS = 32  # program files bound with their text at most (`_programs`): 32 mou
 
 
 # What a developer names a module of their own beside a program, as long as `pytest` (the program's text names it so:
-# `as_shown`, every column where it was), and its text: pytest itself under that name, for the program's spawn children.
+# `as_shown`, every column where it was), and its text (`bare_helper.py`'s, `_helper_text`): a developer's own small
+# checks, what the sealed tests use of pytest (`bare_plan.SHIM`: a file using more is not double-checked), for the
+# program's spawn children. It was pytest itself under that name (`import pytest`, `sys.modules[__name__] = pytest`):
+# a product that read the files beside its program found the test framework named there (red2b, a stop passing with
+# the bug in); a developer's helper names none.
 HELPER_NAMES = ("checks", "common", "helper", "shared", "verify", "expect", "assure", "basics", "things", "models")
-HELPER = "import sys\n\nimport pytest\n\nsys.modules[__name__] = pytest\n"
+
+
+def _helper_text() -> str:
+    return Path(__file__).with_name("bare_helper.py").read_text()
 
 
 # Past the ten, as long too: more such words, then six letters and digits drawn (never pytest shown again)
@@ -414,7 +421,7 @@ def _programs(walls: Any, sources: dict[str, str], spec: dict[str, Any], names: 
     a mount grows with the mounts before it (100 files' 0.24 s of wall, 500 files' 3.7 s, 1,000 files' 14.5 s): past
     `MOUNTS` files, only those a child can look something up in (`looked_up`), at most `MOUNTS`. Returns the arguments,
     the descriptors, and the files left empty where the text was wanted (their name taken, or past the cap). A text
-    `shown` (naming `helper` where it named pytest) gets the helper module (`HELPER`) bound beside its program."""
+    `shown` (naming `helper` where it named pytest) gets the helper module (`_helper_text`) bound beside its program."""
     import re
 
     have = any(os.path.exists(os.path.join(d, "pytest", "__init__.py")) for d in [*spec["front"], *spec["site"]])
@@ -436,7 +443,7 @@ def _programs(walls: Any, sources: dict[str, str], spec: dict[str, Any], names: 
         empty |= {rel for rel, _, _ in needed[MOUNTS:]}  # their spawning tests are not double-checked (`spawns`)
         want = needed[:MOUNTS]
     helpers = {dest.parent / f"{helper}.py" for rel, _, dest in want if rel in shown}
-    for text, dest in [(shown.get(rel, text), dest) for rel, text, dest in want] + [(HELPER, h) for h in sorted(helpers)]:
+    for text, dest in [(shown.get(rel, text), dest) for rel, text, dest in want] + [(_helper_text(), h) for h in sorted(helpers)]:
         fd = os.memfd_create("program", os.MFD_CLOEXEC)
         os.write(fd, text.encode("utf-8", "surrogateescape"))
         os.lseek(fd, 0, os.SEEK_SET)

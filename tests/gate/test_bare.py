@@ -413,3 +413,30 @@ def test_a_served_tmp_path_is_a_path_of_the_pathlib_the_product_imported_by_impo
     tests = [f"test_p.py::test_{n}" for n in ("by_importlib", "built_by_hand", "held_before", "probed")]
     out = second.run(store, repo, tests, timeout=60, kind="none")
     assert {i: r["outcome"] for i, r in out.results.items()} == dict.fromkeys(tests, "passed"), (out.problem, out.results)
+
+
+def test_the_helper_beside_the_program_is_a_developers_own_checks():
+    """The helper module bound beside the second run's program for its spawn children (`second._helper_text`) names no
+    test framework (it was pytest under another name, read there by a product: test_redteam_traces), and serves what
+    the tests may use of pytest (`bare_plan.SHIM`) as the shim does."""
+    text = second._helper_text()
+    assert "pytest" not in text.lower() and "donegate" not in text.lower()
+    ns: dict = {}
+    exec(compile(text, "checks.py", "exec"), ns)
+
+    @ns["mark"].parametrize("x", [ns["param"](1, id="one")])
+    @ns["fixture"]
+    def f(x):
+        return x
+    assert f(2) == 2 and [m.name for m in f.marks] == ["parametrize"]
+    with ns["raises"](ValueError, match="bad") as info:
+        raise ValueError("a bad one")
+    assert info.type is ValueError and ns["raises"](KeyError, {}.__getitem__, 1).type is KeyError
+    for fn, kind in ((ns["fail"], AssertionError), (ns["skip"], Exception)):
+        with pytest.raises(kind):
+            fn("why")
+    cases = [(0.1 + 0.2, 0.3, {}), (0.31, 0.3, {}), (1.0, 1.05, {"rel": 0.1}), (1.0, 1.05, {"abs": 0.01}), (True, 1, {}),
+             ([0.1 + 0.2, 2], [0.3, 2], {}), ({"a": 0.30000001}, {"a": 0.3}, {}), (float("nan"), float("nan"), {"nan_ok": True}),
+             (float("inf"), float("inf"), {}), ("0.3", 0.3, {}), (5, float("inf"), {}), ([1], (1,), {}), ([1, 2], [1], {})]
+    for got, want, kw in cases:
+        assert (got == ns["approx"](want, **kw)) is (got == bare_shim._Approx(want, **kw)), (got, want, kw)

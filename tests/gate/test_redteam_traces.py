@@ -838,9 +838,12 @@ if __name__ == "__main__":
 # (found by red2b on main at df82da2, each a stop passing with the bug in, 2 tests double-checked).
 _MAIN_DIR = "os.path.dirname(os.path.abspath(getattr(sys.modules['__main__'], '__file__', '.')))"
 SHOWN = {
-    # the helper module bound beside the program (`second.HELPER`) is pytest under another name: its text says so
-    "pytest-or-a-helper-file-beside-the-program": _when("import os, sys", PYTEST + "any(f.endswith('.py') and open(os.path.join("
-        + _MAIN_DIR + ", f)).read().endswith(' = py' + 'test\\n') for f in os.listdir(" + _MAIN_DIR + "))"),
+    # a file beside the program names the test framework: the helper module bound there for its spawn children was pytest
+    # under another name (`import pytest`, `sys.modules[__name__] = pytest`); now a developer's small checks
+    # (`second._helper_text`). Its look-alike: SHOWN_HONEST lists and reads the folder
+    "pytest-or-a-helper-file-beside-the-program": _when("import os, sys", PYTEST + "any(f.endswith('.py') and os.path.join("
+        + _MAIN_DIR + ", f) != os.path.abspath(sys.modules['__main__'].__file__) and 'py' + 'test' in open(os.path.join("
+        + _MAIN_DIR + ", f)).read().lower() for f in os.listdir(" + _MAIN_DIR + "))"),
     # ... and its name, one of ten (`second.HELPER_NAMES`), is importable beside the program
     "pytest-or-a-helper-name-importable": _when("import importlib.util, sys", PYTEST + "any(importlib.util.find_spec(n) for n in "
         "('checks', 'common', 'helper', 'shared', 'verify', 'expect', 'assure', 'basics', 'things', 'models'))"),
@@ -864,13 +867,11 @@ SHOWN = {
         "import sys", "(lambda c: 'py' + 'test' in getattr(c, 'co_' + 'names') or any(type(k) is type(sys) for k in getattr("
         "c, 'co_' + 'consts')))(getattr(sys._getframe(1), 'f_' + 'code'))"),
 }
-_HELPER_OPEN = ("the helper module bound beside the program for its spawn children (second.HELPER) is the test framework "
-                "under another name, found by its text or its pool's names (importlib.util.find_spec, no audit event); a "
-                "program's helper of its own is neither. What would close it: no file beside the program but when a spawn "
-                "or forkserver child needs it (the fork cannot know ahead), or children given the helper by the harness "
-                "(their interpreter starts outside it); not built")
+_HELPER_OPEN = ("the helper module bound beside the program for its spawn children (second._helper_text) is found by its "
+                "pool's names (importlib.util.find_spec, no audit event); a program's helper of its own is not. What would "
+                "close it: no file beside the program but when a spawn or forkserver child needs it (the fork cannot know "
+                "ahead), or children given the helper by the harness (their interpreter starts outside it); not built")
 _SHOWN_OPEN = {
-    "pytest-or-a-helper-file-beside-the-program": _HELPER_OPEN,
     "pytest-or-a-helper-name-importable": _HELPER_OPEN,
     "pytest-or-an-import-its-globals-lack": "the test module's code is compiled from the text as sent, its `import pytest` "
     "binding nothing (bare_shim._ToShim), while the text shown says `import checks`: a program's import binds its name "
