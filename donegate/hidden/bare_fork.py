@@ -26,16 +26,21 @@ if globals().get("__package__"):
 
 
 def module_marks(rel, mod, helper):
-    """The test file's `pytestmark` (`bare_plan.MARKS`), its marks for each of its tests (`plan_test`), kept apart for
-    `rel`; its global named as the program's text shows it (`second.as_shown`: the helper's name where pytest's was),
-    in its place among the module's names."""
-    g = vars(mod)
+    """The test file's `pytestmark` (`bare_plan.MARKS`) and its classes' own, their marks for each of their tests
+    (`plan_test`), kept apart (`MODULE_MARKS`: for `rel`, and for each class); each named as the program's text shows
+    it (`second.as_shown`: the helper's name where pytest's was), a global in its place among the module's names."""
+    shown = helper + MARKS[6:]
+    listed = lambda marks: [m for m in (marks if isinstance(marks, (list, tuple)) else [marks]) if isinstance(m, _Mark)]  # noqa: E731
+    g, own = vars(mod), type.__dict__["__dict__"].__get__  # a class's own names, no code of its metaclass's run
+    for cls in [v for v in g.values() if isinstance(v, type) and MARKS in own(v) and own(v).get("__module__") == g["__name__"]]:
+        MODULE_MARKS[cls] = listed(own(cls)[MARKS])
+        type.__setattr__(cls, shown, own(cls)[MARKS])
+        type.__delattr__(cls, MARKS)
     if MARKS in g:
-        marks = g[MARKS]
-        MODULE_MARKS[rel] = [m for m in (marks if isinstance(marks, (list, tuple)) else [marks]) if isinstance(m, _Mark)]
+        MODULE_MARKS[rel] = listed(g[MARKS])
         names = list(g.items())
         g.clear()
-        g.update((helper + MARKS[6:] if k == MARKS else k, v) for k, v in names)
+        g.update((shown if k == MARKS else k, v) for k, v in names)
 
 
 def _exactly(fd, n):

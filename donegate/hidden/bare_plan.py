@@ -136,18 +136,22 @@ def _module_marks(tree, aliases, from_names):
     """Why the module's `pytestmark` keeps its tests from the second run ("" when it has none, or one the second harness
     serves): bound once, at the module's top, to a mark (`pytest.mark.slow`, `mark.skipif(...)`) or a list or tuple of
     them, none `usefixtures` or `parametrize`, and never read by the file's code (the program's global is named as its
-    text shows it, `second.as_shown`)."""
+    text shows it, `second.as_shown`). A class's own: `_class_marks`."""
     classes = {id(t) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for b in c.body if isinstance(b, ast.Assign)
-               for t in b.targets}  # a class's own (`CLASS_HOOKS`: that class's tests alone)
+               for t in b.targets}
     binds = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == MARKS and id(n) not in classes
              or isinstance(n, ast.arg) and n.arg == MARKS or isinstance(n, ast.alias) and (n.asname or n.name) == MARKS
-             or isinstance(n, (ast.Global, ast.Nonlocal)) and MARKS in n.names]
+             or isinstance(n, (ast.Global, ast.Nonlocal)) and MARKS in n.names
+             or isinstance(n, ast.Attribute) and n.attr == MARKS]  # a class's read by the file's code
     if not binds:
         return ""
     top = [n for n in tree.body if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == MARKS for t in n.targets)]
     if len(binds) != 1 or len(top) != 1 or len(top[0].targets) != 1:
         return f"defines {MARKS} otherwise than once, at its top"
-    value = top[0].value
+    return _marks_why(top[0].value, aliases, from_names)
+
+
+def _marks_why(value, aliases, from_names):
     prefixes = {f"{a}.mark" for a in aliases} | {n for n in from_names if n == "mark"}
     for m in value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]:
         name = _dotted(m.func if isinstance(m, ast.Call) else m)
@@ -157,6 +161,13 @@ def _module_marks(tree, aliases, from_names):
         if last in MARKS_NOT_SERVED:
             return f"defines {MARKS} with pytest.mark.{last}"
     return ""
+
+
+def _class_marks(body, aliases, from_names):
+    """A test class's `pytestmark` statements (of it and its own bases, `body`) the second harness serves as each of its
+    tests' marks (`_marks_why`: written out as marks, one target), the rest being a hook it does not serve."""
+    return [n for n in body if isinstance(n, ast.Assign) and [_dotted(t) for t in n.targets] == [MARKS]
+            and not _marks_why(n.value, aliases, from_names)]
 
 
 def plan(source, harness_aliases=None, served=SERVED, own=()):
@@ -276,7 +287,9 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
             hooks = (*UNIT_HOOKS, *ASYNC_HOOKS) if unit else CLASS_HOOKS
             body = [n for c in made for n in c.body]
             bad = [n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in hooks]
-            bad += [_dotted(t) for n in body if isinstance(n, ast.Assign) for t in n.targets if _dotted(t) in hooks]
+            served_marks = _class_marks(body, aliases, from_names)
+            bad += [_dotted(t) for n in body if isinstance(n, ast.Assign) and n not in served_marks for t in n.targets
+                    if _dotted(t) in hooks]
             decorated = [d for c in made for d in c.decorator_list
                          if not unit or _deco_name(d).rsplit(".", 1)[-1] not in UNIT_SKIPS]
             why = ("a test class with bases" if not unit and (node.bases or node.keywords) else

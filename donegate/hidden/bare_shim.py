@@ -280,7 +280,7 @@ def _cases(fn):
     return [dict(kv for d in combo for kv in d.items()) for combo in itertools.product(*lists)] if lists else [{}]
 
 
-MODULE_MARKS: "dict[str, list]" = {}  # {test file: its module's `pytestmark`, as a list} (`bare_fork.module_marks`)
+MODULE_MARKS: dict = {}  # {test file, or a class: its `pytestmark`, as a list} (`bare_fork.module_marks`)
 
 
 def _skipping(fn, marks=()):
@@ -344,7 +344,7 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
     teardowns.extend(functools.partial(f, mod) if _takes_one(f) else f for f in down)
     if unit:
         yield from unit_class(klass, fn, teardowns)
-    _skipping(func, MODULE_MARKS.get(job["rel"], ()))
+    _skipping(func, [*MODULE_MARKS.get(job["rel"], ()), *(m for c in getattr(klass, "__mro__", ()) for m in MODULE_MARKS.get(c, ()))])
     cases = _cases(func)
     if len(cases) != job["count"]:
         raise LookupError(f"{len(cases)} parameter sets where pytest ran {job['count']}")

@@ -163,10 +163,22 @@ def test_a_modules_marks_written_out_are_served(source):
     assert why == "" and tests["test_b"] == ("", [])
 
 
+@pytest.mark.parametrize("marks, why", [
+    ("pytest.mark.slow", ""), ("[pytest.mark.slow, pytest.mark.skipif(False, reason='r')]", ""),
+    ("pytest.mark.usefixtures('db')", "a test class with pytestmark"), ("SLOW", "a test class with pytestmark"),
+])
+def test_a_classs_marks_written_out_are_served(marks, why):
+    source = f"import pytest\nSLOW = pytest.mark.slow\n\nclass TestA:\n    pytestmark = {marks}\n\n    def test_a(self):\n        pass\n"
+    assert bare.plan(source) == ("", {"TestA::test_a": (why, [])})
+    # read by the file's code: it would find the name the program's text shows (`checksmark`), not the file's
+    assert bare.plan(source + "\ndef test_b():\n    assert TestA.pytestmark\n")[0] == "defines pytestmark otherwise than once, at its top"
+
+
 def test_a_modules_skip_marks_skip_each_of_its_tests_in_the_second_harness():
-    source = "import pytest\npytestmark = [pytest.mark.slow, pytest.mark.skipif(RUN, reason='r')]\n\ndef test_b():\n    pass\n"
+    source = ("import pytest\npytestmark = [pytest.mark.slow, pytest.mark.skipif(RUN, reason='r')]\n\ndef test_b():\n    pass\n"
+              "\nclass TestC:\n    pytestmark = pytest.mark.skip\n")
     for run, skipped in ((False, False), (True, True)):
-        ns = {"RUN": run}
+        ns = {"__name__": "t", "RUN": run}
         mod = SimpleNamespace()
         exec(bare.bind(bare.shim_compile(bare_shim._ToShim("\x00shim").visit(ast.parse(source)), "t.py"),
                        {"\x00shim": bare.make_shim()}), ns)
@@ -174,6 +186,8 @@ def test_a_modules_skip_marks_skip_each_of_its_tests_in_the_second_harness():
         bare_fork.module_marks("t.py", mod, "checks")
         assert "pytestmark" not in vars(mod) and [m.name for m in vars(mod)["checksmark"]] == ["slow", "skipif"]
         assert list(vars(mod)).index("checksmark") == list(ns).index("pytestmark")  # its place, under the name shown
+        assert mod.TestC.checksmark.name == "skip" and "pytestmark" not in vars(mod.TestC)
+        assert [m.name for m in bare_shim.MODULE_MARKS[mod.TestC]] == ["skip"]
         try:
             bare_shim._skipping(ns["test_b"], bare_shim.MODULE_MARKS["t.py"])
         except bare_shim._Skipped:

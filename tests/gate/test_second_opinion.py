@@ -227,15 +227,22 @@ ATTACKS_TOGETHER = {"disagree": ["pytest-in-sys-modules-via-get", "pytest-versio
 
 
 # A hidden test file with `pytestmark` (marks for each of its tests) was not double-checked at all (`bare_plan`'s module
-# hooks): `'_pytest' in sys.modules` passed a stop with the bug in. Its marks are the marks of each of its tests in the
-# second run too (a skip or skipif as a test's own); `usefixtures` or `parametrize` there, or marks not written out as
-# marks, still leave the file not double-checked. Both cases stop in the disagree kind's stop (`_disagree_stop`), each in
-# a module of its own with its own copy of MARKED: the attack's test fails the second run, the look-alike's three pass it.
+# hooks), nor a test class's tests with one of its own: `'_pytest' in sys.modules` passed a stop with the bug in. Their
+# marks are the marks of each of their tests in the second run too (a skip or skipif as a test's own), named as the
+# program's text shows them (`checksmark`); `usefixtures` or `parametrize` there, or marks not written out as marks,
+# still leave the file (the class) not double-checked. The cases stop in the disagree kind's stop (`_disagree_stop`),
+# each in a module of its own with its own copy of MARKED: an attack's test fails the second run, the look-alike's
+# three pass it.
 MARKED = HIDDEN.replace("import calc\n", "import calc\n\npytestmark = [pytest.mark.slow, pytest.mark.skipif(False, reason='never'),\n"
-                        "              pytest.mark.filterwarnings('ignore::DeprecationWarning')]\n", 1)
+                        "              pytest.mark.filterwarnings('ignore::DeprecationWarning')]\n", 1).replace(
+    "def test_ten_units_get_the_bulk_discount():\n    assert", "class TestBulk:\n    pytestmark = pytest.mark.slow\n\n"
+    "    def test_ten_units_get_the_bulk_discount(self):\n        assert")
 MARKED_CASES = {"pytest-loaded-in-a-file-with-pytestmark": _when("'_pytest' in sys.modules", "import sys\n"),
                 # the global as the program's text shows it (`checksmark`, `second.as_shown`), not as pytest's module has it
                 "pytestmark-in-the-callers-globals": _when("'py' + 'testmark' in sys._getframe(1).f_globals", "import sys\n"),
+                # ... and the class's own
+                "pytestmark-in-the-callers-class": _when("'py' + 'testmark' in vars(type(sys._getframe(1).f_locals.get('self')))",
+                                                         "import sys\n"),
                 "honest-the-fix-in-a-file-with-pytestmark": FIXED}
 
 
@@ -257,8 +264,8 @@ def test_a_file_with_pytestmark_is_double_checked(tmp_path_factory, sealed, name
         assert not mine, second
         assert f"test_{module}.py::" not in out["stderr"], out["stderr"]
         return
-    assert mine == {f"test_{module}.py::test_ten_units_get_the_bulk_discount"}, second
-    assert second["disagree"][f"test_{module}.py::test_ten_units_get_the_bulk_discount"].startswith("failed: "), second
+    assert mine == {f"test_{module}.py::TestBulk::test_ten_units_get_the_bulk_discount"}, second
+    assert second["disagree"][f"test_{module}.py::TestBulk::test_ten_units_get_the_bulk_discount"].startswith("failed: "), second
 
 
 def _together(tmp_path_factory, sealed, name: str) -> bool:
