@@ -57,27 +57,6 @@ def _stops(g: GatedRepo) -> list[dict]:
     return [r for r in ledger(g.home) if r.get("event") == "stop"]
 
 
-def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_fix_passes(codex_gated):
-    g, codex_home, install = codex_gated
-    with FakeResponses() as api:
-        install(api)
-        api.add(CLAIM, FIX, "Fixed the boundary: 10 units get the discount.")
-        run = run_codex(codex_home, g.repo, "Implement the request: orders of 10 or more units get 10% off.",
-                        env={"DONEGATE_HOME": ""})
-    stops = _stops(g)
-    assert run.returncode == 0, run.describe()
-    assert [s["verdict"] for s in stops] == ["block", "pass"], run.describe() + json.dumps(stops)[:3000]
-    assert [s["client"] for s in stops] == ["codex", "codex"]
-    assert [s["stop_hook_active"] for s in stops] == [False, True]
-    (run_id, text), = api.hook_prompts()
-    assert ASSERTION in text
-    # What Codex shows of the hook: its place among the handlers and its config file, which names nothing of the kit.
-    assert re.fullmatch(rf"stop:\d+:{re.escape(str(codex_home / 'config.toml'))}", run_id), run_id
-    assert api.overrun == 0 and not api.turns
-    assert BUG[1] in g.pricing.read_text()
-    assert secrecy.leaks(api, g, codex=True) == {}
-
-
 def test_the_agent_cannot_read_the_store_the_hook_or_its_config_and_no_request_names_them(codex_gated):
     require.namespaces()  # the permission profile is Codex's (bundled) bubblewrap sandbox
     g, codex_home, install = codex_gated
@@ -135,20 +114,34 @@ def test_the_kits_block_counter_ends_a_loop_codex_never_ends(tmp_path, tmp_path_
     assert secrecy.leaks(api, g, codex=True) == {}
 
 
-def test_an_edited_hook_is_skipped_silently_which_is_why_doctor_checks_trust(codex_gated):
+def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_fix_passes(codex_gated):
+    """Blocked with the assertion, the fix passes; in the same session the guard's entry edited after install: Codex
+    skips an untrusted hook silently, which is why doctor checks trust (the two had a session each: ~2.5 CPU-s)."""
     g, codex_home, install = codex_gated
     with FakeResponses() as api:
         install(api)
         cfg = codex_home / "config.toml"
         cfg.write_text(cfg.read_text().replace("timeout = 10\n", "timeout = 11\n"))  # the guard's hash no longer fits
         peek = f"cat {g.hidden_test}"
-        api.add(shell(peek), CLAIM, FIX, "Fixed.")
-        run = run_codex(codex_home, g.repo, "Implement the request.", env={"DONEGATE_HOME": ""})
+        api.add(shell(peek), CLAIM, FIX, "Fixed the boundary: 10 units get the discount.")
+        run = run_codex(codex_home, g.repo, "Implement the request: orders of 10 or more units get 10% off.",
+                        env={"DONEGATE_HOME": ""})
+    stops = _stops(g)
     assert run.returncode == 0, run.describe()
+    assert [s["verdict"] for s in stops] == ["block", "pass"], run.describe() + json.dumps(stops)[:3000]
+    assert [s["client"] for s in stops] == ["codex", "codex"]
+    assert [s["stop_hook_active"] for s in stops] == [False, True]
+    (run_id, text), = api.hook_prompts()
+    assert ASSERTION in text
+    # What Codex shows of the hook: its place among the handlers and its config file, which names nothing of the kit.
+    assert re.fullmatch(rf"stop:\d+:{re.escape(str(codex_home / 'config.toml'))}", run_id), run_id
+    assert api.overrun == 0 and not api.turns
+    assert BUG[1] in g.pricing.read_text()
+    # The edited guard: no word of it, and the look it would have refused got through to the profile (or further).
     if require.namespaces_work():  # the profile refused the look the untrusted guard let through
         assert secrecy.leaks(api, g, typed=[peek, f"cat: {g.hidden_test}: Permission denied"], codex=True) == {}
-    assert "PreToolUse" not in run.stderr and "Command blocked" not in api.tool_outputs()[0]  # no word of it
-    assert [s["verdict"] for s in _stops(g)] == ["block", "pass"]  # the Stop hook, still trusted, ran
+    assert "PreToolUse" not in run.stderr and "Command blocked" not in api.tool_outputs()[0]
+    assert not [r for r in ledger(g.home) if r.get("event") == "guard"]
     res = subprocess.run([sys.executable, "-m", "donegate", "doctor", "--client", "codex", str(g.repo)], cwd=g.kit,
                          env={**os.environ, "DONEGATE_HOME": str(g.home), "CODEX_HOME": str(codex_home)},
                          capture_output=True, text=True, timeout=120)
