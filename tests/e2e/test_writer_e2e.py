@@ -110,12 +110,21 @@ def test_good_answer_is_sealed_with_manifest_and_baseline(claude_api, shop_repo,
     assert "pricing.py" in grep["content"] and str(shop_repo) not in grep["content"]
 
 
-def test_all_passing_answer_is_flagged_suspicious(claude_api, shop_repo, kit_home, capsys):
-    claude_api.add(answer({"test_nine.py": "from shop.cart import Cart\n\ndef test_empty():\n    assert Cart().total() == 0\n"}))
+def test_all_passing_answer_is_flagged_suspicious_and_the_model_log_records_every_run_with_its_cost(
+        claude_api, shop_repo, kit_home, capsys):
+    """The second attempt's answer passes before the change: flagged. The first attempt answered in text: the model
+    log holds both runs with their costs (the log had a write of its own: two `claude -p` runs and a seal)."""
+    claude_api.add(text("no"), text("still no"),
+                   answer({"test_nine.py": "from shop.cart import Cart\n\ndef test_empty():\n    assert Cart().total() == 0\n"}))
     code, out, err = write(shop_repo, capsys)
     assert code == 0, err
     assert "warning: no test fails before the change (1 test, all passing)" in err
-    assert store.load(shop_repo, kit_home).manifest["writer"]["suspicious"]
+    w = store.load(shop_repo, kit_home).manifest["writer"]
+    assert w["suspicious"]
+    lines = [json.loads(x) for x in (kit_home / "logs" / "model.jsonl").read_text().splitlines()]
+    assert [(x["purpose"], x["subtype"], x["ok"]) for x in lines] == [("writer", "bad_output", False), ("writer", "success", True)]
+    assert all(x["cost_usd"] > 0 and x["turns"] >= 1 for x in lines)
+    assert w["attempts"] == 2 and w["cost_usd"] == round(lines[0]["cost_usd"] + lines[1]["cost_usd"], 6)
 
 
 # Each way an answer can be unusable, with what the next attempt's prompt (and the failure) must say about it.
@@ -191,14 +200,3 @@ def test_missing_claude_is_one_clear_line(claude_api, shop_repo, kit_home, capsy
     code, out, err = write(shop_repo, capsys)
     assert code == 1 and "is not an executable Claude Code binary" in err and "fix:" in err
     assert not claude_api.requests
-
-
-def test_model_log_records_every_run_with_its_cost(claude_api, shop_repo, kit_home, capsys):
-    claude_api.add(text("no"), text("still no"), answer({"test_bulk.py": GOOD}))
-    code, out, err = write(shop_repo, capsys)
-    assert code == 0, err
-    lines = [json.loads(x) for x in (kit_home / "logs" / "model.jsonl").read_text().splitlines()]
-    assert [(x["purpose"], x["subtype"], x["ok"]) for x in lines] == [("writer", "bad_output", False), ("writer", "success", True)]
-    assert all(x["cost_usd"] > 0 and x["turns"] >= 1 for x in lines)
-    w = store.load(shop_repo, kit_home).manifest["writer"]
-    assert w["attempts"] == 2 and w["cost_usd"] == round(lines[0]["cost_usd"] + lines[1]["cost_usd"], 6)
