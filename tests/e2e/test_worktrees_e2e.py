@@ -118,23 +118,6 @@ def test_worktrees_are_judged_on_their_own_tree(mode, layout, tmp_path):
     assert BUG[0] in (g.repo / "shop" / "pricing.py").read_text()
 
 
-def test_an_agent_cd_into_a_worktree_of_its_own_is_judged_on_the_session_folder(layout):
-    g, user_home = layout
-    kit(g.kit, g.home, user_home, "install", "--scope", "user", "--sandbox", "off")
-    kit(g.kit, g.home, user_home, "seal", str(g.repo), *map(str, TESTS), "--request", REQUEST, *OWN_OFF)
-    side = g.base / "side"
-    steps = [turn(tool("Bash", {"command": f"git worktree add -q -b side {side} && cd {side} && "
-                                            f"sed -i 's/units > BULK/units >= BULK/' shop/pricing.py && pwd"}))]
-    with FakeAPI() as api:
-        api.add(*steps, CLAIM, *fix(g.repo))
-        s = session(g.repo, user_home, api)
-    assert s.returncode == 0 and s.result["result"] == "Fixed.", s.describe()
-    (feedback,) = api.stop_hook_feedback()
-    assert ASSERTION in feedback, s.describe()
-    assert [(r["repo"], r["verdict"], r["gates"]["found"]) for r in stops(g.home)] == [
-        (str(g.repo.resolve()), "block", "project"), (str(g.repo.resolve()), "pass", "project")]
-
-
 def test_a_session_in_a_subfolder_project_is_gated(layout, tmp_path):
     g, user_home = layout
     mono = make_repo(tmp_path / "m", {**{f"pkg/{k}": v for k, v in example_files().items()}, "README.md": "mono\n"},
@@ -178,26 +161,36 @@ def test_a_moved_repository_is_handed_to_a_person_then_relocated(layout, tmp_pat
     assert json.loads((g.home / "state" / "repos" / next(os.scandir(g.home / "state" / "repos")).name).read_text())["repo"] == str(new)
 
 
-def test_the_user_scope_rules_hold_in_the_project(layout):
+def test_the_user_scope_rules_hold_and_an_agent_cd_into_a_worktree_of_its_own_is_judged_on_the_session_folder(layout):
     """The user-scope install's rules in a project: the absolute deny rule over the state root, and the
-    guard refusing a write of the project's settings (which would switch the hooks off)."""
+    guard refusing a write of the project's settings (which would switch the hooks off). Then, in the same session
+    (one user-scope install and seal, where there were two), the agent makes a worktree of its own, fixes the bug
+    there and `cd`s into it: the stop is judged on the session's folder, still buggy."""
     g, user_home = layout
     kit(g.kit, g.home, user_home, "install", "--scope", "user", "--sandbox", "off")
     kit(g.kit, g.home, user_home, "seal", str(g.repo), *map(str, TESTS), "--request", REQUEST, *OWN_OFF)
     local = g.repo / ".claude" / "settings.local.json"
+    side = g.base / "side"
     attempts = [tool("Read", {"file_path": str(g.hidden_test)}),
                 tool("Write", {"file_path": str(local), "content": '{"disableAllHooks": true}'})]
+    cd = tool("Bash", {"command": f"git worktree add -q -b side {side} && cd {side} && "
+                                  f"sed -i 's/units > BULK/units >= BULK/' shop/pricing.py && pwd"})
     with FakeAPI() as api:
-        api.add(*[turn(a) for a in attempts], CLAIM, *fix(g.repo))
+        api.add(*[turn(a) for a in attempts], turn(cd), CLAIM, *fix(g.repo))
         s = session(g.repo, user_home, api)
     assert s.returncode == 0 and s.result["result"] == "Fixed.", s.describe()
     results = [r for req in api.main_requests() for r in api.tool_results(req)]
     seen: dict = {}
     for r in results:
         seen.setdefault(r["tool_use_id"], r)
-    first_two = list(seen.values())[:2]
+    first_two, went = list(seen.values())[:2], list(seen.values())[2]
     assert all(r["is_error"] for r in first_two), first_two
     assert "denied by your permission settings" in str(first_two[0]["content"])  # the user settings' absolute rule
     assert "donegate guard" in str(first_two[1]["content"])  # the user-scope guard (it runs before the permission check)
     assert not local.exists()
-    assert [r["verdict"] for r in stops(g.home)] == ["block", "pass"]
+    assert not went["is_error"] and str(side) in str(went["content"]), went  # the agent is in its worktree, fixed there
+    assert BUG[1] in (side / "shop" / "pricing.py").read_text()
+    (feedback,) = api.stop_hook_feedback()
+    assert ASSERTION in feedback, s.describe()
+    assert [(r["repo"], r["verdict"], r["gates"]["found"]) for r in stops(g.home)] == [
+        (str(g.repo.resolve()), "block", "project"), (str(g.repo.resolve()), "pass", "project")]
