@@ -237,6 +237,11 @@ def _clean_env(extra: Mapping[str, str], home: Path, shim: bool = True) -> dict[
         # sleeps 4 s: 1.78 -> 1.32 CPU-s; one that sleeps 0 s: 1.01 -> 0.98), a gated session 2.15 -> 1.87
         # CPU-s; ~15 MB more RSS. No hook, sandbox, permission or settings behaviour depends on it.
         BUN_GC_TIMER_DISABLE="1",
+        # JavaScriptCore's optimising DFG tier off (its baseline JIT stays): a `claude -p` lives a few seconds, too
+        # short for the DFG's compiles, done on JIT threads, to pay back. Measured on 2.1.332 (cgroup, interleaved,
+        # load 15-26): a one-tool session 0.74-0.90 -> 0.67-0.79 CPU-s (median of 4-6 each, four runs), ~0.07-0.1
+        # CPU-s a start. The runtime's tiers only: no hook, sandbox, permission or settings behaviour depends on it.
+        BUN_JSC_useDFGJIT="0",
     )
     env["HOME"] = str(home)
     folder = _npm_shim() if shim else None
