@@ -19,6 +19,7 @@ from donegate.core import proc
 from tests.support.fakeapi import FakeAPI, text, tool, turn
 from tests.support.gated import (ASSERTION, BUG, CLAIM, EXAMPLE, EXAMPLE_TESTS, KIT, GatedRepo, Session, kit_cmd,
                                  sandbox_available, stop_hook_ran_cleanly)
+from tests.support import secrecy, session_cost
 from tests.support.pool import SharedRuns, shared_root
 from tests.support.session import claude_release, find_claude
 
@@ -45,6 +46,10 @@ def leaked(shown: str, lines) -> list[str]:
 
 
 def test_blocks_with_the_assertion_then_passes_after_an_edit(gated, api):
+    """Blocked twice with the assertion (the second claim makes no change), fixed, passed. The same session holds
+    what had sessions of their own: nothing any request carries names the kit, the state root or the store
+    (test_nothing_named_e2e.py's project-sandbox install, which it still runs for the other two), and the ledger's
+    agent cost and time are the transcript's (tests/support/session_cost.py)."""
     g = gated()
 
     def read_after_feedback(request: dict):
@@ -56,6 +61,7 @@ def test_blocks_with_the_assertion_then_passes_after_an_edit(gated, api):
 
     api.add(
         CLAIM,
+        "Done, really.",
         read_after_feedback,
         turn(tool("Edit", {"file_path": str(g.pricing), "old_string": BUG[0], "new_string": BUG[1]})),
         "Fixed: exactly 10 units now get the discount.",
@@ -64,10 +70,11 @@ def test_blocks_with_the_assertion_then_passes_after_an_edit(gated, api):
 
     stop_hook_ran_cleanly(s)
     assert s.res.result["result"] == "Fixed: exactly 10 units now get the discount."
-    (feedback,) = s.feedback()
-    assert ASSERTION in feedback
-    assert "You reported the work as complete, but verification disagrees" in feedback
-    assert "test_ten_units_get_the_bulk_discount" in feedback
+    assert len(s.feedback()) == 2
+    for feedback in s.feedback():
+        assert ASSERTION in feedback
+        assert "You reported the work as complete, but verification disagrees" in feedback
+        assert "test_ten_units_get_the_bulk_discount" in feedback
     shown = s.shown()
     assert not leaked(shown, HIDDEN_LINES)
     for secret in (str(g.home), str(g.store), str(g.kit)):
@@ -76,16 +83,21 @@ def test_blocks_with_the_assertion_then_passes_after_an_edit(gated, api):
     assert not read["is_error"] and not edit["is_error"], (read, edit)
     assert BUG[1] in g.pricing.read_text()
 
-    assert s.verdicts == ["block", "pass"]
+    assert s.verdicts == ["block", "block", "pass"]
     assert s.stops[0]["gates"]["acceptance"]["failed"] == 3
-    assert s.stops[1]["gates"]["acceptance"]["passed"] == 5
-    assert s.stops[1]["repo"] == str(g.repo.resolve())
-    assert [a["hookEvent"] for a in s.attachments("hook_blocking_error")] == ["Stop"]
+    assert s.stops[2]["gates"]["acceptance"]["passed"] == 5
+    assert s.stops[2]["repo"] == str(g.repo.resolve())
+    assert [a["hookEvent"] for a in s.attachments("hook_blocking_error")] == ["Stop", "Stop"]
     # Without bubblewrap (a fresh machine) the run is unconfined, and the pass says so.
-    unconfined = s.stops[1]["gates"]["acceptance"]["confinement"] == "none"
+    unconfined = s.stops[2]["gates"]["acceptance"]["confinement"] == "none"
     assert unconfined == (proc.system_tool("bwrap") is None)
     assert s.system_messages() == ["donegate: 5 acceptance tests pass" + (
         " (unconfined: no sandbox ran the tests, see `donegate doctor`)" if unconfined else "")]
+    # Every request whole (system prompt, tools, messages, headers), as test_nothing_named_e2e.py reads them.
+    if g.sandbox and claude_release() >= (2, 1, 332):
+        assert "denyOnly" in api.all_request_text(), "the sandbox description is no longer sent: re-check what it names"
+    assert secrecy.leaks(api, g) == {}
+    session_cost.check(s, g)
 
 
 # -- 2. escape attempts after a block -------------------------------------------------------------------

@@ -4,21 +4,23 @@ The scripted Messages API returns usage on every reply; Claude Code writes it in
 entry per content block of a reply, the reply's id and usage repeated). The ledger's `agent` figures at
 the last stop must be what the transcript's replies cost, each counted once at its model's price, and
 the session's time its first to its last entry; the report shows them per configuration.
+
+`check(s, g)` asserts it of a gated session whose replies include one with a text and a tool call (two transcript
+entries): tests/e2e/test_gate_e2e.py's blocked-then-fixed session (it had a session of its own, ~2.4 CPU-s).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+from typing import Any
 
 import pytest
 
 from donegate.report.read import agent_of
 from donegate.sessions import usage
-from tests.support.fakeapi import tool, turn
-from tests.support.gated import BUG, CLAIM, kit_cmd
 
-pytestmark = pytest.mark.e2e
+from .gated import kit_cmd
 
 
 def expected(entries: list[dict]) -> tuple[dict[str, dict[str, int]], float, int]:
@@ -42,17 +44,13 @@ def expected(entries: list[dict]) -> tuple[dict[str, dict[str, int]], float, int
     return tokens, (max(times) - min(times)).total_seconds(), repeated
 
 
-def test_the_ledger_holds_what_the_sessions_replies_used(gated, api):
-    g = gated()
-    api.add(CLAIM,
-            turn("Let me fix the boundary.", tool("Edit", {"file_path": str(g.pricing), "old_string": BUG[0], "new_string": BUG[1]})),
-            "Fixed: exactly 10 units now get the discount.")
-    s = g.run(api)
-    assert s.res.returncode == 0 and s.verdicts == ["block", "pass"], s.describe()
+def check(s: Any, g: Any) -> None:
+    """The ledger's agent figures of session `s` (a `Session` of GatedRepo `g`, its only one) against its transcript,
+    and the report's."""
     entries = s.res.read_transcript()
     tokens, seconds, repeated = expected(entries)
-    assert repeated >= 2, "a reply with a text and a tool call is written as two entries: the shape this test is about"
-    first, last = (agent_of(stop) for stop in s.stops)
+    assert repeated >= 2, "a reply with a text and a tool call is written as two entries: the shape this check is about"
+    first, last = agent_of(s.stops[0]), agent_of(s.stops[-1])
     assert {m: {k: v for k, v in t.items() if k != "usd"} for m, t in last["models"].items()} == tokens
     assert 0 < first["seconds"] < last["seconds"] <= seconds + 1e-3
     # A model the price table does not know is unknown, not $0 (the pinned Claude Code's default is in it).
