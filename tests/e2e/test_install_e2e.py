@@ -19,7 +19,9 @@ import pytest
 from donegate.ledger import chain as kit_ledger
 from donegate.claude import settings as vocab
 from tests.support.fakeapi import FakeAPI, tool, turn
-from tests.support.gated import BUG, EXAMPLE_TESTS, GatedRepo, copy_kit, example_files, kit_cmd, sandbox_available
+from tests.support import secrecy
+from tests.support.gated import (BUG, EXAMPLE_TESTS, GatedRepo, copy_kit, example_files, kit_cmd, sandbox_available,
+                                 stop_hook_ran_cleanly)
 from tests.support.repos import write_config
 from tests.support.session import find_claude, make_repo
 
@@ -103,7 +105,10 @@ def test_installed_over_user_settings_the_gate_blocks_and_uninstall_restores(use
 # -- the guard ----------------------------------------------------------------------------------------
 
 def test_guard_refuses_a_glob_and_a_search_over_a_parent_folder(gated):
-    g = gated(sandbox=False)  # without the sandbox, only the guard stands in the way of these
+    """Without the sandbox only the guard stands in the way of these. The session first claims done twice (two blocks):
+    it is also test_nothing_named_e2e.py's project install (no sandbox), on the same pooled repository: nothing any
+    request carries names the kit, the state root or the store, the agent's own commands aside (a session each)."""
+    g = gated(sandbox=False)
     hidden = g.hidden_test.read_text()
     attempts = [
         tool("Bash", {"command": f"cd {g.base} && cat d*/a*/*/test_*.py"}),
@@ -112,20 +117,23 @@ def test_guard_refuses_a_glob_and_a_search_over_a_parent_folder(gated):
         tool("Bash", {"command": f"grep -rn cart_of {g.base}"}),
     ]
     with FakeAPI() as api:
-        api.add(*[turn(a) for a in attempts], *fix_and_finish(g))
+        api.add(CLAIM, "Done, really.", *[turn(a) for a in attempts], *fix_and_finish(g))
         s = g.run(api)
-    assert s.res.returncode == 0 and s.res.result["result"] == "Fixed.", s.describe()
+    stop_hook_ran_cleanly(s)
+    assert s.res.result["result"] == "Fixed.", s.describe()
     results = s.tool_results()[:len(attempts)]
     for attempt, result in zip(attempts, results, strict=True):
         assert result["is_error"] and GUARD in result["content"], (attempt, result)
     shown = s.shown()
-    assert "def cart_of" not in shown and hidden[:200] not in shown
-    assert str(g.store) not in shown and "test_bulk_discount.py" not in shown
+    assert "def cart_of" not in shown and hidden[:200] not in shown and str(g.store) not in shown
+    assert "test_bulk_discount.py" not in json.dumps(s.tool_results())  # the blocks name it, as the kit's feedback
     refusals = [r for r in ledger(g.home) if r.get("event") == "guard"]
     assert [r["tool"] for r in refusals] == ["Bash", "Grep", "Glob", "Bash"]
-    assert [r["verdict"] for r in stops(g.home)] == ["pass"]
+    assert [r["verdict"] for r in stops(g.home)] == ["block", "block", "pass"] and len(s.feedback()) == 2
     # Ordinary work went through: the Edit that fixed the bug.
     assert BUG[1] in g.pricing.read_text()
+    typed = [str(a["input"].get("command") or a["input"].get("path")) for a in attempts]
+    assert secrecy.leaks(api, g, typed=typed) == {}
 
 
 # -- the sandbox --------------------------------------------------------------------------------------

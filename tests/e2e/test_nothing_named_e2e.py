@@ -33,9 +33,9 @@ def _install_managed(g: GatedRepo, folder: Path, sandbox: bool) -> None:
     assert res.returncode == 0, res.stdout + res.stderr
 
 
-# The project install with the sandbox: test_gate_e2e.py's blocked-then-fixed session holds this test's assertions (the
-# same pooled repository, two blocks, then the fix).
-@pytest.mark.parametrize("mode", ["project", "managed-sandbox"])
+# The project install, with the sandbox and without: test_gate_e2e.py's blocked-then-fixed session and test_install_e2e.py's
+# guard session hold this test's assertions (the same pooled repositories, two blocks, then the fix).
+@pytest.mark.parametrize("mode", ["managed-sandbox"])
 def test_no_request_names_the_kit_the_state_root_or_the_store(mode, tmp_path, tmp_path_factory, kit_home):
     find_claude()
     sandbox = mode.endswith("sandbox")
