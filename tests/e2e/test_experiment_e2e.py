@@ -209,7 +209,8 @@ def killed_and_resumed(scripted: FakeAPI, kit_home: Path, tmp_path: Path, held: 
     assert again.returncode == 0 and "nothing left to run" in again.stderr and len(runs(led)) == 2
 
 
-# What one unsharded run of the spec below summarizes to (`table.summarize([whole])`, measured on faa1dd0; the scripted
+# What one unsharded run of the spec below summarizes to (`table.summarize([whole])`, measured on faa1dd0; its gated run
+# appealing, `gave_up` 0: measured again with `appealing_respond` on 01d4096 (the old never-fixing agent: 1); the scripted
 # models answer the same every time): the shards merged must give the same. The test ran that unsharded run itself
 # (two runs more, ~7 of its 16 CPU-s); the plan's split into disjoint shards that make it whole is
 # tests/experiment/test_experiment.py's, the merged ledgers' summary this test's.
@@ -217,31 +218,40 @@ UNSHARDED = {
     "none": {"runs": 1, "met": 5, "of": 5, "rate": 100.0, "ci95": [56.6, 100.0], "missed": 0, "runs_for_person": 0,
              "gave_up": 0, "stops": 0, "blocks": 0, "likely_unjustified": 0, "unlabelled": 0},
     "tests": {"runs": 1, "met": 5, "of": 5, "rate": 100.0, "ci95": [56.6, 100.0], "missed": 0, "runs_for_person": 1,
-              "gave_up": 1, "stops": 2, "blocks": 1, "likely_unjustified": 1, "unlabelled": 0},
+              "gave_up": 0, "stops": 2, "blocks": 1, "likely_unjustified": 1, "unlabelled": 0},
 }
 
 
-def test_two_shards_merged_equal_one_unsharded_run(scripted, kit_home, tmp_path):
+def test_two_shards_merged_equal_one_unsharded_run_and_an_appeal_is_counted_and_left_for_a_person(kit_home, tmp_path):
+    """The gated run's agent never fixes, against the writer's mistaken test, and after its block appeals (the kit's
+    honest way out): its run is left for a person; a person's labels of the appeal and of the block count. (The appeal
+    had an experiment of its own, of the same task and configuration: ~4-5 CPU-s.)"""
+    find_claude()
     spec = shop_spec(tmp_path, "shards", ["bulk"], ["none", "tests"])
-    data = yaml.safe_load(spec.read_text())
-    data["keys"] = {**(data.get("keys") or {}), "max_blocks": 1}  # one block, then the hand-over: 2 stops a gated run, not 4
-    spec.write_text(yaml.safe_dump(data, sort_keys=False))
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
-    for led, args in ((one, ("--shard", "1/2")), (two, ("--shard", "2/2"))):
-        res = experiment(scripted, kit_home, spec, "--jobs", "2", "--ledger", str(led), "--quiet", *args)
-        assert res.returncode == 0, res.stderr
+    with FakeAPI(respond=appealing_respond) as api:
+        for led, args in ((one, ("--shard", "1/2")), (two, ("--shard", "2/2"))):
+            res = experiment(api, kit_home, spec, "--jobs", "2", "--ledger", str(led), "--quiet", *args)
+            assert res.returncode == 0, res.stderr
     assert len(runs(one)) == len(runs(two)) == 1
     assert sorted(r["key"] for r in runs(one) + runs(two)) == ["shards/bulk/none/1", "shards/bulk/tests/1"]
     b = table.summarize([one, two], "shards")
     assert {r["config"]: {k: r[k] for k in UNSHARDED["none"]} for r in b["configurations"]} == UNSHARDED
     assert b["matrix"] == {"bulk": {c: {"met": 5, "of": 5, "runs": 1} for c in UNSHARDED}}
     assert b["duplicates"] == [] and all(c["intact"] for c in b["ledgers"])
-    # The agent that never fixes, against the writer's mistaken test: handed to a person, its block likely unjustified.
+    # The agent that never fixes, against the writer's mistaken test: it appeals, its block likely unjustified.
     gated = next(r for r in b["configurations"] if r["config"] == "tests")
-    assert (gated["met"], gated["gave_up"], gated["blocks"], gated["likely_unjustified"]) == (5, 1, 1, 1)
-    # A person's label of one of those blocks (by the ref the run line names) overrides the rule.
+    assert (gated["met"], gated["gave_up"], gated["blocks"], gated["likely_unjustified"]) == (5, 0, 1, 1)
     (run,) = [r for r in runs(one) + runs(two) if r["config"] == "tests"]
+    assert (run["stops"], run["blocks"], run["appeals"], run["gave_up"], run["last_verdict"], run["met"]) == (2, 1, 1, False, "appealed", 5)
     shard = one if run in runs(one) else two
+    # A person upholds the appeal (by the ref the run line names): counted, the run still a person's.
+    label = subprocess.run([sys.executable, "-m", "donegate", "label", run["appeal_refs"][0], "upheld", "--ledger", str(shard)],
+                           cwd=KIT, capture_output=True, text=True, timeout=60)
+    assert label.returncode == 0, label.stderr
+    gated = next(r for r in table.summarize([one, two], "shards")["configurations"] if r["config"] == "tests")
+    assert (gated["appeals"], gated["appeals_upheld"], gated["runs_for_person"], gated["likely_unjustified"]) == (1, 1, 1, 1)
+    # A person's label of the block (by the ref the run line names) overrides the rule.
     label = subprocess.run([sys.executable, "-m", "donegate", "label", run["blocked_by"][0]["ref"], "justified", "--ledger", str(shard)],
                            cwd=KIT, capture_output=True, text=True, timeout=60)
     assert label.returncode == 0, label.stderr
@@ -342,22 +352,6 @@ def appealing_respond(body: dict):
         return text("The code does what the request asks.\n"
                     "APPEAL: the hidden test wants a TypeError for float units, which the request never asked for")
     return shop_agents.respond(body)
-
-
-def test_an_appeal_is_counted_and_its_run_left_for_a_person(kit_home, tmp_path):
-    find_claude()
-    spec = shop_spec(tmp_path, "appeal", ["bulk"], ["tests"])
-    led = tmp_path / "ledger.jsonl"
-    with FakeAPI(respond=appealing_respond) as api:
-        res = experiment(api, kit_home, spec, "--ledger", str(led), "--quiet")
-    assert res.returncode == 0, res.stderr
-    (run,) = runs(led)
-    assert (run["stops"], run["blocks"], run["appeals"], run["gave_up"], run["last_verdict"], run["met"]) == (2, 1, 1, False, "appealed", 5)
-    label = subprocess.run([sys.executable, "-m", "donegate", "label", run["appeal_refs"][0], "upheld", "--ledger", str(led)],
-                           cwd=KIT, capture_output=True, text=True, timeout=60)
-    assert label.returncode == 0, label.stderr
-    (row,) = table.summarize([led], "appeal")["configurations"]
-    assert (row["appeals"], row["appeals_upheld"], row["runs_for_person"], row["likely_unjustified"]) == (1, 1, 1, 1)
 
 
 def test_when_the_first_runs_all_fail_the_rest_are_not_started(kit_home, tmp_path):
