@@ -299,6 +299,8 @@ def _gate(run: runner.TestRun, st: store.Store, cfg: dict[str, Any], timeout: fl
         gate["held_back"] = stats(held, list(failing), run.ok)
     if run.tamper:
         gate["tamper"] = {"what": run.tamper, "changed": run.tamper_keys, "rule": run.tamper_rule}
+        if len(run.alarms) > 1:  # every tripwire the run reported (at most 20), not the first alone
+            gate["tamper"]["alarms"] = [{"rule": r, "what": w} for r, w in run.alarms]
     if run.note:
         gate["note"] = run.note
     if run.environment:
