@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from tests.support.unit_products import ATTACKS, HONEST, PRICE_BUG, run_probed, stop_product
+from tests.support.unit_products import ATTACKS, HONEST, PRICE_BUG, honest_together, own, products_batch, run_probed, stop_product
 
 UNIT_PRICES = ("import unittest\n\nimport calc\n\n\nclass PriceTests(unittest.TestCase):\n"
                "    def test_bulk(self):\n        self.assertEqual(calc.price(10), 900)\n\n"
@@ -39,31 +39,54 @@ def _stop(tmp_path_factory, kit_home, name: str, body: str, product: str, sessio
     return stop_product(tmp_path_factory, kit_home, name, body, PRICE_BUG, product, session)
 
 
+# The cases share stops (`unit_products.products_batch`), each finding its own tests caught: those equal to everything, by
+# the first run's probe, in one (each fails its own tests there by an object of its own module); the latches, which pass
+# the first run, in another (each finds its own tests among those the runs disagree on); the honest ones in one that must
+# pass outright (else each is judged alone).
+SUITES = {"literal": ("test_unit_prices.py", UNIT_PRICES, HELD), "held": ("test_unit_elsewhere.py", UNIT_ELSEWHERE, ELSEWHERE)}
+FIRST = {f"{s}-{a}": (body, PRICE_BUG, ATTACKS[a]) for s, (_, body, _) in SUITES.items() for a in ATTACKS if a != "latch"}
+SECOND = {f"{s}-latch": (body, PRICE_BUG, ATTACKS["latch"]) for s, (_, body, _) in SUITES.items()}
+HONEST_TOGETHER = {f"{s}-{p}": (body, PRICE_BUG, HONEST[p], body.count("def test_")) for s, (_, body, _) in SUITES.items()
+                   for p in HONEST}
+
+
+def _caught(tmp_path_factory, case: str) -> None:
+    if case in FIRST:  # equal to a fresh value: the probe, in the first run already
+        out = products_batch(tmp_path_factory, "unit-asserts-first", FIRST)
+        accept = out["line"]["gates"]["acceptance"]
+        assert out["returncode"] == 2 and accept["tamper"]["rule"] == "probe", json.dumps(accept)
+        mine = own(out, case, {f["id"]: f["message"] for f in accept["failing"]})
+        assert mine and all(f"<{out['modules'][case]}." in m for m in mine.values()), (case, accept["failing"])
+        return
+    out = products_batch(tmp_path_factory, "unit-asserts-second", SECOND)
+    accept = out["line"]["gates"]["acceptance"]
+    assert out["returncode"] == 2 and accept["tamper"]["rule"] in ("disagree", "probe"), json.dumps(accept)
+    mine = own(out, case, accept["second"]["disagree"])
+    shown = {i.split("::", 1)[1]: why for i, why in mine.items()}
+    if case == "literal-latch":  # right one time in 16 per held assert: four of them
+        assert "900" not in out["stderr"] and "three units" not in out["stderr"]
+        assert shown and set(shown) <= {i.split("::", 1)[1] for i in HELD}, (case, accept["second"])
+        assert all("held by the supervisor" in why for why in shown.values()), shown
+    else:  # the decoys of the expected value, compared with first in the test's frame
+        assert sorted(shown) == sorted(i.split("::", 1)[1] for i in ELSEWHERE), (case, accept["second"])
+        assert all("compared equal to a value unlike the expected one" in v for v in shown.values()), shown
+
+
 @pytest.mark.parametrize("attack", list(ATTACKS))
 def test_a_product_that_latches_or_equals_everything_through_assert_equal_on_a_literal_is_caught(tmp_path_factory, kit_home, attack):
-    res, accept = _stop(tmp_path_factory, kit_home, "test_unit_prices.py", UNIT_PRICES, ATTACKS[attack], attack)
-    assert res.returncode == 2, f"the stop was allowed: {res.stdout} {accept.get('second')}"
-    if attack == "latch":  # right one time in 16 per held assert: four of them
-        assert "900" not in res.stderr and "three units" not in res.stderr
-        assert accept["tamper"]["rule"] == "disagree" and "held by the supervisor" in accept["tamper"]["what"], accept
-        assert accept["second"]["disagree"] and set(accept["second"]["disagree"]) <= set(HELD), json.dumps(accept)
-    else:  # equal to a fresh value: the probe, in the first run already
-        assert accept["tamper"]["rule"] == "probe", accept
+    _caught(tmp_path_factory, f"literal-{attack}")
 
 
 @pytest.mark.parametrize("attack", list(ATTACKS))
 def test_a_product_that_latches_or_equals_everything_through_assert_equal_on_a_held_value_is_caught(tmp_path_factory, kit_home, attack):
-    res, accept = _stop(tmp_path_factory, kit_home, "test_unit_elsewhere.py", UNIT_ELSEWHERE, ATTACKS[attack], attack)
-    assert res.returncode == 2, f"the stop was allowed: {res.stdout} {accept.get('second')}"
-    assert accept["tamper"]["rule"] == "probe", json.dumps(accept)
-    if attack == "latch":  # the decoys of the expected value, compared with first in the test's frame
-        assert sorted(accept["second"]["disagree"]) == ELSEWHERE, accept["second"]
-        assert all("compared equal to a value unlike the expected one" in v for v in accept["second"]["disagree"].values())
+    _caught(tmp_path_factory, f"held-{attack}")
 
 
 @pytest.mark.parametrize("product", list(HONEST))
 @pytest.mark.parametrize("name, body", [("test_unit_prices.py", UNIT_PRICES), ("test_unit_elsewhere.py", UNIT_ELSEWHERE)])
 def test_honest_results_pass_unittest_asserts_in_both_runs(tmp_path_factory, kit_home, product, name, body):
+    if honest_together(tmp_path_factory, "unit-asserts-honest", HONEST_TOGETHER):
+        return
     res, accept = _stop(tmp_path_factory, kit_home, name, body, HONEST[product], product)
     assert res.returncode == 0 and "tamper" not in accept, (res.stderr, accept)
     assert accept["second"]["checked"] == body.count("def test_") and not accept["second"]["unsupported"], accept["second"]

@@ -14,7 +14,7 @@ import unittest
 import pytest
 
 from tests.support.unit_products import (ATTACKS, HELD_ATTACKS, HELD_BUG, HELD_HONEST, HONEST, MORE_ATTACKS, MORE_BUG, MORE_HONEST,
-                                         PRICE_BUG, run_probed, stop_product)
+                                         PRICE_BUG, honest_together, own, products_batch, run_probed, stop_product)
 
 ALIASES = ("import unittest\n\nimport calc\n\n\nclass AliasTests(unittest.TestCase):\n"
            "    def test_fail_unless_equal(self):\n        self.failUnlessEqual(calc.price(10), 900)\n\n"
@@ -39,19 +39,13 @@ ALIAS_HONEST = {k: HONEST[k] for k in ("ints-and-str", "decimal", "money-class")
 @OLD_ALIASES
 @pytest.mark.parametrize("attack", list(ALIAS_ATTACKS))
 def test_a_product_without_the_answer_through_unittests_old_aliases_disagrees(tmp_path_factory, kit_home, attack):
-    res, accept = stop_product(tmp_path_factory, kit_home, "test_unit_aliases.py", ALIASES, PRICE_BUG, ALIAS_ATTACKS[attack], attack)
-    assert res.returncode == 2, f"the stop was allowed: {res.stdout} {accept.get('second')}"
-    assert "900" not in res.stderr and "three units" not in res.stderr
-    assert accept["tamper"]["rule"] == "disagree" and "held by the supervisor" in accept["tamper"]["what"], json.dumps(accept)
-    assert accept["second"]["disagree"] and set(accept["second"]["disagree"]) <= set(ALIAS_IDS), accept["second"]
+    _held_together(tmp_path_factory, f"alias-{attack}", "900", "three units")
 
 
 @OLD_ALIASES
 @pytest.mark.parametrize("product", list(ALIAS_HONEST))
 def test_honest_results_pass_unittests_old_aliases_in_both_runs(tmp_path_factory, kit_home, product):
-    res, accept = stop_product(tmp_path_factory, kit_home, "test_unit_aliases.py", ALIASES, PRICE_BUG, ALIAS_HONEST[product], product)
-    assert res.returncode == 0 and "tamper" not in accept, (res.stderr, accept)
-    assert accept["second"]["checked"] == 4 and not accept["second"]["unsupported"], accept["second"]
+    _honest(tmp_path_factory, kit_home, f"alias-{product}")
 
 
 def test_the_kit_holds_unittests_old_aliases_as_it_probes_them():
@@ -94,9 +88,58 @@ OTHERS = {"probed": ("test_unit_more.py", MORE, MORE_BUG, 6, MORE_ATTACKS, MORE_
           "held": ("test_unit_held.py", HELD, HELD_BUG, 3, HELD_ATTACKS, HELD_HONEST)}
 
 
+# The cases share stops (`unit_products.products_batch`), each finding its own tests caught: those the first run's probe
+# catches (a fake equal to what it is compared with fails its own tests there) in one, those the second run holds in
+# another (the first run passes them: each finds its own tests among those the runs disagree on, at most 20 in the record),
+# each honest one in one that must pass outright. A product right only under pytest stops alone (its six tests disagree).
+PROBED_TOGETHER = {f"probed-{a}": (MORE, MORE_BUG, MORE_ATTACKS[a]) for a in MORE_ATTACKS if a != "right-only-under-pytest"}
+HELD_TOGETHER = {**{f"held-{a}": (HELD, HELD_BUG, HELD_ATTACKS[a]) for a in HELD_ATTACKS},
+                 **({f"alias-{a}": (ALIASES, PRICE_BUG, ALIAS_ATTACKS[a]) for a in ALIAS_ATTACKS}
+                    if all(hasattr(unittest.TestCase, n) for n in ("failUnlessEqual", "assertEquals", "failUnless", "assert_")) else {})}
+HONEST_TOGETHER = {**{f"probed-{h}": (MORE, MORE_BUG, MORE_HONEST[h], 6) for h in MORE_HONEST},
+                   **{f"held-{h}": (HELD, HELD_BUG, HELD_HONEST[h], 3) for h in HELD_HONEST},
+                   **({f"alias-{h}": (ALIASES, PRICE_BUG, ALIAS_HONEST[h], 4) for h in ALIAS_HONEST}
+                      if all(hasattr(unittest.TestCase, n) for n in ("failUnlessEqual", "assertEquals", "failUnless", "assert_")) else {})}
+
+
+def _held_together(tmp_path_factory, case: str, *never: str) -> None:
+    """`case` of HELD_TOGETHER: its own tests among those the runs disagree on, each held by the supervisor, and none of
+    the held values (`never`) in the block."""
+    out = products_batch(tmp_path_factory, "unit-held", HELD_TOGETHER)
+    accept = out["line"]["gates"]["acceptance"]
+    assert out["returncode"] == 2 and accept["tamper"]["rule"] == "disagree", json.dumps(accept)
+    assert len(accept["second"]["disagree"]) < 20, "the record names the first 20 only: fewer cases a stop"
+    mine = own(out, case, accept["second"]["disagree"])
+    assert mine and all("held by the supervisor" in why for why in mine.values()), (case, accept["second"])
+    if case.startswith("alias-"):
+        assert {i.split("::", 1)[1] for i in mine} <= {i.split("::", 1)[1] for i in ALIAS_IDS}, mine
+    assert not any(value in out["stderr"] for value in never), out["stderr"]
+
+
+def _honest(tmp_path_factory, kit_home, case: str) -> None:
+    body, bug, product, checked = HONEST_TOGETHER[case]
+    if honest_together(tmp_path_factory, "unit-methods-honest", HONEST_TOGETHER):
+        return
+    name = {"probed": "test_unit_more.py", "held": "test_unit_held.py", "alias": "test_unit_aliases.py"}[case.split("-")[0]]
+    res, accept = stop_product(tmp_path_factory, kit_home, name, body, bug, product, case)
+    assert res.returncode == 0 and "tamper" not in accept, (res.stderr, json.dumps(accept))
+    assert accept["second"]["checked"] == checked and not accept["second"]["unsupported"], accept["second"]
+
+
 @pytest.mark.parametrize("case, attack", [(c, a) for c, v in OTHERS.items() for a in v[4]])
 def test_a_product_without_the_answer_through_unittests_other_comparisons_is_caught(tmp_path_factory, kit_home, case, attack):
     name, body, bug, _, attacks, _ = OTHERS[case]
+    if f"{case}-{attack}" in HELD_TOGETHER:
+        return _held_together(tmp_path_factory, f"{case}-{attack}", "900, 950", "0.3")
+    if f"{case}-{attack}" in PROBED_TOGETHER:
+        out = products_batch(tmp_path_factory, "unit-probed", PROBED_TOGETHER)
+        accept = out["line"]["gates"]["acceptance"]
+        assert out["returncode"] == 2 and accept["tamper"]["rule"] == "probe", json.dumps(accept)
+        # its own tests failed in the first run, each by an object of its own module (equal to its expected value but
+        # for the probe)
+        mine = own(out, f"{case}-{attack}", {f["id"]: f["message"] for f in accept["failing"]})
+        assert mine and all(f"<{out['modules'][f'{case}-{attack}']}." in m for m in mine.values()), (attack, accept["failing"])
+        return
     res, accept = stop_product(tmp_path_factory, kit_home, name, body, bug, attacks[attack], attack)
     assert res.returncode == 2, f"the stop was allowed: {res.stdout} {accept.get('second')}"
     if case == "held":  # the supervisor's rules: the value is in no code the second run holds, nor in the block
@@ -108,10 +151,7 @@ def test_a_product_without_the_answer_through_unittests_other_comparisons_is_cau
 
 @pytest.mark.parametrize("case, product", [(c, h) for c, v in OTHERS.items() for h in v[5]])
 def test_honest_results_pass_unittests_other_comparisons_in_both_runs(tmp_path_factory, kit_home, case, product):
-    name, body, bug, checked, _, honest = OTHERS[case]
-    res, accept = stop_product(tmp_path_factory, kit_home, name, body, bug, honest[product], product)
-    assert res.returncode == 0 and "tamper" not in accept, (res.stderr, json.dumps(accept))
-    assert accept["second"]["checked"] == checked and not accept["second"]["unsupported"], accept["second"]
+    _honest(tmp_path_factory, kit_home, f"{case}-{product}")
 
 
 def test_which_memberships_and_tolerances_the_kit_holds():

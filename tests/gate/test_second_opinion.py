@@ -250,7 +250,7 @@ def _disagree_stop(tmp_path_factory, sealed) -> dict:
     """The stop of the disagree kind's attacks (`ATTACKS_TOGETHER`) and `MARKED_CASES`: once in the whole run."""
     codes = {**{n: ATTACKS[n][0]["calc.py"] for n in ATTACKS_TOGETHER["disagree"]}, **MARKED_CASES}
     return batch(tmp_path_factory, "second-disagree", codes, f"confine: {'on' if sealed[2] == 'bwrap' else 'off'}\nscan: block\n",
-                 hidden=HIDDEN, bug=BUG, hiddens=dict.fromkeys(MARKED_CASES, MARKED))
+                 hidden={**dict.fromkeys(codes, HIDDEN), **dict.fromkeys(MARKED_CASES, MARKED)}, bug=BUG)
 
 
 @pytest.mark.parametrize("name", list(MARKED_CASES))

@@ -90,8 +90,8 @@ def together(tmp_path_factory, name: str, codes: list[str], hidden: str, tests: 
             and sorted(out["status"]) == sorted(["M"] * len(mods) + [f"{m}.py" for m in mods]))
 
 
-def batch(tmp_path_factory, name: str, codes: dict[str, str], config: str, *, hidden: str = HIDDEN, bug: str = BUG,
-          renamed: bool = False, env: dict | None = None, timeout: float = 180, hiddens: dict | None = None) -> dict:
+def batch(tmp_path_factory, name: str, codes: dict[str, str], config: str, *, hidden: str | dict[str, str] = HIDDEN,
+          bug: str | dict[str, str] = BUG, renamed: bool = False, env: dict | None = None, timeout: float = 180) -> dict:
     """One stop of many cases' `calc.py` at once, each a product module of its own (`calc_<NN>.py`, in `codes`' order,
     with its own copy of the hidden tests, `test_calc_<NN>.py`), sealed under `config` and stopped once in the whole test
     run (`pool.SharedRuns`: whichever xdist worker asks first runs it, the others read its result).
@@ -101,21 +101,23 @@ def batch(tmp_path_factory, name: str, codes: dict[str, str], config: str, *, hi
     case of a batch, the reading of its result. What it gives: `returncode`, `stdout`, `stderr`, the stop's ledger
     `line`, the kit's files changed by the stop but the ledger and state/ (`kit_changed`), `status` (git's porcelain
     words) and `modules` ({case: its module's name}). `renamed`: each case's code names its own module and test file
-    (`module_text`); `env`: the hook's environment besides the batch's DONEGATE_HOME; `hiddens`: {case: its own hidden
-    tests} where they are not `hidden`."""
+    (`module_text`); `env`: the hook's environment besides the batch's DONEGATE_HOME; `hidden`, `bug`: one for every case,
+    or each case's own ({case: text}: cases of several suites in one stop; a case not named gets the default)."""
     from tests.support.pool import SharedRuns, shared_root
 
     modules = {case: f"calc_{i:02d}" for i, case in enumerate(codes)}
+    hiddens = {**dict.fromkeys(codes, HIDDEN), **hidden} if isinstance(hidden, dict) else dict.fromkeys(codes, hidden)
+    bugs = bug if isinstance(bug, dict) else dict.fromkeys(codes, bug)
 
     def run(key, base: Path) -> dict:
         home = base / "home"
         home.mkdir()
         write_config(home, config)
-        repo = make_repo(base / "repo", {f"{m}.py": bug for m in modules.values()})
+        repo = make_repo(base / "repo", {f"{m}.py": bugs[case] for case, m in modules.items()})
         folder = base / "hidden"
         folder.mkdir()
         for case, m in modules.items():
-            (folder / f"test_{m}.py").write_text((hiddens or {}).get(case, hidden).replace("calc", m))
+            (folder / f"test_{m}.py").write_text(hiddens[case].replace("calc", m))
         home_env = {"DONEGATE_HOME": str(home)}
         res = seal(repo, *sorted(folder.iterdir()), extra_env=home_env)
         assert res.returncode == 0, res.stderr
@@ -128,7 +130,7 @@ def batch(tmp_path_factory, name: str, codes: dict[str, str], config: str, *, hi
                 "kit_changed": sorted(k for k in {*before, *after} if before.get(k) != after.get(k)),
                 "status": git(repo, "status", "--porcelain", "--untracked-files=all").split(), "modules": modules}
 
-    key = hashlib.sha256(json.dumps([codes, config, hidden, bug, renamed, env, hiddens], sort_keys=True).encode()).hexdigest()[:10]
+    key = hashlib.sha256(json.dumps([codes, config, hidden, bug, renamed, env], sort_keys=True).encode()).hexdigest()[:10]
     return SharedRuns(shared_root(tmp_path_factory, "calc-batches"), [f"{name}-{key}"], run, threads=0)[f"{name}-{key}"]
 
 

@@ -156,3 +156,35 @@ def stop_product(tmp_path_factory, kit_home, name: str, body: str, bug: str, pro
     (repo / "calc.py").write_text(product)
     res = run_hook(stop_payload(repo, session=session))
     return res, stop_lines(kit_home)[-1]["gates"]["acceptance"]
+
+
+# Cases of several suites in one stop (`calcrepo.batch`: once in the whole run), each case's product a module of its own
+# (`calc_<NN>.py`) beside its own copy of its suite (`test_calc_<NN>.py`), the scan off. A case's effects stay in its own
+# objects (values that compare as they like, no process-wide change), so one case cannot make another's test fail or pass.
+def products_batch(tmp_path_factory, name: str, cases: dict[str, tuple[str, str, str]]) -> dict:
+    """The stop of `cases` ({case: (its hidden test file's text, the bug sealed with it, its product)})."""
+    from tests.support.calcrepo import batch
+
+    return batch(tmp_path_factory, name, {c: v[2] for c, v in cases.items()}, "scan: off\n",
+                 hidden={c: v[0] for c, v in cases.items()}, bug={c: v[1] for c, v in cases.items()})
+
+
+def own(out: dict, case: str, ids) -> dict:
+    """Of `ids` (test ids or a dict keyed by them, as a batch's record names them), those of `case`'s own suite."""
+    head = f"test_{out['modules'][case]}.py::"
+    return {i: (ids[i] if isinstance(ids, dict) else i) for i in ids if i.startswith(head)}
+
+
+_PASSED: dict[str, bool] = {}  # a batch of honest products: whether it passed outright (read once by this worker)
+
+
+def honest_together(tmp_path_factory, name: str, cases: dict[str, tuple[str, str, str, int]]) -> bool:
+    """Whether one stop of every honest case ({case: (suite, bug, product, its tests)}) passes outright: no tamper, every
+    case's tests double-checked, none unsupported. A stop that does not leaves each case to be judged alone."""
+    if name not in _PASSED:
+        out = products_batch(tmp_path_factory, name, {c: v[:3] for c, v in cases.items()})
+        accept = out["line"]["gates"]["acceptance"]
+        second = accept.get("second") or {}
+        _PASSED[name] = (out["returncode"] == 0 and "tamper" not in accept and not second.get("unsupported")
+                         and second.get("checked") == sum(v[3] for v in cases.values()))
+    return _PASSED[name]
