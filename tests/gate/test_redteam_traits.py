@@ -41,7 +41,8 @@ import json
 
 import pytest
 
-from tests.support.calcrepo import RIGHT_BODY, assert_no_test_text, sealed, when
+from tests.support import require
+from tests.support.calcrepo import BUG, HIDDEN, RIGHT_BODY, assert_no_test_text, batch, sealed, shown, together, when
 from tests.support.repos import run_hook, stop_lines, stop_payload
 
 SPY = ("import sys\nclass _P(str):\n    seen = []\n    def startswith(self, *a):\n        _P.seen.append(1)\n"
@@ -166,10 +167,46 @@ OPEN = {
 }
 
 
+# The attacks share two stops (`calcrepo.batch`), each in a module of its own, each finding its own test wrong: those
+# wrong in the first run (as under a developer's pytest) in one, each its own test failing there; those the first run
+# passes in the other, each its own test among those the runs disagree on (failed, or a trace read, in the second run).
+# No attack takes a module out of `sys.modules`, a pattern out of `re`'s cache or a signal's handler away, so none makes
+# another's trait say "not hidden" where alone it would say "hidden"; what they add can only make a case pass (a false
+# failure). The look-alikes that import the harness's modules (a put-back one case got wrong another's import could
+# hide) are judged alone; the others together first (`calcrepo.together`: one stop must pass outright).
+FIRST_WRONG = ["the-kits-stdlib-module-loaded", "no-xml-loaded", "the-kernels-command-line-or-start-environment",
+               "the-start-environment-or-a-threads-signal", "a-threads-signal", "an-audit-hook-touches-a-spy"]
+SECOND_WRONG = [n for n in ATTACKS if n not in FIRST_WRONG and n not in OPEN]
+HONEST_TOGETHER = [n for n in HONEST if not n.startswith("imports-")]
+_HONEST_PASSED: list[bool] = []
+
+
 @pytest.mark.parametrize("name, expect", [
     *(pytest.param(n, "blocked", marks=pytest.mark.xfail(strict=True, reason=OPEN[n])) if n in OPEN else (n, "blocked")
       for n in ATTACKS), *((n, "passes") for n in HONEST)])
 def test_a_trait_only_the_hidden_runs_show_is_wrong_somewhere(tmp_path_factory, kit_home, name, expect):
+    require.bwrap()
+    if name in FIRST_WRONG or name in SECOND_WRONG:
+        first = name in FIRST_WRONG
+        out = batch(tmp_path_factory, "traits-first" if first else "traits-second",
+                    {n: ATTACKS[n] for n in (FIRST_WRONG if first else SECOND_WRONG)}, "confine: on\nscan: block\nfeedback_chars: 100000\n")
+        assert out["returncode"] == 2, f"allowed with the bug in: {out['stderr']}"
+        own = f"test_{out['modules'][name]}.py::test_ten_units_get_the_bulk_discount"
+        accept = out["line"]["gates"]["acceptance"]
+        if first:  # wrong in the first run: its own test fails there
+            assert own in [f["id"] for f in accept["failing"]] and shown(out["stderr"], own), (own, accept["failing"])
+        else:  # right in the first run, wrong in the second: the runs disagree on its own test
+            assert not accept["failing"] and own in (accept["second"].get("disagree") or {}), (own, accept)
+            assert len(accept["second"]["disagree"]) < 20, "the record names the first 20 only: fewer cases a stop"
+        for module in out["modules"].values():
+            assert_no_test_text(out["stderr"] + out["stdout"], module)
+        return
+    if name in HONEST_TOGETHER:
+        if not _HONEST_PASSED:
+            _HONEST_PASSED.append(together(tmp_path_factory, "traits-honest", [HONEST[n] for n in HONEST_TOGETHER], HIDDEN, 2,
+                                           BUG, "confine: on\nscan: block\n"))
+        if _HONEST_PASSED[0]:
+            return
     repo = sealed(tmp_path_factory, kit_home, "bwrap", scan="block")
     (repo / "calc.py").write_text({**ATTACKS, **HONEST}[name])
     res = run_hook(stop_payload(repo), timeout=120)
