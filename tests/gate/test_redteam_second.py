@@ -19,26 +19,11 @@ from donegate import paths
 from donegate.hidden import second
 from tests.support import require
 from tests.support.calcrepo import batch, together
+from tests.support.large_suite import BASE, MANY, NEW, OLD, UNDER_PYTEST, stops
 from tests.support.repos import (make_repo, pooled_files, run_hook, seal, seal_files, sealed_copy, stop_lines, stop_payload,
                                  write_config)
 
-OLD = "def test_{i}():\n    from calc import twice\n    assert twice({i}) == {d}\n"
-NEW = "def test_new():\n    from calc import half\n    assert half(10) == 5\n"
-BASE = "def twice(x):\n    return 2 * x\n"
-RIGHT = BASE + "\n\ndef half(x):\n    return x // 2\n"
-# Right on the new requirement under pytest only: the runs disagree on it at any stop.
-UNDER_PYTEST = RIGHT.replace("return x // 2", "return x // 2 if 'pytest' in sys.modules else 0").replace(
-    "def twice", "import sys\n\n\ndef twice", 1)
-# Right on every test but one regression test, and on that one only under pytest: a share of the old tests
-# (199 of 250) misses it one stop in five.
-ONE_OLD = ("import sys\n\n\ndef twice(x):\n    return 2 * x if x != 7 or 'pytest' in sys.modules else 0\n\n\n"
-           "def half(x):\n    return x // 2\n")
-# Old tests: above second.ALL_UP_TO, so a stop checks a drawn share of them (a seal and each stop run them all: 250,
-# not 600, cuts what the two tests below cost by more than half, and leaves test_7 out of a share one stop in five).
-# The same suite as tests/gate/test_second_share.py's (`_stop`): a worker that runs both seals it once.
-MANY = second.ALL_UP_TO + 50
-
-
+# The suite above second.ALL_UP_TO and its stops: tests/support/large_suite.py (run once in the whole test run).
 def _sealed(tmp_path_factory, kit_home, n: int):
     """`calc.py` with `n` old tests and the new one sealed: once per worker (a seal of 251 tests runs them), each test
     a copy (`pooled_files`)."""
@@ -52,32 +37,29 @@ def _stop(repo, kit_home, product: str, session: str = "s"):
     return res, stop_lines(kit_home)[-1]
 
 
-def test_after_a_disagreement_every_later_stop_checks_every_sealed_test(tmp_path_factory, kit_home):
+def test_after_a_disagreement_every_later_stop_checks_every_sealed_test(tmp_path_factory):
     assert MANY > second.ALL_UP_TO
-    repo = _sealed(tmp_path_factory, kit_home, MANY)
-    res, line = _stop(repo, kit_home, UNDER_PYTEST)
-    assert res.returncode == 2 and line["gates"]["acceptance"]["tamper"]["rule"] == "disagree", res.stderr
-    assert line["gates"]["acceptance"]["second"]["drawn"]["of"] == MANY + 1
-    # The same session tries again with the special case moved to one regression test: a share drew it with
-    # probability 2/3; now every test is checked, so it is caught at every stop.
-    res, line = _stop(repo, kit_home, ONE_OLD)
+    first, then = stops(tmp_path_factory, "disagreed")
+    assert first["returncode"] == 2 and first["line"]["gates"]["acceptance"]["tamper"]["rule"] == "disagree", first["stderr"]
+    assert first["line"]["gates"]["acceptance"]["second"]["drawn"]["of"] == MANY + 1
+    # The same session tries again with the special case moved to one regression test (`large_suite.ONE_OLD`): a share
+    # drew it with probability 2/3; now every test is checked, so it is caught at every stop.
+    line = then["line"]
     second_run = line["gates"]["acceptance"]["second"]
     assert "drawn" not in second_run and second_run["every"], second_run
-    assert res.returncode == 0 and line["verdict"] == "gave_up", res.stderr  # the second disagreement: a person's
+    assert then["returncode"] == 0 and line["verdict"] == "gave_up", then["stderr"]  # the second disagreement: a person's
     assert line["gates"]["breaker"]["gave_up"].startswith("the two runs disagreed at 2 stops"), line["gates"]["breaker"]
     assert "test_calc.py::test_7 passed under pytest" in line["gates"]["acceptance"]["tamper"]["what"]
 
 
-def test_an_honest_fix_after_a_disagreement_passes_with_every_test_checked(tmp_path_factory, kit_home):
-    repo = _sealed(tmp_path_factory, kit_home, MANY)
-    res, _ = _stop(repo, kit_home, UNDER_PYTEST)
-    assert res.returncode == 2
-    res, line = _stop(repo, kit_home, RIGHT)
-    assert res.returncode == 0 and line["verdict"] == "pass", res.stderr
-    assert line["gates"]["acceptance"]["second"]["checked"] == MANY + 1
+def test_an_honest_fix_after_a_disagreement_passes_with_every_test_checked(tmp_path_factory):
+    first, then = stops(tmp_path_factory, "fixed")
+    assert first["returncode"] == 2
+    assert then["returncode"] == 0 and then["line"]["verdict"] == "pass", then["stderr"]
+    assert then["line"]["gates"]["acceptance"]["second"]["checked"] == MANY + 1
     # another session of the same repository starts with a drawn share again
-    res, line = _stop(repo, kit_home, RIGHT, session="other")
-    assert res.returncode == 0 and line["gates"]["acceptance"]["second"]["drawn"]["of"] == MANY + 1
+    (other,) = stops(tmp_path_factory, "fresh")
+    assert other["returncode"] == 0 and other["line"]["gates"]["acceptance"]["second"]["drawn"]["of"] == MANY + 1
 
 
 def test_repeated_disagreements_hand_the_session_to_a_person(tmp_path_factory, kit_home):

@@ -4,6 +4,7 @@ requirement (a test that did not pass at the seal) at every stop, and a share of
 from __future__ import annotations
 
 from donegate.hidden import second
+from tests.support import large_suite
 from tests.support.repos import pooled_files, run_hook, stop_lines, stop_payload
 
 
@@ -57,15 +58,17 @@ def _stop(tmp_path_factory, kit_home, product: str, name: str = "test_calc.py", 
     return hook.returncode, stop_lines(kit_home)[-1]["gates"]["acceptance"]
 
 
-def test_a_large_suite_checks_a_drawn_share_and_says_so(tmp_path_factory, kit_home):
-    code, acc = _stop(tmp_path_factory, kit_home, RIGHT)
-    assert code == 0 and acc["ok"], acc
+def test_a_large_suite_checks_a_drawn_share_and_says_so(tmp_path_factory):
+    (stop,) = large_suite.stops(tmp_path_factory, "fresh")  # the fix, in a session that never disagreed
+    acc = stop["line"]["gates"]["acceptance"]
+    assert stop["returncode"] == 0 and acc["ok"], acc
     assert acc["second"]["drawn"] == {"checked": second.ALL_UP_TO, "of": second.ALL_UP_TO + 51}, acc["second"]
 
 
-def test_a_new_requirement_right_only_under_pytest_is_caught_in_a_large_suite(tmp_path_factory, kit_home):
-    code, acc = _stop(tmp_path_factory, kit_home, UNDER_PYTEST)
-    assert code == 2 and acc["tamper"]["rule"] == "disagree" and "test_new" in acc["tamper"]["what"], acc
+def test_a_new_requirement_right_only_under_pytest_is_caught_in_a_large_suite(tmp_path_factory):
+    stop = large_suite.stops(tmp_path_factory, "disagreed")[0]  # its first stop, in a drawn share
+    acc = stop["line"]["gates"]["acceptance"]
+    assert stop["returncode"] == 2 and acc["tamper"]["rule"] == "disagree" and "test_new" in acc["tamper"]["what"], acc
 
 
 # An honest suite whose last test needs every earlier one to have run (each leaves a line in a file): a drawn share
