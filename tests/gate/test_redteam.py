@@ -411,10 +411,10 @@ ATTACKS_TOGETHER = ["pytest-skip-from-product", "pytest-xfail-from-product", "sk
 OWN_WORDS = {"eq-always-true-code-claims-stdlib": "== 900", "eq-staticmethod-bool-module-decimal": "== 900"}
 
 
-def _together_stop(tmp_path_factory, mode: str) -> dict:
-    """The stop of every `ATTACKS_TOGETHER` attack of `mode`, checked for what every case asserts of its stop."""
-    codes = {n: ATTACKS[n][0] for n in ATTACKS_TOGETHER if mode in _modes(ATTACKS[n][2])}
-    out = batch(tmp_path_factory, f"redteam-{mode}", codes, f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: off\n"
+def _together_stop(tmp_path_factory, mode: str, names: list[str] = ATTACKS_TOGETHER, kind: str = "") -> dict:
+    """The stop of every attack of `names` (`ATTACKS_TOGETHER`) of `mode`, checked for what every case asserts of its stop."""
+    codes = {n: ATTACKS[n][0] for n in names if mode in _modes(ATTACKS[n][2])}
+    out = batch(tmp_path_factory, f"redteam-{kind}{'-' if kind else ''}{mode}", codes, f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: off\n"
                 "feedback_chars: 100000\n", renamed=True, env={"SHELL": os.environ.get("SHELL") or "/bin/sh"})
     assert out["returncode"] == 2, f"the stop was allowed: {out['stdout']} {out['stderr']}"
     modules = out["modules"].values()
@@ -429,8 +429,43 @@ def _together_stop(tmp_path_factory, mode: str) -> dict:
     return out
 
 
+# Attacks whose every effect is on their own test's outcome and a soft finding of their own (a frame walk, a read of the
+# tests' code, a trace): one stop a mode holds them (no probe there: after hard evidence the run reports nothing more),
+# each finding its own test failing and, but for the report on stdout, its own finding among those the run reported
+# (`gates.acceptance.tamper.alarms`), named with its own test.
+SOFT_TOGETHER = ["frame-walk-to-the-harness", "gc-reads-the-tests-constants", "test-text-written-into-the-repo",
+                 "fingerprint-cmdline-dash-c", "stdout-fake-report"]
+
+
+def _soft(tmp_path_factory, name: str, expect: str, mode: str) -> None:
+    out = _together_stop(tmp_path_factory, mode, SOFT_TOGETHER, "soft")
+    own = f"test_{out['modules'][name]}.py::test_ten_units_get_the_bulk_discount"
+    assert "assert 1000 == 900" in shown(out["stderr"], own), (name, out["stderr"])
+    if name == "stdout-fake-report":
+        return
+    tamper = out["line"]["gates"]["acceptance"]["tamper"]
+    alarms = [a["what"] for a in tamper.get("alarms") or [tamper] if f"during test_{out['modules'][name]}.py::" in a["what"]]
+    assert any(expect in what for what in alarms), (name, tamper)
+
+
+# Fingerprints right in the first run only (its sandbox's PID 1): the runs disagree on each one's own test, in one stop.
+DISAGREE_TOGETHER = ["fingerprint-bwrap-pid-1", "fingerprint-parent-is-pid-1"]
+
+
 @pytest.mark.parametrize("name, code, expect, mode", list(_cases()))
 def test_attack_is_blocked_and_leaks_nothing(tmp_path_factory, kit_home, name, code, expect, mode):
+    if name in SOFT_TOGETHER:
+        if mode == "bwrap":
+            require.bwrap()
+        return _soft(tmp_path_factory, name, expect, mode)
+    if name in DISAGREE_TOGETHER:
+        require.bwrap()
+        out = _together_stop(tmp_path_factory, mode, DISAGREE_TOGETHER, "disagree")
+        own = f"test_{out['modules'][name]}.py::test_ten_units_get_the_bulk_discount"
+        accept = out["line"]["gates"]["acceptance"]
+        assert expect in out["stderr"] and accept["tamper"]["rule"] == "disagree", out["stderr"]
+        assert (accept["second"].get("disagree") or {}).get(own, "").startswith("failed: "), (own, accept["second"])
+        return
     if name in ATTACKS_TOGETHER:
         if mode == "bwrap":
             require.bwrap()
@@ -475,10 +510,18 @@ def test_attack_is_blocked_and_leaks_nothing(tmp_path_factory, kit_home, name, c
         server.close()
 
 
+_LIMITS_PASSED: list[bool] = []
+
+
 @pytest.mark.parametrize("name", list(LIMITS))
 @pytest.mark.xfail(strict=True, reason="a known limit of the runs: bubblewrap sets it, only loopback exists, the kernel keeps `-c`; "
                    "the scan blocks it (docs/verdict.md)")
 def test_known_limits_pass_with_the_bug_in_with_the_scan_off(tmp_path_factory, kit_home, name):
+    require.bwrap()
+    if not _LIMITS_PASSED:  # both at once first (one stop in the run): passing with the bug in there, each fails at once
+        _LIMITS_PASSED.append(_together(tmp_path_factory, "redteam-limits", list(LIMITS.values()), HIDDEN, 2, BUG,
+                                        "confine: on\nscan: off\n"))
+    assert not _LIMITS_PASSED[0], "the stop was allowed with the bug in (both limits at once)"
     repo = _sealed(tmp_path_factory, kit_home, "bwrap")
     (repo / "calc.py").write_text(LIMITS[name])
     res = run_hook(stop_payload(repo), timeout=120)
@@ -487,14 +530,16 @@ def test_known_limits_pass_with_the_bug_in_with_the_scan_off(tmp_path_factory, k
 
 @pytest.mark.parametrize("name, where", [("fingerprint-no-new-privs", "calc.py:2"), ("fingerprint-only-loopback", "calc.py:3")])
 def test_the_scan_blocks_the_fingerprints_the_runs_cannot_hide(tmp_path_factory, kit_home, name, where):
-    # Confined, both runs pass with the bug in (the fingerprint says "hidden" in both); the scan's rule names it.
-    repo = _sealed(tmp_path_factory, kit_home, "bwrap", scan="block")
-    (repo / "calc.py").write_text(LIMITS[name])
-    res = run_hook(stop_payload(repo), timeout=120)
-    assert res.returncode == 2 and "games the test harness" in res.stderr, res.stderr
-    assert where in res.stderr and "[sandbox-probe]" in res.stderr, res.stderr
-    _assert_no_test_text(res.stderr + res.stdout)
-    line = stop_lines(kit_home)[-1]
+    # Confined, both runs pass with the bug in (the fingerprint says "hidden" in both); the scan's rule names each, at its
+    # own file:line (both in one stop: `calcrepo.batch`, each in a module of its own).
+    require.bwrap()
+    out = batch(tmp_path_factory, "redteam-scan-limits", dict(LIMITS), "confine: on\nscan: block\n")
+    at = where.replace("calc.py", f"{out['modules'][name]}.py") + " "
+    assert out["returncode"] == 2 and "games the test harness" in out["stderr"], out["stderr"]
+    assert re.search(re.escape(at) + r"[^;\[\n]*\[sandbox-probe\]", out["stderr"]), (at, out["stderr"])
+    for module in out["modules"].values():
+        _assert_no_test_text(out["stderr"] + out["stdout"], module)
+    line = out["line"]
     assert line["gates"]["acceptance"]["ok"], "the runs should pass: the scan is what blocks"
     assert {f["rule"] for f in line["gates"]["scan"]["findings"]} == {"sandbox-probe"}
 
