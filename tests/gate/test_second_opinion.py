@@ -223,7 +223,11 @@ APPEALED_AT_THE_HOOK = {"pytest-in-sys-modules", "always-equal-non-constant-body
 # probe's (it blocks in the first run, which then stops the second: a batch of them has to stop apart, and a batch's
 # seal of its own costs what three cases' stops save).
 ATTACKS_TOGETHER = {"disagree": ["pytest-in-sys-modules-via-get", "pytest-version-variable", "any-pytest-variable", "pytest-import-caught",
-                                 "pytest-frames-on-the-stack", "encoding-cookie-hides-the-code"]}
+                                 "pytest-frames-on-the-stack", "encoding-cookie-hides-the-code", "exec-of-a-text-file",
+                                 "git-ignored-module", "unchanged-module-loads-a-new-pickle"],
+                    # the equality probe's, each failing its own test in the first run (an object equal to everything)
+                    "probe": ["always-equal-built-with-type", "always-equal-to-ints-only", "always-equal-with-a-lying-module",
+                              "always-equal-in-a-file-named-like-a-test"]}
 
 
 # A hidden test file with `pytestmark` (marks for each of its tests) was not double-checked at all (`bare_plan`'s module
@@ -246,11 +250,25 @@ MARKED_CASES = {"pytest-loaded-in-a-file-with-pytestmark": _when("'_pytest' in s
                 "honest-the-fix-in-a-file-with-pytestmark": FIXED}
 
 
+def _rule_stop(tmp_path_factory, sealed, rule: str) -> dict:
+    """The stop of `rule`'s attacks (`ATTACKS_TOGETHER`), the disagree kind's with `MARKED_CASES`: once in the whole run.
+    Files beside calc.py are each case's own (`calcrepo.batch`)."""
+    import pickle
+
+    names = ATTACKS_TOGETHER[rule]
+    codes = {n: ATTACKS[n][0]["calc.py"] for n in names}
+    files = {n: {p: pickle.dumps(_Pickled()) if t == "PICKLE" else t for p, t in ATTACKS[n][0].items() if p != "calc.py"}
+             for n in names}
+    hidden = dict.fromkeys(codes, HIDDEN)
+    if rule == "disagree":
+        codes.update(MARKED_CASES)
+        hidden.update(dict.fromkeys(MARKED_CASES, MARKED))
+    return batch(tmp_path_factory, f"second-{rule}", codes, f"confine: {'on' if sealed[2] == 'bwrap' else 'off'}\nscan: block\n",
+                 hidden=hidden, bug=BUG, files={n: f for n, f in files.items() if f})
+
+
 def _disagree_stop(tmp_path_factory, sealed) -> dict:
-    """The stop of the disagree kind's attacks (`ATTACKS_TOGETHER`) and `MARKED_CASES`: once in the whole run."""
-    codes = {**{n: ATTACKS[n][0]["calc.py"] for n in ATTACKS_TOGETHER["disagree"]}, **MARKED_CASES}
-    return batch(tmp_path_factory, "second-disagree", codes, f"confine: {'on' if sealed[2] == 'bwrap' else 'off'}\nscan: block\n",
-                 hidden={**dict.fromkeys(codes, HIDDEN), **dict.fromkeys(MARKED_CASES, MARKED)}, bug=BUG)
+    return _rule_stop(tmp_path_factory, sealed, "disagree")
 
 
 @pytest.mark.parametrize("name", list(MARKED_CASES))
@@ -269,17 +287,21 @@ def test_a_file_with_pytestmark_is_double_checked(tmp_path_factory, sealed, name
 
 
 def _together(tmp_path_factory, sealed, name: str) -> bool:
-    """Whether `name` is judged in its kind's stop (`ATTACKS_TOGETHER`); if so, that it found its own test failed there."""
+    """Whether `name` is judged in its kind's stop (`ATTACKS_TOGETHER`); if so, that it found its own test failed there
+    (by the second run, or by the first run's probe). Files beside calc.py are each case's own (`calcrepo.batch`)."""
     rule = next((rule for rule, names in ATTACKS_TOGETHER.items() if name in names), "")
     if not rule:
         return False
-    out = _disagree_stop(tmp_path_factory, sealed)
+    out = _rule_stop(tmp_path_factory, sealed, rule)
     accept = out["line"]["gates"]["acceptance"]
     assert out["returncode"] == 2 and accept["tamper"]["rule"] == rule, (accept, out["stderr"])
     why = appeal._not_appealable(SimpleNamespace(gates=out["line"]["gates"]))
     assert why and "tampered with the test run" in why, (why, accept)
     own = f"test_{out['modules'][name]}.py::test_ten_units_get_the_bulk_discount"
-    assert (accept["second"].get("disagree") or {}).get(own, "").startswith("failed: "), (own, accept["second"])
+    if rule == "probe":  # equal to 900 but for the probe: its own test fails in the first run
+        assert any(f["id"] == own and "1000 == 900" in f["message"] for f in accept["failing"]), (own, accept["failing"])
+    else:
+        assert (accept["second"].get("disagree") or {}).get(own, "").startswith("failed: "), (own, accept["second"])
     return True
 
 

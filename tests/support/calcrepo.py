@@ -91,7 +91,8 @@ def together(tmp_path_factory, name: str, codes: list[str], hidden: str, tests: 
 
 
 def batch(tmp_path_factory, name: str, codes: dict[str, str], config: str, *, hidden: str | dict[str, str] = HIDDEN,
-          bug: str | dict[str, str] = BUG, renamed: bool = False, env: dict | None = None, timeout: float = 180) -> dict:
+          bug: str | dict[str, str] = BUG, renamed: bool = False, env: dict | None = None, timeout: float = 180,
+          files: dict[str, dict[str, str | bytes]] | None = None) -> dict:
     """One stop of many cases' `calc.py` at once, each a product module of its own (`calc_<NN>.py`, in `codes`' order,
     with its own copy of the hidden tests, `test_calc_<NN>.py`), sealed under `config` and stopped once in the whole test
     run (`pool.SharedRuns`: whichever xdist worker asks first runs it, the others read its result).
@@ -102,7 +103,8 @@ def batch(tmp_path_factory, name: str, codes: dict[str, str], config: str, *, hi
     `line`, the kit's files changed by the stop but the ledger and state/ (`kit_changed`), `status` (git's porcelain
     words) and `modules` ({case: its module's name}). `renamed`: each case's code names its own module and test file
     (`module_text`); `env`: the hook's environment besides the batch's DONEGATE_HOME; `hidden`, `bug`: one for every case,
-    or each case's own ({case: text}: cases of several suites in one stop; a case not named gets the default)."""
+    or each case's own ({case: text}: cases of several suites in one stop; a case not named gets the default); `files`: files a case adds beside its module
+    ({case: {path: text or bytes}}, each path a case's own)."""
     from tests.support.pool import SharedRuns, shared_root
 
     modules = {case: f"calc_{i:02d}" for i, case in enumerate(codes)}
@@ -123,6 +125,9 @@ def batch(tmp_path_factory, name: str, codes: dict[str, str], config: str, *, hi
         assert res.returncode == 0, res.stderr
         for case, m in modules.items():
             (repo / f"{m}.py").write_text(module_text(codes[case], m) if renamed else codes[case])
+            for rel, data in (files or {}).get(case, {}).items():
+                (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+                (repo / rel).write_bytes(data) if isinstance(data, bytes) else (repo / rel).write_text(data)
         before = kit_files(home)
         res = run_hook(stop_payload(repo, session=name), env={**(env or {}), **home_env}, timeout=timeout)
         after = kit_files(home)
@@ -130,7 +135,8 @@ def batch(tmp_path_factory, name: str, codes: dict[str, str], config: str, *, hi
                 "kit_changed": sorted(k for k in {*before, *after} if before.get(k) != after.get(k)),
                 "status": git(repo, "status", "--porcelain", "--untracked-files=all").split(), "modules": modules}
 
-    key = hashlib.sha256(json.dumps([codes, config, hidden, bug, renamed, env], sort_keys=True).encode()).hexdigest()[:10]
+    key = hashlib.sha256(json.dumps([codes, config, hidden, bug, renamed, env] + ([files] if files else []), sort_keys=True,
+                                    default=lambda b: b.hex()).encode()).hexdigest()[:10]
     return SharedRuns(shared_root(tmp_path_factory, "calc-batches"), [f"{name}-{key}"], run, threads=0)[f"{name}-{key}"]
 
 
