@@ -56,31 +56,46 @@ def _project(tmp_path: Path) -> Path:
     return make_repo(repo, {"calc.py": WRONG})
 
 
-def _stop(tmp_path: Path, kit_home: Path, product: str) -> tuple[subprocess.CompletedProcess, dict]:
-    write_config(kit_home, "own_tests: off\n")
-    repo = _project(tmp_path)
-    hidden = tmp_path / "hidden" / "test_calc.py"
-    hidden.parent.mkdir()
-    hidden.write_text(HIDDEN)
-    res = seal(repo, hidden)
-    assert res.returncode == 0, res.stdout + res.stderr
-    (repo / "calc.py").write_text(product)
-    hook = run_hook(stop_payload(repo, session="given"), timeout=300)
-    return hook, stop_lines(kit_home)[-1]
+def _stops(tmp_path_factory) -> dict[str, dict]:
+    """One project (its .venv with hypothesis) sealed once in the whole run, a stop of RIGHT and one of UNDER_PYTEST, each
+    a session of its own (`pool.SharedRuns`: building the venv and sealing cost what a stop does, twice over):
+    {"right"|"under": {"returncode", "stderr", "line"}}."""
+    from tests.support.pool import SharedRuns, shared_root
+
+    def run(key, base: Path) -> dict:
+        home = base / "home"
+        home.mkdir()
+        write_config(home, "own_tests: off\n")
+        env = {"DONEGATE_HOME": str(home)}
+        repo = _project(base)
+        hidden = base / "hidden" / "test_calc.py"
+        hidden.parent.mkdir()
+        hidden.write_text(HIDDEN)
+        res = seal(repo, hidden, extra_env=env)
+        assert res.returncode == 0, res.stdout + res.stderr
+        out = {}
+        for name, product in (("right", RIGHT), ("under", UNDER_PYTEST)):
+            (repo / "calc.py").write_text(product)
+            hook = run_hook(stop_payload(repo, session=f"given-{name}"), env=env, timeout=300)
+            out[name] = {"returncode": hook.returncode, "stderr": hook.stderr, "line": stop_lines(home)[-1]}
+        return out
+
+    return SharedRuns(shared_root(tmp_path_factory, "second-given"), ["stops"], run, threads=0)["stops"]
 
 
-def test_given_tests_are_double_checked(tmp_path, kit_home):
-    res, line = _stop(tmp_path, kit_home, RIGHT)
-    assert res.returncode == 0 and line["verdict"] == "pass", res.stderr
+def test_given_tests_are_double_checked(tmp_path_factory):
+    stop = _stops(tmp_path_factory)["right"]
+    line = stop["line"]
+    assert stop["returncode"] == 0 and line["verdict"] == "pass", stop["stderr"]
     second = line["gates"]["acceptance"]["second"]
     assert second["checked"] == 3 and second["unsupported"] == {} and "not_checked" not in second, second
 
 
-def test_a_product_right_under_pytest_only_on_what_given_draws_is_a_disagreement(tmp_path, kit_home):
+def test_a_product_right_under_pytest_only_on_what_given_draws_is_a_disagreement(tmp_path_factory):
     """On the old code the `@given` tests were not double-checked, and this stop passed."""
-    res, line = _stop(tmp_path, kit_home, UNDER_PYTEST)
-    acceptance = line["gates"]["acceptance"]
-    assert res.returncode == 2 and acceptance["tamper"]["rule"] == "disagree", res.stderr + json.dumps(acceptance)
+    stop = _stops(tmp_path_factory)["under"]
+    acceptance = stop["line"]["gates"]["acceptance"]
+    assert stop["returncode"] == 2 and acceptance["tamper"]["rule"] == "disagree", stop["stderr"] + json.dumps(acceptance)
     assert "test_add_is_the_sum" in acceptance["tamper"]["what"], acceptance
 
 
