@@ -448,6 +448,23 @@ def _soft(tmp_path_factory, name: str, expect: str, mode: str) -> None:
     assert any(expect in what for what in alarms), (name, tamper)
 
 
+# The harness changed as the product is imported: the tripwires' check after collection names every change at once (one
+# finding, `tamper.changed`, at most 20), so one stop a mode holds them, each finding the very objects it alone changes
+# (seen alone: none changes another's) among those named.
+HARNESS_TOGETHER = {
+    "harness-function-deleted": ["_pytest.approx.approx"],
+    "gc-config-plugin-rewrites-outcomes": ["hook pytest_runtest_makereport", "plugins"],
+    "function-runtest-noop": ["pytest.Function.runtest", "_pytest.python.Function.runtest", "_pytest.unittest.Function.runtest"],
+    "pyfunc-call-impl-swapped": ["hook pytest_pyfunc_call"],
+    "makereport-module-function-patched": ["pytest.TestReport.from_item_and_call", "_pytest.runner.pytest_runtest_makereport",
+                                           "_pytest.runner.TestReport.from_item_and_call", "_pytest.reports.TestReport.from_item_and_call",
+                                           "_pytest.skipping.TestReport.from_item_and_call", "_pytest.main.TestReport.from_item_and_call"],
+    "builtins-patched": ["builtins.abs"],
+    "assertion-rewriter-removed-from-meta-path": ["sys.meta_path"],
+}
+assert sum(map(len, HARNESS_TOGETHER.values())) == len(set().union(*HARNESS_TOGETHER.values())) < 20
+
+
 # Fingerprints right in the first run only (its sandbox's PID 1): the runs disagree on each one's own test, in one stop.
 DISAGREE_TOGETHER = ["fingerprint-bwrap-pid-1", "fingerprint-parent-is-pid-1"]
 
@@ -458,6 +475,13 @@ def test_attack_is_blocked_and_leaks_nothing(tmp_path_factory, kit_home, name, c
         if mode == "bwrap":
             require.bwrap()
         return _soft(tmp_path_factory, name, expect, mode)
+    if name in HARNESS_TOGETHER:
+        if mode == "bwrap":
+            require.bwrap()
+        tamper = _together_stop(tmp_path_factory, mode, list(HARNESS_TOGETHER), "harness")["line"]["gates"]["acceptance"]["tamper"]
+        assert tamper["rule"] == "harness" and tamper["what"].endswith(" during collection"), tamper
+        assert set(HARNESS_TOGETHER[name]) <= set(tamper["changed"]), (name, tamper)
+        return
     if name in DISAGREE_TOGETHER:
         require.bwrap()
         out = _together_stop(tmp_path_factory, mode, DISAGREE_TOGETHER, "disagree")
