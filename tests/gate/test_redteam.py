@@ -465,10 +465,6 @@ HARNESS_TOGETHER = {
 assert sum(map(len, HARNESS_TOGETHER.values())) == len(set().union(*HARNESS_TOGETHER.values())) < 20
 
 
-# Fingerprints right in the first run only (its sandbox's PID 1): the runs disagree on each one's own test, in one stop.
-DISAGREE_TOGETHER = ["fingerprint-bwrap-pid-1", "fingerprint-parent-is-pid-1"]
-
-
 @pytest.mark.parametrize("name, code, expect, mode", list(_cases()))
 def test_attack_is_blocked_and_leaks_nothing(tmp_path_factory, kit_home, name, code, expect, mode):
     if name in SOFT_TOGETHER:
@@ -481,14 +477,6 @@ def test_attack_is_blocked_and_leaks_nothing(tmp_path_factory, kit_home, name, c
         tamper = _together_stop(tmp_path_factory, mode, list(HARNESS_TOGETHER), "harness")["line"]["gates"]["acceptance"]["tamper"]
         assert tamper["rule"] == "harness" and tamper["what"].endswith(" during collection"), tamper
         assert set(HARNESS_TOGETHER[name]) <= set(tamper["changed"]), (name, tamper)
-        return
-    if name in DISAGREE_TOGETHER:
-        require.bwrap()
-        out = _together_stop(tmp_path_factory, mode, DISAGREE_TOGETHER, "disagree")
-        own = f"test_{out['modules'][name]}.py::test_ten_units_get_the_bulk_discount"
-        accept = out["line"]["gates"]["acceptance"]
-        assert expect in out["stderr"] and accept["tamper"]["rule"] == "disagree", out["stderr"]
-        assert (accept["second"].get("disagree") or {}).get(own, "").startswith("failed: "), (own, accept["second"])
         return
     if name in ATTACKS_TOGETHER:
         if mode == "bwrap":
@@ -534,18 +522,10 @@ def test_attack_is_blocked_and_leaks_nothing(tmp_path_factory, kit_home, name, c
         server.close()
 
 
-_LIMITS_PASSED: list[bool] = []
-
-
 @pytest.mark.parametrize("name", list(LIMITS))
 @pytest.mark.xfail(strict=True, reason="a known limit of the runs: bubblewrap sets it, only loopback exists, the kernel keeps `-c`; "
                    "the scan blocks it (docs/verdict.md)")
 def test_known_limits_pass_with_the_bug_in_with_the_scan_off(tmp_path_factory, kit_home, name):
-    require.bwrap()
-    if not _LIMITS_PASSED:  # both at once first (one stop in the run): passing with the bug in there, each fails at once
-        _LIMITS_PASSED.append(_together(tmp_path_factory, "redteam-limits", list(LIMITS.values()), HIDDEN, 2, BUG,
-                                        "confine: on\nscan: off\n"))
-    assert not _LIMITS_PASSED[0], "the stop was allowed with the bug in (both limits at once)"
     repo = _sealed(tmp_path_factory, kit_home, "bwrap")
     (repo / "calc.py").write_text(LIMITS[name])
     res = run_hook(stop_payload(repo), timeout=120)
@@ -554,16 +534,14 @@ def test_known_limits_pass_with_the_bug_in_with_the_scan_off(tmp_path_factory, k
 
 @pytest.mark.parametrize("name, where", [("fingerprint-no-new-privs", "calc.py:2"), ("fingerprint-only-loopback", "calc.py:3")])
 def test_the_scan_blocks_the_fingerprints_the_runs_cannot_hide(tmp_path_factory, kit_home, name, where):
-    # Confined, both runs pass with the bug in (the fingerprint says "hidden" in both); the scan's rule names each, at its
-    # own file:line (both in one stop: `calcrepo.batch`, each in a module of its own).
-    require.bwrap()
-    out = batch(tmp_path_factory, "redteam-scan-limits", dict(LIMITS), "confine: on\nscan: block\n")
-    at = where.replace("calc.py", f"{out['modules'][name]}.py") + " "
-    assert out["returncode"] == 2 and "games the test harness" in out["stderr"], out["stderr"]
-    assert re.search(re.escape(at) + r"[^;\[\n]*\[sandbox-probe\]", out["stderr"]), (at, out["stderr"])
-    for module in out["modules"].values():
-        _assert_no_test_text(out["stderr"] + out["stdout"], module)
-    line = out["line"]
+    # Confined, both runs pass with the bug in (the fingerprint says "hidden" in both); the scan's rule names it.
+    repo = _sealed(tmp_path_factory, kit_home, "bwrap", scan="block")
+    (repo / "calc.py").write_text(LIMITS[name])
+    res = run_hook(stop_payload(repo), timeout=120)
+    assert res.returncode == 2 and "games the test harness" in res.stderr, res.stderr
+    assert where in res.stderr and "[sandbox-probe]" in res.stderr, res.stderr
+    _assert_no_test_text(res.stderr + res.stdout)
+    line = stop_lines(kit_home)[-1]
     assert line["gates"]["acceptance"]["ok"], "the runs should pass: the scan is what blocks"
     assert {f["rule"] for f in line["gates"]["scan"]["findings"]} == {"sandbox-probe"}
 
