@@ -153,7 +153,7 @@ def _evaluate(ctx: StopContext) -> Outcome:
     # working tree, and a confined run goes on once its mirror is in step with the part of that look it copies
     # (`statcache.Pending`). When the verdict comes from the cache instead, they are ended (`abandon`), and
     # what they did in their mirrors is put back.
-    pending = statcache.Pending() if _looks(cfg) else None
+    pending = statcache.Pending(statcache.stat_path(ctx.tree, root, ctx.tree_key)) if _looks(cfg) else None
     try:
         # After a disagreement of the runs in this session, every later stop checks every sealed test again.
         started = acceptance.start(repo, st, cfg, root, pending, every=breaker.disagreed(root, ctx.session) > 0,

@@ -276,12 +276,14 @@ class Walls:
                                                                                 hidden=hidden, python=python.binds)]
 
     def go(self, started: Callable[[int], None] | None, pipe: tuple[int, int] | None = None,
-           chosen: Callable[[], dict[str, Any] | None] | None = None) -> Callable[[int], None] | None:
+           chosen: Callable[[], dict[str, Any] | None] | None = None,
+           check: Callable[[], bool] | None = None) -> Callable[[int], None] | None:
         """`proc.run`'s `started` for this run: `started`, then, for a run started before its copy is in step
         (the mirror, with the look still to come), what brings the copy in step and tells the process to go on
         (a byte on the pipe `wait` names to it, passed with `passed`), or ends it when the stop wants no run.
         `pipe`: that pipe, made by the launcher for a process it started early (`donegate.hidden.early`); `chosen`:
-        what the run is sent with its go (`run`'s), after the byte, to the pipe's end (None: the run is ended)."""
+        what the run is sent with its go (`run`'s), after the byte, to the pipe's end (None: the run is ended); `check`:
+        asked once the copy is in step, before the go (False: the run is ended unrun, as `second.run`'s helper name)."""
         bring = self.told.get("bring")
         if bring is None and chosen is None:
             return started
@@ -294,6 +296,7 @@ class Walls:
                 started(pid)
             try:
                 ok = bring() if bring is not None else True
+                ok = ok and (check is None or check())
                 told = chosen() if ok and chosen is not None else None
                 if ok and (chosen is None or told is not None):
                     if stepped:

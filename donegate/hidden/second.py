@@ -171,7 +171,8 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         project: Path | None = None, python: "pyenv.Launch | None" = None, root: Path | None = None,
         tree: "statcache.Tree | statcache.Pending | None" = None, started: "Callable[[int], None] | None" = None,
         later: bool = False, progress: "list[int] | None" = None, seed: str = "", of: int = 0,
-        sealed: "Sequence[str] | None" = None, key: str | None = None, first: str | None = None) -> SecondRun:
+        sealed: "Sequence[str] | None" = None, key: str | None = None, first: str | None = None,
+        avoid: "set[str] | None" = None) -> SecondRun:
     """Run `tests` (ids the first run passed) again under the bare harness, inside the same walls (`kind`:
     bwrap | sandbox-exec | none, as `confine.choose` gave the first run), with the same interpreter and
     sys.path as the first run (`python`, default found for `project`), but for the kit's pytest. With the
@@ -184,7 +185,8 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     `sealed`: then every sealed id in order (a parametrised test's case is known by its place among all its cases).
     `key`: `paths.repo_key(repo)` when the caller has it (a stop derives it once: `donegate.gate.context`). `first`:
     the test pytest runs first (the first sealed one not held back), judged after a warm-up round of itself
-    (`bare_fork.warm_up`: its pytest call was the product's first in a process, a fork's would be too)."""
+    (`bare_fork.warm_up`: its pytest call was the product's first in a process, a fork's would be too). `avoid`: the
+    tree's stems as the stop's look found them (`stems`), when a run is started again because its helper name was one."""
     from donegate.hidden import runner
     from donegate.hidden.bare_plan import names_itself, spawns, split_id
 
@@ -211,8 +213,11 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         # The program files' text (`_programs`: closed by `proc.run` once handed over, as the pipes are). Where a file
         # stays empty, tests whose multiprocessing children run it again are not double-checked (`bare_plan.spawns`).
         names = program_names({split_id(t)[0] for t in (sealed or tests)}, walls.seen_project, sources)
-        # the program's text as a program's: pytest named by a helper module's name (`shown`), bound beside it
-        helper = _helper(walls.seen_project, walls.seen_repo, spec, sources, names)
+        # the program's text as a program's: pytest named by a helper module's name (`shown`), bound beside it, none of
+        # the tree's stems: drawn from those kept with the last look, checked against the stop's own before the run goes
+        taken: list[set[str]] = []
+        there, check = _stems(repo, walls, tree, avoid, taken)
+        helper = _helper(walls.seen_project, spec, sources, names, there)
         shown = as_shown(sources, helper)
         programs, fds, empty = _programs(walls, sources, spec, names, shown, helper) if walls.kind == "bwrap" \
             else ([], [], set(sources))
@@ -236,7 +241,8 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
             from donegate.hidden.seeded import seed_of
 
             params["draws"] = [seed_of(seed, t) for t in tests]
-        started = walls.go(started)
+        asked = started
+        started = walls.go(started, check=None if check is None else lambda: check(helper))
         params["go"] = walls.wait
         places, params["cands"] = _candidates(tests, held)
         argv = [*walls.prefix[:-1], *programs, *walls.prefix[-1:], *walls.argv, "-c", SUPERVISOR]
@@ -248,6 +254,10 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         from donegate.hidden import copy as throwaway
 
         throwaway.after(keeping)
+    if taken and helper in taken[0]:  # its name was taken in the tree since the last look: ended unrun, run again
+        return run(store, repo, tests, timeout=max(1.0, timeout - res.duration), kind=kind, allow=allow, project=project,
+                   python=python, started=asked, progress=progress, seed=seed, of=of, sealed=sealed, key=key, first=first,
+                   avoid=taken[0])
     out.duration = res.duration
     if res.timed_out:
         out.problem = f"the second run of the hidden tests did not finish within {timeout:g} s (timeout)"
@@ -338,7 +348,7 @@ def _helper_text() -> str:
 HELPER_MORE = ("audits", "claims", "guards", "proofs", "trials", "probes", "ensure", "truths", "bounds", "limits")
 
 
-def _helper(folder: Path, repo: Path, spec: dict[str, Any], sources: dict[str, str], names: dict[str, str]) -> str:
+def _helper(folder: Path, spec: dict[str, Any], sources: dict[str, str], names: dict[str, str], stems: set[str]) -> str:
     """A name drawn for this stop that nothing can import yet and no source names: no module of its stem anywhere in
     the repository's tree (a folder the product puts on sys.path: `vendor/models.py` was shadowed by the helper, an
     honest product's runs disagreed), in the project's paths or the standard library. From HELPER_NAMES, else
@@ -348,7 +358,7 @@ def _helper(folder: Path, repo: Path, spec: dict[str, Any], sources: dict[str, s
     import re
     import sys
 
-    there = _stems(repo) | set(getattr(sys, "stdlib_module_names", ()))
+    there = stems | set(getattr(sys, "stdlib_module_names", ()))
     for d in {folder / os.path.dirname(n) for n in names.values()} | {Path(d) for d in (*spec["front"], *spec["site"], *spec["pytest"])}:
         try:
             there |= {e.partition(".")[0] for e in os.listdir(d)}
@@ -366,23 +376,22 @@ def _helper(folder: Path, repo: Path, spec: dict[str, Any], sources: dict[str, s
             return name
 
 
-def _stems(repo: Path) -> set[str]:
-    """The stems of every file and folder in `repo`'s tree (`models` of `vendor/models.py`, of a `models/` package or a
-    `models.cpython-312-x86_64-linux-gnu.so`): what the product can import from a folder of its own. Not git's folder,
-    bytecode caches, node_modules, nor a folder whose name starts with a dot (a virtual environment's, the project's
-    paths are listed on their own)."""
-    out: set[str] = set()
-    stack = [str(repo)]
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as entries:
-                for e in entries:
-                    out.add(e.name.partition(".")[0])
-                    if e.name[:1] != "." and e.name not in ("__pycache__", "node_modules") and e.is_dir(follow_symlinks=False):
-                        stack.append(e.path)
-        except OSError:
-            continue
-    return out
+def _stems(repo: Path, walls: Any, tree: Any, avoid: set[str] | None, taken: list[set[str]]
+           ) -> tuple[set[str], "Callable[[str], bool] | None"]:
+    """The tree's stems the helper's name must avoid (`donegate.hidden.stems`), and what checks a name drawn from them
+    once the stop's look is here (None: nothing to check). A stop's look still to come: the stems kept with the last
+    look, checked against this one's before the run goes (`taken` gets them); a look: its stems; else a walk."""
+    from donegate.hidden import stems
+    from donegate.tree import statcache
+
+    if avoid is not None:
+        return avoid, None
+    if isinstance(tree, statcache.Tree):
+        return stems.now(tree, stems.known(tree.stat_path)), None
+    if isinstance(tree, statcache.Pending) and tree.stat is not None and walls.told.get("bring") is not None:
+        kept = stems.known(tree.stat)
+        return (stems.walked(repo) if kept is None else kept[1]), lambda name: stems.clear(tree, kept, name, taken)
+    return stems.walked(repo), None
 
 
 # A string (skipped whole: what it says is the test's), a comment, or pytest named (`import pytest`, `pytest.raises`,

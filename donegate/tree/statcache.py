@@ -150,8 +150,10 @@ class Pending:
 
     PAUSE = 0.5  # seconds the look waits, at most, for the mirrors to be in step before it goes on
 
-    def __init__(self) -> None:
+    def __init__(self, stat: Path | None = None) -> None:
         import threading
+
+        self.stat = stat  # where the look will be kept (`_path`): what was kept with the last one lies beside it
 
         self._part = threading.Event()
         self._ready = threading.Event()
@@ -234,6 +236,11 @@ def _path(repo: Path, root: Path, key: str | None = None) -> Path:
     return paths.state_dir(root) / "stat" / f"{key or paths.repo_key(repo)}.json"
 
 
+def stat_path(repo: Path | None, root: Path | None, key: str) -> Path | None:
+    """Where the look of the working tree `repo` (its key `key`) is kept under the state root (None: no state root)."""
+    return _path(repo, root, key) if repo is not None and root is not None and key else None
+
+
 def _load(path: Path, repo: Path, sealed: str | None = None
           ) -> tuple[dict[str, tuple[str, str]], str, tuple[tuple[str, ...], int] | None, bool]:
     """The kept look's entries, the id its file was written with ("" for none), and (the top-level folders
@@ -287,9 +294,10 @@ def stat_key(st: os.stat_result) -> str:
     return f"{st.st_mode}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}:{st.st_dev}"
 
 
-# What the kit keeps beside a look (`Tree.remember`'s names in verdict_cache, the verdict cache's folders): `kept_files`
+# What the kit keeps beside a look (`Tree.remember`'s names in verdict_cache, the verdict cache's folders, the tree's
+# stems: `hidden/stems.py`): `kept_files`
 # removes these by name at unseal and uninstall (a name not listed here is left there, costing only disk).
-MEMOS = ("tree-key", "links", "folders")
+MEMOS = ("tree-key", "links", "folders", "stems")
 
 
 def memo_path(tree: Tree, what: str) -> Path:

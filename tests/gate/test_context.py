@@ -24,17 +24,25 @@ _OPENS: list[str] = []
 _WATCH: list[str] = []  # the seal record's path while a stop is counted; empty: the hook does nothing
 
 
+_LISTED: list[str] = []  # the tree's folders a stop listed (`_LIST` names them while a stop is counted)
+_LIST: list[str] = []
+
+
 def _audit(event: str, args: tuple) -> None:
     if event == "open" and _WATCH and isinstance(args[0], (str, bytes, Path)) and str(args[0]) in _WATCH:
         _OPENS.append(str(args[0]))
+    # a folder opened to be listed (the look: `os.open`, then `os.scandir` of the descriptor), or listed by its name
+    if event in ("open", "os.scandir", "os.listdir") and _LIST and isinstance(args[0], (str, Path)) and str(args[0]) in _LIST:
+        _LISTED.append(str(args[0]))
 
 
 _HOOKED: list[bool] = []
 
 
-def _count_stop(repo: Path, kit_home: Path, monkeypatch, sealed: Path | None = None, **kw) -> tuple[int, Counter, int]:
+def _count_stop(repo: Path, kit_home: Path, monkeypatch, sealed: Path | None = None, listed: list[str] | None = None,
+                **kw) -> tuple[int, Counter, int]:
     """(exit code, the folders whose key the stop derived, how often it opened the seal record of `sealed`, by
-    default `repo`) of one stop in `repo`."""
+    default `repo`) of one stop in `repo`; `listed` gets each listing of the tree's folder `shop` (`_LIST`)."""
     from donegate import gate
 
     if not _HOOKED:
@@ -51,10 +59,15 @@ def _count_stop(repo: Path, kit_home: Path, monkeypatch, sealed: Path | None = N
     monkeypatch.setattr(paths, "repo_key", counted)
     _OPENS.clear()
     _WATCH[:] = [record]
+    _LISTED.clear()
+    _LIST[:] = [str(repo / "shop")]
     try:
         code, _, _ = gate.run_hook(json.dumps(stop_payload(repo, **kw)), root=kit_home, watchdog=False)
     finally:
         _WATCH.clear()
+        _LIST.clear()
+        if listed is not None:
+            listed[:] = _LISTED
         monkeypatch.setattr(paths, "repo_key", real)
     return code, keys, len(_OPENS)
 
@@ -71,10 +84,14 @@ def test_a_stop_derives_the_key_and_reads_the_seal_record_once(sealed_shop, kit_
     assert keys == Counter({str(sealed_shop): 1}) and opens == 1, (keys, opens)
     fix_bug(sealed_shop)
     for cached in (False, True):
-        code, keys, opens = _count_stop(sealed_shop, kit_home, monkeypatch, session="s2")
+        listed: list[str] = []
+        code, keys, opens = _count_stop(sealed_shop, kit_home, monkeypatch, session="s2", listed=listed)
         assert code == 0 and stop_lines(kit_home)[-1]["verdict"] == "pass"
         assert bool(stop_lines(kit_home)[-1].get("cached")) is cached
         assert keys == Counter({str(sealed_shop): 1}) and opens == 1, (keys, opens)
+        # One look at the tree: the second run's helper name avoids the stems the look found (`hidden/stems.py`), it
+        # walks the tree no more (it did at every stop, a stop answered from the cache too: listed twice)
+        assert len(listed) == 1, listed
 
 
 @pytest.mark.own_suite  # every stage, the own suite's run among them (tests/support/repos.py `own_suite`)

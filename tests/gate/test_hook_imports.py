@@ -85,6 +85,7 @@ STOP_MODULES = {
     "donegate.hidden", "donegate.hidden.channel", "donegate.hidden.confine", "donegate.hidden.copy", "donegate.hidden.runner", "donegate.hidden.ship",
     "donegate.hidden.bootstrap",  # the first run's start (the starter's .pth line)
     "donegate.hidden.python", "donegate.hidden.second",  # the second run starts beside the first at every stop
+    "donegate.hidden.stems",  # the second run's helper name avoids the tree's stems, kept with the look (issue 48)
     "donegate.hidden.seeded",  # each test's own dg_random seed, sent to the second run (its imports are already loaded)
     "donegate.hidden.pyc",  # the product's bytecode kept between confined stops
     "donegate.hidden.early",  # the first run started by the launcher from the last stop's recipe (issue 48 item 2)

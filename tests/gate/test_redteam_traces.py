@@ -693,14 +693,17 @@ def test_a_fixture_finds_no_harness_frame_in_the_second_run(tmp_path_factory, ki
 
 
 def _judged_by_both_runs(tmp_path_factory, kit_home, sealed_code: str, hidden_text: str, code: str, checked: int,
-                         files: "dict[str, str] | None" = None) -> None:
+                         files: "dict[str, str] | None" = None, before: str = "") -> None:
     """`hidden_text` sealed for `calc.py` as `sealed_code` (once per worker: `repos.pooled_files`), then a stop with
     `code` (and `files` added): it passes with `checked` tests double-checked, or (0) the runs disagree and the stop is
-    blocked."""
+    blocked. `before`: a passing stop with that code first, without `files`."""
     from tests.support.repos import pooled_files, write_config
 
     write_config(kit_home, f"confine: {'on' if _confined() == 'bwrap' else 'off'}\nscan: block\n")
     repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": sealed_code}, "test_calc.py", hidden_text)
+    if before:
+        (repo / "calc.py").write_text(before)
+        assert run_hook(stop_payload(repo, session="before"), timeout=120, after=True).returncode == 0
     (repo / "calc.py").write_text(code)
     for rel, text in (files or {}).items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -939,6 +942,9 @@ TAKEN = {
     "pytest-in-the-callers-source-every-helper-name-taken": {n + ".txt": "x\n" for n in _HELPER_NAMES},
     "honest-reads-for-a-log-every-helper-name-taken": {n + ".txt": "x\n" for n in _HELPER_NAMES},
     "honest-imports-its-vendored-modules": {f"vendor/{n}.py": f"NAME = {n!r}\n" for n in _HELPER_NAMES},
+    # ... added since the last stop, whose look's stems the helper name is drawn from (`hidden/stems.py`): the name
+    # drawn was one of them, and its run is ended before it goes and run again with a name this look leaves free
+    "honest-imports-its-vendored-modules-new-since-the-last-stop": {f"vendor/{n}.py": f"NAME = {n!r}\n" for n in _HELPER_NAMES},
 }
 VENDORED = ("import os, sys\nsys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'vendor'))\n"
             + "".join(f"import {n}\n" for n in _HELPER_NAMES) + "assert " + " and ".join(f"{n}.NAME == {n!r}" for n in _HELPER_NAMES)
@@ -969,9 +975,10 @@ def test_the_tests_module_is_the_programs_in_the_second_run(tmp_path_factory, ki
             "pytest-or-linecache-time-of-the-callers-file": LINECACHE_TIME,
             "pytest-in-the-callers-source-every-helper-name-taken": SOURCE_NAMES_PYTEST,
             "honest-reads-for-a-log-every-helper-name-taken": SHOWN_HONEST, "honest-imports-its-vendored-modules": VENDORED,
+            "honest-imports-its-vendored-modules-new-since-the-last-stop": VENDORED,
             "honest-globals": _when("import sys", "'calc' in getattr(sys._getframe(1), 'f_' + 'globals')")}.get(product)
     _judged_by_both_runs(tmp_path_factory, kit_home, BUG, hidden, code or RIGHT, 2 if product.startswith("honest") else 0,
-                         TAKEN.get(product))
+                         TAKEN.get(product), RIGHT if product.endswith("-new-since-the-last-stop") else "")
 
 
 # A seal made by an older kit recorded its tripwires' places otherwise (before d112b13 without their callers; before
