@@ -220,7 +220,7 @@ class Walls:
 
     def __init__(self, store: Path, repo: Path, kind: str, tmp: Path, *, copy: Path, shared: list[str],
                  project: Path, python: "pyenv.Launch", pytest_env: bool = True, root: Path | None = None,
-                 key: str | None = None) -> None:
+                 key: str | None = None, keep: str | None = None) -> None:
         from donegate.hidden import confine as walls
 
         self.kind, self.repo, self.store, self.tmp, self.copy, self.shared = kind, repo, store, tmp, copy, shared
@@ -258,7 +258,7 @@ class Walls:
             self.spec["pyc"] = bytecode.INSIDE if pyc else ""
         self.cwd = str(self.seen_project) if kind != "bwrap" else str(tmp)
         # The interpreter both harnesses start (`python.Launch.starter`), seen in the sandbox at /tmp/.python.
-        starter = python.starter(tmp / "python", bootstrap.PTH)
+        starter = python.starter(tmp / "python", bootstrap.pth(keep))  # its `.pth` line: the bootstrap's code kept
         self.argv = [STARTER + "/bin/python" if kind == "bwrap" else str(starter)]
         self.prefix: list[str] = []
         if kind == "bwrap":
@@ -345,7 +345,7 @@ def setting(store: Path, repo: Path, kind: str, *, project: Path, python: "pyenv
                                     told=told, slot=slot, later=later, wait=wait,
                                     sub=project.relative_to(repo).as_posix() if project != repo else "", key=key) as copy:
             w_ = Walls(store, repo, kind, Path(tmp), copy=copy, shared=shared, project=project, python=python,
-                       pytest_env=pytest_env, root=mirror[0], key=key)
+                       pytest_env=pytest_env, root=mirror[0], key=key, keep=ship_keep(root))
             w_.copied, w_.faithful = time.monotonic() - t0, told.get("faithful", False)
             w_.mirrored = told.get("mirror", False)
             w_.told = told

@@ -121,3 +121,35 @@ def test_the_second_harness_makes_temporary_folders_as_tempfile_does(tmp_path, m
     assert bare_shim._temp_dir() == str(tmp_path) == os.path.dirname(made[0])
     assert os.path.basename(made[0])[:1] == "t" and len(os.path.basename(made[0])) == 9 and os.path.dirname(made[1]) == str(tmp_path / "t")
     assert all(os.path.isdir(m) and os.stat(m).st_mode & 0o777 == 0o700 for m in made) and len(set(made)) == 2
+
+
+# The first run's bootstrap (`bootstrap.pth`): its `.pth` line carries BOOTSTRAP's code compiled by the kit, and a run
+# whose interpreter has the kit's magic number executes that code (~0.03 ms) where PTH compiled BOOTSTRAP at every first
+# run (~1.45 ms, on the path a stop waits for); kept under the state root, the same line at every stop. The look-alike:
+# another magic number (another interpreter) compiles the source, as before. The line is executed here with `exec` and
+# `compile` stood in for (its globals), so nothing of BOOTSTRAP runs.
+@pytest.mark.parametrize("magic", ["the-kits", "another"])
+def test_the_first_runs_bootstrap_is_the_kits_code_unless_its_interpreter_reads_other_bytecode(tmp_path, monkeypatch, magic):
+    import builtins
+    from importlib._bootstrap_external import MAGIC_NUMBER
+
+    from donegate.hidden import bootstrap
+
+    line = bootstrap.pth(str(tmp_path / "ship"))
+    assert line == bootstrap.pth(str(tmp_path / "ship")) and line.endswith("\n") and line.count("\n") == 1  # kept
+    assert list((tmp_path / "ship").iterdir())
+    if magic == "another":
+        assert line.count(repr(MAGIC_NUMBER)) == 1
+        line = line.replace(repr(MAGIC_NUMBER), repr(b"\x00\x00\r\n"))
+    compiled, ran = [], []
+
+    def counted(*args, **kwargs):
+        compiled.append(args[1:])
+        return builtins.compile(*args, **kwargs)
+
+    monkeypatch.setattr(sys, "argv", ["-m"])
+    exec(line, {"__builtins__": builtins, "compile": counted, "exec": lambda code, ns: ran.append(code)})
+    expected = compile(bootstrap.BOOTSTRAP, "<string>", "exec")
+    assert len(ran) == 1 and ran[0].co_code == expected.co_code and ran[0].co_consts == expected.co_consts
+    assert {c.co_filename for c in _every(ran[0])} == {"<string>"}
+    assert compiled == ([] if magic == "the-kits" else [("<string>", "exec")])
