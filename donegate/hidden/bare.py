@@ -100,7 +100,7 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
             return probe(left, right, op, result[0] if result else left == right if op == "==" else left != right)
 
         probe_cmp.unit, probe_cmp.listed = probe.unit, probe.listed  # unittest's own assert methods only (`probe_unit`)
-        # the shim a module of the helper's name the program's text imports (`second.as_shown`): none named pytest
+        # the shim a module of the helper's name the program's text imports (`stems.as_shown`): none named pytest
         objects = {"\x00" + job["shim"]: make_shim(job["helper"]), "\x00" + job["probe"]: probe_cmp, "\x00" + job["hold"]: hold}
 
         flagged = _watch_traces(job, out, frozenset(c.co_filename for _, c in codes))  # before any product code runs

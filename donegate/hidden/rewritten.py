@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 FOLDER = "rewritten"
 FILE_NAME = "<rewritten>"  # every code object's file name until the supervisor names it (`bare_fork.renamed`)
 # Modules whose code decides the rewrite: a kit changed (an upgrade, a checkout) makes another key.
-MODULES = ("answers", "probe", "probe_unit", "bare_shim", "bare_fork", "bare_plan", "rewritten")
+MODULES = ("answers", "probe", "probe_unit", "bare_shim", "bare_fork", "bare_plan", "rewritten", "stems")
 
 
 def stamp(files: Sequence[Path], tested: Sequence[str]) -> tuple[str, list[bytes]] | None:
@@ -61,17 +61,20 @@ def path(root: Path, key: str) -> Path:
     return paths.state_dir(root) / FOLDER / f"{key}.marshal"
 
 
-def load(where: Path, key: str, names: dict[str, str]) -> tuple[dict[str, str], dict[str, Any], list[str]] | None:
+def load(where: Path, key: str, names: dict[str, str]
+         ) -> tuple[dict[str, str], dict[str, Any], list[str], dict[str, list[int]]] | None:
     """({file: its source with the held asserts out, under `names["hold"]`}, {file: {test: [(K, expected)]}},
-    [the interpreter's magic number, its `-O` level, the code objects' marshal in hex]) for this stop's `names`
-    (shim, probe, hold), or None: no kept rewrite, another key, a placeholder not found as often as written."""
+    [the interpreter's magic number, its `-O` level, the code objects' marshal in hex], {file: the columns of pytest
+    the program's text shows as the helper, `stems.shown_at`}) for this stop's `names` (shim, probe, hold), or None: no
+    kept rewrite, another key, a placeholder not found as often as written, a column that does not hold pytest."""
     import marshal
 
     try:
         with open(where, "rb") as fh:
             got = marshal.loads(fh.read())
-        kept_key, places, counts, sources, held, magic, optimize, blob = got
-        if kept_key != key or set(places) != set(names):
+        kept_key, places, counts, sources, held, magic, optimize, blob, at = got
+        if kept_key != key or set(places) != set(names) or set(at) - set(sources) or \
+                any(sources[rel][c:c + 6] != "pytest" for rel, cols in at.items() for c in cols):
             return None
         for what, place in places.items():
             if len(place) != len(names[what]) or blob.count(place.encode()) != counts[what][0] or \
@@ -81,9 +84,9 @@ def load(where: Path, key: str, names: dict[str, str]) -> tuple[dict[str, str], 
         return None
     for what, place in places.items():
         blob = blob.replace(place.encode(), names[what].encode())
-    hold, new = places["hold"], names["hold"]
+    hold, new = places["hold"], names["hold"]  # (as long as the placeholder: the columns stay where they are)
     return ({rel: t.replace(hold, new) for rel, t in sources.items()}, held,
-            [magic, optimize, blob.hex()])  # hex: `ship.payload`'s why
+            [magic, optimize, blob.hex()], at)  # hex: `ship.payload`'s why
 
 
 def keep(where: Path, key: str, files: Sequence[Path], datas: Sequence[bytes], tested: Sequence[str],
@@ -107,7 +110,8 @@ def keep(where: Path, key: str, files: Sequence[Path], datas: Sequence[bytes], t
 def build(files: Sequence[Path], datas: Sequence[bytes], tested: Sequence[str],
           lengths: dict[str, int]) -> tuple[Any, ...] | None:
     """(placeholders, their counts in the code and in the sources, the sources, the held values, the magic number,
-    the `-O` level, the code objects' marshal): the supervisor's rewrite (`bare.supervise`), done by the kit."""
+    the `-O` level, the code objects' marshal, where pytest is shown): the supervisor's rewrite (`bare.supervise`),
+    done by the kit."""
     import marshal
     import sys
 
@@ -138,4 +142,6 @@ def build(files: Sequence[Path], datas: Sequence[bytes], tested: Sequence[str],
             continue  # the supervisor says the file does not parse
     blob = marshal.dumps((codes, plans))
     counts = {w: (blob.count(p.encode()), sum(t.count(p) for t in sources.values())) for w, p in places.items()}
-    return places, counts, sources, held, MAGIC_NUMBER.hex(), sys.flags.optimize, blob
+    from donegate.hidden.stems import shown_at
+
+    return places, counts, sources, held, MAGIC_NUMBER.hex(), sys.flags.optimize, blob, shown_at(sources)

@@ -187,7 +187,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     the test pytest runs first (the first sealed one not held back), judged after a warm-up round of itself
     (`bare_fork.warm_up`: its pytest call was the product's first in a process, a fork's would be too). `avoid`: the
     tree's stems as the stop's look found them (`stems`), when a run is started again because its helper name was one."""
-    from donegate.hidden import runner
+    from donegate.hidden import runner, stems
     from donegate.hidden.bare_plan import names_itself, spawns, split_id
 
     out = SecondRun()
@@ -204,7 +204,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     # the sources with the held asserts out and their code compiled, as the kit kept them for this seal (`rewritten`)
     kept, compiled, keeping = _rewritten(root, key or _key(repo), files, sealed or tests, secret) if root is not None \
         else (None, None, None)
-    sources, held = kept or answers.answer_sources(files, hold)
+    sources, held, *at = kept or answers.answer_sources(files, hold)  # (`at`: where pytest is shown, kept with them)
     # tests that write their own module's name out, which a program's `__main__` is not: not double-checked
     itself = {p.name: found for p in files if (found := names_itself(p.read_bytes(), p.name))}
     with runner.setting(store, repo, kind, project=project, python=python, root=root, tree=tree, slot="second",
@@ -218,7 +218,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
         taken: list[set[str]] = []
         there, check = _stems(repo, walls, tree, avoid, taken)
         helper = _helper(walls.seen_project, spec, sources, names, there)
-        shown = as_shown(sources, helper)
+        shown = stems.as_shown(sources, helper, *at)
         programs, fds, empty = _programs(walls, sources, spec, names, shown, helper) if walls.kind == "bwrap" \
             else ([], [], set(sources))
         newer = tuple(int(x) for x in (python.interp.version or "0.0").split(".")[:2] if x.isdigit()) >= (3, 14)
@@ -394,26 +394,6 @@ def _stems(repo: Path, walls: Any, tree: Any, avoid: set[str] | None, taken: lis
     return stems.walked(repo), None
 
 
-# A string (skipped whole: what it says is the test's), a comment, or pytest named (`import pytest`, `pytest.raises`,
-# `pytestmark`; not `_pytest`, `pytester`, `pytest_plugins`), scanned left to right as the tokenizer reads them
-_SHOWN = (r"""(?P<s>(?:(?<![\w])[rRbBuUfF]{1,2})?(?:'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''|"""
-          r'''"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""|'[^'\\\n]*(?:\\.[^'\\\n]*)*'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"))'''
-          r"""|(?P<c>#[^\n]*)|(?P<w>(?<![\w.])pytest(?=mark\b|\b))""")
-
-
-def as_shown(sources: dict[str, str], helper: str) -> dict[str, str]:
-    """{test file: its text with `pytest` (a name, `pytestmark`'s start, a comment's word) as `helper`, every column
-    where it was} for each file that names it so: a program's text names no test framework (issue 45 item 1; a string
-    that names it stays as it is). One pass of a regular expression: ~1 ms for 14 KB (the tokenizer's: 48 ms for 55 KB)."""
-    import re
-
-    def swap(m: re.Match[str]) -> str:
-        return m.group() if m.group("s") else m.group().replace("pytest", helper)
-
-    scan = re.compile(_SHOWN)
-    return {rel: new for rel, text in sources.items() if "pytest" in text and (new := scan.sub(swap, text)) != text}
-
-
 def _programs(walls: Any, sources: dict[str, str], spec: dict[str, Any], names: dict[str, str], shown: dict[str, str],
               helper: str | None) -> tuple[list[str], list[int], set[str]]:
     """bubblewrap's arguments that give each test file's program (`bare_fork.enter_program`: `python test_x.py` in the
@@ -502,7 +482,7 @@ def _rewritten(root: Path, key: str, files: Sequence[Path], ids: Sequence[str],
     where = rewritten.path(root, key)
     got = rewritten.load(where, stamp, names)
     if got is not None:
-        return got[:2], got[2], None
+        return (got[0], got[1], got[3]), got[2], None
     lengths = {w: len(n) for w, n in names.items()}
     return None, None, lambda: rewritten.keep(where, stamp, files, datas, tested, lengths)
 

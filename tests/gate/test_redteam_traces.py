@@ -201,7 +201,7 @@ OR_NAME = {
         "import os, sys", PYTEST + "os.path.basename(getattr(sys.modules['__main__'], '__file__', '')).startswith('test_')"),
 }
 # The program's text (linecache, and confined its file, which spawn children run again) named pytest: a developer's names
-# no test framework. Now `pytest` is named as a helper module beside it is (`second.as_shown`, bound with it).
+# no test framework. Now `pytest` is named as a helper module beside it is (`stems.as_shown`, bound with it).
 SOURCE_NAMES_PYTEST = _when("import linecache, sys", PYTEST + "'pytest' in ''.join(linecache.getlines(getattr(sys._getframe(1), "
                                                            "'f_' + 'code').co_filename))")
 FILE_NAMES_PYTEST = _when("import sys", PYTEST + "'pytest' in open(getattr(sys._getframe(1), 'f_' + 'code').co_filename).read()")
@@ -854,7 +854,7 @@ if __name__ == "__main__":
 '''
 
 
-# What the program's text shows in place of pytest (`second.as_shown`), against AS_PROGRAM (which names pytest in a
+# What the program's text shows in place of pytest (`stems.as_shown`), against AS_PROGRAM (which names pytest in a
 # string, and calls the product from a test that uses it): each right in both runs, wrong in a developer's program
 # (found by red2b on main at df82da2, each a stop passing with the bug in, 2 tests double-checked).
 _MAIN_DIR = "os.path.dirname(os.path.abspath(getattr(sys.modules['__main__'], '__file__', '.')))"

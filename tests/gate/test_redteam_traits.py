@@ -102,7 +102,7 @@ ATTACKS = {
                                          "'get_' + 'objects')() if type(o) is type(sys)}"),
     # a module named pytest in the heap (spelled at run time): pytest's own in the first run, the tests' shim in the
     # second's zygote (named pytest, in no sys.modules), none in a program. The shim is named as the helper module the
-    # program's text imports now (`second.as_shown`)
+    # program's text imports now (`stems.as_shown`)
     "a-module-named-pytest-in-the-heap": when("import gc, sys", "'pytest' in {getattr(o, '__name__', '') for o in getattr("
                                               "gc, 'get_' + 'objects')() if type(o) is type(sys)}"),
     # the harness's patterns left in `re`'s cache (a program's at start holds its interpreter's, if any)
