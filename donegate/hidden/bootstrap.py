@@ -176,7 +176,8 @@ FAST = ("import sys; sys.argv[0] == '-m' and exec(sys.modules['marshal'].loads(b
 
 def pth(keep: str | None = None) -> str:
     """The starter's `.pth` line: FAST, kept in `keep` (a folder of the state root: `runner.ship_keep`) under this
-    interpreter's magic number after the BOOTSTRAP it was built from (a kit changed: another text, built again), so no
+    interpreter's magic number after the FAST and BOOTSTRAP it was built from (a kit changed: built again; the state
+    root is the kit's, as for `ship` and `rewritten`, whose kept code runs too), so no
     stop compiles BOOTSTRAP (the kit's would at every stop); the line is the same text at every stop (the launcher's
     early run is adopted only when its files are as they would be written: `donegate.hidden.early`). Without `keep`, or
     on any error: PTH."""
@@ -189,8 +190,9 @@ def pth(keep: str | None = None) -> str:
         path = os.path.join(keep, f"bootstrap.{MAGIC_NUMBER.hex()}.pth")
         try:
             with open(path, encoding="utf-8") as fh:
-                built, nul, line = fh.read().partition("\0")  # (BOOTSTRAP holds no NUL)
-            if nul and built == BOOTSTRAP and line.startswith("import sys; ") and line.count("\n") == 1 and line[-1] == "\n":
+                built, nul, line = fh.read().rpartition("\0")  # (FAST and BOOTSTRAP hold no NUL)
+            if nul and built == FAST + "\0" + BOOTSTRAP and line.startswith("import sys; ") and line.count("\n") == 1 \
+                    and line[-1] == "\n":
                 return line
         except (OSError, ValueError):
             pass
@@ -199,7 +201,7 @@ def pth(keep: str | None = None) -> str:
         from donegate.core.util import atomic_write
 
         os.makedirs(keep, mode=0o700, exist_ok=True)
-        atomic_write(path, (BOOTSTRAP + "\0" + line).encode("utf-8"), 0o600, durable=False)
+        atomic_write(path, (FAST + "\0" + BOOTSTRAP + "\0" + line).encode("utf-8"), 0o600, durable=False)
         return line
     except Exception:  # noqa: BLE001 - a line not kept: the run compiles BOOTSTRAP, as before
         return PTH

@@ -137,7 +137,10 @@ def test_the_first_runs_bootstrap_is_the_kits_code_unless_its_interpreter_reads_
 
     line = bootstrap.pth(str(tmp_path / "ship"))
     assert line == bootstrap.pth(str(tmp_path / "ship")) and line.endswith("\n") and line.count("\n") == 1  # kept
-    assert list((tmp_path / "ship").iterdir())
+    [kept] = list((tmp_path / "ship").iterdir())
+    text = kept.read_text()  # a kit whose FAST changed (BOOTSTRAP the same) builds it again
+    kept.write_text(text.replace(bootstrap.FAST[:40], bootstrap.FAST[:39] + " ", 1))
+    assert bootstrap.pth(str(tmp_path / "ship")) == line and kept.read_text() == text
     if magic == "another":
         assert line.count(repr(MAGIC_NUMBER)) == 1
         line = line.replace(repr(MAGIC_NUMBER), repr(b"\x00\x00\r\n"))
