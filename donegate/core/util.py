@@ -1,6 +1,6 @@
 """The small things every module needs once: a file replaced whole, a UTC timestamp, a counted noun, a guarded parse.
 
-Kept free of imports beyond `os` and `time`: the Stop hook writes its counter and cache entry with
+Kept free of imports beyond `os`, `sys` and `time`: the Stop hook writes its counter and cache entry with
 `atomic_write` at every stop, and `tempfile` (with `random` and `shutil` behind it) would cost it
 milliseconds for a name it can make itself.
 """
@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
+    import configparser
     from typing import IO, Any, Callable, Iterable
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -214,6 +216,37 @@ def python_tree(text: str | None) -> "ast.Module | None":
         return ast.parse(text) if text is not None else None
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+# Whether this Python reads TOML (`tomllib`, 3.11+): on 3.10 `parsed_toml` reads nothing, and a caller that must tell
+# "no TOML here" from "a file that does not parse" asks this first.
+READS_TOML = sys.version_info >= (3, 11)
+
+
+def parsed_toml(text: str | None) -> "dict[str, Any] | None":
+    """A TOML document (pyproject.toml, tox.toml, pytest.toml), None when it does not parse or this Python has no
+    `tomllib` (`READS_TOML`): the agent's text, read by the seal's configuration rules, never raises."""
+    if text is None or not READS_TOML:
+        return None
+    import tomllib  # type: ignore[import-not-found,unused-ignore]  # Python 3.11+
+
+    try:
+        return tomllib.loads(text)
+    except (ValueError, RecursionError, MemoryError):
+        return None
+
+
+def parsed_ini(text: str | None) -> "configparser.ConfigParser | None":
+    """An ini file as pytest, tox and coverage.py read theirs (configparser, no interpolation), None when it does
+    not parse."""
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text or "")
+    except (configparser.Error, RecursionError, MemoryError):
+        return None
+    return parser
 
 
 def epoch_ms(value: Any) -> "int | None":

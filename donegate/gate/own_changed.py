@@ -75,7 +75,7 @@ def data_changed(repo: Path, changed: list[str], pack: dict[str, Any], prefix: s
     files = pack.get("files") or {}
     out = {}
     for name, rel in inside(changed, prefix):
-        if rel in files and not rel.endswith(".py") and rel not in CONFIGS and rel not in COVERAGE_FILES \
+        if rel in files and not rel.endswith(".py") and rel not in CONFIGS and rel not in COVERAGE_FILES and rel != "tox.toml" \
                 and not rel.startswith(".github/") and rel not in texts:
             out[rel] = text(repo / name)
     return out

@@ -524,7 +524,7 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
     configs, conftests, coverage, ci = {}, {}, {}, {}
     for name, rel in own_changed.inside(changed, prefix):
         parts = rel.split("/")
-        if rel in own.CONFIGS:
+        if rel in own.CONFIGS or rel == "tox.toml":  # (tox's own file: read by the tox rules alone)
             configs[rel] = own_changed.text(repo / name)
         elif parts[-1] == "conftest.py" and not SKIP_PARTS & set(parts):
             conftests[rel] = own_changed.text(repo / name)
@@ -547,9 +547,10 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
     was = pack.get("config")
     now = own.configuration(repo / prefix)[0] if configs and was else None
     moved = {now: str(was)} if now and now in configs and now != was else {}
+    tox = tox_ini.stop_findings({n: sealed(n) for n in tox_ini.TOX_FILES}, configs, list(pack.get("tests") or []))
+    configs.pop("tox.toml", None)
     out = excluded.config_findings({**{n: sealed(n) for n in configs}, **{n: sealed(w) for n, w in moved.items()}},
-                                   configs, moved)
-    out += tox_ini.stop_findings({n: sealed(n) for n in ("tox.ini", "pyproject.toml")}, configs, list(pack.get("tests") or []))
+                                   configs, moved) + tox
     out += coverage_files.findings({n: sealed(n) for n in COVERAGE_FILES}, {n: coverage.get(n, sealed(n)) for n in
                                    COVERAGE_FILES}, [n for n in changed if n.endswith(".py") and n not in sealed_files])
     flows = {n: (sealed(n), ci[n] if n in ci else sealed(n)) for n in [*ci, *sealed_files] if n.startswith(".github/")}

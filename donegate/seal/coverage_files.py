@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from donegate.core.util import parsed_ini, parsed_toml
+
 COVERAGE_FILES = (".coveragerc", ".coveragerc.toml", "setup.cfg", "tox.ini", "pyproject.toml")
 
 
@@ -26,24 +28,15 @@ def _section(name: str, text: str | None, part: str) -> dict[str, object] | None
     if not text:
         return None
     if name.endswith(".toml"):
-        try:
-            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
-
-            data = tomllib.loads(text)
-        except (ImportError, ValueError):
-            return None
+        data = parsed_toml(text) or {}
         tool = data.get("tool")
         coverage = tool.get("coverage") if isinstance(tool, dict) else None
         table = coverage.get(part) if isinstance(coverage, dict) else None
         if not isinstance(table, dict) and name.rsplit("/", 1)[-1] == ".coveragerc.toml":
             table = data.get(part)  # (coverage's own file: [PART] where there is no [tool.coverage.PART])
         return dict(table) if isinstance(table, dict) else None
-    import configparser
-
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
+    parser = parsed_ini(text)
+    if parser is None:
         return None
     prefixes = ("coverage:", "") if name.rsplit("/", 1)[-1] == ".coveragerc" else ("coverage:",)
     section = next((p + part for p in prefixes if parser.has_section(p + part)), None)

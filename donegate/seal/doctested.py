@@ -38,14 +38,13 @@ def read(project: Path, config: str | None) -> dict[str, str]:
     if not config:
         return {}
     if config == "pyproject.toml":
-        try:
-            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
-        except ImportError:  # Python 3.10: not read (the doctests are not sealed, as before)
+        from donegate.core.util import parsed_toml
+
+        try:  # (None on Python 3.10: not read, the doctests not sealed, as before)
+            tool = (parsed_toml((project / config).read_text(encoding="utf-8")) or {}).get("tool", {})
+        except (OSError, UnicodeDecodeError):
             return {}
-        try:
-            tool = tomllib.loads((project / config).read_text(encoding="utf-8")).get("tool", {}).get("pytest", {})
-        except (OSError, UnicodeDecodeError, ValueError):
-            return {}
+        tool = tool.get("pytest", {}) if isinstance(tool, dict) else {}
         opts = (tool.get("ini_options") or {}) if isinstance(tool, dict) else {}
         return {k: " ".join(map(shlex.quote, v)) if isinstance(v, list) else str(v)
                 for k, v in opts.items() if k in ("addopts", "norecursedirs")}

@@ -67,15 +67,15 @@ def _options(name: str, text: str | None) -> dict[str, str]:
         p.write_text(text, encoding="utf-8")
         found = pytest_section(p) or {}
     if name.endswith("pyproject.toml"):  # the pyproject reader keeps testpaths only: the rest by its own look
-        try:
-            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
+        from donegate.core.util import parsed_toml
 
-            tool = tomllib.loads(text).get("tool", {}).get("pytest", {})
-            opts = tool.get("ini_options", tool) if isinstance(tool, dict) else {}
-            found = {k: ("\n" if k == "filterwarnings" else " ").join(v) if isinstance(v, list) else str(v)
-                     for k, v in opts.items()}
-        except (ImportError, ValueError):
-            pass
+        data = parsed_toml(text)
+        tool = data.get("tool") if data is not None else None
+        tool = tool.get("pytest", {}) if isinstance(tool, dict) else None
+        opts = tool.get("ini_options", tool) if isinstance(tool, dict) else None
+        if data is not None:
+            found = {k: ("\n" if k == "filterwarnings" else " ").join(map(str, v)) if isinstance(v, list) else str(v)
+                     for k, v in (opts if isinstance(opts, dict) else {}).items()}
     return found
 
 
@@ -234,9 +234,11 @@ def _cov_fail_under(addopts: str | None) -> float | None:
 # (modules loaded as plugins, as `-p`).
 def env_options(env: dict[str, str]) -> list[str]:
     """The pytest options an environment gives every pytest run in it, as pytest reads them (`-knot_add` as `-k`;
-    each of `PYTEST_PLUGINS` as `-p NAME`)."""
+    each of `PYTEST_PLUGINS` as `-p NAME`; `PYTEST_DISABLE_PLUGIN_AUTOLOAD` as itself)."""
     plugins = [f"-p {p.strip()}" for p in env.get("PYTEST_PLUGINS", "").split(",") if p.strip()]
-    return [*map(_option, _words(env.get("PYTEST_ADDOPTS"))), *plugins]
+    # (every installed plugin left out, pytest-cov's check with them: any value but "" does it)
+    off = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] if env.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "") else []
+    return [*map(_option, _words(env.get("PYTEST_ADDOPTS"))), *plugins, *off]
 
 
 # Hooks that run before collection: honest with `config.addinivalue_line` (a marker) or reading an option; a
@@ -335,7 +337,7 @@ def conftest_findings(sealed: dict[str, str | None], current: dict[str, str | No
 # Options of a CI step's pytest command that take tests out of its run (`-x` and the like end it early, but a
 # failure still fails the step).
 CI_EXCLUDING = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--co", "--collect-only", "--lf", "--last-failed",
-                "--noconftest")
+                "--noconftest", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
 # Options after which pytest runs no test (it shows something and exits 0): a step given one runs none.
 NO_RUN = ("--setup-only", "--setup-plan", "--fixtures", "--funcargs", "--fixtures-per-test", "--markers", "--version",
           "-V", "--help", "-h", "--cache-show")
@@ -497,9 +499,10 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
                 folder = step.get("working-directory") or job_run.get("working-directory") or "."
                 env = {**_env(top), **_env(body), **written, **_env(step)}  # PYTEST_ADDOPTS: pytest reads it as options
                 words = _pytest_options(run) + env_options(env)  # (a plugin brought in: `-p NAME`, PYTEST_PLUGINS)
+                words += re.findall(r"\$\{\{\s*(vars\.[\w-]+)", run + " ".join(env.values()))  # (set outside the repository)
                 cov = [v for v in (_cov_fail_under(run), _cov_fail_under(env.get("PYTEST_ADDOPTS"))) if v is not None]
                 out[f"{job}/{step.get('name') or i}"] = {"ignored": ignored, "excludes": sorted(
-                    {w for w in words if w in (*CI_EXCLUDING, *NO_RUN, *NO_COV) or w.startswith("-p ") and (
+                    {w for w in words if w in (*CI_EXCLUDING, *NO_RUN, *NO_COV) or w.startswith("vars.") or w.startswith("-p ") and (
                         not w.startswith("-p no:") or w[6:] in OFF_WEAKENS)} | {"COVERAGE_RCFILE"} & set(env)),
                     "cov": None if set(words) & set(NO_COV) else min(cov, default=None),
                     "paths": _pytest_paths(run, str(folder)), "runs": sorted(runners(run))}
@@ -557,7 +560,8 @@ def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None], t
             for word in v["excludes"]:
                 if word not in had:
                     out.append({"test": name, "rule": "coverage-lowered" if word in NO_COV else "config-excluded",
-                                "what": f"the test step {key} gained {word}"})
+                                "what": f"the test step {key} gained {word}" + (
+                                    ": its value is set in the repository's settings, not in a file" if word[:5] == "vars." else "")})
         cov_was, cov_now = ([v["cov"] for v in steps.values() if v.get("cov") is not None] for steps in (before, now))
         if cov_was and (not cov_now or min(cov_now) < min(cov_was)):  # (pytest-cov's, in the test steps)
             out.append({"test": name, "rule": "coverage-lowered", "what": f"--cov-fail-under {min(cov_was):g} became "

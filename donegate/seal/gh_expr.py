@@ -125,6 +125,10 @@ def _unary(t: Any, ev: str) -> tuple[Any, Any]:
         t = t[1:]
         if name in STATUS and not args:
             return STATUS[name], t
+        if name.casefold() == "fromjson" and len(args) == 1 and isinstance(args[0], str):  # (`fromJSON('false')`)
+            return _json(args[0]), t
+        if name.casefold() == "format" and args and all(isinstance(a, (str, float, bool)) or a is None for a in args):
+            return _format(*args), t
         if name in ("contains", "startsWith", "endsWith") and len(args) == 2 and UNKNOWN not in args \
                 and all(isinstance(a, str) for a in args):
             a, b = args[0].casefold(), args[1].casefold()
@@ -132,6 +136,32 @@ def _unary(t: Any, ev: str) -> tuple[Any, Any]:
         return UNKNOWN, t
     literal = {"true": True, "false": False, "null": None, "github.event_name": ev}
     return (literal[name] if name in literal else UNKNOWN), t[1:]
+
+
+def _json(text: str) -> Any:
+    """`fromJSON` of a literal: its scalar (a number as a float, as GitHub's), UNKNOWN for an object, a list or no JSON."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return UNKNOWN
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value \
+        if value is None or isinstance(value, (str, bool, float)) else UNKNOWN
+
+
+def _format(pattern: Any, *args: Any) -> Any:
+    """`format('{0}', x)` of known values as GitHub gives it (`{{`/`}}` a brace), UNKNOWN for a pattern not a string or
+    an index past its arguments."""
+    if not isinstance(pattern, str):
+        return UNKNOWN
+    shown = [("true" if a else "false") if isinstance(a, bool) else "" if a is None else f"{a:g}" if isinstance(a, float)
+             else a for a in args]
+    try:
+        return re.sub(r"\{\{|\}\}|\{(\d+)\}", lambda m: m.group(0)[0] if m.group(1) is None else shown[int(m.group(1))],
+                      pattern)
+    except IndexError:
+        return UNKNOWN
 
 
 def _truth(value: Any) -> bool:

@@ -249,8 +249,8 @@ def gather(project: Path, config: str | None, found: list[str]) -> dict[str, dic
     # every configuration file pytest could read (the one it read, and those a later edit could make it read):
     # the weakening check compares each with what it is at a stop
     names.update(name for name in CONFIGS if (project / name).is_file())
-    # what the weakening check compares besides: the coverage threshold and the CI workflows
-    names.update(name for name in (".coveragerc", ".coveragerc.toml") if (project / name).is_file())
+    # what the weakening check compares besides: the coverage threshold, tox's own file and the CI workflows
+    names.update(name for name in (".coveragerc", ".coveragerc.toml", "tox.toml") if (project / name).is_file())
     flows = project / ".github" / "workflows"
     if flows.is_dir():
         names.update(os.path.relpath(p, project) for p in flows.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file())
@@ -273,7 +273,7 @@ def gather(project: Path, config: str | None, found: list[str]) -> dict[str, dic
 def pythonpath(pack: dict[str, Any]) -> list[str]:
     """The sealed configuration's `pythonpath` (pytest's ini key: folders relative to the configuration's folder, put
     first on sys.path), as sealed."""
-    import configparser
+    from donegate.core.util import parsed_ini, parsed_toml
 
     name = pack.get("config")
     body = (pack.get("files") or {}).get(name or "") or {}
@@ -281,21 +281,15 @@ def pythonpath(pack: dict[str, Any]) -> list[str]:
     if not name or not text:
         return []
     if name.endswith(".toml"):
-        try:
-            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
-        except ImportError:  # Python 3.10: the key is not read (as before this was applied)
+        data = parsed_toml(text)  # (None on Python 3.10: the key is not read, as before this was applied)
+        if data is None:
             return []
-        try:
-            data = tomllib.loads(text)
-        except ValueError:
-            return []
-        tool = data.get("tool", {}).get("pytest", {}) if name not in TOMLS else {"ini_options": data.get("pytest")}
+        tool = data.get("tool", {}) if name not in TOMLS else {"pytest": {"ini_options": data.get("pytest")}}
+        tool = tool.get("pytest", {}) if isinstance(tool, dict) else {}
         value = (tool.get("ini_options") or {}).get("pythonpath", []) if isinstance(tool, dict) else []
         return [v for v in value if isinstance(v, str)] if isinstance(value, list) else str(value).split()
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
+    parser = parsed_ini(text)
+    if parser is None:
         return []
     section = "tool:pytest" if name == "setup.cfg" else "pytest"
     return parser.get(section, "pythonpath", fallback="").split()

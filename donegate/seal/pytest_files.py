@@ -5,9 +5,10 @@ kit's pytest reads those). Split from `donegate.seal.excluded`, which compares w
 
 from __future__ import annotations
 
-import configparser
 import re
 from pathlib import Path
+
+from donegate.core.util import READS_TOML, parsed_ini, parsed_toml
 
 
 def pytest_section(path: Path) -> dict[str, str] | None:
@@ -17,29 +18,22 @@ def pytest_section(path: Path) -> dict[str, str] | None:
     except (OSError, UnicodeDecodeError):
         return None
     if path.name == "pyproject.toml":
-        try:
-            import tomllib  # type: ignore[import-not-found]  # Python 3.11+
-        except ImportError:  # Python 3.10: the keys read are plain enough for a look by line
+        if not READS_TOML:  # Python 3.10: the keys read are plain enough for a look by line
             if not re.search(r"^\[tool\.pytest(\.ini_options)?\]", text, re.M):
                 return None
             m = re.search(r"^testpaths\s*=\s*(\[[^\]]*\]|\"[^\"]*\")", text, re.M)
             return {"testpaths": " ".join(re.findall(r"\"([^\"]*)\"", m.group(1)))} if m else {}
-        try:
-            data = tomllib.loads(text)
-        except ValueError:
+        data = parsed_toml(text)
+        tool = (data or {}).get("tool", {})
+        if not isinstance(tool, dict) or not isinstance(tool.get("pytest"), dict):
             return None
-        tool = data.get("tool", {}).get("pytest", {})
-        opts = tool.get("ini_options") if isinstance(tool, dict) and "ini_options" in tool else tool
-        if not isinstance(data.get("tool", {}).get("pytest"), dict):
-            return None
-        tp = (opts or {}).get("testpaths", [])
+        opts = tool["pytest"].get("ini_options") if "ini_options" in tool["pytest"] else tool["pytest"]
+        tp = (opts if isinstance(opts, dict) else {}).get("testpaths", [])
         return {"testpaths": " ".join(tp) if isinstance(tp, list) else str(tp)}
     if path.name in ("pytest.toml", ".pytest.toml"):  # pytest 9's: its `[pytest]` table, always the configuration
         return _toml_table(text)
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
+    parser = parsed_ini(text)
+    if parser is None:
         return None
     section = "tool:pytest" if path.name == "setup.cfg" else "pytest"
     if not parser.has_section(section):
@@ -52,14 +46,10 @@ def _toml_table(text: str) -> dict[str, str] | None:
     arguments (`addopts`) joined as the shell would split it, of lines (`filterwarnings`) one a line."""
     import shlex
 
-    try:
-        import tomllib  # type: ignore[import-not-found]  # Python 3.11+
-    except ImportError:  # Python 3.10: none read (as before pytest.toml was known)
+    data = parsed_toml(text)  # (None on Python 3.10: none read, as before pytest.toml was known)
+    if data is None:
         return None
-    try:
-        table = tomllib.loads(text).get("pytest", {})
-    except ValueError:
-        return None
+    table = data.get("pytest", {})
     return {k: ("\n".join(map(str, v)) if k in ("filterwarnings", "markers") else shlex.join(map(str, v)))
             if isinstance(v, list) else str(v).lower() if isinstance(v, bool) else str(v)
             for k, v in (table if isinstance(table, dict) else {}).items()}

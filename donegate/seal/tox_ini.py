@@ -9,27 +9,31 @@ that ran them, or a tox.ini that parsed at the seal and no longer does."""
 
 from __future__ import annotations
 
-import configparser
 import re
 
+from donegate.core.util import READS_TOML, parsed_ini, parsed_toml
 from donegate.seal.ci_runs import runs_tests, wrapper_lets_through
 from donegate.seal.excluded import (CI_EXCLUDING, NO_COV, NO_RUN, OFF_WEAKENS, _cov_fail_under, _narrowed, _pytest_options,
                                     _pytest_paths, env_options, runs_none)
 
 
-def _parse(text: str | None) -> tuple[dict[str, dict[str, str]], list[str]] | None:
+Parsed = tuple[dict[str, dict[str, str]], list[str]]
+# Where tox reads its configuration, in its order (tox 4.21+): the first that holds one is read, the rest never.
+TOX_FILES = ("tox.ini", "setup.cfg", "pyproject.toml", "tox.toml")
+
+
+def _parse(text: str | None, core: str = "tox") -> Parsed | None:
     """({section: its keys} of `[testenv]` and `[testenv:NAME]`, the environments `tox` runs: `env_list` expanded,
-    else `py`), None when it does not parse (tox reads it with the same parser)."""
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(text or "")
-    except configparser.Error:
+    else `py`), None when it does not parse (tox reads it with the same parser). `core`: the section of tox's own
+    keys (setup.cfg's is `[tox:tox]`)."""
+    parser = parsed_ini(text)
+    if parser is None:
         return None
     sections = {s: dict(parser.items(s)) for s in parser.sections()}
     envs = {s: {k: _referred(v, sections) for k, v in keys.items()} for s, keys in sections.items()
             if s == "testenv" or s.startswith("testenv:")}
-    raw = parser.get("tox", "env_list", fallback="") or parser.get("tox", "envlist", fallback="") \
-        if parser.has_section("tox") else ""
+    raw = parser.get(core, "env_list", fallback="") or parser.get(core, "envlist", fallback="") \
+        if parser.has_section(core) else ""
     try:
         names = [n for item in re.split(r",(?![^{]*\})|\n", raw) for n in _expand(item.strip()) if n]
     except ValueError:
@@ -71,17 +75,116 @@ def _referred(value: str, sections: dict[str, dict[str, str]], depth: int = 0) -
 
 
 def read(tox: str | None, pyproject: str | None) -> str | None:
-    """The tox configuration tox reads: tox.ini, else pyproject.toml's `[tool.tox] legacy_tox_ini` (an ini held as
-    a string); None for neither."""
+    """The ini text tox reads: tox.ini, else pyproject.toml's `[tool.tox] legacy_tox_ini` (an ini held as a string);
+    None for neither."""
     if tox is not None or not pyproject or "legacy_tox_ini" not in pyproject:
         return tox
-    try:
-        import tomllib  # type: ignore[import-not-found]  # Python 3.11+
-
-        legacy = tomllib.loads(pyproject).get("tool", {}).get("tox", {}).get("legacy_tox_ini")
-    except (ImportError, ValueError, AttributeError):
-        return None
+    table = _tool_tox(parsed_toml(pyproject))
+    legacy = table.get("legacy_tox_ini") if table else None
     return legacy if isinstance(legacy, str) else None
+
+
+def _tool_tox(data: dict | None) -> dict | None:
+    """pyproject.toml's `[tool.tox]` table, None without one."""
+    tool = data.get("tool") if data else None
+    table = tool.get("tox") if isinstance(tool, dict) else None
+    return table if isinstance(table, dict) else None
+
+
+def reads(texts: dict[str, str | None]) -> tuple[str, Parsed | None] | None:
+    """(the file tox reads its configuration from, what it holds: `_parse`'s, None when it does not parse), None for
+    no tox configuration, in tox's order: tox.ini; setup.cfg holding `[tox:tox]`; pyproject.toml's `[tool.tox]`, an
+    ini in `legacy_tox_ini` or tox's native TOML; tox.toml. LookupError where its TOML cannot be read here (Python
+    3.10, no tomllib): nothing is compared then."""
+    if texts.get("tox.ini") is not None:
+        return "tox.ini", _parse(texts["tox.ini"])
+    if re.search(r"^\s*\[\s*tox:tox\s*\]", texts.get("setup.cfg") or "", re.M):
+        return "setup.cfg", _parse(texts["setup.cfg"], "tox:tox")
+    pyproject, toml = texts.get("pyproject.toml") or "", texts.get("tox.toml")
+    if ("tool.tox" in pyproject or re.search(r"^\s*\[\s*tool\s*\.\s*tox\b", pyproject, re.M) or toml is not None) \
+            and not READS_TOML:
+        raise LookupError("tox's TOML")
+    if "tox" in pyproject:
+        data = parsed_toml(pyproject)
+        table = _tool_tox(data)
+        if table is not None:
+            legacy = table.get("legacy_tox_ini")
+            return "pyproject.toml", _parse(legacy) if isinstance(legacy, str) else _native(table)
+        if data is None and re.search(r"^\s*\[\s*tool\s*\.\s*tox\b", pyproject, re.M):
+            return "pyproject.toml", None
+    if toml is not None:
+        data = parsed_toml(toml)
+        return "tox.toml", _native(data) if data is not None else None
+    return None
+
+
+def _native(table: dict) -> Parsed | None:
+    """tox's native TOML (tox.toml, pyproject.toml's `[tool.tox]`) as `_parse` reads an ini: `env_run_base` as
+    `[testenv]`, `env.NAME` as `[testenv:NAME]`, each command a line of its arguments (`{replace = "posargs",
+    default = [...]}` as `{posargs:...}`, a `ref` to another table's key as its value), `set_env` a `NAME=value` a
+    line; None for a form tox refuses."""
+    envs: dict[str, dict[str, str]] = {}
+    tables = table.get("env", {})
+    if not isinstance(tables, dict) or not isinstance(table.get("env_run_base", {}), dict):
+        return None
+    for section, keys in [("testenv", table.get("env_run_base", {})), *((f"testenv:{n}", t) for n, t in tables.items())]:
+        if isinstance(keys, dict):
+            envs[section] = {k: v for k, v in ((k, _native_value(k, v, table)) for k, v in keys.items()) if v is not None}
+    listed = table.get("env_list", table.get("envlist", []))
+    names: list[str] = []
+    for item in listed if isinstance(listed, list) else []:
+        if isinstance(item, str):
+            names.append(item)
+        elif isinstance(item, dict) and isinstance(item.get("product"), list):
+            try:  # (tox 4.26's generative form: one name for each pick of one factor from each list)
+                names += _expand("-".join("{" + ",".join(map(str, f if isinstance(f, list) else [f])) + "}"
+                                          for f in item["product"]))
+            except ValueError:
+                return None
+    return envs, names or ["py"]
+
+
+def _native_value(key: str, value: object, root: dict, depth: int = 0) -> str | None:
+    """One key of a native TOML environment as its ini form (`_native`), None for one not read."""
+    if key in ("commands", "commands_pre", "commands_post"):
+        lines = []
+        for command in _refd(value, root, depth) if isinstance(value, (list, dict)) else []:
+            if isinstance(command, dict):  # (a ref to another table's commands, extending these)
+                lines += (_native_value(key, command, root, depth + 1) or "").splitlines()
+            elif isinstance(command, list):
+                lines.append(" ".join(_arg(a, root, depth) for a in command))
+        return "\n".join(lines)
+    if key in ("set_env", "setenv") and isinstance(value, dict):
+        return "\n".join(f"{k}={v}" for k, v in value.items() if isinstance(v, (str, int, float)))
+    if isinstance(value, bool):
+        return str(value).lower()
+    return value if isinstance(value, str) else None
+
+
+def _refd(value: object, root: dict, depth: int) -> list:
+    """A list value, or what a `{replace = "ref", of = [...]}` names in the document (past 8 levels: nothing)."""
+    if isinstance(value, dict) and value.get("replace") == "ref" and isinstance(value.get("of"), list) and depth < 8:
+        got: object = root
+        for part in value["of"]:
+            got = got.get(part) if isinstance(got, dict) else None
+        return _refd(got, root, depth + 1)
+    return value if isinstance(value, list) else []
+
+
+def _arg(arg: object, root: dict, depth: int) -> str:
+    """One argument of a native command as an ini command line writes it (`posargs` and `env` as tox's `{...}`)."""
+    import shlex
+
+    if isinstance(arg, dict):
+        default = " ".join(_arg(a, root, depth) for a in _refd(arg.get("default", []), root, depth)
+                           if not isinstance(a, (dict, list)))
+        if arg.get("replace") == "posargs":
+            return "{posargs" + (f":{default}" if default else "") + "}"
+        if arg.get("replace") == "env":
+            return "{env:" + str(arg.get("name", "")) + (f":{default}" if default else "") + "}"
+        return " ".join(_arg(a, root, depth + 1) for a in _refd(arg, root, depth) if not isinstance(a, (dict, list)))
+    text = str(arg)
+    return text if re.fullmatch(r"[\w@%+=:,./{}\-]+", text) else shlex.quote(text)
 
 
 def _env(envs: dict[str, dict[str, str]], name: str) -> dict[str, str]:
@@ -161,24 +264,31 @@ def _compare(was: dict[str, str], old: str, now: dict[str, str], new: str,
 
 
 def stop_findings(sealed: dict[str, str | None], changed: dict[str, str | None], tests: list[str] | None = None) -> list[dict[str, str]]:
-    """`findings` of a stop: tox's configuration at the seal and now (`sealed`: tox.ini's and pyproject.toml's text at
-    the seal; `changed`: those of them changed since, their text now), each where tox reads it (`read`)."""
-    if not {"tox.ini", "pyproject.toml"} & set(changed):
+    """`findings` of a stop: tox's configuration at the seal and now (`sealed`: the text of `TOX_FILES` at the seal;
+    `changed`: those of them changed since, their text now), each where tox reads it (`reads`)."""
+    if not set(TOX_FILES) & set(changed):
         return []
-    now = {n: changed[n] if n in changed else sealed.get(n) for n in ("tox.ini", "pyproject.toml")}
-    name = "pyproject.toml" if now["tox.ini"] is None and read(None, now["pyproject.toml"]) is not None else "tox.ini"
-    return findings(name, read(sealed.get("tox.ini"), sealed.get("pyproject.toml")),
-                    read(now["tox.ini"], now["pyproject.toml"]), tests)
+    now = {n: changed[n] if n in changed else sealed.get(n) for n in TOX_FILES}
+    try:
+        was, is_now = reads(sealed), reads(now)
+    except LookupError:
+        return []
+    if was is None or was[1] is None:
+        return []
+    return _findings(is_now[0] if is_now else was[0], was[1], is_now[1] if is_now else _parse(""), tests)
 
 
 def findings(name: str, sealed: str | None, current: str | None, tests: list[str] | None = None) -> list[dict[str, str]]:
     """What tox.ini's test environments lost since the seal (`sealed`, `current`: its text then and now, `read`
     from pyproject.toml where tox reads it there; `tests`: the sealed test ids)."""
-    before, now = _parse(sealed), _parse(current)
-    if before is None:
-        return []
+    before = _parse(sealed)
+    return [] if before is None else _findings(name, before, _parse(current), tests)
+
+
+def _findings(name: str, before: Parsed, now: Parsed | None, tests: list[str] | None) -> list[dict[str, str]]:
+    """`findings` of tox's configuration read (`_parse`, `_native`) at the seal and now (None: it no longer parses)."""
     if now is None:
-        return [{"test": name, "rule": "ci-test-removed", "what": "tox.ini parsed at the seal and no longer does: "
+        return [{"test": name, "rule": "ci-test-removed", "what": f"{name} parsed at the seal and no longer does: "
                  "tox runs none of its test environments"}]
     (envs, listed), (envs_now, listed_now) = before, now
     named = dict.fromkeys([*listed, *(s.split(":", 1)[1] for s in envs if ":" in s)])

@@ -377,6 +377,8 @@ CALLER = "name: main\non: [push, pull_request]\njobs:\n  tests:\n    uses: ./.gi
 GATED = ("  gate:\n    if: false\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo gate\n"
          "  test:\n    needs: gate\n")
 # {name: ({file: text now}, {file: (the rule named, part of what it says)})}: each passed a stop unnamed on main
+NATIVE = ('env_list = ["py"]\n\n[env_run_base]\ndeps = ["pytest"]\ncommands = [["pytest", "--cov=calc", '
+          '"--cov-fail-under=90", {replace = "posargs", extend = true}]]\n')  # (TOX's [testenv] in tox's own TOML)
 LEGACY = '[tool.coverage.report]\nfail_under = 90\n\n[tool.tox]\nlegacy_tox_ini = """\nTOX"""\n'
 CI_POOLED = {
     "env-and-conditions": ({
@@ -452,6 +454,17 @@ CI_POOLED = {
                              {"tox.ini": [("coverage-lowered", "omits calc.py"), ("coverage-lowered", "ordinary code"),
                                           ("ci-test-removed", "skipped on Linux"), ("config-excluded", "gained -k")],
                               FLOW_A: ("ci-test-removed", "push to main")}),
+    # (own44; each passed a stop unnamed on main) tox.ini moved to tox.toml narrowed (was read as tox.ini deleted),
+    # functions of known values in `if:`, every plugin left out, options from the repository's settings
+    "tox-toml-and-functions": ({
+        "tox.ini": None, ".coveragerc": "[report]\nfail_under = 90\n", "tox.toml": NATIVE.replace('"pytest", ', '"pytest", "-k", "not add", '),
+        CI: FLOW.replace(STEP, STEP + "        if: ${{ fromJSON('false') }}\n"),
+        FLOW_A: FLOWS[FLOW_A].replace(STEP, STEP + "        env:\n          PYTEST_DISABLE_PLUGIN_AUTOLOAD: '1'\n"),
+        FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        if: format('{0}', github.event_name) == 'release'\n"),
+        FLOW_C: FLOWS[FLOW_C].replace("pytest -x", "pytest -x ${{ vars.PYTEST_ARGS }}")},
+        {"tox.toml": ("config-excluded", "gained -k"), CI: ("ci-test-removed", "0 now"),
+         FLOW_A: ("config-excluded", "PYTEST_DISABLE_PLUGIN_AUTOLOAD"), FLOW_B: ("ci-test-removed", "0 now"),
+         FLOW_C: ("config-excluded", "vars.PYTEST_ARGS")}),
 }
 CI_POOLED_HONEST = {
     "narrow-env-and-reusable": {
@@ -479,6 +492,13 @@ CI_POOLED_HONEST = {
         CI: FLOW.replace(STEP, "      - run: echo \"$HOME/.local/bin\" >> \"$GITHUB_PATH\"\n" + STEP),
         FLOW_C: FLOWS[FLOW_C].replace(STEP, "      - run: |\n          pytest -x\n          echo done\n"
                                       "        shell: bash -e {0}\n")},
+    # (own44; the move blocked on main, read as tox.ini deleted)
+    "tox-toml-and-functions": {
+        "tox.ini": None, ".coveragerc": "[report]\nfail_under = 90\n", "tox.toml": NATIVE,
+        CI: FLOW.replace(STEP, STEP + "        if: ${{ fromJSON('true') }}\n"),
+        FLOW_A: FLOWS[FLOW_A].replace(STEP, STEP + "        env:\n          PYTEST_DISABLE_PLUGIN_AUTOLOAD: ''\n"),
+        FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        if: format('{0}', github.event_name) == 'push'\n"),
+        FLOW_C: FLOWS[FLOW_C].replace(STEP, "      - run: echo ${{ vars.GREETING }}\n" + STEP)},
 }
 
 

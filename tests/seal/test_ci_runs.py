@@ -30,6 +30,8 @@ TOX_NAMED = {  # {name: (tox.ini now, the rule named)}
     "default-made-fast-beside-full": (TOX.replace("envlist = py", "envlist = py, full").replace(
         "pytest ", "pytest -k 'not slow' ") + "\n[testenv:full]\n" + COMMANDS + "\n", "config-excluded"),
     "env-default": (TOX + "setenv = PYTEST_ADDOPTS={env:EXTRA:--deselect t.py::x}\n", "config-excluded"),
+    # (own44; passed unnamed on main) every installed plugin left out, pytest-cov's check with them
+    "setenv-autoload-off": (TOX + "setenv = PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\n", "config-excluded"),
 }
 TOX_HONEST = {
     "env-list-bumped": TOX.replace("envlist = py", "envlist = py3{11,12}"),
@@ -85,6 +87,50 @@ def test_tox_ini_is_read_as_tox_reads_it(name):
     assert rule in found if rule else found == [], (name, found)
 
 
+# tox's other files, in its order (tox.ini, setup.cfg's [tox:tox], pyproject.toml's [tool.tox], tox.toml): TOX moved
+# into each, as is and narrowed, from tox.ini sealed
+NATIVE = ('env_list = ["py"]\n\n[env_run_base]\ndeps = ["pytest"]\ncommands = [["pytest", "--cov=calc", '
+          '"--cov-fail-under=90", {replace = "posargs", extend = true}]]\n')
+K = '"pytest", "-k", "not add", '
+TOX_MOVED = {  # {name: ({file: its text now, tox.ini gone}, the rule named or None)}
+    "tox-toml": ({"tox.toml": NATIVE}, None),
+    "tox-toml-narrowed": ({"tox.toml": NATIVE.replace('"pytest", ', K)}, "config-excluded"),
+    "tox-toml-posargs-default": ({"tox.toml": NATIVE.replace("extend = true", 'default = ["-k", "x"], extend = true')},
+                                 "config-excluded"),
+    "tox-toml-set-env": ({"tox.toml": NATIVE + '\n[env_run_base.set_env]\nPYTEST_ADDOPTS = "-k x"\n'}, "config-excluded"),
+    "tox-toml-ignored": ({"tox.toml": NATIVE.replace('[["pytest"', '[["-", "pytest"')}, "ci-ignores-failures"),
+    "tox-toml-env-list-fast": ({"tox.toml": NATIVE.replace('["py"]', '["fast"]') + '\n[env.fast]\ncommands = '
+                                '[["pytest", "-k", "not slow"]]\n'}, "ci-test-removed"),
+    "tox-toml-fast-beside": ({"tox.toml": NATIVE + '\n[env.fast]\ncommands = [["pytest", "-k", "not slow"]]\n'}, None),
+    "tox-toml-product": ({"tox.toml": NATIVE.replace('["py"]', '[{product = [["py311", "py312"], ["unit"]]}]')}, None),
+    "tox-toml-broken": ({"tox.toml": NATIVE + "[env\n"}, "ci-test-removed"),
+    "pyproject-native": ({"pyproject.toml": '[project]\nname = "calc"\n\n[tool.tox]\n'
+                          + NATIVE.replace("[env_run_base]", "[tool.tox.env_run_base]")}, None),
+    "pyproject-native-narrowed": ({"pyproject.toml": "[tool.tox]\n" + NATIVE.replace("[env_run_base]", "[tool.tox.env_run_base]")
+                                   .replace('"pytest", ', K)}, "config-excluded"),
+    "setup-cfg": ({"setup.cfg": "[metadata]\nname = calc\n\n" + TOX.replace("[tox]", "[tox:tox]")}, None),
+    "setup-cfg-narrowed": ({"setup.cfg": TOX.replace("[tox]", "[tox:tox]").replace("pytest ", "pytest -k x ")},
+                           "config-excluded"),
+    "setup-cfg-without-tox": ({"setup.cfg": "[metadata]\nname = calc\n"}, "ci-test-removed"),
+}
+
+
+@pytest.mark.parametrize("name", TOX_MOVED)
+def test_tox_is_read_where_tox_reads_it(name):
+    """Was: tox.ini moved to tox.toml, pyproject.toml's native [tool.tox] or setup.cfg's [tox:tox] read as deleted
+    (an honest move blocked), and their narrowing named as that."""
+    files, rule = TOX_MOVED[name]
+    found = tox_ini.stop_findings({"tox.ini": TOX}, {"tox.ini": None, **files})
+    assert [f for f in found if f["rule"] == rule and f["test"] in (*files, "tox.ini")] if rule else found == [], \
+        (name, found)
+    if rule:  # the same file sealed as is: its own narrowing named too
+        name_, text = next(iter(files.items()))
+        kept = {**{"tox.ini": TOX}, **TOX_MOVED[name.replace("-narrowed", "")][0]} if name.endswith("-narrowed") else None
+        if kept:
+            assert rule in [f["rule"] for f in tox_ini.stop_findings({k: v for k, v in kept.items() if k != "tox.ini"},
+                                                                     {name_: text})], name
+
+
 FLOW = ("name: ci\non: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n"
         "      - run: pytest -x\n")
 STEP = "      - run: pytest -x\n"
@@ -129,6 +175,12 @@ CI_NAMED = {  # {name: ({workflow: (text at the seal, now)}, the rule named)}
     "tox-step-dropped-beside-pytest": ({W: (FLOW + "      - run: tox -e lint,py\n", FLOW)}, "ci-test-removed"),
     "install-line-left": ({W: (INSTALL, INSTALL.replace(STEP, ""))}, "ci-test-removed"),
     "two-paths-merged-into-one": ({W: (PATHS, FLOW.replace("pytest -x", "pytest tests/unit"))}, "config-excluded"),
+    # (own44; each passed unnamed on main) plugins left out, options from the repository's settings
+    "autoload-off": ({W: (FLOW, FLOW.replace(STEP, STEP + "        env:\n          PYTEST_DISABLE_PLUGIN_AUTOLOAD: '1'\n"))},
+                     "config-excluded"),
+    "options-from-vars": ({W: (FLOW, FLOW.replace("pytest -x", "pytest -x ${{ vars.PYTEST_ARGS }}"))}, "config-excluded"),
+    "addopts-from-vars": ({W: (FLOW, FLOW.replace(STEP, STEP + "        env:\n          PYTEST_ADDOPTS: ${{ vars.EXTRA }}\n"))},
+                          "config-excluded"),
 }
 CI_HONEST = {
     "pull-request-labeled-too": {W: (PR, PR.replace("[push, pull_request]", "{push: null, pull_request: {types: "
@@ -152,6 +204,9 @@ CI_HONEST = {
     "two-paths-merged-into-all": {W: (PATHS, FLOW)},
     "unittest-to-pytest": {W: (FLOW.replace("pytest -x", "python -m unittest"), FLOW)},
     "py.test-renamed": {W: (FLOW.replace("pytest -x", "py.test -x"), FLOW)},
+    "autoload-empty": {W: (FLOW, FLOW.replace(STEP, STEP + "        env:\n          PYTEST_DISABLE_PLUGIN_AUTOLOAD: ''\n"))},
+    "vars-in-another-step": {W: (FLOW, FLOW.replace(STEP, "      - run: echo ${{ vars.GREETING }}\n" + STEP))},
+    "vars-kept": {W: (FLOW.replace("pytest -x", "pytest -x ${{ vars.ARGS }}"), FLOW.replace("pytest -x", "pytest -v ${{ vars.ARGS }}"))},
 }
 
 
@@ -171,7 +226,11 @@ def test_an_honest_ci_edit_is_no_finding(name):
     ("github.event_name == 'release'", True), ("(1 == 1) && (2 > 3)", True), ("contains('abc', 'x')", True),
     ("github.event_name == 'PUSH'", False), ("always()", False), ("success() || failure()", False),
     ("github.ref == 'refs/heads/main'", False), ("matrix.os == 'x' && true", False), ("false || x", False),
-    (None, False), (True, False), ("a b c", False), ("true && " * 5000 + "false", True), ("true || " * 5000 + "x", False)])
+    (None, False), (True, False), ("a b c", False), ("true && " * 5000 + "false", True), ("true || " * 5000 + "x", False),
+    # (own44: were read as "may hold") functions of known values
+    ("fromJSON('false')", True), ("${{ fromJSON('0') }}", True), ("fromJSON('true')", False), ("fromJSON(vars.X)", False),
+    ("fromJSON('[1]')", False), ("format('{0}', github.event_name) == 'release'", True),
+    ("format('{0}', github.event_name) == 'push'", False), ("format('{1}', 'a') == 'a'", False)])
 def test_a_condition_that_never_holds_on_a_push_is_known(condition, named):
     assert never(condition, {"push"}) is named
 
