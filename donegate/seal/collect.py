@@ -163,12 +163,14 @@ def _bind(body: list[ast.stmt], imported: dict[str, str], out: set[str], depth: 
             _bind(n.body + getattr(n, "orelse", []), imported, out, depth)
             continue
         if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and getattr(n.value.func, "id", "") == "exec" \
-                and n.value.args and isinstance(n.value.args[0], ast.Constant) and isinstance(n.value.args[0].value, str) \
-                and depth < 3:  # `exec('add = lambda a, b: 5')`: its text read as the module's own
+                and n.value.args and depth < 3:  # `exec('add = lambda a, b: 5')`: its text read as the module's own
+            text = dead.text_of(n.value.args[0])  # (built of literals too: `'add' + ' = ...'`)
             try:
-                _bind(ast.parse(n.value.args[0].value).body, imported, out, depth + 1)
+                _bind(ast.parse(text).body, imported, out, depth + 1) if text is not None else None
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 pass
+            if text is None:  # (text not known until it runs, `exec(code)`: it may bind any name the module imported)
+                out |= set(imported)
             continue
         out |= {name for t in _targets(n) if (name := getattr(t, "id", getattr(t, "name", ""))) in imported}
 
@@ -182,23 +184,25 @@ def _namespace(node: ast.AST, top: bool) -> bool:
 
 def _by_namespace(n: ast.AST, top: bool) -> set[str]:
     """The names a statement or call binds through the module's namespace (`_namespace`)."""
+    from donegate.seal import dead
+
     out = set()
     for t in _targets(n):
-        if isinstance(t, ast.Subscript) and _namespace(t.value, top) and isinstance(t.slice, ast.Constant):
-            out.add(str(t.slice.value))  # `globals()['add'] = ...`
+        if isinstance(t, ast.Subscript) and _namespace(t.value, top) and dead.text_of(t.slice) is not None:
+            out.add(str(dead.text_of(t.slice)))  # `globals()['add'] = ...`
         elif isinstance(t, ast.Attribute) and _namespace(t.value, top):
             out.add(t.attr)  # `sys.modules[__name__].add = ...`
     if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _namespace(n.func.value, top) \
             and n.func.attr in ("update", "setdefault", "__setitem__"):
         out |= {k.arg for k in n.keywords if k.arg}  # `globals().update(add=...)`
         for a in n.args[:1]:
-            if isinstance(a, ast.Constant):
-                out.add(str(a.value))  # `.setdefault('add', ...)`
+            if dead.text_of(a) is not None:
+                out.add(str(dead.text_of(a)))  # `.setdefault('add', ...)`
             elif isinstance(a, ast.Dict):
                 out |= {str(k.value) for k in a.keys if isinstance(k, ast.Constant)}  # `.update({'add': ...})`
     if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "setattr" and len(n.args) > 1 \
-            and _namespace(n.args[0], top) and isinstance(n.args[1], ast.Constant):
-        out.add(str(n.args[1].value))  # `setattr(sys.modules[__name__], 'add', ...)`
+            and _namespace(n.args[0], top) and dead.text_of(n.args[1]) is not None:
+        out.add(str(dead.text_of(n.args[1])))  # `setattr(sys.modules[__name__], 'add', ...)`
     return out
 
 

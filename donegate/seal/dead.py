@@ -42,12 +42,17 @@ def _suppresses(item: ast.withitem) -> bool:
 # The project's interpreter (`interpreter`): a guard on `sys.version_info` is read against its version, never the
 # kit's (None: not known, such a guard is not known either). `sys.platform`, `os.name`, `sys.byteorder`, `os.sep`,
 # `platform.system()` and `platform.machine()` are the kit's: the project's runs start on the same machine.
+# `sys.implementation.name` is CPython's and `sys.maxsize` the kit's where the project's version is known (`_PROJECT`).
 PYTHON: tuple[int, ...] | None = None
 _UNKNOWN = object()
 # The names a test module's top binds once to a guard (`PY2 = sys.version_info[0] == 2`), read where a test tests them
 # (`flags`, set by `seal.loosened.tests_of` for the module it reads).
 FLAGS: dict[str, ast.expr] = {}
-GUARDS = ("sys.version_info", "sys.platform", "os.name", "platform.system()", "sys.byteorder", "os.sep", "platform.machine()")
+GUARDS = ("sys.version_info", "sys.platform", "os.name", "platform.system()", "sys.byteorder", "os.sep", "platform.machine()",
+          "sys.maxsize", "sys.implementation", "platform.python_implementation()")
+
+
+_PROJECT = {"sys.implementation.name": "cpython", "platform.python_implementation()": "CPython", "sys.maxsize": 0}
 
 
 def interpreter(version: str | None) -> None:
@@ -64,7 +69,8 @@ def interpreter(version: str | None) -> None:
 def _value(node: ast.expr, depth: int = 0) -> object:
     """What `node` evaluates to when it is known without running the tests: a literal, arithmetic of literals, the
     interpreter's `sys.version_info` (an index, a slice, `.major`/`.minor`/`.micro`), `sys.platform`, `os.name`,
-    `platform.system()`, `platform.machine()`, `sys.byteorder`, `os.sep`, `str.startswith` of those, a flag of the module's (`FLAGS`); else `_UNKNOWN`."""
+    `platform.system()`, `platform.machine()`, `sys.byteorder`, `os.sep`, `sys.maxsize`, `sys.implementation.name`,
+    `platform.python_implementation()`, `str.startswith` of those, a flag of the module's (`FLAGS`); else `_UNKNOWN`."""
     import operator
     import sys
 
@@ -73,6 +79,8 @@ def _value(node: ast.expr, depth: int = 0) -> object:
         return PYTHON if PYTHON is not None else _UNKNOWN
     if text in ("sys.platform", "os.name", "sys.byteorder", "os.sep"):
         return {"sys.platform": sys.platform, "sys.byteorder": sys.byteorder}.get(text) or getattr(__import__("os"), text[3:])
+    if text in _PROJECT:  # (the project's Python known: a CPython, as its runs are, of this machine's word size)
+        return _UNKNOWN if PYTHON is None else _PROJECT[text] if text != "sys.maxsize" else sys.maxsize
     if text in ("platform.system()", "platform.machine()"):
         os = __import__("os")
         return (os.uname().sysname if text == "platform.system()" else os.uname().machine) if hasattr(os, "uname") else _UNKNOWN
@@ -111,6 +119,34 @@ def _value(node: ast.expr, depth: int = 0) -> object:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return _UNKNOWN
+
+
+def text_of(node: ast.AST | None, depth: int = 0) -> str | None:
+    """A string known without running the test: a literal, literals added (`"assert" + "Equal"`), an f-string of
+    literals, `"".join([...])` of them, `"%s" % ...` of them; None for one built from what runs."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if depth > 20:
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        a, b = text_of(node.left, depth + 1), text_of(node.right, depth + 1)
+        return a + b if a is not None and b is not None else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        pattern = text_of(node.left, depth + 1)
+        parts = [text_of(e, depth + 1) for e in (node.right.elts if isinstance(node.right, ast.Tuple) else [node.right])]
+        try:
+            return pattern % tuple(parts) if pattern is not None and None not in parts else None
+        except (TypeError, ValueError):
+            return None
+    if isinstance(node, ast.JoinedStr):
+        parts = [text_of(v.value if isinstance(v, ast.FormattedValue) and v.format_spec is None and v.conversion == -1
+                         else v, depth + 1) for v in node.values]
+        return None if None in parts else "".join(parts)  # type: ignore[arg-type]
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "join" and len(node.args) == 1 \
+            and isinstance(node.args[0], (ast.List, ast.Tuple)):
+        sep, parts = text_of(node.func.value, depth + 1), [text_of(e, depth + 1) for e in node.args[0].elts]  # type: ignore[attr-defined]
+        return None if sep is None or None in parts else sep.join(parts)  # type: ignore[arg-type]
+    return None
 
 
 def value(node: ast.expr) -> object:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from donegate.seal import calls, collect, loosened
+from donegate.seal import calls, collect, dead, loosened
 
 Func = (ast.FunctionDef, ast.AsyncFunctionDef)
 # What makes a stand-in (`mock.Mock(...)`, `create_autospec(add, return_value=5)`): the product passed to it as a
@@ -173,10 +173,13 @@ def _framework_writes(text: str | None) -> set[str]:
         args, kw = n.args, {k.arg: k.value for k in n.keywords}
         if f == "addTypeEqualityFunc" and len(args) > 1 and not _checks(args[1], tree):
             out.add(f"unittest's assertEqual of {ast.unparse(args[0])} made to check nothing (addTypeEqualityFunc)")
-        if f in ("setattr", "object") and len(args) > 1 and isinstance(args[1], ast.Constant) and args[1].value in FRAMEWORK \
-                and getattr(args[0], "id", "") not in ("self", "cls"):
+        named = dead.text_of(args[1]) if len(args) > 1 else None  # (`'assert' + 'Equal'` too)
+        if f in ("setattr", "object") and named in FRAMEWORK and getattr(args[0], "id", "") not in ("self", "cls"):
             if not _checks(args[2] if len(args) > 2 else kw.get("new") or kw.get("value"), tree):
-                out.add(f"unittest's {args[1].value} replaced ({f}({ast.unparse(args[0])}, ...))")
+                out.add(f"unittest's {named} replaced ({f}({ast.unparse(args[0])}, ...))")
+        elif f in ("setattr", "object") and len(args) > 1 and named is None and ast.unparse(args[0]).endswith("TestCase"):
+            out.add(f"an attribute of unittest's TestCase replaced by a name built at run time ({f}({ast.unparse(args[0])}, "
+                    f"{ast.unparse(args[1])[:60]}, ...))")
         elif f in ("setattr", "patch") and args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) \
                 and args[0].value.rsplit(".", 1)[-1] in FRAMEWORK and "." in args[0].value:
             if not _checks(args[1] if len(args) > 1 else kw.get("new") or kw.get("value"), tree):
@@ -219,6 +222,56 @@ def _patched_below(file: str, sealed_files: dict[str, dict[str, str]], sealed: s
              "of it calls that: it checks the patch, not the product"} for obj, attr in sorted(added) if attr in called]
 
 
+def _swapped(text: str | None) -> set[str]:
+    """The modules a file puts something of its own in `sys.modules` for (`sys.modules['calc'] = fake`,
+    `.update({...})`, `.setdefault`, `monkeypatch.setitem(sys.modules, 'calc', fake)`, `mock.patch.dict(sys.modules,
+    {...})`): an import of that name below it gets the stand-in. A name popped or deleted (imported afresh) is none."""
+    if "modules" not in (text or "") or (tree := _parse(text)) is None:
+        return set()
+
+    def keys(n: ast.AST | None) -> list[str]:
+        return [k.value for k in (n.keys if isinstance(n, ast.Dict) else []) if isinstance(k, ast.Constant)
+                and isinstance(k.value, str)]
+
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign):
+            out |= {t.slice.value for t in n.targets if isinstance(t, ast.Subscript) and ast.unparse(t.value) in (
+                "sys.modules", "modules") and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)}
+        elif isinstance(n, ast.Call) and (n.args or n.keywords):
+            f, first = ast.unparse(n.func), n.args[0] if n.args else None
+            on = first is not None and ast.unparse(first) in ("sys.modules", "modules", "'sys.modules'")
+            if f.endswith(("modules.update", "modules.setdefault", "modules.__setitem__")):
+                out |= set(keys(first)) | {k.arg for k in n.keywords if k.arg} | (
+                    {first.value} if isinstance(first, ast.Constant) and isinstance(first.value, str) else set())
+            elif f.endswith("setitem") and on and len(n.args) > 1 and isinstance(n.args[1], ast.Constant):
+                out.add(str(n.args[1].value))
+            elif f.endswith("patch.dict") and on and len(n.args) > 1:
+                out |= set(keys(n.args[1]))
+    return out
+
+
+def _module_swaps(file: str, sealed_files: dict[str, dict[str, str]], sealed: str | None, now: str | None) -> list[dict[str, str]]:
+    """A `fixture-faked` finding for a test module or conftest.py that now puts a stand-in in `sys.modules` for a
+    module (or a package of it) that a sealed test module below it (or itself) imports: those tests import the fake,
+    not the product. A stand-in for a module no sealed test imports (an optional dependency the product reads) is none."""
+    added = _swapped(now) - _swapped(sealed)
+    if not added:
+        return []
+    folder = file.rsplit("/", 1)[0] + "/" if "/" in file else ""
+    imported: set[str] = set()
+    for name, body in sealed_files.items():
+        base = name.rsplit("/", 1)[-1]
+        if (name == file or name.startswith(folder) and base.startswith("test")) and name.endswith(".py") \
+                and (tree := _parse(body.get("text"))):
+            for n in ast.walk(tree):
+                named = [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""] \
+                    if isinstance(n, ast.ImportFrom) and not n.level else []
+                imported |= {".".join(m.split(".")[:i + 1]) for m in named for i in range(m.count(".") + 1)}
+    return [{"test": file, "rule": "fixture-faked", "what": f"sys.modules[{m!r}] replaced: a test below it that imports "
+             f"{m} gets the stand-in, not the product"} for m in sorted(added & imported)]
+
+
 def findings(sealed_files: dict[str, dict[str, str]], current: dict[str, str | None]) -> list[dict[str, str]]:
     """Both rules for the changed test modules or conftest.py files `current` ({file: its text now}), against the
     sealed files (`seal.own`'s pack's `files`)."""
@@ -231,4 +284,5 @@ def findings(sealed_files: dict[str, dict[str, str]], current: dict[str, str | N
         out += fixture_findings(name, [sealed(c) for c in chain], text)
         if name.rsplit("/", 1)[-1] == "conftest.py":
             out += _patched_below(name, sealed_files, sealed(name), text)
+        out += _module_swaps(name, sealed_files, sealed(name), text)
     return out

@@ -35,8 +35,10 @@ if TYPE_CHECKING:
 # function only mentioned (`_ = [check]`, `print(check)`, `map(check, ...)` never iterated) or after an `if` whose
 # branch that runs returns not counted; `assertLess(abs(got - want), C)` and `lo < got < hi` read as approxes; the
 # product rebound under a block, through `globals()`, `exec`, `global`, `setattr` of the module or `add.__code__`,
-# and a patch of it the module makes outside its tests, read as marks. Raise it when `shape_of` reads a test otherwise.
-RULES = 9
+# and a patch of it the module makes outside its tests, read as marks; 10: guards on `sys.maxsize`,
+# `sys.implementation.name`, a number the module names once (`LIMIT = 1e9`) read as its value, names built of
+# literals (`'add' + ''`) and an `exec` of text not known read as binding. Raise it when `shape_of` reads a test otherwise.
+RULES = 10
 
 # pytest's and unittest's ways to skip a test or expect it to fail (`pytest.mark.skip`, `pytest.importorskip(...)`,
 # `unittest.skipIf`, `self.skipTest(...)`, `raise unittest.SkipTest`).
@@ -92,12 +94,20 @@ def _assert_kind(node: ast.Assert, local: dict[str, ast.expr] | None = None) -> 
                 or _anything(t.left) or _anything(right):
             return "truth"  # `x == x`, `5 == 5`, `x == mock.ANY`: it holds whatever the code does
         if isinstance(right, ast.Call) and getattr(right.func, "attr", getattr(right.func, "id", "")) == "approx":
-            given = [f"{k}={ast.unparse(v)}" for k, v in zip(("rel", "abs"), right.args[1:3], strict=False)]  # by position
-            return "approx:" + ",".join(sorted([ast.unparse(k) for k in right.keywords] + given + _at(right.args[:1])))
+            given = [f"{k}={_shown(v)}" for k, v in zip(("rel", "abs"), right.args[1:3], strict=False)]  # by position
+            return "approx:" + ",".join(sorted([f"{k.arg}={_shown(k.value)}" if k.arg else ast.unparse(k)
+                                                for k in right.keywords] + given + _at(right.args[:1])))
         if (bound := _within(t)) is not None:  # `abs(got - want) < 1e-9`: an approx of that absolute tolerance
             return bound
         return {"Eq": "eq", "Is": "eq", "NotEq": "ne", "IsNot": "ne", "In": "in", "NotIn": "in"}.get(op, "cmp")
     return "truth"
+
+
+def _shown(node: ast.expr) -> str:
+    """A tolerance as its number where it is known (`TOL`, a number the module names once: `dead.FLAGS`), else its text."""
+    got = dead.value(node)
+    return repr(float(got)) if isinstance(got, (int, float)) and not isinstance(got, bool) and not isinstance(
+        node, ast.Constant) else ast.unparse(node)
 
 
 def _anything(node: ast.expr) -> bool:
@@ -126,7 +136,7 @@ def _within(t: ast.Compare) -> str | None:
             and isinstance(left.args[0], ast.BinOp) and isinstance(left.args[0].op, ast.Sub)):
         return None
     diff = left.args[0]
-    return "approx:" + ",".join(sorted([f"abs={ast.unparse(right)}"] + _at([diff.right, diff.left])))
+    return "approx:" + ",".join(sorted([f"abs={_shown(right)}"] + _at([diff.right, diff.left])))
 
 
 STRENGTH = {"eq": 3, "ne": 1, "cmp": 2, "in": 1, "truth": 0}
@@ -234,7 +244,9 @@ def tests_of(text: str, conftests: list[str] | None = None) -> dict[str, dict[st
     except SyntaxError:
         return None
     # (a guard the module names once at its top, `PY2 = sys.version_info[0] == 2`, read where a test tests it)
-    dead.FLAGS = {k: v for k, v in _once(tree.body).items() if any(w in ast.unparse(v) for w in dead.GUARDS)}
+    # (and a number it names once, `LIMIT = 1e9`, read where a bound compares with it)
+    dead.FLAGS = {k: v for k, v in _once(tree.body).items() if any(w in ast.unparse(v) for w in dead.GUARDS)
+                  or isinstance(v, (ast.Constant, ast.UnaryOp, ast.BinOp)) and isinstance(dead.value(v), (int, float))}
     helpers = {**calls.from_conftest(tree, conftests or []), **calls.defined(tree.body)}
     out: dict[str, dict[str, Any]] = {}
     aliases = {k: m for k, v in _once(tree.body).items() if (m := _marks(v))}  # `later = pytest.mark.skip`

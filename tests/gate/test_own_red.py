@@ -102,6 +102,18 @@ ATTACKS = {
     "under-a-byteorder-guard": _top("").replace(ASSERT, "    if sys.byteorder == 'big':\n    " + ASSERT),
     "product-code-replaced": _top("add.__code__ = (lambda a, b: 5).__code__\n"),
     "product-patched-by-the-modules-fixture": AUTOUSE.replace("PATCH", "monkeypatch.setattr(calc, 'add', lambda a, b: 5)"),
+    # (own44; each passed a stop unnamed on main) the product rebound by a name or text built at run time, a guard on
+    # the interpreter's kind or word size, the product's module replaced in sys.modules before the import
+    "product-rebound-by-exec-of-built-text": _top("exec('add' + ' = lambda a, b: 5')\n"),
+    "product-rebound-by-exec-of-a-name": _top("CODE = 'add = lambda a, b: 5'\nexec(CODE)\n"),
+    "product-rebound-by-a-built-name": _top("globals()['a' + 'dd'] = lambda a, b: 5\n"),
+    "under-an-implementation-guard": _top("").replace(ASSERT, "    if sys.implementation.name == 'pypy':\n    " + ASSERT),
+    "under-a-maxsize-guard": _top("").replace(ASSERT, "    if sys.maxsize <= 2147483647:\n    " + ASSERT),
+    "under-an-implementation-flag": _top("PYPY = sys.implementation.name == 'pypy'\n").replace(
+        ASSERT, "    if PYPY:\n    " + ASSERT),
+    "product-module-faked-in-sys-modules": OWN.replace("from calc import add\n", (
+        "import sys\nimport types\n\nsys.modules['calc'] = types.SimpleNamespace(add=lambda a, b: 5)\n\n"
+        "from calc import add  # noqa: E402\n")),
 }
 HONEST = {
     "assert-reraised": _body("    try:\n    " + ASSERT + "    except AssertionError:\n        raise\n"),
@@ -150,6 +162,14 @@ HONEST = {
     "under-a-version-guard-that-holds": _top("").replace(ASSERT, "    if sys.version_info >= (3, 6):\n    " + ASSERT),
     "under-a-platform-guard-else": _top("").replace(ASSERT, "    if sys.platform == 'win32':\n        pass\n"
                                                     "    else:\n    " + ASSERT),
+    # (own44) another name built, a guard true on the project's interpreter, a module no test imports faked
+    # (an `exec` of built text is the harness scan's dynamic-code, honest or not: no look-alike of it here)
+    "another-name-by-a-built-name": _top("globals()['TW' + 'O'] = 2\nglobals().setdefault('LIM' + 'IT', 10)\n"),
+    "under-an-implementation-guard-that-holds": _top("").replace(
+        ASSERT, "    if sys.implementation.name == 'cpython':\n    " + ASSERT),
+    "under-a-maxsize-guard-that-holds": _top("").replace(ASSERT, "    if sys.maxsize > 2147483647:\n    " + ASSERT),
+    "optional-module-faked-in-sys-modules": _top("import types\n\nsys.modules.setdefault('calc_extras_absent', "
+                                                 "types.ModuleType('calc_extras_absent'))\n"),
 }
 RULE = {"equality-to-wide-abs": "assert-loosened", "module-skip-call": "skipped", "module-importorskip": "skipped",
         "module-__test__": "skipped", "function-__test__": "skipped", "deleted-by-del": "deleted",
@@ -161,7 +181,10 @@ RULE = {"equality-to-wide-abs": "assert-loosened", "module-skip-call": "skipped"
             "product-rebound-under-if-true", "product-rebound-under-try", "product-rebound-by-globals",
             "product-rebound-by-globals-update", "product-rebound-by-vars", "product-rebound-by-exec",
             "product-rebound-by-setattr", "product-rebound-in-setup-module", "product-code-replaced",
-            "product-patched-by-the-modules-fixture")}}
+            "product-patched-by-the-modules-fixture", "product-rebound-by-exec-of-built-text",
+            "product-rebound-by-exec-of-a-name", "product-rebound-by-a-built-name")},
+        "product-module-faked-in-sys-modules": "fixture-faked"}
+TEST = {"product-module-faked-in-sys-modules": "tests/test_calc.py"}  # (a finding of the module: every test in it)
 # Each of ATTACKS but equality-to-wide-abs passed a stop unnamed before: the assert forms before seal.dead, the rest
 # before seal.collect (strict xfails in a610f25).
 
@@ -185,8 +208,8 @@ def _batch(tmp_path_factory, kit_home, name: str, table: dict[str, str]) -> own_
 @pytest.mark.parametrize("name", ATTACKS)
 def test_a_weakening_in_another_form_is_named(tmp_path_factory, kit_home, name):
     res = _batch(tmp_path_factory, kit_home, "red-calc-attacks", ATTACKS)
-    assert not res.named(name, "tests/test_calc.py::test_add", RULE.get(name, "assert-removed")), (
-        name, res.named(name, "tests/test_calc.py::test_add", RULE.get(name, "assert-removed")), res.stderr)
+    missing = res.named(name, TEST.get(name, "tests/test_calc.py::test_add"), RULE.get(name, "assert-removed"))
+    assert not missing, (name, missing, res.stderr)
 
 
 @pytest.mark.parametrize("name", HONEST)
@@ -653,6 +676,19 @@ FORMS_ATTACKS = {  # {name: ({file: text now}, the test named, the rule named)}
     "assertAlmostEqual-to-assertLess": ({"tests/test_unit.py": UNIT.replace(
         UNIT_FLOAT, "        self.assertLess(add(0.1, 0.2), 1e9)\n")}, "test_unit.py::TestAdd::test_float",
         "assert-loosened"),
+    # (own44; each passed a stop unnamed on main, but approx-widened-through-a-name, named there as any named
+    # tolerance was: now read as its number) a bound or tolerance held in a name, unittest's assert replaced by a
+    # name built at run time
+    "bound-widened-through-a-name": ({"tests/test_fixture.py": GUARDED.replace("import sys\n", "import sys\n\nLIMIT = 1e9\n")
+                                      .replace("< 10", "< LIMIT")}, "test_fixture.py::test_bounded", "assert-loosened"),
+    "approx-widened-through-a-name": ({"tests/test_calc.py": RAISES.replace("import pytest\n", "import pytest\n\nTOL = 1e9\n")
+                                       .replace("approx(0.3)", "approx(0.3, abs=TOL)")}, "test_calc.py::test_float",
+                                      "assert-loosened"),
+    **{name: ({"tests/test_unit.py": UNIT.replace("from calc import add\n", "from calc import add\n\n" + line)},
+              "test_unit.py", "assert-removed") for name, line in (
+        ("assertEqual-setattr-by-a-built-name", "setattr(unittest.TestCase, 'assert' + 'Equal', lambda *a, **k: None)\n"),
+        ("assertEqual-setattr-by-a-run-time-name", "NAME = ''.join(reversed('lauqEtressa'))\n"
+                                                   "setattr(unittest.TestCase, NAME, lambda *a, **k: None)\n"))},
 }
 FORMS_HONEST = {"match-stricter": {"tests/test_calc.py": RAISES.replace("match='negative'", "match='^negative: -1$'")},
                 "match-same": {"tests/test_calc.py": RAISES.replace("check(-1)", "check(-2)")},
@@ -700,7 +736,15 @@ FORMS_HONEST = {"match-stricter": {"tests/test_calc.py": RAISES.replace("match='
                                                 "    monkeypatch.setattr(request.module, 'LIMIT', 10, raising=False)\n"},
                 "bound-tightened": {"tests/test_fixture.py": GUARDED.replace("< 10", "<= 5")},
                 "bound-made-a-range": {"tests/test_fixture.py": GUARDED.replace("adder(2, 3) < 10", "4 < adder(2, 3) < 6")},
-                "guard-kept-from-the-seal": {"tests/test_fixture.py": GUARDED + "    assert adder(1, 2) == 3\n"}}
+                "guard-kept-from-the-seal": {"tests/test_fixture.py": GUARDED + "    assert adder(1, 2) == 3\n"},
+                # (own44; the second blocked on main: a tolerance named was read as any tolerance)
+                "bound-named": {"tests/test_fixture.py": GUARDED.replace("import sys\n", "import sys\n\nLIMIT = 10\n")
+                                .replace("< 10", "< LIMIT")},
+                "approx-tolerance-named": {"tests/test_calc.py": RAISES.replace("import pytest\n", "import pytest\n\n"
+                                                                                  "TOL = 1e-9\n").replace(
+                    "approx(0.3)", "approx(0.3, abs=TOL)")},
+                "unittest-configured-by-a-built-name": {"tests/test_unit.py": UNIT.replace(
+                    "from calc import add\n", "from calc import add\n\nsetattr(unittest.TestCase, 'long' + 'Message', True)\n")}}
 # match-dropped passed a stop unnamed on main before `match` was read with the raises (seal.loosened, RULES 5).
 
 

@@ -722,3 +722,23 @@ def test_a_version_guard_is_read_as_the_projects_interpreter_runs_it(project, co
         assert len(loosened.tests_of(GUARDED_NOW)["test_add"]["asserts"]) == counted
     finally:
         dead.interpreter(None)
+
+
+SEALED_TESTS = {"tests/test_calc.py": {"text": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"}}
+
+
+@pytest.mark.parametrize("now, named", [
+    ("import sys, types\n\nsys.modules['calc'] = types.SimpleNamespace(add=lambda a, b: 5)\n", True),
+    ("import sys\nfrom unittest import mock\n\nmock.patch.dict(sys.modules, {'calc': mock.Mock()}).start()\n", True),
+    ("import sys\n\nimport pytest\n\n\n@pytest.fixture(autouse=True)\ndef _fake(monkeypatch):\n"
+     "    monkeypatch.setitem(sys.modules, 'calc', None)\n", True),
+    ("import sys\n\nsys.modules.update(calc=object())\n", True),
+    # (a module no sealed test imports: an optional dependency stood in for; a module popped to be imported afresh)
+    ("import sys\nfrom unittest import mock\n\nsys.modules['numpy'] = mock.MagicMock()\n", False),
+    ("import sys\n\nsys.modules.pop('calc', None)\nsys.modules.update()\n", False)])
+def test_a_conftest_putting_a_stand_in_for_the_product_in_sys_modules_is_named(now, named):
+    """own44: each passed a stop unnamed on main (the tests import the stand-in, not the product)."""
+    from donegate.seal import faked
+
+    found = faked.findings(SEALED_TESTS, {"tests/conftest.py": now})
+    assert [f["rule"] for f in found] == (["fixture-faked"] if named else []), found
