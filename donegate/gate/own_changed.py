@@ -76,9 +76,17 @@ def data_changed(repo: Path, changed: list[str], pack: dict[str, Any], prefix: s
     out = {}
     for name, rel in inside(changed, prefix):
         if rel in files and not rel.endswith(".py") and rel not in CONFIGS and rel not in COVERAGE_FILES and rel != "tox.toml" \
+                and not runs_tests_file(rel) \
                 and not rel.startswith(".github/") and rel not in texts:
             out[rel] = text(repo / name)
     return out
+
+
+def runs_tests_file(rel: str) -> bool:
+    """A file of the project's own that holds test commands (a Makefile, a noxfile, `scripts/*.sh`, a composite
+    action: `seal.scripts`), here so that a stop changing none does not import the rules; never a test data file."""
+    return rel in ("Makefile", "makefile", "GNUmakefile", "noxfile.py") or rel.endswith(".sh") and rel.startswith(
+        "scripts/") or rel.startswith(".github/actions/") and rel.rsplit("/", 1)[-1] in ("action.yml", "action.yaml")
 
 
 def helpers_changed(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str) -> dict[str, str | None]:
@@ -87,7 +95,8 @@ def helpers_changed(repo: Path, changed: list[str], pack: dict[str, Any], prefix
     constants a test imports from one are its expected values (`own_expected.imports`)."""
     files, shapes = pack.get("files") or {}, pack.get("shape") or {}
     return {rel: text(repo / name) for name, rel in inside(changed, prefix)
-            if rel.endswith(".py") and rel in files and rel not in shapes and rel.rsplit("/", 1)[-1] != "conftest.py"}
+            if rel.endswith(".py") and rel in files and rel not in shapes and rel.rsplit("/", 1)[-1] != "conftest.py"
+            and rel != "noxfile.py"}
 
 
 def doctext(pack: dict[str, Any]) -> list[str]:

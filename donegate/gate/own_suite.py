@@ -521,7 +521,7 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
     from donegate.seal import own
 
     sealed_files = pack.get("files") or {}
-    configs, conftests, coverage, ci = {}, {}, {}, {}
+    configs, conftests, coverage, ci, commands = {}, {}, {}, {}, {}
     for name, rel in own_changed.inside(changed, prefix):
         parts = rel.split("/")
         if rel in own.CONFIGS or rel == "tox.toml":  # (tox's own file: read by the tox rules alone)
@@ -532,10 +532,14 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
             coverage[rel] = own_changed.text(repo / name)
         elif rel.startswith(".github/workflows/") and rel.endswith((".yml", ".yaml")):
             ci[rel] = own_changed.text(repo / name)
+        elif own_changed.runs_tests_file(rel) and rel in sealed_files:
+            commands[rel] = own_changed.text(repo / name)
 
-    if not (configs or conftests or coverage or ci):
+    if not (configs or conftests or coverage or ci or commands):
         return []  # (before importing the rules: most stops change none of these files)
-    from donegate.seal import coverage_files, excluded, faked, pytest_files, tox_ini
+    from donegate.seal import coverage_files, excluded, faked, gh_expr, pytest_files, scripts, tox_ini
+
+    gh_expr.known(pack.get("repository"))  # (a workflow's `github.repository` read as the seal read it)
 
     configs = {n: t for n, t in configs.items() if n not in own.TOMLS or pytest_files.reads_toml()}  # (pytest 9's only)
 
@@ -547,7 +551,9 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
     was = pack.get("config")
     now = own.configuration(repo / prefix)[0] if configs and was else None
     moved = {now: str(was)} if now and now in configs and now != was else {}
-    tox = tox_ini.stop_findings({n: sealed(n) for n in tox_ini.TOX_FILES}, configs, list(pack.get("tests") or []))
+    tox_was = {n: sealed(n) for n in tox_ini.TOX_FILES}
+    tox_now = {n: configs[n] if n in configs else sealed(n) for n in tox_ini.TOX_FILES}
+    tox = tox_ini.stop_findings(tox_was, configs, list(pack.get("tests") or []))
     configs.pop("tox.toml", None)
     out = excluded.config_findings({**{n: sealed(n) for n in configs}, **{n: sealed(w) for n, w in moved.items()}},
                                    configs, moved) + tox
@@ -556,4 +562,6 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
     flows = {n: (sealed(n), ci[n] if n in ci else sealed(n)) for n in [*ci, *sealed_files] if n.startswith(".github/")}
     out += excluded.ci_findings({n: sealed(n) for n in ci}, ci, list(pack.get("tests") or []),
                                 [n for n in changed if n.endswith(".py")], pack.get("branches"), flows if ci else None)
+    out += tox_ini.ci_findings(tox_was, tox_now, {n: flows[n] for n in ci}) if ci else []  # (`tox -e` a new narrow env)
+    out += scripts.findings({n: sealed(n) for n in commands}, commands)
     return out + excluded.conftest_findings({n: sealed(n) for n in conftests}, conftests) + faked.findings(sealed_files, conftests)

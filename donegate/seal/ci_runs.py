@@ -441,6 +441,17 @@ def on_path(run: str, env: dict[str, str]) -> bool:
 
 
 
+def repository(repo: Any) -> str | None:
+    """The repository's `owner/name` on GitHub, read at the seal from its `origin` remote's URL (`git@github.com:o/n.git`,
+    `https://github.com/o/n`); None for no such remote (a workflow's `github.repository` is then not known)."""
+    from donegate.tree import git
+
+    res = git.run(repo, "config", "--get", "remote.origin.url")
+    m = re.search(r"github\.com[:/]+([\w.-]+/[\w.-]+?)(?:\.git)?/?$", res.stdout.strip()) \
+        if not res.timed_out and res.returncode == 0 else None
+    return m.group(1) if m else None
+
+
 def default_branches(repo: Any) -> list[str]:
     """The repository's main branch, read at the seal (a workflow's branch filters are compared on it): the one
     `origin/HEAD` names, else `main` or `master` where one is a branch, else the branch checked out; [] when none is

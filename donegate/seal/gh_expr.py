@@ -1,6 +1,6 @@
 """A GitHub Actions `if:` read as GitHub reads it, far enough to know one that never holds on the events that test a
-change (`ci_runs.CHANGE_EVENTS`): literals, `github.event_name`, the status functions, `!`, comparisons, `&&`, `||`,
-and `contains`/`startsWith`/`endsWith` of known values. Anything else is not known, and a condition not known may
+change (`ci_runs.CHANGE_EVENTS`): literals, `github.event_name`, `github.repository` where the seal read it, the status
+functions, `!`, comparisons, `&&`, `||`, and `contains`/`startsWith`/`endsWith`, `fromJSON` and `format` of known values. Anything else is not known, and a condition not known may
 hold (no finding)."""
 
 from __future__ import annotations
@@ -12,6 +12,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 UNKNOWN = object()
+# The repository's `owner/name` on GitHub where the seal read it (`known`): `github.repository == 'other/repo'` then
+# never holds; None (no GitHub remote) leaves such a condition not known.
+REPOSITORY: str | None = None
+
+
+def known(repository: str | None) -> None:
+    """Read `github.repository` as `repository` (`owner/name`, `ci_runs.repository`'s), None for not known."""
+    global REPOSITORY
+    REPOSITORY = repository if isinstance(repository, str) and repository.count("/") == 1 else None
 _TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|0x[0-9a-fA-F]+)|('(?:[^']|'')*')|(&&|\|\||==|!=|<=|>=|[<>!(),])"
                     r"|([A-Za-z_][A-Za-z0-9_.*-]*))")
 STATUS = {"success": True, "always": True, "failure": False, "cancelled": False}  # (a run where every step passed)
@@ -135,6 +144,8 @@ def _unary(t: Any, ev: str) -> tuple[Any, Any]:
             return {"contains": b in a, "startsWith": a.startswith(b), "endsWith": a.endswith(b)}[name], t
         return UNKNOWN, t
     literal = {"true": True, "false": False, "null": None, "github.event_name": ev}
+    if REPOSITORY:  # (the repository's own name, read at the seal from its GitHub remote: `known`)
+        literal.update({"github.repository": REPOSITORY, "github.repository_owner": REPOSITORY.split("/")[0]})
     return (literal[name] if name in literal else UNKNOWN), t[1:]
 
 

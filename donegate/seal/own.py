@@ -251,6 +251,9 @@ def gather(project: Path, config: str | None, found: list[str]) -> dict[str, dic
     names.update(name for name in CONFIGS if (project / name).is_file())
     # what the weakening check compares besides: the coverage threshold, tox's own file and the CI workflows
     names.update(name for name in (".coveragerc", ".coveragerc.toml", "tox.toml") if (project / name).is_file())
+    from donegate.seal import scripts  # (a Makefile, a noxfile, scripts/*.sh, composite actions: their test commands)
+
+    names.update(scripts.sealed(project))
     flows = project / ".github" / "workflows"
     if flows.is_dir():
         names.update(os.path.relpath(p, project) for p in flows.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file())
@@ -481,9 +484,9 @@ def seal_suite(project: Path, repo: Path, *, launch: Any, timeout: float, confin
     files = gather(project, config, found)
     pack: dict[str, Any] = {"version": VERSION, "config": config, "paths": found, "by": how, "files": files}
     if any(n.startswith(".github/workflows/") for n in files):  # (a workflow's branch filters read on it)
-        from donegate.seal.ci_runs import default_branches
+        from donegate.seal.ci_runs import default_branches, repository
 
-        pack["branches"] = default_branches(repo)
+        pack["branches"], pack["repository"] = default_branches(repo), repository(repo)
     from donegate.seal import helper_data
 
     data = helper_data.found(project, files, helper_data.roots(pythonpath(pack)))

@@ -278,6 +278,42 @@ def stop_findings(sealed: dict[str, str | None], changed: dict[str, str | None],
     return _findings(is_now[0] if is_now else was[0], was[1], is_now[1] if is_now else _parse(""), tests)
 
 
+def _tox_envs(text: str | None, listed: list[str]) -> set[str]:
+    """The tox environments a workflow's steps run (`tox -e a,b`, `-ea`, `--env a`; a plain `tox`: `TOXENV`'s where
+    the workflow sets it, else those `env_list` names, `listed`). `pip install tox` runs none."""
+    toxenv = {n for m in re.finditer(r"^\s*TOXENV\s*:\s*['\"]?([\w.,-]+)", text or "", re.M) for n in m.group(1).split(",")}
+    out: set[str] = set()
+    for m in re.finditer(r"(?:^|[\s;&|(`'\"])tox(?=[\s;&|)`'\"]|$)([^\n;&|]*)", text or "", re.M):
+        if re.search(r"\b(install|add|uninstall)\b[^\n;&|]*$", (text or "")[:m.start() + 1]):
+            continue
+        named = re.findall(r"(?:-e\s*=?\s*|--env[\s=]+)([\w.,{}-]+)", m.group(1))
+        out |= {n for item in named for n in item.split(",") if n} if named else toxenv or set(listed)
+    return out
+
+
+def ci_findings(sealed: dict[str, str | None], now: dict[str, str | None],
+                flows: dict[str, tuple[str | None, str | None]]) -> list[dict[str, str]]:
+    """A workflow that ran tox environments that ran the tests at the seal (`tox`, `tox -e py`) and now runs others
+    (`tox -e fast`, a new narrow environment) none of which runs them as they did (`_compare`): named on the
+    workflow. `sealed`, `now`: the text of `TOX_FILES` then and now; `flows`: {workflow: (its text then, now)}."""
+    try:
+        was, is_now = reads(sealed), reads(now)
+    except LookupError:
+        return []
+    if not was or was[1] is None or not is_now or is_now[1] is None:
+        return []  # (no tox then, or tox's own file gone or broken now: `stop_findings`' to name)
+    (envs, listed), (envs_now, listed_now) = was[1], is_now[1]
+    out = []
+    for flow, (then, today) in sorted(flows.items()):
+        ran, runs = _tox_envs(then, listed), _tox_envs(today, listed_now)
+        lost = sorted(e for e in ran - runs if _lines(_env(envs, e), e) and all(
+            _compare(_env(envs, e), e, _env(envs_now, m), m) for m in runs))
+        if lost and runs:
+            out.append({"test": flow, "rule": "config-excluded", "what": f"its tox steps ran {', '.join(sorted(ran))} at "
+                        f"the seal, now {', '.join(sorted(runs))}: none of those runs the tests as {', '.join(lost)} did"})
+    return out
+
+
 def findings(name: str, sealed: str | None, current: str | None, tests: list[str] | None = None) -> list[dict[str, str]]:
     """What tox.ini's test environments lost since the seal (`sealed`, `current`: its text then and now, `read`
     from pyproject.toml where tox reads it there; `tests`: the sealed test ids)."""

@@ -230,6 +230,7 @@ TOML = '[pytest]\naddopts = "-ra"\nxfail_strict = true\nfilterwarnings = ["error
 MORE = "from calc import add\n\n\ndef test_more():\n    assert add(2, 2) == 5\n"
 TOX = ("[tox]\nenvlist = py\n\n[coverage:report]\nfail_under = 90\n\n[testenv]\ndeps = pytest\n"
        "commands = pytest --cov=calc --cov-fail-under=90 {posargs}\n")
+MAKEFILE = ".PHONY: test\n\ntest:\n\tpytest -x\n"  # (a Makefile's test commands are sealed too: seal.scripts)
 # (three more workflows, sealed as ci.yml: the pooled stops below weaken several files at once)
 FLOWS = {f".github/workflows/{n}.yml": FLOW.replace("name: ci", f"name: {n}") for n in ("a", "b", "c")}
 CI = ".github/workflows/ci.yml"
@@ -347,7 +348,7 @@ CONFIG_HONEST = {
 
 
 CONFIG_PROJECT = {"calc.py": CALC, "tests/test_calc.py": OWN, "pytest.ini": INI, ".github/workflows/ci.yml": FLOW,
-                  "tox.ini": TOX, **FLOWS}  # what `_configured_stop` and `_configured_batch` seal
+                  "tox.ini": TOX, "Makefile": MAKEFILE, **FLOWS}  # what `_configured_stop` and `_configured_batch` seal
 
 
 def _configured_stop(tmp_path_factory, kit_home, files: dict[str, str]):
@@ -478,14 +479,16 @@ CI_POOLED = {
                                           ("ci-test-removed", "skipped on Linux"), ("config-excluded", "gained -k")],
                               FLOW_A: ("ci-test-removed", "push to main")}),
     # (own44; each passed a stop unnamed on main) tox.ini moved to tox.toml narrowed (was read as tox.ini deleted),
-    # functions of known values in `if:`, every plugin left out, options from the repository's settings
+    # functions of known values in `if:`, every plugin left out, options from the repository's settings, a
+    # Makefile's test command narrowed (not sealed on main)
     "tox-toml-and-functions": ({
         "tox.ini": None, ".coveragerc": "[report]\nfail_under = 90\n", "tox.toml": NATIVE.replace('"pytest", ', '"pytest", "-k", "not add", '),
         CI: FLOW.replace(STEP, STEP + "        if: ${{ fromJSON('false') }}\n"),
         FLOW_A: FLOWS[FLOW_A].replace(STEP, STEP + "        env:\n          PYTEST_DISABLE_PLUGIN_AUTOLOAD: '1'\n"),
         FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        if: format('{0}', github.event_name) == 'release'\n"),
-        FLOW_C: FLOWS[FLOW_C].replace("pytest -x", "pytest -x ${{ vars.PYTEST_ARGS }}")},
-        {"tox.toml": ("config-excluded", "gained -k"), CI: ("ci-test-removed", "0 now"),
+        FLOW_C: FLOWS[FLOW_C].replace("pytest -x", "pytest -x ${{ vars.PYTEST_ARGS }}"),
+        "Makefile": MAKEFILE.replace("pytest -x", "pytest -x -k 'not add'")},
+        {"tox.toml": ("config-excluded", "gained -k"), CI: ("ci-test-removed", "0 now"), "Makefile": ("config-excluded", "gained -k"),
          FLOW_A: ("config-excluded", "PYTEST_DISABLE_PLUGIN_AUTOLOAD"), FLOW_B: ("ci-test-removed", "0 now"),
          FLOW_C: ("config-excluded", "vars.PYTEST_ARGS")}),
 }
@@ -521,7 +524,8 @@ CI_POOLED_HONEST = {
         CI: FLOW.replace(STEP, STEP + "        if: ${{ fromJSON('true') }}\n"),
         FLOW_A: FLOWS[FLOW_A].replace(STEP, STEP + "        env:\n          PYTEST_DISABLE_PLUGIN_AUTOLOAD: ''\n"),
         FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        if: format('{0}', github.event_name) == 'push'\n"),
-        FLOW_C: FLOWS[FLOW_C].replace(STEP, "      - run: echo ${{ vars.GREETING }}\n" + STEP)},
+        FLOW_C: FLOWS[FLOW_C].replace(STEP, "      - run: echo ${{ vars.GREETING }}\n" + STEP),
+        "Makefile": MAKEFILE.replace("\tpytest -x", "\t@pytest -x -v") + "\nlint:\n\truff check .\n"},
 }
 
 

@@ -281,3 +281,103 @@ def test_code_taken_out_of_coverages_measure_is_named(now, named):
 
     found = coverage_files.findings({".coveragerc": RC, **BARE}, {".coveragerc": now, **BARE}, ["calc.py", "tests/test_new.py"])
     assert [f["rule"] for f in found] == (["coverage-lowered"] if named else []), found
+
+
+TOXFLOW = FLOW.replace("pytest -x", "tox")
+FAST = "\n[testenv:fast]\ncommands = pytest -k 'not slow'\n"
+TOX_STEPS = {  # {name: ({file: text now}, the rule named on the workflow or None)}: sealed TOX and TOXFLOW
+    "tox-e-new-narrow-env": ({"tox.ini": TOX + FAST, W: TOXFLOW.replace("run: tox", "run: tox -e fast")}, "config-excluded"),
+    "toxenv-new-narrow-env": ({"tox.ini": TOX + FAST, W: TOXFLOW.replace("run: tox", "run: tox\n        env:\n"
+                                                                         "          TOXENV: fast")}, "config-excluded"),
+    "python-m-tox-e-fast": ({"tox.ini": TOX + FAST, W: TOXFLOW.replace("run: tox", "run: pip install tox\n"
+                                                                       "      - run: python -m tox -efast")}, "config-excluded"),
+    "tox-e-py": ({"tox.ini": TOX + FAST, W: TOXFLOW.replace("run: tox", "run: tox -e py")}, None),
+    "tox-e-py-and-fast": ({"tox.ini": TOX + FAST, W: TOXFLOW.replace("run: tox", "run: tox -e py,fast")}, None),
+    "tox-e-py312": ({W: TOXFLOW.replace("run: tox", "run: tox -e py312")}, None),
+    # (through the stop's reading: tox.ini moved to tox.toml as it was, blocked on main as tox.ini deleted)
+    "moved-to-tox-toml": ({"tox.ini": None, "tox.toml": NATIVE, ".coveragerc": "[report]\nfail_under = 90\n"}, None),
+}
+
+
+@pytest.mark.parametrize("name", TOX_STEPS)
+def test_a_workflow_switched_to_a_new_narrow_tox_env_is_named(tmp_path, name):
+    """own44: `tox` made `tox -e fast` (a new environment of the agent's, `-k 'not slow'`) was unnamed on
+    main: tox.ini compared env by env takes a new env as the agent's own, and the workflow still ran tox. Read through
+    `own_suite._support_weakened`, as a stop reads it."""
+    from donegate.gate import own_suite
+
+    sealed = {"tox.ini": TOX, W: TOXFLOW}
+    files, rule = TOX_STEPS[name]
+    for rel, text in {**sealed, **files}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text) if text is not None else None
+    pack = {"files": {rel: {"text": text} for rel, text in sealed.items()}, "tests": ["tests/test_calc.py::test_add"]}
+    found = own_suite._support_weakened(tmp_path, sorted(files), pack, "")
+    assert [(f["test"], f["rule"]) for f in found] == ([(W, rule)] if rule else []), (name, found)
+
+
+@pytest.mark.parametrize("url, condition, named", [
+    ("git@github.com:me/calc.git", "github.repository == 'other/calc'", True),
+    ("https://github.com/me/calc", "github.repository_owner == 'other'", True),
+    ("https://github.com/me/calc.git", "github.repository == 'me/calc'", False),
+    ("https://github.com/Me/Calc.git", "github.repository == 'me/calc'", False),  # (GitHub compares ignoring case)
+    (None, "github.repository == 'other/calc'", False),  # (no GitHub remote: not known, may hold)
+    ("https://gitlab.com/me/calc.git", "github.repository == 'other/calc'", False)])
+def test_a_step_gated_to_another_repository_is_named(tmp_path, url, condition, named):
+    """own44: `if: github.repository == 'other/repo'` was read as "may hold": the repository's own name is read at
+    the seal from its origin remote (`ci_runs.repository`), and a stop reads the workflow with it
+    (`own_suite._support_weakened`)."""
+    from donegate.gate import own_suite
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, timeout=30)
+    if url:
+        subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", url], check=True, timeout=30)
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / W).write_text(FLOW.replace(STEP, STEP + f"        if: {condition}\n"))
+    pack = {"files": {W: {"text": FLOW}}, "repository": ci_runs.repository(tmp_path)}
+    found = own_suite._support_weakened(tmp_path, [W], pack, "")
+    assert [(f["test"], f["rule"]) for f in found] == ([(W, "ci-test-removed")] if named else []), found
+
+
+MAKEFILE = ".PHONY: test\n\ntest:\n\tpytest -x --cov=calc --cov-fail-under=90\n\nlint:\n\truff check .\n"
+NOXFILE = "import nox\n\n\n@nox.session\ndef tests(session):\n    session.install('pytest')\n    session.run('pytest', '-x')\n"
+SCRIPT = "#!/bin/sh\nset -e\npython -m pytest -x\n"
+ACTION = "name: t\nruns:\n  using: composite\n  steps:\n    - run: pytest -x\n      shell: bash\n"
+SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}: each was unnamed on main (not sealed)
+    "make-k": ("Makefile", MAKEFILE, MAKEFILE.replace("pytest -x", "pytest -x -k 'not add'"), "config-excluded"),
+    "make-dash": ("Makefile", MAKEFILE, MAKEFILE.replace("\tpytest", "\t-pytest"), "ci-ignores-failures"),
+    "make-or-true": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 || true"), "ci-ignores-failures"),
+    "make-echo": ("Makefile", MAKEFILE, MAKEFILE.replace("\tpytest", "\techo pytest"), "ci-test-removed"),
+    "make-cov": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=10"), "coverage-lowered"),
+    "nox-k": ("noxfile.py", NOXFILE, NOXFILE.replace("'-x'", "'-x', '-k', 'not add'"), "config-excluded"),
+    "nox-success-codes": ("noxfile.py", NOXFILE, NOXFILE.replace("'-x')", "'-x', success_codes=[0, 1])"),
+                          "ci-ignores-failures"),
+    "script-or-true": ("scripts/test.sh", SCRIPT, SCRIPT.replace("-x\n", "-x || true\n"), "ci-ignores-failures"),
+    "script-set-plus-e": ("scripts/test.sh", SCRIPT, SCRIPT.replace("set -e\n", "set +e\n"), "ci-ignores-failures"),
+    "action-deselect": (".github/actions/t/action.yml", ACTION, ACTION.replace("pytest -x", "pytest -x --deselect t.py::x"),
+                        "config-excluded"),
+    # honest: flags added, a quiet recipe, another target changed, a step added
+    "make-v": ("Makefile", MAKEFILE, MAKEFILE.replace("pytest -x", "pytest -x -v"), None),
+    "make-quiet-and-lint": ("Makefile", MAKEFILE, MAKEFILE.replace("\tpytest", "\t@pytest").replace(
+        "ruff check .", "ruff check . && mypy"), None),
+    "nox-v": ("noxfile.py", NOXFILE, NOXFILE.replace("'-x'", "'-x', '-v'"), None),
+    "script-v": ("scripts/test.sh", SCRIPT, SCRIPT.replace("-x\n", "-x -v\n"), None),
+    "action-more": (".github/actions/t/action.yml", ACTION, ACTION + "    - run: ruff check .\n      shell: bash\n", None),
+}
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_a_test_command_in_a_makefile_noxfile_script_or_action_weakened_is_named(tmp_path, name):
+    """own44: these files were not sealed, so a test command there narrowed or let through was unnamed. Read through
+    `own_suite._support_weakened`, as a stop reads them."""
+    from donegate.gate import own_suite
+    from donegate.seal import scripts
+
+    file, then, now, rule = SCRIPTS[name]
+    (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / file).write_text(then)
+    assert scripts.sealed(tmp_path) == {file}
+    (tmp_path / file).write_text(now)
+    found = own_suite._support_weakened(tmp_path, [file], {"files": {file: {"text": then}}}, "")
+    assert [(f["test"], f["rule"]) for f in found if f["rule"] == rule] if rule else found == [], (name, found)
+    assert {f["test"] for f in found} <= {file}, found
