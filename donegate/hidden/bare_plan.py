@@ -20,6 +20,9 @@ HARNESS = ("pytest", "_pytest", "pluggy")
 # (a module's `setUpModule`/`setup_module` and their tear-downs are served: `bare_shim.plan_test`)
 MODULE_HOOKS = ("pytest_generate_tests", "pytestmark", "setup_function", "teardown_function", "setup", "teardown",
                 "pytest_plugins", "pytest_collection_modifyitems")
+# ... and a module's set-up and tear-down of each test function, as plain functions where the file has no autouse fixture
+# (pytest orders its own autouse fixture of them among the file's by scope): served (`bare_shim.plan_test`)
+XUNIT = ("setup_function", "teardown_function")
 CLASS_HOOKS = ("setup_method", "teardown_method", "setup_class", "teardown_class", "setup", "teardown",
                "pytestmark", "__init__")
 # A unittest TestCase that changes how unittest runs a test (the second harness calls its setUp, test and tearDown
@@ -207,13 +210,14 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
             if node.attr not in SHIM:
                 return f"uses pytest.{node.attr}", {}
     fixtures = {}
-    marked = _module_marks(tree, aliases, from_names)
+    marked, autouse = _module_marks(tree, aliases, from_names), False
     if marked:
         return marked, {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.ClassDef)):
             names = [node.name] if not isinstance(node, ast.Assign) else [_dotted(t) for t in node.targets]
-            hooks = [n for n in names if n in MODULE_HOOKS and not (n == MARKS and isinstance(node, ast.Assign))]
+            hooks = [n for n in names if n in MODULE_HOOKS and not (n == MARKS and isinstance(node, ast.Assign))
+                     and not (n in XUNIT and isinstance(node, ast.FunctionDef))]
             if hooks:
                 return f"defines {hooks[0]}", {}
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -229,6 +233,11 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
                     if isinstance(node, ast.AsyncFunctionDef):
                         why = f"the fixture {node.name} is async"
                     fixtures[name] = (why, [a.arg for a in node.args.args])
+                    if isinstance(d, ast.Call) and any(k.arg == "autouse" for k in d.keywords):
+                        autouse = True
+    xunit = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in XUNIT]
+    if xunit and autouse:
+        return f"defines {xunit[0]} beside an autouse fixture", {}
 
     def needs(args, seen):
         for a in args:

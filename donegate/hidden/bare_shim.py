@@ -17,7 +17,7 @@ import types
 from pathlib import Path
 
 if globals().get("__package__"):  # imported by the kit (its tests); sent to a run, bare_plan's and bare_served's names are here
-    from donegate.hidden.bare_plan import SEEDED
+    from donegate.hidden.bare_plan import SEEDED, XUNIT
     from donegate.hidden.bare_served import (_CapLog, _CapSys, _Failed, _MonkeyPatch, _Skipped, _Subtests, _TmpFactory,
                                              unit_call, unit_case, unit_class, unit_steps)
 
@@ -342,6 +342,11 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
     for f in up:
         yield f, (mod,) if _takes_one(f) else (), {}
     teardowns.extend(functools.partial(f, mod) if _takes_one(f) else f for f in down)
+    up, down = (getattr(mod, n, None) if not cls else None for n in XUNIT)  # each test function's (`bare_plan.XUNIT`)
+    if callable(up):
+        yield up, (func,) if _takes_one(up) else (), {}
+    if callable(down):
+        teardowns.append(functools.partial(down, func) if _takes_one(down) else down)
     if unit:
         yield from unit_class(klass, fn, teardowns)
     _skipping(func, [*MODULE_MARKS.get(job["rel"], ()), *(m for c in getattr(klass, "__mro__", ()) for m in MODULE_MARKS.get(c, ()))])

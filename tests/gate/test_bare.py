@@ -145,6 +145,10 @@ def test_the_plan_serves_given_tests_with_the_first_runs_draws_and_the_arguments
      "defines pytestmark otherwise than once, at its top"),
     ("from marks import pytestmark\n", "defines pytestmark otherwise than once, at its top"),
     ("pytestmark: list = []\n", "defines pytestmark otherwise than once, at its top"),
+    # a module's set-up of each test function beside an autouse fixture (pytest orders them by scope)
+    ("import pytest\n@pytest.fixture(autouse=True)\ndef a():\n    pass\ndef setup_function(f):\n    pass\n",
+     "defines setup_function beside an autouse fixture"),
+    ("setup_function = print\n", "defines setup_function"),
 ])
 def test_a_file_the_harness_cannot_run_faithfully_is_unsupported_as_a_whole(source, why):
     assert bare.plan(source)[0] == why
@@ -155,6 +159,7 @@ def test_a_file_the_harness_cannot_run_faithfully_is_unsupported_as_a_whole(sour
     "import pytest as pt\npytestmark = (pt.mark.slow, pt.mark.skipif(False, reason='no'), pt.mark.filterwarnings('error'))\n",
     "from pytest import mark\npytestmark = [mark.slow, mark.xfail]\n",
     "import pytest\nclass TestA:\n    pytestmark = pytest.mark.usefixtures('db')\n",  # a class's: its own tests (below)
+    "def setup_function(function):\n    pass\ndef teardown_function():\n    pass\n",  # each test function's (`XUNIT`)
 ])
 def test_a_modules_marks_written_out_are_served(source):
     """A module's `pytestmark` whose marks the second harness serves as each test's own: the file is planned (a
