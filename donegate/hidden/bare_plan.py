@@ -23,6 +23,8 @@ MODULE_HOOKS = ("pytest_generate_tests", "pytestmark", "setup_function", "teardo
 # ... and a module's set-up and tear-down of each test function, as plain functions where the file has no autouse fixture
 # (pytest orders its own autouse fixture of them among the file's by scope): served (`bare_shim.plan_test`)
 XUNIT = ("setup_function", "teardown_function")
+# ... and a plain test class's (not a TestCase's): its own set-up and tear-down, of the class and of each test method
+CLASS_XUNIT = ("setup_class", "teardown_class", "setup_method", "teardown_method")
 CLASS_HOOKS = ("setup_method", "teardown_method", "setup_class", "teardown_class", "setup", "teardown",
                "pytestmark", "__init__")
 # A unittest TestCase that changes how unittest runs a test (the second harness calls its setUp, test and tearDown
@@ -154,6 +156,12 @@ def _module_marks(tree, aliases, from_names):
     return _marks_why(top[0].value, aliases, from_names)
 
 
+def _xunit(node):
+    """Whether a set-up or tear-down of pytest's xunit style is one the second harness serves: a plain function (a
+    class's may be a classmethod or staticmethod), not a fixture."""
+    return isinstance(node, ast.FunctionDef) and all(_deco_name(d) in ("classmethod", "staticmethod") for d in node.decorator_list)
+
+
 def _marks_why(value, aliases, from_names):
     prefixes = {f"{a}.mark" for a in aliases} | {n for n in from_names if n == "mark"}
     for m in value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]:
@@ -217,7 +225,7 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.ClassDef)):
             names = [node.name] if not isinstance(node, ast.Assign) else [_dotted(t) for t in node.targets]
             hooks = [n for n in names if n in MODULE_HOOKS and not (n == MARKS and isinstance(node, ast.Assign))
-                     and not (n in XUNIT and isinstance(node, ast.FunctionDef))]
+                     and not (n in XUNIT and _xunit(node))]
             if hooks:
                 return f"defines {hooks[0]}", {}
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -295,7 +303,8 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
             made = made[0] if unit else [node]
             hooks = (*UNIT_HOOKS, *ASYNC_HOOKS) if unit else CLASS_HOOKS
             body = [n for c in made for n in c.body]
-            bad = [n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in hooks]
+            bad = [n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in hooks
+                   and not (not unit and not autouse and n.name in CLASS_XUNIT and _xunit(n))]
             served_marks = _class_marks(body, aliases, from_names)
             bad += [_dotted(t) for n in body if isinstance(n, ast.Assign) and n not in served_marks for t in n.targets
                     if _dotted(t) in hooks]

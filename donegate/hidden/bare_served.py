@@ -5,10 +5,15 @@ unittest TestCase's test as pytest runs it (`unit_class`, `unit_steps`), its ste
 Standard library only: this source is sent with `bare.py` and executed in the same namespace.
 """
 
+import functools
+import inspect
 import io
 import os
 import sys
 from collections import namedtuple
+
+if globals().get("__package__"):  # imported by the kit; sent to a run, bare_plan's names are here
+    from donegate.hidden.bare_plan import CLASS_XUNIT, XUNIT
 
 
 class _Skipped(BaseException):
@@ -228,6 +233,28 @@ class _SubTest:
 
 
 # --- a unittest TestCase's test, as pytest runs it, its steps called by the program ---------------------------
+
+def _takes_one(fn):
+    """Whether pytest calls a set-up or tear-down with its argument (`_call_with_optional_argument`)."""
+    code = getattr(fn, "__code__", None)
+    return bool(code is not None and code.co_argcount - inspect.ismethod(fn))
+
+
+def xunit(mod, klass, fn, teardowns):
+    """A test's xunit-style set-ups as pytest's autouse fixtures of them call them (a call each for the program to
+    make, `bare_shim.plan_test`), their tear-downs as teardowns once the set-up returned: a test function's
+    `setup_function`/`teardown_function` (`bare_plan.XUNIT`) with it; a plain test class's `setup_class` and
+    `teardown_class` with the class (a classmethod's function), then `setup_method`/`teardown_method` (the instance's)
+    with the test's method (`CLASS_XUNIT`). Every test's fork sets its class up afresh, as its module."""
+    pairs = ([(getattr(mod, n, None) for n in XUNIT), fn] if klass is None else
+             [(getattr(getattr(klass, n, None), "__func__", getattr(klass, n, None)) for n in CLASS_XUNIT[:2]), klass,
+              (getattr(fn.__self__, n, None) for n in CLASS_XUNIT[2:]), fn])
+    for (up, down), arg in zip(pairs[::2], pairs[1::2], strict=True):
+        if up is not None:
+            yield up, (arg,) if _takes_one(up) else (), {}
+        if down is not None:
+            teardowns.append(functools.partial(down, arg) if _takes_one(down) else down)
+
 
 def unit_case(klass):
     """Whether `klass` is a unittest TestCase (the test file imported unittest, so `unittest.case` is loaded)."""

@@ -17,8 +17,8 @@ import types
 from pathlib import Path
 
 if globals().get("__package__"):  # imported by the kit (its tests); sent to a run, bare_plan's and bare_served's names are here
-    from donegate.hidden.bare_plan import SEEDED, XUNIT
-    from donegate.hidden.bare_served import (_CapLog, _CapSys, _Failed, _MonkeyPatch, _Skipped, _Subtests, _TmpFactory,
+    from donegate.hidden.bare_plan import SEEDED
+    from donegate.hidden.bare_served import (_CapLog, _CapSys, _Failed, _MonkeyPatch, _Skipped, _Subtests, _TmpFactory, _takes_one, xunit,
                                              unit_call, unit_case, unit_class, unit_steps)
 
 # Sent to a run, this source shares one namespace with bare_plan's (`second._source`); imported by the kit, it takes
@@ -317,12 +317,6 @@ def _setup(mod, job, fixtures):
     return out[0], out[1], teardowns
 
 
-def _takes_one(fn):
-    """Whether pytest calls a module's set-up or tear-down with the module (`_call_with_optional_argument`)."""
-    code = getattr(fn, "__code__", None)
-    return bool(code is not None and code.co_argcount - inspect.ismethod(fn))
-
-
 def plan_test(mod, job, fixtures, results, teardowns, out):
     """A test's setup as the calls that run the test file's own code (its fixtures, a yield fixture's first part): a
     generator of (callable, args, kwargs), each call's result appended to `results` by its caller before the next is
@@ -342,11 +336,8 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
     for f in up:
         yield f, (mod,) if _takes_one(f) else (), {}
     teardowns.extend(functools.partial(f, mod) if _takes_one(f) else f for f in down)
-    up, down = (getattr(mod, n, None) if not cls else None for n in XUNIT)  # each test function's (`bare_plan.XUNIT`)
-    if callable(up):
-        yield up, (func,) if _takes_one(up) else (), {}
-    if callable(down):
-        teardowns.append(functools.partial(down, func) if _takes_one(down) else down)
+    if not unit:
+        yield from xunit(mod, klass, fn, teardowns)
     if unit:
         yield from unit_class(klass, fn, teardowns)
     _skipping(func, [*MODULE_MARKS.get(job["rel"], ()), *(m for c in getattr(klass, "__mro__", ()) for m in MODULE_MARKS.get(c, ()))])

@@ -15,7 +15,7 @@ from unittest import mock
 
 import pytest
 
-from donegate.hidden import bare, bare_fork, bare_shim, probe, second
+from donegate.hidden import bare, bare_fork, bare_served, bare_shim, probe, second
 
 HERE = str(Path(__file__).parent)
 
@@ -91,7 +91,7 @@ def test_the_plan_says_what_the_harness_cannot_serve_from_the_syntax_alone():
         "test_indirect": "indirect or scoped parametrize",
         "test_usefixtures": "uses pytest.mark.usefixtures",
         "test_async": "an async test",
-        "TestWithSetup::test_m": "a test class with setup_method",
+        "TestWithSetup::test_m": "",  # served (`bare_served.xunit`): it was not double-checked
     }
 
 
@@ -149,6 +149,7 @@ def test_the_plan_serves_given_tests_with_the_first_runs_draws_and_the_arguments
     ("import pytest\n@pytest.fixture(autouse=True)\ndef a():\n    pass\ndef setup_function(f):\n    pass\n",
      "defines setup_function beside an autouse fixture"),
     ("setup_function = print\n", "defines setup_function"),
+    ("import pytest\n@pytest.fixture\ndef setup_function():\n    pass\n", "defines setup_function"),
 ])
 def test_a_file_the_harness_cannot_run_faithfully_is_unsupported_as_a_whole(source, why):
     assert bare.plan(source)[0] == why
@@ -173,10 +174,45 @@ def test_a_modules_marks_written_out_are_served(source):
     ("pytest.mark.usefixtures('db')", "a test class with pytestmark"), ("SLOW", "a test class with pytestmark"),
 ])
 def test_a_classs_marks_written_out_are_served(marks, why):
+    """A test class's own `pytestmark` (`bare_plan._class_marks`), as the module's."""
     source = f"import pytest\nSLOW = pytest.mark.slow\n\nclass TestA:\n    pytestmark = {marks}\n\n    def test_a(self):\n        pass\n"
     assert bare.plan(source) == ("", {"TestA::test_a": (why, [])})
     # read by the file's code: it would find the name the program's text shows (`checksmark`), not the file's
     assert bare.plan(source + "\ndef test_b():\n    assert TestA.pytestmark\n")[0] == "defines pytestmark otherwise than once, at its top"
+
+
+XUNIT_CLASS = ("class TestA:\n    @classmethod\n    def setup_class(cls):\n        pass\n\n    def teardown_class(cls):\n        pass\n\n"
+               "    def setup_method(self, method):\n        pass\n\n    @staticmethod\n    def teardown_method():\n        pass\n\n"
+               "    def test_a(self):\n        pass\n")
+
+
+@pytest.mark.parametrize("source, why", [
+    (XUNIT_CLASS, ""),  # a plain test class's xunit set-ups: served (`bare_served.xunit`)
+    ("import unittest\n" + XUNIT_CLASS.replace("class TestA:", "class TestA(unittest.TestCase):"), "a test class with setup_class"),
+    ("import pytest\n@pytest.fixture(autouse=True)\ndef a():\n    pass\n" + XUNIT_CLASS, "a test class with setup_class"),
+    (XUNIT_CLASS.replace("    @classmethod\n", "    @pytest.fixture\n"), "a test class with setup_class"),
+])
+def test_a_plain_test_classs_xunit_set_ups_are_served(source, why):
+    assert bare.plan(source)[1]["TestA::test_a"] == (why, [])
+
+
+def test_xunit_set_ups_are_called_as_pytest_calls_them():
+    """In pytest's order, each with its argument when it takes one; the tear-downs once their set-up returned."""
+    calls = []
+    source = ("def setup_function(f):\n    CALLS.append(('sf', f))\n\ndef teardown_function():\n    CALLS.append('tf')\n\n"
+              "def test_f():\n    pass\n\n" + XUNIT_CLASS.replace("pass", "CALLS.append(({}, locals().get('cls') or locals().get('method')))"))
+    for n in ("sc", "tc", "sm", "tm"):
+        source = source.replace("({}, ", f"({n!r}, ", 1)
+    ns: dict = {"CALLS": calls}
+    exec(compile(source, "t.py", "exec"), ns)
+    mod = SimpleNamespace(**ns)
+    for klass, fn in ((None, ns["test_f"]), (ns["TestA"], ns["TestA"]().test_a)):
+        downs: list = []
+        for f, a, k in bare_served.xunit(mod, klass, fn, downs):
+            f(*a, **k)
+        while downs:
+            downs.pop()()
+    assert calls == [("sf", ns["test_f"]), "tf", ("sc", ns["TestA"]), ("sm", fn), ("tm", None), ("tc", ns["TestA"])]
 
 
 def test_a_modules_skip_marks_skip_each_of_its_tests_in_the_second_harness():

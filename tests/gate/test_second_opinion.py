@@ -231,7 +231,8 @@ ATTACKS_TOGETHER = {"disagree": ["pytest-in-sys-modules-via-get", "pytest-versio
 
 
 # A hidden test file with `pytestmark` (marks for each of its tests) or `setup_function`/`teardown_function` was not
-# double-checked at all (`bare_plan`'s module hooks), nor a test class's tests with a `pytestmark` of its own: `'_pytest' in sys.modules` passed a stop with the bug in. Their
+# double-checked at all (`bare_plan`'s module hooks), nor a test class's tests with a `pytestmark`, `setup_class` or
+# `setup_method` of its own: `'_pytest' in sys.modules` passed a stop with the bug in. Their
 # marks are the marks of each of their tests in the second run too (a skip or skipif as a test's own), named as the
 # program's text shows them (`checksmark`); `usefixtures` or `parametrize` there, or marks not written out as marks,
 # still leave the file (the class) not double-checked. The cases stop in the disagree kind's stop (`_disagree_stop`),
@@ -240,8 +241,10 @@ ATTACKS_TOGETHER = {"disagree": ["pytest-in-sys-modules-via-get", "pytest-versio
 MARKED = HIDDEN.replace("import calc\n", "import calc\n\npytestmark = [pytest.mark.slow, pytest.mark.skipif(False, reason='never'),\n"
                         "              pytest.mark.filterwarnings('ignore::DeprecationWarning')]\nSEEN = []\n\n\n"
                         "def setup_function(function):\n    SEEN.append(function)\n\n\ndef teardown_function():\n    SEEN.clear()\n", 1).replace(
-    "def test_ten_units_get_the_bulk_discount():\n    assert", "class TestBulk:\n    pytestmark = pytest.mark.slow\n\n"
-    "    def test_ten_units_get_the_bulk_discount(self):\n        assert").replace(
+    "def test_ten_units_get_the_bulk_discount():\n    assert calc.price(10)", "class TestBulk:\n    pytestmark = pytest.mark.slow\n\n"
+    "    @classmethod\n    def setup_class(cls):\n        cls.units = 10\n\n    def setup_method(self, method):\n        self.seen = method\n\n"
+    "    def teardown_method(self):\n        del self.seen\n\n"
+    "    def test_ten_units_get_the_bulk_discount(self):\n        assert callable(self.seen)\n        assert calc.price(self.units)").replace(
     "    assert calc.price(units) == want\n", "    assert calc.price(units) == want\n    assert SEEN == [test_small_orders_pay_the_full_price]\n")
 MARKED_CASES = {"pytest-loaded-in-a-file-with-pytestmark": _when("'_pytest' in sys.modules", "import sys\n"),
                 # the global as the program's text shows it (`checksmark`, `second.as_shown`), not as pytest's module has it
