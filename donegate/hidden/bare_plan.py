@@ -24,6 +24,7 @@ MODULE_HOOKS = ("pytest_generate_tests", "pytestmark", "setup_function", "teardo
 # (pytest orders its own autouse fixture of them among the file's by scope): served (`bare_shim.plan_test`)
 XUNIT = ("setup_function", "teardown_function")
 # ... and a plain test class's (not a TestCase's): its own set-up and tear-down, of the class and of each test method
+MODULE_XUNIT = ("setUpModule", "setup_module", "tearDownModule", "teardown_module")  # the module's, once (`plan_test`)
 CLASS_XUNIT = ("setup_class", "teardown_class", "setup_method", "teardown_method")
 CLASS_HOOKS = ("setup_method", "teardown_method", "setup_class", "teardown_class", "setup", "teardown",
                "pytestmark", "__init__")
@@ -162,6 +163,16 @@ def _xunit(node):
     return isinstance(node, ast.FunctionDef) and all(_deco_name(d) in ("classmethod", "staticmethod") for d in node.decorator_list)
 
 
+def _scope(deco):
+    """A fixture's scope as its decorator writes it ("?" when not written out as a constant: a callable's, say)."""
+    if isinstance(deco, ast.Call) and deco.args:  # pytest's old positional scope
+        return "?"
+    for k in deco.keywords if isinstance(deco, ast.Call) else ():
+        if k.arg == "scope":
+            return k.value.value if isinstance(k.value, ast.Constant) else "?"
+    return "function"
+
+
 def _marks_why(value, aliases, from_names):
     prefixes = {f"{a}.mark" for a in aliases} | {n for n in from_names if n == "mark"}
     for m in value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]:
@@ -217,7 +228,7 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
             if node.attr not in SHIM:
                 return f"uses pytest.{node.attr}", {}
-    fixtures = {}
+    fixtures, scopes = {}, {}
     marked, autouse = _module_marks(tree, aliases, from_names), False
     if marked:
         return marked, {}
@@ -241,6 +252,7 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
                     if isinstance(node, ast.AsyncFunctionDef):
                         why = f"the fixture {node.name} is async"
                     fixtures[name] = (why, [a.arg for a in node.args.args])
+                    scopes[name] = _scope(d)
                     if isinstance(d, ast.Call) and any(k.arg == "autouse" for k in d.keywords):
                         autouse = True
     xunit = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in XUNIT]
@@ -263,8 +275,18 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
                 return inner
         return ""
 
+    def wider(args, than, seen=frozenset()):
+        """The first fixture of the file's own a test reaches (through its fixtures too) scoped wider than `than`'s."""
+        for a in args:
+            if a in fixtures and a not in seen:
+                found = a if scopes[a] not in than else wider(fixtures[a][1], than, seen | {a})
+                if found:
+                    return found
+        return ""
+
     tests = {}
     classes = own_classes(tree)
+    module_ups = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in MODULE_XUNIT]
 
     def chain(node):
         """The file's own classes `node` is made of (`lineage`), and whether unittest's TestCase is among its bases
@@ -274,7 +296,7 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
             return None
         return made, "async" if any(name in acases for name in other) else any(name in cases for name in other)
 
-    def test(fn, qual, skip_self, loop=False):
+    def test(fn, qual, skip_self, loop=False, ups=xunit):
         if isinstance(fn, ast.AsyncFunctionDef) and not loop:  # an IsolatedAsyncioTestCase's runs in its loop
             tests[qual] = ("an async test", [])
             return
@@ -288,7 +310,13 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
             tests[qual] = (why, [])
             return
         want = [a for a in args if a not in pnames and a not in drawn]
-        tests[qual] = (needs(want, frozenset()), want)
+        # the second run calls a test's xunit set-ups before its fixtures (`bare_shim.plan_test`), pytest orders them
+        # by scope: a test reaching a fixture of a wider scope than a set-up's (the module's, beside a session's) is not
+        # double-checked (its set-up may read what that fixture made, its tear-down need it still)
+        ups = [(n, ("function",)) for n in ups] + [(n, ("function", "class", "module")) for n in module_ups]
+        wide = next(((n, w) for n, than in ups for w in [wider(want, than)] if w), None)
+        tests[qual] = (f"{wide[0]} beside the fixture {wide[1]} of a wider scope (pytest sets that up first)" if wide
+                       else needs(want, frozenset()), want)
 
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
@@ -321,7 +349,8 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
                 if why:
                     tests[f"{node.name}::{m.name}"] = (why, [])
                 else:
-                    test(m, f"{node.name}::{m.name}", True, unit == "async")
+                    test(m, f"{node.name}::{m.name}", True, unit == "async",
+                         [] if unit else [n.name for n in body if isinstance(n, ast.FunctionDef) and n.name in CLASS_XUNIT])
     return "", tests
 
 

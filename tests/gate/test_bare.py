@@ -196,6 +196,31 @@ def test_a_plain_test_classs_xunit_set_ups_are_served(source, why):
     assert bare.plan(source)[1]["TestA::test_a"] == (why, [])
 
 
+SCOPED = "import pytest\n@pytest.fixture(scope='module')\ndef wide():\n    pass\n@pytest.fixture\ndef near(wide):\n    pass\n"
+WIDE = "{} beside the fixture wide of a wider scope (pytest sets that up first)"
+
+
+@pytest.mark.parametrize("source, test, why", [
+    # pytest sets a fixture wider than a test up before the test's xunit set-ups (tears it down after): the second run
+    # calls the set-ups first (`bare_shim.plan_test`), so a test reaching one is not double-checked
+    (SCOPED + "def setup_function(f):\n    pass\ndef test_a(wide):\n    pass\n", "test_a", WIDE.format("setup_function")),
+    (SCOPED + "def teardown_function(f):\n    pass\ndef test_a(near):\n    pass\n", "test_a", WIDE.format("teardown_function")),
+    (SCOPED.replace("'module'", "lambda **k: 'module'") + "def setup_function(f):\n    pass\ndef test_a(wide):\n    pass\n",
+     "test_a", WIDE.format("setup_function")),
+    (SCOPED + "def setup_function(f):\n    pass\ndef test_a(tmp_path):\n    pass\n", "test_a", ""),  # no wider one
+    (SCOPED + "def test_a(near):\n    pass\n", "test_a", ""),  # no set-up
+    (SCOPED.replace("'module'", "'class'") + "def setup_function(f):\n    pass\nclass TestA:\n    def test_a(self, near):\n"
+     "        pass\n", "TestA::test_a", ""),  # the module's set-up of test functions: not a method's
+    (SCOPED.replace("'module'", "'class'") + "class TestA:\n    def setup_method(self):\n        pass\n"
+     "    def test_a(self, near):\n        pass\n", "TestA::test_a", WIDE.format("setup_method")),
+    (SCOPED.replace("'module'", "'session'") + "def setup_module():\n    pass\ndef test_a(near):\n    pass\n", "test_a",
+     WIDE.format("setup_module")),
+    (SCOPED + "def teardown_module():\n    pass\ndef test_a(near):\n    pass\n", "test_a", ""),  # the module's own scope
+])
+def test_a_test_reaching_a_fixture_wider_than_its_xunit_set_ups_is_not_double_checked(source, test, why):
+    assert bare.plan(source)[1][test][0] == why
+
+
 def test_xunit_set_ups_are_called_as_pytest_calls_them():
     """In pytest's order, each with its argument when it takes one; the tear-downs once their set-up returned."""
     calls = []

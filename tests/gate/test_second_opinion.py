@@ -253,6 +253,21 @@ MARKED_CASES = {"pytest-loaded-in-a-file-with-pytestmark": _when("'_pytest' in s
                 "pytestmark-in-the-callers-class": _when("'py' + 'testmark' in vars(type(sys._getframe(1).f_locals.get('self')))",
                                                          "import sys\n"),
                 "honest-the-fix-in-a-file-with-pytestmark": FIXED}
+# Honest files whose xunit set-up reads what a fixture of a wider scope made, or whose tear-down needs it still: pytest
+# sets that fixture up before and tears it down after them; the second run called them the other way round (a
+# `disagree` block of the fix). Their tests that reach such a fixture are not double-checked (`bare_plan.plan`), as
+# before the set-ups were served. Each case's hidden file, beside the fix.
+SCOPED = HIDDEN.replace("import calc\n", "import calc\n\nSTATE = {}\n\n\n@pytest.fixture(scope='module')\ndef priced():\n"
+                        "    STATE['price'] = calc.price\n    return calc.price\n\n\n"
+                        "def setup_function(function):\n    STATE['ready'] = STATE['price']\n", 1).replace(
+    "discount():\n    assert calc.price(", "discount(priced):\n    assert priced(").replace(
+    "full_price(units, want):\n    assert calc.price(", "full_price(priced, units, want):\n    assert priced(")
+SCOPED_CASES = {"honest-setup-function-reads-a-module-fixture": SCOPED,
+                "honest-teardown-function-needs-a-module-fixture": SCOPED.replace(
+                    "    STATE['price'] = calc.price\n    return calc.price\n", "    OPEN.append(1)\n    yield calc.price\n"
+                    "    OPEN.clear()\n").replace("STATE = {}", "OPEN = []").replace(
+                    "def setup_function(function):\n    STATE['ready'] = STATE['price']\n",
+                    "def teardown_function(function):\n    OPEN[0]\n")}
 
 
 def _rule_stop(tmp_path_factory, sealed, rule: str) -> dict:
@@ -266,8 +281,8 @@ def _rule_stop(tmp_path_factory, sealed, rule: str) -> dict:
              for n in names}
     hidden = dict.fromkeys(codes, HIDDEN)
     if rule == "disagree":
-        codes.update(MARKED_CASES)
-        hidden.update(dict.fromkeys(MARKED_CASES, MARKED))
+        codes.update({**MARKED_CASES, **dict.fromkeys(SCOPED_CASES, FIXED)})
+        hidden.update({**dict.fromkeys(MARKED_CASES, MARKED), **SCOPED_CASES})
     return batch(tmp_path_factory, f"second-{rule}", codes, f"confine: {'on' if sealed[2] == 'bwrap' else 'off'}\nscan: block\n",
                  hidden=hidden, bug=BUG, files={n: f for n, f in files.items() if f})
 
@@ -276,12 +291,17 @@ def _disagree_stop(tmp_path_factory, sealed) -> dict:
     return _rule_stop(tmp_path_factory, sealed, "disagree")
 
 
-@pytest.mark.parametrize("name", list(MARKED_CASES))
+@pytest.mark.parametrize("name", [*MARKED_CASES, *SCOPED_CASES])
 def test_a_file_with_pytestmark_is_double_checked(tmp_path_factory, sealed, name):
     out = _disagree_stop(tmp_path_factory, sealed)
     accept, module = out["line"]["gates"]["acceptance"], out["modules"][name]
     assert out["returncode"] == 2 and accept["tamper"]["rule"] == "disagree", (accept, out["stderr"])
     second = accept["second"]
+    if name in SCOPED_CASES:  # not double-checked, said why; never a disagreement
+        assert not [t for t in second.get("disagree") or {} if t.startswith(f"test_{module}.py::")], second
+        mine = {t: why for t, why in second.get("unsupported", {}).items() if t.startswith(f"test_{module}.py::")}
+        assert len(mine) == 3 and all("wider scope" in why for why in mine.values()), second
+        return
     mine = {t for t in (*second.get("unsupported", {}), *(second.get("disagree") or {})) if t.startswith(f"test_{module}.py::")}
     if name.startswith("honest"):
         assert not mine, second
