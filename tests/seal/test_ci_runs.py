@@ -343,6 +343,8 @@ MAKEFILE = ".PHONY: test\n\ntest:\n\tpytest -x --cov=calc --cov-fail-under=90\n\
 NOXFILE = "import nox\n\n\n@nox.session\ndef tests(session):\n    session.install('pytest')\n    session.run('pytest', '-x')\n"
 SCRIPT = "#!/bin/sh\nset -e\npython -m pytest -x\n"
 ACTION = "name: t\nruns:\n  using: composite\n  steps:\n    - run: pytest -x\n      shell: bash\n"
+NEW_TARGET = "\ntest-fast:\n\tpython -m pytest -m 'not slow' tests\n"
+NEW_SESSION = "\n\n@nox.session\ndef fast(session):\n    session.run('pytest', '-k', 'not slow')\n"
 SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}: each was unnamed on main (not sealed)
     "make-k": ("Makefile", MAKEFILE, MAKEFILE.replace("pytest -x", "pytest -x -k 'not add'"), "config-excluded"),
     "make-dash": ("Makefile", MAKEFILE, MAKEFILE.replace("\tpytest", "\t-pytest"), "ci-ignores-failures"),
@@ -356,6 +358,17 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
     "script-set-plus-e": ("scripts/test.sh", SCRIPT, SCRIPT.replace("set -e\n", "set +e\n"), "ci-ignores-failures"),
     "action-deselect": (".github/actions/t/action.yml", ACTION, ACTION.replace("pytest -x", "pytest -x --deselect t.py::x"),
                         "config-excluded"),
+    # own44fix: compared per Makefile target / nox session: a sealed one narrowed, emptied or renamed narrowed
+    "make-k-beside-new": ("Makefile", MAKEFILE, MAKEFILE.replace("pytest -x", "pytest -x -k 'not add'") + NEW_TARGET,
+                          "config-excluded"),
+    "make-moved-out": ("Makefile", MAKEFILE, MAKEFILE.replace("\tpytest -x", "\techo skipped\n\nfast:\n\tpytest -x -k a"),
+                       "ci-test-removed"),
+    "make-renamed-k": ("Makefile", MAKEFILE, MAKEFILE.replace("test:", "check:").replace("-x", "-x -k 'not add'"),
+                       "config-excluded"),
+    "nox-k-beside-new": ("noxfile.py", NOXFILE, NOXFILE.replace("'-x'", "'-x', '-k', 'not add'") + NEW_SESSION,
+                         "config-excluded"),
+    "action-steps-gone": (".github/actions/t/action.yml", ACTION, ACTION.split("  steps:")[0] + "  steps: 5\n",
+                          "ci-test-removed"),
     # honest: flags added, a quiet recipe, another target changed, a step added
     "make-v": ("Makefile", MAKEFILE, MAKEFILE.replace("pytest -x", "pytest -x -v"), None),
     "make-quiet-and-lint": ("Makefile", MAKEFILE, MAKEFILE.replace("\tpytest", "\t@pytest").replace(
@@ -363,6 +376,13 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
     "nox-v": ("noxfile.py", NOXFILE, NOXFILE.replace("'-x'", "'-x', '-v'"), None),
     "script-v": ("scripts/test.sh", SCRIPT, SCRIPT.replace("-x\n", "-x -v\n"), None),
     "action-more": (".github/actions/t/action.yml", ACTION, ACTION + "    - run: ruff check .\n      shell: bash\n", None),
+    # own44fix: a new target / session of its own, narrow, is an addition; an action whose steps never were a list
+    "make-new-target": ("Makefile", MAKEFILE, MAKEFILE + NEW_TARGET, None),
+    "nox-new-session": ("noxfile.py", NOXFILE, NOXFILE + NEW_SESSION, None),
+    "action-steps-not-a-list": (".github/actions/t/action.yml", ACTION.split("  steps:")[0] + "  steps: 5\n",
+                                ACTION.split("  steps:")[0] + "  steps: 5\n", None),
+    "action-steps-odd": (".github/actions/t/action.yml", ACTION.split("  steps:")[0] + "  steps: {a: 1}\n",
+                         "runs: [1, 2]\n", None),
 }
 
 
