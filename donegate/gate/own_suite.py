@@ -399,7 +399,7 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
             problem = problem or f"the tests you added or changed did not finish: {now.problem}"
     weakened = loosened.findings(shapes, current, sealed_passing, elsewhere, conftests)
     sealed_files = pack.get("files") or {}
-    weakened += _module_weakened(sealed_files, current, sealed_passing)
+    weakened += _module_weakened(sealed_files, current, sealed_passing, (pack.get("reach") or {}).get("project_files"))
     if documented:
         weakened += doctested.findings(doctests, documented, sealed_passing)
     for f in failing:  # an expected value changed to what the code returns now: by the failure, parsed
@@ -491,7 +491,8 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     elsewhere = own_changed.added(repo, pack, own_changed.changed_tests(repo, since, prefix), prefix)
     found = loosened.findings(own_changed.sealed_shapes(pack, current), current, set(pack.get("baseline", {}).get("passing", [])),
                               elsewhere, own_changed.conftests(repo, current, prefix))
-    found += _module_weakened(pack.get("files") or {}, current, set(pack.get("baseline", {}).get("passing", [])))
+    found += _module_weakened(pack.get("files") or {}, current, set(pack.get("baseline", {}).get("passing", [])),
+                              (pack.get("reach") or {}).get("project_files"))
     texts = own_changed.doctext(pack)
     data = own_changed.data_changed(repo, since, pack, prefix, texts)
     if data:
@@ -507,13 +508,16 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     return problems({"weakened": found + _support_weakened(repo, since, pack, prefix)})
 
 
-def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None], passing: set[str]) -> list[dict[str, str]]:
+def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None], passing: set[str],
+                     project_files: list[str] | None = None) -> list[dict[str, str]]:
     """What the changed sealed test modules gained besides their tests (`loosened.module_findings`), and the
-    equalities of their tests that passed at the seal now checked through a normalising call (`loosened.normalized`)."""
+    equalities of their tests that passed at the seal now checked through a normalising call (`loosened.normalized`;
+    `project_files`: the project's Python files at the seal, `faked.findings`')."""
     from donegate.seal import faked, loosened
 
     sealed = {n: (sealed_files.get(n) or {}).get("text") for n in current}
-    return loosened.module_findings(sealed, current) + loosened.normalized(sealed, current, passing) + faked.findings(sealed_files, current)
+    return loosened.module_findings(sealed, current) + loosened.normalized(sealed, current, passing) \
+        + faked.findings(sealed_files, current, project_files)
 
 
 def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str) -> list[dict[str, str]]:
@@ -564,4 +568,5 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
                                 [n for n in changed if n.endswith(".py")], pack.get("branches"), flows if ci else None)
     out += tox_ini.ci_findings(tox_was, tox_now, {n: flows[n] for n in ci}) if ci else []  # (`tox -e` a new narrow env)
     out += scripts.findings({n: sealed(n) for n in commands}, commands)
-    return out + excluded.conftest_findings({n: sealed(n) for n in conftests}, conftests) + faked.findings(sealed_files, conftests)
+    return out + excluded.conftest_findings({n: sealed(n) for n in conftests}, conftests) \
+        + faked.findings(sealed_files, conftests, (pack.get("reach") or {}).get("project_files"))

@@ -10,6 +10,7 @@ unittest configured (`maxDiff`, `longMessage`) is none.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from donegate.seal import calls, collect, dead, loosened
 
@@ -234,7 +235,10 @@ def _swapped(text: str | None) -> set[str]:
                 and isinstance(k.value, str)]
 
     out: set[str] = set()
+    scoped = _undone(tree)
     for n in ast.walk(tree):
+        if id(n) in scoped:
+            continue
         if isinstance(n, ast.Assign):
             out |= {t.slice.value for t in n.targets if isinstance(t, ast.Subscript) and ast.unparse(t.value) in (
                 "sys.modules", "modules") and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)}
@@ -251,11 +255,47 @@ def _swapped(text: str | None) -> set[str]:
     return out
 
 
-def _module_swaps(file: str, sealed_files: dict[str, dict[str, str]], sealed: str | None, now: str | None) -> list[dict[str, str]]:
+def _undone(tree: ast.Module) -> set[int]:
+    """The swaps in a test function that end with it (ids of their calls): `monkeypatch.setitem` on the test's own
+    (function-scoped) `monkeypatch`, `mock.patch.dict` as its context manager or its decorator. The same in a fixture,
+    at module level, or left in place (`sys.modules[...] = `, `.start()`) is not."""
+    out: set[int] = set()
+    tops = [n for node in tree.body for n in ([node] if not isinstance(node, ast.ClassDef) else node.body)]
+    for fn in tops:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.name.startswith("test") \
+                or any("fixture" in ast.unparse(d) for d in fn.decorator_list):
+            continue
+        out |= {id(d) for d in fn.decorator_list if isinstance(d, ast.Call) and ast.unparse(d.func).endswith("patch.dict")}
+        mine = "monkeypatch" in {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]}
+        for n in ast.walk(fn):
+            if isinstance(n, (ast.With, ast.AsyncWith)):
+                out |= {id(i.context_expr) for i in n.items if isinstance(i.context_expr, ast.Call)
+                        and ast.unparse(i.context_expr.func).endswith("patch.dict")}
+            elif mine and isinstance(n, ast.Call) and ast.unparse(n.func) == "monkeypatch.setitem":
+                out.add(id(n))
+    return out
+
+
+def _own(project_files: list[str] | None) -> Callable[[str], bool]:
+    """Whether a module is the project's own: a folder or a module among its Python files at the seal (the pack's
+    `reach.project_files`); not known, any but the standard library's."""
+    import sys
+
+    if project_files is None:
+        std = set(getattr(sys, "stdlib_module_names", ()))
+        return lambda m: m.split(".")[0] not in std
+    names = {p.removesuffix(".py") for f in project_files for p in f.split("/")}
+    return lambda m: m.split(".")[0] in names
+
+
+def _module_swaps(file: str, sealed_files: dict[str, dict[str, str]], sealed: str | None, now: str | None,
+                  project_files: list[str] | None = None) -> list[dict[str, str]]:
     """A `fixture-faked` finding for a test module or conftest.py that now puts a stand-in in `sys.modules` for a
-    module (or a package of it) that a sealed test module below it (or itself) imports: those tests import the fake,
-    not the product. A stand-in for a module no sealed test imports (an optional dependency the product reads) is none."""
-    added = _swapped(now) - _swapped(sealed)
+    module of the project's own (or a package of it) that a sealed test module below it (or itself) imports: those
+    tests import the fake, not the product. A stand-in for a module no sealed test imports (an optional dependency the
+    product reads), for one not the project's (`json`, a dependency), or one a single test makes and undoes, is none."""
+    own = _own(project_files)
+    added = {m for m in _swapped(now) - _swapped(sealed) if own(m)}
     if not added:
         return []
     folder = file.rsplit("/", 1)[0] + "/" if "/" in file else ""
@@ -272,9 +312,10 @@ def _module_swaps(file: str, sealed_files: dict[str, dict[str, str]], sealed: st
              f"{m} gets the stand-in, not the product"} for m in sorted(added & imported)]
 
 
-def findings(sealed_files: dict[str, dict[str, str]], current: dict[str, str | None]) -> list[dict[str, str]]:
+def findings(sealed_files: dict[str, dict[str, str]], current: dict[str, str | None],
+             project_files: list[str] | None = None) -> list[dict[str, str]]:
     """Both rules for the changed test modules or conftest.py files `current` ({file: its text now}), against the
-    sealed files (`seal.own`'s pack's `files`)."""
+    sealed files (`seal.own`'s pack's `files`; `project_files`: the project's Python files at the seal, if known)."""
     def sealed(name: str) -> str | None:
         return (sealed_files.get(name) or {}).get("text")
 
@@ -284,5 +325,5 @@ def findings(sealed_files: dict[str, dict[str, str]], current: dict[str, str | N
         out += fixture_findings(name, [sealed(c) for c in chain], text)
         if name.rsplit("/", 1)[-1] == "conftest.py":
             out += _patched_below(name, sealed_files, sealed(name), text)
-        out += _module_swaps(name, sealed_files, sealed(name), text)
+        out += _module_swaps(name, sealed_files, sealed(name), text, project_files)
     return out

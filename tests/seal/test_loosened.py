@@ -724,7 +724,10 @@ def test_a_version_guard_is_read_as_the_projects_interpreter_runs_it(project, co
         dead.interpreter(None)
 
 
-SEALED_TESTS = {"tests/test_calc.py": {"text": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"}}
+SEALED_TESTS = {"tests/test_calc.py": {"text": "import json\n\nimport yaml\nfrom calc import add\n\n\ndef test_add():\n"
+                                                "    assert add(2, 3) == 5\n"}}
+PROJECT_FILES = ["calc.py", "tests/conftest.py", "tests/test_calc.py"]
+PER_TEST = SEALED_TESTS["tests/test_calc.py"]["text"] + "\n\ndef test_no_json(monkeypatch):\n    {}\n    assert add(1, 1) == 2\n"
 
 
 @pytest.mark.parametrize("now, named", [
@@ -735,10 +738,27 @@ SEALED_TESTS = {"tests/test_calc.py": {"text": "from calc import add\n\n\ndef te
     ("import sys\n\nsys.modules.update(calc=object())\n", True),
     # (a module no sealed test imports: an optional dependency stood in for; a module popped to be imported afresh)
     ("import sys\nfrom unittest import mock\n\nsys.modules['numpy'] = mock.MagicMock()\n", False),
-    ("import sys\n\nsys.modules.pop('calc', None)\nsys.modules.update()\n", False)])
+    ("import sys\n\nsys.modules.pop('calc', None)\nsys.modules.update()\n", False),
+    # own44fix: a module not the project's own (the standard library's, a dependency's) stood in for, or a swap undone
+    # after the one test that makes it: each named on main
+    ("import sys\n\nsys.modules['json'] = None\n", False),
+    ("import sys\nfrom unittest import mock\n\nsys.modules['yaml'] = mock.MagicMock()\n", False),
+    ("test:" + PER_TEST.replace("{}", "monkeypatch.setitem(sys.modules, 'json', None)"), False),
+    ("test:" + PER_TEST.replace("{}", "monkeypatch.setitem(sys.modules, 'calc', None)"), False),
+    ("test:" + PER_TEST.replace("{}", "with mock.patch.dict(sys.modules, {'calc': None}):\n        pass"), False),
+    ("test:" + PER_TEST.replace("\ndef test_no", "\n@mock.patch.dict(sys.modules, {'calc': None})\ndef test_no")
+     .replace("{}", "pass"), False),
+    # (a swap left in place by a test, made at module level or in a fixture of the test module: named still)
+    ("test:" + PER_TEST.replace("{}", "sys.modules['calc'] = None"), True),
+    ("test:" + PER_TEST.replace("{}", "mock.patch.dict(sys.modules, {'calc': None}).start()"), True),
+    ("test:" + PER_TEST.replace("{}", "pass") + "\nsys.modules['calc'] = None\n", True),
+    ("test:" + PER_TEST.replace("{}", "pass").replace("def test_no", "@pytest.fixture(autouse=True)\ndef test_no"), False),
+    ("test:" + PER_TEST.replace("{}", "monkeypatch.setitem(sys.modules, 'calc', None)").replace(
+        "\ndef test_no", "\n@pytest.fixture(autouse=True)\ndef no"), True)])
 def test_a_conftest_putting_a_stand_in_for_the_product_in_sys_modules_is_named(now, named):
     """own44: each passed a stop unnamed on main (the tests import the stand-in, not the product)."""
     from donegate.seal import faked
 
-    found = faked.findings(SEALED_TESTS, {"tests/conftest.py": now})
+    file = "tests/test_calc.py" if now.startswith("test:") else "tests/conftest.py"
+    found = faked.findings(SEALED_TESTS, {file: now.removeprefix("test:")}, PROJECT_FILES)
     assert [f["rule"] for f in found] == (["fixture-faked"] if named else []), found
