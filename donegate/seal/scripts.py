@@ -66,8 +66,8 @@ def _units(name: str, text: str | None) -> dict[str, list[str]]:
     else:  # a Makefile's recipes (a tab first) or a shell script: one command a line
         unit = ""
         for line in text.replace("\\\n", " ").splitlines():
-            target = re.match(r"([^\s#:=][^#:=]*?)\s*::?(?!=)", line) if name in NAMES else None
-            unit = target.group(1) if target else unit
+            target = re.match(r"([^\s#:=][^#:=]*)::?(?!=)", line) if name in NAMES else None  # (linear: no `\s*`)
+            unit = target.group(1).strip() if target else unit
             line = line.strip()
             if not line.startswith("#"):
                 units.setdefault(unit, []).append(("- " if line.startswith("-") else "") + line.lstrip("-@+ "))
