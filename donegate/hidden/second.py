@@ -432,7 +432,8 @@ def _programs(walls: Any, sources: dict[str, str], spec: dict[str, Any], names: 
         empty |= {rel for rel, _, _ in needed[MOUNTS:]}  # their spawning tests are not double-checked (`spawns`)
         want = needed[:MOUNTS]
     helpers = {dest.parent / f"{helper}.py" for rel, _, dest in want if rel in shown}
-    for text, dest in [(shown.get(rel, text), dest) for rel, text, dest in want] + [(_helper_text(), h) for h in sorted(helpers)]:
+    helper_text = _helper_text() if helpers else ""  # read once, bound beside every program folder that needs it
+    for text, dest in [(shown.get(rel, text), dest) for rel, text, dest in want] + [(helper_text, h) for h in sorted(helpers)]:
         fd = os.memfd_create("program", os.MFD_CLOEXEC)
         os.write(fd, text.encode("utf-8", "surrogateescape"))
         os.lseek(fd, 0, os.SEEK_SET)
