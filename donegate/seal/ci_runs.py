@@ -413,7 +413,8 @@ def script_lets_through(script: str, errexit: bool, pipefail: bool) -> bool:
     pipefail |= "pipefail" in script
     parts = split(script)
     last = " ".join(c for _, c in parts[max((i for i, (o, _) in enumerate(parts) if o in (";", "\n")), default=0):])
-    return (not errexit and not any(w in last for w in TEST_WORDS)) or _or_else(script) or "set +e" in script \
+    kept = re.fullmatch(r"\s*exit\s+\$\S+\s*", last) is not None  # (`pytest; st=$?; ...; exit $st`: its status kept)
+    return (not errexit and not kept and not any(w in last for w in TEST_WORDS)) or _or_else(script) or "set +e" in script \
         or _let_through(script, "bash" if pipefail else "sh") or shadowed(script) or wrapper_lets_through(script)
 
 

@@ -9,12 +9,14 @@ an addition, however narrow), or given `-v`, is none."""
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from pathlib import Path
 
-from donegate.seal.ci_runs import _or_else, runners, wrapper_lets_through
-from donegate.seal.excluded import CI_EXCLUDING, NO_COV, NO_RUN, OFF_WEAKENS, _cov_fail_under, _pytest_options
+from donegate.seal.ci_runs import _or_else, runners, script_lets_through, split, wrapper_lets_through
+from donegate.seal.excluded import (CI_EXCLUDING, NO_COV, NO_RUN, OFF_WEAKENS, _cov_fail_under, _pytest_options,
+                                     env_options)
 
 NAMES = ("Makefile", "makefile", "GNUmakefile", "noxfile.py")
 
@@ -36,8 +38,9 @@ def read(name: str) -> bool:
 
 def _units(name: str, text: str | None) -> dict[str, list[str]]:
     """The test commands of a file, one a line (`runners`: a line that runs pytest, tox, nox, ...), by the unit that
-    runs them: a Makefile's target, a noxfile's session (its function), else the whole file (key ""). `{"": ["?"]}`:
-    the file no longer reads."""
+    runs them: a Makefile's target (`_make_units`), a noxfile's session (its function: `_nox_units`), else the whole
+    file (key ""). `{"": ["?"]}`: the file no longer reads. A line that lets its failure through starts with "- "; one
+    given pytest's variables by its environment, with them (`PYTEST_ADDOPTS='-k x' pytest`)."""
     if text is None:
         return {}
     units: dict[str, list[str]] = {}
@@ -46,11 +49,7 @@ def _units(name: str, text: str | None) -> dict[str, list[str]]:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return {"": ["?"]}  # (a noxfile that no longer parses runs none: named where it ran tests at the seal)
-        for unit, node in [("", tree), *((f.name, f) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef))]:
-            calls = [c for c in _own_calls(node) if getattr(c.func, "attr", "") == "run"]
-            units.setdefault(unit, []).extend(" ".join(a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else "ARG"
-                                    for a in c.args)
-                           + (" || true" if any(k.arg == "success_codes" for k in c.keywords) else "") for c in calls)
+        units = _nox_units(tree)
     elif name.endswith((".yml", ".yaml")):  # a composite action: its steps' `run:` scripts
         import yaml
 
@@ -63,15 +62,272 @@ def _units(name: str, text: str | None) -> dict[str, list[str]]:
             return {"": ["?"]}  # (`steps: 5`: GitHub runs none)
         units[""] = [line for s in steps if isinstance(s, dict) and isinstance(s.get("run"), str)
                      for line in s["run"].replace("\\\n", " ").splitlines()]
-    else:  # a Makefile's recipes (a tab first) or a shell script: one command a line
-        unit = ""
+    elif name in NAMES:
+        units = _make_units(text)
+    else:  # a shell script: one command a line
         for line in text.replace("\\\n", " ").splitlines():
-            target = re.match(r"([^\s#:=][^#:=]*)::?(?!=)", line) if name in NAMES else None  # (linear: no `\s*`)
-            unit = target.group(1).strip() if target else unit
             line = line.strip()
             if not line.startswith("#"):
-                units.setdefault(unit, []).append(("- " if line.startswith("-") else "") + line.lstrip("-@+ "))
-    return {unit: [line for line in lines if runners(line.lstrip("- "))] for unit, lines in units.items()}
+                units.setdefault("", []).append(("- " if line.startswith("-") else "") + line.lstrip("-@+ "))
+    return {unit: [line for line in lines if _runners(line.lstrip("- "))] for unit, lines in units.items()}
+
+
+@functools.lru_cache(maxsize=4096)
+def _runners(line: str) -> frozenset[str]:
+    """`runners`, read once a line (a target's commands are its prerequisites' too: the same lines again)."""
+    return frozenset(runners(line))
+
+
+# The variables pytest reads as options (`excluded.env_options`): a test command given them by its environment runs so.
+PYTEST_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+
+
+def _with_env(line: str, env: dict[str, str]) -> str:
+    """`line` given pytest's variables of `env` before it, as a shell reads them (`PYTEST_ADDOPTS='-k x' pytest`)."""
+    import shlex
+
+    return "".join(f"{k}={shlex.quote(env[k])} " for k in PYTEST_ENV if k in env) + line
+
+
+def _env_of(line: str) -> dict[str, str]:
+    """The variables the commands of `line` are given before their first word (`PYTEST_ADDOPTS='-k x' pytest`)."""
+    import shlex
+
+    out: dict[str, str] = {}
+    for _, command in split(line.removeprefix("- ")):
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            continue
+        for w in words:
+            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w):
+                break
+            out[w.split("=", 1)[0]] = w.split("=", 1)[1]
+    return out
+
+
+_ASSIGN = re.compile(r"((?:(?:export|override)\s+)*)([A-Za-z_.][\w.]*)\s*(:::=|::=|:=|\?=|\+=|!=|=)(.*)")
+_TARGET = re.compile(r"([^\s#:=][^#:=]*)::?(?!=)(.*)")  # (linear: no `\s*`)
+
+
+def _make_units(text: str) -> dict[str, list[str]]:
+    """A Makefile's test commands by target, as make runs them: each recipe line (a tab first) with the file's
+    variables expanded (`$(ARGS)`, `$(MAKE)` as `make`), given the variables it exports (`export PYTEST_ADDOPTS =
+    ...`, a target's own `test: export ...`, `.EXPORT_ALL_VARIABLES`), marked "- " where its failure no longer fails
+    the target (make's `-` prefix, `.IGNORE`, `MAKEFLAGS += -i`, a line whose shell ends with another command's status:
+    `pytest; exit 0`, no `-e` unless `.POSIX` or `.SHELLFLAGS` give it); a target's prerequisites and the targets of
+    this file it runs by `$(MAKE) NAME` counted as its own (`$(MAKE) -i NAME`: their failures ignored)."""
+    variables: dict[str, str] = {}
+    exported: set[str] = set()
+    special: dict[str, list[str]] = {}
+    recipes: dict[str, list[str]] = {}
+    needs: dict[str, list[str]] = {}
+    own_vars: dict[str, dict[str, str]] = {}
+    own_exported: dict[str, set[str]] = {}
+    current: list[str] = []
+    lines, defining = text.replace("\\\n", " ").splitlines(), False
+    for line in lines:
+        if defining or re.match(r"\s*define\s", line):
+            defining = not re.match(r"\s*endef\b", line) if defining else True
+            continue
+        if line.startswith(variables.get(".RECIPEPREFIX") or "\t"):
+            for t in current:
+                recipes.setdefault(t, []).append(line[1:])
+            continue
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        assign, target = _ASSIGN.fullmatch(line.strip()), _TARGET.match(line)
+        if assign:
+            _assign(variables, exported, assign)
+        elif re.fullmatch(r"\s*(un)?export(\s.*)?", line):
+            words = line.split()
+            exported = (exported - set(words[1:])) if words[0] == "unexport" else exported | set(words[1:]) | (
+                {"*"} if len(words) == 1 else set())
+        elif target:
+            names, rest = target.group(1).split(), target.group(2)
+            rest, _, inline = rest.partition(";")
+            own = _ASSIGN.fullmatch(rest.strip())
+            if own:  # (`test: export PYTEST_ADDOPTS = ...`: that target's own)
+                for t in names:
+                    _assign(own_vars.setdefault(t, {}), own_exported.setdefault(t, set()), own)
+                continue
+            current = [t for t in names if not t.startswith(".")]
+            for t in names:
+                (special if t.startswith(".") else needs).setdefault(t, []).extend(w for w in rest.split() if w != "|")
+            for t in current:
+                recipes.setdefault(t, []).extend([inline] if inline.strip() else [])
+    if ".EXPORT_ALL_VARIABLES" in special:
+        exported.add("*")
+    flags = variables.get("MAKEFLAGS", "").split()
+    ignore_all = ".IGNORE" in special and not special[".IGNORE"] or any(
+        w == "--ignore-errors" or re.fullmatch(r"-[a-zA-Z]*i[a-zA-Z]*", w) for w in flags) or bool(
+        flags and re.fullmatch(r"[a-zA-Z]*i[a-zA-Z]*", flags[0]))
+    errexit = ".POSIX" in special or bool(re.search(r"(^|\s)-[a-z]*e", variables.get(".SHELLFLAGS", "")))
+    ignored = set(special.get(".IGNORE", []))
+
+    budget = [4096]  # (the references `_expand` reads, for the whole file)
+    read: dict[str, list[tuple[str, tuple[list[str], bool, dict[str, str]] | None, bool]]] = {}
+
+    def lines_of(target: str) -> list[tuple[str, tuple[list[str], bool, dict[str, str]] | None, bool]]:
+        """(its command expanded, the sub-make it is if one, whether make or its shell lets it through) of each
+        recipe line of `target`, read once."""
+        if target not in read:
+            names = {**variables, **own_vars.get(target, {})}
+            read[target] = []
+            for raw in recipes.get(target, [])[:500]:
+                command = _expand(raw.lstrip("@-+ \t"), names, budget=budget)
+                read[target].append((command, _sub_make(command), ignore_all or target in ignored or "-" in raw[
+                    :len(raw) - len(raw.lstrip("@-+ \t"))] or script_lets_through(command, errexit, False)))
+        return read[target]
+
+    def run(target: str, ignore: bool, env: dict[str, str], seen: set[str], depth: int = 0) -> list[str]:
+        """The commands `target` runs, its prerequisites' and sub-made targets' first (each once: `seen`; 40 deep)."""
+        seen.add(target)
+        names = {**variables, **own_vars.get(target, {})}
+        out_env = exported | own_exported.get(target, set())
+        env = {**env, **{k: names[k] for k in names if k in out_env or "*" in out_env}}
+        out = [line for t in needs.get(target, []) if t not in seen and (t in recipes or t in needs) and depth < 40
+               for line in run(t, ignore, env, seen, depth + 1)]
+        for command, sub, through in lines_of(target):
+            if sub is not None and all(t in recipes or t in needs for t in sub[0]) and depth < 40:
+                out += [line for t in sub[0] or [next(iter(recipes), "")] if t and t not in seen
+                        for line in run(t, ignore or sub[1], {**env, **sub[2]}, seen, depth + 1)]
+                continue
+            out.append(("- " if through or ignore else "") + _with_env(command, env))
+        return out[:500]
+
+    return {t: run(t, False, {}, set()) for t in recipes}
+
+
+def _assign(variables: dict[str, str], exported: set[str], m: re.Match[str]) -> None:
+    """One make assignment (`NAME = value`, `:=`, `?=`, `+=`; `export NAME = value` exports it too)."""
+    name, op, value = m.group(2), m.group(3), m.group(4).strip()
+    if op == "?=" and name in variables:
+        return
+    variables[name] = f"{variables[name]} {value}" if op == "+=" and name in variables else value
+    if "export" in m.group(1):
+        exported.add(name)
+
+
+def _expand(text: str, names: dict[str, str], within: frozenset[str] = frozenset(), budget: list[int] | None = None) -> str:
+    """A recipe line as make hands it to the shell: `$(NAME)`/`${NAME}` as the file's value (none, or one that refers
+    to itself: empty), `$(MAKE)` as `make`, `$$` as `$`; a function (`$(shell ...)`) and `$@` left as they are. At most
+    4,096 references read in all (`A = $(B)$(B)`, `B = $(C)$(C)`, ...: doubled at each step)."""
+    budget = [4096] if budget is None else budget
+
+    def one(m: re.Match[str]) -> str:
+        if m.group(0) == "$$":
+            return "$"
+        name = m.group(1) or m.group(2)
+        budget[0] -= 1
+        if name == "MAKE" and name not in names:
+            return "make"
+        return _expand(names.get(name, ""), names, within | {name}, budget) if name not in within and budget[0] > 0 else ""
+
+    return re.sub(r"\$\$|\$\(([A-Za-z_][\w.]*)\)|\$\{([A-Za-z_][\w.]*)\}", one, text)
+
+
+def _sub_make(command: str) -> tuple[list[str], bool, dict[str, str]] | None:
+    """(the targets, whether it ignores their failures, the variables it gives them) of a recipe's command that is one run of
+    make on this file (`make test`, `make -i test`, `make -k test PYTEST_ADDOPTS=-v`); None for any other (`-C`, `-f`:
+    another file; a command beside it). `-k` keeps going but still fails: not ignored."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(split(command)) != 1 or not words or words[0].rsplit("/", 1)[-1] not in ("make", "gmake"):
+        return None
+    targets, ignore, env, it = [], False, {}, iter(words[1:])
+    for w in it:
+        if w in ("-C", "-f", "--file", "--makefile", "--directory") or w.startswith(("-C", "-f", "--file=", "--makefile=", "--directory=")):
+            return None
+        if w in ("-o", "-W", "-I", "-l", "--old-file", "--what-if", "--include-dir"):
+            next(it, None)
+        elif w == "--ignore-errors" or re.fullmatch(r"-[a-zA-Z]*i[a-zA-Z]*", w):
+            ignore = True
+        elif re.match(r"^[A-Za-z_][\w.]*=", w):
+            env[w.split("=", 1)[0]] = w.split("=", 1)[1]
+        elif not w.startswith("-") and not w.isdigit():
+            targets.append(w)
+    return targets, ignore, env
+
+
+def _nox_units(tree: ast.Module) -> dict[str, list[str]]:
+    """A noxfile's `session.run(...)` commands by session (its function; "" its top), as nox runs them: a call never
+    reached (after `session.skip()`, `session.error()`, a `return` in its block, or under a condition false without
+    running: `dead.inert`) runs nothing; one in a `try` whose handler takes its failure (`CommandFailed`, `Exception`)
+    and does not raise, or given `success_codes=`, lets it through ("- "); the environment given it (`env={...}`,
+    `session.env[...] = `, `session.env.update(...)`) before it."""
+    from donegate.seal import dead
+
+    units: dict[str, list[str]] = {}
+    for unit, node in [("", tree), *((f.name, f) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef))]:
+        gone: set[int] = set()
+        swallowed: set[int] = set()
+        env: dict[str, str] = {}
+        if isinstance(node, ast.FunctionDef):
+            who = node.args.args[0].arg if node.args.args else "session"
+            _ended(node, who)
+            saved, dead.FLAGS = dead.FLAGS, {}
+            try:
+                gone = dead.inert(node)
+                swallowed = {id(n) for t in ast.walk(node) if isinstance(t, dead._TRIES) and any(
+                    dead._swallows(h) for h in t.handlers) for s in t.body for n in ast.walk(s)}
+            finally:
+                dead.FLAGS = saved
+            env = _session_env(node, who)
+        for c in _own_calls(node):
+            if getattr(c.func, "attr", "") != "run" or id(c) in gone and id(c) not in swallowed:
+                continue
+            words = " ".join(a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else "ARG" for a in c.args)
+            given = {**env, **_dict_of(next((k.value for k in c.keywords if k.arg == "env"), None))}
+            through = id(c) in swallowed or any(k.arg == "success_codes" for k in c.keywords)
+            units.setdefault(unit, []).append(("- " if through else "") + _with_env(words, given))
+    return units
+
+
+def _ended(fn: ast.FunctionDef, who: str) -> None:
+    """`fn` (a nox session) with what ends it read as a `raise` (`session.skip(...)`, `session.error(...)`) and a
+    handler of nox's `CommandFailed` as one of `Exception` (`dead.inert` reads both), in place."""
+    for n in ast.walk(fn):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(n, field, None)
+            if isinstance(block, list):
+                block[:] = [ast.copy_location(ast.Raise(exc=None, cause=None), s) if isinstance(s, ast.Expr) and isinstance(
+                    s.value, ast.Call) and getattr(s.value.func, "attr", "") in ("skip", "error") and getattr(
+                    s.value.func.value, "id", "") == who else s for s in block]  # type: ignore[attr-defined]
+        if isinstance(n, ast.ExceptHandler) and n.type is not None and "CommandFailed" in ast.unparse(n.type):
+            n.type = ast.Name(id="Exception", ctx=ast.Load())
+
+
+def _dict_of(node: ast.AST | None) -> dict[str, str]:
+    """{key: value} of a literal dict's string keys (a value not known without running: "?")."""
+    from donegate.seal import dead
+
+    if not isinstance(node, ast.Dict):
+        return {}
+    return {k.value: str(dead.text_of(v) if dead.text_of(v) is not None else "?") for k, v in zip(node.keys, node.values, strict=True)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+
+
+def _session_env(fn: ast.FunctionDef, who: str) -> dict[str, str]:
+    """The variables a session sets for its commands (`session.env['PYTEST_ADDOPTS'] = ...`, `.update({...})`,
+    `os.environ[...] = `)."""
+    from donegate.seal import dead
+
+    out: dict[str, str] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Subscript) and ast.unparse(t.value) in (f"{who}.env", "os.environ") \
+                        and (key := dead.text_of(t.slice)) is not None:
+                    out[key] = str(dead.text_of(n.value) if dead.text_of(n.value) is not None else "?")
+        elif isinstance(n, ast.Call) and ast.unparse(n.func) in (f"{who}.env.update", "os.environ.update"):
+            out.update(_dict_of(n.args[0]) if n.args else {})
+            out.update({k.arg: str(dead.text_of(k.value) or "?") for k in n.keywords if k.arg})
+    return out
 
 
 def _own_calls(node: ast.AST) -> list[ast.Call]:
@@ -97,10 +353,15 @@ def findings(sealed_texts: dict[str, str | None], current: dict[str, str | None]
             continue
         every = [line for lines in now.values() for line in lines]
         kind = "session" if name.endswith(".py") else "target"
-        found = dict.fromkeys((rule, f"{kind} {unit}: {what}" if unit and unit in now else what)
-                              for unit, ran in was.items() if ran for rule, what in _compare(ran, now.get(unit, every)))
-        if {w for lines in was.values() for line in lines for w in runners(line.lstrip("- "))} - {
-                w for line in every for w in runners(line.lstrip("- "))} and "ci-test-removed" not in {r for r, _ in found}:
+        where: dict[tuple[str, str], list[str]] = {}  # (one edit a target's prerequisites share: named once)
+        for unit, ran in was.items():
+            for rule, what in _compare(ran, now.get(unit, every)) if ran else []:
+                where.setdefault((rule, what), []).extend([unit] if unit and unit in now else [])
+        found = dict.fromkeys((rule, f"{kind} {', '.join(units[:5])}{f' (and {len(units) - 5} more)' if len(units) > 5 else ''}: "
+                               f"{what}" if units else what)
+                              for (rule, what), units in where.items())
+        if {w for lines in was.values() for line in lines for w in _runners(line.lstrip("- "))} - {
+                w for line in every for w in _runners(line.lstrip("- "))} and "ci-test-removed" not in {r for r, _ in found}:
             found = {("ci-test-removed", f"{sum(map(len, was.values()))} test command(s) at the seal, "
                       f"{len([r for r in every if r != '?'])} now"): None, **found}
         if "set +e" in (current[name] or "") and "set +e" not in (sealed_texts.get(name) or ""):
@@ -112,21 +373,39 @@ def findings(sealed_texts: dict[str, str | None], current: dict[str, str | None]
 def _compare(ran: list[str], runs: list[str]) -> list[tuple[str, str]]:
     """(rule, what) the test commands `runs` (a target's, a session's, a file's now) take out of `ran` (then)."""
     out = []
-    if "?" in runs or len([r for r in runs if not set(_pytest_options(r)) & set(NO_RUN)]) < len(ran):
+    if "?" in runs or len([r for r in runs if not set(_options(r)) & set(NO_RUN)]) < len(ran):  # (NO_RUN: few)
         out.append(("ci-test-removed", f"{len(ran)} test command(s) at the seal, {len([r for r in runs if r != '?'])} "
                     "now (or one given an option after which it runs no test)"))
-    words = {w for line in runs for w in _pytest_options(line)} - {w for line in ran for w in _pytest_options(line)}
+    words = {w for line in runs for w in _options(line)} - {w for line in ran for w in _options(line)}
     for word in sorted(words):
         if word in CI_EXCLUDING or word.startswith("-p ") and (not word.startswith("-p no:") or word[6:] in OFF_WEAKENS):
             out.append(("config-excluded", f"a test command gained {word}"))
         elif word in NO_COV:
             out.append(("coverage-lowered", f"a test command gained {word}"))
-    through = [r for r in runs if (r.startswith("- ") or _or_else(r) or "set +e" in r or wrapper_lets_through(r))
-               and r not in ran]
+    had = set(ran)
+    through = [r for r in runs if r not in had and _through(r)]
     if through:
         out.append(("ci-ignores-failures", f"a test command now lets its failure through ({through[0][:80]})"))
-    was = [v for r in ran if (v := _cov_fail_under(r)) is not None]
-    now = [v for r in runs if (v := _cov_fail_under(r)) is not None]
+    was = [v for r in ran for v in _cov(r)]
+    now = [v for r in runs for v in _cov(r)]
     if was and (not now or min(now) < min(was)):
         out.append(("coverage-lowered", f"--cov-fail-under {min(was):g} became {f'{min(now):g}' if now else 'none'}"))
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _options(line: str) -> tuple[str, ...]:
+    """The pytest options a test command runs with: its own, and those its environment gives (`PYTEST_ADDOPTS`)."""
+    return (*_pytest_options(line), *env_options(_env_of(line)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _through(line: str) -> bool:
+    """Whether a test command lets its failure through (marked "- ", `|| true`, `set +e`, a shell's `-c` that does)."""
+    return line.startswith("- ") or _or_else(line) or "set +e" in line or wrapper_lets_through(line)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cov(line: str) -> tuple[float, ...]:
+    """The `--cov-fail-under` a test command runs with: its own, its `PYTEST_ADDOPTS`'."""
+    return tuple(v for x in (line, _env_of(line).get("PYTEST_ADDOPTS")) if (v := _cov_fail_under(x)) is not None)

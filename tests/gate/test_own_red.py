@@ -231,6 +231,9 @@ MORE = "from calc import add\n\n\ndef test_more():\n    assert add(2, 2) == 5\n"
 TOX = ("[tox]\nenvlist = py\n\n[coverage:report]\nfail_under = 90\n\n[testenv]\ndeps = pytest\n"
        "commands = pytest --cov=calc --cov-fail-under=90 {posargs}\n")
 MAKEFILE = ".PHONY: test\n\ntest:\n\tpytest -x\n"  # (a Makefile's test commands are sealed too: seal.scripts)
+NOXFILE = "import nox\n\n\n@nox.session\ndef tests(session):\n    session.install('pytest')\n    session.run('pytest', '-x')\n"
+NOX_RUN = "    session.run('pytest', '-x')\n"
+NOX_TRY = "    try:\n        session.run('pytest', '-x')\n    except {}:\n        {}\n"
 # (three more workflows, sealed as ci.yml: the pooled stops below weaken several files at once)
 FLOWS = {f".github/workflows/{n}.yml": FLOW.replace("name: ci", f"name: {n}") for n in ("a", "b", "c")}
 CI = ".github/workflows/ci.yml"
@@ -348,7 +351,7 @@ CONFIG_HONEST = {
 
 
 CONFIG_PROJECT = {"calc.py": CALC, "tests/test_calc.py": OWN, "pytest.ini": INI, ".github/workflows/ci.yml": FLOW,
-                  "tox.ini": TOX, "Makefile": MAKEFILE, **FLOWS}  # what `_configured_stop` and `_configured_batch` seal
+                  "tox.ini": TOX, "Makefile": MAKEFILE, "noxfile.py": NOXFILE, **FLOWS}  # what `_configured_stop` and `_configured_batch` seal
 
 
 def _configured_stop(tmp_path_factory, kit_home, files: dict[str, str]):
@@ -411,20 +414,26 @@ CI_POOLED = {
         FLOW_A: FLOWS[FLOW_A].replace(STEP, "      - run: |\n          cat >> \"$GITHUB_ENV\" <<EOF\n"
                                       "          PYTEST_ADDOPTS=-k 'not add'\n          EOF\n" + STEP),
         FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        if: 1 == 2\n"),
-        FLOW_C: FLOWS[FLOW_C].replace(STEP, STEP + "        if: github.event_name == 'release'\n")},
+        FLOW_C: FLOWS[FLOW_C].replace(STEP, STEP + "        if: github.event_name == 'release'\n"),
+        "Makefile": "export PYTEST_ADDOPTS = -k 'not add'\n" + MAKEFILE,  # (own44c: unnamed on main, as the nox one)
+        "noxfile.py": NOXFILE.replace("'-x')", "'-x', env={'PYTEST_ADDOPTS': '-k not_add'})")},
         {"tox.ini": ("config-excluded", "gained -k"), CI: ("config-excluded", "gained -k"),
          FLOW_A: ("config-excluded", "gained -k"), FLOW_B: ("ci-test-removed", "0 now"),
-         FLOW_C: ("ci-test-removed", "0 now")}),
+         FLOW_C: ("ci-test-removed", "0 now"),
+         "Makefile": ("config-excluded", "gained -k"), "noxfile.py": ("config-excluded", "gained -k")}),
     "shells-and-jobs": ({
         "tox.ini": TOX.replace(COMMANDS, "allowlist_externals = bash\n"
                                "commands = bash -c 'pytest --cov=calc --cov-fail-under=90 || true'"),
         CI: FLOW.replace("pytest -x", "bash -c 'pytest -x; true'"),
         FLOW_A: FLOWS[FLOW_A].replace("  test:\n", GATED),
         FLOW_B: FLOWS[FLOW_B].replace(STEP, "      - run: |\n          exit 0\n          pytest -x\n"),
-        FLOW_C: FLOWS[FLOW_C].replace("pytest -x", "sh -c \"pytest -x -k 'not add'\"")},
+        FLOW_C: FLOWS[FLOW_C].replace("pytest -x", "sh -c \"pytest -x -k 'not add'\""),
+        "Makefile": MAKEFILE.replace("pytest -x", "pytest -x; exit 0"),  # (own44c: unnamed on main, as the nox one)
+        "noxfile.py": NOXFILE.replace(NOX_RUN, NOX_TRY.format("nox.command.CommandFailed", "session.log('failed')"))},
         {"tox.ini": ("ci-ignores-failures", "failures through"), CI: ("ci-ignores-failures", "ignores its failures"),
          FLOW_A: ("ci-test-removed", "0 now"), FLOW_B: ("ci-test-removed", "0 now"),
-         FLOW_C: ("config-excluded", "gained -k")}),
+         FLOW_C: ("config-excluded", "gained -k"),
+         "Makefile": ("ci-ignores-failures", "exit 0"), "noxfile.py": ("ci-ignores-failures", "failure through")}),
     "unparseable-and-callers": ({
         "tox.ini": TOX + "[testenv\n",
         CI: FLOW + "    steps: [\n",
@@ -432,21 +441,28 @@ CI_POOLED = {
         FLOW_A: FLOWS[FLOW_A].replace("on: push", "on: workflow_call"),
         ".github/workflows/main.yml": CALLER.replace("  tests:\n", "  tests:\n    if: ${{ false }}\n"),
         FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        if: failure()\n"),
-        FLOW_C: FLOWS[FLOW_C].replace(STEP, STEP + "        env:\n          PYTEST_PLUGINS: tests.skipper\n")},
+        FLOW_C: FLOWS[FLOW_C].replace(STEP, STEP + "        env:\n          PYTEST_PLUGINS: tests.skipper\n"),
+        "Makefile": ".IGNORE:\n" + MAKEFILE,  # (own44c: unnamed on main, as the nox one)
+        "noxfile.py": NOXFILE.replace("    session.install", "    session.skip('later')\n    session.install")},
         {"tox.ini": ("ci-test-removed", "no longer does"), CI: ("ci-test-removed", "no longer does"),
          FLOW_A: ("ci-test-removed", "no longer runs on push"), FLOW_B: ("ci-test-removed", "0 now"),
-         FLOW_C: ("config-excluded", "gained -p tests.skipper")}),
+         FLOW_C: ("config-excluded", "gained -p tests.skipper"),
+         "Makefile": ("ci-ignores-failures", "target test"), "noxfile.py": ("ci-test-removed", "0 now")}),
     "env-list-and-matrix": ({
         "tox.ini": TOX.replace("envlist = py", "envlist = fast") + FAST,
         ".coveragerc.toml": "[report]\nshow_missing = true\n",  # (coverage 7.x reads it before tox.ini)
         CI: FLOW.replace("    runs-on:", "    strategy:\n      matrix:\n        python: []\n    runs-on:"),
         FLOW_A: FLOWS[FLOW_A].replace("pytest -x", "python -c 'import pytest; pytest.main([\"-x\"])'"),
         FLOW_B: FLOWS[FLOW_B].replace("pytest -x", "false && pytest -x"),
-        FLOW_C: FLOWS[FLOW_C].replace(STEP, STEP + "        continue-on-error: ${{ 1 == 1 }}\n")},
+        FLOW_C: FLOWS[FLOW_C].replace(STEP, STEP + "        continue-on-error: ${{ 1 == 1 }}\n"),
+        # (own44c: unnamed on main, as the nox one)
+        "Makefile": MAKEFILE.replace("\tpytest -x", "\t$(MAKE) -i unit\n\nunit:\n\tpytest -x"),
+        "noxfile.py": NOXFILE.replace("    session.install", "    if True:\n        return\n    session.install")},
         {"tox.ini": ("ci-test-removed", "env_list"), CI: ("ci-test-removed", "0 now"),
          ".coveragerc.toml": ("coverage-lowered", "where it read tox.ini"),
          FLOW_A: ("ci-ignores-failures", "ignores its failures"), FLOW_B: ("ci-test-removed", "0 now"),
-         FLOW_C: ("ci-ignores-failures", "ignores its failures")}),
+         FLOW_C: ("ci-ignores-failures", "ignores its failures"),
+         "Makefile": ("ci-ignores-failures", "target test"), "noxfile.py": ("ci-test-removed", "0 now")}),
     # (coverage's check taken out: pytest-cov off, another configuration read; an empty .coveragerc added is read by
     # coverage.py before tox.ini's [coverage:report])
     "coverage": ({
@@ -501,14 +517,21 @@ CI_POOLED_HONEST = {
                          "          EOF\n" + STEP),
         FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        if: github.event_name == 'push'\n"),
         FLOW_C: FLOWS[FLOW_C].replace("  test:\n", "  lint:\n    runs-on: ubuntu-latest\n    steps:\n"
-                                      "      - run: ruff check .\n  test:\n    needs: lint\n")},
+                                      "      - run: ruff check .\n  test:\n    needs: lint\n"),
+        # (own44c) a status kept, a skip under a condition not known
+        "Makefile": MAKEFILE.replace("pytest -x", "pytest -x; st=$$?; rm -rf .tmp; exit $$st"),
+        "noxfile.py": NOXFILE.replace("    session.install", "    if session.python == '2.7':\n"
+                                      "        session.skip('old')\n    session.install")},
     "kept-through-shells": {
         "tox.ini": TOX.replace(COMMANDS, "allowlist_externals = bash\nsetenv =\n    PYTHONHASHSEED = 0\n"
                                "commands = bash -c 'pytest --cov=calc --cov-fail-under=90 && echo done'"),
         CI: FLOW.replace("pytest -x", "bash -ec 'pytest -x; echo done'"),
         FLOW_A: FLOWS[FLOW_A].replace(STEP, STEP + "        if: ${{ !cancelled() }}\n"),
         FLOW_B: FLOWS[FLOW_B].replace(STEP, "      - run: |\n          pytest -x\n          exit 0\n"),
-        FLOW_C: FLOWS[FLOW_C].replace("pytest -x", "sh -c 'pytest -x -v'")},
+        FLOW_C: FLOWS[FLOW_C].replace("pytest -x", "sh -c 'pytest -x -v'"),
+        # (own44c; the Makefile blocked on main as test removed) a sub-make that keeps going, a failure re-raised
+        "Makefile": MAKEFILE.replace("\tpytest -x", "\t$(MAKE) -k unit\n\nunit:\n\tpytest -x"),
+        "noxfile.py": NOXFILE.replace(NOX_RUN, NOX_TRY.format("nox.command.CommandFailed", "raise"))},
     "kept-through-python": {
         FLOW_A: FLOWS[FLOW_A].replace("pytest -x", "python -c 'import sys, pytest; sys.exit(pytest.main([\"-x\"]))'"),
         FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        continue-on-error: ${{ matrix.experimental == true }}\n"),
@@ -517,7 +540,11 @@ CI_POOLED_HONEST = {
         "tox.ini": None, "pyproject.toml": LEGACY.replace("TOX", TOX + "platform = linux|darwin\n"),
         CI: FLOW.replace(STEP, "      - run: echo \"$HOME/.local/bin\" >> \"$GITHUB_PATH\"\n" + STEP),
         FLOW_C: FLOWS[FLOW_C].replace(STEP, "      - run: |\n          pytest -x\n          echo done\n"
-                                      "        shell: bash -e {0}\n")},
+                                      "        shell: bash -e {0}\n"),
+        # (own44c) other variables exported, another target's errors ignored, the session's error on a failure
+        "Makefile": "export PYTHONHASHSEED = 0\nexport PYTEST_ADDOPTS = -v\n" + MAKEFILE
+                    + "\nclean:\n\trm -rf build\n\n.IGNORE: clean\n",
+        "noxfile.py": NOXFILE.replace(NOX_RUN, NOX_TRY.format("Exception", "session.error('tests failed')"))},
     # (own44; the move blocked on main, read as tox.ini deleted)
     "tox-toml-and-functions": {
         "tox.ini": None, ".coveragerc": "[report]\nfail_under = 90\n", "tox.toml": NATIVE,
@@ -525,7 +552,8 @@ CI_POOLED_HONEST = {
         FLOW_A: FLOWS[FLOW_A].replace(STEP, STEP + "        env:\n          PYTEST_DISABLE_PLUGIN_AUTOLOAD: ''\n"),
         FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        if: format('{0}', github.event_name) == 'push'\n"),
         FLOW_C: FLOWS[FLOW_C].replace(STEP, "      - run: echo ${{ vars.GREETING }}\n" + STEP),
-        "Makefile": MAKEFILE.replace("\tpytest -x", "\t@pytest -x -v") + "\nlint:\n\truff check .\n"},
+        "Makefile": MAKEFILE.replace("\tpytest -x", "\t@pytest -x -v") + "\nlint:\n\truff check .\n",
+        "noxfile.py": NOXFILE.replace("'-x')", "'-x', env={'PYTHONHASHSEED': '0'})")},
 }
 
 

@@ -344,6 +344,7 @@ NOXFILE = "import nox\n\n\n@nox.session\ndef tests(session):\n    session.instal
 SCRIPT = "#!/bin/sh\nset -e\npython -m pytest -x\n"
 ACTION = "name: t\nruns:\n  using: composite\n  steps:\n    - run: pytest -x\n      shell: bash\n"
 NEW_TARGET = "\ntest-fast:\n\tpython -m pytest -m 'not slow' tests\n"
+NOX_TRY = "    try:\n        session.run('pytest', '-x')\n    except {}:\n        {}"
 NEW_SESSION = "\n\n@nox.session\ndef fast(session):\n    session.run('pytest', '-k', 'not slow')\n"
 SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}: each was unnamed on main (not sealed)
     "make-k": ("Makefile", MAKEFILE, MAKEFILE.replace("pytest -x", "pytest -x -k 'not add'"), "config-excluded"),
@@ -369,6 +370,33 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
                          "config-excluded"),
     "action-steps-gone": (".github/actions/t/action.yml", ACTION, ACTION.split("  steps:")[0] + "  steps: 5\n",
                           "ci-test-removed"),
+    # own44c (each passed unnamed on main): a recipe whose shell ends with another status, errors ignored by make
+    # (`.IGNORE`, `MAKEFLAGS`, a sub-make's `-i`), pytest's options exported or held in a make variable; a nox
+    # session that ends before its run, its failure swallowed, or given `PYTEST_ADDOPTS`
+    "make-exit-0": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90; exit 0"), "ci-ignores-failures"),
+    "make-echo-after": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90; echo done"), "ci-ignores-failures"),
+    "make-IGNORE": ("Makefile", MAKEFILE, ".IGNORE:\n" + MAKEFILE, "ci-ignores-failures"),
+    "make-IGNORE-test": ("Makefile", MAKEFILE, MAKEFILE + "\n.IGNORE: test\n", "ci-ignores-failures"),
+    "make-MAKEFLAGS-i": ("Makefile", MAKEFILE, "MAKEFLAGS += -i\n" + MAKEFILE, "ci-ignores-failures"),
+    "make-sub-make-i": ("Makefile", MAKEFILE, MAKEFILE.replace("\tpytest", "\t$(MAKE) -i unit\n\nunit:\n\tpytest"),
+                        "ci-ignores-failures"),
+    "make-export-addopts": ("Makefile", MAKEFILE, "export PYTEST_ADDOPTS = -k 'not add'\n" + MAKEFILE, "config-excluded"),
+    "make-target-export": ("Makefile", MAKEFILE, "test: export PYTEST_ADDOPTS := -k 'not add'\n" + MAKEFILE,
+                           "config-excluded"),
+    "make-inline-addopts": ("Makefile", MAKEFILE, MAKEFILE.replace("\tpytest", "\tPYTEST_ADDOPTS='-k not_add' pytest"),
+                            "config-excluded"),
+    "make-variable": ("Makefile", MAKEFILE.replace("-x", "$(ARGS)"), "ARGS = -x -k 'not add'\n" + MAKEFILE.replace(
+        "-x", "$(ARGS)"), "config-excluded"),
+    "nox-skip": ("noxfile.py", NOXFILE, NOXFILE.replace("    session.install", "    session.skip('later')\n    session.install"),
+                 "ci-test-removed"),
+    "nox-return": ("noxfile.py", NOXFILE, NOXFILE.replace("    session.install", "    if True:\n        return\n"
+                                                          "    session.install"), "ci-test-removed"),
+    "nox-env": ("noxfile.py", NOXFILE, NOXFILE.replace("'-x')", "'-x', env={'PYTEST_ADDOPTS': '-k not_add'})"),
+                "config-excluded"),
+    "nox-session-env": ("noxfile.py", NOXFILE, NOXFILE.replace("    session.run", "    session.env['PYTEST_ADDOPTS'] = "
+                                                               "'-k not_add'\n    session.run"), "config-excluded"),
+    "nox-try": ("noxfile.py", NOXFILE, NOXFILE.replace("    session.run('pytest', '-x')", NOX_TRY.format(
+        "nox.command.CommandFailed", "session.log('failed')")), "ci-ignores-failures"),
     # honest: flags added, a quiet recipe, another target changed, a step added
     "make-v": ("Makefile", MAKEFILE, MAKEFILE.replace("pytest -x", "pytest -x -v"), None),
     "make-quiet-and-lint": ("Makefile", MAKEFILE, MAKEFILE.replace("\tpytest", "\t@pytest").replace(
@@ -377,6 +405,24 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
     "script-v": ("scripts/test.sh", SCRIPT, SCRIPT.replace("-x\n", "-x -v\n"), None),
     "action-more": (".github/actions/t/action.yml", ACTION, ACTION + "    - run: ruff check .\n      shell: bash\n", None),
     # own44fix: a new target / session of its own, narrow, is an addition; an action whose steps never were a list
+    # own44c: a status kept, another target's errors ignored, a sub-make that keeps going (`-k` still fails), another
+    # variable exported, a recipe moved to a prerequisite, `-e` given to make's shell; a nox session ended under a
+    # condition not known, a failure re-raised or made the session's error, another variable set
+    "make-status-kept": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90; st=$$?; rm -rf .tmp; exit $$st"), None),
+    "make-IGNORE-clean": ("Makefile", MAKEFILE, MAKEFILE + "\nclean:\n\trm -rf build\n\n.IGNORE: clean\n", None),
+    "make-sub-make-k": ("Makefile", MAKEFILE, MAKEFILE.replace("\tpytest", "\t$(MAKE) -k unit\n\nunit:\n\tpytest"), None),
+    "make-export-other": ("Makefile", MAKEFILE, "export PYTHONHASHSEED = 0\nexport PYTEST_ADDOPTS = -v\n" + MAKEFILE, None),
+    "make-prerequisite": ("Makefile", MAKEFILE, MAKEFILE.replace("test:\n\tpytest", "test: unit\n\nunit:\n\tpytest"), None),
+    "make-posix-echo": ("Makefile", MAKEFILE, ".POSIX:\n" + MAKEFILE.replace("=90", "=90; echo done"), None),
+    "make-variable-kept": ("Makefile", MAKEFILE.replace("-x", "$(ARGS)"), "ARGS = -x -v\n" + MAKEFILE.replace(
+        "-x", "$(ARGS)"), None),
+    "nox-skip-if": ("noxfile.py", NOXFILE, NOXFILE.replace("    session.install", "    if session.python == '2.7':\n"
+                                                           "        session.skip('old')\n    session.install"), None),
+    "nox-try-reraised": ("noxfile.py", NOXFILE, NOXFILE.replace("    session.run('pytest', '-x')", NOX_TRY.format(
+        "nox.command.CommandFailed", "raise")), None),
+    "nox-try-error": ("noxfile.py", NOXFILE, NOXFILE.replace("    session.run('pytest', '-x')", NOX_TRY.format(
+        "Exception", "session.error('tests failed')")), None),
+    "nox-env-other": ("noxfile.py", NOXFILE, NOXFILE.replace("'-x')", "'-x', env={'PYTHONHASHSEED': '0'})"), None),
     "make-new-target": ("Makefile", MAKEFILE, MAKEFILE + NEW_TARGET, None),
     "nox-new-session": ("noxfile.py", NOXFILE, NOXFILE + NEW_SESSION, None),
     "action-steps-not-a-list": (".github/actions/t/action.yml", ACTION.split("  steps:")[0] + "  steps: 5\n",
