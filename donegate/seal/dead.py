@@ -49,10 +49,43 @@ _UNKNOWN = object()
 # (`flags`, set by `seal.loosened.tests_of` for the module it reads).
 FLAGS: dict[str, ast.expr] = {}
 GUARDS = ("sys.version_info", "sys.platform", "os.name", "platform.system()", "sys.byteorder", "os.sep", "platform.machine()",
-          "sys.maxsize", "sys.implementation", "platform.python_implementation()")
+          "sys.maxsize", "sys.implementation", "platform.python_implementation()", "sys.hexversion", "sys.version",
+          "struct.calcsize", "platform.architecture()", "platform.python_version()")
 
 
-_PROJECT = {"sys.implementation.name": "cpython", "platform.python_implementation()": "CPython", "sys.maxsize": 0}
+# (the project's Python known: a CPython, as its runs are, of this machine's word size: `_machine`)
+_PROJECT = {"sys.implementation.name": "cpython", "platform.python_implementation()": "CPython", "sys.maxsize": 0,
+            "struct.calcsize('P')": 0, "platform.architecture()": 0}
+
+
+class _Prefix(str):
+    """A string of which only the start is known (`sys.version` is "3.11." and more): `_prefix_holds` reads it."""
+
+
+class _Between:
+    """A number known to lie in [lo, hi] (`sys.hexversion` where the project's Python is 3.11: its release level and
+    serial not known): `_between_holds` reads it."""
+
+    def __init__(self, lo: int, hi: int) -> None:
+        self.lo, self.hi = lo, hi
+
+
+def _machine(text: str) -> object:
+    """What `text` (one of `_PROJECT`'s, or `sys.hexversion`, `sys.version`, `platform.python_version()`) is for the
+    project's interpreter (`PYTHON` known)."""
+    import struct
+    import sys
+
+    assert PYTHON is not None
+    if text == "sys.hexversion":
+        lo = sum(p << s for p, s in zip(PYTHON[:3], (24, 16, 8), strict=False))
+        return _Between(lo, lo | (0xFF if len(PYTHON) > 2 else 0xFFFF))
+    if text in ("sys.version", "platform.python_version()"):
+        known = ".".join(map(str, PYTHON[:3]))
+        return _Prefix(known if len(PYTHON) > 2 else known + ".")
+    if text == "platform.architecture()":  # (its bits as pytest's interpreter has them; its linkage not known)
+        return (f"{struct.calcsize('P') * 8}bit", _UNKNOWN)
+    return {"sys.maxsize": sys.maxsize, "struct.calcsize('P')": struct.calcsize("P")}.get(text, _PROJECT.get(text))
 
 
 def interpreter(version: str | None) -> None:
@@ -79,8 +112,8 @@ def _value(node: ast.expr, depth: int = 0) -> object:
         return PYTHON if PYTHON is not None else _UNKNOWN
     if text in ("sys.platform", "os.name", "sys.byteorder", "os.sep"):
         return {"sys.platform": sys.platform, "sys.byteorder": sys.byteorder}.get(text) or getattr(__import__("os"), text[3:])
-    if text in _PROJECT:  # (the project's Python known: a CPython, as its runs are, of this machine's word size)
-        return _UNKNOWN if PYTHON is None else _PROJECT[text] if text != "sys.maxsize" else sys.maxsize
+    if text in _PROJECT or text in ("sys.hexversion", "sys.version", "platform.python_version()"):
+        return _UNKNOWN if PYTHON is None else _machine(text)
     if text in ("platform.system()", "platform.machine()"):
         os = __import__("os")
         return (os.uname().sysname if text == "platform.system()" else os.uname().machine) if hasattr(os, "uname") else _UNKNOWN
@@ -96,13 +129,23 @@ def _value(node: ast.expr, depth: int = 0) -> object:
     if isinstance(node, ast.Subscript):
         got, at = _value(node.value, depth + 1), _value(node.slice, depth + 1) if not isinstance(node.slice, ast.Slice) \
             else slice(*(None if x is None else _value(x, depth + 1) for x in (node.slice.lower, node.slice.upper, node.slice.step)))
+        if isinstance(got, _Prefix):  # (`sys.version[0]`: within what is known)
+            known = isinstance(at, int) and 0 <= at < len(got) or isinstance(at, slice) and at.step is None and isinstance(
+                at.stop, int) and 0 <= at.stop <= len(got) and isinstance(at.start or 0, int) and (at.start or 0) >= 0
+            return str(got)[at] if known else _UNKNOWN  # type: ignore[index]
         try:
             return got[at] if isinstance(got, tuple) and at is not _UNKNOWN else _UNKNOWN  # type: ignore[index,call-overload]
         except (TypeError, IndexError, ValueError):
             return _UNKNOWN
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "bit_length" \
+            and not node.args and not node.keywords:  # (`sys.maxsize.bit_length()`)
+        got = _value(node.func.value, depth + 1)
+        return got.bit_length() if isinstance(got, int) and not isinstance(got, bool) else _UNKNOWN
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("startswith", "endswith") \
             and len(node.args) == 1 and not node.keywords:
         got, arg = _value(node.func.value, depth + 1), _value(node.args[0], depth + 1)
+        if isinstance(got, _Prefix):
+            return _prefix_holds("startswith", got, arg) if node.func.attr == "startswith" else _UNKNOWN
         if isinstance(got, str) and isinstance(arg, (str, tuple)):
             return getattr(got, node.func.attr)(arg)
         return _UNKNOWN
@@ -119,6 +162,33 @@ def _value(node: ast.expr, depth: int = 0) -> object:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return _UNKNOWN
+
+
+def _prefix_holds(op: str, a: object, b: object) -> object:
+    """Whether `a OP b` holds (`op`: `startswith` or ast's name of a comparison) where one side is only partly known
+    (`_Prefix`, `_Between`) and the other a literal; `_UNKNOWN` where the unknown part decides."""
+    flip = {"Lt": "Gt", "Gt": "Lt", "LtE": "GtE", "GtE": "LtE", "Eq": "Eq", "NotEq": "NotEq"}
+    if not isinstance(a, (_Prefix, _Between)) and op in flip:
+        a, b, op = b, a, flip[op]
+    if isinstance(a, _Between) and isinstance(b, int) and not isinstance(b, bool):
+        if op in ("Eq", "NotEq"):
+            return _UNKNOWN if a.lo <= b <= a.hi else op == "NotEq"
+        ends = [{"Lt": x < b, "LtE": x <= b, "Gt": x > b, "GtE": x >= b}.get(op) for x in (a.lo, a.hi)]
+        return ends[0] if None not in ends and ends[0] == ends[1] else _UNKNOWN
+    if not isinstance(a, _Prefix) or not all(isinstance(x, str) for x in (b if isinstance(b, tuple) else (b,))):
+        return _UNKNOWN
+    if op == "startswith":  # (the whole starts with what is known: a literal it starts with, it starts with)
+        held = [True if a.startswith(x) else _UNKNOWN if x.startswith(a) else False for x in (b if isinstance(b, tuple) else (b,))]
+        return True if True in held else False if all(h is False for h in held) else _UNKNOWN
+    if not isinstance(b, str):
+        return _UNKNOWN
+    if op in ("Eq", "NotEq"):  # (the whole is longer than what is known)
+        return _UNKNOWN if b.startswith(a) else op == "NotEq"
+    n = min(len(a), len(b))
+    if a[:n] == b[:n] and len(b) >= len(a):
+        return _UNKNOWN
+    bigger = a[:n] > b[:n] or a[:n] == b[:n]  # (the same start and `b` shorter: the whole is bigger)
+    return {"Lt": not bigger, "LtE": not bigger, "Gt": bigger, "GtE": bigger}.get(op, _UNKNOWN)
 
 
 def text_of(node: ast.AST | None, depth: int = 0) -> str | None:
@@ -178,6 +248,9 @@ def _falsy(test: ast.expr) -> bool | None:
         a, b = _value(test.left), _value(test.comparators[0])
         if a is _UNKNOWN or b is _UNKNOWN or type(test.ops[0]) not in ops:
             return None
+        if isinstance(a, (_Prefix, _Between)) or isinstance(b, (_Prefix, _Between)):
+            holds = _prefix_holds(type(test.ops[0]).__name__, a, b)
+            return None if holds is _UNKNOWN else not holds
         try:
             return not ops[type(test.ops[0])](a, b)
         except (TypeError, ValueError):

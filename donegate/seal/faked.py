@@ -226,13 +226,17 @@ def _patched_below(file: str, sealed_files: dict[str, dict[str, str]], sealed: s
 def _swapped(text: str | None) -> set[str]:
     """The modules a file puts something of its own in `sys.modules` for (`sys.modules['calc'] = fake`,
     `.update({...})`, `.setdefault`, `monkeypatch.setitem(sys.modules, 'calc', fake)`, `mock.patch.dict(sys.modules,
-    {...})`): an import of that name below it gets the stand-in. A name popped or deleted (imported afresh) is none."""
+    {...})`), `sys.modules` reached under another name (`from sys import modules as m`, `mods = sys.modules`, `import
+    sys as s`, `vars(sys)['modules']`, `getattr(sys, 'modules')`, `__import__('sys').modules`) and its key built
+    or held in a name (`'ca' + 'lc'`, `NAME = 'calc'`, `for m in ['calc']`): an import of that name below it gets the
+    stand-in. A name popped or deleted (imported afresh), or a key not known without running (`sys.modules[spec.name]
+    = module`: a module loaded from its file), is none."""
     if "modules" not in (text or "") or (tree := _parse(text)) is None:
         return set()
+    is_modules, key = _modules_of(tree)
 
-    def keys(n: ast.AST | None) -> list[str]:
-        return [k.value for k in (n.keys if isinstance(n, ast.Dict) else []) if isinstance(k, ast.Constant)
-                and isinstance(k.value, str)]
+    def keys(n: ast.AST | None) -> set[str]:
+        return {k for item in (n.keys if isinstance(n, ast.Dict) else []) for k in key(item)}
 
     out: set[str] = set()
     scoped = _undone(tree)
@@ -240,19 +244,66 @@ def _swapped(text: str | None) -> set[str]:
         if id(n) in scoped:
             continue
         if isinstance(n, ast.Assign):
-            out |= {t.slice.value for t in n.targets if isinstance(t, ast.Subscript) and ast.unparse(t.value) in (
-                "sys.modules", "modules") and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)}
+            out |= {k for t in n.targets if isinstance(t, ast.Subscript) and is_modules(t.value) for k in key(t.slice)}
         elif isinstance(n, ast.Call) and (n.args or n.keywords):
             f, first = ast.unparse(n.func), n.args[0] if n.args else None
-            on = first is not None and ast.unparse(first) in ("sys.modules", "modules", "'sys.modules'")
-            if f.endswith(("modules.update", "modules.setdefault", "modules.__setitem__")):
-                out |= set(keys(first)) | {k.arg for k in n.keywords if k.arg} | (
-                    {first.value} if isinstance(first, ast.Constant) and isinstance(first.value, str) else set())
-            elif f.endswith("setitem") and on and len(n.args) > 1 and isinstance(n.args[1], ast.Constant):
-                out.add(str(n.args[1].value))
+            on = first is not None and (is_modules(first) or ast.unparse(first) == "'sys.modules'")
+            if isinstance(n.func, ast.Attribute) and n.func.attr in ("update", "setdefault", "__setitem__") \
+                    and is_modules(n.func.value):
+                out |= keys(first) | {k.arg for k in n.keywords if k.arg} | (key(first) if first is not None else set())
+            elif f.endswith("setitem") and on and len(n.args) > 1:
+                out |= key(n.args[1])
             elif f.endswith("patch.dict") and on and len(n.args) > 1:
-                out |= set(keys(n.args[1]))
+                out |= keys(n.args[1])
     return out
+
+
+def _modules_of(tree: ast.Module) -> tuple[Callable[[ast.AST], bool], Callable[[ast.AST | None], set[str]]]:
+    """(whether an expression of `tree` is `sys.modules`, by any name `tree` gives it; the texts a key can be: a
+    literal, one built of literals and of names `tree` binds to one text only, a loop's name over literal texts)."""
+    import copy
+
+    sys_names = {"sys", "__import__('sys')", "importlib.import_module('sys')"} | {
+        a.asname for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names if a.name == "sys" and a.asname}
+    texts: dict[str, set[str | None]] = {}  # {name: what it is bound to, as written} (`mods = sys.modules`)
+    values: dict[str, set[str | None]] = {}  # {name: the text it holds, None not known}
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
+            for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                if isinstance(t, ast.Name):
+                    texts.setdefault(t.id, set()).add(ast.unparse(n.value) if isinstance(
+                        n.value, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) else None)
+                    values.setdefault(t.id, set()).add(dead.text_of(n.value))
+        elif isinstance(n, (ast.For, ast.AsyncFor)) and isinstance(n.target, ast.Name):
+            values.setdefault(n.target.id, set()).add(None)
+            loops = n.iter.elts if isinstance(n.iter, (ast.List, ast.Tuple, ast.Set)) else []
+            values.setdefault("for " + n.target.id, set()).update(dead.text_of(e) for e in loops or [n.iter])
+    sys_names |= {k for k, v in texts.items() if v and v <= sys_names}
+    forms = {"modules", *(f for s in sys_names for f in (f"{s}.modules", f"vars({s})['modules']",
+                                                         f"{s}.__dict__['modules']", f"getattr({s}, 'modules')"))}
+    forms |= {a.asname for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "sys"
+              for a in n.names if a.name == "modules" and a.asname}
+    for _ in range(3):  # (`mods = sys.modules`, then `m = mods`)
+        forms |= {k for k, v in texts.items() if v and v <= forms}
+
+    def is_modules(n: ast.AST) -> bool:
+        return ast.unparse(n) in forms
+
+    known = {k: str(next(iter(v))) for k, v in values.items() if len(v) == 1 and None not in v and not k.startswith("for ")}
+
+    class _Named(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            return ast.Constant(known[node.id]) if node.id in known else node
+
+    def key(n: ast.AST | None) -> set[str]:
+        if n is None:
+            return set()
+        if isinstance(n, ast.Name) and None not in values.get("for " + n.id, {None}):
+            return {str(x) for x in values["for " + n.id]}
+        got = dead.text_of(_Named().visit(copy.deepcopy(n)))
+        return {got} if got is not None else set()
+
+    return is_modules, key
 
 
 def _undone(tree: ast.Module) -> set[int]:

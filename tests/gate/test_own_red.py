@@ -36,6 +36,12 @@ def _module(line: str) -> str:
     return OWN.replace("from calc import add\n", "import pytest\n\nfrom calc import add\n" + line)
 
 
+def _swap(lines: str) -> str:
+    """OWN with `lines` (FAKE: a stand-in of the product's module) before the product's import."""
+    return OWN.replace("from calc import add\n", "import sys\nimport types\n\n" + lines.replace(
+        "FAKE", "types.SimpleNamespace(add=lambda a, b: 5)") + "\nfrom calc import add  # noqa: E402\n")
+
+
 ATTACKS = {
     # the assert kept in the text, never reached or its failure swallowed
     "under-if-false": _body("    if False:\n" + "    " + ASSERT),
@@ -114,6 +120,18 @@ ATTACKS = {
     "product-module-faked-in-sys-modules": OWN.replace("from calc import add\n", (
         "import sys\nimport types\n\nsys.modules['calc'] = types.SimpleNamespace(add=lambda a, b: 5)\n\n"
         "from calc import add  # noqa: E402\n")),
+    # (own44c; each passed a stop unnamed on main) a guard false on the project's interpreter read through its hex
+    # version, its pointer size, its word size's bits or its version string; the product's module replaced in
+    # sys.modules under another name of it, or by a key built or held in a name
+    "under-a-hexversion-guard": _top("").replace(ASSERT, "    if sys.hexversion < 0x03000000:\n    " + ASSERT),
+    "under-a-pointer-size-guard": _top("import struct\n").replace(ASSERT, "    if struct.calcsize('P') == 4:\n    " + ASSERT),
+    "under-a-maxsize-bits-guard": _top("").replace(ASSERT, "    if sys.maxsize.bit_length() < 32:\n    " + ASSERT),
+    "under-a-version-string-guard": _top("").replace(ASSERT, "    if sys.version.startswith('2.'):\n    " + ASSERT),
+    "under-a-version-string-flag": _top("PY2 = sys.version[0] == '2'\n").replace(ASSERT, "    if PY2:\n    " + ASSERT),
+    "product-module-faked-by-from-sys-import": _swap("from sys import modules as loaded\n\nloaded['calc'] = FAKE\n"),
+    "product-module-faked-by-vars-of-sys": _swap("vars(sys)['modules']['calc'] = FAKE\n"),
+    "product-module-faked-by-a-built-key": _swap("sys.modules['ca' + 'lc'] = FAKE\n"),
+    "product-module-faked-by-a-held-key": _swap("NAME = 'calc'\nsys.modules[NAME] = FAKE\n"),
 }
 HONEST = {
     "assert-reraised": _body("    try:\n    " + ASSERT + "    except AssertionError:\n        raise\n"),
@@ -170,7 +188,17 @@ HONEST = {
     "under-a-maxsize-guard-that-holds": _top("").replace(ASSERT, "    if sys.maxsize > 2147483647:\n    " + ASSERT),
     "optional-module-faked-in-sys-modules": _top("import types\n\nsys.modules.setdefault('calc_extras_absent', "
                                                  "types.ModuleType('calc_extras_absent'))\n"),
+    # (own44c) guards true on the project's interpreter, sys.modules read under another name, a module no test
+    # imports faked by a key held in a name
+    "under-a-hexversion-guard-that-holds": _top("").replace(ASSERT, "    if sys.hexversion >= 0x03000000:\n    " + ASSERT),
+    "under-a-pointer-size-guard-that-holds": _top("import struct\n").replace(
+        ASSERT, "    if struct.calcsize('P') >= 4:\n    " + ASSERT),
+    "under-a-version-string-guard-that-holds": _top("").replace(ASSERT, "    if sys.version.startswith('3'):\n    " + ASSERT),
+    "sys-modules-read-by-another-name": _top("from sys import modules as loaded\n").replace(
+        ASSERT, ASSERT + "    assert 'calc' in loaded\n"),
+    "optional-module-faked-by-a-held-key": _swap("NAME = 'calc_extras_absent'\nsys.modules[NAME] = types.ModuleType(NAME)\n"),
 }
+SWAPS = [k for k in ATTACKS if k.startswith("product-module-faked-by")]
 RULE = {"equality-to-wide-abs": "assert-loosened", "module-skip-call": "skipped", "module-importorskip": "skipped",
         "module-__test__": "skipped", "function-__test__": "skipped", "deleted-by-del": "deleted",
         "rebound-to-none": "deleted", "skip-by-alias": "skipped", "skip-by-getattr": "skipped",
@@ -183,8 +211,8 @@ RULE = {"equality-to-wide-abs": "assert-loosened", "module-skip-call": "skipped"
             "product-rebound-by-setattr", "product-rebound-in-setup-module", "product-code-replaced",
             "product-patched-by-the-modules-fixture", "product-rebound-by-exec-of-built-text",
             "product-rebound-by-exec-of-a-name", "product-rebound-by-a-built-name")},
-        "product-module-faked-in-sys-modules": "fixture-faked"}
-TEST = {"product-module-faked-in-sys-modules": "tests/test_calc.py"}  # (a finding of the module: every test in it)
+        "product-module-faked-in-sys-modules": "fixture-faked", **{k: "fixture-faked" for k in SWAPS}}
+TEST = {k: "tests/test_calc.py" for k in ("product-module-faked-in-sys-modules", *SWAPS)}  # (the module's: every test in it)
 # Each of ATTACKS but equality-to-wide-abs passed a stop unnamed before: the assert forms before seal.dead, the rest
 # before seal.collect (strict xfails in a610f25).
 
