@@ -541,7 +541,7 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
 
     if not (configs or conftests or coverage or ci or commands):
         return []  # (before importing the rules: most stops change none of these files)
-    from donegate.seal import coverage_files, excluded, faked, gh_expr, pytest_files, scripts, tox_ini
+    from donegate.seal import ci_inputs, coverage_files, excluded, faked, gh_expr, pytest_files, scripts, tox_ini
 
     gh_expr.known(pack.get("repository"))  # (a workflow's `github.repository` read as the seal read it)
 
@@ -567,6 +567,7 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
     out += excluded.ci_findings({n: sealed(n) for n in ci}, ci, list(pack.get("tests") or []),
                                 [n for n in changed if n.endswith(".py")], pack.get("branches"), flows if ci else None)
     out += tox_ini.ci_findings(tox_was, tox_now, {n: flows[n] for n in ci}) if ci else []  # (`tox -e` a new narrow env)
+    out += ci_inputs.findings(flows) if ci else []  # (a reusable workflow's steps as its callers' `with:` run them)
     out += scripts.findings({n: sealed(n) for n in commands}, commands)
     return out + excluded.conftest_findings({n: sealed(n) for n in conftests}, conftests) \
         + faked.findings(sealed_files, conftests, (pack.get("reach") or {}).get("project_files"))

@@ -521,6 +521,30 @@ def _env(part: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
 
 
+def steps_weakened(before: dict[str, dict[str, Any]], now: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
+    """(rule, what) a workflow's test steps now (`_test_steps`) take out of those at the seal: a runner gone, failures
+    ignored, an option that takes tests out, `--cov-fail-under` lowered."""
+    out = []
+    # (what runs, not how many steps: two jobs made one matrix job, an install line, run as much; a runner
+    # replaced, `tox` where `pytest` ran, is no loss, one dropped beside the others is)
+    ran_by, runs_by = ({w for v in steps.values() for w in v["runs"]} for steps in (before, now))
+    if ran_by - runs_by and len(runs_by) < len(ran_by):
+        out.append(("ci-test-removed", f"{len(before)} test step(s) at the seal ran {', '.join(sorted(ran_by))}, "
+                    f"{len(now)} now run {', '.join(sorted(runs_by)) or 'none'}"))
+    newly = sorted(k for k, v in now.items() if v["ignored"] and not (before.get(k) or {}).get("ignored", False))
+    if newly:
+        out.append(("ci-ignores-failures", f"{', '.join(newly)} now ignores its failures"))
+    had = {w for v in before.values() for w in v.get("excludes", [])}
+    out += [("coverage-lowered" if word in NO_COV else "config-excluded", f"the test step {key} gained {word}" + (
+        ": its value is set in the repository's settings, not in a file" if word[:5] == "vars." else ""))
+        for key, v in sorted(now.items()) for word in v["excludes"] if word not in had]
+    cov_was, cov_now = ([v["cov"] for v in steps.values() if v.get("cov") is not None] for steps in (before, now))
+    if cov_was and (not cov_now or min(cov_now) < min(cov_was)):  # (pytest-cov's, in the test steps)
+        out.append(("coverage-lowered", f"--cov-fail-under {min(cov_was):g} became "
+                    f"{f'{min(cov_now):g}' if cov_now else 'none'} in the test steps"))
+    return out
+
+
 def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None], tests: list[str] | None = None,
                 changed: list[str] | None = None, mains: list[str] | None = None,
                 flows: dict[str, tuple[str | None, str | None]] | None = None) -> list[dict[str, str]]:
@@ -546,26 +570,7 @@ def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None], t
         lost = sorted(set(was) - set(is_)) + filtered(was, is_, changed or [], mains)
         if lost:
             out.append({"test": name, "rule": "ci-test-removed", "what": f"the workflow no longer runs on {', '.join(lost)}"})
-        # (what runs, not how many steps: two jobs made one matrix job, an install line, run as much; a runner
-        # replaced, `tox` where `pytest` ran, is no loss, one dropped beside the others is)
-        ran_by, runs_by = ({w for v in steps.values() for w in v["runs"]} for steps in (before, now))
-        if ran_by - runs_by and len(runs_by) < len(ran_by):
-            out.append({"test": name, "rule": "ci-test-removed", "what": f"{len(before)} test step(s) at the seal ran "
-                        f"{', '.join(sorted(ran_by))}, {len(now)} now run {', '.join(sorted(runs_by)) or 'none'}"})
-        newly = sorted(k for k, v in now.items() if v["ignored"] and not (before.get(k) or {}).get("ignored", False))
-        if newly:
-            out.append({"test": name, "rule": "ci-ignores-failures", "what": f"{', '.join(newly)} now ignores its failures"})
-        had = {w for v in before.values() for w in v.get("excludes", [])}
-        for key, v in sorted(now.items()):
-            for word in v["excludes"]:
-                if word not in had:
-                    out.append({"test": name, "rule": "coverage-lowered" if word in NO_COV else "config-excluded",
-                                "what": f"the test step {key} gained {word}" + (
-                                    ": its value is set in the repository's settings, not in a file" if word[:5] == "vars." else "")})
-        cov_was, cov_now = ([v["cov"] for v in steps.values() if v.get("cov") is not None] for steps in (before, now))
-        if cov_was and (not cov_now or min(cov_now) < min(cov_was)):  # (pytest-cov's, in the test steps)
-            out.append({"test": name, "rule": "coverage-lowered", "what": f"--cov-fail-under {min(cov_was):g} became "
-                        f"{f'{min(cov_now):g}' if cov_now else 'none'} in the test steps"})
+        out += [{"test": name, "rule": rule, "what": what} for rule, what in steps_weakened(before, now)]
         ran = sorted({p for v in before.values() for p in v.get("paths") or []})
         runs = sorted({p for v in now.values() for p in v.get("paths") or []})
         # (a workflow with no pytest command now, `tox`: a runner changed, not a narrowing; one whose sealed command's

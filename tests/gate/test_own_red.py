@@ -265,6 +265,15 @@ NOX_TRY = "    try:\n        session.run('pytest', '-x')\n    except {}:\n      
 # (three more workflows, sealed as ci.yml: the pooled stops below weaken several files at once)
 FLOWS = {f".github/workflows/{n}.yml": FLOW.replace("name: ci", f"name: {n}") for n in ("a", "b", "c")}
 CI = ".github/workflows/ci.yml"
+# (a reusable workflow of the project's and its caller, whose `with:` its steps read: own44c)
+REUSABLE, CALLS = ".github/workflows/reusable.yml", ".github/workflows/calls.yml"
+REUSABLE_TEXT = ("name: reusable\non:\n  workflow_call:\n    inputs:\n      run-tests:\n        type: boolean\n"
+                 "        default: true\n      pytest-args:\n        type: string\n        default: '-x'\n"
+                 "      python-version:\n        type: string\n        default: '3.11'\njobs:\n  test:\n"
+                 "    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n"
+                 "      - run: pytest ${{ inputs.pytest-args }}\n        if: ${{ inputs.run-tests }}\n")
+CALLS_TEXT = ("name: calls\non: [push, pull_request]\njobs:\n  tests:\n    uses: ./.github/workflows/reusable.yml\n"
+              "    with:\n      python-version: '3.11'\n")
 CONFIG_ATTACKS = {  # {name: ({file: text now}, the rule named)}
     "addopts-quoted-k": ({"pytest.ini": INI.replace("-ra", '-ra "-knot add"')}, "config-excluded"),
     "addopts-plugin": ({"pytest.ini": INI.replace("-ra", "-ra -p tests.skipper")}, "config-excluded"),
@@ -379,7 +388,8 @@ CONFIG_HONEST = {
 
 
 CONFIG_PROJECT = {"calc.py": CALC, "tests/test_calc.py": OWN, "pytest.ini": INI, ".github/workflows/ci.yml": FLOW,
-                  "tox.ini": TOX, "Makefile": MAKEFILE, "noxfile.py": NOXFILE, **FLOWS}  # what `_configured_stop` and `_configured_batch` seal
+                  "tox.ini": TOX, "Makefile": MAKEFILE, "noxfile.py": NOXFILE, REUSABLE: REUSABLE_TEXT,
+                  CALLS: CALLS_TEXT, **FLOWS}  # what `_configured_stop` and `_configured_batch` seal
 
 
 def _configured_stop(tmp_path_factory, kit_home, files: dict[str, str]):
@@ -497,9 +507,11 @@ CI_POOLED = {
         "pytest.ini": INI.replace("-ra", "-ra -p no:cov"),
         "tox.ini": TOX.replace("pytest --cov", "pytest --no-cov --cov"),
         CI: FLOW.replace(STEP, STEP + "        env:\n          COVERAGE_RCFILE: /dev/null\n"),
-        ".coveragerc": "# settings moved\n"},
+        ".coveragerc": "# settings moved\n",
+        CALLS: CALLS_TEXT + "      pytest-args: -x -k 'not add'\n"},  # (own44c: given an input that narrows, unnamed on main)
         {"pytest.ini": ("coverage-lowered", "-p no:cov"), "tox.ini": ("coverage-lowered", "gained --no-cov"),
-         CI: ("coverage-lowered", "COVERAGE_RCFILE"), ".coveragerc": ("coverage-lowered", "where it read tox.ini")}),
+         CI: ("coverage-lowered", "COVERAGE_RCFILE"), ".coveragerc": ("coverage-lowered", "where it read tox.ini"),
+         CALLS: ("config-excluded", "gained -k")}),
     # (a step's own shell that drops the status, a push filtered by tags alone, a `pytest` of the repository's own
     # put first on PATH)
     "shells-tags-and-path": ({
@@ -508,20 +520,24 @@ CI_POOLED = {
         FLOW_A: FLOWS[FLOW_A].replace("on: push", "on:\n  push:\n    tags: ['v*']"),
         FLOW_B: FLOWS[FLOW_B].replace(STEP, "      - run: echo \"$PWD/tools\" >> \"$GITHUB_PATH\"\n" + STEP),
         FLOW_C: FLOWS[FLOW_C].replace(STEP, "      - run: |\n          import subprocess\n"
-                                      "          subprocess.run(['pytest', '-x'])\n        shell: python\n")},
+                                      "          subprocess.run(['pytest', '-x'])\n        shell: python\n"),
+        CALLS: CALLS_TEXT + "      run-tests: false\n"},  # (own44c: a reusable workflow's input turned off, unnamed on main)
         {"pyproject.toml": ("config-excluded", "no longer run"),
          CI: ("ci-ignores-failures", "ignores its failures"), FLOW_A: ("ci-test-removed", "push to main"),
-         FLOW_B: ("ci-ignores-failures", "ignores its failures"), FLOW_C: ("ci-ignores-failures", "ignores its failures")}),
+         FLOW_B: ("ci-ignores-failures", "ignores its failures"), FLOW_C: ("ci-ignores-failures", "ignores its failures"),
+         CALLS: ("ci-test-removed", "calls .github/workflows/reusable.yml")}),
     # (independent rules on one file: code taken out of coverage's measure, the environment skipped on Linux, a
     # deselection as {posargs}' default, which a plain `tox` run uses)
     "measure-and-platform": ({"tox.ini": TOX.replace("{posargs}", "{posargs:-k 'not add'}").replace(
         "fail_under = 90\n", "fail_under = 90\nexclude_lines = return\n\n"
                                                      "[coverage:run]\nomit = calc.py\n") + "platform = win32\n",
                               # (named on main already, by ci_runs.filtered: a guard)
-                              FLOW_A: FLOWS[FLOW_A].replace("on: push", "on:\n  push:\n    branches-ignore: ['**']")},
+                              FLOW_A: FLOWS[FLOW_A].replace("on: push", "on:\n  push:\n    branches-ignore: ['**']"),
+        REUSABLE: REUSABLE_TEXT.replace("default: true", "default: false")},  # (own44c: its input's default off, unnamed on main)
                              {"tox.ini": [("coverage-lowered", "omits calc.py"), ("coverage-lowered", "ordinary code"),
                                           ("ci-test-removed", "skipped on Linux"), ("config-excluded", "gained -k")],
-                              FLOW_A: ("ci-test-removed", "push to main")}),
+                              FLOW_A: ("ci-test-removed", "push to main"),
+                              REUSABLE: ("ci-test-removed", "calls .github/workflows/reusable.yml")}),
     # (own44; each passed a stop unnamed on main) tox.ini moved to tox.toml narrowed (was read as tox.ini deleted),
     # functions of known values in `if:`, every plugin left out, options from the repository's settings, a
     # Makefile's test command narrowed (not sealed on main)
@@ -572,7 +588,8 @@ CI_POOLED_HONEST = {
         # (own44c) other variables exported, another target's errors ignored, the session's error on a failure
         "Makefile": "export PYTHONHASHSEED = 0\nexport PYTEST_ADDOPTS = -v\n" + MAKEFILE
                     + "\nclean:\n\trm -rf build\n\n.IGNORE: clean\n",
-        "noxfile.py": NOXFILE.replace(NOX_RUN, NOX_TRY.format("Exception", "session.error('tests failed')"))},
+        "noxfile.py": NOXFILE.replace(NOX_RUN, NOX_TRY.format("Exception", "session.error('tests failed')")),
+        CALLS: CALLS_TEXT.replace("'3.11'", "'3.12'") + "      pytest-args: -x -v\n      run-tests: true\n"},
     # (own44; the move blocked on main, read as tox.ini deleted)
     "tox-toml-and-functions": {
         "tox.ini": None, ".coveragerc": "[report]\nfail_under = 90\n", "tox.toml": NATIVE,
