@@ -223,7 +223,7 @@ class OwnRuns:
                     "mine": [], "weakened": []}
         gate = judge(self.pack, sealed, now, [*self.changed, *self.docs_now], self.current, time.monotonic() - self.t0, self.selected,
                      self.elsewhere, self.conftests, functools.partial(_hidden_texts, self.st.path), self.documented,
-                     self.data, self.texts, self.helpers, mixed)
+                     self.data, self.texts, self.helpers, mixed, lambda rel: own_changed.text(self.repo / self.prefix / rel))
         if now is not None and now.errors:  # a module of the project said missing: its mirror's state, to the log
             from donegate.gate import own_missing
 
@@ -323,7 +323,7 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
           conftests: dict[str, str | None] | None = None, asked: Any = None,
           documented: dict[str, str | None] | None = None, data: dict[str, str | None] | None = None,
           texts: list[str] | None = None, helpers: dict[str, str | None] | None = None,
-          mixed: list[tuple[str, set[str] | None, Any]] | None = None) -> dict[str, Any]:
+          mixed: list[tuple[str, set[str] | None, Any]] | None = None, read: Any = None) -> dict[str, Any]:
     """The gate of both runs: the sealed tests that passed at the seal and fail now, the agent's tests that fail,
     what the current test files weaken. `selected`: the sealed test files this stop ran (None: all); `elsewhere`:
     the test files the agent added (`_added`); `conftests`: the conftest.py files now (`_conftests`); `asked`: the
@@ -331,7 +331,8 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
     `documented`: the modules of the sealed doctests changed since the seal, their text now (`seal.doctested`);
     `data`: the sealed data files of the tests changed since the seal, their text now (`own_data`); `texts`: the
     sealed text doctests (`own_changed.doctext`, worked out here when not given); `helpers`: the suite's helper
-    modules changed since the seal, their text now (`own_changed.helpers_changed`); `mixed`: `own_mixed.run`'s runs."""
+    modules changed since the seal, their text now (`own_changed.helpers_changed`); `mixed`: `own_mixed.run`'s runs; `read`: a
+    project file's text now, by its path (a fixture's fake made by a helper module: `faked`)."""
     from donegate.seal import loosened, own
 
     passing = set(pack["baseline"]["passing"])
@@ -399,7 +400,7 @@ def judge(pack: dict[str, Any], sealed: Any, now: Any, changed: list[str], curre
             problem = problem or f"the tests you added or changed did not finish: {now.problem}"
     weakened = loosened.findings(shapes, current, sealed_passing, elsewhere, conftests)
     sealed_files = pack.get("files") or {}
-    weakened += _module_weakened(sealed_files, current, sealed_passing, (pack.get("reach") or {}).get("project_files"))
+    weakened += _module_weakened(sealed_files, current, sealed_passing, (pack.get("reach") or {}).get("project_files"), read)
     if documented:
         weakened += doctested.findings(doctests, documented, sealed_passing)
     for f in failing:  # an expected value changed to what the code returns now: by the failure, parsed
@@ -492,7 +493,7 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     found = loosened.findings(own_changed.sealed_shapes(pack, current), current, set(pack.get("baseline", {}).get("passing", [])),
                               elsewhere, own_changed.conftests(repo, current, prefix))
     found += _module_weakened(pack.get("files") or {}, current, set(pack.get("baseline", {}).get("passing", [])),
-                              (pack.get("reach") or {}).get("project_files"))
+                              (pack.get("reach") or {}).get("project_files"), lambda rel: own_changed.text(repo / prefix / rel))
     texts = own_changed.doctext(pack)
     data = own_changed.data_changed(repo, since, pack, prefix, texts)
     if data:
@@ -509,7 +510,7 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
 
 
 def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None], passing: set[str],
-                     project_files: list[str] | None = None) -> list[dict[str, str]]:
+                     project_files: list[str] | None = None, read: Any = None) -> list[dict[str, str]]:
     """What the changed sealed test modules gained besides their tests (`loosened.module_findings`), and the
     equalities of their tests that passed at the seal now checked through a normalising call (`loosened.normalized`;
     `project_files`: the project's Python files at the seal, `faked.findings`')."""
@@ -517,7 +518,7 @@ def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None
 
     sealed = {n: (sealed_files.get(n) or {}).get("text") for n in current}
     return loosened.module_findings(sealed, current) + loosened.normalized(sealed, current, passing) \
-        + faked.findings(sealed_files, current, project_files)
+        + faked.findings(sealed_files, current, project_files, read)
 
 
 def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str) -> list[dict[str, str]]:
@@ -570,4 +571,5 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
     out += ci_inputs.findings(flows) if ci else []  # (a reusable workflow's steps as its callers' `with:` run them)
     out += scripts.findings({n: sealed(n) for n in commands}, commands)
     return out + excluded.conftest_findings({n: sealed(n) for n in conftests}, conftests) \
-        + faked.findings(sealed_files, conftests, (pack.get("reach") or {}).get("project_files"))
+        + faked.findings(sealed_files, conftests, (pack.get("reach") or {}).get("project_files"),
+                         lambda rel: own_changed.text(repo / prefix / rel))

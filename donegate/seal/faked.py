@@ -15,6 +15,7 @@ from collections.abc import Callable
 from donegate.seal import calls, collect, dead, loosened
 
 Func = (ast.FunctionDef, ast.AsyncFunctionDef)
+Reader = Callable[[str], "str | None"]  # a project file's text now, by its path relative to the project (None: none)
 # What makes a stand-in (`mock.Mock(...)`, `create_autospec(add, return_value=5)`): the product passed to it as a
 # spec is not what it gives, unless by `wraps=` or `side_effect=`.
 MAKERS = {"Mock", "MagicMock", "AsyncMock", "NonCallableMock", "NonCallableMagicMock", "create_autospec", "PropertyMock",
@@ -88,12 +89,15 @@ def _products(fn: ast.AST, tree: ast.Module) -> set[str]:
     return names
 
 
-def _gives(fn: ast.AST, tree: ast.Module) -> bool | None:
+def _gives(fn: ast.AST, tree: ast.Module, file: str = "", read: Reader | None = None) -> bool | None:
     """True: the fixture gives the product (each thing it gives refers to it); False: a fake of it (a lambda that
-    does not call it, a stand-in, a function or class of the file's own); None: neither (data, nothing)."""
+    does not call it, a stand-in, a function or class of the file's own, or one a helper module of the tests makes:
+    `_helper_fake`, where `read` gives the project's files); None: neither (data, nothing)."""
     given = _given(fn)
     if not given:
         return None
+    if read is not None and any(_helper_fake(g, tree, file, read) for g in given):
+        return False  # (imported from the project, as the product is: read where it is made)
     names = _products(fn, tree)
     if all(_refers(g, names) for g in given):
         return True
@@ -110,6 +114,47 @@ def _gives(fn: ast.AST, tree: ast.Module) -> bool | None:
     return None
 
 
+def _helper_fake(g: ast.expr, tree: ast.Module, file: str, read: Reader | None) -> bool:
+    """Whether `g` (what a fixture of `file` gives) is a fake made in another module of the tests (in the test's folder
+    or under one named `test...`; `read`: its text now, by its path): a function imported from it called (`make_fake()`, `fakes.make_fake()`: `from tests.fakes
+    import make_fake`, `from .fakes import ...`, `from tests import fakes`) that gives a fake as a fixture would
+    (`_gives`), or given itself (`fake_add`) without calling the product, or a lambda or stand-in it binds."""
+    call = g.func if isinstance(g, ast.Call) else g
+    found = None
+    for n in tree.body if read is not None else []:
+        for a in n.names if isinstance(n, (ast.Import, ast.ImportFrom)) else []:
+            bound = a.asname or a.name.split(".")[0]
+            level, module = (n.level, n.module or "") if isinstance(n, ast.ImportFrom) else (0, "")
+            if isinstance(call, ast.Name) and isinstance(n, ast.ImportFrom) and bound == call.id:
+                found = (level, module, a.name)
+            elif isinstance(call, ast.Attribute) and isinstance(call.value, ast.Name) and bound == call.value.id:
+                found = (level, f"{module}.{a.name}".strip(".") if isinstance(n, ast.ImportFrom) else a.name, call.attr)
+    if found is None or read is None:
+        return False
+    level, module, name = found
+    folder = file.rsplit("/", 1)[0] if "/" in file else ""
+    base = "/".join(folder.split("/")[:len(folder.split("/")) - level + 1]) if level else ""
+    rel = module.replace(".", "/")
+    paths = [f"{base}/{rel}" if base else rel] if level else [rel, f"{folder}/{rel}" if folder else rel]
+    # (a module of the tests': in the test's folder, or under a folder named for tests; never the product's own)
+    paths = [p for p in paths if folder and p.startswith(folder + "/") or any(x.startswith("test") for x in p.split("/")[:-1])]
+    helper = next((t for p in paths for t in (read(f"{p}.py"), read(f"{p}/__init__.py")) if t is not None), None)
+    helper_tree = _parse(helper) if helper is not None else None
+    if helper_tree is None:
+        return False
+    for n in helper_tree.body:
+        if isinstance(n, Func) and n.name == name:  # (the product imported in it too: `from calc import add`)
+            inside = ast.Module(body=[*helper_tree.body, *(x for x in ast.walk(n) if isinstance(x, (ast.Import, ast.ImportFrom)))],
+                                type_ignores=[])
+            if isinstance(g, ast.Call):
+                return _gives(n, inside) is False
+            return not any(_refers(x, _products(n, inside)) for x in n.body)
+        if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == name for t in n.targets) and not isinstance(g, ast.Call):
+            return isinstance(n.value, ast.Lambda) and not _refers(n.value, collect.modules(helper_tree.body)) or isinstance(
+                n.value, ast.Call) and getattr(n.value.func, "attr", getattr(n.value.func, "id", "")) in MAKERS
+    return False
+
+
 def _resolved(name: str, chain: list[str | None]) -> tuple[ast.AST, ast.Module] | None:
     """The fixture `name` as pytest finds it from the first of `chain` (texts, nearest first)."""
     for text in chain:
@@ -119,7 +164,8 @@ def _resolved(name: str, chain: list[str | None]) -> tuple[ast.AST, ast.Module] 
     return None
 
 
-def fixture_findings(file: str, sealed_chain: list[str | None], now: str | None) -> list[dict[str, str]]:
+def fixture_findings(file: str, sealed_chain: list[str | None], now: str | None,
+                     read: Reader | None = None) -> list[dict[str, str]]:
     """A `fixture-faked` finding for each fixture `file` (a test module or a conftest.py) defines now that gives a
     fake of the product where the fixture of that name pytest found at the seal (`sealed_chain`: the file's sealed
     text, then its conftest.py files', nearest first) gave the product."""
@@ -128,7 +174,7 @@ def fixture_findings(file: str, sealed_chain: list[str | None], now: str | None)
         return []
     out = []
     for name, fn in sorted(_fixtures(tree).items()):
-        if _gives(fn, tree) is not False:
+        if _gives(fn, tree, file, read) is not False:
             continue
         was = _resolved(name, sealed_chain)
         if was is not None and _gives(*was):
@@ -364,7 +410,7 @@ def _module_swaps(file: str, sealed_files: dict[str, dict[str, str]], sealed: st
 
 
 def findings(sealed_files: dict[str, dict[str, str]], current: dict[str, str | None],
-             project_files: list[str] | None = None) -> list[dict[str, str]]:
+             project_files: list[str] | None = None, read: Reader | None = None) -> list[dict[str, str]]:
     """Both rules for the changed test modules or conftest.py files `current` ({file: its text now}), against the
     sealed files (`seal.own`'s pack's `files`; `project_files`: the project's Python files at the seal, if known)."""
     def sealed(name: str) -> str | None:
@@ -373,7 +419,7 @@ def findings(sealed_files: dict[str, dict[str, str]], current: dict[str, str | N
     out = framework_findings({n: sealed(n) for n in current}, current)
     for name, text in sorted(current.items()):
         chain = [name, *(c for c in calls.conftests_of(name) if c != name)]
-        out += fixture_findings(name, [sealed(c) for c in chain], text)
+        out += fixture_findings(name, [sealed(c) for c in chain], text, read)
         if name.rsplit("/", 1)[-1] == "conftest.py":
             out += _patched_below(name, sealed_files, sealed(name), text)
         out += _module_swaps(name, sealed_files, sealed(name), text, project_files)

@@ -664,6 +664,9 @@ GUARDED = ("import sys\n\n\ndef test_adder(adder):\n    assert adder(2, 3) == 5\
            "def test_guarded(adder):\n    if sys.platform == 'win32':\n        assert adder(1, 1) == 2\n"
            "    assert adder(2, 3) == 5\n\n\ndef test_bounded(adder):\n    assert adder(2, 3) < 10\n")
 FAKED = "tests/conftest.py"
+# (a helper module of the tests, sealed: one maker of a stand-in, one of the product; own44c)
+HELPERS = "def stub_adder():\n    return lambda a, b: 5\n\n\ndef real_adder():\n    from calc import add\n\n    return add\n"
+HELPED = "import sys\n\nimport pytest\nfrom helpers import {0}_adder\n\n\n@pytest.fixture\ndef adder():\n    return {0}_adder()\n"
 FORMS_ATTACKS = {  # {name: ({file: text now}, the test named, the rule named)}
     "match-dropped": ({"tests/test_calc.py": RAISES.replace(", match='negative'", "")}, "test_calc.py::test_check",
                       "raises-broadened"),
@@ -704,6 +707,9 @@ FORMS_ATTACKS = {  # {name: ({file: text now}, the test named, the rule named)}
     "fixture-overridden-in-the-module": ({"tests/test_fixture.py": GUARDED.replace(
         "import sys\n", "import sys\n\nimport pytest\n\n\n@pytest.fixture\ndef adder():\n    return lambda a, b: 5\n")},
         "test_fixture.py::adder", "fixture-faked"),
+    # (own44c; passed a stop unnamed on main) the fake made by a helper of another module of the tests
+    "fixture-overridden-by-a-helpers-fake": ({"tests/test_fixture.py": GUARDED.replace("import sys\n", HELPED.format("stub"))},
+                                             "test_fixture.py::adder", "fixture-faked"),
     # unittest's asserts patched for every test, from the test module or a conftest.py
     "assertEqual-setattr-in-the-module": ({"tests/test_unit.py": UNIT.replace(
         "from calc import add\n", "from calc import add\n\nsetattr(unittest.TestCase, 'assertEqual', lambda *a, **k: None)\n")},
@@ -767,7 +773,10 @@ FORMS_ATTACKS = {  # {name: ({file: text now}, the test named, the rule named)}
         ("assertEqual-setattr-by-a-run-time-name", "NAME = ''.join(reversed('lauqEtressa'))\n"
                                                    "setattr(unittest.TestCase, NAME, lambda *a, **k: None)\n"))},
 }
-FORMS_HONEST = {"match-stricter": {"tests/test_calc.py": RAISES.replace("match='negative'", "match='^negative: -1$'")},
+FORMS_HONEST = {  # (own44c: the product from a helper of another module of the tests)
+                "fixture-overridden-by-a-helpers-product": {"tests/test_fixture.py": GUARDED.replace(
+                    "import sys\n", HELPED.format("real"))},
+"match-stricter": {"tests/test_calc.py": RAISES.replace("match='negative'", "match='^negative: -1$'")},
                 "match-same": {"tests/test_calc.py": RAISES.replace("check(-1)", "check(-2)")},
                 "approx-to-narrow-abs": {"tests/test_calc.py": RAISES.replace(
                     APPROX, "    assert abs(add(0.1, 0.2) - 0.3) < 1e-9\n")},
@@ -826,7 +835,7 @@ FORMS_HONEST = {"match-stricter": {"tests/test_calc.py": RAISES.replace("match='
 
 
 FORMS_PROJECT = {"calc.py": CALC + CHECK, "tests/test_calc.py": RAISES, "tests/test_unit.py": UNIT, FAKED: FIXTURE,
-                 "tests/test_fixture.py": GUARDED}  # what `_forms_stop` and `_forms_batch` seal
+                 "tests/test_fixture.py": GUARDED, "tests/helpers.py": HELPERS}  # what `_forms_stop` and `_forms_batch` seal
 
 
 def _forms_stop(tmp_path_factory, kit_home, files: dict[str, str]):
