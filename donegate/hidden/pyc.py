@@ -42,6 +42,11 @@ INSIDE = "/tmp/.pycache"  # where the runs see the store (their /tmp is their ow
 MAX_FILES = 20_000
 MAX_BYTES = 4 << 20  # a larger source is compiled by the run that imports it, as before
 REWRITE_FROM = 2048  # the sealed tests' rewrite is kept only from this much source on (the module's docstring)
+# The product's sources are kept only from this much source on (the mirror's `.py` files together): a job is a bubblewrap
+# and an interpreter after every stop whose sources changed (~45 ms of CPU each, measured at load 12-19, a tree of one
+# module), where each run compiles what it imports at ~0.1-0.15 ms a KB. Below it, the runs compile (two runs, at most
+# ~10 ms a stop) and no job starts: a suite stop on a one-module project, 454 -> ~405 ms of CPU (issue 48 item 4).
+COMPILE_FROM = 32 << 10
 
 # `python -I -S -c COMPILE`, its JSON on stdin: compile each file (read at its path in the repository,
 # where the mirror is bound) into `prefix`, unless the pyc there was made from the same source.
@@ -268,6 +273,8 @@ class Compile:
             return
         tests = self.tests.job() if self.tests is not None else {}
         sources = self.sources(tree) if self.code else []
+        if not tests and sum(_size(key) for _, key in sources) < COMPILE_FROM:
+            return  # a small project's runs compile its sources for less than the job costs (`COMPILE_FROM`)
         files = [n for n, _ in sources]
         if not files and not tests:
             return
@@ -298,6 +305,14 @@ class Compile:
             pass
         finally:
             os.close(held)
+
+
+def _size(key: str) -> int:
+    """A source's size from its stat key (`statcache.stat_key`: mode, size, ...); unreadable: as large as allowed."""
+    try:
+        return int(key.split(":")[1])
+    except (IndexError, ValueError):
+        return MAX_BYTES
 
 
 class Rewrite:

@@ -56,6 +56,7 @@ def test_the_sealed_test_files_a_change_reaches_are_each_collected_once(tmp_path
 
 CALC = "def add(a, b):\n    return a + b\n"
 OWN = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+PADDING = {"padding.py": "# " + "-" * pyc.COMPILE_FROM + "\n"}  # sources past `pyc.COMPILE_FROM`: the job compiles them
 OWN_LARGE = OWN + "\n# " + "-" * pyc.REWRITE_FROM + "\n"  # a rewrite worth keeping (`pyc.REWRITE_FROM`)
 
 
@@ -136,7 +137,7 @@ def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path,
 
     require.bwrap()
     write_config(kit_home, "confine: on\n")
-    repo = _sealed(tmp_path, {"calc.py": CALC, "tests/test_calc.py": OWN})
+    repo = _sealed(tmp_path, {"calc.py": CALC, "tests/test_calc.py": OWN, **PADDING})
     key = paths.repo_key(repo)
     other = kit_home / "state" / "mirror" / f"{key}-0123456789-own"  # a repository named like this one's key
     (repo / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")
@@ -188,7 +189,7 @@ def test_a_bytecode_job_is_waited_for_and_a_worktrees_copies_go_with_the_sealed_
 
     require.bwrap()
     write_config(kit_home, "confine: on\n")
-    repo = _sealed(tmp_path, {"calc.py": CALC, "tests/test_calc.py": OWN})
+    repo = _sealed(tmp_path, {"calc.py": CALC, "tests/test_calc.py": OWN, **PADDING})
     key, tree = paths.repo_key(repo), tmp_path / "feature"
     git(repo, "worktree", "add", "-q", str(tree), "-b", "feature")
     (tree / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")

@@ -20,6 +20,8 @@ LARGE = HIDDEN + "\n# " + "-" * pyc.REWRITE_FROM + "\n"
 # The bug and its fix, the same size: with the mtime set back too, a pyc checked by (mtime, size), as
 # Python's default ones are, would run the bug again.
 BUG = "def price(u):\n    return u * 100 - u * (u >= 99) * 10\n"
+# A module of `pyc.COMPILE_FROM` bytes beside calc.py: below it, the runs compile a project's sources and no job starts.
+PADDING = {"padding.py": "# " + "-" * pyc.COMPILE_FROM + "\n"}
 FIXED = "def price(u):\n    return u * 100 - u * (u >= 10) * 10\n"
 
 
@@ -34,7 +36,7 @@ def _first_stop(tmp_path: Path, kit_home: Path, hidden_text: str, confine: str =
     if confine == "on":
         require.bwrap()
     write_config(kit_home, f"confine: {confine}\n")
-    repo = seal_files(tmp_path, {"calc.py": BUG}, "test_calc.py", hidden_text)
+    repo = seal_files(tmp_path, {"calc.py": BUG, **PADDING}, "test_calc.py", hidden_text)
     res = run_hook(stop_payload(repo, session="a"), timeout=120)
     assert res.returncode == 2, res.stderr
     assert stop_lines(kit_home)[-1]["gates"]["acceptance"]["failed"] == 1, res.stderr
@@ -199,10 +201,16 @@ def _inline_stop(tmp_path: Path, kit_home: Path, repo: Path, session: str) -> tu
 def test_no_bytecode_job_starts_when_every_source_is_compiled_already(tmp_path, kit_home):
     """The job after a stop is a bubblewrap and an interpreter (0.2-0.3 CPU-s): after a stop whose sources are
     all compiled already (a new session on the same tree, a change to a data file) none starts; a changed
-    source starts one again, and its bytecode is kept."""
+    source starts one again, and its bytecode is kept. A project of less than `pyc.COMPILE_FROM` bytes of sources
+    starts none at all (its runs compile it for less: was, a job after its every stop with a change, ~45 ms of CPU
+    for one small module); sources past it, added later, start one."""
     require.bwrap()
     write_config(kit_home, "confine: on\n")
     repo = seal_files(tmp_path, {"calc.py": BUG}, "test_calc.py", HIDDEN)
+    code, started = _inline_stop(tmp_path, kit_home, repo, "small")
+    assert code == 2 and started == ["bwrap"] * 2, started  # the two runs only: a small project's
+    assert not list(pyc.folder(kit_home, repo).rglob("*.pyc"))
+    (repo / "padding.py").write_text(PADDING["padding.py"])
     code, started = _inline_stop(tmp_path, kit_home, repo, "a")
     assert code == 2 and started == ["bwrap"] * 3, started  # the two runs, then the job
     kept = _compiled(kit_home, repo, timeout=5)  # written already: the job ran in this process
@@ -239,9 +247,9 @@ def test_a_run_that_ends_before_the_stop_has_its_look_still_leaves_the_bytecode_
         pending.set(look if run_wanted else None, run=run_wanted)  # the stop has its look only now
         throwaway.drain()  # the put-backs and jobs `after_answer` does in its child, done here
 
-    repo = seal_files(tmp_path / "a", {"calc.py": FIXED}, "test_calc.py", HIDDEN)
+    repo = seal_files(tmp_path / "a", {"calc.py": FIXED, **PADDING}, "test_calc.py", HIDDEN)
     ended_first(repo, run_wanted=True)
     assert list(pyc.folder(kit_home, repo).glob("**/calc.*.pyc")), sorted(pyc.folder(kit_home, repo).rglob("*"))
-    cached = seal_files(tmp_path / "b", {"calc.py": FIXED}, "test_calc.py", HIDDEN)
+    cached = seal_files(tmp_path / "b", {"calc.py": FIXED, **PADDING}, "test_calc.py", HIDDEN)
     ended_first(cached, run_wanted=False)
     assert not list(pyc.folder(kit_home, cached).glob("**/calc.*.pyc"))
