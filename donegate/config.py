@@ -1,7 +1,8 @@
 """`donegate.yaml`: the schema is data, every key has a default, every error names the key path.
 
-PyYAML is imported only when the file exists and its text is not the one last parsed (kept in the state
-folder, `util.remembered`), so a stop does not pay ~11 ms for it.
+PyYAML is imported only when the file exists, its text is not the one last parsed (kept in the state
+folder, `util.remembered`), and it is not a few lines of `key: value` that `_flat` reads as PyYAML does, so a
+stop does not pay ~11 ms for it.
 
 The file is read inside the stop's deadline, so reading it is bounded: at most `MAX_BYTES`, a regular
 file only (a FIFO never blocks the read), UTF-8 text, no YAML aliases (an alias bomb expands without
@@ -277,7 +278,10 @@ def load(path: Path | None = None) -> dict[str, Any]:
     from donegate.core.util import remembered
 
     state = path.parent / "state"
-    if state.is_dir():
+    flat = _flat(text)
+    if flat is not None:
+        data = flat
+    elif state.is_dir():
         data = remembered(state / "config-parsed.json", _sha256(text.encode("utf-8")).hexdigest(),
                           lambda: _parse(path, text), exact=True, limit=4 * MAX_BYTES)
     else:
@@ -287,6 +291,71 @@ def load(path: Path | None = None) -> dict[str, Any]:
     except ConfigError as exc:
         exc.message = f"{path}: {exc.message}"
         raise
+
+
+# What `_flat` reads without PyYAML: a flat mapping, one `key: value` a line (blank and comment lines between), each value
+# a plain word, a decimal number, a single-quoted string without a quote inside, or a flow list of those (the configs a
+# person or a test writes: `confine: on`, `timeout: 30`, `allowed: ['shop/pricing.py']`). Read as PyYAML 1.1 resolves a
+# plain scalar (its implicit resolvers: bool, null, int, float; a word starting with a letter is a string unless it is
+# one of the bool or null words). Anything else (nesting, quotes with escapes, `#` after a value, anchors, tags,
+# documents, non-ASCII, a key twice) is PyYAML's. A test holds `_flat` to PyYAML's reading (tests/test_units.py).
+_BOOLS = {w: v for v, words in ((True, "yes Yes YES true True TRUE on On ON"), (False, "no No NO false False FALSE off Off OFF"))
+          for w in words.split()}
+_NULLS = ("", "~", "null", "Null", "NULL")
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-")
+_KEY = frozenset("abcdefghijklmnopqrstuvwxyz_")
+_NONE = object()
+
+
+def _flat(text: str) -> "dict[str, Any] | None":
+    """`text` read as PyYAML reads it when it is a flat mapping of simple values (above); None: PyYAML's to read. A text of
+    blank and comment lines only is None for both (an empty document)."""
+    if not text.isascii() or "\t" in text or "\r" in text or "\\" in text or "#" in ("\n" + text).replace("\n#", "\n"):
+        return None
+    out: dict[str, Any] = {}
+    for line in text.split("\n"):
+        if not line.strip() or line.startswith("#"):
+            continue
+        key, colon, rest = line.partition(":")
+        if (not colon or not key or not set(key) <= _KEY or key in out or key in _BOOLS or key in _NULLS
+                or (rest and rest[0] != " ")):
+            return None
+        value = rest.strip(" ")
+        if value.startswith("[") and value.endswith("]"):
+            inner = value[1:-1].strip(" ")
+            items = [_scalar(item.strip(" "), True) for item in inner.split(",")] if inner else []
+            if any(item is _NONE for item in items):
+                return None
+            out[key] = items
+            continue
+        got = _scalar(value, False)
+        if got is _NONE:
+            return None
+        out[key] = got
+    return out or None
+
+
+def _scalar(word: str, in_list: bool) -> Any:
+    """One value as PyYAML resolves it, or `_NONE` for a value `_flat` leaves to PyYAML."""
+    if len(word) > 1 and word[0] == word[-1] == "'":  # single-quoted, no quote inside: the text as it is
+        inner = word[1:-1]
+        return inner if "'" not in inner and inner.isprintable() else _NONE
+    if not set(word) <= _WORD or (in_list and not word):
+        return _NONE
+    if word in _BOOLS:
+        return _BOOLS[word]
+    if word in _NULLS:
+        return None
+    if word[0].isalpha():
+        return word
+    digits = word[1:] if word[0] == "-" else word
+    whole, dot, part = digits.partition(".")
+    if whole.isdigit() and (whole == "0" or whole[0] != "0"):
+        if not dot:
+            return int(word)
+        if part.isdigit():
+            return float(word)
+    return _NONE
 
 
 def _parse(path: Path, text: str) -> Any:

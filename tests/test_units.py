@@ -79,12 +79,12 @@ def test_a_config_parsed_once_is_not_parsed_again_until_its_text_changes(tmp_pat
 
     (tmp_path / "state").mkdir()
     p = tmp_path / "donegate.yaml"
-    p.write_text("timeout: 30\nreview: off\n")
+    p.write_text("timeout: 30\nwriter:\n  attempts: 2\n")  # nested: PyYAML's to read (a flat one is `_flat`'s)
     first, imported = _load_apart(p)
     assert imported and json.loads(first)["timeout"] == 30
     assert _load_apart(p) == (first, False)
     st = os.stat(p)
-    p.write_text("timeout: 40\nreview: off\n")
+    p.write_text("timeout: 40\nwriter:\n  attempts: 2\n")
     os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
     changed, imported = _load_apart(p)
     assert imported and json.loads(changed)["timeout"] == 40
@@ -100,6 +100,52 @@ def test_a_config_parsed_once_is_not_parsed_again_until_its_text_changes(tmp_pat
     err, imported = _load_apart(p)
     assert imported and err.startswith("error: ") and "config" in err
     assert _load_apart(p) == (err, True)
+
+
+# What a person or a test writes most: read without PyYAML (~11 ms of a stop's CPU to import), as PyYAML reads it.
+FLAT = ["confine: on\nscan: off\n", "held_share: 0\nown_tests: off\nconfine: on\n", "allowed: ['shop/pricing.py']\n",
+        "scan_allow: [gc-objects, threads]\n", "protected:\n", "timeout: 100\nreview: block\nhook_margin: 30.5\n",
+        "pythonpath: [lib, 'src']\n# a comment\n\nmax_blocks: 4\n", "timeout: fast\n", "allowed: []\n"]
+# Values around the edges of PyYAML 1.1's implicit resolvers: each either left to PyYAML or read as it reads it.
+EDGES = ["on", "On", "ON", "oN", "y", "n", "yes", "No", "true", "False", "null", "Null", "nULL", "~", "", "0", "-0", "00",
+         "010", "0o7", "0x1f", "0b1", "1_000", "+1", "-1", "1e3", "1.5e+3", "1.", ".5", "-1.5", "1.5.3", "12:30", "2024-01-01",
+         ".inf", ".nan", "x", "x-y", "x/y.py", "-x", "/x", ".", "_x", "v1.2", "'it''s'", "'a b'", "''", "' '", "'x'y'",
+         '"x"', "'#'", "x # c", "x#c", "[a, 1, on, ~]", "[a,]", "[]", "[ ]", "['a,b']", "[[a]]", "[a", "{a: 1}", "&a x", "*a",
+         "!!str 1", "|", ">", "@x", "`x`", "%x", "x: y", "é"]
+
+
+def test_a_flat_config_is_read_as_pyyaml_reads_it_without_importing_it(tmp_path):
+    import yaml
+
+    def pyyaml(text):
+        try:
+            return yaml.load(text, Loader=config._loader())  # noqa: S506 - the kit's SafeLoader
+        except Exception as exc:  # noqa: BLE001 - an error: `_flat` must leave the text to PyYAML
+            return exc
+
+    def same(a, b):
+        if isinstance(a, list) and isinstance(b, list):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+        if isinstance(a, dict) and isinstance(b, dict):
+            return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+        return type(a) is type(b) and a == b
+
+    texts = [*FLAT, *(f"timeout: {v}\n" for v in EDGES), *(f"allowed: [{v}]\n" for v in EDGES),
+             *(f"{k}: 1\n" for k in ("on", "no", "null", "Timeout", "time out", "a-b", " timeout", "timeout ")),
+             "timeout:1\n", "timeout: 1\ntimeout: 2\n", "writer:\n  attempts: 2\n", "- a\n", "---\ntimeout: 1\n",
+             "timeout: 1\r\n", "timeout:\t1\n", "# only a comment\n", "#a: 1\n", ""]
+    read = 0
+    for text in texts:
+        got = config._flat(text)
+        if got is not None:
+            read += 1
+            assert same(got, pyyaml(text)), (text, got, pyyaml(text))
+    for text in FLAT:
+        assert config._flat(text) is not None, text
+    assert read > 50
+    p = tmp_path / "donegate.yaml"
+    p.write_text(FLAT[0] + FLAT[2])
+    assert _load_apart(p) == (json.dumps(config.validate(pyyaml(p.read_text())), sort_keys=True), False)
 
 
 # -- counters: one parametrised fixture over both storages ------------------------------------
