@@ -113,6 +113,13 @@ def test_a_stop_runs_the_kept_code_only_under_its_key_and_recompiles_a_bad_file(
                       "test_calc.py", HIDDEN)
     where = rewritten.path(kit_home, paths.repo_key(repo))
     at_seal = marshal.loads(where.read_bytes())  # kept by the seal itself (`second.keep_at_seal`; issue 48 item 2)
+    ship = kit_home / "state" / "ship"  # the runs' payloads and `.pth` line too: a state root's first stop builds none
+
+    def payloads() -> dict[str, int]:
+        return {p.name: p.stat().st_mtime_ns for p in ship.iterdir()} if ship.is_dir() else {}
+
+    shipped = payloads()
+    assert len(shipped) == 3 and any(n.startswith("plugin-") for n in shipped), shipped
 
     def stop(n: int) -> tuple[int, dict]:
         (repo / "calc.py").write_text(FIXED + f"# {n}\n")  # a tree of its own: no verdict kept for it
@@ -132,6 +139,7 @@ def test_a_stop_runs_the_kept_code_only_under_its_key_and_recompiles_a_bad_file(
     assert code == 0 and accept["second"]["checked"] == 3, accept
     good = kept()
     assert good[0] == at_seal[0]  # the seal's key: what the first stop read, so it compiled nothing and kept nothing new
+    assert payloads() == shipped  # read as the seal kept them, nothing built again
     # the same rewrite of a test that fails, kept under the seal's key: the second run executes it
     evil_dir = tmp_path / "evil"
     evil_dir.mkdir()
