@@ -85,6 +85,12 @@ def is_within(child: Path, parent: Path) -> bool:
     return True
 
 
+def within(child: Path, parent: Path) -> bool:
+    """`is_within` of two paths resolved already: the same answer, nothing resolved again (each `resolve` is an lstat
+    a folder of the path; a stop compared ~100 pairs, ~5 ms of its CPU)."""
+    return child == parent or parent in child.parents
+
+
 def protected_roots(kit: Path | None = None, home: Path | None = None) -> list[Path]:
     """The kit (checkout, or site-packages folder), the launchers' folder and the state root, without
     one that lies inside another: for a checkout, the checkout and the state root."""
@@ -92,8 +98,8 @@ def protected_roots(kit: Path | None = None, home: Path | None = None) -> list[P
     roots = [Path(r).resolve() for r in _layout.protected(str(kit), str((home or _default_home()).resolve()))]
     out: list[Path] = []
     for r in roots:
-        if not any(is_within(r, o) for o in out):
-            out = [o for o in out if not is_within(o, r)] + [r]
+        if not any(within(r, o) for o in out):
+            out = [o for o in out if not within(o, r)] + [r]
     return out
 
 

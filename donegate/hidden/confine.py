@@ -178,12 +178,15 @@ def bwrap_argv(bwrap: str, *, repo: Path, copy: Path, store: Path | None, hidden
     (`donegate.hidden.second`) starts so, the first does not, so code that looks at PID 1 or its parent gets
     two answers and the runs disagree."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    tmp = Path("/tmp")
-    for h in sorted({h for h in hidden if h.is_dir() and not paths.is_within(h, tmp)}, key=lambda p: len(p.parts)):
+    # Each path resolved once, compared resolved (`paths.within`; `is_within` resolved both sides of every pair again).
+    tmp, real = Path("/tmp").resolve(), {h: h.resolve() for h in hidden}
+    for h in sorted({h for h in hidden if h.is_dir() and not paths.within(real[h], tmp)}, key=lambda p: len(p.parts)):
         argv += ["--tmpfs", str(h)]
     # Back on top, read-only: what the run needs that lies under a hidden folder or /tmp.
+    walls, inside = [*real.values(), tmp], repo.resolve()
     for p in python_dirs(hidden, python):
-        if any(paths.is_within(p, h) for h in [*hidden, tmp]) and not paths.is_within(p, repo):
+        seen = p.resolve()
+        if any(paths.within(seen, h) for h in walls) and not paths.within(seen, inside):
             argv += ["--ro-bind", str(p), str(p)]
     argv += ["--ro-bind", str(store), str(store)] if store is not None else []
     argv += ["--ro-bind" if read_only else "--bind", str(copy), str(repo)]

@@ -422,6 +422,28 @@ def test_environments_in_the_repository_are_shared_read_only_not_copied(tmp_path
     assert not (repo / ".venv" / "planted").exists()
 
 
+def test_the_walls_resolve_each_path_once_and_stay_the_same(tmp_path, kit_home, monkeypatch):
+    """`bwrap_argv` resolved both sides of every (folder, hidden root) pair again (`paths.is_within`), each `resolve` an
+    lstat a folder of the path: ~5 ms of a stop's CPU over its two runs. Each path is resolved once now, and the walls
+    are what `is_within` makes them: a folder of the interpreter's under a hidden root (through a link too) or /tmp
+    comes back read-only, one inside the repository or elsewhere does not."""
+    (tmp_path / "home").mkdir()
+    (tmp_path / "link").symlink_to(kit_home)
+    hidden, repo = [kit_home, tmp_path / "home"], tmp_path / "repo"
+    python = [kit_home / "venv", tmp_path / "link" / "lib", Path("/usr/lib"), repo / ".venv", tmp_path / "home" / "lib"]
+    resolved: list[str] = []
+    real = os.path.realpath
+    monkeypatch.setattr(os.path, "realpath", lambda p, *a, **k: resolved.append(str(p)) or real(p, *a, **k))
+    argv = " ".join(confine.bwrap_argv("bwrap", repo=repo, copy=tmp_path / "copy", store=None, hidden=hidden,
+                                       env={"HOME": "/tmp/home"}, python=python))
+    assert len(resolved) <= len(hidden) + len(python) + 2, resolved
+    monkeypatch.setattr(os.path, "realpath", real)
+    for p in python:
+        back = any(confine.paths.is_within(p, h) for h in [*hidden, Path("/tmp")]) and not confine.paths.is_within(p, repo)
+        assert (f"--ro-bind {p} {p}" in argv) == back, (p, argv)
+    assert f"--ro-bind {tmp_path / 'link' / 'lib'} " in argv and "--ro-bind /usr/lib " not in argv
+
+
 def test_the_interpreters_path_folders_come_back_but_never_the_kits(tmp_path, kit_home, monkeypatch):
     # A venv whose pytest comes through a .pth from a folder under /tmp (a clone's venv) or the home:
     # the run needs those folders back; the kit's root and its hooks/ (on the launcher's path) must stay hidden.
