@@ -310,8 +310,8 @@ _NONE = object()
 def _flat(text: str) -> "dict[str, Any] | None":
     """`text` read as PyYAML reads it when it is a flat mapping of simple values (above); None: PyYAML's to read. A text of
     blank and comment lines only is None for both (an empty document)."""
-    if not text.isascii() or "\t" in text or "\r" in text or "\\" in text or "#" in ("\n" + text).replace("\n#", "\n"):
-        return None
+    if not all(c == "\n" or " " <= c <= "~" for c in text) or "\\" in text or "#" in ("\n" + text).replace("\n#", "\n"):
+        return None  # PyYAML's printable ASCII only (no tab, CR or control character, in a comment or a blank line either)
     out: dict[str, Any] = {}
     for line in text.split("\n"):
         if not line.strip() or line.startswith("#"):
@@ -350,7 +350,7 @@ def _scalar(word: str, in_list: bool) -> Any:
         return word
     digits = word[1:] if word[0] == "-" else word
     whole, dot, part = digits.partition(".")
-    if whole.isdigit() and (whole == "0" or whole[0] != "0"):
+    if whole.isdigit() and (whole == "0" or whole[0] != "0") and len(digits) <= 30:  # a longer number: PyYAML's
         if not dot:
             return int(word)
         if part.isdigit():

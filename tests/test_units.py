@@ -133,7 +133,11 @@ def test_a_flat_config_is_read_as_pyyaml_reads_it_without_importing_it(tmp_path)
     texts = [*FLAT, *(f"timeout: {v}\n" for v in EDGES), *(f"allowed: [{v}]\n" for v in EDGES),
              *(f"{k}: 1\n" for k in ("on", "no", "null", "Timeout", "time out", "a-b", " timeout", "timeout ")),
              "timeout:1\n", "timeout: 1\ntimeout: 2\n", "writer:\n  attempts: 2\n", "- a\n", "---\ntimeout: 1\n",
-             "timeout: 1\r\n", "timeout:\t1\n", "# only a comment\n", "#a: 1\n", ""]
+             "timeout: 1\r\n", "timeout:\t1\n", "# only a comment\n", "#a: 1\n", "",
+             # PyYAML refuses a control character anywhere, a comment or a blank line too (revA); a number past int()'s
+             # digits is its to read (and fail on) as before
+             "timeout: 30\n# note \x7f\nconfine: on\n", "timeout: 30\n\x0c\nconfine: on\n", "timeout: 30\x1f\n",
+             "timeout: 1" + "0" * 5000 + "\n", "timeout: 1" + "0" * 29 + "\n"]
     read = 0
     for text in texts:
         got = config._flat(text)
