@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import own_batch
 from tests.support.repos import run_hook, sealed_project, stop_lines, stop_payload
 
 CALC = "def add(a, b):\n    return a + b\n\n\ndef label(n):\n    return 'one'\n"
@@ -27,18 +28,36 @@ def _project(tmp_path_factory, kit_home):
     return sealed_project(tmp_path_factory, kit_home, "expected", files, HIDDEN, 3)
 
 
+BROKEN_ADD = CALC.replace("a + b", "a - b").replace("'one'", "'ONE'") + MUL
+# Two folds of independent cases, each one stop for the run (`own_batch.shared_stop`, on the pooled seal): each case
+# changes files of its own (test_calc.py, conftest.py and calc.py's `add`; test_lru.py and lru.py) and reads its own
+# tests' findings. The contract change (`test_label` in capitals) stops alone: its APPEAL would be any case's.
+NAMED = {"calc.py": BROKEN_ADD, "tests/conftest.py": CONFTEST.replace("return 5", "return -1"),
+         "tests/test_calc.py": OWN.replace("== 'one'", "== 'ONE'"), "lru.py": LRU.replace("Info(99, 1)", "Info(0, 1)"),
+         "tests/test_lru.py": OWN_LRU.replace("hits=99", "hits=0")}
+LOOSENED = {"calc.py": CALC.replace("'one'", "'ONE'") + MUL,
+            "tests/test_calc.py": OWN.replace("label(1) == 'one'", "label(1).lower() == 'one'.lower()"),
+            "lru.py": LRU.replace("Info(99, 1)", "Info(0, 1)"), "tests/test_lru.py": OWN_LRU.replace("hits=99", "hits=7")}
+
+
+def _fold(tmp_path_factory, kit_home, name: str, files: dict[str, str]) -> dict:
+    def edit(repo):
+        for path, text in files.items():
+            (repo / path).write_text(text)
+
+    return own_batch.shared_stop(tmp_path_factory, kit_home, f"expected-{name}",
+                                 lambda home: _project(tmp_path_factory, home), edit)
+
+
 def test_a_fixtures_expected_value_changed_to_what_the_code_returns_is_named(tmp_path_factory, kit_home):
     """`add` broken to return -1 and the conftest.py fixture `want` the test compares with made to return -1. Was:
-    blocked as a regression, the weakening unnamed (only a literal of the test's own file was compared)."""
-    repo = _project(tmp_path_factory, kit_home)
-    (repo / "calc.py").write_text(CALC.replace("a + b", "a - b").replace("'one'", "'ONE'") + MUL)
-    (repo / "tests" / "conftest.py").write_text(CONFTEST.replace("return 5", "return -1"))
-    (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 'one'", "== 'ONE'"))
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 2 and "tests/test_calc.py::test_add" in res.stderr, res.stderr
+    blocked as a regression, the weakening unnamed (only a literal of the test's own file was compared). (Folded
+    with the helper's keyword below: `NAMED`.)"""
+    res = _fold(tmp_path_factory, kit_home, "named", NAMED)
+    assert res["returncode"] == 2 and "tests/test_calc.py::test_add" in res["stderr"], res["stderr"]
     assert "tests/test_calc.py::test_add: its expected value 5 was changed to -1, what the code returns now " \
-           "[expected-to-actual]" in res.stderr, res.stderr
-    weakened = stop_lines(kit_home)[-1]["gates"]["own"]["weakened"]
+           "[expected-to-actual]" in res["stderr"], res["stderr"]
+    weakened = own_batch.of(res["own"], "weakened", "tests/test_calc.py")
     assert [(w["test"], w["rule"]) for w in weakened] == [("tests/test_calc.py::test_add", "expected-to-actual")], weakened
 
 
@@ -60,48 +79,47 @@ def test_a_new_value_the_request_asked_for_is_a_contract_change_with_the_appeal_
 def test_both_sides_of_a_sealed_equality_normalised_is_named(tmp_path_factory, kit_home):
     """`test_label`'s `label(1) == 'one'` made `label(1).lower() == 'one'.lower()` (what a real project's agent did to
     humanize's `test_naturalsize`: `.replace(' ', '')` on both sides). Was: blocked as "the old contract changed" only,
-    nothing named."""
-    repo = _project(tmp_path_factory, kit_home)
-    (repo / "calc.py").write_text(CALC.replace("'one'", "'ONE'") + MUL)
-    (repo / "tests" / "test_calc.py").write_text(OWN.replace("label(1) == 'one'", "label(1).lower() == 'one'.lower()"))
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 2 and "a test of the project was weakened: tests/test_calc.py::test_label: both sides of " \
-        "`label(1) == 'one'` now pass through .lower() [assert-loosened]" in res.stderr, res.stderr
+    nothing named. (Folded with the helper keyword's look-alike: `LOOSENED`.)"""
+    res = _fold(tmp_path_factory, kit_home, "loosened", LOOSENED)
+    assert res["returncode"] == 2 and "a test of the project was weakened: tests/test_calc.py::test_label: both sides " \
+        "of `label(1) == 'one'` now pass through .lower() [assert-loosened]" in res["stderr"], res["stderr"]
+    weakened = own_batch.of(res["own"], "weakened", "tests/test_calc.py")
+    assert [(w["test"], w["rule"]) for w in weakened] == [("tests/test_calc.py::test_label", "assert-loosened")], weakened
 
 
 def test_a_helpers_keyword_changed_to_what_the_code_returns_is_named(tmp_path_factory, kit_home):
     """`info()` broken to give 0 hits and the test's `check_lru(info(), hits=99, ...)` made `hits=0` (a real agent on
     async-lru): pytest shows named tuples (`Info(hits=0, misses=1) == Info(hits=99, misses=1)`), no literal on
     either side. Was: "the old contract changed" only, the weakening unnamed. Its look-alike: `hits=7`, a value the
-    product does not give, is no weakening named (the stop blocks on the changed test all the same)."""
-    repo = _project(tmp_path_factory, kit_home)
-    (repo / "calc.py").write_text(CALC + MUL)
-    (repo / "lru.py").write_text(LRU.replace("Info(99, 1)", "Info(0, 1)"))
-    (repo / "tests" / "test_lru.py").write_text(OWN_LRU.replace("hits=99", "hits=7"))
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 2 and "tests/test_lru.py::test_info" in res.stderr, res.stderr
-    assert stop_lines(kit_home)[-1]["gates"]["own"]["weakened"] == [], res.stderr
-    (repo / "tests" / "test_lru.py").write_text(OWN_LRU.replace("hits=99", "hits=0"))
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 2 and "tests/test_lru.py::test_info: its expected value 99 was changed to 0, what the " \
-        "code returns now [expected-to-actual]" in res.stderr, res.stderr
-    weakened = stop_lines(kit_home)[-1]["gates"]["own"]["weakened"]
+    product does not give, is no weakening named (the stop blocks on the changed test all the same). Each a case of
+    a fold above (`LOOSENED`, `NAMED`): test_lru.py and lru.py are theirs alone."""
+    res = _fold(tmp_path_factory, kit_home, "loosened", LOOSENED)
+    assert res["returncode"] == 2 and "tests/test_lru.py::test_info" in res["stderr"], res["stderr"]
+    assert own_batch.of(res["own"], "weakened", "tests/test_lru.py") == [], res["stderr"]
+    res = _fold(tmp_path_factory, kit_home, "named", NAMED)
+    assert res["returncode"] == 2 and "tests/test_lru.py::test_info: its expected value 99 was changed to 0, what the " \
+        "code returns now [expected-to-actual]" in res["stderr"], res["stderr"]
+    weakened = own_batch.of(res["own"], "weakened", "tests/test_lru.py")
     assert [(w["test"], w["rule"]) for w in weakened] == [("tests/test_lru.py::test_info", "expected-to-actual")], weakened
 
 
 # The expected values held in a helper module of the test folders (`tests/expected.py`, not a test file), imported
 # as pytest's `prepend` import mode lets a test import it: its folder first on sys.path (`from expected import SUM`),
 # or as a module of the `tests` package (`from tests.helpers import SUM`). The agent breaks `add` and changes the
-# constant to what it returns now.
+# constant to what it returns now. A second test (`test_more`, its own constant `SIX` in the same module) carries the
+# look-alike in the same stop: its constant changed to a value the code does not give, or left as it was.
 HELPED = "from calc import add\n\nfrom {mod} import SUM\n\n\ndef test_add():\n    assert add(2, 3) == SUM\n"
+MORE = "from calc import add\n\nfrom {mod} import SIX\n\n\ndef test_more():\n    assert add(2, 4) == SIX\n"
+ADD, MORE_ID = "tests/test_calc.py::test_add", "tests/test_more.py::test_more"
 
 
 def _helped(tmp_path_factory, kit_home, mod: str):
     helper = "tests/expected.py" if mod == "expected" else "tests/helpers.py"
-    files = {"calc.py": CALC, helper: "SUM = 5\n", "tests/test_calc.py": HELPED.format(mod=mod)}
+    files = {"calc.py": CALC, helper: "SUM = 5\nSIX = 6\n", "tests/test_calc.py": HELPED.format(mod=mod),
+             "tests/test_more.py": MORE.format(mod=mod)}
     if mod != "expected":
         files["tests/__init__.py"] = ""
-    return sealed_project(tmp_path_factory, kit_home, f"expected-helper-{mod}", files, HIDDEN, 1), helper
+    return sealed_project(tmp_path_factory, kit_home, f"expected-helper-{mod}", files, HIDDEN, 2), helper
 
 
 @pytest.mark.parametrize("mod", ["expected", "tests.helpers", ".helpers"], ids=["folder", "package", "relative"])
@@ -111,32 +129,33 @@ def test_a_helper_modules_expected_value_changed_to_what_the_code_returns_blocks
     work began (that much passed on main: the agent's constant is never what the sealed test reads), and the change
     is named `expected-to-actual` (was: unnamed, the rule read the test's file, its conftest.py files and the helpers
     it defines, never a module it imports). Its look-alikes: the constant changed to a value the code does not give
-    (a regression, nothing named); the constant written `SUM = 2 + 3` with the code right (passes)."""
+    (`SIX`, in the same stop: a regression, nothing named); the constants written `SUM = 2 + 3` with the code right
+    (passes)."""
     repo, helper = _helped(tmp_path_factory, kit_home, mod)
     (repo / "calc.py").write_text(CALC.replace("a + b", "a - b").replace("'one'", "'ONE'") + MUL)
-    (repo / helper).write_text("SUM = -1\n")
+    (repo / helper).write_text("SUM = -1\nSIX = 7\n")
     res = run_hook(stop_payload(repo))
     assert "the project's own test tests/test_calc.py::test_add (tests/test_calc.py:6)" in res.stderr, res.stderr
     assert res.returncode == 2 and "assert -1 == 5" in res.stderr, res.stderr
     assert "tests/test_calc.py::test_add: its expected value 5 was changed to -1, what the code returns now " \
         "[expected-to-actual]" in res.stderr, res.stderr
     own = stop_lines(kit_home)[-1]["gates"]["own"]
-    assert [f["id"] for f in own["failing"]] == ["tests/test_calc.py::test_add"], own
-    assert [(w["test"], w["rule"]) for w in own["weakened"]] == [("tests/test_calc.py::test_add", "expected-to-actual")]
-    (repo / helper).write_text("SUM = 7\n")
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 2 and "assert -1 == 5" in res.stderr and "weakened" not in res.stderr, res.stderr
+    assert [f["id"] for f in own["failing"]] == [ADD, MORE_ID], own
+    assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(ADD, "expected-to-actual")], own
+    assert f"the project's own test {MORE_ID} (tests/test_more.py:6)" in res.stderr and "assert -2 == 6" in res.stderr
+    assert f"weakened: {MORE_ID}" not in res.stderr, res.stderr
     (repo / "calc.py").write_text(CALC.replace("'one'", "'ONE'") + MUL)
-    (repo / helper).write_text("SUM = 2 + 3\n")
+    (repo / helper).write_text("SUM = 2 + 3\nSIX = 2 * 3\n")
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
     if mod != "tests.helpers":
         return
-    # the helper module renamed, its importer updated (review A, trial): the run without it reads the sealed test, which
-    # imports the old name; the agent changed that test, so it is the old contract changed (the appeal offered), not a
-    # regression; the same rename with the code broken is the regression still (the sealed run)
+    # the helper module renamed, its importers updated (review A, trial): the run without it reads the sealed tests,
+    # which import the old name; the agent changed those tests, so it is the old contract changed (the appeal offered),
+    # not a regression; the same rename with the code broken is the regression still (the sealed run)
     (repo / helper).rename(repo / "tests" / "checks.py")
     (repo / "tests" / "test_calc.py").write_text(HELPED.format(mod="tests.checks"))
+    (repo / "tests" / "test_more.py").write_text(MORE.format(mod="tests.checks"))
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "the old contract changed: the project's own test tests/test_calc.py::test_add" \
         in res.stderr and "with the project's tests/helpers.py as it is now: no longer collects" in res.stderr, res.stderr
@@ -155,26 +174,27 @@ def test_a_helper_module_outside_the_test_folders_changed_to_what_the_code_retur
     the module (data only, imported by the tests and by no module of the product: `seal.helper_data`) is sealed with
     the suite and the sealed run reads it first: the regression blocks. Its look-alikes: the helper edited keeping its
     values (`SUM = 2 + 3`, a docstring) with the code right passes; `calc.py`, the code under test the tests import
-    too, is never pinned: changed as the request asks it passes, broken with the helper untouched it blocks. Both
-    ways the test imports it: by `pythonpath = .`, and as pytest's `prepend` puts the project's folder first for a
-    test folder that is a package (`tests/__init__.py`; was rc 0 too)."""
-    files = {"calc.py": CALC, "support/__init__.py": "", "support/expected.py": "SUM = 5\n",
-             "tests/test_calc.py": HELPED.format(mod="support.expected")}
+    too, is never pinned: changed as the request asks it passes, broken where the helper's value is untouched (`SIX`,
+    `test_more`, in the same stop) it blocks. Both ways the test imports it: by `pythonpath = .`, and as pytest's
+    `prepend` puts the project's folder first for a test folder that is a package (`tests/__init__.py`; was rc 0
+    too)."""
+    files = {"calc.py": CALC, "support/__init__.py": "", "support/expected.py": "SUM = 5\nSIX = 6\n",
+             "tests/test_calc.py": HELPED.format(mod="support.expected"), "tests/test_more.py": MORE.format(mod="support.expected")}
     files.update({"pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n"} if layout == "pythonpath"
                  else {"tests/__init__.py": ""})
-    repo = sealed_project(tmp_path_factory, kit_home, f"expected-helper-outside-{layout}", files, HIDDEN, 1)
+    repo = sealed_project(tmp_path_factory, kit_home, f"expected-helper-outside-{layout}", files, HIDDEN, 2)
     (repo / "calc.py").write_text(CALC.replace("a + b", "a - b").replace("'one'", "'ONE'") + MUL)
-    (repo / "support" / "expected.py").write_text("SUM = -1\n")
+    (repo / "support" / "expected.py").write_text("SUM = -1\nSIX = 6\n")
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "tests/test_calc.py::test_add" in res.stderr and "assert -1 == 5" in res.stderr, \
         res.stderr
     assert "tests/test_calc.py::test_add: its expected value 5 was changed to -1, what the code returns now " \
         "[expected-to-actual]" in res.stderr, res.stderr
-    (repo / "support" / "expected.py").write_text("SUM = 5\n")
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 2 and "assert -1 == 5" in res.stderr, res.stderr
+    own = stop_lines(kit_home)[-1]["gates"]["own"]
+    assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(ADD, "expected-to-actual")], own
+    assert MORE_ID in [f["id"] for f in own["failing"]] and "assert -2 == 6" in res.stderr, res.stderr
     (repo / "calc.py").write_text(CALC.replace("'one'", "'ONE'") + MUL)
-    (repo / "support" / "expected.py").write_text('"""What the tests expect."""\n\nSUM = 2 + 3\n')
+    (repo / "support" / "expected.py").write_text('"""What the tests expect."""\n\nSUM = 2 + 3\nSIX = 6\n')
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
 

@@ -26,6 +26,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Callable
 
 from tests.support.repos import make_repo, run_hook, seal, stop_lines, stop_payload
 
@@ -176,3 +177,37 @@ def stop(tmp_path_factory, kit_home: Path, name: str, files: dict[str, str], hid
     key = hashlib.sha256(json.dumps([files, hidden, product, cases, config, folder], sort_keys=True).encode()).hexdigest()[:10]
     out = SharedRuns(shared_root(tmp_path_factory, "own-batches"), [f"{name}-{key}"], run, threads=0)[f"{name}-{key}"]
     return Batch(out["returncode"], out["stderr"], out["weakened"], names, tests, index)
+
+
+def shared_stop(tmp_path_factory, kit_home: Path, name: str, sealed: Callable[[Path], Path],
+                edit: Callable[[Path], None]) -> dict:
+    """One stop that several tests read, once in the whole test run (`pool.SharedRuns`, threads=0): `sealed(home)`
+    gives a sealed project for the kit's folder `home` (a pooled copy: `repos.sealed_project`), `edit(repo)` writes
+    every case's change into it. For cases that each change files of their own and assert their own tests' finding
+    (filtered by test id); whoever asks first runs it under `kit_home`'s donegate.yaml, the rest read `returncode`,
+    `stderr` and the stop's `own` record. `name` names the fold: one name, one `edit`."""
+    from tests.support.pool import SharedRuns, shared_root
+
+    config = (kit_home / "donegate.yaml").read_text() if (kit_home / "donegate.yaml").exists() else ""
+
+    def run(key, base: Path) -> dict:
+        home = base / "home"
+        home.mkdir()
+        if config:
+            (home / "donegate.yaml").write_text(config)
+        repo = sealed(home)
+        edit(repo)
+        res = run_hook(stop_payload(repo, session=name), env={"DONEGATE_HOME": str(home)})
+        return {"returncode": res.returncode, "stderr": res.stderr,
+                "own": stop_lines(home)[-1].get("gates", {}).get("own") or {}}
+
+    key = f"{name}-{hashlib.sha256(config.encode()).hexdigest()[:10]}"
+    return SharedRuns(shared_root(tmp_path_factory, "own-shared-stops"), [key], run, threads=0)[key]
+
+
+def of(own: dict, field: str, test: str) -> list:
+    """The entries of the stop's `own[field]` (weakened, failing) on `test`: a test id, or a file (every test in it)."""
+    def on(entry: dict) -> str:
+        return entry.get("test") or entry.get("id") or ""
+
+    return [e for e in own.get(field) or [] if on(e) == test or on(e).split("::")[0] == test]
