@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from tests.support import own_batch
 from tests.support.repos import run_hook, sealed_project, stop_lines, stop_payload
 
 CALC = "def add(a, b):\n    return a + b\n\n\ndef twice(n):\n    return add(n, n)\n"
@@ -106,13 +107,10 @@ IN_TESTS = {"calc.py": CALC, "tests/test_twice.txt": TWICE,
 TXT = "tests/test_twice.txt::test_twice.txt"
 
 
-def _in_tests(tmp_path_factory, kit_home, twice: str | None, calc: str = CALC + MUL):
+def _in_tests(tmp_path_factory, kit_home, twice: str, calc: str = CALC + MUL):
     repo = sealed_project(tmp_path_factory, kit_home, "own-doctext-tests", IN_TESTS, HIDDEN, 2)
     (repo / "calc.py").write_text(calc)
-    if twice is None:
-        (repo / "tests/test_twice.txt").unlink()
-    else:
-        (repo / "tests/test_twice.txt").write_text(twice)
+    (repo / "tests/test_twice.txt").write_text(twice)
     res = run_hook(stop_payload(repo))
     return res, stop_lines(kit_home)[-1]["gates"]["own"]
 
@@ -140,10 +138,24 @@ def test_a_test_folders_text_doctest_weakened_is_named(tmp_path_factory, kit_hom
                      ("skipped", "+SKIP added to >>> add(2, 3)")], own["weakened"]
 
 
+def _deleted_and_added(tmp_path_factory, kit_home) -> dict:
+    """One stop for the run (`own_batch.shared_stop`, on the pooled seal) of two cases on files of their own: the
+    sealed `tests/test_twice.txt` deleted, and a new `tests/test_more.txt` whose example the code fails."""
+    def edit(repo):
+        (repo / "calc.py").write_text(CALC + MUL)
+        (repo / "tests/test_twice.txt").unlink()
+        (repo / "tests/test_more.txt").write_text(">>> from calc import mul\n>>> mul(2, 3)\n7\n")
+
+    return own_batch.shared_stop(tmp_path_factory, kit_home, "doctext-deleted-added",
+                                 lambda home: sealed_project(tmp_path_factory, home, "own-doctext-tests", IN_TESTS, HIDDEN, 2),
+                                 edit)
+
+
 def test_a_test_folders_text_doctest_deleted_is_named(tmp_path_factory, kit_home):
-    res, own = _in_tests(tmp_path_factory, kit_home, None)
-    assert res.returncode == 2, res.stderr
-    assert own["weakened"] == [{"test": TXT, "rule": "deleted", "what": "its file was deleted"}], own
+    """(In one stop with the failing text doctest the agent added, below: `_deleted_and_added`.)"""
+    res = _deleted_and_added(tmp_path_factory, kit_home)
+    assert res["returncode"] == 2, res["stderr"]
+    assert res["own"]["weakened"] == [{"test": TXT, "rule": "deleted", "what": "its file was deleted"}], res["own"]
 
 
 def test_honest_work_on_a_test_folders_text_doctest_passes(tmp_path_factory, kit_home):
@@ -166,34 +178,31 @@ def test_an_example_the_agent_added_to_a_test_folders_text_doctest_runs_as_its_o
 # A text doctest the agent adds inside the test folders (`tests/test_more.txt`, pytest's default `--doctest-glob`):
 # its pytest collects it as the project's, so it is the agent's own test, as a new `tests/test_*.py` is. Was: never
 # run (the agent's own tests were its `.py` files only), a failing one passed.
-def _added_text(tmp_path_factory, kit_home, rel: str, text: str):
-    repo = sealed_project(tmp_path_factory, kit_home, "own-doctext-tests", IN_TESTS, HIDDEN, 2)
-    (repo / "calc.py").write_text(CALC + MUL)
-    (repo / rel).parent.mkdir(exist_ok=True)
-    (repo / rel).write_text(text)
-    res = run_hook(stop_payload(repo))
-    return res, stop_lines(kit_home)[-1]["gates"]["own"]
-
-
 def test_a_text_doctest_the_agent_added_that_fails_blocks_as_its_own(tmp_path_factory, kit_home):
-    res, own = _added_text(tmp_path_factory, kit_home, "tests/test_more.txt", ">>> from calc import mul\n>>> mul(2, 3)\n7\n")
-    more = "tests/test_more.txt::test_more.txt"
-    assert res.returncode == 2 and f"your own test {more} (a test you added or changed) fails" in res.stderr, res.stderr
-    assert ">>> mul(2, 3)\nExpected:\n    7\nGot:\n    6" in res.stderr, res.stderr
-    assert own["failing"] == [] and own["weakened"] == [] and "tests/test_more.txt" in own["ran_now"], own
+    """(In one stop with the sealed text doctest deleted, above: its finding is that file's alone.)"""
+    res = _deleted_and_added(tmp_path_factory, kit_home)
+    own, more = res["own"], "tests/test_more.txt::test_more.txt"
+    assert res["returncode"] == 2 and f"your own test {more} (a test you added or changed) fails" in res["stderr"], \
+        res["stderr"]
+    assert ">>> mul(2, 3)\nExpected:\n    7\nGot:\n    6" in res["stderr"], res["stderr"]
+    assert own["failing"] == [] and own_batch.of(own, "weakened", "tests/test_more.txt") == [] \
+        and "tests/test_more.txt" in own["ran_now"], own
 
 
 def test_a_text_doctest_the_agent_added_that_passes_passes(tmp_path_factory, kit_home):
-    """The look-alikes: a new text doctest the code passes runs and passes; a new text file pytest would not collect
-    (not `test*.txt`, or in a `build/` folder pytest does not walk into) with a wrong example in it is not a test, and
-    is not run."""
-    res, own = _added_text(tmp_path_factory, kit_home, "tests/test_more.txt", ">>> from calc import mul\n>>> mul(2, 3)\n6\n")
-    assert res.returncode == 0, res.stderr
-    assert own["mine"] == [] and "tests/test_more.txt" in own["ran_now"] and own["added"] == 1, own
+    """The look-alikes, in one stop: a new text doctest the code passes runs and passes; a new text file pytest would
+    not collect (not `test*.txt`, or in a `build/` folder pytest does not walk into) with a wrong example in it is not
+    a test, and is not run (the stop passes, and runs the new doctest alone)."""
+    repo = sealed_project(tmp_path_factory, kit_home, "own-doctext-tests", IN_TESTS, HIDDEN, 2)
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests/test_more.txt").write_text(">>> from calc import mul\n>>> mul(2, 3)\n6\n")
     for rel in ("tests/notes.txt", "tests/build/test_out.txt"):  # (nor in a folder of pytest's `norecursedirs`)
-        res, own = _added_text(tmp_path_factory, kit_home, rel, ">>> from calc import mul\n>>> mul(2, 3)\n7\n")
-        assert res.returncode == 0, (rel, res.stderr)
-        assert own["mine"] == [] and own["ran_now"] == [], (rel, own)
+        (repo / rel).parent.mkdir(exist_ok=True)
+        (repo / rel).write_text(">>> from calc import mul\n>>> mul(2, 3)\n7\n")
+    res = run_hook(stop_payload(repo))
+    own = stop_lines(kit_home)[-1]["gates"]["own"]
+    assert res.returncode == 0, res.stderr
+    assert own["mine"] == [] and own["ran_now"] == ["tests/test_more.txt"] and own["added"] == 1, own
 
 
 def test_a_stop_reads_the_sealed_text_doctests_once(tmp_path_factory, kit_home, monkeypatch):
