@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from donegate.seal import imported, reach
+from tests.support import own_batch
 from tests.support.repos import git, make_repo, run_hook, seal, sealed_copy, sealed_project, stop_lines, stop_payload
 
 CALC = "def add(a, b):\n    return a + b\n"
@@ -117,13 +118,39 @@ def _stop(tmp_path_factory, kit_home, change: dict[str, str | None], project=Non
     return res, stop_lines(kit_home)[-1]["gates"]["own"].get("ran_sealed")
 
 
+# The look-alikes that reach no sealed test, each a change of a file of its own, in one stop for the run
+# (`own_batch.shared_stop`, on the pooled project): the stop passes and runs `test_calc.py` alone (what `mul` reaches),
+# so any one of them reaching a test shows in its exact `ran_sealed` (an empty reach adds nothing to another's).
+NONE = {"notes.json": '{"rate": 3}', "pricing/extra.py": "def factor():\n    return 2\n", "docs/notes.txt": "two",
+        "scripts/palette.py": "BASE = 'blue'\n", "README.txt": None}
+
+
+def _reaches_none(tmp_path_factory, kit_home, name: str) -> None:
+    """`name`'s look-alike (a key of NONE) reaches no sealed test: the pooled stop of them all passes, running only
+    what `mul` reaches (else this one is stopped alone, so the one that reaches fails its own test id)."""
+    def edit(repo):
+        (repo / "calc.py").write_text(CALC + MUL)
+        for rel, text in NONE.items():
+            if text is None:
+                (repo / rel).unlink()
+            else:
+                (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+                (repo / rel).write_text(text)
+
+    res = own_batch.shared_stop(tmp_path_factory, kit_home, "reach-none", lambda home: _project(tmp_path_factory, home),
+                                edit)
+    if res["returncode"] == 0 and res["own"].get("ran_sealed") == ["tests/test_calc.py"]:
+        return  # one stop that runs nothing more than `mul`'s reach: none of them reaches a test
+    res, ran = _stop(tmp_path_factory, kit_home, {name: NONE[name]})  # which one reaches a test: each alone
+    assert res.returncode == 0 and ran == ["tests/test_calc.py"], (name, ran, res.stderr)
+
+
 def test_a_data_file_the_product_reads_only_when_it_exists_runs_the_tests_that_looked_for_it(tmp_path_factory, kit_home):
     """Was: `rate.json`, added, ran no sealed test (no test opened it at the seal: it was not there), and the stop
     passed with `test_rate` broken. Beside it: a data file nobody looks for runs none."""
     res, ran = _stop(tmp_path_factory, kit_home, {"rate.json": '{"rate": 3}'})
     assert res.returncode == 2 and "tests/test_settings.py::test_rate" in res.stderr, (ran, res.stderr)
-    res, ran = _stop(tmp_path_factory, kit_home, {"notes.json": '{"rate": 3}'})
-    assert res.returncode == 0 and ran == ["tests/test_calc.py"], (ran, res.stderr)
+    _reaches_none(tmp_path_factory, kit_home, "notes.json")
 
 
 def test_a_package_added_in_place_of_a_module_runs_the_tests_that_import_the_module(tmp_path_factory, kit_home):
@@ -132,8 +159,7 @@ def test_a_package_added_in_place_of_a_module_runs_the_tests_that_import_the_mod
     new module nobody imports runs none."""
     res, ran = _stop(tmp_path_factory, kit_home, {"pricing/util/__init__.py": "def factor():\n    return 2\n"})
     assert res.returncode == 2 and "tests/test_pricing.py::test_price" in res.stderr, (ran, res.stderr)
-    res, ran = _stop(tmp_path_factory, kit_home, {"pricing/extra.py": "def factor():\n    return 2\n"})
-    assert res.returncode == 0 and ran == ["tests/test_calc.py"], (ran, res.stderr)
+    _reaches_none(tmp_path_factory, kit_home, "pricing/extra.py")
 
 
 def test_a_module_an_import_failed_to_find_at_the_seal_runs_its_importers_tests_when_added(tmp_path_factory, kit_home):
@@ -181,8 +207,7 @@ def test_a_link_to_a_folder_swapped_runs_the_tests_that_read_through_it(tmp_path
     res = run_hook(stop_payload(repo))
     ran = stop_lines(kit_home)[-1]["gates"]["own"].get("ran_sealed")
     assert res.returncode == 2 and "tests/test_label.py::test_label" in res.stderr, (ran, res.stderr)
-    res, ran = _stop(tmp_path_factory, kit_home, {"docs/notes.txt": "two"})
-    assert res.returncode == 0 and ran == ["tests/test_calc.py"], (ran, res.stderr)
+    _reaches_none(tmp_path_factory, kit_home, "docs/notes.txt")
 
 
 def test_a_module_added_in_a_folder_the_product_puts_on_the_path_runs_the_whole_suite(tmp_path_factory, kit_home):
@@ -192,8 +217,7 @@ def test_a_module_added_in_a_folder_the_product_puts_on_the_path_runs_the_whole_
     res, ran = _stop(tmp_path_factory, kit_home, {"vendor/palette.py": "BASE = 'blue'\n"})
     assert res.returncode == 2 and "tests/test_tone.py::test_tone" in res.stderr, (ran, res.stderr)
     assert ran == "all", ran
-    res, ran = _stop(tmp_path_factory, kit_home, {"scripts/palette.py": "BASE = 'blue'\n"})
-    assert res.returncode == 0 and ran == ["tests/test_calc.py"], (ran, res.stderr)
+    _reaches_none(tmp_path_factory, kit_home, "scripts/palette.py")
 
 
 def test_a_setting_read_at_import_only_when_its_file_exists_runs_the_whole_suite(tmp_path_factory, kit_home):
@@ -251,8 +275,7 @@ def test_a_file_found_at_import_and_removed_runs_the_whole_suite(tmp_path_factor
     res, ran = _stop(tmp_path_factory, kit_home, {"feature.flag": None})
     assert res.returncode == 2 and "tests/test_feature.py::test_enabled" in res.stderr, (ran, res.stderr)
     assert ran == "all", ran
-    res, ran = _stop(tmp_path_factory, kit_home, {"README.txt": None})
-    assert res.returncode == 0 and ran == ["tests/test_calc.py"], (ran, res.stderr)
+    _reaches_none(tmp_path_factory, kit_home, "README.txt")
 
 
 def test_a_weakening_in_a_test_file_the_change_does_not_reach_is_named(tmp_path_factory, kit_home):
