@@ -5,6 +5,7 @@ hook: tests inside the package (`testpaths = calc`, `calc/tests/`), and the pack
 
 from __future__ import annotations
 
+from tests.support import own_batch
 from tests.support.repos import run_hook, sealed_project, stop_lines, stop_payload
 
 CALC = 'def twice(n):\n    """The number doubled.\n\n    >>> twice(21)\n    42\n    """\n    return n + n\n'
@@ -62,18 +63,6 @@ NESTED = {"calc/__init__.py": "", "calc/sub/__init__.py": "", "calc/sub/core.py"
           "calc/tests/test_twice.py": "from calc.core import twice\n\n\ndef test_twice():\n    assert twice(2) == 4\n"}
 
 
-def test_test_packages_of_the_same_name_in_two_packages_of_the_product_are_both_kept(tmp_path_factory, kit_home):
-    repo = sealed_project(tmp_path_factory, kit_home, "own-nested", NESTED, HIDDEN, 2)  # was: refused at the seal
-    (repo / "calc" / "__init__.py").write_text(MUL)
-    (repo / "calc" / "sub" / "core.py").write_text("def half(n):\n    return n >> 1\n")  # the look-alike: the same
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 0, res.stderr
-    (repo / "calc" / "sub" / "core.py").write_text("def half(n):\n    return 0\n")
-    res = run_hook(stop_payload(repo, session="s2"))
-    assert res.returncode == 2 and "calc/sub/tests/test_half.py::test_half" in res.stderr, res.stderr
-    assert [f["id"] for f in _own(kit_home)["failing"]] == ["calc/sub/tests/test_half.py::test_half"], _own(kit_home)
-
-
 # Two of the product's topmost packages each holding a `tests` package (`testpaths = tests calc util`, `calc/tests/`
 # and `util/tests/`): both were pytest's top-level `tests` in the laid-out suite, and the seal refused the suite its
 # pytest passes (`No module named 'tests.test_third'`; the known-open workaround was `--own-tests`). A top-level test
@@ -87,17 +76,44 @@ CLASH = {"calc/__init__.py": "", "calc/core.py": "def twice(n):\n    return n + 
          "pytest.ini": "[pytest]\ntestpaths = tests calc util\n"}
 
 
+# Both shapes in one project (`testpaths = tests calc util`: calc/tests and calc/sub/tests, calc/tests and
+# util/tests), sealed once, each case's look-alike in one pooled stop and its regression in another
+# (`own_batch.shared_stop`): each case changes a module of its own and reads its own test's finding.
+BOTH = {**NESTED, **CLASH}
+HALF, THIRD = "calc/sub/tests/test_half.py::test_half", "util/tests/test_third.py::test_third"
+
+
+def _both(tmp_path_factory, kit_home, name: str) -> dict:
+    def edit(repo):
+        (repo / "calc" / "__init__.py").write_text(MUL)
+        test = repo / "util" / "tests" / "test_third.py"
+        if name == "look-alikes":  # the same behaviour; a test added beside the others
+            (repo / "calc" / "sub" / "core.py").write_text("def half(n):\n    return n >> 1\n")
+            test.write_text(test.read_text() + "\n\ndef test_third_of_six():\n    assert third(6) == 2\n")
+        else:
+            (repo / "calc" / "sub" / "core.py").write_text("def half(n):\n    return 0\n")
+            (repo / "util" / "core.py").write_text("def third(n):\n    return n // 3 if n < 9 else 0\n")
+
+    # was: refused at the seal, either shape
+    return own_batch.shared_stop(tmp_path_factory, kit_home, f"own-packages-{name}",
+                                 lambda home: sealed_project(tmp_path_factory, home, "own-packages", BOTH, HIDDEN, 4), edit)
+
+
+def _check(tmp_path_factory, kit_home, test: str) -> None:
+    res = _both(tmp_path_factory, kit_home, "look-alikes")
+    assert res["returncode"] == 0, res["stderr"]
+    res = _both(tmp_path_factory, kit_home, "regressions")
+    assert res["returncode"] == 2 and test in res["stderr"], res["stderr"]
+    failing = [f["id"] for f in res["own"]["failing"]]
+    assert test in failing and set(failing) <= {HALF, THIRD}, res["own"]  # (the other case's test, and no other)
+
+
+def test_test_packages_of_the_same_name_in_two_packages_of_the_product_are_both_kept(tmp_path_factory, kit_home):
+    _check(tmp_path_factory, kit_home, HALF)
+
+
 def test_test_packages_of_one_name_in_two_topmost_packages_of_the_product_are_both_kept(tmp_path_factory, kit_home):
-    repo = sealed_project(tmp_path_factory, kit_home, "own-clash", CLASH, HIDDEN, 3)  # was: refused at the seal
-    (repo / "calc" / "__init__.py").write_text(MUL)
-    test = repo / "util" / "tests" / "test_third.py"
-    test.write_text(test.read_text() + "\n\ndef test_third_of_six():\n    assert third(6) == 2\n")  # the look-alike
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 0, res.stderr
-    (repo / "util" / "core.py").write_text("def third(n):\n    return n // 3 if n < 9 else 0\n")
-    res = run_hook(stop_payload(repo, session="s2"))
-    assert res.returncode == 2 and "util/tests/test_third.py::test_third" in res.stderr, res.stderr
-    assert [f["id"] for f in _own(kit_home)["failing"]] == ["util/tests/test_third.py::test_third"], _own(kit_home)
+    _check(tmp_path_factory, kit_home, THIRD)
 
 
 # simplejson 4.3.0: no pytest configuration, its tests in `simplejson/tests/` (unittest's TestCase), which its
