@@ -10,7 +10,8 @@ from pathlib import Path
 
 from donegate.hidden import pyc
 from tests.support import require
-from tests.support.repos import kept_file, make_repo, run_hook, seal, stop_lines, stop_payload, write_config
+from tests.support.repos import (kept_file, make_repo, run_hook, seal, sealed_project, stop_lines, stop_payload,
+                                  write_config)
 
 HIDDEN = "def test_hidden():\n    assert True\n"
 
@@ -122,7 +123,14 @@ def _looks(root: Path, key: str) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.split(".")[0] == key) if folder.is_dir() else []
 
 
-def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path, kit_home):
+def _pooled(tmp_path_factory, kit_home: Path) -> Path:
+    """`calc.py` and its test sealed once for the run under the test's donegate.yaml (`repos.sealed_project`): a copy
+    per test, at the path it was sealed at (what the two tests below do to it stays in their own kit folder)."""
+    return sealed_project(tmp_path_factory, kit_home, "own-cost-calc",
+                          {"calc.py": CALC, "tests/test_calc.py": OWN, **PADDING}, HIDDEN, 1)
+
+
+def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path_factory, kit_home):
     """The runs keep a mirror of the tree per slot (the hidden run's, the second's, the own suite's `-own` and
     `-own-now`) and the product's bytecode in the kit's state. Was: `unseal` and `uninstall` left them all (a full
     copy of the project's sources per slot). Beside it: another repository's copies, whose name starts with this
@@ -137,7 +145,7 @@ def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path,
 
     require.bwrap()
     write_config(kit_home, "confine: on\n")
-    repo = _sealed(tmp_path, {"calc.py": CALC, "tests/test_calc.py": OWN, **PADDING})
+    repo = _pooled(tmp_path_factory, kit_home)
     key = paths.repo_key(repo)
     other = kit_home / "state" / "mirror" / f"{key}-0123456789-own"  # a repository named like this one's key
     (repo / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")
@@ -173,7 +181,8 @@ def test_unseal_and_uninstall_remove_the_kits_copies_of_the_repository(tmp_path,
     assert _looks(kit_home, key) == [] and other.is_dir()  # was: the stat cache stayed after unseal
 
 
-def test_a_bytecode_job_is_waited_for_and_a_worktrees_copies_go_with_the_sealed_project(tmp_path, kit_home):
+def test_a_bytecode_job_is_waited_for_and_a_worktrees_copies_go_with_the_sealed_project(tmp_path, tmp_path_factory,
+                                                                                        kit_home):
     """A stop in a worktree of the sealed project keeps its copies under the sealed project's key (no copy keyed by
     the worktree) and its last look at its files under its own. `uninstall WORKTREE` removes both (was: "none were
     kept", the copies left under the project's key); the project's own look stays. `unseal` of the project removes
@@ -189,7 +198,7 @@ def test_a_bytecode_job_is_waited_for_and_a_worktrees_copies_go_with_the_sealed_
 
     require.bwrap()
     write_config(kit_home, "confine: on\n")
-    repo = _sealed(tmp_path, {"calc.py": CALC, "tests/test_calc.py": OWN, **PADDING})
+    repo = _pooled(tmp_path_factory, kit_home)
     key, tree = paths.repo_key(repo), tmp_path / "feature"
     git(repo, "worktree", "add", "-q", str(tree), "-b", "feature")
     (tree / "calc.py").write_text(CALC + "\n\ndef mul(a, b):\n    return a * b\n")
