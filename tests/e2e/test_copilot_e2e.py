@@ -44,7 +44,7 @@ def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_f
     clientrun.find("copilot")
     g = pooled_example(tmp_path_factory, kit_home, sandbox=False, install=False)
     with FakeChat() as api:
-        env = clientrun.install("copilot", g, api)
+        env = {**clientrun.install("copilot", g, api), **clientrun.copilot_cache(tmp_path_factory)}
         peek = f"cat {g.hidden_test}"
         api.add(shell(peek), CLAIM, FIX, "Fixed the boundary: 10 units get the discount.")
         run = clientrun.run("copilot", g.repo, g.user_home, "Implement the request: orders of 10 or more units get 10% off.",
@@ -61,7 +61,7 @@ def test_a_claude_code_install_blocks_under_copilot_in_a_trusted_folder_and_doct
     clientrun.find("copilot")
     g = pooled_example(tmp_path_factory, kit_home, sandbox=False)  # `donegate install REPO`: Claude Code's project settings
     with FakeChat() as api:
-        env = clientrun.provider("copilot", g.user_home, api)
+        env = {**clientrun.provider("copilot", g.user_home, api), **clientrun.copilot_cache(tmp_path_factory)}
         api.add("Done.")
         run = clientrun.run("copilot", g.repo, g.user_home, "Implement the request.", env)
         assert run.returncode == 0 and _stops(g) == [], run.describe()  # untrusted: skipped silently, no ledger line
@@ -71,14 +71,14 @@ def test_a_claude_code_install_blocks_under_copilot_in_a_trusted_folder_and_doct
     doctor = kit_cmd(g.kit, g.home, "doctor", "--client", "copilot", str(g.repo), user_home=g.user_home)
     assert doctor.returncode == 0, doctor.stdout
     with FakeChat() as api:
-        env = clientrun.provider("copilot", g.user_home, api)
+        env = {**clientrun.provider("copilot", g.user_home, api), **clientrun.copilot_cache(tmp_path_factory)}
         api.add(CLAIM, FIX, "Fixed.")
         run = clientrun.run("copilot", g.repo, g.user_home, "Implement the request.", env)
     _blocked_then_passed(g, api, run)
     assert secrecy.leaks(api, g) == {}  # the hook command Claude Code's settings hold is not passed on either
 
 
-def test_copilot_obeys_only_a_json_decision_exit_2_with_stderr_alone_lets_the_agent_end(tmp_path):
+def test_copilot_obeys_only_a_json_decision_exit_2_with_stderr_alone_lets_the_agent_end(tmp_path, tmp_path_factory):
     """Why the kit's block always carries the JSON decision on stdout (`donegate.core.outcome.render`)."""
     clientrun.find("copilot")
     home, repo = tmp_path / "home", tmp_path / "repo"
@@ -90,7 +90,7 @@ def test_copilot_obeys_only_a_json_decision_exit_2_with_stderr_alone_lets_the_ag
     homes.write_json(home / ".copilot" / "hooks" / "h.json", {"version": 1, "hooks": {"agentStop": [
         {"type": "command", "bash": f"{sys.executable} {script}", "timeoutSec": 30}]}})
     with FakeChat() as api:
-        env = clientrun.provider("copilot", home, api)
+        env = {**clientrun.provider("copilot", home, api), **clientrun.copilot_cache(tmp_path_factory)}
         api.add("Done.", "Done again.")
         run = clientrun.run("copilot", repo, home, "Do it.", env, timeout=120)
     assert run.returncode == 0, run.describe()

@@ -112,6 +112,17 @@ class ClientRun:
 NO_RELAUNCH = {"gemini": {"GEMINI_CLI_NO_RELAUNCH": "true"}, "qwen": {"QWEN_CODE_NO_RELAUNCH": "true"}}
 
 
+def copilot_cache(tmp_path_factory: Any) -> dict[str, str]:
+    """The variable that points Copilot CLI at one folder of the test run (every xdist worker's) for the package its
+    native binary unpacks: with a HOME of its own per test, each session's first start unpacked the same 1.0.102
+    package into `~/.cache/copilot/pkg` again (a `copilot --binary-version` child, ~1.3 CPU-s measured, on top of the
+    session's own ~1.3-1.8), as a person's does once. Its extraction goes through a folder of its own and a rename,
+    as for several Copilot processes of one person; what runs is the same package either way."""
+    from .pool import shared_root
+
+    return {"COPILOT_PKG_CACHE_HOME": str(shared_root(tmp_path_factory, "copilot-pkg"))}
+
+
 def run(client: str, repo: Path, home: Path, prompt: str, env: dict[str, str], *, timeout: float = 240) -> ClientRun:
     exe = str(find(client))
     argv = {"gemini": [exe, "-p", prompt, "--yolo", "-m", "gemini-2.5-pro"],
