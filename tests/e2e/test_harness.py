@@ -5,7 +5,7 @@ reaches the CLI's result, tool calls really run, Stop-hook feedback reaches
 the (fake) model, side requests do not eat the script, and a script that runs
 out ends the run at once instead of hanging.
 
-Each session costs about 1-1.5 s of CLI start-up.
+Each session costs about 1-1.5 s of CLI start-up (~0.6 CPU-s): the claims that need no session of their own share one.
 """
 
 from __future__ import annotations
@@ -40,48 +40,6 @@ def test_binary_is_the_pinned_native_cli() -> None:
         assert binary.read(4) == b"\x7fELF"
 
 
-def test_one_turn_text(repo: Path) -> None:
-    with FakeAPI([text("hello")]) as api:
-        res = run_session(repo, api, "say hello")
-
-    assert res.returncode == 0, res.describe()
-    assert res.result is not None, res.describe()
-    assert res.result["subtype"] == "success"
-    assert res.result["result"] == "hello"
-    # Usage is realistic enough for Claude Code to price the run.
-    assert res.result["total_cost_usd"] > 0
-    assert len(api.main_requests()) >= 1
-    assert api.main_requests()[0].body.get("stream") is True
-    assert "say hello" in api.all_text_shown()
-    assert not api.overrun
-    # The transcript lands under the fresh HOME, not the real one.
-    assert res.transcripts and all(p.is_relative_to(res.home) for p in res.transcripts)
-    assert any(e.get("type") == "assistant" for e in res.read_transcript())
-
-
-def test_tool_call_runs_and_result_is_recorded(repo: Path) -> None:
-    target = repo / "made.txt"
-    script = [
-        turn("Writing the file.", tool("Write", {"file_path": str(target), "content": "made by the fake model\n"})),
-        text("done"),
-    ]
-    with FakeAPI(script) as api:
-        res = run_session(repo, api, "create made.txt", allowed_tools=["Write"])
-
-    assert res.returncode == 0, res.describe()
-    assert res.result["result"] == "done"
-    assert target.read_text() == "made by the fake model\n"
-    mains = api.main_requests()
-    assert len(mains) == 2
-    results = tool_results(mains[1])
-    assert len(results) == 1, mains[1].body["messages"][-1]
-    assert not results[0]["is_error"], results
-    assert str(target) in results[0]["content"]
-    # The tool_use id we minted is the one the result answers.
-    assert results[0]["tool_use_id"].startswith("toolu_fake")
-    assert api.remaining() == 0
-
-
 HOOK = textwrap.dedent(
     """\
     import json, pathlib, sys
@@ -98,33 +56,62 @@ HOOK = textwrap.dedent(
 )
 
 
-def test_stop_hook_feedback_reaches_the_model(tmp_path: Path, repo: Path) -> None:
-    # The hook lives outside the repo, as donegate's does.
+def test_a_tool_call_a_blocked_stop_and_the_side_requests_of_a_prompt_hook_in_one_session(tmp_path: Path, repo: Path) -> None:
+    """Four of the harness's claims in one `claude -p` (there were four sessions), each asserted on its own: a
+    tool call really runs and its result is recorded; Stop-hook feedback reaches the (fake) model; a "type":
+    "prompt" Stop hook's question to the model at each stop is a side request, answered off-script, which eats
+    none of the script; the last scripted turn's text is the CLI's result (priced, streamed, transcribed under the
+    fresh HOME). The command hook (outside the repo, as donegate's) blocks the first stop only, so the session
+    runs: Write, claim, block, the answer to the feedback, pass; the prompt hook is asked at both stops."""
+    target = repo / "made.txt"
     hook = tmp_path / "hooks" / "stop.py"
     hook.parent.mkdir()
     hook.write_text(HOOK)
     counter = tmp_path / "hooks" / "count"
-    settings = {
-        "hooks": {
-            "Stop": [{"hooks": [{"type": "command", "command": f"{sys.executable} {hook} {counter}", "timeout": 30}]}]
-        }
-    }
+    settings = {"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": f"{sys.executable} {hook} {counter}", "timeout": 30},
+        {"type": "prompt", "prompt": "Is the task done? $ARGUMENTS"}]}]}}
 
     def second(request: dict):
         # A callable turn sees what the model was shown: echo the feedback.
         return text("fixed after: " + feedback_reason(feedback_texts(request)[-1]))
 
-    with FakeAPI([text("done (first try)"), second]) as api:
-        res = run_session(repo, api, "do the task", settings=settings)
+    script = [turn("Writing the file.", tool("Write", {"file_path": str(target), "content": "made by the fake model\n"})),
+              text("done (first try)"), second]
+    with FakeAPI(script) as api:
+        res = run_session(repo, api, "create made.txt", settings=settings, allowed_tools=["Write"])
 
     assert res.returncode == 0, (res.describe(), api.errors, [r.answer for r in api.requests])
+    assert not api.overrun and api.remaining() == 0, api.overrun_message
+    mains = api.main_requests()
+    assert len(mains) == 3, [r.answer for r in api.requests]  # the tool's result, then the block, each bought one turn
+
+    # The tool call ran, and its result came back to the model under the id we minted.
+    assert target.read_text() == "made by the fake model\n"
+    results = tool_results(mains[1])
+    assert len(results) == 1 and not results[0]["is_error"], mains[1].body["messages"][-1]
+    assert str(target) in results[0]["content"]
+    assert results[0]["tool_use_id"].startswith("toolu_fake")
+
+    # The command hook's block reached the model, once.
     assert counter.read_text() == "2"  # blocked once, then let through
     feedback = api.stop_hook_feedback()
-    assert len(feedback) == 1, feedback
-    assert "blocked: reason" in feedback[0]
-    assert len(api.main_requests()) == 2  # the block bought exactly one more turn
-    assert api.remaining() == 0
+    assert len(feedback) == 1 and "blocked: reason" in feedback[0], feedback
+
+    # The prompt hook asked the model at each stop, off the script: no tools, its own question.
+    side = api.side_requests()
+    assert len(side) == 2, [r.body for r in side]
+    assert all("Is the task done?" in r.body["messages"][-1]["content"][0]["text"] for r in side)
+
+    # The last scripted text is the result; usage realistic enough for Claude Code to price the run.
+    assert res.result is not None and res.result["subtype"] == "success", res.describe()
     assert res.result["result"] == "fixed after: blocked: reason"
+    assert res.result["total_cost_usd"] > 0
+    assert mains[0].body.get("stream") is True
+    assert "create made.txt" in api.all_text_shown()
+    # The transcript lands under the fresh HOME, not the real one.
+    assert res.transcripts and all(p.is_relative_to(res.home) for p in res.transcripts)
+    assert any(e.get("type") == "assistant" for e in res.read_transcript())
 
 
 def test_overrun_ends_quickly_and_is_flagged(repo: Path) -> None:
@@ -143,24 +130,6 @@ def test_overrun_ends_quickly_and_is_flagged(repo: Path) -> None:
     # times with the request reshaped (ToolSearch dropped), then gives up.
     answers = [r.answer for r in api.main_requests()]
     assert answers[0] == "turn" and set(answers[1:]) == {"overrun"} and len(answers) <= 10, answers
-
-
-def test_side_requests_do_not_consume_the_script(repo: Path) -> None:
-    # A "type": "prompt" Stop hook makes Claude Code ask the model, with no
-    # tools and a JSON schema, whether to stop: a side request, every time.
-    # It is answered off-script with schema-valid JSON ({"ok": true, ...}).
-    settings = {"hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "Is the task done? $ARGUMENTS"}]}]}}
-    with FakeAPI([text("hello")]) as api:
-        res = run_session(repo, api, "say hello", settings=settings)
-
-    assert res.returncode == 0, res.describe()
-    assert res.result["result"] == "hello"
-    assert not api.overrun
-    side = api.side_requests()
-    assert len(side) == 1, [r.body for r in side]
-    assert "Is the task done?" in side[0].body["messages"][-1]["content"][0]["text"]
-    assert len(api.main_requests()) == 1
-    assert api.remaining() == 0
 
 
 def test_concurrent_headless_runs_get_their_own_scripts(tmp_path: Path) -> None:
