@@ -114,13 +114,26 @@ NO_RELAUNCH = {"gemini": {"GEMINI_CLI_NO_RELAUNCH": "true"}, "qwen": {"QWEN_CODE
 
 def copilot_cache(tmp_path_factory: Any) -> dict[str, str]:
     """The variable that points Copilot CLI at one folder of the test run (every xdist worker's) for the package its
-    native binary unpacks: with a HOME of its own per test, each session's first start unpacked the same 1.0.102
-    package into `~/.cache/copilot/pkg` again (a `copilot --binary-version` child, ~1.3 CPU-s measured, on top of the
-    session's own ~1.3-1.8), as a person's does once. Its extraction goes through a folder of its own and a rename,
-    as for several Copilot processes of one person; what runs is the same package either way."""
+    native binary unpacks, unpacked there once. With a HOME of its own per test, each test's first session unpacked
+    the same 1.0.102 package into `~/.cache/copilot/pkg` again (the binary's `--binary-version` child with
+    COPILOT_SEA_EXTRACT_ONLY=1: 1.25-1.34 CPU-s, on top of the session's own ~1.2-1.8), as a person's does once.
+    Here that same call is made once, under a lock, before the first session (two tests starting together would
+    each unpack it otherwise); every session then finds the package and runs it, as a person's later ones do."""
+    import fcntl
+
     from .pool import shared_root
 
-    return {"COPILOT_PKG_CACHE_HOME": str(shared_root(tmp_path_factory, "copilot-pkg"))}
+    root = shared_root(tmp_path_factory, "copilot-pkg")
+    env = {"COPILOT_PKG_CACHE_HOME": str(root)}
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / ".unpacked").exists():
+            # What the binary runs itself at a first start (its package in COPILOT_PKG_CACHE_HOME/pkg/<platform>/).
+            res = subprocess.run([str(find("copilot")), "--binary-version"], capture_output=True, text=True, timeout=240,
+                                 env=clean_env(root / "home", COPILOT_SEA_EXTRACT_ONLY="1", **env), stdin=subprocess.DEVNULL)
+            assert res.returncode == 0, f"copilot --binary-version (unpack only): {res.stdout}{res.stderr}"
+            (root / ".unpacked").touch()
+    return env
 
 
 def run(client: str, repo: Path, home: Path, prompt: str, env: dict[str, str], *, timeout: float = 240) -> ClientRun:
