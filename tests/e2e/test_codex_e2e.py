@@ -30,11 +30,11 @@ FIX = shell(f"sed -i 's/{BUG[0]}/{BUG[1]}/' shop/pricing.py")
 PROFILE = secrecy.CODEX_LISTS[0]  # Codex lists the permission profile to the model
 
 
-@pytest.fixture
-def codex_gated(tmp_path, tmp_path_factory, kit_home):
-    """(gated repository, CODEX_HOME, install) - install(api, *args) writes the provider, then the kit's block."""
+def _codex_gated(tmp_path, tmp_path_factory, kit_home, **kwargs):
+    """(gated repository, CODEX_HOME, install) - install(api, *args) writes the provider, then the kit's block.
+    `kwargs`: more of the pooled example's arguments (a config)."""
     find_codex()
-    g = pooled_example(tmp_path_factory, kit_home, sandbox=False, install=False)
+    g = pooled_example(tmp_path_factory, kit_home, sandbox=False, install=False, **kwargs)
     codex_home = tmp_path / "codex-home"
 
     def install(api: FakeResponses, *args: str) -> str:
@@ -53,15 +53,26 @@ def codex_gated(tmp_path, tmp_path_factory, kit_home):
     return g, codex_home, install
 
 
+@pytest.fixture
+def codex_gated(tmp_path, tmp_path_factory, kit_home):
+    return _codex_gated(tmp_path, tmp_path_factory, kit_home)
+
+
 def _stops(g: GatedRepo) -> list[dict]:
     return [r for r in ledger(g.home) if r.get("event") == "stop"]
 
 
-def test_the_agent_cannot_read_the_store_the_hook_or_its_config_and_no_request_names_them(codex_gated):
+def test_the_agent_cannot_read_the_store_the_hook_or_its_config_and_the_kits_counter_ends_a_loop_codex_never_ends(
+        tmp_path, tmp_path_factory, kit_home):
+    """The agent's looks at the store, the hook and its config are refused (by the guard, or by the permission profile
+    where the guard cannot see the path) and no request names them; then it claims done again and again. Codex
+    0.169.0 has no block cap (a hook that always blocks keeps a turn going forever): the kit's own counter is the only
+    one, and with `max_blocks: 2` the stop is handed to a person and Codex ends the turn. One session where there were
+    two (the counter's had a repository, an install and a session of its own: ~2.2 CPU-s); the fix that passes is
+    test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_fix_passes's."""
     require.namespaces()  # the permission profile is Codex's (bundled) bubblewrap sandbox
-    g, codex_home, install = codex_gated
+    g, codex_home, install = _codex_gated(tmp_path, tmp_path_factory, kit_home, config={"max_blocks": 2})
     config = codex_home / "config.toml"
-    stub = next((codex_home / "hooks").glob("stop-*")) if (codex_home / "hooks").exists() else None
     with FakeResponses() as api:
         out = install(api)
         assert "permission profile on" in out, out
@@ -69,14 +80,13 @@ def test_the_agent_cannot_read_the_store_the_hook_or_its_config_and_no_request_n
         typed = [f"cat {g.hidden_test}", f"cat {g.hook}", f"cat {config}", f"cat {stub}",
                  # What the guard cannot see (a path computed at run time) the profile refuses.
                  f"python3 -c \"import sys; print(open(sys.argv[1][::-1]).read())\" '{str(g.hidden_test)[::-1]}'"]
-        api.add(*map(shell, typed), CLAIM, FIX, "Fixed.")
+        api.add(*map(shell, typed), *[CLAIM] * 6)
         run = run_codex(codex_home, g.repo, "Implement the request.", env={"DONEGATE_HOME": ""})
         sent = api.all_request_text()
         outputs = api.tool_outputs()
     assert run.returncode == 0, run.describe()
-    assert [s["verdict"] for s in _stops(g)] == ["block", "pass"], run.describe()
-    assert len(outputs) == 6, outputs
-    for attempt in outputs[:5]:
+    assert len(outputs) == 5, outputs
+    for attempt in outputs:
         assert "Command blocked by PreToolUse hook" in attempt or "Permission denied" in attempt, attempt
     assert "Command blocked by PreToolUse hook" in outputs[0]  # the guard: a tripwire, recorded
     guarded = [r for r in ledger(g.home) if r.get("event") == "guard"]
@@ -90,28 +100,10 @@ def test_the_agent_cannot_read_the_store_the_hook_or_its_config_and_no_request_n
     # The store's path reaches the model only in the commands the agent typed (Codex echoes a refused one), and in
     # Python's refusal of the path the agent computed.
     assert secrecy.leaks(api, g, typed=[*typed, f"Permission denied: '{g.hidden_test}'"], codex=True) == {}
-
-
-def test_the_kits_block_counter_ends_a_loop_codex_never_ends(tmp_path, tmp_path_factory, kit_home):
-    """Codex 0.169.0 has no block cap (a hook that always blocks keeps a turn going forever): the kit's
-    own counter is the only one. An agent that claims done again and again is blocked `max_blocks`
-    times, then the stop is handed to a person and Codex ends the turn."""
-    find_codex()
-    g = pooled_example(tmp_path_factory, kit_home, sandbox=False, install=False, config={"max_blocks": 2})
-    codex_home = tmp_path / "codex-home"
-    with FakeResponses() as api:
-        write_provider(codex_home, api)
-        res = subprocess.run([sys.executable, "-m", "donegate", "install", "--client", "codex", "--sandbox", "off"],
-                             cwd=g.kit, env={**os.environ, "DONEGATE_HOME": str(g.home), "CODEX_HOME": str(codex_home)},
-                             capture_output=True, text=True, timeout=120)
-        assert res.returncode == 0, res.stdout + res.stderr
-        api.add(*[CLAIM] * 6)
-        run = run_codex(codex_home, g.repo, "Implement the request.", env={"DONEGATE_HOME": ""})
+    # The kit's counter, not Codex, ended the claims: blocked up to max_blocks, handed over, and Codex stopped asking.
     verdicts = [s["verdict"] for s in _stops(g)]
-    assert run.returncode == 0, run.describe()
     assert verdicts[-1] == "gave_up" and verdicts.count("block") <= 3, verdicts
-    assert len(api.model_requests()) == len(verdicts) and len(api.turns) > 0  # Codex stopped asking once handed over
-    assert secrecy.leaks(api, g, codex=True) == {}
+    assert len(api.model_requests()) == len(typed) + len(verdicts) and len(api.turns) > 0, (verdicts, api.turns)
 
 
 def test_a_claim_of_done_with_the_bug_in_is_blocked_with_the_assertion_and_the_fix_passes(codex_gated):
