@@ -370,6 +370,10 @@ def _parse(path: Path, text: str) -> Any:
         raise
     except RecursionError:
         raise ConfigError(f"{path}: nested too deeply", "a donegate.yaml is a flat mapping of keys") from None
+    except ValueError as exc:  # an int past Python's 4300-digit conversion limit: PyYAML's int() refuses it
+        if "digits" not in str(exc):
+            raise
+        raise ConfigError(f"{path}: a number of more than 4300 digits", "write a number the key can take") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

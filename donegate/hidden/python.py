@@ -474,11 +474,11 @@ def launch(project: Path, repo: Path, *, named: str | None = None, named_by: str
     kit = paths.protected_roots(home=paths.home())
     # A path line naming a folder that holds the kit or the state root is dropped; the environment's own
     # site-packages stay (an installed kit's own is a protected root, and the kit's fallback environment).
-    # Every path below is resolved once and compared as resolved (`_under`): `paths.is_within` resolved both of its
+    # Every path below is resolved once and compared as resolved (`paths.within`): `paths.is_within` resolved both of its
     # paths at each of ~26 calls, ~5 ms of every stop's CPU. `kit` (protected_roots) and `repo` are resolved already.
     entries = site_entries(interp.site)
     real = {p: Path(p).resolve() for p in entries}
-    site = [p for p in entries if p in interp.site or not any(_under(k, real[p]) for k in kit)]
+    site = [p for p in entries if p in interp.site or not any(paths.within(k, real[p]) for k in kit)]
     pytest = pytest_dirs()
     exe = Path(interp.exe)
     base = exe.parent.parent if exe.parent.name in ("bin", "Scripts") else exe.parent
@@ -486,7 +486,7 @@ def launch(project: Path, repo: Path, *, named: str | None = None, named_by: str
     out: list[Path] = []
     for b in own:
         b = b.resolve()
-        if b not in out and not _under(b, repo):
+        if b not in out and not paths.within(b, repo):
             out.append(b)
     # What the environment's path lines name (the agent can write them) is bound back only where the
     # seal saw it too (`allowed`), and never a folder holding, or inside, the kit, the state root or a
@@ -496,19 +496,14 @@ def launch(project: Path, repo: Path, *, named: str | None = None, named_by: str
     hidden = [*kit, *user_homes()]
     for p in site:
         b = real[p]
-        if b in out or _under(b, repo) or any(_under(b, q) for q in out):
+        if b in out or paths.within(b, repo) or any(paths.within(b, q) for q in out):
             continue
-        if any(_under(h, b) for h in hidden) or any(_under(b, k) for k in kit):
+        if any(paths.within(h, b) for h in hidden) or any(paths.within(b, k) for k in kit):
             continue
         if allowed is not None and str(b) not in allowed:
             continue
         out.append(b)
     return Launch(interp, project_entries(project, list(pythonpath or [])), site, pytest, out)
-
-
-def _under(child: Path, parent: Path) -> bool:
-    """`paths.is_within` of two paths resolved already (the same answer, nothing resolved again)."""
-    return child == parent or parent in child.parents
 
 
 def sealed(manifest: dict[str, Any], repo: Path) -> Launch:

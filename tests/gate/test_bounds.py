@@ -329,6 +329,7 @@ BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     ("timeout: 5\n" + "# padding\n" * 40000, "larger than 256 KiB"),
     ("protected:\n" + "".join(f"  - 'dir{i}/**'\n" for i in range(1500)), "1500 entries, more than the 1000"),
     ("timeout: '" + "9" * 5000 + "'\n", "(5000 characters)"),
+    ("timeout: " + "9" * 5000 + "\n", "a number of more than 4300 digits"),
     ("[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
 ])
 def test_config_that_costs_without_bound_is_a_config_error(sealed_shop, kit_home, text, says):
