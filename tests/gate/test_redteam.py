@@ -686,22 +686,19 @@ def test_planted_bytecode_never_runs_instead_of_the_source(tmp_path_factory, kit
     assert ("assert 1000 == 900" if where == "__pycache__" else "No module named 'calc'") in res.stderr
 
 
-def test_a_test_function_replaced_in_a_large_run_is_caught(tmp_path, kit_home):
+def test_a_test_function_replaced_in_a_large_run_is_caught(tmp_path_factory):
     """Above 200 tests the tripwires check each test's function as it starts and every test's at the end (not
     every test's after every test: O(n²)). A product that replaces the collected tests' functions (the gc search
     allowed, so only the replacement itself can tell) is still caught as tampering with the harness; the same
-    large suite on the right product passes (the look-alike)."""
-    from tests.support.repos import seal_files
+    large suite on the right product passes (the look-alike). Both stops of the run's one large suite
+    (tests/support/large_suite.py: `replaced`, `fresh`)."""
+    from tests.support import large_suite
 
-    many = HIDDEN + "".join(f"\n\ndef test_small_{i}():\n    assert calc.price(1) == 100\n" for i in range(250))
-    repo = seal_files(tmp_path, {"calc.py": BUG}, "test_calc.py", many)
-    write_config(kit_home, "scan_allow: [gc-objects]\n")
-    (repo / "calc.py").write_text(FIND + "def price(units):\n    for it in _objects('Function'):\n"
-                                         "        it._obj = lambda **kw: None\n    return units * 90 if units >= 10 else units * 100\n")
-    res = run_hook(stop_payload(repo), timeout=300)
-    assert res.returncode == 2, res.stdout
-    tamper = stop_lines(kit_home)[-1]["gates"]["acceptance"]["tamper"]
+    assert large_suite.MANY > 200
+    (stop,) = large_suite.stops(tmp_path_factory, "replaced")
+    assert stop["returncode"] == 2, stop["stdout"]
+    tamper = stop["line"]["gates"]["acceptance"]["tamper"]
     assert tamper["rule"] == "harness" and "was replaced" in tamper["what"], tamper
-    (repo / "calc.py").write_text(RIGHT)
-    res = run_hook(stop_payload(repo, session="s2"), timeout=300)
-    assert res.returncode == 0 and stop_lines(kit_home)[-1]["verdict"] == "pass", res.stderr
+    assert stop["line"]["gates"]["scan"]["allow"] == ["gc-objects"]  # the gc search allowed: the scan was quiet on it
+    (right,) = large_suite.stops(tmp_path_factory, "fresh")
+    assert right["returncode"] == 0 and right["line"]["verdict"] == "pass", right["stderr"]

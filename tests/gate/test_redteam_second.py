@@ -53,8 +53,9 @@ def test_after_a_disagreement_every_later_stop_checks_every_sealed_test(tmp_path
 
 
 def test_an_honest_fix_after_a_disagreement_passes_with_every_test_checked(tmp_path_factory):
-    first, then = stops(tmp_path_factory, "fixed")
-    assert first["returncode"] == 2
+    # `fixed` is a session whose counters are those the special case's stop (`disagreed`'s first) left.
+    assert stops(tmp_path_factory, "disagreed")[0]["line"]["gates"]["acceptance"]["tamper"]["rule"] == "disagree"
+    (then,) = stops(tmp_path_factory, "fixed")
     assert then["returncode"] == 0 and then["line"]["verdict"] == "pass", then["stderr"]
     assert then["line"]["gates"]["acceptance"]["second"]["checked"] == MANY + 1
     # another session of the same repository starts with a drawn share again

@@ -3,9 +3,11 @@ the whole test run, and the stops tests/gate/test_redteam_second.py and tests/ga
 (`pool.SharedRuns`): a seal of 251 tests runs them all, a stop of them ~1 CPU-s, and the two files asked the same stops
 (a special case of the new requirement right under pytest only; the fix, in a session of its own) of a seal per worker.
 
-Sessions: `disagreed` (the special case, then one moved to a regression test), `fixed` (the special case, then the
-fix), `fresh` (the fix in a session that never disagreed). Each stop's record: `returncode`, `stdout`, `stderr` and the
-stop's ledger `line`."""
+Sessions: `disagreed` (the special case, then one moved to a regression test), `fixed` (the fix, in a session whose
+counters are the ones `disagreed`'s first stop left: the same special case at the same tree, its stop not run twice),
+`fresh` (the fix in a session that never disagreed), `replaced` (a product that replaces every collected test's function,
+with the gc search the project allows: `scan_allow: [gc-objects]`, written before that stop). Each stop's record:
+`returncode`, `stdout`, `stderr` and the stop's ledger `line`."""
 
 from __future__ import annotations
 
@@ -28,7 +30,21 @@ ONE_OLD = ("import sys\n\n\ndef twice(x):\n    return 2 * x if x != 7 or 'pytest
 # share one stop in five).
 MANY = second.ALL_UP_TO + 50
 SOURCE = "".join(OLD.format(i=i, d=2 * i) for i in range(MANY)) + NEW
-STOPS = {"disagreed": [UNDER_PYTEST, ONE_OLD], "fixed": [UNDER_PYTEST, RIGHT], "fresh": [RIGHT]}
+# Wrong on the new requirement, and every collected test's function replaced at the first call (tests/gate/test_redteam.py).
+REPLACES = ("import gc\n\n\ndef twice(x):\n    for it in [o for o in gc.get_objects() if type(o).__name__ == 'Function']:\n"
+            "        it._obj = lambda **kw: None\n    return 2 * x\n\n\ndef half(x):\n    return 0\n")
+STOPS = {"disagreed": [UNDER_PYTEST, ONE_OLD], "fixed": [RIGHT], "fresh": [RIGHT], "replaced": [REPLACES]}
+
+
+def _counted_as(home: Path, session: str, other: str) -> None:
+    """`other`'s counters made `session`'s (its stops, blocks and disagreements), through the kit's own counters."""
+    from donegate import paths
+    from donegate.sessions.counters import FileCounters
+
+    counters = FileCounters(paths.state_dir(home))
+    was = counters.peek(session)
+    with counters.transact(other) as now:
+        now.update({k: v for k, v in was.items() if k != "session"})
 
 
 def stops(tmp_path_factory, session: str) -> list[dict]:
@@ -49,11 +65,15 @@ def stops(tmp_path_factory, session: str) -> list[dict]:
         assert res.returncode == 0, res.stderr
         out: dict[str, list[dict]] = {}
         for name, products in STOPS.items():
+            if name == "replaced":
+                (home / "donegate.yaml").write_text("scan_allow: [gc-objects]\n")
             for product in products:
                 (repo / "calc.py").write_text(product)
                 res = run_hook(stop_payload(repo, session=name), env=env)
                 out.setdefault(name, []).append({"returncode": res.returncode, "stdout": res.stdout, "stderr": res.stderr,
                                                  "line": stop_lines(home)[-1]})
+                if name == "disagreed" and len(out[name]) == 1:  # `fixed` starts where this stop left its session
+                    _counted_as(home, "disagreed", "fixed")
         return out
 
     return SharedRuns(shared_root(tmp_path_factory, "large-suite"), ["stops"], run, threads=0)["stops"][session]
