@@ -52,6 +52,7 @@ def test_every_appealable_block_tells_the_agent_how_to_appeal_in_one_line(sealed
 
 
 def test_the_way_out_survives_a_capped_feedback(tmp_path, kit_home):
+    # The feedback is capped (40 failures of 500 characters each: at most 4,100 shown), and the way out is still its end.
     body = "import mod\n" + "".join(f"def test_{i}():\n    assert mod.VALUE == {i} + 1000, 'x' * 500\n" for i in range(40))
     repo = seal_single(tmp_path, body)
     res = run_hook(stop_payload(repo))
