@@ -27,8 +27,12 @@ def appealed(repo, session: str) -> str:
     return ledger.stop_ref(last_line().encode())
 
 
+def _lines() -> list[str]:
+    return (Path(os.environ["DONEGATE_HOME"]) / "ledger.jsonl").read_text().splitlines()
+
+
 def last_line() -> str:
-    return (Path(os.environ["DONEGATE_HOME"]) / "ledger.jsonl").read_text().splitlines()[-1]
+    return _lines()[-1]
 
 
 def test_status_shows_the_seal_and_who_waits(sealed_shop, kit_home):
@@ -63,9 +67,9 @@ def test_approve_takes_a_session_off_the_waiting_list(sealed_shop, kit_home, tmp
     assert donegate("report", "--html", str(tmp_path / "r.html")).returncode == 0
     assert "approved: the rounding test was mine, and wrong" in (tmp_path / "r.html").read_text()
 
-    # Only what waits for a person can be decided: a block is labelled, not approved.
-    assert run_hook(stop_payload(sealed_shop, session="other")).returncode == 2
-    blocked = ledger.stop_ref(last_line().encode())
+    # Only what waits for a person can be decided: a block is labelled, not approved (the block before the appeal).
+    blocked = ledger.stop_ref(_lines()[-3].encode())  # the block, the appeal, the decision
+    assert json.loads(_lines()[-3])["verdict"] == "block"
     res = donegate("approve", blocked)
     assert res.returncode == 1 and "only an appeal or a hand-over" in res.stderr
 
@@ -104,35 +108,32 @@ def test_a_decided_session_is_no_longer_left_for_a_person(sealed_shop, kit_home,
     # Before: approve, reject and `label ... rejected` left the session counted and marked as waiting.
     a = appealed(sealed_shop, "approved-one")
     r = appealed(sealed_shop, "labelled-one")
+    j = appealed(sealed_shop, "rejected-one")
     appealed(sealed_shop, "still-waiting")
     left, flags = _left(tmp_path)
-    assert left == 3 and all(flags[s] for s in ("approved-one", "labelled-one", "still-waiting"))
+    assert left == 4 and all(flags[s] for s in ("approved-one", "labelled-one", "rejected-one", "still-waiting"))
 
     assert donegate("approve", a, "--note", "fine").returncode == 0
+    assert donegate("reject", j, "--note", "no rounding down").returncode == 0
+    by_reject = ledger_lines(kit_home)[-1]
     res = donegate("label", r, "rejected", "--note", "no rounding down")
     assert res.returncode == 0, res.stderr
-    left, flags = _left(tmp_path)
-    assert left == 1 and flags == {"approved-one": 0, "labelled-one": 0, "still-waiting": 1}
-    summary = json.loads(donegate("report", "--json").stdout)
-    assert summary["total"]["decided_by_person"] == 2 and summary["total"]["appeals_rejected"] == 1
-    assert [w["session"] for w in json.loads(donegate("status", "--json").stdout)["waiting"]] == ["still-waiting"]
-    assert "Decided by a person: 2 (1 approved, 1 rejected)" in donegate("report").stdout
-
-
-def test_reject_and_the_label_rejected_record_the_same_thing(sealed_shop, kit_home):
-    first, second = appealed(sealed_shop, "one"), appealed(sealed_shop, "two")
-    assert donegate("reject", first, "--note", "why").returncode == 0
-    by_reject = ledger_lines(kit_home)[-1]
-    assert donegate("label", second, "rejected", "--note", "why").returncode == 0
     by_label = ledger_lines(kit_home)[-1]
+    # reject and the label rejected record the same thing
     same = ("event", "decision", "label", "note", "verdict")
     assert {k: by_reject.get(k) for k in same} == {k: by_label.get(k) for k in same} == {
-        "event": "decision", "decision": "reject", "label": "rejected", "note": "why", "verdict": "appealed"}
-    # both are told to the next stop in that repository
+        "event": "decision", "decision": "reject", "label": "rejected", "note": "no rounding down", "verdict": "appealed"}
+    left, flags = _left(tmp_path)
+    assert left == 1 and flags == {"approved-one": 0, "labelled-one": 0, "rejected-one": 0, "still-waiting": 1}
+    summary = json.loads(donegate("report", "--json").stdout)
+    assert summary["total"]["decided_by_person"] == 3 and summary["total"]["appeals_rejected"] == 2
+    assert [w["session"] for w in json.loads(donegate("status", "--json").stdout)["waiting"]] == ["still-waiting"]
+    assert "Decided by a person: 3 (1 approved, 2 rejected)" in donegate("report").stdout
+    # both rejections are told to the next stop in that repository
     res = run_hook(stop_payload(sealed_shop, session="next"))
-    assert res.returncode == 2 and first in res.stderr and second in res.stderr, res.stderr
-    res = donegate("approve", first)
-    assert "approved an appeal" in res.stdout and "approved" in res.stdout and "rejectd" not in res.stdout
+    assert res.returncode == 2 and r in res.stderr and j in res.stderr, res.stderr
+    res = donegate("approve", j)
+    assert "approved an appeal" in res.stdout and "rejectd" not in res.stdout
 
 
 def test_a_session_that_passed_can_be_rejected_and_the_next_stop_is_told(sealed_shop, kit_home):
