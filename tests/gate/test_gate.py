@@ -448,17 +448,8 @@ def test_a_leak_at_the_stop_that_gives_up_is_told_to_the_person_too(sealed_shop,
 # tests/gate/test_appeal.py's test_the_way_out_survives_a_capped_feedback, which asserts it and the appeal line kept.
 
 
-def test_install_after_seal_does_not_read_as_a_protected_change(sealed_shop, kit_home):
-    res = subprocess.run([sys.executable, "-m", "donegate", "install", str(sealed_shop), "--sandbox", "off"],
-                         capture_output=True, text=True, timeout=60, cwd=KIT)
-    assert res.returncode == 0, res.stderr
-    fix_bug(sealed_shop)
-    assert run_hook(stop_payload(sealed_shop)).returncode == 0
-    # ...while the agent changing the installed settings afterwards still blocks.
-    settings = sealed_shop / ".claude" / "settings.json"
-    settings.write_text(settings.read_text().replace('"timeout"', '"timeout_"'))
-    res = run_hook(stop_payload(sealed_shop))
-    assert res.returncode == 2 and ".claude/settings.json" in res.stderr
+# An install after the seal is no protected change, and the installed settings changed afterwards still block:
+# tests/gate/test_scope.py's test_the_files_install_writes_are_not_the_agents_change (seal-then-install).
 
 
 def test_kit_errors_do_not_tell_the_agent_where_the_kit_lives(sealed_shop, kit_home):

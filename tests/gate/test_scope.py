@@ -154,9 +154,13 @@ def test_the_files_install_writes_are_not_the_agents_change(shop_repo, kit_home,
     fix_bug(shop_repo)
     res = run_hook(stop_payload(shop_repo))
     assert res.returncode == 0, res.stderr
+    # ...while the agent changing what install wrote afterwards still blocks: each file named (test_gate.py's
+    # install-after-seal case folded here).
     (shop_repo / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
+    settings = shop_repo / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace('"timeout"', '"timeout_"'))
     res = run_hook(stop_payload(shop_repo))
-    assert res.returncode == 2 and ".claude/settings.local.json" in res.stderr
+    assert res.returncode == 2 and ".claude/settings.local.json" in res.stderr and ".claude/settings.json" in res.stderr, res.stderr
 
 
 def test_kit_files_are_the_ones_install_writes():
