@@ -246,28 +246,22 @@ def test_report_and_page_show_the_sessions_commands_first(sealed_shop, kit_home,
 
 def test_a_seal_during_a_session_without_a_terminal_is_handed_to_a_person(sealed_shop, kit_home, tmp_path):
     """The agent hid from the check (variables unset, detached from Claude Code): nothing on the seal
-    shows a session, but it came after the session's first stop and from no terminal."""
-    assert run_hook(stop_payload(sealed_shop, session="s1")).returncode == 2  # the session's first stop
-    assert seal(sealed_shop, cheat(tmp_path)).returncode == 0  # no session signs, no terminal
-    res = run_hook(stop_payload(sealed_shop, session="s1"))
-    assert res.returncode == 2 and "sealed again during this session" in res.stderr and "a person" in res.stderr
-    # A session that starts after the seal is judged on it as usual (the kit cannot tell whose it is).
-    assert run_hook(stop_payload(sealed_shop, session="s2")).returncode == 0
+    shows a session, but it came after the session's first stop and from no terminal.
 
-
-def test_a_first_seal_of_another_repository_in_a_reused_session_is_judged_as_usual(sealed_shop, kit_home, tmp_path):
-    """The look-alike of the test above: a session id seen at a stop in one repository (a client that reuses its ids,
-    a person's script) and a first seal of another repository after it, from no terminal. Was: "sealed again during
+    Its look-alike first, in the same session: a session id seen at a stop in one repository (a client that reuses its
+    ids, a person's script) and a first seal of another repository after it, from no terminal. Was: "sealed again during
     this session" at the other repository's first stop (the session's first stop was kept for the session only)."""
     assert run_hook(stop_payload(sealed_shop, session="s1")).returncode == 2  # the session's first stop, in the shop
     other = make_repo(tmp_path / "other", {"calc.py": "def add(a, b):\n    return a + b\n"})
     assert seal(other, cheat(tmp_path)).returncode == 0  # no session signs, no terminal: a first seal of `other`
     res = run_hook(stop_payload(other, session="s1"))
     assert res.returncode == 0 and "sealed again" not in res.stderr, res.stderr
-    # and the shop's seal made again in that session is still handed to a person
+    # The shop's seal made again in that session (no session signs, no terminal) is handed to a person.
     assert seal(sealed_shop, cheat(tmp_path, "again")).returncode == 0
     res = run_hook(stop_payload(sealed_shop, session="s1"))
-    assert res.returncode == 2 and "sealed again during this session" in res.stderr, res.stderr
+    assert res.returncode == 2 and "sealed again during this session" in res.stderr and "a person" in res.stderr, res.stderr
+    # A session that starts after the seal is judged on it as usual (the kit cannot tell whose it is).
+    assert run_hook(stop_payload(sealed_shop, session="s2")).returncode == 0
 
 
 def test_a_person_resealing_at_a_terminal_during_a_session_is_judged_as_usual(sealed_shop, kit_home, tmp_path):
