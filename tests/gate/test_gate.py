@@ -280,7 +280,11 @@ def test_breaker_gives_up_after_max_blocks(tmp_path, kit_home):
 
 
 def test_no_progress_rule_hands_over_early(sealed_shop, kit_home):
-    codes = [run_hook(stop_payload(sealed_shop)).returncode for _ in range(4)]
+    codes = [run_hook(stop_payload(sealed_shop)).returncode for _ in range(3)]
+    # Sessions are counted apart: another session's stop here is its first (blocked, not handed over), and this
+    # session's streak goes on after it.
+    assert run_hook(stop_payload(sealed_shop, session="b")).returncode == 2
+    codes.append(run_hook(stop_payload(sealed_shop)).returncode)
     assert codes == [2, 2, 2, 0]
     line = stop_lines(kit_home)[-1]
     assert line["verdict"] == "gave_up" and "max_same_failure" in line["gates"]["breaker"]["gave_up"]
@@ -291,10 +295,7 @@ def test_errors_are_counted_by_the_breaker(tmp_path, kit_home):
     assert codes == [2, 2, 2, 0, 2]
 
 
-def test_sessions_are_counted_apart(sealed_shop, kit_home):
-    for _ in range(3):
-        run_hook(stop_payload(sealed_shop, session="a"))
-    assert run_hook(stop_payload(sealed_shop, session="b")).returncode == 2
+# Sessions counted apart: in test_no_progress_rule_hands_over_early (another session's stop inside the streak).
 
 
 def test_no_environment_variable_opens_the_gate(sealed_shop, kit_home):
