@@ -19,7 +19,7 @@ from donegate import paths
 from donegate.hidden import second
 from tests.support import require
 from tests.support.calcrepo import batch, together
-from tests.support.large_suite import BASE, MANY, NEW, OLD, UNDER_PYTEST, stops
+from tests.support.large_suite import BASE, MANY, NEW, OLD, stops
 from tests.support.repos import (make_repo, pooled_files, run_hook, seal, sealed_copy, stop_lines, stop_payload,
                                  write_config)
 
@@ -63,16 +63,15 @@ def test_an_honest_fix_after_a_disagreement_passes_with_every_test_checked(tmp_p
     assert other["returncode"] == 0 and other["line"]["gates"]["acceptance"]["second"]["drawn"]["of"] == MANY + 1
 
 
-def test_repeated_disagreements_hand_the_session_to_a_person(tmp_path_factory, kit_home):
-    repo = _sealed(tmp_path_factory, kit_home, 3)
-    res, line = _stop(repo, kit_home, UNDER_PYTEST)
-    assert res.returncode == 2 and "the two runs disagree" in res.stderr
-    # A retry of the same special case (once a plain block, then the next, until max_blocks) goes to a person.
-    res, line = _stop(repo, kit_home, UNDER_PYTEST)
-    assert res.returncode == 0 and line["verdict"] == "gave_up", res.stderr
-    msg = json.loads(res.stdout)["systemMessage"]
+def test_repeated_disagreements_hand_the_session_to_a_person(tmp_path_factory):
+    # The large suite's `disagreed` session (tests/support/large_suite.py): a special case, then another.
+    first, then = stops(tmp_path_factory, "disagreed")
+    assert first["returncode"] == 2 and "the two runs disagree" in first["stderr"]
+    # The next disagreement (where a plain block would be one more, until max_blocks) goes to a person.
+    assert then["returncode"] == 0 and then["line"]["verdict"] == "gave_up", then["stderr"]
+    msg = json.loads(then["stdout"])["systemMessage"]
     assert "suspected special-casing" in msg and "NOT verified" in msg, msg
-    assert line["gates"]["handover"] == "disagreements"
+    assert then["line"]["gates"]["handover"] == "disagreements"
 
 
 def test_blocks_that_are_no_disagreement_do_not_count(tmp_path_factory, kit_home):
