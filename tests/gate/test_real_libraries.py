@@ -285,29 +285,60 @@ def _pytest_checkout(repo: Path) -> None:
     (site / "pytest.pth").write_text(str(repo / "src") + "\n")
 
 
-def test_pytest_an_honest_change_to_pytest_is_run_by_the_projects_own_pytest(tmp_path, kit_home):
-    """The project is pytest (the seal finds its `pytest` and `_pytest` in `src/`, installed editable): the runs load
-    the project's own, as its `python -m pytest` does (was: the kit's, so the change was never seen: 2 of 2 failed
-    after it). `--allow imports-pytest`: pytest's own code imports `_pytest` everywhere, as the seal's hint says."""
-    write_config(kit_home, "scan: block\nown_tests: off\n")
-    repo = tmp_path / "pytest"
-    _pytest_checkout(repo)
-    make_repo(repo, {})
-    hidden = tmp_path / "hidden" / "test_version_info.py"
-    hidden.parent.mkdir()
-    hidden.write_text(PYTEST_TESTS)
-    res = seal(repo, hidden, "--allow", "imports-pytest")
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert "the project is pytest" in res.stdout, res.stdout
+OWN_VERSION = "from _pytest import version_tuple\n\n\ndef test_the_release_tuple():\n    assert version_tuple[:2] == (9, 2)\n"
 
-    def change() -> None:
+
+def _pytest_stops(tmp_path_factory) -> dict:
+    """The pytest checkout with a suite of its own (`testing/`) sealed with PYTEST_TESTS hidden (`scan: block`, the
+    own suite on, `--allow imports-pytest`: pytest's own code imports `_pytest` everywhere, as the seal's hint says),
+    then three stops: the control (nothing done), VERSION_INFO added (the honest change), and a regression only the
+    own suite sees. Run once in the whole test run (`pool.SharedRuns`, threads=0: the first worker that asks runs it,
+    the other waits and reads it): the hidden runs' test and the own runs' test below each read their own stops.
+    `{"seal": stdout, name: (exit, stderr, the stop's ledger line)}`."""
+    from tests.support.pool import SharedRuns, shared_root
+
+    def run(key, base: Path) -> dict:
+        home = base / "home"
+        home.mkdir()
+        (home / "donegate.yaml").write_text("scan: block\n")
+        env = {"DONEGATE_HOME": str(home)}
+        repo = base / "pytest"
+        _pytest_checkout(repo)
+        make_repo(repo, {"testing/test_version.py": OWN_VERSION})
+        hidden = base / "hidden" / "test_version_info.py"
+        hidden.parent.mkdir()
+        hidden.write_text(PYTEST_TESTS)
+        res = seal(repo, hidden, "--allow", "imports-pytest", extra_env=env)
+        assert res.returncode == 0, res.stdout + res.stderr
+        out: dict = {"seal": res.stdout}
+
+        def stop(name: str) -> None:
+            res = run_hook(stop_payload(repo, session=name), env=env, timeout=300)
+            out[name] = (res.returncode, res.stderr, stop_lines(home)[-1])
+
+        stop("control")
         with open(repo / "src/_pytest/__init__.py", "a") as fh:
             fh.write(VERSION_INFO)
         _change(repo / "src/pytest/__init__.py", "from _pytest import version_tuple\n",
                 "from _pytest import version_info\nfrom _pytest import version_tuple\n")
+        stop("honest")
+        _change(repo / "src/_pytest/_version.py", "version_tuple = (9, 2, 0)", "version_tuple = (9, 3, 0)")
+        stop("regression")
+        return out
 
-    res, line = _control_then_change(repo, kit_home, change)
-    assert res.returncode == 0, res.stderr + json.dumps(line["gates"]["acceptance"])
+    return SharedRuns(shared_root(tmp_path_factory, "pytest-checkout"), ["pytest"], run, threads=0)["pytest"]
+
+
+def test_pytest_an_honest_change_to_pytest_is_run_by_the_projects_own_pytest(tmp_path_factory):
+    """The project is pytest (the seal finds its `pytest` and `_pytest` in `src/`, installed editable): the runs load
+    the project's own, as its `python -m pytest` does (was: the kit's, so the change was never seen: 2 of 2 failed
+    after it)."""
+    stops = _pytest_stops(tmp_path_factory)
+    assert "the project is pytest" in stops["seal"], stops["seal"]
+    code, err, line = stops["control"]  # the change not made: the new requirement blocks
+    assert code == 2 and line["gates"]["acceptance"]["failed"] >= 1, err
+    code, err, line = stops["honest"]
+    assert code == 0, err + json.dumps(line["gates"]["acceptance"])
     second = line["gates"]["acceptance"]["second"]
     assert second["checked"] == 0 and len(second["unsupported"]) == 2  # pytest's own API: the shim serves none of it
 
@@ -330,28 +361,14 @@ def test_a_project_that_is_not_pytest_never_gets_a_copy_of_pytest_its_change_add
     assert res.returncode == 2 and line["gates"]["acceptance"]["failed"] == 1, res.stderr
 
 
-OWN_VERSION = "from _pytest import version_tuple\n\n\ndef test_the_release_tuple():\n    assert version_tuple[:2] == (9, 2)\n"
-
-
 @pytest.mark.own_suite
-def test_pytest_its_own_suite_runs_under_its_own_pytest(tmp_path, kit_home):
+def test_pytest_its_own_suite_runs_under_its_own_pytest(tmp_path_factory):
     """The project is pytest and has a suite of its own (`testing/`): its own runs load the project's pytest, as the
     hidden run does (issue 46). Was: the kit's, so a regression of the project's `_pytest` was never seen by its own
     tests (the kit's `_pytest` answered them) and the stop passed. Beside it, an honest change to pytest passes."""
-    write_config(kit_home, "scan: block\n")
-    repo = tmp_path / "pytest"
-    _pytest_checkout(repo)
-    make_repo(repo, {"testing/test_version.py": OWN_VERSION})
-    hidden = tmp_path / "hidden" / "test_hidden.py"
-    hidden.parent.mkdir()
-    hidden.write_text("import pytest\n\n\ndef test_hidden():\n    assert pytest.__version__.startswith('9.')\n")
-    res = seal(repo, hidden, "--allow", "imports-pytest")
-    assert res.returncode == 0 and "the project is pytest" in res.stdout, res.stdout + res.stderr
-    assert "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout
-    with open(repo / "src/_pytest/__init__.py", "a") as fh:
-        fh.write("\n\ndef release():\n    return version_tuple[:3]\n")
-    res, line = _stop(repo, kit_home, "honest")
-    assert res.returncode == 0, res.stderr + json.dumps(line["gates"].get("own"))
-    _change(repo / "src/_pytest/_version.py", "version_tuple = (9, 2, 0)", "version_tuple = (9, 3, 0)")
-    res, line = _stop(repo, kit_home, "regression")
-    assert res.returncode == 2 and "testing/test_version.py::test_the_release_tuple" in res.stderr, res.stderr
+    stops = _pytest_stops(tmp_path_factory)
+    assert "the project is pytest" in stops["seal"] and "the project's own tests: 1 of 1 pass" in stops["seal"], stops["seal"]
+    code, err, line = stops["honest"]  # VERSION_INFO added to the project's `_pytest` and `pytest`
+    assert code == 0, err + json.dumps(line["gates"].get("own"))
+    code, err, line = stops["regression"]  # then its version_tuple changed: only the own test sees it
+    assert code == 2 and "testing/test_version.py::test_the_release_tuple" in err, err
