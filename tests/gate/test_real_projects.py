@@ -597,15 +597,13 @@ COUNTED = ("import sys\nimport unittest\n\nimport steps\n\nWALKS = []\n\n\ndef _
 
 
 @pytest.mark.own_suite
-def test_a_suite_of_many_generator_steps_is_sealed_without_a_stack_walk_per_step(tmp_path, kit_home):
+def test_a_suite_of_many_generator_steps_is_sealed_without_a_stack_walk_per_step(tmp_path_factory, kit_home):
     """more-itertools 11.2.1: its test_recipes.py (145 tests, 9,876 subtests, ~13 CPU-s bare) did not finish within
     `timeout: 900` at the seal. The project's own test counts the stack walks (`sys._getframe`) while the product's
     generators step, within its subtests: was one or more a step in the seal's run (0 of 1 pass, the cost of every
     step); none now. The attack beside it, code walking to pytest's frames and reading their code, is still named
     (test_redteam.py's frame-walk-to-the-harness, test_scan_baseline.py's walk in the agent's new code)."""
-    repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "steps.py": STEPS, "tests/test_steps.py": COUNTED})
-    res = _seal(repo, kit_home)
-    assert res.returncode == 0 and "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout + res.stderr
+    _steps(tmp_path_factory, kit_home)  # its seal: tests/test_walks.py (COUNTED) passes
 
 
 # The reach map's trace now takes a frame's file from its globals' `__file__` (no audit event); its code only where
@@ -613,18 +611,25 @@ def test_a_suite_of_many_generator_steps_is_sealed_without_a_stack_walk_per_step
 READS = COUNTED.replace("event == 'sys._getframe'", "event == 'object.__getattr__' and args[1] == 'f_code'")
 
 
+def _steps(tmp_path_factory, kit_home):
+    """The project of both tests of the generator steps, sealed once in the run, all 3 of its own tests passing at
+    the seal: tests/test_walks.py counts the stack walks, tests/test_steps.py the frames' code read, each with an audit
+    hook of its own that counts only while its own test steps (the other's list is empty then)."""
+    return sealed_project(tmp_path_factory, kit_home, "own-steps", {
+        "calc.py": CALC, "steps.py": STEPS, "tests/test_walks.py": COUNTED, "tests/test_steps.py": READS,
+        "tests/test_calc.py": "import calc\n\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n"}, HIDDEN, 3)
+
+
 @pytest.mark.own_suite
-def test_the_reach_maps_trace_reads_no_frames_code_at_a_generator_step(tmp_path, kit_home):
+def test_the_reach_maps_trace_reads_no_frames_code_at_a_generator_step(tmp_path_factory, kit_home):
     """more-itertools 11.2.1's whole suite (765 tests, 21,194 subtests) sealed at ~14x its bare pytest's CPU: each of
     its ~10^8 generator steps was a `frame.f_code` read in the trace, an audit event every hook of the run then saw.
     The project's own test counts those reads while the product's generators step: 8,000 in the seal's run (0 of 1
     pass); none now. The map is the same: the test beside it still reaches `steps.py` (a change there runs it)."""
-    repo = make_repo(tmp_path / "repo", {"calc.py": CALC, "steps.py": STEPS, "tests/test_steps.py": READS,
-                                         "tests/test_calc.py": "import calc\n\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n"})
-    res = _seal(repo, kit_home)
-    assert res.returncode == 0 and "the project's own tests: 2 of 2 pass" in res.stdout, res.stdout + res.stderr
+    repo = _steps(tmp_path_factory, kit_home)  # its seal: tests/test_steps.py (READS) passes
     (repo / "steps.py").write_text(STEPS.replace("return n", "return n + 1"))
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "tests/test_steps.py::StepTests::test_steps" in res.stderr, res.stderr
     own = stop_lines(kit_home)[-1]["gates"]["own"]
-    assert own["ran_sealed"] != "all" and own["ran_sealed"] == ["tests/test_steps.py"], own  # placed by the map
+    # placed by the map: the two files that reach steps.py, never tests/test_calc.py
+    assert own["ran_sealed"] != "all" and sorted(own["ran_sealed"]) == ["tests/test_steps.py", "tests/test_walks.py"], own
