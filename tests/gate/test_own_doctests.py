@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 
+from tests.support import above_200
 from tests.support.repos import KIT, run_hook, sealed_project, stop_lines, stop_payload
 
 TWICE = ('def twice(n):\n    """The number doubled.\n\n    >>> twice(21)\n    42\n    >>> twice(0)\n    0\n    """\n'
@@ -112,17 +113,14 @@ def test_a_change_to_one_module_runs_that_modules_doctests_only(tmp_path_factory
     assert own["ran_sealed"] == ["words/plural.py"] and len(own["failing"]) == 1, own
 
 
-MANY = ('"""The sums.\n\n>>> 1 + 1\n2\n"""\nimport pytest\n\nimport calc\n\n\n@pytest.mark.parametrize("n", range(201))\n'
-        'def test_add(n):\n    assert calc.add(n, 0) == n\n')
-
-
 def test_a_suite_of_more_than_200_tests_with_doctests_is_kept(tmp_path_factory, kit_home):
     """inflect 7.4.0 (230 tests): the tripwires read each test's function as `_obj`, which a doctest item lacks, and a
     run of more than 200 tests holding one read as every test replaced: "not kept: they trip the run's tripwires at the
-    seal (... the test function tests/test_an.py::test_an was replaced ...)". A doctest in a test file did that on main."""
-    files = {"calc.py": CALC, "pytest.ini": "[pytest]\naddopts = --doctest-modules\n", "tests/test_many.py": MANY}
-    repo = sealed_project(tmp_path_factory, kit_home, "own-doctested-many", files, HIDDEN, 203)
-    (repo / "calc.py").write_text(CALC.replace("    return add(n, n)\n", BROKEN) + MUL)
+    seal (... the test function tests/test_an.py::test_an was replaced ...)". A doctest in a test file did that on main.
+    The project (tests/support/above_200.py, pooled with test_real_projects.py's conftest items) is sealed with all its
+    own tests kept, the doctests of calc.py and of tests/test_many.py among them; only calc.twice's example sees this."""
+    repo = above_200.sealed(tmp_path_factory, kit_home)
+    (repo / "calc.py").write_text(above_200.CALC.replace("    return add(n, n)\n", BROKEN) + MUL)
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "calc.py::calc.twice" in res.stderr and "tamper" not in res.stderr, res.stderr
     assert [f["id"] for f in _own(kit_home)["failing"]] == ["calc.py::calc.twice"], _own(kit_home)

@@ -81,6 +81,8 @@ import sys
 
 import pytest
 
+from tests.support import above_200
+from tests.support.above_200 import CASES
 from tests.support.repos import KIT, make_repo, run_hook, sealed_copy, sealed_project, stop_lines, stop_payload, write_config
 
 PLUGGY = 'def origin():\n    return "the project\'s"\n'
@@ -501,30 +503,17 @@ def test_the_seal_names_a_fixture_only_the_projects_own_plugin_would_serve():
     assert sealing._unserved(None, failing) == [] and sealing._unserved(own, {"t": "assert 1 == 2"}) == []
 
 
-# wrapt 2.5.2's tests/conftest.py collects its mypy pairs (`mypy_*.py` beside an `.out`) as its own `pytest.Item`s.
-CASES = ("import pytest\n\nimport calc\n\n\nclass CaseItem(pytest.Item):\n    def __init__(self, *, spec, **kw):\n"
-         "        super().__init__(**kw)\n        self.spec = spec\n\n    def runtest(self):\n        a, b, want = self.spec\n"
-         "        got = calc.add(a, b)\n        if got != want:\n            raise AssertionError(f'add({a}, {b}) = {got}, not {want}')\n\n"
-         "    def reportinfo(self):\n        return self.path, 0, self.name\n\n\nclass CaseFile(pytest.File):\n"
-         "    def collect(self):\n        for line in self.path.read_text().splitlines():\n"
-         "            a, b, want = map(int, line.split())\n"
-         "            yield CaseItem.from_parent(self, name=f'add_{a}_{b}', spec=(a, b, want))\n\n\n"
-         "def pytest_collect_file(file_path, parent):\n    if file_path.suffix == '.case':\n"
-         "        return CaseFile.from_parent(parent, path=file_path)\n")
-MANY = "import pytest\n\nimport calc\n\n\n@pytest.mark.parametrize('n', range({count}))\ndef test_add_zero(n):\n    assert calc.add(n, 0) == n\n"
+# wrapt 2.5.2's tests/conftest.py collects its mypy pairs as its own items: tests/support/above_200.py (CASES).
 
 
 @pytest.mark.own_suite
-def test_a_suite_with_a_conftests_own_items_is_kept_above_200_tests(tmp_path, kit_home):
+def test_a_suite_with_a_conftests_own_items_is_kept_above_200_tests(tmp_path_factory, kit_home):
     """wrapt 2.5.2 (1,418 tests): its conftest's own items have no test function, and above 200 tests each test's
     function is checked as it starts: the whole own suite was not kept ("the test function tests/conftest.py::mypy_
     auto_object_proxy_t1 was replaced before it ran"), and no regression of wrapt was ever seen."""
-    files = {"calc.py": CALC, "tests/conftest.py": CASES, "tests/add.case": "1 2 3\n2 2 4\n",
-             "tests/test_many.py": MANY.replace("{count}", "201")}
-    repo = make_repo(tmp_path / "repo", files)
-    res = _seal(repo, kit_home)
-    assert res.returncode == 0 and "the project's own tests: 203 of 203 pass" in res.stdout, res.stdout + res.stderr
-    (repo / "calc.py").write_text("def add(a, b):\n    return a + b if b != 2 else 0\n\n\ndef mul(a, b):\n    return a * b\n")
+    repo = above_200.sealed(tmp_path_factory, kit_home)  # its seal: all 205 own tests kept, the conftest's 2 items in
+    (repo / "calc.py").write_text(above_200.CALC.replace("return a + b\n", "return a + b if b != 2 else 0\n")
+                                  + "\n\ndef mul(a, b):\n    return a * b\n")
     res = run_hook(stop_payload(repo), timeout=300)
     assert res.returncode == 2 and "tests/add.case::add_1_2" in res.stderr, res.stderr
 
