@@ -7,6 +7,7 @@ still counts."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 # What takes an AssertionError (pytest's asserts and unittest's assertion methods raise it).
 CATCHES = {"AssertionError", "Exception", "BaseException"}
@@ -45,6 +46,9 @@ def _suppresses(item: ast.withitem) -> bool:
 # `sys.implementation.name` is CPython's and `sys.maxsize` the kit's where the project's version is known (`_PROJECT`).
 PYTHON: tuple[int, ...] | None = None
 _UNKNOWN = object()
+# `sys.version_info` as the project's interpreter has it: (major, minor, micro, releaselevel, serial), its parts not
+# known `_UNKNOWN` (a version given as `3.11.7`: its release level and serial; `3.11`: its micro too).
+VERSION_INFO: tuple[object, ...] | None = None
 # The names a test module's top binds once to a guard (`PY2 = sys.version_info[0] == 2`), read where a test tests them
 # (`flags`, set by `seal.loosened.tests_of` for the module it reads).
 FLAGS: dict[str, ast.expr] = {}
@@ -83,20 +87,79 @@ def _machine(text: str) -> object:
     if text in ("sys.version", "platform.python_version()"):
         known = ".".join(map(str, PYTHON[:3]))
         return _Prefix(known if len(PYTHON) > 2 else known + ".")
-    if text == "platform.architecture()":  # (its bits as pytest's interpreter has them; its linkage not known)
-        return (f"{struct.calcsize('P') * 8}bit", _UNKNOWN)
+    if text == "platform.architecture()":  # (its bits as pytest's interpreter has them; its linkage this machine's)
+        return (f"{struct.calcsize('P') * 8}bit", _linkage())
     return {"sys.maxsize": sys.maxsize, "struct.calcsize('P')": struct.calcsize("P")}.get(text, _PROJECT.get(text))
+
+
+_LINKAGE: list[object] = []
+
+
+def _linkage() -> object:
+    """`platform.architecture()[1]` on this machine (the project's runs start on it): read once, `_UNKNOWN` where it
+    cannot be."""
+    if not _LINKAGE:
+        import platform
+        import sys
+
+        try:
+            _LINKAGE.append(platform.architecture(sys.executable)[1])
+        except Exception:  # (the `file` program's run failed in a way platform does not catch)
+            _LINKAGE.append(_UNKNOWN)
+    return _LINKAGE[0]
 
 
 def interpreter(version: str | None) -> None:
     """Read the guards as the project's interpreter of `version` (`3.11.7`, pyvenv.cfg's `3.11.7.final.0`) would."""
-    global PYTHON
-    parts = []
-    for p in (version or "").split("."):
+    global PYTHON, VERSION_INFO
+    parts: list[int] = []
+    words = (version or "").split(".")
+    for p in words:
         if not p.isdigit():
             break
         parts.append(int(p))
     PYTHON = tuple(parts) if len(parts) >= 2 else None
+    rest = words[3:5] if len(parts) == 3 else []
+    level = tuple(rest) if len(rest) == 2 and rest[0] in ("alpha", "beta", "candidate", "final") and rest[1].isdigit() \
+        else (_UNKNOWN, _UNKNOWN)
+    VERSION_INFO = None if PYTHON is None else (*PYTHON[:3], *[_UNKNOWN] * (3 - len(PYTHON[:3])), level[0],
+                                                 int(level[1]) if isinstance(level[1], str) else level[1])
+
+
+def _compare(op: str, a: object, b: object) -> object:
+    """`a OP b` (`op`: ast's name of a comparison) as Python decides it where `a` or `b` is a tuple holding parts not
+    known (`_UNKNOWN`): element by element, the first that differs decides, a shorter equal prefix is smaller;
+    `_UNKNOWN` where an unknown part would decide."""
+    if op in ("In", "NotIn"):
+        if not isinstance(b, (tuple, list, set, frozenset)):
+            return _UNKNOWN
+        held = [_compare("Eq", a, x) for x in b]
+        found = True if True in held else _UNKNOWN if _UNKNOWN in held else False
+        return found if found is _UNKNOWN or op == "In" else not found
+    if a is _UNKNOWN or b is _UNKNOWN:
+        return _UNKNOWN
+    if not (isinstance(a, tuple) and isinstance(b, tuple)):
+        import operator
+
+        ops: dict[str, Callable[..., object]] = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt,
+                                                         "LtE": operator.le, "Gt": operator.gt, "GtE": operator.ge}
+        if op not in ops:
+            return _UNKNOWN
+        if isinstance(a, tuple) or isinstance(b, tuple):  # (a tuple and what is not: never equal, never ordered)
+            return op == "NotEq" if op in ("Eq", "NotEq") else _UNKNOWN
+        try:
+            return ops[op](a, b)
+        except (TypeError, ValueError):
+            return _UNKNOWN
+    if op in ("Eq", "NotEq") and len(a) != len(b):
+        return op == "NotEq"
+    for x, y in zip(a, b, strict=False):
+        same = _compare("Eq", x, y)
+        if same is _UNKNOWN:
+            return _UNKNOWN
+        if same is False:
+            return _compare(op, x, y) if op not in ("Eq", "NotEq") else op == "NotEq"
+    return _compare(op, len(a), len(b))
 
 
 def _value(node: ast.expr, depth: int = 0) -> object:
@@ -109,7 +172,7 @@ def _value(node: ast.expr, depth: int = 0) -> object:
 
     text = ast.unparse(node) if isinstance(node, (ast.Attribute, ast.Call)) else ""
     if text == "sys.version_info":
-        return PYTHON if PYTHON is not None else _UNKNOWN
+        return VERSION_INFO if VERSION_INFO is not None else _UNKNOWN
     if text in ("sys.platform", "os.name", "sys.byteorder", "os.sep"):
         return {"sys.platform": sys.platform, "sys.byteorder": sys.byteorder}.get(text) or getattr(__import__("os"), text[3:])
     if text in _PROJECT or text in ("sys.hexversion", "sys.version", "platform.python_version()"):
@@ -122,9 +185,9 @@ def _value(node: ast.expr, depth: int = 0) -> object:
     if isinstance(node, (ast.Compare, ast.BoolOp)) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         falsy = _falsy(node) if depth < 5 else None
         return _UNKNOWN if falsy is None else not falsy
-    if isinstance(node, ast.Attribute) and node.attr in ("major", "minor", "micro"):
+    if isinstance(node, ast.Attribute) and node.attr in _FIELDS:
         got = _value(node.value, depth + 1)
-        index = ("major", "minor", "micro").index(node.attr)
+        index = _FIELDS.index(node.attr)
         return got[index] if isinstance(got, tuple) and len(got) > index else _UNKNOWN
     if isinstance(node, ast.Subscript):
         got, at = _value(node.value, depth + 1), _value(node.slice, depth + 1) if not isinstance(node.slice, ast.Slice) \
@@ -162,6 +225,9 @@ def _value(node: ast.expr, depth: int = 0) -> object:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return _UNKNOWN
+
+
+_FIELDS = ("major", "minor", "micro", "releaselevel", "serial")
 
 
 def _prefix_holds(op: str, a: object, b: object) -> object:
@@ -250,6 +316,9 @@ def _falsy(test: ast.expr) -> bool | None:
             return None
         if isinstance(a, (_Prefix, _Between)) or isinstance(b, (_Prefix, _Between)):
             holds = _prefix_holds(type(test.ops[0]).__name__, a, b)
+            return None if holds is _UNKNOWN else not holds
+        if isinstance(a, tuple) or isinstance(b, (tuple, list, set, frozenset)):  # (parts of it may not be known)
+            holds = _compare(type(test.ops[0]).__name__, a, b)
             return None if holds is _UNKNOWN else not holds
         try:
             return not ops[type(test.ops[0])](a, b)

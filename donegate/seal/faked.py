@@ -271,8 +271,8 @@ def _patched_below(file: str, sealed_files: dict[str, dict[str, str]], sealed: s
 
 def _swapped(text: str | None) -> set[str]:
     """The modules a file puts something of its own in `sys.modules` for (`sys.modules['calc'] = fake`,
-    `.update({...})`, `.setdefault`, `monkeypatch.setitem(sys.modules, 'calc', fake)`, `mock.patch.dict(sys.modules,
-    {...})`), `sys.modules` reached under another name (`from sys import modules as m`, `mods = sys.modules`, `import
+    `.update({...})`, `|= {...}`, `.setdefault`, `monkeypatch.setitem(sys.modules, 'calc', fake)`,
+    `mock.patch.dict(sys.modules, {...})`), `sys.modules` reached under another name (`from sys import modules as m`, `mods = sys.modules`, `import
     sys as s`, `vars(sys)['modules']`, `getattr(sys, 'modules')`, `__import__('sys').modules`) and its key built
     or held in a name (`'ca' + 'lc'`, `NAME = 'calc'`, `for m in ['calc']`): an import of that name below it gets the
     stand-in. A name popped or deleted (imported afresh), or a key not known without running (`sys.modules[spec.name]
@@ -291,6 +291,8 @@ def _swapped(text: str | None) -> set[str]:
             continue
         if isinstance(n, ast.Assign):
             out |= {k for t in n.targets if isinstance(t, ast.Subscript) and is_modules(t.value) for k in key(t.slice)}
+        elif isinstance(n, ast.AugAssign) and isinstance(n.op, ast.BitOr) and is_modules(n.target):  # (`|= {...}`)
+            out |= keys(n.value)
         elif isinstance(n, ast.Call) and (n.args or n.keywords):
             f, first = ast.unparse(n.func), n.args[0] if n.args else None
             on = first is not None and (is_modules(first) or ast.unparse(first) == "'sys.modules'")

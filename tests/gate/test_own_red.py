@@ -5,6 +5,9 @@ test checks and pass."""
 
 from __future__ import annotations
 
+import platform
+import sys
+
 import pytest
 
 from tests.support import own_batch
@@ -21,6 +24,10 @@ PATCHED = ("import time\nfrom unittest import mock\n\nimport calc\n\n\ndef test_
 
 AUTOUSE = PATCHED.replace("    PATCH\n", "").replace("(monkeypatch)", "()").replace("import calc\n", "import calc\nimport pytest\n").replace(
     "\n\ndef test_add", "\n\n@pytest.fixture(autouse=True)\ndef _fast(monkeypatch):\n    PATCH\n\n\ndef test_add")
+
+
+VERSION = tuple(sys.version_info[:3])  # (the project's interpreter in these stops: the kit's)
+ARCH = platform.architecture(sys.executable)
 
 
 def _body(new: str) -> str:
@@ -132,6 +139,13 @@ ATTACKS = {
     "product-module-faked-by-vars-of-sys": _swap("vars(sys)['modules']['calc'] = FAKE\n"),
     "product-module-faked-by-a-built-key": _swap("sys.modules['ca' + 'lc'] = FAKE\n"),
     "product-module-faked-by-a-held-key": _swap("NAME = 'calc'\nsys.modules[NAME] = FAKE\n"),
+    # (own44fix3, a reviewer's; each passed a stop unnamed on main) a guard false on the project's interpreter by a
+    # tuple compared as Python compares it (its version_info is 5 long; its architecture's linkage this machine's),
+    # the product's module replaced by a dict's in-place union
+    "under-a-version-tuple-guard": _top("").replace(ASSERT, f"    if sys.version_info <= {VERSION}:\n    " + ASSERT),
+    "under-an-architecture-guard": _top("import platform\n").replace(
+        ASSERT, f"    if platform.architecture() != {ARCH}:\n    " + ASSERT),
+    "product-module-faked-by-a-dict-union": _swap("sys.modules |= {'calc': FAKE}\n"),
 }
 HONEST = {
     "assert-reraised": _body("    try:\n    " + ASSERT + "    except AssertionError:\n        raise\n"),
@@ -197,6 +211,12 @@ HONEST = {
     "sys-modules-read-by-another-name": _top("from sys import modules as loaded\n").replace(
         ASSERT, ASSERT + "    assert 'calc' in loaded\n"),
     "optional-module-faked-by-a-held-key": _swap("NAME = 'calc_extras_absent'\nsys.modules[NAME] = types.ModuleType(NAME)\n"),
+    # (own44fix3) the same guards where they hold (blocked on main: the architecture's), a module no test imports
+    # faked by a dict's in-place union
+    "under-a-version-tuple-guard-that-holds": _top("").replace(ASSERT, f"    if sys.version_info > {VERSION}:\n    " + ASSERT),
+    "under-an-architecture-guard-that-holds": _top("import platform\n").replace(
+        ASSERT, f"    if platform.architecture() == {ARCH}:\n    " + ASSERT),
+    "optional-module-faked-by-a-dict-union": _swap("sys.modules |= {'calc_extras_absent': FAKE}\n"),
 }
 SWAPS = [k for k in ATTACKS if k.startswith("product-module-faked-by")]
 RULE = {"equality-to-wide-abs": "assert-loosened", "module-skip-call": "skipped", "module-importorskip": "skipped",
