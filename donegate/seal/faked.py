@@ -77,9 +77,9 @@ def _refers(expr: ast.AST, names: set[str]) -> bool:
 
 
 def _products(fn: ast.AST, tree: ast.Module) -> set[str]:
-    """The names in `fn` that stand for the product: imported from the project (`collect.modules`), or a name of
-    `fn`'s assigned from one (`c = Calc(); c.precision = 3; return c`)."""
-    names = collect.modules(tree.body)
+    """The names in `fn` that stand for the product: imported from the project (`collect.modules`, at the top or in
+    `fn`), or a name of `fn`'s assigned from one (`c = Calc(); c.precision = 3; return c`)."""
+    names = collect.modules([*tree.body, *(n for n in ast.walk(fn) if isinstance(n, (ast.Import, ast.ImportFrom)))])
     for _ in range(5):
         more = {t.id for a in ast.walk(fn) if isinstance(a, ast.Assign) and _refers(a.value, names)
                 for t in a.targets if isinstance(t, ast.Name)}
@@ -89,29 +89,35 @@ def _products(fn: ast.AST, tree: ast.Module) -> set[str]:
     return names
 
 
-def _gives(fn: ast.AST, tree: ast.Module, file: str = "", read: Reader | None = None) -> bool | None:
+def _gives(fn: ast.AST, tree: ast.Module, file: str = "", read: Reader | None = None, depth: int = 0) -> bool | None:
     """True: the fixture gives the product (each thing it gives refers to it); False: a fake of it (a lambda that
-    does not call it, a stand-in, a function or class of the file's own, or one a helper module of the tests makes:
-    `_helper_fake`, where `read` gives the project's files); None: neither (data, nothing)."""
+    does not call it, a stand-in, a function or class of the file's own or of its own body, a name it binds to one of
+    those, or one a helper module of the tests makes: `_helper_fake`, where `read` gives the project's files); None:
+    neither (data, nothing). A call of a function of the file's own (or of its body's) is a fake unless that function
+    gives the product (`return _base()`, three calls deep)."""
     given = _given(fn)
     if not given:
         return None
     if read is not None and any(_helper_fake(g, tree, file, read) for g in given):
         return False  # (imported from the project, as the product is: read where it is made)
     names = _products(fn, tree)
-    if all(_refers(g, names) for g in given):
-        return True
-    own = {n.name for n in tree.body if isinstance(n, (*Func, ast.ClassDef))} | {  # (`FAKE = lambda a, b: 5`)
-        t.id for n in tree.body if isinstance(n, ast.Assign) and (isinstance(n.value, ast.Lambda) or isinstance(
+    local = {d.name: d for d in ast.walk(fn) if d is not fn and isinstance(d, (*Func, ast.ClassDef))}
+    funcs = {n.name: n for n in tree.body if isinstance(n, Func)} | {k: d for k, d in local.items() if isinstance(d, Func)}
+    own = {n.name for n in tree.body if isinstance(n, (*Func, ast.ClassDef))} | set(local) | {  # (`FAKE = lambda a, b: 5`)
+        t.id for n in [*tree.body, *ast.walk(fn)] if isinstance(n, ast.Assign) and (isinstance(n.value, ast.Lambda) or isinstance(
             n.value, ast.Call) and getattr(n.value.func, "attr", getattr(n.value.func, "id", "")) in MAKERS)
-        for t in n.targets if isinstance(t, ast.Name)}
+        for t in n.targets if isinstance(t, ast.Name)} - names
+    verdicts: list[bool | None] = []
     for g in given:
+        callee = funcs.get(g.func.id) if isinstance(g, ast.Call) and isinstance(g.func, ast.Name) else None
         if _refers(g, names):
-            continue
-        if isinstance(g, ast.Lambda) or isinstance(g, ast.Name) and g.id in own or isinstance(g, ast.Call) and getattr(
-                g.func, "attr", getattr(g.func, "id", "")) in MAKERS | own:
-            return False
-    return None
+            verdicts.append(True)
+        elif callee is not None and callee is not fn and depth < 3:  # (own, so a fake, unless it gives the product)
+            verdicts.append(_gives(callee, tree, depth=depth + 1) is True)
+        else:
+            verdicts.append(False if isinstance(g, ast.Lambda) or isinstance(g, ast.Name) and g.id in own or isinstance(
+                g, ast.Call) and getattr(g.func, "attr", getattr(g.func, "id", "")) in MAKERS | own else None)
+    return False if False in verdicts else True if all(v is True for v in verdicts) else None
 
 
 def _helper_fake(g: ast.expr, tree: ast.Module, file: str, read: Reader | None) -> bool:

@@ -686,6 +686,11 @@ GUARDED = ("import sys\n\n\ndef test_adder(adder):\n    assert adder(2, 3) == 5\
 FAKED = "tests/conftest.py"
 # (a helper module of the tests, sealed: one maker of a stand-in, one of the product; own44c)
 HELPERS = "def stub_adder():\n    return lambda a, b: 5\n\n\ndef real_adder():\n    from calc import add\n\n    return add\n"
+# (own44fix3: a stand-in bound to a name or a class made in the maker; the product through a second maker, or a spy)
+HELPERS += ("\n\ndef mock_adder():\n    from unittest import mock\n\n    m = mock.Mock(return_value=5)\n    return m\n"
+            "\n\ndef local_adder():\n    class Fake:\n        def __call__(self, a, b):\n            return 5\n\n"
+            "    return Fake()\n\n\ndef built_adder():\n    return real_adder()\n\n\ndef spied_adder():\n"
+            "    from unittest import mock\n\n    from calc import add\n\n    spy = mock.Mock(wraps=add)\n    return spy\n")
 HELPED = "import sys\n\nimport pytest\nfrom helpers import {0}_adder\n\n\n@pytest.fixture\ndef adder():\n    return {0}_adder()\n"
 FORMS_ATTACKS = {  # {name: ({file: text now}, the test named, the rule named)}
     "match-dropped": ({"tests/test_calc.py": RAISES.replace(", match='negative'", "")}, "test_calc.py::test_check",
@@ -730,6 +735,10 @@ FORMS_ATTACKS = {  # {name: ({file: text now}, the test named, the rule named)}
     # (own44c; passed a stop unnamed on main) the fake made by a helper of another module of the tests
     "fixture-overridden-by-a-helpers-fake": ({"tests/test_fixture.py": GUARDED.replace("import sys\n", HELPED.format("stub"))},
                                              "test_fixture.py::adder", "fixture-faked"),
+    # (own44fix3, a reviewer's; each passed a stop unnamed on main) the helper's fake bound to a name, or a class of
+    # its own body's
+    **{f"fixture-overridden-by-a-helpers-{kind}": ({"tests/test_fixture.py": GUARDED.replace(
+        "import sys\n", HELPED.format(kind))}, "test_fixture.py::adder", "fixture-faked") for kind in ("mock", "local")},
     # unittest's asserts patched for every test, from the test module or a conftest.py
     "assertEqual-setattr-in-the-module": ({"tests/test_unit.py": UNIT.replace(
         "from calc import add\n", "from calc import add\n\nsetattr(unittest.TestCase, 'assertEqual', lambda *a, **k: None)\n")},
@@ -796,6 +805,9 @@ FORMS_ATTACKS = {  # {name: ({file: text now}, the test named, the rule named)}
 FORMS_HONEST = {  # (own44c: the product from a helper of another module of the tests)
                 "fixture-overridden-by-a-helpers-product": {"tests/test_fixture.py": GUARDED.replace(
                     "import sys\n", HELPED.format("real"))},
+                # (own44fix3; the first blocked on main) the product through the helper's second maker, or spied on
+                **{f"fixture-overridden-by-a-helpers-{kind}-product": {"tests/test_fixture.py": GUARDED.replace(
+                    "import sys\n", HELPED.format(kind))} for kind in ("built", "spied")},
 "match-stricter": {"tests/test_calc.py": RAISES.replace("match='negative'", "match='^negative: -1$'")},
                 "match-same": {"tests/test_calc.py": RAISES.replace("check(-1)", "check(-2)")},
                 "approx-to-narrow-abs": {"tests/test_calc.py": RAISES.replace(
