@@ -411,11 +411,83 @@ def script_lets_through(script: str, errexit: bool, pipefail: bool) -> bool:
     its last command's status)."""
     errexit |= bool(re.match(r"\s*set\s+-[a-z]*e", script))
     pipefail |= "pipefail" in script
-    parts = split(script)
-    last = " ".join(c for _, c in parts[max((i for i, (o, _) in enumerate(parts) if o in (";", "\n")), default=0):])
-    kept = re.fullmatch(r"\s*exit\s+\$\S+\s*", last) is not None  # (`pytest; st=$?; ...; exit $st`: its status kept)
-    return (not errexit and not kept and not any(w in last for w in TEST_WORDS)) or _or_else(script) or "set +e" in script \
+    commands = _top(script)
+    # (`pytest; st=$?; ...; exit $st`, `pytest & wait $!`: its status kept)
+    ends = [c for c in _carried(commands[-1][0] if commands else "")
+            if not any(w in c for w in TEST_WORDS) and not re.fullmatch(r"\s*(exit|wait)\s+\$\S+\s*", c)]
+    return (not errexit and bool(ends)) or _or_else(script) or "set +e" in script or _backgrounded(script, commands) \
         or _let_through(script, "bash" if pipefail else "sh") or shadowed(script) or wrapper_lets_through(script)
+
+
+# A compound command's first word and the word that ends it (a group, a condition, a loop: one command to the shell).
+_OPEN = {"if": "fi", "case": "esac", "for": "done", "while": "done", "until": "done", "select": "done", "{": "}"}
+# The words after which the shell reads a command's first word again.
+_LEADS = ("then", "do", "else", "elif", "{", "!", "time", "if", "while", "until")
+
+
+def _top(script: str, lists: bool = False) -> list[tuple[str, str]]:
+    """A script's commands at its top level (a `( ... )`, `{ ...; }`, `if ... fi`, `case ... esac` or loop one command,
+    however many it holds), outside quotes and comments: [(the command, "&" where it is put in the background, else
+    ""); with `lists`, an and-or list's or a pipeline's parts too."""
+    out: list[tuple[str, str]] = []
+    stack: list[str] = []
+    cur, quote, start, i = "", "", True, 0
+    text = script.replace("\\\n", " ")
+    while i < len(text):
+        ch = text[i]
+        if quote or ch in "'\"":
+            quote = "" if ch == quote else quote or ch
+            cur, i, start = cur + ch, i + 1, False
+            continue
+        if ch == "#" and (not cur or cur[-1] in " \t;"):
+            while i < len(text) and text[i] != "\n":
+                i += 1
+            continue
+        if ch == "(" or ch == ")" and stack[-1:] == [")"]:
+            stack = [*stack, ")"] if ch == "(" else stack[:-1]
+            cur, i, start = cur + ch, i + 1, ch == "("
+            continue
+        background = ch == "&" and not text.startswith("&&", i) and text[i - 1:i] not in ("&", ">", "<") \
+            and not text.startswith("&>", i)
+        if not stack and (ch in ";\n" or background or lists and ch == "|" or lists and text.startswith("&&", i)):
+            out.append((cur, "&" if background else ""))
+            cur, i, start = "", i + (2 if text.startswith(("&&", "||"), i) else 1), True
+            continue
+        if not ch.isspace() and ch not in ";&|<>()":
+            word = re.match(r"[^\s;&|()<>'\"]+", text[i:]).group(0)  # type: ignore[union-attr]
+            if start and word in _OPEN:
+                stack.append(_OPEN[word])
+            elif start and stack[-1:] == [word]:
+                stack.pop()
+            start = word in _LEADS or (start and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", word) is not None)
+            cur, i = cur + word, i + len(word)
+            continue
+        start = start or ch in ";&|\n"
+        cur, i = cur + ch, i + 1
+    return [(c, b) for c, b in [*out, (cur, "")] if c.strip()]
+
+
+def _carried(command: str, depth: int = 0) -> list[str]:
+    """The commands whose status a command ends with: itself, or, for a group (`( ... )`, `{ ...; }`) or a loop, its
+    own last command's; for `if ... fi`, each branch's last (`if [ -d tests ]; then pytest; fi` carries pytest's)."""
+    command = command.strip()
+    m = re.fullmatch(r"\((.*)\)|\{(.*)\}|(?:for|while|until|select)\s(.*)\bdone|if\s(.*)\bfi", command, re.S)
+    if not m or depth > 20 or len(_top(command, lists=True)) > 1:
+        return [command]  # (`a && b`, `a | b`: read whole, as `_or_else` and `_let_through` do)
+    parts = [c.strip() for c, _ in _top(next(g for g in m.groups() if g is not None))]
+    if not parts:
+        return [command]
+    if m.group(4) is None:
+        return _carried(re.sub(r"^do\s", "", parts[-1]), depth + 1)
+    ends = [p for k, p in enumerate(parts) if k + 1 == len(parts) or re.match(r"(elif|else)\s", parts[k + 1])]
+    return [c for p in ends for c in _carried(re.sub(r"^(then|else)\s", "", p), depth + 1)]
+
+
+def _backgrounded(script: str, commands: list[tuple[str, str]]) -> bool:
+    """A test command put in the background (`pytest &`) whose status no `wait $!` (`wait PID`, `wait %1`) reads: the
+    script goes on, and ends, whatever the tests do."""
+    return any(b == "&" and any(w in c for w in TEST_WORDS) for c, b in commands) \
+        and not re.search(r"(^|[\s;&])wait\s+[\"']?[$%0-9]", script)
 
 
 def shell_lets_through(run: str, shell: Any) -> bool:

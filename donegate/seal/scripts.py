@@ -163,6 +163,7 @@ def _make_units(text: str) -> dict[str, list[str]]:
         w == "--ignore-errors" or re.fullmatch(r"-[a-zA-Z]*i[a-zA-Z]*", w) for w in flags) or bool(
         flags and re.fullmatch(r"[a-zA-Z]*i[a-zA-Z]*", flags[0]))
     errexit = ".POSIX" in special or bool(re.search(r"(^|\s)-[a-z]*e", variables.get(".SHELLFLAGS", "")))
+    pipefail = "pipefail" in variables.get(".SHELLFLAGS", "") + variables.get("SHELL", "")  # (`SHELL := bash -o pipefail`)
     ignored = set(special.get(".IGNORE", []))
 
     budget = [4096]  # (the references `_expand` reads, for the whole file)
@@ -177,7 +178,7 @@ def _make_units(text: str) -> dict[str, list[str]]:
             for raw in recipes.get(target, [])[:500]:
                 command = _expand(raw.lstrip("@-+ \t"), names, budget=budget)
                 read[target].append((command, _sub_make(command), ignore_all or target in ignored or "-" in raw[
-                    :len(raw) - len(raw.lstrip("@-+ \t"))] or script_lets_through(command, errexit, False)))
+                    :len(raw) - len(raw.lstrip("@-+ \t"))] or script_lets_through(command, errexit, pipefail)))
         return read[target]
 
     def run(target: str, ignore: bool, env: dict[str, str], seen: set[str], depth: int = 0) -> list[str]:

@@ -395,6 +395,15 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
                 "config-excluded"),
     "nox-session-env": ("noxfile.py", NOXFILE, NOXFILE.replace("    session.run", "    session.env['PYTEST_ADDOPTS'] = "
                                                                "'-k not_add'\n    session.run"), "config-excluded"),
+    # own44fix2: the status a recipe's group, condition or pipeline ends with (the honest look-alikes below)
+    "make-group-true": ("Makefile", MAKEFILE, MAKEFILE.replace("\tpytest -x", "\t{ pytest -x").replace("=90", "=90; true; }"),
+                        "ci-ignores-failures"),
+    "make-if-else": ("Makefile", MAKEFILE, MAKEFILE.replace("\tpytest -x", "\tif [ -d tests ]; then pytest -x").replace(
+        "=90", "=90; else echo skipped; fi"), "ci-ignores-failures"),
+    "make-tee": ("Makefile", MAKEFILE, "SHELL := /bin/bash\n" + MAKEFILE.replace("=90", "=90 | tee test.log"),
+                 "ci-ignores-failures"),
+    "make-background": ("Makefile", MAKEFILE, ".SHELLFLAGS := -ec\n" + MAKEFILE.replace("=90", "=90 & wait"),
+                        "ci-ignores-failures"),
     "nox-try": ("noxfile.py", NOXFILE, NOXFILE.replace("    session.run('pytest', '-x')", NOX_TRY.format(
         "nox.command.CommandFailed", "session.log('failed')")), "ci-ignores-failures"),
     # honest: flags added, a quiet recipe, another target changed, a step added
@@ -424,6 +433,16 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
         "Exception", "session.error('tests failed')")), None),
     "nox-env-other": ("noxfile.py", NOXFILE, NOXFILE.replace("'-x')", "'-x', env={'PYTHONHASHSEED': '0'})"), None),
     "make-new-target": ("Makefile", MAKEFILE, MAKEFILE + NEW_TARGET, None),
+    # own44fix2 (each named ci-ignores-failures on main): a failure re-raised in a group, a test run under a condition,
+    # a pipeline under the file's own pipefail, a background run waited on
+    "make-or-exit": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 || (echo 'tests failed'; exit 1)"), None),
+    "make-if-dir": ("Makefile", MAKEFILE, MAKEFILE.replace("\tpytest -x", "\tif [ -d tests ]; then pytest -x").replace(
+        "=90", "=90; fi"), None),
+    "make-pipefail-tee": ("Makefile", MAKEFILE, "SHELL := /bin/bash\n.SHELLFLAGS := -eu -o pipefail -c\n" + MAKEFILE.replace(
+        "=90", "=90 | tee test.log"), None),
+    "make-bash-pipefail-tee": ("Makefile", MAKEFILE, "SHELL := bash -o pipefail\n" + MAKEFILE.replace("=90", "=90 | tee t.log"),
+                               None),
+    "make-background-waited": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 & wait $$!"), None),
     "nox-new-session": ("noxfile.py", NOXFILE, NOXFILE + NEW_SESSION, None),
     "action-steps-not-a-list": (".github/actions/t/action.yml", ACTION.split("  steps:")[0] + "  steps: 5\n",
                                 ACTION.split("  steps:")[0] + "  steps: 5\n", None),
