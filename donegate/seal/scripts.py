@@ -36,11 +36,12 @@ def read(name: str) -> bool:
     return name in NAMES or bool(re.fullmatch(r"scripts/.*\.sh|\.github/actions/.*/action\.ya?ml", name))
 
 
-def _units(name: str, text: str | None) -> dict[str, list[str]]:
+def _units(name: str, text: str | None, env: tuple[tuple[str, str], ...] = ()) -> dict[str, list[str]]:
     """The test commands of a file, one a line (`runners`: a line that runs pytest, tox, nox, ...), by the unit that
     runs them: a Makefile's target (`_make_units`), a noxfile's session (its function: `_nox_units`), else the whole
     file (key ""). `{"": ["?"]}`: the file no longer reads. A line that lets its failure through starts with "- "; one
-    given pytest's variables by its environment, with them (`PYTEST_ADDOPTS='-k x' pytest`)."""
+    given pytest's variables by its environment, with them (`PYTEST_ADDOPTS='-k x' pytest`). A Makefile read with make's
+    environment `env` (its conditionals: `ifdef CI`)."""
     if text is None:
         return {}
     units: dict[str, list[str]] = {}
@@ -63,7 +64,7 @@ def _units(name: str, text: str | None) -> dict[str, list[str]]:
         units[""] = [line for s in steps if isinstance(s, dict) and isinstance(s.get("run"), str)
                      for line in s["run"].replace("\\\n", " ").splitlines()]
     elif name in NAMES:
-        units = _make_units(text)
+        units = _make_units(text, dict(env))
     else:  # a shell script: one command a line
         for line in text.replace("\\\n", " ").splitlines():
             line = line.strip()
@@ -110,14 +111,17 @@ _ASSIGN = re.compile(r"((?:(?:export|override)\s+)*)([A-Za-z_.][\w.]*)\s*(:::=|:
 _TARGET = re.compile(r"([^\s#:=][^#:=]*)::?(?!=)(.*)")  # (linear: no `\s*`)
 
 
-def _make_units(text: str) -> dict[str, list[str]]:
+def _make_units(text: str, env: dict[str, str] | None = None) -> dict[str, list[str]]:
     """A Makefile's test commands by target, as make runs them: each recipe line (a tab first) with the file's
     variables expanded (`$(ARGS)`, `$(MAKE)` as `make`), given the variables it exports (`export PYTEST_ADDOPTS =
     ...`, a target's own `test: export ...`, `.EXPORT_ALL_VARIABLES`), marked "- " where its failure no longer fails
     the target (make's `-` prefix, `.IGNORE`, `MAKEFLAGS += -i`, a line whose shell ends with another command's status:
     `pytest; exit 0`, no `-e` unless `.POSIX` or `.SHELLFLAGS` give it); a target's prerequisites and the targets of
-    this file it runs by `$(MAKE) NAME` counted as its own (`$(MAKE) -i NAME`: their failures ignored)."""
-    variables: dict[str, str] = {}
+    this file it runs by `$(MAKE) NAME` counted as its own (`$(MAKE) -i NAME`: their failures ignored); only the
+    lines its conditionals (`ifdef`, `ifeq`, `else`, `endif`) keep in the environment `env` (one on a function not
+    known here, `$(shell ...)`: both branches)."""
+    variables: dict[str, str] = dict(env or {})
+    conditions: list[list[bool | None]] = []  # ([holds: True, False or None (not known), a branch taken, maybe taken])
     exported: set[str] = set()
     special: dict[str, list[str]] = {}
     recipes: dict[str, list[str]] = {}
@@ -130,7 +134,13 @@ def _make_units(text: str) -> dict[str, list[str]]:
         if defining or re.match(r"\s*define\s", line):
             defining = not re.match(r"\s*endef\b", line) if defining else True
             continue
-        if line.startswith(variables.get(".RECIPEPREFIX") or "\t"):
+        prefix = variables.get(".RECIPEPREFIX") or "\t"
+        if not line.startswith(prefix) and re.match(r"\s*(ifdef|ifndef|ifeq|ifneq|else|endif)(\s|$)", line):
+            _condition(line.strip(), conditions, variables)
+            continue
+        if any(c[0] is False for c in conditions):
+            continue
+        if line.startswith(prefix):
             for t in current:
                 recipes.setdefault(t, []).append(line[1:])
             continue
@@ -198,6 +208,47 @@ def _make_units(text: str) -> dict[str, list[str]]:
         return out[:500]
 
     return {t: run(t, False, {}, set()) for t in recipes}
+
+
+def _condition(line: str, conditions: list[list[bool | None]], variables: dict[str, str]) -> None:
+    """One of make's conditional lines read into `conditions` (a stack: [holds, a branch taken, a branch maybe taken])."""
+    word, rest = re.match(r"(\w+)\s*(.*)", line).groups()  # type: ignore[union-attr]
+    if word == "endif":
+        del conditions[-1:]
+        return
+    if word == "else":
+        if conditions:
+            _, done, maybe = conditions[-1]
+            sub = re.match(r"(ifn?def|ifn?eq)(?:\s+|(?=\())(.*)", rest)
+            holds = _holds(sub.group(1), sub.group(2), variables) if sub else True
+            conditions[-1] = [False, True, maybe] if done else [None if holds and maybe else holds, holds is True,
+                                                                 bool(maybe) or holds is None]
+        return
+    live = all(c[0] is not False for c in conditions)
+    holds = _holds(word, rest, variables) if live else False
+    conditions.append([holds, holds is True or not live, holds is None])
+
+
+def _holds(kind: str, arg: str, variables: dict[str, str]) -> bool | None:
+    """Whether `ifdef NAME` (a value not empty), `ifeq (a,b)` (`'a' 'b'`, `"a" "b"`) holds with `variables`; None where
+    it turns on a function not read here (`$(shell uname)`)."""
+    if kind in ("ifdef", "ifndef"):
+        name = _expand(arg.split("#")[0].strip(), variables)
+        return None if "$" in name else (variables.get(name, "") != "") == (kind == "ifdef")
+    arg, sides = arg.split("#")[0].strip(), None
+    if arg.startswith("(") and arg.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(arg[1:-1]):
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if ch == "," and depth == 0:
+                sides = (arg[1:i + 1], arg[i + 2:-1])
+                break
+    elif m := re.fullmatch(r"""(['"])(.*?)\1\s+(['"])(.*?)\3""", arg):
+        sides = (m.group(2), m.group(4))
+    if sides is None:
+        return None
+    a, b = (_expand(x.strip(), variables) for x in sides)
+    return None if "$" in a + b else (a == b) == (kind == "ifeq")
 
 
 def _assign(variables: dict[str, str], exported: set[str], m: re.Match[str]) -> None:
@@ -342,33 +393,52 @@ def _own_calls(node: ast.AST) -> list[ast.Call]:
     return sorted(out, key=lambda c: (c.lineno, c.col_offset))
 
 
+# The environments a Makefile with conditionals is read in: a developer's shell, and GitHub's runner (`ifdef CI`,
+# `ifeq ($(GITHUB_ACTIONS),true)`); each reading compared with the sealed file's in the same.
+SHELL_ENV = (("HOME", "/home/user"), ("PATH", "/usr/local/bin:/usr/bin:/bin"), ("USER", "user"))
+CI_ENV = (*SHELL_ENV, ("CI", "true"), ("GITHUB_ACTIONS", "true"), ("RUNNER_OS", "Linux"), ("GITHUB_EVENT_NAME", "push"))
+
+
 def findings(sealed_texts: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
     """What the files changed since the seal (`current`: {file: its text now, None gone}) take out of the test
     commands they held at the seal (`sealed_texts`), compared per Makefile target and nox session (as tox's are per
     environment): a target or session new since the seal is an addition, never a weakening; one gone is compared
-    with every command of the file now."""
+    with every command of the file now. A Makefile with conditionals is compared in each of its environments
+    (`SHELL_ENV`, `CI_ENV`)."""
     out = []
     for name in sorted(current):
-        was, now = _units(name, sealed_texts.get(name)), _units(name, current[name])
-        if not any(was.values()) or "?" in was.get("", []):
+        texts = (sealed_texts.get(name) or "") + (current[name] or "")
+        found: dict[tuple[str, str], None] | None = None
+        for env in (SHELL_ENV, CI_ENV) if name in NAMES[:3] and re.search(r"(?m)^\s*ifn?(def|eq)\b", texts) else ((),):
+            each = _found(name, _units(name, sealed_texts.get(name), env), _units(name, current[name], env))
+            found = found if each is None else {**(found or {}), **each}
+        if found is None:
             continue
-        every = [line for lines in now.values() for line in lines]
-        kind = "session" if name.endswith(".py") else "target"
-        where: dict[tuple[str, str], list[str]] = {}  # (one edit a target's prerequisites share: named once)
-        for unit, ran in was.items():
-            for rule, what in _compare(ran, now.get(unit, every)) if ran else []:
-                where.setdefault((rule, what), []).extend([unit] if unit and unit in now else [])
-        found = dict.fromkeys((rule, f"{kind} {', '.join(units[:5])}{f' (and {len(units) - 5} more)' if len(units) > 5 else ''}: "
-                               f"{what}" if units else what)
-                              for (rule, what), units in where.items())
-        if {w for lines in was.values() for line in lines for w in _runners(line.lstrip("- "))} - {
-                w for line in every for w in _runners(line.lstrip("- "))} and "ci-test-removed" not in {r for r, _ in found}:
-            found = {("ci-test-removed", f"{sum(map(len, was.values()))} test command(s) at the seal, "
-                      f"{len([r for r in every if r != '?'])} now"): None, **found}
         if "set +e" in (current[name] or "") and "set +e" not in (sealed_texts.get(name) or ""):
             found[("ci-ignores-failures", "a test command now lets its failure through (set +e)")] = None
         out += [{"test": name, "rule": rule, "what": what} for rule, what in found]
     return out
+
+
+def _found(name: str, was: dict[str, list[str]], now: dict[str, list[str]]) -> dict[tuple[str, str], None] | None:
+    """{(rule, what)} the test commands of a file's units now (`now`) take out of those at the seal (`was`); None where
+    the sealed file ran none (or did not read)."""
+    if not any(was.values()) or "?" in was.get("", []):
+        return None
+    every = [line for lines in now.values() for line in lines]
+    kind = "session" if name.endswith(".py") else "target"
+    where: dict[tuple[str, str], list[str]] = {}  # (one edit a target's prerequisites share: named once)
+    for unit, ran in was.items():
+        for rule, what in _compare(ran, now.get(unit, every)) if ran else []:
+            where.setdefault((rule, what), []).extend([unit] if unit and unit in now else [])
+    found = dict.fromkeys((rule, f"{kind} {', '.join(units[:5])}{f' (and {len(units) - 5} more)' if len(units) > 5 else ''}: "
+                           f"{what}" if units else what)
+                          for (rule, what), units in where.items())
+    if {w for lines in was.values() for line in lines for w in _runners(line.lstrip("- "))} - {
+            w for line in every for w in _runners(line.lstrip("- "))} and "ci-test-removed" not in {r for r, _ in found}:
+        found = {("ci-test-removed", f"{sum(map(len, was.values()))} test command(s) at the seal, "
+                  f"{len([r for r in every if r != '?'])} now"): None, **found}
+    return found
 
 
 def _compare(ran: list[str], runs: list[str]) -> list[tuple[str, str]]:

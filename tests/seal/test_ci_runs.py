@@ -404,6 +404,13 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
                  "ci-ignores-failures"),
     "make-background": ("Makefile", MAKEFILE, ".SHELLFLAGS := -ec\n" + MAKEFILE.replace("=90", "=90 & wait"),
                         "ci-ignores-failures"),
+    # own44fix2: a Makefile's conditionals read in a developer's shell and on GitHub's runner
+    "make-ifdef-ci": ("Makefile", MAKEFILE, "ifdef CI\nARGS = -k 'not add'\nendif\n" + MAKEFILE.replace("=90", "=90 $(ARGS)"),
+                      "config-excluded"),
+    "make-ifeq-actions": ("Makefile", MAKEFILE, "ifeq ($(GITHUB_ACTIONS),true)\nARGS = -k 'not add'\nendif\n"
+                          + MAKEFILE.replace("=90", "=90 $(ARGS)"), "config-excluded"),
+    "make-ifdef-else": ("Makefile", MAKEFILE, "ifdef QUICK\nARGS = -v\nelse\nARGS = -k 'not add'\nendif\n"
+                        + MAKEFILE.replace("=90", "=90 $(ARGS)"), "config-excluded"),
     "nox-try": ("noxfile.py", NOXFILE, NOXFILE.replace("    session.run('pytest', '-x')", NOX_TRY.format(
         "nox.command.CommandFailed", "session.log('failed')")), "ci-ignores-failures"),
     # honest: flags added, a quiet recipe, another target changed, a step added
@@ -443,6 +450,11 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
     "make-bash-pipefail-tee": ("Makefile", MAKEFILE, "SHELL := bash -o pipefail\n" + MAKEFILE.replace("=90", "=90 | tee t.log"),
                                None),
     "make-background-waited": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 & wait $$!"), None),
+    # own44fix2 (named config-excluded on main): a narrowing only where a variable of no value here is set
+    "make-ifdef-quick": ("Makefile", MAKEFILE, "ifdef QUICK\nARGS = -k 'not slow'\nendif\n" + MAKEFILE.replace(
+        "=90", "=90 $(ARGS)"), None),
+    "make-ifneq-quick": ("Makefile", MAKEFILE, "QUICK ?=\nifneq ($(QUICK),)\nARGS = -v\nelse ifdef FAST\nARGS = -k 'not slow'"
+                         "\nendif\n" + MAKEFILE.replace("=90", "=90 $(ARGS)"), None),
     "nox-new-session": ("noxfile.py", NOXFILE, NOXFILE + NEW_SESSION, None),
     "action-steps-not-a-list": (".github/actions/t/action.yml", ACTION.split("  steps:")[0] + "  steps: 5\n",
                                 ACTION.split("  steps:")[0] + "  steps: 5\n", None),
