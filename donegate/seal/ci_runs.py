@@ -265,7 +265,7 @@ def _any(name: str, filters: list[dict[str, Any]], key: str) -> bool:
 
 
 def split(run: str) -> list[tuple[str, str]]:
-    """A script's commands, split where the shell splits them (`&&`, `||`, `;`, `|`, a line) outside quotes:
+    """A script's commands, split where the shell splits them (`&&`, `||`, `;`, `|`, `&`, a line) outside quotes:
     [(the operator before it, the command)] (a `\\` continuation joined; "" before the first)."""
     out, word, op, quote, i = [], "", "", "", 0
     text = run.replace("\\\n", " ")
@@ -275,7 +275,8 @@ def split(run: str) -> list[tuple[str, str]]:
             quote = "" if ch == quote else quote
         elif ch in "'\"":
             quote = ch
-        elif text.startswith(("&&", "||"), i) or ch in ";|\n":
+        elif text.startswith(("&&", "||"), i) or ch in ";|\n" or ch == "&" and text[i - 1:i] not in ("<", ">") \
+                and not text.startswith("&>", i):  # (`pytest &`: in the background; `2>&1`, `&>log` redirect)
             out.append((op, word))
             op, word = (text[i:i + 2], "") if text.startswith(("&&", "||"), i) else ("\n" if ch == "\n" else ch, "")
             i += len(op)
@@ -483,10 +484,10 @@ def _carried(command: str, depth: int = 0) -> list[str]:
     return [c for p in ends for c in _carried(re.sub(r"^(then|else)\s", "", p), depth + 1)]
 
 
-def _backgrounded(script: str, commands: list[tuple[str, str]]) -> bool:
+def _backgrounded(script: str, commands: list[tuple[str, str]] | None = None) -> bool:
     """A test command put in the background (`pytest &`) whose status no `wait $!` (`wait PID`, `wait %1`) reads: the
     script goes on, and ends, whatever the tests do."""
-    return any(b == "&" and any(w in c for w in TEST_WORDS) for c, b in commands) \
+    return any(b == "&" and any(w in c for w in TEST_WORDS) for c, b in (_top(script) if commands is None else commands)) \
         and not re.search(r"(^|[\s;&])wait\s+[\"']?[$%0-9]", script)
 
 

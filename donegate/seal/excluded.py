@@ -10,7 +10,7 @@ import os
 import re
 from pathlib import Path
 
-from donegate.seal.ci_runs import (CHANGE_EVENTS, runners, _let_through, _or_else, _truthy, events, exported,
+from donegate.seal.ci_runs import (CHANGE_EVENTS, runners, _backgrounded, _let_through, _or_else, _truthy, events, exported,
                                    filtered, no_time, on_path, reach, runs_tests, shadowed, shell_lets_through, skipped_jobs, split, wrapped, wrapper_lets_through)
 from donegate.seal.gh_expr import never
 from donegate.seal.loosened import SKIPS, _marks, _plugins, gained
@@ -220,14 +220,16 @@ def config_findings(sealed: dict[str, str | None], current: dict[str, str | None
 
 
 def _cov_fail_under(addopts: str | None) -> float | None:
+    """The `--cov-fail-under` of options as pytest-cov reads them: the last given wins (`=90 --cov-fail-under=0`: 0)."""
     words = re.split(r"[\s=;'\"]+", addopts or "")  # (also in a shell's script: `bash -c 'pytest ...=90; x'`)
+    out: float | None = None
     for i, word in enumerate(words[:-1]):
         if word == "--cov-fail-under":
             try:
-                return float(words[i + 1])
+                out = float(words[i + 1])
             except ValueError:
                 return None
-    return None
+    return out
 
 
 # The environment variables pytest reads as options: `PYTEST_ADDOPTS` (before the command line's), `PYTEST_PLUGINS`
@@ -337,7 +339,9 @@ def conftest_findings(sealed: dict[str, str | None], current: dict[str, str | No
 # Options of a CI step's pytest command that take tests out of its run (`-x` and the like end it early, but a
 # failure still fails the step).
 CI_EXCLUDING = ("-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--co", "--collect-only", "--lf", "--last-failed",
-                "--noconftest", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+                "--noconftest", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "-o addopts", "-c elsewhere")
+# The files pytest reads its configuration from: a test command pointed (`-c`) at another reads none of the sealed one.
+CONFIGS = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "pyproject.toml", "tox.ini", "setup.cfg")
 # Options after which pytest runs no test (it shows something and exits 0): a step given one runs none.
 NO_RUN = ("--setup-only", "--setup-plan", "--fixtures", "--funcargs", "--fixtures-per-test", "--markers", "--version",
           "-V", "--help", "-h", "--cache-show")
@@ -387,7 +391,13 @@ def _pytest_options(run: str) -> list[str]:
     out = []
     for _, words in _pytest_commands(run):
         for i, w in enumerate(words):
-            if w == "-p" and i + 1 < len(words):  # `-p no:warnings`: one word, as in addopts (`_words`)
+            value = words[i + 1] if i + 1 < len(words) and w in ("-o", "--override-ini", "-c", "--config-file") else \
+                w.split("=", 1)[1] if w.startswith(("--override-ini=", "--config-file=")) else w[2:] if w[:2] in ("-o", "-c") else ""
+            if w.startswith(("-o", "--override-ini")) and re.match(r"\s*addopts\s*=", value):
+                out.append("-o addopts")  # (every sealed addopts dropped: CI_EXCLUDING)
+            elif w.startswith(("-c", "--config-file")) and value and value.removeprefix("./") not in CONFIGS:
+                out.append("-c elsewhere")  # (`-c /dev/null`: not the sealed configuration)
+            elif w == "-p" and i + 1 < len(words):  # `-p no:warnings`: one word, as in addopts (`_words`)
                 out.append("-p " + words[i + 1])
             elif w.startswith("-p") and len(w) > 2 and not w.startswith("--"):
                 out.append("-p " + w[2:])
@@ -495,7 +505,8 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
                     and not no_time(step.get("timeout-minutes")) and not runs_none(run):
                 shell = step.get("shell") or job_run.get("shell") or top_run.get("shell")
                 ignored = job_ignores or pathed or _truthy(step.get("continue-on-error")) or _or_else(run) or "set +e" in run \
-                    or _let_through(run, shell) or shadowed(run) or wrapper_lets_through(run) or shell_lets_through(run, shell)
+                    or _let_through(run, shell) or shadowed(run) or wrapper_lets_through(run) or shell_lets_through(run, shell) \
+                    or _backgrounded(run)
                 folder = step.get("working-directory") or job_run.get("working-directory") or "."
                 env = {**_env(top), **_env(body), **written, **_env(step)}  # PYTEST_ADDOPTS: pytest reads it as options
                 words = _pytest_options(run) + env_options(env)  # (a plugin brought in: `-p NAME`, PYTEST_PLUGINS)

@@ -181,8 +181,17 @@ CI_NAMED = {  # {name: ({workflow: (text at the seal, now)}, the rule named)}
     "options-from-vars": ({W: (FLOW, FLOW.replace("pytest -x", "pytest -x ${{ vars.PYTEST_ARGS }}"))}, "config-excluded"),
     "addopts-from-vars": ({W: (FLOW, FLOW.replace(STEP, STEP + "        env:\n          PYTEST_ADDOPTS: ${{ vars.EXTRA }}\n"))},
                           "config-excluded"),
+    # (own44fix2; each passed unnamed on main) the last --cov-fail-under wins, every addopts dropped, the tests run in
+    # the background (`wait` with no pid exits 0)
+    "cov-fail-under-last": ({W: (COVERED, COVERED.replace("=90", "=90 --cov-fail-under=0"))}, "coverage-lowered"),
+    "addopts-overridden": ({W: (FLOW, FLOW.replace("pytest -x", "pytest -x --override-ini=addopts="))}, "config-excluded"),
+    "background-wait": ({W: (FLOW, FLOW.replace("pytest -x", "pytest -x & wait"))}, "ci-ignores-failures"),
 }
 CI_HONEST = {
+    "cov-fail-under-last-raised": {W: (COVERED, COVERED.replace("=90", "=10 --cov-fail-under=95"))},
+    "background-waited": {W: (FLOW, FLOW.replace(STEP, "      - run: |\n          pytest -x &\n          wait $!\n"))},
+    "if-then-pytest": {W: (FLOW, FLOW.replace(STEP, "      - run: |\n          if [ -d tests ]; then\n            pytest -x\n"
+                                              "          fi\n        shell: bash {0}\n"))},
     "pull-request-labeled-too": {W: (PR, PR.replace("[push, pull_request]", "{push: null, pull_request: {types: "
                                                     "[opened, synchronize, reopened, labeled]}}"))},
     "tags-beside-branches": {W: (FLOW, FLOW.replace("on: push", "on:\n  push:\n    tags: ['v*']\n    branches: [main]"))},
@@ -411,6 +420,10 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
                           + MAKEFILE.replace("=90", "=90 $(ARGS)"), "config-excluded"),
     "make-ifdef-else": ("Makefile", MAKEFILE, "ifdef QUICK\nARGS = -v\nelse\nARGS = -k 'not add'\nendif\n"
                         + MAKEFILE.replace("=90", "=90 $(ARGS)"), "config-excluded"),
+    # own44fix2 (silent on main): the last --cov-fail-under wins, every addopts dropped, another configuration
+    "make-cov-last": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 --cov-fail-under=0"), "coverage-lowered"),
+    "make-o-addopts": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 -o addopts="), "config-excluded"),
+    "make-c-devnull": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 -c /dev/null"), "config-excluded"),
     "nox-try": ("noxfile.py", NOXFILE, NOXFILE.replace("    session.run('pytest', '-x')", NOX_TRY.format(
         "nox.command.CommandFailed", "session.log('failed')")), "ci-ignores-failures"),
     # honest: flags added, a quiet recipe, another target changed, a step added
@@ -450,6 +463,8 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
     "make-bash-pipefail-tee": ("Makefile", MAKEFILE, "SHELL := bash -o pipefail\n" + MAKEFILE.replace("=90", "=90 | tee t.log"),
                                None),
     "make-background-waited": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 & wait $$!"), None),
+    "make-cov-raised": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 --cov-fail-under=95"), None),
+    "make-o-other": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 -o xfail_strict=true -c ./pytest.ini"), None),
     # own44fix2 (named config-excluded on main): a narrowing only where a variable of no value here is set
     "make-ifdef-quick": ("Makefile", MAKEFILE, "ifdef QUICK\nARGS = -k 'not slow'\nendif\n" + MAKEFILE.replace(
         "=90", "=90 $(ARGS)"), None),
