@@ -191,17 +191,25 @@ def _make_units(text: str, env: dict[str, str] | None = None) -> dict[str, list[
                     :len(raw) - len(raw.lstrip("@-+ \t"))] or script_lets_through(command, errexit, pipefail)))
         return read[target]
 
+    patterns = [(t, re.compile(re.escape(t).replace("%", ".+", 1))) for t in recipes if "%" in t][:50]
+
+    def rule(target: str) -> str:
+        """The rule that makes `target`: its own, else the first pattern rule it matches (`test-py%`), else ""."""
+        if target in recipes or target in needs:
+            return target
+        return next((t for t, p in patterns if p.fullmatch(target)), "")
+
     def run(target: str, ignore: bool, env: dict[str, str], seen: set[str], depth: int = 0) -> list[str]:
         """The commands `target` runs, its prerequisites' and sub-made targets' first (each once: `seen`; 40 deep)."""
         seen.add(target)
         names = {**variables, **own_vars.get(target, {})}
         out_env = exported | own_exported.get(target, set())
         env = {**env, **{k: names[k] for k in names if k in out_env or "*" in out_env}}
-        out = [line for t in needs.get(target, []) if t not in seen and (t in recipes or t in needs) and depth < 40
+        out = [line for t in map(rule, needs.get(target, [])) if t and t not in seen and depth < 40
                for line in run(t, ignore, env, seen, depth + 1)]
         for command, sub, through in lines_of(target):
-            if sub is not None and all(t in recipes or t in needs for t in sub[0]) and depth < 40:
-                out += [line for t in sub[0] or [next(iter(recipes), "")] if t and t not in seen
+            if sub is not None and all(map(rule, sub[0])) and depth < 40:
+                out += [line for t in map(rule, sub[0] or [next(iter(recipes), "")]) if t and t not in seen
                         for line in run(t, ignore or sub[1], {**env, **sub[2]}, seen, depth + 1)]
                 continue
             out.append(("- " if through or ignore else "") + _with_env(command, env))

@@ -424,6 +424,8 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
     "make-cov-last": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 --cov-fail-under=0"), "coverage-lowered"),
     "make-o-addopts": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 -o addopts="), "config-excluded"),
     "make-c-devnull": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 -c /dev/null"), "config-excluded"),
+    "make-pattern-k": ("Makefile", MAKEFILE, MAKEFILE.replace("test:\n\tpytest -x", "test: test-py311\n\ntest-py%:\n\tpytest -x -k a"),
+                       "config-excluded"),
     "nox-try": ("noxfile.py", NOXFILE, NOXFILE.replace("    session.run('pytest', '-x')", NOX_TRY.format(
         "nox.command.CommandFailed", "session.log('failed')")), "ci-ignores-failures"),
     # honest: flags added, a quiet recipe, another target changed, a step added
@@ -465,6 +467,7 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
     "make-background-waited": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 & wait $$!"), None),
     "make-cov-raised": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 --cov-fail-under=95"), None),
     "make-o-other": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 -o xfail_strict=true -c ./pytest.ini"), None),
+    "make-pattern": ("Makefile", MAKEFILE, MAKEFILE.replace("test:\n\tpytest", "test: test-py311\n\ntest-py%:\n\tpytest"), None),
     # own44fix2 (named config-excluded on main): a narrowing only where a variable of no value here is set
     "make-ifdef-quick": ("Makefile", MAKEFILE, "ifdef QUICK\nARGS = -k 'not slow'\nendif\n" + MAKEFILE.replace(
         "=90", "=90 $(ARGS)"), None),
