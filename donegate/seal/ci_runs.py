@@ -465,6 +465,8 @@ def _top(script: str, lists: bool = False) -> list[tuple[str, str]]:
             continue
         start = start or ch in ";&|\n"
         cur, i = cur + ch, i + 1
+    if stack or quote:  # (not balanced: a heredoc's `if you read this`; read command by command, as before)
+        return [(c, "") for c in re.split(r"[;\n]", text) if c.strip()]
     return [(c, b) for c, b in [*out, (cur, "")] if c.strip()]
 
 
