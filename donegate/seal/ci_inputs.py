@@ -35,10 +35,15 @@ def findings(flows: dict[str, tuple[str | None, str | None]]) -> list[dict[str, 
             if given_was == given_now and was_w == is_w:
                 continue
             plain = {(r, w) for r, w in steps_weakened(_test_steps(was_w) or {}, _test_steps(is_w) or {})}
-            before, now = (_test_steps(_given(t, g)) for t, g in ((was_w, given_was), (is_w, given_now)))
+            text = _given(is_w, given_now)
+            before, now = _test_steps(_given(was_w, given_was)), _test_steps(text)
             if not before or now is None:
                 continue
             where = caller if given_was != given_now else called
+            if text is None and is_w is not None and _load(is_w) is not None:
+                out.append({"test": where, "rule": "ci-test-removed", "what": f"job {job} calls {called}: read with its "
+                            f"inputs it no longer reads (YAML aliases past {NODES:,} nodes, or one that holds itself)"})
+                continue
             out += [{"test": where, "rule": rule, "what": f"job {job} calls {called}: {what}" + (
                 f" (its inputs now {_shown(given_now)})" if where == caller else "")}
                 for rule, what in steps_weakened(before, now) if (rule, what) not in plain]
@@ -65,6 +70,23 @@ def _shown(given: dict[str, Any]) -> str:
     return ", ".join(f"{k}: {v!r}" for k, v in sorted(given.items()))[:160] or "none"
 
 
+# The nodes a workflow read with its inputs put in may hold, each alias counted every time it is read: YAML's aliases
+# nest (`b: &b [*a, *a, ...]`, ten lines of ten: 10^10 nodes) and one may hold itself (`x: &a [*a]`).
+NODES = 10_000
+
+
+def _bounded(node: Any, limit: int = NODES) -> bool:
+    """Whether a loaded YAML value holds at most `limit` nodes, its aliases counted as read (one that holds itself: never)."""
+    todo, count = [node], 0
+    while todo:
+        item = todo.pop()
+        count += 1
+        if count > limit:
+            return False
+        todo += list(item.values()) + list(item) if isinstance(item, dict) else item if isinstance(item, list) else []
+    return True
+
+
 def _given(text: str | None, given: dict[str, Any]) -> str | None:
     """The called workflow's text with its inputs put in: `inputs.NAME` in an expression as its value's literal
     (`if: inputs.run-tests` as `if: false`), `${{ inputs.NAME }}` in a script or an environment as its value's text;
@@ -76,6 +98,8 @@ def _given(text: str | None, given: dict[str, Any]) -> str | None:
     data = _load(text)
     if not isinstance(data, dict):
         return text if data is not None else None
+    if not all(_bounded(v) for v in (data, *given.values())):
+        return None  # (aliases nested past NODES, or one that holds itself: read as a text that does not parse)
     on = data.get("on", data.get(True))
     call = on.get("workflow_call") if isinstance(on, dict) else None
     declared = call.get("inputs") if isinstance(call, dict) else None

@@ -465,6 +465,8 @@ GATED = ("  gate:\n    if: false\n    runs-on: ubuntu-latest\n    steps:\n      
 NATIVE = ('env_list = ["py"]\n\n[env_run_base]\ndeps = ["pytest"]\ncommands = [["pytest", "--cov=calc", '
           '"--cov-fail-under=90", {replace = "posargs", extend = true}]]\n')  # (TOX's [testenv] in tox's own TOML)
 LEGACY = '[tool.coverage.report]\nfail_under = 90\n\n[tool.tox]\nlegacy_tox_ini = """\nTOX"""\n'
+LAUGHS = "a: &a [" + ",".join(["x"] * 10) + "]\n" + "".join(
+    f"{c}: &{c} [" + ",".join([f"*{p}"] * 10) + "]\n" for p, c in zip("abcd", "bcde", strict=True))  # (YAML aliases nested: 10^5 nodes)
 CI_POOLED = {
     "env-and-conditions": ({
         "tox.ini": TOX + "setenv =\n    PYTEST_ADDOPTS = -k 'not add'\n",
@@ -474,8 +476,10 @@ CI_POOLED = {
         FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        if: 1 == 2\n"),
         FLOW_C: FLOWS[FLOW_C].replace(STEP, STEP + "        if: github.event_name == 'release'\n"),
         "Makefile": "export PYTEST_ADDOPTS = -k 'not add'\n" + MAKEFILE,  # (own44c: unnamed on main, as the nox one)
-        "noxfile.py": NOXFILE.replace("'-x')", "'-x', env={'PYTEST_ADDOPTS': '-k not_add'})")},
+        "noxfile.py": NOXFILE.replace("'-x')", "'-x', env={'PYTEST_ADDOPTS': '-k not_add'})"),
+        REUSABLE: REUSABLE_TEXT + LAUGHS},  # (own44fix2: 10^5 nodes read in ~50 s on main)
         {"tox.ini": ("config-excluded", "gained -k"), CI: ("config-excluded", "gained -k"),
+         REUSABLE: ("ci-test-removed", "no longer reads"),
          FLOW_A: ("config-excluded", "gained -k"), FLOW_B: ("ci-test-removed", "0 now"),
          FLOW_C: ("ci-test-removed", "0 now"),
          "Makefile": ("config-excluded", "gained -k"), "noxfile.py": ("config-excluded", "gained -k")}),
@@ -487,11 +491,13 @@ CI_POOLED = {
         FLOW_B: FLOWS[FLOW_B].replace(STEP, "      - run: |\n          exit 0\n          pytest -x\n"),
         FLOW_C: FLOWS[FLOW_C].replace("pytest -x", "sh -c \"pytest -x -k 'not add'\""),
         "Makefile": MAKEFILE.replace("pytest -x", "pytest -x; exit 0"),  # (own44c: unnamed on main, as the nox one)
-        "noxfile.py": NOXFILE.replace(NOX_RUN, NOX_TRY.format("nox.command.CommandFailed", "session.log('failed')"))},
+        "noxfile.py": NOXFILE.replace(NOX_RUN, NOX_TRY.format("nox.command.CommandFailed", "session.log('failed')")),
+        REUSABLE: REUSABLE_TEXT + "x: &a [*a]\n"},  # (own44fix2: an internal error, RecursionError, on main)
         {"tox.ini": ("ci-ignores-failures", "failures through"), CI: ("ci-ignores-failures", "ignores its failures"),
          FLOW_A: ("ci-test-removed", "0 now"), FLOW_B: ("ci-test-removed", "0 now"),
          FLOW_C: ("config-excluded", "gained -k"),
-         "Makefile": ("ci-ignores-failures", "exit 0"), "noxfile.py": ("ci-ignores-failures", "failure through")}),
+         "Makefile": ("ci-ignores-failures", "exit 0"), "noxfile.py": ("ci-ignores-failures", "failure through"),
+         REUSABLE: ("ci-test-removed", "no longer reads")}),
     "unparseable-and-callers": ({
         "tox.ini": TOX + "[testenv\n",
         CI: FLOW + "    steps: [\n",
@@ -596,6 +602,9 @@ CI_POOLED_HONEST = {
         # (own44c; the Makefile blocked on main as test removed) a sub-make that keeps going, a failure re-raised
         # (own44fix2: and in a group, blocked on main)
         "Makefile": MAKEFILE.replace("\tpytest -x", "\t$(MAKE) -k unit\n\nunit:\n\tpytest -x || (echo 'tests failed'; exit 1)"),
+        # (own44fix2) an anchor and its alias, as GitHub reads them
+        REUSABLE: REUSABLE_TEXT.replace("runs-on: ubuntu-latest", "runs-on: &os ubuntu-latest") + "  other:\n"
+                  "    runs-on: *os\n    steps:\n      - run: echo hi\n",
         "noxfile.py": NOXFILE.replace(NOX_RUN, NOX_TRY.format("nox.command.CommandFailed", "raise"))},
     "kept-through-python": {
         FLOW_A: FLOWS[FLOW_A].replace("pytest -x", "python -c 'import sys, pytest; sys.exit(pytest.main([\"-x\"]))'"),
