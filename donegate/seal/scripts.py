@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from donegate.seal.ci_runs import _or_else, runners, script_lets_through, split, wrapper_lets_through
+from donegate.seal.ci_runs import SHELLS, _or_else, runners, script_lets_through, split, wrapper_lets_through
 from donegate.seal.excluded import (CI_EXCLUDING, NO_COV, NO_RUN, OFF_WEAKENS, _cov_fail_under, _pytest_options,
                                      env_options)
 
@@ -129,6 +129,7 @@ def _make_units(text: str, env: dict[str, str] | None = None) -> dict[str, list[
     own_vars: dict[str, dict[str, str]] = {}
     own_exported: dict[str, set[str]] = {}
     current: list[str] = []
+    fresh: set[str] = set()  # (the current rule's targets whose recipe a recipe line of this rule replaces: make keeps the last)
     lines, defining = text.replace("\\\n", " ").splitlines(), False
     for line in lines:
         if defining or re.match(r"\s*define\s", line):
@@ -142,7 +143,9 @@ def _make_units(text: str, env: dict[str, str] | None = None) -> dict[str, list[
             continue
         if line.startswith(prefix):
             for t in current:
-                recipes.setdefault(t, []).append(line[1:])
+                recipes[t] = [] if t in fresh else recipes.get(t, [])
+                fresh.discard(t)
+                recipes[t].append(line[1:])
             continue
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -162,10 +165,13 @@ def _make_units(text: str, env: dict[str, str] | None = None) -> dict[str, list[
                     _assign(own_vars.setdefault(t, {}), own_exported.setdefault(t, set()), own)
                 continue
             current = [t for t in names if not t.startswith(".")]
+            fresh = set() if line[target.end(1):].startswith("::") else set(current)  # (`test::`: each rule runs)
             for t in names:
                 (special if t.startswith(".") else needs).setdefault(t, []).extend(w for w in rest.split() if w != "|")
             for t in current:
-                recipes.setdefault(t, []).extend([inline] if inline.strip() else [])
+                recipes[t] = [] if inline.strip() and t in fresh else recipes.get(t, [])
+                recipes[t].extend([inline] if inline.strip() else [])
+            fresh -= set(current) if inline.strip() else set()
     if ".EXPORT_ALL_VARIABLES" in special:
         exported.add("*")
     flags = variables.get("MAKEFLAGS", "").split()
@@ -215,6 +221,9 @@ def _make_units(text: str, env: dict[str, str] | None = None) -> dict[str, list[
             out.append(("- " if through or ignore else "") + _with_env(command, env))
         return out[:500]
 
+    shell = variables.get("SHELL", "/bin/sh").split()
+    if shell and shell[0].rsplit("/", 1)[-1] not in (*SHELLS, "env"):
+        return {t: [] for t in recipes}  # (`SHELL := /bin/true`: every recipe line handed to it, none run)
     return {t: run(t, False, {}, set()) for t in recipes}
 
 

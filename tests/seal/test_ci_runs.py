@@ -430,6 +430,9 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
     "make-c-devnull": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 -c /dev/null"), "config-excluded"),
     "make-pattern-k": ("Makefile", MAKEFILE, MAKEFILE.replace("test:\n\tpytest -x", "test: test-py311\n\ntest-py%:\n\tpytest -x -k a"),
                        "config-excluded"),
+    # own44fix2 (silent on main): a later rule's recipe replaces the sealed one (make keeps the last), no shell at all
+    "make-recipe-replaced": ("Makefile", MAKEFILE, MAKEFILE + "\ntest:\n\t@echo tests pass\n", "ci-test-removed"),
+    "make-shell-true": ("Makefile", MAKEFILE, "SHELL := /bin/true\n" + MAKEFILE, "ci-test-removed"),
     "nox-try": ("noxfile.py", NOXFILE, NOXFILE.replace("    session.run('pytest', '-x')", NOX_TRY.format(
         "nox.command.CommandFailed", "session.log('failed')")), "ci-ignores-failures"),
     # honest: flags added, a quiet recipe, another target changed, a step added
@@ -472,6 +475,9 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
     "make-cov-raised": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 --cov-fail-under=95"), None),
     "make-o-other": ("Makefile", MAKEFILE, MAKEFILE.replace("=90", "=90 -o xfail_strict=true -c ./pytest.ini"), None),
     "make-pattern": ("Makefile", MAKEFILE, MAKEFILE.replace("test:\n\tpytest", "test: test-py311\n\ntest-py%:\n\tpytest"), None),
+    "make-double-colon": ("Makefile", MAKEFILE, MAKEFILE.replace("test:", "test::") + "\ntest::\n\t@echo done\n", None),
+    "make-prerequisite-later": ("Makefile", MAKEFILE, MAKEFILE + "\ntest: lint\n", None),
+    "make-shell-env-bash": ("Makefile", MAKEFILE, "SHELL := /usr/bin/env bash\n" + MAKEFILE, None),
     # own44fix2 (named config-excluded on main): a narrowing only where a variable of no value here is set
     "make-ifdef-quick": ("Makefile", MAKEFILE, "ifdef QUICK\nARGS = -k 'not slow'\nendif\n" + MAKEFILE.replace(
         "=90", "=90 $(ARGS)"), None),
