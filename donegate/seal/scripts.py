@@ -64,7 +64,10 @@ def _units(name: str, text: str | None, env: tuple[tuple[str, str], ...] = ()) -
         units[""] = [line for s in steps if isinstance(s, dict) and isinstance(s.get("run"), str)
                      for line in s["run"].replace("\\\n", " ").splitlines()]
     elif name in NAMES:
-        units = _make_units(text, dict(env))
+        try:
+            units = _make_units(text, dict(env))
+        except RecursionError:  # (variables that refer on past 100 deep: `_expand`)
+            return {"": ["?"]}
     else:  # a shell script: one command a line
         for line in text.replace("\\\n", " ").splitlines():
             line = line.strip()
@@ -291,6 +294,8 @@ def _expand(text: str, names: dict[str, str], within: frozenset[str] = frozenset
         budget[0] -= 1
         if name == "MAKE" and name not in names:
             return "make"
+        if len(within) > 100:
+            raise RecursionError("make variables refer on past 100 deep")
         return _expand(names.get(name, ""), names, within | {name}, budget) if name not in within and budget[0] > 0 else ""
 
     return re.sub(r"\$\$|\$\(([A-Za-z_][\w.]*)\)|\$\{([A-Za-z_][\w.]*)\}", one, text)

@@ -433,6 +433,9 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
     # own44fix2 (silent on main): a later rule's recipe replaces the sealed one (make keeps the last), no shell at all
     "make-recipe-replaced": ("Makefile", MAKEFILE, MAKEFILE + "\ntest:\n\t@echo tests pass\n", "ci-test-removed"),
     "make-shell-true": ("Makefile", MAKEFILE, "SHELL := /bin/true\n" + MAKEFILE, "ci-test-removed"),
+    # (own44fix2: a RecursionError, an internal error, on main) variables that refer on 300 deep: read as unreadable
+    "make-variables-300-deep": ("Makefile", MAKEFILE, "".join(f"A{i} = $(A{i + 1})\n" for i in range(300)) + "A300 = -k x\n"
+                                + MAKEFILE.replace("=90", "=90 $(A0)"), "ci-test-removed"),
     "nox-try": ("noxfile.py", NOXFILE, NOXFILE.replace("    session.run('pytest', '-x')", NOX_TRY.format(
         "nox.command.CommandFailed", "session.log('failed')")), "ci-ignores-failures"),
     # honest: flags added, a quiet recipe, another target changed, a step added
@@ -478,6 +481,8 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
     "make-double-colon": ("Makefile", MAKEFILE, MAKEFILE.replace("test:", "test::") + "\ntest::\n\t@echo done\n", None),
     "make-prerequisite-later": ("Makefile", MAKEFILE, MAKEFILE + "\ntest: lint\n", None),
     "make-shell-env-bash": ("Makefile", MAKEFILE, "SHELL := /usr/bin/env bash\n" + MAKEFILE, None),
+    "make-variables-50-deep": ("Makefile", MAKEFILE, "".join(f"A{i} = $(A{i + 1})\n" for i in range(50)) + "A50 = -v\n"
+                               + MAKEFILE.replace("=90", "=90 $(A0)"), None),
     # own44fix2 (named config-excluded on main): a narrowing only where a variable of no value here is set
     "make-ifdef-quick": ("Makefile", MAKEFILE, "ifdef QUICK\nARGS = -k 'not slow'\nendif\n" + MAKEFILE.replace(
         "=90", "=90 $(ARGS)"), None),
