@@ -359,7 +359,29 @@ def _nox_units(tree: ast.Module) -> dict[str, list[str]]:
             given = {**env, **_dict_of(next((k.value for k in c.keywords if k.arg == "env"), None))}
             through = id(c) in swallowed or any(k.arg == "success_codes" for k in c.keywords)
             units.setdefault(unit, []).append(("- " if through else "") + _with_env(words, given))
+    for name in _not_default(tree):
+        units[name] = []  # (a bare `nox`, as CI runs it, runs none of it)
     return units
+
+
+def _not_default(tree: ast.Module) -> set[str]:
+    """The sessions (their functions) a bare `nox` does not run: `@nox.session(default=False)`, or left out of a
+    literal `nox.options.sessions = [...]` (a session `tests` chosen as `tests` or `tests-3.12`)."""
+    chosen = next((n.value.elts for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, (ast.List, ast.Tuple))
+                   and any(ast.unparse(t) == "nox.options.sessions" for t in n.targets)), None)
+    picked = None if chosen is None else [e.value for e in chosen if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    out = set()
+    for f in [f for f in tree.body if isinstance(f, ast.FunctionDef)]:
+        for d in f.decorator_list:
+            if "session" not in ast.unparse(d.func if isinstance(d, ast.Call) else d):
+                continue
+            keywords = {k.arg: k.value for k in d.keywords} if isinstance(d, ast.Call) else {}
+            named, default = keywords.get("name"), keywords.get("default")
+            name = named.value if isinstance(named, ast.Constant) and isinstance(named.value, str) else f.name
+            if isinstance(default, ast.Constant) and default.value is False or picked is not None \
+                    and not any(c == name or str(c).startswith(f"{name}-") for c in picked):
+                out.add(f.name)
+    return out
 
 
 def _ended(fn: ast.FunctionDef, who: str) -> None:

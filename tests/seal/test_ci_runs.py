@@ -436,6 +436,11 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
     # (own44fix2: a RecursionError, an internal error, on main) variables that refer on 300 deep: read as unreadable
     "make-variables-300-deep": ("Makefile", MAKEFILE, "".join(f"A{i} = $(A{i + 1})\n" for i in range(300)) + "A300 = -k x\n"
                                 + MAKEFILE.replace("=90", "=90 $(A0)"), "ci-test-removed"),
+    # own44fix2 (silent on main): a session a bare `nox` no longer runs
+    "nox-default-false": ("noxfile.py", NOXFILE, NOXFILE.replace("@nox.session\n", "@nox.session(default=False)\n"),
+                          "ci-test-removed"),
+    "nox-options-sessions": ("noxfile.py", NOXFILE + NEW_SESSION, NOXFILE.replace("import nox\n", "import nox\n\n"
+                             "nox.options.sessions = ['fast']\n") + NEW_SESSION, "ci-test-removed"),
     "nox-try": ("noxfile.py", NOXFILE, NOXFILE.replace("    session.run('pytest', '-x')", NOX_TRY.format(
         "nox.command.CommandFailed", "session.log('failed')")), "ci-ignores-failures"),
     # honest: flags added, a quiet recipe, another target changed, a step added
@@ -483,6 +488,10 @@ SCRIPTS = {  # {name: (file, its text at the seal, now, the rule named or None)}
     "make-shell-env-bash": ("Makefile", MAKEFILE, "SHELL := /usr/bin/env bash\n" + MAKEFILE, None),
     "make-variables-50-deep": ("Makefile", MAKEFILE, "".join(f"A{i} = $(A{i + 1})\n" for i in range(50)) + "A50 = -v\n"
                                + MAKEFILE.replace("=90", "=90 $(A0)"), None),
+    "nox-options-sessions-kept": ("noxfile.py", NOXFILE + NEW_SESSION, NOXFILE.replace("import nox\n", "import nox\n\n"
+                                  "nox.options.sessions = ['tests-3.12', 'fast']\n") + NEW_SESSION, None),
+    "nox-default-false-new": ("noxfile.py", NOXFILE, NOXFILE + NEW_SESSION.replace("@nox.session\n", "@nox.session(default=False)\n"),
+                              None),
     # own44fix2 (named config-excluded on main): a narrowing only where a variable of no value here is set
     "make-ifdef-quick": ("Makefile", MAKEFILE, "ifdef QUICK\nARGS = -k 'not slow'\nendif\n" + MAKEFILE.replace(
         "=90", "=90 $(ARGS)"), None),
