@@ -5,8 +5,8 @@ a function's namespace. Nothing of the kit is imported; the standard library onl
 
 - The supervisor reads the sealed test files and plans them from their syntax tree alone: it never imports
   the tests or the repository. A test it cannot run faithfully (a fixture it does not serve, `request`,
-  fixture params, `usefixtures`, indirect parameters, setup/teardown hooks, async, classes with `__init__`
-  or bases other than unittest's `TestCase`, `IsolatedAsyncioTestCase` and the file's own) is reported as `unsupported` by the supervisor itself, never by code the product could reach.
+  fixture params, indirect parameters, `pytest_plugins`, a `pytest_generate_tests` reading `config`, async, `__init__`
+  in a class, bases other than unittest's `TestCase`, `IsolatedAsyncioTestCase` and the file's own) is reported as `unsupported` by the supervisor itself, never by code the product could reach.
 - One zygote, a fork of the supervisor, imports every test file (and so the product) once, as pytest's
   collection does: its stdin is /dev/null, its stdout and stderr a pipe a child of the supervisor drains (as a
   program's run from a shell that reads it), its two pipe ends at random descriptors; the tests' `import pytest`
@@ -48,7 +48,7 @@ from types import ModuleType as _ModuleType
 # Sent to a run, this source shares one namespace with bare_plan's and bare_shim's (`second._source`); imported by
 # the kit (its tests), it takes their names from the modules. A shipped namespace has no `__package__`.
 if globals().get("__package__"):
-    from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, plan, split_id
+    from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, noses, plan, split_id
     from donegate.hidden.bare_shim import (MAIN_ORDER, _as_program, _mkdtemp, _own_names, _run_test, _temp_dir, bind,
                                            hide_harness, make_shim, refuse_harness, shim_compile)
     from donegate.hidden.bare_fork import (PROGRAM, RESULT_MAX, _Alarm, _drain, _exactly, _failure, _hide, _only, _sink, _test_steps,
@@ -135,7 +135,8 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
             exec(bind(code, objects), mod.__dict__)
             module_marks(rel, mod, job["helper"])
             mods[rel] = mod
-            fixtures[rel] = {v._bare_fixture[0]: v for v in list(vars(mod).values()) if hasattr(v, "_bare_fixture")}
+            # by attribute name, as pytest reads a module's fixtures (`dir`): its autouse ones' order (`bare_served.order`)
+            fixtures[rel] = {v._bare_fixture[0]: v for _, v in sorted(vars(mod).items()) if hasattr(v, "_bare_fixture")}
         except BaseException as exc:  # noqa: B036 (the module did not import: every test of it fails alike)
             failed[rel] = _failure(exc, hits)
     if there is not None:
@@ -354,7 +355,7 @@ def supervise(params):
     for rel, text in params["sources"].items():  # the kit took the held asserts' literals out (`answers.py`)
         text = text.encode("utf-8", "surrogateescape")
         try:
-            plans[rel] = planned[rel] if rel in planned else plan(text, served=served, own=own)
+            plans[rel] = planned[rel] if rel in planned else plan(text, served=served, own=own, nose=noses(params["pytest"]))
             # compiled once, run in each fork, under an absolute path in the project's folder (`folder`: as pytest's
             # `__file__` is absolute; a test file's is the program's file there, `enter_program`); its source (as sent)
             # in linecache under that name, so `inspect.getsource` finds it, as typeguard's @typechecked needs

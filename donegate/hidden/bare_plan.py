@@ -10,6 +10,7 @@ else:  # imported by the kit: at its first use (`core.lazy`)
     from donegate.core.lazy import Lazy
 
     ast = Lazy("ast", globals(), "ast")  # type: ignore[assignment]
+import os
 import sys
 
 TOKEN = 32  # characters of the token a passing fork gives back
@@ -18,16 +19,29 @@ SEEDED = "dg_random"  # served when the kit sent the tests' seeds (`second.run`'
 SHIM = ("raises", "approx", "fail", "skip", "mark", "param", "fixture")
 HARNESS = ("pytest", "_pytest", "pluggy")
 # (a module's `setUpModule`/`setup_module` and their tear-downs are served: `bare_shim.plan_test`)
+# (`pytest_collection_modifyitems` there is a plain function: pytest calls a conftest's, never a test module's; it is served;
+# `pytest_generate_tests` is served where `_generated` reads it; `pytest_plugins` never: the plugins it loads are pytest's
+# code, their fixtures and hooks run inside pytest, which the second run has none of)
 MODULE_HOOKS = ("pytest_generate_tests", "pytestmark", "setup_function", "teardown_function", "setup", "teardown",
-                "pytest_plugins", "pytest_collection_modifyitems")
-# ... and a module's set-up and tear-down of each test function, as plain functions where the file has no autouse fixture
-# (pytest orders its own autouse fixture of them among the file's by scope): served (`bare_shim.plan_test`)
+                "pytest_plugins")
+# nose's set-up and tear-down of a module, a class or a method, as pytest before 8.0 calls them (its `nose` plugin): with a
+# pytest that has none, plain functions (`plan`'s `nose`, `noses`), served as any of the file's
+NOSE = ("setup", "teardown")
+
+
+def noses(folders):
+    """Whether the pytest in `folders` (where the first run imports it from) calls nose's set-ups (before 8.0)."""
+    return any(os.path.isfile(os.path.join(f, "_pytest", "nose.py")) for f in folders)
+# ... and a module's set-up and tear-down of each test function, as plain functions: served, each as pytest's autouse
+# fixture of it, in pytest's order among the file's fixtures (`bare_served.order`)
 XUNIT = ("setup_function", "teardown_function")
 # ... and a plain test class's (not a TestCase's): its own set-up and tear-down, of the class and of each test method
 MODULE_XUNIT = ("setUpModule", "setup_module", "tearDownModule", "teardown_module")  # the module's, once (`plan_test`)
 CLASS_XUNIT = ("setup_class", "teardown_class", "setup_method", "teardown_method")
 CLASS_HOOKS = ("setup_method", "teardown_method", "setup_class", "teardown_class", "setup", "teardown",
-               "pytestmark", "__init__")
+               "pytestmark", "__init__", "pytest_generate_tests")
+# What a module's `pytest_generate_tests` may read of its `metafunc` where the second run serves it (`bare_served._Metafunc`)
+METAFUNC = ("fixturenames", "function", "cls", "module", "parametrize")
 # A unittest TestCase that changes how unittest runs a test (the second harness calls its setUp, test and tearDown
 # from the program itself, `bare_served.unit_steps`), or has pytest's own xunit hooks: not double-checked.
 UNIT_HOOKS = (*CLASS_HOOKS, "run", "__call__", "debug", "_callSetUp", "_callTestMethod", "_callTearDown", "_callCleanup",
@@ -100,14 +114,18 @@ def _argnames(call):
     return names if len(names) == len(first.elts) else None
 
 
-def _params(fn):
-    """Parameter names of a test function's parametrize marks, or a reason it cannot be run."""
-    names = []
-    for d in fn.decorator_list:
+def _params(marks):
+    """(parameter names of parametrize marks, fixture names of usefixtures marks) of a test's decorators (or of a
+    `pytestmark`'s marks), or a reason it cannot be run."""
+    names, used = [], []
+    for d in marks:
         name = _deco_name(d)
         last = name.rsplit(".", 1)[-1]
-        if last == "usefixtures":
-            return None, "uses pytest.mark.usefixtures"
+        if last == "usefixtures":  # served as pytest lists them (`bare_served.order`), when written out
+            if not isinstance(d, ast.Call) or d.keywords or not all(isinstance(a, ast.Constant) and isinstance(a.value, str)
+                                                                   for a in d.args):
+                return None, "pytest.mark.usefixtures with names that are not written out"
+            used += [a.value for a in d.args]
         if last == "parametrize":
             if not isinstance(d, ast.Call) or any(k.arg in ("indirect", "scope") for k in d.keywords):
                 return None, "indirect or scoped parametrize"
@@ -115,7 +133,7 @@ def _params(fn):
             if argnames is None:
                 return None, "parametrize names that are not written out"
             names += argnames
-    return names, ""
+    return (names, used), ""
 
 
 def _given(fn, args, seeded):
@@ -135,7 +153,7 @@ def _given(fn, args, seeded):
 
 
 MARKS = "pytestmark"  # a module's marks for each of its tests: served (`bare_shim.module_marks`) when written out as marks
-MARKS_NOT_SERVED = ("usefixtures", "parametrize")  # as on a test of its own (`_params`), but there: never
+MARKS_NOT_SERVED = ()  # `usefixtures` and `parametrize` there are served as on a test of its own (`_params`)
 
 
 def _module_marks(tree, aliases, from_names):
@@ -180,9 +198,14 @@ def _marks_why(value, aliases, from_names):
         prefix, _, last = name.rpartition(".")
         if prefix not in prefixes:
             return f"defines {MARKS} with what is not written out as marks"
-        if last in MARKS_NOT_SERVED:
-            return f"defines {MARKS} with pytest.mark.{last}"
+        if last in MARKS_NOT_SERVED or _params([m])[1]:
+            return f"defines {MARKS} with pytest.mark.{last}" + (f" ({_params([m])[1]})" if _params([m])[1] else "")
     return ""
+
+
+def _values(value):
+    """A `pytestmark`'s marks (a mark, or a list or tuple of them)."""
+    return value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
 
 
 def _class_marks(body, aliases, from_names):
@@ -192,10 +215,11 @@ def _class_marks(body, aliases, from_names):
             and not _marks_why(n.value, aliases, from_names)]
 
 
-def plan(source, harness_aliases=None, served=SERVED, own=()):
+def plan(source, harness_aliases=None, served=SERVED, own=(), nose=True):
     """(module reason, {qualname: (reason, fixture names)}) for one test file, from its syntax tree; `served`: the
     fixtures the harness serves itself (a file's own fixture of that name is its own); `own`: harness names the
-    project itself provides (a project that is pluggy): its tests import them as the product."""
+    project itself provides (a project that is pluggy): its tests import them as the product; `nose`: the first run's
+    pytest calls nose's set-ups (`noses`)."""
     tree = ast.parse(source)
     aliases, from_names = set(), set()
     cases = set()  # how the file names unittest's TestCase (`unittest.TestCase`, `TestCase`, `ut.TestCase`)
@@ -228,61 +252,48 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
             if node.attr not in SHIM:
                 return f"uses pytest.{node.attr}", {}
-    fixtures, scopes = {}, {}
-    marked, autouse = _module_marks(tree, aliases, from_names), False
+    fixtures, scopes, autos = {}, {}, []
+    marked = _module_marks(tree, aliases, from_names)
     if marked:
         return marked, {}
+    top = [n for n in tree.body if isinstance(n, ast.Assign) and [_dotted(t) for t in n.targets] == [MARKS]]
+    module_marks = _params(_values(top[0].value))[0] if top else ([], [])
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.ClassDef)):
             names = [node.name] if not isinstance(node, ast.Assign) else [_dotted(t) for t in node.targets]
             hooks = [n for n in names if n in MODULE_HOOKS and not (n == MARKS and isinstance(node, ast.Assign))
-                     and not (n in XUNIT and _xunit(node))]
+                     and not (n in XUNIT and _xunit(node)) and not (n in NOSE and not nose)
+                     and not (n == "pytest_generate_tests" and _generated(node) is not None)]
             if hooks:
                 return f"defines {hooks[0]}", {}
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for d in node.decorator_list:
-                if _deco_name(d).rsplit(".", 1)[-1] == "fixture":
-                    name, why = node.name, ""
-                    if isinstance(d, ast.Call):
-                        for k in d.keywords:
-                            if k.arg == "name" and isinstance(k.value, ast.Constant):
-                                name = k.value.value
-                            elif k.arg == "params":
-                                why = f"the fixture {node.name} has params"
-                    if isinstance(node, ast.AsyncFunctionDef):
-                        why = f"the fixture {node.name} is async"
-                    fixtures[name] = (why, [a.arg for a in node.args.args])
-                    scopes[name] = _scope(d)
-                    if isinstance(d, ast.Call) and any(k.arg == "autouse" for k in d.keywords):
-                        autouse = True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (why := _fixture_def(node, fixtures, scopes, autos)):
+            return why, {}
     xunit = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in XUNIT]
-    if xunit and autouse:
-        return f"defines {xunit[0]} beside an autouse fixture", {}
+    generated = set().union(*(_generated(n) for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "pytest_generate_tests"))
 
-    def needs(args, seen):
+    def needs(args, defs, seen):
         for a in args:
-            if a in served and a not in fixtures:
+            if a in served and a not in defs:
                 continue
-            if a not in fixtures:
+            if a not in defs:
                 return f"uses the fixture {a}, which the second harness does not serve"
-            why, deps = fixtures[a]
+            why, deps = defs[a]
             if why:
                 return why
             if a in seen:
                 return f"the fixture {a} depends on itself"
-            inner = needs(deps, seen | {a})
+            inner = needs(deps, defs, seen | {a})
             if inner:
                 return inner
         return ""
 
-    def wider(args, than, seen=frozenset()):
-        """The first fixture of the file's own a test reaches (through its fixtures too) scoped wider than `than`'s."""
+    def reach(args, defs, seen):
+        """The file's fixtures a test reaches (through its fixtures too)."""
         for a in args:
-            if a in fixtures and a not in seen:
-                found = a if scopes[a] not in than else wider(fixtures[a][1], than, seen | {a})
-                if found:
-                    return found
-        return ""
+            if a in defs and a not in seen:
+                seen.add(a)
+                reach(defs[a][1], defs, seen)
+        return seen
 
     tests = {}
     classes = own_classes(tree)
@@ -296,7 +307,7 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
             return None
         return made, "async" if any(name in acases for name in other) else any(name in cases for name in other)
 
-    def test(fn, qual, skip_self, loop=False, ups=xunit):
+    def test(fn, qual, skip_self, loop=False, ups=xunit, own=({}, {}, [], ([], []))):
         if isinstance(fn, ast.AsyncFunctionDef) and not loop:  # an IsolatedAsyncioTestCase's runs in its loop
             tests[qual] = ("an async test", [])
             return
@@ -305,18 +316,20 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
         if why:
             tests[qual] = (why, [])
             return
-        pnames, why = _params(fn)
+        marks, why = _params(fn.decorator_list)
         if why:
             tests[qual] = (why, [])
             return
+        pnames = [*marks[0], *own[3][0], *module_marks[0], *(a for a in args if a in generated)]
         want = [a for a in args if a not in pnames and a not in drawn]
-        # the second run calls a test's xunit set-ups before its fixtures (`bare_shim.plan_test`), pytest orders them
-        # by scope: a test reaching a fixture of a wider scope than a set-up's (the module's, beside a session's) is not
-        # double-checked (its set-up may read what that fixture made, its tear-down need it still)
-        ups = [(n, ("function",)) for n in ups] + [(n, ("function", "class", "module")) for n in module_ups]
-        wide = next(((n, w) for n, than in ups for w in [wider(want, than)] if w), None)
-        tests[qual] = (f"{wide[0]} beside the fixture {wide[1]} of a wider scope (pytest sets that up first)" if wide
-                       else needs(want, frozenset()), want)
+        # every fixture it reaches as pytest lists them (`bare_served.order`): the autouse ones, its `usefixtures`
+        # (its own marks, its class's, its module's), its arguments; each set up in pytest's order, the xunit set-ups
+        # among them, by scope: one whose scope is not written out is not known to be in its place
+        defs, names = {**fixtures, **own[0]}, [n for n in [*autos, *own[2], *marks[1], *own[3][1], *module_marks[1], *want]
+                                              if n not in pnames]
+        dynamic = [n for n in sorted(reach(names, defs, set())) if {**scopes, **own[1]}.get(n) == "?"]
+        tests[qual] = (needs(names, defs, frozenset()) or (f"the fixture {dynamic[0]}'s scope is not written out (pytest "
+                       "sets the fixtures up by scope)" if dynamic and (ups or module_ups or autos or own[2]) else ""), want)
 
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
@@ -331,16 +344,26 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
             made = made[0] if unit else [node]
             hooks = (*UNIT_HOOKS, *ASYNC_HOOKS) if unit else CLASS_HOOKS
             body = [n for c in made for n in c.body]
+            defined = {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
             bad = [n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in hooks
-                   and not (not unit and not autouse and n.name in CLASS_XUNIT and _xunit(n))]
+                   and not (n.name in CLASS_XUNIT and _xunit(n) and (not unit or _unit_xunit(n.name, defined))
+                            or not unit and n.name in NOSE and not nose)]
             served_marks = _class_marks(body, aliases, from_names)
             bad += [_dotted(t) for n in body if isinstance(n, ast.Assign) and n not in served_marks for t in n.targets
-                    if _dotted(t) in hooks]
+                    if _dotted(t) in hooks and (unit or nose or _dotted(t) not in NOSE)]
             decorated = [d for c in made for d in c.decorator_list
                          if not unit or _deco_name(d).rsplit(".", 1)[-1] not in UNIT_SKIPS]
+            # its own fixtures (the first of its chain that defines one), each bound to the test's instance as pytest
+            # binds a function-scoped one (`bare_shim.plan_test`)
+            mine = ({}, {}, [])
+            wrong = next((w for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                          for w in [_fixture_def(n, *mine, method=True)] if w), "")
+            marks = _params([m for n in served_marks for m in _values(n.value)])
+            if unit and mine[2] and defined & set(CLASS_XUNIT[2:]):
+                wrong = wrong or f"a test class with {min(defined & set(CLASS_XUNIT[2:]))} beside its own autouse fixture"
             why = ("a test class with bases" if not unit and (node.bases or node.keywords) else
-                   "a decorated test class" if decorated else f"a test class with {bad[0]}" if bad else
-                   "an IsolatedAsyncioTestCase before Python 3.11" if unit == "async" and sys.version_info < (3, 11) else "")
+                   "a decorated test class" if decorated else f"a test class with {bad[0]}" if bad else wrong or marks[1] or
+                   ("an IsolatedAsyncioTestCase before Python 3.11" if unit == "async" and sys.version_info < (3, 11) else ""))
             methods = {}  # each test's name, the first class of the chain that defines it (the method pytest runs)
             for m in body:
                 if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"):
@@ -350,8 +373,69 @@ def plan(source, harness_aliases=None, served=SERVED, own=()):
                     tests[f"{node.name}::{m.name}"] = (why, [])
                 else:
                     test(m, f"{node.name}::{m.name}", True, unit == "async",
-                         [] if unit else [n.name for n in body if isinstance(n, ast.FunctionDef) and n.name in CLASS_XUNIT])
+                         [] if unit else [n.name for n in body if isinstance(n, ast.FunctionDef) and n.name in CLASS_XUNIT],
+                         (*mine, marks[0] or ([], [])))
     return "", tests
+
+
+def _generated(fn):
+    """The names a module's `pytest_generate_tests` may parametrize, when the second run serves it (`bare_served._Metafunc`):
+    a plain function of one argument, `metafunc`, read only as `METAFUNC` (not its `config`), each `parametrize` call's
+    names written out, neither indirect nor scoped; else None. A test's argument of those names is a parameter."""
+    if not isinstance(fn, ast.FunctionDef) or fn.decorator_list or len(fn.args.args) != 1 or fn.args.vararg or fn.args.kwarg:
+        return None
+    meta, names, reads = fn.args.args[0].arg, set(), {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == meta:
+            if n.attr not in METAFUNC or not isinstance(n.ctx, ast.Load):
+                return None
+            reads[id(n.value)] = n.attr
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and reads.get(id(getattr(n.func, "value", None))) == "parametrize":
+            argnames = _argnames(n)
+            if argnames is None or any(k.arg not in ("argvalues", "ids") for k in n.keywords) or len(n.args) > 2:
+                return None
+            names.update(argnames)
+    # the name read otherwise (handed on, bound again): what reads it is not known
+    return names if all(id(n) in reads for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == meta) else None
+
+
+def _unit_xunit(name, defined):
+    """Whether a TestCase's xunit set-up `name` (`CLASS_XUNIT`) is served, its class's methods `defined`: in its place
+    whatever pytest's version (pytest 9 lists `setUpClass` before `setup_class`, pytest 8.0 after them): `setup_class`
+    and `teardown_class` where the TestCase's class set-up is unittest's own (doing nothing); `setup_method` and
+    `teardown_method` where no fixture of the class's own is autouse (pytest 8.0 lists them by name among those)."""
+    return name in CLASS_XUNIT[2:] or not defined & {"setUpClass", "tearDownClass"}
+
+
+def _fixture_def(node, fixtures, scopes, autos, method=False):
+    """A fixture `node` defines, into `fixtures` ({name: (why it cannot be served, or "", what it asks for)}), `scopes`
+    and `autos` (the autouse ones, in the order pytest lists them: by attribute name, `bare_served.order`); why the file
+    (or, `method`, its class) is not double-checked for it ("" for none). A class's own: a plain function of its, scoped
+    to each test (pytest binds a wider one to an instance of its own)."""
+    for d in node.decorator_list:
+        if _deco_name(d).rsplit(".", 1)[-1] == "fixture":
+            name, why, auto = node.name, "", False
+            for k in d.keywords if isinstance(d, ast.Call) else ():
+                if k.arg == "name" and isinstance(k.value, ast.Constant):
+                    name = k.value.value
+                elif k.arg == "params":
+                    why = f"the fixture {node.name} has params"
+                elif k.arg == "autouse":
+                    if not isinstance(k.value, ast.Constant):
+                        return f"the fixture {node.name}'s autouse is not written out"
+                    auto = bool(k.value.value)
+            if isinstance(node, ast.AsyncFunctionDef):
+                why = f"the fixture {node.name} is async"
+            if method and (len(node.decorator_list) > 1 or _scope(d) != "function"):
+                return f"a test class with its own fixture {node.name} of another scope or kind"
+            if name in fixtures and method:
+                continue  # a subclass's is the one (met first: its chain's order)
+            fixtures[name] = (why, [a.arg for a in node.args.args][1 if method else 0:])
+            scopes[name] = _scope(d)
+            if auto:
+                autos.append(name)
+    return ""
 
 
 # What reads the name of the code running (a frame's, a log record's): a test's, in the second run a program's

@@ -240,23 +240,79 @@ def _takes_one(fn):
     return bool(code is not None and code.co_argcount - inspect.ismethod(fn))
 
 
-def xunit(mod, klass, fn, teardowns):
-    """A test's xunit-style set-ups as pytest's autouse fixtures of them call them (a call each for the program to
-    make, `bare_shim.plan_test`), their tear-downs as teardowns once the set-up returned: a test function's
+class _Metafunc:
+    """What a module's `pytest_generate_tests` is handed for a test (`bare_plan.METAFUNC`): its function, class, module
+    and fixture names, and `parametrize`, whose calls become the test's first parameter lists (`bare_shim._cases`: pytest
+    calls the hook before it reads the test's marks)."""
+
+    def __init__(self, function, cls, module, fixturenames):
+        self.function, self.cls, self.module, self.fixturenames, self.calls = function, cls, module, fixturenames, []
+
+    def parametrize(self, argnames, argvalues, indirect=False, ids=None, scope=None):
+        if indirect or scope:
+            raise LookupError("an indirect or scoped parametrize")  # the plan leaves such a file out (`bare_plan._generated`)
+        self.calls.append(globals()["_Mark"]("parametrize", (argnames, argvalues)))
+
+
+# pytest's scopes, widest first: a test's fixtures are set up widest first (`order`)
+SCOPES = ("session", "package", "module", "class", "function")
+# The xunit set-ups, each as pytest registers it, an autouse fixture of its scope (`xunit`): the module's (`setup_module`,
+# `setUpModule`), a test function's, a plain class's (`setup_class`), its method's (`setup_method`); a TestCase's class
+# (`unit_class`). Named as no fixture can be.
+XUNITS = {" module": "module", " function": "function", " class": "class", " method": "function", " unit": "class",
+          " unit method": "function"}
+
+
+def order(names, defs, params):
+    """A test's fixtures in the order pytest sets them up (`getfixtureclosure`): `names` (its autouse fixtures, the
+    xunit set-ups among them, then its `usefixtures`, then its arguments), each fixture's own arguments (`defs`: the
+    file's fixtures) appended as pytest walks the list, the parameters (`params`) left out; then sorted by scope, widest
+    first, stable (`get` sets each up with what it asks for first)."""
+    closure = [n for n in dict.fromkeys(names) if n not in params]
+    for n in closure:  # the list grows as it is walked, as pytest's does
+        asks = inspect.signature(defs[n]).parameters if n in defs else ("tmp_path_factory",) if n == "tmp_path" else ()
+        closure += [a for a in asks if a not in closure and a not in params]
+
+    def scope(n):
+        found = XUNITS.get(n) or getattr(defs.get(n), "_bare_fixture", (0, 0, "function"))[2]
+        return "session" if n == "tmp_path_factory" and n not in defs else found if found in SCOPES else "function"
+    return sorted(closure, key=lambda n: SCOPES.index(scope(n)))
+
+
+def xunit(mod, klass, fn, kind, teardowns):
+    """The xunit set-up `kind` (`XUNITS`) as pytest's autouse fixture of it calls it (a call for the program to make,
+    `bare_shim.plan_test`), with its argument when it takes one, its tear-down a teardown once it returned: the module's
+    first of `setUpModule`/`setup_module` (and of their tear-downs) with the module; a test function's
     `setup_function`/`teardown_function` (`bare_plan.XUNIT`) with it; a plain test class's `setup_class` and
-    `teardown_class` with the class (a classmethod's function), then `setup_method`/`teardown_method` (the instance's)
-    with the test's method (`CLASS_XUNIT`). Every test's fork sets its class up afresh, as its module."""
-    if klass is None:  # the module's names (a lookup that misses raises inside getattr: ~1.5 us each, every test)
-        pairs = [(vars(mod).get(n) for n in XUNIT), fn]
+    `teardown_class` with the class (a classmethod's function), its `setup_method`/`teardown_method` (the instance's)
+    with the test's method (`CLASS_XUNIT`). Every test's fork sets its module and class up afresh."""
+    if kind == " unit":
+        yield from unit_class(klass, fn, teardowns)
+        return
+    if kind == " unit method":  # a TestCase's `setup_method`: the class's, with the instance and the method, always
+        up, down = (getattr(klass, n, None) for n in CLASS_XUNIT[2:])
+        if up is not None:
+            yield up, (fn.__self__, fn), {}
+        if down is not None:
+            teardowns.append(functools.partial(down, fn.__self__, fn))
+        return
+    if kind == " module":
+        up, down = ([f for f in map(vars(mod).get, names) if callable(f) and not hasattr(f, "_bare_fixture")][:1] or [None]
+                    for names in (("setUpModule", "setup_module"), ("tearDownModule", "teardown_module")))
+        pair, arg = (up[0], down[0]), mod
+    elif kind == " function":  # the module's names (a lookup that misses raises inside getattr: ~1.5 us each, every test)
+        pair, arg = [vars(mod).get(n) for n in XUNIT], fn
     else:
         have = {n for c in klass.__mro__ for n in CLASS_XUNIT if n in vars(c)}
-        pairs = [(getattr(getattr(klass, n), "__func__", getattr(klass, n)) if n in have else None for n in CLASS_XUNIT[:2]),
-                 klass, (getattr(fn.__self__, n) if n in have else None for n in CLASS_XUNIT[2:]), fn]
-    for (up, down), arg in zip(pairs[::2], pairs[1::2], strict=True):
-        if up is not None:
-            yield up, (arg,) if _takes_one(up) else (), {}
-        if down is not None:
-            teardowns.append(functools.partial(down, arg) if _takes_one(down) else down)
+        names = CLASS_XUNIT[:2] if kind == " class" else CLASS_XUNIT[2:]
+        pair = [(getattr(getattr(klass, n), "__func__", getattr(klass, n)) if kind == " class" else getattr(fn.__self__, n))
+                if n in have else None for n in names]
+        arg = klass if kind == " class" else fn
+    up, down = pair
+    if up is not None:
+        yield up, (arg,) if _takes_one(up) else (), {}
+    if down is not None:
+        teardowns.append(functools.partial(down, arg) if _takes_one(down) else down)
 
 
 def unit_case(klass):

@@ -18,8 +18,8 @@ from pathlib import Path
 
 if globals().get("__package__"):  # imported by the kit (its tests); sent to a run, bare_plan's and bare_served's names are here
     from donegate.hidden.bare_plan import SEEDED
-    from donegate.hidden.bare_served import (_CapLog, _CapSys, _Failed, _MonkeyPatch, _Skipped, _Subtests, _TmpFactory, _takes_one, xunit,
-                                             unit_call, unit_case, unit_class, unit_steps)
+    from donegate.hidden.bare_served import (XUNITS, _CapLog, _Metafunc, _CapSys, _Failed, _MonkeyPatch, _Skipped, _Subtests, _TmpFactory, order,
+                                             unit_call, unit_case, unit_steps, xunit)
 
 # Sent to a run, this source shares one namespace with bare_plan's (`second._source`); imported by the kit, it takes
 # the name from the module.
@@ -175,7 +175,7 @@ def _skip(reason="", allow_module_level=False):
 
 def _fixture(fn=None, *, scope="function", autouse=False, name=None, params=None, ids=None):
     def mark(f):
-        f._bare_fixture = (name or f.__name__, autouse)
+        f._bare_fixture = (name or f.__name__, autouse, scope)
         return f
     return mark(fn) if callable(fn) else mark
 
@@ -263,10 +263,11 @@ def bind(code, objects):
 
 # --- one test as pytest runs it: its parameter set, skip marks, fixtures ---------------------------------
 
-def _cases(fn):
-    """The test's parameter sets in pytest's order: marks in the order applied, the first applied varying slowest."""
+def _cases(fn, outer=(), first=()):
+    """The test's parameter sets in pytest's order: `first` (its module's `pytest_generate_tests`' calls), then its marks
+    in the order applied, then its class's and its module's (`outer`: their `pytestmark`), the first varying slowest."""
     lists = []
-    for m in getattr(fn, "_bare_marks", []):
+    for m in [*first, *getattr(fn, "_bare_marks", []), *outer]:
         if m.name != "parametrize":
             continue
         names = m.args[0] if not isinstance(m.args[0], str) else [n.strip() for n in m.args[0].split(",") if n.strip()]
@@ -328,20 +329,28 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
     unit = unit_case(klass)  # a unittest TestCase: made for its test method, its steps the program's (`unit_steps`)
     fn = getattr(klass(name) if unit else klass(), name) if cls else getattr(mod, name)
     func = getattr(fn, "__func__", fn)
-    # The module's set-up, as pytest's module fixture calls the first of each pair it finds (with the module when it
-    # takes an argument), its tear-down once that returned, the last teardown; called by the program (no frame of the
-    # harness's between). Each test's fork sets the module up afresh, as its class.
-    up, down = ([f for f in map(functools.partial(getattr, mod), names, (None, None)) if callable(f)][:1]
-                for names in (("setUpModule", "setup_module"), ("tearDownModule", "teardown_module")))
-    for f in up:
-        yield f, (mod,) if _takes_one(f) else (), {}
-    teardowns.extend(functools.partial(f, mod) if _takes_one(f) else f for f in down)
-    if not unit:
-        yield from xunit(mod, klass, fn, teardowns)
-    if unit:
-        yield from unit_class(klass, fn, teardowns)
-    _skipping(func, [*MODULE_MARKS.get(job["rel"], ()), *(m for c in getattr(klass, "__mro__", ()) for m in MODULE_MARKS.get(c, ()))])
-    cases = _cases(func)
+    outer = [*(m for c in getattr(klass, "__mro__", ()) for m in MODULE_MARKS.get(c, ())), *MODULE_MARKS.get(job["rel"], ())]
+    # Its fixtures as pytest lists them (`bare_served.order`): the autouse ones, the module's (its xunit set-ups first,
+    # as pytest registers them before it reads the file's, then the file's by attribute name) and the class's (a
+    # plain class's xunit set-ups or a TestCase's class part, then its own fixtures, bound to the test's instance),
+    # then `usefixtures` (the test's marks, its class's, its module's), then its arguments.
+    own = {}
+    for a in sorted({a for c in getattr(klass, "__mro__", ()) for a, v in vars(c).items() if hasattr(v, "_bare_fixture")}):
+        if hasattr(getattr(klass, a), "_bare_fixture"):
+            own[getattr(klass, a)._bare_fixture[0]] = getattr(fn.__self__, a)
+    autouse = lambda defs: [n for n, f in defs.items() if f._bare_fixture[1]]  # noqa: E731
+    names = [" module", *([" function"] if klass is None else []), *autouse(fixtures),
+             *([" unit", " class", " unit method"] if unit else [" class", " method"] if klass is not None else []), *autouse(own),
+             *(a for m in [*getattr(func, "_bare_marks", []), *outer] if m.name == "usefixtures" for a in m.args), *job["fixtures"]]
+    fixtures = {**fixtures, **own}
+    # The module's `pytest_generate_tests` (a plain test's, as pytest collects it: a call for the program), then its
+    # skip marks, as pytest's skipping plugin reads them before any set-up; then its parameter set.
+    gen, meta = vars(mod).get("pytest_generate_tests"), _Metafunc(func, klass, mod, ())
+    if callable(gen) and not unit:
+        meta.fixturenames = [n for n in order([*names, *inspect.signature(fn).parameters], fixtures, ()) if n not in XUNITS]
+        yield gen, (meta,), {}
+    _skipping(func, outer)
+    cases = _cases(func, outer, meta.calls)
     if len(cases) != job["count"]:
         raise LookupError(f"{len(cases)} parameter sets where pytest ran {job['count']}")
     kwargs = dict(cases[job["index"]])
@@ -355,6 +364,9 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
     def get(n):
         if n in made:
             return made[n]
+        if n in XUNITS:  # an xunit set-up, as pytest's autouse fixture of it (`bare_served.xunit`)
+            made[n] = yield from xunit(mod, klass, fn, n, teardowns)
+            return None
         if n in fixtures:  # the file's own, as pytest prefers it to a fixture of the same name it serves
             f, args = fixtures[n], {}
             for a in inspect.signature(f).parameters:
@@ -394,11 +406,10 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
         made[n] = value
         return value
 
-    for n, f in fixtures.items():
-        if f._bare_fixture[1]:
-            yield from get(n)
-    for n in job["fixtures"]:
-        kwargs[n] = yield from get(n)
+    for n in order(names, fixtures, kwargs):
+        value = yield from get(n)
+        if n in job["fixtures"]:
+            kwargs[n] = value
     if unit:  # setUp after the fixtures, as pytest calls it in the test's call
         yield from unit_steps(fn.__self__, fn, teardowns)
     if job.get("draw") is not None:  # a @given test draws what the first run drew (`seeded.given_draw`)

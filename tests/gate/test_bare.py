@@ -89,7 +89,7 @@ def test_the_plan_says_what_the_harness_cannot_serve_from_the_syntax_alone():
         "test_given": "a hypothesis @given test (the second run has no draw of the first run's to repeat)",
         "test_param_fixture": "the fixture each has params",
         "test_indirect": "indirect or scoped parametrize",
-        "test_usefixtures": "uses pytest.mark.usefixtures",
+        "test_usefixtures": "",  # served, in pytest's order (`bare_served.order`): it was not double-checked
         "test_async": "an async test",
         "TestWithSetup::test_m": "",  # served (`bare_served.xunit`): it was not double-checked
     }
@@ -133,11 +133,19 @@ def test_the_plan_serves_given_tests_with_the_first_runs_draws_and_the_arguments
     ("import pytest\npytest.warns\n", "uses pytest.warns"),
     ("from pytest import MonkeyPatch\n", "uses pytest.MonkeyPatch"),
     ("import _pytest.python\n", "imports _pytest.python"),
-    ("def pytest_generate_tests(metafunc):\n    pass\n", "defines pytest_generate_tests"),
+    # a module's `pytest_generate_tests` the second run cannot serve (`bare_plan._generated`): its config read, the
+    # metafunc handed on, names not written out, an indirect parametrize
+    ("def pytest_generate_tests(metafunc):\n    metafunc.parametrize('x', metafunc.config.getoption('x'))\n",
+     "defines pytest_generate_tests"),
+    ("def pytest_generate_tests(metafunc):\n    helper(metafunc)\n", "defines pytest_generate_tests"),
+    ("def pytest_generate_tests(metafunc):\n    metafunc.parametrize(NAMES, [1])\n", "defines pytest_generate_tests"),
+    ("def pytest_generate_tests(metafunc):\n    metafunc.parametrize('x', [1], True)\n", "defines pytest_generate_tests"),
+
     # a module's `pytestmark` the second harness cannot serve as each test's marks (`bare_plan._module_marks`)
-    ("import pytest\npytestmark = pytest.mark.usefixtures('db')\n", "defines pytestmark with pytest.mark.usefixtures"),
-    ("import pytest\npytestmark = [pytest.mark.slow, pytest.mark.parametrize('x', [1])]\n",
-     "defines pytestmark with pytest.mark.parametrize"),
+    ("import pytest\npytestmark = pytest.mark.usefixtures(DB)\n",
+     "defines pytestmark with pytest.mark.usefixtures (pytest.mark.usefixtures with names that are not written out)"),
+    ("import pytest\npytestmark = [pytest.mark.slow, pytest.mark.parametrize(NAMES, [1])]\n",
+     "defines pytestmark with pytest.mark.parametrize (parametrize names that are not written out)"),
     ("import pytest\nslow = pytest.mark.slow\npytestmark = slow\n", "defines pytestmark with what is not written out as marks"),
     ("import pytest\npytestmark = [pytest.mark.slow]\npytestmark += [pytest.mark.fast]\n",
      "defines pytestmark otherwise than once, at its top"),
@@ -145,9 +153,7 @@ def test_the_plan_serves_given_tests_with_the_first_runs_draws_and_the_arguments
      "defines pytestmark otherwise than once, at its top"),
     ("from marks import pytestmark\n", "defines pytestmark otherwise than once, at its top"),
     ("pytestmark: list = []\n", "defines pytestmark otherwise than once, at its top"),
-    # a module's set-up of each test function beside an autouse fixture (pytest orders them by scope)
-    ("import pytest\n@pytest.fixture(autouse=True)\ndef a():\n    pass\ndef setup_function(f):\n    pass\n",
-     "defines setup_function beside an autouse fixture"),
+    ("import pytest\n@pytest.fixture(autouse=FLAG)\ndef a():\n    pass\n", "the fixture a's autouse is not written out"),
     ("setup_function = print\n", "defines setup_function"),
     ("import pytest\n@pytest.fixture\ndef setup_function():\n    pass\n", "defines setup_function"),
 ])
@@ -161,17 +167,26 @@ def test_a_file_the_harness_cannot_run_faithfully_is_unsupported_as_a_whole(sour
     "from pytest import mark\npytestmark = [mark.slow, mark.xfail]\n",
     "import pytest\nclass TestA:\n    pytestmark = pytest.mark.usefixtures('db')\n",  # a class's: its own tests (below)
     "def setup_function(function):\n    pass\ndef teardown_function():\n    pass\n",  # each test function's (`XUNIT`)
+    # `usefixtures` and `parametrize` there, a set-up beside an autouse fixture: in pytest's order (`bare_served.order`)
+    "import pytest\n@pytest.fixture\ndef db():\n    pass\npytestmark = pytest.mark.usefixtures('db')\n",
+    "import pytest\npytestmark = [pytest.mark.slow, pytest.mark.parametrize('x', [1])]\n",
+    "import pytest\n@pytest.fixture(autouse=True)\ndef a():\n    pass\ndef setup_function(f):\n    pass\n",
+    # a module's `pytest_generate_tests`, its parameters' names written out: served (`bare_served._Metafunc`)
+    "def pytest_generate_tests(metafunc):\n    if 'x' in metafunc.fixturenames:\n        metafunc.parametrize('x', [1], ids=['one'])\n",
 ])
 def test_a_modules_marks_written_out_are_served(source):
     """A module's `pytestmark` whose marks the second harness serves as each test's own: the file is planned (a
     product right only under pytest passed a stop with the bug in when it was not: test_second_opinion)."""
     why, tests = bare.plan(source + "def test_b():\n    pass\n")
     assert why == "" and tests["test_b"] == ("", [])
+    if "parametrize" in source:  # the module's parameters are no fixtures of its tests
+        assert bare.plan(source + "def test_c(x, tmp_path):\n    pass\n")[1]["test_c"] == ("", ["tmp_path"])
 
 
 @pytest.mark.parametrize("marks, why", [
     ("pytest.mark.slow", ""), ("[pytest.mark.slow, pytest.mark.skipif(False, reason='r')]", ""),
-    ("pytest.mark.usefixtures('db')", "a test class with pytestmark"), ("SLOW", "a test class with pytestmark"),
+    ("pytest.mark.usefixtures('db')", "uses the fixture db, which the second harness does not serve"),
+    ("SLOW", "a test class with pytestmark"),
 ])
 def test_a_classs_marks_written_out_are_served(marks, why):
     """A test class's own `pytestmark` (`bare_plan._class_marks`), as the module's."""
@@ -188,41 +203,67 @@ XUNIT_CLASS = ("class TestA:\n    @classmethod\n    def setup_class(cls):\n     
 
 @pytest.mark.parametrize("source, why", [
     (XUNIT_CLASS, ""),  # a plain test class's xunit set-ups: served (`bare_served.xunit`)
-    ("import unittest\n" + XUNIT_CLASS.replace("class TestA:", "class TestA(unittest.TestCase):"), "a test class with setup_class"),
-    ("import pytest\n@pytest.fixture(autouse=True)\ndef a():\n    pass\n" + XUNIT_CLASS, "a test class with setup_class"),
+    # a TestCase's: pytest calls them around unittest's own (`bare_served.xunit`), in its place whatever pytest's version
+    ("import unittest\n" + XUNIT_CLASS.replace("class TestA:", "class TestA(unittest.TestCase):"), ""),
+    ("import unittest\n" + XUNIT_CLASS.replace("class TestA:", "class TestA(unittest.TestCase):\n    def setUpClass(cls):\n"
+                                             "        pass\n"), "a test class with setup_class"),
+    ("import unittest, pytest\n" + XUNIT_CLASS.replace("class TestA:", "class TestA(unittest.TestCase):\n    @pytest.fixture("
+                                                     "autouse=True)\n    def own(self):\n        pass\n"),
+     "a test class with setup_method beside its own autouse fixture"),
+    # a class's `pytest_generate_tests`: not served
+    ("class TestA:\n    def pytest_generate_tests(self, metafunc):\n        pass\n    def test_a(self):\n        pass\n",
+     "a test class with pytest_generate_tests"),
+    # nose's set-ups, with a pytest that calls them (before 8.0): not served; else plain methods (`bare_plan.noses`)
+    ("class TestA:\n    def setup(self):\n        pass\n    def test_a(self):\n        pass\n", "a test class with setup"),
+    ("import pytest\n@pytest.fixture(autouse=True)\ndef a():\n    pass\n" + XUNIT_CLASS, ""),  # in pytest's order
     (XUNIT_CLASS.replace("    @classmethod\n", "    @pytest.fixture\n"), "a test class with setup_class"),
 ])
 def test_a_plain_test_classs_xunit_set_ups_are_served(source, why):
     assert bare.plan(source)[1]["TestA::test_a"] == (why, [])
+    if "def setup(" in source:
+        assert bare.plan(source, nose=False)[1]["TestA::test_a"] == ("", [])
+
+
+def test_a_test_modules_own_hooks_pytest_never_calls_are_served():
+    """nose's `setup`/`teardown` with a pytest that has no nose (8.0 on), and `pytest_collection_modifyitems` (pytest
+    calls a conftest's, never a test module's): plain functions of the file's."""
+    source = "def setup():\n    pass\ndef teardown():\n    pass\ndef pytest_collection_modifyitems(items):\n    pass\ndef test_a():\n    pass\n"
+    assert bare.plan(source)[0] == "defines setup" and bare.plan(source, nose=False) == ("", {"test_a": ("", [])})
+    assert bare.noses([]) is False
 
 
 SCOPED = "import pytest\n@pytest.fixture(scope='module')\ndef wide():\n    pass\n@pytest.fixture\ndef near(wide):\n    pass\n"
-WIDE = "{} beside the fixture wide of a wider scope (pytest sets that up first)"
+DYNAMIC = "the fixture wide's scope is not written out (pytest sets the fixtures up by scope)"
 
 
 @pytest.mark.parametrize("source, test, why", [
     # pytest sets a fixture wider than a test up before the test's xunit set-ups (tears it down after): the second run
-    # calls the set-ups first (`bare_shim.plan_test`), so a test reaching one is not double-checked
-    (SCOPED + "def setup_function(f):\n    pass\ndef test_a(wide):\n    pass\n", "test_a", WIDE.format("setup_function")),
-    (SCOPED + "def teardown_function(f):\n    pass\ndef test_a(near):\n    pass\n", "test_a", WIDE.format("teardown_function")),
-    (SCOPED.replace("'module'", "lambda **k: 'module'") + "def setup_function(f):\n    pass\ndef test_a(wide):\n    pass\n",
-     "test_a", WIDE.format("setup_function")),
-    (SCOPED + "def setup_function(f):\n    pass\ndef test_a(tmp_path):\n    pass\n", "test_a", ""),  # no wider one
-    (SCOPED + "def test_a(near):\n    pass\n", "test_a", ""),  # no set-up
-    (SCOPED.replace("'module'", "'class'") + "def setup_function(f):\n    pass\nclass TestA:\n    def test_a(self, near):\n"
-     "        pass\n", "TestA::test_a", ""),  # the module's set-up of test functions: not a method's
+    # does so too (`bare_served.order`), so a test reaching one is double-checked (it was not)
+    (SCOPED + "def setup_function(f):\n    pass\ndef test_a(wide):\n    pass\n", "test_a", ""),
+    (SCOPED + "def teardown_function(f):\n    pass\ndef test_a(near):\n    pass\n", "test_a", ""),
     (SCOPED.replace("'module'", "'class'") + "class TestA:\n    def setup_method(self):\n        pass\n"
-     "    def test_a(self, near):\n        pass\n", "TestA::test_a", WIDE.format("setup_method")),
-    (SCOPED.replace("'module'", "'session'") + "def setup_module():\n    pass\ndef test_a(near):\n    pass\n", "test_a",
-     WIDE.format("setup_module")),
-    (SCOPED + "def teardown_module():\n    pass\ndef test_a(near):\n    pass\n", "test_a", ""),  # the module's own scope
+     "    def test_a(self, near):\n        pass\n", "TestA::test_a", ""),
+    (SCOPED.replace("'module'", "'session'") + "def setup_module():\n    pass\ndef test_a(near):\n    pass\n", "test_a", ""),
+    # ... but not where a scope is not written out: its place among them is not known
+    (SCOPED.replace("'module'", "lambda **k: 'module'") + "def setup_function(f):\n    pass\ndef test_a(wide):\n    pass\n",
+     "test_a", DYNAMIC),
+    (SCOPED.replace("'module'", "lambda **k: 'module'") + "@pytest.fixture(autouse=True)\ndef a():\n    pass\n"
+     "def test_a(near):\n    pass\n", "test_a", DYNAMIC),
+    (SCOPED.replace("'module'", "lambda **k: 'module'") + "def test_a(near):\n    pass\n", "test_a", ""),  # no order to keep
+    # a test class's own fixtures: served, bound to the test's instance as pytest binds a function-scoped one
+    (SCOPED + "class TestA:\n    @pytest.fixture(autouse=True)\n    def own(self, near):\n        pass\n"
+     "    def test_a(self):\n        pass\n", "TestA::test_a", ""),
+    (SCOPED + "class TestA:\n    @pytest.fixture(scope='class')\n    def own(self):\n        pass\n"
+     "    def test_a(self, own):\n        pass\n", "TestA::test_a", "a test class with its own fixture own of another scope or kind"),
+    (SCOPED + "class TestA:\n    @pytest.fixture\n    def wide(self, wide):\n        pass\n"
+     "    def test_a(self, wide):\n        pass\n", "TestA::test_a", "the fixture wide depends on itself"),
 ])
-def test_a_test_reaching_a_fixture_wider_than_its_xunit_set_ups_is_not_double_checked(source, test, why):
+def test_a_test_reaching_a_fixture_wider_than_its_xunit_set_ups_is_double_checked(source, test, why):
     assert bare.plan(source)[1][test][0] == why
 
 
 def test_xunit_set_ups_are_called_as_pytest_calls_them():
-    """In pytest's order, each with its argument when it takes one; the tear-downs once their set-up returned."""
+    """Each with its argument when it takes one; the tear-downs once their set-up returned."""
     calls = []
     source = ("def setup_function(f):\n    CALLS.append(('sf', f))\n\ndef teardown_function():\n    CALLS.append('tf')\n\n"
               "def test_f():\n    pass\n\n" + XUNIT_CLASS.replace("pass", "CALLS.append(({}, locals().get('cls') or locals().get('method')))"))
@@ -231,10 +272,11 @@ def test_xunit_set_ups_are_called_as_pytest_calls_them():
     ns: dict = {"CALLS": calls}
     exec(compile(source, "t.py", "exec"), ns)
     mod = SimpleNamespace(**ns)
-    for klass, fn in ((None, ns["test_f"]), (ns["TestA"], ns["TestA"]().test_a)):
+    for klass, fn, kinds in ((None, ns["test_f"], [" module", " function"]), (ns["TestA"], ns["TestA"]().test_a, [" class", " method"])):
         downs: list = []
-        for f, a, k in bare_served.xunit(mod, klass, fn, downs):
-            f(*a, **k)
+        for kind in kinds:
+            for f, a, k in bare_served.xunit(mod, klass, fn, kind, downs):
+                f(*a, **k)
         while downs:
             downs.pop()()
     assert calls == [("sf", ns["test_f"]), "tf", ("sc", ns["TestA"]), ("sm", fn), ("tm", None), ("tc", ns["TestA"])]
