@@ -33,7 +33,7 @@ def module_marks(rel, mod, helper):
     listed = lambda marks: [m for m in (marks if isinstance(marks, (list, tuple)) else [marks]) if isinstance(m, _Mark)]  # noqa: E731
     g, own = vars(mod), type.__dict__["__dict__"].__get__  # a class's own names, no code of its metaclass's run
     for cls in [v for v in g.values() if isinstance(v, type) and MARKS in own(v) and own(v).get("__module__") == g["__name__"]]:
-        MODULE_MARKS[cls] = listed(own(cls)[MARKS])
+        MODULE_MARKS[cls] = [*listed(own(cls)[MARKS]), *MODULE_MARKS.get(cls, ())]  # then its decorators' (`_Mark`)
         type.__setattr__(cls, shown, own(cls)[MARKS])
         type.__delattr__(cls, MARKS)
     if MARKS in g:

@@ -327,9 +327,10 @@ def plan(source, harness_aliases=None, served=SERVED, own=(), nose=True):
         # among them, by scope: one whose scope is not written out is not known to be in its place
         defs, names = {**fixtures, **own[0]}, [n for n in [*autos, *own[2], *marks[1], *own[3][1], *module_marks[1], *want]
                                               if n not in pnames]
-        dynamic = [n for n in sorted(reach(names, defs, set())) if {**scopes, **own[1]}.get(n) == "?"]
+        reached = sorted(reach(names, defs, set()))
+        dynamic = [n for n in reached if {**scopes, **own[1]}.get(n) == "?"]
         tests[qual] = (needs(names, defs, frozenset()) or (f"the fixture {dynamic[0]}'s scope is not written out (pytest "
-                       "sets the fixtures up by scope)" if dynamic and (ups or module_ups or autos or own[2]) else ""), want)
+                       "sets the fixtures up by scope)" if dynamic and (ups or module_ups or len(reached) > 1) else ""), want)
 
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
@@ -351,14 +352,18 @@ def plan(source, harness_aliases=None, served=SERVED, own=(), nose=True):
             served_marks = _class_marks(body, aliases, from_names)
             bad += [_dotted(t) for n in body if isinstance(n, ast.Assign) and n not in served_marks for t in n.targets
                     if _dotted(t) in hooks and (unit or nose or _dotted(t) not in NOSE)]
+            # its marks as decorators (`pytest.mark.slow`, written out): each of its tests' too, after its `pytestmark`
+            marked = [d for c in made for d in c.decorator_list if not _marks_why(d, aliases, from_names)]
             decorated = [d for c in made for d in c.decorator_list
-                         if not unit or _deco_name(d).rsplit(".", 1)[-1] not in UNIT_SKIPS]
+                         if d not in marked and (not unit or _deco_name(d).rsplit(".", 1)[-1] not in UNIT_SKIPS)]
             # its own fixtures (the first of its chain that defines one), each bound to the test's instance as pytest
             # binds a function-scoped one (`bare_shim.plan_test`)
             mine = ({}, {}, [])
             wrong = next((w for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                           for w in [_fixture_def(n, *mine, method=True)] if w), "")
-            marks = _params([m for n in served_marks for m in _values(n.value)])
+            marks = _params([*(m for n in served_marks for m in _values(n.value)), *marked])
+            if unit and marks[0] and marks[0][0]:
+                wrong = wrong or "a TestCase with parametrize marks"
             if unit and mine[2] and defined & set(CLASS_XUNIT[2:]):
                 wrong = wrong or f"a test class with {min(defined & set(CLASS_XUNIT[2:]))} beside its own autouse fixture"
             why = ("a test class with bases" if not unit and (node.bases or node.keywords) else

@@ -70,9 +70,8 @@ class _Mark:
 
     def __call__(self, *args, **kwargs):
         if len(args) == 1 and not kwargs and callable(args[0]):  # pytest's rule: a lone callable is decorated
-            fn = args[0]
-            marks = fn.__dict__.setdefault("_bare_marks", [])
-            marks.append(self)
+            fn = args[0]  # a class's marks are each of its tests' (`MODULE_MARKS`, after its `pytestmark`: `module_marks`)
+            (MODULE_MARKS.setdefault(fn, []) if isinstance(fn, type) else fn.__dict__.setdefault("_bare_marks", [])).append(self)
             return fn
         return _Mark(self.name, args, kwargs)
 
@@ -329,7 +328,7 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
     unit = unit_case(klass)  # a unittest TestCase: made for its test method, its steps the program's (`unit_steps`)
     fn = getattr(klass(name) if unit else klass(), name) if cls else getattr(mod, name)
     func = getattr(fn, "__func__", fn)
-    outer = [*(m for c in getattr(klass, "__mro__", ()) for m in MODULE_MARKS.get(c, ())), *MODULE_MARKS.get(job["rel"], ())]
+    outer = [*(m for c in reversed(getattr(klass, "__mro__", ())) for m in MODULE_MARKS.get(c, ())), *MODULE_MARKS.get(job["rel"], ())]
     # Its fixtures as pytest lists them (`bare_served.order`): the autouse ones, the module's (its xunit set-ups first,
     # as pytest registers them before it reads the file's, then the file's by attribute name) and the class's (a
     # plain class's xunit set-ups or a TestCase's class part, then its own fixtures, bound to the test's instance),

@@ -210,6 +210,10 @@ XUNIT_CLASS = ("class TestA:\n    @classmethod\n    def setup_class(cls):\n     
     ("import unittest, pytest\n" + XUNIT_CLASS.replace("class TestA:", "class TestA(unittest.TestCase):\n    @pytest.fixture("
                                                      "autouse=True)\n    def own(self):\n        pass\n"),
      "a test class with setup_method beside its own autouse fixture"),
+    # marks decorating it: its marks (`bare_shim._Mark`); another decorator: not served
+    ("import pytest\n@pytest.mark.slow\n@pytest.mark.skipif(False, reason='r')\n" + XUNIT_CLASS, ""),
+    ("import functools\n@functools.total_ordering\n" + XUNIT_CLASS, "a decorated test class"),
+    ("import pytest\n@pytest.mark.usefixtures('db')\n" + XUNIT_CLASS, "uses the fixture db, which the second harness does not serve"),
     # a class's `pytest_generate_tests`: not served
     ("class TestA:\n    def pytest_generate_tests(self, metafunc):\n        pass\n    def test_a(self):\n        pass\n",
      "a test class with pytest_generate_tests"),
@@ -249,7 +253,8 @@ DYNAMIC = "the fixture wide's scope is not written out (pytest sets the fixtures
      "test_a", DYNAMIC),
     (SCOPED.replace("'module'", "lambda **k: 'module'") + "@pytest.fixture(autouse=True)\ndef a():\n    pass\n"
      "def test_a(near):\n    pass\n", "test_a", DYNAMIC),
-    (SCOPED.replace("'module'", "lambda **k: 'module'") + "def test_a(near):\n    pass\n", "test_a", ""),  # no order to keep
+    (SCOPED.replace("'module'", "lambda **k: 'module'") + "def test_a(near):\n    pass\n", "test_a", DYNAMIC),
+    (SCOPED.replace("'module'", "lambda **k: 'module'") + "def test_a(wide, tmp_path):\n    pass\n", "test_a", ""),  # alone
     # a test class's own fixtures: served, bound to the test's instance as pytest binds a function-scoped one
     (SCOPED + "class TestA:\n    @pytest.fixture(autouse=True)\n    def own(self, near):\n        pass\n"
      "    def test_a(self):\n        pass\n", "TestA::test_a", ""),

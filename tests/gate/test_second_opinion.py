@@ -22,7 +22,7 @@ from donegate.gate import appeal
 from donegate.hidden import rewritten
 from tests.support import require
 from tests.support.calcrepo import PROCESS_WIDE, batch, together
-from tests.support.pytest_shapes import GENERATED, ORDERED, OWN_FIXTURE, PARAMETRIZED, PLAIN_HOOKS, UNIT_XUNIT
+from tests.support.pytest_shapes import DECORATED, GENERATED, ORDERED, OWN_FIXTURE, PARAMETRIZED, PLAIN_HOOKS, UNIT_XUNIT
 from tests.support.repos import write_config, git, ledger_lines, make_repo, run_hook, seal, stop_lines, seal_files, stop_payload
 
 HIDDEN = '''import pytest
@@ -290,6 +290,8 @@ SHAPED_CASES = {
     "honest-the-fix-in-a-file-with-testcases-and-xunit-set-ups": (UNIT_XUNIT, FIXED, ""),
     "pytest-loaded-in-a-file-with-pytest-generate-tests": (GENERATED, PYTEST_LOADED, "test_ten_units_get_the_bulk_discount[ten]"),
     "honest-the-fix-in-a-file-with-pytest-generate-tests": (GENERATED, FIXED, ""),
+    "pytest-loaded-in-a-file-with-marked-classes": (DECORATED, PYTEST_LOADED, "TestBulk::test_ten_units_get_the_bulk_discount"),
+    "honest-the-fix-in-a-file-with-marked-classes": (DECORATED, FIXED, ""),
 }
 
 

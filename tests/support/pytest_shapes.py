@@ -239,3 +239,46 @@ def test_ten_units_get_the_bulk_discount(bulk, rate):
 def test_small_orders_pay_the_full_price(units, want, extra):
     assert calc.price(units) == want + extra
 '''
+
+# Marks decorating test classes (`usefixtures` on a plain class after its `pytestmark`, a skipif, `usefixtures` on a
+# TestCase as pytest's documentation shows it): the shim's mark failed on a class (AttributeError at the import, every
+# test of the file failed: the fix blocked as `disagree`); served as the class's marks now
+DECORATED = '''import unittest
+
+import pytest
+import calc
+
+ORDER = []
+
+
+@pytest.fixture
+def first():
+    ORDER.append("first")
+
+
+@pytest.fixture
+def second():
+    ORDER.append("second")
+
+
+@pytest.mark.usefixtures("second")
+@pytest.mark.skipif(False, reason="runs")
+class TestBulk:
+    pytestmark = pytest.mark.usefixtures("first")
+
+    def test_ten_units_get_the_bulk_discount(self):
+        assert ORDER == ["first", "second"]
+        assert calc.price(10) == 900
+
+
+@pytest.mark.usefixtures("second")
+class TestOne(unittest.TestCase):
+    def test_one_unit_pays_the_full_price(self):
+        assert ORDER[-1] == "second"
+        assert calc.price(1) == 100
+
+
+@pytest.mark.parametrize("units, want", [(2, 200), (1, 100)])
+def test_small_orders_pay_the_full_price(units, want):
+    assert calc.price(units) == want
+'''
