@@ -76,6 +76,7 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
     _only(cmd_r, rep_w)  # nothing else of the supervisor's: its report pipe above all
     mods, failed, fixtures, flagged = {}, {}, {}, []
     try:
+        globals()["DFS"][:] = [globals()["closures"](job["pytest"])]  # how its pytest walks fixtures (`bare_served.order`)
         _as_program(job["program"], job["cwd"])
         main = vars(sys.modules["__main__"])  # what each test file's module starts from: a program's `__main__`
         compiled = job["compiled"]  # once, in the supervisor: each test file's is it renamed

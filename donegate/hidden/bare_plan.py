@@ -29,6 +29,18 @@ MODULE_HOOKS = ("pytest_generate_tests", "pytestmark", "setup_function", "teardo
 NOSE = ("setup", "teardown")
 
 
+def closures(folders):
+    """Whether the pytest in `folders` walks a test's fixtures depth first (pytest 9's `traverse_fixture_closure`), not
+    breadth first as before (`bare_served.order`): read once a run."""
+    for f in folders:
+        try:
+            with open(os.path.join(f, "_pytest", "fixtures.py"), "rb") as fh:
+                return b"def traverse_fixture_closure(" in fh.read()
+        except OSError:
+            continue
+    return True
+
+
 def noses(folders):
     """Whether the pytest in `folders` (where the first run imports it from) calls nose's set-ups (before 8.0)."""
     return any(os.path.isfile(os.path.join(f, "_pytest", "nose.py")) for f in folders)

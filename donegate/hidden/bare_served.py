@@ -263,15 +263,29 @@ XUNITS = {" module": "module", " function": "function", " class": "class", " met
           " unit method": "function"}
 
 
+DFS = [True]  # pytest 9 walks a test's fixtures depth first, pytest 8 breadth first (`bare_plan.closures`, per run)
+
+
 def order(names, defs, params):
     """A test's fixtures in the order pytest sets them up (`getfixtureclosure`): `names` (its autouse fixtures, the
     xunit set-ups among them, then its `usefixtures`, then its arguments), each fixture's own arguments (`defs`: the
-    file's fixtures) appended as pytest walks the list, the parameters (`params`) left out; then sorted by scope, widest
-    first, stable (`get` sets each up with what it asks for first)."""
-    closure = [n for n in dict.fromkeys(names) if n not in params]
-    for n in closure:  # the list grows as it is walked, as pytest's does
-        asks = inspect.signature(defs[n]).parameters if n in defs else ("tmp_path_factory",) if n == "tmp_path" else ()
-        closure += [a for a in asks if a not in closure and a not in params]
+    file's fixtures) after it as pytest walks them (pytest 9: each fixture's right after it, depth first; before: after
+    the whole list as it grows), the parameters (`params`) left out; then sorted by scope, widest first, stable (`get`
+    sets each up with what it asks for first)."""
+    closure = []
+
+    def asks(n):
+        return inspect.signature(defs[n]).parameters if n in defs else ("tmp_path_factory",) if n == "tmp_path" else ()
+
+    def walk(n):
+        if n not in params and n not in closure:
+            closure.append(n)
+            for a in asks(n) if DFS[0] else ():
+                walk(a)
+    for n in names:
+        walk(n)
+    for n in closure if not DFS[0] else ():  # the list grows as it is walked, as pytest 8's does
+        closure += [a for a in asks(n) if a not in closure and a not in params]
 
     def scope(n):
         found = XUNITS.get(n) or getattr(defs.get(n), "_bare_fixture", (0, 0, "function"))[2]

@@ -15,7 +15,7 @@ from unittest import mock
 
 import pytest
 
-from donegate.hidden import bare, bare_fork, bare_served, bare_shim, probe, second
+from donegate.hidden import bare, bare_fork, bare_plan, bare_served, bare_shim, probe, second
 
 HERE = str(Path(__file__).parent)
 
@@ -265,6 +265,27 @@ DYNAMIC = "the fixture wide's scope is not written out (pytest sets the fixtures
 ])
 def test_a_test_reaching_a_fixture_wider_than_its_xunit_set_ups_is_double_checked(source, test, why):
     assert bare.plan(source)[1][test][0] == why
+
+
+def test_fixtures_come_in_the_order_the_first_runs_pytest_walks_them():
+    """pytest 9 walks a test's fixtures depth first, pytest 8 breadth first, then both sort them by scope (a class-scoped
+    fixture an autouse function fixture asks for comes before `setup_class` in 9, after it in 8: each seen in pytest's
+    own log of such a file, 9.2 and 8.3.5); the second run walks them as the first run's pytest does (`closures`)."""
+    ns: dict = {}
+    exec("def f0x():\n    pass\ndef f1c(f0x):\n    pass\ndef f2x(f1c):\n    pass\ndef f3x(f0x):\n    pass\n"
+         "def own(f3x):\n    pass\n", ns)
+    for name, scope, auto in (("f0x", "module", True), ("f1c", "class", False), ("f2x", "function", True), ("f3x", "module", True),
+                              ("own", "function", True)):
+        ns[name]._bare_fixture = (name, auto, scope)
+    defs = {n: ns[n] for n in ("f0x", "f1c", "f2x", "f3x", "own")}
+    names = [" module", "f0x", "f2x", "f3x", " class", " method", "own"]
+    try:
+        assert bare_served.order(names, defs, {}) == [" module", "f0x", "f3x", "f1c", " class", "f2x", " method", "own"]
+        bare_served.DFS[:] = [False]
+        assert bare_served.order(names, defs, {}) == [" module", "f0x", "f3x", " class", "f1c", "f2x", " method", "own"]
+    finally:
+        bare_served.DFS[:] = [True]
+    assert bare_plan.closures([os.path.dirname(os.path.dirname(pytest.__file__))]) is (pytest.version_tuple[0] >= 9)
 
 
 def test_xunit_set_ups_are_called_as_pytest_calls_them():
