@@ -42,8 +42,16 @@ def closures(folders):
 
 
 def noses(folders):
-    """Whether the pytest in `folders` (where the first run imports it from) calls nose's set-ups (before 8.0)."""
+    """Whether the pytest in `folders` (where the first run imports it from) calls nose's set-ups (before 8.0): asked by
+    the supervisor (the kit plans its kept plans as if it did, `rewritten.build`; finding its pytest took ~4 ms a stop)."""
     return any(os.path.isfile(os.path.join(f, "_pytest", "nose.py")) for f in folders)
+
+
+def nosed(planned):
+    """Whether a plan (`plan`'s answer) left a file or a class's tests out for nose's names alone, as with a pytest
+    that calls them: the supervisor plans such a file again when its pytest does not."""
+    whys = {f"defines {n}" for n in NOSE} | {f"a test class with {n}" for n in NOSE}
+    return planned[0] in whys or any(why in whys for why, _ in planned[1].values())
 # ... and a module's set-up and tear-down of each test function, as plain functions: served, each as pytest's autouse
 # fixture of it, in pytest's order among the file's fixtures (`bare_served.order`)
 XUNIT = ("setup_function", "teardown_function")

@@ -40,7 +40,7 @@ def stamp(files: Sequence[Path], tested: Sequence[str]) -> tuple[str, list[bytes
     from donegate import __version__
 
     here = os.path.dirname(os.path.abspath(__file__))
-    h = _sha256(f"{MAGIC_NUMBER.hex()}|{sys.version}|{sys.flags.optimize}|{__version__}|{here}|{_nose()}".encode())
+    h = _sha256(f"{MAGIC_NUMBER.hex()}|{sys.version}|{sys.flags.optimize}|{__version__}|{here}".encode())
     try:
         for name in MODULES:
             st = os.stat(os.path.join(here, f"{name}.py"))
@@ -52,15 +52,6 @@ def stamp(files: Sequence[Path], tested: Sequence[str]) -> tuple[str, list[bytes
         h.update(b"\0" + f.name.encode() + b"\0" + _sha256(data).digest())
     h.update(("\0" + "\0".join(sorted(tested))).encode())
     return h.hexdigest(), datas
-
-
-def _nose() -> bool:
-    """Whether the kit's pytest (the first run's, as the kept plans are: a project that is pytest is planned in the run)
-    calls nose's set-ups (`bare_plan.noses`): found, not imported."""
-    from donegate.hidden.bare_plan import noses
-    from donegate.hidden.python import pytest_dirs
-
-    return noses(pytest_dirs())
 
 
 def path(root: Path, key: str) -> Path:
@@ -141,12 +132,10 @@ def build(files: Sequence[Path], datas: Sequence[bytes], tested: Sequence[str],
     # each file's plan, with `dg_random` served (the stop sent seeds) and without, for a project that provides no
     # harness module itself (`bare_plan.plan`'s `own`; the supervisor plans such a project's files itself)
     plans: dict[bool, dict[str, Any]] = {False: {}, True: {}}
-    nose = _nose()
     for rel, text in sources.items():
         try:
             for seeded in plans:
-                plans[seeded][rel] = plan(text.encode("utf-8", "surrogateescape"), served=(*SERVED, SEEDED) if seeded else SERVED,
-                                          nose=nose)
+                plans[seeded][rel] = plan(text.encode("utf-8", "surrogateescape"), served=(*SERVED, SEEDED) if seeded else SERVED)
             code, names = rewrite(text.encode("utf-8", "surrogateescape"), FILE_NAME, places, rel in tested)
             codes[rel] = (code, sorted(names))
         except SyntaxError:

@@ -233,6 +233,9 @@ def test_a_test_modules_own_hooks_pytest_never_calls_are_served():
     calls a conftest's, never a test module's): plain functions of the file's."""
     source = "def setup():\n    pass\ndef teardown():\n    pass\ndef pytest_collection_modifyitems(items):\n    pass\ndef test_a():\n    pass\n"
     assert bare.plan(source)[0] == "defines setup" and bare.plan(source, nose=False) == ("", {"test_a": ("", [])})
+    # the kit's kept plans take nose's names as pytest before 8.0 does; the supervisor plans such a file again
+    assert bare_plan.nosed(bare.plan(source)) and not bare_plan.nosed(bare.plan(source.replace("def setup", "def set_up").replace("def teardown", "def tear_down")))
+    assert bare_plan.nosed(bare.plan("class TestA:\n    def teardown(self):\n        pass\n    def test_a(self):\n        pass\n"))
     assert bare.noses([]) is False
 
 

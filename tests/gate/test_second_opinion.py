@@ -19,7 +19,8 @@ from types import SimpleNamespace
 import pytest
 
 from donegate.gate import appeal
-from donegate.hidden import rewritten
+from donegate.hidden import bare_plan
+from donegate.hidden.python import pytest_dirs
 from tests.support import require
 from tests.support.calcrepo import PROCESS_WIDE, batch, together
 from tests.support.pytest_shapes import DECORATED, GENERATED, ORDERED, OWN_FIXTURE, PARAMETRIZED, PLAIN_HOOKS, UNIT_XUNIT
@@ -323,7 +324,7 @@ def test_a_file_with_pytestmark_is_double_checked(tmp_path_factory, sealed, name
     assert out["returncode"] == 2 and accept["tamper"]["rule"] == "disagree", (accept, out["stderr"])
     second = accept["second"]
     mine = {t for t in (*second.get("unsupported", {}), *(second.get("disagree") or {})) if t.startswith(f"test_{module}.py::")}
-    if SHAPED_CASES.get(name, ("",))[0] == PLAIN_HOOKS and rewritten._nose():
+    if SHAPED_CASES.get(name, ("",))[0] == PLAIN_HOOKS and bare_plan.noses(pytest_dirs()):
         assert len(mine) == 3 and all(second["unsupported"][t] == "defines setup" for t in mine), second
         return
     if name in SHAPED_CASES and SHAPED_CASES[name][2]:  # its own test failed by the second run, nothing else of its file
