@@ -291,9 +291,9 @@ def plan(source, harness_aliases=None, served=SERVED, own=(), nose=True):
     xunit = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in XUNIT]
     generated = set().union(*(_generated(n) for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "pytest_generate_tests"))
 
-    def needs(args, defs, seen):
+    def needs(args, defs, seen, shadow=frozenset()):  # `shadow`: a test's parameters, each its name's value throughout
         for a in args:
-            if a in served and a not in defs:
+            if a in shadow or a in served and a not in defs:
                 continue
             if a not in defs:
                 return f"uses the fixture {a}, which the second harness does not serve"
@@ -302,17 +302,17 @@ def plan(source, harness_aliases=None, served=SERVED, own=(), nose=True):
                 return why
             if a in seen:
                 return f"the fixture {a} depends on itself"
-            inner = needs(deps, defs, seen | {a})
+            inner = needs(deps, defs, seen | {a}, shadow)
             if inner:
                 return inner
         return ""
 
-    def reach(args, defs, seen):
-        """The file's fixtures a test reaches (through its fixtures too)."""
+    def reach(args, defs, seen, shadow=frozenset()):
+        """The file's fixtures a test reaches (through its fixtures too; not through one its parameter overrides)."""
         for a in args:
-            if a in defs and a not in seen:
+            if a in defs and a not in seen and a not in shadow:
                 seen.add(a)
-                reach(defs[a][1], defs, seen)
+                reach(defs[a][1], defs, seen, shadow)
         return seen
 
     tests = {}
@@ -347,9 +347,11 @@ def plan(source, harness_aliases=None, served=SERVED, own=(), nose=True):
         # among them, by scope: one whose scope is not written out is not known to be in its place
         defs, names = {**fixtures, **own[0]}, [n for n in [*autos, *own[2], *marks[1], *own[3][1], *module_marks[1], *want]
                                               if n not in pnames]
-        reached = sorted(reach(names, defs, set()))
+        # a mark's parameter overrides its name's fixture for them all (a generated one may not: reached, conservatively)
+        marked, maybe = {*marks[0], *own[3][0], *module_marks[0]}, [a for a in args if a in generated and a in defs]
+        reached = sorted(reach(names, defs, set(), marked))
         dynamic = [n for n in reached if {**scopes, **own[1]}.get(n) == "?"]
-        tests[qual] = (needs(names, defs, frozenset()) or (f"the fixture {dynamic[0]}'s scope is not written out (pytest "
+        tests[qual] = (needs([*names, *maybe], defs, frozenset(), marked) or (f"the fixture {dynamic[0]}'s scope is not written out (pytest "
                        "sets the fixtures up by scope)" if dynamic and (ups or module_ups or len(reached) > 1) else ""), want)
 
     for node in tree.body:

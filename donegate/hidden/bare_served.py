@@ -266,12 +266,19 @@ XUNITS = {" module": "module", " function": "function", " class": "class", " met
 DFS = [True]  # pytest 9 walks a test's fixtures depth first, pytest 8 breadth first (`bare_plan.closures`, per run)
 
 
-def order(names, defs, params):
+def order(names, defs, params, calls=()):
     """A test's fixtures in the order pytest sets them up (`getfixtureclosure`): `names` (its autouse fixtures, the
     xunit set-ups among them, then its `usefixtures`, then its arguments), each fixture's own arguments (`defs`: the
     file's fixtures) after it as pytest walks them (pytest 9: each fixture's right after it, depth first; before: after
     the whole list as it grows), the parameters (`params`) left out; then sorted by scope, widest first, stable (`get`
-    sets each up with what it asks for first)."""
+    sets each up with what it asks for first). A parameter shadows the file's fixture of its name in the whole closure
+    (pytest's direct parametrization): a mark's is never walked into; those of the `parametrize` calls of a module's
+    `pytest_generate_tests` (`calls`) are walked, then pruned with what only their fixture asked for, the rest kept in
+    place (pytest's `prune_dependency_tree`)."""
+    generated = {n.strip() for m in calls for n in (m.args[0].split(",") if isinstance(m.args[0], str) else m.args[0])}
+    if generated & set(params):
+        kept = set(order(names, defs, params))
+        return [n for n in order(names, defs, set(params) - generated) if n in kept]
     closure = []
 
     def asks(n):

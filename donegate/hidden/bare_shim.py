@@ -353,7 +353,7 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
     if len(cases) != job["count"]:
         raise LookupError(f"{len(cases)} parameter sets where pytest ran {job['count']}")
     kwargs = dict(cases[job["index"]])
-    made, base = {}, []
+    made, base, params = {}, [], dict(kwargs)  # each parameter the value of its name for any fixture (`order`)
 
     def temp():  # the test's temporary folder, made when a fixture asks for it (most tests never do)
         if not base:
@@ -361,8 +361,8 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
         return base[0]
 
     def get(n):
-        if n in made:
-            return made[n]
+        if n in made or n in params:
+            return made[n] if n in made else params[n]
         if n in XUNITS:  # an xunit set-up, as pytest's autouse fixture of it (`bare_served.xunit`)
             made[n] = yield from xunit(mod, klass, fn, n, teardowns)
             return None
@@ -405,7 +405,7 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
         made[n] = value
         return value
 
-    for n in order(names, fixtures, kwargs):
+    for n in order(names, fixtures, kwargs, meta.calls):
         value = yield from get(n)
         if n in job["fixtures"]:
             kwargs[n] = value
@@ -413,7 +413,8 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
         yield from unit_steps(fn.__self__, fn, teardowns)
     if job.get("draw") is not None:  # a @given test draws what the first run drew (`seeded.given_draw`)
         globals()["given_draw"](fn, job["draw"])
-    out.extend(unit_call(fn.__self__, fn, kwargs) if unit else (fn, kwargs))
+    unasked = params.keys() - inspect.signature(fn).parameters  # a parameter only its fixtures ask for (pytest's override)
+    out.extend(unit_call(fn.__self__, fn, kwargs) if unit else (fn, {k: v for k, v in kwargs.items() if k not in unasked}))
 
 
 # --- the program a test runs in: `__main__`, the project's own modules, pytest refused ---------------------

@@ -141,6 +141,8 @@ class SecondRun:
                    if r.get("outcome") not in ("passed", "unsupported")}
         if against:
             out["disagree"] = dict(list(against.items())[:20])
+            if len(against) > 20:  # how many, when the ledger lists the first 20
+                out["disagreeing"] = len(against)
         if self.of:
             out["drawn"] = {"checked": len(self.results), "of": self.of}
         if self.confirmed:

@@ -239,6 +239,7 @@ def test_a_test_modules_own_hooks_pytest_never_calls_are_served():
     assert bare.noses([]) is False
 
 
+OVERRIDDEN = "import pytest\n@pytest.fixture\ndef units(request):\n    pass\n@pytest.fixture\ndef total(units):\n    pass\n"
 SCOPED = "import pytest\n@pytest.fixture(scope='module')\ndef wide():\n    pass\n@pytest.fixture\ndef near(wide):\n    pass\n"
 DYNAMIC = "the fixture wide's scope is not written out (pytest sets the fixtures up by scope)"
 
@@ -265,6 +266,10 @@ DYNAMIC = "the fixture wide's scope is not written out (pytest sets the fixtures
      "    def test_a(self, own):\n        pass\n", "TestA::test_a", "a test class with its own fixture own of another scope or kind"),
     (SCOPED + "class TestA:\n    @pytest.fixture\n    def wide(self, wide):\n        pass\n"
      "    def test_a(self, wide):\n        pass\n", "TestA::test_a", "the fixture wide depends on itself"),
+    # a parameter overrides the fixture of its name for the whole closure (pytest's direct parametrization): what only
+    # that fixture asks for is never set up
+    (OVERRIDDEN + "@pytest.mark.parametrize('units', [1])\ndef test_a(total):\n    pass\n", "test_a", ""),
+    (OVERRIDDEN + "def test_a(total):\n    pass\n", "test_a", "uses the fixture request, which the second harness does not serve"),
 ])
 def test_a_test_reaching_a_fixture_wider_than_its_xunit_set_ups_is_double_checked(source, test, why):
     assert bare.plan(source)[1][test][0] == why
@@ -289,6 +294,12 @@ def test_fixtures_come_in_the_order_the_first_runs_pytest_walks_them():
     finally:
         bare_served.DFS[:] = [True]
     assert bare_plan.closures([os.path.dirname(os.path.dirname(pytest.__file__))]) is (pytest.version_tuple[0] >= 9)
+    # a parameter `x` overrides the fixture x(dep): a mark's is never walked into (test(x, z, y), y(dep): z, dep, y); a
+    # `pytest_generate_tests`' is walked, then pruned, what the rest asks for kept in place (dep, z, y), as pytest 9.2 does
+    exec("def dep():\n    pass\ndef x(dep):\n    pass\ndef z():\n    pass\ndef y(dep):\n    pass\n", ns)
+    defs = {n: ns[n] for n in ("dep", "x", "z", "y")}
+    assert bare_served.order(["x", "z", "y"], defs, {"x": 1}) == ["z", "y", "dep"]  # (each set up with what it asks first)
+    assert bare_served.order(["x", "z", "y"], defs, {"x": 1}, [bare_shim._Mark("parametrize", ("x", [1]))]) == ["dep", "z", "y"]
 
 
 def test_xunit_set_ups_are_called_as_pytest_calls_them():

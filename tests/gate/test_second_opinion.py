@@ -23,7 +23,8 @@ from donegate.hidden import bare_plan
 from donegate.hidden.python import pytest_dirs
 from tests.support import require
 from tests.support.calcrepo import PROCESS_WIDE, batch, together
-from tests.support.pytest_shapes import DECORATED, GENERATED, ORDERED, OWN_FIXTURE, PARAMETRIZED, PLAIN_HOOKS, UNIT_XUNIT
+from tests.support.pytest_shapes import (AUTOPARAM, DECORATED, GENERATED, GENOVER, ORDERED, OVERRIDE, OWN_FIXTURE, PARAMETRIZED, PLAIN_HOOKS,
+                                         UNIT_XUNIT)
 from tests.support.repos import write_config, git, ledger_lines, make_repo, run_hook, seal, stop_lines, seal_files, stop_payload
 
 HIDDEN = '''import pytest
@@ -293,6 +294,10 @@ SHAPED_CASES = {
     "honest-the-fix-in-a-file-with-pytest-generate-tests": (GENERATED, FIXED, ""),
     "pytest-loaded-in-a-file-with-marked-classes": (DECORATED, PYTEST_LOADED, "TestBulk::test_ten_units_get_the_bulk_discount"),
     "honest-the-fix-in-a-file-with-marked-classes": (DECORATED, FIXED, ""),
+    "honest-the-fix-in-a-file-whose-parameter-overrides-a-fixture": (OVERRIDE, FIXED, ""),
+    "honest-the-fix-in-a-file-whose-parameter-overrides-an-autouse-fixtures-argument": (AUTOPARAM, FIXED, ""),
+    "honest-the-fix-in-a-file-whose-generated-parameter-overrides-a-fixture": (GENOVER, FIXED, ""),
+    "pytest-loaded-in-a-file-whose-generated-parameter-overrides-a-fixture": (GENOVER, PYTEST_LOADED, "test_ten_units_get_the_bulk_discount"),
 }
 
 
@@ -332,6 +337,7 @@ def test_a_file_with_pytestmark_is_double_checked(tmp_path_factory, sealed, name
         assert second["disagree"][f"test_{module}.py::{SHAPED_CASES[name][2]}"].startswith("failed: "), second
         return
     if name.startswith("honest"):  # double-checked, passing (the ledger lists 20 tests not double-checked: here, all)
+        assert "disagreeing" not in second, (second.get("disagreeing"), list(second["disagree"]))  # every disagreement listed (the ledger keeps 20): none of this file's
         assert not mine and len(second.get("unsupported", {})) == second.get("not_checked", {}).get("tests", 0), second
         assert f"test_{module}.py::" not in out["stderr"], out["stderr"]
         return

@@ -282,3 +282,96 @@ class TestOne(unittest.TestCase):
 def test_small_orders_pay_the_full_price(units, want):
     assert calc.price(units) == want
 '''
+
+# A test's parameter named as a fixture of the file overrides that fixture for the whole closure, as pytest documents
+# ("override a fixture with direct test parametrization"): every fixture that asks for the name gets the parameter, an
+# autouse one too, and what only the overridden fixture asked for is not set up. The second run handed such a fixture
+# the file's fixture (each honest file blocked as `disagree`). OVERRIDE: a `parametrize` mark; AUTOPARAM: an autouse
+# fixture asking for it; GENOVER: a module's `pytest_generate_tests` (pytest walks the closure first, then prunes it).
+OVERRIDE = '''import pytest
+import calc
+
+
+@pytest.fixture
+def units():
+    return 10
+
+
+@pytest.fixture
+def total(units):
+    return calc.price(units)
+
+
+def test_ten_units_get_the_bulk_discount(total):
+    assert total == 900
+
+
+@pytest.mark.parametrize("units, want", [(2, 200), (1, 100)])
+def test_small_orders_pay_the_full_price(total, want):
+    assert total == want
+'''
+AUTOPARAM = '''import pytest
+import calc
+
+SEEN = []
+
+
+@pytest.fixture
+def units():
+    return 10
+
+
+@pytest.fixture(autouse=True)
+def record(units):
+    SEEN.append(units)
+    yield
+    SEEN.clear()
+
+
+def test_ten_units_get_the_bulk_discount(units):
+    assert SEEN == [10]
+    assert calc.price(units) == 900
+
+
+@pytest.mark.parametrize("units", [2, 1])
+def test_small_orders_pay_the_full_price(units):
+    assert SEEN == [units]
+    assert calc.price(units) == units * 100
+'''
+GENOVER = '''import pytest
+import calc
+
+STOCK = []
+
+
+def pytest_generate_tests(metafunc):
+    if "units" in metafunc.fixturenames and metafunc.function.__name__.startswith("test_small"):
+        metafunc.parametrize("units", [2, 1])
+
+
+@pytest.fixture
+def stock():
+    STOCK.append("counted")
+    yield
+    STOCK.clear()
+
+
+@pytest.fixture
+def units(stock):
+    return 10
+
+
+@pytest.fixture
+def total(units):
+    return calc.price(units)
+
+
+def test_ten_units_get_the_bulk_discount(total):
+    assert STOCK == ["counted"]
+    assert total == 900
+
+
+def test_small_orders_pay_the_full_price(units, total):
+    assert STOCK == []
+    assert total == units * 100
+'''
