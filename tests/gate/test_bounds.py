@@ -213,7 +213,9 @@ def plant_fault(kit_home: Path, fault: str) -> None:
 
 
 def test_a_stage_that_hangs_is_answered_block_before_the_hook_timeout(sealed_shop, kit_home):
-    write_config(kit_home, "timeout: 1\nhook_margin: 5\n")  # hook timeout 7 s, deadline 4 s
+    # Hook timeout 12 s, deadline 9 s: the stages before the hung one must finish inside it for the block to name it
+    # (with a 4 s deadline, at load 22, the stop was still in the transcript scan when it struck). Wall, not CPU.
+    write_config(kit_home, "timeout: 6\nhook_margin: 5\n")
     fix_bug(sealed_shop)
     plant_fault(kit_home, "hang:the scope check")
     res = run_hook(stop_payload(sealed_shop), timeout=60)
