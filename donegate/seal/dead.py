@@ -409,9 +409,25 @@ def _stmt(stmt: ast.stmt, out: set[int]) -> None:
                 _block(inner, out)
 
 
+# {id(node): (node, `inert(node)`)} while one test module is read (`seal.loosened.tests_of`): a helper many tests call
+# is read once, not once per test (FLAGS and the interpreter stay as they are for that module); None: not kept. The
+# node is held with its answer: an id is another node's only once the first is gone.
+INERT: dict[int, tuple[ast.AST, set[int]]] | None = None
+
+
 def inert(fn: ast.AST) -> set[int]:
     """The ids of the nodes of `fn`'s body that can never fail it (never reached, or their failure swallowed), a
     function or class it defines and never names after (`def check(): assert ...` not called) among them."""
+    kept = INERT
+    if kept is None:
+        return _inert(fn)
+    got = kept.get(id(fn))
+    if got is None or got[0] is not fn:
+        got = kept[id(fn)] = (fn, _inert(fn))
+    return set(got[1])
+
+
+def _inert(fn: ast.AST) -> set[int]:
     out: set[int] = set()
     _block(getattr(fn, "body", []), out)
     for n in ast.walk(fn):  # an expression's part never evaluated: `False and check()`, `None if True else check()`

@@ -762,3 +762,88 @@ def test_a_conftest_putting_a_stand_in_for_the_product_in_sys_modules_is_named(n
     file = "tests/test_calc.py" if now.startswith("test:") else "tests/conftest.py"
     found = faked.findings(SEALED_TESTS, {file: now.removeprefix("test:")}, PROJECT_FILES)
     assert [f["rule"] for f in found] == (["fixture-faked"] if named else []), found
+
+
+# -- a test file read once a stop (`loosened.tests_of` kept by its text, its conftests and the project's interpreter) --
+
+def _counted(monkeypatch) -> list:
+    reads: list = []
+    real = loosened._tests_of
+    monkeypatch.setattr(loosened, "_tests_of", lambda *a: reads.append(a) or real(*a))
+    monkeypatch.setattr(loosened, "_READ", {})
+    return reads
+
+
+def test_a_changed_test_file_is_read_once_a_stop_and_each_reader_gets_the_same_shapes(monkeypatch):
+    """The own-suite stage read each changed sealed test file two or three times (`own_changed.changed_test_ids`, then
+    `findings`, then again for a test that moved), ~0.15 CPU-s each for a 38 KB file: read once now, every reader
+    handed an equal copy of its own (one changing it changes nothing for the next), `dead.FLAGS` set as a read sets it."""
+    from donegate.gate import own_changed
+    from donegate.seal import dead
+
+    reads = _counted(monkeypatch)
+    now = ATTACKS["assert-loosened"].replace("def test_near", "TOL = 1e-9\n\n\ndef test_near")
+    sealed = loosened.shapes({"test_t.py": {"text": BASE}})
+    fresh = loosened._tests_of(now, [])
+    flags = dead.FLAGS
+    reads.clear()
+    assert own_changed.changed_test_ids(sealed, {"test_t.py": now}) == {"test_t.py::test_add"}
+    dead.FLAGS = {}
+    assert [f["rule"] for f in loosened.findings(sealed, {"test_t.py": now}, PASSING)] == ["assert-loosened"]
+    import ast
+
+    assert len(reads) == 1 and "TOL" in flags
+    assert {k: ast.dump(v) for k, v in dead.FLAGS.items()} == {k: ast.dump(v) for k, v in flags.items()}
+    got = loosened.tests_of(now, [])
+    assert got == fresh and got is not loosened.tests_of(now, [])
+    got["test_add"]["asserts"].clear()
+    got.pop("test_div")
+    assert loosened.tests_of(now, []) == fresh and len(reads) == 1
+
+
+def test_a_file_that_does_not_parse_is_read_once_and_leaves_the_flags_as_they_were(monkeypatch):
+    from donegate.seal import dead
+
+    reads = _counted(monkeypatch)
+    dead.FLAGS = {"X": None}
+    assert loosened.tests_of("def test_(:\n") is None and dead.FLAGS == {"X": None}
+    dead.FLAGS = {"Y": None}  # (the next file's guards: a read that does not parse sets none)
+    assert loosened.tests_of("def test_(:\n") is None
+    assert len(reads) == 1 and dead.FLAGS == {"Y": None}
+    dead.FLAGS = {}
+
+
+@pytest.mark.parametrize("first", ["honest", "weakened"])
+def test_the_same_test_file_under_another_conftest_or_interpreter_is_read_again(monkeypatch, first):
+    """What a test checks through a conftest helper, or under a version guard, is the conftest's and the interpreter's:
+    the same text read with the honest helper first still names the helper that stopped asserting (and the other way),
+    and a guard read for 3.11 then 3.13 counts the assert only for 3.11. Each fails if the kept reading is keyed by the
+    test file's text alone."""
+    from donegate.seal import dead
+
+    reads = _counted(monkeypatch)
+    honest, weakened = MOVED["helper-in-a-conftest"], MOVED_AWAY["conftest-helper-not-asserting"]
+    order = [honest, weakened] if first == "honest" else [weakened, honest]
+    named = [bool(_moved("x", *pair)) for pair in order]
+    assert named == ([False, True] if first == "honest" else [True, False])
+    try:
+        counted = []
+        for version in (["3.11.7", "3.13.0"] if first == "honest" else ["3.13.0", "3.11.7"]):
+            dead.interpreter(version)
+            counted.append(len(loosened.tests_of(GUARDED_NOW)["test_add"]["asserts"]))
+        assert counted == ([1, 0] if first == "honest" else [0, 1])
+    finally:
+        dead.interpreter(None)
+    assert len(reads) >= 4
+
+
+def test_a_helper_many_tests_call_is_read_once_and_reads_as_it_did(monkeypatch):
+    """`dead.inert` kept per node while one file is read (a helper is a part of every test that calls it): the same
+    shapes as read without it, for every file of this module's tables (skips, guards, raises, helpers, unittest)."""
+    from donegate.seal import dead
+
+    monkeypatch.setattr(loosened, "_READ", {})
+    texts = [*ATTACKS.values(), *HONEST.values(), *(t for t, _ in (*MOVED.values(), *MOVED_AWAY.values())), GUARDED_NOW]
+    for text in texts:
+        assert dead.INERT is None
+        assert loosened.tests_of(text, [CONFTEST_HELPER]) == loosened._tests_of(text, [CONFTEST_HELPER]), text
