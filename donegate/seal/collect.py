@@ -116,7 +116,8 @@ def replaced(body: list[ast.stmt]) -> set[str]:
         rebound |= _by_namespace(n, id(n) not in inner)
         if isinstance(n, Func):  # `def setup_module(): global add; add = ...`
             declared = {name for g in ast.walk(n) if isinstance(g, ast.Global) for name in g.names}
-            rebound |= {t.id for a in ast.walk(n) for t in _targets(a) if isinstance(t, ast.Name) and t.id in declared}
+            if declared:  # (most functions declare none: their body is not walked again for what they bind)
+                rebound |= {t.id for a in ast.walk(n) for t in _targets(a) if isinstance(t, ast.Name) and t.id in declared}
     return out | (rebound & set(imported)) | gutted(body, set(imported))
 
 
