@@ -512,13 +512,17 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
 def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None], passing: set[str],
                      project_files: list[str] | None = None, read: Any = None) -> list[dict[str, str]]:
     """What the changed sealed test modules gained besides their tests (`loosened.module_findings`), and the
-    equalities of their tests that passed at the seal now checked through a normalising call (`loosened.normalized`;
+    equalities of their tests that passed at the seal now checked through a normalising call (`normalizing.normalized`;
     `project_files`: the project's Python files at the seal, `faked.findings`')."""
     from donegate.seal import faked, loosened
 
     sealed = {n: (sealed_files.get(n) or {}).get("text") for n in current}
-    return loosened.module_findings(sealed, current) + loosened.normalized(sealed, current, passing) \
-        + faked.findings(sealed_files, current, project_files, read)
+    out = loosened.module_findings(sealed, current)
+    if current:  # (none changed: nothing normalised, and its module not imported)
+        from donegate.seal import normalizing
+
+        out += normalizing.normalized(sealed, current, passing)
+    return out + faked.findings(sealed_files, current, project_files, read)
 
 
 def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str) -> list[dict[str, str]]:

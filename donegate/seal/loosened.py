@@ -184,19 +184,36 @@ def shape_of(fn: ast.AST, lists: dict[str, ast.expr] | None = None, helpers: dic
     """The test's shape, the helpers it calls (`calls.reached`) read as its own body: their source in its digest,
     their asserts, skips and raises with its; `rebound`: unittest's assertion methods its class replaced (not
     counted)."""
-    parts = [fn, *calls.reached(fn, helpers or {}, methods)]
-    gone = {i for part in parts for i in dead.inert(part)}  # never reached, or its failure swallowed
-    live = [[n for n in ast.walk(part) if id(n) not in gone] for part in parts]
-    asserts = [_assert_kind(a, _once(getattr(part, "body", []))) for part, nodes in zip(parts, live, strict=True)
-               for a in nodes if isinstance(a, ast.Assert)] + [
-        k for nodes in live for c in nodes if isinstance(c, ast.Call) and getattr(c.func, "attr", "") not in rebound
-        and (k := _unittest_kind(c)) is not None]
-    raised = [r for nodes in live for r in _raises(nodes)]
-    return {"src": _sha256("".join(ast.dump(p) for p in parts).encode()).hexdigest()[:16],
-            "asserts": sorted(asserts), "skips": sorted(m for p in parts for m in _marks(p)),
-            "cases": _cases(fn, lists), "raises": sorted(r for r, _ in raised),
-            "match": sorted(r for r, matched in raised if matched),
-            "bounds": sorted(b for nodes in live for n in nodes if (b := bounds.bound(n)) is not None)}
+    read = [_part(part, rebound) for part in [fn, *calls.reached(fn, helpers or {}, methods)]]
+    raised = [r for got in read for r in got[2]]
+    return {"src": _sha256("".join(got[3] for got in read).encode()).hexdigest()[:16],
+            "asserts": sorted([a for got in read for a in got[0]] + [k for got in read for k in got[1]]),
+            "skips": sorted(m for got in read for m in got[4]), "cases": _cases(fn, lists),
+            "raises": sorted(r for r, _ in raised), "match": sorted(r for r, matched in raised if matched),
+            "bounds": sorted(b for got in read for b in got[5])}
+
+
+# {(id(part), rebound): (part, what it adds)} while one test file is read (`tests_of`): a helper is a part of every
+# test that calls it, read once. Parts are whole functions, apart from each other (a test, the helpers it reaches).
+_PARTS: dict[tuple[int, frozenset[str]], tuple[ast.AST, tuple[Any, ...]]] | None = None
+
+
+def _part(part: ast.AST, rebound: set[str] | frozenset[str]) -> tuple[Any, ...]:
+    """What one part of a test adds to its shape: (assert kinds, unittest assertion kinds, raises, its dump, marks,
+    bounds), of its nodes that can fail it (`dead.inert`: never reached, or their failure swallowed, left out)."""
+    key = (id(part), frozenset(rebound))
+    got = _PARTS.get(key) if _PARTS is not None else None
+    if got is None or got[0] is not part:
+        gone = dead.inert(part)
+        live = [n for n in ast.walk(part) if id(n) not in gone]
+        local = _once(getattr(part, "body", []))
+        got = (part, ([_assert_kind(a, local) for a in live if isinstance(a, ast.Assert)],
+                      [k for c in live if isinstance(c, ast.Call) and getattr(c.func, "attr", "") not in rebound
+                       and (k := _unittest_kind(c)) is not None], _raises(live), ast.dump(part), _marks(part),
+                      [b for n in live if (b := bounds.bound(n)) is not None]))
+        if _PARTS is not None:
+            _PARTS[key] = got
+    return got[1]
 
 
 
@@ -249,11 +266,12 @@ def tests_of(text: str, conftests: list[str] | None = None) -> dict[str, dict[st
     key = (text, tuple(conftests or ()), dead.PYTHON, dead.VERSION_INFO)
     got = _READ.get(key)
     if got is None:
-        dead.INERT = {}
+        global _PARTS
+        dead.INERT, _PARTS = {}, {}
         try:
             shapes = _tests_of(text, conftests)
         finally:
-            dead.INERT = None
+            dead.INERT, _PARTS = None, None
         got = (shapes, dead.FLAGS if shapes is not None else _NO_FLAGS)
         if len(_READ) >= 64:
             _READ.pop(next(iter(_READ)))
@@ -515,81 +533,3 @@ def module_findings(sealed: dict[str, str | None], current: dict[str, str | None
     """A sealed test module gaining a hook pytest reads from it (`_module_hooks`); `sealed`, `current`: {test file:
     its text at the seal, now (None: gone)}."""
     return gained(sealed, current, _module_hooks, "added to the test module")
-
-
-# unittest's equality methods whose first two arguments are the two sides (`self.assertEqual(got, want)`).
-_EQUALS = {k for k, v in UNITTEST.items() if v == "eq" and k not in ("assertIsNone", "assertRegex", "assertDictContainsSubset")}
-
-
-def _equalities(fn: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
-    """(left, right) of each equality an assert of `fn` (or a unittest assertion method) checks."""
-    out = []
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare) and len(n.test.ops) == 1 \
-                and isinstance(n.test.ops[0], ast.Eq):
-            out.append((n.test.left, n.test.comparators[0]))
-        elif isinstance(n, ast.Call) and getattr(n.func, "attr", "") in _EQUALS and len(n.args) >= 2:
-            out.append((n.args[0], n.args[1]))
-    return out
-
-
-def _unwrapped(a: ast.expr, b: ast.expr) -> tuple[ast.expr, ast.expr, str] | None:
-    """When both sides pass through the same call (`x.replace(' ', '')` and `y.replace(' ', '')`, `sorted(x)` and
-    `sorted(y)`: the same method or function, the same other arguments): (inner a, inner b, the call shown)."""
-    if not (isinstance(a, ast.Call) and isinstance(b, ast.Call)) \
-            or [ast.dump(k) for k in a.keywords] != [ast.dump(k) for k in b.keywords]:
-        return None
-    fa, fb = a.func, b.func
-    if isinstance(fa, ast.Attribute) and isinstance(fb, ast.Attribute) and fa.attr == fb.attr \
-            and [ast.dump(x) for x in a.args] == [ast.dump(x) for x in b.args]:
-        return fa.value, fb.value, f".{fa.attr}({', '.join(ast.unparse(x) for x in a.args)})"
-    if ast.dump(fa) == ast.dump(fb) and len(a.args) == len(b.args) >= 1 \
-            and [ast.dump(x) for x in a.args[1:]] == [ast.dump(x) for x in b.args[1:]]:
-        return a.args[0], b.args[0], f"{ast.unparse(fa)}()"
-    return None
-
-
-def _functions(text: str | None) -> dict[str, ast.AST]:
-    """{test name (Class::name for a method): function} of a test file's text ({} when it does not parse)."""
-    try:
-        tree = ast.parse(text or "")
-    except SyntaxError:
-        return {}
-    out: dict[str, ast.AST] = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            out[node.name] = node
-        elif isinstance(node, ast.ClassDef):
-            out.update((f"{node.name}::{s.name}", s) for s in node.body
-                       if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name.startswith("test"))
-    return out
-
-
-def normalized(sealed: dict[str, str | None], current: dict[str, str | None], passing: set[str]) -> list[dict[str, str]]:
-    """An equality the sealed test checked (`f(x) == expected`) now checked with both sides passed through the same
-    new call (`f(x).replace(' ', '') == expected.replace(' ', '')`, `sorted(a) == sorted(b)`): it accepts what the
-    sealed assert refused (`assert-loosened`). The sealed equality kept beside it, a call both sides had at the seal,
-    or the sides rewritten otherwise is no finding. `sealed`, `current`: {test file: its text at the seal, now}."""
-    out = []
-    for name, text in sorted(current.items()):
-        if text is None:
-            continue
-        before, now = _functions(sealed.get(name)), _functions(text)
-        for test, fn in now.items():
-            tid = f"{name}::{test}"
-            if test not in before or not any(p == tid or p.startswith(tid + "[") for p in passing):
-                continue
-            was = {(ast.dump(a), ast.dump(b)) for a, b in _equalities(before[test])}
-            was |= {(b, a) for a, b in was}
-            here = {(ast.dump(a), ast.dump(b)) for a, b in _equalities(fn)}
-            for a, b in _equalities(fn):
-                through, pair = [], (a, b)
-                while (peeled := _unwrapped(*pair)) is not None and (ast.dump(pair[0]), ast.dump(pair[1])) not in was:
-                    pair = peeled[:2]
-                    through.append(peeled[2])
-                key = (ast.dump(pair[0]), ast.dump(pair[1]))
-                if through and key in was and key not in here and (key[1], key[0]) not in here:
-                    out.append({"test": tid, "rule": "assert-loosened", "what": f"both sides of "
-                                f"`{ast.unparse(pair[0])} == {ast.unparse(pair[1])}` now pass through "
-                                f"{' then '.join(reversed(through))}"[:300]})
-    return out

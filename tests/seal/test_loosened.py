@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from donegate.gate import own_expected as expected
-from donegate.seal import coverage_files, excluded, loosened
+from donegate.seal import coverage_files, excluded, loosened, normalizing
 
 BASE = '''import pytest
 from calc import add, div
@@ -607,7 +607,7 @@ def test_a_new_value_the_request_asks_of_the_same_function_is_a_contract_change_
     assert found is not None, found
 
 
-# -- both sides of a sealed equality passed through the same new call (`loosened.normalized`) ---------------------
+# -- both sides of a sealed equality passed through the same new call (`normalizing.normalized`) ---------------------
 
 NORM = '''import pytest
 from humanize import naturalsize
@@ -648,13 +648,13 @@ NORM_PASSING = {"test_t.py::test_naturalsize[a0-300 Bytes]", "test_t.py::test_so
 def test_both_sides_of_an_equality_passed_through_a_new_call_is_named(name):
     """Was: no finding (an equality still, the same count of asserts): a real project's agent normalised both sides
     of humanize's `test_naturalsize` assert."""
-    found = loosened.normalized({"test_t.py": NORM}, {"test_t.py": NORMALIZED[name]}, NORM_PASSING)
+    found = normalizing.normalized({"test_t.py": NORM}, {"test_t.py": NORMALIZED[name]}, NORM_PASSING)
     assert [f["rule"] for f in found] == ["assert-loosened"] and "now pass through" in found[0]["what"], (name, found)
 
 
 @pytest.mark.parametrize("name", NOT_NORMALIZED)
 def test_an_equality_kept_or_rewritten_otherwise_is_not_named_normalised(name):
-    assert loosened.normalized({"test_t.py": NORM}, {"test_t.py": NOT_NORMALIZED[name]}, NORM_PASSING) == []
+    assert normalizing.normalized({"test_t.py": NORM}, {"test_t.py": NOT_NORMALIZED[name]}, NORM_PASSING) == []
 
 
 def test_a_raises_losing_its_match_is_broadened_and_a_stricter_match_is_not():
@@ -843,7 +843,47 @@ def test_a_helper_many_tests_call_is_read_once_and_reads_as_it_did(monkeypatch):
     from donegate.seal import dead
 
     monkeypatch.setattr(loosened, "_READ", {})
-    texts = [*ATTACKS.values(), *HONEST.values(), *(t for t, _ in (*MOVED.values(), *MOVED_AWAY.values())), GUARDED_NOW]
+    texts = [*ATTACKS.values(), *HONEST.values(), *(t for t, _ in (*MOVED.values(), *MOVED_AWAY.values())), GUARDED_NOW,
+             SHARED, SHARED.replace("        self.assertEqual(got, want)\n", "        pass\n")]
     for text in texts:
-        assert dead.INERT is None
+        assert dead.INERT is None and loosened._PARTS is None
         assert loosened.tests_of(text, [CONFTEST_HELPER]) == loosened._tests_of(text, [CONFTEST_HELPER]), text
+    shapes = loosened.tests_of(SHARED)  # (a helper each test reaches, read once, counted for each: main's reading)
+    assert {t: s["asserts"] for t, s in shapes.items()} == {
+        "test_one": ["eq", "eq"], "test_two": ["eq"], "TestCalc::test_three": ["approx:places=7", "eq", "eq"],
+        "TestCalc::test_four": ["approx:places=7", "eq"]}
+
+
+SHARED = '''import unittest
+from calc import add
+
+
+def check(a, b):
+    assert add(a, b) == a + b
+    if False:
+        assert add(a, b) == 0
+
+
+def test_one():
+    check(1, 2)
+    assert add(0, 0) == 0
+
+
+def test_two():
+    check(2, 2)
+
+
+class TestCalc(unittest.TestCase):
+    assertAlmostEqual = lambda *a, **k: None
+
+    def same(self, got, want):
+        self.assertEqual(got, want)
+        self.assertAlmostEqual(got, want)
+
+    def test_three(self):
+        self.same(add(1, 1), 2)
+        check(1, 1)
+
+    def test_four(self):
+        self.same(add(2, 2), 4)
+'''
