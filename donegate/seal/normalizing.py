@@ -72,8 +72,9 @@ def normalized(sealed: dict[str, str | None], current: dict[str, str | None], pa
                 continue
             was = {(ast.dump(a), ast.dump(b)) for a, b in _equalities(before[test])}
             was |= {(b, a) for a, b in was}
-            here = {(ast.dump(a), ast.dump(b)) for a, b in _equalities(fn)}
-            for a, b in _equalities(fn):
+            equalities = _equalities(fn)
+            here = {(ast.dump(a), ast.dump(b)) for a, b in equalities}
+            for a, b in equalities:
                 through, pair = [], (a, b)
                 while (peeled := _unwrapped(*pair)) is not None and (ast.dump(pair[0]), ast.dump(pair[1])) not in was:
                     pair = peeled[:2]
