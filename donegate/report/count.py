@@ -22,7 +22,7 @@ import gc
 import itertools
 import operator
 import os
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from donegate.ledger import chain as ledger
 from donegate.report import hardcoding
@@ -67,25 +67,28 @@ def _flagged(rows: list[tuple], field: int, others: list[int], lines: list[bytes
     return sorted(fast + slow) if fast and slow else fast or slow
 
 
-def scan(path: str, start: int, end: int, opts: Options, index: int = 0) -> Partial:
-    """Read one range of a ledger into a Partial, and check its hash chain (`Partial.link`). The cyclic garbage
+def scan(path: str, start: int, end: int, opts: Options, index: int = 0, digest: Any = None) -> Partial:
+    """Read one range of a ledger into a Partial, and check its hash chain (`Partial.link`); `digest` (a hashlib
+    object), when given, takes in every byte read (`resume`: the kept range's bytes, hashed). The cyclic garbage
     collector is off meanwhile: the pass makes no cycles, but its rows and lists (a thousand tuples a chunk) set it
     off several times a chunk (5% of the pass's CPU)."""
     was = gc.isenabled()
     gc.disable()
     try:
-        return _scan(path, start, end, opts, index)
+        return _scan(path, start, end, opts, index, digest)
     finally:
         if was:
             gc.enable()
 
 
-def _scan(path: str, start: int, end: int, opts: Options, index: int) -> Partial:
+def _scan(path: str, start: int, end: int, opts: Options, index: int, digest: Any) -> Partial:
     part = Partial(index=index, by=opts.by, path=path)
     since, find = opts.since, bytes.find
     rows_of: Callable[[bytes, int, list[bytes]], list] = shape_rows if opts.fast else (lambda data, cut, lines: [NO_ROW] * len(lines))
     combos, tests_bits, number = _Combos(part), _Tests(), 0
     for base, data, cut in _chunks(path, start, end):
+        if digest is not None:
+            digest.update(memoryview(data)[:cut])
         lines = data.split(b"\n")
         if cut < len(data) or data.endswith(b"\n"):
             lines.pop()  # a line the next chunk holds whole, or nothing after the last newline

@@ -5,6 +5,7 @@ their partial counts merge in file order. Each range starts from what the last r
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import multiprocessing
 import os
@@ -69,24 +70,28 @@ def read_all(files: list[Path], opts: Options, jobs: int, keep: bool = False) ->
     return out, made
 
 
-def _read(plan: resume.Plan, opts: Options) -> tuple[Partial, tuple[str, str] | None]:
+def _read(plan: resume.Plan, opts: Options) -> tuple[Partial, tuple[str, str, str] | None]:
     """One range: its kept shard (else its lines from where the shard began), the new lines up to the last whole
     line, kept as the next report's shard, then a torn last line (read, never kept). (state, the shard kept:
-    its file and content hash)."""
+    its file and content hash, and the sha256 of the ledger's bytes it holds the reading of)."""
     part = resume.open_shard(*plan.shard, opts, plan.path, plan.index) if plan.shard else None
+    shard: tuple[str, str, str] | None = None
     if part is not None and plan.start == plan.cut:  # nothing new in this range: its shard stays as it is
-        shard: tuple[str, str] | None = plan.shard
+        if plan.shard and plan.digest:
+            shard = (*plan.shard, plan.digest)
     else:
-        new = scan(plan.path, plan.start if part is not None else plan.first, plan.cut, opts, plan.index)
+        read = hashlib.sha256() if part is None and plan.out else None  # from the range's start: hashed as it is read
+        new = scan(plan.path, plan.start if part is not None else plan.first, plan.cut, opts, plan.index, read)
         part = new if part is None else resume.merge(part, new)
         digest = resume.save(part, plan.out) if plan.out else None
-        shard = (plan.out, digest) if plan.out and digest else None
+        ranged = read.hexdigest() if read is not None else plan.digest
+        shard = (plan.out, digest, ranged) if plan.out and digest and ranged else None
     if plan.end > plan.cut:
         part = resume.merge(part, scan(plan.path, plan.cut, plan.end, opts, plan.index))
     return part, shard
 
 
-def _commit(manifests: list[tuple[int, int, dict | None]], shards: list[tuple[str, str] | None]) -> None:
+def _commit(manifests: list[tuple[int, int, dict | None]], shards: list[tuple[str, str, str] | None]) -> None:
     for a, b, manifest in manifests:
         if manifest is not None:
             resume.commit(manifest, shards[a:b])

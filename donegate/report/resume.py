@@ -10,13 +10,16 @@ The manifest is keyed so that a ledger replaced, truncated or edited is read aga
 - the file's identity (device, inode) and a size at least the kept offset;
 - the sha256 of the last line read (the chain's hash at the offset: the next line the kit appends holds it as
   `prev`) and of the first line, both read again from the file;
-- nothing appended and the modification time moved: the file was written in place, read again.
-An edit in place that keeps every byte offset and the first and last lines, made together with an append, is
-not seen by the report: `donegate report --verify` reads the whole chain, always, and names it.
+- the sha256 of each kept range's bytes (`digest`), hashed again whenever the file's change time (ctime, which no
+  one but the system sets: `os.utime` moves it too) is not the kept one: a byte changed anywhere before the kept
+  offset, the first and last lines kept, an append or not, sends the report back to the start, where the chain is
+  checked line by line and the edit named. The ranges are hashed side by side (`_verify`: threads; sha256 and the
+  reads let go of the interpreter's lock), about 0.5 CPU-s a GB with SHA extensions.
+With nothing appended and the change time the kept one, nothing was written: nothing is hashed or read.
 
 What a report finished (its summary; the page's rows and details) is kept too, under a mark of the ledgers as
-`load` checks them (each file's device, inode, size, modification time, first and last line) and of what else
-shaped it (`mark`): with nothing new since, a report reads that file and nothing else (`finished`).
+`load` checks them (each file's device, inode, size, change and modification times, first and last line) and of
+what else shaped it (`mark`): with nothing new since, a report reads that file and nothing else (`finished`).
 
 Each shard file holds the sha256 of its content; the manifest names each shard with it. A shard that is missing,
 unreadable, cut off or not what the manifest says is ignored: its range is read from the ledger instead. Every
@@ -35,6 +38,7 @@ import json
 import marshal
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,10 +50,11 @@ from donegate.ledger import chain as ledger
 from donegate.report.own_counts import Own
 from donegate.report.read import EXAMPLES, Group, Options, Partial, _COMBO, _FIRST, _OFFSET
 
-VERSION = 10  # 10: the sessions' states written a piece at a time after the rest (`save`); 9: the cases of a parametrized test one regression (`own_counts.test_of`); 8: the clients of the stops a label may count in, by ref (`Partial.clients`: labels by client); 7: a stop's client read as json.loads reads it (`--by client` kept readings were not); 6: the page's counts over every stop (`Partial.tally`, `days`, `marks`) and each session's first stop; 5: the own suite's regressions blocked as distinct (session, test) (`Own.regressed`); 4: what a report finished, kept (`keep_finished`); 3: the hash chain's ends (`Partial.link`), the agent's figures without their comma, the own suite's counts
+VERSION = 11  # 11: each kept range's bytes hashed (`digest`), the change time in place of the modification time; 10: 10: the sessions' states written a piece at a time after the rest (`save`); 9: the cases of a parametrized test one regression (`own_counts.test_of`); 8: the clients of the stops a label may count in, by ref (`Partial.clients`: labels by client); 7: a stop's client read as json.loads reads it (`--by client` kept readings were not); 6: the page's counts over every stop (`Partial.tally`, `days`, `marks`) and each session's first stop; 5: the own suite's regressions blocked as distinct (session, test) (`Own.regressed`); 4: what a report finished, kept (`keep_finished`); 3: the hash chain's ends (`Partial.link`), the agent's figures without their comma, the own suite's counts
 _LOW = (1 << _COMBO) - 1
 _FIRSTS = _OFFSET << _FIRST  # a packed session state's first stop
 SESSIONS_PIECE = 16384  # sessions' states a piece of a shard (`save`)
+_HEX = re.compile(r"[0-9a-f]{64}").fullmatch
 _NAME = re.compile(r"[0-9a-f]{24}\.[0-9]+-[0-9]+\.[0-9]+\.bin").fullmatch  # a shard's file name (`plan`)  # a packed session state without its combination's index
 
 
@@ -67,6 +72,7 @@ class Plan:
     shard: tuple[str, str] | None = None
     first: int = 0  # where the kept shard's own range begins (read from there when the shard cannot be used)
     out: str | None = None
+    digest: str | None = None  # the sha256 of bytes `first`..`cut` when known before reading (a kept range hashed again)
 
 
 def state_folder() -> Path:
@@ -142,20 +148,74 @@ def load(path: Path, opts: Options) -> dict[str, Any] | None:
         return None
     st, last, first = marks
     same = (st.st_dev, st.st_ino) == (kept["dev"], kept["ino"]) and st.st_size >= offset
-    written = st.st_size == offset and st.st_mtime_ns != kept["mtime_ns"]  # written in place, nothing appended
-    if not same or written or last != kept["last_hash"] or first != kept["first_hash"]:
+    if not same or last != kept["last_hash"] or first != kept["first_hash"]:
         return None
+    kept["unchanged"] = st.st_size == offset and st.st_ctime_ns == kept["ctime_ns"]  # nothing written since
     return kept
 
 
+STEP = 1 << 20  # bytes hashed at a time (`_hash_span`)
+SETTLED_NS = 2 * 10**9  # a change time this old at least tells every later write (`settled`)
+
+
+def settled(st: os.stat_result) -> bool:
+    """Whether a later write to the file would move its change time: a file system stamps it from a clock that ticks
+    every few milliseconds, so a write in the same tick as the last one would leave it as it was."""
+    return time.time_ns() - st.st_ctime_ns >= SETTLED_NS
+
+
+def _hash_span(fd: int, start: int, end: int, digest: Any) -> None:
+    """Bytes `start`..`end` of `fd` into `digest`; OSError when the file holds fewer."""
+    pos = start
+    while pos < end:
+        data = os.pread(fd, min(STEP, end - pos), pos)
+        if not data:
+            raise OSError("the ledger is shorter than its kept ranges")
+        digest.update(data)
+        pos += len(data)
+
+
+def _verify(path: Path, shards: list[list[Any]], cut: int) -> list[str] | None:
+    """Each kept range's bytes hashed again, each in a thread of its own, equal to its kept digest, the last range's
+    carried on to `cut` (the new lines it takes in): the ranges' digests for the next manifest. None: a byte before the
+    kept offset is not the one read then (or the file cannot be read): read from the start."""
+    got: list[str | None] = [None] * len(shards)
+
+    def one(k: int, fd: int) -> None:
+        _, _, start, end, kept = shards[k]
+        digest = hashlib.sha256()
+        with contextlib.suppress(OSError):
+            _hash_span(fd, start, end, digest)
+            if digest.hexdigest() == kept:
+                if k == len(shards) - 1:
+                    _hash_span(fd, end, max(end, cut), digest)
+                got[k] = digest.hexdigest()
+
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        threads = [threading.Thread(target=one, args=(k, fd)) for k in range(len(shards))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        os.close(fd)
+    return None if None in got else [str(d) for d in got]
+
+
 def _spans(shards: Any, offset: int) -> bool:
-    """The manifest's shards: [file, content hash, start, end] each, one after the other from byte 0 to `offset`."""
+    """The manifest's shards: [file, content hash, start, end, the sha256 of the ledger's bytes start..end] each, one
+    after the other from byte 0 to `offset`."""
     if not (isinstance(shards, list) and shards):
         return False
     at = 0
     for s in shards:
-        if not (isinstance(s, list) and len(s) == 4 and isinstance(s[0], str) and _NAME(s[0]) and isinstance(s[1], str)
-                and type(s[2]) is int and type(s[3]) is int and s[2] == at and s[3] >= at):
+        if not (isinstance(s, list) and len(s) == 5 and isinstance(s[0], str) and _NAME(s[0]) and isinstance(s[1], str)
+                and type(s[2]) is int and type(s[3]) is int and s[2] == at and s[3] >= at and isinstance(s[4], str)
+                and _HEX(s[4])):
             return False
         at = s[3]
     return at == offset
@@ -171,25 +231,29 @@ def plan(path: Path, opts: Options, ranges: list[tuple[int, int]], keep: bool, i
         return [Plan(str(path), index + k, a, b, b) for k, (a, b) in enumerate(ranges)], None
     size = st.st_size
     shards: list[tuple[str, str] | None]
+    cut = _cut(path, size)
     # Read from the start when the new part is larger than the kept one, or when the kept ranges are not the ones
-    # `jobs` readers take (a summary kept by `--jobs 1` would leave one process all the sessions: its memory).
+    # `jobs` readers take (a summary kept by `--jobs 1` would leave one process all the sessions: its memory), or when
+    # a kept range's bytes are not the ones read then (`_verify`).
+    digests: list[str] | list[None] | None = None
     if kept is not None and size - kept["offset"] <= kept["offset"] and len(kept["shards"]) == len(ranges):
+        digests = [s[4] for s in kept["shards"]] if kept["unchanged"] else _verify(path, kept["shards"], cut)
+    if kept is not None and digests is not None:
         spans = [(s[2], s[3]) for s in kept["shards"]]
         spans[-1] = (spans[-1][0], size)
         shards = [(str(s[0]), str(s[1])) for s in kept["shards"]]
         starts = [kept["offset"] if k == len(spans) - 1 else b for k, (_, b) in enumerate(spans)]
     else:
         spans, starts = ranges, [a for a, _ in ranges]
-        shards = [None] * len(ranges)
-    cut = _cut(path, size)
+        shards, digests = [None] * len(ranges), [None] * len(ranges)
     plans = []
     generation = f"{time.time_ns()}-{os.getpid()}"
     name = key(path, opts)
     keeping = keep and opts.since is None
-    for k, ((a, b), shard, start) in enumerate(zip(spans, shards, starts, strict=True)):
+    for k, ((a, b), shard, start, digest) in enumerate(zip(spans, shards, starts, digests, strict=True)):
         c = max(start, min(b, cut)) if k == len(spans) - 1 else b
         out = f"{name}.{generation}.{k}.bin" if keeping else None
-        plans.append(Plan(str(path), index + k, start, c, b, shard, a, out))
+        plans.append(Plan(str(path), index + k, start, c, b, shard, a, out, digest))
     offset = plans[-1].cut
     marks = _marks(path, offset) if keeping and offset > 0 else None
     if marks is None or marks[1] is None:
@@ -197,9 +261,9 @@ def plan(path: Path, opts: Options, ranges: list[tuple[int, int]], keep: bool, i
             p.out = None
         return plans, None
     manifest = {"version": VERSION, "ledger": str(path.resolve()), "by": opts.by, "fast": opts.fast,
-                "dev": st.st_dev, "ino": st.st_ino, "mtime_ns": st.st_mtime_ns, "offset": offset,
+                "dev": st.st_dev, "ino": st.st_ino, "ctime_ns": st.st_ctime_ns if settled(st) else None, "offset": offset,
                 "last_hash": marks[1], "first_hash": marks[2],
-                "shards": [[p.out, None, p.first, p.cut] for p in plans]}
+                "shards": [[p.out, None, p.first, p.cut, None] for p in plans]}
     return plans, manifest
 
 
@@ -217,13 +281,13 @@ def _cut(path: Path, size: int) -> int:
     return 0
 
 
-def commit(manifest: dict[str, Any], shards: list[tuple[str, str] | None]) -> None:
-    """Write the manifest once every range is kept (each shard's file and content hash), then drop the shards it
-    no longer names."""
+def commit(manifest: dict[str, Any], shards: list[tuple[str, str, str] | None]) -> None:
+    """Write the manifest once every range is kept (each shard's file and content hash, the hash of the ledger's bytes
+    it was read from), then drop the shards it no longer names."""
     if any(s is None for s in shards):
         return
-    for entry, (name, digest) in zip(manifest["shards"], shards, strict=True):  # type: ignore[misc]
-        entry[0], entry[1] = name, digest
+    for entry, (name, digest, read) in zip(manifest["shards"], shards, strict=True):  # type: ignore[misc]
+        entry[0], entry[1], entry[4] = name, digest, read
     folder = state_folder()
     name = key(Path(manifest["ledger"]), Options(by=manifest["by"], fast=manifest["fast"]))
     with contextlib.suppress(OSError):
@@ -378,9 +442,10 @@ def merge(part: Partial, new: Partial) -> Partial:
 
 
 def mark(files: list[Path], shape: list[Any]) -> str | None:
-    """The ledgers as `load` checks a kept summary (each file's device, inode, size and modification time, the
-    hashes of its first and last lines) and `shape` (what else shaped the result: options, budgets, the scrubber's
-    key), as one digest. None when a ledger cannot be read (nothing is kept then)."""
+    """The ledgers as `load` checks a kept summary (each file's device, inode, size, modification and change times,
+    the hashes of its first and last lines) and `shape` (what else shaped the result: options, budgets, the scrubber's
+    key), as one digest. None when a ledger cannot be read, or was written too lately to tell a later write by its
+    change time (`settled`): nothing is kept or taken then."""
     ends = []
     for path in files:
         try:
@@ -388,10 +453,10 @@ def mark(files: list[Path], shape: list[Any]) -> str | None:
         except OSError:
             return None
         got = _marks(path, size)
-        if got is None:
+        if got is None or not settled(got[0]):
             return None
         st, last, first = got
-        ends.append([str(path.resolve()), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, last, first])
+        ends.append([str(path.resolve()), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, last, first])
     return hashlib.sha256(json.dumps([VERSION, ends, shape]).encode()).hexdigest()
 
 

@@ -16,11 +16,19 @@ import pytest
 from tests.support.repos import KIT
 from donegate import cli, report
 from donegate.ledger import chain as ledger
+from donegate.report import resume
 
 sys.path.insert(0, str(KIT / "bench"))
 import report_bench  # noqa: E402
 
 T = "2026-12-0{d}T1{h}:00:00.000+00:00"
+
+
+@pytest.fixture(autouse=True)
+def _settled(monkeypatch):
+    """The ledgers here are read a moment after they are written: their change times are taken as settled
+    (`resume.settled`), except where a test asks for the real wait."""
+    monkeypatch.setattr(resume, "SETTLED_NS", 0)
 
 
 def _stop(session: str, verdict: str, day: int = 3, hour: int = 0, **more) -> dict:
@@ -60,28 +68,37 @@ def _same_as_cold(path: Path, jobs: int = 1) -> None:
         assert kept == report.summarize([path], by=by, jobs=jobs), by
 
 
-def test_a_second_report_reads_only_the_bytes_added_since_the_first(kit_home, capsys, tmp_path):
+def _scans(monkeypatch) -> list[tuple[int, int]]:
+    """The byte ranges of the ledger the report's readers read from now on (one range: a ledger under 64 MB)."""
+    from donegate.report import parallel
+
+    scanned: list[tuple[int, int]] = []
+    real = parallel.scan
+
+    def recorded(path, start, end, *rest):
+        scanned.append((start, end))
+        return real(path, start, end, *rest)
+
+    monkeypatch.setattr(parallel, "scan", recorded)
+    return scanned
+
+
+def test_a_second_report_reads_only_the_bytes_added_since_the_first(kit_home, capsys, tmp_path, monkeypatch):
     path = _bulk(kit_home / "ledger.jsonl")
     pristine = tmp_path / "pristine.jsonl"
     shutil.copyfile(path, pristine)
     first = _cli(capsys, "--json")
     (kept,) = _kept(kit_home)
     assert kept["offset"] == path.stat().st_size and kept["last_hash"] == ledger.line_hash(path.read_bytes().splitlines()[-1])
-    # Bytes the first report read, changed in place (same length, the time stamp put back): a report that read them
-    # again would count a line it cannot parse. Nothing was added, so nothing is read: the kept numbers stand.
-    data = bytearray(path.read_bytes())
-    middle = data.index(b"\n", len(data) // 2) + 1
-    data[middle:middle + 8] = b"########"
-    st = path.stat()
-    path.write_bytes(bytes(data))
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert report.summarize([path])["skipped"]["count"] == 1  # a cold read sees it
-    assert _cli(capsys, "--json") == first
+    # Nothing added: nothing is read, the kept numbers stand.
+    scanned, size = _scans(monkeypatch), path.stat().st_size
+    assert _cli(capsys, "--json") == first and scanned == []
     # One line added: only it is read. The result is a cold read of the ledger as it was, plus that line.
     line = _stop("appended", "gave_up")
     ledger.append(line, path)
     ledger.append(line, pristine)
     numbers = {k: v for k, v in json.loads(_cli(capsys, "--json")).items() if k != "ledgers"}
+    assert scanned == [(size, path.stat().st_size)]
     assert numbers == {k: v for k, v in json.loads(_cli(capsys, "--json", str(pristine))).items() if k != "ledgers"}
     assert _kept(kit_home)[0]["offset"] == path.stat().st_size
 
@@ -200,6 +217,15 @@ CORRUPTIONS = {
     "a manifest whose offset lies": lambda home: _rewrite(home, offset=1),
     "a shard named outside the folder": lambda home: _rewrite(home, shards=[["../../ledger.jsonl", "0" * 64, 0, 1]]),
 }
+
+
+def _trust(home: Path, path: Path) -> None:
+    """The kept reading made to take the ledger as unchanged since (its change time the file's now), what the report
+    finished dropped: the next report reads nothing but the sessions its page lists (a change elsewhere unseen)."""
+    _rewrite(home, ctime_ns=path.stat().st_ctime_ns)
+    for kept in (home / "state" / "report").glob("*"):
+        if kept.suffix in (".summary", ".page"):
+            kept.unlink()
 
 
 def _rewrite(home: Path, **changes) -> None:
@@ -443,23 +469,20 @@ def _summary_table(page: Path) -> str:
     return re.search(r'<table class="summary" id="summary">.*?</table>', page.read_text(), re.S).group(0)
 
 
-def test_a_second_page_reads_only_the_bytes_added_since_the_first(kit_home, tmp_path):
-    """`--html` starts from what the report kept: bytes it read, changed in place (a pass made a hint, same length, the
-    time stamp put back), are not read again; its summary is the one kept. A page with nothing kept sees them."""
+def test_a_second_page_reads_only_the_bytes_added_since_the_first(kit_home, tmp_path, monkeypatch):
+    """`--html` starts from what the report kept: with a line added, only it is read; the page is a cold one's."""
     path = _bulk(kit_home / "ledger.jsonl", 1500)
     out = tmp_path / "page.html"
     assert cli.main(["report", str(path), "--html", str(out)]) == 0
-    first = _summary_table(out)
-    data = path.read_bytes()
-    at = data.index(b'"verdict":"pass"', len(data) // 3)
-    st = path.stat()
-    path.write_bytes(data[:at] + b'"verdict":"hint"' + data[at + 16:])
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    first, size = _summary_table(out), path.stat().st_size
+    ledger.append(_stop("appended", "gave_up", day=9), path)
+    scanned = _scans(monkeypatch)
     assert cli.main(["report", str(path), "--html", str(out)]) == 0
-    assert _summary_table(out) == first
+    assert scanned == [(size, path.stat().st_size)]
+    kept = _summary_table(out)
     shutil.rmtree(kit_home / "state" / "report")
     assert cli.main(["report", str(path), "--html", str(out)]) == 0
-    assert _summary_table(out) != first  # the look-alike: nothing kept, the change is read
+    assert _summary_table(out) == kept != first  # the look-alike: nothing kept, the whole file read
 
 
 def test_the_page_counts_what_the_report_kept_and_reads_only_the_sessions_it_lists(kit_home):
@@ -474,9 +497,8 @@ def test_the_page_counts_what_the_report_kept_and_reads_only_the_sessions_it_lis
     data = path.read_bytes()
     at = next(k for k in range(data.index(b"\n") + 1, len(data)) if data.startswith(b'"config":"tests"', k)
               and json.loads(data[data.rindex(b"\n", 0, k) + 1: data.index(b"\n", k)]).get("session", "") not in listed | {""})
-    st = path.stat()
     path.write_bytes(data[:at] + b'"config":"testz"' + data[at + 16:])
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    _trust(kit_home, path)
     assert report_html.page_data([path], row_budget=2_000, keep=True)["configs"] == first["configs"]
     assert "testz" in report_html.page_data([path], row_budget=2_000)["configs"]
 
@@ -510,7 +532,8 @@ def _shards_gone(home: Path) -> None:
 
 def _edit_unseen(path: Path) -> None:
     """Bytes of a stop line changed in place, same length, the time stamp put back: only a reading of the line sees it
-    (a verdict the report does not know: counted as skipped, and the page's verdicts change)."""
+    (a verdict the report does not know: counted as skipped, and the page's verdicts change). The file's change time
+    (ctime) moves all the same: no one but the system sets it."""
     data = path.read_bytes()
     at = data.index(b'"verdict":"block"', len(data) - 4000)
     st = path.stat()
@@ -518,16 +541,33 @@ def _edit_unseen(path: Path) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-def test_a_report_with_nothing_new_reads_nothing_but_what_it_finished(kit_home, capsys):
+def _edit_unseen_and_append(path: Path) -> None:
+    """A stop line in the middle changed in place, every byte offset and the first and last lines kept, then a line
+    appended as the kit appends: only a reading of the whole prefix sees it (the chain breaks there)."""
+    data = path.read_bytes()
+    at = data.index(b'"verdict":"block"', len(data) // 2)
+    path.write_bytes(data[:at] + b'"verdict":"hint!"' + data[at + 17:])
+    ledger.append(_stop("late", "pass", day=8), path)
+
+
+def _touch_and_append(path: Path) -> None:
+    """The look-alike: the file's times moved and a line appended, no byte before changed: only the new line is read."""
+    os.utime(path)
+    ledger.append(_stop("late", "pass", day=8), path)
+
+
+def test_a_report_with_nothing_new_reads_nothing_but_what_it_finished(kit_home, capsys, monkeypatch):
     """With nothing new since the last report, the report and the page are what they finished then: the kept shards
-    are not read (they are gone here) and neither is the ledger (a line changed unseen is not counted)."""
+    are not read (they are gone here) and neither is the ledger (no reader may start)."""
+    from donegate.report import summary
+
     path = _bulk(kit_home / "ledger.jsonl", 400)
     first, page = _cli(capsys, "--json"), _page(path, True)
     assert _finished(kit_home) == {".summary", ".page"}
     _shards_gone(kit_home)
-    _edit_unseen(path)
-    assert _cli(capsys, "--json") == first and _page(path, True) == page
-    assert json.loads(_cold(capsys, kit_home, "--json"))["skipped"]["count"] == 1  # what a reading sees
+    with monkeypatch.context() as m:
+        m.setattr(summary, "read_all", lambda *a, **k: pytest.fail("the ledger was read"))
+        assert _cli(capsys, "--json") == first and _page(path, True) == page
 
 
 def test_a_report_whose_finished_summary_is_gone_reads_the_ledger(kit_home, capsys):
@@ -543,7 +583,9 @@ def test_a_report_whose_finished_summary_is_gone_reads_the_ledger(kit_home, caps
 
 CHANGES = {"cut": (_truncate, False), "replaced": (_replace, False), "edited in place": (_edit_in_place, True),
            "edited, then appended to": (_edit_and_append, True), "a torn last line": (_tear, False),
-           "a torn line, then one appended": (_tear_and_append, False)}
+           "a torn line, then one appended": (_tear_and_append, False), "edited in place, its time put back":
+           (_edit_unseen, True), "edited in place unseen, then appended to": (_edit_unseen_and_append, True),
+           "touched, then appended to": (_touch_and_append, False)}
 
 
 @pytest.mark.parametrize("change, broken", CHANGES.values(), ids=list(CHANGES))
@@ -559,6 +601,21 @@ def test_what_a_report_finished_is_not_shown_for_a_changed_ledger(kit_home, caps
     assert kept == _cold(capsys, kit_home, "--json") and page == _page(path, False)
     assert json.loads(kept)["chain"]["intact"] is not broken
     assert page["summary"]["chain"]["intact"] is not broken
+
+
+def test_a_ledger_written_a_moment_ago_is_hashed_again_and_nothing_finished_is_kept(kit_home, capsys, monkeypatch):
+    """A change time a later write in the same tick of the file system's clock would leave as it is (written less than
+    `SETTLED_NS` ago) is not kept: the next report hashes the kept bytes again (an edit then is seen), and neither
+    the summary nor the page is kept finished. The look-alike: settled, both are kept."""
+    path = _bulk(kit_home / "ledger.jsonl", 400)
+    monkeypatch.setattr(resume, "SETTLED_NS", 10**15)
+    _cli(capsys, "--json")
+    _page(path, True)
+    assert _kept(kit_home)[0]["ctime_ns"] is None and _finished(kit_home) == set()
+    monkeypatch.setattr(resume, "SETTLED_NS", 0)
+    _cli(capsys, "--json")
+    _page(path, True)
+    assert _kept(kit_home)[0]["ctime_ns"] == path.stat().st_ctime_ns and _finished(kit_home) == {".summary", ".page"}
 
 
 def test_a_page_kept_with_other_stores_is_made_again(kit_home):
