@@ -140,7 +140,8 @@ def load(path: Path, opts: Options) -> dict[str, Any] | None:
         offset, shards = kept["offset"], kept["shards"]
         good = (kept["version"] == VERSION and kept["ledger"] == str(path.resolve()) and kept["by"] == opts.by
                 and kept["fast"] == opts.fast and isinstance(offset, int) and offset > 0 and isinstance(shards, list)
-                and _spans(shards, offset))
+                and _spans(shards, offset) and all(type(kept[k]) is int for k in ("dev", "ino"))
+                and type(kept["ctime_ns"]) in (int, type(None)) and all(type(kept[k]) is str for k in ("last_hash", "first_hash")))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     marks = _marks(path, offset) if good else None

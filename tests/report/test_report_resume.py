@@ -216,6 +216,7 @@ CORRUPTIONS = {
     "a manifest that is not JSON": lambda home: next((home / "state" / "report").glob("*.json")).write_text("{oops"),
     "a manifest whose offset lies": lambda home: _rewrite(home, offset=1),
     "a shard named outside the folder": lambda home: _rewrite(home, shards=[["../../ledger.jsonl", "0" * 64, 0, 1]]),
+    "a manifest without the file it names": lambda home: _rewrite(home, dev=None, ino=None, ctime_ns=None, drop=True),
 }
 
 
@@ -228,9 +229,11 @@ def _trust(home: Path, path: Path) -> None:
             kept.unlink()
 
 
-def _rewrite(home: Path, **changes) -> None:
+def _rewrite(home: Path, drop: bool = False, **changes) -> None:
+    """The manifest with `changes`; `drop`: their keys taken out instead."""
     path = next((home / "state" / "report").glob("*.json"))
-    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+    kept = {**json.loads(path.read_text()), **changes}
+    path.write_text(json.dumps({k: v for k, v in kept.items() if not (drop and k in changes)}))
 
 
 @pytest.mark.parametrize("corrupt", CORRUPTIONS.values(), ids=list(CORRUPTIONS))
