@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ from donegate.report import resume
 
 sys.path.insert(0, str(KIT / "bench"))
 import report_bench  # noqa: E402
+
+SETTLE_S = resume.SETTLED_NS / 1e9  # the kit's own, read before the fixture below sets it to 0 in this process
 
 T = "2026-12-0{d}T1{h}:00:00.000+00:00"
 
@@ -263,6 +266,9 @@ def test_the_report_writes_only_under_the_kits_state_folder(tmp_path):
     for folder in (home, kit, repo):
         folder.mkdir()
     path = _bulk(repo / "ledger.jsonl", 300)
+    # The reports run in processes of their own (the fixture's SETTLED_NS is this one's): the ledger's change time is
+    # left to settle, so that the summary is kept too (`resume.settled`).
+    time.sleep(SETTLE_S + 0.1)
     env = {**os.environ, "HOME": str(home), "DONEGATE_HOME": str(kit), "XDG_DATA_HOME": str(home / ".local" / "share")}
     before = {p for p in tmp_path.rglob("*")}
     for _ in range(2):
