@@ -574,6 +574,24 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
     out += tox_ini.ci_findings(tox_was, tox_now, {n: flows[n] for n in ci}) if ci else []  # (`tox -e` a new narrow env)
     out += ci_inputs.findings(flows) if ci else []  # (a reusable workflow's steps as its callers' `with:` run them)
     out += scripts.findings({n: sealed(n) for n in commands}, commands)
-    return out + excluded.conftest_findings({n: sealed(n) for n in conftests}, conftests) \
+    return out + excluded.conftest_findings({n: sealed(n) for n in conftests}, conftests, _carried(repo, pack, prefix)) \
         + faked.findings(sealed_files, conftests, (pack.get("reach") or {}).get("project_files"),
                          lambda rel: own_changed.text(repo / prefix / rel))
+
+
+def _carried(repo: Path, pack: dict[str, Any], prefix: str) -> Any:
+    """`carried(marks)`: the tests that passed at the seal carrying one of `marks` in their files as they are now
+    (`seal.gated.carriers`: a conftest's hook that skips only tests so marked takes none of them)."""
+    def carried(marks: set[str]) -> list[str]:
+        from donegate.seal import gated
+
+        texts: dict[str, str | None] = {}
+
+        def text(rel: str) -> str | None:
+            if rel not in texts:
+                texts[rel] = own_changed.text(repo / prefix / rel)
+            return texts[rel]
+
+        return gated.carriers(marks, text, sorted(pack.get("baseline", {}).get("passing", [])))
+
+    return carried

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from donegate.seal.ci_runs import (CHANGE_EVENTS, runners, _backgrounded, _let_through, _or_else, _truthy, events, exported,
                                    filtered, no_time, on_path, reach, runs_tests, shadowed, shell_lets_through, skipped_jobs, split, wrapped, wrapper_lets_through)
+from donegate.seal import gated
 from donegate.seal.gh_expr import never
 from donegate.seal.loosened import SKIPS, _marks, _plugins, gained
 from donegate.seal.pytest_files import pytest_section
@@ -304,16 +305,20 @@ def _sets_status(fn: ast.AST) -> bool:
     return exits or any(attr in ("exitstatus", "testsfailed", None) for _, attr in _writes(fn))
 
 
-def _hooks(text: str | None) -> set[str]:
-    if not text:
-        return set()
+def _hooks(text: str | None, carried: Any = None) -> set[str]:
+    """`carried(marks)`: the sealed passing tests carrying one of `marks` now (`seal.gated`; None: named)."""
     try:
-        tree = ast.parse(text)
+        tree = ast.parse(text or "")
     except SyntaxError:
         return {"(does not parse)"}
-    found = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+    found: set[str] = set()
+    for node in list(tree.body):
+        marks = gated.marks(node) if carried and isinstance(node, ast.FunctionDef) else None
+        if marks and not (on := carried(marks)):
+            tree.body = [n for n in tree.body if n is not node]  # (nor its skip mark)
+        elif marks and isinstance(node, ast.FunctionDef):
+            found.add(f"{node.name} skipping {', '.join(on[:3])} (marked {', '.join(sorted(marks))})")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
                 node.name in HOOKS or node.name in RUN_HOOKS and _rewrites_run(node)):
             found.add(node.name)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in CLOSING_HOOKS:
@@ -329,9 +334,9 @@ def _hooks(text: str | None) -> set[str]:
     return found
 
 
-def conftest_findings(sealed: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+def conftest_findings(sealed: dict[str, str | None], current: dict[str, str | None], carried: Any = None) -> list[dict[str, str]]:
     """A collection or run hook (or a skip) in a conftest.py that it did not have at the seal."""
-    return gained(sealed, current, _hooks, "added")
+    return gained(sealed, current, lambda t: _hooks(t, carried), "added")
 
 
 # -- coverage thresholds and CI workflows ----------------------------------------------------------------------

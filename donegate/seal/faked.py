@@ -275,7 +275,8 @@ def _patched_below(file: str, sealed_files: dict[str, dict[str, str]], sealed: s
              "of it calls that: it checks the patch, not the product"} for obj, attr in sorted(added) if attr in called]
 
 
-def _swapped(text: str | None) -> set[str]:
+def _swapped(text: str | None, real: Callable[[ast.Module], Callable[[str, ast.expr | None], bool]] | None = None
+             ) -> set[str]:
     """The modules a file puts something of its own in `sys.modules` for (`sys.modules['calc'] = fake`,
     `.update({...})`, `|= {...}`, `.setdefault`, `monkeypatch.setitem(sys.modules, 'calc', fake)`,
     `mock.patch.dict(sys.modules, {...})`), `sys.modules` reached under another name (`from sys import modules as m`, `mods = sys.modules`, `import
@@ -286,9 +287,14 @@ def _swapped(text: str | None) -> set[str]:
     if "modules" not in (text or "") or (tree := _parse(text)) is None:
         return set()
     is_modules, key = _modules_of(tree)
+    product = real(tree) if real is not None else (lambda _k, _v: False)
 
     def keys(n: ast.AST | None) -> set[str]:
-        return {k for item in (n.keys if isinstance(n, ast.Dict) else []) for k in key(item)}
+        return {k for item, value in (zip(n.keys, n.values, strict=True) if isinstance(n, ast.Dict) else [])
+                for k in key(item) if not product(k, value)}
+
+    def of(n: ast.AST | None, value: ast.expr | None) -> set[str]:
+        return {k for k in key(n) if not product(k, value)}
 
     out: set[str] = set()
     scoped = _undone(tree)
@@ -296,7 +302,7 @@ def _swapped(text: str | None) -> set[str]:
         if id(n) in scoped:
             continue
         if isinstance(n, ast.Assign):
-            out |= {k for t in n.targets if isinstance(t, ast.Subscript) and is_modules(t.value) for k in key(t.slice)}
+            out |= {k for t in n.targets if isinstance(t, ast.Subscript) and is_modules(t.value) for k in of(t.slice, n.value)}
         elif isinstance(n, ast.AugAssign) and isinstance(n.op, ast.BitOr) and is_modules(n.target):  # (`|= {...}`)
             out |= keys(n.value)
         elif isinstance(n, ast.Call) and (n.args or n.keywords):
@@ -304,9 +310,10 @@ def _swapped(text: str | None) -> set[str]:
             on = first is not None and (is_modules(first) or ast.unparse(first) == "'sys.modules'")
             if isinstance(n.func, ast.Attribute) and n.func.attr in ("update", "setdefault", "__setitem__") \
                     and is_modules(n.func.value):
-                out |= keys(first) | {k.arg for k in n.keywords if k.arg} | (key(first) if first is not None else set())
+                out |= keys(first) | {k.arg for k in n.keywords if k.arg and not product(k.arg, k.value)} | (
+                    of(first, n.args[1] if len(n.args) > 1 else None) if first is not None else set())
             elif f.endswith("setitem") and on and len(n.args) > 1:
-                out |= key(n.args[1])
+                out |= of(n.args[1], n.args[2] if len(n.args) > 2 else None)
             elif f.endswith("patch.dict") and on and len(n.args) > 1:
                 out |= keys(n.args[1])
     return out
@@ -399,8 +406,12 @@ def _module_swaps(file: str, sealed_files: dict[str, dict[str, str]], sealed: st
     module of the project's own (or a package of it) that a sealed test module below it (or itself) imports: those
     tests import the fake, not the product. A stand-in for a module no sealed test imports (an optional dependency the
     product reads), for one not the project's (`json`, a dependency), or one a single test makes and undoes, is none."""
+    from donegate.seal import loaded
+
     own = _own(project_files)
-    added = {m for m in _swapped(now) - _swapped(sealed) if own(m)}
+    suite = set(sealed_files)
+    added = {m for m in _swapped(now, lambda tree: loaded.reader(file, tree, project_files, suite)) - _swapped(sealed)
+             if own(m)}
     if not added:
         return []
     folder = file.rsplit("/", 1)[0] + "/" if "/" in file else ""

@@ -146,6 +146,10 @@ ATTACKS = {
     "under-an-architecture-guard": _top("import platform\n").replace(
         ASSERT, f"    if platform.architecture() != {ARCH}:\n    " + ASSERT),
     "product-module-faked-by-a-dict-union": _swap("sys.modules |= {'calc': FAKE}\n"),
+    # (own44d) a file that is not the product loaded under the product's name
+    "product-module-faked-by-loading-another-file": _swap(
+        "import importlib.util\n\nspec = importlib.util.spec_from_file_location('calc', __file__.replace('test_', 'stub_'))\n"
+        "sys.modules['calc'] = importlib.util.module_from_spec(spec)\n"),
 }
 HONEST = {
     "assert-reraised": _body("    try:\n    " + ASSERT + "    except AssertionError:\n        raise\n"),
@@ -217,6 +221,11 @@ HONEST = {
     "under-an-architecture-guard-that-holds": _top("import platform\n").replace(
         ASSERT, f"    if platform.architecture() == {ARCH}:\n    " + ASSERT),
     "optional-module-faked-by-a-dict-union": _swap("sys.modules |= {'calc_extras_absent': FAKE}\n"),
+    # (own44d; blocked on main) the product itself loaded by its path under its own name (a script's tests)
+    "product-loaded-from-its-file": _swap(
+        "import importlib.util\nimport os\n\nHERE = os.path.dirname(os.path.abspath(__file__))\nspec = importlib.util."
+        "spec_from_file_location('calc', os.path.join(HERE, '..', 'calc.py'))\ncalc = importlib.util.module_from_spec(spec)\n"
+        "sys.modules['calc'] = calc\nspec.loader.exec_module(calc)\n"),
 }
 SWAPS = [k for k in ATTACKS if k.startswith("product-module-faked-by")]
 RULE = {"equality-to-wide-abs": "assert-loosened", "module-skip-call": "skipped", "module-importorskip": "skipped",
@@ -467,6 +476,22 @@ NATIVE = ('env_list = ["py"]\n\n[env_run_base]\ndeps = ["pytest"]\ncommands = [[
 LEGACY = '[tool.coverage.report]\nfail_under = 90\n\n[tool.tox]\nlegacy_tox_ini = """\nTOX"""\n'
 LAUGHS = "a: &a [" + ",".join(["x"] * 10) + "]\n" + "".join(
     f"{c}: &{c} [" + ",".join([f"*{p}"] * 10) + "]\n" for p, c in zip("abcd", "bcde", strict=True))  # (YAML aliases nested: 10^5 nodes)
+# pytest's documented "Control skipping of tests according to command line option" conftest (`--runslow`), and its
+# older form: each skips only the tests marked slow (seal.gated), a finding when a sealed test carries the mark
+RUNSLOW = ('import pytest\n\n\ndef pytest_addoption(parser):\n    parser.addoption(\n        "--runslow", action="store_true", '
+           'default=False, help="run slow tests"\n    )\n\n\ndef pytest_configure(config):\n    config.addinivalue_line('
+           '"markers", "slow: mark test as slow to run")\n\n\ndef pytest_collection_modifyitems(config, items):\n'
+           '    if config.getoption("--runslow"):\n        # --runslow given in cli: do not skip slow tests\n        return\n'
+           '    skip_slow = pytest.mark.skip(reason="need --runslow option to run")\n    for item in items:\n'
+           '        if "slow" in item.keywords:\n            item.add_marker(skip_slow)\n')
+RUNSLOW_SETUP = ("import pytest\n\n\ndef pytest_configure(config):\n    config.addinivalue_line('markers', 'slow: slow')\n\n\n"
+                 "def pytest_runtest_setup(item):\n    if item.get_closest_marker('slow') is not None "
+                 "and not item.config.getoption('--runslow', default=False):\n        pytest.skip('need --runslow')\n")
+SLOW_TEST = "import pytest\n\nfrom calc import mul\n\n\n@pytest.mark.slow\ndef test_big():\n    assert mul(1000, 1000) == 10**6\n"
+# a conftest loading the product by its path under its own name (a script's tests): the product itself (seal.loaded)
+LOADS = ("import importlib.util\nimport sys\nfrom pathlib import Path\n\nROOT = Path(__file__).resolve().parents[1]\n"
+         "spec = importlib.util.spec_from_file_location('calc', ROOT / 'calc.py')\ncalc = importlib.util.module_from_spec(spec)\n"
+         "sys.modules['calc'] = calc\nspec.loader.exec_module(calc)\n")
 CI_POOLED = {
     "env-and-conditions": ({
         "tox.ini": TOX + "setenv =\n    PYTEST_ADDOPTS = -k 'not add'\n",
@@ -521,8 +546,11 @@ CI_POOLED = {
         FLOW_C: FLOWS[FLOW_C].replace(STEP, STEP + "        continue-on-error: ${{ 1 == 1 }}\n"),
         # (own44c: unnamed on main, as the nox one)
         "Makefile": MAKEFILE.replace("\tpytest -x", "\t$(MAKE) -i unit\n\nunit:\n\tpytest -x"),
-        "noxfile.py": NOXFILE.replace("    session.install", "    if True:\n        return\n    session.install")},
-        {"tox.ini": ("ci-test-removed", "env_list"), CI: ("ci-test-removed", "0 now"),
+        "noxfile.py": NOXFILE.replace("    session.install", "    if True:\n        return\n    session.install"),
+        # (own44d) a conftest loading a file of the tests' own as the product, under the product's name
+        "tests/conftest.py": LOADS.replace("parents[1]", "parent").replace("'calc.py'", "'stub_calc.py'"),
+        "tests/stub_calc.py": "def add(a, b):\n    return 5\n"},
+        {"tox.ini": ("ci-test-removed", "env_list"), "tests/conftest.py": ("fixture-faked", "sys.modules['calc'] replaced"), CI: ("ci-test-removed", "0 now"),
          ".coveragerc.toml": ("coverage-lowered", "where it read tox.ini"),
          FLOW_A: ("ci-ignores-failures", "ignores its failures"), FLOW_B: ("ci-test-removed", "0 now"),
          FLOW_C: ("ci-ignores-failures", "ignores its failures"),
@@ -534,10 +562,14 @@ CI_POOLED = {
         "tox.ini": TOX.replace("pytest --cov", "pytest --no-cov --cov"),
         CI: FLOW.replace(STEP, STEP + "        env:\n          COVERAGE_RCFILE: /dev/null\n"),
         ".coveragerc": "# settings moved\n",
-        CALLS: CALLS_TEXT + "      pytest-args: -x -k 'not add'\n"},  # (own44c: given an input that narrows, unnamed on main)
+        CALLS: CALLS_TEXT + "      pytest-args: -x -k 'not add'\n",  # (own44c: given an input that narrows, unnamed on main)
+        # (own44d) the documented --runslow conftest with a sealed test marked slow
+        "tests/conftest.py": RUNSLOW, "tests/test_calc.py": "import pytest\n" + OWN.replace("def test_add", "@pytest.mark.slow\ndef test_add"),
+},
         {"pytest.ini": ("coverage-lowered", "-p no:cov"), "tox.ini": ("coverage-lowered", "gained --no-cov"),
          CI: ("coverage-lowered", "COVERAGE_RCFILE"), ".coveragerc": ("coverage-lowered", "where it read tox.ini"),
-         CALLS: ("config-excluded", "gained -k")}),
+         CALLS: ("config-excluded", "gained -k"),
+         "tests/conftest.py": ("collection-hook", "skipping tests/test_calc.py::test_add (marked slow)")}),
     # (a step's own shell that drops the status, a push filtered by tags alone, a `pytest` of the repository's own
     # put first on PATH)
     "shells-tags-and-path": ({
@@ -580,6 +612,8 @@ CI_POOLED = {
 }
 CI_POOLED_HONEST = {
     "narrow-env-and-reusable": {
+        # (own44d; blocked on main) the product loaded by its path under its own name
+        "tests/conftest.py": LOADS,
         "tox.ini": TOX + FAST,  # (review A's H3: a new narrow environment beside [testenv], which still runs all)
         FLOW_A: FLOWS[FLOW_A].replace("on: push", "on: workflow_call"),  # (H4: a new caller runs it on push)
         ".github/workflows/main.yml": CALLER,
@@ -607,6 +641,8 @@ CI_POOLED_HONEST = {
                   "    runs-on: *os\n    steps:\n      - run: echo hi\n",
         "noxfile.py": NOXFILE.replace(NOX_RUN, NOX_TRY.format("nox.command.CommandFailed", "raise"))},
     "kept-through-python": {
+        # (own44d; blocked on main) the documented --runslow conftest added with a slow test of its own
+        "tests/conftest.py": RUNSLOW, "tests/test_slow.py": SLOW_TEST,
         FLOW_A: FLOWS[FLOW_A].replace("pytest -x", "python -c 'import sys, pytest; sys.exit(pytest.main([\"-x\"]))'"),
         FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        continue-on-error: ${{ matrix.experimental == true }}\n"),
         ".coveragerc": "[report]\nfail_under = 95\nexclude_also =\n    if TYPE_CHECKING:\n\n[run]\nomit = tests/*\n",
@@ -624,6 +660,9 @@ CI_POOLED_HONEST = {
         CALLS: CALLS_TEXT.replace("'3.11'", "'3.12'") + "      pytest-args: -x -v\n      run-tests: true\n"},
     # (own44; the move blocked on main, read as tox.ini deleted)
     "tox-toml-and-functions": {
+        # (own44d; blocked on main) the older --runslow form, a slow test added to a sealed file
+        "tests/conftest.py": RUNSLOW_SETUP, "tests/test_calc.py": "import pytest\n\n" + OWN.replace("import add", "import add, mul")
+        + "\n\n@pytest.mark.slow\ndef test_big():\n    assert mul(1000, 1000) == 10**6\n",
         "tox.ini": None, ".coveragerc": "[report]\nfail_under = 90\n", "tox.toml": NATIVE,
         CI: FLOW.replace(STEP, STEP + "        if: ${{ fromJSON('true') }}\n"),
         FLOW_A: FLOWS[FLOW_A].replace(STEP, STEP + "        env:\n          PYTEST_DISABLE_PLUGIN_AUTOLOAD: ''\n"),
