@@ -546,7 +546,7 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
 
     if not (configs or conftests or coverage or ci or commands):
         return []  # (before importing the rules: most stops change none of these files)
-    from donegate.seal import ci_inputs, coverage_files, excluded, faked, gh_expr, pytest_files, scripts, tox_ini
+    from donegate.seal import ci_inputs, conftest_hooks, coverage_files, excluded, faked, gh_expr, pytest_files, scripts, tox_ini
 
     gh_expr.known(pack.get("repository"))  # (a workflow's `github.repository` read as the seal read it)
 
@@ -565,7 +565,7 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
     tox = tox_ini.stop_findings(tox_was, configs, list(pack.get("tests") or []))
     configs.pop("tox.toml", None)
     out = excluded.config_findings({**{n: sealed(n) for n in configs}, **{n: sealed(w) for n, w in moved.items()}},
-                                   configs, moved) + tox
+                                   configs, moved, carried := _carried(repo, pack, prefix)) + tox
     out += coverage_files.findings({n: sealed(n) for n in COVERAGE_FILES}, {n: coverage.get(n, sealed(n)) for n in
                                    COVERAGE_FILES}, [n for n in changed if n.endswith(".py") and n not in sealed_files])
     flows = {n: (sealed(n), ci[n] if n in ci else sealed(n)) for n in [*ci, *sealed_files] if n.startswith(".github/")}
@@ -574,7 +574,8 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
     out += tox_ini.ci_findings(tox_was, tox_now, {n: flows[n] for n in ci}) if ci else []  # (`tox -e` a new narrow env)
     out += ci_inputs.findings(flows) if ci else []  # (a reusable workflow's steps as its callers' `with:` run them)
     out += scripts.findings({n: sealed(n) for n in commands}, commands)
-    return out + excluded.conftest_findings({n: sealed(n) for n in conftests}, conftests, _carried(repo, pack, prefix)) \
+    return out + conftest_hooks.conftest_findings({n: sealed(n) for n in conftests}, conftests, carried,
+                                     tuple(sorted({t.split('::')[0] for t in pack.get('baseline', {}).get('passing', [])}))) \
         + faked.findings(sealed_files, conftests, (pack.get("reach") or {}).get("project_files"),
                          lambda rel: own_changed.text(repo / prefix / rel))
 

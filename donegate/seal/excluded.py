@@ -5,7 +5,6 @@ tests' own shapes are `donegate.seal.loosened`'s.
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 from pathlib import Path
@@ -14,7 +13,6 @@ from donegate.seal.ci_runs import (CHANGE_EVENTS, runners, _backgrounded, _let_t
                                    filtered, no_time, on_path, reach, runs_tests, shadowed, shell_lets_through, skipped_jobs, split, wrapped, wrapper_lets_through)
 from donegate.seal import gated
 from donegate.seal.gh_expr import never
-from donegate.seal.loosened import SKIPS, _marks, _plugins, gained
 from donegate.seal.pytest_files import pytest_section
 
 TYPE_CHECKING = False
@@ -43,18 +41,6 @@ LOST_WEAKENS = {"--doctest-modules": "", "--doctest-glob": "", "--runxfail": "",
                 "--strict-config": "strict_config", "--strict": "strict"}
 STRICT_KEYS = ("strict", "strict_markers", "strict_config", "strict_xfail", "strict_parametrization_ids")
 COLLECT_KEYS = ("testpaths", "python_files", "python_classes", "python_functions", "norecursedirs", "collect_ignore")
-HOOKS = ("pytest_collection_modifyitems", "pytest_ignore_collect", "pytest_deselected", "pytest_collect_file",
-         "pytest_generate_tests",  # (a test given no cases is skipped)
-         "pytest_pycollect_makeitem", "pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_makereport",
-         "collect_ignore", "collect_ignore_glob",
-         # (a test's call, its whole run or the run of all replaced; items dropped or marked; a report rewritten)
-         "pytest_pyfunc_call", "pytest_runtestloop", "pytest_collection",
-         "pytest_make_collect_report", "pytest_itemcollected", "pytest_collection_finish", "pytest_collectreport",
-         "pytest_fixture_setup")
-# Hooks honest when they time or record (a wrapper that yields, `report.duration` read); a finding when they stand
-# for the run (a value returned without yielding) or rewrite it (`report.outcome = ...`, `item.runtest = ...`).
-RUN_HOOKS = ("pytest_runtest_protocol", "pytest_runtest_logreport")
-REPORT_FIELDS = ("outcome", "longrepr", "passed", "failed", "skipped", "wasxfail")
 
 
 def _options(name: str, text: str | None) -> dict[str, str]:
@@ -172,16 +158,19 @@ def _option(word: str) -> str:
 
 
 def config_findings(sealed: dict[str, str | None], current: dict[str, str | None],
-                    sealed_as: dict[str, str] | None = None) -> list[dict[str, str]]:
+                    sealed_as: dict[str, str] | None = None, carried: Any = None) -> list[dict[str, str]]:
     """Tests taken out by configuration: an option in `addopts` that deselects or stops early, a collection key
     narrowed or changed. `sealed` and `current`: {configuration file: text (None: none)}; `sealed_as`: {file: the
-    file its sealed text is read as} (a file pytest reads now before the sealed one is compared with that one)."""
+    file its sealed text is read as} (a file pytest reads now before the sealed one is compared with that one);
+    `carried(marks)`: the sealed passing tests carrying one of `marks` now (`-m 'not slow'` none carries: none)."""
     out = []
     for name in sorted(set(sealed) | set(current)):
         before = _overridden(_options((sealed_as or {}).get(name, name), sealed.get(name)))
         now = _overridden(_options(name, current.get(name)))
         old_words = set(map(_option, _words(before.get("addopts"))))
         for word in map(_option, _words(now.get("addopts"))):
+            if word == "-m" and carried and gated.selects_all(_value(_words(now.get("addopts")), "-m"), carried):
+                continue
             if (word in EXCLUDING_OPTS or (word.startswith("-p ") and not word.startswith("-p no:"))
                     or word.startswith("-p no:") and word[6:] in OFF_WEAKENS) and word not in old_words:
                 out.append({"test": name, "rule": "config-excluded", "what": f"addopts gained {word}"})
@@ -242,101 +231,6 @@ def env_options(env: dict[str, str]) -> list[str]:
     # (every installed plugin left out, pytest-cov's check with them: any value but "" does it)
     off = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] if env.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "") else []
     return [*map(_option, _words(env.get("PYTEST_ADDOPTS"))), *plugins, *off]
-
-
-# Hooks that run before collection: honest with `config.addinivalue_line` (a marker) or reading an option; a
-# finding when they set an option (`config.option.deselect = ...`, `config.args[:] = ...`) or bring a plugin in.
-SETUP_HOOKS = ("pytest_configure", "pytest_sessionstart", "pytest_cmdline_main", "pytest_load_initial_conftests",
-               "pytest_cmdline_preparse", "pytest_addoption",
-               # (honest with clean-up; a finding when they set the run's status: `session.exitstatus = 0`)
-               "pytest_sessionfinish", "pytest_unconfigure")
-CLOSING_HOOKS = ("pytest_sessionfinish", "pytest_unconfigure")
-PLUGIN_CALLS = ("register", "import_plugin", "consider_module", "consider_pluginarg", "set_blocked")
-
-
-def _sets_options(fn: ast.AST) -> bool:
-    for sub in ast.walk(fn):
-        if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
-            if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
-                return True
-        elif isinstance(sub, ast.Call) and getattr(sub.func, "attr", "") in (*PLUGIN_CALLS, "setattr"):
-            return True
-        elif isinstance(sub, ast.Call) and getattr(sub.func, "id", "") == "setattr":
-            return True
-    return False
-
-
-def _writes(fn: ast.AST) -> list[tuple[ast.expr, str | None]]:
-    """(what, which attribute) for each attribute written in `fn` (`x.a = ...`, `x.a += ...`, `setattr(x, 'a', ...)`;
-    None for an attribute named at run time)."""
-    out: list[tuple[ast.expr, str | None]] = []
-    for sub in ast.walk(fn):
-        if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            for t in sub.targets if isinstance(sub, ast.Assign) else [sub.target]:
-                out.extend((e.value, e.attr) for e in ast.walk(t) if isinstance(e, ast.Attribute)
-                           and isinstance(e.ctx, ast.Store))
-        elif isinstance(sub, ast.Call) and "setattr" in (getattr(sub.func, "id", ""), getattr(sub.func, "attr", "")) \
-                and len(sub.args) >= 2:
-            name = sub.args[1]
-            out.append((sub.args[0], name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else None))
-    return out
-
-
-def _rewrites_run(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether a run hook (`RUN_HOOKS`) stands for the run or rewrites it rather than timing or recording it."""
-    nodes = list(ast.walk(fn))
-    if not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes) and any(
-            isinstance(n, ast.Return) and n.value is not None and not (isinstance(n.value, ast.Constant)
-                                                                       and n.value.value is None) for n in nodes):
-        return True
-    params = {a.arg for a in fn.args.args[:1]}  # (the item the protocol runs)
-    if any(getattr(n.func, "attr", "") in ("force_result", "force_exception") for n in nodes if isinstance(n, ast.Call)):
-        return True
-    return any(attr in (*REPORT_FIELDS, None) or isinstance(what, ast.Name) and what.id in params
-               for what, attr in _writes(fn))
-
-
-def _sets_status(fn: ast.AST) -> bool:
-    """Whether a closing hook sets the run's status (`session.exitstatus = 0`, `setattr(session, 'testsfailed', 0)`)
-    or leaves before pytest reports it (`os._exit(0)`)."""
-    exits = any(isinstance(n, ast.Call) and (getattr(n.func, "attr", "") in ("_exit", "exit") or getattr(
-        n.func, "id", "") == "exit") for n in ast.walk(fn))
-    return exits or any(attr in ("exitstatus", "testsfailed", None) for _, attr in _writes(fn))
-
-
-def _hooks(text: str | None, carried: Any = None) -> set[str]:
-    """`carried(marks)`: the sealed passing tests carrying one of `marks` now (`seal.gated`; None: named)."""
-    try:
-        tree = ast.parse(text or "")
-    except SyntaxError:
-        return {"(does not parse)"}
-    found: set[str] = set()
-    for node in list(tree.body):
-        marks = gated.marks(node) if carried and isinstance(node, ast.FunctionDef) else None
-        if marks and not (on := carried(marks)):
-            tree.body = [n for n in tree.body if n is not node]  # (nor its skip mark)
-        elif marks and isinstance(node, ast.FunctionDef):
-            found.add(f"{node.name} skipping {', '.join(on[:3])} (marked {', '.join(sorted(marks))})")
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
-                node.name in HOOKS or node.name in RUN_HOOKS and _rewrites_run(node)):
-            found.add(node.name)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in CLOSING_HOOKS:
-            if _sets_status(node):
-                found.add(f"{node.name} setting the run's status")
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in SETUP_HOOKS and _sets_options(node):
-            found.add(f"{node.name} setting the run's {'status' if node.name in CLOSING_HOOKS else 'options or plugins'}")
-        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            found.update(t.id for t in targets if isinstance(t, ast.Name) and t.id in (*HOOKS, *RUN_HOOKS))
-            found.update(_plugins(node))
-    found.update(f"a {m} mark" for m in _marks(tree) if m in SKIPS)
-    return found
-
-
-def conftest_findings(sealed: dict[str, str | None], current: dict[str, str | None], carried: Any = None) -> list[dict[str, str]]:
-    """A collection or run hook (or a skip) in a conftest.py that it did not have at the seal."""
-    return gained(sealed, current, lambda t: _hooks(t, carried), "added")
 
 
 # -- coverage thresholds and CI workflows ----------------------------------------------------------------------

@@ -8,7 +8,7 @@ calling `pytest.skip` under the same condition). Added with a new slow test it s
 carries the mark. Such a hook is read here: every effect it has (a mark added, a skip) sits under a condition that
 holds only for an item carrying a mark or keyword (`"slow" in item.keywords`, `item.get_closest_marker("slow")`,
 `item.iter_markers("slow")`, joined with `and` to anything); an early `return`, names bound and conditions on the
-options around it are no effect. It is a finding still (`excluded._hooks`) when a sealed test that passed at the seal
+options around it are no effect. It is a finding still (`conftest_hooks._hooks`) when a sealed test that passed at the seal
 now carries one of those marks or keywords (`carriers`: its own, its class's or its module's marks, `pytestmark`, its
 name, its class's, its module's or a folder's name, its parameters' id), or when any effect is not so gated."""
 
@@ -176,3 +176,30 @@ def _words(exprs: list[ast.AST], bound: dict[str, ast.expr]) -> set[str]:
             elif isinstance(n, ast.Constant) and isinstance(n.value, str):
                 out.add(n.value)
     return out
+
+
+def selects_all(expression: str | None, carried: Callable[[set[str]], list[str]]) -> bool:
+    """Whether pytest's `-m EXPRESSION` keeps every sealed test that passed: an expression of marks (`not`, `and`,
+    `or`, parentheses) that holds where no mark it names is carried, and no such test carries one (`carried(marks)`:
+    those that do). Anything else (`-m slow`, a mark with arguments, an expression not read): False."""
+    try:
+        tree = ast.parse(expression or "", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    names: set[str] = set()
+
+    def holds(n: ast.AST) -> bool | None:  # (every name false; None: not a mark expression)
+        if isinstance(n, ast.Name):
+            names.add(n.id)
+            return False
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+            got = holds(n.operand)
+            return None if got is None else not got
+        if isinstance(n, ast.BoolOp):
+            parts = [holds(v) for v in n.values]
+            if None in parts:
+                return None
+            return all(parts) if isinstance(n.op, ast.And) else any(parts)
+        return None
+
+    return holds(tree) is True and not carried(names)

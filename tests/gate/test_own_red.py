@@ -558,18 +558,21 @@ CI_POOLED = {
     # (coverage's check taken out: pytest-cov off, another configuration read; an empty .coveragerc added is read by
     # coverage.py before tox.ini's [coverage:report])
     "coverage": ({
-        "pytest.ini": INI.replace("-ra", "-ra -p no:cov"),
+        "pytest.ini": INI.replace("-ra", "-ra -p no:cov -m 'not slow'") + "markers =\n    slow: slow tests\n",
         "tox.ini": TOX.replace("pytest --cov", "pytest --no-cov --cov"),
         CI: FLOW.replace(STEP, STEP + "        env:\n          COVERAGE_RCFILE: /dev/null\n"),
         ".coveragerc": "# settings moved\n",
         CALLS: CALLS_TEXT + "      pytest-args: -x -k 'not add'\n",  # (own44c: given an input that narrows, unnamed on main)
-        # (own44d) the documented --runslow conftest with a sealed test marked slow
-        "tests/conftest.py": RUNSLOW, "tests/test_calc.py": "import pytest\n" + OWN.replace("def test_add", "@pytest.mark.slow\ndef test_add"),
+        # (own44d) the documented --runslow conftest, `-m 'not slow'`, with a sealed test marked slow; a sealed
+        # test file left out of collection
+        "tests/conftest.py": RUNSLOW + "\ncollect_ignore = ['test_calc.py']\n", "tests/test_calc.py": "import pytest\n" + OWN.replace("def test_add", "@pytest.mark.slow\ndef test_add"),
 },
-        {"pytest.ini": ("coverage-lowered", "-p no:cov"), "tox.ini": ("coverage-lowered", "gained --no-cov"),
+        {"pytest.ini": [("coverage-lowered", "-p no:cov"), ("config-excluded", "gained -m")],
+         "tox.ini": ("coverage-lowered", "gained --no-cov"),
          CI: ("coverage-lowered", "COVERAGE_RCFILE"), ".coveragerc": ("coverage-lowered", "where it read tox.ini"),
          CALLS: ("config-excluded", "gained -k"),
-         "tests/conftest.py": ("collection-hook", "skipping tests/test_calc.py::test_add (marked slow)")}),
+         "tests/conftest.py": [("collection-hook", "skipping tests/test_calc.py::test_add (marked slow)"),
+                               ("collection-hook", "collect_ignore")]}),
     # (a step's own shell that drops the status, a push filtered by tags alone, a `pytest` of the repository's own
     # put first on PATH)
     "shells-tags-and-path": ({
@@ -612,8 +615,11 @@ CI_POOLED = {
 }
 CI_POOLED_HONEST = {
     "narrow-env-and-reusable": {
-        # (own44d; blocked on main) the product loaded by its path under its own name
-        "tests/conftest.py": LOADS,
+        # (own44d; each blocked on main) the product loaded by its path under its own name, files that hold no test
+        # left out of collection, pytest's own fixture plugin, `-m 'not slow'` where no sealed test is slow
+        "tests/conftest.py": LOADS + "\ncollect_ignore = ['setup.py']\ncollect_ignore_glob = ['*_py2.py']\n",
+        "conftest.py": "pytest_plugins = ['pytester']\n",
+        "pytest.ini": INI.replace("-ra", "-ra -m 'not slow'") + "markers =\n    slow: slow tests\n",
         "tox.ini": TOX + FAST,  # (review A's H3: a new narrow environment beside [testenv], which still runs all)
         FLOW_A: FLOWS[FLOW_A].replace("on: push", "on: workflow_call"),  # (H4: a new caller runs it on push)
         ".github/workflows/main.yml": CALLER,
