@@ -96,16 +96,25 @@ _LINKAGE: list[object] = []
 
 
 def _linkage() -> object:
-    """`platform.architecture()[1]` on this machine (the project's runs start on it): read once, `_UNKNOWN` where it
-    cannot be."""
+    """`platform.architecture()[1]` on this machine (the project's runs start on it), read once, as the standard
+    library works it out but without running the `file` program (a process outside the kit's wrapper): `platform`
+    says 'ELF' where `file` is on PATH and calls the interpreter an ELF executable or shared object, which its header
+    says (ELF's magic, `e_type` 2 or 3); '' where no `file` is (its answer there on Linux); `_UNKNOWN` where the
+    interpreter cannot be read or is no such file (what `file` says of it is not read here)."""
     if not _LINKAGE:
-        import platform
+        import os
+        import shutil
         import sys
 
         try:
-            _LINKAGE.append(platform.architecture(sys.executable)[1])
-        except Exception:  # (the `file` program's run failed in a way platform does not catch)
-            _LINKAGE.append(_UNKNOWN)
+            with open(os.path.realpath(sys.executable), "rb") as f:
+                head = f.read(18)
+        except OSError:
+            head = b""
+        order = {1: "little", 2: "big"}.get(head[5]) if len(head) == 18 else None
+        elf = head[:4] == b"\x7fELF" and order is not None \
+            and int.from_bytes(head[16:18], order) in (2, 3)  # type: ignore[arg-type]
+        _LINKAGE.append("" if shutil.which("file") is None else "ELF" if elf else _UNKNOWN)
     return _LINKAGE[0]
 
 

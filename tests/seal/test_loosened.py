@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from donegate.gate import own_expected as expected
-from donegate.seal import coverage_files, excluded, loosened, normalizing
+from donegate.seal import conftest_hooks, coverage_files, excluded, loosened, normalizing
 
 BASE = '''import pytest
 from calc import add, div
@@ -226,7 +226,48 @@ CONFTEST = "import pytest\n\n\n@pytest.fixture\ndef calc():\n    return 1\n"
     CONFTEST + "\n\ndef pytest_configure(config):\n    config.pluginmanager.register(object())\n",
 ])
 def test_a_collection_hook_added_to_a_conftest_is_named(now):
-    assert [f["rule"] for f in excluded.conftest_findings({"conftest.py": CONFTEST}, {"conftest.py": now})] == ["collection-hook"]
+    assert [f["rule"] for f in conftest_hooks.conftest_findings({"conftest.py": CONFTEST}, {"conftest.py": now})] == ["collection-hook"]
+    # (own44d) the same where a hook gated on a mark and collect_ignore are read: none of these is so gated or ignores
+    # only other files
+    assert [f["rule"] for f in conftest_hooks.conftest_findings({"conftest.py": CONFTEST}, {"conftest.py": now}, lambda m: [],
+                                                                ("tests/test_calc.py",))] == ["collection-hook"]
+
+
+RUNSLOW_FORMS = {  # (own44d) each acting only on tests marked slow (seal.gated), or leaving out files no sealed test is in
+    "keywords": "\n\ndef pytest_collection_modifyitems(config, items):\n    if config.getoption('--runslow'):\n        return\n"
+                "    skip_slow = pytest.mark.skip(reason='need --runslow')\n    for item in items:\n"
+                "        if 'slow' in item.keywords:\n            item.add_marker(skip_slow)\n",
+    "closest-marker": "\n\ndef pytest_collection_modifyitems(config, items):\n    if not config.getoption('--runslow'):\n"
+                      "        for item in items:\n            if item.get_closest_marker('slow') is not None:\n"
+                      "                item.add_marker(pytest.mark.skip(reason='slow'))\n",
+    "setup": "\n\ndef pytest_runtest_setup(item):\n    if any(item.iter_markers(name='slow')) and not item.config.getoption('--runslow'):\n"
+             "        pytest.skip('need --runslow')\n",
+    "collect-ignore": "\ncollect_ignore = ['setup.py', 'docs']\ncollect_ignore_glob = ['*_py2.py']\n",
+}
+RUNSLOW_NAMED = {  # (own44d) a gated hook carried by a sealed test, or an effect not gated, or a sealed file ignored
+    "carried": (RUNSLOW_FORMS["keywords"], lambda m: ["tests/test_calc.py::test_add"]),
+    "or-gate": (RUNSLOW_FORMS["setup"].replace(" and not", " or not"), lambda m: []),
+    "ungated-loop": (RUNSLOW_FORMS["keywords"].replace("if 'slow' in item.keywords:\n            ", ""), lambda m: []),
+    "items-removed": (RUNSLOW_FORMS["keywords"].replace("item.add_marker(skip_slow)", "items.remove(item)"), lambda m: []),
+    "ignored-folder": ("\ncollect_ignore = ['tests']\n", lambda m: []),
+    "ignored-by-glob": ("\ncollect_ignore_glob = ['*calc*']\n", lambda m: []),
+    "ignored-computed": ("\ncollect_ignore = ['tests/' + 'test_calc.py']\n", lambda m: []),
+}
+
+
+@pytest.mark.parametrize("name", RUNSLOW_FORMS)
+def test_a_hook_acting_only_on_tests_no_sealed_test_carries_is_no_finding(name):
+    now = CONFTEST + RUNSLOW_FORMS[name]
+    assert conftest_hooks.conftest_findings({"conftest.py": CONFTEST}, {"conftest.py": now}, lambda m: [],
+                                            ("tests/test_calc.py",)) == []
+
+
+@pytest.mark.parametrize("name", RUNSLOW_NAMED)
+def test_a_hook_on_a_sealed_tests_mark_or_one_not_gated_is_named(name):
+    added, carried = RUNSLOW_NAMED[name]
+    got = conftest_hooks.conftest_findings({"conftest.py": CONFTEST}, {"conftest.py": CONFTEST + added}, carried,
+                                           ("tests/test_calc.py",))
+    assert [f["rule"] for f in got] == ["collection-hook"], got
 
 
 @pytest.mark.parametrize("added", ["\n\n@pytest.fixture\ndef other():\n    return 2\n",
@@ -234,7 +275,7 @@ def test_a_collection_hook_added_to_a_conftest_is_named(now):
                                    "    if config.getoption('verbose'):\n        print('verbose')\n"])
 def test_an_honest_conftest_edit_is_no_finding(added):
     now = CONFTEST + added
-    assert excluded.conftest_findings({"conftest.py": CONFTEST}, {"conftest.py": now}) == []
+    assert conftest_hooks.conftest_findings({"conftest.py": CONFTEST}, {"conftest.py": now}) == []
 
 
 COVERAGERC = "[run]\nbranch = true\n\n[report]\nfail_under = 90\nshow_missing = true\n"
@@ -534,7 +575,7 @@ def test_a_test_module_edit_without_such_a_hook_is_no_finding(before, now):
 def test_a_plugin_or_a_generate_hook_added_to_a_conftest_is_named(before, now):
     """Was: no finding (`pytest_plugins` brings in a plugin that can deselect or skip; `pytest_generate_tests` can
     give a test no cases, which pytest skips)."""
-    assert [f["rule"] for f in excluded.conftest_findings({"conftest.py": before}, {"conftest.py": now})] == ["collection-hook"]
+    assert [f["rule"] for f in conftest_hooks.conftest_findings({"conftest.py": before}, {"conftest.py": now})] == ["collection-hook"]
 
 
 @pytest.mark.parametrize("before, now", [
@@ -542,7 +583,7 @@ def test_a_plugin_or_a_generate_hook_added_to_a_conftest_is_named(before, now):
     (CONFTEST + "\npytest_plugins = ['pytester', 'other']\n", CONFTEST + "\npytest_plugins = ('other', 'pytester')\n"),
 ], ids=["a-fixture-added", "reordered"])
 def test_a_conftests_plugins_kept_is_no_finding(before, now):
-    assert excluded.conftest_findings({"conftest.py": before}, {"conftest.py": now}) == []
+    assert conftest_hooks.conftest_findings({"conftest.py": before}, {"conftest.py": now}) == []
 
 
 # -- an expected value held elsewhere: a fixture it asks for (its module's, its class's, a conftest.py's), a helper it
@@ -887,3 +928,34 @@ class TestCalc(unittest.TestCase):
     def test_four(self):
         self.same(add(2, 2), 4)
 '''
+LINKAGE = """
+import json, os, platform, sys, tempfile
+from donegate.seal import dead
+spawned, watching = [], []
+sys.addaudithook(lambda event, args: spawned.append(event) if watching and event in (
+    "subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system") else None)
+out = []
+for path in (os.environ["PATH"], tempfile.mkdtemp()):  # (the second: a sandbox with no `file` program)
+    os.environ["PATH"] = path
+    dead._LINKAGE.clear()
+    watching.append(1)
+    got = dead._linkage()
+    watching.clear()
+    out.append([got, platform.architecture(sys.executable)[1]])
+print(json.dumps({"out": out, "spawned": spawned}))
+"""
+
+
+def test_the_interpreters_linkage_is_read_from_its_header_as_platform_would_say_it_without_a_process():
+    """`platform.architecture() != ('64bit', 'ELF')` is read against this machine's linkage (`seal.dead._linkage`):
+    what the standard library says with the `file` program on PATH and without it, read from the interpreter's ELF
+    header, starting no process (on main it ran `file` through platform's own subprocess call, outside the kit's
+    wrapper)."""
+    import json
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-c", LINKAGE], capture_output=True, text=True, timeout=60)
+    got = json.loads(res.stdout)
+    assert got["spawned"] == [] and all(mine == theirs for mine, theirs in got["out"]), got
+    assert got["out"][1] == ["", ""], got  # (no `file`: platform's own '' on Linux)
