@@ -542,3 +542,34 @@ def default_branches(repo: Any) -> list[str]:
     local = [ref.removeprefix("refs/heads/") for _, ref, _ in rows if ref.startswith("refs/heads/")]
     return origin or [b for b in ("main", "master") if b in local] or \
         [ref.removeprefix("refs/heads/") for head, ref, _ in rows if head == "*"]
+
+
+def expressions(run: str) -> str:
+    """A step's script with each `${{ A || 'B' }}` as GitHub puts it there where `A` is empty (what a run with no such
+    input, matrix value or variable gets): the first literal among its `||` parts, each part before it not known
+    (a literal that holds is the value), then any `vars.NAME` among them kept as `${{ vars.NAME }}` (set outside the
+    repository); the `||` inside is no shell's (`pytest ${{ matrix.extra || '' }}` keeps its status). Another
+    expression holding `|`, `&` or `;` is one word (`${{ expression }}`); the rest are left as they are."""
+    def one(m: re.Match[str]) -> str:
+        body = m.group(1)
+        parts, cur, quote = [], "", False
+        i = 0
+        while i < len(body):
+            if body[i] == "'":
+                quote = not quote
+            if not quote and body.startswith("||", i):
+                parts.append(cur.strip())
+                cur, i = "", i + 2
+                continue
+            cur, i = cur + body[i], i + 1
+        parts.append(cur.strip())
+        if len(parts) > 1:
+            for part in parts:
+                if re.fullmatch(r"'(?:[^']|'')*'", part):
+                    text = part[1:-1].replace("''", "'")
+                    if text or part is parts[-1]:
+                        kept = [p for p in parts[:parts.index(part)] if re.fullmatch(r"vars\.[\w-]+", p)]
+                        return " ".join([text, *(f"${{{{ {p} }}}}" for p in kept)])
+        return m.group(0) if not re.search(r"[|&;]", body) else "${{ expression }}"
+
+    return re.sub(r"\$\{\{(.*?)\}\}", one, run, flags=re.S)

@@ -9,7 +9,7 @@ import os
 import re
 from pathlib import Path
 
-from donegate.seal.ci_runs import (CHANGE_EVENTS, runners, _backgrounded, _let_through, _or_else, _truthy, events, exported,
+from donegate.seal.ci_runs import (CHANGE_EVENTS, runners, _backgrounded, _let_through, _or_else, _truthy, events, exported, expressions,
                                    filtered, no_time, on_path, reach, runs_tests, shadowed, shell_lets_through, skipped_jobs, split, wrapped, wrapper_lets_through)
 from donegate.seal import gated
 from donegate.seal.gh_expr import never
@@ -399,6 +399,7 @@ def _test_steps(text: str | None) -> dict[str, dict[str, Any]] | None:
         job_run, top_run = _dict(_dict(body.get("defaults")).get("run")), _dict(_dict(top.get("defaults")).get("run"))
         for i, step in enumerate(steps if isinstance(steps, list) else []):
             run = step.get("run") if isinstance(step, dict) else None
+            run = expressions(run) if isinstance(run, str) and "${{" in run else run  # (`A || 'B'`: GitHub's, not the shell's)
             pathed = pathed or isinstance(run, str) and on_path(run, {**_env(top), **_env(body), **_env(step)})
             if isinstance(run, str) and runs_tests(run) and not never(step.get("if"), on) \
                     and not no_time(step.get("timeout-minutes")) and not runs_none(run):

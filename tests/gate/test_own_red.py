@@ -363,6 +363,9 @@ CONFIG_ATTACKS = {  # {name: ({file: text now}, the rule named)}
     # (tox's commands given an option after which pytest runs no test, as a CI step's already were)
     "tox-setup-only": ({"tox.ini": TOX.replace("pytest ", "pytest --setup-only ")}, "ci-test-removed"),
     "tox-fixtures": ({"tox.ini": TOX.replace("pytest ", "pytest --fixtures ")}, "ci-test-removed"),
+    # (own44d; passed a stop unnamed on main) an expression's fallback, what GitHub puts there with no matrix value
+    "ci-expression-fallback-narrows": ({CI: FLOW.replace("pytest -x", "pytest -x ${{ matrix.extra || '-k not_add' }}")},
+                                       "config-excluded"),
 }
 CONFIG_HONEST = {
     "addopts-quoted-verbose": {"pytest.ini": INI.replace("-ra", '-ra "-v"')},
@@ -408,6 +411,8 @@ CONFIG_HONEST = {
     "ci-paths-product-kept": {".github/workflows/ci.yml": FLOW.replace(
         "on: push", "on:\n  push:\n    paths: ['**.py', 'pytest.ini']\n    paths-ignore: ['docs/**']")},
     "tox-setup-show": {"tox.ini": TOX.replace("pytest ", "pytest --setup-show ")},
+    # (own44d; blocked on main as the shell's `||`) an expression's own `||`
+    "ci-expression-fallback-empty": {CI: FLOW.replace("pytest -x", "pytest -x ${{ matrix.extra || '' }}")},
     "pytest-toml-migrated": {"pytest.toml": TOML.replace('"-ra"', '["-ra", "-v"]'),
                              "tests/test_more.py": MORE.replace("== 5", "== 4")},
 }
