@@ -355,13 +355,29 @@ def _nox_units(tree: ast.Module) -> dict[str, list[str]]:
         for c in _own_calls(node):
             if getattr(c.func, "attr", "") != "run" or id(c) in gone and id(c) not in swallowed:
                 continue
-            words = " ".join(a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else "ARG" for a in c.args)
+            words = " ".join(_nox_arg(a) for a in c.args)
             given = {**env, **_dict_of(next((k.value for k in c.keywords if k.arg == "env"), None))}
             through = id(c) in swallowed or any(k.arg == "success_codes" for k in c.keywords)
             units.setdefault(unit, []).append(("- " if through else "") + _with_env(words, given))
     for name in _not_default(tree):
         units[name] = []  # (a bare `nox`, as CI runs it, runs none of it)
     return units
+
+
+def _nox_arg(a: ast.expr) -> str:
+    """A `session.run` argument's words as a plain `nox` run gives them: a literal's text; `*session.posargs` none;
+    `*(session.posargs or ['-k', 'x'])` its default list's (no posargs on such a run); anything else one word."""
+    if isinstance(a, ast.Constant) and isinstance(a.value, str):
+        return a.value
+    value = a.value if isinstance(a, ast.Starred) else None
+    if isinstance(value, ast.Attribute) and value.attr == "posargs":
+        return ""
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and len(value.values) == 2 \
+            and isinstance(value.values[0], ast.Attribute) and value.values[0].attr == "posargs" \
+            and isinstance(value.values[1], (ast.List, ast.Tuple)) and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.values[1].elts):
+        return " ".join(str(e.value) for e in value.values[1].elts)  # type: ignore[attr-defined]
+    return "ARG"
 
 
 def _not_default(tree: ast.Module) -> set[str]:

@@ -599,11 +599,14 @@ CI_POOLED = {
                                                      "[coverage:run]\nomit = calc.py\n") + "platform = win32\n",
                               # (named on main already, by ci_runs.filtered: a guard)
                               FLOW_A: FLOWS[FLOW_A].replace("on: push", "on:\n  push:\n    branches-ignore: ['**']"),
-        REUSABLE: REUSABLE_TEXT.replace("default: true", "default: false")},  # (own44c: its input's default off, unnamed on main)
+        REUSABLE: REUSABLE_TEXT.replace("default: true", "default: false"),  # (own44c: its input's default off, unnamed on main)
+        # (own44d: unnamed on main) a deselection as the default of nox's posargs, what a plain `nox` run passes
+        "noxfile.py": NOXFILE.replace("session.run('pytest', '-x')", "session.run('pytest', *(session.posargs or ['-x', '-k', 'not add']))")},
                              {"tox.ini": [("coverage-lowered", "omits calc.py"), ("coverage-lowered", "ordinary code"),
                                           ("ci-test-removed", "skipped on Linux"), ("config-excluded", "gained -k")],
                               FLOW_A: ("ci-test-removed", "push to main"),
-                              REUSABLE: ("ci-test-removed", "calls .github/workflows/reusable.yml")}),
+                              REUSABLE: ("ci-test-removed", "calls .github/workflows/reusable.yml"),
+                              "noxfile.py": ("config-excluded", "gained -k")}),
     # (own44; each passed a stop unnamed on main) tox.ini moved to tox.toml narrowed (was read as tox.ini deleted),
     # functions of known values in `if:`, every plugin left out, options from the repository's settings, a
     # Makefile's test command narrowed (not sealed on main)
@@ -680,7 +683,9 @@ CI_POOLED_HONEST = {
         FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        if: format('{0}', github.event_name) == 'push'\n"),
         FLOW_C: FLOWS[FLOW_C].replace(STEP, "      - run: echo ${{ vars.GREETING }}\n" + STEP),
         "Makefile": MAKEFILE.replace("\tpytest -x", "\t@pytest -x -v") + "\nlint:\n\truff check .\n",
-        "noxfile.py": NOXFILE.replace("'-x')", "'-x', env={'PYTHONHASHSEED': '0'})")},
+        # (own44d) nox's posargs with a default that runs every test
+        "noxfile.py": NOXFILE.replace("session.run('pytest', '-x')", "session.run('pytest', *(session.posargs or ['-x', '-v']), "
+                                      "env={'PYTHONHASHSEED': '0'})")},
 }
 
 
