@@ -959,3 +959,27 @@ def test_the_interpreters_linkage_is_read_from_its_header_as_platform_would_say_
     got = json.loads(res.stdout)
     assert got["spawned"] == [] and all(mine == theirs for mine, theirs in got["out"]), got
     assert got["out"][1] == ["", ""], got  # (no `file`: platform's own '' on Linux)
+
+
+COV_INI = "[pytest]\naddopts = --cov=calc --cov-fail-under=90\n"
+COV_FLOW = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pytest -x\n"
+COV_OVERRIDES = {  # {case: ({file: its text now}, {file: its sealed text}, named)} (own44d: each unnamed on main)
+    "ci-step-zero": ({".github/workflows/ci.yml": COV_FLOW.replace("pytest -x", "pytest -x --cov-fail-under=0")}, {}, True),
+    "ci-env-zero": ({".github/workflows/ci.yml": COV_FLOW + "        env:\n          PYTEST_ADDOPTS: --cov-fail-under=0\n"}, {}, True),
+    "makefile-zero": ({"Makefile": "test:\n\tpytest -x --cov-fail-under=10\n"}, {"Makefile": "test:\n\tpytest -x\n"}, True),
+    "nox-zero": ({"noxfile.py": "import nox\n\n\n@nox.session\ndef tests(session):\n    session.run('pytest', '--cov-fail-under=0')\n"},
+                 {}, True),
+    # look-alikes: raised, as low as it was at the seal, no threshold given
+    "ci-step-raised": ({".github/workflows/ci.yml": COV_FLOW.replace("pytest -x", "pytest -x --cov-fail-under=95")}, {}, False),
+    "makefile-as-sealed": ({"Makefile": "test:\n\tpytest -v --cov-fail-under=0\n"},
+                           {"Makefile": "test:\n\tpytest --cov-fail-under=0\n"}, False),
+    "ci-step-verbose": ({".github/workflows/ci.yml": COV_FLOW.replace("pytest -x", "pytest -x -v")}, {}, False),
+}
+
+
+@pytest.mark.parametrize("name", COV_OVERRIDES)
+def test_a_test_command_lowering_the_threshold_of_addopts_is_named(name):
+    now, was, named = COV_OVERRIDES[name]
+    sealed = {".github/workflows/ci.yml": COV_FLOW, **was}
+    got = excluded.cov_overridden("pytest.ini", COV_INI, now, sealed.get)
+    assert [f["rule"] for f in got] == (["coverage-lowered"] if named else []), got
