@@ -414,6 +414,12 @@ def _module_swaps(file: str, sealed_files: dict[str, dict[str, str]], sealed: st
              if own(m)}
     if not added:
         return []
+    return [{"test": file, "rule": "fixture-faked", "what": f"sys.modules[{m!r}] replaced: a test below it that imports "
+             f"{m} gets the stand-in, not the product"} for m in sorted(added & _imported_below(file, sealed_files))]
+
+
+def _imported_below(file: str, sealed_files: dict[str, dict[str, str]]) -> set[str]:
+    """The modules (and their packages) the sealed test modules below `file` (or it) import by absolute name."""
     folder = file.rsplit("/", 1)[0] + "/" if "/" in file else ""
     imported: set[str] = set()
     for name, body in sealed_files.items():
@@ -424,8 +430,18 @@ def _module_swaps(file: str, sealed_files: dict[str, dict[str, str]], sealed: st
                 named = [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""] \
                     if isinstance(n, ast.ImportFrom) and not n.level else []
                 imported |= {".".join(m.split(".")[:i + 1]) for m in named for i in range(m.count(".") + 1)}
-    return [{"test": file, "rule": "fixture-faked", "what": f"sys.modules[{m!r}] replaced: a test below it that imports "
-             f"{m} gets the stand-in, not the product"} for m in sorted(added & imported)]
+    return imported
+
+
+def _shadows(file: str, sealed_files: dict[str, dict[str, str]], sealed: str | None, now: str | None,
+             project_files: list[str] | None, read: Reader | None) -> list[dict[str, str]]:
+    """What `now` puts ahead of the product on `sys.meta_path` or `sys.path` (`seal.shadowed`)."""
+    if not now or ("meta_path" not in now and "sys.path" not in now and "syspath_prepend" not in now):
+        return []
+    from donegate.seal import shadowed
+
+    return shadowed.findings(file, _parse(sealed), _parse(now), _imported_below(file, sealed_files), _own(project_files),
+                             set(project_files or ()) - set(sealed_files), read)
 
 
 def findings(sealed_files: dict[str, dict[str, str]], current: dict[str, str | None],
@@ -442,4 +458,5 @@ def findings(sealed_files: dict[str, dict[str, str]], current: dict[str, str | N
         if name.rsplit("/", 1)[-1] == "conftest.py":
             out += _patched_below(name, sealed_files, sealed(name), text)
         out += _module_swaps(name, sealed_files, sealed(name), text, project_files)
+        out += _shadows(name, sealed_files, sealed(name), text, project_files, read)
     return out

@@ -12,6 +12,7 @@ import ast
 import functools
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from donegate.seal.ci_runs import SHELLS, _or_else, runners, script_lets_through, split, wrapper_lets_through
@@ -540,3 +541,31 @@ def _through(line: str) -> bool:
 def _cov(line: str) -> tuple[float, ...]:
     """The `--cov-fail-under` a test command runs with: its own, its `PYTEST_ADDOPTS`'."""
     return tuple(v for x in (line, _env_of(line).get("PYTEST_ADDOPTS")) if (v := _cov_fail_under(x)) is not None)
+
+
+def cov_overridden(config: str | None, sealed_config: str | None, current: dict[str, str | None],
+                   sealed: Callable[[str], str | None]) -> list[dict[str, str]]:
+    """A test command that now gives `--cov-fail-under` lower than the sealed configuration's `addopts` does (`config`:
+    its file's name, `sealed_config` its sealed text): pytest reads `addopts` first and the command line after, and
+    pytest-cov keeps the last, so `pytest --cov-fail-under=0` checks 0 where `addopts` says 90. Each changed CI workflow
+    (its test steps, `PYTEST_ADDOPTS` too), Makefile, noxfile or script (`current`: {file: its text now}; `sealed(file)`
+    its sealed text) is compared by its lowest threshold given, with the sealed file's: a command that gave it as low at
+    the seal, or one at or above the configuration's, is none."""
+    from donegate.seal.excluded import _options as options, _test_steps
+
+    want = _cov_fail_under(options(config, sealed_config).get("addopts")) if config and sealed_config else None
+    if want is None:
+        return []
+
+    def given(name: str, text: str | None) -> list[float]:
+        if name.startswith(".github/workflows/"):
+            return [v["cov"] for v in (_test_steps(text) or {}).values() if v.get("cov") is not None]
+        return [c for lines in _units(name, text).values() for line in lines for c in _cov(line)]
+
+    out = []
+    for name, text in sorted(current.items()):
+        now, was = given(name, text), given(name, sealed(name))
+        if now and min(now) < want and (not was or min(now) < min(was)):
+            out.append({"test": name, "rule": "coverage-lowered", "what": f"a test command's --cov-fail-under "
+                        f"{min(now):g} overrides the {want:g} of {config}'s addopts"})
+    return out

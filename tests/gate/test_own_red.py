@@ -430,6 +430,7 @@ def _configured_stop(tmp_path_factory, kit_home, files: dict[str, str]):
     repo = sealed_project(tmp_path_factory, kit_home, "red-calc-ci", CONFIG_PROJECT, HIDDEN, 1)
     (repo / "calc.py").write_text(CALC + MUL)
     for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text) if text is not None else (repo / name).unlink()
     return run_hook(stop_payload(repo))
 
@@ -522,12 +523,16 @@ CI_POOLED = {
         FLOW_C: FLOWS[FLOW_C].replace("pytest -x", "sh -c \"pytest -x -k 'not add'\""),
         "Makefile": MAKEFILE.replace("pytest -x", "pytest -x; exit 0"),  # (own44c: unnamed on main, as the nox one)
         "noxfile.py": NOXFILE.replace(NOX_RUN, NOX_TRY.format("nox.command.CommandFailed", "session.log('failed')")),
-        REUSABLE: REUSABLE_TEXT + "x: &a [*a]\n"},  # (own44fix2: an internal error, RecursionError, on main)
+        REUSABLE: REUSABLE_TEXT + "x: &a [*a]\n",  # (own44fix2: an internal error, RecursionError, on main)
+        # (own44d: unnamed on main) a folder of the tests' own put first on sys.path, holding a module of the product's name
+        "tests/conftest.py": "import os\nimport sys\n\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), 'fakes'))\n",
+        "tests/fakes/calc.py": "def add(a, b):\n    return 5\n"},
         {"tox.ini": ("ci-ignores-failures", "failures through"), CI: ("ci-ignores-failures", "ignores its failures"),
          FLOW_A: ("ci-test-removed", "0 now"), FLOW_B: ("ci-test-removed", "0 now"),
          FLOW_C: ("config-excluded", "gained -k"),
          "Makefile": ("ci-ignores-failures", "exit 0"), "noxfile.py": ("ci-ignores-failures", "failure through"),
-         REUSABLE: ("ci-test-removed", "no longer reads")}),
+         REUSABLE: ("ci-test-removed", "no longer reads"),
+         "tests/conftest.py": ("fixture-faked", "sys.path puts tests/fakes first")}),
     "unparseable-and-callers": ({
         "tox.ini": TOX + "[testenv\n",
         CI: FLOW + "    steps: [\n",
@@ -537,11 +542,15 @@ CI_POOLED = {
         FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        if: failure()\n"),
         FLOW_C: FLOWS[FLOW_C].replace(STEP, STEP + "        env:\n          PYTEST_PLUGINS: tests.skipper\n"),
         "Makefile": ".IGNORE:\n" + MAKEFILE,  # (own44c: unnamed on main, as the nox one)
-        "noxfile.py": NOXFILE.replace("    session.install", "    session.skip('later')\n    session.install")},
+        "noxfile.py": NOXFILE.replace("    session.install", "    session.skip('later')\n    session.install"),
+        # (own44d: unnamed on main) a finder put first on sys.meta_path
+        "tests/conftest.py": "import sys\n\n\nclass Finder:\n    def find_spec(self, name, path, target=None):\n"
+                             "        return None\n\n\nsys.meta_path.insert(0, Finder())\n"},
         {"tox.ini": ("ci-test-removed", "no longer does"), CI: ("ci-test-removed", "no longer does"),
          FLOW_A: ("ci-test-removed", "no longer runs on push"), FLOW_B: ("ci-test-removed", "0 now"),
          FLOW_C: ("config-excluded", "gained -p tests.skipper"),
-         "Makefile": ("ci-ignores-failures", "target test"), "noxfile.py": ("ci-test-removed", "0 now")}),
+         "Makefile": ("ci-ignores-failures", "target test"), "noxfile.py": ("ci-test-removed", "0 now"),
+         "tests/conftest.py": ("fixture-faked", "sys.meta_path")}),
     "env-list-and-matrix": ({
         "tox.ini": TOX.replace("envlist = py", "envlist = fast") + FAST,
         ".coveragerc.toml": "[report]\nshow_missing = true\n",  # (coverage 7.x reads it before tox.ini)
@@ -641,6 +650,8 @@ CI_POOLED_HONEST = {
         "noxfile.py": NOXFILE.replace("    session.install", "    if session.python == '2.7':\n"
                                       "        session.skip('old')\n    session.install")},
     "kept-through-shells": {
+        # (own44d) the project's top put first on sys.path: the product's own folder
+        "tests/conftest.py": "import sys\nfrom pathlib import Path\n\nsys.path.insert(0, str(Path(__file__).resolve().parents[1]))\n",
         "tox.ini": TOX.replace(COMMANDS, "allowlist_externals = bash\nsetenv =\n    PYTHONHASHSEED = 0\n"
                                "commands = bash -c 'pytest --cov=calc --cov-fail-under=90 && echo done'"),
         CI: FLOW.replace("pytest -x", "bash -ec 'pytest -x; echo done'"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from donegate.gate import own_expected as expected
-from donegate.seal import conftest_hooks, coverage_files, excluded, loosened, normalizing
+from donegate.seal import conftest_hooks, coverage_files, excluded, loosened, normalizing, scripts
 
 BASE = '''import pytest
 from calc import add, div
@@ -981,5 +981,5 @@ COV_OVERRIDES = {  # {case: ({file: its text now}, {file: its sealed text}, name
 def test_a_test_command_lowering_the_threshold_of_addopts_is_named(name):
     now, was, named = COV_OVERRIDES[name]
     sealed = {".github/workflows/ci.yml": COV_FLOW, **was}
-    got = excluded.cov_overridden("pytest.ini", COV_INI, now, sealed.get)
+    got = scripts.cov_overridden("pytest.ini", COV_INI, now, sealed.get)
     assert [f["rule"] for f in got] == (["coverage-lowered"] if named else []), got
