@@ -573,7 +573,7 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
                                 [n for n in changed if n.endswith(".py")], pack.get("branches"), flows if ci else None)
     out += tox_ini.ci_findings(tox_was, tox_now, {n: flows[n] for n in ci}) if ci else []  # (`tox -e` a new narrow env)
     out += ci_inputs.findings(flows) if ci else []  # (a reusable workflow's steps as its callers' `with:` run them)
-    out += scripts.findings({n: sealed(n) for n in commands}, commands) \
+    out += scripts.findings({n: sealed(n) for n in commands}, commands, lambda rel: own_changed.text(repo / prefix / rel)) \
         + scripts.cov_overridden(was, sealed(was) if was else None, {**ci, **commands}, sealed)
     return out + conftest_hooks.conftest_findings({n: sealed(n) for n in conftests}, conftests, carried,
                                      tuple(sorted({t.split('::')[0] for t in pack.get('baseline', {}).get('passing', [])}))) \

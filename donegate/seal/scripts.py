@@ -20,6 +20,7 @@ from donegate.seal.excluded import (CI_EXCLUDING, NO_COV, NO_RUN, OFF_WEAKENS, _
                                      env_options)
 
 NAMES = ("Makefile", "makefile", "GNUmakefile", "noxfile.py")
+Reader = Callable[[str], "str | None"]  # (a project file's text now, by its path relative to the project)
 
 
 def sealed(project: Path) -> set[str]:
@@ -37,12 +38,14 @@ def read(name: str) -> bool:
     return name in NAMES or bool(re.fullmatch(r"scripts/.*\.sh|\.github/actions/.*/action\.ya?ml", name))
 
 
-def _units(name: str, text: str | None, env: tuple[tuple[str, str], ...] = ()) -> dict[str, list[str]]:
+def _units(name: str, text: str | None, env: tuple[tuple[str, str], ...] = (), read: Reader | None = None
+           ) -> dict[str, list[str]]:
     """The test commands of a file, one a line (`runners`: a line that runs pytest, tox, nox, ...), by the unit that
     runs them: a Makefile's target (`_make_units`), a noxfile's session (its function: `_nox_units`), else the whole
     file (key ""). `{"": ["?"]}`: the file no longer reads. A line that lets its failure through starts with "- "; one
     given pytest's variables by its environment, with them (`PYTEST_ADDOPTS='-k x' pytest`). A Makefile read with make's
-    environment `env` (its conditionals: `ifdef CI`)."""
+    environment `env` (its conditionals: `ifdef CI`), the files it `include`s read by `read` (a project file's text
+    now, relative to the project) in its place."""
     if text is None:
         return {}
     units: dict[str, list[str]] = {}
@@ -66,7 +69,7 @@ def _units(name: str, text: str | None, env: tuple[tuple[str, str], ...] = ()) -
                      for line in s["run"].replace("\\\n", " ").splitlines()]
     elif name in NAMES:
         try:
-            units = _make_units(text, dict(env))
+            units = _make_units(_included(text, read) if read else text, dict(env))
         except RecursionError:  # (variables that refer on past 100 deep: `_expand`)
             return {"": ["?"]}
     else:  # a shell script: one command a line
@@ -113,6 +116,21 @@ def _env_of(line: str) -> dict[str, str]:
 
 _ASSIGN = re.compile(r"((?:(?:export|override)\s+)*)([A-Za-z_.][\w.]*)\s*(:::=|::=|:=|\?=|\+=|!=|=)(.*)")
 _TARGET = re.compile(r"([^\s#:=][^#:=]*)::?(?!=)(.*)")  # (linear: no `\s*`)
+
+
+def _included(text: str, read: Reader, depth: int = 0) -> str:
+    """A Makefile's text with each `include FILE ...` (`-include`, `sinclude`) of literal names (relative to the
+    project's top, where make starts) replaced by those files' texts now, as make reads them in place, 5 deep; a name
+    with a variable or a pattern, or a file not there, left as it is."""
+    def one(m: re.Match[str]) -> str:
+        names = m.group(2).split()
+        texts = [read(n) if depth < 5 and re.fullmatch(r"[\w./-]+", n) and ".." not in n.split("/") else None
+                 for n in names]
+        if None in texts:
+            return m.group(0)
+        return "\n".join(_included(t or "", read, depth + 1) for t in texts)
+
+    return re.sub(r"(?m)^(-?include|sinclude)[ \t]+([^\n#]+)$", one, text)
 
 
 def _make_units(text: str, env: dict[str, str] | None = None) -> dict[str, list[str]]:
@@ -460,7 +478,8 @@ SHELL_ENV = (("HOME", "/home/user"), ("PATH", "/usr/local/bin:/usr/bin:/bin"), (
 CI_ENV = (*SHELL_ENV, ("CI", "true"), ("GITHUB_ACTIONS", "true"), ("RUNNER_OS", "Linux"), ("GITHUB_EVENT_NAME", "push"))
 
 
-def findings(sealed_texts: dict[str, str | None], current: dict[str, str | None]) -> list[dict[str, str]]:
+def findings(sealed_texts: dict[str, str | None], current: dict[str, str | None], read: Reader | None = None
+             ) -> list[dict[str, str]]:
     """What the files changed since the seal (`current`: {file: its text now, None gone}) take out of the test
     commands they held at the seal (`sealed_texts`), compared per Makefile target and nox session (as tox's are per
     environment): a target or session new since the seal is an addition, never a weakening; one gone is compared
@@ -471,7 +490,7 @@ def findings(sealed_texts: dict[str, str | None], current: dict[str, str | None]
         texts = (sealed_texts.get(name) or "") + (current[name] or "")
         found: dict[tuple[str, str], None] | None = None
         for env in (SHELL_ENV, CI_ENV) if name in NAMES[:3] and re.search(r"(?m)^\s*ifn?(def|eq)\b", texts) else ((),):
-            each = _found(name, _units(name, sealed_texts.get(name), env), _units(name, current[name], env))
+            each = _found(name, _units(name, sealed_texts.get(name), env, read), _units(name, current[name], env, read))
             found = found if each is None else {**(found or {}), **each}
         if found is None:
             continue
