@@ -570,7 +570,8 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
                                    COVERAGE_FILES}, [n for n in changed if n.endswith(".py") and n not in sealed_files])
     flows = {n: (sealed(n), ci[n] if n in ci else sealed(n)) for n in [*ci, *sealed_files] if n.startswith(".github/")}
     out += excluded.ci_findings({n: sealed(n) for n in ci}, ci, list(pack.get("tests") or []),
-                                [n for n in changed if n.endswith(".py")], pack.get("branches"), flows if ci else None)
+                                [n for n in changed if n.endswith(".py")], pack.get("branches"), flows if ci else None,
+                                ci_inputs.inlined(ci, {n: sealed(n) for n in ci}, flows) if ci else None)
     out += tox_ini.ci_findings(tox_was, tox_now, {n: flows[n] for n in ci}) if ci else []  # (`tox -e` a new narrow env)
     out += ci_inputs.findings(flows) if ci else []  # (a reusable workflow's steps as its callers' `with:` run them)
     out += scripts.findings({n: sealed(n) for n in commands}, commands, lambda rel: own_changed.text(repo / prefix / rel)) \

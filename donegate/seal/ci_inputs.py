@@ -137,3 +137,37 @@ def _given(text: str | None, given: dict[str, Any]) -> str | None:
         return re.sub(r"\$\{\{.*?\}\}", lambda m: expression(m.group(0)), node, flags=re.S)
 
     return yaml.safe_dump(put(data), sort_keys=False)
+
+
+def inlined(current: dict[str, str | None], sealed: dict[str, str | None],
+            flows: dict[str, tuple[str | None, str | None]]) -> dict[str, str | None]:
+    """`current` ({workflow: its text now}) with each job that now calls a workflow of the repository it did not call
+    at the seal (`uses: ./.github/workflows/tests.yml`: its test steps moved there, a matrix put on the call) given the
+    called workflow's jobs in its place, read with the inputs it gives (`with:`, `_given`), its own `if:`, `needs:`,
+    `strategy:` and `continue-on-error` kept: the caller's test steps are the called one's, as GitHub runs them. A
+    call there at the seal is read by `findings`; a called workflow that does not read leaves the job as it is."""
+    import copy
+
+    import yaml
+
+    from donegate.seal.ci_runs import _load
+
+    out = dict(current)
+    for name, text in current.items():
+        data, then = _load(text), _jobs(_load(sealed.get(name)))
+        jobs = _jobs(data)
+        new = {j: c for j, b in jobs.items() if (c := _called(b)) in flows and _called(then.get(j)) != c}
+        if not new or not isinstance(data, dict):
+            continue
+        data = copy.deepcopy(data)
+        for job, called in new.items():
+            body = data["jobs"][job]
+            given = _load(_given(flows[called][1], _with(body)))
+            parts = _jobs(given)
+            if not parts:
+                continue
+            keep = {k: v for k, v in body.items() if k in ("if", "needs", "strategy", "continue-on-error")}
+            for i, (sub, inner) in enumerate(parts.items()):
+                data["jobs"][job if i == 0 else f"{job}/{sub}"] = {**inner, **keep}
+        out[name] = yaml.safe_dump(data, sort_keys=False)
+    return out

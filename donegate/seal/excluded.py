@@ -458,19 +458,21 @@ def steps_weakened(before: dict[str, dict[str, Any]], now: dict[str, dict[str, A
 
 def ci_findings(sealed: dict[str, str | None], current: dict[str, str | None], tests: list[str] | None = None,
                 changed: list[str] | None = None, mains: list[str] | None = None,
-                flows: dict[str, tuple[str | None, str | None]] | None = None) -> list[dict[str, str]]:
+                flows: dict[str, tuple[str | None, str | None]] | None = None,
+                inlined: dict[str, str | None] | None = None) -> list[dict[str, str]]:
     """A CI workflow's test step removed, made to ignore failures, given a pytest option that takes tests out (one
     no sealed test step of the workflow had: a step renamed keeps its options), or its pytest commands narrowed by
     path (`pytest tests/unit` where `pytest` ran: what the workflow's sealed pytest commands ran, its sealed test
     ids `tests` when known, that none of its pytest commands runs now), or run on fewer events, branches or paths
     (`changed`: the product's paths changed since the seal; `mains`: the default branch read at the seal;
     `ci_runs.filtered`), or no longer parsing. `flows`: {workflow: (its text at the seal, now)} of every workflow of
-    the repository: a reusable one (`on: workflow_call`) runs on its callers' events (`ci_runs.reach`)."""
+    the repository: a reusable one (`on: workflow_call`) runs on its callers' events (`ci_runs.reach`). `inlined`:
+    {workflow: its text now with the jobs it newly calls in their place} (`ci_inputs.inlined`), whose steps are read."""
     out = []
     flows = {**(flows or {}), **{n: (sealed.get(n), current.get(n)) for n in current}}
     then, today = {n: t[0] for n, t in flows.items()}, {n: t[1] for n, t in flows.items()}
     for name in sorted(flows):
-        before, now = _test_steps(then[name]), _test_steps(today[name])
+        before, now = _test_steps(then[name]), _test_steps((inlined or {}).get(name, today[name]))
         if not before:
             continue
         if now is None:
