@@ -66,6 +66,11 @@ class _Prefix(str):
     """A string of which only the start is known (`sys.version` is "3.11." and more): `_prefix_holds` reads it."""
 
 
+class _Version(_Prefix):
+    """A module's `__version__`: a string that starts with a digit (PEP 440), its value not known; only what holds for
+    every such string is decided (`>= '0'`, `< 'a'`: `_prefix_holds`)."""
+
+
 class _Between:
     """A number known to lie in [lo, hi] (`sys.hexversion` where the project's Python is 3.11: its release level and
     serial not known): `_between_holds` reads it."""
@@ -189,6 +194,8 @@ def _value(node: ast.expr, depth: int = 0) -> object:
     if text in ("platform.system()", "platform.machine()"):
         os = __import__("os")
         return (os.uname().sysname if text == "platform.system()" else os.uname().machine) if hasattr(os, "uname") else _UNKNOWN
+    if isinstance(node, ast.Attribute) and node.attr == "__version__":
+        return _Version("")
     if isinstance(node, ast.Name) and node.id in FLAGS and depth < 5:
         return _value(FLAGS[node.id], depth + 1)
     if isinstance(node, (ast.Compare, ast.BoolOp)) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -252,6 +259,17 @@ def _prefix_holds(op: str, a: object, b: object) -> object:
         return ends[0] if None not in ends and ends[0] == ends[1] else _UNKNOWN
     if not isinstance(a, _Prefix) or not all(isinstance(x, str) for x in (b if isinstance(b, tuple) else (b,))):
         return _UNKNOWN
+    if isinstance(a, _Version):  # (every string from "0" up to, not with, ":"; a literal outside decides alike for all)
+        below, above = not isinstance(b, str) or b < "0", isinstance(b, str) and b[:1] > "9"
+        at_least = isinstance(b, str) and b <= "0"
+        return {"Lt": False if at_least else True if above else _UNKNOWN,
+                "LtE": False if below else True if above else _UNKNOWN,
+                "Gt": True if below else False if above else _UNKNOWN,
+                "GtE": True if at_least else False if above else _UNKNOWN,
+                "Eq": False if below or above or isinstance(b, str) and not b[:1].isdigit() else _UNKNOWN,
+                "NotEq": True if below or above or isinstance(b, str) and not b[:1].isdigit() else _UNKNOWN,
+                "startswith": True if b == "" else False if isinstance(b, str) and not b[:1].isdigit() else _UNKNOWN,
+                }.get(op, _UNKNOWN)
     if op == "startswith":  # (the whole starts with what is known: a literal it starts with, it starts with)
         held = [True if a.startswith(x) else _UNKNOWN if x.startswith(a) else False for x in (b if isinstance(b, tuple) else (b,))]
         return True if True in held else False if all(h is False for h in held) else _UNKNOWN

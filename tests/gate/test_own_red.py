@@ -146,6 +146,9 @@ ATTACKS = {
     "under-an-architecture-guard": _top("import platform\n").replace(
         ASSERT, f"    if platform.architecture() != {ARCH}:\n    " + ASSERT),
     "product-module-faked-by-a-dict-union": _swap("sys.modules |= {'calc': FAKE}\n"),
+    # (own44d; each passed a stop unnamed on main) a guard on a library's version that holds for any version
+    "return-under-a-library-version-guard": _module("").replace(ASSERT, "    if pytest.__version__ >= '0':\n        return\n" + ASSERT),
+    "under-a-library-version-guard": _module("").replace(ASSERT, "    if pytest.__version__ < '0':\n    " + ASSERT),
     # (own44d) a file that is not the product loaded under the product's name
     "product-module-faked-by-loading-another-file": _swap(
         "import importlib.util\n\nspec = importlib.util.spec_from_file_location('calc', __file__.replace('test_', 'stub_'))\n"
@@ -221,6 +224,8 @@ HONEST = {
     "under-an-architecture-guard-that-holds": _top("import platform\n").replace(
         ASSERT, f"    if platform.architecture() == {ARCH}:\n    " + ASSERT),
     "optional-module-faked-by-a-dict-union": _swap("sys.modules |= {'calc_extras_absent': FAKE}\n"),
+    # (own44d) a guard on a library's version that depends on the version
+    "under-a-library-version-guard-not-known": _module("").replace(ASSERT, "    if pytest.__version__ >= '7':\n    " + ASSERT),
     # (own44d; blocked on main) the product itself loaded by its path under its own name (a script's tests)
     "product-loaded-from-its-file": _swap(
         "import importlib.util\nimport os\n\nHERE = os.path.dirname(os.path.abspath(__file__))\nspec = importlib.util."
