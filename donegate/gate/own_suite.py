@@ -514,7 +514,7 @@ def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None
     """What the changed sealed test modules gained besides their tests (`loosened.module_findings`), and the
     equalities of their tests that passed at the seal now checked through a normalising call (`normalizing.normalized`;
     `project_files`: the project's Python files at the seal, `faked.findings`')."""
-    from donegate.seal import faked, loosened
+    from donegate.seal import faked, gated, loosened
 
     sealed = {n: (sealed_files.get(n) or {}).get("text") for n in current}
     out = loosened.module_findings(sealed, current)
@@ -523,6 +523,8 @@ def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None
 
         out += normalizing.normalized(sealed, current, passing)
     return out + faked.findings(sealed_files, current, project_files, read)
+    return loosened.module_findings(sealed, current) + loosened.normalized(sealed, current, passing) \
+        + faked.findings(sealed_files, current, project_files, read) + gated.newly_marked(sealed, current, passing, read)
 
 
 def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str) -> list[dict[str, str]]:

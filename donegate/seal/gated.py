@@ -203,3 +203,45 @@ def selects_all(expression: str | None, carried: Callable[[set[str]], list[str]]
         return None
 
     return holds(tree) is True and not carried(names)
+
+
+def newly_marked(sealed: dict[str, str | None], current: dict[str, str | None], passing: set[str],
+                 read: Callable[[str], str | None] | None) -> list[dict[str, str]]:
+    """A test that passed at the seal, in a changed test file (`current`: {file: its text now}; `sealed` its text at
+    the seal), that now carries a mark or keyword a conftest.py above it (as `read` gives it now) skips with a hook
+    read here (a `--runslow` conftest there at the seal, the test newly marked `slow`): `skipped`. A mark it carried at
+    the seal, or one no such hook acts on, is none."""
+    if read is None:
+        return []
+    out = []
+    for name, text in sorted(current.items()):
+        gates: dict[str, str] = {}
+        for conf in _chain(name):
+            try:
+                tree = ast.parse(read(conf) or "")
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            for node in tree.body:
+                if isinstance(node, ast.FunctionDef) and node.name in HOOKS:
+                    gates.update(dict.fromkeys(marks(node) or (), f"{conf}'s {node.name}"))
+        if not gates:
+            continue
+        mine = sorted(t for t in passing if t.split("::")[0] == name)
+        then, now = sealed.get(name), text
+        was = set(carriers(set(gates), _fixed(then), mine))
+        for tid in carriers(set(gates), _fixed(now), mine):
+            if tid not in was:
+                hit = sorted(m for m in gates if carriers({m}, _fixed(now), [tid]))
+                out.append({"test": tid, "rule": "skipped", "what": f"now marked {', '.join(hit)}, which "
+                            f"{gates[hit[0]]} skips" if hit else "now marked as a hook skips"})
+    return out
+
+
+def _chain(name: str) -> list[str]:
+    parts = name.split("/")[:-1]
+    return ["/".join([*parts[:i], "conftest.py"]) for i in range(len(parts), -1, -1)]
+
+
+def _fixed(text: str | None) -> Callable[[str], str | None]:
+    """A reader that gives `text` for any file (`carriers` over one file's tests)."""
+    return lambda _file: text

@@ -983,3 +983,28 @@ def test_a_test_command_lowering_the_threshold_of_addopts_is_named(name):
     sealed = {".github/workflows/ci.yml": COV_FLOW, **was}
     got = scripts.cov_overridden("pytest.ini", COV_INI, now, sealed.get)
     assert [f["rule"] for f in got] == (["coverage-lowered"] if named else []), got
+
+
+SLOW_SEALED = "import pytest\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+SLOW_MARKED = {  # (own44d) {case: (the test file now, named)}: a --runslow conftest there at the seal, unchanged
+    "sealed-test-marked": (SLOW_SEALED.replace("def test_add", "@pytest.mark.slow\ndef test_add"), True),
+    "class-pytestmark": (SLOW_SEALED.replace("def test_add():\n    assert", "class TestAdd:\n    pytestmark = pytest.mark.slow\n\n"
+                                             "    def test_add(self):\n        assert"), False),  # (a test renamed: deleted, not this rule)
+    "module-pytestmark": (SLOW_SEALED + "\n\npytestmark = [pytest.mark.slow]\n", True),
+    "slow-test-added-beside": (SLOW_SEALED + "\n\n@pytest.mark.slow\ndef test_big():\n    assert add(10**6, 1) == 10**6 + 1\n",
+                               False),
+    "another-mark": (SLOW_SEALED.replace("def test_add", "@pytest.mark.fast\ndef test_add"), False),
+}
+
+
+@pytest.mark.parametrize("name", SLOW_MARKED)
+def test_a_sealed_test_newly_marked_as_a_conftests_hook_skips_is_named(name):
+    """A `--runslow` conftest there at the seal and unchanged: a sealed test given the mark it skips is `skipped`
+    (a mark added was no finding on main); a slow test added beside it, or another mark, is none."""
+    from donegate.seal import gated
+
+    now, named = SLOW_MARKED[name]
+    conftest = CONFTEST + RUNSLOW_FORMS["keywords"]
+    got = gated.newly_marked({"tests/test_calc.py": SLOW_SEALED}, {"tests/test_calc.py": now},
+                             {"tests/test_calc.py::test_add"}, {"tests/conftest.py": conftest}.get)
+    assert [f["rule"] for f in got] == (["skipped"] if named else []), got
