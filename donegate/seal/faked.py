@@ -441,7 +441,7 @@ def _shadows(file: str, sealed_files: dict[str, dict[str, str]], sealed: str | N
     from donegate.seal import shadowed
 
     return shadowed.findings(file, _parse(sealed), _parse(now), _imported_below(file, sealed_files), _own(project_files),
-                             set(project_files or ()) - set(sealed_files), read)
+                             None if project_files is None else set(project_files) - set(sealed_files), read)
 
 
 def findings(sealed_files: dict[str, dict[str, str]], current: dict[str, str | None],

@@ -50,17 +50,19 @@ def _puts(tree: ast.Module | None, file: str) -> set[str]:
 
 
 def findings(file: str, sealed: ast.Module | None, now: ast.Module | None, imported: set[str],
-             own: Callable[[str], bool], product: set[str], read: Callable[[str], str | None] | None) -> list[dict[str, str]]:
+             own: Callable[[str], bool], product: set[str] | None, read: Callable[[str], str | None] | None
+             ) -> list[dict[str, str]]:
     """`fixture-faked` for what `now` (the text of `file`) puts ahead of the product that `sealed` did not: `imported`,
     the modules the sealed tests below it import; `own(module)`, whether one is the project's; `product`, the project's
-    Python files at the seal less the suite's (its own files); `read(path)`, a project file's text now."""
+    Python files at the seal less the suite's (its own files; None, not known: no folder read); `read(path)`, a project
+    file's text now."""
     out = []
     for put in sorted(_puts(now, file) - _puts(sealed, file)):
         if put == "meta_path":
             out.append({"test": file, "rule": "fixture-faked", "what": "a finder put on sys.meta_path: an import by a "
                         "test below it may be given a stand-in, not the product"})
             continue
-        if put == "?" or read is None:
+        if put == "?" or read is None or product is None:
             continue
         base = "" if put == "." else put + "/"
         for m in sorted(m for m in imported if own(m)):
