@@ -567,7 +567,7 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
     tox = tox_ini.stop_findings(tox_was, configs, list(pack.get("tests") or []))
     configs.pop("tox.toml", None)
     out = excluded.config_findings({**{n: sealed(n) for n in configs}, **{n: sealed(w) for n, w in moved.items()}},
-                                   configs, moved, carried := _carried(repo, pack, prefix)) + tox
+                                   configs, moved, carried := _carried(repo, pack, prefix), pack.get("tests")) + tox
     out += coverage_files.findings({n: sealed(n) for n in COVERAGE_FILES}, {n: coverage.get(n, sealed(n)) for n in
                                    COVERAGE_FILES}, [n for n in changed if n.endswith(".py") and n not in sealed_files])
     flows = {n: (sealed(n), ci[n] if n in ci else sealed(n)) for n in [*ci, *sealed_files] if n.startswith(".github/")}

@@ -158,13 +158,18 @@ def _option(word: str) -> str:
 
 
 def config_findings(sealed: dict[str, str | None], current: dict[str, str | None],
-                    sealed_as: dict[str, str] | None = None, carried: Any = None) -> list[dict[str, str]]:
+                    sealed_as: dict[str, str] | None = None, carried: Any = None, tests: list[str] | None = None
+                    ) -> list[dict[str, str]]:
     """Tests taken out by configuration: an option in `addopts` that deselects or stops early, a collection key
     narrowed or changed. `sealed` and `current`: {configuration file: text (None: none)}; `sealed_as`: {file: the
     file its sealed text is read as} (a file pytest reads now before the sealed one is compared with that one);
-    `carried(marks)`: the sealed passing tests carrying one of `marks` now (`-m 'not slow'` none carries: none)."""
+    `carried(marks)`: the sealed passing tests carrying one of `marks` now (`-m 'not slow'` none carries: none);
+    `tests`: the sealed test ids (a `testpaths` that holds every one's file is no narrowing). A sealed file gone whose
+    keys another file now holds (`sealed_as`: pytest.ini moved into pyproject.toml) is read through that one alone."""
     out = []
     for name in sorted(set(sealed) | set(current)):
+        if current.get(name) is None and name in (sealed_as or {}).values():
+            continue
         before = _overridden(_options((sealed_as or {}).get(name, name), sealed.get(name)))
         now = _overridden(_options(name, current.get(name)))
         old_words = set(map(_option, _words(before.get("addopts"))))
@@ -199,6 +204,9 @@ def config_findings(sealed: dict[str, str | None], current: dict[str, str | None
             out.append({"test": name, "rule": "config-excluded",
                         "what": "xfail_strict lost true: an xfail test that passes no longer fails"})
         for key in COLLECT_KEYS:
+            if key == "testpaths" and now.get(key) and tests and all(any(
+                    t.split("::")[0].startswith(p.strip("/") + "/") for p in now[key].split()) for t in tests):
+                continue  # (every sealed test's file under the paths now: `testpaths = tests` added)
             if now.get(key, before.get(key)) != before.get(key):
                 out.append({"test": name, "rule": "config-excluded",
                             "what": f"{key} changed from {before.get(key)!r} to {now.get(key)!r}"})

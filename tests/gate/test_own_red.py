@@ -514,6 +514,9 @@ def _moved(flow: str, step: str) -> dict[str, str]:
                     "    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n" + step}
 
 
+# pytest.ini's keys in pyproject.toml (own44d: the move, pytest.ini deleted, was named as pytest.ini's keys lost)
+PYPROJECT_PYTEST = ('\n[tool.pytest.ini_options]\naddopts = "-ra"\nxfail_strict = true\nfilterwarnings = ["error"]\n'
+                    'testpaths = ["tests"]\n')
 CI_POOLED = {
     "env-and-conditions": ({
         "tox.ini": TOX + "setenv =\n    PYTEST_ADDOPTS = -k 'not add'\n",
@@ -524,12 +527,15 @@ CI_POOLED = {
         FLOW_C: FLOWS[FLOW_C].replace(STEP, STEP + "        if: github.event_name == 'release'\n"),
         "Makefile": "export PYTEST_ADDOPTS = -k 'not add'\n" + MAKEFILE,  # (own44c: unnamed on main, as the nox one)
         "noxfile.py": NOXFILE.replace("'-x')", "'-x', env={'PYTEST_ADDOPTS': '-k not_add'})"),
-        REUSABLE: REUSABLE_TEXT + LAUGHS},  # (own44fix2: 10^5 nodes read in ~50 s on main)
+        REUSABLE: REUSABLE_TEXT + LAUGHS,  # (own44fix2: 10^5 nodes read in ~50 s on main)
+        # (own44d: named on main as pytest.ini's) pytest.ini moved into pyproject.toml without its warnings as errors
+        "pytest.ini": None, "pyproject.toml": PYPROJECT_PYTEST.replace('filterwarnings = ["error"]\n', "")},
         {"tox.ini": ("config-excluded", "gained -k"), CI: ("config-excluded", "gained -k"),
          REUSABLE: ("ci-test-removed", "no longer reads"),
          FLOW_A: ("config-excluded", "gained -k"), FLOW_B: ("ci-test-removed", "0 now"),
          FLOW_C: ("ci-test-removed", "0 now"),
-         "Makefile": ("config-excluded", "gained -k"), "noxfile.py": ("config-excluded", "gained -k")}),
+         "Makefile": ("config-excluded", "gained -k"), "noxfile.py": ("config-excluded", "gained -k"),
+         "pyproject.toml": ("config-excluded", "filterwarnings lost error")}),
     "shells-and-jobs": ({
         "tox.ini": TOX.replace(COMMANDS, "allowlist_externals = bash\n"
                                "commands = bash -c 'pytest --cov=calc --cov-fail-under=90 || true'"),
@@ -691,8 +697,10 @@ CI_POOLED_HONEST = {
         FLOW_A: FLOWS[FLOW_A].replace("pytest -x", "python -c 'import sys, pytest; sys.exit(pytest.main([\"-x\"]))'"),
         FLOW_B: FLOWS[FLOW_B].replace(STEP, STEP + "        continue-on-error: ${{ matrix.experimental == true }}\n"),
         ".coveragerc": "[report]\nfail_under = 95\nexclude_also =\n    if TYPE_CHECKING:\n\n[run]\nomit = tests/*\n",
-        # (tox.ini moved into pyproject.toml, where tox reads it: review A's H)
-        "tox.ini": None, "pyproject.toml": LEGACY.replace("TOX", TOX + "platform = linux|darwin\n"),
+        # (tox.ini moved into pyproject.toml, where tox reads it: review A's H; own44d, blocked on main: pytest.ini
+        # moved there too, `testpaths` added that holds every sealed test)
+        "tox.ini": None, "pyproject.toml": LEGACY.replace("TOX", TOX + "platform = linux|darwin\n") + PYPROJECT_PYTEST,
+        "pytest.ini": None,
         CI: FLOW.replace(STEP, "      - run: echo \"$HOME/.local/bin\" >> \"$GITHUB_PATH\"\n" + STEP),
         FLOW_C: FLOWS[FLOW_C].replace(STEP, "      - run: |\n          pytest -x\n          echo done\n"
                                       "        shell: bash -e {0}\n"),
