@@ -522,9 +522,7 @@ def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None
         from donegate.seal import normalizing
 
         out += normalizing.normalized(sealed, current, passing)
-    return out + faked.findings(sealed_files, current, project_files, read)
-    return loosened.module_findings(sealed, current) + loosened.normalized(sealed, current, passing) \
-        + faked.findings(sealed_files, current, project_files, read) + gated.newly_marked(sealed, current, passing, read)
+    return out + faked.findings(sealed_files, current, project_files, read) + gated.newly_marked(sealed, current, passing, read)
 
 
 def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str) -> list[dict[str, str]]:
