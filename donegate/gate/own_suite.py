@@ -514,15 +514,16 @@ def _module_weakened(sealed_files: dict[str, Any], current: dict[str, str | None
     """What the changed sealed test modules gained besides their tests (`loosened.module_findings`), and the
     equalities of their tests that passed at the seal now checked through a normalising call (`normalizing.normalized`;
     `project_files`: the project's Python files at the seal, `faked.findings`')."""
-    from donegate.seal import faked, gated, loosened
+    from donegate.seal import faked, loosened
 
     sealed = {n: (sealed_files.get(n) or {}).get("text") for n in current}
-    out = loosened.module_findings(sealed, current)
-    if current:  # (none changed: nothing normalised, and its module not imported)
-        from donegate.seal import normalizing
+    out, marked = loosened.module_findings(sealed, current), []
+    if current:  # (none changed: nothing normalised or newly marked, and their modules not imported)
+        from donegate.seal import gated, normalizing
 
         out += normalizing.normalized(sealed, current, passing)
-    return out + faked.findings(sealed_files, current, project_files, read) + gated.newly_marked(sealed, current, passing, read)
+        marked = gated.newly_marked(sealed, current, passing, read)
+    return out + faked.findings(sealed_files, current, project_files, read) + marked
 
 
 def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], prefix: str) -> list[dict[str, str]]:
@@ -588,8 +589,7 @@ def _carried(repo: Path, pack: dict[str, Any], prefix: str) -> Any:
     def carried(marks: set[str]) -> list[str]:
         from donegate.seal import gated
 
-        texts: dict[str, str | None] = {}
-
+        texts: dict[str, str | None] = {}  # (each file read once, however many marks are asked for)
         def text(rel: str) -> str | None:
             if rel not in texts:
                 texts[rel] = own_changed.text(repo / prefix / rel)
