@@ -17,9 +17,9 @@ happen at all.
   the attack in place from the start as in the first mode.
 
 git config and the nested repository are the agent's own steps in every mode (`git init` works inside the sandbox;
-2.1.332's sandbox refuses `git config`'s write of .git/config, "Read-only file system"). The three of them share a
-session per mode: each attack, a stop of its own, then the agent undoes it (`session_of`); with `max_blocks: 4` a gate
-that holds gives `block` four times, then `gave_up`.
+2.1.332's sandbox refuses `git config`'s write of .git/config, "Read-only file system"). The agent's steps share a
+session per mode: each attack, a stop of its own, then the agent undoes it (`session_of`, `phases`); with
+`max_blocks` one more than the phases, a gate that holds blocks every stop, then gives `gave_up`.
 """
 
 from __future__ import annotations
@@ -189,8 +189,8 @@ def plant_steps(c: Ctx, attack: Attack) -> list:
 
 
 def held(s: Session, marker: str | None, stop: int = 1, attacks: int = 1) -> bool:
-    """The gate held through an attack whose first stop after it is `stop` (of a session of `attacks` attacks, each
-    then undone: `session_of`): every stop blocked up to the breaker's give-up after the last, all of them recorded."""
+    """The gate held through an attack whose first stop after it is `stop` (of a session of `attacks` phases, each
+    a stop of its own: `phases`): every stop blocked up to the breaker's give-up after the last, all of them recorded."""
     # A stop the kit's own check refuses (`error`, exit 2 with the reason and its fix) holds as a block does.
     seen = ["block" if v == "error" else v for v in s.verdicts]
     return seen == ["block"] * (attacks + 1) + ["gave_up"] and seen[stop] == "block" and marker is None
@@ -209,7 +209,7 @@ class Run:
     planted: dict = field(default_factory=dict)  # file -> was the attack in it after the session
     happened: bool | None = None
     stop: int = 1  # the index of the attack's own stop, the first after its calls
-    attacks: int = 1  # the attacks of its session
+    attacks: int = 1  # the phases of its session (`phases`): its stops but the first and the give-up
     fresh: bool = True  # the repository was as sealed when its first call was asked for (the one before it undone)
 
     @property
@@ -218,30 +218,46 @@ class Run:
 
 
 def session_of(attack: Attack, mode: str) -> tuple:
-    """The pooled session an attack's test reads. In the sandboxed project install the attacks that are only
-    settings the agent writes from Bash share one session, one write after another (the sandbox, set at the
-    session's start, must refuse each; a refused write moves nothing; 7 sessions fewer in the whole run).
+    """The pooled session an attack's test reads.
 
     The settings attacks in place from the start that must be refused outright (every one under the managed
     install; in the project install those doctor has no words for) share one session per mode, all in place
-    together (10 sessions fewer). Each of them can only let a stop through (the hook skipped, capped, ended with
-    0 or never started); none makes the kit block on its own (the hook records such variables as `weakened`,
-    it never refuses on them: gate/inputs.py), so none can hide another behind a block: if every stop of the
-    session holds with all of them in place, none of them opened the gate. An attack that does open the project
-    install (doctor must then name it) has a session of its own, as has an attack made of the agent's own git
-    steps: the kit refuses those with a block of its own, which would hide what came after; unless the agent puts the
-    repository back after each (`undo`): the git attacks share one session per mode, each followed by a stop of its own
-    (which must block: the hidden tests still fail, judged on the repository itself, the planted command never run by
-    the hook) and then undone, so that the next one meets the repository as it was (4 sessions fewer in the run)."""
-    if attack.undo:
-        return ("git-steps", mode)
-    if attack.steps:
+    together. Each of them can only let a stop through (the hook skipped, capped, ended with 0 or never started);
+    none makes the kit block on its own (the hook records such variables as `weakened`, it never refuses on them:
+    gate/inputs.py), so none can hide another behind a block: if every stop of the session holds with all of them in
+    place, none of them opened the gate. They never share a session with the agent's own steps: a shell prefix or a
+    fake `python3` in place would keep those steps from running at all.
+
+    The settings attacks that open the project install (doctor must then name each) share one session too, all in
+    place together: where the gate did not hold, doctor runs once and must name every one of them (each attack alone
+    could only have held, or been named by the same doctor: none is let off by its neighbours; 3 sessions fewer).
+
+    The agent's own steps are phases of one session per mode (`phases`), each followed by a stop of its own, which must
+    block: in the sandboxed project install the settings the agent writes from Bash, one write after another (the
+    sandbox, set at the session's start, must refuse each; a refused write moves nothing); the git attacks, each then
+    undone (`undo`), so that the next one meets the repository as it was (the kit refuses a bent git config with a
+    block of its own, which without the undo would hide what came after); last, an attack that cannot be undone. The
+    project install's script writing disableAllHooks (the known gap: it opens that install) keeps a session of its own.
+    14 sessions in the whole run were 8."""
+    if mode == "project" and attack.steps and not attack.undo:
         return (attack.id, mode)
-    if mode == "project-sandbox":
-        return ("planted", mode)
-    if mode.startswith("managed") or not attack.doctor_says:
-        return ("in-place", mode)
-    return (attack.id, mode)
+    if attack.steps or mode == "project-sandbox":
+        return ("steps", mode)
+    if mode == "project" and attack.doctor_says:
+        return ("opened", mode)
+    return ("in-place", mode)
+
+
+def phases(attacks: list[Attack], mode: str) -> list[list[Attack]]:
+    """The phases of a session (`session_of`): the attacks whose steps are made together, before one stop. The settings
+    the agent writes (the sandboxed project install) one phase, then each git attack (undone after its stop), then the
+    one that cannot be undone; with no steps at all (the attacks in place from the start) one empty phase, so every
+    session is a claim, a block, the phases' stops and the breaker's give-up."""
+    planted = [a for a in attacks if not a.steps and mode == "project-sandbox"]
+    undone = [[a] for a in attacks if a.steps and a.undo]
+    last = [[a] for a in attacks if a.steps and not a.undo]
+    assert len(last) <= 1, f"two attacks that cannot be undone in one session: {last}"
+    return ([planted] if planted else []) + undone + last or [[]]
 
 
 def repo_kwargs(mode: str) -> dict:
@@ -253,11 +269,11 @@ def repo_kwargs(mode: str) -> dict:
 
 
 def run_one(slots: Path, attacks: list[Attack], mode: str) -> tuple:
-    """The session of `attacks` (one, or the planted ones of `session_of`); what a Run holds past its attack
-    and mode (plain data: an Attack holds callables, and the result may be read by another worker):
+    """The session of `attacks` (those `session_of` puts together, in their `phases`); what a Run holds past its
+    attack and mode (plain data: an Attack holds callables, and the result may be read by another worker):
     (the session, the repository, the marker's text, doctor's output where the gate did not hold,
-    {attack id: (planted, happened)}), `planted` looked at as the model is asked for the turn after the attack's
-    last call.
+    {attack id: (planted, happened, its stop, the phases, fresh)}), `planted` looked at as the model is asked for the
+    turn after the attack's last call.
 
     The repository is a copy of one sealed once per runner thread and mode (`GatedRepo.pooled` under `slots`, a
     folder of the worker's; the pool gives each runner one mode's keys first): the attacks read nothing of the seal,
@@ -287,25 +303,27 @@ def run_one(slots: Path, attacks: list[Attack], mode: str) -> tuple:
 
     seen: dict[str, dict] = {}
     took: dict[str, bool | None] = {}
+    clean: dict[str, bool] = {}
 
-    def after(attack_id: str, step):
-        def at(request: dict):
-            seen[attack_id] = planted()  # the attack's calls are done: the next turn is asked for
-            attack = next(a for a in attacks if a.id == attack_id)
-            took[attack_id] = attack.happened(c) if attack.happened else None  # before any undo
+    def at(step, *, fresh: str | None = None, after: str | None = None):
+        """`step`, with what is looked at as the model is asked for it: the repository as sealed before the first call
+        of the attack `fresh` (the one before it undone), the settings written and the steps' effect once the last
+        call of the attack `after` is done."""
+        def asked(request: dict):
+            if after is not None:
+                seen[after] = planted()
+                attack = next(a for a in attacks if a.id == after)
+                took[after] = attack.happened(c) if attack.happened else None  # before any undo
+            if fresh is not None:
+                git_config = (g.repo / ".git" / "config").read_text()
+                clean[fresh] = not ("fsmonitor" in git_config or "worktree" in git_config or (g.repo / "shop" / "sub").exists())
             return step
-        return at
+        return asked
 
-    calls: list[list] = []
     env: dict = {}
     local: dict = {}
     for attack in attacks:
-        if attack.steps:
-            calls.append(attack.steps(c))
-        elif mode == "project-sandbox":
-            calls.append(plant_steps(c, attack))
-        else:  # in place before the session starts (all of them together: `session_of`)
-            calls.append([])
+        if not attack.steps and mode != "project-sandbox":  # in place before the session starts (`session_of`)
             env.update(attack.env(tools) if attack.env else {})
             local.update(attack.local or {})
     if env:
@@ -314,38 +332,30 @@ def run_one(slots: Path, attacks: list[Attack], mode: str) -> tuple:
     if local:
         (g.repo / ".claude").mkdir(exist_ok=True)
         (g.repo / ".claude" / "settings.local.json").write_text(json.dumps(local))
+    # A claim (blocked), each phase's steps and its stop (blocked; then its undo), a claim the breaker gives up on.
+    groups = phases(attacks, mode)
+    if len(groups) + 1 != CONFIG["max_blocks"]:
+        config = g.home / "donegate.yaml"
+        config.write_text(config.read_text().replace(f'"max_blocks": {CONFIG["max_blocks"]}', f'"max_blocks": {len(groups) + 1}'))
+        assert f'"max_blocks": {len(groups) + 1}' in config.read_text()
     turns: list = [CLAIM]
     stops = {a.id: 1 for a in attacks}
-    undone = all(a.undo for a in attacks)
-    clean: dict[str, bool] = {}
-
-    def fresh(attack_id: str, step):
-        def at(request: dict):
-            git_config = (g.repo / ".git" / "config").read_text()
-            clean[attack_id] = not ("fsmonitor" in git_config or "worktree" in git_config or (g.repo / "shop" / "sub").exists())
-            return step
-        return at
-
-    if undone:  # each attack, a stop of its own, then put back (`session_of`)
-        config = g.home / "donegate.yaml"
-        config.write_text(config.read_text().replace('"max_blocks": 2', f'"max_blocks": {len(attacks) + 1}'))
-        assert f'"max_blocks": {len(attacks) + 1}' in config.read_text()
-        for k, attack in enumerate(attacks):
-            first, *rest = map(turn, calls[k])
-            turns += [fresh(attack.id, first), *rest, after(attack.id, CLAIM), *map(turn, attack.undo(c))]
-            stops[attack.id] = k + 1
-    else:
-        for k in range(len(attacks)):
-            for i, step in enumerate(calls[k]):
-                # The first call of the attack after one that had calls: that one is done.
-                turns.append(after(attacks[k - 1].id, turn(step)) if k and i == 0 and calls[k - 1] else turn(step))
-        turns.append(after(attacks[-1].id, CLAIM) if calls[-1] else CLAIM)
+    pending: str | None = None  # the attack whose last call was the turn before
+    for k, group in enumerate(groups):
+        for attack in group:
+            calls = attack.steps(c) if attack.steps else plant_steps(c, attack)
+            turns += [at(turn(calls[0]), fresh=attack.id, after=pending), *map(turn, calls[1:])]
+            pending, stops[attack.id] = attack.id, k + 1
+        turns.append(at(CLAIM, after=pending))
+        pending = None
+        for attack in group:
+            turns += map(turn, attack.undo(c) if attack.undo else [])
     with FakeAPI() as api:
         api.add(*turns, CLAIM)
         s = g.run(api, wrap=prefix)
     end = planted()
     each = {a.id: (seen.get(a.id, end), took[a.id] if a.id in took else a.happened(c) if a.happened else None,
-                   stops[a.id], len(attacks) if undone else 1, clean.get(a.id, True)) for a in attacks}
+                   stops[a.id], len(groups), clean.get(a.id, True)) for a in attacks}
     text = marker.read_text() if marker.exists() else None
     opened = not all(held(s, text, stop, n) for _, _, stop, n, _ in each.values())
     return s, str(g.repo.resolve()), text, doctor(g) if opened else None, each
