@@ -242,11 +242,12 @@ def sha(path: Path) -> str | None:
 def session_of(esc: Escape, sandbox: bool | None) -> tuple:
     """The pooled session an escape's test reads. The escapes that must be refused in a mode share one
     session (its walls, Claude Code's deny rules, the kit's guard and the sandbox, are set at the session's start and no
-    refused attempt moves them: 6 sessions where there were 28); every other escape has one of its
-    own, since what it must at least be is detected by the gate's next stops, which a neighbour's leak
+    refused attempt moves them: 6 sessions where there were 28); the installed escapes' and the sandboxed ones' are one
+    where the install turns the sandbox on (the same repository, settings and walls: it had two); every other escape
+    has one of its own, since what it must at least be is detected by the gate's next stops, which a neighbour's leak
     would muddle."""
     sandboxed = sandbox_available() if sandbox is None else sandbox
-    return ("refused", sandbox) if esc.must_refuse(sandboxed) else (esc.id, sandbox)
+    return ("refused", sandboxed) if esc.must_refuse(sandboxed) else (esc.id, sandbox)
 
 
 @dataclass
