@@ -243,11 +243,15 @@ def session_of(esc: Escape, sandbox: bool | None) -> tuple:
     """The pooled session an escape's test reads. The escapes that must be refused in a mode share one
     session (its walls, Claude Code's deny rules, the kit's guard and the sandbox, are set at the session's start and no
     refused attempt moves them: 6 sessions where there were 28); the installed escapes' and the sandboxed ones' are one
-    where the install turns the sandbox on (the same repository, settings and walls: it had two); every other escape
-    has one of its own, since what it must at least be is detected by the gate's next stops, which a neighbour's leak
-    would muddle."""
+    where the install turns the sandbox on (the same repository, settings and walls: it had two). Every other escape
+    has a session of its own, since what it must at least be is detected by the gate's next stops, which a
+    neighbour's leak would muddle; those sessions are one after the other in one Claude Code process ("apart":
+    `GatedRepo.run_many`, one repository and seal; each a new session to the kit: its counters, cache and transcript),
+    but for a known gap: its escape switches the hooks off in the running process (`gap`), so it keeps one of its own."""
     sandboxed = sandbox_available() if sandbox is None else sandbox
-    return ("refused", sandboxed) if esc.must_refuse(sandboxed) else (esc.id, sandbox)
+    if esc.must_refuse(sandboxed):
+        return ("refused", sandboxed)
+    return (esc.id, sandbox) if esc.gap else ("apart", sandboxed)
 
 
 @dataclass
@@ -270,37 +274,55 @@ class EscapeRun:
         print(f"\n{self.esc.id} sandbox={self.g.sandbox}: {outcome}; the model was shown: {shown}")
 
 
-def run_escapes(base: Path, escs: list[Escape], sandbox: bool | None) -> tuple[GatedRepo, Session, dict]:
+def run_escapes(base: Path, escs: list[Escape], sandbox: bool | None, apart: bool = False) -> tuple[GatedRepo, dict, dict]:
     """Claim done, get blocked, try each escape in turn, claim done again; max_blocks 2 ends the session at
     the third stop whatever the escapes did to the gate's verdict. Each escape's target is hashed as the
     model is asked for its first call and again as it is asked for the turn after its last (Claude Code
-    has carried out the call by then). Plain data (the escapes' steps are callables): an EscapeRun is made
-    of it where it is read: (the repository, the session, {escape id: (first result's index, before, after)})."""
+    has carried out the call by then). `apart`: each escape in a session of its own, one after the other in one
+    Claude Code process (`GatedRepo.run_many`), the script the one before left taken away first. Plain data (the
+    escapes' steps are callables): an EscapeRun is made of it where it is read: (the repository, {escape id: its
+    session}, {escape id: (first result's index in its session, before, after)})."""
     g = GatedRepo.create(base, sandbox=sandbox, config=ESCAPE_CONFIG, own=False)  # the escapes' subject is not the own suite
     marks: dict[str, list] = {}
-    order = [esc.id for esc in escs]
     targets = {esc.id: esc.target(g) if esc.target else None for esc in escs}
 
-    def mark(k: int, step):
-        def at(request: dict):
-            if k:  # the escape before this one is done
-                marks[order[k - 1]].append(sha(targets[order[k - 1]]) if targets[order[k - 1]] else None)
-            if k < len(order):
-                marks[order[k]] = [sha(targets[order[k]]) if targets[order[k]] else None]
-            return step
-        return at
+    def script(group: list[Escape]) -> tuple[list, dict[str, int]]:
+        order = [esc.id for esc in group]
 
-    with FakeAPI() as api:
+        def mark(k: int, step):
+            def at(request: dict):
+                if k:  # the escape before this one is done
+                    marks[order[k - 1]].append(sha(targets[order[k - 1]]) if targets[order[k - 1]] else None)
+                if k < len(order):
+                    marks[order[k]] = [sha(targets[order[k]]) if targets[order[k]] else None]
+                return step
+            return at
+
         steps, first, done = [CLAIM], {}, 0
-        for k, esc in enumerate(escs):
+        for k, esc in enumerate(group):
             calls = esc.steps(g)
             first[esc.id] = done
             done += len(calls)
             steps += [mark(k, turn(calls[0])), *[turn(c) for c in calls[1:]]]
-        api.add(*steps, mark(len(escs), CLAIM), CLAIM)
-        s = g.run(api)
+        return [*steps, mark(len(group), CLAIM), CLAIM], first
+
+    groups = [[esc] for esc in escs] if apart else [escs]
+    apis, first = [], {}
+    for group in groups:
+        steps, firsts = script(group)
+        apis.append(FakeAPI(steps))
+        first.update(firsts)
+    if apart:
+        def before(k: int) -> None:  # the repository as sealed again: the script the escape before wrote goes
+            for left in g.repo.glob("peek_*.py"):
+                left.unlink()
+        sessions = g.run_many(apis, before=before)
+    else:
+        with apis[0] as api:
+            sessions = [g.run(api)]
     unseen = "(not hashed: the session never got past the escape)"  # reads as changed: never as refused
-    return g, s, {i: (first[i], *(marks.get(i, []) + [unseen, unseen])[:2]) for i in order}
+    return (g, {esc.id: s for group, s in zip(groups, sessions, strict=True) for esc in group},
+            {esc.id: (first[esc.id], *(marks.get(esc.id, []) + [unseen, unseen])[:2]) for esc in escs})
 
 
 @pytest.fixture(scope="session")
@@ -317,14 +339,14 @@ def escape_runs(request, tmp_path_factory):
             if params["esc"] not in group:
                 group.append(params["esc"])
     runs = SharedRuns(shared_root(tmp_path_factory, "escapes"), wanted,
-                      lambda key, base: run_escapes(base, wanted[key], key[1]), threads=POOL)
+                      lambda key, base: run_escapes(base, wanted[key], key[1], apart=key[0] == "apart"), threads=POOL)
     yield runs
     runs.close(cancel=bool(request.session.shouldfail or request.session.shouldstop))
 
 
 def escape_run(escape_runs, esc: Escape, sandbox) -> EscapeRun:
-    g, s, marks = escape_runs[session_of(esc, sandbox)]
-    return EscapeRun(esc, g, s, *marks[esc.id])
+    g, sessions, marks = escape_runs[session_of(esc, sandbox)]
+    return EscapeRun(esc, g, sessions[esc.id], *marks[esc.id])
 
 
 @pytest.mark.parametrize("esc, sandbox", list(escape_params(READS)))

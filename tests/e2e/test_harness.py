@@ -214,3 +214,59 @@ def test_pooled_runs_are_run_once_between_processes(tmp_path: Path) -> None:
     assert one == two and one["bad"] == "ValueError: the run of bad broke", one
     ran = sorted(p.name.split("-")[0] for p in (tmp_path / "ran").iterdir())
     assert ran == ["a", "b", "bad", "c", "d"]  # once each, whoever ran it
+
+
+SESSION_HOOK = textwrap.dedent(
+    """\
+    import json, pathlib, sys
+    event = json.load(sys.stdin)
+    log = pathlib.Path(sys.argv[1])
+    seen = [json.loads(line)["session_id"] for line in log.read_text().splitlines()] if log.exists() else []
+    with log.open("a") as f:
+        f.write(json.dumps({"session_id": event["session_id"], "transcript": event["transcript_path"]}) + "\\n")
+    if event["session_id"] not in seen:  # the first stop of each session is blocked, as the kit counts by session id
+        print("blocked: first stop of " + event["session_id"], file=sys.stderr)
+        sys.exit(2)
+    """
+)
+
+
+def test_sessions_in_one_process_are_sessions_of_their_own(tmp_path: Path, repo: Path) -> None:
+    """tests/support/one_process.py, which the escapes' "apart" sessions stand on: cases sent one after the other to
+    one `claude -p --input-format stream-json`, `/clear` between them, are each a session of its own to the Stop hook
+    (its own session id and transcript, its first stop blocked again) and to the model (a conversation that starts
+    afresh), each answered by its own FakeAPI (its requests, its script used up, no overrun); `before(k)` runs
+    before case k."""
+    from tests.support.one_process import run_sessions
+
+    hook, log = tmp_path / "stop.py", tmp_path / "stops.jsonl"
+    hook.write_text(SESSION_HOOK)
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": f"{sys.executable} {hook} {log}", "timeout": 30}]}]}}))
+    apis = [FakeAPI([turn(tool("Bash", {"command": f"echo case{k}"})), text(f"claim {k}"), text(f"answer {k}")])
+            for k in range(2)]
+    called: list[tuple[int, int]] = []
+    results = run_sessions(repo, apis, ["the first task", "the second task"], allowed_tools=["Bash"], home=tmp_path / "home",
+                           before=lambda k: called.append((k, len(log.read_text().splitlines()) if log.exists() else 0)))
+
+    assert called == [(0, 0), (1, 2)]  # before each case, after the case before it had both its stops
+    ids = [r.session_id for r in results]
+    assert None not in ids and len(set(ids)) == 2, [r.describe() for r in results]
+    stops = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [s["session_id"] for s in stops] == [ids[0], ids[0], ids[1], ids[1]]
+    for k, (res, api) in enumerate(zip(results, apis, strict=True)):
+        assert res.returncode == 0 and res.result["subtype"] == "success" and res.result["result"] == f"answer {k}", res.describe()
+        assert not api.overrun and api.remaining() == 0 and not api.errors, api.overrun_message
+        mains = api.main_requests()
+        # Every request that names its session names this case's (2.1.197 names none in some side requests).
+        assert len(mains) == 3 and {r.session_id for r in api.requests} - {None} == {ids[k]}
+        # A conversation of its own: its prompt, none of the case before it, no answer yet.
+        first = mains[0].body["messages"]
+        own, other = ("the first task", "the second task")[::1 if k == 0 else -1]
+        assert own in json.dumps(first) and other not in json.dumps(first) and "case0" not in json.dumps(first)
+        assert not any(m["role"] == "assistant" for m in first), first
+        assert f"case{k}" in tool_results(mains[1])[0]["content"]
+        (feedback,) = api.stop_hook_feedback()
+        assert feedback_reason(feedback) == "blocked: first stop of " + ids[k], feedback
+        assert [p.stem for p in res.transcripts] == [ids[k]] and str(res.transcripts[0]) == stops[2 * k]["transcript"]

@@ -28,13 +28,14 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from donegate.ledger import chain as kit_ledger
 from donegate.claude import settings as vocab
 
 from .fakeapi import FakeAPI, feedback_reason
 from .repos import sealed_copy, write_config
+from .one_process import run_sessions
 from .session import SessionResult, make_repo, run_session
 
 KIT = Path(__file__).resolve().parents[2]
@@ -315,6 +316,25 @@ class GatedRepo:
         res = run_session(self.repo, api, prompt, allowed_tools=tools, timeout=timeout, home=self.user_home,
                           extra_env={"DONEGATE_HOME": "", **(extra_env or {})}, wrap=wrap)
         return Session(res, api, ledger(self.home))
+
+    def run_many(self, apis: list[FakeAPI], prompt: str = f"Implement the request: {REQUEST}.", *,
+                 before: Callable[[int], None] | None = None, tools: Iterable[str] | None = UNATTENDED_TOOLS,
+                 timeout: float = 180, extra_env: dict | None = None, wrap: Iterable[str] = ()) -> list[Session]:
+        """`run` of each FakeAPI's case, one session after the other in one Claude Code process (`/clear` between:
+        tests/support/one_process.py): a Session each, whose ledger is the lines written from its start to the next's.
+        `before(k)` runs before case k is sent (a reset of what the case before changed)."""
+        marks: list[int] = []
+
+        def start(k: int) -> None:
+            if before is not None:
+                before(k)
+            marks.append(len(ledger(self.home)))
+
+        results = run_sessions(self.repo, apis, [prompt] * len(apis), before=start, allowed_tools=tools, timeout=timeout,
+                               home=self.user_home, extra_env={"DONEGATE_HOME": "", **(extra_env or {})}, wrap=wrap)
+        lines = ledger(self.home)
+        bounds = marks + [len(lines)] * (len(apis) + 1 - len(marks))  # a case never sent (one before it ended the run): none
+        return [Session(res, api, lines[bounds[k]:bounds[k + 1]]) for k, (res, api) in enumerate(zip(results, apis, strict=True))]
 
 
 def pooled_example(tmp_path_factory: Any, kit_home: Path, own: bool = False, **kwargs: Any) -> GatedRepo:
