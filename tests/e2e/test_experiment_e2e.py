@@ -46,13 +46,6 @@ def shop_spec(tmp_path: Path, name: str, tasks: list[str], configs: list[str], r
     return path
 
 
-@pytest.fixture
-def scripted(kit_home, tmp_path):
-    find_claude()
-    with FakeAPI(respond=shop_agents.respond) as api:
-        yield api
-
-
 def env_for(api: FakeAPI, kit_home: Path) -> dict[str, str]:
     home = Path(os.environ["HOME"])
     env = _clean_env({"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "test-key"}, home=home)
@@ -153,62 +146,6 @@ def sessions_of(prefix: str) -> list[int]:
     return out
 
 
-def test_a_run_killed_by_sigkill_is_done_again_and_none_is_counted_twice(kit_home, tmp_path):
-    find_claude()
-    held, released = threading.Event(), threading.Event()
-
-    def respond(body: dict):  # once `held`, the model answers nothing until `released`: a session left alone never ends
-        if held.is_set():
-            released.wait(300)
-        return shop_agents.respond(body)
-
-    with FakeAPI(respond=respond, delay=1.0) as slow:
-        try:
-            killed_and_resumed(slow, kit_home, tmp_path, held, released)
-        finally:
-            released.set()
-
-
-def killed_and_resumed(scripted: FakeAPI, kit_home: Path, tmp_path: Path, held: threading.Event,
-                       released: threading.Event) -> None:
-    spec = shop_spec(tmp_path, "kill", ["bulk"], ["none"], reps=2)  # one run done, one killed in its session
-    led = tmp_path / "ledger.jsonl"
-    cmd = [sys.executable, "-m", "donegate", "experiment", "run", str(spec), "--ledger", str(led), "--jobs", "1"]
-    proc = subprocess.Popen(cmd, cwd=KIT, env=env_for(scripted, kit_home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not (led.exists() and runs(led)) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert runs(led), "no run finished in time"
-        held.set()  # the next run's session waits on its model from now on: only the reaper can end it
-        seen = len(scripted.requests)
-        while len(scripted.requests) == seen and time.monotonic() < deadline:  # the next run's session has begun
-            time.sleep(0.05)
-        assert sessions_of("donegate-exp-bulk-none-"), "the next run's session is not running"
-        os.killpg(proc.pid, signal.SIGKILL)
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
-    # The reaper (its own process) ends the session; the session itself, its model holding every answer, never would.
-    # (Was: "within 2 s", a wall-clock bound that failed once on a loaded machine with the code unchanged.)
-    stop = time.monotonic() + 60
-    while sessions_of("donegate-exp-bulk-none-") and time.monotonic() < stop:
-        time.sleep(0.05)
-    left = sessions_of("donegate-exp-bulk-none-")
-    assert not left, "the killed run's session lives on: " + "; ".join(open(f"/proc/{p}/cmdline").read().replace("\0", " ")[:200] for p in left)
-    released.set()
-    before = [r["key"] for r in runs(led)]
-    assert len(before) == 1, before
-    res = experiment(scripted, kit_home, spec, "--ledger", str(led), "--jobs", "1")
-    assert res.returncode == 0, res.stderr
-    keys = [r["key"] for r in runs(led)]
-    assert sorted(keys) == ["kill/bulk/none/1", "kill/bulk/none/2"]  # none lost, none twice
-    assert keys[: len(before)] == before
-    again = experiment(scripted, kit_home, spec, "--ledger", str(led))
-    assert again.returncode == 0 and "nothing left to run" in again.stderr and len(runs(led)) == 2
-
-
 # What one unsharded run of the spec below summarizes to (`table.summarize([whole])`, measured on faa1dd0; its gated run
 # appealing, `gave_up` 0: measured again with `appealing_respond` on 01d4096 (the old never-fixing agent: 1); the scripted
 # models answer the same every time): the shards merged must give the same. The test ran that unsharded run itself
@@ -259,26 +196,80 @@ def test_two_shards_merged_equal_one_unsharded_run_and_an_appeal_is_counted_and_
     assert (gated["justified"], gated["likely_unjustified"]) == (1, 0)
 
 
-def test_the_budget_cap_stops_new_runs_and_a_higher_cap_finishes_them_and_two_processes_never_do_the_same_run(scripted, kit_home, tmp_path):
+def test_the_budget_cap_a_run_killed_by_sigkill_and_two_processes_on_one_ledger(kit_home, tmp_path):
+    """One ledger, one run after the other (the killed run had a test of its own, whose first run and three
+    experiment processes the budget's runs now stand for): the cap stops new runs; a run killed by SIGKILL in its
+    session is reaped, and done again by the next process, which a higher cap then stops before the third; two
+    processes started together never do the same run; a process with nothing left to run says so."""
+    find_claude()
+    held, released = threading.Event(), threading.Event()
+
+    def respond(body: dict):  # once `held`, the model answers nothing until `released`: a session left alone never ends
+        if held.is_set():
+            released.wait(300)
+        return shop_agents.respond(body)
+
     spec = shop_spec(tmp_path, "budget", ["bulk"], ["none"], reps=3)
     led = tmp_path / "ledger.jsonl"
-    res = experiment(scripted, kit_home, spec, "--ledger", str(led), "--jobs", "2", "--max-cost", "0.000001")
-    assert res.returncode == 1 and "--max-cost $1e-06 reached: 2 run(s) not started" in res.stderr
-    assert len(runs(led)) == 1  # no average yet: one run at a time; after it the spend is past the cap
-    spent = runs(led)[0]["cost"]["total"]
-    assert spent > 0
-    res = experiment(scripted, kit_home, spec, "--ledger", str(led), "--max-cost", f"{spent * 2.5:.6f}")
-    assert res.returncode == 1 and len(runs(led)) == 2  # spent + an average run must stay under the cap
-    # The last run by two processes on the one ledger, started together: both start on run 3, and without the claim
-    # of a key (harness.KeyLock) both would do it (4 lines). (Its own test once: two runs more of the same pipeline.)
-    cmd = [sys.executable, "-m", "donegate", "experiment", "run", str(spec), "--ledger", str(led), "--max-cost", "100", "--quiet"]
-    procs = [subprocess.Popen(cmd, cwd=KIT, env=env_for(scripted, kit_home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for _ in range(2)]
-    done = [(*p.communicate(timeout=300), p.returncode) for p in procs]
-    assert sorted(r["key"] for r in runs(led)) == [f"budget/bulk/none/{k}" for k in (1, 2, 3)], done
-    # The one that found run 3 claimed says so (its key was skipped, not done twice), and asks to be run again.
-    (busy,) = [err for _, err, rc in done if rc == 1]
-    assert sorted(rc for _, _, rc in done) == [0, 1] and "1 run(s) were being done by another process" in busy, done
+    with FakeAPI(respond=respond, delay=1.0) as scripted:
+        try:
+            res = experiment(scripted, kit_home, spec, "--ledger", str(led), "--jobs", "2", "--max-cost", "0.000001")
+            assert res.returncode == 1 and "--max-cost $1e-06 reached: 2 run(s) not started" in res.stderr
+            assert len(runs(led)) == 1  # no average yet: one run at a time; after it the spend is past the cap
+            spent = runs(led)[0]["cost"]["total"]
+            assert spent > 0
+            before = killed(scripted, kit_home, spec, led, held, released)
+            res = experiment(scripted, kit_home, spec, "--ledger", str(led), "--max-cost", f"{spent * 2.5:.6f}")
+            assert res.returncode == 1 and len(runs(led)) == 2, res.stderr  # spent + an average run must stay under the cap
+            keys = [r["key"] for r in runs(led)]
+            assert sorted(keys) == ["budget/bulk/none/1", "budget/bulk/none/2"]  # the killed run done again: none lost, none twice
+            assert keys[: len(before)] == before
+        finally:
+            released.set()
+        # The last run by two processes on the one ledger, started together: both start on run 3, and without the
+        # claim of a key (harness.KeyLock) both would do it (4 lines). (Its own test once: two runs more of the same pipeline.)
+        cmd = [sys.executable, "-m", "donegate", "experiment", "run", str(spec), "--ledger", str(led), "--max-cost", "100", "--quiet"]
+        procs = [subprocess.Popen(cmd, cwd=KIT, env=env_for(scripted, kit_home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(2)]
+        done = [(*p.communicate(timeout=300), p.returncode) for p in procs]
+        assert sorted(r["key"] for r in runs(led)) == [f"budget/bulk/none/{k}" for k in (1, 2, 3)], done
+        # The one that found run 3 claimed says so (its key was skipped, not done twice), and asks to be run again.
+        (busy,) = [err for _, err, rc in done if rc == 1]
+        assert sorted(rc for _, _, rc in done) == [0, 1] and "1 run(s) were being done by another process" in busy, done
+        again = experiment(scripted, kit_home, spec, "--ledger", str(led))
+    assert again.returncode == 0 and "nothing left to run" in again.stderr and len(runs(led)) == 3
+
+
+def killed(scripted: FakeAPI, kit_home: Path, spec: Path, led: Path, held: threading.Event,
+           released: threading.Event) -> list[str]:
+    """A run started and killed by SIGKILL in its session (the model holding every answer), its session reaped;
+    the keys of the runs done before it."""
+    cmd = [sys.executable, "-m", "donegate", "experiment", "run", str(spec), "--ledger", str(led), "--jobs", "1"]
+    done = [r["key"] for r in runs(led)]
+    assert done, "no run before the one to kill"
+    held.set()  # the next run's session waits on its model from now on: only the reaper can end it
+    seen = len(scripted.requests)
+    proc = subprocess.Popen(cmd, cwd=KIT, env=env_for(scripted, kit_home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(scripted.requests) == seen and time.monotonic() < deadline:  # the next run's session has begun
+            time.sleep(0.05)
+        assert sessions_of("donegate-exp-bulk-none-"), "the next run's session is not running"
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    # The reaper (its own process) ends the session; the session itself, its model holding every answer, never would.
+    # (Was: "within 2 s", a wall-clock bound that failed once on a loaded machine with the code unchanged.)
+    stop = time.monotonic() + 60
+    while sessions_of("donegate-exp-bulk-none-") and time.monotonic() < stop:
+        time.sleep(0.05)
+    left = sessions_of("donegate-exp-bulk-none-")
+    assert not left, "the killed run's session lives on: " + "; ".join(open(f"/proc/{p}/cmdline").read().replace("\0", " ")[:200] for p in left)
+    released.set()
+    assert [r["key"] for r in runs(led)] == done  # the killed run wrote no line
+    return done
 
 
 TINY_WRITER = '''from tinydb import TinyDB
