@@ -247,12 +247,11 @@ def session_of(esc: Escape, sandbox: bool | None) -> tuple:
     where the install turns the sandbox on (the same repository, settings and walls: it had two). Every other escape
     has a session of its own, since what it must at least be is detected by the gate's next stops, which a
     neighbour's leak would muddle; those sessions are one after the other in one Claude Code process ("apart":
-    `GatedRepo.run_many`, one repository and seal; each a new session to the kit: its counters, cache and transcript),
-    but for a known gap: its escape switches the hooks off in the running process (`gap`), so it keeps one of its own."""
+    `GatedRepo.run_many`, one repository and seal; each a new session to the kit: its counters, cache and transcript).
+    A known gap (`gap`: its escape switches the hooks off in the running process) is the process's last session, so
+    that it meets the process as its own did and leaves nothing to the sessions after it."""
     sandboxed = sandbox_available() if sandbox is None else sandbox
-    if esc.must_refuse(sandboxed):
-        return ("refused", sandboxed)
-    return (esc.id, sandbox) if esc.gap else ("apart", sandboxed)
+    return ("refused", sandboxed) if esc.must_refuse(sandboxed) else ("apart", sandboxed)
 
 
 @dataclass
@@ -307,6 +306,9 @@ def run_escapes(base: Path, escs: list[Escape], sandbox: bool | None, apart: boo
             steps += [mark(k, turn(calls[0])), *[turn(c) for c in calls[1:]]]
         return [*steps, mark(len(group), CLAIM), CLAIM], first
 
+    if apart:  # a known gap last (`session_of`): at most one, as it leaves the hooks off for the rest of the process
+        escs = sorted(escs, key=lambda esc: bool(esc.gap))
+        assert sum(bool(esc.gap) for esc in escs) <= 1, [esc.id for esc in escs if esc.gap]
     groups = [[esc] for esc in escs] if apart else [escs]
     apis, first = [], {}
     for group in groups:
