@@ -39,7 +39,7 @@ import pytest
 
 from tests.support import require
 from tests.support.fakeapi import FakeAPI, tool, turn
-from tests.support.gated import KIT, GatedRepo, Session, sandbox_available
+from tests.support.gated import KIT, GatedRepo, Session, pooled_example, sandbox_available
 from tests.support.managed import wrap
 from tests.support.pool import SharedRuns, shared_root, thread_slot
 from tests.support.repos import write_config
@@ -438,7 +438,7 @@ def test_an_attack_is_refused_or_reported(attack_runs, attack, mode, record_prop
 
 # -- the kit's own headless runs under a managed hook ------------------------------------------------
 
-def test_the_kits_reviewers_pass_a_managed_hook_that_fires_in_them(tmp_path):
+def test_the_kits_reviewers_pass_a_managed_hook_that_fires_in_them(tmp_path, tmp_path_factory, kit_home):
     """A managed Stop hook fires in every `claude -p`, the kit's reviewers included (with
     `--setting-sources ""`), in the very repository it guards, with the bug still in. No variable says
     "the kit's run" any more: the session ids the kit recorded do. Without them each reviewer's stop
@@ -448,7 +448,9 @@ def test_the_kits_reviewers_pass_a_managed_hook_that_fires_in_them(tmp_path):
 
     require.bwrap()
     claude = find_claude()
-    g = GatedRepo.create(tmp_path / "g", config=CONFIG, install=False)
+    # A copy of the sealed example the other clients' e2e copy too (no project install, no own suite: a seal of its own
+    # was ~1 CPU-s): the reviewers read the seal's base, nothing of its configuration.
+    g = pooled_example(tmp_path_factory, kit_home, sandbox=False, install=False)
     folder = tmp_path / "etc-claude-code"
     folder.mkdir()
     res = subprocess.run([*wrap(folder, writable=True), sys.executable, "-m", "donegate", "install", "--managed", "--sandbox", "off"],
