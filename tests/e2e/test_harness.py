@@ -270,3 +270,20 @@ def test_sessions_in_one_process_are_sessions_of_their_own(tmp_path: Path, repo:
         (feedback,) = api.stop_hook_feedback()
         assert feedback_reason(feedback) == "blocked: first stop of " + ids[k], feedback
         assert [p.stem for p in res.transcripts] == [ids[k]] and str(res.transcripts[0]) == stops[2 * k]["transcript"]
+
+
+def test_an_error_in_one_case_is_that_cases_own(tmp_path: Path, repo: Path) -> None:
+    """Each case's `returncode` is its own, as `claude -p` would give for it alone: 1 for a result that is an error,
+    0 otherwise. The process exits with its last result's (measured on 2.1.197 and 2.1.332): given to every case, it
+    hid an earlier case's error behind a later success, and blamed a later case's error on the cases before it.
+    The process carries on after a case that ended in an error."""
+    from tests.support.one_process import run_sessions
+
+    apis = [FakeAPI([text("answer 0")]), FakeAPI([]), FakeAPI([text("answer 2")])]  # the second case overruns its script
+    results = run_sessions(repo, apis, ["the first task", "the second task", "the third task"], home=tmp_path / "home")
+
+    assert [r.result is not None and r.result["is_error"] for r in results] == [False, True, False], \
+        [r.describe() for r in results]
+    assert [api.overrun for api in apis] == [False, True, False]
+    assert [r.returncode for r in results] == [0, 1, 0], [r.describe() for r in results]
+    assert results[2].result["result"] == "answer 2"

@@ -127,10 +127,14 @@ def run_sessions(
     results = []
     for k in range(len(apis)):
         result, said, duration = cases[k] if k < len(cases) else (None, [], 0.0)  # after a case with no result: none
+        # The process exits with its last result's status (1 for an error: measured on 2.1.197 and 2.1.332); a case
+        # with a result before that one gets its own, as `claude -p` gives it, never the process's, which would hide
+        # its error behind a later case's success or blame it for a later case's error.
+        rc = proc.returncode if result is None or k == len(cases) - 1 else int(bool(result.get("is_error")))
         sid = (result or {}).get("session_id")
         requests = [r for r in apis[k].requests if r.session_id in (None, sid)] if sid else list(apis[k].requests)
         # The case's own transcript (and its subagents'): the others' lie beside it, under the same HOME.
         own = sorted(p for p in transcripts.glob("**/*.jsonl") if sid and (p.stem == sid or sid in p.parts))
-        results.append(SessionResult(returncode=proc.returncode, result=result, stdout="".join(said), stderr=stderr,
+        results.append(SessionResult(returncode=rc, result=result, stdout="".join(said), stderr=stderr,
                                      requests=requests, transcripts=own, home=home, duration=duration, cmd=cmd))
     return results
