@@ -10,10 +10,10 @@ literals: `9 * 430`), or unittest's `self.assertEqual(<expr>, <literal>)` (`answ
   the builtin it holds, as the equality probe takes it) is written to the fork's result pipe as it is returned
   (`answer_hold`); the supervisor compares it with the expected value by that builtin's equality;
 - any other object (Decimal, a repository class, a latch) is kept until the test returned; then, with its token,
-  the fork is sent the expected value among decoys of the same kind (`answer_candidates`: 16 in all, in an order
-  drawn per test), compares the object with each by its own `==`, and writes which it equals: it must equal the
-  expected value and no decoy. An object equal to the first value it is compared with (a latch) is right one
-  time in 16 per assert.
+  the fork is sent the expected value among decoys of the same kind (`answer_ticket`: 16 in all, in an order drawn
+  per test), compares the object with each by its own `==`, and writes which it equals: it must equal the expected
+  value and no decoy. The candidates are shared out with a fork made first (`bare_fork.apart`): an object equal to
+  the first value it is compared with (a latch) equals one on each side, never the expected value alone.
 
 Every held assert of a test that passed must have its answer; none missing, none extra. What is not held (an
 expected value computed at run time, `pytest.approx`, asserts inside a loop, `with` or `if`) is compared in the
