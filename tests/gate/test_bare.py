@@ -552,6 +552,16 @@ def test_probed():
 '''
 
 
+def _project(tmp_path, calc: str):
+    """(a git repository holding `calc.py`, an empty store for the sealed tests) under `tmp_path`."""
+    repo, store = tmp_path / "repo", tmp_path / "store"
+    repo.mkdir()
+    store.mkdir()
+    (repo / "calc.py").write_text(calc)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
+    return repo, store
+
+
 def test_a_served_tmp_path_is_a_path_of_the_pathlib_the_product_imported_by_importlib(tmp_path):
     """The product's `importlib.import_module('pathlib')` loaded a second copy of the module the zygote hid, and a
     test's `isinstance(tmp_path, Path)` was False in the second run only (an honest block: the served `tmp_path` is
@@ -559,16 +569,12 @@ def test_a_served_tmp_path_is_a_path_of_the_pathlib_the_product_imported_by_impo
     by hand (`module_from_spec`, `exec_module`) stays a copy, as in a program; `pathlib` is still not held before the
     product's import where a fresh interpreter does not hold it. And the equality probe's decoys no longer import
     `random` at a comparison (it came back into `sys.modules` there: a product's second call saw it, as under pytest)."""
-    repo, store = tmp_path / "repo", tmp_path / "store"
-    repo.mkdir()
-    store.mkdir()
-    (repo / "calc.py").write_text(
+    repo, store = _project(tmp_path, (
         "import sys\nEARLY = 'pathlib' in sys.modules\nimport importlib\nimport importlib.util\n"
         "P = importlib.import_module('pathlib')\nSPEC = importlib.util.find_spec('fractions')\n"
         "OWN = importlib.util.module_from_spec(SPEC)\nSPEC.loader.exec_module(OWN)\n"
         "class Money:\n    def __init__(self, c):\n        self.c = c\n    def __eq__(self, other):\n"
-        "        return self.c == other\n    __hash__ = None\n")
-    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
+        "        return self.c == other\n    __hash__ = None\n"))
     early = subprocess.run([sys.executable, "-c", "import sys; print('pathlib' in sys.modules)"], capture_output=True,
                            text=True, timeout=30, cwd=repo).stdout.strip()
     (store / "test_p.py").write_text(SERVED_PATH.format(early=early))
@@ -602,3 +608,54 @@ def test_the_helper_beside_the_program_is_a_developers_own_checks():
              (float("inf"), float("inf"), {}), ("0.3", 0.3, {}), (5, float("inf"), {}), ([1], (1,), {}), ([1, 2], [1], {})]
     for got, want, kw in cases:
         assert (got == ns["approx"](want, **kw)) is (got == bare_shim._Approx(want, **kw)), (got, want, kw)
+
+
+# A test's served objects, as product code finds them (its caller's frame, the root logger's handlers): their types
+# were the harness's (`_Metafunc`, `_MonkeyPatch`..., of a module the run's secret named), a name no developer's run
+# holds. They read as pytest's own now (`bare_served._pytests`); the same file passes under pytest.
+NAMED = '''import logging
+
+import pytest
+
+import calc
+
+
+def pytest_generate_tests(metafunc):
+    if "kind" in metafunc.fixturenames:
+        metafunc.parametrize("kind", [calc.callers("metafunc")])
+
+
+def test_generated(kind):
+    assert kind == "_pytest.python.Metafunc"
+
+
+def test_served(monkeypatch, capsys, caplog, tmp_path_factory, subtests):
+    assert calc.named(monkeypatch) == "_pytest.monkeypatch.MonkeyPatch"
+    assert calc.named(capsys) == "_pytest.capture.CaptureFixture"
+    assert calc.named(caplog) == "_pytest.logging.LogCaptureFixture"
+    assert calc.named(tmp_path_factory) == "_pytest.tmpdir.TempPathFactory"
+    assert calc.named(subtests) == "_pytest.subtests.Subtests"
+    assert calc.named(subtests.test()) == "_pytest.subtests._SubTestContextManager"
+    assert calc.named(capsys.readouterr()) == "_pytest.capture.CaptureResult"
+    assert "LogCaptureHandler" in [type(h).__qualname__ for h in logging.getLogger().handlers]
+    assert calc.method(monkeypatch.setattr) == "MonkeyPatch.setattr"
+    try:
+        pytest.skip("here")
+    except BaseException as exc:
+        assert calc.named(exc) == "builtins.Skipped"
+'''
+
+
+def test_served_objects_read_as_pytests_own(tmp_path):
+    repo, store = _project(tmp_path, (
+        "import sys\n\n\ndef named(x):\n    return f'{type(x).__module__}.{type(x).__qualname__}'\n\n\n"
+        "def callers(name):\n    return named(sys._getframe(1).f_locals[name])\n\n\n"
+        "def method(m):\n    return m.__func__.__code__.co_qualname\n"))
+    (store / "test_n.py").write_text(NAMED)
+    tests = ["test_n.py::test_generated[_pytest.python.Metafunc]", "test_n.py::test_served"]
+    under = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(store / "test_n.py")],
+                           capture_output=True, text=True, timeout=120, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)})
+    assert under.returncode == 0, under.stdout[-3000:]
+    out = second.run(store, repo, tests, timeout=60, kind="none")
+    assert {i: (r["outcome"], r["why"]) for i, r in out.results.items()} == dict.fromkeys(tests, ("passed", "")), (
+        out.problem, out.results)
