@@ -190,7 +190,8 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
     (`bare_fork.warm_up`: its pytest call was the product's first in a process, a fork's would be too). `avoid`: the
     tree's stems as the stop's look found them (`stems`), when a run is started again because its helper name was one."""
     from donegate.hidden import runner, stems
-    from donegate.hidden.bare_plan import names_itself, spawns, split_id
+    from donegate.hidden.bare_itself import names_itself, spawns
+    from donegate.hidden.bare_plan import split_id
 
     out = SecondRun()
     out.of = of  # `tests` is a share of that many sealed tests (`drawn`)
@@ -213,7 +214,7 @@ def run(store: Path, repo: Path, tests: Sequence[str], *, timeout: float, kind: 
                         pytest_env=False, later=later, key=key) as walls:
         spec = walls.spec
         # The program files' text (`_programs`: closed by `proc.run` once handed over, as the pipes are). Where a file
-        # stays empty, tests whose multiprocessing children run it again are not double-checked (`bare_plan.spawns`).
+        # stays empty, tests whose multiprocessing children run it again are not double-checked (`bare_itself.spawns`).
         names = program_names({split_id(t)[0] for t in (sealed or tests)}, walls.seen_project, sources)
         # the program's text as a program's: pytest named by a helper module's name (`shown`), bound beside it, none of
         # the tree's stems: drawn from those kept with the last look, checked against the stop's own before the run goes

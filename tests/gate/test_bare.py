@@ -506,7 +506,7 @@ def test_test_files_that_import_each_other_run_as_programs(tmp_path):
     in a test) finds it as under pytest, the module it imports stays in `sys.modules` under that name (no other does),
     each test's `__main__` is its own file's, a program named as developers name one (`second.program_names`), and the
     program files the run made are gone after it. (test_a does not write its own names out: such a test is not
-    double-checked, `bare_plan.names_itself`.)"""
+    double-checked, `bare_itself.names_itself`.)"""
     repo, store = tmp_path / "repo", tmp_path / "store"
     repo.mkdir()
     store.mkdir()

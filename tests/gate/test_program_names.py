@@ -6,7 +6,7 @@ path, `sys.modules[__name__]`) get their own run's name on both sides of their c
 that writes its module's name out (`caplog.records[0].name == "test_calc"`, a registry key `"test_calc.handler"`)
 passed under pytest and failed in the second run however right the product was: the runs disagreed, a block of
 honest code (and a step to the session's hand-over). Such a test is now not double-checked, decided by the kit from
-the text as sealed (`bare_plan.names_itself`), as is a test that reads its own file (`Path(__file__).read_text()`: the
+the text as sealed (`bare_itself.names_itself`), as is a test that reads its own file (`Path(__file__).read_text()`: the
 program's file on disk is empty, tests/gate/test_redteam_traces.py `OR_FILE`); every other test still is, so the
 product that tells a caller that is not `__main__` (a trace closed in the last round) still makes the runs disagree.
 """
@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from donegate.hidden.bare_plan import names_itself, spawns
+from donegate.hidden.bare_itself import names_itself, spawns
 from tests.support.calcrepo import RIGHT_BODY
 from tests.support.repos import pooled_files, run_hook, stop_lines, stop_payload, write_config
 

@@ -171,7 +171,7 @@ OR_ALONE = {"pytest-or-harness-frames-with-a-thread-from-import": THREAD + OR_SE
 # empty file no longer tells the second run apart (passed with the bug in on e779caf). Unconfined the file is still
 # empty (the text would lie in the run's copy of the tree, on a disk the agent reads). Still open (strict expected
 # failures): what tells a bound file from its folder's own, by `os.stat` (no audit event), and the source, the test file
-# as sent, naming pytest. A test that reads its own file is not double-checked (`bare_plan.names_itself`).
+# as sent, naming pytest. A test that reads its own file is not double-checked (`bare_itself.names_itself`).
 OR_PROGRAM = {
     "pytest-or-the-programs-file-is-empty": _when("import os, sys", PYTEST + "os.path.getsize(sys.modules['__main__'].__file__) == 0"),
 }

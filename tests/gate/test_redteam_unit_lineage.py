@@ -59,14 +59,14 @@ def test_one_walk_of_a_class_lineage():
     """The plan, the reasons and the held asserts read a class's tests from the same classes, in the same order."""
     import ast
 
-    from donegate.hidden import answers, bare_plan
+    from donegate.hidden import answers, bare_itself, bare_plan
 
     tree = ast.parse(GRANDPARENT)
     classes = bare_plan.own_classes(tree)
     assert [c.name for c in bare_plan.lineage(classes["TestLeaf"], classes)[0]] == ["TestLeaf", "TestMid", "TestBase"]
     assert {(n.name, b.name, m.name) for n, b, m in bare_plan.inherited(classes)} == {
         ("TestMid", "TestBase", "test_own_file"), ("TestLeaf", "TestBase", "test_own_file"), ("TestLeaf", "TestMid", "test_mid")}
-    assert sorted(bare_plan.names_itself(GRANDPARENT, "test_lineage.py")) == [t.partition("::")[2] for t in OWN_FILE]
+    assert sorted(bare_itself.names_itself(GRANDPARENT, "test_lineage.py")) == [t.partition("::")[2] for t in OWN_FILE]
     held = answers.answer_holds(tree)
     assert held["TestLeaf::test_own_file"] == held["TestBase::test_own_file"] and held["TestLeaf::test_mid"] == held["TestMid::test_mid"]
     assert sorted(bare_plan.plan(GRANDPARENT)[1]) == sorted(f"{c}::{t}" for c, t in [
