@@ -113,7 +113,7 @@ def temp_dir() -> str:
     """The folder `tempfile.gettempdir()` names: TMPDIR, TEMP, TMP, then /tmp, /var/tmp, /usr/tmp, the working folder,
     the first that is a folder this process may write in; found once. Not `tempfile` itself: its import (`shutil`,
     `random`, bz2's and lzma's modules behind it) was ~3-5 ms of every stop's CPU for a name (issue 48 item 2). Its
-    twin in the runs, `hidden/bare_shim._temp_dir`, is shipped into the product's process and imports nothing of the kit."""
+    twin in the runs, `hidden/bare_served._temp_dir`, is shipped into the product's process and imports nothing of the kit."""
     if not _TEMP:
         for d in [os.environ.get(k) for k in ("TMPDIR", "TEMP", "TMP")] + ["/tmp", "/var/tmp", "/usr/tmp", os.getcwd()]:
             if d and os.path.isdir(d) and _writes(d):

@@ -49,11 +49,10 @@ from types import ModuleType as _ModuleType
 # the kit (its tests), it takes their names from the modules. A shipped namespace has no `__package__`.
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, nosed, noses, plan, split_id
-    from donegate.hidden.bare_shim import (MAIN_ORDER, _as_program, _mkdtemp, _own_names, _run_test, _temp_dir, bind,
-                                           hide_harness, make_shim, refuse_harness, shim_compile)
+    from donegate.hidden.bare_served import _mkdtemp, _temp_dir
+    from donegate.hidden.bare_shim import MAIN_ORDER, _as_program, _own_names, _run_test, bind, hide_harness, make_shim, refuse_harness, shim_compile
     from donegate.hidden.bare_fork import (PROGRAM, RESULT_MAX, _Alarm, _drain, _exactly, _failure, _hide, _only, _sink, _test_steps,
-                                           _threads, compared_apart, enter_program, module_marks, passing_code, program_fork,
-                                           renamed, rewrite)
+                                           _threads, compared_apart, enter_program, module_marks, passing_code, program_fork, renamed, rewrite)
 
 
 # --- one test, in a fork ----------------------------------------------------------------------------------

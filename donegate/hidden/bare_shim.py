@@ -19,47 +19,12 @@ from pathlib import Path
 if globals().get("__package__"):  # imported by the kit (its tests); sent to a run, bare_plan's and bare_served's names are here
     from donegate.hidden.bare_plan import SEEDED
     from donegate.hidden.bare_served import (XUNITS, _CapLog, _Metafunc, _CapSys, _Failed, _MonkeyPatch, _Skipped, _Subtests, _TmpFactory, order,
-                                             unit_call, unit_case, unit_steps, xunit)
+                                             _mkdtemp, unit_call, unit_case, unit_steps, xunit)
 
 # Sent to a run, this source shares one namespace with bare_plan's (`second._source`); imported by the kit, it takes
 # the name from the module.
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS
-
-
-# --- temporary folders, as `tempfile` makes them ----------------------------------------------------------------
-# Not `tempfile` itself: its import (`shutil`, and with it bz2's, lzma's and zlib's libraries mapped) made each of the
-# second run's forks cost ~0.3 ms more of CPU, ~11 ms a 40-test stop (issue 48 item 2). A product that imports it gets
-# it afresh, as a developer's program does.
-
-_TEMP_DIR: list = []  # the temporary folder, found once by the supervisor before any fork (`_temp_dir`)
-_TEMP_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"  # `tempfile`'s
-
-
-def _temp_dir():
-    """The folder `tempfile.gettempdir()` names: TMPDIR, TEMP, TMP, then /tmp, /var/tmp, /usr/tmp, the working folder,
-    the first that is a folder this process may write in; found once."""
-    if not _TEMP_DIR:
-        for d in [os.environ.get(k) for k in ("TMPDIR", "TEMP", "TMP")] + ["/tmp", "/var/tmp", "/usr/tmp", os.getcwd()]:
-            if d and os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK):
-                _TEMP_DIR.append(os.path.abspath(d))
-                break
-        else:
-            raise FileNotFoundError("No usable temporary directory found")
-    return _TEMP_DIR[0]
-
-
-def _mkdtemp(prefix="tmp", dir=None):
-    """A new folder as `tempfile.mkdtemp` makes one: `prefix` and 8 random characters, mode 0o700, in `dir` (default:
-    the temporary folder); its absolute path."""
-    base = os.fspath(dir) if dir is not None else _temp_dir()
-    while True:
-        path = os.path.join(base, prefix + "".join(_TEMP_CHARS[b % len(_TEMP_CHARS)] for b in os.urandom(8)))
-        try:
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            continue
-        return os.path.abspath(path)
 
 
 # --- the shim: what the tests' `pytest` is here ------------------------------------------------------------

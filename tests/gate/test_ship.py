@@ -99,7 +99,7 @@ def test_the_second_harness_imports_neither_secrets_nor_tempfile_nor_their_libra
     library, `base64`) and `tempfile` (with `shutil`, and bz2's, lzma's and zlib's libraries) cost ~4 ms to import and
     ~0.3 ms each a fork, ~20-30 ms of a 40-test stop's CPU (issue 48 item 2). The tokens are drawn as `secrets.token_hex`
     draws them (`bare._Zygote.send`), dg_random's seeds hashed by the standard library's SHA-256, and the temporary
-    folders made as `tempfile` makes them (`bare_shim._mkdtemp`). The look-alike: the harness's own imports are there."""
+    folders made as `tempfile` makes them (`bare_served._mkdtemp`). The look-alike: the harness's own imports are there."""
     from donegate.hidden import second
 
     source = second._source("m0123456789ab").partition("\n")[2]  # the modules' source, after the line of code objects
@@ -112,13 +112,13 @@ def test_the_second_harness_imports_neither_secrets_nor_tempfile_nor_their_libra
 
 
 def test_the_second_harness_makes_temporary_folders_as_tempfile_does(tmp_path, monkeypatch):
-    from donegate.hidden import bare_shim
+    from donegate.hidden import bare_served
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setattr(bare_shim, "_TEMP_DIR", [])
+    monkeypatch.setattr(bare_served, "_TEMP_DIR", [])
     (tmp_path / "t").mkdir()
-    made = [bare_shim._mkdtemp(prefix="t"), bare_shim._mkdtemp(dir=tmp_path / "t")]
-    assert bare_shim._temp_dir() == str(tmp_path) == os.path.dirname(made[0])
+    made = [bare_served._mkdtemp(prefix="t"), bare_served._mkdtemp(dir=tmp_path / "t")]
+    assert bare_served._temp_dir() == str(tmp_path) == os.path.dirname(made[0])
     assert os.path.basename(made[0])[:1] == "t" and len(os.path.basename(made[0])) == 9 and os.path.dirname(made[1]) == str(tmp_path / "t")
     assert all(os.path.isdir(m) and os.stat(m).st_mode & 0o777 == 0o700 for m in made) and len(set(made)) == 2
 
