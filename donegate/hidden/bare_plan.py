@@ -379,10 +379,10 @@ def plan(source, harness_aliases=None, served=SERVED, own=(), nose=True):
             decorated = [d for c in made for d in c.decorator_list
                          if d not in marked and (not unit or _deco_name(d).rsplit(".", 1)[-1] not in UNIT_SKIPS)]
             # its own fixtures (the first of its chain that defines one), each bound to the test's instance as pytest
-            # binds a function-scoped one (`bare_shim.plan_test`)
+            # binds a function-scoped one, a wider one to an instance of its own (`bare_shim.plan_test`)
             mine = ({}, {}, [])
             wrong = next((w for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                          for w in [_fixture_def(n, *mine, method=True)] if w), "")
+                          for w in [_fixture_def(n, *mine, method="unit" if unit else True)] if w), "")
             marks = _params([*(m for n in served_marks for m in _values(n.value)), *marked])
             if unit and marks[0] and marks[0][0]:
                 wrong = wrong or "a TestCase with parametrize marks"
@@ -438,8 +438,9 @@ def _unit_xunit(name, defined):
 def _fixture_def(node, fixtures, scopes, autos, method=False):
     """A fixture `node` defines, into `fixtures` ({name: (why it cannot be served, or "", what it asks for)}), `scopes`
     and `autos` (the autouse ones, in the order pytest lists them: by attribute name, `bare_served.order`); why the file
-    (or, `method`, its class) is not double-checked for it ("" for none). A class's own: a plain function of its, scoped
-    to each test (pytest binds a wider one to an instance of its own)."""
+    (or, `method`, its class: "unit" for a TestCase) is not double-checked for it ("" for none). A class's own: a plain
+    function of its scoped to each test, or (not a TestCase's) one scoped wider written out, a classmethod too: pytest
+    binds it to an instance of its own (made at collection; the test's `self` is not it), served so (`plan_test`)."""
     for d in node.decorator_list:
         if _deco_name(d).rsplit(".", 1)[-1] == "fixture":
             name, why, auto = node.name, "", False
@@ -454,7 +455,9 @@ def _fixture_def(node, fixtures, scopes, autos, method=False):
                     auto = bool(k.value.value)
             if isinstance(node, ast.AsyncFunctionDef):
                 why = f"the fixture {node.name} is async"
-            if method and (len(node.decorator_list) > 1 or _scope(d) != "function"):
+            kind = [_deco_name(x) for x in node.decorator_list if x is not d]  # a wider one a classmethod too, below it
+            wide = method is True and _scope(d) in ("session", "package", "module", "class") and kind in ([], ["classmethod"]) and node.decorator_list[0] is d
+            if method and not wide and (kind or _scope(d) != "function"):  # a TestCase's: not as pytest 8.0 and 9 bind it
                 return f"a test class with its own fixture {node.name} of another scope or kind"
             if name in fixtures and method:
                 continue  # a subclass's is the one (met first: its chain's order)

@@ -138,10 +138,11 @@ def _skip(reason="", allow_module_level=False):
 
 
 def _fixture(fn=None, *, scope="function", autouse=False, name=None, params=None, ids=None):
-    def mark(f):
-        f._bare_fixture = (name or f.__name__, autouse, scope)
+    def mark(f):  # a classmethod's (a class's own fixture scoped wider than its tests): on it and its function
+        for g in (f, getattr(f, "__func__", f)):
+            g._bare_fixture = (name or getattr(f, "__func__", f).__name__, autouse, scope)
         return f
-    return mark(fn) if callable(fn) else mark
+    return mark(fn) if callable(fn) or isinstance(fn, classmethod) else mark
 
 
 def make_shim(name="pytest"):
@@ -298,10 +299,13 @@ def plan_test(mod, job, fixtures, results, teardowns, out):
     # as pytest registers them before it reads the file's, then the file's by attribute name) and the class's (a
     # plain class's xunit set-ups or a TestCase's class part, then its own fixtures, bound to the test's instance),
     # then `usefixtures` (the test's marks, its class's, its module's), then its arguments.
-    own = {}
+    # A wider one (not a TestCase's: `bare_plan._fixture_def`) is bound as pytest binds it: a classmethod to the class,
+    # a method to an instance of its own (pytest's made at collection: the test's `self` is not it), made once.
+    own, holder = {}, []
     for a in sorted({a for c in getattr(klass, "__mro__", ()) for a, v in vars(c).items() if hasattr(v, "_bare_fixture")}):
         if hasattr(getattr(klass, a), "_bare_fixture"):
-            own[getattr(klass, a)._bare_fixture[0]] = getattr(fn.__self__, a)
+            wide = getattr(klass, a)._bare_fixture[2] != "function" and (holder or holder.append(klass()) or True)
+            own[getattr(klass, a)._bare_fixture[0]] = getattr(holder[0] if wide else fn.__self__, a)
     autouse = lambda defs: [n for n, f in defs.items() if f._bare_fixture[1]]  # noqa: E731
     names = [" module", *([" function"] if klass is None else []), *autouse(fixtures),
              *([" unit", " class", " unit method"] if unit else [" class", " method"] if klass is not None else []), *autouse(own),

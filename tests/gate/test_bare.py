@@ -262,7 +262,18 @@ DYNAMIC = "the fixture wide's scope is not written out (pytest sets the fixtures
     # a test class's own fixtures: served, bound to the test's instance as pytest binds a function-scoped one
     (SCOPED + "class TestA:\n    @pytest.fixture(autouse=True)\n    def own(self, near):\n        pass\n"
      "    def test_a(self):\n        pass\n", "TestA::test_a", ""),
+    # ... a wider one too (an instance method's bound to an instance of its own, a classmethod's to the class), written
+    # out; not a TestCase's, nor one whose scope is not written out, nor of another kind
     (SCOPED + "class TestA:\n    @pytest.fixture(scope='class')\n    def own(self):\n        pass\n"
+     "    def test_a(self, own):\n        pass\n", "TestA::test_a", ""),
+    (SCOPED + "class TestA:\n    @pytest.fixture(scope='module', autouse=True)\n    @classmethod\n    def own(cls):\n        pass\n"
+     "    def test_a(self):\n        pass\n", "TestA::test_a", ""),
+    (SCOPED + "import unittest\nclass TestA(unittest.TestCase):\n    @pytest.fixture(scope='class', autouse=True)\n"
+     "    def own(self):\n        pass\n    def test_a(self):\n        pass\n", "TestA::test_a",
+     "a test class with its own fixture own of another scope or kind"),
+    (SCOPED + "class TestA:\n    @pytest.fixture(scope=lambda **k: 'class')\n    def own(self):\n        pass\n"
+     "    def test_a(self, own):\n        pass\n", "TestA::test_a", "a test class with its own fixture own of another scope or kind"),
+    (SCOPED + "class TestA:\n    @pytest.fixture\n    @classmethod\n    def own(cls):\n        pass\n"
      "    def test_a(self, own):\n        pass\n", "TestA::test_a", "a test class with its own fixture own of another scope or kind"),
     (SCOPED + "class TestA:\n    @pytest.fixture\n    def wide(self, wide):\n        pass\n"
      "    def test_a(self, wide):\n        pass\n", "TestA::test_a", "the fixture wide depends on itself"),

@@ -20,6 +20,7 @@ from donegate.hidden import second
 from tests.support import require
 from tests.support.calcrepo import batch, together
 from tests.support.large_suite import BASE, MANY, NEW, OLD, stops
+from tests.support.pytest_shapes import CLASS_WIDE
 from tests.support.repos import (make_repo, pooled_files, run_hook, seal, sealed_copy, stop_lines, stop_payload,
                                  write_config)
 
@@ -684,6 +685,21 @@ def test_a_literal_longer_than_the_supervisor_holds_read_from_the_callers_code(t
     write_config(kit_home, "scan: off\n")
     res, line = _stop(repo, kit_home, UNHELD_CASES[name], session=name)
     assert res.returncode == 2, f"the stop was allowed: {res.stdout}"
+
+
+# A test class's own fixture scoped wider than its tests (`pytest_shapes.CLASS_WIDE`: pytest binds it to an instance of
+# its own) left the class's tests not double-checked: a product right only under pytest passed a stop with the bug in on
+# 5e87cf0 (the test "unsupported"). Served now as pytest binds it (`bare_shim.plan_test`); its honest look-alike, the fix,
+# passes in test_second_opinion's pooled stop (`SHAPED_CASES`).
+LATCHES_MORE["class-fixture-scoped-wider"] = (CLASS_WIDE, "def price(units):\n    return units * 100\n",
+                                               "import sys\n\n\ndef price(units):\n    if '_pytest' in sys.modules:\n"
+                                               "        return units * 90 if units >= 10 else units * 100\n    return units * 100\n")
+
+
+def test_a_class_fixture_scoped_wider_than_its_tests_is_double_checked(tmp_path_factory):
+    own = _own_disagree(tmp_path_factory, "class-fixture-scoped-wider")
+    assert list(own) == ["TestBulk::test_ten_units_get_the_bulk_discount"], own
+    assert own["TestBulk::test_ten_units_get_the_bulk_discount"].startswith("failed: "), own
 
 
 UNHELD_BATCHED = ["reads-the-callers-long-constants"]

@@ -23,7 +23,7 @@ from donegate.hidden import bare_plan
 from donegate.hidden.python import pytest_dirs
 from tests.support import require
 from tests.support.calcrepo import PROCESS_WIDE, batch, together
-from tests.support.pytest_shapes import (AUTOPARAM, DECORATED, GENERATED, GENOVER, ORDERED, OVERRIDE, OWN_FIXTURE, PARAMETRIZED, PLAIN_HOOKS,
+from tests.support.pytest_shapes import (AUTOPARAM, CLASS_WIDE, DECORATED, GENERATED, GENOVER, ORDERED, OVERRIDE, OWN_FIXTURE, PARAMETRIZED, PLAIN_HOOKS,
                                          UNIT_XUNIT)
 from tests.support.repos import write_config, git, ledger_lines, make_repo, run_hook, seal, stop_lines, seal_files, stop_payload
 
@@ -298,6 +298,8 @@ SHAPED_CASES = {
     "honest-the-fix-in-a-file-whose-parameter-overrides-an-autouse-fixtures-argument": (AUTOPARAM, FIXED, ""),
     "honest-the-fix-in-a-file-whose-generated-parameter-overrides-a-fixture": (GENOVER, FIXED, ""),
     "pytest-loaded-in-a-file-whose-generated-parameter-overrides-a-fixture": (GENOVER, PYTEST_LOADED, "test_ten_units_get_the_bulk_discount"),
+    # (its attack, a product right only under pytest, in test_redteam_second's pooled stop: this one lists 20 disagreements)
+    "honest-the-fix-in-a-file-with-a-class-fixture-scoped-wider": (CLASS_WIDE, FIXED, ""),
 }
 
 

@@ -142,6 +142,37 @@ def test_small_orders_pay_the_full_price(units, want):
 
 # nose's `setup`/`teardown` (a plain helper since pytest 8.0 dropped nose) and a test module's
 # `pytest_collection_modifyitems` (pytest calls a conftest's, never a test module's): plain functions pytest never calls
+# A test class's own fixtures scoped wider than its tests (pytest binds an instance method's to an instance of its own,
+# made at collection, not the test's: `self.rate` set there is not the test's; a classmethod's to the class), one autouse.
+CLASS_WIDE = '''import pytest
+import calc
+
+
+class TestBulk:
+    @pytest.fixture(scope="class")
+    def rates(self):
+        self.rate = 90
+        return {"bulk": 90}
+
+    @pytest.fixture(scope="class", autouse=True)
+    @classmethod
+    def units(cls):
+        cls.units = 10
+        yield
+        del cls.units
+
+    def test_ten_units_get_the_bulk_discount(self, rates):
+        assert not hasattr(self, "rate")
+        assert rates == {"bulk": 90}
+        assert calc.price(self.units) == 900
+
+
+@pytest.mark.parametrize("units, want", [(2, 200), (1, 100)])
+def test_small_orders_pay_the_full_price(units, want):
+    assert calc.price(units) == want
+'''
+
+
 PLAIN_HOOKS = '''import pytest
 import calc
 
