@@ -41,6 +41,11 @@ def module_marks(rel, mod, helper):
         names = list(g.items())
         g.clear()
         g.update((shown if k == MARKS else k, v) for k, v in names)
+        notes = g.get("__annotations__")  # annotated (`pytestmark: list = [...]`): its note under the name shown too
+        if type(notes) is dict and MARKS in notes:
+            names = list(notes.items())
+            notes.clear()
+            notes.update((shown if k == MARKS else k, v) for k, v in names)
 
 
 def _exactly(fd, n):

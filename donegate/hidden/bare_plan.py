@@ -189,10 +189,25 @@ def _module_marks(tree, aliases, from_names):
              or isinstance(n, ast.Attribute) and n.attr == MARKS]  # a class's read by the file's code
     if not binds:
         return ""
-    top = [n for n in tree.body if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == MARKS for t in n.targets)]
-    if len(binds) != 1 or len(top) != 1 or len(top[0].targets) != 1:
+    top = [n for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+           and any(isinstance(t, ast.Name) and t.id == MARKS for t in getattr(n, "targets", [getattr(n, "target", None)]))]
+    if len(binds) != len(top) or _marks_of(tree) is None:
         return f"defines {MARKS} otherwise than once, at its top"
-    return _marks_why(top[0].value, aliases, from_names)
+    return _marks_why(ast.List(_marks_of(tree), ast.Load()), aliases, from_names)
+
+
+def _marks_of(tree):
+    """The module's `pytestmark`'s marks, as its top binds them: once (`=`, or annotated), a mark or a list or tuple of them,
+    then (a list) added to by `+=` of lists or tuples; None when bound otherwise. The program's code binds it as written
+    (the second run reads the value it made: `bare_fork.module_marks`)."""
+    top = [n for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+           and [_dotted(t) for t in getattr(n, "targets", [getattr(n, "target", None)])] == [MARKS]]
+    first, more = (top or [None])[0], top[1:]
+    if not isinstance(first, (ast.Assign, ast.AnnAssign)) or first.value is None or more and not isinstance(first.value, ast.List) \
+            or any(not (isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and isinstance(n.value, (ast.List, ast.Tuple)))
+                   for n in more):
+        return None if top else []
+    return [*_values(first.value), *(m for n in more for m in n.value.elts)]
 
 
 def _xunit(node):
@@ -276,12 +291,11 @@ def plan(source, harness_aliases=None, served=SERVED, own=(), nose=True):
     marked = _module_marks(tree, aliases, from_names)
     if marked:
         return marked, {}
-    top = [n for n in tree.body if isinstance(n, ast.Assign) and [_dotted(t) for t in n.targets] == [MARKS]]
-    module_marks = _params(_values(top[0].value))[0] if top else ([], [])
+    module_marks = _params(_marks_of(tree))[0]
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.ClassDef)):
             names = [node.name] if not isinstance(node, ast.Assign) else [_dotted(t) for t in node.targets]
-            hooks = [n for n in names if n in MODULE_HOOKS and not (n == MARKS and isinstance(node, ast.Assign))
+            hooks = [n for n in names if n in MODULE_HOOKS and not (n == MARKS and isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)))
                      and not (n in XUNIT and _xunit(node)) and not (n in NOSE and not nose)
                      and not (n == "pytest_generate_tests" and _generated(node) is not None)]
             if hooks:

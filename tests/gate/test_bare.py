@@ -147,12 +147,12 @@ def test_the_plan_serves_given_tests_with_the_first_runs_draws_and_the_arguments
     ("import pytest\npytestmark = [pytest.mark.slow, pytest.mark.parametrize(NAMES, [1])]\n",
      "defines pytestmark with pytest.mark.parametrize (parametrize names that are not written out)"),
     ("import pytest\nslow = pytest.mark.slow\npytestmark = slow\n", "defines pytestmark with what is not written out as marks"),
-    ("import pytest\npytestmark = [pytest.mark.slow]\npytestmark += [pytest.mark.fast]\n",
+    ("import pytest\npytestmark = [pytest.mark.slow]\npytestmark.append(pytest.mark.fast)\n",
      "defines pytestmark otherwise than once, at its top"),
     ("import pytest\npytestmark = pytest.mark.slow\ndef test_a():\n    assert pytestmark\n",
      "defines pytestmark otherwise than once, at its top"),
     ("from marks import pytestmark\n", "defines pytestmark otherwise than once, at its top"),
-    ("pytestmark: list = []\n", "defines pytestmark otherwise than once, at its top"),
+    ("pytestmark: list\n", "defines pytestmark otherwise than once, at its top"),  # annotated, not bound
     ("import pytest\n@pytest.fixture(autouse=FLAG)\ndef a():\n    pass\n", "the fixture a's autouse is not written out"),
     ("setup_function = print\n", "defines setup_function"),
     ("import pytest\n@pytest.fixture\ndef setup_function():\n    pass\n", "defines setup_function"),
@@ -165,6 +165,8 @@ def test_a_file_the_harness_cannot_run_faithfully_is_unsupported_as_a_whole(sour
     "import pytest\npytestmark = pytest.mark.slow\n",
     "import pytest as pt\npytestmark = (pt.mark.slow, pt.mark.skipif(False, reason='no'), pt.mark.filterwarnings('error'))\n",
     "from pytest import mark\npytestmark = [mark.slow, mark.xfail]\n",
+    # annotated, or a list added to by `+=` (`bare_plan._marks_of`): its parameters from the addition too (below)
+    "import pytest\npytestmark: list = [pytest.mark.slow]\npytestmark += (pytest.mark.parametrize('x', [1]),)\n",
     "import pytest\nclass TestA:\n    pytestmark = pytest.mark.usefixtures('db')\n",  # a class's: its own tests (below)
     "def setup_function(function):\n    pass\ndef teardown_function():\n    pass\n",  # each test function's (`XUNIT`)
     # `usefixtures` and `parametrize` there, a set-up beside an autouse fixture: in pytest's order (`bare_served.order`)
@@ -181,6 +183,16 @@ def test_a_modules_marks_written_out_are_served(source):
     assert why == "" and tests["test_b"] == ("", [])
     if "parametrize" in source:  # the module's parameters are no fixtures of its tests
         assert bare.plan(source + "def test_c(x, tmp_path):\n    pass\n")[1]["test_c"] == ("", ["tmp_path"])
+
+
+@pytest.mark.parametrize("source", [
+    "import pytest\npytestmark = pytest.mark.slow\npytestmark += [pytest.mark.slow]\n",  # a mark added to: TypeError
+    "import pytest\npytestmark = [pytest.mark.slow]\npytestmark += MORE\n",  # not written out
+    "import pytest\npytestmark = [pytest.mark.slow]\npytestmark = pytestmark + [pytest.mark.slow]\n",
+    "from common import pytestmark\n",  # another module's: its marks are not known from the file's syntax
+])
+def test_a_modules_marks_bound_otherwise_leave_the_file_out(source):
+    assert bare.plan(source + "def test_b():\n    pass\n")[0] == "defines pytestmark otherwise than once, at its top"
 
 
 @pytest.mark.parametrize("marks, why", [

@@ -23,8 +23,8 @@ from donegate.hidden import bare_plan
 from donegate.hidden.python import pytest_dirs
 from tests.support import require
 from tests.support.calcrepo import PROCESS_WIDE, batch, together
-from tests.support.pytest_shapes import (AUTOPARAM, CLASS_WIDE, DECORATED, GENERATED, GENOVER, ORDERED, OVERRIDE, OWN_FIXTURE, PARAMETRIZED, PLAIN_HOOKS,
-                                         UNIT_XUNIT)
+from tests.support.pytest_shapes import (AUTOPARAM, CLASS_WIDE, DECORATED, GENERATED, GENOVER, MARKED_MORE, ORDERED, OVERRIDE, OWN_FIXTURE,
+                                         PARAMETRIZED, PLAIN_HOOKS, UNIT_XUNIT)
 from tests.support.repos import write_config, git, ledger_lines, make_repo, run_hook, seal, stop_lines, seal_files, stop_payload
 
 HIDDEN = '''import pytest
@@ -300,6 +300,7 @@ SHAPED_CASES = {
     "pytest-loaded-in-a-file-whose-generated-parameter-overrides-a-fixture": (GENOVER, PYTEST_LOADED, "test_ten_units_get_the_bulk_discount"),
     # (its attack, a product right only under pytest, in test_redteam_second's pooled stop: this one lists 20 disagreements)
     "honest-the-fix-in-a-file-with-a-class-fixture-scoped-wider": (CLASS_WIDE, FIXED, ""),
+    "honest-the-fix-in-a-file-with-pytestmark-annotated-and-added-to": (MARKED_MORE, FIXED, ""),
 }
 
 

@@ -173,6 +173,33 @@ def test_small_orders_pay_the_full_price(units, want):
 '''
 
 
+# A module's `pytestmark` annotated, then added to by `+=` (its `usefixtures` from the addition: the test asserts it ran).
+MARKED_MORE = '''import pytest
+import calc
+
+pytestmark: list = [pytest.mark.slow]
+pytestmark += [pytest.mark.usefixtures("priced")]
+PRICED = []
+
+
+@pytest.fixture
+def priced():
+    PRICED.append(calc.price)
+    yield
+    PRICED.clear()
+
+
+def test_ten_units_get_the_bulk_discount():
+    assert PRICED == [calc.price]
+    assert calc.price(10) == 900
+
+
+@pytest.mark.parametrize("units, want", [(2, 200), (1, 100)])
+def test_small_orders_pay_the_full_price(units, want):
+    assert calc.price(units) == want
+'''
+
+
 PLAIN_HOOKS = '''import pytest
 import calc
 
