@@ -102,7 +102,7 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
 
         probe_cmp.unit, probe_cmp.listed = probe.unit, probe.listed  # unittest's own assert methods only (`probe_unit`)
         # the shim a module of the helper's name the program's text imports (`stems.as_shown`): none named pytest
-        objects = {"\x00" + job["shim"]: make_shim(job["helper"]), "\x00" + job["probe"]: probe_cmp, "\x00" + job["hold"]: hold}
+        objects = {"\x00" + job["shim"]: make_shim(job["helper"], job["pytest"]), "\x00" + job["probe"]: probe_cmp, "\x00" + job["hold"]: hold}
 
         flagged = _watch_traces(job, out, frozenset(c.co_filename for _, c in codes))  # before any product code runs
         if "imports-pytest" in job["allow"]:  # importable (the kit's), never run: last on the path

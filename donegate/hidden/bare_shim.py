@@ -19,7 +19,7 @@ from pathlib import Path
 if globals().get("__package__"):  # imported by the kit (its tests); sent to a run, bare_plan's and bare_served's names are here
     from donegate.hidden.bare_plan import SEEDED
     from donegate.hidden.bare_served import (XUNITS, _CapLog, _Metafunc, _CapSys, _Failed, _MonkeyPatch, _Skipped, _Subtests, _TmpFactory, order,
-                                             _mkdtemp, unit_call, unit_case, unit_steps, xunit)
+                                             _as_pytests, _mkdtemp, unit_call, unit_case, unit_steps, xunit)
 
 # Sent to a run, this source shares one namespace with bare_plan's (`second._source`); imported by the kit, it takes
 # the name from the module.
@@ -126,6 +126,19 @@ class _Approx:
         return f"approx({self.expected!r})"
 
 
+# pytest's kinds of approx, each a class of its own (`_approx`), named as the first run's pytest names them (`make_shim`)
+_APPROX_KINDS = {"ApproxScalar": type("ApproxScalar", (_Approx,), {})}
+_APPROX_KINDS.update({k: type(k, (_APPROX_KINDS["ApproxScalar"] if k == "ApproxDecimal" else _Approx,), {})
+                      for k in ("ApproxDecimal", "ApproxSequenceLike", "ApproxMapping")})
+
+
+def _approx(expected, rel=None, abs=None, nan_ok=False):
+    """`pytest.approx(expected)`: of the kind pytest makes for it (a mapping's, a list's or tuple's, a Decimal's, a number's)."""
+    kind = ("ApproxMapping" if isinstance(expected, dict) else "ApproxSequenceLike" if isinstance(expected, (list, tuple))
+            else "ApproxDecimal" if type(expected).__name__ == "Decimal" else "ApproxScalar")
+    return _APPROX_KINDS[kind](expected, rel, abs, nan_ok)
+
+
 builtins_abs = abs
 
 
@@ -145,12 +158,14 @@ def _fixture(fn=None, *, scope="function", autouse=False, name=None, params=None
     return mark(fn) if callable(fn) or isinstance(fn, classmethod) else mark
 
 
-def make_shim(name="pytest"):
+def make_shim(name="pytest", folders=()):
     """The tests' `pytest`: a module named `name` (the second run's: the helper the program's text imports, never pytest:
     a module of that name in the heap told the run from a program), in no `sys.modules` (a developer's program imports
-    no test framework); the tests reach it by a constant their code holds (`_ToShim`, `bind`), not by a name."""
+    no test framework); the tests reach it by a constant their code holds (`_ToShim`, `bind`), not by a name. Its
+    objects' classes named as the first run's pytest (in `folders`) names its own (`_as_pytests`)."""
+    _as_pytests(folders)
     shim = types.ModuleType(name)
-    shim.raises, shim.approx, shim.fail, shim.skip = _raises, _Approx, _fail, _skip
+    shim.raises, shim.approx, shim.fail, shim.skip = _raises, _approx, _fail, _skip
     shim.mark, shim.param, shim.fixture = _MarkSpace(), lambda *v, id=None, marks=(): _Param(v, id, marks), _fixture
     return shim
 

@@ -62,8 +62,8 @@ def make_probe(repo, alarm):
              (_frozenset, _frozenset.copy))
     approx = modules.get("_pytest.approx") or modules.get("_pytest.python_api")
     wild = {v for v in vars(approx).values() if _isinstance(v, type) and v.__name__.startswith("Approx")} if approx else set()
-    if _isinstance(globals().get("_Approx"), type):  # the second harness's shim
-        wild.add(globals()["_Approx"])
+    if _isinstance(globals().get("_Approx"), type):  # the second harness's shim, and its kinds (`bare_shim._approx`)
+        wild.update([globals()["_Approx"], *globals().get("_APPROX_KINDS", {}).values()])
 
     mode = ["=="]  # the operator the test used: a lie may sit in `__ne__` alone
 

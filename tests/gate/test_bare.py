@@ -633,9 +633,10 @@ def test_the_helper_beside_the_program_is_a_developers_own_checks():
         assert (got == ns["approx"](want, **kw)) is (got == bare_shim._Approx(want, **kw)), (got, want, kw)
 
 
-# A test's served objects, as product code finds them (its caller's frame, the root logger's handlers): their types
-# were the harness's (`_Metafunc`, `_MonkeyPatch`..., of a module the run's secret named), a name no developer's run
-# holds. They read as pytest's own now (`bare_served._pytests`); the same file passes under pytest.
+# A test's served objects, as product code finds them (its caller's frame, the root logger's handlers, what its `==` is
+# handed): their types were the harness's (`_Metafunc`, `_MonkeyPatch`, `_Approx`..., of a module the run's secret
+# named), a name no developer's run holds. They read as pytest's own now (`bare_served._pytests`, `_as_pytests`); the
+# same file passes under pytest.
 NAMED = '''import logging
 
 import pytest
@@ -666,6 +667,22 @@ def test_served(monkeypatch, capsys, caplog, tmp_path_factory, subtests):
         pytest.skip("here")
     except BaseException as exc:
         assert calc.named(exc) == "builtins.Skipped"
+
+
+def test_shim():
+    seen = calc.Seen()
+    seen == pytest.approx(3)  # noqa: B015 - what the product's `==` is handed
+    assert seen.others[0] == "_pytest.approx.ApproxScalar"
+    assert calc.half(0.6) == pytest.approx(0.3) and [calc.half(0.6)] == pytest.approx([0.3])  # the probe's wildcards
+    assert calc.named(pytest.approx([1.5])) == "_pytest.approx.ApproxSequenceLike"
+    assert calc.named(pytest.approx({"a": 1})) == "_pytest.approx.ApproxMapping"
+    assert calc.named(pytest.raises(ValueError)) == "_pytest.raises.RaisesExc"
+    with pytest.raises(ValueError) as info:
+        int("x")
+    assert calc.named(info) == "_pytest._code.code.ExceptionInfo"
+    assert calc.named(pytest.mark.slow) == "_pytest.mark.structures.MarkDecorator"
+    assert calc.named(pytest.mark) == "_pytest.mark.structures.MarkGenerator"
+    assert calc.named(pytest.param(1)) == "pytest.ParameterSet"
 '''
 
 
@@ -673,9 +690,11 @@ def test_served_objects_read_as_pytests_own(tmp_path):
     repo, store = _project(tmp_path, (
         "import sys\n\n\ndef named(x):\n    return f'{type(x).__module__}.{type(x).__qualname__}'\n\n\n"
         "def callers(name):\n    return named(sys._getframe(1).f_locals[name])\n\n\n"
-        "def method(m):\n    return m.__func__.__code__.co_qualname\n"))
+        "def method(m):\n    return m.__func__.__code__.co_qualname\n\n\ndef half(x):\n    return x / 2\n\n\n"
+        "class Seen:\n    def __init__(self):\n        self.others = []\n\n    def __eq__(self, other):\n        self.others.append(named(other))\n"
+        "        return NotImplemented\n\n    __hash__ = None\n"))
     (store / "test_n.py").write_text(NAMED)
-    tests = ["test_n.py::test_generated[_pytest.python.Metafunc]", "test_n.py::test_served"]
+    tests = ["test_n.py::test_generated[_pytest.python.Metafunc]", "test_n.py::test_served", "test_n.py::test_shim"]
     under = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(store / "test_n.py")],
                            capture_output=True, text=True, timeout=120, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)})
     assert under.returncode == 0, under.stdout[-3000:]
