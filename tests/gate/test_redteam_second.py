@@ -347,6 +347,24 @@ def test_a_latch_is_no_answer_when_the_expected_value_is_drawn_first(tmp_path, m
     latch = ("failed", "the object it returned is not equal to the expected value alone (held by the supervisor)")
     assert got == {i: latch if i.endswith("latch") else ("passed", "") for i in ids}, (got, out.problem)
 
+
+def test_a_zygote_running_another_files_test_itself_shares_the_candidates_out_too(monkeypatch):
+    """The zygote that runs a test itself (threads ran after the import) and was made for another file's compares with
+    the harness's code (`bare_fork.compared_apart`): a latch there is no answer either, with the expected value first."""
+    import random
+
+    from donegate.hidden import answers, bare_fork
+
+    ns = {}
+    exec(DRAWN_CALC, ns)
+    seed = next(s for s in range(1000) if answers.answer_ticket([(0, 900)], random.Random(s))[1][0] == 0)
+    for name in ("answer_pairs", "answer_said"):  # sent to a run, one namespace with answers.py's
+        monkeypatch.setitem(vars(bare_fork), name, getattr(answers, name))
+    for value, right in ((ns["Latch"](), False), (ns["Money"](900), True), (ns["Tally"](900), True)):
+        blob, places = answers.answer_ticket([(0, 900)], random.Random(seed))
+        got, _ = answers.answer_split(bare_fork.compared_apart([(0, value)], blob))
+        assert (answers.answer_judge(got, [(0, 900)], places) == "") is right, (value, got)
+
 CALLS = PRICES + "\n\ndef test_bulk_and_two():\n    test_bulk()\n    assert calc.price(2) == 200\n"
 
 
