@@ -48,7 +48,7 @@ from types import ModuleType as _ModuleType
 # Sent to a run, this source shares one namespace with bare_plan's and bare_shim's (`second._source`); imported by
 # the kit (its tests), it takes their names from the modules. A shipped namespace has no `__package__`.
 if globals().get("__package__"):
-    from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, nosed, noses, plan, split_id
+    from donegate.hidden.bare_plan import HARNESS, SEEDED, SERVED, TOKEN, nosed, noses, plan, split_id, unit_first
     from donegate.hidden.bare_served import _mkdtemp, _temp_dir
     from donegate.hidden.bare_shim import MAIN_ORDER, _as_program, _own_names, _run_test, bind, hide_harness, make_shim, refuse_harness, shim_compile
     from donegate.hidden.bare_fork import (PROGRAM, RESULT_MAX, _Alarm, _drain, _exactly, _failure, _hide, _only, _sink, _test_steps,
@@ -352,12 +352,12 @@ def supervise(params):
     # the kit's compile of these sources, and their plans, kept for the seal (`rewritten.py`); planned here for a
     # project that provides a harness module itself (`plan`'s `own`)
     kept, planned = _kept(params.get("compiled"))
-    nose = noses(params["pytest"])  # the kit planned as if it did (`bare_plan.nosed`): a file left out for nose's names is planned here
+    nose, first = noses(params["pytest"]), unit_first(params["pytest"])  # the kit planned as if both (`nosed`, `unit_first`): else here
     planned = {} if set(own) & set(HARNESS) else planned.get(bool(params.get("draws")), {})
     for rel, text in params["sources"].items():  # the kit took the held asserts' literals out (`answers.py`)
         text = text.encode("utf-8", "surrogateescape")
         try:
-            plans[rel] = planned[rel] if rel in planned and (nose or not nosed(planned[rel])) else plan(text, served=served, own=own, nose=nose)
+            plans[rel] = planned[rel] if rel in planned and (nose or not nosed(planned[rel])) and first else plan(text, served=served, own=own, nose=nose, first=first)
             # compiled once, run in each fork, under an absolute path in the project's folder (`folder`: as pytest's
             # `__file__` is absolute; a test file's is the program's file there, `enter_program`); its source (as sent)
             # in linecache under that name, so `inspect.getsource` finds it, as typeguard's @typechecked needs

@@ -47,6 +47,21 @@ def noses(folders):
     return any(os.path.isfile(os.path.join(f, "_pytest", "nose.py")) for f in folders)
 
 
+def unit_first(folders):
+    """Whether the pytest in `folders` sets a TestCase's `setUpClass` up before its `setup_class` (it registers unittest's
+    class fixture first, as pytest 8.1 on does: `_pytest/unittest.py` read, once a run); pytest 8.0 lists them by
+    attribute name, `setup_class` first. The kit plans as if it did (`plan`'s `first`): the supervisor plans again where it does not."""
+    for f in folders:
+        try:
+            with open(os.path.join(f, "_pytest", "unittest.py"), "rb") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        at = text.find(b"self._register_unittest_setup_class_fixture(")
+        return at >= 0 and text.find(b"self._register_setup_class_fixture(", at) > at
+    return False
+
+
 def nosed(planned):
     """Whether a plan (`plan`'s answer) left a file or a class's tests out for nose's names alone, as with a pytest
     that calls them: the supervisor plans such a file again when its pytest does not."""
@@ -250,11 +265,11 @@ def _class_marks(body, aliases, from_names):
             and not _marks_why(n.value, aliases, from_names)]
 
 
-def plan(source, harness_aliases=None, served=SERVED, own=(), nose=True):
+def plan(source, harness_aliases=None, served=SERVED, own=(), nose=True, first=True):
     """(module reason, {qualname: (reason, fixture names)}) for one test file, from its syntax tree; `served`: the
     fixtures the harness serves itself (a file's own fixture of that name is its own); `own`: harness names the
     project itself provides (a project that is pluggy): its tests import them as the product; `nose`: the first run's
-    pytest calls nose's set-ups (`noses`)."""
+    pytest calls nose's set-ups (`noses`); `first`: it sets a TestCase's `setUpClass` up before `setup_class` (`unit_first`)."""
     tree = ast.parse(source)
     aliases, from_names = set(), set()
     cases = set()  # how the file names unittest's TestCase (`unittest.TestCase`, `TestCase`, `ut.TestCase`)
@@ -383,7 +398,7 @@ def plan(source, harness_aliases=None, served=SERVED, own=(), nose=True):
             body = [n for c in made for n in c.body]
             defined = {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
             bad = [n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in hooks
-                   and not (n.name in CLASS_XUNIT and _xunit(n) and (not unit or _unit_xunit(n.name, defined))
+                   and not (n.name in CLASS_XUNIT and _xunit(n) and (not unit or _unit_xunit(n.name, defined, first))
                             or not unit and n.name in NOSE and not nose)]
             served_marks = _class_marks(body, aliases, from_names)
             bad += [_dotted(t) for n in body if isinstance(n, ast.Assign) and n not in served_marks for t in n.targets
@@ -441,12 +456,13 @@ def _generated(fn):
     return names if all(id(n) in reads for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == meta) else None
 
 
-def _unit_xunit(name, defined):
+def _unit_xunit(name, defined, first=False):
     """Whether a TestCase's xunit set-up `name` (`CLASS_XUNIT`) is served, its class's methods `defined`: in its place
-    whatever pytest's version (pytest 9 lists `setUpClass` before `setup_class`, pytest 8.0 after them): `setup_class`
-    and `teardown_class` where the TestCase's class set-up is unittest's own (doing nothing); `setup_method` and
-    `teardown_method` where no fixture of the class's own is autouse (pytest 8.0 lists them by name among those)."""
-    return name in CLASS_XUNIT[2:] or not defined & {"setUpClass", "tearDownClass"}
+    (pytest 9 lists `setUpClass` before `setup_class`, pytest 8.0 after them): `setup_class` and `teardown_class` where
+    the TestCase's class set-up is unittest's own (doing nothing), or where the first run's pytest sets `setUpClass` up
+    first (`first`: `unit_first`), as the second run does; `setup_method` and `teardown_method` where no fixture of the
+    class's own is autouse (pytest 8.0 lists them by name among those)."""
+    return name in CLASS_XUNIT[2:] or first or not defined & {"setUpClass", "tearDownClass"}
 
 
 def _fixture_def(node, fixtures, scopes, autos, method=False):

@@ -215,10 +215,11 @@ XUNIT_CLASS = ("class TestA:\n    @classmethod\n    def setup_class(cls):\n     
 
 @pytest.mark.parametrize("source, why", [
     (XUNIT_CLASS, ""),  # a plain test class's xunit set-ups: served (`bare_served.xunit`)
-    # a TestCase's: pytest calls them around unittest's own (`bare_served.xunit`), in its place whatever pytest's version
+    # a TestCase's: pytest calls them around unittest's own (`bare_served.xunit`), in its place whatever pytest's version;
+    # beside its own `setUpClass` too where pytest sets that up first, as the second run does (`bare_plan.unit_first`)
     ("import unittest\n" + XUNIT_CLASS.replace("class TestA:", "class TestA(unittest.TestCase):"), ""),
     ("import unittest\n" + XUNIT_CLASS.replace("class TestA:", "class TestA(unittest.TestCase):\n    def setUpClass(cls):\n"
-                                             "        pass\n"), "a test class with setup_class"),
+                                             "        pass\n"), ""),
     ("import unittest, pytest\n" + XUNIT_CLASS.replace("class TestA:", "class TestA(unittest.TestCase):\n    @pytest.fixture("
                                                      "autouse=True)\n    def own(self):\n        pass\n"),
      "a test class with setup_method beside its own autouse fixture"),
@@ -238,6 +239,8 @@ def test_a_plain_test_classs_xunit_set_ups_are_served(source, why):
     assert bare.plan(source)[1]["TestA::test_a"] == (why, [])
     if "def setup(" in source:
         assert bare.plan(source, nose=False)[1]["TestA::test_a"] == ("", [])
+    if "def setUpClass(" in source:  # pytest 8.0 sets `setup_class` up first: not served
+        assert bare.plan(source, first=False)[1]["TestA::test_a"] == ("a test class with setup_class", [])
 
 
 def test_a_test_modules_own_hooks_pytest_never_calls_are_served():
@@ -249,6 +252,20 @@ def test_a_test_modules_own_hooks_pytest_never_calls_are_served():
     assert bare_plan.nosed(bare.plan(source)) and not bare_plan.nosed(bare.plan(source.replace("def setup", "def set_up").replace("def teardown", "def tear_down")))
     assert bare_plan.nosed(bare.plan("class TestA:\n    def teardown(self):\n        pass\n    def test_a(self):\n        pass\n"))
     assert bare.noses([]) is False
+
+
+def test_which_class_set_up_pytest_sets_up_first_is_read_from_it(tmp_path):
+    """pytest 8.1 on registers unittest's `setUpClass` fixture before `setup_class`'s (`_pytest/unittest.py`), 8.0 lists
+    them by attribute name, `setup_class` first (`bare_plan.unit_first`); no pytest found: not first."""
+    assert bare_plan.unit_first([os.path.dirname(os.path.dirname(pytest.__file__))]) is True
+    (tmp_path / "_pytest").mkdir()
+    (tmp_path / "_pytest" / "unittest.py").write_text("        self._inject_setup_teardown_fixtures(cls)\n"
+                                                      "        self._inject_setup_class_fixture()\n")
+    assert bare_plan.unit_first([str(tmp_path)]) is False
+    (tmp_path / "_pytest" / "unittest.py").write_text("            self._register_setup_class_fixture()\n"
+                                                      "            self._register_unittest_setup_class_fixture(cls)\n")
+    assert bare_plan.unit_first([str(tmp_path)]) is False
+    assert bare_plan.unit_first([]) is False
 
 
 OVERRIDDEN = "import pytest\n@pytest.fixture\ndef units(request):\n    pass\n@pytest.fixture\ndef total(units):\n    pass\n"

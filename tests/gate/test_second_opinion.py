@@ -24,7 +24,7 @@ from donegate.hidden.python import pytest_dirs
 from tests.support import require
 from tests.support.calcrepo import PROCESS_WIDE, batch, together
 from tests.support.pytest_shapes import (AUTOPARAM, CLASS_WIDE, DECORATED, GENERATED, GENOVER, MARKED_MORE, ORDERED, OVERRIDE, OWN_FIXTURE,
-                                         PARAMETRIZED, PLAIN_HOOKS, UNIT_XUNIT)
+                                         PARAMETRIZED, PLAIN_HOOKS, UNIT_BOTH, UNIT_XUNIT)
 from tests.support.repos import write_config, git, ledger_lines, make_repo, run_hook, seal, stop_lines, seal_files, stop_payload
 
 HIDDEN = '''import pytest
@@ -301,6 +301,7 @@ SHAPED_CASES = {
     # (its attack, a product right only under pytest, in test_redteam_second's pooled stop: this one lists 20 disagreements)
     "honest-the-fix-in-a-file-with-a-class-fixture-scoped-wider": (CLASS_WIDE, FIXED, ""),
     "honest-the-fix-in-a-file-with-pytestmark-annotated-and-added-to": (MARKED_MORE, FIXED, ""),
+    "honest-the-fix-in-a-file-with-a-testcase-with-both-class-set-ups": (UNIT_BOTH, FIXED, ""),
 }
 
 

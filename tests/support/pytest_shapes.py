@@ -200,6 +200,37 @@ def test_small_orders_pay_the_full_price(units, want):
 '''
 
 
+# A TestCase with both unittest's class set-up and pytest's xunit one (pytest 9 calls `setUpClass` first, 8.0 after
+# `setup_class`: served where the first run's pytest registers unittest's first, `bare_plan.unit_first`)
+UNIT_BOTH = '''import unittest
+
+import calc
+
+
+class TestBulk(unittest.TestCase):
+    LOG = []
+
+    @classmethod
+    def setUpClass(cls):
+        cls.LOG.append("setUpClass")
+
+    @classmethod
+    def setup_class(cls):
+        cls.LOG.append("setup_class")
+        cls.units = 10
+
+    def setUp(self):
+        self.LOG.append("setUp")
+
+    def test_ten_units_get_the_bulk_discount(self):
+        assert self.LOG[:3] == ["setUpClass", "setup_class", "setUp"]  # (another test's setUp after them in pytest)
+        assert calc.price(self.units) == 900
+
+    def test_small_orders_pay_the_full_price(self):
+        assert calc.price(2) == 200
+'''
+
+
 PLAIN_HOOKS = '''import pytest
 import calc
 
