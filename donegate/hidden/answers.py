@@ -12,7 +12,7 @@ literals: `9 * 430`), or unittest's `self.assertEqual(<expr>, <literal>)` (`answ
 - any other object (Decimal, a repository class, a latch) is kept until the test returned; then, with its token,
   the fork is sent the expected value among decoys of the same kind (`answer_ticket`: 16 in all, in an order drawn
   per test), compares the object with each by its own `==`, and writes which it equals: it must equal the expected
-  value and no decoy. The candidates are shared out with a fork made first (`bare_fork.apart`): an object equal to
+  value and no decoy. The candidates are shared out with a fork made first (`bare_apart.apart`): an object equal to
   the first value it is compared with (a latch) equals one on each side, never the expected value alone.
 
 Every held assert of a test that passed must have its answer; none missing, none extra. What is not held (an

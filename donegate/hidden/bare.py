@@ -52,7 +52,8 @@ if globals().get("__package__"):
     from donegate.hidden.bare_served import _mkdtemp, _temp_dir
     from donegate.hidden.bare_shim import MAIN_ORDER, _as_program, _own_names, _run_test, bind, hide_harness, make_shim, refuse_harness, shim_compile
     from donegate.hidden.bare_fork import (PROGRAM, RESULT_MAX, _Alarm, _drain, _exactly, _failure, _hide, _only, _sink, _test_steps,
-                                           _threads, compared_apart, enter_program, module_marks, passing_code, program_fork, renamed, rewrite)
+                                           _threads, enter_program, module_marks, passing_code, program_fork, renamed, rewrite)
+    from donegate.hidden.bare_apart import compared_apart
 
 
 # --- one test, in a fork ----------------------------------------------------------------------------------
@@ -184,7 +185,7 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
                         exit_(1)
             ticket = _ticket(cmd_r)
             token = ticket[:TOKEN]
-            answered = b"".join(said) + compared_apart(later, ticket[TOKEN + 7:])  # each candidate in a fork of its own
+            answered = b"".join(said) + compared_apart(later, ticket[TOKEN + 7:])  # shared out with a fork (`apart`)
             _report(write, rep_w, passing_code(token.decode()), answered + token, alone=True)
             exit_(0)
         ask_r, ask_w = os.pipe()

@@ -22,7 +22,8 @@ import warnings
 if globals().get("__package__"):
     from donegate.hidden.bare_plan import HARNESS, MARKS, TOKEN
     from donegate.hidden.bare_shim import MODULE_MARKS, _Mark, _ToShim, plan_test, shim_compile
-    from donegate.hidden.probe_unit import compare_probes, unit_close
+    from donegate.hidden.bare_apart import apart
+    from donegate.hidden.probe_unit import compare_probes
 
 
 def module_marks(rel, mod, helper):
@@ -403,11 +404,15 @@ def _test_steps(mod, test, fns, pipes, hits, later, out, alone=None):
             if not alone:
                 write(fd[0], b"R")
             tok.append(take(TOKEN))
-            found, n = globals()["answer_pairs"](later, take(int(take(7))))
+            blob = take(int(take(7)))
+            found, n = globals()["answer_pairs"](later, blob)
             pairs.extend(found)
             counts.extend(n)
-            if pairs:  # shared out with a fork (`apart`): here, how to join the results; in that fork, None
-                joined.append(apart(pairs, counts, part))
+            if pairs:  # shared out with a fork (`bare_apart.apart`): here, how to join the results; in that fork, None
+                joined.append(apart(pairs, counts, part, later, blob))
+        if len(said) < len(pairs) or not (joined and joined[0]):
+            return len(said) < len(pairs)
+        pairs.extend(joined[0].rest())  # this side's compared: the fork's turn, then what it left, compared here
         return len(said) < len(pairs)
 
     def walk():  # the pairs not answered yet: after one whose comparison raised, the next
@@ -420,8 +425,8 @@ def _test_steps(mod, test, fns, pipes, hits, later, out, alone=None):
             if part:  # the fork of `apart`'s: its candidates' results, and no other word
                 write(part[0], bytes(49 if b else 48 for b in said))
                 exit_(0)
-            if joined:
-                said[:] = joined[0](said)
+            if joined and joined[0]:
+                said[:] = joined[0].join(said)
             end(passing_code(tok[0].decode()), globals()["answer_said"](later, counts, said) + tok[0])
         finally:
             exit_(3)
@@ -437,75 +442,6 @@ def _test_steps(mod, test, fns, pipes, hits, later, out, alone=None):
     return {"child": child, "plan": plan, "put": results.append, "get": get, "failed": failed, "again": again,
             "tears": tears.__len__, "down": _Each(down), "more": more, "walk": _Each(walk), "said": said.append,
             "passed": passed}
-
-
-def apart(pairs, counts, part):
-    """`pairs` (`answers.answer_pairs`: each held object with each of its candidates) shared out between this process
-    and a fork of it made now, before any is compared: each object's candidates in turn, one here, the next there. An
-    object equal to the first value it is compared with (a latch) then equals one candidate in each, which is no
-    answer (`answers.answer_judge`), whichever the expected value's place; compared in one process, it was right
-    where the expected value was drawn first (1 time in 16 a held assert). Each side holds its own candidates alone
-    (`pairs`, cut down; no other one is left in its memory for the object to find). In the fork: None, its pipe in
-    `part` (it compares its pairs, writes their results there and ends: `passed`). Here: a function that takes this
-    side's results, in order, and returns all of them in `pairs`' first order (the fork's read from its pipe: one it
-    did not write, it ended or raised past the comparisons, is unequal)."""
-    halves, i = ([], []), 0
-    for n in counts:
-        seen = {}
-        for j in range(i, i + n):
-            halves[seen.setdefault(id(pairs[j][1]), len(seen)) % 2].append(j)
-        i += n
-    total, r, pid = len(pairs), None, None
-    if halves[1]:
-        r, w = os.pipe()
-        with warnings.catch_warnings(module=warnings):  # a fork where the test started threads (`program_fork`)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
-        if pid == 0:
-            os.close(r)
-            part.append(w)
-            pairs[:] = [pairs[j] for j in halves[1]]
-            return None
-        os.close(w)
-    pairs[:] = [pairs[j] for j in halves[0]]
-
-    def join(said):
-        got = b""
-        while r is not None and (chunk := os.read(r, 1 << 16)):
-            got += chunk
-        if pid is not None:
-            os.close(r)
-            os.waitpid(pid, 0)
-        out = [False] * total
-        for j, b in zip(halves[0], said, strict=False):
-            out[j] = b
-        for j, b in zip(halves[1], got, strict=False):
-            out[j] = b == 49
-        return out
-    return join
-
-
-def compared_apart(later, blob):
-    """The held asserts' answers (`answers.answer_later`'s), the candidates shared out with a fork (`apart`), by
-    the harness's code: where a zygote runs a test that is not its program's own (`bare.zygote`)."""
-    pairs, counts = globals()["answer_pairs"](later, blob)
-    part = []
-    join = apart(pairs, counts, part) if pairs else None
-    said = [_close(*pair) for pair in pairs]
-    if part:
-        try:
-            os.write(part[0], bytes(49 if b else 48 for b in said))
-        finally:
-            os._exit(0)
-    return globals()["answer_said"](later, counts, join(said) if join else said)
-
-
-def _close(value, candidate, places, delta, _):
-    """Whether a held object is its candidate, as `answers.answer_later` compares them."""
-    try:
-        return bool(value == candidate) or (places, delta) != (None, None) and bool(unit_close(value, candidate, places, delta))
-    except Exception:  # noqa: BLE001 - an object that cannot be compared is equal to nothing
-        return False
 
 
 class _Each:

@@ -165,7 +165,7 @@ def _source(shim: str, root: Path | None = None) -> str:
     stops under the state root with a placeholder for the stop's own secret name, spliced in here."""
     from donegate.hidden.runner import ship_keep
 
-    return ship.payload(("bare_plan", "bare_shim", "bare_served", "bare_fork", "bare", *ship.PROBE, "kept", "seeded", "answers", "traces"),
+    return ship.payload(("bare_plan", "bare_shim", "bare_served", "bare_apart", "bare_fork", "bare", *ship.PROBE, "kept", "seeded", "answers", "traces"),
                         f"<{shim}>", ship_keep(root))
 
 

@@ -305,9 +305,9 @@ def test_a_test_that_calls_another_tests_function_is_judged_by_both(tmp_path_fac
 # A latch (equal to the first value it is compared with) against a held literal: its fork compared it with the expected
 # value among 15 decoys one after another, so it was right whenever the expected value was drawn first (1 time in 16 a
 # held assert: measured on 5e87cf0). The draw made here through its seam (`second._system`, the system's randomness the
-# hook draws each test's candidates from) puts the expected value first: on 5e87cf0 the latch passed. Each candidate is
-# now compared in a fork of its own (`bare_fork.apart`): a latch equals every one, which is no answer. Beside it, honest
-# objects of a real `==` (one that keeps state too) pass at the same draw.
+# hook draws each test's candidates from) puts the expected value first: on 5e87cf0 the latch passed. The candidates are
+# now shared out between the test's fork and a fork of it (`bare_apart.apart`): a latch equals one on each side, which is
+# no answer. Beside it, honest objects of a real `==` (one that keeps state too) pass at the same draw.
 DRAWN = ("import calc\n\n\ndef test_latch():\n    assert calc.latch(10) == 900\n\n\ndef test_money():\n"
          "    assert calc.money(10) == 900\n\n\ndef test_decimal():\n    assert calc.decimal(10) == 900\n\n\n"
          "def test_tally():\n    assert calc.tally(10) == 900\n    assert calc.tally(2) == 200\n")
@@ -318,6 +318,31 @@ DRAWN_CALC = (HOLDS_NO_ANSWER["latch"].split("\n\n\ndef price")[0] + "\n\n\ndef 
               "class Tally:\n    asked = 0\n\n    def __init__(self, v):\n        self.v = v\n\n    def __eq__(self, other):\n"
               "        Tally.asked += 1\n        return self.v == other\n\n    __hash__ = object.__hash__\n\n\n"
               "def tally(units):\n    return Tally(units * 90 if units >= 10 else units * 100)\n")
+# Two honest objects the fork of `apart` broke, each in a reviewer's real stops: one whose `==` waits on a thread's
+# future (a thread it starts when made, working the value out when first asked: threads do not survive a fork, whose
+# wait never ended, the stop handed over at its timeout), one whose `==` reads a file opened before the comparisons
+# (read when first compared: the two forks shared its offset, the second to read it read nothing, blocked as a
+# disagreement, 3 stops in 15).
+DRAWN_CALC += ("\n\nimport tempfile\nimport threading\nfrom concurrent.futures import Future\n\n\n"
+               "class Later:\n    def __init__(self, cents):\n        self.asked, self.answer = threading.Event(), Future()\n"
+               "        threading.Thread(target=self.work, args=(cents,), daemon=True).start()\n\n"
+               "    def work(self, cents):\n        self.asked.wait()\n        self.answer.set_result(cents)\n\n"
+               "    def __eq__(self, other):\n        self.asked.set()\n        return self.answer.result() == other\n\n"
+               "    __hash__ = object.__hash__\n\n\n"
+               "def later(units):\n    return Later(units * 90 if units >= 10 else units * 100)\n\n\n"
+               "class Stored:\n    def __init__(self, cents):\n        self.file, self.cents = tempfile.TemporaryFile(), None\n"
+               "        self.file.write(str(cents).encode())\n        self.file.seek(0)\n\n"
+               "    def __eq__(self, other):\n        if self.cents is None:\n            self.cents = int(self.file.read())\n"
+               "        return self.cents == other\n\n    __hash__ = object.__hash__\n\n\n"
+               "def stored(units):\n    return Stored(units * 90 if units >= 10 else units * 100)\n")
+DRAWN += "\n\ndef test_later():\n    assert calc.later(10) == 900\n\n\ndef test_stored():\n    assert calc.stored(10) == 900\n"
+# ... and a latch slow to compare on both sides, the first time (beyond `bare_apart.APART_WAIT`): a fork waited for a
+# fixed time only was killed, its candidates compared by the test's fork after its own, the latch right there where the
+# expected value was drawn first; the fork is waited for in proportion to the test's fork's own comparisons
+DRAWN_CALC += ("\n\nclass Slow(Latch):\n    def __eq__(self, other):\n        if self.v is None:\n"
+               "            import time\n\n            time.sleep(1.5)\n        return Latch.__eq__(self, other)\n\n\n"
+               "def slow(units):\n    return Slow()\n")
+DRAWN += "\n\ndef test_slow_latch():\n    assert calc.slow(10) == 900\n"
 
 
 @pytest.mark.parametrize("threads", [False, True])  # a thread started at the import: each zygote runs one test itself
@@ -341,8 +366,33 @@ def test_a_latch_is_no_answer_when_the_expected_value_is_drawn_first(tmp_path, m
     (repo / "calc.py").write_text(started * threads + DRAWN_CALC)
     subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
     (store / "test_drawn.py").write_text(DRAWN)
-    ids = [f"test_drawn.py::test_{t}" for t in ("latch", "money", "decimal", "tally")]
-    out = second.run(store, repo, ids, timeout=60, kind="none")
+    ids = [f"test_drawn.py::test_{t}" for t in ("latch", "money", "decimal", "tally", "later", "stored", "slow_latch")]
+    out = second.run(store, repo, ids, timeout=30, kind="none")
+    got = {i: (r["outcome"], r["why"]) for i, r in out.results.items()}
+    latch = ("failed", "the object it returned is not equal to the expected value alone (held by the supervisor)")
+    assert got == {i: latch if i.endswith("latch") else ("passed", "") for i in ids}, (got, out.problem)
+
+
+# The same two honest objects at the system's own draws: the file read in 6 held asserts (whichever side read it
+# second read nothing: each right only where the expected value was on the side that read first, 1 time in 2), the
+# thread's in 2, beside a latch in 2 (no answer at any draw).
+SHARED = ("import calc\n\n\ndef test_stored():\n"
+          + "".join(f"    assert calc.stored({u}) == {u * (90 if u >= 10 else 100)}\n" for u in (10, 20, 2, 3, 30, 1))
+          + "\n\ndef test_later():\n    assert calc.later(10) == 900\n    assert calc.later(2) == 200\n\n\n"
+          "def test_latch():\n    assert calc.latch(10) == 900\n    assert calc.latch(2) == 200\n")
+
+
+def test_an_honest_eq_waiting_on_a_thread_or_reading_a_file_opened_before_is_right_beside_a_latch(tmp_path):
+    import subprocess
+
+    repo, store = tmp_path / "repo", tmp_path / "store"
+    repo.mkdir()
+    store.mkdir()
+    (repo / "calc.py").write_text(DRAWN_CALC)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
+    (store / "test_shared.py").write_text(SHARED)
+    ids = [f"test_shared.py::test_{t}" for t in ("stored", "later", "latch")]
+    out = second.run(store, repo, ids, timeout=30, kind="none")
     got = {i: (r["outcome"], r["why"]) for i, r in out.results.items()}
     latch = ("failed", "the object it returned is not equal to the expected value alone (held by the supervisor)")
     assert got == {i: latch if i.endswith("latch") else ("passed", "") for i in ids}, (got, out.problem)
@@ -350,20 +400,34 @@ def test_a_latch_is_no_answer_when_the_expected_value_is_drawn_first(tmp_path, m
 
 def test_a_zygote_running_another_files_test_itself_shares_the_candidates_out_too(monkeypatch):
     """The zygote that runs a test itself (threads ran after the import) and was made for another file's compares with
-    the harness's code (`bare_fork.compared_apart`): a latch there is no answer either, with the expected value first."""
+    the harness's code (`bare_apart.compared_apart`): a latch there is no answer either, with the expected value first."""
     import random
+    import signal
 
-    from donegate.hidden import answers, bare_fork
+    from donegate.hidden import answers, bare_apart
 
     ns = {}
     exec(DRAWN_CALC, ns)
     seed = next(s for s in range(1000) if answers.answer_ticket([(0, 900)], random.Random(s))[1][0] == 0)
     for name in ("answer_pairs", "answer_said"):  # sent to a run, one namespace with answers.py's
-        monkeypatch.setitem(vars(bare_fork), name, getattr(answers, name))
-    for value, right in ((ns["Latch"](), False), (ns["Money"](900), True), (ns["Tally"](900), True)):
-        blob, places = answers.answer_ticket([(0, 900)], random.Random(seed))
-        got, _ = answers.answer_split(bare_fork.compared_apart([(0, value)], blob))
-        assert (answers.answer_judge(got, [(0, 900)], places) == "") is right, (value, got)
+        monkeypatch.setitem(vars(bare_apart), name, getattr(answers, name))
+    def hung(*_):  # the fork of `apart` waited on a thread it did not have (it waited for ever)
+        raise TimeoutError
+
+    # ... and the honest objects above that wait on a thread or read a file (at the system's draws: 6 of those)
+    made = [(ns["Latch"](), False, seed), (ns["Money"](900), True, seed), (ns["Tally"](900), True, seed),
+            (ns["later"](10), True, seed), *((ns["stored"](10), True, None) for _ in range(6))]
+    old = signal.signal(signal.SIGALRM, hung)
+    try:
+        for value, right, drawn in made:
+            blob, places = answers.answer_ticket([(0, 900)], random.Random(drawn))
+            signal.alarm(20)
+            got, _ = answers.answer_split(bare_apart.compared_apart([(0, value)], blob))
+            signal.alarm(0)
+            assert (answers.answer_judge(got, [(0, 900)], places) == "") is right, (value, got)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
 
 CALLS = PRICES + "\n\ndef test_bulk_and_two():\n    test_bulk()\n    assert calc.price(2) == 200\n"
 

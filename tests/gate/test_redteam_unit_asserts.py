@@ -63,7 +63,7 @@ def _caught(tmp_path_factory, case: str) -> None:
     assert out["returncode"] == 2 and accept["tamper"]["rule"] in ("disagree", "probe"), json.dumps(accept)
     mine = own(out, case, accept["second"]["disagree"])
     shown = {i.split("::", 1)[1]: why for i, why in mine.items()}
-    if case == "literal-latch":  # every held assert's test (it was right one time in 16 a held assert: `bare_fork.apart`)
+    if case == "literal-latch":  # every held assert's test (it was right one time in 16 a held assert: `bare_apart.apart`)
         assert "900" not in out["stderr"] and "three units" not in out["stderr"]
         assert set(shown) == {i.split("::", 1)[1] for i in HELD}, (case, accept["second"])
         assert all("held by the supervisor" in why for why in shown.values()), shown
