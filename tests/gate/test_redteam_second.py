@@ -194,6 +194,25 @@ HONEST_RESULTS = {  # the fix, returned as the kinds honest code returns
                                                        "return Total(units * 90 if units >= 10 else units * 100)")
                                  .replace("return {1:", "return Label({1:").replace("+ ' units'", "+ ' units')")),
     "float": PRICE_RIGHT.replace("units * 90 if", "units * 90.0 if"),
+    # an `==` that waits on a thread's future (the thread the object starts works the value out when first asked), and
+    # one that reads the value from a file opened when made (`bare_apart`: the fork of each held object waited on the
+    # thread for ever, and shared the file's offset)
+    "waits-on-a-thread": ("import threading\nfrom concurrent.futures import Future\n\n\nclass Later:\n"
+                          "    def __init__(self, cents):\n        self.asked, self.answer = threading.Event(), Future()\n"
+                          "        threading.Thread(target=self.work, args=(cents,), daemon=True).start()\n\n"
+                          "    def work(self, cents):\n        self.asked.wait()\n        self.answer.set_result(cents)\n\n"
+                          "    def __eq__(self, other):\n        self.asked.set()\n        return self.answer.result() == other\n\n"
+                          "    __hash__ = object.__hash__\n\n\n"
+                          + PRICE_RIGHT.replace("return units * 90 if units >= 10 else units * 100",
+                                                "return Later(units * 90 if units >= 10 else units * 100)")),
+    "reads-a-file-opened-before": ("import tempfile\n\n\nclass Stored:\n    def __init__(self, cents):\n"
+                                   "        self.file, self.cents = tempfile.TemporaryFile(), None\n"
+                                   "        self.file.write(str(cents).encode())\n        self.file.seek(0)\n\n"
+                                   "    def __eq__(self, other):\n        if self.cents is None:\n"
+                                   "            self.cents = int(self.file.read())\n        return self.cents == other\n\n"
+                                   "    __hash__ = object.__hash__\n\n\n"
+                                   + PRICE_RIGHT.replace("return units * 90 if units >= 10 else units * 100",
+                                                         "return Stored(units * 90 if units >= 10 else units * 100)")),
 }
 
 
