@@ -1,0 +1,209 @@
+"""Review of the held objects' candidates shared out with a fork (`bare_apart.apart`) and of what the fork is judged by
+(`answers.py`): the second run itself (`second.run`, no walls), each case beside what must still hold.
+
+Each is strict xfail until fixed: an honest product the second run blocks as a disagreement, or a latch it lets pass.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+
+import pytest
+
+from donegate.hidden import answers, second
+
+LATCH = ("failed", "the object it returned is not equal to the expected value alone (held by the supervisor)")
+LATCH_CALC = ("class Latch:\n    def __init__(self):\n        self.v = None\n\n    def __eq__(self, other):\n"
+              "        if self.v is None:\n            self.v = other\n        return self.v == other\n\n"
+              "    __hash__ = object.__hash__\n\n\ndef latch(units):\n    return Latch()\n")
+
+
+def _second(tmp_path, calc: str, tests: str, names) -> dict:
+    repo, store = tmp_path / "repo", tmp_path / "store"
+    repo.mkdir()
+    store.mkdir()
+    (repo / "calc.py").write_text(calc)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
+    (store / "test_x.py").write_text(tests)
+    out = second.run(store, repo, [f"test_x.py::{n}" for n in names], timeout=30, kind="none")
+    return {i.split("::", 1)[1]: (r["outcome"], r["why"]) for i, r in out.results.items()} | {"problem": out.problem}
+
+
+def _drawn_at(monkeypatch, place: int) -> None:
+    """Each test's candidates drawn (`second._system`, the seam) with the expected value at `place`: 1 is the fork
+    of `apart`'s first candidate, compared after the test's fork's own."""
+    seed = next(s for s in range(1000) if answers.answer_ticket([(0, 900)], random.Random(s))[1][0] == place)
+
+    class Drawn(random.SystemRandom):
+        def getrandbits(self, k):
+            return seed if k == 128 else super().getrandbits(k)
+
+    monkeypatch.setattr(second, "_system", Drawn)
+
+
+# An honest object whose value a child process works out, read from its pipe when first compared (as `Stored` reads a
+# file opened when made, test_redteam_second): a pipe's content is read once, by whichever side compares first; the
+# fork of `apart` (forked before) read nothing and equalled no candidate. With the expected value on its side (1 time
+# in 2 a held assert, here drawn there) no candidate is equal: blocked as a disagreement. Seen passing on 393ced5
+# (before `apart`). The latch beside it stays no answer.
+PIPED_CALC = LATCH_CALC + (
+    "\n\nimport subprocess\nimport sys\n\n\nclass Piped:\n    def __init__(self, cents):\n"
+    "        self.p = subprocess.Popen([sys.executable, '-c', f'print({cents})'], stdout=subprocess.PIPE)\n"
+    "        self.cents = None\n\n    def __eq__(self, other):\n        if self.cents is None:\n"
+    "            self.cents = int(self.p.stdout.read())\n            self.p.wait()\n        return self.cents == other\n\n"
+    "    __hash__ = object.__hash__\n\n\ndef piped(units):\n    return Piped(units * 90)\n")
+PIPED = ("import calc\n\n\ndef test_piped():\n    assert calc.piped(10) == 900\n\n\n"
+         "def test_latch():\n    assert calc.latch(10) == 900\n")
+
+
+@pytest.mark.xfail(strict=True, reason="review revB: an honest __eq__ reading a pipe is read by one side of apart only")
+def test_an_honest_eq_reading_a_childs_pipe_passes_beside_a_latch(tmp_path, monkeypatch):
+    _drawn_at(monkeypatch, 1)
+    got = _second(tmp_path, PIPED_CALC, PIPED, ("test_piped", "test_latch"))
+    assert got == {"test_piped": ("passed", ""), "test_latch": LATCH, "problem": ""}, got
+
+
+# An honest test that sets up a daemon's way with children (SIGCHLD ignored: the kernel reaps them) and returns a
+# Decimal: the test's fork waits for the fork of `apart` with os.waitpid, which raises ChildProcessError there (the
+# child was reaped): the test's fork ends without its token, a disagreement at every draw. Seen passing on 393ced5.
+SIGIGN_CALC = LATCH_CALC + ("\n\nimport signal\nfrom decimal import Decimal\n\n\ndef quiet_children():\n"
+                            "    signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n\n\n"
+                            "def decimal(units):\n    return Decimal(units) * 90\n")
+SIGIGN = ("import calc\n\n\ndef test_quiet():\n    calc.quiet_children()\n    assert calc.decimal(10) == 900\n\n\n"
+          "def test_latch():\n    calc.quiet_children()\n    assert calc.latch(10) == 900\n")
+
+
+@pytest.mark.xfail(strict=True, reason="review revB: SIGCHLD ignored in a test: apart's waitpid raises, no token")
+def test_a_test_ignoring_sigchld_with_a_held_object_passes_beside_a_latch(tmp_path):
+    got = _second(tmp_path, SIGIGN_CALC, SIGIGN, ("test_quiet", "test_latch"))
+    assert got == {"test_quiet": ("passed", ""), "test_latch": LATCH, "problem": ""}, got
+
+
+# unittest's assertIn with a literal of 3 elements and an honest object (Decimal): the expected places are a tuple of
+# 3, which `answers.answer_judge` reads as a count's (at, n, times): blocked at every draw ("not the expected ones as
+# often"); 2 and 4 elements pass. Seen failing on 393ced5 too (not `apart`'s).
+MEMBER = ("import unittest\nfrom decimal import Decimal\n\n\nclass T(unittest.TestCase):\n"
+          "    def test_in2(self):\n        self.assertIn(Decimal(2), (1, 2))\n\n"
+          "    def test_in3(self):\n        self.assertIn(Decimal(2), (1, 2, 3))\n\n"
+          "    def test_in4(self):\n        self.assertIn(Decimal(2), (1, 2, 3, 4))\n")
+
+
+@pytest.mark.xfail(strict=True, reason="review revB: a membership of 3 elements is judged as a count")
+def test_an_honest_object_in_a_literal_of_three_elements_passes(tmp_path):
+    got = _second(tmp_path, "", MEMBER, ("T::test_in2", "T::test_in3", "T::test_in4"))
+    assert got == {"T::test_in2": ("passed", ""), "T::test_in3": ("passed", ""), "T::test_in4": ("passed", ""),
+                   "problem": ""}, got
+
+
+# A latch that sees all its candidates before it answers (the harness's list of pairs: an at-fork hook finds it in the
+# frame of `apart`, which forks; gc finds it where no fork is made, as on 393ced5) and says equal to the one the
+# decoys give away: a held tolerance's decoys leave a hole around the expected value (those within twice the tolerance
+# not drawn: it is the one candidate alone in it), a membership's decoys repeat where the elements' grids overlap (the
+# elements are the values seen once). Right 400 in 400 draws for each here (1 in 16 claimed). Beside it, honest objects of the same asserts pass.
+SMART_CALC = r'''
+import collections
+import os
+import statistics
+import sys
+from decimal import Decimal
+
+
+class Smart:
+    picks = {}
+
+    def __init__(self):
+        self.v = None
+
+    def __float__(self):
+        raise TypeError("no number")
+
+    def __eq__(self, other):
+        if id(self) not in Smart.picks:
+            import gc
+
+            for t in gc.get_referrers(self):
+                if type(t) is tuple and len(t) == 5:
+                    for v in gc.get_referrers(t):
+                        _scan(v)
+        if id(self) in Smart.picks:
+            return type(other) is type(Smart.picks[id(self)]) and other == Smart.picks[id(self)]
+        if self.v is None:
+            self.v = other
+        return self.v == other
+
+    __hash__ = object.__hash__
+
+
+class Amount:
+    def __init__(self, v):
+        self.v = v
+
+    def __float__(self):
+        raise TypeError("no number")
+
+    def __eq__(self, other):
+        return self.v == other
+
+    def __sub__(self, other):
+        return self.v - other
+
+    __hash__ = object.__hash__
+
+
+def _guess(cands, places, delta):
+    if places is None and delta is None:
+        seen = collections.Counter(map(repr, cands))
+        pool = [c for c in cands if seen[repr(c)] == 1] or cands
+    else:
+        w = 2 * (delta if delta is not None else 10.0 ** -places)
+        pool = [c for c in cands if all(abs(c - d) > w for d in cands if d is not c)] or cands
+    mid = statistics.median(cands)
+    return min(pool, key=lambda c: abs(c - mid))
+
+
+def _scan(v):
+    if type(v) is list and v and type(v[0]) is tuple and len(v[0]) == 5 and isinstance(v[0][0], Smart):
+        groups = {}
+        for t in v:
+            groups.setdefault(id(t[0]), (t[2], t[3], []))[2].append(t[1])
+        for i, (places, delta, cands) in groups.items():
+            if len(cands) >= 16:
+                Smart.picks.setdefault(i, _guess(cands, places, delta))
+
+
+def _before_fork():
+    f = sys._getframe(1)
+    while f is not None:
+        for v in list(f.f_locals.values()):
+            _scan(v)
+        f = f.f_back
+
+
+os.register_at_fork(before=_before_fork)
+
+
+def smart():
+    return Smart()
+
+
+def honest(v):
+    return Amount(v)
+
+
+def two():
+    return Decimal(2)
+'''
+SMART = ("import unittest\n\nimport calc\n\n\nclass T(unittest.TestCase):\n"
+         "    def test_near(self):\n        self.assertAlmostEqual(calc.smart(), 1.5, delta=0.5)\n\n"
+         "    def test_member(self):\n        self.assertIn(calc.smart(), (1, 2, 3, 4))\n\n"
+         "    def test_honest_near(self):\n        self.assertAlmostEqual(calc.honest(1.25), 1.5, delta=0.5)\n\n"
+         "    def test_honest_member(self):\n        self.assertIn(calc.two(), (1, 2, 3, 4))\n")
+
+
+@pytest.mark.xfail(strict=True, reason="review revB: tolerance and membership decoys give the expected value away")
+def test_a_latch_that_reads_its_candidates_is_no_answer_for_a_tolerance_or_a_membership(tmp_path):
+    got = _second(tmp_path, SMART_CALC, SMART, [f"T::test_{t}" for t in ("near", "member", "honest_near", "honest_member")])
+    caught = {"T::test_near": LATCH, "T::test_member": LATCH}
+    assert got == {**caught, "T::test_honest_near": ("passed", ""), "T::test_honest_member": ("passed", ""),
+                   "problem": ""}, got
