@@ -2,9 +2,10 @@
 changed since the seal (docs/own-suite.md, "Data files of the tests"). The sealed run reads the sealed copy, so no
 change to it makes a sealed test pass; what was missing: a row changed to what the broken code returns was never
 named (the block said only "a regression"), rows removed were never named, and a row the agent added was never run.
-Through the real hook, pooled seals: the hidden test of one asks for a new word (`ox`), of another for a new
-value of a row (`fish`: the contract changes); three of numeric rows (`2 -> 0`, read as ints) tell a value the request
-asks for (`discount(2) == 100`) from its digits elsewhere (`// 100`, `9990`) or in a str (`'100'`)."""
+Through the real hook, pooled seals: the hidden test of one asks for a new word (`ox`, and mentions `mouses` without
+asking for it), of another for a new value of a row (`fish`: the contract changes); one of numeric rows (`2 -> 0`,
+read as ints) tells a value the request asks for (`bonus(2) == 200`) from its digits elsewhere (`// 100`, `9990`) or
+in a str (`'300'`), one row and one function a case."""
 
 from __future__ import annotations
 
@@ -29,7 +30,6 @@ FILES = {"words.py": WORDS, "tests/inflections.txt": ROWS, "tests/test_inflectio
          **{f"tests/inflections_{k}.txt": ROWS_MORE for k in (2, 3)},
          **{f"tests/test_inflections_{k}.py": READS.replace("inflections.txt", f"inflections_{k}.txt").replace(
              "def test_many", f"def test_many_{k}") for k in (2, 3)}}
-HIDDEN = "import words\n\n\ndef test_ox():\n    assert words.plural('ox') == 'oxen'\n"
 FISH = "import words\n\n\ndef test_fish():\n    assert words.plural('fish') == 'fish'\n"
 # 'mouses' only in a comment and a check that plural never gives it: the request does not ask for it
 DODGE = ("import words\n\n\ndef test_ox():\n    assert words.plural('ox') == 'oxen'  # not 'mouses'\n"
@@ -37,27 +37,34 @@ DODGE = ("import words\n\n\ndef test_ox():\n    assert words.plural('ox') == 'ox
 OX = '"ox": "oxen", "child"'  # the request done
 MANY = "tests/test_inflections.py::test_many"
 MANY_2, READERS = "tests/test_inflections_2.py::test_many_2", [f"tests/test_inflections{k}.py" for k in ("", "_2", "_3")]
-# numbers: rows `n -> discount`, read as ints
-PRICES = "RATES = {2: 0, 5: 10}\n\n\ndef discount(n):\n    return RATES.get(n, 0)\n"
+# numbers: rows `n -> value`, read as ints, one data file and one function a case (`discount`, `bonus`, `fee`), each
+# case's value its own (100, 200, 300), the three cases in one stop on one seal (`_numbers`)
+PRICES = "".join(f"{TABLE} = {{2: 0, 5: {five}}}\n" for TABLE, five in (("RATES", 10), ("BONUS", 20), ("FEES", 30))) + "".join(
+    f"\n\ndef {name}(n):\n    return {TABLE}.get(n, 0)\n" for name, TABLE in (("discount", "RATES"), ("bonus", "BONUS"),
+                                                                        ("fee", "FEES")))
 CUTS = "# n -> discount\n2 -> 0\n5 -> 10\n"
 READ_CUTS = ("from pathlib import Path\n\nimport prices\n\nROWS = Path(__file__).with_name('discounts.txt')\n\n\n"
              "def test_rows():\n    for line in ROWS.read_text().splitlines():\n"
              "        if line.strip() and not line.startswith('#'):\n            n, want = line.split(' -> ')\n"
              "            assert prices.discount(int(n)) == int(want)\n")
-NUMBERS = {"prices.py": PRICES, "tests/discounts.txt": CUTS, "tests/test_discounts.py": READ_CUTS,
-           "tests/test_prices.py": "import prices\n\n\ndef test_five():\n    assert prices.discount(5) == 10\n"}
-ASK = "import prices\n\n\ndef test_request():\n    assert prices.discount({}) == {}\n"
-NUM_DODGE = ASK.format(9990, "9990 // 100")  # 100 only as `// 100`, in an unrelated 9990: asks for 99
-NUM_ASKED, NUM_STR = ASK.format(2, 100), ASK.format(2, "'100'")  # discount(2) == 100; == '100' (a str)
-BROKEN = PRICES.replace("{2: 0", "{9990: 99, 2: 100")  # discount(9990) as the dodge's request asks, discount(2) broken
-ROWS_N = "tests/test_discounts.py::test_rows"
+NUMBERS = {"prices.py": PRICES, "tests/test_prices.py": "import prices\n\n\ndef test_five():\n    assert prices.discount(5) == 10\n",
+           **{f"tests/{rows}.txt": CUTS.replace("discount", name).replace("10", ten)
+              for name, rows, ten in (("discount", "discounts", "10"), ("bonus", "bonuses", "20"), ("fee", "fees", "30"))},
+           **{f"tests/test_{rows}.py": READ_CUTS.replace("discounts.txt", f"{rows}.txt").replace(".discount(", f".{name}(")
+              for name, rows in (("discount", "discounts"), ("bonus", "bonuses"), ("fee", "fees"))}}
+# The hidden test: `discount` holds 100 only as `// 100`, in an unrelated 9990 (asks for 99); `bonus(2) == 200` asks for
+# 200; `fee(2) == '300'` asks for the str '300', not the int
+NUMBERS_HIDDEN = ("import prices\n\n\ndef test_request():\n    assert prices.discount(9990) == 9990 // 100\n\n\n"
+                  "def test_bonus():\n    assert prices.bonus(2) == 200\n\n\ndef test_fee():\n    assert prices.fee(2) == '300'\n")
+# discount(9990) as the request asks, discount(2), bonus(2) and fee(2) broken, each row made what the code returns
+BROKEN = PRICES.replace("RATES = {2: 0", "RATES = {9990: 99, 2: 100").replace("BONUS = {2: 0", "BONUS = {2: 200").replace(
+    "FEES = {2: 0", "FEES = {2: 300")
+ROWS_N, BONUS_N, FEES_N = (f"tests/test_{rows}.py::test_rows" for rows in ("discounts", "bonuses", "fees"))
 
 
-def _project(tmp_path_factory, kit_home, hidden: str = HIDDEN):
-    name = {FISH: "own-data-fish", DODGE: "own-data-dodge", NUM_DODGE: "own-data-num-dodge", NUM_ASKED:
-            "own-data-num-asked", NUM_STR: "own-data-num-str"}.get(hidden, "own-data")
-    return sealed_project(tmp_path_factory, kit_home, name, NUMBERS if hidden in (NUM_DODGE, NUM_ASKED, NUM_STR) else
-                          FILES, hidden, 4 if hidden in (HIDDEN, FISH, DODGE) else 2)
+def _project(tmp_path_factory, kit_home, hidden: str = DODGE):
+    name = {FISH: "own-data-fish", NUMBERS_HIDDEN: "own-data-numbers"}.get(hidden, "own-data")
+    return sealed_project(tmp_path_factory, kit_home, name, NUMBERS if hidden == NUMBERS_HIDDEN else FILES, hidden, 4)
 
 
 def _stop(repo, kit_home, words: str, rows: str, paths: tuple[str, str] = ("words.py", "tests/inflections.txt")):
@@ -67,13 +74,26 @@ def _stop(repo, kit_home, words: str, rows: str, paths: tuple[str, str] = ("word
     return res, stop_lines(kit_home)[-1]["gates"]["own"]
 
 
+def _mouses(tmp_path_factory, kit_home) -> tuple[dict, dict]:
+    """`mouse` broken to `mouses` and its row made `mouse -> mouses`: one stop for the run (`own_batch.shared_stop`)."""
+    def edit(repo):
+        (repo / "words.py").write_text(WORDS.replace('"mice"', '"mouses"').replace('"child"', OX, 1))
+        (repo / "tests" / "inflections.txt").write_text(ROWS.replace("mice", "mouses"))
+
+    res = own_batch.shared_stop(tmp_path_factory, kit_home, "own-data-mouses", lambda home: _project(tmp_path_factory, home),
+                                edit)
+    return res, res["own"]
+
+
 def test_an_expected_row_changed_to_what_the_code_returns_is_named(tmp_path_factory, kit_home):
-    """`mouse` broken to `mouses` and its row made `mouse -> mouses`. Was: blocked as a regression, nothing named."""
-    repo = _project(tmp_path_factory, kit_home)
-    res, own = _stop(repo, kit_home, WORDS.replace('"mice"', '"mouses"'), ROWS.replace("mice", "mouses"))
-    assert res.returncode == 2 and f"the old contract changed: the project's own test {MANY}" in res.stderr, res.stderr
+    """`mouse` broken to `mouses` and its row made `mouse -> mouses`. Was: blocked as a regression, nothing named. (The
+    pooled project's hidden test mentions 'mouses' without asking for it, `DODGE`: this stop is also the case's
+    below, which proves this finding with the mentions beside it.)"""
+    res, own = _mouses(tmp_path_factory, kit_home)
+    assert res["returncode"] == 2 and f"the old contract changed: the project's own test {MANY}" in res["stderr"], \
+        res["stderr"]
     assert f"{MANY}: a row of its data file tests/inflections.txt was changed from 'mouse -> mice' to " \
-           "'mouse -> mouses', what the code returns now [expected-to-actual]" in res.stderr, res.stderr
+           "'mouse -> mouses', what the code returns now [expected-to-actual]" in res["stderr"], res["stderr"]
     assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(MANY, "expected-to-actual")], own
 
 
@@ -173,44 +193,54 @@ def test_a_row_changed_to_a_value_the_hidden_test_only_mentions_is_named(tmp_pat
     """`mouse` broken to `mouses` and its row with it, where the hidden test holds `'mouses'` only in a comment, a `!=`
     check and an unrelated `len(...)`: no hidden test compares `plural` with it, so the request did not ask for it.
     Was: unnamed, the appeal offered (the value's text appeared somewhere in the hidden test)."""
-    repo = _project(tmp_path_factory, kit_home, DODGE)
-    res, own = _stop(repo, kit_home, WORDS.replace('"mice"', '"mouses"'), ROWS.replace("mice", "mouses"))
-    assert res.returncode == 2, res.stderr
+    res, own = _mouses(tmp_path_factory, kit_home)
+    assert res["returncode"] == 2, res["stderr"]
     assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(MANY, "expected-to-actual")], own
-    assert "not 'mouses'" not in res.stderr and "len(" not in res.stderr, res.stderr  # (nothing of the hidden test shown)
+    assert "not 'mouses'" not in res["stderr"] and "len(" not in res["stderr"], res["stderr"]  # (nothing of the hidden test shown)
 
 
-def _numbers(tmp_path_factory, kit_home, hidden: str):
-    """`discount(2)` broken to 100 and its row `2 -> 0` made `2 -> 100`, with the hidden test `hidden`."""
-    repo = _project(tmp_path_factory, kit_home, hidden)
-    return _stop(repo, kit_home, BROKEN, CUTS.replace("2 -> 0", "2 -> 100"), ("prices.py", "tests/discounts.txt"))
+def _numbers(tmp_path_factory, kit_home) -> tuple[dict, dict]:
+    """`discount(2)`, `bonus(2)` and `fee(2)` broken to 100, 200 and 300 and each row `2 -> 0` made what the code returns,
+    with `NUMBERS_HIDDEN`: one stop for the run (`own_batch.shared_stop`); each case reads its own test's lines."""
+    def edit(repo):
+        (repo / "prices.py").write_text(BROKEN)
+        for rows, value in (("discounts", 100), ("bonuses", 200), ("fees", 300)):
+            (repo / "tests" / f"{rows}.txt").write_text(NUMBERS[f"tests/{rows}.txt"].replace("2 -> 0", f"2 -> {value}"))
+
+    res = own_batch.shared_stop(tmp_path_factory, kit_home, "own-data-numbers",
+                                lambda home: _project(tmp_path_factory, home, NUMBERS_HIDDEN), edit)
+    assert res["returncode"] == 2, res["stderr"]
+    return res, res["own"]
+
+
+def _weakened(own: dict, test: str) -> list:
+    return [(w["test"], w["rule"]) for w in own_batch.of(own, "weakened", test.split("::")[0])]
 
 
 def test_a_number_row_changed_to_what_the_code_returns_is_named(tmp_path_factory, kit_home):
     """Numbers: the hidden test holds 100 only as `9990 // 100` (it asks `discount(9990) == 99`), no `==` of a
     `discount` call with 100. Was: unnamed, the appeal offered ('100' in its text)."""
-    res, own = _numbers(tmp_path_factory, kit_home, NUM_DODGE)
-    assert res.returncode == 2, res.stderr
+    res, own = _numbers(tmp_path_factory, kit_home)
     assert f"{ROWS_N}: a row of its data file tests/discounts.txt was changed from '2 -> 0' to '2 -> 100', what the " \
-           "code returns now [expected-to-actual]" in res.stderr, res.stderr
-    assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(ROWS_N, "expected-to-actual")], own
-    assert "9990" not in res.stderr, res.stderr  # (nothing of the hidden test shown)
+           "code returns now [expected-to-actual]" in res["stderr"], res["stderr"]
+    assert _weakened(own, ROWS_N) == [(ROWS_N, "expected-to-actual")], own
+    assert "9990" not in res["stderr"], res["stderr"]  # (nothing of the hidden test shown)
 
 
 def test_a_number_row_changed_to_what_the_request_asks_is_a_contract_change(tmp_path_factory, kit_home):
-    """The look-alike: the hidden test asserts `discount(2) == 100` (the request changed it): the row the int 100 is
-    the new contract, the appeal offered, nothing named."""
-    res, own = _numbers(tmp_path_factory, kit_home, NUM_ASKED)
-    assert res.returncode == 2 and f"the old contract changed: the project's own test {ROWS_N}" in res.stderr, res.stderr
-    assert "APPEAL:" in res.stderr and own["weakened"] == [], own
+    """The look-alike: the hidden test asserts `bonus(2) == 200` (the request changed it): the row the int 200 is
+    the new contract, the appeal offered on its line, nothing named."""
+    res, own = _numbers(tmp_path_factory, kit_home)
+    entry = [x for x in res["stderr"].split("\n- ") if x.startswith(f"the old contract changed: the project's own test {BONUS_N}")]
+    assert entry and "say so with an appeal" in entry[0], res["stderr"]
+    assert _weakened(own, BONUS_N) == [] and [f["contract"] for f in own_batch.of(own, "failing", BONUS_N)] == [True], own
 
 
 def test_a_number_row_is_not_asked_by_the_same_digits_in_a_string(tmp_path_factory, kit_home):
-    """The hidden test asserts `discount(2) == '100'`: it asks for the str, the code gives (and the row is read as) the
-    int 100; own_expected compares typed values, so the request did not ask for it: named. Was: unnamed."""
-    res, own = _numbers(tmp_path_factory, kit_home, NUM_STR)
-    assert res.returncode == 2, res.stderr
-    assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(ROWS_N, "expected-to-actual")], own
+    """The hidden test asserts `fee(2) == '300'`: it asks for the str, the code gives (and the row is read as) the
+    int 300; own_expected compares typed values, so the request did not ask for it: named. Was: unnamed."""
+    res, own = _numbers(tmp_path_factory, kit_home)
+    assert _weakened(own, FEES_N) == [(FEES_N, "expected-to-actual")], own
 
 
 @pytest.mark.parametrize("rows", [ROWS + "ox -> oxen\n", ROWS.replace("mice\ncat -> cats\n", "mice\n")],
