@@ -31,7 +31,8 @@ def _project(tmp_path_factory, kit_home):
 BROKEN_ADD = CALC.replace("a + b", "a - b").replace("'one'", "'ONE'") + MUL
 # Two folds of independent cases, each one stop for the run (`own_batch.shared_stop`, on the pooled seal): each case
 # changes files of its own (test_calc.py, conftest.py and calc.py's `add`; test_lru.py and lru.py) and reads its own
-# tests' findings. The contract change (`test_label` in capitals) stops alone: its APPEAL would be any case's.
+# tests' findings. The contract change (`test_label` in capitals, NAMED's) reads its own entry's appeal (the block's
+# standing last line names APPEAL on any block).
 NAMED = {"calc.py": BROKEN_ADD, "tests/conftest.py": CONFTEST.replace("return 5", "return -1"),
          "tests/test_calc.py": OWN.replace("== 'one'", "== 'ONE'"), "lru.py": LRU.replace("Info(99, 1)", "Info(0, 1)"),
          "tests/test_lru.py": OWN_LRU.replace("hits=99", "hits=0")}
@@ -64,16 +65,16 @@ def test_a_fixtures_expected_value_changed_to_what_the_code_returns_is_named(tmp
 def test_a_new_value_the_request_asked_for_is_a_contract_change_with_the_appeal_offered(tmp_path_factory, kit_home):
     """`label` made to return capitals as the request asks (its hidden test compares `label(1)` with 'ONE') and the
     project's test of it changed to 'ONE': the old contract changed, the appeal offered, no weakening named. Was:
-    named "its expected value 'one' was changed to 'ONE' [expected-to-actual]", as if the agent had faked it."""
-    repo = _project(tmp_path_factory, kit_home)
-    (repo / "calc.py").write_text(CALC.replace("'one'", "'ONE'") + MUL)
-    (repo / "tests" / "test_calc.py").write_text(OWN.replace("== 'one'", "== 'ONE'"))
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 2 and "the old contract changed: the project's own test tests/test_calc.py::test_label" \
-        in res.stderr and "APPEAL:" in res.stderr, res.stderr
-    assert "weakened" not in res.stderr and "test_request" not in res.stderr, res.stderr  # (nor the hidden test named)
-    own = stop_lines(kit_home)[-1]["gates"]["own"]
-    assert own["weakened"] == [] and [f["id"] for f in own["failing"]] == ["tests/test_calc.py::test_label"], own
+    named "its expected value 'one' was changed to 'ONE' [expected-to-actual]", as if the agent had faked it. (A case
+    of the fold `NAMED`, whose calc.py and test_calc.py make that change: it reads test_label's own lines.)"""
+    res = _fold(tmp_path_factory, kit_home, "named", NAMED)
+    label = "tests/test_calc.py::test_label"
+    entry = [e for e in res["stderr"].split("\n- ") if e.startswith(f"the old contract changed: the project's own test {label}")]
+    assert res["returncode"] == 2 and entry and "say so with an appeal" in entry[0], res["stderr"]
+    assert not [e for e in res["stderr"].split("\n- ") if label in e and "weakened" in e], res["stderr"]
+    assert "test_request" not in res["stderr"], res["stderr"]  # (nor the hidden test named)
+    assert own_batch.of(res["own"], "weakened", label) == [], res["own"]
+    assert [f["contract"] for f in own_batch.of(res["own"], "failing", label)] == [True], res["own"]
 
 
 def test_both_sides_of_a_sealed_equality_normalised_is_named(tmp_path_factory, kit_home):
