@@ -230,8 +230,9 @@ def test_a_sealed_module_beside_its_tests_regressed_blocks(tmp_path_factory, kit
     Was (strict xfail, ab5b852): `double` broken passed (rc 0): `reach.select` skipped the suite's own files and the
     laid-out folder comes first on sys.path. Now each non-test file of the suite the agent changed also runs the
     sealed tests reaching it with the project's copy of that file alone (`gate.own_mixed`), either way failing
-    blocks: `double` broken; broken with the helper weakened to check nothing (its own run reads the sealed helper);
-    broken with the test's expected value moved to what it returns. The look-alike first: a function added to the
+    blocks: `double` broken with the helper weakened to check nothing (the run of tool.py alone reads the sealed
+    helper, so it is the run of `double` broken beside the helper kept: one stop proves both); broken with the
+    test's expected value moved to what it returns. The look-alike first: a function added to the
     tool and a helper added for the agent's new test pass."""
     files = {"calc.py": CALC, "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
              "scripts/tool.py": TOOL, "scripts/check.py": CHECK, "scripts/test_tool.py": TEST_TOOL,
@@ -245,14 +246,14 @@ def test_a_sealed_module_beside_its_tests_regressed_blocks(tmp_path_factory, kit
                                                      "def test_triple():\n    near(triple(2), 6)\n")
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
+    # `double` broken with the helper weakened to check nothing: the run of tool.py alone reads the sealed helper
+    # (as it would beside the helper kept: one stop for both, the run the same)
     (repo / "scripts" / "tool.py").write_text(TOOL.replace("x * 2", "x * 3") + triple)
+    (repo / "scripts" / "check.py").write_text("def same(got, want):\n    pass\n\n\ndef near(got, want):\n    pass\n")
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "the project's own test scripts/test_tool.py::test_double" in res.stderr, res.stderr
     assert "your own test" not in res.stderr, res.stderr
     assert "with the project's scripts/tool.py as it is now: AssertionError" in res.stderr, res.stderr
-    (repo / "scripts" / "check.py").write_text("def same(got, want):\n    pass\n\n\ndef near(got, want):\n    pass\n")
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 2 and "with the project's scripts/tool.py as it is now" in res.stderr, res.stderr
     (repo / "scripts" / "check.py").write_text(CHECK + "\n\ndef near(got, want):\n    assert abs(got - want) < 1e-9\n")
     (repo / "scripts" / "test_tool.py").write_text(TEST_TOOL.replace(", 4)", ", 6)"))
     res = run_hook(stop_payload(repo))
