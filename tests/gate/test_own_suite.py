@@ -397,8 +397,8 @@ def test_a_change_the_map_cannot_place_runs_the_whole_suite(tmp_path_factory, ki
 def test_own_run_all_runs_the_whole_suite_every_stop(tmp_path_factory, kit_home):
     from tests.support.repos import write_config
 
+    repo = pooled_calc(tmp_path_factory, kit_home, TWO)  # (the seal of the tests above: own_run is read at a stop)
     write_config(kit_home, "own_run: all\n")
-    repo = pooled_calc(tmp_path_factory, kit_home, TWO)
     (repo / "calc.py").write_text(TWO["calc.py"] + MUL)
     assert run_hook(stop_payload(repo)).returncode == 0
     assert _ran(kit_home) == "all"
