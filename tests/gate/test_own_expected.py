@@ -123,6 +123,44 @@ def _helped(tmp_path_factory, kit_home, mod: str):
     return sealed_project(tmp_path_factory, kit_home, f"expected-helper-{mod}", files, HIDDEN, 2), helper
 
 
+# The package layout (`tests/__init__.py`, `tests/helpers.py`) imported both ways in one project: by the package's
+# name (`tests/test_calc.py`, `tests/test_more.py`) and relatively (`tests/test_calc_rel.py`, `tests/test_more_rel.py`).
+# One helper feeds both pairs, so the two cases share their seal and stops; each reads its own files' findings.
+PAIRED = {"tests.helpers": "", ".helpers": "_rel"}
+BROKEN_CALC, RIGHT_CALC = CALC.replace("a + b", "a - b").replace("'one'", "'ONE'") + MUL, CALC.replace("'one'", "'ONE'") + MUL
+
+
+def _paired_project(tmp_path_factory, kit_home):
+    files = {"calc.py": CALC, "tests/__init__.py": "", "tests/helpers.py": "SUM = 5\nSIX = 6\n"}
+    for mod, sfx in PAIRED.items():
+        files.update({f"tests/test_calc{sfx}.py": HELPED.format(mod=mod), f"tests/test_more{sfx}.py": MORE.format(mod=mod)})
+    return sealed_project(tmp_path_factory, kit_home, "expected-helper-paired", files, HIDDEN, 4)
+
+
+def _paired(tmp_path_factory, kit_home, calc: str, helper: str) -> dict:
+    """The paired project's stop with `calc` and `helper` (tests/helpers.py), once in the run (`own_batch.shared_stop`)."""
+    def edit(repo):
+        (repo / "calc.py").write_text(calc)
+        (repo / "tests" / "helpers.py").write_text(helper)
+
+    return own_batch.shared_stop(tmp_path_factory, kit_home, f"expected-paired-{calc == BROKEN_CALC}-{helper.split()[2]}",
+                                 lambda home: _paired_project(tmp_path_factory, home), edit)
+
+
+def _blocked_as_regression_and_named(stderr: str, failing: list[str], weakened: list, sfx: str = "") -> None:
+    """The stop of `add` broken, `SUM` made -1 (named) and `SIX` 7 (a value the code does not give: not named), read
+    on the pair of files `test_calc{sfx}.py` and `test_more{sfx}.py` (their failing ids, their weakenings)."""
+    add, more = (f"tests/test_{name}{sfx}.py::test_{test}" for name, test in (("calc", "add"), ("more", "more")))
+    assert f"the project's own test {add} (tests/test_calc{sfx}.py:6)" in stderr, stderr
+    assert "assert -1 == 5" in stderr, stderr
+    assert f"{add}: its expected value 5 was changed to -1, what the code returns now [expected-to-actual]" in stderr, \
+        stderr
+    assert failing == [add, more], failing
+    assert weakened == [(add, "expected-to-actual")], weakened
+    assert f"the project's own test {more} (tests/test_more{sfx}.py:6)" in stderr and "assert -2 == 6" in stderr
+    assert f"weakened: {more}" not in stderr, stderr
+
+
 @pytest.mark.parametrize("mod", ["expected", "tests.helpers", ".helpers"], ids=["folder", "package", "relative"])
 def test_a_helper_modules_expected_value_changed_to_what_the_code_returns_blocks(tmp_path_factory, kit_home, mod):
     """The helper is sealed with the suite (every file under the test folders) and the sealed run imports it from the
@@ -131,37 +169,50 @@ def test_a_helper_modules_expected_value_changed_to_what_the_code_returns_blocks
     is named `expected-to-actual` (was: unnamed, the rule read the test's file, its conftest.py files and the helpers
     it defines, never a module it imports). Its look-alikes: the constant changed to a value the code does not give
     (`SIX`, in the same stop: a regression, nothing named); the constants written `SUM = 2 + 3` with the code right
-    (passes)."""
+    (passes). (package and relative: one project, `PAIRED`.)"""
+    if mod in PAIRED:
+        sfx = PAIRED[mod]
+        res = _paired(tmp_path_factory, kit_home, BROKEN_CALC, "SUM = -1\nSIX = 7\n")
+        assert res["returncode"] == 2, res["stderr"]
+        mine = [f"tests/test_calc{sfx}.py", f"tests/test_more{sfx}.py"]
+        _blocked_as_regression_and_named(
+            res["stderr"], [f["id"] for path in mine for f in own_batch.of(res["own"], "failing", path)],
+            [(w["test"], w["rule"]) for path in mine for w in own_batch.of(res["own"], "weakened", path)], sfx)
+        res = _paired(tmp_path_factory, kit_home, RIGHT_CALC, "SUM = 2 + 3\nSIX = 2 * 3\n")
+        assert res["returncode"] == 0, res["stderr"]
+        if mod == "tests.helpers":
+            _renamed(_paired_project(tmp_path_factory, kit_home))
+        return
     repo, helper = _helped(tmp_path_factory, kit_home, mod)
-    (repo / "calc.py").write_text(CALC.replace("a + b", "a - b").replace("'one'", "'ONE'") + MUL)
+    (repo / "calc.py").write_text(BROKEN_CALC)
     (repo / helper).write_text("SUM = -1\nSIX = 7\n")
     res = run_hook(stop_payload(repo))
-    assert "the project's own test tests/test_calc.py::test_add (tests/test_calc.py:6)" in res.stderr, res.stderr
-    assert res.returncode == 2 and "assert -1 == 5" in res.stderr, res.stderr
-    assert "tests/test_calc.py::test_add: its expected value 5 was changed to -1, what the code returns now " \
-        "[expected-to-actual]" in res.stderr, res.stderr
+    assert res.returncode == 2, res.stderr
     own = stop_lines(kit_home)[-1]["gates"]["own"]
-    assert [f["id"] for f in own["failing"]] == [ADD, MORE_ID], own
-    assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(ADD, "expected-to-actual")], own
-    assert f"the project's own test {MORE_ID} (tests/test_more.py:6)" in res.stderr and "assert -2 == 6" in res.stderr
-    assert f"weakened: {MORE_ID}" not in res.stderr, res.stderr
-    (repo / "calc.py").write_text(CALC.replace("'one'", "'ONE'") + MUL)
+    _blocked_as_regression_and_named(res.stderr, [f["id"] for f in own["failing"]],
+                                     [(w["test"], w["rule"]) for w in own["weakened"]])
+    (repo / "calc.py").write_text(RIGHT_CALC)
     (repo / helper).write_text("SUM = 2 + 3\nSIX = 2 * 3\n")
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
-    if mod != "tests.helpers":
-        return
-    # the helper module renamed, its importers updated (review A, trial): the run without it reads the sealed tests,
-    # which import the old name; the agent changed those tests, so it is the old contract changed (the appeal offered),
-    # not a regression; the same rename with the code broken is the regression still (the sealed run)
-    (repo / helper).rename(repo / "tests" / "checks.py")
-    (repo / "tests" / "test_calc.py").write_text(HELPED.format(mod="tests.checks"))
-    (repo / "tests" / "test_more.py").write_text(MORE.format(mod="tests.checks"))
+
+
+def _renamed(repo) -> None:
+    """The helper module renamed, its importers updated (review A, trial), on the paired project with the work done:
+    the run without it reads the sealed tests, which import the old name; the agent changed those tests, so it is the
+    old contract changed (the appeal offered), not a regression; the same rename with the code broken is the
+    regression still (the sealed run)."""
+    (repo / "calc.py").write_text(RIGHT_CALC)
+    (repo / "tests" / "helpers.py").rename(repo / "tests" / "checks.py")
+    for mod, sfx in PAIRED.items():
+        renamed = mod.replace("helpers", "checks")
+        (repo / "tests" / f"test_calc{sfx}.py").write_text(HELPED.format(mod=renamed))
+        (repo / "tests" / f"test_more{sfx}.py").write_text(MORE.format(mod=renamed))
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "the old contract changed: the project's own test tests/test_calc.py::test_add" \
         in res.stderr and "with the project's tests/helpers.py as it is now: no longer collects" in res.stderr, res.stderr
     assert "a regression of what the project already did" not in res.stderr, res.stderr
-    (repo / "calc.py").write_text(CALC.replace("a + b", "a - b").replace("'one'", "'ONE'") + MUL)
+    (repo / "calc.py").write_text(BROKEN_CALC)
     res = run_hook(stop_payload(repo))
     assert res.returncode == 2 and "a regression of what the project already did): assert -1 == 5" in res.stderr, \
         res.stderr
