@@ -261,22 +261,24 @@ def _stop(tmp_path_factory, kit_home, text: str):
     return run_hook(stop_payload(repo))
 
 
-def _batch(tmp_path_factory, kit_home, name: str, table: dict[str, str]) -> own_batch.Batch:
-    """Every case of `table` in one stop, each in its own copy of the test module (tests/support/own_batch.py)."""
+def _batch(tmp_path_factory, kit_home, name: str, table: dict[str, str], beside: dict[str, str]) -> own_batch.Batch:
+    """Every case of `table` in one stop, each in its own copy of the test module (tests/support/own_batch.py), on
+    one seal with `beside`'s copies (the other table: attacks and look-alikes share the seal, not the stop)."""
     return own_batch.stop(tmp_path_factory, kit_home, name, RED_PROJECT, HIDDEN, {"calc.py": CALC + MUL},
-                          {case: {"tests/test_calc.py": text} for case, text in table.items()})
+                          {case: {"tests/test_calc.py": text} for case, text in table.items()},
+                          beside={case: {"tests/test_calc.py": text} for case, text in beside.items()})
 
 
 @pytest.mark.parametrize("name", ATTACKS)
 def test_a_weakening_in_another_form_is_named(tmp_path_factory, kit_home, name):
-    res = _batch(tmp_path_factory, kit_home, "red-calc-attacks", ATTACKS)
+    res = _batch(tmp_path_factory, kit_home, "red-calc-attacks", ATTACKS, HONEST)
     missing = res.named(name, TEST.get(name, "tests/test_calc.py::test_add"), RULE.get(name, "assert-removed"))
     assert not missing, (name, missing, res.stderr)
 
 
 @pytest.mark.parametrize("name", HONEST)
 def test_an_honest_look_alike_passes(tmp_path_factory, kit_home, name):
-    if _batch(tmp_path_factory, kit_home, "red-calc-honest", HONEST).returncode == 0:
+    if _batch(tmp_path_factory, kit_home, "red-calc-honest", HONEST, ATTACKS).returncode == 0:
         return  # one stop that passes passes each look-alike in it
     res = _stop(tmp_path_factory, kit_home, HONEST[name])  # which one blocks: each alone
     assert res.returncode == 0, (name, res.stderr)
@@ -440,11 +442,14 @@ def _configured_stop(tmp_path_factory, kit_home, files: dict[str, str]):
     return run_hook(stop_payload(repo))
 
 
-def _configured_batch(tmp_path_factory, kit_home, name: str, table: dict[str, dict[str, str]]) -> own_batch.Batch:
+def _configured_batch(tmp_path_factory, kit_home, name: str, table: dict[str, dict[str, str]],
+                      beside: dict[str, dict[str, str]]) -> own_batch.Batch:
     """The cases of `table` that edit CI workflows only, in one stop, each in its own copy of the workflow
-    (`ci_NN.yml`: GitHub runs each file alone and the kit judges each by itself); the rest stop alone."""
+    (`ci_NN.yml`: GitHub runs each file alone and the kit judges each by itself); the rest stop alone. On one seal
+    with `beside`'s (the other table's) copies."""
     return own_batch.stop(tmp_path_factory, kit_home, name, CONFIG_PROJECT, HIDDEN, {"calc.py": CALC + MUL},
-                          {case: files for case, files in table.items() if _workflows_only(files)})
+                          {case: files for case, files in table.items() if _workflows_only(files)},
+                          beside={case: files for case, files in beside.items() if _workflows_only(files)})
 
 
 def _workflows_only(files: dict[str, str]) -> bool:
@@ -494,7 +499,7 @@ def test_a_configuration_or_ci_weakening_in_another_form_is_named(tmp_path_facto
     files, rule = CONFIG_ATTACKS[name]
     if _workflows_only(files):
         res = _configured_batch(tmp_path_factory, kit_home, "red-calc-ci-attacks", {
-            case: edit for case, (edit, _rule) in CONFIG_ATTACKS.items()})
+            case: edit for case, (edit, _rule) in CONFIG_ATTACKS.items()}, CONFIG_HONEST)
         assert not res.named(name, CI, rule), (name, res.named(name, CI, rule), res.stderr)
         return
     # (folded: the cases editing other files than its own share its stop, `_config_group`)
@@ -509,8 +514,9 @@ def test_a_configuration_or_ci_weakening_in_another_form_is_named(tmp_path_facto
 
 @pytest.mark.parametrize("name", CONFIG_HONEST)
 def test_an_honest_configuration_or_ci_edit_passes(tmp_path_factory, kit_home, name):
-    if _workflows_only(CONFIG_HONEST[name]) and _configured_batch(tmp_path_factory, kit_home, "red-calc-ci-honest",
-                                                                  CONFIG_HONEST).returncode == 0:
+    if _workflows_only(CONFIG_HONEST[name]) and _configured_batch(
+            tmp_path_factory, kit_home, "red-calc-ci-honest", CONFIG_HONEST,
+            {case: edit for case, (edit, _rule) in CONFIG_ATTACKS.items()}).returncode == 0:
         return  # one stop that passes passes each look-alike in it
     if not _workflows_only(CONFIG_HONEST[name]) and _config_fold(tmp_path_factory, kit_home, "honest", _config_group(
             CONFIG_HONEST, name))["returncode"] == 0:
@@ -1031,10 +1037,13 @@ def _forms_stop(tmp_path_factory, kit_home, files: dict[str, str]):
     return run_hook(stop_payload(repo))
 
 
-def _forms_batch(tmp_path_factory, kit_home, name: str, table: dict[str, dict[str, str]]) -> own_batch.Batch:
-    """The cases of `table` that edit test modules only, in one stop (each in its own copies); the rest stop alone."""
+def _forms_batch(tmp_path_factory, kit_home, name: str, table: dict[str, dict[str, str]],
+                 beside: dict[str, dict[str, str]]) -> own_batch.Batch:
+    """The cases of `table` that edit test modules only, in one stop (each in its own copies); the rest stop alone.
+    On one seal with `beside`'s (the other table's) copies."""
     return own_batch.stop(tmp_path_factory, kit_home, name, FORMS_PROJECT, HIDDEN, {"calc.py": CALC + CHECK + MUL},
-                          {case: files for case, files in table.items() if _pooled(files)})
+                          {case: files for case, files in table.items() if _pooled(files)},
+                          beside={case: files for case, files in beside.items() if _pooled(files)})
 
 
 def _pooled(files: dict[str, str]) -> bool:
@@ -1048,9 +1057,11 @@ def _foldered(files: dict[str, str]) -> bool:
     return not _pooled(files) and all(own_batch.copied(path) or own_batch.confined(path, text) for path, text in files.items())
 
 
-def _folders_batch(tmp_path_factory, kit_home, name: str, table: dict[str, dict[str, str]]) -> own_batch.Batch:
+def _folders_batch(tmp_path_factory, kit_home, name: str, table: dict[str, dict[str, str]],
+                   beside: dict[str, dict[str, str]]) -> own_batch.Batch:
     return own_batch.stop(tmp_path_factory, kit_home, name, FORMS_PROJECT, HIDDEN, {"calc.py": CALC + CHECK + MUL},
-                          {case: files for case, files in table.items() if _foldered(files)}, folder="tests")
+                          {case: files for case, files in table.items() if _foldered(files)}, folder="tests",
+                          beside={case: files for case, files in beside.items() if _foldered(files)})
 
 
 FORMS_ATTACKS_FILES = {name: files for name, (files, _test, _rule) in FORMS_ATTACKS.items()}
@@ -1060,11 +1071,12 @@ FORMS_ATTACKS_FILES = {name: files for name, (files, _test, _rule) in FORMS_ATTA
 def test_a_raises_approx_or_set_up_weakening_is_named(tmp_path_factory, kit_home, name):
     files, test, rule = FORMS_ATTACKS[name]
     if _pooled(files):
-        res = _forms_batch(tmp_path_factory, kit_home, "red-calc-forms-attacks", FORMS_ATTACKS_FILES)
+        res = _forms_batch(tmp_path_factory, kit_home, "red-calc-forms-attacks", FORMS_ATTACKS_FILES, FORMS_HONEST)
         assert not res.named(name, f"tests/{test}", rule), (name, res.named(name, f"tests/{test}", rule), res.stderr)
         return
     if _foldered(files):
-        res = _folders_batch(tmp_path_factory, kit_home, "red-calc-forms-folders-attacks", FORMS_ATTACKS_FILES)
+        res = _folders_batch(tmp_path_factory, kit_home, "red-calc-forms-folders-attacks", FORMS_ATTACKS_FILES,
+                             FORMS_HONEST)
         assert not res.named(name, f"tests/{test}", rule), (name, res.named(name, f"tests/{test}", rule), res.stderr)
         return
     res = _forms_stop(tmp_path_factory, kit_home, files)
@@ -1076,10 +1088,10 @@ def test_a_raises_approx_or_set_up_weakening_is_named(tmp_path_factory, kit_home
 @pytest.mark.parametrize("name", FORMS_HONEST)
 def test_a_raises_approx_or_set_up_kept_or_stricter_passes(tmp_path_factory, kit_home, name):
     if _pooled(FORMS_HONEST[name]) and _forms_batch(tmp_path_factory, kit_home, "red-calc-forms-honest",
-                                                    FORMS_HONEST).returncode == 0:
+                                                    FORMS_HONEST, FORMS_ATTACKS_FILES).returncode == 0:
         return  # one stop that passes passes each look-alike in it
     if _foldered(FORMS_HONEST[name]) and _folders_batch(tmp_path_factory, kit_home, "red-calc-forms-folders-honest",
-                                                        FORMS_HONEST).returncode == 0:
+                                                        FORMS_HONEST, FORMS_ATTACKS_FILES).returncode == 0:
         return
     res = _forms_stop(tmp_path_factory, kit_home, FORMS_HONEST[name])
     assert res.returncode == 0, (name, res.stderr)

@@ -123,47 +123,64 @@ class Batch:
 
 
 def stop(tmp_path_factory, kit_home: Path, name: str, files: dict[str, str], hidden: str, product: dict[str, str],
-         cases: dict[str, dict[str, str]], folder: str | None = None) -> Batch:
+         cases: dict[str, dict[str, str]], folder: str | None = None, beside: dict[str, dict[str, str]] | None = None
+         ) -> Batch:
     """One stop of every case of `cases` at once (see the module's docstring): the project of `files` (each test module
     copied once per case) sealed with the hidden test `hidden`, `product` written over it (the request done right), each
     case's files written into its own copies. Sealed and stopped under `kit_home`'s donegate.yaml. `folder`: the
     whole test folder copied once per case instead, into a subfolder of its own (`folder_copy`), its conftest.py with
-    it: a case may then edit its conftest.py too, where what it does stays with its folder's tests (`confined`)."""
+    it: a case may then edit its conftest.py too, where what it does stays with its folder's tests (`confined`).
+    `beside`: more cases of the same project, copied and sealed but not edited here (a table's look-alikes beside its
+    attacks): the stops of both tables, each passing the other as `beside`, then share one seal (`repos.sealed_copy`,
+    the copies numbered in the cases' sorted order), each stop still once in the run."""
     from tests.support.pool import SharedRuns, shared_root
 
     def allowed(path: str, text: str | None) -> bool:
         return copied(path, text) or bool(folder) and path.startswith(f"{folder}/") and confined(path, text)
 
-    for case, edit in cases.items():
+    every = {case: edit for case, edit in (sorted({**(beside or {}), **cases}.items()) if beside else cases.items())}
+    assert not set(cases) & set(beside or {}), "a case both edited and beside"
+    for case, edit in every.items():
         assert all(allowed(path, text) for path, text in edit.items()), f"{case} edits a file every module reads: stop it alone"
-    edited = {path for edit in cases.values() for path in edit}
+    edited = {path for edit in every.values() for path in edit}
     if folder:
         names = {case: {path: folder_copy(path, folder, i) for path in files if path.startswith(f"{folder}/")}
-                 for i, case in enumerate(cases)}
+                 for i, case in enumerate(every)}
     else:
-        names = {case: {path: copy_name(path, i) for path in files if path in edited} for i, case in enumerate(cases)}
+        names = {case: {path: copy_name(path, i) for path in files if path in edited} for i, case in enumerate(every)}
     copies = {path for each in names.values() for path in each}
-    index = {case: i for i, case in enumerate(cases)}
+    index = {case: i for i, case in enumerate(every)}
     tests = sorted({t for path in copies if copied(path) and not workflow(path) for t in _tests(files[path])}, key=len,
                    reverse=True)
     config = (kit_home / "donegate.yaml").read_text() if (kit_home / "donegate.yaml").exists() else ""
     config = "feedback_chars: 1000000\n" + config  # every case's line in the block
 
+    laid = {path: text for path, text in files.items() if path not in copies}
+    for case in every:
+        laid.update({copy: tagged(files[path], tests, index[case]) for path, copy in names[case].items()})
+
+    def build(repo: Path, home: Path) -> None:
+        make_repo(repo, laid)
+        test = repo.parent / "hidden" / "test_request.py"
+        test.parent.mkdir()
+        test.write_text(hidden)
+        res = seal(repo, test, extra_env={"DONEGATE_HOME": str(home)})
+        kept = re.search(r"the project's own tests: (\d+) of (\d+) pass", res.stdout)
+        assert res.returncode == 0 and kept and kept[1] == kept[2], res.stdout + res.stderr
+
     def run(key, base: Path) -> dict:
+        from tests.support.repos import sealed_copy
+
         home = base / "home"
         home.mkdir()
         (home / "donegate.yaml").write_text(config)
-        laid = {path: text for path, text in files.items() if path not in copies}
-        for case in cases:
-            laid.update({copy: tagged(files[path], tests, index[case]) for path, copy in names[case].items()})
-        repo = make_repo(base / "repo", laid)
-        test = base / "hidden" / "test_request.py"
-        test.parent.mkdir()
-        test.write_text(hidden)
         env = {"DONEGATE_HOME": str(home)}
-        res = seal(repo, test, extra_env=env)
-        kept = re.search(r"the project's own tests: (\d+) of (\d+) pass", res.stdout)
-        assert res.returncode == 0 and kept and kept[1] == kept[2], res.stdout + res.stderr
+        if beside:
+            sealed = hashlib.sha256(json.dumps([laid, hidden], sort_keys=True).encode()).hexdigest()[:10]
+            repo = sealed_copy(tmp_path_factory.getbasetemp() / "sealed", f"batch-{sealed}", build, home)
+        else:
+            repo = base / "repo"
+            build(repo, home)
         for path, text in product.items():
             (repo / path).write_text(text)
         for case, edit in cases.items():
@@ -174,7 +191,8 @@ def stop(tmp_path_factory, kit_home: Path, name: str, files: dict[str, str], hid
         return {"returncode": res.returncode, "stderr": res.stderr,
                 "weakened": (line.get("gates", {}).get("own") or {}).get("weakened", [])}
 
-    key = hashlib.sha256(json.dumps([files, hidden, product, cases, config, folder], sort_keys=True).encode()).hexdigest()[:10]
+    key = hashlib.sha256(json.dumps([files, hidden, product, cases, config, folder, sorted(beside or {})],
+                                    sort_keys=True).encode()).hexdigest()[:10]
     out = SharedRuns(shared_root(tmp_path_factory, "own-batches"), [f"{name}-{key}"], run, threads=0)[f"{name}-{key}"]
     return Batch(out["returncode"], out["stderr"], out["weakened"], names, tests, index)
 
