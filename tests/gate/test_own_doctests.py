@@ -119,11 +119,11 @@ def test_a_suite_of_more_than_200_tests_with_doctests_is_kept(tmp_path_factory, 
     seal (... the test function tests/test_an.py::test_an was replaced ...)". A doctest in a test file did that on main.
     The project (tests/support/above_200.py, pooled with test_real_projects.py's conftest items) is sealed with all its
     own tests kept, the doctests of calc.py and of tests/test_many.py among them; only calc.twice's example sees this."""
-    repo = above_200.sealed(tmp_path_factory, kit_home)
-    (repo / "calc.py").write_text(above_200.CALC.replace("    return add(n, n)\n", BROKEN) + MUL)
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 2 and "calc.py::calc.twice" in res.stderr and "tamper" not in res.stderr, res.stderr
-    assert [f["id"] for f in _own(kit_home)["failing"]] == ["calc.py::calc.twice"], _own(kit_home)
+    res = above_200.broken(tmp_path_factory, kit_home)  # (test_real_projects.py's stop too: `add` broken where b is 2,
+    # which only the conftest's items see)
+    assert res["returncode"] == 2 and "calc.py::calc.twice" in res["stderr"] and "tamper" not in res["stderr"], \
+        res["stderr"]
+    assert sorted(f["id"] for f in res["own"]["failing"]) == above_200.FAILING, res["own"]
 
 
 def test_a_doctest_the_agent_added_runs_as_its_own_test(tmp_path_factory, kit_home):

@@ -3,7 +3,7 @@ whole test run (`repos.sealed_project`) for tests/gate/test_real_projects.py (a 
 tests/gate/test_own_doctests.py (doctests, in a product module and in a test file's docstring: inflect 7.4.0). Above
 200 tests each test's function is checked as it starts; either kind of item read as a replaced function left the whole
 own suite not kept, which the seal's `KEPT of KEPT pass` shows: each file's test then stops on its own copy, breaking
-what only its own kind of item sees."""
+what only its own kind of item sees. Both files' tests read one stop (`broken`) that breaks what each kind alone sees."""
 
 from __future__ import annotations
 
@@ -36,3 +36,22 @@ def sealed(tmp_path_factory, kit_home: Path) -> Path:
     from tests.support.repos import sealed_project
 
     return sealed_project(tmp_path_factory, kit_home, "own-above-200", FILES, HIDDEN, KEPT)
+
+
+# `add` broken where b is 2 (only the conftest's items ask that: `1 2 3`, `2 2 4`) and `twice` broken for 21 (only
+# calc.twice's example asks that), `mul` added: the project's stop for both files' tests, once in the run.
+BROKEN = CALC.replace("return a + b\n", "return a + b if b != 2 else 0\n").replace(
+    "    return add(n, n)\n", "    return add(n, n) if n != 21 else 0\n") + "\n\ndef mul(a, b):\n    return a * b\n"
+FAILING = ["calc.py::calc.twice", "tests/add.case::add_1_2", "tests/add.case::add_2_2"]
+
+
+def broken(tmp_path_factory, kit_home: Path) -> dict:
+    """The stop of `BROKEN` (`own_batch.shared_stop`): its returncode, stderr and `own` record. Each of its failures
+    is one kind of item's alone (`FAILING`, and no other)."""
+    from tests.support import own_batch
+
+    def edit(repo: Path) -> None:
+        (repo / "calc.py").write_text(BROKEN)
+
+    return own_batch.shared_stop(tmp_path_factory, kit_home, "own-above-200-broken",
+                                 lambda home: sealed(tmp_path_factory, home), edit)
