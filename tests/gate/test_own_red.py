@@ -806,23 +806,34 @@ TRUNK_STOPS = {"to-main": (TRUNK.replace("[trunk]", "[main]"), 2), "kept": (TRUN
 # had its workflow moved off it unnamed.
 
 
-@pytest.mark.parametrize("name", TRUNK_STOPS)
-def test_a_workflow_moved_off_the_repositorys_own_default_branch_is_named(tmp_path_factory, kit_home, name):
+def _trunk_toml(tmp_path_factory, kit_home, rc: int) -> dict:
+    """The stop of TRUNK_STOPS' and TOML_STOPS' cases of `rc` together (two attacks on files of their own, or two
+    look-alikes), once in the run (`own_batch.shared_stop`) on one project: a repository whose default branch is
+    `trunk` (its workflow TRUNK), its suite configured in pytest.toml (TOML_PROJECT)."""
     def build(repo, home):
-        make_repo(repo, {"calc.py": CALC, "tests/test_calc.py": OWN, CI: TRUNK})
+        make_repo(repo, {**TOML_PROJECT, CI: TRUNK})
         git(repo, "branch", "-m", "trunk")
         (repo.parent / "hidden").mkdir()
         (repo.parent / "hidden" / "test_request.py").write_text(HIDDEN)
         res = seal(repo, repo.parent / "hidden" / "test_request.py", extra_env={"DONEGATE_HOME": str(home)})
-        assert res.returncode == 0, res.stdout + res.stderr
+        assert res.returncode == 0 and "the project's own tests: 1 of 1 pass" in res.stdout, res.stdout + res.stderr
 
-    text, rc = TRUNK_STOPS[name]
-    repo = sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "red-calc-trunk", build, kit_home)
-    (repo / "calc.py").write_text(CALC + MUL)
-    (repo / CI).write_text(text)
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == rc, (name, res.stderr)
-    assert rc == 0 or "push to trunk" in res.stderr, res.stderr
+    def edit(repo):
+        (repo / "calc.py").write_text(CALC + MUL)
+        (repo / CI).write_text(next(text for text, want in TRUNK_STOPS.values() if want == rc))
+        (repo / "checks" / "test_calc.py").write_text(next(text for text, want in TOML_STOPS.values() if want == rc))
+
+    return own_batch.shared_stop(tmp_path_factory, kit_home, f"red-calc-trunk-toml-{rc}", lambda home: sealed_copy(
+        tmp_path_factory.getbasetemp() / "sealed", "red-calc-trunk-toml", build, home), edit)
+
+
+@pytest.mark.parametrize("name", TRUNK_STOPS)
+def test_a_workflow_moved_off_the_repositorys_own_default_branch_is_named(tmp_path_factory, kit_home, name):
+    """(Its stop is TOML_STOPS' case of the same outcome's too: `_trunk_toml`.)"""
+    _text, rc = TRUNK_STOPS[name]
+    res = _trunk_toml(tmp_path_factory, kit_home, rc)
+    assert res["returncode"] == rc, (name, res["stderr"])
+    assert rc == 0 or "push to trunk" in res["stderr"] and own_batch.of(res["own"], "weakened", CI), res["stderr"]
 
 
 # -- a raises' match=, an approx, unittest's set-up ---------------------------------------------------------------
@@ -1108,10 +1119,9 @@ TOML_STOPS = {"kept": (OWN, 0), "assert-removed": (_body("    add(2, 3)\n"), 2)}
 
 @pytest.mark.parametrize("name", TOML_STOPS)
 def test_a_suite_configured_in_pytest_toml_is_sealed_and_guarded(tmp_path_factory, kit_home, name):
-    text, rc = TOML_STOPS[name]
-    repo = sealed_project(tmp_path_factory, kit_home, "red-calc-toml", TOML_PROJECT, HIDDEN, 1)
-    (repo / "calc.py").write_text(CALC + MUL)
-    (repo / "checks" / "test_calc.py").write_text(text)
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == rc, (name, res.stderr)
-    assert rc == 0 or "checks/test_calc.py::test_add: " in res.stderr, res.stderr
+    """(Its stop is TRUNK_STOPS' case of the same outcome's too: `_trunk_toml`.)"""
+    _text, rc = TOML_STOPS[name]
+    res = _trunk_toml(tmp_path_factory, kit_home, rc)
+    assert res["returncode"] == rc, (name, res["stderr"])
+    assert rc == 0 or "checks/test_calc.py::test_add: " in res["stderr"] and own_batch.of(
+        res["own"], "weakened", "checks/test_calc.py::test_add"), res["stderr"]
