@@ -3,8 +3,8 @@ changed since the seal (docs/own-suite.md, "Data files of the tests"). The seale
 change to it makes a sealed test pass; what was missing: a row changed to what the broken code returns was never
 named (the block said only "a regression"), rows removed were never named, and a row the agent added was never run.
 Through the real hook, pooled seals: the hidden test of one asks for a new word (`ox`, and mentions `mouses` without
-asking for it), of another for a new value of a row (`fish`: the contract changes); one of numeric rows (`2 -> 0`,
-read as ints) tells a value the request asks for (`bonus(2) == 200`) from its digits elsewhere (`// 100`, `9990`) or
+asking for it); another's asks for a new value of a row (`fish`: the contract changes) and, on numeric rows (`2 -> 0`,
+read as ints), tells a value the request asks for (`bonus(2) == 200`) from its digits elsewhere (`// 100`, `9990`) or
 in a str (`'300'`), one row and one function a case."""
 
 from __future__ import annotations
@@ -55,7 +55,10 @@ NUMBERS = {"prices.py": PRICES, "tests/test_prices.py": "import prices\n\n\ndef 
 # The hidden test: `discount` holds 100 only as `// 100`, in an unrelated 9990 (asks for 99); `bonus(2) == 200` asks for
 # 200; `fee(2) == '300'` asks for the str '300', not the int
 NUMBERS_HIDDEN = ("import prices\n\n\ndef test_request():\n    assert prices.discount(9990) == 9990 // 100\n\n\n"
-                  "def test_bonus():\n    assert prices.bonus(2) == 200\n\n\ndef test_fee():\n    assert prices.fee(2) == '300'\n")
+                  "def test_bonus():\n    assert prices.bonus(2) == 200\n\n\ndef test_fee():\n    assert prices.fee(2) == '300'\n"
+                  + FISH.replace("import words\n", "\nimport words  # noqa: E402\n"))
+# (and the words' rows beside them, `fish` asked as FISH asks it: the project of `_numbers`)
+NUMBERS.update({"words.py": WORDS, "tests/inflections.txt": ROWS, "tests/test_inflections.py": READS})
 # discount(9990) as the request asks, discount(2), bonus(2) and fee(2) broken, each row made what the code returns
 BROKEN = PRICES.replace("RATES = {2: 0", "RATES = {9990: 99, 2: 100").replace("BONUS = {2: 0", "BONUS = {2: 200").replace(
     "FEES = {2: 0", "FEES = {2: 300")
@@ -63,8 +66,9 @@ ROWS_N, BONUS_N, FEES_N = (f"tests/test_{rows}.py::test_rows" for rows in ("disc
 
 
 def _project(tmp_path_factory, kit_home, hidden: str = DODGE):
-    name = {FISH: "own-data-fish", NUMBERS_HIDDEN: "own-data-numbers"}.get(hidden, "own-data")
-    return sealed_project(tmp_path_factory, kit_home, name, NUMBERS if hidden == NUMBERS_HIDDEN else FILES, hidden, 4)
+    if hidden == NUMBERS_HIDDEN:
+        return sealed_project(tmp_path_factory, kit_home, "own-data-numbers", NUMBERS, hidden, 5)
+    return sealed_project(tmp_path_factory, kit_home, "own-data", FILES, hidden, 4)
 
 
 def _stop(repo, kit_home, words: str, rows: str, paths: tuple[str, str] = ("words.py", "tests/inflections.txt")):
@@ -183,10 +187,10 @@ def test_honest_work_on_a_data_file_passes(tmp_path_factory, kit_home):
 def test_a_row_changed_to_what_the_request_asks_is_a_contract_change(tmp_path_factory, kit_home):
     """`fish` made `fish` as the hidden test asks, and its row with it: the old contract changed, the appeal offered,
     nothing named."""
-    repo = _project(tmp_path_factory, kit_home, FISH)
-    res, own = _stop(repo, kit_home, WORDS.replace('"fishes"', '"fish"'), ROWS.replace("fishes", "fish"))
-    assert res.returncode == 2 and f"the old contract changed: the project's own test {MANY}" in res.stderr, res.stderr
-    assert "APPEAL:" in res.stderr and own["weakened"] == [], own
+    res, own = _numbers(tmp_path_factory, kit_home)  # (its project holds the words and their rows too: `NUMBERS`)
+    entry = [x for x in res["stderr"].split("\n- ") if x.startswith(f"the old contract changed: the project's own test {MANY}")]
+    assert entry and "say so with an appeal" in entry[0], res["stderr"]
+    assert _weakened(own, MANY) == [] and [f["contract"] for f in own_batch.of(own, "failing", MANY)] == [True], own
 
 
 def test_a_row_changed_to_a_value_the_hidden_test_only_mentions_is_named(tmp_path_factory, kit_home):
@@ -201,8 +205,11 @@ def test_a_row_changed_to_a_value_the_hidden_test_only_mentions_is_named(tmp_pat
 
 def _numbers(tmp_path_factory, kit_home) -> tuple[dict, dict]:
     """`discount(2)`, `bonus(2)` and `fee(2)` broken to 100, 200 and 300 and each row `2 -> 0` made what the code returns,
-    with `NUMBERS_HIDDEN`: one stop for the run (`own_batch.shared_stop`); each case reads its own test's lines."""
+    `fish` made `fish` and its row with it, with `NUMBERS_HIDDEN`: one stop for the run (`own_batch.shared_stop`); each
+    case reads its own test's lines."""
     def edit(repo):
+        (repo / "words.py").write_text(WORDS.replace('"fishes"', '"fish"'))
+        (repo / "tests" / "inflections.txt").write_text(ROWS.replace("fishes", "fish"))
         (repo / "prices.py").write_text(BROKEN)
         for rows, value in (("discounts", 100), ("bonuses", 200), ("fees", 300)):
             (repo / "tests" / f"{rows}.txt").write_text(NUMBERS[f"tests/{rows}.txt"].replace("2 -> 0", f"2 -> {value}"))
