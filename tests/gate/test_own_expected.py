@@ -218,6 +218,31 @@ def _renamed(repo) -> None:
         res.stderr
 
 
+CONSTS = {"consts.py": "PI = 3.14159\n", "tests/test_consts.py": "from consts import PI\n\n\ndef test_pi():\n    assert PI == 3.14159\n"}
+
+
+def _outside_files(layout: str) -> dict[str, str]:
+    files = {"calc.py": CALC, "support/__init__.py": "", "support/expected.py": "SUM = 5\nSIX = 6\n",
+             "tests/test_calc.py": HELPED.format(mod="support.expected"), "tests/test_more.py": MORE.format(mod="support.expected")}
+    if layout == "package":
+        return {**files, "tests/__init__.py": ""}
+    # (`pythonpath = .`: the constants module's case too, `CONSTS`, on modules of its own: `_outside_stop`)
+    return {**files, "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n", **CONSTS}
+
+
+def _outside_stop(tmp_path_factory, kit_home, broken: bool) -> dict:
+    """The `pythonpath = .` project's stop, once in the run (`own_batch.shared_stop`): `add` broken, `SUM` made what
+    it returns and `PI` made 3 (`broken`), or the code right and both modules edited keeping their values."""
+    def edit(repo):
+        (repo / "calc.py").write_text(BROKEN_CALC if broken else RIGHT_CALC)
+        (repo / "support" / "expected.py").write_text(
+            "SUM = -1\nSIX = 6\n" if broken else '"""What the tests expect."""\n\nSUM = 2 + 3\nSIX = 6\n')
+        (repo / "consts.py").write_text("PI = 3\n" if broken else '"""The constants."""\n\nPI: float = 3.14159\n')
+
+    return own_batch.shared_stop(tmp_path_factory, kit_home, f"expected-outside-{broken}", lambda home: sealed_project(
+        tmp_path_factory, home, "expected-helper-outside-pythonpath", _outside_files("pythonpath"), HIDDEN, 3), edit)
+
+
 @pytest.mark.parametrize("layout", ["pythonpath", "package"])
 def test_a_helper_module_outside_the_test_folders_changed_to_what_the_code_returns_blocks(tmp_path_factory, kit_home,
                                                                                           layout):
@@ -229,23 +254,26 @@ def test_a_helper_module_outside_the_test_folders_changed_to_what_the_code_retur
     too, is never pinned: changed as the request asks it passes, broken where the helper's value is untouched (`SIX`,
     `test_more`, in the same stop) it blocks. Both ways the test imports it: by `pythonpath = .`, and as pytest's
     `prepend` puts the project's folder first for a test folder that is a package (`tests/__init__.py`; was rc 0
-    too)."""
-    files = {"calc.py": CALC, "support/__init__.py": "", "support/expected.py": "SUM = 5\nSIX = 6\n",
-             "tests/test_calc.py": HELPED.format(mod="support.expected"), "tests/test_more.py": MORE.format(mod="support.expected")}
-    files.update({"pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n"} if layout == "pythonpath"
-                 else {"tests/__init__.py": ""})
-    repo = sealed_project(tmp_path_factory, kit_home, f"expected-helper-outside-{layout}", files, HIDDEN, 2)
-    (repo / "calc.py").write_text(CALC.replace("a + b", "a - b").replace("'one'", "'ONE'") + MUL)
-    (repo / "support" / "expected.py").write_text("SUM = -1\nSIX = 6\n")
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 2 and "tests/test_calc.py::test_add" in res.stderr and "assert -1 == 5" in res.stderr, \
-        res.stderr
+    too). (`pythonpath = .`: its stops are the constants module's case's too.)"""
+    if layout == "pythonpath":
+        res = _outside_stop(tmp_path_factory, kit_home, True)
+        stderr, code, own = res["stderr"], res["returncode"], res["own"]
+    else:
+        repo = sealed_project(tmp_path_factory, kit_home, f"expected-helper-outside-{layout}", _outside_files(layout),
+                              HIDDEN, 2)
+        (repo / "calc.py").write_text(BROKEN_CALC)
+        (repo / "support" / "expected.py").write_text("SUM = -1\nSIX = 6\n")
+        one = run_hook(stop_payload(repo))
+        stderr, code, own = one.stderr, one.returncode, stop_lines(kit_home)[-1]["gates"]["own"]
+    assert code == 2 and "tests/test_calc.py::test_add" in stderr and "assert -1 == 5" in stderr, stderr
     assert "tests/test_calc.py::test_add: its expected value 5 was changed to -1, what the code returns now " \
-        "[expected-to-actual]" in res.stderr, res.stderr
-    own = stop_lines(kit_home)[-1]["gates"]["own"]
+        "[expected-to-actual]" in stderr, stderr
     assert [(w["test"], w["rule"]) for w in own["weakened"]] == [(ADD, "expected-to-actual")], own
-    assert MORE_ID in [f["id"] for f in own["failing"]] and "assert -2 == 6" in res.stderr, res.stderr
-    (repo / "calc.py").write_text(CALC.replace("'one'", "'ONE'") + MUL)
+    assert MORE_ID in [f["id"] for f in own["failing"]] and "assert -2 == 6" in stderr, stderr
+    if layout == "pythonpath":
+        assert _outside_stop(tmp_path_factory, kit_home, False)["returncode"] == 0
+        return
+    (repo / "calc.py").write_text(RIGHT_CALC)
     (repo / "support" / "expected.py").write_text('"""What the tests expect."""\n\nSUM = 2 + 3\nSIX = 6\n')
     res = run_hook(stop_payload(repo))
     assert res.returncode == 0, res.stderr
@@ -256,18 +284,15 @@ def test_a_constants_module_only_the_tests_read_changed_blocks_as_the_old_contra
     the product's own (its public constants). `PI` broken to 3: the sealed copy the sealed test reads still says
     3.14159, so it passed (with the module sealed and nothing more, rc 0); now a sealed test importing a data module
     whose values changed is the old contract changed, the appeal offered (it blocked before the module was sealed,
-    the agent's copy failing the test). Its look-alike: the module edited keeping its values passes."""
-    files = {"calc.py": CALC, "consts.py": "PI = 3.14159\n", "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n",
-             "tests/test_consts.py": "from consts import PI\n\n\ndef test_pi():\n    assert PI == 3.14159\n"}
-    repo = sealed_project(tmp_path_factory, kit_home, "expected-consts", files, HIDDEN, 1)
-    (repo / "calc.py").write_text(CALC.replace("'one'", "'ONE'") + MUL)
-    (repo / "consts.py").write_text("PI = 3\n")
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 2 and "tests/test_consts.py::test_pi" in res.stderr and "APPEAL:" in res.stderr, res.stderr
-    assert "consts.py: PI" in res.stderr, res.stderr
-    (repo / "consts.py").write_text('"""The constants."""\n\nPI: float = 3.14159\n')
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 0, res.stderr
+    the agent's copy failing the test). Its look-alike: the module edited keeping its values passes. (Both in the
+    stops of the `pythonpath = .` project above: `CONSTS`, `_outside_stop`.)"""
+    res = _outside_stop(tmp_path_factory, kit_home, True)
+    pi = "tests/test_consts.py::test_pi"
+    entry = [e for e in res["stderr"].split("\n- ") if e.startswith(f"the old contract changed: the project's own test {pi}")]
+    assert res["returncode"] == 2 and entry and "say so with an appeal" in entry[0], res["stderr"]
+    assert "consts.py: PI" in entry[0], res["stderr"]
+    assert [f["contract"] for f in own_batch.of(res["own"], "failing", pi)] == [True], res["own"]
+    assert _outside_stop(tmp_path_factory, kit_home, False)["returncode"] == 0
 
 
 TOOL = "def double(x):\n    return x * 2\n"
