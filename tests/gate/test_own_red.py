@@ -436,10 +436,15 @@ CONFIG_PROJECT = {"calc.py": CALC, "tests/test_calc.py": OWN, "pytest.ini": INI,
 def _configured_stop(tmp_path_factory, kit_home, files: dict[str, str]):
     repo = sealed_project(tmp_path_factory, kit_home, "red-calc-ci", CONFIG_PROJECT, HIDDEN, 1)
     (repo / "calc.py").write_text(CALC + MUL)
+    _write(repo, files)
+    return run_hook(stop_payload(repo))
+
+
+def _write(repo, files: dict[str, str | None]) -> None:
+    """A case's files written into `repo` (its folders made: tests/fakes/, mk/), None: the file deleted."""
     for name, text in files.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text) if text is not None else (repo / name).unlink()
-    return run_hook(stop_payload(repo))
 
 
 def _configured_batch(tmp_path_factory, kit_home, name: str, table: dict[str, dict[str, str]],
@@ -460,13 +465,15 @@ CONFIGS = ("pytest.ini", "pytest.toml", ".pytest.toml")  # (pytest 9 reads the f
 
 
 def _config_group(table: dict[str, dict[str, str]], name: str) -> dict[str, dict[str, str]]:
-    """The cases of `table` (no workflow-only one) that share `name`'s stop: each case in turn joins the first group
-    where no case edits a file it edits, and one case at most edits pytest's configuration (pytest 9 reads
-    pytest.toml first: beside it, another case's pytest.ini would not be what runs). Each case's finding is named on its own file
-    (the ledger's `test`, the block's line), so one case's cannot stand in for another's."""
+    """The cases of `table` (no workflow-only one, none joined to a pooled stop: `_joined`) that share `name`'s stop:
+    each case in turn joins the first group where no case edits a file it edits, and one case at most edits pytest's
+    configuration (pytest 9 reads pytest.toml first: beside it, another case's pytest.ini would not be what runs).
+    Each case's finding is named on its own file (the ledger's `test`, the block's line), so one case's cannot stand
+    in for another's."""
     groups: list[dict[str, dict[str, str]]] = []
+    joined = set(_joined(table).values())
     for case, files in table.items():
-        if _workflows_only(files):
+        if _workflows_only(files) or case in joined:
             continue
         for group in groups:
             taken = {path for each in group.values() for path in each}
@@ -486,8 +493,7 @@ def _config_fold(tmp_path_factory, kit_home, kind: str, group: dict[str, dict[st
     def edit(repo):
         (repo / "calc.py").write_text(CALC + MUL)
         for files in group.values():
-            for path, text in files.items():
-                (repo / path).write_text(text) if text is not None else (repo / path).unlink()
+            _write(repo, files)
 
     key = hashlib.sha256(json.dumps(group, sort_keys=True).encode()).hexdigest()[:10]
     return own_batch.shared_stop(tmp_path_factory, kit_home, f"red-calc-ci-{kind}-{key}", lambda home: sealed_project(
@@ -502,9 +508,11 @@ def test_a_configuration_or_ci_weakening_in_another_form_is_named(tmp_path_facto
             case: edit for case, (edit, _rule) in CONFIG_ATTACKS.items()}, CONFIG_HONEST)
         assert not res.named(name, CI, rule), (name, res.named(name, CI, rule), res.stderr)
         return
-    # (folded: the cases editing other files than its own share its stop, `_config_group`)
-    res = _config_fold(tmp_path_factory, kit_home, "attacks", _config_group(
-        {case: edit for case, (edit, _rule) in CONFIG_ATTACKS.items()}, name))
+    # (folded: the cases editing other files than its own share its stop, `_config_group`, or a pooled stop, `_joined`)
+    table = {case: edit for case, (edit, _rule) in CONFIG_ATTACKS.items()}
+    host = next((pooled for pooled, case in _joined(table).items() if case == name), None)
+    res = _ci_pooled(tmp_path_factory, kit_home, host, True) if host else _config_fold(
+        tmp_path_factory, kit_home, "attacks", _config_group(table, name))
     assert res["returncode"] == 2, (name, res["stderr"])
     mine = [w for path in files for w in own_batch.of(res["own"], "weakened", path) if w["rule"] == rule]
     assert mine, (name, res["own"].get("weakened"))
@@ -518,8 +526,11 @@ def test_an_honest_configuration_or_ci_edit_passes(tmp_path_factory, kit_home, n
             tmp_path_factory, kit_home, "red-calc-ci-honest", CONFIG_HONEST,
             {case: edit for case, (edit, _rule) in CONFIG_ATTACKS.items()}).returncode == 0:
         return  # one stop that passes passes each look-alike in it
-    if not _workflows_only(CONFIG_HONEST[name]) and _config_fold(tmp_path_factory, kit_home, "honest", _config_group(
-            CONFIG_HONEST, name))["returncode"] == 0:
+    host = next((pooled for pooled, case in _joined(CONFIG_HONEST).items() if case == name), None)
+    if host and _ci_pooled(tmp_path_factory, kit_home, host, False)["returncode"] == 0:
+        return  # the same, for the case joined to a pooled stop (`_joined`)
+    if not host and not _workflows_only(CONFIG_HONEST[name]) and _config_fold(
+            tmp_path_factory, kit_home, "honest", _config_group(CONFIG_HONEST, name))["returncode"] == 0:
         return  # the same, for the cases folded with it (`_config_group`)
     res = _configured_stop(tmp_path_factory, kit_home, CONFIG_HONEST[name])
     assert res.returncode == 0, (name, res.stderr)
@@ -781,21 +792,53 @@ CI_POOLED_HONEST = {
 }
 
 
+# pytest.ini's edits that leave what is collected and run as it was (a warning filter, xfail_strict): each joins a
+# pooled stop of CI_POOLED or CI_POOLED_HONEST that edits no pytest configuration (`_joined`), its finding named on
+# pytest.ini alone, the pooled stop's on its own files (CI, tox, make and nox findings are read from their own texts:
+# excluded.ci_findings, tox_ini, scripts).
+QUIET = ("filterwarnings-error-removed", "xfail_strict-removed", "addopts-W-ignore", "addopts-Wignore-joined",
+         "addopts-pythonwarnings-ignore", "xfail_strict-false", "addopts-o-xfail_strict",
+         "filterwarnings-ignore-after-error", "addopts-quoted-verbose", "filterwarnings-more", "addopts-W-ignore-one-class",
+         "xfail_strict-kept-another-line", "addopts-o-other", "filterwarnings-ignore-before-error")
+
+
+def _joined(table: dict[str, dict[str, str]]) -> dict[str, str]:
+    """{a pooled case: the case of `table` that joins its stop}: `table`'s QUIET pytest.ini cases in order, one to each
+    case of the pooled table of the same kind (attacks to CI_POOLED, look-alikes to CI_POOLED_HONEST) that edits no
+    pytest configuration and no conftest.py."""
+    attacks = any(case in CONFIG_ATTACKS for case in table)
+    pooled = {case: files for case, (files, _) in CI_POOLED.items()} if attacks else CI_POOLED_HONEST
+    hosts = [case for case, files in pooled.items() if not set(files) & {*CONFIGS, "tests/conftest.py"}]
+    return dict(zip(hosts, [case for case in QUIET if case in table and set(table[case]) == {"pytest.ini"}], strict=False))
+
+
+def _ci_pooled(tmp_path_factory, kit_home, name: str, attacks: bool) -> dict:
+    """The stop of CI_POOLED's (`attacks`) or CI_POOLED_HONEST's case `name` with the configuration case joined to it
+    (`_joined`), once in the run (`own_batch.shared_stop`)."""
+    files = CI_POOLED[name][0] if attacks else CI_POOLED_HONEST[name]
+    table = {case: edit for case, (edit, _rule) in CONFIG_ATTACKS.items()} if attacks else CONFIG_HONEST
+    guest = _joined(table).get(name)
+    return _config_fold(tmp_path_factory, kit_home, "pooled", {name: files, **({guest: table[guest]} if guest else {})})
+
+
 @pytest.mark.parametrize("name", CI_POOLED)
 def test_tox_and_ci_weakenings_on_several_files_are_each_named(tmp_path_factory, kit_home, name):
     files, named = CI_POOLED[name]
-    res = _configured_stop(tmp_path_factory, kit_home, files)
-    assert res.returncode == 2, (name, res.stderr)
-    found = stop_lines(kit_home)[-1]["gates"]["own"]["weakened"]
+    res = _ci_pooled(tmp_path_factory, kit_home, name, True)  # (with a configuration case on pytest.ini: `_joined`)
+    assert res["returncode"] == 2, (name, res["stderr"])
+    found = res["own"]["weakened"]
     cases = [(f, r, what) for f, each in named.items() for r, what in (each if isinstance(each, list) else [each])]
     missing = [(f, r, what) for f, r, what in cases
                if not any(w["test"] == f and w["rule"] == r and what in w["what"] for w in found)]
-    assert not missing and {w["test"] for w in found} <= set(named), (missing, found)
-    assert all(f"[{r}]" in res.stderr for _, r, _ in cases), res.stderr
+    guest = _joined({case: edit for case, (edit, _rule) in CONFIG_ATTACKS.items()}).get(name)
+    assert not missing and {w["test"] for w in found} <= set(named) | ({"pytest.ini"} if guest else set()), (missing, found)
+    assert all(f"[{r}]" in res["stderr"] for _, r, _ in cases), res["stderr"]
 
 
 @pytest.mark.parametrize("name", CI_POOLED_HONEST)
 def test_honest_tox_and_ci_edits_on_several_files_pass(tmp_path_factory, kit_home, name):
+    if _ci_pooled(tmp_path_factory, kit_home, name, False)["returncode"] == 0:
+        return  # (with a configuration look-alike on pytest.ini: `_joined`)
     res = _configured_stop(tmp_path_factory, kit_home, CI_POOLED_HONEST[name])
     assert res.returncode == 0, (name, res.stderr)
 
