@@ -154,13 +154,30 @@ def test_an_own_suite_that_trips_the_tripwires_by_design_is_not_kept_and_the_sea
 # -- the headline cases -------------------------------------------------------------------------------
 
 
+MORE_FIXED = "from calc import mul\n\ndef test_mul_zero():\n    assert mul(0, 3) == 0\n"
+
+
+def _tests_added(tmp_path_factory, kit_home) -> dict:
+    """Two look-alikes in one stop for the run (`own_batch.shared_stop`): a test added to the project's test file, and
+    the agent's own new test file passing (`test_the_agents_own_new_test_must_pass`'s fix); it passes only if both
+    do."""
+    from tests.support import own_batch
+
+    def edit(repo: Path) -> None:
+        (repo / "calc.py").write_text(CALC + MUL)
+        (repo / "tests" / "test_calc.py").write_text(OWN + "\n\ndef test_mul():\n    from calc import mul\n"
+                                                     "    assert mul(2, 4) == 8\n")
+        (repo / "tests" / "test_more.py").write_text(MORE_FIXED)
+
+    return own_batch.shared_stop(tmp_path_factory, kit_home, "calc-tests-added",
+                                 lambda home: pooled_calc(tmp_path_factory, home), edit)
+
+
 def test_an_honest_agent_adding_a_test_to_the_projects_test_file_passes(tmp_path_factory, kit_home):
     """Was: "protected files were changed (restore them): tests/test_calc.py"."""
-    repo = pooled_calc(tmp_path_factory, kit_home)
-    (repo / "calc.py").write_text(CALC + MUL)
-    (repo / "tests" / "test_calc.py").write_text(OWN + "\n\ndef test_mul():\n    from calc import mul\n    assert mul(2, 4) == 8\n")
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 0, res.stderr
+    res = _tests_added(tmp_path_factory, kit_home)
+    assert res["returncode"] == 0, res["stderr"]
+    assert sorted(res["own"]["ran_now"]) == ["tests/test_calc.py", "tests/test_more.py"], res["own"]
 
 
 def test_an_agent_that_breaks_what_the_projects_tests_covered_is_blocked(tmp_path_factory, kit_home):
@@ -277,9 +294,9 @@ def test_the_agents_own_new_test_must_pass(tmp_path_factory, kit_home):
     (repo / "tests" / "test_more.py").write_text("from calc import mul\n\ndef test_mul_zero():\n    assert mul(0, 3) == 3\n")
     err = blocked(run_hook(stop_payload(repo)))
     assert "tests/test_more.py::test_mul_zero" in err and "your own" in err, err
-    (repo / "tests" / "test_more.py").write_text("from calc import mul\n\ndef test_mul_zero():\n    assert mul(0, 3) == 0\n")
-    res = run_hook(stop_payload(repo))
-    assert res.returncode == 0, res.stderr
+    # fixed, it passes (its stop is the one of a test added to the project's file too: `_tests_added`)
+    res = _tests_added(tmp_path_factory, kit_home)
+    assert res["returncode"] == 0 and "tests/test_more.py" in res["own"]["ran_now"], res["stderr"]
 
 
 def test_a_test_failing_at_the_seal_never_blocks(tmp_path, kit_home):
