@@ -514,7 +514,8 @@ def test_a_suite_with_a_conftests_own_items_is_kept_above_200_tests(tmp_path_fac
     res = above_200.broken(tmp_path_factory, kit_home)  # its seal: all 205 own tests kept, the conftest's 2 items in
     assert res["returncode"] == 2 and "tests/add.case::add_1_2" in res["stderr"], res["stderr"]
     # (its stop is test_own_doctests.py's too: `twice` broken beside `add`, which only calc.twice's example sees)
-    assert sorted(f["id"] for f in res["own"]["failing"]) == above_200.FAILING, res["own"]
+    assert above_200.failing(res, "tests/add.case::") == ["tests/add.case::add_1_2", "tests/add.case::add_2_2"], \
+        res["own"]
 
 
 @pytest.mark.own_suite

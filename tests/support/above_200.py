@@ -45,6 +45,15 @@ BROKEN = CALC.replace("return a + b\n", "return a + b if b != 2 else 0\n").repla
 FAILING = ["calc.py::calc.twice", "tests/add.case::add_1_2", "tests/add.case::add_2_2"]
 
 
+def failing(res: dict, kind: str) -> list[str]:
+    """The stop's failing ids of one kind of item (`calc.py::` the doctests, `tests/add.case::` the conftest's items),
+    sorted; every failing id is one of FAILING (neither break seen by another item). Each file's test reads its own
+    kind's: a break of the other kind's case fails that test alone."""
+    ids = sorted(f["id"] for f in res["own"]["failing"])
+    assert set(ids) <= set(FAILING), res["own"]
+    return [i for i in ids if i.startswith(kind)]
+
+
 def broken(tmp_path_factory, kit_home: Path) -> dict:
     """The stop of `BROKEN` (`own_batch.shared_stop`): its returncode, stderr and `own` record. Each of its failures
     is one kind of item's alone (`FAILING`, and no other)."""
