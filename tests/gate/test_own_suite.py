@@ -155,6 +155,7 @@ def test_an_own_suite_that_trips_the_tripwires_by_design_is_not_kept_and_the_sea
 
 
 MORE_FIXED = "from calc import mul\n\ndef test_mul_zero():\n    assert mul(0, 3) == 0\n"
+ADDED = OWN + "\n\ndef test_mul():\n    from calc import mul\n    assert mul(2, 4) == 8\n"  # a test added to the project's file
 
 
 def _tests_added(tmp_path_factory, kit_home) -> dict:
@@ -165,8 +166,7 @@ def _tests_added(tmp_path_factory, kit_home) -> dict:
 
     def edit(repo: Path) -> None:
         (repo / "calc.py").write_text(CALC + MUL)
-        (repo / "tests" / "test_calc.py").write_text(OWN + "\n\ndef test_mul():\n    from calc import mul\n"
-                                                     "    assert mul(2, 4) == 8\n")
+        (repo / "tests" / "test_calc.py").write_text(ADDED)
         (repo / "tests" / "test_more.py").write_text(MORE_FIXED)
 
     return own_batch.shared_stop(tmp_path_factory, kit_home, "calc-tests-added",
@@ -176,8 +176,14 @@ def _tests_added(tmp_path_factory, kit_home) -> dict:
 def test_an_honest_agent_adding_a_test_to_the_projects_test_file_passes(tmp_path_factory, kit_home):
     """Was: "protected files were changed (restore them): tests/test_calc.py"."""
     res = _tests_added(tmp_path_factory, kit_home)
-    assert res["returncode"] == 0, res["stderr"]
-    assert sorted(res["own"]["ran_now"]) == ["tests/test_calc.py", "tests/test_more.py"], res["own"]
+    if res["returncode"] == 0:  # one stop that passes passes each look-alike in it
+        assert sorted(res["own"]["ran_now"]) == ["tests/test_calc.py", "tests/test_more.py"], res["own"]
+        return
+    repo = pooled_calc(tmp_path_factory, kit_home)  # which one blocks: this case alone
+    (repo / "calc.py").write_text(CALC + MUL)
+    (repo / "tests" / "test_calc.py").write_text(ADDED)
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
 
 
 def test_an_agent_that_breaks_what_the_projects_tests_covered_is_blocked(tmp_path_factory, kit_home):
@@ -296,7 +302,12 @@ def test_the_agents_own_new_test_must_pass(tmp_path_factory, kit_home):
     assert "tests/test_more.py::test_mul_zero" in err and "your own" in err, err
     # fixed, it passes (its stop is the one of a test added to the project's file too: `_tests_added`)
     res = _tests_added(tmp_path_factory, kit_home)
-    assert res["returncode"] == 0 and "tests/test_more.py" in res["own"]["ran_now"], res["stderr"]
+    if res["returncode"] == 0:
+        assert "tests/test_more.py" in res["own"]["ran_now"], res["own"]
+        return
+    (repo / "tests" / "test_more.py").write_text(MORE_FIXED)  # which one blocks: this case alone, after its block
+    res = run_hook(stop_payload(repo))
+    assert res.returncode == 0, res.stderr
 
 
 def test_a_test_failing_at_the_seal_never_blocks(tmp_path, kit_home):
