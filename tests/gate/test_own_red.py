@@ -795,7 +795,9 @@ CI_POOLED_HONEST = {
 # pytest.ini's edits that leave what is collected and run as it was (a warning filter, xfail_strict): each joins a
 # pooled stop of CI_POOLED or CI_POOLED_HONEST that edits no pytest configuration (`_joined`), its finding named on
 # pytest.ini alone, the pooled stop's on its own files (CI, tox, make and nox findings are read from their own texts:
-# excluded.ci_findings, tox_ini, scripts).
+# excluded.ci_findings, tox_ini, scripts; a conftest's from its own: faked, gated). pytest.ini's are read from the
+# configuration files' texts alone (excluded.config_findings), so a pooled stop's conftest.py (a folder put on
+# sys.path, a finder, a skip hook) cannot make or hide one.
 QUIET = ("filterwarnings-error-removed", "xfail_strict-removed", "addopts-W-ignore", "addopts-Wignore-joined",
          "addopts-pythonwarnings-ignore", "xfail_strict-false", "addopts-o-xfail_strict",
          "filterwarnings-ignore-after-error", "addopts-quoted-verbose", "filterwarnings-more", "addopts-W-ignore-one-class",
@@ -805,10 +807,11 @@ QUIET = ("filterwarnings-error-removed", "xfail_strict-removed", "addopts-W-igno
 def _joined(table: dict[str, dict[str, str]]) -> dict[str, str]:
     """{a pooled case: the case of `table` that joins its stop}: `table`'s QUIET pytest.ini cases in order, one to each
     case of the pooled table of the same kind (attacks to CI_POOLED, look-alikes to CI_POOLED_HONEST) that edits no
-    pytest configuration and no conftest.py."""
+    pytest configuration (nor pyproject.toml's [tool.pytest...]: a file read beside pytest.ini, `sealed_as`)."""
     attacks = any(case in CONFIG_ATTACKS for case in table)
     pooled = {case: files for case, (files, _) in CI_POOLED.items()} if attacks else CI_POOLED_HONEST
-    hosts = [case for case, files in pooled.items() if not set(files) & {*CONFIGS, "tests/conftest.py"}]
+    hosts = [case for case, files in pooled.items()
+             if not set(files) & set(CONFIGS) and "[tool.pytest" not in (files.get("pyproject.toml") or "")]
     return dict(zip(hosts, [case for case in QUIET if case in table and set(table[case]) == {"pytest.ini"}], strict=False))
 
 
