@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 
 import pytest
 
 from tests.support import require
 from tests.support.calcrepo import BUG, HIDDEN, PROCESS_WIDE, RIGHT, RIGHT_BODY, assert_no_test_text as _assert_no_test_text, \
-    batch, sealed as _sealed, shown, together, when as _when
+    batch, passed_outright, sealed as _sealed, shown, together, when as _when
 from tests.support.repos import run_hook, stop_lines, stop_payload
 
 # libc through ctypes, which the standard library's multiprocessing imports (no `import ctypes` for the scan to see)
@@ -546,12 +547,12 @@ SEALED_AS["its-own-cache-since-the-seal"] = (OWN_CACHE, DIAG_CALC)
 
 @pytest.mark.parametrize("product", [*BASELINED, *BASELINED_HONEST])
 def test_a_baselined_read_is_its_places(tmp_path_factory, kit_home, product):
-    _baselined_stop(tmp_path_factory, kit_home, SEALED_AS.get(product, (DIAG, DIAG_CALC)),
-                    {**BASELINED, **BASELINED_HONEST}[product], product in BASELINED_HONEST)
+    _place_case(tmp_path_factory, kit_home, f"baselined:{product}")
 
 
-def _baselined_stop(tmp_path_factory, kit_home, sealed, changed, honest, where="calc.py:price"):
-    """A stop on the repository sealed with `sealed` (diag.py, calc.py's start, the bug in) changed to `changed`."""
+def _baselined_stop(tmp_path_factory, kit_home, sealed, changed):
+    """A stop on the repository sealed with `sealed` (diag.py, calc.py's start, the bug in) changed to `changed`: an
+    honest case's own stop where its batch (`_place_case`) did not pass outright."""
     from tests.support.repos import pooled_files, write_config
 
     write_config(kit_home, "confine: on\nscan: block\n")
@@ -561,13 +562,8 @@ def _baselined_stop(tmp_path_factory, kit_home, sealed, changed, honest, where="
     (repo / "calc.py").write_text(changed[1])
     res = run_hook(stop_payload(repo), timeout=120)
     acceptance = stop_lines(kit_home)[-1]["gates"]["acceptance"]
-    if honest:
-        assert res.returncode == 0 and "tamper" not in acceptance, (res.stderr, acceptance)
-        assert acceptance["second"]["checked"] == 2, acceptance
-        return
-    assert res.returncode == 2, "the stop was allowed with the bug in"
-    assert (acceptance.get("tamper") or {}).get("rule") == "sandbox-probe", (acceptance, res.stderr)
-    assert "tells the sandbox apart" in res.stderr and where in res.stderr, res.stderr
+    assert res.returncode == 0 and "tamper" not in acceptance, (res.stderr, acceptance)
+    assert acceptance["second"]["checked"] == 2, acceptance
 
 
 # The scan's line allowances (`line:FILE:CODE`, the lines its baseline holds) are no baseline for a trace: a read the
@@ -589,7 +585,7 @@ ARGV_CASES = {
 
 @pytest.mark.parametrize("product", ARGV_CASES)
 def test_a_scanned_read_is_its_places_not_its_line(tmp_path_factory, kit_home, product):
-    _baselined_stop(tmp_path_factory, kit_home, (ARGV, ARGV_CALC), ARGV_CASES[product], product.startswith("honest"))
+    _place_case(tmp_path_factory, kit_home, f"scanned:{product}")
 
 
 # A place's callers ended at a frame of another file or a module named `__main__` (issue 45 item 6, found by review),
@@ -611,15 +607,73 @@ DEEP_NEW = DIAG_CALC + "    if 'ro,' in diag.figure('/'):\n    " + RIGHT_BODY + 
 
 @pytest.mark.parametrize("product", CACHED_CASES)
 def test_a_place_is_read_through_a_librarys_frame(tmp_path_factory, kit_home, product):
-    _baselined_stop(tmp_path_factory, kit_home, (DIAG, CACHED), (DIAG, CACHED_CASES[product]), product.startswith("honest"))
+    _place_case(tmp_path_factory, kit_home, f"library:{product}")
 
 
 @pytest.mark.parametrize("product", ["capped", "honest-within-the-cap-moved-down"])
 def test_a_capped_place_is_never_the_baselines(tmp_path_factory, kit_home, product):
+    _place_case(tmp_path_factory, kit_home, f"capped:{product}")
+
+
+def _capped(product: str) -> tuple:
     depth = 9 if product == "capped" else 3
     changed = ((DEEP.format(depth), DEEP_NEW) if product == "capped" else
                ("# diagnostics\n\n" + DEEP.format(depth), DIAG_CALC.replace("def price", "# the price\ndef price") + RIGHT_BODY))
-    _baselined_stop(tmp_path_factory, kit_home, (DEEP.format(depth), DIAG_CALC), changed, product != "capped", "diag.py:figure")
+    return (DEEP.format(depth), DIAG_CALC), changed, product != "capped", "diag.py:figure"
+
+
+# Every case of the four tests above: {case: (sealed (diag.py, calc.py's start, the bug in), changed (diag.py, calc.py),
+# honest, where the attack's read is named)}.
+PLACES = {
+    **{f"baselined:{p}": (SEALED_AS.get(p, (DIAG, DIAG_CALC)), {**BASELINED, **BASELINED_HONEST}[p], p in BASELINED_HONEST,
+                          "calc.py:price") for p in [*BASELINED, *BASELINED_HONEST]},
+    **{f"scanned:{p}": ((ARGV, ARGV_CALC), ARGV_CASES[p], p.startswith("honest"), "calc.py:price") for p in ARGV_CASES},
+    **{f"library:{p}": ((DIAG, CACHED), (DIAG, CACHED_CASES[p]), p.startswith("honest"), "calc.py:price") for p in CACHED_CASES},
+    **{f"capped:{p}": _capped(p) for p in ["capped", "honest-within-the-cap-moved-down"]},
+}
+# The cases share stops (`calcrepo.batch`, once in the whole run), each its own `diag_<NN>.py` and `calc_<NN>.py` at
+# the seal and in the change (what the seal's run reads is each module's own baseline). At most six a stop: the seal's
+# baseline and a stop's record keep 20 tripwires, and each module's two tests each read its trace. An attack finds its
+# own tripwire named with its own test and place; the honest stop passes outright, or each honest case stops alone.
+_ATTACKS = [k for k, case in PLACES.items() if not case[2]]
+_HONEST = [k for k, case in PLACES.items() if case[2]]
+PLACE_GROUPS = [_ATTACKS[i::2] for i in range(2)] + [_HONEST[i::2] for i in range(2)]
+assert all(len(group) <= 6 for group in PLACE_GROUPS) and sum(map(len, PLACE_GROUPS)) == len(PLACES)
+
+
+def _named(text: str, i: int) -> str:
+    """`text` naming the batch's `diag_<NN>` (the module `calc_<NN>` imports) for `diag`."""
+    return re.sub(r"\bdiag\b", f"diag_{i:02d}", text)
+
+
+def _place_case(tmp_path_factory, kit_home, key: str) -> None:
+    group = next(g for g in PLACE_GROUPS if key in g)
+    sealed = {k: PLACES[k][0] for k in group}
+    changed = {k: PLACES[k][1] for k in group}
+    out = batch(tmp_path_factory, f"traces-places-{PLACE_GROUPS.index(group)}",
+                {k: _named(changed[k][1], i) for i, k in enumerate(group)}, "confine: on\nscan: block\nfeedback_chars: 100000\n",
+                bug={k: _named(sealed[k][1] + "    return units * 100\n", i) for i, k in enumerate(group)},
+                sealed_files={k: {f"diag_{i:02d}.py": _named(sealed[k][0], i)} for i, k in enumerate(group)},
+                files={k: {f"diag_{i:02d}.py": _named(changed[k][0], i)} for i, k in enumerate(group)})
+    assert list(out["modules"].values()) == [f"calc_{i:02d}" for i in range(len(group))]
+    module = out["modules"][key]
+    i = int(module[-2:])
+    _, _, honest, where = PLACES[key]
+    if honest:
+        files = [f"{out['modules'][k]}.py" for k in group] + [f"diag_{j:02d}.py" for j, k in enumerate(group)
+                                                              if changed[k][0] != sealed[k][0]]
+        if passed_outright(out, 2, files):
+            return
+        return _baselined_stop(tmp_path_factory, kit_home, *PLACES[key][:2])
+    where = where.replace("calc.py", f"{module}.py").replace("diag.py", f"diag_{i:02d}.py")
+    accept = out["line"]["gates"]["acceptance"]
+    assert out["returncode"] == 2, "the stop was allowed with the bug in"
+    tamper = accept.get("tamper") or {}
+    alarms = [a for a in tamper.get("alarms") or [tamper] if a and f"during test_{module}.py::" in a["what"]]
+    assert alarms and all(a["rule"] == "sandbox-probe" and "tells the sandbox apart" in a["what"] for a in alarms), (key, tamper)
+    assert any(where in a["what"] for a in alarms), (key, where, alarms)
+    for other in out["modules"].values():
+        _assert_no_test_text(out["stderr"] + out["stdout"], other)
 
 
 def test_the_cap_mark_is_one():

@@ -81,18 +81,25 @@ def together(tmp_path_factory, name: str, codes: list[str], hidden: str, tests: 
     outright: the `tests` tests of every module pass both runs, no tamper, no finding, only the modules changed.
     One stop in the whole test run (`batch`, under `name`)."""
     out = batch(tmp_path_factory, name, {str(i): code for i, code in enumerate(codes)}, config, hidden=hidden, bug=bug)
+    return passed_outright(out, tests)
+
+
+def passed_outright(out: dict, tests: int, changed: list[str] | None = None) -> bool:
+    """Whether a `batch` stop passed outright: the `tests` tests of each of its modules pass both runs, no tamper, no
+    finding, and only the modules were changed (`changed`: the files the cases changed, each module's by default)."""
     if out["returncode"] != 0:
         return False
-    line, n, mods = out["line"], tests * len(codes), out["modules"].values()
+    line, n, mods = out["line"], tests * len(out["modules"]), out["modules"].values()
     accept = line["gates"]["acceptance"]
+    changed = [f"{m}.py" for m in mods] if changed is None else changed
     return (f"{n} acceptance tests pass" in json.loads(out["stdout"])["systemMessage"] and "tamper" not in accept
             and (accept.get("second") or {}).get("checked") == n and (line["gates"].get("scan") or {}).get("findings", []) == []
-            and sorted(out["status"]) == sorted(["M"] * len(mods) + [f"{m}.py" for m in mods]))
+            and sorted(out["status"]) == sorted(["M"] * len(changed) + changed))
 
 
 def batch(tmp_path_factory, name: str, codes: dict[str, str], config: str, *, hidden: str | dict[str, str] = HIDDEN,
           bug: str | dict[str, str] = BUG, renamed: bool = False, env: dict | None = None, timeout: float = 180,
-          files: dict[str, dict[str, str | bytes]] | None = None) -> dict:
+          files: dict[str, dict[str, str | bytes]] | None = None, sealed_files: dict[str, dict[str, str]] | None = None) -> dict:
     """One stop of many cases' `calc.py` at once, each a product module of its own (`calc_<NN>.py`, in `codes`' order,
     with its own copy of the hidden tests, `test_calc_<NN>.py`), sealed under `config` and stopped once in the whole test
     run (`pool.SharedRuns`: whichever xdist worker asks first runs it, the others read its result).
@@ -104,7 +111,8 @@ def batch(tmp_path_factory, name: str, codes: dict[str, str], config: str, *, hi
     words) and `modules` ({case: its module's name}). `renamed`: each case's code names its own module and test file
     (`module_text`); `env`: the hook's environment besides the batch's DONEGATE_HOME; `hidden`, `bug`: one for every case,
     or each case's own ({case: text}: cases of several suites in one stop; a case not named gets the default); `files`: files a case adds beside its module
-    ({case: {path: text or bytes}}, each path a case's own)."""
+    ({case: {path: text or bytes}}, each path a case's own); `sealed_files`: files a case has at the seal already
+    ({case: {path: text}}, each path a case's own; `files` may change them after)."""
     from tests.support.pool import SharedRuns, shared_root
 
     modules = {case: f"calc_{i:02d}" for i, case in enumerate(codes)}
@@ -115,7 +123,8 @@ def batch(tmp_path_factory, name: str, codes: dict[str, str], config: str, *, hi
         home = base / "home"
         home.mkdir()
         write_config(home, config)
-        repo = make_repo(base / "repo", {f"{m}.py": bugs[case] for case, m in modules.items()})
+        repo = make_repo(base / "repo", {**{f"{m}.py": bugs[case] for case, m in modules.items()},
+                                         **{rel: text for case in codes for rel, text in (sealed_files or {}).get(case, {}).items()}})
         folder = base / "hidden"
         folder.mkdir()
         for case, m in modules.items():
@@ -135,7 +144,8 @@ def batch(tmp_path_factory, name: str, codes: dict[str, str], config: str, *, hi
                 "kit_changed": sorted(k for k in {*before, *after} if before.get(k) != after.get(k)),
                 "status": git(repo, "status", "--porcelain", "--untracked-files=all").split(), "modules": modules}
 
-    key = hashlib.sha256(json.dumps([codes, config, hidden, bug, renamed, env] + ([files] if files else []), sort_keys=True,
+    key = hashlib.sha256(json.dumps([codes, config, hidden, bug, renamed, env] + ([files] if files else [])
+                                    + ([sealed_files] if sealed_files else []), sort_keys=True,
                                     default=lambda b: b.hex()).encode()).hexdigest()[:10]
     return SharedRuns(shared_root(tmp_path_factory, "calc-batches"), [f"{name}-{key}"], run, threads=0)[f"{name}-{key}"]
 
