@@ -662,7 +662,7 @@ def _place_case(tmp_path_factory, kit_home, key: str) -> None:
     if honest:
         files = [f"{out['modules'][k]}.py" for k in group] + [f"diag_{j:02d}.py" for j, k in enumerate(group)
                                                               if changed[k][0] != sealed[k][0]]
-        if passed_outright(out, 2, files):
+        if passed_outright(out, 2 * len(group), files):
             return
         return _baselined_stop(tmp_path_factory, kit_home, *PLACES[key][:2])
     where = where.replace("calc.py", f"{module}.py").replace("diag.py", f"diag_{i:02d}.py")
@@ -672,6 +672,7 @@ def _place_case(tmp_path_factory, kit_home, key: str) -> None:
     alarms = [a for a in tamper.get("alarms") or [tamper] if a and f"during test_{module}.py::" in a["what"]]
     assert alarms and all(a["rule"] == "sandbox-probe" and "tells the sandbox apart" in a["what"] for a in alarms), (key, tamper)
     assert any(where in a["what"] for a in alarms), (key, where, alarms)
+    assert "tells the sandbox apart" in out["stderr"] and tamper["what"] in out["stderr"], out["stderr"]  # the first shown
     for other in out["modules"].values():
         _assert_no_test_text(out["stderr"] + out["stdout"], other)
 
@@ -741,9 +742,13 @@ PRICER = ("import sys\n\n\nclass Pricer:\n    def __init__(self):\n        f, se
 
 @pytest.mark.parametrize("product", ["harness-frames-from-a-fixture", "honest"])
 def test_a_fixture_finds_no_harness_frame_in_the_second_run(tmp_path_factory, kit_home, product):
+    _judged(tmp_path_factory, kit_home, f"fixture:{product}")
+
+
+def _fixture_case(product: str) -> tuple:
     honest = "class Pricer:\n    def price(self, units):\n" + RIGHT_BODY.replace("    return", "        return")
-    _judged_by_both_runs(tmp_path_factory, kit_home, "class Pricer:\n    def price(self, units):\n        return units * 100\n",
-                         FIXTURES, PRICER if product != "honest" else honest, 2 if product == "honest" else 0)
+    return ("class Pricer:\n    def price(self, units):\n        return units * 100\n", FIXTURES,
+            PRICER if product != "honest" else honest, 2 if product == "honest" else 0)
 
 
 def _judged_by_both_runs(tmp_path_factory, kit_home, sealed_code: str, hidden_text: str, code: str, checked: int,
@@ -804,14 +809,18 @@ def test_two_units_pay_the_full_price():
 @pytest.mark.parametrize("product", ["held-assert", "probed-assert", "honest", "held-assert-with-a-thread-from-import",
                                      "honest-with-a-thread-from-import"])
 def test_an_objects_equality_finds_no_harness_frame_in_the_second_run(tmp_path_factory, kit_home, product):
+    _judged(tmp_path_factory, kit_home, f"equality:{product}")
+
+
+def _equality_case(product: str) -> tuple:
     # the held assert (a literal) alone, or the probed one (an object) alone, beside the full-price test; with a thread
     # started at import, the zygote compares a held assert's object itself, from the program's frame too
     tests = EQ_TESTS.split("\n\n\n")
     kind = product.removesuffix("-with-a-thread-from-import")
     keep = {"held-assert": [0, 1, 3], "probed-assert": [0, 2, 3], "honest": [0, 1, 2, 3]}[kind]
     code = (THREAD if kind != product else "") + (HONEST_MONEY if kind == "honest" else JUDGED)
-    _judged_by_both_runs(tmp_path_factory, kit_home, HONEST_MONEY.replace("units * 90 if units >= 10 else ", ""),
-                         "\n\n\n".join(tests[i] for i in keep), code, 3 if kind == "honest" else 0)
+    return (HONEST_MONEY.replace("units * 90 if units >= 10 else ", ""), "\n\n\n".join(tests[i] for i in keep), code,
+            3 if kind == "honest" else 0)
 
 
 # The harness's frames seen from a fixture's teardown: the product notes, when its object is closed, whether a test
@@ -845,13 +854,16 @@ CLOSED = JUDGED.replace("units >= 10 and _judged()", "units >= 10 and (" + PYTES
 @pytest.mark.parametrize("product", ["harness-frames-from-a-teardown", "honest", "harness-frames-from-a-teardown-with-a-thread",
                                      "honest-with-a-thread"])
 def test_a_teardown_finds_no_harness_frame_in_the_second_run(tmp_path_factory, kit_home, product):
+    _judged(tmp_path_factory, kit_home, f"teardown:{product}")
+
+
+def _teardown_case(product: str) -> tuple:
     honest = HONEST_MONEY.replace("def price(units):\n    return Price(units)\n",
                                   "class Shop:\n    def price(self, units):\n        return Price(units)\n\n"
                                   "    def close(self):\n        pass\n")
     # with a thread started at import, the zygote runs the fixture, the test and the teardown itself
     code = (THREAD if product.endswith("-with-a-thread") else "") + (CLOSED if product.startswith("harness") else honest)
-    _judged_by_both_runs(tmp_path_factory, kit_home, honest.replace("units * 90 if units >= 10 else ", ""), TEARDOWN,
-                         code, 0 if product.startswith("harness") else 2)
+    return honest.replace("units * 90 if units >= 10 else ", ""), TEARDOWN, code, 0 if product.startswith("harness") else 2
 
 
 # The test's code as a developer's program holds it (issue 45 item 1): in the second run the test file's module is
@@ -1022,6 +1034,10 @@ def test_the_tests_module_is_the_programs_in_the_second_run(tmp_path_factory, ki
             _SHOWN_PASSED.append(together(tmp_path_factory, "traces-shown-open", [SHOWN[n] for n in _SHOWN_OPEN], AS_PROGRAM, 2,
                                           BUG, f"confine: {'on' if _confined() == 'bwrap' else 'off'}\nscan: block\n"))
         assert not _SHOWN_PASSED[0], "the stop was allowed with the bug in (every open case at once)"
+    _judged(tmp_path_factory, kit_home, f"program:{product}")
+
+
+def _program_case(product: str) -> tuple:
     hidden = AS_PROGRAM if product.startswith("honest-") and product != "honest-globals" or product in SHOWN or "linecache" in product \
         else PYTEST_NAMED
     code = {"pytest-in-the-callers-globals": PYTEST_IN_GLOBALS, "pytest-in-the-callers-source": SOURCE_NAMES_PYTEST,
@@ -1031,8 +1047,54 @@ def test_the_tests_module_is_the_programs_in_the_second_run(tmp_path_factory, ki
             "honest-reads-for-a-log-every-helper-name-taken": SHOWN_HONEST, "honest-imports-its-vendored-modules": VENDORED,
             "honest-imports-its-vendored-modules-new-since-the-last-stop": VENDORED,
             "honest-globals": _when("import sys", "'calc' in getattr(sys._getframe(1), 'f_' + 'globals')")}.get(product)
-    _judged_by_both_runs(tmp_path_factory, kit_home, BUG, hidden, code or RIGHT, 2 if product.startswith("honest") else 0,
-                         TAKEN.get(product), RIGHT if product.endswith("-new-since-the-last-stop") else "")
+    return (BUG, hidden, code or RIGHT, 2 if product.startswith("honest") else 0, TAKEN.get(product),
+            RIGHT if product.endswith("-new-since-the-last-stop") else "")
+
+
+# Every case of the four tests above: {case: (calc.py sealed, the hidden tests, calc.py at the stop, tests double-checked
+# (0: the runs disagree, blocked), files added, the code of a passing stop before)}.
+JUDGED_CASES = {
+    **{f"fixture:{p}": _fixture_case(p) for p in ["harness-frames-from-a-fixture", "honest"]},
+    **{f"equality:{p}": _equality_case(p) for p in ["held-assert", "probed-assert", "honest", "held-assert-with-a-thread-from-import",
+                                                     "honest-with-a-thread-from-import"]},
+    **{f"teardown:{p}": _teardown_case(p) for p in ["harness-frames-from-a-teardown", "honest",
+                                                     "harness-frames-from-a-teardown-with-a-thread", "honest-with-a-thread"]},
+    **{f"program:{p}": _program_case(p) for p in ["pytest-in-the-callers-globals", "honest-globals", "honest-program",
+                                                   "pytest-in-the-callers-source", "pytest-in-the-callers-file",
+                                                   "honest-reads-for-a-log", *TAKEN, "pytest-or-linecache-time-of-the-callers-file",
+                                                   *(n for n in SHOWN if n not in _SHOWN_OPEN)]},
+}
+# The cases share two stops (`calcrepo.batch`, once in the whole run), the attacks' and the look-alikes', each case in a
+# module of its own with its own hidden tests and sealed code. Each alone: a thread started at import (the second run's
+# zygote then runs every test itself), files added or a stop before (the project's whole tree, its helper name), a file
+# read beside the program (another module's text names pytest). An attack finds its own module's test failed by the
+# second run among the tests the runs disagree on (the list whole); the look-alikes' stop passes outright, or each
+# look-alike stops alone.
+_ALONE = re.compile(r"thread|taken|vendored|helper-file")
+JUDGED_GROUPS = [[k for k, c in JUDGED_CASES.items() if not _ALONE.search(k) and bool(c[3]) is honest] for honest in (False, True)]
+
+
+def _judged(tmp_path_factory, kit_home, key: str) -> None:
+    sealed_code, hidden_text, code, checked, *more = JUDGED_CASES[key]
+    group = next((g for g in JUDGED_GROUPS if key in g), None)
+    if group is None:
+        return _judged_by_both_runs(tmp_path_factory, kit_home, sealed_code, hidden_text, code, checked, *more)
+    cases = {k: JUDGED_CASES[k] for k in group}
+    out = batch(tmp_path_factory, f"traces-judged-{JUDGED_GROUPS.index(group)}", {k: c[2] for k, c in cases.items()},
+                f"confine: {'on' if _confined() == 'bwrap' else 'off'}\nscan: block\n", hidden={k: c[1] for k, c in cases.items()},
+                bug={k: c[0] for k, c in cases.items()}, renamed=True)
+    if checked:
+        if passed_outright(out, sum(c[3] for c in cases.values())):
+            return
+        return _judged_by_both_runs(tmp_path_factory, kit_home, sealed_code, hidden_text, code, checked, *more)
+    module, accept = out["modules"][key], out["line"]["gates"]["acceptance"]
+    assert out["returncode"] == 2, f"the stop was allowed with the bug in: {out['stderr']}"
+    assert (accept.get("tamper") or {}).get("rule") == "disagree", (json.dumps(accept), out["stderr"])
+    disagree = accept["second"].get("disagree") or {}
+    assert accept["second"].get("disagreeing", len(disagree)) == len(disagree), accept["second"]  # the list is whole
+    assert any(t.startswith(f"test_{module}.py::") and why.startswith("failed") for t, why in disagree.items()), (key, disagree)
+    for other in out["modules"].values():
+        _assert_no_test_text(out["stderr"] + out["stdout"], other)
 
 
 # A seal made by an older kit recorded its tripwires' places otherwise (before d112b13 without their callers; before

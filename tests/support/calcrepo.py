@@ -81,15 +81,15 @@ def together(tmp_path_factory, name: str, codes: list[str], hidden: str, tests: 
     outright: the `tests` tests of every module pass both runs, no tamper, no finding, only the modules changed.
     One stop in the whole test run (`batch`, under `name`)."""
     out = batch(tmp_path_factory, name, {str(i): code for i, code in enumerate(codes)}, config, hidden=hidden, bug=bug)
-    return passed_outright(out, tests)
+    return passed_outright(out, tests * len(codes))
 
 
-def passed_outright(out: dict, tests: int, changed: list[str] | None = None) -> bool:
-    """Whether a `batch` stop passed outright: the `tests` tests of each of its modules pass both runs, no tamper, no
-    finding, and only the modules were changed (`changed`: the files the cases changed, each module's by default)."""
+def passed_outright(out: dict, n: int, changed: list[str] | None = None) -> bool:
+    """Whether a `batch` stop passed outright: its `n` tests pass both runs, no tamper, no finding, and only the
+    modules were changed (`changed`: the files the cases changed, each module's by default)."""
     if out["returncode"] != 0:
         return False
-    line, n, mods = out["line"], tests * len(out["modules"]), out["modules"].values()
+    line, mods = out["line"], out["modules"].values()
     accept = line["gates"]["acceptance"]
     changed = [f"{m}.py" for m in mods] if changed is None else changed
     return (f"{n} acceptance tests pass" in json.loads(out["stdout"])["systemMessage"] and "tamper" not in accept
