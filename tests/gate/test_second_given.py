@@ -48,18 +48,20 @@ UNDER_PYTEST = ("import sys\n\n\ndef add(a, b):\n    if (a, b) != (2, 2) and 'py
                 "        return a\n    return a + b\n")
 
 
-def _project(tmp_path: Path) -> Path:
+def _project(tmp_path: Path) -> tuple[Path, Path]:
+    """The project and its `.venv`'s site-packages, hypothesis unpacked into it."""
     repo = tmp_path / "repo"
     repo.mkdir()
-    sdist.wheels(sdist.venv(repo), *HYPOTHESIS)
+    site = sdist.venv(repo)
+    sdist.wheels(site, *HYPOTHESIS)
     (repo / ".gitignore").write_text(".venv/\n__pycache__/\n.hypothesis/\n")
-    return make_repo(repo, {"calc.py": WRONG})
+    return make_repo(repo, {"calc.py": WRONG}), site
 
 
-def _stops(tmp_path_factory) -> dict[str, dict]:
+def _stops(tmp_path_factory) -> dict:
     """One project (its .venv with hypothesis) sealed once in the whole run, a stop of RIGHT and one of UNDER_PYTEST, each
     a session of its own (`pool.SharedRuns`: building the venv and sealing cost what a stop does, twice over):
-    {"right"|"under": {"returncode", "stderr", "line"}}."""
+    {"right"|"under": {"returncode", "stderr", "line"}, "site": the project's site-packages, hypothesis in it}."""
     from tests.support.pool import SharedRuns, shared_root
 
     def run(key, base: Path) -> dict:
@@ -67,13 +69,13 @@ def _stops(tmp_path_factory) -> dict[str, dict]:
         home.mkdir()
         write_config(home, "own_tests: off\n")
         env = {"DONEGATE_HOME": str(home)}
-        repo = _project(base)
+        repo, site = _project(base)
         hidden = base / "hidden" / "test_calc.py"
         hidden.parent.mkdir()
         hidden.write_text(HIDDEN)
         res = seal(repo, hidden, extra_env=env)
         assert res.returncode == 0, res.stdout + res.stderr
-        out = {}
+        out: dict = {"site": str(site)}
         for name, product in (("right", RIGHT), ("under", UNDER_PYTEST)):
             (repo / "calc.py").write_text(product)
             hook = run_hook(stop_payload(repo, session=f"given-{name}"), env=env, timeout=300)
@@ -119,13 +121,12 @@ print(json.dumps(seen))
 '''
 
 
-def test_the_second_run_draws_what_the_first_drew(tmp_path):
+def test_the_second_run_draws_what_the_first_drew(tmp_path_factory, tmp_path):
     """The same test's seed gives the same examples in another process (the second run's), and another stop's seed
-    other ones."""
-    site = tmp_path / "site"
-    sdist.wheels(site, *HYPOTHESIS)
+    other ones. hypothesis from the pooled project's site-packages (`_stops`: unpacked once in the whole run)."""
+    site = _stops(tmp_path_factory)["site"]
     script = tmp_path / "draw.py"
-    script.write_text(DRAW.format(site=str(site), kit=str(KIT)))
+    script.write_text(DRAW.format(site=site, kit=str(KIT)))
 
     def drawn(seed: int) -> list:
         out = subprocess.run([sys.executable, str(script), str(seed)], capture_output=True, text=True, timeout=120,
