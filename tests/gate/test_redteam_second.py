@@ -44,7 +44,7 @@ def test_after_a_disagreement_every_later_stop_checks_every_sealed_test(tmp_path
     assert first["returncode"] == 2 and first["line"]["gates"]["acceptance"]["tamper"]["rule"] == "disagree", first["stderr"]
     assert first["line"]["gates"]["acceptance"]["second"]["drawn"]["of"] == MANY + 1
     # The same session tries again with the special case moved to one regression test (`large_suite.ONE_OLD`): a share
-    # drew it with probability 2/3; now every test is checked, so it is caught at every stop.
+    # drew it 199 times in 210; now every test is checked, so it is caught at every stop.
     line = then["line"]
     second_run = line["gates"]["acceptance"]["second"]
     assert "drawn" not in second_run and second_run["every"], second_run

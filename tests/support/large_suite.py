@@ -1,6 +1,6 @@
-"""A suite above `second.ALL_UP_TO` (250 old tests of `calc.twice` and one new requirement, `calc.half`), sealed once in
+"""A suite above `second.ALL_UP_TO` (210 old tests of `calc.twice` and one new requirement, `calc.half`), sealed once in
 the whole test run, and the stops tests/gate/test_redteam_second.py and tests/gate/test_second_share.py read, run once
-(`pool.SharedRuns`): a seal of 251 tests runs them all, a stop of them ~1 CPU-s, and the two files asked the same stops
+(`pool.SharedRuns`): a seal of 211 tests runs them all, a stop of them ~1 CPU-s, and the two files asked the same stops
 (a special case of the new requirement right under pytest only; the fix, in a session of its own) of a seal per worker.
 
 Sessions: `disagreed` (the special case, then one moved to a regression test), `fixed` (the fix, in a session whose
@@ -23,12 +23,13 @@ RIGHT = BASE + "\n\ndef half(x):\n    return x // 2\n"
 UNDER_PYTEST = RIGHT.replace("return x // 2", "return x // 2 if 'pytest' in sys.modules else 0").replace(
     "def twice", "import sys\n\n\ndef twice", 1)
 # Right on every test but one regression test, and on that one only under pytest: a share of the old tests
-# (199 of 250) misses it one stop in five.
+# (199 of 210) misses it one stop in nineteen.
 ONE_OLD = ("import sys\n\n\ndef twice(x):\n    return 2 * x if x != 7 or 'pytest' in sys.modules else 0\n\n\n"
            "def half(x):\n    return x // 2\n")
-# Old tests: above second.ALL_UP_TO, so a stop checks a drawn share of them (250, not 600: test_7 is left out of a
-# share one stop in five).
-MANY = second.ALL_UP_TO + 50
+# Old tests: above second.ALL_UP_TO, so a stop checks a drawn share of them (199 of 210: 11 left out at every draw).
+# Every test costs at each of the pool's six runs; what the tests prove needs only a share smaller than the suite (the
+# stops after a disagreement are told by the record's `every`, not by a draw that happened to miss test_7).
+MANY = second.ALL_UP_TO + 10
 SOURCE = "".join(OLD.format(i=i, d=2 * i) for i in range(MANY)) + NEW
 # Wrong on the new requirement, and every collected test's function replaced at the first call (tests/gate/test_redteam.py).
 REPLACES = ("import gc\n\n\ndef twice(x):\n    for it in [o for o in gc.get_objects() if type(o).__name__ == 'Function']:\n"
