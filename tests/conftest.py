@@ -77,6 +77,21 @@ def sealed_shop(kit_home, tmp_path_factory, request) -> Path:
     return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "shop", build, kit_home, own=own_suite(request))
 
 
+@pytest.fixture
+def blocked_shop(kit_home, tmp_path_factory, request) -> Path:
+    """`sealed_shop` after its first stop (session `s1`, "Done."), blocked by the example's bug: a copy of one stopped once
+    per run (`sealed_copy`), its ledger line and the stop's state in `kit_home`, the stop's answer in
+    `repos.first_stop(repo)`. For a test whose first stop is that one, and reads only its answer and record: the copy
+    is at the path the stop was made at, so the next stop of `s1` on the same tree is answered from its cache, as
+    it would be after the test's own first stop."""
+
+    def build(repo: Path, home: Path) -> None:
+        seal_example(make_repo(repo, example_files()), extra_env={"DONEGATE_HOME": str(home)})
+        repos.stop_once(repo, home)
+
+    return sealed_copy(tmp_path_factory.getbasetemp() / "blocked", "shop", build, kit_home, own=own_suite(request))
+
+
 @pytest.fixture(scope="session")
 def py_template(tmp_path_factory) -> Path:
     """A venv with pip, setuptools and wheel, made once for the whole run (whichever xdist worker asks

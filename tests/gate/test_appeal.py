@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.repos import write_config, stop_lines, run_hook, stop_payload
 from donegate.gate import appeal
-from tests.support.repos import pooled_single, seal_single, fix_bug
+from tests.support.repos import first_stop, pooled_single, seal_single, fix_bug
 
 REASON = "the request says nothing about rounding, but a hidden test expects rounding down"
 APPEAL = f"I looked at the failures again.\nAPPEAL: {REASON}"
@@ -21,6 +21,13 @@ def blocked_then(repo, message: str, session: str = "s1"):
     first = run_hook(stop_payload(repo, session=session))
     assert first.returncode == 2, first.stderr
     return run_hook(stop_payload(repo, session=session, message=message))
+
+
+def then(blocked, message: str):
+    """The stop with `message` after `blocked_shop`'s ordinary block (its session `s1`): `blocked_then` where the block
+    is the pooled one (conftest.py `blocked_shop`)."""
+    assert first_stop(blocked).returncode == 2, first_stop(blocked).stderr
+    return run_hook(stop_payload(blocked, message=message))
 
 
 # -- the form -----------------------------------------------------------------------------------------
@@ -44,8 +51,8 @@ def test_only_a_last_line_in_the_documented_form_is_an_appeal(message, reason):
 # -- the honest appeal --------------------------------------------------------------------------------
 
 
-def test_every_appealable_block_tells_the_agent_how_to_appeal_in_one_line(sealed_shop):
-    res = run_hook(stop_payload(sealed_shop))
+def test_every_appealable_block_tells_the_agent_how_to_appeal_in_one_line(blocked_shop):
+    res = first_stop(blocked_shop)
     assert res.returncode == 2
     assert res.stderr.rstrip("\n").splitlines()[-1] == appeal.LINE
     assert json.loads(res.stdout)["reason"].endswith(appeal.LINE)
@@ -60,8 +67,8 @@ def test_the_way_out_survives_a_capped_feedback(tmp_path, kit_home):
     assert res.stderr.rstrip("\n").endswith(appeal.LINE)
 
 
-def test_an_appeal_after_a_block_ends_the_stop_for_a_person(sealed_shop, kit_home):
-    res = blocked_then(sealed_shop, APPEAL)
+def test_an_appeal_after_a_block_ends_the_stop_for_a_person(blocked_shop, kit_home):
+    res = then(blocked_shop, APPEAL)
     assert res.returncode == 0, res.stderr
     msg = json.loads(res.stdout)["systemMessage"]
     assert "APPEALED" in msg and REASON in msg and "NOT verified" in msg and "needs a person" in msg
@@ -73,8 +80,8 @@ def test_an_appeal_after_a_block_ends_the_stop_for_a_person(sealed_shop, kit_hom
     assert gate["failing"] == [f["id"] for f in first["gates"]["acceptance"]["failing"]]
     assert len(gate["diff_sha256"]) == 64
     # the hash names the state of the code: another diff, another hash
-    (sealed_shop / "shop" / "notes.py").write_text("# a note\n")
-    blocked_then(sealed_shop, APPEAL, session="s2")
+    (blocked_shop / "shop" / "notes.py").write_text("# a note\n")
+    blocked_then(blocked_shop, APPEAL, session="s2")
     assert stop_lines(kit_home)[-1]["gates"]["appeal"]["diff_sha256"] != gate["diff_sha256"]
 
 
@@ -147,36 +154,36 @@ def test_an_appeal_covering_a_failure_not_yet_shown_is_refused(tmp_path, kit_hom
     refused(run_hook(stop_payload(repo, message=APPEAL)), kit_home, "not been shown yet")
 
 
-def test_an_appeal_with_a_protected_file_changed_is_refused(sealed_shop, kit_home):
-    assert run_hook(stop_payload(sealed_shop)).returncode == 2
-    (sealed_shop / ".claude").mkdir()
-    (sealed_shop / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
-    line = refused(run_hook(stop_payload(sealed_shop, message=APPEAL)), kit_home, "restore them first")
+def test_an_appeal_with_a_protected_file_changed_is_refused(blocked_shop, kit_home):
+    assert first_stop(blocked_shop).returncode == 2
+    (blocked_shop / ".claude").mkdir()
+    (blocked_shop / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
+    line = refused(run_hook(stop_payload(blocked_shop, message=APPEAL)), kit_home, "restore them first")
     assert line["gates"]["scope"]["protected"] == [".claude/settings.local.json"]
 
 
-def test_an_appeal_outside_the_allowed_scope_is_refused(sealed_shop, kit_home):
+def test_an_appeal_outside_the_allowed_scope_is_refused(blocked_shop, kit_home):
+    assert first_stop(blocked_shop).returncode == 2  # nothing outside the scope yet: blocked by the failing tests
     write_config(kit_home, "allowed: ['shop/pricing.py']\n")
-    assert run_hook(stop_payload(sealed_shop)).returncode == 2
-    (sealed_shop / "notes.txt").write_text("scratch")
-    refused(run_hook(stop_payload(sealed_shop, message=APPEAL)), kit_home, "allowed scope")
+    (blocked_shop / "notes.txt").write_text("scratch")
+    refused(run_hook(stop_payload(blocked_shop, message=APPEAL)), kit_home, "allowed scope")
 
 
-def test_an_appeal_over_a_tampered_store_is_refused(sealed_shop, kit_home):
-    assert run_hook(stop_payload(sealed_shop)).returncode == 2
+def test_an_appeal_over_a_tampered_store_is_refused(blocked_shop, kit_home):
+    assert first_stop(blocked_shop).returncode == 2
     (test_file,) = (kit_home / "acceptance").glob("*/test_bulk_discount.py")
     test_file.write_text("def test_ok():\n    pass\n")
-    line = refused(run_hook(stop_payload(sealed_shop, message=APPEAL)), kit_home, "re-seal")
+    line = refused(run_hook(stop_payload(blocked_shop, message=APPEAL)), kit_home, "re-seal")
     assert line["gates"]["integrity"]["ok"] is False
 
 
-def test_an_appeal_after_reading_the_hidden_tests_is_refused(sealed_shop, kit_home, tmp_path):
+def test_an_appeal_after_reading_the_hidden_tests_is_refused(blocked_shop, kit_home, tmp_path):
     (test_file,) = (kit_home / "acceptance").glob("*/test_bulk_discount.py")
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "x", "content": test_file.read_text()}]}}) + "\n")
-    assert run_hook(stop_payload(sealed_shop)).returncode == 2
-    res = run_hook(stop_payload(sealed_shop, message=APPEAL, transcript_path=str(transcript)))
+    assert first_stop(blocked_shop).returncode == 2  # the block read no transcript
+    res = run_hook(stop_payload(blocked_shop, message=APPEAL, transcript_path=str(transcript)))
     refused(res, kit_home, "hidden test content")
 
 
@@ -195,8 +202,8 @@ def test_an_appeal_against_a_test_that_does_not_collect_is_accepted(tmp_path_fac
     assert res.returncode == 0 and stop_lines(kit_home)[-1]["verdict"] == "appealed"
 
 
-def test_an_appeal_without_a_reason_is_refused(sealed_shop, kit_home):
-    res = blocked_then(sealed_shop, "APPEAL: wrong")
+def test_an_appeal_without_a_reason_is_refused(blocked_shop, kit_home):
+    res = then(blocked_shop, "APPEAL: wrong")
     assert res.returncode == 2 and "say why" in res.stderr
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.repos import (write_config, EXAMPLE_TESTS, KIT, fix_bug, git, stop_lines, make_repo, run_hook, seal, seal_single,
-                                  pooled_single, stop_payload)
+                                  pooled_single, stop_payload, first_stop)
 
 
 
@@ -279,12 +279,12 @@ def test_breaker_gives_up_after_max_blocks(tmp_path, kit_home):
     assert "max_blocks" in lines[2]["gates"]["breaker"]["gave_up"]
 
 
-def test_no_progress_rule_hands_over_early(sealed_shop, kit_home):
-    codes = [run_hook(stop_payload(sealed_shop)).returncode for _ in range(3)]
+def test_no_progress_rule_hands_over_early(blocked_shop, kit_home):
+    codes = [first_stop(blocked_shop).returncode] + [run_hook(stop_payload(blocked_shop)).returncode for _ in range(2)]
     # Sessions are counted apart: another session's stop here is its first (blocked, not handed over), and this
     # session's streak goes on after it.
-    assert run_hook(stop_payload(sealed_shop, session="b")).returncode == 2
-    codes.append(run_hook(stop_payload(sealed_shop)).returncode)
+    assert run_hook(stop_payload(blocked_shop, session="b")).returncode == 2
+    codes.append(run_hook(stop_payload(blocked_shop)).returncode)
     assert codes == [2, 2, 2, 0]
     line = stop_lines(kit_home)[-1]
     assert line["verdict"] == "gave_up" and "max_same_failure" in line["gates"]["breaker"]["gave_up"]

@@ -38,8 +38,7 @@ def test_a_transcript_not_named_like_a_session_is_known_by_its_whole_path(tmp_pa
     assert sessions.resolve({"session_id": 7}) == ("7", "")
 
 
-def test_a_real_session_id_adds_no_field(sealed_shop, kit_home):
-    run_hook(stop_payload(sealed_shop))
+def test_a_real_session_id_adds_no_field(blocked_shop, kit_home):  # its first stop, made by `blocked_shop`
     assert "session_from" not in stop_lines(kit_home)[0]
 
 

@@ -23,7 +23,7 @@ import pytest
 
 from donegate import paths
 from donegate.person import ownership as person
-from tests.support.repos import EXAMPLE_TESTS, KIT, ledger_lines, make_repo, run_hook, seal, stop_payload
+from tests.support.repos import EXAMPLE_TESTS, KIT, first_stop, ledger_lines, make_repo, run_hook, seal, stop_payload
 
 SESSION_ENV = {"CLAUDECODE": "1", "CLAUDE_CODE_ENTRYPOINT": "cli", "CLAUDE_CODE_SESSION_ID": "agent-session-1",
                "AI_AGENT": "claude-code_2-1-197_agent"}
@@ -227,10 +227,10 @@ def test_a_seal_made_inside_a_session_is_handed_to_a_person_at_the_next_stop(sho
     assert run_hook(stop_payload(shop_repo, session="s2")).returncode == 0
 
 
-def test_report_and_page_show_the_sessions_commands_first(sealed_shop, kit_home, tmp_path):
-    assert run_hook(stop_payload(sealed_shop)).returncode == 2
-    kit("seal", ".", str(cheat(tmp_path)), cwd=sealed_shop, env=SESSION_ENV)
-    kit("label", "0123456789", "unjustified", cwd=sealed_shop, env=SESSION_ENV)
+def test_report_and_page_show_the_sessions_commands_first(blocked_shop, kit_home, tmp_path):
+    assert first_stop(blocked_shop).returncode == 2
+    kit("seal", ".", str(cheat(tmp_path)), cwd=blocked_shop, env=SESSION_ENV)
+    kit("label", "0123456789", "unjustified", cwd=blocked_shop, env=SESSION_ENV)
     res = kit("report", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     first = res.stdout.splitlines()[0]

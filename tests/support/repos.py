@@ -71,6 +71,21 @@ def seal_example(repo: Path, extra_env: dict | None = None) -> Path:
     return repo
 
 
+def stop_once(repo: Path, home: Path) -> None:
+    """One stop of session `s1` ("Done.") in `repo` with DONEGATE_HOME `home`, once its after-answer child has ended too
+    (the state it keeps is the template's: conftest.py `blocked_shop`); its answer kept beside the repository
+    (`first_stop`)."""
+    res = run_hook(stop_payload(repo), env={"DONEGATE_HOME": str(home)}, after=True)
+    (repo.parent / "first-stop.json").write_text(json.dumps({"returncode": res.returncode, "stdout": res.stdout,
+                                                             "stderr": res.stderr}))
+
+
+def first_stop(repo: Path) -> subprocess.CompletedProcess:
+    """The answer of the stop `stop_once` made in `repo` (a copy of it: `blocked_shop`)."""
+    out = json.loads((repo.parent / "first-stop.json").read_text())
+    return subprocess.CompletedProcess([], out["returncode"], out["stdout"], out["stderr"])
+
+
 def seal_single(tmp_path: Path, body: str, files: dict[str, str] | None = None) -> Path:
     """A repository holding `mod.py` (VALUE = 1) with one hidden test file of `body` sealed for it."""
     return seal_files(tmp_path, {"mod.py": "VALUE = 1\n", **(files or {})}, "test_mod.py", body)
