@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repos import write_config, EXAMPLE, KIT, stop_lines, run_hook, stop_payload
+from tests.support.repos import write_config, EXAMPLE, KIT, first_stop, stop_lines, run_hook, stop_payload
 from donegate import cli, report
 from donegate.ledger import chain as ledger
 
@@ -80,16 +80,17 @@ def fix(repo: Path, fixed: bool) -> None:
     (repo / "shop" / "pricing.py").write_text(src.replace("units > BULK_THRESHOLD", "units >= BULK_THRESHOLD") if fixed else src)
 
 
-def test_report_of_real_hook_runs(sealed_shop, kit_home, capsys):
+def test_report_of_real_hook_runs(blocked_shop, kit_home, capsys):
     """s1 (default): blocked on the bug, passes once fixed. s2 (strict, max_blocks 1): blocked, then
-    handed to a person. The expected numbers follow from that story, not from the ledger."""
-    assert run_hook(stop_payload(sealed_shop, "s1")).returncode == 2
-    fix(sealed_shop, True)
-    assert run_hook(stop_payload(sealed_shop, "s1")).returncode == 0
-    fix(sealed_shop, False)
+    handed to a person. The expected numbers follow from that story, not from the ledger. s1's first stop is
+    `blocked_shop`'s."""
+    assert first_stop(blocked_shop).returncode == 2
+    fix(blocked_shop, True)
+    assert run_hook(stop_payload(blocked_shop, "s1")).returncode == 0
+    fix(blocked_shop, False)
     write_config(kit_home, "config: strict\nmax_blocks: 1\n")
-    assert run_hook(stop_payload(sealed_shop, "s2")).returncode == 2
-    assert run_hook(stop_payload(sealed_shop, "s2")).returncode == 0  # gave up
+    assert run_hook(stop_payload(blocked_shop, "s2")).returncode == 2
+    assert run_hook(stop_payload(blocked_shop, "s2")).returncode == 0  # gave up
 
     lines = [line for line in (kit_home / "ledger.jsonl").read_bytes().splitlines() if b'"event":"stop"' in line]
     assert len(lines) == 4 and all(report.fast_line(line) for line in lines), \
@@ -121,12 +122,13 @@ def test_report_of_real_hook_runs(sealed_shop, kit_home, capsys):
     assert code == 0 and "6 lines, the hash chain is intact" in out
 
 
-def test_appeals_and_cached_stops_of_real_hook_runs(sealed_shop, kit_home, capsys):
-    """s1: blocked, blocked again on the same tree (cached), then appeals. The appeal is never a pass."""
-    assert run_hook(stop_payload(sealed_shop, "s1")).returncode == 2
-    assert run_hook(stop_payload(sealed_shop, "s1")).returncode == 2
+def test_appeals_and_cached_stops_of_real_hook_runs(blocked_shop, kit_home, capsys):
+    """s1: blocked (`blocked_shop`'s stop), blocked again on the same tree (cached), then appeals. The appeal is never a
+    pass."""
+    assert first_stop(blocked_shop).returncode == 2
+    assert run_hook(stop_payload(blocked_shop, "s1")).returncode == 2
     reason = "the request never asked for rounding down to whole cents"
-    assert run_hook(stop_payload(sealed_shop, "s1", message=f"APPEAL: {reason}")).returncode == 0
+    assert run_hook(stop_payload(blocked_shop, "s1", message=f"APPEAL: {reason}")).returncode == 0
 
     lines = [line for line in (kit_home / "ledger.jsonl").read_bytes().splitlines() if b'"event":"stop"' in line]
     assert len(lines) == 3 and all(report.fast_line(line) for line in lines), \
