@@ -587,8 +587,11 @@ def test_honest_project_shapes_pass_with_every_defence_on(tmp_path_factory, kit_
         res = seal(repo, hidden, extra_env={"DONEGATE_HOME": str(home)})
         assert res.returncode == 0, res.stderr
 
-    repo = sealed_copy(tmp_path_factory.getbasetemp() / "sealed", f"honest-{name}", build, kit_home)
-    write_config(kit_home, f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: block\n")
+    if before:
+        repo = sealed_copy(tmp_path_factory.getbasetemp() / "sealed", f"honest-{name}", build, kit_home)
+        write_config(kit_home, f"confine: {'on' if mode == 'bwrap' else 'off'}\nscan: block\n")
+    else:  # nothing beside calc.py at the seal: the red team's own sealed repository, the same build
+        repo = _sealed(tmp_path_factory, kit_home, mode, scan="block")
     for rel, text in change.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
