@@ -9,8 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from donegate.ledger import chain as ledger
-from tests.support.repos import KIT, fix_bug, ledger_lines, run_hook, stop_payload
+from tests.support.repos import (KIT, example_files, fix_bug, ledger_lines, make_repo, own_suite, run_hook, seal_example,
+                                 sealed_copy, stop_payload)
 
 REASON = "the request says nothing about rounding, but a hidden test expects rounding down"
 
@@ -27,6 +30,22 @@ def appealed(repo, session: str) -> str:
     return ledger.stop_ref(last_line().encode())
 
 
+@pytest.fixture
+def asked(kit_home, tmp_path_factory, request) -> tuple:
+    """The sealed example after session `asks`' block and accepted appeal (`appealed`), made once per run (`sealed_copy`:
+    the ledger and the state copied into `kit_home`): (the repository, the appeal's stop ref)."""
+
+    def build(repo: Path, home: Path) -> None:
+        seal_example(make_repo(repo, example_files()), extra_env={"DONEGATE_HOME": str(home)})
+        env = {"DONEGATE_HOME": str(home)}
+        assert run_hook(stop_payload(repo, session="asks"), env=env).returncode == 2
+        res = run_hook(stop_payload(repo, session="asks", message=f"Done.\nAPPEAL: {REASON}"), env=env, after=True)
+        assert res.returncode == 0 and "APPEALED" in res.stdout, res.stdout + res.stderr
+
+    repo = sealed_copy(tmp_path_factory.getbasetemp() / "asked", "shop", build, kit_home, own=own_suite(request))
+    return repo, ledger.stop_ref(last_line().encode())
+
+
 def _lines() -> list[str]:
     return (Path(os.environ["DONEGATE_HOME"]) / "ledger.jsonl").read_text().splitlines()
 
@@ -35,9 +54,9 @@ def last_line() -> str:
     return _lines()[-1]
 
 
-def test_status_shows_the_seal_and_who_waits(sealed_shop, kit_home):
+def test_status_shows_the_seal_and_who_waits(asked, kit_home):
+    sealed_shop, ref = asked
     assert run_hook(stop_payload(sealed_shop, session="busy")).returncode == 2
-    ref = appealed(sealed_shop, "asks")
 
     res = donegate("status")
     assert res.returncode == 0, res.stderr
@@ -53,8 +72,8 @@ def test_status_shows_the_seal_and_who_waits(sealed_shop, kit_home):
     assert [w["ref"] for w in s["waiting"]] == [ref]
 
 
-def test_approve_takes_a_session_off_the_waiting_list(sealed_shop, kit_home, tmp_path):
-    ref = appealed(sealed_shop, "asks")
+def test_approve_takes_a_session_off_the_waiting_list(asked, kit_home, tmp_path):
+    sealed_shop, ref = asked
     res = donegate("approve", ref, "--note", "the rounding test was mine, and wrong")
     assert res.returncode == 0 and f"approved an appeal: stop {ref}" in res.stdout, res.stderr
     line = ledger_lines(kit_home)[-1]
@@ -74,8 +93,8 @@ def test_approve_takes_a_session_off_the_waiting_list(sealed_shop, kit_home, tmp
     assert res.returncode == 1 and "only an appeal or a hand-over" in res.stderr
 
 
-def test_a_rejection_is_told_to_the_next_stop_in_that_repository_once(sealed_shop, kit_home):
-    ref = appealed(sealed_shop, "asks")
+def test_a_rejection_is_told_to_the_next_stop_in_that_repository_once(asked, kit_home):
+    sealed_shop, ref = asked
     assert donegate("reject", ref).returncode == 2  # a rejection says why: --note is required
     res = donegate("reject", ref, "--note", "round half up, as the finance team asked")
     assert res.returncode == 0 and "the next stop in that repository is told" in res.stdout, res.stderr
