@@ -15,7 +15,7 @@ import pytest
 
 from donegate.claude import settings as vocab
 from tests.support.repos import (write_config, EXAMPLE_TESTS, HOOK, REQUEST, example_files, fix_bug, git, stop_lines, make_repo,
-                                 seal, stop_payload)
+                                 seal, sealed_copy, stop_payload)
 
 PY = sys.executable
 TESTS = sorted(EXAMPLE_TESTS.glob("test_*.py"))
@@ -126,18 +126,24 @@ def test_the_session_folder_comes_before_the_cwd(sealed_shop, kit_home, tmp_path
 # -- subfolder projects ----------------------------------------------------------------------------
 
 @pytest.fixture
-def mono(tmp_path) -> Path:
-    files = {f"pkg/{k}": v for k, v in example_files().items()}
-    files["other/app.py"] = "print('hi')\n"
-    files["README.md"] = "a monorepo\n"
-    return make_repo(tmp_path / "mono", files)
+def mono(tmp_path_factory, kit_home) -> Path:
+    """A monorepo whose `pkg/` is the example, `pkg/` sealed (once per run: `sealed_copy`, the seal's output kept beside
+    it, `seal.out`)."""
+
+    def build(repo: Path, home: Path) -> None:
+        files = {f"pkg/{k}": v for k, v in example_files().items()}
+        files["other/app.py"] = "print('hi')\n"
+        files["README.md"] = "a monorepo\n"
+        res = seal(make_repo(repo, files) / "pkg", *TESTS, request=REQUEST, extra_env={"DONEGATE_HOME": str(home)})
+        assert res.returncode == 0, res.stderr
+        (repo.parent / "seal.out").write_text(res.stdout)
+
+    return sealed_copy(tmp_path_factory.getbasetemp() / "sealed", "mono", build, kit_home).resolve()
 
 
 def test_a_subfolder_project_is_sealed_and_judged_on_itself(mono, kit_home, tmp_path):
     pkg = (mono / "pkg").resolve()
-    res = seal(pkg, *TESTS, request=REQUEST)
-    assert res.returncode == 0, res.stderr
-    assert f"for {pkg} " in res.stdout
+    assert f"for {pkg} " in (mono.parent / "seal.out").read_text()  # the seal (`mono`'s) said so
     manifest = json.loads(next((kit_home / "acceptance").glob("pkg-*/manifest.json")).read_text())
     assert manifest["repo"] == str(pkg) and "shop/pricing.py" in manifest["protected"] | json.loads(
         next((kit_home / "acceptance").glob("pkg-*/tree.json")).read_text())
@@ -160,12 +166,12 @@ def test_a_subfolder_project_is_sealed_and_judged_on_itself(mono, kit_home, tmp_
 
 def test_allowed_scope_in_a_subfolder_names_its_own_files(mono, kit_home):
     pkg = (mono / "pkg").resolve()
-    assert seal(pkg, *TESTS, request=REQUEST).returncode == 0
     write_config(kit_home, "allowed: ['shop/pricing.py']\n")
     fix_bug(pkg)
     (mono / "other" / "app.py").write_text("print('changed outside the project')\n")
     res = hook(kit_home, stop_payload(pkg), managed=True)
     assert res.returncode == 0, res.stdout + res.stderr
+    assert [(x["repo"], x["verdict"]) for x in stop_lines(kit_home)] == [(str(pkg), "pass")]  # judged, not unsealed
 
 
 # -- moves -----------------------------------------------------------------------------------------
