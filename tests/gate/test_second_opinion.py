@@ -25,7 +25,8 @@ from tests.support import require
 from tests.support.calcrepo import PROCESS_WIDE, batch, together
 from tests.support.pytest_shapes import (AUTOPARAM, CLASS_WIDE, DECORATED, GENERATED, GENOVER, MARKED_MORE, ORDERED, OVERRIDE, OWN_FIXTURE,
                                          PARAMETRIZED, PLAIN_HOOKS, UNIT_BOTH, UNIT_XUNIT)
-from tests.support.repos import write_config, git, ledger_lines, make_repo, run_hook, seal, stop_lines, seal_files, stop_payload
+from tests.support.repos import (write_config, git, ledger_lines, make_repo, pooled_files, run_hook, seal, stop_lines,
+                                 seal_files, stop_payload)
 
 HIDDEN = '''import pytest
 import calc
@@ -575,12 +576,12 @@ def price(units):
 """
 
 
-def test_a_product_whose_import_starts_a_thread_is_double_checked_without_forking_its_threads(tmp_path, kit_home):
+def test_a_product_whose_import_starts_a_thread_is_double_checked_without_forking_its_threads(tmp_path_factory, kit_home):
     """Honest code that starts a thread when imported: a fork of the zygote would copy that thread stopped,
     its lock held, and the test would wait for it until the run's timeout (a block). The zygote sees the
     thread and runs one test itself, a fresh zygote for each."""
+    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": BUG}, "test_calc.py", HIDDEN)  # the seal reads nothing of it
     write_config(kit_home, "confine: off\ntimeout: 20\n")
-    repo = seal_files(tmp_path, {"calc.py": BUG}, "test_calc.py", HIDDEN)
     (repo / "calc.py").write_text(THREADED)
     res = run_hook(stop_payload(repo), timeout=120)
     second = stop_lines(kit_home)[-1]["gates"]["acceptance"].get("second")
@@ -657,11 +658,11 @@ SLOW_WITHOUT_PYTEST = ("import sys, time\n" + FIXED +
                        "    if units == 1 and 'pytest' not in sys.modules:\n        time.sleep(300)\n    return _p(units)\n")
 
 
-def test_a_second_run_that_cannot_finish_hands_the_stop_to_a_person_with_how_far_it_got(tmp_path, kit_home):
+def test_a_second_run_that_cannot_finish_hands_the_stop_to_a_person_with_how_far_it_got(tmp_path_factory, kit_home):
     """Time is no evidence: the first run passes, the second cannot finish within the stop's time (its limit
     follows the first run's duration and `timeout`). The stop is neither a pass nor "the tests failed": it goes
     to a person at once (`gave_up`, `handover: second-run-time`), the ledger saying how many tests were checked."""
-    repo = seal_files(tmp_path, {"calc.py": BUG}, "test_calc.py", HIDDEN)
+    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": BUG}, "test_calc.py", HIDDEN)
     write_config(kit_home, "timeout: 3\n")
     (repo / "calc.py").write_text(SLOW_WITHOUT_PYTEST)
     res = run_hook(stop_payload(repo), timeout=120)
