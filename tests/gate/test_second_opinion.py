@@ -460,8 +460,11 @@ HONEST = {
 
 # The changes of calc.py alone that pass outright and change nothing process-wide are judged together first
 # (`calcrepo.together`: one stop in the whole run); each is judged alone when that stop does not pass outright.
+# Files of their own beside calc.py (a data file, a package) are each case's own there; a project module named like a
+# standard one is not (the process's, not the case's).
 TOGETHER = sorted(n for n, (files, expect) in HONEST.items()
-                  if expect == "pass" and list(files) == ["calc.py"] and not PROCESS_WIDE.search(files["calc.py"]))
+                  if expect == "pass" and "calc.py" in files and not PROCESS_WIDE.search(files["calc.py"])
+                  and not any(p.removesuffix(".py") in sys.stdlib_module_names for p in files if p != "calc.py"))
 _TOGETHER_PASSED: list[bool] = []  # the batch's verdict, read once by this worker's first case
 
 
@@ -472,7 +475,8 @@ def test_honest_change_passes_or_is_appealable(sealed, monkeypatch, clean, name,
         if not _TOGETHER_PASSED:
             _TOGETHER_PASSED.append(together(tmp_path_factory, "second-honest-together",
                                              [HONEST[n][0]["calc.py"] for n in TOGETHER], HIDDEN, 3, BUG,
-                                             f"confine: {'on' if sealed[2] == 'bwrap' else 'off'}\nscan: block\n"))
+                                             f"confine: {'on' if sealed[2] == 'bwrap' else 'off'}\nscan: block\n",
+                                             files=[{p: t for p, t in HONEST[n][0].items() if p != "calc.py"} for n in TOGETHER]))
         if _TOGETHER_PASSED[0]:
             return
     res, line = _stop(sealed, monkeypatch, files, f"honest-{name}")

@@ -76,17 +76,20 @@ def assert_no_test_text(text: str, module: str = "calc") -> None:
 PROCESS_WIDE = re.compile(r"thread|atexit|fork|signal|settrace|setprofile|cProfile|\bgc\b|mock|subprocess|_exit|basicConfig")
 
 
-def together(tmp_path_factory, name: str, codes: list[str], hidden: str, tests: int, bug: str, config: str) -> bool:
+def together(tmp_path_factory, name: str, codes: list[str], hidden: str, tests: int, bug: str, config: str,
+             files: list[dict[str, str]] | None = None) -> bool:
     """Whether one stop of `codes` (each a `calc.py`, as `calc_<i>.py` beside the others) under `config` passes
-    outright: the `tests` tests of every module pass both runs, no tamper, no finding, only the modules changed.
-    One stop in the whole test run (`batch`, under `name`)."""
-    out = batch(tmp_path_factory, name, {str(i): code for i, code in enumerate(codes)}, config, hidden=hidden, bug=bug)
-    return passed_outright(out, tests * len(codes))
+    outright: the `tests` tests of every module pass both runs, no tamper, no finding, only the modules changed (and
+    `files`' added: each code's own files beside it, or {}). One stop in the whole test run (`batch`, under `name`)."""
+    added = {str(i): f for i, f in enumerate(files or []) if f}
+    out = batch(tmp_path_factory, name, {str(i): code for i, code in enumerate(codes)}, config, hidden=hidden, bug=bug,
+                **({"files": added} if added else {}))
+    return passed_outright(out, tests * len(codes), added=sorted(p for f in added.values() for p in f))
 
 
-def passed_outright(out: dict, n: int, changed: list[str] | None = None) -> bool:
+def passed_outright(out: dict, n: int, changed: list[str] | None = None, added: list[str] = ()) -> bool:
     """Whether a `batch` stop passed outright: its `n` tests pass both runs, no tamper, no finding, and only the
-    modules were changed (`changed`: the files the cases changed, each module's by default)."""
+    modules were changed (`changed`: the files the cases changed, each module's by default; `added`: files new)."""
     if out["returncode"] != 0:
         return False
     line, mods = out["line"], out["modules"].values()
@@ -94,7 +97,7 @@ def passed_outright(out: dict, n: int, changed: list[str] | None = None) -> bool
     changed = [f"{m}.py" for m in mods] if changed is None else changed
     return (f"{n} acceptance tests pass" in json.loads(out["stdout"])["systemMessage"] and "tamper" not in accept
             and (accept.get("second") or {}).get("checked") == n and (line["gates"].get("scan") or {}).get("findings", []) == []
-            and sorted(out["status"]) == sorted(["M"] * len(changed) + changed))
+            and sorted(out["status"]) == sorted(["M"] * len(changed) + changed + ["??"] * len(added) + list(added)))
 
 
 def batch(tmp_path_factory, name: str, codes: dict[str, str], config: str, *, hidden: str | dict[str, str] = HIDDEN,
