@@ -38,21 +38,16 @@ def test_a_small_suite_above_the_limit_checks_at_least_the_limit():
     assert len(d) == second.ALL_UP_TO
 
 
-TEST = "def test_{i}():\n    from calc import twice\n    assert twice({i}) == {d}\n"
-NEW = "def test_new():\n    from calc import half\n    assert half(10) == 5\n"
 BASE = "def twice(x):\n    return 2 * x\n"
 RIGHT = BASE + "\n\ndef half(x):\n    return x // 2\n"
 # Right on the new requirement under pytest only: checked at every stop however large the suite.
 UNDER_PYTEST = BASE + "\n\nimport sys\n\n\ndef half(x):\n    return x // 2 if 'pytest' in sys.modules else 0\n"
 
 
-def _stop(tmp_path_factory, kit_home, product: str, name: str = "test_calc.py", source: str = "") -> tuple[int, dict]:
-    """One stop with `product` as calc.py against the sealed `name` (`source`; default: ALL_UP_TO + 51 tests). The
-    seal reads nothing of the product: sealed once per worker for the tests of one suite (`pooled_files`), as a seal of
-    250-300 tests runs them all."""
-    n = second.ALL_UP_TO + 50
-    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": BASE}, name,
-                        source or "".join(TEST.format(i=i, d=2 * i) for i in range(n)) + NEW)
+def _stop(tmp_path_factory, kit_home, product: str, name: str, source: str) -> tuple[int, dict]:
+    """One stop with `product` as calc.py against the sealed `name` (`source`). The seal reads nothing of the product:
+    sealed once per run for the tests of one suite (`pooled_files`), as a seal of a large suite runs it all."""
+    repo = pooled_files(tmp_path_factory, kit_home, {"calc.py": BASE}, name, source)
     (repo / "calc.py").write_text(product)
     hook = run_hook(stop_payload(repo, session="share"))
     return hook.returncode, stop_lines(kit_home)[-1]["gates"]["acceptance"]
