@@ -15,7 +15,11 @@ but the one that forked, and shares the open files' offsets with its parent; so:
   knows its side, or waits there on a thread) is compared on one side alone, right one time in 16 a held assert if a
   latch, as any object that knows its side and answers on one side alone. Failing the test instead would block an
   honest product whose value a thread works out. A latch slow to compare on both sides is waited for: the deadline
-  grows with the test's fork's own time.
+  grows with the test's fork's own time;
+- an object equal to no candidate on either side has the fork's half compared here too (`_Apart.rest`): an honest
+  `==` that reads a pipe or a socket gets the data on the side that reads first alone;
+- the fork's answer is read from its pipe, never its exit status, and it is signalled through its pidfd (`_kill`): a
+  test that ignores SIGCHLD or reaps every child reaps it too.
 """
 
 import os
@@ -68,20 +72,25 @@ def apart(pairs, counts, part, later=None, blob=None):
         return None
     os.close(go_r)
     os.close(w)
-    total = len(pairs)
+    owner = [k for k, n in enumerate(counts) for _ in range(n)]
     pairs[:] = [pairs[j] for j in halves[0]]
-    return _Apart(pid, r, go_w, halves, total, saved, later, blob)
+    return _Apart((pid, _pidfd(pid)), r, go_w, halves, owner, saved, later, blob)
 
 
 class _Apart:
     """This side of `apart`'s: `rest` (once it has compared its own) lets the fork compare its candidates and returns
-    those it did not answer, to compare here; `join` returns every result in `answers.answer_pairs`' first order."""
+    those to compare here (`redo`): those it did not answer, and every one of its half of an object equal to no
+    candidate on either side; `join` returns every result in `answers.answer_pairs`' first order."""
 
-    def __init__(self, pid, r, go, halves, total, saved, later, blob):
-        self.pid, self.r, self.go, self.halves, self.total, self.saved = pid, r, go, halves, total, saved
-        self.later, self.blob, self.got, self.left, self.since = later, blob, None, [], _clock()
+    def __init__(self, pid, r, go, halves, owner, saved, later, blob):
+        self.pid, self.r, self.go, self.halves, self.owner, self.saved = pid, r, go, halves, owner, saved
+        self.later, self.blob, self.got, self.redo, self.since = later, blob, None, [], _clock()
 
-    def rest(self):
+    def rest(self, said):
+        """`said`: this side's results, its own half's. An object equal to no candidate on either side (an honest
+        `==` that reads a pipe or a socket: only the side that reads first gets the data) has the fork's half
+        compared here too, after this side's: a latch says equal on both sides (one candidate each: no answer);
+        one that knows its side and says equal on one alone is right one time in 16, as before."""
         if self.got is not None:
             return []
         took = _clock() - self.since
@@ -92,26 +101,42 @@ class _Apart:
         except OSError:
             pass
         os.close(self.go)
-        self.got = _answered(self.pid, self.r, APART_WAIT + APART_TIMES * took)
+        self.got = _answered(*self.pid, self.r, APART_WAIT + APART_TIMES * took)
         _seek(here)
-        if len(self.got) < len(self.halves[1]):  # killed before all its answers: compared here
-            pairs, _ = globals()["answer_pairs"](self.later, self.blob)
-            self.left = [pairs[j] for j in self.halves[1][len(self.got):]]
-        return self.left
+        theirs, owner = self.halves[1], self.owner
+        equal = {owner[j] for j, b in zip(self.halves[0], said, strict=False) if b}
+        equal.update(owner[j] for j, b in zip(theirs, self.got, strict=False) if b == 49)
+        self.redo = [j for i, j in enumerate(theirs) if i >= len(self.got) or owner[j] not in equal]
+        if not self.redo:
+            return []
+        pairs, _ = globals()["answer_pairs"](self.later, self.blob)
+        return [pairs[j] for j in self.redo]
 
     def join(self, said):
-        mine, out = len(self.halves[0]), [False] * self.total
+        mine, out = len(self.halves[0]), [False] * len(self.owner)
         for j, b in zip(self.halves[0], said, strict=False):
             out[j] = b
-        theirs = [b == 49 for b in self.got or b""] + list(said[mine:])
-        for j, b in zip(self.halves[1], theirs, strict=False):
+        for j, b in zip(self.halves[1], self.got or b"", strict=False):
+            out[j] = b == 49
+        for j, b in zip(self.redo, said[mine:], strict=False):
             out[j] = b
         return out
 
 
-def _answered(pid, r, wait):
-    """What the fork `pid` wrote on `r` until it ended, or until `wait` s passed (more while it runs, up to
-    `APART_MOST`): then it is killed. Either way it is reaped."""
+def _pidfd(pid):
+    """A descriptor of the process `pid` (Linux 5.3's pidfd), made while it cannot have ended (it waits for its
+    word): signalled through it, a fork reaped by the test's own SIGCHLD handling is never mistaken for a process that
+    took its pid. None where there is none."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _answered(pid, pidfd, r, wait):
+    """What the fork `pid` (`pidfd`: its descriptor, or None) wrote on `r` until it ended, or until `wait` s passed
+    (more while it runs, up to `APART_MOST`): then it is killed. Either way it is reaped where the test has not
+    reaped it already (SIGCHLD ignored, or a handler that reaps every child): the answer is what the pipe holds."""
     got, now = b"", _clock()
     until, most = now + wait, now + APART_MOST
     while True:
@@ -124,11 +149,27 @@ def _answered(pid, r, wait):
         elif _clock() < most and _running(pid):
             until = min(most, _clock() + APART_WAIT)
         else:
-            os.kill(pid, signal.SIGKILL)
+            _kill(pid, pidfd)
             break
     os.close(r)
-    os.waitpid(pid, 0)
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:  # reaped by the test's SIGCHLD handling
+        pass
+    if pidfd is not None:
+        os.close(pidfd)
     return got
+
+
+def _kill(pid, pidfd):
+    """SIGKILL to the fork: through its pidfd, or (none) by its pid while it is still this process's unreaped child."""
+    try:
+        if pidfd is not None:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        elif os.waitpid(pid, os.WNOHANG) == (0, 0):
+            os.kill(pid, signal.SIGKILL)
+    except OSError:  # it ended (ProcessLookupError), or was reaped already (ChildProcessError)
+        pass
 
 
 def _running(pid):
@@ -184,7 +225,7 @@ def compared_apart(later, blob):
         finally:
             os._exit(0)
     if joint:
-        said = joint.join(said + [_close(*pair) for pair in joint.rest()])
+        said = joint.join(said + [_close(*pair) for pair in joint.rest(said)])
     return globals()["answer_said"](later, counts, said)
 
 

@@ -412,7 +412,7 @@ def _test_steps(mod, test, fns, pipes, hits, later, out, alone=None):
                 joined.append(apart(pairs, counts, part, later, blob))
         if len(said) < len(pairs) or not (joined and joined[0]):
             return len(said) < len(pairs)
-        pairs.extend(joined[0].rest())  # this side's compared: the fork's turn, then what it left, compared here
+        pairs.extend(joined[0].rest(said))  # this side's compared: the fork's turn, then what it left, compared here
         return len(said) < len(pairs)
 
     def walk():  # the pairs not answered yet: after one whose comparison raised, the next
