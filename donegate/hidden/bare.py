@@ -52,7 +52,7 @@ if globals().get("__package__"):
     from donegate.hidden.bare_served import _mkdtemp, _temp_dir
     from donegate.hidden.bare_shim import MAIN_ORDER, _as_program, _own_names, _run_test, bind, hide_harness, make_shim, refuse_harness, shim_compile
     from donegate.hidden.bare_fork import (PROGRAM, RESULT_MAX, _Alarm, _drain, _exactly, _failure, _hide, _only, _sink, _test_steps,
-                                           _threads, enter_program, module_marks, passing_code, program_fork, renamed, rewrite)
+                                           _sigchld_back, _sigchld_kept, _threads, enter_program, module_marks, passing_code, program_fork, renamed, rewrite)
     from donegate.hidden.bare_apart import compared_apart
 
 
@@ -149,6 +149,7 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
     # stopped where they were, holding whatever lock they held: then this zygote runs one test itself,
     # reports and ends, and the supervisor starts another for the next test (each imports again).
     alone = not failed and _threads() > 1
+    chld = None if alone else _sigchld_kept()  # SIGCHLD as the import left it: each test's fork's, not this zygote's
     # Each test arrives as its place in `tests` and its token, unbuffered: the token is still in the pipe, not
     # in this process's memory, when the fork is made, and read only then. The supervisor sends tests ahead
     # (`_Zygote.send`): the next is waiting in the pipe as a fork ends, tokens with it, out of every fork's reach.
@@ -191,7 +192,7 @@ def zygote(job, codes, tests, cmd_r, rep_w, own):
         ask_r, ask_w = os.pipe()
         tok_r, tok_w = os.pipe()
         res_r, res_w = os.pipe()
-        pid = program_fork(program, vars(mod), _test_steps(mod, test, fns, (ask_w, tok_r, res_w), hits, later, out))
+        pid = program_fork(program, vars(mod), _sigchld_back(_test_steps(mod, test, fns, (ask_w, tok_r, res_w), hits, later, out), chld))
         for fd in (ask_w, tok_r, res_w):
             os.close(fd)
         token = _ticket(cmd_r)  # the token, and the candidates of the test's held asserts

@@ -13,6 +13,7 @@ import ast
 import os
 import random
 import select
+import signal
 import sys
 import types
 import warnings
@@ -179,6 +180,34 @@ def _threads():
     except OSError:
         threading = sys.modules.get("threading")
         return threading.active_count() if threading is not None else 1
+
+def _sigchld_kept():
+    """SIGCHLD's handling as the product's import left it (None: the default, or not set from Python), the default put
+    back in this zygote: ignored, or a handler that reaps every child, the zygote's waitpid for each test's fork raised
+    ChildProcessError (its exit status lost) and every test failed without its token. Each fork takes it back
+    (`_sigchld_back`) before its test runs."""
+    kept = _getsignal(signal.SIGCHLD)
+    if kept is None or kept is signal.SIG_DFL:
+        return None
+    _setsignal(signal.SIGCHLD, signal.SIG_DFL)
+    return kept
+
+
+def _sigchld_back(steps, kept):
+    """A test's fork's `steps` (`_test_steps`), its first (`child`) followed by SIGCHLD handled as `kept` (not None:
+    `_sigchld_kept`'s)."""
+    if kept is not None:
+        child = steps["child"]
+
+        def back():
+            child()
+            _setsignal(signal.SIGCHLD, kept)
+        steps["child"] = back
+    return steps
+
+
+_getsignal, _setsignal = signal.getsignal, signal.signal  # the harness's own, whatever the product patches
+
 
 def _only(*keep):
     """Close every descriptor above 2 but `keep`."""

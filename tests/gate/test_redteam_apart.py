@@ -287,3 +287,22 @@ def test_a_stop_passes_honest_objects_read_from_a_pipe_with_sigchld_ignored_or_i
     out = batch(tmp_path_factory, "apart-honest", {c: v[2] for c, v in HONEST_STOP.items()}, "scan: off\n",
                 hidden={c: v[0] for c, v in HONEST_STOP.items()}, bug={c: v[1] for c, v in HONEST_STOP.items()})
     assert out["returncode"] == 0 and out["line"]["verdict"] == "pass", out["line"]["gates"]["acceptance"]
+
+
+# SIGCHLD ignored (or a reaping handler installed) at the product's import, in the zygote that imported the test
+# module: its os.waitpid for each test's fork raised ChildProcessError (the fork reaped by the kernel, or by the
+# handler), and every test of the file failed, held object or not.
+IMPORT_CALC = ("import os\nimport signal\nfrom decimal import Decimal\n\n{setup}\n\n\n"
+               "def decimal(units):\n    return Decimal(units) * 90\n\n\ndef price(units):\n    return units * 90\n")
+IMPORTED = {"ignored": "signal.signal(signal.SIGCHLD, signal.SIG_IGN)",
+            "reaping": "def _reap(*_):\n    try:\n        while os.waitpid(-1, os.WNOHANG)[0]:\n            pass\n"
+                       "    except ChildProcessError:\n        pass\n\n\nsignal.signal(signal.SIGCHLD, _reap)"}
+
+
+@pytest.mark.parametrize("setup", sorted(IMPORTED))
+def test_a_product_ignoring_sigchld_at_import_passes(tmp_path, setup):
+    tests = ("import signal\n\nimport calc\n\n\ndef test_decimal():\n    assert calc.decimal(10) == 900\n\n\n"
+             "def test_price():\n    assert calc.price(10) == 900\n\n\n"
+             f"def test_kept():\n    assert (signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN) is {setup == 'ignored'}\n")
+    got = _second(tmp_path, IMPORT_CALC.format(setup=IMPORTED[setup]), tests, ("test_decimal", "test_price", "test_kept"))
+    assert got == {"test_decimal": ("passed", ""), "test_price": ("passed", ""), "test_kept": ("passed", ""), "problem": ""}, got
