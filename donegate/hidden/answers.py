@@ -10,7 +10,7 @@ literals: `9 * 430`), or unittest's `self.assertEqual(<expr>, <literal>)` (`answ
   the builtin it holds, as the equality probe takes it) is written to the fork's result pipe as it is returned
   (`answer_hold`); the supervisor compares it with the expected value by that builtin's equality;
 - any other object (Decimal, a repository class, a latch) is kept until the test returned; then, with its token,
-  the fork is sent the expected value among decoys of the same kind (`answer_ticket`: 16 in all, in an order drawn
+  the fork is sent the expected value among decoys of the same kind (`answer_draw.answer_ticket`: 16 in all, in an order drawn
   per test), compares the object with each by its own `==`, and writes which it equals: it must equal the expected
   value and no decoy. The candidates are shared out with a fork made first (`bare_apart.apart`): an object equal to
   the first value it is compared with (a latch) equals one on each side, never the expected value alone.
@@ -158,15 +158,6 @@ def _answer_counted(got, e):
             return False
         del left[i]
     return left == []
-
-
-def _answer_elements(container):
-    """A literal container's elements (a dict's keys), one of each that equal each other by their own rules."""
-    out = []
-    for x in container:
-        if not any(x == y for y in out):
-            out.append(x)
-    return out
 
 
 def _answer_unit(stmt):
@@ -417,58 +408,6 @@ def _answer_hashable(v):
         return False
 
 
-def _answer_width(places, delta):
-    """How far from the expected value a tolerance (`unit_close`'s) takes a value as close, at most."""
-    return delta if delta is not None else 10.0 ** -(7 if places is None else places)
-
-
-def _answer_near(d, e, places, delta):
-    """Whether a decoy `d` is within twice the tolerance of `e`: a value within it of `e` (honest) may be within it of
-    `d` too (places=0: 0.6 for 0.3 is close to a decoy 0.9), so such a decoy is not drawn."""
-    return unit_close(d, e, places, delta) or abs(d - e) <= 2 * _answer_width(places, delta)
-
-
-def _answer_wide(e, places, delta, rnd):
-    """Decoys of a tolerance's number `e` spaced by a power of ten wider than twice the tolerance (a delta of 0.5, or
-    places=0, left none of `answer_decoys`' within it: an object equal to anything was the expected value alone)."""
-    width = _answer_width(places, delta)
-    if type(e) not in (int, float) or e != e or not 0 < width < 1e15:
-        return []
-    step = 1.0
-    while step <= 2 * width:
-        step *= 10
-    while step / 10 > 2 * width:
-        step /= 10
-    low = -rnd.randrange(ANSWER_DECOYS + 1)
-    return [e + i * step for i in range(low, low + ANSWER_DECOYS + 1) if i]
-
-
-def answer_ticket(held, rnd):
-    """(the candidates of a test's held asserts, as sent to its fork after the test returned: {K: encoded
-    candidates in a drawn order}; the real one's place in each, which only the kit keeps)."""
-    sets, places = {}, {}
-    for k, e in held:
-        rule, e = answer_rule(e)
-        each = rule in ("member", "count")
-        right = _answer_elements(e) if each else [e]  # a membership: any one of the elements; a count: each one's
-        decoys = [d for x in right for d in answer_decoys(x, rnd)]
-        if rule != "==":  # none in the container, or within the tolerance: honest code would equal it
-            decoys = [d for d in decoys if not (any(d == x for x in right) if each else _answer_near(d, e, *rule[1:]))]
-        if type(rule) is tuple and len(decoys) < ANSWER_DECOYS:  # a tolerance wider than the draw: spaced beyond it
-            decoys += [d for d in _answer_wide(e, *rule[1:], rnd) if not _answer_near(d, e, *rule[1:])][:ANSWER_DECOYS - len(decoys)]
-        cands = [*right, *decoys]
-        order = list(range(len(cands)))
-        rnd.shuffle(order)
-        sets[k] = [answer_encode(cands[i]) for i in order]
-        if type(rule) is tuple:  # a tolerance: each candidate also by the object's `-`, as assertAlmostEqual
-            sets[f"t{k}"] = [rule[1], rule[2]]  # (places, delta): an object of no float is close by it
-        places[k] = order.index(0) if not each else tuple(order.index(i) for i in range(len(right)))
-        if rule == "count":  # each element of the kept list compared with every candidate (`answer_pairs`)
-            sets[f"n{k}"] = 1
-            places[k] = (places[k], len(cands), [sum(1 for x in e if x == r) for r in right])
-    return _answer_dumps(sets).encode(), places
-
-
 def answer_split(text):
     """(the fork's answers {K: (kind, data)}, the rest of what it wrote: its token or failure); None when an answer
     is malformed. Only the first answer to a K counts."""
@@ -582,8 +521,8 @@ def answer_pairs(later, blob):
     pairs, counts = [], []
     for k, value in later:
         candidates = [answer_decode(enc) for enc in sets.get(str(k), ())]
-        each = value if sets.get(f"n{k}") and type(value) is list else [value]  # a count: each element (`answer_ticket`)
-        tol = sets.get(f"t{k}")  # a tolerance (`answer_ticket`): its delta, else its places (unittest's 7 by default)
+        each = value if sets.get(f"n{k}") and type(value) is list else [value]  # a count: each element (`answer_draw.answer_ticket`)
+        tol = sets.get(f"t{k}")  # a tolerance (`answer_draw.answer_ticket`): its delta, else its places (unittest's 7 by default)
         delta = tol[1] if tol else None
         places = None if not tol or delta is not None else 7 if tol[0] is None else tol[0]
         pairs.extend((v, c, places, delta, 0) for v in each for c in candidates)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from donegate.tree import statcache
 
 from donegate.core import proc
-from donegate.hidden import answers, python as pyenv, ship
+from donegate.hidden import answer_draw, answers, python as pyenv, ship
 
 # What each module the harness loads imports as it is imported (its code at module level, a C module's own imports
 # included: `__import__` is theirs too), recorded while the supervisor loads the harness, then `__import__` put back:
@@ -529,7 +529,7 @@ def _candidates(tests: Sequence[str], held: dict[str, dict[str, list[Any]]]) -> 
         mine = held.get(rel, {}).get(qual, [])
         # a generator of its own per test, seeded from the system's randomness: a run that sees one test's draws
         # learns nothing of another's (one system call a test, not one a draw: 2,000 tests 0.2 s -> 0.05 s)
-        blob, where = answers.answer_ticket(mine, random.Random(_system().getrandbits(128))) if mine else (b"", {})
+        blob, where = answer_draw.answer_ticket(mine, random.Random(_system().getrandbits(128))) if mine else (b"", {})
         places[t] = (mine, where, {k: e for items in held.get(rel, {}).values() for k, e in items})
         chunks.append(b"%07d" % len(blob) + blob)
     r, w = os.pipe()

@@ -91,6 +91,7 @@ STOP_MODULES = {
     "donegate.hidden.pyc",  # the product's bytecode kept between confined stops
     "donegate.hidden.early",  # the first run started by the launcher from the last stop's recipe (issue 48 item 2)
     "donegate.hidden.answers", "donegate.hidden.bare_plan",  # the second run's held literals, judged by the kit (issue 45)
+    "donegate.hidden.answer_draw",  # their candidates, drawn by the kit (moved from answers.py; not sent to the run)
     "donegate.hidden.bare_itself",  # the tests that name or read themselves, not double-checked (moved from bare_plan)
     "donegate.hidden.probe_unit",  # unittest's assert methods, one list for the probe and the held literals (issue 45)
     "donegate.hidden.rewritten",  # the second run's tests, rewritten and compiled once per seal (issue 48)

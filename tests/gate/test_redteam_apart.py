@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from donegate.hidden import answers, second
+from donegate.hidden import answer_draw, second
 
 LATCH = ("failed", "the object it returned is not equal to the expected value alone (held by the supervisor)")
 LATCH_CALC = ("class Latch:\n    def __init__(self):\n        self.v = None\n\n    def __eq__(self, other):\n"
@@ -33,7 +33,7 @@ def _second(tmp_path, calc: str, tests: str, names) -> dict:
 def _drawn_at(monkeypatch, place: int) -> None:
     """Each test's candidates drawn (`second._system`, the seam) with the expected value at `place`: 1 is the fork
     of `apart`'s first candidate, compared after the test's fork's own."""
-    seed = next(s for s in range(1000) if answers.answer_ticket([(0, 900)], random.Random(s))[1][0] == place)
+    seed = next(s for s in range(1000) if answer_draw.answer_ticket([(0, 900)], random.Random(s))[1][0] == place)
 
     class Drawn(random.SystemRandom):
         def getrandbits(self, k):

@@ -369,9 +369,9 @@ def test_a_latch_is_no_answer_when_the_expected_value_is_drawn_first(tmp_path, m
     import random
     import subprocess
 
-    from donegate.hidden import answers
+    from donegate.hidden import answer_draw
 
-    seed = next(s for s in range(1000) if answers.answer_ticket([(0, 900)], random.Random(s))[1][0] == 0)
+    seed = next(s for s in range(1000) if answer_draw.answer_ticket([(0, 900)], random.Random(s))[1][0] == 0)
 
     class Drawn(random.SystemRandom):  # each test's candidates drawn from `seed`: the expected value first
         def getrandbits(self, k):
@@ -423,11 +423,11 @@ def test_a_zygote_running_another_files_test_itself_shares_the_candidates_out_to
     import random
     import signal
 
-    from donegate.hidden import answers, bare_apart
+    from donegate.hidden import answer_draw, answers, bare_apart
 
     ns = {}
     exec(DRAWN_CALC, ns)
-    seed = next(s for s in range(1000) if answers.answer_ticket([(0, 900)], random.Random(s))[1][0] == 0)
+    seed = next(s for s in range(1000) if answer_draw.answer_ticket([(0, 900)], random.Random(s))[1][0] == 0)
     for name in ("answer_pairs", "answer_said"):  # sent to a run, one namespace with answers.py's
         monkeypatch.setitem(vars(bare_apart), name, getattr(answers, name))
     def hung(*_):  # the fork of `apart` waited on a thread it did not have (it waited for ever)
@@ -439,7 +439,7 @@ def test_a_zygote_running_another_files_test_itself_shares_the_candidates_out_to
     old = signal.signal(signal.SIGALRM, hung)
     try:
         for value, right, drawn in made:
-            blob, places = answers.answer_ticket([(0, 900)], random.Random(drawn))
+            blob, places = answer_draw.answer_ticket([(0, 900)], random.Random(drawn))
             signal.alarm(20)
             got, _ = answers.answer_split(bare_apart.compared_apart([(0, value)], blob))
             signal.alarm(0)

@@ -251,10 +251,10 @@ def test_a_held_tolerance_judges_an_object_of_no_float_by_its_difference(held, v
     difference is 0 to anything is within it of every candidate: not the expected value alone."""
     import random
 
-    from donegate.hidden import answers
+    from donegate.hidden import answer_draw, answers
 
     expected = (answers.ANSWER_RULE, ("almost", *held), 0.3)
-    blob, places = answers.answer_ticket([(0, expected)], random.Random(5))
+    blob, places = answer_draw.answer_ticket([(0, expected)], random.Random(5))
     got, _ = answers.answer_split(answers.answer_later([(0, value)], blob))
     verdict = answers.answer_judge(got, [(0, expected)], places)
     assert (verdict == "") is right, verdict
@@ -276,10 +276,10 @@ def test_a_held_tolerance_wider_than_its_decoys_still_has_decoys(seed, held, val
     anything, or of no difference to anything, was the expected value alone (passed on main for most seeds)."""
     import random
 
-    from donegate.hidden import answers
+    from donegate.hidden import answer_draw, answers
 
     expected = (answers.ANSWER_RULE, ("almost", *held), 0.3)
-    blob, places = answers.answer_ticket([(0, expected)], random.Random(seed))
+    blob, places = answer_draw.answer_ticket([(0, expected)], random.Random(seed))
     got, _ = answers.answer_split(answers.answer_later([(0, value)], blob) if not isinstance(value, float) else
                                   answers.answer_record(0, 118, json.dumps(answers.answer_encode(value)).encode()))
     verdict = answers.answer_judge(got, [(0, expected)], places)
