@@ -45,7 +45,9 @@ def _wide(e, places, delta, rnd):
 
 def answer_ticket(held, rnd):
     """(the candidates of a test's held asserts, as sent to its fork after the test returned: {K: encoded
-    candidates in a drawn order}; the real one's place in each, which only the kit keeps)."""
+    candidates in a drawn order}; the real one's place in each, which only the kit keeps: a number for `==` and a
+    tolerance, ("member", (the elements' places)) for a membership, ("count", the elements' places, candidates,
+    [each element's times]) for a count, told apart by their tag, not by their length)."""
     sets, places = {}, {}
     for k, e in held:
         rule, e = answer_rule(e)
@@ -62,8 +64,8 @@ def answer_ticket(held, rnd):
         sets[k] = [answer_encode(cands[i]) for i in order]
         if type(rule) is tuple:  # a tolerance: each candidate also by the object's `-`, as assertAlmostEqual
             sets[f"t{k}"] = [rule[1], rule[2]]  # (places, delta): an object of no float is close by it
-        places[k] = order.index(0) if not each else tuple(order.index(i) for i in range(len(right)))
+        places[k] = order.index(0) if not each else ("member", tuple(order.index(i) for i in range(len(right))))
         if rule == "count":  # each element of the kept list compared with every candidate (`answer_pairs`)
             sets[f"n{k}"] = 1
-            places[k] = (places[k], len(cands), [sum(1 for x in e if x == r) for r in right])
+            places[k] = ("count", places[k][1], len(cands), [sum(1 for x in e if x == r) for r in right])
     return json.dumps(sets).encode(), places

@@ -456,14 +456,14 @@ def answer_judge(answers, held, places, others=None):
                 return "the value it returned is not the expected one (held by the supervisor)"
         elif kind == b"c":
             bits, place = data.decode("ascii", "replace"), places.get(k, -1)
-            if type(place) is tuple and len(place) == 3:  # a count: one row of bits an element of the product's list
-                at, n, times = place
+            if type(place) is tuple and place[:1] == ("count",):  # a count: one row of bits an element of the list
+                _, at, n, times = place
                 rows = [bits[i:i + n] for i in range(0, len(bits), n)] if n and len(bits) % n == 0 else None
                 got = [r.find("1") for r in rows or ()]
                 if rows is None or any(r.count("1") != 1 for r in rows) or [got.count(p) for p in at] != times \
                         or len(got) != sum(times):
                     return "the objects it returned are not the expected ones as often (held by the supervisor)"
-            elif bits.count("1") != 1 or bits.find("1") not in (place if type(place) is tuple else (place,)):
+            elif bits.count("1") != 1 or bits.find("1") not in (place[1] if type(place) is tuple else (place,)):
                 return "the object it returned is not equal to the expected value alone (held by the supervisor)"
         else:
             return "the value it returned cannot be equal to the expected one (held by the supervisor)"

@@ -104,15 +104,14 @@ def test_a_test_ignoring_sigchld_with_a_held_object_passes_beside_a_latch(tmp_pa
 
 
 # unittest's assertIn with a literal of 3 elements and an honest object (Decimal): the expected places are a tuple of
-# 3, which `answers.answer_judge` reads as a count's (at, n, times): blocked at every draw ("not the expected ones as
-# often"); 2 and 4 elements pass. Seen failing on 393ced5 too (not `apart`'s).
+# 3, which `answers.answer_judge` read as a count's (at, n, times): blocked at every draw ("not the expected ones as
+# often"); 2 and 4 elements pass. Seen failing on 393ced5 too (not `apart`'s); the places tagged now ("member", ...).
 MEMBER = ("import unittest\nfrom decimal import Decimal\n\n\nclass T(unittest.TestCase):\n"
           "    def test_in2(self):\n        self.assertIn(Decimal(2), (1, 2))\n\n"
           "    def test_in3(self):\n        self.assertIn(Decimal(2), (1, 2, 3))\n\n"
           "    def test_in4(self):\n        self.assertIn(Decimal(2), (1, 2, 3, 4))\n")
 
 
-@pytest.mark.xfail(strict=True, reason="review revB: a membership of 3 elements is judged as a count")
 def test_an_honest_object_in_a_literal_of_three_elements_passes(tmp_path):
     got = _second(tmp_path, "", MEMBER, ("T::test_in2", "T::test_in3", "T::test_in4"))
     assert got == {"T::test_in2": ("passed", ""), "T::test_in3": ("passed", ""), "T::test_in4": ("passed", ""),
@@ -271,8 +270,8 @@ def test_a_stop_passes_honest_objects_read_from_a_pipe_or_with_sigchld_ignored(t
     assert out["returncode"] == 0 and out["line"]["verdict"] == "pass", out["line"]["gates"]["acceptance"]
 
 
-# A membership of 3 elements, blocked as a disagreement at every stop (`answers.answer_judge` reads its places as a
-# count's).
+# A membership of 3 elements, blocked as a disagreement at every stop (`answers.answer_judge` read its places as a
+# count's; seen failing on 25cedba, tagged ("member", ...) now).
 HONEST_STOP = {  # case: (hidden tests, sealed product, the agent's product)
     "member": ("import unittest\n\nimport calc\n\n\nclass T(unittest.TestCase):\n"
                "    def test_tier(self):\n        self.assertIn(calc.tier(3), (1, 2, 3))\n",
@@ -280,8 +279,7 @@ HONEST_STOP = {  # case: (hidden tests, sealed product, the agent's product)
 }
 
 
-@pytest.mark.xfail(strict=True, reason="review revB: honest held objects blocked as a disagreement in a real stop")
-def test_a_stop_passes_honest_objects_read_from_a_pipe_with_sigchld_ignored_or_in_three(tmp_path_factory):
+def test_a_stop_passes_an_honest_object_in_a_literal_of_three_elements(tmp_path_factory):
     from tests.support.calcrepo import batch
 
     out = batch(tmp_path_factory, "apart-honest", {c: v[2] for c, v in HONEST_STOP.items()}, "scan: off\n",
