@@ -130,7 +130,8 @@ def wheel_installed(tmp_path_factory, kit_wheel) -> tuple[Path, Path, Path]:
 
 # The longest tests first. Under pytest-xdist (`make test`: `-n 6`, the default `load` scheduling) each worker is
 # first sent a contiguous chunk of a quarter of its share (xdist's scheduler/load.py: gw0 gets the first 85 tests, so
-# these and the first end-to-end files run there, one after another), then the rest as they free up: a long test
+# these and the first end-to-end files run there, one after another; `make test` caps a chunk at 16 now, the Makefile's
+# TEST_CHUNK), then the rest as they free up: a long test
 # collected last (the tinydb experiment run, ~70 s on a quiet machine) became the run's tail, one worker busy
 # while the others had finished. So the few longest (measured with --durations; a renamed one falls back to
 # its place) lead, then the end-to-end tests, then the rest, each group in collection order. Order only:
