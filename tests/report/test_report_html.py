@@ -389,6 +389,20 @@ def browser():
         yield b
 
 
+def test_the_browser_writes_nothing_into_the_home(tmp_path, monkeypatch):
+    """Chromium keeps its crash database under $HOME/.config/chromium whatever `--user-data-dir` says: the tests'
+    browser ran with the person's real home and left `Crash Reports` there. Its home is its profile's now."""
+    from tests.support.browser import Chromium
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    with Chromium(require.browser()) as b:
+        assert b.js("1 + 1") == 2
+    assert list(home.rglob("*")) == []
+
+
 def outside(b) -> list[str]:
     return [u for u in b.requests() if not u.startswith(("file://", "data:"))]
 

@@ -48,7 +48,13 @@ class Chromium:
         cmd = [shutil.which("bash") or "/bin/bash", "-c", f'exec "$0" "$@" 3<&{to_chrome_r} 4>&{from_chrome_w}', exe, *FLAGS,
                f"--user-data-dir={self.profile}", "--remote-debugging-pipe", f"--window-size={width},{height}",
                "about:blank"]
-        self.proc = subprocess.Popen(cmd, pass_fds=(to_chrome_r, from_chrome_w), stdin=subprocess.DEVNULL,
+        # Its home in the profile too: Chromium keeps its crash database and caches under $HOME/.config and
+        # $HOME/.cache whatever --user-data-dir says, and the tests never write into the person's home.
+        home = os.path.join(self.profile, "home")
+        os.mkdir(home)
+        env = {**os.environ, "HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config"),
+               "XDG_CACHE_HOME": os.path.join(home, ".cache")}
+        self.proc = subprocess.Popen(cmd, pass_fds=(to_chrome_r, from_chrome_w), stdin=subprocess.DEVNULL, env=env,
                                      stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.profile, "stderr.log"), "wb"), start_new_session=True)
         os.close(to_chrome_r)
         os.close(from_chrome_w)
