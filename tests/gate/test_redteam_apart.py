@@ -6,40 +6,19 @@ Each is strict xfail until fixed: an honest product the second run blocks as a d
 
 from __future__ import annotations
 
-import random
-import subprocess
-
 import pytest
 
-from donegate.hidden import answer_draw, second
+from tests.support import second_runs
+from tests.support.second_runs import LATCH
 
-LATCH = ("failed", "the object it returned is not equal to the expected value alone (held by the supervisor)")
 LATCH_CALC = ("class Latch:\n    def __init__(self):\n        self.v = None\n\n    def __eq__(self, other):\n"
               "        if self.v is None:\n            self.v = other\n        return self.v == other\n\n"
               "    __hash__ = object.__hash__\n\n\ndef latch(units):\n    return Latch()\n")
 
 
 def _second(tmp_path, calc: str, tests: str, names) -> dict:
-    repo, store = tmp_path / "repo", tmp_path / "store"
-    repo.mkdir()
-    store.mkdir()
-    (repo / "calc.py").write_text(calc)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
-    (store / "test_x.py").write_text(tests)
-    out = second.run(store, repo, [f"test_x.py::{n}" for n in names], timeout=30, kind="none")
-    return {i.split("::", 1)[1]: (r["outcome"], r["why"]) for i, r in out.results.items()} | {"problem": out.problem}
-
-
-def _drawn_at(monkeypatch, place: int) -> None:
-    """Each test's candidates drawn (`second._system`, the seam) with the expected value at `place`: 1 is the fork
-    of `apart`'s first candidate, compared after the test's fork's own."""
-    seed = next(s for s in range(1000) if answer_draw.answer_ticket([(0, 900)], random.Random(s))[1][0] == place)
-
-    class Drawn(random.SystemRandom):
-        def getrandbits(self, k):
-            return seed if k == 128 else super().getrandbits(k)
-
-    monkeypatch.setattr(second, "_system", Drawn)
+    out = second_runs.run(tmp_path, calc, {"test_x.py": tests}, [f"test_x.py::{n}" for n in names])
+    return {i.split("::", 1)[1]: got for i, got in second_runs.outcomes(out).items()} | {"problem": out.problem}
 
 
 # An honest object whose value a child process works out, read from its pipe when first compared (as `Stored` reads a
@@ -58,7 +37,7 @@ PIPED = ("import calc\n\n\ndef test_piped():\n    assert calc.piped(10) == 900\n
 
 
 def test_an_honest_eq_reading_a_childs_pipe_passes_beside_a_latch(tmp_path, monkeypatch):
-    _drawn_at(monkeypatch, 1)
+    second_runs.drawn_at(monkeypatch, 1)
     got = _second(tmp_path, PIPED_CALC, PIPED, ("test_piped", "test_latch"))
     assert got == {"test_piped": ("passed", ""), "test_latch": LATCH, "problem": ""}, got
 
@@ -76,7 +55,7 @@ QUIET_CALC = ("class Quiet:\n    def __init__(self):\n        self.n, self.v = 0
 
 @pytest.mark.parametrize("place", [0, 3])
 def test_a_latch_quiet_on_both_sides_is_no_answer_when_compared_again(tmp_path, monkeypatch, place):
-    _drawn_at(monkeypatch, place)
+    second_runs.drawn_at(monkeypatch, place)
     got = _second(tmp_path, QUIET_CALC, "import calc\n\n\ndef test_quiet():\n    assert calc.quiet(10) == 900\n",
                   ("test_quiet",))
     assert got == {"test_quiet": LATCH, "problem": ""}, got

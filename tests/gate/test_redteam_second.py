@@ -17,7 +17,7 @@ import pytest
 
 from donegate import paths
 from donegate.hidden import second
-from tests.support import require
+from tests.support import require, second_runs
 from tests.support.calcrepo import batch, together
 from tests.support.large_suite import BASE, MANY, NEW, OLD, stops
 from tests.support.pytest_shapes import CLASS_WIDE, MARKED_MORE, UNIT_BOTH
@@ -366,30 +366,12 @@ DRAWN += "\n\ndef test_slow_latch():\n    assert calc.slow(10) == 900\n"
 
 @pytest.mark.parametrize("threads", [False, True])  # a thread started at the import: each zygote runs one test itself
 def test_a_latch_is_no_answer_when_the_expected_value_is_drawn_first(tmp_path, monkeypatch, threads):
-    import random
-    import subprocess
-
-    from donegate.hidden import answer_draw
-
-    seed = next(s for s in range(1000) if answer_draw.answer_ticket([(0, 900)], random.Random(s))[1][0] == 0)
-
-    class Drawn(random.SystemRandom):  # each test's candidates drawn from `seed`: the expected value first
-        def getrandbits(self, k):
-            return seed if k == 128 else super().getrandbits(k)
-
-    monkeypatch.setattr(second, "_system", Drawn)
-    repo, store = tmp_path / "repo", tmp_path / "store"
-    repo.mkdir()
-    store.mkdir()
+    second_runs.drawn_at(monkeypatch, 0)  # each test's candidates drawn with the expected value first
     started = "import threading\nimport time\n\nthreading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
-    (repo / "calc.py").write_text(started * threads + DRAWN_CALC)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
-    (store / "test_drawn.py").write_text(DRAWN)
     ids = [f"test_drawn.py::test_{t}" for t in ("latch", "money", "decimal", "tally", "later", "stored", "slow_latch")]
-    out = second.run(store, repo, ids, timeout=30, kind="none")
-    got = {i: (r["outcome"], r["why"]) for i, r in out.results.items()}
-    latch = ("failed", "the object it returned is not equal to the expected value alone (held by the supervisor)")
-    assert got == {i: latch if i.endswith("latch") else ("passed", "") for i in ids}, (got, out.problem)
+    out = second_runs.run(tmp_path, started * threads + DRAWN_CALC, {"test_drawn.py": DRAWN}, ids)
+    got = second_runs.outcomes(out)
+    assert got == {i: second_runs.LATCH if i.endswith("latch") else ("passed", "") for i in ids}, (got, out.problem)
 
 
 # The same two honest objects at the system's own draws: the file read in 6 held asserts (whichever side read it
@@ -402,19 +384,10 @@ SHARED = ("import calc\n\n\ndef test_stored():\n"
 
 
 def test_an_honest_eq_waiting_on_a_thread_or_reading_a_file_opened_before_is_right_beside_a_latch(tmp_path):
-    import subprocess
-
-    repo, store = tmp_path / "repo", tmp_path / "store"
-    repo.mkdir()
-    store.mkdir()
-    (repo / "calc.py").write_text(DRAWN_CALC)
-    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
-    (store / "test_shared.py").write_text(SHARED)
     ids = [f"test_shared.py::test_{t}" for t in ("stored", "later", "latch")]
-    out = second.run(store, repo, ids, timeout=30, kind="none")
-    got = {i: (r["outcome"], r["why"]) for i, r in out.results.items()}
-    latch = ("failed", "the object it returned is not equal to the expected value alone (held by the supervisor)")
-    assert got == {i: latch if i.endswith("latch") else ("passed", "") for i in ids}, (got, out.problem)
+    out = second_runs.run(tmp_path, DRAWN_CALC, {"test_shared.py": SHARED}, ids)
+    got = second_runs.outcomes(out)
+    assert got == {i: second_runs.LATCH if i.endswith("latch") else ("passed", "") for i in ids}, (got, out.problem)
 
 
 def test_a_zygote_running_another_files_test_itself_shares_the_candidates_out_too(monkeypatch):
@@ -427,7 +400,7 @@ def test_a_zygote_running_another_files_test_itself_shares_the_candidates_out_to
 
     ns = {}
     exec(DRAWN_CALC, ns)
-    seed = next(s for s in range(1000) if answer_draw.answer_ticket([(0, 900)], random.Random(s))[1][0] == 0)
+    seed = second_runs.seed_at(0)
     for name in ("answer_pairs", "answer_said"):  # sent to a run, one namespace with answers.py's
         monkeypatch.setitem(vars(bare_apart), name, getattr(answers, name))
     def hung(*_):  # the fork of `apart` waited on a thread it did not have (it waited for ever)
