@@ -8,7 +8,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs start-up time on every stop; annotations are strings anyway
-    from typing import Any, Iterator
+    from typing import Any, Callable, Iterator
 
     from donegate.seal import store
     from donegate.tree import statcache
@@ -173,6 +173,19 @@ def added(repo: Path, pack: dict[str, Any], changed: list[str], prefix: str) -> 
     `loosened.findings`)."""
     sealed = pack.get("shape") or {}
     return {name: text(repo / prefix / name) for name in changed if name not in sealed}
+
+
+def reader(root: Path) -> Callable[[str], str | None]:
+    """`read(rel)`: the text of the project's file `rel` (under `root`) as it is now (`text`), each file read once
+    however many rules of the stop ask for it."""
+    texts: dict[str, str | None] = {}
+
+    def read(rel: str) -> str | None:
+        if rel not in texts:
+            texts[rel] = text(root / rel)
+        return texts[rel]
+
+    return read
 
 
 def text(path: Path) -> str | None:

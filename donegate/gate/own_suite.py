@@ -223,7 +223,7 @@ class OwnRuns:
                     "mine": [], "weakened": []}
         gate = judge(self.pack, sealed, now, [*self.changed, *self.docs_now], self.current, time.monotonic() - self.t0, self.selected,
                      self.elsewhere, self.conftests, functools.partial(_hidden_texts, self.st.path), self.documented,
-                     self.data, self.texts, self.helpers, mixed, lambda rel: own_changed.text(self.repo / self.prefix / rel))
+                     self.data, self.texts, self.helpers, mixed, own_changed.reader(self.repo / self.prefix))
         if now is not None and now.errors:  # a module of the project said missing: its mirror's state, to the log
             from donegate.gate import own_missing
 
@@ -493,7 +493,7 @@ def weakenings(repo: Path, st: store.Store, cfg: dict[str, Any]) -> list[str]:
     found = loosened.findings(own_changed.sealed_shapes(pack, current), current, set(pack.get("baseline", {}).get("passing", [])),
                               elsewhere, own_changed.conftests(repo, current, prefix))
     found += _module_weakened(pack.get("files") or {}, current, set(pack.get("baseline", {}).get("passing", [])),
-                              (pack.get("reach") or {}).get("project_files"), lambda rel: own_changed.text(repo / prefix / rel))
+                              (pack.get("reach") or {}).get("project_files"), own_changed.reader(repo / prefix))
     texts = own_changed.doctext(pack)
     data = own_changed.data_changed(repo, since, pack, prefix, texts)
     if data:
@@ -556,6 +556,8 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
     def sealed(name: str) -> str | None:
         return (sealed_files.get(name) or {}).get("text")
 
+    read = own_changed.reader(repo / prefix)  # (the files the rules below read as they are now, each read once)
+
     # a configuration file the agent added where none was sealed counts too (pytest reads the first it finds); one
     # pytest now reads before the sealed one (pytest.toml over pytest.ini) is compared with the sealed one's keys
     was = pack.get("config")
@@ -566,7 +568,7 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
     tox = tox_ini.stop_findings(tox_was, configs, list(pack.get("tests") or []))
     configs.pop("tox.toml", None)
     out = excluded.config_findings({**{n: sealed(n) for n in configs}, **{n: sealed(w) for n, w in moved.items()}},
-                                   configs, moved, carried := _carried(repo, pack, prefix), pack.get("tests")) + tox
+                                   configs, moved, carried := _carried(read, pack), pack.get("tests")) + tox
     out += coverage_files.findings({n: sealed(n) for n in COVERAGE_FILES}, {n: coverage.get(n, sealed(n)) for n in
                                    COVERAGE_FILES}, [n for n in changed if n.endswith(".py") and n not in sealed_files])
     flows = {n: (sealed(n), ci[n] if n in ci else sealed(n)) for n in [*ci, *sealed_files] if n.startswith(".github/")}
@@ -575,26 +577,19 @@ def _support_weakened(repo: Path, changed: list[str], pack: dict[str, Any], pref
                                 ci_inputs.inlined(ci, {n: sealed(n) for n in ci}, flows) if ci else None)
     out += tox_ini.ci_findings(tox_was, tox_now, {n: flows[n] for n in ci}) if ci else []  # (`tox -e` a new narrow env)
     out += ci_inputs.findings(flows) if ci else []  # (a reusable workflow's steps as its callers' `with:` run them)
-    out += scripts.findings({n: sealed(n) for n in commands}, commands, lambda rel: own_changed.text(repo / prefix / rel)) \
+    out += scripts.findings({n: sealed(n) for n in commands}, commands, read) \
         + scripts.cov_overridden(was, sealed(was) if was else None, {**ci, **commands}, sealed)
     return out + conftest_hooks.conftest_findings({n: sealed(n) for n in conftests}, conftests, carried,
                                      tuple(sorted({t.split('::')[0] for t in pack.get('baseline', {}).get('passing', [])}))) \
-        + faked.findings(sealed_files, conftests, (pack.get("reach") or {}).get("project_files"),
-                         lambda rel: own_changed.text(repo / prefix / rel))
+        + faked.findings(sealed_files, conftests, (pack.get("reach") or {}).get("project_files"), read)
 
 
-def _carried(repo: Path, pack: dict[str, Any], prefix: str) -> Any:
+def _carried(read: Any, pack: dict[str, Any]) -> Any:
     """`carried(marks)`: the tests that passed at the seal carrying one of `marks` in their files as they are now
-    (`seal.gated.carriers`: a conftest's hook that skips only tests so marked takes none of them)."""
+    (`read`; `seal.gated.carriers`: a conftest's hook that skips only tests so marked takes none of them)."""
     def carried(marks: set[str]) -> list[str]:
         from donegate.seal import gated
 
-        texts: dict[str, str | None] = {}  # (each file read once, however many marks are asked for)
-        def text(rel: str) -> str | None:
-            if rel not in texts:
-                texts[rel] = own_changed.text(repo / prefix / rel)
-            return texts[rel]
-
-        return gated.carriers(marks, text, sorted(pack.get("baseline", {}).get("passing", [])))
+        return gated.carriers(marks, read, sorted(pack.get("baseline", {}).get("passing", [])))
 
     return carried
